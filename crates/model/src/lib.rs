@@ -1,0 +1,20 @@
+//! The coflowkit model: units, identifiers, fabrics and workloads.
+//!
+//! Everything else in coflowkit speaks these types. The pipeline is
+//! `Workload` (raw, as read from a file or built in code) `-> validate(&Fabric)
+//! -> ValidWorkload`; everything downstream of validation may trust its input.
+//!
+//! A fabric is a set of directed, capacitated links; every flow crosses a path
+//! of links. The big switch of the foundation issue is the fabric where a
+//! host's path to another host is `[uplink(src), downlink(dst)]`; multi-hop
+//! topologies only supply longer paths.
+
+pub mod fabric;
+pub mod units;
+pub mod workload;
+
+pub use fabric::{Fabric, FabricError, Link, LinkId, LinkKind};
+pub use units::{BitsPerSec, Bytes, Dur, HostId, Time};
+pub use workload::{
+    flow, Bin, CoflowId, CoflowSpec, FlowSpec, JobStage, ValidWorkload, Workload, WorkloadError,
+};

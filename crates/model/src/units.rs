@@ -1,0 +1,165 @@
+//! Units and ids, defined once and shared by every crate.
+//!
+//! Time is integer nanoseconds: [`Time`] is an instant since the start of a
+//! simulation (or of a runtime epoch), [`Dur`] a span between two instants.
+//! Sizes are integer bytes. Rates are `f64` bits per second, since max-min
+//! shares are rationals; rates never decide event order on their own: every
+//! event time is rounded up to an integer nanosecond first.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// An instant, in integer nanoseconds since the epoch of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(pub u64);
+
+/// A span of time, in integer nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Dur(pub u64);
+
+/// A number of bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Bytes(pub u64);
+
+/// A rate in bits per second.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct BitsPerSec(pub f64);
+
+/// A host (a port of the big switch), numbered from 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct HostId(pub u32);
+
+impl Time {
+    /// The start of a run.
+    pub const ZERO: Time = Time(0);
+    /// Later than every real instant; used for "never".
+    pub const NEVER: Time = Time(u64::MAX);
+    /// This instant in seconds (for reports only; never for ordering).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// The instant `ms` milliseconds after the epoch.
+    pub fn from_millis(ms: u64) -> Time {
+        Time(ms * 1_000_000)
+    }
+    /// The span from `earlier` to `self`; zero if `earlier` is later.
+    pub fn since(self, earlier: Time) -> Dur {
+        Dur(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl Dur {
+    /// No time at all.
+    pub const ZERO: Dur = Dur(0);
+    /// The span in seconds (for reports only).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// A span of `ms` milliseconds.
+    pub fn from_millis(ms: u64) -> Dur {
+        Dur(ms * 1_000_000)
+    }
+    /// A span of `us` microseconds.
+    pub fn from_micros(us: u64) -> Dur {
+        Dur(us * 1_000)
+    }
+}
+
+impl Add<Dur> for Time {
+    type Output = Time;
+    fn add(self, d: Dur) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+}
+
+impl AddAssign<Dur> for Time {
+    fn add_assign(&mut self, d: Dur) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+
+impl Sub<Time> for Time {
+    type Output = Dur;
+    fn sub(self, earlier: Time) -> Dur {
+        self.since(earlier)
+    }
+}
+
+impl Bytes {
+    /// One mebibyte, the unit of the coflow-benchmark trace format.
+    pub const MIB: u64 = 1 << 20;
+    /// The size in bits, as a float.
+    pub fn bits_f64(self) -> f64 {
+        self.0 as f64 * 8.0
+    }
+}
+
+impl BitsPerSec {
+    /// One gigabit per second (10^9 bit/s), the default port capacity.
+    pub const GBPS: BitsPerSec = BitsPerSec(1e9);
+    /// The rate in bytes per nanosecond, the engine's working unit.
+    pub fn bytes_per_ns(self) -> f64 {
+        self.0 / 8e9
+    }
+    /// The rate of `bytes_per_ns` bytes per nanosecond.
+    pub fn from_bytes_per_ns(bytes_per_ns: f64) -> BitsPerSec {
+        BitsPerSec(bytes_per_ns * 8e9)
+    }
+    /// The time, rounded up to a whole nanosecond, to send `bytes` at this rate.
+    /// `None` when the rate is zero (never).
+    pub fn time_to_send(self, bytes: f64) -> Option<Dur> {
+        ceil_ns(bytes, self.bytes_per_ns())
+    }
+}
+
+/// `ceil(bytes / bytes_per_ns)` as whole nanoseconds, tolerant of float noise:
+/// a quotient within 1e-9 relative of an integer is taken as that integer.
+/// `None` when the rate is not positive.
+pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
+    if bytes_per_ns <= 0.0 || !bytes_per_ns.is_finite() {
+        return None;
+    }
+    if bytes <= 0.0 {
+        return Some(Dur::ZERO);
+    }
+    let q = bytes / bytes_per_ns;
+    let r = q.round();
+    let t = if (q - r).abs() <= 1e-9 * q.max(1.0) { r } else { q.ceil() };
+    if t >= u64::MAX as f64 {
+        None
+    } else {
+        Some(Dur(t as u64))
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.9}s", self.as_secs_f64())
+    }
+}
+
+impl fmt::Display for HostId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "host {}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncontended_flow_time_is_exact() {
+        // 1 MiB at 1 Gbit/s: 8 * 2^20 ns exactly.
+        let d = BitsPerSec::GBPS.time_to_send(Bytes::MIB as f64).unwrap();
+        assert_eq!(d, Dur(8 * (1 << 20)));
+        assert_eq!(BitsPerSec(0.0).time_to_send(1.0), None);
+        assert_eq!(BitsPerSec::GBPS.time_to_send(0.0), Some(Dur::ZERO));
+    }
+
+    #[test]
+    fn ceil_tolerates_noise_and_rounds_up() {
+        assert_eq!(ceil_ns(10.0 + 1e-12, 1.0), Some(Dur(10)));
+        assert_eq!(ceil_ns(10.5, 1.0), Some(Dur(11)));
+    }
+}
