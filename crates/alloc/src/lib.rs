@@ -1,1 +1,31 @@
-//! placeholder
+//! Allocation building blocks shared by every scheduler.
+//!
+//! * [`MaxMin`]: weighted max-min fairness by progressive filling over any set
+//!   of capacitated links, with per-flow rate caps and flow multiplicity (a
+//!   demand may stand for `count` identical flows, so per-flow fairness over
+//!   100,000 flows that share a few thousand paths costs a few thousand steps).
+//!   Strict priority classes with max-min inside a class are successive calls
+//!   on the residual capacities.
+//! * [`madd`]: Varys's Minimum-Allocation-for-Desired-Duration (Varys, SIGCOMM
+//!   2014, 5.3): the rates that finish all of a coflow's flows together at the
+//!   coflow's effective bottleneck time, and nothing faster.
+//!
+//! Rates and capacities are `f64` bits per second. Links are indices into a
+//! residual-capacity slice owned by the caller, which every call reduces by
+//! what it allocates.
+//!
+//! Correctness properties (checked against the slow references in
+//! `reference` by the differential tests in `tests/`): no link carries more
+//! than its capacity (up to float rounding); every flow with a positive
+//! weight is limited by a saturated link or by its cap (max-min);
+//! allocation is deterministic (ties broken by link index).
+
+mod madd;
+mod maxmin;
+pub mod reference;
+
+pub use madd::{effective_bottleneck, madd, LinkLoad};
+pub use maxmin::MaxMin;
+
+/// Relative slack under which a residual capacity counts as used up.
+pub const EPS: f64 = 1e-9;

@@ -1,0 +1,281 @@
+//! Weighted max-min fairness by progressive filling.
+//!
+//! All unfrozen demands grow together, demand `d` at `weight(d) * level`.
+//! A link saturates at level `residual(l) / W(l)`, where `W(l)` is the total
+//! unfrozen weight (weight times count) through it; a demand's cap is reached
+//! at `cap(d) / weight(d)`. The lowest such level is applied, the demands it
+//! binds are frozen, and their use is taken from every link they cross. A
+//! binary heap keyed by level (ties by link index) with lazy deletion gives
+//! O((D * P + L) log L) per call for D demands of path length P.
+//!
+//! Link state lives in arrays sized once for the fabric and reset lazily by
+//! an epoch stamp, so a call costs nothing for links it does not touch.
+
+use coflowkit_model::LinkId;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// A reusable weighted max-min solver; see the module doc.
+#[derive(Debug, Default, Clone)]
+pub struct MaxMin {
+    // Demands, in push order.
+    path_start: Vec<u32>,
+    paths: Vec<u32>,
+    weight: Vec<f64>,
+    count: Vec<f64>,
+    cap: Vec<f64>,
+    rate: Vec<f64>,
+    frozen: Vec<bool>,
+    // Per link, valid when `stamp[l] == epoch`.
+    stamp: Vec<u32>,
+    epoch: u32,
+    link_weight: Vec<f64>,
+    link_version: Vec<u32>,
+    link_first: Vec<u32>,
+    link_end: Vec<u32>,
+    // CSR link -> demands, rebuilt each solve.
+    adj: Vec<u32>,
+    touched: Vec<u32>,
+    heap: BinaryHeap<Entry>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Entry {
+    level: f64,
+    // Links are keyed 0..L; caps are keyed L + demand.
+    key: u32,
+    version: u32,
+}
+
+impl Eq for Entry {}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // Min-heap on (level, key).
+        o.level.total_cmp(&self.level).then_with(|| o.key.cmp(&self.key))
+    }
+}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl MaxMin {
+    /// A solver for a fabric of `n_links` links.
+    pub fn new(n_links: usize) -> MaxMin {
+        let mut m = MaxMin::default();
+        m.resize(n_links);
+        m
+    }
+
+    fn resize(&mut self, n_links: usize) {
+        if self.stamp.len() < n_links {
+            self.stamp.resize(n_links, 0);
+            self.link_weight.resize(n_links, 0.0);
+            self.link_version.resize(n_links, 0);
+            self.link_first.resize(n_links, 0);
+            self.link_end.resize(n_links, 0);
+        }
+    }
+
+    /// Forgets all demands.
+    pub fn clear(&mut self) {
+        self.path_start.clear();
+        self.paths.clear();
+        self.weight.clear();
+        self.count.clear();
+        self.cap.clear();
+    }
+
+    /// Number of demands pushed since the last clear.
+    pub fn len(&self) -> usize {
+        self.weight.len()
+    }
+
+    /// Whether no demand was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.weight.is_empty()
+    }
+
+    /// Adds `count` identical flows over `path` (link indices), each with
+    /// `weight` > 0 and a per-flow rate cap (`f64::INFINITY` for none).
+    /// Returns the demand's index.
+    pub fn push(&mut self, path: impl IntoIterator<Item = LinkId>, weight: f64, count: u32, cap: f64) -> usize {
+        self.path_start.push(self.paths.len() as u32);
+        self.paths.extend(path.into_iter().map(|l| l.0));
+        self.weight.push(weight);
+        self.count.push(count as f64);
+        self.cap.push(cap);
+        self.weight.len() - 1
+    }
+
+    /// The per-flow rate of each demand after the last [`MaxMin::solve`].
+    pub fn rates(&self) -> &[f64] {
+        &self.rate
+    }
+
+    /// Computes the weighted max-min rates of the pushed demands over
+    /// `residual` (bits/s per link) and subtracts what they use from it.
+    pub fn solve(&mut self, residual: &mut [f64]) -> &[f64] {
+        let n = self.weight.len();
+        self.resize(residual.len());
+        self.rate.clear();
+        self.rate.resize(n, 0.0);
+        self.frozen.clear();
+        self.frozen.resize(n, false);
+        if n == 0 {
+            return &self.rate;
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = u32::MAX);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        // Per-link unfrozen weight and the CSR adjacency.
+        self.touched.clear();
+        for d in 0..n {
+            let wc = self.weight[d] * self.count[d];
+            let s = self.path_start[d] as usize;
+            let e = self.path_start.get(d + 1).map_or(self.paths.len(), |&x| x as usize);
+            for &l in &self.paths[s..e] {
+                let l = l as usize;
+                if self.stamp[l] != epoch {
+                    self.stamp[l] = epoch;
+                    self.link_weight[l] = 0.0;
+                    self.link_version[l] = 0;
+                    self.link_first[l] = 0;
+                    self.touched.push(l as u32);
+                }
+                self.link_weight[l] += wc;
+                self.link_first[l] += 1;
+            }
+        }
+        // Build CSR: link_first[l] becomes the start offset of l's demands.
+        self.touched.sort_unstable();
+        let mut off = 0u32;
+        for &l in &self.touched {
+            let c = self.link_first[l as usize];
+            self.link_first[l as usize] = off;
+            off += c;
+            self.link_end[l as usize] = off;
+        }
+        self.adj.clear();
+        self.adj.resize(off as usize, 0);
+        // Fill positions; reuse link_version as a cursor temporarily.
+        for d in 0..n {
+            let s = self.path_start[d] as usize;
+            let e = self.path_start.get(d + 1).map_or(self.paths.len(), |&x| x as usize);
+            for &l in &self.paths[s..e] {
+                let l = l as usize;
+                let pos = self.link_first[l] + self.link_version[l];
+                self.adj[pos as usize] = d as u32;
+                self.link_version[l] += 1;
+            }
+        }
+        let n_links = residual.len() as u32;
+        self.heap.clear();
+        for &l in &self.touched {
+            let li = l as usize;
+            self.link_version[li] = 0;
+            let level = (residual[li].max(0.0)) / self.link_weight[li];
+            self.heap.push(Entry { level, key: l, version: 0 });
+        }
+        for d in 0..n {
+            if self.cap[d].is_finite() {
+                let level = self.cap[d].max(0.0) / self.weight[d];
+                self.heap.push(Entry { level, key: n_links + d as u32, version: 0 });
+            }
+        }
+        let mut n_frozen = 0;
+        while let Some(Entry { level, key, version }) = self.heap.pop() {
+            if n_frozen == n {
+                break;
+            }
+            if key >= n_links {
+                let d = (key - n_links) as usize;
+                if !self.frozen[d] {
+                    self.freeze(d, level, residual);
+                    n_frozen += 1;
+                }
+                continue;
+            }
+            let l = key as usize;
+            if version != self.link_version[l] {
+                continue;
+            }
+            let start = self.link_first[l] as usize;
+            let end = self.link_end[l] as usize;
+            for i in start..end {
+                let d = self.adj[i] as usize;
+                if !self.frozen[d] {
+                    self.freeze(d, level, residual);
+                    n_frozen += 1;
+                }
+            }
+        }
+        &self.rate
+    }
+
+    fn freeze(&mut self, d: usize, level: f64, residual: &mut [f64]) {
+        self.frozen[d] = true;
+        let r = (self.weight[d] * level).min(self.cap[d]).max(0.0);
+        self.rate[d] = r;
+        let wc = self.weight[d] * self.count[d];
+        let use_ = r * self.count[d];
+        let s = self.path_start[d] as usize;
+        let e = self.path_start.get(d + 1).map_or(self.paths.len(), |&x| x as usize);
+        for i in s..e {
+            let l = self.paths[i] as usize;
+            residual[l] -= use_;
+            if residual[l] < 0.0 {
+                residual[l] = 0.0;
+            }
+            self.link_weight[l] -= wc;
+            self.link_version[l] += 1;
+            if self.link_weight[l] > 1e-12 {
+                let lv = residual[l] / self.link_weight[l];
+                // Levels never go below the current one (float noise aside).
+                let lv = lv.max(level);
+                self.heap.push(Entry { level: lv, key: l as u32, version: self.link_version[l] });
+            }
+        }
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(ls: &[u32]) -> Vec<LinkId> {
+        ls.iter().map(|&l| LinkId(l)).collect()
+    }
+
+    #[test]
+    fn two_flows_share_a_port() {
+        let mut m = MaxMin::new(4);
+        m.push(p(&[0, 1]), 1.0, 1, f64::INFINITY);
+        m.push(p(&[0, 3]), 1.0, 1, f64::INFINITY);
+        m.push(p(&[2, 3]), 1.0, 1, f64::INFINITY);
+        let mut res = vec![1.0; 4];
+        let r = m.solve(&mut res).to_vec();
+        assert_eq!(r, vec![0.5, 0.5, 0.5]);
+        assert_eq!(res, vec![0.0, 0.5, 0.5, 0.0]);
+    }
+
+    #[test]
+    fn counts_weights_and_caps() {
+        let mut m = MaxMin::new(2);
+        m.push(p(&[0]), 1.0, 3, f64::INFINITY); // three flows
+        m.push(p(&[0]), 2.0, 1, f64::INFINITY); // one flow of weight 2
+        let mut res = vec![10.0, 10.0];
+        let r = m.solve(&mut res).to_vec();
+        assert_eq!(r, vec![2.0, 4.0]);
+        m.clear();
+        m.push(p(&[0]), 1.0, 1, 1.0);
+        m.push(p(&[0]), 1.0, 1, f64::INFINITY);
+        let mut res = vec![10.0, 10.0];
+        assert_eq!(m.solve(&mut res).to_vec(), vec![1.0, 9.0]);
+    }
+}

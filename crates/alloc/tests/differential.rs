@@ -1,0 +1,60 @@
+//! The fast max-min solver against the slow reference on random instances.
+
+use coflowkit_alloc::{reference, MaxMin};
+use coflowkit_model::LinkId;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct Demand {
+    path: Vec<u32>,
+    weight: f64,
+    count: u32,
+    cap: f64,
+}
+
+fn instance() -> impl Strategy<Value = (Vec<f64>, Vec<Demand>)> {
+    (1usize..7).prop_flat_map(|n_links| {
+        let caps = prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], n_links);
+        let demand = (
+            prop::collection::btree_set(0..n_links as u32, 1..=n_links.min(3)),
+            prop_oneof![Just(1.0), Just(2.0), 0.5f64..4.0],
+            1u32..4,
+            prop_oneof![Just(f64::INFINITY), Just(f64::INFINITY), 0.0f64..30.0],
+        )
+            .prop_map(|(p, weight, count, cap)| Demand { path: p.into_iter().collect(), weight, count, cap });
+        (caps, prop::collection::vec(demand, 0..9))
+    })
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-7 * a.abs().max(b.abs()).max(1.0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    #[test]
+    fn maxmin_matches_reference((caps, demands) in instance()) {
+        let mut fast = MaxMin::new(caps.len());
+        let mut flat = vec![];
+        for d in &demands {
+            fast.push(d.path.iter().map(|&l| LinkId(l)), d.weight, d.count, d.cap);
+            for _ in 0..d.count {
+                flat.push((d.path.clone(), d.weight, d.cap));
+            }
+        }
+        let mut res_fast = caps.clone();
+        let rates = fast.solve(&mut res_fast).to_vec();
+        let mut res_ref = caps.clone();
+        let want = reference::max_min(&flat, &mut res_ref);
+        let mut i = 0;
+        for (d, r) in demands.iter().zip(&rates) {
+            for _ in 0..d.count {
+                prop_assert!(close(*r, want[i]), "demand {:?}: fast {} reference {}", d, r, want[i]);
+                i += 1;
+            }
+        }
+        for (a, b) in res_fast.iter().zip(&res_ref) {
+            prop_assert!(close(*a, *b), "residual fast {} reference {}", a, b);
+        }
+    }
+}
