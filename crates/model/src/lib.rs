@@ -10,11 +10,13 @@
 //! topologies only supply longer paths.
 
 pub mod fabric;
+pub mod stats;
 pub mod units;
 pub mod workload;
 
+pub use stats::percentile;
 pub use fabric::{Fabric, FabricError, Link, LinkId, LinkKind};
-pub use units::{BitsPerSec, Bytes, Dur, HostId, Time};
+pub use units::{ceil_ns, ceil_ns_time, BitsPerSec, Bytes, Dur, HostId, Time};
 pub use workload::{
     flow, Bin, CoflowId, CoflowSpec, FlowSpec, JobStage, ValidWorkload, Workload, WorkloadError,
 };

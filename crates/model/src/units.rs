@@ -132,6 +132,13 @@ pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
     }
 }
 
+/// The first instant after `now` by which `bytes` will have been sent at
+/// `bytes_per_ns`, never `now` itself (so a timer always moves time on).
+/// `None` when the rate is not positive.
+pub fn ceil_ns_time(now: Time, bytes: f64, bytes_per_ns: f64) -> Option<Time> {
+    ceil_ns(bytes, bytes_per_ns).map(|d| now + Dur(d.0.max(1)))
+}
+
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:.9}s", self.as_secs_f64())

@@ -1,0 +1,173 @@
+//! The one place schedulers are named: CLI names to constructors.
+//!
+//! A spec is a name with optional parameters, `name` or
+//! `name:key=value;key=value`, e.g. `fifo-lm:threshold=p80` (the 80th
+//! percentile of the workload's coflow sizes) or `fifo-lm:threshold=10MiB`.
+
+use crate::fair::Fair;
+use crate::fifo_lm::FifoLm;
+use crate::ordered::{Fifo, SizeKey, SizeOrdered};
+use crate::srpt::Srpt;
+use crate::varys::Varys;
+use crate::AnyScheduler;
+pub use coflowkit_model::percentile;
+use thiserror::Error;
+
+/// Every scheduler name the registry knows, with a one-line description.
+pub const NAMES: &[(&str, &str)] = &[
+    ("fair", "per-flow max-min fair sharing (TCP/DCTCP/RCP ideal)"),
+    ("srpt", "per-flow shortest remaining first, greedy and preemptive (pFabric ideal)"),
+    ("fifo", "coflows in arrival order, strict priority (Orchestra)"),
+    ("fifo-lm", "FIFO with limited multiplexing of heavy coflows (Baraat idealized); threshold=p80|BYTES"),
+    ("scf", "smallest coflow first, by largest flow"),
+    ("ncf", "narrowest coflow first, by number of flows"),
+    ("lcf", "lightest coflow first, by total bytes"),
+    ("stf", "smallest total size first, on remaining bytes"),
+    ("varys", "smallest effective bottleneck first with MADD and backfill (Varys)"),
+];
+
+/// Why a scheduler spec cannot be built.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SchedulerError {
+    /// No scheduler has this name.
+    #[error("unknown scheduler '{name}' (known: {known})")]
+    Unknown {
+        /// The name given.
+        name: String,
+        /// The known names.
+        known: String,
+    },
+    /// A parameter the scheduler does not take.
+    #[error("scheduler '{name}': unknown parameter '{key}'")]
+    UnknownParam {
+        /// The scheduler.
+        name: String,
+        /// The parameter.
+        key: String,
+    },
+    /// A parameter value that does not parse.
+    #[error("scheduler '{name}': parameter '{key}': {message}")]
+    BadParam {
+        /// The scheduler.
+        name: String,
+        /// The parameter.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A parsed scheduler spec: a name and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedulerSpec {
+    /// The CLI name.
+    pub name: String,
+    /// `key=value` parameters, in order.
+    pub params: Vec<(String, String)>,
+}
+
+/// Facts about the workload that a scheduler's configuration may use (not
+/// per-coflow knowledge: a percentile threshold is set once, offline).
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadHints {
+    /// Total bytes of every coflow of the workload.
+    pub coflow_sizes: Vec<f64>,
+}
+
+impl SchedulerSpec {
+    /// Parses `name` or `name:key=value;key=value`.
+    pub fn parse(text: &str) -> Result<SchedulerSpec, SchedulerError> {
+        let text = text.trim();
+        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+        let name = name.trim().to_string();
+        if !NAMES.iter().any(|(n, _)| *n == name) {
+            return Err(unknown(&name));
+        }
+        let mut params = vec![];
+        for kv in rest.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| SchedulerError::BadParam {
+                name: name.clone(),
+                key: kv.to_string(),
+                message: "expected key=value".into(),
+            })?;
+            params.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        Ok(SchedulerSpec { name, params })
+    }
+}
+
+fn unknown(name: &str) -> SchedulerError {
+    SchedulerError::Unknown { name: name.to_string(), known: NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ") }
+}
+
+/// Parses a byte size: a plain number of bytes or a number with a unit
+/// (B, KB, MB, GB as powers of 10; KiB, MiB, GiB as powers of 2).
+pub fn parse_bytes(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num.trim().parse().ok()?;
+    let mult = match unit.trim() {
+        "" | "B" => 1.0,
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1048576.0,
+        "GiB" => 1073741824.0,
+        _ => return None,
+    };
+    (v.is_finite() && v >= 0.0).then_some(v * mult)
+}
+
+/// Builds the scheduler a spec names.
+pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler, SchedulerError> {
+    let name = spec.name.as_str();
+    let allowed: &[&str] = if name == "fifo-lm" { &["threshold"] } else { &[] };
+    if let Some((k, _)) = spec.params.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+        return Err(SchedulerError::UnknownParam { name: name.into(), key: k.clone() });
+    }
+    let param = |key: &str| spec.params.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    Ok(match name {
+        "fair" => AnyScheduler::NonClairvoyant(Box::new(Fair::new())),
+        "fifo" => AnyScheduler::NonClairvoyant(Box::new(Fifo::new())),
+        "fifo-lm" => {
+            let t = param("threshold").unwrap_or("p80");
+            let bad = |message: String| SchedulerError::BadParam { name: name.into(), key: "threshold".into(), message };
+            let bytes = if let Some(p) = t.strip_prefix('p') {
+                let q: f64 = p.parse().ok().filter(|q| (0.0..=100.0).contains(q)).ok_or_else(|| bad(format!("'{t}' is not a percentile p0..p100")))?;
+                percentile(&hints.coflow_sizes, q).ok_or_else(|| bad("a percentile needs the workload's coflow sizes".into()))?
+            } else if t == "inf" {
+                f64::INFINITY
+            } else {
+                parse_bytes(t).ok_or_else(|| bad(format!("'{t}' is neither a percentile (p80) nor a size (10MiB)")))?
+            };
+            AnyScheduler::NonClairvoyant(Box::new(FifoLm::new(bytes)))
+        }
+        "srpt" => AnyScheduler::Clairvoyant(Box::new(Srpt::new())),
+        "scf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Length))),
+        "ncf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Width))),
+        "lcf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Total))),
+        "stf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Remaining))),
+        "varys" => AnyScheduler::Clairvoyant(Box::new(Varys::new())),
+        _ => return Err(unknown(name)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_fail_clearly() {
+        let s = SchedulerSpec::parse("fifo-lm:threshold=p90").unwrap();
+        assert_eq!(s.params, vec![("threshold".to_string(), "p90".to_string())]);
+        assert!(matches!(SchedulerSpec::parse("fiffo"), Err(SchedulerError::Unknown { .. })));
+        let e = build(&SchedulerSpec::parse("fair:x=1").unwrap(), &WorkloadHints::default()).err().unwrap();
+        assert_eq!(e.to_string(), "scheduler 'fair': unknown parameter 'x'");
+        let e = build(&SchedulerSpec::parse("fifo-lm:threshold=banana").unwrap(), &WorkloadHints::default()).err().unwrap();
+        assert!(e.to_string().contains("'banana' is neither"));
+        assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 80.0), Some(4.0));
+    }
+}

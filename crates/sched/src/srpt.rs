@@ -1,0 +1,64 @@
+//! `srpt`: per-flow shortest-remaining-first, greedy and preemptive: the
+//! ideal pFabric approximates (pFabric, SIGCOMM 2013, 2; the "ideal"
+//! flow-level algorithm of its simulator).
+//!
+//! At every event the active flows are taken in order of remaining bytes
+//! (ties by flow index, i.e. arrival order) and each gets the least residual
+//! capacity along its path, which is then taken from every link it crosses.
+
+use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
+use coflowkit_model::Time;
+
+/// Greedy preemptive SRPT; see the module doc.
+#[derive(Debug, Default)]
+pub struct Srpt {
+    order: Vec<(f64, FlowIdx)>,
+    residual: Vec<f64>,
+}
+
+impl Srpt {
+    /// An SRPT scheduler.
+    pub fn new() -> Srpt {
+        Srpt::default()
+    }
+}
+
+impl Scheduler for Srpt {
+    type Knows = KnowsSizes;
+    fn name(&self) -> &str {
+        "srpt"
+    }
+    fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
+        self.order.clear();
+        self.order.extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
+        self.order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.residual.clear();
+        self.residual.extend_from_slice(view.capacities());
+        let mut saturated = 0;
+        let n_links = self.residual.len();
+        for (i, &(_, f)) in self.order.iter().enumerate() {
+            let path = view.path(f);
+            let r = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min).max(0.0);
+            let r = if r <= coflowkit_alloc::EPS * 1e9 { 0.0 } else { r };
+            out.rate[f as usize] = r;
+            out.class[f as usize] = i as u32;
+            if r > 0.0 {
+                for l in path {
+                    let res = &mut self.residual[l.0 as usize];
+                    *res -= r;
+                    if *res <= coflowkit_alloc::EPS * 1e9 {
+                        *res = 0.0;
+                        saturated += 1;
+                    }
+                }
+            }
+            if saturated == n_links {
+                for &(_, g) in &self.order[i + 1..] {
+                    out.rate[g as usize] = 0.0;
+                }
+                break;
+            }
+        }
+        None
+    }
+}
