@@ -6,6 +6,9 @@
 //!   100,000 flows that share a few thousand paths costs a few thousand steps).
 //!   Strict priority classes with max-min inside a class are successive calls
 //!   on the residual capacities.
+//! * [`BipartiteMaxMin`]: the same for the big switch, where every demand
+//!   crosses one ingress and one egress port, over a dense count matrix:
+//!   a solve costs O(ports^2) however many flows there are.
 //! * [`madd`]: Varys's Minimum-Allocation-for-Desired-Duration (Varys, SIGCOMM
 //!   2014, 5.3): the rates that finish all of a coflow's flows together at the
 //!   coflow's effective bottleneck time, and nothing faster.
@@ -20,10 +23,12 @@
 //! weight is limited by a saturated link or by its cap (max-min);
 //! allocation is deterministic (ties broken by link index).
 
+mod bipartite;
 mod madd;
 mod maxmin;
 pub mod reference;
 
+pub use bipartite::BipartiteMaxMin;
 pub use madd::{effective_bottleneck, madd, LinkLoad};
 pub use maxmin::MaxMin;
 

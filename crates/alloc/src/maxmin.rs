@@ -15,9 +15,13 @@ use coflowkit_model::LinkId;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Fabrics touching at most this many links are filled by linear scans.
+const SCAN_LIMIT: usize = 512;
+
 /// A reusable weighted max-min solver; see the module doc.
 #[derive(Debug, Default, Clone)]
 pub struct MaxMin {
+    scan_limit: Option<usize>,
     // Demands, in push order.
     path_start: Vec<u32>,
     paths: Vec<u32>,
@@ -76,6 +80,12 @@ impl MaxMin {
             self.link_first.resize(n_links, 0);
             self.link_end.resize(n_links, 0);
         }
+    }
+
+    /// Uses linear scans up to `links` touched links and a heap beyond
+    /// (both are exact; tests force each).
+    pub fn set_scan_limit(&mut self, links: usize) {
+        self.scan_limit = Some(links);
     }
 
     /// Forgets all demands.
@@ -173,6 +183,76 @@ impl MaxMin {
                 self.link_version[l] += 1;
             }
         }
+        if self.touched.len() <= self.scan_limit.unwrap_or(SCAN_LIMIT) {
+            self.fill_by_scan(residual);
+        } else {
+            self.fill_by_heap(residual);
+        }
+        &self.rate
+    }
+
+    /// Progressive filling choosing the next bottleneck by a linear scan of
+    /// the links still in play: for fabrics of a few hundred links this
+    /// beats a heap, whose entries every freeze would make stale.
+    fn fill_by_scan(&mut self, residual: &mut [f64]) {
+        let n = self.weight.len();
+        let mut live = std::mem::take(&mut self.touched);
+        let mut capped: Vec<(f64, usize)> = (0..n)
+            .filter(|&d| self.cap[d].is_finite())
+            .map(|d| (self.cap[d].max(0.0) / self.weight[d], d))
+            .collect();
+        capped.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut next_cap = 0;
+        let mut n_frozen = 0;
+        let mut level: f64 = 0.0;
+        while n_frozen < n {
+            let mut best = f64::INFINITY;
+            let mut best_i = usize::MAX;
+            let mut i = 0;
+            while i < live.len() {
+                let l = live[i] as usize;
+                let w = self.link_weight[l];
+                if w <= 1e-12 {
+                    live.swap_remove(i);
+                    continue;
+                }
+                let lv = residual[l].max(0.0) / w;
+                if lv < best || (lv == best && live[i] < live[best_i]) {
+                    best = lv;
+                    best_i = i;
+                }
+                i += 1;
+            }
+            while next_cap < capped.len() && self.frozen[capped[next_cap].1] {
+                next_cap += 1;
+            }
+            if next_cap < capped.len() && capped[next_cap].0 <= best {
+                let (lv, d) = capped[next_cap];
+                level = level.max(lv);
+                self.freeze(d, level, residual, false);
+                n_frozen += 1;
+                continue;
+            }
+            if best_i == usize::MAX {
+                break;
+            }
+            level = level.max(best);
+            let l = live.swap_remove(best_i) as usize;
+            for k in self.link_first[l] as usize..self.link_end[l] as usize {
+                let d = self.adj[k] as usize;
+                if !self.frozen[d] {
+                    self.freeze(d, level, residual, false);
+                    n_frozen += 1;
+                }
+            }
+        }
+        self.touched = live;
+    }
+
+    /// Progressive filling with a heap of link levels (lazy deletion by
+    /// version), for large fabrics.
+    fn fill_by_heap(&mut self, residual: &mut [f64]) {
+        let n = self.weight.len();
         let n_links = residual.len() as u32;
         self.heap.clear();
         for &l in &self.touched {
@@ -195,7 +275,7 @@ impl MaxMin {
             if key >= n_links {
                 let d = (key - n_links) as usize;
                 if !self.frozen[d] {
-                    self.freeze(d, level, residual);
+                    self.freeze(d, level, residual, true);
                     n_frozen += 1;
                 }
                 continue;
@@ -204,20 +284,17 @@ impl MaxMin {
             if version != self.link_version[l] {
                 continue;
             }
-            let start = self.link_first[l] as usize;
-            let end = self.link_end[l] as usize;
-            for i in start..end {
+            for i in self.link_first[l] as usize..self.link_end[l] as usize {
                 let d = self.adj[i] as usize;
                 if !self.frozen[d] {
-                    self.freeze(d, level, residual);
+                    self.freeze(d, level, residual, true);
                     n_frozen += 1;
                 }
             }
         }
-        &self.rate
     }
 
-    fn freeze(&mut self, d: usize, level: f64, residual: &mut [f64]) {
+    fn freeze(&mut self, d: usize, level: f64, residual: &mut [f64], push: bool) {
         self.frozen[d] = true;
         let r = (self.weight[d] * level).min(self.cap[d]).max(0.0);
         self.rate[d] = r;
@@ -232,6 +309,9 @@ impl MaxMin {
                 residual[l] = 0.0;
             }
             self.link_weight[l] -= wc;
+            if !push {
+                continue;
+            }
             self.link_version[l] += 1;
             if self.link_weight[l] > 1e-12 {
                 let lv = residual[l] / self.link_weight[l];

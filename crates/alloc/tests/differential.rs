@@ -1,6 +1,6 @@
 //! The fast max-min solver against the slow reference on random instances.
 
-use coflowkit_alloc::{reference, MaxMin};
+use coflowkit_alloc::{reference, BipartiteMaxMin, MaxMin};
 use coflowkit_model::LinkId;
 use proptest::prelude::*;
 
@@ -33,8 +33,11 @@ fn close(a: f64, b: f64) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
     #[test]
-    fn maxmin_matches_reference((caps, demands) in instance()) {
+    fn maxmin_matches_reference((caps, demands) in instance(), heap in any::<bool>()) {
         let mut fast = MaxMin::new(caps.len());
+        if heap {
+            fast.set_scan_limit(0);
+        }
         let mut flat = vec![];
         for d in &demands {
             fast.push(d.path.iter().map(|&l| LinkId(l)), d.weight, d.count, d.cap);
@@ -55,6 +58,43 @@ proptest! {
         }
         for (a, b) in res_fast.iter().zip(&res_ref) {
             prop_assert!(close(*a, *b), "residual fast {} reference {}", a, b);
+        }
+    }
+}
+
+fn bipartite_instance() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<(usize, usize)>)> {
+    (1usize..6, 1usize..6).prop_flat_map(|(nr, nc)| {
+        (
+            prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], nr),
+            prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], nc),
+            prop::collection::vec((0..nr, 0..nc), 0..12),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    #[test]
+    fn bipartite_matches_reference((row_cap, col_cap, flows) in bipartite_instance(), removed in 0usize..3) {
+        let (nr, nc) = (row_cap.len(), col_cap.len());
+        let mut fast = BipartiteMaxMin::new(nr, nc);
+        for &(r, c) in &flows {
+            fast.add(r, c);
+        }
+        // Remove a few again, as flows finish.
+        let kept = &flows[removed.min(flows.len())..];
+        for &(r, c) in &flows[..removed.min(flows.len())] {
+            fast.remove(r, c);
+        }
+        let (mut rl, mut cl) = (vec![], vec![]);
+        fast.solve(&row_cap, &col_cap, &mut rl, &mut cl);
+        let mut caps: Vec<f64> = row_cap.iter().chain(&col_cap).copied().collect();
+        let flat: Vec<(Vec<u32>, f64, f64)> =
+            kept.iter().map(|&(r, c)| (vec![r as u32, (nr + c) as u32], 1.0, f64::INFINITY)).collect();
+        let want = reference::max_min(&flat, &mut caps);
+        for (&(r, c), w) in kept.iter().zip(&want) {
+            let got = rl[r].min(cl[c]);
+            prop_assert!(close(got, *w), "flow {}->{}: fast {} reference {}", r, c, got, w);
         }
     }
 }

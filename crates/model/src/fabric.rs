@@ -103,6 +103,12 @@ impl Fabric {
         Ok(Fabric { n_hosts: up.len() as u32, links })
     }
 
+    /// Whether every path is `[uplink(src), downlink(dst)]` (the big switch),
+    /// which lets per-port algorithms skip path lists.
+    pub fn is_big_switch(&self) -> bool {
+        true
+    }
+
     /// Number of hosts.
     pub fn n_hosts(&self) -> u32 {
         self.n_hosts

@@ -62,6 +62,7 @@ impl Scheduler for FifoLm {
                 class_no += 1;
             }
         }
+        self.server.end(&view, out);
         // Wake when the first light coflow turns heavy at its current rate.
         let mut wake = Time::NEVER;
         for &c in &self.order {
@@ -69,7 +70,7 @@ impl Scheduler for FifoLm {
             if self.is_heavy(sent) {
                 continue;
             }
-            let rate: f64 = view.active_flows_of(c).map(|f| out.rate[f as usize]).sum();
+            let rate: f64 = view.active_flows_of(c).map(|f| out.rate(f)).sum();
             if let Some(t) = ceil_ns_time(now, self.threshold - sent, rate / 8e9) {
                 wake = wake.min(t);
             }

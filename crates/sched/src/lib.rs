@@ -76,22 +76,159 @@ impl Changes {
     }
 }
 
-/// A scheduler's decision, indexed by [`FlowIdx`]; only active flows count.
+/// A scheduler's decision, kept by the driver from one call to the next:
+/// the scheduler changes what it wants and the driver applies only what
+/// changed. A flow is either solo, with its own rate, or a member of a
+/// shared rate group whose members all get the group's rate (per-flow fair
+/// sharing puts the flows of one path in one group). Rates are bits/s.
 #[derive(Debug, Default, Clone)]
 pub struct Allocation {
-    /// Rate of each flow, bits/s.
-    pub rate: Vec<f64>,
-    /// Priority class of each flow, 0 highest, for drivers that enforce
-    /// priorities with queues rather than rates.
-    pub class: Vec<u32>,
+    rate: Vec<f64>,
+    group: Vec<u32>,
+    group_rate: Vec<f64>,
+    class: Vec<u32>,
+    flow_dirty: Vec<bool>,
+    dirty_flows: Vec<FlowIdx>,
+    group_dirty: Vec<bool>,
+    dirty_groups: Vec<u32>,
 }
 
+pub use state::SOLO;
+
 impl Allocation {
-    /// Makes room for `n_flows` flows (new flows start at rate 0, class 0).
+    /// Makes room for `n_flows` flows (new flows are solo at rate 0, class 0).
     pub fn resize(&mut self, n_flows: usize) {
         self.rate.resize(n_flows, 0.0);
+        self.group.resize(n_flows, SOLO);
         self.class.resize(n_flows, 0);
+        self.flow_dirty.resize(n_flows, false);
     }
+
+    fn touch_flow(&mut self, f: FlowIdx) {
+        if !self.flow_dirty[f as usize] {
+            self.flow_dirty[f as usize] = true;
+            self.dirty_flows.push(f);
+        }
+    }
+
+    /// Makes flow `f` solo at `bits_per_sec`.
+    #[inline]
+    pub fn set_rate(&mut self, f: FlowIdx, bits_per_sec: f64) {
+        let fi = f as usize;
+        if self.group[fi] != SOLO || self.rate[fi] != bits_per_sec {
+            self.group[fi] = SOLO;
+            self.rate[fi] = bits_per_sec;
+            self.touch_flow(f);
+        }
+    }
+
+    /// Puts flow `f` in shared group `g`; it then gets the group's rate.
+    #[inline]
+    pub fn join_group(&mut self, f: FlowIdx, g: u32) {
+        let fi = f as usize;
+        if self.group[fi] != g {
+            self.group[fi] = g;
+            self.touch_flow(f);
+        }
+        if self.group_rate.len() <= g as usize {
+            self.group_rate.resize(g as usize + 1, 0.0);
+            self.group_dirty.resize(g as usize + 1, false);
+        }
+    }
+
+    /// Sets the per-member rate of shared group `g`.
+    #[inline]
+    pub fn set_group_rate(&mut self, g: u32, bits_per_sec: f64) {
+        let gi = g as usize;
+        if self.group_rate.len() <= gi {
+            self.group_rate.resize(gi + 1, 0.0);
+            self.group_dirty.resize(gi + 1, false);
+        }
+        if self.group_rate[gi] != bits_per_sec {
+            self.group_rate[gi] = bits_per_sec;
+            if !self.group_dirty[gi] {
+                self.group_dirty[gi] = true;
+                self.dirty_groups.push(g);
+            }
+        }
+    }
+
+    /// The rate flow `f` gets now, bits/s.
+    #[inline]
+    pub fn rate(&self, f: FlowIdx) -> f64 {
+        let g = self.group[f as usize];
+        if g == SOLO {
+            self.rate[f as usize]
+        } else {
+            self.group_rate[g as usize]
+        }
+    }
+
+    /// The group of flow `f`, or [`SOLO`].
+    #[inline]
+    pub fn group(&self, f: FlowIdx) -> u32 {
+        self.group[f as usize]
+    }
+
+    /// Sets the priority class of flow `f` (0 highest), for drivers that
+    /// enforce priorities with queues.
+    #[inline]
+    pub fn set_class(&mut self, f: FlowIdx, class: u32) {
+        self.class[f as usize] = class;
+    }
+
+    /// The priority class of flow `f`.
+    #[inline]
+    pub fn class(&self, f: FlowIdx) -> u32 {
+        self.class[f as usize]
+    }
+
+    /// For drivers: forgets a finished flow (solo, rate 0, not dirty).
+    pub fn forget(&mut self, f: FlowIdx) {
+        let fi = f as usize;
+        self.rate[fi] = 0.0;
+        self.group[fi] = SOLO;
+    }
+
+    /// For drivers: hands the flows and groups changed since the last call
+    /// to `apply`, then clears the change lists. `apply` gets
+    /// `Change::Flow(f)` for a flow whose rate or group changed and
+    /// `Change::Group(g)` for a group whose rate changed; flows first.
+    pub fn drain_changes(&mut self, mut apply: impl FnMut(&Allocation, Change)) {
+        let flows = std::mem::take(&mut self.dirty_flows);
+        for &f in &flows {
+            self.flow_dirty[f as usize] = false;
+            apply(self, Change::Flow(f));
+        }
+        self.dirty_flows = flows;
+        self.dirty_flows.clear();
+        let groups = std::mem::take(&mut self.dirty_groups);
+        for &g in &groups {
+            self.group_dirty[g as usize] = false;
+            apply(self, Change::Group(g));
+        }
+        self.dirty_groups = groups;
+        self.dirty_groups.clear();
+    }
+
+    /// Number of changes waiting for the driver.
+    pub fn n_changes(&self) -> usize {
+        self.dirty_flows.len() + self.dirty_groups.len()
+    }
+
+    /// The rate of shared group `g`, bits/s.
+    pub fn group_rate(&self, g: u32) -> f64 {
+        self.group_rate.get(g as usize).copied().unwrap_or(0.0)
+    }
+}
+
+/// One change in an [`Allocation`], as handed to a driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A flow's solo rate or its group changed.
+    Flow(FlowIdx),
+    /// A shared group's rate changed.
+    Group(u32),
 }
 
 /// The one scheduler interface, shared by the simulator and the runtime.
@@ -100,9 +237,9 @@ pub trait Scheduler: Send {
     type Knows: Knowledge;
     /// The CLI name of the scheduler.
     fn name(&self) -> &str;
-    /// Sets the rate (and class) of every active flow of `view` in `out`,
-    /// given what changed. Returns when to be called again even if nothing
-    /// happens (a timer), if ever.
+    /// Updates `out` (which holds the previous decision) for what changed:
+    /// every active flow must end with the rate the scheduler wants for it.
+    /// Returns when to be called again even if nothing happens (a timer).
     fn schedule(
         &mut self,
         now: Time,

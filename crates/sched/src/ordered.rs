@@ -31,11 +31,24 @@ pub struct ClassServer {
     members: Vec<(crate::FlowIdx, u32)>,
     counts: Vec<u32>,
     paths: Vec<PathIdx>,
+    // Flows given a positive rate in the previous and the current round.
+    positive: Vec<crate::FlowIdx>,
+    next_positive: Vec<crate::FlowIdx>,
+    served: Vec<u32>,
+    round: u32,
+    // Per coflow: its paths' first and last links (to skip coflows that
+    // cannot get anything once those links are full).
+    ends: Vec<Option<(Vec<u32>, Vec<u32>)>>,
 }
 
 impl ClassServer {
     /// Starts a round: every link back to full capacity.
     pub fn begin(&mut self, view: &Observed<'_>) {
+        self.round = self.round.wrapping_add(1);
+        if self.served.len() < view.n_flows() {
+            self.served.resize(view.n_flows(), 0);
+        }
+        self.next_positive.clear();
         self.residual.clear();
         self.residual.extend_from_slice(view.capacities());
         if self.stamp.len() < view.n_paths() {
@@ -44,9 +57,37 @@ impl ClassServer {
         }
     }
 
+    /// Whether every flow of coflow `c` crosses a full link, judged by its
+    /// paths' first and last links (so the coflow would get nothing).
+    fn blocked(&mut self, view: &Observed<'_>, c: CoflowIdx) -> bool {
+        let ci = c as usize;
+        if self.ends.len() <= ci {
+            self.ends.resize(ci + 1, None);
+        }
+        let ends = self.ends[ci].get_or_insert_with(|| {
+            let (mut first, mut last) = (vec![], vec![]);
+            for f in view.active_flows_of(c) {
+                let p = view.path(f);
+                first.push(p[0].0);
+                last.push(p[p.len() - 1].0);
+            }
+            first.sort_unstable();
+            first.dedup();
+            last.sort_unstable();
+            last.dedup();
+            (first, last)
+        });
+        let full = |l: &u32| self.residual[*l as usize] <= coflowkit_alloc::EPS * 1e9;
+        ends.0.iter().all(full) || ends.1.iter().all(full)
+    }
+
     /// Serves one class made of `coflows`, writing the rates of their active
-    /// flows and `class` into `out`.
+    /// flows and `class` into `out`. Classes whose every flow is blocked by
+    /// a full link are skipped (their flows keep rate 0).
     pub fn serve(&mut self, view: &Observed<'_>, coflows: &[CoflowIdx], class: u32, out: &mut Allocation) {
+        if coflows.iter().all(|&c| self.blocked(view, c)) {
+            return;
+        }
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.stamp.iter_mut().for_each(|s| *s = u32::MAX);
@@ -77,11 +118,29 @@ impl ClassServer {
         }
         let rates = self.solver.solve(&mut self.residual);
         for &(f, d) in &self.members {
-            out.rate[f as usize] = rates[d as usize];
-            out.class[f as usize] = class;
+            let r = rates[d as usize];
+            out.set_rate(f, r);
+            out.set_class(f, class);
+            self.served[f as usize] = self.round;
+            if r > 0.0 {
+                self.next_positive.push(f);
+            }
         }
         self.counts = counts;
         self.paths = paths;
+    }
+}
+
+impl ClassServer {
+    /// Ends a round: flows that had a rate in the previous round and were
+    /// not served in this one get rate 0.
+    pub fn end(&mut self, view: &Observed<'_>, out: &mut Allocation) {
+        for &f in &self.positive {
+            if self.served[f as usize] != self.round && view.is_active(f) {
+                out.set_rate(f, 0.0);
+            }
+        }
+        std::mem::swap(&mut self.positive, &mut self.next_positive);
     }
 }
 
@@ -112,6 +171,7 @@ impl Scheduler for Fifo {
         for (i, &c) in self.order.iter().enumerate() {
             self.server.serve(&view, &[c], i as u32, out);
         }
+        self.server.end(&view, out);
         None
     }
 }
@@ -171,6 +231,7 @@ impl Scheduler for SizeOrdered {
         for (i, &(_, _, _, c)) in self.order.iter().enumerate() {
             self.server.serve(&obs, &[c], i as u32, out);
         }
+        self.server.end(&obs, out);
         None
     }
 }

@@ -23,7 +23,7 @@ pub const NAMES: &[(&str, &str)] = &[
     ("ncf", "narrowest coflow first, by number of flows"),
     ("lcf", "lightest coflow first, by total bytes"),
     ("stf", "smallest total size first, on remaining bytes"),
-    ("varys", "smallest effective bottleneck first with MADD and backfill (Varys)"),
+    ("varys", "smallest effective bottleneck first with MADD and backfill (Varys); recompute=coflow|flow"),
 ];
 
 /// Why a scheduler spec cannot be built.
@@ -123,7 +123,11 @@ pub fn parse_bytes(s: &str) -> Option<f64> {
 /// Builds the scheduler a spec names.
 pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler, SchedulerError> {
     let name = spec.name.as_str();
-    let allowed: &[&str] = if name == "fifo-lm" { &["threshold"] } else { &[] };
+    let allowed: &[&str] = match name {
+        "fifo-lm" => &["threshold"],
+        "varys" => &["recompute"],
+        _ => &[],
+    };
     if let Some((k, _)) = spec.params.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
         return Err(SchedulerError::UnknownParam { name: name.into(), key: k.clone() });
     }
@@ -149,7 +153,20 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "ncf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Width))),
         "lcf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Total))),
         "stf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Remaining))),
-        "varys" => AnyScheduler::Clairvoyant(Box::new(Varys::new())),
+        "varys" => {
+            let per_flow = match param("recompute").unwrap_or("coflow") {
+                "coflow" => false,
+                "flow" => true,
+                other => {
+                    return Err(SchedulerError::BadParam {
+                        name: name.into(),
+                        key: "recompute".into(),
+                        message: format!("'{other}' is not 'coflow' or 'flow'"),
+                    })
+                }
+            };
+            AnyScheduler::Clairvoyant(Box::new(Varys::new(per_flow)))
+        }
         _ => return Err(unknown(name)),
     })
 }

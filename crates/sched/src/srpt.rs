@@ -40,8 +40,8 @@ impl Scheduler for Srpt {
             let path = view.path(f);
             let r = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min).max(0.0);
             let r = if r <= coflowkit_alloc::EPS * 1e9 { 0.0 } else { r };
-            out.rate[f as usize] = r;
-            out.class[f as usize] = i as u32;
+            out.set_rate(f, r);
+            out.set_class(f, i as u32);
             if r > 0.0 {
                 for l in path {
                     let res = &mut self.residual[l.0 as usize];
@@ -54,7 +54,7 @@ impl Scheduler for Srpt {
             }
             if saturated == n_links {
                 for &(_, g) in &self.order[i + 1..] {
-                    out.rate[g as usize] = 0.0;
+                    out.set_rate(g, 0.0);
                 }
                 break;
             }

@@ -11,12 +11,21 @@
 //!   type has no method that returns them.
 //! * [`Clairvoyant`]: everything in `Observed` plus sizes and remaining bytes.
 //!
+//! Progress is kept lazily, so that an event costs in proportion to what
+//! changed, not to the number of flows: a flow sending alone at rate `r`
+//! since instant `t0` with `b0` bytes sent then has sent `b0 + r (now - t0)`.
+//! Flows that always share one rate (per-flow fair sharing over one path)
+//! can be put in a shared *rate group*: the group keeps a virtual clock, the
+//! bytes each member has been served, and a member finishes when the clock
+//! reaches its mark (clock at joining + bytes left then); one rate change then
+//! updates the whole group at once.
+//!
 //! Correctness properties (enforced by the mutators here): `sent <= size`
-//! for every flow; a coflow's `sent` is the sum of its flows'; `active` holds
-//! exactly the flows that arrived and have not finished, in arrival order
-//! up to swap-removal (its order is deterministic).
+//! for every flow (`sent` clamps); a coflow's sent bytes are the sum of its
+//! flows'; `active` holds exactly the flows that arrived and have not
+//! finished, in a deterministic order (swap-removal).
 
-use coflowkit_model::{BitsPerSec, CoflowId, CoflowSpec, Fabric, HostId, JobStage, LinkId, Time};
+use coflowkit_model::{ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Fabric, HostId, JobStage, LinkId, Time};
 use std::collections::HashMap;
 
 /// Index of a flow in a [`NetState`].
@@ -36,9 +45,41 @@ struct CoflowInfo {
     n_flows: u32,
     n_active: u32,
     size: f64,
-    sent: f64,
     length: f64,
+    // Lazy sum over solo (ungrouped) flows plus finished flows.
+    base_sent: f64,
+    base_time: Time,
+    solo_rate: f64,
+    n_grouped: u32,
 }
+
+/// A shared rate group: members all get the group's rate.
+#[derive(Debug, Clone, Default)]
+struct Group {
+    clock: f64,
+    clock_time: Time,
+    rate: f64,
+    n_members: u32,
+    members: std::collections::BinaryHeap<std::cmp::Reverse<(MarkKey, FlowIdx)>>,
+}
+
+/// An `f64` mark ordered by `total_cmp`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct MarkKey(f64);
+impl Eq for MarkKey {}
+impl PartialOrd for MarkKey {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for MarkKey {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// A flow's group when it sends alone.
+pub const SOLO: u32 = u32::MAX;
 
 /// Every flow and coflow seen so far; see the module doc.
 #[derive(Debug, Clone)]
@@ -51,7 +92,19 @@ pub struct NetState {
     dst: Vec<HostId>,
     path: Vec<PathIdx>,
     size: Vec<f64>,
-    sent: Vec<f64>,
+    // Lazy progress: solo flows sent `base + rate (now - base_time)`;
+    // grouped flows finish when their group's clock reaches `base` (mark).
+    base: Vec<f64>,
+    base_time: Vec<Time>,
+    rate: Vec<f64>,
+    group: Vec<u32>,
+    groups: Vec<Group>,
+    // Hot per-group data, kept apart for fast scans: when the group's next
+    // member finishes, and the groups that have members.
+    group_finish_at: Vec<Time>,
+    active_groups: Vec<u32>,
+    group_pos: Vec<u32>,
+    now: Time,
     active_pos: Vec<u32>,
     active: Vec<FlowIdx>,
     // Interned paths.
@@ -76,7 +129,15 @@ impl NetState {
             dst: vec![],
             path: vec![],
             size: vec![],
-            sent: vec![],
+            base: vec![],
+            base_time: vec![],
+            rate: vec![],
+            group: vec![],
+            groups: vec![],
+            group_finish_at: vec![],
+            active_groups: vec![],
+            group_pos: vec![],
+            now: Time::ZERO,
             active_pos: vec![],
             active: vec![],
             path_start: vec![],
@@ -94,7 +155,10 @@ impl NetState {
         self.dst.reserve(n_flows);
         self.path.reserve(n_flows);
         self.size.reserve(n_flows);
-        self.sent.reserve(n_flows);
+        self.base.reserve(n_flows);
+        self.base_time.reserve(n_flows);
+        self.rate.reserve(n_flows);
+        self.group.reserve(n_flows);
         self.active_pos.reserve(n_flows);
         self.coflows.reserve(n_coflows);
     }
@@ -134,7 +198,10 @@ impl NetState {
             size += b;
             length = length.max(b);
             self.size.push(b);
-            self.sent.push(0.0);
+            self.base.push(0.0);
+            self.base_time.push(self.now);
+            self.rate.push(0.0);
+            self.group.push(SOLO);
             if f.bytes.0 > 0 {
                 self.active_pos.push(self.active.len() as u32);
                 self.active.push(idx);
@@ -151,8 +218,11 @@ impl NetState {
             n_flows: spec.flows.len() as u32,
             n_active,
             size,
-            sent: 0.0,
             length,
+            base_sent: 0.0,
+            base_time: self.now,
+            solo_rate: 0.0,
+            n_grouped: 0,
         });
         if n_active > 0 {
             self.active_coflows.push(c);
@@ -160,19 +230,243 @@ impl NetState {
         c
     }
 
-    /// Credits every active flow with `rate[f]` (bytes per ns) for `dt_ns`.
-    /// Does not finish flows: the driver decides completions.
-    pub fn advance(&mut self, rate_bytes_per_ns: &[f64], dt_ns: f64) {
-        if dt_ns <= 0.0 {
+    /// The current instant.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Moves time on to `t` (never back). Progress is lazy: nothing else changes.
+    pub fn set_now(&mut self, t: Time) {
+        debug_assert!(t >= self.now);
+        self.now = t;
+    }
+
+    fn elapsed(&self, since: Time) -> f64 {
+        (self.now.0 - since.0) as f64
+    }
+
+    fn group_clock(&self, g: u32) -> f64 {
+        let gr = &self.groups[g as usize];
+        gr.clock + gr.rate * self.elapsed(gr.clock_time)
+    }
+
+    fn flow_sent(&self, f: usize) -> f64 {
+        let g = self.group[f];
+        let sent = if self.active_pos[f] == INACTIVE {
+            self.size[f]
+        } else if g == SOLO {
+            self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])
+        } else {
+            self.size[f] - (self.base[f] - self.group_clock(g)).max(0.0)
+        };
+        sent.min(self.size[f])
+    }
+
+    fn coflow_sent_now(&self, c: usize) -> f64 {
+        let i = &self.coflows[c];
+        let mut s = i.base_sent + i.solo_rate * self.elapsed(i.base_time);
+        if i.n_grouped > 0 {
+            for f in i.first_flow..i.first_flow + i.n_flows {
+                let f = f as usize;
+                if self.active_pos[f] != INACTIVE && self.group[f] != SOLO {
+                    s += self.flow_sent(f);
+                }
+            }
+        }
+        s.min(i.size)
+    }
+
+    fn settle_coflow(&mut self, c: usize) {
+        let now = self.now;
+        let i = &mut self.coflows[c];
+        i.base_sent += i.solo_rate * ((now.0 - i.base_time.0) as f64);
+        i.base_time = now;
+    }
+
+    fn settle_solo(&mut self, f: usize) {
+        self.base[f] = (self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])).min(self.size[f]);
+        self.base_time[f] = self.now;
+    }
+
+    fn settle_group(&mut self, g: u32) {
+        let clock = self.group_clock(g);
+        let gr = &mut self.groups[g as usize];
+        gr.clock = clock;
+        gr.clock_time = self.now;
+    }
+
+    /// Takes flow `f` out of its group (if any) and makes it solo at rate 0,
+    /// keeping what it has sent.
+    fn make_solo(&mut self, f: usize) {
+        let g = self.group[f];
+        if g == SOLO {
             return;
         }
-        for &f in &self.active {
-            let f = f as usize;
-            let r = rate_bytes_per_ns[f];
-            if r > 0.0 {
-                let d = (r * dt_ns).min(self.size[f] - self.sent[f]);
-                self.sent[f] += d;
-                self.coflows[self.coflow[f] as usize].sent += d;
+        let sent = self.flow_sent(f);
+        let c = self.coflow[f] as usize;
+        self.settle_coflow(c);
+        let ci = &mut self.coflows[c];
+        ci.n_grouped -= 1;
+        ci.base_sent += sent;
+        self.group[f] = SOLO;
+        self.base[f] = sent;
+        self.base_time[f] = self.now;
+        self.rate[f] = 0.0;
+        self.leave_group(g);
+    }
+
+    fn ensure_group(&mut self, g: u32) {
+        let gi = g as usize;
+        if self.groups.len() <= gi {
+            self.groups.resize_with(gi + 1, Group::default);
+            self.group_finish_at.resize(gi + 1, Time::NEVER);
+            self.group_pos.resize(gi + 1, INACTIVE);
+        }
+    }
+
+    fn leave_group(&mut self, g: u32) {
+        let gi = g as usize;
+        self.groups[gi].n_members -= 1;
+        if self.groups[gi].n_members == 0 {
+            let at = self.group_pos[gi] as usize;
+            let last = self.active_groups.pop().expect("group is listed");
+            if last != g {
+                self.active_groups[at] = last;
+                self.group_pos[last as usize] = at as u32;
+            }
+            self.group_pos[gi] = INACTIVE;
+            self.groups[gi].members.clear();
+            self.group_finish_at[gi] = Time::NEVER;
+        } else {
+            self.refresh_group(g);
+        }
+    }
+
+    /// Sets the rate of solo flow `f` (bytes per ns), taking it out of its
+    /// group first. Returns the instant it will finish at this rate.
+    pub fn set_solo_rate(&mut self, f: FlowIdx, bytes_per_ns: f64) -> Time {
+        let fi = f as usize;
+        self.make_solo(fi);
+        let c = self.coflow[fi] as usize;
+        self.settle_coflow(c);
+        self.settle_solo(fi);
+        self.coflows[c].solo_rate += bytes_per_ns - self.rate[fi];
+        self.rate[fi] = bytes_per_ns;
+        self.solo_finish(fi)
+    }
+
+    fn solo_finish(&self, f: usize) -> Time {
+        let left = self.size[f] - self.base[f];
+        if left <= 0.0 {
+            return self.now;
+        }
+        ceil_ns_time(self.now, left, self.rate[f]).unwrap_or(Time::NEVER)
+    }
+
+    /// Puts flow `f` in shared group `g` (creating groups up to `g`).
+    pub fn join_group(&mut self, f: FlowIdx, g: u32) {
+        let fi = f as usize;
+        if self.group[fi] == g {
+            return;
+        }
+        self.set_solo_rate(f, 0.0);
+        let c = self.coflow[fi] as usize;
+        let sent = self.base[fi];
+        {
+            let ci = &mut self.coflows[c];
+            ci.base_sent -= sent;
+            ci.n_grouped += 1;
+        }
+        self.ensure_group(g);
+        self.settle_group(g);
+        let gr = &mut self.groups[g as usize];
+        let mark = gr.clock + (self.size[fi] - sent);
+        gr.members.push(std::cmp::Reverse((MarkKey(mark), f)));
+        gr.n_members += 1;
+        if gr.n_members == 1 {
+            self.group_pos[g as usize] = self.active_groups.len() as u32;
+            self.active_groups.push(g);
+        }
+        self.group[fi] = g;
+        self.base[fi] = mark;
+        self.refresh_group(g);
+    }
+
+    /// Sets the per-member rate of group `g` (bytes per ns).
+    pub fn set_group_rate(&mut self, g: u32, bytes_per_ns: f64) {
+        self.ensure_group(g);
+        self.settle_group(g);
+        self.groups[g as usize].rate = bytes_per_ns;
+        self.refresh_group(g);
+    }
+
+    fn refresh_group(&mut self, g: u32) {
+        let t = self.group_finish(g);
+        self.group_finish_at[g as usize] = t;
+    }
+
+    /// The earliest instant a grouped flow finishes (a scan of the groups
+    /// that have members).
+    pub fn next_group_finish(&self) -> Time {
+        let mut t = Time::NEVER;
+        for &g in &self.active_groups {
+            t = t.min(self.group_finish_at[g as usize]);
+        }
+        t
+    }
+
+    /// Pushes to `due` the grouped flows that finish at or before `now`.
+    pub fn due_grouped(&mut self, now: Time, due: &mut Vec<FlowIdx>) {
+        for i in 0..self.active_groups.len() {
+            let g = self.active_groups[i];
+            if self.group_finish_at[g as usize] <= now {
+                self.due_members(g, due);
+            }
+        }
+    }
+
+    /// The instant group `g`'s next member finishes at its current rate.
+    fn group_finish(&mut self, g: u32) -> Time {
+        let gi = g as usize;
+        // Drop members that left or finished.
+        loop {
+            let Some(&std::cmp::Reverse((_, f))) = self.groups[gi].members.peek() else {
+                return Time::NEVER;
+            };
+            let fi = f as usize;
+            if self.active_pos[fi] != INACTIVE && self.group[fi] == g {
+                break;
+            }
+            self.groups[gi].members.pop();
+        }
+        let std::cmp::Reverse((MarkKey(mark), _)) = *self.groups[gi].members.peek().expect("peeked above");
+        let left = mark - self.group_clock(g);
+        if left <= 0.0 {
+            return self.now;
+        }
+        ceil_ns_time(self.now, left, self.groups[gi].rate).unwrap_or(Time::NEVER)
+    }
+
+    /// Pushes to `due` the members of group `g` that finish now: the head
+    /// (whose finish instant was computed when the rate was set) and every
+    /// member whose mark equals it up to float noise.
+    fn due_members(&mut self, g: u32, due: &mut Vec<FlowIdx>) {
+        let gi = g as usize;
+        let mut head: Option<f64> = None;
+        let clock = self.group_clock(g);
+        while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
+            let fi = f as usize;
+            if self.active_pos[fi] == INACTIVE || self.group[fi] != g {
+                self.groups[gi].members.pop();
+                continue;
+            }
+            let limit = head.unwrap_or(mark).max(clock);
+            if head.is_none() || mark <= limit + 1e-9 * limit.abs().max(1.0) {
+                head.get_or_insert(mark);
+                due.push(f);
+                self.groups[gi].members.pop();
+            } else {
+                break;
             }
         }
     }
@@ -186,9 +480,22 @@ impl NetState {
             return false;
         }
         let c = self.coflow[fi] as usize;
-        let d = self.size[fi] - self.sent[fi];
-        self.sent[fi] = self.size[fi];
-        self.coflows[c].sent += d;
+        self.settle_coflow(c);
+        let g = self.group[fi];
+        if g == SOLO {
+            self.settle_solo(fi);
+            let ci = &mut self.coflows[c];
+            ci.solo_rate -= self.rate[fi];
+            ci.base_sent += self.size[fi] - self.base[fi];
+        } else {
+            let ci = &mut self.coflows[c];
+            ci.n_grouped -= 1;
+            ci.base_sent += self.size[fi];
+            self.group[fi] = SOLO;
+            self.leave_group(g);
+        }
+        self.base[fi] = self.size[fi];
+        self.rate[fi] = 0.0;
         let last = self.active.pop().expect("active flow list holds f");
         if last != f {
             self.active[pos as usize] = last;
@@ -198,6 +505,7 @@ impl NetState {
         self.coflows[c].n_active -= 1;
         if self.coflows[c].n_active == 0 {
             let ci = c as CoflowIdx;
+            self.coflows[c].solo_rate = 0.0;
             self.active_coflows.retain(|&x| x != ci);
             true
         } else {
@@ -225,9 +533,14 @@ impl NetState {
         self.active_pos[f as usize] != INACTIVE
     }
 
-    /// Bytes left of flow `f` (for the driver).
+    /// Bytes left of flow `f` now (for the driver).
     pub fn remaining(&self, f: FlowIdx) -> f64 {
-        self.size[f as usize] - self.sent[f as usize]
+        self.size[f as usize] - self.flow_sent(f as usize)
+    }
+
+    /// The group of flow `f`, or [`SOLO`].
+    pub fn group_of(&self, f: FlowIdx) -> u32 {
+        self.group[f as usize]
     }
 
     /// Active flows (for the driver).
@@ -335,7 +648,12 @@ macro_rules! observed_methods {
         /// Bytes flow `f` has sent so far.
         #[inline]
         pub fn sent(&self, f: FlowIdx) -> f64 {
-            self.s.sent[f as usize]
+            self.s.flow_sent(f as usize)
+        }
+        /// The current instant.
+        #[inline]
+        pub fn now(&self) -> Time {
+            self.s.now
         }
         /// The id of coflow `c`.
         #[inline]
@@ -355,7 +673,7 @@ macro_rules! observed_methods {
         /// Bytes coflow `c` has sent so far, over all its flows.
         #[inline]
         pub fn coflow_sent(&self, c: CoflowIdx) -> f64 {
-            self.s.coflows[c as usize].sent
+            self.s.coflow_sent_now(c as usize)
         }
         /// The flows of coflow `c` that are still active.
         #[inline]
@@ -392,7 +710,7 @@ impl<'a> Clairvoyant<'a> {
     /// The bytes flow `f` has left to send.
     #[inline]
     pub fn remaining(&self, f: FlowIdx) -> f64 {
-        self.s.size[f as usize] - self.s.sent[f as usize]
+        self.s.size[f as usize] - self.s.flow_sent(f as usize)
     }
     /// The total size of coflow `c`, bytes.
     #[inline]
@@ -402,8 +720,7 @@ impl<'a> Clairvoyant<'a> {
     /// The bytes coflow `c` has left to send.
     #[inline]
     pub fn coflow_remaining(&self, c: CoflowIdx) -> f64 {
-        let i = &self.s.coflows[c as usize];
-        i.size - i.sent
+        self.s.coflows[c as usize].size - self.s.coflow_sent_now(c as usize)
     }
     /// The number of flows of coflow `c` (its width).
     #[inline]

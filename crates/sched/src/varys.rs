@@ -1,7 +1,10 @@
 //! `varys`: smallest-effective-bottleneck-first with MADD rates and
 //! work-conserving backfill (Varys, SIGCOMM 2014, 5.1-5.3, Pseudocode 1).
 //!
-//! At every arrival and completion:
+//! At every coflow arrival and coflow completion, as Varys's coordinator
+//! (5.3) and CoflowSim do (`recompute=flow` recomputes at every flow
+//! completion too; a flow that finishes early leaves its share idle until
+//! then otherwise):
 //! 1. Order: each active coflow's effective bottleneck Γ on its remaining
 //!    bytes over the full link capacities (the time it would take alone);
 //!    smallest first, ties by arrival then id.
@@ -19,6 +22,7 @@ use coflowkit_model::{LinkId, Time};
 /// Varys; see the module doc.
 #[derive(Debug, Default)]
 pub struct Varys {
+    per_flow: bool,
     order: Vec<(f64, Time, u64, CoflowIdx)>,
     residual: Vec<f64>,
     scratch: LinkLoad,
@@ -27,9 +31,10 @@ pub struct Varys {
 }
 
 impl Varys {
-    /// A Varys scheduler.
-    pub fn new() -> Varys {
-        Varys::default()
+    /// A Varys scheduler recomputing at coflow arrivals and completions, and
+    /// also at flow completions if `per_flow`.
+    pub fn new(per_flow: bool) -> Varys {
+        Varys { per_flow, ..Varys::default() }
     }
 }
 
@@ -38,7 +43,10 @@ impl Scheduler for Varys {
     fn name(&self) -> &str {
         "varys"
     }
-    fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> Option<Time> {
+        if !self.per_flow && changes.arrived.is_empty() && changes.finished_coflows.is_empty() {
+            return None;
+        }
         let caps = view.capacities();
         self.order.clear();
         for &c in view.active_coflows() {
@@ -63,8 +71,8 @@ impl Scheduler for Varys {
                 &mut self.rates,
             );
             for (&f, &r) in flows.iter().zip(&self.rates) {
-                out.rate[f as usize] = r;
-                out.class[f as usize] = i as u32;
+                out.set_rate(f, r);
+                out.set_class(f, i as u32);
             }
         }
         for &(_, _, _, c) in &self.order {
@@ -72,7 +80,7 @@ impl Scheduler for Varys {
                 let path: &[LinkId] = view.path(f);
                 let extra = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min);
                 if extra > EPS * 1e9 {
-                    out.rate[f as usize] += extra;
+                    out.set_rate(f, out.rate(f) + extra);
                     for l in path {
                         self.residual[l.0 as usize] -= extra;
                     }

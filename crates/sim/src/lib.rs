@@ -19,8 +19,11 @@ mod results;
 
 pub use results::{CoflowResult, FlowResult, SimResult, Summary, SummaryRow};
 
-use coflowkit_model::{ceil_ns_time, Fabric, Time, ValidWorkload};
-use coflowkit_sched::{Allocation, AnyScheduler, Changes, FlowIdx, NetState};
+mod pending;
+
+use coflowkit_model::{Fabric, Time, ValidWorkload};
+use coflowkit_sched::{Allocation, AnyScheduler, Change, Changes, FlowIdx, NetState, SOLO};
+use pending::Pending;
 use thiserror::Error;
 
 /// Why a simulation could not finish.
@@ -79,21 +82,19 @@ impl<'w> Simulation<'w> {
         let n_flows = self.workload.n_flows();
         let mut alloc = Allocation::default();
         alloc.resize(n_flows);
-        let mut bpns = vec![0.0f64; n_flows];
-        let mut finish_at = vec![Time::NEVER; n_flows];
         let mut flow_finish = vec![Time::NEVER; n_flows];
         let mut coflow_finish = vec![Time::NEVER; coflows.len()];
+        let mut pending = Pending::new(n_flows);
         let mut changes = Changes::default();
         let mut due: Vec<FlowIdx> = vec![];
         let mut next = 0usize;
         let mut now = Time::ZERO;
         let mut wake = Time::NEVER;
-        let mut min_finish = Time::NEVER;
         let mut n_events: u64 = 0;
         let mut done = 0usize;
         loop {
             let t_arrival = coflows.get(next).map_or(Time::NEVER, |c| c.arrival);
-            let t = t_arrival.min(min_finish).min(wake);
+            let t = t_arrival.min(pending.peek()).min(self.state.next_group_finish()).min(wake);
             if t == Time::NEVER {
                 if !self.state.active().is_empty() {
                     return Err(SimError::Stalled {
@@ -105,24 +106,26 @@ impl<'w> Simulation<'w> {
                 break;
             }
             n_events += 1;
-            self.state.advance(&bpns, (t.0 - now.0) as f64);
             now = t;
-            // Completions due now.
-            if min_finish <= now {
-                due.clear();
-                due.extend(self.state.active().iter().copied().filter(|&f| finish_at[f as usize] <= now));
-                due.sort_unstable();
-                for &f in &due {
-                    flow_finish[f as usize] = now;
-                    bpns[f as usize] = 0.0;
-                    finish_at[f as usize] = Time::NEVER;
-                    changes.finished.push(f);
-                    if self.state.finish_flow(f) {
-                        let c = self.state.coflow_of(f);
-                        coflow_finish[c as usize] = now;
-                        changes.finished_coflows.push(c);
-                        done += 1;
-                    }
+            self.state.set_now(now);
+            // Completions due now, finished in flow order.
+            due.clear();
+            pending.pop_due(now, &mut due);
+            self.state.due_grouped(now, &mut due);
+            due.sort_unstable();
+            due.dedup();
+            for &f in &due {
+                if !self.state.is_active(f) {
+                    continue;
+                }
+                flow_finish[f as usize] = now;
+                alloc.forget(f);
+                changes.finished.push(f);
+                if self.state.finish_flow(f) {
+                    let c = self.state.coflow_of(f);
+                    coflow_finish[c as usize] = now;
+                    changes.finished_coflows.push(c);
+                    done += 1;
                 }
             }
             // Arrivals now.
@@ -144,24 +147,28 @@ impl<'w> Simulation<'w> {
                 changes.timer = true;
                 wake = Time::NEVER;
             }
-            // New rates.
+            // New rates; apply what changed.
             if let Some(w) = self.scheduler.schedule(now, &self.state, &changes, &mut alloc) {
                 wake = w.max(Time(now.0 + 1));
             }
             changes.clear();
-            min_finish = Time::NEVER;
-            for &f in self.state.active() {
-                let fi = f as usize;
-                let r = alloc.rate[fi].max(0.0) / 8e9;
-                if r != bpns[fi] || finish_at[fi] == Time::NEVER {
-                    bpns[fi] = r;
-                    finish_at[fi] = ceil_ns_time(now, self.state.remaining(f), r).unwrap_or(Time::NEVER);
-                    if finish_at[fi] != Time::NEVER && self.state.remaining(f) <= 0.0 {
-                        finish_at[fi] = now;
+            let state = &mut self.state;
+            alloc.drain_changes(|a, ch| match ch {
+                Change::Flow(f) => {
+                    if !state.is_active(f) {
+                        return;
+                    }
+                    let g = a.group(f);
+                    if g == SOLO {
+                        let t = state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
+                        pending.set_flow(f, t);
+                    } else {
+                        state.join_group(f, g);
+                        pending.set_flow(f, Time::NEVER);
                     }
                 }
-                min_finish = min_finish.min(finish_at[fi]);
-            }
+                Change::Group(g) => state.set_group_rate(g, a.group_rate(g).max(0.0) / 8e9),
+            });
             if n_events % 1024 == 0 {
                 progress(Progress { now, coflows_done: done, n_coflows: coflows.len() });
             }

@@ -1,0 +1,272 @@
+//! Simulations from Python: a workload under one or more schedulers.
+//!
+//! Everything that can be wrong with the request (a scheduler spec, the
+//! capacity, the workload against the fabric) is checked before any run
+//! starts, with the GIL held, so a bad request fails at once. Then the GIL is
+//! released and the runs go to `min(n_schedulers, cores)` worker threads
+//! (`std::thread::scope`, a shared queue of schedulers in the given order);
+//! results come back in the given order whatever order they finish in.
+//!
+//! While the workers run, the calling thread wakes every 100 ms to let
+//! Python handle signals: on Ctrl-C it raises a cancel flag that every run's
+//! progress callback checks, unwinds the runs (with `resume_unwind`, which
+//! prints nothing) and returns the `KeyboardInterrupt`.
+//!
+//! Each run is independent: its own scheduler, its own engine state, the
+//! shared workload read-only, so the output does not depend on how many
+//! threads ran or in which order they finished.
+
+use crate::errors::{simulation_error, value_error};
+use crate::progress::Board;
+use crate::workload::{checked_capacity, PyWorkload};
+use coflowkit_model::{Fabric, ValidWorkload};
+use coflowkit_sched::{build, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES};
+use coflowkit_sim::{SimError, SimOptions, SimResult, Simulation};
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::any::Any;
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+/// The payload a cancelled run unwinds with.
+struct Cancelled;
+
+/// How one run ended.
+enum Outcome {
+    /// It finished.
+    Done(SimResult),
+    /// The engine gave up.
+    Failed(SimError),
+    /// The engine panicked (a bug); the panic's message.
+    Panicked(String),
+    /// It was cancelled.
+    Cancelled,
+}
+
+/// Every scheduler name with its one-line description.
+#[pyfunction]
+pub fn schedulers() -> Vec<(&'static str, &'static str)> {
+    NAMES.to_vec()
+}
+
+/// Checks a scheduler spec (`name` or `name:key=value;...`) without a
+/// workload; returns the scheduler's name or raises `ValueError`.
+#[pyfunction]
+pub fn check_scheduler(spec: &str) -> PyResult<String> {
+    let parsed = SchedulerSpec::parse(spec).map_err(value_error)?;
+    // Percentile parameters need sizes; any will do to check the spec.
+    let hints = WorkloadHints { coflow_sizes: vec![1.0] };
+    build(&parsed, &hints).map_err(value_error)?;
+    Ok(parsed.name)
+}
+
+/// Simulates `workload` under each scheduler spec of `schedulers` on a big
+/// switch of `n_hosts` (default: the workload's) ports of `capacity_bps`.
+///
+/// Returns one dict per scheduler, in the given order: `spec` (as given),
+/// `scheduler` (its name), `n_events`, `coflows` (numpy columns `coflow_id`,
+/// `arrival_s`, `finish_s`, `cct_s`, `width`, `length_bytes`,
+/// `total_bytes`, and `bin` as a list of str), `flows` (None, or with
+/// `per_flow` numpy columns `coflow_id`, `src`, `dst`, `bytes`,
+/// `arrival_s`, `finish_s`, `fct_s`) and `summary` (rows `bin` = All, SN,
+/// LN, SW, LW with `count`, `mean`, `median`, `p95`, `p99`, `max` CCT in s).
+#[pyfunction]
+#[pyo3(signature = (workload, schedulers, capacity_bps = 1e9, n_hosts = None, per_flow = false, progress = true))]
+pub fn simulate<'py>(
+    py: Python<'py>,
+    workload: &Bound<'py, PyWorkload>,
+    schedulers: Vec<String>,
+    capacity_bps: f64,
+    n_hosts: Option<u32>,
+    per_flow: bool,
+    progress: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    if schedulers.is_empty() {
+        return Err(value_error("schedulers: give at least one scheduler"));
+    }
+    let specs = schedulers
+        .iter()
+        .map(|s| SchedulerSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)?;
+    let capacity = checked_capacity(capacity_bps)?;
+    let w = workload.get();
+    let fabric = Fabric::big_switch(n_hosts.unwrap_or(w.inner.n_hosts), capacity)
+        .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
+    let valid = py
+        .detach(|| w.inner.clone().validate(&fabric))
+        .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
+    let hints = WorkloadHints { coflow_sizes: valid.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() };
+    let built = specs.iter().map(|s| build(s, &hints)).collect::<Result<Vec<_>, _>>().map_err(value_error)?;
+    let names: Vec<String> = schedulers.iter().map(|s| s.trim().to_string()).collect();
+    let board = Board::new(progress, names.clone());
+    let options = SimOptions { per_flow };
+    let results = py.detach(|| run_all(&fabric, &valid, built, &options, &board))?;
+    let out = PyList::empty(py);
+    for (spec, r) in names.iter().zip(results) {
+        out.append(result_dict(py, spec, r)?)?;
+    }
+    Ok(out)
+}
+
+/// Runs every scheduler over `workload` on worker threads; results in the
+/// schedulers' order, or the first failure in that order.
+fn run_all(
+    fabric: &Fabric,
+    workload: &ValidWorkload,
+    schedulers: Vec<AnyScheduler>,
+    options: &SimOptions,
+    board: &Board,
+) -> PyResult<Vec<SimResult>> {
+    let n = schedulers.len();
+    let queue = Mutex::new(schedulers.into_iter().enumerate().collect::<VecDeque<_>>());
+    let cancel = AtomicBool::new(false);
+    let n_workers = std::thread::available_parallelism().map_or(1, |p| p.get()).clamp(1, n);
+    let mut outcomes: Vec<Option<Outcome>> = (0..n).map(|_| None).collect();
+    let mut interrupt: Option<PyErr> = None;
+    let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+    std::thread::scope(|s| {
+        let (queue, cancel) = (&queue, &cancel);
+        for _ in 0..n_workers {
+            let tx = tx.clone();
+            s.spawn(move || loop {
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                let job = queue.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+                let Some((k, scheduler)) = job else { break };
+                let outcome = run_one(k, fabric, workload, scheduler, options, board, cancel);
+                if tx.send((k, outcome)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut received = 0;
+        while received < n {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok((k, outcome)) => {
+                    outcomes[k] = Some(outcome);
+                    received += 1;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if interrupt.is_none() {
+                        if let Err(e) = Python::attach(|py| py.check_signals()) {
+                            interrupt = Some(e);
+                            cancel.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    });
+    board.finish();
+    if let Some(e) = interrupt {
+        return Err(e);
+    }
+    outcomes
+        .into_iter()
+        .map(|o| match o {
+            Some(Outcome::Done(r)) => Ok(r),
+            Some(Outcome::Failed(e)) => Err(simulation_error(e)),
+            Some(Outcome::Panicked(msg)) => Err(simulation_error(format!("the simulation engine panicked: {msg}"))),
+            Some(Outcome::Cancelled) | None => Err(simulation_error("the simulation was cancelled")),
+        })
+        .collect()
+}
+
+/// One run, with panics and cancellation caught.
+fn run_one(
+    k: usize,
+    fabric: &Fabric,
+    workload: &ValidWorkload,
+    scheduler: AnyScheduler,
+    options: &SimOptions,
+    board: &Board,
+    cancel: &AtomicBool,
+) -> Outcome {
+    board.start(k);
+    let sim = Simulation::new(fabric.clone(), workload, scheduler, options.clone());
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        sim.run(&mut |p| {
+            if cancel.load(Ordering::Relaxed) {
+                resume_unwind(Box::new(Cancelled));
+            }
+            board.report(k, p);
+        })
+    }));
+    match run {
+        Ok(Ok(r)) => Outcome::Done(r),
+        Ok(Err(e)) => Outcome::Failed(e),
+        Err(payload) if payload.is::<Cancelled>() => Outcome::Cancelled,
+        Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
+    }
+}
+
+/// The text of a panic, if it has one.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
+
+/// One run's result as the dict `simulate` documents.
+fn result_dict<'py>(py: Python<'py>, spec: &str, r: SimResult) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("spec", spec)?;
+    d.set_item("scheduler", &r.scheduler)?;
+    d.set_item("n_events", r.n_events)?;
+
+    let summary = PyList::empty(py);
+    for row in r.summary().rows {
+        let s = PyDict::new(py);
+        s.set_item("bin", row.bin.map_or("All", |b| b.name()))?;
+        s.set_item("count", row.count)?;
+        s.set_item("mean", row.mean)?;
+        s.set_item("median", row.median)?;
+        s.set_item("p95", row.p95)?;
+        s.set_item("p99", row.p99)?;
+        s.set_item("max", row.max)?;
+        summary.append(s)?;
+    }
+    d.set_item("summary", summary)?;
+
+    let cs = &r.coflows;
+    let c = PyDict::new(py);
+    c.set_item("coflow_id", cs.iter().map(|c| c.id).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item("arrival_s", cs.iter().map(|c| c.arrival.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item("finish_s", cs.iter().map(|c| c.finish.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item("cct_s", cs.iter().map(|c| c.cct_s()).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item("width", cs.iter().map(|c| c.width).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item("length_bytes", cs.iter().map(|c| c.length).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item("total_bytes", cs.iter().map(|c| c.total_bytes).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item("bin", cs.iter().map(|c| c.bin.name()).collect::<Vec<_>>())?;
+    d.set_item("coflows", c)?;
+
+    match &r.flows {
+        None => d.set_item("flows", py.None())?,
+        Some(fs) => {
+            let f = PyDict::new(py);
+            f.set_item("coflow_id", fs.iter().map(|f| f.coflow_id).collect::<Vec<_>>().into_pyarray(py))?;
+            f.set_item("src", fs.iter().map(|f| f.src).collect::<Vec<_>>().into_pyarray(py))?;
+            f.set_item("dst", fs.iter().map(|f| f.dst).collect::<Vec<_>>().into_pyarray(py))?;
+            f.set_item("bytes", fs.iter().map(|f| f.bytes).collect::<Vec<_>>().into_pyarray(py))?;
+            f.set_item("arrival_s", fs.iter().map(|f| f.arrival.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
+            f.set_item("finish_s", fs.iter().map(|f| f.finish.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
+            let fct = fs.iter().map(|f| (f.finish - f.arrival).as_secs_f64()).collect::<Vec<_>>();
+            f.set_item("fct_s", fct.into_pyarray(py))?;
+            d.set_item("flows", f)?;
+        }
+    }
+    Ok(d)
+}

@@ -1,0 +1,26 @@
+//! Runs a coflow-benchmark trace under the schedulers named on the command
+//! line and prints wall time, events and mean CCT: the engine alone, without
+//! the Python front (the CLI benchmark in docs/benchmarks.md times the
+//! whole process). Usage: trace_run TRACE SCHEDULER...
+use coflowkit_model::{BitsPerSec, Fabric};
+use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
+use coflowkit_sim::{SimOptions, Simulation};
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (trace, scheds) = args.split_first().ok_or("usage: trace_run TRACE SCHEDULER...")?;
+    let w = coflowkit_workload::read_benchmark_file(trace.as_ref())?;
+    let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec::GBPS)?;
+    let w = w.validate(&fabric)?;
+    let hints = WorkloadHints { coflow_sizes: w.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() };
+    for s in scheds {
+        let t0 = Instant::now();
+        let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
+        let r = Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
+        let mean = r.coflows.iter().map(|c| c.cct_s()).sum::<f64>() / r.coflows.len() as f64;
+        println!("{s}: {:.3} s wall, {} events, mean CCT {:.3} s", t0.elapsed().as_secs_f64(), r.n_events, mean);
+    }
+    Ok(())
+}
+
