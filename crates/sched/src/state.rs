@@ -54,13 +54,22 @@ struct CoflowInfo {
 }
 
 /// A shared rate group: members all get the group's rate.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Group {
+    // The lowest live mark (infinity when none), kept so that a rate change
+    // needs no look into `members`.
+    head: f64,
     clock: f64,
     clock_time: Time,
     rate: f64,
     n_members: u32,
     members: std::collections::BinaryHeap<std::cmp::Reverse<(MarkKey, FlowIdx)>>,
+}
+
+impl Default for Group {
+    fn default() -> Group {
+        Group { head: f64::INFINITY, clock: 0.0, clock_time: Time::ZERO, rate: 0.0, n_members: 0, members: Default::default() }
+    }
 }
 
 /// An `f64` mark ordered by `total_cmp`.
@@ -336,8 +345,10 @@ impl NetState {
             }
             self.group_pos[gi] = INACTIVE;
             self.groups[gi].members.clear();
+            self.groups[gi].head = f64::INFINITY;
             self.group_finish_at[gi] = Time::NEVER;
         } else {
+            self.recompute_head(g);
             self.refresh_group(g);
         }
     }
@@ -382,6 +393,7 @@ impl NetState {
         let gr = &mut self.groups[g as usize];
         let mark = gr.clock + (self.size[fi] - sent);
         gr.members.push(std::cmp::Reverse((MarkKey(mark), f)));
+        gr.head = gr.head.min(mark);
         gr.n_members += 1;
         if gr.n_members == 1 {
             self.group_pos[g as usize] = self.active_groups.len() as u32;
@@ -425,26 +437,33 @@ impl NetState {
         }
     }
 
-    /// The instant group `g`'s next member finishes at its current rate.
-    fn group_finish(&mut self, g: u32) -> Time {
+    /// Drops members that left or finished from the top of `members` and
+    /// caches the lowest live mark.
+    fn recompute_head(&mut self, g: u32) {
         let gi = g as usize;
-        // Drop members that left or finished.
-        loop {
-            let Some(&std::cmp::Reverse((_, f))) = self.groups[gi].members.peek() else {
-                return Time::NEVER;
-            };
+        let mut head = f64::INFINITY;
+        while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
             let fi = f as usize;
             if self.active_pos[fi] != INACTIVE && self.group[fi] == g {
+                head = mark;
                 break;
             }
             self.groups[gi].members.pop();
         }
-        let std::cmp::Reverse((MarkKey(mark), _)) = *self.groups[gi].members.peek().expect("peeked above");
-        let left = mark - self.group_clock(g);
+        self.groups[gi].head = head;
+    }
+
+    /// The instant group `g`'s next member finishes at its current rate.
+    fn group_finish(&self, g: u32) -> Time {
+        let gr = &self.groups[g as usize];
+        if gr.head == f64::INFINITY {
+            return Time::NEVER;
+        }
+        let left = gr.head - (gr.clock + gr.rate * self.elapsed(gr.clock_time));
         if left <= 0.0 {
             return self.now;
         }
-        ceil_ns_time(self.now, left, self.groups[gi].rate).unwrap_or(Time::NEVER)
+        ceil_ns_time(self.now, left, gr.rate).unwrap_or(Time::NEVER)
     }
 
     /// Pushes to `due` the members of group `g` that finish now: the head
@@ -469,6 +488,7 @@ impl NetState {
                 break;
             }
         }
+        self.recompute_head(g);
     }
 
     /// Marks flow `f` finished (all its bytes sent). Returns true when this
