@@ -89,18 +89,14 @@ pub fn simulate<'py>(
     if schedulers.is_empty() {
         return Err(value_error("schedulers: give at least one scheduler"));
     }
-    let specs = schedulers
-        .iter()
-        .map(|s| SchedulerSpec::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(value_error)?;
+    let specs =
+        schedulers.iter().map(|s| SchedulerSpec::parse(s)).collect::<Result<Vec<_>, _>>().map_err(value_error)?;
     let capacity = checked_capacity(capacity_bps)?;
     let w = workload.get();
     let fabric = Fabric::big_switch(n_hosts.unwrap_or(w.inner.n_hosts), capacity)
         .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
-    let valid = py
-        .detach(|| w.inner.clone().validate(&fabric))
-        .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
+    let valid =
+        py.detach(|| w.inner.clone().validate(&fabric)).map_err(|e| value_error(format!("{}: {e}", w.source)))?;
     let hints = WorkloadHints { coflow_sizes: valid.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() };
     let built = specs.iter().map(|s| build(s, &hints)).collect::<Result<Vec<_>, _>>().map_err(value_error)?;
     let names: Vec<String> = schedulers.iter().map(|s| s.trim().to_string()).collect();

@@ -206,9 +206,8 @@ fn optional<T: numpy::Element + Copy>(
     n: usize,
     source: &str,
 ) -> PyResult<Vec<Option<T>>> {
-    let bad_len = |field: String, len: usize| {
-        value_error(format!("{source}:0: {field}: has {len} rows but coflow_id has {n}"))
-    };
+    let bad_len =
+        |field: String, len: usize| value_error(format!("{source}:0: {field}: has {len} rows but coflow_id has {n}"));
     let Some(values) = values else {
         return Ok(vec![None; n]);
     };
@@ -324,4 +323,3 @@ pub fn synth_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("mix", c.mix.to_vec())?;
     Ok(d)
 }
-

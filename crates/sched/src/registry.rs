@@ -154,7 +154,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "lcf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Total))),
         "stf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Remaining))),
         "varys" => {
-            let per_flow = match param("recompute").unwrap_or("coflow") {
+            let per_flow = match param("recompute").unwrap_or("flow") {
                 "coflow" => false,
                 "flow" => true,
                 other => {

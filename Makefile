@@ -1,0 +1,38 @@
+# Set-up and checks for coflowkit. Needs only python3 (3.11+), cargo and
+# access to PyPI and crates.io; everything else goes into .venv.
+#
+#   make demo   .venv with the runtime pins, release build, `coflowkit simulate`
+#   make test   .venv with the dev pins, dev build, cargo tests, pytest
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+.PHONY: demo test develop clean
+
+# The venv and its packages, redone when a requirements file changes.
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-run: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.installed-run
+
+demo: $(VENV)/.installed-run
+	$(BIN)/maturin develop --release
+	$(BIN)/coflowkit simulate --out results/demo
+
+develop: $(VENV)/.installed-dev
+	$(BIN)/maturin develop
+
+test: develop
+	cargo test --workspace --exclude coflowkit-py
+	$(BIN)/python -m pytest -q tests/
+
+clean:
+	rm -rf $(VENV) results

@@ -1,0 +1,67 @@
+"""Types of the Rust binding (crates/py). See that crate's docs for details."""
+
+import os
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: Final[str]
+NATIVE_COLUMNS: Final[list[str]]
+BINS: Final[list[str]]
+
+class SimulationError(RuntimeError):
+    """A simulation could not finish (a scheduler stalled, or the engine failed)."""
+
+class Workload:
+    """A workload: coflows of flows on ``n_hosts`` hosts, as read or generated."""
+
+    @property
+    def n_hosts(self) -> int: ...
+    @property
+    def n_coflows(self) -> int: ...
+    @property
+    def n_flows(self) -> int: ...
+    @property
+    def source(self) -> str: ...
+    def columns(self) -> dict[str, npt.NDArray[Any]]: ...
+    def stats_text(self, capacity_bps: float = 1e9) -> str: ...
+    def stats(self, capacity_bps: float = 1e9) -> dict[str, Any]: ...
+    def write_csv(self, path: str | os.PathLike[str]) -> None: ...
+    def __len__(self) -> int: ...
+
+def load_trace(path: str | os.PathLike[str], fmt: str | None = None) -> Workload: ...
+def workload_from_columns(
+    coflow_id: npt.NDArray[np.uint64],
+    arrival_ns: npt.NDArray[np.uint64],
+    src: npt.NDArray[np.uint32],
+    dst: npt.NDArray[np.uint32],
+    bytes: npt.NDArray[np.uint64],
+    job_id: npt.NDArray[np.uint64] | None = None,
+    stage_id: npt.NDArray[np.uint32] | None = None,
+    deadline_ns: npt.NDArray[np.uint64] | None = None,
+    job_id_valid: npt.NDArray[np.bool_] | None = None,
+    stage_id_valid: npt.NDArray[np.bool_] | None = None,
+    deadline_ns_valid: npt.NDArray[np.bool_] | None = None,
+    n_hosts: int | None = None,
+    source: str = "<columns>",
+) -> Workload: ...
+def synthetic(
+    n_hosts: int | None = None,
+    n_coflows: int | None = None,
+    load: float | None = None,
+    seed: int | None = None,
+    capacity_bps: float | None = None,
+    mix: tuple[float, float, float, float] | None = None,
+) -> Workload: ...
+def synth_defaults() -> dict[str, Any]: ...
+def simulate(
+    workload: Workload,
+    schedulers: list[str],
+    capacity_bps: float = 1e9,
+    n_hosts: int | None = None,
+    per_flow: bool = False,
+    progress: bool = True,
+) -> list[dict[str, Any]]: ...
+def schedulers() -> list[tuple[str, str]]: ...
+def check_scheduler(spec: str) -> str: ...

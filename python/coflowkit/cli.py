@@ -1,0 +1,332 @@
+"""The ``coflowkit`` command.
+
+::
+
+    coflowkit simulate [--trace PATH | --workload default] [--scheduler fair,varys,...]
+                       [--baseline fair] [--out DIR] [--per-flow] [--capacity-gbps 1]
+    coflowkit trace info PATH
+    coflowkit generate default --seed N --load L --n-coflows K --n-hosts H -o trace.csv|.parquet
+    coflowkit schedulers
+
+Errors never show a traceback: bad input prints one line
+``coflowkit: error: <message>`` on stderr and exits with 2 for a usage error
+(an unknown option or scheduler, a bad parameter, a missing file) or 1 for
+bad data (a trace that does not parse, a workload that does not fit the
+fabric, a run that cannot finish). Outputs are written to temporary files and
+renamed into place, so an error never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from . import __version__, _core, synthetic
+from . import simulate as run_simulation
+from .results import Results
+from .trace import FORMATS, load_trace, write_trace
+
+EXIT_DATA = 1
+EXIT_USAGE = 2
+
+
+class DataError(click.ClickException):
+    """Bad data (not bad usage): exit code 1."""
+
+    exit_code = EXIT_DATA
+
+
+def _one_line(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+@contextmanager
+def _data_errors() -> Iterator[None]:
+    """Turn the core's errors (bad trace, bad workload, failed run) into DataError."""
+    try:
+        yield
+    except (ValueError, OSError, _core.SimulationError) as e:
+        raise DataError(_one_line(e)) from None
+
+
+def _usage_errors(param: str) -> Callable[..., Any]:
+    """Run ``fn`` and turn its ValueError into a usage error about ``param``."""
+
+    def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as e:
+            raise click.BadParameter(_one_line(e), param_hint=param) from None
+
+    return call
+
+
+def _check_schedulers(text: str | None) -> list[str]:
+    specs = [s.strip() for s in (text or "").split(",") if s.strip()]
+    if text is not None and not specs:
+        raise click.BadParameter("give at least one scheduler", param_hint="'--scheduler'")
+    for s in specs:
+        _usage_errors("'--scheduler'")(_core.check_scheduler, s)
+    if len(set(specs)) != len(specs):
+        raise click.BadParameter("a scheduler is given twice", param_hint="'--scheduler'")
+    return specs
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="coflowkit")
+def cli() -> None:
+    """coflowkit: simulate coflow schedulers on traces and synthetic workloads."""
+
+
+@cli.command("simulate")
+@click.option(
+    "--trace",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Trace to simulate: .txt (coflow-benchmark), .csv or .parquet (native).",
+)
+@click.option(
+    "--workload",
+    type=click.Choice(["default"]),
+    default=None,
+    help="A built-in workload instead of --trace: 'default' is the embedded synthetic one (the default).",
+)
+@click.option(
+    "--scheduler",
+    "-s",
+    "scheduler",
+    metavar="SPECS",
+    help="Comma-separated scheduler specs (see `coflowkit schedulers`); default: all of them.",
+)
+@click.option("--baseline", metavar="SPEC", help="Scheduler to compare against (default: fair, else the first).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write DIR/<scheduler>/coflows.{csv,parquet}, DIR/summary.csv and DIR/compare.csv.",
+)
+@click.option("--per-flow", is_flag=True, help="Also keep and write one row per flow.")
+@click.option(
+    "--capacity-gbps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Port capacity of the big switch.",
+)
+@click.option(
+    "--n-hosts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ports of the big switch (default: the workload's hosts).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Draw a progress bar on stderr for long runs (only on a terminal).",
+)
+def simulate_cmd(
+    trace: Path | None,
+    workload: str | None,
+    scheduler: str | None,
+    baseline: str | None,
+    out: Path | None,
+    per_flow: bool,
+    capacity_gbps: float,
+    n_hosts: int | None,
+    progress: bool,
+) -> None:
+    """Simulate a workload under schedulers and print a comparison table."""
+    if trace is not None and workload is not None:
+        raise click.UsageError("--trace and --workload are exclusive: give one")
+    specs = _check_schedulers(scheduler) or [name for name, _ in _core.schedulers()]
+    if baseline is not None:
+        baseline = baseline.strip()
+        _usage_errors("'--baseline'")(_core.check_scheduler, baseline)
+    else:
+        baseline = "fair" if "fair" in specs else specs[0]
+    with _data_errors():
+        if trace is not None:
+            w = load_trace(trace)
+            label = str(trace)
+        else:
+            w = synthetic()
+            label = "default (embedded synthetic workload)"
+        res = run_simulation(
+            w,
+            specs,
+            baseline=baseline,
+            capacity_gbps=capacity_gbps,
+            per_flow=per_flow,
+            n_hosts=n_hosts,
+            progress=progress,
+        )
+    ports = n_hosts if n_hosts is not None else w.n_hosts
+    click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
+    click.echo(f"fabric     big switch, {ports} ports of {capacity_gbps:g} Gbit/s")
+    click.echo(f"baseline   {baseline} (x = baseline CCT / scheduler CCT; above 1 is better)")
+    click.echo("")
+    click.echo(_comparison_table(res, baseline))
+    if out is not None:
+        with _data_errors():
+            res.write(out)
+        click.echo(f"\nwrote {out}{os.sep}")
+
+
+def _fmt_seconds(x: float) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:.0f}" if x >= 1e4 else f"{x:.4g}"
+
+
+def _fmt_ratio(x: float) -> str:
+    return "-" if math.isnan(x) or math.isinf(x) else f"{x:.2f}"
+
+
+def _comparison_table(res: Results, baseline: str) -> str:
+    """Per scheduler and bin: count, mean/median/p95/p99 CCT and the improvement over the baseline."""
+    summary = res.summary()
+    cmp = res.compare(baseline)
+    header = ["scheduler", "bin", "coflows", "mean_s", "median_s", "p95_s", "p99_s", "x_mean", "x_p95"]
+    rows: list[list[str]] = []
+    for s, c in zip(summary.itertuples(index=False), cmp.itertuples(index=False), strict=True):
+        rows.append(
+            [
+                s.scheduler,
+                str(s.bin),
+                str(s.count),
+                _fmt_seconds(s.mean),
+                _fmt_seconds(s.median),
+                _fmt_seconds(s.p95),
+                _fmt_seconds(s.p99),
+                _fmt_ratio(c.improvement_mean),
+                _fmt_ratio(c.improvement_p95),
+            ]
+        )
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(r: list[str]) -> str:
+        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])] + [
+            c.rjust(w) for c, w in zip(r[2:], widths[2:], strict=True)
+        ]
+        return "  ".join(cells).rstrip()
+
+    lines = [line(header)]
+    for i, r in enumerate(rows):
+        if i > 0 and r[0] != rows[i - 1][0]:
+            lines.append("")
+        lines.append(line(r))
+    return "\n".join(lines)
+
+
+@cli.group("trace")
+def trace_group() -> None:
+    """Inspect traces."""
+
+
+@trace_group.command("info")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--capacity-gbps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Port capacity the offered load refers to.",
+)
+def trace_info(path: Path, capacity_gbps: float) -> None:
+    """Print a trace's statistics: coflows, flows, bytes, load, bins, widths, lengths."""
+    with _data_errors():
+        w = load_trace(path)
+        text = w.stats_text(capacity_gbps * 1e9)
+    click.echo(f"trace          {path}")
+    click.echo(text)
+
+
+@cli.command("generate")
+@click.argument("generator", type=click.Choice(["default"]))
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Generator seed (default 1).")
+@click.option("--load", type=float, default=None, help="Target offered load (default 0.8).")
+@click.option("--n-coflows", type=click.IntRange(min=0), default=None, help="Coflows (default 200).")
+@click.option("--n-hosts", type=click.IntRange(min=1), default=None, help="Hosts (default 50).")
+@click.option(
+    "--capacity-gbps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Port capacity the load refers to (default 1).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the trace: .csv or .parquet (native format).",
+)
+def generate(
+    generator: str,
+    seed: int | None,
+    load: float | None,
+    n_coflows: int | None,
+    n_hosts: int | None,
+    capacity_gbps: float | None,
+    output: Path,
+) -> None:
+    """Generate a synthetic workload and write it as a native trace."""
+    if FORMATS.get(output.suffix.lower()) not in ("csv", "parquet"):
+        raise click.BadParameter(f"{output}: write a .csv or .parquet file", param_hint="'-o'")
+    capacity_bps = None if capacity_gbps is None else capacity_gbps * 1e9
+    try:
+        w = synthetic(n_hosts=n_hosts, n_coflows=n_coflows, load=load, seed=seed, capacity_bps=capacity_bps)
+    except ValueError as e:
+        # The core names the configuration field: "load: must be ...".
+        field, _, message = _one_line(e).partition(": ")
+        option = {"capacity_bps": "capacity-gbps"}.get(field, field.replace("_", "-"))
+        raise click.BadParameter(message or field, param_hint=f"'--{option}'") from None
+    with _data_errors():
+        write_trace(w, output)
+    click.echo(f"wrote {output}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
+
+
+@cli.command("schedulers")
+def schedulers_cmd() -> None:
+    """List the schedulers and what they do."""
+    names = _core.schedulers()
+    width = max(len(n) for n, _ in names)
+    for name, about in names:
+        click.echo(f"{name.ljust(width)}  {about}")
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"coflowkit: error: {message}", err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    try:
+        rv = cli.main(args=argv, prog_name="coflowkit", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx else "", err=True)
+        return EXIT_USAGE
+    except click.UsageError as e:
+        _fail(_one_line(Exception(e.format_message())), EXIT_USAGE)
+    except click.ClickException as e:
+        _fail(_one_line(Exception(e.format_message())), e.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
+        # click turns Ctrl-C into Abort; say what happened and exit as a shell would.
+        if isinstance(e, KeyboardInterrupt) or isinstance(e.__context__, KeyboardInterrupt):
+            click.echo("coflowkit: interrupted", err=True)
+            return 130
+        _fail("aborted", EXIT_DATA)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return rv if isinstance(rv, int) else 0

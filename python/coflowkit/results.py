@@ -1,0 +1,189 @@
+"""Simulation results as tables: per coflow, per flow, summaries, comparisons.
+
+A :class:`Results` holds what the core returned for each scheduler spec (numpy
+columns and summary rows) and turns it into pandas or polars frames, CCT
+summaries per bin, comparisons against a baseline, and files.
+
+Bins follow the Aalo paper (7.1): a coflow is short when its largest flow is
+under 5 MiB and narrow when it has at most 50 flows; ``All`` is every coflow.
+Percentiles are nearest-rank, computed by the core.
+
+Comparisons: for a scheme S and a baseline B, in each bin, the normalized CCT
+is ``S / B`` (below 1 is better) and the improvement ``B / S`` (above 1 is
+better), for the mean and for the 95th percentile.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import _core
+from ._atomic import atomic_path
+
+__all__ = ["Results", "BINS", "COFLOW_COLUMNS", "FLOW_COLUMNS"]
+
+#: The bins of summaries, in report order ("All" first).
+BINS: list[str] = list(_core.BINS)
+#: Columns of a coflow table, in order.
+COFLOW_COLUMNS = ["coflow_id", "arrival_s", "finish_s", "cct_s", "width", "length_bytes", "total_bytes", "bin"]
+#: Columns of a flow table, in order.
+FLOW_COLUMNS = ["coflow_id", "src", "dst", "bytes", "arrival_s", "finish_s", "fct_s"]
+_STATS = ["count", "mean", "median", "p95", "p99", "max"]
+
+
+def _dirname(spec: str) -> str:
+    """A scheduler spec as a directory name (``fifo-lm:threshold=p90`` -> ``fifo-lm_threshold_p90``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_") or "scheduler"
+
+
+class Results:
+    """The outcome of :func:`coflowkit.simulate`: one run per scheduler spec."""
+
+    def __init__(self, runs: list[dict[str, Any]], *, source: str, capacity_bps: float, baseline: str | None = None):
+        self._runs = {r["spec"]: r for r in runs}
+        self._order = [r["spec"] for r in runs]
+        #: Where the workload came from.
+        self.source = source
+        #: Port capacity, bit/s.
+        self.capacity_bps = capacity_bps
+        #: The default baseline of :meth:`compare`, if one was given.
+        self.baseline = baseline
+
+    @property
+    def schedulers(self) -> list[str]:
+        """The scheduler specs, in the order they were given."""
+        return list(self._order)
+
+    def __repr__(self) -> str:
+        return f"Results(schedulers={self._order!r}, source={self.source!r}, baseline={self.baseline!r})"
+
+    def _run(self, scheduler: str | None) -> dict[str, Any]:
+        if scheduler is None:
+            if len(self._order) != 1:
+                raise ValueError(f"several schedulers ran ({', '.join(self._order)}): name one, or use to_pandas()")
+            scheduler = self._order[0]
+        try:
+            return self._runs[scheduler]
+        except KeyError:
+            raise ValueError(f"scheduler {scheduler!r} did not run (ran: {', '.join(self._order)})") from None
+
+    def n_events(self, scheduler: str | None = None) -> int:
+        """Events the engine processed for ``scheduler``."""
+        return int(self._run(scheduler)["n_events"])
+
+    def coflows(self, scheduler: str | None = None) -> pd.DataFrame:
+        """One row per coflow, in (arrival, id) order; times in seconds."""
+        cols = self._run(scheduler)["coflows"]
+        df = pd.DataFrame({name: cols[name] for name in COFLOW_COLUMNS})
+        df["bin"] = pd.Categorical(df["bin"], categories=BINS[1:])
+        return df
+
+    def flows(self, scheduler: str | None = None) -> pd.DataFrame:
+        """One row per flow (only with ``per_flow=True``); times in seconds."""
+        cols = self._run(scheduler)["flows"]
+        if cols is None:
+            raise ValueError("flows were not kept: simulate with per_flow=True")
+        return pd.DataFrame({name: cols[name] for name in FLOW_COLUMNS})
+
+    def _coflow_table(self, scheduler: str) -> pa.Table:
+        cols = self._run(scheduler)["coflows"]
+        return pa.table({name: pa.array(cols[name]) for name in COFLOW_COLUMNS})
+
+    def _flow_table(self, scheduler: str) -> pa.Table | None:
+        cols = self._run(scheduler)["flows"]
+        return None if cols is None else pa.table({name: pa.array(cols[name]) for name in FLOW_COLUMNS})
+
+    def to_arrow(self) -> pa.Table:
+        """Every scheduler's coflow table stacked, with a leading ``scheduler`` column."""
+        tables = []
+        for s in self._order:
+            t = self._coflow_table(s)
+            tables.append(t.add_column(0, "scheduler", pa.array([s] * t.num_rows, type=pa.string())))
+        return pa.concat_tables(tables)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """:meth:`to_arrow` as a pandas DataFrame (``bin`` categorical)."""
+        frames = [self.coflows(s).assign(scheduler=s) for s in self._order]
+        df = pd.concat(frames, ignore_index=True)
+        return df[["scheduler", *COFLOW_COLUMNS]]
+
+    def to_polars(self) -> Any:
+        """:meth:`to_arrow` as a polars DataFrame (needs the ``polars`` extra)."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("to_polars() needs polars: pip install 'coflowkit[polars]'") from None
+        return pl.from_arrow(self.to_arrow())
+
+    def summary(self) -> pd.DataFrame:
+        """CCT statistics (seconds) per scheduler and bin: count, mean, median, p95, p99, max."""
+        rows = [{"scheduler": s, **row} for s in self._order for row in self._runs[s]["summary"]]
+        df = pd.DataFrame(rows, columns=["scheduler", "bin", *_STATS])
+        df["bin"] = pd.Categorical(df["bin"], categories=BINS)
+        return df
+
+    def compare(self, baseline: str | None = None) -> pd.DataFrame:
+        """Each scheduler against ``baseline``, per bin.
+
+        Columns: scheduler, bin, count, mean, p95 (seconds), norm_mean and
+        norm_p95 (scheme / baseline), improvement_mean and improvement_p95
+        (baseline / scheme).
+        """
+        baseline = baseline if baseline is not None else self.baseline
+        if baseline is None:
+            raise ValueError("compare: no baseline (pass baseline= here or to simulate)")
+        if baseline not in self._runs:
+            raise ValueError(f"compare: baseline {baseline!r} did not run (ran: {', '.join(self._order)})")
+        s = self.summary()
+        base = s[s["scheduler"] == baseline]
+        base_mean = dict(zip(base["bin"].astype(str), base["mean"], strict=True))
+        base_p95 = dict(zip(base["bin"].astype(str), base["p95"], strict=True))
+        out = s[["scheduler", "bin", "count", "mean", "p95"]].copy()
+        bins = out["bin"].astype(str)
+        b_mean = bins.map(base_mean).to_numpy(dtype=float)
+        b_p95 = bins.map(base_p95).to_numpy(dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["norm_mean"] = out["mean"].to_numpy() / b_mean
+            out["norm_p95"] = out["p95"].to_numpy() / b_p95
+            out["improvement_mean"] = b_mean / out["mean"].to_numpy()
+            out["improvement_p95"] = b_p95 / out["p95"].to_numpy()
+        return out.reset_index(drop=True)
+
+    def write(self, out_dir: str | os.PathLike[str]) -> Path:
+        """Write ``DIR/<scheduler>/coflows.{csv,parquet}`` (and ``flows.*`` with
+        per-flow results), ``DIR/summary.csv`` and, with a baseline,
+        ``DIR/compare.csv``. Each file is replaced whole or not at all."""
+        out = Path(out_dir)
+        dirs = {s: _dirname(s) for s in self._order}
+        if len(set(dirs.values())) != len(dirs):
+            raise ValueError(f"schedulers {', '.join(self._order)} would share an output directory")
+        out.mkdir(parents=True, exist_ok=True)
+        for s in self._order:
+            d = out / dirs[s]
+            _write_table(self._coflow_table(s), d / "coflows.csv", d / "coflows.parquet")
+            flows = self._flow_table(s)
+            if flows is not None:
+                _write_table(flows, d / "flows.csv", d / "flows.parquet")
+        _write_csv(self.summary(), out / "summary.csv")
+        if self.baseline is not None:
+            _write_csv(self.compare(), out / "compare.csv")
+        return out
+
+
+def _write_csv(df: pd.DataFrame, path: Path) -> None:
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
+
+
+def _write_table(table: pa.Table, csv_path: Path, parquet_path: Path) -> None:
+    _write_csv(table.to_pandas(), csv_path)
+    with atomic_path(parquet_path) as tmp:
+        pq.write_table(table, tmp)

@@ -1,0 +1,96 @@
+"""The `coflowkit` command end to end: simulate, trace info, generate, schedulers."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+import coflowkit
+from conftest import Cli
+
+COFLOW_COLUMNS = ["coflow_id", "arrival_s", "finish_s", "cct_s", "width", "length_bytes", "total_bytes", "bin"]
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_schedulers_lists_every_name(cli: Cli) -> None:
+    proc = cli("schedulers")
+    assert proc.returncode == 0, proc.stderr
+    names = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert names == [n for n, _ in coflowkit.schedulers()]
+    assert "fair" in names and "varys" in names
+
+
+def test_simulate_embedded_workload_writes_tables(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = cli("simulate", "--scheduler", "fair,varys", "--baseline", "fair", "--out", out, "--per-flow")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    text = proc.stdout
+    assert "200 coflows" in text and "baseline   fair" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith(("fair ", "varys "))]
+    assert [(r[0], r[1]) for r in rows] == [(s, b) for s in ("fair", "varys") for b in coflowkit.BINS]
+    assert all(r[-2:] == ["1.00", "1.00"] for r in rows if r[0] == "fair" and r[2] != "0")
+
+    w = coflowkit.synthetic()
+    for s in ("fair", "varys"):
+        coflows = read_csv(out / s / "coflows.csv")
+        assert list(coflows[0].keys()) == COFLOW_COLUMNS
+        assert len(coflows) == w.n_coflows
+        assert all(float(r["cct_s"]) > 0 for r in coflows)
+        table = pq.read_table(out / s / "coflows.parquet")
+        assert table.column_names == COFLOW_COLUMNS
+        assert table.num_rows == w.n_coflows
+        assert [str(v) for v in table.column("coflow_id").to_pylist()] == [r["coflow_id"] for r in coflows]
+        assert pq.read_table(out / s / "flows.parquet").num_rows == w.n_flows
+        assert len(read_csv(out / s / "flows.csv")) == w.n_flows
+    summary = read_csv(out / "summary.csv")
+    assert list(summary[0].keys()) == ["scheduler", "bin", "count", "mean", "median", "p95", "p99", "max"]
+    assert len(summary) == 2 * len(coflowkit.BINS)
+    compare = read_csv(out / "compare.csv")
+    assert {r["scheduler"] for r in compare} == {"fair", "varys"}
+    assert not list(out.rglob("*.tmp")), "temporary files were left behind"
+
+
+def test_simulate_defaults_to_every_scheduler(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "tiny.csv"
+    assert cli("generate", "default", "--n-coflows", 12, "--n-hosts", 10, "--seed", 3, "-o", trace).returncode == 0
+    proc = cli("simulate", "--trace", trace)
+    assert proc.returncode == 0, proc.stderr
+    ran = {line.split()[0] for line in proc.stdout.splitlines()[4:] if line.strip()} - {"scheduler"}
+    assert ran == {n for n, _ in coflowkit.schedulers()}
+
+
+def test_generate_and_trace_info_agree(cli: Cli, tmp_path: Path) -> None:
+    for name in ("g.csv", "g.parquet"):
+        path = tmp_path / "sub" / name
+        proc = cli("generate", "default", "--seed", 9, "--load", 0.5, "--n-coflows", 30, "--n-hosts", 12, "-o", path)
+        assert proc.returncode == 0, proc.stderr
+        info = cli("trace", "info", path)
+        assert info.returncode == 0, info.stderr
+        assert "hosts          12\n" in info.stdout
+        assert "coflows        30\n" in info.stdout
+        assert "offered load   0.500" in info.stdout
+    a = coflowkit.load_trace(tmp_path / "sub" / "g.csv").columns()
+    b = coflowkit.load_trace(tmp_path / "sub" / "g.parquet").columns()
+    assert all((a[k] == b[k]).all() for k in a)
+
+
+def test_a_failed_write_keeps_what_was_written(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "tiny.csv"
+    assert cli("generate", "default", "--n-coflows", 10, "--n-hosts", 10, "-o", trace).returncode == 0
+    out = tmp_path / "out"
+    assert cli("simulate", "--trace", trace, "-s", "fair", "--out", out).returncode == 0
+    before = (out / "fair" / "coflows.csv").read_bytes()
+    (out / "summary.csv").unlink()
+    (out / "summary.csv").mkdir()  # the next run cannot write its summary
+    proc = cli("simulate", "--trace", trace, "-s", "fair", "--out", out)
+    assert proc.returncode == 1
+    assert "summary.csv" in proc.stderr and "Traceback" not in proc.stderr
+    assert (out / "fair" / "coflows.csv").read_bytes() == before
+    assert not list(out.rglob("*.tmp"))

@@ -1,0 +1,132 @@
+"""Simulations from Python: tables, summaries, comparisons, determinism, threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import coflowkit
+from coflowkit import _core
+
+
+def test_two_schedulers_pandas_and_polars_agree(small: coflowkit.Workload) -> None:
+    pl = pytest.importorskip("polars")
+    res = coflowkit.simulate(small, ["varys", "fair"], progress=False)
+    assert res.schedulers == ["varys", "fair"]
+    pd_frame = res.to_pandas()
+    pl_frame = res.to_polars()
+    assert isinstance(pl_frame, pl.DataFrame)
+    assert pl_frame.columns == list(pd_frame.columns)
+    assert pl_frame.height == len(pd_frame) == 2 * small.n_coflows
+    for col in pd_frame.columns:
+        left = pd_frame[col].astype(str) if col in ("bin", "scheduler") else pd_frame[col]
+        np.testing.assert_array_equal(np.asarray(left), pl_frame[col].to_numpy(), err_msg=col)
+    for s in res.schedulers:
+        one = res.coflows(s)
+        pd.testing.assert_frame_equal(
+            one.reset_index(drop=True),
+            pd_frame[pd_frame["scheduler"] == s].drop(columns="scheduler").reset_index(drop=True),
+        )
+
+
+def test_results_tables_are_consistent(small: coflowkit.Workload) -> None:
+    res = coflowkit.simulate(small, "varys", baseline="fair", per_flow=True, progress=False)
+    assert res.schedulers == ["varys", "fair"] and res.baseline == "fair"
+    for s in res.schedulers:
+        c = res.coflows(s)
+        assert list(c.columns) == coflowkit.results.COFLOW_COLUMNS
+        assert len(c) == small.n_coflows and c["coflow_id"].is_unique
+        np.testing.assert_allclose(c["cct_s"], c["finish_s"] - c["arrival_s"], atol=1e-9)
+        f = res.flows(s)
+        assert len(f) == small.n_flows
+        assert (f.groupby("coflow_id")["finish_s"].max().loc[c["coflow_id"]].to_numpy() == c["finish_s"]).all()
+        assert res.n_events(s) > 0
+    summary = res.summary()
+    assert list(summary["bin"].astype(str)) == coflowkit.BINS * 2
+    varys = summary[summary["scheduler"] == "varys"].set_index("bin")
+    counts = res.coflows("varys")["bin"].value_counts()
+    assert varys.loc["All", "count"] == small.n_coflows
+    for b in coflowkit.BINS[1:]:
+        assert varys.loc[b, "count"] == counts.get(b, 0)
+    assert varys.loc["All", "mean"] == pytest.approx(res.coflows("varys")["cct_s"].mean())
+    cmp = res.compare()
+    fair = cmp[(cmp["scheduler"] == "fair") & (cmp["count"] > 0)]
+    assert (fair["improvement_mean"] == 1.0).all() and (fair["norm_p95"] == 1.0).all()
+    v = cmp[(cmp["scheduler"] == "varys") & (cmp["count"] > 0)]
+    np.testing.assert_allclose(v["improvement_mean"] * v["norm_mean"], 1.0)
+    with pytest.raises(ValueError, match="several schedulers"):
+        res.coflows()
+    with pytest.raises(ValueError, match="did not run"):
+        res.compare("srpt")
+
+
+def test_an_uncontended_flow_finishes_at_size_over_rate() -> None:
+    one = _core.workload_from_columns(
+        coflow_id=np.array([1], np.uint64),
+        arrival_ns=np.array([1000], np.uint64),
+        src=np.array([0], np.uint32),
+        dst=np.array([1], np.uint32),
+        bytes=np.array([1 << 20], np.uint64),
+    )
+    for gbps in (1.0, 10.0):
+        res = coflowkit.simulate(one, ["fair", "varys"], capacity_gbps=gbps, progress=False)
+        for s in res.schedulers:
+            c = res.coflows(s)
+            assert c["cct_s"].iloc[0] == pytest.approx(8 * (1 << 20) / (gbps * 1e9), abs=1e-9)
+
+
+def test_same_input_same_bytes(small: coflowkit.Workload, tmp_path: Path) -> None:
+    runs = [coflowkit.simulate(small, ["fair", "varys"], baseline="fair", progress=False) for _ in range(2)]
+    # One scheduler at a time must give what the parallel batch gave.
+    alone = coflowkit.simulate(small, "varys", progress=False)
+    pd.testing.assert_frame_equal(alone.coflows("varys"), runs[0].coflows("varys"))
+    dirs = [r.write(tmp_path / f"run{i}") for i, r in enumerate(runs)]
+    files = sorted(p.relative_to(dirs[0]) for p in dirs[0].rglob("*.csv"))
+    assert len(files) == 4  # two coflow tables, summary, compare
+    for rel in files:
+        assert (dirs[0] / rel).read_bytes() == (dirs[1] / rel).read_bytes(), rel
+
+
+def _spins_during(fn: Callable[[], object]) -> tuple[int, float, float]:
+    """(spins of a Python thread during fn(), its spins per second alone, fn's seconds)."""
+    count = 0
+    stop = threading.Event()
+
+    def spin() -> None:
+        nonlocal count
+        while not stop.is_set():
+            count += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        time.sleep(0.1)
+        c0, t0 = count, time.perf_counter()
+        time.sleep(0.2)
+        rate = (count - c0) / (time.perf_counter() - t0)
+        c0, t0 = count, time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - t0
+        return count - c0, rate, elapsed
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_the_gil_is_released_while_simulating() -> None:
+    # Grow the workload until a run lasts long enough to tell (a few tenths of a second).
+    n_coflows = 100
+    while True:
+        w = coflowkit.synthetic(n_hosts=30, n_coflows=n_coflows, seed=2)
+        spins, rate, elapsed = _spins_during(lambda w=w: coflowkit.simulate(w, "fair", progress=False))
+        if elapsed >= 0.3 or n_coflows >= 3200:
+            break
+        n_coflows *= 2
+    # Holding the GIL would leave the spinner one switch interval (5 ms) at most.
+    assert spins > 0.2 * rate * elapsed, (spins, rate, elapsed)
