@@ -97,7 +97,7 @@ pub fn simulate<'py>(
         .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
     let valid =
         py.detach(|| w.inner.clone().validate(&fabric)).map_err(|e| value_error(format!("{}: {e}", w.source)))?;
-    let hints = WorkloadHints { coflow_sizes: valid.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() };
+    let hints = WorkloadHints::of(&valid);
     let built = specs.iter().map(|s| build(s, &hints)).collect::<Result<Vec<_>, _>>().map_err(value_error)?;
     let names: Vec<String> = schedulers.iter().map(|s| s.trim().to_string()).collect();
     let board = Board::new(progress, names.clone());

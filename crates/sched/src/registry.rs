@@ -74,6 +74,13 @@ pub struct WorkloadHints {
     pub coflow_sizes: Vec<f64>,
 }
 
+impl WorkloadHints {
+    /// The hints of a validated workload.
+    pub fn of(workload: &coflowkit_model::ValidWorkload) -> WorkloadHints {
+        WorkloadHints { coflow_sizes: workload.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() }
+    }
+}
+
 impl SchedulerSpec {
     /// Parses `name` or `name:key=value;key=value`.
     pub fn parse(text: &str) -> Result<SchedulerSpec, SchedulerError> {

@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let w = coflowkit_workload::read_benchmark_file(trace.as_ref())?;
     let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec::GBPS)?;
     let w = w.validate(&fabric)?;
-    let hints = WorkloadHints { coflow_sizes: w.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() };
+    let hints = WorkloadHints::of(&w);
     for s in scheds {
         let t0 = Instant::now();
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;

@@ -1,0 +1,753 @@
+//! End-to-end differential tests: every scheduler of the registry, run by
+//! the exact engine, against a slow reference simulator written plainly from
+//! the definitions in the schedulers' module docs.
+//!
+//! The reference keeps each flow's remaining bytes as an `f64`, and time as
+//! continuous `f64` nanoseconds. At every event (an arrival, any flow
+//! completion, and for `fifo-lm` the instant a light coflow's sent bytes
+//! reach the threshold) it recomputes the whole allocation from scratch with
+//! straightforward code (per-flow max-min by
+//! [`coflowkit_alloc::reference::max_min`], itself checked against the fast
+//! solvers), moves time on to the earliest next event, takes `rate * dt`
+//! from every flow and finishes the flows that have (almost) nothing left.
+//! The engine rounds every event up to a whole nanosecond, so the two agree
+//! to within a few nanoseconds per event: coflow finish instants are compared
+//! with a tolerance of 1 µs (plus 1e-9 relative).
+//!
+//! Instances are small (2-5 hosts, 1-5 coflows of 1-4 flows) and built so
+//! that simultaneous events and exact ties are common: sizes are mostly
+//! multiples of 125,000 bytes (1 ms at 1 Gbit/s) and arrivals mostly whole
+//! milliseconds, so arrivals coincide with completions.
+
+use coflowkit_alloc::reference::max_min;
+use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Fabric, Time, Workload};
+use coflowkit_sched::{build, SchedulerSpec, WorkloadHints, NAMES};
+use coflowkit_sim::{SimOptions, Simulation};
+use proptest::prelude::*;
+use std::fmt;
+
+/// A random instance: per-host capacities (bits/s) and coflows.
+#[derive(Clone)]
+struct Case {
+    up: Vec<f64>,
+    down: Vec<f64>,
+    coflows: Vec<CoflowSpec>,
+}
+
+impl Case {
+    fn n_hosts(&self) -> u32 {
+        self.up.len() as u32
+    }
+}
+
+/// Prints the case as Rust code, ready to paste into a regression test.
+impl fmt::Debug for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "Case {{")?;
+        writeln!(f, "    up: vec!{:?},", self.up)?;
+        writeln!(f, "    down: vec!{:?},", self.down)?;
+        writeln!(f, "    coflows: vec![")?;
+        for c in &self.coflows {
+            let flows: Vec<String> =
+                c.flows.iter().map(|x| format!("flow({}, {}, {})", x.src.0, x.dst.0, x.bytes.0)).collect();
+            writeln!(f, "        CoflowSpec::new({}, Time({}), vec![{}]),", c.id.0, c.arrival.0, flows.join(", "))?;
+        }
+        writeln!(f, "    ],")?;
+        write!(f, "}}")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The reference simulator.
+// ---------------------------------------------------------------------------
+
+/// The policies, as the module docs of `coflowkit_sched` define them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Policy {
+    /// Per-flow max-min over all active flows.
+    Fair,
+    /// Flows by (remaining bytes, flow order), each the least residual on its path.
+    Srpt,
+    /// Strict priority by (arrival, id), max-min per coflow on the residual.
+    Fifo,
+    /// As fifo, by (largest original flow, arrival, id).
+    Scf,
+    /// As fifo, by (number of flows, arrival, id).
+    Ncf,
+    /// As fifo, by (total original bytes, arrival, id).
+    Lcf,
+    /// As fifo, by (remaining total bytes, arrival, id).
+    Stf,
+    /// FIFO with limited multiplexing, heavy threshold in bytes.
+    FifoLm(f64),
+    /// Smallest Γ first, MADD, backfill; recompute at every flow completion
+    /// (`per_flow`) or only at coflow arrivals and completions.
+    Varys { per_flow: bool },
+}
+
+/// Every spec the property tests run, with its reference policy. Together
+/// they cover every name in [`NAMES`] (checked by
+/// `every_registry_name_has_a_reference`).
+const SPECS: &[&str] = &[
+    "fair",
+    "srpt",
+    "fifo",
+    "scf",
+    "ncf",
+    "lcf",
+    "stf",
+    "fifo-lm:threshold=0",
+    "fifo-lm:threshold=p50",
+    "fifo-lm:threshold=300000",
+    "fifo-lm:threshold=inf",
+    "varys",
+    "varys:recompute=flow",
+    "varys:recompute=coflow",
+];
+
+/// The nearest-rank 50th percentile of the coflows' total bytes, written out.
+fn p50_of_coflow_sizes(case: &Case) -> f64 {
+    let mut v: Vec<u64> = case.coflows.iter().map(|c| c.flows.iter().map(|f| f.bytes.0).sum()).collect();
+    v.sort_unstable();
+    // Smallest value with at least half of the values at or below it.
+    let rank = (v.len() + 1) / 2;
+    v[rank.max(1) - 1] as f64
+}
+
+fn policy_of(spec: &str, case: &Case) -> Policy {
+    match spec {
+        "fair" => Policy::Fair,
+        "srpt" => Policy::Srpt,
+        "fifo" => Policy::Fifo,
+        "scf" => Policy::Scf,
+        "ncf" => Policy::Ncf,
+        "lcf" => Policy::Lcf,
+        "stf" => Policy::Stf,
+        "fifo-lm:threshold=p50" => Policy::FifoLm(p50_of_coflow_sizes(case)),
+        "fifo-lm:threshold=inf" => Policy::FifoLm(f64::INFINITY),
+        "varys" | "varys:recompute=flow" => Policy::Varys { per_flow: true },
+        "varys:recompute=coflow" => Policy::Varys { per_flow: false },
+        other => match other.strip_prefix("fifo-lm:threshold=").and_then(|b| b.parse::<u64>().ok()) {
+            Some(bytes) => Policy::FifoLm(bytes as f64),
+            None => panic!("no reference policy for '{other}'"),
+        },
+    }
+}
+
+#[derive(Debug, Clone)]
+struct RefFlow {
+    coflow: usize,
+    path: Vec<u32>,
+    size: f64,
+    rem: f64,
+    arrived: bool,
+    done: bool,
+    finish: f64,
+}
+
+#[derive(Debug, Clone)]
+struct RefCoflow {
+    id: u64,
+    arrival: u64,
+    flows: Vec<usize>,
+    total: f64,
+    length: f64,
+    width: usize,
+    finish: f64,
+}
+
+/// What the reference computes: finish instants (ns), coflows in (arrival,
+/// id) order, flows in that coflow order then in their order in the coflow.
+#[derive(Debug, Clone)]
+struct RefResult {
+    coflows: Vec<(u64, f64)>,
+    flows: Vec<f64>,
+    /// Ordering decisions where two keys were equal up to 1e-6 relative
+    /// (where float noise or nanosecond rounding could flip the order).
+    ties: Vec<String>,
+}
+
+/// Residual capacity (bits/s) at or under which a link counts as full.
+const FULL: f64 = 1e-3;
+
+struct RefSim {
+    caps: Vec<f64>,
+    flows: Vec<RefFlow>,
+    coflows: Vec<RefCoflow>,
+    now: f64,
+    ties: std::cell::RefCell<Vec<String>>,
+}
+
+impl RefSim {
+    fn new(case: &Case) -> RefSim {
+        let mut caps = vec![];
+        for h in 0..case.up.len() {
+            caps.push(case.up[h]); // link 2h: uplink of h
+            caps.push(case.down[h]); // link 2h+1: downlink of h
+        }
+        let mut specs = case.coflows.clone();
+        specs.sort_by_key(|c| (c.arrival, c.id));
+        let mut flows = vec![];
+        let mut coflows = vec![];
+        for (ci, c) in specs.iter().enumerate() {
+            let mut ids = vec![];
+            for f in &c.flows {
+                ids.push(flows.len());
+                flows.push(RefFlow {
+                    coflow: ci,
+                    path: vec![2 * f.src.0, 2 * f.dst.0 + 1],
+                    size: f.bytes.0 as f64,
+                    rem: f.bytes.0 as f64,
+                    arrived: false,
+                    done: false,
+                    finish: f64::NAN,
+                });
+            }
+            coflows.push(RefCoflow {
+                id: c.id.0,
+                arrival: c.arrival.0,
+                flows: ids,
+                total: c.flows.iter().map(|f| f.bytes.0 as f64).sum(),
+                length: c.flows.iter().map(|f| f.bytes.0 as f64).fold(0.0, f64::max),
+                width: c.flows.len(),
+                finish: f64::NAN,
+            });
+        }
+        RefSim { caps, flows, coflows, now: 0.0, ties: Default::default() }
+    }
+
+    fn is_active(&self, f: usize) -> bool {
+        self.flows[f].arrived && !self.flows[f].done
+    }
+
+    fn active_flows_of(&self, c: usize) -> Vec<usize> {
+        self.coflows[c].flows.iter().copied().filter(|&f| self.is_active(f)).collect()
+    }
+
+    /// Active coflows in (arrival, id) order.
+    fn active_coflows(&self) -> Vec<usize> {
+        (0..self.coflows.len()).filter(|&c| !self.active_flows_of(c).is_empty()).collect()
+    }
+
+    fn sent(&self, c: usize) -> f64 {
+        self.coflows[c].flows.iter().map(|&f| self.flows[f].size - self.flows[f].rem).sum()
+    }
+
+    fn remaining(&self, c: usize) -> f64 {
+        self.coflows[c].flows.iter().map(|&f| self.flows[f].rem).sum()
+    }
+
+    /// Strict priority between classes (each a list of coflows), per-flow
+    /// max-min inside a class on what the classes before it left.
+    fn serve_classes(&self, classes: &[Vec<usize>], rate: &mut [f64]) {
+        let mut residual = self.caps.clone();
+        for class in classes {
+            let members: Vec<usize> = class.iter().flat_map(|&c| self.active_flows_of(c)).collect();
+            let demands: Vec<(Vec<u32>, f64, f64)> =
+                members.iter().map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY)).collect();
+            let r = max_min(&demands, &mut residual);
+            for (&f, &x) in members.iter().zip(&r) {
+                rate[f] = x;
+            }
+        }
+    }
+
+    /// Active coflows in the order of `key`, ascending, ties (keys equal up
+    /// to float noise) by (arrival, id).
+    fn coflows_by(&self, key: impl Fn(usize) -> f64) -> Vec<usize> {
+        let keys: Vec<f64> = (0..self.coflows.len()).map(key).collect();
+        // Active coflows are listed in (arrival, id) order already.
+        let order = order_by(self.active_coflows(), |c| keys[c]);
+        self.note_ties("coflows", &order, |c| (self.coflows[c].id, keys[c]));
+        order
+    }
+
+    /// Notes every pair of `order` whose keys are equal up to 1e-6 relative.
+    fn note_ties(&self, what: &str, order: &[usize], key: impl Fn(usize) -> (u64, f64)) {
+        for (i, &a) in order.iter().enumerate() {
+            for &b in &order[i + 1..] {
+                let ((ia, ka), (ib, kb)) = (key(a), key(b));
+                if (ka - kb).abs() <= 1e-6 * ka.abs().max(kb.abs()) && ka.is_finite() {
+                    self.ties.borrow_mut().push(format!("t={:.1} ns: {what} {ia} and {ib} tie at {ka} vs {kb}", self.now));
+                }
+            }
+        }
+    }
+
+    /// Coflows in the order of `key` (ascending), ties by (arrival, id),
+    /// each its own class.
+    fn serve_ordered(&self, key: impl Fn(usize) -> f64, rate: &mut [f64]) {
+        let order = self.coflows_by(key);
+        let classes: Vec<Vec<usize>> = order.into_iter().map(|c| vec![c]).collect();
+        self.serve_classes(&classes, rate);
+    }
+
+    fn is_heavy(&self, c: usize, threshold: f64) -> bool {
+        threshold.is_finite() && self.sent(c) >= threshold * (1.0 - 1e-9)
+    }
+
+    /// Γ of coflow `c` over `capacity`: the largest (remaining bits through
+    /// a link) / (its capacity); infinite when a link it uses is full.
+    fn gamma(&self, c: usize, capacity: &[f64]) -> f64 {
+        let mut load = vec![0.0; capacity.len()];
+        for f in self.active_flows_of(c) {
+            for &l in &self.flows[f].path {
+                load[l as usize] += self.flows[f].rem * 8.0;
+            }
+        }
+        let mut g: f64 = 0.0;
+        for l in 0..capacity.len() {
+            if load[l] > 0.0 {
+                g = g.max(if capacity[l] <= FULL { f64::INFINITY } else { load[l] / capacity[l] });
+            }
+        }
+        g
+    }
+
+    /// The rate (bits/s) of every flow under `policy` now.
+    fn allocate(&self, policy: Policy) -> Vec<f64> {
+        let mut rate = vec![0.0; self.flows.len()];
+        match policy {
+            Policy::Fair => {
+                let all: Vec<usize> = self.active_coflows();
+                self.serve_classes(&[all], &mut rate);
+            }
+            Policy::Fifo => self.serve_ordered(|_| 0.0, &mut rate),
+            Policy::Scf => self.serve_ordered(|c| self.coflows[c].length, &mut rate),
+            Policy::Ncf => self.serve_ordered(|c| self.coflows[c].width as f64, &mut rate),
+            Policy::Lcf => self.serve_ordered(|c| self.coflows[c].total, &mut rate),
+            Policy::Stf => self.serve_ordered(|c| self.remaining(c), &mut rate),
+            Policy::FifoLm(threshold) => {
+                let order = self.active_coflows();
+                let mut classes = vec![];
+                let mut class = vec![];
+                for (i, &c) in order.iter().enumerate() {
+                    class.push(c);
+                    if !self.is_heavy(c, threshold) || i + 1 == order.len() {
+                        classes.push(std::mem::take(&mut class));
+                    }
+                }
+                self.serve_classes(&classes, &mut rate);
+            }
+            Policy::Srpt => {
+                let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+                let order = order_by(active, |f| self.flows[f].rem);
+                self.note_ties("flows", &order, |f| (f as u64, self.flows[f].rem));
+                let mut residual = self.caps.clone();
+                for f in order {
+                    let path = &self.flows[f].path;
+                    let r = path.iter().map(|&l| residual[l as usize]).fold(f64::INFINITY, f64::min);
+                    if r > FULL {
+                        rate[f] = r;
+                        for &l in path {
+                            residual[l as usize] -= r;
+                        }
+                    }
+                }
+            }
+            Policy::Varys { .. } => {
+                let order = self.coflows_by(|c| self.gamma(c, &self.caps));
+                let mut residual = self.caps.clone();
+                // MADD on what the coflows before left.
+                for &c in &order {
+                    let g = self.gamma(c, &residual);
+                    if !g.is_finite() {
+                        continue;
+                    }
+                    for f in self.active_flows_of(c) {
+                        let r = self.flows[f].rem * 8.0 / g;
+                        rate[f] = r;
+                        for &l in &self.flows[f].path {
+                            residual[l as usize] = (residual[l as usize] - r).max(0.0);
+                        }
+                    }
+                }
+                // Backfill in the same order.
+                for &c in &order {
+                    for f in self.active_flows_of(c) {
+                        let path = &self.flows[f].path;
+                        let extra = path.iter().map(|&l| residual[l as usize]).fold(f64::INFINITY, f64::min);
+                        if extra > FULL {
+                            rate[f] += extra;
+                            for &l in path {
+                                residual[l as usize] -= extra;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        rate
+    }
+
+    fn run(mut self, policy: Policy) -> RefResult {
+        let n = self.coflows.len();
+        let mut t: f64 = 0.0;
+        let mut next = 0;
+        let mut rate = vec![0.0; self.flows.len()];
+        let mut coflow_event = false;
+        let mut n_events = 0;
+        loop {
+            n_events += 1;
+            assert!(n_events < 100_000, "reference simulator does not converge");
+            while next < n && self.coflows[next].arrival as f64 <= t {
+                for &f in &self.coflows[next].flows {
+                    self.flows[f].arrived = true;
+                }
+                coflow_event = true;
+                next += 1;
+            }
+            let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+            if active.is_empty() && next == n {
+                break;
+            }
+            match policy {
+                Policy::Varys { per_flow: false } if !coflow_event => {
+                    // Rates stay fixed between coflow events; finished flows
+                    // dropped out when they finished.
+                }
+                _ => rate = self.allocate(policy),
+            }
+            coflow_event = false;
+            if std::env::var("REF_TRACE").is_ok() {
+                let mut line = format!("t={:.3}", t);
+                for &f in &active { line += &format!(" f{}:{:.3}@{:.2}M", f, self.flows[f].rem, rate[f] / 1e6); }
+                for c in self.active_coflows() { line += &format!(" c{}sent={:.3}", self.coflows[c].id, self.sent(c)); }
+                eprintln!("{line}");
+            }
+            // The next event.
+            let mut dt = f64::INFINITY;
+            let mut to_arrival = false;
+            if next < n {
+                dt = self.coflows[next].arrival as f64 - t;
+                to_arrival = true;
+            }
+            for &f in &active {
+                if rate[f] > 0.0 {
+                    let d = self.flows[f].rem / (rate[f] / 8e9);
+                    if d < dt {
+                        dt = d;
+                        to_arrival = false;
+                    }
+                }
+            }
+            if let Policy::FifoLm(threshold) = policy {
+                for c in self.active_coflows() {
+                    if threshold.is_finite() && !self.is_heavy(c, threshold) {
+                        let r: f64 = self.active_flows_of(c).iter().map(|&f| rate[f]).sum();
+                        if r > 0.0 {
+                            let d = (threshold - self.sent(c)) / (r / 8e9);
+                            if d < dt {
+                                dt = d;
+                                to_arrival = false;
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(dt.is_finite(), "reference stalls at {t} ns with {} active flows", active.len());
+            // Move on.
+            for &f in &active {
+                self.flows[f].rem -= rate[f] / 8e9 * dt;
+            }
+            t = if to_arrival { self.coflows[next].arrival as f64 } else { t + dt };
+            self.now = t;
+            for &f in &active {
+                let fl = &mut self.flows[f];
+                if fl.rem <= 1e-9 * fl.size {
+                    fl.rem = 0.0;
+                    fl.done = true;
+                    fl.finish = t;
+                    rate[f] = 0.0;
+                    let c = fl.coflow;
+                    if self.coflows[c].flows.iter().all(|&g| self.flows[g].done) {
+                        self.coflows[c].finish = t;
+                        coflow_event = true;
+                    }
+                }
+            }
+        }
+        RefResult {
+            coflows: self.coflows.iter().map(|c| (c.id, c.finish)).collect(),
+            flows: self.flows.iter().map(|f| f.finish).collect(),
+            ties: self.ties.into_inner(),
+        }
+    }
+}
+
+/// `items` (given in tie-break order) ordered by `key` ascending, where
+/// keys equal up to float noise (1e-9 relative) count as equal, so that
+/// exact ties, however the float arithmetic reached them, go by the given
+/// order. Selection sort: it needs no transitive comparison.
+fn order_by(mut items: Vec<usize>, key: impl Fn(usize) -> f64) -> Vec<usize> {
+    let less = |a: f64, b: f64| a < b && (b - a) > 1e-9 * a.abs().max(b.abs());
+    let mut out = vec![];
+    while !items.is_empty() {
+        let mut best = 0;
+        for i in 1..items.len() {
+            if less(key(items[i]), key(items[best])) {
+                best = i;
+            }
+        }
+        out.push(items.remove(best));
+    }
+    out
+}
+
+fn reference(case: &Case, policy: Policy) -> RefResult {
+    RefSim::new(case).run(policy)
+}
+
+// ---------------------------------------------------------------------------
+// The fast engine, and the comparison.
+// ---------------------------------------------------------------------------
+
+/// Finish instants (ns) from the engine: coflows as (id, finish) in (arrival,
+/// id) order, flows in the same order as [`RefResult::flows`].
+fn fast(case: &Case, spec: &str) -> Result<(Vec<(u64, u64)>, Vec<u64>), String> {
+    let up: Vec<BitsPerSec> = case.up.iter().map(|&c| BitsPerSec(c)).collect();
+    let down: Vec<BitsPerSec> = case.down.iter().map(|&c| BitsPerSec(c)).collect();
+    let fabric = Fabric::with_capacities(&up, &down).map_err(|e| e.to_string())?;
+    let w = Workload { n_hosts: case.n_hosts(), coflows: case.coflows.clone() }
+        .validate(&fabric)
+        .map_err(|e| e.to_string())?;
+    let hints = WorkloadHints { coflow_sizes: w.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() };
+    let s = build(&SchedulerSpec::parse(spec).map_err(|e| e.to_string())?, &hints).map_err(|e| e.to_string())?;
+    let r = Simulation::new(fabric, &w, s, SimOptions { per_flow: true }).run(&mut |_| {}).map_err(|e| e.to_string())?;
+    let coflows = r.coflows.iter().map(|c| (c.id, c.finish.0)).collect();
+    let flows = r.flows.as_ref().map(|v| v.iter().map(|f| f.finish.0).collect()).unwrap_or_default();
+    Ok((coflows, flows))
+}
+
+fn close(fast_ns: u64, ref_ns: f64) -> bool {
+    (fast_ns as f64 - ref_ns).abs() <= 1_000.0 + 1e-9 * ref_ns.abs()
+}
+
+/// Runs `spec` on the engine and its policy on the reference; describes any
+/// coflow whose finish instants differ by more than 1 µs.
+fn compare(case: &Case, spec: &str) -> Result<(), String> {
+    let want = reference(case, policy_of(spec, case));
+    let (got, got_flows) = fast(case, spec).map_err(|e| format!("{spec}: engine failed: {e}\n{case:?}"))?;
+    let bad = got.len() != want.coflows.len()
+        || got.iter().zip(&want.coflows).any(|(&(gi, gf), &(wi, wf))| gi != wi || !close(gf, wf));
+    if bad {
+        let cct = |v: Vec<(u64, f64)>| -> String {
+            let arrival = |id: u64| case.coflows.iter().find(|c| c.id.0 == id).map_or(0, |c| c.arrival.0) as f64;
+            v.iter().map(|&(id, f)| format!("{id}: {:.9}", (f - arrival(id)) * 1e-9)).collect::<Vec<_>>().join(", ")
+        };
+        let got_s = cct(got.iter().map(|&(i, f)| (i, f as f64)).collect());
+        let want_s = cct(want.coflows.clone());
+        return Err(format!(
+            "{spec}: CCTs (s) differ\n  engine:    [{got_s}]\n  reference: [{want_s}]\n  \
+             flow finishes (ns), engine:    {got_flows:?}\n  \
+             flow finishes (ns), reference: {:?}\n  \
+             near-ties in the reference's orders (flow index / coflow id):\n    {}\n{case:?}",
+            want.flows.iter().map(|x| x.round() as u64).collect::<Vec<_>>(),
+            if want.ties.is_empty() { "none".to_string() } else { want.ties.join("\n    ") },
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Random instances.
+// ---------------------------------------------------------------------------
+
+const MS: u64 = 1_000_000;
+
+fn size() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        3 => (1u64..=8).prop_map(|k| k * 125_000),
+        1 => 1u64..2_000_000,
+    ]
+}
+
+/// Arrivals on a few shared instants (whole ms, where 125,000-byte flows at
+/// 1 Gbit/s also finish), so simultaneous events are common.
+fn arrival() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        3 => Just(0),
+        1 => Just(MS),
+        1 => Just(4 * MS),
+        2 => (0u64..=16).prop_map(|ms| ms * MS),
+        1 => 0u64..16 * MS,
+    ]
+}
+
+fn capacity() -> impl Strategy<Value = f64> {
+    prop_oneof![Just(1e9), Just(5e8), Just(2e9), Just(2.5e8), (1u32..=40).prop_map(|k| k as f64 * 1e8)]
+}
+
+fn any_case() -> impl Strategy<Value = Case> {
+    (2u32..=5)
+        .prop_flat_map(|n| {
+            let one_flow = (0..n, 0..n, size());
+            let coflow = (0u64..4, arrival(), prop::collection::vec(one_flow, 1..=4));
+            let caps = prop_oneof![
+                2 => Just(None),
+                1 => (prop::collection::vec(capacity(), n as usize), prop::collection::vec(capacity(), n as usize)).prop_map(Some),
+            ];
+            (Just(n), caps, prop::collection::vec(coflow, 1..=5))
+        })
+        .prop_map(|(n, caps, coflows)| {
+            let (up, down) = caps.unwrap_or_else(|| (vec![1e9; n as usize], vec![1e9; n as usize]));
+            let coflows = coflows
+                .into_iter()
+                .enumerate()
+                // Ids unique, but not in generation order, so id tie-breaks matter.
+                .map(|(i, (key, at, fl))| {
+                    CoflowSpec::new(key * 10 + i as u64, Time(at), fl.into_iter().map(|(s, d, b)| flow(s, d, b)).collect())
+                })
+                .collect();
+            Case { up, down, coflows }
+        })
+}
+
+macro_rules! differential {
+    ($($name:ident: $spec:expr, $cases:expr;)*) => {$(
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases($cases))]
+            #[test]
+            fn $name(case in any_case()) {
+                if let Err(e) = compare(&case, $spec) {
+                    prop_assert!(false, "{}", e);
+                }
+            }
+        }
+    )*};
+}
+
+differential! {
+    fair_matches_reference: "fair", 1000;
+    srpt_matches_reference: "srpt", 1000;
+    fifo_matches_reference: "fifo", 1000;
+    scf_matches_reference: "scf", 1000;
+    ncf_matches_reference: "ncf", 1000;
+    lcf_matches_reference: "lcf", 1000;
+    stf_matches_reference: "stf", 1000;
+    fifo_lm_threshold_0_matches_reference: "fifo-lm:threshold=0", 400;
+    fifo_lm_threshold_p50_matches_reference: "fifo-lm:threshold=p50", 1000;
+    fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 1000;
+    fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 400;
+    varys_matches_reference: "varys", 1000;
+    varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 1000;
+}
+
+#[test]
+fn every_registry_name_has_a_reference() {
+    for (name, _) in NAMES {
+        assert!(
+            SPECS.iter().any(|s| s.split(':').next() == Some(*name)),
+            "scheduler '{name}' has no reference policy in tests/reference.rs"
+        );
+    }
+    // Every spec listed parses, builds, and has a reference policy.
+    let case = Case { up: vec![1e9; 2], down: vec![1e9; 2], coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)])] };
+    for spec in SPECS {
+        policy_of(spec, &case);
+        compare(&case, spec).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Hand-checked cases: the reference, the engine and the hand computation agree.
+// ---------------------------------------------------------------------------
+
+/// What 1 Gbit/s sends in one second.
+const UNIT: u64 = 125_000_000;
+
+fn uniform(n_hosts: usize, coflows: Vec<CoflowSpec>) -> Case {
+    Case { up: vec![1e9; n_hosts], down: vec![1e9; n_hosts], coflows }
+}
+
+/// CCTs in seconds, from the reference and from the engine, both checked
+/// against `want`.
+fn check_by_hand(case: &Case, spec: &str, want: &[f64]) {
+    let r = reference(case, policy_of(spec, case));
+    let (f, _) = fast(case, spec).unwrap();
+    let arrival = |id: u64| case.coflows.iter().find(|c| c.id.0 == id).unwrap().arrival.0 as f64;
+    let ref_cct: Vec<f64> = r.coflows.iter().map(|&(id, t)| (t - arrival(id)) * 1e-9).collect();
+    let fast_cct: Vec<f64> = f.iter().map(|&(id, t)| (t as f64 - arrival(id)) * 1e-9).collect();
+    for i in 0..want.len() {
+        assert!((ref_cct[i] - want[i]).abs() < 1e-6, "{spec}: reference {ref_cct:?}, by hand {want:?}");
+        assert!((fast_cct[i] - want[i]).abs() < 1e-6, "{spec}: engine {fast_cct:?}, by hand {want:?}");
+    }
+    assert_eq!(want.len(), ref_cct.len());
+    compare(case, spec).unwrap();
+}
+
+#[test]
+fn srpt_preempts_for_a_shorter_arrival() {
+    // A: 0->1, 3 units at t=0. B: 0->1, 1 unit at t=1. At t=1 A has 2 left,
+    // B 1: B takes the link, done at t=2 (CCT 1); A resumes, done at t=4.
+    let case = uniform(
+        2,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 3 * UNIT)]),
+            CoflowSpec::new(2, Time(1_000_000_000), vec![flow(0, 1, UNIT)]),
+        ],
+    );
+    check_by_hand(&case, "srpt", &[4.0, 1.0]);
+    // Under fifo B waits: A done at 3, B at 4 (CCT 3).
+    check_by_hand(&case, "fifo", &[3.0, 3.0]);
+}
+
+#[test]
+fn fifo_lm_classes_grow_as_coflows_turn_heavy() {
+    // Three coflows on one link, 4, 2 and 1 units, threshold 1 unit.
+    // [0,1): C1 alone (light). t=1: C1 heavy, classes {C1,C2},{C3}: C1 and
+    // C2 share at 1/2. t=3: C2 has sent 1 unit, heavy: one class {C1,C2,C3}
+    // at 1/3 each; C1 has 2 left, C2 1, C3 1. t=6: C2 and C3 done, C1 has 1
+    // left: done at t=7.
+    let case = uniform(
+        2,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 4 * UNIT)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, 2 * UNIT)]),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 1, UNIT)]),
+        ],
+    );
+    check_by_hand(&case, &format!("fifo-lm:threshold={UNIT}"), &[7.0, 6.0, 6.0]);
+}
+
+#[test]
+fn varys_recompute_flow_reuses_a_finished_flows_share() {
+    // C1: 0->1 (2 units), 2->3 (1 unit): Γ=2. C2: 0->4 (1 unit), 2->3 (3
+    // units): Γ=3. t=0: MADD gives C1 1 and 1/2; C2 crosses full uplink 0,
+    // so gets nothing; backfill lifts C1's 2->3 to 1 (done at t=1); C2's
+    // flows cross full links. recompute=flow, t=1: C1 (Γ=1) keeps 0->1 at
+    // 1; backfill gives C2's 2->3 the free 1. t=2: C1 done; C2 has 1 and 2
+    // left: Γ=2, MADD 1/2 and 1, backfill lifts 0->4 to 1: done at 3 and 4.
+    // recompute=coflow: nothing changes at t=1, C2's 2->3 idles until C1
+    // finishes at t=2; then Γ=3, 2->3 at 1: done at t=5.
+    let case = uniform(
+        5,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 2 * UNIT), flow(2, 3, UNIT)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 4, UNIT), flow(2, 3, 3 * UNIT)]),
+        ],
+    );
+    check_by_hand(&case, "varys", &[2.0, 4.0]);
+    check_by_hand(&case, "varys:recompute=coflow", &[2.0, 5.0]);
+}
+
+#[test]
+fn zz_trace() {
+    let spec = std::env::var("REF_SPEC").unwrap();
+    let case = match std::env::var("REF_CASE").unwrap().as_str() {
+        "lm" => Case { up: vec![1e9; 2], down: vec![1e9; 2], coflows: vec![
+            CoflowSpec::new(0, Time(9000000), vec![flow(1, 1, 125000), flow(1, 1, 625000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 375000), flow(0, 0, 625000), flow(1, 0, 500000), flow(0, 0, 625000)]),
+            CoflowSpec::new(2, Time(6000001), vec![flow(1, 0, 750000), flow(0, 1, 125000)]),
+            CoflowSpec::new(3, Time(6000000), vec![flow(1, 1, 875000), flow(0, 0, 875000)]),
+        ]},
+        _ => Case { up: vec![1e9; 3], down: vec![1e9; 3], coflows: vec![
+            CoflowSpec::new(0, Time(6000000), vec![flow(0, 0, 125000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(0, 2, 375000), flow(0, 0, 375000), flow(2, 2, 125000), flow(2, 1, 750625)]),
+            CoflowSpec::new(2, Time(6000000), vec![flow(0, 1, 625000), flow(1, 2, 125000), flow(0, 2, 250000)]),
+        ]},
+    };
+    let r = reference(&case, policy_of(&spec, &case));
+    eprintln!("ref flows {:?}", r.flows);
+    eprintln!("fast {:?}", fast(&case, &spec));
+}
