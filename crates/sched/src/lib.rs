@@ -91,9 +91,12 @@ pub struct Allocation {
     dirty_flows: Vec<FlowIdx>,
     group_dirty: Vec<bool>,
     dirty_groups: Vec<u32>,
+    deadline: Vec<Time>,
+    deadline_dirty: Vec<bool>,
+    dirty_deadlines: Vec<u32>,
 }
 
-pub use state::SOLO;
+pub use state::{proportional, PROPORTIONAL, SOLO};
 
 impl Allocation {
     /// Makes room for `n_flows` flows (new flows are solo at rate 0, class 0).
@@ -153,12 +156,50 @@ impl Allocation {
         }
     }
 
-    /// The rate flow `f` gets now, bits/s.
+    /// Puts flow `f` in proportional group `g`: it then progresses in
+    /// proportion to what it has left and finishes at the group's deadline
+    /// (Varys's MADD, where every flow of a coflow finishes together).
+    #[inline]
+    pub fn join_proportional(&mut self, f: FlowIdx, g: u32) {
+        let fi = f as usize;
+        if self.group[fi] != PROPORTIONAL | g {
+            self.group[fi] = PROPORTIONAL | g;
+            self.touch_flow(f);
+        }
+    }
+
+    /// Sets the instant every member of proportional group `g` finishes
+    /// (`Time::NEVER` pauses it).
+    #[inline]
+    pub fn set_deadline(&mut self, g: u32, t: Time) {
+        let gi = g as usize;
+        if self.deadline.len() <= gi {
+            self.deadline.resize(gi + 1, Time::NEVER);
+            self.deadline_dirty.resize(gi + 1, false);
+        }
+        if self.deadline[gi] != t || !self.deadline_dirty[gi] {
+            self.deadline[gi] = t;
+            if !self.deadline_dirty[gi] {
+                self.deadline_dirty[gi] = true;
+                self.dirty_deadlines.push(g);
+            }
+        }
+    }
+
+    /// The deadline of proportional group `g`.
+    pub fn deadline(&self, g: u32) -> Time {
+        self.deadline.get(g as usize).copied().unwrap_or(Time::NEVER)
+    }
+
+    /// The rate flow `f` gets now, bits/s (0 for a member of a proportional
+    /// group, whose rate follows from its deadline).
     #[inline]
     pub fn rate(&self, f: FlowIdx) -> f64 {
         let g = self.group[f as usize];
         if g == SOLO {
             self.rate[f as usize]
+        } else if proportional(g).is_some() {
+            0.0
         } else {
             self.group_rate[g as usize]
         }
@@ -209,11 +250,18 @@ impl Allocation {
         }
         self.dirty_groups = groups;
         self.dirty_groups.clear();
+        let deadlines = std::mem::take(&mut self.dirty_deadlines);
+        for &g in &deadlines {
+            self.deadline_dirty[g as usize] = false;
+            apply(self, Change::Deadline(g));
+        }
+        self.dirty_deadlines = deadlines;
+        self.dirty_deadlines.clear();
     }
 
     /// Number of changes waiting for the driver.
     pub fn n_changes(&self) -> usize {
-        self.dirty_flows.len() + self.dirty_groups.len()
+        self.dirty_flows.len() + self.dirty_groups.len() + self.dirty_deadlines.len()
     }
 
     /// The rate of shared group `g`, bits/s.
@@ -229,6 +277,9 @@ pub enum Change {
     Flow(FlowIdx),
     /// A shared group's rate changed.
     Group(u32),
+    /// A proportional group's deadline was set (applied even if unchanged:
+    /// members that joined since need it).
+    Deadline(u32),
 }
 
 /// The one scheduler interface, shared by the simulator and the runtime.

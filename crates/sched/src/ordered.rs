@@ -8,7 +8,7 @@
 //! * `ncf`: narrowest coflow first, by number of flows (width).
 //! * `lcf`: lightest coflow first, by total bytes.
 //! * `stf`: smallest total size first, on remaining bytes (re-sorted at
-//!   every event).
+//!   every event; compared to the byte, so float noise cannot decide).
 //!
 //! Ties go to the earlier arrival, then the smaller coflow id. These are
 //! the heuristics of Varys (SIGCOMM 2014, 5.1) and CoflowSim, with the
@@ -221,7 +221,7 @@ impl Scheduler for SizeOrdered {
                 SizeKey::Length => view.length(c),
                 SizeKey::Width => view.width(c) as f64,
                 SizeKey::Total => view.coflow_size(c),
-                SizeKey::Remaining => view.coflow_remaining(c),
+                SizeKey::Remaining => view.coflow_remaining(c).round(),
             };
             self.order.push((k, view.arrival(c), view.coflow_id(c).0, c));
         }

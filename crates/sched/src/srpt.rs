@@ -2,8 +2,9 @@
 //! ideal pFabric approximates (pFabric, SIGCOMM 2013, 2; the "ideal"
 //! flow-level algorithm of its simulator).
 //!
-//! At every event the active flows are taken in order of remaining bytes
-//! (ties by flow index, i.e. arrival order) and each gets the least residual
+//! At every event the active flows are taken in order of remaining bytes,
+//! compared to the byte so that float noise cannot decide an order (ties by
+//! flow index, i.e. arrival order), and each gets the least residual
 //! capacity along its path, which is then taken from every link it crosses.
 
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
@@ -30,7 +31,7 @@ impl Scheduler for Srpt {
     }
     fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
         self.order.clear();
-        self.order.extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
+        self.order.extend(view.active_flows().iter().map(|&f| (view.remaining(f).round(), f)));
         self.order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.residual.clear();
         self.residual.extend_from_slice(view.capacities());

@@ -89,6 +89,35 @@ impl Ord for MarkKey {
 
 /// A flow's group when it sends alone.
 pub const SOLO: u32 = u32::MAX;
+/// The bit that marks a group id as a proportional group (see [`NetState`]).
+pub const PROPORTIONAL: u32 = 1 << 31;
+
+/// The proportional group in a flow's group id, if it names one.
+#[inline]
+pub fn proportional(g: u32) -> Option<u32> {
+    (g != SOLO && g & PROPORTIONAL != 0).then_some(g & !PROPORTIONAL)
+}
+
+/// A proportional group: members progress in proportion to what each has
+/// left, all finishing together at the group's deadline (Varys's MADD). A
+/// member with `w` has `w * phi(now)` bytes left, where `phi` falls linearly
+/// to 0 at the deadline (or stays put while the group is paused).
+#[derive(Debug, Clone)]
+struct PGroup {
+    phi: f64,
+    phi_time: Time,
+    deadline: Time,
+    n_members: u32,
+    members: Vec<FlowIdx>,
+    // Sum of members' `w` per link (dense over links, empty while unused).
+    link_w: Vec<f64>,
+}
+
+impl Default for PGroup {
+    fn default() -> PGroup {
+        PGroup { phi: 1.0, phi_time: Time::ZERO, deadline: Time::NEVER, n_members: 0, members: vec![], link_w: vec![] }
+    }
+}
 
 /// Every flow and coflow seen so far; see the module doc.
 #[derive(Debug, Clone)]
@@ -113,6 +142,8 @@ pub struct NetState {
     group_finish_at: Vec<Time>,
     active_groups: Vec<u32>,
     group_pos: Vec<u32>,
+    pgroups: Vec<PGroup>,
+    active_pgroups: Vec<u32>,
     now: Time,
     active_pos: Vec<u32>,
     active: Vec<FlowIdx>,
@@ -146,6 +177,8 @@ impl NetState {
             group_finish_at: vec![],
             active_groups: vec![],
             group_pos: vec![],
+            pgroups: vec![],
+            active_pgroups: vec![],
             now: Time::ZERO,
             active_pos: vec![],
             active: vec![],
@@ -265,6 +298,8 @@ impl NetState {
             self.size[f]
         } else if g == SOLO {
             self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])
+        } else if let Some(pg) = proportional(g) {
+            self.size[f] - self.base[f] * self.pgroup_phi(pg)
         } else {
             self.size[f] - (self.base[f] - self.group_clock(g)).max(0.0)
         };
@@ -312,6 +347,19 @@ impl NetState {
             return;
         }
         let sent = self.flow_sent(f);
+        if let Some(pg) = proportional(g) {
+            self.leave_pgroup(f, pg);
+            let c = self.coflow[f] as usize;
+            self.settle_coflow(c);
+            let ci = &mut self.coflows[c];
+            ci.n_grouped -= 1;
+            ci.base_sent += sent;
+            self.group[f] = SOLO;
+            self.base[f] = sent;
+            self.base_time[f] = self.now;
+            self.rate[f] = 0.0;
+            return;
+        }
         let c = self.coflow[f] as usize;
         self.settle_coflow(c);
         let ci = &mut self.coflows[c];
@@ -404,6 +452,126 @@ impl NetState {
         self.refresh_group(g);
     }
 
+    /// The scale `phi` of proportional group `g` now.
+    pub fn pgroup_phi(&self, g: u32) -> f64 {
+        match self.pgroups.get(g as usize) {
+            None => 1.0,
+            Some(p) if p.deadline == Time::NEVER => p.phi,
+            Some(p) => {
+                if self.now >= p.deadline {
+                    return 0.0;
+                }
+                p.phi * ((p.deadline.0 - self.now.0) as f64) / ((p.deadline.0 - p.phi_time.0) as f64)
+            }
+        }
+    }
+
+    fn settle_pgroup(&mut self, g: u32) {
+        let phi = self.pgroup_phi(g);
+        let p = &mut self.pgroups[g as usize];
+        p.phi = phi;
+        p.phi_time = self.now;
+    }
+
+    /// Bytes the members of proportional group `g` have left on link `l`.
+    pub fn pgroup_load(&self, g: u32, l: LinkId) -> f64 {
+        match self.pgroups.get(g as usize) {
+            Some(p) if !p.link_w.is_empty() => p.link_w[l.0 as usize] * self.pgroup_phi(g),
+            _ => 0.0,
+        }
+    }
+
+    /// Puts flow `f` in proportional group `g`: from now on it progresses in
+    /// proportion to what it has left, finishing at the group's deadline.
+    pub fn join_pgroup(&mut self, f: FlowIdx, g: u32) {
+        let fi = f as usize;
+        if self.group[fi] == PROPORTIONAL | g {
+            return;
+        }
+        self.set_solo_rate(f, 0.0);
+        if self.pgroups.len() <= g as usize {
+            self.pgroups.resize_with(g as usize + 1, PGroup::default);
+        }
+        let n_links = self.capacity.len();
+        let now = self.now;
+        if self.pgroups[g as usize].n_members == 0 {
+            let p = &mut self.pgroups[g as usize];
+            *p = PGroup { phi: 1.0, phi_time: now, deadline: Time::NEVER, n_members: 0, members: std::mem::take(&mut p.members), link_w: std::mem::take(&mut p.link_w) };
+            p.members.clear();
+            p.link_w.clear();
+            p.link_w.resize(n_links, 0.0);
+            self.active_pgroups.push(g);
+        }
+        self.settle_pgroup(g);
+        if self.pgroups[g as usize].phi < 1e-6 {
+            self.renormalize_pgroup(g);
+        }
+        let sent = self.base[fi];
+        let c = self.coflow[fi] as usize;
+        {
+            let ci = &mut self.coflows[c];
+            ci.base_sent -= sent;
+            ci.n_grouped += 1;
+        }
+        let path = self.path[fi];
+        let (ps, pe) = self.path_range(path);
+        let p = &mut self.pgroups[g as usize];
+        let w = (self.size[fi] - sent) / p.phi;
+        for &l in &self.path_links[ps..pe] {
+            p.link_w[l.0 as usize] += w;
+        }
+        p.members.push(f);
+        p.n_members += 1;
+        self.group[fi] = PROPORTIONAL | g;
+        self.base[fi] = w;
+    }
+
+    fn path_range(&self, p: PathIdx) -> (usize, usize) {
+        let s = self.path_start[p as usize] as usize;
+        let e = self.path_start.get(p as usize + 1).map_or(self.path_links.len(), |&x| x as usize);
+        (s, e)
+    }
+
+    fn renormalize_pgroup(&mut self, g: u32) {
+        let p = &mut self.pgroups[g as usize];
+        let phi = p.phi;
+        for &f in &p.members {
+            if self.group[f as usize] == PROPORTIONAL | g {
+                self.base[f as usize] *= phi;
+            }
+        }
+        for w in &mut p.link_w {
+            *w *= phi;
+        }
+        p.phi = 1.0;
+    }
+
+    fn leave_pgroup(&mut self, f: usize, g: u32) {
+        let (ps, pe) = self.path_range(self.path[f]);
+        let w = self.base[f];
+        let p = &mut self.pgroups[g as usize];
+        for &l in &self.path_links[ps..pe] {
+            p.link_w[l.0 as usize] -= w;
+        }
+        p.n_members -= 1;
+        if p.n_members == 0 {
+            p.deadline = Time::NEVER;
+            p.members.clear();
+            self.active_pgroups.retain(|&x| x != g);
+        }
+    }
+
+    /// Sets the instant all members of proportional group `g` finish
+    /// (`Time::NEVER` pauses the group).
+    pub fn set_pgroup_deadline(&mut self, g: u32, deadline: Time) {
+        if self.pgroups.len() <= g as usize {
+            self.pgroups.resize_with(g as usize + 1, PGroup::default);
+        }
+        self.settle_pgroup(g);
+        let p = &mut self.pgroups[g as usize];
+        p.deadline = if p.n_members == 0 { Time::NEVER } else { deadline.max(self.now) };
+    }
+
     /// Sets the per-member rate of group `g` (bytes per ns).
     pub fn set_group_rate(&mut self, g: u32, bytes_per_ns: f64) {
         self.ensure_group(g);
@@ -424,6 +592,9 @@ impl NetState {
         for &g in &self.active_groups {
             t = t.min(self.group_finish_at[g as usize]);
         }
+        for &g in &self.active_pgroups {
+            t = t.min(self.pgroups[g as usize].deadline);
+        }
         t
     }
 
@@ -433,6 +604,14 @@ impl NetState {
             let g = self.active_groups[i];
             if self.group_finish_at[g as usize] <= now {
                 self.due_members(g, due);
+            }
+        }
+        for &g in &self.active_pgroups {
+            let p = &self.pgroups[g as usize];
+            if p.deadline <= now {
+                due.extend(p.members.iter().copied().filter(|&f| {
+                    self.active_pos[f as usize] != INACTIVE && self.group[f as usize] == PROPORTIONAL | g
+                }));
             }
         }
     }
@@ -507,6 +686,12 @@ impl NetState {
             let ci = &mut self.coflows[c];
             ci.solo_rate -= self.rate[fi];
             ci.base_sent += self.size[fi] - self.base[fi];
+        } else if let Some(pg) = proportional(g) {
+            self.leave_pgroup(fi, pg);
+            let ci = &mut self.coflows[c];
+            ci.n_grouped -= 1;
+            ci.base_sent += self.size[fi];
+            self.group[fi] = SOLO;
         } else {
             let ci = &mut self.coflows[c];
             ci.n_grouped -= 1;
@@ -741,6 +926,11 @@ impl<'a> Clairvoyant<'a> {
     #[inline]
     pub fn coflow_remaining(&self, c: CoflowIdx) -> f64 {
         self.s.coflows[c as usize].size - self.s.coflow_sent_now(c as usize)
+    }
+    /// Bytes the members of proportional group `g` have left on link `l`.
+    #[inline]
+    pub fn pgroup_load(&self, g: u32, l: LinkId) -> f64 {
+        self.s.pgroup_load(g, l)
     }
     /// The number of flows of coflow `c` (its width).
     #[inline]

@@ -6,37 +6,43 @@
 //! coordinator and CoflowSim do, so a flow that finishes early leaves its
 //! share idle until the next coflow event):
 //! 1. Order: each active coflow's effective bottleneck Γ on its remaining
-//!    bytes over the full link capacities (the time it would take alone);
-//!    smallest first, ties by arrival then id.
-//! 2. MADD: in that order, each coflow gets `remaining / Γ'` per flow, where
-//!    Γ' is its bottleneck on the capacity the coflows before it left; a
-//!    coflow that meets a full link waits.
+//!    bytes over the full link capacities (the time it would take alone),
+//!    compared at microsecond resolution; smallest first, ties by arrival
+//!    then id.
+//! 2. MADD: in that order, each coflow is given the rates that finish all its
+//!    flows together after Γ', its bottleneck on the capacity the coflows
+//!    before it left (rounded up to a whole nanosecond); a coflow that meets
+//!    a full link waits.
 //! 3. Backfill (work conservation): in the same order, each flow is given
 //!    the least residual capacity along its path on top of its MADD rate, as
-//!    Varys's "distribute unused bandwidth" step and CoflowSim do.
+//!    Varys's "distribute unused bandwidth" step and CoflowSim do. Inside a
+//!    coflow, flows are visited in order of (first link, last link, flow
+//!    index), i.e. (source, destination) on the big switch.
 //!
-//! Work saved without changing the result: a coflow's Γ is recomputed only
-//! when it has sent something since; a coflow that crosses a full link
-//! (known from per-coflow link counts) is skipped by MADD without a look at
-//! its flows, and by backfill when all its first or all its last links are
-//! full.
+//! How it stays cheap on coflows of 20,000 flows: the flows of a coflow form
+//! one proportional group of the [`Allocation`] (they progress in proportion
+//! to what each has left and finish together at the group's deadline), so
+//! MADD is one deadline per coflow; the state keeps each group's bytes left
+//! per link, so Γ and Γ' cost one pass over the coflow's links; backfill
+//! walks only (first link, last link) pairs whose links both have room, and
+//! a backfilled flow leaves the group for that round.
 
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
-use coflowkit_alloc::{effective_bottleneck, madd, LinkLoad, EPS};
+use coflowkit_alloc::EPS;
 use coflowkit_model::{LinkId, Time};
+use std::collections::BTreeMap;
 
 /// Per-coflow bookkeeping.
 #[derive(Debug, Default, Clone)]
 struct CoflowMemo {
-    // Γ over full capacities, valid while the coflow's sent bytes equal `sent`.
-    gamma: f64,
-    sent: f64,
-    // Active flows per link (all, first and last links of paths).
+    // Active flows per link, and per first and last link of their paths.
     links: Vec<(u32, u32)>,
     first: Vec<(u32, u32)>,
     last: Vec<(u32, u32)>,
-    // Whether any of its flows has a positive rate.
-    has_rate: bool,
+    // Active flows by (first link, last link), in flow order.
+    pairs: BTreeMap<(u32, u32), Vec<FlowIdx>>,
+    // Flows made solo by backfill in the last round.
+    solo: Vec<FlowIdx>,
 }
 
 fn bump(list: &mut Vec<(u32, u32)>, l: u32, up: bool) {
@@ -48,6 +54,10 @@ fn bump(list: &mut Vec<(u32, u32)>, l: u32, up: bool) {
     }
 }
 
+fn full(residual: &[f64], l: u32) -> bool {
+    residual[l as usize] <= EPS * 1e9
+}
+
 /// Varys; see the module doc.
 #[derive(Debug, Default)]
 pub struct Varys {
@@ -55,9 +65,10 @@ pub struct Varys {
     memo: Vec<CoflowMemo>,
     order: Vec<(f64, Time, u64, CoflowIdx)>,
     residual: Vec<f64>,
-    scratch: LinkLoad,
-    flows: Vec<FlowIdx>,
-    rates: Vec<f64>,
+    load: Vec<f64>,
+    solo_next: Vec<FlowIdx>,
+    free_first: Vec<u32>,
+    free_last: Vec<u32>,
 }
 
 impl Varys {
@@ -70,24 +81,56 @@ impl Varys {
     fn track(&mut self, view: &Clairvoyant<'_>, f: FlowIdx, up: bool) {
         let c = view.coflow_of(f) as usize;
         if self.memo.len() <= c {
-            self.memo.resize(c + 1, CoflowMemo { gamma: f64::NAN, ..CoflowMemo::default() });
+            self.memo.resize(c + 1, CoflowMemo::default());
         }
         let m = &mut self.memo[c];
         let path = view.path(f);
         for l in path {
             bump(&mut m.links, l.0, up);
         }
-        bump(&mut m.first, path[0].0, up);
-        bump(&mut m.last, path[path.len() - 1].0, up);
+        let key = (path[0].0, path[path.len() - 1].0);
+        bump(&mut m.first, key.0, up);
+        bump(&mut m.last, key.1, up);
+        let flows = m.pairs.entry(key).or_default();
+        if up {
+            flows.push(f);
+        } else {
+            flows.retain(|&x| x != f);
+            if flows.is_empty() {
+                m.pairs.remove(&key);
+            }
+            m.solo.retain(|&x| x != f);
+        }
     }
-}
 
-fn any_full(list: &[(u32, u32)], residual: &[f64]) -> bool {
-    list.iter().any(|&(l, n)| n > 0 && residual[l as usize] <= EPS * 1e9)
-}
+    /// Bytes coflow `c` has left on each of its links, into `self.load`.
+    fn loads(&mut self, view: &Clairvoyant<'_>, c: CoflowIdx) {
+        let m = &self.memo[c as usize];
+        for &(l, _) in &m.links {
+            self.load[l as usize] = view.pgroup_load(c, LinkId(l));
+        }
+        for &f in &m.solo {
+            let rem = view.remaining(f);
+            for l in view.path(f) {
+                self.load[l.0 as usize] += rem;
+            }
+        }
+    }
 
-fn all_full(list: &[(u32, u32)], residual: &[f64]) -> bool {
-    list.iter().all(|&(l, n)| n == 0 || residual[l as usize] <= EPS * 1e9)
+    /// max over the coflow's links of load / capacity, in ns (loads must be
+    /// in `self.load`); infinite when a loaded link has no capacity.
+    fn bottleneck_ns(&self, c: CoflowIdx, cap: &[f64]) -> f64 {
+        let mut g: f64 = 0.0;
+        for &(l, n) in &self.memo[c as usize].links {
+            let load = self.load[l as usize];
+            if n == 0 || load <= 0.0 {
+                continue;
+            }
+            let bps = cap[l as usize];
+            g = g.max(if bps <= EPS * 1e9 { f64::INFINITY } else { load * 8e9 / bps });
+        }
+        g
+    }
 }
 
 impl Scheduler for Varys {
@@ -95,10 +138,12 @@ impl Scheduler for Varys {
     fn name(&self) -> &str {
         "varys"
     }
-    fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(&mut self, now: Time, view: Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> Option<Time> {
+        self.load.resize(view.n_links(), 0.0);
         for &c in &changes.arrived {
             for f in view.active_flows_of(c) {
                 self.track(&view, f, true);
+                out.join_proportional(f, c);
             }
         }
         for &f in &changes.finished {
@@ -107,69 +152,99 @@ impl Scheduler for Varys {
         if !self.per_flow && changes.arrived.is_empty() && changes.finished_coflows.is_empty() {
             return None;
         }
+        // Members joining this round are not yet in the state's groups: count
+        // them as solo for the loads.
+        for &c in &changes.arrived {
+            let m = &mut self.memo[c as usize];
+            m.solo.clear();
+            m.solo.extend(view.active_flows_of(c));
+        }
         let caps = view.capacities();
         self.order.clear();
         for &c in view.active_coflows() {
-            let sent = view.coflow_sent(c);
-            let m = &mut self.memo[c as usize];
-            if m.gamma.is_nan() || m.sent != sent {
-                m.gamma = effective_bottleneck(
-                    view.active_flows_of(c).map(|f| (view.path(f), view.remaining(f))),
-                    caps,
-                    &mut self.scratch,
-                );
-                m.sent = sent;
-            }
-            self.order.push((m.gamma, view.arrival(c), view.coflow_id(c).0, c));
+            self.loads(&view, c);
+            // Γ at microsecond resolution, so the float and rounding noise of
+            // an integer-nanosecond engine cannot break ties.
+            let g = (self.bottleneck_ns(c, caps) * 1e-3).round();
+            self.order.push((g, view.arrival(c), view.coflow_id(c).0, c));
         }
         self.order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         self.residual.clear();
         self.residual.extend_from_slice(caps);
-        for (i, &(_, _, _, c)) in self.order.iter().enumerate() {
-            let m = &mut self.memo[c as usize];
-            if any_full(&m.links, &self.residual) {
-                // Γ' is infinite: MADD gives nothing (backfill may).
-                if m.has_rate {
-                    for f in view.active_flows_of(c) {
-                        out.set_rate(f, 0.0);
-                    }
-                    m.has_rate = false;
-                }
-                continue;
+        // MADD: one deadline per coflow; every flow back in its group.
+        let mut deadlines = Vec::with_capacity(self.order.len());
+        for i in 0..self.order.len() {
+            let c = self.order[i].3;
+            self.loads(&view, c);
+            let m = &self.memo[c as usize];
+            for &f in &m.solo {
+                out.join_proportional(f, c);
             }
-            self.flows.clear();
-            self.flows.extend(view.active_flows_of(c));
-            let flows = &self.flows;
-            madd(
-                flows.iter().map(|&f| (view.path(f), view.remaining(f))),
-                &mut self.residual,
-                &mut self.scratch,
-                &mut self.rates,
-            );
-            let mut any = false;
-            for (&f, &r) in flows.iter().zip(&self.rates) {
-                out.set_rate(f, r);
+            let blocked = m.links.iter().any(|&(l, n)| n > 0 && self.load[l as usize] > 0.0 && full(&self.residual, l));
+            let gamma = if blocked { f64::INFINITY } else { self.bottleneck_ns(c, &self.residual) };
+            let deadline = if gamma.is_finite() { Time(now.0 + (gamma.ceil() as u64).max(1)) } else { Time::NEVER };
+            out.set_deadline(c, deadline);
+            deadlines.push(deadline);
+            if deadline != Time::NEVER {
+                // Capacity is taken at the exact MADD rates (the deadline is
+                // rounded up, so the flows use a hair less).
+                let span = gamma.max(1.0);
+                for &(l, n) in &self.memo[c as usize].links {
+                    if n > 0 {
+                        let used = self.load[l as usize] * 8e9 / span;
+                        self.residual[l as usize] = (self.residual[l as usize] - used).max(0.0);
+                    }
+                }
+            }
+            for &f in &self.memo[c as usize].solo {
                 out.set_class(f, i as u32);
-                any |= r > 0.0;
             }
-            m.has_rate = any;
         }
-        for &(_, _, _, c) in &self.order {
-            let m = &mut self.memo[c as usize];
-            if all_full(&m.first, &self.residual) || all_full(&m.last, &self.residual) {
-                continue;
-            }
-            for f in view.active_flows_of(c) {
-                let path: &[LinkId] = view.path(f);
-                let extra = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min);
-                if extra > EPS * 1e9 {
-                    out.set_rate(f, out.rate(f) + extra);
-                    m.has_rate = true;
-                    for l in path {
-                        self.residual[l.0 as usize] -= extra;
+        // Backfill, in the same order.
+        for (i, &(_, _, _, c)) in self.order.iter().enumerate() {
+            let deadline = deadlines[i];
+            let m = &self.memo[c as usize];
+            self.free_first.clear();
+            self.free_first.extend(m.first.iter().filter(|&&(l, n)| n > 0 && !full(&self.residual, l)).map(|&(l, _)| l));
+            self.free_last.clear();
+            self.free_last.extend(m.last.iter().filter(|&&(l, n)| n > 0 && !full(&self.residual, l)).map(|&(l, _)| l));
+            self.solo_next.clear();
+            if !self.free_first.is_empty() && !self.free_last.is_empty() {
+                self.free_first.sort_unstable();
+                self.free_last.sort_unstable();
+                for &s in &self.free_first {
+                    if full(&self.residual, s) {
+                        continue;
+                    }
+                    self.free_last.retain(|&d| !full(&self.residual, d));
+                    for &d in &self.free_last {
+                        let Some(flows) = m.pairs.get(&(s, d)) else { continue };
+                        for &f in flows {
+                            let path = view.path(f);
+                            let extra = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min);
+                            if extra <= EPS * 1e9 {
+                                continue;
+                            }
+                            let madd = if deadline == Time::NEVER {
+                                0.0
+                            } else {
+                                view.remaining(f) * 8e9 / ((deadline.0 - now.0) as f64)
+                            };
+                            out.set_rate(f, madd + extra);
+                            out.set_class(f, i as u32);
+                            self.solo_next.push(f);
+                            for l in path {
+                                self.residual[l.0 as usize] -= extra;
+                            }
+                        }
+                        if full(&self.residual, s) {
+                            break;
+                        }
                     }
                 }
             }
+            let m = &mut self.memo[c as usize];
+            std::mem::swap(&mut m.solo, &mut self.solo_next);
         }
         None
     }

@@ -22,7 +22,7 @@ pub use results::{CoflowResult, FlowResult, SimResult, Summary, SummaryRow};
 mod pending;
 
 use coflowkit_model::{Fabric, Time, ValidWorkload};
-use coflowkit_sched::{Allocation, AnyScheduler, Change, Changes, FlowIdx, NetState, SOLO};
+use coflowkit_sched::{proportional, Allocation, AnyScheduler, Change, Changes, FlowIdx, NetState, SOLO};
 use pending::Pending;
 use thiserror::Error;
 
@@ -110,8 +110,12 @@ impl<'w> Simulation<'w> {
             self.state.set_now(now);
             // Completions due now, finished in flow order.
             due.clear();
-            pending.pop_due(now, &mut due);
-            self.state.due_grouped(now, &mut due);
+            // A flow due within the engine's resolution (1 ns) finishes now:
+            // completion instants are rounded up, and a flow left with a
+            // fraction of a byte must not wait behind others.
+            let horizon = Time(now.0 + 1);
+            pending.pop_due(horizon, &mut due);
+            self.state.due_grouped(horizon, &mut due);
             due.sort_unstable();
             due.dedup();
             for &f in &due {
@@ -162,12 +166,16 @@ impl<'w> Simulation<'w> {
                     if g == SOLO {
                         let t = state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
                         pending.set_flow(f, t);
+                    } else if let Some(pg) = proportional(g) {
+                        state.join_pgroup(f, pg);
+                        pending.set_flow(f, Time::NEVER);
                     } else {
                         state.join_group(f, g);
                         pending.set_flow(f, Time::NEVER);
                     }
                 }
                 Change::Group(g) => state.set_group_rate(g, a.group_rate(g).max(0.0) / 8e9),
+                Change::Deadline(g) => state.set_pgroup_deadline(g, a.deadline(g)),
             });
             if n_events % 1024 == 0 {
                 progress(Progress { now, coflows_done: done, n_coflows: coflows.len() });
