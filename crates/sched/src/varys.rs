@@ -41,6 +41,8 @@ struct CoflowMemo {
     last: Vec<(u32, u32)>,
     // Active flows by (first link, last link), in flow order.
     pairs: BTreeMap<(u32, u32), Vec<FlowIdx>>,
+    // Per first link, a bit set over last links that have flows from it.
+    pair_bits: BTreeMap<u32, Vec<u64>>,
     // Flows made solo by backfill in the last round.
     solo: Vec<FlowIdx>,
 }
@@ -68,7 +70,7 @@ pub struct Varys {
     load: Vec<f64>,
     solo_next: Vec<FlowIdx>,
     free_first: Vec<u32>,
-    free_last: Vec<u32>,
+    free_bits: Vec<u64>,
 }
 
 impl Varys {
@@ -91,13 +93,17 @@ impl Varys {
         let key = (path[0].0, path[path.len() - 1].0);
         bump(&mut m.first, key.0, up);
         bump(&mut m.last, key.1, up);
+        let words = view.n_links().div_ceil(64);
         let flows = m.pairs.entry(key).or_default();
+        let bits = m.pair_bits.entry(key.0).or_insert_with(|| vec![0; words]);
         if up {
             flows.push(f);
+            bits[key.1 as usize / 64] |= 1 << (key.1 % 64);
         } else {
             flows.retain(|&x| x != f);
             if flows.is_empty() {
                 m.pairs.remove(&key);
+                bits[key.1 as usize / 64] &= !(1 << (key.1 % 64));
             }
             m.solo.retain(|&x| x != f);
         }
@@ -200,24 +206,34 @@ impl Scheduler for Varys {
                 out.set_class(f, i as u32);
             }
         }
-        // Backfill, in the same order.
+        // Backfill, in the same order. `free_bits`: links with room, as a
+        // bit set kept current as backfill fills links.
+        let words = view.n_links().div_ceil(64);
+        self.free_bits.clear();
+        self.free_bits.resize(words, 0);
+        for (l, &r) in self.residual.iter().enumerate() {
+            if r > EPS * 1e9 {
+                self.free_bits[l / 64] |= 1 << (l % 64);
+            }
+        }
         for (i, &(_, _, _, c)) in self.order.iter().enumerate() {
             let deadline = deadlines[i];
             let m = &self.memo[c as usize];
             self.free_first.clear();
             self.free_first.extend(m.first.iter().filter(|&&(l, n)| n > 0 && !full(&self.residual, l)).map(|&(l, _)| l));
-            self.free_last.clear();
-            self.free_last.extend(m.last.iter().filter(|&&(l, n)| n > 0 && !full(&self.residual, l)).map(|&(l, _)| l));
+            self.free_first.sort_unstable();
             self.solo_next.clear();
-            if !self.free_first.is_empty() && !self.free_last.is_empty() {
-                self.free_first.sort_unstable();
-                self.free_last.sort_unstable();
-                for &s in &self.free_first {
-                    if full(&self.residual, s) {
-                        continue;
-                    }
-                    self.free_last.retain(|&d| !full(&self.residual, d));
-                    for &d in &self.free_last {
+            for &s in &self.free_first {
+                let Some(bits) = m.pair_bits.get(&s) else { continue };
+                // Last links with flows from `s` and room left, in link order.
+                for (w, &have) in bits.iter().enumerate() {
+                    let mut cand = have & self.free_bits[w];
+                    while cand != 0 && !full(&self.residual, s) {
+                        let d = (w * 64) as u32 + cand.trailing_zeros();
+                        cand &= cand - 1;
+                        if full(&self.residual, d) {
+                            continue;
+                        }
                         let Some(flows) = m.pairs.get(&(s, d)) else { continue };
                         for &f in flows {
                             let path = view.path(f);
@@ -234,11 +250,12 @@ impl Scheduler for Varys {
                             out.set_class(f, i as u32);
                             self.solo_next.push(f);
                             for l in path {
-                                self.residual[l.0 as usize] -= extra;
+                                let li = l.0 as usize;
+                                self.residual[li] -= extra;
+                                if self.residual[li] <= EPS * 1e9 {
+                                    self.free_bits[li / 64] &= !(1 << (li % 64));
+                                }
                             }
-                        }
-                        if full(&self.residual, s) {
-                            break;
                         }
                     }
                 }
