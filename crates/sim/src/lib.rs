@@ -26,6 +26,11 @@ use coflowkit_sched::{proportional, Allocation, AnyScheduler, Change, Changes, F
 use pending::Pending;
 use thiserror::Error;
 
+/// Flows due within this many nanoseconds of an event finish at it: the
+/// engine's resolution (completion instants are rounded up to whole
+/// nanoseconds, and a few roundings can add up). Results are exact to this.
+pub const SNAP_NS: u64 = 16;
+
 /// Why a simulation could not finish.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SimError {
@@ -110,10 +115,11 @@ impl<'w> Simulation<'w> {
             self.state.set_now(now);
             // Completions due now, finished in flow order.
             due.clear();
-            // A flow due within the engine's resolution (1 ns) finishes now:
-            // completion instants are rounded up, and a flow left with a
-            // fraction of a byte must not wait behind others.
-            let horizon = Time(now.0 + 1);
+            // A flow due within SNAP_NS finishes now: completion instants are
+            // rounded up to whole nanoseconds, so a flow can be left with a
+            // fraction of a byte at an event just before its own, and must
+            // not wait behind other work for it.
+            let horizon = Time(now.0 + SNAP_NS);
             pending.pop_due(horizon, &mut due);
             self.state.due_grouped(horizon, &mut due);
             due.sort_unstable();
