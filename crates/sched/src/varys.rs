@@ -71,6 +71,8 @@ pub struct Varys {
     solo_next: Vec<FlowIdx>,
     free_first: Vec<u32>,
     free_bits: Vec<u64>,
+    stamp: Vec<u32>,
+    round: u32,
 }
 
 impl Varys {
@@ -183,9 +185,6 @@ impl Scheduler for Varys {
             let c = self.order[i].3;
             self.loads(&view, c);
             let m = &self.memo[c as usize];
-            for &f in &m.solo {
-                out.join_proportional(f, c);
-            }
             let blocked = m.links.iter().any(|&(l, n)| n > 0 && self.load[l as usize] > 0.0 && full(&self.residual, l));
             let gamma = if blocked { f64::INFINITY } else { self.bottleneck_ns(c, &self.residual) };
             let deadline = if gamma.is_finite() { Time(now.0 + (gamma.ceil() as u64).max(1)) } else { Time::NEVER };
@@ -260,7 +259,21 @@ impl Scheduler for Varys {
                     }
                 }
             }
+            // Flows backfilled last round and not this one go back to the
+            // group (those backfilled again stay solo with their new rate).
+            self.round = self.round.wrapping_add(1);
+            if self.stamp.len() < view.n_flows() {
+                self.stamp.resize(view.n_flows(), 0);
+            }
+            for &f in &self.solo_next {
+                self.stamp[f as usize] = self.round;
+            }
             let m = &mut self.memo[c as usize];
+            for &f in &m.solo {
+                if self.stamp[f as usize] != self.round {
+                    out.join_proportional(f, c);
+                }
+            }
             std::mem::swap(&mut m.solo, &mut self.solo_next);
         }
         None
