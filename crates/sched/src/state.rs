@@ -481,6 +481,16 @@ impl NetState {
         }
     }
 
+    /// The scale `phi` of proportional group `g` now and its members' `w`
+    /// summed per link (bytes left on link `l` = `phi * w[l]`); `w` is empty
+    /// for a group that never had members.
+    pub fn pgroup_link_weights(&self, g: u32) -> (f64, &[f64]) {
+        match self.pgroups.get(g as usize) {
+            Some(p) => (self.pgroup_phi(g), &p.link_w),
+            None => (1.0, &[]),
+        }
+    }
+
     /// Puts flow `f` in proportional group `g`: from now on it progresses in
     /// proportion to what it has left, finishing at the group's deadline.
     pub fn join_pgroup(&mut self, f: FlowIdx, g: u32) {
@@ -931,6 +941,12 @@ impl<'a> Clairvoyant<'a> {
     #[inline]
     pub fn pgroup_load(&self, g: u32, l: LinkId) -> f64 {
         self.s.pgroup_load(g, l)
+    }
+    /// The scale of proportional group `g` and its per-link member weights:
+    /// bytes left on link `l` = `scale * weights[l]` (see [`NetState`]).
+    #[inline]
+    pub fn pgroup_link_weights(&self, g: u32) -> (f64, &'a [f64]) {
+        self.s.pgroup_link_weights(g)
     }
     /// The number of flows of coflow `c` (its width).
     #[inline]

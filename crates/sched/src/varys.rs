@@ -29,8 +29,8 @@
 
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::EPS;
-use coflowkit_model::{LinkId, Time};
-use std::collections::BTreeMap;
+use coflowkit_model::Time;
+use rustc_hash::FxHashMap;
 
 /// Per-coflow bookkeeping.
 #[derive(Debug, Default, Clone)]
@@ -40,9 +40,9 @@ struct CoflowMemo {
     first: Vec<(u32, u32)>,
     last: Vec<(u32, u32)>,
     // Active flows by (first link, last link), in flow order.
-    pairs: BTreeMap<(u32, u32), Vec<FlowIdx>>,
+    pairs: FxHashMap<(u32, u32), Vec<FlowIdx>>,
     // Per first link, a bit set over last links that have flows from it.
-    pair_bits: BTreeMap<u32, Vec<u64>>,
+    pair_bits: FxHashMap<u32, Vec<u64>>,
     // Flows made solo by backfill in the last round.
     solo: Vec<FlowIdx>,
 }
@@ -114,8 +114,9 @@ impl Varys {
     /// Bytes coflow `c` has left on each of its links, into `self.load`.
     fn loads(&mut self, view: &Clairvoyant<'_>, c: CoflowIdx) {
         let m = &self.memo[c as usize];
+        let (phi, w) = view.pgroup_link_weights(c);
         for &(l, _) in &m.links {
-            self.load[l as usize] = view.pgroup_load(c, LinkId(l));
+            self.load[l as usize] = w.get(l as usize).map_or(0.0, |w| w * phi);
         }
         for &f in &m.solo {
             let rem = view.remaining(f);
