@@ -45,6 +45,11 @@ struct CoflowMemo {
     pair_bits: FxHashMap<u32, Vec<u64>>,
     // Flows made solo by backfill in the last round.
     solo: Vec<FlowIdx>,
+    // Bytes left per link (aligned with `links`) and the ordering key, valid
+    // unless `stale` (the coflow changed or progressed since).
+    load: Vec<f64>,
+    gamma_key: f64,
+    stale: bool,
 }
 
 fn bump(list: &mut Vec<(u32, u32)>, l: u32, up: bool) {
@@ -88,6 +93,7 @@ impl Varys {
             self.memo.resize(c + 1, CoflowMemo::default());
         }
         let m = &mut self.memo[c];
+        m.stale = true;
         let path = view.path(f);
         for l in path {
             bump(&mut m.links, l.0, up);
@@ -111,9 +117,9 @@ impl Varys {
         }
     }
 
-    /// Bytes coflow `c` has left on each of its links, into `self.load`.
+    /// Bytes coflow `c` has left on each of its links, into its memo.
     fn loads(&mut self, view: &Clairvoyant<'_>, c: CoflowIdx) {
-        let m = &self.memo[c as usize];
+        let m = &mut self.memo[c as usize];
         let (phi, w) = view.pgroup_link_weights(c);
         for &(l, _) in &m.links {
             self.load[l as usize] = w.get(l as usize).map_or(0.0, |w| w * phi);
@@ -124,14 +130,16 @@ impl Varys {
                 self.load[l.0 as usize] += rem;
             }
         }
+        m.load.clear();
+        m.load.extend(m.links.iter().map(|&(l, _)| self.load[l as usize]));
     }
 
-    /// max over the coflow's links of load / capacity, in ns (loads must be
-    /// in `self.load`); infinite when a loaded link has no capacity.
+    /// max over the coflow's links of load / capacity, in ns (loads from
+    /// its memo); infinite when a loaded link has no capacity.
     fn bottleneck_ns(&self, c: CoflowIdx, cap: &[f64]) -> f64 {
         let mut g: f64 = 0.0;
-        for &(l, n) in &self.memo[c as usize].links {
-            let load = self.load[l as usize];
+        let m = &self.memo[c as usize];
+        for (&(l, n), &load) in m.links.iter().zip(&m.load) {
             if n == 0 || load <= 0.0 {
                 continue;
             }
@@ -171,10 +179,16 @@ impl Scheduler for Varys {
         let caps = view.capacities();
         self.order.clear();
         for &c in view.active_coflows() {
-            self.loads(&view, c);
-            // Γ at microsecond resolution, so the float and rounding noise of
-            // an integer-nanosecond engine cannot break ties.
-            let g = (self.bottleneck_ns(c, caps) * 1e-3).round();
+            if self.memo[c as usize].stale {
+                self.loads(&view, c);
+                // Γ at microsecond resolution, so the float and rounding noise
+                // of an integer-nanosecond engine cannot break ties.
+                let g = (self.bottleneck_ns(c, caps) * 1e-3).round();
+                let m = &mut self.memo[c as usize];
+                m.gamma_key = g;
+                m.stale = false;
+            }
+            let g = self.memo[c as usize].gamma_key;
             self.order.push((g, view.arrival(c), view.coflow_id(c).0, c));
         }
         self.order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
@@ -184,9 +198,9 @@ impl Scheduler for Varys {
         let mut deadlines = Vec::with_capacity(self.order.len());
         for i in 0..self.order.len() {
             let c = self.order[i].3;
-            self.loads(&view, c);
             let m = &self.memo[c as usize];
-            let blocked = m.links.iter().any(|&(l, n)| n > 0 && self.load[l as usize] > 0.0 && full(&self.residual, l));
+            let blocked =
+                m.links.iter().zip(&m.load).any(|(&(l, n), &load)| n > 0 && load > 0.0 && full(&self.residual, l));
             let gamma = if blocked { f64::INFINITY } else { self.bottleneck_ns(c, &self.residual) };
             let deadline = if gamma.is_finite() { Time(now.0 + (gamma.ceil() as u64).max(1)) } else { Time::NEVER };
             out.set_deadline(c, deadline);
@@ -195,9 +209,10 @@ impl Scheduler for Varys {
                 // Capacity is taken at the exact MADD rates (the deadline is
                 // rounded up, so the flows use a hair less).
                 let span = gamma.max(1.0);
-                for &(l, n) in &self.memo[c as usize].links {
+                let m = &self.memo[c as usize];
+                for (&(l, n), &load) in m.links.iter().zip(&m.load) {
                     if n > 0 {
-                        let used = self.load[l as usize] * 8e9 / span;
+                        let used = load * 8e9 / span;
                         self.residual[l as usize] = (self.residual[l as usize] - used).max(0.0);
                     }
                 }
@@ -276,6 +291,8 @@ impl Scheduler for Varys {
                 }
             }
             std::mem::swap(&mut m.solo, &mut self.solo_next);
+            // A coflow that sends now has different loads next time.
+            m.stale |= deadline != Time::NEVER || !m.solo.is_empty();
         }
         None
     }
