@@ -52,10 +52,17 @@ struct CoflowMemo {
     stale: bool,
 }
 
+/// Counts one flow more (`up`) or less on link `l`; links with no flows
+/// left are dropped from the list.
 fn bump(list: &mut Vec<(u32, u32)>, l: u32, up: bool) {
-    match list.iter_mut().find(|(x, _)| *x == l) {
-        Some((_, n)) if up => *n += 1,
-        Some((_, n)) => *n -= 1,
+    match list.iter().position(|(x, _)| *x == l) {
+        Some(i) if up => list[i].1 += 1,
+        Some(i) => {
+            list[i].1 -= 1;
+            if list[i].1 == 0 {
+                list.swap_remove(i);
+            }
+        }
         None if up => list.push((l, 1)),
         None => {}
     }
@@ -198,10 +205,8 @@ impl Scheduler for Varys {
         let mut deadlines = Vec::with_capacity(self.order.len());
         for i in 0..self.order.len() {
             let c = self.order[i].3;
-            let m = &self.memo[c as usize];
-            let blocked =
-                m.links.iter().zip(&m.load).any(|(&(l, n), &load)| n > 0 && load > 0.0 && full(&self.residual, l));
-            let gamma = if blocked { f64::INFINITY } else { self.bottleneck_ns(c, &self.residual) };
+            // Infinite when a link it loads is full: it waits (backfill aside).
+            let gamma = self.bottleneck_ns(c, &self.residual);
             let deadline = if gamma.is_finite() { Time(now.0 + (gamma.ceil() as u64).max(1)) } else { Time::NEVER };
             out.set_deadline(c, deadline);
             deadlines.push(deadline);
