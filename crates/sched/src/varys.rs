@@ -35,10 +35,9 @@ use rustc_hash::FxHashMap;
 /// Per-coflow bookkeeping.
 #[derive(Debug, Default, Clone)]
 struct CoflowMemo {
-    // Active flows per link, and per first and last link of their paths.
+    // Active flows per link, and per first link of their paths (sorted).
     links: Vec<(u32, u32)>,
     first: Vec<(u32, u32)>,
-    last: Vec<(u32, u32)>,
     // Active flows by (first link, last link), in flow order.
     pairs: FxHashMap<(u32, u32), Vec<FlowIdx>>,
     // Per first link, a bit set over last links that have flows from it.
@@ -50,6 +49,21 @@ struct CoflowMemo {
     load: Vec<f64>,
     gamma_key: f64,
     stale: bool,
+}
+
+/// Like [`bump`], for a list kept sorted by link.
+fn bump_sorted(list: &mut Vec<(u32, u32)>, l: u32, up: bool) {
+    match list.binary_search_by_key(&l, |&(x, _)| x) {
+        Ok(i) if up => list[i].1 += 1,
+        Ok(i) => {
+            list[i].1 -= 1;
+            if list[i].1 == 0 {
+                list.remove(i);
+            }
+        }
+        Err(i) if up => list.insert(i, (l, 1)),
+        Err(_) => {}
+    }
 }
 
 /// Counts one flow more (`up`) or less on link `l`; links with no flows
@@ -106,8 +120,7 @@ impl Varys {
             bump(&mut m.links, l.0, up);
         }
         let key = (path[0].0, path[path.len() - 1].0);
-        bump(&mut m.first, key.0, up);
-        bump(&mut m.last, key.1, up);
+        bump_sorted(&mut m.first, key.0, up);
         let words = view.n_links().div_ceil(64);
         let flows = m.pairs.entry(key).or_default();
         let bits = m.pair_bits.entry(key.0).or_insert_with(|| vec![0; words]);
@@ -240,8 +253,8 @@ impl Scheduler for Varys {
             let deadline = deadlines[i];
             let m = &self.memo[c as usize];
             self.free_first.clear();
+            // `first` is sorted by link, so this is in link order.
             self.free_first.extend(m.first.iter().filter(|&&(l, n)| n > 0 && !full(&self.residual, l)).map(|&(l, _)| l));
-            self.free_first.sort_unstable();
             self.solo_next.clear();
             for &s in &self.free_first {
                 let Some(bits) = m.pair_bits.get(&s) else { continue };
