@@ -30,18 +30,14 @@
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::EPS;
 use coflowkit_model::Time;
-use rustc_hash::FxHashMap;
 
 /// Per-coflow bookkeeping.
 #[derive(Debug, Default, Clone)]
 struct CoflowMemo {
-    // Active flows per link, and per first link of their paths (sorted).
+    // Active flows per link; and by first link of their paths (sorted by
+    // link), then last link.
     links: Vec<(u32, u32)>,
-    first: Vec<(u32, u32)>,
-    // Active flows by (first link, last link), in flow order.
-    pairs: FxHashMap<(u32, u32), Vec<FlowIdx>>,
-    // Per first link, a bit set over last links that have flows from it.
-    pair_bits: FxHashMap<u32, Vec<u64>>,
+    first: Vec<FirstEntry>,
     // Flows made solo by backfill in the last round.
     solo: Vec<FlowIdx>,
     // Bytes left per link (aligned with `links`) and the ordering key, valid
@@ -51,18 +47,43 @@ struct CoflowMemo {
     stale: bool,
 }
 
-/// Like [`bump`], for a list kept sorted by link.
-fn bump_sorted(list: &mut Vec<(u32, u32)>, l: u32, up: bool) {
-    match list.binary_search_by_key(&l, |&(x, _)| x) {
-        Ok(i) if up => list[i].1 += 1,
-        Ok(i) => {
-            list[i].1 -= 1;
-            if list[i].1 == 0 {
-                list.remove(i);
+/// The active flows of a coflow that leave through one first link.
+#[derive(Debug, Default, Clone)]
+struct FirstEntry {
+    link: u32,
+    // Bit set over the last links of these flows.
+    bits: Vec<u64>,
+    // (last link, flows in flow order), sorted by last link.
+    dests: Vec<(u32, Vec<FlowIdx>)>,
+}
+
+/// Adds (`up`) or removes flow `f` with first link `s` and last link `d`.
+fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, n_links: usize) {
+    let i = match first.binary_search_by_key(&s, |e| e.link) {
+        Ok(i) => i,
+        Err(i) if up => {
+            first.insert(i, FirstEntry { link: s, bits: vec![0; n_links.div_ceil(64)], dests: vec![] });
+            i
+        }
+        Err(_) => return,
+    };
+    let e = &mut first[i];
+    let at = e.dests.binary_search_by_key(&d, |(x, _)| *x);
+    if up {
+        match at {
+            Ok(j) => e.dests[j].1.push(f),
+            Err(j) => e.dests.insert(j, (d, vec![f])),
+        }
+        e.bits[d as usize / 64] |= 1 << (d % 64);
+    } else if let Ok(j) = at {
+        e.dests[j].1.retain(|&x| x != f);
+        if e.dests[j].1.is_empty() {
+            e.dests.remove(j);
+            e.bits[d as usize / 64] &= !(1 << (d % 64));
+            if e.dests.is_empty() {
+                first.remove(i);
             }
         }
-        Err(i) if up => list.insert(i, (l, 1)),
-        Err(_) => {}
     }
 }
 
@@ -95,7 +116,6 @@ pub struct Varys {
     residual: Vec<f64>,
     load: Vec<f64>,
     solo_next: Vec<FlowIdx>,
-    free_first: Vec<u32>,
     free_bits: Vec<u64>,
     stamp: Vec<u32>,
     round: u32,
@@ -119,20 +139,8 @@ impl Varys {
         for l in path {
             bump(&mut m.links, l.0, up);
         }
-        let key = (path[0].0, path[path.len() - 1].0);
-        bump_sorted(&mut m.first, key.0, up);
-        let words = view.n_links().div_ceil(64);
-        let flows = m.pairs.entry(key).or_default();
-        let bits = m.pair_bits.entry(key.0).or_insert_with(|| vec![0; words]);
-        if up {
-            flows.push(f);
-            bits[key.1 as usize / 64] |= 1 << (key.1 % 64);
-        } else {
-            flows.retain(|&x| x != f);
-            if flows.is_empty() {
-                m.pairs.remove(&key);
-                bits[key.1 as usize / 64] &= !(1 << (key.1 % 64));
-            }
+        file_flow(&mut m.first, path[0].0, path[path.len() - 1].0, f, up, view.n_links());
+        if !up {
             m.solo.retain(|&x| x != f);
         }
     }
@@ -252,14 +260,16 @@ impl Scheduler for Varys {
         for (i, &(_, _, _, c)) in self.order.iter().enumerate() {
             let deadline = deadlines[i];
             let m = &self.memo[c as usize];
-            self.free_first.clear();
-            // `first` is sorted by link, so this is in link order.
-            self.free_first.extend(m.first.iter().filter(|&&(l, n)| n > 0 && !full(&self.residual, l)).map(|&(l, _)| l));
             self.solo_next.clear();
-            for &s in &self.free_first {
-                let Some(bits) = m.pair_bits.get(&s) else { continue };
+            // `first` is sorted by link, so this visits pairs in link order.
+            for entry in &m.first {
+                let s = entry.link;
+                if full(&self.residual, s) {
+                    continue;
+                }
+                let mut cursor = 0;
                 // Last links with flows from `s` and room left, in link order.
-                for (w, &have) in bits.iter().enumerate() {
+                for (w, &have) in entry.bits.iter().enumerate() {
                     let mut cand = have & self.free_bits[w];
                     while cand != 0 && !full(&self.residual, s) {
                         let d = (w * 64) as u32 + cand.trailing_zeros();
@@ -267,7 +277,10 @@ impl Scheduler for Varys {
                         if full(&self.residual, d) {
                             continue;
                         }
-                        let Some(flows) = m.pairs.get(&(s, d)) else { continue };
+                        while entry.dests[cursor].0 < d {
+                            cursor += 1;
+                        }
+                        let flows = &entry.dests[cursor].1;
                         for &f in flows {
                             let path = view.path(f);
                             let extra = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min);
