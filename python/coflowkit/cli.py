@@ -49,6 +49,18 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
+
+
+def _capacity_option(help_text: str):
+    """The `--capacity-gbps` option (port capacity, Gbit/s), shared by commands."""
+    return click.option(
+        "--capacity-gbps",
+        type=click.FloatRange(min=0, min_open=True),
+        default=1.0,
+        show_default=True,
+        help=help_text,
+    )
+
 @contextmanager
 def _data_errors() -> Iterator[None]:
     """Turn the core's errors (bad trace, bad workload, failed run) into DataError."""
@@ -113,13 +125,7 @@ def cli() -> None:
     help="Write DIR/<scheduler>/coflows.{csv,parquet}, DIR/summary.csv and DIR/compare.csv.",
 )
 @click.option("--per-flow", is_flag=True, help="Also keep and write one row per flow.")
-@click.option(
-    "--capacity-gbps",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1.0,
-    show_default=True,
-    help="Port capacity of the big switch.",
-)
+@_capacity_option("Port capacity of the big switch.")
 @click.option(
     "--n-hosts",
     type=click.IntRange(min=1),
@@ -233,13 +239,7 @@ def trace_group() -> None:
 
 @trace_group.command("info")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--capacity-gbps",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1.0,
-    show_default=True,
-    help="Port capacity the offered load refers to.",
-)
+@_capacity_option("Port capacity the offered load refers to.")
 def trace_info(path: Path, capacity_gbps: float) -> None:
     """Print a trace's statistics: coflows, flows, bytes, load, bins, widths, lengths."""
     with _data_errors():
