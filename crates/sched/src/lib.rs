@@ -114,11 +114,14 @@ impl Allocation {
         }
     }
 
-    /// Makes flow `f` solo at `bits_per_sec`.
+    /// Makes flow `f` solo at `bits_per_sec`. A rate within float noise
+    /// (1e-12 relative) of the current one counts as unchanged, so
+    /// recomputing an allocation does not churn the driver.
     #[inline]
     pub fn set_rate(&mut self, f: FlowIdx, bits_per_sec: f64) {
         let fi = f as usize;
-        if self.group[fi] != SOLO || self.rate[fi] != bits_per_sec {
+        let old = self.rate[fi];
+        if self.group[fi] != SOLO || (old != bits_per_sec && (old - bits_per_sec).abs() > 1e-12 * old.abs()) {
             self.group[fi] = SOLO;
             self.rate[fi] = bits_per_sec;
             self.touch_flow(f);
