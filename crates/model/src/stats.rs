@@ -18,8 +18,43 @@ pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.min(sorted.len()) - 1]
 }
 
+/// Keys within this many bytes count as equal when schedulers order flows
+/// or coflows by bytes left: the integer-nanosecond engine rounds event
+/// instants up, which moves bytes sent by a fraction of a byte per event.
+pub const BYTES_TIE: f64 = 2.0;
+
+/// Keys within this many nanoseconds count as equal when coflows are ordered
+/// by a time computed from bytes left (Varys's Γ).
+pub const NANOS_TIE: f64 = 1_000.0;
+
+/// Sorts `items` by `key` ascending, treating keys within `tol` of the first
+/// key of a run as equal: inside such a run items keep the order of `tie`
+/// (a total order), so float noise cannot override a documented tie-break.
+pub fn sort_with_ties<T, K: Ord>(items: &mut [T], key: impl Fn(&T) -> f64, tie: impl Fn(&T) -> K, tol: f64) {
+    items.sort_by(|a, b| key(a).total_cmp(&key(b)).then_with(|| tie(a).cmp(&tie(b))));
+    let mut i = 0;
+    while i < items.len() {
+        let k0 = key(&items[i]);
+        let mut j = i + 1;
+        while j < items.len() && key(&items[j]) - k0 <= tol {
+            j += 1;
+        }
+        if j - i > 1 {
+            items[i..j].sort_by_key(|x| tie(x));
+        }
+        i = j;
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn near_ties_go_by_the_tie_break() {
+        let mut v = vec![(10.4, 2), (10.6, 1), (3.0, 9), (20.0, 0)];
+        super::sort_with_ties(&mut v, |x| x.0, |x| x.1, 2.0);
+        assert_eq!(v.iter().map(|x| x.1).collect::<Vec<_>>(), vec![9, 1, 2, 0]);
+    }
+
     #[test]
     fn nearest_rank() {
         let v = [5.0, 1.0, 3.0, 2.0, 4.0];

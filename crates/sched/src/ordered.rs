@@ -8,7 +8,8 @@
 //! * `ncf`: narrowest coflow first, by number of flows (width).
 //! * `lcf`: lightest coflow first, by total bytes.
 //! * `stf`: smallest total size first, on remaining bytes (re-sorted at
-//!   every event; compared to the byte, so float noise cannot decide).
+//!   every event; amounts within `BYTES_TIE` count as equal, so float noise
+//!   cannot decide).
 //!
 //! Ties go to the earlier arrival, then the smaller coflow id. These are
 //! the heuristics of Varys (SIGCOMM 2014, 5.1) and CoflowSim, with the
@@ -16,6 +17,7 @@
 
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, KnowsSent, KnowsSizes, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::MaxMin;
+use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::Time;
 
 /// Serves priority classes of coflows in order: the flows of one class share
@@ -221,11 +223,13 @@ impl Scheduler for SizeOrdered {
                 SizeKey::Length => view.length(c),
                 SizeKey::Width => view.width(c) as f64,
                 SizeKey::Total => view.coflow_size(c),
-                SizeKey::Remaining => view.coflow_remaining(c).round(),
+                SizeKey::Remaining => view.coflow_remaining(c),
             };
             self.order.push((k, view.arrival(c), view.coflow_id(c).0, c));
         }
-        self.order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        // Bytes left are computed from progress: near-equal ones are a tie.
+        let tol = if self.key == SizeKey::Remaining { BYTES_TIE } else { 0.0 };
+        sort_with_ties(&mut self.order, |x| x.0, |x| (x.1, x.2), tol);
         let obs = view.observed();
         self.server.begin(&obs);
         for (i, &(_, _, _, c)) in self.order.iter().enumerate() {

@@ -3,11 +3,12 @@
 //! flow-level algorithm of its simulator).
 //!
 //! At every event the active flows are taken in order of remaining bytes,
-//! compared to the byte so that float noise cannot decide an order (ties by
-//! flow index, i.e. arrival order), and each gets the least residual
+//! amounts within [`BYTES_TIE`] counting as equal so that float noise cannot
+//! decide an order (ties by flow index, i.e. arrival order), and each gets the least residual
 //! capacity along its path, which is then taken from every link it crosses.
 
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
+use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::Time;
 
 /// Greedy preemptive SRPT; see the module doc.
@@ -31,8 +32,8 @@ impl Scheduler for Srpt {
     }
     fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
         self.order.clear();
-        self.order.extend(view.active_flows().iter().map(|&f| (view.remaining(f).round(), f)));
-        self.order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.order.extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
+        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, BYTES_TIE);
         self.residual.clear();
         self.residual.extend_from_slice(view.capacities());
         let mut saturated = 0;

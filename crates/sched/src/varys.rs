@@ -7,7 +7,7 @@
 //! share idle until the next coflow event):
 //! 1. Order: each active coflow's effective bottleneck Γ on its remaining
 //!    bytes over the full link capacities (the time it would take alone),
-//!    compared at microsecond resolution; smallest first, ties by arrival
+//!    values within `NANOS_TIE` (1 µs) counting as equal; smallest first, ties by arrival
 //!    then id.
 //! 2. MADD: in that order, each coflow is given the rates that finish all its
 //!    flows together after Γ', its bottleneck on the capacity the coflows
@@ -29,6 +29,7 @@
 
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::EPS;
+use coflowkit_model::stats::{sort_with_ties, NANOS_TIE};
 use coflowkit_model::Time;
 
 /// Per-coflow bookkeeping.
@@ -211,7 +212,7 @@ impl Scheduler for Varys {
                 self.loads(&view, c);
                 // Γ at microsecond resolution, so the float and rounding noise
                 // of an integer-nanosecond engine cannot break ties.
-                let g = (self.bottleneck_ns(c, caps) * 1e-3).round();
+                let g = self.bottleneck_ns(c, caps);
                 let m = &mut self.memo[c as usize];
                 m.gamma_key = g;
                 m.stale = false;
@@ -219,7 +220,7 @@ impl Scheduler for Varys {
             let g = self.memo[c as usize].gamma_key;
             self.order.push((g, view.arrival(c), view.coflow_id(c).0, c));
         }
-        self.order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        sort_with_ties(&mut self.order, |x| x.0, |x| (x.1, x.2), NANOS_TIE);
         self.residual.clear();
         self.residual.extend_from_slice(caps);
         // MADD: one deadline per coflow; every flow back in its group.

@@ -15,7 +15,8 @@
 //! with a tolerance of 1 µs (plus 1e-9 relative).
 //!
 //! Keys computed from progress are compared as the module docs say:
-//! remaining bytes to the byte (`srpt`, `stf`), Γ to the microsecond (`varys`).
+//! remaining bytes within `BYTES_TIE` tie (`srpt`, `stf`), Γ within `NANOS_TIE`
+//! (`varys`).
 //! Ties: the reference follows the tie-breaks the module docs give (coflows
 //! by arrival then id, flows by index) for keys equal in exact arithmetic,
 //! i.e. equal up to 1e-9 relative, however the float arithmetic reached
@@ -29,6 +30,7 @@
 //! milliseconds, so arrivals coincide with completions.
 
 use coflowkit_alloc::reference::max_min;
+use coflowkit_model::stats::{BYTES_TIE, NANOS_TIE};
 use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Fabric, Time, Workload};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints, NAMES};
 use coflowkit_sim::{SimOptions, Simulation};
@@ -265,10 +267,10 @@ impl RefSim {
     /// Active coflows in the order of `key`, ascending, ties (keys equal up
     /// to float noise) by (arrival, id). Near-ties of keys computed from
     /// progress (`computed`) are noted.
-    fn coflows_by(&self, key: impl Fn(usize) -> f64, computed: bool) -> Vec<usize> {
+    fn coflows_by(&self, key: impl Fn(usize) -> f64, computed: bool, tol: f64) -> Vec<usize> {
         let keys: Vec<f64> = (0..self.coflows.len()).map(key).collect();
         // Active coflows are listed in (arrival, id) order already.
-        let order = order_by(self.active_coflows(), |c| keys[c]);
+        let order = order_by(self.active_coflows(), |c| keys[c], tol);
         if computed {
             self.note_ties("coflows", &order, |c| (self.coflows[c].id, keys[c]));
         }
@@ -290,7 +292,9 @@ impl RefSim {
     /// Coflows in the order of `key` (ascending), ties by (arrival, id),
     /// each its own class.
     fn serve_ordered(&self, key: impl Fn(usize) -> f64, computed: bool, rate: &mut [f64]) {
-        let order = self.coflows_by(key, computed);
+        // Keys from progress (bytes left) tie within BYTES_TIE, as documented.
+        let tol = if computed { BYTES_TIE } else { 0.0 };
+        let order = self.coflows_by(key, computed, tol);
         let classes: Vec<Vec<usize>> = order.into_iter().map(|c| vec![c]).collect();
         self.serve_classes(&classes, rate);
     }
@@ -329,7 +333,7 @@ impl RefSim {
             Policy::Scf => self.serve_ordered(|c| self.coflows[c].length, false, &mut rate),
             Policy::Ncf => self.serve_ordered(|c| self.coflows[c].width as f64, false, &mut rate),
             Policy::Lcf => self.serve_ordered(|c| self.coflows[c].total, false, &mut rate),
-            Policy::Stf => self.serve_ordered(|c| self.remaining(c).round(), true, &mut rate),
+            Policy::Stf => self.serve_ordered(|c| self.remaining(c), true, &mut rate),
             Policy::FifoLm(threshold) => {
                 let order = self.active_coflows();
                 let mut classes = vec![];
@@ -344,7 +348,7 @@ impl RefSim {
             }
             Policy::Srpt => {
                 let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
-                let order = order_by(active, |f| self.flows[f].rem.round());
+                let order = order_by(active, |f| self.flows[f].rem, BYTES_TIE);
                 self.note_ties("flows", &order, |f| (f as u64, self.flows[f].rem));
                 let mut residual = self.caps.clone();
                 for f in order {
@@ -359,7 +363,7 @@ impl RefSim {
                 }
             }
             Policy::Varys { .. } => {
-                let order = self.coflows_by(|c| (self.gamma(c, &self.caps) * 1e6).round(), true);
+                let order = self.coflows_by(|c| self.gamma(c, &self.caps) * 1e9, true, NANOS_TIE);
                 let mut residual = self.caps.clone();
                 // MADD on what the coflows before left.
                 for &c in &order {
@@ -489,8 +493,8 @@ impl RefSim {
 /// keys equal up to float noise (1e-9 relative) count as equal, so that
 /// exact ties, however the float arithmetic reached them, go by the given
 /// order. Selection sort: it needs no transitive comparison.
-fn order_by(mut items: Vec<usize>, key: impl Fn(usize) -> f64) -> Vec<usize> {
-    let less = |a: f64, b: f64| a < b && (b - a) > 1e-9 * a.abs().max(b.abs());
+fn order_by(mut items: Vec<usize>, key: impl Fn(usize) -> f64, tol: f64) -> Vec<usize> {
+    let less = |a: f64, b: f64| a < b && (b - a) > tol.max(1e-9 * a.abs().max(b.abs()));
     let mut out = vec![];
     while !items.is_empty() {
         let mut best = 0;
