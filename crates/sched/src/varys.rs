@@ -146,8 +146,9 @@ impl Varys {
         }
     }
 
-    /// Bytes coflow `c` has left on each of its links, into its memo.
-    fn loads(&mut self, view: &Clairvoyant<'_>, c: CoflowIdx) {
+    /// Bytes coflow `c` has left on each of its links, into its memo;
+    /// returns its Γ over `cap` in ns (as [`Varys::bottleneck_ns`]).
+    fn loads(&mut self, view: &Clairvoyant<'_>, c: CoflowIdx, cap: &[f64]) -> f64 {
         let m = &mut self.memo[c as usize];
         let (phi, w) = view.pgroup_link_weights(c);
         for &(l, _) in &m.links {
@@ -160,7 +161,16 @@ impl Varys {
             }
         }
         m.load.clear();
-        m.load.extend(m.links.iter().map(|&(l, _)| self.load[l as usize]));
+        let mut g: f64 = 0.0;
+        for &(l, _) in &m.links {
+            let load = self.load[l as usize];
+            m.load.push(load);
+            if load > 0.0 {
+                let bps = cap[l as usize];
+                g = g.max(if bps <= EPS * 1e9 { f64::INFINITY } else { load * 8e9 / bps });
+            }
+        }
+        g
     }
 
     /// max over the coflow's links of load / capacity, in ns (loads from
@@ -209,10 +219,7 @@ impl Scheduler for Varys {
         self.order.clear();
         for &c in view.active_coflows() {
             if self.memo[c as usize].stale {
-                self.loads(&view, c);
-                // Γ at microsecond resolution, so the float and rounding noise
-                // of an integer-nanosecond engine cannot break ties.
-                let g = self.bottleneck_ns(c, caps);
+                let g = self.loads(&view, c, caps);
                 let m = &mut self.memo[c as usize];
                 m.gamma_key = g;
                 m.stale = false;
