@@ -183,7 +183,10 @@ impl Varys {
                 continue;
             }
             let bps = cap[l as usize];
-            g = g.max(if bps <= EPS * 1e9 { f64::INFINITY } else { load * 8e9 / bps });
+            if bps <= EPS * 1e9 {
+                return f64::INFINITY;
+            }
+            g = g.max(load * 8e9 / bps);
         }
         g
     }
