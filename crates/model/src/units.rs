@@ -101,10 +101,6 @@ impl BitsPerSec {
     pub fn bytes_per_ns(self) -> f64 {
         self.0 / 8e9
     }
-    /// The rate of `bytes_per_ns` bytes per nanosecond.
-    pub fn from_bytes_per_ns(bytes_per_ns: f64) -> BitsPerSec {
-        BitsPerSec(bytes_per_ns * 8e9)
-    }
     /// The time, rounded up to a whole nanosecond, to send `bytes` at this rate.
     /// `None` when the rate is zero (never).
     pub fn time_to_send(self, bytes: f64) -> Option<Dur> {

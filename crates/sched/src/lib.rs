@@ -262,11 +262,6 @@ impl Allocation {
         self.dirty_deadlines.clear();
     }
 
-    /// Number of changes waiting for the driver.
-    pub fn n_changes(&self) -> usize {
-        self.dirty_flows.len() + self.dirty_groups.len() + self.dirty_deadlines.len()
-    }
-
     /// The rate of shared group `g`, bits/s.
     pub fn group_rate(&self, g: u32) -> f64 {
         self.group_rate.get(g as usize).copied().unwrap_or(0.0)

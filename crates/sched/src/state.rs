@@ -473,14 +473,6 @@ impl NetState {
         p.phi_time = self.now;
     }
 
-    /// Bytes the members of proportional group `g` have left on link `l`.
-    pub fn pgroup_load(&self, g: u32, l: LinkId) -> f64 {
-        match self.pgroups.get(g as usize) {
-            Some(p) if !p.link_w.is_empty() => p.link_w[l.0 as usize] * self.pgroup_phi(g),
-            _ => 0.0,
-        }
-    }
-
     /// The scale `phi` of proportional group `g` now and its members' `w`
     /// summed per link (bytes left on link `l` = `phi * w[l]`); `w` is empty
     /// for a group that never had members.
@@ -753,10 +745,6 @@ impl NetState {
         self.size[f as usize] - self.flow_sent(f as usize)
     }
 
-    /// The group of flow `f`, or [`SOLO`].
-    pub fn group_of(&self, f: FlowIdx) -> u32 {
-        self.group[f as usize]
-    }
 
     /// Active flows (for the driver).
     pub fn active(&self) -> &[FlowIdx] {
@@ -936,11 +924,6 @@ impl<'a> Clairvoyant<'a> {
     #[inline]
     pub fn coflow_remaining(&self, c: CoflowIdx) -> f64 {
         self.s.coflows[c as usize].size - self.s.coflow_sent_now(c as usize)
-    }
-    /// Bytes the members of proportional group `g` have left on link `l`.
-    #[inline]
-    pub fn pgroup_load(&self, g: u32, l: LinkId) -> f64 {
-        self.s.pgroup_load(g, l)
     }
     /// The scale of proportional group `g` and its per-link member weights:
     /// bytes left on link `l` = `scale * weights[l]` (see [`NetState`]).
