@@ -11,6 +11,29 @@
 //! two ports' levels, since levels only rise in freeze order. Cost per solve:
 //! O((R + C)^2) for R rows and C columns, whatever the number of flows.
 
+/// The lowest fair share `residual / weight` among the `live` ports (ties to
+/// the lower port index) and its place in `live`; ports left with no
+/// unfrozen flows are dropped from `live` on the way.
+fn lowest_share(live: &mut Vec<u32>, residual: &[f64], weight: &[f64]) -> (f64, Option<usize>) {
+    let mut best = f64::INFINITY;
+    let mut at: Option<usize> = None;
+    let mut i = 0;
+    while i < live.len() {
+        let p = live[i] as usize;
+        if weight[p] <= 0.5 {
+            live.swap_remove(i);
+            continue;
+        }
+        let lv = residual[p].max(0.0) / weight[p];
+        if lv < best || (lv == best && at.is_some_and(|j| p < live[j] as usize)) {
+            best = lv;
+            at = Some(i);
+        }
+        i += 1;
+    }
+    (best, at)
+}
+
 /// Max-min fair levels over a row × column count matrix; see the module doc.
 #[derive(Debug, Clone, Default)]
 pub struct BipartiteMaxMin {
@@ -89,36 +112,14 @@ impl BipartiteMaxMin {
         let mut level: f64 = 0.0;
         loop {
             // The port with the lowest fair share; ties to rows, then lower index.
-            let mut best = f64::INFINITY;
-            let mut pick: Option<(bool, usize)> = None;
-            let mut i = 0;
-            while i < self.row_live.len() {
-                let r = self.row_live[i] as usize;
-                if self.row_w[r] <= 0.5 {
-                    self.row_live.swap_remove(i);
-                    continue;
-                }
-                let lv = self.row_res[r].max(0.0) / self.row_w[r];
-                if lv < best || (lv == best && matches!(pick, Some((true, j)) if r < self.row_live[j] as usize)) {
-                    best = lv;
-                    pick = Some((true, i));
-                }
-                i += 1;
-            }
-            let mut i = 0;
-            while i < self.col_live.len() {
-                let c = self.col_live[i] as usize;
-                if self.col_w[c] <= 0.5 {
-                    self.col_live.swap_remove(i);
-                    continue;
-                }
-                let lv = self.col_res[c].max(0.0) / self.col_w[c];
-                if lv < best || (lv == best && matches!(pick, Some((false, j)) if c < self.col_live[j] as usize)) {
-                    best = lv;
-                    pick = Some((false, i));
-                }
-                i += 1;
-            }
+            let (row_best, row_at) = lowest_share(&mut self.row_live, &self.row_res, &self.row_w);
+            let (col_best, col_at) = lowest_share(&mut self.col_live, &self.col_res, &self.col_w);
+            let (best, pick) = match (row_at, col_at) {
+                (Some(i), _) if row_best <= col_best => (row_best, Some((true, i))),
+                (_, Some(i)) => (col_best, Some((false, i))),
+                (Some(i), None) => (row_best, Some((true, i))),
+                (None, None) => (f64::INFINITY, None),
+            };
             let Some((is_row, i)) = pick else { break };
             level = level.max(best);
             if is_row {
