@@ -91,7 +91,13 @@ impl BipartiteMaxMin {
     /// (infinity for a port that is nobody's bottleneck) under capacities
     /// `row_cap` and `col_cap`. The max-min rate of a flow from `r` to `c` is
     /// `min(row_level[r], col_level[c])`.
-    pub fn solve(&mut self, row_cap: &[f64], col_cap: &[f64], row_level: &mut Vec<f64>, col_level: &mut Vec<f64>) {
+    pub fn solve(
+        &mut self,
+        row_cap: &[f64],
+        col_cap: &[f64],
+        row_level: &mut Vec<f64>,
+        col_level: &mut Vec<f64>,
+    ) {
         let (nr, nc) = (self.n_rows, self.n_cols);
         row_level.clear();
         row_level.resize(nr, f64::INFINITY);
@@ -106,9 +112,11 @@ impl BipartiteMaxMin {
         self.col_w.clear();
         self.col_w.extend(self.col_n.iter().map(|&n| n as f64));
         self.row_live.clear();
-        self.row_live.extend((0..nr as u32).filter(|&r| self.row_n[r as usize] > 0));
+        self.row_live
+            .extend((0..nr as u32).filter(|&r| self.row_n[r as usize] > 0));
         self.col_live.clear();
-        self.col_live.extend((0..nc as u32).filter(|&c| self.col_n[c as usize] > 0));
+        self.col_live
+            .extend((0..nc as u32).filter(|&c| self.col_n[c as usize] > 0));
         let mut level: f64 = 0.0;
         loop {
             // The port with the lowest fair share; ties to rows, then lower index.

@@ -53,7 +53,11 @@ pub fn effective_bottleneck<'a>(
             continue;
         }
         let cap = residual[l as usize];
-        let t = if cap <= crate::EPS { f64::INFINITY } else { load / cap };
+        let t = if cap <= crate::EPS {
+            f64::INFINITY
+        } else {
+            load / cap
+        };
         gamma = gamma.max(t);
     }
     gamma
@@ -71,7 +75,11 @@ pub fn madd<'a>(
     rates.clear();
     let gamma = effective_bottleneck(flows.clone(), residual, scratch);
     for (path, rem) in flows {
-        let r = if gamma.is_finite() && gamma > 0.0 { rem * 8.0 / gamma } else { 0.0 };
+        let r = if gamma.is_finite() && gamma > 0.0 {
+            rem * 8.0 / gamma
+        } else {
+            0.0
+        };
         rates.push(r);
         for &LinkId(l) in path {
             residual[l as usize] = (residual[l as usize] - r).max(0.0);
@@ -92,7 +100,12 @@ mod tests {
         let flows = [(&p1[..], 1000.0), (&p2[..], 500.0)];
         let mut res = vec![8000.0; 3];
         let mut rates = vec![];
-        let g = madd(flows.iter().copied(), &mut res, &mut LinkLoad::default(), &mut rates);
+        let g = madd(
+            flows.iter().copied(),
+            &mut res,
+            &mut LinkLoad::default(),
+            &mut rates,
+        );
         assert_eq!(g, 1.5); // 12000 bits over 8000 bit/s on link 0
         assert_eq!(rates[0] * g, 8000.0);
         assert_eq!(rates[1] * g, 4000.0);

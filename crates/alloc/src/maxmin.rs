@@ -55,7 +55,9 @@ impl Eq for Entry {}
 impl Ord for Entry {
     fn cmp(&self, o: &Self) -> Ordering {
         // Min-heap on (level, key).
-        o.level.total_cmp(&self.level).then_with(|| o.key.cmp(&self.key))
+        o.level
+            .total_cmp(&self.level)
+            .then_with(|| o.key.cmp(&self.key))
     }
 }
 impl PartialOrd for Entry {
@@ -110,7 +112,13 @@ impl MaxMin {
     /// Adds `count` identical flows over `path` (link indices), each with
     /// `weight` > 0 and a per-flow rate cap (`f64::INFINITY` for none).
     /// Returns the demand's index.
-    pub fn push(&mut self, path: impl IntoIterator<Item = LinkId>, weight: f64, count: u32, cap: f64) -> usize {
+    pub fn push(
+        &mut self,
+        path: impl IntoIterator<Item = LinkId>,
+        weight: f64,
+        count: u32,
+        cap: f64,
+    ) -> usize {
         self.path_start.push(self.paths.len() as u32);
         self.paths.extend(path.into_iter().map(|l| l.0));
         self.weight.push(weight);
@@ -147,7 +155,10 @@ impl MaxMin {
         for d in 0..n {
             let wc = self.weight[d] * self.count[d];
             let s = self.path_start[d] as usize;
-            let e = self.path_start.get(d + 1).map_or(self.paths.len(), |&x| x as usize);
+            let e = self
+                .path_start
+                .get(d + 1)
+                .map_or(self.paths.len(), |&x| x as usize);
             for &l in &self.paths[s..e] {
                 let l = l as usize;
                 if self.stamp[l] != epoch {
@@ -175,7 +186,10 @@ impl MaxMin {
         // Fill positions; reuse link_version as a cursor temporarily.
         for d in 0..n {
             let s = self.path_start[d] as usize;
-            let e = self.path_start.get(d + 1).map_or(self.paths.len(), |&x| x as usize);
+            let e = self
+                .path_start
+                .get(d + 1)
+                .map_or(self.paths.len(), |&x| x as usize);
             for &l in &self.paths[s..e] {
                 let l = l as usize;
                 let pos = self.link_first[l] + self.link_version[l];
@@ -259,16 +273,29 @@ impl MaxMin {
             let li = l as usize;
             self.link_version[li] = 0;
             let level = (residual[li].max(0.0)) / self.link_weight[li];
-            self.heap.push(Entry { level, key: l, version: 0 });
+            self.heap.push(Entry {
+                level,
+                key: l,
+                version: 0,
+            });
         }
         for d in 0..n {
             if self.cap[d].is_finite() {
                 let level = self.cap[d].max(0.0) / self.weight[d];
-                self.heap.push(Entry { level, key: n_links + d as u32, version: 0 });
+                self.heap.push(Entry {
+                    level,
+                    key: n_links + d as u32,
+                    version: 0,
+                });
             }
         }
         let mut n_frozen = 0;
-        while let Some(Entry { level, key, version }) = self.heap.pop() {
+        while let Some(Entry {
+            level,
+            key,
+            version,
+        }) = self.heap.pop()
+        {
             if n_frozen == n {
                 break;
             }
@@ -301,7 +328,10 @@ impl MaxMin {
         let wc = self.weight[d] * self.count[d];
         let use_ = r * self.count[d];
         let s = self.path_start[d] as usize;
-        let e = self.path_start.get(d + 1).map_or(self.paths.len(), |&x| x as usize);
+        let e = self
+            .path_start
+            .get(d + 1)
+            .map_or(self.paths.len(), |&x| x as usize);
         for i in s..e {
             let l = self.paths[i] as usize;
             residual[l] -= use_;
@@ -317,11 +347,14 @@ impl MaxMin {
                 let lv = residual[l] / self.link_weight[l];
                 // Levels never go below the current one (float noise aside).
                 let lv = lv.max(level);
-                self.heap.push(Entry { level: lv, key: l as u32, version: self.link_version[l] });
+                self.heap.push(Entry {
+                    level: lv,
+                    key: l as u32,
+                    version: self.link_version[l],
+                });
             }
         }
     }
-
 }
 
 #[cfg(test)]

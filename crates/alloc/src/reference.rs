@@ -19,7 +19,11 @@ pub fn max_min(flows: &[(Vec<u32>, f64, f64)], capacity: &mut [f64]) -> Vec<f64>
         // Level at which each link saturates, given the frozen flows.
         let mut best = f64::INFINITY;
         for l in 0..capacity.len() {
-            let w: f64 = active.iter().filter(|&&f| flows[f].0.contains(&(l as u32))).map(|&f| flows[f].1).sum();
+            let w: f64 = active
+                .iter()
+                .filter(|&&f| flows[f].0.contains(&(l as u32)))
+                .map(|&f| flows[f].1)
+                .sum();
             if w > 0.0 {
                 best = best.min(capacity[l].max(0.0) / w);
             }
@@ -32,7 +36,11 @@ pub fn max_min(flows: &[(Vec<u32>, f64, f64)], capacity: &mut [f64]) -> Vec<f64>
         for &f in &active {
             let capped = flows[f].2 / flows[f].1 <= best * (1.0 + 1e-12);
             let on_tight = flows[f].0.iter().any(|&l| {
-                let w: f64 = active.iter().filter(|&&g| flows[g].0.contains(&l)).map(|&g| flows[g].1).sum();
+                let w: f64 = active
+                    .iter()
+                    .filter(|&&g| flows[g].0.contains(&l))
+                    .map(|&g| flows[g].1)
+                    .sum();
                 capacity[l as usize].max(0.0) / w <= best * (1.0 + 1e-12)
             });
             if capped || on_tight {

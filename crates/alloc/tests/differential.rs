@@ -14,14 +14,20 @@ struct Demand {
 
 fn instance() -> impl Strategy<Value = (Vec<f64>, Vec<Demand>)> {
     (1usize..7).prop_flat_map(|n_links| {
-        let caps = prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], n_links);
+        let caps =
+            prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], n_links);
         let demand = (
             prop::collection::btree_set(0..n_links as u32, 1..=n_links.min(3)),
             prop_oneof![Just(1.0), Just(2.0), 0.5f64..4.0],
             1u32..4,
             prop_oneof![Just(f64::INFINITY), Just(f64::INFINITY), 0.0f64..30.0],
         )
-            .prop_map(|(p, weight, count, cap)| Demand { path: p.into_iter().collect(), weight, count, cap });
+            .prop_map(|(p, weight, count, cap)| Demand {
+                path: p.into_iter().collect(),
+                weight,
+                count,
+                cap,
+            });
         (caps, prop::collection::vec(demand, 0..9))
     })
 }

@@ -25,6 +25,9 @@ pub enum LinkKind {
     Uplink(HostId),
     /// A host's receiving side (egress port of the big switch).
     Downlink(HostId),
+    /// A host's CPU, a resource that compute stages share like a link
+    /// (capacity in work units per second, counted as bits like a link's).
+    Cpu(HostId),
 }
 
 /// A directed link and its capacity.
@@ -67,6 +70,8 @@ pub enum FabricError {
 pub struct Fabric {
     n_hosts: u32,
     links: Vec<Link>,
+    /// The CPU resource of each host, if the fabric has them.
+    cpus: Option<LinkId>,
 }
 
 impl Fabric {
@@ -83,24 +88,69 @@ impl Fabric {
             return Err(FabricError::NoHosts);
         }
         if down.len() != up.len() {
-            return Err(FabricError::WrongCount { what: "egress capacities", got: down.len(), n_hosts: up.len() });
+            return Err(FabricError::WrongCount {
+                what: "egress capacities",
+                got: down.len(),
+                n_hosts: up.len(),
+            });
         }
         let mut links = Vec::with_capacity(2 * up.len());
         for (h, (&u, &d)) in up.iter().zip(down).enumerate() {
             let h = HostId(h as u32);
-            links.push(Link { kind: LinkKind::Uplink(h), capacity: u });
-            links.push(Link { kind: LinkKind::Downlink(h), capacity: d });
+            links.push(Link {
+                kind: LinkKind::Uplink(h),
+                capacity: u,
+            });
+            links.push(Link {
+                kind: LinkKind::Downlink(h),
+                capacity: d,
+            });
         }
         for l in &links {
             if !(l.capacity.0.is_finite() && l.capacity.0 > 0.0) {
                 let link = match l.kind {
                     LinkKind::Uplink(h) => format!("ingress port of host {}", h.0),
                     LinkKind::Downlink(h) => format!("egress port of host {}", h.0),
+                    LinkKind::Cpu(h) => format!("CPU of host {}", h.0),
                 };
-                return Err(FabricError::BadCapacity { link, value: l.capacity.0 });
+                return Err(FabricError::BadCapacity {
+                    link,
+                    value: l.capacity.0,
+                });
             }
         }
-        Ok(Fabric { n_hosts: up.len() as u32, links })
+        Ok(Fabric {
+            n_hosts: up.len() as u32,
+            links,
+            cpus: None,
+        })
+    }
+
+    /// The fabric with a CPU resource of `capacity` on every host, for
+    /// compute stages (TAFE III). Work units count like bytes: a stage of
+    /// `w` units alone on a CPU of capacity `c` bit/s takes `8 w / c` s.
+    pub fn with_cpus(mut self, capacity: BitsPerSec) -> Result<Fabric, FabricError> {
+        if !(capacity.0.is_finite() && capacity.0 > 0.0) {
+            return Err(FabricError::BadCapacity {
+                link: "host CPU".into(),
+                value: capacity.0,
+            });
+        }
+        if self.cpus.is_none() {
+            self.cpus = Some(LinkId(self.links.len() as u32));
+            for h in 0..self.n_hosts {
+                self.links.push(Link {
+                    kind: LinkKind::Cpu(HostId(h)),
+                    capacity,
+                });
+            }
+        }
+        Ok(self)
+    }
+
+    /// The CPU resource of host `h`, if the fabric models CPUs.
+    pub fn cpu(&self, h: HostId) -> Option<LinkId> {
+        self.cpus.map(|first| LinkId(first.0 + h.0))
     }
 
     /// Whether every path is `[uplink(src), downlink(dst)]` (the big switch),
@@ -149,7 +199,24 @@ impl Fabric {
     /// The sum of all hosts' ingress capacities (the network's throughput,
     /// as in the load definition of D-CAS V-A).
     pub fn total_ingress(&self) -> BitsPerSec {
-        BitsPerSec(self.links.iter().filter(|l| matches!(l.kind, LinkKind::Uplink(_))).map(|l| l.capacity.0).sum())
+        BitsPerSec(
+            self.links
+                .iter()
+                .filter(|l| matches!(l.kind, LinkKind::Uplink(_)))
+                .map(|l| l.capacity.0)
+                .sum(),
+        )
+    }
+
+    /// The one-link path of a compute stage on host `h`'s CPU, if it has one.
+    pub fn cpu_path_into(&self, h: HostId, out: &mut Vec<LinkId>) -> bool {
+        match self.cpu(h) {
+            Some(l) => {
+                out.push(l);
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -169,8 +236,18 @@ mod tests {
 
     #[test]
     fn bad_capacity_names_the_port() {
-        let e = Fabric::with_capacities(&[BitsPerSec(1.0), BitsPerSec(1.0)], &[BitsPerSec(1.0), BitsPerSec(0.0)]).unwrap_err();
-        assert_eq!(e.to_string(), "egress port of host 1: capacity 0 bit/s is not a positive finite number");
-        assert_eq!(Fabric::big_switch(0, BitsPerSec::GBPS).unwrap_err(), FabricError::NoHosts);
+        let e = Fabric::with_capacities(
+            &[BitsPerSec(1.0), BitsPerSec(1.0)],
+            &[BitsPerSec(1.0), BitsPerSec(0.0)],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "egress port of host 1: capacity 0 bit/s is not a positive finite number"
+        );
+        assert_eq!(
+            Fabric::big_switch(0, BitsPerSec::GBPS).unwrap_err(),
+            FabricError::NoHosts
+        );
     }
 }

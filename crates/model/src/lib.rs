@@ -14,9 +14,10 @@ pub mod stats;
 pub mod units;
 pub mod workload;
 
-pub use stats::percentile;
 pub use fabric::{Fabric, FabricError, Link, LinkId, LinkKind};
+pub use stats::percentile;
 pub use units::{ceil_ns, ceil_ns_time, BitsPerSec, Bytes, Dur, HostId, Time};
 pub use workload::{
-    flow, Bin, CoflowId, CoflowSpec, FlowSpec, JobStage, ValidWorkload, Workload, WorkloadError,
+    compute, flow, Bin, CoflowId, CoflowSpec, DepKind, Dependency, FlowKind, FlowSpec, JobStage,
+    ValidWorkload, Workload, WorkloadError,
 };

@@ -30,7 +30,12 @@ pub const NANOS_TIE: f64 = 1_000.0;
 /// Sorts `items` by `key` ascending, treating keys within `tol` of the first
 /// key of a run as equal: inside such a run items keep the order of `tie`
 /// (a total order), so float noise cannot override a documented tie-break.
-pub fn sort_with_ties<T, K: Ord>(items: &mut [T], key: impl Fn(&T) -> f64, tie: impl Fn(&T) -> K, tol: f64) {
+pub fn sort_with_ties<T, K: Ord>(
+    items: &mut [T],
+    key: impl Fn(&T) -> f64,
+    tie: impl Fn(&T) -> K,
+    tol: f64,
+) {
     items.sort_by(|a, b| key(a).total_cmp(&key(b)).then_with(|| tie(a).cmp(&tie(b))));
     let mut i = 0;
     while i < items.len() {

@@ -120,7 +120,11 @@ pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
     }
     let q = bytes / bytes_per_ns;
     let r = q.round();
-    let t = if (q - r).abs() <= 1e-9 * q.max(1.0) { r } else { q.ceil() };
+    let t = if (q - r).abs() <= 1e-9 * q.max(1.0) {
+        r
+    } else {
+        q.ceil()
+    };
     if t >= u64::MAX as f64 {
         None
     } else {

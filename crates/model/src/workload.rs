@@ -29,15 +29,100 @@ pub struct JobStage {
     pub stage: u32,
 }
 
+/// What resource a flow uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FlowKind {
+    /// A network transfer over the path from `src` to `dst`.
+    #[default]
+    Net,
+    /// A compute stage on the CPU of `src` (`dst == src`): `bytes` units of
+    /// work served by the host's CPU resource, which stages share like a link
+    /// (TAFE III: "2 units of CPU, then 2 units of network").
+    Compute,
+}
+
 /// One flow of a coflow.
+///
+/// A flow is released when its coflow is released and, if `after` names a
+/// group, when every flow of that group in the same coflow has finished; it
+/// then waits `delay` (worker computation modelled as a wait, Baraat 5.2.3;
+/// a speculative copy added later) and starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FlowSpec {
     /// Sending host.
     pub src: HostId,
     /// Receiving host.
     pub dst: HostId,
-    /// Bytes to send.
+    /// Bytes to send (units of work for a compute stage).
     pub bytes: Bytes,
+    /// Network transfer or compute stage.
+    pub kind: FlowKind,
+    /// The barrier group this flow belongs to inside its coflow (0 by default).
+    pub group: u32,
+    /// The group that must finish before this flow starts, if any.
+    pub after: Option<u32>,
+    /// A wait between the flow's release and its start.
+    pub delay: Dur,
+    /// A deadline relative to the flow's start (Karuna type 1), if any.
+    pub deadline: Option<Dur>,
+    /// Whether a scheduler entitled to sizes may know this flow's size
+    /// (false: Karuna type 3, size unknown).
+    pub size_known: bool,
+}
+
+impl FlowSpec {
+    /// Puts the flow in barrier group `g`.
+    pub fn in_group(mut self, g: u32) -> FlowSpec {
+        self.group = g;
+        self
+    }
+    /// Makes the flow wait for every flow of group `g` to finish.
+    pub fn after(mut self, g: u32) -> FlowSpec {
+        self.after = Some(g);
+        self
+    }
+    /// Makes the flow wait `d` after its release.
+    pub fn delayed(mut self, d: Dur) -> FlowSpec {
+        self.delay = d;
+        self
+    }
+    /// Gives the flow a deadline relative to its start.
+    pub fn with_deadline(mut self, d: Dur) -> FlowSpec {
+        self.deadline = Some(d);
+        self
+    }
+    /// Hides the flow's size from every scheduler (Karuna type 3).
+    pub fn size_unknown(mut self) -> FlowSpec {
+        self.size_known = false;
+        self
+    }
+    /// Karuna's flow type: 1 with a deadline, 2 with a known size and no
+    /// deadline, 3 with neither.
+    pub fn karuna_type(&self) -> u8 {
+        match (self.deadline.is_some(), self.size_known) {
+            (true, _) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        }
+    }
+}
+
+/// How a child coflow depends on a parent (Aalo 5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DepKind {
+    /// The child cannot start until the parent has finished.
+    StartsAfter,
+    /// The child may run alongside the parent but is not finished before it.
+    FinishesBefore,
+}
+
+/// A dependency of a coflow on a parent coflow of the same workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Dependency {
+    /// The parent coflow.
+    pub parent: CoflowId,
+    /// Starts-After or Finishes-Before.
+    pub kind: DepKind,
 }
 
 /// A coflow: flows that arrive together and are done when the last one is.
@@ -53,12 +138,21 @@ pub struct CoflowSpec {
     pub job: Option<JobStage>,
     /// Its deadline, relative to its arrival, if it has one.
     pub deadline: Option<Dur>,
+    /// The coflows it depends on (a DAG; empty for a lone coflow).
+    pub parents: Vec<Dependency>,
 }
 
 impl CoflowSpec {
-    /// A coflow with no job and no deadline.
+    /// A coflow with no job, no deadline and no parents.
     pub fn new(id: u64, arrival: Time, flows: Vec<FlowSpec>) -> CoflowSpec {
-        CoflowSpec { id: CoflowId(id), arrival, flows, job: None, deadline: None }
+        CoflowSpec {
+            id: CoflowId(id),
+            arrival,
+            flows,
+            job: None,
+            deadline: None,
+            parents: Vec::new(),
+        }
     }
     /// Number of flows.
     pub fn width(&self) -> usize {
@@ -119,9 +213,28 @@ impl Bin {
     }
 }
 
-/// A flow between the given hosts: a shorthand for tests and generators.
+/// A network flow between the given hosts, released with its coflow: a
+/// shorthand for tests and generators.
 pub fn flow(src: u32, dst: u32, bytes: u64) -> FlowSpec {
-    FlowSpec { src: HostId(src), dst: HostId(dst), bytes: Bytes(bytes) }
+    FlowSpec {
+        src: HostId(src),
+        dst: HostId(dst),
+        bytes: Bytes(bytes),
+        kind: FlowKind::Net,
+        group: 0,
+        after: None,
+        delay: Dur::ZERO,
+        deadline: None,
+        size_known: true,
+    }
+}
+
+/// A compute stage of `work` units on the CPU of `host`.
+pub fn compute(host: u32, work: u64) -> FlowSpec {
+    FlowSpec {
+        kind: FlowKind::Compute,
+        ..flow(host, host, work)
+    }
 }
 
 /// A workload as read or generated, not yet checked.
@@ -167,6 +280,67 @@ pub enum WorkloadError {
     /// A deadline of zero.
     #[error("coflow {0}: deadline must be positive")]
     ZeroDeadline(u64),
+    /// A flow's deadline of zero.
+    #[error("coflow {coflow}, flow {flow}: deadline must be positive")]
+    ZeroFlowDeadline {
+        /// The coflow.
+        coflow: u64,
+        /// The flow's index in the coflow.
+        flow: usize,
+    },
+    /// A flow waits for a group no flow of its coflow belongs to.
+    #[error(
+        "coflow {coflow}, flow {flow}: waits for group {group}, which has no flows in this coflow"
+    )]
+    NoSuchGroup {
+        /// The coflow.
+        coflow: u64,
+        /// The flow's index in the coflow.
+        flow: usize,
+        /// The group named.
+        group: u32,
+    },
+    /// The groups of a coflow wait for each other in a cycle.
+    #[error("coflow {coflow}: flow groups wait for each other in a cycle through group {group}")]
+    GroupCycle {
+        /// The coflow.
+        coflow: u64,
+        /// A group on the cycle.
+        group: u32,
+    },
+    /// A compute stage between two hosts.
+    #[error("coflow {coflow}, flow {flow}: a compute stage runs on one host, but src {src} != dst {dst}")]
+    ComputeAcross {
+        /// The coflow.
+        coflow: u64,
+        /// The flow's index in the coflow.
+        flow: usize,
+        /// Its source.
+        src: u32,
+        /// Its destination.
+        dst: u32,
+    },
+    /// A compute stage on a fabric without CPU resources.
+    #[error("coflow {coflow}, flow {flow}: a compute stage needs a fabric with CPU resources (host {host} has none)")]
+    NoCpu {
+        /// The coflow.
+        coflow: u64,
+        /// The flow's index in the coflow.
+        flow: usize,
+        /// The host.
+        host: u32,
+    },
+    /// A parent that is not in the workload.
+    #[error("coflow {coflow}: parent {parent} is not in the workload")]
+    NoSuchParent {
+        /// The child.
+        coflow: u64,
+        /// The parent named.
+        parent: u64,
+    },
+    /// Coflows that depend on each other in a cycle.
+    #[error("coflow {0}: its dependencies form a cycle")]
+    DependencyCycle(u64),
 }
 
 /// A workload that has passed [`Workload::validate`].
@@ -181,7 +355,10 @@ impl Workload {
     pub fn validate(self, fabric: &Fabric) -> Result<ValidWorkload, WorkloadError> {
         let n = fabric.n_hosts();
         if self.n_hosts > n {
-            return Err(WorkloadError::TooFewHosts { workload: self.n_hosts, fabric: n });
+            return Err(WorkloadError::TooFewHosts {
+                workload: self.n_hosts,
+                fabric: n,
+            });
         }
         let mut ids: Vec<u64> = self.coflows.iter().map(|c| c.id.0).collect();
         ids.sort_unstable();
@@ -196,17 +373,142 @@ impl Workload {
                 return Err(WorkloadError::ZeroDeadline(c.id.0));
             }
             for (i, f) in c.flows.iter().enumerate() {
+                let coflow = c.id.0;
                 for (side, h) in [("source", f.src), ("destination", f.dst)] {
                     if h.0 >= n {
-                        return Err(WorkloadError::HostOutside { coflow: c.id.0, flow: i, side, host: h.0, n_hosts: n });
+                        return Err(WorkloadError::HostOutside {
+                            coflow,
+                            flow: i,
+                            side,
+                            host: h.0,
+                            n_hosts: n,
+                        });
+                    }
+                }
+                if f.deadline == Some(Dur::ZERO) {
+                    return Err(WorkloadError::ZeroFlowDeadline { coflow, flow: i });
+                }
+                if f.kind == FlowKind::Compute {
+                    if f.src != f.dst {
+                        return Err(WorkloadError::ComputeAcross {
+                            coflow,
+                            flow: i,
+                            src: f.src.0,
+                            dst: f.dst.0,
+                        });
+                    }
+                    if fabric.cpu(f.src).is_none() {
+                        return Err(WorkloadError::NoCpu {
+                            coflow,
+                            flow: i,
+                            host: f.src.0,
+                        });
+                    }
+                }
+                if let Some(g) = f.after {
+                    if !c.flows.iter().any(|o| o.group == g) {
+                        return Err(WorkloadError::NoSuchGroup {
+                            coflow,
+                            flow: i,
+                            group: g,
+                        });
                     }
                 }
             }
+            check_group_order(c)?;
         }
+        check_dependencies(&self.coflows, &ids)?;
         let mut coflows = self.coflows;
         coflows.sort_by_key(|c| (c.arrival, c.id));
-        Ok(ValidWorkload { n_hosts: n, coflows })
+        Ok(ValidWorkload {
+            n_hosts: n,
+            coflows,
+        })
     }
+}
+
+/// The groups of one coflow must wait for each other in a DAG.
+fn check_group_order(c: &CoflowSpec) -> Result<(), WorkloadError> {
+    if c.flows.iter().all(|f| f.after.is_none()) {
+        return Ok(());
+    }
+    // Edges group -> the group it waits for; follow them from every group.
+    let mut waits: Vec<(u32, u32)> = c
+        .flows
+        .iter()
+        .filter_map(|f| f.after.map(|a| (f.group, a)))
+        .collect();
+    waits.sort_unstable();
+    waits.dedup();
+    let next = |g: u32| waits.iter().filter(move |e| e.0 == g).map(|e| e.1);
+    for &(start, _) in &waits {
+        // Depth-first search for a path back to `start`.
+        let mut stack: Vec<u32> = next(start).collect();
+        let mut seen = vec![start];
+        while let Some(g) = stack.pop() {
+            if g == start {
+                return Err(WorkloadError::GroupCycle {
+                    coflow: c.id.0,
+                    group: start,
+                });
+            }
+            if !seen.contains(&g) {
+                seen.push(g);
+                stack.extend(next(g));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every parent exists and the coflows form a DAG. `sorted_ids` are all
+/// coflow ids, sorted.
+fn check_dependencies(coflows: &[CoflowSpec], sorted_ids: &[u64]) -> Result<(), WorkloadError> {
+    if coflows.iter().all(|c| c.parents.is_empty()) {
+        return Ok(());
+    }
+    let pos = |id: u64| sorted_ids.binary_search(&id).ok();
+    // by_pos[i] = index in `coflows` of the coflow whose id is sorted_ids[i].
+    let mut by_pos = vec![0usize; coflows.len()];
+    for (k, c) in coflows.iter().enumerate() {
+        by_pos[pos(c.id.0).expect("own id")] = k;
+    }
+    for c in coflows {
+        for d in &c.parents {
+            if pos(d.parent.0).is_none() {
+                return Err(WorkloadError::NoSuchParent {
+                    coflow: c.id.0,
+                    parent: d.parent.0,
+                });
+            }
+        }
+    }
+    // Kahn's algorithm over child -> parent edges.
+    let mut n_children = vec![0usize; coflows.len()];
+    for c in coflows {
+        for d in &c.parents {
+            n_children[by_pos[pos(d.parent.0).expect("checked")]] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..coflows.len()).filter(|&k| n_children[k] == 0).collect();
+    let mut n_done = 0;
+    while let Some(k) = ready.pop() {
+        n_done += 1;
+        for d in &coflows[k].parents {
+            let p = by_pos[pos(d.parent.0).expect("checked")];
+            n_children[p] -= 1;
+            if n_children[p] == 0 {
+                ready.push(p);
+            }
+        }
+    }
+    if n_done < coflows.len() {
+        let k = (0..coflows.len())
+            .find(|&k| n_children[k] > 0)
+            .expect("a coflow on the cycle");
+        return Err(WorkloadError::DependencyCycle(coflows[k].id.0));
+    }
+    Ok(())
 }
 
 impl ValidWorkload {
@@ -224,7 +526,10 @@ impl ValidWorkload {
     }
     /// Back to a raw workload (for writing it out).
     pub fn into_workload(self) -> Workload {
-        Workload { n_hosts: self.n_hosts, coflows: self.coflows }
+        Workload {
+            n_hosts: self.n_hosts,
+            coflows: self.coflows,
+        }
     }
 }
 
@@ -236,16 +541,88 @@ mod tests {
     #[test]
     fn validation_names_the_problem() {
         let fab = Fabric::big_switch(2, BitsPerSec::GBPS).unwrap();
-        let w = Workload { n_hosts: 2, coflows: vec![CoflowSpec::new(7, Time(0), vec![flow(0, 2, 1)])] };
+        let w = Workload {
+            n_hosts: 2,
+            coflows: vec![CoflowSpec::new(7, Time(0), vec![flow(0, 2, 1)])],
+        };
         assert_eq!(
             w.validate(&fab).unwrap_err().to_string(),
             "coflow 7, flow 0: destination host 2 is outside the fabric (hosts 0..2)"
         );
         let w = Workload {
             n_hosts: 2,
-            coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)]), CoflowSpec::new(1, Time(5), vec![flow(0, 1, 1)])],
+            coflows: vec![
+                CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)]),
+                CoflowSpec::new(1, Time(5), vec![flow(0, 1, 1)]),
+            ],
         };
         assert_eq!(w.validate(&fab).unwrap_err(), WorkloadError::DuplicateId(1));
+    }
+
+    #[test]
+    fn validation_checks_groups_and_dependencies() {
+        let fab = Fabric::big_switch(2, BitsPerSec::GBPS).unwrap();
+        let one = |flows: Vec<FlowSpec>| Workload {
+            n_hosts: 2,
+            coflows: vec![CoflowSpec::new(3, Time(0), flows)],
+        };
+        let e = one(vec![flow(0, 1, 1).after(4)])
+            .validate(&fab)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "coflow 3, flow 0: waits for group 4, which has no flows in this coflow"
+        );
+        let e = one(vec![
+            flow(0, 1, 1).in_group(1).after(2),
+            flow(0, 1, 1).in_group(2).after(1),
+        ])
+        .validate(&fab);
+        assert!(matches!(
+            e,
+            Err(WorkloadError::GroupCycle { coflow: 3, .. })
+        ));
+        assert!(one(vec![
+            flow(0, 1, 1).in_group(1),
+            flow(1, 0, 1).in_group(2).after(1)
+        ])
+        .validate(&fab)
+        .is_ok());
+        let e = one(vec![compute(0, 5)]).validate(&fab).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "coflow 3, flow 0: a compute stage needs a fabric with CPU resources (host 0 has none)"
+        );
+        let dep = |p: u64| Dependency {
+            parent: CoflowId(p),
+            kind: DepKind::StartsAfter,
+        };
+        let mut a = CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)]);
+        let mut b = CoflowSpec::new(2, Time(0), vec![flow(0, 1, 1)]);
+        b.parents.push(dep(1));
+        let w = Workload {
+            n_hosts: 2,
+            coflows: vec![a.clone(), b.clone()],
+        };
+        assert!(w.validate(&fab).is_ok());
+        a.parents.push(dep(2));
+        let w = Workload {
+            n_hosts: 2,
+            coflows: vec![a, b.clone()],
+        };
+        assert!(matches!(
+            w.validate(&fab),
+            Err(WorkloadError::DependencyCycle(_))
+        ));
+        b.parents = vec![dep(9)];
+        let w = Workload {
+            n_hosts: 2,
+            coflows: vec![b],
+        };
+        assert_eq!(
+            w.validate(&fab).unwrap_err().to_string(),
+            "coflow 2: parent 9 is not in the workload"
+        );
     }
 
     #[test]
@@ -253,7 +630,10 @@ mod tests {
         let fab = Fabric::big_switch(2, BitsPerSec::GBPS).unwrap();
         let w = Workload {
             n_hosts: 2,
-            coflows: vec![CoflowSpec::new(1, Time(9), vec![flow(0, 1, 1)]), CoflowSpec::new(2, Time(5), vec![flow(0, 1, 1)])],
+            coflows: vec![
+                CoflowSpec::new(1, Time(9), vec![flow(0, 1, 1)]),
+                CoflowSpec::new(2, Time(5), vec![flow(0, 1, 1)]),
+            ],
         };
         let v = w.validate(&fab).unwrap();
         assert_eq!(v.coflows()[0].id, CoflowId(2));

@@ -22,7 +22,11 @@ create_exception!(
 pub fn one_line(msg: impl std::fmt::Display) -> String {
     let s = msg.to_string();
     if s.contains('\n') {
-        s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+        s.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
     } else {
         s
     }

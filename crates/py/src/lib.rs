@@ -43,7 +43,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;
-    m.add("NATIVE_COLUMNS", coflowkit_workload::NATIVE_COLUMNS.to_vec())?;
-    m.add("BINS", std::iter::once("All").chain(coflowkit_model::Bin::ALL.map(|b| b.name())).collect::<Vec<_>>())?;
+    m.add(
+        "NATIVE_COLUMNS",
+        coflowkit_workload::NATIVE_COLUMNS.to_vec(),
+    )?;
+    m.add(
+        "BINS",
+        std::iter::once("All")
+            .chain(coflowkit_model::Bin::ALL.map(|b| b.name()))
+            .collect::<Vec<_>>(),
+    )?;
     Ok(())
 }

@@ -32,7 +32,13 @@ impl Board {
     pub fn new(wanted: bool, names: Vec<String>) -> Board {
         let started = names.iter().map(|_| AtomicBool::new(false)).collect();
         let enabled = wanted && std::io::stderr().is_terminal();
-        Board { enabled, start: Instant::now(), names, started, bars: Mutex::new(None) }
+        Board {
+            enabled,
+            start: Instant::now(),
+            names,
+            started,
+            bars: Mutex::new(None),
+        }
     }
 
     /// Records that simulation `k` has left the queue.
@@ -40,7 +46,12 @@ impl Board {
         if let Some(s) = self.started.get(k) {
             s.store(true, Ordering::Relaxed);
         }
-        if let Some((_, bars)) = self.bars.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+        if let Some((_, bars)) = self
+            .bars
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
             if let Some(bar) = bars.get(k) {
                 bar.set_message("running");
             }
@@ -75,17 +86,25 @@ impl Board {
     fn make_bars(&self, n_coflows: u64) -> (MultiProgress, Vec<ProgressBar>) {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let width = self.names.iter().map(String::len).max().unwrap_or(0);
-        let style = ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} coflows, {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        let style = ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} coflows, {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
         let bars = self
             .names
             .iter()
             .zip(&self.started)
             .map(|(name, started)| {
-                let bar = ProgressBar::new(n_coflows).with_style(style.clone()).with_elapsed(self.start.elapsed());
+                let bar = ProgressBar::new(n_coflows)
+                    .with_style(style.clone())
+                    .with_elapsed(self.start.elapsed());
                 let bar = multi.add(bar);
                 bar.set_prefix(format!("{name:>width$}"));
-                bar.set_message(if started.load(Ordering::Relaxed) { "running" } else { "queued" });
+                bar.set_message(if started.load(Ordering::Relaxed) {
+                    "running"
+                } else {
+                    "queued"
+                });
                 bar.enable_steady_tick(Duration::from_millis(200));
                 bar
             })

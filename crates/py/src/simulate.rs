@@ -60,7 +60,9 @@ pub fn schedulers() -> Vec<(&'static str, &'static str)> {
 pub fn check_scheduler(spec: &str) -> PyResult<String> {
     let parsed = SchedulerSpec::parse(spec).map_err(value_error)?;
     // Percentile parameters need sizes; any will do to check the spec.
-    let hints = WorkloadHints { coflow_sizes: vec![1.0] };
+    let hints = WorkloadHints {
+        coflow_sizes: vec![1.0],
+    };
     build(&parsed, &hints).map_err(value_error)?;
     Ok(parsed.name)
 }
@@ -89,16 +91,24 @@ pub fn simulate<'py>(
     if schedulers.is_empty() {
         return Err(value_error("schedulers: give at least one scheduler"));
     }
-    let specs =
-        schedulers.iter().map(|s| SchedulerSpec::parse(s)).collect::<Result<Vec<_>, _>>().map_err(value_error)?;
+    let specs = schedulers
+        .iter()
+        .map(|s| SchedulerSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)?;
     let capacity = checked_capacity(capacity_bps)?;
     let w = workload.get();
     let fabric = Fabric::big_switch(n_hosts.unwrap_or(w.inner.n_hosts), capacity)
         .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
-    let valid =
-        py.detach(|| w.inner.clone().validate(&fabric)).map_err(|e| value_error(format!("{}: {e}", w.source)))?;
+    let valid = py
+        .detach(|| w.inner.clone().validate(&fabric))
+        .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
     let hints = WorkloadHints::of(&valid);
-    let built = specs.iter().map(|s| build(s, &hints)).collect::<Result<Vec<_>, _>>().map_err(value_error)?;
+    let built = specs
+        .iter()
+        .map(|s| build(s, &hints))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)?;
     let names: Vec<String> = schedulers.iter().map(|s| s.trim().to_string()).collect();
     let board = Board::new(progress, names.clone());
     let options = SimOptions { per_flow };
@@ -122,7 +132,9 @@ fn run_all(
     let n = schedulers.len();
     let queue = Mutex::new(schedulers.into_iter().enumerate().collect::<VecDeque<_>>());
     let cancel = AtomicBool::new(false);
-    let n_workers = std::thread::available_parallelism().map_or(1, |p| p.get()).clamp(1, n);
+    let n_workers = std::thread::available_parallelism()
+        .map_or(1, |p| p.get())
+        .clamp(1, n);
     let mut outcomes: Vec<Option<Outcome>> = (0..n).map(|_| None).collect();
     let mut interrupt: Option<PyErr> = None;
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
@@ -134,7 +146,10 @@ fn run_all(
                 if cancel.load(Ordering::Relaxed) {
                     break;
                 }
-                let job = queue.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+                let job = queue
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .pop_front();
                 let Some((k, scheduler)) = job else { break };
                 let outcome = run_one(k, fabric, workload, scheduler, options, board, cancel);
                 if tx.send((k, outcome)).is_err() {
@@ -171,8 +186,12 @@ fn run_all(
         .map(|o| match o {
             Some(Outcome::Done(r)) => Ok(r),
             Some(Outcome::Failed(e)) => Err(simulation_error(e)),
-            Some(Outcome::Panicked(msg)) => Err(simulation_error(format!("the simulation engine panicked: {msg}"))),
-            Some(Outcome::Cancelled) | None => Err(simulation_error("the simulation was cancelled")),
+            Some(Outcome::Panicked(msg)) => Err(simulation_error(format!(
+                "the simulation engine panicked: {msg}"
+            ))),
+            Some(Outcome::Cancelled) | None => {
+                Err(simulation_error("the simulation was cancelled"))
+            }
         })
         .collect()
 }
@@ -239,13 +258,52 @@ fn result_dict<'py>(py: Python<'py>, spec: &str, r: SimResult) -> PyResult<Bound
 
     let cs = &r.coflows;
     let c = PyDict::new(py);
-    c.set_item("coflow_id", cs.iter().map(|c| c.id).collect::<Vec<_>>().into_pyarray(py))?;
-    c.set_item("arrival_s", cs.iter().map(|c| c.arrival.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
-    c.set_item("finish_s", cs.iter().map(|c| c.finish.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
-    c.set_item("cct_s", cs.iter().map(|c| c.cct_s()).collect::<Vec<_>>().into_pyarray(py))?;
-    c.set_item("width", cs.iter().map(|c| c.width).collect::<Vec<_>>().into_pyarray(py))?;
-    c.set_item("length_bytes", cs.iter().map(|c| c.length).collect::<Vec<_>>().into_pyarray(py))?;
-    c.set_item("total_bytes", cs.iter().map(|c| c.total_bytes).collect::<Vec<_>>().into_pyarray(py))?;
+    c.set_item(
+        "coflow_id",
+        cs.iter().map(|c| c.id).collect::<Vec<_>>().into_pyarray(py),
+    )?;
+    c.set_item(
+        "arrival_s",
+        cs.iter()
+            .map(|c| c.arrival.as_secs_f64())
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    c.set_item(
+        "finish_s",
+        cs.iter()
+            .map(|c| c.finish.as_secs_f64())
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    c.set_item(
+        "cct_s",
+        cs.iter()
+            .map(|c| c.cct_s())
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    c.set_item(
+        "width",
+        cs.iter()
+            .map(|c| c.width)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    c.set_item(
+        "length_bytes",
+        cs.iter()
+            .map(|c| c.length)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    c.set_item(
+        "total_bytes",
+        cs.iter()
+            .map(|c| c.total_bytes)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
     c.set_item("bin", cs.iter().map(|c| c.bin.name()).collect::<Vec<_>>())?;
     d.set_item("coflows", c)?;
 
@@ -253,13 +311,52 @@ fn result_dict<'py>(py: Python<'py>, spec: &str, r: SimResult) -> PyResult<Bound
         None => d.set_item("flows", py.None())?,
         Some(fs) => {
             let f = PyDict::new(py);
-            f.set_item("coflow_id", fs.iter().map(|f| f.coflow_id).collect::<Vec<_>>().into_pyarray(py))?;
-            f.set_item("src", fs.iter().map(|f| f.src).collect::<Vec<_>>().into_pyarray(py))?;
-            f.set_item("dst", fs.iter().map(|f| f.dst).collect::<Vec<_>>().into_pyarray(py))?;
-            f.set_item("bytes", fs.iter().map(|f| f.bytes).collect::<Vec<_>>().into_pyarray(py))?;
-            f.set_item("arrival_s", fs.iter().map(|f| f.arrival.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
-            f.set_item("finish_s", fs.iter().map(|f| f.finish.as_secs_f64()).collect::<Vec<_>>().into_pyarray(py))?;
-            let fct = fs.iter().map(|f| (f.finish - f.arrival).as_secs_f64()).collect::<Vec<_>>();
+            f.set_item(
+                "coflow_id",
+                fs.iter()
+                    .map(|f| f.coflow_id)
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+            )?;
+            f.set_item(
+                "src",
+                fs.iter()
+                    .map(|f| f.src)
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+            )?;
+            f.set_item(
+                "dst",
+                fs.iter()
+                    .map(|f| f.dst)
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+            )?;
+            f.set_item(
+                "bytes",
+                fs.iter()
+                    .map(|f| f.bytes)
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+            )?;
+            f.set_item(
+                "arrival_s",
+                fs.iter()
+                    .map(|f| f.arrival.as_secs_f64())
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+            )?;
+            f.set_item(
+                "finish_s",
+                fs.iter()
+                    .map(|f| f.finish.as_secs_f64())
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+            )?;
+            let fct = fs
+                .iter()
+                .map(|f| (f.finish - f.arrival).as_secs_f64())
+                .collect::<Vec<_>>();
             f.set_item("fct_s", fct.into_pyarray(py))?;
             d.set_item("flows", f)?;
         }

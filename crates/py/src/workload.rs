@@ -13,7 +13,8 @@
 use crate::errors::{trace_error, value_error};
 use coflowkit_model::{BitsPerSec, Workload};
 use coflowkit_workload::{
-    generate, read_benchmark_file, read_native_csv, write_native_csv, FlowColumns, SynthConfig, TraceStats,
+    generate, read_benchmark_file, read_native_csv, write_native_csv, FlowColumns, SynthConfig,
+    TraceStats,
 };
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -121,7 +122,8 @@ impl PyWorkload {
 
     /// Writes the workload as a native CSV file at `path` (replacing it).
     fn write_csv(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| write_native_csv(&self.inner, &path)).map_err(trace_error)
+        py.detach(|| write_native_csv(&self.inner, &path))
+            .map_err(trace_error)
     }
 
     fn __repr__(&self) -> String {
@@ -157,7 +159,9 @@ pub fn checked_capacity(capacity_bps: f64) -> PyResult<BitsPerSec> {
     if capacity_bps.is_finite() && capacity_bps > 0.0 {
         Ok(BitsPerSec(capacity_bps))
     } else {
-        Err(value_error(format!("capacity_bps: must be a positive finite number, got {capacity_bps}")))
+        Err(value_error(format!(
+            "capacity_bps: must be a positive finite number, got {capacity_bps}"
+        )))
     }
 }
 
@@ -168,7 +172,10 @@ pub fn checked_capacity(capacity_bps: f64) -> PyResult<BitsPerSec> {
 #[pyo3(signature = (path, fmt = None))]
 pub fn load_trace(py: Python<'_>, path: PathBuf, fmt: Option<&str>) -> PyResult<PyWorkload> {
     let shown = path.display().to_string();
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     let fmt = match (fmt, ext.as_deref()) {
         (Some(f), _) => f.to_string(),
         (None, Some("txt")) => "benchmark".into(),
@@ -186,10 +193,17 @@ pub fn load_trace(py: Python<'_>, path: PathBuf, fmt: Option<&str>) -> PyResult<
     let inner = match fmt.as_str() {
         "benchmark" => py.detach(|| read_benchmark_file(&path)),
         "csv" => py.detach(|| read_native_csv(&path)),
-        other => return Err(value_error(format!("fmt: unknown trace format '{other}' (benchmark, csv)"))),
+        other => {
+            return Err(value_error(format!(
+                "fmt: unknown trace format '{other}' (benchmark, csv)"
+            )))
+        }
     }
     .map_err(trace_error)?;
-    Ok(PyWorkload { inner, source: shown })
+    Ok(PyWorkload {
+        inner,
+        source: shown,
+    })
 }
 
 /// A required column as a `Vec`.
@@ -206,8 +220,11 @@ fn optional<T: numpy::Element + Copy>(
     n: usize,
     source: &str,
 ) -> PyResult<Vec<Option<T>>> {
-    let bad_len =
-        |field: String, len: usize| value_error(format!("{source}:0: {field}: has {len} rows but coflow_id has {n}"));
+    let bad_len = |field: String, len: usize| {
+        value_error(format!(
+            "{source}:0: {field}: has {len} rows but coflow_id has {n}"
+        ))
+    };
     let Some(values) = values else {
         return Ok(vec![None; n]);
     };
@@ -222,7 +239,11 @@ fn optional<T: numpy::Element + Copy>(
             if valid.len() != n {
                 return Err(bad_len(format!("{name}_valid"), valid.len()));
             }
-            Ok(values.iter().zip(valid.iter()).map(|(&v, &ok)| ok.then_some(v)).collect())
+            Ok(values
+                .iter()
+                .zip(valid.iter())
+                .map(|(&v, &ok)| ok.then_some(v))
+                .collect())
         }
     }
 }
@@ -265,14 +286,21 @@ pub fn workload_from_columns(
         stage_id: optional("stage_id", stage_id, stage_id_valid, n, source)?,
         deadline_ns: optional("deadline_ns", deadline_ns, deadline_ns_valid, n, source)?,
     };
-    let inner = py.detach(|| cols.into_workload(n_hosts, source)).map_err(trace_error)?;
-    Ok(PyWorkload { inner, source: source.to_string() })
+    let inner = py
+        .detach(|| cols.into_workload(n_hosts, source))
+        .map_err(trace_error)?;
+    Ok(PyWorkload {
+        inner,
+        source: source.to_string(),
+    })
 }
 
 /// A count parameter from Python, checked (names the field).
 fn count<T: TryFrom<i64>>(field: &str, v: i64, min: i64) -> PyResult<T> {
     if v < min {
-        return Err(value_error(format!("{field}: must be at least {min}, got {v}")));
+        return Err(value_error(format!(
+            "{field}: must be at least {min}, got {v}"
+        )));
     }
     T::try_from(v).map_err(|_| value_error(format!("{field}: {v} is too large")))
 }
@@ -294,11 +322,20 @@ pub fn synthetic(
 ) -> PyResult<PyWorkload> {
     let d = SynthConfig::default();
     let config = SynthConfig {
-        n_hosts: n_hosts.map(|v| count("n_hosts", v, 1)).transpose()?.unwrap_or(d.n_hosts),
-        n_coflows: n_coflows.map(|v| count("n_coflows", v, 0)).transpose()?.unwrap_or(d.n_coflows),
+        n_hosts: n_hosts
+            .map(|v| count("n_hosts", v, 1))
+            .transpose()?
+            .unwrap_or(d.n_hosts),
+        n_coflows: n_coflows
+            .map(|v| count("n_coflows", v, 0))
+            .transpose()?
+            .unwrap_or(d.n_coflows),
         load: load.unwrap_or(d.load),
         capacity_bps: capacity_bps.unwrap_or(d.capacity_bps),
-        seed: seed.map(|v| count("seed", v, 0)).transpose()?.unwrap_or(d.seed),
+        seed: seed
+            .map(|v| count("seed", v, 0))
+            .transpose()?
+            .unwrap_or(d.seed),
         mix: mix.unwrap_or(d.mix),
     };
     config.validate().map_err(value_error)?;

@@ -78,7 +78,13 @@ impl Scheduler for Fair {
         "fair"
     }
 
-    fn schedule(&mut self, _now: Time, view: Observed<'_>, changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(
+        &mut self,
+        _now: Time,
+        view: Observed<'_>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
         let fabric = view.fabric();
         if self.ports.is_none() && fabric.is_big_switch() {
             let n = fabric.n_hosts() as usize;
@@ -110,20 +116,35 @@ impl Scheduler for Fair {
         for &f in &changes.finished {
             self.remove(view.path_idx(f));
             if let Some(ports) = &mut self.ports {
-                ports.solver.remove(view.src(f).0 as usize, view.dst(f).0 as usize);
+                ports
+                    .solver
+                    .remove(view.src(f).0 as usize, view.dst(f).0 as usize);
             }
         }
         if let Some(ports) = &mut self.ports {
-            ports.solver.solve(&ports.up_cap, &ports.down_cap, &mut ports.up_level, &mut ports.down_level);
+            ports.solver.solve(
+                &ports.up_cap,
+                &ports.down_cap,
+                &mut ports.up_level,
+                &mut ports.down_level,
+            );
             for &p in &self.paths {
                 let (s, d) = ports.ends[p as usize];
-                out.set_group_rate(p, ports.up_level[s as usize].min(ports.down_level[d as usize]));
+                out.set_group_rate(
+                    p,
+                    ports.up_level[s as usize].min(ports.down_level[d as usize]),
+                );
             }
             return None;
         }
         self.solver.clear();
         for &p in &self.paths {
-            self.solver.push(view.path_links(p).iter().copied(), 1.0, self.count[p as usize], f64::INFINITY);
+            self.solver.push(
+                view.path_links(p).iter().copied(),
+                1.0,
+                self.count[p as usize],
+                f64::INFINITY,
+            );
         }
         self.residual.clear();
         self.residual.extend_from_slice(view.capacities());

@@ -31,7 +31,12 @@ pub struct FifoLm {
 impl FifoLm {
     /// A FIFO-LM scheduler with the heavy threshold in bytes.
     pub fn new(threshold_bytes: f64) -> FifoLm {
-        FifoLm { threshold: threshold_bytes, order: vec![], class: vec![], server: ClassServer::default() }
+        FifoLm {
+            threshold: threshold_bytes,
+            order: vec![],
+            class: vec![],
+            server: ClassServer::default(),
+        }
     }
 
     fn is_heavy(&self, sent: f64) -> bool {
@@ -44,10 +49,17 @@ impl Scheduler for FifoLm {
     fn name(&self) -> &str {
         "fifo-lm"
     }
-    fn schedule(&mut self, now: Time, view: Observed<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(
+        &mut self,
+        now: Time,
+        view: Observed<'_>,
+        _changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
-        self.order.sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+        self.order
+            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
         self.server.begin(&view);
         let mut class_no = 0;
         self.class.clear();

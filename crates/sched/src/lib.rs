@@ -121,7 +121,9 @@ impl Allocation {
     pub fn set_rate(&mut self, f: FlowIdx, bits_per_sec: f64) {
         let fi = f as usize;
         let old = self.rate[fi];
-        if self.group[fi] != SOLO || (old != bits_per_sec && (old - bits_per_sec).abs() > 1e-12 * old.abs()) {
+        if self.group[fi] != SOLO
+            || (old != bits_per_sec && (old - bits_per_sec).abs() > 1e-12 * old.abs())
+        {
             self.group[fi] = SOLO;
             self.rate[fi] = bits_per_sec;
             self.touch_flow(f);
@@ -191,7 +193,10 @@ impl Allocation {
 
     /// The deadline of proportional group `g`.
     pub fn deadline(&self, g: u32) -> Time {
-        self.deadline.get(g as usize).copied().unwrap_or(Time::NEVER)
+        self.deadline
+            .get(g as usize)
+            .copied()
+            .unwrap_or(Time::NEVER)
     }
 
     /// The rate flow `f` gets now, bits/s (0 for a member of a proportional
@@ -315,7 +320,13 @@ impl AnyScheduler {
         }
     }
     /// Calls the scheduler with the view it is entitled to.
-    pub fn schedule(&mut self, now: Time, state: &NetState, changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    pub fn schedule(
+        &mut self,
+        now: Time,
+        state: &NetState,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
         match self {
             AnyScheduler::Clairvoyant(s) => s.schedule(now, state.clairvoyant(), changes, out),
             AnyScheduler::NonClairvoyant(s) => s.schedule(now, state.observed(), changes, out),

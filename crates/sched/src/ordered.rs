@@ -15,7 +15,10 @@
 //! the heuristics of Varys (SIGCOMM 2014, 5.1) and CoflowSim, with the
 //! allocation rule of `fifo` for all of them.
 
-use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, KnowsSent, KnowsSizes, Observed, PathIdx, Scheduler};
+use crate::{
+    Allocation, Changes, Clairvoyant, CoflowIdx, KnowsSent, KnowsSizes, Observed, PathIdx,
+    Scheduler,
+};
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::Time;
@@ -86,7 +89,13 @@ impl ClassServer {
     /// Serves one class made of `coflows`, writing the rates of their active
     /// flows and `class` into `out`. Classes whose every flow is blocked by
     /// a full link are skipped (their flows keep rate 0).
-    pub fn serve(&mut self, view: &Observed<'_>, coflows: &[CoflowIdx], class: u32, out: &mut Allocation) {
+    pub fn serve(
+        &mut self,
+        view: &Observed<'_>,
+        coflows: &[CoflowIdx],
+        class: u32,
+        out: &mut Allocation,
+    ) {
         if coflows.iter().all(|&c| self.blocked(view, c)) {
             return;
         }
@@ -98,7 +107,10 @@ impl ClassServer {
         self.solver.clear();
         self.members.clear();
         // One demand per distinct path in the class; counts via a second pass.
-        let (mut counts, mut paths) = (std::mem::take(&mut self.counts), std::mem::take(&mut self.paths));
+        let (mut counts, mut paths) = (
+            std::mem::take(&mut self.counts),
+            std::mem::take(&mut self.paths),
+        );
         counts.clear();
         paths.clear();
         for &c in coflows {
@@ -116,7 +128,8 @@ impl ClassServer {
             }
         }
         for (&p, &n) in paths.iter().zip(&counts) {
-            self.solver.push(view.path_links(p).iter().copied(), 1.0, n, f64::INFINITY);
+            self.solver
+                .push(view.path_links(p).iter().copied(), 1.0, n, f64::INFINITY);
         }
         let rates = self.solver.solve(&mut self.residual);
         for &(f, d) in &self.members {
@@ -165,10 +178,17 @@ impl Scheduler for Fifo {
     fn name(&self) -> &str {
         "fifo"
     }
-    fn schedule(&mut self, _now: Time, view: Observed<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(
+        &mut self,
+        _now: Time,
+        view: Observed<'_>,
+        _changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
-        self.order.sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+        self.order
+            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
         self.server.begin(&view);
         for (i, &c) in self.order.iter().enumerate() {
             self.server.serve(&view, &[c], i as u32, out);
@@ -202,7 +222,11 @@ pub struct SizeOrdered {
 impl SizeOrdered {
     /// A scheduler ordering coflows by `key`.
     pub fn new(key: SizeKey) -> SizeOrdered {
-        SizeOrdered { key, order: vec![], server: ClassServer::default() }
+        SizeOrdered {
+            key,
+            order: vec![],
+            server: ClassServer::default(),
+        }
     }
 }
 
@@ -216,7 +240,13 @@ impl Scheduler for SizeOrdered {
             SizeKey::Remaining => "stf",
         }
     }
-    fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(
+        &mut self,
+        _now: Time,
+        view: Clairvoyant<'_>,
+        _changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
         self.order.clear();
         for &c in view.active_coflows() {
             let k = match self.key {
@@ -225,10 +255,15 @@ impl Scheduler for SizeOrdered {
                 SizeKey::Total => view.coflow_size(c),
                 SizeKey::Remaining => view.coflow_remaining(c),
             };
-            self.order.push((k, view.arrival(c), view.coflow_id(c).0, c));
+            self.order
+                .push((k, view.arrival(c), view.coflow_id(c).0, c));
         }
         // Bytes left are computed from progress: near-equal ones are a tie.
-        let tol = if self.key == SizeKey::Remaining { BYTES_TIE } else { 0.0 };
+        let tol = if self.key == SizeKey::Remaining {
+            BYTES_TIE
+        } else {
+            0.0
+        };
         sort_with_ties(&mut self.order, |x| x.0, |x| (x.1, x.2), tol);
         let obs = view.observed();
         self.server.begin(&obs);

@@ -15,15 +15,30 @@ use thiserror::Error;
 
 /// Every scheduler name the registry knows, with a one-line description.
 pub const NAMES: &[(&str, &str)] = &[
-    ("fair", "per-flow max-min fair sharing (TCP/DCTCP/RCP ideal)"),
-    ("srpt", "per-flow shortest remaining first, greedy and preemptive (pFabric ideal)"),
-    ("fifo", "coflows in arrival order, strict priority (Orchestra)"),
-    ("fifo-lm", "FIFO with limited multiplexing of heavy coflows (Baraat idealized); threshold=p80|BYTES"),
+    (
+        "fair",
+        "per-flow max-min fair sharing (TCP/DCTCP/RCP ideal)",
+    ),
+    (
+        "srpt",
+        "per-flow shortest remaining first, greedy and preemptive (pFabric ideal)",
+    ),
+    (
+        "fifo",
+        "coflows in arrival order, strict priority (Orchestra)",
+    ),
+    (
+        "fifo-lm",
+        "FIFO with limited multiplexing of heavy coflows (Baraat idealized); threshold=p80|BYTES",
+    ),
     ("scf", "smallest coflow first, by largest flow"),
     ("ncf", "narrowest coflow first, by number of flows"),
     ("lcf", "lightest coflow first, by total bytes"),
     ("stf", "smallest total size first, on remaining bytes"),
-    ("varys", "smallest effective bottleneck first with MADD and backfill (Varys); recompute=coflow|flow"),
+    (
+        "varys",
+        "smallest effective bottleneck first with MADD and backfill (Varys); recompute=coflow|flow",
+    ),
 ];
 
 /// Why a scheduler spec cannot be built.
@@ -77,7 +92,13 @@ pub struct WorkloadHints {
 impl WorkloadHints {
     /// The hints of a validated workload.
     pub fn of(workload: &coflowkit_model::ValidWorkload) -> WorkloadHints {
-        WorkloadHints { coflow_sizes: workload.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() }
+        WorkloadHints {
+            coflow_sizes: workload
+                .coflows()
+                .iter()
+                .map(|c| c.total_bytes().0 as f64)
+                .collect(),
+        }
     }
 }
 
@@ -104,7 +125,10 @@ impl SchedulerSpec {
 }
 
 fn unknown(name: &str) -> SchedulerError {
-    SchedulerError::Unknown { name: name.to_string(), known: NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ") }
+    SchedulerError::Unknown {
+        name: name.to_string(),
+        known: NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+    }
 }
 
 /// Parses a byte size: a plain number of bytes or a number with a unit
@@ -135,23 +159,49 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "varys" => &["recompute"],
         _ => &[],
     };
-    if let Some((k, _)) = spec.params.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-        return Err(SchedulerError::UnknownParam { name: name.into(), key: k.clone() });
+    if let Some((k, _)) = spec
+        .params
+        .iter()
+        .find(|(k, _)| !allowed.contains(&k.as_str()))
+    {
+        return Err(SchedulerError::UnknownParam {
+            name: name.into(),
+            key: k.clone(),
+        });
     }
-    let param = |key: &str| spec.params.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let param = |key: &str| {
+        spec.params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
     Ok(match name {
         "fair" => AnyScheduler::NonClairvoyant(Box::new(Fair::new())),
         "fifo" => AnyScheduler::NonClairvoyant(Box::new(Fifo::new())),
         "fifo-lm" => {
             let t = param("threshold").unwrap_or("p80");
-            let bad = |message: String| SchedulerError::BadParam { name: name.into(), key: "threshold".into(), message };
+            let bad = |message: String| SchedulerError::BadParam {
+                name: name.into(),
+                key: "threshold".into(),
+                message,
+            };
             let bytes = if let Some(p) = t.strip_prefix('p') {
-                let q: f64 = p.parse().ok().filter(|q| (0.0..=100.0).contains(q)).ok_or_else(|| bad(format!("'{t}' is not a percentile p0..p100")))?;
-                percentile(&hints.coflow_sizes, q).ok_or_else(|| bad("a percentile needs the workload's coflow sizes".into()))?
+                let q: f64 = p
+                    .parse()
+                    .ok()
+                    .filter(|q| (0.0..=100.0).contains(q))
+                    .ok_or_else(|| bad(format!("'{t}' is not a percentile p0..p100")))?;
+                percentile(&hints.coflow_sizes, q)
+                    .ok_or_else(|| bad("a percentile needs the workload's coflow sizes".into()))?
             } else if t == "inf" {
                 f64::INFINITY
             } else {
-                parse_bytes(t).ok_or_else(|| bad(format!("'{t}' is neither a percentile (p80) nor a size (10MiB)")))?
+                parse_bytes(t).ok_or_else(|| {
+                    bad(format!(
+                        "'{t}' is neither a percentile (p80) nor a size (10MiB)"
+                    ))
+                })?
             };
             AnyScheduler::NonClairvoyant(Box::new(FifoLm::new(bytes)))
         }
@@ -186,10 +236,23 @@ mod tests {
     fn specs_parse_and_fail_clearly() {
         let s = SchedulerSpec::parse("fifo-lm:threshold=p90").unwrap();
         assert_eq!(s.params, vec![("threshold".to_string(), "p90".to_string())]);
-        assert!(matches!(SchedulerSpec::parse("fiffo"), Err(SchedulerError::Unknown { .. })));
-        let e = build(&SchedulerSpec::parse("fair:x=1").unwrap(), &WorkloadHints::default()).err().unwrap();
+        assert!(matches!(
+            SchedulerSpec::parse("fiffo"),
+            Err(SchedulerError::Unknown { .. })
+        ));
+        let e = build(
+            &SchedulerSpec::parse("fair:x=1").unwrap(),
+            &WorkloadHints::default(),
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.to_string(), "scheduler 'fair': unknown parameter 'x'");
-        let e = build(&SchedulerSpec::parse("fifo-lm:threshold=banana").unwrap(), &WorkloadHints::default()).err().unwrap();
+        let e = build(
+            &SchedulerSpec::parse("fifo-lm:threshold=banana").unwrap(),
+            &WorkloadHints::default(),
+        )
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("'banana' is neither"));
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 80.0), Some(4.0));

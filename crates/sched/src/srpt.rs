@@ -30,9 +30,16 @@ impl Scheduler for Srpt {
     fn name(&self) -> &str {
         "srpt"
     }
-    fn schedule(&mut self, _now: Time, view: Clairvoyant<'_>, _changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(
+        &mut self,
+        _now: Time,
+        view: Clairvoyant<'_>,
+        _changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
         self.order.clear();
-        self.order.extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
+        self.order
+            .extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
         sort_with_ties(&mut self.order, |x| x.0, |x| x.1, BYTES_TIE);
         self.residual.clear();
         self.residual.extend_from_slice(view.capacities());
@@ -40,8 +47,16 @@ impl Scheduler for Srpt {
         let n_links = self.residual.len();
         for (i, &(_, f)) in self.order.iter().enumerate() {
             let path = view.path(f);
-            let r = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min).max(0.0);
-            let r = if r <= coflowkit_alloc::EPS * 1e9 { 0.0 } else { r };
+            let r = path
+                .iter()
+                .map(|l| self.residual[l.0 as usize])
+                .fold(f64::INFINITY, f64::min)
+                .max(0.0);
+            let r = if r <= coflowkit_alloc::EPS * 1e9 {
+                0.0
+            } else {
+                r
+            };
             out.set_rate(f, r);
             out.set_class(f, i as u32);
             if r > 0.0 {

@@ -25,7 +25,9 @@
 //! flows'; `active` holds exactly the flows that arrived and have not
 //! finished, in a deterministic order (swap-removal).
 
-use coflowkit_model::{ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Fabric, HostId, JobStage, LinkId, Time};
+use coflowkit_model::{
+    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Fabric, HostId, JobStage, LinkId, Time,
+};
 use std::collections::HashMap;
 
 /// Index of a flow in a [`NetState`].
@@ -68,7 +70,14 @@ struct Group {
 
 impl Default for Group {
     fn default() -> Group {
-        Group { head: f64::INFINITY, clock: 0.0, clock_time: Time::ZERO, rate: 0.0, n_members: 0, members: Default::default() }
+        Group {
+            head: f64::INFINITY,
+            clock: 0.0,
+            clock_time: Time::ZERO,
+            rate: 0.0,
+            n_members: 0,
+            members: Default::default(),
+        }
     }
 }
 
@@ -115,7 +124,14 @@ struct PGroup {
 
 impl Default for PGroup {
     fn default() -> PGroup {
-        PGroup { phi: 1.0, phi_time: Time::ZERO, deadline: Time::NEVER, n_members: 0, members: vec![], link_w: vec![] }
+        PGroup {
+            phi: 1.0,
+            phi_time: Time::ZERO,
+            deadline: Time::NEVER,
+            n_members: 0,
+            members: vec![],
+            link_w: vec![],
+        }
     }
 }
 
@@ -328,7 +344,8 @@ impl NetState {
     }
 
     fn settle_solo(&mut self, f: usize) {
-        self.base[f] = (self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])).min(self.size[f]);
+        self.base[f] =
+            (self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])).min(self.size[f]);
         self.base_time[f] = self.now;
     }
 
@@ -461,7 +478,8 @@ impl NetState {
                 if self.now >= p.deadline {
                     return 0.0;
                 }
-                p.phi * ((p.deadline.0 - self.now.0) as f64) / ((p.deadline.0 - p.phi_time.0) as f64)
+                p.phi * ((p.deadline.0 - self.now.0) as f64)
+                    / ((p.deadline.0 - p.phi_time.0) as f64)
             }
         }
     }
@@ -498,7 +516,14 @@ impl NetState {
         let now = self.now;
         if self.pgroups[g as usize].n_members == 0 {
             let p = &mut self.pgroups[g as usize];
-            *p = PGroup { phi: 1.0, phi_time: now, deadline: Time::NEVER, n_members: 0, members: std::mem::take(&mut p.members), link_w: std::mem::take(&mut p.link_w) };
+            *p = PGroup {
+                phi: 1.0,
+                phi_time: now,
+                deadline: Time::NEVER,
+                n_members: 0,
+                members: std::mem::take(&mut p.members),
+                link_w: std::mem::take(&mut p.link_w),
+            };
             p.members.clear();
             p.link_w.clear();
             p.link_w.resize(n_links, 0.0);
@@ -530,7 +555,10 @@ impl NetState {
 
     fn path_range(&self, p: PathIdx) -> (usize, usize) {
         let s = self.path_start[p as usize] as usize;
-        let e = self.path_start.get(p as usize + 1).map_or(self.path_links.len(), |&x| x as usize);
+        let e = self
+            .path_start
+            .get(p as usize + 1)
+            .map_or(self.path_links.len(), |&x| x as usize);
         (s, e)
     }
 
@@ -571,7 +599,11 @@ impl NetState {
         }
         self.settle_pgroup(g);
         let p = &mut self.pgroups[g as usize];
-        p.deadline = if p.n_members == 0 { Time::NEVER } else { deadline.max(self.now) };
+        p.deadline = if p.n_members == 0 {
+            Time::NEVER
+        } else {
+            deadline.max(self.now)
+        };
     }
 
     /// Sets the per-member rate of group `g` (bytes per ns).
@@ -612,7 +644,8 @@ impl NetState {
             let p = &self.pgroups[g as usize];
             if p.deadline <= now {
                 due.extend(p.members.iter().copied().filter(|&f| {
-                    self.active_pos[f as usize] != INACTIVE && self.group[f as usize] == PROPORTIONAL | g
+                    self.active_pos[f as usize] != INACTIVE
+                        && self.group[f as usize] == PROPORTIONAL | g
                 }));
             }
         }
@@ -745,7 +778,6 @@ impl NetState {
         self.size[f as usize] - self.flow_sent(f as usize)
     }
 
-
     /// Active flows (for the driver).
     pub fn active(&self) -> &[FlowIdx] {
         &self.active
@@ -840,7 +872,11 @@ macro_rules! observed_methods {
         #[inline]
         pub fn path_links(&self, p: PathIdx) -> &'a [LinkId] {
             let s = self.s.path_start[p as usize] as usize;
-            let e = self.s.path_start.get(p as usize + 1).map_or(self.s.path_links.len(), |&x| x as usize);
+            let e = self
+                .s
+                .path_start
+                .get(p as usize + 1)
+                .map_or(self.s.path_links.len(), |&x| x as usize);
             &self.s.path_links[s..e]
         }
         /// The links flow `f` crosses.
@@ -883,7 +919,8 @@ macro_rules! observed_methods {
         pub fn active_flows_of(&self, c: CoflowIdx) -> impl Iterator<Item = FlowIdx> + 'a {
             let s = self.s;
             let i = &s.coflows[c as usize];
-            (i.first_flow..i.first_flow + i.n_flows).filter(move |&f| s.active_pos[f as usize] != INACTIVE)
+            (i.first_flow..i.first_flow + i.n_flows)
+                .filter(move |&f| s.active_pos[f as usize] != INACTIVE)
         }
     };
 }

@@ -63,7 +63,14 @@ fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, 
     let i = match first.binary_search_by_key(&s, |e| e.link) {
         Ok(i) => i,
         Err(i) if up => {
-            first.insert(i, FirstEntry { link: s, bits: vec![0; n_links.div_ceil(64)], dests: vec![] });
+            first.insert(
+                i,
+                FirstEntry {
+                    link: s,
+                    bits: vec![0; n_links.div_ceil(64)],
+                    dests: vec![],
+                },
+            );
             i
         }
         Err(_) => return,
@@ -126,7 +133,10 @@ impl Varys {
     /// A Varys scheduler recomputing at every flow completion if `per_flow`,
     /// else only at coflow arrivals and completions.
     pub fn new(per_flow: bool) -> Varys {
-        Varys { per_flow, ..Varys::default() }
+        Varys {
+            per_flow,
+            ..Varys::default()
+        }
     }
 
     fn track(&mut self, view: &Clairvoyant<'_>, f: FlowIdx, up: bool) {
@@ -140,7 +150,14 @@ impl Varys {
         for l in path {
             bump(&mut m.links, l.0, up);
         }
-        file_flow(&mut m.first, path[0].0, path[path.len() - 1].0, f, up, view.n_links());
+        file_flow(
+            &mut m.first,
+            path[0].0,
+            path[path.len() - 1].0,
+            f,
+            up,
+            view.n_links(),
+        );
         if !up {
             m.solo.retain(|&x| x != f);
         }
@@ -167,7 +184,11 @@ impl Varys {
             m.load.push(load);
             if load > 0.0 {
                 let bps = cap[l as usize];
-                g = g.max(if bps <= EPS * 1e9 { f64::INFINITY } else { load * 8e9 / bps });
+                g = g.max(if bps <= EPS * 1e9 {
+                    f64::INFINITY
+                } else {
+                    load * 8e9 / bps
+                });
             }
         }
         g
@@ -197,7 +218,13 @@ impl Scheduler for Varys {
     fn name(&self) -> &str {
         "varys"
     }
-    fn schedule(&mut self, now: Time, view: Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> Option<Time> {
+    fn schedule(
+        &mut self,
+        now: Time,
+        view: Clairvoyant<'_>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
         self.load.resize(view.n_links(), 0.0);
         for &c in &changes.arrived {
             for f in view.active_flows_of(c) {
@@ -228,7 +255,8 @@ impl Scheduler for Varys {
                 m.stale = false;
             }
             let g = self.memo[c as usize].gamma_key;
-            self.order.push((g, view.arrival(c), view.coflow_id(c).0, c));
+            self.order
+                .push((g, view.arrival(c), view.coflow_id(c).0, c));
         }
         sort_with_ties(&mut self.order, |x| x.0, |x| (x.1, x.2), NANOS_TIE);
         self.residual.clear();
@@ -239,7 +267,11 @@ impl Scheduler for Varys {
             let c = self.order[i].3;
             // Infinite when a link it loads is full: it waits (backfill aside).
             let gamma = self.bottleneck_ns(c, &self.residual);
-            let deadline = if gamma.is_finite() { Time(now.0 + (gamma.ceil() as u64).max(1)) } else { Time::NEVER };
+            let deadline = if gamma.is_finite() {
+                Time(now.0 + (gamma.ceil() as u64).max(1))
+            } else {
+                Time::NEVER
+            };
             out.set_deadline(c, deadline);
             deadlines.push(deadline);
             if deadline != Time::NEVER {
@@ -294,7 +326,10 @@ impl Scheduler for Varys {
                         let flows = &entry.dests[cursor].1;
                         for &f in flows {
                             let path = view.path(f);
-                            let extra = path.iter().map(|l| self.residual[l.0 as usize]).fold(f64::INFINITY, f64::min);
+                            let extra = path
+                                .iter()
+                                .map(|l| self.residual[l.0 as usize])
+                                .fold(f64::INFINITY, f64::min);
                             if extra <= EPS * 1e9 {
                                 continue;
                             }

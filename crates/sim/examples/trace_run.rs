@@ -9,7 +9,9 @@ use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (trace, scheds) = args.split_first().ok_or("usage: trace_run TRACE SCHEDULER...")?;
+    let (trace, scheds) = args
+        .split_first()
+        .ok_or("usage: trace_run TRACE SCHEDULER...")?;
     let w = coflowkit_workload::read_benchmark_file(trace.as_ref())?;
     let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec::GBPS)?;
     let w = w.validate(&fabric)?;
@@ -17,10 +19,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for s in scheds {
         let t0 = Instant::now();
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
-        let r = Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
+        let r =
+            Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
         let mean = r.coflows.iter().map(|c| c.cct_s()).sum::<f64>() / r.coflows.len() as f64;
-        println!("{s}: {:.3} s wall, {} events, mean CCT {:.3} s", t0.elapsed().as_secs_f64(), r.n_events, mean);
+        println!(
+            "{s}: {:.3} s wall, {} events, mean CCT {:.3} s",
+            t0.elapsed().as_secs_f64(),
+            r.n_events,
+            mean
+        );
     }
     Ok(())
 }
-

@@ -22,7 +22,9 @@ pub use results::{CoflowResult, FlowResult, SimResult, Summary, SummaryRow};
 mod pending;
 
 use coflowkit_model::{Fabric, Time, ValidWorkload};
-use coflowkit_sched::{proportional, Allocation, AnyScheduler, Change, Changes, FlowIdx, NetState, SOLO};
+use coflowkit_sched::{
+    proportional, Allocation, AnyScheduler, Change, Changes, FlowIdx, NetState, SOLO,
+};
 use pending::Pending;
 use thiserror::Error;
 
@@ -75,10 +77,20 @@ pub struct Simulation<'w> {
 
 impl<'w> Simulation<'w> {
     /// A simulation of `workload` (validated against `fabric`) under `scheduler`.
-    pub fn new(fabric: Fabric, workload: &'w ValidWorkload, scheduler: AnyScheduler, options: SimOptions) -> Simulation<'w> {
+    pub fn new(
+        fabric: Fabric,
+        workload: &'w ValidWorkload,
+        scheduler: AnyScheduler,
+        options: SimOptions,
+    ) -> Simulation<'w> {
         let mut state = NetState::new(fabric);
         state.reserve(workload.n_flows(), workload.coflows().len());
-        Simulation { workload, state, scheduler, options }
+        Simulation {
+            workload,
+            state,
+            scheduler,
+            options,
+        }
     }
 
     /// Runs to the end, calling `progress` now and then.
@@ -99,7 +111,10 @@ impl<'w> Simulation<'w> {
         let mut done = 0usize;
         loop {
             let t_arrival = coflows.get(next).map_or(Time::NEVER, |c| c.arrival);
-            let t = t_arrival.min(pending.peek()).min(self.state.next_group_finish()).min(wake);
+            let t = t_arrival
+                .min(pending.peek())
+                .min(self.state.next_group_finish())
+                .min(wake);
             if t == Time::NEVER {
                 if !self.state.active().is_empty() {
                     return Err(SimError::Stalled {
@@ -158,7 +173,10 @@ impl<'w> Simulation<'w> {
                 wake = Time::NEVER;
             }
             // New rates; apply what changed.
-            if let Some(w) = self.scheduler.schedule(now, &self.state, &changes, &mut alloc) {
+            if let Some(w) = self
+                .scheduler
+                .schedule(now, &self.state, &changes, &mut alloc)
+            {
                 wake = w.max(Time(now.0 + 1));
             }
             changes.clear();
@@ -184,10 +202,18 @@ impl<'w> Simulation<'w> {
                 Change::Deadline(g) => state.set_pgroup_deadline(g, a.deadline(g)),
             });
             if n_events % 1024 == 0 {
-                progress(Progress { now, coflows_done: done, n_coflows: coflows.len() });
+                progress(Progress {
+                    now,
+                    coflows_done: done,
+                    n_coflows: coflows.len(),
+                });
             }
         }
-        progress(Progress { now, coflows_done: done, n_coflows: coflows.len() });
+        progress(Progress {
+            now,
+            coflows_done: done,
+            n_coflows: coflows.len(),
+        });
         Ok(SimResult::collect(
             self.scheduler.name(),
             self.workload,

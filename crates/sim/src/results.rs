@@ -101,16 +101,27 @@ impl SimResult {
             }
             out
         });
-        SimResult { scheduler: scheduler.to_string(), coflows, flows, n_events }
+        SimResult {
+            scheduler: scheduler.to_string(),
+            coflows,
+            flows,
+            n_events,
+        }
     }
 
     /// CCT statistics overall (first row, bin `None`) and per bin.
     pub fn summary(&self) -> Summary {
         let mut rows = vec![SummaryRow::of(None, self.coflows.iter())];
         for b in Bin::ALL {
-            rows.push(SummaryRow::of(Some(b), self.coflows.iter().filter(|c| c.bin == b)));
+            rows.push(SummaryRow::of(
+                Some(b),
+                self.coflows.iter().filter(|c| c.bin == b),
+            ));
         }
-        Summary { scheduler: self.scheduler.clone(), rows }
+        Summary {
+            scheduler: self.scheduler.clone(),
+            rows,
+        }
     }
 }
 
@@ -138,7 +149,15 @@ impl SummaryRow {
         let mut v: Vec<f64> = coflows.map(|c| c.cct_s()).collect();
         v.sort_by(f64::total_cmp);
         if v.is_empty() {
-            return SummaryRow { bin, count: 0, mean: f64::NAN, median: f64::NAN, p95: f64::NAN, p99: f64::NAN, max: f64::NAN };
+            return SummaryRow {
+                bin,
+                count: 0,
+                mean: f64::NAN,
+                median: f64::NAN,
+                p95: f64::NAN,
+                p99: f64::NAN,
+                max: f64::NAN,
+            };
         }
         SummaryRow {
             bin,

@@ -13,7 +13,9 @@ fn run(sched: &str, n_hosts: u32, coflows: Vec<CoflowSpec>) -> Vec<f64> {
     let w = Workload { n_hosts, coflows }.validate(&fabric).unwrap();
     let hints = WorkloadHints::of(&w);
     let s = build(&SchedulerSpec::parse(sched).unwrap(), &hints).unwrap();
-    let r = Simulation::new(fabric, &w, s, SimOptions::default()).run(&mut |_| {}).unwrap();
+    let r = Simulation::new(fabric, &w, s, SimOptions::default())
+        .run(&mut |_| {})
+        .unwrap();
     r.coflows.iter().map(|c| c.cct_s()).collect()
 }
 
@@ -43,7 +45,14 @@ fn dcas_fig1_smallest_flow_first_is_8() {
 
 #[test]
 fn dcas_fig1_smallest_coflow_first_is_7() {
-    for s in ["scf", "lcf", "stf", "varys", "fifo", "fifo-lm:threshold=inf"] {
+    for s in [
+        "scf",
+        "lcf",
+        "stf",
+        "varys",
+        "fifo",
+        "fifo-lm:threshold=inf",
+    ] {
         assert_eq!(run(s, 2, dcas_fig1()), vec![4.0, 10.0], "{s}");
     }
     // A heavy threshold of 0 makes FIFO-LM per-flow fair sharing.
@@ -54,7 +63,11 @@ fn dcas_fig1_smallest_coflow_first_is_7() {
 fn uncontended_flow_finishes_at_size_over_rate() {
     // 1 MiB at 1 Gbit/s: 8,388,608 ns, for every scheduler.
     for (s, _) in coflowkit_sched::NAMES {
-        let cct = run(s, 2, vec![CoflowSpec::new(1, Time(5), vec![flow(0, 1, 1 << 20)])]);
+        let cct = run(
+            s,
+            2,
+            vec![CoflowSpec::new(1, Time(5), vec![flow(0, 1, 1 << 20)])],
+        );
         assert_eq!(cct, vec![8_388_608e-9], "{s}");
     }
 }
@@ -84,7 +97,10 @@ fn fifo_lm_multiplexes_after_the_threshold() {
     let cct = run(
         &t,
         2,
-        vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 4 * UNIT)]), CoflowSpec::new(2, Time(0), vec![flow(0, 1, UNIT)])],
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 4 * UNIT)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, UNIT)]),
+        ],
     );
     assert_eq!(cct, vec![5.0, 4.0]);
 }

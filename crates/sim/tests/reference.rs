@@ -59,9 +59,18 @@ impl fmt::Debug for Case {
         writeln!(f, "    down: vec!{:?},", self.down)?;
         writeln!(f, "    coflows: vec![")?;
         for c in &self.coflows {
-            let flows: Vec<String> =
-                c.flows.iter().map(|x| format!("flow({}, {}, {})", x.src.0, x.dst.0, x.bytes.0)).collect();
-            writeln!(f, "        CoflowSpec::new({}, Time({}), vec![{}]),", c.id.0, c.arrival.0, flows.join(", "))?;
+            let flows: Vec<String> = c
+                .flows
+                .iter()
+                .map(|x| format!("flow({}, {}, {})", x.src.0, x.dst.0, x.bytes.0))
+                .collect();
+            writeln!(
+                f,
+                "        CoflowSpec::new({}, Time({}), vec![{}]),",
+                c.id.0,
+                c.arrival.0,
+                flows.join(", ")
+            )?;
         }
         writeln!(f, "    ],")?;
         write!(f, "}}")
@@ -119,7 +128,11 @@ const SPECS: &[&str] = &[
 
 /// The nearest-rank 50th percentile of the coflows' total bytes, written out.
 fn p50_of_coflow_sizes(case: &Case) -> f64 {
-    let mut v: Vec<u64> = case.coflows.iter().map(|c| c.flows.iter().map(|f| f.bytes.0).sum()).collect();
+    let mut v: Vec<u64> = case
+        .coflows
+        .iter()
+        .map(|c| c.flows.iter().map(|f| f.bytes.0).sum())
+        .collect();
     v.sort_unstable();
     // Smallest value with at least half of the values at or below it.
     let rank = (v.len() + 1) / 2;
@@ -139,7 +152,10 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         "fifo-lm:threshold=inf" => Policy::FifoLm(f64::INFINITY),
         "varys" | "varys:recompute=flow" => Policy::Varys { per_flow: true },
         "varys:recompute=coflow" => Policy::Varys { per_flow: false },
-        other => match other.strip_prefix("fifo-lm:threshold=").and_then(|b| b.parse::<u64>().ok()) {
+        other => match other
+            .strip_prefix("fifo-lm:threshold=")
+            .and_then(|b| b.parse::<u64>().ok())
+        {
             Some(bytes) => Policy::FifoLm(bytes as f64),
             None => panic!("no reference policy for '{other}'"),
         },
@@ -225,7 +241,13 @@ impl RefSim {
                 finish: f64::NAN,
             });
         }
-        RefSim { caps, flows, coflows, now: 0.0, ties: Default::default() }
+        RefSim {
+            caps,
+            flows,
+            coflows,
+            now: 0.0,
+            ties: Default::default(),
+        }
     }
 
     fn is_active(&self, f: usize) -> bool {
@@ -233,20 +255,35 @@ impl RefSim {
     }
 
     fn active_flows_of(&self, c: usize) -> Vec<usize> {
-        self.coflows[c].flows.iter().copied().filter(|&f| self.is_active(f)).collect()
+        self.coflows[c]
+            .flows
+            .iter()
+            .copied()
+            .filter(|&f| self.is_active(f))
+            .collect()
     }
 
     /// Active coflows in (arrival, id) order.
     fn active_coflows(&self) -> Vec<usize> {
-        (0..self.coflows.len()).filter(|&c| !self.active_flows_of(c).is_empty()).collect()
+        (0..self.coflows.len())
+            .filter(|&c| !self.active_flows_of(c).is_empty())
+            .collect()
     }
 
     fn sent(&self, c: usize) -> f64 {
-        self.coflows[c].flows.iter().map(|&f| self.flows[f].size - self.flows[f].rem).sum()
+        self.coflows[c]
+            .flows
+            .iter()
+            .map(|&f| self.flows[f].size - self.flows[f].rem)
+            .sum()
     }
 
     fn remaining(&self, c: usize) -> f64 {
-        self.coflows[c].flows.iter().map(|&f| self.flows[f].rem).sum()
+        self.coflows[c]
+            .flows
+            .iter()
+            .map(|&f| self.flows[f].rem)
+            .sum()
     }
 
     /// Strict priority between classes (each a list of coflows), per-flow
@@ -254,9 +291,14 @@ impl RefSim {
     fn serve_classes(&self, classes: &[Vec<usize>], rate: &mut [f64]) {
         let mut residual = self.caps.clone();
         for class in classes {
-            let members: Vec<usize> = class.iter().flat_map(|&c| self.active_flows_of(c)).collect();
-            let demands: Vec<(Vec<u32>, f64, f64)> =
-                members.iter().map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY)).collect();
+            let members: Vec<usize> = class
+                .iter()
+                .flat_map(|&c| self.active_flows_of(c))
+                .collect();
+            let demands: Vec<(Vec<u32>, f64, f64)> = members
+                .iter()
+                .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
+                .collect();
             let r = max_min(&demands, &mut residual);
             for (&f, &x) in members.iter().zip(&r) {
                 rate[f] = x;
@@ -283,7 +325,10 @@ impl RefSim {
             for &b in &order[i + 1..] {
                 let ((ia, ka), (ib, kb)) = (key(a), key(b));
                 if (ka - kb).abs() <= 1e-6 * ka.abs().max(kb.abs()) && ka.is_finite() {
-                    self.ties.borrow_mut().push(format!("t={:.1} ns: {what} {ia} and {ib} tie at {ka} vs {kb}", self.now));
+                    self.ties.borrow_mut().push(format!(
+                        "t={:.1} ns: {what} {ia} and {ib} tie at {ka} vs {kb}",
+                        self.now
+                    ));
                 }
             }
         }
@@ -315,7 +360,11 @@ impl RefSim {
         let mut g: f64 = 0.0;
         for l in 0..capacity.len() {
             if load[l] > 0.0 {
-                g = g.max(if capacity[l] <= FULL { f64::INFINITY } else { load[l] / capacity[l] });
+                g = g.max(if capacity[l] <= FULL {
+                    f64::INFINITY
+                } else {
+                    load[l] / capacity[l]
+                });
             }
         }
         g
@@ -347,13 +396,18 @@ impl RefSim {
                 self.serve_classes(&classes, &mut rate);
             }
             Policy::Srpt => {
-                let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+                let active: Vec<usize> = (0..self.flows.len())
+                    .filter(|&f| self.is_active(f))
+                    .collect();
                 let order = order_by(active, |f| self.flows[f].rem, BYTES_TIE);
                 self.note_ties("flows", &order, |f| (f as u64, self.flows[f].rem));
                 let mut residual = self.caps.clone();
                 for f in order {
                     let path = &self.flows[f].path;
-                    let r = path.iter().map(|&l| residual[l as usize]).fold(f64::INFINITY, f64::min);
+                    let r = path
+                        .iter()
+                        .map(|&l| residual[l as usize])
+                        .fold(f64::INFINITY, f64::min);
                     if r > FULL {
                         rate[f] = r;
                         for &l in path {
@@ -386,7 +440,10 @@ impl RefSim {
                     flows.sort_by_key(|&f| (self.flows[f].path[0], self.flows[f].path[1], f));
                     for f in flows {
                         let path = &self.flows[f].path;
-                        let extra = path.iter().map(|&l| residual[l as usize]).fold(f64::INFINITY, f64::min);
+                        let extra = path
+                            .iter()
+                            .map(|&l| residual[l as usize])
+                            .fold(f64::INFINITY, f64::min);
                         if extra > FULL {
                             rate[f] += extra;
                             for &l in path {
@@ -417,7 +474,9 @@ impl RefSim {
                 coflow_event = true;
                 next += 1;
             }
-            let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+            let active: Vec<usize> = (0..self.flows.len())
+                .filter(|&f| self.is_active(f))
+                .collect();
             if active.is_empty() && next == n {
                 break;
             }
@@ -459,12 +518,20 @@ impl RefSim {
                     }
                 }
             }
-            assert!(dt.is_finite(), "reference stalls at {t} ns with {} active flows", active.len());
+            assert!(
+                dt.is_finite(),
+                "reference stalls at {t} ns with {} active flows",
+                active.len()
+            );
             // Move on.
             for &f in &active {
                 self.flows[f].rem -= rate[f] / 8e9 * dt;
             }
-            t = if to_arrival { self.coflows[next].arrival as f64 } else { t + dt };
+            t = if to_arrival {
+                self.coflows[next].arrival as f64
+            } else {
+                t + dt
+            };
             self.now = t;
             for &f in &active {
                 let fl = &mut self.flows[f];
@@ -522,14 +589,33 @@ fn fast(case: &Case, spec: &str) -> Result<(Vec<(u64, u64)>, Vec<u64>), String> 
     let up: Vec<BitsPerSec> = case.up.iter().map(|&c| BitsPerSec(c)).collect();
     let down: Vec<BitsPerSec> = case.down.iter().map(|&c| BitsPerSec(c)).collect();
     let fabric = Fabric::with_capacities(&up, &down).map_err(|e| e.to_string())?;
-    let w = Workload { n_hosts: case.n_hosts(), coflows: case.coflows.clone() }
-        .validate(&fabric)
+    let w = Workload {
+        n_hosts: case.n_hosts(),
+        coflows: case.coflows.clone(),
+    }
+    .validate(&fabric)
+    .map_err(|e| e.to_string())?;
+    let hints = WorkloadHints {
+        coflow_sizes: w
+            .coflows()
+            .iter()
+            .map(|c| c.total_bytes().0 as f64)
+            .collect(),
+    };
+    let s = build(
+        &SchedulerSpec::parse(spec).map_err(|e| e.to_string())?,
+        &hints,
+    )
+    .map_err(|e| e.to_string())?;
+    let r = Simulation::new(fabric, &w, s, SimOptions { per_flow: true })
+        .run(&mut |_| {})
         .map_err(|e| e.to_string())?;
-    let hints = WorkloadHints { coflow_sizes: w.coflows().iter().map(|c| c.total_bytes().0 as f64).collect() };
-    let s = build(&SchedulerSpec::parse(spec).map_err(|e| e.to_string())?, &hints).map_err(|e| e.to_string())?;
-    let r = Simulation::new(fabric, &w, s, SimOptions { per_flow: true }).run(&mut |_| {}).map_err(|e| e.to_string())?;
     let coflows = r.coflows.iter().map(|c| (c.id, c.finish.0)).collect();
-    let flows = r.flows.as_ref().map(|v| v.iter().map(|f| f.finish.0).collect()).unwrap_or_default();
+    let flows = r
+        .flows
+        .as_ref()
+        .map(|v| v.iter().map(|f| f.finish.0).collect())
+        .unwrap_or_default();
     Ok((coflows, flows))
 }
 
@@ -541,13 +627,25 @@ fn close(fast_ns: u64, ref_ns: f64) -> bool {
 /// coflow whose finish instants differ by more than 1 µs.
 fn compare(case: &Case, spec: &str) -> Result<(), String> {
     let want = reference(case, policy_of(spec, case));
-    let (got, got_flows) = fast(case, spec).map_err(|e| format!("{spec}: engine failed: {e}\n{case:?}"))?;
+    let (got, got_flows) =
+        fast(case, spec).map_err(|e| format!("{spec}: engine failed: {e}\n{case:?}"))?;
     let bad = got.len() != want.coflows.len()
-        || got.iter().zip(&want.coflows).any(|(&(gi, gf), &(wi, wf))| gi != wi || !close(gf, wf));
+        || got
+            .iter()
+            .zip(&want.coflows)
+            .any(|(&(gi, gf), &(wi, wf))| gi != wi || !close(gf, wf));
     if bad {
         let cct = |v: Vec<(u64, f64)>| -> String {
-            let arrival = |id: u64| case.coflows.iter().find(|c| c.id.0 == id).map_or(0, |c| c.arrival.0) as f64;
-            v.iter().map(|&(id, f)| format!("{id}: {:.9}", (f - arrival(id)) * 1e-9)).collect::<Vec<_>>().join(", ")
+            let arrival = |id: u64| {
+                case.coflows
+                    .iter()
+                    .find(|c| c.id.0 == id)
+                    .map_or(0, |c| c.arrival.0) as f64
+            };
+            v.iter()
+                .map(|&(id, f)| format!("{id}: {:.9}", (f - arrival(id)) * 1e-9))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let got_s = cct(got.iter().map(|&(i, f)| (i, f as f64)).collect());
         let want_s = cct(want.coflows.clone());
@@ -556,8 +654,15 @@ fn compare(case: &Case, spec: &str) -> Result<(), String> {
              flow finishes (ns), engine:    {got_flows:?}\n  \
              flow finishes (ns), reference: {:?}\n  \
              near-ties in the reference's orders (flow index / coflow id):\n    {}\n{case:?}",
-            want.flows.iter().map(|x| x.round() as u64).collect::<Vec<_>>(),
-            if want.ties.is_empty() { "none".to_string() } else { want.ties.join("\n    ") },
+            want.flows
+                .iter()
+                .map(|x| x.round() as u64)
+                .collect::<Vec<_>>(),
+            if want.ties.is_empty() {
+                "none".to_string()
+            } else {
+                want.ties.join("\n    ")
+            },
         ));
     }
     Ok(())
@@ -589,7 +694,13 @@ fn arrival() -> impl Strategy<Value = u64> {
 }
 
 fn capacity() -> impl Strategy<Value = f64> {
-    prop_oneof![Just(1e9), Just(5e8), Just(2e9), Just(2.5e8), (1u32..=40).prop_map(|k| k as f64 * 1e8)]
+    prop_oneof![
+        Just(1e9),
+        Just(5e8),
+        Just(2e9),
+        Just(2.5e8),
+        (1u32..=40).prop_map(|k| k as f64 * 1e8)
+    ]
 }
 
 fn any_case() -> impl Strategy<Value = Case> {
@@ -656,7 +767,11 @@ fn every_registry_name_has_a_reference() {
         );
     }
     // Every spec listed parses, builds, and has a reference policy.
-    let case = Case { up: vec![1e9; 2], down: vec![1e9; 2], coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)])] };
+    let case = Case {
+        up: vec![1e9; 2],
+        down: vec![1e9; 2],
+        coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)])],
+    };
     for spec in SPECS {
         policy_of(spec, &case);
         compare(&case, spec).unwrap();
@@ -671,7 +786,11 @@ fn every_registry_name_has_a_reference() {
 const UNIT: u64 = 125_000_000;
 
 fn uniform(n_hosts: usize, coflows: Vec<CoflowSpec>) -> Case {
-    Case { up: vec![1e9; n_hosts], down: vec![1e9; n_hosts], coflows }
+    Case {
+        up: vec![1e9; n_hosts],
+        down: vec![1e9; n_hosts],
+        coflows,
+    }
 }
 
 /// CCTs in seconds, from the reference and from the engine, both checked
@@ -679,12 +798,32 @@ fn uniform(n_hosts: usize, coflows: Vec<CoflowSpec>) -> Case {
 fn check_by_hand(case: &Case, spec: &str, want: &[f64]) {
     let r = reference(case, policy_of(spec, case));
     let (f, _) = fast(case, spec).unwrap();
-    let arrival = |id: u64| case.coflows.iter().find(|c| c.id.0 == id).unwrap().arrival.0 as f64;
-    let ref_cct: Vec<f64> = r.coflows.iter().map(|&(id, t)| (t - arrival(id)) * 1e-9).collect();
-    let fast_cct: Vec<f64> = f.iter().map(|&(id, t)| (t as f64 - arrival(id)) * 1e-9).collect();
+    let arrival = |id: u64| {
+        case.coflows
+            .iter()
+            .find(|c| c.id.0 == id)
+            .unwrap()
+            .arrival
+            .0 as f64
+    };
+    let ref_cct: Vec<f64> = r
+        .coflows
+        .iter()
+        .map(|&(id, t)| (t - arrival(id)) * 1e-9)
+        .collect();
+    let fast_cct: Vec<f64> = f
+        .iter()
+        .map(|&(id, t)| (t as f64 - arrival(id)) * 1e-9)
+        .collect();
     for i in 0..want.len() {
-        assert!((ref_cct[i] - want[i]).abs() < 1e-6, "{spec}: reference {ref_cct:?}, by hand {want:?}");
-        assert!((fast_cct[i] - want[i]).abs() < 1e-6, "{spec}: engine {fast_cct:?}, by hand {want:?}");
+        assert!(
+            (ref_cct[i] - want[i]).abs() < 1e-6,
+            "{spec}: reference {ref_cct:?}, by hand {want:?}"
+        );
+        assert!(
+            (fast_cct[i] - want[i]).abs() < 1e-6,
+            "{spec}: engine {fast_cct:?}, by hand {want:?}"
+        );
     }
     assert_eq!(want.len(), ref_cct.len());
     compare(case, spec).unwrap();
@@ -721,7 +860,11 @@ fn fifo_lm_classes_grow_as_coflows_turn_heavy() {
             CoflowSpec::new(3, Time(0), vec![flow(0, 1, UNIT)]),
         ],
     );
-    check_by_hand(&case, &format!("fifo-lm:threshold={UNIT}"), &[7.0, 6.0, 6.0]);
+    check_by_hand(
+        &case,
+        &format!("fifo-lm:threshold={UNIT}"),
+        &[7.0, 6.0, 6.0],
+    );
 }
 
 #[test]
@@ -776,7 +919,15 @@ fn varys_gamma_tie_goes_to_the_earlier_arrival() {
         down: vec![1.8e9, 2e9],
         coflows: vec![
             CoflowSpec::new(0, Time(4_000_000), vec![flow(1, 0, 250_000)]),
-            CoflowSpec::new(1, Time(0), vec![flow(1, 0, 125_000), flow(1, 0, 500_000), flow(1, 0, 125_000)]),
+            CoflowSpec::new(
+                1,
+                Time(0),
+                vec![
+                    flow(1, 0, 125_000),
+                    flow(1, 0, 500_000),
+                    flow(1, 0, 125_000),
+                ],
+            ),
         ],
     };
     check_by_hand(&case, "varys", &[6.0 * MS_F, 4.0 * MS_F]);
@@ -796,8 +947,20 @@ fn stf_remaining_tie_goes_to_the_earlier_arrival() {
         up: vec![5e8, 1e9],
         down: vec![4e8, 2.5e8],
         coflows: vec![
-            CoflowSpec::new(0, Time(4_000_000), vec![flow(0, 1, 1_000_000), flow(0, 0, 750_000)]),
-            CoflowSpec::new(1, Time(2_000_000), vec![flow(0, 1, 250_000), flow(0, 1, 625_000), flow(1, 1, 750_000)]),
+            CoflowSpec::new(
+                0,
+                Time(4_000_000),
+                vec![flow(0, 1, 1_000_000), flow(0, 0, 750_000)],
+            ),
+            CoflowSpec::new(
+                1,
+                Time(2_000_000),
+                vec![
+                    flow(0, 1, 250_000),
+                    flow(0, 1, 625_000),
+                    flow(1, 1, 750_000),
+                ],
+            ),
         ],
     };
     check_by_hand(&case, "stf", &[52.0 * MS_F, 82.0 * MS_F]);
@@ -820,12 +983,24 @@ fn srpt_remaining_tie_goes_to_the_lower_flow_index() {
         down: vec![1.2e9, 2e9],
         coflows: vec![
             CoflowSpec::new(0, Time(0), vec![flow(1, 0, 500_000)]),
-            CoflowSpec::new(1, Time(0), vec![flow(1, 0, 250_000), flow(1, 0, 500_000), flow(1, 1, 1_000_000)]),
+            CoflowSpec::new(
+                1,
+                Time(0),
+                vec![
+                    flow(1, 0, 250_000),
+                    flow(1, 0, 500_000),
+                    flow(1, 1, 1_000_000),
+                ],
+            ),
             CoflowSpec::new(2, Time(6_000_000), vec![flow(0, 0, 125_000)]),
             CoflowSpec::new(3, Time(5_000_000), vec![flow(0, 0, 125_000)]),
         ],
     };
-    check_by_hand(&case, "srpt", &[5.0 * MS_F, 10.266_666_667 * MS_F, MS_F, MS_F]);
+    check_by_hand(
+        &case,
+        "srpt",
+        &[5.0 * MS_F, 10.266_666_667 * MS_F, MS_F, MS_F],
+    );
 }
 
 #[test]

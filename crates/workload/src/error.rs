@@ -40,13 +40,26 @@ pub enum TraceError {
 
 impl TraceError {
     /// A parse error at `line` of `file`, in `field`.
-    pub fn parse(file: &str, line: u64, field: impl Into<String>, message: impl Into<String>) -> TraceError {
-        TraceError::Parse { file: file.to_string(), line, field: field.into(), message: message.into() }
+    pub fn parse(
+        file: &str,
+        line: u64,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> TraceError {
+        TraceError::Parse {
+            file: file.to_string(),
+            line,
+            field: field.into(),
+            message: message.into(),
+        }
     }
 
     /// An I/O error on `path`.
     pub fn io(path: &Path, err: std::io::Error) -> TraceError {
-        TraceError::Io { path: path.display().to_string(), err }
+        TraceError::Io {
+            path: path.display().to_string(),
+            err,
+        }
     }
 
     /// The 1-based line of a parse error; `None` for I/O errors.
@@ -83,6 +96,11 @@ pub(crate) fn read_text(path: &Path) -> Result<String, TraceError> {
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        TraceError::parse(&path.display().to_string(), line, "text", "is not valid UTF-8")
+        TraceError::parse(
+            &path.display().to_string(),
+            line,
+            "text",
+            "is not valid UTF-8",
+        )
     })
 }

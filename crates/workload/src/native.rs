@@ -44,8 +44,16 @@ use std::io;
 use std::path::Path;
 
 /// The native columns, in file order.
-pub const NATIVE_COLUMNS: [&str; 8] =
-    ["coflow_id", "arrival_ns", "src", "dst", "bytes", "job_id", "stage_id", "deadline_ns"];
+pub const NATIVE_COLUMNS: [&str; 8] = [
+    "coflow_id",
+    "arrival_ns",
+    "src",
+    "dst",
+    "bytes",
+    "job_id",
+    "stage_id",
+    "deadline_ns",
+];
 
 /// A workload as columns, one entry per flow (the native format in memory).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -138,9 +146,16 @@ impl FlowColumns {
             ("deadline_ns", self.deadline_ns.len()),
         ];
         if let Some((name, len)) = lens.into_iter().find(|&(_, len)| len != n) {
-            return Err(TraceError::parse(source, 0, name, format!("has {len} rows but coflow_id has {n}")));
+            return Err(TraceError::parse(
+                source,
+                0,
+                name,
+                format!("has {len} rows but coflow_id has {n}"),
+            ));
         }
-        let err = |i: usize, field: &str, message: String| TraceError::parse(source, line_of(i), field, message);
+        let err = |i: usize, field: &str, message: String| {
+            TraceError::parse(source, line_of(i), field, message)
+        };
 
         let n_hosts = match n_hosts {
             Some(h) => h,
@@ -169,17 +184,29 @@ impl FlowColumns {
         for i in 0..n {
             for (side, h) in [("src", self.src[i]), ("dst", self.dst[i])] {
                 if h >= n_hosts {
-                    return Err(err(i, side, format!("{h} is outside the fabric (hosts 0..{n_hosts})")));
+                    return Err(err(
+                        i,
+                        side,
+                        format!("{h} is outside the fabric (hosts 0..{n_hosts})"),
+                    ));
                 }
             }
             let job = match (self.job_id[i], self.stage_id[i]) {
                 (Some(job), Some(stage)) => Some(JobStage { job, stage }),
                 (None, None) => None,
                 (Some(_), None) => {
-                    return Err(err(i, "stage_id", "is empty but job_id is set (set both or neither)".into()))
+                    return Err(err(
+                        i,
+                        "stage_id",
+                        "is empty but job_id is set (set both or neither)".into(),
+                    ))
                 }
                 (None, Some(_)) => {
-                    return Err(err(i, "job_id", "is empty but stage_id is set (set both or neither)".into()))
+                    return Err(err(
+                        i,
+                        "job_id",
+                        "is empty but stage_id is set (set both or neither)".into(),
+                    ))
                 }
             };
             if self.deadline_ns[i] == Some(0) {
@@ -194,6 +221,7 @@ impl FlowColumns {
                     flows: Vec::new(),
                     job,
                     deadline: self.deadline_ns[i].map(Dur),
+                    parents: Vec::new(),
                 });
                 first_row.push(i);
                 coflows.len() - 1
@@ -201,20 +229,35 @@ impl FlowColumns {
             let c = &mut coflows[k];
             let first = first_row[k];
             let differs = |field: &str, got: String, want: String| {
-                let msg = format!("coflow {id}: {got} differs from {want} on {unit} {}", line_of(first));
+                let msg = format!(
+                    "coflow {id}: {got} differs from {want} on {unit} {}",
+                    line_of(first)
+                );
                 Err(err(i, field, msg))
             };
             if c.arrival.0 != self.arrival_ns[i] {
-                return differs("arrival_ns", self.arrival_ns[i].to_string(), c.arrival.0.to_string());
+                return differs(
+                    "arrival_ns",
+                    self.arrival_ns[i].to_string(),
+                    c.arrival.0.to_string(),
+                );
             }
             if c.job.map(|j| j.job) != self.job_id[i] {
                 return differs("job_id", show(self.job_id[i]), show(c.job.map(|j| j.job)));
             }
             if c.job.map(|j| j.stage) != self.stage_id[i] {
-                return differs("stage_id", show(self.stage_id[i]), show(c.job.map(|j| j.stage)));
+                return differs(
+                    "stage_id",
+                    show(self.stage_id[i]),
+                    show(c.job.map(|j| j.stage)),
+                );
             }
             if c.deadline.map(|d| d.0) != self.deadline_ns[i] {
-                return differs("deadline_ns", show(self.deadline_ns[i]), show(c.deadline.map(|d| d.0)));
+                return differs(
+                    "deadline_ns",
+                    show(self.deadline_ns[i]),
+                    show(c.deadline.map(|d| d.0)),
+                );
             }
             c.flows.push(f);
         }
@@ -241,32 +284,49 @@ pub fn read_native_csv_str(text: &str, source: &str) -> Result<Workload, TraceEr
         let line = e.position().map_or(0, |p| p.line() + offset);
         TraceError::parse(source, line, "csv", e.to_string())
     };
-    let mut reader =
-        csv::ReaderBuilder::new().has_headers(false).flexible(true).trim(csv::Trim::All).from_reader(body.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(body.as_bytes());
     let mut record = csv::StringRecord::new();
 
     let expected = NATIVE_COLUMNS.join(",");
     if !reader.read_record(&mut record).map_err(csv_err)? {
-        return Err(TraceError::parse(source, offset + 1, "header", format!("missing (expected \"{expected}\")")));
+        return Err(TraceError::parse(
+            source,
+            offset + 1,
+            "header",
+            format!("missing (expected \"{expected}\")"),
+        ));
     }
     if record.iter().ne(NATIVE_COLUMNS) {
         let line = record.position().map_or(offset + 1, |p| p.line() + offset);
         let found = record.iter().collect::<Vec<_>>().join(",");
-        return Err(TraceError::parse(source, line, "header", format!("expected \"{expected}\", found \"{found}\"")));
+        return Err(TraceError::parse(
+            source,
+            line,
+            "header",
+            format!("expected \"{expected}\", found \"{found}\""),
+        ));
     }
 
     let mut cols = FlowColumns::default();
     let mut lines: Vec<u64> = Vec::new();
     while reader.read_record(&mut record).map_err(csv_err)? {
         let line = record.position().map_or(0, |p| p.line() + offset);
-        parse_row(&record, &mut cols).map_err(|(field, message)| TraceError::parse(source, line, field, message))?;
+        parse_row(&record, &mut cols)
+            .map_err(|(field, message)| TraceError::parse(source, line, field, message))?;
         lines.push(line);
     }
     cols.into_workload_at(n_hosts, source, "line", |i| lines[i])
 }
 
 /// Splits off a first line `# n_hosts=<N>`: (its N, the rest, lines taken).
-fn split_comment<'a>(text: &'a str, source: &str) -> Result<(Option<u32>, &'a str, u64), TraceError> {
+fn split_comment<'a>(
+    text: &'a str,
+    source: &str,
+) -> Result<(Option<u32>, &'a str, u64), TraceError> {
     if !text.trim_start_matches([' ', '\t']).starts_with('#') {
         return Ok((None, text, 0));
     }
@@ -285,9 +345,19 @@ fn split_comment<'a>(text: &'a str, source: &str) -> Result<(Option<u32>, &'a st
 }
 
 /// Appends one CSV row to `cols`, or gives the (column, message) at fault.
-fn parse_row(record: &csv::StringRecord, cols: &mut FlowColumns) -> Result<(), (&'static str, String)> {
+fn parse_row(
+    record: &csv::StringRecord,
+    cols: &mut FlowColumns,
+) -> Result<(), (&'static str, String)> {
     if record.len() != NATIVE_COLUMNS.len() {
-        return Err(("row", format!("expected {} columns, found {}", NATIVE_COLUMNS.len(), record.len())));
+        return Err((
+            "row",
+            format!(
+                "expected {} columns, found {}",
+                NATIVE_COLUMNS.len(),
+                record.len()
+            ),
+        ));
     }
     let field = |k: usize| (NATIVE_COLUMNS[k], record.get(k).unwrap_or(""));
     let required = |k: usize| {
@@ -299,7 +369,12 @@ fn parse_row(record: &csv::StringRecord, cols: &mut FlowColumns) -> Result<(), (
     };
     let required32 = |k: usize| {
         let v = required(k)?;
-        u32::try_from(v).map_err(|_| (NATIVE_COLUMNS[k], format!("{v} is too large (at most {})", u32::MAX)))
+        u32::try_from(v).map_err(|_| {
+            (
+                NATIVE_COLUMNS[k],
+                format!("{v} is too large (at most {})", u32::MAX),
+            )
+        })
     };
     let optional = |k: usize| {
         let (name, tok) = field(k);
@@ -317,9 +392,12 @@ fn parse_row(record: &csv::StringRecord, cols: &mut FlowColumns) -> Result<(), (
     let job_id = optional(5)?;
     let stage_id = match optional(6)? {
         None => None,
-        Some(v) => {
-            Some(u32::try_from(v).map_err(|_| ("stage_id", format!("{v} is too large (at most {})", u32::MAX)))?)
-        }
+        Some(v) => Some(u32::try_from(v).map_err(|_| {
+            (
+                "stage_id",
+                format!("{v} is too large (at most {})", u32::MAX),
+            )
+        })?),
     };
     let deadline_ns = optional(7)?;
     cols.coflow_id.push(coflow_id);
@@ -384,7 +462,9 @@ mod tests {
     }
 
     fn err(text: &str) -> String {
-        read(text).expect_err("the trace should be rejected").to_string()
+        read(text)
+            .expect_err("the trace should be rejected")
+            .to_string()
     }
 
     fn to_csv(w: &Workload) -> String {
@@ -397,7 +477,10 @@ mod tests {
         let mut c2 = CoflowSpec::new(9, Time(1_000), vec![flow(1, 0, 5), flow(2, 2, 0)]);
         c2.job = Some(JobStage { job: 4, stage: 1 });
         c2.deadline = Some(Dur(250));
-        Workload { n_hosts: 5, coflows: vec![CoflowSpec::new(3, Time(0), vec![flow(0, 1, 100)]), c2] }
+        Workload {
+            n_hosts: 5,
+            coflows: vec![CoflowSpec::new(3, Time(0), vec![flow(0, 1, 100)]), c2],
+        }
     }
 
     #[test]
@@ -423,12 +506,19 @@ mod tests {
             ]
         );
         assert_eq!(read(HEADER).unwrap(), Workload::default());
-        assert_eq!(read(&format!("# n_hosts=3\n{HEADER}\n")).unwrap(), Workload { n_hosts: 3, coflows: vec![] });
+        assert_eq!(
+            read(&format!("# n_hosts=3\n{HEADER}\n")).unwrap(),
+            Workload {
+                n_hosts: 3,
+                coflows: vec![]
+            }
+        );
     }
 
     #[test]
     fn file_round_trip() {
-        let path = std::env::temp_dir().join(format!("coflowkit-native-{}.csv", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("coflowkit-native-{}.csv", std::process::id()));
         write_native_csv(&sample(), &path).unwrap();
         let back = read_native_csv(&path);
         let _ = std::fs::remove_file(&path);
@@ -439,8 +529,14 @@ mod tests {
 
     #[test]
     fn header_errors_are_named() {
-        assert_eq!(err(""), format!("trace.csv:1: header: missing (expected \"{HEADER}\")"));
-        assert_eq!(err("# n_hosts=4\n"), format!("trace.csv:2: header: missing (expected \"{HEADER}\")"));
+        assert_eq!(
+            err(""),
+            format!("trace.csv:1: header: missing (expected \"{HEADER}\")")
+        );
+        assert_eq!(
+            err("# n_hosts=4\n"),
+            format!("trace.csv:2: header: missing (expected \"{HEADER}\")")
+        );
         assert_eq!(
             err("coflow_id,arrival_ns,src,dst,bytes\n1,0,0,0,1"),
             format!("trace.csv:1: header: expected \"{HEADER}\", found \"coflow_id,arrival_ns,src,dst,bytes\"")
@@ -449,39 +545,109 @@ mod tests {
             err("# hosts 4\n"),
             "trace.csv:1: n_hosts: expected \"# n_hosts=<N>\" on the first line, found \"# hosts 4\""
         );
-        assert_eq!(err("# n_hosts=-1\n"), "trace.csv:1: n_hosts: \"-1\" is negative");
-        assert_eq!(err(&format!("{HEADER}\n# n_hosts=4\n")), "trace.csv:2: row: expected 8 columns, found 1");
+        assert_eq!(
+            err("# n_hosts=-1\n"),
+            "trace.csv:1: n_hosts: \"-1\" is negative"
+        );
+        assert_eq!(
+            err(&format!("{HEADER}\n# n_hosts=4\n")),
+            "trace.csv:2: row: expected 8 columns, found 1"
+        );
     }
 
     #[test]
     fn row_errors_name_line_and_column() {
         let e = |rows: &str| err(&format!("# n_hosts=4\n{HEADER}\n1,0,0,1,5,,,\n{rows}"));
-        assert_eq!(e("2,0,0,1,5,,"), "trace.csv:4: row: expected 8 columns, found 7");
-        assert_eq!(e("2,0,0,1,5,,,,"), "trace.csv:4: row: expected 8 columns, found 9");
+        assert_eq!(
+            e("2,0,0,1,5,,"),
+            "trace.csv:4: row: expected 8 columns, found 7"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,"),
+            "trace.csv:4: row: expected 8 columns, found 9"
+        );
         assert_eq!(e(",0,0,1,5,,,"), "trace.csv:4: coflow_id: missing");
-        assert_eq!(e("2,x,0,1,5,,,"), "trace.csv:4: arrival_ns: \"x\" is not a number");
-        assert_eq!(e("2,-1,0,1,5,,,"), "trace.csv:4: arrival_ns: \"-1\" is negative");
-        assert_eq!(e("2,0,0,1,1.5,,,"), "trace.csv:4: bytes: \"1.5\" is not an integer");
-        assert_eq!(e("2,0,0,1,NaN,,,"), "trace.csv:4: bytes: \"NaN\" is not a finite number");
-        assert_eq!(e("2,0,0,4294967296,5,,,"), "trace.csv:4: dst: 4294967296 is too large (at most 4294967295)");
-        assert_eq!(e("2,0,0,4,5,,,"), "trace.csv:4: dst: 4 is outside the fabric (hosts 0..4)");
-        assert_eq!(e("2,0,9,1,5,,,"), "trace.csv:4: src: 9 is outside the fabric (hosts 0..4)");
-        assert_eq!(e("2,0,0,1,5,3,,"), "trace.csv:4: stage_id: is empty but job_id is set (set both or neither)");
-        assert_eq!(e("2,0,0,1,5,,3,"), "trace.csv:4: job_id: is empty but stage_id is set (set both or neither)");
-        assert_eq!(e("2,0,0,1,5,1,4294967296,"), "trace.csv:4: stage_id: 4294967296 is too large (at most 4294967295)");
-        assert_eq!(e("2,0,0,1,5,,,0"), "trace.csv:4: deadline_ns: must be positive");
-        assert_eq!(e("2,0,0,1,5,,,inf"), "trace.csv:4: deadline_ns: \"inf\" is not a finite number");
+        assert_eq!(
+            e("2,x,0,1,5,,,"),
+            "trace.csv:4: arrival_ns: \"x\" is not a number"
+        );
+        assert_eq!(
+            e("2,-1,0,1,5,,,"),
+            "trace.csv:4: arrival_ns: \"-1\" is negative"
+        );
+        assert_eq!(
+            e("2,0,0,1,1.5,,,"),
+            "trace.csv:4: bytes: \"1.5\" is not an integer"
+        );
+        assert_eq!(
+            e("2,0,0,1,NaN,,,"),
+            "trace.csv:4: bytes: \"NaN\" is not a finite number"
+        );
+        assert_eq!(
+            e("2,0,0,4294967296,5,,,"),
+            "trace.csv:4: dst: 4294967296 is too large (at most 4294967295)"
+        );
+        assert_eq!(
+            e("2,0,0,4,5,,,"),
+            "trace.csv:4: dst: 4 is outside the fabric (hosts 0..4)"
+        );
+        assert_eq!(
+            e("2,0,9,1,5,,,"),
+            "trace.csv:4: src: 9 is outside the fabric (hosts 0..4)"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,3,,"),
+            "trace.csv:4: stage_id: is empty but job_id is set (set both or neither)"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,3,"),
+            "trace.csv:4: job_id: is empty but stage_id is set (set both or neither)"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,1,4294967296,"),
+            "trace.csv:4: stage_id: 4294967296 is too large (at most 4294967295)"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,0"),
+            "trace.csv:4: deadline_ns: must be positive"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,inf"),
+            "trace.csv:4: deadline_ns: \"inf\" is not a finite number"
+        );
     }
 
     #[test]
     fn per_coflow_fields_must_agree() {
-        let e = |rows: &str| err(&format!("{HEADER}\n1,10,0,1,5,7,0,100\n2,0,0,1,5,,,\n{rows}"));
-        assert_eq!(e("1,11,0,1,5,7,0,100"), "trace.csv:4: arrival_ns: coflow 1: 11 differs from 10 on line 2");
-        assert_eq!(e("1,10,0,1,5,8,0,100"), "trace.csv:4: job_id: coflow 1: 8 differs from 7 on line 2");
-        assert_eq!(e("1,10,0,1,5,,,100"), "trace.csv:4: job_id: coflow 1: empty differs from 7 on line 2");
-        assert_eq!(e("1,10,0,1,5,7,1,100"), "trace.csv:4: stage_id: coflow 1: 1 differs from 0 on line 2");
-        assert_eq!(e("1,10,0,1,5,7,0,"), "trace.csv:4: deadline_ns: coflow 1: empty differs from 100 on line 2");
-        assert_eq!(e("2,0,0,1,5,,,9"), "trace.csv:4: deadline_ns: coflow 2: 9 differs from empty on line 3");
+        let e = |rows: &str| {
+            err(&format!(
+                "{HEADER}\n1,10,0,1,5,7,0,100\n2,0,0,1,5,,,\n{rows}"
+            ))
+        };
+        assert_eq!(
+            e("1,11,0,1,5,7,0,100"),
+            "trace.csv:4: arrival_ns: coflow 1: 11 differs from 10 on line 2"
+        );
+        assert_eq!(
+            e("1,10,0,1,5,8,0,100"),
+            "trace.csv:4: job_id: coflow 1: 8 differs from 7 on line 2"
+        );
+        assert_eq!(
+            e("1,10,0,1,5,,,100"),
+            "trace.csv:4: job_id: coflow 1: empty differs from 7 on line 2"
+        );
+        assert_eq!(
+            e("1,10,0,1,5,7,1,100"),
+            "trace.csv:4: stage_id: coflow 1: 1 differs from 0 on line 2"
+        );
+        assert_eq!(
+            e("1,10,0,1,5,7,0,"),
+            "trace.csv:4: deadline_ns: coflow 1: empty differs from 100 on line 2"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,9"),
+            "trace.csv:4: deadline_ns: coflow 2: 9 differs from empty on line 3"
+        );
     }
 
     #[test]
@@ -489,13 +655,17 @@ mod tests {
         let mut cols = FlowColumns::from_workload(&sample());
         cols.bytes.pop();
         assert_eq!(
-            cols.into_workload(None, "t.parquet").unwrap_err().to_string(),
+            cols.into_workload(None, "t.parquet")
+                .unwrap_err()
+                .to_string(),
             "t.parquet:0: bytes: has 2 rows but coflow_id has 3"
         );
         let mut cols = FlowColumns::from_workload(&sample());
         cols.arrival_ns[2] = 1;
         assert_eq!(
-            cols.into_workload(None, "t.parquet").unwrap_err().to_string(),
+            cols.into_workload(None, "t.parquet")
+                .unwrap_err()
+                .to_string(),
             "t.parquet:3: arrival_ns: coflow 9: 1 differs from 1000 on row 2"
         );
         let mut cols = FlowColumns::from_workload(&sample());
@@ -516,11 +686,19 @@ mod tests {
     fn generated_and_benchmark_workloads_round_trip() {
         let w = crate::synth::generate(&crate::synth::SynthConfig::default());
         assert_eq!(read(&to_csv(&w)).unwrap(), w);
-        let fb = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/FB2010-1Hr-150-0.txt"));
+        let fb = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/FB2010-1Hr-150-0.txt"
+        ));
         if fb.exists() {
             let w = crate::benchmark::read_benchmark_file(fb).unwrap();
             assert_eq!(read(&to_csv(&w)).unwrap(), w);
-            assert_eq!(FlowColumns::from_workload(&w).into_workload(Some(150), "fb").unwrap(), w);
+            assert_eq!(
+                FlowColumns::from_workload(&w)
+                    .into_workload(Some(150), "fb")
+                    .unwrap(),
+                w
+            );
         } else {
             println!("skipped the FB2010 part: {} is missing", fb.display());
         }
@@ -543,6 +721,7 @@ mod tests {
                     flows,
                     job: job.map(|(job, stage)| JobStage { job, stage }),
                     deadline: deadline.map(Dur),
+                    parents: Vec::new(),
                 });
             proptest::collection::vec(coflow, 0..8).prop_map(move |mut coflows| {
                 let mut seen = std::collections::HashSet::new();

@@ -56,12 +56,24 @@ mod tests {
         assert_eq!(uint("-0").unwrap_err(), "\"-0\" is negative");
         assert_eq!(uint("1.5").unwrap_err(), "\"1.5\" is not an integer");
         assert_eq!(uint("NaN").unwrap_err(), "\"NaN\" is not a finite number");
-        assert_eq!(uint("99999999999999999999").unwrap_err(), "\"99999999999999999999\" is too large");
-        assert_eq!(uint32("4294967296").unwrap_err(), "4294967296 is too large (at most 4294967295)");
+        assert_eq!(
+            uint("99999999999999999999").unwrap_err(),
+            "\"99999999999999999999\" is too large"
+        );
+        assert_eq!(
+            uint32("4294967296").unwrap_err(),
+            "4294967296 is too large (at most 4294967295)"
+        );
         assert_eq!(nonneg_real("-0.0"), Ok(0.0));
-        assert_eq!(nonneg_real("inf").unwrap_err(), "\"inf\" is not a finite number");
+        assert_eq!(
+            nonneg_real("inf").unwrap_err(),
+            "\"inf\" is not a finite number"
+        );
         assert_eq!(nonneg_real("-1").unwrap_err(), "\"-1\" is negative");
-        assert_eq!(scaled("1e300", 1e300, 1e6).unwrap_err(), "\"1e300\" is too large");
+        assert_eq!(
+            scaled("1e300", 1e300, 1e6).unwrap_err(),
+            "\"1e300\" is too large"
+        );
         assert_eq!(scaled("0.5", 0.5, (1u64 << 20) as f64), Ok(1 << 19));
     }
 }

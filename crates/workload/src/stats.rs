@@ -32,7 +32,11 @@ impl Percentiles {
         };
         let as_f64: Vec<f64> = values.iter().map(|&v| v as f64).collect();
         let rank = |q: f64| percentile_sorted(&as_f64, q) as u64;
-        Percentiles { p50: rank(50.0), p95: rank(95.0), max }
+        Percentiles {
+            p50: rank(50.0),
+            p95: rank(95.0),
+            max,
+        }
     }
 }
 
@@ -184,7 +188,12 @@ impl fmt::Display for TraceStats {
         writeln!(f, "hosts          {}", self.n_hosts)?;
         writeln!(f, "coflows        {}", self.n_coflows)?;
         writeln!(f, "flows          {}", self.n_flows)?;
-        writeln!(f, "bytes          {} ({} B)", human_bytes(self.total_bytes), self.total_bytes)?;
+        writeln!(
+            f,
+            "bytes          {} ({} B)",
+            human_bytes(self.total_bytes),
+            self.total_bytes
+        )?;
         writeln!(
             f,
             "arrivals       {:.3} s to {:.3} s (span {:.3} s)",
@@ -193,7 +202,11 @@ impl fmt::Display for TraceStats {
             self.span().as_secs_f64()
         )?;
         match self.offered_load {
-            Some(load) => writeln!(f, "offered load   {load:.3} on {} ports", human_rate(self.capacity))?,
+            Some(load) => writeln!(
+                f,
+                "offered load   {load:.3} on {} ports",
+                human_rate(self.capacity)
+            )?,
             None => writeln!(f, "offered load   n/a (zero span)")?,
         }
         writeln!(f)?;
@@ -212,8 +225,18 @@ impl fmt::Display for TraceStats {
         writeln!(f)?;
         writeln!(f, "                        p50          p95          max")?;
         let (w, l) = (self.width, self.length);
-        writeln!(f, "width (flows)  {:>12} {:>12} {:>12}", w.p50, w.p95, w.max)?;
-        write!(f, "length         {:>12} {:>12} {:>12}", human_bytes(l.p50), human_bytes(l.p95), human_bytes(l.max))
+        writeln!(
+            f,
+            "width (flows)  {:>12} {:>12} {:>12}",
+            w.p50, w.p95, w.max
+        )?;
+        write!(
+            f,
+            "length         {:>12} {:>12} {:>12}",
+            human_bytes(l.p50),
+            human_bytes(l.p95),
+            human_bytes(l.max)
+        )
     }
 }
 
@@ -228,7 +251,11 @@ mod tests {
             n_hosts: 10,
             coflows: vec![
                 CoflowSpec::new(1, Time(1_000_000_000), vec![flow(0, 1, 100)]),
-                CoflowSpec::new(2, Time(3_000_000_000), vec![flow(0, 1, 10 * Bytes::MIB), flow(2, 3, 1)]),
+                CoflowSpec::new(
+                    2,
+                    Time(3_000_000_000),
+                    vec![flow(0, 1, 10 * Bytes::MIB), flow(2, 3, 1)],
+                ),
                 CoflowSpec::new(3, Time(2_000_000_000), wide),
             ],
         }
@@ -242,18 +269,40 @@ mod tests {
         assert_eq!(s.total_bytes, total);
         assert_eq!(
             (s.first_arrival, s.last_arrival, s.span()),
-            (Some(Time(1_000_000_000)), Some(Time(3_000_000_000)), Dur(2_000_000_000))
+            (
+                Some(Time(1_000_000_000)),
+                Some(Time(3_000_000_000)),
+                Dur(2_000_000_000)
+            )
         );
         let want = total as f64 * 8.0 / (10.0 * 1e9 * 2.0);
         assert!((s.offered_load.unwrap() - want).abs() < 1e-12);
         assert_eq!(s.bins.map(|b| b.n_coflows), [1, 1, 1, 0]);
         assert_eq!(s.bins[2].bytes, 60 * Bytes::MIB);
         assert!((s.bins[2].byte_share - 60.0 * Bytes::MIB as f64 / total as f64).abs() < 1e-12);
-        assert_eq!(s.width, Percentiles { p50: 2, p95: 60, max: 60 });
-        assert_eq!(s.length, Percentiles { p50: Bytes::MIB, p95: 10 * Bytes::MIB, max: 10 * Bytes::MIB });
+        assert_eq!(
+            s.width,
+            Percentiles {
+                p50: 2,
+                p95: 60,
+                max: 60
+            }
+        );
+        assert_eq!(
+            s.length,
+            Percentiles {
+                p50: Bytes::MIB,
+                p95: 10 * Bytes::MIB,
+                max: 10 * Bytes::MIB
+            }
+        );
         assert_eq!(
             Percentiles::of(&mut (1..=100).rev().collect::<Vec<_>>()),
-            Percentiles { p50: 50, p95: 95, max: 100 }
+            Percentiles {
+                p50: 50,
+                p95: 95,
+                max: 100
+            }
         );
     }
 
@@ -298,7 +347,10 @@ mod trace_tests {
 
     #[test]
     fn fb2010_and_the_default_workload_summarize() {
-        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/FB2010-1Hr-150-0.txt"));
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/FB2010-1Hr-150-0.txt"
+        ));
         if path.exists() {
             let s = TraceStats::new(&read_benchmark_file(path).unwrap(), BitsPerSec::GBPS);
             println!("{s}\n");

@@ -94,13 +94,33 @@ impl SynthConfig {
             return bad("n_hosts", "must be at least 1".into());
         }
         if !(self.load.is_finite() && self.load > 0.0) {
-            return bad("load", format!("must be a positive finite number, got {}", self.load));
+            return bad(
+                "load",
+                format!("must be a positive finite number, got {}", self.load),
+            );
         }
         if !(self.capacity_bps.is_finite() && self.capacity_bps > 0.0) {
-            return bad("capacity_bps", format!("must be a positive finite number, got {}", self.capacity_bps));
+            return bad(
+                "capacity_bps",
+                format!(
+                    "must be a positive finite number, got {}",
+                    self.capacity_bps
+                ),
+            );
         }
-        if let Some((k, s)) = self.mix.iter().enumerate().find(|(_, s)| !(s.is_finite() && **s >= 0.0)) {
-            return bad("mix", format!("the {} share must be a finite number >= 0, got {s}", Bin::ALL[k].name()));
+        if let Some((k, s)) = self
+            .mix
+            .iter()
+            .enumerate()
+            .find(|(_, s)| !(s.is_finite() && **s >= 0.0))
+        {
+            return bad(
+                "mix",
+                format!(
+                    "the {} share must be a finite number >= 0, got {s}",
+                    Bin::ALL[k].name()
+                ),
+            );
         }
         if self.mix.iter().sum::<f64>() <= 0.0 {
             return bad("mix", "at least one share must be positive".into());
@@ -129,12 +149,18 @@ pub fn generate(config: &SynthConfig) -> Workload {
         panic!("invalid synthetic workload configuration: {e}");
     }
     let mut rng = Pcg64::seed_from_u64(config.seed);
-    let mut coflows: Vec<CoflowSpec> =
-        (0..config.n_coflows).map(|i| draw_coflow(&mut rng, config, i as u64 + 1).1).collect();
+    let mut coflows: Vec<CoflowSpec> = (0..config.n_coflows)
+        .map(|i| draw_coflow(&mut rng, config, i as u64 + 1).1)
+        .collect();
 
     // Arrivals: exponential gaps, scaled so the realized load is the target.
-    let total_bits: f64 = coflows.iter().flat_map(|c| &c.flows).map(|f| f.bytes.bits_f64()).sum();
-    let span_ns = total_bits / (config.load * f64::from(config.n_hosts) * config.capacity_bps) * 1e9;
+    let total_bits: f64 = coflows
+        .iter()
+        .flat_map(|c| &c.flows)
+        .map(|f| f.bytes.bits_f64())
+        .sum();
+    let span_ns =
+        total_bits / (config.load * f64::from(config.n_hosts) * config.capacity_bps) * 1e9;
     let mut at = vec![0.0f64; coflows.len()];
     for k in 1..at.len() {
         at[k] = at[k - 1] + rng.sample::<f64, _>(Exp1);
@@ -146,7 +172,10 @@ pub fn generate(config: &SynthConfig) -> Workload {
             c.arrival = Time((span_ns * (a / last)).round() as u64);
         }
     }
-    Workload { n_hosts: config.n_hosts, coflows }
+    Workload {
+        n_hosts: config.n_hosts,
+        coflows,
+    }
 }
 
 /// Draws one coflow with id `id`; returns the bin it was drawn for.
@@ -158,7 +187,11 @@ fn draw_coflow(rng: &mut Pcg64, config: &SynthConfig, id: u64) -> (Bin, CoflowSp
 
     // Width: W log-uniform over the class, split into m mappers x r reducers.
     let narrow_max = Bin::NARROW_UP_TO as u64;
-    let (lo, hi) = if narrow { (1, narrow_max.min(n * n)) } else { (narrow_max + 1, MAX_WIDTH.min(n * n)) };
+    let (lo, hi) = if narrow {
+        (1, narrow_max.min(n * n))
+    } else {
+        (narrow_max + 1, MAX_WIDTH.min(n * n))
+    };
     let w = log_uniform(rng, lo, hi);
     let m = log_uniform(rng, w.div_ceil(n), n.min(w));
     let mut r = w / m;
@@ -172,7 +205,8 @@ fn draw_coflow(rng: &mut Pcg64, config: &SynthConfig, id: u64) -> (Bin, CoflowSp
     reducer_hosts.sort_unstable();
 
     // Sizes: a per-flow size per reducer, times m, plus a remainder below m.
-    let pareto = Pareto::new(LONG_SCALE.0 as f64, LONG_SHAPE).expect("constant Pareto parameters are valid");
+    let pareto =
+        Pareto::new(LONG_SCALE.0 as f64, LONG_SHAPE).expect("constant Pareto parameters are valid");
     let reducers: Vec<(u32, u64)> = reducer_hosts
         .into_iter()
         .map(|h| {
@@ -185,7 +219,10 @@ fn draw_coflow(rng: &mut Pcg64, config: &SynthConfig, id: u64) -> (Bin, CoflowSp
             (h, s * m + rng.random_range(0..m))
         })
         .collect();
-    (bin, CoflowSpec::new(id, Time::ZERO, shuffle_flows(&mappers, &reducers)))
+    (
+        bin,
+        CoflowSpec::new(id, Time::ZERO, shuffle_flows(&mappers, &reducers)),
+    )
 }
 
 /// A bin drawn with probabilities proportional to `mix`.
@@ -212,7 +249,10 @@ fn log_uniform(rng: &mut Pcg64, lo: u64, hi: u64) -> u64 {
 
 /// `amount` distinct hosts out of `n_hosts`, in random order.
 fn distinct_hosts(rng: &mut Pcg64, n_hosts: u32, amount: u64) -> Vec<u32> {
-    rand::seq::index::sample(rng, n_hosts as usize, amount as usize).into_iter().map(|h| h as u32).collect()
+    rand::seq::index::sample(rng, n_hosts as usize, amount as usize)
+        .into_iter()
+        .map(|h| h as u32)
+        .collect()
 }
 
 #[cfg(test)]
@@ -228,13 +268,36 @@ mod tests {
         let w = generate(&SynthConfig::default());
         let got: Vec<_> = w.coflows[..4]
             .iter()
-            .map(|c| (c.id.0, c.arrival.0, c.bin(), c.width(), c.total_bytes().0, c.flows[0]))
+            .map(|c| {
+                (
+                    c.id.0,
+                    c.arrival.0,
+                    c.bin(),
+                    c.width(),
+                    c.total_bytes().0,
+                    c.flows[0],
+                )
+            })
             .collect();
         let want = vec![
             (1, 0, Bin::LW, 54, 890_635_239, flow(32, 2, 8_013_436)),
             (2, 574_369_730, Bin::SN, 33, 17_330_021, flow(0, 1, 874_750)),
-            (3, 866_624_852, Bin::LN, 1, 67_772_198, flow(17, 48, 67_772_198)),
-            (4, 1_041_904_352, Bin::LW, 360, 19_472_118_521, flow(0, 0, 23_680_248)),
+            (
+                3,
+                866_624_852,
+                Bin::LN,
+                1,
+                67_772_198,
+                flow(17, 48, 67_772_198),
+            ),
+            (
+                4,
+                1_041_904_352,
+                Bin::LW,
+                360,
+                19_472_118_521,
+                flow(0, 0, 23_680_248),
+            ),
         ];
         assert_eq!(got, want);
     }
@@ -242,25 +305,40 @@ mod tests {
     #[test]
     fn every_coflow_lands_in_its_drawn_bin() {
         for (n_hosts, seed) in [(8, 3), (9, 4), (50, 5), (150, 6), (2000, 7)] {
-            let config = SynthConfig { n_hosts, seed, ..SynthConfig::default() };
+            let config = SynthConfig {
+                n_hosts,
+                seed,
+                ..SynthConfig::default()
+            };
             let mut rng = Pcg64::seed_from_u64(seed);
             for id in 0..400 {
                 let (bin, c) = draw_coflow(&mut rng, &config, id);
                 assert_eq!(c.bin(), bin, "n_hosts {n_hosts}, coflow {id}");
                 assert!(c.width() as u64 <= MAX_WIDTH.min(u64::from(n_hosts).pow(2)));
                 assert!(c.length() <= MAX_FLOW);
-                assert!(c.flows.iter().all(|f| f.src.0 < n_hosts && f.dst.0 < n_hosts));
+                assert!(c
+                    .flows
+                    .iter()
+                    .all(|f| f.src.0 < n_hosts && f.dst.0 < n_hosts));
             }
         }
     }
 
     #[test]
     fn mix_and_load_match_the_target_over_2000_coflows() {
-        let config = SynthConfig { n_coflows: 2000, ..SynthConfig::default() };
+        let config = SynthConfig {
+            n_coflows: 2000,
+            ..SynthConfig::default()
+        };
         let w = generate(&config);
         let stats = TraceStats::new(&w, BitsPerSec(config.capacity_bps));
         for (b, want) in stats.bins.iter().zip(config.mix) {
-            assert!((b.count_share - want).abs() <= 0.05, "{:?}: {} vs {want}", b.bin, b.count_share);
+            assert!(
+                (b.count_share - want).abs() <= 0.05,
+                "{:?}: {} vs {want}",
+                b.bin,
+                b.count_share
+            );
         }
         let load = stats.offered_load.unwrap();
         assert!((load / config.load - 1.0).abs() <= 0.05, "load {load}");
@@ -269,16 +347,30 @@ mod tests {
 
     #[test]
     fn narrow_only_mixes_work_on_tiny_fabrics() {
-        let config = SynthConfig { n_hosts: 1, mix: [1.0, 1.0, 0.0, 0.0], n_coflows: 20, ..SynthConfig::default() };
+        let config = SynthConfig {
+            n_hosts: 1,
+            mix: [1.0, 1.0, 0.0, 0.0],
+            n_coflows: 20,
+            ..SynthConfig::default()
+        };
         let w = generate(&config);
-        assert!(w.coflows.iter().all(|c| c.flows == vec![flow(0, 0, c.flows[0].bytes.0)]));
+        assert!(w
+            .coflows
+            .iter()
+            .all(|c| c.flows == vec![flow(0, 0, c.flows[0].bytes.0)]));
     }
 
     #[test]
     fn the_seed_decides_the_workload() {
         let a = generate(&SynthConfig::default());
         assert_eq!(a, generate(&SynthConfig::default()));
-        assert_ne!(a, generate(&SynthConfig { seed: 2, ..SynthConfig::default() }));
+        assert_ne!(
+            a,
+            generate(&SynthConfig {
+                seed: 2,
+                ..SynthConfig::default()
+            })
+        );
         assert_eq!(a.coflows.len(), 200);
         assert_eq!(a.n_hosts, 50);
     }
@@ -287,22 +379,46 @@ mod tests {
     fn validation_names_the_field() {
         let check = |c: SynthConfig| c.validate().unwrap_err().to_string();
         let d = SynthConfig::default;
-        assert_eq!(check(SynthConfig { n_hosts: 0, ..d() }), "n_hosts: must be at least 1");
+        assert_eq!(
+            check(SynthConfig { n_hosts: 0, ..d() }),
+            "n_hosts: must be at least 1"
+        );
         assert_eq!(
             check(SynthConfig { n_hosts: 7, ..d() }),
             "n_hosts: wide coflows (more than 50 flows) need at least 8 hosts, got 7 (or set the SW and LW shares to 0)"
         );
-        assert_eq!(check(SynthConfig { load: 0.0, ..d() }), "load: must be a positive finite number, got 0");
-        assert_eq!(check(SynthConfig { load: f64::NAN, ..d() }), "load: must be a positive finite number, got NaN");
         assert_eq!(
-            check(SynthConfig { capacity_bps: -1.0, ..d() }),
+            check(SynthConfig { load: 0.0, ..d() }),
+            "load: must be a positive finite number, got 0"
+        );
+        assert_eq!(
+            check(SynthConfig {
+                load: f64::NAN,
+                ..d()
+            }),
+            "load: must be a positive finite number, got NaN"
+        );
+        assert_eq!(
+            check(SynthConfig {
+                capacity_bps: -1.0,
+                ..d()
+            }),
             "capacity_bps: must be a positive finite number, got -1"
         );
         assert_eq!(
-            check(SynthConfig { mix: [0.5, -0.1, 0.3, 0.3], ..d() }),
+            check(SynthConfig {
+                mix: [0.5, -0.1, 0.3, 0.3],
+                ..d()
+            }),
             "mix: the LN share must be a finite number >= 0, got -0.1"
         );
-        assert_eq!(check(SynthConfig { mix: [0.0; 4], ..d() }), "mix: at least one share must be positive");
+        assert_eq!(
+            check(SynthConfig {
+                mix: [0.0; 4],
+                ..d()
+            }),
+            "mix: at least one share must be positive"
+        );
         assert_eq!(SynthConfig { n_hosts: 8, ..d() }.validate(), Ok(()));
     }
 }
