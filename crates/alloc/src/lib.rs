@@ -9,6 +9,9 @@
 //! * [`BipartiteMaxMin`]: the same for the big switch, where every demand
 //!   crosses one ingress and one egress port, over a dense count matrix:
 //!   a solve costs O(ports^2) however many flows there are.
+//! * [`IncrementalMaxMin`]: the same kept up to date as demands come and go,
+//!   re-solving only the region a change reaches and proving the rest still
+//!   max-min fair by the bottleneck certificate (for large multi-hop fabrics).
 //! * [`madd`]: Varys's Minimum-Allocation-for-Desired-Duration (Varys, SIGCOMM
 //!   2014, 5.3): the rates that finish all of a coflow's flows together at the
 //!   coflow's effective bottleneck time, and nothing faster.
@@ -24,11 +27,13 @@
 //! allocation is deterministic (ties broken by link index).
 
 mod bipartite;
+mod incremental;
 mod madd;
 mod maxmin;
 pub mod reference;
 
 pub use bipartite::BipartiteMaxMin;
+pub use incremental::IncrementalMaxMin;
 pub use madd::{effective_bottleneck, madd, LinkLoad};
 pub use maxmin::MaxMin;
 
