@@ -153,7 +153,10 @@ impl IncrementalMaxMin {
                 self.adj[l].swap_remove(at);
                 if let Some(&moved) = self.adj[l].get(at) {
                     let mr = self.path_range(moved as usize);
-                    let mk = mr.into_iter().find(|&j| self.paths[j] as usize == l).expect("moved demand crosses l");
+                    let mk = mr
+                        .into_iter()
+                        .find(|&j| self.paths[j] as usize == l)
+                        .expect("moved demand crosses l");
                     self.slot[mk] = at as u32;
                 }
                 self.slot[k] = u32::MAX;
@@ -244,7 +247,8 @@ impl IncrementalMaxMin {
         // Boundary links and what the fixed demands use there.
         self.boundary.clear();
         for &d in &self.free {
-            let r = self.path_start[d as usize] as usize..self.path_start[d as usize] as usize + self.path_len[d as usize] as usize;
+            let r = self.path_start[d as usize] as usize
+                ..self.path_start[d as usize] as usize + self.path_len[d as usize] as usize;
             for &l in &self.paths[r] {
                 let li = l as usize;
                 if self.in_region[li] != region_stamp && self.link_mark[li] != ep {
@@ -284,8 +288,14 @@ impl IncrementalMaxMin {
         self.solver.clear();
         for &d in &self.free {
             let di = d as usize;
-            let r = self.path_start[di] as usize..self.path_start[di] as usize + self.path_len[di] as usize;
-            self.solver.push(self.paths[r].iter().map(|&l| LinkId(l)), self.weight[di], self.count[di], f64::INFINITY);
+            let r = self.path_start[di] as usize
+                ..self.path_start[di] as usize + self.path_len[di] as usize;
+            self.solver.push(
+                self.paths[r].iter().map(|&l| LinkId(l)),
+                self.weight[di],
+                self.count[di],
+                f64::INFINITY,
+            );
         }
         self.solver.solve(&mut self.residual);
         // New use and highest level per region and boundary link.
@@ -298,7 +308,9 @@ impl IncrementalMaxMin {
             let r = self.solver.rates()[i];
             let level = r / self.weight[di];
             let u = self.count[di] as f64 * r;
-            for k in self.path_start[di] as usize..self.path_start[di] as usize + self.path_len[di] as usize {
+            for k in self.path_start[di] as usize
+                ..self.path_start[di] as usize + self.path_len[di] as usize
+            {
                 let li = self.paths[k] as usize;
                 self.new_use[li] += u;
                 self.new_max[li] = self.new_max[li].max(level);
@@ -319,7 +331,8 @@ impl IncrementalMaxMin {
             let l = self.boundary[b];
             let li = l as usize;
             let (old_max, new_max) = (self.old_max[b], self.new_max[li]);
-            let lost = self.old_sat[b] && (!self.new_sat[li] || (new_max - old_max).abs() > TOL * old_max.max(new_max));
+            let lost = self.old_sat[b]
+                && (!self.new_sat[li] || (new_max - old_max).abs() > TOL * old_max.max(new_max));
             if lost && self.in_region[li] != region_stamp {
                 self.in_region[li] = region_stamp;
                 self.region.push(l);
@@ -328,17 +341,21 @@ impl IncrementalMaxMin {
         for (i, &d) in self.free.iter().enumerate() {
             let di = d as usize;
             let level = self.solver.rates()[i] / self.weight[di];
-            let r = self.path_start[di] as usize..self.path_start[di] as usize + self.path_len[di] as usize;
-            let has_bottleneck = self.paths[r.clone()]
-                .iter()
-                .any(|&l| self.new_sat[l as usize] && level >= self.new_max[l as usize] * (1.0 - TOL));
+            let r = self.path_start[di] as usize
+                ..self.path_start[di] as usize + self.path_len[di] as usize;
+            let has_bottleneck = self.paths[r.clone()].iter().any(|&l| {
+                self.new_sat[l as usize] && level >= self.new_max[l as usize] * (1.0 - TOL)
+            });
             if has_bottleneck {
                 continue;
             }
             for k in r {
                 let l = self.paths[k];
                 let li = l as usize;
-                if self.in_region[li] != region_stamp && self.new_sat[li] && self.new_max[li] > level * (1.0 + TOL) {
+                if self.in_region[li] != region_stamp
+                    && self.new_sat[li]
+                    && self.new_max[li] > level * (1.0 + TOL)
+                {
                     self.in_region[li] = region_stamp;
                     self.region.push(l);
                 }

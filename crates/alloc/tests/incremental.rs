@@ -15,7 +15,8 @@ struct Case {
 
 fn case() -> impl Strategy<Value = Case> {
     (2usize..10, 1usize..10).prop_flat_map(|(n_links, n_demands)| {
-        let caps = prop::collection::vec(prop_oneof![Just(10.0), 1.0f64..100.0, Just(5.0)], n_links);
+        let caps =
+            prop::collection::vec(prop_oneof![Just(10.0), 1.0f64..100.0, Just(5.0)], n_links);
         let path = (
             prop::collection::btree_set(0..n_links as u32, 1..=n_links.min(4)),
             prop_oneof![Just(1.0), Just(1.0), Just(2.0), 0.5f64..4.0],
@@ -23,8 +24,16 @@ fn case() -> impl Strategy<Value = Case> {
             .prop_map(|(p, w)| (p.into_iter().collect::<Vec<u32>>(), w));
         let step = (0..n_demands, prop_oneof![Just(0u32), 1u32..4]);
         let batch = prop::collection::vec(step, 1..4);
-        (caps, prop::collection::vec(path, n_demands), prop::collection::vec(batch, 1..25))
-            .prop_map(|(caps, paths, batches)| Case { caps, paths, batches })
+        (
+            caps,
+            prop::collection::vec(path, n_demands),
+            prop::collection::vec(batch, 1..25),
+        )
+            .prop_map(|(caps, paths, batches)| Case {
+                caps,
+                paths,
+                batches,
+            })
     })
 }
 
@@ -58,14 +67,22 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             let got = inc.rate(d as u32);
             prop_assert!(
                 (got - want[i]).abs() <= 1e-6 * want[i].abs().max(1.0),
-                "demand {} rate {} want {}", d, got, want[i]
+                "demand {} rate {} want {}",
+                d,
+                got,
+                want[i]
             );
         }
         // `changed` lists exactly the active demands whose rate moved.
         for d in 0..counts.len() {
-            let moved = counts[d] > 0 && (inc.rate(d as u32) - before[d]).abs() > 1e-6 * before[d].abs().max(1.0);
+            let moved = counts[d] > 0
+                && (inc.rate(d as u32) - before[d]).abs() > 1e-6 * before[d].abs().max(1.0);
             if moved {
-                prop_assert!(changed.contains(&(d as u32)), "demand {} changed but not reported", d);
+                prop_assert!(
+                    changed.contains(&(d as u32)),
+                    "demand {} changed but not reported",
+                    d
+                );
             }
         }
     }

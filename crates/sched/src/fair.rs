@@ -7,10 +7,12 @@
 //! [`Allocation`] (group id = path index): on the FB2010 trace an event costs
 //! at most 22,500 path updates instead of up to 100,000 flow updates. On the
 //! big switch the solver is [`BipartiteMaxMin`], whose cost does not grow
-//! with the number of paths at all.
+//! with the number of paths at all. On any other fabric it is
+//! [`IncrementalMaxMin`], which re-solves only the links an event can reach
+//! (a flow that finishes in one rack of a 36,000-host tree costs that rack).
 
 use crate::{Allocation, Changes, KnowsSent, Observed, PathIdx, Scheduler};
-use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
+use coflowkit_alloc::{BipartiteMaxMin, IncrementalMaxMin};
 use coflowkit_model::Time;
 
 /// Per-flow max-min fair sharing; see the module doc.
@@ -19,9 +21,10 @@ pub struct Fair {
     count: Vec<u32>,
     pos: Vec<u32>,
     paths: Vec<PathIdx>,
-    solver: MaxMin,
-    residual: Vec<f64>,
     ports: Option<Ports>,
+    incremental: Option<IncrementalMaxMin>,
+    changed: Vec<u32>,
+    never_ports: bool,
 }
 
 /// The big-switch solver and per-path endpoints.
@@ -41,6 +44,16 @@ impl Fair {
     /// A fair-sharing scheduler.
     pub fn new() -> Fair {
         Fair::default()
+    }
+
+    /// Fair sharing that uses [`IncrementalMaxMin`] on every fabric, also on
+    /// the big switch (`fair:solver=incremental`, to test one solver against
+    /// the other).
+    pub fn incremental() -> Fair {
+        Fair {
+            never_ports: true,
+            ..Fair::default()
+        }
     }
 
     fn add(&mut self, p: PathIdx) {
@@ -86,7 +99,7 @@ impl Scheduler for Fair {
         out: &mut Allocation,
     ) -> Option<Time> {
         let fabric = view.fabric();
-        if self.ports.is_none() && fabric.is_big_switch() {
+        if self.ports.is_none() && !self.never_ports && fabric.is_big_switch() {
             let n = fabric.n_hosts() as usize;
             let caps = view.capacities();
             self.ports = Some(Ports {
@@ -137,20 +150,26 @@ impl Scheduler for Fair {
             }
             return None;
         }
-        self.solver.clear();
-        for &p in &self.paths {
-            self.solver.push(
-                view.path_links(p).iter().copied(),
-                1.0,
-                self.count[p as usize],
-                f64::INFINITY,
-            );
+        let inc = self
+            .incremental
+            .get_or_insert_with(|| IncrementalMaxMin::new(view.capacities().to_vec()));
+        for &f in &changes.finished {
+            let p = view.path_idx(f);
+            inc.set_count(p, self.count[p as usize]);
         }
-        self.residual.clear();
-        self.residual.extend_from_slice(view.capacities());
-        let rates = self.solver.solve(&mut self.residual);
-        for (&p, &r) in self.paths.iter().zip(rates) {
-            out.set_group_rate(p, r);
+        for &c in &changes.arrived {
+            for f in view.active_flows_of(c) {
+                let p = view.path_idx(f);
+                if !inc.is_declared(p) {
+                    inc.declare(p, view.path_links(p).iter().copied(), 1.0);
+                }
+                inc.set_count(p, self.count[p as usize]);
+            }
+        }
+        self.changed.clear();
+        inc.solve(&mut self.changed);
+        for &p in &self.changed {
+            out.set_group_rate(p, inc.rate(p));
         }
         None
     }

@@ -17,7 +17,7 @@ use thiserror::Error;
 pub const NAMES: &[(&str, &str)] = &[
     (
         "fair",
-        "per-flow max-min fair sharing (TCP/DCTCP/RCP ideal)",
+        "per-flow max-min fair sharing (TCP/DCTCP/RCP ideal); solver=auto|incremental",
     ),
     (
         "srpt",
@@ -155,6 +155,7 @@ pub fn parse_bytes(s: &str) -> Option<f64> {
 pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler, SchedulerError> {
     let name = spec.name.as_str();
     let allowed: &[&str] = match name {
+        "fair" => &["solver"],
         "fifo-lm" => &["threshold"],
         "varys" => &["recompute"],
         _ => &[],
@@ -177,7 +178,17 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             .map(|(_, v)| v.as_str())
     };
     Ok(match name {
-        "fair" => AnyScheduler::NonClairvoyant(Box::new(Fair::new())),
+        "fair" => match param("solver").unwrap_or("auto") {
+            "auto" => AnyScheduler::NonClairvoyant(Box::new(Fair::new())),
+            "incremental" => AnyScheduler::NonClairvoyant(Box::new(Fair::incremental())),
+            other => {
+                return Err(SchedulerError::BadParam {
+                    name: name.into(),
+                    key: "solver".into(),
+                    message: format!("'{other}' is not auto or incremental"),
+                })
+            }
+        },
         "fifo" => AnyScheduler::NonClairvoyant(Box::new(Fifo::new())),
         "fifo-lm" => {
             let t = param("threshold").unwrap_or("p80");

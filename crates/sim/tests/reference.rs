@@ -111,6 +111,7 @@ enum Policy {
 /// `every_registry_name_has_a_reference`).
 const SPECS: &[&str] = &[
     "fair",
+    "fair:solver=incremental",
     "srpt",
     "fifo",
     "scf",
@@ -141,7 +142,7 @@ fn p50_of_coflow_sizes(case: &Case) -> f64 {
 
 fn policy_of(spec: &str, case: &Case) -> Policy {
     match spec {
-        "fair" => Policy::Fair,
+        "fair" | "fair:solver=incremental" => Policy::Fair,
         "srpt" => Policy::Srpt,
         "fifo" => Policy::Fifo,
         "scf" => Policy::Scf,
@@ -744,6 +745,7 @@ macro_rules! differential {
 
 differential! {
     fair_matches_reference: "fair", 4000;
+    fair_incremental_matches_reference: "fair:solver=incremental", 4000;
     srpt_matches_reference: "srpt", 4000;
     fifo_matches_reference: "fifo", 4000;
     scf_matches_reference: "scf", 4000;
