@@ -29,6 +29,13 @@
 //! unique max-min fair one. In the worst case R grows to the whole network
 //! and the result is a full solve. Tolerances are relative, [`crate::EPS`].
 //!
+//! Priority classes. A demand may carry a class (lower is served first):
+//! classes are served in strict priority, each max-min fair on what the
+//! classes before it left (the allocation rule of FIFO and Baraat). The
+//! certificate generalizes: a demand's bottleneck is a link saturated by its
+//! own and higher classes where no demand of its class has a higher
+//! normalized rate; the fill serves the free demands class by class.
+//!
 //! Correctness properties, checked against the slow reference in
 //! `tests/differential.rs` after every change of random sequences: rates equal
 //! a from-scratch weighted max-min of the active demands.
@@ -49,6 +56,7 @@ pub struct IncrementalMaxMin {
     path_start: Vec<u32>,
     path_len: Vec<u8>,
     weight: Vec<f64>,
+    class: Vec<u64>,
     count: Vec<u32>,
     rate: Vec<f64>,
     // Paths, and for each path position the demand's index in that link's list.
@@ -68,15 +76,11 @@ pub struct IncrementalMaxMin {
     free: Vec<u32>,
     residual: Vec<f64>,
     solver: MaxMin,
-    // Per boundary link (indexed like `boundary`).
-    old_sat: Vec<bool>,
-    old_max: Vec<f64>,
-    fixed_use: Vec<f64>,
-    fixed_max: Vec<f64>,
-    // Per link in region or boundary: new saturation and highest level.
-    new_sat: Vec<bool>,
-    new_max: Vec<f64>,
-    new_use: Vec<f64>,
+    // Scratch for the certificate on one link: (class, level, use) of its demands.
+    on_link: Vec<(u64, f64, f64)>,
+    rates: Vec<f64>,
+    new_rate: Vec<f64>,
+    blocking: Vec<u32>,
     n_solves: u64,
     n_rounds: u64,
 }
@@ -90,25 +94,35 @@ impl IncrementalMaxMin {
             link_mark: vec![0; n],
             in_region: vec![0; n],
             residual: vec![0.0; n],
-            new_sat: vec![false; n],
-            new_max: vec![0.0; n],
-            new_use: vec![0.0; n],
             solver: MaxMin::new(n),
             capacity,
             ..IncrementalMaxMin::default()
         }
     }
 
-    /// Declares demand `d` with its path and weight (> 0), with no flows yet.
-    /// A demand's path and weight are fixed once declared.
+    /// Declares demand `d` with its path and weight (> 0), in class 0, with
+    /// no flows yet. A demand's path and weight are fixed once declared.
     pub fn declare(&mut self, d: u32, path: impl IntoIterator<Item = LinkId>, weight: f64) {
+        self.declare_in(d, path, weight, 0);
+    }
+
+    /// Declares demand `d` in priority class `class` (lower is served first).
+    pub fn declare_in(
+        &mut self,
+        d: u32,
+        path: impl IntoIterator<Item = LinkId>,
+        weight: f64,
+        class: u64,
+    ) {
         let di = d as usize;
         if self.weight.len() <= di {
             self.path_start.resize(di + 1, 0);
             self.path_len.resize(di + 1, 0);
             self.weight.resize(di + 1, 0.0);
+            self.class.resize(di + 1, 0);
             self.count.resize(di + 1, 0);
             self.rate.resize(di + 1, 0.0);
+            self.new_rate.resize(di + 1, 0.0);
             self.demand_mark.resize(di + 1, 0);
         }
         debug_assert!(self.weight[di] == 0.0, "demand {d} declared twice");
@@ -118,6 +132,21 @@ impl IncrementalMaxMin {
         self.path_len[di] = (self.paths.len() - before) as u8;
         self.slot.resize(self.paths.len(), u32::MAX);
         self.weight[di] = weight;
+        self.class[di] = class;
+    }
+
+    /// Moves demand `d` to priority class `class`.
+    pub fn set_class(&mut self, d: u32, class: u64) {
+        let di = d as usize;
+        if self.class[di] == class {
+            return;
+        }
+        self.class[di] = class;
+        if self.count[di] > 0 {
+            for k in self.path_range(di) {
+                self.dirty.push(self.paths[k]);
+            }
+        }
     }
 
     /// Whether demand `d` was declared.
@@ -146,7 +175,9 @@ impl IncrementalMaxMin {
                 self.adj[l].push(d);
             }
         } else if count == 0 {
-            self.rate[di] = 0.0;
+            // The rate is kept: a driver that still holds it for the demand
+            // sees a change reported only if the demand comes back at
+            // another rate.
             for k in range.clone() {
                 let l = self.paths[k] as usize;
                 let at = self.slot[k] as usize;
@@ -221,7 +252,7 @@ impl IncrementalMaxMin {
         }
         for i in 0..self.free.len() {
             let d = self.free[i] as usize;
-            let r = self.solver.rates()[i];
+            let r = self.rates[i];
             let old = self.rate[d];
             if (r - old).abs() > TOL * old.abs().max(r.abs()) {
                 changed.push(d as u32);
@@ -233,7 +264,7 @@ impl IncrementalMaxMin {
     /// One fill over the current region; returns whether the region grew.
     fn fill_round(&mut self, region_stamp: u32) -> bool {
         let ep = self.next_epoch();
-        // Free demands: every demand crossing the region.
+        // Free demands: every demand crossing the region, by (class, id).
         self.free.clear();
         for &l in &self.region {
             for &d in &self.adj[l as usize] {
@@ -243,13 +274,13 @@ impl IncrementalMaxMin {
                 }
             }
         }
-        self.free.sort_unstable();
-        // Boundary links and what the fixed demands use there.
+        let class = &self.class;
+        self.free.sort_unstable_by_key(|&d| (class[d as usize], d));
+        // Boundary links; what the fixed demands use there.
         self.boundary.clear();
         for &d in &self.free {
-            let r = self.path_start[d as usize] as usize
-                ..self.path_start[d as usize] as usize + self.path_len[d as usize] as usize;
-            for &l in &self.paths[r] {
+            for k in self.path_range(d as usize) {
+                let l = self.paths[k];
                 let li = l as usize;
                 if self.in_region[li] != region_stamp && self.link_mark[li] != ep {
                     self.link_mark[li] = ep;
@@ -257,110 +288,147 @@ impl IncrementalMaxMin {
                 }
             }
         }
-        self.old_sat.clear();
-        self.old_max.clear();
-        self.fixed_use.clear();
-        self.fixed_max.clear();
         for &l in &self.boundary {
             let li = l as usize;
-            let (mut used, mut max, mut fixed_used, mut fixed_max) = (0.0, 0.0f64, 0.0, 0.0f64);
-            for &d in &self.adj[li] {
-                let di = d as usize;
-                let u = self.count[di] as f64 * self.rate[di];
-                let level = self.rate[di] / self.weight[di];
-                used += u;
-                max = max.max(level);
-                if self.demand_mark[di] != ep {
-                    fixed_used += u;
-                    fixed_max = fixed_max.max(level);
-                }
-            }
-            self.old_sat.push(used >= self.capacity[li] * (1.0 - EPS));
-            self.old_max.push(max);
-            self.fixed_use.push(fixed_used);
-            self.fixed_max.push(fixed_max);
-            self.residual[li] = (self.capacity[li] - fixed_used).max(0.0);
+            let fixed: f64 = self.adj[li]
+                .iter()
+                .filter(|&&d| self.demand_mark[d as usize] != ep)
+                .map(|&d| self.count[d as usize] as f64 * self.rate[d as usize])
+                .sum();
+            self.residual[li] = (self.capacity[li] - fixed).max(0.0);
         }
         for &l in &self.region {
             self.residual[l as usize] = self.capacity[l as usize];
         }
-        // Fill the free demands.
-        self.solver.clear();
-        for &d in &self.free {
-            let di = d as usize;
-            let r = self.path_start[di] as usize
-                ..self.path_start[di] as usize + self.path_len[di] as usize;
-            self.solver.push(
-                self.paths[r].iter().map(|&l| LinkId(l)),
-                self.weight[di],
-                self.count[di],
-                f64::INFINITY,
-            );
-        }
-        self.solver.solve(&mut self.residual);
-        // New use and highest level per region and boundary link.
-        for &l in self.region.iter().chain(&self.boundary) {
-            self.new_use[l as usize] = 0.0;
-            self.new_max[l as usize] = 0.0;
-        }
-        for (i, &d) in self.free.iter().enumerate() {
-            let di = d as usize;
-            let r = self.solver.rates()[i];
-            let level = r / self.weight[di];
-            let u = self.count[di] as f64 * r;
-            for k in self.path_start[di] as usize
-                ..self.path_start[di] as usize + self.path_len[di] as usize
-            {
-                let li = self.paths[k] as usize;
-                self.new_use[li] += u;
-                self.new_max[li] = self.new_max[li].max(level);
+        // Fill the free demands class by class.
+        self.rates.clear();
+        let mut i = 0;
+        while i < self.free.len() {
+            let c = self.class[self.free[i] as usize];
+            let mut j = i;
+            self.solver.clear();
+            while j < self.free.len() && self.class[self.free[j] as usize] == c {
+                let d = self.free[j] as usize;
+                let r = self.path_range(d);
+                self.solver.push(
+                    self.paths[r].iter().map(|&l| LinkId(l)),
+                    self.weight[d],
+                    self.count[d],
+                    f64::INFINITY,
+                );
+                j += 1;
             }
+            let rates = self.solver.solve(&mut self.residual);
+            self.rates.extend_from_slice(rates);
+            i = j;
         }
-        for (b, &l) in self.boundary.iter().enumerate() {
-            let li = l as usize;
-            self.new_use[li] += self.fixed_use[b];
-            self.new_max[li] = self.new_max[li].max(self.fixed_max[b]);
+        // Free demands' new rates, by demand id, for the certificate.
+        for (k, &d) in self.free.iter().enumerate() {
+            self.new_rate[d as usize] = self.rates[k];
         }
-        for &l in self.region.iter().chain(&self.boundary) {
-            let li = l as usize;
-            self.new_sat[li] = self.new_use[li] >= self.capacity[li] * (1.0 - EPS);
-        }
-        // Check the certificate on the boundary.
         let before = self.region.len();
+        // Fixed demands on the boundary must keep their bottleneck.
         for b in 0..self.boundary.len() {
-            let l = self.boundary[b];
-            let li = l as usize;
-            let (old_max, new_max) = (self.old_max[b], self.new_max[li]);
-            let lost = self.old_sat[b]
-                && (!self.new_sat[li] || (new_max - old_max).abs() > TOL * old_max.max(new_max));
-            if lost && self.in_region[li] != region_stamp {
-                self.in_region[li] = region_stamp;
-                self.region.push(l);
-            }
-        }
-        for (i, &d) in self.free.iter().enumerate() {
-            let di = d as usize;
-            let level = self.solver.rates()[i] / self.weight[di];
-            let r = self.path_start[di] as usize
-                ..self.path_start[di] as usize + self.path_len[di] as usize;
-            let has_bottleneck = self.paths[r.clone()].iter().any(|&l| {
-                self.new_sat[l as usize] && level >= self.new_max[l as usize] * (1.0 - TOL)
-            });
-            if has_bottleneck {
+            let l = self.boundary[b] as usize;
+            if self.in_region[l] == region_stamp {
                 continue;
             }
-            for k in r {
-                let l = self.paths[k];
-                let li = l as usize;
-                if self.in_region[li] != region_stamp
-                    && self.new_sat[li]
-                    && self.new_max[li] > level * (1.0 + TOL)
-                {
-                    self.in_region[li] = region_stamp;
-                    self.region.push(l);
+            self.summarize(l, ep, false);
+            let old = std::mem::take(&mut self.on_link);
+            self.summarize(l, ep, true);
+            let lost = self.adj[l].iter().any(|&e| {
+                let e = e as usize;
+                self.demand_mark[e] != ep && {
+                    let level = self.rate[e] / self.weight[e];
+                    valid(&old, self.capacity[l], self.class[e], level)
+                        && !valid(&self.on_link, self.capacity[l], self.class[e], level)
                 }
+            });
+            self.on_link = old;
+            if lost {
+                self.in_region[l] = region_stamp;
+                self.region.push(l as u32);
             }
         }
+        // Free demands must have a bottleneck; where they have none, the
+        // saturated boundary links on their path join the region.
+        for k in 0..self.free.len() {
+            let d = self.free[k] as usize;
+            let level = self.rates[k] / self.weight[d];
+            let mut has = false;
+            let mut blocking = std::mem::take(&mut self.blocking);
+            blocking.clear();
+            for p in self.path_range(d) {
+                let l = self.paths[p] as usize;
+                self.summarize(l, ep, true);
+                if valid(&self.on_link, self.capacity[l], self.class[d], level) {
+                    has = true;
+                    break;
+                }
+                let total: f64 = self.on_link.last().map_or(0.0, |s| s.2);
+                if self.in_region[l] != region_stamp && total >= self.capacity[l] * (1.0 - EPS) {
+                    blocking.push(l as u32);
+                }
+            }
+            if !has {
+                for &l in &blocking {
+                    if self.in_region[l as usize] != region_stamp {
+                        self.in_region[l as usize] = region_stamp;
+                        self.region.push(l);
+                    }
+                }
+            }
+            self.blocking = blocking;
+        }
         self.region.len() > before
+    }
+
+    /// Fills `on_link` with link `l`'s (class, highest level in the class,
+    /// use of this and higher classes), by class, from old or new rates.
+    fn summarize(&mut self, l: usize, ep: u32, new: bool) {
+        self.on_link.clear();
+        for &d in &self.adj[l] {
+            let d = d as usize;
+            let r = if new && self.demand_mark[d] == ep {
+                self.new_rate[d]
+            } else {
+                self.rate[d]
+            };
+            self.on_link
+                .push((self.class[d], r / self.weight[d], self.count[d] as f64 * r));
+        }
+        if self.on_link.iter().any(|s| s.0 != self.on_link[0].0) {
+            self.on_link.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
+        // Merge by class: max level, then cumulative use.
+        let mut w = 0;
+        for i in 0..self.on_link.len() {
+            let (c, v, u) = self.on_link[i];
+            if w > 0 && self.on_link[w - 1].0 == c {
+                let s = &mut self.on_link[w - 1];
+                s.1 = s.1.max(v);
+                s.2 += u;
+            } else {
+                self.on_link[w] = (c, v, u);
+                w += 1;
+            }
+        }
+        self.on_link.truncate(w);
+        let mut cum = 0.0;
+        for s in &mut self.on_link {
+            cum += s.2;
+            s.2 = cum;
+        }
+    }
+}
+
+/// Whether a demand of `class` at normalized `level` has its bottleneck on a
+/// link of `capacity` summarized as (class, highest level, cumulative use):
+/// its own and higher classes fill the link and no demand of its class is
+/// higher.
+fn valid(summary: &[(u64, f64, f64)], capacity: f64, class: u64, level: f64) -> bool {
+    match summary.binary_search_by(|s| s.0.cmp(&class)) {
+        Ok(i) => summary[i].2 >= capacity * (1.0 - EPS) && level >= summary[i].1 * (1.0 - TOL),
+        Err(_) => false,
     }
 }

@@ -8,21 +8,22 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 struct Case {
     caps: Vec<f64>,
-    paths: Vec<(Vec<u32>, f64)>,
-    // (demand, new count) steps, solved after each batch.
-    batches: Vec<Vec<(usize, u32)>>,
+    paths: Vec<(Vec<u32>, f64, u64)>,
+    // (demand, new count, new class) steps, solved after each batch.
+    batches: Vec<Vec<(usize, u32, u64)>>,
 }
 
-fn case() -> impl Strategy<Value = Case> {
-    (2usize..10, 1usize..10).prop_flat_map(|(n_links, n_demands)| {
+fn case(n_classes: u64) -> impl Strategy<Value = Case> {
+    (2usize..10, 1usize..10).prop_flat_map(move |(n_links, n_demands)| {
         let caps =
             prop::collection::vec(prop_oneof![Just(10.0), 1.0f64..100.0, Just(5.0)], n_links);
         let path = (
             prop::collection::btree_set(0..n_links as u32, 1..=n_links.min(4)),
             prop_oneof![Just(1.0), Just(1.0), Just(2.0), 0.5f64..4.0],
+            0..n_classes,
         )
-            .prop_map(|(p, w)| (p.into_iter().collect::<Vec<u32>>(), w));
-        let step = (0..n_demands, prop_oneof![Just(0u32), 1u32..4]);
+            .prop_map(|(p, w, c)| (p.into_iter().collect::<Vec<u32>>(), w, c));
+        let step = (0..n_demands, prop_oneof![Just(0u32), 1u32..4], 0..n_classes);
         let batch = prop::collection::vec(step, 1..4);
         (
             caps,
@@ -39,39 +40,54 @@ fn case() -> impl Strategy<Value = Case> {
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
     let mut inc = IncrementalMaxMin::new(case.caps.clone());
-    for (d, (p, w)) in case.paths.iter().enumerate() {
-        inc.declare(d as u32, p.iter().map(|&l| LinkId(l)), *w);
+    for (d, (p, w, c)) in case.paths.iter().enumerate() {
+        inc.declare_in(d as u32, p.iter().map(|&l| LinkId(l)), *w, *c);
     }
     let mut counts = vec![0u32; case.paths.len()];
+    let mut classes: Vec<u64> = case.paths.iter().map(|p| p.2).collect();
     let mut changed = vec![];
     for batch in &case.batches {
         let before: Vec<f64> = (0..counts.len()).map(|d| inc.rate(d as u32)).collect();
-        for &(d, c) in batch {
+        for &(d, c, k) in batch {
             counts[d] = c;
             inc.set_count(d as u32, c);
+            if k % 3 == 0 {
+                classes[d] = k;
+                inc.set_class(d as u32, k);
+            }
         }
         changed.clear();
         inc.solve(&mut changed);
-        // Reference: every flow separately.
-        let mut flows = vec![];
-        let mut owner = vec![];
-        for (d, (p, w)) in case.paths.iter().enumerate() {
-            for _ in 0..counts[d] {
-                flows.push((p.clone(), *w, f64::INFINITY));
-                owner.push(d);
-            }
-        }
+        // Reference: every flow separately, class by class on what the
+        // classes before left.
         let mut cap = case.caps.clone();
-        let want = reference::max_min(&flows, &mut cap);
-        for (i, &d) in owner.iter().enumerate() {
-            let got = inc.rate(d as u32);
-            prop_assert!(
-                (got - want[i]).abs() <= 1e-6 * want[i].abs().max(1.0),
-                "demand {} rate {} want {}",
-                d,
-                got,
-                want[i]
-            );
+        let mut order: Vec<u64> = classes.clone();
+        order.sort_unstable();
+        order.dedup();
+        for class in order {
+            let mut flows = vec![];
+            let mut owner = vec![];
+            for (d, (p, w, _)) in case.paths.iter().enumerate() {
+                if classes[d] != class {
+                    continue;
+                }
+                for _ in 0..counts[d] {
+                    flows.push((p.clone(), *w, f64::INFINITY));
+                    owner.push(d);
+                }
+            }
+            let want = reference::max_min(&flows, &mut cap);
+            for (i, &d) in owner.iter().enumerate() {
+                let got = inc.rate(d as u32);
+                prop_assert!(
+                    (got - want[i]).abs() <= 1e-6 * want[i].abs().max(1.0),
+                    "demand {} (class {}) rate {} want {}",
+                    d,
+                    class,
+                    got,
+                    want[i]
+                );
+            }
         }
         // `changed` lists exactly the active demands whose rate moved.
         for d in 0..counts.len() {
@@ -92,7 +108,12 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
     #[test]
-    fn incremental_matches_reference(c in case()) {
+    fn incremental_matches_reference(c in case(1)) {
+        check(&c)?;
+    }
+
+    #[test]
+    fn incremental_with_priority_classes_matches_reference(c in case(4)) {
         check(&c)?;
     }
 }
