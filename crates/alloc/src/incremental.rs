@@ -398,7 +398,7 @@ impl IncrementalMaxMin {
                 .push((self.class[d], r / self.weight[d], self.count[d] as f64 * r));
         }
         if self.on_link.iter().any(|s| s.0 != self.on_link[0].0) {
-            self.on_link.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            self.on_link.sort_unstable_by_key(|a| a.0);
         }
         // Merge by class: max level, then cumulative use.
         let mut w = 0;
