@@ -25,7 +25,7 @@ pub const NAMES: &[(&str, &str)] = &[
     ),
     (
         "fifo",
-        "coflows in arrival order, strict priority (Orchestra)",
+        "coflows in arrival order, strict priority (Orchestra); solver=auto|incremental",
     ),
     (
         "fifo-lm",
@@ -155,7 +155,7 @@ pub fn parse_bytes(s: &str) -> Option<f64> {
 pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler, SchedulerError> {
     let name = spec.name.as_str();
     let allowed: &[&str] = match name {
-        "fair" => &["solver"],
+        "fair" | "fifo" => &["solver"],
         "fifo-lm" => &["threshold"],
         "varys" => &["recompute"],
         _ => &[],
@@ -178,18 +178,25 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             .map(|(_, v)| v.as_str())
     };
     Ok(match name {
-        "fair" => match param("solver").unwrap_or("auto") {
-            "auto" => AnyScheduler::NonClairvoyant(Box::new(Fair::new())),
-            "incremental" => AnyScheduler::NonClairvoyant(Box::new(Fair::incremental())),
-            other => {
-                return Err(SchedulerError::BadParam {
-                    name: name.into(),
-                    key: "solver".into(),
-                    message: format!("'{other}' is not auto or incremental"),
-                })
-            }
-        },
-        "fifo" => AnyScheduler::NonClairvoyant(Box::new(Fifo::new())),
+        "fair" | "fifo" => {
+            let incremental = match param("solver").unwrap_or("auto") {
+                "auto" => false,
+                "incremental" => true,
+                other => {
+                    return Err(SchedulerError::BadParam {
+                        name: name.into(),
+                        key: "solver".into(),
+                        message: format!("'{other}' is not auto or incremental"),
+                    })
+                }
+            };
+            AnyScheduler::NonClairvoyant(match (name, incremental) {
+                ("fair", false) => Box::new(Fair::new()),
+                ("fair", true) => Box::new(Fair::incremental()),
+                (_, false) => Box::new(Fifo::new()),
+                (_, true) => Box::new(Fifo::incremental()),
+            })
+        }
         "fifo-lm" => {
             let t = param("threshold").unwrap_or("p80");
             let bad = |message: String| SchedulerError::BadParam {

@@ -114,6 +114,7 @@ const SPECS: &[&str] = &[
     "fair:solver=incremental",
     "srpt",
     "fifo",
+    "fifo:solver=incremental",
     "scf",
     "ncf",
     "lcf",
@@ -144,7 +145,7 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
     match spec {
         "fair" | "fair:solver=incremental" => Policy::Fair,
         "srpt" => Policy::Srpt,
-        "fifo" => Policy::Fifo,
+        "fifo" | "fifo:solver=incremental" => Policy::Fifo,
         "scf" => Policy::Scf,
         "ncf" => Policy::Ncf,
         "lcf" => Policy::Lcf,
@@ -748,6 +749,7 @@ differential! {
     fair_incremental_matches_reference: "fair:solver=incremental", 4000;
     srpt_matches_reference: "srpt", 4000;
     fifo_matches_reference: "fifo", 4000;
+    fifo_incremental_matches_reference: "fifo:solver=incremental", 4000;
     scf_matches_reference: "scf", 4000;
     ncf_matches_reference: "ncf", 4000;
     lcf_matches_reference: "lcf", 4000;
