@@ -153,9 +153,12 @@ pub struct NetState {
     rate: Vec<f64>,
     group: Vec<u32>,
     groups: Vec<Group>,
-    // Hot per-group data, kept apart for fast scans: when the group's next
-    // member finishes, and the groups that have members.
+    // When each group's next member finishes, and a lazy min-heap of
+    // (instant, group): an entry is live while it equals `group_finish_at`.
     group_finish_at: Vec<Time>,
+    // Used only while many groups are active (a scan is faster below).
+    group_heap: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
+    group_heap_on: bool,
     active_groups: Vec<u32>,
     group_pos: Vec<u32>,
     pgroups: Vec<PGroup>,
@@ -191,6 +194,8 @@ impl NetState {
             group: vec![],
             groups: vec![],
             group_finish_at: vec![],
+            group_heap: Default::default(),
+            group_heap_on: false,
             active_groups: vec![],
             group_pos: vec![],
             pgroups: vec![],
@@ -616,15 +621,68 @@ impl NetState {
 
     fn refresh_group(&mut self, g: u32) {
         let t = self.group_finish(g);
-        self.group_finish_at[g as usize] = t;
+        if self.group_finish_at[g as usize] != t {
+            self.group_finish_at[g as usize] = t;
+            if self.group_heap_on && t != Time::NEVER {
+                self.group_heap.push(std::cmp::Reverse((t, g)));
+            }
+        }
     }
 
-    /// The earliest instant a grouped flow finishes (a scan of the groups
-    /// that have members).
-    pub fn next_group_finish(&self) -> Time {
+    /// Drops heap entries that no longer match their group's finish instant.
+    fn prune_group_heap(&mut self) {
+        while let Some(&std::cmp::Reverse((t, g))) = self.group_heap.peek() {
+            if self.group_finish_at[g as usize] == t {
+                break;
+            }
+            self.group_heap.pop();
+        }
+    }
+
+    /// Switches between scanning the active groups for the next finish and
+    /// keeping them in a lazy heap, by how many there are (with hysteresis),
+    /// and rebuilds the heap when stale entries dominate it.
+    fn tune_group_heap(&mut self) {
+        const HEAP_ABOVE: usize = 1 << 16;
+        const SCAN_BELOW: usize = 1 << 14;
+        let n = self.active_groups.len();
+        let rebuild = if self.group_heap_on {
+            if n < SCAN_BELOW {
+                self.group_heap_on = false;
+                self.group_heap = Default::default();
+                false
+            } else {
+                self.group_heap.len() > 4 * n + 1024
+            }
+        } else if n > HEAP_ABOVE {
+            self.group_heap_on = true;
+            true
+        } else {
+            false
+        };
+        if rebuild {
+            let live: Vec<_> = self
+                .active_groups
+                .iter()
+                .map(|&g| (self.group_finish_at[g as usize], g))
+                .filter(|e| e.0 != Time::NEVER)
+                .map(std::cmp::Reverse)
+                .collect();
+            self.group_heap = live.into();
+        }
+    }
+
+    /// The earliest instant a grouped flow finishes.
+    pub fn next_group_finish(&mut self) -> Time {
+        self.tune_group_heap();
         let mut t = Time::NEVER;
-        for &g in &self.active_groups {
-            t = t.min(self.group_finish_at[g as usize]);
+        if self.group_heap_on {
+            self.prune_group_heap();
+            t = self.group_heap.peek().map_or(Time::NEVER, |e| e.0 .0);
+        } else {
+            for &g in &self.active_groups {
+                t = t.min(self.group_finish_at[g as usize]);
+            }
         }
         for &g in &self.active_pgroups {
             t = t.min(self.pgroups[g as usize].deadline);
@@ -634,10 +692,25 @@ impl NetState {
 
     /// Pushes to `due` the grouped flows that finish at or before `now`.
     pub fn due_grouped(&mut self, now: Time, due: &mut Vec<FlowIdx>) {
-        for i in 0..self.active_groups.len() {
-            let g = self.active_groups[i];
-            if self.group_finish_at[g as usize] <= now {
-                self.due_members(g, due);
+        if !self.group_heap_on {
+            for i in 0..self.active_groups.len() {
+                let g = self.active_groups[i];
+                if self.group_finish_at[g as usize] <= now {
+                    self.due_members(g, due);
+                }
+            }
+        }
+        while self.group_heap_on {
+            self.prune_group_heap();
+            match self.group_heap.peek() {
+                Some(&std::cmp::Reverse((t, g))) if t <= now => {
+                    self.group_heap.pop();
+                    // Its due members finish now; leaving the group then
+                    // refreshes (and re-lists) its next finish.
+                    self.group_finish_at[g as usize] = Time::NEVER;
+                    self.due_members(g, due);
+                }
+                _ => break,
             }
         }
         for &g in &self.active_pgroups {
