@@ -30,8 +30,8 @@ pub mod synth;
 pub use benchmark::{read_benchmark_file, read_benchmark_str};
 pub use error::{ConfigError, TraceError};
 pub use native::{
-    read_native_csv, read_native_csv_str, write_native_csv, write_native_csv_to, FlowColumns,
-    NATIVE_COLUMNS,
+    format_parents, parse_parents, read_native_csv, read_native_csv_str, write_native_csv,
+    write_native_csv_to, FlowColumns, TextColumn, NATIVE_COLUMNS, N_REQUIRED_COLUMNS,
 };
 pub use stats::{BinStats, Percentiles, TraceStats};
 pub use synth::{generate, SynthConfig};
