@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod arrivals;
+pub mod baraat;
 pub mod benchmark;
 pub mod dist;
 pub mod error;
