@@ -35,6 +35,7 @@ pub mod arrivals;
 pub mod baraat;
 pub mod benchmark;
 pub mod dist;
+pub mod empirical;
 pub mod error;
 pub mod native;
 mod num;
