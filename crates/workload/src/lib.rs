@@ -34,6 +34,7 @@
 pub mod arrivals;
 pub mod baraat;
 pub mod benchmark;
+pub mod dag;
 pub mod dist;
 pub mod empirical;
 pub mod error;
@@ -42,6 +43,7 @@ mod num;
 pub mod params;
 pub mod stats;
 pub mod synth;
+pub mod waves;
 
 pub use benchmark::{read_benchmark_file, read_benchmark_str};
 pub use error::{ConfigError, TraceError};
