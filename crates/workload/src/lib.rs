@@ -43,6 +43,7 @@ mod num;
 pub mod params;
 pub mod stats;
 pub mod synth;
+pub mod tafe;
 pub mod waves;
 
 pub use benchmark::{read_benchmark_file, read_benchmark_str};
