@@ -41,6 +41,7 @@ pub mod error;
 pub mod native;
 mod num;
 pub mod params;
+pub mod registry;
 pub mod stats;
 pub mod synth;
 pub mod tafe;
@@ -52,5 +53,6 @@ pub use native::{
     format_parents, parse_parents, read_native_csv, read_native_csv_str, write_native_csv,
     write_native_csv_to, FlowColumns, TextColumn, NATIVE_COLUMNS, N_REQUIRED_COLUMNS,
 };
+pub use registry::{generate_named, GenerateError, GeneratorInfo, GENERATORS};
 pub use stats::{BinStats, Percentiles, TraceStats};
 pub use synth::{generate, SynthConfig};
