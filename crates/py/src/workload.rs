@@ -15,6 +15,7 @@
 
 use crate::errors::{trace_error, value_error};
 use coflowkit_model::{BitsPerSec, FlowKind, Workload};
+use coflowkit_workload::registry::{self, GENERATORS};
 use coflowkit_workload::{
     generate, read_benchmark_file, read_native_csv, write_native_csv, FlowColumns, SynthConfig,
     TextColumn, TraceStats,
@@ -338,9 +339,8 @@ fn parents(
         .iter()
         .enumerate()
         .map(|(i, &o)| {
-            u64::try_from(o).map_err(|_| {
-                value_error(format!("{source}:{i}: parents_offsets: {o} is negative"))
-            })
+            u64::try_from(o)
+                .map_err(|_| value_error(format!("{source}:{i}: parents_offsets: {o} is negative")))
         })
         .collect::<PyResult<Vec<u64>>>()?;
     let data = data.map(|d| required(&d)).unwrap_or_default();
@@ -464,6 +464,7 @@ pub fn synthetic(
             .transpose()?
             .unwrap_or(d.seed),
         mix: mix.unwrap_or(d.mix),
+        ..d
     };
     config.validate().map_err(value_error)?;
     let source = format!(
@@ -486,4 +487,71 @@ pub fn synth_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("capacity_bps", c.capacity_bps)?;
     d.set_item("mix", c.mix.to_vec())?;
     Ok(d)
+}
+
+/// Generates workload `name` (see `generators()`) from `preset` (default:
+/// the generator's first) with `params`, `(name, value)` pairs of text set
+/// in order. Raises `ValueError` naming an unknown workload, preset or
+/// parameter (listing the valid ones) or a bad value.
+#[pyfunction]
+#[pyo3(signature = (name, preset = None, params = Vec::new()))]
+pub fn generate_workload(
+    py: Python<'_>,
+    name: &str,
+    preset: Option<&str>,
+    params: Vec<(String, String)>,
+) -> PyResult<PyWorkload> {
+    let info = registry::find(name).map_err(value_error)?;
+    let pairs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let config = info.configure(preset, &pairs).map_err(value_error)?;
+    let mut source = format!("{name}(preset={}", preset.unwrap_or(info.presets[0].0));
+    for (k, v) in &params {
+        source.push_str(&format!(", {k}={v}"));
+    }
+    source.push(')');
+    let inner = py.detach(|| config.run());
+    Ok(PyWorkload { inner, source })
+}
+
+/// Every generator: a dict with `name`, `about`, `source` (paper and
+/// section), `presets` (list of `(name, about)`, the first the default) and
+/// `params` (list of `(name, default, doc)` in the default preset).
+#[pyfunction]
+pub fn generators(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for g in GENERATORS {
+        let d = PyDict::new(py);
+        d.set_item("name", g.name)?;
+        d.set_item("about", g.about)?;
+        d.set_item("source", g.source)?;
+        d.set_item("presets", g.presets.to_vec())?;
+        let params: Vec<(&str, String, &str)> = g
+            .describe(None)
+            .map_err(value_error)?
+            .into_iter()
+            .map(|p| (p.name, p.value, p.doc))
+            .collect();
+        d.set_item("params", params)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// The parameters of generator `name` in `preset`: `(name, value, doc)`.
+#[pyfunction]
+#[pyo3(signature = (name, preset = None))]
+pub fn generator_params(
+    name: &str,
+    preset: Option<&str>,
+) -> PyResult<Vec<(&'static str, String, &'static str)>> {
+    let info = registry::find(name).map_err(value_error)?;
+    Ok(info
+        .describe(preset)
+        .map_err(value_error)?
+        .into_iter()
+        .map(|p| (p.name, p.value, p.doc))
+        .collect())
 }

@@ -35,8 +35,15 @@ fn main() {
     );
     let start = Instant::now();
     let load = Tree::default().offered_load(&w);
-    println!("offered load {load:?} (computed in {:.2?})", start.elapsed());
+    println!(
+        "offered load {load:?} (computed in {:.2?})",
+        start.elapsed()
+    );
     let start = Instant::now();
     let cols = FlowColumns::from_workload(&w);
-    println!("native columns: {} rows in {:.2?}", cols.len(), start.elapsed());
+    println!(
+        "native columns: {} rows in {:.2?}",
+        cols.len(),
+        start.elapsed()
+    );
 }

@@ -15,7 +15,7 @@ use coflowkit_model::Workload;
 use thiserror::Error;
 
 /// A generator configuration the registry can drive.
-pub trait Generator: Params + Send {
+pub trait Generator: Params + Send + Sync {
     /// Checks the configuration; the error names the field.
     fn check(&self) -> Result<(), ConfigError>;
     /// Generates the workload (the configuration is valid).
