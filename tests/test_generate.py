@@ -135,3 +135,15 @@ def test_baraat_two_stage_tasks_have_1230_flows() -> None:
     _, counts = np.unique(cols["coflow_id"], return_counts=True)
     assert (counts == 1230).all()
     assert cols["after_valid"].sum() == 20 * 30
+
+
+def test_trace_info_shows_the_fields_in_use(cli: Cli, tmp_path: Path) -> None:
+    dag = coflowkit.generate("dag", n_jobs=20, n_hosts=10)
+    features = dag.stats()["features"]
+    assert features["in_jobs"] == dag.n_coflows and features["with_parents"] > 0
+    path = coflowkit.write_trace(coflowkit.generate("tafe", preset="motivating"), tmp_path / "t.parquet")
+    info = cli("trace", "info", path)
+    assert info.returncode == 0, info.stderr
+    assert "flows with    4 after a group, 0 delayed, 4 compute" in info.stdout
+    plain = cli("trace", "info", coflowkit.write_trace(coflowkit.synthetic(n_coflows=5), tmp_path / "s.csv"))
+    assert "flows with" not in plain.stdout

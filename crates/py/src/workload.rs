@@ -102,7 +102,9 @@ impl PyWorkload {
     }
 
     /// The same summary as a dict: counts, bytes, arrivals (s), offered load,
-    /// per-bin counts and shares, width and length percentiles.
+    /// per-bin counts and shares, width and length percentiles, and
+    /// `features` (counts of flows and coflows using groups, delays, compute
+    /// stages, deadlines, hidden sizes, jobs and parents).
     #[pyo3(signature = (capacity_bps = 1e9))]
     fn stats<'py>(&self, py: Python<'py>, capacity_bps: f64) -> PyResult<Bound<'py, PyDict>> {
         let capacity = checked_capacity(capacity_bps)?;
@@ -128,6 +130,21 @@ impl PyWorkload {
             bins.append(row)?;
         }
         d.set_item("bins", bins)?;
+        let x = s.features;
+        let features = PyDict::new(py);
+        for (name, n) in [
+            ("compute", x.n_compute),
+            ("after", x.n_after),
+            ("delayed", x.n_delayed),
+            ("flow_deadlines", x.n_flow_deadlines),
+            ("size_unknown", x.n_size_unknown),
+            ("coflow_deadlines", x.n_coflow_deadlines),
+            ("in_jobs", x.n_in_jobs),
+            ("with_parents", x.n_with_parents),
+        ] {
+            features.set_item(name, n)?;
+        }
+        d.set_item("features", features)?;
         for (name, p) in [("width", s.width), ("length_bytes", s.length)] {
             let row = PyDict::new(py);
             row.set_item("p50", p.p50)?;

@@ -54,5 +54,5 @@ pub use native::{
     write_native_csv_to, FlowColumns, TextColumn, NATIVE_COLUMNS, N_REQUIRED_COLUMNS,
 };
 pub use registry::{generate_named, GenerateError, GeneratorInfo, GENERATORS};
-pub use stats::{BinStats, Percentiles, TraceStats};
+pub use stats::{BinStats, Features, Percentiles, TraceStats};
 pub use synth::{generate, SynthConfig};

@@ -224,6 +224,31 @@ mod tests {
     }
 
     #[test]
+    fn golden_extra_task_for_seed_1() {
+        // The waves come from the pinned coflow-benchmark draws; this pins
+        // the extra-task stream.
+        let w = generate(&WavesConfig {
+            extra_task_fraction: 0.5,
+            ..WavesConfig::default()
+        });
+        let base = synth::generate(&SynthConfig::default());
+        let (c, b) = w
+            .coflows
+            .iter()
+            .zip(&base.coflows)
+            .find(|(c, b)| c.flows.len() > b.flows.len())
+            .unwrap();
+        let f = c.flows[b.flows.len()];
+        assert_eq!(
+            (
+                c.id.0,
+                (f.src.0, f.dst.0, f.bytes.0, f.group, f.after, f.delay.0)
+            ),
+            (1, (43, 2, 8_013_436, 1, None, 45_445_858))
+        );
+    }
+
+    #[test]
     fn extra_tasks_copy_a_stragglers_flows() {
         let config = WavesConfig {
             coflows: SynthConfig {
