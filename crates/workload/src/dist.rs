@@ -149,7 +149,6 @@ pub fn lognormal_mu_for_mean(mean: f64, sigma: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::arrivals::main_stream;
-    use coflowkit_model::percentile;
 
     #[test]
     fn means_match_the_papers_scripts() {
@@ -212,8 +211,6 @@ mod tests {
                     cdf.name
                 );
             }
-            let got50 = percentile(&xs, 50.0).expect("samples");
-            println!("{} p50 {got50} vs {}", cdf.name, cdf.quantile_bytes(0.5));
         }
     }
 }

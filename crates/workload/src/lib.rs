@@ -22,7 +22,7 @@
 //!   tasks); what they share is in [`arrivals`] (streams, Poisson arrivals
 //!   at a target load, deadlines) and [`dist`] (size distributions);
 //! - [`registry`] is the one list of generators by name, with their presets
-//!   and text parameters ([`params`]), for the CLI and Python;
+//!   and text parameters ([`params`](mod@params)), for the CLI and Python;
 //! - [`stats`] summarizes a workload (bins, widths, lengths, load).
 //!
 //! Reading errors are one [`TraceError`] that names the file, the line and

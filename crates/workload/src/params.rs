@@ -2,7 +2,7 @@
 //! --param key=value` and `coflowkit.generate(name, **params)` set.
 //!
 //! Every generator configuration is a plain struct with typed fields and
-//! documented defaults (its `Default`). The [`params!`] macro lists, once per
+//! documented defaults (its `Default`). The [`params!`](crate::params!) macro lists, once per
 //! configuration, which fields are parameters, under which names and with
 //! which one-line doc; from that list it derives [`Params`]: setting a
 //! parameter from text, and describing every parameter with its current

@@ -206,7 +206,7 @@ mod tests {
             .max()
             .unwrap();
         let per_wave = most.div_ceil(4);
-        let mut hist = [0usize; 4];
+        let mut hist = [0usize; 4]; // coflows by number of waves
         for (c, p) in w.coflows.iter().zip(&plain.coflows) {
             assert_eq!(c.flows.len(), p.flows.len());
             for (f, g) in c.flows.iter().zip(&p.flows) {
@@ -218,7 +218,6 @@ mod tests {
             hist[k as usize - 1] += 1;
         }
         assert_eq!(hist.iter().rposition(|&n| n > 0), Some(3));
-        println!("coflows by waves (1..4): {hist:?}");
         let fabric = Fabric::big_switch(50, BitsPerSec::GBPS).unwrap();
         assert!(w.validate(&fabric).is_ok());
     }
