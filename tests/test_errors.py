@@ -87,6 +87,13 @@ def test_parquet_rows_are_checked(cli: Cli, tmp_path: Path) -> None:
         "float.parquet": ({"dst": pa.array([1.0, 2.0, 3.0])}, ":0: dst:", "type"),
         "stage.parquet": ({"job_id": pa.array([None, None, 7], pa.uint64())}, ":3: stage_id:", "job_id"),
         "arrival.parquet": ({"arrival_ns": pa.array([0, 3, 5], pa.uint64())}, ":2: arrival_ns:", "differs"),
+        "kind.parquet": ({"kind": pa.array(["net", "cpu", "net"])}, ":2: kind:", "'cpu'"),
+        "kindtype.parquet": ({"kind": pa.array([0, 1, 0], pa.uint8())}, ":0: kind:", "type"),
+        "known.parquet": ({"size_known": pa.array([1, 0, 1], pa.uint8())}, ":0: size_known:", "type"),
+        "parents.parquet": ({"parents": pa.array(["", "", "1:xx"])}, ":3: parents:", "xx"),
+        "fdl.parquet": ({"flow_deadline_ns": pa.array([None, 0, 1], pa.uint64())}, ":2: flow_deadline_ns:", "positive"),
+        "after.parquet": ({"after": pa.array([-1, 0, 1], pa.int64())}, ":1: after:", "negative"),
+        "unknown.parquet": ({"colour": pa.array([1, 2, 3])}, ":0: colour:", "unknown column"),
     }
     for name, (cols, where, what) in cases.items():
         path = _parquet(tmp_path / name, **cols)

@@ -5,6 +5,8 @@ schedulers, and read the results as pandas (or polars) tables::
 
     import coflowkit
     w = coflowkit.synthetic(n_coflows=100, seed=7)
+    # or any workload of the seed papers (see coflowkit.generators()):
+    # w = coflowkit.generate("baraat", seed=1, load=0.8, workflow="single-stage", n_tasks=1000)
     res = coflowkit.simulate(w, ["fair", "varys"], baseline="fair")
     res.summary()            # CCT per scheduler and bin
     res.compare()            # improvement over the baseline
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from . import _core
 from ._core import SimulationError, Workload
@@ -31,6 +34,8 @@ __all__ = [
     "Results",
     "SimulationError",
     "Workload",
+    "generate",
+    "generators",
     "load_trace",
     "schedulers",
     "simulate",
@@ -60,6 +65,50 @@ def synthetic(
     ``coflowkit._core.synth_defaults()`` (50 hosts, 200 coflows, load 0.8,
     seed 1, 1 Gbit/s)."""
     return _core.synthetic(n_hosts, n_coflows, load, seed, capacity_bps, mix)
+
+
+def _param_text(value: Any) -> str:
+    """A parameter value as the text the core parses."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_param_text(v) for v in value)
+    return str(value)
+
+
+def generate(
+    name: str,
+    seed: int | None = None,
+    load: float | None = None,
+    preset: str | None = None,
+    **params: Any,
+) -> Workload:
+    """Generate workload ``name`` (one of ``generators()``), deterministic for a seed.
+
+    ``preset`` picks a starting configuration (default: the generator's
+    first); ``seed``, ``load`` and ``params`` override its parameters. Values
+    may be numbers, booleans, sequences (e.g. ``mix=(0.5, 0.2, 0.2, 0.1)``) or
+    text with units (``uniform_max="50KB"``, ``deadline_mean="10ms"``).
+    Unknown names raise ``ValueError`` listing the valid ones::
+
+        w = coflowkit.generate("baraat", seed=1, load=0.8, workflow="two-stage", n_tasks=10_000)
+        coflowkit.simulate(w, "fair")
+        coflowkit.write_trace(w, "baraat.parquet")
+    """
+    pairs = []
+    if seed is not None:
+        pairs.append(("seed", _param_text(seed)))
+    if load is not None:
+        pairs.append(("load", _param_text(load)))
+    pairs.extend((k, _param_text(v)) for k, v in params.items())
+    return _core.generate_workload(name, preset, pairs)
+
+
+def generators() -> list[dict[str, Any]]:
+    """Every workload generator: ``name``, ``about``, ``source`` (paper and
+    section), ``presets`` (``(name, about)``, the first the default) and
+    ``params`` (``(name, default, doc)``)."""
+    return list(_core.generators())
 
 
 def _specs(scheduler: str | Iterable[str]) -> list[str]:

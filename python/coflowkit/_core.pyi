@@ -43,6 +43,16 @@ def workload_from_columns(
     job_id_valid: npt.NDArray[np.bool_] | None = None,
     stage_id_valid: npt.NDArray[np.bool_] | None = None,
     deadline_ns_valid: npt.NDArray[np.bool_] | None = None,
+    kind: npt.NDArray[np.uint8] | None = None,
+    group: npt.NDArray[np.uint32] | None = None,
+    after: npt.NDArray[np.uint32] | None = None,
+    after_valid: npt.NDArray[np.bool_] | None = None,
+    delay_ns: npt.NDArray[np.uint64] | None = None,
+    flow_deadline_ns: npt.NDArray[np.uint64] | None = None,
+    flow_deadline_ns_valid: npt.NDArray[np.bool_] | None = None,
+    size_known: npt.NDArray[np.bool_] | None = None,
+    parents_offsets: npt.NDArray[np.int64] | None = None,
+    parents_data: npt.NDArray[np.uint8] | None = None,
     n_hosts: int | None = None,
     source: str = "<columns>",
 ) -> Workload: ...
@@ -55,6 +65,9 @@ def synthetic(
     mix: tuple[float, float, float, float] | None = None,
 ) -> Workload: ...
 def synth_defaults() -> dict[str, Any]: ...
+def generate_workload(name: str, preset: str | None = None, params: list[tuple[str, str]] = ...) -> Workload: ...
+def generators() -> list[dict[str, Any]]: ...
+def generator_params(name: str, preset: str | None = None) -> list[tuple[str, str, str]]: ...
 def simulate(
     workload: Workload,
     schedulers: list[str],

@@ -5,7 +5,7 @@
     coflowkit simulate [--trace PATH | --workload default] [--scheduler fair,varys,...]
                        [--baseline fair] [--out DIR] [--per-flow] [--capacity-gbps 1]
     coflowkit trace info PATH
-    coflowkit generate default --seed N --load L --n-coflows K --n-hosts H -o trace.csv|.parquet
+    coflowkit generate WORKLOAD [--preset P] [--seed N] [--load L] [--param key=value ...] -o trace.csv|.parquet
     coflowkit schedulers
 
 Errors never show a traceback: bad input prints one line
@@ -249,17 +249,57 @@ def trace_info(path: Path, capacity_gbps: float) -> None:
     click.echo(text)
 
 
-@cli.command("generate")
-@click.argument("generator", type=click.Choice(["default"]))
+#: The workload names `generate` accepts: every generator, and "default" for
+#: the embedded workload (coflow-benchmark, preset aalo).
+_WORKLOADS = ["default", *(g["name"] for g in _core.generators())]
+
+#: Options that are shorthands for parameters: (option name, parameter, scale).
+_SHORTHANDS = {
+    "seed": ("seed", "seed", 1),
+    "load": ("load", "load", 1),
+    "n_coflows": ("n-coflows", "n_coflows", 1),
+    "n_hosts": ("n-hosts", "n_hosts", 1),
+    "capacity_gbps": ("capacity-gbps", "capacity_bps", 1e9),
+}
+
+
+class _GenerateCommand(click.Command):
+    """`generate`, whose help lists every workload with its presets and parameters."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_paragraph()
+        formatter.write_text(
+            "Workloads, their presets (the first is the default) and parameters "
+            "(--param NAME=VALUE; defaults shown for the default preset). "
+            "Sizes take units (50KB, 5MiB), durations need one (10ms), rates may (1Gbps). "
+            "'default' is coflow-benchmark with preset aalo, the embedded workload."
+        )
+        for g in _core.generators():
+            with formatter.section(f"{g['name']}: {g['about']} [{g['source']}]"):
+                formatter.write_dl([(f"preset {name}", about) for name, about in g["presets"]])
+                formatter.write_dl([(f"{name}={default}", doc) for name, default, doc in g["params"]])
+
+
+@cli.command("generate", cls=_GenerateCommand)
+@click.argument("workload", metavar="WORKLOAD", type=click.Choice(_WORKLOADS))
+@click.option("--preset", default=None, help="The workload's preset (see below).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Generator seed (default 1).")
-@click.option("--load", type=float, default=None, help="Target offered load (default 0.8).")
-@click.option("--n-coflows", type=click.IntRange(min=0), default=None, help="Coflows (default 200).")
-@click.option("--n-hosts", type=click.IntRange(min=1), default=None, help="Hosts (default 50).")
+@click.option("--load", type=float, default=None, help="Target load (each workload defines it; see below).")
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set a parameter of the workload (repeatable; see below).",
+)
+@click.option("--n-coflows", type=click.IntRange(min=0), default=None, help="Shorthand for --param n_coflows=K.")
+@click.option("--n-hosts", type=click.IntRange(min=1), default=None, help="Shorthand for --param n_hosts=H.")
 @click.option(
     "--capacity-gbps",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Port capacity the load refers to (default 1).",
+    help="Shorthand for --param capacity_bps (in Gbit/s).",
 )
 @click.option(
     "-o",
@@ -268,26 +308,49 @@ def trace_info(path: Path, capacity_gbps: float) -> None:
     required=True,
     help="Where to write the trace: .csv or .parquet (native format).",
 )
-def generate(
-    generator: str,
+def generate_cmd(
+    workload: str,
+    preset: str | None,
     seed: int | None,
     load: float | None,
+    params: tuple[str, ...],
     n_coflows: int | None,
     n_hosts: int | None,
     capacity_gbps: float | None,
     output: Path,
 ) -> None:
-    """Generate a synthetic workload and write it as a native trace."""
+    """Generate WORKLOAD (deterministic for a seed) and write it as a native trace."""
     if FORMATS.get(output.suffix.lower()) not in ("csv", "parquet"):
         raise click.BadParameter(f"{output}: write a .csv or .parquet file", param_hint="'-o'")
-    capacity_bps = None if capacity_gbps is None else capacity_gbps * 1e9
+    if workload == "default":
+        if preset not in (None, "aalo"):
+            raise click.BadParameter("'default' is coflow-benchmark with preset aalo", param_hint="'--preset'")
+        workload, preset = "coflow-benchmark", "aalo"
+    given = {"seed": seed, "load": load, "n_coflows": n_coflows, "n_hosts": n_hosts, "capacity_gbps": capacity_gbps}
+    pairs: dict[str, str] = {}
+    options: dict[str, str] = {}
+    for key, value in given.items():
+        if value is not None:
+            option, param, scale = _SHORTHANDS[key]
+            pairs[param] = repr(value * scale) if scale != 1 else str(value)
+            options[param] = f"'--{option}'"
+    for item in params:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="'--param'")
+        pairs[name.strip()] = value.strip()
     try:
-        w = synthetic(n_hosts=n_hosts, n_coflows=n_coflows, load=load, seed=seed, capacity_bps=capacity_bps)
+        w = _core.generate_workload(workload, preset, list(pairs.items()))
     except ValueError as e:
-        # The core names the configuration field: "load: must be ...".
-        field, _, message = _one_line(e).partition(": ")
-        option = {"capacity_bps": "capacity-gbps"}.get(field, field.replace("_", "-"))
-        raise click.BadParameter(message or field, param_hint=f"'--{option}'") from None
+        # The core says "<workload>: <param>: <message>" or "<workload>: unknown ...".
+        _, _, rest = _one_line(e).partition(": ")
+        field, _, detail = rest.partition(": ")
+        if rest.startswith("unknown preset"):
+            raise click.BadParameter(rest, param_hint="'--preset'") from None
+        if field in options:
+            raise click.BadParameter(detail, param_hint=options[field]) from None
+        unknown = rest.split('"')[1] if rest.startswith('unknown parameter "') else None
+        raise click.BadParameter(rest, param_hint=options.get(unknown or "", "'--param'")) from None
     with _data_errors():
         write_trace(w, output)
     click.echo(f"wrote {output}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")

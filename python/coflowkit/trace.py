@@ -2,11 +2,30 @@
 
 The Rust core reads coflow-benchmark traces (``.txt``) and native CSV
 (``.csv``) itself. Native Parquet (``.parquet``) is read and written here with
-pyarrow, through the same native columns the core defines (one row per flow:
-``coflow_id, arrival_ns, src, dst, bytes, job_id, stage_id, deadline_ns``;
-the last three may be null). The host count travels in the Parquet schema's
-metadata under ``coflowkit.n_hosts``, as it does in the CSV's
-``# n_hosts=<N>`` line.
+pyarrow, through the same native columns the core defines (one row per flow;
+see ``crates/workload/src/native.rs`` and ``docs/workloads.md``):
+
+=================  =====================  ==========================================
+column             Parquet type           when absent or null
+=================  =====================  ==========================================
+coflow_id          uint64                 required
+arrival_ns         uint64                 required
+src, dst           uint32                 required
+bytes              uint64                 required
+job_id, stage_id   uint64, uint32         none (set both or neither)
+deadline_ns        uint64                 no coflow deadline
+kind               dictionary string      ``net`` (or ``compute``)
+group              uint32                 0
+after              uint32                 the flow waits for no group
+delay_ns           uint64                 0
+flow_deadline_ns   uint64                 no flow deadline
+size_known         bool                   true
+parents            large_string           no dependencies (``12:sa;13:fb``)
+=================  =====================  ==========================================
+
+Files written before a column existed read with its default. The host count
+travels in the Parquet schema's metadata under ``coflowkit.n_hosts``, as it
+does in the CSV's ``# n_hosts=<N>`` line.
 
 Bad input is refused at the door with one ``ValueError`` naming the file, the
 1-based row and the column, ``<file>:<row>: <column>: <message>``, the same
@@ -21,6 +40,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import _core
@@ -33,7 +53,18 @@ __all__ = ["load_trace", "write_trace", "workload_to_table", "workload_from_tabl
 FORMATS = {".txt": "benchmark", ".csv": "csv", ".parquet": "parquet"}
 
 _REQUIRED = {"coflow_id": np.uint64, "arrival_ns": np.uint64, "src": np.uint32, "dst": np.uint32, "bytes": np.uint64}
-_OPTIONAL = {"job_id": np.uint64, "stage_id": np.uint32, "deadline_ns": np.uint64}
+#: Integer columns that may be null (a validity mask crosses to the core).
+_OPTIONAL = {
+    "job_id": np.uint64,
+    "stage_id": np.uint32,
+    "deadline_ns": np.uint64,
+    "after": np.uint32,
+    "flow_deadline_ns": np.uint64,
+}
+#: Integer columns with a default where absent or null.
+_DEFAULTED = {"group": (np.uint32, 0), "delay_ns": (np.uint64, 0)}
+#: The flow kinds, by their code in the core's columns.
+_KINDS = ["net", "compute"]
 _ARROW_TYPES = {np.uint64: pa.uint64(), np.uint32: pa.uint32()}
 _N_HOSTS_KEY = b"coflowkit.n_hosts"
 _NATIVE = ", ".join(_core.NATIVE_COLUMNS)
@@ -76,7 +107,8 @@ def load_trace(path: str | os.PathLike[str], fmt: str | None = None) -> Workload
 def workload_from_table(table: pa.Table, source: str = "<table>", n_hosts: int | None = None) -> Workload:
     """Build a workload from an Arrow table with the native columns."""
     names = table.column_names
-    unknown = [n for n in names if n not in _REQUIRED and n not in _OPTIONAL]
+    known = set(_core.NATIVE_COLUMNS)
+    unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"{source}:0: {unknown[0]}: unknown column (native columns: {_NATIVE})")
     cols: dict[str, Any] = {}
@@ -87,6 +119,16 @@ def workload_from_table(table: pa.Table, source: str = "<table>", n_hosts: int |
     for name, dtype in _OPTIONAL.items():
         if name in names:
             cols[name], cols[f"{name}_valid"] = _unsigned(table.column(name), name, dtype, source, required=False)
+    for name, (dtype, default) in _DEFAULTED.items():
+        if name in names:
+            values, valid = _unsigned(table.column(name), name, dtype, source, required=False)
+            cols[name] = np.where(valid, values, dtype(default)).astype(dtype)
+    if "kind" in names:
+        cols["kind"] = _kind_codes(table.column("kind"), source)
+    if "size_known" in names:
+        cols["size_known"] = _size_known(table.column("size_known"), source)
+    if "parents" in names:
+        cols["parents_offsets"], cols["parents_data"] = _text(table.column("parents"), "parents", source)
     if n_hosts is not None and not 0 <= n_hosts <= np.iinfo(np.uint32).max:
         raise ValueError(f"{source}:0: n_hosts: {n_hosts} is out of range")
     return _core.workload_from_columns(**cols, n_hosts=n_hosts, source=source)
@@ -121,13 +163,76 @@ def _unsigned(
     return np.ascontiguousarray(values, dtype=dtype), np.ascontiguousarray(valid, dtype=bool)
 
 
+def _plain(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One array, dictionaries decoded."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    return arr
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    return int(np.argmax(mask)) + 1
+
+
+def _kind_codes(column: pa.ChunkedArray, source: str) -> np.ndarray:
+    """The ``kind`` column (``net``/``compute`` text, null = net) as uint8 codes."""
+    arr = _plain(column)
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_null(arr.type)):
+        raise ValueError(f"{source}:0: kind: has type {arr.type}, expected text (net or compute)")
+    if pa.types.is_null(arr.type):
+        return np.zeros(len(arr), dtype=np.uint8)
+    codes = pc.index_in(arr, value_set=pa.array(_KINDS))
+    bad = pc.and_(codes.is_null(), arr.is_valid()).to_numpy(zero_copy_only=False)
+    if bad.any():
+        row = _first_bad(bad)
+        raise ValueError(f"{source}:{row}: kind: {arr[row - 1].as_py()!r} is not a flow kind (net, compute)")
+    return np.ascontiguousarray(codes.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.uint8)
+
+
+def _size_known(column: pa.ChunkedArray, source: str) -> np.ndarray:
+    """The ``size_known`` column (bool, null = true)."""
+    arr = _plain(column)
+    if pa.types.is_null(arr.type):
+        return np.ones(len(arr), dtype=bool)
+    if not pa.types.is_boolean(arr.type):
+        raise ValueError(f"{source}:0: size_known: has type {arr.type}, expected booleans")
+    return np.ascontiguousarray(arr.fill_null(True).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _text(column: pa.ChunkedArray, name: str, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """A text column (null = empty) as Arrow-style (int64 offsets, uint8 bytes)."""
+    arr = _plain(column)
+    if pa.types.is_null(arr.type):
+        return np.zeros(len(arr) + 1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        raise ValueError(f"{source}:0: {name}: has type {arr.type}, expected text")
+    arr = arr.fill_null("").cast(pa.large_string())
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    return np.ascontiguousarray(offsets), np.ascontiguousarray(data)
+
+
 def workload_to_table(workload: Workload) -> pa.Table:
     """The workload's native columns as an Arrow table (nulls where empty)."""
     cols = workload.columns()
+    n = len(cols["coflow_id"])
     arrays = {name: pa.array(cols[name], type=_ARROW_TYPES[dtype]) for name, dtype in _REQUIRED.items()}
-    for name, dtype in _OPTIONAL.items():
-        arrays[name] = pa.array(cols[name], type=_ARROW_TYPES[dtype], mask=~cols[f"{name}_valid"])
-    table = pa.table(arrays)
+    for name in ("job_id", "stage_id", "deadline_ns"):
+        arrays[name] = pa.array(cols[name], type=_ARROW_TYPES[_OPTIONAL[name]], mask=~cols[f"{name}_valid"])
+    arrays["kind"] = pa.DictionaryArray.from_arrays(pa.array(cols["kind"], pa.int8()), pa.array(_KINDS))
+    arrays["group"] = pa.array(cols["group"], pa.uint32())
+    arrays["after"] = pa.array(cols["after"], pa.uint32(), mask=~cols["after_valid"])
+    arrays["delay_ns"] = pa.array(cols["delay_ns"], pa.uint64())
+    arrays["flow_deadline_ns"] = pa.array(
+        cols["flow_deadline_ns"], pa.uint64(), mask=~cols["flow_deadline_ns_valid"]
+    )
+    arrays["size_known"] = pa.array(cols["size_known"], pa.bool_())
+    arrays["parents"] = pa.LargeStringArray.from_buffers(
+        n, pa.py_buffer(cols["parents_offsets"]), pa.py_buffer(cols["parents_data"])
+    )
+    table = pa.table({name: arrays[name] for name in _core.NATIVE_COLUMNS})
     return table.replace_schema_metadata({_N_HOSTS_KEY: str(workload.n_hosts).encode()})
 
 

@@ -5,7 +5,8 @@
 //! calls; here Rust values become numpy columns, dicts and Python errors:
 //!
 //! - [`workload`]: the `Workload` handle, trace loading (coflow-benchmark and
-//!   native CSV), the embedded synthetic generator, and workloads to and from
+//!   native CSV), the embedded synthetic generator, every registered
+//!   generator by name and text parameters, and workloads to and from
 //!   native columns (the Python side reads and writes Parquet with pyarrow
 //!   through these columns);
 //! - [`simulate`]: runs one or more schedulers over a workload with the GIL
@@ -40,6 +41,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload::workload_from_columns, m)?)?;
     m.add_function(wrap_pyfunction!(workload::synthetic, m)?)?;
     m.add_function(wrap_pyfunction!(workload::synth_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(workload::generate_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(workload::generators, m)?)?;
+    m.add_function(wrap_pyfunction!(workload::generator_params, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;

@@ -6,15 +6,19 @@
 //!
 //! Native columns cross the boundary as numpy arrays, one entry per flow, in
 //! the order of [`NATIVE_COLUMNS`]. The optional columns (`job_id`,
-//! `stage_id`, `deadline_ns`) travel as a value array (0 where empty) plus a
-//! boolean `<name>_valid` array, so that `workload_from_columns(**w.columns())`
+//! `stage_id`, `deadline_ns`, `after`, `flow_deadline_ns`) travel as a value
+//! array (0 where empty) plus a boolean `<name>_valid` array; `kind` as
+//! uint8 codes (0 net, 1 compute); `parents` as Arrow-style text, int64
+//! `parents_offsets` (rows + 1) into uint8 `parents_data`, so pyarrow wraps
+//! it without a Python object per row. `workload_from_columns(**w.columns())`
 //! rebuilds `w` exactly.
 
 use crate::errors::{trace_error, value_error};
-use coflowkit_model::{BitsPerSec, Workload};
+use coflowkit_model::{BitsPerSec, FlowKind, Workload};
+use coflowkit_workload::registry::{self, GENERATORS};
 use coflowkit_workload::{
     generate, read_benchmark_file, read_native_csv, write_native_csv, FlowColumns, SynthConfig,
-    TraceStats,
+    TextColumn, TraceStats,
 };
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -58,9 +62,11 @@ impl PyWorkload {
 
     /// The native columns as numpy arrays, one entry per flow, coflow by
     /// coflow: `coflow_id`, `arrival_ns`, `src`, `dst`, `bytes`, `job_id`,
-    /// `stage_id`, `deadline_ns`, and `job_id_valid`, `stage_id_valid`,
-    /// `deadline_ns_valid` (False where the optional column is empty; the
-    /// value there is 0).
+    /// `stage_id`, `deadline_ns`, `kind` (uint8: 0 net, 1 compute), `group`,
+    /// `after`, `delay_ns`, `flow_deadline_ns`, `size_known`, the optional
+    /// columns' `<name>_valid` masks (False where empty; the value there is
+    /// 0), and `parents` as `parents_offsets` (int64, rows + 1) into
+    /// `parents_data` (uint8, UTF-8 text like `12:sa;13:fb`).
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let cols = py.detach(|| FlowColumns::from_workload(&self.inner));
         let d = PyDict::new(py);
@@ -72,6 +78,18 @@ impl PyWorkload {
         set_optional(&d, "job_id", cols.job_id)?;
         set_optional(&d, "stage_id", cols.stage_id)?;
         set_optional(&d, "deadline_ns", cols.deadline_ns)?;
+        let kind: Vec<u8> = cols.kind.iter().map(|&k| kind_code(k)).collect();
+        d.set_item("kind", kind.into_pyarray(py))?;
+        d.set_item("group", cols.group.into_pyarray(py))?;
+        set_optional(&d, "after", cols.after)?;
+        d.set_item("delay_ns", cols.delay_ns.into_pyarray(py))?;
+        set_optional(&d, "flow_deadline_ns", cols.flow_deadline_ns)?;
+        d.set_item("size_known", cols.size_known.into_pyarray(py))?;
+        let (offsets, data) = cols.parents.into_parts();
+        // Offsets are at most the text's length, far below i64::MAX.
+        let offsets: Vec<i64> = offsets.into_iter().map(|o| o as i64).collect();
+        d.set_item("parents_offsets", offsets.into_pyarray(py))?;
+        d.set_item("parents_data", data.into_pyarray(py))?;
         Ok(d)
     }
 
@@ -84,7 +102,9 @@ impl PyWorkload {
     }
 
     /// The same summary as a dict: counts, bytes, arrivals (s), offered load,
-    /// per-bin counts and shares, width and length percentiles.
+    /// per-bin counts and shares, width and length percentiles, and
+    /// `features` (counts of flows and coflows using groups, delays, compute
+    /// stages, deadlines, hidden sizes, jobs and parents).
     #[pyo3(signature = (capacity_bps = 1e9))]
     fn stats<'py>(&self, py: Python<'py>, capacity_bps: f64) -> PyResult<Bound<'py, PyDict>> {
         let capacity = checked_capacity(capacity_bps)?;
@@ -110,6 +130,21 @@ impl PyWorkload {
             bins.append(row)?;
         }
         d.set_item("bins", bins)?;
+        let x = s.features;
+        let features = PyDict::new(py);
+        for (name, n) in [
+            ("compute", x.n_compute),
+            ("after", x.n_after),
+            ("delayed", x.n_delayed),
+            ("flow_deadlines", x.n_flow_deadlines),
+            ("size_unknown", x.n_size_unknown),
+            ("coflow_deadlines", x.n_coflow_deadlines),
+            ("in_jobs", x.n_in_jobs),
+            ("with_parents", x.n_with_parents),
+        ] {
+            features.set_item(name, n)?;
+        }
+        d.set_item("features", features)?;
         for (name, p) in [("width", s.width), ("length_bytes", s.length)] {
             let row = PyDict::new(py);
             row.set_item("p50", p.p50)?;
@@ -138,6 +173,14 @@ impl PyWorkload {
 
     fn __len__(&self) -> usize {
         self.inner.coflows.len()
+    }
+}
+
+/// The uint8 code of a flow kind in the numpy columns.
+fn kind_code(k: FlowKind) -> u8 {
+    match k {
+        FlowKind::Net => 0,
+        FlowKind::Compute => 1,
     }
 }
 
@@ -211,6 +254,29 @@ fn required<T: numpy::Element + Copy>(col: &PyReadonlyArray1<'_, T>) -> Vec<T> {
     col.as_array().iter().copied().collect()
 }
 
+/// A column with a default: its values, or `n` defaults when absent.
+fn defaulted<T: numpy::Element + Copy>(
+    name: &str,
+    col: Option<PyReadonlyArray1<'_, T>>,
+    default: T,
+    n: usize,
+    source: &str,
+) -> PyResult<Vec<T>> {
+    match col {
+        None => Ok(vec![default; n]),
+        Some(col) => {
+            let values = required(&col);
+            if values.len() != n {
+                return Err(value_error(format!(
+                    "{source}:0: {name}: has {} rows but coflow_id has {n}",
+                    values.len()
+                )));
+            }
+            Ok(values)
+        }
+    }
+}
+
 /// An optional column from its values and validity mask (either may be
 /// absent: no values means all empty, no mask means all set).
 fn optional<T: numpy::Element + Copy>(
@@ -248,14 +314,69 @@ fn optional<T: numpy::Element + Copy>(
     }
 }
 
+/// The `kind` column from uint8 codes (0 net, 1 compute; all net when absent).
+fn kinds(
+    codes: Option<PyReadonlyArray1<'_, u8>>,
+    n: usize,
+    source: &str,
+) -> PyResult<Vec<FlowKind>> {
+    defaulted("kind", codes, 0, n, source)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| match c {
+            0 => Ok(FlowKind::Net),
+            1 => Ok(FlowKind::Compute),
+            other => Err(value_error(format!(
+                "{source}:{}: kind: code {other} is not a flow kind (0 net, 1 compute)",
+                i + 1
+            ))),
+        })
+        .collect()
+}
+
+/// The `parents` text column from offsets and bytes (all empty when absent).
+fn parents(
+    offsets: Option<PyReadonlyArray1<'_, i64>>,
+    data: Option<PyReadonlyArray1<'_, u8>>,
+    n: usize,
+    source: &str,
+) -> PyResult<TextColumn> {
+    let Some(offsets) = offsets else {
+        return Ok(TextColumn::empty_rows(n));
+    };
+    let offsets = offsets.as_array();
+    if offsets.len() != n + 1 {
+        return Err(value_error(format!(
+            "{source}:0: parents_offsets: has {} entries, expected rows + 1 = {}",
+            offsets.len(),
+            n + 1
+        )));
+    }
+    let offsets = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| {
+            u64::try_from(o)
+                .map_err(|_| value_error(format!("{source}:{i}: parents_offsets: {o} is negative")))
+        })
+        .collect::<PyResult<Vec<u64>>>()?;
+    let data = data.map(|d| required(&d)).unwrap_or_default();
+    TextColumn::from_parts(offsets, data)
+        .map_err(|(row, m)| value_error(format!("{source}:{row}: parents: {m}")))
+}
+
 /// Builds a workload from native columns (numpy arrays of the exact dtypes
-/// `Workload.columns()` returns). Errors name `source`, the 1-based row and
-/// the column. `n_hosts` defaults to the largest host + 1.
+/// `Workload.columns()` returns; every column but the first five may be
+/// left out and takes its default). Errors name `source`, the 1-based row
+/// and the column. `n_hosts` defaults to the largest host + 1.
 #[pyfunction]
 #[pyo3(signature = (
     coflow_id, arrival_ns, src, dst, bytes,
     job_id = None, stage_id = None, deadline_ns = None,
     job_id_valid = None, stage_id_valid = None, deadline_ns_valid = None,
+    kind = None, group = None, after = None, after_valid = None, delay_ns = None,
+    flow_deadline_ns = None, flow_deadline_ns_valid = None, size_known = None,
+    parents_offsets = None, parents_data = None,
     n_hosts = None, source = "<columns>"
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -272,6 +393,16 @@ pub fn workload_from_columns(
     job_id_valid: Option<PyReadonlyArray1<'_, bool>>,
     stage_id_valid: Option<PyReadonlyArray1<'_, bool>>,
     deadline_ns_valid: Option<PyReadonlyArray1<'_, bool>>,
+    kind: Option<PyReadonlyArray1<'_, u8>>,
+    group: Option<PyReadonlyArray1<'_, u32>>,
+    after: Option<PyReadonlyArray1<'_, u32>>,
+    after_valid: Option<PyReadonlyArray1<'_, bool>>,
+    delay_ns: Option<PyReadonlyArray1<'_, u64>>,
+    flow_deadline_ns: Option<PyReadonlyArray1<'_, u64>>,
+    flow_deadline_ns_valid: Option<PyReadonlyArray1<'_, bool>>,
+    size_known: Option<PyReadonlyArray1<'_, bool>>,
+    parents_offsets: Option<PyReadonlyArray1<'_, i64>>,
+    parents_data: Option<PyReadonlyArray1<'_, u8>>,
     n_hosts: Option<u32>,
     source: &str,
 ) -> PyResult<PyWorkload> {
@@ -285,6 +416,19 @@ pub fn workload_from_columns(
         job_id: optional("job_id", job_id, job_id_valid, n, source)?,
         stage_id: optional("stage_id", stage_id, stage_id_valid, n, source)?,
         deadline_ns: optional("deadline_ns", deadline_ns, deadline_ns_valid, n, source)?,
+        kind: kinds(kind, n, source)?,
+        group: defaulted("group", group, 0, n, source)?,
+        after: optional("after", after, after_valid, n, source)?,
+        delay_ns: defaulted("delay_ns", delay_ns, 0, n, source)?,
+        flow_deadline_ns: optional(
+            "flow_deadline_ns",
+            flow_deadline_ns,
+            flow_deadline_ns_valid,
+            n,
+            source,
+        )?,
+        size_known: defaulted("size_known", size_known, true, n, source)?,
+        parents: parents(parents_offsets, parents_data, n, source)?,
     };
     let inner = py
         .detach(|| cols.into_workload(n_hosts, source))
@@ -337,6 +481,7 @@ pub fn synthetic(
             .transpose()?
             .unwrap_or(d.seed),
         mix: mix.unwrap_or(d.mix),
+        ..d
     };
     config.validate().map_err(value_error)?;
     let source = format!(
@@ -359,4 +504,71 @@ pub fn synth_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("capacity_bps", c.capacity_bps)?;
     d.set_item("mix", c.mix.to_vec())?;
     Ok(d)
+}
+
+/// Generates workload `name` (see `generators()`) from `preset` (default:
+/// the generator's first) with `params`, `(name, value)` pairs of text set
+/// in order. Raises `ValueError` naming an unknown workload, preset or
+/// parameter (listing the valid ones) or a bad value.
+#[pyfunction]
+#[pyo3(signature = (name, preset = None, params = Vec::new()))]
+pub fn generate_workload(
+    py: Python<'_>,
+    name: &str,
+    preset: Option<&str>,
+    params: Vec<(String, String)>,
+) -> PyResult<PyWorkload> {
+    let info = registry::find(name).map_err(value_error)?;
+    let pairs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let config = info.configure(preset, &pairs).map_err(value_error)?;
+    let mut source = format!("{name}(preset={}", preset.unwrap_or(info.presets[0].0));
+    for (k, v) in &params {
+        source.push_str(&format!(", {k}={v}"));
+    }
+    source.push(')');
+    let inner = py.detach(|| config.run());
+    Ok(PyWorkload { inner, source })
+}
+
+/// Every generator: a dict with `name`, `about`, `source` (paper and
+/// section), `presets` (list of `(name, about)`, the first the default) and
+/// `params` (list of `(name, default, doc)` in the default preset).
+#[pyfunction]
+pub fn generators(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for g in GENERATORS {
+        let d = PyDict::new(py);
+        d.set_item("name", g.name)?;
+        d.set_item("about", g.about)?;
+        d.set_item("source", g.source)?;
+        d.set_item("presets", g.presets.to_vec())?;
+        let params: Vec<(&str, String, &str)> = g
+            .describe(None)
+            .map_err(value_error)?
+            .into_iter()
+            .map(|p| (p.name, p.value, p.doc))
+            .collect();
+        d.set_item("params", params)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// The parameters of generator `name` in `preset`: `(name, value, doc)`.
+#[pyfunction]
+#[pyo3(signature = (name, preset = None))]
+pub fn generator_params(
+    name: &str,
+    preset: Option<&str>,
+) -> PyResult<Vec<(&'static str, String, &'static str)>> {
+    let info = registry::find(name).map_err(value_error)?;
+    Ok(info
+        .describe(preset)
+        .map_err(value_error)?
+        .into_iter()
+        .map(|p| (p.name, p.value, p.doc))
+        .collect())
 }

@@ -3,26 +3,44 @@
 //!
 //! Columns, in this order ([`NATIVE_COLUMNS`]):
 //!
-//! | column        | type | meaning                                                   |
-//! |---------------|------|-----------------------------------------------------------|
-//! | `coflow_id`   | u64  | the flow's coflow                                         |
-//! | `arrival_ns`  | u64  | the coflow's arrival, ns (the same on every row of it)    |
-//! | `src`, `dst`  | u32  | sending and receiving host                                |
-//! | `bytes`       | u64  | the flow's size                                           |
-//! | `job_id`      | u64? | the coflow's job (empty: none)                            |
-//! | `stage_id`    | u32? | its stage in the job (set exactly when `job_id` is)       |
-//! | `deadline_ns` | u64? | the coflow's deadline after its arrival (empty: none)     |
+//! | column             | type   | per    | meaning (default when the column is absent)                       |
+//! |--------------------|--------|--------|-------------------------------------------------------------------|
+//! | `coflow_id`        | u64    | coflow | the flow's coflow (required)                                      |
+//! | `arrival_ns`       | u64    | coflow | the coflow's arrival, ns (required)                               |
+//! | `src`, `dst`       | u32    | flow   | sending and receiving host (required)                             |
+//! | `bytes`            | u64    | flow   | the flow's size; units of work for a compute stage (required)     |
+//! | `job_id`           | u64?   | coflow | the coflow's job (empty: none)                                    |
+//! | `stage_id`         | u32?   | coflow | its stage in the job (set exactly when `job_id` is)               |
+//! | `deadline_ns`      | u64?   | coflow | the coflow's deadline after its arrival (empty: none)             |
+//! | `kind`             | text   | flow   | `net` or `compute` (`net`)                                        |
+//! | `group`            | u32    | flow   | the flow's barrier group in its coflow (0)                        |
+//! | `after`            | u32?   | flow   | the group that must finish before the flow starts (empty: none)   |
+//! | `delay_ns`         | u64    | flow   | wait between the flow's release and its start (0)                 |
+//! | `flow_deadline_ns` | u64?   | flow   | the flow's deadline after its start (empty: none)                 |
+//! | `size_known`       | bool   | flow   | `true`, or `false` for a size hidden from every scheduler (`true`)|
+//! | `parents`          | text   | coflow | the coflow's dependencies (empty: none), see below                |
+//!
+//! `parents` lists `<parent coflow id>:<kind>` items separated by `;`, where
+//! the kind is `sa` (Starts-After: the coflow starts once the parent has
+//! finished) or `fb` (Finishes-Before: it may run alongside the parent but
+//! does not finish before it), e.g. `12:sa;13:fb` (Aalo 5.1). One text
+//! column rather than two list columns keeps the CSV and Parquet files the
+//! same shape and readable in any tool.
 //!
 //! [`FlowColumns`] is the single in-memory definition of these columns: the
 //! CSV reader and writer here go through it, and the Python side writes and
 //! reads Parquet (with pyarrow) through the same columns.
 //!
-//! CSV: a header row with the column names, then one row per flow; empty
-//! optional fields are empty strings. A first line `# n_hosts=<N>` keeps the
-//! workload's host count: [`write_native_csv_to`] always writes it; the
-//! reader accepts it (and then checks every host against it) or, without
-//! it, takes the largest host id + 1. Errors name the file, the 1-based line
-//! (the comment, if any, is line 1 and the header follows it) and the column.
+//! CSV: a header row with column names, then one row per flow; empty
+//! optional fields are empty strings. The writer always writes all columns
+//! in the order above; the reader takes the columns in any order, needs the
+//! five required ones, and gives every absent column its default, so files
+//! written before a column existed still read. A first line `# n_hosts=<N>`
+//! keeps the workload's host count: [`write_native_csv_to`] always writes
+//! it; the reader accepts it (and then checks every host against it) or,
+//! without it, takes the largest host id + 1. Errors name the file, the
+//! 1-based line (the comment, if any, is line 1 and the header follows it)
+//! and the column.
 //!
 //! Rows of a coflow need not be adjacent: coflows appear in the order of
 //! their first row, and flows in row order. Writing then reading back is
@@ -32,19 +50,25 @@
 //! Correctness properties of a workload built from columns (each enforced in
 //! `FlowColumns::into_workload`): all columns have the same length; every
 //! host is below `n_hosts`; `job_id` and `stage_id` are both set or both
-//! empty; a deadline is positive; arrival, job, stage and deadline are the
-//! same on every row of a coflow.
+//! empty; a deadline (coflow or flow) is positive; `parents` parses; the
+//! per-coflow columns (arrival, job, stage, deadline, parents) are the same
+//! on every row of a coflow. What needs the whole coflow or workload (groups
+//! that exist, no cycles, parents that exist, compute stages on one host) is
+//! `Workload::validate`'s job.
 
 use crate::error::{read_text, TraceError};
 use crate::num;
-use coflowkit_model::{flow, CoflowId, CoflowSpec, Dur, JobStage, Time, Workload};
+use coflowkit_model::{
+    CoflowId, CoflowSpec, DepKind, Dependency, Dur, FlowKind, FlowSpec, HostId, JobStage, Time,
+    Workload,
+};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
 /// The native columns, in file order.
-pub const NATIVE_COLUMNS: [&str; 8] = [
+pub const NATIVE_COLUMNS: [&str; 15] = [
     "coflow_id",
     "arrival_ns",
     "src",
@@ -53,7 +77,175 @@ pub const NATIVE_COLUMNS: [&str; 8] = [
     "job_id",
     "stage_id",
     "deadline_ns",
+    "kind",
+    "group",
+    "after",
+    "delay_ns",
+    "flow_deadline_ns",
+    "size_known",
+    "parents",
 ];
+
+/// How many of [`NATIVE_COLUMNS`], from the first, every trace must have.
+pub const N_REQUIRED_COLUMNS: usize = 5;
+
+/// A column of strings stored as one byte buffer and row offsets (the Arrow
+/// layout, so the Python side hands it to pyarrow without a copy per row).
+///
+/// Correctness properties (enforced in [`TextColumn::from_parts`] and kept
+/// by [`TextColumn::push`]): `offsets` starts at 0, never decreases, ends at
+/// `data.len()`, and every row is valid UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextColumn {
+    offsets: Vec<u64>,
+    data: Vec<u8>,
+}
+
+impl Default for TextColumn {
+    fn default() -> TextColumn {
+        TextColumn::with_capacity(0)
+    }
+}
+
+impl TextColumn {
+    /// An empty column with room for `rows` rows.
+    pub fn with_capacity(rows: usize) -> TextColumn {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        TextColumn {
+            offsets,
+            data: Vec::new(),
+        }
+    }
+
+    /// `rows` empty strings.
+    pub fn empty_rows(rows: usize) -> TextColumn {
+        TextColumn {
+            offsets: vec![0; rows + 1],
+            data: Vec::new(),
+        }
+    }
+
+    /// A column from row offsets (`rows + 1` of them, the first may be any
+    /// start) and the bytes they index; the error names the 1-based row.
+    pub fn from_parts(offsets: Vec<u64>, data: Vec<u8>) -> Result<TextColumn, (u64, String)> {
+        let Some(&start) = offsets.first() else {
+            return Err((0, "has no offsets (expected rows + 1)".into()));
+        };
+        let mut prev = start;
+        for (i, &o) in offsets.iter().enumerate().skip(1) {
+            if o < prev || o > data.len() as u64 {
+                return Err((
+                    i as u64,
+                    format!(
+                        "offset {o} is out of order or past the {} bytes of text",
+                        data.len()
+                    ),
+                ));
+            }
+            let row = &data[prev as usize..o as usize];
+            if std::str::from_utf8(row).is_err() {
+                return Err((i as u64, "is not valid UTF-8".into()));
+            }
+            prev = o;
+        }
+        let (offsets, data) = if start == 0 && prev == data.len() as u64 {
+            (offsets, data)
+        } else {
+            let data = data[start as usize..prev as usize].to_vec();
+            (offsets.into_iter().map(|o| o - start).collect(), data)
+        };
+        Ok(TextColumn { offsets, data })
+    }
+
+    /// The offsets (rows + 1, from 0) and the bytes.
+    pub fn into_parts(self) -> (Vec<u64>, Vec<u8>) {
+        (self.offsets, self.data)
+    }
+
+    /// Appends a row.
+    pub fn push(&mut self, s: &str) {
+        self.data.extend_from_slice(s.as_bytes());
+        self.offsets.push(self.data.len() as u64);
+    }
+
+    /// Row `i` (panics if out of range, like indexing a `Vec`).
+    pub fn get(&self, i: usize) -> &str {
+        let row = &self.data[self.offsets[i] as usize..self.offsets[i + 1] as usize];
+        // Every row was checked to be UTF-8 when it entered the column.
+        std::str::from_utf8(row).unwrap_or_default()
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The `parents` text of these dependencies: `12:sa;13:fb`.
+pub fn format_parents(parents: &[Dependency]) -> String {
+    let mut s = String::new();
+    for (k, d) in parents.iter().enumerate() {
+        let kind = match d.kind {
+            DepKind::StartsAfter => "sa",
+            DepKind::FinishesBefore => "fb",
+        };
+        let sep = if k == 0 { "" } else { ";" };
+        // Writing to a String cannot fail.
+        let _ = write!(s, "{sep}{}:{kind}", d.parent.0);
+    }
+    s
+}
+
+/// Parses a `parents` text (`12:sa;13:fb`; empty for none; spaces around
+/// items are ignored).
+pub fn parse_parents(text: &str) -> Result<Vec<Dependency>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(';')
+        .map(|item| {
+            let item = item.trim();
+            let (id, kind) = item.split_once(':').ok_or_else(|| {
+                format!("{item:?} is not <coflow id>:sa or <coflow id>:fb")
+            })?;
+            let parent = CoflowId(num::uint(id.trim()).map_err(|m| format!("parent {m}"))?);
+            let kind = match kind.trim() {
+                "sa" => DepKind::StartsAfter,
+                "fb" => DepKind::FinishesBefore,
+                other => {
+                    return Err(format!(
+                        "{other:?} in {item:?} is not a dependency kind (sa: Starts-After, fb: Finishes-Before)"
+                    ))
+                }
+            };
+            Ok(Dependency { parent, kind })
+        })
+        .collect()
+}
+
+/// The `kind` text of a flow kind.
+pub fn kind_name(kind: FlowKind) -> &'static str {
+    match kind {
+        FlowKind::Net => "net",
+        FlowKind::Compute => "compute",
+    }
+}
+
+/// A flow kind from its `kind` text.
+pub fn parse_kind(text: &str) -> Result<FlowKind, String> {
+    match text {
+        "net" => Ok(FlowKind::Net),
+        "compute" => Ok(FlowKind::Compute),
+        other => Err(format!("{other:?} is not a flow kind (net, compute)")),
+    }
+}
 
 /// A workload as columns, one entry per flow (the native format in memory).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -66,7 +258,7 @@ pub struct FlowColumns {
     pub src: Vec<u32>,
     /// Receiving host.
     pub dst: Vec<u32>,
-    /// The flow's size in bytes.
+    /// The flow's size in bytes (units of work for a compute stage).
     pub bytes: Vec<u64>,
     /// The coflow's job, if any.
     pub job_id: Vec<Option<u64>>,
@@ -74,6 +266,20 @@ pub struct FlowColumns {
     pub stage_id: Vec<Option<u32>>,
     /// The coflow's deadline after its arrival, in ns, if any.
     pub deadline_ns: Vec<Option<u64>>,
+    /// Network transfer or compute stage.
+    pub kind: Vec<FlowKind>,
+    /// The flow's barrier group in its coflow.
+    pub group: Vec<u32>,
+    /// The group that must finish before the flow starts, if any.
+    pub after: Vec<Option<u32>>,
+    /// The wait between the flow's release and its start, in ns.
+    pub delay_ns: Vec<u64>,
+    /// The flow's deadline after its start, in ns, if any.
+    pub flow_deadline_ns: Vec<Option<u64>>,
+    /// Whether schedulers entitled to sizes may know the flow's size.
+    pub size_known: Vec<bool>,
+    /// The coflow's dependencies as `parents` text (`12:sa;13:fb`).
+    pub parents: TextColumn,
 }
 
 impl FlowColumns {
@@ -82,6 +288,7 @@ impl FlowColumns {
         let n: usize = w.coflows.iter().map(|c| c.flows.len()).sum();
         let mut cols = FlowColumns::with_capacity(n);
         for c in &w.coflows {
+            let parents = format_parents(&c.parents);
             for f in &c.flows {
                 cols.coflow_id.push(c.id.0);
                 cols.arrival_ns.push(c.arrival.0);
@@ -91,6 +298,13 @@ impl FlowColumns {
                 cols.job_id.push(c.job.map(|j| j.job));
                 cols.stage_id.push(c.job.map(|j| j.stage));
                 cols.deadline_ns.push(c.deadline.map(|d| d.0));
+                cols.kind.push(f.kind);
+                cols.group.push(f.group);
+                cols.after.push(f.after);
+                cols.delay_ns.push(f.delay.0);
+                cols.flow_deadline_ns.push(f.deadline.map(|d| d.0));
+                cols.size_known.push(f.size_known);
+                cols.parents.push(&parents);
             }
         }
         cols
@@ -107,6 +321,13 @@ impl FlowColumns {
             job_id: Vec::with_capacity(n),
             stage_id: Vec::with_capacity(n),
             deadline_ns: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            group: Vec::with_capacity(n),
+            after: Vec::with_capacity(n),
+            delay_ns: Vec::with_capacity(n),
+            flow_deadline_ns: Vec::with_capacity(n),
+            size_known: Vec::with_capacity(n),
+            parents: TextColumn::with_capacity(n),
         }
     }
 
@@ -144,6 +365,13 @@ impl FlowColumns {
             ("job_id", self.job_id.len()),
             ("stage_id", self.stage_id.len()),
             ("deadline_ns", self.deadline_ns.len()),
+            ("kind", self.kind.len()),
+            ("group", self.group.len()),
+            ("after", self.after.len()),
+            ("delay_ns", self.delay_ns.len()),
+            ("flow_deadline_ns", self.flow_deadline_ns.len()),
+            ("size_known", self.size_known.len()),
+            ("parents", self.parents.len()),
         ];
         if let Some((name, len)) = lens.into_iter().find(|&(_, len)| len != n) {
             return Err(TraceError::parse(
@@ -181,6 +409,7 @@ impl FlowColumns {
         let mut coflows: Vec<CoflowSpec> = Vec::new();
         let mut first_row: Vec<usize> = Vec::new();
         let mut index: HashMap<u64, usize> = HashMap::new();
+        let mut last: Option<(u64, usize)> = None;
         for i in 0..n {
             for (side, h) in [("src", self.src[i]), ("dst", self.dst[i])] {
                 if h >= n_hosts {
@@ -212,20 +441,43 @@ impl FlowColumns {
             if self.deadline_ns[i] == Some(0) {
                 return Err(err(i, "deadline_ns", "must be positive".into()));
             }
+            if self.flow_deadline_ns[i] == Some(0) {
+                return Err(err(i, "flow_deadline_ns", "must be positive".into()));
+            }
+            let parents = parse_parents(self.parents.get(i)).map_err(|m| err(i, "parents", m))?;
             let id = self.coflow_id[i];
-            let f = flow(self.src[i], self.dst[i], self.bytes[i]);
-            let k = *index.entry(id).or_insert_with(|| {
-                coflows.push(CoflowSpec {
-                    id: CoflowId(id),
-                    arrival: Time(self.arrival_ns[i]),
-                    flows: Vec::new(),
-                    job,
-                    deadline: self.deadline_ns[i].map(Dur),
-                    parents: Vec::new(),
-                });
-                first_row.push(i);
-                coflows.len() - 1
-            });
+            let f = FlowSpec {
+                src: HostId(self.src[i]),
+                dst: HostId(self.dst[i]),
+                bytes: coflowkit_model::Bytes(self.bytes[i]),
+                kind: self.kind[i],
+                group: self.group[i],
+                after: self.after[i],
+                delay: Dur(self.delay_ns[i]),
+                deadline: self.flow_deadline_ns[i].map(Dur),
+                size_known: self.size_known[i],
+            };
+            // Rows of one coflow are usually adjacent: skip the lookup then.
+            let k = match last.filter(|&(prev, _)| prev == id) {
+                Some((_, k)) => k,
+                None => match index.get(&id) {
+                    Some(&k) => k,
+                    None => {
+                        index.insert(id, coflows.len());
+                        coflows.push(CoflowSpec {
+                            id: CoflowId(id),
+                            arrival: Time(self.arrival_ns[i]),
+                            flows: Vec::new(),
+                            job,
+                            deadline: self.deadline_ns[i].map(Dur),
+                            parents: parents.clone(),
+                        });
+                        first_row.push(i);
+                        coflows.len() - 1
+                    }
+                },
+            };
+            last = Some((id, k));
             let c = &mut coflows[k];
             let first = first_row[k];
             let differs = |field: &str, got: String, want: String| {
@@ -259,6 +511,13 @@ impl FlowColumns {
                     show(c.deadline.map(|d| d.0)),
                 );
             }
+            if c.parents != parents {
+                let text = |p: &[Dependency]| match format_parents(p) {
+                    s if s.is_empty() => "empty".to_string(),
+                    s => format!("{s:?}"),
+                };
+                return differs("parents", text(&parents), text(&c.parents));
+            }
             c.flows.push(f);
         }
         Ok(Workload { n_hosts, coflows })
@@ -291,31 +550,27 @@ pub fn read_native_csv_str(text: &str, source: &str) -> Result<Workload, TraceEr
         .from_reader(body.as_bytes());
     let mut record = csv::StringRecord::new();
 
-    let expected = NATIVE_COLUMNS.join(",");
     if !reader.read_record(&mut record).map_err(csv_err)? {
         return Err(TraceError::parse(
             source,
             offset + 1,
             "header",
-            format!("missing (expected \"{expected}\")"),
+            format!(
+                "missing (expected the columns \"{}\", the first {N_REQUIRED_COLUMNS} required)",
+                NATIVE_COLUMNS.join(",")
+            ),
         ));
     }
-    if record.iter().ne(NATIVE_COLUMNS) {
-        let line = record.position().map_or(offset + 1, |p| p.line() + offset);
-        let found = record.iter().collect::<Vec<_>>().join(",");
-        return Err(TraceError::parse(
-            source,
-            line,
-            "header",
-            format!("expected \"{expected}\", found \"{found}\""),
-        ));
-    }
+    let header_line = record.position().map_or(offset + 1, |p| p.line() + offset);
+    let layout = Layout::of(&record)
+        .map_err(|message| TraceError::parse(source, header_line, "header", message))?;
 
     let mut cols = FlowColumns::default();
     let mut lines: Vec<u64> = Vec::new();
     while reader.read_record(&mut record).map_err(csv_err)? {
         let line = record.position().map_or(0, |p| p.line() + offset);
-        parse_row(&record, &mut cols)
+        layout
+            .parse_row(&record, &mut cols)
             .map_err(|(field, message)| TraceError::parse(source, line, field, message))?;
         lines.push(line);
     }
@@ -344,71 +599,126 @@ fn split_comment<'a>(
     Ok((Some(n), rest, 1))
 }
 
-/// Appends one CSV row to `cols`, or gives the (column, message) at fault.
-fn parse_row(
-    record: &csv::StringRecord,
-    cols: &mut FlowColumns,
-) -> Result<(), (&'static str, String)> {
-    if record.len() != NATIVE_COLUMNS.len() {
-        return Err((
-            "row",
-            format!(
-                "expected {} columns, found {}",
-                NATIVE_COLUMNS.len(),
-                record.len()
-            ),
-        ));
-    }
-    let field = |k: usize| (NATIVE_COLUMNS[k], record.get(k).unwrap_or(""));
-    let required = |k: usize| {
-        let (name, tok) = field(k);
-        if tok.is_empty() {
-            return Err((name, "missing".to_string()));
+/// Where each native column sits in a CSV header (`None`: absent).
+struct Layout {
+    /// For each of [`NATIVE_COLUMNS`], its position in the row.
+    at: [Option<usize>; NATIVE_COLUMNS.len()],
+    /// Columns in the header.
+    width: usize,
+}
+
+impl Layout {
+    /// The layout of a header row, or what is wrong with it.
+    fn of(header: &csv::StringRecord) -> Result<Layout, String> {
+        let mut at = [None; NATIVE_COLUMNS.len()];
+        for (pos, name) in header.iter().enumerate() {
+            let Some(k) = NATIVE_COLUMNS.iter().position(|&c| c == name) else {
+                return Err(format!(
+                    "unknown column {name:?} (native columns: {})",
+                    NATIVE_COLUMNS.join(",")
+                ));
+            };
+            if at[k].is_some() {
+                return Err(format!("column {name:?} appears twice"));
+            }
+            at[k] = Some(pos);
         }
-        num::uint(tok).map_err(|m| (name, m))
-    };
-    let required32 = |k: usize| {
-        let v = required(k)?;
-        u32::try_from(v).map_err(|_| {
+        if let Some(k) = (0..N_REQUIRED_COLUMNS).find(|&k| at[k].is_none()) {
+            let found = header.iter().collect::<Vec<_>>().join(",");
+            return Err(format!(
+                "column {:?} is missing (required: {}; found \"{found}\")",
+                NATIVE_COLUMNS[k],
+                NATIVE_COLUMNS[..N_REQUIRED_COLUMNS].join(",")
+            ));
+        }
+        Ok(Layout {
+            at,
+            width: header.len(),
+        })
+    }
+
+    /// Appends one CSV row to `cols`, or gives the (column, message) at fault.
+    fn parse_row(
+        &self,
+        record: &csv::StringRecord,
+        cols: &mut FlowColumns,
+    ) -> Result<(), (&'static str, String)> {
+        if record.len() != self.width {
+            return Err((
+                "row",
+                format!("expected {} columns, found {}", self.width, record.len()),
+            ));
+        }
+        // The field of native column k ("" when the column is absent).
+        let field = |k: usize| {
             (
                 NATIVE_COLUMNS[k],
-                format!("{v} is too large (at most {})", u32::MAX),
+                self.at[k].and_then(|p| record.get(p)).unwrap_or(""),
             )
-        })
-    };
-    let optional = |k: usize| {
-        let (name, tok) = field(k);
-        if tok.is_empty() {
-            Ok(None)
-        } else {
-            num::uint(tok).map(Some).map_err(|m| (name, m))
-        }
-    };
-    let coflow_id = required(0)?;
-    let arrival_ns = required(1)?;
-    let src = required32(2)?;
-    let dst = required32(3)?;
-    let bytes = required(4)?;
-    let job_id = optional(5)?;
-    let stage_id = match optional(6)? {
-        None => None,
-        Some(v) => Some(u32::try_from(v).map_err(|_| {
-            (
-                "stage_id",
-                format!("{v} is too large (at most {})", u32::MAX),
-            )
-        })?),
-    };
-    let deadline_ns = optional(7)?;
-    cols.coflow_id.push(coflow_id);
-    cols.arrival_ns.push(arrival_ns);
-    cols.src.push(src);
-    cols.dst.push(dst);
-    cols.bytes.push(bytes);
-    cols.job_id.push(job_id);
-    cols.stage_id.push(stage_id);
-    cols.deadline_ns.push(deadline_ns);
-    Ok(())
+        };
+        let required = |k: usize| {
+            let (name, tok) = field(k);
+            if tok.is_empty() {
+                return Err((name, "missing".to_string()));
+            }
+            num::uint(tok).map_err(|m| (name, m))
+        };
+        let optional = |k: usize| {
+            let (name, tok) = field(k);
+            if tok.is_empty() {
+                Ok(None)
+            } else {
+                num::uint(tok).map(Some).map_err(|m| (name, m))
+            }
+        };
+        let narrow = |k: usize, v: Option<u64>| match v {
+            None => Ok(None),
+            Some(v) => u32::try_from(v).map(Some).map_err(|_| {
+                (
+                    NATIVE_COLUMNS[k],
+                    format!("{v} is too large (at most {})", u32::MAX),
+                )
+            }),
+        };
+        let coflow_id = required(0)?;
+        let arrival_ns = required(1)?;
+        let src = narrow(2, Some(required(2)?))?.unwrap_or_default();
+        let dst = narrow(3, Some(required(3)?))?.unwrap_or_default();
+        let bytes = required(4)?;
+        let job_id = optional(5)?;
+        let stage_id = narrow(6, optional(6)?)?;
+        let deadline_ns = optional(7)?;
+        let kind = match field(8) {
+            (_, "") => FlowKind::Net,
+            (name, tok) => parse_kind(tok).map_err(|m| (name, m))?,
+        };
+        let group = narrow(9, optional(9)?)?.unwrap_or(0);
+        let after = narrow(10, optional(10)?)?;
+        let delay_ns = optional(11)?.unwrap_or(0);
+        let flow_deadline_ns = optional(12)?;
+        let size_known = match field(13) {
+            (_, "") | (_, "true") => true,
+            (_, "false") => false,
+            (name, tok) => return Err((name, format!("{tok:?} is not true or false"))),
+        };
+        let parents = field(14).1;
+        cols.coflow_id.push(coflow_id);
+        cols.arrival_ns.push(arrival_ns);
+        cols.src.push(src);
+        cols.dst.push(dst);
+        cols.bytes.push(bytes);
+        cols.job_id.push(job_id);
+        cols.stage_id.push(stage_id);
+        cols.deadline_ns.push(deadline_ns);
+        cols.kind.push(kind);
+        cols.group.push(group);
+        cols.after.push(after);
+        cols.delay_ns.push(delay_ns);
+        cols.flow_deadline_ns.push(flow_deadline_ns);
+        cols.size_known.push(size_known);
+        cols.parents.push(parents);
+        Ok(())
+    }
 }
 
 /// Writes `w` as native CSV (with the `# n_hosts=<N>` line) to a file.
@@ -422,28 +732,39 @@ pub fn write_native_csv_to<W: io::Write>(w: &Workload, mut out: W) -> io::Result
     writeln!(out, "# n_hosts={}", w.n_hosts)?;
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(NATIVE_COLUMNS)?;
-    let cols = FlowColumns::from_workload(w);
-    let mut fields: [String; 8] = Default::default();
-    for i in 0..cols.len() {
-        for f in &mut fields {
-            f.clear();
+    let mut fields: [String; NATIVE_COLUMNS.len()] = Default::default();
+    for c in &w.coflows {
+        let parents = format_parents(&c.parents);
+        for f in &c.flows {
+            for s in &mut fields {
+                s.clear();
+            }
+            // Writing to a String cannot fail.
+            let _ = write!(fields[0], "{}", c.id.0);
+            let _ = write!(fields[1], "{}", c.arrival.0);
+            let _ = write!(fields[2], "{}", f.src.0);
+            let _ = write!(fields[3], "{}", f.dst.0);
+            let _ = write!(fields[4], "{}", f.bytes.0);
+            if let Some(j) = c.job {
+                let _ = write!(fields[5], "{}", j.job);
+                let _ = write!(fields[6], "{}", j.stage);
+            }
+            if let Some(d) = c.deadline {
+                let _ = write!(fields[7], "{}", d.0);
+            }
+            fields[8].push_str(kind_name(f.kind));
+            let _ = write!(fields[9], "{}", f.group);
+            if let Some(g) = f.after {
+                let _ = write!(fields[10], "{g}");
+            }
+            let _ = write!(fields[11], "{}", f.delay.0);
+            if let Some(d) = f.deadline {
+                let _ = write!(fields[12], "{}", d.0);
+            }
+            fields[13].push_str(if f.size_known { "true" } else { "false" });
+            fields[14].push_str(&parents);
+            writer.write_record(&fields)?;
         }
-        // Writing to a String cannot fail.
-        let _ = write!(fields[0], "{}", cols.coflow_id[i]);
-        let _ = write!(fields[1], "{}", cols.arrival_ns[i]);
-        let _ = write!(fields[2], "{}", cols.src[i]);
-        let _ = write!(fields[3], "{}", cols.dst[i]);
-        let _ = write!(fields[4], "{}", cols.bytes[i]);
-        if let Some(v) = cols.job_id[i] {
-            let _ = write!(fields[5], "{v}");
-        }
-        if let Some(v) = cols.stage_id[i] {
-            let _ = write!(fields[6], "{v}");
-        }
-        if let Some(v) = cols.deadline_ns[i] {
-            let _ = write!(fields[7], "{v}");
-        }
-        writer.write_record(&fields)?;
     }
     writer.flush()?;
     Ok(())
@@ -452,10 +773,13 @@ pub fn write_native_csv_to<W: io::Write>(w: &Workload, mut out: W) -> io::Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coflowkit_model::flow;
+    use coflowkit_model::{compute, flow};
     use proptest::prelude::*;
 
-    const HEADER: &str = "coflow_id,arrival_ns,src,dst,bytes,job_id,stage_id,deadline_ns";
+    /// The header of files written before the flow-group columns existed.
+    const OLD_HEADER: &str = "coflow_id,arrival_ns,src,dst,bytes,job_id,stage_id,deadline_ns";
+    /// The header the writer writes.
+    const HEADER: &str = "coflow_id,arrival_ns,src,dst,bytes,job_id,stage_id,deadline_ns,kind,group,after,delay_ns,flow_deadline_ns,size_known,parents";
 
     fn read(text: &str) -> Result<Workload, TraceError> {
         read_native_csv_str(text, "trace.csv")
@@ -473,6 +797,13 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    fn dep(parent: u64, kind: DepKind) -> Dependency {
+        Dependency {
+            parent: CoflowId(parent),
+            kind,
+        }
+    }
+
     fn sample() -> Workload {
         let mut c2 = CoflowSpec::new(9, Time(1_000), vec![flow(1, 0, 5), flow(2, 2, 0)]);
         c2.job = Some(JobStage { job: 4, stage: 1 });
@@ -483,19 +814,65 @@ mod tests {
         }
     }
 
+    /// A workload that uses every column.
+    fn full_sample() -> Workload {
+        let mut w = sample();
+        let mut c = CoflowSpec::new(
+            12,
+            Time(7),
+            vec![
+                compute(3, 40).in_group(1),
+                flow(3, 4, 40)
+                    .in_group(2)
+                    .after(1)
+                    .delayed(Dur(9))
+                    .with_deadline(Dur(1_000))
+                    .size_unknown(),
+            ],
+        );
+        c.parents = vec![
+            dep(3, DepKind::StartsAfter),
+            dep(9, DepKind::FinishesBefore),
+        ];
+        w.coflows.push(c);
+        w
+    }
+
     #[test]
     fn writes_the_documented_text() {
-        let text = to_csv(&sample());
+        let text = to_csv(&full_sample());
         assert_eq!(
             text,
-            format!("# n_hosts=5\n{HEADER}\n3,0,0,1,100,,,\n9,1000,1,0,5,4,1,250\n9,1000,2,2,0,4,1,250\n")
+            format!(
+                "# n_hosts=5\n{HEADER}\n\
+                 3,0,0,1,100,,,,net,0,,0,,true,\n\
+                 9,1000,1,0,5,4,1,250,net,0,,0,,true,\n\
+                 9,1000,2,2,0,4,1,250,net,0,,0,,true,\n\
+                 12,7,3,3,40,,,,compute,1,,0,,true,3:sa;9:fb\n\
+                 12,7,3,4,40,,,,net,2,1,9,1000,false,3:sa;9:fb\n"
+            )
         );
-        assert_eq!(read(&text).unwrap(), sample());
+        assert_eq!(read(&text).unwrap(), full_sample());
+    }
+
+    #[test]
+    fn old_files_and_any_column_order_read() {
+        let old = format!("# n_hosts=5\n{OLD_HEADER}\n3,0,0,1,100,,,\n9,1000,1,0,5,4,1,250\n9,1000,2,2,0,4,1,250\n");
+        assert_eq!(read(&old).unwrap(), sample());
+        let minimal = "bytes,dst,src,arrival_ns,coflow_id,parents,kind\n100,1,0,0,3,,\n5,0,1,1000,9,3:sa,net\n40,2,2,1000,9, 3:sa ,compute\n";
+        let w = read(minimal).unwrap();
+        let mut c = CoflowSpec::new(9, Time(1_000), vec![flow(1, 0, 5), compute(2, 40)]);
+        c.parents = vec![dep(3, DepKind::StartsAfter)];
+        assert_eq!(
+            w.coflows,
+            vec![CoflowSpec::new(3, Time(0), vec![flow(0, 1, 100)]), c]
+        );
     }
 
     #[test]
     fn without_the_comment_hosts_are_counted() {
-        let text = format!("{HEADER}\n3,0,0,1,100,,,\n\n 4 , 7 , 6 , 2 , 1 ,,, \n3,0,2,1,1,,,\n");
+        let text =
+            format!("{OLD_HEADER}\n3,0,0,1,100,,,\n\n 4 , 7 , 6 , 2 , 1 ,,, \n3,0,2,1,1,,,\n");
         let w = read(&text).unwrap();
         assert_eq!(w.n_hosts, 7);
         assert_eq!(
@@ -519,27 +896,33 @@ mod tests {
     fn file_round_trip() {
         let path =
             std::env::temp_dir().join(format!("coflowkit-native-{}.csv", std::process::id()));
-        write_native_csv(&sample(), &path).unwrap();
+        write_native_csv(&full_sample(), &path).unwrap();
         let back = read_native_csv(&path);
         let _ = std::fs::remove_file(&path);
-        assert_eq!(back.unwrap(), sample());
+        assert_eq!(back.unwrap(), full_sample());
         let e = read_native_csv(Path::new("/nonexistent/t.csv")).unwrap_err();
         assert!(e.to_string().starts_with("/nonexistent/t.csv: "), "{e}");
     }
 
     #[test]
     fn header_errors_are_named() {
-        assert_eq!(
-            err(""),
-            format!("trace.csv:1: header: missing (expected \"{HEADER}\")")
-        );
+        let missing = format!("missing (expected the columns \"{HEADER}\", the first 5 required)");
+        assert_eq!(err(""), format!("trace.csv:1: header: {missing}"));
         assert_eq!(
             err("# n_hosts=4\n"),
-            format!("trace.csv:2: header: missing (expected \"{HEADER}\")")
+            format!("trace.csv:2: header: {missing}")
         );
         assert_eq!(
-            err("coflow_id,arrival_ns,src,dst,bytes\n1,0,0,0,1"),
-            format!("trace.csv:1: header: expected \"{HEADER}\", found \"coflow_id,arrival_ns,src,dst,bytes\"")
+            err("coflow_id,arrival_ns,src,dst\n1,0,0,0"),
+            "trace.csv:1: header: column \"bytes\" is missing (required: coflow_id,arrival_ns,src,dst,bytes; found \"coflow_id,arrival_ns,src,dst\")"
+        );
+        assert_eq!(
+            err("coflow_id,arrival_ns,src,dst,bytes,colour\n"),
+            format!("trace.csv:1: header: unknown column \"colour\" (native columns: {HEADER})")
+        );
+        assert_eq!(
+            err("# n_hosts=4\ncoflow_id,arrival_ns,src,dst,bytes,src\n"),
+            "trace.csv:2: header: column \"src\" appears twice"
         );
         assert_eq!(
             err("# hosts 4\n"),
@@ -550,14 +933,14 @@ mod tests {
             "trace.csv:1: n_hosts: \"-1\" is negative"
         );
         assert_eq!(
-            err(&format!("{HEADER}\n# n_hosts=4\n")),
+            err(&format!("{OLD_HEADER}\n# n_hosts=4\n")),
             "trace.csv:2: row: expected 8 columns, found 1"
         );
     }
 
     #[test]
     fn row_errors_name_line_and_column() {
-        let e = |rows: &str| err(&format!("# n_hosts=4\n{HEADER}\n1,0,0,1,5,,,\n{rows}"));
+        let e = |rows: &str| err(&format!("# n_hosts=4\n{OLD_HEADER}\n1,0,0,1,5,,,\n{rows}"));
         assert_eq!(
             e("2,0,0,1,5,,"),
             "trace.csv:4: row: expected 8 columns, found 7"
@@ -618,10 +1001,55 @@ mod tests {
     }
 
     #[test]
+    fn new_column_errors_name_line_and_column() {
+        let e = |row: &str| {
+            err(&format!(
+                "# n_hosts=4\n{HEADER}\n1,0,0,1,5,,,,net,0,,0,,true,\n{row}"
+            ))
+        };
+        assert_eq!(
+            e("2,0,0,1,5,,,,cpu,0,,0,,true,"),
+            "trace.csv:4: kind: \"cpu\" is not a flow kind (net, compute)"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,-2,,0,,true,"),
+            "trace.csv:4: group: \"-2\" is negative"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,0,4294967296,0,,true,"),
+            "trace.csv:4: after: 4294967296 is too large (at most 4294967295)"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,0,,1e3,,true,"),
+            "trace.csv:4: delay_ns: \"1e3\" is not an integer"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,0,,0,0,true,"),
+            "trace.csv:4: flow_deadline_ns: must be positive"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,0,,0,,yes,"),
+            "trace.csv:4: size_known: \"yes\" is not true or false"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,0,,0,,true,1:sa;2"),
+            "trace.csv:4: parents: \"2\" is not <coflow id>:sa or <coflow id>:fb"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,0,,0,,true,1:xx"),
+            "trace.csv:4: parents: \"xx\" in \"1:xx\" is not a dependency kind (sa: Starts-After, fb: Finishes-Before)"
+        );
+        assert_eq!(
+            e("2,0,0,1,5,,,,net,0,,0,,true,x:sa"),
+            "trace.csv:4: parents: parent \"x\" is not a number"
+        );
+    }
+
+    #[test]
     fn per_coflow_fields_must_agree() {
         let e = |rows: &str| {
             err(&format!(
-                "{HEADER}\n1,10,0,1,5,7,0,100\n2,0,0,1,5,,,\n{rows}"
+                "{OLD_HEADER}\n1,10,0,1,5,7,0,100\n2,0,0,1,5,,,\n{rows}"
             ))
         };
         assert_eq!(
@@ -648,6 +1076,22 @@ mod tests {
             e("2,0,0,1,5,,,9"),
             "trace.csv:4: deadline_ns: coflow 2: 9 differs from empty on line 3"
         );
+        let p = |rows: &str| {
+            err(&format!(
+                "coflow_id,arrival_ns,src,dst,bytes,parents\n1,0,0,1,5,\n2,0,0,1,5,1:sa\n{rows}"
+            ))
+        };
+        assert_eq!(
+            p("2,0,0,1,5,1:fb"),
+            "trace.csv:4: parents: coflow 2: \"1:fb\" differs from \"1:sa\" on line 3"
+        );
+        assert_eq!(
+            p("1,0,0,1,5,2:fb"),
+            "trace.csv:4: parents: coflow 1: \"2:fb\" differs from empty on line 2"
+        );
+        // The same dependencies written differently agree.
+        let spaced = "coflow_id,arrival_ns,src,dst,bytes,parents\n2,0,0,1,5,1:sa;3:fb\n2,0,0,1,5, 1:sa ; 3:fb \n";
+        assert_eq!(read(spaced).unwrap().coflows[0].flows.len(), 2);
     }
 
     #[test]
@@ -659,6 +1103,14 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "t.parquet:0: bytes: has 2 rows but coflow_id has 3"
+        );
+        let mut cols = FlowColumns::from_workload(&sample());
+        cols.size_known.pop();
+        assert_eq!(
+            cols.into_workload(None, "t.parquet")
+                .unwrap_err()
+                .to_string(),
+            "t.parquet:0: size_known: has 2 rows but coflow_id has 3"
         );
         let mut cols = FlowColumns::from_workload(&sample());
         cols.arrival_ns[2] = 1;
@@ -683,6 +1135,59 @@ mod tests {
     }
 
     #[test]
+    fn text_columns_check_their_parts() {
+        let mut t = TextColumn::default();
+        t.push("1:sa");
+        t.push("");
+        t.push("é");
+        assert_eq!(
+            (t.len(), t.get(0), t.get(1), t.get(2)),
+            (3, "1:sa", "", "é")
+        );
+        let (offsets, data) = t.clone().into_parts();
+        assert_eq!(offsets, vec![0, 4, 4, 6]);
+        assert_eq!(TextColumn::from_parts(offsets, data.clone()).unwrap(), t);
+        // A column sliced out of a larger buffer starts at a non-zero offset.
+        let sliced = TextColumn::from_parts(vec![4, 4, 6], data.clone()).unwrap();
+        assert_eq!((sliced.len(), sliced.get(0), sliced.get(1)), (2, "", "é"));
+        assert_eq!(
+            sliced.into_parts(),
+            (vec![0, 0, 2], "é".as_bytes().to_vec())
+        );
+        assert_eq!(
+            TextColumn::from_parts(vec![0, 4, 3], data.clone())
+                .unwrap_err()
+                .0,
+            2
+        );
+        assert_eq!(
+            TextColumn::from_parts(vec![0, 9], data.clone())
+                .unwrap_err()
+                .0,
+            1
+        );
+        assert_eq!(
+            TextColumn::from_parts(vec![0, 5], data).unwrap_err(),
+            (1, "is not valid UTF-8".to_string())
+        );
+        assert!(TextColumn::from_parts(vec![], vec![]).is_err());
+        assert_eq!(TextColumn::empty_rows(3).get(2), "");
+    }
+
+    #[test]
+    fn parents_text_round_trips() {
+        let deps = vec![
+            dep(12, DepKind::StartsAfter),
+            dep(13, DepKind::FinishesBefore),
+        ];
+        assert_eq!(format_parents(&deps), "12:sa;13:fb");
+        assert_eq!(parse_parents("12:sa;13:fb").unwrap(), deps);
+        assert_eq!(parse_parents(" 12 : sa ; 13:fb ").unwrap(), deps);
+        assert_eq!(parse_parents("").unwrap(), vec![]);
+        assert_eq!(format_parents(&[]), "");
+    }
+
+    #[test]
     fn generated_and_benchmark_workloads_round_trip() {
         let w = crate::synth::generate(&crate::synth::SynthConfig::default());
         assert_eq!(read(&to_csv(&w)).unwrap(), w);
@@ -704,24 +1209,62 @@ mod tests {
         }
     }
 
-    /// Workloads with unique ids and non-empty coflows, and their host count.
-    fn workloads() -> impl Strategy<Value = Workload> {
+    /// Workloads with unique ids and non-empty coflows using every field.
+    pub(crate) fn workloads() -> impl Strategy<Value = Workload> {
         (1u32..12).prop_flat_map(|n_hosts| {
-            let flow = (0..n_hosts, 0..n_hosts, any::<u64>()).prop_map(|(s, d, b)| flow(s, d, b));
+            let flow = (
+                (0..n_hosts, 0..n_hosts, any::<u64>(), any::<bool>()),
+                (
+                    0u32..4,
+                    proptest::option::of(0u32..4),
+                    prop_oneof![Just(0u64), any::<u64>()],
+                    proptest::option::of(1u64..),
+                    any::<bool>(),
+                ),
+            )
+                .prop_map(
+                    |((s, d, b, cpu), (group, after, delay, deadline, known))| FlowSpec {
+                        src: HostId(s),
+                        dst: HostId(if cpu { s } else { d }),
+                        bytes: coflowkit_model::Bytes(b),
+                        kind: if cpu {
+                            FlowKind::Compute
+                        } else {
+                            FlowKind::Net
+                        },
+                        group,
+                        after,
+                        delay: Dur(delay),
+                        deadline: deadline.map(Dur),
+                        size_known: known,
+                    },
+                );
+            let parents = proptest::collection::vec(
+                (0u64..16, any::<bool>()).prop_map(|(p, sa)| Dependency {
+                    parent: CoflowId(p),
+                    kind: if sa {
+                        DepKind::StartsAfter
+                    } else {
+                        DepKind::FinishesBefore
+                    },
+                }),
+                0..3,
+            );
             let coflow = (
                 any::<u64>(),
                 any::<u64>(),
                 proptest::collection::vec(flow, 1..5),
                 proptest::option::of((any::<u64>(), any::<u32>())),
                 proptest::option::of(1u64..),
+                parents,
             )
-                .prop_map(|(id, arrival, flows, job, deadline)| CoflowSpec {
+                .prop_map(|(id, arrival, flows, job, deadline, parents)| CoflowSpec {
                     id: CoflowId(id % 16),
                     arrival: Time(arrival),
                     flows,
                     job: job.map(|(job, stage)| JobStage { job, stage }),
                     deadline: deadline.map(Dur),
-                    parents: Vec::new(),
+                    parents,
                 });
             proptest::collection::vec(coflow, 0..8).prop_map(move |mut coflows| {
                 let mut seen = std::collections::HashSet::new();
@@ -744,7 +1287,33 @@ mod tests {
         fn columns_round_trip_is_lossless(w in workloads()) {
             let cols = FlowColumns::from_workload(&w);
             prop_assert_eq!(cols.len(), w.coflows.iter().map(|c| c.flows.len()).sum::<usize>());
+            let (offsets, data) = cols.parents.clone().into_parts();
+            prop_assert_eq!(&TextColumn::from_parts(offsets, data).unwrap(), &cols.parents);
             prop_assert_eq!(cols.into_workload(Some(w.n_hosts), "t").unwrap(), w);
+        }
+
+        #[test]
+        fn old_columns_read_with_defaults(w in workloads()) {
+            // Dropping the new columns from a file gives the same workload
+            // with every new field at its default.
+            let text = to_csv(&w);
+            let old: String = text
+                .lines()
+                .map(|l| if l.starts_with('#') { l.to_string() } else {
+                    let mut r = csv::ReaderBuilder::new().has_headers(false).from_reader(l.as_bytes());
+                    let rec = r.records().next().unwrap().unwrap();
+                    rec.iter().take(8).collect::<Vec<_>>().join(",")
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let mut want = w.clone();
+            for c in &mut want.coflows {
+                c.parents.clear();
+                for f in &mut c.flows {
+                    *f = coflowkit_model::flow(f.src.0, f.dst.0, f.bytes.0);
+                }
+            }
+            prop_assert_eq!(read(&old).unwrap(), want);
         }
 
         #[test]
@@ -757,13 +1326,16 @@ mod tests {
             w in workloads(),
             edits in proptest::collection::vec((any::<usize>(), prop::sample::select(vec![
                 "", ",", "\n", "\"", "#", "-", ".", "0", "9", "x", "nan", "99999999999999999999", " ",
+                ":", ";", "sa", "true", "compute",
             ])), 1..6)
         ) {
             let mut text = to_csv(&w);
             for (at, s) in edits {
                 let at = at % (text.len() + 1);
                 let end = (at + 1).min(text.len());
-                text.replace_range(at..end, s);
+                if text.is_char_boundary(at) && text.is_char_boundary(end) {
+                    text.replace_range(at..end, s);
+                }
             }
             if let Ok(back) = read(&text) {
                 for c in &back.coflows {

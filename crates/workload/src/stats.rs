@@ -8,7 +8,7 @@
 //! largest flow (Aalo 7.1), which also decide its [`Bin`].
 
 use coflowkit_model::stats::percentile_sorted;
-use coflowkit_model::{Bin, BitsPerSec, Dur, Time, Workload};
+use coflowkit_model::{Bin, BitsPerSec, Dur, FlowKind, Time, Workload};
 use std::fmt;
 
 /// p50, p95 and max of a set of values (all 0 for an empty set).
@@ -80,6 +80,55 @@ pub struct TraceStats {
     pub width: Percentiles,
     /// Coflow lengths (largest flow, bytes).
     pub length: Percentiles,
+    /// How many flows and coflows use the fields beyond plain transfers.
+    pub features: Features,
+}
+
+/// Counts of flows and coflows that use groups, delays, compute stages,
+/// deadlines, hidden sizes, jobs or dependencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Features {
+    /// Compute stages.
+    pub n_compute: usize,
+    /// Flows that wait for a group.
+    pub n_after: usize,
+    /// Flows with a release delay.
+    pub n_delayed: usize,
+    /// Flows with a deadline.
+    pub n_flow_deadlines: usize,
+    /// Flows whose size is hidden from every scheduler.
+    pub n_size_unknown: usize,
+    /// Coflows with a deadline.
+    pub n_coflow_deadlines: usize,
+    /// Coflows in a job.
+    pub n_in_jobs: usize,
+    /// Coflows with parents.
+    pub n_with_parents: usize,
+}
+
+impl Features {
+    /// The counts for `w`.
+    pub fn of(w: &Workload) -> Features {
+        let mut f = Features::default();
+        for c in &w.coflows {
+            f.n_coflow_deadlines += usize::from(c.deadline.is_some());
+            f.n_in_jobs += usize::from(c.job.is_some());
+            f.n_with_parents += usize::from(!c.parents.is_empty());
+            for x in &c.flows {
+                f.n_compute += usize::from(x.kind == FlowKind::Compute);
+                f.n_after += usize::from(x.after.is_some());
+                f.n_delayed += usize::from(x.delay > Dur::ZERO);
+                f.n_flow_deadlines += usize::from(x.deadline.is_some());
+                f.n_size_unknown += usize::from(!x.size_known);
+            }
+        }
+        f
+    }
+
+    /// True when no flow or coflow uses any of these fields.
+    pub fn is_empty(&self) -> bool {
+        *self == Features::default()
+    }
 }
 
 impl TraceStats {
@@ -119,6 +168,7 @@ impl TraceStats {
             bins,
             width: Percentiles::of(&mut widths),
             length: Percentiles::of(&mut lengths),
+            features: Features::of(w),
         };
         stats.offered_load = stats.load_on(capacity);
         stats
@@ -208,6 +258,19 @@ impl fmt::Display for TraceStats {
                 human_rate(self.capacity)
             )?,
             None => writeln!(f, "offered load   n/a (zero span)")?,
+        }
+        let x = &self.features;
+        if !x.is_empty() {
+            writeln!(
+                f,
+                "flows with    {} after a group, {} delayed, {} compute, {} deadlines, {} unknown sizes",
+                x.n_after, x.n_delayed, x.n_compute, x.n_flow_deadlines, x.n_size_unknown
+            )?;
+            writeln!(
+                f,
+                "coflows with  {} deadlines, {} in jobs, {} parents",
+                x.n_coflow_deadlines, x.n_in_jobs, x.n_with_parents
+            )?;
         }
         writeln!(f)?;
         writeln!(f, "bin    coflows   share        bytes    share")?;
@@ -327,6 +390,33 @@ LW           0    0.0%          0 B    0.00%
 width (flows)             2           60           60
 length             1.00 MiB    10.00 MiB    10.00 MiB";
         assert_eq!(text, want);
+    }
+
+    #[test]
+    fn features_are_counted_and_shown_only_when_used() {
+        let mut w = sample();
+        assert!(TraceStats::new(&w, BitsPerSec::GBPS).features.is_empty());
+        w.coflows[0]
+            .flows
+            .push(coflowkit_model::compute(3, 5).in_group(1));
+        w.coflows[0].flows[0] = flow(0, 1, 100).after(1).delayed(Dur(4)).size_unknown();
+        w.coflows[1].deadline = Some(Dur(9));
+        let s = TraceStats::new(&w, BitsPerSec::GBPS);
+        assert_eq!(
+            s.features,
+            Features {
+                n_compute: 1,
+                n_after: 1,
+                n_delayed: 1,
+                n_size_unknown: 1,
+                n_coflow_deadlines: 1,
+                ..Features::default()
+            }
+        );
+        let text = s.to_string();
+        assert!(text.contains(
+            "flows with    1 after a group, 1 delayed, 1 compute, 0 deadlines, 1 unknown sizes\ncoflows with  1 deadlines, 0 in jobs, 0 parents\n"
+        ), "{text}");
     }
 
     #[test]

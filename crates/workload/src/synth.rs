@@ -1,62 +1,80 @@
-//! The embedded default workload: a deterministic generator with the
-//! structure of the Facebook 2010 trace, for runs that have no trace file.
+//! The `coflow-benchmark` generator: synthetic coflows with the structure of
+//! the Facebook 2010 trace, and the embedded default workload.
+//!
+//! Sources: Aalo (SIGCOMM 2015) 7.1 and Table 3 for the bins and the mix
+//! (short when the longest flow is under 5 MB, narrow with at most 50
+//! flows; 52% SN, 16% LN, 15% SW, 17% LW by count, which Varys, SIGCOMM
+//! 2014, Table 3 also reports); D-CAS V-A for its setting (80 hosts, 400
+//! coflows, short below 10 MB, narrow up to 50 flows, flows of at most
+//! 500 MB, all flows of a coflow arriving together, Poisson arrivals at
+//! `E(load) = arrival rate * mean coflow size / network throughput`). The
+//! presets ([`SynthConfig::aalo`], the default and the embedded workload
+//! `make demo` runs; [`SynthConfig::dcas`]) hold these numbers; "MB" in both
+//! papers is read as MiB, as the FB2010 trace's sizes are.
 //!
 //! A coflow is drawn in four steps, each from the seeded [`Pcg64`] in a fixed
 //! order, so one seed always gives one workload (the golden test pins it):
 //!
-//! 1. **Bin.** SN, LN, SW or LW, by the shares in [`SynthConfig::mix`]. The
-//!    default shares are those of the Facebook trace by coflow count (Varys,
-//!    SIGCOMM 2014, Table 3: 52% SN, 16% LN, 15% SW, 17% LW), with the bins
-//!    of Aalo 7.1 ([`Bin`]): short when the largest flow is under 5 MiB,
-//!    narrow with at most 50 flows.
+//! 1. **Bin.** SN, LN, SW or LW, by the shares in [`SynthConfig::mix`]; a
+//!    coflow is short when its largest flow is below
+//!    [`SynthConfig::short_below`] and narrow with at most
+//!    [`SynthConfig::narrow_up_to`] flows.
 //! 2. **Width.** A target width `W` log-uniform over the bin's width range:
-//!    `1..=50` when narrow, `51..=min(n_hosts^2, 22_500)` when wide (22,500 =
-//!    150^2, the widest coflow the 150-port FB2010 trace can hold). `W` is
-//!    then split into `m` mappers and `r` reducers, `m` log-uniform over the
-//!    values that keep both at most `n_hosts`, `r = floor(W / m)` (plus one
-//!    if a wide coflow would fall to 50 flows or fewer). The width `m * r`
+//!    `1..=narrow_up_to` when narrow, `narrow_up_to + 1..=min(n_hosts^2,
+//!    max_width)` when wide (the default `max_width`, 22,500 = 150^2, is the
+//!    widest coflow the 150-port FB2010 trace can hold). `W` is then split
+//!    into `m` mappers and `r` reducers, `m` log-uniform over the values that
+//!    keep both at most `n_hosts`, `r = floor(W / m)` (plus one if a wide
+//!    coflow would fall to `narrow_up_to` flows or fewer). The width `m * r`
 //!    is therefore in the bin's range. Mappers and reducers are distinct
 //!    random hosts (a host may be both, giving a src == dst flow, as in the
 //!    trace).
 //! 3. **Sizes.** Each reducer gets a per-flow size `s`: log-uniform over
-//!    `[1 KiB, 5 MiB - 2]` bytes for a short coflow; for a long one Pareto
-//!    with scale 5 MiB and shape 1.2 (heavy-tailed, mean about 6 x scale
-//!    before the cap), capped at 1 GiB - 1. The reducer receives
-//!    `s * m + e` bytes, `e` uniform in `0..m`, split over the mappers by
-//!    the benchmark convention ([`crate::benchmark`]): flows of `s` or `s+1`
-//!    bytes. So a short coflow's largest flow is under 5 MiB and a long
-//!    one's at least 5 MiB, and `Bin::of(length, width)` is the drawn bin.
-//!    The shape 1.2 is this generator's choice, not a fit: with it, long and
-//!    wide coflows carry nearly all bytes, as in the trace (Varys Table 3:
-//!    LW 99% of bytes).
-//! 4. **Arrivals.** Poisson: inter-arrival gaps are exponential. The load is
-//!    the D-CAS (V-A) definition, `load = rate * mean coflow bytes /
-//!    (n_hosts * capacity)`; the rate is computed from the mean of the sizes
-//!    actually generated, and the arrival sequence (first coflow at 0) is
-//!    scaled by one common factor so that the realized offered load,
-//!    `total bits / (n_hosts * capacity * (last - first arrival))`, equals
-//!    the target exactly rather than only in expectation. Coflow ids are
-//!    1, 2, ... in arrival order; coflows carry no job and no deadline.
+//!    `[min_short_flow, short_below - 2]` bytes for a short coflow; for a
+//!    long one Pareto with scale `short_below` and shape `long_shape`
+//!    (heavy-tailed, mean about 6 x scale for the default 1.2 before the
+//!    cap), capped at `max_flow - 1`. The reducer receives `s * m + e`
+//!    bytes, `e` uniform in `0..m`, split over the mappers by the benchmark
+//!    convention ([`crate::benchmark`]): flows of `s` or `s+1` bytes. So a
+//!    short coflow's largest flow is below `short_below`, a long one's at
+//!    least `short_below`, every flow at most `max_flow`, and the drawn bin
+//!    is the coflow's bin under the configured thresholds. The shape 1.2 is
+//!    this generator's choice, not a fit: with it, long and wide coflows
+//!    carry nearly all bytes, as in the trace (Varys Table 3: LW 99% of
+//!    bytes).
+//! 4. **Arrivals.** Poisson ([`crate::arrivals::poisson_arrivals`]). The load
+//!    is the D-CAS (V-A) definition, `load = rate * mean coflow bytes /
+//!    (n_hosts * capacity)`, the network throughput being the sum of the
+//!    hosts' NIC capacities; the arrivals are scaled so that the realized
+//!    offered load, `total bits / (n_hosts * capacity * (last - first
+//!    arrival))`, equals the target exactly. Coflow ids are 1, 2, ... in
+//!    arrival order; all flows of a coflow arrive with it.
+//!
+//! Optionally a share of the coflows gets a deadline
+//! ([`crate::arrivals::DeadlineSpec`], drawn from its own stream so the
+//! coflows are the same with or without deadlines).
 
+use crate::arrivals::{check_at_least, check_positive, DeadlineSpec};
 use crate::benchmark::shuffle_flows;
 use crate::error::ConfigError;
 use coflowkit_model::{Bin, Bytes, CoflowSpec, Time, Workload};
 use rand::{RngExt, SeedableRng};
-use rand_distr::{Exp1, Pareto};
+use rand_distr::Pareto;
 use rand_pcg::Pcg64;
 
-/// The widest coflow generated: 150^2, the most flows a 150-port trace can hold.
+/// The default widest coflow: 150^2, the most flows a 150-port trace can hold.
 pub const MAX_WIDTH: u64 = 150 * 150;
-/// The smallest per-flow size of a short coflow.
+/// The default smallest per-flow size of a short coflow.
 pub const SHORT_MIN_FLOW: Bytes = Bytes(1 << 10);
-/// The Pareto scale of a long coflow's per-flow sizes (the short/long boundary).
+/// The default Pareto scale of a long coflow's per-flow sizes (Aalo's short/long boundary).
 pub const LONG_SCALE: Bytes = Bin::SHORT_BELOW;
-/// The Pareto shape of a long coflow's per-flow sizes.
+/// The default Pareto shape of a long coflow's per-flow sizes.
 pub const LONG_SHAPE: f64 = 1.2;
-/// The cap on a flow's size.
+/// The default cap on a flow's size.
 pub const MAX_FLOW: Bytes = Bytes(1 << 30);
 
-/// What to generate; see the module doc for how each field is used.
+/// What to generate; see the module doc for how each field is used. The
+/// default is the [`SynthConfig::aalo`] preset.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SynthConfig {
     /// Hosts (ports of the big switch).
@@ -71,10 +89,34 @@ pub struct SynthConfig {
     pub seed: u64,
     /// Shares of SN, LN, SW and LW coflows by count (normalized to their sum).
     pub mix: [f64; 4],
+    /// A coflow is short when its largest flow is below this.
+    pub short_below: Bytes,
+    /// A coflow is narrow with at most this many flows.
+    pub narrow_up_to: u64,
+    /// No flow is larger than this.
+    pub max_flow: Bytes,
+    /// No coflow has more flows than this (nor than `n_hosts^2`).
+    pub max_width: u64,
+    /// The smallest per-flow size of a short coflow.
+    pub min_short_flow: Bytes,
+    /// The Pareto shape of long coflows' per-flow sizes.
+    pub long_shape: f64,
+    /// Which coflows get a deadline (none by default).
+    pub deadlines: DeadlineSpec,
 }
 
 impl Default for SynthConfig {
     fn default() -> SynthConfig {
+        SynthConfig::aalo()
+    }
+}
+
+impl SynthConfig {
+    /// Aalo 7.1 / Table 3 (the FB2010 trace's mix): 52/16/15/17% SN/LN/SW/LW,
+    /// short below 5 MiB, narrow up to 50 flows; 50 hosts, 200 coflows at
+    /// load 0.8 on 1 Gbit/s ports, flows up to 1 GiB. This is the embedded
+    /// default workload.
+    pub fn aalo() -> SynthConfig {
         SynthConfig {
             n_hosts: 50,
             n_coflows: 200,
@@ -82,32 +124,49 @@ impl Default for SynthConfig {
             capacity_bps: 1e9,
             seed: 1,
             mix: [0.52, 0.16, 0.15, 0.17],
+            short_below: Bin::SHORT_BELOW,
+            narrow_up_to: Bin::NARROW_UP_TO as u64,
+            max_flow: MAX_FLOW,
+            max_width: MAX_WIDTH,
+            min_short_flow: SHORT_MIN_FLOW,
+            long_shape: LONG_SHAPE,
+            deadlines: DeadlineSpec::default(),
         }
     }
-}
 
-impl SynthConfig {
+    /// D-CAS V-A: 80 hosts, 400 coflows, the same mix, short below 10 MiB,
+    /// narrow up to 50 flows, flows up to 500 MiB, load 1 (`lambda =
+    /// throughput / mean coflow size`), 1 Gbit/s ports.
+    pub fn dcas() -> SynthConfig {
+        SynthConfig {
+            n_hosts: 80,
+            n_coflows: 400,
+            load: 1.0,
+            short_below: Bytes(10 << 20),
+            max_flow: Bytes(500 << 20),
+            ..SynthConfig::aalo()
+        }
+    }
+
+    /// The bin of a coflow with this length and width under this
+    /// configuration's thresholds.
+    pub fn bin_of(&self, length: Bytes, width: usize) -> Bin {
+        match (length < self.short_below, width as u64 <= self.narrow_up_to) {
+            (true, true) => Bin::SN,
+            (false, true) => Bin::LN,
+            (true, false) => Bin::SW,
+            (false, false) => Bin::LW,
+        }
+    }
+
     /// Checks the configuration; the error names the field at fault.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |field: &'static str, message: String| Err(ConfigError { field, message });
         if self.n_hosts == 0 {
             return bad("n_hosts", "must be at least 1".into());
         }
-        if !(self.load.is_finite() && self.load > 0.0) {
-            return bad(
-                "load",
-                format!("must be a positive finite number, got {}", self.load),
-            );
-        }
-        if !(self.capacity_bps.is_finite() && self.capacity_bps > 0.0) {
-            return bad(
-                "capacity_bps",
-                format!(
-                    "must be a positive finite number, got {}",
-                    self.capacity_bps
-                ),
-            );
-        }
+        check_positive("load", self.load)?;
+        check_positive("capacity_bps", self.capacity_bps)?;
         if let Some((k, s)) = self
             .mix
             .iter()
@@ -125,13 +184,47 @@ impl SynthConfig {
         if self.mix.iter().sum::<f64>() <= 0.0 {
             return bad("mix", "at least one share must be positive".into());
         }
+        check_at_least("narrow_up_to", self.narrow_up_to, 1)?;
+        check_at_least("min_short_flow", self.min_short_flow.0, 1)?;
+        if self.short_below.0 < self.min_short_flow.0 + 2 {
+            return bad(
+                "short_below",
+                format!(
+                    "must be at least min_short_flow + 2 = {} bytes, got {}",
+                    self.min_short_flow.0 + 2,
+                    self.short_below.0
+                ),
+            );
+        }
+        if self.max_flow <= self.short_below {
+            return bad(
+                "max_flow",
+                format!(
+                    "must be above short_below ({} bytes), got {}",
+                    self.short_below.0, self.max_flow.0
+                ),
+            );
+        }
+        check_positive("long_shape", self.long_shape)?;
+        self.deadlines.validate("deadline_fraction")?;
         let wide = self.mix[2] + self.mix[3] > 0.0;
-        if wide && u64::from(self.n_hosts).pow(2) <= Bin::NARROW_UP_TO as u64 {
+        if wide && self.max_width <= self.narrow_up_to {
+            return bad(
+                "max_width",
+                format!(
+                    "wide coflows need max_width above narrow_up_to ({}), got {} (or set the SW and LW shares to 0)",
+                    self.narrow_up_to, self.max_width
+                ),
+            );
+        }
+        if wide && u64::from(self.n_hosts).pow(2) <= self.narrow_up_to {
+            let need = (self.narrow_up_to + 1).isqrt()
+                + u64::from((self.narrow_up_to + 1).isqrt().pow(2) < self.narrow_up_to + 1);
             return bad(
                 "n_hosts",
                 format!(
-                    "wide coflows (more than {} flows) need at least 8 hosts, got {} (or set the SW and LW shares to 0)",
-                    Bin::NARROW_UP_TO,
+                    "wide coflows (more than {} flows) need at least {need} hosts, got {} (or set the SW and LW shares to 0)",
+                    self.narrow_up_to,
                     self.n_hosts
                 ),
             );
@@ -146,7 +239,7 @@ impl SynthConfig {
 /// If `config.validate()` fails; call it first on configurations from users.
 pub fn generate(config: &SynthConfig) -> Workload {
     if let Err(e) = config.validate() {
-        panic!("invalid synthetic workload configuration: {e}");
+        panic!("invalid coflow-benchmark configuration: {e}");
     }
     let mut rng = Pcg64::seed_from_u64(config.seed);
     let mut coflows: Vec<CoflowSpec> = (0..config.n_coflows)
@@ -161,17 +254,11 @@ pub fn generate(config: &SynthConfig) -> Workload {
         .sum();
     let span_ns =
         total_bits / (config.load * f64::from(config.n_hosts) * config.capacity_bps) * 1e9;
-    let mut at = vec![0.0f64; coflows.len()];
-    for k in 1..at.len() {
-        at[k] = at[k - 1] + rng.sample::<f64, _>(Exp1);
+    let arrivals = crate::arrivals::poisson_arrivals(&mut rng, coflows.len(), span_ns);
+    for (c, a) in coflows.iter_mut().zip(arrivals) {
+        c.arrival = a;
     }
-    let last = at.last().copied().unwrap_or(0.0);
-    if last > 0.0 {
-        for (c, a) in coflows.iter_mut().zip(&at) {
-            // `as` saturates: an absurd span cannot wrap around.
-            c.arrival = Time((span_ns * (a / last)).round() as u64);
-        }
-    }
+    config.deadlines.apply_to_coflows(&mut coflows, config.seed);
     Workload {
         n_hosts: config.n_hosts,
         coflows,
@@ -179,18 +266,18 @@ pub fn generate(config: &SynthConfig) -> Workload {
 }
 
 /// Draws one coflow with id `id`; returns the bin it was drawn for.
-fn draw_coflow(rng: &mut Pcg64, config: &SynthConfig, id: u64) -> (Bin, CoflowSpec) {
+pub(crate) fn draw_coflow(rng: &mut Pcg64, config: &SynthConfig, id: u64) -> (Bin, CoflowSpec) {
     let n = u64::from(config.n_hosts);
     let bin = draw_bin(rng, &config.mix);
     let narrow = matches!(bin, Bin::SN | Bin::LN);
     let short = matches!(bin, Bin::SN | Bin::SW);
 
     // Width: W log-uniform over the class, split into m mappers x r reducers.
-    let narrow_max = Bin::NARROW_UP_TO as u64;
+    let narrow_max = config.narrow_up_to;
     let (lo, hi) = if narrow {
         (1, narrow_max.min(n * n))
     } else {
-        (narrow_max + 1, MAX_WIDTH.min(n * n))
+        (narrow_max + 1, config.max_width.min(n * n))
     };
     let w = log_uniform(rng, lo, hi);
     let m = log_uniform(rng, w.div_ceil(n), n.min(w));
@@ -205,16 +292,17 @@ fn draw_coflow(rng: &mut Pcg64, config: &SynthConfig, id: u64) -> (Bin, CoflowSp
     reducer_hosts.sort_unstable();
 
     // Sizes: a per-flow size per reducer, times m, plus a remainder below m.
-    let pareto =
-        Pareto::new(LONG_SCALE.0 as f64, LONG_SHAPE).expect("constant Pareto parameters are valid");
+    let scale = config.short_below;
+    let pareto = Pareto::new(scale.0 as f64, config.long_shape)
+        .expect("validated Pareto parameters are valid");
     let reducers: Vec<(u32, u64)> = reducer_hosts
         .into_iter()
         .map(|h| {
             let s = if short {
-                log_uniform(rng, SHORT_MIN_FLOW.0, Bin::SHORT_BELOW.0 - 2)
+                log_uniform(rng, config.min_short_flow.0, scale.0 - 2)
             } else {
                 let x: f64 = rng.sample(pareto);
-                (x as u64).clamp(LONG_SCALE.0, MAX_FLOW.0 - 1)
+                (x as u64).clamp(scale.0, config.max_flow.0 - 1)
             };
             (h, s * m + rng.random_range(0..m))
         })
@@ -241,25 +329,45 @@ fn draw_bin(rng: &mut Pcg64, mix: &[f64; 4]) -> Bin {
 }
 
 /// An integer in `lo..=hi` (1 <= lo <= hi) whose logarithm is uniform.
-fn log_uniform(rng: &mut Pcg64, lo: u64, hi: u64) -> u64 {
+pub(crate) fn log_uniform(rng: &mut Pcg64, lo: u64, hi: u64) -> u64 {
     let (a, b) = ((lo as f64).ln(), ((hi + 1) as f64).ln());
     let x = (a + rng.random::<f64>() * (b - a)).exp();
     (x as u64).clamp(lo, hi)
 }
 
 /// `amount` distinct hosts out of `n_hosts`, in random order.
-fn distinct_hosts(rng: &mut Pcg64, n_hosts: u32, amount: u64) -> Vec<u32> {
+pub(crate) fn distinct_hosts(rng: &mut Pcg64, n_hosts: u32, amount: u64) -> Vec<u32> {
     rand::seq::index::sample(rng, n_hosts as usize, amount as usize)
         .into_iter()
         .map(|h| h as u32)
         .collect()
 }
 
+crate::params! { SynthConfig {
+    "n_hosts" => n_hosts: "hosts (ports of the big switch)",
+    "n_coflows" => n_coflows: "coflows to generate",
+    "load" => load: "offered load: total bits / (n_hosts * capacity * span), D-CAS V-A",
+    "capacity_bps" => capacity_bps: "host NIC capacity the load refers to, bit/s",
+    "seed" => seed: "random seed",
+    "mix" => mix: "shares of SN,LN,SW,LW coflows by count",
+    "short_below" => short_below: "a coflow is short when its longest flow is below this",
+    "narrow_up_to" => narrow_up_to: "a coflow is narrow with at most this many flows",
+    "max_flow" => max_flow: "largest flow",
+    "max_width" => max_width: "most flows in a coflow (also at most n_hosts^2)",
+    "min_short_flow" => min_short_flow: "smallest per-flow size of a short coflow",
+    "long_shape" => long_shape: "Pareto shape of long coflows' per-flow sizes (scale short_below)",
+    "deadline_fraction" => deadlines.fraction: "share of coflows with a deadline",
+    "deadline" => deadlines.law: "deadline law: exp (mean deadline_mean) or uniform [deadline_min, deadline_max]",
+    "deadline_mean" => deadlines.mean: "mean of exponential deadlines",
+    "deadline_min" => deadlines.min: "lower end of uniform deadlines",
+    "deadline_max" => deadlines.max: "upper end of uniform deadlines",
+}}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::stats::TraceStats;
-    use coflowkit_model::{flow, BitsPerSec};
+    use coflowkit_model::{flow, BitsPerSec, Dur};
 
     #[test]
     fn golden_first_coflows_for_seed_1() {
@@ -304,24 +412,93 @@ mod tests {
 
     #[test]
     fn every_coflow_lands_in_its_drawn_bin() {
-        for (n_hosts, seed) in [(8, 3), (9, 4), (50, 5), (150, 6), (2000, 7)] {
-            let config = SynthConfig {
-                n_hosts,
-                seed,
-                ..SynthConfig::default()
-            };
-            let mut rng = Pcg64::seed_from_u64(seed);
-            for id in 0..400 {
-                let (bin, c) = draw_coflow(&mut rng, &config, id);
-                assert_eq!(c.bin(), bin, "n_hosts {n_hosts}, coflow {id}");
-                assert!(c.width() as u64 <= MAX_WIDTH.min(u64::from(n_hosts).pow(2)));
-                assert!(c.length() <= MAX_FLOW);
-                assert!(c
-                    .flows
-                    .iter()
-                    .all(|f| f.src.0 < n_hosts && f.dst.0 < n_hosts));
+        for preset in [SynthConfig::aalo(), SynthConfig::dcas()] {
+            for (n_hosts, seed) in [(8, 3), (9, 4), (50, 5), (150, 6), (2000, 7)] {
+                let config = SynthConfig {
+                    n_hosts,
+                    seed,
+                    ..preset.clone()
+                };
+                let mut rng = Pcg64::seed_from_u64(seed);
+                for id in 0..400 {
+                    let (bin, c) = draw_coflow(&mut rng, &config, id);
+                    assert_eq!(
+                        config.bin_of(c.length(), c.width()),
+                        bin,
+                        "n_hosts {n_hosts}, coflow {id}"
+                    );
+                    assert!(c.width() as u64 <= config.max_width.min(u64::from(n_hosts).pow(2)));
+                    assert!(c.length() <= config.max_flow);
+                    assert!(c
+                        .flows
+                        .iter()
+                        .all(|f| f.src.0 < n_hosts && f.dst.0 < n_hosts));
+                }
             }
         }
+    }
+
+    #[test]
+    fn dcas_preset_matches_its_targets_over_4000_coflows() {
+        // D-CAS V-A: 80 hosts, mix 52/16/15/17% by count with short < 10 MiB
+        // and narrow <= 50 flows, flows <= 500 MiB, load 1. Tolerances: 0.03
+        // on each share (3 sigma of a binomial share over 4000 draws is at
+        // most 0.024); the load is exact by construction.
+        let config = SynthConfig {
+            n_coflows: 4000,
+            ..SynthConfig::dcas()
+        };
+        let w = generate(&config);
+        assert_eq!((w.n_hosts, w.coflows.len()), (80, 4000));
+        let mut counts = [0usize; 4];
+        for c in &w.coflows {
+            counts[Bin::ALL
+                .iter()
+                .position(|&b| b == config.bin_of(c.length(), c.width()))
+                .unwrap()] += 1;
+            assert!(c.length() <= Bytes(500 << 20));
+        }
+        for (k, want) in config.mix.iter().enumerate() {
+            let share = counts[k] as f64 / 4000.0;
+            assert!(
+                (share - want).abs() < 0.03,
+                "{:?}: {share} vs {want}",
+                Bin::ALL[k]
+            );
+        }
+        let stats = TraceStats::new(&w, BitsPerSec(config.capacity_bps));
+        assert!((stats.offered_load.unwrap() - 1.0).abs() < 1e-6);
+        assert_eq!(generate(&SynthConfig::dcas()).coflows.len(), 400);
+    }
+
+    #[test]
+    fn deadlines_leave_the_coflows_unchanged() {
+        let plain = generate(&SynthConfig::default());
+        let config = SynthConfig {
+            n_coflows: 2000,
+            deadlines: DeadlineSpec {
+                fraction: 0.25,
+                mean: Dur::from_millis(100),
+                ..DeadlineSpec::default()
+            },
+            ..SynthConfig::default()
+        };
+        let with = generate(&config);
+        // The first 200 coflows' flows do not depend on later ones or on deadlines.
+        for (a, b) in plain.coflows.iter().zip(&with.coflows) {
+            assert_eq!(a.flows, b.flows);
+        }
+        let d: Vec<f64> = with
+            .coflows
+            .iter()
+            .filter_map(|c| c.deadline)
+            .map(|d| d.0 as f64)
+            .collect();
+        let share = d.len() as f64 / 2000.0;
+        let mean = d.iter().sum::<f64>() / d.len() as f64;
+        // 3 sigma: share +- 0.03, exponential mean +- 3/sqrt(500) ~ 13%.
+        assert!((share - 0.25).abs() < 0.03, "share {share}");
+        assert!((mean / 1e8 - 1.0).abs() < 0.15, "mean {mean}");
     }
 
     #[test]
