@@ -628,6 +628,16 @@ impl Fabric {
         }
     }
 
+    /// The most equal-cost paths between any two hosts (for reports).
+    pub fn max_n_paths(&self) -> u32 {
+        match &self.shape {
+            Shape::BigSwitch | Shape::Tree(_) => 1,
+            Shape::LeafSpine(t) => t.max_n_paths(self.n_hosts),
+            Shape::FatTree(t) => t.max_n_paths(),
+            Shape::Custom(c) => c.max_n_paths(),
+        }
+    }
+
     /// The path a flow takes among the [`Fabric::n_paths`] from `src` to
     /// `dst`: `(ecmp_hash(seed, key, src, dst) · n) >> 64` (the high word of
     /// the 128-bit product, so every choice is equally likely), or 0 when

@@ -277,6 +277,14 @@ impl LeafSpineShape {
         SwitchId(h.0 / self.hosts_per_leaf)
     }
 
+    pub(crate) fn max_n_paths(&self, n_hosts: u32) -> u32 {
+        if n_hosts > self.hosts_per_leaf {
+            self.spines
+        } else {
+            1
+        }
+    }
+
     #[inline]
     pub(crate) fn n_paths(&self, src: HostId, dst: HostId) -> u32 {
         if src.0 / self.hosts_per_leaf == dst.0 / self.hosts_per_leaf {
@@ -339,6 +347,10 @@ pub(crate) struct FatTreeShape {
 impl FatTreeShape {
     pub(crate) fn edge_of(&self, h: HostId) -> SwitchId {
         SwitchId(h.0 / self.half)
+    }
+
+    pub(crate) fn max_n_paths(&self) -> u32 {
+        self.half * self.half
     }
 
     #[inline]
@@ -462,6 +474,16 @@ impl Custom {
 
     pub(crate) fn downlink_switch(&self, h: HostId) -> SwitchId {
         SwitchId(self.down_from[h.0 as usize])
+    }
+
+    pub(crate) fn max_n_paths(&self) -> u32 {
+        let mut most = 1;
+        for d in &self.n_shortest {
+            for &a in &self.up_to {
+                most = most.max(d[a as usize].min(u64::from(u32::MAX)) as u32);
+            }
+        }
+        most
     }
 
     fn out_links(&self, u: u32) -> &[(u32, LinkId)] {
@@ -1237,6 +1259,7 @@ mod tests {
         assert_eq!(f8.n_hosts(), 128);
         assert_eq!(f8.n_paths(h(0), h(127)), 16);
         assert_all_walks(&f8, (0..128).step_by(5));
+        assert_eq!((f.max_n_paths(), f8.max_n_paths()), (4, 16));
     }
 
     #[test]
@@ -1349,6 +1372,7 @@ mod tests {
             ]
         );
         assert_all_walks(&f, 0..3);
+        assert_eq!(f.max_n_paths(), 2);
         assert_eq!(f.bisection(), None);
         // The same graph as a custom fat-tree has the fat-tree's path counts.
         let ft = Fabric::fat_tree(&FatTreeSpec::default()).unwrap();

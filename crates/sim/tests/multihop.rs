@@ -149,4 +149,3 @@ fn net_state_interns_one_path_per_route() {
         }
     }
 }
-
