@@ -313,19 +313,28 @@ fn custom(at: &str, t: &mut Table<'_>) -> Result<CustomSpec, TopologyError> {
 }
 
 impl TopologyConfig {
-    /// Builds the fabric; a big switch without `hosts` gets
-    /// `workload_hosts`. Errors name the source and the element.
-    pub fn build(&self, workload_hosts: Option<u32>) -> Result<Fabric, TopologyError> {
-        let at = || self.source.clone();
-        let mut topology = self.topology.clone();
-        if let (true, Topology::BigSwitch(b)) = (self.sized_by_workload, &mut topology) {
+    /// The config with a big switch's missing `hosts` set to
+    /// `workload_hosts` (unchanged for every other config).
+    pub fn sized_to(&self, workload_hosts: Option<u32>) -> Result<TopologyConfig, TopologyError> {
+        let mut c = self.clone();
+        if let (true, Topology::BigSwitch(b)) = (c.sized_by_workload, &mut c.topology) {
             b.hosts = workload_hosts.ok_or_else(|| TopologyError::Key {
-                at: at(),
+                at: self.source.clone(),
                 key: "hosts".into(),
                 message: "not given, and there is no workload to size the big switch by".into(),
             })?;
+            c.sized_by_workload = false;
         }
-        let fabric = topology
+        Ok(c)
+    }
+
+    /// Builds the fabric; a big switch without `hosts` gets
+    /// `workload_hosts`. Errors name the source and the element.
+    pub fn build(&self, workload_hosts: Option<u32>) -> Result<Fabric, TopologyError> {
+        let c = self.sized_to(workload_hosts)?;
+        let at = || self.source.clone();
+        let fabric = c
+            .topology
             .build()
             .map_err(|err| TopologyError::Fabric { at: at(), err })?;
         let fabric = match self.cpu_rate {
