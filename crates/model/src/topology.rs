@@ -889,15 +889,18 @@ impl Fabric {
             }
             table_of[b as usize] = dist.len() as u32;
             let (d, order) = bfs_to(b, &radj);
-            // Path counts in order of distance: count(u) = sum over next hops.
+            // Path counts in order of distance: count(u) = sum over next hops
+            // (switches one hop closer; `order` lists only reachable ones,
+            // all at distance >= 1 after the first).
             let mut c = vec![0u64; n_switches];
             c[b as usize] = 1;
             for &u in order.iter().skip(1) {
                 let s = adj_start[u as usize] as usize;
                 let e = adj_start[u as usize + 1] as usize;
+                let closer = d[u as usize] - 1;
                 c[u as usize] = adj[s..e]
                     .iter()
-                    .filter(|(v, _)| d[*v as usize] + 1 == d[u as usize])
+                    .filter(|(v, _)| d[*v as usize] == closer)
                     .fold(0u64, |acc, (v, _)| acc.saturating_add(c[*v as usize]));
             }
             dist.push(d);
@@ -1469,6 +1472,144 @@ mod tests {
             e.to_string(),
             "leaf-spine: spine_rate -1 bit/s is not a positive finite number"
         );
+        let e = Fabric::fat_tree(&FatTreeSpec {
+            link_rate: BitsPerSec(f64::INFINITY),
+            ..FatTreeSpec::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "fat-tree: link_rate inf bit/s is not a positive finite number"
+        );
+        // A derived capacity that overflows is named by its link.
+        let e = Fabric::tree(&TreeSpec {
+            host_rate: BitsPerSec(1e308),
+            tor_oversub: 1e-10,
+            ..TreeSpec::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tor 0 -> agg 0: capacity inf bit/s is not a positive finite number"
+        );
+    }
+
+    /// Every shortest switch path from `a` to `b` by brute force: all
+    /// simple paths by depth-first search, the shortest kept.
+    fn brute_shortest(spec_links: &[(u32, u32)], a: u32, b: u32) -> Vec<Vec<(u32, u32)>> {
+        fn walk(
+            links: &[(u32, u32)],
+            at: u32,
+            b: u32,
+            seen: &mut Vec<u32>,
+            path: &mut Vec<(u32, u32)>,
+            out: &mut Vec<Vec<(u32, u32)>>,
+        ) {
+            if at == b {
+                out.push(path.clone());
+                return;
+            }
+            for &(x, y) in links {
+                if x == at && !seen.contains(&y) {
+                    seen.push(y);
+                    path.push((x, y));
+                    walk(links, y, b, seen, path, out);
+                    path.pop();
+                    seen.pop();
+                }
+            }
+        }
+        let mut out = vec![];
+        walk(spec_links, a, b, &mut vec![a], &mut vec![], &mut out);
+        let best = out.iter().map(Vec::len).min().unwrap_or(0);
+        out.retain(|p| p.len() == best);
+        out.sort();
+        out
+    }
+
+    proptest::proptest! {
+        /// Differential: on random small graphs, the custom routing's paths
+        /// are exactly the shortest paths a brute-force search finds, and
+        /// a graph is refused as unreachable exactly when some pair is.
+        #[test]
+        fn custom_routing_matches_brute_force(
+            n_hosts in 1u32..4,
+            n_switches in 1u32..6,
+            attach in proptest::collection::vec(0u32..6, 4),
+            links in proptest::collection::vec((0u32..6, 0u32..6), 0..14),
+        ) {
+            let sw = |i: u32| format!("s{}", i % n_switches);
+            let mut nodes: Vec<(String, NodeKind)> =
+                (0..n_hosts).map(|h| (format!("h{h}"), H)).collect();
+            nodes.extend((0..n_switches).map(|s| (format!("s{s}"), S)));
+            let mut inner: Vec<(u32, u32)> = links
+                .iter()
+                .map(|&(a, b)| (a % n_switches, b % n_switches))
+                .filter(|(a, b)| a != b)
+                .collect();
+            inner.sort();
+            inner.dedup();
+            let mut spec = CustomSpec {
+                nodes: nodes
+                    .iter()
+                    .map(|(n, k)| NodeSpec { name: n.clone(), kind: *k })
+                    .collect(),
+                links: vec![],
+            };
+            for h in 0..n_hosts {
+                spec.links.push(LinkSpec {
+                    from: format!("h{h}"),
+                    to: sw(attach[h as usize]),
+                    capacity: BitsPerSec::GBPS,
+                    duplex: true,
+                });
+            }
+            for &(a, b) in &inner {
+                spec.links.push(LinkSpec {
+                    from: sw(a),
+                    to: sw(b),
+                    capacity: BitsPerSec::GBPS,
+                    duplex: false,
+                });
+            }
+            let at = |h: u32| attach[h as usize] % n_switches;
+            let unreachable = (0..n_hosts).any(|s| {
+                (0..n_hosts).any(|d| at(s) != at(d) && brute_shortest(&inner, at(s), at(d)).is_empty())
+            });
+            match Fabric::custom(&spec) {
+                Err(FabricError::Unreachable { .. }) => proptest::prop_assert!(unreachable),
+                Err(e) => proptest::prop_assert!(false, "{e}"),
+                Ok(f) => {
+                    proptest::prop_assert!(!unreachable);
+                    for s in 0..n_hosts {
+                        for d in 0..n_hosts {
+                            let want = if at(s) == at(d) {
+                                vec![vec![]]
+                            } else {
+                                brute_shortest(&inner, at(s), at(d))
+                            };
+                            let n = f.n_paths(h(s), h(d));
+                            proptest::prop_assert_eq!(n as usize, want.len());
+                            let mut got: Vec<Vec<(u32, u32)>> = (0..n)
+                                .map(|c| {
+                                    let p = f.path(h(s), h(d), c);
+                                    assert_walk(&f, h(s), h(d), &p);
+                                    p[1..p.len() - 1]
+                                        .iter()
+                                        .map(|&l| match f.link(l).kind {
+                                            LinkKind::Switch { from, to } => (from.0, to.0),
+                                            k => panic!("{k:?} inside a path"),
+                                        })
+                                        .collect()
+                                })
+                                .collect();
+                            got.sort();
+                            proptest::prop_assert_eq!(got, want);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -1490,6 +1631,14 @@ mod tests {
         assert_eq!(
             err(custom(&hs, &[("a", "s0", 1.0), ("s0", "s1", 0.0)])),
             "link 1 (s0 -> s1): capacity 0 bit/s is not a positive finite number"
+        );
+        assert_eq!(
+            err(custom(&hs, &[("a", "s0", -2.0)])),
+            "link 0 (a -> s0): capacity -2 bit/s is not a positive finite number"
+        );
+        assert_eq!(
+            err(custom(&hs, &[("a", "s0", 1.0), ("b", "s0", f64::INFINITY)])),
+            "link 1 (b -> s0): capacity inf bit/s is not a positive finite number"
         );
         assert_eq!(err(custom(&hs, &[("a", "s0", 1.0)])), "host b: has no link");
         let mut one_way = custom(&hs, &[("a", "s0", 1.0), ("b", "s0", 1.0)]);
