@@ -11,6 +11,7 @@ schedulers, and read the results as pandas (or polars) tables::
     res.summary()            # CCT per scheduler and bin
     res.compare()            # improvement over the baseline
     res.write("results/")    # CSV and Parquet per scheduler
+    coflowkit.simulate(w, "fair", topology="fat-tree:k=8")   # a multi-hop fabric
 
 The simulation itself runs in Rust (``coflowkit._core``) with the GIL
 released, several schedulers in parallel threads.
@@ -40,6 +41,7 @@ __all__ = [
     "schedulers",
     "simulate",
     "synthetic",
+    "topology_info",
     "workload_from_table",
     "workload_to_table",
     "write_trace",
@@ -128,18 +130,24 @@ def simulate(
     trace_or_workload: str | os.PathLike[str] | Workload,
     scheduler: str | Iterable[str] = "fair",
     baseline: str | None = None,
-    capacity_gbps: float = 1.0,
+    capacity_gbps: float | None = None,
     per_flow: bool = False,
     n_hosts: int | None = None,
     progress: bool = True,
+    topology: str | os.PathLike[str] | None = None,
 ) -> Results:
     """Simulate a trace (a path) or a workload under one or more schedulers.
 
     ``scheduler`` is a spec (``"fair"``, ``"fifo-lm:threshold=p90"``), a
     comma-separated list of specs, or a list of them. A ``baseline`` not among
     them is run too. The fabric is a big switch of ``n_hosts`` (default: the
-    workload's) ports of ``capacity_gbps`` Gbit/s. With ``progress``, a bar is
-    drawn on stderr (only on a terminal, only for runs longer than a second).
+    workload's) ports of ``capacity_gbps`` Gbit/s (default 1), or
+    ``topology``: a spec string (``"fat-tree:k=8"``,
+    ``"tree:pods=2,racks=4,hosts=8,tor_oversub=2"``, ``"bigswitch"``) or a
+    ``.toml``/``.yaml`` topology file, built by the Rust core; with a topology,
+    give rates and hosts in it, not in ``capacity_gbps``/``n_hosts``. With
+    ``progress``, a bar is drawn on stderr (only on a terminal, only for runs
+    longer than a second).
     """
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
     specs = _specs(scheduler)
@@ -147,10 +155,32 @@ def simulate(
         baseline = baseline.strip()
         if baseline not in specs:
             specs.append(baseline)
-    if not capacity_gbps > 0:
+    if capacity_gbps is not None and not capacity_gbps > 0:
         raise ValueError(f"capacity_gbps: must be positive, got {capacity_gbps}")
     if n_hosts is not None and not 1 <= n_hosts < 2**32:
         raise ValueError(f"n_hosts: must be between 1 and {2**32 - 1}, got {n_hosts}")
-    capacity_bps = float(capacity_gbps) * 1e9
-    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress)
-    return Results(runs, source=workload.source, capacity_bps=capacity_bps, baseline=baseline)
+    capacity_bps = None if capacity_gbps is None else float(capacity_gbps) * 1e9
+    if topology is None:
+        described = f"big switch, {n_hosts or workload.n_hosts} ports of {(capacity_bps or 1e9) / 1e9:g} Gbit/s"
+        port_bps = capacity_bps or 1e9
+        spec = None
+    else:
+        spec = os.fspath(topology)
+        if capacity_bps is not None or n_hosts is not None:
+            raise ValueError(
+                "topology: capacity_gbps and n_hosts size the default big switch; "
+                "with a topology, give its rates and hosts in the topology spec"
+            )
+        info = topology_info(spec, workload.n_hosts)
+        described = info["description"]
+        port_bps = info["host_rate_bps"]
+    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec)
+    return Results(runs, source=workload.source, capacity_bps=port_bps, baseline=baseline, topology=described)
+
+
+def topology_info(topology: str | os.PathLike[str], n_hosts: int | None = None) -> dict[str, Any]:
+    """Describe a topology (a spec string or a ``.toml``/``.yaml`` file): hosts,
+    switches per tier, links per kind with capacities, the bisection and its
+    oversubscription, ECMP paths, and ``text``, the report ``coflowkit topology
+    info`` prints. A big switch without ``hosts`` gets ``n_hosts``."""
+    return dict(_core.topology_info(os.fspath(topology), n_hosts))

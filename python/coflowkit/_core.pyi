@@ -71,10 +71,12 @@ def generator_params(name: str, preset: str | None = None) -> list[tuple[str, st
 def simulate(
     workload: Workload,
     schedulers: list[str],
-    capacity_bps: float = 1e9,
+    capacity_bps: float | None = None,
     n_hosts: int | None = None,
     per_flow: bool = False,
     progress: bool = True,
+    topology: str | None = None,
 ) -> list[dict[str, Any]]: ...
+def topology_info(spec: str, n_hosts: int | None = None) -> dict[str, Any]: ...
 def schedulers() -> list[tuple[str, str]]: ...
 def check_scheduler(spec: str) -> str: ...

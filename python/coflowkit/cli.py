@@ -3,7 +3,9 @@
 ::
 
     coflowkit simulate [--trace PATH | --workload default] [--scheduler fair,varys,...]
-                       [--baseline fair] [--out DIR] [--per-flow] [--capacity-gbps 1]
+                       [--baseline fair] [--out DIR] [--per-flow]
+                       [--capacity-gbps 1 [--n-hosts N] | --topology SPEC]
+    coflowkit topology info SPEC [--n-hosts N]
     coflowkit trace info PATH
     coflowkit generate WORKLOAD [--preset P] [--seed N] [--load L] [--param key=value ...] -o trace.csv|.parquet
     coflowkit schedulers
@@ -28,7 +30,7 @@ from typing import Any, NoReturn
 
 import click
 
-from . import __version__, _core, synthetic
+from . import __version__, _core, synthetic, topology_info
 from . import simulate as run_simulation
 from .results import Results
 from .trace import FORMATS, load_trace, write_trace
@@ -82,6 +84,32 @@ def _usage_errors(param: str) -> Callable[..., Any]:
     return call
 
 
+TOPOLOGY_HELP = (
+    "Fabric: a spec, bigswitch[:hosts=N,rate=1Gbps] | "
+    "tree[:pods=30,racks=30,hosts=40,tor_oversub=2,agg_oversub=1,rate=1Gbps] | "
+    "leaf-spine[:leaves=4,spines=2,hosts=8,rate=1Gbps,spine_rate=R] | fat-tree[:k=4,rate=1Gbps] "
+    "(all take cpu_rate=R and ecmp_seed=N), or a .toml/.yaml topology file "
+    "(see examples/topologies)."
+)
+
+
+def _is_topology_file(spec: str) -> bool:
+    return spec.strip().lower().endswith((".toml", ".yaml", ".yml"))
+
+
+def _check_topology(spec: str, n_hosts: int | None = None, param: str = "'--topology'") -> dict[str, Any]:
+    """Build the topology once to check it: a bad spec string or a missing file
+    is a usage error (2); a file that does not make a fabric is bad data (1)."""
+    if _is_topology_file(spec) and not Path(spec.strip()).is_file():
+        raise click.BadParameter(f"{spec.strip()}: no such file", param_hint=param)
+    try:
+        return topology_info(spec, n_hosts)
+    except (ValueError, OSError) as e:
+        if _is_topology_file(spec):
+            raise DataError(_one_line(e)) from None
+        raise click.BadParameter(_one_line(e), param_hint=param) from None
+
+
 def _check_schedulers(text: str | None) -> list[str]:
     specs = [s.strip() for s in (text or "").split(",") if s.strip()]
     if text is not None and not specs:
@@ -132,13 +160,16 @@ def cli() -> None:
     default=None,
     help="Ports of the big switch (default: the workload's hosts).",
 )
+@click.option("--topology", metavar="SPEC", default=None, help=TOPOLOGY_HELP + " Default: a big switch.")
 @click.option(
     "--progress/--no-progress",
     default=True,
     show_default=True,
     help="Draw a progress bar on stderr for long runs (only on a terminal).",
 )
+@click.pass_context
 def simulate_cmd(
+    ctx: click.Context,
     trace: Path | None,
     workload: str | None,
     scheduler: str | None,
@@ -147,11 +178,20 @@ def simulate_cmd(
     per_flow: bool,
     capacity_gbps: float,
     n_hosts: int | None,
+    topology: str | None,
     progress: bool,
 ) -> None:
     """Simulate a workload under schedulers and print a comparison table."""
     if trace is not None and workload is not None:
         raise click.UsageError("--trace and --workload are exclusive: give one")
+    if topology is not None:
+        given = ctx.get_parameter_source("capacity_gbps") == click.core.ParameterSource.COMMANDLINE
+        if given or n_hosts is not None:
+            raise click.UsageError(
+                "--capacity-gbps and --n-hosts size the default big switch; "
+                "with --topology, give rates and hosts in the topology spec"
+            )
+        _check_topology(topology, 1)
     specs = _check_schedulers(scheduler) or [name for name, _ in _core.schedulers()]
     if baseline is not None:
         baseline = baseline.strip()
@@ -169,14 +209,14 @@ def simulate_cmd(
             w,
             specs,
             baseline=baseline,
-            capacity_gbps=capacity_gbps,
+            capacity_gbps=None if topology is not None else capacity_gbps,
             per_flow=per_flow,
             n_hosts=n_hosts,
             progress=progress,
+            topology=topology,
         )
-    ports = n_hosts if n_hosts is not None else w.n_hosts
     click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
-    click.echo(f"fabric     big switch, {ports} ports of {capacity_gbps:g} Gbit/s")
+    click.echo(f"fabric     {res.topology}")
     click.echo(f"baseline   {baseline} (x = baseline CCT / scheduler CCT; above 1 is better)")
     click.echo("")
     click.echo(_comparison_table(res, baseline))
@@ -230,6 +270,31 @@ def _comparison_table(res: Results, baseline: str) -> str:
             lines.append("")
         lines.append(line(r))
     return "\n".join(lines)
+
+
+@cli.group("topology")
+def topology_group() -> None:
+    """Inspect topologies."""
+
+
+@topology_group.command("info")
+@click.argument("spec")
+@click.option(
+    "--n-hosts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ports of a big switch whose spec has no hosts=.",
+)
+def topology_info_cmd(spec: str, n_hosts: int | None) -> None:
+    """Print a topology's hosts, switches, links by kind, bisection and ECMP paths.
+
+    SPEC is a spec such as tree:pods=30,racks=30,hosts=40,tor_oversub=2, fat-tree:k=8,
+    leaf-spine:leaves=4,spines=2,hosts=8 or bigswitch:hosts=150, or a .toml/.yaml
+    topology file (see `coflowkit simulate --help` for every key).
+    """
+    info = _check_topology(spec, n_hosts, "'SPEC'")
+    click.echo(f"topology       {spec.strip()}")
+    click.echo(info["text"])
 
 
 @cli.group("trace")

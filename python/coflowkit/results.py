@@ -47,13 +47,23 @@ def _dirname(spec: str) -> str:
 class Results:
     """The outcome of :func:`coflowkit.simulate`: one run per scheduler spec."""
 
-    def __init__(self, runs: list[dict[str, Any]], *, source: str, capacity_bps: float, baseline: str | None = None):
+    def __init__(
+        self,
+        runs: list[dict[str, Any]],
+        *,
+        source: str,
+        capacity_bps: float,
+        baseline: str | None = None,
+        topology: str | None = None,
+    ):
         self._runs = {r["spec"]: r for r in runs}
         self._order = [r["spec"] for r in runs]
         #: Where the workload came from.
         self.source = source
-        #: Port capacity, bit/s.
+        #: Port capacity (host 0's NIC on a multi-hop fabric), bit/s.
         self.capacity_bps = capacity_bps
+        #: The fabric the runs used, in one line ("big switch, 150 ports of 1 Gbit/s").
+        self.topology = topology
         #: The default baseline of :meth:`compare`, if one was given.
         self.baseline = baseline
 

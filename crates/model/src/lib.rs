@@ -11,11 +11,19 @@
 
 pub mod fabric;
 pub mod stats;
+pub mod topology;
 pub mod units;
 pub mod workload;
 
-pub use fabric::{Fabric, FabricError, Link, LinkId, LinkKind};
+pub use fabric::{
+    ecmp_hash, Fabric, FabricError, FlowKey, Link, LinkId, LinkKind, Node, Switch, SwitchId, Tier,
+    TopologyKind,
+};
 pub use stats::percentile;
+pub use topology::{
+    BigSwitchSpec, Bisection, CustomSpec, FatTreeSpec, LeafSpineSpec, LinkSpec, NodeKind, NodeSpec,
+    Topology, TreeSpec,
+};
 pub use units::{ceil_ns, ceil_ns_time, BitsPerSec, Bytes, Dur, HostId, Time};
 pub use workload::{
     compute, flow, Bin, CoflowId, CoflowSpec, DepKind, Dependency, FlowKind, FlowSpec, JobStage,

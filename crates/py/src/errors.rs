@@ -4,7 +4,9 @@
 //! |-------------------------------------|--------------------------------------|
 //! | `TraceError::Io` (not found)        | `FileNotFoundError`                  |
 //! | `TraceError::Io` (other)            | `OSError`                            |
-//! | `TraceError::Parse`, `ConfigError`, `WorkloadError`, `FabricError`, `SchedulerError` | `ValueError` |
+//! | `TopologyError::Io` (not found)     | `FileNotFoundError`                  |
+//! | `TopologyError::Io` (other)         | `OSError`                            |
+//! | `TraceError::Parse`, `ConfigError`, `WorkloadError`, `FabricError`, `SchedulerError`, other `TopologyError`s | `ValueError` |
 //! | `SimError`, a panic in a run        | `SimulationError` (a `RuntimeError`) |
 
 use pyo3::create_exception;
@@ -46,6 +48,16 @@ pub fn trace_error(e: coflowkit_workload::TraceError) -> PyErr {
         }
         TraceError::Io { .. } => PyOSError::new_err(one_line(&e)),
         TraceError::Parse { .. } => value_error(&e),
+    }
+}
+
+/// A topology error: `FileNotFoundError`/`OSError` for I/O, else `ValueError`.
+pub fn topology_error(e: coflowkit_topology_config::TopologyError) -> PyErr {
+    use coflowkit_topology_config::TopologyError;
+    match &e {
+        _ if e.is_not_found() => PyFileNotFoundError::new_err(one_line(&e)),
+        TopologyError::Io { .. } => PyOSError::new_err(one_line(&e)),
+        _ => value_error(&e),
     }
 }
 

@@ -12,6 +12,8 @@
 //! - [`simulate`]: runs one or more schedulers over a workload with the GIL
 //!   released, several in parallel threads, and returns per-scheduler
 //!   columns and summaries;
+//! - [`topology`]: fabrics from a `--topology` spec string or a TOML/YAML
+//!   file (parsed and built in Rust), and their description;
 //! - [`progress`]: the progress bar on stderr (only on a terminal, only once
 //!   a run has taken more than a second).
 //!
@@ -26,6 +28,7 @@ use pyo3::prelude::*;
 mod errors;
 mod progress;
 mod simulate;
+mod topology;
 mod workload;
 
 pub use errors::SimulationError;
@@ -47,6 +50,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;
+    m.add_function(wrap_pyfunction!(topology::topology_info, m)?)?;
     m.add(
         "NATIVE_COLUMNS",
         coflowkit_workload::NATIVE_COLUMNS.to_vec(),

@@ -18,7 +18,8 @@
 
 use crate::errors::{simulation_error, value_error};
 use crate::progress::Board;
-use crate::workload::{checked_capacity, PyWorkload};
+use crate::topology::fabric_for;
+use crate::workload::PyWorkload;
 use coflowkit_model::{Fabric, ValidWorkload};
 use coflowkit_sched::{build, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES};
 use coflowkit_sim::{SimError, SimOptions, SimResult, Simulation};
@@ -68,7 +69,10 @@ pub fn check_scheduler(spec: &str) -> PyResult<String> {
 }
 
 /// Simulates `workload` under each scheduler spec of `schedulers` on a big
-/// switch of `n_hosts` (default: the workload's) ports of `capacity_bps`.
+/// switch of `n_hosts` (default: the workload's) ports of `capacity_bps`
+/// (default 1 Gbit/s), or on `topology`: a spec string (`fat-tree:k=8`) or
+/// a `.toml`/`.yaml` file, built in Rust (then `capacity_bps` and
+/// `n_hosts` must not be given; see [`fabric_for`]).
 ///
 /// Returns one dict per scheduler, in the given order: `spec` (as given),
 /// `scheduler` (its name), `n_events`, `coflows` (numpy columns `coflow_id`,
@@ -78,15 +82,17 @@ pub fn check_scheduler(spec: &str) -> PyResult<String> {
 /// `arrival_s`, `finish_s`, `fct_s`) and `summary` (rows `bin` = All, SN,
 /// LN, SW, LW with `count`, `mean`, `median`, `p95`, `p99`, `max` CCT in s).
 #[pyfunction]
-#[pyo3(signature = (workload, schedulers, capacity_bps = 1e9, n_hosts = None, per_flow = false, progress = true))]
+#[pyo3(signature = (workload, schedulers, capacity_bps = None, n_hosts = None, per_flow = false, progress = true, topology = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
     workload: &Bound<'py, PyWorkload>,
     schedulers: Vec<String>,
-    capacity_bps: f64,
+    capacity_bps: Option<f64>,
     n_hosts: Option<u32>,
     per_flow: bool,
     progress: bool,
+    topology: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
     if schedulers.is_empty() {
         return Err(value_error("schedulers: give at least one scheduler"));
@@ -96,10 +102,8 @@ pub fn simulate<'py>(
         .map(|s| SchedulerSpec::parse(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(value_error)?;
-    let capacity = checked_capacity(capacity_bps)?;
     let w = workload.get();
-    let fabric = Fabric::big_switch(n_hosts.unwrap_or(w.inner.n_hosts), capacity)
-        .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
+    let fabric = fabric_for(topology, capacity_bps, n_hosts, w.inner.n_hosts, &w.source)?;
     let valid = py
         .detach(|| w.inner.clone().validate(&fabric))
         .map_err(|e| value_error(format!("{}: {e}", w.source)))?;

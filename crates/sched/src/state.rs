@@ -26,7 +26,7 @@
 //! finished, in a deterministic order (swap-removal).
 
 use coflowkit_model::{
-    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Fabric, HostId, JobStage, LinkId, Time,
+    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Fabric, FlowKey, HostId, JobStage, LinkId, Time,
 };
 use std::collections::HashMap;
 
@@ -166,10 +166,13 @@ pub struct NetState {
     now: Time,
     active_pos: Vec<u32>,
     active: Vec<FlowIdx>,
-    // Interned paths.
+    // Interned paths, by (src, dst) for ECMP choice 0 (every path of a
+    // fabric without path diversity: the big switch's fast path) and by
+    // (src, dst, choice) for the others: flows of one route share one.
     path_start: Vec<u32>,
     path_links: Vec<LinkId>,
     path_index: HashMap<(HostId, HostId), PathIdx>,
+    ecmp_index: HashMap<(HostId, HostId, u32), PathIdx>,
     // Coflows.
     coflows: Vec<CoflowInfo>,
     active_coflows: Vec<CoflowIdx>,
@@ -206,6 +209,7 @@ impl NetState {
             path_start: vec![],
             path_links: vec![],
             path_index: HashMap::new(),
+            ecmp_index: HashMap::new(),
             coflows: vec![],
             active_coflows: vec![],
         }
@@ -231,14 +235,28 @@ impl NetState {
         &self.fabric
     }
 
-    fn intern_path(&mut self, src: HostId, dst: HostId) -> PathIdx {
-        if let Some(&p) = self.path_index.get(&(src, dst)) {
+    /// The interned path of a flow from `src` to `dst` with identity `key`:
+    /// the route its ECMP choice picks (always choice 0 on fabrics without
+    /// path diversity, where no hash is computed).
+    fn intern_path(&mut self, src: HostId, dst: HostId, key: FlowKey) -> PathIdx {
+        let choice = self.fabric.path_choice(src, dst, key);
+        let known = if choice == 0 {
+            self.path_index.get(&(src, dst))
+        } else {
+            self.ecmp_index.get(&(src, dst, choice))
+        };
+        if let Some(&p) = known {
             return p;
         }
         let p = self.path_start.len() as PathIdx;
         self.path_start.push(self.path_links.len() as u32);
-        self.fabric.path_into(src, dst, &mut self.path_links);
-        self.path_index.insert((src, dst), p);
+        let out = &mut self.path_links;
+        self.fabric.path_into(src, dst, choice, out);
+        if choice == 0 {
+            self.path_index.insert((src, dst), p);
+        } else {
+            self.ecmp_index.insert((src, dst, choice), p);
+        }
         p
     }
 
@@ -250,9 +268,13 @@ impl NetState {
         let mut n_active = 0;
         let mut size = 0.0;
         let mut length: f64 = 0.0;
-        for f in &spec.flows {
+        for (i, f) in spec.flows.iter().enumerate() {
             let idx = self.coflow.len() as FlowIdx;
-            let p = self.intern_path(f.src, f.dst);
+            let key = FlowKey {
+                coflow: spec.id.0,
+                index: i as u32,
+            };
+            let p = self.intern_path(f.src, f.dst, key);
             self.coflow.push(c);
             self.src.push(f.src);
             self.dst.push(f.dst);
