@@ -39,7 +39,7 @@ struct Cancelled;
 /// How one run ended.
 enum Outcome {
     /// It finished.
-    Done(SimResult),
+    Done(Box<SimResult>),
     /// The engine gave up.
     Failed(SimError),
     /// The engine panicked (a bug); the panic's message.
@@ -111,7 +111,10 @@ pub fn simulate<'py>(
         .map_err(value_error)?;
     let names: Vec<String> = schedulers.iter().map(|s| s.trim().to_string()).collect();
     let board = Board::new(progress, names.clone());
-    let options = SimOptions { per_flow };
+    let options = SimOptions {
+        per_flow,
+        link_util_bin: None,
+    };
     let results = py.detach(|| run_all(&fabric, &valid, built, &options, &board))?;
     let out = PyList::empty(py);
     for (spec, r) in names.iter().zip(results) {
@@ -184,7 +187,7 @@ fn run_all(
     outcomes
         .into_iter()
         .map(|o| match o {
-            Some(Outcome::Done(r)) => Ok(r),
+            Some(Outcome::Done(r)) => Ok(*r),
             Some(Outcome::Failed(e)) => Err(simulation_error(e)),
             Some(Outcome::Panicked(msg)) => Err(simulation_error(format!(
                 "the simulation engine panicked: {msg}"
@@ -217,7 +220,7 @@ fn run_one(
         })
     }));
     match run {
-        Ok(Ok(r)) => Outcome::Done(r),
+        Ok(Ok(r)) => Outcome::Done(Box::new(r)),
         Ok(Err(e)) => Outcome::Failed(e),
         Err(payload) if payload.is::<Cancelled>() => Outcome::Cancelled,
         Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),

@@ -7,11 +7,15 @@
 //! [`Allocation`] (group id = path index): on the FB2010 trace an event costs
 //! at most 22,500 path updates instead of up to 100,000 flow updates. On the
 //! big switch the solver is [`BipartiteMaxMin`], whose cost does not grow
-//! with the number of paths at all.
+//! with the number of paths at all; compute stages there run on their
+//! host's CPU, a link no network flow crosses, so they share it equally.
+//!
+//! Flows join the allocation when they start (`Changes::started`), which for
+//! a later wave or stage may be long after their coflow's release.
 
 use crate::{Allocation, Changes, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
-use coflowkit_model::Time;
+use coflowkit_model::{FlowKind, Time};
 
 /// Per-flow max-min fair sharing; see the module doc.
 #[derive(Debug, Default)]
@@ -28,11 +32,23 @@ pub struct Fair {
 #[derive(Debug)]
 struct Ports {
     solver: BipartiteMaxMin,
-    ends: Vec<(u32, u32)>,
+    ends: Vec<Ends>,
+    // Compute stages per link (non-zero only on CPU links).
+    cpu_count: Vec<u32>,
     up_cap: Vec<f64>,
     down_cap: Vec<f64>,
     up_level: Vec<f64>,
     down_level: Vec<f64>,
+}
+
+/// What a path crosses on the big switch.
+#[derive(Debug, Clone, Copy)]
+enum Ends {
+    /// A network path: sending and receiving host.
+    Ports(u32, u32),
+    /// A compute stage's path: one CPU link, which only compute stages use,
+    /// so they share it equally (max-min on one link).
+    Cpu(u32),
 }
 
 const NONE: u32 = u32::MAX;
@@ -92,33 +108,42 @@ impl Scheduler for Fair {
             self.ports = Some(Ports {
                 solver: BipartiteMaxMin::new(n, n),
                 ends: vec![],
+                cpu_count: vec![0; view.n_links()],
                 up_cap: (0..n).map(|h| caps[2 * h]).collect(),
                 down_cap: (0..n).map(|h| caps[2 * h + 1]).collect(),
                 up_level: vec![],
                 down_level: vec![],
             });
         }
-        for &c in &changes.arrived {
-            for f in view.active_flows_of(c) {
-                let p = view.path_idx(f);
-                self.add(p);
-                out.join_group(f, p);
-                if let Some(ports) = &mut self.ports {
-                    let (s, d) = (view.src(f).0, view.dst(f).0);
-                    if ports.ends.len() <= p as usize {
-                        ports.ends.resize(p as usize + 1, (0, 0));
-                    }
-                    ports.ends[p as usize] = (s, d);
-                    ports.solver.add(s as usize, d as usize);
+        for &f in &changes.started {
+            let p = view.path_idx(f);
+            self.add(p);
+            out.join_group(f, p);
+            if let Some(ports) = &mut self.ports {
+                if ports.ends.len() <= p as usize {
+                    ports.ends.resize(p as usize + 1, Ends::Ports(0, 0));
                 }
+                ports.ends[p as usize] = match view.kind(f) {
+                    FlowKind::Net => {
+                        let (s, d) = (view.src(f).0, view.dst(f).0);
+                        ports.solver.add(s as usize, d as usize);
+                        Ends::Ports(s, d)
+                    }
+                    FlowKind::Compute => {
+                        let l = view.path(f)[0].0;
+                        ports.cpu_count[l as usize] += 1;
+                        Ends::Cpu(l)
+                    }
+                };
             }
         }
         for &f in &changes.finished {
             self.remove(view.path_idx(f));
             if let Some(ports) = &mut self.ports {
-                ports
-                    .solver
-                    .remove(view.src(f).0 as usize, view.dst(f).0 as usize);
+                match ports.ends[view.path_idx(f) as usize] {
+                    Ends::Ports(s, d) => ports.solver.remove(s as usize, d as usize),
+                    Ends::Cpu(l) => ports.cpu_count[l as usize] -= 1,
+                }
             }
         }
         if let Some(ports) = &mut self.ports {
@@ -128,12 +153,15 @@ impl Scheduler for Fair {
                 &mut ports.up_level,
                 &mut ports.down_level,
             );
+            let caps = view.capacities();
             for &p in &self.paths {
-                let (s, d) = ports.ends[p as usize];
-                out.set_group_rate(
-                    p,
-                    ports.up_level[s as usize].min(ports.down_level[d as usize]),
-                );
+                let rate = match ports.ends[p as usize] {
+                    Ends::Ports(s, d) => {
+                        ports.up_level[s as usize].min(ports.down_level[d as usize])
+                    }
+                    Ends::Cpu(l) => caps[l as usize] / ports.cpu_count[l as usize] as f64,
+                };
+                out.set_group_rate(p, rate);
             }
             return None;
         }
