@@ -607,9 +607,17 @@ fn fast(case: &Case, spec: &str) -> Result<(Vec<(u64, u64)>, Vec<u64>), String> 
         &hints,
     )
     .map_err(|e| e.to_string())?;
-    let r = Simulation::new(fabric, &w, s, SimOptions { per_flow: true })
-        .run(&mut |_| {})
-        .map_err(|e| e.to_string())?;
+    let r = Simulation::new(
+        fabric,
+        &w,
+        s,
+        SimOptions {
+            per_flow: true,
+            ..SimOptions::default()
+        },
+    )
+    .run(&mut |_| {})
+    .map_err(|e| e.to_string())?;
     let coflows = r.coflows.iter().map(|c| (c.id, c.finish.0)).collect();
     let flows = r
         .flows
