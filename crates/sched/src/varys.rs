@@ -2,10 +2,12 @@
 //! work-conserving backfill (Varys, SIGCOMM 2014, 5.1-5.3, Pseudocode 1).
 //!
 //! At every flow start and completion (`recompute=flow`, the default; with
-//! `recompute=coflow` only at coflow releases and completions and when flows
-//! start, i.e. when a coflow changes, as Varys's coordinator and CoflowSim
-//! do, so a flow that finishes early leaves its share idle until the next
-//! coflow event):
+//! `recompute=coflow` only at coflow events, as Varys's coordinator and
+//! CoflowSim do: a coflow released or completed, flows started (a coflow
+//! changed), or a coflow's last sending flow finished (it has nothing left
+//! to send, though a later stage or a Finishes-Before parent may keep it
+//! from completing); so a flow that finishes early leaves its share idle
+//! until the next coflow event):
 //! 1. Order: each active coflow's effective bottleneck Γ on its remaining
 //!    bytes over the full link capacities (the time it would take alone),
 //!    values within `NANOS_TIE` (1 µs) counting as equal; smallest first,
@@ -82,7 +84,12 @@ fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, 
     let at = e.dests.binary_search_by_key(&d, |(x, _)| *x);
     if up {
         match at {
-            Ok(j) => e.dests[j].1.push(f),
+            // In flow order, also for flows that start after others.
+            Ok(j) => {
+                let flows = &mut e.dests[j].1;
+                let k = flows.partition_point(|&x| x < f);
+                flows.insert(k, f);
+            }
             Err(j) => e.dests.insert(j, (d, vec![f])),
         }
         e.bits[d as usize / 64] |= 1 << (d % 64);
@@ -238,13 +245,18 @@ impl Scheduler for Varys {
             self.track(&view, f, true);
             out.join_proportional(f, view.coflow_of(f));
         }
+        // Whether a coflow sent its last started byte (it may not be
+        // complete yet: a later stage, or a Finishes-Before parent).
+        let mut drained = false;
         for &f in &changes.finished {
             self.track(&view, f, false);
+            drained |= self.memo[view.coflow_of(f) as usize].links.is_empty();
         }
         if !self.per_flow
             && changes.arrived.is_empty()
             && changes.started.is_empty()
             && changes.finished_coflows.is_empty()
+            && !drained
         {
             return None;
         }
