@@ -7,6 +7,7 @@ schedulers, and read the results as pandas (or polars) tables::
     w = coflowkit.synthetic(n_coflows=100, seed=7)
     res = coflowkit.simulate(w, ["fair", "varys"], baseline="fair")
     res.summary()            # CCT per scheduler and bin
+    res.metrics()            # FCT, slowdown, job completion, deadline misses
     res.compare()            # improvement over the baseline
     res.write("results/")    # CSV and Parquet per scheduler
 
@@ -16,6 +17,7 @@ released, several schedulers in parallel threads.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 
@@ -83,6 +85,7 @@ def simulate(
     per_flow: bool = False,
     n_hosts: int | None = None,
     progress: bool = True,
+    link_util_bin: float | None = None,
 ) -> Results:
     """Simulate a trace (a path) or a workload under one or more schedulers.
 
@@ -91,6 +94,8 @@ def simulate(
     them is run too. The fabric is a big switch of ``n_hosts`` (default: the
     workload's) ports of ``capacity_gbps`` Gbit/s. With ``progress``, a bar is
     drawn on stderr (only on a terminal, only for runs longer than a second).
+    With ``link_util_bin`` (seconds), each link's utilization is measured in
+    bins of that length (:meth:`Results.link_util`).
     """
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
     specs = _specs(scheduler)
@@ -102,6 +107,11 @@ def simulate(
         raise ValueError(f"capacity_gbps: must be positive, got {capacity_gbps}")
     if n_hosts is not None and not 1 <= n_hosts < 2**32:
         raise ValueError(f"n_hosts: must be between 1 and {2**32 - 1}, got {n_hosts}")
+    bin_ns = None
+    if link_util_bin is not None:
+        if not (math.isfinite(link_util_bin) and link_util_bin > 0):
+            raise ValueError(f"link_util_bin: must be a positive number of seconds, got {link_util_bin}")
+        bin_ns = max(1, round(link_util_bin * 1e9))
     capacity_bps = float(capacity_gbps) * 1e9
-    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress)
+    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, bin_ns)
     return Results(runs, source=workload.source, capacity_bps=capacity_bps, baseline=baseline)

@@ -142,7 +142,11 @@ impl PyWorkload {
 }
 
 /// Puts an optional column as `name` (0 where empty) and `name_valid`.
-fn set_optional<T>(d: &Bound<'_, PyDict>, name: &str, col: Vec<Option<T>>) -> PyResult<()>
+pub(crate) fn set_optional<T>(
+    d: &Bound<'_, PyDict>,
+    name: &str,
+    col: Vec<Option<T>>,
+) -> PyResult<()>
 where
     T: numpy::Element + Default + Copy,
 {
