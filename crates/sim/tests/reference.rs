@@ -1390,3 +1390,52 @@ fn ncf_flow_finishing_with_an_arrival_is_not_starved() {
     };
     check_by_hand(&case, "ncf", &[0.1 * MS_F, MS_F]);
 }
+
+#[test]
+fn varys_backfills_a_later_wave_in_flow_order() {
+    // One coflow; uplink 0 2 Gbit/s, uplink 1 250 Mbit/s, downlink 0 250
+    // Mbit/s, downlink 1 1 Gbit/s. f2 (0->1, 500,000) starts at 0, f1 (0->1,
+    // 125,000) at 1 ms, f0 (0->0, 125,016) at 4 ms, f3 (1->1, 125,000) after
+    // f1's group. At 4 ms Γ = 4.000512 ms (downlink 0); backfill goes by
+    // (first link, last link, index), so f1 (index 1) before f2: f1 gets
+    // 812.5 Mbit/s and is done at 4.3077 ms. Then f3 starts; Γ = 4 ms (uplink
+    // 1); backfill lifts f0 to 250 Mbit/s (done at 8.000512 ms) and f2 to
+    // 750 Mbit/s (done at 5.2308 ms); f3 at 250 Mbit/s is done at 8.307683 ms.
+    let case = Case {
+        up: vec![2e9, 2.5e8],
+        down: vec![2.5e8, 1e9],
+        cpu: None,
+        coflows: vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![
+                flow(0, 0, 125_016).in_group(2).delayed(Dur(4 * MS)),
+                flow(0, 1, 125_000).in_group(1).delayed(Dur(MS)),
+                flow(0, 1, 500_000).in_group(2),
+                flow(1, 1, 125_000).in_group(2).after(1),
+            ],
+        )],
+    };
+    check_by_hand(&case, "varys", &[8.307_683 * MS_F]);
+}
+
+#[test]
+fn varys_coflow_mode_reschedules_when_a_coflow_has_sent_everything() {
+    // A (0->1, 1 unit) Finishes-Before P (2->3, 3 units); B (0->1, 1 unit).
+    // Γ: A 1, B 1 (tie: A, the lower id), P 3. A takes port 0, B waits. At 1
+    // A has sent everything but completes only with P at 3: with nothing
+    // left to send it is a coflow event, so B gets port 0 then, done at 2.
+    let case = uniform(
+        4,
+        vec![
+            with_parents(
+                CoflowSpec::new(1, Time(0), vec![flow(0, 1, UNIT)]),
+                &[(2, DepKind::FinishesBefore)],
+            ),
+            CoflowSpec::new(2, Time(0), vec![flow(2, 3, 3 * UNIT)]),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 1, UNIT)]),
+        ],
+    );
+    check_by_hand(&case, "varys:recompute=coflow", &[3.0, 3.0, 2.0]);
+    check_by_hand(&case, "varys", &[3.0, 3.0, 2.0]);
+}
