@@ -1140,14 +1140,17 @@ impl<'a> Clairvoyant<'a> {
     pub fn observed(&self) -> Observed<'a> {
         Observed { s: self.s }
     }
-    /// The size of flow `f`, bytes (of a started flow; see the module doc).
+    /// The size of started flow `f`, bytes (flows not started yet are not
+    /// known; see the module doc).
     #[inline]
     pub fn size(&self, f: FlowIdx) -> f64 {
+        debug_assert!(!self.s.is_waiting(f), "size of flow {f}, not started");
         self.s.size[f as usize]
     }
-    /// The bytes flow `f` has left to send.
+    /// The bytes started flow `f` has left to send.
     #[inline]
     pub fn remaining(&self, f: FlowIdx) -> f64 {
+        debug_assert!(!self.s.is_waiting(f), "size of flow {f}, not started");
         self.s.size[f as usize] - self.s.flow_sent(f as usize)
     }
     /// The total size of coflow `c`'s started flows, bytes.
