@@ -8,14 +8,16 @@
 //! at most 22,500 path updates instead of up to 100,000 flow updates. On the
 //! big switch the solver is [`BipartiteMaxMin`], whose cost does not grow
 //! with the number of paths at all; compute stages there run on their
-//! host's CPU, a link no network flow crosses, so they share it equally.
+//! host's CPU, a link no network flow crosses, so they share it equally
+//! (the CPU of host `h` is "port" `n + h` of the level arrays, so one
+//! lookup serves both kinds of path).
 //!
 //! Flows join the allocation when they start (`Changes::started`), which for
 //! a later wave or stage may be long after their coflow's release.
 
 use crate::{Allocation, Changes, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
-use coflowkit_model::{FlowKind, Time};
+use coflowkit_model::{FlowKind, HostId, Time};
 
 /// Per-flow max-min fair sharing; see the module doc.
 #[derive(Debug, Default)]
@@ -32,23 +34,16 @@ pub struct Fair {
 #[derive(Debug)]
 struct Ports {
     solver: BipartiteMaxMin,
-    ends: Vec<Ends>,
-    // Compute stages per link (non-zero only on CPU links).
-    cpu_count: Vec<u32>,
+    // Per path: (sending port, receiving port), or (n + h, n + h) for the
+    // CPU of host h.
+    ends: Vec<(u32, u32)>,
+    // Per host: its CPU's capacity and compute stages on it (empty when the
+    // fabric has no CPUs).
+    cpus: Vec<(f64, u32)>,
     up_cap: Vec<f64>,
     down_cap: Vec<f64>,
     up_level: Vec<f64>,
     down_level: Vec<f64>,
-}
-
-/// What a path crosses on the big switch.
-#[derive(Debug, Clone, Copy)]
-enum Ends {
-    /// A network path: sending and receiving host.
-    Ports(u32, u32),
-    /// A compute stage's path: one CPU link, which only compute stages use,
-    /// so they share it equally (max-min on one link).
-    Cpu(u32),
 }
 
 const NONE: u32 = u32::MAX;
@@ -108,7 +103,10 @@ impl Scheduler for Fair {
             self.ports = Some(Ports {
                 solver: BipartiteMaxMin::new(n, n),
                 ends: vec![],
-                cpu_count: vec![0; view.n_links()],
+                cpus: (0..n as u32)
+                    .filter_map(|h| fabric.cpu(HostId(h)))
+                    .map(|l| (caps[l.0 as usize], 0))
+                    .collect(),
                 up_cap: (0..n).map(|h| caps[2 * h]).collect(),
                 down_cap: (0..n).map(|h| caps[2 * h + 1]).collect(),
                 up_level: vec![],
@@ -121,18 +119,18 @@ impl Scheduler for Fair {
             out.join_group(f, p);
             if let Some(ports) = &mut self.ports {
                 if ports.ends.len() <= p as usize {
-                    ports.ends.resize(p as usize + 1, Ends::Ports(0, 0));
+                    ports.ends.resize(p as usize + 1, (0, 0));
                 }
+                let (s, d) = (view.src(f).0, view.dst(f).0);
                 ports.ends[p as usize] = match view.kind(f) {
                     FlowKind::Net => {
-                        let (s, d) = (view.src(f).0, view.dst(f).0);
                         ports.solver.add(s as usize, d as usize);
-                        Ends::Ports(s, d)
+                        (s, d)
                     }
                     FlowKind::Compute => {
-                        let l = view.path(f)[0].0;
-                        ports.cpu_count[l as usize] += 1;
-                        Ends::Cpu(l)
+                        ports.cpus[s as usize].1 += 1;
+                        let cpu = ports.up_cap.len() as u32 + s;
+                        (cpu, cpu)
                     }
                 };
             }
@@ -140,9 +138,12 @@ impl Scheduler for Fair {
         for &f in &changes.finished {
             self.remove(view.path_idx(f));
             if let Some(ports) = &mut self.ports {
-                match ports.ends[view.path_idx(f) as usize] {
-                    Ends::Ports(s, d) => ports.solver.remove(s as usize, d as usize),
-                    Ends::Cpu(l) => ports.cpu_count[l as usize] -= 1,
+                let (s, d) = ports.ends[view.path_idx(f) as usize];
+                let n = ports.up_cap.len();
+                if (s as usize) < n {
+                    ports.solver.remove(s as usize, d as usize);
+                } else {
+                    ports.cpus[s as usize - n].1 -= 1;
                 }
             }
         }
@@ -153,15 +154,17 @@ impl Scheduler for Fair {
                 &mut ports.up_level,
                 &mut ports.down_level,
             );
-            let caps = view.capacities();
+            for &(cap, count) in &ports.cpus {
+                let share = cap / count.max(1) as f64;
+                ports.up_level.push(share);
+                ports.down_level.push(share);
+            }
             for &p in &self.paths {
-                let rate = match ports.ends[p as usize] {
-                    Ends::Ports(s, d) => {
-                        ports.up_level[s as usize].min(ports.down_level[d as usize])
-                    }
-                    Ends::Cpu(l) => caps[l as usize] / ports.cpu_count[l as usize] as f64,
-                };
-                out.set_group_rate(p, rate);
+                let (s, d) = ports.ends[p as usize];
+                out.set_group_rate(
+                    p,
+                    ports.up_level[s as usize].min(ports.down_level[d as usize]),
+                );
             }
             return None;
         }
