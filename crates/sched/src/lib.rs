@@ -23,7 +23,7 @@ pub mod state;
 pub mod varys;
 
 pub use registry::{build, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};
-pub use state::{Clairvoyant, CoflowIdx, FlowIdx, NetState, Observed, PathIdx};
+pub use state::{Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx};
 
 use coflowkit_model::Time;
 

@@ -891,6 +891,26 @@ impl NetState {
         i.first_flow..i.first_flow + i.n_flows
     }
 
+    /// What a driver reports per flow once a run is over, keeping only
+    /// that (the rest of the state is freed): each flow's start instant, and
+    /// the least capacity (bits/s) on its path.
+    pub fn into_flow_report(self) -> FlowReport {
+        let bottleneck = (0..self.path_start.len() as PathIdx)
+            .map(|p| {
+                let (s, e) = self.path_range(p);
+                self.path_links[s..e]
+                    .iter()
+                    .map(|l| self.capacity[l.0 as usize])
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        FlowReport {
+            start: self.start,
+            path: self.path,
+            path_bottleneck: bottleneck,
+        }
+    }
+
     /// Whether flow `f` has not started yet.
     pub fn is_waiting(&self, f: FlowIdx) -> bool {
         self.active_pos[f as usize] == INACTIVE && self.flags[f as usize] & DONE == 0
@@ -945,6 +965,25 @@ impl NetState {
             .binary_search_by_key(&(f as FlowIdx), |&(g, _)| g)
             .ok()
             .map(|i| self.deadlines[i].1)
+    }
+}
+
+/// Per-flow facts a driver reports after a run ([`NetState::into_flow_report`]).
+#[derive(Debug, Clone)]
+pub struct FlowReport {
+    start: Vec<Time>,
+    path: Vec<PathIdx>,
+    path_bottleneck: Vec<f64>,
+}
+
+impl FlowReport {
+    /// When flow `f` started (`Time::NEVER` if it never did).
+    pub fn start(&self, f: FlowIdx) -> Time {
+        self.start[f as usize]
+    }
+    /// The least capacity (bits/s) on flow `f`'s path.
+    pub fn bottleneck(&self, f: FlowIdx) -> f64 {
+        self.path_bottleneck[self.path[f as usize] as usize]
     }
 }
 

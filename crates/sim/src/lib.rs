@@ -240,22 +240,18 @@ impl<'w> Simulation<'w> {
                 utilization,
             }
         });
-        let state = &e.state;
-        let caps = state.capacities();
+        // Only the start instants and path bottlenecks outlive the run.
+        drop(pending);
+        drop(std::mem::take(&mut e.alloc));
+        let flows = e.state.into_flow_report();
         Ok(SimResult::collect(Outcome {
             scheduler: scheduler.name(),
             workload,
             release: e.rel.releases(),
             completion: e.rel.completions(),
-            flow_start: &|i| state.start_of(i as FlowIdx),
+            flow_start: &|i| flows.start(i as FlowIdx),
             flow_finish: &e.flow_finish,
-            flow_bottleneck: &|i| {
-                state
-                    .path_of(i as FlowIdx)
-                    .iter()
-                    .map(|l| caps[l.0 as usize])
-                    .fold(f64::INFINITY, f64::min)
-            },
+            flow_bottleneck: &|i| flows.bottleneck(i as FlowIdx),
             per_flow: self.options.per_flow,
             link_util,
             n_events,
