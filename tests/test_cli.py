@@ -10,7 +10,21 @@ import pyarrow.parquet as pq
 import coflowkit
 from conftest import Cli
 
-COFLOW_COLUMNS = ["coflow_id", "arrival_s", "finish_s", "cct_s", "width", "length_bytes", "total_bytes", "bin"]
+COFLOW_COLUMNS = [
+    "coflow_id",
+    "job_id",
+    "stage_id",
+    "arrival_s",
+    "release_s",
+    "finish_s",
+    "cct_s",
+    "deadline_s",
+    "deadline_met",
+    "width",
+    "length_bytes",
+    "total_bytes",
+    "bin",
+]
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -33,9 +47,15 @@ def test_simulate_embedded_workload_writes_tables(cli: Cli, tmp_path: Path) -> N
     assert "Traceback" not in proc.stderr
     text = proc.stdout
     assert "200 coflows" in text and "baseline   fair" in text
-    rows = [line.split() for line in text.splitlines() if line.startswith(("fair ", "varys "))]
+    # The comparison table, then the metrics table (the last one headed "scheduler").
+    comparison, _, metrics = text.rpartition("\nscheduler ")
+    rows = [line.split() for line in comparison.splitlines() if line.startswith(("fair ", "varys "))]
     assert [(r[0], r[1]) for r in rows] == [(s, b) for s in ("fair", "varys") for b in coflowkit.BINS]
     assert all(r[-2:] == ["1.00", "1.00"] for r in rows if r[0] == "fair" and r[2] != "0")
+    assert metrics.split()[:4] == ["flows", "fct_mean_s", "fct_p99_s", "slowdown_mean"]
+    metric_rows = [line.split() for line in metrics.splitlines() if line.startswith(("fair ", "varys "))]
+    assert [r[0] for r in metric_rows] == ["fair", "varys"]
+    assert all(r[-2:] == ["-", "-"] for r in metric_rows)  # no deadlines in this workload
 
     w = coflowkit.synthetic()
     for s in ("fair", "varys"):
@@ -49,11 +69,17 @@ def test_simulate_embedded_workload_writes_tables(cli: Cli, tmp_path: Path) -> N
         assert [str(v) for v in table.column("coflow_id").to_pylist()] == [r["coflow_id"] for r in coflows]
         assert pq.read_table(out / s / "flows.parquet").num_rows == w.n_flows
         assert len(read_csv(out / s / "flows.csv")) == w.n_flows
+        jobs = read_csv(out / s / "jobs.csv")
+        assert len(jobs) == w.n_coflows  # no job ids: every coflow is its own job
+        assert not (out / s / "link_util.parquet").exists()
     summary = read_csv(out / "summary.csv")
     assert list(summary[0].keys()) == ["scheduler", "bin", "count", "mean", "median", "p95", "p99", "max"]
     assert len(summary) == 2 * len(coflowkit.BINS)
     compare = read_csv(out / "compare.csv")
     assert {r["scheduler"] for r in compare} == {"fair", "varys"}
+    metrics = read_csv(out / "metrics.csv")
+    assert [r["scheduler"] for r in metrics] == ["fair", "varys"]
+    assert list(metrics[0].keys()) == ["scheduler", *coflowkit.results.METRIC_COLUMNS]
     assert not list(out.rglob("*.tmp")), "temporary files were left behind"
 
 
@@ -94,3 +120,29 @@ def test_a_failed_write_keeps_what_was_written(cli: Cli, tmp_path: Path) -> None
     assert "summary.csv" in proc.stderr and "Traceback" not in proc.stderr
     assert (out / "fair" / "coflows.csv").read_bytes() == before
     assert not list(out.rglob("*.tmp"))
+
+
+def test_simulate_link_util_writes_a_long_table(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "tiny.csv"
+    assert cli("generate", "default", "--n-coflows", 8, "--n-hosts", 10, "--seed", 4, "-o", trace).returncode == 0
+    out = tmp_path / "out"
+    proc = cli("simulate", "--trace", trace, "-s", "fair,varys", "--link-util", "50ms", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    for s in ("fair", "varys"):
+        table = pq.read_table(out / s / "link_util.parquet")
+        assert table.column_names == coflowkit.results.LINK_UTIL_COLUMNS
+        df = table.to_pandas()
+        n_links = 2 * 10
+        assert df["link"].nunique() == n_links and table.num_rows % n_links == 0
+        assert set(df["link_name"].astype(str)) >= {"Uplink(HostId(0))", "Downlink(HostId(9))"}
+        starts = sorted(df["bin_start_s"].unique())
+        assert starts[:2] == [0.0, 0.05]
+        assert df["utilization"].between(0, 1 + 1e-9).all() and df["utilization"].max() > 0
+
+
+def test_link_util_needs_out_and_a_duration(cli: Cli) -> None:
+    from conftest import assert_one_line_error
+
+    assert_one_line_error(cli("simulate", "-s", "fair", "--link-util", "1s"), 2, "--out")
+    assert_one_line_error(cli("simulate", "-s", "fair", "--link-util", "soon", "--out", "x"), 2, "not a duration")
+    assert_one_line_error(cli("simulate", "-s", "fair", "--link-util", "0", "--out", "x"), 2, "at least 1 ns")

@@ -25,8 +25,15 @@ def test_two_schedulers_pandas_and_polars_agree(small: coflowkit.Workload) -> No
     assert pl_frame.columns == list(pd_frame.columns)
     assert pl_frame.height == len(pd_frame) == 2 * small.n_coflows
     for col in pd_frame.columns:
-        left = pd_frame[col].astype(str) if col in ("bin", "scheduler") else pd_frame[col]
-        np.testing.assert_array_equal(np.asarray(left), pl_frame[col].to_numpy(), err_msg=col)
+        left = pd_frame[col]
+        right = pl_frame[col]
+        # Nullable columns: the same missing rows, the same values elsewhere.
+        np.testing.assert_array_equal(left.isna().to_numpy(), right.is_null().to_numpy(), err_msg=col)
+        keep = ~left.isna().to_numpy()
+        left = left.astype(str) if col in ("bin", "scheduler") else left
+        np.testing.assert_array_equal(
+            np.asarray(left[keep], dtype=object), right.to_numpy()[keep].astype(object), err_msg=col
+        )
     for s in res.schedulers:
         one = res.coflows(s)
         pd.testing.assert_frame_equal(
@@ -42,10 +49,19 @@ def test_results_tables_are_consistent(small: coflowkit.Workload) -> None:
         c = res.coflows(s)
         assert list(c.columns) == coflowkit.results.COFLOW_COLUMNS
         assert len(c) == small.n_coflows and c["coflow_id"].is_unique
-        np.testing.assert_allclose(c["cct_s"], c["finish_s"] - c["arrival_s"], atol=1e-9)
+        # No parents: every coflow is released at its arrival.
+        assert (c["release_s"] == c["arrival_s"]).all()
+        np.testing.assert_allclose(c["cct_s"], c["finish_s"] - c["release_s"], atol=1e-9)
+        assert c["job_id"].isna().all() and c["deadline_met"].isna().all()
         f = res.flows(s)
+        assert list(f.columns) == coflowkit.results.FLOW_COLUMNS
         assert len(f) == small.n_flows
         assert (f.groupby("coflow_id")["finish_s"].max().loc[c["coflow_id"]].to_numpy() == c["finish_s"]).all()
+        np.testing.assert_allclose(f["fct_s"], f["finish_s"] - f["start_s"], atol=1e-9)
+        assert (f["slowdown"] >= 1 - 1e-9).all() and (f["kind"] == "net").all()
+        assert (f["karuna_type"] == 2).all()
+        jobs = res.jobs(s)
+        assert list(jobs.columns) == coflowkit.results.JOB_COLUMNS and len(jobs) == small.n_coflows
         assert res.n_events(s) > 0
     summary = res.summary()
     assert list(summary["bin"].astype(str)) == coflowkit.BINS * 2
@@ -88,7 +104,7 @@ def test_same_input_same_bytes(small: coflowkit.Workload, tmp_path: Path) -> Non
     pd.testing.assert_frame_equal(alone.coflows("varys"), runs[0].coflows("varys"))
     dirs = [r.write(tmp_path / f"run{i}") for i, r in enumerate(runs)]
     files = sorted(p.relative_to(dirs[0]) for p in dirs[0].rglob("*.csv"))
-    assert len(files) == 4  # two coflow tables, summary, compare
+    assert len(files) == 7  # two coflow and two job tables, summary, metrics, compare
     for rel in files:
         assert (dirs[0] / rel).read_bytes() == (dirs[1] / rel).read_bytes(), rel
 
@@ -130,3 +146,54 @@ def test_the_gil_is_released_while_simulating() -> None:
         n_coflows *= 2
     # Holding the GIL would leave the spinner one switch interval (5 ms) at most.
     assert spins > 0.2 * rate * elapsed, (spins, rate, elapsed)
+
+
+def _columns(**cols: list[int]) -> dict[str, np.ndarray]:
+    kinds = {"src": np.uint32, "dst": np.uint32, "stage_id": np.uint32}
+    return {k: np.array(v, kinds.get(k, np.uint64)) for k, v in cols.items()}
+
+
+def test_jobs_deadlines_and_metrics() -> None:
+    # fifo on one port: coflows 1 and 2 (job 7, 1 s each at 1 Gbit/s) done at 1
+    # and 2 s; coflow 3 (no job) on other ports, done at 1 s. Deadlines of 1.5 s
+    # after arrival: coflow 1 meets it, coflow 2 misses it.
+    unit = 125_000_000
+    w = _core.workload_from_columns(
+        **_columns(coflow_id=[1, 2, 3], arrival_ns=[0, 0, 0], src=[0, 0, 2], dst=[1, 1, 3], bytes=[unit] * 3),
+        job_id=np.array([7, 7, 0], np.uint64),
+        job_id_valid=np.array([True, True, False]),
+        stage_id=np.array([0, 1, 0], np.uint32),
+        stage_id_valid=np.array([True, True, False]),
+        deadline_ns=np.array([1_500_000_000] * 3, np.uint64),
+        deadline_ns_valid=np.array([True, True, False]),
+    )
+    res = coflowkit.simulate(w, "fifo", progress=False)
+    c = res.coflows()
+    assert c["deadline_met"].tolist() == [True, False, pd.NA]
+    assert c["job_id"].tolist() == [7, 7, pd.NA]
+    jobs = res.jobs()
+    assert jobs["job_id"].tolist() == [7, pd.NA]
+    assert jobs["jct_s"].tolist() == [2.0, 1.0]
+    m = res.metrics().iloc[0]
+    assert (m.coflow_deadlines, m.coflow_deadline_misses, m.coflow_deadline_miss_rate) == (2, 1, 0.5)
+    assert m.flow_deadlines == 0 and np.isnan(m.flow_deadline_miss_rate)
+    assert (m.n_jobs, m.jct_mean_s, m.jct_max_s) == (2, 1.5, 2.0)
+    assert m.slowdown_mean == pytest.approx((1 + 2 + 1) / 3)
+
+
+def test_link_util_of_a_lone_flow() -> None:
+    # 1.5 s of data at 1 Gbit/s from host 0 to host 1, 1 s bins.
+    w = _core.workload_from_columns(
+        **_columns(coflow_id=[1], arrival_ns=[0], src=[0], dst=[1], bytes=[187_500_000]),
+    )
+    for s in ("fair", "srpt", "varys"):
+        res = coflowkit.simulate(w, s, progress=False, link_util_bin=1.0)
+        u = res.link_util()
+        assert list(u.columns) == coflowkit.results.LINK_UTIL_COLUMNS
+        by = u.set_index(["link_name", "bin_start_s"])["utilization"]
+        assert by[("Uplink(HostId(0))", 0.0)] == 1.0 and by[("Uplink(HostId(0))", 1.0)] == 0.5
+        assert by[("Downlink(HostId(1))", 1.0)] == 0.5 and by[("Uplink(HostId(1))", 0.0)] == 0.0
+    with pytest.raises(ValueError, match="link_util_bin"):
+        coflowkit.simulate(w, "fair", progress=False).link_util()
+    with pytest.raises(ValueError, match="link_util_bin"):
+        coflowkit.simulate(w, "fair", progress=False, link_util_bin=0)

@@ -9,6 +9,7 @@ schedulers, and read the results as pandas (or polars) tables::
     # w = coflowkit.generate("baraat", seed=1, load=0.8, workflow="single-stage", n_tasks=1000)
     res = coflowkit.simulate(w, ["fair", "varys"], baseline="fair")
     res.summary()            # CCT per scheduler and bin
+    res.metrics()            # FCT, slowdown, job completion, deadline misses
     res.compare()            # improvement over the baseline
     res.write("results/")    # CSV and Parquet per scheduler
     coflowkit.simulate(w, "fair", topology="fat-tree:k=8")   # a multi-hop fabric
@@ -19,6 +20,7 @@ released, several schedulers in parallel threads.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -135,6 +137,7 @@ def simulate(
     n_hosts: int | None = None,
     progress: bool = True,
     topology: str | os.PathLike[str] | None = None,
+    link_util_bin: float | None = None,
 ) -> Results:
     """Simulate a trace (a path) or a workload under one or more schedulers.
 
@@ -147,7 +150,8 @@ def simulate(
     ``.toml``/``.yaml`` topology file, built by the Rust core; with a topology,
     give rates and hosts in it, not in ``capacity_gbps``/``n_hosts``. With
     ``progress``, a bar is drawn on stderr (only on a terminal, only for runs
-    longer than a second).
+    longer than a second). With ``link_util_bin`` (seconds), each link's
+    utilization is measured in bins of that length (:meth:`Results.link_util`).
     """
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
     specs = _specs(scheduler)
@@ -174,7 +178,12 @@ def simulate(
         info = topology_info(spec, workload.n_hosts)
         described = info["description"]
         port_bps = info["host_rate_bps"]
-    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec)
+    bin_ns = None
+    if link_util_bin is not None:
+        if not (math.isfinite(link_util_bin) and link_util_bin > 0):
+            raise ValueError(f"link_util_bin: must be a positive number of seconds, got {link_util_bin}")
+        bin_ns = max(1, round(link_util_bin * 1e9))
+    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns)
     return Results(runs, source=workload.source, capacity_bps=port_bps, baseline=baseline, topology=described)
 
 

@@ -3,7 +3,7 @@
 ::
 
     coflowkit simulate [--trace PATH | --workload default] [--scheduler fair,varys,...]
-                       [--baseline fair] [--out DIR] [--per-flow]
+                       [--baseline fair] [--out DIR] [--per-flow] [--link-util BIN]
                        [--capacity-gbps 1 [--n-hosts N] | --topology SPEC]
     coflowkit topology info SPEC [--n-hosts N]
     coflowkit trace info PATH
@@ -62,6 +62,27 @@ def _capacity_option(help_text: str):
         show_default=True,
         help=help_text,
     )
+
+class Duration(click.ParamType):
+    """A span of time: seconds, or a number with a unit (ns, us, ms, s), e.g. ``100ms``."""
+
+    name = "duration"
+    _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1.0}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        number = text.rstrip("nusm")
+        unit = text[len(number) :]
+        try:
+            seconds = float(number) * self._UNITS[unit]
+        except (ValueError, KeyError):
+            self.fail(f"{value!r} is not a duration (seconds, or a number with ns, us, ms or s)", param, ctx)
+        if not (math.isfinite(seconds) and seconds >= 1e-9):
+            self.fail(f"{value!r}: a bin must be at least 1 ns", param, ctx)
+        return seconds
+
 
 @contextmanager
 def _data_errors() -> Iterator[None]:
@@ -153,6 +174,15 @@ def cli() -> None:
     help="Write DIR/<scheduler>/coflows.{csv,parquet}, DIR/summary.csv and DIR/compare.csv.",
 )
 @click.option("--per-flow", is_flag=True, help="Also keep and write one row per flow.")
+@click.option(
+    "--link-util",
+    "link_util",
+    type=Duration(),
+    metavar="BIN",
+    default=None,
+    help="Measure link utilization in bins of BIN (seconds, or e.g. 100ms) and write "
+    "DIR/<scheduler>/link_util.parquet (needs --out).",
+)
 @_capacity_option("Port capacity of the big switch.")
 @click.option(
     "--n-hosts",
@@ -176,6 +206,7 @@ def simulate_cmd(
     baseline: str | None,
     out: Path | None,
     per_flow: bool,
+    link_util: float | None,
     capacity_gbps: float,
     n_hosts: int | None,
     topology: str | None,
@@ -192,6 +223,8 @@ def simulate_cmd(
                 "with --topology, give rates and hosts in the topology spec"
             )
         _check_topology(topology, 1)
+    if link_util is not None and out is None:
+        raise click.UsageError("--link-util writes DIR/<scheduler>/link_util.parquet: give --out DIR")
     specs = _check_schedulers(scheduler) or [name for name, _ in _core.schedulers()]
     if baseline is not None:
         baseline = baseline.strip()
@@ -214,12 +247,15 @@ def simulate_cmd(
             n_hosts=n_hosts,
             progress=progress,
             topology=topology,
+            link_util_bin=link_util,
         )
     click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
     click.echo(f"fabric     {res.topology}")
     click.echo(f"baseline   {baseline} (x = baseline CCT / scheduler CCT; above 1 is better)")
     click.echo("")
     click.echo(_comparison_table(res, baseline))
+    click.echo("")
+    click.echo(_metrics_table(res))
     if out is not None:
         with _data_errors():
             res.write(out)
@@ -295,6 +331,47 @@ def topology_info_cmd(spec: str, n_hosts: int | None) -> None:
     info = _check_topology(spec, n_hosts, "'SPEC'")
     click.echo(f"topology       {spec.strip()}")
     click.echo(info["text"])
+
+
+def _fmt_rate(misses: int, total: int) -> str:
+    return "-" if total == 0 else f"{misses}/{total}"
+
+
+def _metrics_table(res: Results) -> str:
+    """Per scheduler: flow completion time and slowdown, job completion time, deadline misses."""
+    header = [
+        "scheduler",
+        "flows",
+        "fct_mean_s",
+        "fct_p99_s",
+        "slowdown_mean",
+        "slowdown_p99",
+        "jobs",
+        "jct_mean_s",
+        "flow_dl_missed",
+        "coflow_dl_missed",
+    ]
+    rows = [
+        [
+            m.scheduler,
+            str(m.n_flows),
+            _fmt_seconds(m.fct_mean_s),
+            _fmt_seconds(m.fct_p99_s),
+            _fmt_ratio(m.slowdown_mean),
+            _fmt_ratio(m.slowdown_p99),
+            str(m.n_jobs),
+            _fmt_seconds(m.jct_mean_s),
+            _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
+            _fmt_rate(m.coflow_deadline_misses, m.coflow_deadlines),
+        ]
+        for m in res.metrics().itertuples(index=False)
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [
+        "  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
 
 
 @cli.group("trace")

@@ -1,8 +1,23 @@
-"""Simulation results as tables: per coflow, per flow, summaries, comparisons.
+"""Simulation results as tables: per coflow, per flow, per job, link
+utilization, summaries, metrics, comparisons.
 
 A :class:`Results` holds what the core returned for each scheduler spec (numpy
 columns and summary rows) and turns it into pandas or polars frames, CCT
-summaries per bin, comparisons against a baseline, and files.
+summaries per bin, flow/job/deadline metrics, comparisons against a baseline,
+and files.
+
+Definitions (the engine's; see docs/architecture.md): a coflow's CCT is its
+completion (``finish_s``: its last flow's finish, or a Finishes-Before
+parent's completion if later) minus its release (``release_s``: its arrival,
+or later when Starts-After parents held it); a coflow deadline counts from
+its arrival. A flow's FCT is its finish minus its start; its slowdown is the
+FCT over the time it would take alone on an idle network (bytes * 8 / the
+least capacity on its path); a flow deadline counts from its start. A job is
+the coflows sharing a ``job_id`` (a coflow without one is its own job); its
+completion time is its last coflow's completion minus its first coflow's
+arrival. Columns that may be empty (``job_id``, ``stage_id``,
+``deadline_s``, ``deadline_met``) are pandas nullable columns (``<NA>``) and
+Arrow nulls.
 
 Bins follow the Aalo paper (7.1): a coflow is short when its largest flow is
 under 5 MiB and narrow when it has at most 50 flows; ``All`` is every coflow.
@@ -28,15 +43,110 @@ import pyarrow.parquet as pq
 from . import _core
 from ._atomic import atomic_path
 
-__all__ = ["Results", "BINS", "COFLOW_COLUMNS", "FLOW_COLUMNS"]
+__all__ = [
+    "Results",
+    "BINS",
+    "COFLOW_COLUMNS",
+    "FLOW_COLUMNS",
+    "JOB_COLUMNS",
+    "LINK_UTIL_COLUMNS",
+    "METRIC_COLUMNS",
+]
 
 #: The bins of summaries, in report order ("All" first).
 BINS: list[str] = list(_core.BINS)
 #: Columns of a coflow table, in order.
-COFLOW_COLUMNS = ["coflow_id", "arrival_s", "finish_s", "cct_s", "width", "length_bytes", "total_bytes", "bin"]
+COFLOW_COLUMNS = [
+    "coflow_id",
+    "job_id",
+    "stage_id",
+    "arrival_s",
+    "release_s",
+    "finish_s",
+    "cct_s",
+    "deadline_s",
+    "deadline_met",
+    "width",
+    "length_bytes",
+    "total_bytes",
+    "bin",
+]
 #: Columns of a flow table, in order.
-FLOW_COLUMNS = ["coflow_id", "src", "dst", "bytes", "arrival_s", "finish_s", "fct_s"]
+FLOW_COLUMNS = [
+    "coflow_id",
+    "src",
+    "dst",
+    "kind",
+    "group",
+    "bytes",
+    "karuna_type",
+    "arrival_s",
+    "start_s",
+    "finish_s",
+    "fct_s",
+    "slowdown",
+    "deadline_s",
+    "deadline_met",
+]
+#: Columns of a job table, in order.
+JOB_COLUMNS = ["job_id", "first_coflow_id", "n_coflows", "arrival_s", "completion_s", "jct_s"]
+#: Columns of a link utilization table, in order.
+LINK_UTIL_COLUMNS = ["link", "link_name", "bin_start_s", "utilization"]
+#: Columns of :meth:`Results.metrics`, in order (after ``scheduler``).
+METRIC_COLUMNS = [
+    "n_coflows",
+    "n_flows",
+    "fct_mean_s",
+    "fct_p95_s",
+    "fct_p99_s",
+    "slowdown_mean",
+    "slowdown_p95",
+    "slowdown_p99",
+    "n_jobs",
+    "jct_mean_s",
+    "jct_median_s",
+    "jct_p95_s",
+    "jct_p99_s",
+    "jct_max_s",
+    "flow_deadlines",
+    "flow_deadline_misses",
+    "flow_deadline_miss_rate",
+    "coflow_deadlines",
+    "coflow_deadline_misses",
+    "coflow_deadline_miss_rate",
+]
 _STATS = ["count", "mean", "median", "p95", "p99", "max"]
+_KINDS = ["net", "compute"]
+
+
+def _pandas_column(cols: dict[str, Any], name: str) -> Any:
+    """A core column for pandas: nullable where the core sent a ``<name>_valid`` mask."""
+    values = cols[name]
+    valid = cols.get(f"{name}_valid")
+    if valid is None:
+        return values
+    mask = ~np.asarray(valid, dtype=bool)
+    if values.dtype == np.bool_:
+        return pd.arrays.BooleanArray(values, mask)
+    if values.dtype.kind == "f":
+        return pd.arrays.FloatingArray(values, mask)
+    return pd.arrays.IntegerArray(values, mask)
+
+
+def _arrow_column(cols: dict[str, Any], name: str) -> pa.Array:
+    """A core column for Arrow: nulls where the core's ``<name>_valid`` mask is False."""
+    valid = cols.get(f"{name}_valid")
+    if valid is None:
+        return pa.array(cols[name])
+    return pa.array(cols[name], mask=~np.asarray(valid, dtype=bool))
+
+
+def _frame(cols: dict[str, Any], names: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({name: _pandas_column(cols, name) for name in names})
+
+
+def _table(cols: dict[str, Any], names: list[str]) -> pa.Table:
+    return pa.table({name: _arrow_column(cols, name) for name in names})
 
 
 def _dirname(spec: str) -> str:
@@ -91,25 +201,60 @@ class Results:
 
     def coflows(self, scheduler: str | None = None) -> pd.DataFrame:
         """One row per coflow, in (arrival, id) order; times in seconds."""
-        cols = self._run(scheduler)["coflows"]
-        df = pd.DataFrame({name: cols[name] for name in COFLOW_COLUMNS})
+        df = _frame(self._run(scheduler)["coflows"], COFLOW_COLUMNS)
         df["bin"] = pd.Categorical(df["bin"], categories=BINS[1:])
         return df
 
     def flows(self, scheduler: str | None = None) -> pd.DataFrame:
-        """One row per flow (only with ``per_flow=True``); times in seconds."""
+        """One row per flow (only with ``per_flow=True``), coflow by coflow; times in seconds."""
         cols = self._run(scheduler)["flows"]
         if cols is None:
             raise ValueError("flows were not kept: simulate with per_flow=True")
-        return pd.DataFrame({name: cols[name] for name in FLOW_COLUMNS})
+        df = _frame(cols, FLOW_COLUMNS)
+        df["kind"] = pd.Categorical(df["kind"], categories=_KINDS)
+        return df
+
+    def jobs(self, scheduler: str | None = None) -> pd.DataFrame:
+        """One row per job, in order of its first coflow; ``job_id`` is <NA> for a
+        coflow without a job (its own job, named by ``first_coflow_id``)."""
+        return _frame(self._run(scheduler)["jobs"], JOB_COLUMNS)
+
+    def link_util(self, scheduler: str | None = None) -> pd.DataFrame:
+        """Link utilization (only with ``link_util_bin``): one row per link and time
+        bin, link by link; ``utilization`` is bytes carried * 8 / (capacity * bin)."""
+        cols = self._run(scheduler)["link_util"]
+        if cols is None:
+            raise ValueError("link utilization was not measured: simulate with link_util_bin=SECONDS")
+        return pd.DataFrame(
+            {
+                "link": cols["link"],
+                "link_name": pd.Categorical.from_codes(cols["link"].astype(np.int64), categories=cols["link_names"]),
+                "bin_start_s": cols["bin_start_s"],
+                "utilization": cols["utilization"],
+            }
+        )
+
+    def metrics(self) -> pd.DataFrame:
+        """One row per scheduler: flow completion time and slowdown (mean, p95,
+        p99), job completion time, and deadline misses of flows and coflows
+        (miss rates are NaN when nothing has a deadline)."""
+        rows = [{"scheduler": s, **self._runs[s]["metrics"]} for s in self._order]
+        return pd.DataFrame(rows, columns=["scheduler", *METRIC_COLUMNS])
 
     def _coflow_table(self, scheduler: str) -> pa.Table:
-        cols = self._run(scheduler)["coflows"]
-        return pa.table({name: pa.array(cols[name]) for name in COFLOW_COLUMNS})
+        return _table(self._run(scheduler)["coflows"], COFLOW_COLUMNS)
 
     def _flow_table(self, scheduler: str) -> pa.Table | None:
         cols = self._run(scheduler)["flows"]
-        return None if cols is None else pa.table({name: pa.array(cols[name]) for name in FLOW_COLUMNS})
+        return None if cols is None else _table(cols, FLOW_COLUMNS)
+
+    def _job_table(self, scheduler: str) -> pa.Table:
+        return _table(self._run(scheduler)["jobs"], JOB_COLUMNS)
+
+    def _link_util_table(self, scheduler: str) -> pa.Table | None:
+        if self._run(scheduler)["link_util"] is None:
+            return None
+        return pa.Table.from_pandas(self.link_util(scheduler), preserve_index=False)
 
     def to_arrow(self) -> pa.Table:
         """Every scheduler's coflow table stacked, with a leading ``scheduler`` column."""
@@ -168,9 +313,10 @@ class Results:
         return out.reset_index(drop=True)
 
     def write(self, out_dir: str | os.PathLike[str]) -> Path:
-        """Write ``DIR/<scheduler>/coflows.{csv,parquet}`` (and ``flows.*`` with
-        per-flow results), ``DIR/summary.csv`` and, with a baseline,
-        ``DIR/compare.csv``. Each file is replaced whole or not at all."""
+        """Write ``DIR/<scheduler>/coflows.{csv,parquet}`` and ``jobs.{csv,parquet}``
+        (and ``flows.*`` with per-flow results, ``link_util.parquet`` with link
+        utilization), ``DIR/summary.csv``, ``DIR/metrics.csv`` and, with a
+        baseline, ``DIR/compare.csv``. Each file is replaced whole or not at all."""
         out = Path(out_dir)
         dirs = {s: _dirname(s) for s in self._order}
         if len(set(dirs.values())) != len(dirs):
@@ -179,10 +325,15 @@ class Results:
         for s in self._order:
             d = out / dirs[s]
             _write_table(self._coflow_table(s), d / "coflows.csv", d / "coflows.parquet")
+            _write_table(self._job_table(s), d / "jobs.csv", d / "jobs.parquet")
             flows = self._flow_table(s)
             if flows is not None:
                 _write_table(flows, d / "flows.csv", d / "flows.parquet")
+            link_util = self._link_util_table(s)
+            if link_util is not None:
+                _write_parquet(link_util, d / "link_util.parquet")
         _write_csv(self.summary(), out / "summary.csv")
+        _write_csv(self.metrics(), out / "metrics.csv")
         if self.baseline is not None:
             _write_csv(self.compare(), out / "compare.csv")
         return out
@@ -193,7 +344,11 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
         df.to_csv(tmp, index=False)
 
 
+def _write_parquet(table: pa.Table, path: Path) -> None:
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
 def _write_table(table: pa.Table, csv_path: Path, parquet_path: Path) -> None:
     _write_csv(table.to_pandas(), csv_path)
-    with atomic_path(parquet_path) as tmp:
-        pq.write_table(table, tmp)
+    _write_parquet(table, parquet_path)

@@ -19,8 +19,8 @@
 use crate::errors::{simulation_error, value_error};
 use crate::progress::Board;
 use crate::topology::fabric_for;
-use crate::workload::PyWorkload;
-use coflowkit_model::{Fabric, ValidWorkload};
+use crate::workload::{set_optional, PyWorkload};
+use coflowkit_model::{Dur, Fabric, FlowKind, ValidWorkload};
 use coflowkit_sched::{build, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES};
 use coflowkit_sim::{SimError, SimOptions, SimResult, Simulation};
 use numpy::IntoPyArray;
@@ -40,7 +40,7 @@ struct Cancelled;
 /// How one run ended.
 enum Outcome {
     /// It finished.
-    Done(SimResult),
+    Done(Box<SimResult>),
     /// The engine gave up.
     Failed(SimError),
     /// The engine panicked (a bug); the panic's message.
@@ -75,14 +75,25 @@ pub fn check_scheduler(spec: &str) -> PyResult<String> {
 /// `n_hosts` must not be given; see [`fabric_for`]).
 ///
 /// Returns one dict per scheduler, in the given order: `spec` (as given),
-/// `scheduler` (its name), `n_events`, `coflows` (numpy columns `coflow_id`,
-/// `arrival_s`, `finish_s`, `cct_s`, `width`, `length_bytes`,
-/// `total_bytes`, and `bin` as a list of str), `flows` (None, or with
-/// `per_flow` numpy columns `coflow_id`, `src`, `dst`, `bytes`,
-/// `arrival_s`, `finish_s`, `fct_s`) and `summary` (rows `bin` = All, SN,
-/// LN, SW, LW with `count`, `mean`, `median`, `p95`, `p99`, `max` CCT in s).
+/// `scheduler` (its name), `n_events`; `coflows` (numpy columns `coflow_id`,
+/// `job_id`, `stage_id` (each with a `*_valid` mask), `arrival_s`,
+/// `release_s`, `finish_s` (completion), `cct_s` (completion - release),
+/// `deadline_s` and `deadline_met` (each with a `*_valid` mask),
+/// `width`, `length_bytes`, `total_bytes`, and `bin` as a list of str);
+/// `flows` (None, or with `per_flow` numpy columns `coflow_id`, `src`,
+/// `dst`, `bytes`, `kind` (list of "net"/"compute"), `group`,
+/// `karuna_type`, `arrival_s`, `start_s`, `finish_s`, `fct_s` (finish -
+/// start), `slowdown`, `deadline_s` and `deadline_met` (each with a
+/// `*_valid` mask)); `jobs` (numpy columns `job_id` (with
+/// `job_id_valid`), `first_coflow_id`, `n_coflows`, `arrival_s`,
+/// `completion_s`, `jct_s`); `summary` (rows `bin` = All, SN, LN, SW, LW
+/// with `count`, `mean`, `median`, `p95`, `p99`, `max` CCT in s); `metrics`
+/// (one dict of scalars: FCT, slowdown, job completion and deadline
+/// statistics); `link_util` (None, or with `link_util_bin_ns` numpy columns
+/// `link`, `bin_start_s`, `utilization`, link-major, and `link_names`
+/// indexed by link).
 #[pyfunction]
-#[pyo3(signature = (workload, schedulers, capacity_bps = None, n_hosts = None, per_flow = false, progress = true, topology = None))]
+#[pyo3(signature = (workload, schedulers, capacity_bps = None, n_hosts = None, per_flow = false, progress = true, topology = None, link_util_bin_ns = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -93,9 +104,13 @@ pub fn simulate<'py>(
     per_flow: bool,
     progress: bool,
     topology: Option<&str>,
+    link_util_bin_ns: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
     if schedulers.is_empty() {
         return Err(value_error("schedulers: give at least one scheduler"));
+    }
+    if link_util_bin_ns == Some(0) {
+        return Err(value_error("link_util_bin_ns: a bin must be at least 1 ns"));
     }
     let specs = schedulers
         .iter()
@@ -115,7 +130,10 @@ pub fn simulate<'py>(
         .map_err(value_error)?;
     let names: Vec<String> = schedulers.iter().map(|s| s.trim().to_string()).collect();
     let board = Board::new(progress, names.clone());
-    let options = SimOptions { per_flow };
+    let options = SimOptions {
+        per_flow,
+        link_util_bin: link_util_bin_ns.map(Dur),
+    };
     let results = py.detach(|| run_all(&fabric, &valid, built, &options, &board))?;
     let out = PyList::empty(py);
     for (spec, r) in names.iter().zip(results) {
@@ -188,7 +206,7 @@ fn run_all(
     outcomes
         .into_iter()
         .map(|o| match o {
-            Some(Outcome::Done(r)) => Ok(r),
+            Some(Outcome::Done(r)) => Ok(*r),
             Some(Outcome::Failed(e)) => Err(simulation_error(e)),
             Some(Outcome::Panicked(msg)) => Err(simulation_error(format!(
                 "the simulation engine panicked: {msg}"
@@ -221,7 +239,7 @@ fn run_one(
         })
     }));
     match run {
-        Ok(Ok(r)) => Outcome::Done(r),
+        Ok(Ok(r)) => Outcome::Done(Box::new(r)),
         Ok(Err(e)) => Outcome::Failed(e),
         Err(payload) if payload.is::<Cancelled>() => Outcome::Cancelled,
         Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
@@ -237,6 +255,19 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     } else {
         "(no message)".to_string()
     }
+}
+
+/// A numpy column from an iterator.
+fn col<'py, T: numpy::Element>(
+    py: Python<'py>,
+    values: impl Iterator<Item = T>,
+) -> Bound<'py, numpy::PyArray1<T>> {
+    values.collect::<Vec<T>>().into_pyarray(py)
+}
+
+/// Seconds of an optional span.
+fn secs(d: Option<Dur>) -> Option<f64> {
+    d.map(Dur::as_secs_f64)
 }
 
 /// One run's result as the dict `simulate` documents.
@@ -260,109 +291,159 @@ fn result_dict<'py>(py: Python<'py>, spec: &str, r: SimResult) -> PyResult<Bound
     }
     d.set_item("summary", summary)?;
 
+    let m = r.metrics();
+    let md = PyDict::new(py);
+    md.set_item("n_coflows", m.cct.count)?;
+    md.set_item("n_flows", m.flows.fct.count)?;
+    md.set_item("fct_mean_s", m.flows.fct.mean)?;
+    md.set_item("fct_p95_s", m.flows.fct.p95)?;
+    md.set_item("fct_p99_s", m.flows.fct.p99)?;
+    md.set_item("slowdown_mean", m.flows.slowdown.mean)?;
+    md.set_item("slowdown_p95", m.flows.slowdown.p95)?;
+    md.set_item("slowdown_p99", m.flows.slowdown.p99)?;
+    md.set_item("n_jobs", m.jct.count)?;
+    md.set_item("jct_mean_s", m.jct.mean)?;
+    md.set_item("jct_median_s", m.jct.median)?;
+    md.set_item("jct_p95_s", m.jct.p95)?;
+    md.set_item("jct_p99_s", m.jct.p99)?;
+    md.set_item("jct_max_s", m.jct.max)?;
+    md.set_item("flow_deadlines", m.flows.deadlines.with_deadline)?;
+    md.set_item("flow_deadline_misses", m.flows.deadlines.missed)?;
+    md.set_item("flow_deadline_miss_rate", m.flows.deadlines.miss_rate())?;
+    md.set_item("coflow_deadlines", m.coflow_deadlines.with_deadline)?;
+    md.set_item("coflow_deadline_misses", m.coflow_deadlines.missed)?;
+    md.set_item("coflow_deadline_miss_rate", m.coflow_deadlines.miss_rate())?;
+    d.set_item("metrics", md)?;
+
     let cs = &r.coflows;
     let c = PyDict::new(py);
-    c.set_item(
-        "coflow_id",
-        cs.iter().map(|c| c.id).collect::<Vec<_>>().into_pyarray(py),
+    c.set_item("coflow_id", col(py, cs.iter().map(|c| c.id)))?;
+    set_optional(
+        &c,
+        "job_id",
+        cs.iter().map(|c| c.job.map(|j| j.job)).collect(),
+    )?;
+    set_optional(
+        &c,
+        "stage_id",
+        cs.iter().map(|c| c.job.map(|j| j.stage)).collect(),
     )?;
     c.set_item(
         "arrival_s",
-        cs.iter()
-            .map(|c| c.arrival.as_secs_f64())
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        col(py, cs.iter().map(|c| c.arrival.as_secs_f64())),
+    )?;
+    c.set_item(
+        "release_s",
+        col(py, cs.iter().map(|c| c.release.as_secs_f64())),
     )?;
     c.set_item(
         "finish_s",
-        cs.iter()
-            .map(|c| c.finish.as_secs_f64())
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        col(py, cs.iter().map(|c| c.finish.as_secs_f64())),
     )?;
-    c.set_item(
-        "cct_s",
-        cs.iter()
-            .map(|c| c.cct_s())
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+    c.set_item("cct_s", col(py, cs.iter().map(|c| c.cct_s())))?;
+    set_optional(
+        &c,
+        "deadline_s",
+        cs.iter().map(|c| secs(c.deadline)).collect(),
     )?;
-    c.set_item(
-        "width",
-        cs.iter()
-            .map(|c| c.width)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+    set_optional(
+        &c,
+        "deadline_met",
+        cs.iter().map(|c| c.deadline_met()).collect(),
     )?;
-    c.set_item(
-        "length_bytes",
-        cs.iter()
-            .map(|c| c.length)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
-    c.set_item(
-        "total_bytes",
-        cs.iter()
-            .map(|c| c.total_bytes)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
+    c.set_item("width", col(py, cs.iter().map(|c| c.width)))?;
+    c.set_item("length_bytes", col(py, cs.iter().map(|c| c.length)))?;
+    c.set_item("total_bytes", col(py, cs.iter().map(|c| c.total_bytes)))?;
     c.set_item("bin", cs.iter().map(|c| c.bin.name()).collect::<Vec<_>>())?;
     d.set_item("coflows", c)?;
+
+    let jobs = r.jobs();
+    let j = PyDict::new(py);
+    set_optional(&j, "job_id", jobs.iter().map(|j| j.job).collect())?;
+    j.set_item(
+        "first_coflow_id",
+        col(py, jobs.iter().map(|j| j.first_coflow)),
+    )?;
+    j.set_item("n_coflows", col(py, jobs.iter().map(|j| j.n_coflows)))?;
+    j.set_item(
+        "arrival_s",
+        col(py, jobs.iter().map(|j| j.arrival.as_secs_f64())),
+    )?;
+    j.set_item(
+        "completion_s",
+        col(py, jobs.iter().map(|j| j.completion.as_secs_f64())),
+    )?;
+    j.set_item("jct_s", col(py, jobs.iter().map(|j| j.jct().as_secs_f64())))?;
+    d.set_item("jobs", j)?;
 
     match &r.flows {
         None => d.set_item("flows", py.None())?,
         Some(fs) => {
             let f = PyDict::new(py);
+            f.set_item("coflow_id", col(py, fs.iter().map(|f| f.coflow_id)))?;
+            f.set_item("src", col(py, fs.iter().map(|f| f.src)))?;
+            f.set_item("dst", col(py, fs.iter().map(|f| f.dst)))?;
+            f.set_item("bytes", col(py, fs.iter().map(|f| f.bytes)))?;
             f.set_item(
-                "coflow_id",
+                "kind",
                 fs.iter()
-                    .map(|f| f.coflow_id)
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
+                    .map(|f| match f.kind {
+                        FlowKind::Net => "net",
+                        FlowKind::Compute => "compute",
+                    })
+                    .collect::<Vec<_>>(),
             )?;
-            f.set_item(
-                "src",
-                fs.iter()
-                    .map(|f| f.src)
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-            )?;
-            f.set_item(
-                "dst",
-                fs.iter()
-                    .map(|f| f.dst)
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-            )?;
-            f.set_item(
-                "bytes",
-                fs.iter()
-                    .map(|f| f.bytes)
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-            )?;
+            f.set_item("group", col(py, fs.iter().map(|f| f.group)))?;
+            f.set_item("karuna_type", col(py, fs.iter().map(|f| f.karuna_type)))?;
             f.set_item(
                 "arrival_s",
-                fs.iter()
-                    .map(|f| f.arrival.as_secs_f64())
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
+                col(py, fs.iter().map(|f| f.arrival.as_secs_f64())),
             )?;
+            f.set_item("start_s", col(py, fs.iter().map(|f| f.start.as_secs_f64())))?;
             f.set_item(
                 "finish_s",
-                fs.iter()
-                    .map(|f| f.finish.as_secs_f64())
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
+                col(py, fs.iter().map(|f| f.finish.as_secs_f64())),
             )?;
-            let fct = fs
-                .iter()
-                .map(|f| (f.finish - f.arrival).as_secs_f64())
-                .collect::<Vec<_>>();
-            f.set_item("fct_s", fct.into_pyarray(py))?;
+            f.set_item("fct_s", col(py, fs.iter().map(|f| f.fct().as_secs_f64())))?;
+            f.set_item("slowdown", col(py, fs.iter().map(|f| f.slowdown)))?;
+            set_optional(
+                &f,
+                "deadline_s",
+                fs.iter().map(|f| secs(f.deadline)).collect(),
+            )?;
+            set_optional(
+                &f,
+                "deadline_met",
+                fs.iter().map(|f| f.deadline_met()).collect(),
+            )?;
             d.set_item("flows", f)?;
+        }
+    }
+
+    match &r.link_util {
+        None => d.set_item("link_util", py.None())?,
+        Some(u) => {
+            let l = PyDict::new(py);
+            let n_links = u.link_names.len();
+            let bin_s = u.bin.as_secs_f64();
+            l.set_item("link_util_bin_ns", u.bin.0)?;
+            l.set_item(
+                "link",
+                col(
+                    py,
+                    (0..n_links as u32).flat_map(|l| std::iter::repeat_n(l, u.n_bins)),
+                ),
+            )?;
+            l.set_item(
+                "bin_start_s",
+                col(
+                    py,
+                    (0..n_links).flat_map(|_| (0..u.n_bins).map(|b| b as f64 * bin_s)),
+                ),
+            )?;
+            l.set_item("utilization", col(py, u.utilization.iter().copied()))?;
+            l.set_item("link_names", u.link_names.clone())?;
+            d.set_item("link_util", l)?;
         }
     }
     Ok(d)

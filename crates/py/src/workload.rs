@@ -185,7 +185,11 @@ fn kind_code(k: FlowKind) -> u8 {
 }
 
 /// Puts an optional column as `name` (0 where empty) and `name_valid`.
-fn set_optional<T>(d: &Bound<'_, PyDict>, name: &str, col: Vec<Option<T>>) -> PyResult<()>
+pub(crate) fn set_optional<T>(
+    d: &Bound<'_, PyDict>,
+    name: &str,
+    col: Vec<Option<T>>,
+) -> PyResult<()>
 where
     T: numpy::Element + Default + Copy,
 {

@@ -10,10 +10,17 @@
 //! with the number of paths at all. On any other fabric it is
 //! [`IncrementalMaxMin`], which re-solves only the links an event can reach
 //! (a flow that finishes in one rack of a 36,000-host tree costs that rack).
+//! On the big switch, compute stages there run on their
+//! host's CPU, a link no network flow crosses, so they share it equally
+//! (the CPU of host `h` is "port" `n + h` of the level arrays, so one
+//! lookup serves both kinds of path).
+//!
+//! Flows join the allocation when they start (`Changes::started`), which for
+//! a later wave or stage may be long after their coflow's release.
 
 use crate::{Allocation, Changes, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{BipartiteMaxMin, IncrementalMaxMin};
-use coflowkit_model::Time;
+use coflowkit_model::{FlowKind, HostId, Time};
 
 /// Per-flow max-min fair sharing; see the module doc.
 #[derive(Debug, Default)]
@@ -31,7 +38,12 @@ pub struct Fair {
 #[derive(Debug)]
 struct Ports {
     solver: BipartiteMaxMin,
+    // Per path: (sending port, receiving port), or (n + h, n + h) for the
+    // CPU of host h.
     ends: Vec<(u32, u32)>,
+    // Per host: its CPU's capacity and compute stages on it (empty when the
+    // fabric has no CPUs).
+    cpus: Vec<(f64, u32)>,
     up_cap: Vec<f64>,
     down_cap: Vec<f64>,
     up_level: Vec<f64>,
@@ -105,33 +117,48 @@ impl Scheduler for Fair {
             self.ports = Some(Ports {
                 solver: BipartiteMaxMin::new(n, n),
                 ends: vec![],
+                cpus: (0..n as u32)
+                    .filter_map(|h| fabric.cpu(HostId(h)))
+                    .map(|l| (caps[l.0 as usize], 0))
+                    .collect(),
                 up_cap: (0..n).map(|h| caps[2 * h]).collect(),
                 down_cap: (0..n).map(|h| caps[2 * h + 1]).collect(),
                 up_level: vec![],
                 down_level: vec![],
             });
         }
-        for &c in &changes.arrived {
-            for f in view.active_flows_of(c) {
-                let p = view.path_idx(f);
-                self.add(p);
-                out.join_group(f, p);
-                if let Some(ports) = &mut self.ports {
-                    let (s, d) = (view.src(f).0, view.dst(f).0);
-                    if ports.ends.len() <= p as usize {
-                        ports.ends.resize(p as usize + 1, (0, 0));
-                    }
-                    ports.ends[p as usize] = (s, d);
-                    ports.solver.add(s as usize, d as usize);
+        for &f in &changes.started {
+            let p = view.path_idx(f);
+            self.add(p);
+            out.join_group(f, p);
+            if let Some(ports) = &mut self.ports {
+                if ports.ends.len() <= p as usize {
+                    ports.ends.resize(p as usize + 1, (0, 0));
                 }
+                let (s, d) = (view.src(f).0, view.dst(f).0);
+                ports.ends[p as usize] = match view.kind(f) {
+                    FlowKind::Net => {
+                        ports.solver.add(s as usize, d as usize);
+                        (s, d)
+                    }
+                    FlowKind::Compute => {
+                        ports.cpus[s as usize].1 += 1;
+                        let cpu = ports.up_cap.len() as u32 + s;
+                        (cpu, cpu)
+                    }
+                };
             }
         }
         for &f in &changes.finished {
             self.remove(view.path_idx(f));
             if let Some(ports) = &mut self.ports {
-                ports
-                    .solver
-                    .remove(view.src(f).0 as usize, view.dst(f).0 as usize);
+                let (s, d) = ports.ends[view.path_idx(f) as usize];
+                let n = ports.up_cap.len();
+                if (s as usize) < n {
+                    ports.solver.remove(s as usize, d as usize);
+                } else {
+                    ports.cpus[s as usize - n].1 -= 1;
+                }
             }
         }
         if let Some(ports) = &mut self.ports {
@@ -141,6 +168,11 @@ impl Scheduler for Fair {
                 &mut ports.up_level,
                 &mut ports.down_level,
             );
+            for &(cap, count) in &ports.cpus {
+                let share = cap / count.max(1) as f64;
+                ports.up_level.push(share);
+                ports.down_level.push(share);
+            }
             for &p in &self.paths {
                 let (s, d) = ports.ends[p as usize];
                 out.set_group_rate(
@@ -157,14 +189,12 @@ impl Scheduler for Fair {
             let p = view.path_idx(f);
             inc.set_count(p, self.count[p as usize]);
         }
-        for &c in &changes.arrived {
-            for f in view.active_flows_of(c) {
-                let p = view.path_idx(f);
-                if !inc.is_declared(p) {
-                    inc.declare(p, view.path_links(p).iter().copied(), 1.0);
-                }
-                inc.set_count(p, self.count[p as usize]);
+        for &f in &changes.started {
+            let p = view.path_idx(f);
+            if !inc.is_declared(p) {
+                inc.declare(p, view.path_links(p).iter().copied(), 1.0);
             }
+            inc.set_count(p, self.count[p as usize]);
         }
         self.changed.clear();
         inc.solve(&mut self.changed);

@@ -1,13 +1,18 @@
 //! `fifo-lm`: FIFO with limited multiplexing, Baraat's policy idealized
 //! (Baraat, SIGCOMM 2014, 3.3).
 //!
-//! Coflows are served in arrival order, strict priority between classes,
+//! Coflows are served in release order (ties by arrival, then id), strict
+//! priority between classes,
 //! per-flow max-min inside a class. A coflow that has sent at least the heavy
 //! threshold shares its priority class with the coflow after it, so small
 //! coflows behind a heavy one progress while the heavy one is not starved;
 //! several heavy coflows in a row raise the degree of multiplexing further
 //! (a class is a maximal run of coflows in which every member but the last
 //! is heavy). The scheduler needs no sizes: "heavy" is bytes sent so far.
+//! A coflow holds its place from its release until it completes, also while
+//! none of its flows sends (a later stage not started yet, or every flow
+//! done and a Finishes-Before parent not): it is heavy or light by what it
+//! has sent, like any other.
 //!
 //! Crossing the threshold is an event: the scheduler asks to be woken at the
 //! instant the first light coflow at its current rate will cross it, so the
@@ -53,13 +58,14 @@ impl Scheduler for FifoLm {
         &mut self,
         now: Time,
         view: Observed<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
+        self.server.note(changes, &view);
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
         self.order
-            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+            .sort_by_key(|&c| (view.release(c), view.arrival(c), view.coflow_id(c)));
         self.server.begin(&view);
         let mut class_no = 0;
         self.class.clear();

@@ -5,7 +5,8 @@
 //! [`NetState`]. At every event it calls [`Scheduler::schedule`] with the view
 //! the scheduler is entitled to ([`Observed`] or [`Clairvoyant`], chosen by
 //! the scheduler's [`Scheduler::Knows`] type), the [`Changes`] since the last
-//! call, and an [`Allocation`] to fill: a rate for every active flow and,
+//! call, and an [`Allocation`] to fill: a rate for every active (started and
+//! unfinished) flow and,
 //! for drivers that enforce priorities, a priority class. The scheduler may
 //! ask to be called again at a time of its choosing (a timer). It keeps any
 //! state it likes (per link, per host, per coflow) in itself: no global
@@ -22,7 +23,7 @@ pub mod state;
 pub mod varys;
 
 pub use registry::{build, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};
-pub use state::{Clairvoyant, CoflowIdx, FlowIdx, NetState, Observed, PathIdx};
+pub use state::{Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx};
 
 use coflowkit_model::Time;
 
@@ -54,13 +55,21 @@ impl Knowledge for KnowsSent {
 }
 
 /// What happened since the previous call to [`Scheduler::schedule`].
+///
+/// Schedulers only ever see started flows: a flow is in `started` once,
+/// when it becomes active (with its coflow's release or later: a later wave
+/// or stage of an already active coflow), and in `finished` once, when it
+/// finishes. Zero-byte flows finish at their start and appear in neither.
 #[derive(Debug, Default, Clone)]
 pub struct Changes {
-    /// Coflows that arrived.
+    /// Coflows released now: active from now until complete, though their
+    /// first flows may start later (in release order).
     pub arrived: Vec<CoflowIdx>,
-    /// Flows that finished.
+    /// Flows that started now, in index order.
+    pub started: Vec<FlowIdx>,
+    /// Flows that finished, in index order.
     pub finished: Vec<FlowIdx>,
-    /// Coflows whose last flow finished.
+    /// Coflows that completed (no longer active).
     pub finished_coflows: Vec<CoflowIdx>,
     /// Whether a timer the scheduler asked for fired.
     pub timer: bool,
@@ -70,6 +79,7 @@ impl Changes {
     /// Forgets everything (the driver calls this after each schedule).
     pub fn clear(&mut self) {
         self.arrived.clear();
+        self.started.clear();
         self.finished.clear();
         self.finished_coflows.clear();
         self.timer = false;

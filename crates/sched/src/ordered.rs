@@ -2,8 +2,9 @@
 //! per-flow max-min among the flows of one priority class, work-conserving
 //! (each class is served max-min on what the classes before it left).
 //!
-//! * `fifo`: order by arrival (Orchestra's policy, Baraat's without
-//!   multiplexing). Needs no sizes.
+//! * `fifo`: order by release (Orchestra's policy, Baraat's without
+//!   multiplexing): a coflow's arrival, unless Starts-After parents held it
+//!   back. Needs no sizes.
 //! * `scf`: smallest coflow first, by the size of its largest flow (length).
 //! * `ncf`: narrowest coflow first, by number of flows (width).
 //! * `lcf`: lightest coflow first, by total bytes.
@@ -11,9 +12,13 @@
 //!   every event; amounts within `BYTES_TIE` count as equal, so float noise
 //!   cannot decide).
 //!
-//! Ties go to the earlier arrival, then the smaller coflow id. These are
-//! the heuristics of Varys (SIGCOMM 2014, 5.1) and CoflowSim, with the
-//! allocation rule of `fifo` for all of them.
+//! Ties go to the earlier release, then the earlier arrival, then the
+//! smaller coflow id. These are the heuristics of Varys (SIGCOMM 2014, 5.1)
+//! and CoflowSim, with the allocation rule of `fifo` for all of them.
+//!
+//! Sizes, lengths and widths count started flows only: a later wave or
+//! stage of a coflow is not known before it starts. A released coflow none
+//! of whose flows is sending keeps its place in the order and gets nothing.
 
 use crate::{
     Allocation, Changes, Clairvoyant, CoflowIdx, KnowsSent, KnowsSizes, Observed, PathIdx,
@@ -42,11 +47,23 @@ pub struct ClassServer {
     served: Vec<u32>,
     round: u32,
     // Per coflow: its paths' first and last links (to skip coflows that
-    // cannot get anything once those links are full).
+    // cannot get anything once those links are full); recomputed when flows
+    // of the coflow start, kept when they finish (then only less is skipped).
     ends: Vec<Option<(Vec<u32>, Vec<u32>)>>,
 }
 
 impl ClassServer {
+    /// Takes note of what changed: coflows whose flows started have new
+    /// paths (call this at every schedule, before serving).
+    pub fn note(&mut self, changes: &Changes, view: &Observed<'_>) {
+        for &f in &changes.started {
+            let c = view.coflow_of(f) as usize;
+            if let Some(e) = self.ends.get_mut(c) {
+                *e = None;
+            }
+        }
+    }
+
     /// Starts a round: every link back to full capacity.
     pub fn begin(&mut self, view: &Observed<'_>) {
         self.round = self.round.wrapping_add(1);
@@ -173,6 +190,9 @@ pub struct Fifo {
     incremental: Option<IncrementalMaxMin>,
     always_incremental: bool,
     changed: Vec<u32>,
+    // Per coflow, its rank in (release, arrival, id) order.
+    rank: Vec<u64>,
+    n_ranked: u64,
 }
 
 impl Fifo {
@@ -201,13 +221,22 @@ impl Fifo {
         for &f in &changes.finished {
             inc.set_count(f, 0);
         }
-        for &c in &changes.arrived {
-            // Coflows are numbered in (arrival, id) order: the index is the rank.
-            for f in view.active_flows_of(c) {
-                inc.declare_in(f, view.path(f).iter().copied(), 1.0, c as u64);
-                inc.set_count(f, 1);
-                out.set_class(f, c);
+        // Coflows released now rank after every earlier one, among
+        // themselves by (arrival, id).
+        let mut released = changes.arrived.clone();
+        released.sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+        for c in released {
+            if self.rank.len() <= c as usize {
+                self.rank.resize(c as usize + 1, 0);
             }
+            self.rank[c as usize] = self.n_ranked;
+            self.n_ranked += 1;
+        }
+        for &f in &changes.started {
+            let rank = self.rank[view.coflow_of(f) as usize];
+            inc.declare_in(f, view.path(f).iter().copied(), 1.0, rank);
+            inc.set_count(f, 1);
+            out.set_class(f, rank.min(u32::MAX as u64) as u32);
         }
         self.changed.clear();
         inc.solve(&mut self.changed);
@@ -229,6 +258,7 @@ impl Scheduler for Fifo {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
+        self.server.note(changes, &view);
         if self.always_incremental || !view.fabric().is_big_switch() {
             self.schedule_incremental(&view, changes, out);
             return None;
@@ -236,7 +266,7 @@ impl Scheduler for Fifo {
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
         self.order
-            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+            .sort_by_key(|&c| (view.release(c), view.arrival(c), view.coflow_id(c)));
         self.server.begin(&view);
         for (i, &c) in self.order.iter().enumerate() {
             self.server.serve(&view, &[c], i as u32, out);
@@ -249,13 +279,13 @@ impl Scheduler for Fifo {
 /// The size-based orders of [`SizeOrdered`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SizeKey {
-    /// `scf`: largest flow's size.
+    /// `scf`: largest started flow's size.
     Length,
-    /// `ncf`: number of flows.
+    /// `ncf`: number of started flows.
     Width,
-    /// `lcf`: total bytes.
+    /// `lcf`: total bytes of started flows.
     Total,
-    /// `stf`: remaining bytes.
+    /// `stf`: remaining bytes of started flows.
     Remaining,
 }
 
@@ -263,7 +293,7 @@ pub enum SizeKey {
 #[derive(Debug)]
 pub struct SizeOrdered {
     key: SizeKey,
-    order: Vec<(f64, Time, u64, CoflowIdx)>,
+    order: Vec<(f64, (Time, Time, u64), CoflowIdx)>,
     server: ClassServer,
 }
 
@@ -292,9 +322,10 @@ impl Scheduler for SizeOrdered {
         &mut self,
         _now: Time,
         view: Clairvoyant<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
+        self.server.note(changes, &view.observed());
         self.order.clear();
         for &c in view.active_coflows() {
             let k = match self.key {
@@ -303,8 +334,11 @@ impl Scheduler for SizeOrdered {
                 SizeKey::Total => view.coflow_size(c),
                 SizeKey::Remaining => view.coflow_remaining(c),
             };
-            self.order
-                .push((k, view.arrival(c), view.coflow_id(c).0, c));
+            self.order.push((
+                k,
+                (view.release(c), view.arrival(c), view.coflow_id(c).0),
+                c,
+            ));
         }
         // Bytes left are computed from progress: near-equal ones are a tie.
         let tol = if self.key == SizeKey::Remaining {
@@ -312,10 +346,10 @@ impl Scheduler for SizeOrdered {
         } else {
             0.0
         };
-        sort_with_ties(&mut self.order, |x| x.0, |x| (x.1, x.2), tol);
+        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, tol);
         let obs = view.observed();
         self.server.begin(&obs);
-        for (i, &(_, _, _, c)) in self.order.iter().enumerate() {
+        for (i, &(_, _, c)) in self.order.iter().enumerate() {
             self.server.serve(&obs, &[c], i as u32, out);
         }
         self.server.end(&obs, out);

@@ -6,10 +6,23 @@
 //! it through a view:
 //!
 //! * [`Observed`]: what a non-clairvoyant scheduler may know: the fabric,
-//!   which flows and coflows are active, their endpoints, paths and arrival,
-//!   and the bytes each has sent so far. No sizes, widths or end times: the
-//!   type has no method that returns them.
-//! * [`Clairvoyant`]: everything in `Observed` plus sizes and remaining bytes.
+//!   which flows and coflows are active, their endpoints, paths, kinds,
+//!   arrival, release and start instants, deadlines, and the bytes each has
+//!   sent so far. No sizes, widths or end times: the type has no method that
+//!   returns them.
+//! * [`Clairvoyant`]: everything in `Observed` plus the sizes and remaining
+//!   bytes of *started* flows. Flows that have not started (a later wave or
+//!   stage of a coflow, a coflow not yet released) are not known in advance:
+//!   a coflow's size, length and width count its started flows only.
+//!
+//! Life of a flow: the driver adds a coflow's flows when the coflow arrives,
+//! all *waiting*; [`NetState::release_coflow`] makes the coflow active (it
+//! stays active until [`NetState::complete_coflow`], even while none of its
+//! flows is sending); [`NetState::start_flow`] makes a waiting flow active
+//! (a zero-byte flow is done at once); [`NetState::finish_flow`] makes it
+//! done. The driver decides when (the simulator's release rules are in
+//! `coflowkit-sim`); flow indices stay contiguous per coflow
+//! ([`NetState::flows_of`]).
 //!
 //! Progress is kept lazily, so that an event costs in proportion to what
 //! changed, not to the number of flows: a flow sending alone at rate `r`
@@ -22,11 +35,15 @@
 //!
 //! Correctness properties (enforced by the mutators here): `sent <= size`
 //! for every flow (`sent` clamps); a coflow's sent bytes are the sum of its
-//! flows'; `active` holds exactly the flows that arrived and have not
-//! finished, in a deterministic order (swap-removal).
+//! flows'; `active` holds exactly the flows that started and have not
+//! finished, in a deterministic order (swap-removal) (`start_flow`,
+//! `finish_flow`); a waiting flow has sent nothing and a done flow all its
+//! bytes (`flow_sent`); `active_coflows` holds exactly the coflows released
+//! and not completed, in release order (`release_coflow`, `complete_coflow`).
 
 use coflowkit_model::{
-    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Fabric, FlowKey, HostId, JobStage, LinkId, Time,
+    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Dur, Fabric, FlowKey, FlowKind, HostId,
+    JobStage, LinkId, Time,
 };
 use std::collections::HashMap;
 
@@ -42,10 +59,14 @@ pub type PathIdx = u32;
 struct CoflowInfo {
     id: CoflowId,
     arrival: Time,
+    release: Time,
     job: Option<JobStage>,
+    deadline: Option<Dur>,
     first_flow: u32,
     n_flows: u32,
     n_active: u32,
+    // Started flows: their number, total size and largest size.
+    n_started: u32,
     size: f64,
     length: f64,
     // Lazy sum over solo (ungrouped) flows plus finished flows.
@@ -166,6 +187,12 @@ pub struct NetState {
     now: Time,
     active_pos: Vec<u32>,
     active: Vec<FlowIdx>,
+    // Per flow: `DONE`, `COMPUTE`, `SIZE_UNKNOWN`, `HAS_DEADLINE` bits; the
+    // start instant (`Time::NEVER` while waiting); and, for the few flows
+    // that have one, the deadline relative to the start (sorted by flow).
+    flags: Vec<u8>,
+    start: Vec<Time>,
+    deadlines: Vec<(FlowIdx, Dur)>,
     // Interned paths, by (src, dst) for ECMP choice 0 (every path of a
     // fabric without path diversity: the big switch's fast path) and by
     // (src, dst, choice) for the others: flows of one route share one.
@@ -173,12 +200,20 @@ pub struct NetState {
     path_links: Vec<LinkId>,
     path_index: HashMap<(HostId, HostId), PathIdx>,
     ecmp_index: HashMap<(HostId, HostId, u32), PathIdx>,
+    // The one-link path of each host's CPU, once a compute stage used it.
+    cpu_path: Vec<PathIdx>,
     // Coflows.
     coflows: Vec<CoflowInfo>,
     active_coflows: Vec<CoflowIdx>,
 }
 
 const INACTIVE: u32 = u32::MAX;
+
+// Per-flow flag bits.
+const DONE: u8 = 1;
+const COMPUTE: u8 = 2;
+const SIZE_UNKNOWN: u8 = 4;
+const HAS_DEADLINE: u8 = 8;
 
 impl NetState {
     /// An empty state over `fabric`.
@@ -206,10 +241,14 @@ impl NetState {
             now: Time::ZERO,
             active_pos: vec![],
             active: vec![],
+            flags: vec![],
+            start: vec![],
+            deadlines: vec![],
             path_start: vec![],
             path_links: vec![],
             path_index: HashMap::new(),
             ecmp_index: HashMap::new(),
+            cpu_path: vec![],
             coflows: vec![],
             active_coflows: vec![],
         }
@@ -227,6 +266,8 @@ impl NetState {
         self.rate.reserve(n_flows);
         self.group.reserve(n_flows);
         self.active_pos.reserve(n_flows);
+        self.flags.reserve(n_flows);
+        self.start.reserve(n_flows);
         self.coflows.reserve(n_coflows);
     }
 
@@ -260,59 +301,117 @@ impl NetState {
         p
     }
 
-    /// Adds a coflow whose flows all arrive now; returns its index.
-    /// Zero-byte flows are added already finished.
+    /// The one-link path of host `h`'s CPU. The fabric must have CPUs
+    /// (validated workloads guarantee it for their compute stages).
+    fn intern_cpu_path(&mut self, h: HostId) -> PathIdx {
+        let hi = h.0 as usize;
+        if self.cpu_path.len() <= hi {
+            self.cpu_path.resize(hi + 1, INACTIVE);
+        }
+        if self.cpu_path[hi] != INACTIVE {
+            return self.cpu_path[hi];
+        }
+        let p = self.path_start.len() as PathIdx;
+        self.path_start.push(self.path_links.len() as u32);
+        let has_cpu = self.fabric.cpu_path_into(h, &mut self.path_links);
+        assert!(has_cpu, "a compute stage on {h}, which has no CPU resource");
+        self.cpu_path[hi] = p;
+        p
+    }
+
+    /// Adds a coflow that arrives now, with all its flows waiting; returns
+    /// its index. The coflow is not active until [`NetState::release_coflow`].
     pub fn add_coflow(&mut self, spec: &CoflowSpec) -> CoflowIdx {
         let c = self.coflows.len() as CoflowIdx;
         let first = self.coflow.len() as u32;
-        let mut n_active = 0;
-        let mut size = 0.0;
-        let mut length: f64 = 0.0;
         for (i, f) in spec.flows.iter().enumerate() {
             let idx = self.coflow.len() as FlowIdx;
             let key = FlowKey {
                 coflow: spec.id.0,
                 index: i as u32,
             };
-            let p = self.intern_path(f.src, f.dst, key);
+            let (p, mut flags) = match f.kind {
+                FlowKind::Net => (self.intern_path(f.src, f.dst, key), 0),
+                FlowKind::Compute => (self.intern_cpu_path(f.src), COMPUTE),
+            };
+            if !f.size_known {
+                flags |= SIZE_UNKNOWN;
+            }
+            if let Some(d) = f.deadline {
+                flags |= HAS_DEADLINE;
+                self.deadlines.push((idx, d));
+            }
             self.coflow.push(c);
             self.src.push(f.src);
             self.dst.push(f.dst);
             self.path.push(p);
-            let b = f.bytes.0 as f64;
-            size += b;
-            length = length.max(b);
-            self.size.push(b);
+            self.size.push(f.bytes.0 as f64);
             self.base.push(0.0);
             self.base_time.push(self.now);
             self.rate.push(0.0);
             self.group.push(SOLO);
-            if f.bytes.0 > 0 {
-                self.active_pos.push(self.active.len() as u32);
-                self.active.push(idx);
-                n_active += 1;
-            } else {
-                self.active_pos.push(INACTIVE);
-            }
+            self.active_pos.push(INACTIVE);
+            self.flags.push(flags);
+            self.start.push(Time::NEVER);
         }
         self.coflows.push(CoflowInfo {
             id: spec.id,
             arrival: spec.arrival,
+            release: Time::NEVER,
             job: spec.job,
+            deadline: spec.deadline,
             first_flow: first,
             n_flows: spec.flows.len() as u32,
-            n_active,
-            size,
-            length,
+            n_active: 0,
+            n_started: 0,
+            size: 0.0,
+            length: 0.0,
             base_sent: 0.0,
             base_time: self.now,
             solo_rate: 0.0,
             n_grouped: 0,
         });
-        if n_active > 0 {
-            self.active_coflows.push(c);
-        }
         c
+    }
+
+    /// Makes coflow `c` active now: schedulers see it (in release order)
+    /// until [`NetState::complete_coflow`], whether or not its flows send.
+    pub fn release_coflow(&mut self, c: CoflowIdx) {
+        let ci = &mut self.coflows[c as usize];
+        debug_assert!(ci.release == Time::NEVER, "coflow released twice");
+        ci.release = self.now;
+        ci.base_time = self.now;
+        self.active_coflows.push(c);
+    }
+
+    /// Starts waiting flow `f` now. Returns false for a zero-byte flow,
+    /// which is done at its start and never active.
+    pub fn start_flow(&mut self, f: FlowIdx) -> bool {
+        let fi = f as usize;
+        debug_assert!(self.is_waiting(f), "flow {f} started twice");
+        self.start[fi] = self.now;
+        self.base_time[fi] = self.now;
+        let b = self.size[fi];
+        let ci = &mut self.coflows[self.coflow[fi] as usize];
+        ci.n_started += 1;
+        ci.size += b;
+        ci.length = ci.length.max(b);
+        if b <= 0.0 {
+            self.flags[fi] |= DONE;
+            return false;
+        }
+        ci.n_active += 1;
+        self.active_pos[fi] = self.active.len() as u32;
+        self.active.push(f);
+        true
+    }
+
+    /// Takes coflow `c` out of the active coflows (the driver calls this
+    /// when the coflow is complete).
+    pub fn complete_coflow(&mut self, c: CoflowIdx) {
+        self.settle_coflow(c as usize);
+        self.coflows[c as usize].solo_rate = 0.0;
+        self.active_coflows.retain(|&x| x != c);
     }
 
     /// The current instant.
@@ -338,7 +437,11 @@ impl NetState {
     fn flow_sent(&self, f: usize) -> f64 {
         let g = self.group[f];
         let sent = if self.active_pos[f] == INACTIVE {
-            self.size[f]
+            if self.flags[f] & DONE != 0 {
+                self.size[f]
+            } else {
+                0.0
+            }
         } else if g == SOLO {
             self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])
         } else if let Some(pg) = proportional(g) {
@@ -800,13 +903,14 @@ impl NetState {
         self.recompute_head(g);
     }
 
-    /// Marks flow `f` finished (all its bytes sent). Returns true when this
-    /// was its coflow's last active flow.
-    pub fn finish_flow(&mut self, f: FlowIdx) -> bool {
+    /// Marks active flow `f` finished (all its bytes sent); does nothing to
+    /// a flow that is not active. The coflow stays active until
+    /// [`NetState::complete_coflow`].
+    pub fn finish_flow(&mut self, f: FlowIdx) {
         let fi = f as usize;
         let pos = self.active_pos[fi];
         if pos == INACTIVE {
-            return false;
+            return;
         }
         let c = self.coflow[fi] as usize;
         self.settle_coflow(c);
@@ -837,15 +941,8 @@ impl NetState {
             self.active_pos[last as usize] = pos;
         }
         self.active_pos[fi] = INACTIVE;
+        self.flags[fi] |= DONE;
         self.coflows[c].n_active -= 1;
-        if self.coflows[c].n_active == 0 {
-            let ci = c as CoflowIdx;
-            self.coflows[c].solo_rate = 0.0;
-            self.active_coflows.retain(|&x| x != ci);
-            true
-        } else {
-            false
-        }
     }
 
     /// The non-clairvoyant view.
@@ -888,6 +985,101 @@ impl NetState {
         let i = &self.coflows[c as usize];
         i.first_flow..i.first_flow + i.n_flows
     }
+
+    /// What a driver reports per flow once a run is over, keeping only
+    /// that (the rest of the state is freed): each flow's start instant, and
+    /// the least capacity (bits/s) on its path.
+    pub fn into_flow_report(self) -> FlowReport {
+        let bottleneck = (0..self.path_start.len() as PathIdx)
+            .map(|p| {
+                let (s, e) = self.path_range(p);
+                self.path_links[s..e]
+                    .iter()
+                    .map(|l| self.capacity[l.0 as usize])
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        FlowReport {
+            start: self.start,
+            path: self.path,
+            path_bottleneck: bottleneck,
+        }
+    }
+
+    /// Whether flow `f` has not started yet.
+    pub fn is_waiting(&self, f: FlowIdx) -> bool {
+        self.active_pos[f as usize] == INACTIVE && self.flags[f as usize] & DONE == 0
+    }
+
+    /// When flow `f` started (`Time::NEVER` while it waits).
+    pub fn start_of(&self, f: FlowIdx) -> Time {
+        self.start[f as usize]
+    }
+
+    /// The links flow `f` crosses (for the driver).
+    pub fn path_of(&self, f: FlowIdx) -> &[LinkId] {
+        let (s, e) = self.path_range(self.path[f as usize]);
+        &self.path_links[s..e]
+    }
+
+    /// Capacity of each link, bits/s (for the driver).
+    pub fn capacities(&self) -> &[f64] {
+        &self.capacity
+    }
+
+    /// The group of flow `f` as the state applies it: [`SOLO`], a shared
+    /// group id, or `PROPORTIONAL | g` (for the driver).
+    pub fn flow_group(&self, f: FlowIdx) -> u32 {
+        self.group[f as usize]
+    }
+
+    /// The rate of solo flow `f`, bytes per ns (for the driver).
+    pub fn solo_rate(&self, f: FlowIdx) -> f64 {
+        self.rate[f as usize]
+    }
+
+    /// The per-member rate of shared group `g`, bytes per ns (for the driver).
+    pub fn group_rate(&self, g: u32) -> f64 {
+        self.groups.get(g as usize).map_or(0.0, |gr| gr.rate)
+    }
+
+    /// The instant every member of proportional group `g` finishes
+    /// (`Time::NEVER` while paused or empty).
+    pub fn pgroup_deadline(&self, g: u32) -> Time {
+        self.pgroups
+            .get(g as usize)
+            .map_or(Time::NEVER, |p| p.deadline)
+    }
+
+    /// The deadline of flow `f` relative to its start, if it has one.
+    fn flow_deadline(&self, f: usize) -> Option<Dur> {
+        if self.flags[f] & HAS_DEADLINE == 0 {
+            return None;
+        }
+        self.deadlines
+            .binary_search_by_key(&(f as FlowIdx), |&(g, _)| g)
+            .ok()
+            .map(|i| self.deadlines[i].1)
+    }
+}
+
+/// Per-flow facts a driver reports after a run ([`NetState::into_flow_report`]).
+#[derive(Debug, Clone)]
+pub struct FlowReport {
+    start: Vec<Time>,
+    path: Vec<PathIdx>,
+    path_bottleneck: Vec<f64>,
+}
+
+impl FlowReport {
+    /// When flow `f` started (`Time::NEVER` if it never did).
+    pub fn start(&self, f: FlowIdx) -> Time {
+        self.start[f as usize]
+    }
+    /// The least capacity (bits/s) on flow `f`'s path.
+    pub fn bottleneck(&self, f: FlowIdx) -> f64 {
+        self.path_bottleneck[self.path[f as usize] as usize]
+    }
 }
 
 /// What a non-clairvoyant scheduler may read; see the module doc.
@@ -923,20 +1115,52 @@ macro_rules! observed_methods {
         pub fn active_flows(&self) -> &'a [FlowIdx] {
             &self.s.active
         }
-        /// Active coflows, in arrival order.
+        /// Active coflows (released and not complete, whether or not any of
+        /// their flows is sending), in release order.
         #[inline]
         pub fn active_coflows(&self) -> &'a [CoflowIdx] {
             &self.s.active_coflows
         }
-        /// Whether flow `f` is active.
+        /// Whether flow `f` is active (started and not finished).
         #[inline]
         pub fn is_active(&self, f: FlowIdx) -> bool {
             self.s.active_pos[f as usize] != INACTIVE
         }
-        /// Number of flows seen so far (active or not).
+        /// Number of flows seen so far (waiting, active or done).
         #[inline]
         pub fn n_flows(&self) -> usize {
             self.s.coflow.len()
+        }
+        /// Whether flow `f` is a network transfer or a compute stage.
+        #[inline]
+        pub fn kind(&self, f: FlowIdx) -> FlowKind {
+            if self.s.flags[f as usize] & COMPUTE != 0 {
+                FlowKind::Compute
+            } else {
+                FlowKind::Net
+            }
+        }
+        /// When flow `f` started (`Time::NEVER` if it has not).
+        #[inline]
+        pub fn start(&self, f: FlowIdx) -> Time {
+            self.s.start[f as usize]
+        }
+        /// The instant by which flow `f` should finish (its start plus its
+        /// deadline; Karuna type 1), if it has a deadline and has started.
+        #[inline]
+        pub fn deadline(&self, f: FlowIdx) -> Option<Time> {
+            let start = self.s.start[f as usize];
+            if start == Time::NEVER {
+                return None;
+            }
+            self.s.flow_deadline(f as usize).map(|d| start + d)
+        }
+        /// Whether a scheduler may use flow `f`'s size (false: Karuna type
+        /// 3). Only [`Clairvoyant`] has sizes; a scheduler that honours
+        /// Karuna's flow types checks this before reading one.
+        #[inline]
+        pub fn size_known(&self, f: FlowIdx) -> bool {
+            self.s.flags[f as usize] & SIZE_UNKNOWN == 0
         }
         /// The coflow flow `f` belongs to.
         #[inline]
@@ -999,6 +1223,19 @@ macro_rules! observed_methods {
         pub fn arrival(&self, c: CoflowIdx) -> Time {
             self.s.coflows[c as usize].arrival
         }
+        /// When coflow `c` was released (its arrival, or later when
+        /// Starts-After parents held it; `Time::NEVER` before).
+        #[inline]
+        pub fn release(&self, c: CoflowIdx) -> Time {
+            self.s.coflows[c as usize].release
+        }
+        /// The instant by which coflow `c` should complete (its arrival plus
+        /// its deadline), if it has one.
+        #[inline]
+        pub fn coflow_deadline(&self, c: CoflowIdx) -> Option<Time> {
+            let ci = &self.s.coflows[c as usize];
+            ci.deadline.map(|d| ci.arrival + d)
+        }
         /// The job and stage of coflow `c`, if any.
         #[inline]
         pub fn job(&self, c: CoflowIdx) -> Option<JobStage> {
@@ -1037,22 +1274,25 @@ impl<'a> Clairvoyant<'a> {
     pub fn observed(&self) -> Observed<'a> {
         Observed { s: self.s }
     }
-    /// The size of flow `f`, bytes.
+    /// The size of started flow `f`, bytes (flows not started yet are not
+    /// known; see the module doc).
     #[inline]
     pub fn size(&self, f: FlowIdx) -> f64 {
+        debug_assert!(!self.s.is_waiting(f), "size of flow {f}, not started");
         self.s.size[f as usize]
     }
-    /// The bytes flow `f` has left to send.
+    /// The bytes started flow `f` has left to send.
     #[inline]
     pub fn remaining(&self, f: FlowIdx) -> f64 {
+        debug_assert!(!self.s.is_waiting(f), "size of flow {f}, not started");
         self.s.size[f as usize] - self.s.flow_sent(f as usize)
     }
-    /// The total size of coflow `c`, bytes.
+    /// The total size of coflow `c`'s started flows, bytes.
     #[inline]
     pub fn coflow_size(&self, c: CoflowIdx) -> f64 {
         self.s.coflows[c as usize].size
     }
-    /// The bytes coflow `c` has left to send.
+    /// The bytes coflow `c`'s started flows have left to send.
     #[inline]
     pub fn coflow_remaining(&self, c: CoflowIdx) -> f64 {
         self.s.coflows[c as usize].size - self.s.coflow_sent_now(c as usize)
@@ -1063,12 +1303,12 @@ impl<'a> Clairvoyant<'a> {
     pub fn pgroup_link_weights(&self, g: u32) -> (f64, &'a [f64]) {
         self.s.pgroup_link_weights(g)
     }
-    /// The number of flows of coflow `c` (its width).
+    /// The number of started flows of coflow `c` (its width so far).
     #[inline]
     pub fn width(&self, c: CoflowIdx) -> u32 {
-        self.s.coflows[c as usize].n_flows
+        self.s.coflows[c as usize].n_started
     }
-    /// The size of the largest flow of coflow `c` (its length).
+    /// The size of the largest started flow of coflow `c` (its length so far).
     #[inline]
     pub fn length(&self, c: CoflowIdx) -> f64 {
         self.s.coflows[c as usize].length

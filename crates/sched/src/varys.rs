@@ -1,14 +1,19 @@
 //! `varys`: smallest-effective-bottleneck-first with MADD rates and
 //! work-conserving backfill (Varys, SIGCOMM 2014, 5.1-5.3, Pseudocode 1).
 //!
-//! At every arrival and completion (`recompute=flow`, the default; with
-//! `recompute=coflow` only at coflow arrivals and completions, as Varys's
-//! coordinator and CoflowSim do, so a flow that finishes early leaves its
-//! share idle until the next coflow event):
+//! At every flow start and completion (`recompute=flow`, the default; with
+//! `recompute=coflow` only at coflow events, as Varys's coordinator and
+//! CoflowSim do: a coflow released or completed, flows started (a coflow
+//! changed), or a coflow's last sending flow finished (it has nothing left
+//! to send, though a later stage or a Finishes-Before parent may keep it
+//! from completing); so a flow that finishes early leaves its share idle
+//! until the next coflow event):
 //! 1. Order: each active coflow's effective bottleneck Γ on its remaining
 //!    bytes over the full link capacities (the time it would take alone),
-//!    values within `NANOS_TIE` (1 µs) counting as equal; smallest first, ties by arrival
-//!    then id.
+//!    values within `NANOS_TIE` (1 µs) counting as equal; smallest first,
+//!    ties by release, then arrival, then id. Only started flows count: a
+//!    later wave or stage is not known in advance (coflows with no flow
+//!    sending are left out).
 //! 2. MADD: in that order, each coflow is given the rates that finish all its
 //!    flows together after Γ', its bottleneck on the capacity the coflows
 //!    before it left (rounded up to a whole nanosecond); a coflow that meets
@@ -79,7 +84,12 @@ fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, 
     let at = e.dests.binary_search_by_key(&d, |(x, _)| *x);
     if up {
         match at {
-            Ok(j) => e.dests[j].1.push(f),
+            // In flow order, also for flows that start after others.
+            Ok(j) => {
+                let flows = &mut e.dests[j].1;
+                let k = flows.partition_point(|&x| x < f);
+                flows.insert(k, f);
+            }
             Err(j) => e.dests.insert(j, (d, vec![f])),
         }
         e.bits[d as usize / 64] |= 1 << (d % 64);
@@ -120,7 +130,7 @@ fn full(residual: &[f64], l: u32) -> bool {
 pub struct Varys {
     per_flow: bool,
     memo: Vec<CoflowMemo>,
-    order: Vec<(f64, Time, u64, CoflowIdx)>,
+    order: Vec<(f64, (Time, Time, u64), CoflowIdx)>,
     residual: Vec<f64>,
     load: Vec<f64>,
     solo_next: Vec<FlowIdx>,
@@ -227,27 +237,42 @@ impl Scheduler for Varys {
     ) -> Option<Time> {
         self.load.resize(view.n_links(), 0.0);
         for &c in &changes.arrived {
-            for f in view.active_flows_of(c) {
-                self.track(&view, f, true);
-                out.join_proportional(f, c);
+            if self.memo.len() <= c as usize {
+                self.memo.resize(c as usize + 1, CoflowMemo::default());
             }
         }
+        for &f in &changes.started {
+            self.track(&view, f, true);
+            out.join_proportional(f, view.coflow_of(f));
+        }
+        // Whether a coflow sent its last started byte (it may not be
+        // complete yet: a later stage, or a Finishes-Before parent).
+        let mut drained = false;
         for &f in &changes.finished {
             self.track(&view, f, false);
+            drained |= self.memo[view.coflow_of(f) as usize].links.is_empty();
         }
-        if !self.per_flow && changes.arrived.is_empty() && changes.finished_coflows.is_empty() {
+        if !self.per_flow
+            && changes.arrived.is_empty()
+            && changes.started.is_empty()
+            && changes.finished_coflows.is_empty()
+            && !drained
+        {
             return None;
         }
         // Members joining this round are not yet in the state's groups: count
         // them as solo for the loads.
-        for &c in &changes.arrived {
-            let m = &mut self.memo[c as usize];
-            m.solo.clear();
-            m.solo.extend(view.active_flows_of(c));
+        for &f in &changes.started {
+            self.memo[view.coflow_of(f) as usize].solo.push(f);
         }
         let caps = view.capacities();
         self.order.clear();
         for &c in view.active_coflows() {
+            if self.memo[c as usize].links.is_empty() {
+                // Nothing of it is sending (not started yet, or waiting for
+                // a Finishes-Before parent).
+                continue;
+            }
             if self.memo[c as usize].stale {
                 let g = self.loads(&view, c, caps);
                 let m = &mut self.memo[c as usize];
@@ -255,16 +280,19 @@ impl Scheduler for Varys {
                 m.stale = false;
             }
             let g = self.memo[c as usize].gamma_key;
-            self.order
-                .push((g, view.arrival(c), view.coflow_id(c).0, c));
+            self.order.push((
+                g,
+                (view.release(c), view.arrival(c), view.coflow_id(c).0),
+                c,
+            ));
         }
-        sort_with_ties(&mut self.order, |x| x.0, |x| (x.1, x.2), NANOS_TIE);
+        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, NANOS_TIE);
         self.residual.clear();
         self.residual.extend_from_slice(caps);
         // MADD: one deadline per coflow; every flow back in its group.
         let mut deadlines = Vec::with_capacity(self.order.len());
         for i in 0..self.order.len() {
-            let c = self.order[i].3;
+            let c = self.order[i].2;
             // Infinite when a link it loads is full: it waits (backfill aside).
             let gamma = self.bottleneck_ns(c, &self.residual);
             let deadline = if gamma.is_finite() {
@@ -300,7 +328,7 @@ impl Scheduler for Varys {
                 self.free_bits[l / 64] |= 1 << (l % 64);
             }
         }
-        for (i, &(_, _, _, c)) in self.order.iter().enumerate() {
+        for (i, &(_, _, c)) in self.order.iter().enumerate() {
             let deadline = deadlines[i];
             let m = &self.memo[c as usize];
             self.solo_next.clear();

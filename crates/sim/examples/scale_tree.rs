@@ -18,16 +18,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sep = args.iter().position(|a| a == "--").ok_or(usage)?;
     let (sizes, scheds) = (&args[..sep], &args[sep + 1..]);
     let num = |i: usize, default: u32| -> Result<u32, String> {
-        sizes.get(i).map_or(Ok(default), |s| s.parse().map_err(|_| format!("{usage}: '{s}' is not a number")))
+        sizes.get(i).map_or(Ok(default), |s| {
+            s.parse()
+                .map_err(|_| format!("{usage}: '{s}' is not a number"))
+        })
     };
     let n_tasks = num(0, 10_000)? as usize;
     let (pods, racks, hosts) = (num(1, 30)?, num(2, 30)?, num(3, 40)?);
     let t0 = Instant::now();
-    let tree = Tree { pods, racks_per_pod: racks, hosts_per_rack: hosts, ..Tree::default() };
-    let cfg = BaraatConfig { workflow: Workflow::TwoStage, n_tasks, load: 0.8, seed: 1, tree, ..BaraatConfig::default() };
+    let tree = Tree {
+        pods,
+        racks_per_pod: racks,
+        hosts_per_rack: hosts,
+        ..Tree::default()
+    };
+    let cfg = BaraatConfig {
+        workflow: Workflow::TwoStage,
+        n_tasks,
+        load: 0.8,
+        seed: 1,
+        tree,
+        ..BaraatConfig::default()
+    };
     let w = generate(&cfg);
     let t_gen = t0.elapsed().as_secs_f64();
-    let spec = TreeSpec { pods, racks_per_pod: racks, hosts_per_rack: hosts, host_rate: BitsPerSec::GBPS, ..TreeSpec::default() };
+    let spec = TreeSpec {
+        pods,
+        racks_per_pod: racks,
+        hosts_per_rack: hosts,
+        host_rate: BitsPerSec::GBPS,
+        ..TreeSpec::default()
+    };
     let fabric = Fabric::tree(&spec)?;
     let t1 = Instant::now();
     let w = w.validate(&fabric)?;
@@ -44,7 +65,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for s in scheds {
         let t = Instant::now();
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
-        let r = Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
+        let r =
+            Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
         let mut tct: Vec<f64> = r.coflows.iter().map(|c| c.cct_s()).collect();
         tct.sort_by(f64::total_cmp);
         let mean = tct.iter().sum::<f64>() / tct.len() as f64;

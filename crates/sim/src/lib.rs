@@ -1,31 +1,55 @@
 //! The exact, event-driven coflow simulator.
 //!
 //! Rates are constant between events; an event is a coflow arrival, a flow
-//! completion or a scheduler timer. At each event the engine credits every
-//! active flow with what it sent since the previous event, finishes the flows
-//! due now, admits the coflows arriving now, asks the scheduler for new rates,
-//! and computes each flow's completion instant as `now + ceil(remaining /
-//! rate)` in integer nanoseconds. Nothing is found by stepping time.
+//! completion, a delayed flow start or a scheduler timer. At each event the
+//! engine finishes the flows due now, releases and starts what the release
+//! rules allow (see [`release`]), asks the scheduler for new rates, and
+//! computes each flow's completion instant as `now + ceil(remaining /
+//! rate)` in integer nanoseconds. Nothing is found by stepping time, and
+//! progress is lazy (see `coflowkit_sched::state`).
 //!
-//! Order and determinism: simultaneous happenings are handled in one event in
-//! a fixed order (completions, then arrivals in (arrival, id) order, then the
-//! timer); all state is owned by one [`Simulation`], so any number run side
-//! by side; the same workload and scheduler give the same output bit for bit.
+//! Order and determinism: everything that happens at one instant is one
+//! event, handled in this fixed order:
+//! 1. flows due now finish, in flow order; each may complete its barrier
+//!    group (releasing the flows that wait for it) and its coflow, which may
+//!    release Starts-After children and complete Finishes-Before children
+//!    at once (a cascade, handled depth-first in the order of the children
+//!    lists, which are sorted by child);
+//! 2. coflows arriving now, in (arrival, id) order, are added, and released
+//!    if no Starts-After parent holds them;
+//! 3. flows whose start is due now (released now with no delay, or released
+//!    earlier with a delay ending now) start, in flow order; a zero-byte
+//!    flow finishes at its start, which may release more flows and complete
+//!    coflows at this same instant, so step 3 repeats until nothing more
+//!    starts;
+//! 4. a scheduler timer due now fires; the scheduler is called once with
+//!    everything that changed.
+//!
+//! All state is owned by one [`Simulation`], so any number run side by
+//! side; the same workload and scheduler give the same output bit for bit.
 //!
 //! A flow's completion instant is fixed when its rate is set and kept while
 //! the rate stays the same, so float error never accumulates into time.
 
+pub mod release;
 mod results;
 
-pub use results::{CoflowResult, FlowResult, SimResult, Summary, SummaryRow};
+pub use results::{
+    CoflowResult, DeadlineStats, FlowMetrics, FlowResult, JobResult, LinkUtil, Metrics, SimResult,
+    Stats, Summary, SummaryRow,
+};
 
+mod meter;
 mod pending;
 
-use coflowkit_model::{Fabric, Time, ValidWorkload};
+use coflowkit_model::{CoflowSpec, DepKind, Dur, Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
-    proportional, Allocation, AnyScheduler, Change, Changes, FlowIdx, NetState, SOLO,
+    proportional, Allocation, AnyScheduler, Change, Changes, CoflowIdx, FlowIdx, NetState, SOLO,
 };
+use meter::LinkMeter;
 use pending::Pending;
+use release::{Releases, StartQueue};
+use results::Outcome;
 use thiserror::Error;
 
 /// Flows due within this many nanoseconds of an event finish at it: the
@@ -36,8 +60,8 @@ pub const SNAP_NS: u64 = 16;
 /// Why a simulation could not finish.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SimError {
-    /// Flows are left that the scheduler gives no rate, and nothing else
-    /// will happen.
+    /// Flows are left that the scheduler gives no rate (or coflows that
+    /// cannot complete), and nothing else will happen.
     #[error("scheduler '{scheduler}' stalled at {at}: {n_flows} flows have rate 0 and no event is pending")]
     Stalled {
         /// The scheduler.
@@ -65,6 +89,9 @@ pub struct Progress {
 pub struct SimOptions {
     /// Keep one row per flow in the result.
     pub per_flow: bool,
+    /// Measure each link's utilization in bins of this length (off when
+    /// `None`; then it costs nothing).
+    pub link_util_bin: Option<Dur>,
 }
 
 /// One simulation: a fabric, a workload and a scheduler.
@@ -94,133 +121,328 @@ impl<'w> Simulation<'w> {
     }
 
     /// Runs to the end, calling `progress` now and then.
-    pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> Result<SimResult, SimError> {
-        let coflows = self.workload.coflows();
-        let n_flows = self.workload.n_flows();
+    pub fn run(self, progress: &mut dyn FnMut(Progress)) -> Result<SimResult, SimError> {
+        let workload = self.workload;
+        let coflows = workload.coflows();
+        let n_flows = workload.n_flows();
         let mut alloc = Allocation::default();
         alloc.resize(n_flows);
-        let mut flow_finish = vec![Time::NEVER; n_flows];
-        let mut coflow_finish = vec![Time::NEVER; coflows.len()];
+        let meter = self
+            .options
+            .link_util_bin
+            .map(|bin| LinkMeter::new(self.state.capacities(), bin));
+        let mut e = Engine {
+            coflows,
+            state: self.state,
+            changes: Changes::default(),
+            rel: Releases::new(coflows),
+            starts: StartQueue::default(),
+            flow_finish: vec![Time::NEVER; n_flows],
+            to_start: vec![],
+            released: vec![],
+            completing: vec![],
+            meter,
+            alloc,
+            now: Time::ZERO,
+            done: 0,
+        };
+        let mut scheduler = self.scheduler;
         let mut pending = Pending::new(n_flows);
-        let mut changes = Changes::default();
         let mut due: Vec<FlowIdx> = vec![];
         let mut next = 0usize;
-        let mut now = Time::ZERO;
         let mut wake = Time::NEVER;
         let mut n_events: u64 = 0;
-        let mut done = 0usize;
         loop {
             let t_arrival = coflows.get(next).map_or(Time::NEVER, |c| c.arrival);
             let t = t_arrival
                 .min(pending.peek())
-                .min(self.state.next_group_finish())
+                .min(e.state.next_group_finish())
+                .min(e.starts.peek())
                 .min(wake);
             if t == Time::NEVER {
-                if !self.state.active().is_empty() {
+                if !e.state.active().is_empty() || e.done < coflows.len() {
                     return Err(SimError::Stalled {
-                        scheduler: self.scheduler.name().to_string(),
-                        at: now,
-                        n_flows: self.state.active().len(),
+                        scheduler: scheduler.name().to_string(),
+                        at: e.now,
+                        n_flows: e.flow_finish.iter().filter(|&&t| t == Time::NEVER).count(),
                     });
                 }
                 break;
             }
             n_events += 1;
-            now = t;
-            self.state.set_now(now);
-            // Completions due now, finished in flow order.
+            e.now = t;
+            e.state.set_now(t);
+            // 1. Completions due now, finished in flow order.
             due.clear();
             // A flow due within SNAP_NS finishes now: completion instants are
             // rounded up to whole nanoseconds, so a flow can be left with a
             // fraction of a byte at an event just before its own, and must
             // not wait behind other work for it.
-            let horizon = Time(now.0 + SNAP_NS);
+            let horizon = Time(t.0 + SNAP_NS);
             pending.pop_due(horizon, &mut due);
-            self.state.due_grouped(horizon, &mut due);
+            e.state.due_grouped(horizon, &mut due);
             due.sort_unstable();
             due.dedup();
             for &f in &due {
-                if !self.state.is_active(f) {
-                    continue;
-                }
-                flow_finish[f as usize] = now;
-                alloc.forget(f);
-                changes.finished.push(f);
-                if self.state.finish_flow(f) {
-                    let c = self.state.coflow_of(f);
-                    coflow_finish[c as usize] = now;
-                    changes.finished_coflows.push(c);
-                    done += 1;
+                if e.state.is_active(f) {
+                    e.finish(f);
                 }
             }
-            // Arrivals now.
-            while next < coflows.len() && coflows[next].arrival == now {
-                let c = self.state.add_coflow(&coflows[next]);
-                for f in self.state.flows_of(c) {
-                    if !self.state.is_active(f) {
-                        flow_finish[f as usize] = now;
-                    }
-                }
-                if self.state.flows_of(c).all(|f| !self.state.is_active(f)) {
-                    coflow_finish[c as usize] = now;
-                    done += 1;
-                }
-                changes.arrived.push(c);
+            // 2. Arrivals now.
+            while next < coflows.len() && coflows[next].arrival == t {
+                e.arrive(&coflows[next]);
                 next += 1;
             }
-            if wake <= now {
-                changes.timer = true;
+            // 3. Starts due now, until no zero-byte flow releases more.
+            e.start_due();
+            // 4. The timer; new rates; apply what changed.
+            if wake <= t {
+                e.changes.timer = true;
                 wake = Time::NEVER;
             }
-            // New rates; apply what changed.
-            if let Some(w) = self
-                .scheduler
-                .schedule(now, &self.state, &changes, &mut alloc)
-            {
-                wake = w.max(Time(now.0 + 1));
+            e.changes.started.sort_unstable();
+            if let Some(w) = scheduler.schedule(t, &e.state, &e.changes, &mut e.alloc) {
+                wake = w.max(Time(t.0 + 1));
             }
-            changes.clear();
-            let state = &mut self.state;
-            alloc.drain_changes(|a, ch| match ch {
-                Change::Flow(f) => {
-                    if !state.is_active(f) {
-                        return;
-                    }
-                    let g = a.group(f);
-                    if g == SOLO {
-                        let t = state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
-                        pending.set_flow(f, t);
-                    } else if let Some(pg) = proportional(g) {
-                        state.join_pgroup(f, pg);
-                        pending.set_flow(f, Time::NEVER);
-                    } else {
-                        state.join_group(f, g);
-                        pending.set_flow(f, Time::NEVER);
-                    }
-                }
-                Change::Group(g) => state.set_group_rate(g, a.group_rate(g).max(0.0) / 8e9),
-                Change::Deadline(g) => state.set_pgroup_deadline(g, a.deadline(g)),
-            });
+            e.changes.clear();
+            e.apply(&mut pending);
             if n_events % 1024 == 0 {
                 progress(Progress {
-                    now,
-                    coflows_done: done,
+                    now: t,
+                    coflows_done: e.done,
                     n_coflows: coflows.len(),
                 });
             }
         }
         progress(Progress {
-            now,
-            coflows_done: done,
+            now: e.now,
+            coflows_done: e.done,
             n_coflows: coflows.len(),
         });
-        Ok(SimResult::collect(
-            self.scheduler.name(),
-            self.workload,
-            &coflow_finish,
-            &flow_finish,
-            self.options.per_flow,
+        let link_util = e.meter.take().map(|m| {
+            let (bin, n_bins, bytes) = m.into_bytes(e.now);
+            let caps = e.state.capacities();
+            let mut utilization = Vec::with_capacity(caps.len() * n_bins);
+            for (l, b) in bytes.iter().enumerate() {
+                let full = caps[l] / 8e9 * bin.0 as f64;
+                utilization.extend(b.iter().map(|&x| x / full));
+            }
+            LinkUtil {
+                bin,
+                n_bins,
+                link_names: e
+                    .state
+                    .fabric()
+                    .links()
+                    .iter()
+                    .map(|l| link_name(l.kind))
+                    .collect(),
+                utilization,
+            }
+        });
+        // Only the start instants and path bottlenecks outlive the run.
+        drop(pending);
+        drop(std::mem::take(&mut e.alloc));
+        let flows = e.state.into_flow_report();
+        Ok(SimResult::collect(Outcome {
+            scheduler: scheduler.name(),
+            workload,
+            release: e.rel.releases(),
+            completion: e.rel.completions(),
+            flow_start: &|i| flows.start(i as FlowIdx),
+            flow_finish: &e.flow_finish,
+            flow_bottleneck: &|i| flows.bottleneck(i as FlowIdx),
+            per_flow: self.options.per_flow,
+            link_util,
             n_events,
-        ))
+        }))
+    }
+}
+
+/// A link's name in reports.
+pub fn link_name(kind: coflowkit_model::LinkKind) -> String {
+    format!("{kind:?}")
+}
+
+/// The mutable state of one run, with the release rules' steps as methods.
+struct Engine<'w> {
+    coflows: &'w [CoflowSpec],
+    state: NetState,
+    alloc: Allocation,
+    changes: Changes,
+    rel: Releases,
+    starts: StartQueue,
+    flow_finish: Vec<Time>,
+    // Flows to start at this instant; flows released by a finished group;
+    // coflows that may complete at this instant.
+    to_start: Vec<FlowIdx>,
+    released: Vec<FlowIdx>,
+    completing: Vec<CoflowIdx>,
+    meter: Option<LinkMeter>,
+    now: Time,
+    done: usize,
+}
+
+impl Engine<'_> {
+    /// The spec of flow `f`.
+    fn spec(&self, f: FlowIdx) -> coflowkit_model::FlowSpec {
+        let c = self.state.coflow_of(f);
+        let first = self.state.flows_of(c).start;
+        self.coflows[c as usize].flows[(f - first) as usize]
+    }
+
+    /// Active flow `f` sent its last byte now.
+    fn finish(&mut self, f: FlowIdx) {
+        if let Some(m) = &mut self.meter {
+            m.remove_flow(&self.state, f, self.now);
+        }
+        self.alloc.forget(f);
+        self.changes.finished.push(f);
+        self.state.finish_flow(f);
+        self.flow_done(f);
+    }
+
+    /// Flow `f` is done (finished, or started with zero bytes).
+    fn flow_done(&mut self, f: FlowIdx) {
+        self.flow_finish[f as usize] = self.now;
+        let c = self.state.coflow_of(f);
+        let group = self.spec(f).group;
+        let mut released = std::mem::take(&mut self.released);
+        let all_done = self.rel.flow_done(c, group, &mut released);
+        for &w in &released {
+            self.release_flow(w);
+        }
+        released.clear();
+        self.released = released;
+        if all_done {
+            self.complete_cascade(c);
+        }
+    }
+
+    /// Flow `f` is released now: it starts after its delay.
+    fn release_flow(&mut self, f: FlowIdx) {
+        let delay = self.spec(f).delay;
+        if delay == Dur::ZERO {
+            self.to_start.push(f);
+        } else {
+            self.starts.push(self.now + delay, f);
+        }
+    }
+
+    /// Coflow `c` is released now: its flows that wait for no group are.
+    fn release_coflow(&mut self, c: CoflowIdx) {
+        self.rel.mark_released(c, self.now);
+        self.state.release_coflow(c);
+        self.changes.arrived.push(c);
+        let range = self.state.flows_of(c);
+        let spec = &self.coflows[c as usize];
+        for (i, f) in range.enumerate() {
+            if spec.flows[i].after.is_none() {
+                self.release_flow(f);
+            }
+        }
+    }
+
+    /// Completes `c` if it may, and whatever that completes in turn.
+    fn complete_cascade(&mut self, c: CoflowIdx) {
+        self.completing.push(c);
+        while let Some(c) = self.completing.pop() {
+            if !self.rel.can_complete(c) {
+                continue;
+            }
+            self.rel.mark_complete(c, self.now);
+            self.state.complete_coflow(c);
+            self.changes.finished_coflows.push(c);
+            self.done += 1;
+            // Children in reverse, so that the stack visits them in order.
+            for i in self.rel.children_of(c).rev() {
+                let (child, kind) = self.rel.child(i);
+                if self.rel.parent_done(child, kind) {
+                    match kind {
+                        DepKind::StartsAfter => self.release_coflow(child),
+                        DepKind::FinishesBefore => self.completing.push(child),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Coflow `spec` arrives now.
+    fn arrive(&mut self, spec: &CoflowSpec) {
+        let c = self.state.add_coflow(spec);
+        let first = self.state.flows_of(c).start;
+        if self.rel.arrive(c, spec, first) {
+            self.release_coflow(c);
+        }
+    }
+
+    /// Starts every flow due now (step 3 of the event order).
+    fn start_due(&mut self) {
+        loop {
+            let state = &self.state;
+            self.starts
+                .pop_due(self.now, &mut self.to_start, |f| state.is_waiting(f));
+            if self.to_start.is_empty() {
+                return;
+            }
+            let mut batch = std::mem::take(&mut self.to_start);
+            batch.sort_unstable();
+            for &f in &batch {
+                if self.state.start_flow(f) {
+                    self.changes.started.push(f);
+                } else {
+                    self.flow_done(f);
+                }
+            }
+            batch.clear();
+            if self.to_start.is_empty() {
+                self.to_start = batch;
+            }
+        }
+    }
+
+    /// Applies what the scheduler changed in the allocation.
+    fn apply(&mut self, pending: &mut Pending) {
+        let (state, meter, now) = (&mut self.state, &mut self.meter, self.now);
+        self.alloc.drain_changes(|a, ch| match ch {
+            Change::Flow(f) => {
+                if !state.is_active(f) {
+                    return;
+                }
+                if let Some(m) = meter.as_mut() {
+                    m.remove_flow(state, f, now);
+                }
+                let g = a.group(f);
+                if g == SOLO {
+                    let t = state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
+                    pending.set_flow(f, t);
+                } else if let Some(pg) = proportional(g) {
+                    state.join_pgroup(f, pg);
+                    pending.set_flow(f, Time::NEVER);
+                } else {
+                    state.join_group(f, g);
+                    pending.set_flow(f, Time::NEVER);
+                }
+                if let Some(m) = meter.as_mut() {
+                    m.add_flow(state, f, now);
+                }
+            }
+            Change::Group(g) => {
+                let r = a.group_rate(g).max(0.0) / 8e9;
+                if let Some(m) = meter.as_mut() {
+                    m.set_group_rate(g, r, now);
+                }
+                state.set_group_rate(g, r);
+            }
+            Change::Deadline(g) => {
+                state.set_pgroup_deadline(g, a.deadline(g));
+                if let Some(m) = meter.as_mut() {
+                    m.deadline_set(state, g);
+                }
+            }
+        });
+        if let Some(m) = meter.as_mut() {
+            m.end_event(state, now);
+        }
     }
 }

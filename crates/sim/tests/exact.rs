@@ -1,9 +1,12 @@
 //! Analytic tests: the seed papers' toy examples and hand-computed cases,
 //! exact to the nanosecond.
 
-use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Fabric, Time, Workload};
+use coflowkit_model::{
+    compute, flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Dur, Fabric, JobStage,
+    Time, Workload,
+};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, Simulation};
+use coflowkit_sim::{SimOptions, SimResult, Simulation};
 
 /// One unit of data: what 1 Gbit/s sends in one second.
 const UNIT: u64 = 125_000_000;
@@ -121,4 +124,461 @@ fn varys_backfills_unused_capacity() {
         ],
     );
     assert_eq!(cct, vec![1.0, 3.0]);
+}
+
+// ---------------------------------------------------------------------------
+// Release rules, computed by hand (1 unit = 1 s at 1 Gbit/s).
+// ---------------------------------------------------------------------------
+
+const S: u64 = 1_000_000_000;
+
+/// The whole result of `sched` on a big switch of 1 Gbit/s ports (with CPUs
+/// of `cpu` bit/s if given), with per-flow rows.
+fn run_full(
+    sched: &str,
+    n_hosts: u32,
+    cpu: Option<f64>,
+    coflows: Vec<CoflowSpec>,
+    options: SimOptions,
+) -> SimResult {
+    let mut fabric = Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap();
+    if let Some(c) = cpu {
+        fabric = fabric.with_cpus(BitsPerSec(c)).unwrap();
+    }
+    let w = Workload { n_hosts, coflows }.validate(&fabric).unwrap();
+    let hints = WorkloadHints::of(&w);
+    let s = build(&SchedulerSpec::parse(sched).unwrap(), &hints).unwrap();
+    Simulation::new(
+        fabric,
+        &w,
+        s,
+        SimOptions {
+            per_flow: true,
+            ..options
+        },
+    )
+    .run(&mut |_| {})
+    .unwrap()
+}
+
+fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
+    c.parents = parents
+        .iter()
+        .map(|&(p, kind)| Dependency {
+            parent: CoflowId(p),
+            kind,
+        })
+        .collect();
+    c
+}
+
+/// (start, finish) of every flow, in seconds.
+fn flow_times(r: &SimResult) -> Vec<(f64, f64)> {
+    r.flows
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|f| (f.start.as_secs_f64(), f.finish.as_secs_f64()))
+        .collect()
+}
+
+#[test]
+fn a_flow_after_a_group_starts_when_the_group_is_done() {
+    // Group 1: 0->1 (1 unit) and 2->3 (2 units), disjoint ports, done at 2.
+    // The flow 0->3 after group 1 starts then, alone: done at 3.
+    for s in ["fair", "fifo", "srpt", "varys"] {
+        let r = run_full(
+            s,
+            4,
+            None,
+            vec![CoflowSpec::new(
+                1,
+                Time(0),
+                vec![
+                    flow(0, 1, UNIT).in_group(1),
+                    flow(2, 3, 2 * UNIT).in_group(1),
+                    flow(0, 3, UNIT).after(1),
+                ],
+            )],
+            SimOptions::default(),
+        );
+        assert_eq!(
+            flow_times(&r),
+            vec![(0.0, 1.0), (0.0, 2.0), (2.0, 3.0)],
+            "{s}"
+        );
+        assert_eq!(r.coflows[0].cct(), Dur(3 * S), "{s}");
+    }
+}
+
+#[test]
+fn a_delayed_flow_starts_its_delay_after_its_release() {
+    // A: 0->1 (1 unit) at t=0; B: 0->1 (1 unit) at t=0, delayed 0.5 s; C:
+    // 2->3 in group 1 (1 unit), then D: 2->3 (1 unit) 0.25 s after C.
+    // fair: A alone until 0.5, then A and B share port 0: A has 0.5 left,
+    // done at 1.5; B has 0.5 left then, done at 2. C done at 1, D starts at
+    // 1.25, done at 2.25.
+    let r = run_full(
+        "fair",
+        4,
+        None,
+        vec![CoflowSpec::new(
+            1,
+            Time(0),
+            vec![
+                flow(0, 1, UNIT),
+                flow(0, 1, UNIT).delayed(Dur(S / 2)),
+                flow(2, 3, UNIT).in_group(1),
+                flow(2, 3, UNIT).after(1).delayed(Dur(S / 4)),
+            ],
+        )],
+        SimOptions::default(),
+    );
+    assert_eq!(
+        flow_times(&r),
+        vec![(0.0, 1.5), (0.5, 2.0), (0.0, 1.0), (1.25, 2.25)]
+    );
+    assert_eq!(r.coflows[0].finish, Time(2_250_000_000));
+}
+
+#[test]
+fn starts_after_holds_a_coflow_until_its_parent_completes() {
+    // A (t=0): 0->1, 2 units. B (t=1): 2->3, 1 unit, Starts-After A: released
+    // at 2, done at 3, CCT 1 (from release). C (t=5): Starts-After A, which
+    // completed before it arrived: released at its arrival.
+    for s in ["fair", "fifo", "scf", "varys", "fifo-lm:threshold=0"] {
+        let r = run_full(
+            s,
+            4,
+            None,
+            vec![
+                CoflowSpec::new(1, Time(0), vec![flow(0, 1, 2 * UNIT)]),
+                with_parents(
+                    CoflowSpec::new(2, Time(S), vec![flow(2, 3, UNIT)]),
+                    &[(1, DepKind::StartsAfter)],
+                ),
+                with_parents(
+                    CoflowSpec::new(3, Time(5 * S), vec![flow(0, 1, UNIT)]),
+                    &[(1, DepKind::StartsAfter)],
+                ),
+            ],
+            SimOptions::default(),
+        );
+        let b = &r.coflows[1];
+        assert_eq!(
+            (b.arrival, b.release, b.finish),
+            (Time(S), Time(2 * S), Time(3 * S)),
+            "{s}"
+        );
+        assert_eq!(b.cct(), Dur(S), "{s}");
+        let c = &r.coflows[2];
+        assert_eq!((c.release, c.finish), (Time(5 * S), Time(6 * S)), "{s}");
+    }
+}
+
+#[test]
+fn finishes_before_runs_alongside_but_completes_after_the_parent() {
+    // A (t=0): 0->1, 3 units. B (t=0): 2->3, 1 unit, Finishes-Before A: its
+    // flow is done at 1 but it completes with A at 3. C (t=0): 2->3 after
+    // B's flow, 4 units (done at 5), Finishes-Before A: its own last flow
+    // is later, so it completes at 5.
+    for s in ["fair", "fifo", "srpt", "varys"] {
+        let r = run_full(
+            s,
+            4,
+            None,
+            vec![
+                CoflowSpec::new(1, Time(0), vec![flow(0, 1, 3 * UNIT)]),
+                with_parents(
+                    CoflowSpec::new(2, Time(0), vec![flow(2, 3, UNIT)]),
+                    &[(1, DepKind::FinishesBefore)],
+                ),
+                with_parents(
+                    CoflowSpec::new(3, Time(S), vec![flow(2, 3, 4 * UNIT)]),
+                    &[(1, DepKind::FinishesBefore)],
+                ),
+            ],
+            SimOptions::default(),
+        );
+        let f = flow_times(&r);
+        assert_eq!(f[1], (0.0, 1.0), "{s}");
+        let fin: Vec<Time> = r.coflows.iter().map(|c| c.finish).collect();
+        assert_eq!(fin, vec![Time(3 * S), Time(3 * S), Time(5 * S)], "{s}");
+        assert_eq!(r.coflows[1].cct(), Dur(3 * S), "{s}");
+        assert_eq!(r.coflows[2].cct(), Dur(4 * S), "{s}");
+    }
+}
+
+#[test]
+fn zero_byte_flows_finish_at_their_start_and_cascade_at_once() {
+    // A (t=1): one zero-byte flow, done at its release: CCT 0. B (t=1):
+    // Starts-After A: released at 1 too. Its zero-byte flow in group 1 lets
+    // the flow after group 1 start at once; a zero-byte flow delayed 2 s
+    // finishes at 3. B: 0->1 (1 unit) from 1 to 2, complete at 3.
+    let r = run_full(
+        "fair",
+        2,
+        None,
+        vec![
+            CoflowSpec::new(1, Time(S), vec![flow(0, 1, 0)]),
+            with_parents(
+                CoflowSpec::new(
+                    2,
+                    Time(S),
+                    vec![
+                        flow(0, 1, 0).in_group(1),
+                        flow(0, 1, UNIT).after(1),
+                        flow(0, 1, 0).delayed(Dur(2 * S)),
+                    ],
+                ),
+                &[(1, DepKind::StartsAfter)],
+            ),
+        ],
+        SimOptions::default(),
+    );
+    let a = &r.coflows[0];
+    assert_eq!(
+        (a.release, a.finish, a.cct()),
+        (Time(S), Time(S), Dur::ZERO)
+    );
+    let b = &r.coflows[1];
+    assert_eq!((b.release, b.finish), (Time(S), Time(3 * S)));
+    assert_eq!(
+        flow_times(&r),
+        vec![(1.0, 1.0), (1.0, 1.0), (1.0, 2.0), (3.0, 3.0)]
+    );
+    let slow: Vec<f64> = r
+        .flows
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|f| f.slowdown)
+        .collect();
+    assert_eq!(slow, vec![1.0, 1.0, 1.0, 1.0]);
+}
+
+// ---------------------------------------------------------------------------
+// TAFE (seed 003), section III: two tasks, each of two flows "2 units of
+// CPU, then 2 units of network", one CPU and one link, each serving 2 units
+// per t. Here: host 0's CPU and its uplink to host 1 at 16 Mbit/s (2 MB/s),
+// 1 unit = 1 MB, t = 1 s.
+// ---------------------------------------------------------------------------
+
+fn tafe_motivating_example() -> Vec<CoflowSpec> {
+    const MB: u64 = 1_000_000;
+    let task = |id: u64| {
+        // Flow k: CPU stage in group k, then its network stage after it.
+        CoflowSpec::new(
+            id,
+            Time(0),
+            vec![
+                compute(0, 2 * MB).in_group(1),
+                flow(0, 1, 2 * MB).after(1),
+                compute(0, 2 * MB).in_group(2),
+                flow(0, 1, 2 * MB).after(2),
+            ],
+        )
+    };
+    vec![task(1), task(2)]
+}
+
+fn tafe_cct(sched: &str) -> Vec<f64> {
+    let fabric = Fabric::big_switch(2, BitsPerSec(16e6))
+        .unwrap()
+        .with_cpus(BitsPerSec(16e6))
+        .unwrap();
+    let w = Workload {
+        n_hosts: 2,
+        coflows: tafe_motivating_example(),
+    }
+    .validate(&fabric)
+    .unwrap();
+    let s = build(
+        &SchedulerSpec::parse(sched).unwrap(),
+        &WorkloadHints::of(&w),
+    )
+    .unwrap();
+    let r = Simulation::new(fabric, &w, s, SimOptions::default())
+        .run(&mut |_| {})
+        .unwrap();
+    r.coflows.iter().map(|c| c.cct_s()).collect()
+}
+
+#[test]
+fn tafe_fig2_fair_sharing_finishes_both_tasks_at_8t() {
+    // Four CPU stages share the CPU (8 units at 2/t: done at 4t), then four
+    // network stages share the link (4t more).
+    assert_eq!(tafe_cct("fair"), vec![8.0, 8.0]);
+}
+
+#[test]
+fn tafe_fig2_task_fifo_finishes_at_4t_and_6t() {
+    // FIFO-LM's answer in the paper (heavy threshold never reached: plain
+    // FIFO). Task 1's CPU stages take the CPU until 2t; then its network
+    // stages (until 4t) and task 2's CPU stages (until 4t); then task 2's
+    // network stages, until 6t.
+    assert_eq!(tafe_cct("fifo"), vec![4.0, 6.0]);
+    assert_eq!(tafe_cct("fifo-lm:threshold=inf"), vec![4.0, 6.0]);
+}
+
+#[test]
+fn tafe_fig2_one_by_one_finishes_at_3t_and_5t() {
+    // Serving stages one at a time (TAFE's lower schedule): per-flow SRPT
+    // with ties by flow index does exactly that here.
+    assert_eq!(tafe_cct("srpt"), vec![3.0, 5.0]);
+}
+
+// ---------------------------------------------------------------------------
+// Metrics.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_lone_flow_has_slowdown_1_and_fct_size_over_rate() {
+    for (s, _) in coflowkit_sched::NAMES {
+        let r = run_full(
+            s,
+            2,
+            None,
+            vec![CoflowSpec::new(1, Time(7), vec![flow(0, 1, 1 << 20)])],
+            SimOptions::default(),
+        );
+        let f = &r.flows.as_ref().unwrap()[0];
+        assert_eq!(f.fct(), Dur(8_388_608), "{s}");
+        assert_eq!(f.slowdown, 1.0, "{s}");
+        assert_eq!(r.flow_metrics.slowdown.mean, 1.0, "{s}");
+        assert_eq!(r.flow_metrics.fct.p99, 8_388_608e-9, "{s}");
+    }
+}
+
+#[test]
+fn deadlines_met_and_missed_are_counted() {
+    // fifo on one link: coflow 1 (1 unit) done at 1, coflow 2 (1 unit) at 2.
+    // Coflow deadlines 1.5 s after arrival: 1 met, 2 missed. Flow deadlines
+    // 1.5 s after start: same outcome. Coflow 3 (no deadline, 2->3) counts
+    // in neither.
+    let dl = Dur(3 * S / 2);
+    let mut c1 = CoflowSpec::new(1, Time(0), vec![flow(0, 1, UNIT).with_deadline(dl)]);
+    let mut c2 = CoflowSpec::new(2, Time(0), vec![flow(0, 1, UNIT).with_deadline(dl)]);
+    c1.deadline = Some(dl);
+    c2.deadline = Some(dl);
+    let c3 = CoflowSpec::new(3, Time(0), vec![flow(2, 3, UNIT)]);
+    let r = run_full("fifo", 4, None, vec![c1, c2, c3], SimOptions::default());
+    let met: Vec<Option<bool>> = r.coflows.iter().map(|c| c.deadline_met()).collect();
+    assert_eq!(met, vec![Some(true), Some(false), None]);
+    let flows = r.flows.as_ref().unwrap();
+    assert_eq!(flows[0].karuna_type, 1);
+    assert_eq!(flows[2].karuna_type, 2);
+    let m = r.metrics();
+    assert_eq!(
+        (m.coflow_deadlines.with_deadline, m.coflow_deadlines.missed),
+        (2, 1)
+    );
+    assert_eq!(m.coflow_deadlines.miss_rate(), 0.5);
+    assert_eq!(
+        (m.flows.deadlines.with_deadline, m.flows.deadlines.missed),
+        (2, 1)
+    );
+    // The flow that waited 1 s behind the other took 2 s for 1 s of work.
+    assert_eq!(flows[1].slowdown, 2.0);
+}
+
+#[test]
+fn link_utilization_of_a_lone_flow() {
+    // 1.5 units from host 0 to host 1, 1 s bins: its uplink and downlink are
+    // full in bin 0 and half used in bin 1; every other link is idle. The
+    // same under every way a scheduler gives rates (solo: srpt, fifo; shared
+    // group: fair; proportional group: varys).
+    for s in ["srpt", "fifo", "fair", "varys"] {
+        let r = run_full(
+            s,
+            2,
+            None,
+            vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 3 * UNIT / 2)])],
+            SimOptions {
+                link_util_bin: Some(Dur(S)),
+                ..SimOptions::default()
+            },
+        );
+        let u = r.link_util.as_ref().unwrap();
+        assert_eq!(u.n_bins, 2, "{s}");
+        assert_eq!(u.link_names[0], "Uplink(HostId(0))");
+        let got: Vec<f64> = (0..4)
+            .flat_map(|l| (0..2).map(move |b| (l, b)))
+            .map(|(l, b)| u.get(l, b))
+            .collect();
+        assert_eq!(got, vec![1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0, 0.5], "{s}");
+    }
+}
+
+#[test]
+fn link_utilization_of_shared_and_staged_links() {
+    // Two flows share uplink 0 under fair (1 unit each, done at 2), then a
+    // flow after them runs from 2 to 3 on the CPU of host 0 (CPU of 1 Gbit/s).
+    let r = run_full(
+        "fair",
+        3,
+        Some(1e9),
+        vec![CoflowSpec::new(
+            1,
+            Time(0),
+            vec![
+                flow(0, 1, UNIT).in_group(1),
+                flow(0, 2, UNIT).in_group(1),
+                compute(0, UNIT).after(1),
+            ],
+        )],
+        SimOptions {
+            link_util_bin: Some(Dur(S)),
+            ..SimOptions::default()
+        },
+    );
+    let u = r.link_util.as_ref().unwrap();
+    assert_eq!(u.n_bins, 3);
+    let up0: Vec<f64> = (0..3).map(|b| u.get(0, b)).collect();
+    let down1: Vec<f64> = (0..3).map(|b| u.get(3, b)).collect();
+    let cpu0: Vec<f64> = (0..3).map(|b| u.get(6, b)).collect();
+    assert_eq!(up0, vec![1.0, 1.0, 0.0]);
+    assert_eq!(down1, vec![0.5, 0.5, 0.0]);
+    assert_eq!(cpu0, vec![0.0, 0.0, 1.0]);
+    assert_eq!(u.link_names[6], "Cpu(HostId(0))");
+}
+
+#[test]
+fn job_completion_of_a_two_stage_dag() {
+    // Job 7: stage 0 (coflow 1, t=0, 1 unit) then stage 1 (coflow 2, t=0,
+    // Starts-After coflow 1, 2 units on other ports): done at 3, so the
+    // job's completion time is 3 s. Coflow 3 (t=1 s, no job, 1 unit) is its
+    // own job: 1 s.
+    let stage = |id: u64, s: u32, fl| {
+        let mut c = CoflowSpec::new(id, Time(0), vec![fl]);
+        c.job = Some(JobStage { job: 7, stage: s });
+        c
+    };
+    let c2 = with_parents(
+        stage(2, 1, flow(2, 3, 2 * UNIT)),
+        &[(1, DepKind::StartsAfter)],
+    );
+    let r = run_full(
+        "fair",
+        4,
+        None,
+        vec![
+            stage(1, 0, flow(0, 1, UNIT)),
+            c2,
+            CoflowSpec::new(3, Time(S), vec![flow(1, 0, UNIT)]),
+        ],
+        SimOptions::default(),
+    );
+    let jobs = r.jobs();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(
+        (jobs[0].job, jobs[0].n_coflows, jobs[0].jct()),
+        (Some(7), 2, Dur(3 * S))
+    );
+    assert_eq!(
+        (jobs[1].job, jobs[1].first_coflow, jobs[1].jct()),
+        (None, 3, Dur(S))
+    );
+    let m = r.metrics();
+    assert_eq!((m.jct.count, m.jct.mean, m.jct.max), (2, 2.0, 3.0));
 }

@@ -4,44 +4,56 @@
 //!
 //! The reference keeps each flow's remaining bytes as an `f64`, and time as
 //! continuous `f64` nanoseconds. At every event (an arrival, any flow
-//! completion, and for `fifo-lm` the instant a light coflow's sent bytes
-//! reach the threshold) it recomputes the whole allocation from scratch with
+//! completion, a delayed flow start, and for `fifo-lm` the instant a light
+//! coflow's sent bytes reach the threshold) it first applies the release
+//! rules of `coflowkit_sim::release` by re-evaluating every one of them on
+//! every coflow and flow until nothing changes (releases, starts, zero-byte
+//! finishes, completions), then recomputes the whole allocation from scratch with
 //! straightforward code (per-flow max-min by
 //! [`coflowkit_alloc::reference::max_min`], itself checked against the fast
 //! solvers), moves time on to the earliest next event, takes `rate * dt`
 //! from every flow and finishes the flows that have (almost) nothing left.
 //! The engine rounds every event up to a whole nanosecond, so the two agree
-//! to within a few nanoseconds per event: coflow finish instants are compared
-//! with a tolerance of 1 µs (plus 1e-9 relative).
+//! to within a few nanoseconds per event: coflow release and completion
+//! instants are compared with a tolerance of 1 µs (plus 1e-9 relative).
 //!
 //! Keys computed from progress are compared as the module docs say:
 //! remaining bytes within `BYTES_TIE` tie (`srpt`, `stf`), Γ within `NANOS_TIE`
 //! (`varys`).
 //! Ties: the reference follows the tie-breaks the module docs give (coflows
-//! by arrival then id, flows by index) for keys equal in exact arithmetic,
+//! by release, arrival, then id, flows by index) for keys equal in exact arithmetic,
 //! i.e. equal up to 1e-9 relative, however the float arithmetic reached
 //! them. On a failure it lists the near-ties of keys computed from progress
 //! (srpt, stf, varys), which is where float noise or nanosecond rounding
 //! can flip an order.
 //!
-//! Instances are small (2-5 hosts, 1-5 coflows of 1-4 flows) and built so
+//! Instances are small (2-5 hosts, 1-5 coflows of 1-5 flows) and built so
 //! that simultaneous events and exact ties are common: sizes are mostly
-//! multiples of 125,000 bytes (1 ms at 1 Gbit/s) and arrivals mostly whole
-//! milliseconds, so arrivals coincide with completions.
+//! multiples of 125,000 bytes (1 ms at 1 Gbit/s) and arrivals and delays
+//! mostly whole milliseconds, so arrivals coincide with completions. About
+//! half of them use the workload model's release features: barrier groups
+//! (a flow waits for a lower group), delays, zero-byte flows, compute stages
+//! on host CPUs, and Starts-After / Finishes-Before parents among earlier
+//! generated coflows.
 
 use coflowkit_alloc::reference::max_min;
 use coflowkit_model::stats::{BYTES_TIE, NANOS_TIE};
-use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Fabric, Time, Workload};
+use coflowkit_model::{
+    compute, flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Dur, Fabric, FlowKind,
+    Time, Workload,
+};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints, NAMES};
-use coflowkit_sim::{SimOptions, Simulation};
+use coflowkit_sim::{SimOptions, SimResult, Simulation};
 use proptest::prelude::*;
 use std::fmt;
 
-/// A random instance: per-host capacities (bits/s) and coflows.
+/// A random instance: per-host capacities (bits/s), the CPU capacity of
+/// every host (if the fabric has CPUs) and coflows.
 #[derive(Clone)]
 struct Case {
     up: Vec<f64>,
     down: Vec<f64>,
+    cpu: Option<f64>,
     coflows: Vec<CoflowSpec>,
 }
 
@@ -57,24 +69,65 @@ impl fmt::Debug for Case {
         writeln!(f, "Case {{")?;
         writeln!(f, "    up: vec!{:?},", self.up)?;
         writeln!(f, "    down: vec!{:?},", self.down)?;
+        writeln!(f, "    cpu: {:?},", self.cpu)?;
         writeln!(f, "    coflows: vec![")?;
         for c in &self.coflows {
             let flows: Vec<String> = c
                 .flows
                 .iter()
-                .map(|x| format!("flow({}, {}, {})", x.src.0, x.dst.0, x.bytes.0))
+                .map(|x| {
+                    let mut t = match x.kind {
+                        FlowKind::Net => format!("flow({}, {}, {})", x.src.0, x.dst.0, x.bytes.0),
+                        FlowKind::Compute => format!("compute({}, {})", x.src.0, x.bytes.0),
+                    };
+                    if x.group != 0 {
+                        t += &format!(".in_group({})", x.group);
+                    }
+                    if let Some(g) = x.after {
+                        t += &format!(".after({g})");
+                    }
+                    if x.delay != Dur::ZERO {
+                        t += &format!(".delayed(Dur({}))", x.delay.0);
+                    }
+                    t
+                })
                 .collect();
-            writeln!(
-                f,
-                "        CoflowSpec::new({}, Time({}), vec![{}]),",
+            let spec = format!(
+                "CoflowSpec::new({}, Time({}), vec![{}])",
                 c.id.0,
                 c.arrival.0,
                 flows.join(", ")
-            )?;
+            );
+            if c.parents.is_empty() {
+                writeln!(f, "        {spec},")?;
+            } else {
+                let parents: Vec<String> = c
+                    .parents
+                    .iter()
+                    .map(|d| format!("({}, DepKind::{:?})", d.parent.0, d.kind))
+                    .collect();
+                writeln!(
+                    f,
+                    "        with_parents({spec}, &[{}]),",
+                    parents.join(", ")
+                )?;
+            }
         }
         writeln!(f, "    ],")?;
         write!(f, "}}")
     }
+}
+
+/// `c` with these parents.
+fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
+    c.parents = parents
+        .iter()
+        .map(|&(p, kind)| Dependency {
+            parent: CoflowId(p),
+            kind,
+        })
+        .collect();
+    c
 }
 
 // ---------------------------------------------------------------------------
@@ -88,21 +141,22 @@ enum Policy {
     Fair,
     /// Flows by (remaining bytes, flow order), each the least residual on its path.
     Srpt,
-    /// Strict priority by (arrival, id), max-min per coflow on the residual.
+    /// Strict priority by (release, arrival, id), max-min per coflow on the residual.
     Fifo,
-    /// As fifo, by (largest original flow, arrival, id).
+    /// As fifo, by (largest started flow, release, arrival, id).
     Scf,
-    /// As fifo, by (number of flows, arrival, id).
+    /// As fifo, by (number of started flows, release, arrival, id).
     Ncf,
-    /// As fifo, by (total original bytes, arrival, id).
+    /// As fifo, by (total bytes of started flows, release, arrival, id).
     Lcf,
-    /// As fifo, by (remaining total bytes, arrival, id).
+    /// As fifo, by (remaining bytes of started flows, release, arrival, id).
     Stf,
     /// FIFO with limited multiplexing, heavy threshold in bytes.
     FifoLm(f64),
     /// Smallest Γ first, MADD, backfill (inside a coflow by (first link,
-    /// last link, flow index)); recompute at every flow completion
-    /// (`per_flow`) or only at coflow arrivals and completions.
+    /// last link, flow index)); recompute at every event (`per_flow`) or
+    /// only at coflow events: releases, completions, flow starts, and a
+    /// coflow's last active flow finishing.
     Varys { per_flow: bool },
 }
 
@@ -170,7 +224,12 @@ struct RefFlow {
     path: Vec<u32>,
     size: f64,
     rem: f64,
-    arrived: bool,
+    group: u32,
+    after: Option<u32>,
+    delay: f64,
+    /// When it may start (NaN until released).
+    start_at: f64,
+    started: bool,
     done: bool,
     finish: f64,
 }
@@ -180,17 +239,20 @@ struct RefCoflow {
     id: u64,
     arrival: u64,
     flows: Vec<usize>,
-    total: f64,
-    length: f64,
-    width: usize,
+    starts_after: Vec<usize>,
+    finishes_before: Vec<usize>,
+    released: bool,
+    release: f64,
+    complete: bool,
     finish: f64,
 }
 
-/// What the reference computes: finish instants (ns), coflows in (arrival,
-/// id) order, flows in that coflow order then in their order in the coflow.
+/// What the reference computes: instants (ns), coflows as (id, release,
+/// completion) in (arrival, id) order, flow finishes in that coflow order
+/// then in their order in the coflow.
 #[derive(Debug, Clone)]
 struct RefResult {
-    coflows: Vec<(u64, f64)>,
+    coflows: Vec<(u64, f64, f64)>,
     flows: Vec<f64>,
     /// Ordering decisions where two keys were equal up to 1e-6 relative
     /// (where float noise or nanosecond rounding could flip the order).
@@ -210,36 +272,58 @@ struct RefSim {
 
 impl RefSim {
     fn new(case: &Case) -> RefSim {
+        let n = case.up.len() as u32;
         let mut caps = vec![];
         for h in 0..case.up.len() {
             caps.push(case.up[h]); // link 2h: uplink of h
             caps.push(case.down[h]); // link 2h+1: downlink of h
         }
+        if let Some(cpu) = case.cpu {
+            caps.extend(std::iter::repeat_n(cpu, n as usize)); // link 2n+h: CPU of h
+        }
         let mut specs = case.coflows.clone();
         specs.sort_by_key(|c| (c.arrival, c.id));
+        let pos = |id: CoflowId| specs.iter().position(|c| c.id == id).unwrap();
         let mut flows = vec![];
         let mut coflows = vec![];
         for (ci, c) in specs.iter().enumerate() {
             let mut ids = vec![];
             for f in &c.flows {
                 ids.push(flows.len());
+                let path = match f.kind {
+                    FlowKind::Net => vec![2 * f.src.0, 2 * f.dst.0 + 1],
+                    FlowKind::Compute => vec![2 * n + f.src.0],
+                };
                 flows.push(RefFlow {
                     coflow: ci,
-                    path: vec![2 * f.src.0, 2 * f.dst.0 + 1],
+                    path,
                     size: f.bytes.0 as f64,
                     rem: f.bytes.0 as f64,
-                    arrived: false,
+                    group: f.group,
+                    after: f.after,
+                    delay: f.delay.0 as f64,
+                    start_at: f64::NAN,
+                    started: false,
                     done: false,
                     finish: f64::NAN,
                 });
             }
+            let parents = |kind| {
+                c.parents
+                    .iter()
+                    .filter(|d| d.kind == kind)
+                    .map(|d| pos(d.parent))
+                    .collect()
+            };
             coflows.push(RefCoflow {
                 id: c.id.0,
                 arrival: c.arrival.0,
                 flows: ids,
-                total: c.flows.iter().map(|f| f.bytes.0 as f64).sum(),
-                length: c.flows.iter().map(|f| f.bytes.0 as f64).fold(0.0, f64::max),
-                width: c.flows.len(),
+                starts_after: parents(DepKind::StartsAfter),
+                finishes_before: parents(DepKind::FinishesBefore),
+                released: false,
+                release: f64::NAN,
+                complete: false,
                 finish: f64::NAN,
             });
         }
@@ -253,7 +337,7 @@ impl RefSim {
     }
 
     fn is_active(&self, f: usize) -> bool {
-        self.flows[f].arrived && !self.flows[f].done
+        self.flows[f].started && !self.flows[f].done
     }
 
     fn active_flows_of(&self, c: usize) -> Vec<usize> {
@@ -265,27 +349,114 @@ impl RefSim {
             .collect()
     }
 
-    /// Active coflows in (arrival, id) order.
+    /// Active coflows (released, not complete) in (release, arrival, id)
+    /// order.
     fn active_coflows(&self) -> Vec<usize> {
-        (0..self.coflows.len())
-            .filter(|&c| !self.active_flows_of(c).is_empty())
-            .collect()
+        let mut v: Vec<usize> = (0..self.coflows.len())
+            .filter(|&c| self.coflows[c].released && !self.coflows[c].complete)
+            .collect();
+        // Coflows are listed in (arrival, id) order: a stable sort by release.
+        v.sort_by(|&a, &b| self.coflows[a].release.total_cmp(&self.coflows[b].release));
+        v
+    }
+
+    fn started_flows_of(&self, c: usize) -> impl Iterator<Item = &RefFlow> {
+        self.coflows[c]
+            .flows
+            .iter()
+            .map(|&f| &self.flows[f])
+            .filter(|f| f.started)
     }
 
     fn sent(&self, c: usize) -> f64 {
-        self.coflows[c]
-            .flows
-            .iter()
-            .map(|&f| self.flows[f].size - self.flows[f].rem)
-            .sum()
+        self.started_flows_of(c).map(|f| f.size - f.rem).sum()
     }
 
+    /// Bytes left of the started flows.
     fn remaining(&self, c: usize) -> f64 {
-        self.coflows[c]
-            .flows
-            .iter()
-            .map(|&f| self.flows[f].rem)
-            .sum()
+        self.started_flows_of(c).map(|f| f.rem).sum()
+    }
+
+    /// The largest started flow.
+    fn length(&self, c: usize) -> f64 {
+        self.started_flows_of(c).map(|f| f.size).fold(0.0, f64::max)
+    }
+
+    /// Started flows.
+    fn width(&self, c: usize) -> f64 {
+        self.started_flows_of(c).count() as f64
+    }
+
+    /// Total size of the started flows.
+    fn total(&self, c: usize) -> f64 {
+        self.started_flows_of(c).map(|f| f.size).sum()
+    }
+
+    /// Applies the release rules at `t` until nothing changes; returns
+    /// whether a coflow was released or completed or a flow with bytes
+    /// started (what Varys's `recompute=coflow` reacts to).
+    fn settle_releases(&mut self, t: f64) -> bool {
+        let mut coflow_event = false;
+        loop {
+            let mut changed = false;
+            for c in 0..self.coflows.len() {
+                let co = &self.coflows[c];
+                if !co.released
+                    && co.arrival as f64 <= t
+                    && co.starts_after.iter().all(|&p| self.coflows[p].complete)
+                {
+                    self.coflows[c].released = true;
+                    self.coflows[c].release = t;
+                    changed = true;
+                    coflow_event = true;
+                }
+            }
+            for f in 0..self.flows.len() {
+                let fl = &self.flows[f];
+                let co = &self.coflows[fl.coflow];
+                if co.released && fl.start_at.is_nan() {
+                    let ready = match fl.after {
+                        None => true,
+                        Some(g) => co
+                            .flows
+                            .iter()
+                            .filter(|&&x| self.flows[x].group == g)
+                            .all(|&x| self.flows[x].done),
+                    };
+                    if ready {
+                        self.flows[f].start_at = t + self.flows[f].delay;
+                        changed = true;
+                    }
+                }
+                let fl = &mut self.flows[f];
+                if !fl.started && fl.start_at <= t {
+                    fl.started = true;
+                    changed = true;
+                    if fl.size == 0.0 {
+                        fl.done = true;
+                        fl.finish = t;
+                    } else {
+                        coflow_event = true;
+                    }
+                }
+            }
+            for c in 0..self.coflows.len() {
+                let co = &self.coflows[c];
+                if co.released
+                    && !co.complete
+                    && co.flows.iter().all(|&f| self.flows[f].done)
+                    && co.finishes_before.iter().all(|&p| self.coflows[p].complete)
+                {
+                    self.coflows[c].complete = true;
+                    self.coflows[c].finish = t;
+                    changed = true;
+                    coflow_event = true;
+                }
+            }
+            if !changed {
+                return coflow_event;
+            }
+        }
     }
 
     /// Strict priority between classes (each a list of coflows), per-flow
@@ -309,11 +480,11 @@ impl RefSim {
     }
 
     /// Active coflows in the order of `key`, ascending, ties (keys equal up
-    /// to float noise) by (arrival, id). Near-ties of keys computed from
-    /// progress (`computed`) are noted.
+    /// to float noise) by (release, arrival, id). Near-ties of keys computed
+    /// from progress (`computed`) are noted.
     fn coflows_by(&self, key: impl Fn(usize) -> f64, computed: bool, tol: f64) -> Vec<usize> {
         let keys: Vec<f64> = (0..self.coflows.len()).map(key).collect();
-        // Active coflows are listed in (arrival, id) order already.
+        // Active coflows are listed in (release, arrival, id) order already.
         let order = order_by(self.active_coflows(), |c| keys[c], tol);
         if computed {
             self.note_ties("coflows", &order, |c| (self.coflows[c].id, keys[c]));
@@ -336,8 +507,8 @@ impl RefSim {
         }
     }
 
-    /// Coflows in the order of `key` (ascending), ties by (arrival, id),
-    /// each its own class.
+    /// Coflows in the order of `key` (ascending), ties by (release,
+    /// arrival, id), each its own class.
     fn serve_ordered(&self, key: impl Fn(usize) -> f64, computed: bool, rate: &mut [f64]) {
         // Keys from progress (bytes left) tie within BYTES_TIE, as documented.
         let tol = if computed { BYTES_TIE } else { 0.0 };
@@ -381,9 +552,9 @@ impl RefSim {
                 self.serve_classes(&[all], &mut rate);
             }
             Policy::Fifo => self.serve_ordered(|_| 0.0, false, &mut rate),
-            Policy::Scf => self.serve_ordered(|c| self.coflows[c].length, false, &mut rate),
-            Policy::Ncf => self.serve_ordered(|c| self.coflows[c].width as f64, false, &mut rate),
-            Policy::Lcf => self.serve_ordered(|c| self.coflows[c].total, false, &mut rate),
+            Policy::Scf => self.serve_ordered(|c| self.length(c), false, &mut rate),
+            Policy::Ncf => self.serve_ordered(|c| self.width(c), false, &mut rate),
+            Policy::Lcf => self.serve_ordered(|c| self.total(c), false, &mut rate),
             Policy::Stf => self.serve_ordered(|c| self.remaining(c), true, &mut rate),
             Policy::FifoLm(threshold) => {
                 let order = self.active_coflows();
@@ -439,7 +610,11 @@ impl RefSim {
                 // (first link, last link, flow index) as the module doc says.
                 for &c in &order {
                     let mut flows = self.active_flows_of(c);
-                    flows.sort_by_key(|&f| (self.flows[f].path[0], self.flows[f].path[1], f));
+                    let ends = |f: usize| {
+                        let p = &self.flows[f].path;
+                        (p[0], p[p.len() - 1], f)
+                    };
+                    flows.sort_by_key(|&f| ends(f));
                     for f in flows {
                         let path = &self.flows[f].path;
                         let extra = path
@@ -460,26 +635,16 @@ impl RefSim {
     }
 
     fn run(mut self, policy: Policy) -> RefResult {
-        let n = self.coflows.len();
         let mut t: f64 = 0.0;
-        let mut next = 0;
         let mut rate = vec![0.0; self.flows.len()];
         let mut coflow_event = false;
         let mut n_events = 0;
         loop {
             n_events += 1;
             assert!(n_events < 100_000, "reference simulator does not converge");
-            while next < n && self.coflows[next].arrival as f64 <= t {
-                for &f in &self.coflows[next].flows {
-                    self.flows[f].arrived = true;
-                }
-                coflow_event = true;
-                next += 1;
-            }
-            let active: Vec<usize> = (0..self.flows.len())
-                .filter(|&f| self.is_active(f))
-                .collect();
-            if active.is_empty() && next == n {
+            self.now = t;
+            coflow_event |= self.settle_releases(t);
+            if self.coflows.iter().all(|c| c.complete) {
                 break;
             }
             match policy {
@@ -490,19 +655,30 @@ impl RefSim {
                 _ => rate = self.allocate(policy),
             }
             coflow_event = false;
-            // The next event.
-            let mut dt = f64::INFINITY;
-            let mut to_arrival = false;
-            if next < n {
-                dt = self.coflows[next].arrival as f64 - t;
-                to_arrival = true;
+            let active: Vec<usize> = (0..self.flows.len())
+                .filter(|&f| self.is_active(f))
+                .collect();
+            // The next event: an arrival, a delayed start (both at exact
+            // instants), a completion, a threshold crossing.
+            let mut at = f64::INFINITY;
+            for c in &self.coflows {
+                if c.arrival as f64 > t {
+                    at = at.min(c.arrival as f64);
+                }
             }
+            for f in &self.flows {
+                if !f.started && f.start_at > t {
+                    at = at.min(f.start_at);
+                }
+            }
+            let mut dt = at - t;
+            let mut exact = at.is_finite();
             for &f in &active {
                 if rate[f] > 0.0 {
                     let d = self.flows[f].rem / (rate[f] / 8e9);
                     if d < dt {
                         dt = d;
-                        to_arrival = false;
+                        exact = false;
                     }
                 }
             }
@@ -514,7 +690,7 @@ impl RefSim {
                             let d = (threshold - self.sent(c)) / (r / 8e9);
                             if d < dt {
                                 dt = d;
-                                to_arrival = false;
+                                exact = false;
                             }
                         }
                     }
@@ -529,12 +705,7 @@ impl RefSim {
             for &f in &active {
                 self.flows[f].rem -= rate[f] / 8e9 * dt;
             }
-            t = if to_arrival {
-                self.coflows[next].arrival as f64
-            } else {
-                t + dt
-            };
-            self.now = t;
+            t = if exact { at } else { t + dt };
             for &f in &active {
                 let fl = &mut self.flows[f];
                 if fl.rem <= 1e-9 * fl.size {
@@ -542,16 +713,21 @@ impl RefSim {
                     fl.done = true;
                     fl.finish = t;
                     rate[f] = 0.0;
-                    let c = fl.coflow;
-                    if self.coflows[c].flows.iter().all(|&g| self.flows[g].done) {
-                        self.coflows[c].finish = t;
-                        coflow_event = true;
-                    }
+                }
+            }
+            // A coflow that sent its last started byte is a coflow event.
+            for &f in &active {
+                if self.flows[f].done && self.active_flows_of(self.flows[f].coflow).is_empty() {
+                    coflow_event = true;
                 }
             }
         }
         RefResult {
-            coflows: self.coflows.iter().map(|c| (c.id, c.finish)).collect(),
+            coflows: self
+                .coflows
+                .iter()
+                .map(|c| (c.id, c.release, c.finish))
+                .collect(),
             flows: self.flows.iter().map(|f| f.finish).collect(),
             ties: self.ties.into_inner(),
         }
@@ -585,12 +761,16 @@ fn reference(case: &Case, policy: Policy) -> RefResult {
 // The fast engine, and the comparison.
 // ---------------------------------------------------------------------------
 
-/// Finish instants (ns) from the engine: coflows as (id, finish) in (arrival,
-/// id) order, flows in the same order as [`RefResult::flows`].
-fn fast(case: &Case, spec: &str) -> Result<(Vec<(u64, u64)>, Vec<u64>), String> {
+/// The engine's result for `spec` on `case`, with per-flow rows.
+fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResult, String> {
     let up: Vec<BitsPerSec> = case.up.iter().map(|&c| BitsPerSec(c)).collect();
     let down: Vec<BitsPerSec> = case.down.iter().map(|&c| BitsPerSec(c)).collect();
-    let fabric = Fabric::with_capacities(&up, &down).map_err(|e| e.to_string())?;
+    let mut fabric = Fabric::with_capacities(&up, &down).map_err(|e| e.to_string())?;
+    if let Some(cpu) = case.cpu {
+        fabric = fabric
+            .with_cpus(BitsPerSec(cpu))
+            .map_err(|e| e.to_string())?;
+    }
     let w = Workload {
         n_hosts: case.n_hosts(),
         coflows: case.coflows.clone(),
@@ -609,10 +789,31 @@ fn fast(case: &Case, spec: &str) -> Result<(Vec<(u64, u64)>, Vec<u64>), String> 
         &hints,
     )
     .map_err(|e| e.to_string())?;
-    let r = Simulation::new(fabric, &w, s, SimOptions { per_flow: true })
-        .run(&mut |_| {})
-        .map_err(|e| e.to_string())?;
-    let coflows = r.coflows.iter().map(|c| (c.id, c.finish.0)).collect();
+    Simulation::new(
+        fabric,
+        &w,
+        s,
+        SimOptions {
+            per_flow: true,
+            link_util_bin,
+        },
+    )
+    .run(&mut |_| {})
+    .map_err(|e| e.to_string())
+}
+
+/// Instants (ns) from the engine: coflows as (id, release, completion) in
+/// (arrival, id) order, flow finishes in the same order as
+/// [`RefResult::flows`].
+type Instants = (Vec<(u64, u64, u64)>, Vec<u64>);
+
+fn fast(case: &Case, spec: &str) -> Result<Instants, String> {
+    let r = engine(case, spec, None)?;
+    let coflows = r
+        .coflows
+        .iter()
+        .map(|c| (c.id, c.release.0, c.finish.0))
+        .collect();
     let flows = r
         .flows
         .as_ref()
@@ -626,7 +827,7 @@ fn close(fast_ns: u64, ref_ns: f64) -> bool {
 }
 
 /// Runs `spec` on the engine and its policy on the reference; describes any
-/// coflow whose finish instants differ by more than 1 µs.
+/// coflow whose release or completion instants differ by more than 1 µs.
 fn compare(case: &Case, spec: &str) -> Result<(), String> {
     let want = reference(case, policy_of(spec, case));
     let (got, got_flows) =
@@ -635,24 +836,22 @@ fn compare(case: &Case, spec: &str) -> Result<(), String> {
         || got
             .iter()
             .zip(&want.coflows)
-            .any(|(&(gi, gf), &(wi, wf))| gi != wi || !close(gf, wf));
+            .any(|(&(gi, gr, gf), &(wi, wr, wf))| gi != wi || !close(gr, wr) || !close(gf, wf));
     if bad {
-        let cct = |v: Vec<(u64, f64)>| -> String {
-            let arrival = |id: u64| {
-                case.coflows
-                    .iter()
-                    .find(|c| c.id.0 == id)
-                    .map_or(0, |c| c.arrival.0) as f64
-            };
+        let show = |v: Vec<(u64, f64, f64)>| -> String {
             v.iter()
-                .map(|&(id, f)| format!("{id}: {:.9}", (f - arrival(id)) * 1e-9))
+                .map(|&(id, r, f)| format!("{id}: {:.9}+{:.9}", r * 1e-9, (f - r) * 1e-9))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let got_s = cct(got.iter().map(|&(i, f)| (i, f as f64)).collect());
-        let want_s = cct(want.coflows.clone());
+        let got_s = show(
+            got.iter()
+                .map(|&(i, r, f)| (i, r as f64, f as f64))
+                .collect(),
+        );
+        let want_s = show(want.coflows.clone());
         return Err(format!(
-            "{spec}: CCTs (s) differ\n  engine:    [{got_s}]\n  reference: [{want_s}]\n  \
+            "{spec}: coflows (id: release + CCT, s) differ\n  engine:    [{got_s}]\n  reference: [{want_s}]\n  \
              flow finishes (ns), engine:    {got_flows:?}\n  \
              flow finishes (ns), reference: {:?}\n  \
              near-ties in the reference's orders (flow index / coflow id):\n    {}\n{case:?}",
@@ -678,8 +877,9 @@ const MS: u64 = 1_000_000;
 
 fn size() -> impl Strategy<Value = u64> {
     prop_oneof![
-        3 => (1u64..=8).prop_map(|k| k * 125_000),
-        1 => 1u64..2_000_000,
+        6 => (1u64..=8).prop_map(|k| k * 125_000),
+        2 => 1u64..2_000_000,
+        1 => Just(0),
     ]
 }
 
@@ -695,6 +895,15 @@ fn arrival() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// Delays: mostly none, else whole ms or anything up to 5 ms.
+fn delay() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        4 => Just(0),
+        2 => (1u64..=4).prop_map(|ms| ms * MS),
+        1 => 1u64..5 * MS,
+    ]
+}
+
 fn capacity() -> impl Strategy<Value = f64> {
     prop_oneof![
         Just(1e9),
@@ -705,29 +914,116 @@ fn capacity() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// One generated flow: (src, dst, bytes, compute, group, after, delay).
+type RawFlow = (u32, u32, u64, bool, u32, Option<u32>, u64);
+
+/// A flow as generated: with `rich`, a compute stage (if the fabric has
+/// CPUs), a barrier group 0-2, a wait for a lower group, a delay.
+fn raw_flow(n: u32, rich: bool) -> BoxedStrategy<RawFlow> {
+    if !rich {
+        return (0..n, 0..n, size())
+            .prop_map(|(s, d, b)| (s, d, b, false, 0, None, 0))
+            .boxed();
+    }
+    (
+        0..n,
+        0..n,
+        size(),
+        prop::bool::weighted(0.25),
+        0u32..3,
+        prop::option::weighted(0.4, 0u32..2),
+        delay(),
+    )
+        .boxed()
+}
+
+/// A coflow as generated: (id key, arrival, flows, parents as (index of an
+/// earlier generated coflow, Starts-After?)).
+type RawCoflow = (u64, u64, Vec<RawFlow>, Vec<(usize, bool)>);
+
 fn any_case() -> impl Strategy<Value = Case> {
-    (2u32..=5)
-        .prop_flat_map(|n| {
-            let one_flow = (0..n, 0..n, size());
-            let coflow = (0u64..4, arrival(), prop::collection::vec(one_flow, 1..=4));
+    (2u32..=5, prop::bool::ANY)
+        .prop_flat_map(|(n, rich)| {
+            let max_flows = if rich { 5 } else { 4 };
+            let coflow = (
+                0u64..4,
+                arrival(),
+                prop::collection::vec(raw_flow(n, rich), 1..=max_flows),
+                if rich {
+                    prop::collection::vec((0usize..5, prop::bool::ANY), 0..=2).boxed()
+                } else {
+                    Just(vec![]).boxed()
+                },
+            );
             let caps = prop_oneof![
                 2 => Just(None),
                 1 => (prop::collection::vec(capacity(), n as usize), prop::collection::vec(capacity(), n as usize)).prop_map(Some),
             ];
-            (Just(n), caps, prop::collection::vec(coflow, 1..=5))
+            let cpu = if rich {
+                prop::option::weighted(0.6, capacity()).boxed()
+            } else {
+                Just(None).boxed()
+            };
+            (Just(n), caps, cpu, prop::collection::vec(coflow, 1..=5))
         })
-        .prop_map(|(n, caps, coflows)| {
+        .prop_map(|(n, caps, cpu, coflows)| {
             let (up, down) = caps.unwrap_or_else(|| (vec![1e9; n as usize], vec![1e9; n as usize]));
-            let coflows = coflows
+            Case {
+                up,
+                down,
+                cpu,
+                coflows: build_coflows(coflows, cpu.is_some()),
+            }
+        })
+}
+
+/// Valid coflows from generated ones: ids unique but not in generation
+/// order (so id tie-breaks matter); compute stages only with CPUs; a flow
+/// waits only for a lower group that has flows (so groups form a DAG);
+/// parents only among earlier generated coflows (so coflows form a DAG).
+fn build_coflows(raw: Vec<RawCoflow>, cpus: bool) -> Vec<CoflowSpec> {
+    let ids: Vec<u64> = raw
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.0 * 10 + i as u64)
+        .collect();
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, (_, at, fl, parents))| {
+            let groups: Vec<u32> = fl.iter().map(|f| f.4).collect();
+            let flows = fl
                 .into_iter()
-                .enumerate()
-                // Ids unique, but not in generation order, so id tie-breaks matter.
-                .map(|(i, (key, at, fl))| {
-                    CoflowSpec::new(key * 10 + i as u64, Time(at), fl.into_iter().map(|(s, d, b)| flow(s, d, b)).collect())
+                .map(|(s, d, b, is_compute, group, after, delay)| {
+                    let mut f = if is_compute && cpus {
+                        compute(s, b)
+                    } else {
+                        flow(s, d, b)
+                    };
+                    f.group = group;
+                    f.after = after.filter(|&g| g < group && groups.contains(&g));
+                    f.delay = Dur(delay);
+                    f
                 })
                 .collect();
-            Case { up, down, coflows }
+            let mut c = CoflowSpec::new(ids[i], Time(at), flows);
+            let mut seen = vec![];
+            for (p, starts_after) in parents {
+                if p < i && !seen.contains(&p) {
+                    seen.push(p);
+                    let kind = if starts_after {
+                        DepKind::StartsAfter
+                    } else {
+                        DepKind::FinishesBefore
+                    };
+                    c.parents.push(Dependency {
+                        parent: CoflowId(ids[p]),
+                        kind,
+                    });
+                }
+            }
+            c
         })
+        .collect()
 }
 
 macro_rules! differential {
@@ -762,6 +1058,73 @@ differential! {
     varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
 }
 
+/// Every byte a flow sends is credited to each link of its path, and no bin
+/// is more than full: checks the link meter under every way schedulers give
+/// rates (solo, shared groups, proportional groups).
+fn check_link_util(case: &Case, spec: &str) -> Result<(), String> {
+    let bin = Dur(700_000);
+    let r = engine(case, spec, Some(bin))?;
+    let u = r.link_util.as_ref().expect("asked for");
+    let n = case.n_hosts();
+    let caps = {
+        let mut v = vec![];
+        for h in 0..n as usize {
+            v.push(case.up[h]);
+            v.push(case.down[h]);
+        }
+        if let Some(c) = case.cpu {
+            v.extend(std::iter::repeat_n(c, n as usize));
+        }
+        v
+    };
+    let mut want = vec![0.0; caps.len()];
+    let mut n_flows = vec![0.0; caps.len()];
+    for c in &case.coflows {
+        for f in &c.flows {
+            let path = match f.kind {
+                FlowKind::Net => vec![2 * f.src.0 as usize, 2 * f.dst.0 as usize + 1],
+                FlowKind::Compute => vec![2 * n as usize + f.src.0 as usize],
+            };
+            for l in path {
+                want[l] += f.bytes.0 as f64;
+                n_flows[l] += 1.0;
+            }
+        }
+    }
+    for (l, &cap) in caps.iter().enumerate() {
+        let full = cap / 8e9 * bin.0 as f64;
+        let got: f64 = (0..u.n_bins).map(|b| u.get(l, b) * full).sum();
+        // Completion instants are rounded up (a flow sends a hair more) and
+        // flows due within SNAP_NS finish early (a hair less).
+        let tol = 1e-9 * want[l] + n_flows[l] * cap / 8e9 * 2.0 * coflowkit_sim::SNAP_NS as f64;
+        if (got - want[l]).abs() > tol + 1e-6 {
+            return Err(format!(
+                "{spec}: link {l} ({}) carried {got} bytes, its flows have {}\n{case:?}",
+                u.link_names[l], want[l]
+            ));
+        }
+        if let Some(b) = (0..u.n_bins).find(|&b| u.get(l, b) > 1.0 + 1e-6) {
+            return Err(format!(
+                "{spec}: link {l} is {} utilized in bin {b}\n{case:?}",
+                u.get(l, b)
+            ));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn link_utilization_accounts_for_every_byte(case in any_case()) {
+        for spec in ["fair", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50"] {
+            if let Err(e) = check_link_util(&case, spec) {
+                prop_assert!(false, "{}", e);
+            }
+        }
+    }
+}
+
 #[test]
 fn every_registry_name_has_a_reference() {
     for (name, _) in NAMES {
@@ -774,6 +1137,7 @@ fn every_registry_name_has_a_reference() {
     let case = Case {
         up: vec![1e9; 2],
         down: vec![1e9; 2],
+        cpu: None,
         coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)])],
     };
     for spec in SPECS {
@@ -793,6 +1157,7 @@ fn uniform(n_hosts: usize, coflows: Vec<CoflowSpec>) -> Case {
     Case {
         up: vec![1e9; n_hosts],
         down: vec![1e9; n_hosts],
+        cpu: None,
         coflows,
     }
 }
@@ -810,14 +1175,15 @@ fn check_by_hand(case: &Case, spec: &str, want: &[f64]) {
             .arrival
             .0 as f64
     };
+    // None of these cases has parents: release = arrival.
     let ref_cct: Vec<f64> = r
         .coflows
         .iter()
-        .map(|&(id, t)| (t - arrival(id)) * 1e-9)
+        .map(|&(id, _, t)| (t - arrival(id)) * 1e-9)
         .collect();
     let fast_cct: Vec<f64> = f
         .iter()
-        .map(|&(id, t)| (t as f64 - arrival(id)) * 1e-9)
+        .map(|&(id, _, t)| (t as f64 - arrival(id)) * 1e-9)
         .collect();
     for i in 0..want.len() {
         assert!(
@@ -921,6 +1287,7 @@ fn varys_gamma_tie_goes_to_the_earlier_arrival() {
     let case = Case {
         up: vec![2e9, 1e9],
         down: vec![1.8e9, 2e9],
+        cpu: None,
         coflows: vec![
             CoflowSpec::new(0, Time(4_000_000), vec![flow(1, 0, 250_000)]),
             CoflowSpec::new(
@@ -950,6 +1317,7 @@ fn stf_remaining_tie_goes_to_the_earlier_arrival() {
     let case = Case {
         up: vec![5e8, 1e9],
         down: vec![4e8, 2.5e8],
+        cpu: None,
         coflows: vec![
             CoflowSpec::new(
                 0,
@@ -985,6 +1353,7 @@ fn srpt_remaining_tie_goes_to_the_lower_flow_index() {
     let case = Case {
         up: vec![1e9, 2e9],
         down: vec![1.2e9, 2e9],
+        cpu: None,
         coflows: vec![
             CoflowSpec::new(0, Time(0), vec![flow(1, 0, 500_000)]),
             CoflowSpec::new(
@@ -1017,10 +1386,60 @@ fn ncf_flow_finishing_with_an_arrival_is_not_starved() {
     let case = Case {
         up: vec![3e8, 1e9, 1e9],
         down: vec![1e9; 3],
+        cpu: None,
         coflows: vec![
             CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1), flow(0, 1, 3_749)]),
             CoflowSpec::new(2, Time(100_000), vec![flow(2, 1, 125_000)]),
         ],
     };
     check_by_hand(&case, "ncf", &[0.1 * MS_F, MS_F]);
+}
+
+#[test]
+fn varys_backfills_a_later_wave_in_flow_order() {
+    // One coflow; uplink 0 2 Gbit/s, uplink 1 250 Mbit/s, downlink 0 250
+    // Mbit/s, downlink 1 1 Gbit/s. f2 (0->1, 500,000) starts at 0, f1 (0->1,
+    // 125,000) at 1 ms, f0 (0->0, 125,016) at 4 ms, f3 (1->1, 125,000) after
+    // f1's group. At 4 ms Γ = 4.000512 ms (downlink 0); backfill goes by
+    // (first link, last link, index), so f1 (index 1) before f2: f1 gets
+    // 812.5 Mbit/s and is done at 4.3077 ms. Then f3 starts; Γ = 4 ms (uplink
+    // 1); backfill lifts f0 to 250 Mbit/s (done at 8.000512 ms) and f2 to
+    // 750 Mbit/s (done at 5.2308 ms); f3 at 250 Mbit/s is done at 8.307683 ms.
+    let case = Case {
+        up: vec![2e9, 2.5e8],
+        down: vec![2.5e8, 1e9],
+        cpu: None,
+        coflows: vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![
+                flow(0, 0, 125_016).in_group(2).delayed(Dur(4 * MS)),
+                flow(0, 1, 125_000).in_group(1).delayed(Dur(MS)),
+                flow(0, 1, 500_000).in_group(2),
+                flow(1, 1, 125_000).in_group(2).after(1),
+            ],
+        )],
+    };
+    check_by_hand(&case, "varys", &[8.307_683 * MS_F]);
+}
+
+#[test]
+fn varys_coflow_mode_reschedules_when_a_coflow_has_sent_everything() {
+    // A (0->1, 1 unit) Finishes-Before P (2->3, 3 units); B (0->1, 1 unit).
+    // Γ: A 1, B 1 (tie: A, the lower id), P 3. A takes port 0, B waits. At 1
+    // A has sent everything but completes only with P at 3: with nothing
+    // left to send it is a coflow event, so B gets port 0 then, done at 2.
+    let case = uniform(
+        4,
+        vec![
+            with_parents(
+                CoflowSpec::new(1, Time(0), vec![flow(0, 1, UNIT)]),
+                &[(2, DepKind::FinishesBefore)],
+            ),
+            CoflowSpec::new(2, Time(0), vec![flow(2, 3, 3 * UNIT)]),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 1, UNIT)]),
+        ],
+    );
+    check_by_hand(&case, "varys:recompute=coflow", &[3.0, 3.0, 2.0]);
+    check_by_hand(&case, "varys", &[3.0, 3.0, 2.0]);
 }
