@@ -306,11 +306,17 @@ impl Engine<'_> {
     fn flow_done(&mut self, f: FlowIdx) {
         self.flow_finish[f as usize] = self.now;
         let c = self.state.coflow_of(f);
-        let group = self.spec(f).group;
+        // Only coflows with barriers need the flow's group (its spec is a
+        // random access into the workload).
+        let group = if self.rel.has_barriers(c) {
+            self.spec(f).group
+        } else {
+            0
+        };
         let mut released = std::mem::take(&mut self.released);
         let all_done = self.rel.flow_done(c, group, &mut released);
         for &w in &released {
-            self.release_flow(w);
+            self.release_flow(w, self.spec(w).delay);
         }
         released.clear();
         self.released = released;
@@ -319,9 +325,8 @@ impl Engine<'_> {
         }
     }
 
-    /// Flow `f` is released now: it starts after its delay.
-    fn release_flow(&mut self, f: FlowIdx) {
-        let delay = self.spec(f).delay;
+    /// Flow `f` is released now: it starts after its `delay`.
+    fn release_flow(&mut self, f: FlowIdx, delay: Dur) {
         if delay == Dur::ZERO {
             self.to_start.push(f);
         } else {
@@ -338,7 +343,7 @@ impl Engine<'_> {
         let spec = &self.coflows[c as usize];
         for (i, f) in range.enumerate() {
             if spec.flows[i].after.is_none() {
-                self.release_flow(f);
+                self.release_flow(f, spec.flows[i].delay);
             }
         }
     }
