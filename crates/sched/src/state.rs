@@ -1011,11 +1011,6 @@ impl NetState {
         self.active_pos[f as usize] == INACTIVE && self.flags[f as usize] & DONE == 0
     }
 
-    /// When flow `f` started (`Time::NEVER` while it waits).
-    pub fn start_of(&self, f: FlowIdx) -> Time {
-        self.start[f as usize]
-    }
-
     /// The links flow `f` crosses (for the driver).
     pub fn path_of(&self, f: FlowIdx) -> &[LinkId] {
         let (s, e) = self.path_range(self.path[f as usize]);
@@ -1036,11 +1031,6 @@ impl NetState {
     /// The rate of solo flow `f`, bytes per ns (for the driver).
     pub fn solo_rate(&self, f: FlowIdx) -> f64 {
         self.rate[f as usize]
-    }
-
-    /// The per-member rate of shared group `g`, bytes per ns (for the driver).
-    pub fn group_rate(&self, g: u32) -> f64 {
-        self.groups.get(g as usize).map_or(0.0, |gr| gr.rate)
     }
 
     /// The instant every member of proportional group `g` finishes
@@ -1312,5 +1302,76 @@ impl<'a> Clairvoyant<'a> {
     #[inline]
     pub fn length(&self, c: CoflowIdx) -> f64 {
         self.s.coflows[c as usize].length
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_model::{compute, flow, Dur};
+
+    #[test]
+    fn flows_wait_start_finish_and_coflows_stay_active_until_completed() {
+        let fabric = Fabric::big_switch(2, BitsPerSec::GBPS)
+            .unwrap()
+            .with_cpus(BitsPerSec::GBPS)
+            .unwrap();
+        let mut st = NetState::new(fabric);
+        let mut spec = CoflowSpec::new(
+            4,
+            Time(10),
+            vec![
+                flow(0, 1, 100).with_deadline(Dur(50)),
+                compute(1, 300).size_unknown(),
+                flow(1, 0, 0),
+            ],
+        );
+        spec.deadline = Some(Dur(1000));
+        st.set_now(Time(10));
+        let c = st.add_coflow(&spec);
+        assert_eq!(st.flows_of(c), 0..3);
+        assert!((0..3).all(|f| st.is_waiting(f)));
+        assert!(st.observed().active_coflows().is_empty());
+        st.set_now(Time(20));
+        st.release_coflow(c);
+        let v = st.clairvoyant();
+        assert_eq!(v.active_coflows(), &[c]);
+        assert_eq!((v.arrival(c), v.release(c)), (Time(10), Time(20)));
+        assert_eq!(v.coflow_deadline(c), Some(Time(1010)));
+        // Nothing started: nothing of the coflow is known yet.
+        assert_eq!((v.width(c), v.coflow_size(c)), (0, 0.0));
+        assert!(st.start_flow(0));
+        assert!(!st.start_flow(2), "a zero-byte flow is done at its start");
+        st.set_now(Time(30));
+        assert!(st.start_flow(1));
+        let v = st.clairvoyant();
+        assert_eq!(v.active_flows(), &[0, 1]);
+        assert_eq!(
+            (v.width(c), v.coflow_size(c), v.length(c)),
+            (3, 400.0, 300.0)
+        );
+        assert_eq!((v.start(0), v.start(1)), (Time(20), Time(30)));
+        assert_eq!((v.deadline(0), v.deadline(1)), (Some(Time(70)), None));
+        assert_eq!((v.size_known(0), v.size_known(1)), (true, false));
+        assert_eq!((v.kind(0), v.kind(1)), (FlowKind::Net, FlowKind::Compute));
+        assert_eq!(v.path(1), &[LinkId(5)], "host 1's CPU");
+        assert_eq!((v.sent(2), v.remaining(0)), (0.0, 100.0));
+        // 100 bytes at 1 byte/ns: done at 130.
+        assert_eq!(st.set_solo_rate(0, 1.0), Time(130));
+        st.set_now(Time(130));
+        st.finish_flow(0);
+        st.finish_flow(1);
+        let v = st.observed();
+        assert!(v.active_flows().is_empty());
+        assert_eq!(
+            v.active_coflows(),
+            &[c],
+            "active until the driver completes it"
+        );
+        assert_eq!(v.coflow_sent(c), 400.0);
+        st.complete_coflow(c);
+        assert!(st.observed().active_coflows().is_empty());
+        let report = st.into_flow_report();
+        assert_eq!((report.start(2), report.bottleneck(1)), (Time(20), 1e9));
     }
 }

@@ -51,6 +51,8 @@ struct CoflowMemo {
     load: Vec<f64>,
     gamma_key: f64,
     stale: bool,
+    // The tie-break: (release, arrival, id), set at release.
+    tie: (Time, Time, u64),
 }
 
 /// The active flows of a coflow that leave through one first link.
@@ -130,7 +132,8 @@ fn full(residual: &[f64], l: u32) -> bool {
 pub struct Varys {
     per_flow: bool,
     memo: Vec<CoflowMemo>,
-    order: Vec<(f64, (Time, Time, u64), CoflowIdx)>,
+    // (Γ, coflow), sorted; ties by the coflow's `CoflowMemo::tie`.
+    order: Vec<(f64, CoflowIdx)>,
     residual: Vec<f64>,
     load: Vec<f64>,
     solo_next: Vec<FlowIdx>,
@@ -171,6 +174,45 @@ impl Varys {
         if !up {
             m.solo.retain(|&x| x != f);
         }
+    }
+
+    /// Takes note of what changed (new and finished flows, released
+    /// coflows); returns whether to recompute the allocation. Kept out of
+    /// `schedule` so that its hot loops compile on their own.
+    #[inline(never)]
+    fn note(&mut self, view: &Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> bool {
+        self.load.resize(view.n_links(), 0.0);
+        for &c in &changes.arrived {
+            if self.memo.len() <= c as usize {
+                self.memo.resize(c as usize + 1, CoflowMemo::default());
+            }
+            self.memo[c as usize].tie = (view.release(c), view.arrival(c), view.coflow_id(c).0);
+        }
+        for &f in &changes.started {
+            self.track(view, f, true);
+            out.join_proportional(f, view.coflow_of(f));
+        }
+        // Whether a coflow sent its last started byte (it may not be
+        // complete yet: a later stage, or a Finishes-Before parent).
+        let mut drained = false;
+        for &f in &changes.finished {
+            self.track(view, f, false);
+            drained |= self.memo[view.coflow_of(f) as usize].links.is_empty();
+        }
+        let recompute = self.per_flow
+            || !changes.arrived.is_empty()
+            || !changes.started.is_empty()
+            || !changes.finished_coflows.is_empty()
+            || drained;
+        if !recompute {
+            return false;
+        }
+        // Members joining this round are not yet in the state's groups: count
+        // them as solo for the loads.
+        for &f in &changes.started {
+            self.memo[view.coflow_of(f) as usize].solo.push(f);
+        }
+        true
     }
 
     /// Bytes coflow `c` has left on each of its links, into its memo;
@@ -235,35 +277,8 @@ impl Scheduler for Varys {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.load.resize(view.n_links(), 0.0);
-        for &c in &changes.arrived {
-            if self.memo.len() <= c as usize {
-                self.memo.resize(c as usize + 1, CoflowMemo::default());
-            }
-        }
-        for &f in &changes.started {
-            self.track(&view, f, true);
-            out.join_proportional(f, view.coflow_of(f));
-        }
-        // Whether a coflow sent its last started byte (it may not be
-        // complete yet: a later stage, or a Finishes-Before parent).
-        let mut drained = false;
-        for &f in &changes.finished {
-            self.track(&view, f, false);
-            drained |= self.memo[view.coflow_of(f) as usize].links.is_empty();
-        }
-        if !self.per_flow
-            && changes.arrived.is_empty()
-            && changes.started.is_empty()
-            && changes.finished_coflows.is_empty()
-            && !drained
-        {
+        if !self.note(&view, changes, out) {
             return None;
-        }
-        // Members joining this round are not yet in the state's groups: count
-        // them as solo for the loads.
-        for &f in &changes.started {
-            self.memo[view.coflow_of(f) as usize].solo.push(f);
         }
         let caps = view.capacities();
         self.order.clear();
@@ -280,19 +295,21 @@ impl Scheduler for Varys {
                 m.stale = false;
             }
             let g = self.memo[c as usize].gamma_key;
-            self.order.push((
-                g,
-                (view.release(c), view.arrival(c), view.coflow_id(c).0),
-                c,
-            ));
+            self.order.push((g, c));
         }
-        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, NANOS_TIE);
+        let memo = &self.memo;
+        sort_with_ties(
+            &mut self.order,
+            |x| x.0,
+            |x| memo[x.1 as usize].tie,
+            NANOS_TIE,
+        );
         self.residual.clear();
         self.residual.extend_from_slice(caps);
         // MADD: one deadline per coflow; every flow back in its group.
         let mut deadlines = Vec::with_capacity(self.order.len());
         for i in 0..self.order.len() {
-            let c = self.order[i].2;
+            let c = self.order[i].1;
             // Infinite when a link it loads is full: it waits (backfill aside).
             let gamma = self.bottleneck_ns(c, &self.residual);
             let deadline = if gamma.is_finite() {
@@ -328,7 +345,7 @@ impl Scheduler for Varys {
                 self.free_bits[l / 64] |= 1 << (l % 64);
             }
         }
-        for (i, &(_, _, c)) in self.order.iter().enumerate() {
+        for (i, &(_, c)) in self.order.iter().enumerate() {
             let deadline = deadlines[i];
             let m = &self.memo[c as usize];
             self.solo_next.clear();

@@ -306,11 +306,17 @@ impl Engine<'_> {
     fn flow_done(&mut self, f: FlowIdx) {
         self.flow_finish[f as usize] = self.now;
         let c = self.state.coflow_of(f);
-        let group = self.spec(f).group;
+        // Only coflows with barriers need the flow's group (its spec is a
+        // random access into the workload).
+        let group = if self.rel.has_barriers(c) {
+            self.spec(f).group
+        } else {
+            0
+        };
         let mut released = std::mem::take(&mut self.released);
         let all_done = self.rel.flow_done(c, group, &mut released);
         for &w in &released {
-            self.release_flow(w);
+            self.release_flow(w, self.spec(w).delay);
         }
         released.clear();
         self.released = released;
@@ -319,9 +325,8 @@ impl Engine<'_> {
         }
     }
 
-    /// Flow `f` is released now: it starts after its delay.
-    fn release_flow(&mut self, f: FlowIdx) {
-        let delay = self.spec(f).delay;
+    /// Flow `f` is released now: it starts after its `delay`.
+    fn release_flow(&mut self, f: FlowIdx, delay: Dur) {
         if delay == Dur::ZERO {
             self.to_start.push(f);
         } else {
@@ -338,7 +343,7 @@ impl Engine<'_> {
         let spec = &self.coflows[c as usize];
         for (i, f) in range.enumerate() {
             if spec.flows[i].after.is_none() {
-                self.release_flow(f);
+                self.release_flow(f, spec.flows[i].delay);
             }
         }
     }
@@ -403,15 +408,26 @@ impl Engine<'_> {
 
     /// Applies what the scheduler changed in the allocation.
     fn apply(&mut self, pending: &mut Pending) {
-        let (state, meter, now) = (&mut self.state, &mut self.meter, self.now);
+        // One instantiation per case, so that without a meter the hooks
+        // compile to nothing (this runs once per changed rate).
+        match self.meter.take() {
+            None => self.apply_with(pending, &mut NoMeter),
+            Some(mut m) => {
+                self.apply_with(pending, &mut m);
+                m.end_event(&self.state, self.now);
+                self.meter = Some(m);
+            }
+        }
+    }
+
+    fn apply_with<M: RateHooks>(&mut self, pending: &mut Pending, meter: &mut M) {
+        let (state, now) = (&mut self.state, self.now);
         self.alloc.drain_changes(|a, ch| match ch {
             Change::Flow(f) => {
                 if !state.is_active(f) {
                     return;
                 }
-                if let Some(m) = meter.as_mut() {
-                    m.remove_flow(state, f, now);
-                }
+                meter.remove_flow(state, f, now);
                 let g = a.group(f);
                 if g == SOLO {
                     let t = state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
@@ -423,26 +439,55 @@ impl Engine<'_> {
                     state.join_group(f, g);
                     pending.set_flow(f, Time::NEVER);
                 }
-                if let Some(m) = meter.as_mut() {
-                    m.add_flow(state, f, now);
-                }
+                meter.add_flow(state, f, now);
             }
             Change::Group(g) => {
                 let r = a.group_rate(g).max(0.0) / 8e9;
-                if let Some(m) = meter.as_mut() {
-                    m.set_group_rate(g, r, now);
-                }
+                meter.set_group_rate(g, r, now);
                 state.set_group_rate(g, r);
             }
             Change::Deadline(g) => {
                 state.set_pgroup_deadline(g, a.deadline(g));
-                if let Some(m) = meter.as_mut() {
-                    m.deadline_set(state, g);
-                }
+                meter.deadline_set(state, g);
             }
         });
-        if let Some(m) = meter.as_mut() {
-            m.end_event(state, now);
-        }
+    }
+}
+
+/// What the engine tells a link meter about rate changes; [`NoMeter`] when
+/// utilization is not measured.
+trait RateHooks {
+    fn remove_flow(&mut self, state: &NetState, f: FlowIdx, now: Time);
+    fn add_flow(&mut self, state: &NetState, f: FlowIdx, now: Time);
+    fn set_group_rate(&mut self, g: u32, bytes_per_ns: f64, now: Time);
+    fn deadline_set(&mut self, state: &NetState, g: u32);
+}
+
+/// No meter: every hook does nothing.
+struct NoMeter;
+
+impl RateHooks for NoMeter {
+    #[inline(always)]
+    fn remove_flow(&mut self, _: &NetState, _: FlowIdx, _: Time) {}
+    #[inline(always)]
+    fn add_flow(&mut self, _: &NetState, _: FlowIdx, _: Time) {}
+    #[inline(always)]
+    fn set_group_rate(&mut self, _: u32, _: f64, _: Time) {}
+    #[inline(always)]
+    fn deadline_set(&mut self, _: &NetState, _: u32) {}
+}
+
+impl RateHooks for LinkMeter {
+    fn remove_flow(&mut self, state: &NetState, f: FlowIdx, now: Time) {
+        LinkMeter::remove_flow(self, state, f, now);
+    }
+    fn add_flow(&mut self, state: &NetState, f: FlowIdx, now: Time) {
+        LinkMeter::add_flow(self, state, f, now);
+    }
+    fn set_group_rate(&mut self, g: u32, bytes_per_ns: f64, now: Time) {
+        LinkMeter::set_group_rate(self, g, bytes_per_ns, now);
+    }
+    fn deadline_set(&mut self, state: &NetState, g: u32) {
+        LinkMeter::deadline_set(self, state, g);
     }
 }

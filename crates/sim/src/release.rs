@@ -164,6 +164,11 @@ impl Releases {
         }
     }
 
+    /// Whether coflow `c` has barrier groups (flows that wait for others).
+    pub(crate) fn has_barriers(&self, c: CoflowIdx) -> bool {
+        self.slots_of[c as usize].1 > 0
+    }
+
     /// Marks coflow `c` released at `now`.
     pub(crate) fn mark_released(&mut self, c: CoflowIdx, now: Time) {
         debug_assert!(matches!(
@@ -175,8 +180,9 @@ impl Releases {
     }
 
     /// A flow of coflow `c` in barrier group `group` finished (or, with zero
-    /// bytes, started). Pushes to `released` the flows that waited for the
-    /// group if it is now done; returns whether every flow of `c` is done.
+    /// bytes, started; `group` is not read unless `c` has barriers). Pushes
+    /// to `released` the flows that waited for the group if it is now done;
+    /// returns whether every flow of `c` is done.
     pub(crate) fn flow_done(
         &mut self,
         c: CoflowIdx,
