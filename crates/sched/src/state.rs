@@ -494,18 +494,11 @@ impl NetState {
             return;
         }
         let sent = self.flow_sent(f);
-        if let Some(pg) = proportional(g) {
+        // A proportional group gives up the flow's weights before the
+        // coflow settles; a rate group refreshes its next finish after.
+        let pgroup = proportional(g);
+        if let Some(pg) = pgroup {
             self.leave_pgroup(f, pg);
-            let c = self.coflow[f] as usize;
-            self.settle_coflow(c);
-            let ci = &mut self.coflows[c];
-            ci.n_grouped -= 1;
-            ci.base_sent += sent;
-            self.group[f] = SOLO;
-            self.base[f] = sent;
-            self.base_time[f] = self.now;
-            self.rate[f] = 0.0;
-            return;
         }
         let c = self.coflow[f] as usize;
         self.settle_coflow(c);
@@ -516,7 +509,9 @@ impl NetState {
         self.base[f] = sent;
         self.base_time[f] = self.now;
         self.rate[f] = 0.0;
-        self.leave_group(g);
+        if pgroup.is_none() {
+            self.leave_group(g);
+        }
     }
 
     fn ensure_group(&mut self, g: u32) {
