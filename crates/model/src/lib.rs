@@ -10,6 +10,7 @@
 //! topologies only supply longer paths.
 
 pub mod fabric;
+pub mod parse;
 pub mod stats;
 pub mod topology;
 pub mod units;

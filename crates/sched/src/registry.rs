@@ -132,23 +132,10 @@ fn unknown(name: &str) -> SchedulerError {
 }
 
 /// Parses a byte size: a plain number of bytes or a number with a unit
-/// (B, KB, MB, GB as powers of 10; KiB, MiB, GiB as powers of 2).
+/// (B, KB, MB, GB, TB as powers of 10; KiB, MiB, GiB, TiB as powers of 2),
+/// by the grammar every front end shares ([`coflowkit_model::parse::bytes`]).
 pub fn parse_bytes(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num.trim().parse().ok()?;
-    let mult = match unit.trim() {
-        "" | "B" => 1.0,
-        "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "KiB" => 1024.0,
-        "MiB" => 1048576.0,
-        "GiB" => 1073741824.0,
-        _ => return None,
-    };
-    (v.is_finite() && v >= 0.0).then_some(v * mult)
+    coflowkit_model::parse::bytes(s).ok().map(|b| b.0 as f64)
 }
 
 /// Builds the scheduler a spec names.

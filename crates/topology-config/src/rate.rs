@@ -1,57 +1,13 @@
 //! Rates as people write them: `1Gbps`, `10 Gbit/s`, `2.5 Gb/s`, `400
-//! Mbit/s`, or a bare number of bit/s (`1e9`).
-//!
-//! Grammar: a decimal number (with an optional exponent), optional spaces,
-//! then an optional unit: an SI prefix `k`, `M`, `G` or `T` (any case;
-//! decimal, so `G` is 10^9) and `bps`, `bit/s`, `bits/s` or `b/s`. Rates are
-//! in bits: a capital `B` (bytes, as in `GB/s`) is refused rather than
-//! guessed at.
+//! Mbit/s`, or a bare number of bit/s (`1e9`). The grammar lives in
+//! [`coflowkit_model::parse`], shared with the workload parameters; this
+//! module formats rates for reports and tests the grammar on configs' terms.
 
 use coflowkit_model::BitsPerSec;
 
-/// Parses a rate; the message says what is wrong (for `key: message`).
-pub fn parse_rate(text: &str) -> Result<BitsPerSec, String> {
-    let t = text.trim();
-    let bytes = t.as_bytes();
-    // The number ends at the first space or letter that is not an exponent.
-    let mut end = 0;
-    while end < bytes.len() {
-        let c = bytes[end];
-        let exponent = (c == b'e' || c == b'E')
-            && end > 0
-            && bytes[end - 1].is_ascii_digit() | (bytes[end - 1] == b'.')
-            && bytes
-                .get(end + 1)
-                .is_some_and(|n| n.is_ascii_digit() || *n == b'+' || *n == b'-');
-        if c.is_ascii_whitespace() || (c.is_ascii_alphabetic() && !exponent) || c == b'/' {
-            break;
-        }
-        end += 1;
-    }
-    let (number, unit) = (&t[..end], t[end..].trim());
-    let bad = || format!("'{t}' is not a rate (write e.g. 1Gbps, 10 Gbit/s, 400 Mbit/s or 1e9)");
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    if unit.is_empty() {
-        return Ok(BitsPerSec(value));
-    }
-    if unit.contains('B') && !unit.to_ascii_lowercase().contains("bit") {
-        return Err(format!(
-            "'{t}': rates are in bits per second (Gbps, Gbit/s), not bytes"
-        ));
-    }
-    let lower = unit.to_ascii_lowercase();
-    let (scale, rest) = match lower.as_bytes().first() {
-        Some(b'k') => (1e3, &lower[1..]),
-        Some(b'm') => (1e6, &lower[1..]),
-        Some(b'g') => (1e9, &lower[1..]),
-        Some(b't') => (1e12, &lower[1..]),
-        _ => (1.0, lower.as_str()),
-    };
-    match rest {
-        "bps" | "bit/s" | "bits/s" | "b/s" => Ok(BitsPerSec(value * scale)),
-        _ => Err(bad()),
-    }
-}
+/// Parses a rate ([`coflowkit_model::parse::rate`]: one grammar for every
+/// front end); the message says what is wrong (for `key: message`).
+pub use coflowkit_model::parse::rate as parse_rate;
 
 /// A rate for reports: the largest unit that keeps the number at least 1,
 /// up to 4 decimals ("1 Gbit/s", "2.5 Gbit/s", "666.6667 Mbit/s").

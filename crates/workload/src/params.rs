@@ -15,7 +15,7 @@
 //! `1e9`), booleans as `true`/`false`, shares as comma-separated numbers.
 //! Showing a value gives text that parses back to the same value.
 
-use coflowkit_model::{BitsPerSec, Bytes, Dur};
+use coflowkit_model::{parse, BitsPerSec, Bytes, Dur};
 use std::fmt;
 use thiserror::Error;
 
@@ -105,7 +105,7 @@ macro_rules! params {
 /// An unsigned integer, also written with `_` separators (`10_000`).
 fn unsigned(text: &str) -> Result<u64, String> {
     let digits: String = text.chars().filter(|&c| c != '_').collect();
-    crate::num::uint(&digits)
+    parse::uint(&digits)
 }
 
 impl ParamValue for u64 {
@@ -139,11 +139,7 @@ impl ParamValue for usize {
 
 impl ParamValue for f64 {
     fn parse_param(text: &str) -> Result<f64, String> {
-        match text.parse::<f64>() {
-            Ok(x) if x.is_finite() => Ok(x),
-            Ok(_) => Err(format!("{text:?} is not a finite number")),
-            Err(_) => Err(format!("{text:?} is not a number")),
-        }
+        parse::finite(text)
     }
     fn show_param(&self) -> String {
         self.to_string()
@@ -186,59 +182,9 @@ impl<const N: usize> ParamValue for [f64; N] {
     }
 }
 
-/// Splits `12.5KB` into (`12.5`, `KB`): the longest prefix that reads as a
-/// number, and the rest.
-fn number_and_unit(text: &str) -> (&str, &str) {
-    let at = (0..=text.len())
-        .rev()
-        .filter(|&i| text.is_char_boundary(i))
-        .find(|&i| text[..i].trim().parse::<f64>().is_ok())
-        .unwrap_or(0);
-    (text[..at].trim(), text[at..].trim())
-}
-
-/// `x * scale` as a whole number, or what is wrong.
-fn scaled_whole(text: &str, x: &str, scale: f64) -> Result<u64, String> {
-    let v = f64::parse_param(x)?;
-    if v < 0.0 {
-        return Err(format!("{text:?} is negative"));
-    }
-    let total = v * scale;
-    let rounded = total.round();
-    if (total - rounded).abs() > 1e-6 * total.max(1.0) {
-        return Err(format!("{text:?} is not a whole number of the base unit"));
-    }
-    crate::num::scaled(text, rounded, 1.0)
-}
-
-/// Byte units: decimal and binary.
-const BYTE_UNITS: [(&str, u64); 9] = [
-    ("B", 1),
-    ("KB", 1_000),
-    ("MB", 1_000_000),
-    ("GB", 1_000_000_000),
-    ("TB", 1_000_000_000_000),
-    ("KiB", 1 << 10),
-    ("MiB", 1 << 20),
-    ("GiB", 1 << 30),
-    ("TiB", 1 << 40),
-];
-
 impl ParamValue for Bytes {
     fn parse_param(text: &str) -> Result<Bytes, String> {
-        let text = &text.replace('_', "");
-        let (x, unit) = number_and_unit(text);
-        if unit.is_empty() {
-            return Ok(Bytes(unsigned(x)?));
-        }
-        let scale = BYTE_UNITS
-            .iter()
-            .find(|(u, _)| *u == unit)
-            .map(|&(_, s)| s)
-            .ok_or_else(|| {
-                format!("{unit:?} is not a size unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-            })?;
-        scaled_whole(text, x, scale as f64).map(Bytes)
+        parse::bytes(text)
     }
     fn show_param(&self) -> String {
         // The largest unit that divides the size exactly, binary first.
@@ -246,10 +192,10 @@ impl ParamValue for Bytes {
         if b == 0 {
             return "0".into();
         }
-        for &(unit, scale) in BYTE_UNITS[5..]
+        for &(unit, scale) in parse::BYTE_UNITS[5..]
             .iter()
             .rev()
-            .chain(BYTE_UNITS[1..5].iter().rev())
+            .chain(parse::BYTE_UNITS[1..5].iter().rev())
         {
             if b.is_multiple_of(scale) {
                 return format!("{}{unit}", b / scale);
@@ -259,37 +205,16 @@ impl ParamValue for Bytes {
     }
 }
 
-/// Duration units.
-const TIME_UNITS: [(&str, u64); 4] = [
-    ("ns", 1),
-    ("us", 1_000),
-    ("ms", 1_000_000),
-    ("s", 1_000_000_000),
-];
-
 impl ParamValue for Dur {
     fn parse_param(text: &str) -> Result<Dur, String> {
-        let text = &text.replace('_', "");
-        let (x, unit) = number_and_unit(text);
-        if unit.is_empty() {
-            if f64::parse_param(x) == Ok(0.0) {
-                return Ok(Dur::ZERO);
-            }
-            return Err(format!("{text:?} needs a unit (ns, us, ms, s)"));
-        }
-        let scale = TIME_UNITS
-            .iter()
-            .find(|(u, _)| *u == unit)
-            .map(|&(_, s)| s)
-            .ok_or_else(|| format!("{unit:?} is not a time unit (ns, us, ms, s)"))?;
-        scaled_whole(text, x, scale as f64).map(Dur)
+        parse::dur(text)
     }
     fn show_param(&self) -> String {
         let ns = self.0;
         if ns == 0 {
             return "0".into();
         }
-        for &(unit, scale) in TIME_UNITS.iter().rev() {
+        for &(unit, scale) in parse::TIME_UNITS.iter().rev() {
             if ns.is_multiple_of(scale) {
                 return format!("{}{unit}", ns / scale);
             }
@@ -298,24 +223,12 @@ impl ParamValue for Dur {
     }
 }
 
-/// Rate units.
+/// Rate units, for showing a rate (`parse::rate` reads these and more).
 const RATE_UNITS: [(&str, f64); 4] = [("bps", 1.0), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
 
 impl ParamValue for BitsPerSec {
     fn parse_param(text: &str) -> Result<BitsPerSec, String> {
-        let text = &text.replace('_', "");
-        let (x, unit) = number_and_unit(text);
-        let unit = unit.replace("bit/s", "bps");
-        let scale = if unit.is_empty() {
-            1.0
-        } else {
-            RATE_UNITS
-                .iter()
-                .find(|(u, _)| *u == unit)
-                .map(|&(_, s)| s)
-                .ok_or_else(|| format!("{unit:?} is not a rate unit (bps, Kbps, Mbps, Gbps)"))?
-        };
-        Ok(BitsPerSec(f64::parse_param(x)? * scale))
+        parse::rate(text)
     }
     fn show_param(&self) -> String {
         let r = self.0;
