@@ -889,6 +889,7 @@ pub fn generate(config: &BaraatConfig) -> Workload {
 }
 
 crate::params! { BaraatConfig {
+    deadlines("tasks") => deadlines;
     "workflow" => workflow: "single-stage, two-stage, storage or data-parallel (a batch at time 0)",
     "sizes" => sizes: "uniform (per flow), bing (bimodal tasks) or analytics (heavy-tailed tasks)",
     "n_tasks" => n_tasks: "tasks (coflows)",
@@ -919,11 +920,6 @@ crate::params! { BaraatConfig {
     "tail_max" => tail_max: "cap on an analytics per-flow size",
     "pareto_shape" => pareto_shape: "Pareto shape (> 1)",
     "lognormal_sigma" => lognormal_sigma: "lognormal log-spread",
-    "deadline_fraction" => deadlines.fraction: "share of tasks with a deadline",
-    "deadline" => deadlines.law: "deadline law: exp (mean deadline_mean) or uniform [deadline_min, deadline_max]",
-    "deadline_mean" => deadlines.mean: "mean of exponential deadlines",
-    "deadline_min" => deadlines.min: "lower end of uniform deadlines",
-    "deadline_max" => deadlines.max: "upper end of uniform deadlines",
 }}
 
 #[cfg(test)]

@@ -152,6 +152,7 @@ pub fn generate(config: &DagConfig) -> Workload {
 }
 
 crate::params! { DagConfig {
+    deadlines("coflows") => coflows.deadlines;
     "n_jobs" => n_jobs: "jobs (DAGs of coflows)",
     "n_hosts" => coflows.n_hosts: "hosts (ports of the big switch)",
     "load" => coflows.load: "offered load: total bits / (n_hosts * capacity * span), jobs arrive Poisson",
@@ -165,11 +166,6 @@ crate::params! { DagConfig {
     "short_below" => coflows.short_below: "a coflow is short when its longest flow is below this",
     "narrow_up_to" => coflows.narrow_up_to: "a coflow is narrow with at most this many flows",
     "max_flow" => coflows.max_flow: "largest flow",
-    "deadline_fraction" => coflows.deadlines.fraction: "share of coflows with a deadline",
-    "deadline" => coflows.deadlines.law: "deadline law: exp or uniform",
-    "deadline_mean" => coflows.deadlines.mean: "mean of exponential deadlines",
-    "deadline_min" => coflows.deadlines.min: "lower end of uniform deadlines",
-    "deadline_max" => coflows.deadlines.max: "upper end of uniform deadlines",
 }}
 
 #[cfg(test)]

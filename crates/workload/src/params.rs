@@ -73,7 +73,19 @@ pub trait Params {
 /// `"name" => field.path: "doc",` entries.
 #[macro_export]
 macro_rules! params {
-    ($ty:ty { $($name:literal => $($field:ident).+ : $doc:literal,)* }) => {
+    // `deadlines(noun) => path;` first: the five deadline parameters of
+    // [`crate::arrivals::DeadlineSpec`] at `path`, listed after the others.
+    ($ty:ty { deadlines($what:literal) => $($d:ident).+ ; $($name:literal => $($field:ident).+ : $doc:expr,)* }) => {
+        $crate::params! { $ty {
+            $($name => $($field).+ : $doc,)*
+            "deadline_fraction" => $($d).+ . fraction : concat!("share of ", $what, " with a deadline"),
+            "deadline" => $($d).+ . law : "deadline law: exp (mean deadline_mean) or uniform [deadline_min, deadline_max]",
+            "deadline_mean" => $($d).+ . mean : "mean of exponential deadlines",
+            "deadline_min" => $($d).+ . min : "lower end of uniform deadlines",
+            "deadline_max" => $($d).+ . max : "upper end of uniform deadlines",
+        }}
+    };
+    ($ty:ty { $($name:literal => $($field:ident).+ : $doc:expr,)* }) => {
         impl $crate::params::Params for $ty {
             fn param_names(&self) -> &'static [&'static str] {
                 &[$($name),*]

@@ -344,6 +344,7 @@ pub(crate) fn distinct_hosts(rng: &mut Pcg64, n_hosts: u32, amount: u64) -> Vec<
 }
 
 crate::params! { SynthConfig {
+    deadlines("coflows") => deadlines;
     "n_hosts" => n_hosts: "hosts (ports of the big switch)",
     "n_coflows" => n_coflows: "coflows to generate",
     "load" => load: "offered load: total bits / (n_hosts * capacity * span), D-CAS V-A",
@@ -356,11 +357,6 @@ crate::params! { SynthConfig {
     "max_width" => max_width: "most flows in a coflow (also at most n_hosts^2)",
     "min_short_flow" => min_short_flow: "smallest per-flow size of a short coflow",
     "long_shape" => long_shape: "Pareto shape of long coflows' per-flow sizes (scale short_below)",
-    "deadline_fraction" => deadlines.fraction: "share of coflows with a deadline",
-    "deadline" => deadlines.law: "deadline law: exp (mean deadline_mean) or uniform [deadline_min, deadline_max]",
-    "deadline_mean" => deadlines.mean: "mean of exponential deadlines",
-    "deadline_min" => deadlines.min: "lower end of uniform deadlines",
-    "deadline_max" => deadlines.max: "upper end of uniform deadlines",
 }}
 
 #[cfg(test)]

@@ -213,6 +213,7 @@ pub fn generate(config: &TafeConfig) -> Workload {
 }
 
 crate::params! { TafeConfig {
+    deadlines("tasks") => deadlines;
     "n_clients" => n_clients: "clients (hosts 0..n_clients) that receive the tasks' results",
     "n_servers" => n_servers: "servers (the next hosts) that compute and send",
     "n_tasks" => n_tasks: "tasks (coflows)",
@@ -225,11 +226,6 @@ crate::params! { TafeConfig {
     "seed" => seed: "random seed",
     "motivating" => motivating: "true: TAFE III's 2-task example instead (only unit applies)",
     "unit" => unit: "the motivating example's unit (2 units of CPU, then 2 of network)",
-    "deadline_fraction" => deadlines.fraction: "share of tasks with a deadline",
-    "deadline" => deadlines.law: "deadline law: exp or uniform",
-    "deadline_mean" => deadlines.mean: "mean of exponential deadlines",
-    "deadline_min" => deadlines.min: "lower end of uniform deadlines",
-    "deadline_max" => deadlines.max: "upper end of uniform deadlines",
 }}
 
 #[cfg(test)]

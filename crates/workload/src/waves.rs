@@ -153,6 +153,7 @@ pub fn generate(config: &WavesConfig) -> Workload {
 }
 
 crate::params! { WavesConfig {
+    deadlines("coflows") => coflows.deadlines;
     "n_hosts" => coflows.n_hosts: "hosts (ports of the big switch)",
     "n_coflows" => coflows.n_coflows: "coflows to generate",
     "load" => coflows.load: "offered load: total bits / (n_hosts * capacity * span), D-CAS V-A",
@@ -165,11 +166,6 @@ crate::params! { WavesConfig {
     "short_below" => coflows.short_below: "a coflow is short when its longest flow is below this",
     "narrow_up_to" => coflows.narrow_up_to: "a coflow is narrow with at most this many flows",
     "max_flow" => coflows.max_flow: "largest flow",
-    "deadline_fraction" => coflows.deadlines.fraction: "share of coflows with a deadline",
-    "deadline" => coflows.deadlines.law: "deadline law: exp or uniform",
-    "deadline_mean" => coflows.deadlines.mean: "mean of exponential deadlines",
-    "deadline_min" => coflows.deadlines.min: "lower end of uniform deadlines",
-    "deadline_max" => coflows.deadlines.max: "upper end of uniform deadlines",
 }}
 
 #[cfg(test)]
