@@ -191,20 +191,27 @@ impl<'a> Table<'a> {
 
     /// A whole number from 0 to `u32::MAX`.
     pub(crate) fn count(&mut self, names: &[&'static str]) -> Result<Option<u32>, TopologyError> {
+        self.whole(names, u32::MAX)
+    }
+
+    /// A whole number from 0 to `max` (`u32` counts, `u64` seeds).
+    fn whole<T>(&mut self, names: &[&'static str], max: T) -> Result<Option<T>, TopologyError>
+    where
+        T: TryFrom<i128> + std::str::FromStr + std::fmt::Display,
+    {
         let Some((k, v)) = self.take(names)? else {
             return Ok(None);
         };
         let n = match &v {
-            Raw::Int(i) => u32::try_from(*i).ok(),
-            Raw::Str(s) => s.trim().parse::<u32>().ok(),
+            Raw::Int(i) => T::try_from(*i).ok(),
+            Raw::Str(s) => s.trim().parse::<T>().ok(),
             _ => None,
         };
         n.map(Some).ok_or_else(|| {
             self.error(
                 &k,
                 format!(
-                    "expected a whole number from 0 to {}, got {}",
-                    u32::MAX,
+                    "expected a whole number from 0 to {max}, got {}",
                     v.describe()
                 ),
             )
@@ -244,24 +251,7 @@ impl<'a> Table<'a> {
 
     /// A whole number from 0 to `u64::MAX` (a seed).
     pub(crate) fn seed(&mut self, names: &[&'static str]) -> Result<Option<u64>, TopologyError> {
-        let Some((k, v)) = self.take(names)? else {
-            return Ok(None);
-        };
-        let n = match &v {
-            Raw::Int(i) => u64::try_from(*i).ok(),
-            Raw::Str(s) => s.trim().parse::<u64>().ok(),
-            _ => None,
-        };
-        n.map(Some).ok_or_else(|| {
-            self.error(
-                &k,
-                format!(
-                    "expected a whole number from 0 to {}, got {}",
-                    u64::MAX,
-                    v.describe()
-                ),
-            )
-        })
+        self.whole(names, u64::MAX)
     }
 
     /// A string.
