@@ -78,6 +78,11 @@ pub struct IncrementalMaxMin {
     solver: MaxMin,
     // Scratch for the certificate on one link: (class, level, use) of its demands.
     on_link: Vec<(u64, f64, f64)>,
+    // New-rate summaries of this round, computed once per link: an arena
+    // and, per link, its range there (valid when the stamp is this round's).
+    summaries: Vec<(u64, f64, f64)>,
+    summary_at: Vec<(u32, u32)>,
+    summary_stamp: Vec<u32>,
     rates: Vec<f64>,
     new_rate: Vec<f64>,
     blocking: Vec<u32>,
@@ -94,6 +99,8 @@ impl IncrementalMaxMin {
             link_mark: vec![0; n],
             in_region: vec![0; n],
             residual: vec![0.0; n],
+            summary_at: vec![(0, 0); n],
+            summary_stamp: vec![0; n],
             solver: MaxMin::new(n),
             capacity,
             ..IncrementalMaxMin::default()
@@ -219,6 +226,7 @@ impl IncrementalMaxMin {
         if self.epoch == 0 {
             self.link_mark.iter_mut().for_each(|m| *m = 0);
             self.in_region.iter_mut().for_each(|m| *m = 0);
+            self.summary_stamp.iter_mut().for_each(|m| *m = 0);
             self.demand_mark.iter_mut().for_each(|m| *m = 0);
             self.epoch = 1;
         }
@@ -327,24 +335,25 @@ impl IncrementalMaxMin {
             self.new_rate[d as usize] = self.rates[k];
         }
         let before = self.region.len();
+        self.summaries.clear();
         // Fixed demands on the boundary must keep their bottleneck.
         for b in 0..self.boundary.len() {
             let l = self.boundary[b] as usize;
             if self.in_region[l] == region_stamp {
                 continue;
             }
+            // New first: computing it reuses `on_link`, which then takes the old.
+            let new = self.new_summary(l, ep);
             self.summarize(l, ep, false);
-            let old = std::mem::take(&mut self.on_link);
-            self.summarize(l, ep, true);
+            let (old, new) = (&self.on_link, &self.summaries[new]);
             let lost = self.adj[l].iter().any(|&e| {
                 let e = e as usize;
                 self.demand_mark[e] != ep && {
                     let level = self.rate[e] / self.weight[e];
-                    valid(&old, self.capacity[l], self.class[e], level)
-                        && !valid(&self.on_link, self.capacity[l], self.class[e], level)
+                    valid(old, self.capacity[l], self.class[e], level)
+                        && !valid(new, self.capacity[l], self.class[e], level)
                 }
             });
-            self.on_link = old;
             if lost {
                 self.in_region[l] = region_stamp;
                 self.region.push(l as u32);
@@ -360,12 +369,13 @@ impl IncrementalMaxMin {
             blocking.clear();
             for p in self.path_range(d) {
                 let l = self.paths[p] as usize;
-                self.summarize(l, ep, true);
-                if valid(&self.on_link, self.capacity[l], self.class[d], level) {
+                let range = self.new_summary(l, ep);
+                let summary = &self.summaries[range];
+                if valid(summary, self.capacity[l], self.class[d], level) {
                     has = true;
                     break;
                 }
-                let total: f64 = self.on_link.last().map_or(0.0, |s| s.2);
+                let total: f64 = summary.last().map_or(0.0, |s| s.2);
                 if self.in_region[l] != region_stamp && total >= self.capacity[l] * (1.0 - EPS) {
                     blocking.push(l as u32);
                 }
@@ -381,6 +391,20 @@ impl IncrementalMaxMin {
             self.blocking = blocking;
         }
         self.region.len() > before
+    }
+
+    /// The range in `summaries` of link `l`'s summary at the new rates,
+    /// computed the first time this round asks.
+    fn new_summary(&mut self, l: usize, ep: u32) -> std::ops::Range<usize> {
+        if self.summary_stamp[l] != ep {
+            self.summarize(l, ep, true);
+            let start = self.summaries.len();
+            self.summaries.extend_from_slice(&self.on_link);
+            self.summary_at[l] = (start as u32, self.on_link.len() as u32);
+            self.summary_stamp[l] = ep;
+        }
+        let (start, len) = self.summary_at[l];
+        start as usize..(start + len) as usize
     }
 
     /// Fills `on_link` with link `l`'s (class, highest level in the class,
