@@ -193,6 +193,7 @@ pub struct Fifo {
     // Per coflow, its rank in (release, arrival, id) order.
     rank: Vec<u64>,
     n_ranked: u64,
+    released: Vec<CoflowIdx>,
 }
 
 impl Fifo {
@@ -223,9 +224,11 @@ impl Fifo {
         }
         // Coflows released now rank after every earlier one, among
         // themselves by (arrival, id).
-        let mut released = changes.arrived.clone();
-        released.sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
-        for c in released {
+        self.released.clear();
+        self.released.extend_from_slice(&changes.arrived);
+        self.released
+            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+        for &c in &self.released {
             if self.rank.len() <= c as usize {
                 self.rank.resize(c as usize + 1, 0);
             }

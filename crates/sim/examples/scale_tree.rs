@@ -6,7 +6,7 @@
 //! `/usr/bin/time -v` for peak memory (docs/benchmarks.md).
 //!
 //! Usage: scale_tree N_TASKS [PODS RACKS_PER_POD HOSTS_PER_RACK] -- SCHEDULER...
-use coflowkit_model::{BitsPerSec, Fabric, TreeSpec};
+use coflowkit_model::{percentile, BitsPerSec, Fabric, TreeSpec};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, Simulation};
 use coflowkit_workload::baraat::{generate, BaraatConfig, Tree, Workflow};
@@ -67,10 +67,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
         let r =
             Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
-        let mut tct: Vec<f64> = r.coflows.iter().map(|c| c.cct_s()).collect();
-        tct.sort_by(f64::total_cmp);
+        let tct: Vec<f64> = r.coflows.iter().map(|c| c.cct_s()).collect();
         let mean = tct.iter().sum::<f64>() / tct.len() as f64;
-        let p = |q: f64| tct[((q * tct.len() as f64).ceil() as usize).clamp(1, tct.len()) - 1];
+        let p = |q: f64| percentile(&tct, q * 100.0).unwrap_or(f64::NAN);
         println!(
             "{s}: {:.1} s wall, {} events, task completion mean {:.2} ms, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
             t.elapsed().as_secs_f64(),
