@@ -66,6 +66,15 @@ pub struct IncrementalMaxMin {
     adj: Vec<Vec<u32>>,
     // Links whose demand set changed since the last solve.
     dirty: Vec<u32>,
+    // Per link: what its demands use (sum of count x rate), kept up to date
+    // by every count and rate change, so that a link's use and saturation
+    // never need a pass over its demands (a core link carries thousands).
+    load: Vec<f64>,
+    // Scratch per link, stamped by epoch: the old and new use of the free
+    // demands crossing it this round.
+    free_use_stamp: Vec<u32>,
+    free_old_use: Vec<f64>,
+    free_new_use: Vec<f64>,
     // Scratch, stamped by epoch.
     epoch: u32,
     link_mark: Vec<u32>,
@@ -99,6 +108,10 @@ impl IncrementalMaxMin {
             link_mark: vec![0; n],
             in_region: vec![0; n],
             residual: vec![0.0; n],
+            load: vec![0.0; n],
+            free_use_stamp: vec![0; n],
+            free_old_use: vec![0.0; n],
+            free_new_use: vec![0.0; n],
             summary_at: vec![(0, 0); n],
             summary_stamp: vec![0; n],
             solver: MaxMin::new(n),
@@ -175,6 +188,10 @@ impl IncrementalMaxMin {
         }
         self.count[di] = count;
         let range = self.path_range(di);
+        let delta = (count as f64 - old as f64) * self.rate[di];
+        for k in range.clone() {
+            self.load[self.paths[k] as usize] += delta;
+        }
         if old == 0 {
             for k in range.clone() {
                 let l = self.paths[k] as usize;
@@ -265,7 +282,23 @@ impl IncrementalMaxMin {
             if (r - old).abs() > TOL * old.abs().max(r.abs()) {
                 changed.push(d as u32);
             }
+            if r != old {
+                let delta = self.count[d] as f64 * (r - old);
+                for k in self.path_range(d) {
+                    self.load[self.paths[k] as usize] += delta;
+                }
+            }
             self.rate[d] = r;
+        }
+        // Region links carry only free demands: their use is recomputed
+        // exactly, so rounding in the running sums cannot build up where
+        // changes happen.
+        for i in 0..self.region.len() {
+            let l = self.region[i] as usize;
+            self.load[l] = self.adj[l]
+                .iter()
+                .map(|&d| self.count[d as usize] as f64 * self.rate[d as usize])
+                .sum();
         }
     }
 
@@ -296,13 +329,24 @@ impl IncrementalMaxMin {
                 }
             }
         }
+        // What the free demands use of each link they cross, at old rates:
+        // the fixed demands use the rest of the link's load.
+        for &d in &self.free {
+            let di = d as usize;
+            let old = self.count[di] as f64 * self.rate[di];
+            for k in self.path_range(di) {
+                let li = self.paths[k] as usize;
+                if self.free_use_stamp[li] != ep {
+                    self.free_use_stamp[li] = ep;
+                    self.free_old_use[li] = 0.0;
+                    self.free_new_use[li] = 0.0;
+                }
+                self.free_old_use[li] += old;
+            }
+        }
         for &l in &self.boundary {
             let li = l as usize;
-            let fixed: f64 = self.adj[li]
-                .iter()
-                .filter(|&&d| self.demand_mark[d as usize] != ep)
-                .map(|&d| self.count[d as usize] as f64 * self.rate[d as usize])
-                .sum();
+            let fixed = self.load[li] - self.free_old_use[li];
             self.residual[li] = (self.capacity[li] - fixed).max(0.0);
         }
         for &l in &self.region {
@@ -332,14 +376,20 @@ impl IncrementalMaxMin {
         }
         // Free demands' new rates, by demand id, for the certificate.
         for (k, &d) in self.free.iter().enumerate() {
-            self.new_rate[d as usize] = self.rates[k];
+            let di = d as usize;
+            self.new_rate[di] = self.rates[k];
+            let new = self.count[di] as f64 * self.rates[k];
+            for p in self.path_range(di) {
+                self.free_new_use[self.paths[p] as usize] += new;
+            }
         }
         let before = self.region.len();
         self.summaries.clear();
         // Fixed demands on the boundary must keep their bottleneck.
         for b in 0..self.boundary.len() {
             let l = self.boundary[b] as usize;
-            if self.in_region[l] == region_stamp {
+            // A link that was not full bottlenecked no fixed demand.
+            if self.in_region[l] == region_stamp || !self.full(self.load[l], l) {
                 continue;
             }
             // New first: computing it reuses `on_link`, which then takes the old.
@@ -369,6 +419,10 @@ impl IncrementalMaxMin {
             blocking.clear();
             for p in self.path_range(d) {
                 let l = self.paths[p] as usize;
+                // Only a full link can be a bottleneck or block.
+                if !self.full(self.new_use(l), l) {
+                    continue;
+                }
                 let range = self.new_summary(l, ep);
                 let summary = &self.summaries[range];
                 if valid(summary, self.capacity[l], self.class[d], level) {
@@ -391,6 +445,17 @@ impl IncrementalMaxMin {
             self.blocking = blocking;
         }
         self.region.len() > before
+    }
+
+    /// Whether use `u` fills link `l` (within [`EPS`]).
+    fn full(&self, u: f64, l: usize) -> bool {
+        u >= self.capacity[l] * (1.0 - EPS)
+    }
+
+    /// What link `l` (crossed by a free demand) carries at the new rates.
+    /// (On a region link every demand is free and the first two cancel.)
+    fn new_use(&self, l: usize) -> f64 {
+        self.load[l] - self.free_old_use[l] + self.free_new_use[l]
     }
 
     /// The range in `summaries` of link `l`'s summary at the new rates,
