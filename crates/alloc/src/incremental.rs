@@ -47,6 +47,8 @@ use coflowkit_model::LinkId;
 /// Relative change below which a rate or level counts as unchanged.
 const TOL: f64 = 1e-9;
 
+const NONE: u32 = u32::MAX;
+
 /// Weighted max-min rates over a fixed set of links, updated incrementally as
 /// demands (each standing for `count` identical flows over one path) change.
 #[derive(Debug, Clone, Default)]
@@ -75,6 +77,27 @@ pub struct IncrementalMaxMin {
     free_use_stamp: Vec<u32>,
     free_old_use: Vec<f64>,
     free_new_use: Vec<f64>,
+    // The certificate, kept: per demand, the link found to be its
+    // bottleneck (NONE if none); per link, how many demands have it as
+    // theirs, and a level no demand on it exceeds (beyond TOL), which is the
+    // level of those demands when there are any. A fixed demand keeps its
+    // certificate unless its own bottleneck changes, so only links with
+    // fixed demands recorded there need checking after a fill.
+    bn: Vec<u32>,
+    nbn: Vec<u32>,
+    lvl: Vec<f64>,
+    // Scratch per link (stamped like the uses): free demands recorded
+    // there, the highest new level of a free demand on it, and whether
+    // every demand on it is free this round.
+    free_bn: Vec<u32>,
+    free_max: Vec<f64>,
+    all_free: Vec<u32>,
+    // Per free demand (by position), the bottleneck found this round.
+    new_bn: Vec<u32>,
+    // Whether any demand ever had a class other than 0: with one class a
+    // link's state is its load and level, and the checks need no pass over
+    // its demands.
+    multi_class: bool,
     // Scratch, stamped by epoch.
     epoch: u32,
     link_mark: Vec<u32>,
@@ -112,6 +135,11 @@ impl IncrementalMaxMin {
             free_use_stamp: vec![0; n],
             free_old_use: vec![0.0; n],
             free_new_use: vec![0.0; n],
+            nbn: vec![0; n],
+            lvl: vec![0.0; n],
+            free_bn: vec![0; n],
+            free_max: vec![0.0; n],
+            all_free: vec![0; n],
             summary_at: vec![(0, 0); n],
             summary_stamp: vec![0; n],
             solver: MaxMin::new(n),
@@ -142,6 +170,7 @@ impl IncrementalMaxMin {
             self.class.resize(di + 1, 0);
             self.count.resize(di + 1, 0);
             self.rate.resize(di + 1, 0.0);
+            self.bn.resize(di + 1, NONE);
             self.new_rate.resize(di + 1, 0.0);
             self.demand_mark.resize(di + 1, 0);
         }
@@ -153,6 +182,7 @@ impl IncrementalMaxMin {
         self.slot.resize(self.paths.len(), u32::MAX);
         self.weight[di] = weight;
         self.class[di] = class;
+        self.multi_class |= class != 0;
     }
 
     /// Moves demand `d` to priority class `class`.
@@ -162,6 +192,7 @@ impl IncrementalMaxMin {
             return;
         }
         self.class[di] = class;
+        self.multi_class |= class != 0;
         if self.count[di] > 0 {
             for k in self.path_range(di) {
                 self.dirty.push(self.paths[k]);
@@ -199,6 +230,10 @@ impl IncrementalMaxMin {
                 self.adj[l].push(d);
             }
         } else if count == 0 {
+            let b = std::mem::replace(&mut self.bn[di], NONE);
+            if b != NONE {
+                self.nbn[b as usize] -= 1;
+            }
             // The rate is kept: a driver that still holds it for the demand
             // sees a change reported only if the demand comes back at
             // another rate.
@@ -290,6 +325,28 @@ impl IncrementalMaxMin {
             }
             self.rate[d] = r;
         }
+        // The certificate the last round found, and the links' levels.
+        for k in 0..self.free.len() {
+            let d = self.free[k] as usize;
+            let (old, new) = (self.bn[d], self.new_bn[k]);
+            if old != new {
+                if old != NONE {
+                    self.nbn[old as usize] -= 1;
+                }
+                if new != NONE {
+                    self.nbn[new as usize] += 1;
+                }
+                self.bn[d] = new;
+            }
+            for p in self.path_range(d) {
+                let l = self.paths[p] as usize;
+                self.lvl[l] = if self.in_region[l] == region_stamp {
+                    self.free_max[l]
+                } else {
+                    self.lvl[l].max(self.free_max[l])
+                };
+            }
+        }
         // Region links carry only free demands: their use is recomputed
         // exactly, so rounding in the running sums cannot build up where
         // changes happen.
@@ -317,6 +374,9 @@ impl IncrementalMaxMin {
         }
         let class = &self.class;
         self.free.sort_unstable_by_key(|&d| (class[d as usize], d));
+        for &l in &self.region {
+            self.all_free[l as usize] = ep;
+        }
         // Boundary links; what the fixed demands use there.
         self.boundary.clear();
         for &d in &self.free {
@@ -340,8 +400,11 @@ impl IncrementalMaxMin {
                     self.free_use_stamp[li] = ep;
                     self.free_old_use[li] = 0.0;
                     self.free_new_use[li] = 0.0;
+                    self.free_bn[li] = 0;
+                    self.free_max[li] = 0.0;
                 }
                 self.free_old_use[li] += old;
+                self.free_bn[li] += (self.bn[di] == li as u32) as u32;
             }
         }
         for &l in &self.boundary {
@@ -379,8 +442,11 @@ impl IncrementalMaxMin {
             let di = d as usize;
             self.new_rate[di] = self.rates[k];
             let new = self.count[di] as f64 * self.rates[k];
+            let level = self.rates[k] / self.weight[di];
             for p in self.path_range(di) {
-                self.free_new_use[self.paths[p] as usize] += new;
+                let l = self.paths[p] as usize;
+                self.free_new_use[l] += new;
+                self.free_max[l] = self.free_max[l].max(level);
             }
         }
         let before = self.region.len();
@@ -388,8 +454,16 @@ impl IncrementalMaxMin {
         // Fixed demands on the boundary must keep their bottleneck.
         for b in 0..self.boundary.len() {
             let l = self.boundary[b] as usize;
-            // A link that was not full bottlenecked no fixed demand.
-            if self.in_region[l] == region_stamp || !self.full(self.load[l], l) {
+            // Only a link where fixed demands have their bottleneck matters;
+            // they are at its level (`lvl`), the highest on it.
+            if self.in_region[l] == region_stamp || self.nbn[l] == self.free_bn[l] {
+                continue;
+            }
+            if !self.multi_class {
+                if !self.full(self.new_use(l), l) || self.free_max[l] > self.lvl[l] * (1.0 + TOL) {
+                    self.in_region[l] = region_stamp;
+                    self.region.push(l as u32);
+                }
                 continue;
             }
             // New first: computing it reuses `on_link`, which then takes the old.
@@ -411,6 +485,8 @@ impl IncrementalMaxMin {
         }
         // Free demands must have a bottleneck; where they have none, the
         // saturated boundary links on their path join the region.
+        self.new_bn.clear();
+        self.new_bn.resize(self.free.len(), NONE);
         for k in 0..self.free.len() {
             let d = self.free[k] as usize;
             let level = self.rates[k] / self.weight[d];
@@ -423,14 +499,12 @@ impl IncrementalMaxMin {
                 if !self.full(self.new_use(l), l) {
                     continue;
                 }
-                let range = self.new_summary(l, ep);
-                let summary = &self.summaries[range];
-                if valid(summary, self.capacity[l], self.class[d], level) {
+                if self.bottleneck_of(l, self.class[d], level, ep) {
+                    self.new_bn[k] = l as u32;
                     has = true;
                     break;
                 }
-                let total: f64 = summary.last().map_or(0.0, |s| s.2);
-                if self.in_region[l] != region_stamp && total >= self.capacity[l] * (1.0 - EPS) {
+                if self.in_region[l] != region_stamp {
                     blocking.push(l as u32);
                 }
             }
@@ -445,6 +519,34 @@ impl IncrementalMaxMin {
             self.blocking = blocking;
         }
         self.region.len() > before
+    }
+
+    /// Whether full link `l` is a bottleneck, at the new rates, for a free
+    /// demand of `class` at normalized `level`.
+    fn bottleneck_of(&mut self, l: usize, class: u64, level: f64, ep: u32) -> bool {
+        if !self.multi_class {
+            if self.all_free[l] == ep {
+                return level >= self.free_max[l] * (1.0 - TOL);
+            }
+            // Fixed demands are at most at `lvl`, and exactly there when
+            // some have their bottleneck here.
+            let bound = self.lvl[l].max(self.free_max[l]);
+            if level >= bound * (1.0 - TOL) {
+                return true;
+            }
+            if self.nbn[l] > self.free_bn[l] {
+                return false;
+            }
+        }
+        let range = self.new_summary(l, ep);
+        let summary = &self.summaries[range];
+        let ok = valid(summary, self.capacity[l], class, level);
+        if ok && !self.multi_class {
+            // The exact highest level, for those recorded here: `lvl` was
+            // only a bound, stale since the demands at it left or slowed.
+            self.lvl[l] = summary[0].1;
+        }
+        ok
     }
 
     /// Whether use `u` fills link `l` (within [`EPS`]).
