@@ -19,7 +19,8 @@
 //!
 //! Keys computed from progress are compared as the module docs say:
 //! remaining bytes within `BYTES_TIE` tie (`srpt`, `stf`), Γ within `NANOS_TIE`
-//! (`varys`).
+//! (`varys`), in runs anchored at the smallest key as `sort_with_ties` says
+//! (a chain of near-ties is cut where a key is out of reach of the smallest).
 //! Ties: the reference follows the tie-breaks the module docs give (coflows
 //! by release, arrival, then id, flows by index) for keys equal in exact arithmetic,
 //! i.e. equal up to 1e-9 relative, however the float arithmetic reached
@@ -734,21 +735,24 @@ impl RefSim {
     }
 }
 
-/// `items` (given in tie-break order) ordered by `key` ascending, where
-/// keys equal up to float noise (1e-9 relative) count as equal, so that
-/// exact ties, however the float arithmetic reached them, go by the given
-/// order. Selection sort: it needs no transitive comparison.
+/// `items` (given in tie-break order) ordered by `key` ascending, keys
+/// within `tol` (and at least float noise, 1e-9 relative) counting as equal,
+/// as `coflowkit_model::stats::sort_with_ties` documents it: take the
+/// smallest key left; every item within `tol` of it is one run, which goes
+/// next in the given order; repeat. So exact ties, however the float
+/// arithmetic reached them, go by the given order, and a chain of near-ties
+/// (a ~ b, b ~ c, but not a ~ c) is cut at the first key out of reach of
+/// the run's smallest.
 fn order_by(mut items: Vec<usize>, key: impl Fn(usize) -> f64, tol: f64) -> Vec<usize> {
-    let less = |a: f64, b: f64| a < b && (b - a) > tol.max(1e-9 * a.abs().max(b.abs()));
     let mut out = vec![];
     while !items.is_empty() {
-        let mut best = 0;
-        for i in 1..items.len() {
-            if less(key(items[i]), key(items[best])) {
-                best = i;
-            }
-        }
-        out.push(items.remove(best));
+        let least = items.iter().map(|&i| key(i)).fold(f64::INFINITY, f64::min);
+        let reach = tol.max(1e-9 * least.abs());
+        let (run, rest): (Vec<usize>, Vec<usize>) = items
+            .into_iter()
+            .partition(|&i| key(i) == least || key(i) - least <= reach);
+        out.extend(run);
+        items = rest;
     }
     out
 }
@@ -1303,6 +1307,43 @@ fn varys_gamma_tie_goes_to_the_earlier_arrival() {
     };
     check_by_hand(&case, "varys", &[6.0 * MS_F, 4.0 * MS_F]);
     check_by_hand(&case, "varys:recompute=coflow", &[6.0 * MS_F, 4.0 * MS_F]);
+}
+
+#[test]
+fn near_tie_chain_is_cut_at_the_smallest_key() {
+    // Three coflows 0->1 at t=0, ids 1 (C), 2 (B), 3 (A), with Γ = 3.0012,
+    // 3.0006 and 3 ms: A ~ B and B ~ C within NANOS_TIE (1 µs), but not
+    // A ~ C. The run of ties starts at the smallest, A, and reaches B, not
+    // C: B (the earlier id) goes first, done at 3.0006 ms; then A and C no
+    // longer tie: A done at 6.0006 ms, C at 9.0018 ms. (Found with delayed
+    // flows, whose odd start instants left three coflows' Γ 603 and 1,206
+    // ns apart. The reference used to look for a key more than 1 µs below
+    // the first coflow in tie order, C, so it put A first.)
+    let case = uniform(
+        2,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 375_150)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, 375_075)]),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 1, 375_000)]),
+        ],
+    );
+    let want = [9.0018 * MS_F, 3.0006 * MS_F, 6.0006 * MS_F];
+    check_by_hand(&case, "varys", &want);
+    check_by_hand(&case, "varys:recompute=coflow", &want);
+    // The same for stf with BYTES_TIE (2 bytes): 375,004, 375,002, 375,000.
+    let case = uniform(
+        2,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 375_004)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, 375_002)]),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 1, 375_000)]),
+        ],
+    );
+    check_by_hand(
+        &case,
+        "stf",
+        &[9.000_048 * MS_F, 3.000_016 * MS_F, 6.000_016 * MS_F],
+    );
 }
 
 #[test]
