@@ -1448,6 +1448,81 @@ fn varys_recompute_flow_reuses_a_finished_flows_share() {
     check_by_hand(&case, "varys:recompute=coflow", &[2.0, 5.0]);
 }
 
+#[test]
+fn tree_tor_uplink_is_the_bottleneck() {
+    // Two racks of two hosts at 1 Gbit/s, ToR oversubscription 2: each ToR
+    // uplink carries 1 Gbit/s. C1: 0->2 and 1->3 (1 unit each), both across
+    // tor 0's uplink, so Γ = 2 s (on a big switch it would be 1 s); C2: 0->1
+    // (1 unit) inside rack 0, Γ = 1 s.
+    // varys: C2 first at 1 Gbit/s, which fills host 0's uplink, so C1 waits;
+    // backfill gives 1->3 the ToR uplink. At 1 s both are done; 0->2 runs
+    // alone: C1 done at 2 s.
+    // fifo: C1 first (lower id), its flows share the ToR uplink at 0.5
+    // Gbit/s each; C2 gets the 0.5 Gbit/s left on host 0's uplink. All done
+    // at 2 s.
+    let case = Case {
+        net: Net::Tree(TreeSpec {
+            pods: 1,
+            racks_per_pod: 2,
+            hosts_per_rack: 2,
+            host_rate: BitsPerSec(1e9),
+            tor_oversub: 2.0,
+            agg_oversub: 1.0,
+        }),
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 2, UNIT), flow(1, 3, UNIT)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, UNIT)]),
+        ],
+    };
+    check_by_hand(&case, "varys", &[2.0, 1.0]);
+    check_by_hand(&case, "fifo", &[2.0, 2.0]);
+    check_by_hand(&case, "fifo:solver=incremental", &[2.0, 2.0]);
+}
+
+#[test]
+fn ecmp_flows_on_one_spine_share_it() {
+    // Two leaves of two hosts at 1 Gbit/s, two spines, 1 Gbit/s leaf-spine
+    // links. One coflow: 0->2 and 1->3, 1 unit each. With an ECMP seed that
+    // puts both on one spine they share its 1 Gbit/s links: 2 s under fair,
+    // varys (Γ = 2 s) and srpt (one after the other); on different spines
+    // each has its own: 1 s.
+    let net = |seed| {
+        Net::LeafSpine(
+            LeafSpineSpec {
+                leaves: 2,
+                spines: 2,
+                hosts_per_leaf: 2,
+                host_rate: BitsPerSec(1e9),
+                spine_rate: Some(BitsPerSec(1e9)),
+            },
+            seed,
+        )
+    };
+    let coflow = CoflowSpec::new(1, Time(0), vec![flow(0, 2, UNIT), flow(1, 3, UNIT)]);
+    for (together, cct) in [(true, 2.0), (false, 1.0)] {
+        let seed = (0..)
+            .find(|&seed| {
+                let case = Case {
+                    net: net(seed),
+                    cpu: None,
+                    coflows: vec![coflow.clone()],
+                };
+                let fabric = case.fabric().unwrap();
+                (path_of(&fabric, &coflow, 0)[1] == path_of(&fabric, &coflow, 1)[1]) == together
+            })
+            .unwrap();
+        let case = Case {
+            net: net(seed),
+            cpu: None,
+            coflows: vec![coflow.clone()],
+        };
+        for spec in ["fair", "fair:solver=incremental", "varys", "srpt"] {
+            check_by_hand(&case, spec, &[cct]);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Regressions found by the property tests, checked by hand. Each one shows a
 // disagreement where the engine departs from the documented rule; the
