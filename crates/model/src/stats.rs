@@ -30,6 +30,12 @@ pub const NANOS_TIE: f64 = 1_000.0;
 /// Sorts `items` by `key` ascending, treating keys within `tol` of the first
 /// key of a run as equal: inside such a run items keep the order of `tie`
 /// (a total order), so float noise cannot override a documented tie-break.
+///
+/// "Within `tol`" is not transitive, so the runs are anchored: the smallest
+/// key starts a run that takes every key within `tol` of it, the smallest
+/// key left after it starts the next, and so on. In a chain of near-ties
+/// (a ~ b and b ~ c, but c more than `tol` above a) c starts a new run and
+/// goes after a and b whatever its tie-break.
 pub fn sort_with_ties<T, K: Ord>(
     items: &mut [T],
     key: impl Fn(&T) -> f64,
@@ -58,6 +64,14 @@ mod tests {
         let mut v = vec![(10.4, 2), (10.6, 1), (3.0, 9), (20.0, 0)];
         super::sort_with_ties(&mut v, |x| x.0, |x| x.1, 2.0);
         assert_eq!(v.iter().map(|x| x.1).collect::<Vec<_>>(), vec![9, 1, 2, 0]);
+    }
+
+    #[test]
+    fn a_chain_of_near_ties_is_cut_at_the_smallest_key() {
+        // 0.0 ~ 0.6 ~ 1.2, but 1.2 is out of reach of 0.0: runs {0.0, 0.6}, {1.2}.
+        let mut v = vec![(1.2, 1), (0.6, 2), (0.0, 3)];
+        super::sort_with_ties(&mut v, |x| x.0, |x| x.1, 1.0);
+        assert_eq!(v.iter().map(|x| x.1).collect::<Vec<_>>(), vec![2, 3, 1]);
     }
 
     #[test]

@@ -11,9 +11,11 @@
 //! 1. Order: each active coflow's effective bottleneck Γ on its remaining
 //!    bytes over the full link capacities (the time it would take alone),
 //!    values within `NANOS_TIE` (1 µs) counting as equal; smallest first,
-//!    ties by release, then arrival, then id. Only started flows count: a
-//!    later wave or stage is not known in advance (coflows with no flow
-//!    sending are left out).
+//!    ties by release, then arrival, then id. A run of ties is anchored at
+//!    its smallest Γ (`sort_with_ties`): in a chain of near-ties a Γ more
+//!    than 1 µs above the smallest starts the next run. Only started flows
+//!    count: a later wave or stage is not known in advance (coflows with no
+//!    flow sending are left out).
 //! 2. MADD: in that order, each coflow is given the rates that finish all its
 //!    flows together after Γ', its bottleneck on the capacity the coflows
 //!    before it left (rounded up to a whole nanosecond); a coflow that meets

@@ -19,7 +19,8 @@
 //!
 //! Keys computed from progress are compared as the module docs say:
 //! remaining bytes within `BYTES_TIE` tie (`srpt`, `stf`), Γ within `NANOS_TIE`
-//! (`varys`).
+//! (`varys`), in runs anchored at the smallest key as `sort_with_ties` says
+//! (a chain of near-ties is cut where a key is out of reach of the smallest).
 //! Ties: the reference follows the tie-breaks the module docs give (coflows
 //! by release, arrival, then id, flows by index) for keys equal in exact arithmetic,
 //! i.e. equal up to 1e-9 relative, however the float arithmetic reached
@@ -27,7 +28,21 @@
 //! (srpt, stf, varys), which is where float noise or nanosecond rounding
 //! can flip an order.
 //!
-//! Instances are small (2-5 hosts, 1-5 coflows of 1-5 flows) and built so
+//! Fabrics: the big switch with random per-port capacities, and small
+//! multi-hop fabrics from the model's builders: Baraat trees (1-2 pods of
+//! 1-3 racks of 1-3 hosts, random ToR and aggregation oversubscription),
+//! leaf-spines (2-3 leaves, 1-3 spines, 1-3 hosts per leaf) and the 4-ary
+//! fat-tree, the last two with a random ECMP seed. From the model the
+//! reference takes only the links' capacities and where each flow goes (its
+//! ECMP choice, [`Fabric::path_choice`] of its [`FlowKey`], and that path,
+//! [`Fabric::path`]), the definitions tested in `coflowkit-model`; it
+//! shares nothing with the engine's state (path interning, rate groups) or
+//! the fast solvers, and every allocation is over the links of each flow's
+//! path.
+//!
+//! Instances are small (2-5 hosts on the big switch; 2-6 hosts picked from
+//! a multi-hop fabric of up to 18, so that flows contend; 1-5 coflows of 1-5
+//! flows) and built so
 //! that simultaneous events and exact ties are common: sizes are mostly
 //! multiples of 125,000 bytes (1 ms at 1 Gbit/s) and arrivals and delays
 //! mostly whole milliseconds, so arrivals coincide with completions. About
@@ -39,27 +54,81 @@
 use coflowkit_alloc::reference::max_min;
 use coflowkit_model::stats::{BYTES_TIE, NANOS_TIE};
 use coflowkit_model::{
-    compute, flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Dur, Fabric, FlowKind,
-    Time, Workload,
+    compute, flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Dur, Fabric, FatTreeSpec,
+    FlowKey, FlowKind, LeafSpineSpec, Time, TreeSpec, Workload,
 };
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints, NAMES};
 use coflowkit_sim::{SimOptions, SimResult, Simulation};
 use proptest::prelude::*;
 use std::fmt;
 
-/// A random instance: per-host capacities (bits/s), the CPU capacity of
-/// every host (if the fabric has CPUs) and coflows.
+/// A random instance: a fabric, the CPU capacity of every host (if the
+/// fabric has CPUs) and coflows.
 #[derive(Clone)]
 struct Case {
-    up: Vec<f64>,
-    down: Vec<f64>,
+    net: Net,
     cpu: Option<f64>,
     coflows: Vec<CoflowSpec>,
 }
 
+/// The fabric of a case, as the model's builders take it.
+#[derive(Clone, Debug)]
+enum Net {
+    /// The big switch, with per-host capacities (bits/s).
+    BigSwitch { up: Vec<f64>, down: Vec<f64> },
+    /// Baraat's tree (no path diversity).
+    Tree(TreeSpec),
+    /// A leaf-spine and its ECMP seed.
+    LeafSpine(LeafSpineSpec, u64),
+    /// A k-ary fat-tree and its ECMP seed.
+    FatTree(FatTreeSpec, u64),
+}
+
 impl Case {
+    /// The model's fabric for this case, with CPUs if it has them.
+    fn fabric(&self) -> Result<Fabric, String> {
+        let e = |e: coflowkit_model::FabricError| e.to_string();
+        let mut fabric = match &self.net {
+            Net::BigSwitch { up, down } => {
+                let up: Vec<BitsPerSec> = up.iter().map(|&c| BitsPerSec(c)).collect();
+                let down: Vec<BitsPerSec> = down.iter().map(|&c| BitsPerSec(c)).collect();
+                Fabric::with_capacities(&up, &down).map_err(e)?
+            }
+            Net::Tree(spec) => Fabric::tree(spec).map_err(e)?,
+            Net::LeafSpine(spec, seed) => {
+                Fabric::leaf_spine(spec).map_err(e)?.with_ecmp_seed(*seed)
+            }
+            Net::FatTree(spec, seed) => Fabric::fat_tree(spec).map_err(e)?.with_ecmp_seed(*seed),
+        };
+        if let Some(cpu) = self.cpu {
+            fabric = fabric.with_cpus(BitsPerSec(cpu)).map_err(e)?;
+        }
+        Ok(fabric)
+    }
+
     fn n_hosts(&self) -> u32 {
-        self.up.len() as u32
+        self.fabric().expect("a valid fabric").n_hosts()
+    }
+}
+
+/// The links flow `index` of coflow `c` crosses: its CPU for a compute
+/// stage, else the path the fabric's ECMP picks for its [`FlowKey`].
+fn path_of(fabric: &Fabric, c: &CoflowSpec, index: usize) -> Vec<u32> {
+    let f = &c.flows[index];
+    match f.kind {
+        FlowKind::Net => {
+            let key = FlowKey {
+                coflow: c.id.0,
+                index: index as u32,
+            };
+            let choice = fabric.path_choice(f.src, f.dst, key);
+            fabric
+                .path(f.src, f.dst, choice)
+                .iter()
+                .map(|l| l.0)
+                .collect()
+        }
+        FlowKind::Compute => vec![fabric.cpu(f.src).expect("a fabric with CPUs").0],
     }
 }
 
@@ -67,8 +136,13 @@ impl Case {
 impl fmt::Debug for Case {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "Case {{")?;
-        writeln!(f, "    up: vec!{:?},", self.up)?;
-        writeln!(f, "    down: vec!{:?},", self.down)?;
+        match &self.net {
+            Net::BigSwitch { up, down } => writeln!(
+                f,
+                "    net: Net::BigSwitch {{ up: vec!{up:?}, down: vec!{down:?} }},"
+            )?,
+            net => writeln!(f, "    net: Net::{net:?},")?,
+        }
         writeln!(f, "    cpu: {:?},", self.cpu)?;
         writeln!(f, "    coflows: vec![")?;
         for c in &self.coflows {
@@ -272,15 +346,8 @@ struct RefSim {
 
 impl RefSim {
     fn new(case: &Case) -> RefSim {
-        let n = case.up.len() as u32;
-        let mut caps = vec![];
-        for h in 0..case.up.len() {
-            caps.push(case.up[h]); // link 2h: uplink of h
-            caps.push(case.down[h]); // link 2h+1: downlink of h
-        }
-        if let Some(cpu) = case.cpu {
-            caps.extend(std::iter::repeat_n(cpu, n as usize)); // link 2n+h: CPU of h
-        }
+        let fabric = case.fabric().expect("a valid fabric");
+        let caps = fabric.links().iter().map(|l| l.capacity.0).collect();
         let mut specs = case.coflows.clone();
         specs.sort_by_key(|c| (c.arrival, c.id));
         let pos = |id: CoflowId| specs.iter().position(|c| c.id == id).unwrap();
@@ -288,12 +355,9 @@ impl RefSim {
         let mut coflows = vec![];
         for (ci, c) in specs.iter().enumerate() {
             let mut ids = vec![];
-            for f in &c.flows {
+            for (i, f) in c.flows.iter().enumerate() {
                 ids.push(flows.len());
-                let path = match f.kind {
-                    FlowKind::Net => vec![2 * f.src.0, 2 * f.dst.0 + 1],
-                    FlowKind::Compute => vec![2 * n + f.src.0],
-                };
+                let path = path_of(&fabric, c, i);
                 flows.push(RefFlow {
                     coflow: ci,
                     path,
@@ -734,21 +798,24 @@ impl RefSim {
     }
 }
 
-/// `items` (given in tie-break order) ordered by `key` ascending, where
-/// keys equal up to float noise (1e-9 relative) count as equal, so that
-/// exact ties, however the float arithmetic reached them, go by the given
-/// order. Selection sort: it needs no transitive comparison.
+/// `items` (given in tie-break order) ordered by `key` ascending, keys
+/// within `tol` (and at least float noise, 1e-9 relative) counting as equal,
+/// as `coflowkit_model::stats::sort_with_ties` documents it: take the
+/// smallest key left; every item within `tol` of it is one run, which goes
+/// next in the given order; repeat. So exact ties, however the float
+/// arithmetic reached them, go by the given order, and a chain of near-ties
+/// (a ~ b, b ~ c, but not a ~ c) is cut at the first key out of reach of
+/// the run's smallest.
 fn order_by(mut items: Vec<usize>, key: impl Fn(usize) -> f64, tol: f64) -> Vec<usize> {
-    let less = |a: f64, b: f64| a < b && (b - a) > tol.max(1e-9 * a.abs().max(b.abs()));
     let mut out = vec![];
     while !items.is_empty() {
-        let mut best = 0;
-        for i in 1..items.len() {
-            if less(key(items[i]), key(items[best])) {
-                best = i;
-            }
-        }
-        out.push(items.remove(best));
+        let least = items.iter().map(|&i| key(i)).fold(f64::INFINITY, f64::min);
+        let reach = tol.max(1e-9 * least.abs());
+        let (run, rest): (Vec<usize>, Vec<usize>) = items
+            .into_iter()
+            .partition(|&i| key(i) == least || key(i) - least <= reach);
+        out.extend(run);
+        items = rest;
     }
     out
 }
@@ -763,16 +830,9 @@ fn reference(case: &Case, policy: Policy) -> RefResult {
 
 /// The engine's result for `spec` on `case`, with per-flow rows.
 fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResult, String> {
-    let up: Vec<BitsPerSec> = case.up.iter().map(|&c| BitsPerSec(c)).collect();
-    let down: Vec<BitsPerSec> = case.down.iter().map(|&c| BitsPerSec(c)).collect();
-    let mut fabric = Fabric::with_capacities(&up, &down).map_err(|e| e.to_string())?;
-    if let Some(cpu) = case.cpu {
-        fabric = fabric
-            .with_cpus(BitsPerSec(cpu))
-            .map_err(|e| e.to_string())?;
-    }
+    let fabric = case.fabric()?;
     let w = Workload {
-        n_hosts: case.n_hosts(),
+        n_hosts: fabric.n_hosts(),
         coflows: case.coflows.clone(),
     }
     .validate(&fabric)
@@ -941,36 +1001,147 @@ fn raw_flow(n: u32, rich: bool) -> BoxedStrategy<RawFlow> {
 /// earlier generated coflow, Starts-After?)).
 type RawCoflow = (u64, u64, Vec<RawFlow>, Vec<(usize, bool)>);
 
+/// A coflow over hosts `0..n`; with `rich`, up to 5 flows and parents.
+fn raw_coflow(n: u32, rich: bool) -> impl Strategy<Value = RawCoflow> {
+    let max_flows = if rich { 5 } else { 4 };
+    (
+        0u64..4,
+        arrival(),
+        prop::collection::vec(raw_flow(n, rich), 1..=max_flows),
+        if rich {
+            prop::collection::vec((0usize..5, prop::bool::ANY), 0..=2).boxed()
+        } else {
+            Just(vec![]).boxed()
+        },
+    )
+}
+
+/// The CPU capacity of every host: with `rich`, often one.
+fn cpu(rich: bool) -> BoxedStrategy<Option<f64>> {
+    if rich {
+        prop::option::weighted(0.6, capacity()).boxed()
+    } else {
+        Just(None).boxed()
+    }
+}
+
+/// A big switch of 2-5 hosts.
 fn any_case() -> impl Strategy<Value = Case> {
     (2u32..=5, prop::bool::ANY)
         .prop_flat_map(|(n, rich)| {
-            let max_flows = if rich { 5 } else { 4 };
-            let coflow = (
-                0u64..4,
-                arrival(),
-                prop::collection::vec(raw_flow(n, rich), 1..=max_flows),
-                if rich {
-                    prop::collection::vec((0usize..5, prop::bool::ANY), 0..=2).boxed()
-                } else {
-                    Just(vec![]).boxed()
-                },
-            );
             let caps = prop_oneof![
                 2 => Just(None),
                 1 => (prop::collection::vec(capacity(), n as usize), prop::collection::vec(capacity(), n as usize)).prop_map(Some),
             ];
-            let cpu = if rich {
-                prop::option::weighted(0.6, capacity()).boxed()
-            } else {
-                Just(None).boxed()
-            };
-            (Just(n), caps, cpu, prop::collection::vec(coflow, 1..=5))
+            (Just(n), caps, cpu(rich), prop::collection::vec(raw_coflow(n, rich), 1..=5))
         })
         .prop_map(|(n, caps, cpu, coflows)| {
             let (up, down) = caps.unwrap_or_else(|| (vec![1e9; n as usize], vec![1e9; n as usize]));
             Case {
-                up,
-                down,
+                net: Net::BigSwitch { up, down },
+                cpu,
+                coflows: build_coflows(coflows, cpu.is_some()),
+            }
+        })
+}
+
+/// A host NIC rate: mostly 1 Gbit/s, so that sizes in 125,000 bytes finish
+/// on whole milliseconds.
+fn host_rate() -> impl Strategy<Value = BitsPerSec> {
+    prop_oneof![3 => Just(1e9), 1 => capacity()].prop_map(BitsPerSec)
+}
+
+/// An oversubscription ratio, below 1 (a fat uplink) up to 4.
+fn oversub() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(1.0),
+        Just(2.0),
+        Just(0.5),
+        Just(4.0),
+        (1u32..=12).prop_map(|k| k as f64 / 4.0),
+    ]
+}
+
+/// A small multi-hop fabric: a Baraat tree of 1-2 pods, 1-3 racks per pod
+/// (at least 2 racks) and 1-3 hosts per rack with random ToR and aggregation
+/// oversubscription; a leaf-spine of 2-3 leaves, 1-3 spines, 1-3 hosts per
+/// leaf, with default or random spine links; or the 4-ary fat-tree. Leaf-spine
+/// and fat-tree get a random ECMP seed.
+fn any_net() -> impl Strategy<Value = Net> {
+    prop_oneof![
+        (
+            1u32..=2,
+            1u32..=3,
+            1u32..=3,
+            host_rate(),
+            oversub(),
+            oversub()
+        )
+            .prop_map(
+                |(pods, racks, hosts, host_rate, tor_oversub, agg_oversub)| Net::Tree(TreeSpec {
+                    pods,
+                    racks_per_pod: if pods == 1 { racks.max(2) } else { racks },
+                    hosts_per_rack: hosts,
+                    host_rate,
+                    tor_oversub,
+                    agg_oversub,
+                })
+            ),
+        (
+            2u32..=3,
+            1u32..=3,
+            1u32..=3,
+            host_rate(),
+            prop::option::weighted(0.5, capacity().prop_map(BitsPerSec)),
+            any::<u64>()
+        )
+            .prop_map(|(leaves, spines, hosts, host_rate, spine_rate, seed)| {
+                Net::LeafSpine(
+                    LeafSpineSpec {
+                        leaves,
+                        spines,
+                        hosts_per_leaf: hosts,
+                        host_rate,
+                        spine_rate,
+                    },
+                    seed,
+                )
+            }),
+        (host_rate(), any::<u64>())
+            .prop_map(|(link_rate, seed)| Net::FatTree(FatTreeSpec { k: 4, link_rate }, seed)),
+    ]
+}
+
+/// A multi-hop case: coflows among 2-6 hosts picked from the fabric's (so
+/// that flows contend, on their NICs and inside the fabric), as [`any_case`]
+/// generates them otherwise.
+fn any_multihop_case() -> impl Strategy<Value = Case> {
+    (any_net(), prop::bool::ANY, 2usize..=6)
+        .prop_flat_map(|(net, rich, m)| {
+            let n = Case {
+                net: net.clone(),
+                cpu: None,
+                coflows: vec![],
+            }
+            .n_hosts();
+            let m = m.min(n as usize);
+            let hosts = prop::sample::subsequence((0..n).collect::<Vec<u32>>(), m);
+            (
+                Just(net),
+                hosts,
+                cpu(rich),
+                prop::collection::vec(raw_coflow(m as u32, rich), 1..=5),
+            )
+        })
+        .prop_map(|(net, hosts, cpu, mut coflows)| {
+            for c in &mut coflows {
+                for f in &mut c.2 {
+                    f.0 = hosts[f.0 as usize];
+                    f.1 = hosts[f.1 as usize];
+                }
+            }
+            Case {
+                net,
                 cpu,
                 coflows: build_coflows(coflows, cpu.is_some()),
             }
@@ -1027,11 +1198,11 @@ fn build_coflows(raw: Vec<RawCoflow>, cpus: bool) -> Vec<CoflowSpec> {
 }
 
 macro_rules! differential {
-    ($($name:ident: $spec:expr, $cases:expr;)*) => {$(
+    ($strategy:expr; $($name:ident: $spec:expr, $cases:expr;)*) => {$(
         proptest! {
             #![proptest_config(ProptestConfig::with_cases($cases))]
             #[test]
-            fn $name(case in any_case()) {
+            fn $name(case in $strategy) {
                 if let Err(e) = compare(&case, $spec) {
                     prop_assert!(false, "{}", e);
                 }
@@ -1041,6 +1212,7 @@ macro_rules! differential {
 }
 
 differential! {
+    any_case();
     fair_matches_reference: "fair", 4000;
     fair_incremental_matches_reference: "fair:solver=incremental", 4000;
     srpt_matches_reference: "srpt", 4000;
@@ -1058,6 +1230,25 @@ differential! {
     varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
 }
 
+differential! {
+    any_multihop_case();
+    multihop_fair_matches_reference: "fair", 4000;
+    multihop_fair_incremental_matches_reference: "fair:solver=incremental", 4000;
+    multihop_srpt_matches_reference: "srpt", 4000;
+    multihop_fifo_matches_reference: "fifo", 4000;
+    multihop_fifo_incremental_matches_reference: "fifo:solver=incremental", 4000;
+    multihop_scf_matches_reference: "scf", 4000;
+    multihop_ncf_matches_reference: "ncf", 4000;
+    multihop_lcf_matches_reference: "lcf", 4000;
+    multihop_stf_matches_reference: "stf", 4000;
+    multihop_fifo_lm_threshold_0_matches_reference: "fifo-lm:threshold=0", 1000;
+    multihop_fifo_lm_threshold_p50_matches_reference: "fifo-lm:threshold=p50", 3000;
+    multihop_fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
+    multihop_fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
+    multihop_varys_matches_reference: "varys", 4000;
+    multihop_varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
+}
+
 /// Every byte a flow sends is credited to each link of its path, and no bin
 /// is more than full: checks the link meter under every way schedulers give
 /// rates (solo, shared groups, proportional groups).
@@ -1065,29 +1256,15 @@ fn check_link_util(case: &Case, spec: &str) -> Result<(), String> {
     let bin = Dur(700_000);
     let r = engine(case, spec, Some(bin))?;
     let u = r.link_util.as_ref().expect("asked for");
-    let n = case.n_hosts();
-    let caps = {
-        let mut v = vec![];
-        for h in 0..n as usize {
-            v.push(case.up[h]);
-            v.push(case.down[h]);
-        }
-        if let Some(c) = case.cpu {
-            v.extend(std::iter::repeat_n(c, n as usize));
-        }
-        v
-    };
+    let fabric = case.fabric()?;
+    let caps: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
     let mut want = vec![0.0; caps.len()];
     let mut n_flows = vec![0.0; caps.len()];
     for c in &case.coflows {
-        for f in &c.flows {
-            let path = match f.kind {
-                FlowKind::Net => vec![2 * f.src.0 as usize, 2 * f.dst.0 as usize + 1],
-                FlowKind::Compute => vec![2 * n as usize + f.src.0 as usize],
-            };
-            for l in path {
-                want[l] += f.bytes.0 as f64;
-                n_flows[l] += 1.0;
+        for (i, f) in c.flows.iter().enumerate() {
+            for l in path_of(&fabric, c, i) {
+                want[l as usize] += f.bytes.0 as f64;
+                n_flows[l as usize] += 1.0;
             }
         }
     }
@@ -1123,6 +1300,15 @@ proptest! {
             }
         }
     }
+
+    #[test]
+    fn multihop_link_utilization_accounts_for_every_byte(case in any_multihop_case()) {
+        for spec in ["fair", "fair:solver=incremental", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50"] {
+            if let Err(e) = check_link_util(&case, spec) {
+                prop_assert!(false, "{}", e);
+            }
+        }
+    }
 }
 
 #[test]
@@ -1135,8 +1321,10 @@ fn every_registry_name_has_a_reference() {
     }
     // Every spec listed parses, builds, and has a reference policy.
     let case = Case {
-        up: vec![1e9; 2],
-        down: vec![1e9; 2],
+        net: Net::BigSwitch {
+            up: vec![1e9; 2],
+            down: vec![1e9; 2],
+        },
         cpu: None,
         coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1)])],
     };
@@ -1155,8 +1343,10 @@ const UNIT: u64 = 125_000_000;
 
 fn uniform(n_hosts: usize, coflows: Vec<CoflowSpec>) -> Case {
     Case {
-        up: vec![1e9; n_hosts],
-        down: vec![1e9; n_hosts],
+        net: Net::BigSwitch {
+            up: vec![1e9; n_hosts],
+            down: vec![1e9; n_hosts],
+        },
         cpu: None,
         coflows,
     }
@@ -1258,6 +1448,81 @@ fn varys_recompute_flow_reuses_a_finished_flows_share() {
     check_by_hand(&case, "varys:recompute=coflow", &[2.0, 5.0]);
 }
 
+#[test]
+fn tree_tor_uplink_is_the_bottleneck() {
+    // Two racks of two hosts at 1 Gbit/s, ToR oversubscription 2: each ToR
+    // uplink carries 1 Gbit/s. C1: 0->2 and 1->3 (1 unit each), both across
+    // tor 0's uplink, so Γ = 2 s (on a big switch it would be 1 s); C2: 0->1
+    // (1 unit) inside rack 0, Γ = 1 s.
+    // varys: C2 first at 1 Gbit/s, which fills host 0's uplink, so C1 waits;
+    // backfill gives 1->3 the ToR uplink. At 1 s both are done; 0->2 runs
+    // alone: C1 done at 2 s.
+    // fifo: C1 first (lower id), its flows share the ToR uplink at 0.5
+    // Gbit/s each; C2 gets the 0.5 Gbit/s left on host 0's uplink. All done
+    // at 2 s.
+    let case = Case {
+        net: Net::Tree(TreeSpec {
+            pods: 1,
+            racks_per_pod: 2,
+            hosts_per_rack: 2,
+            host_rate: BitsPerSec(1e9),
+            tor_oversub: 2.0,
+            agg_oversub: 1.0,
+        }),
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 2, UNIT), flow(1, 3, UNIT)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, UNIT)]),
+        ],
+    };
+    check_by_hand(&case, "varys", &[2.0, 1.0]);
+    check_by_hand(&case, "fifo", &[2.0, 2.0]);
+    check_by_hand(&case, "fifo:solver=incremental", &[2.0, 2.0]);
+}
+
+#[test]
+fn ecmp_flows_on_one_spine_share_it() {
+    // Two leaves of two hosts at 1 Gbit/s, two spines, 1 Gbit/s leaf-spine
+    // links. One coflow: 0->2 and 1->3, 1 unit each. With an ECMP seed that
+    // puts both on one spine they share its 1 Gbit/s links: 2 s under fair,
+    // varys (Γ = 2 s) and srpt (one after the other); on different spines
+    // each has its own: 1 s.
+    let net = |seed| {
+        Net::LeafSpine(
+            LeafSpineSpec {
+                leaves: 2,
+                spines: 2,
+                hosts_per_leaf: 2,
+                host_rate: BitsPerSec(1e9),
+                spine_rate: Some(BitsPerSec(1e9)),
+            },
+            seed,
+        )
+    };
+    let coflow = CoflowSpec::new(1, Time(0), vec![flow(0, 2, UNIT), flow(1, 3, UNIT)]);
+    for (together, cct) in [(true, 2.0), (false, 1.0)] {
+        let seed = (0..)
+            .find(|&seed| {
+                let case = Case {
+                    net: net(seed),
+                    cpu: None,
+                    coflows: vec![coflow.clone()],
+                };
+                let fabric = case.fabric().unwrap();
+                (path_of(&fabric, &coflow, 0)[1] == path_of(&fabric, &coflow, 1)[1]) == together
+            })
+            .unwrap();
+        let case = Case {
+            net: net(seed),
+            cpu: None,
+            coflows: vec![coflow.clone()],
+        };
+        for spec in ["fair", "fair:solver=incremental", "varys", "srpt"] {
+            check_by_hand(&case, spec, &[cct]);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Regressions found by the property tests, checked by hand. Each one shows a
 // disagreement where the engine departs from the documented rule; the
@@ -1285,8 +1550,10 @@ fn varys_gamma_tie_goes_to_the_earlier_arrival() {
     // both have Γ = 2 ms, a tie the doc gives to the earlier arrival, C1:
     // C1 done at 6 ms, C0 alone from 6 ms, done at 8 ms (CCT 4 ms).
     let case = Case {
-        up: vec![2e9, 1e9],
-        down: vec![1.8e9, 2e9],
+        net: Net::BigSwitch {
+            up: vec![2e9, 1e9],
+            down: vec![1.8e9, 2e9],
+        },
         cpu: None,
         coflows: vec![
             CoflowSpec::new(0, Time(4_000_000), vec![flow(1, 0, 250_000)]),
@@ -1306,6 +1573,43 @@ fn varys_gamma_tie_goes_to_the_earlier_arrival() {
 }
 
 #[test]
+fn near_tie_chain_is_cut_at_the_smallest_key() {
+    // Three coflows 0->1 at t=0, ids 1 (C), 2 (B), 3 (A), with Γ = 3.0012,
+    // 3.0006 and 3 ms: A ~ B and B ~ C within NANOS_TIE (1 µs), but not
+    // A ~ C. The run of ties starts at the smallest, A, and reaches B, not
+    // C: B (the earlier id) goes first, done at 3.0006 ms; then A and C no
+    // longer tie: A done at 6.0006 ms, C at 9.0018 ms. (Found with delayed
+    // flows, whose odd start instants left three coflows' Γ 603 and 1,206
+    // ns apart. The reference used to look for a key more than 1 µs below
+    // the first coflow in tie order, C, so it put A first.)
+    let case = uniform(
+        2,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 375_150)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, 375_075)]),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 1, 375_000)]),
+        ],
+    );
+    let want = [9.0018 * MS_F, 3.0006 * MS_F, 6.0006 * MS_F];
+    check_by_hand(&case, "varys", &want);
+    check_by_hand(&case, "varys:recompute=coflow", &want);
+    // The same for stf with BYTES_TIE (2 bytes): 375,004, 375,002, 375,000.
+    let case = uniform(
+        2,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 375_004)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, 375_002)]),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 1, 375_000)]),
+        ],
+    );
+    check_by_hand(
+        &case,
+        "stf",
+        &[9.000_048 * MS_F, 3.000_016 * MS_F, 6.000_016 * MS_F],
+    );
+}
+
+#[test]
 fn stf_remaining_tie_goes_to_the_earlier_arrival() {
     // C1 (t=2 ms): a, b: 0->1 (250,000, 625,000), c: 1->1 (750,000); C0 (t=4
     // ms): d: 0->1 (1,000,000), e: 0->0 (750,000). Downlink 1 (250 Mbit/s)
@@ -1315,8 +1619,10 @@ fn stf_remaining_tie_goes_to_the_earlier_arrival() {
     // doc gives to C1 (earlier arrival). a, b, c done at 26, 50, 54 ms
     // (CCT 52 ms), then d alone at 250 Mbit/s: done at 86 ms (CCT 82 ms).
     let case = Case {
-        up: vec![5e8, 1e9],
-        down: vec![4e8, 2.5e8],
+        net: Net::BigSwitch {
+            up: vec![5e8, 1e9],
+            down: vec![4e8, 2.5e8],
+        },
         cpu: None,
         coflows: vec![
             CoflowSpec::new(
@@ -1351,8 +1657,10 @@ fn srpt_remaining_tie_goes_to_the_lower_flow_index() {
     // (475,000) at 2 Gbit/s, done at 7.1 ms; f2 alone at 1.2 Gbit/s, done at
     // 10.2667 ms.
     let case = Case {
-        up: vec![1e9, 2e9],
-        down: vec![1.2e9, 2e9],
+        net: Net::BigSwitch {
+            up: vec![1e9, 2e9],
+            down: vec![1.2e9, 2e9],
+        },
         cpu: None,
         coflows: vec![
             CoflowSpec::new(0, Time(0), vec![flow(1, 0, 500_000)]),
@@ -1384,8 +1692,10 @@ fn ncf_flow_finishing_with_an_arrival_is_not_starved() {
     // first under ncf) arrives then with 2->1 of 125,000 bytes on the same
     // downlink: 1 ms alone. A's CCT is 100 µs and B's 1 ms.
     let case = Case {
-        up: vec![3e8, 1e9, 1e9],
-        down: vec![1e9; 3],
+        net: Net::BigSwitch {
+            up: vec![3e8, 1e9, 1e9],
+            down: vec![1e9; 3],
+        },
         cpu: None,
         coflows: vec![
             CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1), flow(0, 1, 3_749)]),
@@ -1406,8 +1716,10 @@ fn varys_backfills_a_later_wave_in_flow_order() {
     // 1); backfill lifts f0 to 250 Mbit/s (done at 8.000512 ms) and f2 to
     // 750 Mbit/s (done at 5.2308 ms); f3 at 250 Mbit/s is done at 8.307683 ms.
     let case = Case {
-        up: vec![2e9, 2.5e8],
-        down: vec![2.5e8, 1e9],
+        net: Net::BigSwitch {
+            up: vec![2e9, 2.5e8],
+            down: vec![2.5e8, 1e9],
+        },
         cpu: None,
         coflows: vec![CoflowSpec::new(
             0,
