@@ -10,18 +10,26 @@
 //! demand has a *bottleneck*, a saturated link on its path where no demand has a
 //! higher normalized rate (rate / weight).
 //!
-//! After a change, the *region* R starts as the links whose demands changed.
-//! Every demand crossing R is *free*, every other demand keeps its rate. The
-//! free demands are filled progressively over the capacity the fixed demands
-//! leave (on R and on the *boundary*: the other links free demands cross).
-//! Then the boundary is checked:
+//! The certificate is kept between solves: every demand records a link that
+//! is its bottleneck, every link the demands recorded there and a level no
+//! demand on it exceeds. After a change, the *free* demands are first the
+//! changed ones and those recorded on a link that changed; every other demand
+//! keeps its rate. Later rounds also free every demand crossing the *region*
+//! R of links that joined. The free demands are filled progressively over the
+//! capacity the fixed demands leave (on R and on the *boundary*: the other
+//! links free demands cross). Then the boundary is checked:
 //!
-//! * a boundary link that was saturated must still be saturated with the same
-//!   highest normalized rate, or the fixed demands it bottlenecked have lost
-//!   their bottleneck;
+//! * a boundary link where fixed demands are recorded must still be
+//!   saturated with no demand above their level, or they have lost their
+//!   bottleneck (a fixed demand recorded elsewhere keeps it: that link is
+//!   untouched or checked too);
 //! * a free demand must have a bottleneck; where it has none because a fixed
 //!   demand on a saturated boundary link has a higher normalized rate, that
 //!   link joins the region.
+//!
+//! With one class both checks read only a link's kept load and level, so a
+//! solve costs time in proportion to the free demands, not to the demands of
+//! the links they cross.
 //!
 //! Violating links join R and the fill is redone; when nothing is violated the
 //! certificate holds for every demand (free ones by the checks, fixed ones
@@ -68,6 +76,11 @@ pub struct IncrementalMaxMin {
     adj: Vec<Vec<u32>>,
     // Links whose demand set changed since the last solve.
     dirty: Vec<u32>,
+    // Demands whose count or class changed since the last solve, and
+    // demands the last solve left without a bottleneck (rounding at the
+    // tolerance): with the demands recorded at dirty links they are the
+    // first free demands of the next solve.
+    seeds: Vec<u32>,
     // Per link: what its demands use (sum of count x rate), kept up to date
     // by every count and rate change, so that a link's use and saturation
     // never need a pass over its demands (a core link carries thousands).
@@ -84,7 +97,8 @@ pub struct IncrementalMaxMin {
     // certificate unless its own bottleneck changes, so only links with
     // fixed demands recorded there need checking after a fill.
     bn: Vec<u32>,
-    nbn: Vec<u32>,
+    rec: Vec<Vec<u32>>,
+    rec_at: Vec<u32>,
     lvl: Vec<f64>,
     // Scratch per link (stamped like the uses): free demands recorded
     // there, the highest new level of a free demand on it, and whether
@@ -104,6 +118,7 @@ pub struct IncrementalMaxMin {
     in_region: Vec<u32>,
     demand_mark: Vec<u32>,
     region: Vec<u32>,
+    first_free: Vec<u32>,
     boundary: Vec<u32>,
     free: Vec<u32>,
     residual: Vec<f64>,
@@ -135,7 +150,7 @@ impl IncrementalMaxMin {
             free_use_stamp: vec![0; n],
             free_old_use: vec![0.0; n],
             free_new_use: vec![0.0; n],
-            nbn: vec![0; n],
+            rec: vec![Vec::new(); n],
             lvl: vec![0.0; n],
             free_bn: vec![0; n],
             free_max: vec![0.0; n],
@@ -171,6 +186,7 @@ impl IncrementalMaxMin {
             self.count.resize(di + 1, 0);
             self.rate.resize(di + 1, 0.0);
             self.bn.resize(di + 1, NONE);
+            self.rec_at.resize(di + 1, 0);
             self.new_rate.resize(di + 1, 0.0);
             self.demand_mark.resize(di + 1, 0);
         }
@@ -194,6 +210,7 @@ impl IncrementalMaxMin {
         self.class[di] = class;
         self.multi_class |= class != 0;
         if self.count[di] > 0 {
+            self.seeds.push(d);
             for k in self.path_range(di) {
                 self.dirty.push(self.paths[k]);
             }
@@ -230,10 +247,7 @@ impl IncrementalMaxMin {
                 self.adj[l].push(d);
             }
         } else if count == 0 {
-            let b = std::mem::replace(&mut self.bn[di], NONE);
-            if b != NONE {
-                self.nbn[b as usize] -= 1;
-            }
+            self.record(di, NONE);
             // The rate is kept: a driver that still holds it for the demand
             // sees a change reported only if the demand comes back at
             // another rate.
@@ -252,6 +266,7 @@ impl IncrementalMaxMin {
                 self.slot[k] = u32::MAX;
             }
         }
+        self.seeds.push(d);
         for k in range {
             self.dirty.push(self.paths[k]);
         }
@@ -288,20 +303,27 @@ impl IncrementalMaxMin {
     /// Brings every rate up to date with the changes since the last solve and
     /// appends to `changed` the demands whose rate changed.
     pub fn solve(&mut self, changed: &mut Vec<u32>) {
-        if self.dirty.is_empty() {
+        if self.dirty.is_empty() && self.seeds.is_empty() {
             return;
         }
         self.n_solves += 1;
-        // The region keeps its own stamp for the whole solve.
+        // The region keeps its own stamp for the whole solve; it starts
+        // empty, and the first free demands are the changed ones and those
+        // with their bottleneck on a link that changed: every other demand
+        // keeps its bottleneck unless a fill moves it, which the checks see.
         let region_stamp = self.next_epoch();
         self.region.clear();
+        let mut seeds = std::mem::take(&mut self.seeds);
         for i in 0..self.dirty.len() {
-            let l = self.dirty[i];
-            if self.in_region[l as usize] != region_stamp {
-                self.in_region[l as usize] = region_stamp;
-                self.region.push(l);
+            let l = self.dirty[i] as usize;
+            if self.link_mark[l] != region_stamp {
+                self.link_mark[l] = region_stamp;
+                seeds.extend_from_slice(&self.rec[l]);
             }
         }
+        let count = &self.count;
+        seeds.retain(|&d| count[d as usize] > 0);
+        self.first_free = seeds;
         self.dirty.clear();
         loop {
             self.n_rounds += 1;
@@ -328,15 +350,12 @@ impl IncrementalMaxMin {
         // The certificate the last round found, and the links' levels.
         for k in 0..self.free.len() {
             let d = self.free[k] as usize;
-            let (old, new) = (self.bn[d], self.new_bn[k]);
-            if old != new {
-                if old != NONE {
-                    self.nbn[old as usize] -= 1;
-                }
-                if new != NONE {
-                    self.nbn[new as usize] += 1;
-                }
-                self.bn[d] = new;
+            let new = self.new_bn[k];
+            if self.bn[d] != new {
+                self.record(d, new);
+            }
+            if new == NONE {
+                self.seeds.push(d as u32);
             }
             for p in self.path_range(d) {
                 let l = self.paths[p] as usize;
@@ -362,8 +381,15 @@ impl IncrementalMaxMin {
     /// One fill over the current region; returns whether the region grew.
     fn fill_round(&mut self, region_stamp: u32) -> bool {
         let ep = self.next_epoch();
-        // Free demands: every demand crossing the region, by (class, id).
+        // Free demands: the first ones and every demand crossing the
+        // region, by (class, id).
         self.free.clear();
+        for &d in &self.first_free {
+            if self.demand_mark[d as usize] != ep {
+                self.demand_mark[d as usize] = ep;
+                self.free.push(d);
+            }
+        }
         for &l in &self.region {
             for &d in &self.adj[l as usize] {
                 if self.demand_mark[d as usize] != ep {
@@ -456,7 +482,7 @@ impl IncrementalMaxMin {
             let l = self.boundary[b] as usize;
             // Only a link where fixed demands have their bottleneck matters;
             // they are at its level (`lvl`), the highest on it.
-            if self.in_region[l] == region_stamp || self.nbn[l] == self.free_bn[l] {
+            if self.in_region[l] == region_stamp || self.rec[l].len() as u32 == self.free_bn[l] {
                 continue;
             }
             if !self.multi_class {
@@ -534,7 +560,7 @@ impl IncrementalMaxMin {
             if level >= bound * (1.0 - TOL) {
                 return true;
             }
-            if self.nbn[l] > self.free_bn[l] {
+            if self.rec[l].len() as u32 > self.free_bn[l] {
                 return false;
             }
         }
@@ -547,6 +573,24 @@ impl IncrementalMaxMin {
             self.lvl[l] = summary[0].1;
         }
         ok
+    }
+
+    /// Records link `l` (or NONE) as demand `d`'s bottleneck.
+    fn record(&mut self, d: usize, l: u32) {
+        let old = self.bn[d];
+        if old != NONE {
+            let list = &mut self.rec[old as usize];
+            let at = self.rec_at[d] as usize;
+            list.swap_remove(at);
+            if let Some(&moved) = list.get(at) {
+                self.rec_at[moved as usize] = at as u32;
+            }
+        }
+        if l != NONE {
+            self.rec_at[d] = self.rec[l as usize].len() as u32;
+            self.rec[l as usize].push(d as u32);
+        }
+        self.bn[d] = l;
     }
 
     /// Whether use `u` fills link `l` (within [`EPS`]).
