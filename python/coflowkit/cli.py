@@ -32,7 +32,9 @@ import click
 
 from . import __version__, _core, synthetic, topology_info
 from . import simulate as run_simulation
+from .experiment import Experiment, load_experiment
 from .results import Results
+from .runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
 from .trace import FORMATS, load_trace, write_trace
 
 EXIT_DATA = 1
@@ -496,6 +498,122 @@ def generate_cmd(
     with _data_errors():
         write_trace(w, output)
     click.echo(f"wrote {output}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
+
+
+def _load_experiment(path: Path) -> Experiment:
+    with _data_errors():
+        return load_experiment(path)
+
+
+def _grid_text(exp: Experiment, n_points: int) -> str:
+    """``75 points: 5 schedulers x load (5) x 3 seeds``."""
+    n_specs = sum(len(e.specs()) for e in exp.schedulers)
+    parts = [f"{n_specs} scheduler spec{'s' if n_specs != 1 else ''}"]
+    parts += [f"{a.param} ({len(a.values)})" for a in (*exp.workload_axes, *exp.topology_axes)]
+    parts.append(f"{exp.n_seeds} seed{'s' if exp.n_seeds != 1 else ''}")
+    return f"{n_points} points: {' x '.join(parts)}"
+
+
+@cli.command("run")
+@click.argument("experiment", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The result store (default: results/<experiment name>). Points already there are skipped.",
+)
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    default=None,
+    help="Run the points on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786), "
+    "or named by a scheduler file (*.json). Default: threads on this machine's cores.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Local threads (default: one per core). Not with --cluster.",
+)
+@click.option(
+    "--retry-failed/--no-retry-failed",
+    default=True,
+    show_default=True,
+    help="Run points that failed in an earlier run again.",
+)
+@click.option("--dry-run", is_flag=True, help="Check the file and print the grid; run nothing.")
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show points done, failed and time left on stderr.",
+)
+def run_cmd(
+    experiment: Path,
+    out: Path | None,
+    cluster: str | None,
+    workers: int | None,
+    retry_failed: bool,
+    dry_run: bool,
+    progress: bool,
+) -> None:
+    """Run every point of an EXPERIMENT file (TOML or YAML) into its result store.
+
+    See docs/experiments.md for the file; examples/experiments/ for examples.
+    Running an experiment again resumes it: finished points are kept and skipped."""
+    if cluster is not None and workers is not None:
+        raise click.UsageError("--workers sets local threads; with --cluster, the cluster has its workers")
+    exp = _load_experiment(experiment)
+    points = exp.points()
+    store = out if out is not None else default_store(exp)
+    click.echo(f"experiment {exp.name} ({experiment}): {_grid_text(exp, len(points))}")
+    click.echo(f"store      {store}")
+    if dry_run:
+        for p in points:
+            coords = ", ".join(f"{k.split('.', 1)[1]}={v}" for k, v in p.coords.items())
+            click.echo(f"  {p.index:>5}  {p.key}  {p.scheduler}  replicate {p.replicate}  {coords}".rstrip())
+        return
+
+    def started(s: RunSummary) -> None:
+        if s.n_todo == 0:
+            click.echo(f"running    nothing: all {s.n_points} points are done")
+        else:
+            click.echo(f"running    {s.n_todo} points on {s.executor} ({s.n_skipped} already done)")
+
+    try:
+        with _data_errors():
+            summary = run_experiment(
+                exp,
+                store,
+                cluster=cluster,
+                workers=workers,
+                retry_failed=retry_failed,
+                progress=sys.stderr if progress else None,
+                on_start=started,
+            )
+    except RunnerError as e:
+        raise DataError(_one_line(e)) from None
+    except RunInterrupted as e:
+        s = e.summary
+        click.echo(
+            f"coflowkit: interrupted: {s.n_done} points finished and {s.n_failed} failed in this run are stored "
+            f"in {s.store}; {s.n_not_run} did not finish: run the same command again to resume",
+            err=True,
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Points still running on local threads are given up: leave without waiting for them.
+        os._exit(130)
+    click.echo(
+        f"finished   {summary.n_done} done, {summary.n_failed} failed in {summary.wall_s:.1f} s "
+        f"({summary.n_skipped} skipped as already done)"
+    )
+    click.echo(f"wrote      {store / 'points.parquet'}, {store / 'coflows.parquet'}")
+    if summary.n_failed:
+        raise DataError(
+            f"{summary.n_failed} of {summary.n_todo} points failed: their errors are in "
+            f"{store / 'points.parquet'} (status, error) and in `coflowkit report {store}`"
+        )
 
 
 @cli.command("schedulers")
