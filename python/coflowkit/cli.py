@@ -9,6 +9,9 @@
     coflowkit trace info PATH
     coflowkit generate WORKLOAD [--preset P] [--seed N] [--load L] [--param key=value ...] -o trace.csv|.parquet
     coflowkit schedulers
+    coflowkit run EXPERIMENT [--out DIR] [--cluster ADDRESS | --workers N] [--dry-run]
+    coflowkit plot STORE [-o DIR] [--format png,pdf]
+    coflowkit report STORE [-o report.md]
 
 Errors never show a traceback: bad input prints one line
 ``coflowkit: error: <message>`` on stderr and exits with 2 for a usage error
@@ -32,7 +35,10 @@ import click
 
 from . import __version__, _core, synthetic, topology_info
 from . import simulate as run_simulation
+from .analysis import StoreData, load_store
 from .experiment import Experiment, load_experiment
+from .plots import make_figures
+from .report import write_report
 from .results import Results
 from .runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
 from .trace import FORMATS, load_trace, write_trace
@@ -614,6 +620,69 @@ def run_cmd(
             f"{summary.n_failed} of {summary.n_todo} points failed: their errors are in "
             f"{store / 'points.parquet'} (status, error) and in `coflowkit report {store}`"
         )
+
+
+def _load_store(source: Path) -> StoreData:
+    """A store (or an experiment file's default store), read for figures and reports."""
+    try:
+        return load_store(source)
+    except FileNotFoundError as e:
+        raise click.BadParameter(_one_line(e), param_hint="'STORE'") from None
+    except (ValueError, OSError) as e:
+        raise DataError(_one_line(e)) from None
+
+
+@cli.command("plot")
+@click.argument("store", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for the figures (default: STORE/figures).",
+)
+@click.option(
+    "--format",
+    "formats",
+    default="png,pdf",
+    show_default=True,
+    help="Comma-separated formats: png, pdf, svg.",
+)
+def plot_cmd(store: Path, out: Path | None, formats: str) -> None:
+    """Draw an experiment's figures from its result STORE (or from its experiment file).
+
+    CCT CDF, improvement (or normalized CCT) per bin for the mean and p95, each
+    metric against each swept parameter, and deadline miss rates when deadlines
+    were set; see docs/experiments.md."""
+    fmts = [f.strip().lower() for f in formats.split(",") if f.strip()]
+    bad = [f for f in fmts if f not in ("png", "pdf", "svg")]
+    if bad or not fmts:
+        raise click.BadParameter(f"{bad[0] if bad else formats!r}: use png, pdf or svg", param_hint="'--format'")
+    data = _load_store(store)
+    with _data_errors():
+        figures = make_figures(data, out, fmts)
+    target = out if out is not None else data.store.root / "figures"
+    click.echo(f"wrote {len(figures)} figures to {target}{os.sep} ({', '.join(fmts)}):")
+    for f in figures:
+        click.echo(f"  {f.name}: {f.caption}")
+
+
+@cli.command("report")
+@click.argument("store", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The Markdown file (default: STORE/report.md).",
+)
+@click.option("--no-figures", is_flag=True, help="Tables only; do not draw the figures.")
+def report_cmd(store: Path, out: Path | None, no_figures: bool) -> None:
+    """Write a Markdown report of an experiment (tables and figures) from its result STORE."""
+    data = _load_store(store)
+    with _data_errors():
+        path = write_report(data, out, figures=not no_figures)
+    click.echo(f"wrote {path}")
 
 
 @cli.command("schedulers")
