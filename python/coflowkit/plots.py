@@ -270,7 +270,8 @@ def _sweep(data: StoreData, looks: _Looks, axis: str, metric: str) -> Figure | N
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         _maybe_log(ax, df["max"].to_numpy(dtype=float), df["min"].to_numpy(dtype=float))
     elif info.scale == 100.0:
-        ax.set_ylim(-2, 102)
+        top = float(np.nanmax(df["max"].to_numpy(dtype=float)))
+        ax.set_ylim(0, min(100.0, max(top * 1.15, 5.0)))
     ax.set_xlabel(data.axis_label(axis))
     ax.set_ylabel(info.label.format(baseline=data.baseline))
     ax.legend(ncols=2 if df["label"].nunique() > 3 else 1)

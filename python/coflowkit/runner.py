@@ -40,6 +40,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -243,15 +244,14 @@ def _default_workers() -> int:
 
 
 class _Progress:
-    """Points done, failed and time left, on one line of a terminal (or a line per 10% otherwise)."""
+    """Points done, failed and time left, redrawn on one line of a terminal (nothing elsewhere)."""
 
     def __init__(self, total: int, skipped: int, stream: IO[str] | None):
-        self.total, self.skipped, self.stream = total, skipped, stream
+        self.total, self.skipped = total, skipped
+        self.stream = stream if stream is not None and stream.isatty() else None
         self.done = self.failed = 0
         self.t0 = time.monotonic()
         self.last_draw = 0.0
-        self.tty = stream is not None and stream.isatty()
-        self.next_line = 0.1
 
     def update(self, status: str) -> None:
         if status == "done":
@@ -261,15 +261,9 @@ class _Progress:
         if self.stream is None:
             return
         now = time.monotonic()
-        finished = self.done + self.failed
-        if self.tty:
-            if now - self.last_draw >= 0.1 or finished == self.total:
-                self.last_draw = now
-                self.stream.write("\r" + self.line(now) + "\x1b[K")
-                self.stream.flush()
-        elif self.total and finished / self.total >= self.next_line - 1e-9:
-            self.next_line = min(1.0, (finished / self.total // 0.1 + 1) * 0.1)
-            self.stream.write(self.line(now) + "\n")
+        if now - self.last_draw >= 0.1 or self.done + self.failed == self.total:
+            self.last_draw = now
+            self.stream.write("\r" + self.line(now) + "\x1b[K")
             self.stream.flush()
 
     def line(self, now: float) -> str:
@@ -287,7 +281,7 @@ class _Progress:
         )
 
     def close(self) -> None:
-        if self.stream is not None and self.tty:
+        if self.stream is not None and self.done + self.failed:
             self.stream.write("\n")
             self.stream.flush()
 
@@ -321,16 +315,49 @@ def run_experiment(
     (default ``results/<name>``), locally on ``workers`` threads (default: one
     per core) or on the Dask cluster at ``cluster``; draw progress on
     ``progress`` (a stream) if given. Raises :class:`RunInterrupted` on Ctrl-C."""
-    t0 = time.perf_counter()
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers: must be at least 1, got {workers}")
     store = Store(out if out is not None else default_store(experiment))
+    with _store_lock(store.root):
+        return _run(experiment, store, cluster, workers, retry_failed, progress, on_start)
+
+
+@contextmanager
+def _store_lock(root: Path) -> Iterator[None]:
+    """Hold ``root/.lock`` for the run: one runner per store (the lock goes with the process)."""
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunnerError(f"{root}: another coflowkit run is writing this store") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _run(
+    experiment: Experiment,
+    store: Store,
+    cluster: str | None,
+    workers: int | None,
+    retry_failed: bool,
+    progress: IO[str] | None,
+    on_start: Callable[[RunSummary], None] | None,
+) -> RunSummary:
+    t0 = time.perf_counter()
     points = experiment.points()
     status = store.status()
     todo = [p for p in points if status.get(p.key) != "done" and (retry_failed or p.key not in status)]
     summary = RunSummary(
         store=store.root, n_points=len(points), n_skipped=len(points) - len(todo), n_todo=len(todo)
     )
-    if workers is not None and workers < 1:
-        raise ValueError(f"workers: must be at least 1, got {workers}")
     executor = None
     if todo:
         executor = _DaskExecutor(cluster) if cluster else _LocalExecutor(workers or _default_workers())

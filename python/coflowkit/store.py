@@ -92,6 +92,10 @@ class Store:
     def begin(self, experiment: Experiment, points: list[Point]) -> None:
         """Record the experiment and its grid (before any point runs)."""
         self.parts.mkdir(parents=True, exist_ok=True)
+        # Temporary files of a runner that was killed while writing (the caller holds the store's lock).
+        for entry in os.scandir(self.parts):
+            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                os.unlink(entry.path)
         _write_text(self.root / "experiment.json", json.dumps(experiment.to_json(), indent=2) + "\n")
         _write_text(self.root / f"experiment{experiment.path.suffix.lower()}", experiment.text)
         grid = [
