@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 import coflowkit
 from coflowkit.experiment import ExperimentError, derive_seed, load_experiment
-from coflowkit.store import VOLATILE_COLUMNS
-from conftest import ROOT, Cli, assert_one_line_error
+from conftest import ROOT, Cli, assert_one_line_error, assert_same_store, write
 
 #: A small grid: 3 scheduler specs x 2 loads x 2 seeds = 12 points, each well under a second in a dev build.
 SMALL = """
@@ -29,27 +27,6 @@ n_coflows = 20
 n_hosts = 10
 sweep = { load = [0.5, 1.0] }
 """
-
-
-def write(tmp_path: Path, text: str, name: str = "exp.toml") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def comparable(store: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A store's tables without the columns that say how a point ran (time, place)."""
-    points = pq.read_table(store / "points.parquet").to_pandas().drop(columns=list(VOLATILE_COLUMNS))
-    points["config"] = points["config"].map(lambda c: {k: v for k, v in json.loads(c).items() if k != "resolved"})
-    coflows = pq.read_table(store / "coflows.parquet").to_pandas()
-    return points, coflows
-
-
-def assert_same_store(a: Path, b: Path) -> None:
-    pa_, ca = comparable(a)
-    pb, cb = comparable(b)
-    pd.testing.assert_frame_equal(pa_, pb)
-    pd.testing.assert_frame_equal(ca, cb)
 
 
 # -- checked at the door --------------------------------------------------------------------------

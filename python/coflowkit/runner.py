@@ -189,7 +189,7 @@ class _LocalExecutor:
 class _DaskExecutor:
     """Points as tasks of a Dask distributed cluster."""
 
-    def __init__(self, address: str, connect_timeout: float = 30.0):
+    def __init__(self, address: str, connect_timeout: float = 10.0, worker_timeout: float = 600.0):
         try:
             from distributed import Client
         except ImportError:
@@ -202,7 +202,7 @@ class _DaskExecutor:
         except (OSError, TimeoutError, ValueError) as e:
             raise RunnerError(f"cannot reach the Dask scheduler at {address}: {_error_text(e)}") from None
         try:
-            self.client.wait_for_workers(1, timeout=connect_timeout)
+            self.client.wait_for_workers(1, timeout=worker_timeout)
             versions = self.client.run(worker_version)
         except Exception as e:
             self.client.close()
@@ -224,7 +224,7 @@ class _DaskExecutor:
     def as_completed(self, futures: list[Any]) -> Iterator[Any]:
         from distributed import as_completed
 
-        return iter(as_completed(futures))
+        return iter(as_completed(futures, loop=self.client.loop))
 
     def cancel(self, futures: list[Any]) -> None:
         self.client.cancel([f for f in futures if not f.done()])
