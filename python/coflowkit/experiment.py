@@ -508,7 +508,8 @@ class _Checker:
             if k == "seed":
                 raise self.fail("workload.seed", "the generator's seed is derived per point: set `seed` at the top")
             params[k] = self.scalar(v, f"workload.{k}", lists=True)
-            self.check_generator(generator, preset, {k: params[k]}, f"workload.{k}")
+        # Together: parameters depend on each other (n_hosts and the mix of wide coflows).
+        self.check_generator(generator, preset, params, "workload", named=params)
         axes = self.sweep(t.get("sweep", {}), "workload.sweep", "workload", lists=True)
         for axis in axes:
             if axis.param == "seed":
@@ -522,13 +523,27 @@ class _Checker:
         return {"generator": generator, "preset": preset, "params": params}, axes
 
     def check_generator(
-        self, name: str, preset: str, params: dict[str, Value], key: str, combo: dict[str, Value] | None = None
+        self,
+        name: str,
+        preset: str,
+        params: dict[str, Value],
+        key: str,
+        combo: dict[str, Value] | None = None,
+        named: dict[str, Value] | None = None,
     ) -> None:
+        """Check a generator's parameters in the core; the error names ``key``, or
+        ``workload.<param>`` when the core names one of ``named``."""
         try:
             _core.check_generator(name, preset, [(k, _param_text(v)) for k, v in params.items()])
         except ValueError as e:
+            text = _one_line(e)
+            # The core says "<generator>: <param>: <message>" or "<generator>: unknown parameter "<param>" ...".
+            m = re.match(rf'^{re.escape(name)}: (?:unknown parameter "([^"]+)"|([A-Za-z0-9_]+): )', text)
+            param = m and (m.group(1) or m.group(2))
+            if named is not None and param in named:
+                key = f"workload.{param}"
             where = key if not combo else f"{key} ({', '.join(f'{k}={v}' for k, v in combo.items())})"
-            raise self.fail(where, _one_line(e)) from None
+            raise self.fail(where, text) from None
 
     def topology(self, raw: Any) -> tuple[str | None, tuple[Axis, ...]]:
         if raw is None:
