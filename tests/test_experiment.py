@@ -152,6 +152,15 @@ def test_seeds_depend_on_values_not_positions(tmp_path: Path) -> None:
     assert not set(before) & {p.key for p in load_experiment(write(tmp_path, reseeded)).points()}
 
 
+def test_common_seeds_share_a_replicate_s_seed_across_cells(tmp_path: Path) -> None:
+    exp = load_experiment(write(tmp_path, SMALL.replace("seeds = 2", "seeds = 2\ncommon_seeds = true")))
+    seeds = {(p.replicate, p.coords["workload.load"]): p.seed for p in exp.points()}
+    assert seeds[(0, 0.5)] == seeds[(0, 1.0)] == derive_seed(11, 0, {})
+    assert seeds[(1, 0.5)] == seeds[(1, 1.0)] != seeds[(0, 0.5)]
+    with pytest.raises(ExperimentError, match=r"common_seeds: expected true or false"):
+        load_experiment(write(tmp_path, SMALL.replace("seeds = 2", "seeds = 2\ncommon_seeds = 1")))
+
+
 # -- runs -----------------------------------------------------------------------------------------
 
 

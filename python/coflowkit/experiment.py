@@ -40,7 +40,10 @@ Seeds. A workload cell's generator seed is derived from the experiment's
 (a hash, :func:`derive_seed`): never from the order points run in, where
 they run, or the position of the cell in the file, so a point's result is
 the same on one core or a cluster, and adding a value to an axis leaves
-the other points (and the results already stored for them) untouched.
+the other points (and the results already stored for them) untouched. With
+``common_seeds = true`` the seed comes from the replicate alone: every cell
+of a replicate draws from the same seed (common random numbers), so a curve
+against a workload parameter compares the same draws at each value.
 
 Identity. A point's ``key`` is a hash of what determines its result: the
 workload (generator, preset and every parameter including the derived
@@ -105,7 +108,7 @@ DEFAULT_METRICS = ["improvement_mean", "improvement_p95"]
 #: What a bar figure shows per bin.
 BARS = ("improvement", "normalized")
 
-_TOP_KEYS = ("name", "description", "seed", "seeds", "baseline", "schedulers", "workload", "topology", "metrics", "plot")
+_TOP_KEYS = ("name", "description", "seed", "seeds", "common_seeds", "baseline", "schedulers", "workload", "topology", "metrics", "plot")
 _WORKLOAD_KEYS = ("generator", "preset", "trace", "sweep")
 _SCHEDULER_KEYS = ("spec", "label", "sweep")
 _TOPOLOGY_KEYS = ("spec", "sweep")
@@ -201,6 +204,8 @@ class Experiment:
     description: str
     seed: int
     n_seeds: int
+    #: Seeds from the replicate alone (the same draws in every cell of a replicate).
+    common_seeds: bool
     baseline: str
     schedulers: tuple[SchedulerEntry, ...]
     #: ``generator``, ``preset``, ``params`` (name -> value) or ``trace`` (as written) and ``trace_path``.
@@ -238,7 +243,7 @@ class Experiment:
         for w_combo in _combos(self.workload_axes):
             for replicate in range(self.n_seeds):
                 if trace is None:
-                    seed = derive_seed(self.seed, replicate, w_combo)
+                    seed = derive_seed(self.seed, replicate, {} if self.common_seeds else w_combo)
                     params = {**self.workload["params"], **w_combo, "seed": seed}
                     workload = {"generator": self.workload["generator"], "preset": self.workload["preset"]}
                     config_w = {**workload, "params": params}
@@ -299,6 +304,7 @@ class Experiment:
             "file": str(self.path),
             "seed": self.seed,
             "seeds": self.n_seeds,
+            "common_seeds": self.common_seeds,
             "baseline": self.baseline,
             "labels": self.labels,
             "schedulers": [{"spec": s.spec, "label": s.label, "axes": [a.name for a in s.axes]} for s in self.schedulers],
@@ -434,6 +440,9 @@ class _Checker:
             raise self.fail("description", f"expected text, got {_kind(description)}")
         seed = self.integer(raw.get("seed", 1), "seed", 0)
         n_seeds = self.integer(raw.get("seeds", 1), "seeds", 1)
+        common_seeds = raw.get("common_seeds", False)
+        if not isinstance(common_seeds, bool):
+            raise self.fail("common_seeds", f"expected true or false, got {_kind(common_seeds)}")
         if "workload" not in raw:
             raise self.fail("workload", "missing (a generator or a trace to simulate)")
         workload, workload_axes = self.workload(raw["workload"])
@@ -451,6 +460,7 @@ class _Checker:
             description=description.strip(),
             seed=seed,
             n_seeds=n_seeds,
+            common_seeds=common_seeds,
             baseline=baseline,
             schedulers=tuple(schedulers),
             workload=workload,

@@ -34,6 +34,7 @@ from typing import Any
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from ._atomic import atomic_path
 from .analysis import BAR_BINS, StoreData, load_store, metric_info
@@ -190,7 +191,8 @@ def _cdf(data: StoreData, looks: _Looks) -> Figure | None:
             continue
         y = np.arange(1, v.size + 1) / v.size
         style = looks.line(label)
-        ax.step(v, y, where="post", label=label, color=style["color"], linestyle=style["linestyle"])
+        # A line through the sorted points (not a staircase): dashes stay readable with hundreds of steps.
+        ax.plot(v, y, label=label, color=style["color"], linestyle=style["linestyle"])
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("Coflow completion time (s)")
@@ -207,6 +209,7 @@ def _bars(data: StoreData, looks: _Looks, stat: str, kind: str) -> Figure | None
     fig, ax = _figure()
     n = len(labels)
     width = 0.8 / n
+    log = _wants_log(df["max"].to_numpy(dtype=float), df["min"].to_numpy(dtype=float))
     x = np.arange(len(BAR_BINS))
     for i, label in enumerate(labels):
         rows = df[df["label"] == label].set_index("bin").reindex(BAR_BINS)
@@ -215,10 +218,13 @@ def _bars(data: StoreData, looks: _Looks, stat: str, kind: str) -> Figure | None
         hi = rows["max"].to_numpy(dtype=float) - mean
         s = looks.style[label]
         offsets = x - 0.4 + width * (i + 0.5)
+        # On a log axis bars grow from 1 (up: better than the baseline, down: worse).
+        bottom = 1.0 if log else 0.0
         ax.bar(
             offsets,
-            np.nan_to_num(mean, nan=0.0),
+            np.nan_to_num(mean, nan=bottom) - bottom,
             width * 0.92,
+            bottom=bottom,
             label=label,
             color=s["color"],
             hatch=s["hatch"],
@@ -235,7 +241,7 @@ def _bars(data: StoreData, looks: _Looks, stat: str, kind: str) -> Figure | None
         ax.set_ylabel(f"Improvement in {what} CCT\nover {data.baseline} (×)")
     else:
         ax.set_ylabel(f"{what[0].upper()}{what[1:]} CCT\nnormalized to {data.baseline}")
-    _maybe_log(ax, df["max"].to_numpy(dtype=float), df["min"].to_numpy(dtype=float))
+    _scale_y(ax, df["max"].to_numpy(dtype=float), df["min"].to_numpy(dtype=float), log)
     ax.grid(axis="x", visible=False)
     fig.legend(loc="outside upper center", ncols=min(n, 4))
     return fig
@@ -268,7 +274,8 @@ def _sweep(data: StoreData, looks: _Looks, axis: str, metric: str) -> Figure | N
         ax.set_xscale("log")
     if info.relative is not None:
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-        _maybe_log(ax, df["max"].to_numpy(dtype=float), df["min"].to_numpy(dtype=float))
+        highs, lows = df["max"].to_numpy(dtype=float), df["min"].to_numpy(dtype=float)
+        _scale_y(ax, highs, lows, _wants_log(highs, lows))
     elif info.scale == 100.0:
         top = float(np.nanmax(df["max"].to_numpy(dtype=float)))
         ax.set_ylim(0, min(100.0, max(top * 1.15, 5.0)))
@@ -278,11 +285,19 @@ def _sweep(data: StoreData, looks: _Looks, axis: str, metric: str) -> Figure | N
     return fig
 
 
-def _maybe_log(ax: Any, highs: np.ndarray, lows: np.ndarray) -> None:
-    """Log y when the values span more than 20x (improvements of 100x next to 1.1x)."""
-    highs = highs[np.isfinite(highs) & (highs > 0)]
-    lows = lows[np.isfinite(lows) & (lows > 0)]
-    if highs.size and lows.size and max(highs.max(), 1.0) / min(lows.min(), 1.0) > 20:
+def _wants_log(highs: np.ndarray, lows: np.ndarray) -> bool:
+    """Log y when ratios span more than 20x (improvements of 10x next to 0.1x)."""
+    values = np.concatenate([highs, lows])
+    values = values[np.isfinite(values) & (values > 0)]
+    return bool(values.size) and max(values.max(), 1.0) / min(values.min(), 1.0) > 20
+
+
+def _scale_y(ax: Any, highs: np.ndarray, lows: np.ndarray, log: bool) -> None:
+    """A ratio axis: log with plain numbers (0.1, 1, 10), or linear from 0."""
+    if log:
         ax.set_yscale("log")
-    elif highs.size:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        return
+    highs = highs[np.isfinite(highs)]
+    if highs.size:
         ax.set_ylim(bottom=0, top=max(1.05, highs.max()) * 1.08)
