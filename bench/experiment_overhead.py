@@ -84,7 +84,9 @@ def main() -> None:
         assert parts == N_POINTS, parts
     r, b = statistics.median(runner), statistics.median(bare)
     print(f"points={N_POINTS} runs={args.runs} workers={args.workers}")
-    print(f"runner  median {r:.2f} s  (min {min(runner):.2f}, max {max(runner):.2f})  = {r / N_POINTS * 1e3:.2f} ms/point")
+    print(
+        f"runner  median {r:.2f} s  (min {min(runner):.2f}, max {max(runner):.2f})  = {r / N_POINTS * 1e3:.2f} ms/point"
+    )
     print(f"bare    median {b:.2f} s  (min {min(bare):.2f}, max {max(bare):.2f})  = {b / N_POINTS * 1e3:.2f} ms/point")
     print(f"runner overhead per point: {(r - b) / N_POINTS * 1e3:.2f} ms")
 

@@ -51,7 +51,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
     try:
         spawn(
-            ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+            [
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
             "scheduler.log",
         )
         deadline = time.monotonic() + 60
@@ -62,8 +71,18 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         address = json.loads(scheduler_file.read_text())["address"]
         workers = [
             spawn(
-                ["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}",
-                 "--local-directory", str(tmp / f"w{i}")],
+                [
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--name",
+                    f"w{i}",
+                    "--local-directory",
+                    str(tmp / f"w{i}"),
+                ],
                 f"worker{i}.log",
             )
             for i in range(2)

@@ -39,13 +39,19 @@ sweep = { load = [0.5, 1.0] }
         ("seeds = 0", "seeds: must be at least 1, got 0"),
         ("seed = 'x'", "seed: expected a whole number, got text ('x')"),
         ("[workload]\ngenerator = 'nope'", "workload.generator: unknown workload 'nope' (workloads: coflow-benchmark"),
-        ("[workload]\ngenerator = 'default'\nn_cofflows = 3", 'workload.n_cofflows: coflow-benchmark: unknown parameter "n_cofflows"'),
+        (
+            "[workload]\ngenerator = 'default'\nn_cofflows = 3",
+            'workload.n_cofflows: coflow-benchmark: unknown parameter "n_cofflows"',
+        ),
         ("[workload]\ngenerator = 'default'\nseed = 3", "workload.seed: the generator's seed is derived per point"),
         (
             "[workload]\ngenerator = 'default'\nsweep = { load = [0.5, -1] }",
             "workload.sweep.load[1]: coflow-benchmark: load: must be a positive finite number, got -1",
         ),
-        ("[workload]\ngenerator = 'default'\nsweep = { load = [0.5, 0.5] }", "workload.sweep.load[1]: 0.5 is given twice"),
+        (
+            "[workload]\ngenerator = 'default'\nsweep = { load = [0.5, 0.5] }",
+            "workload.sweep.load[1]: 0.5 is given twice",
+        ),
         ("[workload]\ngenerator = 'default'\nsweep = { load = 0.5 }", "workload.sweep.load: expected a non-empty list"),
         ("[workload]\ntrace = 'missing.txt'", "workload.trace:"),
     ],
@@ -92,9 +98,7 @@ def test_trace_workloads_take_one_seed_and_no_sweep(tmp_path: Path) -> None:
     with pytest.raises(ExperimentError, match=r"seeds: a trace is one workload"):
         load_experiment(write(tmp_path, "seeds = 2\nschedulers = ['fair']\n[workload]\ntrace = 't.csv'\n"))
     with pytest.raises(ExperimentError, match=r"workload.sweep: a trace has no parameters"):
-        load_experiment(
-            write(tmp_path, "schedulers = ['fair']\n[workload]\ntrace = 't.csv'\nsweep = { load = [1] }\n")
-        )
+        load_experiment(write(tmp_path, "schedulers = ['fair']\n[workload]\ntrace = 't.csv'\nsweep = { load = [1] }\n"))
 
 
 def test_syntax_errors_give_line_and_column(tmp_path: Path) -> None:
@@ -193,7 +197,9 @@ def test_store_rows_configuration_and_version(small_store: Path) -> None:
     config = json.loads(row["config"])
     assert config["scheduler"] == "varys" and config["workload"]["params"]["load"] == 1.0
     assert config["workload"]["params"]["seed"] == row["seed"]
-    w = coflowkit.generate(config["workload"]["generator"], preset=config["workload"]["preset"], **config["workload"]["params"])
+    w = coflowkit.generate(
+        config["workload"]["generator"], preset=config["workload"]["preset"], **config["workload"]["params"]
+    )
     again = coflowkit.simulate(w, "varys", progress=False).coflows()
     mine = coflows[coflows["point"] == row["point"]]
     assert list(again["cct_s"]) == list(mine["cct_s"])

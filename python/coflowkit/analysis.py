@@ -185,7 +185,11 @@ class StoreData:
         df = pd.DataFrame({"point": table["point"].to_numpy(zero_copy_only=False), "cct_s": table["cct_s"].to_numpy()})
         label_of = dict(zip(pts["point"], pts["label"], strict=True))
         df["label"] = df["point"].map(label_of)
-        return {label: df.loc[df["label"] == label, "cct_s"].to_numpy() for label in self.labels if label in set(df["label"])}
+        return {
+            label: df.loc[df["label"] == label, "cct_s"].to_numpy()
+            for label in self.labels
+            if label in set(df["label"])
+        }
 
     def has_deadlines(self, kind: str) -> bool:
         """True if some finished point had coflow (``coflow``) or flow (``flow``) deadlines."""

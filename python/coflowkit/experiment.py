@@ -108,7 +108,19 @@ DEFAULT_METRICS = ["improvement_mean", "improvement_p95"]
 #: What a bar figure shows per bin.
 BARS = ("improvement", "normalized")
 
-_TOP_KEYS = ("name", "description", "seed", "seeds", "common_seeds", "baseline", "schedulers", "workload", "topology", "metrics", "plot")
+_TOP_KEYS = (
+    "name",
+    "description",
+    "seed",
+    "seeds",
+    "common_seeds",
+    "baseline",
+    "schedulers",
+    "workload",
+    "topology",
+    "metrics",
+    "plot",
+)
 _WORKLOAD_KEYS = ("generator", "preset", "trace", "sweep")
 _SCHEDULER_KEYS = ("spec", "label", "sweep")
 _TOPOLOGY_KEYS = ("spec", "sweep")
@@ -307,7 +319,9 @@ class Experiment:
             "common_seeds": self.common_seeds,
             "baseline": self.baseline,
             "labels": self.labels,
-            "schedulers": [{"spec": s.spec, "label": s.label, "axes": [a.name for a in s.axes]} for s in self.schedulers],
+            "schedulers": [
+                {"spec": s.spec, "label": s.label, "axes": [a.name for a in s.axes]} for s in self.schedulers
+            ],
             "workload": {k: v for k, v in self.workload.items() if k != "trace_path"},
             "topology": self.topology,
             "axes": [{"name": a.name, "values": list(a.values)} for a in self.axes()],
@@ -485,9 +499,7 @@ class _Checker:
                 raise self.fail("workload.trace", "give a trace or a generator, not both")
             extra = [k for k in t if k != "trace"]
             if extra:
-                raise self.fail(
-                    _join("workload", extra[0]), "a trace has no parameters (sweeps need a generator)"
-                )
+                raise self.fail(_join("workload", extra[0]), "a trace has no parameters (sweeps need a generator)")
             trace = self.text(t["trace"], "workload.trace")
             path = _resolve(self.path, trace)
             if not path.is_file():

@@ -85,8 +85,7 @@ def _render(data: StoreData, path: Path, figures: dict[str, FigureFile]) -> str:
     lines += [
         "Bins as in Aalo (SIGCOMM 2015) 7.1: short (S) when the longest flow is under 5 MiB, "
         "narrow (N) with at most 50 flows; All is every coflow."
-        f" Improvement = {data.baseline}'s CCT / the scheduler's, on the same workloads (above 1 is better)."
-        + spread,
+        f" Improvement = {data.baseline}'s CCT / the scheduler's, on the same workloads (above 1 is better)." + spread,
         "",
     ]
     kind = exp["plot"]["bars"]

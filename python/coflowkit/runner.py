@@ -36,7 +36,6 @@ import concurrent.futures as cf
 import json
 import os
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -48,7 +47,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from . import __version__, _core
-from .experiment import Experiment, Point
+from .experiment import Experiment
 from .results import COFLOW_COLUMNS, _table
 from .store import Store, utc_now
 from .trace import load_trace
@@ -355,9 +354,7 @@ def _run(
     points = experiment.points()
     status = store.status()
     todo = [p for p in points if status.get(p.key) != "done" and (retry_failed or p.key not in status)]
-    summary = RunSummary(
-        store=store.root, n_points=len(points), n_skipped=len(points) - len(todo), n_todo=len(todo)
-    )
+    summary = RunSummary(store=store.root, n_points=len(points), n_skipped=len(points) - len(todo), n_todo=len(todo))
     executor = None
     if todo:
         executor = _DaskExecutor(cluster) if cluster else _LocalExecutor(workers or _default_workers())
