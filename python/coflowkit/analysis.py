@@ -176,6 +176,14 @@ class StoreData:
         df["_x"] = df["x"].map(lambda x: rank.get(_axis_text(x), len(rank)))
         return _ordered(df.sort_values("_x", kind="stable"), self.labels).drop(columns="_x")
 
+    def references(self, axis: str, metric: MetricInfo) -> pd.DataFrame:
+        """For a scheduler axis: schedulers without it (the baseline, others), one value each
+        at the slice (mean, min, max over replicates), to draw as flat references."""
+        v = self.slice(self.values(metric), free=axis)
+        v = v[v[axis].isna()]
+        rows = [_agg(g["value"], label=label) for label, g in v.groupby("label", sort=False)]
+        return _ordered(pd.DataFrame(rows, columns=["label", "mean", "min", "max", "n"]), self.labels)
+
     def ccts(self) -> dict[str, np.ndarray]:
         """At the slice, per label: every coflow's CCT (s), pooled over replicates."""
         pts = self.slice(self.done)

@@ -149,7 +149,7 @@ def make_figures(
                 param = axis.split(".", 1)[1]
                 others = data.slice_text(free=axis)
                 at = f" ({others})" if others else ""
-                spread = f"; mean of {seeds} seeds, bars span their range" if seeds > 1 else ""
+                spread = f"; mean of {seeds} seeds, error bars span their range" if seeds > 1 else ""
                 caption = f"{metric_info(metric).label.format(baseline=data.baseline)} against {param}{at}{spread}."
                 written.append(_save(fig, out_dir, f"sweep-{param}-{metric}", formats, " ".join(caption.split())))
     return written
@@ -268,6 +268,13 @@ def _sweep(data: StoreData, looks: _Looks, axis: str, metric: str) -> Figure | N
             lo = mean - g["min"].to_numpy(dtype=float)
             hi = g["max"].to_numpy(dtype=float) - mean
             ax.errorbar(xs, mean, yerr=[lo, hi], fmt="none", ecolor=style["color"], elinewidth=0.6, capsize=1.5)
+    if axis.startswith("scheduler."):
+        # Schedulers without this parameter are one value each: flat lines across the axis.
+        for r in data.references(axis, info).itertuples(index=False):
+            if info.relative is not None and r.label == data.baseline:
+                continue
+            style = looks.line(str(r.label))
+            ax.axhline(r.mean, color=style["color"], linestyle=style["linestyle"], linewidth=1.0, label=str(r.label))
     if not numeric:
         ax.set_xticks(range(len(values)), [str(v) for v in values])
     elif min(values) > 0 and max(values) / min(values) >= 20:
@@ -281,7 +288,10 @@ def _sweep(data: StoreData, looks: _Looks, axis: str, metric: str) -> Figure | N
         ax.set_ylim(0, min(100.0, max(top * 1.15, 5.0)))
     ax.set_xlabel(data.axis_label(axis))
     ax.set_ylabel(info.label.format(baseline=data.baseline))
-    ax.legend(ncols=2 if df["label"].nunique() > 3 else 1)
+    handles, names = ax.get_legend_handles_labels()
+    rank = {label: i for i, label in enumerate(data.labels)}
+    pairs = sorted(zip(names, handles, strict=True), key=lambda p: rank.get(p[0], len(rank)))
+    ax.legend([h for _, h in pairs], [n for n, _ in pairs], ncols=2 if len(pairs) > 3 else 1)
     return fig
 
 

@@ -147,13 +147,18 @@ def _sweep_table(data: StoreData, axis: str, metric: str) -> list[str]:
     values = next(a["values"] for a in data.axes if a["name"] == axis)
     ratio = info.relative is not None
     rows = ["| scheduler | " + " | ".join(str(v) for v in values) + " |", "|---|" + "---:|" * len(values)]
+    refs = data.references(axis, info).set_index("label") if axis.startswith("scheduler.") else None
+    param = axis.split(".", 1)[1]
     for label in data.labels:
         g = df[df["label"] == label]
-        if g.empty:
-            continue
-        by_x = {_key(x): r for x, (_, r) in zip(g["x"], g.iterrows(), strict=True)}
-        cells = [_cell(by_x.get(_key(v)), ratio, data.experiment["seeds"], info.scale == 100.0) for v in values]
-        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+        if not g.empty:
+            by_x = {_key(x): r for x, (_, r) in zip(g["x"], g.iterrows(), strict=True)}
+            cells = [_cell(by_x.get(_key(v)), ratio, data.experiment["seeds"], info.scale == 100.0) for v in values]
+            rows.append(f"| {label} | " + " | ".join(cells) + " |")
+        elif refs is not None and label in refs.index and not (ratio and label == data.baseline):
+            # A scheduler without this parameter: one value, the same in every column.
+            cell = _cell(refs.loc[label], ratio, data.experiment["seeds"], info.scale == 100.0)
+            rows.append(f"| {label} (no {param}) | " + " | ".join([cell] * len(values)) + " |")
     return rows
 
 
