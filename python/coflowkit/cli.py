@@ -35,10 +35,7 @@ import click
 
 from . import __version__, _core, synthetic, topology_info
 from . import simulate as run_simulation
-from .analysis import StoreData, load_store
 from .experiment import Experiment, load_experiment
-from .plots import make_figures
-from .report import write_report
 from .results import Results
 from .runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
 from .trace import FORMATS, load_trace, write_trace
@@ -622,8 +619,10 @@ def run_cmd(
         )
 
 
-def _load_store(source: Path) -> StoreData:
+def _load_store(source: Path) -> Any:
     """A store (or an experiment file's default store), read for figures and reports."""
+    from .analysis import load_store  # with plots and reports only: matplotlib is slow to import
+
     try:
         return load_store(source)
     except FileNotFoundError as e:
@@ -658,6 +657,8 @@ def plot_cmd(store: Path, out: Path | None, formats: str) -> None:
     bad = [f for f in fmts if f not in ("png", "pdf", "svg")]
     if bad or not fmts:
         raise click.BadParameter(f"{bad[0] if bad else formats!r}: use png, pdf or svg", param_hint="'--format'")
+    from .plots import make_figures
+
     data = _load_store(store)
     with _data_errors():
         figures = make_figures(data, out, fmts)
@@ -679,6 +680,8 @@ def plot_cmd(store: Path, out: Path | None, formats: str) -> None:
 @click.option("--no-figures", is_flag=True, help="Tables only; do not draw the figures.")
 def report_cmd(store: Path, out: Path | None, no_figures: bool) -> None:
     """Write a Markdown report of an experiment (tables and figures) from its result STORE."""
+    from .report import write_report
+
     data = _load_store(store)
     with _data_errors():
         path = write_report(data, out, figures=not no_figures)
