@@ -388,6 +388,12 @@ def _run(
         store.consolidate(fresh)
         summary.wall_s = time.perf_counter() - t0
         raise RunInterrupted(summary) from None
+    except BaseException:
+        # The store could not be written (a full disk, ...): stop the points still queued.
+        bar.close()
+        if executor is not None:
+            executor.cancel(futures)
+        raise
     bar.close()
     if executor is not None:
         executor.close()
