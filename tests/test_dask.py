@@ -125,7 +125,14 @@ def test_cluster_run_equals_local_run(cluster: Cluster, tmp_path: Path) -> None:
     assert_same_store(tmp_path / "local", tmp_path / "by-file")
 
 
-def test_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
+def test_unreachable_cluster_is_named() -> None:
+    from coflowkit.runner import RunnerError, _DaskExecutor
+
+    with pytest.raises(RunnerError, match=r"^cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9: "):
+        _DaskExecutor("tcp://127.0.0.1:9", connect_timeout=1.0)
+
+
+def test_cluster_and_workers_are_exclusive(tmp_path: Path) -> None:
     exp = write(tmp_path, GRID)
-    proc = run_cli("run", exp, "--out", tmp_path / "x", "--cluster", "tcp://127.0.0.1:9", "--no-progress")
-    assert_one_line_error(proc, 1, "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    proc = run_cli("run", exp, "--cluster", "tcp://127.0.0.1:9", "--workers", "2")
+    assert_one_line_error(proc, 2, "--workers sets local threads")

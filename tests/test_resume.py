@@ -25,6 +25,10 @@ generator = "coflow-benchmark"
 sweep = { load = [0.4, 0.8] }
 """
 N_POINTS = 12
+_WITH_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'coflowkit', *sys.argv[1:]])"
+)
 
 
 def parts(store: Path) -> dict[str, tuple[int, int]]:
@@ -37,7 +41,10 @@ def parts(store: Path) -> dict[str, tuple[int, int]]:
 
 def start_and_stop(exp: Path, store: Path, sig: signal.Signals, after: int) -> subprocess.CompletedProcess[str]:
     """Starts `coflowkit run` on one thread, sends `sig` once `after` points are stored."""
-    cmd = [sys.executable, "-m", "coflowkit", "run", str(exp), "--out", str(store), "--workers", "1", "--no-progress"]
+    args = ["run", str(exp), "--out", str(store), "--workers", "1", "--no-progress"]
+    # As from a terminal: SIGINT at its default. A background job of a non-interactive shell (how CI
+    # may start the suite) ignores SIGINT, children inherit that, and Python then keeps ignoring it.
+    cmd = [sys.executable, "-c", _WITH_DEFAULT_SIGINT, *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while len(parts(store)) < after:
