@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import coflowkit
+from coflowkit.store import VOLATILE_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The Facebook 2010 coflow-benchmark trace, kept outside the repository.
@@ -58,3 +62,26 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *ne
     for needle in needles:
         assert needle in line, (needle, line)
     return line
+
+
+def write(tmp_path: Path, text: str, name: str = "exp.toml") -> Path:
+    """Writes an experiment file; returns its path."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def comparable(store: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A store's tables without what says how a point ran (time, place, resolved paths)."""
+    points = pq.read_table(store / "points.parquet").to_pandas().drop(columns=list(VOLATILE_COLUMNS))
+    points["config"] = points["config"].map(lambda c: {k: v for k, v in json.loads(c).items() if k != "resolved"})
+    coflows = pq.read_table(store / "coflows.parquet").to_pandas()
+    return points, coflows
+
+
+def assert_same_store(a: Path, b: Path) -> None:
+    """Two stores hold the same points, configurations and numbers, bit for bit."""
+    points_a, coflows_a = comparable(a)
+    points_b, coflows_b = comparable(b)
+    pd.testing.assert_frame_equal(points_a, points_b, check_exact=True)
+    pd.testing.assert_frame_equal(coflows_a, coflows_b, check_exact=True)

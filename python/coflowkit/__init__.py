@@ -14,6 +14,10 @@ schedulers, and read the results as pandas (or polars) tables::
     res.write("results/")    # CSV and Parquet per scheduler
     coflowkit.simulate(w, "fair", topology="fat-tree:k=8")   # a multi-hop fabric
 
+    # A declared sweep (docs/experiments.md), locally or on a Dask cluster:
+    exp = coflowkit.load_experiment("examples/experiments/loads.toml")
+    coflowkit.run_experiment(exp, "results/loads")            # cluster="tcp://host:8786"
+
 The simulation itself runs in Rust (``coflowkit._core``) with the GIL
 released, several schedulers in parallel threads.
 """
@@ -32,14 +36,22 @@ from .trace import load_trace, workload_from_table, workload_to_table, write_tra
 
 __version__: str = _core.__version__
 
+# After __version__: the runner records it with every point.
+from .experiment import Experiment, ExperimentError, load_experiment  # noqa: E402
+from .runner import run_experiment  # noqa: E402
+
 __all__ = [
     "BINS",
+    "Experiment",
+    "ExperimentError",
     "Results",
     "SimulationError",
     "Workload",
     "generate",
     "generators",
+    "load_experiment",
     "load_trace",
+    "run_experiment",
     "schedulers",
     "simulate",
     "synthetic",

@@ -47,6 +47,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload::generate_workload, m)?)?;
     m.add_function(wrap_pyfunction!(workload::generators, m)?)?;
     m.add_function(wrap_pyfunction!(workload::generator_params, m)?)?;
+    m.add_function(wrap_pyfunction!(workload::check_generator, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;

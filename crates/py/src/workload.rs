@@ -537,6 +537,26 @@ pub fn generate_workload(
     Ok(PyWorkload { inner, source })
 }
 
+/// Checks generator `name` in `preset` with `params` (as for
+/// `generate_workload`) without generating: raises the `ValueError` that
+/// generating would (unknown workload, preset or parameter, a bad value, a
+/// configuration that does not hold together).
+#[pyfunction]
+#[pyo3(signature = (name, preset = None, params = Vec::new()))]
+pub fn check_generator(
+    name: &str,
+    preset: Option<&str>,
+    params: Vec<(String, String)>,
+) -> PyResult<()> {
+    let info = registry::find(name).map_err(value_error)?;
+    let pairs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    info.configure(preset, &pairs).map_err(value_error)?;
+    Ok(())
+}
+
 /// Every generator: a dict with `name`, `about`, `source` (paper and
 /// section), `presets` (list of `(name, about)`, the first the default) and
 /// `params` (list of `(name, default, doc)` in the default preset).
