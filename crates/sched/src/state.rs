@@ -42,7 +42,7 @@
 //! and not completed, in release order (`release_coflow`, `complete_coflow`).
 
 use coflowkit_model::{
-    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Dur, Fabric, FlowKey, FlowKind, HostId,
+    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind, HostId,
     JobStage, LinkId, Time,
 };
 use std::collections::HashMap;
@@ -61,6 +61,7 @@ struct CoflowInfo {
     arrival: Time,
     release: Time,
     job: Option<JobStage>,
+    dag: DagId,
     deadline: Option<Dur>,
     first_flow: u32,
     n_flows: u32,
@@ -359,6 +360,7 @@ impl NetState {
             arrival: spec.arrival,
             release: Time::NEVER,
             job: spec.job,
+            dag: DagId::of(spec),
             deadline: spec.deadline,
             first_flow: first,
             n_flows: spec.flows.len() as u32,
@@ -372,6 +374,13 @@ impl NetState {
             n_grouped: 0,
         });
         c
+    }
+
+    /// Sets coflow `c`'s Aalo CoflowId (the driver's, from the whole
+    /// workload: [`coflowkit_model::ValidWorkload::dag_ids`]); until then it
+    /// is [`DagId::of`] its spec.
+    pub fn set_dag(&mut self, c: CoflowIdx, dag: DagId) {
+        self.coflows[c as usize].dag = dag;
     }
 
     /// Makes coflow `c` active now: schedulers see it (in release order)
@@ -1225,6 +1234,12 @@ macro_rules! observed_methods {
         #[inline]
         pub fn job(&self, c: CoflowIdx) -> Option<JobStage> {
             self.s.coflows[c as usize].job
+        }
+        /// Coflow `c`'s Aalo CoflowId: its DAG and its place in it (Aalo
+        /// 5.1, Pseudocode 2; see [`coflowkit_model::DagId`]).
+        #[inline]
+        pub fn dag(&self, c: CoflowIdx) -> DagId {
+            self.s.coflows[c as usize].dag
         }
         /// Bytes coflow `c` has sent so far, over all its flows.
         #[inline]

@@ -1,0 +1,855 @@
+//! `aalo` and `aalo-local`: Discretized Coflow-Aware Least-Attained Service
+//! (D-CLAS), Aalo's non-clairvoyant coflow scheduler (Chowdhury and Stoica,
+//! "Efficient Coflow Scheduling Without Prior Knowledge", SIGCOMM 2015:
+//! 4.2-4.4 and Pseudocode 1; coordination 3.2 and 6.2; DAGs and waves 5.1,
+//! 5.2 and Pseudocode 2).
+//!
+//! # Queues (4.2, 4.4)
+//!
+//! K queues `Q1..QK` with exponentially spaced thresholds: `Qi` holds the
+//! coflows whose size so far (bytes sent, across the whole cluster) is in
+//! `[Qi_lo, Qi_hi)`, with `Q1_lo = 0`, `Qi_hi = E^(i-1) * Q1_hi` and
+//! `QK_hi = infinity`. A coflow enters `Q1` at its release and is demoted
+//! the instant its size reaches the upper threshold of its queue (several
+//! queues at once if a coordination refresh reveals that much). Demotion is
+//! exact: the scheduler asks the driver for a timer at the instant the size
+//! reaches the threshold at the current rates (rounded up to the next
+//! nanosecond), so no step of time is involved. Defaults as the paper's
+//! (7.1): K = 10, E = 10, `Q1_hi` = 10 MiB (the paper's "10 MB"; the
+//! authors' simulator and implementation both use 10 * 2^20 bytes).
+//!
+//! The scheduler is non-clairvoyant by construction: `Knows = KnowsSent`, so
+//! its view ([`Observed`]) has no sizes, widths or end times. A coflow's size
+//! is what its flows have sent, so every wave, restarted or speculative task
+//! that adds flows to a running coflow adds to the same growing size (5.2).
+//!
+//! # Order inside a queue (4.4, 5.1, Pseudocode 2)
+//!
+//! FIFO by Aalo's CoflowId: by the external part (the DAG), then the
+//! internal part (the place in the DAG). The external part is the order in
+//! which DAGs register: a DAG takes the next number when the first of its
+//! coflows is released (coflows released at one instant by arrival, then
+//! id), like Pseudocode 2's `NextCoflowID++`; the internal part is
+//! [`coflowkit_model::DagId::stage`] (the job's stage, or `1 + max` over the
+//! parents'). Remaining ties go to the earlier release, arrival, then id. So
+//! a DAG's coflows stay together behind the DAGs before it, and within a
+//! DAG a coflow never goes ahead of one it depends on (Starts-After parents
+//! are complete before their children are released, so this matters for
+//! Finishes-Before children, which run alongside their parents). A coflow
+//! with neither job nor parents is a DAG of its own, so on such workloads
+//! the order is `fifo`'s: release, arrival, id.
+//!
+//! # Sharing between queues (Pseudocode 1)
+//!
+//! Inside a queue, coflows are served in order with strict priority, and
+//! the flows of one coflow share max-min fairly (flows of a coflow on one
+//! path get one rate). Between queues, `queues=weighted` (the default) uses
+//! weighted sharing, with weight `K - i + 1` for `Qi` unless `weights=` says
+//! otherwise; `queues=strict` serves `Q1` first, then `Q2` on what is left,
+//! and so on (the variant of the authors' simulator).
+//!
+//! Weighted sharing is defined per link, on any fabric, as Pseudocode 1's
+//! loop "while the fabric is not saturated": starting from every link's
+//! capacity as its residual, rounds repeat
+//!
+//! 1. A flow *can grow* if every link on its path has residual capacity
+//!    (more than 1e-9 of its capacity). On each link, the residual is split
+//!    between the queues that have a flow crossing it that can grow, in
+//!    proportion to their weights: queue `q` is granted
+//!    `residual(l) * w_q / sum of w_p over those queues p` (`Q_i.share`,
+//!    line 13). A queue with no flow that can grow on a link is granted
+//!    nothing there, so nothing is held back for absent queues.
+//! 2. Each queue serves its coflows in order on its grants alone: each
+//!    coflow's flows that can grow get max-min rates on what the queue's
+//!    earlier coflows left of its grants (lines 3-7), added to their rates.
+//! 3. What the queues did not use stays as residual, and the next round
+//!    splits it again among the queues that can still use it, by weight
+//!    (line 8, "distribute unused `Q_i.share`" with line 14's "max-min among
+//!    `Q_j`"),
+//!
+//! until no flow can grow: the allocation is work-conserving (every flow
+//! crosses a saturated link). Rounds after the first are rare and short in
+//! practice; they are capped at 64, after which what is left goes to the
+//! queues in priority order (a safety net that keeps the rule work-conserving
+//! and finite). On one link with every queue present and able to use its
+//! grant this gives each queue exactly its weight's fraction; a queue that
+//! cannot use its whole grant (its flows are held elsewhere) leaves the rest
+//! to the others in proportion to their weights. The big switch is no
+//! special case: a flow's links are its sender's uplink and its receiver's
+//! downlink (or its host's CPU for a compute stage). With one queue (K = 1),
+//! or with strict queues, this is strict priority in the order above with
+//! max-min inside a coflow: `fifo`'s rule.
+//!
+//! # Coordination (3.2, 6.2)
+//!
+//! The schedule is made per sending host (Aalo's daemons sit with the
+//! senders): a flow is served in the queue its sender puts its coflow in,
+//! by the sender's estimate of the coflow's size. The coordinator refreshes
+//! the global view every Δ (`delta=10ms`, the paper's default), at the
+//! instants `0, Δ, 2Δ, ...`: each sender's estimate of a coflow is then its
+//! size across the cluster at the last refresh (0 for a coflow released
+//! since, which so starts in `Q1` everywhere) plus what the sender itself
+//! has sent of it since. Between refreshes, senders of one coflow may thus
+//! hold it in different queues; its flows are served with the other flows
+//! of their queue. A refresh that moves no coflow to another queue at any
+//! sender changes nothing, and costs no event. `delta=0` refreshes
+//! instantly: every sender always knows the true size, and a coflow is in
+//! one queue. `aalo-local` never refreshes: each sender ranks coflows by
+//! the bytes it has sent itself (Aalo 7.2.1's "without coordination",
+//! Theorem A.1).
+//!
+//! Correctness properties: a queue never decreases (sizes only grow), and a
+//! sender's estimate is never above the true size (`update_queues`); a
+//! sender's bytes per coflow are exact (corrected at every rate change and
+//! completion with the state's own count of the flow's bytes,
+//! [`Observed::sent`]), so demotion instants are exact to the nanosecond
+//! (`set_flow_rate`, `finish_flow`); every active flow gets a rate every
+//! call (`allocate`).
+
+use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
+use coflowkit_alloc::MaxMin;
+use coflowkit_model::{ceil_ns_time, DagKey, Dur, Time};
+use rustc_hash::FxHashMap;
+
+/// How often the global view of coflow sizes is refreshed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coordination {
+    /// Instantly (Δ = 0): every sender knows every coflow's true size.
+    Instant,
+    /// Every Δ, at the instants `0, Δ, 2Δ, ...` (`aalo`).
+    Every(Dur),
+    /// Never: each sender knows only what it has sent (`aalo-local`).
+    Never,
+}
+
+/// D-CLAS's parameters; see the module doc.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AaloConfig {
+    /// The upper thresholds of `Q1..Q(K-1)`, bytes, increasing.
+    pub thresholds: Vec<f64>,
+    /// The weight of each queue, `Q1` first (K of them, positive).
+    pub weights: Vec<f64>,
+    /// Strict priority between queues instead of weighted sharing.
+    pub strict: bool,
+    /// How the global view of sizes is refreshed.
+    pub coordination: Coordination,
+}
+
+impl AaloConfig {
+    /// K queues with thresholds `q1 * e^i`, weights `K - i + 1`, weighted
+    /// sharing, refreshed every 10 ms.
+    pub fn exponential(k: usize, e: f64, q1: f64) -> AaloConfig {
+        AaloConfig {
+            thresholds: (0..k.saturating_sub(1))
+                .map(|i| q1 * e.powi(i as i32))
+                .collect(),
+            weights: (0..k).map(|i| (k - i) as f64).collect(),
+            strict: false,
+            coordination: Coordination::Every(Dur::from_millis(10)),
+        }
+    }
+
+    /// The paper's defaults (7.1): K = 10, E = 10, `Q1_hi` = 10 MiB.
+    pub fn paper() -> AaloConfig {
+        AaloConfig::exponential(10, 10.0, (10u64 << 20) as f64)
+    }
+
+    /// Number of queues.
+    pub fn n_queues(&self) -> usize {
+        self.thresholds.len() + 1
+    }
+
+    /// The queue (0 for `Q1`) of a coflow of `size` bytes: the number of
+    /// thresholds at or below it, a threshold within float noise counting
+    /// as reached (the timer that demotes fires at the rounded-up instant).
+    pub fn queue_of(&self, size: f64) -> u32 {
+        self.thresholds
+            .iter()
+            .take_while(|&&t| size >= t - crossing_slack(t))
+            .count() as u32
+    }
+}
+
+/// Bytes under a threshold that count as having reached it: float noise.
+fn crossing_slack(threshold: f64) -> f64 {
+    1e-9 * threshold.abs() + 1e-6
+}
+
+/// Sent bytes growing linearly: `value` at `at`, `rate` bytes per ns since.
+#[derive(Debug, Clone, Copy, Default)]
+struct Acc {
+    value: f64,
+    at: Time,
+    rate: f64,
+}
+
+impl Acc {
+    fn value_at(&self, t: Time) -> f64 {
+        self.value + self.rate * (t.0 as f64 - self.at.0 as f64)
+    }
+    /// Settles at `t`, adds `extra` bytes and `extra_rate` bytes per ns.
+    fn bump(&mut self, t: Time, extra: f64, extra_rate: f64) {
+        self.value = self.value_at(t) + extra;
+        self.at = t;
+        self.rate += extra_rate;
+    }
+}
+
+/// The ordering key inside a queue: (DAG rank, stage, release, arrival, id).
+type Key = (u64, u32, Time, Time, u64);
+
+/// What a sending host knows of one coflow, and where it queues it.
+#[derive(Debug, Clone, Default)]
+struct Piece {
+    /// Bytes this sender has sent of the coflow.
+    sent: Acc,
+    /// `sent` at the last refresh (0 if the piece began after it).
+    at_sync: f64,
+    queue: u32,
+    n_active: u32,
+}
+
+/// The active flows of a coflow over one path (they always share a rate).
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    path: PathIdx,
+    piece: u32,
+    flows: Vec<FlowIdx>,
+    /// The per-flow rate applied (bits/s) and the one being computed.
+    rate: f64,
+    next: f64,
+    /// Its flows need their rates and classes set whatever `next` is.
+    dirty: bool,
+    live_pos: u32,
+}
+
+/// One active coflow.
+#[derive(Debug, Clone, Default)]
+struct Co {
+    key: Key,
+    slots: Vec<Slot>,
+    slot_of: FxHashMap<PathIdx, u32>,
+    /// Slots with active flows.
+    live: Vec<u32>,
+    pieces: Vec<Piece>,
+    piece_of: FxHashMap<u32, u32>,
+    /// Bytes sent by the whole coflow.
+    total: Acc,
+    /// Its size at the last refresh (0 if released after it).
+    global: f64,
+}
+
+/// Per flow: its slot and place in it, and the rate the driver applies
+/// (bytes per ns) since `at`, when it had sent `sent`.
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowBook {
+    slot: u32,
+    pos: u32,
+    sent: f64,
+    at: Time,
+    rate: f64,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// D-CLAS; see the module doc.
+#[derive(Debug)]
+pub struct Aalo {
+    name: &'static str,
+    cfg: AaloConfig,
+    co: Vec<Co>,
+    /// Active coflows by key.
+    order: Vec<CoflowIdx>,
+    dag_rank: FxHashMap<DagKey, u64>,
+    n_ranks: u64,
+    books: Vec<FlowBook>,
+    /// The index of the last refresh applied (`Every` only).
+    n_syncs: u64,
+    batch: Vec<CoflowIdx>,
+    server: Server,
+}
+
+impl Aalo {
+    /// A D-CLAS scheduler named `name` (`aalo` or `aalo-local`).
+    pub fn new(name: &'static str, cfg: AaloConfig) -> Aalo {
+        assert_eq!(cfg.weights.len(), cfg.n_queues(), "one weight per queue");
+        Aalo {
+            name,
+            cfg,
+            co: vec![],
+            order: vec![],
+            dag_rank: FxHashMap::default(),
+            n_ranks: 0,
+            books: vec![],
+            n_syncs: 0,
+            batch: vec![],
+            server: Server::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AaloConfig {
+        &self.cfg
+    }
+
+    /// A sender's estimate of its coflow's size at `t`.
+    fn estimate(&self, co: &Co, p: &Piece, t: Time) -> f64 {
+        match self.cfg.coordination {
+            Coordination::Instant => co.total.value_at(t),
+            Coordination::Every(_) => co.global + p.sent.value_at(t) - p.at_sync,
+            Coordination::Never => p.sent.value_at(t),
+        }
+    }
+
+    /// Applies the latest refresh at or before `now`, if it is new: every
+    /// coflow's global size and every sender's bytes as of that instant
+    /// (rates have not changed since the previous call, so the values there
+    /// are exact).
+    fn refresh(&mut self, now: Time) {
+        let Coordination::Every(delta) = self.cfg.coordination else {
+            return;
+        };
+        let k = now.0 / delta.0.max(1);
+        if k <= self.n_syncs {
+            return;
+        }
+        self.n_syncs = k;
+        let t = Time(k * delta.0);
+        for &c in &self.order {
+            let co = &mut self.co[c as usize];
+            co.global = co.total.value_at(t);
+            for p in &mut co.pieces {
+                p.at_sync = p.sent.value_at(t);
+            }
+        }
+    }
+
+    fn release(&mut self, view: &Observed<'_>, changes: &Changes, now: Time) {
+        self.batch.clear();
+        self.batch.extend_from_slice(&changes.arrived);
+        self.batch
+            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+        for i in 0..self.batch.len() {
+            let c = self.batch[i];
+            let dag = view.dag(c);
+            let rank = *self.dag_rank.entry(dag.dag).or_insert_with(|| {
+                self.n_ranks += 1;
+                self.n_ranks
+            });
+            if self.co.len() <= c as usize {
+                self.co.resize_with(c as usize + 1, Co::default);
+            }
+            let co = &mut self.co[c as usize];
+            *co = Co {
+                key: (
+                    rank,
+                    dag.stage,
+                    view.release(c),
+                    view.arrival(c),
+                    view.coflow_id(c).0,
+                ),
+                ..Co::default()
+            };
+            co.total.at = now;
+            let key = co.key;
+            let at = self
+                .order
+                .partition_point(|&x| self.co[x as usize].key < key);
+            self.order.insert(at, c);
+        }
+    }
+
+    fn start_flow(&mut self, view: &Observed<'_>, f: FlowIdx, now: Time) {
+        let c = view.coflow_of(f) as usize;
+        if self.books.len() <= f as usize {
+            self.books.resize(view.n_flows(), FlowBook::default());
+        }
+        let host = view.src(f).0;
+        let path = view.path_idx(f);
+        let n_pieces = self.co[c].pieces.len() as u32;
+        let piece = *self.co[c].piece_of.entry(host).or_insert(n_pieces);
+        if piece == n_pieces {
+            let mut p = Piece {
+                sent: Acc {
+                    at: now,
+                    ..Acc::default()
+                },
+                ..Piece::default()
+            };
+            p.queue = self.cfg.queue_of(self.estimate(&self.co[c], &p, now));
+            self.co[c].pieces.push(p);
+        }
+        let co = &mut self.co[c];
+        co.pieces[piece as usize].n_active += 1;
+        let n_slots = co.slots.len() as u32;
+        let s = *co.slot_of.entry(path).or_insert(n_slots);
+        if s == n_slots {
+            co.slots.push(Slot {
+                path,
+                piece,
+                live_pos: NONE,
+                ..Slot::default()
+            });
+        }
+        let slot = &mut co.slots[s as usize];
+        if slot.flows.is_empty() {
+            slot.live_pos = co.live.len() as u32;
+            co.live.push(s);
+        }
+        slot.dirty = true;
+        self.books[f as usize] = FlowBook {
+            slot: s,
+            pos: slot.flows.len() as u32,
+            sent: 0.0,
+            at: now,
+            rate: 0.0,
+        };
+        slot.flows.push(f);
+    }
+
+    fn finish_flow(&mut self, view: &Observed<'_>, f: FlowIdx, now: Time) {
+        let c = view.coflow_of(f) as usize;
+        let b = self.books[f as usize];
+        let co = &mut self.co[c];
+        // The flow sent exactly its bytes; what the linear model credited it
+        // with may differ by the rounding of its completion instant.
+        let extra = view.sent(f) - (b.sent + b.rate * (now.0 - b.at.0) as f64);
+        let slot = &mut co.slots[b.slot as usize];
+        let piece = slot.piece as usize;
+        let last = slot.flows.pop().expect("the slot holds the flow");
+        if last != f {
+            slot.flows[b.pos as usize] = last;
+            self.books[last as usize].pos = b.pos;
+        }
+        if slot.flows.is_empty() {
+            let at = slot.live_pos as usize;
+            slot.live_pos = NONE;
+            let moved = co.live.pop().expect("a live slot");
+            if moved != b.slot {
+                co.live[at] = moved;
+                co.slots[moved as usize].live_pos = at as u32;
+            }
+        }
+        let p = &mut co.pieces[piece];
+        p.n_active -= 1;
+        p.sent.bump(now, extra, -b.rate);
+        co.total.bump(now, extra, -b.rate);
+    }
+
+    /// Moves every sender's coflows to the queues their estimates reach.
+    fn update_queues(&mut self, now: Time) {
+        for i in 0..self.order.len() {
+            let c = self.order[i] as usize;
+            for k in 0..self.co[c].pieces.len() {
+                let co = &self.co[c];
+                let p = &co.pieces[k];
+                if p.n_active == 0 && self.cfg.coordination != Coordination::Instant {
+                    continue;
+                }
+                let q = self.cfg.queue_of(self.estimate(co, p, now)).max(p.queue);
+                if q != p.queue {
+                    let co = &mut self.co[c];
+                    co.pieces[k].queue = q;
+                    for &s in &co.live {
+                        if co.slots[s as usize].piece == k as u32 {
+                            co.slots[s as usize].dirty = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gives flow `f` the rate `bits` and keeps the books of its sender
+    /// and coflow exact.
+    fn set_flow_rate(
+        &mut self,
+        view: &Observed<'_>,
+        c: usize,
+        f: FlowIdx,
+        bits: f64,
+        out: &mut Allocation,
+        now: Time,
+    ) {
+        out.set_rate(f, bits);
+        let r1 = out.rate(f).max(0.0) / 8e9;
+        let b = &mut self.books[f as usize];
+        if r1 == b.rate {
+            return;
+        }
+        let sent = view.sent(f);
+        let extra = sent - (b.sent + b.rate * (now.0 - b.at.0) as f64);
+        let dr = r1 - b.rate;
+        *b = FlowBook {
+            sent,
+            at: now,
+            rate: r1,
+            ..*b
+        };
+        let co = &mut self.co[c];
+        let piece = co.slots[b.slot as usize].piece as usize;
+        co.pieces[piece].sent.bump(now, extra, dr);
+        co.total.bump(now, extra, dr);
+    }
+
+    /// The first instant a sender's estimate reaches its queue's upper
+    /// threshold at the current rates, refreshes included.
+    fn crossing(&self, co: &Co, p: &Piece, now: Time) -> Time {
+        let Some(&theta) = self.cfg.thresholds.get(p.queue as usize) else {
+            return Time::NEVER;
+        };
+        let e = self.estimate(co, p, now);
+        let at = |rate: f64, from: Time, left: f64| {
+            ceil_ns_time(from, left.max(0.0), rate).unwrap_or(Time::NEVER)
+        };
+        match self.cfg.coordination {
+            Coordination::Instant => at(co.total.rate, now, theta - e),
+            Coordination::Never => at(p.sent.rate, now, theta - e),
+            Coordination::Every(delta) => {
+                let d = delta.0.max(1);
+                let next_sync = Time((now.0 / d + 1) * d);
+                let local = at(p.sent.rate, now, theta - e);
+                if local < next_sync {
+                    return local;
+                }
+                // At each refresh the estimate jumps to the global size; the
+                // first refresh at or after the global size reaches theta
+                // sees it, unless the sender's own bytes get there first
+                // in the interval before.
+                let s = co.total.value_at(now);
+                let tau = if s >= theta - crossing_slack(theta) {
+                    now
+                } else {
+                    at(co.total.rate, now, theta - s)
+                };
+                if tau == Time::NEVER {
+                    return Time::NEVER;
+                }
+                if tau <= next_sync {
+                    return next_sync;
+                }
+                let t_k = Time(tau.0 / d * d);
+                let s_k = co.total.value_at(t_k);
+                if s_k >= theta - crossing_slack(theta) {
+                    return t_k;
+                }
+                at(p.sent.rate, t_k, theta - s_k).min(Time(t_k.0 + d))
+            }
+        }
+    }
+
+    fn next_wake(&self, now: Time) -> Option<Time> {
+        let mut wake = Time::NEVER;
+        for &c in &self.order {
+            let co = &self.co[c as usize];
+            for p in &co.pieces {
+                if p.n_active > 0 {
+                    wake = wake.min(self.crossing(co, p, now));
+                }
+            }
+        }
+        (wake != Time::NEVER).then_some(wake)
+    }
+}
+
+impl Scheduler for Aalo {
+    type Knows = KnowsSent;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn schedule(
+        &mut self,
+        now: Time,
+        view: Observed<'_>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
+        // The refresh first: it reads sizes along the rates of the interval
+        // that ends now, which the changes below end.
+        self.refresh(now);
+        for &f in &changes.finished {
+            self.finish_flow(&view, f, now);
+        }
+        self.release(&view, changes, now);
+        for &f in &changes.started {
+            self.start_flow(&view, f, now);
+        }
+        // Last: a coflow may be released and complete at one instant.
+        for &c in &changes.finished_coflows {
+            if let Some(at) = self.order.iter().position(|&x| x == c) {
+                self.order.remove(at);
+            }
+            self.co[c as usize] = Co::default();
+        }
+        self.update_queues(now);
+        self.server
+            .allocate(&self.cfg, &view, &self.order, &mut self.co);
+        for i in 0..self.order.len() {
+            let c = self.order[i] as usize;
+            for j in 0..self.co[c].live.len() {
+                let s = self.co[c].live[j] as usize;
+                let slot = &self.co[c].slots[s];
+                let (next, rate, dirty) = (slot.next, slot.rate, slot.dirty);
+                if !dirty && (next == rate || (next - rate).abs() <= 1e-12 * rate.abs()) {
+                    continue;
+                }
+                let class = self.co[c].pieces[slot.piece as usize].queue;
+                for k in 0..self.co[c].slots[s].flows.len() {
+                    let f = self.co[c].slots[s].flows[k];
+                    self.set_flow_rate(&view, c, f, next, out, now);
+                    out.set_class(f, class);
+                }
+                let slot = &mut self.co[c].slots[s];
+                slot.rate = next;
+                slot.dirty = false;
+            }
+        }
+        self.next_wake(now)
+    }
+}
+
+/// Computes D-CLAS's rates (see the module doc) into each live slot's
+/// `next`.
+#[derive(Debug, Default)]
+struct Server {
+    solver: MaxMin,
+    residual: Vec<f64>,
+    full: Vec<f64>,
+    /// Per queue and link (`q * n_links + l`): the queue's grant this round.
+    grant: Vec<f64>,
+    /// Per link: the total weight of the queues present this round.
+    weight_on: Vec<f64>,
+    link_stamp: Vec<u32>,
+    present: Vec<u32>,
+    epoch: u32,
+    /// (queue, link) pairs present this round.
+    pairs: Vec<(u32, u32)>,
+    /// Per queue: its (coflow, slot) pairs, in order.
+    units: Vec<Vec<(CoflowIdx, u32)>>,
+    demand_slot: Vec<u32>,
+    demand_co: Vec<CoflowIdx>,
+}
+
+impl Server {
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.link_stamp.iter_mut().for_each(|s| *s = 0);
+            self.present.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+        self.epoch
+    }
+
+    fn can_grow(&self, links: &[coflowkit_model::LinkId]) -> bool {
+        links
+            .iter()
+            .all(|l| self.residual[l.0 as usize] > self.full[l.0 as usize])
+    }
+
+    fn allocate(
+        &mut self,
+        cfg: &AaloConfig,
+        view: &Observed<'_>,
+        order: &[CoflowIdx],
+        co: &mut [Co],
+    ) {
+        let n_links = view.n_links();
+        let k = cfg.n_queues();
+        if self.full.len() != n_links {
+            self.full = view.capacities().iter().map(|c| c * 1e-9).collect();
+            self.link_stamp = vec![0; n_links];
+            self.weight_on = vec![0.0; n_links];
+            self.present = vec![0; n_links * k];
+            self.grant = vec![0.0; n_links * k];
+        }
+        self.residual.clear();
+        self.residual.extend_from_slice(view.capacities());
+        for &c in order {
+            let co = &mut co[c as usize];
+            for &s in &co.live {
+                co.slots[s as usize].next = 0.0;
+            }
+        }
+        if cfg.strict {
+            self.serve_in_order(cfg, view, order, co);
+            return;
+        }
+        // Pass 1: each link's capacity split between the queues present on
+        // it, by weight; each queue serves its coflows in order on its grants.
+        self.units.resize_with(k, Vec::new);
+        let epoch = self.next_epoch();
+        self.pairs.clear();
+        for u in &mut self.units {
+            u.clear();
+        }
+        for &c in order {
+            let cc = &co[c as usize];
+            for &s in &cc.live {
+                let slot = &cc.slots[s as usize];
+                let q = cc.pieces[slot.piece as usize].queue;
+                self.units[q as usize].push((c, s));
+                for l in view.path_links(slot.path) {
+                    let l = l.0 as usize;
+                    if self.link_stamp[l] != epoch {
+                        self.link_stamp[l] = epoch;
+                        self.weight_on[l] = 0.0;
+                    }
+                    let at = q as usize * n_links + l;
+                    if self.present[at] != epoch {
+                        self.present[at] = epoch;
+                        self.weight_on[l] += cfg.weights[q as usize];
+                        self.pairs.push((q, l as u32));
+                    }
+                }
+            }
+        }
+        for &(q, l) in &self.pairs {
+            let l = l as usize;
+            self.grant[q as usize * n_links + l] =
+                view.capacities()[l] * cfg.weights[q as usize] / self.weight_on[l];
+        }
+        for q in 0..k {
+            let units = std::mem::take(&mut self.units[q]);
+            let mut i = 0;
+            while i < units.len() {
+                let c = units[i].0;
+                let mut j = i;
+                while j < units.len() && units[j].0 == c {
+                    j += 1;
+                }
+                let grant = &mut self.grant[q * n_links..(q + 1) * n_links];
+                serve_coflow(
+                    &mut self.solver,
+                    &mut self.demand_slot,
+                    view,
+                    &mut co[c as usize],
+                    units[i..j].iter().map(|u| u.1),
+                    grant,
+                    &self.full,
+                    Some(&mut self.residual),
+                );
+                i = j;
+            }
+            self.units[q] = units;
+        }
+        // Pass 2: what the queues left, by weighted max-min between the
+        // flows that can still grow, each with its queue's weight.
+        self.solver.clear();
+        self.demand_slot.clear();
+        self.demand_co.clear();
+        for &c in order {
+            let cc = &co[c as usize];
+            for &s in &cc.live {
+                let slot = &cc.slots[s as usize];
+                let links = view.path_links(slot.path);
+                if !self.can_grow(links) {
+                    continue;
+                }
+                let q = cc.pieces[slot.piece as usize].queue;
+                self.solver.push(
+                    links.iter().copied(),
+                    cfg.weights[q as usize],
+                    slot.flows.len() as u32,
+                    f64::INFINITY,
+                );
+                self.demand_slot.push(s);
+                self.demand_co.push(c);
+            }
+        }
+        if self.demand_slot.is_empty() {
+            return;
+        }
+        let rates = self.solver.solve(&mut self.residual);
+        for ((&c, &s), &x) in self.demand_co.iter().zip(&self.demand_slot).zip(rates) {
+            co[c as usize].slots[s as usize].next += x;
+        }
+    }
+
+    /// Strict priority: queue by queue, coflow by coflow, on the residual.
+    fn serve_in_order(
+        &mut self,
+        cfg: &AaloConfig,
+        view: &Observed<'_>,
+        order: &[CoflowIdx],
+        co: &mut [Co],
+    ) {
+        for q in 0..cfg.n_queues() as u32 {
+            for &c in order {
+                let cc = &mut co[c as usize];
+                let slots: Vec<u32> = cc
+                    .live
+                    .iter()
+                    .copied()
+                    .filter(|&s| cc.pieces[cc.slots[s as usize].piece as usize].queue == q)
+                    .collect();
+                if slots.is_empty() {
+                    continue;
+                }
+                serve_coflow(
+                    &mut self.solver,
+                    &mut self.demand_slot,
+                    view,
+                    cc,
+                    slots.into_iter(),
+                    &mut self.residual,
+                    &self.full,
+                    None,
+                );
+            }
+        }
+    }
+}
+
+/// Max-min rates for the given slots of one coflow on `capacity` (reduced
+/// by what they use, as is `also`, if given), added to the slots' `next`.
+/// Slots crossing a link with nothing left get nothing.
+#[allow(clippy::too_many_arguments)]
+fn serve_coflow(
+    solver: &mut MaxMin,
+    demand_slot: &mut Vec<u32>,
+    view: &Observed<'_>,
+    co: &mut Co,
+    slots: impl Iterator<Item = u32>,
+    capacity: &mut [f64],
+    full: &[f64],
+    mut also: Option<&mut Vec<f64>>,
+) {
+    solver.clear();
+    demand_slot.clear();
+    for s in slots {
+        let slot = &co.slots[s as usize];
+        let links = view.path_links(slot.path);
+        if links
+            .iter()
+            .any(|l| capacity[l.0 as usize] <= full[l.0 as usize])
+        {
+            continue;
+        }
+        solver.push(
+            links.iter().copied(),
+            1.0,
+            slot.flows.len() as u32,
+            f64::INFINITY,
+        );
+        demand_slot.push(s);
+    }
+    if demand_slot.is_empty() {
+        return;
+    }
+    let rates = solver.solve(capacity);
+    for (&s, &x) in demand_slot.iter().zip(rates) {
+        let slot = &mut co.slots[s as usize];
+        slot.next += x;
+        if let Some(residual) = also.as_deref_mut() {
+            if x > 0.0 {
+                let used = x * slot.flows.len() as f64;
+                for l in view.path_links(slot.path) {
+                    residual[l.0 as usize] -= used;
+                }
+            }
+        }
+    }
+}
