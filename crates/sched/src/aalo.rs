@@ -48,37 +48,41 @@
 //! otherwise; `queues=strict` serves `Q1` first, then `Q2` on what is left,
 //! and so on (the variant of the authors' simulator).
 //!
-//! Weighted sharing is defined per link, on any fabric, as Pseudocode 1's
-//! loop "while the fabric is not saturated": starting from every link's
-//! capacity as its residual, rounds repeat
+//! Weighted sharing is defined per link, on any fabric, in two passes that
+//! follow Pseudocode 1:
 //!
-//! 1. A flow *can grow* if every link on its path has residual capacity
-//!    (more than 1e-9 of its capacity). On each link, the residual is split
-//!    between the queues that have a flow crossing it that can grow, in
-//!    proportion to their weights: queue `q` is granted
-//!    `residual(l) * w_q / sum of w_p over those queues p` (`Q_i.share`,
-//!    line 13). A queue with no flow that can grow on a link is granted
-//!    nothing there, so nothing is held back for absent queues.
-//! 2. Each queue serves its coflows in order on its grants alone: each
-//!    coflow's flows that can grow get max-min rates on what the queue's
-//!    earlier coflows left of its grants (lines 3-7), added to their rates.
-//! 3. What the queues did not use stays as residual, and the next round
-//!    splits it again among the queues that can still use it, by weight
-//!    (line 8, "distribute unused `Q_i.share`" with line 14's "max-min among
-//!    `Q_j`"),
+//! 1. *Shares* (lines 11-13): each link's capacity is split between the
+//!    queues that have an active flow crossing it, in proportion to their
+//!    weights: queue `q` is granted `capacity(l) * w_q / (sum of w_p over
+//!    the queues p present on l)`. A queue absent from a link is granted
+//!    nothing there, so nothing is held back for it. Each queue then serves
+//!    its coflows in order on its own grants: each coflow's flows get
+//!    max-min rates on what the queue's earlier coflows left of the queue's
+//!    grants (lines 3-7).
+//! 2. *Excess* (lines 8 and 14: "excess share of any queue is divided among
+//!    unsaturated queues in proportion to their weights using max-min
+//!    fairness"): what pass 1 left on each link (a queue's grant its flows
+//!    could not use, because they are held on another link) goes to the
+//!    flows that can still grow (every link of their path has some left),
+//!    by weighted max-min in which each flow carries its queue's weight. The
+//!    result is added to pass 1's rates.
 //!
-//! until no flow can grow: the allocation is work-conserving (every flow
-//! crosses a saturated link). Rounds after the first are rare and short in
-//! practice; they are capped at 64, after which what is left goes to the
-//! queues in priority order (a safety net that keeps the rule work-conserving
-//! and finite). On one link with every queue present and able to use its
-//! grant this gives each queue exactly its weight's fraction; a queue that
-//! cannot use its whole grant (its flows are held elsewhere) leaves the rest
-//! to the others in proportion to their weights. The big switch is no
-//! special case: a flow's links are its sender's uplink and its receiver's
-//! downlink (or its host's CPU for a compute stage). With one queue (K = 1),
-//! or with strict queues, this is strict priority in the order above with
-//! max-min inside a coflow: `fifo`'s rule.
+//! The allocation is work-conserving: after pass 2 every flow crosses a
+//! saturated link. Where every queue present on a link can use its grant,
+//! each gets exactly its weight's fraction of the link. The big switch is
+//! no special case: a flow's links are its sender's uplink and its
+//! receiver's downlink (its host's CPU for a compute stage). With one queue
+//! (K = 1), or with strict queues, this is strict priority in the order
+//! above with max-min inside a coflow: `fifo`'s rule.
+//!
+//! Why two passes and not Pseudocode 1's loop "while the fabric is not
+//! saturated" taken literally (split what is left by weight again, serve
+//! again, repeat): a queue whose later coflow keeps a link's grant while
+//! its earlier coflow eats the queue's grant elsewhere makes the leftovers
+//! shrink only geometrically, round after round, so the loop has no exact
+//! end (the differential tests found such cases). The excess pass replaces
+//! the loop by the one computation line 14 names, weighted max-min, which
+//! ends exactly.
 //!
 //! # Coordination (3.2, 6.2)
 //!
