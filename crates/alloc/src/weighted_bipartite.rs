@@ -1,0 +1,246 @@
+//! Weighted max-min fairness when every demand crosses one row resource and
+//! one column resource (the big switch), over a dense matrix of weights, with
+//! the capacity each row and column gives away.
+//!
+//! A cell `(r, c)` holds the demands from row `r` to column `c`: their number
+//! and their total weight. Progressive filling raises a common level; a
+//! demand of weight `w` gets `w * level` until a row or column it crosses is
+//! full. As in [`crate::BipartiteMaxMin`], the port with the lowest fair
+//! share `residual / unfrozen weight` is found by a scan of the ports still in
+//! play, its row (or column) of the matrix is frozen in one pass, and the
+//! level it froze at is recorded: a demand's rate is `w * min(row level,
+//! column level)`. The same passes add up what each row and column gives
+//! away. Cost per solve: O((R + C)^2) for R rows and C columns.
+//!
+//! Liveness goes by demand counts, not by weights, so float noise in a sum
+//! of weights never keeps a port in play nor drops one.
+
+/// The lowest fair share among the `live` ports (ties to the lower index)
+/// and its place in `live`; ports with no unfrozen demand are dropped.
+fn lowest_share(
+    live: &mut Vec<u32>,
+    residual: &[f64],
+    weight: &[f64],
+    n_left: &[u32],
+) -> (f64, Option<usize>) {
+    let mut best = f64::INFINITY;
+    let mut at: Option<usize> = None;
+    let mut i = 0;
+    while i < live.len() {
+        let p = live[i] as usize;
+        if n_left[p] == 0 {
+            live.swap_remove(i);
+            continue;
+        }
+        let lv = residual[p].max(0.0) / weight[p];
+        if lv < best || (lv == best && at.is_some_and(|j| p < live[j] as usize)) {
+            best = lv;
+            at = Some(i);
+        }
+        i += 1;
+    }
+    (best, at)
+}
+
+/// Weighted max-min levels over a dense row x column matrix; see the module
+/// doc.
+#[derive(Debug, Clone, Default)]
+pub struct WeightedBipartite {
+    n_rows: usize,
+    n_cols: usize,
+    // Per cell (row-major, and column-major): total weight and count.
+    w: Vec<f64>,
+    w_t: Vec<f64>,
+    n: Vec<u32>,
+    n_t: Vec<u32>,
+    row_w: Vec<f64>,
+    col_w: Vec<f64>,
+    row_n: Vec<u32>,
+    col_n: Vec<u32>,
+    // Scratch.
+    row_res: Vec<f64>,
+    col_res: Vec<f64>,
+    row_wl: Vec<f64>,
+    col_wl: Vec<f64>,
+    row_nl: Vec<u32>,
+    col_nl: Vec<u32>,
+    row_live: Vec<u32>,
+    col_live: Vec<u32>,
+}
+
+impl WeightedBipartite {
+    /// An empty matrix of `n_rows` rows and `n_cols` columns.
+    pub fn new(n_rows: usize, n_cols: usize) -> WeightedBipartite {
+        let mut m = WeightedBipartite::default();
+        m.grow(n_rows, n_cols);
+        m
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+
+    /// Makes room for at least `n_rows` rows and `n_cols` columns, keeping
+    /// the demands.
+    pub fn grow(&mut self, n_rows: usize, n_cols: usize) {
+        let (nr, nc) = (n_rows.max(self.n_rows), n_cols.max(self.n_cols));
+        if (nr, nc) == (self.n_rows, self.n_cols) {
+            return;
+        }
+        let mut w = vec![0.0; nr * nc];
+        let mut n = vec![0; nr * nc];
+        for r in 0..self.n_rows {
+            for c in 0..self.n_cols {
+                w[r * nc + c] = self.w[r * self.n_cols + c];
+                n[r * nc + c] = self.n[r * self.n_cols + c];
+            }
+        }
+        let mut w_t = vec![0.0; nr * nc];
+        let mut n_t = vec![0; nr * nc];
+        for r in 0..nr {
+            for c in 0..nc {
+                w_t[c * nr + r] = w[r * nc + c];
+                n_t[c * nr + r] = n[r * nc + c];
+            }
+        }
+        self.w = w;
+        self.n = n;
+        self.w_t = w_t;
+        self.n_t = n_t;
+        self.row_w.resize(nr, 0.0);
+        self.row_n.resize(nr, 0);
+        self.col_w.resize(nc, 0.0);
+        self.col_n.resize(nc, 0);
+        self.n_rows = nr;
+        self.n_cols = nc;
+    }
+
+    /// Adds `count` demands of total weight `weight` to cell `(r, c)`
+    /// (negative to remove them; a cell, row or column left with no demand
+    /// has weight exactly 0).
+    pub fn add(&mut self, r: usize, c: usize, count: i64, weight: f64) {
+        let (i, j) = (r * self.n_cols + c, c * self.n_rows + r);
+        let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
+        bump(&mut self.n[i]);
+        bump(&mut self.n_t[j]);
+        bump(&mut self.row_n[r]);
+        bump(&mut self.col_n[c]);
+        let zero_or = |n: u32, x: f64| if n == 0 { 0.0 } else { x };
+        self.w[i] = zero_or(self.n[i], self.w[i] + weight);
+        self.w_t[j] = self.w[i];
+        self.row_w[r] = zero_or(self.row_n[r], self.row_w[r] + weight);
+        self.col_w[c] = zero_or(self.col_n[c], self.col_w[c] + weight);
+    }
+
+    /// Number of demands in cell `(r, c)`.
+    pub fn count(&self, r: usize, c: usize) -> u32 {
+        self.n[r * self.n_cols + c]
+    }
+
+    /// Total weight of cell `(r, c)`.
+    pub fn weight(&self, r: usize, c: usize) -> f64 {
+        self.w[r * self.n_cols + c]
+    }
+
+    /// Fills `row_level` and `col_level` with the level each port froze at
+    /// (infinity for a port that is nobody's bottleneck) under capacities
+    /// `row_cap` and `col_cap`, and `row_used` and `col_used` with what the
+    /// demands take from each. A demand of weight `w` from `r` to `c` gets
+    /// `w * min(row_level[r], col_level[c])`.
+    pub fn solve(
+        &mut self,
+        row_cap: &[f64],
+        col_cap: &[f64],
+        row_level: &mut Vec<f64>,
+        col_level: &mut Vec<f64>,
+        row_used: &mut Vec<f64>,
+        col_used: &mut Vec<f64>,
+    ) {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        row_level.clear();
+        row_level.resize(nr, f64::INFINITY);
+        col_level.clear();
+        col_level.resize(nc, f64::INFINITY);
+        row_used.clear();
+        row_used.resize(nr, 0.0);
+        col_used.clear();
+        col_used.resize(nc, 0.0);
+        self.row_res.clear();
+        self.row_res.extend_from_slice(&row_cap[..nr]);
+        self.col_res.clear();
+        self.col_res.extend_from_slice(&col_cap[..nc]);
+        self.row_wl.clone_from(&self.row_w);
+        self.col_wl.clone_from(&self.col_w);
+        self.row_nl.clone_from(&self.row_n);
+        self.col_nl.clone_from(&self.col_n);
+        self.row_live.clear();
+        self.row_live
+            .extend((0..nr as u32).filter(|&r| self.row_n[r as usize] > 0));
+        self.col_live.clear();
+        self.col_live
+            .extend((0..nc as u32).filter(|&c| self.col_n[c as usize] > 0));
+        let mut level: f64 = 0.0;
+        loop {
+            let (row_best, row_at) = lowest_share(
+                &mut self.row_live,
+                &self.row_res,
+                &self.row_wl,
+                &self.row_nl,
+            );
+            let (col_best, col_at) = lowest_share(
+                &mut self.col_live,
+                &self.col_res,
+                &self.col_wl,
+                &self.col_nl,
+            );
+            let (best, pick) = match (row_at, col_at) {
+                (Some(i), _) if row_best <= col_best => (row_best, Some((true, i))),
+                (_, Some(i)) => (col_best, Some((false, i))),
+                (Some(i), None) => (row_best, Some((true, i))),
+                (None, None) => (f64::INFINITY, None),
+            };
+            let Some((is_row, i)) = pick else { break };
+            level = level.max(best);
+            if is_row {
+                let r = self.row_live.swap_remove(i) as usize;
+                row_level[r] = level;
+                self.row_nl[r] = 0;
+                let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
+                for c in 0..nc {
+                    if n[c] > 0 && col_level[c] == f64::INFINITY {
+                        let x = w[c] * level;
+                        row_used[r] += x;
+                        col_used[c] += x;
+                        self.col_wl[c] -= w[c];
+                        self.col_res[c] -= x;
+                        self.col_nl[c] -= n[c];
+                    }
+                }
+            } else {
+                let c = self.col_live.swap_remove(i) as usize;
+                col_level[c] = level;
+                self.col_nl[c] = 0;
+                let (w, n) = (
+                    &self.w_t[c * nr..(c + 1) * nr],
+                    &self.n_t[c * nr..(c + 1) * nr],
+                );
+                for r in 0..nr {
+                    if n[r] > 0 && row_level[r] == f64::INFINITY {
+                        let x = w[r] * level;
+                        row_used[r] += x;
+                        col_used[c] += x;
+                        self.row_wl[r] -= w[r];
+                        self.row_res[r] -= x;
+                        self.row_nl[r] -= n[r];
+                    }
+                }
+            }
+        }
+    }
+}
