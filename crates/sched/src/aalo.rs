@@ -111,8 +111,8 @@
 //! call (`allocate`).
 
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
-use coflowkit_alloc::MaxMin;
-use coflowkit_model::{ceil_ns_time, DagKey, Dur, Time};
+use coflowkit_alloc::{MaxMin, WeightedBipartite};
+use coflowkit_model::{ceil_ns_time, DagKey, Dur, HostId, Time};
 use rustc_hash::FxHashMap;
 
 /// How often the global view of coflow sizes is refreshed.
@@ -211,13 +211,17 @@ struct Piece {
     at_sync: f64,
     queue: u32,
     n_active: u32,
+    host: u32,
 }
 
 /// The active flows of a coflow over one path (they always share a rate).
 #[derive(Debug, Clone, Default)]
 struct Slot {
     path: PathIdx,
+    /// Its sender's piece (on the big switch, its row of the coflow's
+    /// matrix) and, on the big switch, its receiver's column.
     piece: u32,
+    col: u32,
     flows: Vec<FlowIdx>,
     /// The per-flow rate applied (bits/s) and the one being computed.
     rate: f64,
@@ -241,6 +245,30 @@ struct Co {
     total: Acc,
     /// Its size at the last refresh (0 if released after it).
     global: f64,
+    /// On the big switch: its receivers (the columns of its matrix; the
+    /// rows are its pieces), its active flows by (row, column), bumped
+    /// `version` at every change, and its latest max-min per queue.
+    cols: Vec<u32>,
+    col_of: FxHashMap<u32, u32>,
+    matrix: WeightedBipartite,
+    version: u64,
+    solves: Vec<Pass1>,
+}
+
+/// One coflow's max-min in one queue on the big switch (pass 1), kept with
+/// its inputs so that an unchanged coflow is not solved again.
+#[derive(Debug, Clone, Default)]
+struct Pass1 {
+    queue: u32,
+    version: u64,
+    row_cap: Vec<f64>,
+    col_cap: Vec<f64>,
+    row_level: Vec<f64>,
+    col_level: Vec<f64>,
+    row_used: Vec<f64>,
+    col_used: Vec<f64>,
+    /// Whether it was used this call (others are dropped).
+    seen: bool,
 }
 
 /// Per flow: its slot and place in it, and the rate the driver applies
@@ -271,6 +299,10 @@ pub struct Aalo {
     n_syncs: u64,
     batch: Vec<CoflowIdx>,
     server: Server,
+    /// The big switch's per-port backend (`None` on other fabrics and on
+    /// big switches with CPUs, which take the general one, `server`).
+    ports: Option<PortServer>,
+    started: bool,
 }
 
 impl Aalo {
@@ -288,6 +320,8 @@ impl Aalo {
             n_syncs: 0,
             batch: vec![],
             server: Server::default(),
+            ports: None,
+            started: false,
         }
     }
 
@@ -378,6 +412,7 @@ impl Aalo {
                     at: now,
                     ..Acc::default()
                 },
+                host,
                 ..Piece::default()
             };
             p.queue = self.cfg.queue_of(self.estimate(&self.co[c], &p, now));
@@ -388,12 +423,30 @@ impl Aalo {
         let n_slots = co.slots.len() as u32;
         let s = *co.slot_of.entry(path).or_insert(n_slots);
         if s == n_slots {
+            let mut col = NONE;
+            if self.ports.is_some() {
+                let dst = view.dst(f).0;
+                let n_cols = co.cols.len() as u32;
+                col = *co.col_of.entry(dst).or_insert(n_cols);
+                if col == n_cols {
+                    co.cols.push(dst);
+                }
+                co.matrix.grow(co.pieces.len(), co.cols.len());
+            }
             co.slots.push(Slot {
                 path,
                 piece,
+                col,
                 live_pos: NONE,
                 ..Slot::default()
             });
+        }
+        if let Some(ports) = &mut self.ports {
+            let slot = &co.slots[s as usize];
+            let q = co.pieces[piece as usize].queue;
+            co.matrix.add(piece as usize, slot.col as usize, 1, 1.0);
+            co.version += 1;
+            ports.add(q, &self.cfg, host, co.cols[slot.col as usize], 1);
         }
         let slot = &mut co.slots[s as usize];
         if slot.flows.is_empty() {
@@ -438,6 +491,13 @@ impl Aalo {
         p.n_active -= 1;
         p.sent.bump(now, extra, -b.rate);
         co.total.bump(now, extra, -b.rate);
+        if let Some(ports) = &mut self.ports {
+            let col = co.slots[b.slot as usize].col as usize;
+            co.matrix.add(piece, col, -1, -1.0);
+            co.version += 1;
+            let (q, host) = (co.pieces[piece].queue, co.pieces[piece].host);
+            ports.add(q, &self.cfg, host, co.cols[col], -1);
+        }
     }
 
     /// Moves every sender's coflows to the queues their estimates reach.
@@ -453,10 +513,19 @@ impl Aalo {
                 let q = self.cfg.queue_of(self.estimate(co, p, now)).max(p.queue);
                 if q != p.queue {
                     let co = &mut self.co[c];
+                    let old = co.pieces[k].queue;
                     co.pieces[k].queue = q;
+                    let host = co.pieces[k].host;
                     for &s in &co.live {
-                        if co.slots[s as usize].piece == k as u32 {
-                            co.slots[s as usize].dirty = true;
+                        let slot = &mut co.slots[s as usize];
+                        if slot.piece == k as u32 {
+                            slot.dirty = true;
+                            if let Some(ports) = &mut self.ports {
+                                let n = slot.flows.len() as i64;
+                                let dst = co.cols[slot.col as usize];
+                                ports.add(old, &self.cfg, host, dst, -n);
+                                ports.add(q, &self.cfg, host, dst, n);
+                            }
                         }
                     }
                 }
@@ -570,6 +639,14 @@ impl Scheduler for Aalo {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
+        if !self.started {
+            self.started = true;
+            let fabric = view.fabric();
+            let n = fabric.n_hosts();
+            if fabric.is_big_switch() && (0..n).all(|h| fabric.cpu(HostId(h)).is_none()) {
+                self.ports = Some(PortServer::new(view.capacities(), n as usize, &self.cfg));
+            }
+        }
         // The refresh first: it reads sizes along the rates of the interval
         // that ends now, which the changes below end.
         self.refresh(now);
@@ -588,8 +665,12 @@ impl Scheduler for Aalo {
             self.co[c as usize] = Co::default();
         }
         self.update_queues(now);
-        self.server
-            .allocate(&self.cfg, &view, &self.order, &mut self.co);
+        match &mut self.ports {
+            Some(ports) => ports.allocate(&self.cfg, &self.order, &mut self.co),
+            None => self
+                .server
+                .allocate(&self.cfg, &view, &self.order, &mut self.co),
+        }
         for i in 0..self.order.len() {
             let c = self.order[i] as usize;
             for j in 0..self.co[c].live.len() {
@@ -855,5 +936,253 @@ fn serve_coflow(
                 }
             }
         }
+    }
+}
+
+/// D-CLAS on the big switch, port by port: a coflow's flows are a matrix of
+/// senders by receivers, solved by [`WeightedBipartite`] (pass 1, per coflow
+/// and queue, kept while its inputs stay the same), and the excess by one
+/// weighted solve over a matrix of every active flow's queue weight (pass
+/// 2). The same rule as [`Server`], whose slots and paths it replaces by
+/// ports.
+#[derive(Debug)]
+struct PortServer {
+    n: usize,
+    cap_up: Vec<f64>,
+    cap_down: Vec<f64>,
+    /// Per queue and host (`q * n + h`): its active flows out of and into
+    /// the host.
+    on_up: Vec<u32>,
+    on_down: Vec<u32>,
+    grant_up: Vec<f64>,
+    grant_down: Vec<f64>,
+    res_up: Vec<f64>,
+    res_down: Vec<f64>,
+    /// Every active flow's queue weight, by (sender, receiver).
+    excess: WeightedBipartite,
+    level_up: Vec<f64>,
+    level_down: Vec<f64>,
+    used_up: Vec<f64>,
+    used_down: Vec<f64>,
+    row_cap: Vec<f64>,
+    col_cap: Vec<f64>,
+}
+
+impl PortServer {
+    fn new(caps: &[f64], n: usize, cfg: &AaloConfig) -> PortServer {
+        let k = cfg.n_queues();
+        PortServer {
+            n,
+            cap_up: (0..n).map(|h| caps[2 * h]).collect(),
+            cap_down: (0..n).map(|h| caps[2 * h + 1]).collect(),
+            on_up: vec![0; k * n],
+            on_down: vec![0; k * n],
+            grant_up: vec![0.0; k * n],
+            grant_down: vec![0.0; k * n],
+            res_up: vec![],
+            res_down: vec![],
+            excess: WeightedBipartite::new(n, n),
+            level_up: vec![],
+            level_down: vec![],
+            used_up: vec![],
+            used_down: vec![],
+            row_cap: vec![],
+            col_cap: vec![],
+        }
+    }
+
+    /// `count` more (or fewer) active flows of queue `q` from `src` to `dst`.
+    fn add(&mut self, q: u32, cfg: &AaloConfig, src: u32, dst: u32, count: i64) {
+        let (q, src, dst) = (q as usize, src as usize, dst as usize);
+        let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
+        bump(&mut self.on_up[q * self.n + src]);
+        bump(&mut self.on_down[q * self.n + dst]);
+        self.excess
+            .add(src, dst, count, count as f64 * cfg.weights[q]);
+    }
+
+    fn allocate(&mut self, cfg: &AaloConfig, order: &[CoflowIdx], co: &mut [Co]) {
+        let (n, k) = (self.n, cfg.n_queues());
+        self.res_up.clone_from(&self.cap_up);
+        self.res_down.clone_from(&self.cap_down);
+        for &c in order {
+            for p in &mut co[c as usize].solves {
+                p.seen = false;
+            }
+        }
+        if !cfg.strict {
+            for (on, grant, cap) in [
+                (&self.on_up, &mut self.grant_up, &self.cap_up),
+                (&self.on_down, &mut self.grant_down, &self.cap_down),
+            ] {
+                for h in 0..n {
+                    let w: f64 = (0..k)
+                        .filter(|&q| on[q * n + h] > 0)
+                        .map(|q| cfg.weights[q])
+                        .sum();
+                    for q in 0..k {
+                        grant[q * n + h] = if on[q * n + h] > 0 {
+                            cap[h] * cfg.weights[q] / w
+                        } else {
+                            0.0
+                        };
+                    }
+                }
+            }
+        }
+        // Pass 1, queue by queue, coflow by coflow.
+        for q in 0..k as u32 {
+            for &c in order {
+                let cc = &mut co[c as usize];
+                if !cc.pieces.iter().any(|p| p.queue == q && p.n_active > 0) {
+                    continue;
+                }
+                // Strict: the residual; weighted: the queue's grants, and
+                // the residual too.
+                type Pair<'a> = (&'a mut [f64], &'a mut [f64]);
+                let (src, mut also): (Pair<'_>, Option<Pair<'_>>) = if cfg.strict {
+                    ((&mut self.res_up[..], &mut self.res_down[..]), None)
+                } else {
+                    let at = q as usize * n;
+                    (
+                        (
+                            &mut self.grant_up[at..at + n],
+                            &mut self.grant_down[at..at + n],
+                        ),
+                        Some((&mut self.res_up[..], &mut self.res_down[..])),
+                    )
+                };
+                let (src_up, src_down) = src;
+                let clamp = |x: f64, cap: f64| if x <= 1e-9 * cap { 0.0 } else { x };
+                self.row_cap.clear();
+                self.row_cap.extend(cc.pieces.iter().map(|p| {
+                    let h = p.host as usize;
+                    if p.queue == q {
+                        clamp(src_up[h], self.cap_up[h])
+                    } else {
+                        0.0
+                    }
+                }));
+                self.col_cap.clear();
+                self.col_cap.extend(
+                    cc.cols
+                        .iter()
+                        .map(|&h| clamp(src_down[h as usize], self.cap_down[h as usize])),
+                );
+                let at = match cc.solves.iter().position(|p| p.queue == q) {
+                    Some(i) => i,
+                    None => {
+                        cc.solves.push(Pass1 {
+                            queue: q,
+                            version: u64::MAX,
+                            ..Pass1::default()
+                        });
+                        cc.solves.len() - 1
+                    }
+                };
+                let p = &mut cc.solves[at];
+                p.seen = true;
+                if p.version != cc.version || p.row_cap != self.row_cap || p.col_cap != self.col_cap
+                {
+                    p.version = cc.version;
+                    p.row_cap.clone_from(&self.row_cap);
+                    p.col_cap.clone_from(&self.col_cap);
+                    cc.matrix.solve(
+                        &self.row_cap,
+                        &self.col_cap,
+                        &mut p.row_level,
+                        &mut p.col_level,
+                        &mut p.row_used,
+                        &mut p.col_used,
+                    );
+                }
+                for (r, piece) in cc.pieces.iter().enumerate() {
+                    let h = piece.host as usize;
+                    src_up[h] -= p.row_used[r];
+                    if let Some((up, _)) = &mut also {
+                        up[h] -= p.row_used[r];
+                    }
+                }
+                for (j, &h) in cc.cols.iter().enumerate() {
+                    src_down[h as usize] -= p.col_used[j];
+                    if let Some((_, down)) = &mut also {
+                        down[h as usize] -= p.col_used[j];
+                    }
+                }
+            }
+        }
+        for &c in order {
+            co[c as usize].solves.retain(|p| p.seen);
+        }
+        // Pass 2: the excess, by weight.
+        if !cfg.strict {
+            for h in 0..n {
+                if self.res_up[h] <= 1e-9 * self.cap_up[h] {
+                    self.res_up[h] = 0.0;
+                }
+                if self.res_down[h] <= 1e-9 * self.cap_down[h] {
+                    self.res_down[h] = 0.0;
+                }
+            }
+            self.excess.solve(
+                &self.res_up,
+                &self.res_down,
+                &mut self.level_up,
+                &mut self.level_down,
+                &mut self.used_up,
+                &mut self.used_down,
+            );
+        }
+        // Each slot's rate: its coflow's max-min in its queue, plus its
+        // share of the excess.
+        for &c in order {
+            let cc = &mut co[c as usize];
+            for &s in &cc.live {
+                let slot = &mut cc.slots[s as usize];
+                let piece = &cc.pieces[slot.piece as usize];
+                let p = cc
+                    .solves
+                    .iter()
+                    .find(|p| p.queue == piece.queue)
+                    .expect("solved in its queue");
+                let mut x = p.row_level[slot.piece as usize].min(p.col_level[slot.col as usize]);
+                if !cfg.strict {
+                    let (src, dst) = (piece.host as usize, cc.cols[slot.col as usize] as usize);
+                    let y = self.level_up[src].min(self.level_down[dst]);
+                    x += cfg.weights[piece.queue as usize] * y;
+                }
+                slot.next = x;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Compiles only for a scheduler whose view has no sizes.
+    fn knows_only_what_was_sent<S: Scheduler<Knows = KnowsSent>>(_: &S) {}
+
+    #[test]
+    fn aalo_cannot_read_sizes() {
+        knows_only_what_was_sent(&Aalo::new("aalo", AaloConfig::paper()));
+    }
+
+    #[test]
+    fn thresholds_are_exponential_and_queues_count_them() {
+        let c = AaloConfig::paper();
+        assert_eq!(c.n_queues(), 10);
+        assert_eq!(c.thresholds[0], 10.0 * 1024.0 * 1024.0);
+        assert_eq!(c.thresholds[8], 10.0 * 1024.0 * 1024.0 * 1e8);
+        assert_eq!(c.weights, (1..=10).rev().map(f64::from).collect::<Vec<_>>());
+        let c = AaloConfig::exponential(3, 2.0, 100.0);
+        assert_eq!(c.thresholds, vec![100.0, 200.0]);
+        let q: Vec<u32> = [0.0, 99.9, 100.0 - 1e-8, 100.0, 199.0, 200.0, 1e12]
+            .iter()
+            .map(|&b| c.queue_of(b))
+            .collect();
+        assert_eq!(q, vec![0, 0, 1, 1, 1, 2, 2]);
+        assert_eq!(AaloConfig::exponential(1, 10.0, 1.0).queue_of(1e15), 0);
     }
 }

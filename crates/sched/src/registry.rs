@@ -369,6 +369,77 @@ mod tests {
         .unwrap();
         assert!(e.to_string().contains("'banana' is neither"));
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
+    }
+
+    #[test]
+    fn aalo_parameters_parse_and_errors_name_the_key() {
+        let cfg = |spec: &str| {
+            let s = SchedulerSpec::parse(spec).unwrap();
+            let param = |key: &str| {
+                s.params
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.as_str())
+            };
+            AaloConfig::from_params(&s.name, &param)
+        };
+        assert_eq!(cfg("aalo").unwrap(), AaloConfig::paper());
+        let c = cfg("aalo:k=3;e=4;q1=1MB;weights=5/2/1;queues=strict;delta=0").unwrap();
+        assert_eq!(c.thresholds, vec![1e6, 4e6]);
+        assert_eq!(c.weights, vec![5.0, 2.0, 1.0]);
+        assert!(c.strict);
+        assert_eq!(c.coordination, Coordination::Instant);
+        assert_eq!(
+            cfg("aalo:delta=250ms").unwrap().coordination,
+            Coordination::Every(coflowkit_model::Dur::from_millis(250))
+        );
+        assert_eq!(cfg("aalo-local").unwrap().coordination, Coordination::Never);
+        assert_eq!(
+            cfg("aalo:k=2;weights=equal").unwrap().weights,
+            vec![1.0, 1.0]
+        );
+        for (spec, key, says) in [
+            ("aalo:k=0", "k", "0 queues: give 1 to 64"),
+            ("aalo:k=two", "k", "not a number"),
+            ("aalo:e=1", "e", "'1' is not a number above 1"),
+            ("aalo:q1=0", "q1", "above 0"),
+            ("aalo:q1=10MBB", "q1", "not a size unit"),
+            ("aalo:weights=1/2", "weights", "2 weights for 10 queues"),
+            ("aalo:k=2;weights=1/-1", "weights", "positive numbers"),
+            (
+                "aalo:queues=fair",
+                "queues",
+                "'fair' is not weighted or strict",
+            ),
+            ("aalo:delta=5", "delta", "needs a unit"),
+        ] {
+            let e = cfg(spec).unwrap_err();
+            assert!(
+                matches!(&e, SchedulerError::BadParam { key: k, message, .. } if k == key && message.contains(says)),
+                "{spec}: {e}"
+            );
+            assert!(e.to_string().contains(&format!("parameter '{key}'")), "{e}");
+        }
+        let e = build(
+            &SchedulerSpec::parse("aalo-local:delta=1ms").unwrap(),
+            &WorkloadHints::default(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "scheduler 'aalo-local': unknown parameter 'delta'"
+        );
+        assert_eq!(
+            build(
+                &SchedulerSpec::parse("aalo:k=4;delta=0").unwrap(),
+                &WorkloadHints::default()
+            )
+            .unwrap()
+            .name(),
+            "aalo"
+        );
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 80.0), Some(4.0));
     }
 }

@@ -1606,6 +1606,51 @@ differential! {
     multihop_aalo_delta_matches_reference: "aalo:k=4;e=2;q1=150000;delta=3ms", 1000;
 }
 
+/// With one queue D-CLAS is `fifo`: on random cases without dependencies
+/// (with them fifo orders by release and Aalo by DAG), `aalo:k=1` and the
+/// engine's `fifo` give the same instants.
+fn one_queue_is_fifo(mut case: Case) -> Result<(), String> {
+    for c in &mut case.coflows {
+        c.parents.clear();
+    }
+    let (fifo, fifo_flows) = fast(&case, "fifo")?;
+    for spec in ["aalo:k=1", "aalo:k=1;queues=strict;delta=0"] {
+        let (got, got_flows) = fast(&case, spec)?;
+        let same = got.len() == fifo.len()
+            && got
+                .iter()
+                .zip(&fifo)
+                .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
+            && got_flows
+                .iter()
+                .zip(&fifo_flows)
+                .all(|(&a, &b)| close(a, b as f64));
+        if !same {
+            return Err(format!(
+                "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+    #[test]
+    fn aalo_with_one_queue_is_fifo(case in any_case()) {
+        if let Err(e) = one_queue_is_fifo(case) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn multihop_aalo_with_one_queue_is_fifo(case in any_multihop_case()) {
+        if let Err(e) = one_queue_is_fifo(case) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}
+
 /// Every byte a flow sends is credited to each link of its path, and no bin
 /// is more than full: checks the link meter under every way schedulers give
 /// rates (solo, shared groups, proportional groups).
@@ -1651,7 +1696,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn link_utilization_accounts_for_every_byte(case in any_case()) {
-        for spec in ["fair", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50"] {
+        for spec in ["fair", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50", "aalo:k=4;e=2;q1=150000;delta=3ms"] {
             if let Err(e) = check_link_util(&case, spec) {
                 prop_assert!(false, "{}", e);
             }
