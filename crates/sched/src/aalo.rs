@@ -112,6 +112,7 @@
 
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{MaxMin, WeightedBipartite};
+use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{ceil_ns_time, DagKey, Dur, HostId, Time};
 use rustc_hash::FxHashMap;
 
@@ -164,8 +165,10 @@ impl AaloConfig {
     }
 
     /// The queue (0 for `Q1`) of a coflow of `size` bytes: the number of
-    /// thresholds at or below it, a threshold within float noise counting
-    /// as reached (the timer that demotes fires at the rounded-up instant).
+    /// thresholds it has reached, a threshold within `BYTES_TIE` (2 bytes)
+    /// counting as reached. Sizes come from progress, which the engine
+    /// advances in whole nanoseconds (at 1 Gbit/s a byte is 8 ns), so a size
+    /// a hair below a threshold it reaches in exact arithmetic must count.
     pub fn queue_of(&self, size: f64) -> u32 {
         self.thresholds
             .iter()
@@ -174,9 +177,9 @@ impl AaloConfig {
     }
 }
 
-/// Bytes under a threshold that count as having reached it: float noise.
-fn crossing_slack(threshold: f64) -> f64 {
-    1e-9 * threshold.abs() + 1e-6
+/// Bytes under a threshold that count as having reached it.
+fn crossing_slack(_threshold: f64) -> f64 {
+    BYTES_TIE
 }
 
 /// Sent bytes growing linearly: `value` at `at`, `rate` bytes per ns since.

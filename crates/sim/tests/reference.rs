@@ -305,10 +305,11 @@ impl AaloRef {
         self.q1 * self.e.powi(q as i32)
     }
 
-    /// The queue of a coflow of `size` bytes: how many thresholds it reached.
+    /// The queue of a coflow of `size` bytes: how many thresholds it
+    /// reached, within `BYTES_TIE` as the module doc says.
     fn queue_of(&self, size: f64) -> u32 {
         (0..self.k - 1)
-            .take_while(|&q| size >= self.threshold(q) * (1.0 - 1e-9))
+            .take_while(|&q| size >= self.threshold(q) - BYTES_TIE)
             .count() as u32
     }
 
