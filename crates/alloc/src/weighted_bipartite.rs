@@ -175,16 +175,57 @@ impl WeightedBipartite {
         self.row_res.extend_from_slice(&row_cap[..nr]);
         self.col_res.clear();
         self.col_res.extend_from_slice(&col_cap[..nc]);
-        self.row_wl.clone_from(&self.row_w);
-        self.col_wl.clone_from(&self.col_w);
-        self.row_nl.clone_from(&self.row_n);
-        self.col_nl.clone_from(&self.col_n);
+        // Ports with no capacity freeze at level 0 first, giving nothing;
+        // only the others are filled, over the cells between them (found
+        // from whichever side has fewer such ports, so that a solve where
+        // most ports are full costs little).
         self.row_live.clear();
         self.row_live
             .extend((0..nr as u32).filter(|&r| self.row_n[r as usize] > 0));
         self.col_live.clear();
         self.col_live
             .extend((0..nc as u32).filter(|&c| self.col_n[c as usize] > 0));
+        let full_rows = self.row_live.iter().any(|&r| row_cap[r as usize] <= 0.0);
+        let full_cols = self.col_live.iter().any(|&c| col_cap[c as usize] <= 0.0);
+        if full_rows || full_cols {
+            for &r in &self.row_live {
+                if row_cap[r as usize] <= 0.0 {
+                    row_level[r as usize] = 0.0;
+                }
+            }
+            for &c in &self.col_live {
+                if col_cap[c as usize] <= 0.0 {
+                    col_level[c as usize] = 0.0;
+                }
+            }
+            self.row_live.retain(|&r| row_cap[r as usize] > 0.0);
+            self.col_live.retain(|&c| col_cap[c as usize] > 0.0);
+        }
+        self.row_wl.clear();
+        self.row_wl.resize(nr, 0.0);
+        self.row_nl.clear();
+        self.row_nl.resize(nr, 0);
+        self.col_wl.clear();
+        self.col_wl.resize(nc, 0.0);
+        self.col_nl.clear();
+        self.col_nl.resize(nc, 0);
+        if !full_rows && !full_cols {
+            self.row_wl.clone_from(&self.row_w);
+            self.col_wl.clone_from(&self.col_w);
+            self.row_nl.clone_from(&self.row_n);
+            self.col_nl.clone_from(&self.col_n);
+        } else {
+            for &r in &self.row_live {
+                for &c in &self.col_live {
+                    let (r, c) = (r as usize, c as usize);
+                    let (w, n) = (self.w[r * nc + c], self.n[r * nc + c]);
+                    self.row_wl[r] += w;
+                    self.row_nl[r] += n;
+                    self.col_wl[c] += w;
+                    self.col_nl[c] += n;
+                }
+            }
+        }
         let mut level: f64 = 0.0;
         loop {
             let (row_best, row_at) = lowest_share(
