@@ -256,6 +256,27 @@ struct Co {
     matrix: WeightedBipartite,
     version: u64,
     solves: Vec<Pass1>,
+    /// The slot of each (row, column), `NONE` if none (`rows * cols`).
+    cell: Vec<u32>,
+    /// Rows and columns whose rates may have changed since they were last
+    /// applied, or every slot.
+    row_dirty: Vec<bool>,
+    col_dirty: Vec<bool>,
+    all_dirty: bool,
+}
+
+impl Co {
+    /// Lays out `cell` again for the current rows and columns.
+    fn layout_cells(&mut self) {
+        let n_cols = self.cols.len();
+        self.cell.clear();
+        self.cell.resize(self.pieces.len() * n_cols, NONE);
+        for (s, slot) in self.slots.iter().enumerate() {
+            self.cell[slot.piece as usize * n_cols + slot.col as usize] = s as u32;
+        }
+        self.row_dirty.resize(self.pieces.len(), false);
+        self.col_dirty.resize(n_cols, false);
+    }
 }
 
 /// One coflow's max-min in one queue on the big switch (pass 1), kept with
@@ -306,6 +327,7 @@ pub struct Aalo {
     /// big switches with CPUs, which take the general one, `server`).
     ports: Option<PortServer>,
     started: bool,
+    todo: Vec<u32>,
 }
 
 impl Aalo {
@@ -325,6 +347,7 @@ impl Aalo {
             server: Server::default(),
             ports: None,
             started: false,
+            todo: vec![],
         }
     }
 
@@ -445,11 +468,17 @@ impl Aalo {
             });
         }
         if let Some(ports) = &mut self.ports {
-            let slot = &co.slots[s as usize];
+            let col = co.slots[s as usize].col;
+            if co.cell.len() != co.pieces.len() * co.cols.len() {
+                co.layout_cells();
+            } else {
+                co.cell[piece as usize * co.cols.len() + col as usize] = s;
+            }
+            co.all_dirty = true;
             let q = co.pieces[piece as usize].queue;
-            co.matrix.add(piece as usize, slot.col as usize, 1, 1.0);
+            co.matrix.add(piece as usize, col as usize, 1, 1.0);
             co.version += 1;
-            ports.add(q, &self.cfg, host, co.cols[slot.col as usize], 1);
+            ports.add(q, &self.cfg, host, co.cols[col as usize], 1);
         }
         let slot = &mut co.slots[s as usize];
         if slot.flows.is_empty() {
@@ -518,6 +547,7 @@ impl Aalo {
                     let co = &mut self.co[c];
                     let old = co.pieces[k].queue;
                     co.pieces[k].queue = q;
+                    co.all_dirty = true;
                     let host = co.pieces[k].host;
                     for &s in &co.live {
                         let slot = &mut co.slots[s as usize];
@@ -674,10 +704,16 @@ impl Scheduler for Aalo {
                 .server
                 .allocate(&self.cfg, &view, &self.order, &mut self.co),
         }
+        let mut todo = std::mem::take(&mut self.todo);
         for i in 0..self.order.len() {
             let c = self.order[i] as usize;
-            for j in 0..self.co[c].live.len() {
-                let s = self.co[c].live[j] as usize;
+            todo.clear();
+            match &self.ports {
+                None => todo.extend_from_slice(&self.co[c].live),
+                Some(ports) => ports.rated(&self.cfg, &mut self.co[c], &mut todo),
+            }
+            for &s in &todo {
+                let s = s as usize;
                 let slot = &self.co[c].slots[s];
                 let (next, rate, dirty) = (slot.next, slot.rate, slot.dirty);
                 if !dirty && (next == rate || (next - rate).abs() <= 1e-12 * rate.abs()) {
@@ -694,6 +730,7 @@ impl Scheduler for Aalo {
                 slot.dirty = false;
             }
         }
+        self.todo = todo;
         self.next_wake(now)
     }
 }
@@ -965,6 +1002,10 @@ struct PortServer {
     excess: WeightedBipartite,
     level_up: Vec<f64>,
     level_down: Vec<f64>,
+    /// Ports whose excess level changed in this call.
+    moved_up: Vec<bool>,
+    moved_down: Vec<bool>,
+    old_level: Vec<f64>,
     used_up: Vec<f64>,
     used_down: Vec<f64>,
     row_cap: Vec<f64>,
@@ -985,12 +1026,66 @@ impl PortServer {
             res_up: vec![],
             res_down: vec![],
             excess: WeightedBipartite::new(n, n),
-            level_up: vec![],
-            level_down: vec![],
+            level_up: vec![0.0; n],
+            level_down: vec![0.0; n],
+            moved_up: vec![false; n],
+            moved_down: vec![false; n],
+            old_level: vec![],
             used_up: vec![],
             used_down: vec![],
             row_cap: vec![],
             col_cap: vec![],
+        }
+    }
+
+    /// Sets `next` of the live slots of `co` whose rates may have moved since
+    /// they were last applied, and lists them in `todo`: every slot if the
+    /// coflow changed shape or queues, else the rows and columns whose
+    /// pass-1 or excess levels moved.
+    fn rated(&self, cfg: &AaloConfig, co: &mut Co, todo: &mut Vec<u32>) {
+        let n_cols = co.cols.len();
+        if co.all_dirty {
+            todo.extend_from_slice(&co.live);
+        } else {
+            for (r, piece) in co.pieces.iter().enumerate() {
+                if co.row_dirty[r] || (!cfg.strict && self.moved_up[piece.host as usize]) {
+                    todo.extend(
+                        co.cell[r * n_cols..(r + 1) * n_cols]
+                            .iter()
+                            .copied()
+                            .filter(|&s| s != NONE && !co.slots[s as usize].flows.is_empty()),
+                    );
+                }
+            }
+            for (j, &h) in co.cols.iter().enumerate() {
+                if co.col_dirty[j] || (!cfg.strict && self.moved_down[h as usize]) {
+                    let n_rows = co.pieces.len();
+                    todo.extend(
+                        (0..n_rows)
+                            .map(|r| co.cell[r * n_cols + j])
+                            .filter(|&s| s != NONE && !co.slots[s as usize].flows.is_empty()),
+                    );
+                }
+            }
+        }
+        co.all_dirty = false;
+        co.row_dirty.iter_mut().for_each(|d| *d = false);
+        co.col_dirty.iter_mut().for_each(|d| *d = false);
+        for &s in todo.iter() {
+            let slot = &co.slots[s as usize];
+            let piece = &co.pieces[slot.piece as usize];
+            let p = co
+                .solves
+                .iter()
+                .find(|p| p.queue == piece.queue)
+                .expect("solved in its queue");
+            let mut x = p.row_level[slot.piece as usize].min(p.col_level[slot.col as usize]);
+            if !cfg.strict {
+                let (src, dst) = (piece.host as usize, co.cols[slot.col as usize] as usize);
+                x += cfg.weights[piece.queue as usize]
+                    * self.level_up[src].min(self.level_down[dst]);
+            }
+            co.slots[s as usize].next = x;
         }
     }
 
@@ -1075,6 +1170,7 @@ impl PortServer {
                 let at = match cc.solves.iter().position(|p| p.queue == q) {
                     Some(i) => i,
                     None => {
+                        cc.all_dirty = true;
                         cc.solves.push(Pass1 {
                             queue: q,
                             version: u64::MAX,
@@ -1090,6 +1186,12 @@ impl PortServer {
                     p.version = cc.version;
                     p.row_cap.clone_from(&self.row_cap);
                     p.col_cap.clone_from(&self.col_cap);
+                    // Keep the old levels to mark the rows and columns whose
+                    // rates move.
+                    self.old_level.clear();
+                    self.old_level.extend_from_slice(&p.row_level);
+                    let n_old_rows = self.old_level.len();
+                    self.old_level.extend_from_slice(&p.col_level);
                     cc.matrix.solve(
                         &self.row_cap,
                         &self.col_cap,
@@ -1098,6 +1200,22 @@ impl PortServer {
                         &mut p.row_used,
                         &mut p.col_used,
                     );
+                    if n_old_rows != p.row_level.len()
+                        || self.old_level.len() != n_old_rows + p.col_level.len()
+                    {
+                        cc.all_dirty = true;
+                    } else {
+                        for (r, &l) in p.row_level.iter().enumerate() {
+                            if l != self.old_level[r] {
+                                cc.row_dirty[r] = true;
+                            }
+                        }
+                        for (j, &l) in p.col_level.iter().enumerate() {
+                            if l != self.old_level[n_old_rows + j] {
+                                cc.col_dirty[j] = true;
+                            }
+                        }
+                    }
                 }
                 for (r, piece) in cc.pieces.iter().enumerate() {
                     let h = piece.host as usize;
@@ -1115,7 +1233,10 @@ impl PortServer {
             }
         }
         for &c in order {
-            co[c as usize].solves.retain(|p| p.seen);
+            let cc = &mut co[c as usize];
+            let n = cc.solves.len();
+            cc.solves.retain(|p| p.seen);
+            cc.all_dirty |= cc.solves.len() != n;
         }
         // Pass 2: the excess, by weight.
         if !cfg.strict {
@@ -1127,6 +1248,9 @@ impl PortServer {
                     self.res_down[h] = 0.0;
                 }
             }
+            self.old_level.clear();
+            self.old_level.extend_from_slice(&self.level_up);
+            self.old_level.extend_from_slice(&self.level_down);
             self.excess.solve(
                 &self.res_up,
                 &self.res_down,
@@ -1135,26 +1259,9 @@ impl PortServer {
                 &mut self.used_up,
                 &mut self.used_down,
             );
-        }
-        // Each slot's rate: its coflow's max-min in its queue, plus its
-        // share of the excess.
-        for &c in order {
-            let cc = &mut co[c as usize];
-            for &s in &cc.live {
-                let slot = &mut cc.slots[s as usize];
-                let piece = &cc.pieces[slot.piece as usize];
-                let p = cc
-                    .solves
-                    .iter()
-                    .find(|p| p.queue == piece.queue)
-                    .expect("solved in its queue");
-                let mut x = p.row_level[slot.piece as usize].min(p.col_level[slot.col as usize]);
-                if !cfg.strict {
-                    let (src, dst) = (piece.host as usize, cc.cols[slot.col as usize] as usize);
-                    let y = self.level_up[src].min(self.level_down[dst]);
-                    x += cfg.weights[piece.queue as usize] * y;
-                }
-                slot.next = x;
+            for h in 0..n {
+                self.moved_up[h] = self.level_up[h] != self.old_level[h];
+                self.moved_down[h] = self.level_down[h] != self.old_level[n + h];
             }
         }
     }
