@@ -112,7 +112,6 @@
 
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{MaxMin, WeightedBipartite};
-use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{ceil_ns_time, DagKey, Dur, HostId, Time};
 use rustc_hash::FxHashMap;
 
@@ -165,21 +164,24 @@ impl AaloConfig {
     }
 
     /// The queue (0 for `Q1`) of a coflow of `size` bytes: the number of
-    /// thresholds it has reached, a threshold within `BYTES_TIE` (2 bytes)
-    /// counting as reached. Sizes come from progress, which the engine
-    /// advances in whole nanoseconds (at 1 Gbit/s a byte is 8 ns), so a size
-    /// a hair below a threshold it reaches in exact arithmetic must count.
+    /// thresholds it has reached (up to float noise).
     pub fn queue_of(&self, size: f64) -> u32 {
+        self.queue_within(size, 0.0)
+    }
+
+    /// As [`AaloConfig::queue_of`], a threshold within `slack` bytes
+    /// counting as reached.
+    fn queue_within(&self, size: f64, slack: f64) -> u32 {
         self.thresholds
             .iter()
-            .take_while(|&&t| size >= t - crossing_slack(t))
+            .take_while(|&&t| size >= t - slack - float_slack(t))
             .count() as u32
     }
 }
 
-/// Bytes under a threshold that count as having reached it.
-fn crossing_slack(_threshold: f64) -> f64 {
-    BYTES_TIE
+/// Float noise in a count of bytes near `threshold`.
+fn float_slack(threshold: f64) -> f64 {
+    1e-12 * threshold.abs() + 1e-9
 }
 
 /// Sent bytes growing linearly: `value` at `at`, `rate` bytes per ns since.
@@ -215,6 +217,8 @@ struct Piece {
     queue: u32,
     n_active: u32,
     host: u32,
+    /// Bytes per ns its estimate grew at until this call.
+    rate_before: f64,
 }
 
 /// The active flows of a coflow over one path (they always share a rate).
@@ -244,8 +248,9 @@ struct Co {
     live: Vec<u32>,
     pieces: Vec<Piece>,
     piece_of: FxHashMap<u32, u32>,
-    /// Bytes sent by the whole coflow.
+    /// Bytes sent by the whole coflow, and its rate until this call.
     total: Acc,
+    rate_before: f64,
     /// Its size at the last refresh (0 if released after it).
     global: f64,
     /// On the big switch: its receivers (the columns of its matrix; the
@@ -542,7 +547,14 @@ impl Aalo {
                 if p.n_active == 0 && self.cfg.coordination != Coordination::Instant {
                     continue;
                 }
-                let q = self.cfg.queue_of(self.estimate(co, p, now)).max(p.queue);
+                // Sizes come from progress the engine advances in whole
+                // nanoseconds: a threshold the estimate would reach within
+                // a nanosecond at the rate it grew at counts as reached.
+                let slack = co.rate_before.max(p.rate_before);
+                let q = self
+                    .cfg
+                    .queue_within(self.estimate(co, p, now), slack)
+                    .max(p.queue);
                 if q != p.queue {
                     let co = &mut self.co[c];
                     let old = co.pieces[k].queue;
@@ -623,7 +635,7 @@ impl Aalo {
                 // sees it, unless the sender's own bytes get there first
                 // in the interval before.
                 let s = co.total.value_at(now);
-                let tau = if s >= theta - crossing_slack(theta) {
+                let tau = if s >= theta - float_slack(theta) {
                     now
                 } else {
                     at(co.total.rate, now, theta - s)
@@ -636,7 +648,7 @@ impl Aalo {
                 }
                 let t_k = Time(tau.0 / d * d);
                 let s_k = co.total.value_at(t_k);
-                if s_k >= theta - crossing_slack(theta) {
+                if s_k >= theta - float_slack(theta) {
                     return t_k;
                 }
                 at(p.sent.rate, t_k, theta - s_k).min(Time(t_k.0 + d))
@@ -683,6 +695,13 @@ impl Scheduler for Aalo {
         // The refresh first: it reads sizes along the rates of the interval
         // that ends now, which the changes below end.
         self.refresh(now);
+        for &c in &self.order {
+            let co = &mut self.co[c as usize];
+            co.rate_before = co.total.rate;
+            for p in &mut co.pieces {
+                p.rate_before = p.sent.rate;
+            }
+        }
         for &f in &changes.finished {
             self.finish_flow(&view, f, now);
         }

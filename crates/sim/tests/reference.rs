@@ -306,10 +306,10 @@ impl AaloRef {
     }
 
     /// The queue of a coflow of `size` bytes: how many thresholds it
-    /// reached, within `BYTES_TIE` as the module doc says.
+    /// reached (up to float noise).
     fn queue_of(&self, size: f64) -> u32 {
         (0..self.k - 1)
-            .take_while(|&q| size >= self.threshold(q) - BYTES_TIE)
+            .take_while(|&q| size >= self.threshold(q) * (1.0 - 1e-9))
             .count() as u32
     }
 
