@@ -15,31 +15,29 @@
 //! Liveness goes by demand counts, not by weights, so float noise in a sum
 //! of weights never keeps a port in play nor drops one.
 
-/// The lowest fair share among the `live` ports (ties to the lower index)
-/// and its place in `live`; ports with no unfrozen demand are dropped.
+/// The lowest fair share among the `live` ports, with every port at exactly
+/// that share in `ties`; ports with no unfrozen demand are dropped first.
 fn lowest_share(
     live: &mut Vec<u32>,
     residual: &[f64],
     weight: &[f64],
     n_left: &[u32],
-) -> (f64, Option<usize>) {
+    ties: &mut Vec<u32>,
+) -> f64 {
+    live.retain(|&p| n_left[p as usize] > 0);
+    ties.clear();
     let mut best = f64::INFINITY;
-    let mut at: Option<usize> = None;
-    let mut i = 0;
-    while i < live.len() {
-        let p = live[i] as usize;
-        if n_left[p] == 0 {
-            live.swap_remove(i);
-            continue;
-        }
-        let lv = residual[p].max(0.0) / weight[p];
-        if lv < best || (lv == best && at.is_some_and(|j| p < live[j] as usize)) {
+    for &p in live.iter() {
+        let lv = residual[p as usize].max(0.0) / weight[p as usize];
+        if lv < best {
             best = lv;
-            at = Some(i);
+            ties.clear();
+            ties.push(p);
+        } else if lv == best {
+            ties.push(p);
         }
-        i += 1;
     }
-    (best, at)
+    best
 }
 
 /// Weighted max-min levels over a dense row x column matrix; see the module
@@ -66,6 +64,8 @@ pub struct WeightedBipartite {
     col_nl: Vec<u32>,
     row_live: Vec<u32>,
     col_live: Vec<u32>,
+    row_ties: Vec<u32>,
+    col_ties: Vec<u32>,
 }
 
 impl WeightedBipartite {
@@ -226,59 +226,66 @@ impl WeightedBipartite {
                 }
             }
         }
+        // Every port at the lowest share freezes at once: freezing a row at
+        // level L leaves a column whose share was L at L (and raises the
+        // others), so one scan serves all of them.
         let mut level: f64 = 0.0;
         loop {
-            let (row_best, row_at) = lowest_share(
+            let row_best = lowest_share(
                 &mut self.row_live,
                 &self.row_res,
                 &self.row_wl,
                 &self.row_nl,
+                &mut self.row_ties,
             );
-            let (col_best, col_at) = lowest_share(
+            let col_best = lowest_share(
                 &mut self.col_live,
                 &self.col_res,
                 &self.col_wl,
                 &self.col_nl,
+                &mut self.col_ties,
             );
-            let (best, pick) = match (row_at, col_at) {
-                (Some(i), _) if row_best <= col_best => (row_best, Some((true, i))),
-                (_, Some(i)) => (col_best, Some((false, i))),
-                (Some(i), None) => (row_best, Some((true, i))),
-                (None, None) => (f64::INFINITY, None),
-            };
-            let Some((is_row, i)) = pick else { break };
+            let best = row_best.min(col_best);
+            if best == f64::INFINITY {
+                break;
+            }
             level = level.max(best);
-            if is_row {
-                let r = self.row_live.swap_remove(i) as usize;
-                row_level[r] = level;
-                self.row_nl[r] = 0;
-                let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
-                for c in 0..nc {
-                    if n[c] > 0 && col_level[c] == f64::INFINITY {
-                        let x = w[c] * level;
-                        row_used[r] += x;
-                        col_used[c] += x;
-                        self.col_wl[c] -= w[c];
-                        self.col_res[c] -= x;
-                        self.col_nl[c] -= n[c];
+            if row_best == best {
+                for &r in &self.row_ties {
+                    let r = r as usize;
+                    row_level[r] = level;
+                    self.row_nl[r] = 0;
+                    let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
+                    for c in 0..nc {
+                        if n[c] > 0 && col_level[c] == f64::INFINITY {
+                            let x = w[c] * level;
+                            row_used[r] += x;
+                            col_used[c] += x;
+                            self.col_wl[c] -= w[c];
+                            self.col_res[c] -= x;
+                            self.col_nl[c] -= n[c];
+                        }
                     }
                 }
-            } else {
-                let c = self.col_live.swap_remove(i) as usize;
-                col_level[c] = level;
-                self.col_nl[c] = 0;
-                let (w, n) = (
-                    &self.w_t[c * nr..(c + 1) * nr],
-                    &self.n_t[c * nr..(c + 1) * nr],
-                );
-                for r in 0..nr {
-                    if n[r] > 0 && row_level[r] == f64::INFINITY {
-                        let x = w[r] * level;
-                        row_used[r] += x;
-                        col_used[c] += x;
-                        self.row_wl[r] -= w[r];
-                        self.row_res[r] -= x;
-                        self.row_nl[r] -= n[r];
+            }
+            if col_best == best {
+                for &c in &self.col_ties {
+                    let c = c as usize;
+                    col_level[c] = level;
+                    self.col_nl[c] = 0;
+                    let (w, n) = (
+                        &self.w_t[c * nr..(c + 1) * nr],
+                        &self.n_t[c * nr..(c + 1) * nr],
+                    );
+                    for r in 0..nr {
+                        if n[r] > 0 && row_level[r] == f64::INFINITY {
+                            let x = w[r] * level;
+                            row_used[r] += x;
+                            col_used[c] += x;
+                            self.row_wl[r] -= w[r];
+                            self.row_res[r] -= x;
+                            self.row_nl[r] -= n[r];
+                        }
                     }
                 }
             }

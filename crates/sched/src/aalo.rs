@@ -104,11 +104,11 @@
 //!
 //! Correctness properties: a queue never decreases (sizes only grow), and a
 //! sender's estimate is never above the true size (`update_queues`); a
-//! sender's bytes per coflow are exact (corrected at every rate change and
-//! completion with the state's own count of the flow's bytes,
-//! [`Observed::sent`]), so demotion instants are exact to the nanosecond
-//! (`set_flow_rate`, `finish_flow`); every active flow gets a rate every
-//! call (`allocate`).
+//! sender's bytes per coflow are exact: they grow at the rates the driver
+//! applies, as the state's do, and every completion corrects them by the
+//! state's own count of the flow's bytes ([`Observed::sent`]), so demotion
+//! instants are exact to the nanosecond (`set_flow_rate`, `finish_flow`);
+//! every active flow gets a rate every call (`allocate`).
 
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{MaxMin, WeightedBipartite};
@@ -580,23 +580,17 @@ impl Aalo {
 
     /// Gives flow `f` the rate `bits` and keeps the books of its sender
     /// and coflow exact.
-    fn set_flow_rate(
-        &mut self,
-        view: &Observed<'_>,
-        c: usize,
-        f: FlowIdx,
-        bits: f64,
-        out: &mut Allocation,
-        now: Time,
-    ) {
+    fn set_flow_rate(&mut self, c: usize, f: FlowIdx, bits: f64, out: &mut Allocation, now: Time) {
         out.set_rate(f, bits);
         let r1 = out.rate(f).max(0.0) / 8e9;
         let b = &mut self.books[f as usize];
         if r1 == b.rate {
             return;
         }
-        let sent = view.sent(f);
-        let extra = sent - (b.sent + b.rate * (now.0 - b.at.0) as f64);
+        // The state advances the flow the same way (its bytes sent grow at
+        // its rate), so what it has sent now needs no look; completions
+        // correct the rounding (`finish_flow`).
+        let sent = b.sent + b.rate * (now.0 - b.at.0) as f64;
         let dr = r1 - b.rate;
         *b = FlowBook {
             sent,
@@ -606,8 +600,8 @@ impl Aalo {
         };
         let co = &mut self.co[c];
         let piece = co.slots[b.slot as usize].piece as usize;
-        co.pieces[piece].sent.bump(now, extra, dr);
-        co.total.bump(now, extra, dr);
+        co.pieces[piece].sent.bump(now, 0.0, dr);
+        co.total.bump(now, 0.0, dr);
     }
 
     /// The first instant a sender's estimate reaches its queue's upper
@@ -741,7 +735,7 @@ impl Scheduler for Aalo {
                 let class = self.co[c].pieces[slot.piece as usize].queue;
                 for k in 0..self.co[c].slots[s].flows.len() {
                     let f = self.co[c].slots[s].flows[k];
-                    self.set_flow_rate(&view, c, f, next, out, now);
+                    self.set_flow_rate(c, f, next, out, now);
                     out.set_class(f, class);
                 }
                 let slot = &mut self.co[c].slots[s];
