@@ -221,6 +221,55 @@ struct Piece {
     rate_before: f64,
 }
 
+/// The flows of a slot: the first in place (most slots hold one), the
+/// others in a vector.
+#[derive(Debug, Clone, Default)]
+struct Flows {
+    first: FlowIdx,
+    n: u32,
+    rest: Vec<FlowIdx>,
+}
+
+impl Flows {
+    fn len(&self) -> usize {
+        self.n as usize
+    }
+    fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    fn get(&self, i: usize) -> FlowIdx {
+        if i == 0 {
+            self.first
+        } else {
+            self.rest[i - 1]
+        }
+    }
+    fn set(&mut self, i: usize, f: FlowIdx) {
+        if i == 0 {
+            self.first = f;
+        } else {
+            self.rest[i - 1] = f;
+        }
+    }
+    fn push(&mut self, f: FlowIdx) {
+        if self.n == 0 {
+            self.first = f;
+        } else {
+            self.rest.push(f);
+        }
+        self.n += 1;
+    }
+    /// Removes and returns the last flow (there is one).
+    fn pop(&mut self) -> FlowIdx {
+        self.n -= 1;
+        if self.n == 0 {
+            self.first
+        } else {
+            self.rest.pop().expect("more than one flow")
+        }
+    }
+}
+
 /// The active flows of a coflow over one path (they always share a rate).
 #[derive(Debug, Clone, Default)]
 struct Slot {
@@ -229,7 +278,7 @@ struct Slot {
     /// matrix) and, on the big switch, its receiver's column.
     piece: u32,
     col: u32,
-    flows: Vec<FlowIdx>,
+    flows: Flows,
     /// The per-flow rate applied (bits/s) and the one being computed.
     rate: f64,
     next: f64,
@@ -333,6 +382,10 @@ pub struct Aalo {
     ports: Option<PortServer>,
     started: bool,
     todo: Vec<u32>,
+    /// Scratch of `update_queues`: (piece, old queue, new queue), and each
+    /// piece's (old, new) queue (`NONE` if it stays).
+    moved: Vec<(u32, u32, u32)>,
+    new_queue: Vec<(u32, u32)>,
 }
 
 impl Aalo {
@@ -353,6 +406,8 @@ impl Aalo {
             ports: None,
             started: false,
             todo: vec![],
+            moved: vec![],
+            new_queue: vec![],
         }
     }
 
@@ -510,9 +565,9 @@ impl Aalo {
         let extra = view.sent(f) - (b.sent + b.rate * (now.0 - b.at.0) as f64);
         let slot = &mut co.slots[b.slot as usize];
         let piece = slot.piece as usize;
-        let last = slot.flows.pop().expect("the slot holds the flow");
+        let last = slot.flows.pop();
         if last != f {
-            slot.flows[b.pos as usize] = last;
+            slot.flows.set(b.pos as usize, last);
             self.books[last as usize].pos = b.pos;
         }
         if slot.flows.is_empty() {
@@ -539,11 +594,12 @@ impl Aalo {
 
     /// Moves every sender's coflows to the queues their estimates reach.
     fn update_queues(&mut self, now: Time) {
+        let mut moved = std::mem::take(&mut self.moved);
         for i in 0..self.order.len() {
             let c = self.order[i] as usize;
-            for k in 0..self.co[c].pieces.len() {
-                let co = &self.co[c];
-                let p = &co.pieces[k];
+            moved.clear();
+            let co = &self.co[c];
+            for (k, p) in co.pieces.iter().enumerate() {
                 if p.n_active == 0 && self.cfg.coordination != Coordination::Instant {
                     continue;
                 }
@@ -556,26 +612,40 @@ impl Aalo {
                     .queue_within(self.estimate(co, p, now), slack)
                     .max(p.queue);
                 if q != p.queue {
-                    let co = &mut self.co[c];
-                    let old = co.pieces[k].queue;
-                    co.pieces[k].queue = q;
-                    co.all_dirty = true;
-                    let host = co.pieces[k].host;
-                    for &s in &co.live {
-                        let slot = &mut co.slots[s as usize];
-                        if slot.piece == k as u32 {
-                            slot.dirty = true;
-                            if let Some(ports) = &mut self.ports {
-                                let n = slot.flows.len() as i64;
-                                let dst = co.cols[slot.col as usize];
-                                ports.add(old, &self.cfg, host, dst, -n);
-                                ports.add(q, &self.cfg, host, dst, n);
-                            }
-                        }
-                    }
+                    moved.push((k as u32, p.queue, q));
                 }
             }
+            if moved.is_empty() {
+                continue;
+            }
+            // Pieces hold few distinct moves: one pass over the live slots.
+            let co = &mut self.co[c];
+            co.all_dirty = true;
+            let mut new_queue = std::mem::take(&mut self.new_queue);
+            new_queue.clear();
+            new_queue.resize(co.pieces.len(), (NONE, NONE));
+            for &(k, old, q) in &moved {
+                co.pieces[k as usize].queue = q;
+                new_queue[k as usize] = (old, q);
+            }
+            for &s in &co.live {
+                let slot = &mut co.slots[s as usize];
+                let k = slot.piece as usize;
+                let (old, q) = new_queue[k];
+                if q == NONE {
+                    continue;
+                }
+                slot.dirty = true;
+                if let Some(ports) = &mut self.ports {
+                    let n = slot.flows.len() as i64;
+                    let (host, dst) = (co.pieces[k].host, co.cols[slot.col as usize]);
+                    ports.add(old, &self.cfg, host, dst, -n);
+                    ports.add(q, &self.cfg, host, dst, n);
+                }
+            }
+            self.new_queue = new_queue;
         }
+        self.moved = moved;
     }
 
     /// Gives flow `f` the rate `bits` and keeps the books of its sender
@@ -654,10 +724,29 @@ impl Aalo {
         let mut wake = Time::NEVER;
         for &c in &self.order {
             let co = &self.co[c as usize];
-            for p in &co.pieces {
-                if p.n_active > 0 {
-                    wake = wake.min(self.crossing(co, p, now));
+            let active = co.pieces.iter().filter(|p| p.n_active > 0);
+            let Some(first) = active.clone().min_by_key(|p| p.queue) else {
+                continue;
+            };
+            let Some(&theta) = self.cfg.thresholds.get(first.queue as usize) else {
+                continue;
+            };
+            // No sender's estimate is above the coflow's size: none crosses
+            // before the size reaches the lowest threshold ahead.
+            let s = co.total.value_at(now);
+            if s < theta - float_slack(theta) {
+                let bound = ceil_ns_time(now, theta - s, co.total.rate).unwrap_or(Time::NEVER);
+                if bound >= wake {
+                    continue;
                 }
+            }
+            if self.cfg.coordination == Coordination::Instant {
+                // Every sender has the coflow's size and queue.
+                wake = wake.min(self.crossing(co, first, now));
+                continue;
+            }
+            for p in active {
+                wake = wake.min(self.crossing(co, p, now));
             }
         }
         (wake != Time::NEVER).then_some(wake)
@@ -734,7 +823,7 @@ impl Scheduler for Aalo {
                 }
                 let class = self.co[c].pieces[slot.piece as usize].queue;
                 for k in 0..self.co[c].slots[s].flows.len() {
-                    let f = self.co[c].slots[s].flows[k];
+                    let f = self.co[c].slots[s].flows.get(k);
                     self.set_flow_rate(c, f, next, out, now);
                     out.set_class(f, class);
                 }
@@ -1023,6 +1112,8 @@ struct PortServer {
     used_down: Vec<f64>,
     row_cap: Vec<f64>,
     col_cap: Vec<f64>,
+    /// Per coflow of the order: the queues it has active flows in (bits).
+    queues_of: Vec<u64>,
 }
 
 impl PortServer {
@@ -1048,6 +1139,7 @@ impl PortServer {
             used_down: vec![],
             row_cap: vec![],
             col_cap: vec![],
+            queues_of: vec![],
         }
     }
 
@@ -1142,12 +1234,20 @@ impl PortServer {
             }
         }
         // Pass 1, queue by queue, coflow by coflow.
+        self.queues_of.clear();
+        self.queues_of.extend(order.iter().map(|&c| {
+            co[c as usize]
+                .pieces
+                .iter()
+                .filter(|p| p.n_active > 0)
+                .fold(0u64, |m, p| m | 1 << p.queue)
+        }));
         for q in 0..k as u32 {
-            for &c in order {
-                let cc = &mut co[c as usize];
-                if !cc.pieces.iter().any(|p| p.queue == q && p.n_active > 0) {
+            for (i, &c) in order.iter().enumerate() {
+                if self.queues_of[i] & 1 << q == 0 {
                     continue;
                 }
+                let cc = &mut co[c as usize];
                 // Strict: the residual; weighted: the queue's grants, and
                 // the residual too.
                 type Pair<'a> = (&'a mut [f64], &'a mut [f64]);
