@@ -282,6 +282,11 @@ struct Slot {
     /// The per-flow rate applied (bits/s) and the one being computed.
     rate: f64,
     next: f64,
+    /// On the big switch: the rate group its flows are in (`NONE`: each
+    /// sends alone), and how the one being computed is to be given
+    /// ([`SOLO_RATE`], [`ROW_GROUP`], [`COL_GROUP`]).
+    group: u32,
+    next_mode: u8,
     /// Its flows need their rates and classes set whatever `next` is.
     dirty: bool,
     live_pos: u32,
@@ -317,6 +322,9 @@ struct Co {
     row_dirty: Vec<bool>,
     col_dirty: Vec<bool>,
     all_dirty: bool,
+    /// The rate group of each row and column (`NONE` until used).
+    row_group: Vec<u32>,
+    col_group: Vec<u32>,
 }
 
 impl Co {
@@ -330,6 +338,8 @@ impl Co {
         }
         self.row_dirty.resize(self.pieces.len(), false);
         self.col_dirty.resize(n_cols, false);
+        self.row_group.resize(self.pieces.len(), NONE);
+        self.col_group.resize(n_cols, NONE);
     }
 }
 
@@ -358,6 +368,33 @@ struct FlowBook {
     sent: f64,
     at: Time,
     rate: f64,
+    /// The rate group it is in (`NONE` when it sends alone) and the
+    /// group's clock when it had sent `sent`.
+    group: u32,
+    mark: f64,
+}
+
+/// How a slot's flows get their rate (big switch).
+const SOLO_RATE: u8 = 0;
+/// In its row's group: its rate is the row's level.
+const ROW_GROUP: u8 = 1;
+/// In its column's group: its rate is the column's level.
+const COL_GROUP: u8 = 2;
+
+/// The scheduler's copy of a rate group's clock: bytes a member has sent
+/// since `clock` was 0, as the driver advances it.
+#[derive(Debug, Clone, Copy, Default)]
+struct GroupClock {
+    clock: f64,
+    at: Time,
+    /// Bytes per ns, as the driver applies it.
+    rate: f64,
+}
+
+impl GroupClock {
+    fn at(&self, t: Time) -> f64 {
+        self.clock + self.rate * (t.0 - self.at.0) as f64
+    }
 }
 
 const NONE: u32 = u32::MAX;
@@ -386,6 +423,10 @@ pub struct Aalo {
     /// piece's (old, new) queue (`NONE` if it stays).
     moved: Vec<(u32, u32, u32)>,
     new_queue: Vec<(u32, u32)>,
+    /// Rate groups (big switch): their clocks, and the ids free for reuse.
+    clocks: Vec<GroupClock>,
+    free_groups: Vec<u32>,
+    group_sets: Vec<(u32, f64)>,
 }
 
 impl Aalo {
@@ -408,6 +449,9 @@ impl Aalo {
             todo: vec![],
             moved: vec![],
             new_queue: vec![],
+            clocks: vec![],
+            free_groups: vec![],
+            group_sets: vec![],
         }
     }
 
@@ -524,6 +568,7 @@ impl Aalo {
                 piece,
                 col,
                 live_pos: NONE,
+                group: NONE,
                 ..Slot::default()
             });
         }
@@ -552,6 +597,8 @@ impl Aalo {
             sent: 0.0,
             at: now,
             rate: 0.0,
+            group: NONE,
+            mark: 0.0,
         };
         slot.flows.push(f);
     }
@@ -559,10 +606,11 @@ impl Aalo {
     fn finish_flow(&mut self, view: &Observed<'_>, f: FlowIdx, now: Time) {
         let c = view.coflow_of(f) as usize;
         let b = self.books[f as usize];
-        let co = &mut self.co[c];
         // The flow sent exactly its bytes; what the linear model credited it
         // with may differ by the rounding of its completion instant.
-        let extra = view.sent(f) - (b.sent + b.rate * (now.0 - b.at.0) as f64);
+        let (counted, rate) = self.counted(&b, now);
+        let extra = view.sent(f) - counted;
+        let co = &mut self.co[c];
         let slot = &mut co.slots[b.slot as usize];
         let piece = slot.piece as usize;
         let last = slot.flows.pop();
@@ -581,8 +629,8 @@ impl Aalo {
         }
         let p = &mut co.pieces[piece];
         p.n_active -= 1;
-        p.sent.bump(now, extra, -b.rate);
-        co.total.bump(now, extra, -b.rate);
+        p.sent.bump(now, extra, -rate);
+        co.total.bump(now, extra, -rate);
         if let Some(ports) = &mut self.ports {
             let col = co.slots[b.slot as usize].col as usize;
             co.matrix.add(piece, col, -1, -1.0);
@@ -646,6 +694,169 @@ impl Aalo {
             self.new_queue = new_queue;
         }
         self.moved = moved;
+    }
+
+    /// What the books credit flow `f` with at `now`, and the rate (bytes
+    /// per ns) it sends at.
+    fn counted(&self, b: &FlowBook, now: Time) -> (f64, f64) {
+        if b.group == NONE {
+            (b.sent + b.rate * (now.0 - b.at.0) as f64, b.rate)
+        } else {
+            let g = &self.clocks[b.group as usize];
+            (b.sent + g.at(now) - b.mark, g.rate)
+        }
+    }
+
+    /// A rate group id nobody uses.
+    fn new_group(&mut self) -> u32 {
+        self.free_groups.pop().unwrap_or_else(|| {
+            self.clocks.push(GroupClock::default());
+            (self.clocks.len() - 1) as u32
+        })
+    }
+
+    /// Sets rate group `g`'s rate (bits/s) from `now`.
+    fn set_group_rate(&mut self, g: u32, bits: f64, out: &mut Allocation, now: Time) {
+        out.set_group_rate(g, bits);
+        let r = out.group_rate(g).max(0.0) / 8e9;
+        let clock = &mut self.clocks[g as usize];
+        if clock.rate != r {
+            *clock = GroupClock {
+                clock: clock.at(now),
+                at: now,
+                rate: r,
+            };
+        }
+    }
+
+    /// Moves flow `f` into rate group `g`, or, with `g == NONE`, makes it
+    /// send alone at `bits`; its books keep what it has been credited.
+    fn switch_flow(&mut self, f: FlowIdx, g: u32, bits: f64, out: &mut Allocation, now: Time) {
+        let (sent, _) = self.counted(&self.books[f as usize], now);
+        let b = &mut self.books[f as usize];
+        b.sent = sent;
+        b.at = now;
+        b.group = g;
+        if g == NONE {
+            out.set_rate(f, bits);
+            b.rate = out.rate(f).max(0.0) / 8e9;
+        } else {
+            out.join_group(f, g);
+            b.mark = self.clocks[g as usize].at(now);
+        }
+    }
+
+    /// Applies the big switch's rates: each slot's flows go to their row's
+    /// or column's rate group when their rate is that row's or column's
+    /// level (so a level that moves is one group rate), else send alone;
+    /// then each sender's and coflow's rate is set from the row totals.
+    fn apply_ports(&mut self, out: &mut Allocation, now: Time) {
+        let ports = self.ports.take().expect("the big switch's backend");
+        let mut todo = std::mem::take(&mut self.todo);
+        for i in 0..self.order.len() {
+            let c = self.order[i] as usize;
+            todo.clear();
+            ports.rated(&self.cfg, &mut self.co[c], &mut todo);
+            for &s in &todo {
+                let s = s as usize;
+                let slot = &self.co[c].slots[s];
+                let (r, j) = (slot.piece as usize, slot.col as usize);
+                let target = match slot.next_mode {
+                    ROW_GROUP => {
+                        if self.co[c].row_group[r] == NONE {
+                            self.co[c].row_group[r] = self.new_group();
+                        }
+                        self.co[c].row_group[r]
+                    }
+                    COL_GROUP => {
+                        if self.co[c].col_group[j] == NONE {
+                            self.co[c].col_group[j] = self.new_group();
+                        }
+                        self.co[c].col_group[j]
+                    }
+                    _ => NONE,
+                };
+                let slot = &self.co[c].slots[s];
+                let (next, rate, dirty, group) = (slot.next, slot.rate, slot.dirty, slot.group);
+                let same_rate = next == rate || (next - rate).abs() <= 1e-12 * rate.abs();
+                if !dirty && target == group && (target != NONE || same_rate) {
+                    continue;
+                }
+                let class = self.co[c].pieces[r].queue;
+                for k in 0..self.co[c].slots[s].flows.len() {
+                    let f = self.co[c].slots[s].flows.get(k);
+                    let b = &self.books[f as usize];
+                    if b.group != target || (target == NONE && (dirty || !same_rate)) {
+                        self.switch_flow(f, target, next, out, now);
+                    }
+                    if dirty || target != group {
+                        out.set_class(f, class);
+                    }
+                }
+                let slot = &mut self.co[c].slots[s];
+                slot.rate = next;
+                slot.group = target;
+                slot.dirty = false;
+            }
+            // Group rates: each row's and column's level.
+            let co = &self.co[c];
+            let single = co.solves.len() == 1;
+            let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
+            sets.clear();
+            for (r, &g) in co.row_group.iter().enumerate() {
+                if g != NONE {
+                    let q = co.pieces[r].queue;
+                    let level = co
+                        .solves
+                        .iter()
+                        .find(|p| p.queue == q)
+                        .map_or(0.0, |p| p.row_level[r]);
+                    sets.push((g, if level.is_finite() { level } else { 0.0 }));
+                }
+            }
+            for (j, &g) in co.col_group.iter().enumerate() {
+                if g != NONE {
+                    let level = if single {
+                        co.solves[0].col_level[j]
+                    } else {
+                        0.0
+                    };
+                    sets.push((g, if level.is_finite() { level } else { 0.0 }));
+                }
+            }
+            for &(g, bits) in &sets {
+                self.set_group_rate(g, bits, out, now);
+            }
+            self.group_sets = sets;
+            // Each sender's rate: its row's max-min total plus its flows'
+            // share of the excess; the coflow's, their sum.
+            let co = &mut self.co[c];
+            let mut total = 0.0;
+            for r in 0..co.pieces.len() {
+                let piece = &co.pieces[r];
+                let mut bits = 0.0;
+                if piece.n_active > 0 {
+                    let q = piece.queue;
+                    if let Some(p) = co.solves.iter().find(|p| p.queue == q) {
+                        bits = p.row_used[r];
+                    }
+                    if !self.cfg.strict {
+                        bits += self.cfg.weights[q as usize] * ports.excess_of_row(co, r);
+                    }
+                }
+                let rate = bits / 8e9;
+                let p = &mut co.pieces[r];
+                if p.sent.rate != rate {
+                    p.sent.bump(now, 0.0, rate - p.sent.rate);
+                }
+                total += rate;
+            }
+            if co.total.rate != total {
+                co.total.bump(now, 0.0, total - co.total.rate);
+            }
+        }
+        self.todo = todo;
+        self.ports = Some(ports);
     }
 
     /// Gives flow `f` the rate `bits` and keeps the books of its sender
@@ -797,7 +1008,14 @@ impl Scheduler for Aalo {
             if let Some(at) = self.order.iter().position(|&x| x == c) {
                 self.order.remove(at);
             }
-            self.co[c as usize] = Co::default();
+            let co = std::mem::take(&mut self.co[c as usize]);
+            self.free_groups.extend(
+                co.row_group
+                    .iter()
+                    .chain(&co.col_group)
+                    .copied()
+                    .filter(|&g| g != NONE),
+            );
         }
         self.update_queues(now);
         match &mut self.ports {
@@ -806,14 +1024,15 @@ impl Scheduler for Aalo {
                 .server
                 .allocate(&self.cfg, &view, &self.order, &mut self.co),
         }
+        if self.ports.is_some() {
+            self.apply_ports(out, now);
+            return self.next_wake(now);
+        }
         let mut todo = std::mem::take(&mut self.todo);
         for i in 0..self.order.len() {
             let c = self.order[i] as usize;
             todo.clear();
-            match &self.ports {
-                None => todo.extend_from_slice(&self.co[c].live),
-                Some(ports) => ports.rated(&self.cfg, &mut self.co[c], &mut todo),
-            }
+            todo.extend_from_slice(&self.co[c].live);
             for &s in &todo {
                 let s = s as usize;
                 let slot = &self.co[c].slots[s];
@@ -1176,6 +1395,7 @@ impl PortServer {
         co.all_dirty = false;
         co.row_dirty.iter_mut().for_each(|d| *d = false);
         co.col_dirty.iter_mut().for_each(|d| *d = false);
+        let single = co.solves.len() == 1;
         for &s in todo.iter() {
             let slot = &co.slots[s as usize];
             let piece = &co.pieces[slot.piece as usize];
@@ -1184,14 +1404,53 @@ impl PortServer {
                 .iter()
                 .find(|p| p.queue == piece.queue)
                 .expect("solved in its queue");
-            let mut x = p.row_level[slot.piece as usize].min(p.col_level[slot.col as usize]);
+            let (lr, lc) = (
+                p.row_level[slot.piece as usize],
+                p.col_level[slot.col as usize],
+            );
+            let mut excess = 0.0;
             if !cfg.strict {
                 let (src, dst) = (piece.host as usize, co.cols[slot.col as usize] as usize);
-                x += cfg.weights[piece.queue as usize]
-                    * self.level_up[src].min(self.level_down[dst]);
+                excess = self.level_up[src].min(self.level_down[dst]);
             }
-            co.slots[s as usize].next = x;
+            // With no excess the rate is a row's or a column's level, which
+            // the whole row or column shares: one group rate for all.
+            let (x, mode) = if excess > 0.0 {
+                (
+                    lr.min(lc) + cfg.weights[piece.queue as usize] * excess,
+                    SOLO_RATE,
+                )
+            } else if lr <= lc {
+                (lr, ROW_GROUP)
+            } else if single {
+                (lc, COL_GROUP)
+            } else {
+                (lc, SOLO_RATE)
+            };
+            let slot = &mut co.slots[s as usize];
+            slot.next = x;
+            slot.next_mode = mode;
         }
+    }
+
+    /// The excess (per unit of weight, bits/s) row `r` of `co` gets: the sum
+    /// over its flows of the lower of its ends' excess levels.
+    fn excess_of_row(&self, co: &Co, r: usize) -> f64 {
+        let up = self.level_up[co.pieces[r].host as usize];
+        if up <= 0.0 {
+            return 0.0;
+        }
+        let mut sum = 0.0;
+        for (j, &h) in co.cols.iter().enumerate() {
+            let down = self.level_down[h as usize];
+            if down > 0.0 {
+                let n = co.matrix.count(r, j);
+                if n > 0 {
+                    sum += n as f64 * up.min(down);
+                }
+            }
+        }
+        sum
     }
 
     /// `count` more (or fewer) active flows of queue `q` from `src` to `dst`.
@@ -1401,7 +1660,7 @@ mod tests {
         assert_eq!(c.weights, (1..=10).rev().map(f64::from).collect::<Vec<_>>());
         let c = AaloConfig::exponential(3, 2.0, 100.0);
         assert_eq!(c.thresholds, vec![100.0, 200.0]);
-        let q: Vec<u32> = [0.0, 99.9, 100.0 - 1e-8, 100.0, 199.0, 200.0, 1e12]
+        let q: Vec<u32> = [0.0, 99.9, 100.0 - 1e-10, 100.0, 199.0, 200.0, 1e12]
             .iter()
             .map(|&b| c.queue_of(b))
             .collect();
