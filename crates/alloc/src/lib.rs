@@ -9,6 +9,9 @@
 //! * [`BipartiteMaxMin`]: the same for the big switch, where every demand
 //!   crosses one ingress and one egress port, over a dense count matrix:
 //!   a solve costs O(ports^2) however many flows there are.
+//! * [`WeightedBipartite`]: weighted max-min on the big switch over a dense
+//!   matrix of weights, with what each port gives away (Aalo's D-CLAS
+//!   serves one coflow, or one weighted excess, at a time with it).
 //! * [`IncrementalMaxMin`]: the same kept up to date as demands come and go,
 //!   re-solving only the region a change reaches and proving the rest still
 //!   max-min fair by the bottleneck certificate (for large multi-hop fabrics).
@@ -31,11 +34,13 @@ mod incremental;
 mod madd;
 mod maxmin;
 pub mod reference;
+mod weighted_bipartite;
 
 pub use bipartite::BipartiteMaxMin;
 pub use incremental::IncrementalMaxMin;
 pub use madd::{effective_bottleneck, madd, LinkLoad};
 pub use maxmin::MaxMin;
+pub use weighted_bipartite::WeightedBipartite;
 
 /// Relative slack under which a residual capacity counts as used up.
 pub const EPS: f64 = 1e-9;

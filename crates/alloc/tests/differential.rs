@@ -1,6 +1,6 @@
 //! The fast max-min solver against the slow reference on random instances.
 
-use coflowkit_alloc::{reference, BipartiteMaxMin, MaxMin};
+use coflowkit_alloc::{reference, BipartiteMaxMin, MaxMin, WeightedBipartite};
 use coflowkit_model::LinkId;
 use proptest::prelude::*;
 
@@ -101,6 +101,52 @@ proptest! {
         for (&(r, c), w) in kept.iter().zip(&want) {
             let got = rl[r].min(cl[c]);
             prop_assert!(close(got, *w), "flow {}->{}: fast {} reference {}", r, c, got, w);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    #[test]
+    fn weighted_bipartite_matches_reference(
+        (row_cap, col_cap, flows) in bipartite_instance(),
+        weights in prop::collection::vec(prop_oneof![Just(1.0), Just(3.0), 0.25f64..5.0], 12),
+        removed in 0usize..3,
+        grow in any::<bool>(),
+    ) {
+        let (nr, nc) = (row_cap.len(), col_cap.len());
+        // Start small and grow (as a coflow's senders and receivers appear).
+        let mut fast = if grow { WeightedBipartite::new(1, 1) } else { WeightedBipartite::new(nr, nc) };
+        for (i, &(r, c)) in flows.iter().enumerate() {
+            fast.grow(r + 1, c + 1);
+            fast.add(r, c, 1, weights[i]);
+        }
+        fast.grow(nr, nc);
+        let n_gone = removed.min(flows.len());
+        for (i, &(r, c)) in flows[..n_gone].iter().enumerate() {
+            fast.add(r, c, -1, -weights[i]);
+        }
+        let (mut rl, mut cl, mut ru, mut cu) = (vec![], vec![], vec![], vec![]);
+        fast.solve(&row_cap, &col_cap, &mut rl, &mut cl, &mut ru, &mut cu);
+        let mut caps: Vec<f64> = row_cap.iter().chain(&col_cap).copied().collect();
+        let flat: Vec<(Vec<u32>, f64, f64)> = flows[n_gone..]
+            .iter()
+            .enumerate()
+            .map(|(i, &(r, c))| (vec![r as u32, (nr + c) as u32], weights[n_gone + i], f64::INFINITY))
+            .collect();
+        let want = reference::max_min(&flat, &mut caps);
+        let (mut row_sum, mut col_sum) = (vec![0.0; nr], vec![0.0; nc]);
+        for (i, (&(r, c), w)) in flows[n_gone..].iter().zip(&want).enumerate() {
+            let got = weights[n_gone + i] * rl[r].min(cl[c]);
+            prop_assert!(close(got, *w), "flow {}->{}: fast {} reference {}", r, c, got, w);
+            row_sum[r] += got;
+            col_sum[c] += got;
+        }
+        for r in 0..nr {
+            prop_assert!(close(ru[r], row_sum[r]), "row {} gives {} not {}", r, ru[r], row_sum[r]);
+        }
+        for c in 0..nc {
+            prop_assert!(close(cu[c], col_sum[c]), "column {} gives {} not {}", c, cu[c], col_sum[c]);
         }
     }
 }

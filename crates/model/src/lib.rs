@@ -27,6 +27,6 @@ pub use topology::{
 };
 pub use units::{ceil_ns, ceil_ns_time, BitsPerSec, Bytes, Dur, HostId, Time};
 pub use workload::{
-    compute, flow, Bin, CoflowId, CoflowSpec, DepKind, Dependency, FlowKind, FlowSpec, JobStage,
-    ValidWorkload, Workload, WorkloadError,
+    compute, flow, Bin, CoflowId, CoflowSpec, DagId, DagKey, DepKind, Dependency, FlowKind,
+    FlowSpec, JobStage, ValidWorkload, Workload, WorkloadError,
 };

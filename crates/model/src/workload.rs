@@ -29,6 +29,46 @@ pub struct JobStage {
     pub stage: u32,
 }
 
+/// Aalo's CoflowId for a coflow of a DAG (Aalo 5.1, Pseudocode 2): an
+/// external part naming the DAG and an internal part ordering the coflows
+/// inside it. A scheduler that orders coflows of one DAG by the internal part
+/// serves a parent before the coflows that depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DagId {
+    /// The DAG (external part).
+    pub dag: DagKey,
+    /// The place in the DAG (internal part): 0 for a root, else more than
+    /// every parent's.
+    pub stage: u32,
+}
+
+/// Names a DAG of coflows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DagKey {
+    /// A job the workload names ([`CoflowSpec::job`]).
+    Job(u64),
+    /// The DAG grown from this root coflow by its dependencies (a coflow
+    /// with neither job nor parents is a DAG of one).
+    Root(CoflowId),
+}
+
+impl DagId {
+    /// The id a coflow has on its own: its job and stage if it has a job,
+    /// else a DAG of one rooted at itself.
+    pub fn of(c: &CoflowSpec) -> DagId {
+        match c.job {
+            Some(j) => DagId {
+                dag: DagKey::Job(j.job),
+                stage: j.stage,
+            },
+            None => DagId {
+                dag: DagKey::Root(c.id),
+                stage: 0,
+            },
+        }
+    }
+}
+
 /// What resource a flow uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FlowKind {
@@ -524,6 +564,63 @@ impl ValidWorkload {
     pub fn n_flows(&self) -> usize {
         self.coflows.iter().map(|c| c.flows.len()).sum()
     }
+    /// Aalo's CoflowId of every coflow, in [`ValidWorkload::coflows`] order
+    /// (Aalo 5.1, Pseudocode 2). A coflow with a job keeps its job and stage
+    /// as the workload gives them. A coflow without a job is a root (its own
+    /// DAG, internal id 0) if it has no parents; else it joins the DAG of its
+    /// first parent with internal id `1 + max` over its parents' (the
+    /// pseudocode's `pId` and `P`). So within a DAG built from parents alone,
+    /// a coflow always comes after everything it depends on.
+    pub fn dag_ids(&self) -> Vec<DagId> {
+        let coflows = &self.coflows;
+        let mut ids: Vec<DagId> = coflows.iter().map(DagId::of).collect();
+        if coflows
+            .iter()
+            .all(|c| c.parents.is_empty() || c.job.is_some())
+        {
+            return ids;
+        }
+        let mut pos: Vec<(u64, usize)> = coflows
+            .iter()
+            .enumerate()
+            .map(|(k, c)| (c.id.0, k))
+            .collect();
+        pos.sort_unstable();
+        let at = |id: CoflowId| pos[pos.partition_point(|p| p.0 < id.0)].1;
+        // Parents before children (validation guarantees a DAG): Kahn's
+        // algorithm over parent -> child edges.
+        let mut n_parents: Vec<usize> = coflows.iter().map(|c| c.parents.len()).collect();
+        let mut children: Vec<Vec<usize>> = vec![vec![]; coflows.len()];
+        for (k, c) in coflows.iter().enumerate() {
+            for d in &c.parents {
+                children[at(d.parent)].push(k);
+            }
+        }
+        let mut ready: Vec<usize> = (0..coflows.len()).filter(|&k| n_parents[k] == 0).collect();
+        while let Some(k) = ready.pop() {
+            let c = &coflows[k];
+            if c.job.is_none() {
+                if let Some(first) = c.parents.first() {
+                    ids[k] = DagId {
+                        dag: ids[at(first.parent)].dag,
+                        stage: 1 + c
+                            .parents
+                            .iter()
+                            .map(|d| ids[at(d.parent)].stage)
+                            .max()
+                            .unwrap_or(0),
+                    };
+                }
+            }
+            for &child in &children[k] {
+                n_parents[child] -= 1;
+                if n_parents[child] == 0 {
+                    ready.push(child);
+                }
+            }
+        }
+        ids
+    }
     /// Back to a raw workload (for writing it out).
     pub fn into_workload(self) -> Workload {
         Workload {
@@ -622,6 +719,70 @@ mod tests {
         assert_eq!(
             w.validate(&fab).unwrap_err().to_string(),
             "coflow 2: parent 9 is not in the workload"
+        );
+    }
+
+    #[test]
+    fn dag_ids_follow_pseudocode_2() {
+        let fab = Fabric::big_switch(2, BitsPerSec::GBPS).unwrap();
+        let dep = |p: u64, kind| Dependency {
+            parent: CoflowId(p),
+            kind,
+        };
+        // 5 -> 3 (Starts-After), 3 and 4 -> 2 (Finishes-Before, Starts-After);
+        // 6 is alone; 7 has a job of its own and a parent.
+        let c = |id: u64, parents: Vec<Dependency>| {
+            let mut s = CoflowSpec::new(id, Time(id), vec![flow(0, 1, 1)]);
+            s.parents = parents;
+            s
+        };
+        let mut seven = c(7, vec![dep(5, DepKind::StartsAfter)]);
+        seven.job = Some(JobStage { job: 9, stage: 4 });
+        let w = Workload {
+            n_hosts: 2,
+            coflows: vec![
+                c(
+                    2,
+                    vec![
+                        dep(3, DepKind::FinishesBefore),
+                        dep(4, DepKind::StartsAfter),
+                    ],
+                ),
+                c(3, vec![dep(5, DepKind::StartsAfter)]),
+                c(4, vec![]),
+                c(5, vec![]),
+                c(6, vec![]),
+                seven,
+            ],
+        }
+        .validate(&fab)
+        .unwrap();
+        let ids: Vec<(u64, DagId)> = w
+            .coflows()
+            .iter()
+            .map(|c| c.id.0)
+            .zip(w.dag_ids())
+            .collect();
+        let root = |r: u64, stage| DagId {
+            dag: DagKey::Root(CoflowId(r)),
+            stage,
+        };
+        assert_eq!(
+            ids,
+            vec![
+                (2, root(5, 2)),
+                (3, root(5, 1)),
+                (4, root(4, 0)),
+                (5, root(5, 0)),
+                (6, root(6, 0)),
+                (
+                    7,
+                    DagId {
+                        dag: DagKey::Job(9),
+                        stage: 4
+                    }
+                ),
+            ]
         );
     }
 

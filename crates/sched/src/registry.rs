@@ -4,6 +4,7 @@
 //! `name:key=value;key=value`, e.g. `fifo-lm:threshold=p80` (the 80th
 //! percentile of the workload's coflow sizes) or `fifo-lm:threshold=10MiB`.
 
+use crate::aalo::{Aalo, AaloConfig, Coordination};
 use crate::fair::Fair;
 use crate::fifo_lm::FifoLm;
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
@@ -38,6 +39,16 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "varys",
         "smallest effective bottleneck first with MADD and backfill (Varys); recompute=coflow|flow",
+    ),
+    (
+        "aalo",
+        "D-CLAS, coflows demoted through K queues by bytes sent (Aalo); k=10;e=10;q1=10MiB;\
+         weights=linear|equal|W1/W2/..;queues=weighted|strict;delta=10ms",
+    ),
+    (
+        "aalo-local",
+        "D-CLAS without coordination: each sender ranks coflows by what it sent (Aalo 7.2.1); \
+         k;e;q1;weights;queues as aalo",
     ),
 ];
 
@@ -145,6 +156,8 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "fair" | "fifo" => &["solver"],
         "fifo-lm" => &["threshold"],
         "varys" => &["recompute"],
+        "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
+        "aalo-local" => &["k", "e", "q1", "weights", "queues"],
         _ => &[],
     };
     if let Some((k, _)) = spec
@@ -229,8 +242,104 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             };
             AnyScheduler::Clairvoyant(Box::new(Varys::new(per_flow)))
         }
+        "aalo" | "aalo-local" => AaloConfig::from_params(name, &param).map(|cfg| {
+            let name = if name == "aalo" { "aalo" } else { "aalo-local" };
+            AnyScheduler::NonClairvoyant(Box::new(Aalo::new(name, cfg)))
+        })?,
         _ => return Err(unknown(name)),
     })
+}
+
+impl AaloConfig {
+    /// D-CLAS's configuration from a spec's parameters (`param(key)` gives
+    /// the value of `key`, if set); `name` is `aalo` or `aalo-local`.
+    fn from_params<'a>(
+        name: &str,
+        param: &dyn Fn(&str) -> Option<&'a str>,
+    ) -> Result<AaloConfig, SchedulerError> {
+        let bad = |key: &str, message: String| SchedulerError::BadParam {
+            name: name.into(),
+            key: key.into(),
+            message,
+        };
+        let k = match param("k") {
+            None => 10,
+            Some(v) => coflowkit_model::parse::uint(v)
+                .map_err(|m| bad("k", m))
+                .and_then(|k| {
+                    (1..=64)
+                        .contains(&k)
+                        .then_some(k as usize)
+                        .ok_or_else(|| bad("k", format!("{k} queues: give 1 to 64")))
+                })?,
+        };
+        let e = match param("e") {
+            None => 10.0,
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|e| e.is_finite() && *e > 1.0)
+                .ok_or_else(|| bad("e", format!("'{v}' is not a number above 1")))?,
+        };
+        let q1 = match param("q1") {
+            None => (10u64 << 20) as f64,
+            Some(v) => match coflowkit_model::parse::bytes(v) {
+                Ok(b) if b.0 > 0 => b.0 as f64,
+                Ok(_) => return Err(bad("q1", "the first threshold must be above 0".into())),
+                Err(m) => return Err(bad("q1", m)),
+            },
+        };
+        let mut cfg = AaloConfig::exponential(k, e, q1);
+        match param("weights").unwrap_or("linear") {
+            "linear" => {}
+            "equal" => cfg.weights = vec![1.0; k],
+            list => {
+                let w: Vec<f64> = list
+                    .split('/')
+                    .map(|x| x.trim().parse::<f64>().ok().filter(|w| w.is_finite() && *w > 0.0))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| {
+                        bad(
+                            "weights",
+                            format!(
+                                "'{list}' is not linear, equal or positive numbers W1/W2/.. (one per queue)"
+                            ),
+                        )
+                    })?;
+                if w.len() != k {
+                    return Err(bad(
+                        "weights",
+                        format!("{} weights for {k} queues", w.len()),
+                    ));
+                }
+                cfg.weights = w;
+            }
+        }
+        cfg.strict = match param("queues").unwrap_or("weighted") {
+            "weighted" => false,
+            "strict" => true,
+            other => {
+                return Err(bad(
+                    "queues",
+                    format!("'{other}' is not weighted or strict"),
+                ))
+            }
+        };
+        cfg.coordination = if name == "aalo-local" {
+            Coordination::Never
+        } else {
+            match param("delta") {
+                None => Coordination::Every(coflowkit_model::Dur::from_millis(10)),
+                Some("inf") => Coordination::Never,
+                Some(v) => match coflowkit_model::parse::dur(v) {
+                    Ok(d) if d.0 == 0 => Coordination::Instant,
+                    Ok(d) => Coordination::Every(d),
+                    Err(m) => return Err(bad("delta", m)),
+                },
+            }
+        };
+        Ok(cfg)
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +369,77 @@ mod tests {
         .unwrap();
         assert!(e.to_string().contains("'banana' is neither"));
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
+    }
+
+    #[test]
+    fn aalo_parameters_parse_and_errors_name_the_key() {
+        let cfg = |spec: &str| {
+            let s = SchedulerSpec::parse(spec).unwrap();
+            let param = |key: &str| {
+                s.params
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.as_str())
+            };
+            AaloConfig::from_params(&s.name, &param)
+        };
+        assert_eq!(cfg("aalo").unwrap(), AaloConfig::paper());
+        let c = cfg("aalo:k=3;e=4;q1=1MB;weights=5/2/1;queues=strict;delta=0").unwrap();
+        assert_eq!(c.thresholds, vec![1e6, 4e6]);
+        assert_eq!(c.weights, vec![5.0, 2.0, 1.0]);
+        assert!(c.strict);
+        assert_eq!(c.coordination, Coordination::Instant);
+        assert_eq!(
+            cfg("aalo:delta=250ms").unwrap().coordination,
+            Coordination::Every(coflowkit_model::Dur::from_millis(250))
+        );
+        assert_eq!(cfg("aalo-local").unwrap().coordination, Coordination::Never);
+        assert_eq!(
+            cfg("aalo:k=2;weights=equal").unwrap().weights,
+            vec![1.0, 1.0]
+        );
+        for (spec, key, says) in [
+            ("aalo:k=0", "k", "0 queues: give 1 to 64"),
+            ("aalo:k=two", "k", "not a number"),
+            ("aalo:e=1", "e", "'1' is not a number above 1"),
+            ("aalo:q1=0", "q1", "above 0"),
+            ("aalo:q1=10MBB", "q1", "not a size unit"),
+            ("aalo:weights=1/2", "weights", "2 weights for 10 queues"),
+            ("aalo:k=2;weights=1/-1", "weights", "positive numbers"),
+            (
+                "aalo:queues=fair",
+                "queues",
+                "'fair' is not weighted or strict",
+            ),
+            ("aalo:delta=5", "delta", "needs a unit"),
+        ] {
+            let e = cfg(spec).unwrap_err();
+            assert!(
+                matches!(&e, SchedulerError::BadParam { key: k, message, .. } if k == key && message.contains(says)),
+                "{spec}: {e}"
+            );
+            assert!(e.to_string().contains(&format!("parameter '{key}'")), "{e}");
+        }
+        let e = build(
+            &SchedulerSpec::parse("aalo-local:delta=1ms").unwrap(),
+            &WorkloadHints::default(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "scheduler 'aalo-local': unknown parameter 'delta'"
+        );
+        assert_eq!(
+            build(
+                &SchedulerSpec::parse("aalo:k=4;delta=0").unwrap(),
+                &WorkloadHints::default()
+            )
+            .unwrap()
+            .name(),
+            "aalo"
+        );
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 80.0), Some(4.0));
     }
 }

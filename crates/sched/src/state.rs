@@ -42,7 +42,7 @@
 //! and not completed, in release order (`release_coflow`, `complete_coflow`).
 
 use coflowkit_model::{
-    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, Dur, Fabric, FlowKey, FlowKind, HostId,
+    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind, HostId,
     JobStage, LinkId, Time,
 };
 use std::collections::HashMap;
@@ -61,6 +61,7 @@ struct CoflowInfo {
     arrival: Time,
     release: Time,
     job: Option<JobStage>,
+    dag: DagId,
     deadline: Option<Dur>,
     first_flow: u32,
     n_flows: u32,
@@ -359,6 +360,7 @@ impl NetState {
             arrival: spec.arrival,
             release: Time::NEVER,
             job: spec.job,
+            dag: DagId::of(spec),
             deadline: spec.deadline,
             first_flow: first,
             n_flows: spec.flows.len() as u32,
@@ -372,6 +374,13 @@ impl NetState {
             n_grouped: 0,
         });
         c
+    }
+
+    /// Sets coflow `c`'s Aalo CoflowId (the driver's, from the whole
+    /// workload: [`coflowkit_model::ValidWorkload::dag_ids`]); until then it
+    /// is [`DagId::of`] its spec.
+    pub fn set_dag(&mut self, c: CoflowIdx, dag: DagId) {
+        self.coflows[c as usize].dag = dag;
     }
 
     /// Makes coflow `c` active now: schedulers see it (in release order)
@@ -844,6 +853,14 @@ impl NetState {
         }
     }
 
+    /// Whether the entry `(mark, f)` of group `g`'s members is live: `f` is
+    /// active, in `g`, and joined with this mark. A flow that left the group
+    /// and joined it again has a stale entry from its first stay, with
+    /// another mark (for a grouped flow `base` is its mark).
+    fn is_member(&self, f: usize, g: u32, mark: f64) -> bool {
+        self.active_pos[f] != INACTIVE && self.group[f] == g && self.base[f] == mark
+    }
+
     /// Drops members that left or finished from the top of `members` and
     /// caches the lowest live mark.
     fn recompute_head(&mut self, g: u32) {
@@ -851,7 +868,7 @@ impl NetState {
         let mut head = f64::INFINITY;
         while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
             let fi = f as usize;
-            if self.active_pos[fi] != INACTIVE && self.group[fi] == g {
+            if self.is_member(fi, g, mark) {
                 head = mark;
                 break;
             }
@@ -882,7 +899,7 @@ impl NetState {
         let clock = self.group_clock(g);
         while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
             let fi = f as usize;
-            if self.active_pos[fi] == INACTIVE || self.group[fi] != g {
+            if !self.is_member(fi, g, mark) {
                 self.groups[gi].members.pop();
                 continue;
             }
@@ -1226,6 +1243,12 @@ macro_rules! observed_methods {
         pub fn job(&self, c: CoflowIdx) -> Option<JobStage> {
             self.s.coflows[c as usize].job
         }
+        /// Coflow `c`'s Aalo CoflowId: its DAG and its place in it (Aalo
+        /// 5.1, Pseudocode 2; see [`coflowkit_model::DagId`]).
+        #[inline]
+        pub fn dag(&self, c: CoflowIdx) -> DagId {
+            self.s.coflows[c as usize].dag
+        }
         /// Bytes coflow `c` has sent so far, over all its flows.
         #[inline]
         pub fn coflow_sent(&self, c: CoflowIdx) -> f64 {
@@ -1368,5 +1391,36 @@ mod tests {
         assert!(st.observed().active_coflows().is_empty());
         let report = st.into_flow_report();
         assert_eq!((report.start(2), report.bottleneck(1)), (Time(20), 1e9));
+    }
+
+    #[test]
+    fn a_flow_that_leaves_a_group_and_joins_it_again_keeps_its_progress() {
+        // Flows 0 and 1 (1,000 bytes each) in group 7 at 1 byte/ns. At 100
+        // flow 1 leaves (solo, paused), at 300 it joins again with 900
+        // left: flow 0 is done at 1,000 and flow 1 at 1,200 (its first
+        // stay's entry, which would end it at 1,000, is stale).
+        let mut st = NetState::new(Fabric::big_switch(2, BitsPerSec::GBPS).unwrap());
+        let c = st.add_coflow(&CoflowSpec::new(
+            1,
+            Time(0),
+            vec![flow(0, 1, 1000), flow(0, 1, 1000)],
+        ));
+        st.release_coflow(c);
+        assert!(st.start_flow(0) && st.start_flow(1));
+        st.join_group(0, 7);
+        st.join_group(1, 7);
+        st.set_group_rate(7, 1.0);
+        st.set_now(Time(100));
+        st.set_solo_rate(1, 0.0);
+        st.set_now(Time(300));
+        st.join_group(1, 7);
+        assert_eq!(st.next_group_finish(), Time(1000));
+        st.set_now(Time(1000));
+        let mut due = vec![];
+        st.due_grouped(Time(1000), &mut due);
+        assert_eq!(due, vec![0]);
+        st.finish_flow(0);
+        assert_eq!(st.next_group_finish(), Time(1200));
+        assert_eq!(st.observed().sent(1), 800.0);
     }
 }

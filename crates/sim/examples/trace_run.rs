@@ -1,7 +1,8 @@
 //! Runs a coflow-benchmark trace under the schedulers named on the command
-//! line and prints wall time, events and mean CCT: the engine alone, without
-//! the Python front (the CLI benchmark in docs/benchmarks.md times the
-//! whole process). Usage: trace_run TRACE SCHEDULER...
+//! line and prints wall time, events, and mean and 95th-percentile CCT: the
+//! engine alone, without the Python front (the CLI benchmark in
+//! docs/benchmarks.md times the whole process). Usage: trace_run TRACE
+//! SCHEDULER...
 use coflowkit_model::{BitsPerSec, Fabric};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, Simulation};
@@ -21,12 +22,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
         let r =
             Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
-        let mean = r.coflows.iter().map(|c| c.cct_s()).sum::<f64>() / r.coflows.len() as f64;
+        let cct = r.metrics().cct;
         println!(
-            "{s}: {:.3} s wall, {} events, mean CCT {:.3} s",
+            "{s}: {:.3} s wall, {} events, mean CCT {:.3} s, p95 CCT {:.3} s",
             t0.elapsed().as_secs_f64(),
             r.n_events,
-            mean
+            cct.mean,
+            cct.p95
         );
     }
     Ok(())

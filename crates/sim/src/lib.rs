@@ -42,7 +42,7 @@ pub use results::{
 mod meter;
 mod pending;
 
-use coflowkit_model::{CoflowSpec, DepKind, Dur, Fabric, Time, ValidWorkload};
+use coflowkit_model::{CoflowSpec, DagId, DepKind, Dur, Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
     proportional, Allocation, AnyScheduler, Change, Changes, CoflowIdx, FlowIdx, NetState, SOLO,
 };
@@ -133,6 +133,7 @@ impl<'w> Simulation<'w> {
             .map(|bin| LinkMeter::new(self.state.capacities(), bin));
         let mut e = Engine {
             coflows,
+            dag_ids: workload.dag_ids(),
             state: self.state,
             changes: Changes::default(),
             rel: Releases::new(coflows),
@@ -267,6 +268,8 @@ pub fn link_name(kind: coflowkit_model::LinkKind) -> String {
 /// The mutable state of one run, with the release rules' steps as methods.
 struct Engine<'w> {
     coflows: &'w [CoflowSpec],
+    // Aalo's CoflowId of each coflow (by index), from the whole workload.
+    dag_ids: Vec<DagId>,
     state: NetState,
     alloc: Allocation,
     changes: Changes,
@@ -375,6 +378,7 @@ impl Engine<'_> {
     /// Coflow `spec` arrives now.
     fn arrive(&mut self, spec: &CoflowSpec) {
         let c = self.state.add_coflow(spec);
+        self.state.set_dag(c, self.dag_ids[c as usize]);
         let first = self.state.flows_of(c).start;
         if self.rel.arrive(c, spec, first) {
             self.release_coflow(c);

@@ -232,6 +232,95 @@ enum Policy {
     /// only at coflow events: releases, completions, flow starts, and a
     /// coflow's last active flow finishing.
     Varys { per_flow: bool },
+    /// D-CLAS: flows in the queue their sender's estimate of their coflow's
+    /// size reaches; queues weighted (rounds of grants) or strict; inside a
+    /// queue coflows by (DAG, stage, release, arrival, id), max-min inside a
+    /// coflow.
+    Aalo(AaloRef),
+}
+
+/// D-CLAS's parameters as the reference reads them from a spec, with the
+/// thresholds and weights written out from their definitions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct AaloRef {
+    k: u32,
+    e: f64,
+    q1: f64,
+    strict: bool,
+    equal_weights: bool,
+    /// How senders learn sizes: instantly, every Δ ns, or never.
+    coordination: RefCoordination,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RefCoordination {
+    Instant,
+    Every(f64),
+    Never,
+}
+
+impl AaloRef {
+    /// Reads `aalo[:k=..;e=..;q1=BYTES;queues=..;weights=..;delta=..]` and
+    /// `aalo-local[:...]` (defaults: K = 10, E = 10, Q1 = 10 MiB, linear
+    /// weights, weighted queues, Δ = 10 ms).
+    fn parse(spec: &str) -> Option<AaloRef> {
+        let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
+        let mut a = AaloRef {
+            k: 10,
+            e: 10.0,
+            q1: 10.0 * 1024.0 * 1024.0,
+            strict: false,
+            equal_weights: false,
+            coordination: match name {
+                "aalo" => RefCoordination::Every(10e6),
+                "aalo-local" => RefCoordination::Never,
+                _ => return None,
+            },
+        };
+        for kv in params.split(';').filter(|x| !x.is_empty()) {
+            let (key, v) = kv.split_once('=')?;
+            match key {
+                "k" => a.k = v.parse().ok()?,
+                "e" => a.e = v.parse().ok()?,
+                "q1" => a.q1 = v.parse().ok()?,
+                "queues" => a.strict = v == "strict",
+                "weights" => a.equal_weights = v == "equal",
+                "delta" => {
+                    a.coordination = match v {
+                        "0" => RefCoordination::Instant,
+                        "inf" => RefCoordination::Never,
+                        _ => {
+                            RefCoordination::Every(v.strip_suffix("ms")?.parse::<f64>().ok()? * 1e6)
+                        }
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(a)
+    }
+
+    /// The upper threshold of queue `q` (0 for Q1): Q1 * E^q.
+    fn threshold(&self, q: u32) -> f64 {
+        self.q1 * self.e.powi(q as i32)
+    }
+
+    /// The queue of a coflow of `size` bytes: how many thresholds it
+    /// reached (up to float noise).
+    fn queue_of(&self, size: f64) -> u32 {
+        (0..self.k - 1)
+            .take_while(|&q| size >= self.threshold(q) * (1.0 - 1e-9))
+            .count() as u32
+    }
+
+    /// Q_i's weight: K - i + 1 (i from 1), or 1 for all.
+    fn weight(&self, q: u32) -> f64 {
+        if self.equal_weights {
+            1.0
+        } else {
+            (self.k - q) as f64
+        }
+    }
 }
 
 /// Every spec the property tests run, with its reference policy. Together
@@ -254,6 +343,12 @@ const SPECS: &[&str] = &[
     "varys",
     "varys:recompute=flow",
     "varys:recompute=coflow",
+    "aalo",
+    "aalo:k=4;e=2;q1=150000;delta=0",
+    "aalo:k=3;e=3;q1=100000;weights=equal;delta=0",
+    "aalo:k=4;e=2;q1=150000;queues=strict;delta=0",
+    "aalo:k=4;e=2;q1=150000;delta=3ms",
+    "aalo-local:k=3;e=2;q1=100000",
 ];
 
 /// The nearest-rank 50th percentile of the coflows' total bytes, written out.
@@ -282,6 +377,9 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         "fifo-lm:threshold=inf" => Policy::FifoLm(f64::INFINITY),
         "varys" | "varys:recompute=flow" => Policy::Varys { per_flow: true },
         "varys:recompute=coflow" => Policy::Varys { per_flow: false },
+        other if other.starts_with("aalo") => {
+            Policy::Aalo(AaloRef::parse(other).expect("an aalo spec the reference reads"))
+        }
         other => match other
             .strip_prefix("fifo-lm:threshold=")
             .and_then(|b| b.parse::<u64>().ok())
@@ -295,6 +393,8 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
 #[derive(Debug, Clone)]
 struct RefFlow {
     coflow: usize,
+    /// The sending host.
+    src: u32,
     path: Vec<u32>,
     size: f64,
     rem: f64,
@@ -315,6 +415,12 @@ struct RefCoflow {
     flows: Vec<usize>,
     starts_after: Vec<usize>,
     finishes_before: Vec<usize>,
+    /// Every parent, in the spec's order.
+    parents: Vec<usize>,
+    /// D-CLAS with refreshes: the coflow's size and each sender's bytes of
+    /// it at the last refresh.
+    global: f64,
+    at_sync: Vec<(u32, f64)>,
     released: bool,
     release: f64,
     complete: bool,
@@ -360,6 +466,7 @@ impl RefSim {
                 let path = path_of(&fabric, c, i);
                 flows.push(RefFlow {
                     coflow: ci,
+                    src: f.src.0,
                     path,
                     size: f.bytes.0 as f64,
                     rem: f.bytes.0 as f64,
@@ -385,6 +492,9 @@ impl RefSim {
                 flows: ids,
                 starts_after: parents(DepKind::StartsAfter),
                 finishes_before: parents(DepKind::FinishesBefore),
+                parents: c.parents.iter().map(|d| pos(d.parent)).collect(),
+                global: 0.0,
+                at_sync: vec![],
                 released: false,
                 release: f64::NAN,
                 complete: false,
@@ -632,6 +742,7 @@ impl RefSim {
                 }
                 self.serve_classes(&classes, &mut rate);
             }
+            Policy::Aalo(a) => self.dclas(a, &mut rate),
             Policy::Srpt => {
                 let active: Vec<usize> = (0..self.flows.len())
                     .filter(|&f| self.is_active(f))
@@ -698,6 +809,194 @@ impl RefSim {
         rate
     }
 
+    /// Bytes coflow `c`'s flows from `host` (all of them for `None`) have
+    /// sent.
+    fn sent_from(&self, c: usize, host: Option<u32>) -> f64 {
+        self.started_flows_of(c)
+            .filter(|f| host.map_or(true, |h| f.src == h))
+            .map(|f| f.size - f.rem)
+            .sum()
+    }
+
+    /// A refresh: every coflow's size and its senders' bytes now.
+    fn aalo_refresh(&mut self) {
+        for c in 0..self.coflows.len() {
+            let hosts: Vec<u32> = self.coflows[c]
+                .flows
+                .iter()
+                .map(|&f| self.flows[f].src)
+                .collect();
+            self.coflows[c].global = self.sent_from(c, None);
+            self.coflows[c].at_sync = hosts
+                .into_iter()
+                .map(|h| (h, self.sent_from(c, Some(h))))
+                .collect();
+        }
+    }
+
+    /// Sender `host`'s estimate of coflow `c`'s size: the true size with
+    /// instant refreshes; else the size at the last refresh plus what the
+    /// sender sent since; without refreshes what the sender sent.
+    fn aalo_estimate(&self, a: AaloRef, c: usize, host: u32) -> f64 {
+        match a.coordination {
+            RefCoordination::Instant => self.sent_from(c, None),
+            RefCoordination::Never => self.sent_from(c, Some(host)),
+            RefCoordination::Every(_) => {
+                let co = &self.coflows[c];
+                let base = co.at_sync.iter().find(|x| x.0 == host).map_or(0.0, |x| x.1);
+                co.global + self.sent_from(c, Some(host)) - base
+            }
+        }
+    }
+
+    /// The queue flow `f` is served in.
+    fn aalo_queue(&self, a: AaloRef, f: usize) -> u32 {
+        a.queue_of(self.aalo_estimate(a, self.flows[f].coflow, self.flows[f].src))
+    }
+
+    /// Aalo's CoflowId by Pseudocode 2: (the root of the DAG the first
+    /// parents lead to, 0 for a root or 1 + the largest parent's).
+    fn dag_id(&self, c: usize) -> (usize, u32) {
+        match self.coflows[c].parents.first() {
+            None => (c, 0),
+            Some(&p) => (
+                self.dag_id(p).0,
+                1 + self.coflows[c]
+                    .parents
+                    .iter()
+                    .map(|&q| self.dag_id(q).1)
+                    .max()
+                    .unwrap(),
+            ),
+        }
+    }
+
+    /// Active coflows in D-CLAS's order inside a queue: by DAG (in the order
+    /// of the first release of each, by (release, arrival, id)), stage,
+    /// then release, arrival and id.
+    fn aalo_order(&self) -> Vec<usize> {
+        let tie = |c: usize| {
+            let co = &self.coflows[c];
+            (co.release, co.arrival, co.id)
+        };
+        let first_release = |dag: usize| {
+            (0..self.coflows.len())
+                .filter(|&c| self.coflows[c].released && self.dag_id(c).0 == dag)
+                .map(tie)
+                .min_by(|x, y| x.partial_cmp(y).unwrap())
+                .unwrap()
+        };
+        let mut v = self.active_coflows();
+        v.sort_by(|&x, &y| {
+            let (dx, sx) = self.dag_id(x);
+            let (dy, sy) = self.dag_id(y);
+            (first_release(dx), sx, tie(x))
+                .partial_cmp(&(first_release(dy), sy, tie(y)))
+                .unwrap()
+        });
+        v
+    }
+
+    /// D-CLAS's rates, as the module doc of `coflowkit_sched::aalo` defines
+    /// them.
+    fn dclas(&self, a: AaloRef, rate: &mut [f64]) {
+        let order = self.aalo_order();
+        let queue: Vec<u32> = (0..self.flows.len())
+            .map(|f| {
+                if self.is_active(f) {
+                    self.aalo_queue(a, f)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let flows_in = |c: usize, q: u32| -> Vec<usize> {
+            self.active_flows_of(c)
+                .into_iter()
+                .filter(|&f| queue[f] == q)
+                .collect()
+        };
+        if a.strict {
+            let mut classes = vec![];
+            for q in 0..a.k {
+                for &c in &order {
+                    classes.push(flows_in(c, q));
+                }
+            }
+            let mut residual = self.caps.clone();
+            for class in classes {
+                let demands: Vec<(Vec<u32>, f64, f64)> = class
+                    .iter()
+                    .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
+                    .collect();
+                for (&f, &x) in class.iter().zip(&max_min(&demands, &mut residual)) {
+                    rate[f] = x;
+                }
+            }
+            return;
+        }
+        // Pass 1: each link's capacity split by weight between the queues
+        // with an active flow on it; each queue's coflows in order, max-min
+        // on what the queue's earlier coflows left of its grants.
+        let active: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| self.is_active(f))
+            .collect();
+        let mut residual = self.caps.clone();
+        let mut grant = vec![vec![0.0; self.caps.len()]; a.k as usize];
+        for l in 0..self.caps.len() {
+            let mut present: Vec<u32> = active
+                .iter()
+                .filter(|&&f| self.flows[f].path.contains(&(l as u32)))
+                .map(|&f| queue[f])
+                .collect();
+            present.sort_unstable();
+            present.dedup();
+            let total: f64 = present.iter().map(|&q| a.weight(q)).sum();
+            for &q in &present {
+                grant[q as usize][l] = self.caps[l] * a.weight(q) / total;
+            }
+        }
+        let full = |l: u32, r: &[f64]| r[l as usize] <= 1e-9 * self.caps[l as usize];
+        for q in 0..a.k {
+            let g = &mut grant[q as usize];
+            for &c in &order {
+                let flows: Vec<usize> = flows_in(c, q)
+                    .into_iter()
+                    .filter(|&f| self.flows[f].path.iter().all(|&l| !full(l, g)))
+                    .collect();
+                let demands: Vec<(Vec<u32>, f64, f64)> = flows
+                    .iter()
+                    .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
+                    .collect();
+                for (&f, &x) in flows.iter().zip(&max_min(&demands, g)) {
+                    rate[f] += x;
+                    for &l in &self.flows[f].path {
+                        residual[l as usize] -= x;
+                    }
+                }
+            }
+        }
+        // Pass 2: what is left, weighted max-min between the flows that can
+        // still grow, each with its queue's weight.
+        let growable: Vec<usize> = active
+            .into_iter()
+            .filter(|&f| self.flows[f].path.iter().all(|&l| !full(l, &residual)))
+            .collect();
+        let demands: Vec<(Vec<u32>, f64, f64)> = growable
+            .iter()
+            .map(|&f| {
+                (
+                    self.flows[f].path.clone(),
+                    a.weight(queue[f]),
+                    f64::INFINITY,
+                )
+            })
+            .collect();
+        for (&f, &x) in growable.iter().zip(&max_min(&demands, &mut residual)) {
+            rate[f] += x;
+        }
+    }
+
     fn run(mut self, policy: Policy) -> RefResult {
         let mut t: f64 = 0.0;
         let mut rate = vec![0.0; self.flows.len()];
@@ -707,6 +1006,15 @@ impl RefSim {
             n_events += 1;
             assert!(n_events < 100_000, "reference simulator does not converge");
             self.now = t;
+            if let Policy::Aalo(AaloRef {
+                coordination: RefCoordination::Every(delta),
+                ..
+            }) = policy
+            {
+                if (t / delta).round() * delta == t {
+                    self.aalo_refresh();
+                }
+            }
             coflow_event |= self.settle_releases(t);
             if self.coflows.iter().all(|c| c.complete) {
                 break;
@@ -735,6 +1043,13 @@ impl RefSim {
                     at = at.min(f.start_at);
                 }
             }
+            if let Policy::Aalo(AaloRef {
+                coordination: RefCoordination::Every(delta),
+                ..
+            }) = policy
+            {
+                at = at.min(((t / delta).floor() + 1.0) * delta);
+            }
             let mut dt = at - t;
             let mut exact = at.is_finite();
             for &f in &active {
@@ -752,6 +1067,40 @@ impl RefSim {
                         let r: f64 = self.active_flows_of(c).iter().map(|&f| rate[f]).sum();
                         if r > 0.0 {
                             let d = (threshold - self.sent(c)) / (r / 8e9);
+                            if d < dt {
+                                dt = d;
+                                exact = false;
+                            }
+                        }
+                    }
+                }
+            }
+            if let Policy::Aalo(a) = policy {
+                // A sender's estimate reaching its queue's threshold.
+                for c in self.active_coflows() {
+                    let mut hosts: Vec<u32> = self
+                        .active_flows_of(c)
+                        .iter()
+                        .map(|&f| self.flows[f].src)
+                        .collect();
+                    hosts.sort_unstable();
+                    hosts.dedup();
+                    for h in hosts {
+                        let e = self.aalo_estimate(a, c, h);
+                        let q = a.queue_of(e);
+                        if q + 1 >= a.k {
+                            continue;
+                        }
+                        let r: f64 = self
+                            .active_flows_of(c)
+                            .iter()
+                            .filter(|&&f| {
+                                a.coordination == RefCoordination::Instant || self.flows[f].src == h
+                            })
+                            .map(|&f| rate[f] / 8e9)
+                            .sum();
+                        if r > 0.0 {
+                            let d = (a.threshold(q) - e) / r;
                             if d < dt {
                                 dt = d;
                                 exact = false;
@@ -1228,6 +1577,12 @@ differential! {
     fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
     varys_matches_reference: "varys", 4000;
     varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
+    aalo_matches_reference: "aalo", 300;
+    aalo_instant_matches_reference: "aalo:k=4;e=2;q1=150000;delta=0", 1500;
+    aalo_equal_weights_matches_reference: "aalo:k=3;e=3;q1=100000;weights=equal;delta=0", 1000;
+    aalo_strict_matches_reference: "aalo:k=4;e=2;q1=150000;queues=strict;delta=0", 1000;
+    aalo_delta_matches_reference: "aalo:k=4;e=2;q1=150000;delta=3ms", 1500;
+    aalo_local_matches_reference: "aalo-local:k=3;e=2;q1=100000", 1000;
 }
 
 differential! {
@@ -1247,6 +1602,54 @@ differential! {
     multihop_fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
     multihop_varys_matches_reference: "varys", 4000;
     multihop_varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
+    multihop_aalo_instant_matches_reference: "aalo:k=4;e=2;q1=150000;delta=0", 1000;
+    multihop_aalo_strict_matches_reference: "aalo:k=4;e=2;q1=150000;queues=strict;delta=0", 500;
+    multihop_aalo_delta_matches_reference: "aalo:k=4;e=2;q1=150000;delta=3ms", 1000;
+}
+
+/// With one queue D-CLAS is `fifo`: on random cases without dependencies
+/// (with them fifo orders by release and Aalo by DAG), `aalo:k=1` and the
+/// engine's `fifo` give the same instants.
+fn one_queue_is_fifo(mut case: Case) -> Result<(), String> {
+    for c in &mut case.coflows {
+        c.parents.clear();
+    }
+    let (fifo, fifo_flows) = fast(&case, "fifo")?;
+    for spec in ["aalo:k=1", "aalo:k=1;queues=strict;delta=0"] {
+        let (got, got_flows) = fast(&case, spec)?;
+        let same = got.len() == fifo.len()
+            && got
+                .iter()
+                .zip(&fifo)
+                .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
+            && got_flows
+                .iter()
+                .zip(&fifo_flows)
+                .all(|(&a, &b)| close(a, b as f64));
+        if !same {
+            return Err(format!(
+                "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+    #[test]
+    fn aalo_with_one_queue_is_fifo(case in any_case()) {
+        if let Err(e) = one_queue_is_fifo(case) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn multihop_aalo_with_one_queue_is_fifo(case in any_multihop_case()) {
+        if let Err(e) = one_queue_is_fifo(case) {
+            prop_assert!(false, "{}", e);
+        }
+    }
 }
 
 /// Every byte a flow sends is credited to each link of its path, and no bin
@@ -1294,7 +1697,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn link_utilization_accounts_for_every_byte(case in any_case()) {
-        for spec in ["fair", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50"] {
+        for spec in ["fair", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50", "aalo:k=4;e=2;q1=150000;delta=3ms"] {
             if let Err(e) = check_link_util(&case, spec) {
                 prop_assert!(false, "{}", e);
             }

@@ -1,0 +1,294 @@
+//! Weighted max-min fairness when every demand crosses one row resource and
+//! one column resource (the big switch), over a dense matrix of weights, with
+//! the capacity each row and column gives away.
+//!
+//! A cell `(r, c)` holds the demands from row `r` to column `c`: their number
+//! and their total weight. Progressive filling raises a common level; a
+//! demand of weight `w` gets `w * level` until a row or column it crosses is
+//! full. As in [`crate::BipartiteMaxMin`], the port with the lowest fair
+//! share `residual / unfrozen weight` is found by a scan of the ports still in
+//! play, its row (or column) of the matrix is frozen in one pass, and the
+//! level it froze at is recorded: a demand's rate is `w * min(row level,
+//! column level)`. The same passes add up what each row and column gives
+//! away. Cost per solve: O((R + C)^2) for R rows and C columns.
+//!
+//! Liveness goes by demand counts, not by weights, so float noise in a sum
+//! of weights never keeps a port in play nor drops one.
+
+/// The lowest fair share among the `live` ports, with every port at exactly
+/// that share in `ties`; ports with no unfrozen demand are dropped first.
+fn lowest_share(
+    live: &mut Vec<u32>,
+    residual: &[f64],
+    weight: &[f64],
+    n_left: &[u32],
+    ties: &mut Vec<u32>,
+) -> f64 {
+    live.retain(|&p| n_left[p as usize] > 0);
+    ties.clear();
+    let mut best = f64::INFINITY;
+    for &p in live.iter() {
+        let lv = residual[p as usize].max(0.0) / weight[p as usize];
+        if lv < best {
+            best = lv;
+            ties.clear();
+            ties.push(p);
+        } else if lv == best {
+            ties.push(p);
+        }
+    }
+    best
+}
+
+/// Weighted max-min levels over a dense row x column matrix; see the module
+/// doc.
+#[derive(Debug, Clone, Default)]
+pub struct WeightedBipartite {
+    n_rows: usize,
+    n_cols: usize,
+    // Per cell (row-major, and column-major): total weight and count.
+    w: Vec<f64>,
+    w_t: Vec<f64>,
+    n: Vec<u32>,
+    n_t: Vec<u32>,
+    row_w: Vec<f64>,
+    col_w: Vec<f64>,
+    row_n: Vec<u32>,
+    col_n: Vec<u32>,
+    // Scratch.
+    row_res: Vec<f64>,
+    col_res: Vec<f64>,
+    row_wl: Vec<f64>,
+    col_wl: Vec<f64>,
+    row_nl: Vec<u32>,
+    col_nl: Vec<u32>,
+    row_live: Vec<u32>,
+    col_live: Vec<u32>,
+    row_ties: Vec<u32>,
+    col_ties: Vec<u32>,
+}
+
+impl WeightedBipartite {
+    /// An empty matrix of `n_rows` rows and `n_cols` columns.
+    pub fn new(n_rows: usize, n_cols: usize) -> WeightedBipartite {
+        let mut m = WeightedBipartite::default();
+        m.grow(n_rows, n_cols);
+        m
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+
+    /// Makes room for at least `n_rows` rows and `n_cols` columns, keeping
+    /// the demands.
+    pub fn grow(&mut self, n_rows: usize, n_cols: usize) {
+        let (nr, nc) = (n_rows.max(self.n_rows), n_cols.max(self.n_cols));
+        if (nr, nc) == (self.n_rows, self.n_cols) {
+            return;
+        }
+        let mut w = vec![0.0; nr * nc];
+        let mut n = vec![0; nr * nc];
+        for r in 0..self.n_rows {
+            for c in 0..self.n_cols {
+                w[r * nc + c] = self.w[r * self.n_cols + c];
+                n[r * nc + c] = self.n[r * self.n_cols + c];
+            }
+        }
+        let mut w_t = vec![0.0; nr * nc];
+        let mut n_t = vec![0; nr * nc];
+        for r in 0..nr {
+            for c in 0..nc {
+                w_t[c * nr + r] = w[r * nc + c];
+                n_t[c * nr + r] = n[r * nc + c];
+            }
+        }
+        self.w = w;
+        self.n = n;
+        self.w_t = w_t;
+        self.n_t = n_t;
+        self.row_w.resize(nr, 0.0);
+        self.row_n.resize(nr, 0);
+        self.col_w.resize(nc, 0.0);
+        self.col_n.resize(nc, 0);
+        self.n_rows = nr;
+        self.n_cols = nc;
+    }
+
+    /// Adds `count` demands of total weight `weight` to cell `(r, c)`
+    /// (negative to remove them; a cell, row or column left with no demand
+    /// has weight exactly 0).
+    pub fn add(&mut self, r: usize, c: usize, count: i64, weight: f64) {
+        let (i, j) = (r * self.n_cols + c, c * self.n_rows + r);
+        let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
+        bump(&mut self.n[i]);
+        bump(&mut self.n_t[j]);
+        bump(&mut self.row_n[r]);
+        bump(&mut self.col_n[c]);
+        let zero_or = |n: u32, x: f64| if n == 0 { 0.0 } else { x };
+        self.w[i] = zero_or(self.n[i], self.w[i] + weight);
+        self.w_t[j] = self.w[i];
+        self.row_w[r] = zero_or(self.row_n[r], self.row_w[r] + weight);
+        self.col_w[c] = zero_or(self.col_n[c], self.col_w[c] + weight);
+    }
+
+    /// Number of demands in cell `(r, c)`.
+    pub fn count(&self, r: usize, c: usize) -> u32 {
+        self.n[r * self.n_cols + c]
+    }
+
+    /// Total weight of cell `(r, c)`.
+    pub fn weight(&self, r: usize, c: usize) -> f64 {
+        self.w[r * self.n_cols + c]
+    }
+
+    /// Fills `row_level` and `col_level` with the level each port froze at
+    /// (infinity for a port that is nobody's bottleneck) under capacities
+    /// `row_cap` and `col_cap`, and `row_used` and `col_used` with what the
+    /// demands take from each. A demand of weight `w` from `r` to `c` gets
+    /// `w * min(row_level[r], col_level[c])`.
+    pub fn solve(
+        &mut self,
+        row_cap: &[f64],
+        col_cap: &[f64],
+        row_level: &mut Vec<f64>,
+        col_level: &mut Vec<f64>,
+        row_used: &mut Vec<f64>,
+        col_used: &mut Vec<f64>,
+    ) {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        row_level.clear();
+        row_level.resize(nr, f64::INFINITY);
+        col_level.clear();
+        col_level.resize(nc, f64::INFINITY);
+        row_used.clear();
+        row_used.resize(nr, 0.0);
+        col_used.clear();
+        col_used.resize(nc, 0.0);
+        self.row_res.clear();
+        self.row_res.extend_from_slice(&row_cap[..nr]);
+        self.col_res.clear();
+        self.col_res.extend_from_slice(&col_cap[..nc]);
+        // Ports with no capacity freeze at level 0 first, giving nothing;
+        // only the others are filled, over the cells between them (found
+        // from whichever side has fewer such ports, so that a solve where
+        // most ports are full costs little).
+        self.row_live.clear();
+        self.row_live
+            .extend((0..nr as u32).filter(|&r| self.row_n[r as usize] > 0));
+        self.col_live.clear();
+        self.col_live
+            .extend((0..nc as u32).filter(|&c| self.col_n[c as usize] > 0));
+        let full_rows = self.row_live.iter().any(|&r| row_cap[r as usize] <= 0.0);
+        let full_cols = self.col_live.iter().any(|&c| col_cap[c as usize] <= 0.0);
+        if full_rows || full_cols {
+            for &r in &self.row_live {
+                if row_cap[r as usize] <= 0.0 {
+                    row_level[r as usize] = 0.0;
+                }
+            }
+            for &c in &self.col_live {
+                if col_cap[c as usize] <= 0.0 {
+                    col_level[c as usize] = 0.0;
+                }
+            }
+            self.row_live.retain(|&r| row_cap[r as usize] > 0.0);
+            self.col_live.retain(|&c| col_cap[c as usize] > 0.0);
+        }
+        self.row_wl.clear();
+        self.row_wl.resize(nr, 0.0);
+        self.row_nl.clear();
+        self.row_nl.resize(nr, 0);
+        self.col_wl.clear();
+        self.col_wl.resize(nc, 0.0);
+        self.col_nl.clear();
+        self.col_nl.resize(nc, 0);
+        if !full_rows && !full_cols {
+            self.row_wl.clone_from(&self.row_w);
+            self.col_wl.clone_from(&self.col_w);
+            self.row_nl.clone_from(&self.row_n);
+            self.col_nl.clone_from(&self.col_n);
+        } else {
+            for &r in &self.row_live {
+                for &c in &self.col_live {
+                    let (r, c) = (r as usize, c as usize);
+                    let (w, n) = (self.w[r * nc + c], self.n[r * nc + c]);
+                    self.row_wl[r] += w;
+                    self.row_nl[r] += n;
+                    self.col_wl[c] += w;
+                    self.col_nl[c] += n;
+                }
+            }
+        }
+        // Every port at the lowest share freezes at once: freezing a row at
+        // level L leaves a column whose share was L at L (and raises the
+        // others), so one scan serves all of them.
+        let mut level: f64 = 0.0;
+        loop {
+            let row_best = lowest_share(
+                &mut self.row_live,
+                &self.row_res,
+                &self.row_wl,
+                &self.row_nl,
+                &mut self.row_ties,
+            );
+            let col_best = lowest_share(
+                &mut self.col_live,
+                &self.col_res,
+                &self.col_wl,
+                &self.col_nl,
+                &mut self.col_ties,
+            );
+            let best = row_best.min(col_best);
+            if best == f64::INFINITY {
+                break;
+            }
+            level = level.max(best);
+            if row_best == best {
+                for &r in &self.row_ties {
+                    let r = r as usize;
+                    row_level[r] = level;
+                    self.row_nl[r] = 0;
+                    let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
+                    for c in 0..nc {
+                        if n[c] > 0 && col_level[c] == f64::INFINITY {
+                            let x = w[c] * level;
+                            row_used[r] += x;
+                            col_used[c] += x;
+                            self.col_wl[c] -= w[c];
+                            self.col_res[c] -= x;
+                            self.col_nl[c] -= n[c];
+                        }
+                    }
+                }
+            }
+            if col_best == best {
+                for &c in &self.col_ties {
+                    let c = c as usize;
+                    col_level[c] = level;
+                    self.col_nl[c] = 0;
+                    let (w, n) = (
+                        &self.w_t[c * nr..(c + 1) * nr],
+                        &self.n_t[c * nr..(c + 1) * nr],
+                    );
+                    for r in 0..nr {
+                        if n[r] > 0 && row_level[r] == f64::INFINITY {
+                            let x = w[r] * level;
+                            row_used[r] += x;
+                            col_used[c] += x;
+                            self.row_wl[r] -= w[r];
+                            self.row_res[r] -= x;
+                            self.row_nl[r] -= n[r];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
