@@ -427,6 +427,8 @@ pub struct Aalo {
     clocks: Vec<GroupClock>,
     free_groups: Vec<u32>,
     group_sets: Vec<(u32, f64)>,
+    excess_cols: Vec<(u32, f64)>,
+    excess_rows: Vec<f64>,
 }
 
 impl Aalo {
@@ -452,6 +454,8 @@ impl Aalo {
             clocks: vec![],
             free_groups: vec![],
             group_sets: vec![],
+            excess_cols: vec![],
+            excess_rows: vec![],
         }
     }
 
@@ -831,6 +835,9 @@ impl Aalo {
             // Each sender's rate: its row's max-min total plus its flows'
             // share of the excess; the coflow's, their sum.
             let co = &mut self.co[c];
+            if !self.cfg.strict {
+                ports.excess_of_rows(co, &mut self.excess_cols, &mut self.excess_rows);
+            }
             let mut total = 0.0;
             for r in 0..co.pieces.len() {
                 let piece = &co.pieces[r];
@@ -841,10 +848,14 @@ impl Aalo {
                         bits = p.row_used[r];
                     }
                     if !self.cfg.strict {
-                        bits += self.cfg.weights[q as usize] * ports.excess_of_row(co, r);
+                        bits += self.cfg.weights[q as usize] * self.excess_rows[r];
                     }
                 }
                 let rate = bits / 8e9;
+                debug_assert!(
+                    rate.is_finite(),
+                    "sender {r} of coflow {c} at {bits} bits/s"
+                );
                 let p = &mut co.pieces[r];
                 if p.sent.rate != rate {
                     p.sent.bump(now, 0.0, rate - p.sent.rate);
@@ -1333,6 +1344,8 @@ struct PortServer {
     col_cap: Vec<f64>,
     /// Per coflow of the order: the queues it has active flows in (bits).
     queues_of: Vec<u64>,
+    /// Receivers with an excess level above 0.
+    down_with_room: Vec<u32>,
 }
 
 impl PortServer {
@@ -1359,6 +1372,7 @@ impl PortServer {
             row_cap: vec![],
             col_cap: vec![],
             queues_of: vec![],
+            down_with_room: vec![],
         }
     }
 
@@ -1433,24 +1447,34 @@ impl PortServer {
         }
     }
 
-    /// The excess (per unit of weight, bits/s) row `r` of `co` gets: the sum
-    /// over its flows of the lower of its ends' excess levels.
-    fn excess_of_row(&self, co: &Co, r: usize) -> f64 {
-        let up = self.level_up[co.pieces[r].host as usize];
-        if up <= 0.0 {
-            return 0.0;
+    /// The excess (per unit of weight, bits/s) each row of `co` gets: the
+    /// sum over its flows of the lower of their ends' excess levels. Only
+    /// ports with room after pass 1 have an excess level: few.
+    fn excess_of_rows(&self, co: &Co, cols: &mut Vec<(u32, f64)>, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(co.pieces.len(), 0.0);
+        cols.clear();
+        for &h in &self.down_with_room {
+            if let Some(&j) = co.col_of.get(&h) {
+                cols.push((j, self.level_down[h as usize]));
+            }
         }
-        let mut sum = 0.0;
-        for (j, &h) in co.cols.iter().enumerate() {
-            let down = self.level_down[h as usize];
-            if down > 0.0 {
-                let n = co.matrix.count(r, j);
-                if n > 0 {
-                    sum += n as f64 * up.min(down);
+        if cols.is_empty() {
+            return;
+        }
+        for (r, piece) in co.pieces.iter().enumerate() {
+            let up = self.level_up[piece.host as usize];
+            if up > 0.0 {
+                // (Levels are infinite on ports that bind nobody: only
+                // cells with flows count.)
+                for &(j, down) in cols.iter() {
+                    let n = co.matrix.count(r, j as usize);
+                    if n > 0 {
+                        out[r] += n as f64 * up.min(down);
+                    }
                 }
             }
         }
-        sum
     }
 
     /// `count` more (or fewer) active flows of queue `q` from `src` to `dst`.
@@ -1631,9 +1655,13 @@ impl PortServer {
                 &mut self.used_up,
                 &mut self.used_down,
             );
+            self.down_with_room.clear();
             for h in 0..n {
                 self.moved_up[h] = self.level_up[h] != self.old_level[h];
                 self.moved_down[h] = self.level_down[h] != self.old_level[n + h];
+                if self.level_down[h] > 0.0 {
+                    self.down_with_room.push(h as u32);
+                }
             }
         }
     }
