@@ -1121,7 +1121,11 @@ impl RefSim {
             t = if exact { at } else { t + dt };
             for &f in &active {
                 let fl = &mut self.flows[f];
-                if fl.rem <= 1e-9 * fl.size {
+                // The engine's rule: a flow due within SNAP_NS of an event
+                // finishes at it (its instants are whole nanoseconds).
+                let snap = rate[f] > 0.0
+                    && fl.rem / (rate[f] / 8e9) <= coflowkit_sim::SNAP_NS as f64 + 1e-6;
+                if fl.rem <= 1e-9 * fl.size || snap {
                     fl.rem = 0.0;
                     fl.done = true;
                     fl.finish = t;
@@ -2157,4 +2161,44 @@ fn varys_coflow_mode_reschedules_when_a_coflow_has_sent_everything() {
     );
     check_by_hand(&case, "varys:recompute=coflow", &[3.0, 3.0, 2.0]);
     check_by_hand(&case, "varys", &[3.0, 3.0, 2.0]);
+}
+
+#[test]
+fn ncf_regression_ci_stop_14() {
+    // Found by ncf_matches_reference in CI: the engine finished coflows 3
+    // and 21 about 80-200 µs earlier than the reference.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1.1e9, 8e8],
+            down: vec![1e9, 5e8],
+        },
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(0, Time(0), vec![flow(1, 0, 625_000)]),
+            CoflowSpec::new(
+                21,
+                Time(1_000_000),
+                vec![
+                    flow(0, 1, 125_000).in_group(1).after(0),
+                    flow(0, 0, 125_000),
+                    flow(1, 0, 125_000).in_group(1),
+                ],
+            ),
+            with_parents(
+                CoflowSpec::new(2, Time(0), vec![flow(0, 0, 125_000).delayed(Dur(299_984))]),
+                &[(0, DepKind::StartsAfter)],
+            ),
+            CoflowSpec::new(
+                3,
+                Time(1_000_000),
+                vec![
+                    flow(0, 0, 125_000).in_group(1).delayed(Dur(1_000_000)),
+                    flow(0, 0, 125_000).in_group(1),
+                    flow(0, 0, 125_000).delayed(Dur(1_000_000)),
+                    flow(0, 0, 125_000),
+                ],
+            ),
+        ],
+    };
+    compare(&case, "ncf").unwrap();
 }
