@@ -322,9 +322,10 @@ struct Co {
     row_dirty: Vec<bool>,
     col_dirty: Vec<bool>,
     all_dirty: bool,
-    /// The rate group of each row and column (`NONE` until used).
-    row_group: Vec<u32>,
-    col_group: Vec<u32>,
+    /// The rate groups of each row and column (`NONE` until used): without
+    /// and with the excess.
+    row_group: Vec<[u32; 2]>,
+    col_group: Vec<[u32; 2]>,
 }
 
 impl Co {
@@ -338,8 +339,8 @@ impl Co {
         }
         self.row_dirty.resize(self.pieces.len(), false);
         self.col_dirty.resize(n_cols, false);
-        self.row_group.resize(self.pieces.len(), NONE);
-        self.col_group.resize(n_cols, NONE);
+        self.row_group.resize(self.pieces.len(), [NONE; 2]);
+        self.col_group.resize(n_cols, [NONE; 2]);
     }
 }
 
@@ -374,12 +375,15 @@ struct FlowBook {
     mark: f64,
 }
 
-/// How a slot's flows get their rate (big switch).
+/// How a slot's flows get their rate (big switch): alone.
 const SOLO_RATE: u8 = 0;
-/// In its row's group: its rate is the row's level.
+/// In its row's group 0 (rate: the row's level; no excess) or 1 (the
+/// row's level plus its weighted excess level).
 const ROW_GROUP: u8 = 1;
-/// In its column's group: its rate is the column's level.
-const COL_GROUP: u8 = 2;
+const ROW_EXCESS_GROUP: u8 = 2;
+/// In its column's group 0 or 1, the same by its column.
+const COL_GROUP: u8 = 3;
+const COL_EXCESS_GROUP: u8 = 4;
 
 /// The scheduler's copy of a rate group's clock: bytes a member has sent
 /// since `clock` was 0, as the driver advances it.
@@ -766,17 +770,19 @@ impl Aalo {
                 let slot = &self.co[c].slots[s];
                 let (r, j) = (slot.piece as usize, slot.col as usize);
                 let target = match slot.next_mode {
-                    ROW_GROUP => {
-                        if self.co[c].row_group[r] == NONE {
-                            self.co[c].row_group[r] = self.new_group();
+                    ROW_GROUP | ROW_EXCESS_GROUP => {
+                        let k = (slot.next_mode == ROW_EXCESS_GROUP) as usize;
+                        if self.co[c].row_group[r][k] == NONE {
+                            self.co[c].row_group[r][k] = self.new_group();
                         }
-                        self.co[c].row_group[r]
+                        self.co[c].row_group[r][k]
                     }
-                    COL_GROUP => {
-                        if self.co[c].col_group[j] == NONE {
-                            self.co[c].col_group[j] = self.new_group();
+                    COL_GROUP | COL_EXCESS_GROUP => {
+                        let k = (slot.next_mode == COL_EXCESS_GROUP) as usize;
+                        if self.co[c].col_group[j][k] == NONE {
+                            self.co[c].col_group[j][k] = self.new_group();
                         }
-                        self.co[c].col_group[j]
+                        self.co[c].col_group[j][k]
                     }
                     _ => NONE,
                 };
@@ -802,30 +808,47 @@ impl Aalo {
                 slot.group = target;
                 slot.dirty = false;
             }
-            // Group rates: each row's and column's level.
+            // Group rates: each row's and column's level, without and with
+            // its weighted excess level.
             let co = &self.co[c];
             let single = co.solves.len() == 1;
             let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
             sets.clear();
-            for (r, &g) in co.row_group.iter().enumerate() {
-                if g != NONE {
-                    let q = co.pieces[r].queue;
-                    let level = co
-                        .solves
-                        .iter()
-                        .find(|p| p.queue == q)
-                        .map_or(0.0, |p| p.row_level[r]);
-                    sets.push((g, if level.is_finite() { level } else { 0.0 }));
+            let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+            for (r, gs) in co.row_group.iter().enumerate() {
+                if gs == &[NONE; 2] {
+                    continue;
+                }
+                let q = co.pieces[r].queue;
+                let level = co
+                    .solves
+                    .iter()
+                    .find(|p| p.queue == q)
+                    .map_or(0.0, |p| p.row_level[r]);
+                let excess = ports.excess_level(&self.cfg, true, co.pieces[r].host, q);
+                for (k, &g) in gs.iter().enumerate() {
+                    if g != NONE {
+                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
+                    }
                 }
             }
-            for (j, &g) in co.col_group.iter().enumerate() {
-                if g != NONE {
-                    let level = if single {
-                        co.solves[0].col_level[j]
-                    } else {
-                        0.0
-                    };
-                    sets.push((g, if level.is_finite() { level } else { 0.0 }));
+            for (j, gs) in co.col_group.iter().enumerate() {
+                if gs == &[NONE; 2] {
+                    continue;
+                }
+                let (level, excess) = if single {
+                    let q = co.solves[0].queue;
+                    (
+                        co.solves[0].col_level[j],
+                        ports.excess_level(&self.cfg, false, co.cols[j], q),
+                    )
+                } else {
+                    (0.0, 0.0)
+                };
+                for (k, &g) in gs.iter().enumerate() {
+                    if g != NONE {
+                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
+                    }
                 }
             }
             for &(g, bits) in &sets {
@@ -1024,6 +1047,7 @@ impl Scheduler for Aalo {
                 co.row_group
                     .iter()
                     .chain(&co.col_group)
+                    .flatten()
                     .copied()
                     .filter(|&g| g != NONE),
             );
@@ -1422,29 +1446,47 @@ impl PortServer {
                 p.row_level[slot.piece as usize],
                 p.col_level[slot.col as usize],
             );
-            let mut excess = 0.0;
-            if !cfg.strict {
-                let (src, dst) = (piece.host as usize, co.cols[slot.col as usize] as usize);
-                excess = self.level_up[src].min(self.level_down[dst]);
-            }
-            // With no excess the rate is a row's or a column's level, which
-            // the whole row or column shares: one group rate for all.
-            let (x, mode) = if excess > 0.0 {
-                (
-                    lr.min(lc) + cfg.weights[piece.queue as usize] * excess,
-                    SOLO_RATE,
-                )
-            } else if lr <= lc {
-                (lr, ROW_GROUP)
-            } else if single {
-                (lc, COL_GROUP)
+            let (up, down) = if cfg.strict {
+                (0.0, 0.0)
             } else {
-                (lc, SOLO_RATE)
+                let (src, dst) = (piece.host as usize, co.cols[slot.col as usize] as usize);
+                (self.level_up[src], self.level_down[dst])
+            };
+            let w = cfg.weights[piece.queue as usize];
+            // A flow gets min(row, column) of its coflow's levels plus its
+            // weight times min(sender, receiver) of the excess levels. When
+            // both minima fall on its row (or both on its column), the rate
+            // is the row's (column's), shared by all such flows: a group.
+            let excess = up.min(down);
+            let (x, mode) = if lr <= lc && excess == 0.0 {
+                (lr, ROW_GROUP)
+            } else if lr <= lc && up <= down {
+                (lr + w * up, ROW_EXCESS_GROUP)
+            } else if lc < lr && single && excess == 0.0 {
+                (lc, COL_GROUP)
+            } else if lc < lr && single && down <= up {
+                (lc + w * down, COL_EXCESS_GROUP)
+            } else {
+                (lr.min(lc) + w * excess, SOLO_RATE)
             };
             let slot = &mut co.slots[s as usize];
             slot.next = x;
             slot.next_mode = mode;
         }
+    }
+
+    /// The weighted excess level (bits/s) of a sender (`up`) or receiver for
+    /// a flow of queue `q` (0 with strict queues).
+    fn excess_level(&self, cfg: &AaloConfig, up: bool, host: u32, q: u32) -> f64 {
+        if cfg.strict {
+            return 0.0;
+        }
+        let level = if up {
+            self.level_up[host as usize]
+        } else {
+            self.level_down[host as usize]
+        };
+        cfg.weights[q as usize] * level
     }
 
     /// The excess (per unit of weight, bits/s) each row of `co` gets: the
