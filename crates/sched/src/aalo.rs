@@ -1405,28 +1405,35 @@ impl PortServer {
     /// coflow changed shape or queues, else the rows and columns whose
     /// pass-1 or excess levels moved.
     fn rated(&self, cfg: &AaloConfig, co: &mut Co, todo: &mut Vec<u32>) {
-        let n_cols = co.cols.len();
-        if co.all_dirty {
+        let (n_rows, n_cols) = (co.pieces.len(), co.cols.len());
+        let moved_row = |r: usize| {
+            co.row_dirty[r] || (!cfg.strict && self.moved_up[co.pieces[r].host as usize])
+        };
+        let moved_col =
+            |j: usize| co.col_dirty[j] || (!cfg.strict && self.moved_down[co.cols[j] as usize]);
+        let n_moved_rows = (0..n_rows).filter(|&r| moved_row(r)).count();
+        if co.all_dirty || 2 * n_moved_rows > n_rows {
             todo.extend_from_slice(&co.live);
-        } else {
-            for (r, piece) in co.pieces.iter().enumerate() {
-                if co.row_dirty[r] || (!cfg.strict && self.moved_up[piece.host as usize]) {
-                    todo.extend(
-                        co.cell[r * n_cols..(r + 1) * n_cols]
-                            .iter()
-                            .copied()
-                            .filter(|&s| s != NONE && !co.slots[s as usize].flows.is_empty()),
-                    );
+        } else if n_rows > 0 && n_cols > 0 {
+            // The cells of the rows that moved, then those of the columns
+            // that moved in the other rows (the matrix says which hold
+            // flows without a look at the slots).
+            for r in 0..n_rows {
+                if moved_row(r) {
+                    for j in 0..n_cols {
+                        if co.matrix.count(r, j) > 0 {
+                            todo.push(co.cell[r * n_cols + j]);
+                        }
+                    }
                 }
             }
-            for (j, &h) in co.cols.iter().enumerate() {
-                if co.col_dirty[j] || (!cfg.strict && self.moved_down[h as usize]) {
-                    let n_rows = co.pieces.len();
-                    todo.extend(
-                        (0..n_rows)
-                            .map(|r| co.cell[r * n_cols + j])
-                            .filter(|&s| s != NONE && !co.slots[s as usize].flows.is_empty()),
-                    );
+            for j in 0..n_cols {
+                if moved_col(j) {
+                    for r in 0..n_rows {
+                        if !moved_row(r) && co.matrix.count(r, j) > 0 {
+                            todo.push(co.cell[r * n_cols + j]);
+                        }
+                    }
                 }
             }
         }
@@ -1436,21 +1443,24 @@ impl PortServer {
         let single = co.solves.len() == 1;
         for &s in todo.iter() {
             let slot = &co.slots[s as usize];
-            let piece = &co.pieces[slot.piece as usize];
-            let p = co
-                .solves
-                .iter()
-                .find(|p| p.queue == piece.queue)
-                .expect("solved in its queue");
-            let (lr, lc) = (
-                p.row_level[slot.piece as usize],
-                p.col_level[slot.col as usize],
-            );
+            let (r, j) = (slot.piece as usize, slot.col as usize);
+            let piece = &co.pieces[r];
+            let p = if single {
+                &co.solves[0]
+            } else {
+                co.solves
+                    .iter()
+                    .find(|p| p.queue == piece.queue)
+                    .expect("solved in its queue")
+            };
+            let (lr, lc) = (p.row_level[r], p.col_level[j]);
             let (up, down) = if cfg.strict {
                 (0.0, 0.0)
             } else {
-                let (src, dst) = (piece.host as usize, co.cols[slot.col as usize] as usize);
-                (self.level_up[src], self.level_down[dst])
+                (
+                    self.level_up[piece.host as usize],
+                    self.level_down[co.cols[j] as usize],
+                )
             };
             let w = cfg.weights[piece.queue as usize];
             // A flow gets min(row, column) of its coflow's levels plus its
