@@ -326,6 +326,8 @@ struct Co {
     /// and with the excess.
     row_group: Vec<[u32; 2]>,
     col_group: Vec<[u32; 2]>,
+    /// Scratch of `PortServer::rated`.
+    rows_moved: Vec<bool>,
 }
 
 impl Co {
@@ -1411,32 +1413,32 @@ impl PortServer {
         };
         let moved_col =
             |j: usize| co.col_dirty[j] || (!cfg.strict && self.moved_down[co.cols[j] as usize]);
-        let n_moved_rows = (0..n_rows).filter(|&r| moved_row(r)).count();
+        let mut rows_moved = std::mem::take(&mut co.rows_moved);
+        rows_moved.clear();
+        rows_moved.extend((0..n_rows).map(moved_row));
+        let n_moved_rows = rows_moved.iter().filter(|&&m| m).count();
         if co.all_dirty || 2 * n_moved_rows > n_rows {
             todo.extend_from_slice(&co.live);
         } else if n_rows > 0 && n_cols > 0 {
             // The cells of the rows that moved, then those of the columns
             // that moved in the other rows (the matrix says which hold
             // flows without a look at the slots).
-            for r in 0..n_rows {
-                if moved_row(r) {
-                    for j in 0..n_cols {
-                        if co.matrix.count(r, j) > 0 {
-                            todo.push(co.cell[r * n_cols + j]);
-                        }
+            for (r, _) in rows_moved.iter().enumerate().filter(|x| *x.1) {
+                for j in 0..n_cols {
+                    if co.matrix.count(r, j) > 0 {
+                        todo.push(co.cell[r * n_cols + j]);
                     }
                 }
             }
-            for j in 0..n_cols {
-                if moved_col(j) {
-                    for r in 0..n_rows {
-                        if !moved_row(r) && co.matrix.count(r, j) > 0 {
-                            todo.push(co.cell[r * n_cols + j]);
-                        }
+            for j in (0..n_cols).filter(|&j| moved_col(j)) {
+                for (r, _) in rows_moved.iter().enumerate().filter(|x| !*x.1) {
+                    if co.matrix.count(r, j) > 0 {
+                        todo.push(co.cell[r * n_cols + j]);
                     }
                 }
             }
         }
+        co.rows_moved = rows_moved;
         co.all_dirty = false;
         co.row_dirty.iter_mut().for_each(|d| *d = false);
         co.col_dirty.iter_mut().for_each(|d| *d = false);
