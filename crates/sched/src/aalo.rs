@@ -102,13 +102,49 @@
 //! the bytes it has sent itself (Aalo 7.2.1's "without coordination",
 //! Theorem A.1).
 //!
+//! # Computing it
+//!
+//! Every call recomputes the allocation from the coflows' active flows,
+//! grouped per coflow by path (*slots*: flows of a coflow on one path
+//! always share a rate). On most fabrics (`Server`) each coflow is a
+//! [`MaxMin`] over its slots on its queue's grants, and the excess one
+//! weighted `MaxMin` over every slot that can grow. On the big switch
+//! without CPUs (`PortServer`) a coflow is a matrix of senders by receivers
+//! solved by [`WeightedBipartite`] (and kept, with its inputs, until its
+//! flows or its grants change), the excess one weighted solve over a matrix
+//! of every active flow's queue weight; a flow's rate is then `min(row
+//! level, column level)` of its coflow plus its weight times `min(sender,
+//! receiver)` of the excess levels, and flows for which both minima fall on
+//! their row (or both on their column) share that row's (column's) rate
+//! group of the [`Allocation`], so a level that moves is one group rate.
+//! Only rows and columns whose levels moved are looked at. The two paths
+//! compute the same allocation; the differential tests run both.
+//!
+//! Each sender's bytes per coflow are kept as a running sum at the rate its
+//! flows are given (on the big switch, the row totals of the solves), so
+//! the crossing instant of a threshold is a division. A flow's bytes are
+//! credited the same way as the driver advances them (its solo rate since
+//! it last changed, or its rate group's clock since it joined; the
+//! scheduler keeps a copy of each group's clock), and when the flow
+//! completes the credit is corrected to the bytes the state says it sent,
+//! so rounding of completion instants to the nanosecond never accumulates.
+//!
 //! Correctness properties: a queue never decreases (sizes only grow), and a
 //! sender's estimate is never above the true size (`update_queues`); a
-//! sender's bytes per coflow are exact: they grow at the rates the driver
-//! applies, as the state's do, and every completion corrects them by the
-//! state's own count of the flow's bytes ([`Observed::sent`]), so demotion
-//! instants are exact to the nanosecond (`set_flow_rate`, `finish_flow`);
-//! every active flow gets a rate every call (`allocate`).
+//! threshold counts as reached when the estimate would reach it within a
+//! nanosecond at the rate it grew at (progress is advanced in whole
+//! nanoseconds), so a demotion happens within a nanosecond of the instant
+//! the bytes cross: at that instant rounded up when the timer wakes the
+//! scheduler (`update_queues`, `crossing`);
+//! senders' bytes are exact as above (`set_flow_rate`, `switch_flow`,
+//! `finish_flow`, `apply_ports`); every active flow gets a rate every call
+//! (`Server::allocate`, `PortServer::rated`).
+//!
+//! Cost: the allocation is recomputed at every event, and D-CLAS's rates
+//! are more varied than per-flow fairness's (per-port weighted grants, the
+//! excess on top), so flows of one coflow finish at more distinct instants:
+//! on FB2010 `aalo` has about 5 times `fair`'s events, each costlier (see
+//! docs/benchmarks.md).
 
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{MaxMin, WeightedBipartite};
