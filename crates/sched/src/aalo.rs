@@ -102,13 +102,49 @@
 //! the bytes it has sent itself (Aalo 7.2.1's "without coordination",
 //! Theorem A.1).
 //!
+//! # Computing it
+//!
+//! Every call recomputes the allocation from the coflows' active flows,
+//! grouped per coflow by path (*slots*: flows of a coflow on one path
+//! always share a rate). On most fabrics (`Server`) each coflow is a
+//! [`MaxMin`] over its slots on its queue's grants, and the excess one
+//! weighted `MaxMin` over every slot that can grow. On the big switch
+//! without CPUs (`PortServer`) a coflow is a matrix of senders by receivers
+//! solved by [`WeightedBipartite`] (and kept, with its inputs, until its
+//! flows or its grants change), the excess one weighted solve over a matrix
+//! of every active flow's queue weight; a flow's rate is then `min(row
+//! level, column level)` of its coflow plus its weight times `min(sender,
+//! receiver)` of the excess levels, and flows for which both minima fall on
+//! their row (or both on their column) share that row's (column's) rate
+//! group of the [`Allocation`], so a level that moves is one group rate.
+//! Only rows and columns whose levels moved are looked at. The two paths
+//! compute the same allocation; the differential tests run both.
+//!
+//! Each sender's bytes per coflow are kept as a running sum at the rate its
+//! flows are given (on the big switch, the row totals of the solves), so
+//! the crossing instant of a threshold is a division. A flow's bytes are
+//! credited the same way as the driver advances them (its solo rate since
+//! it last changed, or its rate group's clock since it joined; the
+//! scheduler keeps a copy of each group's clock), and when the flow
+//! completes the credit is corrected to the bytes the state says it sent,
+//! so rounding of completion instants to the nanosecond never accumulates.
+//!
 //! Correctness properties: a queue never decreases (sizes only grow), and a
 //! sender's estimate is never above the true size (`update_queues`); a
-//! sender's bytes per coflow are exact: they grow at the rates the driver
-//! applies, as the state's do, and every completion corrects them by the
-//! state's own count of the flow's bytes ([`Observed::sent`]), so demotion
-//! instants are exact to the nanosecond (`set_flow_rate`, `finish_flow`);
-//! every active flow gets a rate every call (`allocate`).
+//! threshold counts as reached when the estimate would reach it within a
+//! nanosecond at the rate it grew at (progress is advanced in whole
+//! nanoseconds), so a demotion happens within a nanosecond of the instant
+//! the bytes cross: at that instant rounded up when the timer wakes the
+//! scheduler (`update_queues`, `crossing`);
+//! senders' bytes are exact as above (`set_flow_rate`, `switch_flow`,
+//! `finish_flow`, `apply_ports`); every active flow gets a rate every call
+//! (`Server::allocate`, `PortServer::rated`).
+//!
+//! Cost: the allocation is recomputed at every event, and D-CLAS's rates
+//! are more varied than per-flow fairness's (per-port weighted grants, the
+//! excess on top), so flows of one coflow finish at more distinct instants:
+//! on FB2010 `aalo` has about 5 times `fair`'s events, each costlier (see
+//! docs/benchmarks.md).
 
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{MaxMin, WeightedBipartite};
@@ -322,9 +358,12 @@ struct Co {
     row_dirty: Vec<bool>,
     col_dirty: Vec<bool>,
     all_dirty: bool,
-    /// The rate group of each row and column (`NONE` until used).
-    row_group: Vec<u32>,
-    col_group: Vec<u32>,
+    /// The rate groups of each row and column (`NONE` until used): without
+    /// and with the excess.
+    row_group: Vec<[u32; 2]>,
+    col_group: Vec<[u32; 2]>,
+    /// Scratch of `PortServer::rated`.
+    rows_moved: Vec<bool>,
 }
 
 impl Co {
@@ -338,8 +377,8 @@ impl Co {
         }
         self.row_dirty.resize(self.pieces.len(), false);
         self.col_dirty.resize(n_cols, false);
-        self.row_group.resize(self.pieces.len(), NONE);
-        self.col_group.resize(n_cols, NONE);
+        self.row_group.resize(self.pieces.len(), [NONE; 2]);
+        self.col_group.resize(n_cols, [NONE; 2]);
     }
 }
 
@@ -374,12 +413,15 @@ struct FlowBook {
     mark: f64,
 }
 
-/// How a slot's flows get their rate (big switch).
+/// How a slot's flows get their rate (big switch): alone.
 const SOLO_RATE: u8 = 0;
-/// In its row's group: its rate is the row's level.
+/// In its row's group 0 (rate: the row's level; no excess) or 1 (the
+/// row's level plus its weighted excess level).
 const ROW_GROUP: u8 = 1;
-/// In its column's group: its rate is the column's level.
-const COL_GROUP: u8 = 2;
+const ROW_EXCESS_GROUP: u8 = 2;
+/// In its column's group 0 or 1, the same by its column.
+const COL_GROUP: u8 = 3;
+const COL_EXCESS_GROUP: u8 = 4;
 
 /// The scheduler's copy of a rate group's clock: bytes a member has sent
 /// since `clock` was 0, as the driver advances it.
@@ -766,17 +808,19 @@ impl Aalo {
                 let slot = &self.co[c].slots[s];
                 let (r, j) = (slot.piece as usize, slot.col as usize);
                 let target = match slot.next_mode {
-                    ROW_GROUP => {
-                        if self.co[c].row_group[r] == NONE {
-                            self.co[c].row_group[r] = self.new_group();
+                    ROW_GROUP | ROW_EXCESS_GROUP => {
+                        let k = (slot.next_mode == ROW_EXCESS_GROUP) as usize;
+                        if self.co[c].row_group[r][k] == NONE {
+                            self.co[c].row_group[r][k] = self.new_group();
                         }
-                        self.co[c].row_group[r]
+                        self.co[c].row_group[r][k]
                     }
-                    COL_GROUP => {
-                        if self.co[c].col_group[j] == NONE {
-                            self.co[c].col_group[j] = self.new_group();
+                    COL_GROUP | COL_EXCESS_GROUP => {
+                        let k = (slot.next_mode == COL_EXCESS_GROUP) as usize;
+                        if self.co[c].col_group[j][k] == NONE {
+                            self.co[c].col_group[j][k] = self.new_group();
                         }
-                        self.co[c].col_group[j]
+                        self.co[c].col_group[j][k]
                     }
                     _ => NONE,
                 };
@@ -802,30 +846,47 @@ impl Aalo {
                 slot.group = target;
                 slot.dirty = false;
             }
-            // Group rates: each row's and column's level.
+            // Group rates: each row's and column's level, without and with
+            // its weighted excess level.
             let co = &self.co[c];
             let single = co.solves.len() == 1;
             let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
             sets.clear();
-            for (r, &g) in co.row_group.iter().enumerate() {
-                if g != NONE {
-                    let q = co.pieces[r].queue;
-                    let level = co
-                        .solves
-                        .iter()
-                        .find(|p| p.queue == q)
-                        .map_or(0.0, |p| p.row_level[r]);
-                    sets.push((g, if level.is_finite() { level } else { 0.0 }));
+            let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+            for (r, gs) in co.row_group.iter().enumerate() {
+                if gs == &[NONE; 2] {
+                    continue;
+                }
+                let q = co.pieces[r].queue;
+                let level = co
+                    .solves
+                    .iter()
+                    .find(|p| p.queue == q)
+                    .map_or(0.0, |p| p.row_level[r]);
+                let excess = ports.excess_level(&self.cfg, true, co.pieces[r].host, q);
+                for (k, &g) in gs.iter().enumerate() {
+                    if g != NONE {
+                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
+                    }
                 }
             }
-            for (j, &g) in co.col_group.iter().enumerate() {
-                if g != NONE {
-                    let level = if single {
-                        co.solves[0].col_level[j]
-                    } else {
-                        0.0
-                    };
-                    sets.push((g, if level.is_finite() { level } else { 0.0 }));
+            for (j, gs) in co.col_group.iter().enumerate() {
+                if gs == &[NONE; 2] {
+                    continue;
+                }
+                let (level, excess) = if single {
+                    let q = co.solves[0].queue;
+                    (
+                        co.solves[0].col_level[j],
+                        ports.excess_level(&self.cfg, false, co.cols[j], q),
+                    )
+                } else {
+                    (0.0, 0.0)
+                };
+                for (k, &g) in gs.iter().enumerate() {
+                    if g != NONE {
+                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
+                    }
                 }
             }
             for &(g, bits) in &sets {
@@ -1024,6 +1085,7 @@ impl Scheduler for Aalo {
                 co.row_group
                     .iter()
                     .chain(&co.col_group)
+                    .flatten()
                     .copied()
                     .filter(|&g| g != NONE),
             );
@@ -1381,70 +1443,98 @@ impl PortServer {
     /// coflow changed shape or queues, else the rows and columns whose
     /// pass-1 or excess levels moved.
     fn rated(&self, cfg: &AaloConfig, co: &mut Co, todo: &mut Vec<u32>) {
-        let n_cols = co.cols.len();
-        if co.all_dirty {
+        let (n_rows, n_cols) = (co.pieces.len(), co.cols.len());
+        let moved_row = |r: usize| {
+            co.row_dirty[r] || (!cfg.strict && self.moved_up[co.pieces[r].host as usize])
+        };
+        let moved_col =
+            |j: usize| co.col_dirty[j] || (!cfg.strict && self.moved_down[co.cols[j] as usize]);
+        let mut rows_moved = std::mem::take(&mut co.rows_moved);
+        rows_moved.clear();
+        rows_moved.extend((0..n_rows).map(moved_row));
+        let n_moved_rows = rows_moved.iter().filter(|&&m| m).count();
+        if co.all_dirty || 2 * n_moved_rows > n_rows {
             todo.extend_from_slice(&co.live);
-        } else {
-            for (r, piece) in co.pieces.iter().enumerate() {
-                if co.row_dirty[r] || (!cfg.strict && self.moved_up[piece.host as usize]) {
-                    todo.extend(
-                        co.cell[r * n_cols..(r + 1) * n_cols]
-                            .iter()
-                            .copied()
-                            .filter(|&s| s != NONE && !co.slots[s as usize].flows.is_empty()),
-                    );
+        } else if n_rows > 0 && n_cols > 0 {
+            // The cells of the rows that moved, then those of the columns
+            // that moved in the other rows (the matrix says which hold
+            // flows without a look at the slots).
+            for (r, _) in rows_moved.iter().enumerate().filter(|x| *x.1) {
+                for j in 0..n_cols {
+                    if co.matrix.count(r, j) > 0 {
+                        todo.push(co.cell[r * n_cols + j]);
+                    }
                 }
             }
-            for (j, &h) in co.cols.iter().enumerate() {
-                if co.col_dirty[j] || (!cfg.strict && self.moved_down[h as usize]) {
-                    let n_rows = co.pieces.len();
-                    todo.extend(
-                        (0..n_rows)
-                            .map(|r| co.cell[r * n_cols + j])
-                            .filter(|&s| s != NONE && !co.slots[s as usize].flows.is_empty()),
-                    );
+            for j in (0..n_cols).filter(|&j| moved_col(j)) {
+                for (r, _) in rows_moved.iter().enumerate().filter(|x| !*x.1) {
+                    if co.matrix.count(r, j) > 0 {
+                        todo.push(co.cell[r * n_cols + j]);
+                    }
                 }
             }
         }
+        co.rows_moved = rows_moved;
         co.all_dirty = false;
         co.row_dirty.iter_mut().for_each(|d| *d = false);
         co.col_dirty.iter_mut().for_each(|d| *d = false);
         let single = co.solves.len() == 1;
         for &s in todo.iter() {
             let slot = &co.slots[s as usize];
-            let piece = &co.pieces[slot.piece as usize];
-            let p = co
-                .solves
-                .iter()
-                .find(|p| p.queue == piece.queue)
-                .expect("solved in its queue");
-            let (lr, lc) = (
-                p.row_level[slot.piece as usize],
-                p.col_level[slot.col as usize],
-            );
-            let mut excess = 0.0;
-            if !cfg.strict {
-                let (src, dst) = (piece.host as usize, co.cols[slot.col as usize] as usize);
-                excess = self.level_up[src].min(self.level_down[dst]);
-            }
-            // With no excess the rate is a row's or a column's level, which
-            // the whole row or column shares: one group rate for all.
-            let (x, mode) = if excess > 0.0 {
-                (
-                    lr.min(lc) + cfg.weights[piece.queue as usize] * excess,
-                    SOLO_RATE,
-                )
-            } else if lr <= lc {
-                (lr, ROW_GROUP)
-            } else if single {
-                (lc, COL_GROUP)
+            let (r, j) = (slot.piece as usize, slot.col as usize);
+            let piece = &co.pieces[r];
+            let p = if single {
+                &co.solves[0]
             } else {
-                (lc, SOLO_RATE)
+                co.solves
+                    .iter()
+                    .find(|p| p.queue == piece.queue)
+                    .expect("solved in its queue")
+            };
+            let (lr, lc) = (p.row_level[r], p.col_level[j]);
+            let (up, down) = if cfg.strict {
+                (0.0, 0.0)
+            } else {
+                (
+                    self.level_up[piece.host as usize],
+                    self.level_down[co.cols[j] as usize],
+                )
+            };
+            let w = cfg.weights[piece.queue as usize];
+            // A flow gets min(row, column) of its coflow's levels plus its
+            // weight times min(sender, receiver) of the excess levels. When
+            // both minima fall on its row (or both on its column), the rate
+            // is the row's (column's), shared by all such flows: a group.
+            let excess = up.min(down);
+            let (x, mode) = if lr <= lc && excess == 0.0 {
+                (lr, ROW_GROUP)
+            } else if lr <= lc && up <= down {
+                (lr + w * up, ROW_EXCESS_GROUP)
+            } else if lc < lr && single && excess == 0.0 {
+                (lc, COL_GROUP)
+            } else if lc < lr && single && down <= up {
+                (lc + w * down, COL_EXCESS_GROUP)
+            } else {
+                (lr.min(lc) + w * excess, SOLO_RATE)
             };
             let slot = &mut co.slots[s as usize];
             slot.next = x;
             slot.next_mode = mode;
         }
+    }
+
+    /// The weighted excess level (bits/s) of a sender (`up`) or receiver for
+    /// a flow of queue `q` (0 with strict queues).
+    fn excess_level(&self, cfg: &AaloConfig, up: bool, host: u32, q: u32) -> f64 {
+        if cfg.strict {
+            return 0.0;
+        }
+        let level = if up {
+            self.level_up[host as usize]
+        } else {
+            self.level_down[host as usize]
+        };
+        cfg.weights[q as usize] * level
     }
 
     /// The excess (per unit of weight, bits/s) each row of `co` gets: the

@@ -360,7 +360,7 @@ fn p50_of_coflow_sizes(case: &Case) -> f64 {
         .collect();
     v.sort_unstable();
     // Smallest value with at least half of the values at or below it.
-    let rank = (v.len() + 1) / 2;
+    let rank = v.len().div_ceil(2);
     v[rank.max(1) - 1] as f64
 }
 
@@ -813,7 +813,7 @@ impl RefSim {
     /// sent.
     fn sent_from(&self, c: usize, host: Option<u32>) -> f64 {
         self.started_flows_of(c)
-            .filter(|f| host.map_or(true, |h| f.src == h))
+            .filter(|f| host.is_none() || host == Some(f.src))
             .map(|f| f.size - f.rem)
             .sum()
     }
@@ -943,7 +943,7 @@ impl RefSim {
             .collect();
         let mut residual = self.caps.clone();
         let mut grant = vec![vec![0.0; self.caps.len()]; a.k as usize];
-        for l in 0..self.caps.len() {
+        for (l, &cap) in self.caps.iter().enumerate() {
             let mut present: Vec<u32> = active
                 .iter()
                 .filter(|&&f| self.flows[f].path.contains(&(l as u32)))
@@ -953,7 +953,7 @@ impl RefSim {
             present.dedup();
             let total: f64 = present.iter().map(|&q| a.weight(q)).sum();
             for &q in &present {
-                grant[q as usize][l] = self.caps[l] * a.weight(q) / total;
+                grant[q as usize][l] = cap * a.weight(q) / total;
             }
         }
         let full = |l: u32, r: &[f64]| r[l as usize] <= 1e-9 * self.caps[l as usize];
