@@ -14,6 +14,7 @@
 //!
 //! Schedulers are built by name through [`registry`].
 
+pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
 pub mod ordered;

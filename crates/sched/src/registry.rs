@@ -4,6 +4,7 @@
 //! `name:key=value;key=value`, e.g. `fifo-lm:threshold=p80` (the 80th
 //! percentile of the workload's coflow sizes) or `fifo-lm:threshold=10MiB`.
 
+use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
 use crate::fifo_lm::FifoLm;
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
@@ -38,6 +39,11 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "varys",
         "smallest effective bottleneck first with MADD and backfill (Varys); recompute=coflow|flow",
+    ),
+    (
+        "dcas",
+        "decentralized: senders negotiate subcoflow priorities with receivers (D-CAS); \
+         delta, threshold, t, expiry, msg_delay, loss, seed, psi, phi, desired, quantum",
     ),
 ];
 
@@ -145,6 +151,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "fair" | "fifo" => &["solver"],
         "fifo-lm" => &["threshold"],
         "varys" => &["recompute"],
+        "dcas" => crate::dcas::KEYS,
         _ => &[],
     };
     if let Some((k, _)) = spec
@@ -228,6 +235,26 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
                 }
             };
             AnyScheduler::Clairvoyant(Box::new(Varys::new(per_flow)))
+        }
+        "dcas" => {
+            let mut config = DcasConfig::default();
+            for (k, v) in &spec.params {
+                config
+                    .set(k, v)
+                    .map_err(|message| SchedulerError::BadParam {
+                        name: name.into(),
+                        key: k.clone(),
+                        message,
+                    })?;
+            }
+            config
+                .validate()
+                .map_err(|(key, message)| SchedulerError::BadParam {
+                    name: name.into(),
+                    key: key.into(),
+                    message,
+                })?;
+            AnyScheduler::Clairvoyant(Box::new(Dcas::new(config)))
         }
         _ => return Err(unknown(name)),
     })

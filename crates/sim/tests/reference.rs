@@ -254,6 +254,8 @@ const SPECS: &[&str] = &[
     "varys",
     "varys:recompute=flow",
     "varys:recompute=coflow",
+    "dcas:threshold=0;desired=1",
+    "dcas:threshold=inf",
 ];
 
 /// The nearest-rank 50th percentile of the coflows' total bytes, written out.
@@ -282,6 +284,11 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         "fifo-lm:threshold=inf" => Policy::FifoLm(f64::INFINITY),
         "varys" | "varys:recompute=flow" => Policy::Varys { per_flow: true },
         "varys:recompute=coflow" => Policy::Varys { per_flow: false },
+        // The degenerate settings the D-CAS paper names (IV): desired
+        // priority 1 and no FIFO class is per-flow fair sharing; every
+        // subcoflow in the FIFO class is coflow FIFO.
+        "dcas:threshold=0;desired=1" => Policy::Fair,
+        "dcas:threshold=inf" => Policy::Fifo,
         other => match other
             .strip_prefix("fifo-lm:threshold=")
             .and_then(|b| b.parse::<u64>().ok())
@@ -1228,6 +1235,8 @@ differential! {
     fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
     varys_matches_reference: "varys", 4000;
     varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
+    dcas_desired_1_matches_fair_reference: "dcas:threshold=0;desired=1", 2000;
+    dcas_threshold_inf_matches_fifo_reference: "dcas:threshold=inf", 2000;
 }
 
 differential! {
@@ -1247,6 +1256,8 @@ differential! {
     multihop_fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
     multihop_varys_matches_reference: "varys", 4000;
     multihop_varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
+    multihop_dcas_desired_1_matches_fair_reference: "dcas:threshold=0;desired=1", 2000;
+    multihop_dcas_threshold_inf_matches_fifo_reference: "dcas:threshold=inf", 2000;
 }
 
 /// Every byte a flow sends is credited to each link of its path, and no bin
