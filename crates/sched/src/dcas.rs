@@ -103,13 +103,14 @@
 //! in `crates/sim/tests/reference.rs` implements the same rules plainly and
 //! the engine is checked against it on random instances.
 
+use crate::ordered::ClassServer;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::{IncrementalMaxMin, EPS};
 use coflowkit_model::fabric::mix;
 use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{CoflowId, Dur, HostId, Time};
 use rustc_hash::FxHashMap;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -188,6 +189,10 @@ pub struct DcasConfig {
     pub desired: Desired,
     /// The unit of desired priorities (a time).
     pub quantum: Dur,
+    /// Allocate with [`IncrementalMaxMin`] also on the big switch (not a
+    /// D-CAS parameter: `solver=incremental`, to test one allocation against
+    /// the other).
+    pub incremental: bool,
 }
 
 impl Default for DcasConfig {
@@ -207,6 +212,7 @@ impl Default for DcasConfig {
             phi: Combine::Max,
             desired: Desired::RemainingTime,
             quantum: Dur::from_micros(1),
+            incremental: false,
         }
     }
 }
@@ -224,6 +230,7 @@ pub const KEYS: &[&str] = &[
     "phi",
     "desired",
     "quantum",
+    "solver",
 ];
 
 impl DcasConfig {
@@ -249,6 +256,13 @@ impl DcasConfig {
             "loss" => self.loss = parse::nonneg_real(value)?,
             "seed" => self.seed = parse::uint(value)?,
             "psi" => self.psi = combine(value)?,
+            "solver" => {
+                self.incremental = match value {
+                    "auto" => false,
+                    "incremental" => true,
+                    _ => return Err(format!("'{value}' is not auto or incremental")),
+                }
+            }
             "phi" => self.phi = combine(value)?,
             "desired" => {
                 self.desired =
@@ -435,7 +449,8 @@ impl<'a> Local<'a> {
 struct Subcoflow {
     coflow: CoflowIdx,
     host: HostId,
-    // Unique per subcoflow ever made (events name it).
+    // Unique per subcoflow ever made (messages name a slot and this), or
+    // `GONE` once forgotten.
     instance: u32,
     flows: Vec<FlowIdx>,
     priority: Option<Priority>,
@@ -446,6 +461,11 @@ struct Subcoflow {
     round: u32,
     pending: Option<u64>,
     feedback: Vec<u64>,
+    // The distinct receivers of its flows (recomputed after flows join or
+    // leave), and the distinct first and last links of their paths (big
+    // switch: to skip it when either side is full; recomputed after joins).
+    receivers: Option<Vec<HostId>>,
+    ends: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 /// A receiver's cached desired priority.
@@ -456,7 +476,8 @@ struct CacheEntry {
     at: Time,
 }
 
-/// Per host: its sender's subcoflows, its receiver's cache.
+/// Per host: its sender's subcoflows, its receiver's cache (per coflow,
+/// entries sorted by sender).
 #[derive(Debug, Default)]
 struct Host {
     subcoflows: Vec<u32>,
@@ -464,87 +485,29 @@ struct Host {
     nic_bps: f64,
 }
 
-/// A protocol event.
+/// An announcement in flight. `sub` and `instance` name the sender's
+/// subcoflow (a handle the receiver echoes back, as a cookie).
 #[derive(Debug, Clone, Copy)]
-enum Event {
-    /// An announcement reaches receiver `to`.
-    Announce {
-        to: HostId,
-        from: HostId,
-        coflow: CoflowIdx,
-        instance: u32,
-        round: u32,
-        value: u64,
-    },
-    /// Receiver `at` replies to `to`'s announcement.
-    Reply {
-        at: HostId,
-        to: HostId,
-        coflow: CoflowIdx,
-        instance: u32,
-        round: u32,
-    },
-    /// Feedback reaches sender `to`.
-    Feedback {
-        to: HostId,
-        coflow: CoflowIdx,
-        instance: u32,
-        round: u32,
-        value: u64,
-    },
-    /// Sender `host`'s negotiation for `coflow` ends.
-    Decide {
-        host: HostId,
-        coflow: CoflowIdx,
-        instance: u32,
-        round: u32,
-    },
-    /// Every sender runs Pseudocode 1.
-    Tick,
-}
-
-impl Event {
-    fn phase(&self) -> u8 {
-        match self {
-            Event::Announce { .. } => 0,
-            Event::Reply { .. } => 1,
-            Event::Feedback { .. } => 2,
-            Event::Decide { .. } => 3,
-            Event::Tick => 4,
-        }
-    }
-}
-
-/// An event in the queue, ordered by (instant, phase, sequence), earliest
-/// first.
-#[derive(Debug)]
-struct Queued {
+struct Announcement {
     at: Time,
-    phase: u8,
-    seq: u64,
-    event: Event,
+    to: HostId,
+    from: HostId,
+    coflow: CoflowIdx,
+    sub: u32,
+    instance: u32,
+    round: u32,
+    value: u64,
 }
 
-impl PartialEq for Queued {
-    fn eq(&self, o: &Self) -> bool {
-        self.key() == o.key()
-    }
-}
-impl Eq for Queued {}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Queued {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.key().cmp(&self.key())
-    }
-}
-impl Queued {
-    fn key(&self) -> (Time, u8, u64) {
-        (self.at, self.phase, self.seq)
-    }
+/// A feedback message in flight, or the end of a negotiation (`value`
+/// unused): both are for one round of one subcoflow.
+#[derive(Debug, Clone, Copy)]
+struct ForRound {
+    at: Time,
+    sub: u32,
+    instance: u32,
+    round: u32,
+    value: u64,
 }
 
 /// Message kinds, for the loss hash.
@@ -552,6 +515,8 @@ const ANNOUNCE: u64 = 1;
 const FEEDBACK: u64 = 2;
 
 const NO_SUB: u32 = u32::MAX;
+/// The instance of a forgotten subcoflow's slot.
+const GONE: u32 = u32::MAX;
 
 /// Control-plane counts of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -577,32 +542,47 @@ pub struct Dcas {
     sub_of: FxHashMap<(CoflowIdx, HostId), u32>,
     n_subs: usize,
     n_instances: u32,
-    // Per flow: its subcoflow and whether it is served.
+    // Per flow: its subcoflow, whether it is served (incremental mode), and
+    // its path's first and last links (big switch).
     flow_sub: Vec<u32>,
     flow_served: Vec<bool>,
+    flow_ends: Vec<(u32, u32)>,
     // Per coflow: its arrival order, whether complete, receivers caching it.
     rank: Vec<u64>,
     n_ranked: u64,
     complete: Vec<bool>,
     cached_at: FxHashMap<CoflowIdx, Vec<HostId>>,
-    queue: BinaryHeap<Queued>,
-    seq: u64,
-    tick_pending: bool,
+    // The protocol's events. Every message takes the same delay and every
+    // negotiation the same time, so each kind arrives in the order it was
+    // sent: one FIFO queue per kind, merged by (instant, phase) with the
+    // phases announcement < feedback < decision < tick.
+    announcements: VecDeque<Announcement>,
+    feedbacks: VecDeque<ForRound>,
+    decisions: VecDeque<ForRound>,
+    next_tick: Option<Time>,
+    // The allocation: on the big switch the classes are re-served in order
+    // at every event (`ClassServer`, as `fifo` does), elsewhere (or with
+    // `solver=incremental`) every flow is a demand of `IncrementalMaxMin`
+    // in its subcoflow's class.
+    always_incremental: bool,
     inc: Option<IncrementalMaxMin>,
+    server: ClassServer,
+    order: Vec<(u64, u32)>,
+    served_subs: Vec<(u32, u32)>,
     stats: DcasStats,
     // Scratch.
     released: Vec<CoflowIdx>,
     new_subs: Vec<u32>,
     new_flows: Vec<FlowIdx>,
     changed: Vec<u32>,
-    receivers: Vec<HostId>,
+    batch: Vec<Announcement>,
+    members: Vec<FlowIdx>,
 }
 
 impl Dcas {
     /// A D-CAS scheduler; `config` must be valid ([`DcasConfig::validate`]).
     pub fn new(config: DcasConfig) -> Dcas {
         Dcas {
-            config,
             log: None,
             hosts: vec![],
             subs: vec![],
@@ -612,20 +592,28 @@ impl Dcas {
             n_instances: 0,
             flow_sub: vec![],
             flow_served: vec![],
+            flow_ends: vec![],
             rank: vec![],
             n_ranked: 0,
             complete: vec![],
             cached_at: FxHashMap::default(),
-            queue: BinaryHeap::new(),
-            seq: 0,
-            tick_pending: false,
+            announcements: VecDeque::new(),
+            feedbacks: VecDeque::new(),
+            decisions: VecDeque::new(),
+            next_tick: None,
+            always_incremental: config.incremental,
             inc: None,
+            server: ClassServer::default(),
+            order: vec![],
+            served_subs: vec![],
             stats: DcasStats::default(),
+            config,
             released: vec![],
             new_subs: vec![],
             new_flows: vec![],
             changed: vec![],
-            receivers: vec![],
+            batch: vec![],
+            members: vec![],
         }
     }
 
@@ -653,16 +641,6 @@ impl Dcas {
             .and_then(|&s| self.subs[s as usize].priority)
     }
 
-    fn push(&mut self, at: Time, event: Event) {
-        self.seq += 1;
-        self.queue.push(Queued {
-            at,
-            phase: event.phase(),
-            seq: self.seq,
-            event,
-        });
-    }
-
     /// Whether the message of `kind` for `coflow` from `from` to `to` in the
     /// sender's round `round` is lost.
     fn lost(&mut self, kind: u64, coflow: CoflowId, from: HostId, to: HostId, round: u32) -> bool {
@@ -674,15 +652,14 @@ impl Dcas {
         lost
     }
 
-    /// The subcoflow named by an event, if it still exists.
-    fn find(&self, c: CoflowIdx, h: HostId, instance: u32) -> Option<u32> {
-        self.sub_of
-            .get(&(c, h))
-            .copied()
-            .filter(|&s| self.subs[s as usize].instance == instance)
+    /// The subcoflow in slot `s` if it is still `instance` and in `round`.
+    fn live(&self, s: u32, instance: u32, round: u32) -> Option<&Subcoflow> {
+        let sub = &self.subs[s as usize];
+        (sub.instance == instance && sub.round == round).then_some(sub)
     }
 
     /// Gives subcoflow `s` priority `p` (its flows move to `p`'s class).
+    #[allow(clippy::too_many_arguments)]
     fn set_priority(
         &mut self,
         s: u32,
@@ -709,9 +686,8 @@ impl Dcas {
             return;
         }
         sub.priority = Some(p);
-        let inc = self.inc.as_mut().expect("solver made at the first call");
         for &f in &sub.flows {
-            if inc.is_declared(f) {
+            if let Some(inc) = self.inc.as_mut().filter(|inc| inc.is_declared(f)) {
                 inc.set_class(f, p.class());
             }
             out.set_class(f, p.queue_class());
@@ -741,164 +717,201 @@ impl Dcas {
         } else {
             let (instance, round) = (sub.instance, sub.round);
             sub.pending = Some(d);
-            let mut receivers = std::mem::take(&mut self.receivers);
-            receivers.clear();
-            receivers.extend(sub.flows.iter().map(|&f| local.dst(f)));
-            receivers.sort_unstable();
-            receivers.dedup();
-            let delay = self.config.msg_delay;
+            let receivers = sub.receivers.take().unwrap_or_else(|| {
+                let mut r: Vec<HostId> = sub.flows.iter().map(|&f| local.dst(f)).collect();
+                r.sort_unstable();
+                r.dedup();
+                r
+            });
+            let at = now + self.config.msg_delay;
             let id = view.coflow_id(c);
             for &r in &receivers {
                 self.stats.announcements += 1;
                 if !self.lost(ANNOUNCE, id, h, r, round) {
-                    let event = Event::Announce {
+                    self.announcements.push_back(Announcement {
+                        at,
                         to: r,
                         from: h,
                         coflow: c,
+                        sub: s,
                         instance,
                         round,
                         value: d,
-                    };
-                    self.push(now + delay, event);
+                    });
                 }
             }
-            self.receivers = receivers;
-            let event = Event::Decide {
-                host: h,
-                coflow: c,
+            self.subs[s as usize].receivers = Some(receivers);
+            self.decisions.push_back(ForRound {
+                at: now + Dur(2 * self.config.msg_delay.0),
+                sub: s,
                 instance,
                 round,
-            };
-            self.push(now + Dur(2 * delay.0), event);
+                value: 0,
+            });
             if self.subs[s as usize].priority.is_none() {
                 self.set_priority(s, Priority::large(d), Rule::Interim, d, now, view, out);
             }
         }
     }
 
-    /// Handles one protocol event due now.
-    fn handle(&mut self, now: Time, event: Event, view: &Clairvoyant<'_>, out: &mut Allocation) {
-        match event {
-            Event::Announce {
-                to,
-                from,
-                coflow,
-                instance,
-                round,
-                value,
-            } => {
-                if self.complete[coflow as usize] {
-                    return; // nothing of it will ever be read
-                }
-                let expiry = self.config.expiry;
-                let cache = self.hosts[to.0 as usize].cache.entry(coflow).or_default();
-                if cache.is_empty() {
-                    self.cached_at.entry(coflow).or_default().push(to);
-                }
-                cache.retain(|e| e.at + expiry > now);
-                match cache.iter_mut().find(|e| e.sender == from) {
-                    Some(e) => {
-                        e.value = value;
-                        e.at = now;
-                    }
-                    None => cache.push(CacheEntry {
-                        sender: from,
-                        value,
-                        at: now,
-                    }),
-                }
-                let reply = Event::Reply {
-                    at: to,
-                    to: from,
-                    coflow,
-                    instance,
-                    round,
-                };
-                self.push(now, reply);
+    /// Pseudocode 2 for every announcement due now (in `batch`): each
+    /// receiver updates its cache with all of them first, then replies
+    /// `Ψ(cached values of the coflow)` to each announcer (one value per
+    /// receiver and coflow at one instant).
+    fn receive(&mut self, now: Time, view: &Clairvoyant<'_>) {
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.sort_unstable_by_key(|m| (m.to, m.coflow, m.from));
+        let (expiry, delay) = (self.config.expiry, self.config.msg_delay);
+        let mut i = 0;
+        while i < batch.len() {
+            let (to, c) = (batch[i].to, batch[i].coflow);
+            let mut j = i;
+            while j < batch.len() && (batch[j].to, batch[j].coflow) == (to, c) {
+                j += 1;
             }
-            Event::Reply {
-                at,
-                to,
-                coflow,
-                instance,
-                round,
-            } => {
-                let expiry = self.config.expiry;
-                let Some(cache) = self.hosts[at.0 as usize].cache.get(&coflow) else {
-                    return;
-                };
-                let live = cache
-                    .iter()
-                    .filter(|e| e.at + expiry > now)
-                    .map(|e| e.value);
-                let Some(value) = self.config.psi.apply(live) else {
-                    return;
-                };
+            if self.complete[c as usize] {
+                i = j; // nothing of a complete coflow is read again
+                continue;
+            }
+            let cache = self.hosts[to.0 as usize].cache.entry(c).or_default();
+            if cache.is_empty() {
+                self.cached_at.entry(c).or_default().push(to);
+            }
+            cache.retain(|e| e.at + expiry > now);
+            for m in &batch[i..j] {
+                match cache.binary_search_by_key(&m.from, |e| e.sender) {
+                    Ok(k) => {
+                        cache[k].value = m.value;
+                        cache[k].at = now;
+                    }
+                    Err(k) => cache.insert(
+                        k,
+                        CacheEntry {
+                            sender: m.from,
+                            value: m.value,
+                            at: now,
+                        },
+                    ),
+                }
+            }
+            let value = self
+                .config
+                .psi
+                .apply(cache.iter().map(|e| e.value))
+                .expect("the announcer's own entry");
+            let id = view.coflow_id(c);
+            for m in &batch[i..j] {
                 self.stats.feedbacks += 1;
-                if !self.lost(FEEDBACK, view.coflow_id(coflow), at, to, round) {
-                    let event = Event::Feedback {
-                        to,
-                        coflow,
-                        instance,
-                        round,
+                if !self.lost(FEEDBACK, id, to, m.from, m.round) {
+                    self.feedbacks.push_back(ForRound {
+                        at: now + delay,
+                        sub: m.sub,
+                        instance: m.instance,
+                        round: m.round,
                         value,
-                    };
-                    self.push(now + self.config.msg_delay, event);
+                    });
                 }
             }
-            Event::Feedback {
-                to,
-                coflow,
-                instance,
-                round,
-                value,
-            } => {
-                if let Some(s) = self.find(coflow, to, instance) {
-                    let sub = &mut self.subs[s as usize];
-                    if sub.round == round && sub.pending.is_some() {
-                        sub.feedback.push(value);
-                    }
-                }
+            i = j;
+        }
+        batch.clear();
+        self.batch = batch;
+    }
+
+    /// The end of a negotiation: `<1, Φ(M)>`, or `<1, d>` with no feedback.
+    fn decide(&mut self, now: Time, e: ForRound, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        let Some(d) = self
+            .live(e.sub, e.instance, e.round)
+            .and_then(|s| s.pending)
+        else {
+            return;
+        };
+        let sub = &mut self.subs[e.sub as usize];
+        sub.pending = None;
+        let (p, rule) = match self.config.phi.apply(sub.feedback.iter().copied()) {
+            Some(m) => (Priority::large(m), Rule::Negotiated),
+            None => {
+                self.stats.fallbacks += 1;
+                (Priority::large(d), Rule::Fallback)
             }
-            Event::Decide {
-                host,
-                coflow,
-                instance,
-                round,
-            } => {
-                let Some(s) = self.find(coflow, host, instance) else {
-                    return;
-                };
-                let sub = &mut self.subs[s as usize];
-                let Some(d) = sub.pending.filter(|_| sub.round == round) else {
-                    return;
-                };
-                sub.pending = None;
-                let (p, rule) = match self.config.phi.apply(sub.feedback.iter().copied()) {
-                    Some(m) => (Priority::large(m), Rule::Negotiated),
-                    None => {
-                        self.stats.fallbacks += 1;
-                        (Priority::large(d), Rule::Fallback)
-                    }
-                };
-                self.set_priority(s, p, rule, d, now, view, out);
-            }
-            Event::Tick => {
-                for h in 0..self.hosts.len() {
-                    for i in 0..self.hosts[h].subcoflows.len() {
-                        let s = self.hosts[h].subcoflows[i];
-                        if self.subs[s as usize].last_run != now {
-                            self.run_sender(s, now, view, out);
-                        }
-                    }
-                }
-                if self.n_subs > 0 {
-                    self.push(now + self.config.delta, Event::Tick);
-                } else {
-                    self.tick_pending = false;
+        };
+        self.set_priority(e.sub, p, rule, d, now, view, out);
+    }
+
+    /// Every sender runs Pseudocode 1 for each of its subcoflows (except
+    /// those that already ran at this instant).
+    fn tick(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        for h in 0..self.hosts.len() {
+            for i in 0..self.hosts[h].subcoflows.len() {
+                let s = self.hosts[h].subcoflows[i];
+                if self.subs[s as usize].last_run != now {
+                    self.run_sender(s, now, view, out);
                 }
             }
         }
+        self.next_tick = (self.n_subs > 0).then(|| now + self.config.delta);
+    }
+
+    /// The protocol's events due by `now`, in (instant, phase) order.
+    fn run_protocol(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        loop {
+            let heads = [
+                self.announcements.front().map(|m| m.at),
+                self.feedbacks.front().map(|m| m.at),
+                self.decisions.front().map(|m| m.at),
+                self.next_tick,
+            ];
+            let Some((t, phase)) = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(k, t)| t.map(|t| (t, k)))
+                .filter(|&(t, _)| t <= now)
+                .min()
+            else {
+                return;
+            };
+            match phase {
+                0 => {
+                    while let Some(m) = self.announcements.front().filter(|m| m.at == t) {
+                        self.batch.push(*m);
+                        self.announcements.pop_front();
+                    }
+                    self.receive(t, view);
+                }
+                1 => {
+                    while let Some(&m) = self.feedbacks.front().filter(|m| m.at == t) {
+                        self.feedbacks.pop_front();
+                        let sub = &mut self.subs[m.sub as usize];
+                        if sub.instance == m.instance
+                            && sub.round == m.round
+                            && sub.pending.is_some()
+                        {
+                            sub.feedback.push(m.value);
+                        }
+                    }
+                }
+                2 => {
+                    while let Some(&e) = self.decisions.front().filter(|m| m.at == t) {
+                        self.decisions.pop_front();
+                        self.decide(t, e, view, out);
+                    }
+                }
+                _ => self.tick(t, view, out),
+            }
+        }
+    }
+
+    /// When the protocol next needs the driver.
+    fn next_event(&self) -> Option<Time> {
+        [
+            self.announcements.front().map(|m| m.at),
+            self.feedbacks.front().map(|m| m.at),
+            self.decisions.front().map(|m| m.at),
+            self.next_tick,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Flow `f` joins its subcoflow (made if new; listed in `new_subs`).
@@ -919,8 +932,10 @@ impl Dcas {
                     round: 0,
                     pending: None,
                     feedback: vec![],
+                    receivers: None,
+                    ends: None,
                 };
-                self.n_instances = self.n_instances.wrapping_add(1);
+                self.n_instances = (self.n_instances + 1) % GONE;
                 let s = match self.free_subs.pop() {
                     Some(s) => {
                         self.subs[s as usize] = sub;
@@ -938,8 +953,13 @@ impl Dcas {
                 s
             }
         };
-        self.subs[s as usize].flows.push(f);
+        let sub = &mut self.subs[s as usize];
+        sub.flows.push(f);
+        sub.receivers = None;
+        sub.ends = None;
         self.flow_sub[f as usize] = s;
+        let p = view.path(f);
+        self.flow_ends[f as usize] = (p[0].0, p[p.len() - 1].0);
     }
 
     /// Finished flow `f` leaves its subcoflow (forgotten when empty).
@@ -948,6 +968,9 @@ impl Dcas {
         let sub = &mut self.subs[s as usize];
         let at = sub.flows.iter().position(|&x| x == f).expect("flow listed");
         sub.flows.swap_remove(at);
+        sub.receivers = None;
+        // (Incremental mode; on the big switch service is recounted at
+        // every event.)
         if std::mem::take(&mut self.flow_served[f as usize]) {
             sub.n_served -= 1;
             if sub.n_served == 0 {
@@ -956,12 +979,139 @@ impl Dcas {
         }
         if sub.flows.is_empty() {
             let (c, h) = (sub.coflow, sub.host);
+            sub.instance = GONE;
             self.sub_of.remove(&(c, h));
             let list = &mut self.hosts[h.0 as usize].subcoflows;
             let at = list.iter().position(|&x| x == s).expect("subcoflow listed");
             list.swap_remove(at);
             self.free_subs.push(s);
             self.n_subs -= 1;
+        }
+    }
+}
+
+impl Dcas {
+    /// Rates by [`IncrementalMaxMin`]; service from the demands it changed.
+    fn solve_incremental(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        let inc = self.inc.as_mut().expect("incremental mode");
+        inc.solve(&mut changed);
+        for &f in &changed {
+            if !view.is_active(f) {
+                continue;
+            }
+            let r = inc.rate(f);
+            out.set_rate(f, r);
+            let sub = &mut self.subs[self.flow_sub[f as usize] as usize];
+            let served = r > EPS * self.hosts[sub.host.0 as usize].nic_bps;
+            if served != self.flow_served[f as usize] {
+                self.flow_served[f as usize] = served;
+                if served {
+                    sub.n_served += 1;
+                    sub.unserved_since = None;
+                } else {
+                    sub.n_served -= 1;
+                    if sub.n_served == 0 {
+                        sub.unserved_since = Some(now);
+                    }
+                }
+            }
+        }
+        self.changed = changed;
+    }
+
+    /// Rates on the big switch: subcoflows by priority, each run of equal
+    /// priorities one class served max-min on what the classes before it
+    /// left ([`ClassServer`]); a class whose every subcoflow has its first
+    /// or last links full is skipped. Service from the flows served.
+    fn serve_classes(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        let obs = view.observed();
+        self.order.clear();
+        for host in &self.hosts {
+            for &s in &host.subcoflows {
+                let p = self.subs[s as usize].priority.expect("ran at once");
+                self.order.push((p.class(), s));
+            }
+        }
+        self.order.sort_unstable();
+        self.server.begin(&obs);
+        let mut members = std::mem::take(&mut self.members);
+        let mut i = 0;
+        while i < self.order.len() {
+            let class = self.order[i].0;
+            let mut j = i;
+            members.clear();
+            while j < self.order.len() && self.order[j].0 == class {
+                let sub = &mut self.subs[self.order[j].1 as usize];
+                j += 1;
+                let flow_ends = &self.flow_ends;
+                let ends = sub.ends.get_or_insert_with(|| {
+                    let (mut first, mut last) = (vec![], vec![]);
+                    for &f in &sub.flows {
+                        let (a, b) = flow_ends[f as usize];
+                        first.push(a);
+                        last.push(b);
+                    }
+                    first.sort_unstable();
+                    first.dedup();
+                    last.sort_unstable();
+                    last.dedup();
+                    (first, last)
+                });
+                let server = &self.server;
+                if ends.0.iter().all(|&l| server.is_full(l))
+                    || ends.1.iter().all(|&l| server.is_full(l))
+                {
+                    continue;
+                }
+                // A flow that meets a full link gets nothing and takes
+                // nothing: leaving it out changes no other rate.
+                members.extend(sub.flows.iter().copied().filter(|&f| {
+                    let (a, b) = flow_ends[f as usize];
+                    !server.is_full(a) && !server.is_full(b)
+                }));
+            }
+            if !members.is_empty() {
+                let p = self.subs[self.order[i].1 as usize].priority.expect("ran");
+                self.server
+                    .serve_flows(&obs, members.iter().copied(), p.queue_class(), out);
+            }
+            i = j;
+        }
+        self.members = members;
+        self.server.end(&obs, out);
+        // Service: forget the last round's, count this round's.
+        let mut before = std::mem::take(&mut self.served_subs);
+        for &(s, instance) in &before {
+            let sub = &mut self.subs[s as usize];
+            if sub.instance == instance {
+                sub.n_served = 0;
+            }
+        }
+        for &f in self.server.served() {
+            if !view.is_active(f) {
+                continue;
+            }
+            let s = self.flow_sub[f as usize];
+            let sub = &mut self.subs[s as usize];
+            if out.rate(f) > EPS * self.hosts[sub.host.0 as usize].nic_bps {
+                if sub.n_served == 0 {
+                    self.served_subs.push((s, sub.instance));
+                }
+                sub.n_served += 1;
+                sub.unserved_since = None;
+            }
+        }
+        for &(s, instance) in &before {
+            let sub = &mut self.subs[s as usize];
+            if sub.instance == instance && sub.n_served == 0 {
+                sub.unserved_since = Some(now);
+            }
+        }
+        before.clear();
+        if self.served_subs.is_empty() {
+            self.served_subs = before;
         }
     }
 }
@@ -999,9 +1149,11 @@ impl Scheduler for Dcas {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        if self.inc.is_none() {
-            self.inc = Some(IncrementalMaxMin::new(view.capacities().to_vec()));
+        if self.hosts.is_empty() {
             let fabric = view.fabric();
+            if self.always_incremental || !fabric.is_big_switch() {
+                self.inc = Some(IncrementalMaxMin::new(view.capacities().to_vec()));
+            }
             self.hosts = (0..fabric.n_hosts())
                 .map(|h| Host {
                     nic_bps: view.capacity(fabric.uplink(HostId(h))).0,
@@ -1013,6 +1165,7 @@ impl Scheduler for Dcas {
         if self.flow_sub.len() < n {
             self.flow_sub.resize(n, NO_SUB);
             self.flow_served.resize(n, false);
+            self.flow_ends.resize(n, (0, 0));
         }
         // Arrival order: released now, after every earlier one, among
         // themselves by (arrival, id).
@@ -1033,7 +1186,9 @@ impl Scheduler for Dcas {
         // Pseudocode 1 at once; then the new flows enter the solver in
         // their subcoflow's class.
         for &f in &changes.finished {
-            self.inc.as_mut().expect("made").set_count(f, 0);
+            if let Some(inc) = &mut self.inc {
+                inc.set_count(f, 0);
+            }
             self.leave(f, now);
         }
         self.new_subs.clear();
@@ -1051,9 +1206,10 @@ impl Scheduler for Dcas {
             let p = self.subs[self.flow_sub[f as usize] as usize]
                 .priority
                 .expect("a subcoflow has a priority once it ran");
-            let inc = self.inc.as_mut().expect("made");
-            inc.declare_in(f, view.path(f).iter().copied(), 1.0, p.class());
-            inc.set_count(f, 1);
+            if let Some(inc) = &mut self.inc {
+                inc.declare_in(f, view.path(f).iter().copied(), 1.0, p.class());
+                inc.set_count(f, 1);
+            }
             out.set_class(f, p.queue_class());
         }
         for &c in &changes.finished_coflows {
@@ -1062,43 +1218,19 @@ impl Scheduler for Dcas {
                 self.hosts[r.0 as usize].cache.remove(&c);
             }
         }
-        if self.n_subs > 0 && !self.tick_pending {
+        if self.n_subs > 0 && self.next_tick.is_none() {
             let d = self.config.delta.0;
-            self.tick_pending = true;
-            self.push(Time((now.0 / d + 1) * d), Event::Tick);
+            self.next_tick = Some(Time((now.0 / d + 1) * d));
         }
         // 2. Protocol events due now.
-        while self.queue.peek().is_some_and(|q| q.at <= now) {
-            let q = self.queue.pop().expect("peeked");
-            self.handle(now, q.event, &view, out);
-        }
+        self.run_protocol(now, &view, out);
         // 3. Rates, and who is served.
-        let mut changed = std::mem::take(&mut self.changed);
-        changed.clear();
-        self.inc.as_mut().expect("made").solve(&mut changed);
-        for &f in &changed {
-            if !view.is_active(f) {
-                continue;
-            }
-            let r = self.inc.as_ref().expect("made").rate(f);
-            out.set_rate(f, r);
-            let sub = &mut self.subs[self.flow_sub[f as usize] as usize];
-            let served = r > EPS * self.hosts[sub.host.0 as usize].nic_bps;
-            if served != self.flow_served[f as usize] {
-                self.flow_served[f as usize] = served;
-                if served {
-                    sub.n_served += 1;
-                    sub.unserved_since = None;
-                } else {
-                    sub.n_served -= 1;
-                    if sub.n_served == 0 {
-                        sub.unserved_since = Some(now);
-                    }
-                }
-            }
+        if self.inc.is_some() {
+            self.solve_incremental(now, &view, out);
+        } else {
+            self.serve_classes(now, &view, out);
         }
-        self.changed = changed;
-        self.queue.peek().map(|q| q.at)
+        self.next_event()
     }
 }
 

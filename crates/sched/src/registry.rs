@@ -43,7 +43,7 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "dcas",
         "decentralized: senders negotiate subcoflow priorities with receivers (D-CAS); \
-         delta, threshold, t, expiry, msg_delay, loss, seed, psi, phi, desired, quantum",
+         delta, threshold, t, expiry, msg_delay, loss, seed, psi, phi, desired, quantum, solver",
     ),
 ];
 
