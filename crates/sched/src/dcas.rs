@@ -510,9 +510,14 @@ struct ForRound {
     value: u64,
 }
 
-/// Message kinds, for the loss hash.
-const ANNOUNCE: u64 = 1;
-const FEEDBACK: u64 = 2;
+/// The two control messages, as the loss hash names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// A sender's desired priority, to a receiver.
+    Announce = 1,
+    /// A receiver's feedback priority, to a sender.
+    Feedback = 2,
+}
 
 const NO_SUB: u32 = u32::MAX;
 /// The instance of a forgotten subcoflow's slot.
@@ -643,7 +648,14 @@ impl Dcas {
 
     /// Whether the message of `kind` for `coflow` from `from` to `to` in the
     /// sender's round `round` is lost.
-    fn lost(&mut self, kind: u64, coflow: CoflowId, from: HostId, to: HostId, round: u32) -> bool {
+    fn lost(
+        &mut self,
+        kind: MessageKind,
+        coflow: CoflowId,
+        from: HostId,
+        to: HostId,
+        round: u32,
+    ) -> bool {
         if self.config.loss <= 0.0 {
             return false;
         }
@@ -727,7 +739,7 @@ impl Dcas {
             let id = view.coflow_id(c);
             for &r in &receivers {
                 self.stats.announcements += 1;
-                if !self.lost(ANNOUNCE, id, h, r, round) {
+                if !self.lost(MessageKind::Announce, id, h, r, round) {
                     self.announcements.push_back(Announcement {
                         at,
                         to: r,
@@ -802,7 +814,7 @@ impl Dcas {
             let id = view.coflow_id(c);
             for m in &batch[i..j] {
                 self.stats.feedbacks += 1;
-                if !self.lost(FEEDBACK, id, to, m.from, m.round) {
+                if !self.lost(MessageKind::Feedback, id, to, m.from, m.round) {
                     self.feedbacks.push_back(ForRound {
                         at: now + delay,
                         sub: m.sub,
@@ -1116,19 +1128,21 @@ impl Dcas {
     }
 }
 
-/// The loss draw of a message, uniform in [0, 1): splitmix64 chained over
-/// the seed, the kind, the coflow id, `(sender << 32) | receiver` and the
-/// sender's round (the module doc).
+/// The loss draw of a message, uniform in [0, 1) (lost when below `loss`):
+/// splitmix64 chained over the seed, the kind, the coflow id, `(sender <<
+/// 32) | receiver` and the sender's round for that subcoflow (1 for its
+/// first run of Pseudocode 1, then one more per run). A feedback message's
+/// sender is the receiver that replies, and its round the announcement's.
 pub fn loss_draw(
     seed: u64,
-    kind: u64,
+    kind: MessageKind,
     coflow: CoflowId,
     from: HostId,
     to: HostId,
     round: u32,
 ) -> f64 {
     let mut h = mix(seed);
-    h = mix(h ^ kind);
+    h = mix(h ^ kind as u64);
     h = mix(h ^ coflow.0);
     h = mix(h ^ ((u64::from(from.0) << 32) | u64::from(to.0)));
     h = mix(h ^ u64::from(round));
@@ -1292,12 +1306,35 @@ mod tests {
     fn loss_draws_are_uniform_enough_and_fixed() {
         let n = 20_000;
         let lost = (0..n)
-            .filter(|&i| loss_draw(7, ANNOUNCE, CoflowId(i), HostId(1), HostId(2), 3) < 0.25)
+            .filter(|&i| {
+                loss_draw(
+                    7,
+                    MessageKind::Announce,
+                    CoflowId(i),
+                    HostId(1),
+                    HostId(2),
+                    3,
+                ) < 0.25
+            })
             .count();
         assert!((lost as f64 / n as f64 - 0.25).abs() < 0.02, "{lost}");
         assert_eq!(
-            loss_draw(7, ANNOUNCE, CoflowId(1), HostId(1), HostId(2), 3),
-            loss_draw(7, ANNOUNCE, CoflowId(1), HostId(1), HostId(2), 3)
+            loss_draw(
+                7,
+                MessageKind::Announce,
+                CoflowId(1),
+                HostId(1),
+                HostId(2),
+                3
+            ),
+            loss_draw(
+                7,
+                MessageKind::Announce,
+                CoflowId(1),
+                HostId(1),
+                HostId(2),
+                3
+            )
         );
     }
 }
