@@ -11,9 +11,12 @@
 //! priority uses what higher ones leave, and flows of equal priority share
 //! max-min (III-B). The network part is thus strict priority between classes
 //! with per-flow max-min inside a class, the allocation rule of `fifo` and
-//! `fifo-lm`, here kept by [`IncrementalMaxMin`] with one demand per flow in
-//! the class of its subcoflow's priority, on the big switch and on
-//! multi-hop fabrics alike.
+//! `fifo-lm`, with the same machinery: on the big switch the classes (runs
+//! of subcoflows with equal priority, in priority order) are re-served at
+//! every event by [`ClassServer`], leaving out flows that meet a full link
+//! (they would get nothing and take nothing); on multi-hop fabrics, or with
+//! `solver=incremental`, every flow is a demand of [`IncrementalMaxMin`] in
+//! the class [`Priority::class`] of its subcoflow.
 //!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
@@ -62,9 +65,12 @@
 //!
 //! # Timing (integer nanoseconds, the driver's timer)
 //!
-//! The protocol runs on timed events inside the scheduler: a queue ordered
-//! by (instant, phase, sequence), whose head is the timer the scheduler asks
-//! the driver for. At one instant, in this order:
+//! The protocol runs on timed events inside the scheduler, the earliest of
+//! which is the timer the scheduler asks the driver for. Every message takes
+//! the same delay and every negotiation the same time, so each kind of
+//! event comes due in the order it was made: one FIFO queue per kind
+//! (announcements, feedback, decisions) and the next tick, merged by
+//! (instant, phase). At one instant, in this order:
 //! 1. flows that finished leave their subcoflows (a subcoflow with no flow
 //!    left is forgotten by its sender; receivers keep its entries until they
 //!    expire); flows that started join theirs, and a subcoflow that appears
@@ -74,7 +80,8 @@
 //! 2. protocol events due now, phase by phase: announcements reach
 //!    receivers; receivers reply (after every announcement due now at that
 //!    instant has updated the caches, so simultaneous announcements see each
-//!    other, as in the paper's Fig. 2); feedback reaches senders; senders
+//!    other, as in the paper's Fig. 2: one Ψ per receiver and coflow);
+//!    feedback reaches senders (in the order receivers replied); senders
 //!    whose negotiation ends now decide; the periodic tick runs Pseudocode 1
 //!    for every subcoflow of every host (one that already ran at this
 //!    instant does not run twice);
@@ -94,14 +101,20 @@
 //! so subcoflows whose remaining times round to the same quantum share
 //! max-min.
 //!
+//! Messages name the sender's subcoflow by its slot and instance (a handle
+//! the receiver echoes back, like a cookie), so a reply to a subcoflow
+//! that is gone, or to an earlier round, is dropped in O(1).
+//!
 //! Correctness properties: every active flow's class is its subcoflow's
-//! current priority ([`Dcas::set_priority`], and flows are declared with it
-//! when they start); a subcoflow's `n_served` counts its flows with a rate
-//! above the floor (updated from the solver's changed demands and at
-//! finishes); a decision applies only to the round that announced
-//! (`round` and `instance` checks in [`Dcas::handle`]). The slow reference
-//! in `crates/sim/tests/reference.rs` implements the same rules plainly and
-//! the engine is checked against it on random instances.
+//! current priority (`Dcas::set_priority`, and new flows take it when they
+//! join, after their subcoflow ran); a subcoflow's `n_served` counts its
+//! flows with a rate above the floor (`solve_incremental` from the solver's
+//! changed demands and at finishes; `serve_classes` recounts from the flows
+//! served); a decision or feedback applies only to the round that announced
+//! (`instance` and `round` checks in `Dcas::live` and `run_protocol`). The
+//! slow reference in `crates/sim/tests/reference.rs` implements the same
+//! rules plainly and the engine is checked against it on random instances
+//! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
 
 use crate::ordered::ClassServer;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};

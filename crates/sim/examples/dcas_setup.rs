@@ -4,7 +4,10 @@
 //! dcas). Prints wall time, events, and average and p95 CCT per D-CAS bin
 //! (short below 10 MiB, narrow up to 50 flows) and overall, with the
 //! improvement over the first scheduler (the paper's factor of improvement:
-//! baseline CCT / scheduler CCT).
+//! baseline CCT / scheduler CCT). Also the average CCT of the coflows
+//! whose largest subcoflow (bytes leaving one sender, what D-CAS's
+//! negotiated priority measures) is smaller than the bytes entering their
+//! busiest receiver ("receiver-bound"), and of the others.
 //!
 //! Usage: dcas_setup [--seed N] [SCHEDULER...]
 use coflowkit_model::{percentile, BitsPerSec, Bytes, Fabric};
@@ -35,6 +38,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|c| {
             let length = c.flows.iter().map(|f| f.bytes.0).max().unwrap_or(0);
             config.bin_of(Bytes(length), c.flows.len()) as usize
+        })
+        .collect();
+    // Receiver-bound: more bytes into one receiver than out of any sender.
+    let receiver_bound: Vec<bool> = w
+        .coflows()
+        .iter()
+        .map(|c| {
+            let (mut out, mut into) = (
+                vec![0u64; w.n_hosts() as usize],
+                vec![0u64; w.n_hosts() as usize],
+            );
+            for f in &c.flows {
+                out[f.src.0 as usize] += f.bytes.0;
+                into[f.dst.0 as usize] += f.bytes.0;
+            }
+            into.iter().max() > out.iter().max()
         })
         .collect();
     let names = ["SN", "LN", "SW", "LW", "all"];
@@ -79,6 +98,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!(
                 "  {name:>3} n={:>3}  mean {mean:9.3} s  p95 {p95:9.3} s{x}",
                 by_bin[b].len()
+            );
+        }
+        for (bound, name) in [(false, "sender-bound"), (true, "receiver-bound")] {
+            let v: Vec<f64> = r
+                .coflows
+                .iter()
+                .zip(&receiver_bound)
+                .filter(|(_, &b)| b == bound)
+                .map(|(c, _)| c.cct_s())
+                .collect();
+            println!(
+                "  {name:>14} n={:>3}  mean {:9.3} s",
+                v.len(),
+                v.iter().sum::<f64>() / v.len().max(1) as f64
             );
         }
         base.get_or_insert(stats);
