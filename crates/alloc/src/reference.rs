@@ -18,14 +18,14 @@ pub fn max_min(flows: &[(Vec<u32>, f64, f64)], capacity: &mut [f64]) -> Vec<f64>
         }
         // Level at which each link saturates, given the frozen flows.
         let mut best = f64::INFINITY;
-        for l in 0..capacity.len() {
+        for (l, &cap) in capacity.iter().enumerate() {
             let w: f64 = active
                 .iter()
                 .filter(|&&f| flows[f].0.contains(&(l as u32)))
                 .map(|&f| flows[f].1)
                 .sum();
             if w > 0.0 {
-                best = best.min(capacity[l].max(0.0) / w);
+                best = best.min(cap.max(0.0) / w);
             }
         }
         for &f in &active {

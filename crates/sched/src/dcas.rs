@@ -1114,7 +1114,7 @@ impl Dcas {
                 sub.n_served = 0;
             }
         }
-        for &f in self.server.served() {
+        for &f in self.server.positive_flows() {
             if !view.is_active(f) {
                 continue;
             }

@@ -185,7 +185,7 @@ impl ClassServer {
 
     /// The flows given a positive rate in the last round (after
     /// [`ClassServer::end`]).
-    pub fn served(&self) -> &[crate::FlowIdx] {
+    pub fn positive_flows(&self) -> &[crate::FlowIdx] {
         &self.positive
     }
 

@@ -206,7 +206,7 @@ impl<'w> Simulation<'w> {
             }
             e.changes.clear();
             e.apply(&mut pending);
-            if n_events % 1024 == 0 {
+            if n_events & 1023 == 0 {
                 progress(Progress {
                     now: t,
                     coflows_done: e.done,

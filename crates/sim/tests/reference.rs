@@ -308,7 +308,7 @@ fn p50_of_coflow_sizes(case: &Case) -> f64 {
         .collect();
     v.sort_unstable();
     // Smallest value with at least half of the values at or below it.
-    let rank = (v.len() + 1) / 2;
+    let rank = v.len().div_ceil(2);
     v[rank.max(1) - 1] as f64
 }
 
@@ -1064,6 +1064,9 @@ impl RefEv {
     }
 }
 
+/// A receiver's cached desired priority: (sender, value, cached at).
+type CacheEntry = (u32, u64, f64);
+
 /// The hosts' D-CAS state, all in one place (the reference does not model
 /// who knows what; the engine's scheduler does).
 #[derive(Debug)]
@@ -1072,7 +1075,7 @@ struct RefDcas {
     subs: Vec<RefSub>,
     n_instances: u64,
     /// Per (receiver, coflow): (sender, value, cached at).
-    cache: HashMap<(u32, usize), Vec<(u32, u64, f64)>>,
+    cache: HashMap<(u32, usize), Vec<CacheEntry>>,
     /// (instant, phase, sequence, event), handled in that order.
     events: Vec<(f64, u8, u64, RefEv)>,
     seq: u64,
