@@ -286,6 +286,32 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.to_string().contains("'banana' is neither"));
+        let err = |spec: &str| {
+            build(
+                &SchedulerSpec::parse(spec).unwrap(),
+                &WorkloadHints::default(),
+            )
+            .err()
+            .unwrap()
+            .to_string()
+        };
+        assert_eq!(
+            err("dcas:deltaa=1ms"),
+            "scheduler 'dcas': unknown parameter 'deltaa'"
+        );
+        assert!(err("dcas:delta=10").starts_with("scheduler 'dcas': parameter 'delta': "));
+        assert!(
+            err("dcas:psi=median").contains("parameter 'psi': 'median' is not max, min or mean")
+        );
+        assert!(err("dcas:loss=2").contains("parameter 'loss': 2 is not a probability"));
+        assert!(
+            err("dcas:delta=1ms;msg_delay=500us").contains("parameter 'msg_delay': a negotiation")
+        );
+        assert!(build(
+            &SchedulerSpec::parse("dcas:delta=10ms;threshold=1MB;t=1s;expiry=2s;msg_delay=100us;loss=0;seed=3;psi=max;phi=max;desired=bytes;quantum=1us").unwrap(),
+            &WorkloadHints::default()
+        )
+        .is_ok());
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 80.0), Some(4.0));
     }
