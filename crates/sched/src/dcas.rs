@@ -533,6 +533,7 @@ pub enum MessageKind {
 }
 
 const NO_SUB: u32 = u32::MAX;
+const NO_LINK: u32 = u32::MAX;
 /// The instance of a forgotten subcoflow's slot.
 const GONE: u32 = u32::MAX;
 
@@ -585,7 +586,12 @@ pub struct Dcas {
     always_incremental: bool,
     inc: Option<IncrementalMaxMin>,
     server: ClassServer,
-    order: Vec<(u64, u32)>,
+    // The subcoflows by class, as (class, slot, the one first link of all
+    // its flows or NO_LINK), re-sorted only when a priority changed or a
+    // flow joined (`order_stale`), filtered when subcoflows were forgotten.
+    order: Vec<(u64, u32, u32)>,
+    order_stale: bool,
+    order_gone: bool,
     served_subs: Vec<(u32, u32)>,
     stats: DcasStats,
     // Scratch.
@@ -623,6 +629,8 @@ impl Dcas {
             inc: None,
             server: ClassServer::default(),
             order: vec![],
+            order_stale: false,
+            order_gone: false,
             served_subs: vec![],
             stats: DcasStats::default(),
             config,
@@ -711,6 +719,7 @@ impl Dcas {
             return;
         }
         sub.priority = Some(p);
+        self.order_stale = true;
         for &f in &sub.flows {
             if let Some(inc) = self.inc.as_mut().filter(|inc| inc.is_declared(f)) {
                 inc.set_class(f, p.class());
@@ -982,6 +991,7 @@ impl Dcas {
         sub.flows.push(f);
         sub.receivers = None;
         sub.ends = None;
+        self.order_stale = true;
         self.flow_sub[f as usize] = s;
         let p = view.path(f);
         self.flow_ends[f as usize] = (p[0].0, p[p.len() - 1].0);
@@ -1011,6 +1021,7 @@ impl Dcas {
             list.swap_remove(at);
             self.free_subs.push(s);
             self.n_subs -= 1;
+            self.order_gone = true;
         }
     }
 }
@@ -1052,14 +1063,41 @@ impl Dcas {
     /// or last links full is skipped. Service from the flows served.
     fn serve_classes(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
         let obs = view.observed();
-        self.order.clear();
-        for host in &self.hosts {
-            for &s in &host.subcoflows {
-                let p = self.subs[s as usize].priority.expect("ran at once");
-                self.order.push((p.class(), s));
+        if self.order_stale {
+            self.order.clear();
+            for host in &self.hosts {
+                for &s in &host.subcoflows {
+                    let sub = &mut self.subs[s as usize];
+                    let flow_ends = &self.flow_ends;
+                    let ends = sub.ends.get_or_insert_with(|| {
+                        let (mut first, mut last) = (vec![], vec![]);
+                        for &f in &sub.flows {
+                            let (a, b) = flow_ends[f as usize];
+                            first.push(a);
+                            last.push(b);
+                        }
+                        first.sort_unstable();
+                        first.dedup();
+                        last.sort_unstable();
+                        last.dedup();
+                        (first, last)
+                    });
+                    let first = if ends.0.len() == 1 {
+                        ends.0[0]
+                    } else {
+                        NO_LINK
+                    };
+                    let p = sub.priority.expect("ran at once");
+                    self.order.push((p.class(), s, first));
+                }
             }
+            self.order.sort_unstable();
+        } else if self.order_gone {
+            let subs = &self.subs;
+            self.order
+                .retain(|&(_, s, _)| subs[s as usize].instance != GONE);
         }
-        self.order.sort_unstable();
+        (self.order_stale, self.order_gone) = (false, false);
         self.server.begin(&obs);
         let mut members = std::mem::take(&mut self.members);
         let mut i = 0;
@@ -1068,23 +1106,15 @@ impl Dcas {
             let mut j = i;
             members.clear();
             while j < self.order.len() && self.order[j].0 == class {
-                let sub = &mut self.subs[self.order[j].1 as usize];
+                let (_, s, first) = self.order[j];
                 j += 1;
-                let flow_ends = &self.flow_ends;
-                let ends = sub.ends.get_or_insert_with(|| {
-                    let (mut first, mut last) = (vec![], vec![]);
-                    for &f in &sub.flows {
-                        let (a, b) = flow_ends[f as usize];
-                        first.push(a);
-                        last.push(b);
-                    }
-                    first.sort_unstable();
-                    first.dedup();
-                    last.sort_unstable();
-                    last.dedup();
-                    (first, last)
-                });
                 let server = &self.server;
+                // Most subcoflows wait behind a full uplink: one look.
+                if first != NO_LINK && server.is_full(first) {
+                    continue;
+                }
+                let sub = &self.subs[s as usize];
+                let ends = sub.ends.as_ref().expect("made with the order");
                 if ends.0.iter().all(|&l| server.is_full(l))
                     || ends.1.iter().all(|&l| server.is_full(l))
                 {
@@ -1092,6 +1122,7 @@ impl Dcas {
                 }
                 // A flow that meets a full link gets nothing and takes
                 // nothing: leaving it out changes no other rate.
+                let flow_ends = &self.flow_ends;
                 members.extend(sub.flows.iter().copied().filter(|&f| {
                     let (a, b) = flow_ends[f as usize];
                     !server.is_full(a) && !server.is_full(b)
