@@ -600,6 +600,7 @@ pub struct Dcas {
     new_flows: Vec<FlowIdx>,
     changed: Vec<u32>,
     batch: Vec<Announcement>,
+    batch_keys: Vec<(u64, u32)>,
     members: Vec<FlowIdx>,
 }
 
@@ -639,6 +640,7 @@ impl Dcas {
             new_flows: vec![],
             changed: vec![],
             batch: vec![],
+            batch_keys: vec![],
             members: vec![],
         }
     }
@@ -794,13 +796,23 @@ impl Dcas {
     /// receiver and coflow at one instant).
     fn receive(&mut self, now: Time, view: &Clairvoyant<'_>) {
         let mut batch = std::mem::take(&mut self.batch);
-        batch.sort_unstable_by_key(|m| (m.to, m.coflow, m.from));
+        // Grouped by (receiver, coflow): a sort of small keys, not messages.
+        let mut keys = std::mem::take(&mut self.batch_keys);
+        keys.clear();
+        keys.extend(
+            batch
+                .iter()
+                .enumerate()
+                .map(|(k, m)| ((u64::from(m.to.0) << 32) | u64::from(m.coflow), k as u32)),
+        );
+        keys.sort_unstable();
         let (expiry, delay) = (self.config.expiry, self.config.msg_delay);
         let mut i = 0;
-        while i < batch.len() {
-            let (to, c) = (batch[i].to, batch[i].coflow);
+        while i < keys.len() {
+            let first = &batch[keys[i].1 as usize];
+            let (to, c) = (first.to, first.coflow);
             let mut j = i;
-            while j < batch.len() && (batch[j].to, batch[j].coflow) == (to, c) {
+            while j < keys.len() && keys[j].0 == keys[i].0 {
                 j += 1;
             }
             if self.complete[c as usize] {
@@ -812,7 +824,8 @@ impl Dcas {
                 self.cached_at.entry(c).or_default().push(to);
             }
             cache.retain(|e| e.at + expiry > now);
-            for m in &batch[i..j] {
+            for &(_, k) in &keys[i..j] {
+                let m = &batch[k as usize];
                 match cache.binary_search_by_key(&m.from, |e| e.sender) {
                     Ok(k) => {
                         cache[k].value = m.value;
@@ -834,7 +847,8 @@ impl Dcas {
                 .apply(cache.iter().map(|e| e.value))
                 .expect("the announcer's own entry");
             let id = view.coflow_id(c);
-            for m in &batch[i..j] {
+            for &(_, k) in &keys[i..j] {
+                let m = batch[k as usize];
                 self.stats.feedbacks += 1;
                 if !self.lost(MessageKind::Feedback, id, to, m.from, m.round) {
                     self.feedbacks.push_back(ForRound {
@@ -850,6 +864,7 @@ impl Dcas {
         }
         batch.clear();
         self.batch = batch;
+        self.batch_keys = keys;
     }
 
     /// The end of a negotiation: `<1, Φ(M)>`, or `<1, d>` with no feedback.
