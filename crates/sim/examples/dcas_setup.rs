@@ -9,7 +9,8 @@
 //! negotiated priority measures) is smaller than the bytes entering their
 //! busiest receiver ("receiver-bound"), and of the others.
 //!
-//! Usage: dcas_setup [--seed N] [SCHEDULER...]
+//! Usage: dcas_setup [--seed N] [--aalo] [SCHEDULER...] (`--aalo`: the
+//! generator's default preset, the embedded workload, instead).
 use coflowkit_model::{percentile, BitsPerSec, Bytes, Fabric};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, Simulation};
@@ -19,6 +20,10 @@ use std::time::Instant;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut config = SynthConfig::dcas();
+    if let Some(i) = args.iter().position(|a| a == "--aalo") {
+        config = SynthConfig::aalo();
+        args.remove(i);
+    }
     if let Some(i) = args.iter().position(|a| a == "--seed") {
         let seed = args.get(i + 1).ok_or("--seed needs a value")?.parse()?;
         config.seed = seed;
