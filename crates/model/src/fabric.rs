@@ -336,9 +336,11 @@ pub fn ecmp_hash(seed: u64, key: FlowKey, src: HostId, dst: HostId) -> u64 {
     mix(h ^ ((u64::from(src.0) << 32) | u64::from(dst.0)))
 }
 
-/// splitmix64's output function (Steele, Lea and Flood 2014).
+/// splitmix64's output function (Steele, Lea and Flood 2014): the one
+/// fixed mixing step behind every seeded, order-free draw in coflowkit (ECMP
+/// here; lost control messages in `dcas`).
 #[inline]
-fn mix(mut x: u64) -> u64 {
+pub fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

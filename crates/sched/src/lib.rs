@@ -15,6 +15,7 @@
 //! Schedulers are built by name through [`registry`].
 
 pub mod aalo;
+pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
 pub mod ordered;

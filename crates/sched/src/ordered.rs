@@ -99,7 +99,8 @@ impl ClassServer {
             last.dedup();
             (first, last)
         });
-        let full = |l: &u32| self.residual[*l as usize] <= coflowkit_alloc::EPS * 1e9;
+        let residual = &self.residual;
+        let full = |l: &u32| residual[*l as usize] <= coflowkit_alloc::EPS * 1e9;
         ends.0.iter().all(full) || ends.1.iter().all(full)
     }
 
@@ -116,6 +117,20 @@ impl ClassServer {
         if coflows.iter().all(|&c| self.blocked(view, c)) {
             return;
         }
+        let flows = coflows.iter().flat_map(|&c| view.active_flows_of(c));
+        self.serve_flows(view, flows, class, out);
+    }
+
+    /// Serves one class made of the active flows `flows`, writing their
+    /// rates and `class` into `out`, with no check for blocked members (a
+    /// caller that knows them skips them; [`ClassServer::is_full`] helps).
+    pub fn serve_flows(
+        &mut self,
+        view: &Observed<'_>,
+        flows: impl IntoIterator<Item = crate::FlowIdx>,
+        class: u32,
+        out: &mut Allocation,
+    ) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.stamp.iter_mut().for_each(|s| *s = u32::MAX);
@@ -130,19 +145,17 @@ impl ClassServer {
         );
         counts.clear();
         paths.clear();
-        for &c in coflows {
-            for f in view.active_flows_of(c) {
-                let p = view.path_idx(f) as usize;
-                if self.stamp[p] != self.epoch {
-                    self.stamp[p] = self.epoch;
-                    self.demand[p] = counts.len() as u32;
-                    counts.push(0);
-                    paths.push(p as PathIdx);
-                }
-                let d = self.demand[p];
-                counts[d as usize] += 1;
-                self.members.push((f, d));
+        for f in flows {
+            let p = view.path_idx(f) as usize;
+            if self.stamp[p] != self.epoch {
+                self.stamp[p] = self.epoch;
+                self.demand[p] = counts.len() as u32;
+                counts.push(0);
+                paths.push(p as PathIdx);
             }
+            let d = self.demand[p];
+            counts[d as usize] += 1;
+            self.members.push((f, d));
         }
         for (&p, &n) in paths.iter().zip(&counts) {
             self.solver
@@ -164,6 +177,18 @@ impl ClassServer {
 }
 
 impl ClassServer {
+    /// Whether link `l` has no capacity left this round (what
+    /// [`ClassServer::serve`] calls full when it skips a blocked coflow).
+    pub fn is_full(&self, l: u32) -> bool {
+        self.residual[l as usize] <= coflowkit_alloc::EPS * 1e9
+    }
+
+    /// The flows given a positive rate in the last round (after
+    /// [`ClassServer::end`]).
+    pub fn positive_flows(&self) -> &[crate::FlowIdx] {
+        &self.positive
+    }
+
     /// Ends a round: flows that had a rate in the previous round and were
     /// not served in this one get rate 0.
     pub fn end(&mut self, view: &Observed<'_>, out: &mut Allocation) {

@@ -5,6 +5,7 @@
 //! percentile of the workload's coflow sizes) or `fifo-lm:threshold=10MiB`.
 
 use crate::aalo::{Aalo, AaloConfig, Coordination};
+use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
 use crate::fifo_lm::FifoLm;
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
@@ -49,6 +50,11 @@ pub const NAMES: &[(&str, &str)] = &[
         "aalo-local",
         "D-CLAS without coordination: each sender ranks coflows by what it sent (Aalo 7.2.1); \
          k;e;q1;weights;queues as aalo",
+    ),
+    (
+        "dcas",
+        "decentralized: senders negotiate subcoflow priorities with receivers (D-CAS); \
+         delta, threshold, t, expiry, msg_delay, loss, seed, psi, phi, desired, quantum, solver",
     ),
 ];
 
@@ -158,6 +164,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "varys" => &["recompute"],
         "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
+        "dcas" => crate::dcas::KEYS,
         _ => &[],
     };
     if let Some((k, _)) = spec
@@ -246,6 +253,26 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             let name = if name == "aalo" { "aalo" } else { "aalo-local" };
             AnyScheduler::NonClairvoyant(Box::new(Aalo::new(name, cfg)))
         })?,
+        "dcas" => {
+            let mut config = DcasConfig::default();
+            for (k, v) in &spec.params {
+                config
+                    .set(k, v)
+                    .map_err(|message| SchedulerError::BadParam {
+                        name: name.into(),
+                        key: k.clone(),
+                        message,
+                    })?;
+            }
+            config
+                .validate()
+                .map_err(|(key, message)| SchedulerError::BadParam {
+                    name: name.into(),
+                    key: key.into(),
+                    message,
+                })?;
+            AnyScheduler::Clairvoyant(Box::new(Dcas::new(config)))
+        }
         _ => return Err(unknown(name)),
     })
 }
@@ -368,6 +395,32 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.to_string().contains("'banana' is neither"));
+        let err = |spec: &str| {
+            build(
+                &SchedulerSpec::parse(spec).unwrap(),
+                &WorkloadHints::default(),
+            )
+            .err()
+            .unwrap()
+            .to_string()
+        };
+        assert_eq!(
+            err("dcas:deltaa=1ms"),
+            "scheduler 'dcas': unknown parameter 'deltaa'"
+        );
+        assert!(err("dcas:delta=10").starts_with("scheduler 'dcas': parameter 'delta': "));
+        assert!(
+            err("dcas:psi=median").contains("parameter 'psi': 'median' is not max, min or mean")
+        );
+        assert!(err("dcas:loss=2").contains("parameter 'loss': 2 is not a probability"));
+        assert!(
+            err("dcas:delta=1ms;msg_delay=500us").contains("parameter 'msg_delay': a negotiation")
+        );
+        assert!(build(
+            &SchedulerSpec::parse("dcas:delta=10ms;threshold=1MB;t=1s;expiry=2s;msg_delay=100us;loss=0;seed=3;psi=max;phi=max;desired=bytes;quantum=1us").unwrap(),
+            &WorkloadHints::default()
+        )
+        .is_ok());
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
     }
 

@@ -55,6 +55,9 @@ fn dcas_fig1_smallest_coflow_first_is_7() {
         "varys",
         "fifo",
         "fifo-lm:threshold=inf",
+        // D-CAS: one subcoflow each, A's 4 units left ahead of B's 6 (with
+        // T = 100 s, B is not lifted by the starvation guard).
+        "dcas:t=100s",
     ] {
         assert_eq!(run(s, 2, dcas_fig1()), vec![4.0, 10.0], "{s}");
     }

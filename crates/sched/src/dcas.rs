@@ -1,0 +1,1399 @@
+//! `dcas`: D-CAS, decentralized coflow-aware scheduling by sender-receiver
+//! negotiation (Luo, Yu, Zhao, Wu, Wang, Li, "Minimizing Average Coflow
+//! Completion Time with Decentralized Scheduling", ICC 2015).
+//!
+//! # The policy (paper III-IV)
+//!
+//! A *subcoflow* is the flows of one coflow that leave one source host
+//! (III-A). Every subcoflow has a priority tuple `<T, P>`, lower is higher
+//! (`T` first, then `P`), carried by all its flows. Every port serves
+//! strictly by priority, pFabric-like and work-conserving: a flow of lower
+//! priority uses what higher ones leave, and flows of equal priority share
+//! max-min (III-B). The network part is thus strict priority between classes
+//! with per-flow max-min inside a class, the allocation rule of `fifo` and
+//! `fifo-lm`, with the same machinery: on the big switch the classes (runs
+//! of subcoflows with equal priority, in priority order) are re-served at
+//! every event by [`ClassServer`], leaving out flows that meet a full link
+//! (they would get nothing and take nothing); on multi-hop fabrics, or with
+//! `solver=incremental`, every flow is a demand of [`IncrementalMaxMin`] in
+//! the class [`Priority::class`] of its subcoflow.
+//!
+//! Priorities are set by the hosts, with no controller (IV):
+//!
+//! * **Sender, Pseudocode 1.** Every `delta` (δ, default 100 ms) each
+//!   sender runs, for each of its subcoflows `S` of coflow `c`, with `rem`
+//!   the bytes `S` has left at this sender and `d` its desired priority:
+//!   1. `rem < threshold` (default 1 MiB): `<0, cp>`, `cp` the coflow's
+//!      arrival order (FIFO, like Baraat's task id);
+//!   2. else, if `S` got no service during the last `T` (default 1 s):
+//!      `<1, 0>` (starvation freedom: every starving subcoflow shares at
+//!      the top of the large class);
+//!   3. else: announce `d` to the receivers of `S` (the destinations of its
+//!      flows), wait for the negotiation (two message delays: there and
+//!      back) and set `<1, Φ(M)>` with `M` the feedback values received for
+//!      this announcement, or `<1, d>` when none came (all lost).
+//! * **Receiver, Pseudocode 2.** A receiver caches the latest desired
+//!   priority per (coflow, sender); on an announcement it updates the entry,
+//!   drops entries older than `expiry` (default 2 s) and replies
+//!   `Ψ(cached values of that coflow)` to the announcer.
+//! * `Ψ = Φ = max` by default (IV, "Design of Ψ and Φ"); `min` and `mean`
+//!   can be chosen. The desired priority is `rem / NIC rate` (IV, "About
+//!   getDesiredPriority"), the time `S` would take alone on its sender's
+//!   uplink, in whole `quantum`s (default 1 µs; rounded to the nearest), or
+//!   a constant: `desired=1` with `threshold=0` is per-flow fair sharing, as
+//!   the paper notes (every subcoflow is `<1, 1>`).
+//! * Control messages arrive `msg_delay` (default 100 µs) after they are
+//!   sent and are lost with probability `loss` (default 0). A message's
+//!   fate is a seeded hash (splitmix64, [`coflowkit_model::fabric::mix`]) of
+//!   the seed, the message kind, the coflow id, sender, receiver and the
+//!   sender's announcement number for that subcoflow: the same in every
+//!   run, and independent of the order events are handled in.
+//!
+//! # What a host knows
+//!
+//! D-CAS reads the bytes a subcoflow has left at its sender
+//! (`getLocalRemSize`), so the scheduler is clairvoyant: its `Knows` is
+//! [`KnowsSizes`]. It is clairvoyant only about a sender's *own* flows, as a
+//! host is about the data its application hands it, so the state lives per
+//! host as in the real system: a sender reads sizes through [`Local`], a
+//! view bound to its host (it refuses another host's flows), and keeps only
+//! its own subcoflows and the feedback it received; a receiver keeps only
+//! its cache and learns only what announcements tell it. Two things are
+//! global on purpose: the coflow's arrival order `cp` (Baraat's task id,
+//! handed out in arrival order by the framework) and the tick grid (every
+//! host ticks at the multiples of δ).
+//!
+//! # Timing (integer nanoseconds, the driver's timer)
+//!
+//! The protocol runs on timed events inside the scheduler, the earliest of
+//! which is the timer the scheduler asks the driver for. Every message takes
+//! the same delay and every negotiation the same time, so each kind of
+//! event comes due in the order it was made: one FIFO queue per kind
+//! (announcements, feedback, decisions) and the next tick, merged by
+//! (instant, phase). At one instant, in this order:
+//! 1. flows that finished leave their subcoflows (a subcoflow with no flow
+//!    left is forgotten by its sender; receivers keep its entries until they
+//!    expire); flows that started join theirs, and a subcoflow that appears
+//!    (its first flow at this host starts) runs Pseudocode 1 at once
+//!    (before that it has no priority; an announcement at once gets it the
+//!    interim priority `<1, d>` until its negotiation ends);
+//! 2. protocol events due now, phase by phase: announcements reach
+//!    receivers; receivers reply (after every announcement due now at that
+//!    instant has updated the caches, so simultaneous announcements see each
+//!    other, as in the paper's Fig. 2: one Ψ per receiver and coflow);
+//!    feedback reaches senders (in the order receivers replied); senders
+//!    whose negotiation ends now decide; the periodic tick runs Pseudocode 1
+//!    for every subcoflow of every host (one that already ran at this
+//!    instant does not run twice);
+//! 3. rates are solved; a subcoflow is *served* while any of its flows has a
+//!    rate above `EPS` × its sender's uplink capacity, and "no service
+//!    during the last T" means it has been unserved since an instant more
+//!    than `T` before the tick (a new subcoflow counts as unserved from its
+//!    appearance until it gets a rate).
+//!
+//! Each run of Pseudocode 1 starts a new round: a negotiation still open
+//! from an earlier round is dropped. `2 · msg_delay < delta` is required, so
+//! a negotiation started at a tick ends before the next tick.
+//!
+//! Ties and tolerances: bytes left within [`BYTES_TIE`] of the threshold
+//! count as not below it (the engine's integer-nanosecond rounding moves
+//! bytes sent by fractions of a byte). Desired priorities are whole quanta,
+//! so subcoflows whose remaining times round to the same quantum share
+//! max-min.
+//!
+//! Messages name the sender's subcoflow by its slot and instance (a handle
+//! the receiver echoes back, like a cookie), so a reply to a subcoflow
+//! that is gone, or to an earlier round, is dropped in O(1).
+//!
+//! Correctness properties: every active flow's class is its subcoflow's
+//! current priority (`Dcas::set_priority`, and new flows take it when they
+//! join, after their subcoflow ran); a subcoflow's `n_served` counts its
+//! flows with a rate above the floor (`solve_incremental` from the solver's
+//! changed demands and at finishes; `serve_classes` recounts from the flows
+//! served); a decision or feedback applies only to the round that announced
+//! (`instance` and `round` checks in `Dcas::live` and `run_protocol`). The
+//! slow reference in `crates/sim/tests/reference.rs` implements the same
+//! rules plainly and the engine is checked against it on random instances
+//! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
+
+use crate::ordered::ClassServer;
+use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
+use coflowkit_alloc::{IncrementalMaxMin, EPS};
+use coflowkit_model::fabric::mix;
+use coflowkit_model::stats::BYTES_TIE;
+use coflowkit_model::{CoflowId, Dur, HostId, Time};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// How a receiver (Ψ) or a sender (Φ) combines priority values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// The largest (lowest priority): the paper's choice.
+    Max,
+    /// The smallest.
+    Min,
+    /// The mean, rounded to the nearest whole value (halves up).
+    Mean,
+}
+
+impl Combine {
+    /// The combination named `max`, `min` or `mean`.
+    pub fn parse(s: &str) -> Option<Combine> {
+        match s {
+            "max" => Some(Combine::Max),
+            "min" => Some(Combine::Min),
+            "mean" => Some(Combine::Mean),
+            _ => None,
+        }
+    }
+
+    /// Combines `values`; `None` when there are none.
+    pub fn apply(self, values: impl IntoIterator<Item = u64>) -> Option<u64> {
+        let mut it = values.into_iter();
+        match self {
+            Combine::Max => it.max(),
+            Combine::Min => it.min(),
+            Combine::Mean => {
+                let (mut sum, mut n) = (0u128, 0u128);
+                for v in it.by_ref() {
+                    sum += u128::from(v);
+                    n += 1;
+                }
+                (n > 0).then(|| ((sum + n / 2) / n) as u64)
+            }
+        }
+    }
+}
+
+/// A subcoflow's desired priority (`getDesiredPriority`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Desired {
+    /// Remaining bytes at the sender / its NIC rate, in quanta (the paper).
+    RemainingTime,
+    /// Always this value (`desired=1`: per-flow fair sharing with
+    /// `threshold=0`).
+    Constant(u64),
+}
+
+/// D-CAS's parameters (paper V-A, item 4, for the defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DcasConfig {
+    /// δ: how often each sender runs Pseudocode 1.
+    pub delta: Dur,
+    /// `thresholdVolume`, bytes: subcoflows with less left are FIFO.
+    pub threshold: f64,
+    /// `T`: a subcoflow unserved for longer gets `<1, 0>`.
+    pub starvation: Dur,
+    /// How long a receiver keeps a desired priority.
+    pub expiry: Dur,
+    /// How long a control message takes.
+    pub msg_delay: Dur,
+    /// Probability that a control message is lost.
+    pub loss: f64,
+    /// Seed of the loss draws.
+    pub seed: u64,
+    /// Ψ, the receivers' combination.
+    pub psi: Combine,
+    /// Φ, the senders' combination.
+    pub phi: Combine,
+    /// The desired priority.
+    pub desired: Desired,
+    /// The unit of desired priorities (a time).
+    pub quantum: Dur,
+    /// Allocate with [`IncrementalMaxMin`] also on the big switch (not a
+    /// D-CAS parameter: `solver=incremental`, to test one allocation against
+    /// the other).
+    pub incremental: bool,
+}
+
+impl Default for DcasConfig {
+    /// δ = 100 ms, threshold 1 MiB ("1 MB", read as MiB as the workloads
+    /// read the papers' MB), T = 1 s, expiry 2 s, messages 100 µs, no loss,
+    /// Ψ = Φ = max, desired = remaining time in µs.
+    fn default() -> DcasConfig {
+        DcasConfig {
+            delta: Dur::from_millis(100),
+            threshold: (1u64 << 20) as f64,
+            starvation: Dur::from_millis(1000),
+            expiry: Dur::from_millis(2000),
+            msg_delay: Dur::from_micros(100),
+            loss: 0.0,
+            seed: 0,
+            psi: Combine::Max,
+            phi: Combine::Max,
+            desired: Desired::RemainingTime,
+            quantum: Dur::from_micros(1),
+            incremental: false,
+        }
+    }
+}
+
+/// The spec keys of [`DcasConfig`], as the registry takes them.
+pub const KEYS: &[&str] = &[
+    "delta",
+    "threshold",
+    "t",
+    "expiry",
+    "msg_delay",
+    "loss",
+    "seed",
+    "psi",
+    "phi",
+    "desired",
+    "quantum",
+    "solver",
+];
+
+impl DcasConfig {
+    /// Sets the parameter `key` (one of [`KEYS`]) from its spec text; the
+    /// error says what is wrong with the value.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        use coflowkit_model::parse;
+        let combine =
+            |v: &str| Combine::parse(v).ok_or_else(|| format!("'{v}' is not max, min or mean"));
+        match key {
+            "delta" => self.delta = parse::dur(value)?,
+            "t" => self.starvation = parse::dur(value)?,
+            "expiry" => self.expiry = parse::dur(value)?,
+            "msg_delay" => self.msg_delay = parse::dur(value)?,
+            "quantum" => self.quantum = parse::dur(value)?,
+            "threshold" => {
+                self.threshold = if value == "inf" {
+                    f64::INFINITY
+                } else {
+                    parse::bytes(value)?.0 as f64
+                }
+            }
+            "loss" => self.loss = parse::nonneg_real(value)?,
+            "seed" => self.seed = parse::uint(value)?,
+            "psi" => self.psi = combine(value)?,
+            "solver" => {
+                self.incremental = match value {
+                    "auto" => false,
+                    "incremental" => true,
+                    _ => return Err(format!("'{value}' is not auto or incremental")),
+                }
+            }
+            "phi" => self.phi = combine(value)?,
+            "desired" => {
+                self.desired =
+                    if value == "bytes" {
+                        Desired::RemainingTime
+                    } else {
+                        Desired::Constant(parse::uint(value).map_err(|_| {
+                            format!("'{value}' is neither 'bytes' nor a whole number")
+                        })?)
+                    }
+            }
+            _ => return Err(format!("unknown key (known: {})", KEYS.join(", "))),
+        }
+        Ok(())
+    }
+
+    /// Checks the parameters together; the error names the key at fault.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.delta == Dur::ZERO {
+            return Err(("delta", "must be positive".into()));
+        }
+        if self.expiry == Dur::ZERO {
+            return Err(("expiry", "must be positive".into()));
+        }
+        if self.quantum == Dur::ZERO {
+            return Err(("quantum", "must be positive".into()));
+        }
+        if !(0.0..=1.0).contains(&self.loss) {
+            return Err((
+                "loss",
+                format!("{} is not a probability in [0, 1]", self.loss),
+            ));
+        }
+        if self.msg_delay.0.saturating_mul(2) >= self.delta.0 {
+            return Err((
+                "msg_delay",
+                format!(
+                    "a negotiation (2 x msg_delay = {} ns) must end before the next tick (delta = {} ns)",
+                    self.msg_delay.0.saturating_mul(2),
+                    self.delta.0
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The desired priority of a subcoflow with `rem` bytes left at a sender
+    /// whose NIC sends `nic_bps` bits/s.
+    pub fn desired_of(&self, rem: f64, nic_bps: f64) -> u64 {
+        match self.desired {
+            Desired::Constant(k) => k,
+            Desired::RemainingTime => {
+                let ns = rem.max(0.0) * 8e9 / nic_bps;
+                (ns / self.quantum.0 as f64).round() as u64
+            }
+        }
+    }
+}
+
+/// A priority tuple `<T, P>`: lower is higher, `T` first (paper III-A).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Priority {
+    /// `T`: 0 for small (FIFO) subcoflows, 1 for large ones.
+    pub main: u8,
+    /// `P`: the coflow's arrival order (`T = 0`), 0 when starving, or the
+    /// negotiated priority in quanta.
+    pub secondary: u64,
+}
+
+impl Priority {
+    /// `<1, 0>`: a starving large subcoflow.
+    pub const STARVING: Priority = Priority {
+        main: 1,
+        secondary: 0,
+    };
+
+    /// `<0, rank>`: a small subcoflow, by its coflow's arrival order.
+    pub fn fifo(rank: u64) -> Priority {
+        Priority {
+            main: 0,
+            secondary: rank,
+        }
+    }
+
+    /// `<1, p>`: a large subcoflow.
+    pub fn large(p: u64) -> Priority {
+        Priority {
+            main: 1,
+            secondary: p,
+        }
+    }
+
+    /// The class the allocation serves it in: the order of priorities as
+    /// one `u64` (`T` in the top bit; `P` saturates at 2^63 - 1).
+    pub fn class(self) -> u64 {
+        (u64::from(self.main) << 63) | self.secondary.min(u64::MAX >> 1)
+    }
+
+    /// The class for drivers with priority queues, squeezed into 32 bits
+    /// (`P` saturates at 2^31 - 1); the simulator serves [`Priority::class`].
+    pub fn queue_class(self) -> u32 {
+        (u32::from(self.main) << 31) | self.secondary.min((1 << 31) - 1) as u32
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{}, {}>", self.main, self.secondary)
+    }
+}
+
+/// Which rule of Pseudocode 1 set a priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Below the threshold: `<0, cp>` (line 7).
+    Fifo,
+    /// No service during the last T: `<1, 0>` (line 9).
+    Starving,
+    /// A new subcoflow announced and waits for feedback: `<1, d>` meanwhile.
+    Interim,
+    /// Feedback came: `<1, Φ(M)>` (line 15).
+    Negotiated,
+    /// No feedback came: `<1, d>` (line 17).
+    Fallback,
+}
+
+/// One priority decision, for tests and traces ([`Dcas::with_log`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// When.
+    pub at: Time,
+    /// The subcoflow's coflow.
+    pub coflow: CoflowId,
+    /// The subcoflow's sender.
+    pub host: HostId,
+    /// The rule that decided.
+    pub rule: Rule,
+    /// The priority set.
+    pub priority: Priority,
+    /// The desired priority (computed when the round started).
+    pub desired: u64,
+    /// The feedback values received (for `Negotiated`), in arrival order.
+    pub feedback: Vec<u64>,
+}
+
+/// Where a [`Dcas`] writes its decisions.
+pub type DecisionLog = Arc<Mutex<Vec<Decision>>>;
+
+/// What one sender may read: the bytes its own flows have left, and where
+/// they go. Bound to its host; another host's flow is refused.
+#[derive(Clone, Copy)]
+pub struct Local<'a> {
+    view: Clairvoyant<'a>,
+    host: HostId,
+}
+
+impl<'a> Local<'a> {
+    /// Host `host`'s view.
+    pub fn new(view: Clairvoyant<'a>, host: HostId) -> Local<'a> {
+        Local { view, host }
+    }
+    fn own(&self, f: FlowIdx) {
+        assert_eq!(
+            self.view.src(f),
+            self.host,
+            "host {} read flow {f} of another host",
+            self.host
+        );
+    }
+    /// Bytes flow `f` (of this host) has left.
+    pub fn remaining(&self, f: FlowIdx) -> f64 {
+        self.own(f);
+        self.view.remaining(f)
+    }
+    /// Where flow `f` (of this host) goes.
+    pub fn dst(&self, f: FlowIdx) -> HostId {
+        self.own(f);
+        self.view.dst(f)
+    }
+}
+
+/// A subcoflow, as its sender keeps it.
+#[derive(Debug, Clone)]
+struct Subcoflow {
+    coflow: CoflowIdx,
+    host: HostId,
+    // Unique per subcoflow ever made (messages name a slot and this), or
+    // `GONE` once forgotten.
+    instance: u32,
+    flows: Vec<FlowIdx>,
+    priority: Option<Priority>,
+    n_served: u32,
+    unserved_since: Option<Time>,
+    last_run: Time,
+    // Runs of Pseudocode 1 so far; the open negotiation's desired priority.
+    round: u32,
+    pending: Option<u64>,
+    feedback: Vec<u64>,
+    // The distinct receivers of its flows (recomputed after flows join or
+    // leave), and the distinct first and last links of their paths (big
+    // switch: to skip it when either side is full; recomputed after joins).
+    receivers: Option<Vec<HostId>>,
+    ends: Option<(Vec<u32>, Vec<u32>)>,
+}
+
+/// A receiver's cached desired priority.
+#[derive(Debug, Clone, Copy)]
+struct CacheEntry {
+    sender: HostId,
+    value: u64,
+    at: Time,
+}
+
+/// Per host: its sender's subcoflows, its receiver's cache (per coflow,
+/// entries sorted by sender).
+#[derive(Debug, Default)]
+struct Host {
+    subcoflows: Vec<u32>,
+    cache: FxHashMap<CoflowIdx, Vec<CacheEntry>>,
+    nic_bps: f64,
+}
+
+/// An announcement in flight. `sub` and `instance` name the sender's
+/// subcoflow (a handle the receiver echoes back, as a cookie).
+#[derive(Debug, Clone, Copy)]
+struct Announcement {
+    at: Time,
+    to: HostId,
+    from: HostId,
+    coflow: CoflowIdx,
+    sub: u32,
+    instance: u32,
+    round: u32,
+    value: u64,
+}
+
+/// A feedback message in flight, or the end of a negotiation (`value`
+/// unused): both are for one round of one subcoflow.
+#[derive(Debug, Clone, Copy)]
+struct ForRound {
+    at: Time,
+    sub: u32,
+    instance: u32,
+    round: u32,
+    value: u64,
+}
+
+/// The two control messages, as the loss hash names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// A sender's desired priority, to a receiver.
+    Announce = 1,
+    /// A receiver's feedback priority, to a sender.
+    Feedback = 2,
+}
+
+const NO_SUB: u32 = u32::MAX;
+const NO_LINK: u32 = u32::MAX;
+/// The instance of a forgotten subcoflow's slot.
+const GONE: u32 = u32::MAX;
+
+/// Control-plane counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DcasStats {
+    /// Announcements sent.
+    pub announcements: u64,
+    /// Feedback messages sent.
+    pub feedbacks: u64,
+    /// Messages lost (of both kinds).
+    pub lost: u64,
+    /// Negotiations that fell back to the desired priority.
+    pub fallbacks: u64,
+}
+
+/// D-CAS; see the module doc.
+#[derive(Debug)]
+pub struct Dcas {
+    config: DcasConfig,
+    log: Option<DecisionLog>,
+    hosts: Vec<Host>,
+    subs: Vec<Subcoflow>,
+    free_subs: Vec<u32>,
+    sub_of: FxHashMap<(CoflowIdx, HostId), u32>,
+    n_subs: usize,
+    n_instances: u32,
+    // Per flow: its subcoflow, whether it is served (incremental mode), and
+    // its path's first and last links (big switch).
+    flow_sub: Vec<u32>,
+    flow_served: Vec<bool>,
+    flow_ends: Vec<(u32, u32)>,
+    // Per coflow: its arrival order, whether complete, receivers caching it.
+    rank: Vec<u64>,
+    n_ranked: u64,
+    complete: Vec<bool>,
+    cached_at: FxHashMap<CoflowIdx, Vec<HostId>>,
+    // The protocol's events. Every message takes the same delay and every
+    // negotiation the same time, so each kind arrives in the order it was
+    // sent: one FIFO queue per kind, merged by (instant, phase) with the
+    // phases announcement < feedback < decision < tick.
+    announcements: VecDeque<Announcement>,
+    feedbacks: VecDeque<ForRound>,
+    decisions: VecDeque<ForRound>,
+    next_tick: Option<Time>,
+    // The allocation: on the big switch the classes are re-served in order
+    // at every event (`ClassServer`, as `fifo` does), elsewhere (or with
+    // `solver=incremental`) every flow is a demand of `IncrementalMaxMin`
+    // in its subcoflow's class.
+    always_incremental: bool,
+    inc: Option<IncrementalMaxMin>,
+    server: ClassServer,
+    // The subcoflows by class, as (class, slot, the one first link of all
+    // its flows or NO_LINK), re-sorted only when a priority changed or a
+    // flow joined (`order_stale`), filtered when subcoflows were forgotten.
+    order: Vec<(u64, u32, u32)>,
+    order_stale: bool,
+    order_gone: bool,
+    served_subs: Vec<(u32, u32)>,
+    stats: DcasStats,
+    // Scratch.
+    released: Vec<CoflowIdx>,
+    new_subs: Vec<u32>,
+    new_flows: Vec<FlowIdx>,
+    changed: Vec<u32>,
+    batch: Vec<Announcement>,
+    batch_keys: Vec<(u64, u32)>,
+    members: Vec<FlowIdx>,
+}
+
+impl Dcas {
+    /// A D-CAS scheduler; `config` must be valid ([`DcasConfig::validate`]).
+    pub fn new(config: DcasConfig) -> Dcas {
+        Dcas {
+            log: None,
+            hosts: vec![],
+            subs: vec![],
+            free_subs: vec![],
+            sub_of: FxHashMap::default(),
+            n_subs: 0,
+            n_instances: 0,
+            flow_sub: vec![],
+            flow_served: vec![],
+            flow_ends: vec![],
+            rank: vec![],
+            n_ranked: 0,
+            complete: vec![],
+            cached_at: FxHashMap::default(),
+            announcements: VecDeque::new(),
+            feedbacks: VecDeque::new(),
+            decisions: VecDeque::new(),
+            next_tick: None,
+            always_incremental: config.incremental,
+            inc: None,
+            server: ClassServer::default(),
+            order: vec![],
+            order_stale: false,
+            order_gone: false,
+            served_subs: vec![],
+            stats: DcasStats::default(),
+            config,
+            released: vec![],
+            new_subs: vec![],
+            new_flows: vec![],
+            changed: vec![],
+            batch: vec![],
+            batch_keys: vec![],
+            members: vec![],
+        }
+    }
+
+    /// Also writes every decision to `log`.
+    pub fn with_log(mut self, log: DecisionLog) -> Dcas {
+        self.log = Some(log);
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DcasConfig {
+        &self.config
+    }
+
+    /// Control-plane counts so far.
+    pub fn stats(&self) -> DcasStats {
+        self.stats
+    }
+
+    /// The current priority of coflow `c`'s subcoflow at host `h`, if it
+    /// has one.
+    pub fn priority(&self, c: CoflowIdx, h: HostId) -> Option<Priority> {
+        self.sub_of
+            .get(&(c, h))
+            .and_then(|&s| self.subs[s as usize].priority)
+    }
+
+    /// Whether the message of `kind` for `coflow` from `from` to `to` in the
+    /// sender's round `round` is lost.
+    fn lost(
+        &mut self,
+        kind: MessageKind,
+        coflow: CoflowId,
+        from: HostId,
+        to: HostId,
+        round: u32,
+    ) -> bool {
+        if self.config.loss <= 0.0 {
+            return false;
+        }
+        let lost = loss_draw(self.config.seed, kind, coflow, from, to, round) < self.config.loss;
+        self.stats.lost += u64::from(lost);
+        lost
+    }
+
+    /// The subcoflow in slot `s` if it is still `instance` and in `round`.
+    fn live(&self, s: u32, instance: u32, round: u32) -> Option<&Subcoflow> {
+        let sub = &self.subs[s as usize];
+        (sub.instance == instance && sub.round == round).then_some(sub)
+    }
+
+    /// Gives subcoflow `s` priority `p` (its flows move to `p`'s class).
+    #[allow(clippy::too_many_arguments)]
+    fn set_priority(
+        &mut self,
+        s: u32,
+        p: Priority,
+        rule: Rule,
+        desired: u64,
+        now: Time,
+        view: &Clairvoyant<'_>,
+        out: &mut Allocation,
+    ) {
+        let sub = &mut self.subs[s as usize];
+        if let Some(log) = &self.log {
+            log.lock().expect("decision log").push(Decision {
+                at: now,
+                coflow: view.coflow_id(sub.coflow),
+                host: sub.host,
+                rule,
+                priority: p,
+                desired,
+                feedback: sub.feedback.clone(),
+            });
+        }
+        if sub.priority == Some(p) {
+            return;
+        }
+        sub.priority = Some(p);
+        self.order_stale = true;
+        for &f in &sub.flows {
+            if let Some(inc) = self.inc.as_mut().filter(|inc| inc.is_declared(f)) {
+                inc.set_class(f, p.class());
+            }
+            out.set_class(f, p.queue_class());
+        }
+    }
+
+    /// Pseudocode 1 for subcoflow `s`, now.
+    fn run_sender(&mut self, s: u32, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        let (threshold, starvation) = (self.config.threshold, self.config.starvation);
+        let sub = &mut self.subs[s as usize];
+        sub.last_run = now;
+        sub.round += 1;
+        sub.pending = None;
+        sub.feedback.clear();
+        let (c, h) = (sub.coflow, sub.host);
+        let local = Local::new(*view, h);
+        let rem: f64 = sub.flows.iter().map(|&f| local.remaining(f)).sum();
+        let d = self
+            .config
+            .desired_of(rem, self.hosts[h.0 as usize].nic_bps);
+        let waited = sub.unserved_since.map_or(Dur::ZERO, |u| now - u);
+        if rem + BYTES_TIE < threshold {
+            let p = Priority::fifo(self.rank[c as usize]);
+            self.set_priority(s, p, Rule::Fifo, d, now, view, out);
+        } else if waited > starvation {
+            self.set_priority(s, Priority::STARVING, Rule::Starving, d, now, view, out);
+        } else {
+            let (instance, round) = (sub.instance, sub.round);
+            sub.pending = Some(d);
+            let receivers = sub.receivers.take().unwrap_or_else(|| {
+                let mut r: Vec<HostId> = sub.flows.iter().map(|&f| local.dst(f)).collect();
+                r.sort_unstable();
+                r.dedup();
+                r
+            });
+            let at = now + self.config.msg_delay;
+            let id = view.coflow_id(c);
+            for &r in &receivers {
+                self.stats.announcements += 1;
+                if !self.lost(MessageKind::Announce, id, h, r, round) {
+                    self.announcements.push_back(Announcement {
+                        at,
+                        to: r,
+                        from: h,
+                        coflow: c,
+                        sub: s,
+                        instance,
+                        round,
+                        value: d,
+                    });
+                }
+            }
+            self.subs[s as usize].receivers = Some(receivers);
+            self.decisions.push_back(ForRound {
+                at: now + Dur(2 * self.config.msg_delay.0),
+                sub: s,
+                instance,
+                round,
+                value: 0,
+            });
+            if self.subs[s as usize].priority.is_none() {
+                self.set_priority(s, Priority::large(d), Rule::Interim, d, now, view, out);
+            }
+        }
+    }
+
+    /// Pseudocode 2 for every announcement due now (in `batch`): each
+    /// receiver updates its cache with all of them first, then replies
+    /// `Ψ(cached values of the coflow)` to each announcer (one value per
+    /// receiver and coflow at one instant).
+    fn receive(&mut self, now: Time, view: &Clairvoyant<'_>) {
+        let mut batch = std::mem::take(&mut self.batch);
+        // Grouped by (receiver, coflow): a sort of small keys, not messages.
+        let mut keys = std::mem::take(&mut self.batch_keys);
+        keys.clear();
+        keys.extend(
+            batch
+                .iter()
+                .enumerate()
+                .map(|(k, m)| ((u64::from(m.to.0) << 32) | u64::from(m.coflow), k as u32)),
+        );
+        keys.sort_unstable();
+        let (expiry, delay) = (self.config.expiry, self.config.msg_delay);
+        let mut i = 0;
+        while i < keys.len() {
+            let first = &batch[keys[i].1 as usize];
+            let (to, c) = (first.to, first.coflow);
+            let mut j = i;
+            while j < keys.len() && keys[j].0 == keys[i].0 {
+                j += 1;
+            }
+            if self.complete[c as usize] {
+                i = j; // nothing of a complete coflow is read again
+                continue;
+            }
+            let cache = self.hosts[to.0 as usize].cache.entry(c).or_default();
+            if cache.is_empty() {
+                self.cached_at.entry(c).or_default().push(to);
+            }
+            cache.retain(|e| e.at + expiry > now);
+            for &(_, k) in &keys[i..j] {
+                let m = &batch[k as usize];
+                match cache.binary_search_by_key(&m.from, |e| e.sender) {
+                    Ok(k) => {
+                        cache[k].value = m.value;
+                        cache[k].at = now;
+                    }
+                    Err(k) => cache.insert(
+                        k,
+                        CacheEntry {
+                            sender: m.from,
+                            value: m.value,
+                            at: now,
+                        },
+                    ),
+                }
+            }
+            let value = self
+                .config
+                .psi
+                .apply(cache.iter().map(|e| e.value))
+                .expect("the announcer's own entry");
+            let id = view.coflow_id(c);
+            for &(_, k) in &keys[i..j] {
+                let m = batch[k as usize];
+                self.stats.feedbacks += 1;
+                if !self.lost(MessageKind::Feedback, id, to, m.from, m.round) {
+                    self.feedbacks.push_back(ForRound {
+                        at: now + delay,
+                        sub: m.sub,
+                        instance: m.instance,
+                        round: m.round,
+                        value,
+                    });
+                }
+            }
+            i = j;
+        }
+        batch.clear();
+        self.batch = batch;
+        self.batch_keys = keys;
+    }
+
+    /// The end of a negotiation: `<1, Φ(M)>`, or `<1, d>` with no feedback.
+    fn decide(&mut self, now: Time, e: ForRound, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        let Some(d) = self
+            .live(e.sub, e.instance, e.round)
+            .and_then(|s| s.pending)
+        else {
+            return;
+        };
+        let sub = &mut self.subs[e.sub as usize];
+        sub.pending = None;
+        let (p, rule) = match self.config.phi.apply(sub.feedback.iter().copied()) {
+            Some(m) => (Priority::large(m), Rule::Negotiated),
+            None => {
+                self.stats.fallbacks += 1;
+                (Priority::large(d), Rule::Fallback)
+            }
+        };
+        self.set_priority(e.sub, p, rule, d, now, view, out);
+    }
+
+    /// Every sender runs Pseudocode 1 for each of its subcoflows (except
+    /// those that already ran at this instant).
+    fn tick(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        for h in 0..self.hosts.len() {
+            for i in 0..self.hosts[h].subcoflows.len() {
+                let s = self.hosts[h].subcoflows[i];
+                if self.subs[s as usize].last_run != now {
+                    self.run_sender(s, now, view, out);
+                }
+            }
+        }
+        self.next_tick = (self.n_subs > 0).then(|| now + self.config.delta);
+    }
+
+    /// The protocol's events due by `now`, in (instant, phase) order.
+    fn run_protocol(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        loop {
+            let heads = [
+                self.announcements.front().map(|m| m.at),
+                self.feedbacks.front().map(|m| m.at),
+                self.decisions.front().map(|m| m.at),
+                self.next_tick,
+            ];
+            let Some((t, phase)) = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(k, t)| t.map(|t| (t, k)))
+                .filter(|&(t, _)| t <= now)
+                .min()
+            else {
+                return;
+            };
+            match phase {
+                0 => {
+                    while let Some(m) = self.announcements.front().filter(|m| m.at == t) {
+                        self.batch.push(*m);
+                        self.announcements.pop_front();
+                    }
+                    self.receive(t, view);
+                }
+                1 => {
+                    while let Some(&m) = self.feedbacks.front().filter(|m| m.at == t) {
+                        self.feedbacks.pop_front();
+                        let sub = &mut self.subs[m.sub as usize];
+                        if sub.instance == m.instance
+                            && sub.round == m.round
+                            && sub.pending.is_some()
+                        {
+                            sub.feedback.push(m.value);
+                        }
+                    }
+                }
+                2 => {
+                    while let Some(&e) = self.decisions.front().filter(|m| m.at == t) {
+                        self.decisions.pop_front();
+                        self.decide(t, e, view, out);
+                    }
+                }
+                _ => self.tick(t, view, out),
+            }
+        }
+    }
+
+    /// When the protocol next needs the driver.
+    fn next_event(&self) -> Option<Time> {
+        [
+            self.announcements.front().map(|m| m.at),
+            self.feedbacks.front().map(|m| m.at),
+            self.decisions.front().map(|m| m.at),
+            self.next_tick,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Flow `f` joins its subcoflow (made if new; listed in `new_subs`).
+    fn join(&mut self, f: FlowIdx, now: Time, view: &Clairvoyant<'_>) {
+        let (c, h) = (view.coflow_of(f), view.src(f));
+        let s = match self.sub_of.get(&(c, h)) {
+            Some(&s) => s,
+            None => {
+                let sub = Subcoflow {
+                    coflow: c,
+                    host: h,
+                    instance: self.n_instances,
+                    flows: vec![],
+                    priority: None,
+                    n_served: 0,
+                    unserved_since: Some(now),
+                    last_run: Time::NEVER,
+                    round: 0,
+                    pending: None,
+                    feedback: vec![],
+                    receivers: None,
+                    ends: None,
+                };
+                self.n_instances = (self.n_instances + 1) % GONE;
+                let s = match self.free_subs.pop() {
+                    Some(s) => {
+                        self.subs[s as usize] = sub;
+                        s
+                    }
+                    None => {
+                        self.subs.push(sub);
+                        (self.subs.len() - 1) as u32
+                    }
+                };
+                self.sub_of.insert((c, h), s);
+                self.hosts[h.0 as usize].subcoflows.push(s);
+                self.n_subs += 1;
+                self.new_subs.push(s);
+                s
+            }
+        };
+        let sub = &mut self.subs[s as usize];
+        sub.flows.push(f);
+        sub.receivers = None;
+        sub.ends = None;
+        self.order_stale = true;
+        self.flow_sub[f as usize] = s;
+        let p = view.path(f);
+        self.flow_ends[f as usize] = (p[0].0, p[p.len() - 1].0);
+    }
+
+    /// Finished flow `f` leaves its subcoflow (forgotten when empty).
+    fn leave(&mut self, f: FlowIdx, now: Time) {
+        let s = std::mem::replace(&mut self.flow_sub[f as usize], NO_SUB);
+        let sub = &mut self.subs[s as usize];
+        let at = sub.flows.iter().position(|&x| x == f).expect("flow listed");
+        sub.flows.swap_remove(at);
+        sub.receivers = None;
+        // (Incremental mode; on the big switch service is recounted at
+        // every event.)
+        if std::mem::take(&mut self.flow_served[f as usize]) {
+            sub.n_served -= 1;
+            if sub.n_served == 0 {
+                sub.unserved_since = Some(now);
+            }
+        }
+        if sub.flows.is_empty() {
+            let (c, h) = (sub.coflow, sub.host);
+            sub.instance = GONE;
+            self.sub_of.remove(&(c, h));
+            let list = &mut self.hosts[h.0 as usize].subcoflows;
+            let at = list.iter().position(|&x| x == s).expect("subcoflow listed");
+            list.swap_remove(at);
+            self.free_subs.push(s);
+            self.n_subs -= 1;
+            self.order_gone = true;
+        }
+    }
+}
+
+impl Dcas {
+    /// Rates by [`IncrementalMaxMin`]; service from the demands it changed.
+    fn solve_incremental(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        let inc = self.inc.as_mut().expect("incremental mode");
+        inc.solve(&mut changed);
+        for &f in &changed {
+            if !view.is_active(f) {
+                continue;
+            }
+            let r = inc.rate(f);
+            out.set_rate(f, r);
+            let sub = &mut self.subs[self.flow_sub[f as usize] as usize];
+            let served = r > EPS * self.hosts[sub.host.0 as usize].nic_bps;
+            if served != self.flow_served[f as usize] {
+                self.flow_served[f as usize] = served;
+                if served {
+                    sub.n_served += 1;
+                    sub.unserved_since = None;
+                } else {
+                    sub.n_served -= 1;
+                    if sub.n_served == 0 {
+                        sub.unserved_since = Some(now);
+                    }
+                }
+            }
+        }
+        self.changed = changed;
+    }
+
+    /// Rates on the big switch: subcoflows by priority, each run of equal
+    /// priorities one class served max-min on what the classes before it
+    /// left ([`ClassServer`]); a class whose every subcoflow has its first
+    /// or last links full is skipped. Service from the flows served.
+    fn serve_classes(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
+        let obs = view.observed();
+        if self.order_stale {
+            self.order.clear();
+            for host in &self.hosts {
+                for &s in &host.subcoflows {
+                    let sub = &mut self.subs[s as usize];
+                    let flow_ends = &self.flow_ends;
+                    let ends = sub.ends.get_or_insert_with(|| {
+                        let (mut first, mut last) = (vec![], vec![]);
+                        for &f in &sub.flows {
+                            let (a, b) = flow_ends[f as usize];
+                            first.push(a);
+                            last.push(b);
+                        }
+                        first.sort_unstable();
+                        first.dedup();
+                        last.sort_unstable();
+                        last.dedup();
+                        (first, last)
+                    });
+                    let first = if ends.0.len() == 1 {
+                        ends.0[0]
+                    } else {
+                        NO_LINK
+                    };
+                    let p = sub.priority.expect("ran at once");
+                    self.order.push((p.class(), s, first));
+                }
+            }
+            self.order.sort_unstable();
+        } else if self.order_gone {
+            let subs = &self.subs;
+            self.order
+                .retain(|&(_, s, _)| subs[s as usize].instance != GONE);
+        }
+        (self.order_stale, self.order_gone) = (false, false);
+        self.server.begin(&obs);
+        let mut members = std::mem::take(&mut self.members);
+        let mut i = 0;
+        while i < self.order.len() {
+            let class = self.order[i].0;
+            let mut j = i;
+            members.clear();
+            while j < self.order.len() && self.order[j].0 == class {
+                let (_, s, first) = self.order[j];
+                j += 1;
+                let server = &self.server;
+                // Most subcoflows wait behind a full uplink: one look.
+                if first != NO_LINK && server.is_full(first) {
+                    continue;
+                }
+                let sub = &self.subs[s as usize];
+                let ends = sub.ends.as_ref().expect("made with the order");
+                if ends.0.iter().all(|&l| server.is_full(l))
+                    || ends.1.iter().all(|&l| server.is_full(l))
+                {
+                    continue;
+                }
+                // A flow that meets a full link gets nothing and takes
+                // nothing: leaving it out changes no other rate.
+                let flow_ends = &self.flow_ends;
+                members.extend(sub.flows.iter().copied().filter(|&f| {
+                    let (a, b) = flow_ends[f as usize];
+                    !server.is_full(a) && !server.is_full(b)
+                }));
+            }
+            if !members.is_empty() {
+                let p = self.subs[self.order[i].1 as usize].priority.expect("ran");
+                self.server
+                    .serve_flows(&obs, members.iter().copied(), p.queue_class(), out);
+            }
+            i = j;
+        }
+        self.members = members;
+        self.server.end(&obs, out);
+        // Service: forget the last round's, count this round's.
+        let mut before = std::mem::take(&mut self.served_subs);
+        for &(s, instance) in &before {
+            let sub = &mut self.subs[s as usize];
+            if sub.instance == instance {
+                sub.n_served = 0;
+            }
+        }
+        for &f in self.server.positive_flows() {
+            if !view.is_active(f) {
+                continue;
+            }
+            let s = self.flow_sub[f as usize];
+            let sub = &mut self.subs[s as usize];
+            if out.rate(f) > EPS * self.hosts[sub.host.0 as usize].nic_bps {
+                if sub.n_served == 0 {
+                    self.served_subs.push((s, sub.instance));
+                }
+                sub.n_served += 1;
+                sub.unserved_since = None;
+            }
+        }
+        for &(s, instance) in &before {
+            let sub = &mut self.subs[s as usize];
+            if sub.instance == instance && sub.n_served == 0 {
+                sub.unserved_since = Some(now);
+            }
+        }
+        before.clear();
+        if self.served_subs.is_empty() {
+            self.served_subs = before;
+        }
+    }
+}
+
+/// The loss draw of a message, uniform in [0, 1) (lost when below `loss`):
+/// splitmix64 chained over the seed, the kind, the coflow id, `(sender <<
+/// 32) | receiver` and the sender's round for that subcoflow (1 for its
+/// first run of Pseudocode 1, then one more per run). A feedback message's
+/// sender is the receiver that replies, and its round the announcement's.
+pub fn loss_draw(
+    seed: u64,
+    kind: MessageKind,
+    coflow: CoflowId,
+    from: HostId,
+    to: HostId,
+    round: u32,
+) -> f64 {
+    let mut h = mix(seed);
+    h = mix(h ^ kind as u64);
+    h = mix(h ^ coflow.0);
+    h = mix(h ^ ((u64::from(from.0) << 32) | u64::from(to.0)));
+    h = mix(h ^ u64::from(round));
+    (h >> 11) as f64 / (1u64 << 53) as f64
+}
+
+impl Scheduler for Dcas {
+    type Knows = KnowsSizes;
+
+    fn name(&self) -> &str {
+        "dcas"
+    }
+
+    fn schedule(
+        &mut self,
+        now: Time,
+        view: Clairvoyant<'_>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
+        if self.hosts.is_empty() {
+            let fabric = view.fabric();
+            if self.always_incremental || !fabric.is_big_switch() {
+                self.inc = Some(IncrementalMaxMin::new(view.capacities().to_vec()));
+            }
+            self.hosts = (0..fabric.n_hosts())
+                .map(|h| Host {
+                    nic_bps: view.capacity(fabric.uplink(HostId(h))).0,
+                    ..Host::default()
+                })
+                .collect();
+        }
+        let n = view.n_flows();
+        if self.flow_sub.len() < n {
+            self.flow_sub.resize(n, NO_SUB);
+            self.flow_served.resize(n, false);
+            self.flow_ends.resize(n, (0, 0));
+        }
+        // Arrival order: released now, after every earlier one, among
+        // themselves by (arrival, id).
+        self.released.clear();
+        self.released.extend_from_slice(&changes.arrived);
+        self.released
+            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+        for i in 0..self.released.len() {
+            let c = self.released[i] as usize;
+            if self.rank.len() <= c {
+                self.rank.resize(c + 1, 0);
+                self.complete.resize(c + 1, false);
+            }
+            self.rank[c] = self.n_ranked;
+            self.n_ranked += 1;
+        }
+        // 1. Finished flows leave, started ones join; new subcoflows run
+        // Pseudocode 1 at once; then the new flows enter the solver in
+        // their subcoflow's class.
+        for &f in &changes.finished {
+            if let Some(inc) = &mut self.inc {
+                inc.set_count(f, 0);
+            }
+            self.leave(f, now);
+        }
+        self.new_subs.clear();
+        self.new_flows.clear();
+        for &f in &changes.started {
+            self.join(f, now, &view);
+            self.new_flows.push(f);
+        }
+        for i in 0..self.new_subs.len() {
+            let s = self.new_subs[i];
+            self.run_sender(s, now, &view, out);
+        }
+        for i in 0..self.new_flows.len() {
+            let f = self.new_flows[i];
+            let p = self.subs[self.flow_sub[f as usize] as usize]
+                .priority
+                .expect("a subcoflow has a priority once it ran");
+            if let Some(inc) = &mut self.inc {
+                inc.declare_in(f, view.path(f).iter().copied(), 1.0, p.class());
+                inc.set_count(f, 1);
+            }
+            out.set_class(f, p.queue_class());
+        }
+        for &c in &changes.finished_coflows {
+            self.complete[c as usize] = true;
+            for r in self.cached_at.remove(&c).unwrap_or_default() {
+                self.hosts[r.0 as usize].cache.remove(&c);
+            }
+        }
+        if self.n_subs > 0 && self.next_tick.is_none() {
+            let d = self.config.delta.0;
+            self.next_tick = Some(Time((now.0 / d + 1) * d));
+        }
+        // 2. Protocol events due now.
+        self.run_protocol(now, &view, out);
+        // 3. Rates, and who is served.
+        if self.inc.is_some() {
+            self.solve_incremental(now, &view, out);
+        } else {
+            self.serve_classes(now, &view, out);
+        }
+        self.next_event()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities_order_as_tuples_and_classes_keep_the_order() {
+        let ps = [
+            Priority::fifo(0),
+            Priority::fifo(7),
+            Priority::STARVING,
+            Priority::large(1),
+            Priority::large(1 << 40),
+        ];
+        for w in ps.windows(2) {
+            assert!(w[0] < w[1]);
+            assert!(w[0].class() < w[1].class());
+            assert!(w[0].queue_class() <= w[1].queue_class());
+        }
+        assert_eq!(Priority::large(4).to_string(), "<1, 4>");
+    }
+
+    #[test]
+    fn combinations() {
+        assert_eq!(Combine::Max.apply([4, 2, 1]), Some(4));
+        assert_eq!(Combine::Min.apply([4, 2, 1]), Some(1));
+        assert_eq!(Combine::Mean.apply([4, 2, 1]), Some(2));
+        assert_eq!(Combine::Mean.apply([1, 2]), Some(2));
+        assert_eq!(Combine::Max.apply([]), None);
+    }
+
+    #[test]
+    fn config_keys_parse_and_validate() {
+        let mut c = DcasConfig::default();
+        c.set("delta", "10ms").unwrap();
+        c.set("threshold", "1MB").unwrap();
+        c.set("t", "1s").unwrap();
+        c.set("desired", "1").unwrap();
+        c.set("psi", "min").unwrap();
+        assert_eq!(c.delta, Dur::from_millis(10));
+        assert_eq!(c.threshold, 1e6);
+        assert_eq!(c.desired, Desired::Constant(1));
+        assert!(c.set("psi", "median").unwrap_err().contains("'median'"));
+        assert!(c.set("delta", "10").unwrap_err().contains("unit"));
+        assert!(c.set("desired", "x").unwrap_err().contains("'x'"));
+        c.set("msg_delay", "5ms").unwrap();
+        assert_eq!(c.validate().unwrap_err().0, "msg_delay");
+        c.set("msg_delay", "1ms").unwrap();
+        c.set("loss", "1.5").unwrap();
+        assert_eq!(c.validate().unwrap_err().0, "loss");
+        // Remaining time in quanta: 125,000 bytes at 1 Gbit/s is 1 ms.
+        let d = DcasConfig::default();
+        assert_eq!(d.desired_of(125_000.0, 1e9), 1000);
+    }
+
+    #[test]
+    fn loss_draws_are_uniform_enough_and_fixed() {
+        let n = 20_000;
+        let lost = (0..n)
+            .filter(|&i| {
+                loss_draw(
+                    7,
+                    MessageKind::Announce,
+                    CoflowId(i),
+                    HostId(1),
+                    HostId(2),
+                    3,
+                ) < 0.25
+            })
+            .count();
+        assert!((lost as f64 / n as f64 - 0.25).abs() < 0.02, "{lost}");
+        assert_eq!(
+            loss_draw(
+                7,
+                MessageKind::Announce,
+                CoflowId(1),
+                HostId(1),
+                HostId(2),
+                3
+            ),
+            loss_draw(
+                7,
+                MessageKind::Announce,
+                CoflowId(1),
+                HostId(1),
+                HostId(2),
+                3
+            )
+        );
+    }
+}
