@@ -256,7 +256,10 @@ impl WeightedBipartite {
                     row_level[r] = level;
                     self.row_nl[r] = 0;
                     let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
-                    for c in 0..nc {
+                    // Only columns still in play can hold an unfrozen
+                    // demand (the list is in index order, as is the sum).
+                    for &c in &self.col_live {
+                        let c = c as usize;
                         if n[c] > 0 && col_level[c] == f64::INFINITY {
                             let x = w[c] * level;
                             row_used[r] += x;
@@ -277,7 +280,8 @@ impl WeightedBipartite {
                         &self.w_t[c * nr..(c + 1) * nr],
                         &self.n_t[c * nr..(c + 1) * nr],
                     );
-                    for r in 0..nr {
+                    for &r in &self.row_live {
+                        let r = r as usize;
                         if n[r] > 0 && row_level[r] == f64::INFINITY {
                             let x = w[r] * level;
                             row_used[r] += x;

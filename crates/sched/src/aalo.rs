@@ -117,8 +117,13 @@
 //! receiver)` of the excess levels, and flows for which both minima fall on
 //! their row (or both on their column) share that row's (column's) rate
 //! group of the [`Allocation`], so a level that moves is one group rate.
-//! Only rows and columns whose levels moved are looked at. The two paths
-//! compute the same allocation; the differential tests run both.
+//! Only rows and columns whose levels moved are looked at, cell by cell
+//! in the matrix's order against a dense copy of the rate and group each
+//! cell's slot was last given (`Co::cell_rate`, `Co::cell_group`), so that
+//! only slots whose rate or group moves are read; a coflow none of whose
+//! inputs moved (cells, solves, levels, queues) is skipped whole, its
+//! group and sender rates included. The two paths compute the same
+//! allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
 //! flows are given (on the big switch, the row totals of the solves), so
@@ -315,14 +320,13 @@ struct Slot {
     piece: u32,
     col: u32,
     flows: Flows,
-    /// The per-flow rate applied (bits/s) and the one being computed.
+    /// The per-flow rate applied (bits/s) and (on other fabrics than the
+    /// big switch) the one being computed.
     rate: f64,
     next: f64,
     /// On the big switch: the rate group its flows are in (`NONE`: each
-    /// sends alone), and how the one being computed is to be given
-    /// ([`SOLO_RATE`], [`ROW_GROUP`], [`COL_GROUP`]).
+    /// sends alone).
     group: u32,
-    next_mode: u8,
     /// Its flows need their rates and classes set whatever `next` is.
     dirty: bool,
     live_pos: u32,
@@ -358,22 +362,37 @@ struct Co {
     row_dirty: Vec<bool>,
     col_dirty: Vec<bool>,
     all_dirty: bool,
+    /// A pass-1 solve of it ran again since its rates were last applied.
+    resolved: bool,
     /// The rate groups of each row and column (`NONE` until used): without
     /// and with the excess.
     row_group: Vec<[u32; 2]>,
     col_group: Vec<[u32; 2]>,
-    /// Scratch of `PortServer::rated`.
-    rows_moved: Vec<bool>,
+    /// On the big switch, per (row, column) like `cell`: the rate applied
+    /// to the cell's slot and its group ([`DIRTY`] when its flows need
+    /// their rates and classes set whatever the rate is), so that
+    /// `PortServer::rated` finds the slots whose rate moves without a look
+    /// at the slots.
+    cell_rate: Vec<f64>,
+    cell_group: Vec<u32>,
 }
 
 impl Co {
     /// Lays out `cell` again for the current rows and columns.
     fn layout_cells(&mut self) {
         let n_cols = self.cols.len();
+        let n_cells = self.pieces.len() * n_cols;
         self.cell.clear();
-        self.cell.resize(self.pieces.len() * n_cols, NONE);
+        self.cell.resize(n_cells, NONE);
+        self.cell_rate.clear();
+        self.cell_rate.resize(n_cells, 0.0);
+        self.cell_group.clear();
+        self.cell_group.resize(n_cells, NONE);
         for (s, slot) in self.slots.iter().enumerate() {
-            self.cell[slot.piece as usize * n_cols + slot.col as usize] = s as u32;
+            let at = slot.piece as usize * n_cols + slot.col as usize;
+            self.cell[at] = s as u32;
+            self.cell_rate[at] = slot.rate;
+            self.cell_group[at] = if slot.dirty { DIRTY } else { slot.group };
         }
         self.row_dirty.resize(self.pieces.len(), false);
         self.col_dirty.resize(n_cols, false);
@@ -440,6 +459,34 @@ impl GroupClock {
 }
 
 const NONE: u32 = u32::MAX;
+/// In `Co::cell_group`: the slot's flows need their rates and classes set.
+const DIRTY: u32 = u32::MAX - 1;
+
+/// Scratch of `PortServer::rated`: per row of a coflow, whether it moved,
+/// its solve, excess level and weight; per column, whether it moved and its
+/// excess level.
+#[derive(Debug, Default)]
+struct RatedScratch {
+    row_solve: Vec<u32>,
+    row_up: Vec<f64>,
+    row_w: Vec<f64>,
+    col_down: Vec<f64>,
+    /// Columns whose pass-1 level moved; the others with an excess level
+    /// above 0 now or before; the others whose excess level moved.
+    cols_dirty: Vec<u32>,
+    cols_room: Vec<u32>,
+    cols_moved: Vec<u32>,
+    col_room: Vec<bool>,
+}
+
+/// A slot whose rate or way of getting it moves (big switch): its new
+/// per-flow rate (bits/s) and mode ([`SOLO_RATE`], [`ROW_GROUP`], ...).
+#[derive(Debug, Clone, Copy)]
+struct Rerate {
+    slot: u32,
+    rate: f64,
+    mode: u8,
+}
 
 /// D-CLAS; see the module doc.
 #[derive(Debug)]
@@ -461,6 +508,9 @@ pub struct Aalo {
     ports: Option<PortServer>,
     started: bool,
     todo: Vec<u32>,
+    /// Scratch of `apply_ports` and `PortServer::rated`.
+    rerates: Vec<Rerate>,
+    rated_scratch: RatedScratch,
     /// Scratch of `update_queues`: (piece, old queue, new queue), and each
     /// piece's (old, new) queue (`NONE` if it stays).
     moved: Vec<(u32, u32, u32)>,
@@ -491,6 +541,8 @@ impl Aalo {
             ports: None,
             started: false,
             todo: vec![],
+            rerates: vec![],
+            rated_scratch: RatedScratch::default(),
             moved: vec![],
             new_queue: vec![],
             clocks: vec![],
@@ -626,6 +678,7 @@ impl Aalo {
                 co.cell[piece as usize * co.cols.len() + col as usize] = s;
             }
             co.all_dirty = true;
+            co.cell_group[piece as usize * co.cols.len() + col as usize] = DIRTY;
             let q = co.pieces[piece as usize].queue;
             co.matrix.add(piece as usize, col as usize, 1, 1.0);
             co.version += 1;
@@ -731,6 +784,7 @@ impl Aalo {
                 }
                 slot.dirty = true;
                 if let Some(ports) = &mut self.ports {
+                    co.cell_group[k * co.cols.len() + slot.col as usize] = DIRTY;
                     let n = slot.flows.len() as i64;
                     let (host, dst) = (co.pieces[k].host, co.cols[slot.col as usize]);
                     ports.add(old, &self.cfg, host, dst, -n);
@@ -798,25 +852,29 @@ impl Aalo {
     /// then each sender's and coflow's rate is set from the row totals.
     fn apply_ports(&mut self, out: &mut Allocation, now: Time) {
         let ports = self.ports.take().expect("the big switch's backend");
-        let mut todo = std::mem::take(&mut self.todo);
+        let mut todo = std::mem::take(&mut self.rerates);
+        let mut sc = std::mem::take(&mut self.rated_scratch);
         for i in 0..self.order.len() {
             let c = self.order[i] as usize;
             todo.clear();
-            ports.rated(&self.cfg, &mut self.co[c], &mut todo);
-            for &s in &todo {
+            if !ports.rated(&self.cfg, &mut self.co[c], &mut sc, &mut todo) {
+                continue;
+            }
+            let n_cols = self.co[c].cols.len();
+            for &Rerate { slot: s, rate: next, mode } in &todo {
                 let s = s as usize;
                 let slot = &self.co[c].slots[s];
                 let (r, j) = (slot.piece as usize, slot.col as usize);
-                let target = match slot.next_mode {
+                let target = match mode {
                     ROW_GROUP | ROW_EXCESS_GROUP => {
-                        let k = (slot.next_mode == ROW_EXCESS_GROUP) as usize;
+                        let k = (mode == ROW_EXCESS_GROUP) as usize;
                         if self.co[c].row_group[r][k] == NONE {
                             self.co[c].row_group[r][k] = self.new_group();
                         }
                         self.co[c].row_group[r][k]
                     }
                     COL_GROUP | COL_EXCESS_GROUP => {
-                        let k = (slot.next_mode == COL_EXCESS_GROUP) as usize;
+                        let k = (mode == COL_EXCESS_GROUP) as usize;
                         if self.co[c].col_group[j][k] == NONE {
                             self.co[c].col_group[j][k] = self.new_group();
                         }
@@ -825,11 +883,8 @@ impl Aalo {
                     _ => NONE,
                 };
                 let slot = &self.co[c].slots[s];
-                let (next, rate, dirty, group) = (slot.next, slot.rate, slot.dirty, slot.group);
+                let (rate, dirty, group) = (slot.rate, slot.dirty, slot.group);
                 let same_rate = next == rate || (next - rate).abs() <= 1e-12 * rate.abs();
-                if !dirty && target == group && (target != NONE || same_rate) {
-                    continue;
-                }
                 let class = self.co[c].pieces[r].queue;
                 for k in 0..self.co[c].slots[s].flows.len() {
                     let f = self.co[c].slots[s].flows.get(k);
@@ -841,10 +896,13 @@ impl Aalo {
                         out.set_class(f, class);
                     }
                 }
-                let slot = &mut self.co[c].slots[s];
+                let co = &mut self.co[c];
+                let slot = &mut co.slots[s];
                 slot.rate = next;
                 slot.group = target;
                 slot.dirty = false;
+                co.cell_rate[r * n_cols + j] = next;
+                co.cell_group[r * n_cols + j] = target;
             }
             // Group rates: each row's and column's level, without and with
             // its weighted excess level.
@@ -927,7 +985,8 @@ impl Aalo {
                 co.total.bump(now, 0.0, total - co.total.rate);
             }
         }
-        self.todo = todo;
+        self.rerates = todo;
+        self.rated_scratch = sc;
         self.ports = Some(ports);
     }
 
@@ -1396,9 +1455,13 @@ struct PortServer {
     excess: WeightedBipartite,
     level_up: Vec<f64>,
     level_down: Vec<f64>,
-    /// Ports whose excess level changed in this call.
+    /// Ports whose excess level changed in this call, and those whose
+    /// level is above 0 now or was before it (the others give no flow any
+    /// excess, before or after).
     moved_up: Vec<bool>,
     moved_down: Vec<bool>,
+    room_up: Vec<bool>,
+    room_down: Vec<bool>,
     old_level: Vec<f64>,
     used_up: Vec<f64>,
     used_down: Vec<f64>,
@@ -1428,6 +1491,8 @@ impl PortServer {
             level_down: vec![0.0; n],
             moved_up: vec![false; n],
             moved_down: vec![false; n],
+            room_up: vec![false; n],
+            room_down: vec![false; n],
             old_level: vec![],
             used_up: vec![],
             used_down: vec![],
@@ -1438,69 +1503,96 @@ impl PortServer {
         }
     }
 
-    /// Sets `next` of the live slots of `co` whose rates may have moved since
-    /// they were last applied, and lists them in `todo`: every slot if the
-    /// coflow changed shape or queues, else the rows and columns whose
-    /// pass-1 or excess levels moved.
-    fn rated(&self, cfg: &AaloConfig, co: &mut Co, todo: &mut Vec<u32>) {
+    /// Lists in `todo` the live slots of `co` whose rate or way of getting
+    /// it (alone, or in a row's or column's group) differs from what was
+    /// last applied, with the new one, comparing with `Co::cell_rate` and
+    /// `Co::cell_group` (the slots themselves are read only if they move).
+    /// It looks at every cell if the coflow changed shape or queues, else
+    /// at the cells a moved input reaches: a cell's rate is a function of
+    /// its row's and column's pass-1 levels and of its ends' excess levels,
+    /// and the excess levels count only when both are above 0 (the excess
+    /// is their minimum). So a cell is looked at if its row's or column's
+    /// pass-1 level moved, or one end's excess level moved while the other
+    /// end has room (an excess level above 0 now or before).
+    /// Returns false if nothing the coflow's rates depend on moved (its
+    /// cells, solves, levels and queues are as when last applied): its
+    /// groups' and senders' rates are then unchanged too.
+    fn rated(
+        &self,
+        cfg: &AaloConfig,
+        co: &mut Co,
+        sc: &mut RatedScratch,
+        todo: &mut Vec<Rerate>,
+    ) -> bool {
         let (n_rows, n_cols) = (co.pieces.len(), co.cols.len());
-        let moved_row = |r: usize| {
-            co.row_dirty[r] || (!cfg.strict && self.moved_up[co.pieces[r].host as usize])
-        };
-        let moved_col =
-            |j: usize| co.col_dirty[j] || (!cfg.strict && self.moved_down[co.cols[j] as usize]);
-        let mut rows_moved = std::mem::take(&mut co.rows_moved);
-        rows_moved.clear();
-        rows_moved.extend((0..n_rows).map(moved_row));
-        let n_moved_rows = rows_moved.iter().filter(|&&m| m).count();
-        if co.all_dirty || 2 * n_moved_rows > n_rows {
-            todo.extend_from_slice(&co.live);
-        } else if n_rows > 0 && n_cols > 0 {
-            // The cells of the rows that moved, then those of the columns
-            // that moved in the other rows (the matrix says which hold
-            // flows without a look at the slots).
-            for (r, _) in rows_moved.iter().enumerate().filter(|x| *x.1) {
-                for j in 0..n_cols {
-                    if co.matrix.count(r, j) > 0 {
-                        todo.push(co.cell[r * n_cols + j]);
-                    }
-                }
-            }
-            for j in (0..n_cols).filter(|&j| moved_col(j)) {
-                for (r, _) in rows_moved.iter().enumerate().filter(|x| !*x.1) {
-                    if co.matrix.count(r, j) > 0 {
-                        todo.push(co.cell[r * n_cols + j]);
-                    }
-                }
-            }
+        let strict = cfg.strict;
+        let up_moved = |r: usize| !strict && self.moved_up[co.pieces[r].host as usize];
+        let down_moved = |j: usize| !strict && self.moved_down[co.cols[j] as usize];
+        let all = co.all_dirty;
+        let moved = all
+            || co.resolved
+            || (0..n_rows).any(|r| co.row_dirty[r] || up_moved(r))
+            || (0..n_cols).any(|j| co.col_dirty[j] || down_moved(j));
+        if !moved || n_rows == 0 || n_cols == 0 {
+            co.all_dirty = false;
+            co.resolved = false;
+            co.row_dirty.iter_mut().for_each(|d| *d = false);
+            co.col_dirty.iter_mut().for_each(|d| *d = false);
+            return moved;
         }
-        co.rows_moved = rows_moved;
-        co.all_dirty = false;
-        co.row_dirty.iter_mut().for_each(|d| *d = false);
-        co.col_dirty.iter_mut().for_each(|d| *d = false);
-        let single = co.solves.len() == 1;
-        for &s in todo.iter() {
-            let slot = &co.slots[s as usize];
-            let (r, j) = (slot.piece as usize, slot.col as usize);
-            let piece = &co.pieces[r];
-            let p = if single {
-                &co.solves[0]
+        // Per row: the solve of its queue (`NONE` if none: it has no live
+        // cell), its excess level and weight; per column, its excess level.
+        sc.row_solve.clear();
+        sc.row_up.clear();
+        sc.row_w.clear();
+        for piece in &co.pieces {
+            let si = if co.solves.len() == 1 {
+                0
             } else {
                 co.solves
                     .iter()
-                    .find(|p| p.queue == piece.queue)
-                    .expect("solved in its queue")
+                    .position(|p| p.queue == piece.queue)
+                    .map_or(NONE, |i| i as u32)
             };
-            let (lr, lc) = (p.row_level[r], p.col_level[j]);
-            let (up, down) = if cfg.strict {
-                (0.0, 0.0)
+            sc.row_solve.push(si);
+            sc.row_up.push(if strict { 0.0 } else { self.level_up[piece.host as usize] });
+            sc.row_w.push(cfg.weights[piece.queue as usize]);
+        }
+        sc.col_down.clear();
+        sc.col_down.extend(
+            co.cols
+                .iter()
+                .map(|&h| if strict { 0.0 } else { self.level_down[h as usize] }),
+        );
+        sc.cols_dirty.clear();
+        sc.cols_room.clear();
+        sc.cols_moved.clear();
+        sc.col_room.clear();
+        for j in 0..n_cols {
+            let room = !strict && self.room_down[co.cols[j] as usize];
+            sc.col_room.push(room);
+            if co.col_dirty[j] {
+                sc.cols_dirty.push(j as u32);
             } else {
-                (
-                    self.level_up[piece.host as usize],
-                    self.level_down[co.cols[j] as usize],
-                )
-            };
-            let w = cfg.weights[piece.queue as usize];
+                if room {
+                    sc.cols_room.push(j as u32);
+                }
+                if down_moved(j) {
+                    sc.cols_moved.push(j as u32);
+                }
+            }
+        }
+        let single = co.solves.len() == 1;
+        let co_ref = &*co;
+        let sc_ref = &*sc;
+        let visit = |r: usize, j: usize, todo: &mut Vec<Rerate>| {
+            let (co, sc) = (co_ref, sc_ref);
+            if co.matrix.count(r, j) == 0 {
+                return;
+            }
+            let p = &co.solves[sc.row_solve[r] as usize];
+            let (lr, lc) = (p.row_level[r], p.col_level[j]);
+            let (up, down, w) = (sc.row_up[r], sc.col_down[j], sc.row_w[r]);
             // A flow gets min(row, column) of its coflow's levels plus its
             // weight times min(sender, receiver) of the excess levels. When
             // both minima fall on its row (or both on its column), the rate
@@ -1517,10 +1609,60 @@ impl PortServer {
             } else {
                 (lr.min(lc) + w * excess, SOLO_RATE)
             };
-            let slot = &mut co.slots[s as usize];
-            slot.next = x;
-            slot.next_mode = mode;
+            let at = r * n_cols + j;
+            let applied = co.cell_group[at];
+            let same = match mode {
+                SOLO_RATE => {
+                    let rate = co.cell_rate[at];
+                    applied == NONE && (x == rate || (x - rate).abs() <= 1e-12 * rate.abs())
+                }
+                ROW_GROUP | ROW_EXCESS_GROUP => {
+                    let g = co.row_group[r][(mode == ROW_EXCESS_GROUP) as usize];
+                    g != NONE && applied == g
+                }
+                _ => {
+                    let g = co.col_group[j][(mode == COL_EXCESS_GROUP) as usize];
+                    g != NONE && applied == g
+                }
+            };
+            if !same {
+                todo.push(Rerate {
+                    slot: co.cell[at],
+                    rate: x,
+                    mode,
+                });
+            }
+        };
+        for r in 0..n_rows {
+            if all || co_ref.row_dirty[r] {
+                for j in 0..n_cols {
+                    visit(r, j, todo);
+                }
+                continue;
+            }
+            for &j in &sc_ref.cols_dirty {
+                visit(r, j as usize, todo);
+            }
+            let row_moved = up_moved(r);
+            if row_moved {
+                for &j in &sc_ref.cols_room {
+                    visit(r, j as usize, todo);
+                }
+            }
+            if !strict && self.room_up[co_ref.pieces[r].host as usize] {
+                for &j in &sc_ref.cols_moved {
+                    // (Those with room were just looked at.)
+                    if !(row_moved && sc_ref.col_room[j as usize]) {
+                        visit(r, j as usize, todo);
+                    }
+                }
+            }
         }
+        co.all_dirty = false;
+        co.resolved = false;
+        co.row_dirty.iter_mut().for_each(|d| *d = false);
+        co.col_dirty.iter_mut().for_each(|d| *d = false);
+        true
     }
 
     /// The weighted excess level (bits/s) of a sender (`up`) or receiver for
@@ -1670,6 +1812,7 @@ impl PortServer {
                 if p.version != cc.version || p.row_cap != self.row_cap || p.col_cap != self.col_cap
                 {
                     p.version = cc.version;
+                    cc.resolved = true;
                     p.row_cap.clone_from(&self.row_cap);
                     p.col_cap.clone_from(&self.col_cap);
                     // Keep the old levels to mark the rows and columns whose
@@ -1749,6 +1892,8 @@ impl PortServer {
             for h in 0..n {
                 self.moved_up[h] = self.level_up[h] != self.old_level[h];
                 self.moved_down[h] = self.level_down[h] != self.old_level[n + h];
+                self.room_up[h] = self.level_up[h] > 0.0 || self.old_level[h] > 0.0;
+                self.room_down[h] = self.level_down[h] > 0.0 || self.old_level[n + h] > 0.0;
                 if self.level_down[h] > 0.0 {
                     self.down_with_room.push(h as u32);
                 }
