@@ -276,7 +276,7 @@ def _sweep(data: StoreData, looks: _Looks, axis: str, metric: str) -> Figure | N
             style = looks.line(str(r.label))
             ax.axhline(r.mean, color=style["color"], linestyle=style["linestyle"], linewidth=1.0, label=str(r.label))
     if not numeric:
-        ax.set_xticks(range(len(values)), [str(v) for v in values])
+        ax.set_xticks(range(len(values)), [data.tick(axis, v) for v in values])
     elif min(values) > 0 and max(values) / min(values) >= 20:
         ax.set_xscale("log")
     if info.relative is not None:
