@@ -102,6 +102,7 @@ def _render(data: StoreData, path: Path, figures: dict[str, FigureFile]) -> str:
         lines += _figure(figures, f"bins-{kind}-{stat}", path)
     lines += ["### Mean CCT (s)", "", *_bins_table(data, "mean", None, ratio=False), ""]
     lines += _figure(figures, "cct-cdf", path)
+    lines += _figure(figures, "cct-ccdf", path)
     for axis in data.sweep_axes():
         param = axis.split(".", 1)[1]
         others = data.slice_text(free=axis)
