@@ -362,6 +362,9 @@ def render(data_of: dict[str, StoreData], figures: dict[str, Any]) -> str:
         ]
         for s in schedulers:
             L.append(f"| `{s}` | " + " | ".join(cell(sw[s].get(_text(v)), n) for v in values) + " |")
+        if any(a["name"] == axis for a in guard.axes):
+            gsw = sweep(guard, axis)[NO_GUARD]
+            L.append("| `dcas:t=1000s` (no guard) | " + " | ".join(cell(gsw.get(_text(v)), n) for v in values) + " |")
         dv = [float(sw[DCAS][_text(v)]["mean"]) / float(sw[VARYS][_text(v)]["mean"]) for v in values]
         L += [
             "| `dcas` / `varys` | " + " | ".join(f"{r:.2f}" for r in dv) + " |",
@@ -502,7 +505,7 @@ def sweep_text(axis: str, sw: dict[str, dict[str, pd.Series]], values: list[str]
     """The sweep's trends in words, from the numbers."""
     m = {s: [float(sw[s][v]["mean"]) for v in values] for s in (DCAS, VARYS, BARAAT)}
     ratio = [a / b for a, b in zip(m[DCAS], m[VARYS], strict=True)]
-    gap = f"`dcas` is within {100 * (1 - min(ratio)):.0f}% of `varys` at every value"
+    gap = f"`dcas`'s factor is {100 * min(ratio):.0f}-{100 * max(ratio):.0f}% of `varys`'s"
     out = [f"Here: {gap}; " + "; ".join(f"`{s}`'s factor {trend(m[s])}" for s in (DCAS, VARYS, BARAAT))]
     out.append(f"(from {x(m[DCAS][0])} to {x(m[DCAS][-1])} for `dcas`, {x(m[VARYS][0])} to {x(m[VARYS][-1])} for")
     out.append(f"`varys`, {x(m[BARAAT][0])} to {x(m[BARAAT][-1])} for `fifo-lm`).")
