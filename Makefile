@@ -3,13 +3,15 @@
 #
 #   make demo   .venv with the runtime pins, release build, `coflowkit simulate`
 #   make test   .venv with the dev pins, dev build, cargo tests, pytest
+#   make repro-dcas   release build, then D-CAS's section V reproduced into
+#               docs/reproductions/dcas.md (about half an hour on 2 idle cores)
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean
+.PHONY: demo test develop clean repro-dcas
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -33,6 +35,12 @@ develop: $(VENV)/.installed-dev
 test: develop
 	cargo test --workspace --exclude coflowkit-py
 	$(BIN)/python -m pytest -q tests/
+
+# Runs examples/reproductions/dcas{,-fb2010}.toml into results/ (resuming),
+# redraws docs/reproductions/dcas/ and rewrites docs/reproductions/dcas.md.
+repro-dcas: $(VENV)/.installed-run
+	$(BIN)/maturin develop --release
+	$(BIN)/python examples/reproductions/dcas.py
 
 clean:
 	rm -rf $(VENV) results

@@ -260,6 +260,7 @@ def test_plot_writes_every_figure_kind_as_png_and_pdf(cli: Cli, small_store: Pat
     names = {p.stem for p in (tmp_path / "figs").iterdir()}
     assert {
         "cct-cdf",
+        "cct-ccdf",
         "bins-improvement-mean",
         "bins-improvement-p95",
         "sweep-load-improvement_mean",
@@ -285,10 +286,134 @@ def test_report_has_tables_and_figures(cli: Cli, small_store: Path) -> None:
 
 
 def test_the_example_experiments_are_valid(cli: Cli) -> None:
-    for path in sorted((ROOT / "examples" / "experiments").iterdir()):
+    """Every example and reproduction experiment file checks (none is run: `make repro-*` does that)."""
+    files = [*(ROOT / "examples" / "experiments").iterdir(), *(ROOT / "examples" / "reproductions").glob("*.toml")]
+    for path in sorted(files):
         proc = cli("run", path, "--dry-run")
-        if path.name == "fb2010.toml" and not (ROOT.parent / "shared" / "data").is_dir():
+        if "fb2010" in path.name and not (ROOT.parent / "shared" / "data").is_dir():
             continue
         assert proc.returncode == 0, (path, proc.stderr)
     loads = load_experiment(ROOT / "examples" / "experiments" / "loads.toml")
     assert len(loads.points()) == 5 * 5 * 3
+
+
+# -- one parameter at a time, bins, tick names ----------------------------------------------------
+
+#: Two workload axes and a topology axis varied one at a time around the center (plot.at).
+STAR = """
+name = "star"
+seed = 5
+seeds = 2
+grid = "one-at-a-time"
+schedulers = ["fair", "varys"]
+bins = { short_below = "10MiB", narrow_up_to = 20 }
+
+[workload]
+generator = "coflow-benchmark"
+n_coflows = 12
+sweep = { load = [0.5, 1.0, 1.5], n_hosts = [10, 20], mix = [[0.52, 0.16, 0.15, 0.17], [1, 0, 0, 0]] }
+
+[topology]
+spec = "bigswitch"
+sweep = { host_rate = ["1Gbps", "10Gbps"] }
+
+[plot]
+at = { load = 1.0, n_hosts = 20, mix = "0.52,0.16,0.15,0.17", host_rate = "1Gbps" }
+ticks = { mix = { "1,0,0,0" = "SN only", "0.52,0.16,0.15,0.17" = "mixed" } }
+"""
+
+
+def test_one_at_a_time_varies_each_axis_alone_around_the_center(tmp_path: Path) -> None:
+    exp = load_experiment(write(tmp_path, STAR))
+    points = exp.points()
+    center = {"workload.load": 1.0, "workload.n_hosts": 20, "workload.mix": "0.52,0.16,0.15,0.17"}
+    center["topology.host_rate"] = "1Gbps"
+    cells = {tuple(sorted(p.coords.items())) for p in points}
+    expected = [center]
+    for axis, values in [
+        ("workload.load", [0.5, 1.5]),
+        ("workload.n_hosts", [10]),
+        ("workload.mix", ["1,0,0,0"]),
+        ("topology.host_rate", ["10Gbps"]),
+    ]:
+        expected += [{**center, axis: v} for v in values]
+    assert cells == {tuple(sorted(c.items())) for c in expected}
+    assert len(points) == len(expected) * 2 * 2  # cells x replicates x schedulers
+    assert len({p.key for p in points}) == len(points)
+    # A cell's seed is the same as the product grid would give it: adding an axis value moves nothing.
+    product = load_experiment(write(tmp_path, STAR.replace('grid = "one-at-a-time"', "")))
+    keys = {p.key for p in product.points()}
+    assert {p.key for p in points} <= keys and len(keys) == 3 * 2 * 2 * 2 * 2 * 2
+    with pytest.raises(ExperimentError, match=r"grid: 'star' is not one of product, one-at-a-time"):
+        load_experiment(write(tmp_path, STAR.replace('"one-at-a-time"', '"star"')))
+
+
+def test_dry_run_describes_a_one_at_a_time_grid(cli: Cli, tmp_path: Path) -> None:
+    proc = cli("run", write(tmp_path, STAR), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "24 points: 2 scheduler specs x (center + load (2) + n_hosts (1) + mix (1) + host_rate (1))" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (('short_below = "10MiB"', 'short_below = "10 parsecs"'), "bins.short_below: "),
+        (('short_below = "10MiB"', "short_below = 0"), "bins.short_below: must be at least 1 byte"),
+        (("narrow_up_to = 20", "narrow_up_to = 0"), "bins.narrow_up_to: must be at least 1, got 0"),
+        (("narrow_up_to = 20", "wide_from = 20"), "bins.wide_from: unknown key (known: short_below, narrow_up_to)"),
+        (('"1,0,0,0" = "SN only"', '"0,1,0,0" = "LN only"'), "plot.ticks.mix.0,1,0,0: not among the swept values"),
+        (("ticks = { mix", "ticks = { hosts"), "plot.ticks.hosts: not a swept parameter"),
+    ],
+)
+def test_bad_bins_and_ticks_name_the_key(tmp_path: Path, change: tuple[str, str], needle: str) -> None:
+    assert change[0] in STAR
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(write(tmp_path, STAR.replace(*change)))
+    assert needle in str(e.value), str(e.value)
+
+
+def test_rebinning_at_the_core_s_thresholds_gives_the_core_s_numbers(small_store: Path) -> None:
+    """`rebin` (Python, from coflows.parquet) against the core's own per-bin summary."""
+    from coflowkit.analysis import rebin
+    from coflowkit.store import Store
+
+    store = Store(small_store)
+    points = store.points().to_pandas()
+    again = rebin(points, store.coflows(), 5 * 2**20, 50)
+    for b in ("SN", "LN", "SW", "LW"):
+        assert list(again[f"{b}_n_coflows"].fillna(0)) == list(points[f"{b}_n_coflows"].fillna(0))
+        for stat in ("mean", "median", "p95", "p99", "max"):
+            col = f"{b}_cct_{stat}_s"
+            pd_testing_close(again[col], points[col])
+
+
+def pd_testing_close(a: object, b: object) -> None:
+    import numpy as np
+
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    assert np.allclose(x[~np.isnan(x)], y[~np.isnan(y)], rtol=1e-12, atol=0)
+
+
+def test_a_star_store_reports_its_bins_and_ticks(cli: Cli, tmp_path: Path) -> None:
+    path = write(tmp_path, STAR.replace("seeds = 2", "seeds = 1"))
+    proc = cli("run", path, "--out", tmp_path / "store", "--workers", "2", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    from coflowkit.analysis import load_store
+
+    data = load_store(tmp_path / "store")
+    coflows = data.store.coflows().to_pandas()
+    for _, row in data.done.iterrows():
+        mine = coflows[coflows["point"] == row["point"]]
+        sn = mine[(mine["length_bytes"] < 10 * 2**20) & (mine["width"] <= 20)]
+        assert row["SN_n_coflows"] == len(sn)
+        sums = sum(row[f"{b}_n_coflows"] for b in ("SN", "LN", "SW", "LW"))
+        assert sums == len(mine) == row["n_coflows"]
+    proc = cli("report", tmp_path / "store")
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "store" / "report.md").read_text()
+    assert "short (S) when the longest flow is under 10 MiB, narrow (N) with at most 20 flows" in text
+    assert "| scheduler | mixed | SN only |" in text
+    assert "One parameter at a time" in text
+    names = {p.stem for p in (tmp_path / "store" / "figures").iterdir()}
+    assert {"sweep-load-improvement_mean", "sweep-n_hosts-improvement_mean", "sweep-mix-improvement_mean"} <= names

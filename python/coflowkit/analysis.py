@@ -11,7 +11,10 @@ from here, so they agree:
   statistic divided by the point's, where the baseline ran on the same
   workload cell and topology (``cell``); normalized is the inverse. Bins
   follow the Aalo paper as the core defines them (short: longest flow under
-  5 MiB; narrow: at most 50 flows).
+  5 MiB; narrow: at most 50 flows), unless the experiment's ``bins`` says
+  otherwise (D-CAS: short below 10 MiB): then every point's per-bin columns
+  are recomputed from its coflows (:func:`rebin`), with the core's
+  nearest-rank percentiles.
 * Replicates: a value shown is the mean over the replicates (seeds) of the
   per-replicate values, with their minimum and maximum as the error bar. The
   CCT distribution pools the coflows of every replicate.
@@ -19,6 +22,7 @@ from here, so they agree:
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .experiment import DEFAULT_BINS
 from .results import BINS
 from .store import Store
 
@@ -118,6 +123,16 @@ class StoreData:
         param = axis.split(".", 1)[1]
         return _AXIS_WORDS.get(param, param)
 
+    def tick(self, axis: str, value: Any) -> str:
+        """A value of an axis as figures and tables show it: the file's ``plot.ticks``, else the value."""
+        text = _axis_text(value) if not isinstance(value, bool) else str(value).lower()
+        return self.experiment["plot"].get("ticks", {}).get(axis, {}).get(text, str(value))
+
+    @property
+    def bin_thresholds(self) -> dict[str, int]:
+        """``short_below`` (bytes) and ``narrow_up_to`` (flows) of the bins shown."""
+        return dict(self.experiment.get("bins", DEFAULT_BINS))
+
     def slice(self, df: pd.DataFrame, free: str | None = None) -> pd.DataFrame:
         """Rows of ``df`` at the plot slice on every axis but ``free`` (a point without an axis is in every slice)."""
         keep = np.ones(len(df), dtype=bool)
@@ -130,7 +145,7 @@ class StoreData:
 
     def slice_text(self, free: str | None = None) -> str:
         """The slice in words (``load = 0.8, threshold = p80``)."""
-        parts = [f"{axis.split('.', 1)[1]} = {v}" for axis, v in self.at.items() if axis != free]
+        parts = [f"{axis.split('.', 1)[1]} = {self.tick(axis, v)}" for axis, v in self.at.items() if axis != free]
         return ", ".join(parts)
 
     def values(self, metric: MetricInfo, column: str | None = None) -> pd.DataFrame:
@@ -264,7 +279,57 @@ def load_store(source: str | os.PathLike[str]) -> StoreData:
     for axis in experiment["axes"]:
         if axis["name"] not in points.columns:
             points[axis["name"]] = pd.NA
+    bins = experiment.get("bins", DEFAULT_BINS)
+    if bins != DEFAULT_BINS and (points["status"] == "done").any():
+        points = rebin(points, store.coflows(), bins["short_below"], bins["narrow_up_to"])
     return StoreData(store=store, experiment=experiment, points=points)
+
+
+def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_to: int) -> pd.DataFrame:
+    """``points`` with its per-bin columns (``SN_n_coflows``, ``SN_cct_mean_s``, ...)
+    recomputed from ``coflows`` (one row per point and coflow) for bins with
+    these thresholds: short when the longest flow is below ``short_below``
+    bytes, narrow with at most ``narrow_up_to`` flows. Percentiles are
+    nearest-rank, as the core's; a bin without coflows has NaN statistics
+    and a count of 0 (a point not done keeps nulls)."""
+    df = pd.DataFrame(
+        {
+            "point": coflows["point"].to_numpy(zero_copy_only=False),
+            "cct_s": coflows["cct_s"].to_numpy(),
+            "short": coflows["length_bytes"].to_numpy() < short_below,
+            "narrow": coflows["width"].to_numpy() <= narrow_up_to,
+        }
+    )
+    names = np.array(["LW", "SW", "LN", "SN"])  # index: 2 * narrow + short
+    df["bin"] = names[2 * df["narrow"].to_numpy(dtype=int) + df["short"].to_numpy(dtype=int)]
+    out = points.copy()
+    done = out["status"] == "done"
+    stats: dict[str, dict[str, Any]] = {}
+    for (point, b), g in df.groupby(["point", "bin"], sort=False):
+        v = np.sort(g["cct_s"].to_numpy(dtype=float))
+        stats.setdefault(point, {})[b] = {
+            "n_coflows": len(v),
+            "cct_mean_s": float(np.mean(v)),
+            "cct_median_s": _nearest_rank(v, 50.0),
+            "cct_p95_s": _nearest_rank(v, 95.0),
+            "cct_p99_s": _nearest_rank(v, 99.0),
+            "cct_max_s": float(v[-1]),
+        }
+    for b in BINS[1:]:
+        for stat in ("n_coflows", "cct_mean_s", "cct_median_s", "cct_p95_s", "cct_p99_s", "cct_max_s"):
+            empty = 0 if stat == "n_coflows" else np.nan
+            col = f"{b}_{stat}"
+            values = out["point"].map(lambda p, b=b, s=stat, e=empty: stats.get(p, {}).get(b, {}).get(s, e))
+            out[col] = values.where(done, None if stat == "n_coflows" else np.nan)
+            if stat == "n_coflows":
+                out[col] = out[col].astype("Int64")
+    return out
+
+
+def _nearest_rank(sorted_values: np.ndarray, q: float) -> float:
+    """The core's percentile (``coflowkit_model::percentile``): the value at rank ceil(q/100 * n)."""
+    rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
+    return float(sorted_values[min(rank, len(sorted_values)) - 1])
 
 
 def resolve_store(source: str | os.PathLike[str]) -> Path:

@@ -512,7 +512,13 @@ def _grid_text(exp: Experiment, n_points: int) -> str:
     """``75 points: 5 schedulers x load (5) x 3 seeds``."""
     n_specs = sum(len(e.specs()) for e in exp.schedulers)
     parts = [f"{n_specs} scheduler spec{'s' if n_specs != 1 else ''}"]
-    parts += [f"{a.param} ({len(a.values)})" for a in (*exp.workload_axes, *exp.topology_axes)]
+    axes = (*exp.workload_axes, *exp.topology_axes)
+    if exp.grid == "one-at-a-time" and axes:
+        # The center, then each axis's other values alone.
+        stars = " + ".join(["center", *(f"{a.param} ({len(a.values) - 1})" for a in axes)])
+        parts.append(f"({stars})")
+    else:
+        parts += [f"{a.param} ({len(a.values)})" for a in axes]
     parts.append(f"{exp.n_seeds} seed{'s' if exp.n_seeds != 1 else ''}")
     return f"{n_points} points: {' x '.join(parts)}"
 

@@ -120,11 +120,18 @@ _TOP_KEYS = (
     "topology",
     "metrics",
     "plot",
+    "grid",
+    "bins",
 )
+#: How the workload and topology axes combine into cells.
+GRIDS = ("product", "one-at-a-time")
+#: The bins of summaries when a file names none (Aalo 7.1, the core's): short below 5 MiB, narrow up to 50 flows.
+DEFAULT_BINS = {"short_below": 5 * 2**20, "narrow_up_to": 50}
 _WORKLOAD_KEYS = ("generator", "preset", "trace", "sweep")
 _SCHEDULER_KEYS = ("spec", "label", "sweep")
 _TOPOLOGY_KEYS = ("spec", "sweep")
-_PLOT_KEYS = ("at", "bars", "labels")
+_PLOT_KEYS = ("at", "bars", "labels", "ticks")
+_BINS_KEYS = ("short_below", "narrow_up_to")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TOPOLOGY_FILE = (".toml", ".yaml", ".yml")
 #: What the embedded workload is (as `coflowkit generate default`).
@@ -226,10 +233,16 @@ class Experiment:
     topology: str | None
     topology_axes: tuple[Axis, ...]
     metrics: tuple[str, ...]
-    #: ``at`` (axis name -> value), ``bars``, ``labels`` (axis name -> text).
+    #: ``at`` (axis name -> value), ``bars``, ``labels`` (axis name -> text),
+    #: ``ticks`` (axis name -> {value as text -> tick text}).
     plot: dict[str, Any]
     #: The file's text, kept with the results.
     text: str = field(repr=False)
+    #: ``product`` (every combination of the workload and topology axes) or
+    #: ``one-at-a-time`` (the center ``plot.at``, and each axis varied alone around it).
+    grid: str = "product"
+    #: How coflows are binned in summaries: ``short_below`` (bytes) and ``narrow_up_to`` (flows).
+    bins: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_BINS))
 
     @property
     def labels(self) -> list[str]:
@@ -247,65 +260,88 @@ class Experiment:
         out.extend(Axis(name, tuple(values)) for name, values in merged.items())
         return out
 
+    def cells(self) -> list[tuple[dict[str, Value], int, dict[str, Value]]]:
+        """Every (workload values, replicate, topology values) of the grid, in run order.
+
+        ``product``: every combination, the first axis slowest. ``one-at-a-time``:
+        the center (each axis at its ``plot.at`` value), then each axis's other
+        values with every other axis at the center; the figures' slices are
+        exactly these cells."""
+        if self.grid == "product":
+            return [
+                (w, r, t)
+                for w in _combos(self.workload_axes)
+                for r in range(self.n_seeds)
+                for t in _combos(self.topology_axes)
+            ]
+        at = self.plot["at"]
+        center = {a.name: at[a.name] for a in (*self.workload_axes, *self.topology_axes)}
+        stars = [center]
+        for axis in (*self.workload_axes, *self.topology_axes):
+            stars += [{**center, axis.name: v} for v in axis.values if v != center[axis.name]]
+
+        def part(values: dict[str, Value], prefix: str) -> dict[str, Value]:
+            return {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith(prefix)}
+
+        return [(part(c, "workload."), r, part(c, "topology.")) for c in stars for r in range(self.n_seeds)]
+
     def points(self) -> list[Point]:
         """The expanded grid, workload cell by workload cell (schedulers of a cell together)."""
         points: list[Point] = []
         seen: dict[str, int] = {}
         trace = self.workload.get("trace")
-        for w_combo in _combos(self.workload_axes):
-            for replicate in range(self.n_seeds):
-                if trace is None:
-                    seed = derive_seed(self.seed, replicate, {} if self.common_seeds else w_combo)
-                    params = {**self.workload["params"], **w_combo, "seed": seed}
-                    workload = {"generator": self.workload["generator"], "preset": self.workload["preset"]}
-                    config_w = {**workload, "params": params}
-                    task_w = {**workload, "params": [(k, _param_text(v)) for k, v in params.items()]}
-                    task_extra = {}
-                else:
-                    seed = None
-                    config_w = {"trace": trace}
-                    task_w = {"trace": trace}
-                    task_extra = {"trace_path": str(self.workload["trace_path"])}
-                for t_combo in _combos(self.topology_axes):
-                    topology = None if self.topology is None else _with_params(self.topology, ":", ",", t_combo)
-                    if topology is not None and _is_file(topology):
-                        task_extra["topology_path"] = str(_resolve(self.path, topology))
-                    cell = _hash({"workload": config_w, "topology": topology})
-                    for entry in self.schedulers:
-                        for spec, s_combo in entry.specs():
-                            config = {"workload": config_w, "topology": topology, "scheduler": spec}
-                            key = _hash(config)
-                            if key in seen:
-                                raise ExperimentError(
-                                    f"{self.path}: schedulers: points {seen[key]} and {len(points)} are the same "
-                                    f"simulation ({spec} on one workload and topology); give each once"
-                                )
-                            seen[key] = len(points)
-                            coords = {
-                                **{f"workload.{k}": v for k, v in w_combo.items()},
-                                **{f"topology.{k}": v for k, v in t_combo.items()},
-                                **{f"scheduler.{k}": v for k, v in s_combo.items()},
-                            }
-                            task = {
-                                "workload": task_w,
-                                "topology": task_extra.get("topology_path", topology),
-                                "scheduler": spec,
-                                **task_extra,
-                            }
-                            points.append(
-                                Point(
-                                    index=len(points),
-                                    key=key,
-                                    cell=cell,
-                                    label=entry.label,
-                                    scheduler=spec,
-                                    replicate=replicate,
-                                    seed=seed,
-                                    coords=coords,
-                                    config=config,
-                                    task=task,
-                                )
-                            )
+        for w_combo, replicate, t_combo in self.cells():
+            if trace is None:
+                seed = derive_seed(self.seed, replicate, {} if self.common_seeds else w_combo)
+                params = {**self.workload["params"], **w_combo, "seed": seed}
+                workload = {"generator": self.workload["generator"], "preset": self.workload["preset"]}
+                config_w = {**workload, "params": params}
+                task_w = {**workload, "params": [(k, _param_text(v)) for k, v in params.items()]}
+                task_extra = {}
+            else:
+                seed = None
+                config_w = {"trace": trace}
+                task_w = {"trace": trace}
+                task_extra = {"trace_path": str(self.workload["trace_path"])}
+            topology = None if self.topology is None else _with_params(self.topology, ":", ",", t_combo)
+            if topology is not None and _is_file(topology):
+                task_extra["topology_path"] = str(_resolve(self.path, topology))
+            cell = _hash({"workload": config_w, "topology": topology})
+            for entry in self.schedulers:
+                for spec, s_combo in entry.specs():
+                    config = {"workload": config_w, "topology": topology, "scheduler": spec}
+                    key = _hash(config)
+                    if key in seen:
+                        raise ExperimentError(
+                            f"{self.path}: schedulers: points {seen[key]} and {len(points)} are the same "
+                            f"simulation ({spec} on one workload and topology); give each once"
+                        )
+                    seen[key] = len(points)
+                    coords = {
+                        **{f"workload.{k}": v for k, v in w_combo.items()},
+                        **{f"topology.{k}": v for k, v in t_combo.items()},
+                        **{f"scheduler.{k}": v for k, v in s_combo.items()},
+                    }
+                    task = {
+                        "workload": task_w,
+                        "topology": task_extra.get("topology_path", topology),
+                        "scheduler": spec,
+                        **task_extra,
+                    }
+                    points.append(
+                        Point(
+                            index=len(points),
+                            key=key,
+                            cell=cell,
+                            label=entry.label,
+                            scheduler=spec,
+                            replicate=replicate,
+                            seed=seed,
+                            coords=coords,
+                            config=config,
+                            task=task,
+                        )
+                    )
         return points
 
     def to_json(self) -> dict[str, Any]:
@@ -327,6 +363,8 @@ class Experiment:
             "axes": [{"name": a.name, "values": list(a.values)} for a in self.axes()],
             "metrics": list(self.metrics),
             "plot": self.plot,
+            "grid": self.grid,
+            "bins": self.bins,
         }
 
 
@@ -468,6 +506,10 @@ class _Checker:
         schedulers = self.schedulers(raw["schedulers"])
         baseline, schedulers = self.baseline(raw.get("baseline"), schedulers)
         metrics = self.metrics(raw.get("metrics", DEFAULT_METRICS))
+        grid = raw.get("grid", "product")
+        if grid not in GRIDS:
+            raise self.fail("grid", f"{grid!r} is not one of {', '.join(GRIDS)}")
+        bins = self.bins(raw.get("bins", {}))
         exp = Experiment(
             path=self.path,
             name=name,
@@ -484,6 +526,8 @@ class _Checker:
             metrics=tuple(metrics),
             plot={},
             text=text,
+            grid=grid,
+            bins=bins,
         )
         plot = self.plot(raw.get("plot", {}), exp.axes())
         exp = dataclasses.replace(exp, plot=plot)
@@ -668,6 +712,23 @@ class _Checker:
             out.append(name)
         return out
 
+    def bins(self, raw: Any) -> dict[str, int]:
+        t = self.table(raw, "bins", _BINS_KEYS)
+        out = dict(DEFAULT_BINS)
+        if "short_below" in t:
+            v = t["short_below"]
+            if isinstance(v, bool) or not isinstance(v, int | str):
+                raise self.fail("bins.short_below", f"expected a size (10MiB, 5MB or bytes), got {_kind(v)}")
+            try:
+                out["short_below"] = _core.parse_bytes(str(v))
+            except ValueError as e:
+                raise self.fail("bins.short_below", _one_line(e)) from None
+            if out["short_below"] < 1:
+                raise self.fail("bins.short_below", "must be at least 1 byte")
+        if "narrow_up_to" in t:
+            out["narrow_up_to"] = self.integer(t["narrow_up_to"], "bins.narrow_up_to", 1)
+        return out
+
     def plot(self, raw: Any, axes: list[Axis]) -> dict[str, Any]:
         t = self.table(raw, "plot", _PLOT_KEYS)
         at: dict[str, Value] = {}
@@ -691,7 +752,18 @@ class _Checker:
             if axis is None:
                 raise self.fail(f"plot.labels.{given}", "not a swept parameter")
             labels[axis.name] = self.text(text, f"plot.labels.{given}")
-        return {"at": at, "bars": bars, "labels": labels}
+        ticks: dict[str, dict[str, str]] = {}
+        for given, names in self.table(t.get("ticks", {}), "plot.ticks", None).items():
+            axis = _find_axis(axes, given)
+            if axis is None:
+                raise self.fail(f"plot.ticks.{given}", "not a swept parameter")
+            known = {_param_text(v): v for v in axis.values}
+            ticks[axis.name] = {}
+            for value, text in self.table(names, f"plot.ticks.{given}", None).items():
+                if value not in known:
+                    raise self.fail(f"plot.ticks.{given}.{value}", f"not among the swept values {list(axis.values)}")
+                ticks[axis.name][value] = self.text(text, f"plot.ticks.{given}.{value}")
+        return {"at": at, "bars": bars, "labels": labels, "ticks": ticks}
 
 
 def _find_axis(axes: list[Axis], name: str) -> Axis | None:

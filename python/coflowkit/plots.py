@@ -3,7 +3,9 @@
 ``make_figures(store)`` writes, in PNG and PDF:
 
 * ``cct-cdf``: the CDF of coflow completion times (log x), one line per
-  scheduler, at the plot slice, pooled over seeds;
+  scheduler, at the plot slice, pooled over seeds; ``cct-ccdf``: the same
+  as the fraction of coflows slower than x on log-log axes, which shows the
+  tail (the slowest 1%, 0.1%) that the CDF squeezes against 1;
 * ``bins-improvement-mean`` and ``bins-improvement-p95`` (or
   ``bins-normalized-*`` with ``plot.bars = "normalized"``): one group of bars
   per bin (SN, LN, SW, LW, All), one bar per scheduler but the baseline, the
@@ -112,9 +114,10 @@ def make_figures(
     source: str | os.PathLike[str] | StoreData,
     out: str | os.PathLike[str] | None = None,
     formats: Iterable[str] = FORMATS,
+    dpi: int | None = None,
 ) -> list[FigureFile]:
     """Write every figure of a store (a directory, an experiment file, or loaded data) to
-    ``out`` (default ``<store>/figures``); returns what was written."""
+    ``out`` (default ``<store>/figures``), PNGs at ``dpi`` (default 300); returns what was written."""
     data = source if isinstance(source, StoreData) else load_store(source)
     formats = tuple(formats)
     for f in formats:
@@ -125,7 +128,8 @@ def make_figures(
         raise ValueError(f"{data.store.root}: no finished point to plot yet")
     looks = _Looks(data.labels, data.baseline)
     written: list[FigureFile] = []
-    with matplotlib.rc_context(_STYLE):
+    style = dict(_STYLE, **({"savefig.dpi": dpi} if dpi is not None else {}))
+    with matplotlib.rc_context(style):
         slice_text = data.slice_text()
         where = f" at {slice_text}" if slice_text else ""
         seeds = data.experiment["seeds"]
@@ -133,6 +137,10 @@ def make_figures(
         fig = _cdf(data, looks)
         if fig is not None:
             written.append(_save(fig, out_dir, "cct-cdf", formats, f"CDF of coflow completion times{where}{pooled}."))
+        fig = _cdf(data, looks, tail=True)
+        if fig is not None:
+            caption = f"Fraction of coflows slower than x (the tail of the CDF){where}{pooled}."
+            written.append(_save(fig, out_dir, "cct-ccdf", formats, caption))
         kind = data.experiment["plot"]["bars"]
         for stat in ("mean", "p95"):
             fig = _bars(data, looks, stat, kind)
@@ -180,24 +188,40 @@ def _figure() -> tuple[Figure, Any]:
     return fig, fig.subplots()
 
 
-def _cdf(data: StoreData, looks: _Looks) -> Figure | None:
+def _cdf(data: StoreData, looks: _Looks, tail: bool = False) -> Figure | None:
+    """The CDF of CCTs (log x); with ``tail``, the fraction slower than x (log-log)."""
     ccts = data.ccts()
     if not ccts:
         return None
     fig, ax = _figure()
+    smallest = 1.0
     for label, values in ccts.items():
         v = np.sort(values[values > 0])
         if v.size == 0:
             continue
         y = np.arange(1, v.size + 1) / v.size
+        if tail:
+            # Fraction of coflows with a CCT above v[i]; the last point (0) cannot be drawn on a log axis.
+            v, y = v[:-1], 1.0 - y[:-1]
+            if v.size == 0:
+                continue
+            smallest = min(smallest, float(y[-1]))
         style = looks.line(label)
         # A line through the sorted points (not a staircase): dashes stay readable with hundreds of steps.
         ax.plot(v, y, label=label, color=style["color"], linestyle=style["linestyle"])
     ax.set_xscale("log")
-    ax.set_ylim(0, 1.02)
     ax.set_xlabel("Coflow completion time (s)")
-    ax.set_ylabel("Fraction of coflows")
-    ax.legend(loc="lower right")
+    if tail:
+        ax.set_yscale("log")
+        ax.set_ylim(smallest / 1.5, 1.05)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_ylabel("Fraction of coflows\nslower than x")
+        ax.legend(loc="lower left")
+    else:
+        ax.set_ylim(0, 1.02)
+        ax.set_ylabel("Fraction of coflows")
+        # Curves rise to the right on a log axis: the upper left stays clear.
+        ax.legend(loc="upper left")
     return fig
 
 
@@ -276,7 +300,7 @@ def _sweep(data: StoreData, looks: _Looks, axis: str, metric: str) -> Figure | N
             style = looks.line(str(r.label))
             ax.axhline(r.mean, color=style["color"], linestyle=style["linestyle"], linewidth=1.0, label=str(r.label))
     if not numeric:
-        ax.set_xticks(range(len(values)), [str(v) for v in values])
+        ax.set_xticks(range(len(values)), [data.tick(axis, v) for v in values])
     elif min(values) > 0 and max(values) / min(values) >= 20:
         ax.set_xscale("log")
     if info.relative is not None:

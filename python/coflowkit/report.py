@@ -21,6 +21,7 @@ import pandas as pd
 
 from ._atomic import atomic_path
 from .analysis import BAR_BINS, StoreData, load_store, metric_info
+from .experiment import DEFAULT_BINS
 from .plots import FigureFile, make_figures
 
 __all__ = ["write_report"]
@@ -74,8 +75,14 @@ def _render(data: StoreData, path: Path, figures: dict[str, FigureFile]) -> str:
     if data.axes:
         lines += ["## Grid", "", "| parameter | values |", "|---|---|"]
         for a in data.axes:
-            lines.append(f"| `{a['name']}` | {', '.join(str(v) for v in a['values'])} |")
+            lines.append(f"| `{a['name']}` | {', '.join(data.tick(a['name'], v) for v in a['values'])} |")
         lines.append("")
+        if exp.get("grid") == "one-at-a-time":
+            lines += [
+                "One parameter at a time: every workload and topology parameter at the center "
+                f"({data.slice_text()}) but the one varied.",
+                "",
+            ]
     if n_done == 0:
         lines += ["No point has finished yet: run the experiment (`coflowkit run`).", ""]
         return "\n".join(lines + _failed(data) + _reproduce(data, path))
@@ -83,9 +90,9 @@ def _render(data: StoreData, path: Path, figures: dict[str, FigureFile]) -> str:
     at = data.slice_text()
     lines += [f"## Per bin{f' at {at}' if at else ''}", ""]
     lines += [
-        "Bins as in Aalo (SIGCOMM 2015) 7.1: short (S) when the longest flow is under 5 MiB, "
-        "narrow (N) with at most 50 flows; All is every coflow."
-        f" Improvement = {data.baseline}'s CCT / the scheduler's, on the same workloads (above 1 is better)." + spread,
+        _bins_text(data.bin_thresholds)
+        + f" Improvement = {data.baseline}'s CCT / the scheduler's, on the same workloads (above 1 is better)."
+        + spread,
         "",
     ]
     kind = exp["plot"]["bars"]
@@ -95,6 +102,7 @@ def _render(data: StoreData, path: Path, figures: dict[str, FigureFile]) -> str:
         lines += _figure(figures, f"bins-{kind}-{stat}", path)
     lines += ["### Mean CCT (s)", "", *_bins_table(data, "mean", None, ratio=False), ""]
     lines += _figure(figures, "cct-cdf", path)
+    lines += _figure(figures, "cct-ccdf", path)
     for axis in data.sweep_axes():
         param = axis.split(".", 1)[1]
         others = data.slice_text(free=axis)
@@ -108,6 +116,22 @@ def _render(data: StoreData, path: Path, figures: dict[str, FigureFile]) -> str:
             lines += [f"### {label}", "", *table, ""]
             lines += _figure(figures, f"sweep-{param}-{metric}", path)
     return "\n".join(lines + _failed(data) + _reproduce(data, path))
+
+
+def _bins_text(bins: dict[str, int]) -> str:
+    short, narrow = bins["short_below"], bins["narrow_up_to"]
+    source = "as in Aalo (SIGCOMM 2015) 7.1" if bins == DEFAULT_BINS else "as the experiment's `bins` sets them"
+    return (
+        f"Bins {source}: short (S) when the longest flow is under {_size_text(short)}, "
+        f"narrow (N) with at most {narrow} flows; All is every coflow."
+    )
+
+
+def _size_text(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} bytes"
 
 
 def _workload_text(w: dict[str, Any]) -> str:
@@ -146,7 +170,8 @@ def _sweep_table(data: StoreData, axis: str, metric: str) -> list[str]:
         return []
     values = next(a["values"] for a in data.axes if a["name"] == axis)
     ratio = info.relative is not None
-    rows = ["| scheduler | " + " | ".join(str(v) for v in values) + " |", "|---|" + "---:|" * len(values)]
+    header = " | ".join(data.tick(axis, v) for v in values)
+    rows = [f"| scheduler | {header} |", "|---|" + "---:|" * len(values)]
     refs = data.references(axis, info).set_index("label") if axis.startswith("scheduler.") else None
     param = axis.split(".", 1)[1]
     for label in data.labels:

@@ -33,6 +33,15 @@ mod workload;
 
 pub use errors::SimulationError;
 
+/// A size as every front end reads it (`10MiB`, `5MB`, `1460`): whole
+/// bytes, or `ValueError` naming what is wrong.
+#[pyfunction]
+fn parse_bytes(text: &str) -> PyResult<u64> {
+    coflowkit_model::parse::bytes(text.trim())
+        .map(|b| b.0)
+        .map_err(errors::value_error)
+}
+
 /// The Python module `coflowkit._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -52,6 +61,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;
     m.add_function(wrap_pyfunction!(topology::topology_info, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add(
         "NATIVE_COLUMNS",
         coflowkit_workload::NATIVE_COLUMNS.to_vec(),
