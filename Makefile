@@ -3,13 +3,15 @@
 #
 #   make demo   .venv with the runtime pins, release build, `coflowkit simulate`
 #   make test   .venv with the dev pins, dev build, cargo tests, pytest
+#   make repro-aalo   release build, then the Aalo reproduction (about half an
+#               hour on 2 cores): docs/reproductions/aalo.md and its figures
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean
+.PHONY: demo test develop clean repro-aalo
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -33,6 +35,10 @@ develop: $(VENV)/.installed-dev
 test: develop
 	cargo test --workspace --exclude coflowkit-py
 	$(BIN)/python -m pytest -q tests/
+
+repro-aalo: $(VENV)/.installed-run
+	$(BIN)/maturin develop --release
+	$(BIN)/python reproductions/aalo/regenerate.py
 
 clean:
 	rm -rf $(VENV) results
