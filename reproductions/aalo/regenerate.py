@@ -149,6 +149,22 @@ def bar_groups(
         ax.axhline(ref, color="black", linewidth=0.7, linestyle="--")
 
 
+def ratio_axis(ax: Any, log: bool) -> None:
+    """A y axis of ratios: log or linear, ticks as plain numbers (0.5, 1, 2, 10)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    if log:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def top_legend(fig: Figure, ax: Any, ncols: int = 4) -> None:
+    """One legend for a figure of panels, above them."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=ncols, bbox_to_anchor=(0.5, 1.0), fontsize=7)
+
+
 def tri(v: np.ndarray) -> tuple[float, float, float]:
     return (float(np.mean(v)), float(np.min(v)), float(np.max(v)))
 
@@ -237,10 +253,10 @@ Fig. 8 normalizes to Aalo; against `fair` it is fair's CCT / Aalo's.
                 v = [r(df, aalo, stat, b) for b in BINS]
                 series[name] = [(x, x, x) for x in v]
             bar_groups(ax, BINS, series)
-            ax.set_yscale("log")
+            ratio_axis(ax, log=True)
             ax.set_title("Mean CCT" if stat == "mean" else "95th percentile CCT")
         axs[0].set_ylabel("CCT normalized to Aalo (×)")
-        axs[1].legend(loc="upper left", ncols=1)
+        top_legend(fig, axs[0])
         fig8 = save(fig, "fig8-fb2010-bins")
         fig = Figure(figsize=SIZE)
         ax = fig.subplots()
@@ -355,12 +371,12 @@ def sizes(page: Page, uni: StoreData, fixed: StoreData) -> dict[str, Any]:
                 out[(kind, lab)] = list(zip(values, vals, strict=True))
             groups = [str(v) if kind == "uniform" else _pm(v) for v in values]
             bar_groups(ax, groups, series)
-            ax.set_yscale("log")
+            ratio_axis(ax, log=False)
             ax.set_xlabel("Largest coflow size x, sizes U(0, x]" if kind == "uniform" else "Coflow size")
             ax.set_title("(a) Uniform coflow sizes" if kind == "uniform" else "(b) Fixed-size coflows")
             ax.tick_params(axis="x", labelsize=6)
         axs[0].set_ylabel("Mean CCT normalized\nto Aalo (×)")
-        axs[0].legend(loc="upper left", fontsize=6)
+        top_legend(fig, axs[0])
         path = save(fig, "fig13-sizes")
     page.add("""
 ## 3. Light-tailed coflow sizes (Fig. 13)
@@ -382,7 +398,8 @@ outperformed the competition".
     for kind, title in (("uniform", "Uniform U(0, x]"), ("fixed", "Fixed size")):
         rows = []
         for (v, yf), (_, yq) in zip(out[(kind, "fair")], out[(kind, "fifo")], strict=True):
-            rows.append([str(v), f"{fmt(yf[0])}x ({fmt(yf[1])}-{fmt(yf[2])})", f"{fmt(yq[0])}x ({fmt(yq[1])}-{fmt(yq[2])})"])
+            name = str(v) if kind == "uniform" else f"{v} ({_pm(v)})"
+            rows.append([name, f"{fmt(yf[0])}x ({fmt(yf[1])}-{fmt(yf[2])})", f"{fmt(yq[0])}x ({fmt(yq[1])}-{fmt(yq[2])})"])
         page.add(f"**{title}.**")
         page.add(table(["coflow size" if kind == "fixed" else "x", "fair / aalo (mean CCT)", "fifo / aalo (mean CCT)"], rows))
     page.add(f"![Fig. 13: uniform and fixed sizes]({path})\n\n*Fig. 13 (ours): mean CCT of per-flow fairness and "
@@ -391,8 +408,8 @@ outperformed the competition".
 
 
 #: Fixed sizes as the paper labels them: just below (-) or above (+) a queue threshold.
-_THRESHOLD_SIDE = {"9MiB": "10MiB-", "11MiB": "10MiB+", "900MiB": "1000MiB-", "1100MiB": "1000MiB+",
-                   "90000MiB": "1e5MiB-", "110000MiB": "1e5MiB+"}
+_THRESHOLD_SIDE = {"9MiB": "10MB-", "11MiB": "10MB+", "900MiB": "1GB-", "1100MiB": "1GB+",
+                   "90000MiB": "100GB-", "110000MiB": "100GB+"}
 
 
 def _pm(v: str) -> str:
@@ -514,7 +531,7 @@ def waves(page: Page, data: StoreData) -> dict[str, Any]:
         series = {f"max {mw} wave{'s' if int(mw) > 1 else ''}": [out[(mw, "varys", True, bn)] for bn in BINS]
                   for mw in values}
         bar_groups(ax, BINS, series)
-        ax.set_yscale("log")
+        ratio_axis(ax, log=True)
         ax.set_ylabel("Stage CCT of Varys (waves as\ncoflows) normalized to Aalo (×)")
         ax.legend(loc="upper left", fontsize=6)
         path = save(fig, "fig10-waves")
@@ -564,16 +581,26 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     if not args.no_run:
         run_all(args.results, args.workers, args.only)
-    if set(args.only) != set(EXPERIMENTS):
+    if args.no_run:
+        # Draw what the stores hold so far (for working on the page).
+        names = [n for n in EXPERIMENTS if (args.results / n / "points.parquet").exists()]
+    elif set(args.only) != set(EXPERIMENTS):
         return 0
-    data = {name: load_store(args.results / name) for name in EXPERIMENTS}
+    else:
+        names = EXPERIMENTS
+    data = {name: load_store(args.results / name) for name in names}
     page = Page()
     intro(page, data)
-    fb2010(page, data["fb2010"])
-    sensitivity(page, data["sensitivity"])
-    sizes(page, data["uniform"], data["fixed"])
-    dag(page, data["dag"])
-    waves(page, data["waves"])
+    if "fb2010" in data:
+        fb2010(page, data["fb2010"])
+    if "sensitivity" in data:
+        sensitivity(page, data["sensitivity"])
+    if "uniform" in data and "fixed" in data:
+        sizes(page, data["uniform"], data["fixed"])
+    if "dag" in data:
+        dag(page, data["dag"])
+    if "waves" in data:
+        waves(page, data["waves"])
     outro(page, data, time.perf_counter() - t0)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(page.text())
