@@ -5,13 +5,15 @@
 #   make test   .venv with the dev pins, dev build, cargo tests, pytest
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
 #               docs/reproductions/dcas.md (about half an hour on 2 idle cores)
+#   make repro-aalo   release build, then the Aalo reproduction (about half an
+#               hour on 2 cores): docs/reproductions/aalo.md and its figures
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean repro-dcas
+.PHONY: demo test develop clean repro-dcas repro-aalo
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -41,6 +43,10 @@ test: develop
 repro-dcas: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/dcas.py
+
+repro-aalo: $(VENV)/.installed-run
+	$(BIN)/maturin develop --release
+	$(BIN)/python reproductions/aalo/regenerate.py
 
 clean:
 	rm -rf $(VENV) results

@@ -56,6 +56,8 @@ pub mod tags {
     pub const COMPUTE: u64 = 4;
     /// Arrival gaps.
     pub const ARRIVALS: u64 = 5;
+    /// Coflow totals of the `uniform` and `fixed` size laws.
+    pub const COFLOW_SIZES: u64 = 6;
 }
 
 /// The span (ns) over which `bits` offered to links of total capacity

@@ -23,7 +23,9 @@
 //!   at a target load, deadlines) and [`dist`] (size distributions);
 //! - [`registry`] is the one list of generators by name, with their presets
 //!   and text parameters ([`params`](mod@params)), for the CLI and Python;
-//! - [`stats`] summarizes a workload (bins, widths, lengths, load).
+//! - [`stats`] summarizes a workload (bins, widths, lengths, load);
+//! - [`transform`] re-declares a workload (each barrier group, such as a
+//!   wave, as a coflow of its own).
 //!
 //! Reading errors are one [`TraceError`] that names the file, the line and
 //! the field; no input makes a reader panic. Generator configurations are
@@ -45,6 +47,7 @@ pub mod registry;
 pub mod stats;
 pub mod synth;
 pub mod tafe;
+pub mod transform;
 pub mod waves;
 
 pub use benchmark::{read_benchmark_file, read_benchmark_str};

@@ -53,10 +53,25 @@
 //! Optionally a share of the coflows gets a deadline
 //! ([`crate::arrivals::DeadlineSpec`], drawn from its own stream so the
 //! coflows are the same with or without deadlines).
+//!
+//! **Coflow sizes** ([`SizeLaw`]; Aalo 7.5, Fig. 13, "coflow sizes follow
+//! uniform distributions U(0,x)" and "all coflows have the same size", the
+//! structures following Table 3). By default (`bins`) a coflow's bytes are
+//! what step 3 drew. With `uniform` every coflow's total is drawn uniform in
+//! `1..=coflow_size` bytes, with `fixed` it is `coflow_size`; steps 1-3 run
+//! as before (so the widths, hosts and the relative sizes of a coflow's
+//! flows are the `bins` workload's) and the flows are then scaled to the
+//! total: flow `i` of `b_i` bytes out of the coflow's `B` gets
+//! `floor(T * b_i / B)`, the `T - sum` bytes left over go one each to the
+//! first flows, and a flow has at least 1 byte (so a total below the width
+//! is exceeded). The totals come from their own stream; the arrivals then
+//! follow the scaled bytes, at the same load. A coflow's bin is then its
+//! scaled length's.
 
-use crate::arrivals::{check_at_least, check_positive, DeadlineSpec};
+use crate::arrivals::{check_at_least, check_positive, substream, tags, DeadlineSpec};
 use crate::benchmark::shuffle_flows;
 use crate::error::ConfigError;
+use crate::params::Choice;
 use coflowkit_model::{Bin, Bytes, CoflowSpec, Time, Workload};
 use rand::{RngExt, SeedableRng};
 use rand_distr::Pareto;
@@ -72,6 +87,25 @@ pub const LONG_SCALE: Bytes = Bin::SHORT_BELOW;
 pub const LONG_SHAPE: f64 = 1.2;
 /// The default cap on a flow's size.
 pub const MAX_FLOW: Bytes = Bytes(1 << 30);
+
+/// How a coflow's total size is set (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeLaw {
+    /// As drawn per bin (step 3): the trace-like heavy tail.
+    Bins,
+    /// Uniform in `1..=coflow_size` bytes (Aalo Fig. 13a).
+    Uniform,
+    /// Exactly `coflow_size` bytes (Aalo Fig. 13b).
+    Fixed,
+}
+
+impl Choice for SizeLaw {
+    const CHOICES: &'static [(&'static str, SizeLaw)] = &[
+        ("bins", SizeLaw::Bins),
+        ("uniform", SizeLaw::Uniform),
+        ("fixed", SizeLaw::Fixed),
+    ];
+}
 
 /// What to generate; see the module doc for how each field is used. The
 /// default is the [`SynthConfig::aalo`] preset.
@@ -103,6 +137,10 @@ pub struct SynthConfig {
     pub long_shape: f64,
     /// Which coflows get a deadline (none by default).
     pub deadlines: DeadlineSpec,
+    /// How a coflow's total size is set.
+    pub size_law: SizeLaw,
+    /// The largest (`uniform`) or every (`fixed`) coflow's total size.
+    pub coflow_size: Bytes,
 }
 
 impl Default for SynthConfig {
@@ -131,6 +169,8 @@ impl SynthConfig {
             min_short_flow: SHORT_MIN_FLOW,
             long_shape: LONG_SHAPE,
             deadlines: DeadlineSpec::default(),
+            size_law: SizeLaw::Bins,
+            coflow_size: Bytes(1 << 30),
         }
     }
 
@@ -206,6 +246,9 @@ impl SynthConfig {
             );
         }
         check_positive("long_shape", self.long_shape)?;
+        if self.size_law != SizeLaw::Bins {
+            check_at_least("coflow_size", self.coflow_size.0, 1)?;
+        }
         self.deadlines.validate("deadline_fraction")?;
         let wide = self.mix[2] + self.mix[3] > 0.0;
         if wide && self.max_width <= self.narrow_up_to {
@@ -245,6 +288,16 @@ pub fn generate(config: &SynthConfig) -> Workload {
     let mut coflows: Vec<CoflowSpec> = (0..config.n_coflows)
         .map(|i| draw_coflow(&mut rng, config, i as u64 + 1).1)
         .collect();
+    if config.size_law != SizeLaw::Bins {
+        let mut sizes = substream(config.seed, tags::COFLOW_SIZES);
+        for c in &mut coflows {
+            let total = match config.size_law {
+                SizeLaw::Uniform => sizes.random_range(1..=config.coflow_size.0),
+                _ => config.coflow_size.0,
+            };
+            scale_to(c, total);
+        }
+    }
 
     // Arrivals: exponential gaps, scaled so the realized load is the target.
     let total_bits: f64 = coflows
@@ -313,6 +366,26 @@ pub(crate) fn draw_coflow(rng: &mut Pcg64, config: &SynthConfig, id: u64) -> (Bi
     )
 }
 
+/// Scales a coflow's flows to `total` bytes, keeping their proportions (see
+/// the module doc): `floor(total * b / B)` each, the remainder one byte each
+/// to the first flows, at least 1 byte a flow.
+pub fn scale_to(c: &mut CoflowSpec, total: u64) {
+    let before = u128::from(c.total_bytes().0.max(1));
+    let mut given = 0u64;
+    for f in &mut c.flows {
+        f.bytes = Bytes((u128::from(total) * u128::from(f.bytes.0) / before) as u64);
+        given += f.bytes.0;
+    }
+    let mut left = total.saturating_sub(given);
+    for f in &mut c.flows {
+        if left > 0 {
+            f.bytes.0 += 1;
+            left -= 1;
+        }
+        f.bytes.0 = f.bytes.0.max(1);
+    }
+}
+
 /// A bin drawn with probabilities proportional to `mix`.
 fn draw_bin(rng: &mut Pcg64, mix: &[f64; 4]) -> Bin {
     let total: f64 = mix.iter().sum();
@@ -357,6 +430,8 @@ crate::params! { SynthConfig {
     "max_width" => max_width: "most flows in a coflow (also at most n_hosts^2)",
     "min_short_flow" => min_short_flow: "smallest per-flow size of a short coflow",
     "long_shape" => long_shape: "Pareto shape of long coflows' per-flow sizes (scale short_below)",
+    "size_law" => size_law: "coflow totals: bins (as drawn per bin), uniform (1..=coflow_size) or fixed (coflow_size); Aalo Fig. 13",
+    "coflow_size" => coflow_size: "largest (uniform) or every (fixed) coflow's total size",
 }}
 
 #[cfg(test)]
@@ -516,6 +591,66 @@ mod tests {
         let load = stats.offered_load.unwrap();
         assert!((load / config.load - 1.0).abs() <= 0.05, "load {load}");
         assert!(w.coflows.windows(2).all(|p| p[0].arrival <= p[1].arrival));
+    }
+
+    #[test]
+    fn scaling_keeps_proportions_and_the_total() {
+        let mut c = CoflowSpec::new(
+            1,
+            Time::ZERO,
+            vec![flow(0, 1, 3), flow(0, 2, 1), flow(1, 2, 4)],
+        );
+        scale_to(&mut c, 80);
+        let got: Vec<u64> = c.flows.iter().map(|f| f.bytes.0).collect();
+        assert_eq!(got, vec![30, 10, 40]);
+        // 11 * 3/8 = 4.125, 11 * 1/8 = 1.375, 11 * 4/8 = 5.5: floors 4, 1, 5, one byte left.
+        scale_to(&mut c, 11);
+        let got: Vec<u64> = c.flows.iter().map(|f| f.bytes.0).collect();
+        assert_eq!(got, vec![5, 1, 5]);
+        // Below the width every flow still has a byte.
+        scale_to(&mut c, 1);
+        let got: Vec<u64> = c.flows.iter().map(|f| f.bytes.0).collect();
+        assert_eq!(got, vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn uniform_and_fixed_sizes_keep_the_structure_and_the_load() {
+        let bins = SynthConfig {
+            n_coflows: 300,
+            ..SynthConfig::default()
+        };
+        let base = generate(&bins);
+        for (law, size) in [(SizeLaw::Uniform, 100u64 << 20), (SizeLaw::Fixed, 11 << 20)] {
+            let config = SynthConfig {
+                size_law: law,
+                coflow_size: Bytes(size),
+                ..bins.clone()
+            };
+            let w = generate(&config);
+            let mut totals = Vec::new();
+            for (a, b) in w.coflows.iter().zip(&base.coflows) {
+                assert_eq!(a.id, b.id);
+                let ends =
+                    |c: &CoflowSpec| c.flows.iter().map(|f| (f.src, f.dst)).collect::<Vec<_>>();
+                assert_eq!(ends(a), ends(b), "coflow {:?}: hosts changed", a.id);
+                let t = a.total_bytes().0;
+                if a.width() as u64 <= size {
+                    assert!(t <= size, "coflow {:?}: {t} bytes", a.id);
+                }
+                if law == SizeLaw::Fixed && a.width() as u64 <= size {
+                    assert_eq!(t, size);
+                }
+                totals.push(t as f64);
+            }
+            if law == SizeLaw::Uniform {
+                // 300 draws of U(1, x): mean x/2 within 3 sigma (x / sqrt(12 * 300) ~ 1.7% of x).
+                let mean = totals.iter().sum::<f64>() / totals.len() as f64;
+                assert!((mean / size as f64 - 0.5).abs() < 0.05, "mean {mean}");
+            }
+            let stats = TraceStats::new(&w, BitsPerSec(config.capacity_bps));
+            let load = stats.offered_load.unwrap();
+            assert!((load / config.load - 1.0).abs() < 1e-6, "load {load}");
+        }
     }
 
     #[test]

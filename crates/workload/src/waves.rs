@@ -28,6 +28,13 @@
 //!   wave (same `after`) and delayed by one exponential wait of mean
 //!   `extra_task_delay` (the time until the copy is launched). These draws
 //!   come from their own stream, so the waves and coflows do not change.
+//! - **Waves as coflows** (`waves_as_coflows`): the same flows with each
+//!   group (wave or extra task) declared as a coflow of its own, Starts-After
+//!   the part it waited for, the parts of a coflow one job
+//!   ([`crate::transform::split_groups`]). This is how a scheduler sees a
+//!   stage whose application registers each wave as it becomes available
+//!   (Aalo 7.3, approach (i) for Varys); the stage completes when its job
+//!   does.
 
 use crate::arrivals::{check_at_least, check_fraction, exp_dur, substream, tags};
 use crate::error::ConfigError;
@@ -46,6 +53,9 @@ pub struct WavesConfig {
     pub extra_task_fraction: f64,
     /// Mean wait before an extra task's flows start.
     pub extra_task_delay: Dur,
+    /// Each wave (and extra task) as a coflow of its own, one job per
+    /// original coflow ([`crate::transform::split_groups`]).
+    pub waves_as_coflows: bool,
 }
 
 impl Default for WavesConfig {
@@ -58,6 +68,7 @@ impl Default for WavesConfig {
             max_waves: 4,
             extra_task_fraction: 0.0,
             extra_task_delay: Dur::from_millis(100),
+            waves_as_coflows: false,
         }
     }
 }
@@ -149,6 +160,9 @@ pub fn generate(config: &WavesConfig) -> Workload {
             c.flows.extend(copies);
         }
     }
+    if config.waves_as_coflows {
+        return crate::transform::split_groups(&w);
+    }
     w
 }
 
@@ -162,6 +176,7 @@ crate::params! { WavesConfig {
     "max_waves" => max_waves: "waves of the coflow with the most senders (Aalo Table 4: 1, 2 or 4)",
     "extra_task_fraction" => extra_task_fraction: "share of coflows with a restarted or speculative task",
     "extra_task_delay" => extra_task_delay: "mean exponential wait before an extra task's flows start",
+    "waves_as_coflows" => waves_as_coflows: "true: each wave its own coflow (Starts-After the previous), one job per stage (Aalo 7.3: Varys given each wave as it comes)",
     "mix" => coflows.mix: "shares of SN,LN,SW,LW coflows by count",
     "short_below" => coflows.short_below: "a coflow is short when its longest flow is below this",
     "narrow_up_to" => coflows.narrow_up_to: "a coflow is narrow with at most this many flows",
@@ -182,6 +197,51 @@ mod tests {
         } else {
             top + 1
         }
+    }
+
+    #[test]
+    fn waves_as_coflows_are_the_same_flows_one_job_per_stage() {
+        let config = WavesConfig {
+            coflows: SynthConfig {
+                n_coflows: 200,
+                ..SynthConfig::aalo()
+            },
+            extra_task_fraction: 0.2,
+            ..WavesConfig::default()
+        };
+        let whole = generate(&config);
+        let split = generate(&WavesConfig {
+            waves_as_coflows: true,
+            ..config.clone()
+        });
+        let n_parts: usize = whole
+            .coflows
+            .iter()
+            .map(|c| {
+                let mut g: Vec<_> = c.flows.iter().map(|f| (f.group, f.after)).collect();
+                g.sort_unstable();
+                g.dedup();
+                g.len()
+            })
+            .sum();
+        assert_eq!(split.coflows.len(), n_parts);
+        assert!(n_parts > whole.coflows.len());
+        for c in &whole.coflows {
+            let mut mine: Vec<_> = split
+                .coflows
+                .iter()
+                .filter(|p| p.job.map(|j| j.job) == Some(c.id.0))
+                .flat_map(|p| p.flows.iter().map(|f| (f.src, f.dst, f.bytes)))
+                .collect();
+            let mut want: Vec<_> = c.flows.iter().map(|f| (f.src, f.dst, f.bytes)).collect();
+            mine.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(mine, want, "coflow {:?}", c.id);
+        }
+        split
+            .clone()
+            .validate(&Fabric::big_switch(50, BitsPerSec::GBPS).unwrap())
+            .expect("valid");
     }
 
     #[test]
