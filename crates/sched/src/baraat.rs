@@ -45,6 +45,9 @@
 //! 4. **Rates.** A flow sends during the round at the least AR of its path;
 //!    its least NR is kept for step 1 of the next round.
 //!
+//! Comparisons of rates (`AvailShare > D`, `MinNR < Demand`) treat values
+//! within [`RATE_TIE`] (1e-9 relative) as equal.
+//!
 //! A flow that starts between rounds sends nothing until the next round
 //! (its first request); a flow that finishes returns its allocation at the
 //! next round (its FIN), so the bandwidth it leaves idles until then, as it
@@ -84,6 +87,13 @@
 use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_model::{Dur, Time};
+
+/// Rates within this much (relative) of each other are equal in Algorithm
+/// 1's `AvailShare > D` and Algorithm 2's `MinNR < Demand`: demands and
+/// shares are computed from progress and sums in different orders, and
+/// exact ties (a demand that is exactly what the class leaves) are common
+/// on regular workloads, so float noise must not decide them.
+pub const RATE_TIE: f64 = 1e-9;
 
 /// `baraat`'s parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -132,7 +142,7 @@ pub struct FeedbackInput {
 pub fn feedback(i: FeedbackInput) -> (f64, f64) {
     let class_avl = (i.capacity - i.higher_demand).max(0.0);
     let avail_share = (class_avl - i.class_demand).max(0.0);
-    let nr = if avail_share > i.demand {
+    let nr = if avail_share - i.demand > RATE_TIE * i.demand.max(1.0) {
         i.demand
     } else {
         class_avl / i.class_flows.max(1) as f64
@@ -147,7 +157,9 @@ pub fn feedback(i: FeedbackInput) -> (f64, f64) {
 pub fn demand(nic: f64, buffered_rate: f64, previous: Option<(f64, f64)>, delta: f64) -> f64 {
     let d = nic.min(buffered_rate);
     match previous {
-        Some((prev_demand, min_nr)) if min_nr < prev_demand => d.min(min_nr + delta),
+        Some((prev_demand, min_nr)) if min_nr < prev_demand - RATE_TIE * prev_demand.max(1.0) => {
+            d.min(min_nr + delta)
+        }
         _ => d,
     }
 }
@@ -232,7 +244,7 @@ impl Baraat {
 
     fn is_heavy(&self, reserved: f64) -> bool {
         let t = self.config.threshold;
-        reserved >= t - 1e-6 * t.max(1.0)
+        t.is_finite() && reserved >= t - 1e-6 * t.max(1.0)
     }
 
     /// Adds the reservations of rounds `credited + 1 ..= k` at the grants of

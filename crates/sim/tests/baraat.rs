@@ -234,7 +234,6 @@ fn work_conservation_when_a_high_priority_flow_is_bottlenecked_downstream() {
     };
     let got = run_on("baraat:threshold=inf", fabric(), coflows());
     assert!((got[0] - 2.0 * T).abs() < 1e-6, "{got:?}");
-    assert!(2.0 * RTT + 1.5 * T / 0.99 > 153.0 * RTT);
     let l = 154.0 * RTT;
     assert!((got[2] - l).abs() < 1e-6, "L: {got:?}, want {l}");
     // H runs after X, ramping up in two rounds: about 3 units.
