@@ -1792,14 +1792,6 @@ impl RefSim {
     }
 }
 
-/// `items` (given in tie-break order) ordered by `key` ascending, keys
-/// within `tol` (and at least float noise, 1e-9 relative) counting as equal,
-/// as `coflowkit_model::stats::sort_with_ties` documents it: take the
-/// smallest key left; every item within `tol` of it is one run, which goes
-/// next in the given order; repeat. So exact ties, however the float
-/// arithmetic reached them, go by the given order, and a chain of near-ties
-/// (a ~ b, b ~ c, but not a ~ c) is cut at the first key out of reach of
-/// the run's smallest.
 // ---------------------------------------------------------------------------
 // Baraat, written plainly from the module doc of `coflowkit_sched::baraat`.
 // ---------------------------------------------------------------------------
@@ -2038,6 +2030,14 @@ impl RefSim {
     }
 }
 
+/// `items` (given in tie-break order) ordered by `key` ascending, keys
+/// within `tol` (and at least float noise, 1e-9 relative) counting as equal,
+/// as `coflowkit_model::stats::sort_with_ties` documents it: take the
+/// smallest key left; every item within `tol` of it is one run, which goes
+/// next in the given order; repeat. So exact ties, however the float
+/// arithmetic reached them, go by the given order, and a chain of near-ties
+/// (a ~ b, b ~ c, but not a ~ c) is cut at the first key out of reach of
+/// the run's smallest.
 fn order_by(mut items: Vec<usize>, key: impl Fn(usize) -> f64, tol: f64) -> Vec<usize> {
     let mut out = vec![];
     while !items.is_empty() {
