@@ -488,6 +488,46 @@ mod tests {
     }
 
     #[test]
+    fn baraat_and_task_id_parameters_fail_clearly() {
+        let hints = WorkloadHints {
+            coflow_sizes: vec![1.0, 2.0, 3.0],
+        };
+        let err = |spec: &str| {
+            build(&SchedulerSpec::parse(spec).unwrap(), &hints)
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert_eq!(err("baraat"), None);
+        assert_eq!(
+            err("baraat:threshold=1MB;rtt=50us;delta=1Mbps;counters=4;background=1000"),
+            None
+        );
+        assert_eq!(err("fifo-lm:threshold=p90;counters=2;background=none"), None);
+        assert_eq!(
+            err("baraat:rttt=1ms").unwrap(),
+            "scheduler 'baraat': unknown parameter 'rttt'"
+        );
+        assert_eq!(
+            err("baraat:rtt=0").unwrap(),
+            "scheduler 'baraat': parameter 'rtt': an RTT must be above 0"
+        );
+        assert!(err("baraat:rtt=100").unwrap().contains("parameter 'rtt': \"100\" needs a unit"));
+        assert!(err("baraat:delta=1MBps").unwrap().contains("parameter 'delta': "));
+        assert!(err("baraat:threshold=p101").unwrap().contains("parameter 'threshold': 'p101'"));
+        assert_eq!(
+            err("fifo-lm:counters=0").unwrap(),
+            "scheduler 'fifo-lm': parameter 'counters': 0 counters: give 1 to 65536"
+        );
+        assert!(err("baraat:background=x")
+            .unwrap()
+            .contains("parameter 'background': \"x\" is not a number (the first background coflow id, or none)"));
+        assert_eq!(
+            err("fifo:counters=2").unwrap(),
+            "scheduler 'fifo': unknown parameter 'counters'"
+        );
+    }
+
+    #[test]
     fn aalo_parameters_parse_and_errors_name_the_key() {
         let cfg = |spec: &str| {
             let s = SchedulerSpec::parse(spec).unwrap();
