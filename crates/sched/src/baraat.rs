@@ -68,16 +68,20 @@
 //!
 //! # Speed: rounds that change nothing are skipped
 //!
-//! Each round is computed in full (no approximation), but a round whose
-//! outcome equals the previous one (every demand, every AR and every least
-//! NR the same, no flow set up for the first time) is a fixed point: the
+//! Each round is computed in full, but a round whose outcome equals the
+//! previous one (every demand, every AR and every least NR the same within
+//! [`RATE_TIE`], no flow set up for the first time) is a fixed point: the
 //! next round has the same inputs unless a sender's buffered bytes fall
 //! below its demand times `rtt`, or a light task's reserved bytes on some
 //! link reach the threshold. Both are linear in time, so the scheduler
 //! computes the first round where either can happen and sleeps until the
 //! round before it (one early, so float noise can only wake it sooner);
 //! skipped rounds' reservations are added when it wakes (or when a flow
-//! starts or finishes, which wakes it at the next round anyway).
+//! starts or finishes, which wakes it at the next round anyway). Sums
+//! taken in a different order can make an AR flip by one ulp from round
+//! to round forever; within [`RATE_TIE`] that is no change, so skipping
+//! moves rates by at most 1e-9 relative from what computing every round
+//! gives (checked against a reference that computes every round).
 //!
 //! What it knows: `Knows = KnowsSizes`, only for each sender's own buffered
 //! bytes (Algorithm 2, line 2). Nothing else reads a size: heavy tasks are
@@ -95,6 +99,18 @@ use coflowkit_model::{Dur, Time};
 /// on regular workloads, so float noise must not decide them.
 pub const RATE_TIE: f64 = 1e-9;
 
+/// A flow's nominal rate when its demand does not fit beside its class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    /// Algorithm 1 line 8 as written: `ClassAvlBW / F_k`.
+    Equal,
+    /// The larger of that and `AvailShare` (what the other flows of the
+    /// class leave by their demands): a flow bottlenecked elsewhere lowers
+    /// its demand and the others may take the rest, so the class converges
+    /// to max-min (our variant, `share=fill`).
+    Fill,
+}
+
 /// `baraat`'s parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BaraatConfig {
@@ -107,6 +123,8 @@ pub struct BaraatConfig {
     pub delta: f64,
     /// How tasks get ids.
     pub tasks: TaskIdConfig,
+    /// The nominal rate of a flow whose demand does not fit.
+    pub share: Share,
 }
 
 impl Default for BaraatConfig {
@@ -116,6 +134,7 @@ impl Default for BaraatConfig {
             rtt: Dur::from_micros(100),
             delta: 10e6,
             tasks: TaskIdConfig::default(),
+            share: Share::Equal,
         }
     }
 }
@@ -139,13 +158,16 @@ pub struct FeedbackInput {
 
 /// Algorithm 1, lines 3-10: the actual rate AR and nominal rate NR for one
 /// flow at one link (bits/s).
-pub fn feedback(i: FeedbackInput) -> (f64, f64) {
+pub fn feedback(i: FeedbackInput, share: Share) -> (f64, f64) {
     let class_avl = (i.capacity - i.higher_demand).max(0.0);
     let avail_share = (class_avl - i.class_demand).max(0.0);
+    let equal = class_avl / i.class_flows.max(1) as f64;
     let nr = if avail_share - i.demand > RATE_TIE * i.demand.max(1.0) {
         i.demand
+    } else if share == Share::Fill {
+        equal.max(avail_share)
     } else {
-        class_avl / i.class_flows.max(1) as f64
+        equal
     };
     let ar = nr.min((i.capacity - i.allocated).max(0.0));
     (ar, nr)
@@ -161,6 +183,18 @@ pub fn demand(nic: f64, buffered_rate: f64, previous: Option<(f64, f64)>, delta:
             d.min(min_nr + delta)
         }
         _ => d,
+    }
+}
+
+/// Whether a rate moved by more than float noise ([`RATE_TIE`]) from one
+/// round to the next.
+fn moved(new: f64, old: f64) -> bool {
+    if new == old {
+        false
+    } else if !new.is_finite() || !old.is_finite() {
+        true
+    } else {
+        (new - old).abs() > RATE_TIE * new.abs().max(old.abs()).max(1.0)
     }
 }
 
@@ -371,7 +405,7 @@ impl Baraat {
             let prev = st.setup.then_some((st.demand, st.min_nr));
             st.new_demand = demand(nic, buffered, prev, delta);
             st.new_min_nr = f64::INFINITY;
-            changed |= !st.setup || st.new_demand != st.demand;
+            changed |= !st.setup || moved(st.new_demand, st.demand);
         }
         // 2-3. Links: classify, then Algorithm 1 in priority order.
         let busy = std::mem::take(&mut self.busy);
@@ -449,19 +483,22 @@ impl Baraat {
                 if !st.setup {
                     new_count += 1;
                 }
-                let (ar, nr) = feedback(FeedbackInput {
+                let (ar, nr) = feedback(
+                    FeedbackInput {
                     capacity: cap,
                     higher_demand: higher,
                     class_demand: new_sum + (old_rest - own_old_d).max(0.0),
                     class_flows: old_count + new_count,
                     allocated: a_new + (a_old_rest - own_old_ar).max(0.0),
                     demand: st.new_demand,
-                });
+                    },
+                    self.config.share,
+                );
                 new_sum += st.new_demand;
                 old_rest -= own_old_d;
                 a_old_rest -= st.ar[pos];
                 a_new += ar;
-                changed |= ar != st.ar[pos];
+                changed |= moved(ar, st.ar[pos]);
                 st.ar[pos] = ar;
                 st.new_min_nr = st.new_min_nr.min(nr);
                 while link.tasks[ti].task != m.0 {
@@ -477,7 +514,7 @@ impl Baraat {
         // 4. Rates.
         for &f in view.active_flows() {
             let st = &mut self.flows[f as usize];
-            changed |= st.new_min_nr != st.min_nr;
+            changed |= moved(st.new_min_nr, st.min_nr);
             st.setup = true;
             st.demand = st.new_demand;
             st.min_nr = st.new_min_nr;
@@ -604,6 +641,7 @@ mod tests {
 
     #[test]
     fn algorithm_1_by_hand() {
+        let feedback = |i| feedback(i, Share::Equal);
         // Alone on an idle link, demand 4 of 10: NR = AR = 4.
         assert_eq!(feedback(input(0.0, 0.0, 1, 0.0, 4.0)), (4.0, 4.0));
         // Higher classes ask for 7: ClassAvlBW = 3; another flow of the class
@@ -615,6 +653,19 @@ mod tests {
         assert_eq!(feedback(input(0.0, 6.0, 1, 0.0, 4.0)), (10.0, 10.0));
         // Demand fits beside the class: NR = D, limited by what others hold.
         assert_eq!(feedback(input(2.0, 3.0, 2, 7.0, 4.0)), (3.0, 4.0));
+    }
+
+    #[test]
+    fn fill_offers_what_the_class_leaves() {
+        // C = 10, one other flow of the class asks 1 (bottlenecked
+        // elsewhere), this one 12: Equal offers 10 / 2 = 5, Fill the 9
+        // the other leaves.
+        let i = input(0.0, 1.0, 2, 1.0, 12.0);
+        assert_eq!(feedback(i, Share::Equal), (5.0, 5.0));
+        assert_eq!(feedback(i, Share::Fill), (9.0, 9.0));
+        // When the others ask more than the equal share, both offer it.
+        let i = input(0.0, 8.0, 2, 0.0, 12.0);
+        assert_eq!(feedback(i, Share::Fill), feedback(i, Share::Equal));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! percentile of the workload's coflow sizes) or `fifo-lm:threshold=10MiB`.
 
 use crate::aalo::{Aalo, AaloConfig, Coordination};
-use crate::baraat::{Baraat, BaraatConfig};
+use crate::baraat::{Baraat, BaraatConfig, Share};
 use crate::tasks::TaskIdConfig;
 use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
@@ -39,7 +39,7 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "baraat",
         "Baraat's Smart Priority Classes per link, explicit feedback every RTT (Algorithms 1-2); \
-         threshold=p80|BYTES;rtt=100us;delta=10Mbps;counters=1;background=none|ID",
+         threshold=p80|BYTES;rtt=100us;delta=10Mbps;share=equal|fill;counters=1;background=none|ID",
     ),
     ("scf", "smallest coflow first, by largest flow"),
     ("ncf", "narrowest coflow first, by number of flows"),
@@ -169,7 +169,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     let allowed: &[&str] = match name {
         "fair" | "fifo" => &["solver"],
         "fifo-lm" => &["threshold", "counters", "background"],
-        "baraat" => &["threshold", "rtt", "delta", "counters", "background"],
+        "baraat" => &["threshold", "rtt", "delta", "share", "counters", "background"],
         "varys" => &["recompute"],
         "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
@@ -244,6 +244,11 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
                     return Err(bad("delta", format!("'{v}' is not a rate of 0 or more")));
                 }
             }
+            config.share = match param("share").unwrap_or("equal") {
+                "equal" => Share::Equal,
+                "fill" => Share::Fill,
+                other => return Err(bad("share", format!("'{other}' is not equal or fill"))),
+            };
             AnyScheduler::Clairvoyant(Box::new(Baraat::new(config)))
         }
         "srpt" => AnyScheduler::Clairvoyant(Box::new(Srpt::new())),

@@ -242,3 +242,47 @@ fn work_conservation_when_a_high_priority_flow_is_bottlenecked_downstream() {
     let fifo = run_on("fifo", fabric(), coflows());
     assert_within(&fifo, &[2.0 * T, 3.0 * T, 1.5 * T], 1e-6);
 }
+
+#[test]
+fn share_fill_gives_a_class_what_its_blocked_flows_leave() {
+    // Task 1: X (host 5 -> 4, 2 units) holds host 4's downlink. Task 2: a
+    // (host 0 -> 4) is blocked behind X; b (host 0 -> 1, 1 unit) shares
+    // host 0's uplink with a, in the same class. a's demand falls to delta.
+    // Algorithm 1 as written offers b the equal share C / 2 (then its
+    // demand, NR + delta, fits and it probes back up): b runs at about
+    // half the link. `share=fill` offers b what a leaves, 1 Gbit/s - delta.
+    let fabric = Fabric::big_switch(6, BitsPerSec::GBPS).unwrap();
+    let coflows = vec![
+        CoflowSpec::new(1, Time(0), vec![flow(5, 4, 2 * UNIT)]),
+        CoflowSpec::new(2, Time(0), vec![flow(0, 4, UNIT), flow(0, 1, UNIT)]),
+    ];
+    let b_finish = |spec: &str| {
+        let w = Workload {
+            n_hosts: 6,
+            coflows: coflows.clone(),
+        }
+        .validate(&fabric)
+        .unwrap();
+        let s = build(&SchedulerSpec::parse(spec).unwrap(), &WorkloadHints::of(&w)).unwrap();
+        let r = Simulation::new(
+            fabric.clone(),
+            &w,
+            s,
+            SimOptions {
+                per_flow: true,
+                ..SimOptions::default()
+            },
+        )
+        .run(&mut |_| {})
+        .unwrap();
+        let flows = r.flows.unwrap();
+        let b = flows.iter().find(|f| f.src == 0 && f.dst == 1).unwrap();
+        b.finish.0 as f64 * 1e-9
+    };
+    let equal = b_finish("baraat:threshold=inf");
+    let fill = b_finish("baraat:threshold=inf;share=fill");
+    // Equal: between 1 / 0.51 and 1 / 0.5 units.
+    assert!(equal > T / 0.51 && equal < T / 0.5 + 3.0 * RTT, "{equal}");
+    // Fill: 1 / 0.99 units after the first rounds.
+    assert!((fill - T / 0.99).abs() < 3.0 * RTT, "{fill}");
+}

@@ -396,7 +396,11 @@ const SPECS: &[&str] = &[
     "baraat:threshold=p50",
     BARAAT,
     BARAAT_TASKS,
+    BARAAT_FILL,
 ];
+
+/// As [`BARAAT`], with `share=fill`.
+const BARAAT_FILL: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;share=fill";
 
 /// `baraat` with rounds off the instances' grid of whole milliseconds
 /// (370 us), a larger delta, heavy at 300 kB.
@@ -1806,6 +1810,9 @@ struct BaraatParams {
     delta: f64,
     counters: u64,
     background: Option<u64>,
+    /// `share=fill`: NR is the larger of the equal share and what the
+    /// class leaves.
+    fill: bool,
 }
 
 impl BaraatParams {
@@ -1816,6 +1823,7 @@ impl BaraatParams {
             delta: 10e6,
             counters: 1,
             background: None,
+            fill: false,
         };
         let mut threshold_given = false;
         for kv in spec.split_once(':').map_or("", |x| x.1).split(';') {
@@ -1839,6 +1847,7 @@ impl BaraatParams {
                 }
                 "counters" => p.counters = v.parse().unwrap(),
                 "background" => p.background = Some(v.parse().unwrap()),
+                "share" => p.fill = v == "fill",
                 other => panic!("the reference does not read baraat's '{other}'"),
             }
         }
@@ -2002,6 +2011,8 @@ impl RefSim {
                 let avail_share = (class_avl - class_demand).max(0.0);
                 let nr = if avail_share - dem > 1e-9 * dem.max(1.0) {
                     dem
+                } else if p.fill {
+                    (class_avl / flows_in_class as f64).max(avail_share)
                 } else {
                     class_avl / flows_in_class as f64
                 };
@@ -2482,6 +2493,7 @@ differential! {
     baraat_threshold_p50_matches_reference: "baraat:threshold=p50", 300;
     baraat_matches_reference: BARAAT, 600;
     baraat_task_ids_matches_reference: BARAAT_TASKS, 600;
+    baraat_fill_matches_reference: BARAAT_FILL, 400;
 }
 
 differential! {
@@ -2512,6 +2524,7 @@ differential! {
     multihop_baraat_threshold_300000_matches_reference: "baraat:threshold=300000", 300;
     multihop_baraat_matches_reference: BARAAT, 600;
     multihop_baraat_task_ids_matches_reference: BARAAT_TASKS, 400;
+    multihop_baraat_fill_matches_reference: BARAAT_FILL, 400;
 }
 
 /// With one queue D-CLAS is `fifo`: on random cases without dependencies
