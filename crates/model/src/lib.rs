@@ -12,6 +12,7 @@
 pub mod fabric;
 pub mod parse;
 pub mod stats;
+pub mod task_id;
 pub mod topology;
 pub mod units;
 pub mod workload;
@@ -21,6 +22,7 @@ pub use fabric::{
     TopologyKind,
 };
 pub use stats::percentile;
+pub use task_id::{TaskId, TaskIdError, TaskIdGen};
 pub use topology::{
     BigSwitchSpec, Bisection, CustomSpec, FatTreeSpec, LeafSpineSpec, LinkSpec, NodeKind, NodeSpec,
     Topology, TreeSpec,

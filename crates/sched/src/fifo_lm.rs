@@ -1,8 +1,11 @@
 //! `fifo-lm`: FIFO with limited multiplexing, Baraat's policy idealized
 //! (Baraat, SIGCOMM 2014, 3.3).
 //!
-//! Coflows are served in release order (ties by arrival, then id), strict
-//! priority between classes,
+//! Coflows (tasks) are served in task-id order (Baraat 4.1; `tasks.rs`:
+//! by default one counter, so release order with ties by arrival, then id;
+//! `counters=N` interleaves N entry points, `background=ID` puts coflows
+//! with ids from ID in the background range after every online task),
+//! strict priority between classes,
 //! per-flow max-min inside a class. A coflow that has sent at least the heavy
 //! threshold shares its priority class with the coflow after it, so small
 //! coflows behind a heavy one progress while the heavy one is not starved;
@@ -21,6 +24,7 @@
 //! heavy from the start and it is per-flow fair sharing.
 
 use crate::ordered::ClassServer;
+use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::{Allocation, Changes, CoflowIdx, KnowsSent, Observed, Scheduler};
 use coflowkit_model::{ceil_ns_time, Time};
 
@@ -31,16 +35,23 @@ pub struct FifoLm {
     order: Vec<CoflowIdx>,
     class: Vec<CoflowIdx>,
     server: ClassServer,
+    tasks: TaskIds,
 }
 
 impl FifoLm {
     /// A FIFO-LM scheduler with the heavy threshold in bytes.
     pub fn new(threshold_bytes: f64) -> FifoLm {
+        FifoLm::with_task_ids(threshold_bytes, TaskIdConfig::default())
+    }
+
+    /// A FIFO-LM scheduler whose coflows take task ids by `tasks`.
+    pub fn with_task_ids(threshold_bytes: f64, tasks: TaskIdConfig) -> FifoLm {
         FifoLm {
             threshold: threshold_bytes,
             order: vec![],
             class: vec![],
             server: ClassServer::default(),
+            tasks: TaskIds::new(tasks),
         }
     }
 
@@ -62,10 +73,11 @@ impl Scheduler for FifoLm {
         out: &mut Allocation,
     ) -> Option<Time> {
         self.server.note(changes, &view);
+        self.tasks.assign(&view, &changes.arrived);
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
-        self.order
-            .sort_by_key(|&c| (view.release(c), view.arrival(c), view.coflow_id(c)));
+        let tasks = &self.tasks;
+        self.order.sort_by_key(|&c| tasks.get(c));
         self.server.begin(&view);
         let mut class_no = 0;
         self.class.clear();

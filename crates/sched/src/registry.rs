@@ -5,6 +5,8 @@
 //! percentile of the workload's coflow sizes) or `fifo-lm:threshold=10MiB`.
 
 use crate::aalo::{Aalo, AaloConfig, Coordination};
+use crate::baraat::{Baraat, BaraatConfig, Share};
+use crate::tasks::TaskIdConfig;
 use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
 use crate::fifo_lm::FifoLm;
@@ -31,7 +33,13 @@ pub const NAMES: &[(&str, &str)] = &[
     ),
     (
         "fifo-lm",
-        "FIFO with limited multiplexing of heavy coflows (Baraat idealized); threshold=p80|BYTES",
+        "FIFO with limited multiplexing of heavy coflows (Baraat idealized); threshold=p80|BYTES;\
+         counters=1;background=none|ID",
+    ),
+    (
+        "baraat",
+        "Baraat's Smart Priority Classes per link, explicit feedback every RTT (Algorithms 1-2); \
+         threshold=p80|BYTES;rtt=100us;delta=10Mbps;share=equal|fill;counters=1;background=none|ID",
     ),
     ("scf", "smallest coflow first, by largest flow"),
     ("ncf", "narrowest coflow first, by number of flows"),
@@ -160,7 +168,8 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     let name = spec.name.as_str();
     let allowed: &[&str] = match name {
         "fair" | "fifo" => &["solver"],
-        "fifo-lm" => &["threshold"],
+        "fifo-lm" => &["threshold", "counters", "background"],
+        "baraat" => &["threshold", "rtt", "delta", "share", "counters", "background"],
         "varys" => &["recompute"],
         "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
@@ -205,30 +214,42 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             })
         }
         "fifo-lm" => {
-            let t = param("threshold").unwrap_or("p80");
-            let bad = |message: String| SchedulerError::BadParam {
+            let threshold = heavy_threshold(name, param("threshold"), hints)?;
+            let tasks = task_ids(name, &spec.params)?;
+            AnyScheduler::NonClairvoyant(Box::new(FifoLm::with_task_ids(threshold, tasks)))
+        }
+        "baraat" => {
+            let bad = |key: &str, message: String| SchedulerError::BadParam {
                 name: name.into(),
-                key: "threshold".into(),
+                key: key.into(),
                 message,
             };
-            let bytes = if let Some(p) = t.strip_prefix('p') {
-                let q: f64 = p
-                    .parse()
-                    .ok()
-                    .filter(|q| (0.0..=100.0).contains(q))
-                    .ok_or_else(|| bad(format!("'{t}' is not a percentile p0..p100")))?;
-                percentile(&hints.coflow_sizes, q)
-                    .ok_or_else(|| bad("a percentile needs the workload's coflow sizes".into()))?
-            } else if t == "inf" {
-                f64::INFINITY
-            } else {
-                parse_bytes(t).ok_or_else(|| {
-                    bad(format!(
-                        "'{t}' is neither a percentile (p80) nor a size (10MiB)"
-                    ))
-                })?
+            let mut config = BaraatConfig {
+                threshold: heavy_threshold(name, param("threshold"), hints)?,
+                tasks: task_ids(name, &spec.params)?,
+                ..BaraatConfig::default()
             };
-            AnyScheduler::NonClairvoyant(Box::new(FifoLm::new(bytes)))
+            if let Some(v) = param("rtt") {
+                config.rtt = match coflowkit_model::parse::dur(v) {
+                    Ok(d) if d.0 > 0 => d,
+                    Ok(_) => return Err(bad("rtt", "an RTT must be above 0".into())),
+                    Err(m) => return Err(bad("rtt", m)),
+                };
+            }
+            if let Some(v) = param("delta") {
+                config.delta = coflowkit_model::parse::rate(v)
+                    .map(|r| r.0)
+                    .map_err(|m| bad("delta", m))?;
+                if !(config.delta.is_finite() && config.delta >= 0.0) {
+                    return Err(bad("delta", format!("'{v}' is not a rate of 0 or more")));
+                }
+            }
+            config.share = match param("share").unwrap_or("equal") {
+                "equal" => Share::Equal,
+                "fill" => Share::Fill,
+                other => return Err(bad("share", format!("'{other}' is not equal or fill"))),
+            };
+            AnyScheduler::Clairvoyant(Box::new(Baraat::new(config)))
         }
         "srpt" => AnyScheduler::Clairvoyant(Box::new(Srpt::new())),
         "scf" => AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Length))),
@@ -275,6 +296,53 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         }
         _ => return Err(unknown(name)),
     })
+}
+
+/// The heavy threshold of `fifo-lm` and `baraat` (bytes): `p80` (the
+/// default, a percentile of the workload's coflow sizes), `inf`, or a size.
+fn heavy_threshold(
+    name: &str,
+    value: Option<&str>,
+    hints: &WorkloadHints,
+) -> Result<f64, SchedulerError> {
+    let t = value.unwrap_or("p80");
+    let bad = |message: String| SchedulerError::BadParam {
+        name: name.into(),
+        key: "threshold".into(),
+        message,
+    };
+    if let Some(p) = t.strip_prefix('p') {
+        let q: f64 = p
+            .parse()
+            .ok()
+            .filter(|q| (0.0..=100.0).contains(q))
+            .ok_or_else(|| bad(format!("'{t}' is not a percentile p0..p100")))?;
+        percentile(&hints.coflow_sizes, q)
+            .ok_or_else(|| bad("a percentile needs the workload's coflow sizes".into()))
+    } else if t == "inf" {
+        Ok(f64::INFINITY)
+    } else {
+        parse_bytes(t).ok_or_else(|| {
+            bad(format!(
+                "'{t}' is neither a percentile (p80) nor a size (10MiB)"
+            ))
+        })
+    }
+}
+
+/// The task-id keys (`counters`, `background`) of a spec.
+fn task_ids(name: &str, params: &[(String, String)]) -> Result<TaskIdConfig, SchedulerError> {
+    let mut config = TaskIdConfig::default();
+    for (k, v) in params {
+        config
+            .set(k, v)
+            .map_err(|message| SchedulerError::BadParam {
+                name: name.into(),
+                key: k.clone(),
+                message,
+            })?;
+    }
+    Ok(config)
 }
 
 impl AaloConfig {
@@ -422,6 +490,46 @@ mod tests {
         )
         .is_ok());
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
+    }
+
+    #[test]
+    fn baraat_and_task_id_parameters_fail_clearly() {
+        let hints = WorkloadHints {
+            coflow_sizes: vec![1.0, 2.0, 3.0],
+        };
+        let err = |spec: &str| {
+            build(&SchedulerSpec::parse(spec).unwrap(), &hints)
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert_eq!(err("baraat"), None);
+        assert_eq!(
+            err("baraat:threshold=1MB;rtt=50us;delta=1Mbps;counters=4;background=1000"),
+            None
+        );
+        assert_eq!(err("fifo-lm:threshold=p90;counters=2;background=none"), None);
+        assert_eq!(
+            err("baraat:rttt=1ms").unwrap(),
+            "scheduler 'baraat': unknown parameter 'rttt'"
+        );
+        assert_eq!(
+            err("baraat:rtt=0").unwrap(),
+            "scheduler 'baraat': parameter 'rtt': an RTT must be above 0"
+        );
+        assert!(err("baraat:rtt=100").unwrap().contains("parameter 'rtt': \"100\" needs a unit"));
+        assert!(err("baraat:delta=1MBps").unwrap().contains("parameter 'delta': "));
+        assert!(err("baraat:threshold=p101").unwrap().contains("parameter 'threshold': 'p101'"));
+        assert_eq!(
+            err("fifo-lm:counters=0").unwrap(),
+            "scheduler 'fifo-lm': parameter 'counters': 0 counters: give 1 to 65536"
+        );
+        assert!(err("baraat:background=x")
+            .unwrap()
+            .contains("parameter 'background': \"x\" is not a number (the first background coflow id, or none)"));
+        assert_eq!(
+            err("fifo:counters=2").unwrap(),
+            "scheduler 'fifo': unknown parameter 'counters'"
+        );
     }
 
     #[test]

@@ -46,6 +46,17 @@
 //! (about 6% of the generated cases; every rule of Pseudocode 1 and cache
 //! expiry occur in most of the others).
 //!
+//! Baraat (`baraat`) keeps the paper's counters between rounds, so its
+//! reference keeps them literally, written from the module doc of
+//! `coflowkit_sched::baraat`: task ids from plain counters, and at every
+//! multiple of the RTT (an exact instant of the loop; no round is skipped,
+//! unlike the engine's scheduler, which sleeps through rounds that change
+//! nothing) the FINs of finished flows, Algorithm 2 at every sender,
+//! then per link the classifier from the bytes reserved before the round
+//! and Algorithm 1 flow by flow in (task id, flow) order, with per-(link,
+//! task) demand sums and flow counts and a per-link allocation sum updated
+//! in place (lines 1 and 12). Rates stay fixed between rounds.
+//!
 //! Fabrics: the big switch with random per-port capacities, and small
 //! multi-hop fabrics from the model's builders: Baraat trees (1-2 pods of
 //! 1-3 racks of 1-3 hosts, random ToR and aggregation oversubscription),
@@ -260,6 +271,8 @@ enum Policy {
     Aalo(AaloRef),
     /// D-CAS, with its parameters (see [`RefDcas`]).
     Dcas(DcasParams),
+    /// Baraat's Smart Priority Classes, round by round (see [`RefBaraat`]).
+    Baraat(BaraatParams),
 }
 
 /// D-CLAS's parameters as the reference reads them from a spec, with the
@@ -378,7 +391,23 @@ const SPECS: &[&str] = &[
     DCAS_LOSSY,
     DCAS_MIN_MEAN,
     DCAS_INCREMENTAL,
+    "baraat:threshold=inf",
+    "baraat:threshold=300000",
+    "baraat:threshold=p50",
+    BARAAT,
+    BARAAT_TASKS,
+    BARAAT_FILL,
 ];
+
+/// As [`BARAAT`], with `share=fill`.
+const BARAAT_FILL: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;share=fill";
+
+/// `baraat` with rounds off the instances' grid of whole milliseconds
+/// (370 us), a larger delta, heavy at 300 kB.
+const BARAAT: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps";
+/// As [`BARAAT`], with two task-id counters and coflows from id 20 in the
+/// background.
+const BARAAT_TASKS: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;counters=2;background=20";
 
 /// D-CAS at the scale of the random instances: ticks every 707.1 us (off
 /// the whole-millisecond grid the instances' events fall on, so that ticks
@@ -429,6 +458,7 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         "dcas:threshold=0;desired=1" => Policy::Fair,
         "dcas:threshold=inf" => Policy::Fifo,
         other if other.starts_with("dcas:") => Policy::Dcas(DcasParams::parse(other)),
+        other if other.starts_with("baraat") => Policy::Baraat(BaraatParams::parse(other, case)),
         other => match other
             .strip_prefix("fifo-lm:threshold=")
             .and_then(|b| b.parse::<u64>().ok())
@@ -503,6 +533,7 @@ struct RefSim {
     now: f64,
     ties: std::cell::RefCell<Vec<String>>,
     dcas: Option<RefDcas>,
+    baraat: Option<RefBaraat>,
     ambiguous: bool,
 }
 
@@ -565,6 +596,7 @@ impl RefSim {
             now: 0.0,
             ties: Default::default(),
             dcas: None,
+            baraat: None,
             ambiguous: false,
         }
     }
@@ -823,6 +855,7 @@ impl RefSim {
                     }
                 }
             }
+            Policy::Baraat(_) => unreachable!("baraat keeps its rates between rounds"),
             Policy::Dcas(_) => {
                 // Strict priority by <T, P>, max-min among equal priorities.
                 let d = self.dcas.as_ref().expect("dcas state");
@@ -1107,10 +1140,23 @@ impl RefSim {
                 self.dcas_members(t);
                 self.dcas_protocol(t);
             }
+            if let Policy::Baraat(p) = policy {
+                if self.baraat.is_none() {
+                    self.baraat = Some(RefBaraat::new(p, &self));
+                }
+                self.baraat_ids();
+            }
             match policy {
                 Policy::Varys { per_flow: false } if !coflow_event => {
                     // Rates stay fixed between coflow events; finished flows
                     // dropped out when they finished.
+                }
+                Policy::Baraat(p) => {
+                    // Rates change only at rounds (a flow that started since
+                    // keeps 0, one that finished dropped out).
+                    if (t / p.rtt).round() * p.rtt == t {
+                        rate = self.baraat_round();
+                    }
                 }
                 _ => rate = self.allocate(policy),
             }
@@ -1140,6 +1186,9 @@ impl RefSim {
             }) = policy
             {
                 at = at.min(((t / delta).floor() + 1.0) * delta);
+            }
+            if let Policy::Baraat(p) = policy {
+                at = at.min(((t / p.rtt).floor() + 1.0) * p.rtt);
             }
             let mut dt = at - t;
             let mut exact = at.is_finite();
@@ -1747,6 +1796,251 @@ impl RefSim {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Baraat, written plainly from the module doc of `coflowkit_sched::baraat`.
+// ---------------------------------------------------------------------------
+
+/// `baraat`'s parameters as the reference reads them from a spec.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BaraatParams {
+    threshold: f64,
+    /// ns.
+    rtt: f64,
+    /// bits/s.
+    delta: f64,
+    counters: u64,
+    background: Option<u64>,
+    /// `share=fill`: NR is the larger of the equal share and what the
+    /// class leaves.
+    fill: bool,
+}
+
+impl BaraatParams {
+    fn parse(spec: &str, case: &Case) -> BaraatParams {
+        let mut p = BaraatParams {
+            threshold: f64::INFINITY,
+            rtt: 100_000.0,
+            delta: 10e6,
+            counters: 1,
+            background: None,
+            fill: false,
+        };
+        let mut threshold_given = false;
+        for kv in spec.split_once(':').map_or("", |x| x.1).split(';') {
+            let Some((k, v)) = kv.split_once('=') else {
+                continue;
+            };
+            match k {
+                "threshold" => {
+                    threshold_given = true;
+                    p.threshold = match v {
+                        "inf" => f64::INFINITY,
+                        "p50" => p50_of_coflow_sizes(case),
+                        _ => v.parse().expect("threshold in bytes"),
+                    }
+                }
+                "rtt" => {
+                    p.rtt = v.strip_suffix("us").expect("rtt in us").parse::<f64>().unwrap() * 1e3
+                }
+                "delta" => {
+                    p.delta = v.strip_suffix("Mbps").expect("delta in Mbps").parse::<f64>().unwrap() * 1e6
+                }
+                "counters" => p.counters = v.parse().unwrap(),
+                "background" => p.background = Some(v.parse().unwrap()),
+                "share" => p.fill = v == "fill",
+                other => panic!("the reference does not read baraat's '{other}'"),
+            }
+        }
+        assert!(threshold_given, "give baraat's threshold in the reference's specs");
+        p
+    }
+}
+
+/// Baraat's state, kept literally as the paper's counters: per link and
+/// task the demand sum, the flow count and the bytes reserved; per link the
+/// sum of allocations; per flow its demand, least NR and the AR of every
+/// link of its path. Task ids from counters kept as plain numbers.
+#[derive(Debug, Clone)]
+struct RefBaraat {
+    p: BaraatParams,
+    task: Vec<Option<u64>>,
+    next_id: Vec<u64>,
+    next_background: u64,
+    setup: Vec<bool>,
+    /// Whether a set-up flow's FIN has been handled.
+    gone: Vec<bool>,
+    demand: Vec<f64>,
+    min_nr: Vec<f64>,
+    ar: HashMap<(usize, u32), f64>,
+    d: HashMap<(u32, u64), f64>,
+    n: HashMap<(u32, u64), u32>,
+    a: HashMap<u32, f64>,
+    reserved: HashMap<(u32, u64), f64>,
+}
+
+impl RefBaraat {
+    fn new(p: BaraatParams, sim: &RefSim) -> RefBaraat {
+        RefBaraat {
+            p,
+            task: vec![None; sim.coflows.len()],
+            next_id: (1..=p.counters).collect(),
+            next_background: 1 << 62,
+            setup: vec![false; sim.flows.len()],
+            gone: vec![false; sim.flows.len()],
+            demand: vec![0.0; sim.flows.len()],
+            min_nr: vec![f64::INFINITY; sim.flows.len()],
+            ar: HashMap::new(),
+            d: HashMap::new(),
+            n: HashMap::new(),
+            a: HashMap::new(),
+            reserved: HashMap::new(),
+        }
+    }
+}
+
+impl RefSim {
+    /// Task ids for the coflows released now, in (arrival, id) order.
+    fn baraat_ids(&mut self) {
+        let b = self.baraat.as_mut().expect("baraat state");
+        let mut fresh: Vec<usize> = (0..self.coflows.len())
+            .filter(|&c| self.coflows[c].released && b.task[c].is_none())
+            .collect();
+        fresh.sort_by_key(|&c| (self.coflows[c].arrival, self.coflows[c].id));
+        for c in fresh {
+            let id = self.coflows[c].id;
+            b.task[c] = Some(if b.p.background.is_some_and(|bg| id >= bg) {
+                b.next_background += 1;
+                b.next_background - 1
+            } else {
+                let k = (id % b.p.counters) as usize;
+                b.next_id[k] += b.p.counters;
+                b.next_id[k] - b.p.counters
+            });
+        }
+    }
+
+    /// One round at the current instant; the rates until the next.
+    fn baraat_round(&mut self) -> Vec<f64> {
+        let mut b = self.baraat.take().expect("baraat state");
+        let p = b.p;
+        // Heavy at the threshold within 1e-6 relative (never if infinite).
+        let thr = if p.threshold.is_finite() {
+            p.threshold - 1e-6 * p.threshold.max(1.0)
+        } else {
+            f64::INFINITY
+        };
+        let task_of = |f: usize| b.task[self.flows[f].coflow].expect("released");
+        // FIN of the flows that finished since the last round: their demand,
+        // count and allocation leave the counters.
+        for f in 0..self.flows.len() {
+            if b.setup[f] && self.flows[f].done && !b.gone[f] {
+                b.gone[f] = true;
+                let t = task_of(f);
+                for &l in &self.flows[f].path {
+                    *b.d.get_mut(&(l, t)).unwrap() -= b.demand[f];
+                    *b.n.get_mut(&(l, t)).unwrap() -= 1;
+                    *b.a.get_mut(&l).unwrap() -= b.ar[&(f, l)];
+                }
+            }
+        }
+        let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+        // Algorithm 2 at every sender.
+        let mut new_demand = vec![0.0; self.flows.len()];
+        for &f in &active {
+            let nic = self.caps[self.flows[f].path[0] as usize];
+            let mut d = nic.min(self.flows[f].rem * 8.0 / (p.rtt * 1e-9));
+            // Rates within 1e-9 relative are equal (the module doc).
+            if b.setup[f] && b.min_nr[f] < b.demand[f] - 1e-9 * b.demand[f].max(1.0) {
+                d = d.min(b.min_nr[f] + p.delta);
+            }
+            new_demand[f] = d;
+        }
+        // Algorithm 1 at every link, flows in (task id, flow) order.
+        let mut new_min_nr = vec![f64::INFINITY; self.flows.len()];
+        let mut links: Vec<u32> = active.iter().flat_map(|&f| self.flows[f].path.clone()).collect();
+        links.sort_unstable();
+        links.dedup();
+        for l in links {
+            let c = self.caps[l as usize];
+            let mut here: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&f| self.flows[f].path.contains(&l))
+                .collect();
+            here.sort_by_key(|&f| (task_of(f), f));
+            let mut tasks: Vec<u64> = here.iter().map(|&f| task_of(f)).collect();
+            tasks.dedup();
+            // Classifier: runs of tasks where all but the last are heavy.
+            let mut class_of: HashMap<u64, usize> = HashMap::new();
+            let mut k = 0;
+            for &t in &tasks {
+                class_of.insert(t, k);
+                let reserved = b.reserved.get(&(l, t)).copied().unwrap_or(0.0);
+                if reserved < thr {
+                    k += 1;
+                }
+            }
+            for &f in &here {
+                let t = task_of(f);
+                let kf = class_of[&t];
+                if b.setup[f] {
+                    // Line 1: return the previous demand and allocation.
+                    *b.d.get_mut(&(l, t)).unwrap() -= b.demand[f];
+                    *b.a.get_mut(&l).unwrap() -= b.ar[&(f, l)];
+                } else {
+                    *b.n.entry((l, t)).or_insert(0) += 1;
+                    b.d.entry((l, t)).or_insert(0.0);
+                    b.a.entry(l).or_insert(0.0);
+                }
+                let sum = |want: &dyn Fn(usize) -> bool| -> f64 {
+                    tasks
+                        .iter()
+                        .filter(|t| want(class_of[t]))
+                        .map(|t| b.d.get(&(l, *t)).copied().unwrap_or(0.0))
+                        .sum()
+                };
+                let higher = sum(&|k| k < kf);
+                let class_demand = sum(&|k| k == kf);
+                let flows_in_class: u32 = tasks
+                    .iter()
+                    .filter(|t| class_of[t] == kf)
+                    .map(|t| b.n.get(&(l, *t)).copied().unwrap_or(0))
+                    .sum();
+                let dem = new_demand[f];
+                let class_avl = (c - higher).max(0.0);
+                let avail_share = (class_avl - class_demand).max(0.0);
+                let nr = if avail_share - dem > 1e-9 * dem.max(1.0) {
+                    dem
+                } else if p.fill {
+                    (class_avl / flows_in_class as f64).max(avail_share)
+                } else {
+                    class_avl / flows_in_class as f64
+                };
+                let ar = nr.min((c - b.a[&l]).max(0.0));
+                // Line 12.
+                *b.d.get_mut(&(l, t)).unwrap() += dem;
+                *b.a.get_mut(&l).unwrap() += ar;
+                b.ar.insert((f, l), ar);
+                new_min_nr[f] = new_min_nr[f].min(nr);
+                *b.reserved.entry((l, t)).or_insert(0.0) += ar * p.rtt * 1e-9 / 8.0;
+            }
+        }
+        let mut rate = vec![0.0; self.flows.len()];
+        for &f in &active {
+            b.setup[f] = true;
+            b.demand[f] = new_demand[f];
+            b.min_nr[f] = new_min_nr[f];
+            rate[f] = self.flows[f]
+                .path
+                .iter()
+                .map(|&l| b.ar[&(f, l)])
+                .fold(f64::INFINITY, f64::min);
+        }
+        self.baraat = Some(b);
+        rate
+    }
+}
+
 /// `items` (given in tie-break order) ordered by `key` ascending, keys
 /// within `tol` (and at least float noise, 1e-9 relative) counting as equal,
 /// as `coflowkit_model::stats::sort_with_ties` documents it: take the
@@ -2195,6 +2489,11 @@ differential! {
     dcas_lossy_matches_reference: DCAS_LOSSY, 2000;
     dcas_min_mean_matches_reference: DCAS_MIN_MEAN, 2000;
     dcas_incremental_matches_reference: DCAS_INCREMENTAL, 2000;
+    baraat_threshold_inf_matches_reference: "baraat:threshold=inf", 300;
+    baraat_threshold_p50_matches_reference: "baraat:threshold=p50", 300;
+    baraat_matches_reference: BARAAT, 600;
+    baraat_task_ids_matches_reference: BARAAT_TASKS, 600;
+    baraat_fill_matches_reference: BARAAT_FILL, 400;
 }
 
 differential! {
@@ -2222,6 +2521,10 @@ differential! {
     multihop_dcas_matches_reference: DCAS, 3000;
     multihop_dcas_lossy_matches_reference: DCAS_LOSSY, 2000;
     multihop_dcas_min_mean_matches_reference: DCAS_MIN_MEAN, 2000;
+    multihop_baraat_threshold_300000_matches_reference: "baraat:threshold=300000", 300;
+    multihop_baraat_matches_reference: BARAAT, 600;
+    multihop_baraat_task_ids_matches_reference: BARAAT_TASKS, 400;
+    multihop_baraat_fill_matches_reference: BARAAT_FILL, 400;
 }
 
 /// With one queue D-CLAS is `fifo`: on random cases without dependencies
@@ -2815,3 +3118,4 @@ fn ncf_regression_ci_stop_14() {
     };
     compare(&case, "ncf").unwrap();
 }
+

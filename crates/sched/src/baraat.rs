@@ -1,0 +1,686 @@
+//! `baraat`: Baraat's Smart Priority Class (B. Dogar, T. Karagiannis,
+//! H. Ballani, A. Rowstron, "Decentralized Task-Aware Scheduling for Data
+//! Center Networks", SIGCOMM 2014, 4.1 and 4.3), simulated round by round.
+//!
+//! Every task (coflow) has a task id (4.1, [`crate::tasks`]); a lower id is
+//! a higher priority. There is no central scheduler: each link (a switch
+//! port, or a host's CPU for a compute stage) decides from what crosses it,
+//! and each sender sets its demand from the feedback of its path.
+//!
+//! # One round (one RTT)
+//!
+//! Time is cut into rounds at the instants `k · rtt` (integer ns, `rtt`
+//! default 100 us). At the start of round `k`:
+//!
+//! 1. **Sender, Algorithm 2.** Every active flow computes its demand
+//!    `D = min(NIC rate, buffered / rtt)`, where the NIC rate is the
+//!    capacity of the first link of its path and `buffered` its bytes left;
+//!    if the flow was already set up (it had feedback in round `k - 1`) and
+//!    the least NR of that feedback is below its previous demand, it is
+//!    bottlenecked elsewhere and `D = min(D, min NR + delta)`.
+//! 2. **Classifier, 4.3.1, per link.** The link keeps, per task, the bytes
+//!    reserved through it (the sum over past rounds of the ARs it granted to
+//!    the task's flows, times `rtt`). A task is *heavy on this link* when
+//!    that reaches `threshold` (within 1e-6 relative, as `fifo-lm`). The
+//!    tasks with a flow on the link, in task-id order, form classes: a class
+//!    is a maximal run in which every member but the last is heavy (a heavy
+//!    task shares its class with the task after it; several heavy tasks in a
+//!    row raise the multiplexing further). So a task can be heavy on one
+//!    link and light on another (footnote 3). Classes are fixed for the round
+//!    from the counters before it.
+//! 3. **Switch, Algorithm 1, per link.** The link handles its flows' requests
+//!    in priority order (task id, then flow index). For flow `f` of class `k`
+//!    with demand `D`, after its previous demand and allocation are returned
+//!    (line 1): `ClassAvlBW = max(0, C - sum of the demands of classes
+//!    before k)`, `AvailShare = max(0, ClassAvlBW - D_k)` with `D_k` the
+//!    demands of the other flows of class `k`; `NR = D` if `AvailShare > D`,
+//!    else `NR = ClassAvlBW / F_k` (`F_k` flows in class `k`, `f` included);
+//!    `AR = min(NR, C - A)` with `A` the allocations of the other flows on
+//!    the link. Then `f`'s demand and AR replace its old ones in the counters
+//!    (line 12). The counters hold, for a flow already handled this round,
+//!    its new values, for one not yet handled its values of the previous
+//!    round, and nothing for a flow in its first round (so a new
+//!    high-priority flow is held to what lower ones left until they are
+//!    handled again: preemption takes a round, as in the paper).
+//! 4. **Rates.** A flow sends during the round at the least AR of its path;
+//!    its least NR is kept for step 1 of the next round.
+//!
+//! Comparisons of rates (`AvailShare > D`, `MinNR < Demand`) treat values
+//! within [`RATE_TIE`] (1e-9 relative) as equal.
+//!
+//! A flow that starts between rounds sends nothing until the next round
+//! (its first request); a flow that finishes returns its allocation at the
+//! next round (its FIN), so the bandwidth it leaves idles until then, as it
+//! would on a real network. Rates are constant within a round, so the engine
+//! stays exact; the sum of ARs on a link never exceeds its capacity
+//! (`AR <= C - A`), so every allocation is feasible.
+//!
+//! Work conservation in multi-hop settings (4.3.2-4.3.3) comes from the
+//! demand: a high-priority flow bottlenecked downstream lowers its demand to
+//! that bottleneck's NR + delta, and an upstream link gives the rest to
+//! lower classes (`ClassAvlBW` subtracts demands, not capacities). Two
+//! details follow Algorithm 1 literally: within a class the share is
+//! `ClassAvlBW / F_k`, not a water level over the flows' demands (so a
+//! class whose flows are partly bottlenecked elsewhere may leave some of
+//! its share to the next class only), and a flow whose demand fits is given
+//! exactly its demand. Virtual capacity (footnote 5) is not modelled: the
+//! simulation has no queues to drain.
+//!
+//! # Speed: rounds that change nothing are skipped
+//!
+//! Each round is computed in full, but a round whose outcome equals the
+//! previous one (every demand, every AR and every least NR the same within
+//! [`RATE_TIE`], no flow set up for the first time) is a fixed point: the
+//! next round has the same inputs unless a sender's buffered bytes fall
+//! below its demand times `rtt`, or a light task's reserved bytes on some
+//! link reach the threshold. Both are linear in time, so the scheduler
+//! computes the first round where either can happen and sleeps until the
+//! round before it (one early, so float noise can only wake it sooner);
+//! skipped rounds' reservations are added when it wakes (or when a flow
+//! starts or finishes, which wakes it at the next round anyway). Sums
+//! taken in a different order can make an AR flip by one ulp from round
+//! to round forever; within [`RATE_TIE`] that is no change, so skipping
+//! moves rates by at most 1e-9 relative from what computing every round
+//! gives (checked against a reference that computes every round).
+//!
+//! What it knows: `Knows = KnowsSizes`, only for each sender's own buffered
+//! bytes (Algorithm 2, line 2). Nothing else reads a size: heavy tasks are
+//! found from reserved bytes. Allocation classes are left at 0 (classes are
+//! per link here, not per flow).
+
+use crate::tasks::{TaskIdConfig, TaskIds};
+use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
+use coflowkit_model::{Dur, Time};
+
+/// Rates within this much (relative) of each other are equal in Algorithm
+/// 1's `AvailShare > D` and Algorithm 2's `MinNR < Demand`: demands and
+/// shares are computed from progress and sums in different orders, and
+/// exact ties (a demand that is exactly what the class leaves) are common
+/// on regular workloads, so float noise must not decide them.
+pub const RATE_TIE: f64 = 1e-9;
+
+/// A flow's nominal rate when its demand does not fit beside its class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    /// Algorithm 1 line 8 as written: `ClassAvlBW / F_k`.
+    Equal,
+    /// The larger of that and `AvailShare` (what the other flows of the
+    /// class leave by their demands): a flow bottlenecked elsewhere lowers
+    /// its demand and the others may take the rest, so the class converges
+    /// to max-min (our variant, `share=fill`).
+    Fill,
+}
+
+/// `baraat`'s parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BaraatConfig {
+    /// Heavy threshold on bytes reserved through a link (bytes).
+    pub threshold: f64,
+    /// Round length, one RTT (ns).
+    pub rtt: Dur,
+    /// Algorithm 2's delta added to the least NR of a bottlenecked flow
+    /// (bits/s).
+    pub delta: f64,
+    /// How tasks get ids.
+    pub tasks: TaskIdConfig,
+    /// The nominal rate of a flow whose demand does not fit.
+    pub share: Share,
+}
+
+impl Default for BaraatConfig {
+    fn default() -> BaraatConfig {
+        BaraatConfig {
+            threshold: f64::INFINITY,
+            rtt: Dur::from_micros(100),
+            delta: 10e6,
+            tasks: TaskIdConfig::default(),
+            share: Share::Equal,
+        }
+    }
+}
+
+/// The counters Algorithm 1 reads for one flow at one link, and its demand.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FeedbackInput {
+    /// Link capacity `C`, bits/s.
+    pub capacity: f64,
+    /// Sum of the demands of the classes before the flow's, bits/s.
+    pub higher_demand: f64,
+    /// `D_k`: the demands of the other flows of the flow's class, bits/s.
+    pub class_demand: f64,
+    /// `F_k`: flows in the flow's class, the flow included.
+    pub class_flows: u32,
+    /// `A`: the allocations (ARs) of the other flows on the link, bits/s.
+    pub allocated: f64,
+    /// The flow's demand `D`, bits/s.
+    pub demand: f64,
+}
+
+/// Algorithm 1, lines 3-10: the actual rate AR and nominal rate NR for one
+/// flow at one link (bits/s).
+pub fn feedback(i: FeedbackInput, share: Share) -> (f64, f64) {
+    let class_avl = (i.capacity - i.higher_demand).max(0.0);
+    let avail_share = (class_avl - i.class_demand).max(0.0);
+    let equal = class_avl / i.class_flows.max(1) as f64;
+    let nr = if avail_share - i.demand > RATE_TIE * i.demand.max(1.0) {
+        i.demand
+    } else if share == Share::Fill {
+        equal.max(avail_share)
+    } else {
+        equal
+    };
+    let ar = nr.min((i.capacity - i.allocated).max(0.0));
+    (ar, nr)
+}
+
+/// Algorithm 2: a sender's demand for the next round (bits/s), from its NIC
+/// rate, its buffered bytes per round (as bits/s), and, once the flow is
+/// set up, its previous demand and the least NR of the previous feedback.
+pub fn demand(nic: f64, buffered_rate: f64, previous: Option<(f64, f64)>, delta: f64) -> f64 {
+    let d = nic.min(buffered_rate);
+    match previous {
+        Some((prev_demand, min_nr)) if min_nr < prev_demand - RATE_TIE * prev_demand.max(1.0) => {
+            d.min(min_nr + delta)
+        }
+        _ => d,
+    }
+}
+
+/// Whether a rate moved by more than float noise ([`RATE_TIE`]) from one
+/// round to the next.
+fn moved(new: f64, old: f64) -> bool {
+    if new == old {
+        false
+    } else if !new.is_finite() || !old.is_finite() {
+        true
+    } else {
+        (new - old).abs() > RATE_TIE * new.abs().max(old.abs()).max(1.0)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct FlowState {
+    task: u64,
+    setup: bool,
+    demand: f64,
+    min_nr: f64,
+    /// AR granted by each link of the path, in path order.
+    ar: Vec<f64>,
+    new_demand: f64,
+    new_min_nr: f64,
+}
+
+#[derive(Debug, Clone)]
+struct LinkTask {
+    task: u64,
+    n_flows: u32,
+    reserved: f64,
+    /// Bytes granted per round at the last computed round.
+    grant: f64,
+    heavy: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+struct LinkState {
+    /// (task id, flow, position of the link in the flow's path), sorted.
+    members: Vec<(u64, FlowIdx, u32)>,
+    /// Per task seen on the link, sorted by task id.
+    tasks: Vec<LinkTask>,
+    busy: bool,
+}
+
+/// Baraat with Smart Priority Classes; see the module doc.
+#[derive(Debug)]
+pub struct Baraat {
+    config: BaraatConfig,
+    tasks: TaskIds,
+    flows: Vec<FlowState>,
+    links: Vec<LinkState>,
+    busy: Vec<u32>,
+    /// Links each coflow has counters on.
+    coflow_links: Vec<Vec<u32>>,
+    /// Reservations of rounds up to this one are in the counters.
+    credited: i64,
+    /// The round the scheduler sleeps until.
+    planned: Option<i64>,
+    scratch_class: Vec<u32>,
+    scratch_old: Vec<(f64, u32)>,
+    rounds: u64,
+}
+
+impl Baraat {
+    /// A `baraat` scheduler.
+    pub fn new(config: BaraatConfig) -> Baraat {
+        Baraat {
+            tasks: TaskIds::new(config.tasks),
+            config,
+            flows: vec![],
+            links: vec![],
+            busy: vec![],
+            coflow_links: vec![],
+            credited: -1,
+            planned: None,
+            scratch_class: vec![],
+            scratch_old: vec![],
+            rounds: 0,
+        }
+    }
+
+    /// How many rounds were computed (the others were skipped as fixed
+    /// points).
+    pub fn rounds_computed(&self) -> u64 {
+        self.rounds
+    }
+
+    fn rtt(&self) -> u64 {
+        self.config.rtt.0.max(1)
+    }
+
+    fn is_heavy(&self, reserved: f64) -> bool {
+        let t = self.config.threshold;
+        t.is_finite() && reserved >= t - 1e-6 * t.max(1.0)
+    }
+
+    /// Adds the reservations of rounds `credited + 1 ..= k` at the grants of
+    /// the last computed round.
+    fn credit_through(&mut self, k: i64) {
+        if k <= self.credited {
+            return;
+        }
+        let n = (k - self.credited) as f64;
+        for &l in &self.busy {
+            for t in &mut self.links[l as usize].tasks {
+                if t.grant > 0.0 {
+                    t.reserved += n * t.grant;
+                }
+            }
+        }
+        self.credited = k;
+    }
+
+    fn zero_grants(&mut self) {
+        for &l in &self.busy {
+            for t in &mut self.links[l as usize].tasks {
+                t.grant = 0.0;
+            }
+        }
+    }
+
+    fn link_task(&mut self, l: u32, task: u64, coflow: CoflowIdx) -> &mut LinkTask {
+        let link = &mut self.links[l as usize];
+        let i = match link.tasks.binary_search_by_key(&task, |t| t.task) {
+            Ok(i) => i,
+            Err(i) => {
+                link.tasks.insert(
+                    i,
+                    LinkTask {
+                        task,
+                        n_flows: 0,
+                        reserved: 0.0,
+                        grant: 0.0,
+                        heavy: false,
+                    },
+                );
+                let cl = &mut self.coflow_links[coflow as usize];
+                cl.push(l);
+                i
+            }
+        };
+        if !link.busy {
+            link.busy = true;
+            self.busy.push(l);
+        }
+        &mut link.tasks[i]
+    }
+
+    fn start(&mut self, view: &Clairvoyant<'_>, f: FlowIdx) {
+        let c = view.coflow_of(f);
+        let task = self.tasks.get(c).0;
+        if self.flows.len() <= f as usize {
+            self.flows.resize(f as usize + 1, FlowState::default());
+        }
+        if self.coflow_links.len() <= c as usize {
+            self.coflow_links.resize(c as usize + 1, vec![]);
+        }
+        let path = view.path(f);
+        self.flows[f as usize] = FlowState {
+            task,
+            setup: false,
+            demand: 0.0,
+            min_nr: f64::INFINITY,
+            ar: vec![0.0; path.len()],
+            new_demand: 0.0,
+            new_min_nr: f64::INFINITY,
+        };
+        for (pos, l) in path.iter().enumerate() {
+            self.link_task(l.0, task, c).n_flows += 1;
+            let members = &mut self.links[l.0 as usize].members;
+            let key = (task, f, pos as u32);
+            let i = members.partition_point(|m| *m < key);
+            members.insert(i, key);
+        }
+    }
+
+    fn finish(&mut self, view: &Clairvoyant<'_>, f: FlowIdx) {
+        let task = self.flows[f as usize].task;
+        for l in view.path(f) {
+            let link = &mut self.links[l.0 as usize];
+            if let Ok(i) = link.members.binary_search_by_key(&(task, f), |m| (m.0, m.1)) {
+                link.members.remove(i);
+            }
+            if let Ok(i) = link.tasks.binary_search_by_key(&task, |t| t.task) {
+                link.tasks[i].n_flows -= 1;
+            }
+        }
+        self.flows[f as usize].ar = vec![];
+    }
+
+    fn drop_coflow(&mut self, c: CoflowIdx) {
+        let Some(links) = self.coflow_links.get_mut(c as usize) else {
+            return;
+        };
+        let links = std::mem::take(links);
+        let task = self.tasks.get(c).0;
+        for l in links {
+            let link = &mut self.links[l as usize];
+            if let Ok(i) = link.tasks.binary_search_by_key(&task, |t| t.task) {
+                link.tasks.remove(i);
+            }
+        }
+    }
+
+    /// Computes round `k`; returns whether its outcome differs from the
+    /// previous round's.
+    fn round(&mut self, k: i64, view: &Clairvoyant<'_>, out: &mut Allocation) -> bool {
+        self.rounds += 1;
+        self.credit_through(k - 1);
+        let rtt_s = self.rtt() as f64 * 1e-9;
+        let delta = self.config.delta;
+        let mut changed = false;
+        // 1. Senders (Algorithm 2).
+        for &f in view.active_flows() {
+            let st = &mut self.flows[f as usize];
+            let nic = view.capacities()[view.path(f)[0].0 as usize];
+            let buffered = view.remaining(f).max(0.0) * 8.0 / rtt_s;
+            let prev = st.setup.then_some((st.demand, st.min_nr));
+            st.new_demand = demand(nic, buffered, prev, delta);
+            st.new_min_nr = f64::INFINITY;
+            changed |= !st.setup || moved(st.new_demand, st.demand);
+        }
+        // 2-3. Links: classify, then Algorithm 1 in priority order.
+        let busy = std::mem::take(&mut self.busy);
+        let mut still_busy = Vec::with_capacity(busy.len());
+        for &l in &busy {
+            let cap = view.capacities()[l as usize];
+            let mut link = std::mem::take(&mut self.links[l as usize]);
+            for t in &mut link.tasks {
+                t.grant = 0.0;
+                t.heavy = self.is_heavy(t.reserved);
+            }
+            if link.members.is_empty() {
+                link.busy = !link.tasks.is_empty();
+                if link.busy {
+                    still_busy.push(l);
+                }
+                self.links[l as usize] = link;
+                continue;
+            }
+            // Classes: runs of tasks (with flows here) where all but the last
+            // are heavy. Old per-class demand sums and set-up flow counts.
+            let classes = &mut self.scratch_class;
+            let old = &mut self.scratch_old;
+            classes.clear();
+            old.clear();
+            let mut class = 0u32;
+            let mut ti = 0;
+            let mut cur_task = None;
+            let mut a_old_rest = 0.0;
+            for m in &link.members {
+                if cur_task != Some(m.0) {
+                    // The task before this one (at `ti`) closes its class if light.
+                    if cur_task.is_some() && !link.tasks[ti].heavy {
+                        class += 1;
+                    }
+                    while link.tasks[ti].task != m.0 {
+                        ti += 1;
+                    }
+                    cur_task = Some(m.0);
+                }
+                classes.push(class);
+                if old.len() <= class as usize {
+                    old.push((0.0, 0));
+                }
+                let st = &self.flows[m.1 as usize];
+                if st.setup {
+                    old[class as usize].0 += st.demand;
+                    old[class as usize].1 += 1;
+                }
+                a_old_rest += st.ar[m.2 as usize];
+            }
+            // Algorithm 1 for each flow in order.
+            let mut higher = 0.0; // new demands of earlier classes
+            let mut cur = u32::MAX;
+            let (mut new_sum, mut old_rest, mut new_count, mut old_count) = (0.0, 0.0, 0u32, 0u32);
+            let mut a_new = 0.0;
+            ti = 0;
+            for (i, m) in link.members.iter().enumerate() {
+                let k = classes[i];
+                if k != cur {
+                    higher += new_sum;
+                    cur = k;
+                    new_sum = 0.0;
+                    new_count = 0;
+                    old_rest = old[k as usize].0;
+                    old_count = old[k as usize].1;
+                }
+                let st = &mut self.flows[m.1 as usize];
+                let pos = m.2 as usize;
+                let (own_old_d, own_old_ar) = if st.setup {
+                    (st.demand, st.ar[pos])
+                } else {
+                    (0.0, 0.0)
+                };
+                if !st.setup {
+                    new_count += 1;
+                }
+                let (ar, nr) = feedback(
+                    FeedbackInput {
+                    capacity: cap,
+                    higher_demand: higher,
+                    class_demand: new_sum + (old_rest - own_old_d).max(0.0),
+                    class_flows: old_count + new_count,
+                    allocated: a_new + (a_old_rest - own_old_ar).max(0.0),
+                    demand: st.new_demand,
+                    },
+                    self.config.share,
+                );
+                new_sum += st.new_demand;
+                old_rest -= own_old_d;
+                a_old_rest -= st.ar[pos];
+                a_new += ar;
+                changed |= moved(ar, st.ar[pos]);
+                st.ar[pos] = ar;
+                st.new_min_nr = st.new_min_nr.min(nr);
+                while link.tasks[ti].task != m.0 {
+                    ti += 1;
+                }
+                link.tasks[ti].grant += ar * rtt_s / 8.0;
+            }
+            link.busy = true;
+            still_busy.push(l);
+            self.links[l as usize] = link;
+        }
+        self.busy = still_busy;
+        // 4. Rates.
+        for &f in view.active_flows() {
+            let st = &mut self.flows[f as usize];
+            changed |= moved(st.new_min_nr, st.min_nr);
+            st.setup = true;
+            st.demand = st.new_demand;
+            st.min_nr = st.new_min_nr;
+            let rate = st.ar.iter().copied().fold(f64::INFINITY, f64::min);
+            out.set_rate(f, if rate.is_finite() { rate } else { 0.0 });
+        }
+        for &l in &self.busy {
+            for t in &mut self.links[l as usize].tasks {
+                t.reserved += t.grant;
+            }
+        }
+        self.credited = k;
+        changed
+    }
+
+    /// After a round that changed nothing: the round before the first one
+    /// whose inputs may differ (a buffer falling below a demand, a task
+    /// turning heavy on a link), or `None` if none will.
+    fn next_change(&self, k: i64, view: &Clairvoyant<'_>, out: &Allocation) -> Option<i64> {
+        let rtt = self.rtt() as f64;
+        let mut first = f64::INFINITY; // rounds after k
+        for &f in view.active_flows() {
+            let st = &self.flows[f as usize];
+            let rate = out.rate(f);
+            if rate <= 0.0 {
+                continue;
+            }
+            // buffered(k + j) * 8 / rtt < demand, with buffered falling by
+            // rate * rtt / 8 per round.
+            let buffered = view.remaining(f) * 8e9 / rtt;
+            first = first.min(((buffered - st.demand) / rate).floor() + 1.0);
+        }
+        if self.config.threshold.is_finite() {
+            let t = self.config.threshold;
+            let thr = t - 1e-6 * t.max(1.0);
+            for &l in &self.busy {
+                for lt in &self.links[l as usize].tasks {
+                    if lt.n_flows > 0 && !lt.heavy && lt.grant > 0.0 {
+                        // Round k + j classifies with reserved + (j - 1) * grant.
+                        first = first.min(((thr - lt.reserved) / lt.grant).ceil().max(0.0) + 1.0);
+                    }
+                }
+            }
+        }
+        first
+            .is_finite()
+            .then(|| k + (first - 1.0).clamp(1.0, 1e15) as i64)
+    }
+}
+
+impl Scheduler for Baraat {
+    type Knows = KnowsSizes;
+    fn name(&self) -> &str {
+        "baraat"
+    }
+    fn schedule(
+        &mut self,
+        now: Time,
+        view: Clairvoyant<'_>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
+        if self.links.len() < view.n_links() {
+            self.links.resize(view.n_links(), LinkState::default());
+        }
+        let rtt = self.rtt();
+        self.tasks.assign(&view.observed(), &changes.arrived);
+        let flows_changed = !changes.started.is_empty() || !changes.finished.is_empty();
+        if flows_changed {
+            // Rounds before now had the old flows: credit them, then nothing
+            // until the next computed round (the next tick).
+            self.credit_through(now.0.div_ceil(rtt) as i64 - 1);
+            self.zero_grants();
+            self.planned = Some(now.0.div_ceil(rtt) as i64);
+        }
+        for &f in &changes.finished {
+            self.finish(&view, f);
+        }
+        for &c in &changes.finished_coflows {
+            self.drop_coflow(c);
+        }
+        for &f in &changes.started {
+            self.start(&view, f);
+        }
+        if view.active_flows().is_empty() {
+            self.planned = None;
+            return None;
+        }
+        if (now.0 / rtt) * rtt == now.0 {
+            let k = (now.0 / rtt) as i64;
+            let due = match self.planned {
+                None => true,
+                Some(p) => p <= k,
+            };
+            if due || changes.timer {
+                let changed = self.round(k, &view, out);
+                self.planned = if changed {
+                    Some(k + 1)
+                } else {
+                    self.next_change(k, &view, out)
+                };
+            }
+        } else if self.planned.is_none() {
+            self.planned = Some(now.0.div_ceil(rtt) as i64);
+        }
+        self.planned.map(|p| Time(p as u64 * rtt))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(higher: f64, class: f64, n: u32, alloc: f64, d: f64) -> FeedbackInput {
+        FeedbackInput {
+            capacity: 10.0,
+            higher_demand: higher,
+            class_demand: class,
+            class_flows: n,
+            allocated: alloc,
+            demand: d,
+        }
+    }
+
+    #[test]
+    fn algorithm_1_by_hand() {
+        let feedback = |i| feedback(i, Share::Equal);
+        // Alone on an idle link, demand 4 of 10: NR = AR = 4.
+        assert_eq!(feedback(input(0.0, 0.0, 1, 0.0, 4.0)), (4.0, 4.0));
+        // Higher classes ask for 7: ClassAvlBW = 3; another flow of the class
+        // asks 1, AvailShare = 2 < 4: NR = 3 / 2; A = 9 leaves 1: AR = 1.
+        assert_eq!(feedback(input(7.0, 1.0, 2, 9.0, 4.0)), (1.0, 1.5));
+        // Higher classes ask for more than C: nothing.
+        assert_eq!(feedback(input(12.0, 0.0, 1, 0.0, 4.0)), (0.0, 0.0));
+        // AvailShare exactly D is not > D: the equal share (10 / 1).
+        assert_eq!(feedback(input(0.0, 6.0, 1, 0.0, 4.0)), (10.0, 10.0));
+        // Demand fits beside the class: NR = D, limited by what others hold.
+        assert_eq!(feedback(input(2.0, 3.0, 2, 7.0, 4.0)), (3.0, 4.0));
+    }
+
+    #[test]
+    fn fill_offers_what_the_class_leaves() {
+        // C = 10, one other flow of the class asks 1 (bottlenecked
+        // elsewhere), this one 12: Equal offers 10 / 2 = 5, Fill the 9
+        // the other leaves.
+        let i = input(0.0, 1.0, 2, 1.0, 12.0);
+        assert_eq!(feedback(i, Share::Equal), (5.0, 5.0));
+        assert_eq!(feedback(i, Share::Fill), (9.0, 9.0));
+        // When the others ask more than the equal share, both offer it.
+        let i = input(0.0, 8.0, 2, 0.0, 12.0);
+        assert_eq!(feedback(i, Share::Fill), feedback(i, Share::Equal));
+    }
+
+    #[test]
+    fn algorithm_2_by_hand() {
+        // New flow: min(NIC, buffered / RTT).
+        assert_eq!(demand(1e9, 5e9, None, 1e7), 1e9);
+        assert_eq!(demand(1e9, 2e8, None, 1e7), 2e8);
+        // Bottlenecked elsewhere (least NR 3e8 < previous demand 1e9):
+        // NR + delta.
+        assert_eq!(demand(1e9, 5e9, Some((1e9, 3e8)), 1e7), 3.1e8);
+        // Not bottlenecked (least NR = previous demand): back to the NIC rate.
+        assert_eq!(demand(1e9, 5e9, Some((3.1e8, 3.1e8)), 1e7), 1e9);
+        // The bottleneck freed a little (NR 3.05e8 < 3.1e8): still NR + delta.
+        assert_eq!(demand(1e9, 5e9, Some((3.1e8, 3.05e8)), 1e7), 3.15e8);
+        // Buffer below NR + delta wins.
+        assert_eq!(demand(1e9, 1e8, Some((1e9, 3e8)), 1e7), 1e8);
+    }
+}
