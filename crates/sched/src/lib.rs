@@ -15,6 +15,7 @@
 //! Schedulers are built by name through [`registry`].
 
 pub mod aalo;
+pub mod d2tcp;
 pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
@@ -22,6 +23,7 @@ pub mod ordered;
 pub mod registry;
 pub mod srpt;
 pub mod state;
+pub mod tafe;
 pub mod varys;
 
 pub use registry::{build, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};
