@@ -433,19 +433,22 @@ impl TafeConfig {
                 ));
             }
         }
-        if let Some(w) = thresholds.windows(2).find(|w| !(w[0] < w[1])) {
+        // Equal thresholds (quantiles of a distribution with repeated
+        // sizes, or every task empty) leave the queues between them empty:
+        // a task reaching one passes all of them at once.
+        if let Some(w) = thresholds.windows(2).find(|w| w[1] < w[0]) {
             return Err(bad(
                 "thresholds",
                 format!(
-                    "'{spec}' gives {} then {}: thresholds must increase",
+                    "'{spec}' gives {} then {}: thresholds must not decrease",
                     w[0], w[1]
                 ),
             ));
         }
-        if let Some(u) = thresholds.iter().find(|u| !(**u > 0.0) || u.is_nan()) {
+        if let Some(u) = thresholds.iter().find(|u| u.is_nan() || **u < 0.0) {
             return Err(bad(
                 "thresholds",
-                format!("'{spec}' gives {u}: thresholds must be above 0"),
+                format!("'{spec}' gives {u}: thresholds must be 0 or more"),
             ));
         }
         let flows = match param("flows").unwrap_or("srpt") {
@@ -730,9 +733,8 @@ mod tests {
             (
                 "tafe:thresholds=2KB/1KB",
                 "thresholds",
-                "2000 then 1000: thresholds must increase",
+                "2000 then 1000: thresholds must not decrease",
             ),
-            ("tafe:thresholds=0/1KB", "thresholds", "must be above 0"),
             (
                 "tafe:thresholds=1.5max",
                 "thresholds",
@@ -752,17 +754,19 @@ mod tests {
                 "{spec}: {e}"
             );
         }
-        // Quantiles of equal sizes coincide: an error, not fewer queues.
+        // Quantiles of equal sizes coincide: the queues between are empty.
         let equal = WorkloadHints {
             coflow_sizes: vec![8.0; 4],
         };
-        let e = build(
+        assert!(build(
             &SchedulerSpec::parse("tafe:queues=3;thresholds=quantiles").unwrap(),
-            &equal,
+            &equal
         )
-        .err()
-        .unwrap();
-        assert!(e.to_string().contains("thresholds must increase"), "{e}");
+        .is_ok());
+        assert_eq!(
+            cfg("tafe:thresholds=0/1KB").unwrap().thresholds,
+            vec![0.0, 1e3]
+        );
         let e = build(
             &SchedulerSpec::parse("tafe").unwrap(),
             &WorkloadHints::default(),

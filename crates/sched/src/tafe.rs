@@ -72,7 +72,9 @@
 //! Correctness properties: a task's queue never rises (bytes sent only
 //! grow; `Tafe::update_queues`); every active flow gets a rate every call
 //! (served, or zeroed by `ClassServer::end`); the timer is the earliest
-//! threshold crossing at the rates just given (`Tafe::next_crossing`).
+//! threshold crossing at the rates just given, and is always returned
+//! (`Time::NEVER` for none) so that no stale timer calls the scheduler at an
+//! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
 use crate::ordered::ClassServer;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
@@ -91,7 +93,8 @@ pub enum FlowOrder {
 /// TAFE's parameters; see the module doc.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TafeConfig {
-    /// `U1 .. U(tau-1)`, bytes, strictly increasing (empty: one queue).
+    /// `U1 .. U(tau-1)`, bytes, not decreasing (empty: one queue; a task
+    /// that reaches equal thresholds passes the queues between at once).
     pub thresholds: Vec<f64>,
     /// The flow rule inside a task.
     pub flows: FlowOrder,
@@ -158,8 +161,8 @@ impl Tafe {
     }
 
     /// The earliest instant a task in a non-last queue reaches its next
-    /// threshold at the rates in `out`.
-    fn next_crossing(&self, now: Time, view: &Clairvoyant<'_>, out: &Allocation) -> Option<Time> {
+    /// threshold at the rates in `out` (`Time::NEVER` if none will).
+    fn next_crossing(&self, now: Time, view: &Clairvoyant<'_>, out: &Allocation) -> Time {
         let mut wake = Time::NEVER;
         for &(q, _, c) in &self.order {
             let Some(&u) = self.config.thresholds.get(q as usize) else {
@@ -170,7 +173,7 @@ impl Tafe {
                 wake = wake.min(t);
             }
         }
-        (wake != Time::NEVER).then_some(wake)
+        wake
     }
 }
 
@@ -213,7 +216,10 @@ impl Scheduler for Tafe {
             }
         }
         self.server.end(&obs, out);
-        self.next_crossing(now, &view, out)
+        // Always a timer, `Time::NEVER` for none: a driver keeps an earlier
+        // timer until it is replaced, and a stale one would re-rank flows
+        // at an instant that is no event of the model.
+        Some(self.next_crossing(now, &view, out))
     }
 }
 
