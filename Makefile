@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean
+.PHONY: demo test develop clean repro-tafe
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -33,6 +33,11 @@ develop: $(VENV)/.installed-dev
 test: develop
 	cargo test --workspace --exclude coflowkit-py
 	$(BIN)/python -m pytest -q tests/
+
+# TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, both experiments, the page.
+repro-tafe: $(VENV)/.installed-dev
+	$(BIN)/maturin develop --release
+	$(BIN)/python examples/reproductions/tafe.py
 
 clean:
 	rm -rf $(VENV) results

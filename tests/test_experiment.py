@@ -292,3 +292,14 @@ def test_the_example_experiments_are_valid(cli: Cli) -> None:
         assert proc.returncode == 0, (path, proc.stderr)
     loads = load_experiment(ROOT / "examples" / "experiments" / "loads.toml")
     assert len(loads.points()) == 5 * 5 * 3
+
+
+def test_the_tafe_reproduction_files_are_valid(cli: Cli) -> None:
+    # examples/reproductions/tafe*.toml (make repro-tafe): every scheduler spec, generator
+    # parameter and the topology with CPUs check at the door.
+    for name in ("tafe.toml", "tafe-large.toml"):
+        proc = cli("run", ROOT / "examples" / "reproductions" / name, "--dry-run")
+        assert proc.returncode == 0, (name, proc.stderr)
+    exp = load_experiment(ROOT / "examples" / "reproductions" / "tafe.toml")
+    # 2 distributions x 4 task counts x 5 seeds, 11 scheduler points each.
+    assert len(exp.points()) == 2 * 4 * 5 * 11

@@ -364,7 +364,8 @@ impl TafeConfig {
             (None, Some(3) | None) => "0.5max/0.75max",
             (None, Some(_)) => "quantiles",
         };
-        let thresholds: Vec<f64> = match spec {
+        // Each threshold with whether it is a fixed size (not from the workload).
+        let entries: Vec<(f64, bool)> = match spec {
             "" => vec![],
             "quantiles" | "even" => {
                 let tau = tau.unwrap_or(3);
@@ -372,9 +373,11 @@ impl TafeConfig {
                     .map(|k| {
                         let q = 100.0 * k as f64 / tau as f64;
                         if spec == "even" {
-                            max().map(|m| m * k as f64 / tau as f64)
+                            max().map(|m| (m * k as f64 / tau as f64, false))
                         } else {
-                            percentile(sizes, q).ok_or_else(|| need("a quantile"))
+                            percentile(sizes, q)
+                                .map(|u| (u, false))
+                                .ok_or_else(|| need("a quantile"))
                         }
                     })
                     .collect::<Result<_, _>>()?
@@ -387,7 +390,7 @@ impl TafeConfig {
                         if sizes.is_empty() {
                             return Err(need("mean"));
                         }
-                        Ok(sizes.iter().sum::<f64>() / sizes.len() as f64)
+                        Ok((sizes.iter().sum::<f64>() / sizes.len() as f64, false))
                     } else if let Some(f) = e.strip_suffix("max") {
                         let f: f64 = f
                             .parse()
@@ -399,7 +402,7 @@ impl TafeConfig {
                                     format!("'{e}': the fraction of max must be in (0, 1]"),
                                 )
                             })?;
-                        Ok(f * max()?)
+                        Ok((f * max()?, false))
                     } else if let Some(p) = e.strip_prefix('p') {
                         let q: f64 = p
                             .parse()
@@ -408,10 +411,12 @@ impl TafeConfig {
                             .ok_or_else(|| {
                                 bad("thresholds", format!("'{e}' is not a percentile p0..p100"))
                             })?;
-                        percentile(sizes, q).ok_or_else(|| need("a percentile"))
+                        percentile(sizes, q)
+                            .map(|u| (u, false))
+                            .ok_or_else(|| need("a percentile"))
                     } else {
                         coflowkit_model::parse::bytes(e)
-                            .map(|b| b.0 as f64)
+                            .map(|b| (b.0 as f64, true))
                             .map_err(|m| {
                                 bad(
                                     "thresholds",
@@ -423,20 +428,23 @@ impl TafeConfig {
                 .collect::<Result<_, _>>()?,
         };
         if let Some(tau) = tau {
-            if thresholds.len() + 1 != tau {
+            if entries.len() + 1 != tau {
                 return Err(bad(
                     "thresholds",
                     format!(
                         "{} thresholds for {tau} queues (give queues - 1)",
-                        thresholds.len()
+                        entries.len()
                     ),
                 ));
             }
         }
-        // Equal thresholds (quantiles of a distribution with repeated
-        // sizes, or every task empty) leave the queues between them empty:
-        // a task reaching one passes all of them at once.
-        if let Some(w) = thresholds.windows(2).find(|w| w[1] < w[0]) {
+        // Fixed sizes must not decrease. Thresholds from the workload are
+        // raised to the one before where they would (`mean/0.75max` on a
+        // workload whose mean is above 0.75 of its largest task): equal
+        // thresholds leave the queues between them empty, a task reaching
+        // one passes them all at once (as quantiles of repeated sizes do).
+        let fixed: Vec<f64> = entries.iter().filter(|e| e.1).map(|e| e.0).collect();
+        if let Some(w) = fixed.windows(2).find(|w| w[1] < w[0]) {
             return Err(bad(
                 "thresholds",
                 format!(
@@ -445,11 +453,10 @@ impl TafeConfig {
                 ),
             ));
         }
-        if let Some(u) = thresholds.iter().find(|u| u.is_nan() || **u < 0.0) {
-            return Err(bad(
-                "thresholds",
-                format!("'{spec}' gives {u}: thresholds must be 0 or more"),
-            ));
+        let mut thresholds: Vec<f64> = Vec::with_capacity(entries.len());
+        for &(u, _) in &entries {
+            let floor = thresholds.last().copied().unwrap_or(0.0);
+            thresholds.push(u.max(floor));
         }
         let flows = match param("flows").unwrap_or("srpt") {
             "srpt" => FlowOrder::Srpt,
@@ -766,6 +773,16 @@ mod tests {
         assert_eq!(
             cfg("tafe:thresholds=0/1KB").unwrap().thresholds,
             vec![0.0, 1e3]
+        );
+        // From the workload, raised to the one before: the mean (400) above
+        // p20 (100) is kept, p20 after the mean is raised to it.
+        assert_eq!(
+            cfg("tafe:thresholds=mean/p20").unwrap().thresholds,
+            vec![400.0, 400.0]
+        );
+        assert_eq!(
+            cfg("tafe:thresholds=1KB/p20").unwrap().thresholds,
+            vec![1e3, 1e3]
         );
         let e = build(
             &SchedulerSpec::parse("tafe").unwrap(),
