@@ -1,8 +1,10 @@
 """Regenerates the TAFE reproduction: docs/reproductions/tafe.md and its figures.
 
-Runs the two experiment files beside this script (``tafe.toml``: tasks of
+Runs the three experiment files beside this script (``tafe.toml``: tasks of
 1 KB to 100 KB; ``tafe-large.toml``: tasks from 10 MB; both on the web-search
-and data-mining distributions with 20, 50, 100 and 500 tasks) into
+and data-mining distributions with 20, 50, 100 and 500 tasks;
+``tafe-full.toml``: the whole distributions and quantile thresholds, a
+sensitivity check) into
 ``results/<name>`` (a re-run resumes: finished points are kept), simulates
 the motivating example (III, Fig. 2), draws the figures into
 ``docs/reproductions/tafe/`` and writes the page, with the paper's numbers
@@ -34,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DOC = ROOT / "docs" / "reproductions" / "tafe.md"
 FIGURES = ROOT / "docs" / "reproductions" / "tafe"
-EXPERIMENTS = {"small": HERE / "tafe.toml", "large": HERE / "tafe-large.toml"}
+EXPERIMENTS = {"small": HERE / "tafe.toml", "large": HERE / "tafe-large.toml", "full": HERE / "tafe-full.toml"}
 SIZES = ("websearch", "datamining")
 SIZE_NAME = {"websearch": "web search", "datamining": "data mining"}
 #: A gap worth explaining: ours and the paper's differ by more than this factor.
@@ -335,6 +337,26 @@ def render(points: dict[str, pd.DataFrame], coflows: dict[str, pd.DataFrame], fi
             "(Figs. 10-12), all seeds pooled.", "",
             f"![Tasks of 1-100 KB]({figures['cdf-small']})", "",
             f"![Tasks from 10 MB]({figures['cdf-large']})", ""]
+    # -- sensitivity: whole distributions
+    full = points["full"]
+    out += ["## Sensitivity: the whole distributions, and quantile thresholds", "",
+            "`tafe-full.toml`: task sizes from the whole web-search and data-mining distributions (1 KB up,",
+            "heavy-tailed) instead of a 1-100 KB or 10 MB+ slice, and TAFE with thresholds at the 50th and",
+            "90th percentiles of task sizes beside the paper's fractions of the largest task. STF",
+            "(clairvoyant, remaining task bytes) is the order TAFE's demotion emulates without sizes.", "",
+            "Mean / p99 TCT (ms), and TAFE's reduction against FIFO and the D2TCP-like baseline:", "",
+            "| scheduler | " + " | ".join(f"{SIZE_NAME[s]}, {n} tasks" for n in (100, 500) for s in SIZES) + " |",
+            "|---|" + "---|" * 4]
+    for label in full["label"].unique():
+        cells = [f"{_ms(stat(full, label, s, n, 'cct_mean_s').mean() * 1e3)} / "
+                 f"{_ms(stat(full, label, s, n, 'cct_p99_s').mean() * 1e3)}" for n in (100, 500) for s in SIZES]
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    for label in (TAFE, "tafe p50/p90"):
+        for base in (FIFO, D2TCP):
+            for col, what in (("cct_mean_s", "mean"), ("cct_p99_s", "p99")):
+                cells = [pct(ratio(full, label, base, s, n, col)) for n in (100, 500) for s in SIZES]
+                out.append(f"| {label} vs {base}, {what} | " + " | ".join(cells) + " |")
+    out.append("")
     out += GAPS_TEXT
     return "\n".join(out) + "\n"
 
@@ -349,7 +371,47 @@ def _ms(v: float) -> str:
 GAPS_TEXT: list[str] = [
     "## Gaps, and why",
     "",
-    "To be written from the measured numbers.",
+    "Every claim of V-C and V-D is a gap on the paper's stated setup as we read it (1-100 KB and",
+    "10 MB+ tasks); III's example is exact. What the tables show about why:",
+    "",
+    "1. **The D2TCP-like baseline is per-flow fair sharing here** (no deadlines are stated, so every",
+    "   imminence factor is 1). A FIFO-like order (TAFE serves the tasks of a queue first come, first",
+    "   served) beats fair sharing in the mean only when task sizes are heavy-tailed. On the 1-100 KB",
+    "   and 10 MB+ slices the sizes are nearly flat, so TAFE is within a few percent of fair sharing",
+    "   in the mean and worse in the tail: the 36% tail and 45% mean claims, and Fig. 9's \"4 vs more",
+    "   than 6\", are not reproduced there. On the whole web-search distribution with quantile",
+    "   thresholds (sensitivity table) TAFE does beat fair sharing, by about 10% in both the mean",
+    "   and the p99: the paper's direction at about a third of its size. On the whole data-mining",
+    "   distribution it loses: its largest tasks (up to 1 GB) end in the last queue, served first come,",
+    "   first served, one behind the other, where fair sharing lets the smaller of them through.",
+    "   The paper's D2TCP may have had deadlines, or paid packet-level costs (incast, timeouts among",
+    "   many competing flows) that a flow-level model does not have.",
+    "2. **Demotion helps where sizes have a heavy tail, and with thresholds that split them.** The",
+    "   1-100 KB slice of web search is about a quarter one size (6 packets) and the rest spread",
+    "   evenly up to 77 KB: a task's age predicts little about what it has left, so demoting old",
+    "   tasks (least attained service) cannot beat FIFO, and the demoted large tasks wait behind every",
+    "   new small one (the p99 rises 2-3x). Data mining's slice is more skewed, and there TAFE's mean",
+    "   is about 30% below FIFO's, the paper's 34%. On the whole distributions TAFE's mean is 37-59%",
+    "   below FIFO's with the paper's thresholds and 65-87% with quantile thresholds (p50/p90), which",
+    "   split the bulk of the sizes where 0.5 and 0.75 of the largest task sit above almost all of",
+    "   them. So the paper's 34% lies between what our model gives on flat and on heavy-tailed sizes;",
+    "   which the paper had, its text does not let us tell.",
+    "3. **Flow-awareness does not matter in this workload** (`flows=fair` is within noise of",
+    "   `flows=srpt`): each task's two flows come from two different servers (their CPU stages run in",
+    "   parallel) and go to one client's downlink, where serving them one after the other or",
+    "   together ends the task at the same instant. Fig. 2's 20% comes from two stages of one task",
+    "   queueing on *one* CPU, which the paper's trace setup (tasks over many servers) does not say",
+    "   it has; the exact test shows our TAFE gets Fig. 2's gain when the workload has it.",
+    "4. **Unstated setup.** The paper's Google-trace server heterogeneity, topology, load, flows per",
+    "   task and their CPU work are not given; each is an assumption above, and each can move the",
+    "   numbers.",
+    "",
+    "Trends the paper reports without numbers. Fig. 4 (its incremental thresholds beat fixed ones,",
+    "more so with more tasks): not what we see; the mean-based vector and thirds are as good as or",
+    "better than 0.5 / 0.75 of the largest task. Fig. 5 (more queues help, with gains that level",
+    "off): holds on data mining (each added queue gains less: 2 to 3 about 20%, then about 10% each",
+    "for 4 and 8) and not on the web-search slice, where every queue count is within a few percent.",
+    "Figs. 10-12 (500 tasks): the same picture as at 100 tasks.",
 ]
 
 
