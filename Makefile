@@ -13,7 +13,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean repro-dcas repro-aalo
+.PHONY: demo test develop clean repro-dcas repro-aalo repro-tafe
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -47,6 +47,11 @@ repro-dcas: $(VENV)/.installed-run
 repro-aalo: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python reproductions/aalo/regenerate.py
+
+# TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, both experiments, the page.
+repro-tafe: $(VENV)/.installed-dev
+	$(BIN)/maturin develop --release
+	$(BIN)/python examples/reproductions/tafe.py
 
 clean:
 	rm -rf $(VENV) results

@@ -417,3 +417,14 @@ def test_a_star_store_reports_its_bins_and_ticks(cli: Cli, tmp_path: Path) -> No
     assert "One parameter at a time" in text
     names = {p.stem for p in (tmp_path / "store" / "figures").iterdir()}
     assert {"sweep-load-improvement_mean", "sweep-n_hosts-improvement_mean", "sweep-mix-improvement_mean"} <= names
+
+
+def test_the_tafe_reproduction_files_are_valid(cli: Cli) -> None:
+    # examples/reproductions/tafe*.toml (make repro-tafe): every scheduler spec, generator
+    # parameter and the topology with CPUs check at the door.
+    for name in ("tafe.toml", "tafe-large.toml"):
+        proc = cli("run", ROOT / "examples" / "reproductions" / name, "--dry-run")
+        assert proc.returncode == 0, (name, proc.stderr)
+    exp = load_experiment(ROOT / "examples" / "reproductions" / "tafe.toml")
+    # 2 distributions x 4 task counts x 5 seeds, 11 scheduler points each.
+    assert len(exp.points()) == 2 * 4 * 5 * 11

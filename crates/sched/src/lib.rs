@@ -16,6 +16,7 @@
 
 pub mod aalo;
 pub mod baraat;
+pub mod d2tcp;
 pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
@@ -24,6 +25,7 @@ pub mod registry;
 pub mod srpt;
 pub mod state;
 pub mod tasks;
+pub mod tafe;
 pub mod varys;
 
 pub use registry::{build, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};

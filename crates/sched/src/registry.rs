@@ -13,6 +13,9 @@ use crate::fifo_lm::FifoLm;
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
 use crate::srpt::Srpt;
 use crate::varys::Varys;
+// --- tafe, d2tcp (TAFE issue) ---
+use crate::d2tcp::D2tcp;
+use crate::tafe::{FlowOrder, Tafe, TafeConfig};
 use crate::AnyScheduler;
 pub use coflowkit_model::percentile;
 use thiserror::Error;
@@ -63,6 +66,18 @@ pub const NAMES: &[(&str, &str)] = &[
         "dcas",
         "decentralized: senders negotiate subcoflow priorities with receivers (D-CAS); \
          delta, threshold, t, expiry, msg_delay, loss, seed, psi, phi, desired, quantum, solver",
+    ),
+    // --- tafe, d2tcp (TAFE issue) ---
+    (
+        "tafe",
+        "task-aware and flow-aware (TAFE): tasks demoted through tau strict queues by bytes sent, \
+         FIFO per queue, shortest remaining flow first in a task; queues=3;\
+         thresholds=0.5max/0.75max|U1/U2/..|quantiles|even;flows=srpt|fair",
+    ),
+    (
+        "d2tcp",
+        "deadline-aware per-flow weighted max-min, D2TCP's window rule at flow level \
+         (TAFE's flow-aware baseline); alpha=0.5",
     ),
 ];
 
@@ -174,6 +189,8 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
         "dcas" => crate::dcas::KEYS,
+        "tafe" => &["queues", "thresholds", "flows"],
+        "d2tcp" => &["alpha"],
         _ => &[],
     };
     if let Some((k, _)) = spec
@@ -294,6 +311,25 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
                 })?;
             AnyScheduler::Clairvoyant(Box::new(Dcas::new(config)))
         }
+        // --- tafe, d2tcp (TAFE issue) ---
+        "tafe" => {
+            AnyScheduler::Clairvoyant(Box::new(Tafe::new(TafeConfig::from_params(&param, hints)?)))
+        }
+        "d2tcp" => {
+            let alpha = match param("alpha") {
+                None => 0.5,
+                Some(v) => v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|a| *a > 0.0 && *a < 1.0)
+                    .ok_or_else(|| SchedulerError::BadParam {
+                        name: name.into(),
+                        key: "alpha".into(),
+                        message: format!("'{v}' is not a number in (0, 1)"),
+                    })?,
+            };
+            AnyScheduler::Clairvoyant(Box::new(D2tcp::new(alpha)))
+        }
         _ => return Err(unknown(name)),
     })
 }
@@ -343,6 +379,160 @@ fn task_ids(name: &str, params: &[(String, String)]) -> Result<TaskIdConfig, Sch
             })?;
     }
     Ok(config)
+}
+
+// --- tafe (TAFE issue) ---
+impl TafeConfig {
+    /// TAFE's configuration from a spec's parameters: `queues` (tau, 1 to
+    /// 64; default 3, or one more than the thresholds listed), `thresholds`
+    /// (`/`-separated entries, each a size `100KB`, a percentile `p50` of
+    /// the workload's task sizes, `mean`, or a fraction of the largest task
+    /// `0.75max`; or `quantiles`, `Uk = p(100 k / tau)`; or `even`,
+    /// `Uk = k / tau * max`), `flows` (`srpt` or `fair`). The default
+    /// thresholds are the paper's (V-B): `0.5max/0.75max`.
+    pub fn from_params<'a>(
+        param: &dyn Fn(&str) -> Option<&'a str>,
+        hints: &WorkloadHints,
+    ) -> Result<TafeConfig, SchedulerError> {
+        let bad = |key: &str, message: String| SchedulerError::BadParam {
+            name: "tafe".into(),
+            key: key.into(),
+            message,
+        };
+        let tau = match param("queues") {
+            None => None,
+            Some(v) => Some(
+                coflowkit_model::parse::uint(v)
+                    .map_err(|m| bad("queues", m))
+                    .and_then(|k| {
+                        (1..=64)
+                            .contains(&k)
+                            .then_some(k as usize)
+                            .ok_or_else(|| bad("queues", format!("{k} queues: give 1 to 64")))
+                    })?,
+            ),
+        };
+        let sizes = &hints.coflow_sizes;
+        let need = |what: &str| {
+            bad(
+                "thresholds",
+                format!("{what} needs the workload's task sizes"),
+            )
+        };
+        let max = || {
+            sizes
+                .iter()
+                .copied()
+                .reduce(f64::max)
+                .ok_or_else(|| need("a fraction of the largest task"))
+        };
+        let spec = match (param("thresholds"), tau) {
+            (Some(t), _) => t,
+            (None, Some(1)) => "",
+            (None, Some(3) | None) => "0.5max/0.75max",
+            (None, Some(_)) => "quantiles",
+        };
+        // Each threshold with whether it is a fixed size (not from the workload).
+        let entries: Vec<(f64, bool)> = match spec {
+            "" => vec![],
+            "quantiles" | "even" => {
+                let tau = tau.unwrap_or(3);
+                (1..tau)
+                    .map(|k| {
+                        let q = 100.0 * k as f64 / tau as f64;
+                        if spec == "even" {
+                            max().map(|m| (m * k as f64 / tau as f64, false))
+                        } else {
+                            percentile(sizes, q)
+                                .map(|u| (u, false))
+                                .ok_or_else(|| need("a quantile"))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            list => list
+                .split('/')
+                .map(|e| {
+                    let e = e.trim();
+                    if e == "mean" {
+                        if sizes.is_empty() {
+                            return Err(need("mean"));
+                        }
+                        Ok((sizes.iter().sum::<f64>() / sizes.len() as f64, false))
+                    } else if let Some(f) = e.strip_suffix("max") {
+                        let f: f64 = f
+                            .parse()
+                            .ok()
+                            .filter(|f| *f > 0.0 && *f <= 1.0)
+                            .ok_or_else(|| {
+                                bad(
+                                    "thresholds",
+                                    format!("'{e}': the fraction of max must be in (0, 1]"),
+                                )
+                            })?;
+                        Ok((f * max()?, false))
+                    } else if let Some(p) = e.strip_prefix('p') {
+                        let q: f64 = p
+                            .parse()
+                            .ok()
+                            .filter(|q| (0.0..=100.0).contains(q))
+                            .ok_or_else(|| {
+                                bad("thresholds", format!("'{e}' is not a percentile p0..p100"))
+                            })?;
+                        percentile(sizes, q)
+                            .map(|u| (u, false))
+                            .ok_or_else(|| need("a percentile"))
+                    } else {
+                        coflowkit_model::parse::bytes(e)
+                            .map(|b| (b.0 as f64, true))
+                            .map_err(|m| {
+                                bad(
+                                    "thresholds",
+                                    format!("'{e}': {m} (give a size, pQ, mean or Fmax)"),
+                                )
+                            })
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        if let Some(tau) = tau {
+            if entries.len() + 1 != tau {
+                return Err(bad(
+                    "thresholds",
+                    format!(
+                        "{} thresholds for {tau} queues (give queues - 1)",
+                        entries.len()
+                    ),
+                ));
+            }
+        }
+        // Fixed sizes must not decrease. Thresholds from the workload are
+        // raised to the one before where they would (`mean/0.75max` on a
+        // workload whose mean is above 0.75 of its largest task): equal
+        // thresholds leave the queues between them empty, a task reaching
+        // one passes them all at once (as quantiles of repeated sizes do).
+        let fixed: Vec<f64> = entries.iter().filter(|e| e.1).map(|e| e.0).collect();
+        if let Some(w) = fixed.windows(2).find(|w| w[1] < w[0]) {
+            return Err(bad(
+                "thresholds",
+                format!(
+                    "'{spec}' gives {} then {}: thresholds must not decrease",
+                    w[0], w[1]
+                ),
+            ));
+        }
+        let mut thresholds: Vec<f64> = Vec::with_capacity(entries.len());
+        for &(u, _) in &entries {
+            let floor = thresholds.last().copied().unwrap_or(0.0);
+            thresholds.push(u.max(floor));
+        }
+        let flows = match param("flows").unwrap_or("srpt") {
+            "srpt" => FlowOrder::Srpt,
+            "fair" => FlowOrder::Fair,
+            other => return Err(bad("flows", format!("'{other}' is not srpt or fair"))),
+        };
+        Ok(TafeConfig { thresholds, flows })
+    }
 }
 
 impl AaloConfig {
@@ -602,5 +792,130 @@ mod tests {
             "aalo"
         );
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 80.0), Some(4.0));
+    }
+
+    // --- tafe, d2tcp (TAFE issue) ---
+    #[test]
+    fn tafe_thresholds_resolve_and_errors_name_the_key() {
+        let hints = WorkloadHints {
+            coflow_sizes: vec![100.0, 200.0, 300.0, 400.0, 1000.0],
+        };
+        let cfg = |spec: &str| {
+            let s = SchedulerSpec::parse(spec).unwrap();
+            let param = |key: &str| {
+                s.params
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.as_str())
+            };
+            TafeConfig::from_params(&param, &hints)
+        };
+        assert_eq!(cfg("tafe").unwrap().thresholds, vec![500.0, 750.0]);
+        assert_eq!(cfg("tafe").unwrap().flows, FlowOrder::Srpt);
+        assert_eq!(cfg("tafe:queues=1").unwrap().thresholds, Vec::<f64>::new());
+        assert_eq!(
+            cfg("tafe:thresholds=1KB/2KB").unwrap().thresholds,
+            vec![1e3, 2e3]
+        );
+        assert_eq!(
+            cfg("tafe:thresholds=mean/0.75max").unwrap().thresholds,
+            vec![400.0, 750.0]
+        );
+        assert_eq!(
+            cfg("tafe:queues=3;thresholds=even")
+                .unwrap()
+                .thresholds
+                .len(),
+            2
+        );
+        let even = cfg("tafe:queues=4;thresholds=even").unwrap().thresholds;
+        assert_eq!(even, vec![250.0, 500.0, 750.0]);
+        let q = cfg("tafe:queues=5;thresholds=quantiles")
+            .unwrap()
+            .thresholds;
+        assert_eq!(q, vec![100.0, 200.0, 300.0, 400.0]);
+        assert_eq!(cfg("tafe:queues=2").unwrap().thresholds, vec![300.0]);
+        assert_eq!(cfg("tafe:thresholds=p20/p60/p80").unwrap().n_queues(), 4);
+        assert_eq!(cfg("tafe:flows=fair").unwrap().flows, FlowOrder::Fair);
+        for (spec, key, says) in [
+            ("tafe:queues=0", "queues", "0 queues: give 1 to 64"),
+            (
+                "tafe:queues=3;thresholds=1KB",
+                "thresholds",
+                "1 thresholds for 3 queues",
+            ),
+            (
+                "tafe:thresholds=2KB/1KB",
+                "thresholds",
+                "2000 then 1000: thresholds must not decrease",
+            ),
+            (
+                "tafe:thresholds=1.5max",
+                "thresholds",
+                "fraction of max must be in (0, 1]",
+            ),
+            ("tafe:thresholds=p101", "thresholds", "not a percentile"),
+            (
+                "tafe:thresholds=lots",
+                "thresholds",
+                "give a size, pQ, mean or Fmax",
+            ),
+            ("tafe:flows=edf", "flows", "'edf' is not srpt or fair"),
+        ] {
+            let e = cfg(spec).unwrap_err();
+            assert!(
+                matches!(&e, SchedulerError::BadParam { key: k, message, .. } if k == key && message.contains(says)),
+                "{spec}: {e}"
+            );
+        }
+        // Quantiles of equal sizes coincide: the queues between are empty.
+        let equal = WorkloadHints {
+            coflow_sizes: vec![8.0; 4],
+        };
+        assert!(build(
+            &SchedulerSpec::parse("tafe:queues=3;thresholds=quantiles").unwrap(),
+            &equal
+        )
+        .is_ok());
+        assert_eq!(
+            cfg("tafe:thresholds=0/1KB").unwrap().thresholds,
+            vec![0.0, 1e3]
+        );
+        // From the workload, raised to the one before: the mean (400) above
+        // p20 (100) is kept, p20 after the mean is raised to it.
+        assert_eq!(
+            cfg("tafe:thresholds=mean/p20").unwrap().thresholds,
+            vec![400.0, 400.0]
+        );
+        assert_eq!(
+            cfg("tafe:thresholds=1KB/p20").unwrap().thresholds,
+            vec![1e3, 1e3]
+        );
+        let e = build(
+            &SchedulerSpec::parse("tafe").unwrap(),
+            &WorkloadHints::default(),
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.to_string().contains("needs the workload's task sizes"),
+            "{e}"
+        );
+        let e = build(
+            &SchedulerSpec::parse("d2tcp:alpha=1").unwrap(),
+            &WorkloadHints::default(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "scheduler 'd2tcp': parameter 'alpha': '1' is not a number in (0, 1)"
+        );
+        assert!(build(
+            &SchedulerSpec::parse("d2tcp:alpha=0.3").unwrap(),
+            &WorkloadHints::default()
+        )
+        .is_ok());
     }
 }

@@ -273,6 +273,50 @@ enum Policy {
     Dcas(DcasParams),
     /// Baraat's Smart Priority Classes, round by round (see [`RefBaraat`]).
     Baraat(BaraatParams),
+    // --- tafe, d2tcp (TAFE issue) ---
+    /// TAFE: a coflow's queue is how many thresholds its bytes sent reach;
+    /// coflows by (queue, release, arrival, id), strict; inside a coflow
+    /// flows by (remaining bytes, index), each the least residual on its
+    /// path, or (`fair`) max-min among the coflow's flows.
+    Tafe(TafeRef),
+    /// Per-flow weighted max-min, weight `alpha^(1 - d)` with D2TCP's
+    /// deadline imminence `d` (1 without a deadline).
+    D2tcp { alpha: f64 },
+}
+
+// --- tafe (TAFE issue) ---
+/// TAFE's thresholds (bytes, up to 7: 8 queues) and flow rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TafeRef {
+    n: usize,
+    thresholds: [f64; 7],
+    fair: bool,
+}
+
+impl TafeRef {
+    fn policy(list: &[f64], fair: bool) -> Policy {
+        let mut thresholds = [0.0; 7];
+        thresholds[..list.len()].copy_from_slice(list);
+        Policy::Tafe(TafeRef {
+            n: list.len(),
+            thresholds,
+            fair,
+        })
+    }
+
+    /// Whether `sent` reaches threshold `u`: within 1e-6 relative, as the
+    /// module doc of `coflowkit_sched::tafe` says.
+    fn reaches(sent: f64, u: f64) -> bool {
+        sent >= u - 1e-6 * u.max(1.0)
+    }
+
+    /// The queue (0 = Q1) of a coflow that has sent `sent` bytes.
+    fn queue(&self, sent: f64) -> usize {
+        self.thresholds[..self.n]
+            .iter()
+            .filter(|&&u| TafeRef::reaches(sent, u))
+            .count()
+    }
 }
 
 /// D-CLAS's parameters as the reference reads them from a spec, with the
@@ -397,6 +441,15 @@ const SPECS: &[&str] = &[
     BARAAT,
     BARAAT_TASKS,
     BARAAT_FILL,
+    // --- tafe, d2tcp (TAFE issue) ---
+    "tafe",
+    "tafe:queues=1",
+    "tafe:queues=1;flows=fair",
+    "tafe:thresholds=150000/400000",
+    "tafe:thresholds=150000/400000;flows=fair",
+    "tafe:thresholds=100000/250000/500000/1000000",
+    "d2tcp",
+    "d2tcp:alpha=0.2",
 ];
 
 /// As [`BARAAT`], with `share=fill`.
@@ -459,6 +512,34 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         "dcas:threshold=inf" => Policy::Fifo,
         other if other.starts_with("dcas:") => Policy::Dcas(DcasParams::parse(other)),
         other if other.starts_with("baraat") => Policy::Baraat(BaraatParams::parse(other, case)),
+        // --- tafe, d2tcp (TAFE issue) ---
+        "tafe:queues=1" => TafeRef::policy(&[], false),
+        "tafe:queues=1;flows=fair" => TafeRef::policy(&[], true),
+        other if other.starts_with("tafe:thresholds=") => {
+            // Thresholds in bytes, then perhaps `;flows=fair`.
+            let rest = &other["tafe:thresholds=".len()..];
+            let (list, fair) = match rest.strip_suffix(";flows=fair") {
+                Some(list) => (list, true),
+                None => (rest, false),
+            };
+            let list: Vec<f64> = list
+                .split('/')
+                .map(|x| x.parse::<u64>().expect("thresholds in bytes") as f64)
+                .collect();
+            TafeRef::policy(&list, fair)
+        }
+        "tafe" => {
+            // 0.5 and 0.75 of the largest coflow (all its bytes).
+            let max = case
+                .coflows
+                .iter()
+                .map(|c| c.flows.iter().map(|f| f.bytes.0).sum::<u64>())
+                .max()
+                .unwrap_or(0) as f64;
+            TafeRef::policy(&[0.5 * max, 0.75 * max], false)
+        }
+        "d2tcp" => Policy::D2tcp { alpha: 0.5 },
+        "d2tcp:alpha=0.2" => Policy::D2tcp { alpha: 0.2 },
         other => match other
             .strip_prefix("fifo-lm:threshold=")
             .and_then(|b| b.parse::<u64>().ok())
@@ -481,6 +562,8 @@ struct RefFlow {
     group: u32,
     after: Option<u32>,
     delay: f64,
+    /// Its deadline after its start, ns (`d2tcp`).
+    deadline: Option<f64>,
     /// When it may start (NaN until released).
     start_at: f64,
     started: bool,
@@ -561,6 +644,7 @@ impl RefSim {
                     group: f.group,
                     after: f.after,
                     delay: f.delay.0 as f64,
+                    deadline: f.deadline.map(|d| d.0 as f64),
                     start_at: f64::NAN,
                     started: false,
                     done: false,
@@ -834,6 +918,9 @@ impl RefSim {
                 self.serve_classes(&classes, &mut rate);
             }
             Policy::Aalo(a) => self.dclas(a, &mut rate),
+            // --- tafe, d2tcp (TAFE issue) ---
+            Policy::Tafe(tafe) => self.tafe(tafe, &mut rate),
+            Policy::D2tcp { alpha } => self.d2tcp(alpha, &mut rate),
             Policy::Srpt => {
                 let active: Vec<usize> = (0..self.flows.len())
                     .filter(|&f| self.is_active(f))
@@ -923,6 +1010,88 @@ impl RefSim {
             }
         }
         rate
+    }
+
+    // --- tafe, d2tcp (TAFE issue) ---
+    /// TAFE's rates (see [`Policy::Tafe`]).
+    fn tafe(&self, tafe: TafeRef, rate: &mut [f64]) {
+        let mut order = self.active_coflows();
+        // Stable: coflows of one queue stay in (release, arrival, id) order.
+        order.sort_by_key(|&c| tafe.queue(self.sent(c)));
+        let mut residual = self.caps.clone();
+        for c in order {
+            let flows = self.active_flows_of(c);
+            if tafe.fair {
+                let demands: Vec<(Vec<u32>, f64, f64)> = flows
+                    .iter()
+                    .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
+                    .collect();
+                let r = max_min(&demands, &mut residual);
+                for (&f, &x) in flows.iter().zip(&r) {
+                    rate[f] = x;
+                }
+                continue;
+            }
+            let flows = order_by(flows, |f| self.flows[f].rem, BYTES_TIE);
+            self.note_ties("flows", &flows, |f| (f as u64, self.flows[f].rem));
+            for f in flows {
+                let path = &self.flows[f].path;
+                let r = path
+                    .iter()
+                    .map(|&l| residual[l as usize])
+                    .fold(f64::INFINITY, f64::min);
+                if r > FULL {
+                    rate[f] = r;
+                    for &l in path {
+                        residual[l as usize] -= r;
+                    }
+                }
+            }
+        }
+    }
+
+    /// D2TCP-like rates (see [`Policy::D2tcp`]): `Tc` is the remaining bits
+    /// over the least `capacity / active flows` on the flow's path.
+    fn d2tcp(&self, alpha: f64, rate: &mut [f64]) {
+        let active: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| self.is_active(f))
+            .collect();
+        let mut n_on = vec![0.0; self.caps.len()];
+        for &f in &active {
+            for &l in &self.flows[f].path {
+                n_on[l as usize] += 1.0;
+            }
+        }
+        let demands: Vec<(Vec<u32>, f64, f64)> = active
+            .iter()
+            .map(|&f| {
+                let fl = &self.flows[f];
+                let w = match fl.deadline {
+                    None => 1.0,
+                    Some(d) => {
+                        let share = fl
+                            .path
+                            .iter()
+                            .map(|&l| self.caps[l as usize] / n_on[l as usize])
+                            .fold(f64::INFINITY, f64::min);
+                        let tc = fl.rem * 8.0 / share;
+                        let left = (fl.start_at + d - self.now) * 1e-9;
+                        let imminence = if left <= 0.0 {
+                            2.0
+                        } else {
+                            (tc / left).clamp(0.5, 2.0)
+                        };
+                        alpha.powf(1.0 - imminence)
+                    }
+                };
+                (fl.path.clone(), w, f64::INFINITY)
+            })
+            .collect();
+        let mut residual = self.caps.clone();
+        let r = max_min(&demands, &mut residual);
+        for (&f, &x) in active.iter().zip(&r) {
+            rate[f] = x;
+        }
     }
 
     /// Bytes coflow `c`'s flows from `host` (all of them for `None`) have
@@ -1207,6 +1376,24 @@ impl RefSim {
                         let r: f64 = self.active_flows_of(c).iter().map(|&f| rate[f]).sum();
                         if r > 0.0 {
                             let d = (threshold - self.sent(c)) / (r / 8e9);
+                            if d < dt {
+                                dt = d;
+                                exact = false;
+                            }
+                        }
+                    }
+                }
+            }
+            // --- tafe (TAFE issue) ---
+            if let Policy::Tafe(tafe) = policy {
+                // A coflow's bytes sent reaching its queue's threshold.
+                for c in self.active_coflows() {
+                    let sent = self.sent(c);
+                    let q = tafe.queue(sent);
+                    if q < tafe.n {
+                        let r: f64 = self.active_flows_of(c).iter().map(|&f| rate[f]).sum();
+                        if r > 0.0 {
+                            let d = (tafe.thresholds[q] - sent) / (r / 8e9);
                             if d < dt {
                                 dt = d;
                                 exact = false;
@@ -2525,6 +2712,90 @@ differential! {
     multihop_baraat_matches_reference: BARAAT, 600;
     multihop_baraat_task_ids_matches_reference: BARAAT_TASKS, 400;
     multihop_baraat_fill_matches_reference: BARAAT_FILL, 400;
+}
+
+// --- tafe, d2tcp (TAFE issue) ---
+differential! {
+    any_case();
+    tafe_matches_reference: "tafe", 1000;
+    tafe_one_queue_matches_reference: "tafe:queues=1", 300;
+    tafe_fair_matches_reference: "tafe:thresholds=150000/400000;flows=fair", 300;
+    tafe_two_thresholds_matches_reference: "tafe:thresholds=150000/400000", 400;
+    tafe_four_thresholds_matches_reference: "tafe:thresholds=100000/250000/500000/1000000", 400;
+    d2tcp_without_deadlines_matches_reference: "d2tcp", 200;
+}
+
+differential! {
+    any_multihop_case();
+    multihop_tafe_matches_reference: "tafe", 1000;
+    multihop_tafe_two_thresholds_matches_reference: "tafe:thresholds=150000/400000", 300;
+    multihop_tafe_fair_matches_reference: "tafe:thresholds=150000/400000;flows=fair", 200;
+}
+
+differential! {
+    any_case().prop_map(with_deadlines);
+    d2tcp_matches_reference: "d2tcp", 400;
+    d2tcp_alpha_matches_reference: "d2tcp:alpha=0.2", 200;
+}
+
+differential! {
+    any_multihop_case().prop_map(with_deadlines);
+    multihop_d2tcp_matches_reference: "d2tcp", 300;
+}
+
+/// Gives every other flow a deadline between 1.5 and 3 times its time
+/// alone at 1 Gbit/s, plus 1 ms, so that imminence factors below 1, in
+/// [0.5, 2] and clamped at 2 (deadlines passed) all occur.
+fn with_deadlines(mut case: Case) -> Case {
+    for c in &mut case.coflows {
+        for (i, f) in c.flows.iter_mut().enumerate() {
+            if i % 2 == 0 {
+                let alone = f.bytes.0 * 8;
+                let d = alone * (3 + (i as u64 % 4)) / 2 + MS;
+                *f = (*f).with_deadline(Dur(d));
+            }
+        }
+    }
+    case
+}
+
+/// With one queue and max-min inside a task, TAFE is `fifo`.
+fn tafe_one_queue_is_fifo(case: Case) -> Result<(), String> {
+    let (fifo, fifo_flows) = fast(&case, "fifo")?;
+    let spec = "tafe:queues=1;flows=fair";
+    let (got, got_flows) = fast(&case, spec)?;
+    let same = got.len() == fifo.len()
+        && got
+            .iter()
+            .zip(&fifo)
+            .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
+        && got_flows
+            .iter()
+            .zip(&fifo_flows)
+            .all(|(&a, &b)| close(a, b as f64));
+    if !same {
+        return Err(format!(
+            "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
+        ));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn tafe_with_one_queue_is_fifo(case in any_case()) {
+        if let Err(e) = tafe_one_queue_is_fifo(case) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn multihop_tafe_with_one_queue_is_fifo(case in any_multihop_case()) {
+        if let Err(e) = tafe_one_queue_is_fifo(case) {
+            prop_assert!(false, "{}", e);
+        }
+    }
 }
 
 /// With one queue D-CLAS is `fifo`: on random cases without dependencies

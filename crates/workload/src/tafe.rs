@@ -19,8 +19,13 @@
 //!
 //! **Default.** Hosts `0..n_clients` are clients, the next `n_servers` hosts
 //! servers. Tasks arrive Poisson; each picks a client uniformly (so each
-//! client's tasks are Poisson too), a size uniform in `[min_task, max_task]`
-//! bytes, split as evenly as possible over `flows_per_task` flows from
+//! client's tasks are Poisson too), a size in `[min_task, max_task]` bytes
+//! (`sizes=uniform`, the default: uniform; `sizes=websearch` or
+//! `datamining`: the DCTCP web-search or VL2 data-mining CDF of
+//! [`crate::dist`] conditioned on that range, drawn by inverting the CDF
+//! between its values at the two ends, as TAFE V-A takes task sizes from
+//! those distributions and V-C/V-D restrict them to "1 KB to 100 KB" or
+//! "10 MB to infinity"), split as evenly as possible over `flows_per_task` flows from
 //! distinct uniform servers; a flow's CPU work is `cpu_per_byte` times its
 //! bytes (at least 1). Load: on the clients' downlinks, which carry every
 //! byte: `total network bits / (n_clients * capacity * span)`, exact over
@@ -40,13 +45,43 @@
 use crate::arrivals::{
     check_at_least, check_positive, main_stream, poisson_arrivals, substream, tags, DeadlineSpec,
 };
+use crate::dist::EmpiricalCdf;
+use crate::empirical::SizeCdf;
 use crate::error::ConfigError;
+use crate::params::Choice;
 use coflowkit_model::{compute, flow, Bytes, CoflowSpec, Time, Workload};
 use rand::RngExt;
+
+/// How task sizes are drawn in `[min_task, max_task]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSizes {
+    /// Uniform.
+    Uniform,
+    /// An empirical CDF conditioned on the range.
+    Empirical(SizeCdf),
+}
+
+impl Choice for TaskSizes {
+    const CHOICES: &'static [(&'static str, TaskSizes)] = &[
+        ("uniform", TaskSizes::Uniform),
+        ("websearch", TaskSizes::Empirical(SizeCdf::WebSearch)),
+        ("datamining", TaskSizes::Empirical(SizeCdf::DataMining)),
+    ];
+}
+
+/// A size from `cdf` conditioned on `[lo, hi]` bytes: `u` uniform between
+/// the CDF's values at `lo` and `hi`, inverted, rounded, kept in range.
+fn conditioned(cdf: &EmpiricalCdf, lo: u64, hi: u64, u: f64) -> u64 {
+    let (a, b) = (cdf.cdf_bytes(lo as f64), cdf.cdf_bytes(hi as f64));
+    let x = cdf.quantile_bytes(a + (b - a) * u).round();
+    (x as u64).clamp(lo, hi)
+}
 
 /// What to generate; see the module doc.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TafeConfig {
+    /// How task sizes are drawn.
+    pub sizes: TaskSizes,
     /// Generate the two-task motivating example instead (only `unit` applies).
     pub motivating: bool,
     /// The motivating example's unit of work and of transfer.
@@ -81,6 +116,7 @@ impl Default for TafeConfig {
     /// 1 Gbit/s links.
     fn default() -> TafeConfig {
         TafeConfig {
+            sizes: TaskSizes::Uniform,
             motivating: false,
             unit: Bytes(62_500),
             n_clients: 3,
@@ -173,7 +209,11 @@ pub fn generate(config: &TafeConfig) -> Workload {
     let mut coflows: Vec<CoflowSpec> = (0..config.n_tasks)
         .map(|i| {
             let client = rng.random_range(0..config.n_clients);
-            let size = rng.random_range(config.min_task.0..=config.max_task.0);
+            let (lo, hi) = (config.min_task.0, config.max_task.0);
+            let size = match config.sizes {
+                TaskSizes::Uniform => rng.random_range(lo..=hi),
+                TaskSizes::Empirical(cdf) => conditioned(cdf.cdf(), lo, hi, rng.random()),
+            };
             let servers = rand::seq::index::sample(&mut rng, config.n_servers as usize, k as usize);
             let mut flows = Vec::with_capacity(2 * k as usize);
             for (j, s) in servers.into_iter().enumerate() {
@@ -214,6 +254,7 @@ pub fn generate(config: &TafeConfig) -> Workload {
 
 crate::params! { TafeConfig {
     deadlines("tasks") => deadlines;
+    "sizes" => sizes: "task sizes in [min_task, max_task]: uniform, or websearch/datamining conditioned on that range",
     "n_clients" => n_clients: "clients (hosts 0..n_clients) that receive the tasks' results",
     "n_servers" => n_servers: "servers (the next hosts) that compute and send",
     "n_tasks" => n_tasks: "tasks (coflows)",
@@ -303,6 +344,68 @@ mod tests {
             .with_cpus(BitsPerSec::GBPS)
             .unwrap();
         assert!(w.validate(&fabric).is_ok());
+    }
+
+    #[test]
+    fn empirical_task_sizes_follow_the_conditioned_cdf() {
+        // Web search conditioned on [10 MB, 1 TB]: the upper part of the
+        // CDF (from 10 MB, about 0.8, to 1), so every task at least 10 MB
+        // and the median where the CDF is halfway between.
+        let config = TafeConfig {
+            n_tasks: 4000,
+            sizes: TaskSizes::Empirical(SizeCdf::WebSearch),
+            min_task: Bytes(10_000_000),
+            max_task: Bytes(1_000_000_000_000),
+            ..TafeConfig::default()
+        };
+        let w = generate(&config);
+        let mut sizes: Vec<u64> = w
+            .coflows
+            .iter()
+            .map(|c| {
+                c.flows
+                    .iter()
+                    .filter(|f| f.kind == FlowKind::Net)
+                    .map(|f| f.bytes.0)
+                    .sum()
+            })
+            .collect();
+        sizes.sort_unstable();
+        let cdf = SizeCdf::WebSearch.cdf();
+        assert!(sizes[0] >= 10_000_000);
+        assert!(*sizes.last().unwrap() as f64 <= cdf.quantile_bytes(1.0) + 1.0);
+        let a = cdf.cdf_bytes(1e7);
+        let median = cdf.quantile_bytes((a + 1.0) / 2.0);
+        let got = sizes[sizes.len() / 2] as f64;
+        assert!(
+            (got / median - 1.0).abs() < 0.05,
+            "median {got} vs {median}"
+        );
+        // Data mining in [1 KB, 100 KB]: inside the range; the conditioned
+        // CDF at 10 KB matches within 0.03.
+        let config = TafeConfig {
+            n_tasks: 4000,
+            sizes: TaskSizes::Empirical(SizeCdf::DataMining),
+            ..TafeConfig::default()
+        };
+        let w = generate(&config);
+        let sizes: Vec<u64> = w
+            .coflows
+            .iter()
+            .map(|c| {
+                c.flows
+                    .iter()
+                    .filter(|f| f.kind == FlowKind::Net)
+                    .map(|f| f.bytes.0)
+                    .sum()
+            })
+            .collect();
+        assert!(sizes.iter().all(|&b| (1_000..=100_000).contains(&b)));
+        let cdf = SizeCdf::DataMining.cdf();
+        let (a, b) = (cdf.cdf_bytes(1e3), cdf.cdf_bytes(1e5));
+        let want = (cdf.cdf_bytes(1e4) - a) / (b - a);
+        let got = sizes.iter().filter(|&&x| x <= 10_000).count() as f64 / sizes.len() as f64;
+        assert!((got - want).abs() < 0.03, "{got} vs {want}");
     }
 
     #[test]

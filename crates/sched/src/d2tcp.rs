@@ -1,0 +1,131 @@
+//! `d2tcp`: deadline-aware per-flow sharing, D2TCP's window rule at flow
+//! level (Vamanan, Hasan and Vijaykumar, "Deadline-Aware Datacenter TCP",
+//! SIGCOMM 2012, 3.1): TAFE's flow-aware baseline (TAFE V-D).
+//!
+//! D2TCP backs a flow off on congestion by `p = alpha^d`, `W <- W (1 -
+//! p / 2)`, and grows it by one segment otherwise, where `d` is the
+//! deadline imminence factor `Tc / D` (`Tc`: the time the flow needs to
+//! finish at its deadline-agnostic rate, `D`: the time left to its
+//! deadline), clamped to `[0.5, 2]`, and `d = 1` (DCTCP) without a
+//! deadline. Flows on one bottleneck see the same `alpha`; in the AIMD fixed
+//! point each flow's decrease equals the common increase, `W_i p_i =
+//! const`, so its share is proportional to `1 / p_i = alpha^(-d_i)`. The
+//! flow-level model: per-flow weighted max-min with weight
+//! `w = alpha^(1 - d)` (1 for a flow without a deadline), `alpha = 0.5`
+//! by default (`alpha=` sets it, in (0, 1)). So a flow far from its
+//! deadline (`d = 0.5`) gets weight `0.71`, a flow about to miss it
+//! (`d = 2`) weight 2, a flow past it weight 2.
+//!
+//! `Tc` is the flow's remaining bits over its equal share of its most
+//! crowded link (the least `capacity / active flows` along its path): the
+//! rate deadline-agnostic DCTCP would converge to. Weights are recomputed
+//! at every event (arrival, start, completion) and held between events
+//! (D2TCP itself updates once per RTT): this makes the model piecewise
+//! constant, and exact and reproducible in the event-driven engine. With
+//! no deadlines it is `fair` exactly.
+//!
+//! `Knows = KnowsSizes`: `Tc` needs each flow's remaining bytes, as D2TCP's
+//! sender knows what is left of its own flow.
+
+use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
+use coflowkit_alloc::MaxMin;
+use coflowkit_model::Time;
+
+/// The deadline imminence factor `d = Tc / D`, clamped to `[0.5, 2]`; 2
+/// once the deadline is due or past; 1 without a deadline.
+pub fn imminence(tc_s: f64, left_s: Option<f64>) -> f64 {
+    match left_s {
+        None => 1.0,
+        Some(d) if d <= 0.0 => 2.0,
+        Some(d) => (tc_s / d).clamp(0.5, 2.0),
+    }
+}
+
+/// Deadline-aware per-flow weighted max-min; see the module doc.
+#[derive(Debug)]
+pub struct D2tcp {
+    alpha: f64,
+    n_on_link: Vec<u32>,
+    solver: MaxMin,
+    residual: Vec<f64>,
+    flows: Vec<FlowIdx>,
+}
+
+impl D2tcp {
+    /// A D2TCP-like scheduler with marked fraction `alpha` in (0, 1).
+    pub fn new(alpha: f64) -> D2tcp {
+        D2tcp {
+            alpha,
+            n_on_link: vec![],
+            solver: MaxMin::default(),
+            residual: vec![],
+            flows: vec![],
+        }
+    }
+}
+
+impl Scheduler for D2tcp {
+    type Knows = KnowsSizes;
+    fn name(&self) -> &str {
+        "d2tcp"
+    }
+    fn schedule(
+        &mut self,
+        now: Time,
+        view: Clairvoyant<'_>,
+        _changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
+        let obs = view.observed();
+        let caps = obs.capacities();
+        self.n_on_link.clear();
+        self.n_on_link.resize(caps.len(), 0);
+        self.flows.clear();
+        self.flows.extend_from_slice(obs.active_flows());
+        for &f in &self.flows {
+            for l in obs.path(f) {
+                self.n_on_link[l.0 as usize] += 1;
+            }
+        }
+        self.solver.clear();
+        for &f in &self.flows {
+            let path = obs.path(f);
+            let w = match obs.deadline(f) {
+                None => 1.0,
+                Some(deadline) => {
+                    let share = path
+                        .iter()
+                        .map(|l| caps[l.0 as usize] / f64::from(self.n_on_link[l.0 as usize]))
+                        .fold(f64::INFINITY, f64::min);
+                    let tc = view.remaining(f) * 8.0 / share;
+                    let left = deadline.0 as f64 * 1e-9 - now.0 as f64 * 1e-9;
+                    self.alpha.powf(1.0 - imminence(tc, Some(left)))
+                }
+            };
+            self.solver.push(path.iter().copied(), w, 1, f64::INFINITY);
+        }
+        self.residual.clear();
+        self.residual.extend_from_slice(caps);
+        let rates = self.solver.solve(&mut self.residual);
+        for (&f, &r) in self.flows.iter().zip(rates) {
+            out.set_rate(f, r);
+            out.set_class(f, 0);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imminence_is_clamped_and_2_past_the_deadline() {
+        assert_eq!(imminence(1.0, None), 1.0);
+        assert_eq!(imminence(1.0, Some(4.0)), 0.5);
+        assert_eq!(imminence(1.0, Some(1.0)), 1.0);
+        assert_eq!(imminence(3.0, Some(1.0)), 2.0);
+        assert_eq!(imminence(0.1, Some(0.0)), 2.0);
+        assert_eq!(imminence(1.5, Some(1.0)), 1.5);
+    }
+}
