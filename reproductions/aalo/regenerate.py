@@ -164,7 +164,10 @@ def ratio_axis(ax: Any, log: bool) -> None:
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     if log:
+        from matplotlib.ticker import FixedLocator
+
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -273,6 +276,7 @@ Fig. 8 normalizes to Aalo; against `fair` it is fair's CCT / Aalo's.
                 series[name] = [(x, x, x) for x in v]
             bar_groups(ax, BINS, series)
             ratio_axis(ax, log=True)
+            ax.set_ylim(bottom=0.1)
             ax.set_title("Mean CCT" if stat == "mean" else "95th percentile CCT")
         axs[0].set_ylabel("CCT normalized to Aalo (×)")
         top_legend(fig, axs[0])
@@ -285,7 +289,7 @@ Fig. 8 normalizes to Aalo; against `fair` it is fair's CCT / Aalo's.
             x = np.sort(cof.loc[cof["point"] == k, "cct_s"].to_numpy())
             ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=name,
                     color="black" if lab == "fair" else _COLORS[i % len(_COLORS)],
-                    linestyle="--" if lab == "fair" else "-", linewidth=1.1)
+                    linestyle=["--", "-", "-", "-.", ":"][i], linewidth=1.1)
         ax.set_xscale("log")
         ax.set_xlabel("Coflow completion time (s)")
         ax.set_ylabel("Fraction of coflows")
@@ -379,7 +383,7 @@ def sensitivity(page: Page, synth: StoreData | None, trace: StoreData | None) ->
             ax.set_xticks(np.arange(len(union)), [str(v) for v in union])
             ax.set_xlabel(xlabel)
             ax.axhline(1.0, color="black", linewidth=0.7, linestyle="--")
-            ax.set_ylim(bottom=0)
+            ratio_axis(ax, log=True)
         axs[0].set_ylabel("Improvement over fair (×)")
         axs[2].set_ylabel("Improvement over fair (×)")
         top_legend(fig, axs[0], ncols=4)
@@ -429,7 +433,7 @@ over two workloads, with their range).
     if varys is not None:
         page.add(f"Varys on the synthetic workloads: {rng_text(varys['mean'])} (mean), {rng_text(varys['p95'])} (p95).")
     page.add(f"![Fig. 12: sensitivity]({path})\n\n*Fig. 12 and 14b (ours): improvement of `aalo` over `fair` "
-             f"in mean and p95 CCT as K, Q1hi, E and Δ move (bars: range over two workloads).*")
+             f"in mean and p95 CCT as K, Q1hi, E and Δ move (log scale; bars: range over the two synthetic workloads).*")
     return {name: vals for name, _, vals in sets}
 
 
@@ -499,7 +503,7 @@ outperformed the competition".
                  "same workloads with the SN and LN shares of Table 3 only):")
         page.add(table(["x", "fair / aalo (mean CCT)", "fifo / aalo (mean CCT)"], rows))
     page.add(f"![Fig. 13: uniform and fixed sizes]({path})\n\n*Fig. 13 (ours): mean CCT of per-flow fairness and "
-             f"FIFO over Aalo's (log scale; above 1 Aalo is faster; bars: range over ten workloads).*")
+             f"FIFO over Aalo's (above 1 Aalo is faster; bars: range over ten workloads).*")
     return out
 
 
@@ -742,7 +746,8 @@ def summarize(page: Page, got: dict[str, Any]) -> None:
             ["FB2010: Varys over Aalo, mean CCT", "Aalo within about 12% (EC2); Varys 1.25x better for coflows > 10 s",
              f"{fmt_x(n['varys_mean'])}; {fmt_x(n['long_varys'])} for coflows > 10 s; Varys recomputing only at "
              f"coflow events is {fmt_x(1 / n['varysc_mean'])} slower than Aalo"],
-            ["FB2010: Aalo over Aalo without coordination, mean CCT", "15.8x", fmt_x(n["local_mean"])],
+            ["FB2010: Aalo over Aalo without coordination, mean CCT", "15.8x",
+             f"{fmt_x(n['local_mean'])} (p95 {fmt_x(n['local_p95'])})"],
             ["FB2010: Aalo over FIFO-LM (threshold p80), mean CCT", "18.6x (other percentiles worse)",
              f"{fmt_x(n['lm80_mean'])} (best threshold: {n['lm_best']}, {fmt_x(n['lm_best_mean'])})"],
         ]
@@ -850,14 +855,18 @@ event: it is {fmt_x(1 / n['varysc_mean'])} slower than `aalo` on average, which 
 under Aalo, exact Varys is {fmt_x(n['long_varys'])} faster (paper 1.25x).
 """)
         paras.append(f"""
-**FB2010, Aalo without coordination: {fmt_x(n['local_mean'])} (paper 15.8x).** `aalo-local` queues
-each coflow at each sender by the bytes that sender has sent, so a wide
-coflow's flows sit in different queues at different senders and small
-coflows are not recognized as small until late. How much that costs depends
-on how hosts' views diverge; with exact max-min inside each host's own
-queues and no 8 ms steps, the uncoordinated schedule is still far worse than
-the coordinated one, but by less than the paper's 15.8x, whose simulator
-also handled the uncoordinated queues only at coflow arrivals and departures.
+**FB2010, Aalo without coordination: {fmt_x(n['local_mean'])} on average, {fmt_x(n['local_p95'])} at the p95
+(paper 15.8x on average).** `aalo-local` queues each coflow at each sender
+by the bytes that sender alone has sent, never refreshed: a wide coflow
+looks small at each of its many senders and keeps high priority there long
+after it has sent gigabytes in total, delaying the small coflows behind it.
+That is the failure Theorem A.1 describes, and it shows in the tail more
+than in the mean here, because the mean is set by the LW coflows that both
+variants serve late. How the paper's simulator modelled the uncoordinated
+case is not in its text, and the public CoflowSim has no such scheduler, so
+we cannot say where its 15.8x comes from; with CoflowSim's coarse steps and
+queue updates only at coflow arrivals and departures, local views could
+diverge further than in an exact simulation.
 """)
         paras.append(f"""
 **FB2010, FIFO-LM: Aalo {fmt_x(n['lm80_mean'])} better at the p80 threshold (paper 18.6x); the
@@ -865,25 +874,49 @@ best threshold here is {n['lm_best']} ({fmt_x(n['lm_best_mean'])}).** Our `fifo-
 decided once for the whole fabric (one consistent order, the ideal), not
 per switch: the paper attributes most of FIFO-LM's loss to "locally-correct,
 but globally-inconsistent" decisions of each switch, which a single global
-decision cannot show. The `baraat` scheduler (per-switch Smart Priority
+decision cannot show. Here a lower threshold is better, not p80: a lower
+threshold lets more coflows share, bringing FIFO-LM closer to fair sharing,
+which on this trace is far better than FIFO (`fifo`: 385 s mean CCT, fair
+65 s; docs/benchmarks.md). The `baraat` scheduler (per-switch Smart Priority
 Classes) has not landed on this branch; when it does, it belongs in
 `reproductions/aalo/fb2010.toml`.
 """)
     if "sensitivity" in got:
-        paras.append("""
-**Sensitivity.** K = 1 is FIFO (on FB2010 `fifo` has a mean CCT of
-385 s against fair's 65 s, docs/benchmarks.md), so any K >= 2 is the big
-step there, as the paper says. On the synthetic
-workload Aalo is behind fair on the mean at the defaults: its mean CCT is
-set by the LW coflows (Pareto per-flow sizes up to 1 GiB on 50 hosts at load
-0.8, 96% of the bytes), which D-CLAS serves FIFO in its lowest queues and
-fair sharing overlaps; the small bins gain several times (the per-bin line
-above). There more queues help until about K = 6 rather than mostly at
-K = 2: with the thresholds 10 MiB x 10^(i-1), K = 2 puts every coflow
-above 10 MiB into one FIFO queue, and with weighted sharing that queue
-still takes a third of every link it shares with Q1. Q1hi is steady up to
-1 GiB and Δ up to 10 s (the coflows that matter for the mean are long next
-to Δ); both drop beyond.
+        sets = got["sensitivity"]
+        fb = next((v for k, v in sets.items() if "FB2010" in k), None)
+        syn = next((v for k, v in sets.items() if "FB2010" not in k), None)
+
+        def at(vals: Any, param: str, value: Any) -> str:
+            return next((fmt_x(y[0]) for v, y in vals[(param, "mean")] if _text(v) == _text(value)), "–")
+
+        if fb is not None:
+            paras.append(f"""
+**Sensitivity on FB2010 (strict queues).** Not the paper's K curve: K = 2
+({at(fb, 'k', 2)} over fair) and K = 4 ({at(fb, 'k', 4)}) are far below K = 10 ({at(fb, 'k', 10)}),
+and E = 2 ({at(fb, 'e', 2)}) far below E = 10. The last queue starts at Q1hi x E^(K-2)
+and is served FIFO; FB2010's coflows reach terabytes (the LW bin holds 99%
+of its 34 TiB), so unless the thresholds climb that far (K = 10 and E = 10
+reach 10^9 MiB) the last queue mixes coflows of gigabytes and terabytes in
+arrival order, the head-of-line blocking that K = 1 (FIFO: a mean CCT of
+385 s against fair's 65 s, docs/benchmarks.md) shows at its worst. The
+paper's curve (most of the gain at K = 2) would need its last queue not to
+be FIFO, or coflows less spread in size. Q1hi is steady from 1 MiB to
+1 GiB ({at(fb, 'q1', '1MiB')} to {at(fb, 'q1', '1GiB')}), as the paper says up to 100 MB: the coflows below
+it carry a negligible share of the bytes. Δ barely matters up to 100 s
+({at(fb, 'delta', '100s')}): the coflows that set the mean run for minutes to hours, and the
+small ones finish in Q1 before any refresh; the paper's drop beyond 1 s
+(Fig. 14b) was measured on EC2 with its own workload.
+""")
+        if syn is not None:
+            paras.append(f"""
+**Sensitivity on the synthetic workload (weighted queues).** Aalo is
+behind fair on the mean at the defaults ({at(syn, 'k', 10)}): the mean is set by the LW
+coflows (Pareto per-flow sizes up to 1 GiB on 50 hosts at load 0.8, 96% of
+the bytes), which D-CLAS serves FIFO in its lowest queues while fair
+sharing overlaps them; the small bins gain several times (the per-bin line
+in section 2). The trends: more queues help up to about K = 6; Q1hi is
+steady up to 1 GiB and Δ up to 10 s, both dropping beyond; E is best near
+5 and within about 25% of it from 2 to 20.
 """)
     if "sizes" in got:
         o = got["sizes"]
