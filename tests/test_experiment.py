@@ -426,5 +426,5 @@ def test_the_tafe_reproduction_files_are_valid(cli: Cli) -> None:
         proc = cli("run", ROOT / "examples" / "reproductions" / name, "--dry-run")
         assert proc.returncode == 0, (name, proc.stderr)
     exp = load_experiment(ROOT / "examples" / "reproductions" / "tafe.toml")
-    # 2 distributions x 4 task counts x 5 seeds, 11 scheduler points each.
-    assert len(exp.points()) == 2 * 4 * 5 * 11
+    # 2 distributions x 4 task counts x 5 seeds, 12 scheduler points each.
+    assert len(exp.points()) == 2 * 4 * 5 * 12

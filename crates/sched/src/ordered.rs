@@ -177,6 +177,38 @@ impl ClassServer {
 }
 
 impl ClassServer {
+    /// Serves one class made of the active flows `flows`, each with its
+    /// weight: weighted max-min on what the classes before it left, each
+    /// flow its own demand (`tafe:flows=weighted`). Writes their rates and
+    /// `class` into `out`.
+    pub fn serve_weighted(
+        &mut self,
+        view: &Observed<'_>,
+        flows: impl IntoIterator<Item = (crate::FlowIdx, f64)>,
+        class: u32,
+        out: &mut Allocation,
+    ) {
+        self.solver.clear();
+        self.members.clear();
+        for (i, (f, w)) in flows.into_iter().enumerate() {
+            self.solver
+                .push(view.path(f).iter().copied(), w, 1, f64::INFINITY);
+            self.members.push((f, i as u32));
+        }
+        let rates = self.solver.solve(&mut self.residual);
+        for &(f, d) in &self.members {
+            let r = rates[d as usize];
+            out.set_rate(f, r);
+            out.set_class(f, class);
+            self.served[f as usize] = self.round;
+            if r > 0.0 {
+                self.next_positive.push(f);
+            }
+        }
+    }
+}
+
+impl ClassServer {
     /// Whether link `l` has no capacity left this round (what
     /// [`ClassServer::serve`] calls full when it skips a blocked coflow).
     pub fn is_full(&self, l: u32) -> bool {

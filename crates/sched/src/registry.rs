@@ -72,7 +72,7 @@ pub const NAMES: &[(&str, &str)] = &[
         "tafe",
         "task-aware and flow-aware (TAFE): tasks demoted through tau strict queues by bytes sent, \
          FIFO per queue, shortest remaining flow first in a task; queues=3;\
-         thresholds=0.5max/0.75max|U1/U2/..|quantiles|even;flows=srpt|fair",
+         thresholds=0.5max/0.75max|U1/U2/..|quantiles|even;flows=srpt|fair|weighted",
     ),
     (
         "d2tcp",
@@ -388,7 +388,7 @@ impl TafeConfig {
     /// (`/`-separated entries, each a size `100KB`, a percentile `p50` of
     /// the workload's task sizes, `mean`, or a fraction of the largest task
     /// `0.75max`; or `quantiles`, `Uk = p(100 k / tau)`; or `even`,
-    /// `Uk = k / tau * max`), `flows` (`srpt` or `fair`). The default
+    /// `Uk = k / tau * max`), `flows` (`srpt`, `fair` or `weighted`). The default
     /// thresholds are the paper's (V-B): `0.5max/0.75max`.
     pub fn from_params<'a>(
         param: &dyn Fn(&str) -> Option<&'a str>,
@@ -529,7 +529,13 @@ impl TafeConfig {
         let flows = match param("flows").unwrap_or("srpt") {
             "srpt" => FlowOrder::Srpt,
             "fair" => FlowOrder::Fair,
-            other => return Err(bad("flows", format!("'{other}' is not srpt or fair"))),
+            "weighted" => FlowOrder::Weighted,
+            other => {
+                return Err(bad(
+                    "flows",
+                    format!("'{other}' is not srpt, fair or weighted"),
+                ))
+            }
         };
         Ok(TafeConfig { thresholds, flows })
     }
@@ -861,7 +867,11 @@ mod tests {
                 "thresholds",
                 "give a size, pQ, mean or Fmax",
             ),
-            ("tafe:flows=edf", "flows", "'edf' is not srpt or fair"),
+            (
+                "tafe:flows=edf",
+                "flows",
+                "'edf' is not srpt, fair or weighted",
+            ),
         ] {
             let e = cfg(spec).unwrap_err();
             assert!(

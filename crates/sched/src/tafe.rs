@@ -48,9 +48,15 @@
 //! (amounts within `BYTES_TIE` tie, ties by flow index, i.e. start order),
 //! each given the least residual capacity along its path, as `srpt` does
 //! for all flows. `flows=fair` turns flow-awareness off (max-min among a
-//! task's flows, as `fifo`): the task-awareness ablation. Rates and the
-//! order are recomputed at every event (arrival, start, completion,
-//! demotion); on a multi-hop fabric a flow served while a shorter one of its
+//! task's flows, as `fifo`): the task-awareness ablation. `flows=weighted`
+//! is the fixed point itself, held between events: inside a task, weighted
+//! max-min with each flow's weight `Smax / Sc` (so `1 / Sc`: `Smax` is
+//! common and cancels), `Sc` its remaining bytes when the scheduler is
+//! called; the weights are recomputed at every event and fixed between
+//! events (where the rule would shift them continuously), so this variant
+//! depends on how often events occur, as a once-per-RTT window update
+//! depends on the RTT. Rates and the order are recomputed at every event
+//! (arrival, start, completion, demotion); on a multi-hop fabric a flow served while a shorter one of its
 //! task is blocked elsewhere may overtake it between events, and is
 //! re-ranked at the next one, as in `srpt`.
 //!
@@ -88,6 +94,9 @@ pub enum FlowOrder {
     Srpt,
     /// Max-min among the task's flows (flow-unaware).
     Fair,
+    /// Weighted max-min among the task's flows, weight `1 / Sc` (the
+    /// window rule's fixed-point shares), recomputed at every event.
+    Weighted,
 }
 
 /// TAFE's parameters; see the module doc.
@@ -199,6 +208,13 @@ impl Scheduler for Tafe {
             match self.config.flows {
                 FlowOrder::Fair => {
                     self.server.serve(&obs, &[c], class, out);
+                    class += 1;
+                }
+                FlowOrder::Weighted => {
+                    let flows = view
+                        .active_flows_of(c)
+                        .map(|f| (f, 1.0 / view.remaining(f)));
+                    self.server.serve_weighted(&obs, flows, class, out);
                     class += 1;
                 }
                 FlowOrder::Srpt => {

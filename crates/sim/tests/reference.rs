@@ -285,22 +285,33 @@ enum Policy {
 }
 
 // --- tafe (TAFE issue) ---
+/// TAFE's flow rule inside a task.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum TafeFlows {
+    /// Shortest remaining first, each the least residual on its path.
+    Srpt,
+    /// Max-min.
+    Fair,
+    /// Weighted max-min, weight 1 / remaining bytes.
+    Weighted,
+}
+
 /// TAFE's thresholds (bytes, up to 7: 8 queues) and flow rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct TafeRef {
     n: usize,
     thresholds: [f64; 7],
-    fair: bool,
+    flows: TafeFlows,
 }
 
 impl TafeRef {
-    fn policy(list: &[f64], fair: bool) -> Policy {
+    fn policy(list: &[f64], flows: TafeFlows) -> Policy {
         let mut thresholds = [0.0; 7];
         thresholds[..list.len()].copy_from_slice(list);
         Policy::Tafe(TafeRef {
             n: list.len(),
             thresholds,
-            fair,
+            flows,
         })
     }
 
@@ -448,6 +459,7 @@ const SPECS: &[&str] = &[
     "tafe:thresholds=150000/400000",
     "tafe:thresholds=150000/400000;flows=fair",
     "tafe:thresholds=100000/250000/500000/1000000",
+    "tafe:thresholds=150000/400000;flows=weighted",
     "d2tcp",
     "d2tcp:alpha=0.2",
 ];
@@ -513,20 +525,23 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         other if other.starts_with("dcas:") => Policy::Dcas(DcasParams::parse(other)),
         other if other.starts_with("baraat") => Policy::Baraat(BaraatParams::parse(other, case)),
         // --- tafe, d2tcp (TAFE issue) ---
-        "tafe:queues=1" => TafeRef::policy(&[], false),
-        "tafe:queues=1;flows=fair" => TafeRef::policy(&[], true),
+        "tafe:queues=1" => TafeRef::policy(&[], TafeFlows::Srpt),
+        "tafe:queues=1;flows=fair" => TafeRef::policy(&[], TafeFlows::Fair),
         other if other.starts_with("tafe:thresholds=") => {
             // Thresholds in bytes, then perhaps `;flows=fair`.
             let rest = &other["tafe:thresholds=".len()..];
-            let (list, fair) = match rest.strip_suffix(";flows=fair") {
-                Some(list) => (list, true),
-                None => (rest, false),
+            let (list, flows) = if let Some(list) = rest.strip_suffix(";flows=fair") {
+                (list, TafeFlows::Fair)
+            } else if let Some(list) = rest.strip_suffix(";flows=weighted") {
+                (list, TafeFlows::Weighted)
+            } else {
+                (rest, TafeFlows::Srpt)
             };
             let list: Vec<f64> = list
                 .split('/')
                 .map(|x| x.parse::<u64>().expect("thresholds in bytes") as f64)
                 .collect();
-            TafeRef::policy(&list, fair)
+            TafeRef::policy(&list, flows)
         }
         "tafe" => {
             // 0.5 and 0.75 of the largest coflow (all its bytes).
@@ -536,7 +551,7 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
                 .map(|c| c.flows.iter().map(|f| f.bytes.0).sum::<u64>())
                 .max()
                 .unwrap_or(0) as f64;
-            TafeRef::policy(&[0.5 * max, 0.75 * max], false)
+            TafeRef::policy(&[0.5 * max, 0.75 * max], TafeFlows::Srpt)
         }
         "d2tcp" => Policy::D2tcp { alpha: 0.5 },
         "d2tcp:alpha=0.2" => Policy::D2tcp { alpha: 0.2 },
@@ -1021,10 +1036,14 @@ impl RefSim {
         let mut residual = self.caps.clone();
         for c in order {
             let flows = self.active_flows_of(c);
-            if tafe.fair {
+            if tafe.flows != TafeFlows::Srpt {
+                let weight = |f: usize| match tafe.flows {
+                    TafeFlows::Weighted => 1.0 / self.flows[f].rem,
+                    _ => 1.0,
+                };
                 let demands: Vec<(Vec<u32>, f64, f64)> = flows
                     .iter()
-                    .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
+                    .map(|&f| (self.flows[f].path.clone(), weight(f), f64::INFINITY))
                     .collect();
                 let r = max_min(&demands, &mut residual);
                 for (&f, &x) in flows.iter().zip(&r) {
@@ -2722,6 +2741,7 @@ differential! {
     tafe_fair_matches_reference: "tafe:thresholds=150000/400000;flows=fair", 300;
     tafe_two_thresholds_matches_reference: "tafe:thresholds=150000/400000", 400;
     tafe_four_thresholds_matches_reference: "tafe:thresholds=100000/250000/500000/1000000", 400;
+    tafe_weighted_matches_reference: "tafe:thresholds=150000/400000;flows=weighted", 400;
     d2tcp_without_deadlines_matches_reference: "d2tcp", 200;
 }
 
@@ -2730,6 +2750,7 @@ differential! {
     multihop_tafe_matches_reference: "tafe", 1000;
     multihop_tafe_two_thresholds_matches_reference: "tafe:thresholds=150000/400000", 300;
     multihop_tafe_fair_matches_reference: "tafe:thresholds=150000/400000;flows=fair", 200;
+    multihop_tafe_weighted_matches_reference: "tafe:thresholds=150000/400000;flows=weighted", 300;
 }
 
 differential! {

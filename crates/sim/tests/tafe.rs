@@ -213,6 +213,25 @@ fn inside_a_task_the_shortest_remaining_flow_goes_first() {
 }
 
 #[test]
+fn flows_weighted_shares_a_task_by_one_over_remaining_bytes() {
+    // One task of 1 and 3 units on one link: weights 1 and 1/3, rates 3/4
+    // and 1/4 until the short flow ends at 4/3 s; the long one, with 8/3
+    // left, alone until 4 s.
+    let r = run(
+        2,
+        "tafe:flows=weighted",
+        vec![CoflowSpec::new(
+            1,
+            Time(0),
+            vec![flow(0, 1, UNIT), flow(0, 1, 3 * UNIT)],
+        )],
+    );
+    let f = flow_finishes(&r);
+    assert!((f[0] - 4.0 / 3.0).abs() < 2e-9, "{f:?}");
+    assert!((f[1] - 4.0).abs() < 2e-9, "{f:?}");
+}
+
+#[test]
 fn tasks_in_one_queue_are_served_first_in_first_out() {
     // Two tasks in Q1 (thresholds far above): the earlier one first, even
     // when the later one's flow is shorter.
