@@ -46,7 +46,7 @@ repro-dcas: $(VENV)/.installed-run
 
 repro-aalo: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
-	$(BIN)/python reproductions/aalo/regenerate.py
+	$(BIN)/python examples/reproductions/aalo/regenerate.py
 
 # TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, both experiments, the page.
 repro-tafe: $(VENV)/.installed-dev

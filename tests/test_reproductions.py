@@ -9,11 +9,12 @@ import pytest
 import coflowkit
 from conftest import ROOT
 
-FILES = sorted((ROOT / "reproductions").glob("*/*.toml"))
+REPRO = ROOT / "examples" / "reproductions"
+FILES = sorted(REPRO.rglob("*.toml"))
 TRACE = ROOT.parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
 
 
-@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.name}" for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(REPRO)) for p in FILES])
 def test_experiment_files_validate(path):
     if "trace" in path.read_text() and not TRACE.exists():
         pytest.skip(f"{TRACE} is not here")

@@ -1,6 +1,6 @@
 """Regenerate the Aalo reproduction: run its experiments, draw its figures, write its page.
 
-    make repro-aalo            # or: .venv/bin/python reproductions/aalo/regenerate.py
+    make repro-aalo            # or: .venv/bin/python examples/reproductions/aalo/regenerate.py
 
 Runs every experiment file beside this script with the experiments runner
 (``coflowkit run``; a store that is already complete is only read, so a
@@ -35,7 +35,7 @@ from coflowkit.analysis import StoreData, load_store
 from coflowkit.plots import _COLORS, _HATCHES, _MARKERS, _STYLE, SIZE
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
 DOC = ROOT / "docs" / "reproductions" / "aalo.md"
 FIGS = ROOT / "docs" / "reproductions" / "aalo"
 #: The experiments, in the order the page shows them.
@@ -236,7 +236,7 @@ def fb2010(page: Page, data: StoreData) -> dict[str, float]:
 
 The Facebook 2010 coflow-benchmark trace (526 coflows, 706,397 flows), every
 coflow at its arrival time, on a non-blocking big switch of 150 ports at
-1 Gbit/s (`reproductions/aalo/fb2010.toml`). Improvement = the other
+1 Gbit/s (`examples/reproductions/aalo/fb2010.toml`). Improvement = the other
 scheme's CCT statistic / Aalo's (above 1: Aalo faster), as the paper's
 Fig. 8 normalizes to Aalo; against `fair` it is fair's CCT / Aalo's.
 """)
@@ -396,11 +396,11 @@ def sensitivity(page: Page, synth: StoreData | None, trace: StoreData | None) ->
 One parameter moves at a time, the others at the paper's defaults (K = 10,
 E = 10, Q1hi = 10 MiB, Δ = 10 ms), on two workloads: 300 coflows of the
 `coflow-benchmark` generator's `aalo` preset (the FB2010 bin mix, 50 hosts
-at 1 Gbit/s, load 0.8; two workloads; `reproductions/aalo/sensitivity.toml`)
+at 1 Gbit/s, load 0.8; two workloads; `examples/reproductions/aalo/sensitivity.toml`)
 with the default weighted queues, and FB2010 itself with strict priority
 between the queues, as the authors' simulator serves them (the default
 weighted sharing takes minutes per run on the trace;
-`reproductions/aalo/sensitivity-fb2010.toml`). A value is fair's CCT
+`examples/reproductions/aalo/sensitivity-fb2010.toml`). A value is fair's CCT
 statistic over Aalo's on the same workload (for the synthetic one the mean
 over two workloads, with their range).
 """)
@@ -467,7 +467,7 @@ def sizes(page: Page, uni: StoreData, fixed: StoreData, narrow: StoreData | None
 ## 3. Light-tailed coflow sizes (Fig. 13)
 
 100 coflows with the FB2010 width mix (Table 3) on 50 hosts at load 0.8,
-ten workloads per size, as the paper (`reproductions/aalo/uniform.toml`,
+ten workloads per size, as the paper (`examples/reproductions/aalo/uniform.toml`,
 `fixed.toml`). The `coflow-benchmark` generator draws each coflow as usual
 and then scales its flows to a total drawn from U(0, x] (`size_law =
 uniform`, `coflow_size = x`) or fixed (`size_law = fixed`); sizes at 0.9x
@@ -499,7 +499,7 @@ outperformed the competition".
                 out[("narrow", lab, v)] = y
                 cells.append(f"{fmt(y[0])}x ({fmt(y[1])}-{fmt(y[2])})")
             rows.append(cells)
-        page.add("**Uniform U(0, x], narrow coflows only** (`reproductions/aalo/uniform-narrow.toml`: the "
+        page.add("**Uniform U(0, x], narrow coflows only** (`examples/reproductions/aalo/uniform-narrow.toml`: the "
                  "same workloads with the SN and LN shares of Table 3 only):")
         page.add(table(["x", "fair / aalo (mean CCT)", "fifo / aalo (mean CCT)"], rows))
     page.add(f"![Fig. 13: uniform and fixed sizes]({path})\n\n*Fig. 13 (ours): mean CCT of per-flow fairness and "
@@ -568,7 +568,7 @@ The paper used 20 TPC-DS query plans on EC2; the plans are not public, so
 the `dag` generator draws jobs of 1-4 levels, each level 1-3 coflows, each
 coflow of the FB2010 mix with 1-2 parents in the level above, half of the
 edges Starts-After (barrier) and half Finishes-Before (pipelined); 150 jobs
-on 50 hosts at load 0.8, three workloads (`reproductions/aalo/dag.toml`).
+on 50 hosts at load 0.8, three workloads (`examples/reproductions/aalo/dag.toml`).
 Aalo orders coflows of one DAG by its CoflowId (5.1, Pseudocode 2); `fair`
 and `varys` see each coflow on its own, and the engine enforces the
 dependencies for all three. The metric is the job's communication time
@@ -649,7 +649,7 @@ its own when it becomes available (the paper's approach (i);
 the waves of a stage one job) and with the stage as one coflow that Varys
 sizes from its started flows only. The metric is the stage's completion
 time (its last wave done - its arrival), the other scheme's mean over
-Aalo's, three workloads (`reproductions/aalo/waves.toml`). The paper
+Aalo's, three workloads (`examples/reproductions/aalo/waves.toml`). The paper
 (EC2, per-wave Varys): from Varys ahead by 0.94x with one wave to Aalo
 ahead by 1.21x and 7.91x as more coflows have more waves.
 """)
@@ -728,7 +728,7 @@ simulation results (Figs. 8, 9, 12, 13) and the trends of its EC2 results
 (docs/schedulers.md). This page is generated: do not edit it by hand.
 
 ```sh
-make repro-aalo      # runs reproductions/aalo/*.toml, writes this page and docs/reproductions/aalo/*.png
+make repro-aalo      # runs examples/reproductions/aalo/*.toml, writes this page and docs/reproductions/aalo/*.png
 ```
 """)
 
@@ -879,7 +879,7 @@ threshold lets more coflows share, bringing FIFO-LM closer to fair sharing,
 which on this trace is far better than FIFO (`fifo`: 385 s mean CCT, fair
 65 s; docs/benchmarks.md). The `baraat` scheduler (per-switch Smart Priority
 Classes) has not landed on this branch; when it does, it belongs in
-`reproductions/aalo/fb2010.toml`.
+`examples/reproductions/aalo/fb2010.toml`.
 """)
     if "sensitivity" in got:
         sets = got["sensitivity"]
@@ -973,7 +973,7 @@ def outro(page: Page, data: dict[str, StoreData], wall: float) -> None:
     rows = []
     for name, d in data.items():
         pts = d.done
-        rows.append([f"`reproductions/aalo/{name}.toml`", str(len(pts)), fmt(float(pts["elapsed_s"].sum()) / 60, 1)])
+        rows.append([f"`examples/reproductions/aalo/{name}.toml`", str(len(pts)), fmt(float(pts["elapsed_s"].sum()) / 60, 1)])
     page.add("""
 ## How this page was made
 
