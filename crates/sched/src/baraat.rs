@@ -63,8 +63,11 @@
 //! `ClassAvlBW / F_k`, not a water level over the flows' demands (so a
 //! class whose flows are partly bottlenecked elsewhere may leave some of
 //! its share to the next class only), and a flow whose demand fits is given
-//! exactly its demand. Virtual capacity (footnote 5) is not modelled: the
-//! simulation has no queues to drain.
+//! exactly its demand. Virtual capacity (footnote 5: a link's capacity
+//! raised while it is under-used) is not modelled yet, so demands that
+//! overstate what flows send (NR + delta, a new flow's NIC rate) withhold
+//! capacity from lower classes: with many classes on a link this idles a
+//! lot of it (docs/benchmarks.md, Baraat's search workload).
 //!
 //! # Speed: rounds that change nothing are skipped
 //!

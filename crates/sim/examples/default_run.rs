@@ -2,9 +2,12 @@
 //! `--trace`: the coflow-benchmark generator's defaults, on a big switch of
 //! its hosts at 1 Gbit/s) under the schedulers named on the command line and
 //! prints wall time, events, and mean and 95th-percentile CCT: the engine
-//! alone. Usage: default_run [--n-coflows N] SCHEDULER... (N: the first N
-//! coflows' worth of the generator, at the same load; default 200).
-use coflowkit_model::{BitsPerSec, Fabric};
+//! alone. Usage: default_run [--n-coflows N] [--tree PODS,RACKS,HOSTS]
+//! SCHEDULER... (N coflows instead of 200, at the same load; `--tree`: on
+//! Baraat's tree with that many pods, racks per pod and hosts per rack at
+//! 1 Gbit/s, ToR oversubscription 2, with the generator's hosts set to the
+//! tree's).
+use coflowkit_model::{BitsPerSec, Fabric, TreeSpec};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, Simulation};
 use coflowkit_workload::synth::{generate, SynthConfig};
@@ -18,8 +21,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         config.n_coflows = n;
         scheds.drain(..2);
     }
+    let mut tree = None;
+    if scheds.first().map(String::as_str) == Some("--tree") {
+        let dims: Vec<u32> = scheds
+            .get(1)
+            .ok_or("--tree needs PODS,RACKS,HOSTS")?
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<_, _>>()?;
+        let [pods, racks, hosts] = dims[..] else {
+            return Err("--tree needs PODS,RACKS,HOSTS".into());
+        };
+        tree = Some(TreeSpec {
+            pods,
+            racks_per_pod: racks,
+            hosts_per_rack: hosts,
+            host_rate: BitsPerSec::GBPS,
+            ..TreeSpec::default()
+        });
+        config.n_hosts = pods * racks * hosts;
+        scheds.drain(..2);
+    }
     let w = generate(&config);
-    let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec::GBPS)?;
+    let fabric = match &tree {
+        Some(t) => Fabric::tree(t)?,
+        None => Fabric::big_switch(w.n_hosts, BitsPerSec::GBPS)?,
+    };
     let w = w.validate(&fabric)?;
     let hints = WorkloadHints::of(&w);
     println!(

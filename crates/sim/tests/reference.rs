@@ -259,6 +259,9 @@ enum Policy {
     Stf,
     /// FIFO with limited multiplexing, heavy threshold in bytes.
     FifoLm(f64),
+    /// As `FifoLm`, coflows in task-id order (counters and background as
+    /// `baraat`'s, whose parameters carry them and the threshold).
+    FifoLmTasks(BaraatParams),
     /// Smallest Γ first, MADD, backfill (inside a coflow by (first link,
     /// last link, flow index)); recompute at every event (`per_flow`) or
     /// only at coflow events: releases, completions, flow starts, and a
@@ -431,6 +434,7 @@ const SPECS: &[&str] = &[
     "fifo-lm:threshold=p50",
     "fifo-lm:threshold=300000",
     "fifo-lm:threshold=inf",
+    FIFO_LM_TASKS,
     "varys",
     "varys:recompute=flow",
     "varys:recompute=coflow",
@@ -466,6 +470,10 @@ const SPECS: &[&str] = &[
 
 /// As [`BARAAT`], with `share=fill`.
 const BARAAT_FILL: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;share=fill";
+
+/// `fifo-lm` with two task-id counters and coflows from id 20 in the
+/// background.
+const FIFO_LM_TASKS: &str = "fifo-lm:threshold=300000;counters=2;background=20";
 
 /// `baraat` with rounds off the instances' grid of whole milliseconds
 /// (370 us), a larger delta, heavy at 300 kB.
@@ -555,6 +563,9 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         }
         "d2tcp" => Policy::D2tcp { alpha: 0.5 },
         "d2tcp:alpha=0.2" => Policy::D2tcp { alpha: 0.2 },
+        other if other.starts_with("fifo-lm:") && other.contains("counters") => {
+            Policy::FifoLmTasks(BaraatParams::parse(other, case))
+        }
         other => match other
             .strip_prefix("fifo-lm:threshold=")
             .and_then(|b| b.parse::<u64>().ok())
@@ -920,8 +931,16 @@ impl RefSim {
             Policy::Ncf => self.serve_ordered(|c| self.width(c), false, &mut rate),
             Policy::Lcf => self.serve_ordered(|c| self.total(c), false, &mut rate),
             Policy::Stf => self.serve_ordered(|c| self.remaining(c), true, &mut rate),
-            Policy::FifoLm(threshold) => {
-                let order = self.active_coflows();
+            Policy::FifoLm(_) | Policy::FifoLmTasks(_) => {
+                let threshold = match policy {
+                    Policy::FifoLmTasks(p) => p.threshold,
+                    Policy::FifoLm(t) => t,
+                    _ => unreachable!(),
+                };
+                let mut order = self.active_coflows();
+                if let Some(b) = &self.baraat {
+                    order.sort_by_key(|&c| b.task[c]);
+                }
                 let mut classes = vec![];
                 let mut class = vec![];
                 for (i, &c) in order.iter().enumerate() {
@@ -1328,7 +1347,7 @@ impl RefSim {
                 self.dcas_members(t);
                 self.dcas_protocol(t);
             }
-            if let Policy::Baraat(p) = policy {
+            if let Policy::Baraat(p) | Policy::FifoLmTasks(p) = policy {
                 if self.baraat.is_none() {
                     self.baraat = Some(RefBaraat::new(p, &self));
                 }
@@ -1389,7 +1408,9 @@ impl RefSim {
                     }
                 }
             }
-            if let Policy::FifoLm(threshold) = policy {
+            if let Policy::FifoLm(threshold) | Policy::FifoLmTasks(BaraatParams { threshold, .. }) =
+                policy
+            {
                 for c in self.active_coflows() {
                     if threshold.is_finite() && !self.is_heavy(c, threshold) {
                         let r: f64 = self.active_flows_of(c).iter().map(|&f| rate[f]).sum();
@@ -2681,6 +2702,7 @@ differential! {
     fifo_lm_threshold_p50_matches_reference: "fifo-lm:threshold=p50", 3000;
     fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
     fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
+    fifo_lm_task_ids_matches_reference: FIFO_LM_TASKS, 1000;
     varys_matches_reference: "varys", 4000;
     varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
     aalo_matches_reference: "aalo", 300;
@@ -2717,6 +2739,7 @@ differential! {
     multihop_fifo_lm_threshold_p50_matches_reference: "fifo-lm:threshold=p50", 3000;
     multihop_fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
     multihop_fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
+    multihop_fifo_lm_task_ids_matches_reference: FIFO_LM_TASKS, 1000;
     multihop_varys_matches_reference: "varys", 4000;
     multihop_varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
     multihop_aalo_instant_matches_reference: "aalo:k=4;e=2;q1=150000;delta=0", 1000;
