@@ -505,6 +505,23 @@ def sweep_text(axis: str, sw: dict[str, dict[str, pd.Series]], values: list[str]
     """The sweep's trends in words, from the numbers."""
     m = {s: [float(sw[s][v]["mean"]) for v in values] for s in (DCAS, VARYS, BARAAT)}
     ratio = [a / b for a, b in zip(m[DCAS], m[VARYS], strict=True)]
+    if axis == "workload.mix":
+        one = {s: dict(zip(values, m[s], strict=True)) for s in m}
+        classes = [v for v in values if v != "mixed"]
+        names = {"1,0,0,0": "SN", "0,1,0,0": "LN", "0,0,1,0": "SW", "0,0,0,1": "LW"}
+        wins = [names.get(c, c) for c in classes if one[BARAAT][c] > 1]
+        return "\n".join(
+            [
+                f"Here, one class at a time: `fifo-lm` beats `fair` in {len(wins)} of {len(classes)} classes"
+                + (f" ({', '.join(wins)})" if wins else "")
+                + " (the paper: all four); `dcas` over `fifo-lm`: "
+                + ", ".join(f"{names.get(c, c)} {one[DCAS][c] / one[BARAAT][c]:.2f}x" for c in classes)
+                + " (the paper: about 1.4x); `dcas`'s factor is "
+                + ", ".join(f"{names.get(c, c)} {100 * one[DCAS][c] / one[VARYS][c]:.0f}%" for c in classes)
+                + " of `varys`'s (the paper: within 15%).",
+                SWEEP_NOTES.get(axis, ""),
+            ]
+        )
     gap = f"`dcas`'s factor is {100 * min(ratio):.0f}-{100 * max(ratio):.0f}% of `varys`'s"
     out = [f"Here: {gap}; " + "; ".join(f"`{s}`'s factor {trend(m[s])}" for s in (DCAS, VARYS, BARAAT))]
     out.append(f"(from {x(m[DCAS][0])} to {x(m[DCAS][-1])} for `dcas`, {x(m[VARYS][0])} to {x(m[VARYS][-1])} for")
