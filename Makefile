@@ -4,7 +4,7 @@
 #   make demo   .venv with the runtime pins, release build, `coflowkit simulate`
 #   make test   .venv with the dev pins, dev build, cargo tests, pytest
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
-#               docs/reproductions/dcas.md (about half an hour on 2 idle cores)
+#               docs/reproductions/dcas.md (15-25 minutes on 2 idle cores, estimated)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 
@@ -41,7 +41,7 @@ test: develop
 	cargo test --workspace --exclude coflowkit-py
 	$(BIN)/python -m pytest -q tests/
 
-# Runs examples/reproductions/dcas{,-fb2010}.toml into results/ (resuming),
+# Runs examples/reproductions/dcas*.toml into results/ (resuming),
 # redraws docs/reproductions/dcas/ and rewrites docs/reproductions/dcas.md.
 repro-dcas: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
