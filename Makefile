@@ -5,6 +5,7 @@
 #   make test   .venv with the dev pins, dev build, cargo tests, pytest
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
 #               docs/reproductions/dcas.md (15-25 minutes on 2 idle cores, estimated)
+#   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md, under a minute)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 
