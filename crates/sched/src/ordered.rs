@@ -161,6 +161,16 @@ impl ClassServer {
             self.solver
                 .push(view.path_links(p).iter().copied(), 1.0, n, f64::INFINITY);
         }
+        self.solve_members(class, out);
+        self.counts = counts;
+        self.paths = paths;
+    }
+}
+
+impl ClassServer {
+    /// Solves the demands pushed for `members` on what is left and writes
+    /// each member's rate (its demand's) and `class` into `out`.
+    fn solve_members(&mut self, class: u32, out: &mut Allocation) {
         let rates = self.solver.solve(&mut self.residual);
         for &(f, d) in &self.members {
             let r = rates[d as usize];
@@ -171,12 +181,8 @@ impl ClassServer {
                 self.next_positive.push(f);
             }
         }
-        self.counts = counts;
-        self.paths = paths;
     }
-}
 
-impl ClassServer {
     /// Serves one class made of the active flows `flows`, each with its
     /// weight: weighted max-min on what the classes before it left, each
     /// flow its own demand (`tafe:flows=weighted`). Writes their rates and
@@ -195,16 +201,7 @@ impl ClassServer {
                 .push(view.path(f).iter().copied(), w, 1, f64::INFINITY);
             self.members.push((f, i as u32));
         }
-        let rates = self.solver.solve(&mut self.residual);
-        for &(f, d) in &self.members {
-            let r = rates[d as usize];
-            out.set_rate(f, r);
-            out.set_class(f, class);
-            self.served[f as usize] = self.round;
-            if r > 0.0 {
-                self.next_positive.push(f);
-            }
-        }
+        self.solve_members(class, out);
     }
 }
 
