@@ -7,10 +7,12 @@
 //! demand of weight `w` gets `w * level` until a row or column it crosses is
 //! full. As in [`crate::BipartiteMaxMin`], the port with the lowest fair
 //! share `residual / unfrozen weight` is found by a scan of the ports still in
-//! play, its row (or column) of the matrix is frozen in one pass, and the
-//! level it froze at is recorded: a demand's rate is `w * min(row level,
-//! column level)`. The same passes add up what each row and column gives
-//! away. Cost per solve: O((R + C)^2) for R rows and C columns.
+//! play, its row (or column) of the matrix is frozen in one pass over the
+//! columns (rows) still in play, and the level it froze at is recorded: a
+//! demand's rate is `w * min(row level, column level)`. The same passes add
+//! up what each row and column gives away. Cost per solve: O((R + C)^2) for
+//! R rows and C columns, less when most ports are full (they freeze at 0
+//! up front and are never scanned again).
 //!
 //! Liveness goes by demand counts, not by weights, so float noise in a sum
 //! of weights never keeps a port in play nor drops one.

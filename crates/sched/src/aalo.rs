@@ -861,7 +861,12 @@ impl Aalo {
                 continue;
             }
             let n_cols = self.co[c].cols.len();
-            for &Rerate { slot: s, rate: next, mode } in &todo {
+            for &Rerate {
+                slot: s,
+                rate: next,
+                mode,
+            } in &todo
+            {
                 let s = s as usize;
                 let slot = &self.co[c].slots[s];
                 let (r, j) = (slot.piece as usize, slot.col as usize);
@@ -1555,15 +1560,21 @@ impl PortServer {
                     .map_or(NONE, |i| i as u32)
             };
             sc.row_solve.push(si);
-            sc.row_up.push(if strict { 0.0 } else { self.level_up[piece.host as usize] });
+            sc.row_up.push(if strict {
+                0.0
+            } else {
+                self.level_up[piece.host as usize]
+            });
             sc.row_w.push(cfg.weights[piece.queue as usize]);
         }
         sc.col_down.clear();
-        sc.col_down.extend(
-            co.cols
-                .iter()
-                .map(|&h| if strict { 0.0 } else { self.level_down[h as usize] }),
-        );
+        sc.col_down.extend(co.cols.iter().map(|&h| {
+            if strict {
+                0.0
+            } else {
+                self.level_down[h as usize]
+            }
+        }));
         sc.cols_dirty.clear();
         sc.cols_room.clear();
         sc.cols_moved.clear();
