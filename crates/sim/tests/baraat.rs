@@ -39,13 +39,20 @@ fn run_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
 }
 
 fn run(sched: &str, n_hosts: u32, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    run_on(sched, Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(), coflows)
+    run_on(
+        sched,
+        Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(),
+        coflows,
+    )
 }
 
 fn assert_within(got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
     for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() <= tol, "{got:?} vs {want:?} (tolerance {tol})");
+        assert!(
+            (g - w).abs() <= tol,
+            "{got:?} vs {want:?} (tolerance {tol})"
+        );
     }
 }
 
@@ -145,8 +152,18 @@ fn multiplexing() -> Vec<CoflowSpec> {
 #[test]
 fn multiplexing_rises_with_heavy_tasks_and_falls_as_they_finish() {
     let spec = format!("threshold={}", 2 * UNIT);
-    check(&format!("fifo-lm:{spec}"), 2, multiplexing(), &[14.0, 9.0, 9.0]);
-    check(&format!("baraat:{spec}"), 2, multiplexing(), &[14.0, 9.0, 9.0]);
+    check(
+        &format!("fifo-lm:{spec}"),
+        2,
+        multiplexing(),
+        &[14.0, 9.0, 9.0],
+    );
+    check(
+        &format!("baraat:{spec}"),
+        2,
+        multiplexing(),
+        &[14.0, 9.0, 9.0],
+    );
     // The class changes fall on round boundaries here, so T2 and T3 finish
     // exactly; only T1 loses part of a round ramping up alone at 9.
     let got = run(&format!("baraat:{spec}"), 2, multiplexing());

@@ -2,11 +2,13 @@
 //! exact to the nanosecond.
 
 use coflowkit_model::{
-    compute, flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Dur, Fabric, JobStage,
-    Time, Workload,
+    compute, flow, BitsPerSec, CoflowSpec, DepKind, Dur, Fabric, JobStage, Time, Workload,
 };
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, SimResult, Simulation};
+
+mod common;
+use common::*;
 
 /// One unit of data: what 1 Gbit/s sends in one second.
 const UNIT: u64 = 125_000_000;
@@ -78,7 +80,10 @@ fn uncontended_flow_finishes_at_size_over_rate() {
         vec![CoflowSpec::new(1, Time(5), vec![flow(0, 1, 1 << 20)])],
     );
     assert_eq!(cct, vec![(8_500_000 - 5) as f64 * 1e-9]);
-    for (s, _) in coflowkit_sched::NAMES.iter().filter(|(s, _)| *s != "baraat") {
+    for (s, _) in coflowkit_sched::NAMES
+        .iter()
+        .filter(|(s, _)| *s != "baraat")
+    {
         let cct = run(
             s,
             2,
@@ -172,17 +177,6 @@ fn run_full(
     )
     .run(&mut |_| {})
     .unwrap()
-}
-
-fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
-    c.parents = parents
-        .iter()
-        .map(|&(p, kind)| Dependency {
-            parent: CoflowId(p),
-            kind,
-        })
-        .collect();
-    c
 }
 
 /// (start, finish) of every flow, in seconds.
@@ -448,7 +442,10 @@ fn tafe_fig2_one_by_one_finishes_at_3t_and_5t() {
 #[test]
 fn a_lone_flow_has_slowdown_1_and_fct_size_over_rate() {
     // Not `baraat`, which works in rounds of one RTT (see above).
-    for (s, _) in coflowkit_sched::NAMES.iter().filter(|(s, _)| *s != "baraat") {
+    for (s, _) in coflowkit_sched::NAMES
+        .iter()
+        .filter(|(s, _)| *s != "baraat")
+    {
         let r = run_full(
             s,
             2,

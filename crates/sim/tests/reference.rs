@@ -94,6 +94,9 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use std::fmt;
 
+mod common;
+use common::*;
+
 /// A random instance: a fabric, the CPU capacity of every host (if the
 /// fabric has CPUs) and coflows.
 #[derive(Clone)]
@@ -222,18 +225,6 @@ impl fmt::Debug for Case {
         writeln!(f, "    ],")?;
         write!(f, "}}")
     }
-}
-
-/// `c` with these parents.
-fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
-    c.parents = parents
-        .iter()
-        .map(|&(p, kind)| Dependency {
-            parent: CoflowId(p),
-            kind,
-        })
-        .collect();
-    c
 }
 
 // ---------------------------------------------------------------------------
@@ -480,7 +471,8 @@ const FIFO_LM_TASKS: &str = "fifo-lm:threshold=300000;counters=2;background=20";
 const BARAAT: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps";
 /// As [`BARAAT`], with two task-id counters and coflows from id 20 in the
 /// background.
-const BARAAT_TASKS: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;counters=2;background=20";
+const BARAAT_TASKS: &str =
+    "baraat:threshold=300000;rtt=370us;delta=50Mbps;counters=2;background=20";
 
 /// D-CAS at the scale of the random instances: ticks every 707.1 us (off
 /// the whole-millisecond grid the instances' events fall on, so that ticks
@@ -2067,10 +2059,20 @@ impl BaraatParams {
                     }
                 }
                 "rtt" => {
-                    p.rtt = v.strip_suffix("us").expect("rtt in us").parse::<f64>().unwrap() * 1e3
+                    p.rtt = v
+                        .strip_suffix("us")
+                        .expect("rtt in us")
+                        .parse::<f64>()
+                        .unwrap()
+                        * 1e3
                 }
                 "delta" => {
-                    p.delta = v.strip_suffix("Mbps").expect("delta in Mbps").parse::<f64>().unwrap() * 1e6
+                    p.delta = v
+                        .strip_suffix("Mbps")
+                        .expect("delta in Mbps")
+                        .parse::<f64>()
+                        .unwrap()
+                        * 1e6
                 }
                 "counters" => p.counters = v.parse().unwrap(),
                 "background" => p.background = Some(v.parse().unwrap()),
@@ -2078,7 +2080,10 @@ impl BaraatParams {
                 other => panic!("the reference does not read baraat's '{other}'"),
             }
         }
-        assert!(threshold_given, "give baraat's threshold in the reference's specs");
+        assert!(
+            threshold_given,
+            "give baraat's threshold in the reference's specs"
+        );
         p
     }
 }
@@ -2170,7 +2175,9 @@ impl RefSim {
                 }
             }
         }
-        let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+        let active: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| self.is_active(f))
+            .collect();
         // Algorithm 2 at every sender.
         let mut new_demand = vec![0.0; self.flows.len()];
         for &f in &active {
@@ -2184,7 +2191,10 @@ impl RefSim {
         }
         // Algorithm 1 at every link, flows in (task id, flow) order.
         let mut new_min_nr = vec![f64::INFINITY; self.flows.len()];
-        let mut links: Vec<u32> = active.iter().flat_map(|&f| self.flows[f].path.clone()).collect();
+        let mut links: Vec<u32> = active
+            .iter()
+            .flat_map(|&f| self.flows[f].path.clone())
+            .collect();
         links.sort_unstable();
         links.dedup();
         for l in links {
@@ -3433,4 +3443,3 @@ fn ncf_regression_ci_stop_14() {
     };
     compare(&case, "ncf").unwrap();
 }
-

@@ -5,47 +5,16 @@
 //! D2TCP's deadline weights. The differential tests against a slow
 //! reference are in `reference.rs`.
 
-use coflowkit_model::{compute, flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time, Workload};
-use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, SimResult, Simulation};
+use coflowkit_model::{compute, flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time};
+use coflowkit_sim::SimResult;
+
+mod common;
+use common::*;
 
 /// What 1 Gbit/s sends in one second.
 const UNIT: u64 = 125_000_000;
 /// One second, in ns.
 const S: u64 = 1_000_000_000;
-
-fn run_on(fabric: Fabric, sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
-    let w = Workload {
-        n_hosts: fabric.n_hosts(),
-        coflows,
-    }
-    .validate(&fabric)
-    .unwrap();
-    let s = build(
-        &SchedulerSpec::parse(sched).unwrap(),
-        &WorkloadHints::of(&w),
-    )
-    .unwrap();
-    Simulation::new(
-        fabric,
-        &w,
-        s,
-        SimOptions {
-            per_flow: true,
-            ..SimOptions::default()
-        },
-    )
-    .run(&mut |_| {})
-    .unwrap()
-}
-
-fn run(n_hosts: u32, sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
-    run_on(
-        Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(),
-        sched,
-        coflows,
-    )
-}
 
 /// Completion instants (s) of the coflows, by id.
 fn finishes(r: &SimResult) -> Vec<f64> {
