@@ -14,14 +14,7 @@ use common::*;
 const UNIT: u64 = 125_000_000;
 
 fn run(sched: &str, n_hosts: u32, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    let fabric = Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap();
-    let w = Workload { n_hosts, coflows }.validate(&fabric).unwrap();
-    let hints = WorkloadHints::of(&w);
-    let s = build(&SchedulerSpec::parse(sched).unwrap(), &hints).unwrap();
-    let r = Simulation::new(fabric, &w, s, SimOptions::default())
-        .run(&mut |_| {})
-        .unwrap();
-    r.coflows.iter().map(|c| c.cct_s()).collect()
+    ccts(&common::run(n_hosts, sched, coflows))
 }
 
 fn mean(v: &[f64]) -> f64 {

@@ -52,3 +52,8 @@ pub fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec
         .collect();
     c
 }
+
+/// Each coflow's CCT (s), in the order of the results.
+pub fn ccts(r: &SimResult) -> Vec<f64> {
+    r.coflows.iter().map(|c| c.cct_s()).collect()
+}
