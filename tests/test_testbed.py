@@ -17,9 +17,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import coflowkit
+from coflowkit import _core
+from coflowkit import replay as rp
 from coflowkit import testbed as tb
+from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
 
 needs_root = pytest.mark.skipif(
@@ -132,3 +137,53 @@ def test_cli_refuses_bad_input(cli: Cli) -> None:
         assert r.returncode == 2 and "path diversity" in r.stderr
     r = cli("testbed", "exec", "0", "true", "--name", "nosuch")
     assert r.returncode != 0 and "not up" in r.stderr
+    r = cli("replay", "--testbed", "nosuch", "--out", "/tmp/coflowkit-never-written")
+    assert r.returncode == 1 and "testbed 'nosuch' is not up" in r.stderr
+    assert not Path("/tmp/coflowkit-never-written").exists()
+
+
+def _columns_workload(rows: list[tuple[int, int, int, int, int]], n_hosts: int) -> coflowkit.Workload:
+    """A workload from (coflow, arrival ns, src, dst, bytes) rows."""
+    c, a, s, d, b = (np.array(x) for x in zip(*rows, strict=True))
+    return _core.workload_from_columns(
+        c.astype(np.uint64),
+        a.astype(np.uint64),
+        s.astype(np.uint32),
+        d.astype(np.uint32),
+        b.astype(np.uint64),
+        n_hosts=n_hosts,
+    )
+
+
+def test_fit_folds_merges_drops_and_scales() -> None:
+    w = _columns_workload(
+        [(1, 0, 0, 5, 1000), (1, 0, 4, 1, 3000), (1, 0, 2, 6, 500), (2, 10, 3, 7, 100), (3, 20, 1, 2, 7)], 8
+    )
+    f = rp.fit(w, 4, size_scale=0.5, time_scale=2.0, min_bytes=4)
+    c = f.workload.columns()
+    # 0->5 and 4->1 both fold onto 0->1 and merge; 2->6 folds onto 2->2 (dropped); 3->7 onto 3->3 (dropped,
+    # and with it coflow 2); 1->2 stays, 7 bytes halved to the minimum of 4.
+    assert list(zip(c["coflow_id"], c["src"], c["dst"], c["bytes"], c["arrival_ns"], strict=True)) == [
+        (1, 0, 1, 2000, 0),
+        (3, 1, 2, 4, 40),
+    ]
+    assert (f.local_flows_dropped, f.local_bytes_dropped, f.coflows_dropped, f.n_flows_in) == (2, 600, 1, 5)
+    assert f.workload.n_hosts == 4
+    with pytest.raises(ValueError, match="size_scale must be a positive number"):
+        rp.fit(w, 4, size_scale=0)
+
+
+@needs_root
+def test_replay_delivers_every_byte_and_reports_ccts(bed: tuple[tb.Plan, Path], tmp_path: Path) -> None:
+    p, state_dir = bed
+    w = _columns_workload(
+        [(1, 0, 0, 2, 2_000_000), (1, 0, 1, 2, 2_000_000), (2, 5_000_000, 2, 0, 1_000), (3, 10_000_000, 0, 1, 1)],
+        3,
+    )
+    flows = rp.replay_on_testbed(w, p.name, state_dir, work_dir=tmp_path / "work", deadline_s=60)
+    assert len(flows) == 4 and list(flows["bytes"]) == [2_000_000, 2_000_000, 1_000, 1]
+    coflows, flow_table = rp.tables(w, flows)
+    assert coflows.column_names == COFLOW_COLUMNS and flow_table.column_names == FLOW_COLUMNS
+    cct = dict(zip(coflows.column("coflow_id").to_pylist(), coflows.column("cct_s").to_pylist(), strict=True))
+    # Two 2 MB flows into one 100 Mbit/s port: at least 0.32 s (4 MB at line rate), not absurdly more.
+    assert 0.32 <= cct[1] < 5 and 0 < cct[2] < 2 and 0 < cct[3] < 2

@@ -13,6 +13,7 @@
     coflowkit plot STORE [-o DIR] [--format png,pdf]
     coflowkit report STORE [-o report.md]
     coflowkit testbed up --topology SPEC | down | status | check | exec HOST -- CMD
+    coflowkit replay [--trace PATH] [--testbed NAME] [--size-scale F] [--time-scale F] [--simulate fair] --out DIR
 
 Errors never show a traceback: bad input prints one line
 ``coflowkit: error: <message>`` on stderr and exits with 2 for a usage error
@@ -33,10 +34,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import numpy as np
 
 from . import __version__, _core, synthetic, topology_info
 from . import simulate as run_simulation
 from .experiment import Experiment, load_experiment
+from .replay import POLICIES
 from .results import Results
 from .runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
 from .trace import FORMATS, load_trace, write_trace
@@ -494,6 +497,129 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
     with _testbed_errors():
         cmd = tb.ns_cmd(tb.load_plan(name, state_dir), host, list(argv))
     sys.exit(subprocess.call(cmd))
+
+
+@cli.command("replay")
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Workload to replay: a trace (coflow-benchmark .txt, native .csv/.parquet). Default: the embedded workload.",
+)
+@click.option("--testbed", "testbed_name", default="ck", show_default=True, help="The testbed to replay on (up).")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The testbed's state directory (default /run/coflowkit).",
+)
+@click.option(
+    "--size-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Multiply every flow's bytes by this.",
+)
+@click.option(
+    "--time-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Multiply every arrival time by this.",
+)
+@click.option("--max-coflows", type=click.IntRange(min=1), default=None, help="Keep the first K coflows by arrival.")
+@click.option(
+    "--policy",
+    type=click.Choice(sorted(POLICIES)),
+    default="plain",
+    show_default=True,
+    help="How senders mark their flows.",
+)
+@click.option(
+    "--simulate",
+    "sim_specs",
+    metavar="SCHEDULERS",
+    default=None,
+    help="Also simulate the replayed workload on the testbed's topology with these schedulers "
+    "(comma-separated) and compare.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory for the results (the simulator's format) and the replayed workload.",
+)
+@click.option(
+    "--deadline",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    help="Seconds after the start to give up.",
+)
+def replay_cmd(
+    trace_path: Path | None,
+    testbed_name: str,
+    state_dir: Path | None,
+    size_scale: float,
+    time_scale: float,
+    max_coflows: int | None,
+    policy: str,
+    sim_specs: str | None,
+    out_dir: Path,
+    deadline: float,
+) -> None:
+    """Replay a workload as real TCP transfers on the testbed; write each coflow's CCT.
+
+    The workload is first fitted to the testbed (hosts folded h mod n, flows of a coflow
+    between the same two hosts merged, flows onto their own host dropped, sizes and times
+    scaled); OUT/workload.csv is what ran, so `coflowkit simulate --trace OUT/workload.csv
+    --topology ...` simulates exactly it. Every byte is checked (CRC-32 at both ends).
+    """
+    from . import replay as rp
+    from . import testbed as tb
+    from .results import _write_table
+
+    specs = _check_schedulers(sim_specs) if sim_specs else []
+    with _testbed_errors():
+        p = tb.load_plan(testbed_name, state_dir)
+    with _data_errors():
+        w = load_trace(trace_path) if trace_path is not None else synthetic()
+        fitted = rp.fit(w, p.n_hosts, size_scale, time_scale, max_coflows)
+    fw = fitted.workload
+    click.echo(
+        f"workload   {fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows "
+        f"({fitted.n_flows_in} before merging; {fitted.local_flows_dropped} local flows dropped)"
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_trace(fw, out_dir / "workload.csv")
+    with _testbed_errors(), _data_errors():
+        try:
+            flows = rp.replay_on_testbed(fw, testbed_name, state_dir, policy, out_dir / "work", deadline)
+        except RuntimeError as e:
+            raise DataError(_one_line(e)) from None
+    coflows, flow_table = rp.tables(fw, flows)
+    d = out_dir / policy
+    d.mkdir(exist_ok=True)
+    _write_table(coflows, d / "coflows.csv", d / "coflows.parquet")
+    _write_table(flow_table, d / "flows.csv", d / "flows.parquet")
+    cct = coflows.column("cct_s").to_numpy()
+    click.echo(
+        f"testbed    {policy}: mean CCT {cct.mean():.4f} s, p95 {np.percentile(cct, 95):.4f} s "
+        f"({fw.n_flows} flows, {int(flows['bytes'].sum())} bytes, every byte checked)"
+    )
+    if specs:
+        with _data_errors():
+            res = run_simulation(fw, specs, topology=p.topology)
+            res.write(out_dir / "simulated")
+        for s in specs:
+            sim = res.coflows(s)["cct_s"].to_numpy()
+            click.echo(
+                f"simulated  {s}: mean CCT {sim.mean():.4f} s, p95 {np.percentile(sim, 95):.4f} s "
+                f"(testbed / simulated mean: {cct.mean() / sim.mean():.2f})"
+            )
+    click.echo(f"wrote      {d}/coflows.csv, flows.csv" + (f"; {out_dir}/simulated/" if specs else ""))
 
 
 def _fmt_rate(misses: int, total: int) -> str:

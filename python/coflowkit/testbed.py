@@ -49,6 +49,10 @@ from . import _core
 
 #: Queues per port; queue 0 is served first.
 N_QUEUES = 8
+#: The largest GSO packet a testbed veth passes (the kernel's default is 64 KiB).
+GSO_MAX_BYTES = 16_384
+#: TCP's minimum retransmission timeout on the data network, as datacenter stacks lower it.
+DEFAULT_RTO_MIN_MS = 10
 #: Where state files live unless told otherwise.
 DEFAULT_STATE_DIR = Path("/run/coflowkit")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")
@@ -161,6 +165,10 @@ class Plan:
     mgmt_root_ip: str = ""
     #: for each host, the switch namespace its data link attaches to
     host_switch: list[int] = field(default_factory=list)
+    #: bytes each queue of a port holds (None: :func:`default_buffer` of the port's capacity)
+    buffer_bytes: int | None = None
+    #: TCP's minimum retransmission timeout on the hosts' data routes, ms (None: the kernel's, 200 ms)
+    rto_min_ms: int | None = DEFAULT_RTO_MIN_MS
 
     def to_json(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -185,7 +193,13 @@ def _mgmt_ip(i: int) -> str:
     return f"172.30.{n >> 8 & 255}.{n & 255}"
 
 
-def plan(topology: str, name: str = "ck", n_hosts: int | None = None) -> Plan:
+def plan(
+    topology: str,
+    name: str = "ck",
+    n_hosts: int | None = None,
+    buffer_bytes: int | None = None,
+    rto_min_ms: int | None = DEFAULT_RTO_MIN_MS,
+) -> Plan:
     """The testbed a topology gives: namespaces, veths, shaped ports and addresses.
     Raises ``ValueError`` for a bad spec, a bad name, or a fabric the testbed
     cannot build (path diversity, too many hosts)."""
@@ -211,7 +225,13 @@ def plan(topology: str, name: str = "ck", n_hosts: int | None = None) -> Plan:
         mgmt_bridge=f"{name}-mgmt",
         mgmt_root_ip="172.30.0.1",
         host_switch=[-1] * nh,
+        buffer_bytes=buffer_bytes,
+        rto_min_ms=rto_min_ms,
     )
+    if rto_min_ms is not None and not 1 <= rto_min_ms <= 200:
+        raise ValueError(f"rto_min {rto_min_ms} ms: must be 1..200 ms (200 is the kernel's default)")
+    if buffer_bytes is not None and buffer_bytes < 3_000:
+        raise ValueError(f"buffer {buffer_bytes} bytes: a queue must hold at least two full-size packets (3000 bytes)")
     # Pair the two directions of each cable: (host i, switch j) or (switch a, switch b).
     cables: dict[tuple[tuple[str, int], tuple[str, int]], dict[str, Any]] = {}
     for link in g["links"]:
@@ -321,8 +341,15 @@ def _write_state(path: Path, d: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _htb(ns: str, dev: str, capacity_bps: float) -> list[list[str]]:
-    """The commands that shape one port: capacity, 8 strict-priority classes, DSCP filters."""
+def default_buffer(capacity_bps: float) -> int:
+    """A queue's buffer when not given: 2 ms at the port's rate, at least 64 KiB
+    (four of the testbed's GSO packets)."""
+    return max(65_536, int(capacity_bps * 0.002 / 8))
+
+
+def _htb(ns: str, dev: str, capacity_bps: float, buffer_bytes: int) -> list[list[str]]:
+    """The commands that shape one port: capacity, 8 strict-priority classes
+    (each a byte FIFO of ``buffer_bytes``), DSCP filters."""
     rate = f"{int(capacity_bps)}bit"
     token = f"{max(8_000, int(capacity_bps / 1000))}bit"
     # Burst: at least one 64 KiB GSO packet, else 1 ms at the line rate.
@@ -339,14 +366,22 @@ def _htb(ns: str, dev: str, capacity_bps: float) -> list[list[str]]:
         cmds.append(f"{tc} class add dev {dev} parent 1:1 classid {cls} htb {shape}")
         match = f"match ip dsfield {hex(tos_of_queue(q))} 0xfc"
         cmds.append(f"{tc} filter add dev {dev} parent 1: protocol ip prio 1 u32 {match} flowid {cls}")
+        cmds.append(f"{tc} qdisc add dev {dev} parent {cls} handle {10 + q}: bfifo limit {buffer_bytes}")
     return [c.split() for c in cmds]
 
 
-def up(topology: str, name: str = "ck", n_hosts: int | None = None, state_dir: Path | None = None) -> Plan:
+def up(
+    topology: str,
+    name: str = "ck",
+    n_hosts: int | None = None,
+    state_dir: Path | None = None,
+    buffer_bytes: int | None = None,
+    rto_min_ms: int | None = DEFAULT_RTO_MIN_MS,
+) -> Plan:
     """Create the testbed. On any failure, removes what it made and raises
     :class:`TestbedError` naming the step."""
     require_rights()
-    p = plan(topology, name, n_hosts)
+    p = plan(topology, name, n_hosts, buffer_bytes, rto_min_ms)
     path = state_path(name, state_dir)
     existing = _our_namespaces(name)
     if path.exists() or existing:
@@ -389,11 +424,17 @@ def _build(p: Plan) -> None:
         for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
             if ns in p.switch_ns:
                 _run(["ip", "-n", ns, "link", "set", dev, "master", "br0"], what)
+            # Small GSO packets, so that a queue of tens of KB is not one or two super-packets.
+            _run(["ip", "-n", ns, "link", "set", dev, "gso_max_size", str(GSO_MAX_BYTES)], what)
             _run(["ip", "-n", ns, "link", "set", dev, "up"], what)
     for i, ns in enumerate(p.host_ns):
         _run(["ip", "-n", ns, "addr", "add", f"{p.host_ip[i]}/8", "dev", "eth0"], f"host {i}")
+        if p.rto_min_ms is not None:
+            route = f"ip -n {ns} route replace 10.0.0.0/8 dev eth0 proto kernel scope link src {p.host_ip[i]}"
+            _run([*route.split(), "rto_min", f"{p.rto_min_ms}ms"], f"host {i}")
     for port in p.ports:
-        for cmd in _htb(port.ns, port.dev, port.capacity_bps):
+        buffer = p.buffer_bytes if p.buffer_bytes is not None else default_buffer(port.capacity_bps)
+        for cmd in _htb(port.ns, port.dev, port.capacity_bps, buffer):
             _run(cmd, f"port {port.ns}/{port.dev} ({port.link})")
     # Management network: a root-namespace bridge, one unshaped veth per host.
     br = p.mgmt_bridge
