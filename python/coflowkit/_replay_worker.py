@@ -35,17 +35,16 @@ import zlib
 from typing import Any
 
 _HEADER = struct.Struct("!QQ")
-_BLOCK = random.Random(20261121).randbytes(1 << 20)
-_CHUNK = 1 << 16
+_BLOCK_LEN = 1 << 20
+#: The block twice, so that any window of up to a block is one slice (no copy).
+_BLOCK2 = memoryview(random.Random(20261121).randbytes(_BLOCK_LEN) * 2)
+_CHUNK = 1 << 18
 
 
-def _payload(fid: int, offset: int, n: int) -> bytes:
-    """Bytes ``offset .. offset + n`` of flow ``fid`` (n <= _CHUNK): the block, rotated by the flow."""
-    start = (fid * 7919 + offset) % len(_BLOCK)
-    end = start + n
-    if end <= len(_BLOCK):
-        return _BLOCK[start:end]
-    return _BLOCK[start:] + _BLOCK[: end - len(_BLOCK)]
+def _payload(fid: int, offset: int, n: int) -> memoryview:
+    """Bytes ``offset .. offset + n`` of flow ``fid`` (n <= 1 MiB): the block, rotated by the flow."""
+    start = (fid * 7919 + offset) % _BLOCK_LEN
+    return _BLOCK2[start : start + n]
 
 
 class Worker:
@@ -61,54 +60,71 @@ class Worker:
         self.received: dict[int, list[Any]] = {}
         self.errors: list[str] = []
         self.all_in = asyncio.Event()
-        self.pool: dict[tuple[int, int], list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = {}
+        #: idle connections by (destination, IP_TOS)
+        self.pool: dict[tuple[int, int], list[socket.socket]] = {}
         self.deadline = deadline_s
+        self.loop = asyncio.new_event_loop()
         if self.n_in == 0:
             self.all_in.set()
 
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _recv_exactly(self, sock: socket.socket, n: int) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = await self.loop.sock_recv(sock, n - len(buf))
+            if not chunk:
+                if buf:
+                    raise OSError(f"connection closed after {len(buf)} of {n} header bytes")
+                return b""
+            buf += chunk
+        return bytes(buf)
+
+    async def serve(self, sock: socket.socket) -> None:
         """One connection: flows one after another, each a header, its bytes and our ack."""
         fid = -1
+        buf = bytearray(_CHUNK)
+        view = memoryview(buf)
         try:
             while True:
-                try:
-                    header = await reader.readexactly(_HEADER.size)
-                except asyncio.IncompleteReadError as e:
-                    if not e.partial:
-                        return  # the sender closed between flows
-                    raise
+                header = await self._recv_exactly(sock, _HEADER.size)
+                if not header:
+                    return  # the sender closed between flows
                 fid, size = _HEADER.unpack(header)
                 crc, n = 0, 0
                 while n < size:
-                    chunk = await reader.read(min(1 << 18, size - n))
-                    if not chunk:
+                    k = await self.loop.sock_recv_into(sock, view[: min(_CHUNK, size - n)])
+                    if k == 0:
                         break
-                    crc = zlib.crc32(chunk, crc)
-                    n += len(chunk)
-                t_end = time.time()
-                self.received[fid] = [t_end, n, crc]
+                    crc = zlib.crc32(view[:k], crc)
+                    n += k
+                self.received[fid] = [time.time(), n, crc]
                 self._check_all_in()
                 if n < size:
                     return
-                writer.write(b"k")
-                await writer.drain()
-        except (OSError, asyncio.IncompleteReadError) as e:
+                await self.loop.sock_sendall(sock, b"k")
+        except OSError as e:
             self.errors.append(f"host {self.host}: receiving flow {fid}: {e}")
             self._check_all_in()
         finally:
-            writer.close()
+            sock.close()
 
     def _check_all_in(self) -> None:
         if len(self.received) >= self.n_in:
             self.all_in.set()
 
-    async def _connect(self, dst: int, tos: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def accept_loop(self, server: socket.socket) -> None:
+        tasks = set()
+        while True:
+            conn, _ = await self.loop.sock_accept(server)
+            conn.setblocking(False)
+            t = asyncio.ensure_future(self.serve(conn))
+            tasks.add(t)
+            t.add_done_callback(tasks.discard)
+
+    async def _connect(self, dst: int, tos: int) -> socket.socket:
         """A connection to ``dst``: an idle one of the pool if there is one, else a new one."""
         idle = self.pool.setdefault((dst, tos), [])
-        while idle:
-            reader, writer = idle.pop()
-            if not writer.is_closing():
-                return reader, writer
+        if idle:
+            return idle.pop()
         for attempt in range(1000):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
@@ -116,8 +132,8 @@ class Worker:
                     sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 sock.setblocking(False)
-                await asyncio.get_running_loop().sock_connect(sock, (self.addrs[dst], self.port))
-                return await asyncio.open_connection(sock=sock)
+                await self.loop.sock_connect(sock, (self.addrs[dst], self.port))
+                return sock
             except OSError:
                 sock.close()
                 if attempt == 999 or time.time() > self.deadline:
@@ -139,7 +155,7 @@ class Worker:
         jobs = [(key, self._connect(*key)) for key, k in want for _ in range(k)]
         conns = await asyncio.gather(*(j for _, j in jobs), return_exceptions=True)
         for (key, _), c in zip(jobs, conns, strict=True):
-            if not isinstance(c, BaseException):
+            if isinstance(c, socket.socket):
                 self.pool.setdefault(key, []).append(c)
 
     async def send(self, flow: list[Any]) -> None:
@@ -148,52 +164,55 @@ class Worker:
         await asyncio.sleep(max(0.0, self.t0 + start - time.time()))
         t_start = time.time()
         try:
-            reader, writer = await self._connect(dst, tos)
+            sock = await self._connect(dst, tos)
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: connect: {e}")
             return
         crc, n = 0, 0
         try:
-            writer.write(_HEADER.pack(fid, size))
+            await self.loop.sock_sendall(sock, _HEADER.pack(fid, size))
             while n < size:
                 chunk = _payload(fid, n, min(_CHUNK, size - n))
-                writer.write(chunk)
+                await self.loop.sock_sendall(sock, chunk)
                 crc = zlib.crc32(chunk, crc)
                 n += len(chunk)
-                await writer.drain()
-            ack = await reader.readexactly(1)
+            ack = await self.loop.sock_recv(sock, 1)
             if ack != b"k":
                 raise OSError("no acknowledgement from the receiver")
             self.sent[fid] = [t_start, n, crc]
-            self.pool.setdefault((dst, tos), []).append((reader, writer))
-        except (OSError, asyncio.IncompleteReadError) as e:
+            self.pool.setdefault((dst, tos), []).append(sock)
+        except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
-            writer.close()
+            sock.close()
 
     async def run(self) -> dict[str, Any]:
-        server = await asyncio.start_server(
-            self.serve, host=self.addrs[self.host], port=self.port, backlog=4096, reuse_address=True
-        )
-        async with server:
-            # Ready: listening. The driver answers with t0 once every worker is;
-            # then connect to every peer (they all listen by then).
-            print("ready", flush=True)
-            line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-            self.t0 = float(line)
-            self.deadline += self.t0
-            await self.warm_up()
-            senders = [asyncio.create_task(self.send(f)) for f in self.out]
-            remaining = max(1.0, self.deadline - time.time())
-            try:
-                await asyncio.wait_for(asyncio.gather(*senders, self.all_in.wait()), timeout=remaining)
-            except TimeoutError:
-                self.errors.append(
-                    f"host {self.host}: not done by the deadline: sent {len(self.sent)} of {len(self.out)} "
-                    f"flows, received {len(self.received)} of {self.n_in}"
-                )
-            for conns in self.pool.values():
-                for _reader, writer in conns:
-                    writer.close()
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind((self.addrs[self.host], self.port))
+        server.listen(4096)
+        server.setblocking(False)
+        acceptor = asyncio.ensure_future(self.accept_loop(server))
+        # Ready: listening. The driver answers with t0 once every worker is;
+        # then connect to every peer (they all listen by then).
+        print("ready", flush=True)
+        line = await self.loop.run_in_executor(None, sys.stdin.readline)
+        self.t0 = float(line)
+        self.deadline += self.t0
+        await self.warm_up()
+        senders = [asyncio.ensure_future(self.send(f)) for f in self.out]
+        remaining = max(1.0, self.deadline - time.time())
+        try:
+            await asyncio.wait_for(asyncio.gather(*senders, self.all_in.wait()), timeout=remaining)
+        except TimeoutError:
+            self.errors.append(
+                f"host {self.host}: not done by the deadline: sent {len(self.sent)} of {len(self.out)} "
+                f"flows, received {len(self.received)} of {self.n_in}"
+            )
+        for conns in self.pool.values():
+            for sock in conns:
+                sock.close()
+        acceptor.cancel()
+        server.close()
         return {"host": self.host, "sent": self.sent, "received": self.received, "errors": self.errors}
 
 
@@ -208,7 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         plan = json.load(f)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    result = asyncio.run(Worker(plan, args.host, args.deadline).run())
+    worker = Worker(plan, args.host, args.deadline)
+    try:
+        result = worker.loop.run_until_complete(worker.run())
+    finally:
+        worker.loop.close()
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(result, f)
