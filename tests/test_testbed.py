@@ -187,3 +187,53 @@ def test_replay_delivers_every_byte_and_reports_ccts(bed: tuple[tb.Plan, Path], 
     cct = dict(zip(coflows.column("coflow_id").to_pylist(), coflows.column("cct_s").to_pylist(), strict=True))
     # Two 2 MB flows into one 100 Mbit/s port: at least 0.32 s (4 MB at line rate), not absurdly more.
     assert 0.32 <= cct[1] < 5 and 0 < cct[2] < 2 and 0 < cct[3] < 2
+
+
+def test_pias_policy_demotes_by_bytes_sent() -> None:
+    from coflowkit._replay_worker import Pias, _tos
+
+    p = Pias([1000, 100, 5000])
+    f = [7, 0, 1, 10_000, 0.0, 0, 0, 0.0]
+    p.start(f)
+    assert p.queue(7) == 0 and p.limit(7, 0) == 100
+    assert p.sent(f, 99) == [] and p.queue(7) == 0
+    assert p.sent(f, 1) == [7] and p.queue(7) == 1 and p.limit(7, 100) == 900
+    assert p.sent(f, 900) == [7] and p.queue(7) == 2
+    assert p.sent(f, 4000) == [7] and p.queue(7) == 3 and p.limit(7, 5000) == 1 << 62
+    assert [_tos(q) for q in (0, 3, 7)] == [0xE0, 0x80, 0]
+
+
+def test_fifo_lm_policy_by_age_and_heaviness() -> None:
+    from coflowkit._replay_worker import FifoLm
+
+    p = FifoLm(heavy=1000, quantum_s=0.1, t0=100.0)
+    a = [1, 0, 1, 5000, 0.0, 0, 0, 0.0]  # coflow 0, arrived at 0
+    b = [2, 0, 2, 5000, 0.25, 0, 1, 0.25]  # coflow 1, arrived at 0.25
+    p.start(a)
+    assert p.queue(1) == 7
+    assert p.tick(100.25) == [1] and p.queue(1) == 5  # two quanta old
+    p.start(b)
+    assert p.queue(2) == 7
+    assert p.tick(100.36) == [1, 2] and (p.queue(1), p.queue(2)) == (4, 6)
+    # Heavy: a stays one queue below its age, with the coflows after it.
+    assert p.limit(1, 0) == 1000 and p.sent(a, 1000) == [1] and p.queue(1) == 5
+    assert p.tick(101.5) == [1, 2] and (p.queue(1), p.queue(2)) == (1, 0)
+    assert p.finish(a) == [] and p.queue(1) == 7
+
+
+@needs_root
+def test_fifo_lm_policy_serves_the_older_coflow_first(bed: tuple[tb.Plan, Path], tmp_path: Path) -> None:
+    p, state_dir = bed
+    # Coflow 1: 6 MB into host 2 from host 0; coflow 2: 1 MB into host 2 from host 1, 0.2 s later.
+    w = _columns_workload([(1, 0, 0, 2, 6_000_000), (2, 200_000_000, 1, 2, 1_000_000)], 3)
+    cct = {}
+    for name in ("plain", "fifo-lm"):
+        spec = rp.policy_spec(name, w, heavy=10**9, quantum_s=0.05)
+        flows = rp.replay_on_testbed(w, p.name, state_dir, spec, work_dir=tmp_path / name, deadline_s=60)
+        co, _ = rp.tables(w, flows)
+        cct[name] = dict(zip(co.column("coflow_id").to_pylist(), co.column("cct_s").to_pylist(), strict=True))
+    # Plain TCP shares the port: the small coflow finishes long before the big one.
+    assert cct["plain"][2] < 0.5 * cct["plain"][1]
+    # FIFO-LM: the older coflow is four quanta up when the newer arrives, so it goes first.
+    assert cct["fifo-lm"][2] > 1.5 * cct["plain"][2]
+    assert cct["fifo-lm"][1] < cct["plain"][1]

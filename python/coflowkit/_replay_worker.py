@@ -47,6 +47,147 @@ def _payload(fid: int, offset: int, n: int) -> memoryview:
     return _BLOCK2[start : start + n]
 
 
+def _tos(q: int) -> int:
+    """IP_TOS of queue q (0 highest): DSCP class selector CS(7 - q), as the testbed's filters."""
+    return (7 - min(max(q, 0), 7)) << 5
+
+
+class Policy:
+    """How a sender marks its flows: ``plain`` leaves every flow unmarked
+    (queue 7, best effort). Subclasses pick a queue per flow and may change
+    it as bytes are sent or as flows start and finish."""
+
+    def start(self, flow: list[Any]) -> None:
+        """``flow`` starts (called before its first byte)."""
+
+    def queue(self, fid: int) -> int:
+        return 7
+
+    def limit(self, fid: int, sent: int) -> int:
+        """How many more bytes flow ``fid`` may send before its queue may change."""
+        return 1 << 62
+
+    def sent(self, flow: list[Any], n: int) -> list[int]:
+        """``n`` more bytes of ``flow`` sent; returns the flows whose queue changed."""
+        return []
+
+    def finish(self, flow: list[Any]) -> list[int]:
+        """``flow`` finished; returns the flows whose queue changed."""
+        return []
+
+    #: Seconds between calls of :meth:`tick` (None: never).
+    period: float | None = None
+
+    def tick(self, now: float) -> list[int]:
+        """The clock moved to ``now`` (wall clock); returns the flows whose queue changed."""
+        return []
+
+
+class Pias(Policy):
+    """PIAS's demotion by bytes sent: a flow starts in queue 0 and moves to queue
+    k once it has sent ``thresholds[k-1]`` bytes."""
+
+    def __init__(self, thresholds: list[int]) -> None:
+        self.thresholds = sorted(int(t) for t in thresholds)[:7]
+        self.bytes: dict[int, int] = {}
+
+    def start(self, flow: list[Any]) -> None:
+        self.bytes[flow[0]] = 0
+
+    def queue(self, fid: int) -> int:
+        b = self.bytes.get(fid, 0)
+        return sum(1 for t in self.thresholds if b >= t)
+
+    def limit(self, fid: int, sent: int) -> int:
+        nxt = [t - sent for t in self.thresholds if t > sent]
+        return min(nxt) if nxt else 1 << 62
+
+    def sent(self, flow: list[Any], n: int) -> list[int]:
+        before = self.queue(flow[0])
+        self.bytes[flow[0]] += n
+        return [flow[0]] if self.queue(flow[0]) != before else []
+
+    def finish(self, flow: list[Any]) -> list[int]:
+        self.bytes.pop(flow[0], None)
+        return []
+
+
+class FifoLm(Policy):
+    """FIFO-LM with eight queues, decided by each sender alone: a coflow's
+    queue follows its age (its place in arrival order, which all senders
+    agree on without talking): it starts in queue 7 and moves up one queue
+    every ``quantum`` seconds, to queue 0; so older coflows are served
+    first and coflows that arrived within one quantum share a queue. A
+    coflow that has sent ``heavy`` bytes from this host (Baraat's per-link
+    classification, on this host's uplink) is heavy and stays one queue
+    below its age, with the coflows after it (Baraat 3.3)."""
+
+    def __init__(self, heavy: int, quantum_s: float, t0: float = 0.0) -> None:
+        self.heavy = int(heavy)
+        self.quantum = float(quantum_s)
+        self.period = self.quantum / 4
+        self.t0 = t0
+        self.now = t0
+        self.arrival: dict[int, float] = {}  # flow id -> its coflow's arrival (s after t0)
+        self.of: dict[int, int] = {}  # flow id -> coflow rank
+        self.bytes: dict[int, int] = {}  # coflow rank -> bytes sent from here
+        self.users: dict[int, int] = {}  # coflow rank -> active flows here
+
+    def _queue_at(self, fid: int, now: float) -> int:
+        age = max(0.0, now - self.t0 - self.arrival[fid])
+        q = max(0, 7 - int(age / self.quantum))
+        if self.bytes.get(self.of[fid], 0) >= self.heavy:
+            q += 1
+        return min(7, q)
+
+    def start(self, flow: list[Any]) -> None:
+        fid, c = flow[0], flow[6]
+        self.arrival[fid] = flow[7] if len(flow) > 7 else flow[4]
+        self.of[fid] = c
+        self.users[c] = self.users.get(c, 0) + 1
+
+    def queue(self, fid: int) -> int:
+        return self._queue_at(fid, self.now) if fid in self.of else 7
+
+    def limit(self, fid: int, sent: int) -> int:
+        left = self.heavy - self.bytes.get(self.of[fid], 0)
+        return left if left > 0 else 1 << 62
+
+    def sent(self, flow: list[Any], n: int) -> list[int]:
+        c = flow[6]
+        before = self.bytes.get(c, 0)
+        self.bytes[c] = before + n
+        if before < self.heavy <= before + n:
+            return [f for f, cc in self.of.items() if cc == c]
+        return []
+
+    def tick(self, now: float) -> list[int]:
+        """The clock moved to ``now``: the flows whose queue changed with their age."""
+        changed = [f for f in self.of if self._queue_at(f, now) != self._queue_at(f, self.now)]
+        self.now = now
+        return changed
+
+    def finish(self, flow: list[Any]) -> list[int]:
+        c = self.of.pop(flow[0])
+        self.arrival.pop(flow[0], None)
+        self.users[c] -= 1
+        if self.users[c] == 0:
+            del self.users[c]
+            self.bytes.pop(c, None)
+        return []
+
+
+def make_policy(spec: dict[str, Any]) -> Policy:
+    name = spec.get("name", "plain")
+    if name == "plain":
+        return Policy()
+    if name == "pias":
+        return Pias(spec["thresholds"])
+    if name == "fifo-lm":
+        return FifoLm(spec["heavy"], spec["quantum_s"])
+    raise ValueError(f"unknown replay policy {name!r}")
+
+
 class Worker:
     def __init__(self, plan: dict[str, Any], host: int, deadline_s: float) -> None:
         self.plan = plan
@@ -60,9 +201,11 @@ class Worker:
         self.received: dict[int, list[Any]] = {}
         self.errors: list[str] = []
         self.all_in = asyncio.Event()
-        #: idle connections by (destination, IP_TOS)
-        self.pool: dict[tuple[int, int], list[socket.socket]] = {}
+        #: idle connections by destination
+        self.pool: dict[int, list[socket.socket]] = {}
         self.deadline = deadline_s
+        self.policy = make_policy(plan.get("policy", {"name": "plain"}))
+        self.socks: dict[int, socket.socket] = {}  # active flow -> its connection
         self.loop = asyncio.new_event_loop()
         if self.n_in == 0:
             self.all_in.set()
@@ -120,16 +263,14 @@ class Worker:
             tasks.add(t)
             t.add_done_callback(tasks.discard)
 
-    async def _connect(self, dst: int, tos: int) -> socket.socket:
+    async def _connect(self, dst: int) -> socket.socket:
         """A connection to ``dst``: an idle one of the pool if there is one, else a new one."""
-        idle = self.pool.setdefault((dst, tos), [])
+        idle = self.pool.setdefault(dst, [])
         if idle:
             return idle.pop()
         for attempt in range(1000):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
-                if tos:
-                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 sock.setblocking(False)
                 await self.loop.sock_connect(sock, (self.addrs[dst], self.port))
@@ -146,44 +287,62 @@ class Worker:
         32) as flows to it that start at one instant, so that flows do not pay
         a handshake (or a lost SYN's one-second timeout) that the simulator
         does not model."""
-        burst: dict[tuple[int, int], dict[float, int]] = {}
+        burst: dict[int, dict[float, int]] = {}
         for f in self.out:
-            key = (f[2], f[5] if len(f) > 5 else 0)
-            at = burst.setdefault(key, {})
+            at = burst.setdefault(f[2], {})
             at[f[4]] = at.get(f[4], 0) + 1
-        want = [(key, min(32, max(at.values()))) for key, at in burst.items()]
-        jobs = [(key, self._connect(*key)) for key, k in want for _ in range(k)]
+        want = [(dst, min(32, max(at.values()))) for dst, at in burst.items()]
+        jobs = [(dst, self._connect(dst)) for dst, k in want for _ in range(k)]
         conns = await asyncio.gather(*(j for _, j in jobs), return_exceptions=True)
         for (key, _), c in zip(jobs, conns, strict=True):
             if isinstance(c, socket.socket):
                 self.pool.setdefault(key, []).append(c)
 
+    def _mark(self, fids: list[int]) -> None:
+        for fid in fids:
+            sock = self.socks.get(fid)
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(self.policy.queue(fid)))
+
+    async def _ticker(self) -> None:
+        period = self.policy.period or 1.0
+        while True:
+            await asyncio.sleep(period)
+            self._mark(self.policy.tick(time.time()))
+
     async def send(self, flow: list[Any]) -> None:
         fid, _src, dst, size, start = flow[0], flow[1], flow[2], flow[3], flow[4]
-        tos = flow[5] if len(flow) > 5 else 0
         await asyncio.sleep(max(0.0, self.t0 + start - time.time()))
         t_start = time.time()
         try:
-            sock = await self._connect(dst, tos)
+            sock = await self._connect(dst)
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: connect: {e}")
             return
         crc, n = 0, 0
         try:
+            self.socks[fid] = sock
+            self.policy.start(flow)
+            self._mark([fid])
             await self.loop.sock_sendall(sock, _HEADER.pack(fid, size))
             while n < size:
-                chunk = _payload(fid, n, min(_CHUNK, size - n))
+                k = min(_CHUNK, size - n, max(1, self.policy.limit(fid, n)))
+                chunk = _payload(fid, n, k)
                 await self.loop.sock_sendall(sock, chunk)
                 crc = zlib.crc32(chunk, crc)
-                n += len(chunk)
+                n += k
+                self._mark(self.policy.sent(flow, k))
             ack = await self.loop.sock_recv(sock, 1)
             if ack != b"k":
                 raise OSError("no acknowledgement from the receiver")
             self.sent[fid] = [t_start, n, crc]
-            self.pool.setdefault((dst, tos), []).append(sock)
+            self.pool.setdefault(dst, []).append(sock)
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
             sock.close()
+        finally:
+            self.socks.pop(fid, None)
+            self._mark(self.policy.finish(flow))
 
     async def run(self) -> dict[str, Any]:
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -199,6 +358,9 @@ class Worker:
         self.t0 = float(line)
         self.deadline += self.t0
         await self.warm_up()
+        if isinstance(self.policy, FifoLm):
+            self.policy.t0 = self.policy.now = self.t0
+        ticker = asyncio.ensure_future(self._ticker()) if self.policy.period else None
         senders = [asyncio.ensure_future(self.send(f)) for f in self.out]
         remaining = max(1.0, self.deadline - time.time())
         try:
@@ -212,6 +374,8 @@ class Worker:
             for sock in conns:
                 sock.close()
         acceptor.cancel()
+        if ticker is not None:
+            ticker.cancel()
         server.close()
         return {"host": self.host, "sent": self.sent, "received": self.received, "errors": self.errors}
 

@@ -537,6 +537,24 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
     help="How senders mark their flows.",
 )
 @click.option(
+    "--thresholds",
+    default=None,
+    metavar="B1,B2,...",
+    help="pias: demotion thresholds in bytes (default: percentiles of the flow sizes).",
+)
+@click.option(
+    "--heavy",
+    type=click.IntRange(min=1),
+    default=None,
+    help="fifo-lm: bytes after which a coflow is heavy (default: 80th percentile of coflow sizes).",
+)
+@click.option(
+    "--quantum",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="fifo-lm: seconds of age per queue climbed (default: the median gap between arrivals).",
+)
+@click.option(
     "--simulate",
     "sim_specs",
     metavar="SCHEDULERS",
@@ -566,6 +584,9 @@ def replay_cmd(
     time_scale: float,
     max_coflows: int | None,
     policy: str,
+    thresholds: str | None,
+    heavy: int | None,
+    quantum: float | None,
     sim_specs: str | None,
     out_dir: Path,
     deadline: float,
@@ -592,11 +613,18 @@ def replay_cmd(
         f"workload   {fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows "
         f"({fitted.n_flows_in} before merging; {fitted.local_flows_dropped} local flows dropped)"
     )
+    try:
+        cuts = None if thresholds is None else [int(float(x)) for x in thresholds.split(",")]
+        spec = rp.policy_spec(policy, fw, cuts, heavy, quantum)
+    except ValueError as e:
+        hint = "'--thresholds'" if policy == "pias" else "'--policy'"
+        raise click.BadParameter(_one_line(e), param_hint=hint) from None
+    click.echo(f"policy     {spec}")
     out_dir.mkdir(parents=True, exist_ok=True)
     write_trace(fw, out_dir / "workload.csv")
     with _testbed_errors(), _data_errors():
         try:
-            flows = rp.replay_on_testbed(fw, testbed_name, state_dir, policy, out_dir / "work", deadline)
+            flows = rp.replay_on_testbed(fw, testbed_name, state_dir, spec, out_dir / "work", deadline)
         except RuntimeError as e:
             raise DataError(_one_line(e)) from None
     coflows, flow_table = rp.tables(fw, flows)

@@ -38,7 +38,17 @@ from .results import COFLOW_COLUMNS, FLOW_COLUMNS
 #: The data port the workers listen on.
 DATA_PORT = 5301
 #: Flow-level policies of the replay senders: name -> what marks a connection.
-POLICIES = {"plain": "unmarked TCP, no runtime (the baseline)"}
+POLICIES = {
+    "plain": "unmarked TCP, no runtime (the baseline): every flow in the lowest queue",
+    "pias": "PIAS: a flow starts in queue 0 and is demoted by the bytes it has sent (7 thresholds)",
+    "fifo-lm": "FIFO-LM at each sender: a coflow rises one queue per quantum of age (older first), a heavy one "
+    "stays a queue lower",
+}
+#: Percentiles of the fitted workload's flow sizes used as PIAS thresholds when none are given.
+PIAS_DEFAULT_PERCENTILES = (50, 60, 70, 80, 90, 95, 99)
+#: Percentile of coflow sizes above which FIFO-LM calls a coflow heavy when not told (Baraat's
+#: best was between the 80th and 90th, Fig. 12).
+FIFO_LM_DEFAULT_PERCENTILE = 80
 
 
 @dataclass
@@ -114,26 +124,77 @@ def fit(
     return Fitted(w, n_in, len(df), n_local, local_bytes, before - df["coflow_id"].nunique())
 
 
-def make_plan(workload: _core.Workload, hosts: list[str], policy: str = "plain") -> dict[str, Any]:
+def policy_spec(
+    name: str,
+    workload: _core.Workload,
+    thresholds: list[int] | None = None,
+    heavy: int | None = None,
+    quantum_s: float | None = None,
+) -> dict[str, Any]:
+    """A sender policy with its parameters, defaults taken from ``workload``:
+    PIAS thresholds at percentiles :data:`PIAS_DEFAULT_PERCENTILES` of its flow
+    sizes, FIFO-LM's heavy threshold at percentile
+    :data:`FIFO_LM_DEFAULT_PERCENTILE` of its coflow sizes and its age quantum
+    at the median gap between coflow arrivals (so coflows that arrive one
+    after another take different queues)."""
+    if name not in POLICIES:
+        raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
+    c = workload.columns()
+    if name == "pias":
+        if thresholds is None:
+            sizes = np.sort(c["bytes"].astype(np.int64))
+            thresholds = [int(_nearest_rank(sizes, q)) for q in PIAS_DEFAULT_PERCENTILES]
+        if not 1 <= len(thresholds) <= 7 or any(t <= 0 for t in thresholds):
+            raise ValueError(f"pias thresholds {thresholds}: give 1 to 7 positive byte counts")
+        return {"name": name, "thresholds": sorted(int(t) for t in thresholds)}
+    if name == "fifo-lm":
+        if heavy is None:
+            totals = pd.Series(c["bytes"].astype(np.int64)).groupby(c["coflow_id"]).sum().sort_values()
+            heavy = int(_nearest_rank(totals.to_numpy(), FIFO_LM_DEFAULT_PERCENTILE))
+        if heavy <= 0:
+            raise ValueError(f"fifo-lm heavy threshold {heavy}: must be a positive number of bytes")
+        if quantum_s is None:
+            # A coflow climbs the eight queues in about the median gap between arrivals times 8.
+            arrivals = np.unique(c["arrival_ns"]) / 1e9
+            gaps = np.diff(arrivals)
+            quantum_s = float(np.median(gaps)) if len(gaps) else 0.01
+            quantum_s = max(quantum_s, 0.001)
+        if not (math.isfinite(quantum_s) and quantum_s > 0):
+            raise ValueError(f"fifo-lm quantum {quantum_s}: must be a positive number of seconds")
+        return {"name": name, "heavy": int(heavy), "quantum_s": quantum_s}
+    return {"name": name}
+
+
+def _nearest_rank(sorted_values: np.ndarray, q: float) -> float:
+    rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
+    return float(sorted_values[min(rank, len(sorted_values)) - 1])
+
+
+def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any] | None = None) -> dict[str, Any]:
     """The plan every worker reads: flows (id, src, dst, bytes, start seconds
-    after ``t0``, IP_TOS), host addresses and the port."""
-    if policy not in POLICIES:
-        raise ValueError(f"replay policy {policy!r}: known policies are {', '.join(POLICIES)}")
+    after ``t0``, 0, coflow rank in FIFO order, coflow arrival seconds), the sender policy, host
+    addresses and the port."""
+    policy = policy if policy is not None else {"name": "plain"}
     if workload.n_hosts > len(hosts):
         raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
     c = workload.columns()
+    # FIFO order of coflows: by arrival, then id (the simulator's fifo order).
+    first = pd.DataFrame({"c": c["coflow_id"], "a": c["arrival_ns"]}).groupby("c")["a"].min()
+    rank = {cid: r for r, cid in enumerate(first.sort_values(kind="stable").index)}
     flows = [
-        [i, int(s), int(d), int(b), int(a) / 1e9, 0]
-        for i, (s, d, b, a) in enumerate(zip(c["src"], c["dst"], c["bytes"], c["arrival_ns"], strict=True))
+        [i, int(s), int(d), int(b), int(a) / 1e9, 0, rank[cid], int(first[cid]) / 1e9]
+        for i, (s, d, b, a, cid) in enumerate(
+            zip(c["src"], c["dst"], c["bytes"], c["arrival_ns"], c["coflow_id"], strict=True)
+        )
     ]
-    return {"version": 1, "port": DATA_PORT, "hosts": hosts, "flows": flows}
+    return {"version": 1, "port": DATA_PORT, "hosts": hosts, "policy": policy, "flows": flows}
 
 
 def replay_on_testbed(
     workload: _core.Workload,
     name: str = "ck",
     state_dir: Path | None = None,
-    policy: str = "plain",
+    policy: dict[str, Any] | None = None,
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
 ) -> pd.DataFrame:
@@ -195,7 +256,7 @@ def _combine(plan: dict[str, Any], results: dict[int, Any], problems: list[str])
         got.update({int(k): v for k, v in r["received"].items()})
     t0 = plan["t0"]
     rows = []
-    for fid, src, dst, size, start, _tos in plan["flows"]:
+    for fid, src, dst, size, start, *_ in plan["flows"]:
         s, g = sent.get(fid), got.get(fid)
         if s is None or g is None:
             problems.append(f"flow {fid} (host {src} -> host {dst}, {size} bytes): not completed")
