@@ -5,7 +5,7 @@
 use crate::errors::{topology_error, value_error};
 use crate::workload::checked_capacity;
 use coflowkit_model::{BitsPerSec, Fabric, HostId, LinkId, Node};
-use coflowkit_topology_config::{resolve, FabricInfo};
+use coflowkit_topology_config::{resolve, FabricInfo, TopologyConfig};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -42,6 +42,18 @@ pub fn fabric_for(
     }
 }
 
+/// A topology spec or file, read and built (a big switch without `hosts`
+/// gets `n_hosts`), with the GIL released while it builds.
+fn built(py: Python<'_>, spec: &str, n_hosts: Option<u32>) -> PyResult<(TopologyConfig, Fabric)> {
+    let config = resolve(spec)
+        .and_then(|c| c.sized_to(n_hosts))
+        .map_err(topology_error)?;
+    let fabric = py
+        .detach(|| config.build(n_hosts))
+        .map_err(topology_error)?;
+    Ok((config, fabric))
+}
+
 /// Describes a topology (a spec string or a `.toml`/`.yaml` file): builds
 /// it (a big switch without `hosts` gets `n_hosts`) and returns a dict:
 /// `kind`, `description` (one line), `spec` (canonical spec string, None
@@ -60,12 +72,7 @@ pub fn topology_info<'py>(
     spec: &str,
     n_hosts: Option<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let config = resolve(spec)
-        .and_then(|c| c.sized_to(n_hosts))
-        .map_err(topology_error)?;
-    let fabric = py
-        .detach(|| config.build(n_hosts))
-        .map_err(topology_error)?;
+    let (config, fabric) = built(py, spec, n_hosts)?;
     let info = FabricInfo::of(&fabric);
     let d = PyDict::new(py);
     d.set_item("kind", info.kind)?;
@@ -119,12 +126,7 @@ pub fn topology_graph<'py>(
     spec: &str,
     n_hosts: Option<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let config = resolve(spec)
-        .and_then(|c| c.sized_to(n_hosts))
-        .map_err(topology_error)?;
-    let fabric = py
-        .detach(|| config.build(n_hosts))
-        .map_err(topology_error)?;
+    let (_, fabric) = built(py, spec, n_hosts)?;
     let d = PyDict::new(py);
     d.set_item("n_hosts", fabric.n_hosts())?;
     let switches = PyList::empty(py);
