@@ -113,14 +113,15 @@ class Pias(Policy):
 
 
 class FifoLm(Policy):
-    """FIFO-LM with eight queues, decided by each sender alone: a coflow's
-    queue follows its age (its place in arrival order, which all senders
-    agree on without talking): it starts in queue 7 and moves up one queue
-    every ``quantum`` seconds, to queue 0; so older coflows are served
+    """FIFO-LM with eight queues, decided by each sender alone. A light
+    coflow's queue follows its age (its place in arrival order, which all
+    senders agree on without talking): it starts in queue 6 and moves up one
+    queue every ``quantum`` seconds, to queue 0; so older coflows are served
     first and coflows that arrived within one quantum share a queue. A
     coflow that has sent ``heavy`` bytes from this host (Baraat's per-link
-    classification, on this host's uplink) is heavy and stays one queue
-    below its age, with the coflows after it (Baraat 3.3)."""
+    classification, on this host's uplink) is heavy: the heavy coflows share
+    queue 7, below every light one, as Baraat multiplexes heavy tasks with
+    the tasks after them instead of letting them block the line (3.3)."""
 
     def __init__(self, heavy: int, quantum_s: float, t0: float = 0.0) -> None:
         self.heavy = int(heavy)
@@ -135,10 +136,9 @@ class FifoLm(Policy):
 
     def _queue_at(self, fid: int, now: float) -> int:
         age = max(0.0, now - self.t0 - self.arrival[fid])
-        q = max(0, 7 - int(age / self.quantum))
         if self.bytes.get(self.of[fid], 0) >= self.heavy:
-            q += 1
-        return min(7, q)
+            return 7
+        return max(0, 6 - int(age / self.quantum))
 
     def start(self, flow: list[Any]) -> None:
         fid, c = flow[0], flow[6]
