@@ -236,3 +236,10 @@ def test_fifo_lm_policy_serves_the_older_coflow_first(bed: tuple[tb.Plan, Path],
     assert cct["plain"][2] < 0.5 * cct["plain"][1], cct
     # FIFO-LM: the older coflow is four quanta up when the newer arrives, so it goes first.
     assert cct["fifo-lm"][2] > 1.5 * cct["plain"][2], cct
+
+
+@needs_root
+def test_a_second_testbed_is_refused_while_one_is_up(bed: tuple[tb.Plan, Path], tmp_path: Path) -> None:
+    with pytest.raises(tb.TestbedError, match="management address 172.30.0.1 is already on"):
+        tb.up("bigswitch:hosts=2,rate=10Mbps", "other", state_dir=tmp_path / "other")
+    assert _leftovers("other") == []

@@ -389,6 +389,14 @@ def up(
             f"testbed {name!r} is already up ({len(existing)} namespaces; state {path}); "
             f"run `coflowkit testbed down --name {name}` first"
         )
+    addrs = _run(["ip", "-o", "addr", "show"], "list addresses", check=False).stdout
+    for line in addrs.splitlines():
+        if f" {p.mgmt_root_ip}/" in line:
+            dev = line.split()[1]
+            raise TestbedError(
+                f"testbed {name!r}: the management address {p.mgmt_root_ip} is already on {dev} "
+                "(another testbed is up?); take it down first"
+            )
     features = probe()
     for need in ("htb", "u32", "bridge"):
         if not features.get(need):
