@@ -21,6 +21,7 @@ pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
 pub mod ordered;
+mod radix;
 pub mod registry;
 pub mod srpt;
 pub mod state;
