@@ -21,7 +21,7 @@ pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
 pub mod ordered;
-mod radix;
+pub mod radix;
 pub mod registry;
 pub mod srpt;
 pub mod state;
@@ -113,6 +113,7 @@ pub struct Allocation {
     dirty_deadlines: Vec<u32>,
 }
 
+pub use radix::RadixQueue;
 pub use state::{proportional, PROPORTIONAL, SOLO};
 
 impl Allocation {

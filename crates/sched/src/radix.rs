@@ -3,8 +3,8 @@
 //! after the last minimum it found, and a small binary heap for the few
 //! pushed below it.
 //!
-//! The engine keeps "when does each rate group finish next" here while
-//! millions of groups are active. With per-flow fairness on a large tree a
+//! The engine keeps "when does each rate group (or solo flow) finish next"
+//! here while millions are active. With per-flow fairness on a large tree a
 //! hundred group rates change at every event, each pushing a new entry and
 //! leaving the old one stale: a binary heap of millions of entries then pays
 //! a cache miss per level to pop each stale entry (a sixth of the run). The
@@ -24,7 +24,7 @@ use std::collections::BinaryHeap;
 
 /// A monotone queue of `(instant, key)`; see the module doc.
 #[derive(Debug, Clone)]
-pub(crate) struct RadixQueue {
+pub struct RadixQueue {
     // Every entry in `buckets` is at or after `last`; bucket 0 holds those
     // at `last`, bucket b > 0 those whose highest bit differing from `last`
     // is b - 1.
@@ -49,7 +49,7 @@ impl Default for RadixQueue {
 
 impl RadixQueue {
     /// Number of entries, live or stale.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
     }
 
@@ -58,9 +58,14 @@ impl RadixQueue {
         (64 - (t ^ self.last).leading_zeros()) as usize
     }
 
+    /// Whether there are no entries, live or stale.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Adds entry `(t, key)`.
     #[inline]
-    pub(crate) fn push(&mut self, t: u64, key: u32) {
+    pub fn push(&mut self, t: u64, key: u32) {
         self.len += 1;
         if t < self.last {
             self.early.push(Reverse((t, key)));
@@ -71,7 +76,7 @@ impl RadixQueue {
     }
 
     /// Replaces every entry by `entries`.
-    pub(crate) fn rebuild(&mut self, entries: impl IntoIterator<Item = (u64, u32)>) {
+    pub fn rebuild(&mut self, entries: impl IntoIterator<Item = (u64, u32)>) {
         for b in &mut self.buckets {
             b.clear();
         }
@@ -84,9 +89,19 @@ impl RadixQueue {
         }
     }
 
+    /// Drops every stale entry (`!live(t, key)`).
+    pub fn retain(&mut self, live: impl Fn(u64, u32) -> bool) {
+        for b in &mut self.buckets {
+            b.retain(|&(t, k)| live(t, k));
+        }
+        let early = std::mem::take(&mut self.early).into_vec();
+        self.early = early.into_iter().filter(|e| live(e.0 .0, e.0 .1)).collect();
+        self.len = self.early.len() + self.buckets.iter().map(Vec::len).sum::<usize>();
+    }
+
     /// The least instant of a live entry (`live(t, key)`), dropping the
     /// stale entries met on the way; `None` when no entry is live.
-    pub(crate) fn peek_min(&mut self, live: impl Fn(u64, u32) -> bool) -> Option<u64> {
+    pub fn peek_min(&mut self, live: impl Fn(u64, u32) -> bool) -> Option<u64> {
         while let Some(&Reverse((t, k))) = self.early.peek() {
             if live(t, k) {
                 break;
@@ -132,7 +147,7 @@ impl RadixQueue {
 
     /// Removes and returns a live entry at the least live instant if that
     /// instant is at most `limit`.
-    pub(crate) fn pop_min(&mut self, limit: u64, live: impl Fn(u64, u32) -> bool) -> Option<(u64, u32)> {
+    pub fn pop_min(&mut self, limit: u64, live: impl Fn(u64, u32) -> bool) -> Option<(u64, u32)> {
         let t = self.peek_min(&live)?;
         if t > limit {
             return None;
@@ -191,6 +206,8 @@ mod tests {
                 }
             }
         }
+        q.retain(|t, k| at.get(&k) == Some(&t));
+        assert!(q.len() >= at.len());
         let live: Vec<(u64, u32)> = at.iter().map(|(&k, &t)| (t, k)).collect();
         q.rebuild(live);
         while let Some(t) = at.values().copied().min() {
