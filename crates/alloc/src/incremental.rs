@@ -57,18 +57,53 @@ const TOL: f64 = 1e-9;
 
 const NONE: u32 = u32::MAX;
 
+/// What the solver keeps per demand (see `IncrementalMaxMin::dem`).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+struct Demand {
+    rate: f64,
+    // This round's rate, while the demand is free.
+    new_rate: f64,
+    weight: f64,
+    class: u64,
+    path_start: u32,
+    count: u32,
+    // The link recorded as its bottleneck (NONE if none), and its place in
+    // that link's `rec`.
+    bn: u32,
+    rec_at: u32,
+    // Stamp: free in the round of this epoch.
+    mark: u32,
+    path_len: u8,
+}
+
+impl Default for Demand {
+    fn default() -> Demand {
+        Demand {
+            rate: 0.0,
+            new_rate: 0.0,
+            weight: 0.0,
+            class: 0,
+            path_start: 0,
+            count: 0,
+            bn: NONE,
+            rec_at: 0,
+            mark: 0,
+            path_len: 0,
+        }
+    }
+}
+
 /// Weighted max-min rates over a fixed set of links, updated incrementally as
 /// demands (each standing for `count` identical flows over one path) change.
 #[derive(Debug, Clone, Default)]
 pub struct IncrementalMaxMin {
     capacity: Vec<f64>,
-    // Per demand (caller-chosen dense ids).
-    path_start: Vec<u32>,
-    path_len: Vec<u8>,
-    weight: Vec<f64>,
-    class: Vec<u64>,
-    count: Vec<u32>,
-    rate: Vec<f64>,
+    // Per demand (caller-chosen dense ids), all in one record: a round
+    // reads most fields of each free demand, and the demands are scattered
+    // over millions of ids, so one cache line per demand instead of one per
+    // field is most of a solve's memory traffic.
+    dem: Vec<Demand>,
     // Paths, and for each path position the demand's index in that link's list.
     paths: Vec<u32>,
     slot: Vec<u32>,
@@ -96,9 +131,7 @@ pub struct IncrementalMaxMin {
     // level of those demands when there are any. A fixed demand keeps its
     // certificate unless its own bottleneck changes, so only links with
     // fixed demands recorded there need checking after a fill.
-    bn: Vec<u32>,
     rec: Vec<Vec<u32>>,
-    rec_at: Vec<u32>,
     lvl: Vec<f64>,
     // Scratch per link (stamped like the uses): free demands recorded
     // there, the highest new level of a free demand on it, and whether
@@ -116,7 +149,6 @@ pub struct IncrementalMaxMin {
     epoch: u32,
     link_mark: Vec<u32>,
     in_region: Vec<u32>,
-    demand_mark: Vec<u32>,
     region: Vec<u32>,
     first_free: Vec<u32>,
     boundary: Vec<u32>,
@@ -131,7 +163,6 @@ pub struct IncrementalMaxMin {
     summary_at: Vec<(u32, u32)>,
     summary_stamp: Vec<u32>,
     rates: Vec<f64>,
-    new_rate: Vec<f64>,
     blocking: Vec<u32>,
     n_solves: u64,
     n_rounds: u64,
@@ -178,38 +209,29 @@ impl IncrementalMaxMin {
         class: u64,
     ) {
         let di = d as usize;
-        if self.weight.len() <= di {
-            self.path_start.resize(di + 1, 0);
-            self.path_len.resize(di + 1, 0);
-            self.weight.resize(di + 1, 0.0);
-            self.class.resize(di + 1, 0);
-            self.count.resize(di + 1, 0);
-            self.rate.resize(di + 1, 0.0);
-            self.bn.resize(di + 1, NONE);
-            self.rec_at.resize(di + 1, 0);
-            self.new_rate.resize(di + 1, 0.0);
-            self.demand_mark.resize(di + 1, 0);
+        if self.dem.len() <= di {
+            self.dem.resize(di + 1, Demand::default());
         }
-        debug_assert!(self.weight[di] == 0.0, "demand {d} declared twice");
-        self.path_start[di] = self.paths.len() as u32;
+        debug_assert!(self.dem[di].weight == 0.0, "demand {d} declared twice");
+        self.dem[di].path_start = self.paths.len() as u32;
         let before = self.paths.len();
         self.paths.extend(path.into_iter().map(|l| l.0));
-        self.path_len[di] = (self.paths.len() - before) as u8;
+        self.dem[di].path_len = (self.paths.len() - before) as u8;
         self.slot.resize(self.paths.len(), u32::MAX);
-        self.weight[di] = weight;
-        self.class[di] = class;
+        self.dem[di].weight = weight;
+        self.dem[di].class = class;
         self.multi_class |= class != 0;
     }
 
     /// Moves demand `d` to priority class `class`.
     pub fn set_class(&mut self, d: u32, class: u64) {
         let di = d as usize;
-        if self.class[di] == class {
+        if self.dem[di].class == class {
             return;
         }
-        self.class[di] = class;
+        self.dem[di].class = class;
         self.multi_class |= class != 0;
-        if self.count[di] > 0 {
+        if self.dem[di].count > 0 {
             self.seeds.push(d);
             for k in self.path_range(di) {
                 self.dirty.push(self.paths[k]);
@@ -219,24 +241,24 @@ impl IncrementalMaxMin {
 
     /// Whether demand `d` was declared.
     pub fn is_declared(&self, d: u32) -> bool {
-        self.weight.get(d as usize).is_some_and(|&w| w > 0.0)
+        self.dem.get(d as usize).is_some_and(|x| x.weight > 0.0)
     }
 
     fn path_range(&self, d: usize) -> std::ops::Range<usize> {
-        let s = self.path_start[d] as usize;
-        s..s + self.path_len[d] as usize
+        let s = self.dem[d].path_start as usize;
+        s..s + self.dem[d].path_len as usize
     }
 
     /// Sets how many flows demand `d` stands for (0 removes it).
     pub fn set_count(&mut self, d: u32, count: u32) {
         let di = d as usize;
-        let old = self.count[di];
+        let old = self.dem[di].count;
         if old == count {
             return;
         }
-        self.count[di] = count;
+        self.dem[di].count = count;
         let range = self.path_range(di);
-        let delta = (count as f64 - old as f64) * self.rate[di];
+        let delta = (count as f64 - old as f64) * self.dem[di].rate;
         for k in range.clone() {
             self.load[self.paths[k] as usize] += delta;
         }
@@ -274,12 +296,12 @@ impl IncrementalMaxMin {
 
     /// How many flows demand `d` stands for.
     pub fn count(&self, d: u32) -> u32 {
-        self.count.get(d as usize).copied().unwrap_or(0)
+        self.dem.get(d as usize).map_or(0, |x| x.count)
     }
 
     /// The per-flow rate of demand `d` (bits/s) after the last solve.
     pub fn rate(&self, d: u32) -> f64 {
-        self.rate[d as usize]
+        self.dem[d as usize].rate
     }
 
     /// (solves, fill rounds) so far: rounds / solves is how often the region
@@ -294,7 +316,7 @@ impl IncrementalMaxMin {
             self.link_mark.iter_mut().for_each(|m| *m = 0);
             self.in_region.iter_mut().for_each(|m| *m = 0);
             self.summary_stamp.iter_mut().for_each(|m| *m = 0);
-            self.demand_mark.iter_mut().for_each(|m| *m = 0);
+            self.dem.iter_mut().for_each(|x| x.mark = 0);
             self.epoch = 1;
         }
         self.epoch
@@ -321,8 +343,8 @@ impl IncrementalMaxMin {
                 seeds.extend_from_slice(&self.rec[l]);
             }
         }
-        let count = &self.count;
-        seeds.retain(|&d| count[d as usize] > 0);
+        let dem = &self.dem;
+        seeds.retain(|&d| dem[d as usize].count > 0);
         self.first_free = seeds;
         self.dirty.clear();
         loop {
@@ -335,23 +357,23 @@ impl IncrementalMaxMin {
         for i in 0..self.free.len() {
             let d = self.free[i] as usize;
             let r = self.rates[i];
-            let old = self.rate[d];
+            let old = self.dem[d].rate;
             if (r - old).abs() > TOL * old.abs().max(r.abs()) {
                 changed.push(d as u32);
             }
             if r != old {
-                let delta = self.count[d] as f64 * (r - old);
+                let delta = self.dem[d].count as f64 * (r - old);
                 for k in self.path_range(d) {
                     self.load[self.paths[k] as usize] += delta;
                 }
             }
-            self.rate[d] = r;
+            self.dem[d].rate = r;
         }
         // The certificate the last round found, and the links' levels.
         for k in 0..self.free.len() {
             let d = self.free[k] as usize;
             let new = self.new_bn[k];
-            if self.bn[d] != new {
+            if self.dem[d].bn != new {
                 self.record(d, new);
             }
             if new == NONE {
@@ -373,7 +395,7 @@ impl IncrementalMaxMin {
             let l = self.region[i] as usize;
             self.load[l] = self.adj[l]
                 .iter()
-                .map(|&d| self.count[d as usize] as f64 * self.rate[d as usize])
+                .map(|&d| self.dem[d as usize].count as f64 * self.dem[d as usize].rate)
                 .sum();
         }
     }
@@ -385,21 +407,25 @@ impl IncrementalMaxMin {
         // region, by (class, id).
         self.free.clear();
         for &d in &self.first_free {
-            if self.demand_mark[d as usize] != ep {
-                self.demand_mark[d as usize] = ep;
+            if self.dem[d as usize].mark != ep {
+                self.dem[d as usize].mark = ep;
                 self.free.push(d);
             }
         }
         for &l in &self.region {
             for &d in &self.adj[l as usize] {
-                if self.demand_mark[d as usize] != ep {
-                    self.demand_mark[d as usize] = ep;
+                if self.dem[d as usize].mark != ep {
+                    self.dem[d as usize].mark = ep;
                     self.free.push(d);
                 }
             }
         }
-        let class = &self.class;
-        self.free.sort_unstable_by_key(|&d| (class[d as usize], d));
+        if self.multi_class {
+            let dem = &self.dem;
+            self.free.sort_unstable_by_key(|&d| (dem[d as usize].class, d));
+        } else {
+            self.free.sort_unstable();
+        }
         for &l in &self.region {
             self.all_free[l as usize] = ep;
         }
@@ -419,7 +445,7 @@ impl IncrementalMaxMin {
         // the fixed demands use the rest of the link's load.
         for &d in &self.free {
             let di = d as usize;
-            let old = self.count[di] as f64 * self.rate[di];
+            let old = self.dem[di].count as f64 * self.dem[di].rate;
             for k in self.path_range(di) {
                 let li = self.paths[k] as usize;
                 if self.free_use_stamp[li] != ep {
@@ -430,7 +456,7 @@ impl IncrementalMaxMin {
                     self.free_max[li] = 0.0;
                 }
                 self.free_old_use[li] += old;
-                self.free_bn[li] += (self.bn[di] == li as u32) as u32;
+                self.free_bn[li] += (self.dem[di].bn == li as u32) as u32;
             }
         }
         for &l in &self.boundary {
@@ -445,16 +471,16 @@ impl IncrementalMaxMin {
         self.rates.clear();
         let mut i = 0;
         while i < self.free.len() {
-            let c = self.class[self.free[i] as usize];
+            let c = self.dem[self.free[i] as usize].class;
             let mut j = i;
             self.solver.clear();
-            while j < self.free.len() && self.class[self.free[j] as usize] == c {
+            while j < self.free.len() && self.dem[self.free[j] as usize].class == c {
                 let d = self.free[j] as usize;
                 let r = self.path_range(d);
                 self.solver.push(
                     self.paths[r].iter().map(|&l| LinkId(l)),
-                    self.weight[d],
-                    self.count[d],
+                    self.dem[d].weight,
+                    self.dem[d].count,
                     f64::INFINITY,
                 );
                 j += 1;
@@ -466,9 +492,9 @@ impl IncrementalMaxMin {
         // Free demands' new rates, by demand id, for the certificate.
         for (k, &d) in self.free.iter().enumerate() {
             let di = d as usize;
-            self.new_rate[di] = self.rates[k];
-            let new = self.count[di] as f64 * self.rates[k];
-            let level = self.rates[k] / self.weight[di];
+            self.dem[di].new_rate = self.rates[k];
+            let new = self.dem[di].count as f64 * self.rates[k];
+            let level = self.rates[k] / self.dem[di].weight;
             for p in self.path_range(di) {
                 let l = self.paths[p] as usize;
                 self.free_new_use[l] += new;
@@ -498,10 +524,10 @@ impl IncrementalMaxMin {
             let (old, new) = (&self.on_link, &self.summaries[new]);
             let lost = self.adj[l].iter().any(|&e| {
                 let e = e as usize;
-                self.demand_mark[e] != ep && {
-                    let level = self.rate[e] / self.weight[e];
-                    valid(old, self.capacity[l], self.class[e], level)
-                        && !valid(new, self.capacity[l], self.class[e], level)
+                self.dem[e].mark != ep && {
+                    let level = self.dem[e].rate / self.dem[e].weight;
+                    valid(old, self.capacity[l], self.dem[e].class, level)
+                        && !valid(new, self.capacity[l], self.dem[e].class, level)
                 }
             });
             if lost {
@@ -515,7 +541,7 @@ impl IncrementalMaxMin {
         self.new_bn.resize(self.free.len(), NONE);
         for k in 0..self.free.len() {
             let d = self.free[k] as usize;
-            let level = self.rates[k] / self.weight[d];
+            let level = self.rates[k] / self.dem[d].weight;
             let mut has = false;
             let mut blocking = std::mem::take(&mut self.blocking);
             blocking.clear();
@@ -525,7 +551,7 @@ impl IncrementalMaxMin {
                 if !self.full(self.new_use(l), l) {
                     continue;
                 }
-                if self.bottleneck_of(l, self.class[d], level, ep) {
+                if self.bottleneck_of(l, self.dem[d].class, level, ep) {
                     self.new_bn[k] = l as u32;
                     has = true;
                     break;
@@ -577,20 +603,20 @@ impl IncrementalMaxMin {
 
     /// Records link `l` (or NONE) as demand `d`'s bottleneck.
     fn record(&mut self, d: usize, l: u32) {
-        let old = self.bn[d];
+        let old = self.dem[d].bn;
         if old != NONE {
             let list = &mut self.rec[old as usize];
-            let at = self.rec_at[d] as usize;
+            let at = self.dem[d].rec_at as usize;
             list.swap_remove(at);
             if let Some(&moved) = list.get(at) {
-                self.rec_at[moved as usize] = at as u32;
+                self.dem[moved as usize].rec_at = at as u32;
             }
         }
         if l != NONE {
-            self.rec_at[d] = self.rec[l as usize].len() as u32;
+            self.dem[d].rec_at = self.rec[l as usize].len() as u32;
             self.rec[l as usize].push(d as u32);
         }
-        self.bn[d] = l;
+        self.dem[d].bn = l;
     }
 
     /// Whether use `u` fills link `l` (within [`EPS`]).
@@ -624,13 +650,13 @@ impl IncrementalMaxMin {
         self.on_link.clear();
         for &d in &self.adj[l] {
             let d = d as usize;
-            let r = if new && self.demand_mark[d] == ep {
-                self.new_rate[d]
+            let r = if new && self.dem[d].mark == ep {
+                self.dem[d].new_rate
             } else {
-                self.rate[d]
+                self.dem[d].rate
             };
             self.on_link
-                .push((self.class[d], r / self.weight[d], self.count[d] as f64 * r));
+                .push((self.dem[d].class, r / self.dem[d].weight, self.dem[d].count as f64 * r));
         }
         if self.on_link.iter().any(|s| s.0 != self.on_link[0].0) {
             self.on_link.sort_unstable_by_key(|a| a.0);

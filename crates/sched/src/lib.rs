@@ -21,6 +21,7 @@ pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
 pub mod ordered;
+pub mod radix;
 pub mod registry;
 pub mod srpt;
 pub mod state;
@@ -112,6 +113,7 @@ pub struct Allocation {
     dirty_deadlines: Vec<u32>,
 }
 
+pub use radix::RadixQueue;
 pub use state::{proportional, PROPORTIONAL, SOLO};
 
 impl Allocation {

@@ -45,6 +45,7 @@ use coflowkit_model::{
     ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind, HostId,
     JobStage, LinkId, Time,
 };
+use crate::radix::RadixQueue;
 use std::collections::HashMap;
 
 /// Index of a flow in a [`NetState`].
@@ -175,11 +176,11 @@ pub struct NetState {
     rate: Vec<f64>,
     group: Vec<u32>,
     groups: Vec<Group>,
-    // When each group's next member finishes, and a lazy min-heap of
+    // When each group's next member finishes, and a lazy monotone queue of
     // (instant, group): an entry is live while it equals `group_finish_at`.
     group_finish_at: Vec<Time>,
     // Used only while many groups are active (a scan is faster below).
-    group_heap: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
+    group_heap: RadixQueue,
     group_heap_on: bool,
     active_groups: Vec<u32>,
     group_pos: Vec<u32>,
@@ -753,24 +754,14 @@ impl NetState {
         if self.group_finish_at[g as usize] != t {
             self.group_finish_at[g as usize] = t;
             if self.group_heap_on && t != Time::NEVER {
-                self.group_heap.push(std::cmp::Reverse((t, g)));
+                self.group_heap.push(t.0, g);
             }
-        }
-    }
-
-    /// Drops heap entries that no longer match their group's finish instant.
-    fn prune_group_heap(&mut self) {
-        while let Some(&std::cmp::Reverse((t, g))) = self.group_heap.peek() {
-            if self.group_finish_at[g as usize] == t {
-                break;
-            }
-            self.group_heap.pop();
         }
     }
 
     /// Switches between scanning the active groups for the next finish and
-    /// keeping them in a lazy heap, by how many there are (with hysteresis),
-    /// and rebuilds the heap when stale entries dominate it.
+    /// keeping them in a lazy queue, by how many there are (with
+    /// hysteresis), and rebuilds the queue when stale entries dominate it.
     fn tune_group_heap(&mut self) {
         const HEAP_ABOVE: usize = 1 << 16;
         const SCAN_BELOW: usize = 1 << 14;
@@ -790,14 +781,13 @@ impl NetState {
             false
         };
         if rebuild {
-            let live: Vec<_> = self
-                .active_groups
-                .iter()
-                .map(|&g| (self.group_finish_at[g as usize], g))
-                .filter(|e| e.0 != Time::NEVER)
-                .map(std::cmp::Reverse)
-                .collect();
-            self.group_heap = live.into();
+            let at = &self.group_finish_at;
+            self.group_heap.rebuild(
+                self.active_groups
+                    .iter()
+                    .map(|&g| (at[g as usize].0, g))
+                    .filter(|e| e.0 != Time::NEVER.0),
+            );
         }
     }
 
@@ -806,8 +796,11 @@ impl NetState {
         self.tune_group_heap();
         let mut t = Time::NEVER;
         if self.group_heap_on {
-            self.prune_group_heap();
-            t = self.group_heap.peek().map_or(Time::NEVER, |e| e.0 .0);
+            let at = &self.group_finish_at;
+            t = self
+                .group_heap
+                .peek_min(|t, g| at[g as usize].0 == t)
+                .map_or(Time::NEVER, Time);
         } else {
             for &g in &self.active_groups {
                 t = t.min(self.group_finish_at[g as usize]);
@@ -830,16 +823,15 @@ impl NetState {
             }
         }
         while self.group_heap_on {
-            self.prune_group_heap();
-            match self.group_heap.peek() {
-                Some(&std::cmp::Reverse((t, g))) if t <= now => {
-                    self.group_heap.pop();
+            let at = &self.group_finish_at;
+            match self.group_heap.pop_min(now.0, |t, g| at[g as usize].0 == t) {
+                Some((_, g)) => {
                     // Its due members finish now; leaving the group then
                     // refreshes (and re-lists) its next finish.
                     self.group_finish_at[g as usize] = Time::NEVER;
                     self.due_members(g, due);
                 }
-                _ => break,
+                None => break,
             }
         }
         for &g in &self.active_pgroups {

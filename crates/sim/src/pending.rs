@@ -3,17 +3,18 @@
 //! a scan: when they change, they change all at once.)
 //!
 //! Cancellation is lazy: each flow remembers the instant of its live entry,
-//! and a popped entry that does not match is stale. When stale entries far
-//! outnumber live ones the heap is rebuilt from the live ones.
+//! and an entry that does not match is stale. When stale entries far
+//! outnumber live ones the queue is rebuilt from the live ones. The queue is
+//! a radix heap ([`RadixQueue`]): with a rate change per flow at every
+//! event (`fifo` on a large tree) a binary heap of millions of mostly stale
+//! entries paid a cache miss per level to pop each.
 
 use coflowkit_model::Time;
-use coflowkit_sched::FlowIdx;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use coflowkit_sched::{FlowIdx, RadixQueue};
 
 /// Pending completions; see the module doc.
 pub(crate) struct Pending {
-    heap: BinaryHeap<Reverse<(Time, FlowIdx)>>,
+    heap: RadixQueue,
     flow_at: Vec<Time>,
     n_live: usize,
 }
@@ -21,7 +22,7 @@ pub(crate) struct Pending {
 impl Pending {
     pub(crate) fn new(n_flows: usize) -> Pending {
         Pending {
-            heap: BinaryHeap::new(),
+            heap: RadixQueue::default(),
             flow_at: vec![Time::NEVER; n_flows],
             n_live: 0,
         }
@@ -29,17 +30,10 @@ impl Pending {
 
     /// The earliest live completion instant.
     pub(crate) fn peek(&mut self) -> Time {
-        while let Some(&Reverse((t, f))) = self.heap.peek() {
-            if self.is_live(t, f) {
-                return t;
-            }
-            self.heap.pop();
-        }
-        Time::NEVER
-    }
-
-    fn is_live(&self, t: Time, f: FlowIdx) -> bool {
-        self.flow_at[f as usize] == t
+        let at = &self.flow_at;
+        self.heap
+            .peek_min(|t, f| at[f as usize].0 == t)
+            .map_or(Time::NEVER, Time)
     }
 
     /// Sets the completion instant of solo flow `f` (NEVER to cancel).
@@ -54,7 +48,7 @@ impl Pending {
         *slot = t;
         if t != Time::NEVER {
             self.n_live += 1;
-            self.heap.push(Reverse((t, f)));
+            self.heap.push(t.0, f);
         }
         // Rebuild when stale entries outnumber live ones by far.
         if self.heap.len() > 4 * self.n_live + 1024 {
@@ -63,23 +57,17 @@ impl Pending {
     }
 
     fn rebuild(&mut self) {
-        let mut v: Vec<Reverse<(Time, FlowIdx)>> = std::mem::take(&mut self.heap).into_vec();
-        v.retain(|&Reverse((t, f))| self.flow_at[f as usize] == t);
-        v.sort_unstable();
-        v.dedup();
-        self.heap = BinaryHeap::from(v);
+        let at = &self.flow_at;
+        self.heap.retain(|t, f| at[f as usize].0 == t);
     }
 
     /// Moves to `due` every solo flow that completes at or before `now`.
     pub(crate) fn pop_due(&mut self, now: Time, due: &mut Vec<FlowIdx>) {
-        while let Some(&Reverse((t, f))) = self.heap.peek() {
-            if t > now {
+        loop {
+            let at = &self.flow_at;
+            let Some((_, f)) = self.heap.pop_min(now.0, |t, f| at[f as usize].0 == t) else {
                 break;
-            }
-            self.heap.pop();
-            if !self.is_live(t, f) {
-                continue;
-            }
+            };
             self.n_live -= 1;
             self.flow_at[f as usize] = Time::NEVER;
             due.push(f);
