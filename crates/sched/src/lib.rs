@@ -20,6 +20,7 @@ pub mod d2tcp;
 pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
+pub mod karuna;
 pub mod ordered;
 pub mod registry;
 pub mod srpt;

@@ -16,6 +16,8 @@ use crate::varys::Varys;
 // --- tafe, d2tcp (TAFE issue) ---
 use crate::d2tcp::D2tcp;
 use crate::tafe::{FlowOrder, Tafe, TafeConfig};
+// --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+use crate::karuna::{EdfFirst, Karuna, KarunaConfig, Pias, Rest};
 use crate::AnyScheduler;
 pub use coflowkit_model::percentile;
 use thiserror::Error;
@@ -78,6 +80,26 @@ pub const NAMES: &[(&str, &str)] = &[
         "d2tcp",
         "deadline-aware per-flow weighted max-min, D2TCP's window rule at flow level \
          (TAFE's flow-aware baseline); alpha=0.5",
+    ),
+    // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+    (
+        "karuna",
+        "mix-flows (Karuna): deadline flows at their minimal rate in queue 1, known sizes split \
+         and unknown sizes sieved through queues 2-8; split=web|mining|B1/../B6;sieve=web|mining|..;\
+         rtt=100us;starvation=none|DUR",
+    ),
+    (
+        "pias",
+        "every flow demoted through 8 strict queues by bytes sent (PIAS); \
+         thresholds=web|mining|B1/../B7;starvation=none|DUR",
+    ),
+    (
+        "pfabric-edf",
+        "per flow, strict: deadline flows by earliest deadline, then shortest remaining (pFabric)",
+    ),
+    (
+        "edf-sjf",
+        "per flow, strict: deadline flows by earliest deadline, then shortest total size",
     ),
 ];
 
@@ -184,13 +206,22 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     let allowed: &[&str] = match name {
         "fair" | "fifo" => &["solver"],
         "fifo-lm" => &["threshold", "counters", "background"],
-        "baraat" => &["threshold", "rtt", "delta", "share", "counters", "background"],
+        "baraat" => &[
+            "threshold",
+            "rtt",
+            "delta",
+            "share",
+            "counters",
+            "background",
+        ],
         "varys" => &["recompute"],
         "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
         "dcas" => crate::dcas::KEYS,
         "tafe" => &["queues", "thresholds", "flows"],
         "d2tcp" => &["alpha"],
+        "karuna" => &["split", "sieve", "rtt", "starvation"],
+        "pias" => &["thresholds", "starvation"],
         _ => &[],
     };
     if let Some((k, _)) = spec
@@ -330,8 +361,89 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             };
             AnyScheduler::Clairvoyant(Box::new(D2tcp::new(alpha)))
         }
+        // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+        "karuna" | "pias" => {
+            let bad = |key: &str, message: String| SchedulerError::BadParam {
+                name: name.into(),
+                key: key.into(),
+                message,
+            };
+            let pias = name == "pias";
+            let mut config = if pias {
+                KarunaConfig::pias()
+            } else {
+                KarunaConfig::karuna()
+            };
+            let keep = if pias { 7 } else { 6 };
+            let lists = if pias {
+                vec![("thresholds", false)]
+            } else {
+                vec![("split", true), ("sieve", false)]
+            };
+            for (key, is_split) in lists {
+                if let Some(v) = param(key) {
+                    let t = karuna_thresholds(v, keep).map_err(|m| bad(key, m))?;
+                    if is_split {
+                        config.split = t;
+                    } else {
+                        config.sieve = t;
+                    }
+                }
+            }
+            if let Some(v) = param("rtt") {
+                config.rtt = coflowkit_model::parse::dur(v).map_err(|m| bad("rtt", m))?;
+            }
+            if let Some(v) = param("starvation") {
+                config.starvation = match v {
+                    "none" => None,
+                    v => match coflowkit_model::parse::dur(v) {
+                        Ok(d) if d.0 > 0 => Some(d),
+                        Ok(_) => return Err(bad("starvation", "must be above 0 (or none)".into())),
+                        Err(m) => return Err(bad("starvation", m)),
+                    },
+                };
+            }
+            config.validate().map_err(|(key, message)| {
+                bad(
+                    if pias && key == "sieve" {
+                        "thresholds"
+                    } else {
+                        key
+                    },
+                    message,
+                )
+            })?;
+            if pias {
+                AnyScheduler::NonClairvoyant(Box::new(Pias::new(config.sieve, config.starvation)))
+            } else {
+                AnyScheduler::Clairvoyant(Box::new(Karuna::new(config)))
+            }
+        }
+        "pfabric-edf" => AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(Rest::Remaining))),
+        "edf-sjf" => AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(Rest::Size))),
         _ => return Err(unknown(name)),
     })
+}
+
+/// Karuna's or PIAS's thresholds (bytes): a preset (`web`, `mining`; its
+/// first `keep`) or `keep` sizes `B1/B2/..` (checked by
+/// [`KarunaConfig::validate`]).
+fn karuna_thresholds(v: &str, keep: usize) -> Result<Vec<f64>, String> {
+    if let Some(mut t) = crate::karuna::preset(v) {
+        t.truncate(keep);
+        return Ok(t);
+    }
+    let t = v
+        .split('/')
+        .map(|x| parse_bytes(x.trim()).ok_or_else(|| format!("'{x}' is not a size")))
+        .collect::<Result<Vec<f64>, String>>()?;
+    if t.len() != keep {
+        return Err(format!(
+            "'{v}': {} thresholds, expected {keep} (or web, mining)",
+            t.len()
+        ));
+    }
+    Ok(t)
 }
 
 /// The heavy threshold of `fifo-lm` and `baraat` (bytes): `p80` (the
@@ -703,7 +815,10 @@ mod tests {
             err("baraat:threshold=1MB;rtt=50us;delta=1Mbps;counters=4;background=1000"),
             None
         );
-        assert_eq!(err("fifo-lm:threshold=p90;counters=2;background=none"), None);
+        assert_eq!(
+            err("fifo-lm:threshold=p90;counters=2;background=none"),
+            None
+        );
         assert_eq!(
             err("baraat:rttt=1ms").unwrap(),
             "scheduler 'baraat': unknown parameter 'rttt'"
@@ -712,9 +827,15 @@ mod tests {
             err("baraat:rtt=0").unwrap(),
             "scheduler 'baraat': parameter 'rtt': an RTT must be above 0"
         );
-        assert!(err("baraat:rtt=100").unwrap().contains("parameter 'rtt': \"100\" needs a unit"));
-        assert!(err("baraat:delta=1MBps").unwrap().contains("parameter 'delta': "));
-        assert!(err("baraat:threshold=p101").unwrap().contains("parameter 'threshold': 'p101'"));
+        assert!(err("baraat:rtt=100")
+            .unwrap()
+            .contains("parameter 'rtt': \"100\" needs a unit"));
+        assert!(err("baraat:delta=1MBps")
+            .unwrap()
+            .contains("parameter 'delta': "));
+        assert!(err("baraat:threshold=p101")
+            .unwrap()
+            .contains("parameter 'threshold': 'p101'"));
         assert_eq!(
             err("fifo-lm:counters=0").unwrap(),
             "scheduler 'fifo-lm': parameter 'counters': 0 counters: give 1 to 65536"
