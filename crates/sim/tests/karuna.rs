@@ -85,6 +85,19 @@ fn a_loose_deadline_flow_sends_at_the_floor() {
 }
 
 #[test]
+fn a_flow_past_its_deadline_drops_to_the_floor() {
+    // 1.25 MB by 5 ms needs 2 Gbit/s: it gets the line (1 Gbit/s) until
+    // its deadline (625 kB sent), then the floor, 233.6 Mbit/s, for the
+    // other 625 kB: 21.404110 ms more. A missed deadline.
+    let r = run(
+        "karuna",
+        vec![one(0, 0, flow(0, 1, 1_250_000).with_deadline(Dur(5 * MS)))],
+    );
+    assert!(near(finishes(&r)[0], 26_404_110, 1), "{:?}", finishes(&r));
+    assert_eq!(r.flow_metrics.deadlines.missed, 1);
+}
+
+#[test]
 fn feasible_deadline_flows_meet_deadlines_and_the_rest_takes_what_is_left() {
     // A: 1.25 MB by 20 ms (500 Mbit/s); C: 1 MB by 25 ms (320 Mbit/s);
     // B: 2.5 MB, no deadline: 180 Mbit/s to 20 ms (450 kB), 680 Mbit/s to
