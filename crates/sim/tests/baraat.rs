@@ -13,6 +13,9 @@ use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time, TreeSpec,
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, Simulation};
 
+mod common;
+use common::*;
+
 /// One unit: what 1 Gbit/s sends in 10 ms.
 const UNIT: u64 = 1_250_000;
 /// One unit of time, s.
@@ -24,14 +27,8 @@ fn ms(x: u64) -> Time {
     Time(x * 1_000_000)
 }
 
-fn run_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    let n_hosts = fabric.n_hosts();
-    let w = Workload { n_hosts, coflows }.validate(&fabric).unwrap();
-    let hints = WorkloadHints::of(&w);
-    let s = build(&SchedulerSpec::parse(sched).unwrap(), &hints).unwrap();
-    let r = Simulation::new(fabric, &w, s, SimOptions::default())
-        .run(&mut |_| {})
-        .unwrap();
+fn ccts_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
+    let r = run_on(fabric, sched, coflows);
     // In coflow id order.
     let mut v: Vec<(u64, f64)> = r.coflows.iter().map(|c| (c.id, c.cct_s())).collect();
     v.sort_by_key(|x| x.0);
@@ -39,13 +36,20 @@ fn run_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
 }
 
 fn run(sched: &str, n_hosts: u32, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    run_on(sched, Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(), coflows)
+    ccts_on(
+        sched,
+        Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(),
+        coflows,
+    )
 }
 
 fn assert_within(got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
     for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() <= tol, "{got:?} vs {want:?} (tolerance {tol})");
+        assert!(
+            (g - w).abs() <= tol,
+            "{got:?} vs {want:?} (tolerance {tol})"
+        );
     }
 }
 
@@ -145,8 +149,18 @@ fn multiplexing() -> Vec<CoflowSpec> {
 #[test]
 fn multiplexing_rises_with_heavy_tasks_and_falls_as_they_finish() {
     let spec = format!("threshold={}", 2 * UNIT);
-    check(&format!("fifo-lm:{spec}"), 2, multiplexing(), &[14.0, 9.0, 9.0]);
-    check(&format!("baraat:{spec}"), 2, multiplexing(), &[14.0, 9.0, 9.0]);
+    check(
+        &format!("fifo-lm:{spec}"),
+        2,
+        multiplexing(),
+        &[14.0, 9.0, 9.0],
+    );
+    check(
+        &format!("baraat:{spec}"),
+        2,
+        multiplexing(),
+        &[14.0, 9.0, 9.0],
+    );
     // The class changes fall on round boundaries here, so T2 and T3 finish
     // exactly; only T1 loses part of a round ramping up alone at 9.
     let got = run(&format!("baraat:{spec}"), 2, multiplexing());
@@ -232,14 +246,14 @@ fn work_conservation_when_a_high_priority_flow_is_bottlenecked_downstream() {
             CoflowSpec::new(3, Time(0), vec![flow(0, 1, 3 * UNIT / 2)]),
         ]
     };
-    let got = run_on("baraat:threshold=inf", fabric(), coflows());
+    let got = ccts_on("baraat:threshold=inf", fabric(), coflows());
     assert!((got[0] - 2.0 * T).abs() < 1e-6, "{got:?}");
     let l = 154.0 * RTT;
     assert!((got[2] - l).abs() < 1e-6, "L: {got:?}, want {l}");
     // H runs after X, ramping up in two rounds: about 3 units.
     assert!((got[1] - 3.0 * T).abs() < 3.0 * RTT, "{got:?}");
     // The idealized work-conserving priority (fifo) gives L the whole uplink.
-    let fifo = run_on("fifo", fabric(), coflows());
+    let fifo = ccts_on("fifo", fabric(), coflows());
     assert_within(&fifo, &[2.0 * T, 3.0 * T, 1.5 * T], 1e-6);
 }
 

@@ -6,9 +6,13 @@
 //! demotion at the thresholds, promotion and reset after starvation. The
 //! differential tests against a slow reference are in `reference.rs`.
 
-use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Fabric, FlowSpec, Time, Workload};
+mod common;
+
+use coflowkit_model::{flow, CoflowSpec, Dur, FlowSpec, Time};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, SimResult, Simulation};
+use coflowkit_sim::SimResult;
+
+use common::run;
 
 /// One millisecond, in ns.
 const MS: u64 = 1_000_000;
@@ -17,32 +21,6 @@ const US: u64 = 1_000;
 
 /// Six split or sieve thresholds: 100 kB, 200 kB, .., 600 kB.
 const T6: &str = "100000/200000/300000/400000/500000/600000";
-
-fn run(sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
-    let fabric = Fabric::big_switch(4, BitsPerSec::GBPS).unwrap();
-    let w = Workload {
-        n_hosts: fabric.n_hosts(),
-        coflows,
-    }
-    .validate(&fabric)
-    .unwrap();
-    let s = build(
-        &SchedulerSpec::parse(sched).unwrap(),
-        &WorkloadHints::of(&w),
-    )
-    .unwrap();
-    Simulation::new(
-        fabric,
-        &w,
-        s,
-        SimOptions {
-            per_flow: true,
-            ..SimOptions::default()
-        },
-    )
-    .run(&mut |_| {})
-    .unwrap()
-}
 
 /// One coflow per flow, coflow id `i`, arriving at `at` ns.
 fn one(i: u64, at: u64, f: FlowSpec) -> CoflowSpec {
@@ -65,6 +43,7 @@ fn a_lone_deadline_flow_finishes_at_its_deadline_not_earlier() {
     // 1.25 MB with 20 ms to go: 500 Mbit/s (above the floor of 2 x 1460 B
     // per 100 us = 233.6 Mbit/s), not the line rate (which would end at 10 ms).
     let r = run(
+        4,
         "karuna",
         vec![one(0, 0, flow(0, 1, 1_250_000).with_deadline(Dur(20 * MS)))],
     );
@@ -78,6 +57,7 @@ fn a_loose_deadline_flow_sends_at_the_floor() {
     // 292,000 B with 1 s to go: MCP 2.336 Mbit/s, below the floor of two
     // segments per RTT: 2 x 1460 B per 100 us, so it ends at 10 ms.
     let r = run(
+        4,
         "karuna",
         vec![one(0, 0, flow(0, 1, 292_000).with_deadline(Dur(1000 * MS)))],
     );
@@ -90,6 +70,7 @@ fn a_flow_past_its_deadline_drops_to_the_floor() {
     // its deadline (625 kB sent), then the floor, 233.6 Mbit/s, for the
     // other 625 kB: 21.404110 ms more. A missed deadline.
     let r = run(
+        4,
         "karuna",
         vec![one(0, 0, flow(0, 1, 1_250_000).with_deadline(Dur(5 * MS)))],
     );
@@ -103,6 +84,7 @@ fn feasible_deadline_flows_meet_deadlines_and_the_rest_takes_what_is_left() {
     // B: 2.5 MB, no deadline: 180 Mbit/s to 20 ms (450 kB), 680 Mbit/s to
     // 25 ms (425 kB), then the line rate for 1,625 kB (13 ms): 38 ms.
     let r = run(
+        4,
         "karuna",
         vec![
             one(0, 0, flow(0, 1, 1_250_000).with_deadline(Dur(20 * MS))),
@@ -118,6 +100,7 @@ fn feasible_deadline_flows_meet_deadlines_and_the_rest_takes_what_is_left() {
     // Under EDF first the deadline flows take the line: A by 10 ms, C by 18 ms.
     for sched in ["pfabric-edf", "edf-sjf"] {
         let f = finishes(&run(
+            4,
             sched,
             vec![
                 one(0, 0, flow(0, 1, 1_250_000).with_deadline(Dur(20 * MS))),
@@ -134,6 +117,7 @@ fn split_places_known_sizes_by_total_size() {
     // 150 kB and 250 kB: queues 3 and 4, strict: 1.2 ms then 3.2 ms.
     let spec = format!("karuna:split={T6}");
     let f = finishes(&run(
+        4,
         &spec,
         vec![
             one(0, 0, flow(0, 1, 250_000)),
@@ -145,6 +129,7 @@ fn split_places_known_sizes_by_total_size() {
     // goes past a threshold when it exceeds it), so they share: the first
     // ends at 2.4 ms, the second 0.4 ms later.
     let f = finishes(&run(
+        4,
         &spec,
         vec![
             one(0, 0, flow(0, 1, 200_000)),
@@ -167,20 +152,20 @@ fn sieve_case() -> Vec<CoflowSpec> {
 
 #[test]
 fn sieve_demotes_at_the_instant_bytes_sent_reach_a_threshold() {
-    let f = finishes(&run(&format!("karuna:sieve={T6}"), sieve_case()));
+    let f = finishes(&run(4, &format!("karuna:sieve={T6}"), sieve_case()));
     assert_eq!(f, vec![2_800_000, 1_200_000]);
-    let f = finishes(&run(&format!("pias:thresholds={T6}/700000"), sieve_case()));
+    let f = finishes(&run(4, &format!("pias:thresholds={T6}/700000"), sieve_case()));
     assert_eq!(f, vec![2_800_000, 1_200_000]);
     // Known sizes do not matter to PIAS: the same with sizes known.
     let known = vec![
         one(0, 0, flow(0, 1, 300_000)),
         one(1, 500 * US, flow(0, 1, 50_000)),
     ];
-    let f = finishes(&run(&format!("pias:thresholds={T6}/700000"), known));
+    let f = finishes(&run(4, &format!("pias:thresholds={T6}/700000"), known));
     assert_eq!(f, vec![2_800_000, 1_200_000]);
     // Fair sharing would end Q at 1.3 ms.
     assert_eq!(
-        finishes(&run("fair", sieve_case())),
+        finishes(&run(4, "fair", sieve_case())),
         vec![2_800_000, 1_300_000]
     );
 }
@@ -196,9 +181,9 @@ fn a_starved_type_2_flow_is_promoted_one_queue() {
             one(1, 0, flow(0, 1, 700_000)),
         ]
     };
-    let f = finishes(&run(&format!("karuna:split={T6}"), case()));
+    let f = finishes(&run(4, &format!("karuna:split={T6}"), case()));
     assert_eq!(f, vec![4_800_000, 10_400_000]);
-    let f = finishes(&run(&format!("karuna:split={T6};starvation=1ms"), case()));
+    let f = finishes(&run(4, &format!("karuna:split={T6};starvation=1ms"), case()));
     assert_eq!(f, vec![8_600_000, 10_400_000]);
 }
 
@@ -216,9 +201,9 @@ fn a_starved_type_3_flow_has_its_count_reset() {
         ]
     };
     let spec = format!("karuna:split={T6};sieve={T6}");
-    assert_eq!(finishes(&run(&spec, case())), vec![3_200_000, 1_600_000]);
+    assert_eq!(finishes(&run(4, &spec, case())), vec![3_200_000, 1_600_000]);
     let spec = format!("karuna:split={T6};sieve={T6};starvation=500us");
-    assert_eq!(finishes(&run(&spec, case())), vec![3_200_000, 1_900_000]);
+    assert_eq!(finishes(&run(4, &spec, case())), vec![3_200_000, 1_900_000]);
 }
 
 #[test]

@@ -94,6 +94,9 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use std::fmt;
 
+mod common;
+use common::*;
+
 /// A random instance: a fabric, the CPU capacity of every host (if the
 /// fabric has CPUs) and coflows.
 #[derive(Clone)]
@@ -222,18 +225,6 @@ impl fmt::Debug for Case {
         writeln!(f, "    ],")?;
         write!(f, "}}")
     }
-}
-
-/// `c` with these parents.
-fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
-    c.parents = parents
-        .iter()
-        .map(|&(p, kind)| Dependency {
-            parent: CoflowId(p),
-            kind,
-        })
-        .collect();
-    c
 }
 
 // ---------------------------------------------------------------------------
@@ -583,7 +574,8 @@ const FIFO_LM_TASKS: &str = "fifo-lm:threshold=300000;counters=2;background=20";
 const BARAAT: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps";
 /// As [`BARAAT`], with two task-id counters and coflows from id 20 in the
 /// background.
-const BARAAT_TASKS: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;counters=2;background=20";
+const BARAAT_TASKS: &str =
+    "baraat:threshold=300000;rtt=370us;delta=50Mbps;counters=2;background=20";
 
 /// D-CAS at the scale of the random instances: ticks every 707.1 us (off
 /// the whole-millisecond grid the instances' events fall on, so that ticks
@@ -2317,10 +2309,20 @@ impl BaraatParams {
                     }
                 }
                 "rtt" => {
-                    p.rtt = v.strip_suffix("us").expect("rtt in us").parse::<f64>().unwrap() * 1e3
+                    p.rtt = v
+                        .strip_suffix("us")
+                        .expect("rtt in us")
+                        .parse::<f64>()
+                        .unwrap()
+                        * 1e3
                 }
                 "delta" => {
-                    p.delta = v.strip_suffix("Mbps").expect("delta in Mbps").parse::<f64>().unwrap() * 1e6
+                    p.delta = v
+                        .strip_suffix("Mbps")
+                        .expect("delta in Mbps")
+                        .parse::<f64>()
+                        .unwrap()
+                        * 1e6
                 }
                 "counters" => p.counters = v.parse().unwrap(),
                 "background" => p.background = Some(v.parse().unwrap()),
@@ -2328,7 +2330,10 @@ impl BaraatParams {
                 other => panic!("the reference does not read baraat's '{other}'"),
             }
         }
-        assert!(threshold_given, "give baraat's threshold in the reference's specs");
+        assert!(
+            threshold_given,
+            "give baraat's threshold in the reference's specs"
+        );
         p
     }
 }
@@ -2420,7 +2425,9 @@ impl RefSim {
                 }
             }
         }
-        let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+        let active: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| self.is_active(f))
+            .collect();
         // Algorithm 2 at every sender.
         let mut new_demand = vec![0.0; self.flows.len()];
         for &f in &active {
@@ -2434,7 +2441,10 @@ impl RefSim {
         }
         // Algorithm 1 at every link, flows in (task id, flow) order.
         let mut new_min_nr = vec![f64::INFINITY; self.flows.len()];
-        let mut links: Vec<u32> = active.iter().flat_map(|&f| self.flows[f].path.clone()).collect();
+        let mut links: Vec<u32> = active
+            .iter()
+            .flat_map(|&f| self.flows[f].path.clone())
+            .collect();
         links.sort_unstable();
         links.dedup();
         for l in links {
@@ -3090,26 +3100,32 @@ fn with_deadlines(mut case: Case) -> Case {
     case
 }
 
-/// With one queue and max-min inside a task, TAFE is `fifo`.
-fn tafe_one_queue_is_fifo(case: Case) -> Result<(), String> {
-    let (fifo, fifo_flows) = fast(&case, "fifo")?;
-    let spec = "tafe:queues=1;flows=fair";
-    let (got, got_flows) = fast(&case, spec)?;
-    let same = got.len() == fifo.len()
-        && got
-            .iter()
-            .zip(&fifo)
-            .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
-        && got_flows
-            .iter()
-            .zip(&fifo_flows)
-            .all(|(&a, &b)| close(a, b as f64));
-    if !same {
-        return Err(format!(
-            "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
-        ));
+/// Whether every spec of `specs` gives `fifo`'s instants on `case`.
+fn same_as_fifo(case: &Case, specs: &[&str]) -> Result<(), String> {
+    let (fifo, fifo_flows) = fast(case, "fifo")?;
+    for spec in specs {
+        let (got, got_flows) = fast(case, spec)?;
+        let same = got.len() == fifo.len()
+            && got
+                .iter()
+                .zip(&fifo)
+                .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
+            && got_flows
+                .iter()
+                .zip(&fifo_flows)
+                .all(|(&a, &b)| close(a, b as f64));
+        if !same {
+            return Err(format!(
+                "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
+            ));
+        }
     }
     Ok(())
+}
+
+/// With one queue and max-min inside a task, TAFE is `fifo`.
+fn tafe_one_queue_is_fifo(case: Case) -> Result<(), String> {
+    same_as_fifo(&case, &["tafe:queues=1;flows=fair"])
 }
 
 proptest! {
@@ -3136,25 +3152,7 @@ fn one_queue_is_fifo(mut case: Case) -> Result<(), String> {
     for c in &mut case.coflows {
         c.parents.clear();
     }
-    let (fifo, fifo_flows) = fast(&case, "fifo")?;
-    for spec in ["aalo:k=1", "aalo:k=1;queues=strict;delta=0"] {
-        let (got, got_flows) = fast(&case, spec)?;
-        let same = got.len() == fifo.len()
-            && got
-                .iter()
-                .zip(&fifo)
-                .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
-            && got_flows
-                .iter()
-                .zip(&fifo_flows)
-                .all(|(&a, &b)| close(a, b as f64));
-        if !same {
-            return Err(format!(
-                "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
-            ));
-        }
-    }
-    Ok(())
+    same_as_fifo(&case, &["aalo:k=1", "aalo:k=1;queues=strict;delta=0"])
 }
 
 proptest! {
@@ -3720,4 +3718,3 @@ fn ncf_regression_ci_stop_14() {
     };
     compare(&case, "ncf").unwrap();
 }
-
