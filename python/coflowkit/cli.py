@@ -4,6 +4,7 @@
 
     coflowkit simulate [--trace PATH | --workload default] [--scheduler fair,varys,...]
                        [--baseline fair] [--out DIR] [--per-flow] [--link-util BIN]
+                       [--missed finish|drop]
                        [--capacity-gbps 1 [--n-hosts N] | --topology SPEC]
     coflowkit topology info SPEC [--n-hosts N]
     coflowkit trace info PATH
@@ -188,6 +189,14 @@ def cli() -> None:
     help="Measure link utilization in bins of BIN (seconds, or e.g. 100ms) and write "
     "DIR/<scheduler>/link_util.parquet (needs --out).",
 )
+@click.option(
+    "--missed",
+    type=click.Choice(["finish", "drop"]),
+    default="finish",
+    show_default=True,
+    help="A flow unfinished at its deadline goes on (finish) or is given up at its deadline (drop); "
+    "either way it missed.",
+)
 @_capacity_option("Port capacity of the big switch.")
 @click.option(
     "--n-hosts",
@@ -212,6 +221,7 @@ def simulate_cmd(
     out: Path | None,
     per_flow: bool,
     link_util: float | None,
+    missed: str,
     capacity_gbps: float,
     n_hosts: int | None,
     topology: str | None,
@@ -253,6 +263,7 @@ def simulate_cmd(
             progress=progress,
             topology=topology,
             link_util_bin=link_util,
+            missed=missed,
         )
     click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
     click.echo(f"fabric     {res.topology}")

@@ -6,12 +6,12 @@
 
 use crate::aalo::{Aalo, AaloConfig, Coordination};
 use crate::baraat::{Baraat, BaraatConfig, Share};
-use crate::tasks::TaskIdConfig;
 use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
 use crate::fifo_lm::FifoLm;
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
 use crate::srpt::Srpt;
+use crate::tasks::TaskIdConfig;
 use crate::varys::Varys;
 // --- tafe, d2tcp (TAFE issue) ---
 use crate::d2tcp::D2tcp;

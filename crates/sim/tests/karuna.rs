@@ -8,11 +8,11 @@
 
 mod common;
 
-use coflowkit_model::{flow, CoflowSpec, Dur, FlowSpec, Time};
+use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Fabric, FlowSpec, Time};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::SimResult;
+use coflowkit_sim::{Missed, SimResult};
 
-use common::run;
+use common::{run, run_with};
 
 /// One millisecond, in ns.
 const MS: u64 = 1_000_000;
@@ -76,6 +76,74 @@ fn a_flow_past_its_deadline_drops_to_the_floor() {
     );
     assert!(near(finishes(&r)[0], 26_404_110, 1), "{:?}", finishes(&r));
     assert_eq!(r.flow_metrics.deadlines.missed, 1);
+}
+
+/// A: 1.25 MB by 5 ms (infeasible: 2 Gbit/s), B: 2.5 MB without a
+/// deadline, on one link. Finish instants of A and B, and the run.
+fn missed_case(sched: &str, missed: Missed) -> (Vec<u64>, SimResult) {
+    let r = run_with(
+        Fabric::big_switch(4, BitsPerSec::GBPS).unwrap(),
+        sched,
+        vec![
+            one(0, 0, flow(0, 1, 1_250_000).with_deadline(Dur(5 * MS))),
+            one(1, 0, flow(0, 1, 2_500_000)),
+        ],
+        missed,
+    );
+    (finishes(&r), r)
+}
+
+#[test]
+fn a_missed_flow_finishes_at_the_floor_or_is_dropped_at_its_deadline() {
+    // Finished: A has the line to 5 ms (625 kB sent), then the floor (233.6
+    // Mbit/s) for 625 kB more, to 26.404110 ms, while B takes the rest; the
+    // link never idles, so B ends with the 3.75 MB at 30 ms.
+    let (f, r) = missed_case("karuna", Missed::Finish);
+    assert!(near(f[0], 26_404_110, 1) && near(f[1], 30 * MS, 1), "{f:?}");
+    let m = r.flow_metrics;
+    assert_eq!((m.deadlines.missed, m.dropped), (1, 0));
+    let rows = r.flows.as_ref().unwrap();
+    assert_eq!(
+        (rows[0].dropped, rows[0].deadline_met()),
+        (false, Some(false))
+    );
+    // Dropped: A leaves at 5 ms with 625 kB never sent; B then has the
+    // line for its 2.5 MB: 25 ms. A still missed.
+    let (f, r) = missed_case("karuna", Missed::Drop);
+    assert_eq!(f, vec![5 * MS, 25 * MS]);
+    let m = r.flow_metrics;
+    assert_eq!((m.deadlines.missed, m.dropped), (1, 1));
+    let rows = r.flows.as_ref().unwrap();
+    assert_eq!(
+        (rows[0].dropped, rows[0].deadline_met()),
+        (true, Some(false))
+    );
+    assert_eq!((rows[1].dropped, rows[1].deadline_met()), (false, None));
+    // The metrics of flows without a deadline: B alone, not short.
+    assert_eq!(m.fct_no_deadline.count, 1);
+    assert!((m.fct_no_deadline.p95 - 0.025).abs() < 1e-9);
+    assert_eq!(m.fct_no_deadline_short.count, 0);
+}
+
+#[test]
+fn dropping_is_the_engines_rule_for_every_scheduler() {
+    // Fair: 500 Mbit/s each; A has sent 312.5 kB at 5 ms and is dropped;
+    // B sends its other 2.1875 MB at the line: 22.5 ms.
+    let (f, r) = missed_case("fair", Missed::Drop);
+    assert_eq!(f, vec![5 * MS, 22_500_000]);
+    assert_eq!(r.flow_metrics.dropped, 1);
+    // A flow that finishes by its deadline is not dropped: karuna's MCP ends
+    // a lone flow just before it.
+    let r = run_with(
+        Fabric::big_switch(4, BitsPerSec::GBPS).unwrap(),
+        "karuna",
+        vec![one(0, 0, flow(0, 1, 1_250_000).with_deadline(Dur(20 * MS)))],
+        Missed::Drop,
+    );
+    let m = r.flow_metrics;
+    assert_eq!((m.deadlines.missed, m.dropped), (0, 0));
+    let f = finishes(&r)[0];
+    assert!(f <= 20 * MS && f + US >= 20 * MS, "finished at {f} ns");
 }
 
 #[test]
@@ -154,7 +222,11 @@ fn sieve_case() -> Vec<CoflowSpec> {
 fn sieve_demotes_at_the_instant_bytes_sent_reach_a_threshold() {
     let f = finishes(&run(4, &format!("karuna:sieve={T6}"), sieve_case()));
     assert_eq!(f, vec![2_800_000, 1_200_000]);
-    let f = finishes(&run(4, &format!("pias:thresholds={T6}/700000"), sieve_case()));
+    let f = finishes(&run(
+        4,
+        &format!("pias:thresholds={T6}/700000"),
+        sieve_case(),
+    ));
     assert_eq!(f, vec![2_800_000, 1_200_000]);
     // Known sizes do not matter to PIAS: the same with sizes known.
     let known = vec![
@@ -183,7 +255,11 @@ fn a_starved_type_2_flow_is_promoted_one_queue() {
     };
     let f = finishes(&run(4, &format!("karuna:split={T6}"), case()));
     assert_eq!(f, vec![4_800_000, 10_400_000]);
-    let f = finishes(&run(4, &format!("karuna:split={T6};starvation=1ms"), case()));
+    let f = finishes(&run(
+        4,
+        &format!("karuna:split={T6};starvation=1ms"),
+        case(),
+    ));
     assert_eq!(f, vec![8_600_000, 10_400_000]);
 }
 

@@ -2586,6 +2586,7 @@ fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResu
         SimOptions {
             per_flow: true,
             link_util_bin,
+            ..SimOptions::default()
         },
     )
     .run(&mut |_| {})
