@@ -226,3 +226,14 @@ def test_missed_deadlines_finish_or_drop() -> None:
     assert runs["finish"].metrics().set_index("scheduler").loc["fair"].flow_deadline_misses > 0
     with pytest.raises(ValueError, match="missed"):
         coflowkit.simulate(w, "fair", progress=False, missed="keep")
+
+
+def test_karuna_thresholds_from_a_distribution() -> None:
+    for sizes in ("websearch", "datamining"):
+        for kind in ("sieve", "split"):
+            t = _core.karuna_thresholds(sizes, 0.8, 6, kind)
+            assert len(t) == 6 and all(a < b for a, b in zip(t, t[1:], strict=False))
+    with pytest.raises(ValueError, match="kind"):
+        _core.karuna_thresholds("websearch", 0.8, 6, "sift")
+    with pytest.raises(ValueError, match="load"):
+        _core.karuna_thresholds("websearch", 1.2, 6, "sieve")

@@ -63,6 +63,7 @@ pub fn check_scheduler(spec: &str) -> PyResult<String> {
     // Percentile parameters need sizes; any will do to check the spec.
     let hints = WorkloadHints {
         coflow_sizes: vec![1.0],
+        flow_sizes: vec![1.0, 2.0],
     };
     build(&parsed, &hints).map_err(value_error)?;
     Ok(parsed.name)

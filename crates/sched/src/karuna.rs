@@ -38,7 +38,8 @@
 //! the seed's text stops before the thresholds). `pias` uses all 7 over 8
 //! queues; `karuna` takes the first 6 of a preset (the 7th would split the
 //! last queue, which has no queue below it). `split=` and `sieve=` take
-//! `web`, `mining` or 6 sizes `B1/B2/../B6` (ascending; bytes or with a
+//! `web`, `mining`, `auto@LOAD` (derived from the workload's flow sizes at
+//! that load, [`crate::karuna_thresholds`]) or 6 sizes `B1/B2/../B6` (ascending; bytes or with a
 //! unit).
 //!
 //! `pias` is this scheduler with every flow type 3 and 8 queues for them

@@ -21,6 +21,7 @@ pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
 pub mod karuna;
+pub mod karuna_thresholds;
 pub mod ordered;
 pub mod registry;
 pub mod srpt;

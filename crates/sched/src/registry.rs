@@ -18,6 +18,7 @@ use crate::d2tcp::D2tcp;
 use crate::tafe::{FlowOrder, Tafe, TafeConfig};
 // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
 use crate::karuna::{EdfFirst, Karuna, KarunaConfig, Pias, Rest};
+use crate::karuna_thresholds::{derive_thresholds, empirical_points, ThresholdKind};
 use crate::AnyScheduler;
 pub use coflowkit_model::percentile;
 use thiserror::Error;
@@ -149,6 +150,9 @@ pub struct SchedulerSpec {
 pub struct WorkloadHints {
     /// Total bytes of every coflow of the workload.
     pub coflow_sizes: Vec<f64>,
+    /// Bytes of every network flow of the workload (Karuna's and PIAS's
+    /// `auto@LOAD` thresholds are derived from their distribution).
+    pub flow_sizes: Vec<f64>,
 }
 
 impl WorkloadHints {
@@ -159,6 +163,13 @@ impl WorkloadHints {
                 .coflows()
                 .iter()
                 .map(|c| c.total_bytes().0 as f64)
+                .collect(),
+            flow_sizes: workload
+                .coflows()
+                .iter()
+                .flat_map(|c| c.flows.iter())
+                .filter(|f| f.kind == coflowkit_model::FlowKind::Net)
+                .map(|f| f.bytes.0 as f64)
                 .collect(),
         }
     }
@@ -382,7 +393,12 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             };
             for (key, is_split) in lists {
                 if let Some(v) = param(key) {
-                    let t = karuna_thresholds(v, keep).map_err(|m| bad(key, m))?;
+                    let kind = if is_split {
+                        ThresholdKind::Split
+                    } else {
+                        ThresholdKind::Sieve
+                    };
+                    let t = karuna_thresholds(v, keep, hints, kind).map_err(|m| bad(key, m))?;
                     if is_split {
                         config.split = t;
                     } else {
@@ -426,12 +442,32 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
 }
 
 /// Karuna's or PIAS's thresholds (bytes): a preset (`web`, `mining`; its
-/// first `keep`) or `keep` sizes `B1/B2/..` (checked by
-/// [`KarunaConfig::validate`]).
-fn karuna_thresholds(v: &str, keep: usize) -> Result<Vec<f64>, String> {
+/// first `keep`), `auto@LOAD` (`keep` derived from the workload's flow
+/// sizes at that load, [`derive_thresholds`]) or `keep` sizes `B1/B2/..`
+/// (checked by [`KarunaConfig::validate`]).
+fn karuna_thresholds(
+    v: &str,
+    keep: usize,
+    hints: &WorkloadHints,
+    kind: ThresholdKind,
+) -> Result<Vec<f64>, String> {
     if let Some(mut t) = crate::karuna::preset(v) {
         t.truncate(keep);
         return Ok(t);
+    }
+    if let Some(load) = v.strip_prefix("auto@") {
+        let load: f64 = load
+            .parse()
+            .ok()
+            .filter(|l| *l > 0.0 && *l < 1.0)
+            .ok_or_else(|| format!("'{v}': auto@LOAD takes a load in (0, 1), e.g. auto@0.8"))?;
+        if hints.flow_sizes.is_empty() {
+            return Err(format!(
+                "'{v}': the workload has no flow sizes to derive from"
+            ));
+        }
+        return derive_thresholds(&empirical_points(&hints.flow_sizes), load, keep, kind)
+            .map_err(|m| format!("'{v}': {m}"));
     }
     let t = v
         .split('/')
@@ -439,7 +475,7 @@ fn karuna_thresholds(v: &str, keep: usize) -> Result<Vec<f64>, String> {
         .collect::<Result<Vec<f64>, String>>()?;
     if t.len() != keep {
         return Err(format!(
-            "'{v}': {} thresholds, expected {keep} (or web, mining)",
+            "'{v}': {} thresholds, expected {keep} (or web, mining, auto@LOAD)",
             t.len()
         ));
     }
@@ -805,6 +841,7 @@ mod tests {
     fn baraat_and_task_id_parameters_fail_clearly() {
         let hints = WorkloadHints {
             coflow_sizes: vec![1.0, 2.0, 3.0],
+            ..Default::default()
         };
         let err = |spec: &str| {
             build(&SchedulerSpec::parse(spec).unwrap(), &hints)
@@ -927,6 +964,7 @@ mod tests {
     fn tafe_thresholds_resolve_and_errors_name_the_key() {
         let hints = WorkloadHints {
             coflow_sizes: vec![100.0, 200.0, 300.0, 400.0, 1000.0],
+            ..Default::default()
         };
         let cfg = |spec: &str| {
             let s = SchedulerSpec::parse(spec).unwrap();
@@ -1004,6 +1042,7 @@ mod tests {
         // Quantiles of equal sizes coincide: the queues between are empty.
         let equal = WorkloadHints {
             coflow_sizes: vec![8.0; 4],
+            ..Default::default()
         };
         assert!(build(
             &SchedulerSpec::parse("tafe:queues=3;thresholds=quantiles").unwrap(),

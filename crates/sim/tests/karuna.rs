@@ -293,7 +293,7 @@ fn bad_specs_name_the_key() {
     };
     assert_eq!(
         err("karuna:split=1/2/3"),
-        "scheduler 'karuna': parameter 'split': '1/2/3': 3 thresholds, expected 6 (or web, mining)"
+        "scheduler 'karuna': parameter 'split': '1/2/3': 3 thresholds, expected 6 (or web, mining, auto@LOAD)"
     );
     assert_eq!(
         err("karuna:sieve=6/5/4/3/2/1"),
@@ -313,4 +313,58 @@ fn bad_specs_name_the_key() {
     );
     assert_eq!(err("karuna:split=mining;sieve=web;starvation=none"), "");
     assert_eq!(err("pias:thresholds=mining;starvation=30ms"), "");
+    assert_eq!(
+        err("karuna:split=auto@1.5"),
+        "scheduler 'karuna': parameter 'split': 'auto@1.5': auto@LOAD takes a load in (0, 1), e.g. auto@0.8"
+    );
+    assert_eq!(
+        err("karuna:split=auto@0.8"),
+        "scheduler 'karuna': parameter 'split': 'auto@0.8': the workload has no flow sizes to derive from"
+    );
+    let sizes = WorkloadHints {
+        flow_sizes: (1..=200).map(|i| f64::from(i * i) * 1000.0).collect(),
+        ..WorkloadHints::default()
+    };
+    let built = |s: &str| build(&SchedulerSpec::parse(s).unwrap(), &sizes).map(|_| ());
+    assert!(built("karuna:split=auto@0.8;sieve=auto@0.5").is_ok());
+    assert!(built("pias:thresholds=auto@0.9").is_ok());
+}
+
+/// The web-search and data-mining CDFs in bytes.
+fn cdf_bytes(cdf: &coflowkit_workload::dist::EmpiricalCdf) -> Vec<(f64, f64)> {
+    cdf.points
+        .iter()
+        .map(|&(u, f)| (u * cdf.unit_bytes, f))
+        .collect()
+}
+
+#[test]
+fn derived_thresholds_beside_pias_presets() {
+    use coflowkit_sched::karuna::preset;
+    use coflowkit_sched::karuna_thresholds::{derive_thresholds, model_mean_fct, ThresholdKind};
+    use coflowkit_workload::dist::{DATA_MINING, WEB_SEARCH};
+    for (cdf, name) in [(&WEB_SEARCH, "web"), (&DATA_MINING, "mining")] {
+        let p = cdf_bytes(cdf);
+        let max = p.last().unwrap().0;
+        for kind in [ThresholdKind::Sieve, ThresholdKind::Split] {
+            let mut prev: Option<Vec<f64>> = None;
+            for load in [0.5, 0.7, 0.9] {
+                let t = derive_thresholds(&p, load, 7, kind).unwrap();
+                eprintln!(
+                    "{name} {kind:?} load {load}: {:?}",
+                    t.iter().map(|x| (x / 1460.0).round()).collect::<Vec<_>>()
+                );
+                // Ascending, inside the support.
+                assert_eq!(t.len(), 7);
+                assert!(t.windows(2).all(|w| w[0] < w[1]) && t[6] < max, "{t:?}");
+                // Under its own model, no worse than the published preset.
+                let ours = model_mean_fct(&p, load, &t, kind, 1e9);
+                let theirs = model_mean_fct(&p, load, &preset(name).unwrap(), kind, 1e9);
+                eprintln!("   model mean FCT ours {ours:.6} s, preset {theirs:.6} s");
+                assert!(ours <= theirs * (1.0 + 1e-9), "{ours} > {theirs}");
+                prev = Some(t);
+            }
+            assert!(prev.is_some());
+        }
+    }
 }

@@ -2567,13 +2567,7 @@ fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResu
     }
     .validate(&fabric)
     .map_err(|e| e.to_string())?;
-    let hints = WorkloadHints {
-        coflow_sizes: w
-            .coflows()
-            .iter()
-            .map(|c| c.total_bytes().0 as f64)
-            .collect(),
-    };
+    let hints = WorkloadHints::of(&w);
     let s = build(
         &SchedulerSpec::parse(spec).map_err(|e| e.to_string())?,
         &hints,
