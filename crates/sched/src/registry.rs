@@ -86,13 +86,13 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "karuna",
         "mix-flows (Karuna): deadline flows at their minimal rate in queue 1, known sizes split \
-         and unknown sizes sieved through queues 2-8; split=web|mining|B1/../B6;sieve=web|mining|..;\
+         and unknown sizes sieved through queues 2-8; split=web|mining|auto@LOAD|B1/../B6;sieve=..;\
          rtt=100us;starvation=none|DUR",
     ),
     (
         "pias",
         "every flow demoted through 8 strict queues by bytes sent (PIAS); \
-         thresholds=web|mining|B1/../B7;starvation=none|DUR",
+         thresholds=web|mining|auto@LOAD|B1/../B7;starvation=none|DUR",
     ),
     (
         "pfabric-edf",
