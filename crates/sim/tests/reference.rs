@@ -57,6 +57,11 @@
 //! task) demand sums and flow counts and a per-link allocation sum updated
 //! in place (lines 1 and 12). Rates stay fixed between rounds.
 //!
+//! Missed deadlines (`Missed::Drop`, a spec ending in `|drop` here): the
+//! reference removes a flow unfinished at its start + deadline at that
+//! instant, after the flows that finish then, for `karuna`, `pias`,
+//! `pfabric-edf` and `fair` on cases where some deadlines are missed.
+//!
 //! Fabrics: the big switch with random per-port capacities, and small
 //! multi-hop fabrics from the model's builders: Baraat trees (1-2 pods of
 //! 1-3 racks of 1-3 hosts, random ToR and aggregation oversubscription),
@@ -89,7 +94,7 @@ use coflowkit_model::{
 };
 use coflowkit_sched::dcas::{loss_draw, MessageKind};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints, NAMES};
-use coflowkit_sim::{SimOptions, SimResult, Simulation};
+use coflowkit_sim::{Missed, SimOptions, SimResult, Simulation};
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::fmt;
@@ -750,6 +755,8 @@ struct RefSim {
     dcas: Option<RefDcas>,
     baraat: Option<RefBaraat>,
     ambiguous: bool,
+    /// `Missed::Drop`: a flow unfinished at its start + deadline is removed then.
+    drop_missed: bool,
 }
 
 impl RefSim {
@@ -816,6 +823,7 @@ impl RefSim {
             dcas: None,
             baraat: None,
             ambiguous: false,
+            drop_missed: false,
         }
     }
 
@@ -1612,6 +1620,17 @@ impl RefSim {
             if let Policy::Baraat(p) = policy {
                 at = at.min(((t / p.rtt).floor() + 1.0) * p.rtt);
             }
+            if self.drop_missed {
+                // Deadlines of started flows (Missed::Drop).
+                for &f in &active {
+                    if let Some(d) = self.flows[f].deadline {
+                        let due = self.flows[f].start_at + d;
+                        if due > t {
+                            at = at.min(due);
+                        }
+                    }
+                }
+            }
             if let Policy::Karuna(_) = policy {
                 // MCP re-evaluations.
                 for &f in &active {
@@ -1759,6 +1778,20 @@ impl RefSim {
                     fl.done = true;
                     fl.finish = t;
                     rate[f] = 0.0;
+                }
+            }
+            // Missed::Drop: what is unfinished at its deadline leaves now,
+            // after the flows that finished now.
+            if self.drop_missed {
+                for &f in &active {
+                    let fl = &mut self.flows[f];
+                    if let Some(d) = fl.deadline {
+                        if !fl.done && fl.start_at + d <= t + 1e-6 {
+                            fl.done = true;
+                            fl.finish = t;
+                            rate[f] = 0.0;
+                        }
+                    }
                 }
             }
             // A coflow that sent its last started byte is a coflow event.
@@ -2554,12 +2587,21 @@ fn reference(case: &Case, policy: Policy) -> RefResult {
     RefSim::new(case).run(policy)
 }
 
+/// A spec for these tests, optionally ending in `|drop` (`Missed::Drop`).
+fn split_missed(spec: &str) -> (&str, Missed) {
+    match spec.strip_suffix("|drop") {
+        Some(s) => (s, Missed::Drop),
+        None => (spec, Missed::Finish),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The fast engine, and the comparison.
 // ---------------------------------------------------------------------------
 
 /// The engine's result for `spec` on `case`, with per-flow rows.
 fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResult, String> {
+    let (spec, missed) = split_missed(spec);
     let fabric = case.fabric()?;
     let w = Workload {
         n_hosts: fabric.n_hosts(),
@@ -2580,7 +2622,7 @@ fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResu
         SimOptions {
             per_flow: true,
             link_util_bin,
-            ..SimOptions::default()
+            missed,
         },
     )
     .run(&mut |_| {})
@@ -2616,7 +2658,10 @@ fn close(fast_ns: u64, ref_ns: f64) -> bool {
 /// `Ok(false)`: not compared, the reference met a D-CAS decision within
 /// rounding of its boundary (`RefResult::ambiguous`).
 fn compare(case: &Case, spec: &str) -> Result<bool, String> {
-    let want = reference(case, policy_of(spec, case));
+    let (base, missed) = split_missed(spec);
+    let mut sim = RefSim::new(case);
+    sim.drop_missed = missed == Missed::Drop;
+    let want = sim.run(policy_of(base, case));
     if want.ambiguous {
         return Ok(false);
     }
@@ -3027,6 +3072,15 @@ differential! {
     pias_mixed_matches_reference: PIAS, 200;
     pfabric_edf_matches_reference: "pfabric-edf", 300;
     edf_sjf_matches_reference: "edf-sjf", 300;
+}
+
+// Missed::Drop: late flows leave at their deadline, under every scheduler.
+differential! {
+    any_case().prop_map(with_deadlines).prop_map(with_unknown_sizes);
+    karuna_drop_matches_reference: "karuna|drop", 200;
+    pfabric_edf_drop_matches_reference: "pfabric-edf|drop", 200;
+    fair_drop_matches_reference: "fair|drop", 200;
+    pias_drop_matches_reference: "pias|drop", 100;
 }
 
 differential! {
