@@ -272,6 +272,9 @@ def simulate_cmd(
     click.echo(_comparison_table(res, baseline))
     click.echo("")
     click.echo(_metrics_table(res))
+    if (res.metrics()["flow_deadlines"] > 0).any():
+        click.echo("")
+        click.echo(_karuna_table(res))
     if out is not None:
         with _data_errors():
             res.write(out)
@@ -379,6 +382,30 @@ def _metrics_table(res: Results) -> str:
             _fmt_seconds(m.jct_mean_s),
             _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
             _fmt_rate(m.coflow_deadline_misses, m.coflow_deadlines),
+        ]
+        for m in res.metrics().itertuples(index=False)
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [
+        "  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def _karuna_table(res: Results) -> str:
+    """Karuna's metrics (2.1), when flows have deadlines: type 1 misses (and drops), and the
+    FCT of the flows without a deadline (types 2 and 3), all and under 100 KB."""
+    header = ["scheduler", "type1_missed", "dropped", "t23_fct_mean_s", "t23_fct_p95_s", "short_mean_s", "short_p95_s"]
+    rows = [
+        [
+            m.scheduler,
+            _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
+            str(m.flow_deadline_drops),
+            _fmt_seconds(m.fct_no_deadline_mean_s),
+            _fmt_seconds(m.fct_no_deadline_p95_s),
+            _fmt_seconds(m.fct_short_no_deadline_mean_s),
+            _fmt_seconds(m.fct_short_no_deadline_p95_s),
         ]
         for m in res.metrics().itertuples(index=False)
     ]
