@@ -13,6 +13,8 @@
     coflowkit run EXPERIMENT [--out DIR] [--cluster ADDRESS | --workers N] [--dry-run]
     coflowkit plot STORE [-o DIR] [--format png,pdf]
     coflowkit report STORE [-o report.md]
+    coflowkit testbed up --topology SPEC | down | status | check | exec HOST -- CMD
+    coflowkit replay [--trace PATH] [--testbed NAME] [--size-scale F] [--time-scale F] [--simulate fair] --out DIR
 
 Errors never show a traceback: bad input prints one line
 ``coflowkit: error: <message>`` on stderr and exits with 2 for a usage error
@@ -33,10 +35,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import numpy as np
 
 from . import __version__, _core, synthetic, topology_info
 from . import simulate as run_simulation
 from .experiment import Experiment, load_experiment
+from .replay import POLICIES
 from .results import Results
 from .runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
 from .trace import FORMATS, load_trace, write_trace
@@ -57,8 +61,6 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-
-
 def _capacity_option(help_text: str):
     """The `--capacity-gbps` option (port capacity, Gbit/s), shared by commands."""
     return click.option(
@@ -68,6 +70,7 @@ def _capacity_option(help_text: str):
         show_default=True,
         help=help_text,
     )
+
 
 class Duration(click.ParamType):
     """A span of time: seconds, or a number with a unit (ns, us, ms, s), e.g. ``100ms``."""
@@ -350,6 +353,287 @@ def topology_info_cmd(spec: str, n_hosts: int | None) -> None:
     info = _check_topology(spec, n_hosts, "'SPEC'")
     click.echo(f"topology       {spec.strip()}")
     click.echo(info["text"])
+
+
+@cli.group("testbed")
+def testbed_group() -> None:
+    """An emulated cluster on this machine: namespaces, veth links and tc (needs root).
+
+    Every port of the topology is shaped to its capacity with 8 strict-priority
+    queues (queue q selected by DSCP CS(7-q)); see docs/testbed.md.
+    """
+
+
+_TB_NAME = click.option(
+    "--name", default="ck", show_default=True, help="The testbed's name: prefixes every namespace and link it makes."
+)
+_TB_STATE = click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the state file lives (default /run/coflowkit).",
+)
+
+
+@contextmanager
+def _testbed_errors() -> Iterator[None]:
+    from .testbed import TestbedError
+
+    try:
+        yield
+    except TestbedError as e:
+        raise DataError(_one_line(e)) from None
+
+
+@testbed_group.command("up")
+@click.option(
+    "--topology",
+    "topology_spec",
+    metavar="SPEC",
+    required=True,
+    help="The fabric, as for `coflowkit simulate --topology` (a big switch or a tree).",
+)
+@click.option("--n-hosts", type=click.IntRange(min=1), default=None, help="Ports of a big switch without hosts=.")
+@_TB_NAME
+@_TB_STATE
+def testbed_up(topology_spec: str, n_hosts: int | None, name: str, state_dir: Path | None) -> None:
+    """Create the testbed; on failure remove whatever was made."""
+    from . import testbed as tb
+
+    _check_topology(topology_spec, n_hosts)
+    with _testbed_errors():
+        try:
+            p = tb.up(topology_spec, name, n_hosts, state_dir)
+        except ValueError as e:
+            raise click.BadParameter(_one_line(e), param_hint="'--topology'") from None
+        st = tb.status(name, state_dir)
+    click.echo(
+        f"testbed {name} up: {p.n_hosts} hosts ({p.host_ns[0]}..{p.host_ns[-1]}), "
+        f"{len(p.switch_ns)} switches, {len(p.ports)} shaped ports"
+    )
+    click.echo(f"hosts      data {p.host_ip[0]}.., management {p.mgmt_ip[0]}.. (root side {p.mgmt_root_ip})")
+    for lim in st.get("limitations", []):
+        click.echo(f"not emulated: {lim}")
+
+
+@testbed_group.command("down")
+@_TB_NAME
+@_TB_STATE
+def testbed_down(name: str, state_dir: Path | None) -> None:
+    """Remove everything the testbed made (also after a crash); safe to repeat."""
+    from . import testbed as tb
+
+    with _testbed_errors():
+        removed = tb.down(name, state_dir)
+    said = f"down: removed {len(removed)} items" if removed else "nothing to remove"
+    click.echo(f"testbed {name}: {said}")
+
+
+@testbed_group.command("status")
+@_TB_NAME
+@_TB_STATE
+@click.option("--json", "as_json", is_flag=True, help="Print the whole status as JSON.")
+def testbed_status(name: str, state_dir: Path | None, as_json: bool) -> None:
+    """Show the testbed: hosts, ports with the rate the kernel enforces, processes."""
+    import json
+
+    from . import testbed as tb
+
+    with _testbed_errors():
+        st = tb.status(name, state_dir)
+    if as_json:
+        click.echo(json.dumps(st, indent=1))
+        return
+    if not st["up"] and "topology" not in st:
+        stray = st.get("stray") or []
+        click.echo(f"testbed {name}: down" + (f" (stray: {', '.join(stray)}; run down)" if stray else ""))
+        return
+    click.echo(
+        f"testbed {name}: {'up' if st['up'] else 'INCOMPLETE (run down)'}, {st['topology']}, "
+        f"{st['n_hosts']} hosts, {st['n_switches']} switches"
+    )
+    if st["missing_namespaces"]:
+        click.echo(f"missing namespaces: {', '.join(st['missing_namespaces'])}")
+    for port in st["ports"]:
+        click.echo(
+            f"  {port['ns']}/{port['dev']:<5} {port['link']:<28} {port['capacity_bps'] / 1e6:9.1f} Mbit/s "
+            f"(kernel: {port['kernel_rate'] or 'missing'})"
+        )
+    for i, h in enumerate(st["hosts"]):
+        click.echo(f"  host {i}: {h['ns']} {h['ip']} mgmt {h['mgmt_ip']} processes {h['processes']}")
+    for lim in st["limitations"]:
+        click.echo(f"not emulated: {lim}")
+
+
+@testbed_group.command("check")
+@_TB_NAME
+@_TB_STATE
+@click.option(
+    "--seconds", type=click.FloatRange(min=1.0), default=2.0, show_default=True, help="Length of each TCP transfer."
+)
+def testbed_check(name: str, state_dir: Path | None, seconds: float) -> None:
+    """Measure each host's port with real TCP and the strict priority between two queues."""
+    from . import testbed as tb
+
+    with _testbed_errors():
+        p = tb.load_plan(name, state_dir)
+        bad = 0
+        for r in tb.check_capacity(p, seconds=seconds):
+            ok = abs(r["ratio"] - 1) <= 0.10
+            bad += not ok
+            click.echo(
+                f"host {r['src']} -> host {r['dst']}: {r['goodput_bps'] / 1e6:.1f} Mbit/s of "
+                f"{r['capacity_bps'] / 1e6:.1f} ({r['ratio']:.1%}) {'ok' if ok else 'OFF BY MORE THAN 10%'}"
+            )
+        if p.n_hosts >= 3:
+            r = tb.check_priority(p, 0, 1, 2, seconds=seconds + 1)
+            ok = r["high_share"] >= 0.9
+            bad += not ok
+            click.echo(
+                f"priority: queue 0 got {r['high_bps'] / 1e6:.1f} Mbit/s, queue 7 {r['low_bps'] / 1e6:.1f} "
+                f"({r['high_share']:.1%} to queue 0) {'ok' if ok else 'NOT STRICT'}"
+            )
+    if bad:
+        raise DataError(f"testbed {name}: {bad} check(s) failed")
+
+
+@testbed_group.command("exec", context_settings={"ignore_unknown_options": True})
+@click.argument("host", type=click.IntRange(min=0))
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
+@_TB_NAME
+@_TB_STATE
+def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | None) -> None:
+    """Run a command inside host HOST's namespace (e.g. `coflowkit testbed exec 3 -- ip addr`)."""
+    import subprocess
+
+    from . import testbed as tb
+
+    with _testbed_errors():
+        cmd = tb.ns_cmd(tb.load_plan(name, state_dir), host, list(argv))
+    sys.exit(subprocess.call(cmd))
+
+
+@cli.command("replay")
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Workload to replay: a trace (coflow-benchmark .txt, native .csv/.parquet). Default: the embedded workload.",
+)
+@click.option("--testbed", "testbed_name", default="ck", show_default=True, help="The testbed to replay on (up).")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The testbed's state directory (default /run/coflowkit).",
+)
+@click.option(
+    "--size-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Multiply every flow's bytes by this.",
+)
+@click.option(
+    "--time-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Multiply every arrival time by this.",
+)
+@click.option("--max-coflows", type=click.IntRange(min=1), default=None, help="Keep the first K coflows by arrival.")
+@click.option(
+    "--policy",
+    type=click.Choice(sorted(POLICIES)),
+    default="plain",
+    show_default=True,
+    help="How senders mark their flows.",
+)
+@click.option(
+    "--simulate",
+    "sim_specs",
+    metavar="SCHEDULERS",
+    default=None,
+    help="Also simulate the replayed workload on the testbed's topology with these schedulers "
+    "(comma-separated) and compare.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory for the results (the simulator's format) and the replayed workload.",
+)
+@click.option(
+    "--deadline",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    help="Seconds after the start to give up.",
+)
+def replay_cmd(
+    trace_path: Path | None,
+    testbed_name: str,
+    state_dir: Path | None,
+    size_scale: float,
+    time_scale: float,
+    max_coflows: int | None,
+    policy: str,
+    sim_specs: str | None,
+    out_dir: Path,
+    deadline: float,
+) -> None:
+    """Replay a workload as real TCP transfers on the testbed; write each coflow's CCT.
+
+    The workload is first fitted to the testbed (hosts folded h mod n, flows of a coflow
+    between the same two hosts merged, flows onto their own host dropped, sizes and times
+    scaled); OUT/workload.csv is what ran, so `coflowkit simulate --trace OUT/workload.csv
+    --topology ...` simulates exactly it. Every byte is checked (CRC-32 at both ends).
+    """
+    from . import replay as rp
+    from . import testbed as tb
+    from .results import _write_table
+
+    specs = _check_schedulers(sim_specs) if sim_specs else []
+    with _testbed_errors():
+        p = tb.load_plan(testbed_name, state_dir)
+    with _data_errors():
+        w = load_trace(trace_path) if trace_path is not None else synthetic()
+        fitted = rp.fit(w, p.n_hosts, size_scale, time_scale, max_coflows)
+    fw = fitted.workload
+    click.echo(
+        f"workload   {fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows "
+        f"({fitted.n_flows_in} before merging; {fitted.local_flows_dropped} local flows dropped)"
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_trace(fw, out_dir / "workload.csv")
+    with _testbed_errors(), _data_errors():
+        try:
+            flows = rp.replay_on_testbed(fw, testbed_name, state_dir, policy, out_dir / "work", deadline)
+        except RuntimeError as e:
+            raise DataError(_one_line(e)) from None
+    coflows, flow_table = rp.tables(fw, flows)
+    d = out_dir / policy
+    d.mkdir(exist_ok=True)
+    _write_table(coflows, d / "coflows.csv", d / "coflows.parquet")
+    _write_table(flow_table, d / "flows.csv", d / "flows.parquet")
+    cct = coflows.column("cct_s").to_numpy()
+    click.echo(
+        f"testbed    {policy}: mean CCT {cct.mean():.4f} s, p95 {np.percentile(cct, 95):.4f} s "
+        f"({fw.n_flows} flows, {int(flows['bytes'].sum())} bytes, every byte checked)"
+    )
+    if specs:
+        with _data_errors():
+            res = run_simulation(fw, specs, topology=p.topology)
+            res.write(out_dir / "simulated")
+        for s in specs:
+            sim = res.coflows(s)["cct_s"].to_numpy()
+            click.echo(
+                f"simulated  {s}: mean CCT {sim.mean():.4f} s, p95 {np.percentile(sim, 95):.4f} s "
+                f"(testbed / simulated mean: {cct.mean() / sim.mean():.2f})"
+            )
+    click.echo(f"wrote      {d}/coflows.csv, flows.csv" + (f"; {out_dir}/simulated/" if specs else ""))
 
 
 def _fmt_rate(misses: int, total: int) -> str:

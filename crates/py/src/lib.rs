@@ -118,6 +118,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;
     m.add_function(wrap_pyfunction!(topology::topology_info, m)?)?;
+    m.add_function(wrap_pyfunction!(topology::topology_graph, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(karuna_thresholds, m)?)?;
     m.add_function(wrap_pyfunction!(karuna_model_fct, m)?)?;

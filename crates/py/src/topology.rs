@@ -4,7 +4,7 @@
 
 use crate::errors::{topology_error, value_error};
 use crate::workload::checked_capacity;
-use coflowkit_model::{BitsPerSec, Fabric, HostId};
+use coflowkit_model::{BitsPerSec, Fabric, HostId, LinkId, Node};
 use coflowkit_topology_config::{resolve, FabricInfo};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -103,5 +103,55 @@ pub fn topology_info<'py>(
         "text",
         format!("description    {}\n{info}", config.describe()),
     )?;
+    Ok(d)
+}
+
+/// A topology's graph (a spec string or a config file, built as
+/// [`topology_info`] builds it), for tools that build it for real, such as
+/// the emulated testbed: a dict of `n_hosts`, `switches` (list of dicts:
+/// `name`, `tier`) and `links` (list of dicts: `name`, `src`, `dst`,
+/// `capacity_bps`; an end is `("host", i)` or `("switch", j)`, `j` indexing
+/// `switches`). A host's CPU resource is not a link and is left out.
+#[pyfunction]
+#[pyo3(signature = (spec, n_hosts = None))]
+pub fn topology_graph<'py>(
+    py: Python<'py>,
+    spec: &str,
+    n_hosts: Option<u32>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let config = resolve(spec)
+        .and_then(|c| c.sized_to(n_hosts))
+        .map_err(topology_error)?;
+    let fabric = py
+        .detach(|| config.build(n_hosts))
+        .map_err(topology_error)?;
+    let d = PyDict::new(py);
+    d.set_item("n_hosts", fabric.n_hosts())?;
+    let switches = PyList::empty(py);
+    for s in fabric.switches() {
+        let sd = PyDict::new(py);
+        sd.set_item("name", &s.name)?;
+        sd.set_item("tier", s.tier.name())?;
+        switches.append(sd)?;
+    }
+    d.set_item("switches", switches)?;
+    let end = |n: Node| match n {
+        Node::Host(h) => ("host", h.0),
+        Node::Switch(s) => ("switch", s.0),
+    };
+    let links = PyList::empty(py);
+    for i in 0..fabric.n_links() {
+        let id = LinkId(i as u32);
+        let Some((from, to)) = fabric.link_ends(id) else {
+            continue;
+        };
+        let l = PyDict::new(py);
+        l.set_item("name", fabric.link_name(id))?;
+        l.set_item("src", end(from))?;
+        l.set_item("dst", end(to))?;
+        l.set_item("capacity_bps", fabric.link(id).capacity.0)?;
+        links.append(l)?;
+    }
+    d.set_item("links", links)?;
     Ok(d)
 }

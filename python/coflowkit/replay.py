@@ -1,0 +1,265 @@
+"""Replay a workload as real TCP transfers between hosts, and record each
+coflow's completion time in the simulator's result format.
+
+:func:`fit` turns a workload (a trace or a generated one) into the one both
+the testbed and the simulator run: hosts folded onto the testbed's (``h mod
+n``), flows of one coflow between the same two hosts merged into one (one
+connection), flows that fold onto their own host dropped (they would not
+cross the network), sizes and times scaled. Simulating :func:`fit`'s output
+on the testbed's topology and replaying it for real compare like with like.
+
+:func:`replay_on_testbed` runs one worker per host inside the testbed's
+namespaces (``coflowkit._replay_worker``), each serving the flows sent to
+it and sending its own at their start instants; every byte is counted and
+checked (CRC-32 at both ends) and a flow that did not arrive whole is an
+error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from . import _core
+from .experiment import DEFAULT_BINS
+from .results import COFLOW_COLUMNS, FLOW_COLUMNS
+
+#: The data port the workers listen on.
+DATA_PORT = 5301
+#: Flow-level policies of the replay senders: name -> what marks a connection.
+POLICIES = {"plain": "unmarked TCP, no runtime (the baseline)"}
+
+
+@dataclass
+class Fitted:
+    """A workload fitted to a testbed, and what fitting did to it."""
+
+    workload: _core.Workload
+    n_flows_in: int
+    n_flows_merged: int
+    local_flows_dropped: int
+    local_bytes_dropped: int
+    coflows_dropped: int
+
+
+def fit(
+    workload: _core.Workload,
+    n_hosts: int,
+    size_scale: float = 1.0,
+    time_scale: float = 1.0,
+    max_coflows: int | None = None,
+    min_bytes: int = 1,
+) -> Fitted:
+    """``workload`` on ``n_hosts`` hosts: host ``h`` becomes ``h mod n_hosts``,
+    the flows of a coflow between the same two hosts merge into one, flows
+    whose ends fold onto one host are dropped, bytes are multiplied by
+    ``size_scale`` (at least ``min_bytes``) and arrival times by
+    ``time_scale``; ``max_coflows`` keeps the first coflows by arrival. Raises
+    ``ValueError`` for what replay cannot carry (dependencies, compute stages,
+    deadlines per flow)."""
+    if n_hosts < 2:
+        raise ValueError(f"fit: n_hosts must be at least 2, got {n_hosts}")
+    for name, x in (("size_scale", size_scale), ("time_scale", time_scale)):
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(f"fit: {name} must be a positive number, got {x}")
+    c = workload.columns()
+    src = workload.source
+    if c["kind"].any():
+        raise ValueError(f"{src}: has compute stages (flow kind != network), which replay cannot run")
+    if c["after_valid"].any() or c["delay_ns"].any() or len(c["parents_data"]):
+        raise ValueError(f"{src}: has dependencies between flows or coflows, which replay does not follow yet")
+    df = pd.DataFrame(
+        {
+            "coflow_id": c["coflow_id"],
+            "arrival_ns": c["arrival_ns"],
+            "src": c["src"] % n_hosts,
+            "dst": c["dst"] % n_hosts,
+            "bytes": c["bytes"],
+        }
+    )
+    if max_coflows is not None:
+        first = df.groupby("coflow_id")["arrival_ns"].min().sort_values(kind="stable")
+        df = df[df["coflow_id"].isin(first.index[:max_coflows])]
+    n_in = len(df)
+    local = df["src"] == df["dst"]
+    n_local, local_bytes = int(local.sum()), int(df.loc[local, "bytes"].sum())
+    before = df["coflow_id"].nunique()
+    df = df[~local]
+    df = df.groupby(["coflow_id", "src", "dst"], as_index=False, sort=True).agg(
+        arrival_ns=("arrival_ns", "min"), bytes=("bytes", "sum")
+    )
+    df["bytes"] = np.maximum(np.round(df["bytes"].to_numpy(dtype=float) * size_scale), min_bytes).astype(np.uint64)
+    df["arrival_ns"] = np.round(df["arrival_ns"].to_numpy(dtype=float) * time_scale).astype(np.uint64)
+    df = df.sort_values(["arrival_ns", "coflow_id", "src", "dst"], kind="stable")
+    w = _core.workload_from_columns(
+        df["coflow_id"].to_numpy(np.uint64),
+        df["arrival_ns"].to_numpy(np.uint64),
+        df["src"].to_numpy(np.uint32),
+        df["dst"].to_numpy(np.uint32),
+        df["bytes"].to_numpy(np.uint64),
+        n_hosts=n_hosts,
+        source=f"{src} fitted to {n_hosts} hosts (sizes x{size_scale:g}, times x{time_scale:g})",
+    )
+    return Fitted(w, n_in, len(df), n_local, local_bytes, before - df["coflow_id"].nunique())
+
+
+def make_plan(workload: _core.Workload, hosts: list[str], policy: str = "plain") -> dict[str, Any]:
+    """The plan every worker reads: flows (id, src, dst, bytes, start seconds
+    after ``t0``, IP_TOS), host addresses and the port."""
+    if policy not in POLICIES:
+        raise ValueError(f"replay policy {policy!r}: known policies are {', '.join(POLICIES)}")
+    if workload.n_hosts > len(hosts):
+        raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
+    c = workload.columns()
+    flows = [
+        [i, int(s), int(d), int(b), int(a) / 1e9, 0]
+        for i, (s, d, b, a) in enumerate(zip(c["src"], c["dst"], c["bytes"], c["arrival_ns"], strict=True))
+    ]
+    return {"version": 1, "port": DATA_PORT, "hosts": hosts, "flows": flows}
+
+
+def replay_on_testbed(
+    workload: _core.Workload,
+    name: str = "ck",
+    state_dir: Path | None = None,
+    policy: str = "plain",
+    work_dir: Path | None = None,
+    deadline_s: float = 600.0,
+) -> pd.DataFrame:
+    """Replays ``workload`` (fitted to the testbed) on testbed ``name``; returns
+    one row per flow: coflow_id, src, dst, bytes, arrival_s, start_s,
+    finish_s (seconds after the plan's ``t0``). Raises ``RuntimeError`` naming
+    every flow that did not arrive whole."""
+    from . import testbed as tb
+
+    p = tb.load_plan(name, state_dir)
+    plan = make_plan(workload, p.host_ip, policy)
+    work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
+    work.mkdir(parents=True, exist_ok=True)
+    plan_path = work / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    procs = []
+    for h in range(workload.n_hosts):
+        out = work / f"host{h}.json"
+        argv = [sys.executable, "-m", "coflowkit._replay_worker", str(plan_path), "--host", str(h)]
+        argv += ["--out", str(out), "--deadline", str(deadline_s)]
+        proc = subprocess.Popen(
+            tb.ns_cmd(p, h, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        procs.append((h, out, proc))
+    try:
+        for h, _out, proc in procs:
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                proc.wait(timeout=10)
+                err = proc.stderr.read() if proc.stderr else ""
+                raise RuntimeError(f"replay: the worker of host {h} did not start: {' '.join(err.split())}")
+        # Every worker listens: start together, a little ahead so all read t0 in time.
+        plan["t0"] = time.time() + 0.5
+        for _h, _out, proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write(f"{plan['t0']!r}\n")
+            proc.stdin.flush()
+    except BaseException:
+        for _h, _out, proc in procs:
+            proc.kill()
+        raise
+    results = {}
+    problems = []
+    for h, out, proc in procs:
+        _, err = proc.communicate(timeout=deadline_s + 60)
+        if not out.exists():
+            problems.append(f"host {h}: worker exited {proc.returncode} without a result: {' '.join(err.split())}")
+            continue
+        results[h] = json.loads(out.read_text())
+        problems += results[h]["errors"]
+    return _combine(plan, results, problems)
+
+
+def _combine(plan: dict[str, Any], results: dict[int, Any], problems: list[str]) -> pd.DataFrame:
+    sent: dict[int, list[Any]] = {}
+    got: dict[int, list[Any]] = {}
+    for r in results.values():
+        sent.update({int(k): v for k, v in r["sent"].items()})
+        got.update({int(k): v for k, v in r["received"].items()})
+    t0 = plan["t0"]
+    rows = []
+    for fid, src, dst, size, start, _tos in plan["flows"]:
+        s, g = sent.get(fid), got.get(fid)
+        if s is None or g is None:
+            problems.append(f"flow {fid} (host {src} -> host {dst}, {size} bytes): not completed")
+            continue
+        if not (s[1] == g[1] == size and s[2] == g[2]):
+            problems.append(
+                f"flow {fid} (host {src} -> host {dst}): sent {s[1]} bytes crc {s[2]:08x}, "
+                f"received {g[1]} bytes crc {g[2]:08x}, expected {size} bytes"
+            )
+            continue
+        rows.append((fid, src, dst, size, start, s[0] - t0, g[0] - t0))
+    if problems:
+        shown = "; ".join(problems[:10])
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise RuntimeError(f"replay: {len(problems)} problem(s): {shown}{more}")
+    return pd.DataFrame(rows, columns=["flow", "src", "dst", "bytes", "arrival_s", "start_s", "finish_s"])
+
+
+def tables(workload: _core.Workload, flows: pd.DataFrame) -> tuple[pa.Table, pa.Table]:
+    """The measured flows as the simulator's coflow and flow tables (same
+    columns; bins by the default thresholds)."""
+    c = workload.columns()
+    f = flows.sort_values("flow").reset_index(drop=True)
+    f["coflow_id"] = c["coflow_id"][f["flow"].to_numpy()]
+    # A flow's clock starts at its coflow's arrival, as in the simulator.
+    f["fct_s"] = f["finish_s"] - f["arrival_s"]
+    n = len(f)
+    flow_table = pd.DataFrame(
+        {
+            "coflow_id": f["coflow_id"].astype(np.uint64),
+            "src": f["src"].astype(np.uint32),
+            "dst": f["dst"].astype(np.uint32),
+            "kind": ["network"] * n,
+            "group": np.zeros(n, dtype=np.uint32),
+            "bytes": f["bytes"].astype(np.uint64),
+            "karuna_type": [None] * n,
+            "arrival_s": f["arrival_s"],
+            "start_s": f["start_s"],
+            "finish_s": f["finish_s"],
+            "fct_s": f["fct_s"],
+            "slowdown": [np.nan] * n,
+            "deadline_s": [np.nan] * n,
+            "deadline_met": [None] * n,
+        }
+    )[FLOW_COLUMNS]
+    g = f.groupby("coflow_id", sort=True)
+    co = pd.DataFrame(
+        {
+            "arrival_s": g["arrival_s"].min(),
+            "finish_s": g["finish_s"].max(),
+            "width": g.size(),
+            "length_bytes": g["bytes"].max(),
+            "total_bytes": g["bytes"].sum(),
+        }
+    ).reset_index()
+    co["release_s"] = co["arrival_s"]
+    co["cct_s"] = co["finish_s"] - co["arrival_s"]
+    co["job_id"] = pd.array([None] * len(co), dtype="UInt64")
+    co["stage_id"] = pd.array([None] * len(co), dtype="UInt32")
+    co["deadline_s"] = np.nan
+    co["deadline_met"] = pd.array([None] * len(co), dtype="boolean")
+    short = co["length_bytes"] < DEFAULT_BINS["short_below"]
+    narrow = co["width"] <= DEFAULT_BINS["narrow_up_to"]
+    co["bin"] = np.where(narrow, np.where(short, "SN", "LN"), np.where(short, "SW", "LW"))
+    return pa.Table.from_pandas(co[COFLOW_COLUMNS], preserve_index=False), pa.Table.from_pandas(
+        flow_table, preserve_index=False
+    )

@@ -1,0 +1,189 @@
+"""The emulated testbed, for real: namespaces, veth links, HTB ports, real TCP.
+
+These tests need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN) and iproute2, as CI
+has; elsewhere they are skipped with the reason. Each uses its own testbed
+name and a temporary state directory, and always tears down.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import coflowkit
+from coflowkit import _core
+from coflowkit import replay as rp
+from coflowkit import testbed as tb
+from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from conftest import Cli
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None,
+    reason="the testbed needs root and iproute2 (ip, tc)",
+)
+
+
+def _leftovers(name: str) -> list[str]:
+    return tb._our_namespaces(name) + tb._our_root_links(name)
+
+
+def test_queue_marks() -> None:
+    assert [tb.dscp_of_queue(q) for q in range(8)] == [56, 48, 40, 32, 24, 16, 8, 0]
+    assert tb.tos_of_queue(0) == 0xE0 and tb.tos_of_queue(7) == 0
+    assert tb.so_priority_of_queue(3) == 0x10013
+    with pytest.raises(ValueError, match="queue 8"):
+        tb.dscp_of_queue(8)
+
+
+def test_plan_of_a_tree_and_refusals() -> None:
+    p = tb.plan("tree:pods=1,racks=2,hosts=2,tor_oversub=2,rate=100Mbps", name="pl")
+    assert p.host_ns == ["pl-h0", "pl-h1", "pl-h2", "pl-h3"] and len(p.switch_ns) == 3
+    assert len(p.veths) == 4 + 2 and len(p.ports) == 12
+    assert {port.capacity_bps for port in p.ports} == {100e6}
+    assert p.host_switch[0] == p.host_switch[1] != p.host_switch[2]
+    with pytest.raises(ValueError, match="path diversity"):
+        tb.plan("leaf-spine:leaves=2,spines=2,hosts=2", name="pl")
+    with pytest.raises(ValueError, match="testbed name 'Bad-Name'"):
+        tb.plan("bigswitch:hosts=2", name="Bad-Name")
+
+
+@pytest.fixture
+def bed(tmp_path: Path) -> Iterator[tuple[tb.Plan, Path]]:
+    name = f"t{os.getpid() % 10_000}"
+    tb.down(name, tmp_path)
+    p = tb.up("bigswitch:hosts=3,rate=100Mbps", name, state_dir=tmp_path)
+    try:
+        yield p, tmp_path
+    finally:
+        tb.down(name, tmp_path)
+        assert _leftovers(name) == []
+
+
+@needs_root
+def test_ports_capacity_and_strict_priority(bed: tuple[tb.Plan, Path]) -> None:
+    p, state_dir = bed
+    st = tb.status(p.name, state_dir)
+    assert st["up"] and st["missing_namespaces"] == []
+    assert all(port["kernel_rate"] == "100Mbit" for port in st["ports"])
+    # Every host's uplink and downlink, each with real TCP (goodput within 10%).
+    for r in tb.check_capacity(p, seconds=1.5):
+        assert abs(r["ratio"] - 1) <= 0.10, r
+    # Queue 0 (DSCP CS7) against queue 7 (CS0) into one host port.
+    r = tb.check_priority(p, hi=0, lo=1, dst=2, seconds=2.5)
+    assert r["high_share"] >= 0.9, r
+    assert abs(r["high_bps"] + r["low_bps"] - 100e6) <= 10e6, r
+
+
+@needs_root
+def test_management_network_reaches_hosts(bed: tuple[tb.Plan, Path]) -> None:
+    p, _ = bed
+    sink = subprocess.Popen(
+        tb.ns_cmd(p, 1, [sys.executable, "-m", "coflowkit._tbtraffic", "sink", "--port", "47001"]),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection((p.mgmt_ip[1], 47001), timeout=1) as s:
+                    s.sendall(b"x" * 1000)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        out, _ = sink.communicate(timeout=10)
+        assert '"bytes": 1000' in out
+    finally:
+        sink.kill()
+
+
+@needs_root
+def test_down_cleans_up_after_a_crash(tmp_path: Path, cli: Cli) -> None:
+    name = f"c{os.getpid() % 10_000}"
+    args = f"testbed up --topology bigswitch:hosts=8,rate=50Mbps --name {name} --state-dir {tmp_path}"
+    proc = subprocess.Popen([sys.executable, "-m", "coflowkit", *args.split()])
+    # Kill it while it builds: after the state file is written, before it is done.
+    state = tb.state_path(name, tmp_path)
+    deadline = time.monotonic() + 20
+    while not tb._our_namespaces(name) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert state.exists()
+    r = cli("testbed", "status", "--name", name, "--state-dir", tmp_path)
+    assert "INCOMPLETE" in r.stdout or "up" in r.stdout
+    r = cli("testbed", "down", "--name", name, "--state-dir", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _leftovers(name) == [] and not state.exists()
+    r = cli("testbed", "down", "--name", name, "--state-dir", tmp_path)
+    assert r.returncode == 0 and "nothing to remove" in r.stdout
+
+
+def test_cli_refuses_bad_input(cli: Cli) -> None:
+    r = cli("testbed", "up", "--topology", "leaf-spine:leaves=2,spines=2,hosts=2")
+    if os.geteuid() == 0:
+        assert r.returncode == 2 and "path diversity" in r.stderr
+    r = cli("testbed", "exec", "0", "true", "--name", "nosuch")
+    assert r.returncode != 0 and "not up" in r.stderr
+    r = cli("replay", "--testbed", "nosuch", "--out", "/tmp/coflowkit-never-written")
+    assert r.returncode == 1 and "testbed 'nosuch' is not up" in r.stderr
+    assert not Path("/tmp/coflowkit-never-written").exists()
+
+
+def _columns_workload(rows: list[tuple[int, int, int, int, int]], n_hosts: int) -> coflowkit.Workload:
+    """A workload from (coflow, arrival ns, src, dst, bytes) rows."""
+    c, a, s, d, b = (np.array(x) for x in zip(*rows, strict=True))
+    return _core.workload_from_columns(
+        c.astype(np.uint64),
+        a.astype(np.uint64),
+        s.astype(np.uint32),
+        d.astype(np.uint32),
+        b.astype(np.uint64),
+        n_hosts=n_hosts,
+    )
+
+
+def test_fit_folds_merges_drops_and_scales() -> None:
+    w = _columns_workload(
+        [(1, 0, 0, 5, 1000), (1, 0, 4, 1, 3000), (1, 0, 2, 6, 500), (2, 10, 3, 7, 100), (3, 20, 1, 2, 7)], 8
+    )
+    f = rp.fit(w, 4, size_scale=0.5, time_scale=2.0, min_bytes=4)
+    c = f.workload.columns()
+    # 0->5 and 4->1 both fold onto 0->1 and merge; 2->6 folds onto 2->2 (dropped); 3->7 onto 3->3 (dropped,
+    # and with it coflow 2); 1->2 stays, 7 bytes halved to the minimum of 4.
+    assert list(zip(c["coflow_id"], c["src"], c["dst"], c["bytes"], c["arrival_ns"], strict=True)) == [
+        (1, 0, 1, 2000, 0),
+        (3, 1, 2, 4, 40),
+    ]
+    assert (f.local_flows_dropped, f.local_bytes_dropped, f.coflows_dropped, f.n_flows_in) == (2, 600, 1, 5)
+    assert f.workload.n_hosts == 4
+    with pytest.raises(ValueError, match="size_scale must be a positive number"):
+        rp.fit(w, 4, size_scale=0)
+
+
+@needs_root
+def test_replay_delivers_every_byte_and_reports_ccts(bed: tuple[tb.Plan, Path], tmp_path: Path) -> None:
+    p, state_dir = bed
+    w = _columns_workload(
+        [(1, 0, 0, 2, 2_000_000), (1, 0, 1, 2, 2_000_000), (2, 5_000_000, 2, 0, 1_000), (3, 10_000_000, 0, 1, 1)],
+        3,
+    )
+    flows = rp.replay_on_testbed(w, p.name, state_dir, work_dir=tmp_path / "work", deadline_s=60)
+    assert len(flows) == 4 and list(flows["bytes"]) == [2_000_000, 2_000_000, 1_000, 1]
+    coflows, flow_table = rp.tables(w, flows)
+    assert coflows.column_names == COFLOW_COLUMNS and flow_table.column_names == FLOW_COLUMNS
+    cct = dict(zip(coflows.column("coflow_id").to_pylist(), coflows.column("cct_s").to_pylist(), strict=True))
+    # Two 2 MB flows into one 100 Mbit/s port: at least 0.32 s (4 MB at line rate), not absurdly more.
+    assert 0.32 <= cct[1] < 5 and 0 < cct[2] < 2 and 0 < cct[3] < 2
