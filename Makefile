@@ -6,6 +6,7 @@
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
 #               docs/reproductions/dcas.md (15-25 minutes on 2 idle cores, estimated)
 #   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md, under a minute)
+#   make repro-karuna release build, then Karuna (docs/reproductions/karuna.md, a few minutes)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 
@@ -14,7 +15,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean repro-dcas repro-aalo repro-tafe
+.PHONY: demo test develop clean repro-dcas repro-aalo repro-tafe repro-karuna
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -56,6 +57,12 @@ repro-aalo: $(VENV)/.installed-run
 repro-tafe: $(VENV)/.installed-dev
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/tafe.py
+
+# Karuna's motivation, headline and starvation case (docs/reproductions/karuna.md):
+# release build, both experiment files, the cases built in the script, the page.
+repro-karuna: $(VENV)/.installed-dev
+	$(BIN)/maturin develop --release
+	$(BIN)/python examples/reproductions/karuna/regenerate.py
 
 clean:
 	rm -rf $(VENV) results

@@ -83,6 +83,27 @@ def test_simulate_embedded_workload_writes_tables(cli: Cli, tmp_path: Path) -> N
     assert not list(out.rglob("*.tmp")), "temporary files were left behind"
 
 
+def test_simulate_reports_karuna_metrics_and_drops_late_flows(cli: Cli, tmp_path: Path) -> None:
+    trace = tmp_path / "ws.csv"
+    made = cli("generate", "websearch", "--n-hosts", 8, "--load", 0.9, "-p", "n_flows=200",
+               "-p", "type1_fraction=0.3", "-p", "type3_fraction=0.3", "-o", trace)
+    assert made.returncode == 0, made.stderr
+    tables = {}
+    for missed in ("finish", "drop"):
+        proc = cli("simulate", "--trace", trace, "--scheduler", "karuna,pias", "--missed", missed)
+        assert proc.returncode == 0, proc.stderr
+        _, _, karuna = proc.stdout.rpartition("\nscheduler ")
+        assert karuna.split()[:6] == ["type1_missed", "dropped", "t23_fct_mean_s", "t23_fct_p95_s",
+                                      "short_mean_s", "short_p95_s"]
+        tables[missed] = {r[0]: r for r in (line.split() for line in karuna.splitlines()[1:])}
+    for s in ("karuna", "pias"):
+        assert tables["finish"][s][2] == "0"
+        missed = int(tables["drop"][s][1].split("/")[0])
+        assert missed > 0 and tables["drop"][s][2] == str(missed)  # every miss is a drop
+    bad = cli("simulate", "--trace", trace, "--scheduler", "karuna", "--missed", "keep")
+    assert bad.returncode == 2 and "--missed" in bad.stderr
+
+
 def test_simulate_defaults_to_every_scheduler(cli: Cli, tmp_path: Path) -> None:
     trace = tmp_path / "tiny.csv"
     assert cli("generate", "default", "--n-coflows", 12, "--n-hosts", 10, "--seed", 3, "-o", trace).returncode == 0

@@ -145,6 +145,17 @@ def test_grid_pairs_schedulers_on_one_workload_per_cell(tmp_path: Path) -> None:
     assert points[0].seed == derive_seed(11, 0, {"load": 0.5})
 
 
+def test_missed_drop_is_part_of_each_point(tmp_path: Path) -> None:
+    """`missed = "drop"` changes every key and reaches the runner; the default keeps older keys."""
+    finish = load_experiment(write(tmp_path, SMALL)).points()
+    drop = load_experiment(write(tmp_path, 'missed = "drop"\n' + SMALL)).points()
+    assert not {p.key for p in finish} & {p.key for p in drop}
+    assert all(p.task["missed"] == "drop" and p.config["missed"] == "drop" for p in drop)
+    assert all("missed" not in p.config for p in finish)
+    with pytest.raises(ExperimentError, match="missed: 'keep' is not one of finish, drop"):
+        load_experiment(write(tmp_path, 'missed = "keep"\n' + SMALL))
+
+
 def test_seeds_depend_on_values_not_positions(tmp_path: Path) -> None:
     """Adding a load keeps every other point (and its stored result) as it was."""
     before = {p.key: p.seed for p in load_experiment(write(tmp_path, SMALL)).points()}

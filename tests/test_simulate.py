@@ -197,3 +197,43 @@ def test_link_util_of_a_lone_flow() -> None:
         coflowkit.simulate(w, "fair", progress=False).link_util()
     with pytest.raises(ValueError, match="link_util_bin"):
         coflowkit.simulate(w, "fair", progress=False, link_util_bin=0)
+
+
+def test_missed_deadlines_finish_or_drop() -> None:
+    # Karuna's mixed web-search flows at a load where some deadlines are missed.
+    w = coflowkit.generate(
+        "websearch", seed=3, load=0.9, n_hosts=8, n_flows=300, type1_fraction=0.3, type3_fraction=0.3
+    )
+    runs = {m: coflowkit.simulate(w, "karuna,pfabric-edf,fair", progress=False, per_flow=True, missed=m)
+            for m in ("finish", "drop")}
+    for s in ("karuna", "pfabric-edf", "fair"):
+        fin = runs["finish"].metrics().set_index("scheduler").loc[s]
+        drop = runs["drop"].metrics().set_index("scheduler").loc[s]
+        assert fin.flow_deadline_drops == 0
+        # Dropping: every miss is a drop, at the deadline instant.
+        assert drop.flow_deadline_drops == drop.flow_deadline_misses
+        flows = runs["drop"].flows(s)
+        gone = flows[flows["dropped"]]
+        assert len(gone) == drop.flow_deadline_drops
+        assert (gone["fct_s"] - gone["deadline_s"]).abs().max() < 1e-9 if len(gone) else True
+        assert not gone["deadline_met"].any()
+        # The Karuna metrics: flows without a deadline, and the short ones.
+        typed = runs["finish"].flows(s)
+        rest = typed[typed["karuna_type"] != 1]
+        assert fin.n_flows_no_deadline == len(rest)
+        assert fin.fct_no_deadline_mean_s == pytest.approx(rest["fct_s"].mean())
+        assert fin.n_short_no_deadline == (rest["bytes"] < 100_000).sum()
+    assert runs["finish"].metrics().set_index("scheduler").loc["fair"].flow_deadline_misses > 0
+    with pytest.raises(ValueError, match="missed"):
+        coflowkit.simulate(w, "fair", progress=False, missed="keep")
+
+
+def test_karuna_thresholds_from_a_distribution() -> None:
+    for sizes in ("websearch", "datamining"):
+        for kind in ("sieve", "split"):
+            t = _core.karuna_thresholds(sizes, 0.8, 6, kind)
+            assert len(t) == 6 and all(a < b for a, b in zip(t, t[1:], strict=False))
+    with pytest.raises(ValueError, match="kind"):
+        _core.karuna_thresholds("websearch", 0.8, 6, "sift")
+    with pytest.raises(ValueError, match="load"):
+        _core.karuna_thresholds("websearch", 1.2, 6, "sieve")

@@ -150,6 +150,7 @@ def simulate(
     progress: bool = True,
     topology: str | os.PathLike[str] | None = None,
     link_util_bin: float | None = None,
+    missed: str = "finish",
 ) -> Results:
     """Simulate a trace (a path) or a workload under one or more schedulers.
 
@@ -164,6 +165,10 @@ def simulate(
     ``progress``, a bar is drawn on stderr (only on a terminal, only for runs
     longer than a second). With ``link_util_bin`` (seconds), each link's
     utilization is measured in bins of that length (:meth:`Results.link_util`).
+    ``missed`` says what happens to a flow unfinished at its deadline:
+    ``"finish"`` (it goes on; the scheduler decides how) or ``"drop"`` (the
+    application gives it up at its deadline; its remaining bytes are never
+    sent). Either way it counts as missed.
     """
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
     specs = _specs(scheduler)
@@ -195,7 +200,9 @@ def simulate(
         if not (math.isfinite(link_util_bin) and link_util_bin > 0):
             raise ValueError(f"link_util_bin: must be a positive number of seconds, got {link_util_bin}")
         bin_ns = max(1, round(link_util_bin * 1e9))
-    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns)
+    if missed not in ("finish", "drop"):
+        raise ValueError(f"missed: expected 'finish' or 'drop', got {missed!r}")
+    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns, missed)
     return Results(runs, source=workload.source, capacity_bps=port_bps, baseline=baseline, topology=described)
 
 

@@ -70,6 +70,9 @@ def metric_info(name: str) -> MetricInfo:
         return MetricInfo(name, col, kind, f"{what[0].upper()}{what[1:]}\nnormalized to {{baseline}}")
     if name.startswith("cct_"):
         return MetricInfo(name, f"cct_{stat}_s", None, f"{_STAT_WORD[stat]} CCT (s)")
+    if "no_deadline" in name:
+        short = " of short flows" if name.startswith("fct_short") else ""
+        return MetricInfo(name, f"{name}_s", None, f"{_STAT_WORD[stat]} FCT{short}\nwithout a deadline (s)")
     if name.startswith("fct_"):
         return MetricInfo(name, f"fct_{stat}_s", None, f"{_STAT_WORD[stat]} FCT (s)")
     if name.startswith("jct_"):

@@ -4,6 +4,7 @@
 
     coflowkit simulate [--trace PATH | --workload default] [--scheduler fair,varys,...]
                        [--baseline fair] [--out DIR] [--per-flow] [--link-util BIN]
+                       [--missed finish|drop]
                        [--capacity-gbps 1 [--n-hosts N] | --topology SPEC]
     coflowkit topology info SPEC [--n-hosts N]
     coflowkit trace info PATH
@@ -191,6 +192,14 @@ def cli() -> None:
     help="Measure link utilization in bins of BIN (seconds, or e.g. 100ms) and write "
     "DIR/<scheduler>/link_util.parquet (needs --out).",
 )
+@click.option(
+    "--missed",
+    type=click.Choice(["finish", "drop"]),
+    default="finish",
+    show_default=True,
+    help="A flow unfinished at its deadline goes on (finish) or is given up at its deadline (drop); "
+    "either way it missed.",
+)
 @_capacity_option("Port capacity of the big switch.")
 @click.option(
     "--n-hosts",
@@ -215,6 +224,7 @@ def simulate_cmd(
     out: Path | None,
     per_flow: bool,
     link_util: float | None,
+    missed: str,
     capacity_gbps: float,
     n_hosts: int | None,
     topology: str | None,
@@ -256,6 +266,7 @@ def simulate_cmd(
             progress=progress,
             topology=topology,
             link_util_bin=link_util,
+            missed=missed,
         )
     click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
     click.echo(f"fabric     {res.topology}")
@@ -264,6 +275,9 @@ def simulate_cmd(
     click.echo(_comparison_table(res, baseline))
     click.echo("")
     click.echo(_metrics_table(res))
+    if (res.metrics()["flow_deadlines"] > 0).any():
+        click.echo("")
+        click.echo(_karuna_table(res))
     if out is not None:
         with _data_errors():
             res.write(out)
@@ -680,6 +694,30 @@ def _metrics_table(res: Results) -> str:
             _fmt_seconds(m.jct_mean_s),
             _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
             _fmt_rate(m.coflow_deadline_misses, m.coflow_deadlines),
+        ]
+        for m in res.metrics().itertuples(index=False)
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [
+        "  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def _karuna_table(res: Results) -> str:
+    """Karuna's metrics (2.1), when flows have deadlines: type 1 misses (and drops), and the
+    FCT of the flows without a deadline (types 2 and 3), all and under 100 KB."""
+    header = ["scheduler", "type1_missed", "dropped", "t23_fct_mean_s", "t23_fct_p95_s", "short_mean_s", "short_p95_s"]
+    rows = [
+        [
+            m.scheduler,
+            _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
+            str(m.flow_deadline_drops),
+            _fmt_seconds(m.fct_no_deadline_mean_s),
+            _fmt_seconds(m.fct_no_deadline_p95_s),
+            _fmt_seconds(m.fct_short_no_deadline_mean_s),
+            _fmt_seconds(m.fct_short_no_deadline_p95_s),
         ]
         for m in res.metrics().itertuples(index=False)
     ]

@@ -103,7 +103,13 @@ METRICS: dict[str, str] = {
     "jct_mean": "mean job completion time (s)",
     "coflow_deadline_miss_rate": "share of coflows with a deadline that missed it",
     "flow_deadline_miss_rate": "share of flows with a deadline that missed it",
+    "fct_no_deadline_mean": "mean FCT of flows without a deadline (Karuna types 2 and 3, s)",
+    "fct_no_deadline_p95": "95th percentile FCT of flows without a deadline (s)",
+    "fct_short_no_deadline_mean": "mean FCT of flows without a deadline under 100 KB (s)",
+    "fct_short_no_deadline_p95": "95th percentile FCT of flows without a deadline under 100 KB (s)",
 }
+#: What happens to a flow unfinished at its deadline (``missed = ...``; the first is the default).
+MISSED = ("finish", "drop")
 DEFAULT_METRICS = ["improvement_mean", "improvement_p95"]
 #: What a bar figure shows per bin.
 BARS = ("improvement", "normalized")
@@ -122,6 +128,7 @@ _TOP_KEYS = (
     "plot",
     "grid",
     "bins",
+    "missed",
 )
 #: How the workload and topology axes combine into cells.
 GRIDS = ("product", "one-at-a-time")
@@ -243,6 +250,8 @@ class Experiment:
     grid: str = "product"
     #: How coflows are binned in summaries: ``short_below`` (bytes) and ``narrow_up_to`` (flows).
     bins: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_BINS))
+    #: What happens to a flow unfinished at its deadline: ``finish`` or ``drop``.
+    missed: str = "finish"
 
     @property
     def labels(self) -> list[str]:
@@ -310,6 +319,9 @@ class Experiment:
             for entry in self.schedulers:
                 for spec, s_combo in entry.specs():
                     config = {"workload": config_w, "topology": topology, "scheduler": spec}
+                    if self.missed != MISSED[0]:
+                        # Only when not the default, so that older stores keep their keys.
+                        config["missed"] = self.missed
                     key = _hash(config)
                     if key in seen:
                         raise ExperimentError(
@@ -326,6 +338,7 @@ class Experiment:
                         "workload": task_w,
                         "topology": task_extra.get("topology_path", topology),
                         "scheduler": spec,
+                        "missed": self.missed,
                         **task_extra,
                     }
                     points.append(
@@ -365,6 +378,7 @@ class Experiment:
             "plot": self.plot,
             "grid": self.grid,
             "bins": self.bins,
+            "missed": self.missed,
         }
 
 
@@ -510,7 +524,11 @@ class _Checker:
         if grid not in GRIDS:
             raise self.fail("grid", f"{grid!r} is not one of {', '.join(GRIDS)}")
         bins = self.bins(raw.get("bins", {}))
+        missed = raw.get("missed", MISSED[0])
+        if missed not in MISSED:
+            raise self.fail("missed", f"{missed!r} is not one of {', '.join(MISSED)}")
         exp = Experiment(
+            missed=missed,
             path=self.path,
             name=name,
             description=description.strip(),

@@ -15,7 +15,11 @@ FCT over the time it would take alone on an idle network (bytes * 8 / the
 least capacity on its path); a flow deadline counts from its start. A job is
 the coflows sharing a ``job_id`` (a coflow without one is its own job); its
 completion time is its last coflow's completion minus its first coflow's
-arrival. Columns that may be empty (``job_id``, ``stage_id``,
+arrival. A flow dropped at its deadline (``simulate(missed="drop")``) has
+``dropped`` true and ``finish_s`` at its deadline, and missed it. Karuna's
+metrics (``fct_no_deadline_*``, ``fct_short_no_deadline_*``) are the FCTs of
+the network flows without a deadline (types 2 and 3), all of them and those
+under 100,000 bytes. Columns that may be empty (``job_id``, ``stage_id``,
 ``deadline_s``, ``deadline_met``) are pandas nullable columns (``<NA>``) and
 Arrow nulls.
 
@@ -87,6 +91,7 @@ FLOW_COLUMNS = [
     "slowdown",
     "deadline_s",
     "deadline_met",
+    "dropped",
 ]
 #: Columns of a job table, in order.
 JOB_COLUMNS = ["job_id", "first_coflow_id", "n_coflows", "arrival_s", "completion_s", "jct_s"]
@@ -111,6 +116,13 @@ METRIC_COLUMNS = [
     "flow_deadlines",
     "flow_deadline_misses",
     "flow_deadline_miss_rate",
+    "flow_deadline_drops",
+    "n_flows_no_deadline",
+    "fct_no_deadline_mean_s",
+    "fct_no_deadline_p95_s",
+    "n_short_no_deadline",
+    "fct_short_no_deadline_mean_s",
+    "fct_short_no_deadline_p95_s",
     "coflow_deadlines",
     "coflow_deadline_misses",
     "coflow_deadline_miss_rate",

@@ -144,7 +144,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     out["n_events"] = None
     try:
         w = _workload(task)
-        run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None)[0]
+        missed = task.get("missed", "finish")
+        run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None, missed)[0]
         out["coflows"] = _table(run["coflows"], COFLOW_COLUMNS)
         out["summary"] = run["summary"]
         out["metrics"] = run["metrics"]

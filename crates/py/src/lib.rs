@@ -33,6 +33,8 @@ mod workload;
 
 pub use errors::SimulationError;
 
+use coflowkit_sched::karuna_thresholds::{derive_thresholds, model_mean_fct, ThresholdKind};
+
 /// A size as every front end reads it (`10MiB`, `5MB`, `1460`): whole
 /// bytes, or `ValueError` naming what is wrong.
 #[pyfunction]
@@ -40,6 +42,61 @@ fn parse_bytes(text: &str) -> PyResult<u64> {
     coflowkit_model::parse::bytes(text.trim())
         .map(|b| b.0)
         .map_err(errors::value_error)
+}
+
+/// The CDF points (bytes, F) of `websearch` or `datamining`.
+fn size_cdf_points(sizes: &str) -> PyResult<Vec<(f64, f64)>> {
+    let cdf = match sizes {
+        "websearch" => &coflowkit_workload::dist::WEB_SEARCH,
+        "datamining" => &coflowkit_workload::dist::DATA_MINING,
+        _ => {
+            return Err(errors::value_error(format!(
+                "sizes: '{sizes}' is not websearch or datamining"
+            )))
+        }
+    };
+    Ok(cdf
+        .points
+        .iter()
+        .map(|&(u, f)| (u * cdf.unit_bytes, f))
+        .collect())
+}
+
+fn threshold_kind(kind: &str) -> PyResult<ThresholdKind> {
+    match kind {
+        "sieve" => Ok(ThresholdKind::Sieve),
+        "split" => Ok(ThresholdKind::Split),
+        _ => Err(errors::value_error(format!(
+            "kind: '{kind}' is not sieve or split"
+        ))),
+    }
+}
+
+/// `n` Karuna/PIAS thresholds (bytes) derived from the `websearch` or
+/// `datamining` size distribution at `load` (`coflowkit_sched::karuna_thresholds`).
+#[pyfunction]
+fn karuna_thresholds(sizes: &str, load: f64, n: usize, kind: &str) -> PyResult<Vec<f64>> {
+    derive_thresholds(&size_cdf_points(sizes)?, load, n, threshold_kind(kind)?)
+        .map_err(errors::value_error)
+}
+
+/// The threshold model's mean FCT (s at `capacity_bps`) of thresholds `t`
+/// (bytes) for a named size distribution at `load`.
+#[pyfunction]
+fn karuna_model_fct(
+    sizes: &str,
+    load: f64,
+    t: Vec<f64>,
+    kind: &str,
+    capacity_bps: f64,
+) -> PyResult<f64> {
+    Ok(model_mean_fct(
+        &size_cdf_points(sizes)?,
+        load,
+        &t,
+        threshold_kind(kind)?,
+        capacity_bps,
+    ))
 }
 
 /// The Python module `coflowkit._core`.
@@ -63,6 +120,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology::topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(topology::topology_graph, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(karuna_thresholds, m)?)?;
+    m.add_function(wrap_pyfunction!(karuna_model_fct, m)?)?;
     m.add(
         "NATIVE_COLUMNS",
         coflowkit_workload::NATIVE_COLUMNS.to_vec(),

@@ -22,7 +22,7 @@ use crate::topology::fabric_for;
 use crate::workload::{set_optional, PyWorkload};
 use coflowkit_model::{Dur, Fabric, FlowKind, ValidWorkload};
 use coflowkit_sched::{build, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES};
-use coflowkit_sim::{SimError, SimOptions, SimResult, Simulation};
+use coflowkit_sim::{Missed, SimError, SimOptions, SimResult, Simulation};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -63,6 +63,7 @@ pub fn check_scheduler(spec: &str) -> PyResult<String> {
     // Percentile parameters need sizes; any will do to check the spec.
     let hints = WorkloadHints {
         coflow_sizes: vec![1.0],
+        flow_sizes: vec![1.0, 2.0],
     };
     build(&parsed, &hints).map_err(value_error)?;
     Ok(parsed.name)
@@ -84,16 +85,17 @@ pub fn check_scheduler(spec: &str) -> PyResult<String> {
 /// `dst`, `bytes`, `kind` (list of "net"/"compute"), `group`,
 /// `karuna_type`, `arrival_s`, `start_s`, `finish_s`, `fct_s` (finish -
 /// start), `slowdown`, `deadline_s` and `deadline_met` (each with a
-/// `*_valid` mask)); `jobs` (numpy columns `job_id` (with
+/// `*_valid` mask), `dropped`); `jobs` (numpy columns `job_id` (with
 /// `job_id_valid`), `first_coflow_id`, `n_coflows`, `arrival_s`,
 /// `completion_s`, `jct_s`); `summary` (rows `bin` = All, SN, LN, SW, LW
 /// with `count`, `mean`, `median`, `p95`, `p99`, `max` CCT in s); `metrics`
 /// (one dict of scalars: FCT, slowdown, job completion and deadline
 /// statistics); `link_util` (None, or with `link_util_bin_ns` numpy columns
 /// `link`, `bin_start_s`, `utilization`, link-major, and `link_names`
-/// indexed by link).
+/// indexed by link). `missed` (`finish` or `drop`): what happens to a flow
+/// unfinished at its deadline (`coflowkit_sim::Missed`).
 #[pyfunction]
-#[pyo3(signature = (workload, schedulers, capacity_bps = None, n_hosts = None, per_flow = false, progress = true, topology = None, link_util_bin_ns = None))]
+#[pyo3(signature = (workload, schedulers, capacity_bps = None, n_hosts = None, per_flow = false, progress = true, topology = None, link_util_bin_ns = None, missed = "finish"))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -105,7 +107,9 @@ pub fn simulate<'py>(
     progress: bool,
     topology: Option<&str>,
     link_util_bin_ns: Option<u64>,
+    missed: &str,
 ) -> PyResult<Bound<'py, PyList>> {
+    let missed = Missed::parse(missed).map_err(|m| value_error(format!("missed: {m}")))?;
     if schedulers.is_empty() {
         return Err(value_error("schedulers: give at least one scheduler"));
     }
@@ -133,6 +137,7 @@ pub fn simulate<'py>(
     let options = SimOptions {
         per_flow,
         link_util_bin: link_util_bin_ns.map(Dur),
+        missed,
     };
     let results = py.detach(|| run_all(&fabric, &valid, built, &options, &board))?;
     let out = PyList::empty(py);
@@ -310,6 +315,19 @@ fn result_dict<'py>(py: Python<'py>, spec: &str, r: SimResult) -> PyResult<Bound
     md.set_item("flow_deadlines", m.flows.deadlines.with_deadline)?;
     md.set_item("flow_deadline_misses", m.flows.deadlines.missed)?;
     md.set_item("flow_deadline_miss_rate", m.flows.deadlines.miss_rate())?;
+    md.set_item("flow_deadline_drops", m.flows.dropped)?;
+    md.set_item("n_flows_no_deadline", m.flows.fct_no_deadline.count)?;
+    md.set_item("fct_no_deadline_mean_s", m.flows.fct_no_deadline.mean)?;
+    md.set_item("fct_no_deadline_p95_s", m.flows.fct_no_deadline.p95)?;
+    md.set_item("n_short_no_deadline", m.flows.fct_no_deadline_short.count)?;
+    md.set_item(
+        "fct_short_no_deadline_mean_s",
+        m.flows.fct_no_deadline_short.mean,
+    )?;
+    md.set_item(
+        "fct_short_no_deadline_p95_s",
+        m.flows.fct_no_deadline_short.p95,
+    )?;
     md.set_item("coflow_deadlines", m.coflow_deadlines.with_deadline)?;
     md.set_item("coflow_deadline_misses", m.coflow_deadlines.missed)?;
     md.set_item("coflow_deadline_miss_rate", m.coflow_deadlines.miss_rate())?;
@@ -416,6 +434,7 @@ fn result_dict<'py>(py: Python<'py>, spec: &str, r: SimResult) -> PyResult<Bound
                 "deadline_met",
                 fs.iter().map(|f| f.deadline_met()).collect(),
             )?;
+            f.set_item("dropped", col(py, fs.iter().map(|f| f.dropped)))?;
             d.set_item("flows", f)?;
         }
     }

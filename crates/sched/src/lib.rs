@@ -20,13 +20,15 @@ pub mod d2tcp;
 pub mod dcas;
 pub mod fair;
 pub mod fifo_lm;
+pub mod karuna;
+pub mod karuna_thresholds;
 pub mod ordered;
 pub mod radix;
 pub mod registry;
 pub mod srpt;
 pub mod state;
-pub mod tasks;
 pub mod tafe;
+pub mod tasks;
 pub mod varys;
 
 pub use registry::{build, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};

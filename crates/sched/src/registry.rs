@@ -6,16 +6,19 @@
 
 use crate::aalo::{Aalo, AaloConfig, Coordination};
 use crate::baraat::{Baraat, BaraatConfig, Share};
-use crate::tasks::TaskIdConfig;
 use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
 use crate::fifo_lm::FifoLm;
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
 use crate::srpt::Srpt;
+use crate::tasks::TaskIdConfig;
 use crate::varys::Varys;
 // --- tafe, d2tcp (TAFE issue) ---
 use crate::d2tcp::D2tcp;
 use crate::tafe::{FlowOrder, Tafe, TafeConfig};
+// --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+use crate::karuna::{EdfFirst, Karuna, KarunaConfig, Pias, Rest};
+use crate::karuna_thresholds::{derive_thresholds, empirical_points, ThresholdKind};
 use crate::AnyScheduler;
 pub use coflowkit_model::percentile;
 use thiserror::Error;
@@ -79,6 +82,26 @@ pub const NAMES: &[(&str, &str)] = &[
         "deadline-aware per-flow weighted max-min, D2TCP's window rule at flow level \
          (TAFE's flow-aware baseline); alpha=0.5",
     ),
+    // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+    (
+        "karuna",
+        "mix-flows (Karuna): deadline flows at their minimal rate in queue 1, known sizes split \
+         and unknown sizes sieved through queues 2-8; split=web|mining|auto@LOAD|B1/../B6;sieve=..;\
+         rtt=100us;starvation=none|DUR",
+    ),
+    (
+        "pias",
+        "every flow demoted through 8 strict queues by bytes sent (PIAS); \
+         thresholds=web|mining|auto@LOAD|B1/../B7;starvation=none|DUR",
+    ),
+    (
+        "pfabric-edf",
+        "per flow, strict: deadline flows by earliest deadline, then shortest remaining (pFabric)",
+    ),
+    (
+        "edf-sjf",
+        "per flow, strict: deadline flows by earliest deadline, then shortest total size",
+    ),
 ];
 
 /// Why a scheduler spec cannot be built.
@@ -127,6 +150,9 @@ pub struct SchedulerSpec {
 pub struct WorkloadHints {
     /// Total bytes of every coflow of the workload.
     pub coflow_sizes: Vec<f64>,
+    /// Bytes of every network flow of the workload (Karuna's and PIAS's
+    /// `auto@LOAD` thresholds are derived from their distribution).
+    pub flow_sizes: Vec<f64>,
 }
 
 impl WorkloadHints {
@@ -137,6 +163,13 @@ impl WorkloadHints {
                 .coflows()
                 .iter()
                 .map(|c| c.total_bytes().0 as f64)
+                .collect(),
+            flow_sizes: workload
+                .coflows()
+                .iter()
+                .flat_map(|c| c.flows.iter())
+                .filter(|f| f.kind == coflowkit_model::FlowKind::Net)
+                .map(|f| f.bytes.0 as f64)
                 .collect(),
         }
     }
@@ -184,13 +217,22 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     let allowed: &[&str] = match name {
         "fair" | "fifo" => &["solver"],
         "fifo-lm" => &["threshold", "counters", "background"],
-        "baraat" => &["threshold", "rtt", "delta", "share", "counters", "background"],
+        "baraat" => &[
+            "threshold",
+            "rtt",
+            "delta",
+            "share",
+            "counters",
+            "background",
+        ],
         "varys" => &["recompute"],
         "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
         "dcas" => crate::dcas::KEYS,
         "tafe" => &["queues", "thresholds", "flows"],
         "d2tcp" => &["alpha"],
+        "karuna" => &["split", "sieve", "rtt", "starvation"],
+        "pias" => &["thresholds", "starvation"],
         _ => &[],
     };
     if let Some((k, _)) = spec
@@ -330,8 +372,114 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             };
             AnyScheduler::Clairvoyant(Box::new(D2tcp::new(alpha)))
         }
+        // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+        "karuna" | "pias" => {
+            let bad = |key: &str, message: String| SchedulerError::BadParam {
+                name: name.into(),
+                key: key.into(),
+                message,
+            };
+            let pias = name == "pias";
+            let mut config = if pias {
+                KarunaConfig::pias()
+            } else {
+                KarunaConfig::karuna()
+            };
+            let keep = if pias { 7 } else { 6 };
+            let lists = if pias {
+                vec![("thresholds", false)]
+            } else {
+                vec![("split", true), ("sieve", false)]
+            };
+            for (key, is_split) in lists {
+                if let Some(v) = param(key) {
+                    let kind = if is_split {
+                        ThresholdKind::Split
+                    } else {
+                        ThresholdKind::Sieve
+                    };
+                    let t = karuna_thresholds(v, keep, hints, kind).map_err(|m| bad(key, m))?;
+                    if is_split {
+                        config.split = t;
+                    } else {
+                        config.sieve = t;
+                    }
+                }
+            }
+            if let Some(v) = param("rtt") {
+                config.rtt = coflowkit_model::parse::dur(v).map_err(|m| bad("rtt", m))?;
+            }
+            if let Some(v) = param("starvation") {
+                config.starvation = match v {
+                    "none" => None,
+                    v => match coflowkit_model::parse::dur(v) {
+                        Ok(d) if d.0 > 0 => Some(d),
+                        Ok(_) => return Err(bad("starvation", "must be above 0 (or none)".into())),
+                        Err(m) => return Err(bad("starvation", m)),
+                    },
+                };
+            }
+            config.validate().map_err(|(key, message)| {
+                bad(
+                    if pias && key == "sieve" {
+                        "thresholds"
+                    } else {
+                        key
+                    },
+                    message,
+                )
+            })?;
+            if pias {
+                AnyScheduler::NonClairvoyant(Box::new(Pias::new(config.sieve, config.starvation)))
+            } else {
+                AnyScheduler::Clairvoyant(Box::new(Karuna::new(config)))
+            }
+        }
+        "pfabric-edf" => AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(Rest::Remaining))),
+        "edf-sjf" => AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(Rest::Size))),
         _ => return Err(unknown(name)),
     })
+}
+
+/// Karuna's or PIAS's thresholds (bytes): a preset (`web`, `mining`; its
+/// first `keep`), `auto@LOAD` (`keep` derived from the workload's flow
+/// sizes at that load, [`derive_thresholds`]) or `keep` sizes `B1/B2/..`
+/// (checked by [`KarunaConfig::validate`]).
+fn karuna_thresholds(
+    v: &str,
+    keep: usize,
+    hints: &WorkloadHints,
+    kind: ThresholdKind,
+) -> Result<Vec<f64>, String> {
+    if let Some(mut t) = crate::karuna::preset(v) {
+        t.truncate(keep);
+        return Ok(t);
+    }
+    if let Some(load) = v.strip_prefix("auto@") {
+        let load: f64 = load
+            .parse()
+            .ok()
+            .filter(|l| *l > 0.0 && *l < 1.0)
+            .ok_or_else(|| format!("'{v}': auto@LOAD takes a load in (0, 1), e.g. auto@0.8"))?;
+        if hints.flow_sizes.is_empty() {
+            return Err(format!(
+                "'{v}': the workload has no flow sizes to derive from"
+            ));
+        }
+        return derive_thresholds(&empirical_points(&hints.flow_sizes), load, keep, kind)
+            .map_err(|m| format!("'{v}': {m}"));
+    }
+    let t = v
+        .split('/')
+        .map(|x| parse_bytes(x.trim()).ok_or_else(|| format!("'{x}' is not a size")))
+        .collect::<Result<Vec<f64>, String>>()?;
+    if t.len() != keep {
+        return Err(format!(
+            "'{v}': {} thresholds, expected {keep} (or web, mining, auto@LOAD)",
+            t.len()
+        ));
+    }
+    Ok(t)
 }
 
 /// A percentile written `pQ` (Q in 0..=100): `None` if `v` is not of that
@@ -693,6 +841,7 @@ mod tests {
     fn baraat_and_task_id_parameters_fail_clearly() {
         let hints = WorkloadHints {
             coflow_sizes: vec![1.0, 2.0, 3.0],
+            ..Default::default()
         };
         let err = |spec: &str| {
             build(&SchedulerSpec::parse(spec).unwrap(), &hints)
@@ -704,7 +853,10 @@ mod tests {
             err("baraat:threshold=1MB;rtt=50us;delta=1Mbps;counters=4;background=1000"),
             None
         );
-        assert_eq!(err("fifo-lm:threshold=p90;counters=2;background=none"), None);
+        assert_eq!(
+            err("fifo-lm:threshold=p90;counters=2;background=none"),
+            None
+        );
         assert_eq!(
             err("baraat:rttt=1ms").unwrap(),
             "scheduler 'baraat': unknown parameter 'rttt'"
@@ -713,9 +865,15 @@ mod tests {
             err("baraat:rtt=0").unwrap(),
             "scheduler 'baraat': parameter 'rtt': an RTT must be above 0"
         );
-        assert!(err("baraat:rtt=100").unwrap().contains("parameter 'rtt': \"100\" needs a unit"));
-        assert!(err("baraat:delta=1MBps").unwrap().contains("parameter 'delta': "));
-        assert!(err("baraat:threshold=p101").unwrap().contains("parameter 'threshold': 'p101'"));
+        assert!(err("baraat:rtt=100")
+            .unwrap()
+            .contains("parameter 'rtt': \"100\" needs a unit"));
+        assert!(err("baraat:delta=1MBps")
+            .unwrap()
+            .contains("parameter 'delta': "));
+        assert!(err("baraat:threshold=p101")
+            .unwrap()
+            .contains("parameter 'threshold': 'p101'"));
         assert_eq!(
             err("fifo-lm:counters=0").unwrap(),
             "scheduler 'fifo-lm': parameter 'counters': 0 counters: give 1 to 65536"
@@ -806,6 +964,7 @@ mod tests {
     fn tafe_thresholds_resolve_and_errors_name_the_key() {
         let hints = WorkloadHints {
             coflow_sizes: vec![100.0, 200.0, 300.0, 400.0, 1000.0],
+            ..Default::default()
         };
         let cfg = |spec: &str| {
             let s = SchedulerSpec::parse(spec).unwrap();
@@ -883,6 +1042,7 @@ mod tests {
         // Quantiles of equal sizes coincide: the queues between are empty.
         let equal = WorkloadHints {
             coflow_sizes: vec![8.0; 4],
+            ..Default::default()
         };
         assert!(build(
             &SchedulerSpec::parse("tafe:queues=3;thresholds=quantiles").unwrap(),

@@ -25,6 +25,10 @@
 //! 4. a scheduler timer due now fires; the scheduler is called once with
 //!    everything that changed.
 //!
+//! With [`Missed::Drop`], flows whose deadline is now and that did not
+//! finish in step 1 are removed just after it (their coflow may complete,
+//! as in step 1).
+//!
 //! All state is owned by one [`Simulation`], so any number run side by
 //! side; the same workload and scheduler give the same output bit for bit.
 //!
@@ -36,7 +40,7 @@ mod results;
 
 pub use results::{
     CoflowResult, DeadlineStats, FlowMetrics, FlowResult, JobResult, LinkUtil, Metrics, SimResult,
-    Stats, Summary, SummaryRow,
+    Stats, Summary, SummaryRow, SHORT_FLOW_BYTES,
 };
 
 mod meter;
@@ -50,6 +54,8 @@ use meter::LinkMeter;
 use pending::Pending;
 use release::{Releases, StartQueue};
 use results::Outcome;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use thiserror::Error;
 
 /// Flows due within this many nanoseconds of an event finish at it: the
@@ -92,6 +98,42 @@ pub struct SimOptions {
     /// Measure each link's utilization in bins of this length (off when
     /// `None`; then it costs nothing).
     pub link_util_bin: Option<Dur>,
+    /// What happens to a flow still unfinished at its deadline.
+    pub missed: Missed,
+}
+
+/// What happens to a flow with a deadline (Karuna type 1) that has not
+/// finished by it. Either way it counts as missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Missed {
+    /// It keeps its place and finishes whenever the scheduler lets it (the
+    /// default; what the scheduler does with it is the scheduler's rule,
+    /// e.g. `karuna` drops it to its floor rate).
+    #[default]
+    Finish,
+    /// The application gives it up: the flow is removed at its deadline
+    /// instant (after the flows that finish at that instant), its remaining
+    /// bytes are never sent, and it is reported with `finish` = its deadline
+    /// and `dropped` (Karuna 2.1: "the application would drop it").
+    Drop,
+}
+
+impl Missed {
+    /// Reads `finish` or `drop`.
+    pub fn parse(s: &str) -> Result<Missed, String> {
+        match s {
+            "finish" => Ok(Missed::Finish),
+            "drop" => Ok(Missed::Drop),
+            _ => Err(format!("'{s}' is not finish or drop")),
+        }
+    }
+    /// Its name (`finish`, `drop`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Missed::Finish => "finish",
+            Missed::Drop => "drop",
+        }
+    }
 }
 
 /// One simulation: a fabric, a workload and a scheduler.
@@ -139,6 +181,9 @@ impl<'w> Simulation<'w> {
             rel: Releases::new(coflows),
             starts: StartQueue::default(),
             flow_finish: vec![Time::NEVER; n_flows],
+            dropped: vec![],
+            missed: self.options.missed,
+            deadlines: BinaryHeap::new(),
             to_start: vec![],
             released: vec![],
             completing: vec![],
@@ -159,6 +204,7 @@ impl<'w> Simulation<'w> {
                 .min(pending.peek())
                 .min(e.state.next_group_finish())
                 .min(e.starts.peek())
+                .min(e.deadlines.peek().map_or(Time::NEVER, |x| x.0 .0))
                 .min(wake);
             if t == Time::NEVER {
                 if !e.state.active().is_empty() || e.done < coflows.len() {
@@ -186,6 +232,17 @@ impl<'w> Simulation<'w> {
             due.dedup();
             for &f in &due {
                 if e.state.is_active(f) {
+                    e.finish(f);
+                }
+            }
+            // 1b. Deadlines due now: what did not finish is dropped.
+            while let Some(&Reverse((at, f))) = e.deadlines.peek() {
+                if at > t {
+                    break;
+                }
+                e.deadlines.pop();
+                if e.state.is_active(f) {
+                    e.dropped.push(f);
                     e.finish(f);
                 }
             }
@@ -252,6 +309,7 @@ impl<'w> Simulation<'w> {
             completion: e.rel.completions(),
             flow_start: &|i| flows.start(i as FlowIdx),
             flow_finish: &e.flow_finish,
+            flow_dropped: &e.dropped,
             flow_bottleneck: &|i| flows.bottleneck(i as FlowIdx),
             per_flow: self.options.per_flow,
             link_util,
@@ -276,6 +334,11 @@ struct Engine<'w> {
     rel: Releases,
     starts: StartQueue,
     flow_finish: Vec<Time>,
+    // Flows dropped at their deadline (Missed::Drop), in the order dropped;
+    // the deadline instants of started flows with one, earliest first.
+    dropped: Vec<FlowIdx>,
+    missed: Missed,
+    deadlines: BinaryHeap<Reverse<(Time, FlowIdx)>>,
     // Flows to start at this instant; flows released by a finished group;
     // coflows that may complete at this instant.
     to_start: Vec<FlowIdx>,
@@ -399,6 +462,11 @@ impl Engine<'_> {
             for &f in &batch {
                 if self.state.start_flow(f) {
                     self.changes.started.push(f);
+                    if self.missed == Missed::Drop {
+                        if let Some(d) = self.spec(f).deadline {
+                            self.deadlines.push(Reverse((self.now + d, f)));
+                        }
+                    }
                 } else {
                     self.flow_done(f);
                 }

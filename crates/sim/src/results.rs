@@ -86,6 +86,9 @@ pub struct FlowResult {
     pub finish: Time,
     /// Its deadline relative to its start, if any.
     pub deadline: Option<Dur>,
+    /// Removed unfinished at its deadline ([`crate::Missed::Drop`]): then
+    /// `finish` is its deadline instant and the deadline counts as missed.
+    pub dropped: bool,
     /// FCT / the time it would take alone on an idle network.
     pub slowdown: f64,
 }
@@ -95,9 +98,11 @@ impl FlowResult {
     pub fn fct(&self) -> Dur {
         self.finish - self.start
     }
-    /// Whether it met its deadline; `None` without one.
+    /// Whether it met its deadline; `None` without one. A dropped flow
+    /// missed it.
     pub fn deadline_met(&self) -> Option<bool> {
-        self.deadline.map(|d| self.finish <= self.start + d)
+        self.deadline
+            .map(|d| !self.dropped && self.finish <= self.start + d)
     }
 }
 
@@ -219,9 +224,20 @@ pub struct FlowMetrics {
     pub fct: Stats,
     /// Slowdown.
     pub slowdown: Stats,
-    /// Flow deadlines.
+    /// Flow deadlines (type 1's miss rate, Karuna 2.1).
     pub deadlines: DeadlineStats,
+    /// Flows dropped at their deadline ([`crate::Missed::Drop`]).
+    pub dropped: usize,
+    /// FCT (s) of the network flows without a deadline (Karuna types 2 and
+    /// 3), all of them.
+    pub fct_no_deadline: Stats,
+    /// FCT (s) of those under [`SHORT_FLOW_BYTES`] (Karuna's short flows).
+    pub fct_no_deadline_short: Stats,
 }
+
+/// Karuna's short flows (2.2, Figs. 2, 13): under 100 KB, taken as
+/// 100,000 bytes.
+pub const SHORT_FLOW_BYTES: u64 = 100_000;
 
 /// Metrics of a run beyond the CCT summary.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -261,6 +277,8 @@ pub(crate) struct Outcome<'a> {
     pub(crate) completion: &'a [Time],
     pub(crate) flow_start: &'a dyn Fn(usize) -> Time,
     pub(crate) flow_finish: &'a [Time],
+    /// Flows dropped at their deadline.
+    pub(crate) flow_dropped: &'a [u32],
     /// The least capacity (bits/s) on each flow's path.
     pub(crate) flow_bottleneck: &'a dyn Fn(usize) -> f64,
     pub(crate) per_flow: bool,
@@ -300,6 +318,11 @@ impl SimResult {
         // One buffer for the FCTs, then for the slowdowns.
         let mut values = Vec::with_capacity(n_flows);
         let mut deadlines = DeadlineStats::default();
+        let mut dropped = vec![false; n_flows];
+        for &f in o.flow_dropped {
+            dropped[f as usize] = true;
+        }
+        let (mut no_deadline, mut no_deadline_short) = (vec![], vec![]);
         let mut i = 0;
         for c in o.workload.coflows() {
             for f in &c.flows {
@@ -317,9 +340,17 @@ impl SimResult {
                     start,
                     finish,
                     deadline: f.deadline,
+                    dropped: dropped[i],
                     slowdown: f64::NAN,
                 };
                 deadlines.count(row.deadline_met());
+                if f.deadline.is_none() && f.kind == FlowKind::Net {
+                    let fct = (finish - start).as_secs_f64();
+                    no_deadline.push(fct);
+                    if f.bytes.0 < SHORT_FLOW_BYTES {
+                        no_deadline_short.push(fct);
+                    }
+                }
                 if let Some(rows) = &mut rows {
                     rows.push(FlowResult {
                         slowdown: slowdown_of(i, f.bytes.0),
@@ -347,6 +378,9 @@ impl SimResult {
                 fct,
                 slowdown,
                 deadlines,
+                dropped: o.flow_dropped.len(),
+                fct_no_deadline: Stats::of(&mut no_deadline),
+                fct_no_deadline_short: Stats::of(&mut no_deadline_short),
             },
             link_util: o.link_util,
             n_events: o.n_events,

@@ -57,6 +57,11 @@
 //! task) demand sums and flow counts and a per-link allocation sum updated
 //! in place (lines 1 and 12). Rates stay fixed between rounds.
 //!
+//! Missed deadlines (`Missed::Drop`, a spec ending in `|drop` here): the
+//! reference removes a flow unfinished at its start + deadline at that
+//! instant, after the flows that finish then, for `karuna`, `pias`,
+//! `pfabric-edf` and `fair` on cases where some deadlines are missed.
+//!
 //! Fabrics: the big switch with random per-port capacities, and small
 //! multi-hop fabrics from the model's builders: Baraat trees (1-2 pods of
 //! 1-3 racks of 1-3 hosts, random ToR and aggregation oversubscription),
@@ -89,7 +94,7 @@ use coflowkit_model::{
 };
 use coflowkit_sched::dcas::{loss_draw, MessageKind};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints, NAMES};
-use coflowkit_sim::{SimOptions, SimResult, Simulation};
+use coflowkit_sim::{Missed, SimOptions, SimResult, Simulation};
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::fmt;
@@ -276,6 +281,94 @@ enum Policy {
     /// Per-flow weighted max-min, weight `alpha^(1 - d)` with D2TCP's
     /// deadline imminence `d` (1 without a deadline).
     D2tcp { alpha: f64 },
+    // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+    /// Karuna or PIAS (see [`KarunaRef`]).
+    Karuna(KarunaRef),
+    /// Per flow, strict, greedy as `srpt`: deadline flows by (absolute
+    /// deadline, index), then the rest by remaining bytes (`pfabric-edf`)
+    /// or size (`edf-sjf`, `by_size`) within `BYTES_TIE`, ties by index.
+    EdfFirst { by_size: bool },
+}
+
+// --- karuna, pias (Karuna issue) ---
+/// Karuna written from the module doc of `coflowkit_sched::karuna`: 8
+/// strict queues, max-min inside each; deadline flows in queue 1 capped at
+/// their MCP rate (remaining / time left, at least two 1,460-byte segments
+/// per RTT, the floor once the deadline passed), evaluated at their start
+/// and at every `start + k * rtt`; known sizes in queue `2 + #{t : size >
+/// t}` of `split`; unknown sizes in queue `2 + #{t : sent reaches t}` of
+/// `sieve`. PIAS (`pias`): every flow by `sieve` from queue 1. No
+/// starvation rule (off by default; `karuna.rs` tests it by hand).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct KarunaRef {
+    pias: bool,
+    split: [f64; 6],
+    n_sieve: usize,
+    sieve: [f64; 7],
+    rtt: f64,
+}
+
+impl KarunaRef {
+    /// PIAS's web-search thresholds, in 1,460-byte segments.
+    const WEB: [f64; 7] = [46.0, 1084.0, 1717.0, 1943.0, 1989.0, 1999.0, 2001.0];
+
+    /// `karuna`, `karuna:split=..;sieve=..;rtt=Nus`, `pias`,
+    /// `pias:thresholds=..` (thresholds as `/`-separated bytes).
+    fn parse(spec: &str) -> KarunaRef {
+        let pias = spec.starts_with("pias");
+        let web: Vec<f64> = KarunaRef::WEB.iter().map(|u| u * 1460.0).collect();
+        let mut split = [0.0; 6];
+        split.copy_from_slice(&web[..6]);
+        let mut sieve = [0.0; 7];
+        sieve.copy_from_slice(&web);
+        let mut k = KarunaRef {
+            pias,
+            split,
+            n_sieve: if pias { 7 } else { 6 },
+            sieve,
+            rtt: 100_000.0,
+        };
+        let list = |v: &str| -> Vec<f64> {
+            v.split('/')
+                .map(|x| x.parse::<u64>().expect("bytes") as f64)
+                .collect()
+        };
+        for kv in spec.split(':').nth(1).unwrap_or("").split(';') {
+            if let Some(v) = kv.strip_prefix("split=") {
+                k.split.copy_from_slice(&list(v));
+            } else if let Some(v) = kv.strip_prefix("sieve=") {
+                k.sieve[..6].copy_from_slice(&list(v));
+            } else if let Some(v) = kv.strip_prefix("thresholds=") {
+                k.sieve.copy_from_slice(&list(v));
+            } else if let Some(v) = kv.strip_prefix("rtt=") {
+                let us: f64 = v.strip_suffix("us").expect("rtt in us").parse().unwrap();
+                k.rtt = us * 1e3;
+            } else {
+                assert!(kv.is_empty(), "karuna reference: unknown '{kv}'");
+            }
+        }
+        k
+    }
+
+    /// The floor of a deadline flow: two segments per RTT, bits/s.
+    fn floor(&self) -> f64 {
+        2.0 * 1460.0 * 8.0 * 1e9 / self.rtt
+    }
+
+    /// The queue (0 = queue 1) of a flow of `size` bytes with `sent` sent.
+    fn queue(&self, deadline: bool, known: bool, size: f64, sent: f64) -> usize {
+        let base = usize::from(!self.pias);
+        if self.pias || !known {
+            base + self.sieve[..self.n_sieve]
+                .iter()
+                .filter(|&&t| TafeRef::reaches(sent, t))
+                .count()
+        } else if deadline {
+            0
+        } else {
+            base + self.split.iter().filter(|&&t| size > t).count()
+        }
+    }
 }
 
 // --- tafe (TAFE issue) ---
@@ -457,7 +550,22 @@ const SPECS: &[&str] = &[
     "tafe:thresholds=150000/400000;flows=weighted",
     "d2tcp",
     "d2tcp:alpha=0.2",
+    // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+    "karuna",
+    KARUNA,
+    "pias",
+    PIAS,
+    "pfabric-edf",
+    "edf-sjf",
 ];
+
+/// Karuna with thresholds at the scale of the random instances and an RTT
+/// off their grid of whole milliseconds, long enough that the reference's
+/// re-evaluations stay few on instances lasting seconds.
+const KARUNA: &str = "karuna:split=60000/120000/200000/300000/450000/700000;\
+                      sieve=50000/100000/180000/260000/400000/600000;rtt=3700us";
+/// PIAS with thresholds at the scale of the random instances.
+const PIAS: &str = "pias:thresholds=50000/100000/180000/260000/400000/600000/900000";
 
 /// As [`BARAAT`], with `share=fill`.
 const BARAAT_FILL: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;share=fill";
@@ -555,6 +663,12 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         }
         "d2tcp" => Policy::D2tcp { alpha: 0.5 },
         "d2tcp:alpha=0.2" => Policy::D2tcp { alpha: 0.2 },
+        // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+        other if other.starts_with("karuna") || other.starts_with("pias") => {
+            Policy::Karuna(KarunaRef::parse(other))
+        }
+        "pfabric-edf" => Policy::EdfFirst { by_size: false },
+        "edf-sjf" => Policy::EdfFirst { by_size: true },
         other if other.starts_with("fifo-lm:") && other.contains("counters") => {
             Policy::FifoLmTasks(BaraatParams::parse(other, case))
         }
@@ -582,6 +696,11 @@ struct RefFlow {
     delay: f64,
     /// Its deadline after its start, ns (`d2tcp`).
     deadline: Option<f64>,
+    /// Whether schedulers may read its size (false: Karuna type 3).
+    known: bool,
+    /// Karuna: its MCP rate (bits/s) and when it is next evaluated (NaN:
+    /// not yet).
+    mcp: (f64, f64),
     /// When it may start (NaN until released).
     start_at: f64,
     started: bool,
@@ -636,6 +755,8 @@ struct RefSim {
     dcas: Option<RefDcas>,
     baraat: Option<RefBaraat>,
     ambiguous: bool,
+    /// `Missed::Drop`: a flow unfinished at its start + deadline is removed then.
+    drop_missed: bool,
 }
 
 impl RefSim {
@@ -663,6 +784,8 @@ impl RefSim {
                     after: f.after,
                     delay: f.delay.0 as f64,
                     deadline: f.deadline.map(|d| d.0 as f64),
+                    known: f.size_known,
+                    mcp: (0.0, f64::NAN),
                     start_at: f64::NAN,
                     started: false,
                     done: false,
@@ -700,6 +823,7 @@ impl RefSim {
             dcas: None,
             baraat: None,
             ambiguous: false,
+            drop_missed: false,
         }
     }
 
@@ -947,6 +1071,9 @@ impl RefSim {
             // --- tafe, d2tcp (TAFE issue) ---
             Policy::Tafe(tafe) => self.tafe(tafe, &mut rate),
             Policy::D2tcp { alpha } => self.d2tcp(alpha, &mut rate),
+            // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+            Policy::Karuna(k) => self.karuna(k, &mut rate),
+            Policy::EdfFirst { by_size } => self.edf_first(by_size, &mut rate),
             Policy::Srpt => {
                 let active: Vec<usize> = (0..self.flows.len())
                     .filter(|&f| self.is_active(f))
@@ -1075,6 +1202,106 @@ impl RefSim {
                     for &l in path {
                         residual[l as usize] -= r;
                     }
+                }
+            }
+        }
+    }
+
+    // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+    /// Re-evaluates the MCP rate of every active deadline flow due at `t`.
+    fn karuna_mcp(&mut self, k: KarunaRef, t: f64) {
+        for f in 0..self.flows.len() {
+            if !self.is_active(f) || k.pias {
+                continue;
+            }
+            let fl = &mut self.flows[f];
+            let (Some(d), true) = (fl.deadline, fl.known) else {
+                continue;
+            };
+            if fl.mcp.1.is_nan() || t >= fl.mcp.1 - 1e-3 {
+                let due = fl.start_at + d;
+                fl.mcp.0 = if due > t {
+                    (fl.rem * 8e9 / (due - t)).max(k.floor())
+                } else {
+                    k.floor()
+                };
+                // The next grid instant after `t` (`t` itself may be a grid
+                // instant a rounding error below).
+                let k_now = ((t - fl.start_at) / k.rtt + 1e-6).floor();
+                fl.mcp.1 = fl.start_at + (k_now + 1.0) * k.rtt;
+            }
+        }
+    }
+
+    /// The queue of active flow `f` under `k`.
+    fn karuna_queue(&self, k: KarunaRef, f: usize) -> usize {
+        let fl = &self.flows[f];
+        k.queue(fl.deadline.is_some(), fl.known, fl.size, fl.size - fl.rem)
+    }
+
+    /// Karuna's rates (see [`KarunaRef`]).
+    fn karuna(&self, k: KarunaRef, rate: &mut [f64]) {
+        let mut residual = self.caps.clone();
+        for q in 0..8 {
+            let class: Vec<usize> = (0..self.flows.len())
+                .filter(|&f| self.is_active(f) && self.karuna_queue(k, f) == q)
+                .collect();
+            let demands: Vec<(Vec<u32>, f64, f64)> = class
+                .iter()
+                .map(|&f| {
+                    let fl = &self.flows[f];
+                    let cap = if q == 0 && !k.pias {
+                        fl.mcp.0
+                    } else {
+                        f64::INFINITY
+                    };
+                    (fl.path.clone(), 1.0, cap)
+                })
+                .collect();
+            let r = max_min(&demands, &mut residual);
+            for (&f, &x) in class.iter().zip(&r) {
+                rate[f] = x;
+            }
+        }
+    }
+
+    /// `pfabric-edf` and `edf-sjf` (see [`Policy::EdfFirst`]).
+    fn edf_first(&self, by_size: bool, rate: &mut [f64]) {
+        let active: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| self.is_active(f))
+            .collect();
+        let mut edf: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&f| self.flows[f].deadline.is_some())
+            .collect();
+        let due = |f: usize| self.flows[f].start_at + self.flows[f].deadline.unwrap_or(0.0);
+        edf.sort_by(|&a, &b| due(a).total_cmp(&due(b)).then(a.cmp(&b)));
+        let rest: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&f| self.flows[f].deadline.is_none())
+            .collect();
+        let key = |f: usize| {
+            if by_size {
+                self.flows[f].size
+            } else {
+                self.flows[f].rem
+            }
+        };
+        let rest = order_by(rest, key, BYTES_TIE);
+        self.note_ties("flows", &rest, |f| (f as u64, key(f)));
+        let mut residual = self.caps.clone();
+        for f in edf.into_iter().chain(rest) {
+            let path = &self.flows[f].path;
+            let r = path
+                .iter()
+                .map(|&l| residual[l as usize])
+                .fold(f64::INFINITY, f64::min);
+            if r > FULL {
+                rate[f] = r;
+                for &l in path {
+                    residual[l as usize] -= r;
                 }
             }
         }
@@ -1357,6 +1584,10 @@ impl RefSim {
                         rate = self.baraat_round();
                     }
                 }
+                Policy::Karuna(k) => {
+                    self.karuna_mcp(k, t);
+                    rate = self.allocate(policy);
+                }
                 _ => rate = self.allocate(policy),
             }
             coflow_event = false;
@@ -1389,6 +1620,25 @@ impl RefSim {
             if let Policy::Baraat(p) = policy {
                 at = at.min(((t / p.rtt).floor() + 1.0) * p.rtt);
             }
+            if self.drop_missed {
+                // Deadlines of started flows (Missed::Drop).
+                for &f in &active {
+                    if let Some(d) = self.flows[f].deadline {
+                        let due = self.flows[f].start_at + d;
+                        if due > t {
+                            at = at.min(due);
+                        }
+                    }
+                }
+            }
+            if let Policy::Karuna(_) = policy {
+                // MCP re-evaluations.
+                for &f in &active {
+                    if !self.flows[f].mcp.1.is_nan() {
+                        at = at.min(self.flows[f].mcp.1);
+                    }
+                }
+            }
             let mut dt = at - t;
             let mut exact = at.is_finite();
             for &f in &active {
@@ -1412,6 +1662,25 @@ impl RefSim {
                                 dt = d;
                                 exact = false;
                             }
+                        }
+                    }
+                }
+            }
+            // --- karuna, pias (Karuna issue) ---
+            if let Policy::Karuna(k) = policy {
+                // A type-3 flow's bytes sent reaching its next sieve threshold.
+                for &f in &active {
+                    let fl = &self.flows[f];
+                    let sieved = k.pias || !fl.known;
+                    if !sieved || rate[f] <= 0.0 {
+                        continue;
+                    }
+                    let q = self.karuna_queue(k, f) - usize::from(!k.pias);
+                    if q < k.n_sieve {
+                        let d = (k.sieve[q] - (fl.size - fl.rem)) / (rate[f] / 8e9);
+                        if d < dt {
+                            dt = d;
+                            exact = false;
                         }
                     }
                 }
@@ -1509,6 +1778,20 @@ impl RefSim {
                     fl.done = true;
                     fl.finish = t;
                     rate[f] = 0.0;
+                }
+            }
+            // Missed::Drop: what is unfinished at its deadline leaves now,
+            // after the flows that finished now.
+            if self.drop_missed {
+                for &f in &active {
+                    let fl = &mut self.flows[f];
+                    if let Some(d) = fl.deadline {
+                        if !fl.done && fl.start_at + d <= t + 1e-6 {
+                            fl.done = true;
+                            fl.finish = t;
+                            rate[f] = 0.0;
+                        }
+                    }
                 }
             }
             // A coflow that sent its last started byte is a coflow event.
@@ -2304,12 +2587,21 @@ fn reference(case: &Case, policy: Policy) -> RefResult {
     RefSim::new(case).run(policy)
 }
 
+/// A spec for these tests, optionally ending in `|drop` (`Missed::Drop`).
+fn split_missed(spec: &str) -> (&str, Missed) {
+    match spec.strip_suffix("|drop") {
+        Some(s) => (s, Missed::Drop),
+        None => (spec, Missed::Finish),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The fast engine, and the comparison.
 // ---------------------------------------------------------------------------
 
 /// The engine's result for `spec` on `case`, with per-flow rows.
 fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResult, String> {
+    let (spec, missed) = split_missed(spec);
     let fabric = case.fabric()?;
     let w = Workload {
         n_hosts: fabric.n_hosts(),
@@ -2317,13 +2609,7 @@ fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResu
     }
     .validate(&fabric)
     .map_err(|e| e.to_string())?;
-    let hints = WorkloadHints {
-        coflow_sizes: w
-            .coflows()
-            .iter()
-            .map(|c| c.total_bytes().0 as f64)
-            .collect(),
-    };
+    let hints = WorkloadHints::of(&w);
     let s = build(
         &SchedulerSpec::parse(spec).map_err(|e| e.to_string())?,
         &hints,
@@ -2336,6 +2622,7 @@ fn engine(case: &Case, spec: &str, link_util_bin: Option<Dur>) -> Result<SimResu
         SimOptions {
             per_flow: true,
             link_util_bin,
+            missed,
         },
     )
     .run(&mut |_| {})
@@ -2371,7 +2658,10 @@ fn close(fast_ns: u64, ref_ns: f64) -> bool {
 /// `Ok(false)`: not compared, the reference met a D-CAS decision within
 /// rounding of its boundary (`RefResult::ambiguous`).
 fn compare(case: &Case, spec: &str) -> Result<bool, String> {
-    let want = reference(case, policy_of(spec, case));
+    let (base, missed) = split_missed(spec);
+    let mut sim = RefSim::new(case);
+    sim.drop_missed = missed == Missed::Drop;
+    let want = sim.run(policy_of(base, case));
     if want.ambiguous {
         return Ok(false);
     }
@@ -2764,6 +3054,52 @@ differential! {
     multihop_baraat_matches_reference: BARAAT, 600;
     multihop_baraat_task_ids_matches_reference: BARAAT_TASKS, 400;
     multihop_baraat_fill_matches_reference: BARAAT_FILL, 400;
+}
+
+// --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
+differential! {
+    any_case();
+    karuna_matches_reference: "karuna", 200;
+    karuna_thresholds_match_reference: KARUNA, 300;
+    pias_matches_reference: "pias", 200;
+    pias_thresholds_match_reference: PIAS, 300;
+    pfabric_edf_without_deadlines_matches_reference: "pfabric-edf", 200;
+}
+
+differential! {
+    any_case().prop_map(with_deadlines).prop_map(with_unknown_sizes);
+    karuna_mixed_matches_reference: KARUNA, 300;
+    pias_mixed_matches_reference: PIAS, 200;
+    pfabric_edf_matches_reference: "pfabric-edf", 300;
+    edf_sjf_matches_reference: "edf-sjf", 300;
+}
+
+// Missed::Drop: late flows leave at their deadline, under every scheduler.
+differential! {
+    any_case().prop_map(with_deadlines).prop_map(with_unknown_sizes);
+    karuna_drop_matches_reference: "karuna|drop", 200;
+    pfabric_edf_drop_matches_reference: "pfabric-edf|drop", 200;
+    fair_drop_matches_reference: "fair|drop", 200;
+    pias_drop_matches_reference: "pias|drop", 100;
+}
+
+differential! {
+    any_multihop_case().prop_map(with_deadlines).prop_map(with_unknown_sizes);
+    multihop_karuna_matches_reference: KARUNA, 200;
+    multihop_pias_matches_reference: PIAS, 200;
+    multihop_pfabric_edf_matches_reference: "pfabric-edf", 200;
+}
+
+/// Hides the size of every third flow that has no deadline (Karuna type 3).
+fn with_unknown_sizes(mut case: Case) -> Case {
+    for c in &mut case.coflows {
+        for (i, f) in c.flows.iter_mut().enumerate() {
+            if i % 3 == 1 && f.deadline.is_none() {
+                *f = (*f).size_unknown();
+            }
+        }
+    }
+    case
 }
 
 // --- tafe, d2tcp (TAFE issue) ---

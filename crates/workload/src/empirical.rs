@@ -20,7 +20,10 @@
 //! type stream (so the flows do not change with the type shares): a uniform
 //! draw `u` per flow, type 1 if `u < type1_fraction`, type 3 if `u <
 //! type1_fraction + type3_fraction`, else type 2, and a deadline draw for
-//! type 1. Deadlines are relative to the flow's start.
+//! type 1 (whose size becomes `type1_size` if that is set: the deadline
+//! flows of Karuna's Figs. 1-2 have one size). Deadlines are relative to the
+//! flow's start. The arrivals are spread after that, so the load counts the
+//! type 1 flows at their final size.
 //!
 //! Load: relative to the hosts' NIC capacity, as in pFabric and PIAS (load
 //! 0.8 = each host sends at 80% of its link on average): `total bits /
@@ -35,7 +38,7 @@ use crate::arrivals::{
 use crate::dist::{EmpiricalCdf, DATA_MINING, WEB_SEARCH};
 use crate::error::ConfigError;
 use crate::params::Choice;
-use coflowkit_model::{flow, CoflowSpec, Time, Workload};
+use coflowkit_model::{flow, Bytes, CoflowSpec, Time, Workload};
 use rand::RngExt;
 
 /// Which empirical flow-size distribution.
@@ -86,6 +89,10 @@ pub struct EmpiricalConfig {
     /// How type 1 deadlines are drawn (its `fraction` is unused: the type
     /// shares decide which flows get one).
     pub deadlines: DeadlineSpec,
+    /// A fixed size for every type 1 flow (Karuna 2.2, Figs. 1-2: the
+    /// deadline flows' size is the experiment's variable); 0: drawn from
+    /// the CDF like the others.
+    pub type1_bytes: Bytes,
 }
 
 impl EmpiricalConfig {
@@ -103,6 +110,7 @@ impl EmpiricalConfig {
             type1_fraction: 0.0,
             type3_fraction: 0.0,
             deadlines: DeadlineSpec::default(),
+            type1_bytes: Bytes(0),
         }
     }
 
@@ -173,6 +181,9 @@ pub fn generate(config: &EmpiricalConfig) -> Workload {
         let f = &mut c.flows[0];
         if u < config.type1_fraction {
             f.deadline = Some(config.deadlines.draw(&mut types));
+            if config.type1_bytes.0 > 0 {
+                f.bytes = config.type1_bytes;
+            }
         } else if u < config.type1_fraction + config.type3_fraction {
             f.size_known = false;
         }
@@ -210,6 +221,7 @@ crate::params! { EmpiricalConfig {
     "deadline_mean" => deadlines.mean: "mean of exponential deadlines (Karuna 2.2: 10ms)",
     "deadline_min" => deadlines.min: "lower end of uniform deadlines",
     "deadline_max" => deadlines.max: "upper end of uniform deadlines",
+    "type1_size" => type1_bytes: "fixed size of every type 1 flow (0: drawn from the CDF; Karuna Figs. 1-2)",
 }}
 
 #[cfg(test)]
@@ -217,6 +229,30 @@ mod tests {
     use super::*;
     use crate::stats::TraceStats;
     use coflowkit_model::{BitsPerSec, Dur};
+
+    #[test]
+    fn type1_size_fixes_the_deadline_flows_and_nothing_else() {
+        let base = EmpiricalConfig {
+            n_flows: 500,
+            type1_fraction: 0.1,
+            ..EmpiricalConfig::datamining()
+        };
+        let fixed = generate(&EmpiricalConfig {
+            type1_bytes: Bytes(5000),
+            ..base.clone()
+        });
+        let drawn = generate(&base);
+        for (a, b) in fixed.coflows.iter().zip(&drawn.coflows) {
+            let (fa, fb) = (a.flows[0], b.flows[0]);
+            assert_eq!(fa.deadline, fb.deadline);
+            if fa.deadline.is_some() {
+                assert_eq!(fa.bytes, Bytes(5000));
+            } else {
+                assert_eq!(fa.bytes, fb.bytes);
+            }
+        }
+        assert!(fixed.coflows.iter().any(|c| c.flows[0].deadline.is_some()));
+    }
 
     #[test]
     fn golden_first_flows_for_seed_1() {

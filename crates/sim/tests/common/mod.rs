@@ -6,10 +6,20 @@ use coflowkit_model::{
     compute, flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Fabric, Time, Workload,
 };
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, SimResult, Simulation};
+use coflowkit_sim::{Missed, SimOptions, SimResult, Simulation};
 
 /// Runs `sched` on `coflows` over `fabric`, with per-flow results.
 pub fn run_on(fabric: Fabric, sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
+    run_with(fabric, sched, coflows, Missed::Finish)
+}
+
+/// [`run_on`], with what happens to flows that miss their deadline.
+pub fn run_with(
+    fabric: Fabric,
+    sched: &str,
+    coflows: Vec<CoflowSpec>,
+    missed: Missed,
+) -> SimResult {
     let w = Workload {
         n_hosts: fabric.n_hosts(),
         coflows,
@@ -27,6 +37,7 @@ pub fn run_on(fabric: Fabric, sched: &str, coflows: Vec<CoflowSpec>) -> SimResul
         s,
         SimOptions {
             per_flow: true,
+            missed,
             ..SimOptions::default()
         },
     )
