@@ -611,3 +611,138 @@ pub fn spawn(
         task,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::{CoflowInfo, FlowReport};
+    use proptest::prelude::*;
+
+    fn core(scheduler: &str) -> Core {
+        Core::new(&CoordinatorConfig {
+            n_hosts: 3,
+            host_rate_bps: 1e9,
+            delta: Duration::from_millis(10),
+            scheduler: scheduler.into(),
+            token: "t".into(),
+        })
+        .unwrap()
+    }
+
+    fn report(host: u32, flow_id: u64, coflow_id: u64, dst: u32, bytes: u64, finished: bool) -> SyncRequest {
+        SyncRequest {
+            protocol_version: PROTOCOL_VERSION,
+            host,
+            coflows: vec![],
+            flows: vec![FlowReport {
+                flow_id,
+                coflow_id,
+                dst_host: dst,
+                bytes_sent: bytes,
+                size_hint: 0,
+                finished,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_flow_lives_from_its_report_to_its_finish_and_its_coflow_to_unregister() {
+        let mut c = core("aalo");
+        c.sync(&report(0, 1, 7, 2, 0, false)).unwrap();
+        assert_eq!(c.counts(), (0, 0), "nothing changes before a tick");
+        c.tick(Time(10_000_000));
+        assert_eq!(c.counts(), (1, 1));
+        let reply = c.sync(&report(0, 1, 7, 2, 5_000, false)).unwrap();
+        assert_eq!(reply.rates.len(), 1);
+        assert_eq!(reply.rates[0].rate_bps, 1e9, "alone: the whole NIC");
+        // Bytes never go back; a flow keeps its coflow and destination.
+        let e = c.sync(&report(0, 1, 7, 2, 4_000, false)).unwrap_err();
+        assert!(e.to_string().contains("went back from 5000 to 4000"), "{e}");
+        assert!(c.sync(&report(0, 1, 8, 2, 6_000, false)).is_err());
+        let r = c.sync(&report(0, 1, 7, 2, 9_000, true)).unwrap();
+        assert_eq!(r.finished_acks, vec![1]);
+        c.tick(Time(20_000_000));
+        assert_eq!(c.counts(), (1, 0), "the coflow waits for its owner");
+        c.sync(&SyncRequest {
+            protocol_version: PROTOCOL_VERSION,
+            host: 0,
+            coflows: vec![CoflowInfo {
+                coflow_id: 7,
+                parents: vec![],
+                unregistered: true,
+            }],
+            flows: vec![],
+        })
+        .unwrap();
+        c.tick(Time(30_000_000));
+        assert_eq!(c.counts(), (0, 0));
+        let e = c.sync(&report(1, 1, 7, 2, 0, false)).unwrap_err();
+        assert!(e.to_string().contains("has completed"), "{e}");
+    }
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Sync { host: u32, flows: Vec<(u64, u64, u32, u64, bool)>, unreg: Vec<(u64, Vec<u64>)> },
+        Tick(u64),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (
+                0u32..4,
+                proptest::collection::vec((0u64..6, 0u64..5, 0u32..4, 0u64..5_000, any::<bool>()), 0..4),
+                proptest::collection::vec((0u64..5, proptest::collection::vec(0u64..5, 0..2)), 0..2),
+            )
+                .prop_map(|(host, flows, unreg)| Step::Sync { host, flows, unreg }),
+            (1u64..30_000_000).prop_map(Step::Tick),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Random (often invalid) syncs between ticks, under each kind of
+        /// scheduler: refused or taken, never a panic; rates are finite.
+        #[test]
+        fn random_syncs_never_break_the_coordinator(
+            which in 0usize..3,
+            steps in proptest::collection::vec(step(), 1..40),
+        ) {
+            let mut c = core(["aalo", "varys", "fair"][which]);
+            let mut now = 0u64;
+            for s in steps {
+                match s {
+                    Step::Tick(d) => {
+                        now += d;
+                        c.tick(Time(now));
+                    }
+                    Step::Sync { host, flows, unreg } => {
+                        let r = SyncRequest {
+                            protocol_version: PROTOCOL_VERSION,
+                            host,
+                            coflows: unreg
+                                .into_iter()
+                                .map(|(id, parents)| CoflowInfo { coflow_id: id, parents, unregistered: id % 2 == 0 })
+                                .collect(),
+                            flows: flows
+                                .into_iter()
+                                .map(|(f, co, dst, bytes, fin)| FlowReport {
+                                    flow_id: f,
+                                    coflow_id: co,
+                                    dst_host: dst,
+                                    bytes_sent: bytes,
+                                    size_hint: if f % 2 == 0 { 4_000 } else { 0 },
+                                    finished: fin,
+                                })
+                                .collect(),
+                        };
+                        if let Ok(reply) = c.sync(&r) {
+                            for x in &reply.rates {
+                                prop_assert!(crate::validate::rate("rate", x).is_ok(), "{x:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

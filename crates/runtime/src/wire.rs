@@ -90,3 +90,46 @@ pub fn write_blocking<M: Message, W: Write>(w: &mut W, m: &M) -> Result<(), Fram
     w.write_all(&buf)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::ClientRequest;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any bytes a client sends give a message or a refusal, never a
+        /// panic or an allocation beyond the limit.
+        #[test]
+        fn the_decoder_refuses_garbage_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let mut r = bytes.as_slice();
+            while !r.is_empty() {
+                match read_blocking::<ClientRequest, _>(&mut r) {
+                    Ok(m) => { let _ = crate::validate::client_request(&m, 3, 0); }
+                    Err(_) => break,
+                }
+            }
+        }
+
+        /// Valid messages survive the framing whole.
+        #[test]
+        fn frames_round_trip(parents in proptest::collection::vec(1u64.., 0..8)) {
+            let m = ClientRequest {
+                protocol_version: crate::PROTOCOL_VERSION,
+                kind: Some(crate::proto::client_request::Kind::Register(
+                    crate::proto::RegisterRequest { parents },
+                )),
+            };
+            let mut buf = vec![];
+            write_blocking(&mut buf, &m).unwrap();
+            prop_assert_eq!(read_blocking::<ClientRequest, _>(&mut buf.as_slice()).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn an_oversized_length_is_refused_before_reading_the_body() {
+        let bytes = u32::MAX.to_be_bytes();
+        let r = read_blocking::<ClientRequest, _>(&mut bytes.as_slice());
+        assert!(matches!(r, Err(FrameError::TooLarge(n)) if n == u32::MAX as usize));
+    }
+}
