@@ -185,7 +185,12 @@ impl State {
                                 ));
                             }
                         }
-                        _ => return error(format!("flow {} is not open on this connection", f.flow_id)),
+                        _ => {
+                            return error(format!(
+                                "flow {} is not open on this connection",
+                                f.flow_id
+                            ))
+                        }
                     }
                 }
                 let mut rates = Vec::with_capacity(r.flows.len());
@@ -301,11 +306,13 @@ impl AgentHandle {
     }
 }
 
-type Client = CoordinatorClient<
-    tonic::service::interceptor::InterceptedService<
-        tonic::transport::Channel,
-        Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>,
-    >,
+/// What adds the token to every call.
+type AddToken =
+    Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>;
+
+/// A coordinator client that presents the token.
+pub type Client = CoordinatorClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, AddToken>,
 >;
 
 /// A gRPC client of the coordinator that presents `token` on every call.
@@ -318,11 +325,10 @@ pub fn coordinator_client(url: &str, token: &str) -> Result<Client, String> {
     let value: tonic::metadata::MetadataValue<tonic::metadata::Ascii> = format!("Bearer {token}")
         .parse()
         .map_err(|_| "the token must be printable ASCII".to_string())?;
-    let add: Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send> =
-        Box::new(move |mut req: tonic::Request<()>| {
-            req.metadata_mut().insert("authorization", value.clone());
-            Ok(req)
-        });
+    let add: AddToken = Box::new(move |mut req: tonic::Request<()>| {
+        req.metadata_mut().insert("authorization", value.clone());
+        Ok(req)
+    });
     Ok(CoordinatorClient::with_interceptor(channel, add)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES))
@@ -366,8 +372,11 @@ pub async fn spawn(cfg: AgentConfig) -> Result<AgentHandle, AgentError> {
         std::fs::remove_file(&cfg.socket).map_err(sock_err)?;
     }
     let listener = UnixListener::bind(&cfg.socket).map_err(sock_err)?;
-    std::fs::set_permissions(&cfg.socket, std::fs::Permissions::from_mode(cfg.socket_mode))
-        .map_err(sock_err)?;
+    std::fs::set_permissions(
+        &cfg.socket,
+        std::fs::Permissions::from_mode(cfg.socket_mode),
+    )
+    .map_err(sock_err)?;
     info!(host = cfg.host, socket = %cfg.socket.display(), scheduler = %hello.scheduler, "agent up");
     let state: Shared = Arc::new(Mutex::new(State {
         host: cfg.host,

@@ -110,7 +110,10 @@ impl Inner {
         if self.lost.swap(true, Ordering::Relaxed) {
             return;
         }
-        warn!(reason = why, "agent lost; writers fall back to unthrottled TCP");
+        warn!(
+            reason = why,
+            "agent lost; writers fall back to unthrottled TCP"
+        );
         for f in self.flows.lock().expect("client lock").values() {
             let mut s = f.sched.lock().expect("flow lock");
             *s = Sched {
@@ -241,7 +244,9 @@ impl AgentClient {
     /// Unregisters coflow `id`: it completes once its writers have closed.
     pub fn unregister(&self, id: CoflowId) -> Result<(), ClientError> {
         let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
-        match inner.call(Kind::Unregister(proto::UnregisterRequest { coflow_id: id.0 }))? {
+        match inner.call(Kind::Unregister(proto::UnregisterRequest {
+            coflow_id: id.0,
+        }))? {
             AgentReply {
                 kind: Some(agent_reply::Kind::Ok(_)),
             } => Ok(()),

@@ -194,23 +194,32 @@ impl Core {
                 Some(&e) => {
                     let e = &self.flows[e];
                     if e.coflow != f.coflow_id || e.dst != f.dst_host {
-                        return Err(bad(i, format!(
-                            "flow {} was coflow {} to host {}, now coflow {} to host {}",
-                            f.flow_id, e.coflow, e.dst, f.coflow_id, f.dst_host
-                        )));
+                        return Err(bad(
+                            i,
+                            format!(
+                                "flow {} was coflow {} to host {}, now coflow {} to host {}",
+                                f.flow_id, e.coflow, e.dst, f.coflow_id, f.dst_host
+                            ),
+                        ));
                     }
                     if f.bytes_sent < e.bytes {
-                        return Err(bad(i, format!(
-                            "flow {}: bytes sent went back from {} to {}",
-                            f.flow_id, e.bytes, f.bytes_sent
-                        )));
+                        return Err(bad(
+                            i,
+                            format!(
+                                "flow {}: bytes sent went back from {} to {}",
+                                f.flow_id, e.bytes, f.bytes_sent
+                            ),
+                        ));
                     }
                 }
                 None if self.completed.contains(&f.coflow_id) => {
-                    return Err(bad(i, format!(
-                        "flow {} joins coflow {}, which has completed",
-                        f.flow_id, f.coflow_id
-                    )));
+                    return Err(bad(
+                        i,
+                        format!(
+                            "flow {} joins coflow {}, which has completed",
+                            f.flow_id, f.coflow_id
+                        ),
+                    ));
                 }
                 None => {}
             }
@@ -573,7 +582,8 @@ pub fn spawn(
     let server = CoordinatorServer::new(svc)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
-    let server = tonic::service::interceptor::InterceptedService::new(server, check_token(&cfg.token));
+    let server =
+        tonic::service::interceptor::InterceptedService::new(server, check_token(&cfg.token));
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (server_stop_tx, server_stop_rx) = tokio::sync::oneshot::channel::<()>();
     let ticking = core.clone();
@@ -629,7 +639,14 @@ mod tests {
         .unwrap()
     }
 
-    fn report(host: u32, flow_id: u64, coflow_id: u64, dst: u32, bytes: u64, finished: bool) -> SyncRequest {
+    fn report(
+        host: u32,
+        flow_id: u64,
+        coflow_id: u64,
+        dst: u32,
+        bytes: u64,
+        finished: bool,
+    ) -> SyncRequest {
         SyncRequest {
             protocol_version: PROTOCOL_VERSION,
             host,
@@ -682,7 +699,11 @@ mod tests {
 
     #[derive(Debug, Clone)]
     enum Step {
-        Sync { host: u32, flows: Vec<(u64, u64, u32, u64, bool)>, unreg: Vec<(u64, Vec<u64>)> },
+        Sync {
+            host: u32,
+            flows: Vec<(u64, u64, u32, u64, bool)>,
+            unreg: Vec<(u64, Vec<u64>)>,
+        },
         Tick(u64),
     }
 
@@ -690,8 +711,14 @@ mod tests {
         prop_oneof![
             (
                 0u32..4,
-                proptest::collection::vec((0u64..6, 0u64..5, 0u32..4, 0u64..5_000, any::<bool>()), 0..4),
-                proptest::collection::vec((0u64..5, proptest::collection::vec(0u64..5, 0..2)), 0..2),
+                proptest::collection::vec(
+                    (0u64..6, 0u64..5, 0u32..4, 0u64..5_000, any::<bool>()),
+                    0..4
+                ),
+                proptest::collection::vec(
+                    (0u64..5, proptest::collection::vec(0u64..5, 0..2)),
+                    0..2
+                ),
             )
                 .prop_map(|(host, flows, unreg)| Step::Sync { host, flows, unreg }),
             (1u64..30_000_000).prop_map(Step::Tick),

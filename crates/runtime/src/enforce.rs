@@ -39,7 +39,12 @@ pub fn set_pacing_rate(fd: RawFd, bits_per_sec: Option<f64>) -> io::Result<()> {
         Some(b) if b.is_finite() => ((b / 8.0) as u64).max(1000),
         _ => u64::MAX,
     };
-    setsockopt(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, bytes_per_sec)
+    setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_MAX_PACING_RATE,
+        bytes_per_sec,
+    )
 }
 
 /// The DSCP of a priority class: CS7 (56) for class 0, one class selector

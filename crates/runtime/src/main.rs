@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "coflowkit-runtime", about = "The coflow runtime: coordinator and agents")]
+#[command(
+    name = "coflowkit-runtime",
+    about = "The coflow runtime: coordinator and agents"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

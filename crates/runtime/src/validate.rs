@@ -256,7 +256,10 @@ mod tests {
         assert!(sync(&r, 3).unwrap_err().to_string().contains("itself"));
         let mut r = ok.clone();
         r.flows[0].bytes_sent = u64::MAX;
-        assert!(sync(&r, 3).unwrap_err().to_string().starts_with("flows[0].bytes_sent"));
+        assert!(sync(&r, 3)
+            .unwrap_err()
+            .to_string()
+            .starts_with("flows[0].bytes_sent"));
         let mut r = ok;
         r.flows[0].coflow_id = 0;
         assert!(sync(&r, 3).unwrap_err().to_string().contains("reserved"));

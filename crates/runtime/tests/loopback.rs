@@ -22,9 +22,9 @@
 
 mod common;
 
-use common::{connect, Cluster, Pattern, Receiver};
 use coflowkit_model::CoflowId;
 use coflowkit_runtime::client::AgentClient;
+use common::{connect, Cluster, Pattern, Receiver};
 use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -91,7 +91,10 @@ fn two_coflows(name: &str, scheduler: &str, left: u64, hints: bool) -> Outcome {
     }
     let t0 = Instant::now();
     while rx.total(&large_tags) < 4 * LARGE_FLOW - left {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the large coflow stalled");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the large coflow stalled"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     let trigger = start.elapsed();
@@ -113,10 +116,14 @@ fn two_coflows(name: &str, scheduler: &str, left: u64, hints: bool) -> Outcome {
     let t0 = Instant::now();
     let done = |tags: &[u64]| {
         let g = rx.flows.lock().unwrap();
-        tags.iter().all(|t| g.get(t).is_some_and(|r| r.done.is_some()))
+        tags.iter()
+            .all(|t| g.get(t).is_some_and(|r| r.done.is_some()))
     };
     while !(done(&large_tags) && done(&small_tags)) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "receivers did not see the ends");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "receivers did not see the ends"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     let flows = rx.flows.lock().unwrap().clone();
@@ -140,7 +147,10 @@ fn two_coflows(name: &str, scheduler: &str, left: u64, hints: bool) -> Outcome {
         (4 * LARGE_FLOW + 2 * SMALL_FLOW) as f64 * 8.0 / span / 1e6
     );
     // The coordinator cleans up: both coflows complete once unregistered.
-    assert!(cluster.wait_idle(Duration::from_secs(10)), "coflows left active");
+    assert!(
+        cluster.wait_idle(Duration::from_secs(10)),
+        "coflows left active"
+    );
     cluster.stop();
     Outcome {
         large_done: last(&large_tags),

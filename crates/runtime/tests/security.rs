@@ -5,13 +5,15 @@
 
 mod common;
 
-use common::{Cluster, TOKEN};
 use coflowkit_runtime::agent::{self, coordinator_client, AgentConfig, AgentError};
 use coflowkit_runtime::client::AgentClient;
 use coflowkit_runtime::proto::client_request::Kind;
 use coflowkit_runtime::proto::coordinator_client::CoordinatorClient;
-use coflowkit_runtime::proto::{self, agent_reply, AgentReply, ClientRequest, FlowReport, SyncRequest};
+use coflowkit_runtime::proto::{
+    self, agent_reply, AgentReply, ClientRequest, FlowReport, SyncRequest,
+};
 use coflowkit_runtime::{wire, PROTOCOL_VERSION};
+use common::{Cluster, TOKEN};
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
@@ -52,7 +54,10 @@ fn agents_with_a_wrong_or_no_token_are_refused() {
         .err()
         .expect("a wrong token is refused");
     assert!(matches!(err, AgentError::Coordinator { .. }));
-    assert!(err.to_string().contains("wrong authorization token"), "{err}");
+    assert!(
+        err.to_string().contains("wrong authorization token"),
+        "{err}"
+    );
     assert!(!cluster.dir.join("intruder.sock").exists());
     cluster.rt.block_on(async {
         let mut bare = CoordinatorClient::connect(url.clone()).await.unwrap();
@@ -74,7 +79,11 @@ fn malformed_and_oversized_grpc_messages_are_refused_without_a_crash() {
         let mut c = coordinator_client(&url, TOKEN).unwrap();
         let refused = |s: tonic::Status, want: &str| {
             assert_eq!(s.code(), tonic::Code::InvalidArgument, "{s:?}");
-            assert!(s.message().contains(want), "{:?} lacks {want:?}", s.message());
+            assert!(
+                s.message().contains(want),
+                "{:?} lacks {want:?}",
+                s.message()
+            );
         };
         refused(
             c.sync(sync(0, vec![flow(9, 0)])).await.unwrap_err(),
@@ -112,7 +121,10 @@ fn malformed_and_oversized_grpc_messages_are_refused_without_a_crash() {
         });
         let s = unlimited.sync(big).await.unwrap_err();
         assert!(
-            matches!(s.code(), tonic::Code::OutOfRange | tonic::Code::ResourceExhausted),
+            matches!(
+                s.code(),
+                tonic::Code::OutOfRange | tonic::Code::ResourceExhausted
+            ),
             "{s:?}"
         );
         // Garbage on a raw TCP connection: the server drops it.
@@ -121,7 +133,11 @@ fn malformed_and_oversized_grpc_messages_are_refused_without_a_crash() {
         let mut sink = vec![];
         let _ = raw.read_to_end(&mut sink);
         // Still serving.
-        let reply = c.sync(sync(0, vec![flow(2, 200)])).await.unwrap().into_inner();
+        let reply = c
+            .sync(sync(0, vec![flow(2, 200)]))
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(reply.protocol_version, PROTOCOL_VERSION);
     });
     cluster.stop();
@@ -154,7 +170,10 @@ fn the_agent_refuses_bad_clients_and_keeps_serving() {
     c.write_all(&u32::MAX.to_be_bytes()).unwrap();
     let e = error_of(wire::read_blocking(&mut c).unwrap());
     assert!(e.starts_with("frame of 4294967295 bytes"), "{e}");
-    assert!(matches!(wire::read_blocking::<AgentReply, _>(&mut c), Err(wire::FrameError::Closed)));
+    assert!(matches!(
+        wire::read_blocking::<AgentReply, _>(&mut c),
+        Err(wire::FrameError::Closed)
+    ));
     // Bytes that are no message: refused and closed.
     let mut c = UnixStream::connect(&path).unwrap();
     c.write_all(&[0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff]).unwrap();
@@ -196,7 +215,10 @@ fn the_agent_refuses_bad_clients_and_keeps_serving() {
             bytes_sent: 0,
         }),
     ));
-    assert_eq!(e, format!("flow {} is not open on this connection", o.flow_id));
+    assert_eq!(
+        e,
+        format!("flow {} is not open on this connection", o.flow_id)
+    );
     // The agent still serves well-behaved clients.
     let client = AgentClient::connect(&path);
     let id = client.register(&[]).unwrap();
@@ -210,14 +232,25 @@ fn without_an_agent_writers_send_plain_tcp() {
     assert!(!client.is_connected());
     assert!(client.register(&[]).is_err());
     let rx = common::Receiver::start();
-    let mut w = client.writer(coflowkit_model::CoflowId(1), 1, None, common::connect(rx.addr, 5));
+    let mut w = client.writer(
+        coflowkit_model::CoflowId(1),
+        1,
+        None,
+        common::connect(rx.addr, 5),
+    );
     assert!(!w.is_scheduled());
     let mut buf = vec![0u8; 8000];
     common::Pattern::new(5).fill(&mut buf);
     w.write_all(&buf).unwrap();
     drop(w.finish().unwrap());
     let t0 = std::time::Instant::now();
-    while rx.flows.lock().unwrap().get(&5).is_none_or(|r| r.done.is_none()) {
+    while rx
+        .flows
+        .lock()
+        .unwrap()
+        .get(&5)
+        .is_none_or(|r| r.done.is_none())
+    {
         assert!(t0.elapsed().as_secs() < 10);
         std::thread::sleep(std::time::Duration::from_millis(5));
     }

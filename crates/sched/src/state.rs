@@ -42,8 +42,8 @@
 //! and not completed, in release order (`release_coflow`, `complete_coflow`).
 
 use coflowkit_model::{
-    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind, FlowSpec, HostId,
-    JobStage, LinkId, Time,
+    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind,
+    FlowSpec, HostId, JobStage, LinkId, Time,
 };
 use std::collections::HashMap;
 
@@ -1515,20 +1515,32 @@ mod tests {
         let b = st.add_flow(c, &flow(1, 2, 1000));
         assert_eq!(st.flows_of(c), 0..0, "only the flows it was added with");
         assert!(st.start_flow(a) && st.start_flow(b));
-        assert_eq!(st.observed().active_flows_of(c).collect::<Vec<_>>(), vec![a, b]);
+        assert_eq!(
+            st.observed().active_flows_of(c).collect::<Vec<_>>(),
+            vec![a, b]
+        );
         st.join_group(a, 0);
         st.set_group_rate(0, 1.0);
         st.join_pgroup(b, 0);
         st.set_pgroup_deadline(0, Time(1000));
         st.set_now(Time(100));
-        assert_eq!((st.observed().sent(a), st.observed().sent(b)), (100.0, 100.0));
+        assert_eq!(
+            (st.observed().sent(a), st.observed().sent(b)),
+            (100.0, 100.0)
+        );
         st.resync_sent(&[(a, 30.0), (b, 250.0)]);
         let v = st.observed();
-        assert_eq!((v.sent(a), v.sent(b), v.coflow_sent(c)), (30.0, 250.0, 280.0));
+        assert_eq!(
+            (v.sent(a), v.sent(b), v.coflow_sent(c)),
+            (30.0, 250.0, 280.0)
+        );
         // `a` is still in its group at 1 byte/ns; `b`'s group restarted paused.
         assert_eq!((st.flow_group(a), st.pgroup_deadline(0)), (0, Time::NEVER));
         st.set_now(Time(200));
-        assert_eq!((st.observed().sent(a), st.observed().sent(b)), (130.0, 250.0));
+        assert_eq!(
+            (st.observed().sent(a), st.observed().sent(b)),
+            (130.0, 250.0)
+        );
         // A flow's size is what it sent when it finishes.
         st.finish_flow_measured(b, 400.0);
         assert_eq!(st.observed().coflow_sent(c), 530.0);
