@@ -32,6 +32,11 @@
 //! coordinator's own Δ is the coordination, so the scheduler takes the
 //! reported sizes as they are instead of modelling a refresh of its own.
 //!
+//! A flow first reported after its coflow completed (its owner unregistered
+//! it before another host's first report of a short flow) reopens the
+//! coflow, which completes again once that flow finishes: a late report is
+//! never refused for being late.
+//!
 //! Correctness properties: a flow's reported bytes never decrease and its
 //! coflow and destination never change (a sync that says otherwise is
 //! refused whole, `Core::check`); a flow finishes once, and only after a
@@ -190,38 +195,27 @@ impl Core {
             why,
         };
         for (i, f) in r.flows.iter().enumerate() {
-            match self.flow_of.get(&(r.host, f.flow_id)) {
-                Some(&e) => {
-                    let e = &self.flows[e];
-                    if e.coflow != f.coflow_id || e.dst != f.dst_host {
-                        return Err(bad(
-                            i,
-                            format!(
-                                "flow {} was coflow {} to host {}, now coflow {} to host {}",
-                                f.flow_id, e.coflow, e.dst, f.coflow_id, f.dst_host
-                            ),
-                        ));
-                    }
-                    if f.bytes_sent < e.bytes {
-                        return Err(bad(
-                            i,
-                            format!(
-                                "flow {}: bytes sent went back from {} to {}",
-                                f.flow_id, e.bytes, f.bytes_sent
-                            ),
-                        ));
-                    }
-                }
-                None if self.completed.contains(&f.coflow_id) => {
-                    return Err(bad(
-                        i,
-                        format!(
-                            "flow {} joins coflow {}, which has completed",
-                            f.flow_id, f.coflow_id
-                        ),
-                    ));
-                }
-                None => {}
+            let Some(&e) = self.flow_of.get(&(r.host, f.flow_id)) else {
+                continue;
+            };
+            let e = &self.flows[e];
+            if e.coflow != f.coflow_id || e.dst != f.dst_host {
+                return Err(bad(
+                    i,
+                    format!(
+                        "flow {} was coflow {} to host {}, now coflow {} to host {}",
+                        f.flow_id, e.coflow, e.dst, f.coflow_id, f.dst_host
+                    ),
+                ));
+            }
+            if f.bytes_sent < e.bytes {
+                return Err(bad(
+                    i,
+                    format!(
+                        "flow {}: bytes sent went back from {} to {}",
+                        f.flow_id, e.bytes, f.bytes_sent
+                    ),
+                ));
             }
         }
         Ok(())
@@ -261,6 +255,17 @@ impl Core {
             let i = match self.flow_of.get(&(r.host, f.flow_id)) {
                 Some(&i) => i,
                 None => {
+                    if self.completed.remove(&f.coflow_id) {
+                        // Its owner unregistered it before this host's first
+                        // report of the flow (a short flow on another host):
+                        // it arrives again, and completes when its flows do.
+                        warn!(
+                            coflow = f.coflow_id,
+                            host = r.host,
+                            "a flow joined a completed coflow; reopening it"
+                        );
+                        self.coflow_entry(f.coflow_id).unregistered = true;
+                    }
                     self.coflow_entry(f.coflow_id).n_open += 1;
                     let i = self.flows.len();
                     self.flows.push(FlowEntry {
@@ -693,8 +698,13 @@ mod tests {
         .unwrap();
         c.tick(Time(30_000_000));
         assert_eq!(c.counts(), (0, 0));
-        let e = c.sync(&report(1, 1, 7, 2, 0, false)).unwrap_err();
-        assert!(e.to_string().contains("has completed"), "{e}");
+        // A late flow of the completed coflow (from another host) reopens
+        // it; it completes again when that flow finishes.
+        c.sync(&report(1, 1, 7, 2, 300, true)).unwrap();
+        c.tick(Time(40_000_000));
+        assert_eq!(c.counts(), (1, 1));
+        c.tick(Time(50_000_000));
+        assert_eq!(c.counts(), (0, 0));
     }
 
     #[derive(Debug, Clone)]
