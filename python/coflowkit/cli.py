@@ -15,6 +15,8 @@
     coflowkit report STORE [-o report.md]
     coflowkit testbed up --topology SPEC | down | status | check | exec HOST -- CMD
     coflowkit replay [--trace PATH] [--testbed NAME] [--size-scale F] [--time-scale F] [--simulate fair] --out DIR
+    coflowkit coordinator --hosts N --token-file F [--scheduler aalo] [--host-rate 1Gbps] ...
+    coflowkit agent --host H --socket PATH --token-file F [--coordinator URL] ...
 
 Errors never show a traceback: bad input prints one line
 ``coflowkit: error: <message>`` on stderr and exits with 2 for a usage error
@@ -1051,6 +1053,51 @@ def schedulers_cmd() -> None:
     width = max(len(n) for n, _ in names)
     for name, about in names:
         click.echo(f"{name.ljust(width)}  {about}")
+
+
+def _runtime_binary() -> str:
+    """The ``coflowkit-runtime`` binary: $COFLOWKIT_RUNTIME, then PATH, then
+    this checkout's cargo build (release first)."""
+    import shutil
+
+    if env := os.environ.get("COFLOWKIT_RUNTIME"):
+        return env
+    if found := shutil.which("coflowkit-runtime"):
+        return found
+    root = Path(__file__).resolve().parents[2]
+    for profile in ("release", "debug"):
+        candidate = root / "target" / profile / "coflowkit-runtime"
+        if candidate.is_file():
+            return str(candidate)
+    raise click.ClickException(
+        "the runtime binary coflowkit-runtime was not found: build it with "
+        "`cargo build --release -p coflowkit-runtime`, or set COFLOWKIT_RUNTIME"
+    )
+
+
+def _exec_runtime(role: str, args: tuple[str, ...]) -> None:
+    binary = _runtime_binary()
+    try:
+        os.execv(binary, [binary, role, *args])
+    except OSError as e:
+        raise DataError(f"{binary}: {e.strerror}") from e
+
+
+_PASS_THROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
+
+
+@cli.command("coordinator", context_settings=_PASS_THROUGH)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def coordinator_cmd(args: tuple[str, ...]) -> None:
+    """Run the runtime's coordinator (one per cluster); options as `coflowkit-runtime coordinator --help`."""
+    _exec_runtime("coordinator", args)
+
+
+@cli.command("agent", context_settings=_PASS_THROUGH)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def agent_cmd(args: tuple[str, ...]) -> None:
+    """Run the runtime's agent (one per host); options as `coflowkit-runtime agent --help`."""
+    _exec_runtime("agent", args)
 
 
 def _fail(message: str, code: int) -> NoReturn:

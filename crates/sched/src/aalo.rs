@@ -739,6 +739,32 @@ impl Aalo {
         }
     }
 
+    /// Takes the bytes the driver measured for every active flow (the
+    /// runtime's reports, [`Changes::resynced`]) in place of what the books
+    /// credited them with at their rates: the difference goes to the flow,
+    /// its sender and its coflow, as a completion's does.
+    fn resync(&mut self, view: &Observed<'_>, now: Time) {
+        for i in 0..self.order.len() {
+            let c = self.order[i] as usize;
+            for li in 0..self.co[c].live.len() {
+                let s = self.co[c].live[li] as usize;
+                let piece = self.co[c].slots[s].piece as usize;
+                for k in 0..self.co[c].slots[s].flows.len() {
+                    let f = self.co[c].slots[s].flows.get(k);
+                    let (counted, _) = self.counted(&self.books[f as usize], now);
+                    let extra = view.sent(f) - counted;
+                    if extra == 0.0 {
+                        continue;
+                    }
+                    self.books[f as usize].sent += extra;
+                    let co = &mut self.co[c];
+                    co.pieces[piece].sent.bump(now, extra, 0.0);
+                    co.total.bump(now, extra, 0.0);
+                }
+            }
+        }
+    }
+
     /// Moves every sender's coflows to the queues their estimates reach.
     fn update_queues(&mut self, now: Time) {
         let mut moved = std::mem::take(&mut self.moved);
@@ -1138,6 +1164,9 @@ impl Scheduler for Aalo {
         self.release(&view, changes, now);
         for &f in &changes.started {
             self.start_flow(&view, f, now);
+        }
+        if changes.resynced {
+            self.resync(&view, now);
         }
         // Last: a coflow may be released and complete at one instant.
         for &c in &changes.finished_coflows {

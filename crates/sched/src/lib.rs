@@ -82,6 +82,13 @@ pub struct Changes {
     pub finished_coflows: Vec<CoflowIdx>,
     /// Whether a timer the scheduler asked for fired.
     pub timer: bool,
+    /// Whether the driver replaced the bytes every active flow has sent by
+    /// measured ones ([`NetState::resync_sent`]; the runtime's coordinator,
+    /// every Δ), so that a scheduler keeping its own account of progress
+    /// re-reads it, and one that set proportional groups' deadlines sets them
+    /// again (the groups restart paused). The simulator never sets it: its
+    /// progress is exactly the rates'.
+    pub resynced: bool,
 }
 
 impl Changes {
@@ -92,6 +99,7 @@ impl Changes {
         self.finished.clear();
         self.finished_coflows.clear();
         self.timer = false;
+        self.resynced = false;
     }
 }
 

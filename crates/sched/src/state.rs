@@ -42,8 +42,8 @@
 //! and not completed, in release order (`release_coflow`, `complete_coflow`).
 
 use coflowkit_model::{
-    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind, HostId,
-    JobStage, LinkId, Time,
+    ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind,
+    FlowSpec, HostId, JobStage, LinkId, Time,
 };
 use crate::radix::RadixQueue;
 use std::collections::HashMap;
@@ -76,6 +76,8 @@ struct CoflowInfo {
     base_time: Time,
     solo_rate: f64,
     n_grouped: u32,
+    // Flows added after the coflow (`add_flow`), in index order.
+    later: Vec<FlowIdx>,
 }
 
 /// A shared rate group: members all get the group's rate.
@@ -327,34 +329,7 @@ impl NetState {
         let c = self.coflows.len() as CoflowIdx;
         let first = self.coflow.len() as u32;
         for (i, f) in spec.flows.iter().enumerate() {
-            let idx = self.coflow.len() as FlowIdx;
-            let key = FlowKey {
-                coflow: spec.id.0,
-                index: i as u32,
-            };
-            let (p, mut flags) = match f.kind {
-                FlowKind::Net => (self.intern_path(f.src, f.dst, key), 0),
-                FlowKind::Compute => (self.intern_cpu_path(f.src), COMPUTE),
-            };
-            if !f.size_known {
-                flags |= SIZE_UNKNOWN;
-            }
-            if let Some(d) = f.deadline {
-                flags |= HAS_DEADLINE;
-                self.deadlines.push((idx, d));
-            }
-            self.coflow.push(c);
-            self.src.push(f.src);
-            self.dst.push(f.dst);
-            self.path.push(p);
-            self.size.push(f.bytes.0 as f64);
-            self.base.push(0.0);
-            self.base_time.push(self.now);
-            self.rate.push(0.0);
-            self.group.push(SOLO);
-            self.active_pos.push(INACTIVE);
-            self.flags.push(flags);
-            self.start.push(Time::NEVER);
+            self.push_flow(c, spec.id, i as u32, f);
         }
         self.coflows.push(CoflowInfo {
             id: spec.id,
@@ -373,8 +348,111 @@ impl NetState {
             base_time: self.now,
             solo_rate: 0.0,
             n_grouped: 0,
+            later: vec![],
         });
         c
+    }
+
+    /// Appends flow `f`, the `index`-th of coflow `c` (id `id`), waiting.
+    fn push_flow(&mut self, c: CoflowIdx, id: CoflowId, index: u32, f: &FlowSpec) -> FlowIdx {
+        let idx = self.coflow.len() as FlowIdx;
+        let key = FlowKey {
+            coflow: id.0,
+            index,
+        };
+        let (p, mut flags) = match f.kind {
+            FlowKind::Net => (self.intern_path(f.src, f.dst, key), 0),
+            FlowKind::Compute => (self.intern_cpu_path(f.src), COMPUTE),
+        };
+        if !f.size_known {
+            flags |= SIZE_UNKNOWN;
+        }
+        if let Some(d) = f.deadline {
+            flags |= HAS_DEADLINE;
+            self.deadlines.push((idx, d));
+        }
+        self.coflow.push(c);
+        self.src.push(f.src);
+        self.dst.push(f.dst);
+        self.path.push(p);
+        self.size.push(f.bytes.0 as f64);
+        self.base.push(0.0);
+        self.base_time.push(self.now);
+        self.rate.push(0.0);
+        self.group.push(SOLO);
+        self.active_pos.push(INACTIVE);
+        self.flags.push(flags);
+        self.start.push(Time::NEVER);
+        idx
+    }
+
+    /// Adds one more flow to coflow `c`, waiting (start it with
+    /// [`NetState::start_flow`]); returns its index. For drivers that learn
+    /// a coflow's flows as they open (the runtime): such flows are not in
+    /// [`NetState::flows_of`], which keeps the flows the coflow was added
+    /// with, but are everywhere else (the views' `active_flows_of`, the
+    /// coflow's bytes sent).
+    pub fn add_flow(&mut self, c: CoflowIdx, f: &FlowSpec) -> FlowIdx {
+        let ci = &self.coflows[c as usize];
+        let (id, index) = (ci.id, ci.n_flows + ci.later.len() as u32);
+        let idx = self.push_flow(c, id, index, f);
+        self.coflows[c as usize].later.push(idx);
+        idx
+    }
+
+    /// Replaces what flows have sent, `(flow, bytes)`, by measured bytes
+    /// (clamped to each flow's size) rather than bytes advanced at their
+    /// rates: the runtime's coordinator calls this every Δ with what agents
+    /// report, for every active flow. Each flow keeps its solo rate or its
+    /// group (rejoined with the bytes it has left now); a proportional group
+    /// all of whose members are listed starts afresh, paused until its
+    /// deadline is set again (the scheduler is told through
+    /// [`crate::Changes::resynced`]). Flows that are not active are skipped.
+    pub fn resync_sent(&mut self, reports: &[(FlowIdx, f64)]) {
+        let mut back = Vec::with_capacity(reports.len());
+        // First every listed flow leaves its group, so that groups left
+        // empty start afresh when their members rejoin.
+        for &(f, bytes) in reports {
+            let fi = f as usize;
+            if self.active_pos[fi] == INACTIVE {
+                continue;
+            }
+            back.push((f, self.group[fi], self.rate[fi]));
+            // Solo at rate 0, with the modelled bytes settled into `base`.
+            self.set_solo_rate(f, 0.0);
+            let bytes = bytes.clamp(0.0, self.size[fi]);
+            let c = self.coflow[fi] as usize;
+            self.coflows[c].base_sent += bytes - self.base[fi];
+            self.base[fi] = bytes;
+        }
+        for (f, g, rate) in back {
+            if g == SOLO {
+                self.set_solo_rate(f, rate);
+            } else if let Some(pg) = proportional(g) {
+                self.join_pgroup(f, pg);
+            } else {
+                self.join_group(f, g);
+            }
+        }
+    }
+
+    /// Finishes active flow `f` having sent `bytes` in all, measured: its
+    /// size becomes `bytes` (the runtime learns a flow's size when its
+    /// writer closes; until then it is a hint or a placeholder).
+    pub fn finish_flow_measured(&mut self, f: FlowIdx, bytes: f64) {
+        let fi = f as usize;
+        if self.active_pos[fi] == INACTIVE {
+            return;
+        }
+        // Solo at rate 0, with the modelled bytes settled into `base`.
+        self.set_solo_rate(f, 0.0);
+        let bytes = bytes.max(0.0);
+        let ci = &mut self.coflows[self.coflow[fi] as usize];
+        ci.base_sent += bytes - self.base[fi];
+        ci.size += bytes - self.size[fi];
+        self.size[fi] = bytes;
+        self.base[fi] = bytes;
+        self.finish_flow(f);
     }
 
     /// Sets coflow `c`'s Aalo CoflowId (the driver's, from the whole
@@ -466,7 +544,7 @@ impl NetState {
         let i = &self.coflows[c];
         let mut s = i.base_sent + i.solo_rate * self.elapsed(i.base_time);
         if i.n_grouped > 0 {
-            for f in i.first_flow..i.first_flow + i.n_flows {
+            for f in (i.first_flow..i.first_flow + i.n_flows).chain(i.later.iter().copied()) {
                 let f = f as usize;
                 if self.active_pos[f] != INACTIVE && self.group[f] != SOLO {
                     s += self.flow_sent(f);
@@ -1252,6 +1330,7 @@ macro_rules! observed_methods {
             let s = self.s;
             let i = &s.coflows[c as usize];
             (i.first_flow..i.first_flow + i.n_flows)
+                .chain(i.later.iter().copied())
                 .filter(move |&f| s.active_pos[f as usize] != INACTIVE)
         }
     };
@@ -1414,5 +1493,49 @@ mod tests {
         st.finish_flow(0);
         assert_eq!(st.next_group_finish(), Time(1200));
         assert_eq!(st.observed().sent(1), 800.0);
+    }
+
+    #[test]
+    fn flows_added_later_and_measured_bytes_replace_the_modelled_ones() {
+        // A coflow added with no flows gains two as they open (the
+        // runtime); measured bytes replace what the rates would have sent,
+        // in a shared group and in a proportional group alike.
+        let mut st = NetState::new(Fabric::big_switch(3, BitsPerSec::GBPS).unwrap());
+        let c = st.add_coflow(&CoflowSpec::new(9, Time(0), vec![]));
+        st.release_coflow(c);
+        let a = st.add_flow(c, &flow(0, 2, 1000));
+        let b = st.add_flow(c, &flow(1, 2, 1000));
+        assert_eq!(st.flows_of(c), 0..0, "only the flows it was added with");
+        assert!(st.start_flow(a) && st.start_flow(b));
+        assert_eq!(
+            st.observed().active_flows_of(c).collect::<Vec<_>>(),
+            vec![a, b]
+        );
+        st.join_group(a, 0);
+        st.set_group_rate(0, 1.0);
+        st.join_pgroup(b, 0);
+        st.set_pgroup_deadline(0, Time(1000));
+        st.set_now(Time(100));
+        assert_eq!(
+            (st.observed().sent(a), st.observed().sent(b)),
+            (100.0, 100.0)
+        );
+        st.resync_sent(&[(a, 30.0), (b, 250.0)]);
+        let v = st.observed();
+        assert_eq!(
+            (v.sent(a), v.sent(b), v.coflow_sent(c)),
+            (30.0, 250.0, 280.0)
+        );
+        // `a` is still in its group at 1 byte/ns; `b`'s group restarted paused.
+        assert_eq!((st.flow_group(a), st.pgroup_deadline(0)), (0, Time::NEVER));
+        st.set_now(Time(200));
+        assert_eq!(
+            (st.observed().sent(a), st.observed().sent(b)),
+            (130.0, 250.0)
+        );
+        // A flow's size is what it sent when it finishes.
+        st.finish_flow_measured(b, 400.0);
+        assert_eq!(st.observed().coflow_sent(c), 530.0);
+        assert_eq!(st.clairvoyant().coflow_size(c), 1400.0);
     }
 }

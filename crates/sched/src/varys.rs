@@ -201,7 +201,18 @@ impl Varys {
             self.track(view, f, false);
             drained |= self.memo[view.coflow_of(f) as usize].links.is_empty();
         }
+        if changes.resynced {
+            // Measured progress replaced the modelled one, and the driver
+            // restarted the proportional groups paused: new loads and
+            // deadlines for all.
+            for &c in view.active_coflows() {
+                if let Some(m) = self.memo.get_mut(c as usize) {
+                    m.stale = true;
+                }
+            }
+        }
         let recompute = self.per_flow
+            || changes.resynced
             || !changes.arrived.is_empty()
             || !changes.started.is_empty()
             || !changes.finished_coflows.is_empty()

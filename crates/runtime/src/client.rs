@@ -1,0 +1,424 @@
+//! The client library an application links (blocking, no async runtime of
+//! its own, so that it binds to Python as it is).
+//!
+//! [`AgentClient::connect`] opens the local agent's Unix socket and starts
+//! one reporter thread, which every Δ sends the bytes each open writer has
+//! written and takes back their schedule. [`AgentClient::register`] and
+//! [`AgentClient::unregister`] manage coflows; [`AgentClient::writer`]
+//! wraps a TCP stream in a [`CoflowWriter`], which:
+//!
+//! * counts bytes as the kernel accepts them (never the application's word);
+//! * paces the socket to the flow's rate with `SO_MAX_PACING_RATE` and marks
+//!   it with the flow's class (`IP_TOS`, `SO_PRIORITY`), re-applied when the
+//!   schedule changes (see [`crate::enforce`]);
+//! * blocks in `write` while the schedule says the flow must wait;
+//! * keeps the send buffer small, so that what it counts is close to what
+//!   left and a pause takes effect within a buffer's worth.
+//!
+//! If the agent cannot be reached (at connect, or later), writers send as
+//! plain, unthrottled TCP: the runtime only ever delays data.
+
+use crate::enforce;
+use crate::proto::client_request::Kind;
+use crate::proto::{self, agent_reply, AgentReply, ClientRequest};
+use crate::wire;
+use crate::{DEFAULT_DELTA, PROTOCOL_VERSION};
+use coflowkit_model::CoflowId;
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+use thiserror::Error;
+use tracing::warn;
+
+/// Largest piece a writer hands the kernel at once, so that a pause or a
+/// new rate is noticed within this many bytes.
+const CHUNK: usize = 64 << 10;
+/// The send buffer writers ask for (the kernel doubles it).
+const SEND_BUFFER: usize = 64 << 10;
+
+/// Why a client call failed.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// No agent: the application may carry on unscheduled.
+    #[error("the agent cannot be reached")]
+    Unreachable,
+    /// The agent refused the request.
+    #[error("the agent refused: {0}")]
+    Refused(String),
+    /// The agent answered with something else than expected.
+    #[error("unexpected reply from the agent")]
+    Unexpected,
+}
+
+/// The schedule of one writer, shared with the reporter thread.
+#[derive(Debug)]
+struct FlowShared {
+    bytes: AtomicU64,
+    sched: Mutex<Sched>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sched {
+    /// `None`: unthrottled.
+    rate_bps: Option<f64>,
+    class: u32,
+    paused: bool,
+    version: u64,
+}
+
+#[derive(Debug)]
+struct Inner {
+    conn: Mutex<UnixStream>,
+    flows: Mutex<HashMap<u64, Arc<FlowShared>>>,
+    lost: AtomicBool,
+    stop: AtomicBool,
+}
+
+impl Inner {
+    fn call(&self, kind: Kind) -> Result<AgentReply, ClientError> {
+        if self.lost.load(Ordering::Relaxed) {
+            return Err(ClientError::Unreachable);
+        }
+        let req = ClientRequest {
+            protocol_version: PROTOCOL_VERSION,
+            kind: Some(kind),
+        };
+        let mut conn = self.conn.lock().expect("client lock");
+        let r = wire::write_blocking(&mut *conn, &req)
+            .and_then(|_| wire::read_blocking::<AgentReply, _>(&mut *conn));
+        match r {
+            Ok(AgentReply {
+                kind: Some(agent_reply::Kind::Error(e)),
+            }) => Err(ClientError::Refused(e)),
+            Ok(reply) => Ok(reply),
+            Err(e) => {
+                drop(conn);
+                self.lose(&e.to_string());
+                Err(ClientError::Unreachable)
+            }
+        }
+    }
+
+    /// The agent is gone: every writer goes unthrottled.
+    fn lose(&self, why: &str) {
+        if self.lost.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        warn!(
+            reason = why,
+            "agent lost; writers fall back to unthrottled TCP"
+        );
+        for f in self.flows.lock().expect("client lock").values() {
+            let mut s = f.sched.lock().expect("flow lock");
+            *s = Sched {
+                rate_bps: None,
+                class: s.class,
+                paused: false,
+                version: s.version + 1,
+            };
+            f.changed.notify_all();
+        }
+    }
+
+    /// One report of every open writer's bytes; applies the schedule.
+    fn report(&self) {
+        let flows: Vec<(u64, Arc<FlowShared>)> = self
+            .flows
+            .lock()
+            .expect("client lock")
+            .iter()
+            .map(|(&id, f)| (id, f.clone()))
+            .collect();
+        if flows.is_empty() {
+            return;
+        }
+        let report = proto::ReportRequest {
+            flows: flows
+                .iter()
+                .map(|(id, f)| proto::FlowBytes {
+                    flow_id: *id,
+                    bytes_sent: f.bytes.load(Ordering::Relaxed),
+                })
+                .collect(),
+        };
+        let Ok(AgentReply {
+            kind: Some(agent_reply::Kind::Schedule(s)),
+        }) = self.call(Kind::Report(report))
+        else {
+            return;
+        };
+        for r in s.rates {
+            if crate::validate::rate("schedule", &r).is_err() {
+                continue;
+            }
+            if let Some((_, f)) = flows.iter().find(|(id, _)| *id == r.flow_id) {
+                f.set(Some(r.rate_bps), r.class, r.paused);
+            }
+        }
+    }
+}
+
+impl FlowShared {
+    fn set(&self, rate_bps: Option<f64>, class: u32, paused: bool) {
+        let mut s = self.sched.lock().expect("flow lock");
+        if (s.rate_bps, s.class, s.paused) != (rate_bps, class, paused) {
+            *s = Sched {
+                rate_bps,
+                class,
+                paused,
+                version: s.version + 1,
+            };
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// A connection to the local agent (or its absence); cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AgentClient {
+    inner: Option<Arc<Inner>>,
+}
+
+impl AgentClient {
+    /// Connects to the agent at `socket`, reporting every 10 ms. Never
+    /// fails: without an agent, writers are plain TCP.
+    pub fn connect(socket: impl AsRef<Path>) -> AgentClient {
+        AgentClient::connect_every(socket, DEFAULT_DELTA)
+    }
+
+    /// Connects, reporting every `delta`.
+    pub fn connect_every(socket: impl AsRef<Path>, delta: Duration) -> AgentClient {
+        let conn = match UnixStream::connect(socket.as_ref()) {
+            Ok(c) => c,
+            Err(e) => {
+                warn!(socket = %socket.as_ref().display(), error = %e,
+                      "no agent; writers send unthrottled");
+                return AgentClient { inner: None };
+            }
+        };
+        let inner = Arc::new(Inner {
+            conn: Mutex::new(conn),
+            flows: Mutex::new(HashMap::new()),
+            lost: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let weak = Arc::downgrade(&inner);
+        std::thread::spawn(move || loop {
+            std::thread::sleep(delta);
+            let Some(inner) = weak.upgrade() else { return };
+            if inner.stop.load(Ordering::Relaxed) || inner.lost.load(Ordering::Relaxed) {
+                return;
+            }
+            inner.report();
+        });
+        AgentClient { inner: Some(inner) }
+    }
+
+    /// Whether an agent schedules this client's writers.
+    pub fn is_connected(&self) -> bool {
+        self.inner
+            .as_ref()
+            .is_some_and(|i| !i.lost.load(Ordering::Relaxed))
+    }
+
+    /// Registers a coflow depending on `parents` (Aalo 5.1); no size or
+    /// width needed.
+    pub fn register(&self, parents: &[CoflowId]) -> Result<CoflowId, ClientError> {
+        let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
+        match inner.call(Kind::Register(proto::RegisterRequest {
+            parents: parents.iter().map(|p| p.0).collect(),
+        }))? {
+            AgentReply {
+                kind: Some(agent_reply::Kind::Registered(r)),
+            } => Ok(CoflowId(r.coflow_id)),
+            _ => Err(ClientError::Unexpected),
+        }
+    }
+
+    /// Unregisters coflow `id`: it completes once its writers have closed.
+    pub fn unregister(&self, id: CoflowId) -> Result<(), ClientError> {
+        let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
+        match inner.call(Kind::Unregister(proto::UnregisterRequest {
+            coflow_id: id.0,
+        }))? {
+            AgentReply {
+                kind: Some(agent_reply::Kind::Ok(_)),
+            } => Ok(()),
+            _ => Err(ClientError::Unexpected),
+        }
+    }
+
+    /// Wraps `stream` in a writer of coflow `coflow` to host `dst_host`,
+    /// optionally saying how many bytes it will write (for clairvoyant
+    /// schedulers such as `varys`). The writer sends at once; without an
+    /// agent, or if the agent refuses the flow, it is plain TCP.
+    pub fn writer<S: Write + AsRawFd>(
+        &self,
+        coflow: CoflowId,
+        dst_host: u32,
+        size_hint: Option<u64>,
+        stream: S,
+    ) -> CoflowWriter<S> {
+        let mut w = CoflowWriter {
+            stream,
+            flow: None,
+            applied: u64::MAX,
+        };
+        let Some(inner) = &self.inner else {
+            return w;
+        };
+        let opened = inner.call(Kind::OpenFlow(proto::OpenFlowRequest {
+            coflow_id: coflow.0,
+            dst_host,
+            size_hint: size_hint.unwrap_or(0),
+        }));
+        let (id, initial) = match opened {
+            Ok(AgentReply {
+                kind: Some(agent_reply::Kind::FlowOpened(o)),
+            }) => (o.flow_id, o.initial.unwrap_or_default()),
+            Ok(_) => return w,
+            Err(e) => {
+                warn!(error = %e, "writer unscheduled");
+                return w;
+            }
+        };
+        let shared = Arc::new(FlowShared {
+            bytes: AtomicU64::new(0),
+            sched: Mutex::new(Sched {
+                rate_bps: Some(initial.rate_bps),
+                class: initial.class,
+                paused: initial.paused,
+                version: 0,
+            }),
+            changed: Condvar::new(),
+        });
+        inner
+            .flows
+            .lock()
+            .expect("client lock")
+            .insert(id, shared.clone());
+        let fd = w.stream.as_raw_fd();
+        if let Err(e) = enforce::set_send_buffer(fd, SEND_BUFFER) {
+            warn!(error = %e, "could not set the send buffer");
+        }
+        w.flow = Some(WriterFlow {
+            id,
+            shared,
+            inner: inner.clone(),
+        });
+        w
+    }
+}
+
+#[derive(Debug)]
+struct WriterFlow {
+    id: u64,
+    shared: Arc<FlowShared>,
+    inner: Arc<Inner>,
+}
+
+/// A coflow-aware writer; see the module doc. Dropping it (or
+/// [`CoflowWriter::finish`]) closes its flow.
+#[derive(Debug)]
+pub struct CoflowWriter<S: Write + AsRawFd> {
+    stream: S,
+    flow: Option<WriterFlow>,
+    applied: u64,
+}
+
+impl<S: Write + AsRawFd> CoflowWriter<S> {
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.flow
+            .as_ref()
+            .map_or(0, |f| f.shared.bytes.load(Ordering::Relaxed))
+    }
+
+    /// The writer's current rate (bits/s; `None`: unthrottled) and class.
+    pub fn schedule(&self) -> (Option<f64>, u32) {
+        match &self.flow {
+            Some(f) => {
+                let s = f.shared.sched.lock().expect("flow lock");
+                (s.rate_bps, s.class)
+            }
+            None => (None, 0),
+        }
+    }
+
+    /// Whether an agent schedules this writer.
+    pub fn is_scheduled(&self) -> bool {
+        self.flow
+            .as_ref()
+            .is_some_and(|f| !f.inner.lost.load(Ordering::Relaxed))
+    }
+
+    /// Waits while the flow must, then applies a changed schedule.
+    fn obey(&mut self) {
+        let Some(f) = &self.flow else { return };
+        let mut s = f.shared.sched.lock().expect("flow lock");
+        while s.paused {
+            s = f
+                .shared
+                .changed
+                .wait_timeout(s, Duration::from_millis(50))
+                .expect("flow lock")
+                .0;
+        }
+        if s.version != self.applied {
+            let fd = self.stream.as_raw_fd();
+            if let Err(e) = enforce::set_pacing_rate(fd, s.rate_bps) {
+                warn!(error = %e, "could not pace the socket");
+            }
+            // Marking is best effort (an IPv6 or a non-IP socket refuses IP_TOS).
+            let _ = enforce::set_class(fd, s.class);
+            self.applied = s.version;
+        }
+    }
+
+    /// Flushes, closes the flow, and gives the stream back.
+    pub fn finish(mut self) -> io::Result<S> {
+        self.stream.flush()?;
+        self.close();
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again; the stream is moved
+        // out exactly once.
+        Ok(unsafe { std::ptr::read(&this.stream) })
+    }
+
+    fn close(&mut self) {
+        if let Some(f) = self.flow.take() {
+            f.inner.flows.lock().expect("client lock").remove(&f.id);
+            let _ = f.inner.call(Kind::CloseFlow(proto::CloseFlowRequest {
+                flow_id: f.id,
+                bytes_sent: f.shared.bytes.load(Ordering::Relaxed),
+            }));
+        }
+    }
+}
+
+impl<S: Write + AsRawFd> Write for CoflowWriter<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.obey();
+        let n = self.stream.write(&buf[..buf.len().min(CHUNK)])?;
+        if let Some(f) = &self.flow {
+            f.shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+impl<S: Write + AsRawFd> Drop for CoflowWriter<S> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,785 @@
+//! The coordinator: one per cluster. It drives a scheduler from the
+//! registry through the same [`Scheduler`](coflowkit_sched::Scheduler)
+//! trait and [`NetState`] as the simulator's engine, on bytes the agents
+//! measure rather than bytes advanced at rates.
+//!
+//! The fabric is a big switch of `n_hosts` hosts whose NICs run at
+//! `host_rate_bps` each way (the coflow papers' model); a flow is one
+//! coflow-aware writer (one TCP connection) from its agent's host to its
+//! destination host, of its size hint, or of [`MAX_BYTES`] (a placeholder,
+//! flagged size-unknown) without one.
+//!
+//! Agents' syncs only record what they report ([`Core::sync`]); every Δ one
+//! tick ([`Core::tick`]) changes the state, in this order, so that a
+//! scheduler sees each flow start before it finishes and each coflow arrive
+//! before it completes, as in the simulator:
+//! 1. flows reported finished (seen by an earlier tick) finish with their
+//!    measured bytes as their size ([`NetState::finish_flow_measured`]);
+//! 2. coflows unregistered by their owner with no open flow complete;
+//! 3. coflows first reported since arrive and are released (their Aalo
+//!    CoflowId from their parents: the first parent's DAG, one stage past
+//!    every parent's);
+//! 4. flows first reported since start;
+//! 5. every active flow's sent bytes become the reported ones
+//!    ([`NetState::resync_sent`], [`Changes::resynced`]), the scheduler is
+//!    called, and the changed allocation is applied to the state as the
+//!    engine does;
+//! 6. each flow's rate (solo, its shared group's, or, in a proportional
+//!    group, what it has left over the time to the group's deadline) and
+//!    class are kept per host for the next sync's reply.
+//!
+//! `aalo` is built with `delta=0` unless the spec sets `delta`: the
+//! coordinator's own Δ is the coordination, so the scheduler takes the
+//! reported sizes as they are instead of modelling a refresh of its own.
+//!
+//! A flow first reported after its coflow completed (its owner unregistered
+//! it before another host's first report of a short flow) reopens the
+//! coflow, which completes again once that flow finishes: a late report is
+//! never refused for being late.
+//!
+//! Correctness properties: a flow's reported bytes never decrease and its
+//! coflow and destination never change (a sync that says otherwise is
+//! refused whole, `Core::check`); a flow finishes once, and only after a
+//! tick has started it (`Core::tick` step 1); every message is validated
+//! before it touches the state ([`crate::validate::sync`]); every call
+//! carries the shared token (`check_token`).
+
+use crate::proto::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
+use crate::proto::{FlowRate, HelloReply, HelloRequest, SyncReply, SyncRequest};
+use crate::validate::{self, Invalid, MAX_BYTES, MAX_MESSAGE_BYTES};
+use crate::PROTOCOL_VERSION;
+use coflowkit_model::{flow, BitsPerSec, CoflowId, CoflowSpec, DagId, DagKey, Fabric, Time};
+use coflowkit_sched::{
+    build, proportional, Allocation, AnyScheduler, Change, Changes, CoflowIdx, FlowIdx, NetState,
+    SchedulerError, SchedulerSpec, WorkloadHints, SOLO,
+};
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+use tracing::{info, warn};
+
+/// How a coordinator runs.
+#[derive(Debug, Clone)]
+pub struct CoordinatorConfig {
+    /// Hosts in the cluster (agents are numbered `0..n_hosts`).
+    pub n_hosts: u32,
+    /// Capacity of each host's NIC, each way, bits/s.
+    pub host_rate_bps: f64,
+    /// The coordination interval Δ.
+    pub delta: Duration,
+    /// The scheduler spec, as in the simulator (`aalo`, `varys`, `fair`, ...).
+    pub scheduler: String,
+    /// The token every agent must present.
+    pub token: String,
+}
+
+/// Why a coordinator could not start.
+#[derive(Debug, Error)]
+pub enum CoordinatorError {
+    /// The scheduler spec is not valid.
+    #[error("scheduler: {0}")]
+    Scheduler(#[from] SchedulerError),
+    /// The configuration is not valid.
+    #[error("coordinator configuration: {0}")]
+    Config(String),
+    /// The listener failed.
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    /// The gRPC server failed.
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+#[derive(Debug)]
+struct CoflowEntry {
+    idx: Option<CoflowIdx>,
+    parents: Vec<u64>,
+    unregistered: bool,
+    /// Flows reported and not yet finished by a tick.
+    n_open: u32,
+}
+
+#[derive(Debug)]
+struct FlowEntry {
+    host: u32,
+    agent_id: u64,
+    coflow: u64,
+    dst: u32,
+    size_hint: u64,
+    bytes: u64,
+    finished: bool,
+    idx: Option<FlowIdx>,
+    done: bool,
+}
+
+/// The coordinator's state and scheduler; see the module doc.
+pub struct Core {
+    n_hosts: u32,
+    state: NetState,
+    sched: AnyScheduler,
+    alloc: Allocation,
+    changes: Changes,
+    coflows: HashMap<u64, CoflowEntry>,
+    completed: HashSet<u64>,
+    dags: HashMap<u64, DagId>,
+    flows: Vec<FlowEntry>,
+    flow_of: HashMap<(u32, u64), usize>,
+    entry_of_idx: Vec<usize>,
+    new_coflows: Vec<u64>,
+    new_flows: Vec<usize>,
+    finishing: Vec<usize>,
+    wake: Time,
+    rates: Vec<Vec<FlowRate>>,
+    reports: Vec<(FlowIdx, f64)>,
+}
+
+/// The scheduler spec the coordinator builds (see the module doc on `aalo`).
+pub fn runtime_spec(text: &str) -> Result<SchedulerSpec, SchedulerError> {
+    let mut spec = SchedulerSpec::parse(text)?;
+    if spec.name == "aalo" && !spec.params.iter().any(|(k, _)| k == "delta") {
+        spec.params.push(("delta".into(), "0".into()));
+    }
+    Ok(spec)
+}
+
+impl Core {
+    /// A coordinator's state for `cfg`.
+    pub fn new(cfg: &CoordinatorConfig) -> Result<Core, CoordinatorError> {
+        if cfg.n_hosts < 2 {
+            return Err(CoordinatorError::Config(format!(
+                "{} hosts: a cluster needs at least 2",
+                cfg.n_hosts
+            )));
+        }
+        if !(cfg.host_rate_bps.is_finite() && cfg.host_rate_bps > 0.0) {
+            return Err(CoordinatorError::Config(format!(
+                "host rate {} bits/s: give a positive rate",
+                cfg.host_rate_bps
+            )));
+        }
+        let fabric = Fabric::big_switch(cfg.n_hosts, BitsPerSec(cfg.host_rate_bps))
+            .map_err(|e| CoordinatorError::Config(e.to_string()))?;
+        let sched = build(&runtime_spec(&cfg.scheduler)?, &WorkloadHints::default())?;
+        Ok(Core {
+            n_hosts: cfg.n_hosts,
+            state: NetState::new(fabric),
+            sched,
+            alloc: Allocation::default(),
+            changes: Changes::default(),
+            coflows: HashMap::new(),
+            completed: HashSet::new(),
+            dags: HashMap::new(),
+            flows: vec![],
+            flow_of: HashMap::new(),
+            entry_of_idx: vec![],
+            new_coflows: vec![],
+            new_flows: vec![],
+            finishing: vec![],
+            wake: Time::NEVER,
+            rates: vec![vec![]; cfg.n_hosts as usize],
+            reports: vec![],
+        })
+    }
+
+    /// The scheduler's name.
+    pub fn scheduler_name(&self) -> &str {
+        self.sched.name()
+    }
+
+    /// Checks a validated sync against what earlier syncs said.
+    fn check(&self, r: &SyncRequest) -> Result<(), Invalid> {
+        let bad = |i: usize, why: String| Invalid::Field {
+            field: format!("flows[{i}]"),
+            why,
+        };
+        for (i, f) in r.flows.iter().enumerate() {
+            let Some(&e) = self.flow_of.get(&(r.host, f.flow_id)) else {
+                continue;
+            };
+            let e = &self.flows[e];
+            if e.coflow != f.coflow_id || e.dst != f.dst_host {
+                return Err(bad(
+                    i,
+                    format!(
+                        "flow {} was coflow {} to host {}, now coflow {} to host {}",
+                        f.flow_id, e.coflow, e.dst, f.coflow_id, f.dst_host
+                    ),
+                ));
+            }
+            if f.bytes_sent < e.bytes {
+                return Err(bad(
+                    i,
+                    format!(
+                        "flow {}: bytes sent went back from {} to {}",
+                        f.flow_id, e.bytes, f.bytes_sent
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn coflow_entry(&mut self, id: u64) -> &mut CoflowEntry {
+        let new_coflows = &mut self.new_coflows;
+        self.coflows.entry(id).or_insert_with(|| {
+            new_coflows.push(id);
+            CoflowEntry {
+                idx: None,
+                parents: vec![],
+                unregistered: false,
+                n_open: 0,
+            }
+        })
+    }
+
+    /// Records agent `r.host`'s report and answers with the latest schedule
+    /// of its flows. Refuses (changing nothing) a report that is malformed
+    /// or contradicts an earlier one.
+    pub fn sync(&mut self, r: &SyncRequest) -> Result<SyncReply, Invalid> {
+        validate::sync(r, self.n_hosts)?;
+        self.check(r)?;
+        for c in &r.coflows {
+            if self.completed.contains(&c.coflow_id) {
+                continue;
+            }
+            let e = self.coflow_entry(c.coflow_id);
+            if e.idx.is_none() && !c.parents.is_empty() {
+                e.parents = c.parents.clone();
+            }
+            e.unregistered |= c.unregistered;
+        }
+        let mut acks = vec![];
+        for f in &r.flows {
+            let i = match self.flow_of.get(&(r.host, f.flow_id)) {
+                Some(&i) => i,
+                None => {
+                    if self.completed.remove(&f.coflow_id) {
+                        // Its owner unregistered it before this host's first
+                        // report of the flow (a short flow on another host):
+                        // it arrives again, and completes when its flows do.
+                        warn!(
+                            coflow = f.coflow_id,
+                            host = r.host,
+                            "a flow joined a completed coflow; reopening it"
+                        );
+                        self.coflow_entry(f.coflow_id).unregistered = true;
+                    }
+                    self.coflow_entry(f.coflow_id).n_open += 1;
+                    let i = self.flows.len();
+                    self.flows.push(FlowEntry {
+                        host: r.host,
+                        agent_id: f.flow_id,
+                        coflow: f.coflow_id,
+                        dst: f.dst_host,
+                        size_hint: f.size_hint,
+                        bytes: 0,
+                        finished: false,
+                        idx: None,
+                        done: false,
+                    });
+                    self.flow_of.insert((r.host, f.flow_id), i);
+                    self.new_flows.push(i);
+                    i
+                }
+            };
+            let e = &mut self.flows[i];
+            e.bytes = f.bytes_sent;
+            if f.finished {
+                if !e.finished {
+                    e.finished = true;
+                    self.finishing.push(i);
+                }
+                acks.push(f.flow_id);
+            }
+        }
+        Ok(SyncReply {
+            protocol_version: PROTOCOL_VERSION,
+            rates: self.rates[r.host as usize].clone(),
+            finished_acks: acks,
+        })
+    }
+
+    fn dag_of(&self, id: u64, parents: &[u64]) -> DagId {
+        let Some(&first) = parents.first() else {
+            return DagId {
+                dag: DagKey::Root(CoflowId(id)),
+                stage: 0,
+            };
+        };
+        let of = |p: u64| {
+            self.dags.get(&p).copied().unwrap_or(DagId {
+                dag: DagKey::Root(CoflowId(p)),
+                stage: 0,
+            })
+        };
+        DagId {
+            dag: of(first).dag,
+            stage: 1 + parents.iter().map(|&p| of(p).stage).max().unwrap_or(0),
+        }
+    }
+
+    /// One coordination round at `now`; see the module doc.
+    pub fn tick(&mut self, now: Time) {
+        let now = now.max(self.state.now());
+        self.state.set_now(now);
+        // 1. Flows that finished, once a tick has started them.
+        let finishing = std::mem::take(&mut self.finishing);
+        for i in finishing {
+            let e = &mut self.flows[i];
+            match e.idx {
+                Some(f) if !e.done => {
+                    e.done = true;
+                    self.state.finish_flow_measured(f, e.bytes as f64);
+                    self.alloc.forget(f);
+                    self.changes.finished.push(f);
+                    let c = e.coflow;
+                    if let Some(c) = self.coflows.get_mut(&c) {
+                        c.n_open -= 1;
+                    }
+                }
+                Some(_) => {}
+                None => self.finishing.push(i),
+            }
+        }
+        // 2. Coflows unregistered with nothing open.
+        let done: Vec<u64> = self
+            .coflows
+            .iter()
+            .filter(|(_, c)| c.unregistered && c.n_open == 0 && c.idx.is_some())
+            .map(|(&id, _)| id)
+            .collect();
+        for id in done {
+            let c = self.coflows.remove(&id).expect("listed");
+            let idx = c.idx.expect("arrived");
+            self.state.complete_coflow(idx);
+            self.changes.finished_coflows.push(idx);
+            self.completed.insert(id);
+            info!(coflow = id, "coflow complete");
+        }
+        // 3. Coflows that arrived.
+        for id in std::mem::take(&mut self.new_coflows) {
+            let Some(parents) = self.coflows.get(&id).map(|c| c.parents.clone()) else {
+                continue;
+            };
+            let dag = self.dag_of(id, &parents);
+            self.dags.insert(id, dag);
+            let c = self.state.add_coflow(&CoflowSpec::new(id, now, vec![]));
+            self.state.set_dag(c, dag);
+            self.state.release_coflow(c);
+            self.changes.arrived.push(c);
+            self.coflows.get_mut(&id).expect("listed").idx = Some(c);
+        }
+        // 4. Flows that started.
+        for i in std::mem::take(&mut self.new_flows) {
+            let e = &self.flows[i];
+            let c = self.coflows[&e.coflow].idx.expect("arrived in step 3");
+            let spec = if e.size_hint > 0 {
+                flow(e.host, e.dst, e.size_hint)
+            } else {
+                flow(e.host, e.dst, MAX_BYTES).size_unknown()
+            };
+            let f = self.state.add_flow(c, &spec);
+            let started = self.state.start_flow(f);
+            debug_assert!(started, "sizes are positive");
+            self.alloc.resize(self.state.n_flows());
+            if self.entry_of_idx.len() <= f as usize {
+                self.entry_of_idx.resize(f as usize + 1, usize::MAX);
+            }
+            self.entry_of_idx[f as usize] = i;
+            self.changes.started.push(f);
+            self.flows[i].idx = Some(f);
+        }
+        // 5. Measured progress, the scheduler, its allocation applied.
+        self.reports.clear();
+        for &f in self.state.active() {
+            let e = &self.flows[self.entry_of_idx[f as usize]];
+            self.reports.push((f, e.bytes as f64));
+        }
+        self.state.resync_sent(&self.reports);
+        self.changes.resynced = true;
+        if self.wake <= now {
+            self.changes.timer = true;
+            self.wake = Time::NEVER;
+        }
+        self.changes.started.sort_unstable();
+        if let Some(w) = self
+            .sched
+            .schedule(now, &self.state, &self.changes, &mut self.alloc)
+        {
+            self.wake = w;
+        }
+        self.changes.clear();
+        let state = &mut self.state;
+        self.alloc.drain_changes(|a, ch| match ch {
+            Change::Flow(f) => {
+                if !state.is_active(f) {
+                    return;
+                }
+                let g = a.group(f);
+                if g == SOLO {
+                    state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
+                } else if let Some(pg) = proportional(g) {
+                    state.join_pgroup(f, pg);
+                } else {
+                    state.join_group(f, g);
+                }
+            }
+            Change::Group(g) => state.set_group_rate(g, a.group_rate(g).max(0.0) / 8e9),
+            Change::Deadline(g) => state.set_pgroup_deadline(g, a.deadline(g)),
+        });
+        // 6. Rates per host.
+        for r in &mut self.rates {
+            r.clear();
+        }
+        for &f in self.state.active() {
+            let e = &self.flows[self.entry_of_idx[f as usize]];
+            let rate_bps = self.rate_of(f, now);
+            self.rates[e.host as usize].push(FlowRate {
+                flow_id: e.agent_id,
+                rate_bps,
+                class: self.alloc.class(f).min(63),
+                paused: rate_bps < 1.0,
+            });
+        }
+    }
+
+    /// The rate flow `f` is to send at now, bits/s.
+    fn rate_of(&self, f: FlowIdx, now: Time) -> f64 {
+        let g = self.state.flow_group(f);
+        let r = if g == SOLO {
+            self.state.solo_rate(f) * 8e9
+        } else if let Some(pg) = proportional(g) {
+            let d = self.state.pgroup_deadline(pg);
+            if d == Time::NEVER || d <= now {
+                0.0
+            } else {
+                self.state.remaining(f) * 8e9 / (d.0 - now.0) as f64
+            }
+        } else {
+            self.alloc.group_rate(g)
+        };
+        if r.is_finite() {
+            r.clamp(0.0, validate::MAX_RATE_BPS)
+        } else {
+            0.0
+        }
+    }
+
+    /// Active coflows and flows (for logs and tests).
+    pub fn counts(&self) -> (usize, usize) {
+        (
+            self.state.observed().active_coflows().len(),
+            self.state.active().len(),
+        )
+    }
+}
+
+/// Compares the presented token with the expected one in time independent
+/// of where they differ.
+fn same_token(got: &[u8], want: &[u8]) -> bool {
+    if got.len() != want.len() {
+        return false;
+    }
+    got.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+/// The check run on every call: the `authorization` metadata must be
+/// `Bearer TOKEN`. Refusals are logged with the peer and the reason.
+#[allow(clippy::result_large_err)]
+pub fn check_token(
+    token: &str,
+) -> impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone {
+    let want = format!("Bearer {token}").into_bytes();
+    move |req: tonic::Request<()>| {
+        let peer = req.remote_addr();
+        let reason = match req.metadata().get("authorization") {
+            None => "no authorization token",
+            Some(v) if same_token(v.as_bytes(), &want) => return Ok(req),
+            Some(_) => "wrong authorization token",
+        };
+        warn!(?peer, reason, "refused a call");
+        Err(tonic::Status::unauthenticated(reason))
+    }
+}
+
+#[derive(Clone)]
+struct Service {
+    core: Arc<Mutex<Core>>,
+    hello: HelloReply,
+}
+
+#[tonic::async_trait]
+impl CoordinatorRpc for Service {
+    async fn hello(
+        &self,
+        req: tonic::Request<HelloRequest>,
+    ) -> Result<tonic::Response<HelloReply>, tonic::Status> {
+        let peer = req.remote_addr();
+        let r = req.into_inner();
+        if let Err(e) = validate::hello(&r, self.hello.n_hosts) {
+            warn!(?peer, reason = %e, "refused a hello");
+            return Err(tonic::Status::invalid_argument(e.to_string()));
+        }
+        info!(?peer, host = r.host, "agent said hello");
+        Ok(tonic::Response::new(self.hello.clone()))
+    }
+
+    async fn sync(
+        &self,
+        req: tonic::Request<SyncRequest>,
+    ) -> Result<tonic::Response<SyncReply>, tonic::Status> {
+        let peer = req.remote_addr();
+        let r = req.into_inner();
+        let reply = self.core.lock().expect("coordinator lock").sync(&r);
+        match reply {
+            Ok(x) => Ok(tonic::Response::new(x)),
+            Err(e) => {
+                warn!(?peer, host = r.host, reason = %e, "refused a sync");
+                Err(tonic::Status::invalid_argument(e.to_string()))
+            }
+        }
+    }
+}
+
+/// A running coordinator: its address, and what stops it.
+pub struct CoordinatorHandle {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    /// The state (for tests and status).
+    pub core: Arc<Mutex<Core>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CoordinatorHandle {
+    /// Stops serving and ticking, and waits until it has.
+    pub async fn shutdown(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+/// Starts a coordinator on `listener` (on the current tokio runtime): the
+/// gRPC service and the tick every Δ.
+pub fn spawn(
+    cfg: CoordinatorConfig,
+    listener: tokio::net::TcpListener,
+) -> Result<CoordinatorHandle, CoordinatorError> {
+    let core = Core::new(&cfg)?;
+    let addr = listener.local_addr()?;
+    let hello = HelloReply {
+        protocol_version: PROTOCOL_VERSION,
+        n_hosts: cfg.n_hosts,
+        host_rate_bps: cfg.host_rate_bps,
+        delta_us: cfg.delta.as_micros() as u64,
+        scheduler: core.scheduler_name().to_string(),
+    };
+    info!(%addr, scheduler = %hello.scheduler, n_hosts = cfg.n_hosts, "coordinator up");
+    let core = Arc::new(Mutex::new(core));
+    let svc = Service {
+        core: core.clone(),
+        hello,
+    };
+    let server = CoordinatorServer::new(svc)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let server =
+        tonic::service::interceptor::InterceptedService::new(server, check_token(&cfg.token));
+    let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (server_stop_tx, server_stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let ticking = core.clone();
+    let delta = cfg.delta;
+    let task = tokio::spawn(async move {
+        let serve = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(server)
+                .serve_with_incoming_shutdown(
+                    tonic::transport::server::TcpIncoming::from(listener),
+                    async {
+                        let _ = server_stop_rx.await;
+                    },
+                ),
+        );
+        let start = Instant::now();
+        let mut every = tokio::time::interval(delta);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = every.tick() => {
+                    let now = Time(start.elapsed().as_nanos() as u64);
+                    ticking.lock().expect("coordinator lock").tick(now);
+                }
+                _ = &mut stop_rx => break,
+            }
+        }
+        let _ = server_stop_tx.send(());
+        let _ = serve.await;
+    });
+    Ok(CoordinatorHandle {
+        addr,
+        core,
+        stop: Some(stop_tx),
+        task,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::{CoflowInfo, FlowReport};
+    use proptest::prelude::*;
+
+    fn core(scheduler: &str) -> Core {
+        Core::new(&CoordinatorConfig {
+            n_hosts: 3,
+            host_rate_bps: 1e9,
+            delta: Duration::from_millis(10),
+            scheduler: scheduler.into(),
+            token: "t".into(),
+        })
+        .unwrap()
+    }
+
+    fn report(
+        host: u32,
+        flow_id: u64,
+        coflow_id: u64,
+        dst: u32,
+        bytes: u64,
+        finished: bool,
+    ) -> SyncRequest {
+        SyncRequest {
+            protocol_version: PROTOCOL_VERSION,
+            host,
+            coflows: vec![],
+            flows: vec![FlowReport {
+                flow_id,
+                coflow_id,
+                dst_host: dst,
+                bytes_sent: bytes,
+                size_hint: 0,
+                finished,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_flow_lives_from_its_report_to_its_finish_and_its_coflow_to_unregister() {
+        let mut c = core("aalo");
+        c.sync(&report(0, 1, 7, 2, 0, false)).unwrap();
+        assert_eq!(c.counts(), (0, 0), "nothing changes before a tick");
+        c.tick(Time(10_000_000));
+        assert_eq!(c.counts(), (1, 1));
+        let reply = c.sync(&report(0, 1, 7, 2, 5_000, false)).unwrap();
+        assert_eq!(reply.rates.len(), 1);
+        assert_eq!(reply.rates[0].rate_bps, 1e9, "alone: the whole NIC");
+        // Bytes never go back; a flow keeps its coflow and destination.
+        let e = c.sync(&report(0, 1, 7, 2, 4_000, false)).unwrap_err();
+        assert!(e.to_string().contains("went back from 5000 to 4000"), "{e}");
+        assert!(c.sync(&report(0, 1, 8, 2, 6_000, false)).is_err());
+        let r = c.sync(&report(0, 1, 7, 2, 9_000, true)).unwrap();
+        assert_eq!(r.finished_acks, vec![1]);
+        c.tick(Time(20_000_000));
+        assert_eq!(c.counts(), (1, 0), "the coflow waits for its owner");
+        c.sync(&SyncRequest {
+            protocol_version: PROTOCOL_VERSION,
+            host: 0,
+            coflows: vec![CoflowInfo {
+                coflow_id: 7,
+                parents: vec![],
+                unregistered: true,
+            }],
+            flows: vec![],
+        })
+        .unwrap();
+        c.tick(Time(30_000_000));
+        assert_eq!(c.counts(), (0, 0));
+        // A late flow of the completed coflow (from another host) reopens
+        // it; it completes again when that flow finishes.
+        c.sync(&report(1, 1, 7, 2, 300, true)).unwrap();
+        c.tick(Time(40_000_000));
+        assert_eq!(c.counts(), (1, 1));
+        c.tick(Time(50_000_000));
+        assert_eq!(c.counts(), (0, 0));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Sync {
+            host: u32,
+            flows: Vec<(u64, u64, u32, u64, bool)>,
+            unreg: Vec<(u64, Vec<u64>)>,
+        },
+        Tick(u64),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (
+                0u32..4,
+                proptest::collection::vec(
+                    (0u64..6, 0u64..5, 0u32..4, 0u64..5_000, any::<bool>()),
+                    0..4
+                ),
+                proptest::collection::vec(
+                    (0u64..5, proptest::collection::vec(0u64..5, 0..2)),
+                    0..2
+                ),
+            )
+                .prop_map(|(host, flows, unreg)| Step::Sync { host, flows, unreg }),
+            (1u64..30_000_000).prop_map(Step::Tick),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Random (often invalid) syncs between ticks, under each kind of
+        /// scheduler: refused or taken, never a panic; rates are finite.
+        #[test]
+        fn random_syncs_never_break_the_coordinator(
+            which in 0usize..3,
+            steps in proptest::collection::vec(step(), 1..40),
+        ) {
+            let mut c = core(["aalo", "varys", "fair"][which]);
+            let mut now = 0u64;
+            for s in steps {
+                match s {
+                    Step::Tick(d) => {
+                        now += d;
+                        c.tick(Time(now));
+                    }
+                    Step::Sync { host, flows, unreg } => {
+                        let r = SyncRequest {
+                            protocol_version: PROTOCOL_VERSION,
+                            host,
+                            coflows: unreg
+                                .into_iter()
+                                .map(|(id, parents)| CoflowInfo { coflow_id: id, parents, unregistered: id % 2 == 0 })
+                                .collect(),
+                            flows: flows
+                                .into_iter()
+                                .map(|(f, co, dst, bytes, fin)| FlowReport {
+                                    flow_id: f,
+                                    coflow_id: co,
+                                    dst_host: dst,
+                                    bytes_sent: bytes,
+                                    size_hint: if f % 2 == 0 { 4_000 } else { 0 },
+                                    finished: fin,
+                                })
+                                .collect(),
+                        };
+                        if let Ok(reply) = c.sync(&r) {
+                            for x in &reply.rates {
+                                prop_assert!(crate::validate::rate("rate", x).is_ok(), "{x:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The coflow runtime: a coordinator, an agent per host and a client
+//! library that schedule real TCP traffic with the simulator's schedulers.
+//!
+//! * [`coordinator`]: one per cluster. Keeps a [`coflowkit_sched::NetState`]
+//!   of the coflows and flows the agents report, and every Δ (10 ms by
+//!   default) replaces its progress by the reported bytes, calls a scheduler
+//!   built by the registry through the same [`coflowkit_sched::Scheduler`]
+//!   trait as the simulator, and keeps each flow's rate and priority class
+//!   for its agent's next sync.
+//! * [`agent`]: one per host. Applications reach it through a Unix socket;
+//!   it hands out coflow ids (`register`), counts the bytes the client
+//!   library reports for each writer, syncs with the coordinator every Δ
+//!   (gRPC, a shared token on every call) and passes the schedule back.
+//! * [`client`]: what an application links: `register(parents)`,
+//!   `unregister`, and [`client::CoflowWriter`], which wraps a TCP stream,
+//!   counts bytes as they are written, paces the socket to its rate with
+//!   `SO_MAX_PACING_RATE`, marks it with its class (`IP_TOS`,
+//!   `SO_PRIORITY`), blocks while its flow must wait, and falls back to
+//!   plain unthrottled TCP when the agent is unreachable.
+//!
+//! The wire protocol is `proto/runtime.proto` (package
+//! `coflowkit.runtime.v1`, [`PROTOCOL_VERSION`]), compiled by protox and
+//! tonic-prost-build at build time. Every message is checked at the door
+//! ([`validate`]) and a peer that sends a malformed one is refused with a
+//! logged reason; the runtime only ever delays data, never drops or
+//! changes a byte.
+
+pub mod agent;
+pub mod client;
+pub mod coordinator;
+pub mod enforce;
+pub mod validate;
+pub mod wire;
+
+/// The generated protocol types and gRPC service.
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("coflowkit.runtime.v1");
+}
+
+/// The protocol version both ends must speak.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The default coordination interval Δ (Aalo 6.2).
+pub const DEFAULT_DELTA: std::time::Duration = std::time::Duration::from_millis(10);

@@ -1,0 +1,127 @@
+//! `coflowkit-runtime coordinator|agent`: the runtime's processes.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use coflowkit_runtime::{agent, coordinator};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "coflowkit-runtime",
+    about = "The coflow runtime: coordinator and agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// One per cluster: schedules the coflows the agents report.
+    Coordinator {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:7070")]
+        listen: String,
+        /// Hosts in the cluster (agents are numbered 0..hosts).
+        #[arg(long)]
+        hosts: u32,
+        /// Each host's NIC rate, e.g. 1Gbps, 200Mbit/s, or bits/s.
+        #[arg(long, default_value = "1Gbps")]
+        host_rate: String,
+        /// The scheduler, as in `coflowkit simulate` (aalo, varys, fair, ...).
+        #[arg(long, default_value = "aalo")]
+        scheduler: String,
+        /// The coordination interval Δ in milliseconds.
+        #[arg(long, default_value_t = 10)]
+        delta_ms: u64,
+        /// File holding the shared token agents must present.
+        #[arg(long)]
+        token_file: PathBuf,
+    },
+    /// One per host: serves local clients and syncs with the coordinator.
+    Agent {
+        /// This host's number in the cluster.
+        #[arg(long)]
+        host: u32,
+        /// The coordinator's URL.
+        #[arg(long, default_value = "http://127.0.0.1:7070")]
+        coordinator: String,
+        /// The Unix socket for clients.
+        #[arg(long)]
+        socket: PathBuf,
+        /// The socket's permissions (octal).
+        #[arg(long, default_value = "660")]
+        socket_mode: String,
+        /// File holding the shared token.
+        #[arg(long)]
+        token_file: PathBuf,
+    },
+}
+
+fn read_token(path: &PathBuf) -> Result<String> {
+    let t = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the token file {}", path.display()))?;
+    let t = t.trim().to_string();
+    anyhow::ensure!(!t.is_empty(), "the token file {} is empty", path.display());
+    Ok(t)
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    match Cli::parse().cmd {
+        Cmd::Coordinator {
+            listen,
+            hosts,
+            host_rate,
+            scheduler,
+            delta_ms,
+            token_file,
+        } => {
+            let host_rate_bps = coflowkit_model::parse::rate(&host_rate)
+                .map_err(|e| anyhow::anyhow!("--host-rate {host_rate}: {e}"))?
+                .0;
+            anyhow::ensure!(delta_ms > 0, "--delta-ms must be at least 1");
+            let cfg = coordinator::CoordinatorConfig {
+                n_hosts: hosts,
+                host_rate_bps,
+                delta: Duration::from_millis(delta_ms),
+                scheduler,
+                token: read_token(&token_file)?,
+            };
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .with_context(|| format!("listening on {listen}"))?;
+            let handle = coordinator::spawn(cfg, listener)?;
+            tokio::signal::ctrl_c().await?;
+            handle.shutdown().await;
+        }
+        Cmd::Agent {
+            host,
+            coordinator,
+            socket,
+            socket_mode,
+            token_file,
+        } => {
+            let mode = u32::from_str_radix(&socket_mode, 8)
+                .with_context(|| format!("--socket-mode {socket_mode}: not an octal mode"))?;
+            let cfg = agent::AgentConfig {
+                host,
+                coordinator,
+                token: read_token(&token_file)?,
+                socket,
+                socket_mode: mode,
+            };
+            let handle = agent::spawn(cfg).await?;
+            tokio::signal::ctrl_c().await?;
+            handle.shutdown().await;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! A cluster on loopback in one test process: a coordinator and agents on a
+//! tokio runtime of their own, clients and TCP senders and receivers on
+//! plain threads, as applications would be.
+
+#![allow(dead_code)]
+
+use coflowkit_runtime::agent::{self, AgentConfig, AgentHandle};
+use coflowkit_runtime::coordinator::{self, CoordinatorConfig, CoordinatorHandle};
+use std::collections::HashMap;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const TOKEN: &str = "test-token-1234";
+
+/// A coordinator and `n_hosts` agents.
+pub struct Cluster {
+    pub rt: tokio::runtime::Runtime,
+    pub coordinator: Option<CoordinatorHandle>,
+    pub agents: Vec<AgentHandle>,
+    pub dir: PathBuf,
+}
+
+impl Cluster {
+    pub fn start(name: &str, scheduler: &str, n_hosts: u32, host_rate_bps: f64) -> Cluster {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = std::env::temp_dir().join(format!("coflowkit-rt-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = CoordinatorConfig {
+            n_hosts,
+            host_rate_bps,
+            delta: Duration::from_millis(10),
+            scheduler: scheduler.into(),
+            token: TOKEN.into(),
+        };
+        let coordinator = rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            coordinator::spawn(cfg, listener).unwrap()
+        });
+        let url = format!("http://{}", coordinator.addr);
+        let agents = (0..n_hosts)
+            .map(|h| {
+                rt.block_on(agent::spawn(AgentConfig {
+                    host: h,
+                    coordinator: url.clone(),
+                    token: TOKEN.into(),
+                    socket: dir.join(format!("agent{h}.sock")),
+                    socket_mode: 0o600,
+                }))
+                .unwrap()
+            })
+            .collect();
+        Cluster {
+            rt,
+            coordinator: Some(coordinator),
+            agents,
+            dir,
+        }
+    }
+
+    pub fn socket(&self, h: u32) -> PathBuf {
+        self.dir.join(format!("agent{h}.sock"))
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.coordinator.as_ref().unwrap().addr)
+    }
+
+    /// Waits (at most `limit`) until the coordinator has no active coflow
+    /// or flow; returns whether it got there.
+    pub fn wait_idle(&self, limit: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            let counts = self
+                .coordinator
+                .as_ref()
+                .unwrap()
+                .core
+                .lock()
+                .unwrap()
+                .counts();
+            if counts == (0, 0) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn stop(mut self) {
+        let agents = std::mem::take(&mut self.agents);
+        let coordinator = self.coordinator.take();
+        self.rt.block_on(async move {
+            for a in agents {
+                a.shutdown().await;
+            }
+            if let Some(c) = coordinator {
+                c.shutdown().await;
+            }
+        });
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The byte stream of flow `tag`: xorshift64 from the tag, so the receiver
+/// can check every byte.
+pub struct Pattern(u64);
+
+impl Pattern {
+    pub fn new(tag: u64) -> Pattern {
+        Pattern(tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+        }
+    }
+}
+
+/// What a receiver saw of one flow.
+#[derive(Debug, Clone, Default)]
+pub struct Received {
+    pub bytes: u64,
+    pub intact: bool,
+    pub done: Option<Instant>,
+}
+
+/// A receiving host: accepts connections, each starting with its 8-byte
+/// tag; checks every byte against the tag's pattern (writes are in whole
+/// 8-byte words, so chunks align).
+pub struct Receiver {
+    pub addr: std::net::SocketAddr,
+    pub flows: Arc<Mutex<HashMap<u64, Received>>>,
+}
+
+impl Receiver {
+    pub fn start() -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let flows: Arc<Mutex<HashMap<u64, Received>>> = Arc::default();
+        let f = flows.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                let flows = f.clone();
+                std::thread::spawn(move || {
+                    let mut tag = [0u8; 8];
+                    if conn.read_exact(&mut tag).is_err() {
+                        return;
+                    }
+                    let tag = u64::from_le_bytes(tag);
+                    flows.lock().unwrap().insert(
+                        tag,
+                        Received {
+                            intact: true,
+                            ..Received::default()
+                        },
+                    );
+                    let mut pattern = Pattern::new(tag);
+                    let mut buf = vec![0u8; 64 << 10];
+                    let mut want = vec![0u8; 64 << 10];
+                    // Bytes of the pattern's current word already matched.
+                    let mut carry: Vec<u8> = vec![];
+                    loop {
+                        let n = match conn.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        // Compare through a byte queue of the expected stream.
+                        carry.extend_from_slice(&buf[..n]);
+                        let whole = carry.len() / 8 * 8;
+                        let mut ok = true;
+                        for piece in carry[..whole].chunks(want.len()) {
+                            pattern.fill(&mut want[..piece.len()]);
+                            ok &= want[..piece.len()] == *piece;
+                        }
+                        carry.drain(..whole);
+                        let mut g = flows.lock().unwrap();
+                        let r = g.get_mut(&tag).unwrap();
+                        r.bytes += n as u64;
+                        r.intact &= ok;
+                    }
+                    let mut g = flows.lock().unwrap();
+                    let r = g.get_mut(&tag).unwrap();
+                    r.intact &= carry.is_empty();
+                    r.done = Some(Instant::now());
+                });
+            }
+        });
+        Receiver { addr, flows }
+    }
+
+    pub fn total(&self, tags: &[u64]) -> u64 {
+        let g = self.flows.lock().unwrap();
+        tags.iter().map(|t| g.get(t).map_or(0, |r| r.bytes)).sum()
+    }
+}
+
+/// Opens a TCP connection to `addr` and sends the flow's tag.
+pub fn connect(addr: std::net::SocketAddr, tag: u64) -> TcpStream {
+    use std::io::Write;
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    s.write_all(&tag.to_le_bytes()).unwrap();
+    s
+}
