@@ -128,6 +128,12 @@ pub struct BaraatConfig {
     pub tasks: TaskIdConfig,
     /// The nominal rate of a flow whose demand does not fit.
     pub share: Share,
+    /// Virtual capacity gain (footnote 5, RCP's rule): after each round a
+    /// link's virtual capacity moves by `vc_gain · (C - y)`, `y` the rate
+    /// offered to it. 0 (the default) keeps it at `C`.
+    pub vc_gain: f64,
+    /// Upper bound of the virtual capacity, as a multiple of `C`.
+    pub vc_max: f64,
 }
 
 impl Default for BaraatConfig {
@@ -138,6 +144,8 @@ impl Default for BaraatConfig {
             delta: 10e6,
             tasks: TaskIdConfig::default(),
             share: Share::Equal,
+            vc_gain: 0.0,
+            vc_max: 10.0,
         }
     }
 }
@@ -211,6 +219,12 @@ struct FlowState {
     ar: Vec<f64>,
     new_demand: f64,
     new_min_nr: f64,
+    /// The round that last wrote `setup`, `demand`, `min_nr` and `ar`, and
+    /// their values before it: a round computed again at the same instant
+    /// (a flow ending on the tick) starts from the same state.
+    round: Option<i64>,
+    before: (bool, f64, f64),
+    ar_before: Vec<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -230,6 +244,13 @@ struct LinkState {
     /// Per task seen on the link, sorted by task id.
     tasks: Vec<LinkTask>,
     busy: bool,
+    /// Virtual capacity (bits/s), 0 until the link first carries a flow.
+    vcap: f64,
+    /// The round that last updated `vcap`, and its value before: a round
+    /// computed again at the same instant (a flow ending on the tick)
+    /// starts from the same virtual capacity.
+    vcap_round: i64,
+    vcap_before: f64,
 }
 
 /// Baraat with Smart Priority Classes; see the module doc.
@@ -248,6 +269,8 @@ pub struct Baraat {
     planned: Option<i64>,
     scratch_class: Vec<u32>,
     scratch_old: Vec<(f64, u32)>,
+    /// Per link: rate offered in the current round, then the clip factor.
+    scratch_y: Vec<f64>,
     rounds: u64,
 }
 
@@ -265,6 +288,7 @@ impl Baraat {
             planned: None,
             scratch_class: vec![],
             scratch_old: vec![],
+            scratch_y: vec![],
             rounds: 0,
         }
     }
@@ -354,6 +378,9 @@ impl Baraat {
             ar: vec![0.0; path.len()],
             new_demand: 0.0,
             new_min_nr: f64::INFINITY,
+            round: None,
+            before: (false, 0.0, f64::INFINITY),
+            ar_before: vec![],
         };
         for (pos, l) in path.iter().enumerate() {
             self.link_task(l.0, task, c).n_flows += 1;
@@ -368,7 +395,10 @@ impl Baraat {
         let task = self.flows[f as usize].task;
         for l in view.path(f) {
             let link = &mut self.links[l.0 as usize];
-            if let Ok(i) = link.members.binary_search_by_key(&(task, f), |m| (m.0, m.1)) {
+            if let Ok(i) = link
+                .members
+                .binary_search_by_key(&(task, f), |m| (m.0, m.1))
+            {
                 link.members.remove(i);
             }
             if let Ok(i) = link.tasks.binary_search_by_key(&task, |t| t.task) {
@@ -403,6 +433,14 @@ impl Baraat {
         // 1. Senders (Algorithm 2).
         for &f in view.active_flows() {
             let st = &mut self.flows[f as usize];
+            if st.round == Some(k) {
+                (st.setup, st.demand, st.min_nr) = st.before;
+                st.ar.clone_from(&st.ar_before);
+            } else {
+                st.round = Some(k);
+                st.before = (st.setup, st.demand, st.min_nr);
+                st.ar_before.clone_from(&st.ar);
+            }
             let nic = view.capacities()[view.path(f)[0].0 as usize];
             let buffered = view.remaining(f).max(0.0) * 8.0 / rtt_s;
             let prev = st.setup.then_some((st.demand, st.min_nr));
@@ -414,8 +452,16 @@ impl Baraat {
         let busy = std::mem::take(&mut self.busy);
         let mut still_busy = Vec::with_capacity(busy.len());
         for &l in &busy {
-            let cap = view.capacities()[l as usize];
+            let real_cap = view.capacities()[l as usize];
             let mut link = std::mem::take(&mut self.links[l as usize]);
+            if link.vcap_round == k {
+                link.vcap = link.vcap_before;
+            }
+            if link.members.is_empty() || link.vcap <= 0.0 {
+                link.vcap = real_cap;
+            }
+            let cap = link.vcap;
+            link.vcap_round = i64::MIN;
             for t in &mut link.tasks {
                 t.grant = 0.0;
                 t.heavy = self.is_heavy(t.reserved);
@@ -488,12 +534,12 @@ impl Baraat {
                 }
                 let (ar, nr) = feedback(
                     FeedbackInput {
-                    capacity: cap,
-                    higher_demand: higher,
-                    class_demand: new_sum + (old_rest - own_old_d).max(0.0),
-                    class_flows: old_count + new_count,
-                    allocated: a_new + (a_old_rest - own_old_ar).max(0.0),
-                    demand: st.new_demand,
+                        capacity: cap,
+                        higher_demand: higher,
+                        class_demand: new_sum + (old_rest - own_old_d).max(0.0),
+                        class_flows: old_count + new_count,
+                        allocated: a_new + (a_old_rest - own_old_ar).max(0.0),
+                        demand: st.new_demand,
                     },
                     self.config.share,
                 );
@@ -514,7 +560,12 @@ impl Baraat {
             self.links[l as usize] = link;
         }
         self.busy = still_busy;
-        // 4. Rates.
+        // 4. Rates: the least AR of the path is what the flow offers.
+        let caps = view.capacities();
+        let y = &mut self.scratch_y;
+        if y.len() < caps.len() {
+            y.resize(caps.len(), 0.0);
+        }
         for &f in view.active_flows() {
             let st = &mut self.flows[f as usize];
             changed |= moved(st.new_min_nr, st.min_nr);
@@ -522,7 +573,49 @@ impl Baraat {
             st.demand = st.new_demand;
             st.min_nr = st.new_min_nr;
             let rate = st.ar.iter().copied().fold(f64::INFINITY, f64::min);
-            out.set_rate(f, if rate.is_finite() { rate } else { 0.0 });
+            let rate = if rate.is_finite() { rate } else { 0.0 };
+            for l in view.path(f) {
+                y[l.0 as usize] += rate;
+            }
+            out.set_rate(f, rate);
+        }
+        if self.config.vc_gain > 0.0 {
+            // Virtual capacity: a link whose offered load `y` exceeds `C`
+            // (possible only when its virtual capacity is above `C`) serves
+            // each flow in proportion, `C / y`; a flow sends at the least of
+            // these factors over its path times what it offers, so what
+            // crosses every link stays within its real capacity.
+            for &l in &self.busy {
+                let link = &mut self.links[l as usize];
+                let (c, yl) = (caps[l as usize], y[l as usize]);
+                if !link.members.is_empty() {
+                    let err = if (c - yl).abs() > RATE_TIE * c {
+                        c - yl
+                    } else {
+                        0.0
+                    };
+                    let v = (link.vcap + self.config.vc_gain * err)
+                        .clamp(c, c * self.config.vc_max.max(1.0));
+                    changed |= moved(v, link.vcap);
+                    link.vcap_round = k;
+                    link.vcap_before = link.vcap;
+                    link.vcap = v;
+                }
+                y[l as usize] = if yl > c { c / yl } else { 1.0 };
+            }
+            for &f in view.active_flows() {
+                let s = view
+                    .path(f)
+                    .iter()
+                    .map(|l| y[l.0 as usize])
+                    .fold(1.0, f64::min);
+                if s < 1.0 {
+                    out.set_rate(f, out.rate(f) * s);
+                }
+            }
+        }
+        for &l in &self.busy {
+            y[l as usize] = 0.0;
         }
         for &l in &self.busy {
             for t in &mut self.links[l as usize].tasks {

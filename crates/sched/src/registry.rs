@@ -6,12 +6,12 @@
 
 use crate::aalo::{Aalo, AaloConfig, Coordination};
 use crate::baraat::{Baraat, BaraatConfig, Share};
-use crate::tasks::TaskIdConfig;
 use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
 use crate::fifo_lm::FifoLm;
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
 use crate::srpt::Srpt;
+use crate::tasks::TaskIdConfig;
 use crate::varys::Varys;
 // --- tafe, d2tcp (TAFE issue) ---
 use crate::d2tcp::D2tcp;
@@ -184,7 +184,16 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     let allowed: &[&str] = match name {
         "fair" | "fifo" => &["solver"],
         "fifo-lm" => &["threshold", "counters", "background"],
-        "baraat" => &["threshold", "rtt", "delta", "share", "counters", "background"],
+        "baraat" => &[
+            "threshold",
+            "rtt",
+            "delta",
+            "share",
+            "vc",
+            "vc_max",
+            "counters",
+            "background",
+        ],
         "varys" => &["recompute"],
         "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
@@ -266,6 +275,19 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
                 "fill" => Share::Fill,
                 other => return Err(bad("share", format!("'{other}' is not equal or fill"))),
             };
+            for (key, slot, min) in [
+                ("vc", &mut config.vc_gain, 0.0),
+                ("vc_max", &mut config.vc_max, 1.0),
+            ] {
+                if let Some(v) = param(key) {
+                    *slot = match v.parse::<f64>() {
+                        Ok(x) if x.is_finite() && x >= min => x,
+                        _ => {
+                            return Err(bad(key, format!("'{v}' is not a number of {min} or more")))
+                        }
+                    };
+                }
+            }
             AnyScheduler::Clairvoyant(Box::new(Baraat::new(config)))
         }
         "srpt" => AnyScheduler::Clairvoyant(Box::new(Srpt::new())),
@@ -703,7 +725,10 @@ mod tests {
             err("baraat:threshold=1MB;rtt=50us;delta=1Mbps;counters=4;background=1000"),
             None
         );
-        assert_eq!(err("fifo-lm:threshold=p90;counters=2;background=none"), None);
+        assert_eq!(
+            err("fifo-lm:threshold=p90;counters=2;background=none"),
+            None
+        );
         assert_eq!(
             err("baraat:rttt=1ms").unwrap(),
             "scheduler 'baraat': unknown parameter 'rttt'"
@@ -712,9 +737,15 @@ mod tests {
             err("baraat:rtt=0").unwrap(),
             "scheduler 'baraat': parameter 'rtt': an RTT must be above 0"
         );
-        assert!(err("baraat:rtt=100").unwrap().contains("parameter 'rtt': \"100\" needs a unit"));
-        assert!(err("baraat:delta=1MBps").unwrap().contains("parameter 'delta': "));
-        assert!(err("baraat:threshold=p101").unwrap().contains("parameter 'threshold': 'p101'"));
+        assert!(err("baraat:rtt=100")
+            .unwrap()
+            .contains("parameter 'rtt': \"100\" needs a unit"));
+        assert!(err("baraat:delta=1MBps")
+            .unwrap()
+            .contains("parameter 'delta': "));
+        assert!(err("baraat:threshold=p101")
+            .unwrap()
+            .contains("parameter 'threshold': 'p101'"));
         assert_eq!(
             err("fifo-lm:counters=0").unwrap(),
             "scheduler 'fifo-lm': parameter 'counters': 0 counters: give 1 to 65536"

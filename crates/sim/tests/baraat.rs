@@ -39,13 +39,20 @@ fn run_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
 }
 
 fn run(sched: &str, n_hosts: u32, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    run_on(sched, Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(), coflows)
+    run_on(
+        sched,
+        Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(),
+        coflows,
+    )
 }
 
 fn assert_within(got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
     for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() <= tol, "{got:?} vs {want:?} (tolerance {tol})");
+        assert!(
+            (g - w).abs() <= tol,
+            "{got:?} vs {want:?} (tolerance {tol})"
+        );
     }
 }
 
@@ -145,8 +152,18 @@ fn multiplexing() -> Vec<CoflowSpec> {
 #[test]
 fn multiplexing_rises_with_heavy_tasks_and_falls_as_they_finish() {
     let spec = format!("threshold={}", 2 * UNIT);
-    check(&format!("fifo-lm:{spec}"), 2, multiplexing(), &[14.0, 9.0, 9.0]);
-    check(&format!("baraat:{spec}"), 2, multiplexing(), &[14.0, 9.0, 9.0]);
+    check(
+        &format!("fifo-lm:{spec}"),
+        2,
+        multiplexing(),
+        &[14.0, 9.0, 9.0],
+    );
+    check(
+        &format!("baraat:{spec}"),
+        2,
+        multiplexing(),
+        &[14.0, 9.0, 9.0],
+    );
     // The class changes fall on round boundaries here, so T2 and T3 finish
     // exactly; only T1 loses part of a round ramping up alone at 9.
     let got = run(&format!("baraat:{spec}"), 2, multiplexing());
@@ -285,4 +302,36 @@ fn share_fill_gives_a_class_what_its_blocked_flows_leave() {
     assert!(equal > T / 0.51 && equal < T / 0.5 + 3.0 * RTT, "{equal}");
     // Fill: 1 / 0.99 units after the first rounds.
     assert!((fill - T / 0.99).abs() < 3.0 * RTT, "{fill}");
+}
+
+/// Virtual capacity (footnote 5) gives a lower class what a higher one's
+/// demand withholds but does not use. Task 1 is an incast of two 1-unit
+/// flows into host 2 (hosts 0 and 1): each gets 1/2 at host 2's downlink,
+/// so host 0's flow asks NR + delta = 0.6 Gbit/s at host 0's uplink
+/// (delta 100 Mbit/s). Task 2 sends 1/2 unit from host 0 to host 3: at
+/// host 0's uplink its class gets C - 0.6 = 0.4, so it takes 1.25 units
+/// without virtual capacity, while the uplink idles at 0.9 of C. With it,
+/// the uplink's capacity grows (vc = 0.5 per round) until the offered load
+/// is C: task 2 gets the 0.5 that task 1 leaves and takes 1 unit.
+/// Task 1 takes 2 units either way.
+#[test]
+fn virtual_capacity_gives_a_lower_class_what_higher_demands_withhold() {
+    let tasks = || {
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 2, UNIT), flow(1, 2, UNIT)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 3, UNIT / 2)]),
+        ]
+    };
+    check(
+        "baraat:threshold=inf;delta=100Mbps",
+        4,
+        tasks(),
+        &[2.0, 1.25],
+    );
+    check(
+        "baraat:threshold=inf;delta=100Mbps;vc=0.5",
+        4,
+        tasks(),
+        &[2.0, 1.0],
+    );
 }

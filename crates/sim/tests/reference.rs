@@ -456,6 +456,8 @@ const SPECS: &[&str] = &[
     BARAAT,
     BARAAT_TASKS,
     BARAAT_FILL,
+    "baraat:threshold=inf;vc=0.5",
+    BARAAT_VC,
     // --- tafe, d2tcp (TAFE issue) ---
     "tafe",
     "tafe:queues=1",
@@ -471,6 +473,9 @@ const SPECS: &[&str] = &[
 /// As [`BARAAT`], with `share=fill`.
 const BARAAT_FILL: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;share=fill";
 
+/// As [`BARAAT`], with a virtual capacity of full gain bounded at 3 C.
+const BARAAT_VC: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;vc=1;vc_max=3";
+
 /// `fifo-lm` with two task-id counters and coflows from id 20 in the
 /// background.
 const FIFO_LM_TASKS: &str = "fifo-lm:threshold=300000;counters=2;background=20";
@@ -480,7 +485,8 @@ const FIFO_LM_TASKS: &str = "fifo-lm:threshold=300000;counters=2;background=20";
 const BARAAT: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps";
 /// As [`BARAAT`], with two task-id counters and coflows from id 20 in the
 /// background.
-const BARAAT_TASKS: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;counters=2;background=20";
+const BARAAT_TASKS: &str =
+    "baraat:threshold=300000;rtt=370us;delta=50Mbps;counters=2;background=20";
 
 /// D-CAS at the scale of the random instances: ticks every 707.1 us (off
 /// the whole-millisecond grid the instances' events fall on, so that ticks
@@ -2040,6 +2046,9 @@ struct BaraatParams {
     /// `share=fill`: NR is the larger of the equal share and what the
     /// class leaves.
     fill: bool,
+    /// Virtual capacity gain (0: none) and bound (multiple of C).
+    vc: f64,
+    vc_max: f64,
 }
 
 impl BaraatParams {
@@ -2051,6 +2060,8 @@ impl BaraatParams {
             counters: 1,
             background: None,
             fill: false,
+            vc: 0.0,
+            vc_max: 10.0,
         };
         let mut threshold_given = false;
         for kv in spec.split_once(':').map_or("", |x| x.1).split(';') {
@@ -2067,18 +2078,33 @@ impl BaraatParams {
                     }
                 }
                 "rtt" => {
-                    p.rtt = v.strip_suffix("us").expect("rtt in us").parse::<f64>().unwrap() * 1e3
+                    p.rtt = v
+                        .strip_suffix("us")
+                        .expect("rtt in us")
+                        .parse::<f64>()
+                        .unwrap()
+                        * 1e3
                 }
                 "delta" => {
-                    p.delta = v.strip_suffix("Mbps").expect("delta in Mbps").parse::<f64>().unwrap() * 1e6
+                    p.delta = v
+                        .strip_suffix("Mbps")
+                        .expect("delta in Mbps")
+                        .parse::<f64>()
+                        .unwrap()
+                        * 1e6
                 }
                 "counters" => p.counters = v.parse().unwrap(),
                 "background" => p.background = Some(v.parse().unwrap()),
                 "share" => p.fill = v == "fill",
+                "vc" => p.vc = v.parse().unwrap(),
+                "vc_max" => p.vc_max = v.parse().unwrap(),
                 other => panic!("the reference does not read baraat's '{other}'"),
             }
         }
-        assert!(threshold_given, "give baraat's threshold in the reference's specs");
+        assert!(
+            threshold_given,
+            "give baraat's threshold in the reference's specs"
+        );
         p
     }
 }
@@ -2103,6 +2129,8 @@ struct RefBaraat {
     n: HashMap<(u32, u64), u32>,
     a: HashMap<u32, f64>,
     reserved: HashMap<(u32, u64), f64>,
+    /// Virtual capacity of the links that carried flows in the last round.
+    vcap: HashMap<u32, f64>,
 }
 
 impl RefBaraat {
@@ -2121,6 +2149,7 @@ impl RefBaraat {
             n: HashMap::new(),
             a: HashMap::new(),
             reserved: HashMap::new(),
+            vcap: HashMap::new(),
         }
     }
 }
@@ -2170,7 +2199,9 @@ impl RefSim {
                 }
             }
         }
-        let active: Vec<usize> = (0..self.flows.len()).filter(|&f| self.is_active(f)).collect();
+        let active: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| self.is_active(f))
+            .collect();
         // Algorithm 2 at every sender.
         let mut new_demand = vec![0.0; self.flows.len()];
         for &f in &active {
@@ -2184,11 +2215,16 @@ impl RefSim {
         }
         // Algorithm 1 at every link, flows in (task id, flow) order.
         let mut new_min_nr = vec![f64::INFINITY; self.flows.len()];
-        let mut links: Vec<u32> = active.iter().flat_map(|&f| self.flows[f].path.clone()).collect();
+        let mut links: Vec<u32> = active
+            .iter()
+            .flat_map(|&f| self.flows[f].path.clone())
+            .collect();
         links.sort_unstable();
         links.dedup();
-        for l in links {
-            let c = self.caps[l as usize];
+        // A link without flows in a round starts again from its capacity.
+        b.vcap.retain(|l, _| links.contains(l));
+        for &l in &links {
+            let c = *b.vcap.entry(l).or_insert(self.caps[l as usize]);
             let mut here: Vec<usize> = active
                 .iter()
                 .copied()
@@ -2262,6 +2298,32 @@ impl RefSim {
                 .iter()
                 .map(|&l| b.ar[&(f, l)])
                 .fold(f64::INFINITY, f64::min);
+        }
+        if p.vc > 0.0 {
+            // Virtual capacity: moves by vc * (C - y), y the offered rate
+            // (|C - y| within 1e-9 relative counts as 0), kept in
+            // [C, vc_max * C]. A link offered y > C passes C / y of each
+            // flow; a flow gets the least such factor of its path.
+            let mut factor: HashMap<u32, f64> = HashMap::new();
+            for &l in &links {
+                let c = self.caps[l as usize];
+                let y: f64 = active
+                    .iter()
+                    .filter(|&&f| self.flows[f].path.contains(&l))
+                    .map(|&f| rate[f])
+                    .sum();
+                let err = if (c - y).abs() > 1e-9 * c { c - y } else { 0.0 };
+                let v = b.vcap[&l];
+                b.vcap.insert(l, (v + p.vc * err).clamp(c, c * p.vc_max));
+                factor.insert(l, if y > c { c / y } else { 1.0 });
+            }
+            for &f in &active {
+                rate[f] *= self.flows[f]
+                    .path
+                    .iter()
+                    .map(|l| factor[l])
+                    .fold(1.0, f64::min);
+            }
         }
         self.baraat = Some(b);
         rate
@@ -3433,4 +3495,3 @@ fn ncf_regression_ci_stop_14() {
     };
     compare(&case, "ncf").unwrap();
 }
-
