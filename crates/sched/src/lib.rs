@@ -24,8 +24,8 @@ pub mod ordered;
 pub mod registry;
 pub mod srpt;
 pub mod state;
-pub mod tafe;
 pub mod tasks;
+pub mod tafe;
 pub mod varys;
 
 pub use registry::{build, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};

@@ -78,10 +78,7 @@ fn uncontended_flow_finishes_at_size_over_rate() {
         vec![CoflowSpec::new(1, Time(5), vec![flow(0, 1, 1 << 20)])],
     );
     assert_eq!(cct, vec![(8_500_000 - 5) as f64 * 1e-9]);
-    for (s, _) in coflowkit_sched::NAMES
-        .iter()
-        .filter(|(s, _)| *s != "baraat")
-    {
+    for (s, _) in coflowkit_sched::NAMES.iter().filter(|(s, _)| *s != "baraat") {
         let cct = run(
             s,
             2,
@@ -451,10 +448,7 @@ fn tafe_fig2_one_by_one_finishes_at_3t_and_5t() {
 #[test]
 fn a_lone_flow_has_slowdown_1_and_fct_size_over_rate() {
     // Not `baraat`, which works in rounds of one RTT (see above).
-    for (s, _) in coflowkit_sched::NAMES
-        .iter()
-        .filter(|(s, _)| *s != "baraat")
-    {
+    for (s, _) in coflowkit_sched::NAMES.iter().filter(|(s, _)| *s != "baraat") {
         let r = run_full(
             s,
             2,
