@@ -53,7 +53,8 @@
 //! next round (its FIN), so the bandwidth it leaves idles until then, as it
 //! would on a real network. Rates are constant within a round, so the engine
 //! stays exact; the sum of ARs on a link never exceeds its capacity
-//! (`AR <= C - A`), so every allocation is feasible.
+//! (`AR <= C - A`), so every allocation is feasible (with virtual
+//! capacity, below, the rates are clipped to keep it so).
 //!
 //! Work conservation in multi-hop settings (4.3.2-4.3.3) comes from the
 //! demand: a high-priority flow bottlenecked downstream lowers its demand to
@@ -63,11 +64,26 @@
 //! `ClassAvlBW / F_k`, not a water level over the flows' demands (so a
 //! class whose flows are partly bottlenecked elsewhere may leave some of
 //! its share to the next class only), and a flow whose demand fits is given
-//! exactly its demand. Virtual capacity (footnote 5: a link's capacity
-//! raised while it is under-used) is not modelled yet, so demands that
-//! overstate what flows send (NR + delta, a new flow's NIC rate) withhold
-//! capacity from lower classes: with many classes on a link this idles a
-//! lot of it (docs/benchmarks.md, Baraat's search workload).
+//! exactly its demand.
+//!
+//! # Virtual capacity (footnote 5), `vc_gain > 0`
+//!
+//! Demands overstate what flows send (NR + delta, a new flow's NIC rate),
+//! so `ClassAvlBW` withholds capacity from lower classes. The paper's fix
+//! is a virtual capacity raised while the link is under-used and lowered
+//! when it is over-used, as in RCP; it gives no formula. Ours: after round
+//! `k`, per link, `Cv <- clamp(Cv + vc_gain * (C - y), C, vc_max * C)` with
+//! `y` the rate offered to the link (the least AR of each of its flows'
+//! paths, summed), `|C - y|` within [`RATE_TIE`] counting as 0. Round
+//! `k + 1` uses `Cv` for `C` in Algorithm 1 (`ClassAvlBW` and `AR <= Cv -
+//! A`). A link offered `y > C` (possible only while `Cv > C`) passes `C /
+//! y` of each flow (a fluid stand-in for the queue, which has no place in
+//! this simulator), and a flow sends at its least AR times the least such
+//! factor of its path. Invariant: the rates handed to the engine never sum
+//! above `C` on any link. With `Cv = C` nothing changes from the above. A
+//! link with no flow in a round starts again from `C`. A round computed
+//! twice at one instant (a flow ending on the tick) restarts from the
+//! state before the first computation, virtual capacities included.
 //!
 //! # Speed: rounds that change nothing are skipped
 //!
