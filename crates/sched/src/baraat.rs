@@ -82,8 +82,8 @@
 //! factor of its path. Invariant: the rates handed to the engine never sum
 //! above `C` on any link. With `Cv = C` nothing changes from the above. A
 //! link with no flow in a round starts again from `C`. A round computed
-//! twice at one instant (a flow ending on the tick) restarts from the
-//! state before the first computation, virtual capacities included.
+//! twice at one instant (a flow ending on the tick) restarts from the rate
+//! state before the first (demands, least NRs, ARs, virtual capacities).
 //!
 //! # Speed: rounds that change nothing are skipped
 //!
