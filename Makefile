@@ -33,7 +33,7 @@ demo: $(VENV)/.installed-run
 	# Every scheduler but baraat, whose per-RTT rounds take far longer on this
 	# workload (docs/benchmarks.md); `coflowkit simulate` alone runs them all.
 	$(BIN)/coflowkit simulate --out results/demo \
-	    --scheduler fair,srpt,fifo,fifo-lm,scf,ncf,lcf,stf,varys,aalo,aalo-local,dcas
+	    --scheduler fair,srpt,fifo,fifo-lm,scf,ncf,lcf,stf,varys,aalo,aalo-local,dcas,tafe,d2tcp
 
 develop: $(VENV)/.installed-dev
 	$(BIN)/maturin develop

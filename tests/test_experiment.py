@@ -428,3 +428,21 @@ def test_the_tafe_reproduction_files_are_valid(cli: Cli) -> None:
     exp = load_experiment(ROOT / "examples" / "reproductions" / "tafe.toml")
     # 2 distributions x 4 task counts x 5 seeds, 12 scheduler points each.
     assert len(exp.points()) == 2 * 4 * 5 * 12
+
+
+def test_run_each_runs_in_turn_and_resumes(tmp_path: Path) -> None:
+    """`run_each` (the reproduction scripts' loop): one line per run, and a second call finds every point done."""
+    import io
+
+    from coflowkit.runner import run_each
+
+    text = 'name = "{}"\nschedulers = ["fair", "fifo"]\n[workload]\ngenerator = "coflow-benchmark"\nn_coflows = 6\n'
+    exps = [load_experiment(write(tmp_path, text.format(n), name=f"{n}.toml")) for n in ("one", "two")]
+    runs = [(e, tmp_path / "stores" / e.name) for e in exps]
+    out = io.StringIO()
+    first = run_each(runs, workers=1, progress=out)
+    assert [(s.n_done, s.n_failed) for s in first] == [(2, 0), (2, 0)]
+    lines = [x for x in out.getvalue().splitlines() if x.startswith(("one:", "two:"))]
+    assert [x.split(":")[0] for x in lines] == ["one", "two"] and "2 run, 0 already done, 0 failed" in lines[0]
+    again = run_each(runs, workers=1)
+    assert [(s.n_done, s.n_skipped) for s in again] == [(0, 2), (0, 2)]

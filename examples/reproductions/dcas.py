@@ -21,13 +21,13 @@ import argparse
 import math
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from coflowkit import __version__, load_experiment, run_experiment
+from coflowkit import __version__, load_experiment
+from coflowkit.runner import PointsFailed, run_each
 from coflowkit.analysis import BAR_BINS, StoreData, load_store, metric_info
 from coflowkit.plots import make_figures
 
@@ -62,22 +62,14 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=ROOT / "results", help="where the stores go")
     ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
     args = ap.parse_args()
-    stores = {}
-    for key, path in EXPERIMENTS.items():
-        exp = load_experiment(path)
-        store = args.results / exp.name
-        if not args.no_run:
-            t0 = time.monotonic()
-            summary = run_experiment(exp, store, workers=args.workers, progress=sys.stderr)
-            print(
-                f"{exp.name}: {summary.n_done} run, {summary.n_skipped} already done, "
-                f"{summary.n_failed} failed in {time.monotonic() - t0:.0f} s",
-                file=sys.stderr,
-            )
-            if summary.n_failed:
-                print(f"{exp.name}: {summary.n_failed} points failed; see {store}/points.parquet", file=sys.stderr)
-                return 1
-        stores[key] = store
+    exps = {key: load_experiment(path) for key, path in EXPERIMENTS.items()}
+    stores = {key: args.results / exp.name for key, exp in exps.items()}
+    if not args.no_run:
+        try:
+            run_each(((exps[k], stores[k]) for k in exps), workers=args.workers, progress=sys.stderr)
+        except PointsFailed as e:
+            print(e, file=sys.stderr)
+            return 1
     data_of = {key: load_store(store) for key, store in stores.items()}
     figures = {}
     for key, data in data_of.items():

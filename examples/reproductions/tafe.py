@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import coflowkit
-from coflowkit import __version__, load_experiment, run_experiment
+from coflowkit import __version__, load_experiment
+from coflowkit.runner import PointsFailed, run_each
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -54,21 +54,16 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=ROOT / "results", help="where the stores go")
     ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
     args = ap.parse_args()
+    exps = {key: load_experiment(path) for key, path in EXPERIMENTS.items()}
+    if not args.no_run:
+        try:
+            run_each(((exp, args.results / exp.name) for exp in exps.values()), workers=args.workers, progress=sys.stderr)
+        except PointsFailed as e:
+            print(e, file=sys.stderr)
+            return 1
     points, coflows = {}, {}
-    for key, path in EXPERIMENTS.items():
-        exp = load_experiment(path)
+    for key, exp in exps.items():
         store = args.results / exp.name
-        if not args.no_run:
-            t0 = time.monotonic()
-            summary = run_experiment(exp, store, workers=args.workers, progress=sys.stderr)
-            print(
-                f"{exp.name}: {summary.n_done} run, {summary.n_skipped} already done, "
-                f"{summary.n_failed} failed in {time.monotonic() - t0:.0f} s",
-                file=sys.stderr,
-            )
-            if summary.n_failed:
-                print(f"{exp.name}: {summary.n_failed} points failed; see {store}/points.parquet", file=sys.stderr)
-                return 1
         pts = pd.read_parquet(store / "points.parquet")
         pts = pts[pts["status"] == "done"].copy()
         pts["queues"] = pts["scheduler"].map(_queues)

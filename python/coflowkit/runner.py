@@ -38,7 +38,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +52,7 @@ from .results import COFLOW_COLUMNS, _table
 from .store import Store, utc_now
 from .trace import load_trace
 
-__all__ = ["RunInterrupted", "RunSummary", "RunnerError", "run_experiment", "run_point"]
+__all__ = ["PointsFailed", "RunInterrupted", "RunSummary", "RunnerError", "run_each", "run_experiment", "run_point"]
 
 
 class RunnerError(RuntimeError):
@@ -81,6 +81,14 @@ class RunSummary:
     @property
     def n_not_run(self) -> int:
         return self.n_todo - self.n_done - self.n_failed
+
+
+class PointsFailed(RuntimeError):
+    """A run of :func:`run_each` left failed points (they are in its store)."""
+
+    def __init__(self, name: str, summary: RunSummary):
+        super().__init__(f"{name}: {summary.n_failed} points failed; see {summary.store}/points.parquet")
+        self.summary = summary
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -319,6 +327,30 @@ def run_experiment(
     store = Store(out if out is not None else default_store(experiment))
     with _store_lock(store.root):
         return _run(experiment, store, cluster, workers, retry_failed, progress, on_start)
+
+
+def run_each(
+    runs: Iterable[tuple[Experiment, str | os.PathLike[str]]],
+    *,
+    workers: int | None = None,
+    progress: IO[str] | None = None,
+) -> list[RunSummary]:
+    """Run each ``(experiment, store)`` in turn with :func:`run_experiment`
+    (resuming), writing one line per run to ``progress``; raises
+    :class:`PointsFailed` after the first run that left failed points (what
+    a paper's reproduction script needs: every figure from complete stores)."""
+    summaries = []
+    for experiment, out in runs:
+        summary = run_experiment(experiment, out, workers=workers, progress=progress)
+        if progress is not None:
+            progress.write(
+                f"{experiment.name}: {summary.n_done} run, {summary.n_skipped} already done, "
+                f"{summary.n_failed} failed in {summary.wall_s:.0f} s\n"
+            )
+        if summary.n_failed:
+            raise PointsFailed(experiment.name, summary)
+        summaries.append(summary)
+    return summaries
 
 
 @contextmanager

@@ -356,6 +356,18 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     })
 }
 
+/// A percentile written `pQ` (Q in 0..=100): `None` if `v` is not of that
+/// form, else Q or why it is not a percentile.
+fn percentile_key(v: &str) -> Option<Result<f64, String>> {
+    let p = v.strip_prefix('p')?;
+    Some(
+        p.parse()
+            .ok()
+            .filter(|q| (0.0..=100.0).contains(q))
+            .ok_or_else(|| format!("'{v}' is not a percentile p0..p100")),
+    )
+}
+
 /// The heavy threshold of `fifo-lm` and `baraat` (bytes): `p80` (the
 /// default, a percentile of the workload's coflow sizes), `inf`, or a size.
 fn heavy_threshold(
@@ -369,13 +381,8 @@ fn heavy_threshold(
         key: "threshold".into(),
         message,
     };
-    if let Some(p) = t.strip_prefix('p') {
-        let q: f64 = p
-            .parse()
-            .ok()
-            .filter(|q| (0.0..=100.0).contains(q))
-            .ok_or_else(|| bad(format!("'{t}' is not a percentile p0..p100")))?;
-        percentile(&hints.coflow_sizes, q)
+    if let Some(q) = percentile_key(t) {
+        percentile(&hints.coflow_sizes, q.map_err(bad)?)
             .ok_or_else(|| bad("a percentile needs the workload's coflow sizes".into()))
     } else if t == "inf" {
         Ok(f64::INFINITY)
@@ -493,14 +500,8 @@ impl TafeConfig {
                                 )
                             })?;
                         Ok((f * max()?, false))
-                    } else if let Some(p) = e.strip_prefix('p') {
-                        let q: f64 = p
-                            .parse()
-                            .ok()
-                            .filter(|q| (0.0..=100.0).contains(q))
-                            .ok_or_else(|| {
-                                bad("thresholds", format!("'{e}' is not a percentile p0..p100"))
-                            })?;
+                    } else if let Some(q) = percentile_key(e) {
+                        let q = q.map_err(|m| bad("thresholds", m))?;
                         percentile(sizes, q)
                             .map(|u| (u, false))
                             .ok_or_else(|| need("a percentile"))

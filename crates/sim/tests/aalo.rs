@@ -5,49 +5,16 @@
 //! that keep adding to one coflow's size. The differential tests against a
 //! slow reference are in `reference.rs`.
 
-use coflowkit_model::{
-    flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Fabric, JobStage, Time, Workload,
-};
-use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, SimResult, Simulation};
+use coflowkit_model::{flow, BitsPerSec, CoflowSpec, DepKind, Fabric, JobStage, Time};
+use coflowkit_sim::SimResult;
+
+mod common;
+use common::*;
 
 /// What 1 Gbit/s sends in one second.
 const UNIT: u64 = 125_000_000;
 /// One second, in ns.
 const S: u64 = 1_000_000_000;
-
-fn run_on(fabric: Fabric, sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
-    let w = Workload {
-        n_hosts: fabric.n_hosts(),
-        coflows,
-    }
-    .validate(&fabric)
-    .unwrap();
-    let s = build(
-        &SchedulerSpec::parse(sched).unwrap(),
-        &WorkloadHints::of(&w),
-    )
-    .unwrap();
-    Simulation::new(
-        fabric,
-        &w,
-        s,
-        SimOptions {
-            per_flow: true,
-            ..SimOptions::default()
-        },
-    )
-    .run(&mut |_| {})
-    .unwrap()
-}
-
-fn run(n_hosts: u32, sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
-    run_on(
-        Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(),
-        sched,
-        coflows,
-    )
-}
 
 /// Completion instant (ns) of each coflow, by id.
 fn finish(r: &SimResult, id: u64) -> u64 {
@@ -183,18 +150,7 @@ fn with_delta_0_a_refresh_interval_never_delays_a_demotion() {
     }
 }
 
-/// `c` with these parents.
-fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
-    c.parents = parents
-        .iter()
-        .map(|&(p, kind)| Dependency {
-            parent: CoflowId(p),
-            kind,
-        })
-        .collect();
-    c
-}
-
+/// `c` as stage `stage` of job `job`.
 fn in_job(mut c: CoflowSpec, job: u64, stage: u32) -> CoflowSpec {
     c.job = Some(JobStage { job, stage });
     c

@@ -9,9 +9,10 @@
 //! demand back up, loses a round or two: its times are checked to within
 //! three RTTs of the idealized answer; everything else is exact.
 
-use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time, TreeSpec, Workload};
-use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, Simulation};
+use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time, TreeSpec};
+
+mod common;
+use common::*;
 
 /// One unit: what 1 Gbit/s sends in 10 ms.
 const UNIT: u64 = 1_250_000;
@@ -24,14 +25,8 @@ fn ms(x: u64) -> Time {
     Time(x * 1_000_000)
 }
 
-fn run_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    let n_hosts = fabric.n_hosts();
-    let w = Workload { n_hosts, coflows }.validate(&fabric).unwrap();
-    let hints = WorkloadHints::of(&w);
-    let s = build(&SchedulerSpec::parse(sched).unwrap(), &hints).unwrap();
-    let r = Simulation::new(fabric, &w, s, SimOptions::default())
-        .run(&mut |_| {})
-        .unwrap();
+fn ccts_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
+    let r = run_on(fabric, sched, coflows);
     // In coflow id order.
     let mut v: Vec<(u64, f64)> = r.coflows.iter().map(|c| (c.id, c.cct_s())).collect();
     v.sort_by_key(|x| x.0);
@@ -39,7 +34,7 @@ fn run_on(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
 }
 
 fn run(sched: &str, n_hosts: u32, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    run_on(
+    ccts_on(
         sched,
         Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(),
         coflows,
@@ -249,14 +244,14 @@ fn work_conservation_when_a_high_priority_flow_is_bottlenecked_downstream() {
             CoflowSpec::new(3, Time(0), vec![flow(0, 1, 3 * UNIT / 2)]),
         ]
     };
-    let got = run_on("baraat:threshold=inf", fabric(), coflows());
+    let got = ccts_on("baraat:threshold=inf", fabric(), coflows());
     assert!((got[0] - 2.0 * T).abs() < 1e-6, "{got:?}");
     let l = 154.0 * RTT;
     assert!((got[2] - l).abs() < 1e-6, "L: {got:?}, want {l}");
     // H runs after X, ramping up in two rounds: about 3 units.
     assert!((got[1] - 3.0 * T).abs() < 3.0 * RTT, "{got:?}");
     // The idealized work-conserving priority (fifo) gives L the whole uplink.
-    let fifo = run_on("fifo", fabric(), coflows());
+    let fifo = ccts_on("fifo", fabric(), coflows());
     assert_within(&fifo, &[2.0 * T, 3.0 * T, 1.5 * T], 1e-6);
 }
 
@@ -274,24 +269,7 @@ fn share_fill_gives_a_class_what_its_blocked_flows_leave() {
         CoflowSpec::new(2, Time(0), vec![flow(0, 4, UNIT), flow(0, 1, UNIT)]),
     ];
     let b_finish = |spec: &str| {
-        let w = Workload {
-            n_hosts: 6,
-            coflows: coflows.clone(),
-        }
-        .validate(&fabric)
-        .unwrap();
-        let s = build(&SchedulerSpec::parse(spec).unwrap(), &WorkloadHints::of(&w)).unwrap();
-        let r = Simulation::new(
-            fabric.clone(),
-            &w,
-            s,
-            SimOptions {
-                per_flow: true,
-                ..SimOptions::default()
-            },
-        )
-        .run(&mut |_| {})
-        .unwrap();
+        let r = run_on(fabric.clone(), spec, coflows.clone());
         let flows = r.flows.unwrap();
         let b = flows.iter().find(|f| f.src == 0 && f.dst == 1).unwrap();
         b.finish.0 as f64 * 1e-9

@@ -2,24 +2,19 @@
 //! exact to the nanosecond.
 
 use coflowkit_model::{
-    compute, flow, BitsPerSec, CoflowId, CoflowSpec, DepKind, Dependency, Dur, Fabric, JobStage,
-    Time, Workload,
+    compute, flow, BitsPerSec, CoflowSpec, DepKind, Dur, Fabric, JobStage, Time, Workload,
 };
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, SimResult, Simulation};
+
+mod common;
+use common::*;
 
 /// One unit of data: what 1 Gbit/s sends in one second.
 const UNIT: u64 = 125_000_000;
 
 fn run(sched: &str, n_hosts: u32, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    let fabric = Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap();
-    let w = Workload { n_hosts, coflows }.validate(&fabric).unwrap();
-    let hints = WorkloadHints::of(&w);
-    let s = build(&SchedulerSpec::parse(sched).unwrap(), &hints).unwrap();
-    let r = Simulation::new(fabric, &w, s, SimOptions::default())
-        .run(&mut |_| {})
-        .unwrap();
-    r.coflows.iter().map(|c| c.cct_s()).collect()
+    ccts(&common::run(n_hosts, sched, coflows))
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -78,7 +73,10 @@ fn uncontended_flow_finishes_at_size_over_rate() {
         vec![CoflowSpec::new(1, Time(5), vec![flow(0, 1, 1 << 20)])],
     );
     assert_eq!(cct, vec![(8_500_000 - 5) as f64 * 1e-9]);
-    for (s, _) in coflowkit_sched::NAMES.iter().filter(|(s, _)| *s != "baraat") {
+    for (s, _) in coflowkit_sched::NAMES
+        .iter()
+        .filter(|(s, _)| *s != "baraat")
+    {
         let cct = run(
             s,
             2,
@@ -172,17 +170,6 @@ fn run_full(
     )
     .run(&mut |_| {})
     .unwrap()
-}
-
-fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
-    c.parents = parents
-        .iter()
-        .map(|&(p, kind)| Dependency {
-            parent: CoflowId(p),
-            kind,
-        })
-        .collect();
-    c
 }
 
 /// (start, finish) of every flow, in seconds.
@@ -377,51 +364,11 @@ fn zero_byte_flows_finish_at_their_start_and_cascade_at_once() {
 // 1 unit = 1 MB, t = 1 s.
 // ---------------------------------------------------------------------------
 
-fn tafe_motivating_example() -> Vec<CoflowSpec> {
-    const MB: u64 = 1_000_000;
-    let task = |id: u64| {
-        // Flow k: CPU stage in group k, then its network stage after it.
-        CoflowSpec::new(
-            id,
-            Time(0),
-            vec![
-                compute(0, 2 * MB).in_group(1),
-                flow(0, 1, 2 * MB).after(1),
-                compute(0, 2 * MB).in_group(2),
-                flow(0, 1, 2 * MB).after(2),
-            ],
-        )
-    };
-    vec![task(1), task(2)]
-}
-
-fn tafe_cct(sched: &str) -> Vec<f64> {
-    let fabric = Fabric::big_switch(2, BitsPerSec(16e6))
-        .unwrap()
-        .with_cpus(BitsPerSec(16e6))
-        .unwrap();
-    let w = Workload {
-        n_hosts: 2,
-        coflows: tafe_motivating_example(),
-    }
-    .validate(&fabric)
-    .unwrap();
-    let s = build(
-        &SchedulerSpec::parse(sched).unwrap(),
-        &WorkloadHints::of(&w),
-    )
-    .unwrap();
-    let r = Simulation::new(fabric, &w, s, SimOptions::default())
-        .run(&mut |_| {})
-        .unwrap();
-    r.coflows.iter().map(|c| c.cct_s()).collect()
-}
-
 #[test]
 fn tafe_fig2_fair_sharing_finishes_both_tasks_at_8t() {
     // Four CPU stages share the CPU (8 units at 2/t: done at 4t), then four
     // network stages share the link (4t more).
-    assert_eq!(tafe_cct("fair"), vec![8.0, 8.0]);
+    assert_eq!(tafe_fig2("fair"), vec![8.0, 8.0]);
 }
 
 #[test]
@@ -430,15 +377,15 @@ fn tafe_fig2_task_fifo_finishes_at_4t_and_6t() {
     // FIFO). Task 1's CPU stages take the CPU until 2t; then its network
     // stages (until 4t) and task 2's CPU stages (until 4t); then task 2's
     // network stages, until 6t.
-    assert_eq!(tafe_cct("fifo"), vec![4.0, 6.0]);
-    assert_eq!(tafe_cct("fifo-lm:threshold=inf"), vec![4.0, 6.0]);
+    assert_eq!(tafe_fig2("fifo"), vec![4.0, 6.0]);
+    assert_eq!(tafe_fig2("fifo-lm:threshold=inf"), vec![4.0, 6.0]);
 }
 
 #[test]
 fn tafe_fig2_one_by_one_finishes_at_3t_and_5t() {
     // Serving stages one at a time (TAFE's lower schedule): per-flow SRPT
     // with ties by flow index does exactly that here.
-    assert_eq!(tafe_cct("srpt"), vec![3.0, 5.0]);
+    assert_eq!(tafe_fig2("srpt"), vec![3.0, 5.0]);
 }
 
 // ---------------------------------------------------------------------------
@@ -448,7 +395,10 @@ fn tafe_fig2_one_by_one_finishes_at_3t_and_5t() {
 #[test]
 fn a_lone_flow_has_slowdown_1_and_fct_size_over_rate() {
     // Not `baraat`, which works in rounds of one RTT (see above).
-    for (s, _) in coflowkit_sched::NAMES.iter().filter(|(s, _)| *s != "baraat") {
+    for (s, _) in coflowkit_sched::NAMES
+        .iter()
+        .filter(|(s, _)| *s != "baraat")
+    {
         let r = run_full(
             s,
             2,

@@ -4,23 +4,18 @@
 //! interning of `NetState` by ECMP choice.
 
 use coflowkit_model::{
-    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, FlowKey, HostId, Time, TreeSpec, Workload,
+    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, FlowKey, HostId, Time, TreeSpec,
 };
-use coflowkit_sched::{build, NetState, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, Simulation};
+use coflowkit_sched::NetState;
+
+mod common;
+use common::*;
 
 /// One unit of data: what 1 Gbit/s sends in one second.
 const UNIT: u64 = 125_000_000;
 
 fn run(sched: &str, fabric: Fabric, coflows: Vec<CoflowSpec>) -> Vec<f64> {
-    let n_hosts = fabric.n_hosts();
-    let w = Workload { n_hosts, coflows }.validate(&fabric).unwrap();
-    let hints = WorkloadHints::of(&w);
-    let s = build(&SchedulerSpec::parse(sched).unwrap(), &hints).unwrap();
-    let r = Simulation::new(fabric, &w, s, SimOptions::default())
-        .run(&mut |_| {})
-        .unwrap();
-    r.coflows.iter().map(|c| c.cct_s()).collect()
+    ccts(&run_on(fabric, sched, coflows))
 }
 
 fn assert_close(got: &[f64], want: &[f64]) {

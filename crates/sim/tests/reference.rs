@@ -94,6 +94,9 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use std::fmt;
 
+mod common;
+use common::*;
+
 /// A random instance: a fabric, the CPU capacity of every host (if the
 /// fabric has CPUs) and coflows.
 #[derive(Clone)]
@@ -222,18 +225,6 @@ impl fmt::Debug for Case {
         writeln!(f, "    ],")?;
         write!(f, "}}")
     }
-}
-
-/// `c` with these parents.
-fn with_parents(mut c: CoflowSpec, parents: &[(u64, DepKind)]) -> CoflowSpec {
-    c.parents = parents
-        .iter()
-        .map(|&(p, kind)| Dependency {
-            parent: CoflowId(p),
-            kind,
-        })
-        .collect();
-    c
 }
 
 // ---------------------------------------------------------------------------
@@ -2865,26 +2856,32 @@ fn with_deadlines(mut case: Case) -> Case {
     case
 }
 
-/// With one queue and max-min inside a task, TAFE is `fifo`.
-fn tafe_one_queue_is_fifo(case: Case) -> Result<(), String> {
-    let (fifo, fifo_flows) = fast(&case, "fifo")?;
-    let spec = "tafe:queues=1;flows=fair";
-    let (got, got_flows) = fast(&case, spec)?;
-    let same = got.len() == fifo.len()
-        && got
-            .iter()
-            .zip(&fifo)
-            .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
-        && got_flows
-            .iter()
-            .zip(&fifo_flows)
-            .all(|(&a, &b)| close(a, b as f64));
-    if !same {
-        return Err(format!(
-            "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
-        ));
+/// Whether every spec of `specs` gives `fifo`'s instants on `case`.
+fn same_as_fifo(case: &Case, specs: &[&str]) -> Result<(), String> {
+    let (fifo, fifo_flows) = fast(case, "fifo")?;
+    for spec in specs {
+        let (got, got_flows) = fast(case, spec)?;
+        let same = got.len() == fifo.len()
+            && got
+                .iter()
+                .zip(&fifo)
+                .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
+            && got_flows
+                .iter()
+                .zip(&fifo_flows)
+                .all(|(&a, &b)| close(a, b as f64));
+        if !same {
+            return Err(format!(
+                "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
+            ));
+        }
     }
     Ok(())
+}
+
+/// With one queue and max-min inside a task, TAFE is `fifo`.
+fn tafe_one_queue_is_fifo(case: Case) -> Result<(), String> {
+    same_as_fifo(&case, &["tafe:queues=1;flows=fair"])
 }
 
 proptest! {
@@ -2911,25 +2908,7 @@ fn one_queue_is_fifo(mut case: Case) -> Result<(), String> {
     for c in &mut case.coflows {
         c.parents.clear();
     }
-    let (fifo, fifo_flows) = fast(&case, "fifo")?;
-    for spec in ["aalo:k=1", "aalo:k=1;queues=strict;delta=0"] {
-        let (got, got_flows) = fast(&case, spec)?;
-        let same = got.len() == fifo.len()
-            && got
-                .iter()
-                .zip(&fifo)
-                .all(|(a, b)| a.0 == b.0 && close(a.1, b.1 as f64) && close(a.2, b.2 as f64))
-            && got_flows
-                .iter()
-                .zip(&fifo_flows)
-                .all(|(&a, &b)| close(a, b as f64));
-        if !same {
-            return Err(format!(
-                "{spec} differs from fifo\n  {spec}: {got:?}\n  fifo: {fifo:?}\n{case:?}"
-            ));
-        }
-    }
-    Ok(())
+    same_as_fifo(&case, &["aalo:k=1", "aalo:k=1;queues=strict;delta=0"])
 }
 
 proptest! {

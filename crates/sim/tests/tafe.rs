@@ -5,47 +5,16 @@
 //! D2TCP's deadline weights. The differential tests against a slow
 //! reference are in `reference.rs`.
 
-use coflowkit_model::{compute, flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time, Workload};
-use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, SimResult, Simulation};
+use coflowkit_model::{flow, CoflowSpec, Dur, Time};
+use coflowkit_sim::SimResult;
+
+mod common;
+use common::*;
 
 /// What 1 Gbit/s sends in one second.
 const UNIT: u64 = 125_000_000;
 /// One second, in ns.
 const S: u64 = 1_000_000_000;
-
-fn run_on(fabric: Fabric, sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
-    let w = Workload {
-        n_hosts: fabric.n_hosts(),
-        coflows,
-    }
-    .validate(&fabric)
-    .unwrap();
-    let s = build(
-        &SchedulerSpec::parse(sched).unwrap(),
-        &WorkloadHints::of(&w),
-    )
-    .unwrap();
-    Simulation::new(
-        fabric,
-        &w,
-        s,
-        SimOptions {
-            per_flow: true,
-            ..SimOptions::default()
-        },
-    )
-    .run(&mut |_| {})
-    .unwrap()
-}
-
-fn run(n_hosts: u32, sched: &str, coflows: Vec<CoflowSpec>) -> SimResult {
-    run_on(
-        Fabric::big_switch(n_hosts, BitsPerSec::GBPS).unwrap(),
-        sched,
-        coflows,
-    )
-}
 
 /// Completion instants (s) of the coflows, by id.
 fn finishes(r: &SimResult) -> Vec<f64> {
@@ -74,37 +43,15 @@ fn flow_finishes(r: &SimResult) -> Vec<f64> {
 // its uplink at 16 Mbit/s (2 MB/s), 1 unit = 1 MB, so t = 1 s.
 // ---------------------------------------------------------------------------
 
-fn motivating(sched: &str) -> Vec<f64> {
-    const MB: u64 = 1_000_000;
-    let task = |id: u64| {
-        CoflowSpec::new(
-            id,
-            Time(0),
-            vec![
-                compute(0, 2 * MB).in_group(1),
-                flow(0, 1, 2 * MB).after(1),
-                compute(0, 2 * MB).in_group(2),
-                flow(0, 1, 2 * MB).after(2),
-            ],
-        )
-    };
-    let fabric = Fabric::big_switch(2, BitsPerSec(16e6))
-        .unwrap()
-        .with_cpus(BitsPerSec(16e6))
-        .unwrap();
-    let r = run_on(fabric, sched, vec![task(1), task(2)]);
-    r.coflows.iter().map(|c| c.cct_s()).collect()
-}
-
 #[test]
 fn fig2_fair_sharing_finishes_both_at_8_fifo_lm_at_4_and_6() {
-    assert_eq!(motivating("fair"), vec![8.0, 8.0]);
-    assert_eq!(motivating("d2tcp"), vec![8.0, 8.0]);
+    assert_eq!(tafe_fig2("fair"), vec![8.0, 8.0]);
+    assert_eq!(tafe_fig2("d2tcp"), vec![8.0, 8.0]);
     // FIFO-LM with the default threshold (the 80th percentile of task
     // sizes: a whole task) never multiplexes here.
-    assert_eq!(motivating("fifo-lm"), vec![4.0, 6.0]);
+    assert_eq!(tafe_fig2("fifo-lm"), vec![4.0, 6.0]);
     // TAFE without flow-awareness is FIFO-LM's schedule.
-    assert_eq!(motivating("tafe:queues=1;flows=fair"), vec![4.0, 6.0]);
+    assert_eq!(tafe_fig2("tafe:queues=1;flows=fair"), vec![4.0, 6.0]);
 }
 
 #[test]
@@ -112,8 +59,8 @@ fn fig2_tafe_finishes_at_3_and_5() {
     // Task 1's CPU stages one by one (0-1, 1-2), each followed by its
     // transfer (1-2, 2-3); task 2's CPU stages 2-3, 3-4, transfers 3-4,
     // 4-5. No task reaches a threshold of 100 MB, so both stay in Q1.
-    assert_eq!(motivating("tafe:queues=1"), vec![3.0, 5.0]);
-    assert_eq!(motivating("tafe:thresholds=100MB/200MB"), vec![3.0, 5.0]);
+    assert_eq!(tafe_fig2("tafe:queues=1"), vec![3.0, 5.0]);
+    assert_eq!(tafe_fig2("tafe:thresholds=100MB/200MB"), vec![3.0, 5.0]);
 }
 
 #[test]
@@ -128,7 +75,7 @@ fn fig2_with_the_papers_default_thresholds_task_1_is_demoted_midway() {
     // (3.5-4, 6 units: Q3 behind task 1) while task 1's last transfer runs
     // (3.5-4.5); task 2's last transfer 4.5-5.5. Demotion costs task 1
     // 1.5 t here: the fixed fractions suit many tasks, not two equal ones.
-    assert_eq!(motivating("tafe"), vec![4.5, 5.5]);
+    assert_eq!(tafe_fig2("tafe"), vec![4.5, 5.5]);
 }
 
 // ---------------------------------------------------------------------------

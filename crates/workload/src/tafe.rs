@@ -274,6 +274,20 @@ mod tests {
     use super::*;
     use coflowkit_model::{BitsPerSec, Fabric, FlowKind};
 
+    /// Each task's network bytes (its flows, not its CPU stages).
+    fn net_bytes_per_task(w: &Workload) -> Vec<u64> {
+        w.coflows
+            .iter()
+            .map(|c| {
+                c.flows
+                    .iter()
+                    .filter(|f| f.kind == FlowKind::Net)
+                    .map(|f| f.bytes.0)
+                    .sum()
+            })
+            .collect()
+    }
+
     #[test]
     fn the_motivating_example_is_exact() {
         let w = generate(&TafeConfig::motivating());
@@ -359,17 +373,7 @@ mod tests {
             ..TafeConfig::default()
         };
         let w = generate(&config);
-        let mut sizes: Vec<u64> = w
-            .coflows
-            .iter()
-            .map(|c| {
-                c.flows
-                    .iter()
-                    .filter(|f| f.kind == FlowKind::Net)
-                    .map(|f| f.bytes.0)
-                    .sum()
-            })
-            .collect();
+        let mut sizes = net_bytes_per_task(&w);
         sizes.sort_unstable();
         let cdf = SizeCdf::WebSearch.cdf();
         assert!(sizes[0] >= 10_000_000);
@@ -389,17 +393,7 @@ mod tests {
             ..TafeConfig::default()
         };
         let w = generate(&config);
-        let sizes: Vec<u64> = w
-            .coflows
-            .iter()
-            .map(|c| {
-                c.flows
-                    .iter()
-                    .filter(|f| f.kind == FlowKind::Net)
-                    .map(|f| f.bytes.0)
-                    .sum()
-            })
-            .collect();
+        let sizes = net_bytes_per_task(&w);
         assert!(sizes.iter().all(|&b| (1_000..=100_000).contains(&b)));
         let cdf = SizeCdf::DataMining.cdf();
         let (a, b) = (cdf.cdf_bytes(1e3), cdf.cdf_bytes(1e5));

@@ -32,6 +32,7 @@ from matplotlib.figure import Figure
 
 import coflowkit
 from coflowkit.analysis import StoreData, load_store
+from coflowkit.runner import PointsFailed, run_each
 from coflowkit.plots import _COLORS, _HATCHES, _MARKERS, _STYLE, SIZE
 
 HERE = Path(__file__).resolve().parent
@@ -46,17 +47,13 @@ BINS = ["SN", "LN", "SW", "LW", "All"]
 # -- running ----------------------------------------------------------------------------------------
 
 
-def run_all(results: Path, workers: int, only: list[str]) -> dict[str, float]:
-    """Runs every experiment (resuming its store); returns the wall time of each run (s)."""
-    walls = {}
-    for name in only:
-        exp = coflowkit.load_experiment(HERE / f"{name}.toml")
-        t0 = time.perf_counter()
-        summary = coflowkit.run_experiment(exp, results / name, workers=workers, progress=sys.stderr)
-        walls[name] = time.perf_counter() - t0
-        if summary.n_failed:
-            raise SystemExit(f"{name}: {summary.n_failed} points failed; see {results / name}/points.parquet")
-    return walls
+def run_all(results: Path, workers: int, only: list[str]) -> None:
+    """Runs every experiment named in ``only`` into ``results/<name>`` (resuming)."""
+    runs = [(coflowkit.load_experiment(HERE / f"{name}.toml"), results / name) for name in only]
+    try:
+        run_each(runs, workers=workers, progress=sys.stderr)
+    except PointsFailed as e:
+        raise SystemExit(str(e)) from None
 
 
 # -- numbers ----------------------------------------------------------------------------------------
