@@ -9,13 +9,15 @@
 #   make repro-karuna release build, then Karuna (docs/reproductions/karuna.md, a few minutes)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
+#   make repro-baraat release build, then the Baraat reproduction (scaled down,
+#               minutes on 2 cores): docs/reproductions/baraat.md and its figures
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean repro-dcas repro-aalo repro-tafe repro-karuna
+.PHONY: demo test develop clean repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -52,6 +54,12 @@ repro-dcas: $(VENV)/.installed-run
 repro-aalo: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/aalo/regenerate.py
+
+# Baraat's section 5.2 scaled down (docs/reproductions/baraat.md): release build, every
+# examples/reproductions/baraat/*.toml into results/ (resuming), the figures, the page.
+repro-baraat: $(VENV)/.installed-run
+	$(BIN)/maturin develop --release
+	$(BIN)/python examples/reproductions/baraat/regenerate.py
 
 # TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, both experiments, the page.
 repro-tafe: $(VENV)/.installed-dev

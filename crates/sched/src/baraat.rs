@@ -53,7 +53,8 @@
 //! next round (its FIN), so the bandwidth it leaves idles until then, as it
 //! would on a real network. Rates are constant within a round, so the engine
 //! stays exact; the sum of ARs on a link never exceeds its capacity
-//! (`AR <= C - A`), so every allocation is feasible.
+//! (`AR <= C - A`), so every allocation is feasible (with virtual
+//! capacity, below, the rates are clipped to keep it so).
 //!
 //! Work conservation in multi-hop settings (4.3.2-4.3.3) comes from the
 //! demand: a high-priority flow bottlenecked downstream lowers its demand to
@@ -63,11 +64,33 @@
 //! `ClassAvlBW / F_k`, not a water level over the flows' demands (so a
 //! class whose flows are partly bottlenecked elsewhere may leave some of
 //! its share to the next class only), and a flow whose demand fits is given
-//! exactly its demand. Virtual capacity (footnote 5: a link's capacity
-//! raised while it is under-used) is not modelled yet, so demands that
-//! overstate what flows send (NR + delta, a new flow's NIC rate) withhold
-//! capacity from lower classes: with many classes on a link this idles a
-//! lot of it (docs/benchmarks.md, Baraat's search workload).
+//! exactly its demand.
+//!
+//! # Virtual capacity (footnote 5), `vc_gain > 0`
+//!
+//! Demands overstate what flows send (NR + delta, a new flow's NIC rate),
+//! so `ClassAvlBW` withholds capacity from lower classes. The paper's fix
+//! is a virtual capacity raised while the link is under-used and lowered
+//! when it is over-used, as in RCP; it gives no formula. Ours: after round
+//! `k`, per link, `Cv <- clamp(Cv + vc_gain * (C - y), C, vc_max * C)` with
+//! `y` the rate offered to the link (the least AR of each of its flows'
+//! paths, summed), `|C - y|` within [`RATE_TIE`] counting as 0. Round
+//! `k + 1` uses `Cv` for `C` in Algorithm 1 (`ClassAvlBW` and `AR <= Cv -
+//! A`). A link offered `y > C` (possible only while `Cv > C`) passes
+//! less than offered (a fluid stand-in for the queue, which has no place
+//! in this simulator): the flows that send their last bytes in the round
+//! (their least AR carries all they have left in one RTT,
+//! [`sends_its_last`]) in full, the others scaled to what is left
+//! ([`clip`]); a flow sends at its least AR times the least factor of its
+//! path. Scaling a flow's last round instead would leave a sliver, scaled
+//! again the next round, and so on: its end would slide to within
+//! nanoseconds of a tick, where float noise decides whether it is still
+//! there for the next round's classes. Invariant: the rates handed to the engine never sum
+//! above `C` on any link. With `Cv = C` nothing changes from the above. A
+//! link with no flow at some round (its last flow gone before the tick,
+//! no new one by then) starts again from `C`. A round computed
+//! twice at one instant (a flow ending on the tick) restarts from the rate
+//! state before the first (demands, least NRs, ARs, virtual capacities).
 //!
 //! # Speed: rounds that change nothing are skipped
 //!
@@ -128,6 +151,12 @@ pub struct BaraatConfig {
     pub tasks: TaskIdConfig,
     /// The nominal rate of a flow whose demand does not fit.
     pub share: Share,
+    /// Virtual capacity gain (footnote 5, RCP's rule): after each round a
+    /// link's virtual capacity moves by `vc_gain · (C - y)`, `y` the rate
+    /// offered to it. 0 (the default) keeps it at `C`.
+    pub vc_gain: f64,
+    /// Upper bound of the virtual capacity, as a multiple of `C`.
+    pub vc_max: f64,
 }
 
 impl Default for BaraatConfig {
@@ -138,6 +167,8 @@ impl Default for BaraatConfig {
             delta: 10e6,
             tasks: TaskIdConfig::default(),
             share: Share::Equal,
+            vc_gain: 0.0,
+            vc_max: 10.0,
         }
     }
 }
@@ -189,6 +220,39 @@ pub fn demand(nic: f64, buffered_rate: f64, previous: Option<(f64, f64)>, delta:
     }
 }
 
+/// Whether a flow offering `rate` (bits/s) sends its last bytes in a round
+/// of `rtt_s` seconds: it has at most `rate · rtt` left (within
+/// [`RATE_TIE`]), so it would end on the next tick.
+pub fn sends_its_last(rate: f64, remaining_bytes: f64, rtt_s: f64) -> bool {
+    let buffered = remaining_bytes.max(0.0) * 8.0 / rtt_s;
+    rate > 0.0 && rate >= buffered - RATE_TIE * buffered.max(1.0)
+}
+
+/// With virtual capacity, what a link of real capacity `c` passes of the
+/// flows offered to it, `y` bits/s in all, of which `y_last` from flows
+/// sending their last bytes ([`sends_its_last`]): `(factor of those,
+/// factor of the others)`. Within `c`, everything. Above, the last bytes
+/// pass in full and the others share what is left, `(c - y_last) / (y -
+/// y_last)`; if the last bytes alone exceed `c`, they get `c / y_last` and
+/// the others nothing. Both factors move continuously with the rates.
+///
+/// Why the last bytes first: scaling a flow in its last round by `1 - e`
+/// leaves `e` of its bytes, which it sends the next round at a rate
+/// scaled again, and so on: its end slides to a few nanoseconds after a
+/// tick, where float noise decides whether the flow is still there for the
+/// next round's classes (a discontinuity). Passed in full, it ends on the
+/// tick, as without virtual capacity.
+pub fn clip(c: f64, y_last: f64, y: f64) -> (f64, f64) {
+    if y <= c {
+        (1.0, 1.0)
+    } else if y_last <= c {
+        let rest = y - y_last;
+        (1.0, if rest > 0.0 { (c - y_last) / rest } else { 1.0 })
+    } else {
+        (c / y_last, 0.0)
+    }
+}
+
 /// Whether a rate moved by more than float noise ([`RATE_TIE`]) from one
 /// round to the next.
 fn moved(new: f64, old: f64) -> bool {
@@ -211,6 +275,12 @@ struct FlowState {
     ar: Vec<f64>,
     new_demand: f64,
     new_min_nr: f64,
+    /// The round that last wrote `setup`, `demand`, `min_nr` and `ar`, and
+    /// their values before it: a round computed again at the same instant
+    /// (a flow ending on the tick) starts from the same state.
+    round: Option<i64>,
+    before: (bool, f64, f64),
+    ar_before: Vec<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -230,6 +300,15 @@ struct LinkState {
     /// Per task seen on the link, sorted by task id.
     tasks: Vec<LinkTask>,
     busy: bool,
+    /// Virtual capacity (bits/s), 0 until the link first carries a flow.
+    vcap: f64,
+    /// The round that last updated `vcap`, and its value before: a round
+    /// computed again at the same instant (a flow ending on the tick)
+    /// starts from the same virtual capacity.
+    vcap_round: i64,
+    vcap_before: f64,
+    /// When the link's last flow left (ns), while it has none.
+    idle_from: Option<u64>,
 }
 
 /// Baraat with Smart Priority Classes; see the module doc.
@@ -248,6 +327,10 @@ pub struct Baraat {
     planned: Option<i64>,
     scratch_class: Vec<u32>,
     scratch_old: Vec<(f64, u32)>,
+    /// Per link: rate offered in the current round, then the clip factor;
+    /// the same for the flows that send their last bytes in the round.
+    scratch_y: Vec<f64>,
+    scratch_last: Vec<f64>,
     rounds: u64,
 }
 
@@ -265,6 +348,8 @@ impl Baraat {
             planned: None,
             scratch_class: vec![],
             scratch_old: vec![],
+            scratch_y: vec![],
+            scratch_last: vec![],
             rounds: 0,
         }
     }
@@ -336,7 +421,7 @@ impl Baraat {
         &mut link.tasks[i]
     }
 
-    fn start(&mut self, view: &Clairvoyant<'_>, f: FlowIdx) {
+    fn start(&mut self, now: Time, view: &Clairvoyant<'_>, f: FlowIdx) {
         let c = view.coflow_of(f);
         let task = self.tasks.get(c).0;
         if self.flows.len() <= f as usize {
@@ -354,22 +439,40 @@ impl Baraat {
             ar: vec![0.0; path.len()],
             new_demand: 0.0,
             new_min_nr: f64::INFINITY,
+            round: None,
+            before: (false, 0.0, f64::INFINITY),
+            ar_before: vec![],
         };
+        let rtt = self.rtt();
         for (pos, l) in path.iter().enumerate() {
             self.link_task(l.0, task, c).n_flows += 1;
-            let members = &mut self.links[l.0 as usize].members;
+            let link = &mut self.links[l.0 as usize];
+            // A link that had no flow at some round since its last one left
+            // starts again from its capacity (0: set at the next round).
+            if let Some(idle) = link.idle_from.take() {
+                if idle.div_ceil(rtt) * rtt < now.0 {
+                    link.vcap = 0.0;
+                }
+            }
+            let members = &mut link.members;
             let key = (task, f, pos as u32);
             let i = members.partition_point(|m| *m < key);
             members.insert(i, key);
         }
     }
 
-    fn finish(&mut self, view: &Clairvoyant<'_>, f: FlowIdx) {
+    fn finish(&mut self, now: Time, view: &Clairvoyant<'_>, f: FlowIdx) {
         let task = self.flows[f as usize].task;
         for l in view.path(f) {
             let link = &mut self.links[l.0 as usize];
-            if let Ok(i) = link.members.binary_search_by_key(&(task, f), |m| (m.0, m.1)) {
+            if let Ok(i) = link
+                .members
+                .binary_search_by_key(&(task, f), |m| (m.0, m.1))
+            {
                 link.members.remove(i);
+                if link.members.is_empty() {
+                    link.idle_from = Some(now.0);
+                }
             }
             if let Ok(i) = link.tasks.binary_search_by_key(&task, |t| t.task) {
                 link.tasks[i].n_flows -= 1;
@@ -403,6 +506,14 @@ impl Baraat {
         // 1. Senders (Algorithm 2).
         for &f in view.active_flows() {
             let st = &mut self.flows[f as usize];
+            if st.round == Some(k) {
+                (st.setup, st.demand, st.min_nr) = st.before;
+                st.ar.clone_from(&st.ar_before);
+            } else {
+                st.round = Some(k);
+                st.before = (st.setup, st.demand, st.min_nr);
+                st.ar_before.clone_from(&st.ar);
+            }
             let nic = view.capacities()[view.path(f)[0].0 as usize];
             let buffered = view.remaining(f).max(0.0) * 8.0 / rtt_s;
             let prev = st.setup.then_some((st.demand, st.min_nr));
@@ -414,8 +525,16 @@ impl Baraat {
         let busy = std::mem::take(&mut self.busy);
         let mut still_busy = Vec::with_capacity(busy.len());
         for &l in &busy {
-            let cap = view.capacities()[l as usize];
+            let real_cap = view.capacities()[l as usize];
             let mut link = std::mem::take(&mut self.links[l as usize]);
+            if link.vcap_round == k {
+                link.vcap = link.vcap_before;
+            }
+            if link.members.is_empty() || link.vcap <= 0.0 {
+                link.vcap = real_cap;
+            }
+            let cap = link.vcap;
+            link.vcap_round = i64::MIN;
             for t in &mut link.tasks {
                 t.grant = 0.0;
                 t.heavy = self.is_heavy(t.reserved);
@@ -488,12 +607,12 @@ impl Baraat {
                 }
                 let (ar, nr) = feedback(
                     FeedbackInput {
-                    capacity: cap,
-                    higher_demand: higher,
-                    class_demand: new_sum + (old_rest - own_old_d).max(0.0),
-                    class_flows: old_count + new_count,
-                    allocated: a_new + (a_old_rest - own_old_ar).max(0.0),
-                    demand: st.new_demand,
+                        capacity: cap,
+                        higher_demand: higher,
+                        class_demand: new_sum + (old_rest - own_old_d).max(0.0),
+                        class_flows: old_count + new_count,
+                        allocated: a_new + (a_old_rest - own_old_ar).max(0.0),
+                        demand: st.new_demand,
                     },
                     self.config.share,
                 );
@@ -514,7 +633,15 @@ impl Baraat {
             self.links[l as usize] = link;
         }
         self.busy = still_busy;
-        // 4. Rates.
+        // 4. Rates: the least AR of the path is what the flow offers.
+        let caps = view.capacities();
+        let y = &mut self.scratch_y;
+        let y_last = &mut self.scratch_last;
+        if y.len() < caps.len() {
+            y.resize(caps.len(), 0.0);
+            y_last.resize(caps.len(), 0.0);
+        }
+        let vc = self.config.vc_gain > 0.0;
         for &f in view.active_flows() {
             let st = &mut self.flows[f as usize];
             changed |= moved(st.new_min_nr, st.min_nr);
@@ -522,7 +649,61 @@ impl Baraat {
             st.demand = st.new_demand;
             st.min_nr = st.new_min_nr;
             let rate = st.ar.iter().copied().fold(f64::INFINITY, f64::min);
-            out.set_rate(f, if rate.is_finite() { rate } else { 0.0 });
+            let rate = if rate.is_finite() { rate } else { 0.0 };
+            let last = vc && sends_its_last(rate, view.remaining(f), rtt_s);
+            for l in view.path(f) {
+                y[l.0 as usize] += rate;
+                if last {
+                    y_last[l.0 as usize] += rate;
+                }
+            }
+            out.set_rate(f, rate);
+        }
+        if vc {
+            // Virtual capacity: a link whose offered load `y` exceeds `C`
+            // (possible only when its virtual capacity is above `C`) passes
+            // the flows that send their last bytes in full and scales the
+            // rest to what is left ([`clip`]); a flow sends at the least of
+            // its factors over its path times what it offers, so what
+            // crosses every link stays within its real capacity.
+            for &l in &self.busy {
+                let link = &mut self.links[l as usize];
+                let (c, yl) = (caps[l as usize], y[l as usize]);
+                if !link.members.is_empty() {
+                    let err = if (c - yl).abs() > RATE_TIE * c {
+                        c - yl
+                    } else {
+                        0.0
+                    };
+                    let v = (link.vcap + self.config.vc_gain * err)
+                        .clamp(c, c * self.config.vc_max.max(1.0));
+                    changed |= moved(v, link.vcap);
+                    link.vcap_round = k;
+                    link.vcap_before = link.vcap;
+                    link.vcap = v;
+                }
+                (y_last[l as usize], y[l as usize]) = clip(c, y_last[l as usize], yl);
+            }
+            for &f in view.active_flows() {
+                let rate = out.rate(f);
+                let factor = if sends_its_last(rate, view.remaining(f), rtt_s) {
+                    &*y_last
+                } else {
+                    &*y
+                };
+                let s = view
+                    .path(f)
+                    .iter()
+                    .map(|l| factor[l.0 as usize])
+                    .fold(1.0, f64::min);
+                if s < 1.0 {
+                    out.set_rate(f, rate * s);
+                }
+            }
+        }
+        for &l in &self.busy {
+            y[l as usize] = 0.0;
+            y_last[l as usize] = 0.0;
         }
         for &l in &self.busy {
             for t in &mut self.links[l as usize].tasks {
@@ -594,13 +775,13 @@ impl Scheduler for Baraat {
             self.planned = Some(now.0.div_ceil(rtt) as i64);
         }
         for &f in &changes.finished {
-            self.finish(&view, f);
+            self.finish(now, &view, f);
         }
         for &c in &changes.finished_coflows {
             self.drop_coflow(c);
         }
         for &f in &changes.started {
-            self.start(&view, f);
+            self.start(now, &view, f);
         }
         if view.active_flows().is_empty() {
             self.planned = None;
@@ -669,6 +850,22 @@ mod tests {
         // When the others ask more than the equal share, both offer it.
         let i = input(0.0, 8.0, 2, 0.0, 12.0);
         assert_eq!(feedback(i, Share::Fill), feedback(i, Share::Equal));
+    }
+
+    #[test]
+    fn clip_passes_last_bytes_first() {
+        // Within C: everything.
+        assert_eq!(clip(10.0, 3.0, 9.0), (1.0, 1.0));
+        // 12 offered, 4 of it last bytes: those pass, the 8 others share 6.
+        assert_eq!(clip(10.0, 4.0, 12.0), (1.0, 0.75));
+        // Last bytes alone over C: they share C, the others wait.
+        assert_eq!(clip(10.0, 20.0, 25.0), (0.5, 0.0));
+        // A flow sends its last bytes when its rate carries what it has
+        // left in one round: 1250 bytes in 100 us is 100 Mbit/s.
+        assert!(sends_its_last(100e6, 1250.0, 100e-6));
+        assert!(sends_its_last(100e6 * (1.0 - 1e-12), 1250.0, 100e-6));
+        assert!(!sends_its_last(99e6, 1250.0, 100e-6));
+        assert!(!sends_its_last(0.0, 0.0, 100e-6));
     }
 
     #[test]

@@ -222,6 +222,8 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             "rtt",
             "delta",
             "share",
+            "vc",
+            "vc_max",
             "counters",
             "background",
         ],
@@ -308,6 +310,19 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
                 "fill" => Share::Fill,
                 other => return Err(bad("share", format!("'{other}' is not equal or fill"))),
             };
+            for (key, slot, min) in [
+                ("vc", &mut config.vc_gain, 0.0),
+                ("vc_max", &mut config.vc_max, 1.0),
+            ] {
+                if let Some(v) = param(key) {
+                    *slot = match v.parse::<f64>() {
+                        Ok(x) if x.is_finite() && x >= min => x,
+                        _ => {
+                            return Err(bad(key, format!("'{v}' is not a number of {min} or more")))
+                        }
+                    };
+                }
+            }
             AnyScheduler::Clairvoyant(Box::new(Baraat::new(config)))
         }
         "srpt" => AnyScheduler::Clairvoyant(Box::new(Srpt::new())),

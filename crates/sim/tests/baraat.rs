@@ -9,9 +9,7 @@
 //! demand back up, loses a round or two: its times are checked to within
 //! three RTTs of the idealized answer; everything else is exact.
 
-use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time, TreeSpec, Workload};
-use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, Simulation};
+use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Fabric, Time, TreeSpec};
 
 mod common;
 use common::*;
@@ -271,24 +269,7 @@ fn share_fill_gives_a_class_what_its_blocked_flows_leave() {
         CoflowSpec::new(2, Time(0), vec![flow(0, 4, UNIT), flow(0, 1, UNIT)]),
     ];
     let b_finish = |spec: &str| {
-        let w = Workload {
-            n_hosts: 6,
-            coflows: coflows.clone(),
-        }
-        .validate(&fabric)
-        .unwrap();
-        let s = build(&SchedulerSpec::parse(spec).unwrap(), &WorkloadHints::of(&w)).unwrap();
-        let r = Simulation::new(
-            fabric.clone(),
-            &w,
-            s,
-            SimOptions {
-                per_flow: true,
-                ..SimOptions::default()
-            },
-        )
-        .run(&mut |_| {})
-        .unwrap();
+        let r = run_on(fabric.clone(), spec, coflows.clone());
         let flows = r.flows.unwrap();
         let b = flows.iter().find(|f| f.src == 0 && f.dst == 1).unwrap();
         b.finish.0 as f64 * 1e-9
@@ -299,4 +280,36 @@ fn share_fill_gives_a_class_what_its_blocked_flows_leave() {
     assert!(equal > T / 0.51 && equal < T / 0.5 + 3.0 * RTT, "{equal}");
     // Fill: 1 / 0.99 units after the first rounds.
     assert!((fill - T / 0.99).abs() < 3.0 * RTT, "{fill}");
+}
+
+/// Virtual capacity (footnote 5) gives a lower class what a higher one's
+/// demand withholds but does not use. Task 1 is an incast of two 1-unit
+/// flows into host 2 (hosts 0 and 1): each gets 1/2 at host 2's downlink,
+/// so host 0's flow asks NR + delta = 0.6 Gbit/s at host 0's uplink
+/// (delta 100 Mbit/s). Task 2 sends 1/2 unit from host 0 to host 3: at
+/// host 0's uplink its class gets C - 0.6 = 0.4, so it takes 1.25 units
+/// without virtual capacity, while the uplink idles at 0.9 of C. With it,
+/// the uplink's capacity grows (vc = 0.5 per round) until the offered load
+/// is C: task 2 gets the 0.5 that task 1 leaves and takes 1 unit.
+/// Task 1 takes 2 units either way.
+#[test]
+fn virtual_capacity_gives_a_lower_class_what_higher_demands_withhold() {
+    let tasks = || {
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 2, UNIT), flow(1, 2, UNIT)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 3, UNIT / 2)]),
+        ]
+    };
+    check(
+        "baraat:threshold=inf;delta=100Mbps",
+        4,
+        tasks(),
+        &[2.0, 1.25],
+    );
+    check(
+        "baraat:threshold=inf;delta=100Mbps;vc=0.5",
+        4,
+        tasks(),
+        &[2.0, 1.0],
+    );
 }

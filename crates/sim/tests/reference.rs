@@ -540,6 +540,9 @@ const SPECS: &[&str] = &[
     BARAAT,
     BARAAT_TASKS,
     BARAAT_FILL,
+    "baraat:threshold=inf;vc=0.5",
+    BARAAT_VC,
+    BARAAT_VC_FILL,
     // --- tafe, d2tcp (TAFE issue) ---
     "tafe",
     "tafe:queues=1",
@@ -569,6 +572,13 @@ const PIAS: &str = "pias:thresholds=50000/100000/180000/260000/400000/600000/900
 
 /// As [`BARAAT`], with `share=fill`.
 const BARAAT_FILL: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;share=fill";
+
+/// As [`BARAAT`], with a virtual capacity of full gain bounded at 3 C.
+const BARAAT_VC: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps;vc=1;vc_max=3";
+
+/// As [`BARAAT_FILL`], with a virtual capacity of gain 0.3 bounded at 2 C.
+const BARAAT_VC_FILL: &str =
+    "baraat:threshold=300000;rtt=370us;delta=50Mbps;share=fill;vc=0.3;vc_max=2";
 
 /// `fifo-lm` with two task-id counters and coflows from id 20 in the
 /// background.
@@ -2315,6 +2325,9 @@ struct BaraatParams {
     /// `share=fill`: NR is the larger of the equal share and what the
     /// class leaves.
     fill: bool,
+    /// Virtual capacity gain (0: none) and bound (multiple of C).
+    vc: f64,
+    vc_max: f64,
 }
 
 impl BaraatParams {
@@ -2326,6 +2339,8 @@ impl BaraatParams {
             counters: 1,
             background: None,
             fill: false,
+            vc: 0.0,
+            vc_max: 10.0,
         };
         let mut threshold_given = false;
         for kv in spec.split_once(':').map_or("", |x| x.1).split(';') {
@@ -2360,6 +2375,8 @@ impl BaraatParams {
                 "counters" => p.counters = v.parse().unwrap(),
                 "background" => p.background = Some(v.parse().unwrap()),
                 "share" => p.fill = v == "fill",
+                "vc" => p.vc = v.parse().unwrap(),
+                "vc_max" => p.vc_max = v.parse().unwrap(),
                 other => panic!("the reference does not read baraat's '{other}'"),
             }
         }
@@ -2391,6 +2408,8 @@ struct RefBaraat {
     n: HashMap<(u32, u64), u32>,
     a: HashMap<u32, f64>,
     reserved: HashMap<(u32, u64), f64>,
+    /// Virtual capacity of the links that carried flows in the last round.
+    vcap: HashMap<u32, f64>,
 }
 
 impl RefBaraat {
@@ -2409,6 +2428,7 @@ impl RefBaraat {
             n: HashMap::new(),
             a: HashMap::new(),
             reserved: HashMap::new(),
+            vcap: HashMap::new(),
         }
     }
 }
@@ -2480,8 +2500,10 @@ impl RefSim {
             .collect();
         links.sort_unstable();
         links.dedup();
-        for l in links {
-            let c = self.caps[l as usize];
+        // A link without flows in a round starts again from its capacity.
+        b.vcap.retain(|l, _| links.contains(l));
+        for &l in &links {
+            let c = *b.vcap.entry(l).or_insert(self.caps[l as usize]);
             let mut here: Vec<usize> = active
                 .iter()
                 .copied()
@@ -2555,6 +2577,54 @@ impl RefSim {
                 .iter()
                 .map(|&l| b.ar[&(f, l)])
                 .fold(f64::INFINITY, f64::min);
+        }
+        if p.vc > 0.0 {
+            // Virtual capacity: moves by vc * (C - y), y the offered rate
+            // (|C - y| within 1e-9 relative counts as 0), kept in
+            // [C, vc_max * C]. A flow sends its last bytes this round if
+            // its rate carries all it has left in one RTT (within 1e-9
+            // relative). A link offered y > C passes those in full and
+            // scales the others to what is left (if they alone exceed C:
+            // C / their sum, the others 0); a flow gets the least factor
+            // of its path.
+            let rtt_s = p.rtt * 1e-9;
+            let last: Vec<bool> = (0..self.flows.len())
+                .map(|f| {
+                    let buffered = self.flows[f].rem.max(0.0) * 8.0 / rtt_s;
+                    rate[f] > 0.0 && rate[f] >= buffered - 1e-9 * buffered.max(1.0)
+                })
+                .collect();
+            let mut factor: HashMap<(u32, bool), f64> = HashMap::new();
+            for &l in &links {
+                let c = self.caps[l as usize];
+                let on_l = |f: &&usize| self.flows[**f].path.contains(&l);
+                let y: f64 = active.iter().filter(on_l).map(|&f| rate[f]).sum();
+                let y_last: f64 = active
+                    .iter()
+                    .filter(on_l)
+                    .filter(|&&f| last[f])
+                    .map(|&f| rate[f])
+                    .sum();
+                let err = if (c - y).abs() > 1e-9 * c { c - y } else { 0.0 };
+                let v = b.vcap[&l];
+                b.vcap.insert(l, (v + p.vc * err).clamp(c, c * p.vc_max));
+                let (f_last, f_rest) = if y <= c {
+                    (1.0, 1.0)
+                } else if y_last <= c {
+                    (1.0, (c - y_last) / (y - y_last))
+                } else {
+                    (c / y_last, 0.0)
+                };
+                factor.insert((l, true), f_last);
+                factor.insert((l, false), f_rest);
+            }
+            for &f in &active {
+                rate[f] *= self.flows[f]
+                    .path
+                    .iter()
+                    .map(|&l| factor[&(l, last[f])])
+                    .fold(1.0, f64::min);
+            }
         }
         self.baraat = Some(b);
         rate
@@ -3022,6 +3092,9 @@ differential! {
     baraat_matches_reference: BARAAT, 600;
     baraat_task_ids_matches_reference: BARAAT_TASKS, 600;
     baraat_fill_matches_reference: BARAAT_FILL, 400;
+    baraat_vc_threshold_inf_matches_reference: "baraat:threshold=inf;vc=0.5", 300;
+    baraat_vc_fill_matches_reference: BARAAT_VC_FILL, 300;
+    baraat_vc_matches_reference: BARAAT_VC, 400;
 }
 
 differential! {
@@ -3054,6 +3127,7 @@ differential! {
     multihop_baraat_matches_reference: BARAAT, 600;
     multihop_baraat_task_ids_matches_reference: BARAAT_TASKS, 400;
     multihop_baraat_fill_matches_reference: BARAAT_FILL, 400;
+    multihop_baraat_vc_matches_reference: BARAAT_VC, 400;
 }
 
 // --- karuna, pias, pfabric-edf, edf-sjf (Karuna issue) ---
@@ -3280,6 +3354,92 @@ proptest! {
                 prop_assert!(false, "{}", e);
             }
         }
+    }
+}
+
+/// Cases the differential tests with virtual capacity failed on before its
+/// tie rules: a nearly finished flow scaled by `C / y` round after round
+/// (its end decided by float noise), and a link idle for rounds keeping a
+/// stale virtual capacity.
+#[test]
+fn baraat_vc_regressions() {
+    let big = |up: Vec<f64>, down: Vec<f64>, coflows| Case {
+        net: Net::BigSwitch { up, down },
+        cpu: None,
+        coflows,
+    };
+    let cases = [
+        (
+            big(
+                vec![1e9, 5e8],
+                vec![5e8, 1e9],
+                vec![
+                    CoflowSpec::new(0, Time(0), vec![flow(0, 0, 125000), flow(1, 0, 125000)]),
+                    CoflowSpec::new(
+                        1,
+                        Time(4000000),
+                        vec![flow(0, 0, 125000), flow(1, 0, 125000), flow(1, 0, 125000)],
+                    ),
+                ],
+            ),
+            "baraat:threshold=inf;vc=0.5",
+        ),
+        (
+            big(
+                vec![1e9, 5e8],
+                vec![5e8, 1e9],
+                vec![
+                    CoflowSpec::new(0, Time(0), vec![flow(0, 0, 125000), flow(1, 1, 125000)]),
+                    CoflowSpec::new(
+                        1,
+                        Time(4000000),
+                        vec![flow(1, 1, 125000), flow(0, 1, 125000)],
+                    ),
+                ],
+            ),
+            "baraat:threshold=inf;vc=0.5",
+        ),
+        (
+            big(
+                vec![1e9; 2],
+                vec![1e9; 2],
+                vec![
+                    CoflowSpec::new(0, Time(4000000), vec![flow(0, 0, 125000)]),
+                    CoflowSpec::new(1, Time(0), vec![flow(0, 0, 125000), flow(0, 1, 125000)]),
+                    CoflowSpec::new(
+                        2,
+                        Time(1000000),
+                        vec![flow(0, 0, 250000), flow(1, 0, 375000), flow(1, 1, 250000)],
+                    ),
+                ],
+            ),
+            BARAAT_VC,
+        ),
+        (
+            Case {
+                net: Net::Tree(TreeSpec {
+                    pods: 1,
+                    racks_per_pod: 2,
+                    hosts_per_rack: 1,
+                    host_rate: BitsPerSec(1e9),
+                    tor_oversub: 1.0,
+                    agg_oversub: 2.0,
+                }),
+                cpu: None,
+                coflows: vec![
+                    CoflowSpec::new(
+                        0,
+                        Time(5000000),
+                        vec![flow(1, 0, 0), flow(1, 0, 125000), flow(1, 1, 743974)],
+                    ),
+                    CoflowSpec::new(11, Time(0), vec![flow(1, 1, 125000)]),
+                ],
+            },
+            BARAAT_VC,
+        ),
+    ];
+    for (case, spec) in cases {
+        assert_eq!(compare(&case, spec), Ok(true));
     }
 }
 

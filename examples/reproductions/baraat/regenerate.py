@@ -1,0 +1,486 @@
+"""Regenerates the Baraat reproduction: docs/reproductions/baraat.md and its figures.
+
+Runs every experiment file beside this script into ``results/<name>`` (a
+re-run resumes: finished points are kept), draws the figures into
+``docs/reproductions/baraat/`` and writes the page, with the paper's numbers
+beside ours::
+
+    make repro-baraat                     # release build, then this script
+    python examples/reproductions/baraat/regenerate.py [--workers N] [--results DIR] [--no-run]
+
+The paper's numbers are from its text and Table 4 (5.2.1-5.2.3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from coflowkit import __version__, load_experiment
+from coflowkit.runner import PointsFailed, run_each
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+DOC = ROOT / "docs" / "reproductions" / "baraat.md"
+FIGURES = ROOT / "docs" / "reproductions" / "baraat"
+FILES = ["table4", "table4-two-stage", "bing-heavy", "partition-aggregate", "storage", "data-parallel", "threshold", "compute", "dcas-mix", "fb2010"]
+#: A gap worth explaining: ours and the paper's differ by more than this factor.
+GAP = 1.5
+SIZES = {"bing": "Bing", "analytics": "Data-analytics", "uniform": "Uniform"}
+#: Table 4: reduction with Baraat relative to each policy (median, p95, p99), per workload.
+TABLE4 = {
+    "fair": {"bing": (-5, 30, 34), "analytics": (25, 58, 62), "uniform": (7, 37, 40)},
+    "srpt": {"bing": (4, 70, 76), "analytics": (4, 43, 61), "uniform": (38, 66, 75)},
+    "stf": {"bing": (-8, 84, 97), "analytics": (0, 37, 64), "uniform": (0, 1, 6)},
+    "fifo": {"bing": (28, 27, 16), "analytics": (94, 93, 84), "uniform": (0, 0, 0)},
+}
+POLICY = {"fair": "RCP (`fair`)", "srpt": "pFabric (`srpt`)", "stf": "STF (`stf`)", "fifo": "Orchestra (`fifo`)"}
+STATS = {"median": 0.5, "p95": 0.95, "p99": 0.99}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=None, help="threads (default: one per core)")
+    ap.add_argument("--results", type=Path, default=ROOT / "results", help="where the stores go")
+    ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
+    args = ap.parse_args()
+    exps = {key: load_experiment(HERE / f"{key}.toml") for key in FILES}
+    if not args.no_run:
+        try:
+            run_each(((exp, args.results / exp.name) for exp in exps.values()), workers=args.workers, progress=sys.stderr)
+        except PointsFailed as e:
+            print(e, file=sys.stderr)
+            return 1
+    data = {}
+    for key, exp in exps.items():
+        store = args.results / exp.name
+        pts = pd.read_parquet(store / "points.parquet")
+        pts = pts[pts["status"] == "done"].copy()
+        cof = pd.read_parquet(store / "coflows.parquet", columns=["point", "cct_s"])
+        data[key] = (pts, cof)
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(render(data), encoding="utf-8")
+    print(f"wrote {DOC} and figures in {FIGURES}/", file=sys.stderr)
+    return 0
+
+
+# -- numbers --------------------------------------------------------------------------------------
+
+
+def ccts(data, key: str, label: str, replicate: int | None = None, **where) -> np.ndarray:
+    """CCTs (s) of ``label`` in ``key``'s store, at the workload values ``where``, every replicate or one."""
+    pts, cof = data[key]
+    sel = pts["label"] == label
+    for k, v in where.items():
+        col = k if k in pts.columns else f"workload.{k}"
+        sel &= pts[col].astype(str) == str(v)
+    if replicate is not None:
+        sel &= pts["replicate"] == replicate
+    return cof[cof["point"].isin(pts[sel]["point"])]["cct_s"].to_numpy()
+
+
+def replicates(data, key: str) -> list[int]:
+    return sorted(data[key][0]["replicate"].unique().tolist())
+
+
+def stat(x: np.ndarray, s: str) -> float:
+    return float(np.mean(x)) if s == "mean" else float(np.quantile(x, STATS[s]))
+
+
+def reduction(data, key: str, ours: str, other: str, s: str, **where) -> float:
+    """1 - ours / other for statistic ``s``, averaged over replicates (paired), in %."""
+    r = []
+    for rep in replicates(data, key):
+        a, b = ccts(data, key, ours, rep, **where), ccts(data, key, other, rep, **where)
+        if len(a) and len(b):
+            r.append(1.0 - stat(a, s) / stat(b, s))
+    return 100.0 * float(np.mean(r)) if r else float("nan")
+
+
+def ratio(data, key: str, a: str, b: str, s: str, **where) -> float:
+    """stat(a) / stat(b), averaged over replicates."""
+    r = []
+    for rep in replicates(data, key):
+        x, y = ccts(data, key, a, rep, **where), ccts(data, key, b, rep, **where)
+        if len(x) and len(y):
+            r.append(stat(x, s) / stat(y, s))
+    return float(np.mean(r)) if r else float("nan")
+
+
+def wall(data, key: str, label: str, **where) -> float:
+    pts, _ = data[key]
+    sel = pts["label"] == label
+    for k, v in where.items():
+        sel &= pts[f"workload.{k}"].astype(str) == str(v)
+    return float(pts[sel]["elapsed_s"].sum())
+
+
+def pc(x: float) -> str:
+    return "n/a" if np.isnan(x) else f"{x:.0f}%"
+
+
+def gap(paper: float, ours: float) -> bool:
+    """Whether reductions (in %) differ by more than GAP as CCT ratios (1 - r)."""
+    a, b = 1 - paper / 100, 1 - ours / 100
+    if a <= 0 or b <= 0:
+        return True
+    return max(a / b, b / a) > GAP
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+# -- figures --------------------------------------------------------------------------------------
+
+
+def fig_table4(data) -> str:
+    fig = Figure(figsize=(10, 3.4))
+    axes = fig.subplots(1, 3, sharey=True)
+    others = list(TABLE4)
+    x = np.arange(len(others))
+    for ax, sizes in zip(axes, SIZES):
+        paper = [TABLE4[o][sizes][1] for o in others]
+        ours = [reduction(data, "table4", "baraat", o, "p95", sizes=sizes) for o in others]
+        ideal = [reduction(data, "table4", "fifo-lm", o, "p95", sizes=sizes) for o in others]
+        ax.bar(x - 0.27, paper, 0.27, label="paper")
+        ax.bar(x, ours, 0.27, label="baraat:vc=0.5")
+        ax.bar(x + 0.27, ideal, 0.27, label="fifo-lm")
+        ax.set_xticks(x, ["RCP", "pFabric", "STF", "Orchestra"])
+        ax.axhline(0, color="k", lw=0.6)
+        ax.set_title(SIZES[sizes])
+    axes[0].set_ylabel("p95 TCT reduction (%)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(FIGURES / "fig8-9-p95.png", dpi=110)
+    return "baraat/fig8-9-p95.png"
+
+
+def fig_pa(data) -> str:
+    fig = Figure(figsize=(5, 3.2))
+    ax = fig.subplots()
+    loads = sorted(data["partition-aggregate"][0]["workload.load"].astype(float).unique())
+    for lab in ["baraat", "fifo-lm"]:
+        for s, ls in [("mean", "-"), ("p95", "--")]:
+            ax.plot(loads, [reduction(data, "partition-aggregate", lab, "fair", s, load=ld) for ld in loads],
+                    ls, marker="o", label=f"{lab} {s}")
+    ax.scatter([0.8, 0.8], [60, 61], marker="x", color="k", label="paper at 0.8 (mean, p95)")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set_xlabel("load")
+    ax.set_ylabel("TCT reduction vs fair (%)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(FIGURES / "fig10-partition-aggregate.png", dpi=110)
+    return "baraat/fig10-partition-aggregate.png"
+
+
+def fig_threshold(data) -> str:
+    pts, _ = data["threshold"]
+    fig = Figure(figsize=(5, 3.2))
+    ax = fig.subplots()
+    for lab in ["fifo-lm", "baraat"]:
+        ths = thresholds(pts, lab)
+        xs = np.arange(len(ths))
+        ax.plot(xs, [ratio(data, "threshold", f"{lab}@{t}", "fair", "p95") for t in ths], marker="o", label=f"{lab} p95 / fair")
+        if lab == "fifo-lm":
+            ax.set_xticks(xs, ths)
+    ax.axhline(1, color="k", lw=0.6)
+    ax.axhline(ratio(data, "threshold", "fifo", "fair", "p95"), color="gray", ls=":", label="fifo p95 / fair")
+    ax.set_xlabel("heavy threshold (percentile of task size)")
+    ax.set_ylabel("p95 TCT over fair's")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(FIGURES / "fig12-threshold.png", dpi=110)
+    return "baraat/fig12-threshold.png"
+
+
+def thresholds(pts: pd.DataFrame, label: str) -> list[str]:
+    order = ["0", "p50", "p70", "p80", "p90", "p95", "p99", "inf"]
+    have = {s.split("threshold=")[1].split(";")[0] for s in pts[pts["label"].str.startswith(label + "@")]["scheduler"]}
+    return [t for t in order if t in have]
+
+
+# -- the page -------------------------------------------------------------------------------------
+
+
+def relabel(data) -> None:
+    """Labels of swept schedulers become ``label@threshold``."""
+    for key in ["threshold", "fb2010", "dcas-mix", "bing-heavy"]:
+        pts, cof = data[key]
+        swept = pts["scheduler"].str.contains("threshold=") & pts["label"].isin(["fifo-lm", "baraat"])
+        pts.loc[swept, "label"] = pts.loc[swept, "label"] + "@" + pts.loc[swept, "scheduler"].str.extract(
+            r"threshold=([^;]+)")[0]
+
+
+def render(data) -> str:
+    relabel(data)
+    figs = [fig_table4(data), fig_pa(data), fig_threshold(data)]
+    out = [HEADER.format(version=__version__)]
+    # Table 4
+    rows, gaps = [], []
+    for o in TABLE4:
+        for sizes in SIZES:
+            paper = TABLE4[o][sizes]
+            ours = [reduction(data, "table4", "baraat", o, s, sizes=sizes) for s in STATS]
+            ideal = [reduction(data, "table4", "fifo-lm", o, s, sizes=sizes) for s in STATS]
+            rows.append([POLICY[o], SIZES[sizes], " / ".join(f"{p}%" for p in paper),
+                         " / ".join(pc(v) for v in ours), " / ".join(pc(v) for v in ideal)])
+            for s, p, v in zip(STATS, paper, ours):
+                if gap(p, v):
+                    gaps.append(f"{POLICY[o]}, {SIZES[sizes]}, {s}: paper {p}%, ours {pc(v)}")
+    out.append("## 1. Table 4 and Figs. 8-9: Baraat against flow-based and centralized policies\n")
+    out.append(TABLE4_TEXT)
+    out.append(table(["relative to", "workload", "paper (median / p95 / p99)",
+                      "`baraat:vc=0.5` (ours)", "`fifo-lm` p80 (ours)"], rows))
+    out.append(f"\n![p95 reductions]({figs[0]})\n\n*Figs. 8-9 (ours): p95 TCT reduction with Baraat against each policy, the paper's beside ours.*\n")
+    # absolute numbers
+    rows = []
+    for sizes in SIZES:
+        for lab in ["fair", "srpt", "stf", "fifo", "fifo-lm", "baraat", "baraat vc=0"]:
+            x = ccts(data, "table4", lab, sizes=sizes)
+            rows.append([SIZES[sizes], f"`{lab}`", f"{1e3 * np.mean(x):.2f}", f"{1e3 * np.median(x):.2f}",
+                         f"{1e3 * np.quantile(x, 0.95):.2f}", f"{1e3 * np.quantile(x, 0.99):.2f}"])
+    out.append("Task completion times (ms, both seeds pooled):\n")
+    out.append(table(["workload", "scheduler", "mean", "median", "p95", "p99"], rows))
+    # baraat vs fifo-lm
+    rows = []
+    for sizes in SIZES:
+        rows.append([SIZES[sizes]] + [f"{ratio(data, 'table4', 'baraat', 'fifo-lm', s, sizes=sizes):.2f}x" for s in ["mean", "median", "p95", "p99"]]
+                    + [f"{ratio(data, 'table4', 'baraat vc=0', 'fifo-lm', s, sizes=sizes):.2f}x" for s in ["mean", "p95"]])
+    out.append("\n**The protocol against its idealized policy** (`baraat:vc=0.5` and `baraat` without virtual capacity, CCT statistic over `fifo-lm`'s, same tasks):\n")
+    out.append(table(["workload", "vc=0.5 mean", "median", "p95", "p99", "vc=0 mean", "vc=0 p95"], rows))
+    out.append(PROTOCOL_TEXT)
+    # two-stage Table 4
+    rows = []
+    for o in TABLE4:
+        for sizes in SIZES:
+            rows.append([POLICY[o], SIZES[sizes], " / ".join(f"{p}%" for p in TABLE4[o][sizes])]
+                        + [" / ".join(pc(reduction(data, "table4-two-stage", lab, o, s, sizes=sizes)) for s in STATS)
+                           for lab in ["baraat", "fifo-lm"]])
+    out.append("\n**Table 4 with two-stage tasks** (`table4-two-stage.toml`: 300 partition-aggregate tasks of 6 mids x 40 workers, one seed; median / p95 / p99):\n")
+    out.append(table(["relative to", "workload", "paper", "`baraat:vc=0.5`", "`fifo-lm` p80"], rows))
+    # Bing sensitivity
+    rows = []
+    for heavy in ["200KB", "2MB"]:
+        for o in ["fair", "stf", "fifo"]:
+            rows.append([heavy, POLICY[o]] + [" / ".join(pc(reduction(data, "bing-heavy", f"fifo-lm@{t}", o, s, bing_heavy=heavy)) for s in STATS)
+                                              for t in ["p80", "p90"]] + [" / ".join(f"{p}%" for p in TABLE4[o]["bing"])])
+    out.append("\n**How heavy are Bing's heavy tasks?** (`bing-heavy.toml`: `fifo-lm` relative to each policy, median / p95 / p99, heavy worker flows 10x or 100x the light ones):\n")
+    out.append(table(["heavy flow", "relative to", "fifo-lm p80", "fifo-lm p90", "paper (Baraat)"], rows))
+    out.append("\n" + GAPS_TABLE4.format(n=len(gaps), gaps="\n".join(f"- {g}" for g in gaps) or "- none"))
+    # workflows
+    out.append("## 2. Workflows (5.2.2, Figs. 10-11)\n")
+    pa = data["partition-aggregate"][0]
+    loads = sorted(pa["workload.load"].astype(float).unique())
+    rows = []
+    for ld in loads:
+        rows.append([f"{ld:g}"] + [pc(reduction(data, "partition-aggregate", lab, "fair", s, load=ld))
+                                    for lab in ["baraat", "fifo-lm"] for s in ["mean", "p95"]]
+                    + [pc(max_red(data, "partition-aggregate", lab, load=ld)) for lab in ["baraat", "fifo-lm"]])
+    out.append(PA_TEXT)
+    out.append(table(["load", "baraat mean", "baraat p95", "fifo-lm mean", "fifo-lm p95", "baraat worst", "fifo-lm worst"], rows))
+    out.append(f"\n![Fig. 10]({figs[1]})\n\n*Fig. 10 (ours): reduction in TCT against `fair` as the load grows; crosses: the paper at 80% load.*\n")
+    rows = [[lab] + [pc(reduction(data, "storage", lab, "fair", s)) for s in ["mean", "p95"]] + [pc(max_red(data, "storage", lab))]
+            for lab in ["baraat", "fifo-lm"]]
+    out.append("**Storage retrieval** (3-server multi-gets, load 0.8). The paper: worst case -36%, p95 -35%, mean -16% against RCP.\n")
+    out.append(table(["scheduler", "mean", "p95", "worst"], rows))
+    rows = []
+    for stages in [1, 3]:
+        for n in [40, 400]:
+            rows.append([f"{stages}", f"{n}"] + [pc(reduction(data, "data-parallel", lab, "fair", s, n_tasks=n, dp_stages=stages))
+                                               for lab in ["baraat", "fifo-lm"] for s in ["mean"]]
+                        + [pc(max_red(data, "data-parallel", lab, n_tasks=n, dp_stages=stages)) for lab in ["baraat", "fifo-lm"]])
+    out.append("\n**Data-parallel batches** (all jobs at time 0). The paper, 400 jobs: mean -44% single-stage, -63% multi-stage; worst case -32% multi-stage.\n")
+    out.append(table(["stages", "jobs", "baraat mean", "fifo-lm mean", "baraat worst", "fifo-lm worst"], rows))
+    out.append(WORKFLOW_TEXT)
+    # threshold
+    pts = data["threshold"][0]
+    rows = []
+    for lab in ["fifo-lm", "baraat"]:
+        for t in thresholds(pts, lab):
+            rows.append([f"`{lab}`", t] + [f"{ratio(data, 'threshold', f'{lab}@{t}', 'fair', s):.2f}x" for s in ["mean", "p95", "p99"]]
+                        + [f"{ratio(data, 'threshold', f'{lab}@{t}', 'fifo', s):.2f}x" for s in ["p95"]])
+    out.append("## 3. Heavy-task threshold (5.2.3, Fig. 12)\n")
+    out.append(THRESHOLD_TEXT)
+    out.append(table(["scheduler", "threshold", "mean / fair", "p95 / fair", "p99 / fair", "p95 / fifo"], rows))
+    out.append(f"\n![Fig. 12]({figs[2]})\n\n*Fig. 12 (ours): p95 TCT over fair sharing's against the threshold, data-analytics tasks.*\n")
+    out.append(THRESHOLD_AFTER)
+    # compute
+    cm = data["compute"][0]
+    rows = []
+    for c in sorted(cm["workload.compute_mean"].unique(), key=lambda v: float(str(v).rstrip("ms") or 0)):
+        x = ccts(data, "compute", "fair", compute_mean=c)
+        share = (float(str(c).rstrip("ms")) * 1e-3) / np.mean(x) if len(x) else float("nan")
+        rows.append([str(c), f"{100 * share:.0f}%"] + [pc(reduction(data, "compute", "fifo-lm", "fair", s, compute_mean=c)) for s in ["mean", "p95"]]
+                    + [pc(max_red(data, "compute", "fifo-lm", compute_mean=c))])
+    out.append("## 4. Computation as an exponential wait (5.2.3)\n")
+    out.append(COMPUTE_TEXT)
+    out.append(table(["mean wait", "wait / fair's mean TCT", "fifo-lm mean", "fifo-lm p95", "fifo-lm worst"], rows))
+    # FB2010 / D-CAS
+    out.append("\n## 5. Where other papers report FIFO-LM doing badly: FB2010 and the D-CAS mix\n")
+    for key, name in [("fb2010", "FB2010 trace (150-port big switch)"), ("dcas-mix", "D-CAS mix (coflow-benchmark preset `dcas`, 3 seeds)")]:
+        pts = data[key][0]
+        labs = ["fifo"] + [f"fifo-lm@{t}" for t in ["p50", "p80", "p90", "p95"]]
+        rows = [[f"`{lab}`"] + [f"{ratio(data, key, lab, 'fair', s):.2f}x" for s in ["mean", "median", "p95"]] for lab in labs]
+        out.append(f"**{name}**: CCT over `fair`'s (below 1: better than fair sharing).\n")
+        out.append(table(["scheduler", "mean", "median", "p95"], rows) + "\n")
+    out.append(FB_TEXT)
+    out.append(LEFT)
+    return "\n".join(out) + "\n"
+
+
+def max_red(data, key: str, lab: str, **where) -> float:
+    """Reduction of the worst TCT against fair's, %, averaged over replicates."""
+    r = []
+    for rep in replicates(data, key):
+        a, b = ccts(data, key, lab, rep, **where), ccts(data, key, "fair", rep, **where)
+        if len(a) and len(b):
+            r.append(1.0 - a.max() / b.max())
+    return 100.0 * float(np.mean(r)) if r else float("nan")
+
+
+HEADER = """# Reproduction: Baraat (SIGCOMM 2014)
+
+F. R. Dogar, T. Karagiannis, H. Ballani and A. Rowstron, "Decentralized
+Task-Aware Scheduling for Data Center Networks", SIGCOMM 2014 (seed
+`000_db116703e99242b1.txt`), section 5.2: Table 4 and Figs. 8-12, with
+coflowkit's `baraat` (the protocol: Smart Priority Classes decided per link
+every RTT, Algorithms 1 and 2, virtual capacity `vc=0.5`), `fifo-lm` (its
+idealized policy) and `fair` (RCP's ideal), `srpt` (pFabric's ideal), `stf`,
+`fifo` (Orchestra) (docs/schedulers.md). Workloads: the `baraat` generator
+(docs/workloads.md). This page is generated (coflowkit {version}): do not
+edit it by hand.
+
+```sh
+make repro-baraat    # runs examples/reproductions/baraat/*.toml, writes this page and docs/reproductions/baraat/*.png
+```
+
+**Scale.** The paper simulates 36,000 hosts (30 pods x 30 racks x 40) and
+10,000 tasks. Here every tree run is 2 pods x 4 racks x 40 hosts (320
+hosts, 2:1 at the ToR, the pod level 1:1), 2,000 single-stage tasks (300
+two-stage tasks of 6 mid aggregators), two seeds, so the whole page
+regenerates in minutes on 2 cores (the 10,000-task scale is issue 3's
+work). A reduction is `1 - Baraat's statistic / the other's`, paired per
+seed and averaged over the two.
+
+Tasks of Table 4 are single-stage (an aggregator and its 40 workers, the
+paper's single-stage shape); the paper does not say which workflow Table 4
+uses.
+"""
+
+TABLE4_TEXT = """Bing-like (bimodal: 15% of tasks ten times heavier), data-analytics
+(Pareto 1.2 task sizes) and uniform (flows in [2 KB, 50 KB]) tasks at load
+0.8 (`table4.toml`). Reductions with Baraat relative to each policy,
+median / p95 / p99 (above 0: Baraat faster):
+"""
+
+PROTOCOL_TEXT = """
+So on these runs the protocol with virtual capacity is within a few percent
+of its idealized policy where FIFO-LM's order matters (uniform), and closer
+to fair sharing than FIFO-LM where sizes vary (Bing, analytics: the
+per-link classifier counts reserved bytes on each link, so tasks turn heavy
+sooner and share more, docs/benchmarks.md); without virtual capacity
+(`baraat` as the paper's Algorithm 1 alone) it is 1.2x-3x slower (the
+capacity overstated demands withhold, docs/benchmarks.md). `baraat` costs
+30-250x `fifo-lm`'s simulation time (docs/benchmarks.md); this page runs it
+wherever it runs in minutes (Table 4, workflows, four thresholds) and uses
+`fifo-lm` for the rest.
+"""
+
+GAPS_TABLE4 = """**Gaps of more than 1.5x** (as ratios of completion times, `1 - reduction`;
+{n} of 36, for `baraat:vc=0.5`):
+
+{gaps}
+
+Why they differ:
+
+- **Uniform workload against `stf` and `fifo`.** The paper's 0% (Baraat,
+  Orchestra and STF "collapse to the same policy" without heavy tasks) needs
+  no task to turn heavy. Ours uses threshold p80 of the task sizes, so 20%
+  of the uniform tasks are heavy and share a class with the next task:
+  FIFO-LM departs from FIFO by design of the percentile threshold. The
+  protocol adds its own cost over the idealized policy (next table).
+- **Against `srpt` (pFabric) and `fair` (RCP).** Our flow-level baselines
+  are ideal fluid schedulers with no protocol overhead, as the paper's, but
+  our tasks are small (2,000 tasks on 320 hosts: fewer tasks share each
+  host than on the paper's 36,000 hosts with 10,000 tasks at the same load),
+  and the single-stage incast is bottlenecked at the aggregator's downlink,
+  where per-flow SRPT already serves one task's equal-size flows together.
+  So SRPT's tail is far closer to the task-aware policies than in the paper.
+- **Analytics against `fifo`.** The paper's 93-94% means Orchestra's FIFO
+  suffers heavy head-of-line blocking from Pareto-tailed tasks; our
+  analytics law caps flows at 1 GiB and has the mean of the uniform
+  workload (26 KB per flow), so few tasks are huge enough to block many.
+- **Median against `fair` and `srpt`.** The paper's own medians are small
+  (-8% to 7%) and ours likewise scatter around small values; as ratios of
+  completion times these small numbers still differ by more than 1.5x when
+  they have opposite signs.
+"""
+
+PA_TEXT = """Two-stage partition-aggregate tasks (6 mid aggregators x 40 workers, 3%
+selectivity), uniform flow sizes, against `fair` as the load grows
+(`partition-aggregate.toml`). The paper at 80% load: worst case -64%, mean
+-60%, p95 -61%.
+"""
+
+WORKFLOW_TEXT = """
+Why our workflow gains differ: with 6 mid aggregators instead of 30 a task
+has 246 flows instead of 1,230, and on 320 hosts each worker serves far
+fewer concurrent tasks than on the paper's 36,000-host tree, so per-flow
+fairness interleaves fewer tasks and loses less to task-awareness. The
+direction (gains grow with load; storage gains smaller than partition-
+aggregate, as its tasks are single-stage; batches gain at the mean) is the
+check here. The data-parallel shuffle shape (8 senders to 5 receivers per
+stage) is our generator's choice: the paper gives none.
+"""
+
+THRESHOLD_TEXT = """FIFO-LM's heavy threshold (a percentile of the task sizes; `0`: every
+task heavy at once, `inf`: never) on the data-analytics tasks of Table 4
+(`threshold.toml`). The paper: too low converges to fair sharing, too high
+to FIFO; best between the 80th and the 90th percentile.
+"""
+
+THRESHOLD_AFTER = """The two ends check the paper's claim exactly for the idealized policy:
+threshold 0 is per-flow fair sharing (1.00x) and `inf` is FIFO. Between
+them, where the curve bottoms out is the measured best threshold.
+"""
+
+COMPUTE_TEXT = """Every worker waits an exponential time (mean as listed) before sending
+(`compute.toml`, two-stage tasks at load 0.8); the share is the mean wait
+over fair sharing's mean TCT at that setting. The paper: with computation
+at 50% of the task, worst case -25%, mean -14% (mean -50% at 25%). Only
+`fifo-lm` runs here (the trend is the policy's; `baraat` costs 30x more).
+"""
+
+FB_TEXT = """The Aalo paper reports FIFO-LM 18.6x slower than Aalo on FB2010 (mean CCT;
+our Aalo page measures 3.41x), and D-CAS reports it behind per-flow
+fairness on its mix. What we find: on both, FIFO-LM's mean is above fair
+sharing's at every threshold. These workloads are heterogeneous in a way
+Baraat's are not: coflow sizes span six orders of magnitude and a coflow is
+heavy only after it has sent the threshold, so every small coflow that
+arrives behind a light-so-far large one waits for it (head-of-line
+blocking that the 80th-90th percentile threshold does not catch), while
+Baraat's search tasks are nearly all of one size. `baraat` itself is not
+run on these (minutes of simulated time at one round per 100 us; see
+docs/benchmarks.md): the measured difference on Table 4's runs above
+stands for the gap between the protocol and `fifo-lm`.
+"""
+
+LEFT = """
+## What is left
+
+- The paper's scale (36,000 hosts, 10,000 tasks): issue 3.
+- The technical report's detailed parameter studies (oversubscription,
+  other workflows) are not reproduced.
+"""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
