@@ -300,6 +300,7 @@ def tables(workload: _core.Workload, flows: pd.DataFrame) -> tuple[pa.Table, pa.
             "slowdown": [np.nan] * n,
             "deadline_s": [np.nan] * n,
             "deadline_met": [None] * n,
+            "dropped": np.zeros(n, dtype=bool),  # the replay gives no flow up
         }
     )[FLOW_COLUMNS]
     g = f.groupby("coflow_id", sort=True)

@@ -370,6 +370,7 @@ def render(points, infeasible, fig1, fig2, starve, elapsed) -> str:
       "switch instead of a leaf-spine fabric, 5,000 flows per point and 3 seeds, ideal max-min "
       "rates instead of ns-3 with DCTCP. Every assumption is listed at the end.\n")
 
+    w(summary(points, fig2, starve))
     # Motivation
     w("## Motivation (2.2, Figs. 1-2)\n")
     w("![motivation](karuna/motivation.png)\n")
@@ -496,6 +497,34 @@ def render(points, infeasible, fig1, fig2, starve, elapsed) -> str:
       f"case: the link never idles.\n")
     w(explanations(points, fig2))
     return "\n".join(out) + "\n"
+
+
+def summary(points: dict[str, pd.DataFrame], fig2: pd.DataFrame, starve: pd.DataFrame) -> str:
+    """What we find, in five lines, with the numbers from the runs."""
+    ws = points["websearch"]
+    feas = _by_load(ws, "feasible_miss_rate").clip(lower=0)
+    short_t = _by_type1(ws, "fct_short_no_deadline_p95_s")
+    p95 = _by_load(ws, "fct_no_deadline_p95_s")
+    edf = fig2[fig2["scheduler"] == "EDF over SJF (edf-sjf)"].set_index("share")["short_p95_x"]
+    k2 = starve[(starve["long flow"] == "type 2")].set_index("scheduler")["long_fct"]
+    return (
+        "**What we find.**\n\n"
+        f"* Deadlines: among the deadline flows that can meet theirs at all, `karuna` misses at most "
+        f"{feas['karuna'].max():.1%} on web search (`pfabric-edf` {feas['pfabric-edf'].max():.1%}, `pias` "
+        f"{feas['pias'].max():.1%}, `fair` {feas['fair'].max():.1%}): the paper's \"below 5.8%\" holds.\n"
+        f"* Short flows without a deadline: with 30% deadline flows (load 0.8) `karuna`'s p95 is "
+        f"{1 - short_t.loc[0.3, 'karuna'] / short_t.loc[0.3, 'pfabric-edf']:.0%} below `pfabric-edf`'s (the "
+        f"paper: up to 47.78%); with 10% the two are about even.\n"
+        f"* All flows without a deadline: our ideal `pfabric-edf` (exact SRPT, every size known) stays "
+        f"ahead of `karuna` with PIAS's presets ({p95.loc[0.8, 'karuna'] / p95.loc[0.8, 'pfabric-edf']:.1f}x "
+        f"its p95 at load 0.8); thresholds derived for the workload bring that to "
+        f"{p95.loc[0.8, 'karuna derived'] / p95.loc[0.8, 'pfabric-edf']:.1f}x on web search.\n"
+        f"* Motivation: EDF over SJF raises short type 2's tail as the deadline share grows, "
+        f"{edf.loc[0.08]:.2f}x at 8% (the paper: about 5x); pure SJF misses no 13 KB deadline "
+        f"(the paper: over 40%). Ideal rates leave out what made those large.\n"
+        f"* Starvation: promotion after 10 ms at rate 0 brings a starved 5 MB type 2 flow from "
+        f"{k2['karuna'] * 1e3:.0f} ms to {k2['karuna, starvation=10ms'] * 1e3:.0f} ms.\n"
+    )
 
 
 def explanations(points: dict[str, pd.DataFrame], fig2: pd.DataFrame) -> str:
