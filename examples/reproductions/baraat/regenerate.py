@@ -438,7 +438,7 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   (which link's 80%) are not described closely enough to tell which of
   these differs; its Table 4 may also use two-stage tasks (1,230 flows
   spread over 30 racks), which we check with the idealized policies in
-  the two-stage table below.
+  the two-stage table above.
 - **`fair` and `fifo` on Bing and analytics.** In the paper FIFO
   (Orchestra) is 1.4x Baraat's p95 on Bing and 14x on analytics, and fair
   sharing 1.4x and 2.4x. Ours are within 1.1x on Bing, and on analytics
@@ -452,6 +452,16 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   the threshold is a light task's size: FIFO-LM is FIFO until a heavy task
   has sent that much, then multiplexes it with one task; the paper does not
   give Table 4's threshold.
+- **Uniform, median against `fair` (ours -40%, the paper -7%) and p99
+  against `srpt` (ours -47%, the paper -75%).** With tasks of one size, a
+  task under fair sharing (or per-flow SRPT, which splits a task's flows
+  among others') finishes only when the tasks it shares with do, while
+  FIFO finishes them one at a time: in our runs fair sharing's median is
+  1.8x FIFO's, what processor sharing against FIFO gives with several
+  tasks in service at once. The paper's 7% implies few tasks in service
+  at a time at its bottlenecks, so its median task rarely shares; we do
+  not know which part of its setup makes that so (its uniform tasks'
+  sizes, its load definition). Not explained further.
 - **Median against `fair` and `srpt` where both are near 0.** Small
   reductions of opposite signs count as gaps by the ratio test even when
   they differ by a few percent.
