@@ -442,16 +442,20 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
 - **`fair` and `fifo` on Bing and analytics.** In the paper FIFO
   (Orchestra) is 1.4x Baraat's p95 on Bing and 14x on analytics, and fair
   sharing 1.4x and 2.4x. Ours are within 1.1x on Bing, and on analytics
-  FIFO is 1.5x at p95 and fair sharing equal. Two reasons. First, the
-  sizes: the paper's Bing and Facebook distributions are not public; ours
-  (heavy tasks 10x the light, Pareto 1.2 with a 26 KB mean,
-  docs/workloads.md) are guesses, and head-of-line blocking, which is what
-  FIFO-LM removes, grows with the spread of sizes (see the sensitivity
-  table below: with heavy tasks 100x the light ones the gaps to FIFO
-  change as listed). Second, with threshold p80 on Bing (85% light tasks)
-  the threshold is a light task's size: FIFO-LM is FIFO until a heavy task
-  has sent that much, then multiplexes it with one task; the paper does not
-  give Table 4's threshold.
+  FIFO is 1.5x at p95 and fair sharing equal. The sizes are guesses (the
+  paper's Bing and Facebook distributions are not public; ours: heavy tasks
+  10x the light, Pareto 1.2 with a 26 KB mean, docs/workloads.md), but the
+  sensitivity table above rules out the obvious one: with heavy tasks 100x
+  the light ones FIFO-LM still equals FIFO within 6% and gains little on
+  fair sharing. What the threshold sweep (section 3) shows is the
+  mechanism: at p95 and beyond, the slow tasks are the heavy tasks
+  themselves, whose time is mostly their own bytes; FIFO-LM does not speed
+  them up (it multiplexes them with the next task, which slows them), and
+  light tasks behind a heavy one, which it does speed up, are not in the
+  tail here. For the paper's gains the tail must be made of light tasks
+  blocked behind heavy ones, which needs more tasks in service at once at
+  a bottleneck than our 320-host, 2,000-task runs have. We could not check
+  that at the paper's scale (issue 3).
 - **Uniform, median against `fair` (ours -40%, the paper -7%) and p99
   against `srpt` (ours -47%, the paper -75%).** With tasks of one size, a
   task under fair sharing (or per-flow SRPT, which splits a task's flows
@@ -503,8 +507,15 @@ to FIFO; best between the 80th and the 90th percentile.
 """
 
 THRESHOLD_AFTER = """The two ends check the paper's claim exactly for the idealized policy:
-threshold 0 is per-flow fair sharing (1.00x) and `inf` is FIFO. Between
-them, where the curve bottoms out is the measured best threshold.
+threshold 0 is per-flow fair sharing (1.00x) and `inf` is FIFO (1.00x of
+`fifo`). Between them the paper finds a minimum at the 80th-90th
+percentile; we do not: every percentile threshold from p50 to p99 is
+within 2% of FIFO, and the best setting is 0 (fair sharing). The protocol
+moves from fair sharing (p50) to FIFO (`inf`) as well, with its best at
+p50-p80. Gap: the paper's Fig. 12 has Baraat below both ends; our curve has
+no interior minimum. Why, as in section 1: on our scaled-down analytics
+runs the p95 tasks are the heavy ones, which multiplexing slows rather than
+speeds; a threshold helps only the light tasks queued behind a heavy one.
 """
 
 COMPUTE_TEXT = """Every worker waits an exponential time (mean as listed) before sending
@@ -529,6 +540,28 @@ stands for the gap between the protocol and `fifo-lm`.
 """
 
 LEFT = """
+## Tests behind this page (issue 7's acceptance)
+
+- Task ids from several counters and a background range:
+  `crates/model/src/task_id.rs` (`two_counters_give_odd_and_even_ids`,
+  `background_ids_sit_above_every_online_id`) and
+  `sim/tests/baraat.rs::task_ids_from_two_counters_and_a_background_range`.
+- Multiplexing level as heavy tasks appear and finish:
+  `sim/tests/baraat.rs::multiplexing_rises_with_heavy_tasks_and_falls_as_they_finish`.
+- Algorithms 1 and 2 on hand-computed cases: `sched/src/baraat.rs`
+  (`algorithm_1_by_hand`, `algorithm_2_by_hand`, `fill_offers_what_the_class_leaves`,
+  `clip_passes_last_bytes_first`).
+- A task heavy on one link and light on another:
+  `sim/tests/baraat.rs::a_task_heavy_on_one_link_is_light_on_another`.
+- Multi-hop work conservation:
+  `sim/tests/baraat.rs::work_conservation_when_a_high_priority_flow_is_bottlenecked_downstream`.
+- Figs. 4 and 5 (fair sharing finishes A and B at 10, FIFO none later than
+  8): `sim/tests/baraat.rs`.
+- The protocol against a slow reference computing every round, with and
+  without virtual capacity, on random big-switch and multi-hop cases:
+  `sim/tests/reference.rs` (`baraat_*_matches_reference`,
+  `baraat_vc_regressions`).
+
 ## What is left
 
 - The paper's scale (36,000 hosts, 10,000 tasks): issue 3.
