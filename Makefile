@@ -8,8 +8,8 @@
 #   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md, under a minute)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
-#   make repro-baraat release build, then the Baraat reproduction (scaled down,
-#               minutes on 2 cores): docs/reproductions/baraat.md and its figures
+#   make repro-baraat release build, then the Baraat reproduction (scaled down;
+#               about 45 minutes on 2 busy cores): docs/reproductions/baraat.md and its figures
 
 PYTHON ?= python3
 VENV   := .venv
