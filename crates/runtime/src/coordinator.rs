@@ -594,15 +594,16 @@ pub fn spawn(
     let ticking = core.clone();
     let delta = cfg.delta;
     let task = tokio::spawn(async move {
+        // One service, so no router: every path goes to it (an unknown
+        // method gets Unimplemented from the generated server).
         let serve = tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(server)
-                .serve_with_incoming_shutdown(
-                    tonic::transport::server::TcpIncoming::from(listener),
-                    async {
-                        let _ = server_stop_rx.await;
-                    },
-                ),
+            tonic::transport::Server::builder().serve_with_incoming_shutdown(
+                server,
+                tonic::transport::server::TcpIncoming::from(listener),
+                async {
+                    let _ = server_stop_rx.await;
+                },
+            ),
         );
         let start = Instant::now();
         let mut every = tokio::time::interval(delta);

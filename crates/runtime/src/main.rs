@@ -69,11 +69,14 @@ fn read_token(path: &PathBuf) -> Result<String> {
 
 #[tokio::main]
 async fn main() -> Result<()> {
+    // RUST_LOG names a level (error, warn, info, debug, trace); info by default.
+    let level = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing::Level>().ok())
+        .unwrap_or(tracing::Level::INFO);
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
         .init();
     match Cli::parse().cmd {
         Cmd::Coordinator {
