@@ -27,7 +27,8 @@
 //!
 //! With [`Missed::Drop`], flows whose deadline is now and that did not
 //! finish in step 1 are removed just after it (their coflow may complete,
-//! as in step 1).
+//! as in step 1). Neither the deadline of a flow that finished nor the
+//! completion instant of a dropped flow is an event.
 //!
 //! All state is owned by one [`Simulation`], so any number run side by
 //! side; the same workload and scheduler give the same output bit for bit.
@@ -199,6 +200,16 @@ impl<'w> Simulation<'w> {
         let mut wake = Time::NEVER;
         let mut n_events: u64 = 0;
         loop {
+            // The deadline of a flow that already finished is no event: left
+            // in the heap, it would wake the scheduler at an instant where
+            // nothing changed, and a scheduler that re-sorts whenever called
+            // (pfabric-edf by remaining size) would then reorder flows there.
+            while let Some(&Reverse((_, f))) = e.deadlines.peek() {
+                if e.state.is_active(f) {
+                    break;
+                }
+                e.deadlines.pop();
+            }
             let t_arrival = coflows.get(next).map_or(Time::NEVER, |c| c.arrival);
             let t = t_arrival
                 .min(pending.peek())
@@ -242,6 +253,10 @@ impl<'w> Simulation<'w> {
                 }
                 e.deadlines.pop();
                 if e.state.is_active(f) {
+                    // Its pending completion goes too: left live, it would
+                    // be an event (a scheduler call) at an instant where
+                    // nothing happens.
+                    pending.set_flow(f, Time::NEVER);
                     e.dropped.push(f);
                     e.finish(f);
                 }

@@ -3927,3 +3927,63 @@ fn ncf_regression_ci_stop_14() {
     };
     compare(&case, "ncf").unwrap();
 }
+
+#[test]
+fn pfabric_edf_drop_regression_ci_snap_tie() {
+    // Found by pfabric_edf_drop_matches_reference with the CI's seed
+    // (PROPTEST_RNG_SEED=20261121): a flow delayed 33 ns makes a near-tie
+    // with SNAP_NS; the engine finished flows 1 and 5 at 8.999984 ms and
+    // 7 ms, the reference at 8.75 ms and 7.25 ms. Not the SNAP_NS rule:
+    // flow 4 (the delayed one) finished at 3 ms, but its deadline instant
+    // (6.000033 ms) stayed in the engine's deadline heap and woke
+    // pfabric-edf there, which re-sorted flows 1 and 5 (their remaining
+    // sizes had crossed at 6 ms); the reference has no event there.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![2.5e8, 1e9],
+            down: vec![2e9, 5e8],
+        },
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(0, Time(10 * MS), vec![flow(0, 1, 125_000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(1, 0, 125_000), flow(1, 1, 250_000)]),
+            CoflowSpec::new(
+                2,
+                Time(0),
+                vec![
+                    flow(0, 0, 250_000),
+                    flow(0, 0, 125_000),
+                    flow(1, 0, 250_000).delayed(Dur(33)),
+                    flow(1, 0, 375_000),
+                    flow(0, 1, 250_000).delayed(Dur(3 * MS)),
+                ],
+            ),
+            CoflowSpec::new(3, Time(0), vec![flow(0, 0, 125_000)]),
+        ],
+    };
+    let case = with_unknown_sizes(with_deadlines(case));
+    compare(&case, "pfabric-edf|drop").unwrap();
+}
+
+#[test]
+fn pfabric_edf_drop_regression_dropped_flow_completion() {
+    // Found by pfabric_edf_drop_matches_reference (random seed) while fixing
+    // the case above: flow 4 is dropped at its deadline (1.970308 ms) but
+    // its completion instant at its old rate (2.992768 ms) stayed pending in
+    // the engine, an event where pfabric-edf re-sorted and flow 5 overtook
+    // flow 3; the reference has no event there.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1e9, 2e9],
+            down: vec![2e9, 2.5e8],
+        },
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(0, Time(0), vec![flow(0, 0, 50660), flow(0, 1, 250000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(0, 0, 125000), flow(0, 0, 1000000)]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 1, 80859), flow(1, 0, 1273473)]),
+        ],
+    };
+    let case = with_unknown_sizes(with_deadlines(case));
+    compare(&case, "pfabric-edf|drop").unwrap();
+}
