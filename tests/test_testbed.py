@@ -53,6 +53,8 @@ def test_plan_of_a_tree_and_refusals() -> None:
     assert p.host_switch[0] == p.host_switch[1] != p.host_switch[2]
     with pytest.raises(ValueError, match="path diversity"):
         tb.plan("leaf-spine:leaves=2,spines=2,hosts=2", name="pl")
+    with pytest.raises(ValueError, match="tcp_cc 'nosuch': this kernel offers"):
+        tb.plan("bigswitch:hosts=2", name="pl", tcp_cc="nosuch")
     with pytest.raises(ValueError, match="testbed name 'Bad-Name'"):
         tb.plan("bigswitch:hosts=2", name="Bad-Name")
 

@@ -205,6 +205,7 @@ class Worker:
         self.pool: dict[int, list[socket.socket]] = {}
         self.deadline = deadline_s
         self.policy = make_policy(plan.get("policy", {"name": "plain"}))
+        self.cc = str(plan.get("tcp_cc", ""))
         self.socks: dict[int, socket.socket] = {}  # active flow -> its connection
         self.loop = asyncio.new_event_loop()
         if self.n_in == 0:
@@ -272,6 +273,8 @@ class Worker:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if self.cc:
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
                 sock.setblocking(False)
                 await self.loop.sock_connect(sock, (self.addrs[dst], self.port))
                 return sock

@@ -49,12 +49,14 @@ def _sink(port: int, timeout: float) -> dict[str, object]:
     return {"bytes": total, "sha256": h.hexdigest(), "samples": samples}
 
 
-def _source(dst: str, port: int, seconds: float, tos: int) -> dict[str, object]:
+def _source(dst: str, port: int, seconds: float, tos: int, cc: str = "") -> dict[str, object]:
     deadline = time.monotonic() + 10.0
     while True:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if tos:
             s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+        if cc:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
         try:
             s.connect((dst, port))
             break
@@ -92,9 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--port", type=int, required=True)
     b.add_argument("--seconds", type=float, required=True)
     b.add_argument("--tos", type=int, default=0)
+    b.add_argument("--cc", default="", help="TCP congestion control (TCP_CONGESTION), e.g. cubic")
     args = ap.parse_args(argv)
     sink = args.cmd == "sink"
-    out = _sink(args.port, args.timeout) if sink else _source(args.dst, args.port, args.seconds, args.tos)
+    out = _sink(args.port, args.timeout) if sink else _source(args.dst, args.port, args.seconds, args.tos, args.cc)
     json.dump(out, sys.stdout)
     return 0
 

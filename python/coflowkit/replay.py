@@ -206,6 +206,7 @@ def replay_on_testbed(
 
     p = tb.load_plan(name, state_dir)
     plan = make_plan(workload, p.host_ip, policy)
+    plan["tcp_cc"] = p.tcp_cc
     work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
     work.mkdir(parents=True, exist_ok=True)
     plan_path = work / "plan.json"

@@ -53,6 +53,11 @@ N_QUEUES = 8
 GSO_MAX_BYTES = 16_384
 #: TCP's minimum retransmission timeout on the data network, as datacenter stacks lower it.
 DEFAULT_RTO_MIN_MS = 10
+#: The TCP congestion control the testbed's senders use unless told otherwise, set on each
+#: socket (a namespace's default can only be one the machine allows unprivileged; here the
+#: machine's default was BBR, whose bandwidth estimate collapsed to a few kbit/s after a flow
+#: sat starved behind a higher-priority queue, stalling a replay: measured).
+DEFAULT_TCP_CC = "cubic"
 #: Where state files live unless told otherwise.
 DEFAULT_STATE_DIR = Path("/run/coflowkit")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")
@@ -169,6 +174,8 @@ class Plan:
     buffer_bytes: int | None = None
     #: TCP's minimum retransmission timeout on the hosts' data routes, ms (None: the kernel's, 200 ms)
     rto_min_ms: int | None = DEFAULT_RTO_MIN_MS
+    #: the TCP congestion control the testbed's tools set on their sockets (TCP_CONGESTION)
+    tcp_cc: str = DEFAULT_TCP_CC
 
     def to_json(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -199,6 +206,7 @@ def plan(
     n_hosts: int | None = None,
     buffer_bytes: int | None = None,
     rto_min_ms: int | None = DEFAULT_RTO_MIN_MS,
+    tcp_cc: str = DEFAULT_TCP_CC,
 ) -> Plan:
     """The testbed a topology gives: namespaces, veths, shaped ports and addresses.
     Raises ``ValueError`` for a bad spec, a bad name, or a fabric the testbed
@@ -227,7 +235,14 @@ def plan(
         host_switch=[-1] * nh,
         buffer_bytes=buffer_bytes,
         rto_min_ms=rto_min_ms,
+        tcp_cc=tcp_cc,
     )
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    if available.exists() and tcp_cc not in available.read_text().split():
+        raise ValueError(
+            f"tcp_cc {tcp_cc!r}: this kernel offers {available.read_text().strip()} "
+            "(see /proc/sys/net/ipv4/tcp_available_congestion_control)"
+        )
     if rto_min_ms is not None and not 1 <= rto_min_ms <= 200:
         raise ValueError(f"rto_min {rto_min_ms} ms: must be 1..200 ms (200 is the kernel's default)")
     if buffer_bytes is not None and buffer_bytes < 3_000:
@@ -377,11 +392,12 @@ def up(
     state_dir: Path | None = None,
     buffer_bytes: int | None = None,
     rto_min_ms: int | None = DEFAULT_RTO_MIN_MS,
+    tcp_cc: str = DEFAULT_TCP_CC,
 ) -> Plan:
     """Create the testbed. On any failure, removes what it made and raises
     :class:`TestbedError` naming the step."""
     require_rights()
-    p = plan(topology, name, n_hosts, buffer_bytes, rto_min_ms)
+    p = plan(topology, name, n_hosts, buffer_bytes, rto_min_ms, tcp_cc)
     path = state_path(name, state_dir)
     existing = _our_namespaces(name)
     if path.exists() or existing:
@@ -690,7 +706,7 @@ def measure(
         while time.monotonic() - t0 < offsets[k]:
             time.sleep(0.01)
         tos = "0" if q < 0 else str(tos_of_queue(q))
-        args = f"source --dst {p.host_ip[dst]} --port {port0 + k} --seconds {seconds} --tos {tos}"
+        args = f"source --dst {p.host_ip[dst]} --port {port0 + k} --seconds {seconds} --tos {tos} --cc {p.tcp_cc}"
         sources.append(_traffic(p, src, *args.split()))
     results = []
     for k, (src, dst, q) in enumerate(senders):
