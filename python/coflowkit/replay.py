@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import _core
+from .analysis import _nearest_rank
 from .experiment import DEFAULT_BINS
 from .results import COFLOW_COLUMNS, FLOW_COLUMNS
 
@@ -163,11 +164,6 @@ def policy_spec(
             raise ValueError(f"fifo-lm quantum {quantum_s}: must be a positive number of seconds")
         return {"name": name, "heavy": int(heavy), "quantum_s": quantum_s}
     return {"name": name}
-
-
-def _nearest_rank(sorted_values: np.ndarray, q: float) -> float:
-    rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
-    return float(sorted_values[min(rank, len(sorted_values)) - 1])
 
 
 def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -476,9 +476,8 @@ def _build(p: Plan) -> None:
 
 
 def _our_namespaces(name: str) -> list[str]:
-    out = _run(["ip", "netns", "list"], "list namespaces", check=False).stdout
     pat = re.compile(rf"^{re.escape(name)}-[hs]\d+$")
-    return [line.split()[0] for line in out.splitlines() if line.split() and pat.match(line.split()[0])]
+    return [ns for ns in _all_namespaces() if pat.match(ns)]
 
 
 def _our_root_links(name: str) -> list[str]:
