@@ -13,9 +13,27 @@
 //! Every Δ the agent sends the coordinator its coflows and flows with their
 //! cumulative bytes (so a lost or repeated sync never double counts) and
 //! keeps the schedule it gets back; it forgets a finished flow once the
-//! coordinator acknowledges it, and an unregistered coflow once a sync has
-//! carried that. A coordinator that cannot be reached is retried every Δ
-//! (the channel reconnects); until then flows keep their last schedule.
+//! coordinator acknowledges it, and an unregistered coflow once the
+//! coordinator says it completed.
+//!
+//! Faults:
+//! * the coordinator cannot be reached: the agent keeps its counts and the
+//!   last schedule and retries with exponential backoff (Δ doubling up to
+//!   [`MAX_BACKOFF`]); once syncs have failed for
+//!   [`AgentOptions::fallback_after`], no flow stays paused: every open flow
+//!   gets an even share of the host's NIC, in its last class. Because every
+//!   sync carries every coflow (unregistered ones until they are reported
+//!   complete) and every flow with its cumulative bytes, a restarted
+//!   coordinator rebuilds its state from the first sync of each agent;
+//! * the agent restarts: it mints coflow and flow ids from the clock
+//!   (milliseconds and microseconds since 1970), so a new incarnation never
+//!   hands out an id of an earlier one, and takes back what reconnecting
+//!   clients announce again (`AdoptCoflow`, `ReopenFlow` with the earlier
+//!   id and the bytes written so far: the coordinator sees the same flow
+//!   continue, never a second one);
+//! * a client that goes silent (its reporter sends every Δ, even with no
+//!   flow open) for [`AgentOptions::client_timeout`] is disconnected: its
+//!   flows close at their last count and its coflows are unregistered.
 //!
 //! Every client message is validated ([`crate::validate::client_request`])
 //! and must name flows of its own connection; a malformed or oversized frame
@@ -31,7 +49,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 use tokio::net::{UnixListener, UnixStream};
 use tracing::{debug, info, warn};
@@ -49,6 +67,31 @@ pub struct AgentConfig {
     pub socket: PathBuf,
     /// The socket file's permissions.
     pub socket_mode: u32,
+}
+
+/// The longest wait between two attempts to reach the coordinator.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How an agent handles faults (defaults: [`AgentOptions::default`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AgentOptions {
+    /// A client connection silent for this long is closed and cleaned up
+    /// (its flows finish at their last count, its coflows are
+    /// unregistered). Clients report every Δ; default 10 s.
+    pub client_timeout: Duration,
+    /// Once syncs have failed for this long, no flow stays paused: each
+    /// open flow gets an even share of the NIC until the coordinator is
+    /// back. Default 200 ms (20 default Δ).
+    pub fallback_after: Duration,
+}
+
+impl Default for AgentOptions {
+    fn default() -> AgentOptions {
+        AgentOptions {
+            client_timeout: Duration::from_secs(10),
+            fallback_after: Duration::from_millis(200),
+        }
+    }
 }
 
 /// Why an agent could not start.
@@ -104,6 +147,23 @@ struct State {
 
 type Shared = Arc<Mutex<State>>;
 
+/// Ids minted by an agent that starts now: coflow numbers from the
+/// milliseconds and flow ids from the microseconds since 1970, so that a
+/// restarted agent never hands out an id of an earlier incarnation (unless
+/// it minted ids faster than the clock ticks, over its whole life).
+fn id_seeds() -> (u64, u64) {
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    (
+        (t.as_millis() as u64) & COFLOW_NUMBER_MASK,
+        t.as_micros() as u64,
+    )
+}
+
+/// Coflow numbers are the low 40 bits of a coflow id.
+const COFLOW_NUMBER_MASK: u64 = (1 << 40) - 1;
+
 fn error(msg: impl Into<String>) -> AgentReply {
     AgentReply {
         kind: Some(agent_reply::Kind::Error(msg.into())),
@@ -115,7 +175,10 @@ impl State {
     fn handle(&mut self, conn: u64, req: Kind) -> AgentReply {
         match req {
             Kind::Register(r) => {
-                self.next_coflow += 1;
+                self.next_coflow = (self.next_coflow + 1) & COFLOW_NUMBER_MASK;
+                if self.next_coflow == 0 {
+                    self.next_coflow = 1;
+                }
                 let id = ((self.host as u64 + 1) << 40) | self.next_coflow;
                 self.coflows.insert(
                     id,
@@ -146,32 +209,49 @@ impl State {
             },
             Kind::OpenFlow(r) => {
                 self.next_flow += 1;
+                while self.flows.contains_key(&self.next_flow) {
+                    self.next_flow += 1;
+                }
                 let id = self.next_flow;
-                let n_open = self.flows.values().filter(|f| !f.finished).count();
-                // Until the first schedule: an even share of the NIC.
-                let initial = FlowRate {
-                    flow_id: id,
-                    rate_bps: self.host_rate_bps / (n_open + 1) as f64,
-                    class: 0,
-                    paused: false,
-                };
-                self.flows.insert(
-                    id,
-                    AgentFlow {
-                        coflow: r.coflow_id,
-                        dst: r.dst_host,
-                        size_hint: r.size_hint,
-                        bytes: 0,
-                        finished: false,
-                        conn,
-                        rate: None,
-                    },
+                self.open(id, conn, r.coflow_id, r.dst_host, r.size_hint, 0)
+            }
+            Kind::ReopenFlow(r) => {
+                if self.flows.contains_key(&r.flow_id) {
+                    return error(format!(
+                        "flow {} is already known to this agent; open a new one",
+                        r.flow_id
+                    ));
+                }
+                info!(
+                    flow = r.flow_id,
+                    bytes = r.bytes_sent,
+                    "a client reopened a flow"
                 );
+                self.open(
+                    r.flow_id,
+                    conn,
+                    r.coflow_id,
+                    r.dst_host,
+                    r.size_hint,
+                    r.bytes_sent,
+                )
+            }
+            Kind::AdoptCoflow(r) => {
+                if r.coflow_id >> 40 != self.host as u64 + 1 {
+                    return error(format!(
+                        "coflow {} was not minted by host {}'s agent",
+                        r.coflow_id, self.host
+                    ));
+                }
+                let c = self.coflows.entry(r.coflow_id).or_insert(OwnCoflow {
+                    parents: r.parents,
+                    unregistered: false,
+                    conn,
+                });
+                c.unregistered |= r.unregistered;
+                c.conn = conn;
                 AgentReply {
-                    kind: Some(agent_reply::Kind::FlowOpened(proto::FlowOpened {
-                        flow_id: id,
-                        initial: Some(initial),
-                    })),
+                    kind: Some(agent_reply::Kind::Ok(true)),
                 }
             }
             Kind::Report(r) => {
@@ -224,6 +304,62 @@ impl State {
         }
     }
 
+    /// Opens flow `id` of connection `conn` with `bytes` written so far.
+    fn open(
+        &mut self,
+        id: u64,
+        conn: u64,
+        coflow: u64,
+        dst: u32,
+        size_hint: u64,
+        bytes: u64,
+    ) -> AgentReply {
+        let n_open = self.flows.values().filter(|f| !f.finished).count();
+        // Until the first schedule: an even share of the NIC.
+        let initial = FlowRate {
+            flow_id: id,
+            rate_bps: self.host_rate_bps / (n_open + 1) as f64,
+            class: 0,
+            paused: false,
+        };
+        self.flows.insert(
+            id,
+            AgentFlow {
+                coflow,
+                dst,
+                size_hint,
+                bytes,
+                finished: false,
+                conn,
+                rate: None,
+            },
+        );
+        AgentReply {
+            kind: Some(agent_reply::Kind::FlowOpened(proto::FlowOpened {
+                flow_id: id,
+                initial: Some(initial),
+            })),
+        }
+    }
+
+    /// The coordinator has been unreachable too long: no open flow stays
+    /// paused; each gets an even share of the NIC in its last class.
+    fn fall_back(&mut self) {
+        let n_open = self.flows.values().filter(|f| !f.finished).count().max(1);
+        let share = self.host_rate_bps / n_open as f64;
+        for (&id, f) in self.flows.iter_mut() {
+            if f.finished {
+                continue;
+            }
+            f.rate = Some(FlowRate {
+                flow_id: id,
+                rate_bps: share,
+                class: f.rate.map_or(0, |r| r.class),
+                paused: false,
+            });
+        }
+    }
+
     /// Connection `conn` went away: its flows close at their last count and
     /// its coflows are unregistered.
     fn disconnect(&mut self, conn: u64) {
@@ -268,10 +404,10 @@ impl State {
     }
 
     /// Takes in a validated reply to `sent`.
-    fn apply(&mut self, sent: &proto::SyncRequest, reply: proto::SyncReply) {
-        for c in &sent.coflows {
-            if c.unregistered {
-                self.coflows.remove(&c.coflow_id);
+    fn apply(&mut self, reply: proto::SyncReply) {
+        for id in reply.completed_coflows {
+            if self.coflows.get(&id).is_some_and(|c| c.unregistered) {
+                self.coflows.remove(&id);
             }
         }
         for id in reply.finished_acks {
@@ -336,8 +472,14 @@ pub fn coordinator_client(url: &str, token: &str) -> Result<Client, String> {
 
 /// Starts an agent on the current tokio runtime: says hello to the
 /// coordinator (which must accept its token), then serves clients on its
-/// socket and syncs every Δ.
+/// socket and syncs every Δ; faults are handled as
+/// [`AgentOptions::default`] says.
 pub async fn spawn(cfg: AgentConfig) -> Result<AgentHandle, AgentError> {
+    spawn_with(cfg, AgentOptions::default()).await
+}
+
+/// [`spawn`] with fault handling set by `opts`.
+pub async fn spawn_with(cfg: AgentConfig, opts: AgentOptions) -> Result<AgentHandle, AgentError> {
     let coord_err = |why: String| AgentError::Coordinator {
         url: cfg.coordinator.clone(),
         why,
@@ -378,18 +520,30 @@ pub async fn spawn(cfg: AgentConfig) -> Result<AgentHandle, AgentError> {
     )
     .map_err(sock_err)?;
     info!(host = cfg.host, socket = %cfg.socket.display(), scheduler = %hello.scheduler, "agent up");
+    let (next_coflow, next_flow) = id_seeds();
     let state: Shared = Arc::new(Mutex::new(State {
         host: cfg.host,
         n_hosts: hello.n_hosts,
         host_rate_bps: hello.host_rate_bps,
-        next_coflow: 0,
-        next_flow: 0,
+        next_coflow,
+        next_flow,
         coflows: HashMap::new(),
         flows: HashMap::new(),
     }));
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
-    let serve = tokio::spawn(serve_clients(listener, state.clone(), stop_rx.clone()));
-    let sync = tokio::spawn(sync_loop(client, state, delta, stop_rx));
+    let serve = tokio::spawn(serve_clients(
+        listener,
+        state.clone(),
+        stop_rx.clone(),
+        opts.client_timeout,
+    ));
+    let sync = tokio::spawn(sync_loop(
+        client,
+        state,
+        delta,
+        opts.fallback_after,
+        stop_rx,
+    ));
     Ok(AgentHandle {
         socket: cfg.socket,
         stop,
@@ -401,6 +555,7 @@ async fn serve_clients(
     listener: UnixListener,
     state: Shared,
     mut stop: tokio::sync::watch::Receiver<bool>,
+    client_timeout: Duration,
 ) {
     let mut next_conn = 0u64;
     loop {
@@ -408,7 +563,13 @@ async fn serve_clients(
             r = listener.accept() => match r {
                 Ok((stream, _)) => {
                     next_conn += 1;
-                    tokio::spawn(serve_client(stream, next_conn, state.clone(), stop.clone()));
+                    tokio::spawn(serve_client(
+                        stream,
+                        next_conn,
+                        state.clone(),
+                        stop.clone(),
+                        client_timeout,
+                    ));
                 }
                 Err(e) => warn!(error = %e, "accept failed"),
             },
@@ -422,10 +583,18 @@ async fn serve_client(
     conn: u64,
     state: Shared,
     mut stop: tokio::sync::watch::Receiver<bool>,
+    client_timeout: Duration,
 ) {
     loop {
         let req: Result<ClientRequest, FrameError> = tokio::select! {
-            r = wire::read_async(&mut stream) => r,
+            r = tokio::time::timeout(client_timeout, wire::read_async(&mut stream)) => match r {
+                Ok(r) => r,
+                Err(_) => {
+                    warn!(conn, timeout_ms = client_timeout.as_millis() as u64,
+                          "client silent too long; closing its flows and unregistering its coflows");
+                    break;
+                }
+            },
             _ = stop.changed() => break,
         };
         let reply = match req {
@@ -465,36 +634,185 @@ async fn sync_loop(
     mut client: Client,
     state: Shared,
     delta: Duration,
+    fallback_after: Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let mut every = tokio::time::interval(delta);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut failing = false;
+    // Since when syncs have failed, the wait before the next attempt and
+    // when that is, and whether the flows have fallen back.
+    let mut failing_since: Option<Instant> = None;
+    let mut backoff = delta;
+    let mut next_try = Instant::now();
+    let mut fell_back = false;
     loop {
         tokio::select! {
             _ = every.tick() => {}
             _ = stop.changed() => return,
         }
+        if let Some(since) = failing_since {
+            if !fell_back && since.elapsed() >= fallback_after {
+                warn!(
+                    after_ms = since.elapsed().as_millis() as u64,
+                    "coordinator unreachable; no flow stays paused: each gets an even share of the NIC"
+                );
+                state.lock().expect("agent lock").fall_back();
+                fell_back = true;
+            }
+            if Instant::now() < next_try {
+                continue;
+            }
+        }
         let req = state.lock().expect("agent lock").sync_request();
-        match client.sync(req.clone()).await {
+        let result = tokio::select! {
+            r = client.sync(req) => r,
+            _ = stop.changed() => return,
+        };
+        match result {
             Ok(reply) => {
                 let reply = reply.into_inner();
                 if let Err(e) = validate::sync_reply(&reply) {
                     warn!(reason = %e, "refused the coordinator's reply");
                     continue;
                 }
-                if failing {
-                    info!("coordinator reachable again");
-                    failing = false;
+                if let Some(since) = failing_since.take() {
+                    info!(
+                        after_ms = since.elapsed().as_millis() as u64,
+                        "coordinator reachable again; resynchronised"
+                    );
+                    backoff = delta;
+                    fell_back = false;
                 }
-                state.lock().expect("agent lock").apply(&req, reply);
+                state.lock().expect("agent lock").apply(reply);
             }
             Err(s) => {
-                if !failing {
-                    warn!(code = %s.code(), reason = s.message(), "sync failed; keeping the last schedule");
-                    failing = true;
+                if failing_since.is_none() {
+                    warn!(code = %s.code(), reason = s.message(), "sync failed; keeping the counts and the last schedule, retrying with backoff");
+                    failing_since = Some(Instant::now());
+                } else {
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
                 }
+                next_try = Instant::now() + backoff;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        let (next_coflow, next_flow) = id_seeds();
+        State {
+            host: 0,
+            n_hosts: 3,
+            host_rate_bps: 1e9,
+            next_coflow,
+            next_flow,
+            coflows: HashMap::new(),
+            flows: HashMap::new(),
+        }
+    }
+
+    fn opened(r: AgentReply) -> u64 {
+        match r.kind {
+            Some(agent_reply::Kind::FlowOpened(o)) => o.flow_id,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn falling_back_unpauses_every_open_flow_and_keeps_its_class() {
+        let mut s = state();
+        let open = |s: &mut State| {
+            opened(s.handle(
+                1,
+                Kind::OpenFlow(proto::OpenFlowRequest {
+                    coflow_id: 5,
+                    dst_host: 1,
+                    size_hint: 0,
+                }),
+            ))
+        };
+        let (f1, f2) = (open(&mut s), open(&mut s));
+        s.flows.get_mut(&f1).unwrap().rate = Some(FlowRate {
+            flow_id: f1,
+            rate_bps: 0.0,
+            class: 3,
+            paused: true,
+        });
+        s.fall_back();
+        for (f, class) in [(f1, 3), (f2, 0)] {
+            let r = s.flows[&f].rate.unwrap();
+            assert!(!r.paused && r.rate_bps == 5e8 && r.class == class, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn reopened_flows_keep_their_id_and_bytes_and_adopted_coflows_must_be_this_hosts() {
+        let mut s = state();
+        let old = s.next_flow - 7;
+        let f = opened(s.handle(
+            2,
+            Kind::ReopenFlow(proto::ReopenFlowRequest {
+                flow_id: old,
+                coflow_id: 5,
+                dst_host: 1,
+                size_hint: 0,
+                bytes_sent: 777,
+            }),
+        ));
+        assert_eq!(f, old);
+        assert_eq!(s.flows[&old].bytes, 777);
+        // Known already: refused, the first one untouched.
+        let again = s.handle(
+            3,
+            Kind::ReopenFlow(proto::ReopenFlowRequest {
+                flow_id: old,
+                coflow_id: 6,
+                dst_host: 2,
+                size_hint: 0,
+                bytes_sent: 1,
+            }),
+        );
+        assert!(matches!(again.kind, Some(agent_reply::Kind::Error(_))));
+        assert_eq!((s.flows[&old].coflow, s.flows[&old].conn), (5, 2));
+        // New flows never take an earlier incarnation's id.
+        let new = opened(s.handle(
+            2,
+            Kind::OpenFlow(proto::OpenFlowRequest {
+                coflow_id: 5,
+                dst_host: 1,
+                size_hint: 0,
+            }),
+        ));
+        assert!(new > old);
+        let mine = (1u64 << 40) | 9;
+        let adopt = |s: &mut State, id: u64, unregistered: bool| {
+            s.handle(
+                2,
+                Kind::AdoptCoflow(proto::AdoptCoflowRequest {
+                    coflow_id: id,
+                    parents: vec![],
+                    unregistered,
+                }),
+            )
+            .kind
+        };
+        assert!(matches!(
+            adopt(&mut s, mine, false),
+            Some(agent_reply::Kind::Ok(_))
+        ));
+        assert!(matches!(
+            adopt(&mut s, mine, true),
+            Some(agent_reply::Kind::Ok(_))
+        ));
+        assert!(s.coflows[&mine].unregistered);
+        let theirs = (2u64 << 40) | 9;
+        assert!(matches!(
+            adopt(&mut s, theirs, false),
+            Some(agent_reply::Kind::Error(_))
+        ));
     }
 }

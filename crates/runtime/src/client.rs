@@ -16,7 +16,17 @@
 //!   left and a pause takes effect within a buffer's worth.
 //!
 //! If the agent cannot be reached (at connect, or later), writers send as
-//! plain, unthrottled TCP: the runtime only ever delays data.
+//! plain, unthrottled TCP: the runtime only ever delays data. The reporter
+//! thread then tries the socket again (after Δ, doubling up to 1 s); when an
+//! agent answers (the same one, or a restarted one), the client announces
+//! again the coflows it registered (`AdoptCoflow`, with their parents and
+//! whether they were unregistered meanwhile) and its writers' flows
+//! (`ReopenFlow`, with the id the earlier agent gave them and the bytes
+//! written so far, so that the coordinator sees each flow once and counts
+//! every byte once), closes the flows whose writers closed meanwhile, and
+//! the writers are scheduled again. The reporter also serves as a
+//! heartbeat: it reports every Δ even with no writer open, so that an agent
+//! can tell a silent (hung) client from an idle one.
 
 use crate::enforce;
 use crate::proto::client_request::Kind;
@@ -28,7 +38,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -40,6 +50,12 @@ use tracing::warn;
 const CHUNK: usize = 64 << 10;
 /// The send buffer writers ask for (the kernel doubles it).
 const SEND_BUFFER: usize = 64 << 10;
+/// The longest wait between two attempts to reach a lost agent.
+const MAX_RECONNECT_WAIT: Duration = Duration::from_secs(1);
+/// How long a closed flow is remembered: an agent that dies after the
+/// close but before its next sync never told the coordinator, so a
+/// reconnection within this time closes it again on the new agent.
+const RECENT_CLOSE: Duration = Duration::from_secs(2);
 
 /// Why a client call failed.
 #[derive(Debug, Error)]
@@ -61,6 +77,43 @@ struct FlowShared {
     bytes: AtomicU64,
     sched: Mutex<Sched>,
     changed: Condvar,
+    /// What the flow is, to open it again on a restarted agent.
+    coflow: u64,
+    dst_host: u32,
+    size_hint: u64,
+    /// The writer closed but the agent has not heard yet (it was
+    /// unreachable): the close is sent once it is back.
+    closed: AtomicBool,
+}
+
+/// A coflow this client registered, to announce again to a restarted agent.
+#[derive(Debug, Clone)]
+struct OwnedCoflow {
+    parents: Vec<u64>,
+    unregistered: bool,
+}
+
+/// Why one exchange with the agent failed.
+enum CallError {
+    Refused(String),
+    Transport(String),
+}
+
+/// One request and its reply on `conn`.
+fn exchange(conn: &mut UnixStream, kind: Kind) -> Result<AgentReply, CallError> {
+    let req = ClientRequest {
+        protocol_version: PROTOCOL_VERSION,
+        kind: Some(kind),
+    };
+    let r = wire::write_blocking(&mut *conn, &req)
+        .and_then(|_| wire::read_blocking::<AgentReply, _>(&mut *conn));
+    match r {
+        Ok(AgentReply {
+            kind: Some(agent_reply::Kind::Error(e)),
+        }) => Err(CallError::Refused(e)),
+        Ok(reply) => Ok(reply),
+        Err(e) => Err(CallError::Transport(e.to_string())),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,8 +127,13 @@ struct Sched {
 
 #[derive(Debug)]
 struct Inner {
-    conn: Mutex<UnixStream>,
+    socket: PathBuf,
+    /// `None` until an agent has been reached.
+    conn: Mutex<Option<UnixStream>>,
     flows: Mutex<HashMap<u64, Arc<FlowShared>>>,
+    coflows: Mutex<HashMap<u64, OwnedCoflow>>,
+    /// Flows closed at the agent in the last [`RECENT_CLOSE`].
+    recent: Mutex<Vec<(std::time::Instant, u64, Arc<FlowShared>)>>,
     lost: AtomicBool,
     stop: AtomicBool,
 }
@@ -85,24 +143,122 @@ impl Inner {
         if self.lost.load(Ordering::Relaxed) {
             return Err(ClientError::Unreachable);
         }
-        let req = ClientRequest {
-            protocol_version: PROTOCOL_VERSION,
-            kind: Some(kind),
-        };
         let mut conn = self.conn.lock().expect("client lock");
-        let r = wire::write_blocking(&mut *conn, &req)
-            .and_then(|_| wire::read_blocking::<AgentReply, _>(&mut *conn));
-        match r {
-            Ok(AgentReply {
-                kind: Some(agent_reply::Kind::Error(e)),
-            }) => Err(ClientError::Refused(e)),
+        let Some(c) = conn.as_mut() else {
+            return Err(ClientError::Unreachable);
+        };
+        match exchange(c, kind) {
             Ok(reply) => Ok(reply),
-            Err(e) => {
+            Err(CallError::Refused(e)) => Err(ClientError::Refused(e)),
+            Err(CallError::Transport(e)) => {
                 drop(conn);
-                self.lose(&e.to_string());
+                self.lose(&e);
                 Err(ClientError::Unreachable)
             }
         }
+    }
+
+    /// Tries to reach the agent again; on success announces again this
+    /// client's coflows and flows (see the module doc) and returns true.
+    fn reconnect(&self) -> bool {
+        let Ok(mut stream) = UnixStream::connect(&self.socket) else {
+            return false;
+        };
+        let mut conn = self.conn.lock().expect("client lock");
+        let coflows: Vec<(u64, OwnedCoflow)> = self
+            .coflows
+            .lock()
+            .expect("client lock")
+            .iter()
+            .map(|(&id, c)| (id, c.clone()))
+            .collect();
+        for (id, c) in coflows {
+            match exchange(
+                &mut stream,
+                Kind::AdoptCoflow(proto::AdoptCoflowRequest {
+                    coflow_id: id,
+                    parents: c.parents.clone(),
+                    unregistered: c.unregistered,
+                }),
+            ) {
+                Ok(_) => {
+                    if c.unregistered {
+                        self.coflows.lock().expect("client lock").remove(&id);
+                    }
+                }
+                Err(CallError::Refused(e)) => {
+                    warn!(coflow = id, reason = %e, "the agent refused a coflow announced again");
+                    self.coflows.lock().expect("client lock").remove(&id);
+                }
+                Err(CallError::Transport(_)) => return false,
+            }
+        }
+        let mut flows: Vec<(u64, Arc<FlowShared>)> = self
+            .flows
+            .lock()
+            .expect("client lock")
+            .iter()
+            .map(|(&id, f)| (id, f.clone()))
+            .collect();
+        {
+            let mut recent = self.recent.lock().expect("client lock");
+            recent.retain(|(t, _, _)| t.elapsed() < RECENT_CLOSE);
+            flows.extend(recent.drain(..).map(|(_, id, f)| (id, f)));
+        }
+        for (id, f) in flows {
+            let bytes = f.bytes.load(Ordering::Relaxed);
+            let reopened = exchange(
+                &mut stream,
+                Kind::ReopenFlow(proto::ReopenFlowRequest {
+                    flow_id: id,
+                    coflow_id: f.coflow,
+                    dst_host: f.dst_host,
+                    size_hint: f.size_hint,
+                    bytes_sent: bytes,
+                }),
+            );
+            match reopened {
+                Ok(AgentReply {
+                    kind: Some(agent_reply::Kind::FlowOpened(o)),
+                }) => {
+                    if f.closed.load(Ordering::Relaxed) {
+                        match exchange(
+                            &mut stream,
+                            Kind::CloseFlow(proto::CloseFlowRequest {
+                                flow_id: id,
+                                bytes_sent: bytes,
+                            }),
+                        ) {
+                            Err(CallError::Transport(_)) => return false,
+                            _ => {
+                                self.flows.lock().expect("client lock").remove(&id);
+                            }
+                        }
+                        // Not remembered again: the new agent has it closed.
+                    } else if let Some(r) = o.initial {
+                        if crate::validate::rate("initial", &r).is_ok() {
+                            f.set(Some(r.rate_bps), r.class, r.paused);
+                        }
+                    }
+                }
+                Ok(_) | Err(CallError::Refused(_)) => {
+                    // A recently closed flow the agent still knows, or a
+                    // flow it refuses: its writer stays plain TCP.
+                    if !f.closed.load(Ordering::Relaxed) {
+                        warn!(
+                            flow = id,
+                            "the agent did not take a flow back; its writer stays unscheduled"
+                        );
+                    }
+                    self.flows.lock().expect("client lock").remove(&id);
+                }
+                Err(CallError::Transport(_)) => return false,
+            }
+        }
+        *conn = Some(stream);
+        self.lost.store(false, Ordering::Relaxed);
+        tracing::info!(socket = %self.socket.display(), "agent reached again; coflows and flows announced again");
+        true
     }
 
     /// The agent is gone: every writer goes unthrottled.
@@ -126,18 +282,46 @@ impl Inner {
         }
     }
 
-    /// One report of every open writer's bytes; applies the schedule.
+    /// Flow `id`'s close reached the agent: it is remembered for a while
+    /// (see [`RECENT_CLOSE`]) instead of listed.
+    fn closed_at_agent(&self, id: u64) {
+        let f = self.flows.lock().expect("client lock").remove(&id);
+        if let Some(f) = f {
+            let mut recent = self.recent.lock().expect("client lock");
+            recent.retain(|(t, _, _)| t.elapsed() < RECENT_CLOSE);
+            recent.push((std::time::Instant::now(), id, f));
+        }
+    }
+
+    /// One report of every open writer's bytes (also the heartbeat, sent
+    /// with no flow open too); applies the schedule. First closes the flows
+    /// whose writers closed while the agent was unreachable.
     fn report(&self) {
+        let closed: Vec<(u64, Arc<FlowShared>)> = self
+            .flows
+            .lock()
+            .expect("client lock")
+            .iter()
+            .filter(|(_, f)| f.closed.load(Ordering::Relaxed))
+            .map(|(&id, f)| (id, f.clone()))
+            .collect();
+        for (id, f) in closed {
+            match self.call(Kind::CloseFlow(proto::CloseFlowRequest {
+                flow_id: id,
+                bytes_sent: f.bytes.load(Ordering::Relaxed),
+            })) {
+                Err(ClientError::Unreachable) => return,
+                _ => self.closed_at_agent(id),
+            }
+        }
         let flows: Vec<(u64, Arc<FlowShared>)> = self
             .flows
             .lock()
             .expect("client lock")
             .iter()
+            .filter(|(_, f)| !f.closed.load(Ordering::Relaxed))
             .map(|(&id, f)| (id, f.clone()))
             .collect();
-        if flows.is_empty() {
-            return;
-        }
         let report = proto::ReportRequest {
             flows: flows
                 .iter()
@@ -193,29 +377,51 @@ impl AgentClient {
     }
 
     /// Connects, reporting every `delta`.
+    ///
+    /// Without an agent at `socket` now, the client starts unconnected and
+    /// keeps trying (after Δ, doubling up to 1 s): [`AgentClient::register`]
+    /// fails with [`ClientError::Unreachable`] and writers are plain TCP
+    /// until an agent answers.
     pub fn connect_every(socket: impl AsRef<Path>, delta: Duration) -> AgentClient {
-        let conn = match UnixStream::connect(socket.as_ref()) {
-            Ok(c) => c,
+        let socket = socket.as_ref().to_path_buf();
+        let conn = match UnixStream::connect(&socket) {
+            Ok(c) => Some(c),
             Err(e) => {
-                warn!(socket = %socket.as_ref().display(), error = %e,
-                      "no agent; writers send unthrottled");
-                return AgentClient { inner: None };
+                warn!(socket = %socket.display(), error = %e,
+                      "no agent; writers send unthrottled until one answers");
+                None
             }
         };
+        let lost = conn.is_none();
         let inner = Arc::new(Inner {
+            socket,
             conn: Mutex::new(conn),
             flows: Mutex::new(HashMap::new()),
-            lost: AtomicBool::new(false),
+            coflows: Mutex::new(HashMap::new()),
+            recent: Mutex::new(vec![]),
+            lost: AtomicBool::new(lost),
             stop: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&inner);
-        std::thread::spawn(move || loop {
-            std::thread::sleep(delta);
-            let Some(inner) = weak.upgrade() else { return };
-            if inner.stop.load(Ordering::Relaxed) || inner.lost.load(Ordering::Relaxed) {
-                return;
+        std::thread::spawn(move || {
+            let mut wait = delta;
+            loop {
+                std::thread::sleep(wait);
+                let Some(inner) = weak.upgrade() else { return };
+                if inner.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if inner.lost.load(Ordering::Relaxed) {
+                    wait = if inner.reconnect() {
+                        delta
+                    } else {
+                        (wait * 2).clamp(delta, MAX_RECONNECT_WAIT.max(delta))
+                    };
+                    continue;
+                }
+                wait = delta;
+                inner.report();
             }
-            inner.report();
         });
         AgentClient { inner: Some(inner) }
     }
@@ -236,21 +442,47 @@ impl AgentClient {
         }))? {
             AgentReply {
                 kind: Some(agent_reply::Kind::Registered(r)),
-            } => Ok(CoflowId(r.coflow_id)),
+            } => {
+                inner.coflows.lock().expect("client lock").insert(
+                    r.coflow_id,
+                    OwnedCoflow {
+                        parents: parents.iter().map(|p| p.0).collect(),
+                        unregistered: false,
+                    },
+                );
+                Ok(CoflowId(r.coflow_id))
+            }
             _ => Err(ClientError::Unexpected),
         }
     }
 
     /// Unregisters coflow `id`: it completes once its writers have closed.
+    ///
+    /// If the agent that minted `id` is unreachable, the unregistration is
+    /// kept and passed on when an agent answers again (this returns `Ok`);
+    /// without any agent ever, [`ClientError::Unreachable`].
     pub fn unregister(&self, id: CoflowId) -> Result<(), ClientError> {
         let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
-        match inner.call(Kind::Unregister(proto::UnregisterRequest {
+        let r = inner.call(Kind::Unregister(proto::UnregisterRequest {
             coflow_id: id.0,
-        }))? {
-            AgentReply {
+        }));
+        let mut coflows = inner.coflows.lock().expect("client lock");
+        match r {
+            Ok(AgentReply {
                 kind: Some(agent_reply::Kind::Ok(_)),
-            } => Ok(()),
-            _ => Err(ClientError::Unexpected),
+            }) => {
+                coflows.remove(&id.0);
+                Ok(())
+            }
+            Ok(_) => Err(ClientError::Unexpected),
+            Err(ClientError::Unreachable) => match coflows.get_mut(&id.0) {
+                Some(c) => {
+                    c.unregistered = true;
+                    Ok(())
+                }
+                None => Err(ClientError::Unreachable),
+            },
+            Err(e) => Err(e),
         }
     }
 
@@ -297,6 +529,10 @@ impl AgentClient {
                 version: 0,
             }),
             changed: Condvar::new(),
+            coflow: coflow.0,
+            dst_host,
+            size_hint: size_hint.unwrap_or(0),
+            closed: AtomicBool::new(false),
         });
         inner
             .flows
@@ -393,11 +629,17 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
 
     fn close(&mut self) {
         if let Some(f) = self.flow.take() {
-            f.inner.flows.lock().expect("client lock").remove(&f.id);
-            let _ = f.inner.call(Kind::CloseFlow(proto::CloseFlowRequest {
+            // Marked first, so that neither a report nor a reconnection
+            // takes it for open; if the agent is unreachable it stays listed
+            // and the close is passed on when an agent answers again.
+            f.shared.closed.store(true, Ordering::Relaxed);
+            let r = f.inner.call(Kind::CloseFlow(proto::CloseFlowRequest {
                 flow_id: f.id,
                 bytes_sent: f.shared.bytes.load(Ordering::Relaxed),
             }));
+            if !matches!(r, Err(ClientError::Unreachable)) {
+                f.inner.closed_at_agent(f.id);
+            }
         }
     }
 }

@@ -99,6 +99,27 @@ struct CoflowEntry {
     unregistered: bool,
     /// Flows reported and not yet finished by a tick.
     n_open: u32,
+    /// Flows finished by a tick, and their measured bytes.
+    n_done: u32,
+    bytes_done: u64,
+    /// When it arrived (the tick's time).
+    arrived: Time,
+}
+
+/// A coflow the coordinator completed: what it reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletedCoflow {
+    /// Its id.
+    pub id: u64,
+    /// Flows it had (each counted once, whatever the faults).
+    pub n_flows: u32,
+    /// Bytes its flows wrote, as measured by the client libraries.
+    pub bytes: u64,
+    /// When it arrived and completed (the coordinator's clock, from its
+    /// start).
+    pub arrived: Time,
+    /// See `arrived`.
+    pub completed: Time,
 }
 
 #[derive(Debug)]
@@ -133,6 +154,15 @@ pub struct Core {
     wake: Time,
     rates: Vec<Vec<FlowRate>>,
     reports: Vec<(FlowIdx, f64)>,
+    log: Vec<CompletedCoflow>,
+    host_rate_bps: f64,
+    /// Per host: syncs taken, and when the last one was.
+    syncs: Vec<u64>,
+    last_sync: Vec<Option<Instant>>,
+    refused: u64,
+    ticks: u64,
+    /// How long the last tick took (the scheduler's time included).
+    last_tick: Duration,
 }
 
 /// The scheduler spec the coordinator builds (see the module doc on `aalo`).
@@ -180,6 +210,13 @@ impl Core {
             wake: Time::NEVER,
             rates: vec![vec![]; cfg.n_hosts as usize],
             reports: vec![],
+            log: vec![],
+            host_rate_bps: cfg.host_rate_bps,
+            syncs: vec![0; cfg.n_hosts as usize],
+            last_sync: vec![None; cfg.n_hosts as usize],
+            refused: 0,
+            ticks: 0,
+            last_tick: Duration::ZERO,
         })
     }
 
@@ -230,6 +267,9 @@ impl Core {
                 parents: vec![],
                 unregistered: false,
                 n_open: 0,
+                n_done: 0,
+                bytes_done: 0,
+                arrived: Time::NEVER,
             }
         })
     }
@@ -238,10 +278,27 @@ impl Core {
     /// of its flows. Refuses (changing nothing) a report that is malformed
     /// or contradicts an earlier one.
     pub fn sync(&mut self, r: &SyncRequest) -> Result<SyncReply, Invalid> {
+        let reply = self.take_sync(r);
+        match &reply {
+            Ok(_) => {
+                let h = r.host as usize;
+                self.syncs[h] += 1;
+                self.last_sync[h] = Some(Instant::now());
+            }
+            Err(_) => self.refused += 1,
+        }
+        reply
+    }
+
+    fn take_sync(&mut self, r: &SyncRequest) -> Result<SyncReply, Invalid> {
         validate::sync(r, self.n_hosts)?;
         self.check(r)?;
+        let mut completed_coflows = vec![];
         for c in &r.coflows {
             if self.completed.contains(&c.coflow_id) {
+                if c.unregistered {
+                    completed_coflows.push(c.coflow_id);
+                }
                 continue;
             }
             let e = self.coflow_entry(c.coflow_id);
@@ -298,6 +355,7 @@ impl Core {
             protocol_version: PROTOCOL_VERSION,
             rates: self.rates[r.host as usize].clone(),
             finished_acks: acks,
+            completed_coflows,
         })
     }
 
@@ -322,6 +380,13 @@ impl Core {
 
     /// One coordination round at `now`; see the module doc.
     pub fn tick(&mut self, now: Time) {
+        let t0 = Instant::now();
+        self.tick_inner(now);
+        self.ticks += 1;
+        self.last_tick = t0.elapsed();
+    }
+
+    fn tick_inner(&mut self, now: Time) {
         let now = now.max(self.state.now());
         self.state.set_now(now);
         // 1. Flows that finished, once a tick has started them.
@@ -334,9 +399,11 @@ impl Core {
                     self.state.finish_flow_measured(f, e.bytes as f64);
                     self.alloc.forget(f);
                     self.changes.finished.push(f);
-                    let c = e.coflow;
+                    let (c, bytes) = (e.coflow, e.bytes);
                     if let Some(c) = self.coflows.get_mut(&c) {
                         c.n_open -= 1;
+                        c.n_done += 1;
+                        c.bytes_done += bytes;
                     }
                 }
                 Some(_) => {}
@@ -356,7 +423,21 @@ impl Core {
             self.state.complete_coflow(idx);
             self.changes.finished_coflows.push(idx);
             self.completed.insert(id);
-            info!(coflow = id, "coflow complete");
+            let cct_ms = now.0.saturating_sub(c.arrived.0) as f64 / 1e6;
+            info!(
+                coflow = id,
+                flows = c.n_done,
+                bytes = c.bytes_done,
+                cct_ms,
+                "coflow complete"
+            );
+            self.log.push(CompletedCoflow {
+                id,
+                n_flows: c.n_done,
+                bytes: c.bytes_done,
+                arrived: c.arrived,
+                completed: now,
+            });
         }
         // 3. Coflows that arrived.
         for id in std::mem::take(&mut self.new_coflows) {
@@ -369,7 +450,9 @@ impl Core {
             self.state.set_dag(c, dag);
             self.state.release_coflow(c);
             self.changes.arrived.push(c);
-            self.coflows.get_mut(&id).expect("listed").idx = Some(c);
+            let e = self.coflows.get_mut(&id).expect("listed");
+            e.idx = Some(c);
+            e.arrived = now;
         }
         // 4. Flows that started.
         for i in std::mem::take(&mut self.new_flows) {
@@ -467,6 +550,91 @@ impl Core {
         }
     }
 
+    /// The coflows completed so far, in the order they completed (a coflow
+    /// reopened by a late flow and completed again appears twice).
+    pub fn completed_coflows(&self) -> &[CompletedCoflow] {
+        &self.log
+    }
+
+    /// A snapshot of what the coordinator knows, for its status page and
+    /// metrics ([`crate::status`]).
+    pub fn status(&self) -> crate::status::Status {
+        use crate::status::{AgentStatus, CoflowStatus, FlowStatus, Status};
+        let mut flows = vec![];
+        let mut open_of: HashMap<u64, (u32, u64, Option<u32>)> = HashMap::new();
+        for e in &self.flows {
+            if e.done {
+                continue;
+            }
+            let r = self.rates[e.host as usize]
+                .iter()
+                .find(|r| r.flow_id == e.agent_id);
+            let o = open_of.entry(e.coflow).or_insert((0, 0, None));
+            o.0 += 1;
+            o.1 += e.bytes;
+            if let Some(r) = r {
+                o.2 = Some(o.2.map_or(r.class, |c| c.min(r.class)));
+            }
+            flows.push(FlowStatus {
+                host: e.host,
+                flow_id: e.agent_id,
+                coflow: e.coflow,
+                dst: e.dst,
+                bytes: e.bytes,
+                finished: e.finished,
+                rate_bps: r.map(|r| r.rate_bps),
+                class: r.map(|r| r.class),
+                paused: r.is_some_and(|r| r.paused),
+            });
+        }
+        let mut coflows: Vec<CoflowStatus> = self
+            .coflows
+            .iter()
+            .map(|(&id, c)| {
+                let (open, bytes, queue) = open_of.get(&id).copied().unwrap_or((0, 0, None));
+                CoflowStatus {
+                    id,
+                    parents: c.parents.clone(),
+                    unregistered: c.unregistered,
+                    open_flows: open,
+                    finished_flows: c.n_done,
+                    bytes: bytes + c.bytes_done,
+                    queue,
+                }
+            })
+            .collect();
+        coflows.sort_by_key(|c| c.id);
+        let agents = (0..self.n_hosts as usize)
+            .map(|h| AgentStatus {
+                host: h as u32,
+                syncs: self.syncs[h],
+                last_sync_ago_s: self.last_sync[h].map(|t| t.elapsed().as_secs_f64()),
+                scheduled_flows: self.rates[h].len() as u32,
+                scheduled_rate_bps: self.rates[h].iter().map(|r| r.rate_bps).sum(),
+            })
+            .collect();
+        Status {
+            scheduler: self.sched.name().to_string(),
+            n_hosts: self.n_hosts,
+            host_rate_bps: self.host_rate_bps,
+            now_ns: self.state.now().0,
+            ticks: self.ticks,
+            last_tick_s: self.last_tick.as_secs_f64(),
+            refused_syncs: self.refused,
+            completed_coflows: self.log.len() as u64,
+            completed_bytes: self.log.iter().map(|c| c.bytes).sum(),
+            agents,
+            coflows,
+            flows,
+        }
+    }
+
+    /// The latest schedule of host `host`'s flows (empty for a host out of
+    /// range).
+    pub fn schedule_of(&self, host: u32) -> &[FlowRate] {
+        self.rates.get(host as usize).map_or(&[], |r| r.as_slice())
+    }
+
     /// Active coflows and flows (for logs and tests).
     pub fn counts(&self) -> (usize, usize) {
         (
@@ -551,15 +719,38 @@ pub struct CoordinatorHandle {
     pub core: Arc<Mutex<Core>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
+    status_stop: tokio::sync::watch::Sender<bool>,
+    status_tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl CoordinatorHandle {
+    /// Also serves the coordinator's state (`GET /state`, JSON) and
+    /// Prometheus metrics (`GET /metrics`) over HTTP on `listener`, until
+    /// shutdown; see [`crate::status`]. Returns the address.
+    pub fn serve_status(
+        &mut self,
+        listener: tokio::net::TcpListener,
+    ) -> std::io::Result<SocketAddr> {
+        let addr = listener.local_addr()?;
+        info!(%addr, "status over HTTP: /state, /metrics");
+        self.status_tasks.push(tokio::spawn(crate::status::serve(
+            self.core.clone(),
+            listener,
+            self.status_stop.subscribe(),
+        )));
+        Ok(addr)
+    }
+
     /// Stops serving and ticking, and waits until it has.
     pub async fn shutdown(mut self) {
+        let _ = self.status_stop.send(true);
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
         let _ = (&mut self.task).await;
+        for t in self.status_tasks.drain(..) {
+            let _ = t.await;
+        }
     }
 }
 
@@ -625,6 +816,8 @@ pub fn spawn(
         core,
         stop: Some(stop_tx),
         task,
+        status_stop: tokio::sync::watch::channel(false).0,
+        status_tasks: vec![],
     })
 }
 

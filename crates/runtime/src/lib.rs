@@ -18,6 +18,9 @@
 //!   `SO_PRIORITY`), blocks while its flow must wait, and falls back to
 //!   plain unthrottled TCP when the agent is unreachable.
 //!
+//! * [`status`]: the coordinator's state as JSON and Prometheus metrics
+//!   over HTTP.
+//!
 //! The wire protocol is `proto/runtime.proto` (package
 //! `coflowkit.runtime.v1`, [`PROTOCOL_VERSION`]), compiled by protox and
 //! tonic-prost-build at build time. Every message is checked at the door
@@ -29,6 +32,7 @@ pub mod agent;
 pub mod client;
 pub mod coordinator;
 pub mod enforce;
+pub mod status;
 pub mod validate;
 pub mod wire;
 

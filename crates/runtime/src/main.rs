@@ -38,6 +38,11 @@ enum Cmd {
         /// File holding the shared token agents must present.
         #[arg(long)]
         token_file: PathBuf,
+        /// Also serve the state (GET /state, JSON) and Prometheus metrics
+        /// (GET /metrics) over HTTP at this address (a management one:
+        /// no token is asked).
+        #[arg(long)]
+        http_listen: Option<String>,
     },
     /// One per host: serves local clients and syncs with the coordinator.
     Agent {
@@ -56,6 +61,12 @@ enum Cmd {
         /// File holding the shared token.
         #[arg(long)]
         token_file: PathBuf,
+        /// A client silent this long (ms) is disconnected and cleaned up.
+        #[arg(long, default_value_t = 10_000)]
+        client_timeout_ms: u64,
+        /// After syncs have failed this long (ms), no flow stays paused.
+        #[arg(long, default_value_t = 200)]
+        fallback_after_ms: u64,
     },
 }
 
@@ -86,6 +97,7 @@ async fn main() -> Result<()> {
             scheduler,
             delta_ms,
             token_file,
+            http_listen,
         } => {
             let host_rate_bps = coflowkit_model::parse::rate(&host_rate)
                 .map_err(|e| anyhow::anyhow!("--host-rate {host_rate}: {e}"))?
@@ -101,7 +113,13 @@ async fn main() -> Result<()> {
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await
                 .with_context(|| format!("listening on {listen}"))?;
-            let handle = coordinator::spawn(cfg, listener)?;
+            let mut handle = coordinator::spawn(cfg, listener)?;
+            if let Some(http) = http_listen {
+                let l = tokio::net::TcpListener::bind(&http)
+                    .await
+                    .with_context(|| format!("listening on {http} for HTTP"))?;
+                handle.serve_status(l)?;
+            }
             tokio::signal::ctrl_c().await?;
             handle.shutdown().await;
         }
@@ -111,6 +129,8 @@ async fn main() -> Result<()> {
             socket,
             socket_mode,
             token_file,
+            client_timeout_ms,
+            fallback_after_ms,
         } => {
             let mode = u32::from_str_radix(&socket_mode, 8)
                 .with_context(|| format!("--socket-mode {socket_mode}: not an octal mode"))?;
@@ -121,7 +141,11 @@ async fn main() -> Result<()> {
                 socket,
                 socket_mode: mode,
             };
-            let handle = agent::spawn(cfg).await?;
+            let opts = agent::AgentOptions {
+                client_timeout: Duration::from_millis(client_timeout_ms.max(1)),
+                fallback_after: Duration::from_millis(fallback_after_ms),
+            };
+            let handle = agent::spawn_with(cfg, opts).await?;
             tokio::signal::ctrl_c().await?;
             handle.shutdown().await;
         }

@@ -173,6 +173,7 @@ pub fn sync_reply(r: &proto::SyncReply) -> Result<(), Invalid> {
     version(r.protocol_version)?;
     count("rates", r.rates.len(), MAX_FLOWS)?;
     count("finished_acks", r.finished_acks.len(), MAX_FLOWS)?;
+    count("completed_coflows", r.completed_coflows.len(), MAX_COFLOWS)?;
     for (i, x) in r.rates.iter().enumerate() {
         rate(&format!("rates[{i}]"), x)?;
     }
@@ -209,6 +210,26 @@ pub fn client_request(r: &proto::ClientRequest, n_hosts: u32, me: u32) -> Result
             Ok(())
         }
         Some(Kind::CloseFlow(x)) => bytes("bytes_sent", x.bytes_sent),
+        Some(Kind::AdoptCoflow(x)) => {
+            coflow_id("coflow_id", x.coflow_id)?;
+            count("parents", x.parents.len(), MAX_PARENTS)?;
+            for (j, &p) in x.parents.iter().enumerate() {
+                coflow_id(format!("parents[{j}]"), p)?;
+            }
+            Ok(())
+        }
+        Some(Kind::ReopenFlow(x)) => {
+            if x.flow_id == 0 {
+                return Err(field("flow_id", "flow id 0 is never given out"));
+            }
+            coflow_id("coflow_id", x.coflow_id)?;
+            host("dst_host", x.dst_host, n_hosts)?;
+            if x.dst_host == me {
+                return Err(field("dst_host", format!("host {me} sends to itself")));
+            }
+            bytes("size_hint", x.size_hint)?;
+            bytes("bytes_sent", x.bytes_sent)
+        }
     }
 }
 

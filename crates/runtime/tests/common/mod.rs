@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use coflowkit_runtime::agent::{self, AgentConfig, AgentHandle};
+use coflowkit_runtime::agent::{self, AgentConfig, AgentHandle, AgentOptions};
 use coflowkit_runtime::coordinator::{self, CoordinatorConfig, CoordinatorHandle};
 use std::collections::HashMap;
 use std::io::Read;
@@ -19,12 +19,32 @@ pub const TOKEN: &str = "test-token-1234";
 pub struct Cluster {
     pub rt: tokio::runtime::Runtime,
     pub coordinator: Option<CoordinatorHandle>,
-    pub agents: Vec<AgentHandle>,
+    /// `None` while killed.
+    pub agents: Vec<Option<AgentHandle>>,
     pub dir: PathBuf,
+    cfg: CoordinatorConfig,
+    addr: std::net::SocketAddr,
+    opts: AgentOptions,
 }
 
 impl Cluster {
     pub fn start(name: &str, scheduler: &str, n_hosts: u32, host_rate_bps: f64) -> Cluster {
+        Cluster::start_with(
+            name,
+            scheduler,
+            n_hosts,
+            host_rate_bps,
+            AgentOptions::default(),
+        )
+    }
+
+    pub fn start_with(
+        name: &str,
+        scheduler: &str,
+        n_hosts: u32,
+        host_rate_bps: f64,
+        opts: AgentOptions,
+    ) -> Cluster {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -42,27 +62,92 @@ impl Cluster {
         };
         let coordinator = rt.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            coordinator::spawn(cfg, listener).unwrap()
+            coordinator::spawn(cfg.clone(), listener).unwrap()
         });
-        let url = format!("http://{}", coordinator.addr);
-        let agents = (0..n_hosts)
-            .map(|h| {
-                rt.block_on(agent::spawn(AgentConfig {
-                    host: h,
-                    coordinator: url.clone(),
-                    token: TOKEN.into(),
-                    socket: dir.join(format!("agent{h}.sock")),
-                    socket_mode: 0o600,
-                }))
-                .unwrap()
-            })
-            .collect();
-        Cluster {
+        let addr = coordinator.addr;
+        let mut cluster = Cluster {
             rt,
             coordinator: Some(coordinator),
-            agents,
+            agents: vec![],
             dir,
+            cfg,
+            addr,
+            opts,
+        };
+        for h in 0..n_hosts {
+            let a = cluster.spawn_agent(h);
+            cluster.agents.push(Some(a));
         }
+        cluster
+    }
+
+    fn spawn_agent(&self, h: u32) -> AgentHandle {
+        self.rt
+            .block_on(agent::spawn_with(
+                AgentConfig {
+                    host: h,
+                    coordinator: format!("http://{}", self.addr),
+                    token: TOKEN.into(),
+                    socket: self.socket(h),
+                    socket_mode: 0o600,
+                },
+                self.opts,
+            ))
+            .unwrap()
+    }
+
+    /// Stops agent `h` as a crash would: its state is gone, its clients'
+    /// connections close, it sends no last sync.
+    pub fn kill_agent(&mut self, h: u32) {
+        let a = self.agents[h as usize].take().expect("agent running");
+        self.rt.block_on(a.shutdown());
+    }
+
+    /// Starts agent `h` again, with a fresh state, on the same socket.
+    pub fn restart_agent(&mut self, h: u32) {
+        assert!(self.agents[h as usize].is_none(), "agent {h} is running");
+        let a = self.spawn_agent(h);
+        self.agents[h as usize] = Some(a);
+    }
+
+    /// Stops the coordinator; its state is gone.
+    pub fn kill_coordinator(&mut self) {
+        let c = self.coordinator.take().expect("coordinator running");
+        self.rt.block_on(c.shutdown());
+    }
+
+    /// Starts a coordinator again, with a fresh state, at the same address.
+    pub fn restart_coordinator(&mut self) {
+        assert!(self.coordinator.is_none(), "the coordinator is running");
+        let (cfg, addr) = (self.cfg.clone(), self.addr);
+        let c = self.rt.block_on(async move {
+            let t0 = Instant::now();
+            let listener = loop {
+                match tokio::net::TcpListener::bind(addr).await {
+                    Ok(l) => break l,
+                    Err(e) if t0.elapsed() < Duration::from_secs(10) => {
+                        eprintln!("rebinding {addr}: {e}; retrying");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    Err(e) => panic!("rebinding {addr}: {e}"),
+                }
+            };
+            coordinator::spawn(cfg, listener).unwrap()
+        });
+        self.coordinator = Some(c);
+    }
+
+    /// Waits (at most `limit`) until `what` holds of the coordinator's
+    /// state; returns whether it did.
+    pub fn wait_core(&self, limit: Duration, what: impl Fn(&coordinator::Core) -> bool) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if what(&self.coordinator.as_ref().unwrap().core.lock().unwrap()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
     }
 
     pub fn socket(&self, h: u32) -> PathBuf {
@@ -98,7 +183,7 @@ impl Cluster {
         let agents = std::mem::take(&mut self.agents);
         let coordinator = self.coordinator.take();
         self.rt.block_on(async move {
-            for a in agents {
+            for a in agents.into_iter().flatten() {
                 a.shutdown().await;
             }
             if let Some(c) = coordinator {

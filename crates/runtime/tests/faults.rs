@@ -1,0 +1,305 @@
+//! Faults on loopback, in one process: an agent killed and restarted
+//! mid-transfer, the coordinator killed and restarted mid-transfer (with a
+//! writer paused by the schedule when it dies), and a client that goes
+//! silent without closing. "Killed" means stopped with its state dropped
+//! and no last word: an agent's clients see their connection close, a
+//! coordinator's agents see their syncs fail.
+//!
+//! Every byte is checked against its flow's pattern at the receiver; the
+//! coordinator must report each coflow complete with each flow counted once
+//! and every byte counted once. Senders wait at gates between phases, so
+//! that what happens "mid-transfer" does not depend on timing; the only
+//! time limits are generous ones on waiting.
+
+mod common;
+
+use coflowkit_runtime::agent::AgentOptions;
+use coflowkit_runtime::client::{AgentClient, CoflowWriter};
+use coflowkit_runtime::proto;
+use coflowkit_runtime::proto::client_request::Kind;
+use coflowkit_runtime::{wire, PROTOCOL_VERSION};
+use common::{connect, Cluster, Pattern, Receiver};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const MB: u64 = 1_000_000;
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Writes the next `bytes` of `pattern` (a multiple of 8).
+fn write_pattern(w: &mut CoflowWriter<TcpStream>, pattern: &mut Pattern, bytes: u64) {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        pattern.fill(&mut buf[..n]);
+        w.write_all(&buf[..n]).unwrap();
+        left -= n as u64;
+    }
+}
+
+fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(t0.elapsed() < WAIT, "waited {WAIT:?} for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits until every flow in `want` (tag, bytes) has ended at the receiver
+/// with exactly its bytes, all intact.
+fn all_arrived(rx: &Receiver, want: &[(u64, u64)]) {
+    wait_until("the receivers to see every flow end", || {
+        let g = rx.flows.lock().unwrap();
+        want.iter()
+            .all(|(t, _)| g.get(t).is_some_and(|r| r.done.is_some()))
+    });
+    let g = rx.flows.lock().unwrap();
+    for &(t, bytes) in want {
+        assert_eq!(g[&t].bytes, bytes, "flow {t}: bytes at the receiver");
+        assert!(g[&t].intact, "flow {t} corrupted");
+    }
+}
+
+/// One gate: the sender says it reached a phase's end and waits to be let
+/// on.
+struct Gate {
+    reached: mpsc::Receiver<()>,
+    go: mpsc::Sender<()>,
+}
+
+struct GateSide {
+    reached: mpsc::Sender<()>,
+    go: mpsc::Receiver<()>,
+}
+
+fn gate() -> (Gate, GateSide) {
+    let (rt, rr) = mpsc::channel();
+    let (gt, gr) = mpsc::channel();
+    (
+        Gate {
+            reached: rr,
+            go: gt,
+        },
+        GateSide {
+            reached: rt,
+            go: gr,
+        },
+    )
+}
+
+impl GateSide {
+    fn wait(&self) {
+        self.reached.send(()).unwrap();
+        self.go.recv().unwrap();
+    }
+}
+
+impl Gate {
+    fn reached(&self) {
+        self.reached.recv_timeout(WAIT).expect("the sender stalled");
+    }
+    fn open(&self) {
+        self.go.send(()).unwrap();
+    }
+}
+
+/// Agent 0 dies while its writer is mid-transfer: the writer goes on as
+/// plain TCP; the agent comes back, the client reconnects on its own, the
+/// writer is scheduled again and its flow goes on with the bytes written so
+/// far. The coordinator reports the coflow with its two flows and exactly
+/// their bytes.
+#[test]
+fn an_agent_killed_and_restarted_mid_transfer_loses_and_double_counts_nothing() {
+    let mut cluster = Cluster::start("agent-restart", "fair", 3, 100e6);
+    let rx = Receiver::start();
+    let c0 = AgentClient::connect(cluster.socket(0));
+    let c1 = AgentClient::connect(cluster.socket(1));
+    let a = c0.register(&[]).unwrap();
+    let (g, side) = gate();
+    let to = rx.addr;
+    let client = c0.clone();
+    let s0 = std::thread::spawn(move || {
+        let mut w = client.writer(a, 2, None, connect(to, 1));
+        let mut p = Pattern::new(1);
+        assert!(w.is_scheduled());
+        write_pattern(&mut w, &mut p, MB);
+        side.wait(); // the agent is killed
+        assert!(!w.is_scheduled(), "no agent: plain TCP");
+        write_pattern(&mut w, &mut p, MB);
+        side.wait(); // the agent is back and the client reconnected
+        assert!(w.is_scheduled(), "scheduled again after the reconnection");
+        write_pattern(&mut w, &mut p, 2 * MB);
+        assert_eq!(w.bytes_written(), 4 * MB);
+        w.finish().unwrap();
+    });
+    let client = c1.clone();
+    let s1 = std::thread::spawn(move || {
+        let mut w = client.writer(a, 2, None, connect(to, 2));
+        write_pattern(&mut w, &mut Pattern::new(2), 4 * MB);
+        w.finish().unwrap();
+    });
+    g.reached();
+    cluster.kill_agent(0);
+    wait_until("the client to notice its agent died", || !c0.is_connected());
+    assert!(c0.register(&[]).is_err(), "no agent to mint an id");
+    g.open();
+    g.reached();
+    cluster.restart_agent(0);
+    wait_until("the client to reconnect", || c0.is_connected());
+    g.open();
+    s0.join().unwrap();
+    s1.join().unwrap();
+    c0.unregister(a).unwrap();
+    all_arrived(&rx, &[(1, 4 * MB), (2, 4 * MB)]);
+    assert!(
+        cluster.wait_core(WAIT, |c| c.completed_coflows().iter().any(|x| x.id == a.0)),
+        "the coflow was never reported complete"
+    );
+    assert!(cluster.wait_idle(WAIT), "coflows left active");
+    let core = cluster.coordinator.as_ref().unwrap().core.lock().unwrap();
+    let done = core.completed_coflows();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!((done[0].n_flows, done[0].bytes), (2, 8 * MB), "{done:?}");
+    drop(core);
+    cluster.stop();
+}
+
+/// The coordinator dies while coflow A is mid-transfer and coflow B's
+/// writer is paused behind it (strict FIFO under `aalo:queues=strict`):
+/// B's writer falls back and finishes while the coordinator is down, A
+/// goes on at its last rate; a new coordinator at the same address
+/// rebuilds its state from the agents' syncs and reports both coflows
+/// complete, with every byte counted once.
+#[test]
+fn the_coordinator_killed_and_restarted_mid_transfer_rebuilds_its_state() {
+    let mut cluster = Cluster::start("coord-restart", "aalo:queues=strict", 3, 100e6);
+    let rx = Receiver::start();
+    let c0 = AgentClient::connect(cluster.socket(0));
+    let c1 = AgentClient::connect(cluster.socket(1));
+    let a = c0.register(&[]).unwrap();
+    let (g, side) = gate();
+    let to = rx.addr;
+    let client = c0.clone();
+    let sa = std::thread::spawn(move || {
+        let mut w = client.writer(a, 2, None, connect(to, 1));
+        let mut p = Pattern::new(1);
+        write_pattern(&mut w, &mut p, MB);
+        side.wait(); // B is paused, the coordinator killed, B done
+        write_pattern(&mut w, &mut p, 3 * MB);
+        side.wait(); // a new coordinator has rebuilt A
+        write_pattern(&mut w, &mut p, 3 * MB);
+        w.finish().unwrap();
+    });
+    g.reached();
+    // A is active and ahead; B arrives behind it and is paused.
+    let b = c1.register(&[]).unwrap();
+    let client = c1.clone();
+    let sb = std::thread::spawn(move || {
+        let mut w = client.writer(b, 2, None, connect(to, 2));
+        write_pattern(&mut w, &mut Pattern::new(2), 2 * MB);
+        w.finish().unwrap();
+    });
+    assert!(
+        cluster.wait_core(WAIT, |c| c.schedule_of(1).iter().any(|r| r.paused)),
+        "B's flow was never paused behind A"
+    );
+    cluster.kill_coordinator();
+    // B's writer must not stay paused: it finishes with no coordinator.
+    all_arrived(&rx, &[(2, 2 * MB)]);
+    sb.join().unwrap();
+    c1.unregister(b).unwrap();
+    g.open();
+    g.reached();
+    cluster.restart_coordinator();
+    assert!(
+        cluster.wait_core(WAIT, |c| c.counts().0 >= 1
+            && c.completed_coflows().iter().any(|x| x.id == b.0)),
+        "the new coordinator did not rebuild A and complete B"
+    );
+    g.open();
+    sa.join().unwrap();
+    c0.unregister(a).unwrap();
+    all_arrived(&rx, &[(1, 7 * MB), (2, 2 * MB)]);
+    assert!(
+        cluster.wait_core(WAIT, |c| c.completed_coflows().iter().any(|x| x.id == a.0)),
+        "A was never reported complete"
+    );
+    assert!(cluster.wait_idle(WAIT), "coflows left active");
+    let core = cluster.coordinator.as_ref().unwrap().core.lock().unwrap();
+    let mut done: Vec<_> = core
+        .completed_coflows()
+        .iter()
+        .map(|x| (x.id, x.n_flows, x.bytes))
+        .collect();
+    done.sort_unstable();
+    assert_eq!(done, vec![(a.0, 1, 7 * MB), (b.0, 1, 2 * MB)]);
+    drop(core);
+    cluster.stop();
+}
+
+/// A client that registers, opens a flow, reports, then goes silent with
+/// its socket still open, is disconnected after the client timeout: its
+/// flow closes at its last count and its coflow completes. A client that
+/// is idle but alive (its reporter heartbeats) is not.
+#[test]
+fn a_silent_client_is_cleaned_up_after_the_timeout() {
+    let opts = AgentOptions {
+        client_timeout: Duration::from_millis(500),
+        ..AgentOptions::default()
+    };
+    let cluster = Cluster::start_with("silent", "fair", 2, 1e9, opts);
+    let idle = AgentClient::connect(cluster.socket(0));
+    let mut raw = std::os::unix::net::UnixStream::connect(cluster.socket(0)).unwrap();
+    let mut call = |kind: Kind| -> proto::AgentReply {
+        let req = proto::ClientRequest {
+            protocol_version: PROTOCOL_VERSION,
+            kind: Some(kind),
+        };
+        wire::write_blocking(&mut raw, &req).unwrap();
+        wire::read_blocking(&mut raw).unwrap()
+    };
+    let Some(proto::agent_reply::Kind::Registered(r)) =
+        call(Kind::Register(proto::RegisterRequest { parents: vec![] })).kind
+    else {
+        panic!("not registered")
+    };
+    let coflow = r.coflow_id;
+    let Some(proto::agent_reply::Kind::FlowOpened(o)) =
+        call(Kind::OpenFlow(proto::OpenFlowRequest {
+            coflow_id: coflow,
+            dst_host: 1,
+            size_hint: 0,
+        }))
+        .kind
+    else {
+        panic!("not opened")
+    };
+    call(Kind::Report(proto::ReportRequest {
+        flows: vec![proto::FlowBytes {
+            flow_id: o.flow_id,
+            bytes_sent: 12_345,
+        }],
+    }));
+    // Now silent. The agent gives up on it and the coflow completes.
+    assert!(
+        cluster.wait_core(WAIT, |c| c
+            .completed_coflows()
+            .iter()
+            .any(|x| x.id == coflow)),
+        "the silent client's coflow never completed"
+    );
+    let core = cluster.coordinator.as_ref().unwrap().core.lock().unwrap();
+    let x = core.completed_coflows()[0].clone();
+    drop(core);
+    assert_eq!((x.n_flows, x.bytes), (1, 12_345));
+    // Its connection was closed.
+    raw.set_read_timeout(Some(WAIT)).unwrap();
+    let mut byte = [0u8; 1];
+    assert!(matches!(raw.read(&mut byte), Ok(0) | Err(_)));
+    // The idle client heartbeated all along and is still served.
+    assert!(idle.is_connected());
+    idle.register(&[]).unwrap();
+    cluster.stop();
+}
