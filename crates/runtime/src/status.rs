@@ -480,3 +480,53 @@ pub async fn serve(
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escapes_strings_and_writes_null_for_what_json_cannot_say() {
+        let s = Status {
+            scheduler: "a\"b\\c\nd".into(),
+            n_hosts: 2,
+            host_rate_bps: 1e9,
+            now_ns: 5,
+            ticks: 1,
+            last_tick_s: f64::NAN,
+            refused_syncs: 0,
+            completed_coflows: 0,
+            completed_bytes: 0,
+            agents: vec![AgentStatus {
+                host: 0,
+                syncs: 3,
+                last_sync_ago_s: None,
+                scheduled_flows: 0,
+                scheduled_rate_bps: 0.0,
+            }],
+            coflows: vec![CoflowStatus {
+                id: 7,
+                parents: vec![1, 2],
+                unregistered: false,
+                open_flows: 1,
+                finished_flows: 0,
+                bytes: 10,
+                queue: None,
+            }],
+            flows: vec![],
+        };
+        let j = s.to_json();
+        assert!(j.starts_with(r#"{"scheduler":"a\"b\\c\u000ad","#), "{j}");
+        assert!(j.contains(r#""last_tick_s":null"#), "{j}");
+        assert!(j.contains(r#""last_sync_ago_s":null"#), "{j}");
+        assert!(j.contains(r#""parents":[1,2]"#), "{j}");
+        assert!(j.contains(r#""queue":null}],"flows":[]}"#), "{j}");
+        let m = s.to_prometheus();
+        assert!(m.contains(r#"scheduler="a\"b\\c\nd""#), "{m}");
+        assert!(
+            m.contains(r#"coflowkit_coordinator_queue_coflows{queue="none"} 1"#),
+            "{m}"
+        );
+        assert!(!m.contains("agent_last_sync_age_seconds{"), "{m}");
+    }
+}
