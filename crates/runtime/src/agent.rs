@@ -130,7 +130,11 @@ struct AgentFlow {
     bytes: u64,
     finished: bool,
     conn: u64,
+    /// What the flow's writer is told: the coordinator's schedule, or the
+    /// agent's own (see [`State::local_schedule`]).
     rate: Option<FlowRate>,
+    /// Whether the coordinator has scheduled this flow.
+    global: bool,
 }
 
 /// What an agent knows; shared by its client connections and its sync loop.
@@ -143,6 +147,9 @@ struct State {
     next_flow: u64,
     coflows: HashMap<u64, OwnCoflow>,
     flows: HashMap<u64, AgentFlow>,
+    /// The scheduler's queue thresholds in bytes (Aalo's `Q1hi`, ...),
+    /// for the local queues of coflows not scheduled yet; empty: one queue.
+    thresholds: Vec<f64>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -273,14 +280,15 @@ impl State {
                         }
                     }
                 }
-                let mut rates = Vec::with_capacity(r.flows.len());
                 for f in &r.flows {
-                    let x = self.flows.get_mut(&f.flow_id).expect("checked");
-                    x.bytes = f.bytes_sent;
-                    if let Some(rate) = &x.rate {
-                        rates.push(*rate);
-                    }
+                    self.flows.get_mut(&f.flow_id).expect("checked").bytes = f.bytes_sent;
                 }
+                self.local_schedule();
+                let rates = r
+                    .flows
+                    .iter()
+                    .filter_map(|f| self.flows[&f.flow_id].rate)
+                    .collect();
                 AgentReply {
                     kind: Some(agent_reply::Kind::Schedule(proto::Schedule { rates })),
                 }
@@ -295,6 +303,8 @@ impl State {
                     }
                     x.bytes = r.bytes_sent;
                     x.finished = true;
+                    self.pass_on(r.flow_id);
+                    self.local_schedule();
                     AgentReply {
                         kind: Some(agent_reply::Kind::Ok(true)),
                     }
@@ -314,14 +324,6 @@ impl State {
         size_hint: u64,
         bytes: u64,
     ) -> AgentReply {
-        let n_open = self.flows.values().filter(|f| !f.finished).count();
-        // Until the first schedule: an even share of the NIC.
-        let initial = FlowRate {
-            flow_id: id,
-            rate_bps: self.host_rate_bps / (n_open + 1) as f64,
-            class: 0,
-            paused: false,
-        };
         self.flows.insert(
             id,
             AgentFlow {
@@ -332,14 +334,116 @@ impl State {
                 finished: false,
                 conn,
                 rate: None,
+                global: false,
             },
         );
+        self.local_schedule();
+        let initial = self.flows[&id].rate.unwrap_or(FlowRate {
+            flow_id: id,
+            rate_bps: self.host_rate_bps,
+            class: 0,
+            paused: false,
+        });
         AgentReply {
             kind: Some(agent_reply::Kind::FlowOpened(proto::FlowOpened {
                 flow_id: id,
                 initial: Some(initial),
             })),
         }
+    }
+
+    /// Aalo's short-term local prioritisation (Aalo 3.2, 6.2), for flows
+    /// the coordinator has not scheduled yet, so that they start with no
+    /// round trip:
+    /// * a flow of a coflow the coordinator has scheduled (another of its
+    ///   flows on this host has a schedule) takes that flow's schedule (its
+    ///   class, rate, and pause: the coflow's place in the global order);
+    /// * otherwise its coflow is new: it is in the local queue its bytes
+    ///   written on this host reach (`Q1`, class 0, below `Q1hi`: the fast
+    ///   path that tiny coflows never leave), and the NIC is shared evenly
+    ///   between such flows.
+    ///
+    /// The coordinator's next schedule replaces all of it. O(flows on this
+    /// host) per call.
+    fn local_schedule(&mut self) {
+        // The coordinator's best schedule of each coflow here, and each
+        // coflow's bytes here.
+        let mut known: HashMap<u64, FlowRate> = HashMap::new();
+        let mut bytes: HashMap<u64, u64> = HashMap::new();
+        for f in self.flows.values() {
+            *bytes.entry(f.coflow).or_default() += f.bytes;
+            if f.finished {
+                continue;
+            }
+            if let (true, Some(r)) = (f.global, f.rate) {
+                let k = known.entry(f.coflow).or_insert(r);
+                if (r.class, r.paused) < (k.class, k.paused) {
+                    *k = r;
+                }
+            }
+        }
+        let n_new = self
+            .flows
+            .values()
+            .filter(|f| !f.finished && !f.global && !known.contains_key(&f.coflow))
+            .count()
+            .max(1);
+        let share = self.host_rate_bps / n_new as f64;
+        for (&id, f) in self.flows.iter_mut() {
+            if f.finished || f.global {
+                continue;
+            }
+            f.rate = Some(match known.get(&f.coflow) {
+                Some(r) => FlowRate { flow_id: id, ..*r },
+                None => {
+                    let b = bytes[&f.coflow] as f64;
+                    FlowRate {
+                        flow_id: id,
+                        rate_bps: share,
+                        class: self.thresholds.iter().take_while(|&&t| b >= t).count() as u32,
+                        paused: false,
+                    }
+                }
+            });
+        }
+    }
+
+    /// Work conservation between syncs (Aalo 3.2): flow `id` finished;
+    /// its scheduled rate goes to the next flow from this host to the same
+    /// destination in the coordinator's order (highest class, then coflow
+    /// id, then flow id; a paused one is resumed) until the next schedule.
+    fn pass_on(&mut self, id: u64) {
+        let Some(done) = self.flows.get(&id) else {
+            return;
+        };
+        let (dst, rate) = match done.rate {
+            Some(r) if done.global && !r.paused && r.rate_bps > 0.0 => (done.dst, r.rate_bps),
+            _ => return,
+        };
+        let next = self
+            .flows
+            .iter()
+            .filter(|(&j, f)| j != id && !f.finished && f.global && f.dst == dst)
+            .filter_map(|(&j, f)| f.rate.map(|r| ((r.class, f.coflow, j), j)))
+            .min()
+            .map(|(_, j)| j);
+        let Some(j) = next else { return };
+        let cap = self.host_rate_bps.min(validate::MAX_RATE_BPS);
+        let r = self
+            .flows
+            .get_mut(&j)
+            .expect("listed")
+            .rate
+            .as_mut()
+            .expect("listed");
+        r.rate_bps = if r.paused { rate } else { r.rate_bps + rate }.min(cap);
+        r.paused = false;
+        debug!(
+            from = id,
+            to = j,
+            rate_bps = r.rate_bps,
+            "a finished flow's rate passed on"
+        );
     }
 
     /// The coordinator has been unreachable too long: no open flow stays
@@ -363,11 +467,17 @@ impl State {
     /// Connection `conn` went away: its flows close at their last count and
     /// its coflows are unregistered.
     fn disconnect(&mut self, conn: u64) {
-        for f in self.flows.values_mut() {
-            if f.conn == conn {
+        let mut closed = vec![];
+        for (&id, f) in self.flows.iter_mut() {
+            if f.conn == conn && !f.finished {
                 f.finished = true;
+                closed.push(id);
             }
         }
+        for id in closed {
+            self.pass_on(id);
+        }
+        self.local_schedule();
         for c in self.coflows.values_mut() {
             if c.conn == conn {
                 c.unregistered = true;
@@ -418,8 +528,10 @@ impl State {
         for r in reply.rates {
             if let Some(f) = self.flows.get_mut(&r.flow_id) {
                 f.rate = Some(r);
+                f.global = true;
             }
         }
+        self.local_schedule();
     }
 }
 
@@ -505,6 +617,15 @@ pub async fn spawn_with(cfg: AgentConfig, opts: AgentOptions) -> Result<AgentHan
             hello.host_rate_bps, hello.delta_us
         )));
     }
+    let t = &hello.local_thresholds;
+    if t.len() > 64
+        || t.iter().any(|x| !(x.is_finite() && *x > 0.0))
+        || t.windows(2).any(|w| w[0] >= w[1])
+    {
+        return Err(coord_err(format!(
+            "sent local queue thresholds {t:?}: give at most 64 increasing positive numbers"
+        )));
+    }
     let delta = Duration::from_micros(hello.delta_us.min(10_000_000));
     let sock_err = |err: std::io::Error| AgentError::Socket {
         path: cfg.socket.clone(),
@@ -529,6 +650,7 @@ pub async fn spawn_with(cfg: AgentConfig, opts: AgentOptions) -> Result<AgentHan
         next_flow,
         coflows: HashMap::new(),
         flows: HashMap::new(),
+        thresholds: hello.local_thresholds.clone(),
     }));
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let serve = tokio::spawn(serve_clients(
@@ -712,6 +834,7 @@ mod tests {
             next_flow,
             coflows: HashMap::new(),
             flows: HashMap::new(),
+            thresholds: vec![1000.0, 10_000.0],
         }
     }
 
@@ -814,5 +937,159 @@ mod tests {
             adopt(&mut s, theirs, false),
             Some(agent_reply::Kind::Error(_))
         ));
+    }
+
+    fn open(s: &mut State, coflow: u64, dst: u32) -> (u64, FlowRate) {
+        match s
+            .handle(
+                1,
+                Kind::OpenFlow(proto::OpenFlowRequest {
+                    coflow_id: coflow,
+                    dst_host: dst,
+                    size_hint: 0,
+                }),
+            )
+            .kind
+        {
+            Some(agent_reply::Kind::FlowOpened(o)) => (o.flow_id, o.initial.unwrap()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn report(s: &mut State, flows: &[(u64, u64)]) -> Vec<FlowRate> {
+        match s
+            .handle(
+                1,
+                Kind::Report(proto::ReportRequest {
+                    flows: flows
+                        .iter()
+                        .map(|&(flow_id, bytes_sent)| proto::FlowBytes {
+                            flow_id,
+                            bytes_sent,
+                        })
+                        .collect(),
+                }),
+            )
+            .kind
+        {
+            Some(agent_reply::Kind::Schedule(x)) => x.rates,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn global(s: &mut State, rates: &[(u64, f64, u32, bool)]) {
+        s.apply(proto::SyncReply {
+            protocol_version: PROTOCOL_VERSION,
+            rates: rates
+                .iter()
+                .map(|&(flow_id, rate_bps, class, paused)| FlowRate {
+                    flow_id,
+                    rate_bps,
+                    class,
+                    paused,
+                })
+                .collect(),
+            finished_acks: vec![],
+            completed_coflows: vec![],
+        });
+    }
+
+    fn sched(r: &FlowRate) -> (f64, u32, bool) {
+        (r.rate_bps, r.class, r.paused)
+    }
+
+    #[test]
+    fn flows_not_scheduled_yet_are_scheduled_locally_with_no_round_trip() {
+        // Local queues at 1000 and 10,000 bytes; a 1 Gbit/s NIC.
+        let mut s = state();
+        let (a1, init) = open(&mut s, 5, 1);
+        assert_eq!(sched(&init), (1e9, 0, false), "alone and new: Q1, the NIC");
+        let (b1, init) = open(&mut s, 6, 2);
+        assert_eq!(
+            sched(&init),
+            (5e8, 0, false),
+            "two new coflows share the NIC"
+        );
+        // Coflow 5 crosses the first threshold locally: demoted, locally.
+        let r = report(&mut s, &[(a1, 1500), (b1, 10)]);
+        assert_eq!(sched(&r[0]), (5e8, 1, false));
+        assert_eq!(sched(&r[1]), (5e8, 0, false));
+        // The coordinator schedules coflow 5's flow; a new flow of coflow 5
+        // takes its place in the global order at once, and coflow 6 has
+        // the NIC's local share to itself.
+        global(&mut s, &[(a1, 3e8, 2, true)]);
+        let (a2, init) = open(&mut s, 5, 2);
+        assert_eq!(
+            sched(&init),
+            (3e8, 2, true),
+            "a paused coflow's new flow waits"
+        );
+        let (c1, init) = open(&mut s, 7, 1);
+        assert_eq!(
+            sched(&init),
+            (5e8, 0, false),
+            "a tiny new coflow goes at once, in Q1"
+        );
+        let r = report(&mut s, &[(a1, 1500), (a2, 0), (b1, 10), (c1, 0)]);
+        let got: Vec<_> = r.iter().map(sched).collect();
+        assert_eq!(
+            got,
+            vec![
+                (3e8, 2, true),
+                (3e8, 2, true),
+                (5e8, 0, false),
+                (5e8, 0, false)
+            ]
+        );
+        // The coordinator's schedule replaces the local one.
+        global(&mut s, &[(c1, 2e8, 4, false)]);
+        assert_eq!(sched(&s.flows[&c1].rate.unwrap()), (2e8, 4, false));
+        assert_eq!(sched(&s.flows[&b1].rate.unwrap()), (1e9, 0, false));
+    }
+
+    #[test]
+    fn a_finished_flows_rate_goes_to_the_next_flow_to_the_same_destination() {
+        let mut s = state();
+        let (x, _) = open(&mut s, 5, 1);
+        let (y, _) = open(&mut s, 6, 1);
+        let (z, _) = open(&mut s, 4, 2);
+        let (w, _) = open(&mut s, 8, 1);
+        let (v, _) = open(&mut s, 9, 1);
+        global(
+            &mut s,
+            &[
+                (x, 6e8, 0, false),
+                (y, 0.0, 1, true),
+                (z, 0.0, 0, true),
+                (w, 0.0, 2, true),
+                (v, 1e8, 3, false),
+            ],
+        );
+        let close = |s: &mut State, id: u64| {
+            s.handle(
+                1,
+                Kind::CloseFlow(proto::CloseFlowRequest {
+                    flow_id: id,
+                    bytes_sent: 100,
+                }),
+            )
+        };
+        close(&mut s, x);
+        let of = |s: &State, id: u64| sched(&s.flows[&id].rate.unwrap());
+        assert_eq!(
+            of(&s, y),
+            (6e8, 1, false),
+            "next in order to host 1: resumed"
+        );
+        assert_eq!(of(&s, z), (0.0, 0, true), "another destination: untouched");
+        assert_eq!(of(&s, w), (0.0, 2, true), "later in order: still waits");
+        assert_eq!(of(&s, v), (1e8, 3, false));
+        // y finishes too: its (borrowed) rate goes on to w.
+        close(&mut s, y);
+        assert_eq!(of(&s, w), (6e8, 2, false));
+        // A flow the coordinator never scheduled passes nothing on.
+        let (u, _) = open(&mut s, 10, 1);
+        close(&mut s, u);
+        assert_eq!(of(&s, v), (1e8, 3, false));
     }
 }
