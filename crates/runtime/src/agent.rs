@@ -283,7 +283,11 @@ impl State {
                 for f in &r.flows {
                     self.flows.get_mut(&f.flow_id).expect("checked").bytes = f.bytes_sent;
                 }
-                self.local_schedule();
+                if !r.flows.is_empty() {
+                    // Bytes moved (a local queue may change); a heartbeat
+                    // alone changes nothing.
+                    self.local_schedule();
+                }
                 let rates = r
                     .flows
                     .iter()
