@@ -203,7 +203,9 @@ impl Inner {
         {
             let mut recent = self.recent.lock().expect("client lock");
             recent.retain(|(t, _, _)| t.elapsed() < RECENT_CLOSE);
-            flows.extend(recent.drain(..).map(|(_, id, f)| (id, f)));
+            // Kept until the reconnection succeeds (no close can reach the
+            // agent meanwhile, so none is added).
+            flows.extend(recent.iter().map(|(_, id, f)| (*id, f.clone())));
         }
         for (id, f) in flows {
             let bytes = f.bytes.load(Ordering::Relaxed);
@@ -255,6 +257,7 @@ impl Inner {
                 Err(CallError::Transport(_)) => return false,
             }
         }
+        self.recent.lock().expect("client lock").clear();
         *conn = Some(stream);
         self.lost.store(false, Ordering::Relaxed);
         tracing::info!(socket = %self.socket.display(), "agent reached again; coflows and flows announced again");
