@@ -569,8 +569,35 @@ pub type Client = CoordinatorClient<
 
 /// A gRPC client of the coordinator that presents `token` on every call.
 pub fn coordinator_client(url: &str, token: &str) -> Result<Client, String> {
-    let channel = tonic::transport::Endpoint::from_shared(url.to_string())
+    let endpoint =
+        tonic::transport::Endpoint::from_shared(url.to_string()).map_err(|e| e.to_string())?;
+    client_on(endpoint, token)
+}
+
+/// [`coordinator_client`] over TLS: the coordinator's certificate must
+/// chain to `ca_pem` (PEM) and name `domain`; `url` is `https://...`.
+/// Built with the `tls` feature.
+#[cfg(feature = "tls")]
+pub fn coordinator_client_tls(
+    url: &str,
+    token: &str,
+    ca_pem: &[u8],
+    domain: &str,
+) -> Result<Client, String> {
+    use tonic::transport::{Certificate, ClientTlsConfig};
+    let endpoint = tonic::transport::Endpoint::from_shared(url.to_string())
         .map_err(|e| e.to_string())?
+        .tls_config(
+            ClientTlsConfig::new()
+                .ca_certificate(Certificate::from_pem(ca_pem))
+                .domain_name(domain),
+        )
+        .map_err(|e| format!("TLS: {e}"))?;
+    client_on(endpoint, token)
+}
+
+fn client_on(endpoint: tonic::transport::Endpoint, token: &str) -> Result<Client, String> {
+    let channel = endpoint
         .connect_timeout(Duration::from_secs(2))
         .timeout(Duration::from_secs(2))
         .connect_lazy();
@@ -596,11 +623,44 @@ pub async fn spawn(cfg: AgentConfig) -> Result<AgentHandle, AgentError> {
 
 /// [`spawn`] with fault handling set by `opts`.
 pub async fn spawn_with(cfg: AgentConfig, opts: AgentOptions) -> Result<AgentHandle, AgentError> {
+    let client = coordinator_client(&cfg.coordinator, &cfg.token).map_err(|why| {
+        AgentError::Coordinator {
+            url: cfg.coordinator.clone(),
+            why,
+        }
+    })?;
+    spawn_on(cfg, opts, client).await
+}
+
+/// [`spawn_with`], reaching the coordinator over TLS: its certificate must
+/// chain to `ca_pem` (PEM) and name `domain`; `cfg.coordinator` is
+/// `https://...`. Built with the `tls` feature.
+#[cfg(feature = "tls")]
+pub async fn spawn_tls(
+    cfg: AgentConfig,
+    opts: AgentOptions,
+    ca_pem: &[u8],
+    domain: &str,
+) -> Result<AgentHandle, AgentError> {
+    let client =
+        coordinator_client_tls(&cfg.coordinator, &cfg.token, ca_pem, domain).map_err(|why| {
+            AgentError::Coordinator {
+                url: cfg.coordinator.clone(),
+                why,
+            }
+        })?;
+    spawn_on(cfg, opts, client).await
+}
+
+async fn spawn_on(
+    cfg: AgentConfig,
+    opts: AgentOptions,
+    mut client: Client,
+) -> Result<AgentHandle, AgentError> {
     let coord_err = |why: String| AgentError::Coordinator {
         url: cfg.coordinator.clone(),
         why,
     };
-    let mut client = coordinator_client(&cfg.coordinator, &cfg.token).map_err(&coord_err)?;
     let hello = client
         .hello(proto::HelloRequest {
             protocol_version: PROTOCOL_VERSION,

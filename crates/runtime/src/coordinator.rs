@@ -790,6 +790,31 @@ pub fn spawn(
     cfg: CoordinatorConfig,
     listener: tokio::net::TcpListener,
 ) -> Result<CoordinatorHandle, CoordinatorError> {
+    spawn_on(cfg, listener, tonic::transport::Server::builder())
+}
+
+/// [`spawn`], serving gRPC over TLS with the certificate chain `cert_pem`
+/// and its private key `key_pem` (PEM; agents check the chain against their
+/// CA and the name they are given). Built with the `tls` feature.
+#[cfg(feature = "tls")]
+pub fn spawn_tls(
+    cfg: CoordinatorConfig,
+    listener: tokio::net::TcpListener,
+    cert_pem: &[u8],
+    key_pem: &[u8],
+) -> Result<CoordinatorHandle, CoordinatorError> {
+    use tonic::transport::{Identity, ServerTlsConfig};
+    let builder = tonic::transport::Server::builder()
+        .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert_pem, key_pem)))?;
+    info!("gRPC over TLS");
+    spawn_on(cfg, listener, builder)
+}
+
+fn spawn_on(
+    cfg: CoordinatorConfig,
+    listener: tokio::net::TcpListener,
+    builder: tonic::transport::Server,
+) -> Result<CoordinatorHandle, CoordinatorError> {
     let core = Core::new(&cfg)?;
     let addr = listener.local_addr()?;
     let hello = HelloReply {
@@ -818,15 +843,13 @@ pub fn spawn(
     let task = tokio::spawn(async move {
         // One service, so no router: every path goes to it (an unknown
         // method gets Unimplemented from the generated server).
-        let serve = tokio::spawn(
-            tonic::transport::Server::builder().serve_with_incoming_shutdown(
-                server,
-                tonic::transport::server::TcpIncoming::from(listener),
-                async {
-                    let _ = server_stop_rx.await;
-                },
-            ),
-        );
+        let serve = tokio::spawn(builder.serve_with_incoming_shutdown(
+            server,
+            tonic::transport::server::TcpIncoming::from(listener),
+            async {
+                let _ = server_stop_rx.await;
+            },
+        ));
         let start = Instant::now();
         let mut every = tokio::time::interval(delta);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

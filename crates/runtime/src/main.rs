@@ -43,6 +43,13 @@ enum Cmd {
         /// no token is asked).
         #[arg(long)]
         http_listen: Option<String>,
+        /// Serve gRPC over TLS with this certificate chain (PEM; needs a
+        /// binary built with `--features tls`).
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
     /// One per host: serves local clients and syncs with the coordinator.
     Agent {
@@ -67,6 +74,13 @@ enum Cmd {
         /// After syncs have failed this long (ms), no flow stays paused.
         #[arg(long, default_value_t = 200)]
         fallback_after_ms: u64,
+        /// Reach the coordinator over TLS (an https:// URL), trusting this
+        /// CA (PEM; needs a binary built with `--features tls`).
+        #[arg(long, requires = "tls_domain")]
+        tls_ca: Option<PathBuf>,
+        /// The name the coordinator's certificate must carry.
+        #[arg(long, requires = "tls_ca")]
+        tls_domain: Option<String>,
     },
 }
 
@@ -76,6 +90,56 @@ fn read_token(path: &PathBuf) -> Result<String> {
     let t = t.trim().to_string();
     anyhow::ensure!(!t.is_empty(), "the token file {} is empty", path.display());
     Ok(t)
+}
+
+#[cfg(feature = "tls")]
+fn read_pem(path: &PathBuf) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+#[cfg(feature = "tls")]
+fn spawn_coordinator_tls(
+    cfg: coordinator::CoordinatorConfig,
+    listener: tokio::net::TcpListener,
+    cert: &PathBuf,
+    key: &PathBuf,
+) -> Result<coordinator::CoordinatorHandle> {
+    Ok(coordinator::spawn_tls(
+        cfg,
+        listener,
+        &read_pem(cert)?,
+        &read_pem(key)?,
+    )?)
+}
+
+#[cfg(not(feature = "tls"))]
+fn spawn_coordinator_tls(
+    _: coordinator::CoordinatorConfig,
+    _: tokio::net::TcpListener,
+    _: &PathBuf,
+    _: &PathBuf,
+) -> Result<coordinator::CoordinatorHandle> {
+    anyhow::bail!("--tls-cert: this binary was built without TLS (cargo build --features tls)")
+}
+
+#[cfg(feature = "tls")]
+async fn spawn_agent_tls(
+    cfg: agent::AgentConfig,
+    opts: agent::AgentOptions,
+    ca: &PathBuf,
+    domain: &str,
+) -> Result<agent::AgentHandle> {
+    Ok(agent::spawn_tls(cfg, opts, &read_pem(ca)?, domain).await?)
+}
+
+#[cfg(not(feature = "tls"))]
+async fn spawn_agent_tls(
+    _: agent::AgentConfig,
+    _: agent::AgentOptions,
+    _: &PathBuf,
+    _: &str,
+) -> Result<agent::AgentHandle> {
+    anyhow::bail!("--tls-ca: this binary was built without TLS (cargo build --features tls)")
 }
 
 #[tokio::main]
@@ -98,6 +162,8 @@ async fn main() -> Result<()> {
             delta_ms,
             token_file,
             http_listen,
+            tls_cert,
+            tls_key,
         } => {
             let host_rate_bps = coflowkit_model::parse::rate(&host_rate)
                 .map_err(|e| anyhow::anyhow!("--host-rate {host_rate}: {e}"))?
@@ -113,7 +179,10 @@ async fn main() -> Result<()> {
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await
                 .with_context(|| format!("listening on {listen}"))?;
-            let mut handle = coordinator::spawn(cfg, listener)?;
+            let mut handle = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => spawn_coordinator_tls(cfg, listener, &cert, &key)?,
+                _ => coordinator::spawn(cfg, listener)?,
+            };
             if let Some(http) = http_listen {
                 let l = tokio::net::TcpListener::bind(&http)
                     .await
@@ -131,6 +200,8 @@ async fn main() -> Result<()> {
             token_file,
             client_timeout_ms,
             fallback_after_ms,
+            tls_ca,
+            tls_domain,
         } => {
             let mode = u32::from_str_radix(&socket_mode, 8)
                 .with_context(|| format!("--socket-mode {socket_mode}: not an octal mode"))?;
@@ -145,7 +216,10 @@ async fn main() -> Result<()> {
                 client_timeout: Duration::from_millis(client_timeout_ms.max(1)),
                 fallback_after: Duration::from_millis(fallback_after_ms),
             };
-            let handle = agent::spawn_with(cfg, opts).await?;
+            let handle = match (tls_ca, tls_domain) {
+                (Some(ca), Some(domain)) => spawn_agent_tls(cfg, opts, &ca, &domain).await?,
+                _ => agent::spawn_with(cfg, opts).await?,
+            };
             tokio::signal::ctrl_c().await?;
             handle.shutdown().await;
         }
