@@ -152,6 +152,8 @@ async fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_max_level(level)
         .with_writer(std::io::stderr)
+        // Colours only on a terminal: a log file gets plain key=value fields.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match Cli::parse().cmd {
         Cmd::Coordinator {
