@@ -1156,4 +1156,97 @@ mod tests {
         close(&mut s, u);
         assert_eq!(of(&s, v), (1e8, 3, false));
     }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Req(u64, u8, u64, u32, u64),
+        Reply(Vec<(u64, f64, u32, bool)>, Vec<u64>, Vec<u64>),
+        Disconnect(u64),
+        FallBack,
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            4 => (1u64..4, 0u8..7, 0u64..8, 0u32..4, 0u64..30_000)
+                .prop_map(|(c, k, id, dst, b)| Op::Req(c, k, id, dst, b)),
+            2 => (
+                proptest::collection::vec((0u64..8, 0.0f64..2e9, 0u32..5, any::<bool>()), 0..4),
+                proptest::collection::vec(0u64..8, 0..2),
+                proptest::collection::vec(0u64..8, 0..2),
+            )
+                .prop_map(|(r, a, c)| Op::Reply(r, a, c)),
+            1 => (1u64..4).prop_map(Op::Disconnect),
+            1 => Just(Op::FallBack),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+        /// Random (often invalid) requests from a few connections, replies,
+        /// disconnects and fallbacks: no panic, every rate told to a client
+        /// valid, and no flow's bytes ever go back.
+        #[test]
+        fn random_requests_never_break_the_agent(ops in proptest::collection::vec(op(), 1..60)) {
+            let mut s = state();
+            let base = s.next_flow;
+            let mine = |id: u64| (1u64 << 40) | (id + 1);
+            for o in ops {
+                let before: HashMap<u64, u64> =
+                    s.flows.iter().map(|(&id, f)| (id, f.bytes)).collect();
+                match o {
+                    Op::Req(conn, kind, id, dst, b) => {
+                        // Flow ids near the agent's own, so that some exist.
+                        let fid = base + id;
+                        let k = match kind {
+                            0 => Kind::Register(proto::RegisterRequest { parents: vec![] }),
+                            1 => Kind::Unregister(proto::UnregisterRequest { coflow_id: mine(id) }),
+                            2 => Kind::OpenFlow(proto::OpenFlowRequest { coflow_id: mine(id % 3), dst_host: dst, size_hint: b }),
+                            3 => Kind::Report(proto::ReportRequest { flows: vec![proto::FlowBytes { flow_id: fid, bytes_sent: b }] }),
+                            4 => Kind::CloseFlow(proto::CloseFlowRequest { flow_id: fid, bytes_sent: b }),
+                            5 => Kind::AdoptCoflow(proto::AdoptCoflowRequest { coflow_id: mine(id), parents: vec![], unregistered: b % 2 == 0 }),
+                            _ => Kind::ReopenFlow(proto::ReopenFlowRequest { flow_id: fid, coflow_id: mine(id % 3), dst_host: dst, size_hint: 0, bytes_sent: b }),
+                        };
+                        let req = ClientRequest { protocol_version: PROTOCOL_VERSION, kind: Some(k) };
+                        if validate::client_request(&req, s.n_hosts, s.host).is_ok() {
+                            let reply = s.handle(conn, req.kind.unwrap());
+                            let rates: Vec<FlowRate> = match reply.kind {
+                                Some(agent_reply::Kind::Schedule(x)) => x.rates,
+                                Some(agent_reply::Kind::FlowOpened(o)) => o.initial.into_iter().collect(),
+                                _ => vec![],
+                            };
+                            for r in &rates {
+                                proptest::prop_assert!(validate::rate("r", r).is_ok(), "{r:?}");
+                            }
+                        }
+                    }
+                    Op::Reply(rates, acks, done) => {
+                        let reply = proto::SyncReply {
+                            protocol_version: PROTOCOL_VERSION,
+                            rates: rates
+                                .into_iter()
+                                .map(|(id, rate_bps, class, paused)| FlowRate { flow_id: base + id, rate_bps, class, paused })
+                                .collect(),
+                            finished_acks: acks.into_iter().map(|id| base + id).collect(),
+                            completed_coflows: done.into_iter().map(mine).collect(),
+                        };
+                        if validate::sync_reply(&reply).is_ok() {
+                            s.apply(reply);
+                        }
+                    }
+                    Op::Disconnect(conn) => s.disconnect(conn),
+                    Op::FallBack => s.fall_back(),
+                }
+                for (id, f) in &s.flows {
+                    if let Some(&b) = before.get(id) {
+                        proptest::prop_assert!(f.bytes >= b, "flow {id}: {b} -> {}", f.bytes);
+                    }
+                    if let Some(r) = &f.rate {
+                        proptest::prop_assert!(validate::rate("r", r).is_ok(), "{r:?}");
+                    }
+                }
+                let _ = s.sync_request();
+            }
+        }
+    }
 }
