@@ -364,8 +364,8 @@ impl State {
     ///   class, rate, and pause: the coflow's place in the global order);
     /// * otherwise its coflow is new: it is in the local queue its bytes
     ///   written on this host reach (`Q1`, class 0, below `Q1hi`: the fast
-    ///   path that tiny coflows never leave), and the NIC is shared evenly
-    ///   between such flows.
+    ///   path that tiny coflows never leave), at an even share of the NIC
+    ///   among this host's open flows.
     ///
     /// The coordinator's next schedule replaces all of it. O(flows on this
     /// host) per call.
@@ -386,13 +386,12 @@ impl State {
                 }
             }
         }
-        let n_new = self
-            .flows
-            .values()
-            .filter(|f| !f.finished && !f.global && !known.contains_key(&f.coflow))
-            .count()
-            .max(1);
-        let share = self.host_rate_bps / n_new as f64;
+        // An even share of the NIC among all open flows here (as before
+        // any schedule): the class gives a new coflow its priority; its rate
+        // does not take from the flows the coordinator scheduled, which
+        // pacing alone could not take back on other hosts.
+        let n_open = self.flows.values().filter(|f| !f.finished).count().max(1);
+        let share = self.host_rate_bps / n_open as f64;
         for (&id, f) in self.flows.iter_mut() {
             if f.finished || f.global {
                 continue;
@@ -1069,18 +1068,13 @@ mod tests {
         let (a1, init) = open(&mut s, 5, 1);
         assert_eq!(sched(&init), (1e9, 0, false), "alone and new: Q1, the NIC");
         let (b1, init) = open(&mut s, 6, 2);
-        assert_eq!(
-            sched(&init),
-            (5e8, 0, false),
-            "two new coflows share the NIC"
-        );
+        assert_eq!(sched(&init), (5e8, 0, false), "two flows share the NIC");
         // Coflow 5 crosses the first threshold locally: demoted, locally.
         let r = report(&mut s, &[(a1, 1500), (b1, 10)]);
         assert_eq!(sched(&r[0]), (5e8, 1, false));
         assert_eq!(sched(&r[1]), (5e8, 0, false));
         // The coordinator schedules coflow 5's flow; a new flow of coflow 5
-        // takes its place in the global order at once, and coflow 6 has
-        // the NIC's local share to itself.
+        // takes its place in the global order at once.
         global(&mut s, &[(a1, 3e8, 2, true)]);
         let (a2, init) = open(&mut s, 5, 2);
         assert_eq!(
@@ -1091,8 +1085,8 @@ mod tests {
         let (c1, init) = open(&mut s, 7, 1);
         assert_eq!(
             sched(&init),
-            (5e8, 0, false),
-            "a tiny new coflow goes at once, in Q1"
+            (2.5e8, 0, false),
+            "a tiny new coflow goes at once, in Q1, at an even share of the NIC"
         );
         let r = report(&mut s, &[(a1, 1500), (a2, 0), (b1, 10), (c1, 0)]);
         let got: Vec<_> = r.iter().map(sched).collect();
@@ -1101,14 +1095,14 @@ mod tests {
             vec![
                 (3e8, 2, true),
                 (3e8, 2, true),
-                (5e8, 0, false),
-                (5e8, 0, false)
+                (2.5e8, 0, false),
+                (2.5e8, 0, false)
             ]
         );
         // The coordinator's schedule replaces the local one.
         global(&mut s, &[(c1, 2e8, 4, false)]);
         assert_eq!(sched(&s.flows[&c1].rate.unwrap()), (2e8, 4, false));
-        assert_eq!(sched(&s.flows[&b1].rate.unwrap()), (1e9, 0, false));
+        assert_eq!(sched(&s.flows[&b1].rate.unwrap()), (2.5e8, 0, false));
     }
 
     #[test]
