@@ -83,6 +83,14 @@ pub struct AgentOptions {
     /// open flow gets an even share of the NIC until the coordinator is
     /// back. Default 200 ms (20 default Δ).
     pub fallback_after: Duration,
+    /// How long to keep trying to say hello to a coordinator that cannot
+    /// be reached (connection refused, timeout), with backoff up to
+    /// [`MAX_BACKOFF`], before giving up; `None`: for ever. A coordinator
+    /// that answers and refuses (a wrong token, say) is not retried.
+    /// Default: no retry (the library fails at once); the binary waits for
+    /// ever, so that an agent (re)started while its coordinator is down
+    /// comes up when it does.
+    pub hello_retry: Option<Duration>,
 }
 
 impl Default for AgentOptions {
@@ -90,6 +98,7 @@ impl Default for AgentOptions {
         AgentOptions {
             client_timeout: Duration::from_secs(10),
             fallback_after: Duration::from_millis(200),
+            hello_retry: Some(Duration::ZERO),
         }
     }
 }
@@ -660,14 +669,34 @@ async fn spawn_on(
         url: cfg.coordinator.clone(),
         why,
     };
-    let hello = client
-        .hello(proto::HelloRequest {
-            protocol_version: PROTOCOL_VERSION,
-            host: cfg.host,
-        })
-        .await
-        .map_err(|s| coord_err(format!("{}: {}", s.code(), s.message())))?
-        .into_inner();
+    let started = Instant::now();
+    let mut wait = Duration::from_millis(10);
+    let hello = loop {
+        let r = client
+            .hello(proto::HelloRequest {
+                protocol_version: PROTOCOL_VERSION,
+                host: cfg.host,
+            })
+            .await;
+        match r {
+            Ok(h) => break h.into_inner(),
+            Err(s) => {
+                let unreachable = matches!(
+                    s.code(),
+                    tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
+                );
+                let out_of_time = opts.hello_retry.is_some_and(|t| started.elapsed() >= t);
+                if !unreachable || out_of_time {
+                    return Err(coord_err(format!("{}: {}", s.code(), s.message())));
+                }
+                if wait == Duration::from_millis(10) {
+                    warn!(code = %s.code(), reason = s.message(), "coordinator unreachable; retrying hello with backoff");
+                }
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(MAX_BACKOFF);
+            }
+        }
+    };
     if hello.protocol_version != PROTOCOL_VERSION {
         return Err(coord_err(format!(
             "speaks protocol {}, this agent {PROTOCOL_VERSION}",

@@ -74,6 +74,10 @@ enum Cmd {
         /// After syncs have failed this long (ms), no flow stays paused.
         #[arg(long, default_value_t = 200)]
         fallback_after_ms: u64,
+        /// Give up starting if the coordinator cannot be reached for this
+        /// long (ms); 0: wait for it for ever.
+        #[arg(long, default_value_t = 0)]
+        hello_retry_ms: u64,
         /// Reach the coordinator over TLS (an https:// URL), trusting this
         /// CA (PEM; needs a binary built with `--features tls`).
         #[arg(long, requires = "tls_domain")]
@@ -202,6 +206,7 @@ async fn main() -> Result<()> {
             token_file,
             client_timeout_ms,
             fallback_after_ms,
+            hello_retry_ms,
             tls_ca,
             tls_domain,
         } => {
@@ -217,6 +222,7 @@ async fn main() -> Result<()> {
             let opts = agent::AgentOptions {
                 client_timeout: Duration::from_millis(client_timeout_ms.max(1)),
                 fallback_after: Duration::from_millis(fallback_after_ms),
+                hello_retry: (hello_retry_ms > 0).then(|| Duration::from_millis(hello_retry_ms)),
             };
             let handle = match (tls_ca, tls_domain) {
                 (Some(ca), Some(domain)) => spawn_agent_tls(cfg, opts, &ca, &domain).await?,

@@ -322,3 +322,78 @@ fn a_silent_client_is_cleaned_up_after_the_timeout() {
     idle.register(&[]).unwrap();
     cluster.stop();
 }
+
+/// An agent started while its coordinator is down waits for it (with
+/// `hello_retry: None`, as the binary does) and comes up when it does; a
+/// client started meanwhile connects by itself. With a bounded retry it
+/// gives up, naming the coordinator.
+#[test]
+fn an_agent_started_before_its_coordinator_comes_up_with_it() {
+    use coflowkit_runtime::agent::{self, AgentConfig};
+    use coflowkit_runtime::coordinator::{self, CoordinatorConfig};
+    let dir = std::env::temp_dir().join(format!("coflowkit-rt-{}-early", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let port = common::free_port();
+    let cfg = |h: u32| AgentConfig {
+        host: h,
+        coordinator: format!("http://127.0.0.1:{port}"),
+        token: common::TOKEN.into(),
+        socket: dir.join(format!("agent{h}.sock")),
+        socket_mode: 0o600,
+    };
+    let gives_up = rt.block_on(agent::spawn_with(
+        cfg(1),
+        AgentOptions {
+            hello_retry: Some(Duration::from_millis(100)),
+            ..AgentOptions::default()
+        },
+    ));
+    let e = gives_up
+        .err()
+        .expect("no coordinator: a bounded retry gives up");
+    assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
+    let waiting = rt.spawn(agent::spawn_with(
+        cfg(0),
+        AgentOptions {
+            hello_retry: None,
+            ..AgentOptions::default()
+        },
+    ));
+    let client = AgentClient::connect(dir.join("agent0.sock"));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!client.is_connected() && !waiting.is_finished());
+    let coord = rt.block_on(async {
+        let l = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
+        coordinator::spawn(
+            CoordinatorConfig {
+                n_hosts: 2,
+                host_rate_bps: 1e9,
+                delta: Duration::from_millis(10),
+                scheduler: "fair".into(),
+                token: common::TOKEN.into(),
+            },
+            l,
+        )
+        .unwrap()
+    });
+    let agent = rt
+        .block_on(async { tokio::time::timeout(WAIT, waiting).await })
+        .expect("the agent never came up")
+        .unwrap()
+        .unwrap();
+    wait_until("the client to connect", || client.is_connected());
+    client.register(&[]).unwrap();
+    rt.block_on(async move {
+        agent.shutdown().await;
+        coord.shutdown().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
