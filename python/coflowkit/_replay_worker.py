@@ -207,6 +207,9 @@ class Worker:
         self.policy = make_policy(plan.get("policy", {"name": "plain"}))
         self.cc = str(plan.get("tcp_cc", ""))
         self.socks: dict[int, socket.socket] = {}  # active flow -> its connection
+        self.new_conns = 0  # connections opened (warm-up and on demand)
+        self.warm_up_s = 0.0  # how long the warm-up took (seconds)
+        self.warm_up_failed = 0
         self.loop = asyncio.new_event_loop()
         if self.n_in == 0:
             self.all_in.set()
@@ -260,6 +263,8 @@ class Worker:
         while True:
             conn, _ = await self.loop.sock_accept(server)
             conn.setblocking(False)
+            # The receiver sends only ACKs and one-byte answers: control, in queue 0.
+            conn.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
             t = asyncio.ensure_future(self.serve(conn))
             tasks.add(t)
             t.add_done_callback(tasks.discard)
@@ -269,12 +274,16 @@ class Worker:
         idle = self.pool.setdefault(dst, [])
         if idle:
             return idle.pop()
+        self.new_conns += 1
         for attempt in range(1000):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 if self.cc:
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
+                # The handshake in queue 0 (the testbed reflects a SYN's mark on its SYN-ACK):
+                # the simulator has no handshake, and a lost SYN costs a one-second timeout.
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
                 sock.setblocking(False)
                 await self.loop.sock_connect(sock, (self.addrs[dst], self.port))
                 return sock
@@ -300,6 +309,8 @@ class Worker:
         for (key, _), c in zip(jobs, conns, strict=True):
             if isinstance(c, socket.socket):
                 self.pool.setdefault(key, []).append(c)
+            else:
+                self.warm_up_failed += 1
 
     def _mark(self, fids: list[int]) -> None:
         for fid in fids:
@@ -317,8 +328,10 @@ class Worker:
         fid, _src, dst, size, start = flow[0], flow[1], flow[2], flow[3], flow[4]
         await asyncio.sleep(max(0.0, self.t0 + start - time.time()))
         t_start = time.time()
+        fresh = not self.pool.get(dst)
         try:
             sock = await self._connect(dst)
+            t_conn = time.time()
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: connect: {e}")
             return
@@ -335,10 +348,13 @@ class Worker:
                 crc = zlib.crc32(chunk, crc)
                 n += k
                 self._mark(self.policy.sent(flow, k))
+            t_written = time.time()
             ack = await self.loop.sock_recv(sock, 1)
             if ack != b"k":
                 raise OSError("no acknowledgement from the receiver")
-            self.sent[fid] = [t_start, n, crc]
+            # start, bytes, CRC; then when the connection was ready, whether it
+            # was opened for this flow, and when its last byte was written.
+            self.sent[fid] = [t_start, n, crc, t_conn, fresh, t_written]
             self.pool.setdefault(dst, []).append(sock)
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
@@ -360,7 +376,9 @@ class Worker:
         line = await self.loop.run_in_executor(None, sys.stdin.readline)
         self.t0 = float(line)
         self.deadline += self.t0
+        t = time.time()
         await self.warm_up()
+        self.warm_up_s = time.time() - t
         if isinstance(self.policy, FifoLm):
             self.policy.t0 = self.policy.now = self.t0
         ticker = asyncio.ensure_future(self._ticker()) if self.policy.period else None
@@ -380,7 +398,16 @@ class Worker:
         if ticker is not None:
             ticker.cancel()
         server.close()
-        return {"host": self.host, "sent": self.sent, "received": self.received, "errors": self.errors}
+        return {
+            "host": self.host,
+            "sent": self.sent,
+            "received": self.received,
+            "errors": self.errors,
+            "t0": self.t0,
+            "warm_up_s": self.warm_up_s,
+            "warm_up_failed": self.warm_up_failed,
+            "new_conns": self.new_conns,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
