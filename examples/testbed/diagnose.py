@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policy", default="plain")
     ap.add_argument("--buffer", type=int, default=None, help="bytes per queue (default: the testbed's)")
     ap.add_argument("--rto-min-ms", type=int, default=tb.DEFAULT_RTO_MIN_MS)
+    ap.add_argument(
+        "--nice", type=int, default=-10, help="the replay workers' niceness (default -10: see replay_on_testbed)"
+    )
     ap.add_argument("--name", default="dg")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "testbed-diagnose")
     args = ap.parse_args(argv)
@@ -109,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         before = [counters(ns) for ns in p.host_ns]
         t = time.time()
-        flows = rp.replay_on_testbed(fw, args.name, policy=spec, work_dir=args.out)
+        flows = rp.replay_on_testbed(fw, args.name, policy=spec, work_dir=args.out, nice=args.nice)
         wall = time.time() - t
         after = [counters(ns) for ns in p.host_ns]
         drops = class_drops(p)
@@ -122,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"drops at {where} queues:", dict(sorted(d.items())))
     workers = [json.loads((args.out / f"host{h}.json").read_text()) for h in range(args.hosts)]
     print("warm-up s per worker:", [round(w["warm_up_s"], 2) for w in workers])
+    print("event-loop stalls per worker (mean/p99/max s):", [[round(x, 3) for x in w["stalls"]] for w in workers])
+    print("worker CPU s (user, sys) / wall:", [[round(x, 1) for x in w["cpu_s"]] for w in workers],
+          round(workers[0]["wall_s"], 1))
     print("warm-up failed:", sum(w["warm_up_failed"] for w in workers), "new connections:",
           sum(w["new_conns"] for w in workers))
     t0 = workers[0]["t0"]

@@ -246,11 +246,16 @@ def replay_on_testbed(
     policy: dict[str, Any] | None = None,
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
+    nice: int | None = None,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to the testbed) on testbed ``name``; returns
     one row per flow: coflow_id, src, dst, bytes, arrival_s, start_s,
     finish_s (seconds after the plan's ``t0``). Raises ``RuntimeError`` naming
-    every flow that did not arrive whole."""
+    every flow that did not arrive whole. ``nice`` runs the workers at that
+    niceness: on a machine busy with other jobs their timers fire late (a
+    worker that used 2 s of CPU in 72 s saw its event loop stalled by up to
+    3.8 s at a load of 12-20 on 2 cores: measured), as senders on hosts of
+    their own would not."""
     from . import testbed as tb
 
     p = tb.load_plan(name, state_dir)
@@ -265,6 +270,8 @@ def replay_on_testbed(
         out = work / f"host{h}.json"
         argv = [sys.executable, "-m", "coflowkit._replay_worker", str(plan_path), "--host", str(h)]
         argv += ["--out", str(out), "--deadline", str(deadline_s)]
+        if nice is not None:
+            argv += ["--nice", str(nice)]
         proc = subprocess.Popen(
             tb.ns_cmd(p, h, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
