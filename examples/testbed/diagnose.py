@@ -56,6 +56,7 @@ COUNTERS = (
 
 
 def counters(ns: str) -> Counter[str]:
+    """The kernel's IP/TCP counters of namespace ``ns`` (/proc/net/snmp and netstat), named as nstat does."""
     out: Counter[str] = Counter()
     for f in ("/proc/net/snmp", "/proc/net/netstat"):
         text = subprocess.run(["ip", "netns", "exec", ns, "cat", f], capture_output=True, text=True).stdout
@@ -65,14 +66,14 @@ def counters(ns: str) -> Counter[str]:
             _, values = vals.split(":", 1)
             for k, v in zip(names.split(), values.split(), strict=False):
                 try:
-                    out[(pfx if pfx != "TcpExt" else "TcpExt") + k] += int(v)
+                    out[pfx + k] += int(v)
                 except ValueError:
                     pass
     return out
 
 
 def class_drops(p: tb.Plan) -> dict[str, Counter[int]]:
-    """Drops and packets sent per queue, summed over host egress and switch ports."""
+    """Packets dropped per queue (0 the highest), summed over the hosts' egress ports and the switches' ports."""
     drops: dict[str, Counter[int]] = {"host": Counter(), "switch": Counter()}
     for port in p.ports:
         text = subprocess.run(

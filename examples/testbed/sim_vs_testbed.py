@@ -306,6 +306,13 @@ model's CCTs do not change when rates and sizes scale together). There the machi
 lag 0.19-0.42 s, 33-54% of flows over 100 ms late) swamped the differences between schedulers:
 karuna and dcas came out slower than plain TCP.
 
+**How much a second run moves.** Repeated at 20:39-20:45 UTC with the machine less loaded (load 8-13
+instead of 15-17): `diagnose.py --policy P --rate 25Mbps --size-scale 0.00005` gave mean CCT plain
+0.701 s, pias 0.634 s, karuna 0.663 s (improvements 1.11x and 1.06x against 1.16x and 1.11x simulated;
+gaps +113%, +123%, +124%), against 0.970, 0.853 and 0.842 s in the run above. So a run's absolute CCTs
+move by 20-30% with the machine's load, and pias and karuna, 1% apart above, came out in the
+simulator's order (pias first, 4.6% apart) in the repeat: their order is within the noise.
+
 The gaps above 25% are causes 2-4 together: cause 2 is this machine's (a testbed on dedicated cores
 would not have it), causes 3 and 4 are real TCP on real queues, which is what the testbed is for.
 """
