@@ -245,3 +245,68 @@ def test_a_second_testbed_is_refused_while_one_is_up(bed: tuple[tb.Plan, Path], 
     with pytest.raises(tb.TestbedError, match="management address 172.30.0.1 is already on"):
         tb.up("bigswitch:hosts=2,rate=10Mbps", "other", state_dir=tmp_path / "other")
     assert _leftovers("other") == []
+
+
+def test_tafe_policy_bands_by_task_bytes_and_age() -> None:
+    from coflowkit._replay_worker import Tafe
+
+    p = Tafe([1000, 3000], quantum_s=0.1, t0=100.0)
+    assert p.bands == [(0, 4), (4, 2), (6, 2)]  # three levels on 8 queues, the first band the widest
+    a = [1, 0, 1, 5000, 0.0, 0, 0, 0.0]  # task 0, two flows from this host
+    a2 = [2, 0, 2, 5000, 0.0, 0, 0, 0.0]
+    p.start(a)
+    p.start(a2)
+    assert p.queue(1) == p.queue(2) == 3 and p.limit(1, 0) == 1000
+    assert p.tick(100.15) == [1, 2] and p.queue(1) == 2  # one quantum old
+    # The task's bytes from this host, both flows together, demote every flow of it.
+    assert p.sent(a, 600) == [] and p.limit(2, 0) == 400
+    assert sorted(p.sent(a2, 400)) == [1, 2] and p.queue(2) == 4  # level 1, band 4-5, a quantum old
+    assert sorted(p.sent(a, 2000)) == [1, 2] and p.queue(1) == 6 and p.limit(1, 2600) == 1 << 62
+    assert p.finish(a) == [] and p.finish(a2) == [] and p.bytes == {}
+
+
+def test_karuna_policy_types_and_pacing() -> None:
+    from coflowkit._replay_worker import Karuna
+
+    p = Karuna(split=[100, 200, 300, 400, 500, 600], sieve=[10, 20, 30, 40, 50, 60], rtt_s=0.01)
+    floor = int(2 * 1460 / 0.01)
+    known = [1, 0, 1, 250, 0.0, 0, 0, 0.0]  # type 2: size 250 > 100, 200
+    unknown = [2, 0, 1, 10**6, 0.0, 0, 1, 0.0, None, False]  # type 3
+    deadline = [3, 0, 1, 10**6, 0.0, 0, 2, 0.0, 0.5, True]  # type 1: 1 MB within 0.5 s
+    for f in (known, unknown, deadline):
+        p.start(f)
+    assert [p.kind(f) for f in (known, unknown, deadline)] == [2, 3, 1]
+    assert (p.queue(1), p.queue(2), p.queue(3)) == (3, 1, 0)
+    assert p.rate(1) is None and p.rate(2) is None
+    began = p.began[3]
+    assert began == 0.0  # the clock as the worker last set it
+    p.tick(began + 0.25)  # half the time gone, nothing sent: 1 MB in 0.25 s
+    assert p.rate(3) == int(10**6 / 0.25)
+    assert p.sent(unknown, 25) == [2] and p.queue(2) == 3 and p.limit(2, 25) == 5
+    p.bytes[3] = 10**6 - 100
+    assert p.rate(3) == floor  # nearly done: the floor
+    p.tick(began + 1.0)
+    assert p.rate(3) == floor  # past the deadline: the floor
+
+
+def test_dcas_policy_fifo_small_and_large_by_bytes_left() -> None:
+    from coflowkit._replay_worker import Dcas
+
+    p = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
+    small = [1, 0, 1, 500, 0.0, 0, 0, 0.0]
+    big = [2, 0, 2, 20_000, 0.0, 0, 1, 0.0]  # 20x the threshold: <1, d>, queue 4 + 2 (>= 4x, >= 16x)
+    p.clock(100.05)
+    p.start(small)
+    p.start(big)
+    assert (p.queue(1), p.queue(2)) == (3, 6)  # small: FIFO, the band's lowest queue while young
+    p.sent(big, 16_000)  # 4,000 left: queue 5
+    assert p.tick(100.15) == [1, 2] and (p.queue(1), p.queue(2)) == (2, 5)  # small a quantum older
+    p.sent(big, 3_500)  # 500 left: now small, FIFO by age
+    assert p.tick(100.16) == [2] and p.queue(2) == p.queue(1) == 2
+    p2 = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
+    huge = [3, 0, 2, 10**6, 0.0, 0, 2, 0.0]
+    p2.start(huge)
+    assert p2.queue(3) == 7
+    # No byte sent for longer than T: <1, 0>, the top of the large band.
+    assert p2.tick(100.6) == [3] and p2.queue(3) == 4
+    assert p2.finish(huge) == [] and p2.left == {}

@@ -34,11 +34,20 @@ import time
 import zlib
 from typing import Any
 
+import numpy as np
+
 _HEADER = struct.Struct("!QQ")
 _BLOCK_LEN = 1 << 20
 #: The block twice, so that any window of up to a block is one slice (no copy).
 _BLOCK2 = memoryview(random.Random(20261121).randbytes(_BLOCK_LEN) * 2)
 _CHUNK = 1 << 18
+#: SO_MAX_PACING_RATE (Linux; the socket module has no name for it) and its "unpaced" value.
+SO_MAX_PACING_RATE = 47
+_UNPACED = 0xFFFFFFFF
+
+
+def _u32(v: int) -> bytes:
+    return struct.pack("=I", v)
 
 
 def _payload(fid: int, offset: int, n: int) -> memoryview:
@@ -75,6 +84,16 @@ class Policy:
         """``flow`` finished; returns the flows whose queue changed."""
         return []
 
+    def rate(self, fid: int) -> int | None:
+        """Flow ``fid``'s pacing rate, bytes per second (None: not paced)."""
+        return None
+
+    #: The wall clock as of the last :meth:`tick` or :meth:`clock`.
+    now: float = 0.0
+
+    def clock(self, now: float) -> None:
+        """The wall clock, before a flow starts (policies whose queues age keep theirs to :meth:`tick`)."""
+        self.now = now
     #: Seconds between calls of :meth:`tick` (None: never).
     period: float | None = None
 
@@ -140,6 +159,9 @@ class FifoLm(Policy):
             return 7
         return max(0, 6 - int(age / self.quantum))
 
+    def clock(self, now: float) -> None:
+        """Ages move only at :meth:`tick`, which re-marks the flows whose queue changed."""
+
     def start(self, flow: list[Any]) -> None:
         fid, c = flow[0], flow[6]
         self.arrival[fid] = flow[7] if len(flow) > 7 else flow[4]
@@ -177,6 +199,238 @@ class FifoLm(Policy):
         return []
 
 
+def _age_queue(first: int, n: int, age_s: float, quantum_s: float) -> int:
+    """FIFO by age on the queues ``first .. first + n - 1``: a coflow enters the
+    band's lowest queue and climbs one queue per ``quantum_s`` of age, so every
+    sender agrees on the order of coflows without talking (Baraat's task ids
+    as far as ``n`` queues can tell them apart)."""
+    return first + max(0, n - 1 - int(max(0.0, age_s) / quantum_s))
+
+
+class Tafe(Policy):
+    """TAFE's task-awareness, decided by each sender on what it has sent: a
+    task (coflow) is at level k once this host has sent ``thresholds[k-1]``
+    bytes of it (TAFE counts the task's bytes everywhere: here each sender
+    counts its own). The 8 queues are split into bands, one per level
+    (level 0 the highest, the first band the widest); inside a band, tasks
+    FIFO by age as :class:`FifoLm` (TAFE's FIFO among the tasks of a
+    queue). Flows that start later enter their task's current level. TAFE's
+    flow-awareness (the window rule, shorter remaining flow first inside a
+    task) needs a TCP change and is not emulated: the flows of a task share
+    by TCP."""
+
+    def __init__(self, thresholds: list[int], quantum_s: float, t0: float = 0.0) -> None:
+        self.thresholds = sorted(int(t) for t in thresholds)[:7]
+        levels = len(self.thresholds) + 1
+        width = [8 // levels] * levels
+        width[0] += 8 - sum(width)
+        self.bands = [(sum(width[:k]), width[k]) for k in range(levels)]
+        self.quantum = float(quantum_s)
+        self.period = self.quantum / 4
+        self.t0 = self.now = t0
+        self.arrival: dict[int, float] = {}
+        self.of: dict[int, int] = {}
+        self.bytes: dict[int, int] = {}
+        self.users: dict[int, int] = {}
+
+    def level(self, c: int) -> int:
+        b = self.bytes.get(c, 0)
+        return sum(1 for t in self.thresholds if b >= t)
+
+    def _queue_at(self, fid: int, now: float) -> int:
+        first, n = self.bands[self.level(self.of[fid])]
+        return _age_queue(first, n, now - self.t0 - self.arrival[fid], self.quantum)
+
+    def clock(self, now: float) -> None:
+        """Ages move only at :meth:`tick`, which re-marks the flows whose queue changed."""
+
+    def start(self, flow: list[Any]) -> None:
+        fid, c = flow[0], flow[6]
+        self.arrival[fid] = flow[7]
+        self.of[fid] = c
+        self.users[c] = self.users.get(c, 0) + 1
+
+    def queue(self, fid: int) -> int:
+        return self._queue_at(fid, self.now) if fid in self.of else 7
+
+    def limit(self, fid: int, sent: int) -> int:
+        b = self.bytes.get(self.of[fid], 0)
+        nxt = [t - b for t in self.thresholds if t > b]
+        return min(nxt) if nxt else 1 << 62
+
+    def sent(self, flow: list[Any], n: int) -> list[int]:
+        c = flow[6]
+        before = self.level(c)
+        self.bytes[c] = self.bytes.get(c, 0) + n
+        return [f for f, cc in self.of.items() if cc == c] if self.level(c) != before else []
+
+    def tick(self, now: float) -> list[int]:
+        changed = [f for f in self.of if self._queue_at(f, now) != self._queue_at(f, self.now)]
+        self.now = now
+        return changed
+
+    def finish(self, flow: list[Any]) -> list[int]:
+        c = self.of.pop(flow[0])
+        self.arrival.pop(flow[0], None)
+        self.users[c] -= 1
+        if self.users[c] == 0:
+            del self.users[c]
+            self.bytes.pop(c, None)
+        return []
+
+
+
+
+class Karuna(Policy):
+    """Karuna's three flow types at each sender. Type 1 (a deadline): queue 0,
+    paced at its minimal rate, bytes left over time left (never below the
+    floor), re-set every ``period`` (SO_MAX_PACING_RATE). Type 2 (a known
+    size): queue ``1 + #{t in split: size > t}``. Type 3 (size unknown):
+    starts in queue 1, demoted by bytes sent through ``sieve`` (as PIAS).
+    A flow of the plan is type 1 if it carries a deadline (``flow[8]``,
+    seconds after its start), type 3 if ``flow[9]`` says its size is
+    unknown, else type 2."""
+
+    period = 0.01
+
+    def __init__(self, split: list[int], sieve: list[int], rtt_s: float = 100e-6) -> None:
+        #: the pacing floor, bytes per second: two 1,460-byte segments per RTT (the simulator's)
+        self.floor = 2 * 1460 / rtt_s
+        self.split = sorted(int(t) for t in split)[:6]
+        self.sieve = sorted(int(t) for t in sieve)[:6]
+        self.flows: dict[int, list[Any]] = {}
+        self.bytes: dict[int, int] = {}
+        self.began: dict[int, float] = {}
+        self.now = 0.0
+
+    @staticmethod
+    def kind(flow: list[Any]) -> int:
+        if len(flow) > 8 and flow[8] is not None:
+            return 1
+        if len(flow) > 9 and flow[9] is False:
+            return 3
+        return 2
+
+    def start(self, flow: list[Any]) -> None:
+        self.flows[flow[0]] = flow
+        self.bytes[flow[0]] = 0
+        self.began[flow[0]] = self.now
+
+    def queue(self, fid: int) -> int:
+        flow = self.flows.get(fid)
+        if flow is None:
+            return 7
+        k = self.kind(flow)
+        if k == 1:
+            return 0
+        if k == 2:
+            return 1 + sum(1 for t in self.split if flow[3] > t)
+        return 1 + sum(1 for t in self.sieve if self.bytes[fid] >= t)
+
+    def rate(self, fid: int) -> int | None:
+        """A type-1 flow's pacing rate now, bytes per second (None: not paced)."""
+        flow = self.flows.get(fid)
+        if flow is None or self.kind(flow) != 1:
+            return None
+        left = flow[3] - self.bytes[fid]
+        time_left = self.began[fid] + flow[8] - self.now
+        need = left / time_left if time_left > 0 else 0.0
+        return int(max(need, self.floor))
+
+    def limit(self, fid: int, sent: int) -> int:
+        if self.kind(self.flows[fid]) != 3:
+            return 1 << 62
+        nxt = [t - sent for t in self.sieve if t > sent]
+        return min(nxt) if nxt else 1 << 62
+
+    def sent(self, flow: list[Any], n: int) -> list[int]:
+        before = self.queue(flow[0])
+        self.bytes[flow[0]] += n
+        return [flow[0]] if self.queue(flow[0]) != before else []
+
+    def tick(self, now: float) -> list[int]:
+        self.now = now
+        return [f for f, flow in self.flows.items() if self.kind(flow) == 1]
+
+    def finish(self, flow: list[Any]) -> list[int]:
+        self.flows.pop(flow[0], None)
+        self.bytes.pop(flow[0], None)
+        self.began.pop(flow[0], None)
+        return []
+
+
+class Dcas(Policy):
+    """D-CAS's sender (Pseudocode 1) without the negotiation: every ``period``
+    (delta) and when a subcoflow (a coflow's flows from this host) appears,
+    bytes left here below ``threshold`` give ``<0, arrival order>``: FIFO by
+    age on queues 0-3; else no bytes sent for longer than ``starve_s`` gives
+    ``<1, 0>``: queue 4; else ``<1, d>`` with ``d`` the bytes left (over the
+    NIC rate): queues 4-7, by ``d`` against ``threshold`` times 4, 16, 64.
+    With no receiver's feedback a sender keeps its own desired priority:
+    D-CAS's rule when every control message is lost (the simulator's
+    ``dcas:loss=1``)."""
+
+    def __init__(self, threshold: int, quantum_s: float, delta_s: float, starve_s: float, t0: float = 0.0) -> None:
+        self.threshold = int(threshold)
+        self.quantum = float(quantum_s)
+        self.period = float(delta_s)
+        self.starve = float(starve_s)
+        self.t0 = self.now = t0
+        self.flows: dict[int, list[Any]] = {}
+        self.bytes: dict[int, int] = {}
+        self.left: dict[int, int] = {}  # coflow -> bytes left here (of its started flows)
+        self.served: dict[int, float] = {}  # coflow -> last instant it sent
+        self.prio: dict[int, int] = {}  # coflow -> queue, decided at the last tick
+
+    def _decide(self, c: int, arrival: float, now: float) -> int:
+        left = self.left.get(c, 0)
+        if left < self.threshold:
+            return _age_queue(0, 4, now - self.t0 - arrival, self.quantum)
+        if now - self.served.get(c, now) > self.starve:
+            return 4
+        return 4 + sum(1 for m in (4, 16, 64) if left >= m * self.threshold)
+
+    def start(self, flow: list[Any]) -> None:
+        fid, c = flow[0], flow[6]
+        new = c not in self.left
+        self.flows[fid] = flow
+        self.bytes[fid] = 0
+        self.left[c] = self.left.get(c, 0) + flow[3]
+        if new:
+            self.served[c] = self.now
+            self.prio[c] = self._decide(c, flow[7], self.now)
+
+    def queue(self, fid: int) -> int:
+        flow = self.flows.get(fid)
+        return self.prio.get(flow[6], 7) if flow is not None else 7
+
+    def sent(self, flow: list[Any], n: int) -> list[int]:
+        self.bytes[flow[0]] += n
+        self.left[flow[6]] -= n
+        self.served[flow[6]] = self.now
+        return []
+
+    def tick(self, now: float) -> list[int]:
+        self.now = now
+        arrival = {f[6]: f[7] for f in self.flows.values()}
+        changed = []
+        for c, a in arrival.items():
+            q = self._decide(c, a, now)
+            if q != self.prio.get(c):
+                self.prio[c] = q
+                changed += [fid for fid, f in self.flows.items() if f[6] == c]
+        return changed
+
+    def finish(self, flow: list[Any]) -> list[int]:
+        c = flow[6]
+        self.flows.pop(flow[0], None)
+        self.left[c] -= flow[3] - self.bytes.pop(flow[0], 0)
+        if not any(f[6] == c for f in self.flows.values()):
+            for d in (self.left, self.served, self.prio):
+                d.pop(c, None)
+        return []
+
+
 def make_policy(spec: dict[str, Any]) -> Policy:
     name = spec.get("name", "plain")
     if name == "plain":
@@ -185,6 +439,12 @@ def make_policy(spec: dict[str, Any]) -> Policy:
         return Pias(spec["thresholds"])
     if name == "fifo-lm":
         return FifoLm(spec["heavy"], spec["quantum_s"])
+    if name == "tafe":
+        return Tafe(spec["thresholds"], spec["quantum_s"])
+    if name == "karuna":
+        return Karuna(spec["split"], spec["sieve"], spec.get("rtt_s", 100e-6))
+    if name == "dcas":
+        return Dcas(spec["threshold"], spec["quantum_s"], spec["delta_s"], spec["starve_s"])
     raise ValueError(f"unknown replay policy {name!r}")
 
 
@@ -207,6 +467,11 @@ class Worker:
         self.policy = make_policy(plan.get("policy", {"name": "plain"}))
         self.cc = str(plan.get("tcp_cc", ""))
         self.socks: dict[int, socket.socket] = {}  # active flow -> its connection
+        self.paced: set[socket.socket] = set()
+        self.stalls: list[float] = []
+        self.new_conns = 0  # connections opened (warm-up and on demand)
+        self.warm_up_s = 0.0  # how long the warm-up took (seconds)
+        self.warm_up_failed = 0
         self.loop = asyncio.new_event_loop()
         if self.n_in == 0:
             self.all_in.set()
@@ -260,6 +525,8 @@ class Worker:
         while True:
             conn, _ = await self.loop.sock_accept(server)
             conn.setblocking(False)
+            # The receiver sends only ACKs and one-byte answers: control, in queue 0.
+            conn.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
             t = asyncio.ensure_future(self.serve(conn))
             tasks.add(t)
             t.add_done_callback(tasks.discard)
@@ -269,12 +536,16 @@ class Worker:
         idle = self.pool.setdefault(dst, [])
         if idle:
             return idle.pop()
+        self.new_conns += 1
         for attempt in range(1000):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 if self.cc:
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
+                # The handshake in queue 0 (the testbed reflects a SYN's mark on its SYN-ACK):
+                # the simulator has no handshake, and a lost SYN costs a one-second timeout.
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
                 sock.setblocking(False)
                 await self.loop.sock_connect(sock, (self.addrs[dst], self.port))
                 return sock
@@ -300,12 +571,25 @@ class Worker:
         for (key, _), c in zip(jobs, conns, strict=True):
             if isinstance(c, socket.socket):
                 self.pool.setdefault(key, []).append(c)
+            else:
+                self.warm_up_failed += 1
 
     def _mark(self, fids: list[int]) -> None:
         for fid in fids:
             sock = self.socks.get(fid)
             if sock is not None:
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(self.policy.queue(fid)))
+                rate = self.policy.rate(fid)
+                if rate is not None:
+                    sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(min(rate, _UNPACED - 1)))
+                    self.paced.add(sock)
+
+    async def _heartbeat(self) -> None:
+        """How late the event loop wakes a 10 ms timer: its stalls, whoever caused them."""
+        while True:
+            t = time.time()
+            await asyncio.sleep(0.01)
+            self.stalls.append(time.time() - t - 0.01)
 
     async def _ticker(self) -> None:
         period = self.policy.period or 1.0
@@ -317,14 +601,17 @@ class Worker:
         fid, _src, dst, size, start = flow[0], flow[1], flow[2], flow[3], flow[4]
         await asyncio.sleep(max(0.0, self.t0 + start - time.time()))
         t_start = time.time()
+        fresh = not self.pool.get(dst)
         try:
             sock = await self._connect(dst)
+            t_conn = time.time()
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: connect: {e}")
             return
         crc, n = 0, 0
         try:
             self.socks[fid] = sock
+            self.policy.clock(time.time())
             self.policy.start(flow)
             self._mark([fid])
             await self.loop.sock_sendall(sock, _HEADER.pack(fid, size))
@@ -335,16 +622,23 @@ class Worker:
                 crc = zlib.crc32(chunk, crc)
                 n += k
                 self._mark(self.policy.sent(flow, k))
+            t_written = time.time()
             ack = await self.loop.sock_recv(sock, 1)
             if ack != b"k":
                 raise OSError("no acknowledgement from the receiver")
-            self.sent[fid] = [t_start, n, crc]
+            # start, bytes, CRC; then when the connection was ready, whether it
+            # was opened for this flow, and when its last byte was written.
+            self.sent[fid] = [t_start, n, crc, t_conn, fresh, t_written]
             self.pool.setdefault(dst, []).append(sock)
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
             sock.close()
         finally:
             self.socks.pop(fid, None)
+            if sock in self.paced:  # back to unpaced before the pool hands it on
+                self.paced.discard(sock)
+                if sock.fileno() >= 0:
+                    sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             self._mark(self.policy.finish(flow))
 
     async def run(self) -> dict[str, Any]:
@@ -360,11 +654,16 @@ class Worker:
         line = await self.loop.run_in_executor(None, sys.stdin.readline)
         self.t0 = float(line)
         self.deadline += self.t0
+        t = time.time()
         await self.warm_up()
-        if isinstance(self.policy, FifoLm):
+        self.warm_up_s = time.time() - t
+        if isinstance(self.policy, FifoLm | Tafe | Dcas):
             self.policy.t0 = self.policy.now = self.t0
         ticker = asyncio.ensure_future(self._ticker()) if self.policy.period else None
         senders = [asyncio.ensure_future(self.send(f)) for f in self.out]
+        heartbeat = asyncio.ensure_future(self._heartbeat())
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        wall0 = time.time()
         remaining = max(1.0, self.deadline - time.time())
         try:
             await asyncio.wait_for(asyncio.gather(*senders, self.all_in.wait()), timeout=remaining)
@@ -376,11 +675,28 @@ class Worker:
         for conns in self.pool.values():
             for sock in conns:
                 sock.close()
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        heartbeat.cancel()
         acceptor.cancel()
         if ticker is not None:
             ticker.cancel()
         server.close()
-        return {"host": self.host, "sent": self.sent, "received": self.received, "errors": self.errors}
+        return {
+            "host": self.host,
+            "sent": self.sent,
+            "received": self.received,
+            "errors": self.errors,
+            "t0": self.t0,
+            "warm_up_s": self.warm_up_s,
+            "warm_up_failed": self.warm_up_failed,
+            "new_conns": self.new_conns,
+            # the event loop's stalls (s): mean, 99th percentile, max; the worker's CPU seconds and wall
+            "stalls": [float(np.mean(self.stalls)), float(np.percentile(self.stalls, 99)), max(self.stalls)]
+            if self.stalls
+            else [],
+            "cpu_s": [cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime],
+            "wall_s": time.time() - wall0,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -389,7 +705,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", type=int, required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
+    ap.add_argument("--nice", type=int, default=None, help="run at this niceness (below 0 needs root)")
     args = ap.parse_args(argv)
+    if args.nice is not None:
+        os.setpriority(os.PRIO_PROCESS, 0, args.nice)
     with open(args.plan) as f:
         plan = json.load(f)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

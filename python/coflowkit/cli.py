@@ -556,19 +556,20 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
     "--thresholds",
     default=None,
     metavar="B1,B2,...",
-    help="pias: demotion thresholds in bytes (default: percentiles of the flow sizes).",
+    help="pias (7), tafe (1-7), karuna (6, split and sieve): thresholds in bytes (default: see docs/testbed.md).",
 )
 @click.option(
     "--heavy",
     type=click.IntRange(min=1),
     default=None,
-    help="fifo-lm: bytes after which a coflow is heavy (default: 80th percentile of coflow sizes).",
+    help="fifo-lm: bytes after which a coflow is heavy (default: 80th percentile of coflow sizes); "
+    "dcas: a subcoflow's bytes left under which it is FIFO (default: 80th percentile of subcoflow sizes).",
 )
 @click.option(
     "--quantum",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="fifo-lm: seconds of age per queue climbed (default: the median gap between arrivals).",
+    help="fifo-lm, dcas: seconds of age per queue climbed (default: the median gap between arrivals).",
 )
 @click.option(
     "--simulate",
@@ -633,7 +634,7 @@ def replay_cmd(
         cuts = None if thresholds is None else [int(float(x)) for x in thresholds.split(",")]
         spec = rp.policy_spec(policy, fw, cuts, heavy, quantum)
     except ValueError as e:
-        hint = "'--thresholds'" if policy == "pias" else "'--policy'"
+        hint = "'--thresholds'" if policy in ("pias", "tafe", "karuna") else "'--policy'"
         raise click.BadParameter(_one_line(e), param_hint=hint) from None
     click.echo(f"policy     {spec}")
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,18 @@ POLICIES = {
     "pias": "PIAS: a flow starts in queue 0 and is demoted by the bytes it has sent (7 thresholds)",
     "fifo-lm": "FIFO-LM at each sender: a coflow rises one queue per quantum of age (older first), a heavy one "
     "stays a queue lower",
+    "tafe": "TAFE's task-awareness at each sender: a task demoted through bands of queues by the bytes this host "
+    "sent of it (thresholds 0.5/0.75 of the largest task), FIFO by age inside a band",
+    "karuna": "Karuna: deadline flows paced at their minimal rate in queue 0; known sizes split through queues 1-7; "
+    "unknown sizes sieved through queues 1-7 by bytes sent",
+    "dcas": "D-CAS's sender rule without negotiation: small subcoflows FIFO by age in queues 0-3, large ones in "
+    "queues 4-7 by bytes left",
 }
+#: Percentiles of the fitted workload's flow sizes used as Karuna's split and sieve thresholds.
+KARUNA_DEFAULT_PERCENTILES = (50, 60, 70, 80, 90, 95)
+#: Percentile of subcoflow sizes (a coflow's bytes from one host) under which D-CAS keeps a
+#: subcoflow FIFO, when not told (D-CAS's thresholdVolume, 1 MiB on its unscaled workloads).
+DCAS_DEFAULT_PERCENTILE = 80
 #: Percentiles of the fitted workload's flow sizes used as PIAS thresholds when none are given.
 PIAS_DEFAULT_PERCENTILES = (50, 60, 70, 80, 90, 95, 99)
 #: Percentile of coflow sizes above which FIFO-LM calls a coflow heavy when not told (Baraat's
@@ -156,20 +167,51 @@ def policy_spec(
             raise ValueError(f"fifo-lm heavy threshold {heavy}: must be a positive number of bytes")
         if quantum_s is None:
             # A coflow climbs the eight queues in about the median gap between arrivals times 8.
-            arrivals = np.unique(c["arrival_ns"]) / 1e9
-            gaps = np.diff(arrivals)
-            quantum_s = float(np.median(gaps)) if len(gaps) else 0.01
-            quantum_s = max(quantum_s, 0.001)
+            quantum_s = _age_quantum(c)
         if not (math.isfinite(quantum_s) and quantum_s > 0):
             raise ValueError(f"fifo-lm quantum {quantum_s}: must be a positive number of seconds")
         return {"name": name, "heavy": int(heavy), "quantum_s": quantum_s}
+    sizes = np.sort(c["bytes"].astype(np.int64))
+    if name == "tafe":
+        if thresholds is None:
+            totals = pd.Series(c["bytes"].astype(np.int64)).groupby(c["coflow_id"]).sum()
+            thresholds = [int(0.5 * totals.max()), int(0.75 * totals.max())]  # TAFE V-B's
+        if not 1 <= len(thresholds) <= 7 or any(t <= 0 for t in thresholds):
+            raise ValueError(f"tafe thresholds {thresholds}: give 1 to 7 positive byte counts")
+        return {"name": name, "thresholds": sorted(int(t) for t in thresholds), "quantum_s": _age_quantum(c)}
+    if name == "karuna":
+        if thresholds is None:
+            thresholds = [int(_nearest_rank(sizes, q)) for q in KARUNA_DEFAULT_PERCENTILES]
+        if len(thresholds) != 6 or any(t <= 0 for t in thresholds):
+            raise ValueError(f"karuna thresholds {thresholds}: give 6 positive byte counts")
+        t = sorted(int(x) for x in thresholds)
+        return {"name": name, "split": t, "sieve": t}
+    if name == "dcas":
+        if heavy is None:
+            sub = pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().sort_values()
+            heavy = int(_nearest_rank(sub.to_numpy(), DCAS_DEFAULT_PERCENTILE))
+        if heavy <= 0:
+            raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
+        q = _age_quantum(c) if quantum_s is None else quantum_s
+        # delta and T: D-CAS's 100 ms and 1 s at the replay's usual time scale (x0.02), never
+        # below 10 ms (a Python sender's timer).
+        return {"name": name, "threshold": int(heavy), "quantum_s": q, "delta_s": 0.01, "starve_s": 0.02}
     return {"name": name}
+
+
+def _age_quantum(c: dict[str, Any]) -> float:
+    """The median gap between coflow arrivals (at least 1 ms): the age quantum of the policies
+    that order coflows by age."""
+    gaps = np.diff(np.unique(c["arrival_ns"]) / 1e9)
+    return max(float(np.median(gaps)) if len(gaps) else 0.01, 0.001)
 
 
 def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any] | None = None) -> dict[str, Any]:
     """The plan every worker reads: flows (id, src, dst, bytes, start seconds
-    after ``t0``, 0, coflow rank in FIFO order, coflow arrival seconds), the sender policy, host
-    addresses and the port."""
+    after ``t0``, 0, coflow rank in FIFO order, coflow arrival seconds; then,
+    for a flow with a deadline or an unknown size, its deadline in seconds
+    after its start or None, and whether its size is known), the sender
+    policy, host addresses and the port."""
     policy = policy if policy is not None else {"name": "plain"}
     if workload.n_hosts > len(hosts):
         raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
@@ -177,10 +219,21 @@ def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any]
     # FIFO order of coflows: by arrival, then id (the simulator's fifo order).
     first = pd.DataFrame({"c": c["coflow_id"], "a": c["arrival_ns"]}).groupby("c")["a"].min()
     rank = {cid: r for r, cid in enumerate(first.sort_values(kind="stable").index)}
+    deadline = np.where(c["flow_deadline_ns_valid"], c["flow_deadline_ns"] / 1e9, np.nan)
     flows = [
         [i, int(s), int(d), int(b), int(a) / 1e9, 0, rank[cid], int(first[cid]) / 1e9]
-        for i, (s, d, b, a, cid) in enumerate(
-            zip(c["src"], c["dst"], c["bytes"], c["arrival_ns"], c["coflow_id"], strict=True)
+        + ([None if np.isnan(dl) else float(dl), bool(k)] if (not np.isnan(dl) or not k) else [])
+        for i, (s, d, b, a, cid, dl, k) in enumerate(
+            zip(
+                c["src"],
+                c["dst"],
+                c["bytes"],
+                c["arrival_ns"],
+                c["coflow_id"],
+                deadline,
+                c["size_known"],
+                strict=True,
+            )
         )
     ]
     return {"version": 1, "port": DATA_PORT, "hosts": hosts, "policy": policy, "flows": flows}
@@ -193,11 +246,16 @@ def replay_on_testbed(
     policy: dict[str, Any] | None = None,
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
+    nice: int | None = None,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to the testbed) on testbed ``name``; returns
     one row per flow: coflow_id, src, dst, bytes, arrival_s, start_s,
     finish_s (seconds after the plan's ``t0``). Raises ``RuntimeError`` naming
-    every flow that did not arrive whole."""
+    every flow that did not arrive whole. ``nice`` runs the workers at that
+    niceness: on a machine busy with other jobs their timers fire late (a
+    worker that used 2 s of CPU in 72 s saw its event loop stalled by up to
+    3.8 s at a load of 12-20 on 2 cores: measured), as senders on hosts of
+    their own would not."""
     from . import testbed as tb
 
     p = tb.load_plan(name, state_dir)
@@ -212,6 +270,8 @@ def replay_on_testbed(
         out = work / f"host{h}.json"
         argv = [sys.executable, "-m", "coflowkit._replay_worker", str(plan_path), "--host", str(h)]
         argv += ["--out", str(out), "--deadline", str(deadline_s)]
+        if nice is not None:
+            argv += ["--nice", str(nice)]
         proc = subprocess.Popen(
             tb.ns_cmd(p, h, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

@@ -51,6 +51,18 @@ from . import _core
 N_QUEUES = 8
 #: The largest GSO packet a testbed veth passes (the kernel's default is 64 KiB).
 GSO_MAX_BYTES = 16_384
+#: A host's own egress queues (its NIC's), bytes each: deep enough that the host's own
+#: senders never lose a packet there. A real host does not drop its own packets: the
+#: NIC's ring, BQL and TCP Small Queues push back on the socket instead. Here a 64 KiB
+#: host queue dropped 327,618 packets in one 16-host FB2010 replay (the switch ports
+#: 2,193) and cost SYNs their one-second timeout (measured, examples/testbed/diagnose.py).
+HOST_QUEUE_BYTES = 4 << 20
+#: TCP Small Queues' limit in the host namespaces (net.ipv4.tcp_limit_output_bytes): the
+#: bytes one socket may have in its host's queues. The machine's 4 MiB let a handful of
+#: sockets fill a host queue; at 32 KiB (the kernel raises it to two GSO packets) the
+#: sockets of one host take turns in its FIFO, about the per-flow sharing of the host's
+#: link that the simulator assumes.
+TSQ_BYTES = 32 << 10
 #: TCP's minimum retransmission timeout on the data network, as datacenter stacks lower it.
 DEFAULT_RTO_MIN_MS = 10
 #: The TCP congestion control the testbed's senders use unless told otherwise, set on each
@@ -456,8 +468,14 @@ def _build(p: Plan) -> None:
         if p.rto_min_ms is not None:
             route = f"ip -n {ns} route replace 10.0.0.0/8 dev eth0 proto kernel scope link src {p.host_ip[i]}"
             _run([*route.split(), "rto_min", f"{p.rto_min_ms}ms"], f"host {i}")
+    for ns in p.host_ns:
+        _run(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv4.tcp_limit_output_bytes={TSQ_BYTES}"], ns)
+        # A SYN-ACK in the SYN's queue: the replay opens connections in queue 0.
+        _run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_reflect_tos=1"], ns, check=False)
     for port in p.ports:
         buffer = p.buffer_bytes if p.buffer_bytes is not None else default_buffer(port.capacity_bps)
+        if port.ns in p.host_ns:
+            buffer = max(buffer, HOST_QUEUE_BYTES)
         for cmd in _htb(port.ns, port.dev, port.capacity_bps, buffer):
             _run(cmd, f"port {port.ns}/{port.dev} ({port.link})")
     # Management network: a root-namespace bridge, one unshaped veth per host.
