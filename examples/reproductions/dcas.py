@@ -17,7 +17,6 @@ other numbers.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -27,9 +26,9 @@ from typing import Any
 import pandas as pd
 
 from coflowkit import __version__, load_experiment
-from coflowkit.runner import PointsFailed, run_each
 from coflowkit.analysis import BAR_BINS, StoreData, load_store, metric_info
 from coflowkit.plots import make_figures
+from coflowkit.runner import reproduction_parser, run_reproduction
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -57,19 +56,12 @@ GAP = 1.5
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workers", type=int, default=None, help="threads (default: one per core)")
-    ap.add_argument("--results", type=Path, default=ROOT / "results", help="where the stores go")
-    ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
+    ap = reproduction_parser(__doc__, ROOT / "results")
     args = ap.parse_args()
     exps = {key: load_experiment(path) for key, path in EXPERIMENTS.items()}
     stores = {key: args.results / exp.name for key, exp in exps.items()}
-    if not args.no_run:
-        try:
-            run_each(((exps[k], stores[k]) for k in exps), workers=args.workers, progress=sys.stderr)
-        except PointsFailed as e:
-            print(e, file=sys.stderr)
-            return 1
+    if not args.no_run and not run_reproduction(((exps[k], stores[k]) for k in exps), args.workers):
+        return 1
     data_of = {key: load_store(store) for key, store in stores.items()}
     figures = {}
     for key, data in data_of.items():

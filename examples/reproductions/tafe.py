@@ -19,7 +19,6 @@ other numbers we could read.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ from matplotlib.figure import Figure
 
 import coflowkit
 from coflowkit import __version__, load_experiment
-from coflowkit.runner import PointsFailed, run_each
+from coflowkit.runner import reproduction_parser, run_reproduction
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -49,18 +48,12 @@ ABLATION = "tafe flows=fair"
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workers", type=int, default=None, help="threads (default: one per core)")
-    ap.add_argument("--results", type=Path, default=ROOT / "results", help="where the stores go")
-    ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
+    ap = reproduction_parser(__doc__, ROOT / "results")
     args = ap.parse_args()
     exps = {key: load_experiment(path) for key, path in EXPERIMENTS.items()}
-    if not args.no_run:
-        try:
-            run_each(((exp, args.results / exp.name) for exp in exps.values()), workers=args.workers, progress=sys.stderr)
-        except PointsFailed as e:
-            print(e, file=sys.stderr)
-            return 1
+    runs = ((exp, args.results / exp.name) for exp in exps.values())
+    if not args.no_run and not run_reproduction(runs, args.workers):
+        return 1
     points, coflows = {}, {}
     for key, exp in exps.items():
         store = args.results / exp.name

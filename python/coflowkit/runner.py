@@ -32,10 +32,12 @@ running are given up (they run again next time).
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures as cf
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -52,7 +54,17 @@ from .results import COFLOW_COLUMNS, _table
 from .store import Store, utc_now
 from .trace import load_trace
 
-__all__ = ["PointsFailed", "RunInterrupted", "RunSummary", "RunnerError", "run_each", "run_experiment", "run_point"]
+__all__ = [
+    "PointsFailed",
+    "RunInterrupted",
+    "RunSummary",
+    "RunnerError",
+    "reproduction_parser",
+    "run_each",
+    "run_experiment",
+    "run_point",
+    "run_reproduction",
+]
 
 
 class RunnerError(RuntimeError):
@@ -352,6 +364,30 @@ def run_each(
             raise PointsFailed(experiment.name, summary)
         summaries.append(summary)
     return summaries
+
+
+def reproduction_parser(doc: str | None, results: Path) -> argparse.ArgumentParser:
+    """The command line every paper's reproduction script shares: ``--workers``,
+    ``--results`` (stores go in ``results/<experiment name>``, default ``results``)
+    and ``--no-run`` (redraw and rewrite from the stores only). The
+    description is the first paragraph of ``doc`` (the script's docstring)."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=None, help="threads (default: one per core)")
+    ap.add_argument("--results", type=Path, default=results, help="where the stores go")
+    ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
+    return ap
+
+
+def run_reproduction(runs: Iterable[tuple[Experiment, str | os.PathLike[str]]], workers: int | None) -> bool:
+    """:func:`run_each` for a reproduction script, progress on stderr: False
+    (with the failed points said on stderr) when a run left failed points,
+    so that no page is written from incomplete stores."""
+    try:
+        run_each(runs, workers=workers, progress=sys.stderr)
+    except PointsFailed as e:
+        print(e, file=sys.stderr)
+        return False
+    return True
 
 
 @contextmanager

@@ -447,34 +447,12 @@ impl Scheduler for EdfFirst {
         }
         self.edf.sort_unstable();
         sort_with_ties(&mut self.others, |x| x.0, |x| x.1, BYTES_TIE);
-        self.residual.clear();
-        self.residual.extend_from_slice(view.capacities());
         let order = self
             .edf
             .iter()
             .map(|x| x.1)
             .chain(self.others.iter().map(|x| x.1));
-        for (i, f) in order.enumerate() {
-            let path = view.path(f);
-            let r = path
-                .iter()
-                .map(|l| self.residual[l.0 as usize])
-                .fold(f64::INFINITY, f64::min)
-                .max(0.0);
-            let r = if r <= coflowkit_alloc::EPS * 1e9 {
-                0.0
-            } else {
-                r
-            };
-            out.set_rate(f, r);
-            out.set_class(f, i as u32);
-            if r > 0.0 {
-                for l in path {
-                    let res = &mut self.residual[l.0 as usize];
-                    *res = (*res - r).max(0.0);
-                }
-            }
-        }
+        crate::srpt::greedy_fill(&view, order, &mut self.residual, out);
         None
     }
 }

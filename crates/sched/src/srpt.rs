@@ -41,41 +41,53 @@ impl Scheduler for Srpt {
         self.order
             .extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
         sort_with_ties(&mut self.order, |x| x.0, |x| x.1, BYTES_TIE);
-        self.residual.clear();
-        self.residual.extend_from_slice(view.capacities());
-        let mut saturated = 0;
-        let n_links = self.residual.len();
-        for (i, &(_, f)) in self.order.iter().enumerate() {
-            let path = view.path(f);
-            let r = path
-                .iter()
-                .map(|l| self.residual[l.0 as usize])
-                .fold(f64::INFINITY, f64::min)
-                .max(0.0);
-            let r = if r <= coflowkit_alloc::EPS * 1e9 {
-                0.0
-            } else {
-                r
-            };
-            out.set_rate(f, r);
-            out.set_class(f, i as u32);
-            if r > 0.0 {
-                for l in path {
-                    let res = &mut self.residual[l.0 as usize];
-                    *res -= r;
-                    if *res <= coflowkit_alloc::EPS * 1e9 {
-                        *res = 0.0;
-                        saturated += 1;
-                    }
+        greedy_fill(&view, self.order.iter().map(|x| x.1), &mut self.residual, out);
+        None
+    }
+}
+
+/// Gives each flow of `order` in turn the least residual capacity along its
+/// path and takes it from every link it crosses (rates at or below the
+/// allocation's noise floor count as 0), with class = its position in
+/// `order`. Once every link is full the rest get 0 without looking at paths.
+/// The fill of `srpt` and of Karuna's EDF-first baselines.
+pub(crate) fn greedy_fill(
+    view: &Clairvoyant<'_>,
+    order: impl IntoIterator<Item = FlowIdx>,
+    residual: &mut Vec<f64>,
+    out: &mut Allocation,
+) {
+    let floor = coflowkit_alloc::EPS * 1e9;
+    residual.clear();
+    residual.extend_from_slice(view.capacities());
+    let mut saturated = 0;
+    let mut order = order.into_iter().enumerate();
+    for (i, f) in order.by_ref() {
+        let path = view.path(f);
+        let r = path
+            .iter()
+            .map(|l| residual[l.0 as usize])
+            .fold(f64::INFINITY, f64::min)
+            .max(0.0);
+        let r = if r <= floor { 0.0 } else { r };
+        out.set_rate(f, r);
+        out.set_class(f, i as u32);
+        if r > 0.0 {
+            for l in path {
+                let res = &mut residual[l.0 as usize];
+                *res -= r;
+                if *res <= floor {
+                    *res = 0.0;
+                    saturated += 1;
                 }
-            }
-            if saturated == n_links {
-                for &(_, g) in &self.order[i + 1..] {
-                    out.set_rate(g, 0.0);
-                }
-                break;
             }
         }
-        None
+        if saturated == residual.len() {
+            break;
+        }
+    }
+    for (i, g) in order {
+        out.set_rate(g, 0.0);
+        out.set_class(g, i as u32);
     }
 }

@@ -13,7 +13,6 @@ The paper's numbers are from its text and Table 4 (5.2.1-5.2.3).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from coflowkit import __version__, load_experiment
-from coflowkit.runner import PointsFailed, run_each
+from coflowkit.runner import reproduction_parser, run_reproduction
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -49,20 +48,13 @@ EMPTY_COLUMNS = ["label", "replicate", "point", "scheduler", "status", "elapsed_
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workers", type=int, default=None, help="threads (default: one per core)")
-    ap.add_argument("--results", type=Path, default=ROOT / "results", help="where the stores go")
-    ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
+    ap = reproduction_parser(__doc__, ROOT / "results")
     ap.add_argument("--only", nargs="*", default=None, help="run only these files (stems); the page uses every store there is")
     args = ap.parse_args()
     exps = {key: load_experiment(HERE / f"{key}.toml") for key in FILES}
-    if not args.no_run:
-        try:
-            run_each(((exp, args.results / exp.name) for key, exp in exps.items() if args.only is None or key in args.only),
-                     workers=args.workers, progress=sys.stderr)
-        except PointsFailed as e:
-            print(e, file=sys.stderr)
-            return 1
+    runs = ((exp, args.results / exp.name) for key, exp in exps.items() if args.only is None or key in args.only)
+    if not args.no_run and not run_reproduction(runs, args.workers):
+        return 1
     data = {}
     for key, exp in exps.items():
         store = args.results / exp.name

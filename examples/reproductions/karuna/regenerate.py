@@ -17,7 +17,6 @@ from 2.2).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from matplotlib.figure import Figure
 
 import coflowkit
 from coflowkit import __version__, _core, load_experiment
-from coflowkit.runner import PointsFailed, run_each
+from coflowkit.runner import reproduction_parser, run_reproduction
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -55,19 +54,13 @@ FIG2_SCHEDULERS = {"EDF over SJF (edf-sjf)": "edf-sjf", "karuna": "karuna:split=
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workers", type=int, default=None, help="threads (default: one per core)")
-    ap.add_argument("--results", type=Path, default=ROOT / "results", help="where the stores go")
-    ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
+    ap = reproduction_parser(__doc__, ROOT / "results")
     args = ap.parse_args()
     t0 = time.perf_counter()
     exps = {key: load_experiment(path) for key, path in EXPERIMENTS.items()}
-    if not args.no_run:
-        try:
-            run_each(((exp, args.results / exp.name) for exp in exps.values()), workers=args.workers, progress=sys.stderr)
-        except PointsFailed as e:
-            print(e, file=sys.stderr)
-            return 1
+    runs = ((exp, args.results / exp.name) for exp in exps.values())
+    if not args.no_run and not run_reproduction(runs, args.workers):
+        return 1
     points = {}
     infeasible = {}
     for key, exp in exps.items():
