@@ -284,15 +284,26 @@ fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    // `--threads 1`: one thread runs the coordinator and the emulated
+    // agents (no cross-thread wake-ups); by default tokio's one per core.
+    let threads: usize = arg(&args, "--threads", 0);
+    let rt = match threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        0 => tokio::runtime::Builder::new_multi_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+    }
+    .enable_all()
+    .build()
+    .unwrap();
     match args.first().map(String::as_str) {
         Some("rounds") => rt.block_on(rounds(&args)),
         Some("writer") => writer(&args, &rt),
         _ => {
-            eprintln!("usage: overhead rounds [--agents N] [--flows F] [--coflows C] [--rounds R] [--connections K] [--scheduler S]");
+            eprintln!("usage: overhead rounds [--agents N] [--flows F] [--coflows C] [--rounds R] [--connections K] [--scheduler S] [--threads T]");
             eprintln!("       overhead writer [--bytes B] [--runs R]");
             std::process::exit(2);
         }
