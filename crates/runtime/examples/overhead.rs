@@ -12,7 +12,10 @@
 //! `Sync` (its coflows and flows with their byte counts in, the latest
 //! schedule of its flows back), all at once, then the coordinator's tick
 //! (the scheduler run on the reported bytes). The coordinator's own Δ timer
-//! is set to an hour so the rounds are the bench's alone. With more agents
+//! is set to an hour so the rounds are the bench's alone. It runs on a
+//! thread of its own (a one-thread tokio runtime), whose CPU time per round
+//! is printed too: what the coordinator itself spends serving the syncs,
+//! apart from the emulated agents sharing the machine. With more agents
 //! than `--connections`, agents share gRPC connections (HTTP/2 streams), as
 //! Aalo emulated 100 daemons per machine; each still has its own host
 //! number and state at the coordinator.
@@ -89,18 +92,14 @@ async fn rounds(args: &[String]) {
     let conns: u32 = arg(args, "--connections", n_agents.min(100));
     let scheduler: String = arg(args, "--scheduler", "aalo".to_string());
     assert!(flows < n_agents, "--flows must be below --agents");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let h = coordinator::spawn(
-        coordinator::CoordinatorConfig {
-            n_hosts: n_agents,
-            host_rate_bps: 10e9,
-            delta: Duration::from_secs(3600),
-            scheduler: scheduler.clone(),
-            token: TOKEN.into(),
-        },
-        listener,
-    )
-    .unwrap();
+    let coord = CoordinatorThread::start(coordinator::CoordinatorConfig {
+        n_hosts: n_agents,
+        host_rate_bps: 10e9,
+        delta: Duration::from_secs(3600),
+        scheduler: scheduler.clone(),
+        token: TOKEN.into(),
+    });
+    let h = &coord;
     let url = format!("http://{}", h.addr);
     // The agent's own client (`agent::coordinator_client`) opens a
     // connection each; here `conns` connections are shared by the agents.
@@ -115,11 +114,15 @@ async fn rounds(args: &[String]) {
         format!("Bearer {TOKEN}").parse().unwrap();
     let start = Instant::now();
     let (mut total, mut wire, mut tick) = (vec![], vec![], vec![]);
+    let mut cpu0 = 0.0;
     let mut rates = 0usize;
     for r in 0..warmup + n_rounds {
         let reqs: Vec<SyncRequest> = (0..n_agents)
             .map(|a| sync_of(a, r, n_agents, flows, coflows))
             .collect();
+        if r == warmup {
+            cpu0 = coord.cpu_seconds();
+        }
         let t0 = Instant::now();
         let mut set = tokio::task::JoinSet::new();
         for (a, req) in reqs.into_iter().enumerate() {
@@ -156,6 +159,7 @@ async fn rounds(args: &[String]) {
             rates = got;
         }
     }
+    let served = (coord.cpu_seconds() - cpu0) / n_rounds as f64 * 1e3;
     let (n_coflows, n_flows) = h.core.lock().unwrap().counts();
     println!(
         "rounds: {n_agents} agents over {conns} connections, {flows} flows each, \
@@ -177,7 +181,67 @@ async fn rounds(args: &[String]) {
         median(&mut tick),
         pct(&mut tick, 0.99)
     );
-    h.shutdown().await;
+    println!(
+        "  coordinator thread (serving the syncs): {served:.3} ms of CPU per round, \
+         plus the tick"
+    );
+    coord.stop();
+}
+
+/// The coordinator on a thread of its own (a one-thread tokio runtime), so
+/// that its CPU time can be told from the emulated agents'.
+struct CoordinatorThread {
+    addr: std::net::SocketAddr,
+    core: std::sync::Arc<std::sync::Mutex<coordinator::Core>>,
+    tid: i32,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CoordinatorThread {
+    fn start(cfg: coordinator::CoordinatorConfig) -> CoordinatorThread {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let h = coordinator::spawn(cfg, listener).unwrap();
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                tx.send((h.addr, h.core.clone(), tid)).unwrap();
+                let _ = stop_rx.await;
+                h.shutdown().await;
+            });
+        });
+        let (addr, core, tid) = rx.recv().unwrap();
+        CoordinatorThread {
+            addr,
+            core,
+            tid,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The thread's user + system CPU so far (/proc, clock ticks of 10 ms).
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.tid)).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<&str> = after.split_whitespace().collect();
+        // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the name.
+        let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+        // SAFETY: sysconf has no preconditions.
+        ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    }
+
+    fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.thread.take().unwrap().join().unwrap();
+    }
 }
 
 /// Sends `bytes` through `send` to a reader on loopback; seconds.
