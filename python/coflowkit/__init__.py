@@ -18,6 +18,14 @@ schedulers, and read the results as pandas (or polars) tables::
     exp = coflowkit.load_experiment("examples/experiments/loads.toml")
     coflowkit.run_experiment(exp, "results/loads")            # cluster="tcp://host:8786"
 
+Real traffic goes through the runtime's client (docs/runtime.md)::
+
+    agent = coflowkit.AgentClient("/run/coflowkit/agent.sock")
+    shuffle = agent.register(parents=[])
+    with agent.writer(sock, shuffle, dst_host=2) as w:    # sock: a connected TCP socket
+        w.sendall(data)                                   # paced, marked, paused as scheduled
+    agent.unregister(shuffle)
+
 The simulation itself runs in Rust (``coflowkit._core``) with the GIL
 released, several schedulers in parallel threads.
 """
@@ -30,7 +38,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import _core
-from ._core import SimulationError, Workload
+from ._core import AgentClient, CoflowWriter, SimulationError, Workload
 from .results import BINS, Results
 from .trace import load_trace, workload_from_table, workload_to_table, write_trace
 
@@ -41,7 +49,9 @@ from .experiment import Experiment, ExperimentError, load_experiment  # noqa: E4
 from .runner import run_experiment  # noqa: E402
 
 __all__ = [
+    "AgentClient",
     "BINS",
+    "CoflowWriter",
     "Experiment",
     "ExperimentError",
     "Results",

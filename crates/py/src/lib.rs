@@ -14,6 +14,8 @@
 //!   columns and summaries;
 //! - [`topology`]: fabrics from a `--topology` spec string or a TOML/YAML
 //!   file (parsed and built in Rust), and their description;
+//! - [`runtime`]: the runtime's client (`AgentClient`, `CoflowWriter`), a
+//!   binding of `coflowkit_runtime::client` over Python sockets;
 //! - [`progress`]: the progress bar on stderr (only on a terminal, only once
 //!   a run has taken more than a second).
 //!
@@ -27,6 +29,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod progress;
+mod runtime;
 mod simulate;
 mod topology;
 mod workload;
@@ -122,6 +125,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(karuna_thresholds, m)?)?;
     m.add_function(wrap_pyfunction!(karuna_model_fct, m)?)?;
+    m.add_class::<runtime::PyAgentClient>()?;
+    m.add_class::<runtime::PyCoflowWriter>()?;
     m.add(
         "NATIVE_COLUMNS",
         coflowkit_workload::NATIVE_COLUMNS.to_vec(),

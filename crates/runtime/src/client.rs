@@ -500,13 +500,28 @@ impl AgentClient {
         size_hint: Option<u64>,
         stream: S,
     ) -> CoflowWriter<S> {
-        let mut w = CoflowWriter {
-            stream,
-            flow: None,
-            applied: u64::MAX,
-        };
+        match self.try_writer(coflow, dst_host, size_hint, stream) {
+            Ok(w) => w,
+            Err((e, stream)) => {
+                warn!(error = %e, "writer unscheduled");
+                CoflowWriter::plain(stream)
+            }
+        }
+    }
+
+    /// As [`AgentClient::writer`], but a flow the agent refuses (a host
+    /// outside the cluster, this very host, a reserved id) is an error that
+    /// gives the stream back. Without an agent the writer is still plain TCP.
+    #[allow(clippy::result_large_err)]
+    pub fn try_writer<S: Write + AsRawFd>(
+        &self,
+        coflow: CoflowId,
+        dst_host: u32,
+        size_hint: Option<u64>,
+        stream: S,
+    ) -> Result<CoflowWriter<S>, (ClientError, S)> {
         let Some(inner) = &self.inner else {
-            return w;
+            return Ok(CoflowWriter::plain(stream));
         };
         let opened = inner.call(Kind::OpenFlow(proto::OpenFlowRequest {
             coflow_id: coflow.0,
@@ -517,11 +532,9 @@ impl AgentClient {
             Ok(AgentReply {
                 kind: Some(agent_reply::Kind::FlowOpened(o)),
             }) => (o.flow_id, o.initial.unwrap_or_default()),
-            Ok(_) => return w,
-            Err(e) => {
-                warn!(error = %e, "writer unscheduled");
-                return w;
-            }
+            Ok(_) => return Err((ClientError::Unexpected, stream)),
+            Err(ClientError::Unreachable) => return Ok(CoflowWriter::plain(stream)),
+            Err(e) => return Err((e, stream)),
         };
         let shared = Arc::new(FlowShared {
             bytes: AtomicU64::new(0),
@@ -542,6 +555,7 @@ impl AgentClient {
             .lock()
             .expect("client lock")
             .insert(id, shared.clone());
+        let mut w = CoflowWriter::plain(stream);
         let fd = w.stream.as_raw_fd();
         if let Err(e) = enforce::set_send_buffer(fd, SEND_BUFFER) {
             warn!(error = %e, "could not set the send buffer");
@@ -551,7 +565,7 @@ impl AgentClient {
             shared,
             inner: inner.clone(),
         });
-        w
+        Ok(w)
     }
 }
 
@@ -569,14 +583,24 @@ pub struct CoflowWriter<S: Write + AsRawFd> {
     stream: S,
     flow: Option<WriterFlow>,
     applied: u64,
+    /// Bytes the kernel took, counted whether or not an agent schedules.
+    written: u64,
 }
 
 impl<S: Write + AsRawFd> CoflowWriter<S> {
-    /// Bytes written so far.
+    /// A writer no agent schedules: plain TCP.
+    fn plain(stream: S) -> CoflowWriter<S> {
+        CoflowWriter {
+            stream,
+            flow: None,
+            applied: u64::MAX,
+            written: 0,
+        }
+    }
+
+    /// Bytes written so far (scheduled or not).
     pub fn bytes_written(&self) -> u64 {
-        self.flow
-            .as_ref()
-            .map_or(0, |f| f.shared.bytes.load(Ordering::Relaxed))
+        self.written
     }
 
     /// The writer's current rate (bits/s; `None`: unthrottled) and class.
@@ -651,6 +675,7 @@ impl<S: Write + AsRawFd> Write for CoflowWriter<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.obey();
         let n = self.stream.write(&buf[..buf.len().min(CHUNK)])?;
+        self.written += n as u64;
         if let Some(f) = &self.flow {
             f.shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
         }

@@ -845,7 +845,11 @@ fn spawn_on(
         // method gets Unimplemented from the generated server).
         let serve = tokio::spawn(builder.serve_with_incoming_shutdown(
             server,
-            tonic::transport::server::TcpIncoming::from(listener),
+            // Without TCP_NODELAY (which an incoming stream built from a
+            // listener does not set), replies to syncs sharing a connection
+            // wait on Nagle and the peer's delayed ACK: 40 ms rounds
+            // (docs/benchmarks.md).
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             async {
                 let _ = server_stop_rx.await;
             },

@@ -21,6 +21,12 @@
 //! * [`status`]: the coordinator's state as JSON and Prometheus metrics
 //!   over HTTP.
 //!
+//! Cargo features: `server` (on by default) builds the coordinator, the
+//! agent, the status server and the `coflowkit-runtime` binary (tokio,
+//! tonic, hyper, clap). Without it the crate is the client library alone,
+//! which is what the Python extension (`coflowkit._core`) links: blocking,
+//! with no async runtime. `tls` adds TLS between agents and coordinator.
+//!
 //! The wire protocol is `proto/runtime.proto` (package
 //! `coflowkit.runtime.v1`, [`PROTOCOL_VERSION`]), compiled by protox and
 //! tonic-prost-build at build time. Every message is checked at the door
@@ -28,18 +34,43 @@
 //! logged reason; the runtime only ever delays data, never drops or
 //! changes a byte.
 
+#[cfg(feature = "server")]
 pub mod agent;
 pub mod client;
+#[cfg(feature = "server")]
 pub mod coordinator;
 pub mod enforce;
+#[cfg(feature = "server")]
 pub mod status;
 pub mod validate;
 pub mod wire;
 
-/// The generated protocol types and gRPC service.
+/// The generated protocol types and (with the `server` feature) gRPC service.
+///
+/// With `server`, build.rs generates both from `proto/runtime.proto`;
+/// without it, the messages are the checked-in `src/proto_messages.rs`
+/// (the same generator's output, which a test keeps identical: after a
+/// change to the `.proto`, copy `OUT_DIR/messages/coflowkit.runtime.v1.rs`
+/// over it, as the test's failure says).
 #[allow(missing_docs, clippy::all)]
 pub mod proto {
-    tonic::include_proto!("coflowkit.runtime.v1");
+    #[cfg(feature = "server")]
+    include!(concat!(env!("OUT_DIR"), "/coflowkit.runtime.v1.rs"));
+    #[cfg(not(feature = "server"))]
+    include!("proto_messages.rs");
+}
+
+#[cfg(all(test, feature = "server"))]
+mod tests {
+    #[test]
+    fn the_checked_in_messages_are_what_the_proto_generates() {
+        let generated = concat!(env!("OUT_DIR"), "/messages/coflowkit.runtime.v1.rs");
+        assert!(
+            include_str!(concat!(env!("OUT_DIR"), "/messages/coflowkit.runtime.v1.rs"))
+                == include_str!("proto_messages.rs"),
+            "crates/runtime/src/proto_messages.rs is stale: copy {generated} over it"
+        );
+    }
 }
 
 /// The protocol version both ends must speak.

@@ -7,6 +7,7 @@ use crate::validate::MAX_MESSAGE_BYTES;
 use prost::Message;
 use std::io::{Read, Write};
 use thiserror::Error;
+#[cfg(feature = "server")]
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Why a frame could not be read.
@@ -35,6 +36,7 @@ fn check_len(len: usize) -> Result<(), FrameError> {
 }
 
 /// Reads one message (async side: the agent).
+#[cfg(feature = "server")]
 pub async fn read_async<M: Message + Default, R: tokio::io::AsyncRead + Unpin>(
     r: &mut R,
 ) -> Result<M, FrameError> {
@@ -52,6 +54,7 @@ pub async fn read_async<M: Message + Default, R: tokio::io::AsyncRead + Unpin>(
 }
 
 /// Writes one message (async side).
+#[cfg(feature = "server")]
 pub async fn write_async<M: Message, W: tokio::io::AsyncWrite + Unpin>(
     w: &mut W,
     m: &M,

@@ -1,0 +1,433 @@
+//! The runtime's client library for Python: [`PyAgentClient`] binds
+//! `coflowkit_runtime::client::AgentClient` and [`PyCoflowWriter`] binds its
+//! `CoflowWriter` over an existing Python socket, which it reaches by file
+//! descriptor. Every decision (counting, pacing, marking, pausing, falling
+//! back to plain TCP) is the Rust client's; this module only translates.
+//!
+//! Errors: the agent unreachable is `ConnectionError`; a request the agent
+//! refuses (a bad parent, a host outside the cluster) is `ValueError` with
+//! the agent's reason; an unexpected reply is `RuntimeError`; a socket's
+//! own failures are the `OSError`s Python's `socket` raises
+//! (`BrokenPipeError`, `TimeoutError`, `BlockingIOError`, ...).
+
+use crate::errors::{one_line, value_error};
+use coflowkit_model::CoflowId;
+use coflowkit_runtime::client::{AgentClient, ClientError, CoflowWriter};
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::{
+    PyBlockingIOError, PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
+};
+use pyo3::prelude::*;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How long `sendall` runs without the GIL before it looks for signals
+/// (Ctrl-C) and the socket's state.
+const SLICE: Duration = Duration::from_millis(100);
+
+fn client_error(what: &str, socket: &std::path::Path, e: ClientError) -> PyErr {
+    match e {
+        ClientError::Unreachable => PyConnectionError::new_err(format!(
+            "{what}: the agent at {} cannot be reached",
+            socket.display()
+        )),
+        ClientError::Refused(why) => {
+            PyValueError::new_err(one_line(format!("{what}: the agent refused: {why}")))
+        }
+        ClientError::Unexpected => {
+            PyRuntimeError::new_err(format!("{what}: unexpected reply from the agent"))
+        }
+    }
+}
+
+/// A socket the Python side owns, written through its descriptor. Sends
+/// with `MSG_NOSIGNAL`: a peer that closed gives `BrokenPipeError`, not a
+/// SIGPIPE.
+#[derive(Debug)]
+struct FdStream(RawFd);
+
+impl Write for FdStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        loop {
+            // SAFETY: `buf` is valid for `buf.len()` bytes for the call; the
+            // kernel only reads it.
+            let n = unsafe {
+                libc::send(
+                    self.0,
+                    buf.as_ptr().cast::<libc::c_void>(),
+                    buf.len(),
+                    libc::MSG_NOSIGNAL,
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsRawFd for FdStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+/// Waits until `fd` can take more bytes, at most `timeout` (`None`: no
+/// limit). `Ok(false)` when the time ran out.
+fn wait_writable(fd: RawFd, timeout: Option<Duration>) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as libc::c_int);
+    loop {
+        // SAFETY: one valid pollfd.
+        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if rc >= 0 {
+            return Ok(rc > 0);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// The descriptor of `sock` (an object with `fileno()`, or an int), or an
+/// error naming why there is none.
+fn fd_of(sock: &Bound<'_, PyAny>) -> PyResult<RawFd> {
+    let fd: i64 = if let Ok(fd) = sock.extract::<i64>() {
+        fd
+    } else if sock.hasattr("fileno")? {
+        sock.call_method0("fileno")?.extract()?
+    } else {
+        return Err(PyValueError::new_err(format!(
+            "sock: a socket (with fileno()) or a file descriptor, not {}",
+            sock.get_type().name()?
+        )));
+    };
+    if fd < 0 {
+        return Err(PyOSError::new_err("sock: the socket is closed"));
+    }
+    RawFd::try_from(fd).map_err(|_| value_error(format!("sock: {fd} is not a file descriptor")))
+}
+
+/// The socket's timeout as Python keeps it: `None` blocking, `0` non-blocking.
+fn timeout_of(sock: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    if sock.hasattr("gettimeout")? {
+        sock.call_method0("gettimeout")?.extract()
+    } else {
+        Ok(None)
+    }
+}
+
+/// A connection to the local agent (the Rust `AgentClient`).
+#[pyclass(name = "AgentClient", module = "coflowkit._core", frozen)]
+pub struct PyAgentClient {
+    client: AgentClient,
+    socket: PathBuf,
+}
+
+#[pymethods]
+impl PyAgentClient {
+    /// Connects to the agent's Unix socket; never fails (without an agent,
+    /// writers are plain TCP and `connected` is False).
+    #[new]
+    #[pyo3(signature = (socket, delta_ms = 10))]
+    fn new(py: Python<'_>, socket: PathBuf, delta_ms: u64) -> PyResult<Self> {
+        if delta_ms == 0 {
+            return Err(PyValueError::new_err("delta_ms: give at least 1 ms"));
+        }
+        let s = socket.clone();
+        let client =
+            py.detach(move || AgentClient::connect_every(&s, Duration::from_millis(delta_ms)));
+        Ok(PyAgentClient { client, socket })
+    }
+
+    /// Whether an agent schedules this client's writers.
+    #[getter]
+    fn connected(&self) -> bool {
+        self.client.is_connected()
+    }
+
+    /// The agent's socket path.
+    #[getter]
+    fn socket(&self) -> String {
+        self.socket.display().to_string()
+    }
+
+    /// Registers a coflow depending on `parents`; returns its id.
+    #[pyo3(signature = (parents = Vec::new()))]
+    fn register(&self, py: Python<'_>, parents: Vec<u64>) -> PyResult<u64> {
+        let ps: Vec<CoflowId> = parents.iter().map(|&p| CoflowId(p)).collect();
+        py.detach(|| self.client.register(&ps))
+            .map(|id| id.0)
+            .map_err(|e| client_error(&format!("register(parents={parents:?})"), &self.socket, e))
+    }
+
+    /// Unregisters coflow `coflow`: it completes once its writers have closed.
+    fn unregister(&self, py: Python<'_>, coflow: u64) -> PyResult<()> {
+        py.detach(|| self.client.unregister(CoflowId(coflow)))
+            .map_err(|e| client_error(&format!("unregister({coflow})"), &self.socket, e))
+    }
+
+    /// Wraps `sock` (a connected TCP socket, or its descriptor) in a writer
+    /// of coflow `coflow` to host `dst_host`.
+    #[pyo3(signature = (sock, coflow, dst_host, size_hint = None))]
+    fn writer(
+        &self,
+        py: Python<'_>,
+        sock: Bound<'_, PyAny>,
+        coflow: u64,
+        dst_host: u32,
+        size_hint: Option<u64>,
+    ) -> PyResult<PyCoflowWriter> {
+        if coflow == 0 {
+            return Err(PyValueError::new_err(
+                "coflow: 0 is reserved; use an id from register()",
+            ));
+        }
+        let fd = fd_of(&sock)?;
+        let w = py
+            .detach(|| {
+                self.client
+                    .try_writer(CoflowId(coflow), dst_host, size_hint, FdStream(fd))
+            })
+            .map_err(|(e, _)| {
+                client_error(
+                    &format!("writer(coflow={coflow}, dst_host={dst_host})"),
+                    &self.socket,
+                    e,
+                )
+            })?;
+        Ok(PyCoflowWriter {
+            w: Some(w),
+            sock: sock.unbind(),
+            fd,
+            coflow,
+            dst_host,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "AgentClient({:?}, connected={})",
+            self.socket.display().to_string(),
+            if self.client.is_connected() { "True" } else { "False" }
+        )
+    }
+}
+
+/// A coflow-aware writer over a Python socket (the Rust `CoflowWriter`).
+#[pyclass(name = "CoflowWriter", module = "coflowkit._core")]
+pub struct PyCoflowWriter {
+    w: Option<CoflowWriter<FdStream>>,
+    /// Keeps the socket object (and so its descriptor) alive.
+    sock: Py<PyAny>,
+    fd: RawFd,
+    coflow: u64,
+    dst_host: u32,
+}
+
+impl PyCoflowWriter {
+    /// The open writer and the socket's timeout, or why it cannot write.
+    fn ready(&mut self, py: Python<'_>) -> PyResult<(&mut CoflowWriter<FdStream>, Option<f64>)> {
+        let sock = self.sock.bind(py);
+        if let Ok(fd) = sock.call_method0("fileno").and_then(|f| f.extract::<i64>()) {
+            if fd != self.fd as i64 {
+                return Err(PyOSError::new_err(format!(
+                    "the writer's socket (descriptor {}) was closed",
+                    self.fd
+                )));
+            }
+        }
+        let timeout = timeout_of(sock)?;
+        let w = self
+            .w
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("write to a closed CoflowWriter"))?;
+        Ok((w, timeout))
+    }
+}
+
+/// One write through the writer: `Some(n)`, or `None` when the socket
+/// could not take bytes before `deadline`.
+fn write_some(
+    w: &mut CoflowWriter<FdStream>,
+    fd: RawFd,
+    data: &[u8],
+    deadline: Option<Instant>,
+    nonblocking: bool,
+) -> io::Result<Option<usize>> {
+    loop {
+        match w.write(data) {
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && !nonblocking => {
+                let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                if !wait_writable(fd, left)? {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn io_error(e: io::Error) -> PyErr {
+    if e.kind() == io::ErrorKind::WouldBlock {
+        PyBlockingIOError::new_err(e.to_string())
+    } else {
+        PyErr::from(e)
+    }
+}
+
+#[pymethods]
+impl PyCoflowWriter {
+    /// Sends what the socket takes of `data` now (as `socket.send`); returns
+    /// the bytes sent. Waits first while the schedule pauses the flow.
+    fn write(&mut self, py: Python<'_>, data: Bound<'_, PyAny>) -> PyResult<usize> {
+        let buf = PyBuffer::<u8>::get(&data)?;
+        let bytes = contiguous(py, &buf)?;
+        let fd = self.fd;
+        let (w, timeout) = self.ready(py)?;
+        let nonblocking = timeout == Some(0.0);
+        let deadline = timeout.map(|t| Instant::now() + Duration::from_secs_f64(t.max(0.0)));
+        match py.detach(|| write_some(w, fd, bytes, deadline, nonblocking)) {
+            Ok(Some(n)) => Ok(n),
+            Ok(None) => Err(PyTimeoutError::new_err("timed out")),
+            Err(e) => Err(io_error(e)),
+        }
+    }
+
+    /// Sends all of `data` (as `socket.sendall`), paced and paused as the
+    /// schedule says; the socket's timeout bounds each wait for buffer space.
+    fn sendall(&mut self, py: Python<'_>, data: Bound<'_, PyAny>) -> PyResult<()> {
+        let buf = PyBuffer::<u8>::get(&data)?;
+        let bytes = contiguous(py, &buf)?;
+        let mut at = 0;
+        while at < bytes.len() {
+            let fd = self.fd;
+            let (w, timeout) = self.ready(py)?;
+            let nonblocking = timeout == Some(0.0);
+            let r = py.detach(|| {
+                let start = Instant::now();
+                let mut sent = 0;
+                while at + sent < bytes.len() && start.elapsed() < SLICE {
+                    let deadline =
+                        timeout.map(|t| Instant::now() + Duration::from_secs_f64(t.max(0.0)));
+                    match write_some(w, fd, &bytes[at + sent..], deadline, nonblocking) {
+                        Ok(Some(n)) => sent += n,
+                        Ok(None) => return (sent, Some(Err(()))),
+                        Err(e) => return (sent, Some(Ok(e))),
+                    }
+                }
+                (sent, None)
+            });
+            at += r.0;
+            match r.1 {
+                None => {}
+                Some(Err(())) => return Err(PyTimeoutError::new_err("timed out")),
+                Some(Ok(e)) => return Err(io_error(e)),
+            }
+            py.check_signals()?;
+        }
+        Ok(())
+    }
+
+    /// Bytes written so far (counted as the kernel took them).
+    #[getter]
+    fn bytes_written(&self) -> u64 {
+        self.w.as_ref().map_or(0, |w| w.bytes_written())
+    }
+
+    /// Whether an agent schedules this writer (False: plain TCP).
+    #[getter]
+    fn scheduled(&self) -> bool {
+        self.w.as_ref().is_some_and(|w| w.is_scheduled())
+    }
+
+    /// The current rate (bits/s; None: unthrottled) and priority class.
+    #[getter]
+    fn schedule(&self) -> (Option<f64>, u32) {
+        self.w.as_ref().map_or((None, 0), |w| w.schedule())
+    }
+
+    /// The coflow this writer belongs to.
+    #[getter]
+    fn coflow(&self) -> u64 {
+        self.coflow
+    }
+
+    /// The destination host.
+    #[getter]
+    fn dst_host(&self) -> u32 {
+        self.dst_host
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.w.is_none()
+    }
+
+    /// The wrapped socket's descriptor.
+    fn fileno(&self) -> RawFd {
+        self.fd
+    }
+
+    /// Closes the flow (its final count goes to the agent); the socket stays
+    /// open and the caller's. Closing twice does nothing.
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        if let Some(w) = self.w.take() {
+            py.detach(|| w.finish()).map_err(PyErr::from)?;
+        }
+        Ok(())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "CoflowWriter(coflow={}, dst_host={}, fd={}, bytes_written={}{})",
+            self.coflow,
+            self.dst_host,
+            self.fd,
+            self.bytes_written(),
+            if self.w.is_none() { ", closed" } else { "" }
+        )
+    }
+}
+
+/// The bytes of a C-contiguous buffer of `u8`.
+fn contiguous<'a>(py: Python<'_>, buf: &'a PyBuffer<u8>) -> PyResult<&'a [u8]> {
+    let _ = py;
+    if !buf.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "data: a contiguous bytes-like object (bytes, bytearray, memoryview)",
+        ));
+    }
+    // SAFETY: the buffer is contiguous, holds `len_bytes()` bytes and stays
+    // alive (and unresizable) while `buf` lives; as with `socket.sendall`,
+    // a concurrent change of its contents by another thread is the
+    // caller's race, not a memory error.
+    Ok(unsafe { std::slice::from_raw_parts(buf.buf_ptr().cast::<u8>(), buf.len_bytes()) })
+}

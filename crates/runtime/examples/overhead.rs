@@ -1,0 +1,375 @@
+//! The runtime's overheads (issue 10's acceptance; docs/benchmarks.md):
+//!
+//! ```sh
+//! cargo run --release -p coflowkit-runtime --example overhead -- rounds --agents 100
+//! cargo run --release -p coflowkit-runtime --example overhead -- rounds --agents 10000 --connections 100
+//! cargo run --release -p coflowkit-runtime --example overhead -- writer --bytes 1073741824 --runs 7
+//! ```
+//!
+//! `rounds`: a coordinator on loopback and `--agents` agents talking gRPC to
+//! it, each with `--flows` flows of `--coflows` concurrent coflows (to other
+//! hosts). One coordination round is what happens every Δ: every agent's
+//! `Sync` (its coflows and flows with their byte counts in, the latest
+//! schedule of its flows back), all at once, then the coordinator's tick
+//! (the scheduler run on the reported bytes). The coordinator's own Δ timer
+//! is set to an hour so the rounds are the bench's alone. It runs on a
+//! thread of its own (a one-thread tokio runtime), whose CPU time per round
+//! is printed too: what the coordinator itself spends serving the syncs,
+//! apart from the emulated agents sharing the machine. With more agents
+//! than `--connections`, agents share gRPC connections (HTTP/2 streams), as
+//! Aalo emulated 100 daemons per machine; each still has its own host
+//! number and state at the coordinator.
+//!
+//! `writer`: bytes through a `CoflowWriter` (a coordinator with one fast
+//! host pair, an agent, `fair`) against the same bytes through the raw
+//! `TcpStream`, to a reader on loopback, runs interleaved; medians.
+
+use coflowkit_model::Time;
+use coflowkit_runtime::client::AgentClient;
+use coflowkit_runtime::proto::coordinator_client::CoordinatorClient;
+use coflowkit_runtime::proto::{CoflowInfo, FlowReport, SyncRequest};
+use coflowkit_runtime::validate::MAX_MESSAGE_BYTES;
+use coflowkit_runtime::{agent, coordinator, PROTOCOL_VERSION};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "overhead-bench-token";
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    match args.iter().position(|a| a == name) {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: give a value")),
+        None => default,
+    }
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn pct(xs: &mut [f64], p: f64) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[((xs.len() as f64 * p).ceil() as usize).clamp(1, xs.len()) - 1]
+}
+
+/// Agent `a`'s sync in round `r`: its flows' bytes grow every round.
+fn sync_of(a: u32, r: u64, n_agents: u32, flows: u32, coflows: u32) -> SyncRequest {
+    let cf = |f: u32| (1u64 << 40) | u64::from((a * flows + f) % coflows + 1);
+    SyncRequest {
+        protocol_version: PROTOCOL_VERSION,
+        host: a,
+        coflows: (0..flows)
+            .filter(|&f| (a * flows + f) < coflows)
+            .map(|f| CoflowInfo {
+                coflow_id: cf(f),
+                parents: vec![],
+                unregistered: false,
+            })
+            .collect(),
+        flows: (0..flows)
+            .map(|f| FlowReport {
+                flow_id: u64::from(f) + 1,
+                coflow_id: cf(f),
+                dst_host: (a + 1 + f) % n_agents,
+                bytes_sent: (r + 1) * 10_000 * (u64::from(f % 7) + 1),
+                size_hint: 0,
+                finished: false,
+            })
+            .collect(),
+    }
+}
+
+async fn rounds(args: &[String]) {
+    let n_agents: u32 = arg(args, "--agents", 100);
+    let flows: u32 = arg(args, "--flows", 4);
+    let coflows: u32 = arg(args, "--coflows", 100);
+    let n_rounds: u64 = arg(args, "--rounds", 100);
+    let warmup: u64 = arg(args, "--warmup", 5);
+    let conns: u32 = arg(args, "--connections", n_agents.min(100));
+    let scheduler: String = arg(args, "--scheduler", "aalo".to_string());
+    assert!(flows < n_agents, "--flows must be below --agents");
+    let coord = CoordinatorThread::start(coordinator::CoordinatorConfig {
+        n_hosts: n_agents,
+        host_rate_bps: 10e9,
+        delta: Duration::from_secs(3600),
+        scheduler: scheduler.clone(),
+        token: TOKEN.into(),
+    });
+    let h = &coord;
+    let url = format!("http://{}", h.addr);
+    // The agent's own client (`agent::coordinator_client`) opens a
+    // connection each; here `conns` connections are shared by the agents.
+    let channels: Vec<tonic::transport::Channel> = (0..conns)
+        .map(|_| {
+            tonic::transport::Endpoint::from_shared(url.clone())
+                .unwrap()
+                .connect_lazy()
+        })
+        .collect();
+    let bearer: tonic::metadata::MetadataValue<tonic::metadata::Ascii> =
+        format!("Bearer {TOKEN}").parse().unwrap();
+    let start = Instant::now();
+    let (mut total, mut wire, mut tick) = (vec![], vec![], vec![]);
+    let mut cpu0 = 0.0;
+    let mut rates = 0usize;
+    for r in 0..warmup + n_rounds {
+        let reqs: Vec<SyncRequest> = (0..n_agents)
+            .map(|a| sync_of(a, r, n_agents, flows, coflows))
+            .collect();
+        if r == warmup {
+            cpu0 = coord.cpu_seconds();
+        }
+        let t0 = Instant::now();
+        let mut set = tokio::task::JoinSet::new();
+        for (a, req) in reqs.into_iter().enumerate() {
+            let bearer = bearer.clone();
+            let mut c = CoordinatorClient::with_interceptor(
+                channels[a % conns as usize].clone(),
+                move |mut req: tonic::Request<()>| {
+                    req.metadata_mut().insert("authorization", bearer.clone());
+                    Ok(req)
+                },
+            )
+            .max_decoding_message_size(MAX_MESSAGE_BYTES);
+            set.spawn(async move { c.sync(req).await });
+        }
+        let mut got = 0;
+        while let Some(reply) = set.join_next().await {
+            got += reply
+                .expect("a sync task")
+                .expect("a sync")
+                .into_inner()
+                .rates
+                .len();
+        }
+        let t1 = Instant::now();
+        h.core
+            .lock()
+            .unwrap()
+            .tick(Time(start.elapsed().as_nanos() as u64));
+        let t2 = Instant::now();
+        if r >= warmup {
+            wire.push((t1 - t0).as_secs_f64() * 1e3);
+            tick.push((t2 - t1).as_secs_f64() * 1e3);
+            total.push((t2 - t0).as_secs_f64() * 1e3);
+            rates = got;
+        }
+    }
+    let served = (coord.cpu_seconds() - cpu0) / n_rounds as f64 * 1e3;
+    let (n_coflows, n_flows) = h.core.lock().unwrap().counts();
+    println!(
+        "rounds: {n_agents} agents over {conns} connections, {flows} flows each, \
+         {n_coflows} active coflows, {n_flows} active flows, scheduler {scheduler}, \
+         {n_rounds} rounds; {rates} rates sent back per round"
+    );
+    println!(
+        "  round  median {:.3} ms  p99 {:.3} ms",
+        median(&mut total),
+        pct(&mut total, 0.99)
+    );
+    println!(
+        "  syncs  median {:.3} ms  p99 {:.3} ms",
+        median(&mut wire),
+        pct(&mut wire, 0.99)
+    );
+    println!(
+        "  tick   median {:.3} ms  p99 {:.3} ms",
+        median(&mut tick),
+        pct(&mut tick, 0.99)
+    );
+    println!(
+        "  coordinator thread (serving the syncs): {served:.3} ms of CPU per round, \
+         plus the tick"
+    );
+    coord.stop();
+}
+
+/// The coordinator on a thread of its own (a one-thread tokio runtime), so
+/// that its CPU time can be told from the emulated agents'.
+struct CoordinatorThread {
+    addr: std::net::SocketAddr,
+    core: std::sync::Arc<std::sync::Mutex<coordinator::Core>>,
+    tid: i32,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CoordinatorThread {
+    fn start(cfg: coordinator::CoordinatorConfig) -> CoordinatorThread {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let h = coordinator::spawn(cfg, listener).unwrap();
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                tx.send((h.addr, h.core.clone(), tid)).unwrap();
+                let _ = stop_rx.await;
+                h.shutdown().await;
+            });
+        });
+        let (addr, core, tid) = rx.recv().unwrap();
+        CoordinatorThread {
+            addr,
+            core,
+            tid,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The thread's user + system CPU so far (/proc, clock ticks of 10 ms).
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.tid)).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<&str> = after.split_whitespace().collect();
+        // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the name.
+        let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+        // SAFETY: sysconf has no preconditions.
+        ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    }
+
+    fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.thread.take().unwrap().join().unwrap();
+    }
+}
+
+/// Sends `bytes` through `send` to a reader on loopback; seconds.
+fn one_transfer(bytes: u64, send: impl FnOnce(TcpStream, &mut dyn FnMut(&mut dyn Write))) -> f64 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut c, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 1 << 18];
+        let mut n = 0u64;
+        loop {
+            match c.read(&mut buf).unwrap() {
+                0 => break n,
+                k => n += k as u64,
+            }
+        }
+    });
+    let block = vec![0x5au8; 1 << 20];
+    let t0 = Instant::now();
+    let stream = TcpStream::connect(addr).unwrap();
+    send(stream, &mut |w: &mut dyn Write| {
+        let mut left = bytes;
+        while left > 0 {
+            let k = left.min(block.len() as u64) as usize;
+            w.write_all(&block[..k]).unwrap();
+            left -= k as u64;
+        }
+    });
+    let got = reader.join().unwrap();
+    let s = t0.elapsed().as_secs_f64();
+    assert_eq!(got, bytes);
+    s
+}
+
+fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
+    let bytes: u64 = arg(args, "--bytes", 1 << 30);
+    let runs: usize = arg(args, "--runs", 7);
+    let dir = std::env::temp_dir().join(format!("coflowkit-overhead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("agent.sock");
+    let (coord, ag) = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let coord = coordinator::spawn(
+            coordinator::CoordinatorConfig {
+                n_hosts: 2,
+                // As fast as validation allows: the bench measures the
+                // writer's cost, not a pacing limit.
+                host_rate_bps: 1e12,
+                delta: Duration::from_millis(10),
+                scheduler: "fair".into(),
+                token: TOKEN.into(),
+            },
+            listener,
+        )
+        .unwrap();
+        let ag = agent::spawn(agent::AgentConfig {
+            host: 0,
+            coordinator: format!("http://{}", coord.addr),
+            token: TOKEN.into(),
+            socket: socket.clone(),
+            socket_mode: 0o600,
+        })
+        .await
+        .unwrap();
+        (coord, ag)
+    });
+    let client = AgentClient::connect(&socket);
+    assert!(client.is_connected());
+    let (mut raw, mut wrapped) = (vec![], vec![]);
+    for _ in 0..runs {
+        raw.push(one_transfer(bytes, |mut s, send| {
+            send(&mut s);
+            s.shutdown(std::net::Shutdown::Write).unwrap();
+        }));
+        let coflow = client.register(&[]).unwrap();
+        wrapped.push(one_transfer(bytes, |s, send| {
+            let mut w = client.writer(coflow, 1, None, s);
+            assert!(w.is_scheduled());
+            send(&mut w);
+            let s = w.finish().unwrap();
+            s.shutdown(std::net::Shutdown::Write).unwrap();
+        }));
+        client.unregister(coflow).unwrap();
+    }
+    let gbps = |s: f64| bytes as f64 * 8.0 / s / 1e9;
+    let (r, w) = (median(&mut raw), median(&mut wrapped));
+    println!(
+        "writer: {bytes} bytes x {runs} runs each, interleaved; raw socket median {:.2} Gbit/s \
+         (runs {:.2}-{:.2}), CoflowWriter median {:.2} Gbit/s (runs {:.2}-{:.2}); writer/raw {:.3}",
+        gbps(r),
+        gbps(raw[raw.len() - 1]),
+        gbps(raw[0]),
+        gbps(w),
+        gbps(wrapped[wrapped.len() - 1]),
+        gbps(wrapped[0]),
+        r / w
+    );
+    rt.block_on(async {
+        ag.shutdown().await;
+        coord.shutdown().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--threads 1`: one thread runs the coordinator and the emulated
+    // agents (no cross-thread wake-ups); by default tokio's one per core.
+    let threads: usize = arg(&args, "--threads", 0);
+    let rt = match threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        0 => tokio::runtime::Builder::new_multi_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+    }
+    .enable_all()
+    .build()
+    .unwrap();
+    match args.first().map(String::as_str) {
+        Some("rounds") => rt.block_on(rounds(&args)),
+        Some("writer") => writer(&args, &rt),
+        _ => {
+            eprintln!("usage: overhead rounds [--agents N] [--flows F] [--coflows C] [--rounds R] [--connections K] [--scheduler S] [--threads T]");
+            eprintln!("       overhead writer [--bytes B] [--runs R]");
+            std::process::exit(2);
+        }
+    }
+}
