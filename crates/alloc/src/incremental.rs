@@ -14,28 +14,36 @@
 //! is its bottleneck, every link the demands recorded there and a level no
 //! demand on it exceeds. After a change, the *free* demands are first the
 //! changed ones and those recorded on a link that changed; every other demand
-//! keeps its rate. Later rounds also free every demand crossing the *region*
-//! R of links that joined. The free demands are filled progressively over the
-//! capacity the fixed demands leave (on R and on the *boundary*: the other
-//! links free demands cross). Then the boundary is checked:
+//! keeps its rate. The free demands are filled progressively over the
+//! capacity the fixed demands leave (on the *boundary*: the links free
+//! demands cross). Then the boundary is checked:
 //!
 //! * a boundary link where fixed demands are recorded must still be
 //!   saturated with no demand above their level, or they have lost their
-//!   bottleneck (a fixed demand recorded elsewhere keeps it: that link is
-//!   untouched or checked too);
-//! * a free demand must have a bottleneck; where it has none because a fixed
-//!   demand on a saturated boundary link has a higher normalized rate, that
-//!   link joins the region.
+//!   bottleneck and are freed for the next round (a fixed demand recorded
+//!   elsewhere keeps it: that link is untouched or checked too);
+//! * a free demand must have a bottleneck; where it has none because fixed
+//!   demands on a saturated boundary link have a higher normalized rate (or,
+//!   with classes, belong to a later class), those demands are freed.
+//!
+//! Only the demands that must move are freed, not every demand on the link:
+//! a ToR or host link carries hundreds, most of them bottlenecked elsewhere
+//! and untouched by the change. Any free set gives the exact result once the
+//! checks pass, so the choice only decides how many rounds and how much
+//! work a solve takes. When a check fails and no fixed demand is found to
+//! free (rounding at the tolerance), the link joins the *region* R, whose
+//! every demand is free and whose capacity is filled whole.
 //!
 //! With one class both checks read only a link's kept load and level, so a
 //! solve costs time in proportion to the free demands, not to the demands of
 //! the links they cross.
 //!
-//! Violating links join R and the fill is redone; when nothing is violated the
-//! certificate holds for every demand (free ones by the checks, fixed ones
-//! because their bottleneck is untouched or checked), so the allocation is the
-//! unique max-min fair one. In the worst case R grows to the whole network
-//! and the result is a full solve. Tolerances are relative, [`crate::EPS`].
+//! After a violation the free set grows and the fill is redone; when nothing
+//! is violated the certificate holds for every demand (free ones by the
+//! checks, fixed ones because their bottleneck is untouched or checked), so
+//! the allocation is the unique max-min fair one. The free set only grows,
+//! so a solve ends; in the worst case every demand is free and the result is
+//! a full solve. Tolerances are relative, [`crate::EPS`].
 //!
 //! Priority classes. A demand may carry a class (lower is served first):
 //! classes are served in strict priority, each max-min fair on what the
@@ -164,6 +172,11 @@ pub struct IncrementalMaxMin {
     summary_stamp: Vec<u32>,
     rates: Vec<f64>,
     blocking: Vec<u32>,
+    // Per link, stamped by round: the lowest (class, level) of a free demand
+    // blocked there, and the links so stamped.
+    block_stamp: Vec<u32>,
+    block_key: Vec<(u64, f64)>,
+    blocked: Vec<u32>,
     n_solves: u64,
     n_rounds: u64,
 }
@@ -188,6 +201,8 @@ impl IncrementalMaxMin {
             all_free: vec![0; n],
             summary_at: vec![(0, 0); n],
             summary_stamp: vec![0; n],
+            block_stamp: vec![0; n],
+            block_key: vec![(0, 0.0); n],
             solver: MaxMin::new(n),
             capacity,
             ..IncrementalMaxMin::default()
@@ -316,6 +331,8 @@ impl IncrementalMaxMin {
             self.link_mark.iter_mut().for_each(|m| *m = 0);
             self.in_region.iter_mut().for_each(|m| *m = 0);
             self.summary_stamp.iter_mut().for_each(|m| *m = 0);
+            self.block_stamp.iter_mut().for_each(|m| *m = 0);
+            self.free_use_stamp.iter_mut().for_each(|m| *m = 0);
             self.dem.iter_mut().for_each(|x| x.mark = 0);
             self.epoch = 1;
         }
@@ -501,7 +518,7 @@ impl IncrementalMaxMin {
                 self.free_max[l] = self.free_max[l].max(level);
             }
         }
-        let before = self.region.len();
+        let mut grew = false;
         self.summaries.clear();
         // Fixed demands on the boundary must keep their bottleneck.
         for b in 0..self.boundary.len() {
@@ -513,8 +530,19 @@ impl IncrementalMaxMin {
             }
             if !self.multi_class {
                 if !self.full(self.new_use(l), l) || self.free_max[l] > self.lvl[l] * (1.0 + TOL) {
-                    self.in_region[l] = region_stamp;
-                    self.region.push(l as u32);
+                    // Only the fixed demands recorded here relied on it:
+                    // they are freed, the link stays on the boundary.
+                    let before = self.first_free.len();
+                    for &e in &self.rec[l] {
+                        if self.dem[e as usize].mark != ep {
+                            self.first_free.push(e);
+                        }
+                    }
+                    if self.first_free.len() == before {
+                        self.in_region[l] = region_stamp;
+                        self.region.push(l as u32);
+                    }
+                    grew = true;
                 }
                 continue;
             }
@@ -522,17 +550,21 @@ impl IncrementalMaxMin {
             let new = self.new_summary(l, ep);
             self.summarize(l, ep, false);
             let (old, new) = (&self.on_link, &self.summaries[new]);
-            let lost = self.adj[l].iter().any(|&e| {
-                let e = e as usize;
-                self.dem[e].mark != ep && {
-                    let level = self.dem[e].rate / self.dem[e].weight;
-                    valid(old, self.capacity[l], self.dem[e].class, level)
-                        && !valid(new, self.capacity[l], self.dem[e].class, level)
+            // The fixed demands that had their bottleneck here and lost it
+            // are freed; the link stays on the boundary.
+            let before = self.first_free.len();
+            for &e in &self.adj[l] {
+                let ei = e as usize;
+                if self.dem[ei].mark != ep && {
+                    let level = self.dem[ei].rate / self.dem[ei].weight;
+                    valid(old, self.capacity[l], self.dem[ei].class, level)
+                        && !valid(new, self.capacity[l], self.dem[ei].class, level)
+                } {
+                    self.first_free.push(e);
                 }
-            });
-            if lost {
-                self.in_region[l] = region_stamp;
-                self.region.push(l as u32);
+            }
+            if self.first_free.len() > before {
+                grew = true;
             }
         }
         // Free demands must have a bottleneck; where they have none, the
@@ -556,21 +588,60 @@ impl IncrementalMaxMin {
                     has = true;
                     break;
                 }
-                if self.in_region[l] != region_stamp {
+                // With one class, a link where no fixed demand can be above
+                // (they are at most at `lvl`) blocks only through free
+                // demands, which freeing more cannot move.
+                if self.in_region[l] != region_stamp
+                    && (self.multi_class || self.lvl[l] * (1.0 - TOL) > level)
+                {
                     blocking.push(l as u32);
                 }
             }
             if !has {
+                // Each saturated link on its path holds a fixed demand above
+                // it (or, with classes, one of a later class using it):
+                // those are freed, once per link and round, for the lowest
+                // (class, level) blocked there.
+                let key = (self.dem[d].class, level);
                 for &l in &blocking {
-                    if self.in_region[l as usize] != region_stamp {
-                        self.in_region[l as usize] = region_stamp;
-                        self.region.push(l);
+                    let li = l as usize;
+                    if self.block_stamp[li] != ep {
+                        self.block_stamp[li] = ep;
+                        self.block_key[li] = key;
+                        self.blocked.push(l);
+                    } else if key < self.block_key[li] {
+                        self.block_key[li] = key;
                     }
                 }
             }
             self.blocking = blocking;
         }
-        self.region.len() > before
+        for b in 0..self.blocked.len() {
+            let l = self.blocked[b] as usize;
+            if self.in_region[l] == region_stamp {
+                continue;
+            }
+            let (class, level) = self.block_key[l];
+            let before = self.first_free.len();
+            for &e in &self.adj[l] {
+                let x = &self.dem[e as usize];
+                if x.mark != ep
+                    && ((x.class == class && (x.rate / x.weight) * (1.0 - TOL) > level)
+                        || (x.class > class && x.rate > 0.0))
+                {
+                    self.first_free.push(e);
+                }
+            }
+            if self.first_free.len() == before {
+                // Nothing found above (rounding at the tolerance): the whole
+                // link joins the region, as a full solve there would.
+                self.in_region[l] = region_stamp;
+                self.region.push(l as u32);
+            }
+            grew = true;
+        }
+        self.blocked.clear();
+        grew
     }
 
     /// Whether full link `l` is a bottleneck, at the new rates, for a free

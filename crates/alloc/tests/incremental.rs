@@ -105,6 +105,72 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Tree-shaped cases, where the incremental solver frees only some of a
+/// link's demands: racks of hosts (up and down links of capacity 1, links
+/// 0..4h) under oversubscribed ToR links (up and down per rack, after the
+/// host links), many demands per link, each in-rack (2 links) or across
+/// racks (4 links), with changes in batches.
+fn tree_case(n_classes: u64) -> impl Strategy<Value = Case> {
+    (2usize..4, 2usize..5, 8usize..40).prop_flat_map(move |(racks, hosts, n_demands)| {
+        let n_hosts = racks * hosts;
+        let tor = prop_oneof![Just(1.0), 0.5f64..2.0];
+        let caps = prop::collection::vec(tor, racks).prop_map(move |tor: Vec<f64>| {
+            let mut caps = vec![1.0; 2 * n_hosts];
+            for t in tor {
+                caps.extend([t, t]);
+            }
+            caps
+        });
+        let path = (
+            0..n_hosts,
+            0..n_hosts,
+            prop_oneof![Just(1.0), Just(1.0), 0.5f64..3.0],
+            0..n_classes,
+        )
+            .prop_map(move |(s, d, w, c)| {
+                let d = if d == s { (s + 1) % n_hosts } else { d };
+                let (rs, rd) = (s / hosts, d / hosts);
+                let mut p = vec![2 * s as u32];
+                if rs != rd {
+                    p.push((2 * n_hosts + 2 * rs) as u32);
+                    p.push((2 * n_hosts + 2 * rd + 1) as u32);
+                }
+                p.push(2 * d as u32 + 1);
+                (p, w, c)
+            });
+        let step = (0..n_demands, prop_oneof![Just(0u32), 1u32..4], 0..n_classes);
+        let batch = prop::collection::vec(step, 1..4);
+        (
+            caps,
+            prop::collection::vec(path, n_demands),
+            // Most demands start together, then change a few at a time.
+            prop::collection::vec(batch, 1..30),
+        )
+            .prop_map(|(caps, paths, mut batches)| {
+                let all = (0..paths.len()).map(|d| (d, 1 + (d % 3) as u32, paths[d].2));
+                batches.insert(0, all.collect());
+                Case {
+                    caps,
+                    paths,
+                    batches,
+                }
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn incremental_on_trees_matches_reference(c in tree_case(1)) {
+        check(&c)?;
+    }
+
+    #[test]
+    fn incremental_on_trees_with_priority_classes_matches_reference(c in tree_case(3)) {
+        check(&c)?;
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
     #[test]
