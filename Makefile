@@ -10,7 +10,7 @@
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down;
-#               about 45 minutes on 2 busy cores): docs/reproductions/baraat.md and its figures
+#               45-75 minutes on 2 busy cores): docs/reproductions/baraat.md and its figures
 
 PYTHON ?= python3
 VENV   := .venv
