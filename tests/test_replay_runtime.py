@@ -19,6 +19,7 @@ import coflowkit
 from coflowkit import _core
 from coflowkit import replay as rp
 from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from conftest import Cli
 from test_runtime_client import _binary, _free_port, _listening, _stop, _wait
 
 N_HOSTS = 3
@@ -156,3 +157,25 @@ def test_the_testbed_workers_run_on_loopback_with_a_port_per_host(tmp_path: Path
     assert len(flows) == 7 and int(flows["bytes"].sum()) == 1_280_000
     coflows, _ = rp.tables(w, flows)
     assert coflows.num_rows == 4
+
+
+def test_replay_with_hosts_refuses_what_it_cannot_do(cli: Cli, tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    hosts.write_text("0 127.0.0.1:1 /nonexistent/a0.sock\n1 127.0.0.1:2 /nonexistent/a1.sock\n")
+    out = tmp_path / "out"
+    for args, what in [
+        (["--policy", "pias"], "'--policy': with --hosts the coordinator's scheduler decides"),
+        (["--simulate", "fair"], "'--simulate': not with --hosts yet"),
+    ]:
+        proc = cli("replay", "--hosts", hosts, *args, "--out", out)
+        assert proc.returncode == 2 and what in proc.stderr, proc.stderr
+    proc = cli("replay", "--label", "aalo", "--out", out)
+    assert proc.returncode == 2 and "'--label': only with --hosts" in proc.stderr, proc.stderr
+    hosts.write_text("1 127.0.0.1:1 /s\n")
+    proc = cli("replay", "--hosts", hosts, "--out", out)
+    assert proc.returncode == 2 and "missing [0]" in proc.stderr, proc.stderr
+    # No agent: named, not a traceback.
+    hosts.write_text("0 127.0.0.1:1 /nonexistent/a0.sock\n1 127.0.0.1:2 /nonexistent/a1.sock\n")
+    proc = cli("replay", "--hosts", hosts, "--max-coflows", 2, "--out", out)
+    assert proc.returncode != 0 and "/nonexistent/a0.sock cannot be reached" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
