@@ -449,13 +449,15 @@ def make_policy(spec: dict[str, Any]) -> Policy:
 
 
 class Worker:
-    def __init__(self, plan: dict[str, Any], host: int, deadline_s: float) -> None:
+    def __init__(self, plan: dict[str, Any], host: int, deadline_s: float, receive_only: bool = False) -> None:
         self.plan = plan
         self.host = host
         self.t0 = 0.0  # read from stdin once every worker listens
-        self.port = int(plan["port"])
         self.addrs = plan["hosts"]
-        self.out = [f for f in plan["flows"] if f[1] == host]
+        # One port for every host (the testbed), or one per host ("ports": hosts sharing an address).
+        self.ports = [int(x) for x in plan.get("ports") or [plan["port"]] * len(self.addrs)]
+        # receive_only: another process sends this host's flows (coflowkit._runtime_sender).
+        self.out = [] if receive_only else [f for f in plan["flows"] if f[1] == host]
         self.n_in = sum(1 for f in plan["flows"] if f[2] == host)
         self.sent: dict[int, list[Any]] = {}
         self.received: dict[int, list[Any]] = {}
@@ -547,7 +549,7 @@ class Worker:
                 # the simulator has no handshake, and a lost SYN costs a one-second timeout.
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
                 sock.setblocking(False)
-                await self.loop.sock_connect(sock, (self.addrs[dst], self.port))
+                await self.loop.sock_connect(sock, (self.addrs[dst], self.ports[dst]))
                 return sock
             except OSError:
                 sock.close()
@@ -644,7 +646,7 @@ class Worker:
     async def run(self) -> dict[str, Any]:
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind((self.addrs[self.host], self.port))
+        server.bind((self.addrs[self.host], self.ports[self.host]))
         server.listen(4096)
         server.setblocking(False)
         acceptor = asyncio.ensure_future(self.accept_loop(server))
@@ -706,6 +708,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
     ap.add_argument("--nice", type=int, default=None, help="run at this niceness (below 0 needs root)")
+    ap.add_argument("--receive-only", action="store_true", help="serve the flows to this host; send none")
     args = ap.parse_args(argv)
     if args.nice is not None:
         os.setpriority(os.PRIO_PROCESS, 0, args.nice)
@@ -713,7 +716,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = json.load(f)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    worker = Worker(plan, args.host, args.deadline)
+    worker = Worker(plan, args.host, args.deadline, args.receive_only)
     try:
         result = worker.loop.run_until_complete(worker.run())
     finally:

@@ -15,6 +15,7 @@
     coflowkit report STORE [-o report.md]
     coflowkit testbed up --topology SPEC | down | status | check | exec HOST -- CMD
     coflowkit replay [--trace PATH] [--testbed NAME] [--size-scale F] [--time-scale F] [--simulate fair] --out DIR
+    coflowkit replay [--trace PATH] --hosts FILE [--label NAME] ... --out DIR   (through the runtime's agents)
     coflowkit coordinator --hosts N --token-file F [--scheduler aalo] [--host-rate 1Gbps] ...
     coflowkit agent --host H --socket PATH --token-file F [--coordinator URL] ...
 
@@ -525,6 +526,20 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
 )
 @click.option("--testbed", "testbed_name", default="ck", show_default=True, help="The testbed to replay on (up).")
 @click.option(
+    "--hosts",
+    "hosts_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Replay through the runtime instead of on the testbed: a file of 'INDEX ADDRESS[:PORT] AGENT_SOCKET' "
+    "lines, one per host; the coordinator and agents must be up, and the coordinator's scheduler schedules.",
+)
+@click.option(
+    "--label",
+    default=None,
+    help="With --hosts: the results' directory name under OUT (say, the coordinator's scheduler; "
+    "default: runtime).",
+)
+@click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
@@ -596,6 +611,8 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
 def replay_cmd(
     trace_path: Path | None,
     testbed_name: str,
+    hosts_path: Path | None,
+    label: str | None,
     state_dir: Path | None,
     size_scale: float,
     time_scale: float,
@@ -614,17 +631,39 @@ def replay_cmd(
     between the same two hosts merged, flows onto their own host dropped, sizes and times
     scaled); OUT/workload.csv is what ran, so `coflowkit simulate --trace OUT/workload.csv
     --topology ...` simulates exactly it. Every byte is checked (CRC-32 at both ends).
+
+    With --hosts the flows go through the runtime's agents instead (one receiver and one
+    sender process per host, every flow through a CoflowWriter), so the coordinator's
+    scheduler (aalo, varys, fair, ...) schedules them; results go to OUT/LABEL.
     """
     from . import replay as rp
     from . import testbed as tb
-    from .results import _write_table
+    from .results import _dirname, _write_table
 
     specs = _check_schedulers(sim_specs) if sim_specs else []
-    with _testbed_errors():
-        p = tb.load_plan(testbed_name, state_dir)
+    hosts = None
+    if hosts_path is not None:
+        if policy != "plain":
+            raise click.BadParameter(
+                "with --hosts the coordinator's scheduler decides; sender policies are the testbed's",
+                param_hint="'--policy'",
+            )
+        if specs:
+            raise click.BadParameter("not with --hosts yet (the hosts' fabric is not known)", param_hint="'--simulate'")
+        try:
+            hosts = rp.load_hosts(hosts_path)
+        except (ValueError, OSError) as e:
+            raise click.BadParameter(_one_line(e), param_hint="'--hosts'") from None
+        n_hosts = len(hosts)
+    elif label is not None:
+        raise click.BadParameter("only with --hosts (a testbed replay is named by its policy)", param_hint="'--label'")
+    else:
+        with _testbed_errors():
+            p = tb.load_plan(testbed_name, state_dir)
+        n_hosts = p.n_hosts
     with _data_errors():
         w = load_trace(trace_path) if trace_path is not None else synthetic()
-        fitted = rp.fit(w, p.n_hosts, size_scale, time_scale, max_coflows)
+        fitted = rp.fit(w, n_hosts, size_scale, time_scale, max_coflows)
     fw = fitted.workload
     click.echo(
         f"workload   {fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows "
@@ -636,22 +675,26 @@ def replay_cmd(
     except ValueError as e:
         hint = "'--thresholds'" if policy in ("pias", "tafe", "karuna") else "'--policy'"
         raise click.BadParameter(_one_line(e), param_hint=hint) from None
-    click.echo(f"policy     {spec}")
+    click.echo(f"policy     {spec}" if hosts is None else f"runtime    {n_hosts} hosts' agents ({hosts_path})")
     out_dir.mkdir(parents=True, exist_ok=True)
     write_trace(fw, out_dir / "workload.csv")
     with _testbed_errors(), _data_errors():
         try:
-            flows = rp.replay_on_testbed(fw, testbed_name, state_dir, spec, out_dir / "work", deadline)
+            if hosts is None:
+                flows = rp.replay_on_testbed(fw, testbed_name, state_dir, spec, out_dir / "work", deadline)
+            else:
+                flows = rp.replay_on_runtime(fw, hosts, out_dir / "work", deadline)
         except RuntimeError as e:
             raise DataError(_one_line(e)) from None
     coflows, flow_table = rp.tables(fw, flows)
-    d = out_dir / policy
+    name = policy if hosts is None else _dirname(label or "runtime")
+    d = out_dir / name
     d.mkdir(exist_ok=True)
     _write_table(coflows, d / "coflows.csv", d / "coflows.parquet")
     _write_table(flow_table, d / "flows.csv", d / "flows.parquet")
     cct = coflows.column("cct_s").to_numpy()
     click.echo(
-        f"testbed    {policy}: mean CCT {cct.mean():.4f} s, p95 {np.percentile(cct, 95):.4f} s "
+        f"{'testbed' if hosts is None else 'runtime':<10} {name}: mean CCT {cct.mean():.4f} s, p95 {np.percentile(cct, 95):.4f} s "
         f"({fw.n_flows} flows, {int(flows['bytes'].sum())} bytes, every byte checked)"
     )
     if specs:

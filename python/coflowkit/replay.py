@@ -13,6 +13,12 @@ namespaces (``coflowkit._replay_worker``), each serving the flows sent to
 it and sending its own at their start instants; every byte is counted and
 checked (CRC-32 at both ends) and a flow that did not arrive whole is an
 error naming it.
+
+:func:`replay_on_runtime` replays through the runtime's agents instead (a
+hosts file, :func:`load_hosts`, names each host's address and agent socket):
+per host a receiver (the same worker, receiving only) and a sender
+(``coflowkit._runtime_sender``) that writes every flow through a
+``CoflowWriter``, so the coordinator's scheduler schedules it.
 """
 
 from __future__ import annotations
@@ -265,44 +271,165 @@ def replay_on_testbed(
     work.mkdir(parents=True, exist_ok=True)
     plan_path = work / "plan.json"
     plan_path.write_text(json.dumps(plan))
-    procs = []
+    workers = []
     for h in range(workload.n_hosts):
         out = work / f"host{h}.json"
         argv = [sys.executable, "-m", "coflowkit._replay_worker", str(plan_path), "--host", str(h)]
         argv += ["--out", str(out), "--deadline", str(deadline_s)]
         if nice is not None:
             argv += ["--nice", str(nice)]
-        proc = subprocess.Popen(
-            tb.ns_cmd(p, h, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        procs.append((h, out, proc))
+        workers.append((f"the worker of host {h}", out, tb.ns_cmd(p, h, argv)))
+    return _combine(plan, *_run_workers(plan, workers, deadline_s))
+
+
+def _run_workers(
+    plan: dict[str, Any], workers: list[tuple[str, Path, list[str]]], deadline_s: float
+) -> tuple[dict[int, Any], list[str]]:
+    """Starts every worker (what it is, its result file, its command), waits
+    for each to print ``ready``, then writes them all one start instant
+    ``t0`` (set in ``plan``) and collects their result files (by position)
+    and the problems they report."""
+    procs = []
     try:
-        for h, _out, proc in procs:
+        for what, out, argv in workers:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            procs.append((what, out, proc))
+        for what, _out, proc in procs:
             assert proc.stdout is not None
             if proc.stdout.readline().strip() != "ready":
                 proc.wait(timeout=10)
                 err = proc.stderr.read() if proc.stderr else ""
-                raise RuntimeError(f"replay: the worker of host {h} did not start: {' '.join(err.split())}")
+                raise RuntimeError(f"replay: {what} did not start: {' '.join(err.split())}")
         # Every worker listens: start together, a little ahead so all read t0 in time.
         plan["t0"] = time.time() + 0.5
-        for _h, _out, proc in procs:
+        for _what, _out, proc in procs:
             assert proc.stdin is not None
             proc.stdin.write(f"{plan['t0']!r}\n")
             proc.stdin.flush()
     except BaseException:
-        for _h, _out, proc in procs:
+        for _what, _out, proc in procs:
             proc.kill()
+            proc.wait()
         raise
     results = {}
     problems = []
-    for h, out, proc in procs:
+    for i, (what, out, proc) in enumerate(procs):
         _, err = proc.communicate(timeout=deadline_s + 60)
         if not out.exists():
-            problems.append(f"host {h}: worker exited {proc.returncode} without a result: {' '.join(err.split())}")
+            problems.append(f"{what}: exited {proc.returncode} without a result: {' '.join(err.split())}")
             continue
-        results[h] = json.loads(out.read_text())
-        problems += results[h]["errors"]
-    return _combine(plan, results, problems)
+        results[i] = json.loads(out.read_text())
+        problems += results[i]["errors"]
+    return results, problems
+
+
+@dataclass(frozen=True)
+class RuntimeHost:
+    """One host of a replay through the runtime: the address (and data port) its
+    receiver listens on and senders connect to, and its agent's socket."""
+
+    address: str
+    port: int
+    agent_socket: str
+
+
+def load_hosts(path: str | os.PathLike[str]) -> list[RuntimeHost]:
+    """A hosts file: one host a line, ``INDEX ADDRESS[:PORT] AGENT_SOCKET``
+    (port :data:`DATA_PORT` when not given), ``#`` starts a comment; indices
+    0 .. n-1, each once. Raises ``ValueError`` naming the file and line."""
+    hosts: dict[int, RuntimeHost] = {}
+    text = Path(path).read_text()
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        where = f"{path}:{no}"
+        parts = line.split()
+        if len(parts) != 3:
+            raise ValueError(f"{where}: expected 'INDEX ADDRESS[:PORT] AGENT_SOCKET', got {line!r}")
+        index, addr, sock = parts
+        if not index.isdigit():
+            raise ValueError(f"{where}: host index {index!r} is not a non-negative integer")
+        h = int(index)
+        if h in hosts:
+            raise ValueError(f"{where}: host {h} given twice")
+        port = DATA_PORT
+        if ":" in addr:
+            addr, _, p = addr.rpartition(":")
+            if not p.isdigit() or not 0 < int(p) < 65536:
+                raise ValueError(f"{where}: port {p!r} is not a port number (1-65535)")
+            port = int(p)
+        hosts[h] = RuntimeHost(addr, port, sock)
+    if not hosts:
+        raise ValueError(f"{path}: no hosts")
+    missing = sorted(set(range(max(hosts) + 1)) - set(hosts))
+    if missing:
+        raise ValueError(f"{path}: hosts are numbered 0..{max(hosts)}, missing {missing}")
+    taken: dict[tuple[str, int], int] = {}
+    for h in sorted(hosts):
+        key = (hosts[h].address, hosts[h].port)
+        if key in taken:
+            raise ValueError(f"{path}: hosts {taken[key]} and {h} both listen on {key[0]}:{key[1]}")
+        taken[key] = h
+    return [hosts[h] for h in sorted(hosts)]
+
+
+def replay_on_runtime(
+    workload: _core.Workload,
+    hosts: list[RuntimeHost],
+    work_dir: Path | None = None,
+    deadline_s: float = 600.0,
+) -> pd.DataFrame:
+    """Replays ``workload`` (fitted to ``len(hosts)`` hosts) through the
+    runtime: the agents of ``hosts`` and their coordinator must be up. Each
+    coflow is registered through host 0's agent before the start (a coflow
+    id is usable on every host; the coordinator sees a coflow arrive with
+    its first flow), one receiver (``coflowkit._replay_worker
+    --receive-only``) and one sender (``coflowkit._runtime_sender``) run per
+    host, and every flow goes through a ``CoflowWriter``, so the
+    coordinator's scheduler paces and marks it. Returns what
+    :func:`replay_on_testbed` returns; every byte is checked (CRC-32 at both
+    ends) and every coflow unregistered at the end."""
+    if workload.n_hosts > len(hosts):
+        raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
+    plan = make_plan(workload, [h.address for h in hosts])
+    plan["ports"] = [h.port for h in hosts]
+    plan["agents"] = [h.agent_socket for h in hosts]
+    n_coflows = len({f[6] for f in plan["flows"]})
+    client = _core.AgentClient(hosts[0].agent_socket)
+    if not client.connected:
+        raise RuntimeError(f"replay: host 0's agent at {hosts[0].agent_socket} cannot be reached (is it running?)")
+    ids: list[int] = []
+    work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        ids += [client.register() for _ in range(n_coflows)]
+        plan["coflow_ids"] = ids
+        plan_path = work / "plan.json"
+        plan_path.write_text(json.dumps(plan))
+        workers = []
+        for h in range(len(hosts)):
+            common = [str(plan_path), "--host", str(h), "--deadline", str(deadline_s)]
+            rx, tx = work / f"host{h}.received.json", work / f"host{h}.sent.json"
+            workers.append(
+                (
+                    f"the receiver of host {h}",
+                    rx,
+                    [sys.executable, "-m", "coflowkit._replay_worker", *common, "--out", str(rx), "--receive-only"],
+                )
+            )
+            workers.append(
+                (f"the sender of host {h}", tx, [sys.executable, "-m", "coflowkit._runtime_sender", *common, "--out", str(tx)])
+            )
+        return _combine(plan, *_run_workers(plan, workers, deadline_s))
+    finally:
+        for c in ids:
+            try:
+                client.unregister(c)
+            except (ConnectionError, ValueError):
+                pass  # the agent went away: its coflows go with it
 
 
 def _combine(plan: dict[str, Any], results: dict[int, Any], problems: list[str]) -> pd.DataFrame:

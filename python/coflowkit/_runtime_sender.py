@@ -1,0 +1,125 @@
+"""One host's sending part of ``coflowkit replay --hosts``: sends the host's flows
+at their start instants through its runtime agent, so the coordinator's
+scheduler (``aalo``, ``varys``, ``fair``, ...) paces and marks them.
+
+    python -m coflowkit._runtime_sender PLAN.json --host I --out RESULT.json
+
+The plan is :func:`coflowkit.replay.make_plan`'s with, in addition, every
+host's agent socket (``agents``), one data port per host (``ports``) and the
+runtime's coflow id of each coflow by FIFO rank (``coflow_ids``, registered
+by the driver). The receiving part is ``coflowkit._replay_worker
+--receive-only`` on the same host. The wire format is the worker's: a 16-byte
+header (flow id, size), the flow's bytes, the receiver's one-byte answer once
+it has them all; header and bytes go through a ``CoflowWriter`` (the flow the
+agent sees is ``size + 16`` bytes). Each flow has a connection of its own and
+a thread of its own (the writer blocks, without the GIL, while it is paced or
+paused). The process prints ``ready`` once its agent answers, then reads the
+common start instant ``t0`` on stdin; its result file holds, per flow sent,
+[start, bytes, CRC-32, connected, True, last byte written, scheduled by the
+agent], and the errors, each naming its flow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import zlib
+from typing import Any
+
+from . import _core
+from ._replay_worker import _CHUNK, _HEADER, _payload
+
+
+class Sender:
+    def __init__(self, plan: dict[str, Any], host: int, deadline_s: float) -> None:
+        self.host = host
+        self.addrs = plan["hosts"]
+        self.ports = [int(p) for p in plan["ports"]]
+        self.coflow_ids = [int(c) for c in plan["coflow_ids"]]
+        self.out = [f for f in plan["flows"] if f[1] == host]
+        self.client = _core.AgentClient(plan["agents"][host])
+        self.deadline_s = deadline_s
+        self.t0 = 0.0
+        self.sent: dict[int, list[Any]] = {}
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+
+    def send(self, flow: list[Any]) -> None:
+        fid, _src, dst, size, start, _, rank = flow[:7]
+        time.sleep(max(0.0, self.t0 + start - time.time()))
+        t_start = time.time()
+        left = max(1.0, self.t0 + self.deadline_s - t_start)
+        try:
+            with socket.create_connection((self.addrs[dst], self.ports[dst]), timeout=left) as s:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                t_conn = time.time()
+                crc, n = 0, 0
+                coflow = self.coflow_ids[rank]
+                with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size) as w:
+                    scheduled = w.scheduled
+                    w.sendall(_HEADER.pack(fid, size))
+                    while n < size:
+                        k = min(_CHUNK, size - n)
+                        chunk = _payload(fid, n, k)
+                        w.sendall(chunk)
+                        crc = zlib.crc32(chunk, crc)
+                        n += k
+                t_written = time.time()
+                if s.recv(1) != b"k":
+                    raise OSError("no acknowledgement from the receiver")
+            with self.lock:
+                self.sent[fid] = [t_start, n, crc, t_conn, True, t_written, scheduled]
+        except (OSError, ValueError) as e:
+            with self.lock:
+                self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
+
+    def run(self) -> dict[str, Any]:
+        if not self.client.connected:
+            self.errors.append(f"host {self.host}: the agent at {self.client.socket} cannot be reached")
+            print("ready", flush=True)  # the driver learns of it from the result
+            sys.stdin.readline()
+            return self.result()
+        print("ready", flush=True)
+        self.t0 = float(sys.stdin.readline())
+        threads = [threading.Thread(target=self.send, args=(f,), daemon=True) for f in self.out]
+        for t in threads:
+            t.start()
+        end = self.t0 + self.deadline_s
+        for t in threads:
+            t.join(timeout=max(0.0, end - time.time()))
+        if any(t.is_alive() for t in threads):
+            self.errors.append(
+                f"host {self.host}: not done by the deadline: sent {len(self.sent)} of {len(self.out)} flows"
+            )
+        return self.result()
+
+    def result(self) -> dict[str, Any]:
+        with self.lock:
+            return {"host": self.host, "sent": dict(self.sent), "received": {}, "errors": list(self.errors)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="coflowkit._runtime_sender")
+    ap.add_argument("plan")
+    ap.add_argument("--host", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
+    args = ap.parse_args(argv)
+    with open(args.plan) as f:
+        plan = json.load(f)
+    result = Sender(plan, args.host, args.deadline).run()
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f)
+    os.replace(tmp, args.out)
+    # Threads still blocked past the deadline must not hold the process.
+    os._exit(0 if not result["errors"] else 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

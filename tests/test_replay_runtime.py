@@ -1,0 +1,181 @@
+"""`coflowkit replay --hosts` through the runtime on loopback (not the emulated testbed): a
+coordinator and 3 agents on 127.0.0.1, a tiny trace, every flow sent through a CoflowWriter (so the
+coordinator's scheduler schedules it), every byte checked, results in the simulator's format."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import coflowkit
+from coflowkit import _core
+from coflowkit import replay as rp
+from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from conftest import Cli
+from test_runtime_client import _binary, _free_port, _listening, _stop, _wait
+
+N_HOSTS = 3
+
+
+def _tiny() -> _core.Workload:
+    # coflow, arrival (ns), src, dst, bytes: 4 coflows on 3 hosts, up to 600 KB.
+    rows = [
+        (1, 0, 0, 1, 200_000),
+        (1, 0, 0, 2, 100_000),
+        (2, 10_000_000, 1, 2, 300_000),
+        (2, 10_000_000, 2, 0, 50_000),
+        (3, 20_000_000, 1, 0, 600_000),
+        (4, 20_000_000, 2, 1, 10_000),
+        (4, 20_000_000, 0, 1, 20_000),
+    ]
+    c, a, s, d, b = (list(x) for x in zip(*rows, strict=True))
+    return _core.workload_from_columns(
+        np.array(c, np.uint64), np.array(a, np.uint64), np.array(s, np.uint32), np.array(d, np.uint32),
+        np.array(b, np.uint64), n_hosts=N_HOSTS, source="tiny",
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module", params=["aalo", "fair"])
+def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A coordinator (3 hosts, the scheduler) and an agent per host on loopback; yields the scheduler
+    and a hosts file (distinct data ports and agent sockets)."""
+    _binary()
+    scheduler = request.param
+    tmp = tmp_path_factory.mktemp(f"rt-{scheduler}")
+    token = tmp / "token"
+    token.write_text("a-test-token\n")
+    token.chmod(0o600)
+    port = _free_port()
+    run = [sys.executable, "-m", "coflowkit"]
+    env = {**os.environ, "RUST_LOG": "warn"}
+    coord = subprocess.Popen(
+        [*run, "coordinator", "--hosts", str(N_HOSTS), "--host-rate", "1Gbps", "--scheduler", scheduler,
+         "--listen", f"127.0.0.1:{port}", "--token-file", str(token)],
+        stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    procs = [coord]
+    lines = []
+    try:
+        _wait("the coordinator", lambda: _listening(port), coord)
+        for h in range(N_HOSTS):
+            sock = tmp / f"agent{h}.sock"
+            agent = subprocess.Popen(
+                [*run, "agent", "--host", str(h), "--coordinator", f"http://127.0.0.1:{port}",
+                 "--socket", str(sock), "--socket-mode", "600", "--token-file", str(token)],
+                stderr=subprocess.PIPE, env=env,
+            )  # fmt: skip
+            procs.append(agent)
+            _wait(f"agent {h}", sock.exists, agent)
+            lines.append(f"{h} 127.0.0.1:{_free_port()} {sock}")
+        hosts = tmp / "hosts"
+        hosts.write_text("# index address:port agent-socket\n" + "\n".join(lines) + "\n")
+        yield scheduler, hosts
+    finally:
+        for p in reversed(procs):
+            _stop(p)
+
+
+def test_replay_through_the_agents_checks_every_byte_and_writes_simulator_results(
+    cluster: tuple[str, Path], tmp_path: Path
+) -> None:
+    scheduler, hosts = cluster
+    trace = tmp_path / "tiny.csv"
+    coflowkit.write_trace(_tiny(), trace)
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, "-m", "coflowkit", "replay", "--trace", str(trace), "--hosts", str(hosts),
+         "--label", scheduler, "--out", str(out), "--deadline", "60"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert f"runtime    {scheduler}: mean CCT" in r.stdout and "every byte checked" in r.stdout
+    # Every flow went through its host's agent (scheduled), none as plain TCP.
+    sent = {}
+    for h in range(N_HOSTS):
+        sent.update(json.loads((out / "work" / f"host{h}.sent.json").read_text())["sent"])
+    assert len(sent) == 7 and all(s[6] for s in sent.values())
+    # The simulator's format: its columns, one row per coflow / flow, all the bytes.
+    coflows = pd.read_csv(out / scheduler / "coflows.csv")
+    flows = pd.read_parquet(out / scheduler / "flows.parquet")
+    sim = tmp_path / "sim"
+    coflowkit.simulate(_tiny(), "fair", per_flow=True).write(sim)
+    assert list(coflows.columns) == list(pd.read_csv(sim / "fair" / "coflows.csv").columns) == COFLOW_COLUMNS
+    assert list(flows.columns) == list(pd.read_parquet(sim / "fair" / "flows.parquet").columns) == FLOW_COLUMNS
+    assert sorted(coflows["coflow_id"]) == [1, 2, 3, 4]
+    assert (coflows["cct_s"] > 0).all()
+    assert int(flows["bytes"].sum()) == 1_280_000 and (flows["finish_s"] > flows["start_s"]).all()
+
+
+def test_hosts_files_name_what_is_wrong(tmp_path: Path) -> None:
+    f = tmp_path / "hosts"
+    f.write_text("0 10.0.0.1 /run/a0.sock\n1 10.0.0.2:6000 /run/a1.sock  # a comment\n")
+    assert rp.load_hosts(f) == [
+        rp.RuntimeHost("10.0.0.1", rp.DATA_PORT, "/run/a0.sock"),
+        rp.RuntimeHost("10.0.0.2", 6000, "/run/a1.sock"),
+    ]
+    for text, match in [
+        ("0 10.0.0.1\n", r"hosts:1: expected"),
+        ("0 a /s\n0 b /t\n", r"hosts:2: host 0 given twice"),
+        ("0 a /s\n2 b /t\n", r"missing \[1\]"),
+        ("0 a:70000 /s\n", r"port '70000'"),
+        ("0 a:1 /s\n1 a:1 /t\n", "hosts 0 and 1 both listen on a:1"),
+        ("# nothing\n", "no hosts"),
+    ]:
+        f.write_text(text)
+        with pytest.raises(ValueError, match=match):
+            rp.load_hosts(f)
+
+
+def test_an_agent_that_is_not_there_is_named(tmp_path: Path) -> None:
+    hosts = [rp.RuntimeHost("127.0.0.1", _free_port(), str(tmp_path / f"none{h}.sock")) for h in range(N_HOSTS)]
+    with pytest.raises(RuntimeError, match=r"host 0's agent at .*none0.sock cannot be reached"):
+        rp.replay_on_runtime(_tiny(), hosts, tmp_path / "work", deadline_s=5)
+
+
+def test_the_testbed_workers_run_on_loopback_with_a_port_per_host(tmp_path: Path) -> None:
+    """The plain replay's workers (what replay_on_testbed runs in each namespace), here with one address
+    and a port per host: the driver's start protocol and the byte checks, without namespaces or root."""
+    w = _tiny()
+    plan = rp.make_plan(w, ["127.0.0.1"] * N_HOSTS)
+    plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    workers = []
+    for h in range(N_HOSTS):
+        out = tmp_path / f"host{h}.json"
+        argv = [sys.executable, "-m", "coflowkit._replay_worker", str(path), "--host", str(h), "--out", str(out)]
+        workers.append((f"the worker of host {h}", out, [*argv, "--deadline", "60"]))
+    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60))
+    assert len(flows) == 7 and int(flows["bytes"].sum()) == 1_280_000
+    coflows, _ = rp.tables(w, flows)
+    assert coflows.num_rows == 4
+
+
+def test_replay_with_hosts_refuses_what_it_cannot_do(cli: Cli, tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    hosts.write_text("0 127.0.0.1:1 /nonexistent/a0.sock\n1 127.0.0.1:2 /nonexistent/a1.sock\n")
+    out = tmp_path / "out"
+    for args, what in [
+        (["--policy", "pias"], "'--policy': with --hosts the coordinator's scheduler decides"),
+        (["--simulate", "fair"], "'--simulate': not with --hosts yet"),
+    ]:
+        proc = cli("replay", "--hosts", hosts, *args, "--out", out)
+        assert proc.returncode == 2 and what in proc.stderr, proc.stderr
+    proc = cli("replay", "--label", "aalo", "--out", out)
+    assert proc.returncode == 2 and "'--label': only with --hosts" in proc.stderr, proc.stderr
+    hosts.write_text("1 127.0.0.1:1 /s\n")
+    proc = cli("replay", "--hosts", hosts, "--out", out)
+    assert proc.returncode == 2 and "missing [0]" in proc.stderr, proc.stderr
+    # No agent: named, not a traceback.
+    hosts.write_text("0 127.0.0.1:1 /nonexistent/a0.sock\n1 127.0.0.1:2 /nonexistent/a1.sock\n")
+    proc = cli("replay", "--hosts", hosts, "--max-coflows", 2, "--out", out)
+    assert proc.returncode != 0 and "/nonexistent/a0.sock cannot be reached" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
