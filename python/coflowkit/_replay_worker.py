@@ -94,6 +94,7 @@ class Policy:
     def clock(self, now: float) -> None:
         """The wall clock, before a flow starts (policies whose queues age keep theirs to :meth:`tick`)."""
         self.now = now
+
     #: Seconds between calls of :meth:`tick` (None: never).
     period: float | None = None
 
@@ -131,33 +132,23 @@ class Pias(Policy):
         return []
 
 
-class FifoLm(Policy):
-    """FIFO-LM with eight queues, decided by each sender alone. A light
-    coflow's queue follows its age (its place in arrival order, which all
-    senders agree on without talking): it starts in queue 6 and moves up one
-    queue every ``quantum`` seconds, to queue 0; so older coflows are served
-    first and coflows that arrived within one quantum share a queue. A
-    coflow that has sent ``heavy`` bytes from this host (Baraat's per-link
-    classification, on this host's uplink) is heavy: the heavy coflows share
-    queue 7, below every light one, as Baraat multiplexes heavy tasks with
-    the tasks after them instead of letting them block the line (3.3)."""
+class _ByAge(Policy):
+    """What :class:`FifoLm` and :class:`Tafe` share: a coflow's queue follows
+    its age (moving every ``quantum`` seconds, re-marked at :meth:`tick`) and
+    the bytes this host has sent of it; subclasses say how in
+    ``_queue_at``."""
 
-    def __init__(self, heavy: int, quantum_s: float, t0: float = 0.0) -> None:
-        self.heavy = int(heavy)
+    def __init__(self, quantum_s: float, t0: float) -> None:
         self.quantum = float(quantum_s)
         self.period = self.quantum / 4
-        self.t0 = t0
-        self.now = t0
+        self.t0 = self.now = t0
         self.arrival: dict[int, float] = {}  # flow id -> its coflow's arrival (s after t0)
         self.of: dict[int, int] = {}  # flow id -> coflow rank
         self.bytes: dict[int, int] = {}  # coflow rank -> bytes sent from here
         self.users: dict[int, int] = {}  # coflow rank -> active flows here
 
     def _queue_at(self, fid: int, now: float) -> int:
-        age = max(0.0, now - self.t0 - self.arrival[fid])
-        if self.bytes.get(self.of[fid], 0) >= self.heavy:
-            return 7
-        return max(0, 6 - int(age / self.quantum))
+        raise NotImplementedError
 
     def clock(self, now: float) -> None:
         """Ages move only at :meth:`tick`, which re-marks the flows whose queue changed."""
@@ -170,18 +161,6 @@ class FifoLm(Policy):
 
     def queue(self, fid: int) -> int:
         return self._queue_at(fid, self.now) if fid in self.of else 7
-
-    def limit(self, fid: int, sent: int) -> int:
-        left = self.heavy - self.bytes.get(self.of[fid], 0)
-        return left if left > 0 else 1 << 62
-
-    def sent(self, flow: list[Any], n: int) -> list[int]:
-        c = flow[6]
-        before = self.bytes.get(c, 0)
-        self.bytes[c] = before + n
-        if before < self.heavy <= before + n:
-            return [f for f, cc in self.of.items() if cc == c]
-        return []
 
     def tick(self, now: float) -> list[int]:
         """The clock moved to ``now``: the flows whose queue changed with their age."""
@@ -199,6 +178,40 @@ class FifoLm(Policy):
         return []
 
 
+class FifoLm(_ByAge):
+    """FIFO-LM with eight queues, decided by each sender alone. A light
+    coflow's queue follows its age (its place in arrival order, which all
+    senders agree on without talking): it starts in queue 6 and moves up one
+    queue every ``quantum`` seconds, to queue 0; so older coflows are served
+    first and coflows that arrived within one quantum share a queue. A
+    coflow that has sent ``heavy`` bytes from this host (Baraat's per-link
+    classification, on this host's uplink) is heavy: the heavy coflows share
+    queue 7, below every light one, as Baraat multiplexes heavy tasks with
+    the tasks after them instead of letting them block the line (3.3)."""
+
+    def __init__(self, heavy: int, quantum_s: float, t0: float = 0.0) -> None:
+        super().__init__(quantum_s, t0)
+        self.heavy = int(heavy)
+
+    def _queue_at(self, fid: int, now: float) -> int:
+        age = max(0.0, now - self.t0 - self.arrival[fid])
+        if self.bytes.get(self.of[fid], 0) >= self.heavy:
+            return 7
+        return max(0, 6 - int(age / self.quantum))
+
+    def limit(self, fid: int, sent: int) -> int:
+        left = self.heavy - self.bytes.get(self.of[fid], 0)
+        return left if left > 0 else 1 << 62
+
+    def sent(self, flow: list[Any], n: int) -> list[int]:
+        c = flow[6]
+        before = self.bytes.get(c, 0)
+        self.bytes[c] = before + n
+        if before < self.heavy <= before + n:
+            return [f for f, cc in self.of.items() if cc == c]
+        return []
+
+
 def _age_queue(first: int, n: int, age_s: float, quantum_s: float) -> int:
     """FIFO by age on the queues ``first .. first + n - 1``: a coflow enters the
     band's lowest queue and climbs one queue per ``quantum_s`` of age, so every
@@ -207,7 +220,7 @@ def _age_queue(first: int, n: int, age_s: float, quantum_s: float) -> int:
     return first + max(0, n - 1 - int(max(0.0, age_s) / quantum_s))
 
 
-class Tafe(Policy):
+class Tafe(_ByAge):
     """TAFE's task-awareness, decided by each sender on what it has sent: a
     task (coflow) is at level k once this host has sent ``thresholds[k-1]``
     bytes of it (TAFE counts the task's bytes everywhere: here each sender
@@ -220,18 +233,12 @@ class Tafe(Policy):
     by TCP."""
 
     def __init__(self, thresholds: list[int], quantum_s: float, t0: float = 0.0) -> None:
+        super().__init__(quantum_s, t0)
         self.thresholds = sorted(int(t) for t in thresholds)[:7]
         levels = len(self.thresholds) + 1
         width = [8 // levels] * levels
         width[0] += 8 - sum(width)
         self.bands = [(sum(width[:k]), width[k]) for k in range(levels)]
-        self.quantum = float(quantum_s)
-        self.period = self.quantum / 4
-        self.t0 = self.now = t0
-        self.arrival: dict[int, float] = {}
-        self.of: dict[int, int] = {}
-        self.bytes: dict[int, int] = {}
-        self.users: dict[int, int] = {}
 
     def level(self, c: int) -> int:
         b = self.bytes.get(c, 0)
@@ -240,18 +247,6 @@ class Tafe(Policy):
     def _queue_at(self, fid: int, now: float) -> int:
         first, n = self.bands[self.level(self.of[fid])]
         return _age_queue(first, n, now - self.t0 - self.arrival[fid], self.quantum)
-
-    def clock(self, now: float) -> None:
-        """Ages move only at :meth:`tick`, which re-marks the flows whose queue changed."""
-
-    def start(self, flow: list[Any]) -> None:
-        fid, c = flow[0], flow[6]
-        self.arrival[fid] = flow[7]
-        self.of[fid] = c
-        self.users[c] = self.users.get(c, 0) + 1
-
-    def queue(self, fid: int) -> int:
-        return self._queue_at(fid, self.now) if fid in self.of else 7
 
     def limit(self, fid: int, sent: int) -> int:
         b = self.bytes.get(self.of[fid], 0)
@@ -263,22 +258,6 @@ class Tafe(Policy):
         before = self.level(c)
         self.bytes[c] = self.bytes.get(c, 0) + n
         return [f for f, cc in self.of.items() if cc == c] if self.level(c) != before else []
-
-    def tick(self, now: float) -> list[int]:
-        changed = [f for f in self.of if self._queue_at(f, now) != self._queue_at(f, self.now)]
-        self.now = now
-        return changed
-
-    def finish(self, flow: list[Any]) -> list[int]:
-        c = self.of.pop(flow[0])
-        self.arrival.pop(flow[0], None)
-        self.users[c] -= 1
-        if self.users[c] == 0:
-            del self.users[c]
-            self.bytes.pop(c, None)
-        return []
-
-
 
 
 class Karuna(Policy):

@@ -66,8 +66,10 @@ mod tests {
     fn the_checked_in_messages_are_what_the_proto_generates() {
         let generated = concat!(env!("OUT_DIR"), "/messages/coflowkit.runtime.v1.rs");
         assert!(
-            include_str!(concat!(env!("OUT_DIR"), "/messages/coflowkit.runtime.v1.rs"))
-                == include_str!("proto_messages.rs"),
+            include_str!(concat!(
+                env!("OUT_DIR"),
+                "/messages/coflowkit.runtime.v1.rs"
+            )) == include_str!("proto_messages.rs"),
             "crates/runtime/src/proto_messages.rs is stale: copy {generated} over it"
         );
     }

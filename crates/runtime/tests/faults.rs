@@ -14,30 +14,17 @@
 mod common;
 
 use coflowkit_runtime::agent::AgentOptions;
-use coflowkit_runtime::client::{AgentClient, CoflowWriter};
+use coflowkit_runtime::client::AgentClient;
 use coflowkit_runtime::proto;
 use coflowkit_runtime::proto::client_request::Kind;
 use coflowkit_runtime::{wire, PROTOCOL_VERSION};
-use common::{connect, Cluster, Pattern, Receiver};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use common::{connect, write_pattern, Cluster, Pattern, Receiver};
+use std::io::Read;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const MB: u64 = 1_000_000;
 const WAIT: Duration = Duration::from_secs(30);
-
-/// Writes the next `bytes` of `pattern` (a multiple of 8).
-fn write_pattern(w: &mut CoflowWriter<TcpStream>, pattern: &mut Pattern, bytes: u64) {
-    let mut buf = vec![0u8; 64 << 10];
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        pattern.fill(&mut buf[..n]);
-        w.write_all(&buf[..n]).unwrap();
-        left -= n as u64;
-    }
-}
 
 fn wait_until(what: &str, cond: impl Fn() -> bool) {
     let t0 = Instant::now();

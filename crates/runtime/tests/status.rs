@@ -7,27 +7,15 @@
 mod common;
 
 use coflowkit_runtime::agent::{self, AgentConfig, AgentOptions};
-use coflowkit_runtime::client::{AgentClient, CoflowWriter};
-use common::{connect, free_port, http_get, Cluster, Pattern, Receiver, TOKEN};
-use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use coflowkit_runtime::client::AgentClient;
+use common::{connect, free_port, http_get, write_pattern, Cluster, Pattern, Receiver, TOKEN};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const MB: u64 = 1_000_000;
 const WAIT: Duration = Duration::from_secs(30);
-
-fn write_pattern(w: &mut CoflowWriter<TcpStream>, pattern: &mut Pattern, bytes: u64) {
-    let mut buf = vec![0u8; 64 << 10];
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        pattern.fill(&mut buf[..n]);
-        w.write_all(&buf[..n]).unwrap();
-        left -= n as u64;
-    }
-}
 
 /// Polls `GET path` until the body satisfies `cond`; returns the body.
 fn wait_body(addr: SocketAddr, path: &str, what: &str, cond: impl Fn(&str) -> bool) -> String {

@@ -5,9 +5,10 @@
 #![allow(dead_code)]
 
 use coflowkit_runtime::agent::{self, AgentConfig, AgentHandle, AgentOptions};
+use coflowkit_runtime::client::CoflowWriter;
 use coflowkit_runtime::coordinator::{self, CoordinatorConfig, CoordinatorHandle};
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -211,6 +212,18 @@ impl Pattern {
             self.0 = x;
             chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
         }
+    }
+}
+
+/// Writes the next `bytes` of `pattern` (a multiple of 8) through `w`.
+pub fn write_pattern(w: &mut CoflowWriter<TcpStream>, pattern: &mut Pattern, bytes: u64) {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        pattern.fill(&mut buf[..n]);
+        w.write_all(&buf[..n]).unwrap();
+        left -= n as u64;
     }
 }
 
