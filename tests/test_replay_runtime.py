@@ -164,13 +164,18 @@ def test_replay_with_hosts_refuses_what_it_cannot_do(cli: Cli, tmp_path: Path) -
     hosts.write_text("0 127.0.0.1:1 /nonexistent/a0.sock\n1 127.0.0.1:2 /nonexistent/a1.sock\n")
     out = tmp_path / "out"
     for args, what in [
-        (["--policy", "pias"], "'--policy': with --hosts the coordinator's scheduler decides"),
+        (["--policy", "pias"], "'--policy': with --hosts or --scheduler the coordinator's scheduler decides"),
         (["--simulate", "fair"], "'--simulate': not with --hosts yet"),
+        (["--scheduler", "aalo"], "'--scheduler': not with --hosts"),
     ]:
         proc = cli("replay", "--hosts", hosts, *args, "--out", out)
         assert proc.returncode == 2 and what in proc.stderr, proc.stderr
     proc = cli("replay", "--label", "aalo", "--out", out)
     assert proc.returncode == 2 and "'--label': only with --hosts" in proc.stderr, proc.stderr
+    proc = cli("replay", "--scheduler", "nosuch", "--out", out)
+    assert proc.returncode == 2 and "nosuch" in proc.stderr, proc.stderr
+    proc = cli("replay", "--scheduler", "aalo", "--policy", "pias", "--out", out)
+    assert proc.returncode == 2 and "'--policy'" in proc.stderr, proc.stderr
     hosts.write_text("1 127.0.0.1:1 /s\n")
     proc = cli("replay", "--hosts", hosts, "--out", out)
     assert proc.returncode == 2 and "missing [0]" in proc.stderr, proc.stderr

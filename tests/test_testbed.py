@@ -7,6 +7,7 @@ name and a temporary state directory, and always tears down.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import coflowkit
@@ -310,3 +312,46 @@ def test_dcas_policy_fifo_small_and_large_by_bytes_left() -> None:
     # No byte sent for longer than T: <1, 0>, the top of the large band.
     assert p2.tick(100.6) == [3] and p2.queue(3) == 4
     assert p2.finish(huge) == [] and p2.left == {}
+
+
+def _ns_pids(ns: str) -> list[str]:
+    return subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+
+
+@needs_root
+def test_replay_through_the_runtime_on_the_testbed(bed: tuple[tb.Plan, Path], tmp_path: Path, cli: Cli) -> None:
+    """`replay --scheduler aalo`: the coordinator on the management bridge, an agent in each host's
+    namespace, every flow through its host's agent over the data network; all stopped afterwards."""
+    from coflowkit.cli import _runtime_binary
+
+    try:
+        _runtime_binary()
+    except Exception:
+        pytest.skip("coflowkit-runtime is not built (cargo build -p coflowkit-runtime)")
+    p, state_dir = bed
+    rows = [  # coflow, arrival (ns), src, dst, bytes
+        (1, 0, 0, 1, 200_000), (1, 0, 0, 2, 100_000), (2, 10_000_000, 1, 2, 300_000), (2, 10_000_000, 2, 0, 50_000),
+        (3, 20_000_000, 1, 0, 600_000), (4, 20_000_000, 2, 1, 10_000), (4, 20_000_000, 0, 1, 20_000),
+    ]  # fmt: skip
+    w = _columns_workload(rows, 3)
+    trace = tmp_path / "tiny.csv"
+    coflowkit.write_trace(w, trace)
+    out = tmp_path / "out"
+    proc = cli("replay", "--testbed", p.name, "--state-dir", state_dir, "--trace", trace, "--scheduler", "aalo",
+               "--out", out, "--deadline", 60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "runtime    aalo: mean CCT" in proc.stdout and "every byte checked" in proc.stdout
+    sent = {}
+    for h in range(3):
+        sent.update(json.loads((out / "work" / f"host{h}.sent.json").read_text())["sent"])
+    assert len(sent) == 7 and all(s[6] for s in sent.values())  # every flow scheduled by its host's agent
+    coflows = pd.read_csv(out / "aalo" / "coflows.csv")
+    flows = pd.read_parquet(out / "aalo" / "flows.parquet")
+    assert list(coflows.columns) == COFLOW_COLUMNS and list(flows.columns) == FLOW_COLUMNS
+    assert sorted(coflows["coflow_id"]) == [1, 2, 3, 4] and int(flows["bytes"].sum()) == 1_280_000
+    # The agents are gone from the namespaces, and the coordinator from the management address.
+    assert all(_ns_pids(ns) == [] for ns in p.host_ns)
+    # A coordinator that cannot start is named, and nothing is left behind either.
+    with pytest.raises(RuntimeError, match=r"the coordinator \(nosuch\) exited"):
+        rp.replay_on_testbed_runtime(w, "nosuch", p.name, state_dir, tmp_path / "bad", deadline_s=30)
+    assert all(_ns_pids(ns) == [] for ns in p.host_ns)

@@ -4,11 +4,15 @@ under the scheduler each policy stands for; writes
 ``docs/testbed-vs-simulation.md`` and its figures (needs root)::
 
     sudo .venv/bin/python examples/testbed/sim_vs_testbed.py [--hosts 16] [--rate 100Mbps]
-        [--size-scale 0.0002] [--time-scale 0.02] [--max-coflows K] [--policies plain,pias,fifo-lm,tafe,karuna,dcas]
+        [--size-scale 0.0002] [--time-scale 0.02] [--max-coflows K]
+        [--policies plain,pias,fifo-lm,tafe,karuna,dcas,aalo,varys]
 
 The workload is FB2010 (../shared/data) fitted to the testbed
 (``coflowkit.replay.fit``). The testbed is brought up under its own name and
-always taken down. Each policy's per-coflow CCTs are compared with the
+always taken down. ``aalo`` and ``varys`` run through the runtime
+(``coflowkit.replay.replay_on_testbed_runtime``: the coordinator with that
+scheduler, an agent in every host's namespace), the rest as sender
+policies. Each policy's per-coflow CCTs are compared with the
 simulated ones coflow by coflow; the page states the gap of the average CCT
 per scheduler and whether the ranking of schedulers agrees.
 """
@@ -47,7 +51,11 @@ SIMULATED = {
     "tafe": "tafe",
     "karuna": "karuna",
     "dcas": "dcas",
+    "aalo": "aalo",
+    "varys": "varys",
 }
+#: What runs through the runtime's coordinator and agents rather than as a sender policy.
+RUNTIME = ("aalo", "varys")
 #: A gap to explain: testbed and simulated average CCT differ by more than this.
 GAP = 0.25
 
@@ -80,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     fw = fitted.workload
     print(f"{fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    specs = {p: rp.policy_spec(p, fw) for p in policies}
+    specs = {p: rp.policy_spec(p, fw) for p in policies if p not in RUNTIME}
     sim_specs = []
     for p in policies:
         s = SIMULATED[p]
@@ -113,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             before = sum((dg.counters(ns) for ns in bed.host_ns), Counter())
             drops0 = dg.class_drops(bed)
             t = time.time()
-            flows = rp.replay_on_testbed(fw, args.name, policy=specs[p], work_dir=args.out / p, nice=args.nice)
+            if p in RUNTIME:
+                flows = rp.replay_on_testbed_runtime(fw, p, args.name, work_dir=args.out / p)
+            else:
+                flows = rp.replay_on_testbed(fw, args.name, policy=specs[p], work_dir=args.out / p, nice=args.nice)
             wall[p] = time.time() - t
             grew = sum((dg.counters(ns) for ns in bed.host_ns), Counter())
             drops1 = dg.class_drops(bed)

@@ -16,6 +16,7 @@
     coflowkit testbed up --topology SPEC | down | status | check | exec HOST -- CMD
     coflowkit replay [--trace PATH] [--testbed NAME] [--size-scale F] [--time-scale F] [--simulate fair] --out DIR
     coflowkit replay [--trace PATH] --hosts FILE [--label NAME] ... --out DIR   (through the runtime's agents)
+    coflowkit replay [--trace PATH] [--testbed NAME] --scheduler aalo|varys|fair ... --out DIR   (runtime, testbed)
     coflowkit coordinator --hosts N --token-file F [--scheduler aalo] [--host-rate 1Gbps] ...
     coflowkit agent --host H --socket PATH --token-file F [--coordinator URL] ...
 
@@ -534,6 +535,14 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
     "lines, one per host; the coordinator and agents must be up, and the coordinator's scheduler schedules.",
 )
 @click.option(
+    "--scheduler",
+    "rt_scheduler",
+    default=None,
+    help="Replay through the runtime on the testbed: a coordinator with this scheduler (aalo, varys, fair, ...) "
+    "on the management bridge, an agent in every host's namespace, every flow through its host's agent; "
+    "results go to OUT/SCHEDULER. All of it is stopped at the end.",
+)
+@click.option(
     "--label",
     default=None,
     help="With --hosts: the results' directory name under OUT (say, the coordinator's scheduler; "
@@ -612,6 +621,7 @@ def replay_cmd(
     trace_path: Path | None,
     testbed_name: str,
     hosts_path: Path | None,
+    rt_scheduler: str | None,
     label: str | None,
     state_dir: Path | None,
     size_scale: float,
@@ -635,6 +645,9 @@ def replay_cmd(
     With --hosts the flows go through the runtime's agents instead (one receiver and one
     sender process per host, every flow through a CoflowWriter), so the coordinator's
     scheduler (aalo, varys, fair, ...) schedules them; results go to OUT/LABEL.
+    With --scheduler the same runs on the testbed: a coordinator on its management
+    bridge, an agent and the replay's receiver and sender in every host's namespace,
+    all stopped at the end; results go to OUT/SCHEDULER.
     """
     from . import replay as rp
     from . import testbed as tb
@@ -642,12 +655,23 @@ def replay_cmd(
 
     specs = _check_schedulers(sim_specs) if sim_specs else []
     hosts = None
-    if hosts_path is not None:
+    if rt_scheduler is not None:
+        if hosts_path is not None:
+            raise click.BadParameter(
+                "not with --hosts (the testbed's own agents are started)", param_hint="'--scheduler'"
+            )
+        _check_schedulers(rt_scheduler)
+        if "," in rt_scheduler:
+            raise click.BadParameter("one scheduler (the coordinator's)", param_hint="'--scheduler'")
+        if label is None:
+            label = rt_scheduler
+    if hosts_path is not None or rt_scheduler is not None:
         if policy != "plain":
             raise click.BadParameter(
-                "with --hosts the coordinator's scheduler decides; sender policies are the testbed's",
+                "with --hosts or --scheduler the coordinator's scheduler decides; sender policies are the testbed's",
                 param_hint="'--policy'",
             )
+    if hosts_path is not None:
         if specs:
             raise click.BadParameter("not with --hosts yet (the hosts' fabric is not known)", param_hint="'--simulate'")
         try:
@@ -655,8 +679,10 @@ def replay_cmd(
         except (ValueError, OSError) as e:
             raise click.BadParameter(_one_line(e), param_hint="'--hosts'") from None
         n_hosts = len(hosts)
-    elif label is not None:
-        raise click.BadParameter("only with --hosts (a testbed replay is named by its policy)", param_hint="'--label'")
+    elif label is not None and rt_scheduler is None:
+        raise click.BadParameter(
+            "only with --hosts or --scheduler (a testbed replay is named by its policy)", param_hint="'--label'"
+        )
     else:
         with _testbed_errors():
             p = tb.load_plan(testbed_name, state_dir)
@@ -675,26 +701,34 @@ def replay_cmd(
     except ValueError as e:
         hint = "'--thresholds'" if policy in ("pias", "tafe", "karuna") else "'--policy'"
         raise click.BadParameter(_one_line(e), param_hint=hint) from None
-    click.echo(f"policy     {spec}" if hosts is None else f"runtime    {n_hosts} hosts' agents ({hosts_path})")
+    runtime = hosts is not None or rt_scheduler is not None
+    if rt_scheduler is not None:
+        click.echo(f"runtime    {rt_scheduler} on testbed {testbed_name}: {n_hosts} agents in the hosts' namespaces")
+    else:
+        click.echo(f"policy     {spec}" if hosts is None else f"runtime    {n_hosts} hosts' agents ({hosts_path})")
     out_dir.mkdir(parents=True, exist_ok=True)
     write_trace(fw, out_dir / "workload.csv")
     with _testbed_errors(), _data_errors():
         try:
-            if hosts is None:
+            if rt_scheduler is not None:
+                flows = rp.replay_on_testbed_runtime(
+                    fw, rt_scheduler, testbed_name, state_dir, out_dir / "work", deadline, _runtime_binary()
+                )
+            elif hosts is None:
                 flows = rp.replay_on_testbed(fw, testbed_name, state_dir, spec, out_dir / "work", deadline)
             else:
                 flows = rp.replay_on_runtime(fw, hosts, out_dir / "work", deadline)
         except RuntimeError as e:
             raise DataError(_one_line(e)) from None
     coflows, flow_table = rp.tables(fw, flows)
-    name = policy if hosts is None else _dirname(label or "runtime")
+    name = _dirname(label or "runtime") if runtime else policy
     d = out_dir / name
     d.mkdir(exist_ok=True)
     _write_table(coflows, d / "coflows.csv", d / "coflows.parquet")
     _write_table(flow_table, d / "flows.csv", d / "flows.parquet")
     cct = coflows.column("cct_s").to_numpy()
     click.echo(
-        f"{'testbed' if hosts is None else 'runtime':<10} {name}: mean CCT {cct.mean():.4f} s, p95 {np.percentile(cct, 95):.4f} s "
+        f"{'runtime' if runtime else 'testbed':<10} {name}: mean CCT {cct.mean():.4f} s, p95 {np.percentile(cct, 95):.4f} s "
         f"({fw.n_flows} flows, {int(flows['bytes'].sum())} bytes, every byte checked)"
     )
     if specs:

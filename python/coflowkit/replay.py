@@ -19,6 +19,9 @@ hosts file, :func:`load_hosts`, names each host's address and agent socket):
 per host a receiver (the same worker, receiving only) and a sender
 (``coflowkit._runtime_sender``) that writes every flow through a
 ``CoflowWriter``, so the coordinator's scheduler schedules it.
+:func:`replay_on_testbed_runtime` does the same on the testbed: it starts
+the coordinator on the management bridge and an agent in every host's
+namespace, runs each host's receiver and sender there, and stops them all.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -381,6 +386,7 @@ def replay_on_runtime(
     hosts: list[RuntimeHost],
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
+    wrap: Callable[[int, list[str]], list[str]] | None = None,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to ``len(hosts)`` hosts) through the
     runtime: the agents of ``hosts`` and their coordinator must be up. Each
@@ -391,7 +397,9 @@ def replay_on_runtime(
     host, and every flow goes through a ``CoflowWriter``, so the
     coordinator's scheduler paces and marks it. Returns what
     :func:`replay_on_testbed` returns; every byte is checked (CRC-32 at both
-    ends) and every coflow unregistered at the end."""
+    ends) and every coflow unregistered at the end. ``wrap(h, argv)`` is the
+    command line running host ``h``'s receiver or sender ``argv`` (say,
+    inside its namespace; default: as is)."""
     if workload.n_hosts > len(hosts):
         raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
     plan = make_plan(workload, [h.address for h in hosts])
@@ -413,16 +421,12 @@ def replay_on_runtime(
         for h in range(len(hosts)):
             common = [str(plan_path), "--host", str(h), "--deadline", str(deadline_s)]
             rx, tx = work / f"host{h}.received.json", work / f"host{h}.sent.json"
-            workers.append(
-                (
-                    f"the receiver of host {h}",
-                    rx,
-                    [sys.executable, "-m", "coflowkit._replay_worker", *common, "--out", str(rx), "--receive-only"],
-                )
-            )
-            workers.append(
-                (f"the sender of host {h}", tx, [sys.executable, "-m", "coflowkit._runtime_sender", *common, "--out", str(tx)])
-            )
+            rx_argv = [sys.executable, "-m", "coflowkit._replay_worker", *common, "--out", str(rx), "--receive-only"]
+            tx_argv = [sys.executable, "-m", "coflowkit._runtime_sender", *common, "--out", str(tx)]
+            if wrap is not None:
+                rx_argv, tx_argv = wrap(h, rx_argv), wrap(h, tx_argv)
+            workers.append((f"the receiver of host {h}", rx, rx_argv))
+            workers.append((f"the sender of host {h}", tx, tx_argv))
         return _combine(plan, *_run_workers(plan, workers, deadline_s))
     finally:
         for c in ids:
@@ -430,6 +434,117 @@ def replay_on_runtime(
                 client.unregister(c)
             except (ConnectionError, ValueError):
                 pass  # the agent went away: its coflows go with it
+
+
+def host_rate_bps(p: Any) -> float:
+    """The rate the coordinator gives every host of testbed plan ``p``: the
+    slowest of the hosts' own shaped ports (their NICs), or of all ports."""
+    own = [port.capacity_bps for port in p.ports if port.ns in p.host_ns]
+    return float(min(own or [port.capacity_bps for port in p.ports]))
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGINT each (the runtime's clean exit), then SIGKILL what is still there after 5 s."""
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    end = time.monotonic() + 5
+    for proc in reversed(procs):
+        try:
+            proc.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _await(what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if ready():
+            return
+        if proc.poll() is not None:
+            tail = " ".join(log.read_text(errors="replace").split()[-60:]) if log.exists() else ""
+            raise RuntimeError(f"replay: {what} exited with {proc.returncode}: {tail}")
+        time.sleep(0.05)
+    raise RuntimeError(f"replay: {what} was not ready after {timeout:.0f} s (its log: {log})")
+
+
+def replay_on_testbed_runtime(
+    workload: _core.Workload,
+    scheduler: str,
+    name: str = "ck",
+    state_dir: Path | None = None,
+    work_dir: Path | None = None,
+    deadline_s: float = 600.0,
+    runtime_binary: str | None = None,
+) -> pd.DataFrame:
+    """Replays ``workload`` (fitted to the testbed) on testbed ``name``
+    through the runtime: a coordinator (``scheduler``, every host at
+    :func:`host_rate_bps`) outside the namespaces, listening on the
+    management bridge's address; one agent per host inside its namespace,
+    reaching the coordinator over the management network; then
+    :func:`replay_on_runtime` with each host's receiver and sender inside its
+    namespace, addressed by the host's data address. Every process it starts
+    is stopped when it returns or raises; their logs stay in ``work_dir``."""
+    import shutil
+    import socket
+    import tempfile
+
+    from . import testbed as tb
+
+    if runtime_binary is None:
+        from .cli import _runtime_binary
+
+        runtime_binary = _runtime_binary()
+    p = tb.load_plan(name, state_dir)
+    work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
+    work.mkdir(parents=True, exist_ok=True)
+    token = work / "token"
+    token.write_text(os.urandom(24).hex() + "\n")
+    token.chmod(0o600)
+    with socket.socket() as s:  # a free port on the management address (the testbed's own)
+        s.bind((p.mgmt_root_ip, 0))
+        port = int(s.getsockname()[1])
+    env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn")}
+    procs: list[subprocess.Popen[bytes]] = []
+    # The agents' sockets in a short directory of their own (a socket's path has at most 107 bytes).
+    socks = Path(tempfile.mkdtemp(prefix=f"ck-{p.name}-"))
+
+    def start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+        with open(log, "wb") as f:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, env=env)
+        procs.append(proc)
+        return proc
+
+    def listening() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex((p.mgmt_root_ip, port)) == 0
+
+    try:
+        log = work / "coordinator.log"
+        coord = start(
+            [runtime_binary, "coordinator", "--hosts", str(p.n_hosts), "--host-rate", f"{host_rate_bps(p):.0f}",
+             "--scheduler", scheduler, "--listen", f"{p.mgmt_root_ip}:{port}", "--token-file", str(token)],
+            log,
+        )  # fmt: skip
+        _await(f"the coordinator ({scheduler})", listening, coord, log, 30)
+        hosts = []
+        for h in range(p.n_hosts):
+            sock = socks / f"agent{h}.sock"
+            log = work / f"agent{h}.log"
+            agent = start(
+                tb.ns_cmd(p, h, [runtime_binary, "agent", "--host", str(h), "--coordinator",
+                                 f"http://{p.mgmt_root_ip}:{port}", "--socket", str(sock), "--socket-mode", "600",
+                                 "--token-file", str(token), "--hello-retry-ms", "20000"]),
+                log,
+            )  # fmt: skip
+            hosts.append(RuntimeHost(p.host_ip[h], DATA_PORT, str(sock)))
+        for h, host in enumerate(hosts):
+            _await(f"the agent of host {h}", Path(host.agent_socket).exists, procs[1 + h], work / f"agent{h}.log", 30)
+        return replay_on_runtime(workload, hosts, work, deadline_s, wrap=lambda h, argv: tb.ns_cmd(p, h, argv))
+    finally:
+        _stop_all(procs)
+        shutil.rmtree(socks, ignore_errors=True)
 
 
 def _combine(plan: dict[str, Any], results: dict[int, Any], problems: list[str]) -> pd.DataFrame:
