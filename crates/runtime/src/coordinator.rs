@@ -169,30 +169,11 @@ pub struct Core {
 /// D-CLAS's (`q1 * e^i`, Aalo's defaults: 10 queues, E = 10, Q1hi =
 /// 10 MiB) under `aalo`; none under other schedulers.
 pub fn local_thresholds(spec: &SchedulerSpec) -> Vec<f64> {
-    if spec.name != "aalo" && spec.name != "aalo-local" {
-        return vec![];
-    }
-    let param = |key: &str| {
-        spec.params
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    };
-    // The scheduler was built from the same spec, so these parse; the
-    // defaults are D-CLAS's.
-    let k = param("k")
-        .and_then(|v| coflowkit_model::parse::uint(v).ok())
-        .map_or(10, |k| k.clamp(1, 64) as usize);
-    let e = param("e")
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|e| e.is_finite() && *e > 1.0)
-        .unwrap_or(10.0);
-    let q1 = param("q1")
-        .and_then(|v| coflowkit_model::parse::bytes(v).ok())
-        .filter(|b| b.0 > 0)
-        .map_or((10u64 << 20) as f64, |b| b.0 as f64);
-    coflowkit_sched::aalo::AaloConfig::exponential(k, e, q1).thresholds
+    // The scheduler was built from the same spec, so it parses.
+    coflowkit_sched::aalo::AaloConfig::of_spec(spec)
+        .ok()
+        .flatten()
+        .map_or_else(Vec::new, |cfg| cfg.thresholds)
 }
 
 /// The scheduler spec the coordinator builds (see the module doc on `aalo`).

@@ -195,6 +195,15 @@ impl SchedulerSpec {
         }
         Ok(SchedulerSpec { name, params })
     }
+
+    /// The value of parameter `key`, the last one given if repeated.
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 fn unknown(name: &str) -> SchedulerError {
@@ -247,13 +256,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             key: k.clone(),
         });
     }
-    let param = |key: &str| {
-        spec.params
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    };
+    let param = |key: &str| spec.param(key);
     Ok(match name {
         "fair" | "fifo" => {
             let incremental = match param("solver").unwrap_or("auto") {
@@ -706,6 +709,16 @@ impl TafeConfig {
 }
 
 impl AaloConfig {
+    /// D-CLAS's configuration of an `aalo` or `aalo-local` spec (`Ok(None)`
+    /// for any other scheduler): what [`build`] gives it, for drivers that
+    /// need its queues too (the runtime's agents).
+    pub fn of_spec(spec: &SchedulerSpec) -> Result<Option<AaloConfig>, SchedulerError> {
+        if spec.name != "aalo" && spec.name != "aalo-local" {
+            return Ok(None);
+        }
+        AaloConfig::from_params(&spec.name, &|key: &str| spec.param(key)).map(Some)
+    }
+
     /// D-CLAS's configuration from a spec's parameters (`param(key)` gives
     /// the value of `key`, if set); `name` is `aalo` or `aalo-local`.
     fn from_params<'a>(
@@ -906,14 +919,7 @@ mod tests {
     fn aalo_parameters_parse_and_errors_name_the_key() {
         let cfg = |spec: &str| {
             let s = SchedulerSpec::parse(spec).unwrap();
-            let param = |key: &str| {
-                s.params
-                    .iter()
-                    .rev()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, v)| v.as_str())
-            };
-            AaloConfig::from_params(&s.name, &param)
+            AaloConfig::of_spec(&s).map(|c| c.expect("an aalo spec"))
         };
         assert_eq!(cfg("aalo").unwrap(), AaloConfig::paper());
         let c = cfg("aalo:k=3;e=4;q1=1MB;weights=5/2/1;queues=strict;delta=0").unwrap();

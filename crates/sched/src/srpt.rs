@@ -41,7 +41,12 @@ impl Scheduler for Srpt {
         self.order
             .extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
         sort_with_ties(&mut self.order, |x| x.0, |x| x.1, BYTES_TIE);
-        greedy_fill(&view, self.order.iter().map(|x| x.1), &mut self.residual, out);
+        greedy_fill(
+            &view,
+            self.order.iter().map(|x| x.1),
+            &mut self.residual,
+            out,
+        );
         None
     }
 }

@@ -41,11 +41,11 @@
 //! bytes (`flow_sent`); `active_coflows` holds exactly the coflows released
 //! and not completed, in release order (`release_coflow`, `complete_coflow`).
 
+use crate::radix::RadixQueue;
 use coflowkit_model::{
     ceil_ns_time, BitsPerSec, CoflowId, CoflowSpec, DagId, Dur, Fabric, FlowKey, FlowKind,
     FlowSpec, HostId, JobStage, LinkId, Time,
 };
-use crate::radix::RadixQueue;
 use std::collections::HashMap;
 
 /// Index of a flow in a [`NetState`].

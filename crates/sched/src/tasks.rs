@@ -48,13 +48,14 @@ impl TaskIdConfig {
                 self.counters = n as u32;
             }
             "background" => {
-                self.background_from = if value == "none" {
-                    None
-                } else {
-                    Some(coflowkit_model::parse::uint(value).map_err(|m| {
-                        format!("{m} (the first background coflow id, or none)")
-                    })?)
-                }
+                self.background_from =
+                    if value == "none" {
+                        None
+                    } else {
+                        Some(coflowkit_model::parse::uint(value).map_err(|m| {
+                            format!("{m} (the first background coflow id, or none)")
+                        })?)
+                    }
             }
             _ => return Ok(false),
         }
