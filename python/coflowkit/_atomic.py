@@ -8,6 +8,7 @@ and no partial file behind.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Iterator
@@ -27,3 +28,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_json(path: str | os.PathLike[str], obj: object, indent: int | None = None) -> None:
+    """Write ``obj`` as JSON to ``path`` through :func:`atomic_path`: readers
+    see the old file or the whole new one, never a partial one."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=indent))

@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from ._atomic import write_json
+
 _HEADER = struct.Struct("!QQ")
 _BLOCK_LEN = 1 << 20
 #: The block twice, so that any window of up to a block is one slice (no copy).
@@ -700,10 +702,7 @@ def main(argv: list[str] | None = None) -> int:
         result = worker.loop.run_until_complete(worker.run())
     finally:
         worker.loop.close()
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f)
-    os.replace(tmp, args.out)
+    write_json(args.out, result)
     return 0 if not result["errors"] else 1
 
 

@@ -32,6 +32,7 @@ import zlib
 from typing import Any
 
 from . import _core
+from ._atomic import write_json
 from ._replay_worker import _CHUNK, _HEADER, _payload
 
 
@@ -113,10 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.plan) as f:
         plan = json.load(f)
     result = Sender(plan, args.host, args.deadline).run()
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f)
-    os.replace(tmp, args.out)
+    write_json(args.out, result)
     # Threads still blocked past the deadline must not hold the process.
     os._exit(0 if not result["errors"] else 1)
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from ._atomic import write_json
 
 #: Queues per port; queue 0 is served first.
 N_QUEUES = 8
@@ -362,10 +363,7 @@ def state_path(name: str, state_dir: Path | None = None) -> Path:
 
 
 def _write_state(path: Path, d: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(d, indent=1))
-    os.replace(tmp, path)
+    write_json(path, d, indent=1)
 
 
 def default_buffer(capacity_bps: float) -> int:
