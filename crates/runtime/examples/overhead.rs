@@ -18,7 +18,9 @@
 //! apart from the emulated agents sharing the machine. With more agents
 //! than `--connections`, agents share gRPC connections (HTTP/2 streams), as
 //! Aalo emulated 100 daemons per machine; each still has its own host
-//! number and state at the coordinator.
+//! number and state at the coordinator. `--transport stream` (the default,
+//! what agents do) syncs each agent over one long-lived gRPC stream;
+//! `--transport unary` makes one `Sync` call per agent per round.
 //!
 //! `writer`: bytes through a `CoflowWriter` (a coordinator with one fast
 //! host pair, an agent, `fair`) against the same bytes through the raw
@@ -90,6 +92,13 @@ async fn rounds(args: &[String]) {
     let n_rounds: u64 = arg(args, "--rounds", 100);
     let warmup: u64 = arg(args, "--warmup", 5);
     let conns: u32 = arg(args, "--connections", n_agents.min(100));
+    // stream: each agent syncs over one long-lived stream (what the agent
+    // does); unary: one `Sync` call per agent per round (as before).
+    let transport: String = arg(args, "--transport", "stream".to_string());
+    assert!(
+        transport == "stream" || transport == "unary",
+        "--transport: stream or unary"
+    );
     let scheduler: String = arg(args, "--scheduler", "aalo".to_string());
     assert!(flows < n_agents, "--flows must be below --agents");
     let coord = CoordinatorThread::start(coordinator::CoordinatorConfig {
@@ -112,6 +121,43 @@ async fn rounds(args: &[String]) {
         .collect();
     let bearer: tonic::metadata::MetadataValue<tonic::metadata::Ascii> =
         format!("Bearer {TOKEN}").parse().unwrap();
+    let client_of = |a: u32| {
+        let bearer = bearer.clone();
+        CoordinatorClient::with_interceptor(
+            channels[(a % conns) as usize].clone(),
+            move |mut req: tonic::Request<()>| {
+                req.metadata_mut().insert("authorization", bearer.clone());
+                Ok(req)
+            },
+        )
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+    };
+    // With streams: per agent a task holding its stream, which takes the
+    // round's request from `to_agent[a]` and hands the reply's rate count
+    // to `done` (the agent's own loop: a tick wakes it, it syncs).
+    let (done_tx, mut done) = tokio::sync::mpsc::unbounded_channel::<usize>();
+    let mut to_agent = vec![];
+    if transport == "stream" {
+        for a in 0..n_agents {
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<SyncRequest>(1);
+            let (req_tx, req_rx) = tokio::sync::mpsc::channel(1);
+            let mut c = client_of(a);
+            let done = done_tx.clone();
+            tokio::spawn(async move {
+                let mut replies = c
+                    .sync_stream(tokio_stream::wrappers::ReceiverStream::new(req_rx))
+                    .await
+                    .expect("a sync stream")
+                    .into_inner();
+                while let Some(req) = rx.recv().await {
+                    req_tx.send(req).await.expect("the stream takes a request");
+                    let reply = replies.message().await.expect("a sync").expect("a reply");
+                    let _ = done.send(reply.rates.len());
+                }
+            });
+            to_agent.push(tx);
+        }
+    }
     let start = Instant::now();
     let (mut total, mut wire, mut tick) = (vec![], vec![], vec![]);
     let mut cpu0 = 0.0;
@@ -124,27 +170,28 @@ async fn rounds(args: &[String]) {
             cpu0 = coord.cpu_seconds();
         }
         let t0 = Instant::now();
-        let mut set = tokio::task::JoinSet::new();
-        for (a, req) in reqs.into_iter().enumerate() {
-            let bearer = bearer.clone();
-            let mut c = CoordinatorClient::with_interceptor(
-                channels[a % conns as usize].clone(),
-                move |mut req: tonic::Request<()>| {
-                    req.metadata_mut().insert("authorization", bearer.clone());
-                    Ok(req)
-                },
-            )
-            .max_decoding_message_size(MAX_MESSAGE_BYTES);
-            set.spawn(async move { c.sync(req).await });
-        }
         let mut got = 0;
-        while let Some(reply) = set.join_next().await {
-            got += reply
-                .expect("a sync task")
-                .expect("a sync")
-                .into_inner()
-                .rates
-                .len();
+        if transport == "stream" {
+            for (a, req) in reqs.into_iter().enumerate() {
+                to_agent[a].send(req).await.expect("an agent task");
+            }
+            for _ in 0..n_agents {
+                got += done.recv().await.expect("an agent's reply");
+            }
+        } else {
+            let mut set = tokio::task::JoinSet::new();
+            for (a, req) in reqs.into_iter().enumerate() {
+                let mut c = client_of(a as u32);
+                set.spawn(async move { c.sync(req).await });
+            }
+            while let Some(reply) = set.join_next().await {
+                got += reply
+                    .expect("a sync task")
+                    .expect("a sync")
+                    .into_inner()
+                    .rates
+                    .len();
+            }
         }
         let t1 = Instant::now();
         h.core
@@ -162,7 +209,7 @@ async fn rounds(args: &[String]) {
     let served = (coord.cpu_seconds() - cpu0) / n_rounds as f64 * 1e3;
     let (n_coflows, n_flows) = h.core.lock().unwrap().counts();
     println!(
-        "rounds: {n_agents} agents over {conns} connections, {flows} flows each, \
+        "rounds: {n_agents} agents over {conns} connections ({transport}), {flows} flows each, \
          {n_coflows} active coflows, {n_flows} active flows, scheduler {scheduler}, \
          {n_rounds} rounds; {rates} rates sent back per round"
     );

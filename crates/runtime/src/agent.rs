@@ -844,8 +844,94 @@ async fn serve_client(
     state.lock().expect("agent lock").disconnect(conn);
 }
 
+/// How long an agent waits for the reply to a sync on its stream.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The agent's end of its sync stream: requests go in, replies come back in
+/// order, one per request.
+struct SyncStream {
+    requests: tokio::sync::mpsc::Sender<proto::SyncRequest>,
+    replies: tonic::Streaming<proto::SyncReply>,
+}
+
+/// How an agent syncs: over one long-lived stream (opened on first use and
+/// after any failure), or, against a coordinator that does not serve
+/// streams (one older than `SyncStream`), one `Sync` call each Δ.
+struct Syncer {
+    client: Client,
+    stream: Option<SyncStream>,
+    unary: bool,
+}
+
+impl Syncer {
+    fn new(client: Client) -> Syncer {
+        Syncer {
+            client,
+            stream: None,
+            unary: false,
+        }
+    }
+
+    /// One sync. After an error the stream is dropped (a late reply can
+    /// never be taken for the next request's), and the next sync opens a
+    /// new one.
+    async fn sync(&mut self, req: proto::SyncRequest) -> Result<proto::SyncReply, tonic::Status> {
+        if !self.unary && self.stream.is_none() {
+            match self.open().await {
+                Ok(s) => self.stream = Some(s),
+                Err(s) if s.code() == tonic::Code::Unimplemented => {
+                    info!("the coordinator serves no sync stream; syncing with one call per delta");
+                    self.unary = true;
+                }
+                Err(s) => return Err(s),
+            }
+        }
+        let Some(stream) = self.stream.as_mut() else {
+            return self.client.sync(req).await.map(tonic::Response::into_inner);
+        };
+        let r = stream.exchange(req).await;
+        if r.is_err() {
+            self.stream = None;
+        }
+        r
+    }
+
+    async fn open(&mut self) -> Result<SyncStream, tonic::Status> {
+        let (requests, rx) = tokio::sync::mpsc::channel(1);
+        let replies = self
+            .client
+            .sync_stream(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await?
+            .into_inner();
+        Ok(SyncStream { requests, replies })
+    }
+}
+
+impl SyncStream {
+    async fn exchange(
+        &mut self,
+        req: proto::SyncRequest,
+    ) -> Result<proto::SyncReply, tonic::Status> {
+        self.requests
+            .send(req)
+            .await
+            .map_err(|_| tonic::Status::unavailable("the sync stream is closed"))?;
+        match tokio::time::timeout(SYNC_TIMEOUT, self.replies.message()).await {
+            Err(_) => Err(tonic::Status::deadline_exceeded(format!(
+                "no reply to a sync within {} s",
+                SYNC_TIMEOUT.as_secs()
+            ))),
+            Ok(Ok(Some(reply))) => Ok(reply),
+            Ok(Ok(None)) => Err(tonic::Status::unavailable(
+                "the coordinator ended the sync stream",
+            )),
+            Ok(Err(status)) => Err(status),
+        }
+    }
+}
+
 async fn sync_loop(
-    mut client: Client,
+    client: Client,
     state: Shared,
     delta: Duration,
     fallback_after: Duration,
@@ -859,6 +945,7 @@ async fn sync_loop(
     let mut backoff = delta;
     let mut next_try = Instant::now();
     let mut fell_back = false;
+    let mut syncer = Syncer::new(client);
     loop {
         tokio::select! {
             _ = every.tick() => {}
@@ -879,12 +966,11 @@ async fn sync_loop(
         }
         let req = state.lock().expect("agent lock").sync_request();
         let result = tokio::select! {
-            r = client.sync(req) => r,
+            r = syncer.sync(req) => r,
             _ = stop.changed() => return,
         };
         match result {
             Ok(reply) => {
-                let reply = reply.into_inner();
                 if let Err(e) = validate::sync_reply(&reply) {
                     warn!(reason = %e, "refused the coordinator's reply");
                     continue;

@@ -687,7 +687,29 @@ pub fn check_token(
 struct Service {
     core: Arc<Mutex<Core>>,
     hello: HelloReply,
+    /// Turns true when the coordinator shuts down: sync streams end then
+    /// (the server's graceful shutdown waits for every open stream).
+    closing: tokio::sync::watch::Receiver<bool>,
 }
+
+impl Service {
+    /// Takes one sync (of either call); a refusal is logged with the peer and
+    /// returned as `invalid_argument` with the reason.
+    fn sync_one(
+        &self,
+        peer: Option<SocketAddr>,
+        r: &SyncRequest,
+    ) -> Result<SyncReply, tonic::Status> {
+        let reply = self.core.lock().expect("coordinator lock").sync(r);
+        reply.map_err(|e| {
+            warn!(?peer, host = r.host, reason = %e, "refused a sync");
+            tonic::Status::invalid_argument(e.to_string())
+        })
+    }
+}
+
+/// The replies of a sync stream: one per request, in order.
+type ReplyStream = tokio_stream::wrappers::ReceiverStream<Result<SyncReply, tonic::Status>>;
 
 #[tonic::async_trait]
 impl CoordinatorRpc for Service {
@@ -710,15 +732,43 @@ impl CoordinatorRpc for Service {
         req: tonic::Request<SyncRequest>,
     ) -> Result<tonic::Response<SyncReply>, tonic::Status> {
         let peer = req.remote_addr();
-        let r = req.into_inner();
-        let reply = self.core.lock().expect("coordinator lock").sync(&r);
-        match reply {
-            Ok(x) => Ok(tonic::Response::new(x)),
-            Err(e) => {
-                warn!(?peer, host = r.host, reason = %e, "refused a sync");
-                Err(tonic::Status::invalid_argument(e.to_string()))
+        self.sync_one(peer, &req.into_inner())
+            .map(tonic::Response::new)
+    }
+
+    type SyncStreamStream = ReplyStream;
+
+    async fn sync_stream(
+        &self,
+        req: tonic::Request<tonic::Streaming<SyncRequest>>,
+    ) -> Result<tonic::Response<ReplyStream>, tonic::Status> {
+        let peer = req.remote_addr();
+        let mut requests = req.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let (svc, mut closing) = (self.clone(), self.closing.clone());
+        // Each request is answered as it is read. The stream ends after the
+        // first error (a refused or malformed request: the agent opens a new
+        // stream), when the agent ends it, or when the coordinator shuts
+        // down.
+        tokio::spawn(async move {
+            loop {
+                let reply = tokio::select! {
+                    r = requests.message() => match r {
+                        Ok(Some(r)) => svc.sync_one(peer, &r),
+                        Ok(None) => return,
+                        Err(s) => Err(s),
+                    },
+                    _ = closing.wait_for(|c| *c) => {
+                        Err(tonic::Status::unavailable("the coordinator is shutting down"))
+                    }
+                };
+                let last = reply.is_err();
+                if tx.send(reply).await.is_err() || last {
+                    return;
+                }
             }
-        }
+        });
+        Ok(tonic::Response::new(ReplyStream::new(rx)))
     }
 }
 
@@ -808,9 +858,11 @@ fn spawn_on(
     };
     info!(%addr, scheduler = %hello.scheduler, n_hosts = cfg.n_hosts, "coordinator up");
     let core = Arc::new(Mutex::new(core));
+    let (closing_tx, closing) = tokio::sync::watch::channel(false);
     let svc = Service {
         core: core.clone(),
         hello,
+        closing,
     };
     let server = CoordinatorServer::new(svc)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -847,6 +899,7 @@ fn spawn_on(
                 _ = &mut stop_rx => break,
             }
         }
+        let _ = closing_tx.send(true);
         let _ = server_stop_tx.send(());
         let _ = serve.await;
     });

@@ -1,7 +1,8 @@
 //! Faults on loopback, in one process: an agent killed and restarted
 //! mid-transfer, the coordinator killed and restarted mid-transfer (with a
-//! writer paused by the schedule when it dies), and a client that goes
-//! silent without closing. "Killed" means stopped with its state dropped
+//! writer paused by the schedule when it dies), a client that goes
+//! silent without closing, and an agent whose coordinator predates the
+//! sync stream (it syncs by unary calls). "Killed" means stopped with its state dropped
 //! and no last word: an agent's clients see their connection close, a
 //! coordinator's agents see their syncs fail.
 //!
@@ -381,6 +382,90 @@ fn an_agent_started_before_its_coordinator_comes_up_with_it() {
     rt.block_on(async move {
         agent.shutdown().await;
         coord.shutdown().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A coordinator of before the sync stream: it answers `Hello` and `Sync`
+/// and says Unimplemented to `SyncStream`, counting the syncs it takes.
+#[derive(Clone, Default)]
+struct OldCoordinator {
+    syncs: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+#[tonic::async_trait]
+impl proto::coordinator_server::Coordinator for OldCoordinator {
+    async fn hello(
+        &self,
+        _: tonic::Request<proto::HelloRequest>,
+    ) -> Result<tonic::Response<proto::HelloReply>, tonic::Status> {
+        Ok(tonic::Response::new(proto::HelloReply {
+            protocol_version: PROTOCOL_VERSION,
+            n_hosts: 2,
+            host_rate_bps: 1e9,
+            delta_us: 10_000,
+            scheduler: "fair".into(),
+            local_thresholds: vec![],
+        }))
+    }
+
+    async fn sync(
+        &self,
+        _: tonic::Request<proto::SyncRequest>,
+    ) -> Result<tonic::Response<proto::SyncReply>, tonic::Status> {
+        self.syncs
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(tonic::Response::new(proto::SyncReply {
+            protocol_version: PROTOCOL_VERSION,
+            ..Default::default()
+        }))
+    }
+
+    type SyncStreamStream =
+        tokio_stream::wrappers::ReceiverStream<Result<proto::SyncReply, tonic::Status>>;
+
+    async fn sync_stream(
+        &self,
+        _: tonic::Request<tonic::Streaming<proto::SyncRequest>>,
+    ) -> Result<tonic::Response<Self::SyncStreamStream>, tonic::Status> {
+        Err(tonic::Status::unimplemented("no SyncStream here"))
+    }
+}
+
+#[test]
+fn against_a_coordinator_without_the_sync_stream_an_agent_syncs_by_calls() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("coflowkit-rt-{}-old", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = OldCoordinator::default();
+    let syncs = old.syncs.clone();
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(tonic::transport::Server::builder().serve_with_incoming(
+            proto::coordinator_server::CoordinatorServer::new(old),
+            tonic::transport::server::TcpIncoming::from(listener),
+        ));
+        let agent = coflowkit_runtime::agent::spawn(coflowkit_runtime::agent::AgentConfig {
+            host: 0,
+            coordinator: url,
+            token: common::TOKEN.into(),
+            socket: dir.join("agent.sock"),
+            socket_mode: 0o600,
+        })
+        .await
+        .unwrap();
+        let t0 = Instant::now();
+        while syncs.load(std::sync::atomic::Ordering::Relaxed) < 5 {
+            assert!(t0.elapsed() < WAIT, "the agent never synced by calls");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        agent.shutdown().await;
     });
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -143,6 +143,74 @@ fn malformed_and_oversized_grpc_messages_are_refused_without_a_crash() {
     cluster.stop();
 }
 
+#[test]
+fn the_sync_stream_checks_the_token_and_every_message() {
+    use tokio_stream::wrappers::ReceiverStream;
+    let cluster = Cluster::start("stream", "aalo", 3, 1e9);
+    let url = cluster.url();
+    cluster.rt.block_on(async {
+        // No token: the stream is refused when it opens.
+        let mut bare = CoordinatorClient::connect(url.clone()).await.unwrap();
+        let (_tx, rx) = tokio::sync::mpsc::channel::<SyncRequest>(1);
+        let s = bare.sync_stream(ReceiverStream::new(rx)).await.unwrap_err();
+        assert_eq!(s.code(), tonic::Code::Unauthenticated);
+        assert_eq!(s.message(), "no authorization token");
+        // With the token: one reply per request, in order; the first refused
+        // request ends the stream with its reason.
+        let mut c = coordinator_client(&url, TOKEN).unwrap();
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let mut replies = c
+            .sync_stream(ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        for bytes in [100, 200] {
+            tx.send(sync(0, vec![flow(2, bytes)])).await.unwrap();
+            let r = replies.message().await.unwrap().expect("a reply");
+            assert_eq!(r.protocol_version, PROTOCOL_VERSION);
+        }
+        tx.send(sync(0, vec![flow(2, 50)])).await.unwrap();
+        let s = replies.message().await.unwrap_err();
+        assert_eq!(s.code(), tonic::Code::InvalidArgument, "{s:?}");
+        assert!(
+            s.message().contains("bytes sent went back from 200 to 50"),
+            "{s:?}"
+        );
+        assert!(matches!(replies.message().await, Ok(None) | Err(_)));
+        // Oversized: refused by the decoder; the coordinator serves on, and
+        // the refused requests changed nothing (the count is still 200).
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let mut replies = c
+            .sync_stream(ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        let mut big = sync(0, vec![]);
+        big.coflows.push(proto::CoflowInfo {
+            coflow_id: 7,
+            parents: vec![u64::MAX / 3; 600_000],
+            unregistered: false,
+        });
+        // (the client's own encoder may refuse it first; either way no reply)
+        let _ = tx.send(big).await;
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), replies.message());
+        assert!(got.await.expect("an answer, not a hang").is_err());
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let mut replies = c
+            .sync_stream(ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        tx.send(sync(0, vec![flow(2, 150)])).await.unwrap();
+        let s = replies.message().await.unwrap_err();
+        assert!(
+            s.message().contains("bytes sent went back from 200 to 150"),
+            "{s:?}"
+        );
+    });
+    cluster.stop();
+}
+
 fn ask(conn: &mut UnixStream, kind: Kind) -> AgentReply {
     let req = ClientRequest {
         protocol_version: PROTOCOL_VERSION,
