@@ -146,14 +146,12 @@ def test_the_testbed_workers_run_on_loopback_with_a_port_per_host(tmp_path: Path
     w = _tiny()
     plan = rp.make_plan(w, ["127.0.0.1"] * N_HOSTS)
     plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan))
-    workers = []
-    for h in range(N_HOSTS):
-        out = tmp_path / f"host{h}.json"
-        argv = [sys.executable, "-m", "coflowkit._replay_worker", str(path), "--host", str(h), "--out", str(out)]
-        workers.append((f"the worker of host {h}", out, [*argv, "--deadline", "60"]))
-    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60))
+    workers = [
+        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+                                            "--deadline", "60"], f"host{h}")
+        for h in range(N_HOSTS)
+    ]  # fmt: skip
+    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))
     assert len(flows) == 7 and int(flows["bytes"].sum()) == 1_280_000
     coflows, _ = rp.tables(w, flows)
     assert coflows.num_rows == 4

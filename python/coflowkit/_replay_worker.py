@@ -1,19 +1,22 @@
 """One host's part of ``coflowkit replay``: serves the flows sent to it and sends
 its own flows at their start instants, as real TCP connections.
 
-    python -m coflowkit._replay_worker PLAN.json --host I --out RESULT.json
+    python -m coflowkit._replay_worker --host I [--receive-only] < PLAN-THEN-T0
 
-The plan (written by :mod:`coflowkit.replay`) holds every flow (id, source,
-destination, bytes, start seconds after ``t0``), every host's address and the
-data port, and the worker prints ``ready`` once it listens; the driver then
-writes the common start instant ``t0`` (wall clock, shared by all namespaces
-of one machine) on its stdin. A flow is a 16-byte header (flow id, size), then
+The driver (:mod:`coflowkit.replay`) talks to the worker over its stdin and
+stdout only (:mod:`coflowkit._worker_protocol`), so no file is shared: the
+plan comes as the first line of stdin (every flow: id, source, destination,
+bytes, start seconds after ``t0``; every host's address and the data port),
+the worker prints ``ready`` once it listens, the driver then writes the
+common start instant ``t0`` (wall clock: one machine's, or clocks kept in
+step) and the worker prints its result as one JSON line at the end. A flow is
+a 16-byte header (flow id, size), then
 its bytes, then the receiver's one-byte answer once it has all of them, so the
 sender knows every byte arrived. Connections are kept and reused between two
 hosts, as data-parallel frameworks do (see :meth:`Worker.warm_up` for those
 opened before ``t0``), so a flow pays a handshake only when it needs a
 connection of its own. Both ends keep a CRC-32 of
-the bytes; the driver compares them. The result file holds, per flow sent,
+the bytes; the driver compares them. The result holds, per flow sent,
 its start instant, bytes and CRC, and per flow received its last byte's
 instant, bytes and CRC. Policies (``--policy``) mark a connection's DSCP:
 ``plain`` leaves it unmarked.
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import resource
@@ -36,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ._atomic import write_json
+from ._worker_protocol import Channel
 
 _HEADER = struct.Struct("!QQ")
 _BLOCK_LEN = 1 << 20
@@ -430,8 +432,11 @@ def make_policy(spec: dict[str, Any]) -> Policy:
 
 
 class Worker:
-    def __init__(self, plan: dict[str, Any], host: int, deadline_s: float, receive_only: bool = False) -> None:
+    def __init__(
+        self, plan: dict[str, Any], host: int, deadline_s: float, channel: Channel, receive_only: bool = False
+    ) -> None:
         self.plan = plan
+        self.channel = channel
         self.host = host
         self.t0 = 0.0  # read from stdin once every worker listens
         self.addrs = plan["hosts"]
@@ -633,9 +638,9 @@ class Worker:
         acceptor = asyncio.ensure_future(self.accept_loop(server))
         # Ready: listening. The driver answers with t0 once every worker is;
         # then connect to every peer (they all listen by then).
-        print("ready", flush=True)
-        line = await self.loop.run_in_executor(None, sys.stdin.readline)
-        self.t0 = float(line)
+        self.channel.ready()
+        self.t0 = await self.loop.run_in_executor(None, self.channel.t0)
+        self.channel.watch_driver()
         self.deadline += self.t0
         t = time.time()
         await self.warm_up()
@@ -683,26 +688,24 @@ class Worker:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="coflowkit._replay_worker")
-    ap.add_argument("plan")
+    channel = Channel()  # first: from here on only the protocol reaches stdout
+    ap = argparse.ArgumentParser(prog="coflowkit._replay_worker", description="The plan comes on stdin (see above).")
     ap.add_argument("--host", type=int, required=True)
-    ap.add_argument("--out", required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
     ap.add_argument("--nice", type=int, default=None, help="run at this niceness (below 0 needs root)")
     ap.add_argument("--receive-only", action="store_true", help="serve the flows to this host; send none")
     args = ap.parse_args(argv)
     if args.nice is not None:
         os.setpriority(os.PRIO_PROCESS, 0, args.nice)
-    with open(args.plan) as f:
-        plan = json.load(f)
+    plan = channel.plan()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    worker = Worker(plan, args.host, args.deadline, args.receive_only)
+    worker = Worker(plan, args.host, args.deadline, channel, args.receive_only)
     try:
         result = worker.loop.run_until_complete(worker.run())
     finally:
         worker.loop.close()
-    write_json(args.out, result)
+    channel.result(result)
     return 0 if not result["errors"] else 1
 
 

@@ -1,8 +1,11 @@
 """One host's sending part of ``coflowkit replay --hosts``: sends the host's flows
 at their start instants through its runtime agent, so the coordinator's
-scheduler (``aalo``, ``varys``, ``fair``, ...) paces and marks them.
+scheduler (``aalo``, ``varys``, ``fair``, ...) paces and marks them. It runs on
+host ``I`` (its agent's socket is local) and shares no file with the driver:
+plan, start instant and result go over its stdin and stdout
+(:mod:`coflowkit._worker_protocol`).
 
-    python -m coflowkit._runtime_sender PLAN.json --host I --out RESULT.json
+    python -m coflowkit._runtime_sender --host I < PLAN-THEN-T0
 
 The plan is :func:`coflowkit.replay.make_plan`'s with, in addition, every
 host's agent socket (``agents``), one data port per host (``ports``) and the
@@ -14,7 +17,7 @@ it has them all; header and bytes go through a ``CoflowWriter`` (the flow the
 agent sees is ``size + 16`` bytes). Each flow has a connection of its own and
 a thread of its own (the writer blocks, without the GIL, while it is paced or
 paused). The process prints ``ready`` once its agent answers, then reads the
-common start instant ``t0`` on stdin; its result file holds, per flow sent,
+common start instant ``t0`` on stdin; its result holds, per flow sent,
 [start, bytes, CRC-32, connected, True, last byte written, scheduled by the
 agent], and the errors, each naming its flow.
 """
@@ -22,7 +25,6 @@ agent], and the errors, each naming its flow.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import sys
@@ -32,13 +34,14 @@ import zlib
 from typing import Any
 
 from . import _core
-from ._atomic import write_json
 from ._replay_worker import _CHUNK, _HEADER, _payload
+from ._worker_protocol import Channel
 
 
 class Sender:
-    def __init__(self, plan: dict[str, Any], host: int, deadline_s: float) -> None:
+    def __init__(self, plan: dict[str, Any], host: int, deadline_s: float, channel: Channel) -> None:
         self.host = host
+        self.channel = channel
         self.addrs = plan["hosts"]
         self.ports = [int(p) for p in plan["ports"]]
         self.coflow_ids = [int(c) for c in plan["coflow_ids"]]
@@ -82,11 +85,12 @@ class Sender:
     def run(self) -> dict[str, Any]:
         if not self.client.connected:
             self.errors.append(f"host {self.host}: the agent at {self.client.socket} cannot be reached")
-            print("ready", flush=True)  # the driver learns of it from the result
-            sys.stdin.readline()
+            self.channel.ready()  # the driver learns of it from the result
+            self.channel.t0()
             return self.result()
-        print("ready", flush=True)
-        self.t0 = float(sys.stdin.readline())
+        self.channel.ready()
+        self.t0 = self.channel.t0()
+        self.channel.watch_driver()
         threads = [threading.Thread(target=self.send, args=(f,), daemon=True) for f in self.out]
         for t in threads:
             t.start()
@@ -105,16 +109,13 @@ class Sender:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="coflowkit._runtime_sender")
-    ap.add_argument("plan")
+    channel = Channel()  # first: from here on only the protocol reaches stdout
+    ap = argparse.ArgumentParser(prog="coflowkit._runtime_sender", description="The plan comes on stdin (see above).")
     ap.add_argument("--host", type=int, required=True)
-    ap.add_argument("--out", required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
     args = ap.parse_args(argv)
-    with open(args.plan) as f:
-        plan = json.load(f)
-    result = Sender(plan, args.host, args.deadline).run()
-    write_json(args.out, result)
+    result = Sender(channel.plan(), args.host, args.deadline, channel).run()
+    channel.result(result)
     # Threads still blocked past the deadline must not hold the process.
     os._exit(0 if not result["errors"] else 1)
 

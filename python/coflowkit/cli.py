@@ -535,6 +535,22 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
     "lines, one per host; the coordinator and agents must be up, and the coordinator's scheduler schedules.",
 )
 @click.option(
+    "--launch",
+    default=None,
+    metavar="TEMPLATE",
+    help="With --hosts: run each host's receiver and sender on that host's own machine through this launcher, "
+    'say "ssh -o BatchMode=yes {address}" ({index} and {address} come from the hosts file); the worker\'s '
+    "command is added as one shell-quoted argument. Workers need coflowkit installed there, no shared files "
+    "(plan and results go over ssh's stdin and stdout). Run replay on host 0 (it registers the coflows through "
+    "host 0's agent).",
+)
+@click.option(
+    "--remote-python",
+    default=None,
+    metavar="PYTHON",
+    help="With --launch: the Python that runs the workers on the hosts (default: python3).",
+)
+@click.option(
     "--scheduler",
     "rt_scheduler",
     default=None,
@@ -545,8 +561,7 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
 @click.option(
     "--label",
     default=None,
-    help="With --hosts: the results' directory name under OUT (say, the coordinator's scheduler; "
-    "default: runtime).",
+    help="With --hosts: the results' directory name under OUT (say, the coordinator's scheduler; default: runtime).",
 )
 @click.option(
     "--state-dir",
@@ -621,6 +636,8 @@ def replay_cmd(
     trace_path: Path | None,
     testbed_name: str,
     hosts_path: Path | None,
+    launch: str | None,
+    remote_python: str | None,
     rt_scheduler: str | None,
     label: str | None,
     state_dir: Path | None,
@@ -645,6 +662,8 @@ def replay_cmd(
     With --hosts the flows go through the runtime's agents instead (one receiver and one
     sender process per host, every flow through a CoflowWriter), so the coordinator's
     scheduler (aalo, varys, fair, ...) schedules them; results go to OUT/LABEL.
+    They run where replay runs unless --launch runs each host's pair on its own
+    machine (over ssh, say: --launch "ssh -o BatchMode=yes {address}").
     With --scheduler the same runs on the testbed: a coordinator on its management
     bridge, an agent and the replay's receiver and sender in every host's namespace,
     all stopped at the end; results go to OUT/SCHEDULER.
@@ -655,6 +674,14 @@ def replay_cmd(
 
     specs = _check_schedulers(sim_specs) if sim_specs else []
     hosts = None
+    if launch is not None and hosts_path is None:
+        raise click.BadParameter(
+            "only with --hosts (the testbed runs its workers in its namespaces)", param_hint="'--launch'"
+        )
+    if remote_python is not None and launch is None:
+        raise click.BadParameter(
+            "only with --launch (without it the workers run with this Python)", param_hint="'--remote-python'"
+        )
     if rt_scheduler is not None:
         if hosts_path is not None:
             raise click.BadParameter(
@@ -678,6 +705,11 @@ def replay_cmd(
             hosts = rp.load_hosts(hosts_path)
         except (ValueError, OSError) as e:
             raise click.BadParameter(_one_line(e), param_hint="'--hosts'") from None
+        if launch is not None:
+            try:
+                rp.launcher(launch, hosts)
+            except ValueError as e:
+                raise click.BadParameter(_one_line(e), param_hint="'--launch'") from None
         n_hosts = len(hosts)
     elif label is not None and rt_scheduler is None:
         raise click.BadParameter(
@@ -705,7 +737,10 @@ def replay_cmd(
     if rt_scheduler is not None:
         click.echo(f"runtime    {rt_scheduler} on testbed {testbed_name}: {n_hosts} agents in the hosts' namespaces")
     else:
-        click.echo(f"policy     {spec}" if hosts is None else f"runtime    {n_hosts} hosts' agents ({hosts_path})")
+        where = "" if launch is None else f", workers launched by {launch!r}"
+        click.echo(
+            f"policy     {spec}" if hosts is None else f"runtime    {n_hosts} hosts' agents ({hosts_path}{where})"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     write_trace(fw, out_dir / "workload.csv")
     with _testbed_errors(), _data_errors():
@@ -717,7 +752,7 @@ def replay_cmd(
             elif hosts is None:
                 flows = rp.replay_on_testbed(fw, testbed_name, state_dir, spec, out_dir / "work", deadline)
             else:
-                flows = rp.replay_on_runtime(fw, hosts, out_dir / "work", deadline)
+                flows = rp.replay_on_runtime(fw, hosts, out_dir / "work", deadline, launch=launch, python=remote_python)
         except RuntimeError as e:
             raise DataError(_one_line(e)) from None
     coflows, flow_table = rp.tables(fw, flows)

@@ -26,10 +26,14 @@ namespace, runs each host's receiver and sender there, and stops them all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import select
+import shlex
 import signal
+import string
 import subprocess
 import sys
 import time
@@ -43,6 +47,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import _core
+from ._atomic import write_json
 from .analysis import _nearest_rank
 from .experiment import DEFAULT_BINS
 from .results import COFLOW_COLUMNS, FLOW_COLUMNS
@@ -273,61 +278,163 @@ def replay_on_testbed(
     plan = make_plan(workload, p.host_ip, policy)
     plan["tcp_cc"] = p.tcp_cc
     work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
-    work.mkdir(parents=True, exist_ok=True)
-    plan_path = work / "plan.json"
-    plan_path.write_text(json.dumps(plan))
     workers = []
     for h in range(workload.n_hosts):
-        out = work / f"host{h}.json"
-        argv = [sys.executable, "-m", "coflowkit._replay_worker", str(plan_path), "--host", str(h)]
-        argv += ["--out", str(out), "--deadline", str(deadline_s)]
+        argv = [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h), "--deadline", str(deadline_s)]
         if nice is not None:
             argv += ["--nice", str(nice)]
-        workers.append((f"the worker of host {h}", out, tb.ns_cmd(p, h, argv)))
-    return _combine(plan, *_run_workers(plan, workers, deadline_s))
+        workers.append(_Job(f"the worker of host {h}", tb.ns_cmd(p, h, argv), f"host{h}"))
+    return _combine(plan, *_run_workers(plan, workers, deadline_s, work))
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One worker process of a replay: what it is in messages ("the sender of
+    host 3"), its command line and the name of its files in the work dir
+    (``NAME.json`` its result, ``NAME.log`` its stderr; both written by the
+    driver, the worker writes no file)."""
+
+    what: str
+    argv: list[str]
+    name: str
 
 
 def _run_workers(
-    plan: dict[str, Any], workers: list[tuple[str, Path, list[str]]], deadline_s: float
+    plan: dict[str, Any], workers: list[_Job], deadline_s: float, work: Path
 ) -> tuple[dict[int, Any], list[str]]:
-    """Starts every worker (what it is, its result file, its command), waits
-    for each to print ``ready``, then writes them all one start instant
-    ``t0`` (set in ``plan``) and collects their result files (by position)
-    and the problems they report."""
-    procs = []
+    """Runs the protocol of :mod:`coflowkit._worker_protocol` with every
+    worker: starts them all, gives each the plan on its stdin, waits for each
+    to print ``ready``, then writes them all one start instant ``t0`` (set in
+    ``plan``) and reads their results from their stdout. Returns the results
+    (by position; each also written to ``work/NAME.json``, with the plan to
+    ``work/plan.json``) and the problems they report. A worker that does not
+    start is an error naming it, with the end of its stderr; all are killed
+    then."""
+    work.mkdir(parents=True, exist_ok=True)
+    plan_line = (json.dumps(plan) + "\n").encode()
+    write_json(work / "plan.json", plan)
+    procs: list[tuple[_Job, subprocess.Popen[bytes], Path]] = []
+
+    def say(proc: subprocess.Popen[bytes], data: bytes) -> bool:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+            return True
+        except BrokenPipeError:
+            return False  # it exited: reported with its stderr below
+
     try:
-        for what, out, argv in workers:
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
-            procs.append((what, out, proc))
-        for what, _out, proc in procs:
-            assert proc.stdout is not None
-            if proc.stdout.readline().strip() != "ready":
-                proc.wait(timeout=10)
-                err = proc.stderr.read() if proc.stderr else ""
-                raise RuntimeError(f"replay: {what} did not start: {' '.join(err.split())}")
+        for job in workers:
+            log = work / f"{job.name}.log"
+            with open(log, "wb") as err:
+                proc = subprocess.Popen(job.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+            procs.append((job, proc, log))
+        for _job, proc, _log in procs:
+            say(proc, plan_line)
+        for job, proc, log in procs:
+            line = _read_line(proc)
+            if line.strip() != b"ready":
+                if line:
+                    why = f"it printed {_clip(line)} where 'ready' was expected (is a login script printing?)"
+                else:
+                    why = f"it exited with {_status(proc)}"
+                raise RuntimeError(f"replay: {job.what} did not start: {why}: {_tail(log)}")
         # Every worker listens: start together, a little ahead so all read t0 in time.
         plan["t0"] = time.time() + 0.5
-        for _what, _out, proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write(f"{plan['t0']!r}\n")
-            proc.stdin.flush()
-    except BaseException:
-        for _what, _out, proc in procs:
-            proc.kill()
+        for _job, proc, _log in procs:
+            say(proc, f"{plan['t0']!r}\n".encode())
+        results = {}
+        problems = []
+        end = plan["t0"] + deadline_s + 60
+        for i, (job, proc, log) in enumerate(procs):
+            out = _read_to_end(proc, end)
+            _close(proc.stdin)  # the worker is done (or hangs past its deadline: the kill below)
+            result = _result(out)
+            if result is None:
+                problems.append(f"{job.what}: exited with {_status(proc)} without a result: {_tail(log)}")
+                continue
+            write_json(work / f"{job.name}.json", result)
+            results[i] = result
+            problems += result["errors"]
+        return results, problems
+    finally:
+        for _job, proc, _log in procs:
+            if proc.poll() is None:
+                proc.kill()
             proc.wait()
-        raise
-    results = {}
-    problems = []
-    for i, (what, out, proc) in enumerate(procs):
-        _, err = proc.communicate(timeout=deadline_s + 60)
-        if not out.exists():
-            problems.append(f"{what}: exited {proc.returncode} without a result: {' '.join(err.split())}")
-            continue
-        results[i] = json.loads(out.read_text())
-        problems += results[i]["errors"]
-    return results, problems
+            _close(proc.stdin)
+            _close(proc.stdout)
+
+
+def _close(pipe: Any) -> None:
+    """Closes one end of a worker's pipe; a worker that is gone leaves nothing to flush to."""
+    if pipe is not None:
+        with contextlib.suppress(BrokenPipeError):
+            pipe.close()
+
+
+def _read_line(proc: subprocess.Popen[bytes]) -> bytes:
+    """One line of ``proc``'s stdout, read from the file descriptor byte by byte (so that
+    nothing after it sits in a Python buffer that :func:`_read_to_end` would not see)."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        b = os.read(fd, 1)
+        if not b:
+            break
+        line += b
+    return bytes(line)
+
+
+def _read_to_end(proc: subprocess.Popen[bytes], end: float) -> bytes:
+    """What ``proc`` prints until it closes its stdout (it exits) or the wall clock reaches ``end``."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    chunks = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(0.0, end - time.time()))
+        if not ready:
+            return b"".join(chunks)  # past the deadline: no result
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _result(out: bytes) -> dict[str, Any] | None:
+    """The worker's result: the last line of what it printed after ``ready``."""
+    lines = out.strip().splitlines()
+    if not lines:
+        return None
+    try:
+        result = json.loads(lines[-1])
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return result if isinstance(result, dict) and "errors" in result else None
+
+
+def _status(proc: subprocess.Popen[bytes]) -> str:
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        return "no exit (still running)"
+    rc = proc.returncode
+    return f"signal {-rc}" if rc < 0 else f"status {rc}"
+
+
+def _clip(line: bytes) -> str:
+    text = line.decode(errors="replace").strip()
+    return repr(text if len(text) <= 80 else text[:80] + "...")
+
+
+def _tail(log: Path, n_words: int = 60) -> str:
+    """The end of a worker's stderr, on one line (or where to find it)."""
+    words = log.read_text(errors="replace").split() if log.exists() else []
+    if not words:
+        return f"nothing on its stderr ({log})"
+    return " ".join(words[-n_words:]) + f" (all of it: {log})"
 
 
 @dataclass(frozen=True)
@@ -381,12 +488,55 @@ def load_hosts(path: str | os.PathLike[str]) -> list[RuntimeHost]:
     return [hosts[h] for h in sorted(hosts)]
 
 
+#: The placeholders of a launcher template (:func:`launcher`).
+LAUNCH_PLACEHOLDERS = ("index", "address")
+
+
+def launcher(template: str, hosts: list[RuntimeHost]) -> Callable[[int, list[str]], list[str]]:
+    """The ``wrap`` of :func:`replay_on_runtime` that runs host ``h``'s
+    workers through a launcher, say ``ssh -o BatchMode=yes {address}``:
+    ``template`` split as a shell would (:func:`shlex.split`), ``{index}``
+    and ``{address}`` in it replaced by the host's index and its address in
+    the hosts file, then the worker's command as ONE argument, quoted for a
+    shell (:func:`shlex.join`): ssh joins its arguments with spaces and the
+    remote user's shell splits them again, so each of the worker's arguments
+    arrives as it was. Raises ``ValueError`` for a template that is empty,
+    does not parse, or names another placeholder, before anything runs."""
+    try:
+        parts = shlex.split(template)
+    except ValueError as e:
+        raise ValueError(f"launcher {template!r}: {e}") from None
+    if not parts:
+        raise ValueError("launcher: empty (give a command, say 'ssh -o BatchMode=yes {address}')")
+    known = ", ".join(f"{{{k}}}" for k in LAUNCH_PLACEHOLDERS)
+    for part in parts:
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(part) if f is not None]
+        except ValueError as e:
+            raise ValueError(f"launcher {template!r}: {e} (a literal brace is written {{{{ or }}}})") from None
+        for f in fields:
+            if f not in LAUNCH_PLACEHOLDERS:
+                shown = f"{{{f}}}" if f else "{}"
+                raise ValueError(f"launcher {template!r}: unknown placeholder {shown} (known: {known})")
+        try:
+            part.format(index=0, address=hosts[0].address if hosts else "")
+        except (ValueError, IndexError, KeyError, AttributeError) as e:
+            raise ValueError(f"launcher {template!r}: {part!r}: {e}") from None
+
+    def wrap(h: int, argv: list[str]) -> list[str]:
+        return [part.format(index=h, address=hosts[h].address) for part in parts] + [shlex.join(argv)]
+
+    return wrap
+
+
 def replay_on_runtime(
     workload: _core.Workload,
     hosts: list[RuntimeHost],
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
     wrap: Callable[[int, list[str]], list[str]] | None = None,
+    launch: str | None = None,
+    python: str | None = None,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to ``len(hosts)`` hosts) through the
     runtime: the agents of ``hosts`` and their coordinator must be up. Each
@@ -397,9 +547,23 @@ def replay_on_runtime(
     host, and every flow goes through a ``CoflowWriter``, so the
     coordinator's scheduler paces and marks it. Returns what
     :func:`replay_on_testbed` returns; every byte is checked (CRC-32 at both
-    ends) and every coflow unregistered at the end. ``wrap(h, argv)`` is the
-    command line running host ``h``'s receiver or sender ``argv`` (say,
-    inside its namespace; default: as is)."""
+    ends) and every coflow unregistered at the end.
+
+    ``wrap(h, argv)`` is the command line running host ``h``'s receiver or
+    sender ``argv`` (say, inside its namespace; default: as is).
+    ``launch`` is a launcher template, ``ssh -o BatchMode=yes {address}``
+    say, that runs them on each host's own machine (:func:`launcher` makes
+    the ``wrap``); the workers share no file with the driver (plan, start
+    and results go over their stdin and stdout), and ``python`` is the
+    interpreter named in their command (default: ``python3`` with a
+    launcher, this one without). Host 0's agent socket must be reachable
+    from the driver (it registers the coflows): run it on host 0."""
+    if launch is not None:
+        if wrap is not None:
+            raise ValueError("replay_on_runtime: give wrap or launch, not both")
+        wrap = launcher(launch, hosts)
+    if python is None:
+        python = "python3" if launch is not None else sys.executable
     if workload.n_hosts > len(hosts):
         raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
     plan = make_plan(workload, [h.address for h in hosts])
@@ -411,29 +575,23 @@ def replay_on_runtime(
         raise RuntimeError(f"replay: host 0's agent at {hosts[0].agent_socket} cannot be reached (is it running?)")
     ids: list[int] = []
     work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
-    work.mkdir(parents=True, exist_ok=True)
     try:
         ids += [client.register() for _ in range(n_coflows)]
         plan["coflow_ids"] = ids
-        plan_path = work / "plan.json"
-        plan_path.write_text(json.dumps(plan))
         workers = []
         for h in range(len(hosts)):
-            common = [str(plan_path), "--host", str(h), "--deadline", str(deadline_s)]
-            rx, tx = work / f"host{h}.received.json", work / f"host{h}.sent.json"
-            rx_argv = [sys.executable, "-m", "coflowkit._replay_worker", *common, "--out", str(rx), "--receive-only"]
-            tx_argv = [sys.executable, "-m", "coflowkit._runtime_sender", *common, "--out", str(tx)]
+            common = ["--host", str(h), "--deadline", str(deadline_s)]
+            rx_argv = [python, "-m", "coflowkit._replay_worker", *common, "--receive-only"]
+            tx_argv = [python, "-m", "coflowkit._runtime_sender", *common]
             if wrap is not None:
                 rx_argv, tx_argv = wrap(h, rx_argv), wrap(h, tx_argv)
-            workers.append((f"the receiver of host {h}", rx, rx_argv))
-            workers.append((f"the sender of host {h}", tx, tx_argv))
-        return _combine(plan, *_run_workers(plan, workers, deadline_s))
+            workers.append(_Job(f"the receiver of host {h}", rx_argv, f"host{h}.received"))
+            workers.append(_Job(f"the sender of host {h}", tx_argv, f"host{h}.sent"))
+        return _combine(plan, *_run_workers(plan, workers, deadline_s, work))
     finally:
         for c in ids:
-            try:
+            with contextlib.suppress(ConnectionError, ValueError):  # the agent went away: its coflows go with it
                 client.unregister(c)
-            except (ConnectionError, ValueError):
-                pass  # the agent went away: its coflows go with it
 
 
 def host_rate_bps(p: Any) -> float:
@@ -532,7 +690,7 @@ def replay_on_testbed_runtime(
         for h in range(p.n_hosts):
             sock = socks / f"agent{h}.sock"
             log = work / f"agent{h}.log"
-            agent = start(
+            start(
                 tb.ns_cmd(p, h, [runtime_binary, "agent", "--host", str(h), "--coordinator",
                                  f"http://{p.mgmt_root_ip}:{port}", "--socket", str(sock), "--socket-mode", "600",
                                  "--token-file", str(token), "--hello-retry-ms", "20000"]),
