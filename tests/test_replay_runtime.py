@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +24,23 @@ from conftest import Cli
 from test_runtime_client import _binary, _free_port, _listening, _stop, _wait
 
 N_HOSTS = 3
+
+#: A stand-in for ssh: ``fake_ssh.py ADDRESS COMMAND`` (the command one argument, as a launcher
+#: is given it) logs its arguments and runs COMMAND with ``sh -c`` in a fresh, empty directory,
+#: as a remote shell would on another machine; it fails if the command left a file there.
+FAKE_SSH = """
+import json, os, subprocess, sys, tempfile
+if len(sys.argv) != 3:
+    sys.exit(f"fake ssh: expected ADDRESS COMMAND, got {sys.argv[1:]!r}")
+with open(LOG, "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+with tempfile.TemporaryDirectory() as d:
+    rc = subprocess.call(["sh", "-c", sys.argv[2]], cwd=d)
+    left = os.listdir(d)
+if left:
+    sys.exit(f"fake ssh: the command left {left} in its directory")
+sys.exit(rc)
+"""
 
 
 def _tiny() -> _core.Workload:
@@ -114,6 +132,90 @@ def test_replay_through_the_agents_checks_every_byte_and_writes_simulator_result
     assert int(flows["bytes"].sum()) == 1_280_000 and (flows["finish_s"] > flows["start_s"]).all()
 
 
+def test_replay_with_a_launcher_shares_no_file_with_the_workers(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    """--launch runs every worker through a (fake) ssh in an empty directory of its own: plan, start
+    and results go over its stdin and stdout, the command is one shell-quoted argument (the Python's
+    path here has spaces and quotes), and the replay is as without a launcher."""
+    scheduler, hosts = cluster
+    log = tmp_path / "ssh.log"
+    fake_ssh = tmp_path / "fake_ssh.py"
+    fake_ssh.write_text(FAKE_SSH.replace("LOG", repr(str(log))))
+    odd = tmp_path / "a dir with spaces & 'quotes'"
+    odd.mkdir()
+    python = odd / "python"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    python.chmod(0o755)
+    trace = tmp_path / "tiny.csv"
+    coflowkit.write_trace(_tiny(), trace)
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, "-m", "coflowkit", "replay", "--trace", str(trace), "--hosts", str(hosts),
+         "--label", scheduler, "--out", str(out), "--deadline", "60",
+         "--launch", f"{shlex.quote(sys.executable)} {shlex.quote(str(fake_ssh))} {{address}}",
+         "--remote-python", str(python)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert f"runtime    {scheduler}: mean CCT" in r.stdout and "every byte checked" in r.stdout
+    # Each worker went through the launcher once, its command one argument naming no file of the
+    # driver's (and the odd Python path arrived whole).
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(calls) == 2 * N_HOSTS and all(address == "127.0.0.1" for address, _ in calls)
+    argvs = [shlex.split(command) for _, command in calls]
+    assert all(argv[0] == str(python) for argv in argvs)
+    assert sorted(argv[2] for argv in argvs) == ["coflowkit._replay_worker"] * 3 + ["coflowkit._runtime_sender"] * 3
+    assert not any(str(out) in command or str(hosts.parent) in command for _, command in calls)
+    # The work dir holds only what the driver wrote: the plan, and each worker's result and stderr.
+    assert sorted(os.listdir(out / "work")) == sorted(
+        ["plan.json"]
+        + [f"host{h}.{k}.{e}" for h in range(N_HOSTS) for k in ("sent", "received") for e in ("json", "log")]
+    )
+    sent = {}
+    for h in range(N_HOSTS):
+        sent.update(json.loads((out / "work" / f"host{h}.sent.json").read_text())["sent"])
+    assert len(sent) == 7 and all(s[6] for s in sent.values())
+    coflows = pd.read_csv(out / scheduler / "coflows.csv")
+    flows = pd.read_parquet(out / scheduler / "flows.parquet")
+    assert list(coflows.columns) == COFLOW_COLUMNS and list(flows.columns) == FLOW_COLUMNS
+    assert sorted(coflows["coflow_id"]) == [1, 2, 3, 4] and (coflows["cct_s"] > 0).all()
+    assert int(flows["bytes"].sum()) == 1_280_000 and (flows["finish_s"] > flows["start_s"]).all()
+
+
+def test_a_launcher_that_fails_is_named_with_its_host_and_worker(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    _, hosts = cluster
+    with pytest.raises(RuntimeError, match=r"the receiver of host 0 did not start: it exited with status 1"):
+        rp.replay_on_runtime(_tiny(), rp.load_hosts(hosts), tmp_path / "work", deadline_s=5, launch="false")
+    # A launcher that runs but whose worker cannot start: named, with the end of its stderr.
+    with pytest.raises(
+        RuntimeError,
+        match=r"the receiver of host 0 did not start: it exited with status 127: .*"
+        r"/nonexistent/python3: .*not found \(all of it: .*host0.received.log\)",
+    ):
+        rp.replay_on_runtime(_tiny(), rp.load_hosts(hosts), tmp_path / "work", deadline_s=5, launch="sh -c",
+                             python="/nonexistent/python3")  # fmt: skip
+
+
+def test_launcher_templates(tmp_path: Path) -> None:
+    hosts = [rp.RuntimeHost("10.0.0.1", rp.DATA_PORT, "/a"), rp.RuntimeHost("node-b", rp.DATA_PORT, "/b")]
+    argv = ["python3", "-m", "coflowkit._runtime_sender", "--host", "1", "a b", "it's", "$HOME", "x;y"]
+    wrap = rp.launcher("ssh -o BatchMode=yes -o 'ProxyJump gw {index}' {address}", hosts)
+    got = wrap(1, argv)
+    assert got[:4] == ["ssh", "-o", "BatchMode=yes", "-o"] and got[4:6] == ["ProxyJump gw 1", "node-b"]
+    # The worker's command is one argument that a shell splits back into exactly argv.
+    assert len(got) == 7 and shlex.split(got[6]) == argv
+    assert rp.launcher("ssh n{index:02d}", hosts)(1, ["true"]) == ["ssh", "n01", "true"]
+    for template, match in [
+        ("ssh {host}", r"unknown placeholder \{host\} \(known: \{index\}, \{address\}\)"),
+        ("ssh {}", r"unknown placeholder \{\}"),
+        ("ssh {address", r"brace"),
+        ("ssh '{address}", r"quotation"),
+        ("  ", r"empty"),
+        ("ssh {index:q}", r"Unknown format code"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            rp.launcher(template, hosts)
+
+
 def test_hosts_files_name_what_is_wrong(tmp_path: Path) -> None:
     f = tmp_path / "hosts"
     f.write_text("0 10.0.0.1 /run/a0.sock\n1 10.0.0.2:6000 /run/a1.sock  # a comment\n")
@@ -168,6 +270,14 @@ def test_replay_with_hosts_refuses_what_it_cannot_do(cli: Cli, tmp_path: Path) -
     ]:
         proc = cli("replay", "--hosts", hosts, *args, "--out", out)
         assert proc.returncode == 2 and what in proc.stderr, proc.stderr
+    proc = cli("replay", "--launch", "ssh {address}", "--out", out)
+    assert proc.returncode == 2 and "'--launch': only with --hosts" in proc.stderr, proc.stderr
+    proc = cli("replay", "--hosts", hosts, "--remote-python", "python3", "--out", out)
+    assert proc.returncode == 2 and "'--remote-python': only with --launch" in proc.stderr, proc.stderr
+    # A bad launcher is refused before anything starts (nothing written).
+    proc = cli("replay", "--hosts", hosts, "--launch", "ssh {host}", "--out", out)
+    assert proc.returncode == 2 and "unknown placeholder {host}" in proc.stderr, proc.stderr
+    assert not out.exists()
     proc = cli("replay", "--label", "aalo", "--out", out)
     assert proc.returncode == 2 and "'--label': only with --hosts" in proc.stderr, proc.stderr
     proc = cli("replay", "--scheduler", "nosuch", "--out", out)

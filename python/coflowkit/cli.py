@@ -692,12 +692,11 @@ def replay_cmd(
             raise click.BadParameter("one scheduler (the coordinator's)", param_hint="'--scheduler'")
         if label is None:
             label = rt_scheduler
-    if hosts_path is not None or rt_scheduler is not None:
-        if policy != "plain":
-            raise click.BadParameter(
-                "with --hosts or --scheduler the coordinator's scheduler decides; sender policies are the testbed's",
-                param_hint="'--policy'",
-            )
+    if (hosts_path is not None or rt_scheduler is not None) and policy != "plain":
+        raise click.BadParameter(
+            "with --hosts or --scheduler the coordinator's scheduler decides; sender policies are the testbed's",
+            param_hint="'--policy'",
+        )
     if hosts_path is not None:
         if specs:
             raise click.BadParameter("not with --hosts yet (the hosts' fabric is not known)", param_hint="'--simulate'")
@@ -763,7 +762,8 @@ def replay_cmd(
     _write_table(flow_table, d / "flows.csv", d / "flows.parquet")
     cct = coflows.column("cct_s").to_numpy()
     click.echo(
-        f"{'runtime' if runtime else 'testbed':<10} {name}: mean CCT {cct.mean():.4f} s, p95 {np.percentile(cct, 95):.4f} s "
+        f"{'runtime' if runtime else 'testbed':<10} {name}: mean CCT {cct.mean():.4f} s, "
+        f"p95 {np.percentile(cct, 95):.4f} s "
         f"({fw.n_flows} flows, {int(flows['bytes'].sum())} bytes, every byte checked)"
     )
     if specs:
