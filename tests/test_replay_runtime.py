@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,6 +194,29 @@ def test_a_launcher_that_fails_is_named_with_its_host_and_worker(cluster: tuple[
     ):
         rp.replay_on_runtime(_tiny(), rp.load_hosts(hosts), tmp_path / "work", deadline_s=5, launch="sh -c",
                              python="/nonexistent/python3")  # fmt: skip
+
+
+def test_a_worker_prints_only_the_protocol_and_stops_when_its_driver_goes(tmp_path: Path) -> None:
+    """What a remote worker relies on: anything else it prints goes to stderr (not into the
+    protocol), and once its stdin closes early (the driver or its ssh is gone) it stops at once
+    instead of holding its port until the deadline."""
+    code = "from coflowkit._worker_protocol import Channel; c = Channel(); print('noise'); c.ready()"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ready\n", "noise\n")
+    plan = rp.make_plan(_tiny(), ["127.0.0.1"] * N_HOSTS)
+    plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "coflowkit._replay_worker", "--host", "1", "--receive-only", "--deadline", "600"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert worker.stdin is not None and worker.stdout is not None
+    worker.stdin.write(json.dumps(plan) + "\n")
+    worker.stdin.flush()
+    assert worker.stdout.readline() == "ready\n"
+    worker.stdin.write(f"{time.time()!r}\n")  # t0; host 1 waits (600 s) for 3 flows that never come
+    worker.stdin.close()
+    assert worker.wait(timeout=60) == 3
+    assert worker.stdout.read() == "" and "the driver went away" in (worker.stderr.read() if worker.stderr else "")
 
 
 def test_launcher_templates(tmp_path: Path) -> None:
