@@ -16,6 +16,7 @@
     coflowkit testbed up --topology SPEC | down | status | check | exec HOST -- CMD
     coflowkit replay [--trace PATH] [--testbed NAME] [--size-scale F] [--time-scale F] [--simulate fair] --out DIR
     coflowkit replay [--trace PATH] --hosts FILE [--label NAME] ... --out DIR   (through the runtime's agents)
+    coflowkit replay [--trace PATH] --hosts FILE --launch "ssh {address}" ... --out DIR   (workers on the hosts)
     coflowkit replay [--trace PATH] [--testbed NAME] --scheduler aalo|varys|fair ... --out DIR   (runtime, testbed)
     coflowkit coordinator --hosts N --token-file F [--scheduler aalo] [--host-rate 1Gbps] ...
     coflowkit agent --host H --socket PATH --token-file F [--coordinator URL] ...
