@@ -196,6 +196,32 @@ def test_a_launcher_that_fails_is_named_with_its_host_and_worker(cluster: tuple[
                              python="/nonexistent/python3")  # fmt: skip
 
 
+def test_a_launcher_that_hangs_is_named_after_the_start_timeout(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    """A launcher that never runs the worker (it sleeps; the worker's command is only sh's $0) is
+    named once the start timeout passes, and killed with what it started (its process group)."""
+    _, hosts = cluster
+    pids = tmp_path / "pids"
+    launch = f"sh -c 'sleep 60 & echo $! >> {shlex.quote(str(pids))}; wait'"
+    with pytest.raises(RuntimeError, match=r"the receiver of host 0 did not start: no 'ready' within 0.5 s"):
+        rp.replay_on_runtime(
+            _tiny(), rp.load_hosts(hosts), tmp_path / "work", deadline_s=5, launch=launch, start_timeout_s=0.5
+        )
+
+    def gone(pid: int) -> bool:  # or a zombie, not yet reaped by init
+        try:
+            return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+        except FileNotFoundError:
+            return True
+
+    for pid in [int(p) for p in pids.read_text().split()] if pids.exists() else []:
+        for _ in range(200):
+            if gone(pid):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"the launcher's child {pid} outlived the replay")
+
+
 def test_a_worker_prints_only_the_protocol_and_stops_when_its_driver_goes(tmp_path: Path) -> None:
     """What a remote worker relies on: anything else it prints goes to stderr (not into the
     protocol), and once its stdin closes early (the driver or its ssh is gone) it stops at once

@@ -36,6 +36,7 @@ import signal
 import string
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -300,7 +301,7 @@ class _Job:
 
 
 def _run_workers(
-    plan: dict[str, Any], workers: list[_Job], deadline_s: float, work: Path
+    plan: dict[str, Any], workers: list[_Job], deadline_s: float, work: Path, start_timeout_s: float = 120.0
 ) -> tuple[dict[int, Any], list[str]]:
     """Runs the protocol of :mod:`coflowkit._worker_protocol` with every
     worker: starts them all, gives each the plan on its stdin, waits for each
@@ -308,8 +309,9 @@ def _run_workers(
     ``plan``) and reads their results from their stdout. Returns the results
     (by position; each also written to ``work/NAME.json``, with the plan to
     ``work/plan.json``) and the problems they report. A worker that does not
-    start is an error naming it, with the end of its stderr; all are killed
-    then."""
+    start, or has not said ``ready`` ``start_timeout_s`` after the start (a
+    launcher that hangs), is an error naming it, with the end of its stderr;
+    all are killed then."""
     work.mkdir(parents=True, exist_ok=True)
     plan_line = (json.dumps(plan) + "\n").encode()
     write_json(work / "plan.json", plan)
@@ -321,25 +323,38 @@ def _run_workers(
             proc.stdin.write(data)
             proc.stdin.flush()
             return True
-        except BrokenPipeError:
-            return False  # it exited: reported with its stderr below
+        except (BrokenPipeError, ValueError):
+            return False  # it exited (or was killed and its pipe closed): reported with its stderr
 
     try:
         for job in workers:
             log = work / f"{job.name}.log"
             with open(log, "wb") as err:
-                proc = subprocess.Popen(job.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+                # A session of its own: on an error the whole group goes (a launcher's children too).
+                proc = subprocess.Popen(
+                    job.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, start_new_session=True
+                )
             procs.append((job, proc, log))
-        for _job, proc, _log in procs:
-            say(proc, plan_line)
+        # The plans in threads: a worker that does not read its stdin (a launcher that hangs)
+        # must not hold the driver once the plan is more than a pipe holds.
+        feeders = [threading.Thread(target=say, args=(proc, plan_line), daemon=True) for _, proc, _ in procs]
+        for t in feeders:
+            t.start()
+        end = time.time() + start_timeout_s
         for job, proc, log in procs:
-            line = _read_line(proc)
+            line = _read_line(proc, end)
+            if line is None:
+                raise RuntimeError(
+                    f"replay: {job.what} did not start: no 'ready' within {start_timeout_s:g} s: {_tail(log)}"
+                )
             if line.strip() != b"ready":
                 if line:
                     why = f"it printed {_clip(line)} where 'ready' was expected (is a login script printing?)"
                 else:
                     why = f"it exited with {_status(proc)}"
                 raise RuntimeError(f"replay: {job.what} did not start: {why}: {_tail(log)}")
+        for t in feeders:
+            t.join()  # done: every worker read its plan before saying ready
         # Every worker listens: start together, a little ahead so all read t0 in time.
         plan["t0"] = time.time() + 0.5
         for _job, proc, _log in procs:
@@ -360,8 +375,9 @@ def _run_workers(
         return results, problems
     finally:
         for _job, proc, _log in procs:
-            if proc.poll() is None:
-                proc.kill()
+            if proc.poll() is None:  # not reaped yet, so its group id is still its own
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             _close(proc.stdin)
             _close(proc.stdout)
@@ -374,13 +390,16 @@ def _close(pipe: Any) -> None:
             pipe.close()
 
 
-def _read_line(proc: subprocess.Popen[bytes]) -> bytes:
-    """One line of ``proc``'s stdout, read from the file descriptor byte by byte (so that
-    nothing after it sits in a Python buffer that :func:`_read_to_end` would not see)."""
+def _read_line(proc: subprocess.Popen[bytes], end: float) -> bytes | None:
+    """One line of ``proc``'s stdout (None if none by the wall clock ``end``), read from the
+    file descriptor byte by byte (so that nothing after it sits in a Python buffer that
+    :func:`_read_to_end` would not see)."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     line = bytearray()
     while not line.endswith(b"\n"):
+        if not select.select([fd], [], [], max(0.0, end - time.time()))[0]:
+            return None
         b = os.read(fd, 1)
         if not b:
             break
@@ -537,6 +556,7 @@ def replay_on_runtime(
     wrap: Callable[[int, list[str]], list[str]] | None = None,
     launch: str | None = None,
     python: str | None = None,
+    start_timeout_s: float = 120.0,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to ``len(hosts)`` hosts) through the
     runtime: the agents of ``hosts`` and their coordinator must be up. Each
@@ -557,7 +577,9 @@ def replay_on_runtime(
     and results go over their stdin and stdout), and ``python`` is the
     interpreter named in their command (default: ``python3`` with a
     launcher, this one without). Host 0's agent socket must be reachable
-    from the driver (it registers the coflows): run it on host 0."""
+    from the driver (it registers the coflows): run it on host 0. A worker
+    that has not said ``ready`` ``start_timeout_s`` after the start (an ssh
+    that hangs) is an error naming it."""
     if launch is not None:
         if wrap is not None:
             raise ValueError("replay_on_runtime: give wrap or launch, not both")
@@ -587,7 +609,7 @@ def replay_on_runtime(
                 rx_argv, tx_argv = wrap(h, rx_argv), wrap(h, tx_argv)
             workers.append(_Job(f"the receiver of host {h}", rx_argv, f"host{h}.received"))
             workers.append(_Job(f"the sender of host {h}", tx_argv, f"host{h}.sent"))
-        return _combine(plan, *_run_workers(plan, workers, deadline_s, work))
+        return _combine(plan, *_run_workers(plan, workers, deadline_s, work, start_timeout_s))
     finally:
         for c in ids:
             with contextlib.suppress(ConnectionError, ValueError):  # the agent went away: its coflows go with it
