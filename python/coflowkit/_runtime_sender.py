@@ -34,7 +34,7 @@ import zlib
 from typing import Any
 
 from . import _core
-from ._replay_worker import _CHUNK, _HEADER, _payload
+from ._replay_worker import _CHUNK, _HEADER, _payload, _tos
 from ._worker_protocol import Channel
 
 
@@ -59,8 +59,19 @@ class Sender:
         t_start = time.time()
         left = max(1.0, self.t0 + self.deadline_s - t_start)
         try:
-            with socket.create_connection((self.addrs[dst], self.ports[dst]), timeout=left) as s:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                # Opened in the top queue, as the policy replay's connections:
+                # the SYN is never stuck behind scheduled data, and a receiver
+                # that reflects the SYN's TOS (the testbed sets
+                # tcp_reflect_tos) sends every ACK of the flow there too. The
+                # writer then marks the data as the schedule says. Opened
+                # unmarked (CS0, the lowest queue), the 16-host runs lost
+                # thousands of SYNs and ACKs behind the other flows' data
+                # (docs/testbed.md).
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                s.settimeout(left)
+                s.connect((self.addrs[dst], self.ports[dst]))
                 t_conn = time.time()
                 crc, n = 0, 0
                 coflow = self.coflow_ids[rank]
