@@ -44,6 +44,14 @@ sys.exit(rc)
 """
 
 
+def _assert_all_scheduled(out: Path) -> None:
+    """Every one of the 7 flows went through its host's agent (scheduled), none as plain TCP."""
+    sent = {}
+    for h in range(N_HOSTS):
+        sent.update(json.loads((out / "work" / f"host{h}.sent.json").read_text())["sent"])
+    assert len(sent) == 7 and all(s[6] for s in sent.values())
+
+
 def _tiny() -> _core.Workload:
     # coflow, arrival (ns), src, dst, bytes: 4 coflows on 3 hosts, up to 600 KB.
     rows = [
@@ -116,11 +124,7 @@ def test_replay_through_the_agents_checks_every_byte_and_writes_simulator_result
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert f"runtime    {scheduler}: mean CCT" in r.stdout and "every byte checked" in r.stdout
-    # Every flow went through its host's agent (scheduled), none as plain TCP.
-    sent = {}
-    for h in range(N_HOSTS):
-        sent.update(json.loads((out / "work" / f"host{h}.sent.json").read_text())["sent"])
-    assert len(sent) == 7 and all(s[6] for s in sent.values())
+    _assert_all_scheduled(out)
     # The simulator's format: its columns, one row per coflow / flow, all the bytes.
     coflows = pd.read_csv(out / scheduler / "coflows.csv")
     flows = pd.read_parquet(out / scheduler / "flows.parquet")
@@ -171,10 +175,7 @@ def test_replay_with_a_launcher_shares_no_file_with_the_workers(cluster: tuple[s
         ["plan.json"]
         + [f"host{h}.{k}.{e}" for h in range(N_HOSTS) for k in ("sent", "received") for e in ("json", "log")]
     )
-    sent = {}
-    for h in range(N_HOSTS):
-        sent.update(json.loads((out / "work" / f"host{h}.sent.json").read_text())["sent"])
-    assert len(sent) == 7 and all(s[6] for s in sent.values())
+    _assert_all_scheduled(out)
     coflows = pd.read_csv(out / scheduler / "coflows.csv")
     flows = pd.read_parquet(out / scheduler / "flows.parquet")
     assert list(coflows.columns) == COFLOW_COLUMNS and list(flows.columns) == FLOW_COLUMNS

@@ -143,6 +143,22 @@ fn malformed_and_oversized_grpc_messages_are_refused_without_a_crash() {
     cluster.stop();
 }
 
+/// A sync stream of `c`: where its requests go, and its replies.
+async fn open_stream(
+    c: &mut coflowkit_runtime::agent::Client,
+) -> (
+    tokio::sync::mpsc::Sender<SyncRequest>,
+    tonic::Streaming<proto::SyncReply>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let replies = c
+        .sync_stream(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    (tx, replies)
+}
+
 #[test]
 fn the_sync_stream_checks_the_token_and_every_message() {
     use tokio_stream::wrappers::ReceiverStream;
@@ -158,12 +174,7 @@ fn the_sync_stream_checks_the_token_and_every_message() {
         // With the token: one reply per request, in order; the first refused
         // request ends the stream with its reason.
         let mut c = coordinator_client(&url, TOKEN).unwrap();
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        let mut replies = c
-            .sync_stream(ReceiverStream::new(rx))
-            .await
-            .unwrap()
-            .into_inner();
+        let (tx, mut replies) = open_stream(&mut c).await;
         for bytes in [100, 200] {
             tx.send(sync(0, vec![flow(2, bytes)])).await.unwrap();
             let r = replies.message().await.unwrap().expect("a reply");
@@ -179,12 +190,7 @@ fn the_sync_stream_checks_the_token_and_every_message() {
         assert!(matches!(replies.message().await, Ok(None) | Err(_)));
         // Oversized: refused by the decoder; the coordinator serves on, and
         // the refused requests changed nothing (the count is still 200).
-        let (tx, rx) = tokio::sync::mpsc::channel(1);
-        let mut replies = c
-            .sync_stream(ReceiverStream::new(rx))
-            .await
-            .unwrap()
-            .into_inner();
+        let (tx, mut replies) = open_stream(&mut c).await;
         let mut big = sync(0, vec![]);
         big.coflows.push(proto::CoflowInfo {
             coflow_id: 7,
@@ -195,12 +201,7 @@ fn the_sync_stream_checks_the_token_and_every_message() {
         let _ = tx.send(big).await;
         let got = tokio::time::timeout(std::time::Duration::from_secs(10), replies.message());
         assert!(got.await.expect("an answer, not a hang").is_err());
-        let (tx, rx) = tokio::sync::mpsc::channel(1);
-        let mut replies = c
-            .sync_stream(ReceiverStream::new(rx))
-            .await
-            .unwrap()
-            .into_inner();
+        let (tx, mut replies) = open_stream(&mut c).await;
         tx.send(sync(0, vec![flow(2, 150)])).await.unwrap();
         let s = replies.message().await.unwrap_err();
         assert!(
