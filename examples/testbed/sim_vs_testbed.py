@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--nice", type=int, default=-10, help="the replay workers' niceness (default -10: see replay_on_testbed)"
     )
+    ap.add_argument(
+        "--delta-ms", type=int, default=10, help="the runtime's coordination period for aalo, varys, fair-rt (ms)"
+    )
     ap.add_argument("--name", default="svt")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "testbed-vs-simulation")
     args = ap.parse_args(argv)
@@ -126,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             drops0 = dg.class_drops(bed)
             t = time.time()
             if p in RUNTIME:
-                flows = rp.replay_on_testbed_runtime(fw, SIMULATED[p], args.name, work_dir=args.out / p)
+                flows = rp.replay_on_testbed_runtime(
+                    fw, SIMULATED[p], args.name, work_dir=args.out / p, delta_ms=args.delta_ms
+                )
             else:
                 flows = rp.replay_on_testbed(fw, args.name, policy=specs[p], work_dir=args.out / p, nice=args.nice)
             wall[p] = time.time() - t

@@ -657,10 +657,11 @@ def replay_on_testbed_runtime(
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
     runtime_binary: str | None = None,
+    delta_ms: int = 10,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to the testbed) on testbed ``name``
     through the runtime: a coordinator (``scheduler``, every host at
-    :func:`host_rate_bps`) outside the namespaces, listening on the
+    :func:`host_rate_bps`, coordination period ``delta_ms``) outside the namespaces, listening on the
     management bridge's address; one agent per host inside its namespace,
     reaching the coordinator over the management network; then
     :func:`replay_on_runtime` with each host's receiver and sender inside its
@@ -704,7 +705,8 @@ def replay_on_testbed_runtime(
         log = work / "coordinator.log"
         coord = start(
             [runtime_binary, "coordinator", "--hosts", str(p.n_hosts), "--host-rate", f"{host_rate_bps(p):.0f}",
-             "--scheduler", scheduler, "--listen", f"{p.mgmt_root_ip}:{port}", "--token-file", str(token)],
+             "--scheduler", scheduler, "--listen", f"{p.mgmt_root_ip}:{port}", "--token-file", str(token),
+             "--delta-ms", str(delta_ms)],
             log,
         )  # fmt: skip
         _await(f"the coordinator ({scheduler})", listening, coord, log, 30)
