@@ -56,9 +56,17 @@ SIMULATED = {
     # Per-flow fairness through the runtime (the coordinator's `fair`): what
     # the runtime's own machinery costs against `plain`, which has none.
     "fair-rt": "fair",
+    # D-CLAS with strict priority between its queues, as the switches' queues are.
+    "aalo-strict": "aalo:queues=strict",
+    # D-CLAS's rates alone: every flow in the top queue, so the switches'
+    # strict priorities do not serve the queues strictly on top of the
+    # weighted rates (coordinator --classes off).
+    "aalo-rates": "aalo",
 }
+#: Runtime options of the policies that need them.
+RUNTIME_OPTIONS: dict[str, dict[str, bool]] = {"aalo-rates": {"classes": False}}
 #: What runs through the runtime's coordinator and agents rather than as a sender policy.
-RUNTIME = ("aalo", "varys", "fair-rt")
+RUNTIME = ("aalo", "varys", "fair-rt", "aalo-strict", "aalo-rates")
 #: A gap to explain: testbed and simulated average CCT differ by more than this.
 GAP = 0.25
 
@@ -84,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [p for p in policies if p not in SIMULATED]
     if unknown:
         ap.error(f"--policies: unknown {', '.join(unknown)} (known: {', '.join(SIMULATED)})")
-    missing = [p for p in policies if SIMULATED[p] not in dict(coflowkit.schedulers())]
+    missing = [p for p in policies if SIMULATED[p].split(":")[0] not in dict(coflowkit.schedulers())]
     if missing:
         ap.error(f"--policies: the simulator has no {', '.join(SIMULATED[p] for p in missing)} to compare with")
 
@@ -130,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
             t = time.time()
             if p in RUNTIME:
                 flows = rp.replay_on_testbed_runtime(
-                    fw, SIMULATED[p], args.name, work_dir=args.out / p, delta_ms=args.delta_ms
-                )
+                    fw, SIMULATED[p], args.name, work_dir=args.out / p, delta_ms=args.delta_ms,
+                    **RUNTIME_OPTIONS.get(p, {}),
+                )  # fmt: skip
             else:
                 flows = rp.replay_on_testbed(fw, args.name, policy=specs[p], work_dir=args.out / p, nice=args.nice)
             wall[p] = time.time() - t

@@ -658,10 +658,13 @@ def replay_on_testbed_runtime(
     deadline_s: float = 600.0,
     runtime_binary: str | None = None,
     delta_ms: int = 10,
+    classes: bool = True,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to the testbed) on testbed ``name``
     through the runtime: a coordinator (``scheduler``, every host at
-    :func:`host_rate_bps`, coordination period ``delta_ms``) outside the namespaces, listening on the
+    :func:`host_rate_bps`, coordination period ``delta_ms``; with
+    ``classes=False`` every flow in class 0, only rates and pauses enforcing
+    the schedule) outside the namespaces, listening on the
     management bridge's address; one agent per host inside its namespace,
     reaching the coordinator over the management network; then
     :func:`replay_on_runtime` with each host's receiver and sender inside its
@@ -706,7 +709,7 @@ def replay_on_testbed_runtime(
         coord = start(
             [runtime_binary, "coordinator", "--hosts", str(p.n_hosts), "--host-rate", f"{host_rate_bps(p):.0f}",
              "--scheduler", scheduler, "--listen", f"{p.mgmt_root_ip}:{port}", "--token-file", str(token),
-             "--delta-ms", str(delta_ms)],
+             "--delta-ms", str(delta_ms), "--classes", "on" if classes else "off"],
             log,
         )  # fmt: skip
         _await(f"the coordinator ({scheduler})", listening, coord, log, 30)

@@ -107,6 +107,7 @@ async fn rounds(args: &[String]) {
         delta: Duration::from_secs(3600),
         scheduler: scheduler.clone(),
         token: TOKEN.into(),
+        mark_classes: true,
     });
     let h = &coord;
     let url = format!("http://{}", h.addr);
@@ -340,6 +341,7 @@ fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
                 delta: Duration::from_millis(10),
                 scheduler: "fair".into(),
                 token: TOKEN.into(),
+                mark_classes: true,
             },
             listener,
         )

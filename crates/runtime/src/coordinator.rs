@@ -73,6 +73,12 @@ pub struct CoordinatorConfig {
     pub scheduler: String,
     /// The token every agent must present.
     pub token: String,
+    /// Whether flows are told the scheduler's priority class (DSCP,
+    /// SO_PRIORITY). `false`: every flow is class 0, and only the rates
+    /// (pacing, pauses) enforce the schedule; for schedules made of rates
+    /// (aalo's weighted queues) on fabrics whose queues are strict
+    /// priorities, which would serve the classes strictly on top of them.
+    pub mark_classes: bool,
 }
 
 /// Why a coordinator could not start.
@@ -156,6 +162,7 @@ pub struct Core {
     reports: Vec<(FlowIdx, f64)>,
     log: Vec<CompletedCoflow>,
     host_rate_bps: f64,
+    mark_classes: bool,
     /// Per host: syncs taken, and when the last one was.
     syncs: Vec<u64>,
     last_sync: Vec<Option<Instant>>,
@@ -223,6 +230,7 @@ impl Core {
             reports: vec![],
             log: vec![],
             host_rate_bps: cfg.host_rate_bps,
+            mark_classes: cfg.mark_classes,
             syncs: vec![0; cfg.n_hosts as usize],
             last_sync: vec![None; cfg.n_hosts as usize],
             refused: 0,
@@ -533,7 +541,11 @@ impl Core {
             self.rates[e.host as usize].push(FlowRate {
                 flow_id: e.agent_id,
                 rate_bps,
-                class: self.alloc.class(f).min(63),
+                class: if self.mark_classes {
+                    self.alloc.class(f).min(63)
+                } else {
+                    0
+                },
                 paused: rate_bps < 1.0,
             });
         }
@@ -919,15 +931,19 @@ mod tests {
     use crate::proto::{CoflowInfo, FlowReport};
     use proptest::prelude::*;
 
-    fn core(scheduler: &str) -> Core {
-        Core::new(&CoordinatorConfig {
+    fn core_config(scheduler: &str) -> CoordinatorConfig {
+        CoordinatorConfig {
             n_hosts: 3,
             host_rate_bps: 1e9,
             delta: Duration::from_millis(10),
             scheduler: scheduler.into(),
             token: "t".into(),
-        })
-        .unwrap()
+            mark_classes: true,
+        }
+    }
+
+    fn core(scheduler: &str) -> Core {
+        Core::new(&core_config(scheduler)).unwrap()
     }
 
     fn report(
@@ -950,6 +966,41 @@ mod tests {
                 size_hint: 0,
                 finished,
             }],
+        }
+    }
+
+    #[test]
+    fn without_classes_every_flow_is_class_0_with_the_same_rates() {
+        // Two coflows from host 0 to host 2, one past aalo's Q1hi (10 MiB):
+        // it is demoted (class > 0) unless classes are off; rates are equal.
+        let schedules = |mark_classes: bool| {
+            let mut c = Core::new(&CoordinatorConfig {
+                mark_classes,
+                ..core_config("aalo")
+            })
+            .unwrap();
+            c.sync(&report(0, 1, 7, 2, 0, false)).unwrap();
+            c.sync(&report(1, 2, 8, 2, 0, false)).unwrap();
+            c.tick(Time(10_000_000));
+            c.sync(&report(0, 1, 7, 2, 20 << 20, false)).unwrap();
+            c.sync(&report(1, 2, 8, 2, 1 << 20, false)).unwrap();
+            c.tick(Time(20_000_000));
+            let mut s: Vec<FlowRate> = [0, 1]
+                .iter()
+                .flat_map(|&h| c.schedule_of(h).to_vec())
+                .collect();
+            s.sort_by_key(|r| r.flow_id);
+            s
+        };
+        let (on, off) = (schedules(true), schedules(false));
+        assert_eq!(on.len(), 2);
+        assert!(on[0].class > on[1].class, "{on:?}");
+        assert!(off.iter().all(|r| r.class == 0), "{off:?}");
+        for (a, b) in on.iter().zip(&off) {
+            assert_eq!(
+                (a.flow_id, a.rate_bps, a.paused),
+                (b.flow_id, b.rate_bps, b.paused)
+            );
         }
     }
 

@@ -38,6 +38,11 @@ enum Cmd {
         /// File holding the shared token agents must present.
         #[arg(long)]
         token_file: PathBuf,
+        /// Tell flows the scheduler's priority classes (DSCP, SO_PRIORITY):
+        /// on, or off (every flow class 0: only rates and pauses enforce
+        /// the schedule, for rate schedules on strict-priority fabrics).
+        #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+        classes: String,
         /// Also serve the state (GET /state, JSON) and Prometheus metrics
         /// (GET /metrics) over HTTP at this address (a management one:
         /// no token is asked).
@@ -167,6 +172,7 @@ async fn main() -> Result<()> {
             scheduler,
             delta_ms,
             token_file,
+            classes,
             http_listen,
             tls_cert,
             tls_key,
@@ -181,6 +187,7 @@ async fn main() -> Result<()> {
                 delta: Duration::from_millis(delta_ms),
                 scheduler,
                 token: read_token(&token_file)?,
+                mark_classes: classes == "on",
             };
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await

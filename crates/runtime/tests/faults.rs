@@ -367,6 +367,7 @@ fn an_agent_started_before_its_coordinator_comes_up_with_it() {
                 delta: Duration::from_millis(10),
                 scheduler: "fair".into(),
                 token: common::TOKEN.into(),
+                mark_classes: true,
             },
             l,
         )

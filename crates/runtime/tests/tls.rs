@@ -107,6 +107,7 @@ fn agents_reach_the_coordinator_over_tls_and_others_are_refused() {
         delta: Duration::from_millis(10),
         scheduler: "fair".into(),
         token: TOKEN.into(),
+        mark_classes: true,
     };
     let coord = rt.block_on(async {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

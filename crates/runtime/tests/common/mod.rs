@@ -60,6 +60,7 @@ impl Cluster {
             delta: Duration::from_millis(10),
             scheduler: scheduler.into(),
             token: TOKEN.into(),
+            mark_classes: true,
         };
         let coordinator = rt.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
