@@ -5,11 +5,13 @@ under the scheduler each policy stands for; writes
 
     sudo .venv/bin/python examples/testbed/sim_vs_testbed.py [--hosts 16] [--rate 100Mbps]
         [--size-scale 0.0002] [--time-scale 0.02] [--max-coflows K]
-        [--policies plain,pias,fifo-lm,tafe,karuna,dcas,aalo,varys]
+        [--policies plain,pias,fifo-lm,tafe,karuna,dcas,aalo,varys] [--delta-ms 10]
 
 The workload is FB2010 (../shared/data) fitted to the testbed
 (``coflowkit.replay.fit``). The testbed is brought up under its own name and
-always taken down. ``aalo`` and ``varys`` run through the runtime
+always taken down. ``aalo``, ``varys`` and the diagnostic ``fair-rt``
+(``fair``), ``aalo-strict`` (``aalo:queues=strict``) and ``aalo-rates``
+(``aalo`` with every flow in one class) run through the runtime
 (``coflowkit.replay.replay_on_testbed_runtime``: the coordinator with that
 scheduler, an agent in every host's namespace), the rest as sender
 policies. Each policy's per-coflow CCTs are compared with the
