@@ -14,12 +14,17 @@ by the driver). The receiving part is ``coflowkit._replay_worker
 --receive-only`` on the same host. The wire format is the worker's: a 16-byte
 header (flow id, size), the flow's bytes, the receiver's one-byte answer once
 it has them all; header and bytes go through a ``CoflowWriter`` (the flow the
-agent sees is ``size + 16`` bytes). Each flow has a connection of its own and
-a thread of its own (the writer blocks, without the GIL, while it is paced or
-paused). The process prints ``ready`` once its agent answers, then reads the
-common start instant ``t0`` on stdin; its result holds, per flow sent,
-[start, bytes, CRC-32, connected, True, last byte written, scheduled by the
-agent], and the errors, each naming its flow.
+agent sees is ``size + 16`` bytes). Each flow has a thread of its own from
+its start instant (the writer blocks, without the GIL, while it is paced or
+paused) and takes an idle connection to its destination from the host's pool,
+or opens one; a connection whose flow was answered goes back to the pool,
+unpaced (each writer applies its own flow's schedule at its first write), so
+that a flow does not pay a handshake and a host does not open thousands of
+connections. The process prints ``ready`` once its agent answers, then reads
+the common start instant ``t0`` on stdin; its result holds, per flow sent,
+[start, bytes, CRC-32, connected, whether the connection was opened for it,
+last byte written, scheduled by the agent], and the errors, each naming its
+flow.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import zlib
 from typing import Any
 
 from . import _core
-from ._replay_worker import _CHUNK, _HEADER, _payload, _tos
+from ._replay_worker import _CHUNK, _HEADER, _UNPACED, SO_MAX_PACING_RATE, _payload, _tos, _u32
 from ._worker_protocol import Channel
 
 
@@ -52,44 +57,64 @@ class Sender:
         self.sent: dict[int, list[Any]] = {}
         self.errors: list[str] = []
         self.lock = threading.Lock()
+        #: idle connections by destination
+        self.pool: dict[int, list[socket.socket]] = {}
+
+    def _connection(self, dst: int, timeout: float) -> tuple[socket.socket, bool]:
+        """An idle connection to ``dst`` from the pool, or a new one (and whether it is new)."""
+        with self.lock:
+            idle = self.pool.get(dst)
+            if idle:
+                return idle.pop(), False
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            # Opened in the top queue, as the policy replay's connections: the
+            # SYN is never stuck behind scheduled data, and a receiver that
+            # reflects the SYN's TOS (the testbed sets tcp_reflect_tos) sends
+            # every ACK of the connection there too. Each writer then marks
+            # its data as the schedule says. Opened unmarked (CS0, the lowest
+            # queue), the 16-host runs lost thousands of SYNs and ACKs behind
+            # the other flows' data (docs/testbed.md).
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.settimeout(timeout)
+            s.connect((self.addrs[dst], self.ports[dst]))
+        except OSError:
+            s.close()
+            raise
+        return s, True
 
     def send(self, flow: list[Any]) -> None:
         fid, _src, dst, size, start, _, rank = flow[:7]
         time.sleep(max(0.0, self.t0 + start - time.time()))
         t_start = time.time()
         left = max(1.0, self.t0 + self.deadline_s - t_start)
+        s = None
         try:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                # Opened in the top queue, as the policy replay's connections:
-                # the SYN is never stuck behind scheduled data, and a receiver
-                # that reflects the SYN's TOS (the testbed sets
-                # tcp_reflect_tos) sends every ACK of the flow there too. The
-                # writer then marks the data as the schedule says. Opened
-                # unmarked (CS0, the lowest queue), the 16-host runs lost
-                # thousands of SYNs and ACKs behind the other flows' data
-                # (docs/testbed.md).
-                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
-                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                s.settimeout(left)
-                s.connect((self.addrs[dst], self.ports[dst]))
-                t_conn = time.time()
-                crc, n = 0, 0
-                coflow = self.coflow_ids[rank]
-                with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size) as w:
-                    scheduled = w.scheduled
-                    w.sendall(_HEADER.pack(fid, size))
-                    while n < size:
-                        k = min(_CHUNK, size - n)
-                        chunk = _payload(fid, n, k)
-                        w.sendall(chunk)
-                        crc = zlib.crc32(chunk, crc)
-                        n += k
-                t_written = time.time()
-                if s.recv(1) != b"k":
-                    raise OSError("no acknowledgement from the receiver")
+            s, fresh = self._connection(dst, left)
+            s.settimeout(left)
+            t_conn = time.time()
+            crc, n = 0, 0
+            coflow = self.coflow_ids[rank]
+            with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size) as w:
+                scheduled = w.scheduled
+                w.sendall(_HEADER.pack(fid, size))
+                while n < size:
+                    k = min(_CHUNK, size - n)
+                    chunk = _payload(fid, n, k)
+                    w.sendall(chunk)
+                    crc = zlib.crc32(chunk, crc)
+                    n += k
+            t_written = time.time()
+            if s.recv(1) != b"k":
+                raise OSError("no acknowledgement from the receiver")
+            s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             with self.lock:
-                self.sent[fid] = [t_start, n, crc, t_conn, True, t_written, scheduled]
+                self.sent[fid] = [t_start, n, crc, t_conn, fresh, t_written, scheduled]
+                self.pool.setdefault(dst, []).append(s)
         except (OSError, ValueError) as e:
+            if s is not None:
+                s.close()
             with self.lock:
                 self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
 
@@ -102,10 +127,17 @@ class Sender:
         self.channel.ready()
         self.t0 = self.channel.t0()
         self.channel.watch_driver()
-        threads = [threading.Thread(target=self.send, args=(f,), daemon=True) for f in self.out]
-        for t in threads:
-            t.start()
+        # Each flow's thread starts at the flow's start instant (not all at
+        # t0: a host has up to thousands of flows).
+        threads = []
         end = self.t0 + self.deadline_s
+        for f in sorted(self.out, key=lambda f: f[4]):
+            time.sleep(max(0.0, self.t0 + f[4] - time.time()))
+            if time.time() > end:
+                break
+            t = threading.Thread(target=self.send, args=(f,), daemon=True)
+            t.start()
+            threads.append(t)
         for t in threads:
             t.join(timeout=max(0.0, end - time.time()))
         if any(t.is_alive() for t in threads):
