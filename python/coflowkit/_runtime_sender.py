@@ -51,7 +51,7 @@ class Sender:
         self.ports = [int(p) for p in plan["ports"]]
         self.coflow_ids = [int(c) for c in plan["coflow_ids"]]
         self.out = [f for f in plan["flows"] if f[1] == host]
-        self.client = _core.AgentClient(plan["agents"][host])
+        self.client = _core.AgentClient(plan["agents"][host], delta_ms=int(plan.get("report_ms", 10)))
         self.deadline_s = deadline_s
         self.t0 = 0.0
         self.sent: dict[int, list[Any]] = {}

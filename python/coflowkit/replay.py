@@ -557,9 +557,11 @@ def replay_on_runtime(
     launch: str | None = None,
     python: str | None = None,
     start_timeout_s: float = 120.0,
+    report_ms: int = 10,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to ``len(hosts)`` hosts) through the
-    runtime: the agents of ``hosts`` and their coordinator must be up. Each
+    runtime (the senders' client libraries report to their agents every
+    ``report_ms``, as applications would every Δ): the agents of ``hosts`` and their coordinator must be up. Each
     coflow is registered through host 0's agent before the start (a coflow
     id is usable on every host; the coordinator sees a coflow arrive with
     its first flow), one receiver (``coflowkit._replay_worker
@@ -591,6 +593,7 @@ def replay_on_runtime(
     plan = make_plan(workload, [h.address for h in hosts])
     plan["ports"] = [h.port for h in hosts]
     plan["agents"] = [h.agent_socket for h in hosts]
+    plan["report_ms"] = report_ms
     n_coflows = len({f[6] for f in plan["flows"]})
     client = _core.AgentClient(hosts[0].agent_socket)
     if not client.connected:
@@ -726,7 +729,10 @@ def replay_on_testbed_runtime(
             hosts.append(RuntimeHost(p.host_ip[h], DATA_PORT, str(sock)))
         for h, host in enumerate(hosts):
             _await(f"the agent of host {h}", Path(host.agent_socket).exists, procs[1 + h], work / f"agent{h}.log", 30)
-        return replay_on_runtime(workload, hosts, work, deadline_s, wrap=lambda h, argv: tb.ns_cmd(p, h, argv))
+        # The clients report every Δ too: a writer learns a new schedule at its client's next report.
+        return replay_on_runtime(
+            workload, hosts, work, deadline_s, wrap=lambda h, argv: tb.ns_cmd(p, h, argv), report_ms=delta_ms
+        )
     finally:
         _stop_all(procs)
         shutil.rmtree(socks, ignore_errors=True)
