@@ -65,6 +65,24 @@ def _tos(q: int) -> int:
     return (7 - min(max(q, 0), 7)) << 5
 
 
+def new_socket(cc: str | None = None) -> socket.socket:
+    """A TCP socket for a replay's connection, not yet connected: no Nagle, congestion
+    control ``cc`` if given, and marked for queue 0, so that its handshake is in the top queue
+    (the testbed reflects a SYN's mark on its SYN-ACK; the receiver marks its accepted side
+    queue 0 itself): the simulator has no handshake, and a lost SYN costs a one-second
+    timeout. Senders mark their data afterwards."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if cc:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 class Policy:
     """How a sender marks its flows: ``plain`` leaves every flow unmarked
     (queue 7, best effort). Subclasses pick a queue per flow and may change
@@ -526,14 +544,8 @@ class Worker:
             return idle.pop()
         self.new_conns += 1
         for attempt in range(1000):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock = new_socket(self.cc)
             try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if self.cc:
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
-                # The handshake in queue 0 (the testbed reflects a SYN's mark on its SYN-ACK):
-                # the simulator has no handshake, and a lost SYN costs a one-second timeout.
-                sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
                 sock.setblocking(False)
                 await self.loop.sock_connect(sock, (self.addrs[dst], self.ports[dst]))
                 return sock

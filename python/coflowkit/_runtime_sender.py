@@ -39,7 +39,7 @@ import zlib
 from typing import Any
 
 from . import _core
-from ._replay_worker import _CHUNK, _HEADER, _UNPACED, SO_MAX_PACING_RATE, _payload, _tos, _u32
+from ._replay_worker import _CHUNK, _HEADER, _UNPACED, SO_MAX_PACING_RATE, _payload, _u32, new_socket
 from ._worker_protocol import Channel
 
 
@@ -66,17 +66,10 @@ class Sender:
             idle = self.pool.get(dst)
             if idle:
                 return idle.pop(), False
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # In the top queue (new_socket): opened unmarked (CS0, the lowest queue), the
+        # 16-host runs lost thousands of SYNs behind the other flows' data (docs/testbed.md).
+        s = new_socket()
         try:
-            # Opened in the top queue, as the policy replay's connections: the
-            # SYN is never stuck behind scheduled data, and a receiver that
-            # reflects the SYN's TOS (the testbed sets tcp_reflect_tos) sends
-            # every ACK of the connection there too. Each writer then marks
-            # its data as the schedule says. Opened unmarked (CS0, the lowest
-            # queue), the 16-host runs lost thousands of SYNs and ACKs behind
-            # the other flows' data (docs/testbed.md).
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             s.settimeout(timeout)
             s.connect((self.addrs[dst], self.ports[dst]))
         except OSError:
