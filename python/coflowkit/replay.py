@@ -646,8 +646,7 @@ def _await(what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes], 
         if ready():
             return
         if proc.poll() is not None:
-            tail = " ".join(log.read_text(errors="replace").split()[-60:]) if log.exists() else ""
-            raise RuntimeError(f"replay: {what} exited with {proc.returncode}: {tail}")
+            raise RuntimeError(f"replay: {what} exited with {proc.returncode}: {_tail(log)}")
         time.sleep(0.05)
     raise RuntimeError(f"replay: {what} was not ready after {timeout:.0f} s (its log: {log})")
 
