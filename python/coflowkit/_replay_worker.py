@@ -34,6 +34,7 @@ import struct
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -360,36 +361,179 @@ class Karuna(Policy):
         return []
 
 
-class Dcas(Policy):
-    """D-CAS's sender (Pseudocode 1) without the negotiation: every ``period``
-    (delta) and when a subcoflow (a coflow's flows from this host) appears,
-    bytes left here below ``threshold`` give ``<0, arrival order>``: FIFO by
-    age on queues 0-3; else no bytes sent for longer than ``starve_s`` gives
-    ``<1, 0>``: queue 4; else ``<1, d>`` with ``d`` the bytes left (over the
-    NIC rate): queues 4-7, by ``d`` against ``threshold`` times 4, 16, 64.
-    With no receiver's feedback a sender keeps its own desired priority:
-    D-CAS's rule when every control message is lost (the simulator's
-    ``dcas:loss=1``)."""
+#: D-CAS's control messages (UDP, one datagram each): magic, version, kind, the host that sends
+#: the datagram, the announcement number (the sender's round for that coflow, echoed by the
+#: reply), the coflow (its rank in the plan, which every host knows), the value (bytes).
+_CONTROL = struct.Struct("!4sBBHIQQ")
+_CONTROL_MAGIC = b"CKDC"
+_CONTROL_VERSION = 1
+#: How many of the negotiated decisions that moved a priority a worker reports.
+_RAISED_LOG = 1000
+ANNOUNCE, REPLY = 1, 2
 
-    def __init__(self, threshold: int, quantum_s: float, delta_s: float, starve_s: float, t0: float = 0.0) -> None:
+
+def encode_control(kind: int, host: int, number: int, coflow: int, value: int) -> bytes:
+    """One control datagram (28 bytes): ``kind`` :data:`ANNOUNCE` (a sender's desired priority)
+    or :data:`REPLY` (a receiver's feedback), from ``host``."""
+    return _CONTROL.pack(_CONTROL_MAGIC, _CONTROL_VERSION, kind, host, number, coflow, value)
+
+
+def decode_control(data: bytes, n_hosts: int) -> tuple[int, int, int, int, int] | str:
+    """``(kind, host, number, coflow, value)`` of a control datagram, or why it is not one
+    (``size``, ``magic``, ``version``, ``kind``, ``host``): never raises."""
+    if len(data) != _CONTROL.size:
+        return "size"
+    magic, version, kind, host, number, coflow, value = _CONTROL.unpack(data)
+    if magic != _CONTROL_MAGIC:
+        return "magic"
+    if version != _CONTROL_VERSION:
+        return "version"
+    if kind not in (ANNOUNCE, REPLY):
+        return "kind"
+    if host >= n_hosts:
+        return "host"
+    return kind, host, number, coflow, value
+
+
+class _Round:
+    """A negotiation in progress: announcement ``number`` of desired priority ``d`` to
+    ``receivers`` at ``at``, decided at ``deadline`` or when every receiver replied."""
+
+    __slots__ = ("number", "d", "receivers", "at", "deadline", "replies")
+
+    def __init__(self, number: int, d: int, receivers: list[int], at: float, deadline: float) -> None:
+        self.number, self.d, self.receivers, self.at, self.deadline = number, d, receivers, at, deadline
+        self.replies: dict[int, int] = {}
+
+
+class Dcas(Policy):
+    """D-CAS (Pseudocode 1 and 2) at each host, with no coordinator.
+
+    Sender, every ``period`` (delta) and when a subcoflow (a coflow's flows
+    from this host) appears: bytes left here below ``threshold`` give
+    ``<0, arrival order>``: FIFO by age on queues 0-3; else no bytes sent for
+    longer than ``starve_s`` gives ``<1, 0>``: queue 4; else the desired
+    priority ``d`` is the bytes left here (D-CAS's rem over the NIC rate,
+    every NIC alike) and ``<1, P>`` goes to queues 4-7 by ``P`` against
+    ``threshold`` times 4, 16, 64. With ``negotiate`` the sender announces
+    ``d`` to the receivers of the subcoflow (the hosts its flows here go to)
+    through :attr:`post` and sets ``<1, max(replies)>`` (Φ = max) once every
+    receiver replied, or at ``wait_s`` after the announcement with the
+    replies that came; ``<1, d>`` if none came (all lost). Meanwhile the
+    subcoflow keeps its priority (``<1, d>`` if it has none yet). A new
+    announcement drops a negotiation still open. Without ``negotiate`` a
+    sender keeps its own ``<1, d>``: D-CAS when every control message is
+    lost (the simulator's ``dcas:loss=1``).
+
+    Receiver (:meth:`announce`): caches the latest desired priority per
+    (coflow, sender), drops entries older than ``expiry_s`` and replies
+    ``max`` (Ψ) of the cached values of that coflow to the announcer.
+
+    The worker carries the messages (:meth:`Worker.control`) and calls
+    :meth:`reply` and :meth:`settle`; :attr:`stats` counts what happened."""
+
+    def __init__(
+        self,
+        threshold: int,
+        quantum_s: float,
+        delta_s: float,
+        starve_s: float,
+        t0: float = 0.0,
+        negotiate: bool = False,
+        expiry_s: float | None = None,
+        wait_s: float | None = None,
+        host: int = 0,
+    ) -> None:
         self.threshold = int(threshold)
         self.quantum = float(quantum_s)
         self.period = float(delta_s)
         self.starve = float(starve_s)
         self.t0 = self.now = t0
+        self.negotiate = bool(negotiate)
+        # D-CAS's expiry is twice T (2 s and 1 s); the decision waits at most half a delta.
+        self.expiry = float(expiry_s) if expiry_s is not None else 2 * self.starve
+        self.wait = float(wait_s) if wait_s is not None else self.period / 2
+        self.host = int(host)
         self.flows: dict[int, list[Any]] = {}
         self.bytes: dict[int, int] = {}
         self.left: dict[int, int] = {}  # coflow -> bytes left here (of its started flows)
         self.served: dict[int, float] = {}  # coflow -> last instant it sent
         self.prio: dict[int, int] = {}  # coflow -> queue, decided at the last tick
+        # Sender: the announcement number per coflow, and the negotiations open.
+        self.number: dict[int, int] = {}
+        self.open: dict[int, _Round] = {}
+        # Receiver: coflow -> sender -> (latest desired priority, when it came).
+        self.cache: dict[int, dict[int, tuple[int, float]]] = {}
+        #: Messages to send, (destination host, datagram), unless the worker sets :attr:`post`.
+        self.outbox: list[tuple[int, bytes]] = []
+        self.post: Callable[[int, bytes], None] = lambda dst, msg: self.outbox.append((dst, msg))
+        #: Round trips (announcement to reply) of the replies that came in time, seconds.
+        self.rtts: list[float] = []
+        #: The negotiated decisions that moved a priority: (instant, coflow, d, Phi(replies),
+        #: queue), the first :data:`_RAISED_LOG` of them.
+        self.raised: list[tuple[float, int, int, int, int]] = []
+        self.stats = {
+            "announcements": 0,  # sent (one per receiver and round)
+            "replies_received": 0,  # in time, for the open round
+            "replies_missing": 0,  # not there when the round was decided or dropped
+            "replies_late": 0,  # came for a round no longer open
+            "replies_sent": 0,  # as a receiver
+            "negotiated": 0,  # rounds decided with at least one reply
+            "fallback": 0,  # rounds decided with none: <1, d>
+            "raised_value": 0,  # negotiated rounds where Phi(replies) != d
+            "changed_queue": 0,  # ... and it gave another queue than <1, d> would
+            "dropped_rounds": 0,  # rounds still open when the next one started (or the subcoflow ended)
+        }
+
+    def _large(self, value: int) -> int:
+        """The queue of ``<1, value>``: 4-7 by ``value`` against ``threshold`` times 4, 16, 64."""
+        return 4 + sum(1 for m in (4, 16, 64) if value >= m * self.threshold)
 
     def _decide(self, c: int, arrival: float, now: float) -> int:
+        """Pseudocode 1 for coflow ``c``'s subcoflow here: its queue (announcing, if it negotiates)."""
+        self._drop(c)
         left = self.left.get(c, 0)
         if left < self.threshold:
             return _age_queue(0, 4, now - self.t0 - arrival, self.quantum)
         if now - self.served.get(c, now) > self.starve:
             return 4
-        return 4 + sum(1 for m in (4, 16, 64) if left >= m * self.threshold)
+        if not self.negotiate:
+            return self._large(left)
+        n = self.number[c] = self.number.get(c, 0) + 1
+        receivers = sorted({f[2] for f in self.flows.values() if f[6] == c})
+        self.open[c] = _Round(n, left, receivers, now, now + self.wait)
+        for r in receivers:
+            self.stats["announcements"] += 1
+            self.post(r, encode_control(ANNOUNCE, self.host, n, c, left))
+        return self.prio.get(c, self._large(left))
+
+    def _drop(self, c: int) -> None:
+        r = self.open.pop(c, None)
+        if r is not None:
+            self.stats["dropped_rounds"] += 1
+            self.stats["replies_missing"] += len(r.receivers) - len(r.replies)
+
+    def _set(self, c: int, q: int) -> list[int]:
+        if q == self.prio.get(c):
+            return []
+        self.prio[c] = q
+        return [fid for fid, f in self.flows.items() if f[6] == c]
+
+    def _close(self, c: int, now: float) -> list[int]:
+        """The end of ``c``'s negotiation: ``<1, max(replies)>``, or ``<1, d>`` with none."""
+        r = self.open.pop(c)
+        self.stats["replies_missing"] += len(r.receivers) - len(r.replies)
+        if r.replies:
+            p = max(r.replies.values())
+            self.stats["negotiated"] += 1
+            self.stats["raised_value"] += p != r.d
+            self.stats["changed_queue"] += self._large(p) != self._large(r.d)
+            if p != r.d and len(self.raised) < _RAISED_LOG:
+                self.raised.append((now, c, r.d, p, self._large(p)))
+        else:
+            p = r.d
+            self.stats["fallback"] += 1
+        return self._set(c, self._large(p))
 
     def start(self, flow: list[Any]) -> None:
         fid, c = flow[0], flow[6]
@@ -411,22 +555,57 @@ class Dcas(Policy):
         self.served[flow[6]] = self.now
         return []
 
+    def settle(self, now: float) -> list[int]:
+        """Decides the negotiations whose wait is over at ``now``; returns the flows whose queue changed."""
+        changed = []
+        for c in [c for c, r in self.open.items() if r.deadline <= now]:
+            changed += self._close(c, now)
+        return changed
+
     def tick(self, now: float) -> list[int]:
+        changed = self.settle(now)
         self.now = now
         arrival = {f[6]: f[7] for f in self.flows.values()}
-        changed = []
         for c, a in arrival.items():
-            q = self._decide(c, a, now)
-            if q != self.prio.get(c):
-                self.prio[c] = q
-                changed += [fid for fid, f in self.flows.items() if f[6] == c]
-        return changed
+            changed += self._set(c, self._decide(c, a, now))
+        for c in list(self.cache):  # receiver: forget what expired
+            self._expire(c, now)
+        return list(dict.fromkeys(changed))
+
+    def _expire(self, c: int, now: float) -> None:
+        entries = self.cache[c]
+        for s in [s for s, (_, at) in entries.items() if at + self.expiry <= now]:
+            del entries[s]
+        if not entries:
+            del self.cache[c]
+
+    def announce(self, now: float, sender: int, number: int, c: int, value: int) -> None:
+        """Pseudocode 2: ``sender`` desires ``value`` for coflow ``c``: cache it, drop what
+        expired, reply max(cached values of ``c``)."""
+        self.cache.setdefault(c, {})[sender] = (value, now)
+        self._expire(c, now)
+        psi = max(v for v, _ in self.cache[c].values())
+        self.stats["replies_sent"] += 1
+        self.post(sender, encode_control(REPLY, self.host, number, c, psi))
+
+    def reply(self, now: float, receiver: int, number: int, c: int, value: int) -> list[int]:
+        """``receiver``'s feedback ``value`` to announcement ``number`` of coflow ``c``; returns
+        the flows whose queue changed (the round is decided once every receiver replied)."""
+        r = self.open.get(c)
+        if r is None or r.number != number or receiver not in r.receivers or receiver in r.replies:
+            self.stats["replies_late"] += 1
+            return []
+        self.stats["replies_received"] += 1
+        self.rtts.append(now - r.at)
+        r.replies[receiver] = value
+        return self._close(c, now) if len(r.replies) == len(r.receivers) else []
 
     def finish(self, flow: list[Any]) -> list[int]:
         c = flow[6]
         self.flows.pop(flow[0], None)
         self.left[c] -= flow[3] - self.bytes.pop(flow[0], 0)
         if not any(f[6] == c for f in self.flows.values()):
+            self._drop(c)
             for d in (self.left, self.served, self.prio):
                 d.pop(c, None)
         return []
@@ -445,7 +624,15 @@ def make_policy(spec: dict[str, Any]) -> Policy:
     if name == "karuna":
         return Karuna(spec["split"], spec["sieve"], spec.get("rtt_s", 100e-6))
     if name == "dcas":
-        return Dcas(spec["threshold"], spec["quantum_s"], spec["delta_s"], spec["starve_s"])
+        return Dcas(
+            spec["threshold"],
+            spec["quantum_s"],
+            spec["delta_s"],
+            spec["starve_s"],
+            negotiate=spec.get("negotiate", False),
+            expiry_s=spec.get("expiry_s"),
+            wait_s=spec.get("wait_s"),
+        )
     raise ValueError(f"unknown replay policy {name!r}")
 
 
@@ -471,7 +658,16 @@ class Worker:
         self.pool: dict[int, list[socket.socket]] = {}
         self.deadline = deadline_s
         self.policy = make_policy(plan.get("policy", {"name": "plain"}))
+        # D-CAS's control channel: UDP on a port per host (one for all on the testbed).
+        self.ctl: socket.socket | None = None
+        self.ctl_ports = [int(x) for x in plan.get("control_ports") or [plan.get("control_port", 0)] * len(self.addrs)]
+        self.ctl_bad: dict[str, int] = {}  # datagrams ignored, by why
+        self.ctl_send_failed = 0
         self.cc = str(plan.get("tcp_cc", ""))
+        # Every flow paced at most at this rate (bytes/s) unless its policy paces it, and its
+        # writes held to 64 KiB ahead of the wire (TCP_NOTSENT_LOWAT), so that a sender counts
+        # its bytes as they leave: a link's rate where there is none (tests on loopback).
+        self.pace: int | None = int(plan["pace_bps"]) if plan.get("pace_bps") else None
         self.socks: dict[int, socket.socket] = {}  # active flow -> its connection
         self.paced: set[socket.socket] = set()
         self.stalls: list[float] = []
@@ -545,6 +741,8 @@ class Worker:
         self.new_conns += 1
         for attempt in range(1000):
             sock = new_socket(self.cc)
+            if self.pace:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT, 1 << 16)
             try:
                 sock.setblocking(False)
                 await self.loop.sock_connect(sock, (self.addrs[dst], self.ports[dst]))
@@ -580,6 +778,7 @@ class Worker:
             if sock is not None:
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(self.policy.queue(fid)))
                 rate = self.policy.rate(fid)
+                rate = self.pace if rate is None else rate
                 if rate is not None:
                     sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(min(rate, _UNPACED - 1)))
                     self.paced.add(sock)
@@ -596,6 +795,74 @@ class Worker:
         while True:
             await asyncio.sleep(period)
             self._mark(self.policy.tick(time.time()))
+            self._settle_later()
+
+    def _settle_later(self) -> None:
+        """D-CAS: decide the negotiations just announced once their wait is over (unless every reply came first)."""
+        if self.ctl is not None and isinstance(self.policy, Dcas) and self.policy.open:
+            self.loop.call_later(self.policy.wait, lambda: self._mark(self.policy.settle(time.time())))
+
+    def _open_control(self) -> None:
+        """D-CAS's control channel: a UDP socket on this host's control port, marked queue 0 so
+        that announcements and replies are not stuck behind data. UDP because D-CAS tolerates a
+        lost message by design (the sender falls back on its own desired priority), so there is
+        no connection to keep and nothing to retransmit."""
+        if not isinstance(self.policy, Dcas) or not self.policy.negotiate:
+            return
+        if not all(self.ctl_ports):
+            raise ValueError("the plan has no control port (control_port or control_ports) for dcas's negotiation")
+        ctl = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        ctl.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
+        try:
+            ctl.bind((self.addrs[self.host], self.ctl_ports[self.host]))
+        except OSError as e:
+            ctl.close()
+            where = f"{self.addrs[self.host]}:{self.ctl_ports[self.host]}"
+            raise OSError(f"host {self.host}: control port {where}: {e}") from e
+        ctl.setblocking(False)
+        self.ctl = ctl
+        self.policy.host = self.host
+        self.policy.post = self._post
+        self.loop.add_reader(ctl.fileno(), self.control)
+
+    def _post(self, dst: int, msg: bytes) -> None:
+        assert self.ctl is not None
+        try:
+            self.ctl.sendto(msg, (self.addrs[dst], self.ctl_ports[dst]))
+        except OSError:  # a full socket buffer, an ICMP error: D-CAS takes it as a lost message
+            self.ctl_send_failed += 1
+
+    def _ignore(self, why: str) -> None:
+        self.ctl_bad[why] = self.ctl_bad.get(why, 0) + 1
+
+    def control(self) -> None:
+        """Every datagram waiting on the control socket: announcements answered, replies
+        applied; anything else (bad size or fields, or not from the claimed host's control
+        port) ignored and counted, never raised."""
+        assert self.ctl is not None and isinstance(self.policy, Dcas)
+        while True:
+            try:
+                data, src = self.ctl.recvfrom(2048)
+            except BlockingIOError:
+                return
+            except OSError:
+                self._ignore("recv_error")
+                continue
+            m = decode_control(data, len(self.addrs))
+            if isinstance(m, str):
+                self._ignore(m)
+                continue
+            kind, host, number, coflow, value = m
+            if src != (self.addrs[host], self.ctl_ports[host]):
+                self._ignore("source")
+                continue
+            try:
+                if kind == ANNOUNCE:
+                    self.policy.announce(time.time(), host, number, coflow, value)
+                else:
+                    self._mark(self.policy.reply(time.time(), host, number, coflow, value))
+            except Exception as e:  # noqa: BLE001 - a message must never stop the worker
+                self._ignore(f"error: {type(e).__name__}")
 
     async def send(self, flow: list[Any]) -> None:
         fid, _src, dst, size, start = flow[0], flow[1], flow[2], flow[3], flow[4]
@@ -614,6 +881,7 @@ class Worker:
             self.policy.clock(time.time())
             self.policy.start(flow)
             self._mark([fid])
+            self._settle_later()
             await self.loop.sock_sendall(sock, _HEADER.pack(fid, size))
             while n < size:
                 k = min(_CHUNK, size - n, max(1, self.policy.limit(fid, n)))
@@ -647,6 +915,7 @@ class Worker:
         server.bind((self.addrs[self.host], self.ports[self.host]))
         server.listen(4096)
         server.setblocking(False)
+        self._open_control()
         acceptor = asyncio.ensure_future(self.accept_loop(server))
         # Ready: listening. The driver answers with t0 once every worker is;
         # then connect to every peer (they all listen by then).
@@ -681,6 +950,9 @@ class Worker:
         if ticker is not None:
             ticker.cancel()
         server.close()
+        if self.ctl is not None:
+            self.loop.remove_reader(self.ctl.fileno())
+            self.ctl.close()
         return {
             "host": self.host,
             "sent": self.sent,
@@ -696,6 +968,21 @@ class Worker:
             else [],
             "cpu_s": [cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime],
             "wall_s": time.time() - wall0,
+            **({"control": self._control_stats()} if self.ctl is not None else {}),
+        }
+
+    def _control_stats(self) -> dict[str, Any]:
+        """D-CAS's negotiation as this host saw it: the policy's counts, the datagrams ignored and
+        sends that failed, and the round trips of the replies that came in time (mean, p99, max s)."""
+        assert isinstance(self.policy, Dcas)
+        rtts = self.policy.rtts
+        return {
+            **self.policy.stats,
+            "ignored": dict(self.ctl_bad),
+            "send_failed": self.ctl_send_failed,
+            "rtt_s": [float(np.mean(rtts)), float(np.percentile(rtts, 99)), max(rtts)] if rtts else [],
+            # instant (s after t0), coflow, d, Phi(replies), queue
+            "raised": [[at - self.t0, *rest] for at, *rest in self.policy.raised],
         }
 
 

@@ -55,6 +55,8 @@ from .results import COFLOW_COLUMNS, FLOW_COLUMNS
 
 #: The data port the workers listen on.
 DATA_PORT = 5301
+#: The UDP port of D-CAS's control channel (announcements and replies between the workers).
+CONTROL_PORT = 5302
 #: Flow-level policies of the replay senders: name -> what marks a connection.
 POLICIES = {
     "plain": "unmarked TCP, no runtime (the baseline): every flow in the lowest queue",
@@ -65,8 +67,8 @@ POLICIES = {
     "sent of it (thresholds 0.5/0.75 of the largest task), FIFO by age inside a band",
     "karuna": "Karuna: deadline flows paced at their minimal rate in queue 0; known sizes split through queues 1-7; "
     "unknown sizes sieved through queues 1-7 by bytes sent",
-    "dcas": "D-CAS's sender rule without negotiation: small subcoflows FIFO by age in queues 0-3, large ones in "
-    "queues 4-7 by bytes left",
+    "dcas": "D-CAS: small subcoflows FIFO by age in queues 0-3, large ones in queues 4-7 by the priority their "
+    "senders negotiate with the receivers over UDP (max of the senders' bytes left), no coordinator",
 }
 #: Percentiles of the fitted workload's flow sizes used as Karuna's split and sieve thresholds.
 KARUNA_DEFAULT_PERCENTILES = (50, 60, 70, 80, 90, 95)
@@ -159,13 +161,16 @@ def policy_spec(
     thresholds: list[int] | None = None,
     heavy: int | None = None,
     quantum_s: float | None = None,
+    negotiate: bool = True,
 ) -> dict[str, Any]:
     """A sender policy with its parameters, defaults taken from ``workload``:
     PIAS thresholds at percentiles :data:`PIAS_DEFAULT_PERCENTILES` of its flow
     sizes, FIFO-LM's heavy threshold at percentile
     :data:`FIFO_LM_DEFAULT_PERCENTILE` of its coflow sizes and its age quantum
     at the median gap between coflow arrivals (so coflows that arrive one
-    after another take different queues)."""
+    after another take different queues). ``negotiate`` (dcas): the
+    senders negotiate with the receivers, or (False) each keeps its own desired
+    priority."""
     if name not in POLICIES:
         raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
     c = workload.columns()
@@ -210,9 +215,19 @@ def policy_spec(
         if heavy <= 0:
             raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
         q = _age_quantum(c) if quantum_s is None else quantum_s
-        # delta and T: D-CAS's 100 ms and 1 s at the replay's usual time scale (x0.02), never
-        # below 10 ms (a Python sender's timer).
-        return {"name": name, "threshold": int(heavy), "quantum_s": q, "delta_s": 0.01, "starve_s": 0.02}
+        # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the replay's usual time scale
+        # (x0.02), never below 10 ms (a Python sender's timer). A negotiation is decided when
+        # every receiver replied, or half a delta after the announcement with the replies that came.
+        return {
+            "name": name,
+            "threshold": int(heavy),
+            "quantum_s": q,
+            "delta_s": 0.01,
+            "starve_s": 0.02,
+            "negotiate": bool(negotiate),
+            "expiry_s": 0.04,
+            "wait_s": 0.005,
+        }
     return {"name": name}
 
 
@@ -228,7 +243,8 @@ def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any]
     after ``t0``, 0, coflow rank in FIFO order, coflow arrival seconds; then,
     for a flow with a deadline or an unknown size, its deadline in seconds
     after its start or None, and whether its size is known), the sender
-    policy, host addresses and the port."""
+    policy, host addresses, the data port and the control port (UDP, D-CAS's
+    negotiation)."""
     policy = policy if policy is not None else {"name": "plain"}
     if workload.n_hosts > len(hosts):
         raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
@@ -253,7 +269,14 @@ def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any]
             )
         )
     ]
-    return {"version": 1, "port": DATA_PORT, "hosts": hosts, "policy": policy, "flows": flows}
+    return {
+        "version": 1,
+        "port": DATA_PORT,
+        "control_port": CONTROL_PORT,
+        "hosts": hosts,
+        "policy": policy,
+        "flows": flows,
+    }
 
 
 def replay_on_testbed(

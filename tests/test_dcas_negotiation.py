@@ -1,0 +1,210 @@
+"""D-CAS's negotiation in the replay (`--policy dcas`), with no coordinator: the sender's and the
+receiver's rules by hand (Pseudocode 1 and 2, Psi = Phi = max, expiry, lost and late replies), the
+control datagrams, and a loopback replay (one address, a port per host) where two senders of one
+coflow negotiate over UDP and the one with fewer bytes left takes the other's priority."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from coflowkit import _core
+from coflowkit import replay as rp
+from coflowkit._replay_worker import ANNOUNCE, REPLY, Dcas, Worker, decode_control, encode_control, make_policy
+from test_runtime_client import _free_port
+
+
+def _policy(host: int = 0, negotiate: bool = True) -> Dcas:
+    # threshold 1,000 bytes: <1, P> is queue 4 below 4,000, 5 below 16,000, 6 below 64,000, else 7.
+    return Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0, negotiate=negotiate,
+                expiry_s=0.04, wait_s=0.005, host=host)  # fmt: skip
+
+
+def _sent(p: Dcas) -> list[tuple[int, int, int, int, int, int]]:
+    """The datagrams ``p`` posted since the last call: (to, kind, from, number, coflow, value)."""
+    out = []
+    for dst, msg in p.outbox:
+        m = decode_control(msg, 16)
+        assert not isinstance(m, str)
+        out.append((dst, *m))
+    p.outbox.clear()
+    return out
+
+
+def test_dcas_receiver_replies_the_max_of_the_cached_senders_and_forgets_expired_ones() -> None:
+    r = _policy(host=5)
+    r.announce(100.000, sender=1, number=1, c=7, value=3000)
+    assert _sent(r) == [(1, REPLY, 5, 1, 7, 3000)]  # alone: its own value
+    r.announce(100.001, sender=2, number=1, c=7, value=9000)
+    assert _sent(r) == [(2, REPLY, 5, 1, 7, 9000)]
+    r.announce(100.002, sender=1, number=2, c=7, value=2500)  # the latest per sender replaces the older
+    assert _sent(r) == [(1, REPLY, 5, 2, 7, 9000)]  # Psi = max over both senders
+    assert r.cache[7] == {1: (2500, 100.002), 2: (9000, 100.001)}
+    r.announce(100.003, sender=3, number=1, c=8, value=100_000)  # another coflow does not count
+    assert _sent(r) == [(3, REPLY, 5, 1, 8, 100_000)]
+    # Sender 2's entry (at 100.001) expires 40 ms later: kept 1 ms before, gone 1 ms after.
+    r.announce(100.040, sender=1, number=3, c=7, value=2000)
+    assert _sent(r)[0][-1] == 9000
+    r.announce(100.042, sender=1, number=4, c=7, value=2000)
+    assert _sent(r)[0][-1] == 2000 and set(r.cache[7]) == {1}
+    r.tick(100.2)  # the receiver's sweep forgets every coflow whose entries all expired
+    assert r.cache == {} and r.stats["replies_sent"] == 6
+
+
+def test_dcas_sender_negotiates_with_its_receivers_and_takes_the_max() -> None:
+    s = _policy(host=0)
+    a = [1, 0, 2, 10_000, 0.0, 0, 3, 0.0]  # coflow 3: 10,000 bytes to host 2 and 2,000 to host 4
+    b = [2, 0, 4, 2_000, 0.0, 0, 3, 0.0]
+    s.clock(100.05)
+    s.start(a)
+    # A new large subcoflow announces d = 10,000 to host 2 and keeps <1, d> (queue 5) meanwhile.
+    assert _sent(s) == [(2, ANNOUNCE, 0, 1, 3, 10_000)] and s.queue(1) == 5
+    s.start(b)  # the same subcoflow: no new round until the next tick
+    assert _sent(s) == [] and s.queue(2) == 5
+    assert s.tick(100.06) == []  # round 1 is past its wait with no reply: <1, d>, as it was
+    assert s.stats["fallback"] == 1 and s.stats["replies_missing"] == 1
+    assert _sent(s) == [(2, ANNOUNCE, 0, 2, 3, 12_000), (4, ANNOUNCE, 0, 2, 3, 12_000)]
+    assert s.reply(100.061, receiver=2, number=2, c=3, value=12_000) == []  # waits for host 4
+    # Host 4 caches another sender of coflow 3 with 70,000 bytes left: max -> <1, 70,000>, queue 7.
+    assert s.reply(100.062, receiver=4, number=2, c=3, value=70_000) == [1, 2]
+    assert (s.queue(1), s.queue(2)) == (7, 7)
+    assert s.stats["negotiated"] == 1 and s.stats["changed_queue"] == 1
+    assert s.raised == [(100.062, 3, 12_000, 70_000, 7)]
+    assert s.reply(100.063, receiver=4, number=2, c=3, value=1) == []  # decided: late, ignored
+    assert s.reply(100.063, receiver=4, number=1, c=3, value=1) == []  # an older round: late
+    assert s.stats["replies_late"] == 2 and s.queue(1) == 7
+    # Next tick: only host 2 answers before the wait is over: Phi of what came.
+    s.tick(100.07)
+    assert len(_sent(s)) == 2
+    s.reply(100.071, receiver=2, number=3, c=3, value=15_000)
+    assert s.settle(100.074) == [] and s.queue(1) == 7  # not yet (the wait is 5 ms)
+    assert s.settle(100.075) == [1, 2] and s.queue(1) == 5  # <1, 15,000>
+    assert s.stats["replies_missing"] == 2 and s.stats["negotiated"] == 2
+
+
+def test_dcas_lost_replies_keep_the_senders_own_priority_and_off_is_todays_rule() -> None:
+    s = _policy(host=1)
+    big = [1, 1, 0, 20_000, 0.0, 0, 0, 0.0]
+    s.start(big)
+    assert s.queue(1) == 6 and len(_sent(s)) == 1
+    for k in range(1, 4):  # every reply lost: the round falls back on <1, d> each time
+        s.tick(100.0 + 0.01 * k)
+        assert s.queue(1) == 6 and len(_sent(s)) == 1
+    s.settle(100.1)
+    assert s.stats["fallback"] == 4 and s.stats["negotiated"] == 0 and s.stats["replies_missing"] == 4
+    # The subcoflow ends with a round open: dropped, and its reply is late.
+    s.tick(100.11)
+    assert len(_sent(s)) == 1
+    assert s.finish(big) == [] and s.open == {} and s.stats["dropped_rounds"] == 1
+    assert s.reply(100.111, receiver=0, number=5, c=0, value=99_999) == [] and s.stats["replies_late"] == 1
+    # Small subcoflows (FIFO) and starving ones (<1, 0>) do not negotiate.
+    small = [2, 1, 0, 500, 0.0, 0, 1, 0.0]
+    s.clock(100.2)
+    s.start(small)
+    assert s.queue(2) == 1 and _sent(s) == []  # two quanta old: FIFO, queue 3 - 2
+    off = _policy(negotiate=False)
+    off.start(big)
+    assert off.tick(100.01) == [] and off.queue(1) == 6 and off.outbox == [] and off.open == {}
+    spec = {"name": "dcas", "threshold": 1000, "quantum_s": 0.1, "delta_s": 0.01, "starve_s": 0.02}
+    assert not make_policy(spec).negotiate  # plans without the key: today's rule
+    on = make_policy({**spec, "negotiate": True, "expiry_s": 0.04, "wait_s": 0.005})
+    assert isinstance(on, Dcas) and on.negotiate and (on.expiry, on.wait) == (0.04, 0.005)
+
+
+def test_dcas_control_datagrams_name_what_is_wrong_and_never_raise() -> None:
+    msg = encode_control(ANNOUNCE, 3, 7, 42, 123_456)
+    assert len(msg) == 28 and decode_control(msg, 4) == (ANNOUNCE, 3, 7, 42, 123_456)
+    assert decode_control(msg, 3) == "host"
+    assert decode_control(msg[:-1], 4) == "size" and decode_control(b"", 4) == "size"
+    assert decode_control(b"XXXX" + msg[4:], 4) == "magic"
+    assert decode_control(msg[:4] + b"\x09" + msg[5:], 4) == "version"
+    assert decode_control(msg[:5] + b"\x03" + msg[6:], 4) == "kind"
+
+
+def _udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_dcas_negotiates_between_the_workers_on_loopback(tmp_path: Path) -> None:
+    """4 hosts on 127.0.0.1 (a data and a control port each), every flow paced at 20 MB/s (a link's
+    rate on loopback). Coflow 1: host 0 sends 4 MB to host 2 (d0 = 4 MB: queue 6); host 1 sends
+    1.2 MB to host 2 and 0.2 MB to host 3 (d1 = 1.4 MB: queue 5). Receiver 2 caches both and replies
+    the max, so host 1 moves to host 0's queue 6."""
+    rows = [  # coflow, arrival (ns), src, dst, bytes
+        (1, 0, 0, 2, 4_000_000), (1, 0, 1, 2, 1_200_000), (1, 0, 1, 3, 200_000), (2, 5_000_000, 3, 0, 50_000),
+    ]  # fmt: skip
+    c, a, s, d, b = (list(x) for x in zip(*rows, strict=True))
+    w = _core.workload_from_columns(
+        np.array(c, np.uint64), np.array(a, np.uint64), np.array(s, np.uint32), np.array(d, np.uint32),
+        np.array(b, np.uint64), n_hosts=4, source="two senders",
+    )  # fmt: skip
+    spec = rp.policy_spec("dcas", w, heavy=100_000)
+    assert spec["negotiate"] and spec["expiry_s"] == 0.04
+    plan = rp.make_plan(w, ["127.0.0.1"] * 4, spec)
+    plan["ports"] = [_free_port() for _ in range(4)]
+    plan["control_ports"] = [_udp_port() for _ in range(4)]
+    plan["pace_bps"] = 20_000_000
+    workers = [
+        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+                                            "--deadline", "60"], f"host{h}")
+        for h in range(4)
+    ]  # fmt: skip
+    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))  # raises on any byte wrong
+    assert len(flows) == 4 and int(flows["bytes"].sum()) == 5_450_000
+    ctl = {h: json.loads((tmp_path / f"host{h}.json").read_text())["control"] for h in range(4)}
+    one = ctl[1]
+    assert one["announcements"] >= 2 and one["replies_received"] >= 2 and one["negotiated"] >= 1
+    # Host 1 took host 0's larger value through receiver 2: queue 6 instead of its own 5.
+    assert one["changed_queue"] >= 1
+    assert any(coflow == 0 and p > dd and q == 6 for _, coflow, dd, p, q in one["raised"]), one["raised"]
+    assert ctl[2]["replies_sent"] >= 2
+    assert all(x["ignored"] == {} and x["send_failed"] == 0 for x in ctl.values()), ctl
+
+
+def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -> None:
+    """Host 1's control socket: an announcement from host 0's control port is answered there;
+    garbage, a message claiming a host it does not come from, and a reply nobody waits for are
+    counted, and the worker goes on."""
+    ports = [_udp_port() for _ in range(2)]
+    plan = rp.make_plan(_two_hosts(), ["127.0.0.1"] * 2, rp.policy_spec("dcas", _two_hosts(), heavy=1000))
+    plan["control_ports"] = ports
+    w = Worker(plan, 1, 60.0, None)  # type: ignore[arg-type]
+    udp = (socket.AF_INET, socket.SOCK_DGRAM)
+    with socket.socket(*udp) as peer, socket.socket(*udp) as stranger:
+        peer.bind(("127.0.0.1", ports[0]))  # host 0's control port
+        peer.settimeout(5)
+        try:
+            w._open_control()
+            assert w.ctl is not None
+            to = ("127.0.0.1", ports[1])
+            stranger.sendto(b"hello", to)
+            stranger.sendto(encode_control(ANNOUNCE, 0, 1, 0, 5000), to)  # claims host 0, from elsewhere
+            stranger.sendto(encode_control(ANNOUNCE, 9, 1, 0, 5000), to)  # no host 9
+            peer.sendto(encode_control(REPLY, 0, 1, 0, 5000), to)  # no round open here: late
+            peer.sendto(encode_control(ANNOUNCE, 0, 4, 0, 7000), to)
+            deadline = time.time() + 5
+            while w.policy.stats["replies_sent"] == 0 and time.time() < deadline:  # type: ignore[attr-defined]
+                w.control()
+                time.sleep(0.01)
+            assert decode_control(peer.recv(100), 2) == (REPLY, 1, 4, 0, 7000)
+            assert w.ctl_bad == {"size": 1, "source": 1, "host": 1}
+            assert w.policy.stats["replies_late"] == 1  # type: ignore[attr-defined]
+        finally:
+            if w.ctl is not None:
+                w.loop.remove_reader(w.ctl.fileno())
+                w.ctl.close()
+            w.loop.close()
+
+
+def _two_hosts() -> _core.Workload:
+    return _core.workload_from_columns(
+        np.array([1], np.uint64), np.array([0], np.uint64), np.array([0], np.uint32), np.array([1], np.uint32),
+        np.array([10_000], np.uint64), n_hosts=2, source="one flow",
+    )  # fmt: skip
