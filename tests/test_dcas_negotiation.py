@@ -166,6 +166,9 @@ def test_dcas_negotiates_between_the_workers_on_loopback(tmp_path: Path) -> None
     assert any(coflow == 0 and p > dd and q == 6 for _, coflow, dd, p, q in one["raised"]), one["raised"]
     assert ctl[2]["replies_sent"] >= 2
     assert all(x["ignored"] == {} and x["send_failed"] == 0 for x in ctl.values()), ctl
+    total = rp.negotiation_summary(tmp_path, 4)
+    assert total["announcements"] == sum(x["announcements"] for x in ctl.values())
+    assert total["changed_queue"] >= 1 and total["ignored"] == {} and 0 < total["rtt_mean_s"] <= total["rtt_max_s"]
 
 
 def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -> None:

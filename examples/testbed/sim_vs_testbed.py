@@ -53,6 +53,8 @@ SIMULATED = {
     "tafe": "tafe",
     "karuna": "karuna",
     "dcas": "dcas",
+    # D-CAS with no negotiation (--no-negotiate): each sender keeps its own desired priority.
+    "dcas-local": "dcas",
     "aalo": "aalo",
     "varys": "varys",
     # Per-flow fairness through the runtime (the coordinator's `fair`): what
@@ -104,7 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     fw = fitted.workload
     print(f"{fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    specs = {p: rp.policy_spec(p, fw) for p in policies if p not in RUNTIME}
+    specs = {
+        p: rp.policy_spec("dcas", fw, negotiate=False) if p == "dcas-local" else rp.policy_spec(p, fw)
+        for p in policies
+        if p not in RUNTIME
+    }
     sim_specs = []
     for p in policies:
         s = SIMULATED[p]
@@ -118,10 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         elif p == "karuna":
             t = "/".join(str(x) for x in specs[p]["split"])
             s = f"karuna:split={t};sieve={t}"
-        elif p == "dcas":
+        elif p in ("dcas", "dcas-local"):
             d = specs[p]
-            # No negotiation on the testbed: D-CAS with every control message lost.
-            s = f"dcas:threshold={d['threshold']};delta={d['delta_s'] * 1e3:g}ms;t={d['starve_s'] * 1e3:g}ms;loss=1"
+            # The replay's delta, T and expiry; messages take the simulator's 100 us each way. With
+            # no negotiation (dcas-local): D-CAS with every control message lost.
+            s = (
+                f"dcas:threshold={d['threshold']};delta={d['delta_s'] * 1e3:g}ms;t={d['starve_s'] * 1e3:g}ms;"
+                f"expiry={d['expiry_s'] * 1e3:g}ms" + (";loss=1" if p == "dcas-local" else "")
+            )
         sim_specs.append(s)
     t = time.time()
     # One run per distinct scheduler (`plain` and `fair-rt` both stand for `fair`).
@@ -168,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
             punctual = set(on_time.groupby("cid")["late"].any().loc[lambda x: ~x].index)
             measured[p]["punctual"] = measured[p]["coflow_id"].isin(punctual)
             print(f"{p}: mean CCT {measured[p]['cct_s'].mean():.4f} s ({wall[p]:.0f} s) {why[p]}", flush=True)
+            if specs.get(p, {}).get("negotiate"):
+                print(f"{p}: negotiation {rp.negotiation_summary(args.out / p, fw.n_hosts)}", flush=True)
     finally:
         tb.down(args.name)
     rows = []

@@ -612,6 +612,13 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
     help="fifo-lm, dcas: seconds of age per queue climbed (default: the median gap between arrivals).",
 )
 @click.option(
+    "--negotiate/--no-negotiate",
+    default=True,
+    show_default=True,
+    help="dcas: senders negotiate their priority with the receivers (UDP), or each keeps its own "
+    "(D-CAS with every control message lost).",
+)
+@click.option(
     "--simulate",
     "sim_specs",
     metavar="SCHEDULERS",
@@ -649,6 +656,7 @@ def replay_cmd(
     thresholds: str | None,
     heavy: int | None,
     quantum: float | None,
+    negotiate: bool,
     sim_specs: str | None,
     out_dir: Path,
     deadline: float,
@@ -729,7 +737,7 @@ def replay_cmd(
     )
     try:
         cuts = None if thresholds is None else [int(float(x)) for x in thresholds.split(",")]
-        spec = rp.policy_spec(policy, fw, cuts, heavy, quantum)
+        spec = rp.policy_spec(policy, fw, cuts, heavy, quantum, negotiate)
     except ValueError as e:
         hint = "'--thresholds'" if policy in ("pias", "tafe", "karuna") else "'--policy'"
         raise click.BadParameter(_one_line(e), param_hint=hint) from None
@@ -767,6 +775,14 @@ def replay_cmd(
         f"p95 {np.percentile(cct, 95):.4f} s "
         f"({fw.n_flows} flows, {int(flows['bytes'].sum())} bytes, every byte checked)"
     )
+    if spec.get("negotiate") and not runtime:
+        n = rp.negotiation_summary(out_dir / "work", n_hosts)
+        click.echo(
+            f"negotiation {n['announcements']} announcements, {n['replies_received']} replies in time, "
+            f"{n['replies_missing']} missing ({n['replies_late']} late); rounds {n['negotiated']} negotiated, "
+            f"{n['fallback']} fell back on <1, d>; priority moved by negotiation {n['changed_queue']} times "
+            f"(value {n['raised_value']}); datagrams ignored {sum(n['ignored'].values())}"
+        )
     if specs:
         with _data_errors():
             res = run_simulation(fw, specs, topology=p.topology)

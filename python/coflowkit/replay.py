@@ -238,6 +238,33 @@ def _age_quantum(c: dict[str, Any]) -> float:
     return max(float(np.median(gaps)) if len(gaps) else 0.01, 0.001)
 
 
+def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
+    """D-CAS's negotiation over a replay's workers (``work/hostH.json``): the counts of
+    :class:`coflowkit._replay_worker.Dcas` summed (announcements, replies received, missing,
+    late, rounds negotiated or fallen back, how often Phi(replies) moved the value and the
+    queue), the datagrams ignored by why, and the replies' round trips (mean over workers of
+    the mean, max of the max, seconds)."""
+    total: dict[str, Any] = {"ignored": {}, "send_failed": 0, "rtt_mean_s": float("nan"), "rtt_max_s": float("nan")}
+    means, maxes = [], []
+    for h in range(n_hosts):
+        ctl = json.loads((Path(work) / f"host{h}.json").read_text()).get("control")
+        if ctl is None:
+            continue
+        for k, v in ctl.items():
+            if k == "ignored":
+                for why, n in v.items():
+                    total["ignored"][why] = total["ignored"].get(why, 0) + n
+            elif k == "rtt_s":
+                if v:
+                    means.append(v[0])
+                    maxes.append(v[2])
+            elif isinstance(v, int):
+                total[k] = total.get(k, 0) + v
+    if means:
+        total["rtt_mean_s"], total["rtt_max_s"] = float(np.mean(means)), float(max(maxes))
+    return total
+
+
 def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any] | None = None) -> dict[str, Any]:
     """The plan every worker reads: flows (id, src, dst, bytes, start seconds
     after ``t0``, 0, coflow rank in FIFO order, coflow arrival seconds; then,
