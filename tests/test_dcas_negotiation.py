@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coflowkit import _core
 from coflowkit import replay as rp
@@ -114,6 +115,8 @@ def test_dcas_lost_replies_keep_the_senders_own_priority_and_off_is_todays_rule(
     assert not make_policy(spec).negotiate  # plans without the key: today's rule
     on = make_policy({**spec, "negotiate": True, "expiry_s": 0.04, "wait_s": 0.005})
     assert isinstance(on, Dcas) and on.negotiate and (on.expiry, on.wait) == (0.04, 0.005)
+    with pytest.raises(ValueError, match=r"wait_s 0.02 must be positive and shorter than delta_s 0.01"):
+        make_policy({**spec, "negotiate": True, "wait_s": 0.02})  # a round must end before the next tick
 
 
 def test_dcas_control_datagrams_name_what_is_wrong_and_never_raise() -> None:

@@ -5,7 +5,7 @@ itself: announcements, replies in time, missing and late, and how often the nego
 priority moved a subcoflow's value and its queue::
 
     .venv/bin/python examples/testbed/dcas_loopback.py [--hosts 8] [--max-coflows 150]
-        [--rate-mbps 100] [--size-scale 0.0002] [--time-scale 0.02] [--no-negotiate]
+        [--rate-mbps 100] [--size-scale 0.0002] [--time-scale 0.02] [--no-negotiate] [--wait-ms 5]
 """
 
 from __future__ import annotations
@@ -37,9 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-scale", type=float, default=0.0002)
     ap.add_argument("--time-scale", type=float, default=0.02)
     ap.add_argument("--no-negotiate", action="store_true")
+    ap.add_argument("--wait-ms", type=float, default=None, help="how long a round waits for replies (default: the spec's)")
     args = ap.parse_args(argv)
     fw = rp.fit(coflowkit.load_trace(TRACE), args.hosts, args.size_scale, args.time_scale, args.max_coflows).workload
     spec = rp.policy_spec("dcas", fw, negotiate=not args.no_negotiate)
+    if args.wait_ms is not None:
+        spec["wait_s"] = args.wait_ms / 1e3
     plan = rp.make_plan(fw, ["127.0.0.1"] * args.hosts, spec)
     plan["ports"] = [_port(socket.SOCK_STREAM) for _ in range(args.hosts)]
     plan["control_ports"] = [_port(socket.SOCK_DGRAM) for _ in range(args.hosts)]

@@ -450,9 +450,11 @@ class Dcas(Policy):
         self.starve = float(starve_s)
         self.t0 = self.now = t0
         self.negotiate = bool(negotiate)
-        # D-CAS's expiry is twice T (2 s and 1 s); the decision waits at most half a delta.
+        # D-CAS's expiry is twice T (2 s and 1 s); a round ends before the next tick.
         self.expiry = float(expiry_s) if expiry_s is not None else 2 * self.starve
-        self.wait = float(wait_s) if wait_s is not None else self.period / 2
+        self.wait = float(wait_s) if wait_s is not None else 0.8 * self.period
+        if not 0 < self.wait < self.period:
+            raise ValueError(f"dcas: wait_s {self.wait} must be positive and shorter than delta_s {self.period}")
         self.host = int(host)
         self.flows: dict[int, list[Any]] = {}
         self.bytes: dict[int, int] = {}

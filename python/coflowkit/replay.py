@@ -217,7 +217,8 @@ def policy_spec(
         q = _age_quantum(c) if quantum_s is None else quantum_s
         # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the replay's usual time scale
         # (x0.02), never below 10 ms (a Python sender's timer). A negotiation is decided when
-        # every receiver replied, or half a delta after the announcement with the replies that came.
+        # every receiver replied, or 8 ms after the announcement with the replies that came (on
+        # loopback with 8 busy workers 94% of the replies came within 8 ms, 86% within 5 ms).
         return {
             "name": name,
             "threshold": int(heavy),
@@ -226,7 +227,7 @@ def policy_spec(
             "starve_s": 0.02,
             "negotiate": bool(negotiate),
             "expiry_s": 0.04,
-            "wait_s": 0.005,
+            "wait_s": 0.008,
         }
     return {"name": name}
 
