@@ -19,7 +19,11 @@ connection of its own. Both ends keep a CRC-32 of
 the bytes; the driver compares them. The result holds, per flow sent,
 its start instant, bytes and CRC, and per flow received its last byte's
 instant, bytes and CRC. Policies (``--policy``) mark a connection's DSCP:
-``plain`` leaves it unmarked.
+``plain`` leaves it unmarked. ``dcas`` with negotiation also opens a UDP
+socket on the host's control port (the plan's ``control_port``, or
+``control_ports`` per host), over which the workers' senders and receivers
+negotiate (:class:`Dcas`); the result then holds the negotiation's counts
+(``control``).
 """
 
 from __future__ import annotations
@@ -506,7 +510,7 @@ class Dcas(Policy):
         self.open[c] = _Round(n, left, receivers, now, now + self.wait)
         for r in receivers:
             self.stats["announcements"] += 1
-            self.post(r, encode_control(ANNOUNCE, self.host, n, c, left))
+            self.post(r, encode_control(ANNOUNCE, self.host, n, c, max(0, left)))
         return self.prio.get(c, self._large(left))
 
     def _drop(self, c: int) -> None:
