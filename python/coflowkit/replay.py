@@ -245,7 +245,10 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     late, rounds negotiated or fallen back, how often Phi(replies) moved the value and the
     queue), the datagrams ignored by why, and the replies' round trips (mean over workers of
     the mean, max of the max, seconds)."""
-    total: dict[str, Any] = {"ignored": {}, "send_failed": 0, "rtt_mean_s": float("nan"), "rtt_max_s": float("nan")}
+    counts = ("announcements", "replies_received", "replies_missing", "replies_late", "replies_sent", "negotiated")
+    counts += ("fallback", "raised_value", "changed_queue", "dropped_rounds", "send_failed")
+    total: dict[str, Any] = {k: 0 for k in counts}
+    total.update(ignored={}, rtt_mean_s=float("nan"), rtt_max_s=float("nan"))
     means, maxes = [], []
     for h in range(n_hosts):
         ctl = json.loads((Path(work) / f"host{h}.json").read_text()).get("control")
