@@ -207,6 +207,11 @@ def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -
                 w.loop.remove_reader(w.ctl.fileno())
                 w.ctl.close()
             w.loop.close()
+    del plan["control_port"], plan["control_ports"]  # a plan with no control port: named, not a crash later
+    w = Worker(plan, 1, 60.0, None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no control port"):
+        w._open_control()
+    w.loop.close()
 
 
 def _two_hosts() -> _core.Workload:
