@@ -16,7 +16,16 @@ import pytest
 
 from coflowkit import _core
 from coflowkit import replay as rp
-from coflowkit._replay_worker import ANNOUNCE, REPLY, Dcas, Worker, decode_control, encode_control, make_policy
+from coflowkit._replay_worker import (
+    ANNOUNCE,
+    REPLY,
+    Dcas,
+    Worker,
+    combine,
+    decode_control,
+    encode_control,
+    make_policy,
+)
 from test_runtime_client import _free_port
 
 
@@ -115,6 +124,17 @@ def test_dcas_lost_replies_keep_the_senders_own_priority_and_off_is_todays_rule(
     assert not make_policy(spec).negotiate  # plans without the key: today's rule
     on = make_policy({**spec, "negotiate": True, "expiry_s": 0.04, "wait_s": 0.005})
     assert isinstance(on, Dcas) and on.negotiate and (on.expiry, on.wait) == (0.04, 0.005)
+    assert [combine(h, [3, 4]) for h in ("max", "min", "mean")] == [4, 3, 4]  # the mean's half rounds up
+    assert combine("mean", [1, 1, 2]) == 1
+    mean = make_policy({**spec, "negotiate": True, "psi": "mean", "phi": "min"})
+    assert isinstance(mean, Dcas)
+    mean.announce(1.0, sender=1, number=1, c=0, value=3000)
+    mean.announce(1.0, sender=2, number=1, c=0, value=6001)
+    assert decode_control(mean.outbox[-1][1], 4)[-1] == 4501  # Psi = mean
+    with pytest.raises(ValueError, match="dcas phi 'median': max, min or mean"):
+        rp.policy_spec("dcas", _two_hosts(), phi="median")
+    with pytest.raises(ValueError, match="unknown combination 'median'"):
+        make_policy({**spec, "negotiate": True, "phi": "median"})
     with pytest.raises(ValueError, match=r"wait_s 0.02 must be positive and shorter than delta_s 0.01"):
         make_policy({**spec, "negotiate": True, "wait_s": 0.02})  # a round must end before the next tick
 

@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"dcas:threshold={d['threshold']};delta={d['delta_s'] * 1e3:g}ms;t={d['starve_s'] * 1e3:g}ms;"
                 f"expiry={d['expiry_s'] * 1e3:g}ms" + (";loss=1" if p == "dcas-local" else "")
             )
+            s += "".join(f";{k}={d[k]}" for k in ("psi", "phi") if d.get(k, "max") != "max")
         sim_specs.append(s)
     t = time.time()
     # One run per distinct scheduler (`plain` and `fair-rt` both stand for `fair`).

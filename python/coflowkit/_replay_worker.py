@@ -399,6 +399,18 @@ def decode_control(data: bytes, n_hosts: int) -> tuple[int, int, int, int, int] 
     return kind, host, number, coflow, value
 
 
+def combine(how: str, values: list[int]) -> int:
+    """D-CAS's Ψ and Φ over ``values`` (not empty): ``max`` (the paper's), ``min``, or ``mean``
+    rounded to the nearest whole value, halves up (the simulator's ``Combine``)."""
+    if how == "max":
+        return max(values)
+    if how == "min":
+        return min(values)
+    if how == "mean":
+        return (2 * sum(values) + len(values)) // (2 * len(values))
+    raise ValueError(f"dcas: unknown combination {how!r} (max, min, mean)")
+
+
 class _Round:
     """A negotiation in progress: announcement ``number`` of desired priority ``d`` to
     ``receivers`` at ``at``, decided at ``deadline`` or when every receiver replied."""
@@ -421,9 +433,9 @@ class Dcas(Policy):
     every NIC alike) and ``<1, P>`` goes to queues 4-7 by ``P`` against
     ``threshold`` times 4, 16, 64. With ``negotiate`` the sender announces
     ``d`` to the receivers of the subcoflow (the hosts its flows here go to)
-    through :attr:`post` and sets ``<1, max(replies)>`` (Φ = max) once every
+    through :attr:`post` and sets ``<1, Φ(replies)>`` once every
     receiver replied, or at ``wait_s`` after the announcement with the
-    replies that came; ``<1, d>`` if none came (all lost). Meanwhile the
+    replies that came (``phi``: Φ, ``max`` by default); ``<1, d>`` if none came (all lost). Meanwhile the
     subcoflow keeps its priority (``<1, d>`` if it has none yet). A new
     announcement drops a negotiation still open. Without ``negotiate`` a
     sender keeps its own ``<1, d>``: D-CAS when every control message is
@@ -431,7 +443,8 @@ class Dcas(Policy):
 
     Receiver (:meth:`announce`): caches the latest desired priority per
     (coflow, sender), drops entries older than ``expiry_s`` and replies
-    ``max`` (Ψ) of the cached values of that coflow to the announcer.
+    Ψ (``psi``, ``max`` by default) of the cached values of that coflow to
+    the announcer.
 
     The worker carries the messages (:meth:`Worker.control`) and calls
     :meth:`reply` and :meth:`settle`; :attr:`stats` counts what happened."""
@@ -447,6 +460,8 @@ class Dcas(Policy):
         expiry_s: float | None = None,
         wait_s: float | None = None,
         host: int = 0,
+        psi: str = "max",
+        phi: str = "max",
     ) -> None:
         self.threshold = int(threshold)
         self.quantum = float(quantum_s)
@@ -460,6 +475,9 @@ class Dcas(Policy):
         if not 0 < self.wait < self.period:
             raise ValueError(f"dcas: wait_s {self.wait} must be positive and shorter than delta_s {self.period}")
         self.host = int(host)
+        for how in (psi, phi):
+            combine(how, [1])  # names an unknown one now, not at the first message
+        self.psi, self.phi = psi, phi
         self.flows: dict[int, list[Any]] = {}
         self.bytes: dict[int, int] = {}
         self.left: dict[int, int] = {}  # coflow -> bytes left here (of its started flows)
@@ -526,11 +544,11 @@ class Dcas(Policy):
         return [fid for fid, f in self.flows.items() if f[6] == c]
 
     def _close(self, c: int, now: float) -> list[int]:
-        """The end of ``c``'s negotiation: ``<1, max(replies)>``, or ``<1, d>`` with none."""
+        """The end of ``c``'s negotiation: ``<1, Φ(replies)>``, or ``<1, d>`` with none."""
         r = self.open.pop(c)
         self.stats["replies_missing"] += len(r.receivers) - len(r.replies)
         if r.replies:
-            p = max(r.replies.values())
+            p = combine(self.phi, list(r.replies.values()))
             self.stats["negotiated"] += 1
             self.stats["raised_value"] += p != r.d
             self.stats["changed_queue"] += self._large(p) != self._large(r.d)
@@ -590,7 +608,7 @@ class Dcas(Policy):
         expired, reply max(cached values of ``c``)."""
         self.cache.setdefault(c, {})[sender] = (value, now)
         self._expire(c, now)
-        psi = max(v for v, _ in self.cache[c].values())
+        psi = combine(self.psi, [v for v, _ in self.cache[c].values()])
         self.stats["replies_sent"] += 1
         self.post(sender, encode_control(REPLY, self.host, number, c, psi))
 
@@ -638,6 +656,8 @@ def make_policy(spec: dict[str, Any]) -> Policy:
             negotiate=spec.get("negotiate", False),
             expiry_s=spec.get("expiry_s"),
             wait_s=spec.get("wait_s"),
+            psi=spec.get("psi", "max"),
+            phi=spec.get("phi", "max"),
         )
     raise ValueError(f"unknown replay policy {name!r}")
 

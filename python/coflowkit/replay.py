@@ -162,6 +162,8 @@ def policy_spec(
     heavy: int | None = None,
     quantum_s: float | None = None,
     negotiate: bool = True,
+    psi: str = "max",
+    phi: str = "max",
 ) -> dict[str, Any]:
     """A sender policy with its parameters, defaults taken from ``workload``:
     PIAS thresholds at percentiles :data:`PIAS_DEFAULT_PERCENTILES` of its flow
@@ -170,7 +172,8 @@ def policy_spec(
     at the median gap between coflow arrivals (so coflows that arrive one
     after another take different queues). ``negotiate`` (dcas): the
     senders negotiate with the receivers, or (False) each keeps its own desired
-    priority."""
+    priority; ``psi`` and ``phi`` its receivers' and senders' combinations
+    (``max``, the paper's, ``min`` or ``mean``)."""
     if name not in POLICIES:
         raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
     c = workload.columns()
@@ -214,6 +217,9 @@ def policy_spec(
             heavy = int(_nearest_rank(sub.to_numpy(), DCAS_DEFAULT_PERCENTILE))
         if heavy <= 0:
             raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
+        for key, how in (("psi", psi), ("phi", phi)):
+            if how not in ("max", "min", "mean"):
+                raise ValueError(f"dcas {key} {how!r}: max, min or mean")
         q = _age_quantum(c) if quantum_s is None else quantum_s
         # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the replay's usual time scale
         # (x0.02), never below 10 ms (a Python sender's timer). A negotiation is decided when
@@ -228,6 +234,8 @@ def policy_spec(
             "negotiate": bool(negotiate),
             "expiry_s": 0.04,
             "wait_s": 0.008,
+            "psi": psi,
+            "phi": phi,
         }
     return {"name": name}
 
