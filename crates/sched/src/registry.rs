@@ -879,6 +879,14 @@ mod tests {
         )
         .is_ok());
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
+        assert!(err("fifo-lm:threshold=1MB;per=sender")
+            .contains("parameter 'per': per=sender needs mux=last"));
+        assert!(err("fifo-lm:threshold=1MB;mux=first").contains("'first': expected next or last"));
+        assert!(build(
+            &SchedulerSpec::parse("fifo-lm:threshold=1MB;mux=last;per=sender").unwrap(),
+            &WorkloadHints::default()
+        )
+        .is_ok());
     }
 
     #[test]
