@@ -391,9 +391,9 @@ pairs among the six sender policies. The disagreeing pairs among those are `pias
 `fifo-lm` against `pias`, `karuna` and `dcas` (best on the testbed, 1.32x; 1.02x in the simulator): cause
 3 both times, the small coflows' TCP cost that any priority recovers and the demoted large flows' that
 FIFO-LM's single heavy queue (heavy coflows share queue 7 fairly, as under plain TCP) does not pay. The
-sign of `pias` and `karuna` against plain also moves with the load: the earlier run (2026-11-21 20:13 UTC,
-load 15-17, before the runtime's schedulers were in the report) measured them 1.14x and 1.15x better than
-plain, when plain's small coflows paid more. `fifo-lm`'s simulated counterpart is now the scheduler its
+sign of `pias` and `karuna` against plain moves with the load (a repeat at the same load, below, gives
+the same order): the earlier run (2026-11-21 20:13 UTC, load 15-17, before the runtime's schedulers were
+in the report) measured them 1.14x and 1.15x better than plain, when plain's small coflows paid more. `fifo-lm`'s simulated counterpart is now the scheduler its
 queues enforce (`fifo-lm:...;mux=last;per=sender`, docs/testbed.md): Baraat's FIFO-LM gives fair's CCTs
 here (0.3298 s against 0.3296 s) because the large coflows make 99% of the mean and a heavy coflow
 multiplexes with the one after it. What agrees: `tafe` is the worst on both sides (its default
@@ -403,6 +403,15 @@ FIFO, which the large tasks block), `dcas` is better than plain on both (1.13x /
 for `pias`, `karuna`, `dcas`; 2.4-2.5x simulated). Through the runtime `aalo` and `varys` are slower
 than plain TCP (0.22x and 0.44x) where the simulator has them 1.11x and 1.81x faster: cause 5, which
 `fair-rt` (0.73x of plain for the same fairness) measures in part.
+
+**Repeated (2026-11-22 02:26-02:33 UTC, load 5.7-6.0, the five sender policies in reverse order:
+`sim_vs_testbed.py --hosts 16 --rate 25Mbps --size-scale 0.00005 --policies karuna,pias,plain,dcas,fifo-lm`;
+its page was not kept).** Mean CCT plain 0.584 s, pias 0.588, fifo-lm 0.448, karuna 0.632, dcas 0.506 s:
+improvements over plain 0.99x / 3.30x (mean / p95) for pias, 1.30x / 1.20x fifo-lm, 0.92x / 6.34x karuna,
+1.16x / 4.86x dcas; the small coflows added 0.108 s to plain's mean and 0.010-0.013 s to the others', the
+large ones 0.476 s to plain's and 0.575 s (pias), 0.621 s (karuna), 0.494 s (dcas), 0.438 s (fifo-lm). The
+order of the first run holds within 1% (fifo-lm < dcas < plain <= pias < karuna): at this load the
+disagreement with the simulator over `pias` and `karuna` is cause 3, not noise.
 
 **The same six policies at 100 Mbit/s** (sizes x0.0002, load 18-20, 2026-11-21 20:03 UTC): mean CCT plain
 1.359 s, pias 1.187, fifo-lm 1.128, tafe 2.098, karuna 1.849, dcas 1.720 s; there the machine's stalls
