@@ -410,7 +410,7 @@ its page was not kept).** Mean CCT plain 0.584 s, pias 0.588, fifo-lm 0.448, kar
 improvements over plain 0.99x / 3.30x (mean / p95) for pias, 1.30x / 1.20x fifo-lm, 0.92x / 6.34x karuna,
 1.16x / 4.86x dcas; the small coflows added 0.108 s to plain's mean and 0.010-0.013 s to the others', the
 large ones 0.476 s to plain's and 0.575 s (pias), 0.621 s (karuna), 0.494 s (dcas), 0.438 s (fifo-lm). The
-order of the first run holds within 1% (fifo-lm < dcas < plain <= pias < karuna): at this load the
+first run's order holds (fifo-lm < dcas < plain < pias < karuna, plain and pias 0.7% apart): at this load the
 disagreement with the simulator over `pias` and `karuna` is cause 3, not noise.
 
 **The same six policies at 100 Mbit/s** (sizes x0.0002, load 18-20, 2026-11-21 20:03 UTC): mean CCT plain
