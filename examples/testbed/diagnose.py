@@ -3,8 +3,14 @@ one policy, with the kernel's TCP counters of every host namespace (before and
 after), the drops of every tc class, and each flow's timeline from the
 workers' records (needs root)::
 
-    sudo .venv/bin/python examples/testbed/diagnose.py [--hosts 16] [--policy plain]
+    sudo .venv/bin/python examples/testbed/diagnose.py [--hosts 16] [--policy plain | --scheduler aalo]
         [--size-scale 0.0002] [--time-scale 0.02] [--max-coflows K] [--buffer BYTES] [--rto-min-ms MS]
+        [--slow-start-after-idle 0|1] [--delta-ms 10]
+
+With ``--scheduler S`` the replay runs through the runtime (the coordinator
+with scheduler S, an agent per host): then, per flow, also what its writer
+was told and did (time paused, rate given against rate achieved, schedule
+changes) against the same flow in the simulator under S.
 
 Prints: the machine's load, the TCP counters that grew (retransmits, RTOs,
 SYN retransmits, ...), the drops per queue summed over ports, the senders'
@@ -96,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-scale", type=float, default=0.02)
     ap.add_argument("--max-coflows", type=int, default=None)
     ap.add_argument("--policy", default="plain")
+    ap.add_argument("--scheduler", default=None, help="replay through the runtime with this scheduler instead")
+    ap.add_argument("--delta-ms", type=int, default=10, help="the runtime's coordination period (--scheduler)")
+    ap.add_argument(
+        "--slow-start-after-idle",
+        type=int,
+        choices=(0, 1),
+        default=None,
+        help="net.ipv4.tcp_slow_start_after_idle in every host (default: the testbed's)",
+    )
     ap.add_argument("--buffer", type=int, default=None, help="bytes per queue (default: the testbed's)")
     ap.add_argument("--rto-min-ms", type=int, default=tb.DEFAULT_RTO_MIN_MS)
     ap.add_argument(
@@ -111,9 +126,24 @@ def main(argv: list[str] | None = None) -> int:
     tb.down(args.name)
     p = tb.up(topology, args.name, buffer_bytes=args.buffer, rto_min_ms=args.rto_min_ms)
     try:
+        if args.slow_start_after_idle is not None:
+            for ns in p.host_ns:
+                v = f"net.ipv4.tcp_slow_start_after_idle={args.slow_start_after_idle}"
+                subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", v], check=True)
+        ssai = subprocess.run(
+            ["ip", "netns", "exec", p.host_ns[0], "sysctl", "-n", "net.ipv4.tcp_slow_start_after_idle"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        print(f"net.ipv4.tcp_slow_start_after_idle in the hosts: {ssai}")
         before = [counters(ns) for ns in p.host_ns]
         t = time.time()
-        flows = rp.replay_on_testbed(fw, args.name, policy=spec, work_dir=args.out, nice=args.nice)
+        if args.scheduler:
+            flows = rp.replay_on_testbed_runtime(
+                fw, args.scheduler, args.name, work_dir=args.out, delta_ms=args.delta_ms
+            )
+        else:
+            flows = rp.replay_on_testbed(fw, args.name, policy=spec, work_dir=args.out, nice=args.nice)
         wall = time.time() - t
         after = [counters(ns) for ns in p.host_ns]
         drops = class_drops(p)
@@ -124,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     print("TCP counters (all hosts):", {k: grew[k] for k in COUNTERS if grew[k]})
     for where, d in drops.items():
         print(f"drops at {where} queues:", dict(sorted(d.items())))
+    if args.scheduler:
+        return runtime_report(args, fw, topology, flows)
     workers = [json.loads((args.out / f"host{h}.json").read_text()) for h in range(args.hosts)]
     print("warm-up s per worker:", [round(w["warm_up_s"], 2) for w in workers])
     print("event-loop stalls per worker (mean/p99/max s):", [[round(x, 3) for x in w["stalls"]] for w in workers])
@@ -158,6 +190,77 @@ def main(argv: list[str] | None = None) -> int:
     )
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(q)
+    co, _ = rp.tables(fw, flows)
+    print(f"mean CCT {co.to_pandas()['cct_s'].mean():.4f} s")
+    f.to_csv(args.out / "flows-timeline.csv", index=False)
+    return 0
+
+
+def runtime_report(args: argparse.Namespace, fw: coflowkit.Workload, topology: str, flows: pd.DataFrame) -> int:
+    """Per flow, where a runtime replay's time went, against the simulator's flow under the same scheduler."""
+    rows = []
+    for h in range(args.hosts):
+        for fid, s in json.loads((args.out / f"host{h}.sent.json").read_text())["sent"].items():
+            rows.append((int(fid), s[0], s[3], s[5], s[7], s[8], s[9], s[10], s[11], s[12], s[13]))
+    cols = ["flow", "abs_start", "conn_s", "written_s", "rate0", "class0", "changes", "paused", "given", "opened_s",
+            "last_s"]  # fmt: skip
+    f = flows.merge(pd.DataFrame(rows, columns=cols), on="flow")
+    t0 = (f["abs_start"] - f["start_s"]).median()  # the records are wall-clock times, the flows' from t0
+    for c in ("conn_s", "written_s", "opened_s", "last_s"):
+        f[c] -= t0
+    f["open_rpc"] = f["opened_s"] - f["conn_s"]  # the writer's OpenFlow to the agent
+    f["write"] = f["last_s"] - f["opened_s"]
+    f["close_rpc"] = f["written_s"] - f["last_s"]  # unpacing and the writer's CloseFlow
+    f["lag"] = f["start_s"] - f["arrival_s"]
+    f["connect"] = f["conn_s"] - f["start_s"]
+    f["writer"] = f["written_s"] - f["conn_s"]  # in the writer: paused, paced, or waiting for the socket
+    f["drain"] = f["finish_s"] - f["written_s"]  # its last bytes from the socket to the receiver
+    f["achieved"] = f["bytes"] * 8 / f["writer"].clip(lower=1e-6)
+    f["paused0"] = f["rate0"].fillna(np.inf) < 1.0
+    sim = coflowkit.simulate(fw, [args.scheduler], topology=topology, per_flow=True)
+    sf = sim.flows(args.scheduler).reset_index(drop=True)
+    # The simulator's flow table is in the workload's flow order, as the replay's flow ids are.
+    f = f.sort_values("flow").reset_index(drop=True)
+    f["sim_fct"] = sf["fct_s"].to_numpy()[f["flow"].to_numpy()]
+    f["sim_start_wait"] = (sf["start_s"] - sf["arrival_s"]).to_numpy()[f["flow"].to_numpy()]
+    f["fct"] = f["finish_s"] - f["arrival_s"]
+    f["bin"] = pd.cut(f["bytes"], [0, 10e3, 100e3, 1e6, 1e12], labels=["<10KB", "10-100KB", "0.1-1MB", ">1MB"])
+    q = f.groupby("bin", observed=True).agg(
+        n=("flow", "size"),
+        fct_mean=("fct", "mean"),
+        sim_fct_mean=("sim_fct", "mean"),
+        lag_mean=("lag", "mean"),
+        writer_mean=("writer", "mean"),
+        open_mean=("open_rpc", "mean"),
+        write_mean=("write", "mean"),
+        close_mean=("close_rpc", "mean"),
+        paused_mean=("paused", "mean"),
+        drain_mean=("drain", "mean"),
+        paused_at_open=("paused0", "mean"),
+        changes_mean=("changes", "mean"),
+        given_med=("given", "median"),
+        achieved_med=("achieved", "median"),
+    )
+    with pd.option_context("display.width", 250, "display.max_columns", 20, "display.precision", 4):
+        print(q)
+    print(
+        "over all flows: mean FCT {:.4f} s (simulated {:.4f}); of it lag {:.4f}, connect {:.4f}, writer {:.4f} "
+        "(paused {:.4f}), drain {:.4f}".format(
+            f["fct"].mean(), f["sim_fct"].mean(), f["lag"].mean(), f["connect"].mean(), f["writer"].mean(),
+            f["paused"].mean(), f["drain"].mean(),
+        )
+    )  # fmt: skip
+    # Per coflow: the flow that finished last, and where its time went.
+    f["coflow"] = fw.columns()["coflow_id"][f["flow"].to_numpy()]
+    last = f.loc[f.groupby("coflow")["finish_s"].idxmax()]
+    print(
+        "per coflow (its last flow): mean CCT {:.4f} s; lag {:.4f}, connect {:.4f}, writer {:.4f} (open {:.4f}, "
+        "writes {:.4f} of which paused {:.4f}, close {:.4f}), drain {:.4f}; paused when opened: {:.0%}".format(
+            last["fct"].mean(), last["lag"].mean(), last["connect"].mean(), last["writer"].mean(),
+            last["open_rpc"].mean(), last["write"].mean(), last["paused"].mean(), last["close_rpc"].mean(),
+            last["drain"].mean(), last["paused0"].mean(),
+        )
+    )  # fmt: skip
     co, _ = rp.tables(fw, flows)
     print(f"mean CCT {co.to_pandas()['cct_s'].mean():.4f} s")
     f.to_csv(args.out / "flows-timeline.csv", index=False)

@@ -23,8 +23,16 @@ that a flow does not pay a handshake and a host does not open thousands of
 connections. The process prints ``ready`` once its agent answers, then reads
 the common start instant ``t0`` on stdin; its result holds, per flow sent,
 [start, bytes, CRC-32, connected, whether the connection was opened for it,
-last byte written, scheduled by the agent], and the errors, each naming its
-flow.
+last byte written, scheduled by the agent, then what the writer was told and
+did (for examples/testbed/diagnose.py): its schedule when opened (rate in
+bit/s or None, class), the number of schedule changes it saw between its
+writes, the seconds its writes spent while the schedule said paused (rate
+below 1 bit/s), and the time-weighted mean rate it was given (bit/s, None if
+unthrottled throughout), when the writer was opened, and when its last write
+returned], and the errors, each naming its flow. Once a flow's last byte is
+written its socket is unpaced before the writer closes: the coordinator
+counts bytes as the kernel takes them, so it takes the flow for done while its
+send buffer still drains.
 """
 
 from __future__ import annotations
@@ -39,8 +47,11 @@ import zlib
 from typing import Any
 
 from . import _core
-from ._replay_worker import _CHUNK, _HEADER, _UNPACED, SO_MAX_PACING_RATE, _payload, _u32, new_socket
+from ._replay_worker import _HEADER, _UNPACED, SO_MAX_PACING_RATE, _payload, _u32, new_socket
 from ._worker_protocol import Channel
+
+#: Bytes per write of the sender's loop: small enough to see a flow's schedule change between writes.
+_SLICE = 16 << 10
 
 
 class Sender:
@@ -59,6 +70,9 @@ class Sender:
         self.lock = threading.Lock()
         #: idle connections by destination
         self.pool: dict[int, list[socket.socket]] = {}
+        #: Diagnostic (COFLOWKIT_DRAIN_PACED=1): leave a finished flow's socket paced at its last rate while
+        #: its send buffer drains, as before (docs/testbed.md, "What aalo's further 2x is").
+        self.drain_paced = os.environ.get("COFLOWKIT_DRAIN_PACED") == "1"
 
     def _connection(self, dst: int, timeout: float) -> tuple[socket.socket, bool]:
         """An idle connection to ``dst`` from the pool, or a new one (and whether it is new)."""
@@ -90,20 +104,50 @@ class Sender:
             crc, n = 0, 0
             coflow = self.coflow_ids[rank]
             with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size) as w:
+                t_opened = time.time()
                 scheduled = w.scheduled
+                first = last = w.schedule
+                changes, paused_s, given, timed = 0, 0.0, 0.0, 0.0
+                t = time.time()
                 w.sendall(_HEADER.pack(fid, size))
+                if first[0] is not None and first[0] < 1.0:
+                    paused_s += time.time() - t
+                last = w.schedule
                 while n < size:
-                    k = min(_CHUNK, size - n)
+                    k = min(_SLICE, size - n)
                     chunk = _payload(fid, n, k)
+                    t = time.time()
                     w.sendall(chunk)
+                    dt = time.time() - t
+                    now = w.schedule
+                    changes += now != last
+                    # What the schedule said before and after this write, averaged; a write begun while
+                    # the schedule said paused waited for the resumption.
+                    rates = [r for r in (last[0], now[0]) if r is not None]
+                    if rates:
+                        given += sum(rates) / len(rates) * dt
+                        timed += dt
+                    if last[0] is not None and last[0] < 1.0:
+                        paused_s += dt
+                    last = now
                     crc = zlib.crc32(chunk, crc)
                     n += k
+                t_last = time.time()
+                if not self.drain_paced:
+                    # Every byte is counted (the kernel took it), so the coordinator takes the flow for done
+                    # and gives its share to others; what is left in the socket (up to its send buffer) must
+                    # not drain at the flow's last pacing rate, which can be a few hundred kbit/s.
+                    s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             t_written = time.time()
             if s.recv(1) != b"k":
                 raise OSError("no acknowledgement from the receiver")
             s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             with self.lock:
-                self.sent[fid] = [t_start, n, crc, t_conn, fresh, t_written, scheduled]
+                self.sent[fid] = [
+                    t_start, n, crc, t_conn, fresh, t_written, scheduled,
+                    first[0], first[1], changes, paused_s, given / timed if timed > 0 else None,
+                    t_opened, t_last,
+                ]  # fmt: skip
                 self.pool.setdefault(dst, []).append(s)
         except (OSError, ValueError) as e:
             if s is not None:

@@ -405,9 +405,10 @@ def up(
     tcp_cc: str = DEFAULT_TCP_CC,
 ) -> Plan:
     """Create the testbed. On any failure, removes what it made and raises
-    :class:`TestbedError` naming the step."""
-    require_rights()
+    :class:`TestbedError` naming the step. The input is validated first, so a
+    bad topology is named as such also where the tools or rights are missing."""
     p = plan(topology, name, n_hosts, buffer_bytes, rto_min_ms, tcp_cc)
+    require_rights()
     path = state_path(name, state_dir)
     existing = _our_namespaces(name)
     if path.exists() or existing:

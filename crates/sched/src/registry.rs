@@ -8,7 +8,7 @@ use crate::aalo::{Aalo, AaloConfig, Coordination};
 use crate::baraat::{Baraat, BaraatConfig, Share};
 use crate::dcas::{Dcas, DcasConfig};
 use crate::fair::Fair;
-use crate::fifo_lm::FifoLm;
+use crate::fifo_lm::{FifoLm, Mux, Per};
 use crate::ordered::{Fifo, SizeKey, SizeOrdered};
 use crate::srpt::Srpt;
 use crate::tasks::TaskIdConfig;
@@ -40,7 +40,7 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "fifo-lm",
         "FIFO with limited multiplexing of heavy coflows (Baraat idealized); threshold=p80|BYTES;\
-         counters=1;background=none|ID",
+         counters=1;background=none|ID;mux=next|last;per=coflow|sender",
     ),
     (
         "baraat",
@@ -225,7 +225,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     let name = spec.name.as_str();
     let allowed: &[&str] = match name {
         "fair" | "fifo" => &["solver"],
-        "fifo-lm" => &["threshold", "counters", "background"],
+        "fifo-lm" => &["threshold", "counters", "background", "mux", "per"],
         "baraat" => &[
             "threshold",
             "rtt",
@@ -280,7 +280,23 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
         "fifo-lm" => {
             let threshold = heavy_threshold(name, param("threshold"), hints)?;
             let tasks = task_ids(name, &spec.params)?;
-            AnyScheduler::NonClairvoyant(Box::new(FifoLm::with_task_ids(threshold, tasks)))
+            let bad = |key: &str, message: String| SchedulerError::BadParam {
+                name: name.into(),
+                key: key.into(),
+                message,
+            };
+            let mux = match param("mux").unwrap_or("next") {
+                "next" => Mux::Next,
+                "last" => Mux::Last,
+                v => return Err(bad("mux", format!("'{v}': expected next or last"))),
+            };
+            let per = match param("per").unwrap_or("coflow") {
+                "coflow" => Per::Coflow,
+                "sender" if mux == Mux::Last => Per::Sender,
+                "sender" => return Err(bad("per", "per=sender needs mux=last".into())),
+                v => return Err(bad("per", format!("'{v}': expected coflow or sender"))),
+            };
+            AnyScheduler::NonClairvoyant(Box::new(FifoLm::with_mux(threshold, tasks, mux, per)))
         }
         "baraat" => {
             let bad = |key: &str, message: String| SchedulerError::BadParam {
@@ -863,6 +879,14 @@ mod tests {
         )
         .is_ok());
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
+        assert!(err("fifo-lm:threshold=1MB;per=sender")
+            .contains("parameter 'per': per=sender needs mux=last"));
+        assert!(err("fifo-lm:threshold=1MB;mux=first").contains("'first': expected next or last"));
+        assert!(build(
+            &SchedulerSpec::parse("fifo-lm:threshold=1MB;mux=last;per=sender").unwrap(),
+            &WorkloadHints::default()
+        )
+        .is_ok());
     }
 
     #[test]

@@ -258,6 +258,10 @@ enum Policy {
     /// As `FifoLm`, coflows in task-id order (counters and background as
     /// `baraat`'s, whose parameters carry them and the threshold).
     FifoLmTasks(BaraatParams),
+    /// `fifo-lm:mux=last`: light coflows in release order, one class each,
+    /// every heavy flow in one last class; heaviness per (coflow, sender)
+    /// with `per_sender`.
+    FifoLmLast { threshold: f64, per_sender: bool },
     /// Smallest Γ first, MADD, backfill (inside a coflow by (first link,
     /// last link, flow index)); recompute at every event (`per_flow`) or
     /// only at coflow events: releases, completions, flow starts, and a
@@ -519,6 +523,8 @@ const SPECS: &[&str] = &[
     "fifo-lm:threshold=300000",
     "fifo-lm:threshold=inf",
     FIFO_LM_TASKS,
+    "fifo-lm:threshold=300000;mux=last",
+    "fifo-lm:threshold=150000;mux=last;per=sender",
     "varys",
     "varys:recompute=flow",
     "varys:recompute=coflow",
@@ -630,6 +636,14 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         "stf" => Policy::Stf,
         "fifo-lm:threshold=p50" => Policy::FifoLm(p50_of_coflow_sizes(case)),
         "fifo-lm:threshold=inf" => Policy::FifoLm(f64::INFINITY),
+        "fifo-lm:threshold=300000;mux=last" => Policy::FifoLmLast {
+            threshold: 300000.0,
+            per_sender: false,
+        },
+        "fifo-lm:threshold=150000;mux=last;per=sender" => Policy::FifoLmLast {
+            threshold: 150000.0,
+            per_sender: true,
+        },
         "varys" | "varys:recompute=flow" => Policy::Varys { per_flow: true },
         "varys:recompute=coflow" => Policy::Varys { per_flow: false },
         other if other.starts_with("aalo") => {
@@ -873,6 +887,14 @@ impl RefSim {
         self.started_flows_of(c).map(|f| f.size - f.rem).sum()
     }
 
+    /// Bytes coflow `c` has sent from host `src` (from every host: `None`).
+    fn sent_by(&self, c: usize, src: Option<u32>) -> f64 {
+        self.started_flows_of(c)
+            .filter(|f| src.is_none_or(|s| f.src == s))
+            .map(|f| f.size - f.rem)
+            .sum()
+    }
+
     /// Bytes left of the started flows.
     fn remaining(&self, c: usize) -> f64 {
         self.started_flows_of(c).map(|f| f.rem).sum()
@@ -963,12 +985,22 @@ impl RefSim {
     /// Strict priority between classes (each a list of coflows), per-flow
     /// max-min inside a class on what the classes before it left.
     fn serve_classes(&self, classes: &[Vec<usize>], rate: &mut [f64]) {
+        let flows: Vec<Vec<usize>> = classes
+            .iter()
+            .map(|class| {
+                class
+                    .iter()
+                    .flat_map(|&c| self.active_flows_of(c))
+                    .collect()
+            })
+            .collect();
+        self.serve_flow_classes(&flows, rate);
+    }
+
+    /// As [`Self::serve_classes`], each class a list of active flows.
+    fn serve_flow_classes(&self, classes: &[Vec<usize>], rate: &mut [f64]) {
         let mut residual = self.caps.clone();
-        for class in classes {
-            let members: Vec<usize> = class
-                .iter()
-                .flat_map(|&c| self.active_flows_of(c))
-                .collect();
+        for members in classes {
             let demands: Vec<(Vec<u32>, f64, f64)> = members
                 .iter()
                 .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
@@ -1076,6 +1108,26 @@ impl RefSim {
                     }
                 }
                 self.serve_classes(&classes, &mut rate);
+            }
+            Policy::FifoLmLast {
+                threshold,
+                per_sender,
+            } => {
+                let mut classes = vec![];
+                let mut heavy = vec![];
+                for c in self.active_coflows() {
+                    let (h, l): (Vec<usize>, Vec<usize>) =
+                        self.active_flows_of(c).into_iter().partition(|&f| {
+                            self.sent_by(c, per_sender.then_some(self.flows[f].src))
+                                >= threshold * (1.0 - 1e-9)
+                        });
+                    heavy.extend(h);
+                    if !l.is_empty() {
+                        classes.push(l);
+                    }
+                }
+                classes.push(heavy);
+                self.serve_flow_classes(&classes, &mut rate);
             }
             Policy::Aalo(a) => self.dclas(a, &mut rate),
             // --- tafe, d2tcp (TAFE issue) ---
@@ -1668,6 +1720,44 @@ impl RefSim {
                         let r: f64 = self.active_flows_of(c).iter().map(|&f| rate[f]).sum();
                         if r > 0.0 {
                             let d = (threshold - self.sent(c)) / (r / 8e9);
+                            if d < dt {
+                                dt = d;
+                                exact = false;
+                            }
+                        }
+                    }
+                }
+            }
+            if let Policy::FifoLmLast {
+                threshold,
+                per_sender,
+            } = policy
+            {
+                // A light coflow (or one host's part of it) reaching the threshold.
+                for c in self.active_coflows() {
+                    let mut units: Vec<Option<u32>> = vec![None];
+                    if per_sender {
+                        units = self
+                            .active_flows_of(c)
+                            .iter()
+                            .map(|&f| Some(self.flows[f].src))
+                            .collect();
+                        units.sort_unstable();
+                        units.dedup();
+                    }
+                    for u in units {
+                        let sent = self.sent_by(c, u);
+                        if sent >= threshold * (1.0 - 1e-9) {
+                            continue;
+                        }
+                        let r: f64 = self
+                            .active_flows_of(c)
+                            .iter()
+                            .filter(|&&f| u.is_none_or(|s| self.flows[f].src == s))
+                            .map(|&f| rate[f])
+                            .sum();
+                        if r > 0.0 {
+                            let d = (threshold - sent) / (r / 8e9);
                             if d < dt {
                                 dt = d;
                                 exact = false;
@@ -3073,6 +3163,8 @@ differential! {
     fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
     fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
     fifo_lm_task_ids_matches_reference: FIFO_LM_TASKS, 1000;
+    fifo_lm_mux_last_matches_reference: "fifo-lm:threshold=300000;mux=last", 1500;
+    fifo_lm_mux_last_per_sender_matches_reference: "fifo-lm:threshold=150000;mux=last;per=sender", 1500;
     varys_matches_reference: "varys", 4000;
     varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
     aalo_matches_reference: "aalo", 300;
