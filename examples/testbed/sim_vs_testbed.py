@@ -96,11 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default="svt")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "testbed-vs-simulation")
     ap.add_argument(
-        "--page-from", type=Path, default=None, help="only rewrite the page from the run saved in this OUT directory"
+        "--page-from",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="only rewrite the page (and its figure) from the runs saved in these OUT directories; a policy in a "
+        "later one replaces the same policy's row of an earlier one",
     )
     args = ap.parse_args(argv)
     if args.page_from is not None:
-        write_page(json.loads((args.page_from / "page.json").read_text()))
+        saved, csvs = combine(args.page_from)
+        draw(csvs)
+        write_page(saved)
         return 0
     policies = args.policies.split(",")
     unknown = [p for p in policies if p not in SIMULATED]
@@ -201,10 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     c = fw.columns()
     totals = pd.Series(c["bytes"]).groupby(c["coflow_id"]).sum()
     large = set(totals.index[totals >= rp.policy_spec("fifo-lm", fw)["heavy"]])
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    fig = Figure(figsize=(3.3 * len(policies), 3.2))
-    axes = fig.subplots(1, len(policies), squeeze=False)[0]
-    for ax, p, s in zip(axes, policies, sim_specs, strict=True):
+    for p, s in zip(policies, sim_specs, strict=True):
         sc = sim.coflows(s)[["coflow_id", "cct_s"]]
         m = measured[p][["coflow_id", "cct_s", "punctual"]].merge(sc, on="coflow_id", suffixes=("_testbed", "_sim"))
         m.to_csv(args.out / f"{p}-coflows.csv", index=False)
@@ -223,15 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             large_sim=m.loc[big, "cct_s_sim"].sum() / len(m),
         )
         rows.append((p, s, tb_mean, sim_mean, tb_p95, sim_p95, wall[p]))
-        ax.loglog(m["cct_s_sim"], m["cct_s_testbed"], ".", ms=3, alpha=0.5)
-        lo = max(1e-5, min(m["cct_s_sim"].min(), m["cct_s_testbed"].min()))
-        hi = max(m["cct_s_sim"].max(), m["cct_s_testbed"].max())
-        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
-        ax.set_title(f"{p} (simulated: {SIMULATED[p]})", fontsize=9)
-        ax.set_xlabel("simulated CCT (s)")
-        ax.set_ylabel("testbed CCT (s)")
-    fig.tight_layout()
-    fig.savefig(FIGURES / "cct-scatter.png", dpi=150)
+    draw({p: args.out / f"{p}-coflows.csv" for p in policies})
     saved = {
         "command": " ".join(sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -249,6 +245,52 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def draw(csvs: dict[str, Path]) -> None:
+    """The figure: per policy, each coflow's testbed CCT against its simulated one (from OUT/P-coflows.csv)."""
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    fig = Figure(figsize=(3.3 * len(csvs), 3.2))
+    axes = fig.subplots(1, len(csvs), squeeze=False)[0]
+    for ax, (p, csv) in zip(axes, csvs.items(), strict=True):
+        m = pd.read_csv(csv)
+        ax.loglog(m["cct_s_sim"], m["cct_s_testbed"], ".", ms=3, alpha=0.5)
+        lo = max(1e-5, min(m["cct_s_sim"].min(), m["cct_s_testbed"].min()))
+        hi = max(m["cct_s_sim"].max(), m["cct_s_testbed"].max())
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+        ax.set_title(f"{p} (simulated: {SIMULATED[p]})", fontsize=9)
+        ax.set_xlabel("simulated CCT (s)")
+        ax.set_ylabel("testbed CCT (s)")
+    fig.tight_layout()
+    fig.savefig(FIGURES / "cct-scatter.png", dpi=150)
+
+
+def combine(outs: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
+    """The runs saved in ``outs`` as one (rows in first-seen order, a later run's row replacing an earlier
+    one's of the same policy), and each row's per-coflow file. Refuses runs of different workloads or
+    topologies, which one page cannot compare."""
+    runs = []
+    for out in outs:
+        f = out / "page.json"
+        if not f.is_file():
+            raise SystemExit(f"--page-from {out}: no page.json there (not the OUT of a sim_vs_testbed run)")
+        runs.append(json.loads(f.read_text()))
+    first = runs[0]
+    for out, r in zip(outs[1:], runs[1:], strict=True):
+        for k in ("source", "n_coflows", "n_flows", "topology"):
+            if r[k] != first[k]:
+                raise SystemExit(f"--page-from {out}: its {k} {r[k]!r} is not the first run's {first[k]!r}")
+    rows: dict[str, list[Any]] = {}
+    csvs: dict[str, Path] = {}
+    why: dict[str, dict[str, float]] = {}
+    for out, r in zip(outs, runs, strict=True):
+        for row in r["rows"]:
+            rows[row[0]] = row
+            csvs[row[0]] = out / f"{row[0]}-coflows.csv"
+            why[row[0]] = r["why"][row[0]]
+    later = [{"command": r["command"], "date": r["date"], "policies": [row[0] for row in r["rows"]]} for r in runs[1:]]
+    saved = dict(first, rows=list(rows.values()), why=why, sim_s=max(r["sim_s"] for r in runs), later=later)
+    return saved, csvs
+
+
 def write_page(saved: dict[str, Any]) -> None:
     """Writes the page from what a run saved (OUT/page.json; ``--page-from OUT`` rewrites it from there)."""
     rows = [tuple(r) for r in saved["rows"]]
@@ -261,13 +303,19 @@ def write_page(saved: dict[str, Any]) -> None:
         + saved["command"]
         + f"` on {saved['date']} (this machine: {os.cpu_count()} cores, "
         "shared with other jobs: the load is in the second table; it changes the testbed's numbers, not the "
-        "simulator's).",
+        "simulator's)."
+        + "".join(
+            f" Then `sim_vs_testbed.py {r['command']}` on {r['date']}, whose rows of {', '.join(r['policies'])} "
+            "replace or join the first run's (`--page-from` with both OUT directories)."
+            for r in saved.get("later", [])
+        ),
         "",
         f"Workload: {saved['source']}: {saved['n_coflows']} coflows, {saved['n_flows']} flows "
         f"({saved['local_flows_dropped']} flows folded onto their own host dropped). Testbed and simulator: "
         f"`{saved['topology']}` (see docs/testbed.md for the testbed and how each policy maps onto its 8 queues). "
-        f"Simulating all schedulers took {saved['sim_s']:.1f} s. Every byte of every flow arrived (CRC-32 and byte count "
-        "checked at both ends by the replay, which refuses a run otherwise), and `down` left nothing behind.",
+        f"Simulating all schedulers took {saved['sim_s']:.1f} s. Every byte of every flow arrived (CRC-32 and "
+        "byte count checked at both ends by the replay, which refuses a run otherwise), and `down` left nothing "
+        "behind.",
         "",
         "| testbed policy | simulated | testbed mean CCT | simulated mean | gap | testbed p95 | simulated p95 "
         "| testbed: improvement over plain (mean / p95) | simulated: over fair (mean / p95) | replay wall |",
@@ -406,10 +454,11 @@ pairs among the six sender policies. The disagreeing pairs among those are `pias
 FIFO-LM's single heavy queue (heavy coflows share queue 7 fairly, as under plain TCP) does not pay. The
 sign of `pias` and `karuna` against plain moves with the load (a repeat at the same load, below, gives
 the same order): the earlier run (2026-11-21 20:13 UTC, load 15-17, before the runtime's schedulers were
-in the report) measured them 1.14x and 1.15x better than plain, when plain's small coflows paid more. `fifo-lm`'s simulated counterpart is now the scheduler its
-queues enforce (`fifo-lm:...;mux=last;per=sender`, docs/testbed.md): Baraat's FIFO-LM gives fair's CCTs
-here (0.3298 s against 0.3296 s) because the large coflows make 99% of the mean and a heavy coflow
-multiplexes with the one after it. What agrees: `tafe` is the worst on both sides (its default
+in the report) measured them 1.14x and 1.15x better than plain, when plain's small coflows paid more.
+`fifo-lm`'s simulated counterpart is now the scheduler its queues enforce
+(`fifo-lm:...;mux=last;per=sender`, docs/testbed.md): Baraat's FIFO-LM gives fair's CCTs here
+(0.3298 s against 0.3296 s) because the large coflows make 99% of the mean and a heavy coflow multiplexes
+with the one after it. What agrees: `tafe` is the worst on both sides (its default
 thresholds, half and three quarters of the largest task, leave almost every task in its first queue:
 FIFO, which the large tasks block), `dcas` is better than plain on both (1.13x / 3.90x measured, 1.19x /
 2.40x simulated), and every sender policy but `tafe` improves the p95 on both sides (3.2-3.9x measured
