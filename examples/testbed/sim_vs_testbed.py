@@ -446,10 +446,11 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
 2-4 (the punctual coflows' gaps isolate cause 2; the split table shows cause 3 in the small coflows and
 in the demoted large ones); for `aalo` and `varys` cause 5 on top, in their large coflows.
 
-**The ranking** does not agree as a whole: 16 of 28 pairs of schedulers in the same order, 10 of the 15
-pairs among the six sender policies. The disagreeing pairs among those are `pias` and `karuna` against
-`plain` (on the testbed 0.93x and 0.82x of plain's mean, in the simulator 1.16x and 1.11x better) and
-`fifo-lm` against `pias`, `karuna` and `dcas` (best on the testbed, 1.32x; 1.02x in the simulator): cause
+**The ranking** does not agree as a whole: 21 of 36 pairs of schedulers in the same order, 14 of the 21
+pairs among the seven sender policies. The disagreeing pairs among those are `pias` and `karuna` against
+`plain` (on the testbed 0.93x and 0.82x of plain's mean, in the simulator 1.16x and 1.11x better),
+`fifo-lm` against `pias`, `karuna`, `dcas` and `dcas-local` (best on the testbed, 1.32x; 1.02x in the
+simulator), and `dcas` against `dcas-local` (below: 3% apart on the testbed, 6% in the simulator): cause
 3 both times, the small coflows' TCP cost that any priority recovers and the demoted large flows' that
 FIFO-LM's single heavy queue (heavy coflows share queue 7 fairly, as under plain TCP) does not pay. The
 sign of `pias` and `karuna` against plain moves with the load (a repeat at the same load, below, gives
@@ -460,11 +461,27 @@ in the report) measured them 1.14x and 1.15x better than plain, when plain's sma
 (0.3298 s against 0.3296 s) because the large coflows make 99% of the mean and a heavy coflow multiplexes
 with the one after it. What agrees: `tafe` is the worst on both sides (its default
 thresholds, half and three quarters of the largest task, leave almost every task in its first queue:
-FIFO, which the large tasks block), `dcas` is better than plain on both (1.13x / 3.90x measured, 1.19x /
-2.40x simulated), and every sender policy but `tafe` improves the p95 on both sides (3.2-3.9x measured
-for `pias`, `karuna`, `dcas`; 2.4-2.5x simulated). Through the runtime `aalo` and `varys` are slower
+FIFO, which the large tasks block), `dcas` is better than plain on both, with or without its
+negotiation (1.11x / 4.65x and 1.15x / 3.03x measured; 1.26x / 2.40x and 1.19x / 2.40x simulated), and
+every sender policy but `tafe` improves the p95 on both sides (3.0-4.7x measured for `pias`, `karuna`,
+`dcas`, `dcas-local`; 2.4-2.5x simulated). Through the runtime `aalo` and `varys` are slower
 than plain TCP (0.22x and 0.44x) where the simulator has them 1.11x and 1.81x faster: cause 5, which
 `fair-rt` (0.73x of plain for the same fairness) measures in part.
+
+**D-CAS with and without its negotiation (2026-11-22 02:33-02:38 UTC, load 4.7-6.2: `sim_vs_testbed.py
+--hosts 16 --rate 25Mbps --size-scale 0.00005 --policies plain,dcas,dcas-local`; its `dcas` and
+`dcas-local` rows are in the table above, its `plain`, the same run's baseline, gave 0.5892 s mean and
+1.1972 s p95 against the first run's 0.5914 and 1.2277 s).** `dcas` now negotiates as D-CAS does: each
+sender announces a large subcoflow's desired priority to its receivers over UDP, each receiver answers
+the largest value it holds for that coflow (Psi = Phi = max), no coordinator (docs/testbed.md).
+Over the replay 63,844 announcements went out; 53,644 replies came within the round's 8 ms, the other
+10,200 late (none lost); 5,838 rounds were decided with replies and 143 fell back on the sender's own
+value; in 3,462 the negotiated value differed from the sender's and in 941 it moved the subcoflow to
+another queue; a reply took 8.8 ms on average (79 ms at most: two Python event loops on a loaded
+machine, where the simulator has 2 x 100 us). The negotiation shows where D-CAS says it should, in the
+large coflows' tail: p95 0.264 s against 0.405 s without it (1.53x; simulated 0.186 s both), and the
+simulator's mean gains 6% (0.261 against 0.277 s) where the testbed's moves 3% the other way (0.533
+against 0.515 s), within what one run resolves on this machine (below).
 
 **Repeated (2026-11-22 02:26-02:33 UTC, load 5.7-6.0, the five sender policies in reverse order:
 `sim_vs_testbed.py --hosts 16 --rate 25Mbps --size-scale 0.00005 --policies karuna,pias,plain,dcas,fifo-lm`;

@@ -29,10 +29,10 @@ bit/s or None, class), the number of schedule changes it saw between its
 writes, the seconds its writes spent while the schedule said paused (rate
 below 1 bit/s), and the time-weighted mean rate it was given (bit/s, None if
 unthrottled throughout), when the writer was opened, and when its last write
-returned], and the errors, each naming its flow. Once a flow's last byte is
-written its socket is unpaced before the writer closes: the coordinator
-counts bytes as the kernel takes them, so it takes the flow for done while its
-send buffer still drains.
+returned], and the errors, each naming its flow. A writer unpaces its socket
+when it closes (the client library's ``CoflowWriter``): the coordinator counts
+bytes as the kernel takes them, so it takes the flow for done while its send
+buffer still drains.
 """
 
 from __future__ import annotations
@@ -70,9 +70,6 @@ class Sender:
         self.lock = threading.Lock()
         #: idle connections by destination
         self.pool: dict[int, list[socket.socket]] = {}
-        #: Diagnostic (COFLOWKIT_DRAIN_PACED=1): leave a finished flow's socket paced at its last rate while
-        #: its send buffer drains, as before (docs/testbed.md, "What aalo's further 2x is").
-        self.drain_paced = os.environ.get("COFLOWKIT_DRAIN_PACED") == "1"
 
     def _connection(self, dst: int, timeout: float) -> tuple[socket.socket, bool]:
         """An idle connection to ``dst`` from the pool, or a new one (and whether it is new)."""
@@ -133,11 +130,6 @@ class Sender:
                     crc = zlib.crc32(chunk, crc)
                     n += k
                 t_last = time.time()
-                if not self.drain_paced:
-                    # Every byte is counted (the kernel took it), so the coordinator takes the flow for done
-                    # and gives its share to others; what is left in the socket (up to its send buffer) must
-                    # not drain at the flow's last pacing rate, which can be a few hundred kbit/s.
-                    s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             t_written = time.time()
             if s.recv(1) != b"k":
                 raise OSError("no acknowledgement from the receiver")

@@ -656,6 +656,15 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
 
     fn close(&mut self) {
         if let Some(f) = self.flow.take() {
+            // The coordinator counts bytes as the kernel takes them, so it
+            // takes the flow for done once closed while up to a send buffer
+            // still drains: at line rate, not at the flow's last (stale)
+            // pacing rate, which could be a small share or a pause's floor.
+            if self.applied != u64::MAX {
+                if let Err(e) = enforce::set_pacing_rate(self.stream.as_raw_fd(), None) {
+                    warn!(error = %e, "could not unpace the socket");
+                }
+            }
             // Marked first, so that neither a report nor a reconnection
             // takes it for open; if the agent is unreachable it stays listed
             // and the close is passed on when an agent answers again.

@@ -26,6 +26,7 @@ use coflowkit_model::CoflowId;
 use coflowkit_runtime::client::AgentClient;
 use common::{connect, Cluster, Pattern, Receiver};
 use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -189,4 +190,55 @@ fn under_varys_with_size_hints_the_small_coflow_goes_first() {
         "the small coflow finished {:?} after the large one",
         o.small_done - o.large_done
     );
+}
+
+/// The socket's `SO_MAX_PACING_RATE` (bytes/s; `u64::MAX`: unpaced).
+fn pacing_rate(fd: RawFd) -> u64 {
+    let mut v: u64 = 0;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: `v` and `len` outlive the call, which writes at most `len` bytes.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            &mut v as *mut u64 as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "getsockopt SO_MAX_PACING_RATE");
+    v
+}
+
+/// A finished writer gives its stream back unpaced: the coordinator takes
+/// the flow for done once it is closed, so what is still in the send buffer
+/// must not drain at the flow's last pacing rate.
+#[test]
+fn a_finished_writer_gives_its_stream_back_unpaced() {
+    let cluster = Cluster::start("unpace", "fair", 3, 200e6);
+    let rx = Receiver::start();
+    let client = AgentClient::connect(cluster.socket(0));
+    let coflow = client.register(&[]).unwrap();
+    let stream = connect(rx.addr, 21);
+    let fd = stream.as_raw_fd();
+    let mut w = client.writer(coflow, 2, None, stream);
+    assert!(w.is_scheduled(), "the agent schedules the writer");
+    let mut buf = vec![0u8; 256 << 10];
+    Pattern::new(21).fill(&mut buf);
+    w.write_all(&buf).unwrap();
+    assert!(w.schedule().0.is_some(), "the coordinator gives the flow a rate");
+    assert_ne!(pacing_rate(fd), u64::MAX, "the writer paces its socket");
+    let stream = w.finish().unwrap();
+    assert_eq!(pacing_rate(stream.as_raw_fd()), u64::MAX);
+    drop(stream);
+    let t0 = Instant::now();
+    while !rx.flows.lock().unwrap().get(&21).is_some_and(|r| r.done.is_some()) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "the receiver did not see the end");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let flows = rx.flows.lock().unwrap().clone();
+    assert_eq!(flows[&21].bytes, buf.len() as u64);
+    assert!(flows[&21].intact);
+    client.unregister(coflow).unwrap();
+    cluster.stop();
 }
