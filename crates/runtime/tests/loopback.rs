@@ -226,14 +226,28 @@ fn a_finished_writer_gives_its_stream_back_unpaced() {
     let mut buf = vec![0u8; 256 << 10];
     Pattern::new(21).fill(&mut buf);
     w.write_all(&buf).unwrap();
-    assert!(w.schedule().0.is_some(), "the coordinator gives the flow a rate");
+    assert!(
+        w.schedule().0.is_some(),
+        "the coordinator gives the flow a rate"
+    );
     assert_ne!(pacing_rate(fd), u64::MAX, "the writer paces its socket");
     let stream = w.finish().unwrap();
     assert_eq!(pacing_rate(stream.as_raw_fd()), u64::MAX);
     drop(stream);
     let t0 = Instant::now();
-    while !rx.flows.lock().unwrap().get(&21).is_some_and(|r| r.done.is_some()) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the receiver did not see the end");
+    let done = || {
+        rx.flows
+            .lock()
+            .unwrap()
+            .get(&21)
+            .and_then(|r| r.done)
+            .is_some()
+    };
+    while !done() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the receiver did not see the end"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     let flows = rx.flows.lock().unwrap().clone();
