@@ -248,16 +248,25 @@ def main(argv: list[str] | None = None) -> int:
 def draw(csvs: dict[str, Path]) -> None:
     """The figure: per policy, each coflow's testbed CCT against its simulated one (from OUT/P-coflows.csv)."""
     FIGURES.mkdir(parents=True, exist_ok=True)
-    fig = Figure(figsize=(3.3 * len(csvs), 3.2))
-    axes = fig.subplots(1, len(csvs), squeeze=False)[0]
-    for ax, (p, csv) in zip(axes, csvs.items(), strict=True):
-        m = pd.read_csv(csv)
-        ax.loglog(m["cct_s_sim"], m["cct_s_testbed"], ".", ms=3, alpha=0.5)
-        lo = max(1e-5, min(m["cct_s_sim"].min(), m["cct_s_testbed"].min()))
-        hi = max(m["cct_s_sim"].max(), m["cct_s_testbed"].max())
+    tables = {p: pd.read_csv(csv) for p, csv in csvs.items()}
+    # One scale for every panel (so that panels compare), at most 5 panels a row.
+    lo = max(1e-5, min(min(m["cct_s_sim"].min(), m["cct_s_testbed"].min()) for m in tables.values()))
+    hi = max(max(m["cct_s_sim"].max(), m["cct_s_testbed"].max()) for m in tables.values())
+    cols = min(5, len(tables))
+    rows = math.ceil(len(tables) / cols)
+    fig = Figure(figsize=(2.6 * cols, 2.6 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True).ravel()
+    for ax, (p, m) in zip(axes, tables.items(), strict=False):
+        ax.loglog(m["cct_s_sim"], m["cct_s_testbed"], ".", ms=2, alpha=0.5)
         ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
-        ax.set_title(f"{p} (simulated: {SIMULATED[p]})", fontsize=9)
+        ax.set_xlim(lo, hi * 1.5)
+        ax.set_ylim(lo, hi * 1.5)
+        ax.set_title(f"{p} (sim.: {SIMULATED[p]})", fontsize=8)
+    for ax in axes[len(tables) :]:
+        ax.set_visible(False)
+    for ax in axes[(rows - 1) * cols :]:
         ax.set_xlabel("simulated CCT (s)")
+    for ax in axes[::cols]:
         ax.set_ylabel("testbed CCT (s)")
     fig.tight_layout()
     fig.savefig(FIGURES / "cct-scatter.png", dpi=150)
