@@ -399,6 +399,17 @@ def decode_control(data: bytes, n_hosts: int) -> tuple[int, int, int, int, int] 
     return kind, host, number, coflow, value
 
 
+#: D-CAS's combinations for Psi and Phi (``max``, the paper's, first).
+COMBINATIONS = ("max", "min", "mean")
+
+
+def check_combination(key: str, how: str) -> None:
+    """Refuses an unknown combination for ``key`` (``psi`` or ``phi``), naming both."""
+    if how not in COMBINATIONS:
+        known = f"{', '.join(COMBINATIONS[:-1])} or {COMBINATIONS[-1]}"
+        raise ValueError(f"dcas {key} {how!r}: {known} (unknown combination {how!r})")
+
+
 def combine(how: str, values: list[int]) -> int:
     """D-CAS's Ψ and Φ over ``values`` (not empty): ``max`` (the paper's), ``min``, or ``mean``
     rounded to the nearest whole value, halves up (the simulator's ``Combine``)."""
@@ -475,8 +486,8 @@ class Dcas(Policy):
         if not 0 < self.wait < self.period:
             raise ValueError(f"dcas: wait_s {self.wait} must be positive and shorter than delta_s {self.period}")
         self.host = int(host)
-        for how in (psi, phi):
-            combine(how, [1])  # names an unknown one now, not at the first message
+        for key, how in (("psi", psi), ("phi", phi)):
+            check_combination(key, how)  # now, not at the first message
         self.psi, self.phi = psi, phi
         self.flows: dict[int, list[Any]] = {}
         self.bytes: dict[int, int] = {}

@@ -49,6 +49,7 @@ import pyarrow as pa
 
 from . import _core
 from ._atomic import write_json
+from ._replay_worker import check_combination
 from .analysis import _nearest_rank
 from .experiment import DEFAULT_BINS
 from .results import COFLOW_COLUMNS, FLOW_COLUMNS
@@ -218,8 +219,7 @@ def policy_spec(
         if heavy <= 0:
             raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
         for key, how in (("psi", psi), ("phi", phi)):
-            if how not in ("max", "min", "mean"):
-                raise ValueError(f"dcas {key} {how!r}: max, min or mean")
+            check_combination(key, how)
         q = _age_quantum(c) if quantum_s is None else quantum_s
         # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the replay's usual time scale
         # (x0.02), never below 10 ms (a Python sender's timer). A negotiation is decided when
