@@ -34,7 +34,7 @@ use crate::proto::{self, agent_reply, AgentReply, ClientRequest};
 use crate::wire;
 use crate::{DEFAULT_DELTA, PROTOCOL_VERSION};
 use coflowkit_model::CoflowId;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -99,21 +99,124 @@ enum CallError {
     Transport(String),
 }
 
-/// One request and its reply on `conn`.
-fn exchange(conn: &mut UnixStream, kind: Kind) -> Result<AgentReply, CallError> {
-    let req = ClientRequest {
+/// The request frame of `kind`.
+fn request(kind: Kind) -> ClientRequest {
+    ClientRequest {
         protocol_version: PROTOCOL_VERSION,
         kind: Some(kind),
-    };
-    let r = wire::write_blocking(&mut *conn, &req)
+    }
+}
+
+/// An agent's reply, its error turned into [`CallError::Refused`].
+fn refused_or(reply: AgentReply) -> Result<AgentReply, CallError> {
+    match reply {
+        AgentReply {
+            kind: Some(agent_reply::Kind::Error(e)),
+        } => Err(CallError::Refused(e)),
+        reply => Ok(reply),
+    }
+}
+
+/// One request and its reply on `conn`, alone on it (a reconnection's
+/// announcements, before the connection is shared).
+fn exchange(conn: &mut UnixStream, kind: Kind) -> Result<AgentReply, CallError> {
+    let r = wire::write_blocking(&mut *conn, &request(kind))
         .and_then(|_| wire::read_blocking::<AgentReply, _>(&mut *conn));
     match r {
-        Ok(AgentReply {
-            kind: Some(agent_reply::Kind::Error(e)),
-        }) => Err(CallError::Refused(e)),
-        Ok(reply) => Ok(reply),
+        Ok(reply) => refused_or(reply),
         Err(e) => Err(CallError::Transport(e.to_string())),
     }
+}
+
+/// Where one caller waits for its reply.
+type Waiter = std::sync::mpsc::SyncSender<Result<AgentReply, String>>;
+
+/// The callers waiting for a reply on one connection, in the order of
+/// their requests; `broken` once the connection failed.
+#[derive(Debug, Default)]
+struct Pending {
+    waiters: VecDeque<Waiter>,
+    broken: Option<String>,
+}
+
+/// One connection to the agent, shared by every caller: requests are
+/// pipelined (written one after another, each with its waiter queued in
+/// the same order under the connection's lock, without waiting for the
+/// replies before), and one reader thread hands each reply to the oldest
+/// waiter, since the agent answers a connection's requests in order. So
+/// hundreds of flows' threads opening writers at once cost the agent's
+/// work, not hundreds of round trips one after another.
+#[derive(Debug)]
+struct Conn {
+    stream: UnixStream,
+    pending: Arc<Mutex<Pending>>,
+}
+
+impl Conn {
+    /// Takes `stream` into use and starts its reader thread.
+    fn start(stream: UnixStream) -> io::Result<Conn> {
+        let reading = stream.try_clone()?;
+        let pending = Arc::new(Mutex::new(Pending::default()));
+        let p = pending.clone();
+        std::thread::Builder::new()
+            .name("coflowkit-agent-replies".into())
+            .spawn(move || read_replies(reading, &p))?;
+        Ok(Conn { stream, pending })
+    }
+
+    /// Sends `kind`; the receiver gets its reply (or why none comes).
+    fn send(
+        &mut self,
+        kind: Kind,
+    ) -> std::sync::mpsc::Receiver<Result<AgentReply, String>> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        {
+            let mut p = self.pending.lock().expect("client lock");
+            if let Some(why) = &p.broken {
+                let _ = tx.send(Err(why.clone()));
+                return rx;
+            }
+            p.waiters.push_back(tx);
+        }
+        if wire::write_blocking(&mut self.stream, &request(kind)).is_err() {
+            // A frame may be cut: the stream is no longer usable. The
+            // reader fails every waiter (this one too) when it sees it end.
+            let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        }
+        rx
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Ends the reader thread (it holds a clone of the socket).
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// A connection's reader thread: each reply to the oldest waiter; when the
+/// connection ends or breaks, every waiter left gets the reason.
+fn read_replies(stream: UnixStream, pending: &Mutex<Pending>) {
+    let mut r = io::BufReader::new(stream);
+    let why = loop {
+        match wire::read_blocking::<AgentReply, _>(&mut r) {
+            Ok(reply) => {
+                let w = pending.lock().expect("client lock").waiters.pop_front();
+                match w {
+                    Some(w) => {
+                        let _ = w.send(Ok(reply));
+                    }
+                    None => break "the agent sent a reply to no request".to_string(),
+                }
+            }
+            Err(e) => break e.to_string(),
+        }
+    };
+    let mut p = pending.lock().expect("client lock");
+    for w in p.waiters.drain(..) {
+        let _ = w.send(Err(why.clone()));
+    }
+    p.broken = Some(why);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -129,7 +232,7 @@ struct Sched {
 struct Inner {
     socket: PathBuf,
     /// `None` until an agent has been reached.
-    conn: Mutex<Option<UnixStream>>,
+    conn: Mutex<Option<Conn>>,
     flows: Mutex<HashMap<u64, Arc<FlowShared>>>,
     coflows: Mutex<HashMap<u64, OwnedCoflow>>,
     /// Flows closed at the agent in the last [`RECENT_CLOSE`].
@@ -143,16 +246,34 @@ impl Inner {
         if self.lost.load(Ordering::Relaxed) {
             return Err(ClientError::Unreachable);
         }
-        let mut conn = self.conn.lock().expect("client lock");
-        let Some(c) = conn.as_mut() else {
-            return Err(ClientError::Unreachable);
+        let (reply, on) = {
+            let mut conn = self.conn.lock().expect("client lock");
+            let Some(c) = conn.as_mut() else {
+                return Err(ClientError::Unreachable);
+            };
+            (c.send(kind), c.pending.clone())
         };
-        match exchange(c, kind) {
-            Ok(reply) => Ok(reply),
-            Err(CallError::Refused(e)) => Err(ClientError::Refused(e)),
-            Err(CallError::Transport(e)) => {
-                drop(conn);
-                self.lose(&e);
+        // Waits with no lock held: other callers pipeline their requests
+        // meanwhile.
+        let reply = reply
+            .recv()
+            .unwrap_or_else(|_| Err("the reply reader stopped".to_string()));
+        match reply.map(refused_or) {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(CallError::Refused(e))) => Err(ClientError::Refused(e)),
+            Ok(Err(CallError::Transport(e))) | Err(e) => {
+                // Only if the connection that failed is still this client's:
+                // a reconnection may have replaced it while this caller
+                // waited, and the new one is fine.
+                let current = self
+                    .conn
+                    .lock()
+                    .expect("client lock")
+                    .as_ref()
+                    .is_some_and(|c| Arc::ptr_eq(&c.pending, &on));
+                if current {
+                    self.lose(&e);
+                }
                 Err(ClientError::Unreachable)
             }
         }
@@ -257,8 +378,11 @@ impl Inner {
                 Err(CallError::Transport(_)) => return false,
             }
         }
+        let Ok(started) = Conn::start(stream) else {
+            return false;
+        };
         self.recent.lock().expect("client lock").clear();
-        *conn = Some(stream);
+        *conn = Some(started);
         self.lost.store(false, Ordering::Relaxed);
         tracing::info!(socket = %self.socket.display(), "agent reached again; coflows and flows announced again");
         true
@@ -387,7 +511,7 @@ impl AgentClient {
     /// until an agent answers.
     pub fn connect_every(socket: impl AsRef<Path>, delta: Duration) -> AgentClient {
         let socket = socket.as_ref().to_path_buf();
-        let conn = match UnixStream::connect(&socket) {
+        let conn = match UnixStream::connect(&socket).and_then(Conn::start) {
             Ok(c) => Some(c),
             Err(e) => {
                 warn!(socket = %socket.display(), error = %e,
