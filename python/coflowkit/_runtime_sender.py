@@ -23,7 +23,8 @@ that a flow does not pay a handshake and a host does not open thousands of
 connections. The process prints ``ready`` once its agent answers, then reads
 the common start instant ``t0`` on stdin; its result holds, per flow sent,
 [start, bytes, CRC-32, connected, whether the connection was opened for it,
-last byte written, scheduled by the agent, then what the writer was told and
+last byte written, taken by the agent (its open is not waited for, Aalo 6.1:
+the writer starts at once and is scheduled once its agent answers), then what the writer was told and
 did (for examples/testbed/diagnose.py): its schedule when opened (rate in
 bit/s or None, class), the number of schedule changes it saw between its
 writes, the seconds its writes spent while the schedule said paused (rate
@@ -100,9 +101,10 @@ class Sender:
             t_conn = time.time()
             crc, n = 0, 0
             coflow = self.coflow_ids[rank]
-            with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size) as w:
+            # Not waiting for the agent (Aalo 6.1): the flow starts with its coflow's schedule in this
+            # process, or unpaced in class 0, and takes the agent's once it answers.
+            with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size, wait=False) as w:
                 t_opened = time.time()
-                scheduled = w.scheduled
                 first = last = w.schedule
                 changes, paused_s, given, timed = 0, 0.0, 0.0, 0.0
                 t = time.time()
@@ -133,6 +135,8 @@ class Sender:
             t_written = time.time()
             if s.recv(1) != b"k":
                 raise OSError("no acknowledgement from the receiver")
+            # Whether the agent took the flow: its open was not waited for (known by now).
+            scheduled = w.taken
             s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             with self.lock:
                 self.sent[fid] = [

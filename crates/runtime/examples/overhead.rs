@@ -29,7 +29,9 @@
 //! coordinator on loopback; each writes a byte, waits until all are open,
 //! then closes. Prints the open (OpenFlow) and close (CloseFlow) latency
 //! per writer, p50 / p99 / max over `--rounds` bursts, and the burst's span
-//! (first call to last open).
+//! (first call to last open); `--at-once` opens with `writer_at_once`
+//! (its open is the call, which does not wait for the agent; every writer
+//! is checked to be scheduled by its agent before it closes).
 //!
 //! `writer`: bytes through a `CoflowWriter` (a coordinator with one fast
 //! host pair, an agent, `fair`) against the same bytes through the raw
@@ -408,6 +410,9 @@ fn opens(args: &[String], rt: &tokio::runtime::Runtime) {
     let n: usize = arg(args, "--flows", 100);
     let n_rounds: usize = arg(args, "--rounds", 5);
     let scheduler: String = arg(args, "--scheduler", "aalo".to_string());
+    // `--at-once`: `AgentClient::writer_at_once` (no wait for the agent)
+    // instead of `writer`.
+    let at_once = args.iter().any(|a| a == "--at-once");
     let dir = std::env::temp_dir().join(format!("coflowkit-opens-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let socket = dir.join("agent.sock");
@@ -463,11 +468,20 @@ fn opens(args: &[String], rt: &tokio::runtime::Runtime) {
                 std::thread::spawn(move || {
                     go.wait();
                     let t = Instant::now();
-                    let mut w = client.writer(coflow, 1, Some(1), s);
+                    let mut w = if at_once {
+                        client.writer_at_once(coflow, 1, Some(1), s)
+                    } else {
+                        client.writer(coflow, 1, Some(1), s)
+                    };
                     let opened = Instant::now();
-                    assert!(w.is_scheduled());
                     w.write_all(b"x").unwrap();
                     all_open.wait();
+                    // An open sent without waiting: scheduled once answered.
+                    let limit = Instant::now() + Duration::from_secs(10);
+                    while !w.is_scheduled() && Instant::now() < limit {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    assert!(w.is_scheduled());
                     let c = Instant::now();
                     drop(w.finish().unwrap());
                     (t, opened, c.elapsed().as_secs_f64())
@@ -486,9 +500,10 @@ fn opens(args: &[String], rt: &tokio::runtime::Runtime) {
     }
     let ms = |x: f64| x * 1e3;
     println!(
-        "opens: {n} writers at once through one client, {n_rounds} rounds; \
+        "opens{}: {n} writers at once through one client, {n_rounds} rounds; \
          open p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; close p50 {:.3} ms, p99 {:.3} ms, \
          max {:.3} ms; burst span (first call to last open) median {:.3} ms",
+        if at_once { " (writer_at_once)" } else { "" },
         ms(pct(&mut open_s, 0.5)),
         ms(pct(&mut open_s, 0.99)),
         ms(pct(&mut open_s, 1.0)),
@@ -528,7 +543,7 @@ fn main() {
         _ => {
             eprintln!("usage: overhead rounds [--agents N] [--flows F] [--coflows C] [--rounds R] [--connections K] [--scheduler S] [--threads T]");
             eprintln!("       overhead writer [--bytes B] [--runs R]");
-            eprintln!("       overhead opens [--flows N] [--rounds R] [--scheduler S]");
+            eprintln!("       overhead opens [--flows N] [--rounds R] [--scheduler S] [--at-once]");
             std::process::exit(2);
         }
     }
