@@ -6,7 +6,7 @@ Starts a coordinator (2 hosts at 1 Gbit/s, `--scheduler`, default `aalo`) and ho
 `coflowkit-runtime` binary (``COFLOWKIT_RUNTIME`` or the one `coflowkit` finds), then, per round, `--flows`
 Python threads of this one process (one `AgentClient`, as `coflowkit._runtime_sender` has one per host) each
 open a writer on a connected socket at once, send `--bytes` in 16 KiB slices with a CRC-32 of each (the sender's
-loop) and close. Prints the latency of opening (the call to `client.writer`, which holds no GIL while it waits
+loop) and close (`--at-once`: `writer(..., wait=False)`, which does not wait for the agent). Prints the latency of opening (the call to `client.writer`, which holds no GIL while it waits
 for the agent, but takes the GIL back after) and of closing, p50 / p99 / max over all rounds, and the whole
 round's time. No testbed needed.
 """
@@ -47,6 +47,7 @@ def main() -> None:
     ap.add_argument("--bytes", type=int, default=256 << 10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scheduler", default="aalo")
+    ap.add_argument("--at-once", action="store_true", help="writer(..., wait=False): no wait for the agent")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         token = Path(tmp) / "token"
@@ -104,9 +105,8 @@ def main() -> None:
                 def flow(s: socket.socket, coflow: int = coflow, go: threading.Barrier = go) -> None:
                     go.wait()
                     t = time.perf_counter()
-                    w = client.writer(s, coflow, dst_host=1, size_hint=a.bytes)
+                    w = client.writer(s, coflow, dst_host=1, size_hint=a.bytes, wait=not a.at_once)
                     t_open = time.perf_counter() - t
-                    assert w.scheduled
                     crc, n = 0, 0
                     while n < a.bytes:
                         k = min(_SLICE, a.bytes - n)
@@ -117,6 +117,11 @@ def main() -> None:
                     t = time.perf_counter()
                     w.close()
                     t_close = time.perf_counter() - t
+                    for _ in range(10_000):  # taken by the agent (answered by now, or soon)
+                        if w.taken:
+                            break
+                        time.sleep(0.001)
+                    assert w.taken
                     with lock:
                         opens.append(t_open)
                         closes.append(t_close)
@@ -134,7 +139,7 @@ def main() -> None:
                 client.unregister(coflow)
             ms = 1e3
             print(
-                f"python opens ({a.scheduler}): {a.flows} flows at once x {a.rounds} rounds, {a.bytes} bytes each; "
+                f"python opens ({a.scheduler}{', wait=False' if a.at_once else ''}): {a.flows} flows at once x {a.rounds} rounds, {a.bytes} bytes each; "
                 f"open p50 {_pct(opens, 0.5) * ms:.2f} ms, p99 {_pct(opens, 0.99) * ms:.2f} ms, "
                 f"max {max(opens) * ms:.2f} ms; close p50 {_pct(closes, 0.5) * ms:.2f} ms, "
                 f"p99 {_pct(closes, 0.99) * ms:.2f} ms, max {max(closes) * ms:.2f} ms; "
