@@ -15,6 +15,13 @@
 //! * keeps the send buffer small, so that what it counts is close to what
 //!   left and a pause takes effect within a buffer's worth.
 //!
+//! [`AgentClient::writer`] waits for the agent's answer to the flow's open;
+//! [`AgentClient::writer_at_once`] does not (Aalo 6.1), see there. All
+//! requests of a client share its one connection and are pipelined: each is
+//! written at once and one reader thread hands the agent's replies, which
+//! come in order, to their waiters, so no call waits for another's round
+//! trip.
+//!
 //! If the agent cannot be reached (at connect, or later), writers send as
 //! plain, unthrottled TCP: the runtime only ever delays data. The reporter
 //! thread then tries the socket again (after Δ, doubling up to 1 s); when an
