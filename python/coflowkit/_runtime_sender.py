@@ -24,7 +24,8 @@ connections. The process prints ``ready`` once its agent answers, then reads
 the common start instant ``t0`` on stdin; its result holds, per flow sent,
 [start, bytes, CRC-32, connected, whether the connection was opened for it,
 last byte written, taken by the agent (its open is not waited for, Aalo 6.1:
-the writer starts at once and is scheduled once its agent answers), then what the writer was told and
+the writer starts at once and is scheduled once its agent answers; read when
+the result is made), then what the writer was told and
 did (for examples/testbed/diagnose.py): its schedule when opened (rate in
 bit/s or None, class), the number of schedule changes it saw between its
 writes, the seconds its writes spent while the schedule said paused (rate
@@ -71,6 +72,8 @@ class Sender:
         self.lock = threading.Lock()
         #: idle connections by destination
         self.pool: dict[int, list[socket.socket]] = {}
+        #: each sent flow's (closed) writer, to read at the end whether its agent took it
+        self.writers: dict[int, Any] = {}
 
     def _connection(self, dst: int, timeout: float) -> tuple[socket.socket, bool]:
         """An idle connection to ``dst`` from the pool, or a new one (and whether it is new)."""
@@ -135,7 +138,7 @@ class Sender:
             t_written = time.time()
             if s.recv(1) != b"k":
                 raise OSError("no acknowledgement from the receiver")
-            # Whether the agent took the flow: its open was not waited for (known by now).
+            # Whether the agent took the flow: its open was not waited for, so read again at the end.
             scheduled = w.taken
             s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             with self.lock:
@@ -145,6 +148,7 @@ class Sender:
                     t_opened, t_last,
                 ]  # fmt: skip
                 self.pool.setdefault(dst, []).append(s)
+                self.writers[fid] = w
         except (OSError, ValueError) as e:
             if s is not None:
                 s.close()
@@ -181,6 +185,10 @@ class Sender:
 
     def result(self) -> dict[str, Any]:
         with self.lock:
+            for fid, w in self.writers.items():
+                # An answer that came after the flow's last byte still counts its bytes (the client's
+                # next report); a flow not taken by the end of the run never was.
+                self.sent[fid][6] = w.taken
             return {"host": self.host, "sent": dict(self.sent), "received": {}, "errors": list(self.errors)}
 
 
