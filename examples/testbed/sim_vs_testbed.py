@@ -460,7 +460,8 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    `aalo`'s small coflows add 0.115 s to its mean where they added 0.042 s. And what is left: `aalo`'s
    large flows achieve 0.51 Mbit/s of the 0.86 Mbit/s they are given (medians over its 342 flows over
    1 MB; the flows of 0.1-1 MB achieve 0.45 of 0.47), with switch drops only in the top three queues
-   (3,339 in queue 0, 2,076 in 1, 785 in 2, none below), 7,363 RTOs, and the last flow of a coflow
+   (3,339 in queue 0, 2,076 in 1 and 785 in 2, which hold nothing but these flows' coflows, the 19 over
+   Aalo's first threshold of 10 MiB; none below), 7,363 RTOs, and the last flow of a coflow
    draining for 0.65 s after its writer closed (unpaced, in its class). It is the large coflows that
    pay: `aalo`'s add 2.609 s to the mean against 0.259 s simulated, `varys`'s 1.095 s against 0.182 s.
 
