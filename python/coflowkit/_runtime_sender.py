@@ -184,10 +184,15 @@ class Sender:
         return self.result()
 
     def result(self) -> dict[str, Any]:
+        # An answer that comes after the flow's last byte still counts its bytes (the client's next
+        # report): on a loaded host it may still be on its way, so wait for it a little (2 s at most).
+        limit = time.time() + 2.0
         with self.lock:
-            for fid, w in self.writers.items():
-                # An answer that came after the flow's last byte still counts its bytes (the client's
-                # next report); a flow not taken by the end of the run never was.
+            writers = dict(self.writers)
+        while time.time() < limit and not all(w.taken for w in writers.values()):
+            time.sleep(0.01)
+        with self.lock:
+            for fid, w in writers.items():
                 self.sent[fid][6] = w.taken
             return {"host": self.host, "sent": dict(self.sent), "received": {}, "errors": list(self.errors)}
 
