@@ -185,8 +185,9 @@ class Sender:
 
     def result(self) -> dict[str, Any]:
         # An answer that comes after the flow's last byte still counts its bytes (the client's next
-        # report): on a loaded host it may still be on its way, so wait for it a little (2 s at most).
-        limit = time.time() + 2.0
+        # report): on a loaded host it may still be on its way, so wait for it (10 s at most; the
+        # wait ends as soon as every flow is answered, so only a missing answer costs the time).
+        limit = time.time() + 10.0
         with self.lock:
             writers = dict(self.writers)
         while time.time() < limit and not all(w.taken for w in writers.values()):
