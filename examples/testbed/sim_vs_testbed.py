@@ -417,8 +417,8 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    ports and a bridge in software, on the same 2 cores as other sessions' jobs; at 100 Mbit/s per port a
    worker's 10 ms timer fired up to 1.7-3.8 s late, which is why the report runs at 25 Mbit/s with sizes
    scaled the same (x0.00005 instead of x0.0002: the same load against capacity, the same CCTs in the
-   fluid model). In the run above the load was 5-8 for the sender policies and `aalo` and 25 for `varys`
-   and `fair-rt` (other sessions' jobs), and the senders' mean start lag 11-74 ms. A run's absolute CCTs
+   fluid model). In the runs above the load was 5-8 for the sender policies and `plain`, 6.6 for `aalo`
+   and `varys` and 17 for `fair-rt` (other sessions' jobs), and the senders' mean start lag 11-94 ms. A run's absolute CCTs
    move by 20-30% with the load (below), so differences of that size between two schedulers are not
    resolved by one run.
 3. **TCP against the fluid model, paid mostly by the small coflows and by demoted flows.** The emulated
@@ -426,39 +426,54 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    64 KiB switch queues drops tens of thousands of packets per replay (the second table) and costs
    thousands of retransmission timeouts (at least 10 ms each, doubling on repeats); CUBIC's sharing is not
    max-min; and in a FIFO a small flow waits behind what other flows have queued. The split table shows
-   where: under `plain` the 414 small coflows add 0.116 s to the testbed's mean CCT and 0.0035 s to the
-   simulator's, the 104 large ones 0.475 s against 0.326 s. Any policy that lifts the small coflows
+   where: under `plain` the 414 small coflows add 0.108 s to the testbed's mean CCT and 0.0035 s to the
+   simulator's, the 104 large ones 0.467 s against 0.326 s. Any policy that lifts the small coflows
    into higher queues takes most of that 0.11 s back (0.013-0.016 s under `pias`, `fifo-lm`, `karuna`,
    `dcas`), which the fluid model, where they cost nothing to begin with, cannot show. The other side is
    the large coflows' flows demoted below them: starved in a lower strict-priority queue, a TCP flow falls
    into backed-off timeouts, so the large coflows lose time on the testbed where the fluid model has
-   them gain (`pias` 0.622 s, `karuna` 0.708 s against plain's 0.475 s; simulated 0.284 and 0.296 s
+   them gain (`pias` 0.622 s, `karuna` 0.708 s against plain's 0.467 s; simulated 0.284 and 0.296 s
    against fair's 0.326 s; `karuna` had 105,514 retransmits against plain's 72,118).
 4. **Eight queues and local views.** Each policy is its scheduler as far as DSCP marks set by each
    sender alone can carry it (docs/testbed.md says what each loses and which simulated scheduler is its
    counterpart): strict priority between at most 8 classes, no per-flow or per-coflow order inside a
    class but TCP's sharing, demotion counted on what one sender has sent.
 5. **The runtime's machinery (`aalo`, `varys`, `fair-rt`).** These run through the coordinator and an
-   agent per host, each flow a thread and a `CoflowWriter` whose OpenFlow and CloseFlow are round trips
-   to its agent over one connection per sender process. `fair-rt` is `plain`'s fairness through that
-   machinery: 0.808 s against 0.591 s here (at load 25 against 7). Side-by-side runs with
-   `diagnose.py --scheduler` (docs/testbed.md) found and fixed one artefact (a finished flow's send
-   buffer drained at its last, stale pacing rate: `aalo` 3.70 -> 2.38 s) and measured two that are left:
-   the OpenFlow round trip (0.3-0.45 s per coflow under `aalo`, 1.1-1.4 s under `fair` at load 35), and
-   `aalo`'s large flows achieving about half the rate they are given (0.47 against 1.04 Mbit/s, where
-   `fair`'s achieve 1.09 of 1.44). It is the large coflows that pay: `aalo`'s small coflows are within
-   10% of the simulator (0.0424 s against 0.0386 s of the mean; its punctual coflows +18%), its large
-   ones add 2.676 s against 0.259 s; `varys`'s large ones 1.317 s against 0.182 s.
+   agent per host, each flow a thread and a `CoflowWriter` of one client per sender process. Their rows
+   and `plain`'s are from a run of 2026-11-22 05:14-05:22 UTC (load 5-17) with the client that opens a
+   flow without waiting for its agent (Aalo 6.1: `writer(..., wait=False)`, docs/runtime.md), pipelines
+   its requests, and an agent whose open costs one pass over the host's flows. `fair-rt` is `plain`'s
+   fairness through that machinery: 0.656 s against 0.576 s (0.88x; 0.73x before, 0.808 against
+   0.591 s). Side-by-side runs with `diagnose.py --scheduler` (docs/testbed.md) found and fixed two
+   artefacts: a finished flow's send buffer drained at its last, stale pacing rate (`aalo` 3.70 -> 2.38 s),
+   and the agent's OpenFlow round trip (0.3-0.45 s per coflow under `aalo`, 1.1-1.4 s under `fair`;
+   now 0.4 ms, and CloseFlow 0.1 ms instead of 0.06-0.10 s). Removing the round trip did **not** make
+   `aalo` faster: 2.724 s (2.747 s in the diagnose run after it) against 2.718 s before; `varys` went
+   from 1.357 to 1.157 s and `fair-rt` from 0.808 to 0.656 s, both within what a run moves on this
+   machine. (A first run with the new client, 04:56-05:03 UTC, gave `aalo` 1.931 s, `varys` 1.042 s,
+   `fair-rt` 0.754 s, `plain` 0.578 s, but the coordinator stalled for over 2 s early in its `aalo`
+   replay, every agent fell back to even shares with no pause (the runtime's fault handling) for a
+   while, and 23% of flows were answered only after their last byte, so its `aalo` is not `aalo`'s.)
+   Where the time went instead: the senders now start their flows late (mean lag 94 ms and 21% of flows
+   over 100 ms late under `aalo`, against 37 ms and 9% before): a flow's thread no longer waits for its
+   agent without the GIL but writes at once, so hundreds of Python threads per host compete for it;
+   `aalo`'s small coflows add 0.115 s to its mean where they added 0.042 s. And what is left: `aalo`'s
+   large flows achieve 0.51 Mbit/s of the 0.86 Mbit/s they are given (medians over its 342 flows over
+   1 MB; the flows of 0.1-1 MB achieve 0.45 of 0.47), with switch drops only in the top three queues
+   (3,339 in queue 0, 2,076 in 1 and 785 in 2, which hold nothing but these flows' coflows, the 19 over
+   Aalo's first threshold of 10 MiB; none below), 7,363 RTOs, and the last flow of a coflow
+   draining for 0.65 s after its writer closed (unpaced, in its class). It is the large coflows that
+   pay: `aalo`'s add 2.609 s to the mean against 0.259 s simulated, `varys`'s 1.095 s against 0.182 s.
 
-**Gaps above 25%: every scheduler** (+39% `fifo-lm` to +164% `tafe` for the sender policies, +79% for
-`plain`; +643% `varys` and +814% `aalo` through the runtime). For the sender policies they are causes
+**Gaps above 25%: every scheduler** (+39% `fifo-lm` to +164% `tafe` for the sender policies, +75% for
+`plain`; +534% `varys` and +815% `aalo` through the runtime). For the sender policies they are causes
 2-4 (the punctual coflows' gaps isolate cause 2; the split table shows cause 3 in the small coflows and
 in the demoted large ones); for `aalo` and `varys` cause 5 on top, in their large coflows.
 
 **The ranking** does not agree as a whole: 21 of 36 pairs of schedulers in the same order, 14 of the 21
 pairs among the seven sender policies. The disagreeing pairs among those are `pias` and `karuna` against
-`plain` (on the testbed 0.93x and 0.82x of plain's mean, in the simulator 1.16x and 1.11x better),
-`fifo-lm` against `pias`, `karuna`, `dcas` and `dcas-local` (best on the testbed, 1.32x; 1.02x in the
+`plain` (on the testbed 0.91x and 0.80x of plain's mean, in the simulator 1.16x and 1.11x better),
+`fifo-lm` against `pias`, `karuna`, `dcas` and `dcas-local` (best on the testbed, 1.28x; 1.02x in the
 simulator), and `dcas` against `dcas-local` (below: 3% apart on the testbed, 6% in the simulator): cause
 3 both times, the small coflows' TCP cost that any priority recovers and the demoted large flows' that
 FIFO-LM's single heavy queue (heavy coflows share queue 7 fairly, as under plain TCP) does not pay. The
@@ -471,16 +486,19 @@ in the report) measured them 1.14x and 1.15x better than plain, when plain's sma
 with the one after it. What agrees: `tafe` is the worst on both sides (its default
 thresholds, half and three quarters of the largest task, leave almost every task in its first queue:
 FIFO, which the large tasks block), `dcas` is better than plain on both, with or without its
-negotiation (1.11x / 4.65x and 1.15x / 3.03x measured; 1.26x / 2.40x and 1.19x / 2.40x simulated), and
+negotiation (1.08x / 4.67x and 1.12x / 3.04x measured; 1.26x / 2.40x and 1.19x / 2.40x simulated), and
 every sender policy but `tafe` improves the p95 on both sides (3.0-4.7x measured for `pias`, `karuna`,
-`dcas`, `dcas-local`; 2.4-2.5x simulated). Through the runtime `aalo` and `varys` are slower
-than plain TCP (0.22x and 0.44x) where the simulator has them 1.11x and 1.81x faster: cause 5, which
-`fair-rt` (0.73x of plain for the same fairness) measures in part.
+`dcas`, `dcas-local`; 2.4-2.5x simulated). Through the runtime `aalo` and `varys` are still slower
+than plain TCP (0.21x and 0.50x of its mean; 0.22x and 0.44x before the client's open stopped waiting
+for its agent) where the simulator has them 1.11x and 1.81x faster: cause 5, which `fair-rt` (0.88x of
+plain for the same fairness; 0.73x before) measures in part. The order of the two agrees with the
+simulator (`varys` < `aalo`) and `varys` improves the p95 on both sides (1.54x measured, 2.59x
+simulated); against the sender policies and `plain` neither does.
 
 **D-CAS with and without its negotiation (2026-11-22 02:33-02:38 UTC, load 4.7-6.2: `sim_vs_testbed.py
 --hosts 16 --rate 25Mbps --size-scale 0.00005 --policies plain,dcas,dcas-local`; its `dcas` and
 `dcas-local` rows are in the table above, its `plain`, the same run's baseline, gave 0.5892 s mean and
-1.1972 s p95 against the first run's 0.5914 and 1.2277 s).** `dcas` now negotiates as D-CAS does: each
+1.1972 s p95 against the first run's 0.5914 and 1.2277 s, and the run of `aalo`, `varys`, `fair-rt`'s 0.5756 and 1.2320 s).** `dcas` now negotiates as D-CAS does: each
 sender announces a large subcoflow's desired priority to its receivers over UDP, each receiver answers
 the largest value it holds for that coflow (Psi = Phi = max), no coordinator (docs/testbed.md).
 Over the replay 63,844 announcements went out; 53,644 replies came within the round's 8 ms, the other

@@ -107,13 +107,15 @@ class AgentClient:
         ValueError naming what the agent refused."""
     def unregister(self, coflow: int) -> None: ...
     def writer(
-        self, sock: _Socket | int, coflow: int, dst_host: int, size_hint: int | None = None
+        self, sock: _Socket | int, coflow: int, dst_host: int, size_hint: int | None = None, wait: bool = True
     ) -> CoflowWriter: ...
 
 class CoflowWriter:
     """Writes to a connected socket as a flow of ``coflow``: bytes are counted as
     the kernel takes them; the socket is paced, marked and paused as scheduled."""
 
+    @property
+    def taken(self) -> bool: ...
     def write(self, data: Buffer) -> int: ...
     def sendall(self, data: Buffer) -> None: ...
     @property

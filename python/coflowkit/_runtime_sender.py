@@ -23,7 +23,9 @@ that a flow does not pay a handshake and a host does not open thousands of
 connections. The process prints ``ready`` once its agent answers, then reads
 the common start instant ``t0`` on stdin; its result holds, per flow sent,
 [start, bytes, CRC-32, connected, whether the connection was opened for it,
-last byte written, scheduled by the agent, then what the writer was told and
+last byte written, taken by the agent (its open is not waited for, Aalo 6.1:
+the writer starts at once and is scheduled once its agent answers; read when
+the result is made), then what the writer was told and
 did (for examples/testbed/diagnose.py): its schedule when opened (rate in
 bit/s or None, class), the number of schedule changes it saw between its
 writes, the seconds its writes spent while the schedule said paused (rate
@@ -70,6 +72,8 @@ class Sender:
         self.lock = threading.Lock()
         #: idle connections by destination
         self.pool: dict[int, list[socket.socket]] = {}
+        #: each sent flow's (closed) writer, to read at the end whether its agent took it
+        self.writers: dict[int, Any] = {}
 
     def _connection(self, dst: int, timeout: float) -> tuple[socket.socket, bool]:
         """An idle connection to ``dst`` from the pool, or a new one (and whether it is new)."""
@@ -100,9 +104,10 @@ class Sender:
             t_conn = time.time()
             crc, n = 0, 0
             coflow = self.coflow_ids[rank]
-            with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size) as w:
+            # Not waiting for the agent (Aalo 6.1): the flow starts with its coflow's schedule in this
+            # process, or unpaced in class 0, and takes the agent's once it answers.
+            with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size, wait=False) as w:
                 t_opened = time.time()
-                scheduled = w.scheduled
                 first = last = w.schedule
                 changes, paused_s, given, timed = 0, 0.0, 0.0, 0.0
                 t = time.time()
@@ -133,6 +138,8 @@ class Sender:
             t_written = time.time()
             if s.recv(1) != b"k":
                 raise OSError("no acknowledgement from the receiver")
+            # Whether the agent took the flow: its open was not waited for, so read again at the end.
+            scheduled = w.taken
             s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
             with self.lock:
                 self.sent[fid] = [
@@ -141,6 +148,7 @@ class Sender:
                     t_opened, t_last,
                 ]  # fmt: skip
                 self.pool.setdefault(dst, []).append(s)
+                self.writers[fid] = w
         except (OSError, ValueError) as e:
             if s is not None:
                 s.close()
@@ -176,7 +184,17 @@ class Sender:
         return self.result()
 
     def result(self) -> dict[str, Any]:
+        # An answer that comes after the flow's last byte still counts its bytes (the client's next
+        # report): on a loaded host it may still be on its way, so wait for it (10 s at most; the
+        # wait ends as soon as every flow is answered, so only a missing answer costs the time).
+        limit = time.time() + 10.0
         with self.lock:
+            writers = dict(self.writers)
+        while time.time() < limit and not all(w.taken for w in writers.values()):
+            time.sleep(0.01)
+        with self.lock:
+            for fid, w in writers.items():
+                self.sent[fid][6] = w.taken
             return {"host": self.host, "sent": dict(self.sent), "received": {}, "errors": list(self.errors)}
 
 

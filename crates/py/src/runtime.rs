@@ -12,7 +12,7 @@
 
 use crate::errors::{one_line, value_error};
 use coflowkit_model::CoflowId;
-use coflowkit_runtime::client::{AgentClient, ClientError, CoflowWriter};
+use coflowkit_runtime::client::{AgentClient, ClientError, CoflowWriter, FlowHandle};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{
     PyBlockingIOError, PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
@@ -183,8 +183,13 @@ impl PyAgentClient {
     }
 
     /// Wraps `sock` (a connected TCP socket, or its descriptor) in a writer
-    /// of coflow `coflow` to host `dst_host`.
-    #[pyo3(signature = (sock, coflow, dst_host, size_hint = None))]
+    /// of coflow `coflow` to host `dst_host`. With `wait=False` the writer
+    /// is returned without waiting for the agent's answer (the Rust
+    /// `writer_at_once`: it sends at once with its coflow's schedule in this
+    /// client, or unpaced in class 0, until the answer; a flow the agent
+    /// refuses is then plain TCP instead of an error, and `scheduled` says
+    /// so once answered).
+    #[pyo3(signature = (sock, coflow, dst_host, size_hint = None, wait = true))]
     fn writer(
         &self,
         py: Python<'_>,
@@ -192,6 +197,7 @@ impl PyAgentClient {
         coflow: u64,
         dst_host: u32,
         size_hint: Option<u64>,
+        wait: bool,
     ) -> PyResult<PyCoflowWriter> {
         if coflow == 0 {
             return Err(PyValueError::new_err(
@@ -199,6 +205,20 @@ impl PyAgentClient {
             ));
         }
         let fd = fd_of(&sock)?;
+        if !wait {
+            let w = py.detach(|| {
+                self.client
+                    .writer_at_once(CoflowId(coflow), dst_host, size_hint, FdStream(fd))
+            });
+            return Ok(PyCoflowWriter {
+                handle: w.handle(),
+                w: Some(w),
+                sock: sock.unbind(),
+                fd,
+                coflow,
+                dst_host,
+            });
+        }
         let w = py
             .detach(|| {
                 self.client
@@ -212,6 +232,7 @@ impl PyAgentClient {
                 )
             })?;
         Ok(PyCoflowWriter {
+            handle: w.handle(),
             w: Some(w),
             sock: sock.unbind(),
             fd,
@@ -224,7 +245,11 @@ impl PyAgentClient {
         format!(
             "AgentClient({:?}, connected={})",
             self.socket.display().to_string(),
-            if self.client.is_connected() { "True" } else { "False" }
+            if self.client.is_connected() {
+                "True"
+            } else {
+                "False"
+            }
         )
     }
 }
@@ -233,6 +258,8 @@ impl PyAgentClient {
 #[pyclass(name = "CoflowWriter", module = "coflowkit._core")]
 pub struct PyCoflowWriter {
     w: Option<CoflowWriter<FdStream>>,
+    /// The flow as the agent sees it, after the writer closed too.
+    handle: Option<FlowHandle>,
     /// Keeps the socket object (and so its descriptor) alive.
     sock: Py<PyAny>,
     fd: RawFd,
@@ -357,6 +384,14 @@ impl PyCoflowWriter {
         self.w.as_ref().is_some_and(|w| w.is_scheduled())
     }
 
+    /// Whether the agent took the flow (answered its open), so that its
+    /// bytes are counted; unlike `scheduled`, still known once closed (a
+    /// writer opened with `wait=False` may close before the answer comes).
+    #[getter]
+    fn taken(&self) -> bool {
+        self.handle.as_ref().is_some_and(|h| h.taken())
+    }
+
     /// The current rate (bits/s; None: unthrottled) and priority class.
     #[getter]
     fn schedule(&self) -> (Option<f64>, u32) {
@@ -400,7 +435,11 @@ impl PyCoflowWriter {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+    fn __exit__(
+        &mut self,
+        py: Python<'_>,
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+    ) -> PyResult<bool> {
         self.close(py)?;
         Ok(false)
     }

@@ -4,6 +4,7 @@
 //! cargo run --release -p coflowkit-runtime --example overhead -- rounds --agents 100
 //! cargo run --release -p coflowkit-runtime --example overhead -- rounds --agents 10000 --connections 100
 //! cargo run --release -p coflowkit-runtime --example overhead -- writer --bytes 1073741824 --runs 7
+//! cargo run --release -p coflowkit-runtime --example overhead -- opens --flows 1000 --rounds 5
 //! ```
 //!
 //! `rounds`: a coordinator on loopback and `--agents` agents talking gRPC to
@@ -21,6 +22,16 @@
 //! number and state at the coordinator. `--transport stream` (the default,
 //! what agents do) syncs each agent over one long-lived gRPC stream;
 //! `--transport unary` makes one `Sync` call per agent per round.
+//!
+//! `opens`: `--flows` threads of one process open a writer each at once
+//! through one `AgentClient` (as the testbed's runtime sender does: one
+//! client per host process, a thread per flow), to an agent with a
+//! coordinator on loopback; each writes a byte, waits until all are open,
+//! then closes. Prints the open (OpenFlow) and close (CloseFlow) latency
+//! per writer, p50 / p99 / max over `--rounds` bursts, and the burst's span
+//! (first call to last open); `--at-once` opens with `writer_at_once`
+//! (its open is the call, which does not wait for the agent; every writer
+//! is checked to be scheduled by its agent before it closes).
 //!
 //! `writer`: bytes through a `CoflowWriter` (a coordinator with one fast
 //! host pair, an agent, `fair`) against the same bytes through the raw
@@ -395,6 +406,119 @@ fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+fn opens(args: &[String], rt: &tokio::runtime::Runtime) {
+    let n: usize = arg(args, "--flows", 100);
+    let n_rounds: usize = arg(args, "--rounds", 5);
+    let scheduler: String = arg(args, "--scheduler", "aalo".to_string());
+    // `--at-once`: `AgentClient::writer_at_once` (no wait for the agent)
+    // instead of `writer`.
+    let at_once = args.iter().any(|a| a == "--at-once");
+    let dir = std::env::temp_dir().join(format!("coflowkit-opens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("agent.sock");
+    let (coord, ag) = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let coord = coordinator::spawn(
+            coordinator::CoordinatorConfig {
+                n_hosts: 2,
+                host_rate_bps: 1e9,
+                delta: Duration::from_millis(10),
+                scheduler,
+                token: TOKEN.into(),
+                mark_classes: true,
+            },
+            listener,
+        )
+        .unwrap();
+        let ag = agent::spawn(agent::AgentConfig {
+            host: 0,
+            coordinator: format!("http://{}", coord.addr),
+            token: TOKEN.into(),
+            socket: socket.clone(),
+            socket_mode: 0o600,
+        })
+        .await
+        .unwrap();
+        (coord, ag)
+    });
+    // A sink that accepts every connection and reads it to its end.
+    let sink = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = sink.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for c in sink.incoming() {
+            let Ok(mut c) = c else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while matches!(c.read(&mut buf), Ok(k) if k > 0) {}
+            });
+        }
+    });
+    let client = AgentClient::connect(&socket);
+    assert!(client.is_connected());
+    let (mut open_s, mut close_s, mut spans) = (vec![], vec![], vec![]);
+    for _ in 0..n_rounds {
+        let coflow = client.register(&[]).unwrap();
+        let streams: Vec<TcpStream> = (0..n).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        let go = std::sync::Arc::new(std::sync::Barrier::new(n + 1));
+        let all_open = std::sync::Arc::new(std::sync::Barrier::new(n + 1));
+        let threads: Vec<_> = streams
+            .into_iter()
+            .map(|s| {
+                let (client, go, all_open) = (client.clone(), go.clone(), all_open.clone());
+                std::thread::spawn(move || {
+                    go.wait();
+                    let t = Instant::now();
+                    let mut w = if at_once {
+                        client.writer_at_once(coflow, 1, Some(1), s)
+                    } else {
+                        client.writer(coflow, 1, Some(1), s)
+                    };
+                    let opened = Instant::now();
+                    w.write_all(b"x").unwrap();
+                    all_open.wait();
+                    // An open sent without waiting: scheduled once answered.
+                    let limit = Instant::now() + Duration::from_secs(10);
+                    while !w.is_scheduled() && Instant::now() < limit {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    assert!(w.is_scheduled());
+                    let c = Instant::now();
+                    drop(w.finish().unwrap());
+                    (t, opened, c.elapsed().as_secs_f64())
+                })
+            })
+            .collect();
+        go.wait();
+        all_open.wait();
+        let got: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let first = got.iter().map(|g| g.0).min().unwrap();
+        let last = got.iter().map(|g| g.1).max().unwrap();
+        spans.push((last - first).as_secs_f64());
+        open_s.extend(got.iter().map(|g| (g.1 - g.0).as_secs_f64()));
+        close_s.extend(got.iter().map(|g| g.2));
+        client.unregister(coflow).unwrap();
+    }
+    let ms = |x: f64| x * 1e3;
+    println!(
+        "opens{}: {n} writers at once through one client, {n_rounds} rounds; \
+         open p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; close p50 {:.3} ms, p99 {:.3} ms, \
+         max {:.3} ms; burst span (first call to last open) median {:.3} ms",
+        if at_once { " (writer_at_once)" } else { "" },
+        ms(pct(&mut open_s, 0.5)),
+        ms(pct(&mut open_s, 0.99)),
+        ms(pct(&mut open_s, 1.0)),
+        ms(pct(&mut close_s, 0.5)),
+        ms(pct(&mut close_s, 0.99)),
+        ms(pct(&mut close_s, 1.0)),
+        ms(median(&mut spans)),
+    );
+    rt.block_on(async {
+        ag.shutdown().await;
+        coord.shutdown().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // `--threads 1`: one thread runs the coordinator and the emulated
@@ -415,9 +539,11 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("rounds") => rt.block_on(rounds(&args)),
         Some("writer") => writer(&args, &rt),
+        Some("opens") => opens(&args, &rt),
         _ => {
             eprintln!("usage: overhead rounds [--agents N] [--flows F] [--coflows C] [--rounds R] [--connections K] [--scheduler S] [--threads T]");
             eprintln!("       overhead writer [--bytes B] [--runs R]");
+            eprintln!("       overhead opens [--flows N] [--rounds R] [--scheduler S] [--at-once]");
             std::process::exit(2);
         }
     }

@@ -317,7 +317,9 @@ impl State {
                     x.bytes = r.bytes_sent;
                     x.finished = true;
                     self.pass_on(r.flow_id);
-                    self.local_schedule();
+                    // The other flows' local schedules (an even share among
+                    // one flow fewer) reach their writers with their next
+                    // report, which recomputes them.
                     AgentReply {
                         kind: Some(agent_reply::Kind::Ok(true)),
                     }
@@ -350,18 +352,57 @@ impl State {
                 global: false,
             },
         );
-        self.local_schedule();
-        let initial = self.flows[&id].rate.unwrap_or(FlowRate {
-            flow_id: id,
-            rate_bps: self.host_rate_bps,
-            class: 0,
-            paused: false,
-        });
+        // Only this flow's local schedule: the others' even shares change
+        // too, but their writers learn them from their next report, which
+        // runs the whole local schedule; so an open costs one pass over
+        // the host's flows with no allocation, not `local_schedule`'s
+        // (hundreds of flows open at once on a loaded host).
+        let initial = self.local_rate(id);
+        self.flows.get_mut(&id).expect("inserted").rate = Some(initial);
         AgentReply {
             kind: Some(agent_reply::Kind::FlowOpened(proto::FlowOpened {
                 flow_id: id,
                 initial: Some(initial),
             })),
+        }
+    }
+
+    /// What [`State::local_schedule`] gives flow `id`, which the
+    /// coordinator has not scheduled: the same rules, for it alone.
+    fn local_rate(&self, id: u64) -> FlowRate {
+        let coflow = self.flows[&id].coflow;
+        let (mut n_open, mut bytes) = (0usize, 0u64);
+        let mut known: Option<FlowRate> = None;
+        for f in self.flows.values() {
+            if !f.finished {
+                n_open += 1;
+            }
+            if f.coflow != coflow {
+                continue;
+            }
+            bytes += f.bytes;
+            if f.finished {
+                continue;
+            }
+            if let (true, Some(r)) = (f.global, f.rate) {
+                match known {
+                    Some(k) if (r.class, r.paused) >= (k.class, k.paused) => {}
+                    _ => known = Some(r),
+                }
+            }
+        }
+        match known {
+            Some(r) => FlowRate { flow_id: id, ..r },
+            None => FlowRate {
+                flow_id: id,
+                rate_bps: self.host_rate_bps / n_open.max(1) as f64,
+                class: self
+                    .thresholds
+                    .iter()
+                    .take_while(|&&t| bytes as f64 >= t)
+                    .count() as u32,
+                paused: false,
+            },
         }
     }
 
@@ -1345,6 +1386,19 @@ mod tests {
                     }
                     Op::Disconnect(conn) => s.disconnect(conn),
                     Op::FallBack => s.fall_back(),
+                }
+                // An open's own local schedule (one pass) is the whole
+                // local schedule's for that flow.
+                let local: Vec<(u64, FlowRate)> = s
+                    .flows
+                    .iter()
+                    .filter(|(_, f)| !f.finished && !f.global)
+                    .map(|(&id, _)| (id, s.local_rate(id)))
+                    .collect();
+                s.local_schedule();
+                for (id, r) in local {
+                    let got = s.flows[&id].rate.expect("scheduled locally");
+                    proptest::prop_assert_eq!((r.rate_bps, r.class, r.paused), (got.rate_bps, got.class, got.paused));
                 }
                 for (id, f) in &s.flows {
                     if let Some(&b) = before.get(id) {

@@ -15,6 +15,13 @@
 //! * keeps the send buffer small, so that what it counts is close to what
 //!   left and a pause takes effect within a buffer's worth.
 //!
+//! [`AgentClient::writer`] waits for the agent's answer to the flow's open;
+//! [`AgentClient::writer_at_once`] does not (Aalo 6.1), see there. All
+//! requests of a client share its one connection and are pipelined: each is
+//! written at once and one reader thread hands the agent's replies, which
+//! come in order, to their waiters, so no call waits for another's round
+//! trip.
+//!
 //! If the agent cannot be reached (at connect, or later), writers send as
 //! plain, unthrottled TCP: the runtime only ever delays data. The reporter
 //! thread then tries the socket again (after Δ, doubling up to 1 s); when an
@@ -34,13 +41,13 @@ use crate::proto::{self, agent_reply, AgentReply, ClientRequest};
 use crate::wire;
 use crate::{DEFAULT_DELTA, PROTOCOL_VERSION};
 use coflowkit_model::CoflowId;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 use thiserror::Error;
 use tracing::warn;
@@ -84,7 +91,23 @@ struct FlowShared {
     /// The writer closed but the agent has not heard yet (it was
     /// unreachable): the close is sent once it is back.
     closed: AtomicBool,
+    /// The agent's id of the flow; 0 while an open sent without waiting
+    /// ([`AgentClient::writer_at_once`]) has no reply yet.
+    id: AtomicU64,
+    /// Its close was sent without waiting and is not answered yet: not for
+    /// the reporter to send again.
+    close_sent: AtomicBool,
+    /// [`OPENING`], [`OPENED`] or [`UNSCHEDULED`].
+    state: std::sync::atomic::AtomicU8,
 }
+
+/// A writer's open was sent and not answered yet.
+const OPENING: u8 = 0;
+/// The agent schedules the flow.
+const OPENED: u8 = 1;
+/// The agent refused the flow, or its connection failed before the
+/// answer: the writer is plain TCP for good.
+const UNSCHEDULED: u8 = 2;
 
 /// A coflow this client registered, to announce again to a restarted agent.
 #[derive(Debug, Clone)]
@@ -99,20 +122,164 @@ enum CallError {
     Transport(String),
 }
 
-/// One request and its reply on `conn`.
-fn exchange(conn: &mut UnixStream, kind: Kind) -> Result<AgentReply, CallError> {
-    let req = ClientRequest {
+/// The request frame of `kind`.
+fn request(kind: Kind) -> ClientRequest {
+    ClientRequest {
         protocol_version: PROTOCOL_VERSION,
         kind: Some(kind),
-    };
-    let r = wire::write_blocking(&mut *conn, &req)
+    }
+}
+
+/// An agent's reply, its error turned into [`CallError::Refused`].
+fn refused_or(reply: AgentReply) -> Result<AgentReply, CallError> {
+    match reply {
+        AgentReply {
+            kind: Some(agent_reply::Kind::Error(e)),
+        } => Err(CallError::Refused(e)),
+        reply => Ok(reply),
+    }
+}
+
+/// One request and its reply on `conn`, alone on it (a reconnection's
+/// announcements, before the connection is shared).
+fn exchange(conn: &mut UnixStream, kind: Kind) -> Result<AgentReply, CallError> {
+    let r = wire::write_blocking(&mut *conn, &request(kind))
         .and_then(|_| wire::read_blocking::<AgentReply, _>(&mut *conn));
     match r {
-        Ok(AgentReply {
-            kind: Some(agent_reply::Kind::Error(e)),
-        }) => Err(CallError::Refused(e)),
-        Ok(reply) => Ok(reply),
+        Ok(reply) => refused_or(reply),
         Err(e) => Err(CallError::Transport(e.to_string())),
+    }
+}
+
+/// Who takes a reply.
+#[derive(Debug)]
+enum Waiter {
+    /// A caller waiting for it.
+    Call(std::sync::mpsc::SyncSender<Result<AgentReply, String>>),
+    /// A writer opened without waiting: the reply gives its id and
+    /// schedule (see [`Inner::opened`]).
+    Open(Arc<FlowShared>),
+    /// A writer's close sent without waiting: flow `0` is closed at the
+    /// agent once answered.
+    Close(u64),
+}
+
+/// The callers waiting for a reply on one connection, in the order of
+/// their requests; `broken` once the connection failed.
+#[derive(Debug, Default)]
+struct Pending {
+    waiters: VecDeque<Waiter>,
+    broken: Option<String>,
+}
+
+/// One connection to the agent, shared by every caller: requests are
+/// pipelined (written one after another, each with its waiter queued in
+/// the same order under the connection's lock, without waiting for the
+/// replies before), and one reader thread hands each reply to the oldest
+/// waiter, since the agent answers a connection's requests in order. So
+/// hundreds of flows' threads opening writers at once cost the agent's
+/// work, not hundreds of round trips one after another.
+#[derive(Debug)]
+struct Conn {
+    stream: UnixStream,
+    pending: Arc<Mutex<Pending>>,
+}
+
+impl Conn {
+    /// Takes `stream` into use and starts its reader thread, which hands
+    /// the replies to writers opened or closed without waiting to `inner`.
+    fn start(stream: UnixStream, inner: Weak<Inner>) -> io::Result<Conn> {
+        let reading = stream.try_clone()?;
+        let pending = Arc::new(Mutex::new(Pending::default()));
+        let p = pending.clone();
+        std::thread::Builder::new()
+            .name("coflowkit-agent-replies".into())
+            .spawn(move || read_replies(reading, &p, &inner))?;
+        Ok(Conn { stream, pending })
+    }
+
+    /// Sends `kind`; `waiter` takes its reply (or why none comes).
+    fn send(&mut self, kind: Kind, waiter: Waiter) {
+        {
+            let mut p = self.pending.lock().expect("client lock");
+            if let Some(why) = &p.broken {
+                let why = why.clone();
+                drop(p);
+                fail(waiter, &why);
+                return;
+            }
+            p.waiters.push_back(waiter);
+        }
+        if wire::write_blocking(&mut self.stream, &request(kind)).is_err() {
+            // A frame may be cut: the stream is no longer usable. The
+            // reader fails every waiter (this one too) when it sees it end.
+            let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// `waiter`'s request got no reply, because of `why`.
+fn fail(waiter: Waiter, why: &str) {
+    match waiter {
+        Waiter::Call(tx) => {
+            let _ = tx.send(Err(why.to_string()));
+        }
+        Waiter::Open(f) => {
+            // Never opened at the agent: its bytes were never reported,
+            // so the writer goes on as plain TCP, counted by no one.
+            f.state.store(UNSCHEDULED, Ordering::SeqCst);
+            f.set(None, 0, false);
+        }
+        // Still listed, closed: a reconnection closes it on the new agent.
+        Waiter::Close(_) => {}
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Ends the reader thread (it holds a clone of the socket).
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// A connection's reader thread: each reply to the oldest waiter; when the
+/// connection ends or breaks, every waiter left gets the reason, and the
+/// client is lost if this is still its connection.
+fn read_replies(stream: UnixStream, pending: &Arc<Mutex<Pending>>, inner: &Weak<Inner>) {
+    let mut r = io::BufReader::new(stream);
+    let why = loop {
+        match wire::read_blocking::<AgentReply, _>(&mut r) {
+            Ok(reply) => {
+                let w = pending.lock().expect("client lock").waiters.pop_front();
+                match w {
+                    Some(Waiter::Call(tx)) => {
+                        let _ = tx.send(Ok(reply));
+                    }
+                    Some(Waiter::Open(f)) => match inner.upgrade() {
+                        Some(i) => i.opened(&f, reply),
+                        None => fail(Waiter::Open(f), "the client is gone"),
+                    },
+                    Some(Waiter::Close(id)) => {
+                        if let Some(i) = inner.upgrade() {
+                            i.closed_at_agent(id);
+                        }
+                    }
+                    None => break "the agent sent a reply to no request".to_string(),
+                }
+            }
+            Err(e) => break e.to_string(),
+        }
+    };
+    let waiters: Vec<Waiter> = {
+        let mut p = pending.lock().expect("client lock");
+        p.broken = Some(why.clone());
+        p.waiters.drain(..).collect()
+    };
+    for w in waiters {
+        fail(w, &why);
+    }
+    if let Some(i) = inner.upgrade() {
+        i.lose_conn(pending, &why);
     }
 }
 
@@ -129,13 +296,15 @@ struct Sched {
 struct Inner {
     socket: PathBuf,
     /// `None` until an agent has been reached.
-    conn: Mutex<Option<UnixStream>>,
+    conn: Mutex<Option<Conn>>,
     flows: Mutex<HashMap<u64, Arc<FlowShared>>>,
     coflows: Mutex<HashMap<u64, OwnedCoflow>>,
     /// Flows closed at the agent in the last [`RECENT_CLOSE`].
     recent: Mutex<Vec<(std::time::Instant, u64, Arc<FlowShared>)>>,
     lost: AtomicBool,
     stop: AtomicBool,
+    /// This client, for its connections' reader threads.
+    me: Weak<Inner>,
 }
 
 impl Inner {
@@ -143,17 +312,86 @@ impl Inner {
         if self.lost.load(Ordering::Relaxed) {
             return Err(ClientError::Unreachable);
         }
+        let (tx, reply) = std::sync::mpsc::sync_channel(1);
+        let on = {
+            let mut conn = self.conn.lock().expect("client lock");
+            let Some(c) = conn.as_mut() else {
+                return Err(ClientError::Unreachable);
+            };
+            c.send(kind, Waiter::Call(tx));
+            c.pending.clone()
+        };
+        // Waits with no lock held: other callers pipeline their requests
+        // meanwhile.
+        let reply = reply
+            .recv()
+            .unwrap_or_else(|_| Err("the reply reader stopped".to_string()));
+        match reply.map(refused_or) {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(CallError::Refused(e))) => Err(ClientError::Refused(e)),
+            Ok(Err(CallError::Transport(e))) | Err(e) => {
+                self.lose_conn(&on, &e);
+                Err(ClientError::Unreachable)
+            }
+        }
+    }
+
+    /// Sends `kind` without waiting for its reply, which `waiter` takes;
+    /// false if no agent is reachable now.
+    fn send(&self, kind: Kind, waiter: Waiter) -> bool {
+        if self.lost.load(Ordering::Relaxed) {
+            return false;
+        }
         let mut conn = self.conn.lock().expect("client lock");
         let Some(c) = conn.as_mut() else {
-            return Err(ClientError::Unreachable);
+            return false;
         };
-        match exchange(c, kind) {
-            Ok(reply) => Ok(reply),
-            Err(CallError::Refused(e)) => Err(ClientError::Refused(e)),
-            Err(CallError::Transport(e)) => {
-                drop(conn);
-                self.lose(&e);
-                Err(ClientError::Unreachable)
+        c.send(kind, waiter);
+        true
+    }
+
+    /// The connection of `pending` failed: the client is lost, but only if
+    /// it is still the client's connection (a reconnection may have
+    /// replaced it meanwhile, and the new one is fine).
+    fn lose_conn(&self, pending: &Arc<Mutex<Pending>>, why: &str) {
+        let current = self
+            .conn
+            .lock()
+            .expect("client lock")
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(&c.pending, pending));
+        if current {
+            self.lose(why);
+        }
+    }
+
+    /// The reply to writer `f`'s open sent without waiting: the flow is
+    /// listed under its id with its schedule, or stays plain TCP if the
+    /// agent refused it. A writer that closed meanwhile is closed at the
+    /// agent by the reporter's next round, with its final count.
+    fn opened(&self, f: &Arc<FlowShared>, reply: AgentReply) {
+        match reply {
+            AgentReply {
+                kind: Some(agent_reply::Kind::FlowOpened(o)),
+            } => {
+                let initial = o.initial.unwrap_or_default();
+                if crate::validate::rate("initial", &initial).is_ok() {
+                    f.set(Some(initial.rate_bps), initial.class, initial.paused);
+                }
+                f.id.store(o.flow_id, Ordering::SeqCst);
+                f.state.store(OPENED, Ordering::SeqCst);
+                self.flows
+                    .lock()
+                    .expect("client lock")
+                    .insert(o.flow_id, f.clone());
+            }
+            other => {
+                let why = match other.kind {
+                    Some(agent_reply::Kind::Error(e)) => e,
+                    _ => "an unexpected reply".to_string(),
+                };
+                warn!(reason = %why, "the agent did not open a writer's flow; it stays unscheduled");
+                fail(Waiter::Open(f.clone()), &why);
             }
         }
     }
@@ -257,8 +495,11 @@ impl Inner {
                 Err(CallError::Transport(_)) => return false,
             }
         }
+        let Ok(started) = Conn::start(stream, self.me.clone()) else {
+            return false;
+        };
         self.recent.lock().expect("client lock").clear();
-        *conn = Some(stream);
+        *conn = Some(started);
         self.lost.store(false, Ordering::Relaxed);
         tracing::info!(socket = %self.socket.display(), "agent reached again; coflows and flows announced again");
         true
@@ -305,7 +546,9 @@ impl Inner {
             .lock()
             .expect("client lock")
             .iter()
-            .filter(|(_, f)| f.closed.load(Ordering::Relaxed))
+            .filter(|(_, f)| {
+                f.closed.load(Ordering::SeqCst) && !f.close_sent.load(Ordering::SeqCst)
+            })
             .map(|(&id, f)| (id, f.clone()))
             .collect();
         for (id, f) in closed {
@@ -387,23 +630,25 @@ impl AgentClient {
     /// until an agent answers.
     pub fn connect_every(socket: impl AsRef<Path>, delta: Duration) -> AgentClient {
         let socket = socket.as_ref().to_path_buf();
-        let conn = match UnixStream::connect(&socket) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                warn!(socket = %socket.display(), error = %e,
-                      "no agent; writers send unthrottled until one answers");
-                None
+        let inner = Arc::new_cyclic(|me: &Weak<Inner>| {
+            let conn = match UnixStream::connect(&socket).and_then(|s| Conn::start(s, me.clone())) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    warn!(socket = %socket.display(), error = %e,
+                          "no agent; writers send unthrottled until one answers");
+                    None
+                }
+            };
+            Inner {
+                lost: AtomicBool::new(conn.is_none()),
+                socket,
+                conn: Mutex::new(conn),
+                flows: Mutex::new(HashMap::new()),
+                coflows: Mutex::new(HashMap::new()),
+                recent: Mutex::new(vec![]),
+                stop: AtomicBool::new(false),
+                me: me.clone(),
             }
-        };
-        let lost = conn.is_none();
-        let inner = Arc::new(Inner {
-            socket,
-            conn: Mutex::new(conn),
-            flows: Mutex::new(HashMap::new()),
-            coflows: Mutex::new(HashMap::new()),
-            recent: Mutex::new(vec![]),
-            lost: AtomicBool::new(lost),
-            stop: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&inner);
         std::thread::spawn(move || {
@@ -549,31 +794,117 @@ impl AgentClient {
             dst_host,
             size_hint: size_hint.unwrap_or(0),
             closed: AtomicBool::new(false),
+            id: AtomicU64::new(id),
+            close_sent: AtomicBool::new(false),
+            state: std::sync::atomic::AtomicU8::new(OPENED),
         });
         inner
             .flows
             .lock()
             .expect("client lock")
             .insert(id, shared.clone());
-        let mut w = CoflowWriter::plain(stream);
-        let fd = w.stream.as_raw_fd();
-        if let Err(e) = enforce::set_send_buffer(fd, SEND_BUFFER) {
-            warn!(error = %e, "could not set the send buffer");
-        }
-        w.flow = Some(WriterFlow {
-            id,
+        Ok(CoflowWriter::scheduled(
+            stream,
             shared,
-            inner: inner.clone(),
+            inner.clone(),
+            false,
+        ))
+    }
+
+    /// As [`AgentClient::writer`], but without waiting for the agent: the
+    /// flow's open is sent and the writer returned at once (Aalo 6.1:
+    /// senders start without blocking), so a flow pays no round trip to
+    /// its agent before its first byte, however many flows open at once.
+    ///
+    /// Until the agent's answer arrives (the next reply on the client's
+    /// connection), the writer sends with the schedule of another open
+    /// writer of the same coflow in this client if there is one (its rate,
+    /// class and pause: the coflow's place in the coordinator's order),
+    /// else unpaced in class 0 (a new coflow's local queue, as the agent's
+    /// local schedule would put it); then as the agent says. Its bytes are
+    /// counted from the first and reported once the flow has its id (every
+    /// report carries the cumulative count: none is lost or counted
+    /// twice). If the agent refuses the flow, or its connection fails
+    /// before answering, the writer goes on as plain TCP, as without an
+    /// agent ([`CoflowWriter::is_scheduled`] says which). Its close is sent
+    /// without waiting too; a writer that closes before its open was
+    /// answered is closed at the agent by the client's next report.
+    pub fn writer_at_once<S: Write + AsRawFd>(
+        &self,
+        coflow: CoflowId,
+        dst_host: u32,
+        size_hint: Option<u64>,
+        stream: S,
+    ) -> CoflowWriter<S> {
+        let Some(inner) = &self.inner else {
+            return CoflowWriter::plain(stream);
+        };
+        // A sibling's schedule: the coordinator's for this coflow, if it
+        // has scheduled one of its flows here.
+        let sibling = inner
+            .flows
+            .lock()
+            .expect("client lock")
+            .values()
+            .filter(|f| f.coflow == coflow.0 && !f.closed.load(Ordering::Relaxed))
+            .map(|f| *f.sched.lock().expect("flow lock"))
+            .filter(|s| s.rate_bps.is_some())
+            .min_by(|a, b| (a.class, a.paused).cmp(&(b.class, b.paused)));
+        let shared = Arc::new(FlowShared {
+            bytes: AtomicU64::new(0),
+            sched: Mutex::new(Sched {
+                version: 0,
+                ..sibling.unwrap_or(Sched {
+                    rate_bps: None,
+                    class: 0,
+                    paused: false,
+                    version: 0,
+                })
+            }),
+            changed: Condvar::new(),
+            coflow: coflow.0,
+            dst_host,
+            size_hint: size_hint.unwrap_or(0),
+            closed: AtomicBool::new(false),
+            id: AtomicU64::new(0),
+            close_sent: AtomicBool::new(false),
+            state: std::sync::atomic::AtomicU8::new(OPENING),
         });
-        Ok(w)
+        let sent = inner.send(
+            Kind::OpenFlow(proto::OpenFlowRequest {
+                coflow_id: coflow.0,
+                dst_host,
+                size_hint: size_hint.unwrap_or(0),
+            }),
+            Waiter::Open(shared.clone()),
+        );
+        if !sent {
+            return CoflowWriter::plain(stream);
+        }
+        CoflowWriter::scheduled(stream, shared, inner.clone(), true)
+    }
+}
+
+/// What a writer's agent made of its flow, still readable after the
+/// writer closed ([`CoflowWriter::handle`]).
+#[derive(Debug, Clone)]
+pub struct FlowHandle(Arc<FlowShared>);
+
+impl FlowHandle {
+    /// Whether the agent took the flow (its open was answered with an id),
+    /// so that the coordinator counts its bytes; false while an open sent
+    /// without waiting is unanswered, and for good if it was refused.
+    pub fn taken(&self) -> bool {
+        self.0.state.load(Ordering::SeqCst) == OPENED
     }
 }
 
 #[derive(Debug)]
 struct WriterFlow {
-    id: u64,
     shared: Arc<FlowShared>,
     inner: Arc<Inner>,
+    /// Its close is sent without waiting for the answer.
+    at_once: bool,
 }
 
 /// A coflow-aware writer; see the module doc. Dropping it (or
@@ -598,6 +929,31 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
         }
     }
 
+    /// A writer of flow `shared`, with a small send buffer (see the module
+    /// doc).
+    fn scheduled(
+        stream: S,
+        shared: Arc<FlowShared>,
+        inner: Arc<Inner>,
+        at_once: bool,
+    ) -> CoflowWriter<S> {
+        let mut w = CoflowWriter::plain(stream);
+        if let Err(e) = enforce::set_send_buffer(w.stream.as_raw_fd(), SEND_BUFFER) {
+            warn!(error = %e, "could not set the send buffer");
+        }
+        w.flow = Some(WriterFlow {
+            shared,
+            inner,
+            at_once,
+        });
+        w
+    }
+
+    /// The writer's flow as its agent sees it, if an agent was reached.
+    pub fn handle(&self) -> Option<FlowHandle> {
+        self.flow.as_ref().map(|f| FlowHandle(f.shared.clone()))
+    }
+
     /// Bytes written so far (scheduled or not).
     pub fn bytes_written(&self) -> u64 {
         self.written
@@ -614,11 +970,12 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
         }
     }
 
-    /// Whether an agent schedules this writer.
+    /// Whether an agent schedules this writer (a writer opened with
+    /// [`AgentClient::writer_at_once`]: once the agent has answered).
     pub fn is_scheduled(&self) -> bool {
-        self.flow
-            .as_ref()
-            .is_some_and(|f| !f.inner.lost.load(Ordering::Relaxed))
+        self.flow.as_ref().is_some_and(|f| {
+            f.shared.state.load(Ordering::SeqCst) == OPENED && !f.inner.lost.load(Ordering::Relaxed)
+        })
     }
 
     /// Waits while the flow must, then applies a changed schedule.
@@ -668,13 +1025,26 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
             // Marked first, so that neither a report nor a reconnection
             // takes it for open; if the agent is unreachable it stays listed
             // and the close is passed on when an agent answers again.
-            f.shared.closed.store(true, Ordering::Relaxed);
-            let r = f.inner.call(Kind::CloseFlow(proto::CloseFlowRequest {
-                flow_id: f.id,
+            f.shared.closed.store(true, Ordering::SeqCst);
+            // Not opened yet: listed when the open's answer comes, and
+            // closed then by the reporter (it is marked closed). Refused
+            // or failed: the agent has nothing to close.
+            let id = f.shared.id.load(Ordering::SeqCst);
+            if id == 0 || f.shared.state.load(Ordering::SeqCst) != OPENED {
+                return;
+            }
+            let close = Kind::CloseFlow(proto::CloseFlowRequest {
+                flow_id: id,
                 bytes_sent: f.shared.bytes.load(Ordering::Relaxed),
-            }));
+            });
+            if f.at_once {
+                f.shared.close_sent.store(true, Ordering::SeqCst);
+                f.inner.send(close, Waiter::Close(id));
+                return;
+            }
+            let r = f.inner.call(close);
             if !matches!(r, Err(ClientError::Unreachable)) {
-                f.inner.closed_at_agent(f.id);
+                f.inner.closed_at_agent(id);
             }
         }
     }

@@ -256,3 +256,74 @@ fn a_finished_writer_gives_its_stream_back_unpaced() {
     client.unregister(coflow).unwrap();
     cluster.stop();
 }
+
+/// 150 writers of one client's threads opened at once without waiting for
+/// the agent (`writer_at_once`), the smallest closing before their open can
+/// have been answered: each flow is taken by the agent, every byte arrives
+/// intact, and the coordinator completes the coflow with each flow and
+/// each byte counted once.
+#[test]
+fn writers_opened_without_waiting_are_each_counted_once() {
+    const N: u64 = 150;
+    let cluster = Cluster::start("at-once", "aalo", 3, 1e9);
+    let rx = Receiver::start();
+    let client = AgentClient::connect(cluster.socket(0));
+    let coflow = client.register(&[]).unwrap();
+    let go = Arc::new(std::sync::Barrier::new(N as usize));
+    let threads: Vec<_> = (0..N)
+        .map(|i| {
+            let (client, go, addr) = (client.clone(), go.clone(), rx.addr);
+            std::thread::spawn(move || {
+                let tag = 1000 + i;
+                let stream = connect(addr, tag);
+                go.wait();
+                let mut w = client.writer_at_once(coflow, 1 + (i % 2) as u32, None, stream);
+                let handle = w.handle().expect("an agent was reached");
+                let bytes = 8 * (1 + i * i * 5);
+                common::write_pattern(&mut w, &mut Pattern::new(tag), bytes);
+                drop(w.finish().unwrap());
+                (tag, bytes, handle)
+            })
+        })
+        .collect();
+    let sent: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let t0 = Instant::now();
+    while !sent.iter().all(|(_, _, h)| h.taken()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "a flow was never taken by the agent"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let arrived = || {
+        let g = rx.flows.lock().unwrap();
+        sent.iter()
+            .all(|(t, b, _)| g.get(t).is_some_and(|r| r.done.is_some() && r.bytes == *b))
+    };
+    while !arrived() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "not every byte arrived"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(rx.flows.lock().unwrap().values().all(|r| r.intact));
+    client.unregister(coflow).unwrap();
+    assert!(
+        cluster.wait_core(Duration::from_secs(30), |c| c
+            .completed_coflows()
+            .iter()
+            .any(|x| x.id == coflow.0)),
+        "the coflow was never reported complete"
+    );
+    let total: u64 = sent.iter().map(|s| s.1).sum();
+    let core = cluster.coordinator.as_ref().unwrap().core.lock().unwrap();
+    let done = core.completed_coflows();
+    assert_eq!(
+        (done.len(), done[0].n_flows, done[0].bytes),
+        (1, N as u32, total),
+        "{done:?}"
+    );
+    drop(core);
+    cluster.stop();
+}
