@@ -7,7 +7,7 @@
 //! ```
 
 use coflowkit_model::FlowSpec;
-use coflowkit_workload::baraat::{generate, BaraatConfig, Tree};
+use coflowkit_workload::baraat::{generate, BaraatConfig, Tree, Workflow};
 use coflowkit_workload::FlowColumns;
 use std::time::Instant;
 
@@ -34,7 +34,7 @@ fn main() {
         std::mem::size_of::<FlowSpec>()
     );
     let start = Instant::now();
-    let load = Tree::default().offered_load(&w);
+    let load = Tree::default().offered_load(&w, Workflow::TwoStage);
     println!(
         "offered load {load:?} (computed in {:.2?})",
         start.elapsed()

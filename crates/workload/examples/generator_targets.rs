@@ -36,10 +36,17 @@ fn bins(w: &Workload, c: &SynthConfig) -> String {
         .join(", ")
 }
 
-fn class_loads(w: &Workload, t: &Tree) -> String {
-    t.class_loads(w)
+fn class_loads(w: &Workload, t: &Tree, workflow: Workflow) -> String {
+    t.class_loads(w, workflow)
         .iter()
-        .map(|c| format!("{} {:.3}", c.class.name(), c.load.unwrap_or(0.0)))
+        .map(|c| {
+            format!(
+                "{}{} {:.3}",
+                c.racks.name(),
+                c.class.name(),
+                c.load.unwrap_or(0.0)
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -84,7 +91,10 @@ fn main() {
         mean(&sizes),
         percentile(&sizes, 50.0).unwrap()
     );
-    println!("  class loads: {}", class_loads(&w, &Tree::default()));
+    println!(
+        "  class loads: {}",
+        class_loads(&w, &Tree::default(), Workflow::TwoStage)
+    );
     drop(w);
     for wf in [Workflow::SingleStage, Workflow::Storage] {
         let w = baraat::generate(&BaraatConfig {
@@ -93,7 +103,7 @@ fn main() {
         });
         println!(
             "{wf:?} x10000 class loads: {}",
-            class_loads(&w, &Tree::default())
+            class_loads(&w, &Tree::default(), wf)
         );
     }
     let w = baraat::generate(&BaraatConfig {

@@ -93,12 +93,28 @@
 //! host_rate / tor_oversubscription`, pod uplink capacity `racks_per_pod *`
 //! that `/ pod_oversubscription`). The load of the workload is the largest
 //! class load: the average load of the most loaded class of links, which is
-//! the class that bottlenecks the workload. For the partition-aggregate
-//! workflows nearly all bytes stay in a rack and the host links bind (equal
-//! for uplinks and downlinks: every byte crosses one of each); for storage
+//! the class that bottlenecks the workload.
+//!
+//! A class must hold links the generator loads alike, or its average hides
+//! a hot spot. Two-stage tasks give racks two roles: top-aggregator racks
+//! only receive (each task sends its 30 mid -> top flows, 3% of its bytes,
+//! into one of them), the other racks hold every sender and every mid
+//! aggregator. So for two-stage workloads the host and ToR classes are each
+//! split by [`Racks`] into the top racks' links and the other racks' ([`Tree::class_loads`]).
+//! Without the split, on Baraat's tree at "80%" the 30 top racks' ToR
+//! downlinks were offered 149% of their capacity (the average over all 900
+//! ToR downlinks was 8.5%), so the backlog of a 10,000-task run grew
+//! without bound; on the reproduction's 2 x 4 x 40 tree the other racks'
+//! host links were offered 107%. Single-stage, storage and data-parallel
+//! tasks treat every rack alike: their classes are not split.
+//!
+//! For the partition-aggregate workflows nearly all bytes stay in a rack
+//! and the host links bind (equal for uplinks and downlinks: every byte
+//! crosses one of each), except on Baraat's full tree, where the top racks'
+//! 2:1 ToR downlinks bind (40 top aggregators share 20 Gbit/s); for storage
 //! and data-parallel tasks between random hosts nearly every byte crosses
 //! racks and the 2:1 ToR links bind at twice the host links' load.
-//! [`Tree::class_loads`] reports every class. Arrivals are Poisson, spread so
+//! Arrivals are Poisson, spread so
 //! that this load over the span of arrivals is exactly `load`
 //! ([`crate::arrivals`]). The oversubscription factors only enter this
 //! definition: set them to the fabric you simulate on.
@@ -187,11 +203,35 @@ impl LinkClass {
     }
 }
 
+/// Which racks' links a class holds (see the module doc, "Load").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Racks {
+    /// Every rack's (workflows that treat all racks alike).
+    All,
+    /// The pods' top-aggregator racks' (two-stage).
+    Top,
+    /// The racks that are not top racks (two-stage).
+    Other,
+}
+
+impl Racks {
+    /// Its name in reports: empty for `All`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Racks::All => "",
+            Racks::Top => "top racks' ",
+            Racks::Other => "other racks' ",
+        }
+    }
+}
+
 /// The offered load on one class of links.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClassLoad {
     /// The class.
     pub class: LinkClass,
+    /// Whose links: all racks', or the top or the other racks' (two-stage).
+    pub racks: Racks,
     /// Links in the class.
     pub n_links: u64,
     /// Total capacity of the class, bit/s.
@@ -246,65 +286,97 @@ impl Tree {
         check_positive("pod_oversubscription", self.pod_oversubscription)
     }
 
-    /// Per class: (links, capacity of one link in bit/s).
-    fn classes(&self) -> [(u64, f64); 6] {
+    /// Whether rack `r` is its pod's top-aggregator rack.
+    pub fn is_top_rack(&self, r: u32) -> bool {
+        r % self.racks_per_pod == 0
+    }
+
+    /// The classes of links `workflow` loads alike, in report order: every
+    /// [`LinkClass`] over all racks, or for two-stage tasks the host and
+    /// ToR classes each split into the top racks' and the other racks'
+    /// links (module doc, "Load"). Each with its links and the capacity of
+    /// one link in bit/s.
+    fn classes(&self, workflow: Workflow) -> Vec<(LinkClass, Racks, u64, f64)> {
         let hosts = u64::from(self.n_hosts());
         let racks = u64::from(self.n_racks());
         let pods = u64::from(self.pods);
-        let tor = f64::from(self.hosts_per_rack) * self.host_rate_bps / self.tor_oversubscription;
+        let host = self.host_rate_bps;
+        let tor = f64::from(self.hosts_per_rack) * host / self.tor_oversubscription;
         let pod = f64::from(self.racks_per_pod) * tor / self.pod_oversubscription;
-        [
-            (hosts, self.host_rate_bps),
-            (hosts, self.host_rate_bps),
-            (racks, tor),
-            (racks, tor),
-            (pods, pod),
-            (pods, pod),
-        ]
+        let split = workflow == Workflow::TwoStage;
+        let top_hosts = pods * u64::from(self.hosts_per_rack);
+        let mut out = Vec::with_capacity(10);
+        for class in LinkClass::ALL {
+            let (n, per_link, top_n) = match class {
+                LinkClass::HostUp | LinkClass::HostDown => (hosts, host, top_hosts),
+                LinkClass::TorUp | LinkClass::TorDown => (racks, tor, pods),
+                LinkClass::PodUp | LinkClass::PodDown => {
+                    out.push((class, Racks::All, pods, pod));
+                    continue;
+                }
+            };
+            if split {
+                out.push((class, Racks::Top, top_n, per_link));
+                out.push((class, Racks::Other, n - top_n, per_link));
+            } else {
+                out.push((class, Racks::All, n, per_link));
+            }
+        }
+        out
     }
 
-    /// Bits each class carries for these coflows' network flows, in
-    /// [`LinkClass::ALL`] order.
-    fn class_bits(&self, coflows: &[CoflowSpec]) -> [f64; 6] {
-        let mut bytes = [0u128; 6];
+    /// Bits each class of [`Tree::classes`] carries for these coflows'
+    /// network flows, in the same order.
+    fn class_bits(&self, coflows: &[CoflowSpec], workflow: Workflow) -> Vec<f64> {
+        let split = workflow == Workflow::TwoStage;
+        // The position in `classes` of the `k`-th of LinkClass::ALL for a
+        // link of rack `r`: split host and ToR classes take two places each
+        // (top racks', then the others'), pod classes one.
+        let slot = |k: usize, r: u32| match (split, k) {
+            (false, _) => k,
+            (true, 0..=3) => 2 * k + usize::from(!self.is_top_rack(r)),
+            (true, _) => k + 4,
+        };
+        let mut bytes = vec![0u128; if split { 10 } else { 6 }];
         for f in coflows.iter().flat_map(|c| &c.flows) {
             if f.kind != coflowkit_model::FlowKind::Net || f.src == f.dst {
                 continue;
             }
             let b = u128::from(f.bytes.0);
-            bytes[0] += b;
-            bytes[1] += b;
             let (rs, rd) = (self.rack_of(f.src.0), self.rack_of(f.dst.0));
+            bytes[slot(0, rs)] += b;
+            bytes[slot(1, rd)] += b;
             if rs != rd {
-                bytes[2] += b;
-                bytes[3] += b;
+                bytes[slot(2, rs)] += b;
+                bytes[slot(3, rd)] += b;
                 if self.pod_of_rack(rs) != self.pod_of_rack(rd) {
-                    bytes[4] += b;
-                    bytes[5] += b;
+                    bytes[slot(4, rs)] += b;
+                    bytes[slot(5, rd)] += b;
                 }
             }
         }
-        bytes.map(|b| b as f64 * 8.0)
+        bytes.into_iter().map(|b| b as f64 * 8.0).collect()
     }
 
-    /// The offered load on every class of links over the span of `w`'s
-    /// arrivals (see the module doc).
-    pub fn class_loads(&self, w: &Workload) -> Vec<ClassLoad> {
+    /// The offered load on every class of links `workflow` loads alike
+    /// ([`Tree::classes`]) over the span of `w`'s arrivals (see the module
+    /// doc).
+    pub fn class_loads(&self, w: &Workload, workflow: Workflow) -> Vec<ClassLoad> {
         let first = w.coflows.iter().map(|c| c.arrival).min();
         let last = w.coflows.iter().map(|c| c.arrival).max();
         let span = match (first, last) {
             (Some(a), Some(b)) => (b - a).as_secs_f64(),
             _ => 0.0,
         };
-        let bits = self.class_bits(&w.coflows);
-        LinkClass::ALL
-            .iter()
-            .zip(self.classes())
+        let bits = self.class_bits(&w.coflows, workflow);
+        self.classes(workflow)
+            .into_iter()
             .zip(bits)
-            .map(|((&class, (n_links, per_link)), bits)| {
+            .map(|((class, racks, n_links, per_link), bits)| {
                 let capacity_bps = n_links as f64 * per_link;
                 ClassLoad {
                     class,
+                    racks,
                     n_links,
                     capacity_bps,
                     bits,
@@ -314,9 +386,10 @@ impl Tree {
             .collect()
     }
 
-    /// The load of `w`: its most loaded class's load (`None` for a zero span).
-    pub fn offered_load(&self, w: &Workload) -> Option<f64> {
-        self.class_loads(w)
+    /// The load of `w`, generated for `workflow`: its most loaded class's
+    /// load (`None` for a zero span).
+    pub fn offered_load(&self, w: &Workload, workflow: Workflow) -> Option<f64> {
+        self.class_loads(w, workflow)
             .iter()
             .filter_map(|c| c.load)
             .max_by(f64::total_cmp)
@@ -866,11 +939,11 @@ pub fn generate(config: &BaraatConfig) -> Workload {
     if config.workflow != Workflow::DataParallel {
         // Spread arrivals so the most loaded class of links has the target load.
         let t = &config.tree;
-        let bits = t.class_bits(&coflows);
+        let bits = t.class_bits(&coflows, config.workflow);
         let worst = bits
             .iter()
-            .zip(t.classes())
-            .map(|(b, (n, per_link))| b / (n as f64 * per_link))
+            .zip(t.classes(config.workflow))
+            .map(|(b, (_, _, n, per_link))| b / (n as f64 * per_link))
             .fold(0.0, f64::max);
         let span = worst / config.load * 1e9;
         let mut gaps = substream(config.seed, tags::ARRIVALS);
@@ -893,7 +966,7 @@ crate::params! { BaraatConfig {
     "workflow" => workflow: "single-stage, two-stage, storage or data-parallel (a batch at time 0)",
     "sizes" => sizes: "uniform (per flow), bing (bimodal tasks) or analytics (heavy-tailed tasks)",
     "n_tasks" => n_tasks: "tasks (coflows)",
-    "load" => load: "load of the most loaded class of tree links (host, ToR or pod, up or down)",
+    "load" => load: "load of the most loaded class of tree links (host, ToR or pod, up or down; two-stage: top racks' and other racks' apart)",
     "seed" => seed: "random seed",
     "pods" => tree.pods: "pods of the tree",
     "racks_per_pod" => tree.racks_per_pod: "racks per pod (the first is the pod's top-aggregator rack)",
@@ -958,7 +1031,8 @@ mod tests {
                 (24240, 24267, 21747, 2, None),
             ]
         );
-        assert_eq!(arrivals(&two), vec![0, 19617, 26768]);
+        // Two-stage arrivals moved on 2026-11-23: top racks' links are classes of their own.
+        assert_eq!(arrivals(&two), vec![0, 34283, 46780]);
         let single = generate(&BaraatConfig {
             sizes: SizeModel::Bing,
             compute_mean: Dur::from_micros(100),
@@ -1077,26 +1151,77 @@ mod tests {
         }
     }
 
+    /// The load of `class` over `racks` in `loads`.
+    fn load_of(loads: &[ClassLoad], class: LinkClass, racks: Racks) -> f64 {
+        loads
+            .iter()
+            .find(|c| c.class == class && c.racks == racks)
+            .and_then(|c| c.load)
+            .unwrap_or_else(|| panic!("no {}{}", racks.name(), class.name()))
+    }
+
     #[test]
     fn load_is_the_most_loaded_link_class() {
-        // Partition-aggregate: host links bind, at exactly the target.
+        // Two-stage on Baraat's tree: the top racks' 2:1 ToR downlinks bind
+        // (40 top aggregators share 20 Gbit/s), at exactly the target; no
+        // class of links is above it.
         let w = generate(&small(Workflow::TwoStage, 300));
         let t = Tree::default();
-        let loads = t.class_loads(&w);
-        let host = loads[0].load.unwrap();
-        assert!((host - 0.8).abs() < 1e-6, "host uplinks {host}");
-        assert!((loads[1].load.unwrap() - host).abs() < 1e-9);
-        // Cross-rack bytes: 1 spill flow of 40 plus the 3% mid->top flows.
-        let tor = loads[2].load.unwrap();
-        assert!(tor < 0.2 * host, "ToR uplinks {tor}");
-        assert!((t.offered_load(&w).unwrap() - 0.8).abs() < 1e-6);
-        // Storage between random hosts: nearly every byte crosses racks, so
-        // the 2:1 ToR links bind at twice the host links' load.
+        let loads = t.class_loads(&w, Workflow::TwoStage);
+        assert_eq!(loads.len(), 10);
+        let top_tor = load_of(&loads, LinkClass::TorDown, Racks::Top);
+        assert!(
+            (top_tor - 0.8).abs() < 1e-6,
+            "top racks' ToR downlinks {top_tor}"
+        );
+        assert!(
+            loads.iter().all(|c| c.load.unwrap() <= 0.8 + 1e-6),
+            "{loads:?}"
+        );
+        assert!((t.offered_load(&w, Workflow::TwoStage).unwrap() - 0.8).abs() < 1e-6);
+        // Top racks only receive: their hosts never send.
+        assert_eq!(load_of(&loads, LinkClass::HostUp, Racks::Top), 0.0);
+        // The other racks' host links carry every worker byte, equal up and
+        // down (39 of 40 worker flows stay in the rack), well below the top
+        // ToR links; their ToR uplinks carry the 3% mid -> top flows and
+        // 1 spill flow of 40.
+        let up = load_of(&loads, LinkClass::HostUp, Racks::Other);
+        let down = load_of(&loads, LinkClass::HostDown, Racks::Other);
+        assert!((0.3..0.6).contains(&up), "other racks' host uplinks {up}");
+        assert!((down / up - 1.0).abs() < 0.05, "host downlinks {down}");
+        assert!(load_of(&loads, LinkClass::TorUp, Racks::Other) < 0.2 * up);
+
+        // The reproduction's 2 x 4 x 40 tree with 6 mids: the other racks'
+        // host links bind (a quarter of the hosts are in top racks and
+        // receive only 3%), where the unsplit average put them at 1.07.
+        let tree = Tree {
+            pods: 2,
+            racks_per_pod: 4,
+            ..Tree::default()
+        };
+        let w = generate(&BaraatConfig {
+            tree,
+            mids: 6,
+            ..small(Workflow::TwoStage, 300)
+        });
+        let loads = tree.class_loads(&w, Workflow::TwoStage);
+        let up = load_of(&loads, LinkClass::HostUp, Racks::Other);
+        assert!((up - 0.8).abs() < 1e-6, "other racks' host uplinks {up}");
+        assert!(
+            loads.iter().all(|c| c.load.unwrap() <= 0.8 + 1e-6),
+            "{loads:?}"
+        );
+
+        // Storage between random hosts: every rack alike (no split); nearly
+        // every byte crosses racks, so the 2:1 ToR links bind at twice the
+        // host links' load.
         let w = generate(&BaraatConfig {
             load: 0.5,
             ..small(Workflow::Storage, 3000)
         });
-        let loads = t.class_loads(&w);
+        let loads = t.class_loads(&w, Workflow::Storage);
+        assert_eq!(loads.len(), 6);
+        assert!(loads.iter().all(|c| c.racks == Racks::All));
         let (host, tor) = (loads[0].load.unwrap(), loads[2].load.unwrap());
         assert!((tor - 0.5).abs() < 1e-6, "ToR {tor}");
         assert!((tor / host - 2.0).abs() < 0.01, "host {host}");
