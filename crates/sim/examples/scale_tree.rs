@@ -3,14 +3,15 @@
 //! partition-aggregate tasks (1,230 flows each) at 80% load, under the
 //! schedulers named on the command line. Prints the time to generate,
 //! validate and simulate, events and task completion statistics; run it under
-//! `/usr/bin/time -v` for peak memory (docs/benchmarks.md).
+//! `/usr/bin/time -v` for peak memory (docs/benchmarks.md). About every 10 s
+//! of wall time a progress line goes to stderr.
 //!
 //! Usage: scale_tree N_TASKS [PODS RACKS_PER_POD HOSTS_PER_RACK] -- SCHEDULER...
 use coflowkit_model::{percentile, BitsPerSec, Fabric, TreeSpec};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, Simulation};
+use coflowkit_sim::{Progress, SimOptions, Simulation};
 use coflowkit_workload::baraat::{generate, BaraatConfig, Tree, Workflow};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,8 +66,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for s in scheds {
         let t = Instant::now();
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
+        let mut report = Progress::printer(s, Duration::from_secs(10));
         let r =
-            Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
+            Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut report)?;
         let tct: Vec<f64> = r.coflows.iter().map(|c| c.cct_s()).collect();
         let mean = tct.iter().sum::<f64>() / tct.len() as f64;
         let p = |q: f64| percentile(&tct, q * 100.0).unwrap_or(f64::NAN);

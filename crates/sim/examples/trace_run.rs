@@ -2,11 +2,12 @@
 //! line and prints wall time, events, and mean and 95th-percentile CCT: the
 //! engine alone, without the Python front (the CLI benchmark in
 //! docs/benchmarks.md times the whole process). Usage: trace_run TRACE
-//! SCHEDULER...
+//! SCHEDULER... About every 10 s of wall time a progress line goes to
+//! stderr.
 use coflowkit_model::{BitsPerSec, Fabric};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
-use coflowkit_sim::{SimOptions, Simulation};
-use std::time::Instant;
+use coflowkit_sim::{Progress, SimOptions, Simulation};
+use std::time::{Duration, Instant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,8 +21,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for s in scheds {
         let t0 = Instant::now();
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
+        let mut report = Progress::printer(s, Duration::from_secs(10));
         let r =
-            Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
+            Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut report)?;
         let cct = r.metrics().cct;
         println!(
             "{s}: {:.3} s wall, {} events, mean CCT {:.3} s, p95 CCT {:.3} s",

@@ -91,6 +91,28 @@ pub struct Progress {
     pub n_coflows: usize,
 }
 
+impl Progress {
+    /// A progress callback for command-line runs: about every `every` of
+    /// wall time it prints `label`, the wall time since it was made, the
+    /// simulated time and the coflows done to stderr.
+    pub fn printer(label: &str, every: std::time::Duration) -> impl FnMut(Progress) + '_ {
+        let start = std::time::Instant::now();
+        let mut last = start;
+        move |p: Progress| {
+            if last.elapsed() >= every {
+                last = std::time::Instant::now();
+                eprintln!(
+                    "{label}: {:.0} s, simulated {:.3} s, {} of {} coflows done",
+                    start.elapsed().as_secs_f64(),
+                    p.now.0 as f64 / 1e9,
+                    p.coflows_done,
+                    p.n_coflows
+                );
+            }
+        }
+    }
+}
+
 /// Options of a run.
 #[derive(Debug, Clone, Default)]
 pub struct SimOptions {
