@@ -93,6 +93,7 @@ fn sync_of(a: u32, r: u64, n_agents: u32, flows: u32, coflows: u32) -> SyncReque
                 finished: false,
             })
             .collect(),
+        ..Default::default()
     }
 }
 

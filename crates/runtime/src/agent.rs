@@ -177,6 +177,17 @@ fn id_seeds() -> (u64, u64) {
     )
 }
 
+/// This agent process's sync session: the clock in ns mixed with the
+/// process id, so that a restarted agent's syncs (numbered from 1 again)
+/// are not taken for stale ones of its previous life.
+fn sync_session() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
+    t ^ (u64::from(std::process::id()) << 40)
+}
+
 /// Coflow numbers are the low 40 bits of a coflow id.
 const COFLOW_NUMBER_MASK: u64 = (1 << 40) - 1;
 
@@ -542,6 +553,8 @@ impl State {
         proto::SyncRequest {
             protocol_version: PROTOCOL_VERSION,
             host: self.host,
+            session: 0,
+            seq: 0,
             coflows: self
                 .coflows
                 .iter()
@@ -987,6 +1000,7 @@ async fn sync_loop(
     let mut next_try = Instant::now();
     let mut fell_back = false;
     let mut syncer = Syncer::new(client);
+    let (session, mut seq) = (sync_session(), 0u64);
     loop {
         tokio::select! {
             _ = every.tick() => {}
@@ -1005,7 +1019,12 @@ async fn sync_loop(
                 continue;
             }
         }
-        let req = state.lock().expect("agent lock").sync_request();
+        let mut req = state.lock().expect("agent lock").sync_request();
+        // Numbered, so that a request of a stream given up on that reaches
+        // the coordinator after a newer one is not taken (coordinator doc).
+        seq += 1;
+        req.session = session;
+        req.seq = seq;
         let result = tokio::select! {
             r = syncer.sync(req) => r,
             _ = stop.changed() => return,

@@ -37,6 +37,15 @@
 //! coflow, which completes again once that flow finishes: a late report is
 //! never refused for being late.
 //!
+//! A sync may also overtake another: when the coordinator stalls, an agent
+//! gives up on its stream after 2 s and sends its next sync on a new one,
+//! and the two requests then wait for the same lock in either order. Agents
+//! number their syncs per session (`SyncRequest::session`, `seq`), and a
+//! request numbered at or below the last one taken from its host and
+//! session is stale: answered with the current schedule, counted
+//! (`stale_syncs`), and nothing else (before, its older byte counts were
+//! refused as "went back").
+//!
 //! Correctness properties: a flow's reported bytes never decrease and its
 //! coflow and destination never change (a sync that says otherwise is
 //! refused whole, `Core::check`); a flow finishes once, and only after a
@@ -167,6 +176,10 @@ pub struct Core {
     syncs: Vec<u64>,
     last_sync: Vec<Option<Instant>>,
     refused: u64,
+    /// Per host: the session and number of the last numbered sync taken.
+    sync_seq: Vec<(u64, u64)>,
+    /// Stale syncs answered without being taken.
+    stale: u64,
     ticks: u64,
     /// How long the last tick took (the scheduler's time included).
     last_tick: Duration,
@@ -234,6 +247,8 @@ impl Core {
             syncs: vec![0; cfg.n_hosts as usize],
             last_sync: vec![None; cfg.n_hosts as usize],
             refused: 0,
+            sync_seq: vec![(0, 0); cfg.n_hosts as usize],
+            stale: 0,
             ticks: 0,
             last_tick: Duration::ZERO,
         })
@@ -311,7 +326,24 @@ impl Core {
 
     fn take_sync(&mut self, r: &SyncRequest) -> Result<SyncReply, Invalid> {
         validate::sync(r, self.n_hosts)?;
+        let h = r.host as usize;
+        if r.seq != 0 {
+            let (session, seq) = self.sync_seq[h];
+            if r.session == session && r.seq <= seq {
+                // Overtaken by a newer sync of the same agent: answer, take nothing.
+                self.stale += 1;
+                return Ok(SyncReply {
+                    protocol_version: PROTOCOL_VERSION,
+                    rates: self.rates[h].clone(),
+                    finished_acks: vec![],
+                    completed_coflows: vec![],
+                });
+            }
+        }
         self.check(r)?;
+        if r.seq != 0 {
+            self.sync_seq[h] = (r.session, r.seq);
+        }
         let mut completed_coflows = vec![];
         for c in &r.coflows {
             if self.completed.contains(&c.coflow_id) {
@@ -644,6 +676,7 @@ impl Core {
             ticks: self.ticks,
             last_tick_s: self.last_tick.as_secs_f64(),
             refused_syncs: self.refused,
+            stale_syncs: self.stale,
             completed_coflows: self.log.len() as u64,
             completed_bytes: self.log.iter().map(|c| c.bytes).sum(),
             agents,
@@ -966,6 +999,7 @@ mod tests {
                 size_hint: 0,
                 finished,
             }],
+            ..Default::default()
         }
     }
 
@@ -1005,6 +1039,37 @@ mod tests {
     }
 
     #[test]
+    fn a_sync_overtaken_by_a_newer_one_is_answered_and_not_taken() {
+        // An agent gave up on a stream during a stall and sent its next sync
+        // on a new one; the older request reaches the lock last.
+        let numbered = |session: u64, seq: u64, bytes: u64, finished: bool| SyncRequest {
+            session,
+            seq,
+            ..report(0, 1, 7, 2, bytes, finished)
+        };
+        let mut c = core("aalo");
+        c.sync(&numbered(9, 1, 0, false)).unwrap();
+        c.tick(Time(10_000_000));
+        c.sync(&numbered(9, 3, 8_000, true)).unwrap();
+        let stale = c.sync(&numbered(9, 2, 5_000, false)).unwrap();
+        assert!(stale.finished_acks.is_empty(), "{stale:?}");
+        let s = c.status();
+        assert_eq!((s.refused_syncs, s.stale_syncs), (0, 1));
+        assert_eq!(c.flows[0].bytes, 8_000, "the newer count stands");
+        assert!(c.flows[0].finished);
+        // The same number again is stale too; the next one is taken.
+        c.sync(&numbered(9, 3, 8_000, true)).unwrap();
+        assert_eq!(c.status().stale_syncs, 2);
+        // A restarted agent (a new session) numbers from 1 again and is
+        // taken; an unnumbered sync (an older agent) is always taken, and
+        // still refused when its bytes go back.
+        let r = c.sync(&numbered(4, 1, 8_000, true)).unwrap();
+        assert_eq!(r.finished_acks, vec![1]);
+        assert!(c.sync(&report(0, 1, 7, 2, 7_000, false)).is_err());
+        assert_eq!(c.status().refused_syncs, 1);
+    }
+
+    #[test]
     fn a_flow_lives_from_its_report_to_its_finish_and_its_coflow_to_unregister() {
         let mut c = core("aalo");
         c.sync(&report(0, 1, 7, 2, 0, false)).unwrap();
@@ -1031,6 +1096,7 @@ mod tests {
                 unregistered: true,
             }],
             flows: vec![],
+            ..Default::default()
         })
         .unwrap();
         c.tick(Time(30_000_000));
@@ -1108,6 +1174,7 @@ mod tests {
                                     finished: fin,
                                 })
                                 .collect(),
+                            ..Default::default()
                         };
                         if let Ok(reply) = c.sync(&r) {
                             for x in &reply.rates {

@@ -67,6 +67,16 @@ pub struct SyncRequest {
     pub coflows: ::prost::alloc::vec::Vec<CoflowInfo>,
     #[prost(message, repeated, tag = "4")]
     pub flows: ::prost::alloc::vec::Vec<FlowReport>,
+    /// The agent process's sync session (drawn anew at each start) and its
+    /// number for this sync (1, 2, ... within the session; 0: not numbered, an
+    /// older agent). A request numbered at or below the last one the
+    /// coordinator took from the same host and session is stale (a request of
+    /// an abandoned stream or a timed-out call that arrives after a newer
+    /// one): it is answered with the current schedule and changes nothing.
+    #[prost(uint64, tag = "5")]
+    pub session: u64,
+    #[prost(uint64, tag = "6")]
+    pub seq: u64,
 }
 /// The schedule of one flow.
 #[derive(Clone, Copy, PartialEq, ::prost::Message)]

@@ -98,6 +98,8 @@ pub struct Status {
     pub last_tick_s: f64,
     /// Syncs refused as malformed or contradictory.
     pub refused_syncs: u64,
+    /// Syncs overtaken by a newer one of the same agent (answered, not taken).
+    pub stale_syncs: u64,
     /// Coflows completed so far, and their bytes.
     pub completed_coflows: u64,
     /// See `completed_coflows`.
@@ -158,8 +160,8 @@ impl Status {
         json_f64(&mut o, self.last_tick_s);
         let _ = write!(
             o,
-            ",\"refused_syncs\":{},\"completed_coflows\":{},\"completed_bytes\":{},\"agents\":[",
-            self.refused_syncs, self.completed_coflows, self.completed_bytes
+            ",\"refused_syncs\":{},\"stale_syncs\":{},\"completed_coflows\":{},\"completed_bytes\":{},\"agents\":[",
+            self.refused_syncs, self.stale_syncs, self.completed_coflows, self.completed_bytes
         );
         for (i, a) in self.agents.iter().enumerate() {
             if i > 0 {
@@ -278,6 +280,17 @@ impl Status {
             o,
             "coflowkit_coordinator_refused_syncs_total {}",
             self.refused_syncs
+        );
+        metric(
+            &mut o,
+            "coordinator_stale_syncs_total",
+            "counter",
+            "Agent syncs overtaken by a newer one of the same agent, answered and not taken.",
+        );
+        let _ = writeln!(
+            o,
+            "coflowkit_coordinator_stale_syncs_total {}",
+            self.stale_syncs
         );
         metric(
             &mut o,
@@ -495,6 +508,7 @@ mod tests {
             ticks: 1,
             last_tick_s: f64::NAN,
             refused_syncs: 0,
+            stale_syncs: 0,
             completed_coflows: 0,
             completed_bytes: 0,
             agents: vec![AgentStatus {

@@ -255,6 +255,7 @@ mod tests {
                 size_hint: 0,
                 finished: false,
             }],
+            ..Default::default()
         };
         assert_eq!(sync(&ok, 3), Ok(()));
         let mut r = ok.clone();

@@ -24,6 +24,7 @@ fn sync(host: u32, flows: Vec<FlowReport>) -> SyncRequest {
         host,
         coflows: vec![],
         flows,
+        ..Default::default()
     }
 }
 
