@@ -6,25 +6,22 @@ Starts a coordinator (2 hosts at 1 Gbit/s, `--scheduler`, default `aalo`) and ho
 `coflowkit-runtime` binary (``COFLOWKIT_RUNTIME`` or the one `coflowkit` finds), then, per round, `--flows`
 Python threads of this one process (one `AgentClient`, as `coflowkit._runtime_sender` has one per host) each
 open a writer on a connected socket at once, send `--bytes` in 16 KiB slices with a CRC-32 of each (the sender's
-loop) and close (`--at-once`: `writer(..., wait=False)`, which does not wait for the agent). Prints the latency of opening (the call to `client.writer`, which holds no GIL while it waits
-for the agent, but takes the GIL back after) and of closing, p50 / p99 / max over all rounds, and the whole
-round's time. No testbed needed.
+loop) and close (`--at-once`: `writer(..., wait=False)`, which does not wait for the agent). Prints the latency
+of opening (the call to `client.writer`, which holds no GIL while it waits for the agent, but takes the GIL back
+after) and of closing, p50 / p99 / max over all rounds, and the whole round's time. No testbed needed.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import signal
 import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 import zlib
-from pathlib import Path
+
+from _runtime_cluster import one_host
 
 from coflowkit import _core
 
@@ -36,11 +33,6 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, max(0, int(len(xs) * p + 0.999999) - 1))]
 
 
-def _runtime() -> list[str]:
-    exe = os.environ.get("COFLOWKIT_RUNTIME")
-    return [exe] if exe else [sys.executable, "-m", "coflowkit"]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--flows", type=int, default=100)
@@ -49,24 +41,7 @@ def main() -> None:
     ap.add_argument("--scheduler", default="aalo")
     ap.add_argument("--at-once", action="store_true", help="writer(..., wait=False): no wait for the agent")
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        token = Path(tmp) / "token"
-        token.write_text("bench-token\n")
-        token.chmod(0o600)
-        sock = Path(tmp) / "agent.sock"
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        run = _runtime()
-        coord = subprocess.Popen(
-            [*run, "coordinator", "--hosts", "2", "--host-rate", "1Gbps", "--scheduler", a.scheduler,
-             "--listen", f"127.0.0.1:{port}", "--token-file", str(token)]
-        )  # fmt: skip
-        time.sleep(1.0)
-        agent = subprocess.Popen(
-            [*run, "agent", "--host", "0", "--coordinator", f"http://127.0.0.1:{port}",
-             "--socket", str(sock), "--socket-mode", "600", "--token-file", str(token)]
-        )  # fmt: skip
+    with one_host("1Gbps", a.scheduler) as sock:
         server = socket.create_server(("127.0.0.1", 0), backlog=4096)
         sink_port = server.getsockname()[1]
 
@@ -86,10 +61,6 @@ def main() -> None:
 
         threading.Thread(target=sink, daemon=True).start()
         try:
-            for _ in range(100):
-                if sock.exists():
-                    break
-                time.sleep(0.1)
             client = _core.AgentClient(str(sock))
             assert client.connected
             opens: list[float] = []
@@ -102,7 +73,9 @@ def main() -> None:
                 go = threading.Barrier(a.flows + 1)
                 lock = threading.Lock()
 
-                def flow(s: socket.socket, coflow: int = coflow, go: threading.Barrier = go) -> None:
+                def flow(
+                    s: socket.socket, coflow: int = coflow, go: threading.Barrier = go, lock: threading.Lock = lock
+                ) -> None:
                     go.wait()
                     t = time.perf_counter()
                     w = client.writer(s, coflow, dst_host=1, size_hint=a.bytes, wait=not a.at_once)
@@ -139,7 +112,8 @@ def main() -> None:
                 client.unregister(coflow)
             ms = 1e3
             print(
-                f"python opens ({a.scheduler}{', wait=False' if a.at_once else ''}): {a.flows} flows at once x {a.rounds} rounds, {a.bytes} bytes each; "
+                f"python opens ({a.scheduler}{', wait=False' if a.at_once else ''}): {a.flows} flows at once "
+                f"x {a.rounds} rounds, {a.bytes} bytes each; "
                 f"open p50 {_pct(opens, 0.5) * ms:.2f} ms, p99 {_pct(opens, 0.99) * ms:.2f} ms, "
                 f"max {max(opens) * ms:.2f} ms; close p50 {_pct(closes, 0.5) * ms:.2f} ms, "
                 f"p99 {_pct(closes, 0.99) * ms:.2f} ms, max {max(closes) * ms:.2f} ms; "
@@ -147,9 +121,6 @@ def main() -> None:
             )
         finally:
             server.close()
-            for p in (agent, coord):
-                p.send_signal(signal.SIGINT)
-                p.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,12 @@ reader thread, runs interleaved, and prints the medians and their ratio.
 from __future__ import annotations
 
 import argparse
-import signal
 import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
+
+from _runtime_cluster import one_host
 
 import coflowkit
 
@@ -55,70 +52,44 @@ def main() -> None:
     ap.add_argument("--bytes", type=int, default=1 << 30)
     ap.add_argument("--runs", type=int, default=7)
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        token = Path(tmp) / "token"
-        token.write_text("bench-token\n")
-        token.chmod(0o600)
-        sock = Path(tmp) / "agent.sock"
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        run = [sys.executable, "-m", "coflowkit"]
-        coord = subprocess.Popen(
-            [*run, "coordinator", "--hosts", "2", "--host-rate", "1Tbps", "--scheduler", "fair",
-             "--listen", f"127.0.0.1:{port}", "--token-file", str(token)]
-        )  # fmt: skip
-        time.sleep(1.0)
-        agent = subprocess.Popen(
-            [*run, "agent", "--host", "0", "--coordinator", f"http://127.0.0.1:{port}",
-             "--socket", str(sock), "--socket-mode", "600", "--token-file", str(token)]
-        )  # fmt: skip
-        try:
-            for _ in range(100):
-                if sock.exists():
-                    break
-                time.sleep(0.1)
-            client = coflowkit.AgentClient(sock)
-            assert client.connected
-            raw: list[float] = []
-            wrapped: list[float] = []
+    with one_host("1Tbps", "fair") as sock:
+        client = coflowkit.AgentClient(sock)
+        assert client.connected
+        raw: list[float] = []
+        wrapped: list[float] = []
 
-            def send_raw(s: socket.socket, block: bytes, total: int) -> None:
-                left = total
-                while left:
-                    k = min(left, len(block))
-                    s.sendall(block[:k] if k < len(block) else block)
-                    left -= k
+        def send_raw(s: socket.socket, block: bytes, total: int) -> None:
+            left = total
+            while left:
+                k = min(left, len(block))
+                s.sendall(block[:k] if k < len(block) else block)
+                left -= k
 
-            for _ in range(a.runs):
-                raw.append(_transfer(a.bytes, send_raw))
-                coflow = client.register()
+        for _ in range(a.runs):
+            raw.append(_transfer(a.bytes, send_raw))
+            coflow = client.register()
 
-                def send_wrapped(s: socket.socket, block: bytes, total: int, coflow: int = coflow) -> None:
-                    with client.writer(s, coflow, dst_host=1) as w:
-                        assert w.scheduled
-                        left = total
-                        while left:
-                            k = min(left, len(block))
-                            w.sendall(block[:k] if k < len(block) else block)
-                            left -= k
+            def send_wrapped(s: socket.socket, block: bytes, total: int, coflow: int = coflow) -> None:
+                with client.writer(s, coflow, dst_host=1) as w:
+                    assert w.scheduled
+                    left = total
+                    while left:
+                        k = min(left, len(block))
+                        w.sendall(block[:k] if k < len(block) else block)
+                        left -= k
 
-                wrapped.append(_transfer(a.bytes, send_wrapped))
-                client.unregister(coflow)
+            wrapped.append(_transfer(a.bytes, send_wrapped))
+            client.unregister(coflow)
 
-            def gbps(t: float) -> float:
-                return a.bytes * 8 / t / 1e9
+        def gbps(t: float) -> float:
+            return a.bytes * 8 / t / 1e9
 
-            r, w = statistics.median(raw), statistics.median(wrapped)
-            print(
-                f"python writer: {a.bytes} bytes x {a.runs} runs each, interleaved; raw socket median "
-                f"{gbps(r):.2f} Gbit/s (runs {gbps(max(raw)):.2f}-{gbps(min(raw)):.2f}), CoflowWriter median "
-                f"{gbps(w):.2f} Gbit/s (runs {gbps(max(wrapped)):.2f}-{gbps(min(wrapped)):.2f}); writer/raw {r / w:.3f}"
-            )
-        finally:
-            for p in (agent, coord):
-                p.send_signal(signal.SIGINT)
-                p.wait(timeout=10)
+        r, w = statistics.median(raw), statistics.median(wrapped)
+        print(
+            f"python writer: {a.bytes} bytes x {a.runs} runs each, interleaved; raw socket median "
+            f"{gbps(r):.2f} Gbit/s (runs {gbps(max(raw)):.2f}-{gbps(min(raw)):.2f}), CoflowWriter median "
+            f"{gbps(w):.2f} Gbit/s (runs {gbps(max(wrapped)):.2f}-{gbps(min(wrapped)):.2f}); writer/raw {r / w:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -205,22 +205,8 @@ impl PyAgentClient {
             ));
         }
         let fd = fd_of(&sock)?;
-        if !wait {
-            let w = py.detach(|| {
-                self.client
-                    .writer_at_once(CoflowId(coflow), dst_host, size_hint, FdStream(fd))
-            });
-            return Ok(PyCoflowWriter {
-                handle: w.handle(),
-                w: Some(w),
-                sock: sock.unbind(),
-                fd,
-                coflow,
-                dst_host,
-            });
-        }
-        let w = py
-            .detach(|| {
+        let w = if wait {
+            py.detach(|| {
                 self.client
                     .try_writer(CoflowId(coflow), dst_host, size_hint, FdStream(fd))
             })
@@ -230,7 +216,13 @@ impl PyAgentClient {
                     &self.socket,
                     e,
                 )
-            })?;
+            })?
+        } else {
+            py.detach(|| {
+                self.client
+                    .writer_at_once(CoflowId(coflow), dst_host, size_hint, FdStream(fd))
+            })
+        };
         Ok(PyCoflowWriter {
             handle: w.handle(),
             w: Some(w),

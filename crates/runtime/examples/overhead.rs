@@ -336,10 +336,21 @@ fn one_transfer(bytes: u64, send: impl FnOnce(TcpStream, &mut dyn FnMut(&mut dyn
     s
 }
 
-fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
-    let bytes: u64 = arg(args, "--bytes", 1 << 30);
-    let runs: usize = arg(args, "--runs", 7);
-    let dir = std::env::temp_dir().join(format!("coflowkit-overhead-{}", std::process::id()));
+/// A coordinator of 2 hosts at `host_rate_bps` under `scheduler` and host
+/// 0's agent on a socket in a fresh temporary folder (`coflowkit-NAME-PID`):
+/// the coordinator, the agent, the folder and the socket.
+fn one_host(
+    rt: &tokio::runtime::Runtime,
+    name: &str,
+    host_rate_bps: f64,
+    scheduler: String,
+) -> (
+    coordinator::CoordinatorHandle,
+    agent::AgentHandle,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    let dir = std::env::temp_dir().join(format!("coflowkit-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let socket = dir.join("agent.sock");
     let (coord, ag) = rt.block_on(async {
@@ -347,11 +358,9 @@ fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
         let coord = coordinator::spawn(
             coordinator::CoordinatorConfig {
                 n_hosts: 2,
-                // As fast as validation allows: the bench measures the
-                // writer's cost, not a pacing limit.
-                host_rate_bps: 1e12,
+                host_rate_bps,
                 delta: Duration::from_millis(10),
-                scheduler: "fair".into(),
+                scheduler,
                 token: TOKEN.into(),
                 mark_classes: true,
             },
@@ -369,6 +378,15 @@ fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
         .unwrap();
         (coord, ag)
     });
+    (coord, ag, dir, socket)
+}
+
+fn writer(args: &[String], rt: &tokio::runtime::Runtime) {
+    let bytes: u64 = arg(args, "--bytes", 1 << 30);
+    let runs: usize = arg(args, "--runs", 7);
+    // As fast as validation allows: the bench measures the writer's cost,
+    // not a pacing limit.
+    let (coord, ag, dir, socket) = one_host(rt, "overhead", 1e12, "fair".into());
     let client = AgentClient::connect(&socket);
     assert!(client.is_connected());
     let (mut raw, mut wrapped) = (vec![], vec![]);
@@ -414,34 +432,7 @@ fn opens(args: &[String], rt: &tokio::runtime::Runtime) {
     // `--at-once`: `AgentClient::writer_at_once` (no wait for the agent)
     // instead of `writer`.
     let at_once = args.iter().any(|a| a == "--at-once");
-    let dir = std::env::temp_dir().join(format!("coflowkit-opens-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let socket = dir.join("agent.sock");
-    let (coord, ag) = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let coord = coordinator::spawn(
-            coordinator::CoordinatorConfig {
-                n_hosts: 2,
-                host_rate_bps: 1e9,
-                delta: Duration::from_millis(10),
-                scheduler,
-                token: TOKEN.into(),
-                mark_classes: true,
-            },
-            listener,
-        )
-        .unwrap();
-        let ag = agent::spawn(agent::AgentConfig {
-            host: 0,
-            coordinator: format!("http://{}", coord.addr),
-            token: TOKEN.into(),
-            socket: socket.clone(),
-            socket_mode: 0o600,
-        })
-        .await
-        .unwrap();
-        (coord, ag)
-    });
+    let (coord, ag, dir, socket) = one_host(rt, "opens", 1e9, scheduler);
     // A sink that accepts every connection and reads it to its end.
     let sink = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = sink.local_addr().unwrap();

@@ -101,6 +101,33 @@ struct FlowShared {
     state: std::sync::atomic::AtomicU8,
 }
 
+impl FlowShared {
+    /// A flow of `coflow` to `dst_host` with nothing written yet, starting
+    /// with `sched`, the agent's `id` (0 while its open is unanswered) and
+    /// `state`.
+    fn new(
+        coflow: u64,
+        dst_host: u32,
+        size_hint: Option<u64>,
+        sched: Sched,
+        id: u64,
+        state: u8,
+    ) -> Arc<FlowShared> {
+        Arc::new(FlowShared {
+            bytes: AtomicU64::new(0),
+            sched: Mutex::new(sched),
+            changed: Condvar::new(),
+            coflow,
+            dst_host,
+            size_hint: size_hint.unwrap_or(0),
+            closed: AtomicBool::new(false),
+            id: AtomicU64::new(id),
+            close_sent: AtomicBool::new(false),
+            state: std::sync::atomic::AtomicU8::new(state),
+        })
+    }
+}
+
 /// A writer's open was sent and not answered yet.
 const OPENING: u8 = 0;
 /// The agent schedules the flow.
@@ -781,23 +808,13 @@ impl AgentClient {
             Err(ClientError::Unreachable) => return Ok(CoflowWriter::plain(stream)),
             Err(e) => return Err((e, stream)),
         };
-        let shared = Arc::new(FlowShared {
-            bytes: AtomicU64::new(0),
-            sched: Mutex::new(Sched {
-                rate_bps: Some(initial.rate_bps),
-                class: initial.class,
-                paused: initial.paused,
-                version: 0,
-            }),
-            changed: Condvar::new(),
-            coflow: coflow.0,
-            dst_host,
-            size_hint: size_hint.unwrap_or(0),
-            closed: AtomicBool::new(false),
-            id: AtomicU64::new(id),
-            close_sent: AtomicBool::new(false),
-            state: std::sync::atomic::AtomicU8::new(OPENED),
-        });
+        let sched = Sched {
+            rate_bps: Some(initial.rate_bps),
+            class: initial.class,
+            paused: initial.paused,
+            version: 0,
+        };
+        let shared = FlowShared::new(coflow.0, dst_host, size_hint, sched, id, OPENED);
         inner
             .flows
             .lock()
@@ -850,26 +867,16 @@ impl AgentClient {
             .map(|f| *f.sched.lock().expect("flow lock"))
             .filter(|s| s.rate_bps.is_some())
             .min_by(|a, b| (a.class, a.paused).cmp(&(b.class, b.paused)));
-        let shared = Arc::new(FlowShared {
-            bytes: AtomicU64::new(0),
-            sched: Mutex::new(Sched {
+        let sched = Sched {
+            version: 0,
+            ..sibling.unwrap_or(Sched {
+                rate_bps: None,
+                class: 0,
+                paused: false,
                 version: 0,
-                ..sibling.unwrap_or(Sched {
-                    rate_bps: None,
-                    class: 0,
-                    paused: false,
-                    version: 0,
-                })
-            }),
-            changed: Condvar::new(),
-            coflow: coflow.0,
-            dst_host,
-            size_hint: size_hint.unwrap_or(0),
-            closed: AtomicBool::new(false),
-            id: AtomicU64::new(0),
-            close_sent: AtomicBool::new(false),
-            state: std::sync::atomic::AtomicU8::new(OPENING),
-        });
+            })
+        };
+        let shared = FlowShared::new(coflow.0, dst_host, size_hint, sched, 0, OPENING);
         let sent = inner.send(
             Kind::OpenFlow(proto::OpenFlowRequest {
                 coflow_id: coflow.0,
