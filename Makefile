@@ -9,8 +9,9 @@
 #   make repro-karuna release build, then Karuna (docs/reproductions/karuna.md, a few minutes)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
-#   make repro-baraat release build, then the Baraat reproduction (scaled down;
-#               45-75 minutes on 2 busy cores): docs/reproductions/baraat.md and its figures
+#   make repro-baraat release build, then the Baraat reproduction (scaled down, and
+#               fair and fifo at the paper's scale; about 50 minutes with one worker):
+#               docs/reproductions/baraat.md and its figures
 
 PYTHON ?= python3
 VENV   := .venv
