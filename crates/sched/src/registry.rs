@@ -40,7 +40,7 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "fifo-lm",
         "FIFO with limited multiplexing of heavy coflows (Baraat idealized); threshold=p80|BYTES;\
-         counters=1;background=none|ID;mux=next|last;per=coflow|sender",
+         counters=1;background=none|ID;mux=next|last;per=coflow|sender;solver=auto|incremental",
     ),
     (
         "baraat",
@@ -225,7 +225,14 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
     let name = spec.name.as_str();
     let allowed: &[&str] = match name {
         "fair" | "fifo" => &["solver"],
-        "fifo-lm" => &["threshold", "counters", "background", "mux", "per"],
+        "fifo-lm" => &[
+            "threshold",
+            "counters",
+            "background",
+            "mux",
+            "per",
+            "solver",
+        ],
         "baraat" => &[
             "threshold",
             "rtt",
@@ -296,7 +303,21 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
                 "sender" => return Err(bad("per", "per=sender needs mux=last".into())),
                 v => return Err(bad("per", format!("'{v}': expected coflow or sender"))),
             };
-            AnyScheduler::NonClairvoyant(Box::new(FifoLm::with_mux(threshold, tasks, mux, per)))
+            let lm = FifoLm::with_mux(threshold, tasks, mux, per);
+            let lm = match param("solver").unwrap_or("auto") {
+                "auto" => lm,
+                "incremental" if mux == Mux::Next => lm.incremental(),
+                "incremental" => {
+                    return Err(bad("solver", "solver=incremental needs mux=next".into()))
+                }
+                v => {
+                    return Err(bad(
+                        "solver",
+                        format!("'{v}': expected auto or incremental"),
+                    ))
+                }
+            };
+            AnyScheduler::NonClairvoyant(Box::new(lm))
         }
         "baraat" => {
             let bad = |key: &str, message: String| SchedulerError::BadParam {
@@ -882,6 +903,15 @@ mod tests {
         assert!(err("fifo-lm:threshold=1MB;per=sender")
             .contains("parameter 'per': per=sender needs mux=last"));
         assert!(err("fifo-lm:threshold=1MB;mux=first").contains("'first': expected next or last"));
+        assert!(err("fifo-lm:threshold=1MB;mux=last;solver=incremental")
+            .contains("parameter 'solver': solver=incremental needs mux=next"));
+        assert!(err("fifo-lm:threshold=1MB;solver=fast")
+            .contains("parameter 'solver': 'fast': expected auto or incremental"));
+        assert!(build(
+            &SchedulerSpec::parse("fifo-lm:threshold=1MB;solver=incremental").unwrap(),
+            &WorkloadHints::default()
+        )
+        .is_ok());
         assert!(build(
             &SchedulerSpec::parse("fifo-lm:threshold=1MB;mux=last;per=sender").unwrap(),
             &WorkloadHints::default()

@@ -522,6 +522,8 @@ const SPECS: &[&str] = &[
     "fifo-lm:threshold=p50",
     "fifo-lm:threshold=300000",
     "fifo-lm:threshold=inf",
+    "fifo-lm:threshold=300000;solver=incremental",
+    "fifo-lm:threshold=p50;solver=incremental",
     FIFO_LM_TASKS,
     "fifo-lm:threshold=300000;mux=last",
     "fifo-lm:threshold=150000;mux=last;per=sender",
@@ -636,6 +638,9 @@ fn policy_of(spec: &str, case: &Case) -> Policy {
         "stf" => Policy::Stf,
         "fifo-lm:threshold=p50" => Policy::FifoLm(p50_of_coflow_sizes(case)),
         "fifo-lm:threshold=inf" => Policy::FifoLm(f64::INFINITY),
+        // The incremental solver computes the same allocation.
+        "fifo-lm:threshold=p50;solver=incremental" => Policy::FifoLm(p50_of_coflow_sizes(case)),
+        "fifo-lm:threshold=300000;solver=incremental" => Policy::FifoLm(300_000.0),
         "fifo-lm:threshold=300000;mux=last" => Policy::FifoLmLast {
             threshold: 300000.0,
             per_sender: false,
@@ -3163,6 +3168,8 @@ differential! {
     fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
     fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
     fifo_lm_task_ids_matches_reference: FIFO_LM_TASKS, 1000;
+    fifo_lm_incremental_matches_reference: "fifo-lm:threshold=300000;solver=incremental", 3000;
+    fifo_lm_incremental_p50_matches_reference: "fifo-lm:threshold=p50;solver=incremental", 2000;
     fifo_lm_mux_last_matches_reference: "fifo-lm:threshold=300000;mux=last", 1500;
     fifo_lm_mux_last_per_sender_matches_reference: "fifo-lm:threshold=150000;mux=last;per=sender", 1500;
     varys_matches_reference: "varys", 4000;
