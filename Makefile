@@ -10,7 +10,7 @@
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
-#               fair and fifo at the paper's scale; about 50 minutes with one worker):
+#               the idealized policies at the paper's scale; about 70 minutes with one worker):
 #               docs/reproductions/baraat.md and its figures
 
 PYTHON ?= python3
