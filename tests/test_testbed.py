@@ -237,10 +237,16 @@ def test_fifo_lm_policy_serves_the_older_coflow_first(bed: tuple[tb.Plan, Path],
         flows = rp.replay_on_testbed(w, p.name, state_dir, spec, work_dir=tmp_path / name, deadline_s=60)
         co, _ = rp.tables(w, flows)
         cct[name] = dict(zip(co.column("coflow_id").to_pylist(), co.column("cct_s").to_pylist(), strict=True))
+    # Finish instants (s after the first arrival): coflow 2 arrives 0.2 s after coflow 1.
+    end = {name: {1: c[1], 2: 0.2 + c[2]} for name, c in cct.items()}
     # Plain TCP shares the port: the small coflow finishes long before the big one.
     assert cct["plain"][2] < 0.5 * cct["plain"][1], cct
-    # FIFO-LM: the older coflow is four quanta up when the newer arrives, so it goes first.
-    assert cct["fifo-lm"][2] > 1.5 * cct["plain"][2], cct
+    assert end["plain"][2] < end["plain"][1], end
+    # FIFO-LM: the older coflow is four quanta up when the newer arrives, so it goes first and the
+    # newer one finishes after it (by 16-85 ms in seven runs of 2026-11-23; plain TCP finishes it
+    # about 125 ms before). The older check, the newer coflow's CCT over 1.5x plain's, failed two of
+    # those seven runs (1.42x, 1.50x): plain's CCT of the small coflow varies with TCP (1.4x-3.1x).
+    assert end["fifo-lm"][2] > end["fifo-lm"][1], end
 
 
 @needs_root
