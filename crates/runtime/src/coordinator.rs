@@ -332,12 +332,7 @@ impl Core {
             if r.session == session && r.seq <= seq {
                 // Overtaken by a newer sync of the same agent: answer, take nothing.
                 self.stale += 1;
-                return Ok(SyncReply {
-                    protocol_version: PROTOCOL_VERSION,
-                    rates: self.rates[h].clone(),
-                    finished_acks: vec![],
-                    completed_coflows: vec![],
-                });
+                return Ok(self.reply(h, vec![], vec![]));
             }
         }
         self.check(r)?;
@@ -402,12 +397,18 @@ impl Core {
                 acks.push(f.flow_id);
             }
         }
-        Ok(SyncReply {
+        Ok(self.reply(h, acks, completed_coflows))
+    }
+
+    /// The reply to host `h`: the latest schedule of its flows, with these
+    /// acknowledgements.
+    fn reply(&self, h: usize, finished_acks: Vec<u64>, completed_coflows: Vec<u64>) -> SyncReply {
+        SyncReply {
             protocol_version: PROTOCOL_VERSION,
-            rates: self.rates[r.host as usize].clone(),
-            finished_acks: acks,
+            rates: self.rates[h].clone(),
+            finished_acks,
             completed_coflows,
-        })
+        }
     }
 
     fn dag_of(&self, id: u64, parents: &[u64]) -> DagId {
