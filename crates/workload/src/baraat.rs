@@ -368,7 +368,18 @@ impl Tree {
             (Some(a), Some(b)) => (b - a).as_secs_f64(),
             _ => 0.0,
         };
-        let bits = self.class_bits(&w.coflows, workflow);
+        self.loads_over(&w.coflows, workflow, span)
+    }
+
+    /// The offered load on every class of links of `coflows` if they
+    /// arrived over `span_s` seconds (`None` loads for a zero span).
+    fn loads_over(
+        &self,
+        coflows: &[CoflowSpec],
+        workflow: Workflow,
+        span_s: f64,
+    ) -> Vec<ClassLoad> {
+        let bits = self.class_bits(coflows, workflow);
         self.classes(workflow)
             .into_iter()
             .zip(bits)
@@ -380,7 +391,7 @@ impl Tree {
                     n_links,
                     capacity_bps,
                     bits,
-                    load: (span > 0.0).then(|| bits / (capacity_bps * span)),
+                    load: (span_s > 0.0).then(|| bits / (capacity_bps * span_s)),
                 }
             })
             .collect()
@@ -939,11 +950,11 @@ pub fn generate(config: &BaraatConfig) -> Workload {
     if config.workflow != Workflow::DataParallel {
         // Spread arrivals so the most loaded class of links has the target load.
         let t = &config.tree;
-        let bits = t.class_bits(&coflows, config.workflow);
-        let worst = bits
+        // Over one second the load is the span (s) that gives load 1.
+        let worst = t
+            .loads_over(&coflows, config.workflow, 1.0)
             .iter()
-            .zip(t.classes(config.workflow))
-            .map(|(b, (_, _, n, per_link))| b / (n as f64 * per_link))
+            .filter_map(|c| c.load)
             .fold(0.0, f64::max);
         let span = worst / config.load * 1e9;
         let mut gaps = substream(config.seed, tags::ARRIVALS);
