@@ -49,10 +49,9 @@
 //! heavy once they have sent the threshold together (flows that finished
 //! included); a coflow can then be light from one host and heavy from another.
 
-use crate::ordered::ClassServer;
+use crate::ordered::{ClassServer, ClassedFlows};
 use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, Scheduler};
-use coflowkit_alloc::IncrementalMaxMin;
 use coflowkit_model::{ceil_ns_time, HostId, Time};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -102,7 +101,7 @@ pub struct FifoLm {
 /// What the incremental path keeps between calls.
 #[derive(Debug)]
 struct Incremental {
-    solver: IncrementalMaxMin,
+    solver: ClassedFlows,
     // Active coflows in task-id order: (task id, coflow).
     order: BTreeSet<(u64, CoflowIdx)>,
     // Per coflow: its run's key (None before it arrives), whether it is
@@ -113,27 +112,22 @@ struct Incremental {
     flows: Vec<Vec<FlowIdx>>,
     rate_sum: Vec<f64>,
     version: Vec<u32>,
-    // Per flow: the rate it was last given.
-    rate: Vec<f64>,
     // (instant a light coflow turns heavy at its rate, coflow, version).
     crossing: BinaryHeap<Reverse<(Time, CoflowIdx, u32)>>,
-    changed: Vec<u32>,
     touched: Vec<CoflowIdx>,
 }
 
 impl Incremental {
-    fn new(capacities: Vec<f64>) -> Incremental {
+    fn new(view: &Observed<'_>) -> Incremental {
         Incremental {
-            solver: IncrementalMaxMin::new(capacities),
+            solver: ClassedFlows::new(view),
             order: BTreeSet::new(),
             key: vec![],
             heavy: vec![],
             flows: vec![],
             rate_sum: vec![],
             version: vec![],
-            rate: vec![],
             crossing: BinaryHeap::new(),
-            changed: vec![],
             touched: vec![],
         }
     }
@@ -172,8 +166,7 @@ impl Incremental {
                 self.key[ci] = want;
                 let k = want.expect("an ordered coflow has a key");
                 for &f in &self.flows[ci] {
-                    self.solver.set_class(f, k);
-                    out.set_class(f, k.min(u64::from(u32::MAX)) as u32);
+                    self.solver.set_class(f, k, out);
                 }
             }
             at = self.next((task, c));
@@ -278,7 +271,7 @@ impl Scheduler for FifoLm {
                 continue;
             }
             let rate: f64 = view.active_flows_of(c).map(|f| out.rate(f)).sum();
-            if let Some(t) = ceil_ns_time(now, self.threshold - sent, rate / 8e9) {
+            if let Some(t) = crossing(self.threshold, now, sent, rate) {
                 wake = wake.min(t);
             }
         }
@@ -299,15 +292,15 @@ impl FifoLm {
         let tasks = &self.tasks;
         let inc = self
             .incremental
-            .get_or_insert_with(|| Incremental::new(view.capacities().to_vec()));
+            .get_or_insert_with(|| Incremental::new(view));
         inc.touched.clear();
+        // A finished flow's solver rate is its last until the solve.
         for &f in &changes.finished {
-            inc.solver.set_count(f, 0);
             let c = view.coflow_of(f);
-            inc.rate_sum[c as usize] -= inc.rate[f as usize];
-            inc.rate[f as usize] = 0.0;
+            inc.rate_sum[c as usize] -= inc.solver.rate(f);
             inc.touched.push(c);
         }
+        inc.solver.finish(changes);
         // Arrivals first: a coflow can arrive and complete in one call (a
         // coflow of empty flows).
         for &c in &changes.arrived {
@@ -355,25 +348,15 @@ impl FifoLm {
         for &f in &changes.started {
             let c = view.coflow_of(f);
             let key = inc.key[c as usize].expect("a started flow's coflow has arrived");
-            inc.solver
-                .declare_in(f, view.path(f).iter().copied(), 1.0, key);
-            inc.solver.set_count(f, 1);
-            out.set_class(f, key.min(u64::from(u32::MAX)) as u32);
+            inc.solver.start(view, f, key, out);
             inc.flows[c as usize].push(f);
-            if inc.rate.len() <= f as usize {
-                inc.rate.resize(f as usize + 1, 0.0);
-            }
         }
-        inc.changed.clear();
-        inc.solver.solve(&mut inc.changed);
-        for &f in &inc.changed {
-            let r = inc.solver.rate(f);
-            out.set_rate(f, r);
+        let (rate_sum, touched) = (&mut inc.rate_sum, &mut inc.touched);
+        inc.solver.solve(out, |f, delta| {
             let c = view.coflow_of(f);
-            inc.rate_sum[c as usize] += r - inc.rate[f as usize];
-            inc.rate[f as usize] = r;
-            inc.touched.push(c);
-        }
+            rate_sum[c as usize] += delta;
+            touched.push(c);
+        });
         // New crossing instants for the light coflows whose rate moved.
         inc.touched.sort_unstable();
         inc.touched.dedup();
@@ -383,9 +366,8 @@ impl FifoLm {
                 continue;
             }
             inc.version[ci] = inc.version[ci].wrapping_add(1);
-            let sent = view.coflow_sent(c);
             let rate = inc.rate_sum[ci].max(0.0);
-            if let Some(t) = ceil_ns_time(now, threshold - sent, rate / 8e9) {
+            if let Some(t) = crossing(threshold, now, view.coflow_sent(c), rate) {
                 inc.crossing.push(Reverse((t, c, inc.version[ci])));
             }
         }
@@ -473,7 +455,7 @@ impl FifoLm {
                     let sent = view.coflow_sent(c);
                     if !self.is_heavy(sent) {
                         let rate: f64 = view.active_flows_of(c).map(|f| out.rate(f)).sum();
-                        if let Some(t) = ceil_ns_time(now, self.threshold - sent, rate / 8e9) {
+                        if let Some(t) = crossing(self.threshold, now, sent, rate) {
                             wake = wake.min(t);
                         }
                     }
@@ -486,7 +468,7 @@ impl FifoLm {
                     }
                     for &(_, sent, rate) in &self.senders {
                         if !is_heavy(self.threshold, sent) {
-                            if let Some(t) = ceil_ns_time(now, self.threshold - sent, rate / 8e9) {
+                            if let Some(t) = crossing(self.threshold, now, sent, rate) {
                                 wake = wake.min(t);
                             }
                         }
@@ -515,6 +497,12 @@ impl FifoLm {
             }
         });
     }
+}
+
+/// When a coflow (or sender) that has sent `sent` bytes reaches `threshold`
+/// at `rate_bps` from `now`, rounded up to the nanosecond (`None` at rate 0).
+fn crossing(threshold: f64, now: Time, sent: f64, rate_bps: f64) -> Option<Time> {
+    ceil_ns_time(now, threshold - sent, rate_bps / 8e9)
 }
 
 fn is_heavy(threshold: f64, sent: f64) -> bool {

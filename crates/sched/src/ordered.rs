@@ -21,7 +21,7 @@
 //! of whose flows is sending keeps its place in the order and gets nothing.
 
 use crate::{
-    Allocation, Changes, Clairvoyant, CoflowIdx, KnowsSent, KnowsSizes, Observed, PathIdx,
+    Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSent, KnowsSizes, Observed, PathIdx,
     Scheduler,
 };
 use coflowkit_alloc::{IncrementalMaxMin, MaxMin};
@@ -230,6 +230,75 @@ impl ClassServer {
     }
 }
 
+/// Flows as demands of one [`IncrementalMaxMin`] in strict-priority
+/// classes (lower first), fed from a call's [`Changes`]: what `fifo` and
+/// `fifo-lm` use on multi-hop fabrics, so that an event re-solves only the
+/// links it reaches. Each flow's class also goes to the [`Allocation`] (as
+/// a `u32`, saturated), for drivers with priority queues.
+#[derive(Debug)]
+pub(crate) struct ClassedFlows {
+    solver: IncrementalMaxMin,
+    changed: Vec<u32>,
+}
+
+impl ClassedFlows {
+    pub(crate) fn new(view: &Observed<'_>) -> ClassedFlows {
+        ClassedFlows {
+            solver: IncrementalMaxMin::new(view.capacities().to_vec()),
+            changed: vec![],
+        }
+    }
+
+    /// Removes the flows that finished; each keeps its last rate in
+    /// [`ClassedFlows::rate`] until it is given another.
+    pub(crate) fn finish(&mut self, changes: &Changes) {
+        for &f in &changes.finished {
+            self.solver.set_count(f, 0);
+        }
+    }
+
+    /// Adds started flow `f` in `class`.
+    pub(crate) fn start(
+        &mut self,
+        view: &Observed<'_>,
+        f: FlowIdx,
+        class: u64,
+        out: &mut Allocation,
+    ) {
+        self.solver
+            .declare_in(f, view.path(f).iter().copied(), 1.0, class);
+        self.solver.set_count(f, 1);
+        out.set_class(f, class_u32(class));
+    }
+
+    /// Moves flow `f` to `class`.
+    pub(crate) fn set_class(&mut self, f: FlowIdx, class: u64, out: &mut Allocation) {
+        self.solver.set_class(f, class);
+        out.set_class(f, class_u32(class));
+    }
+
+    /// Flow `f`'s rate after the last solve (bits/s).
+    pub(crate) fn rate(&self, f: FlowIdx) -> f64 {
+        self.solver.rate(f)
+    }
+
+    /// Re-solves what the changes reach and gives each flow whose rate
+    /// moved its new rate, calling `moved(f, new - old)` first.
+    pub(crate) fn solve(&mut self, out: &mut Allocation, mut moved: impl FnMut(FlowIdx, f64)) {
+        self.changed.clear();
+        self.solver.solve(&mut self.changed);
+        for &f in &self.changed {
+            let r = self.solver.rate(f);
+            moved(f, r - out.rate(f));
+            out.set_rate(f, r);
+        }
+    }
+}
+
+fn class_u32(class: u64) -> u32 {
+    class.min(u64::from(u32::MAX)) as u32
+}
+
 /// `fifo`: coflows in arrival order; see the module doc.
 ///
 /// On the big switch every event re-serves the classes in order. On other
@@ -241,9 +310,8 @@ impl ClassServer {
 pub struct Fifo {
     order: Vec<CoflowIdx>,
     server: ClassServer,
-    incremental: Option<IncrementalMaxMin>,
+    incremental: Option<ClassedFlows>,
     always_incremental: bool,
-    changed: Vec<u32>,
     // Per coflow, its rank in (release, arrival, id) order.
     rank: Vec<u64>,
     n_ranked: u64,
@@ -272,10 +340,8 @@ impl Fifo {
     ) {
         let inc = self
             .incremental
-            .get_or_insert_with(|| IncrementalMaxMin::new(view.capacities().to_vec()));
-        for &f in &changes.finished {
-            inc.set_count(f, 0);
-        }
+            .get_or_insert_with(|| ClassedFlows::new(view));
+        inc.finish(changes);
         // Coflows released now rank after every earlier one, among
         // themselves by (arrival, id).
         self.released.clear();
@@ -290,16 +356,9 @@ impl Fifo {
             self.n_ranked += 1;
         }
         for &f in &changes.started {
-            let rank = self.rank[view.coflow_of(f) as usize];
-            inc.declare_in(f, view.path(f).iter().copied(), 1.0, rank);
-            inc.set_count(f, 1);
-            out.set_class(f, rank.min(u32::MAX as u64) as u32);
+            inc.start(view, f, self.rank[view.coflow_of(f) as usize], out);
         }
-        self.changed.clear();
-        inc.solve(&mut self.changed);
-        for &f in &self.changed {
-            out.set_rate(f, inc.rate(f));
-        }
+        inc.solve(out, |_, _| {});
     }
 }
 
