@@ -229,23 +229,25 @@ def test_fifo_lm_policy_by_age_and_heaviness() -> None:
 @needs_root
 def test_fifo_lm_policy_serves_the_older_coflow_first(bed: tuple[tb.Plan, Path], tmp_path: Path) -> None:
     p, state_dir = bed
-    # Coflow 1: 6 MB into host 2 from host 0; coflow 2: 1 MB into host 2 from host 1, 0.2 s later.
-    w = _columns_workload([(1, 0, 0, 2, 6_000_000), (2, 200_000_000, 1, 2, 1_000_000)], 3)
+    # Coflow 1: 8 MB into host 2 from host 0 (0.64 s at line rate); coflow 2: 1 MB into host 2 from
+    # host 1, 0.2 s later. With 0.1 s quanta the newer coflow reaches the top queue only at 0.8 s, after
+    # the older one is done, so FIFO-LM keeps it strictly below the older one all along.
+    w = _columns_workload([(1, 0, 0, 2, 8_000_000), (2, 200_000_000, 1, 2, 1_000_000)], 3)
     cct = {}
     for name in ("plain", "fifo-lm"):
-        spec = rp.policy_spec(name, w, heavy=10**9, quantum_s=0.05)
+        spec = rp.policy_spec(name, w, heavy=10**9, quantum_s=0.1)
         flows = rp.replay_on_testbed(w, p.name, state_dir, spec, work_dir=tmp_path / name, deadline_s=60)
         co, _ = rp.tables(w, flows)
         cct[name] = dict(zip(co.column("coflow_id").to_pylist(), co.column("cct_s").to_pylist(), strict=True))
     # Finish instants (s after the first arrival): coflow 2 arrives 0.2 s after coflow 1.
     end = {name: {1: c[1], 2: 0.2 + c[2]} for name, c in cct.items()}
-    # Plain TCP shares the port: the small coflow finishes long before the big one.
-    assert cct["plain"][2] < 0.5 * cct["plain"][1], cct
+    # Plain TCP shares the port: the small coflow finishes first (fair sharing: at 0.36 s against
+    # 0.72 s). Only the order is checked: how long plain TCP takes over the small coflow varies with
+    # the big flow's queue (its CCT was 1.4x-3.1x the fair share's in seven runs of 2026-11-23, and a
+    # bound on it failed CI).
     assert end["plain"][2] < end["plain"][1], end
-    # FIFO-LM: the older coflow is four quanta up when the newer arrives, so it goes first and the
-    # newer one finishes after it (by 16-85 ms in seven runs of 2026-11-23; plain TCP finishes it
-    # about 125 ms before). The older check, the newer coflow's CCT over 1.5x plain's, failed two of
-    # those seven runs (1.42x, 1.50x): plain's CCT of the small coflow varies with TCP (1.4x-3.1x).
+    # FIFO-LM: the older coflow goes first and the newer one finishes after it, by the 80 ms its
+    # megabyte takes at line rate.
     assert end["fifo-lm"][2] > end["fifo-lm"][1], end
 
 
