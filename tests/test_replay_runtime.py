@@ -343,3 +343,16 @@ def test_replay_with_hosts_refuses_what_it_cannot_do(cli: Cli, tmp_path: Path) -
     proc = cli("replay", "--hosts", hosts, "--max-coflows", 2, "--out", out)
     assert proc.returncode != 0 and "/nonexistent/a0.sock cannot be reached" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+
+def test_the_runtime_sender_sets_the_plans_congestion_control(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    """The testbed's replays all send with its ``tcp_cc`` (CUBIC by default): the runtime's sender
+    took the host's default instead (BBR on this machine, which collapses when starved behind a
+    higher queue), so the runtime's schedulers ran on another TCP than plain TCP and the policies."""
+    _, hosts = cluster
+    flows = rp.replay_on_runtime(_tiny(), rp.load_hosts(hosts), tmp_path / "work", deadline_s=60, tcp_cc="reno")
+    assert int(flows["bytes"].sum()) == 1_280_000
+    for h in range(N_HOSTS):
+        res = json.loads((tmp_path / "work" / f"host{h}.sent.json").read_text())
+        assert res["tcp_cc"] == ["reno"] and res["errors"] == [], res

@@ -109,6 +109,19 @@ class AgentClient:
     def writer(
         self, sock: _Socket | int, coflow: int, dst_host: int, size_hint: int | None = None, wait: bool = True
     ) -> CoflowWriter: ...
+    def send_flows(
+        self,
+        host: int,
+        flows: Sequence[tuple[int, int, int, float, int]],
+        addrs: Sequence[tuple[str, int]],
+        tcp_cc: str,
+        block2: bytes,
+        t0: float,
+        deadline_s: float,
+    ) -> tuple[dict[int, list[Any]], list[str], list[str]]:
+        """Sends one host's replay flows ``(id, dst, size, start, coflow)`` natively, each
+        on a thread of its own without the GIL; returns (records by flow id, errors, the
+        congestion controls the sockets ended up with); see coflowkit._runtime_sender."""
 
 class CoflowWriter:
     """Writes to a connected socket as a flow of ``coflow``: bytes are counted as

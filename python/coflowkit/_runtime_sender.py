@@ -31,171 +31,59 @@ bit/s or None, class), the number of schedule changes it saw between its
 writes, the seconds its writes spent while the schedule said paused (rate
 below 1 bit/s), and the time-weighted mean rate it was given (bit/s, None if
 unthrottled throughout), when the writer was opened, and when its last write
-returned], and the errors, each naming its flow. A writer unpaces its socket
+returned], the errors, each naming its flow, and the congestion controls its
+data sockets ended up with (``tcp_cc``: the plan's, if it names one). A writer unpaces its socket
 when it closes (the client library's ``CoflowWriter``): the coordinator counts
 bytes as the kernel takes them, so it takes the flow for done while its send
 buffer still drains.
+
+The flows are sent natively (``AgentClient.send_flows``,
+crates/py/src/replay_sender.rs), each on a thread of its own without the GIL:
+with a Python thread per flow, the hundreds of flows an FB2010 coflow starts on
+a host at once queued for the GIL, and flows started seconds late.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
-import threading
-import time
-import zlib
 from typing import Any
 
 from . import _core
-from ._replay_worker import _HEADER, _UNPACED, SO_MAX_PACING_RATE, _payload, _u32, new_socket
+from ._replay_worker import _BLOCK2
 from ._worker_protocol import Channel
-
-#: Bytes per write of the sender's loop: small enough to see a flow's schedule change between writes.
-_SLICE = 16 << 10
 
 
 class Sender:
     def __init__(self, plan: dict[str, Any], host: int, deadline_s: float, channel: Channel) -> None:
         self.host = host
         self.channel = channel
-        self.addrs = plan["hosts"]
-        self.ports = [int(p) for p in plan["ports"]]
+        self.addrs = list(zip(plan["hosts"], [int(p) for p in plan["ports"]], strict=True))
         self.coflow_ids = [int(c) for c in plan["coflow_ids"]]
         self.out = [f for f in plan["flows"] if f[1] == host]
         self.client = _core.AgentClient(plan["agents"][host], delta_ms=int(plan.get("report_ms", 10)))
         self.deadline_s = deadline_s
-        self.t0 = 0.0
-        self.sent: dict[int, list[Any]] = {}
-        self.errors: list[str] = []
-        self.lock = threading.Lock()
-        #: idle connections by destination
-        self.pool: dict[int, list[socket.socket]] = {}
-        #: each sent flow's (closed) writer, to read at the end whether its agent took it
-        self.writers: dict[int, Any] = {}
-
-    def _connection(self, dst: int, timeout: float) -> tuple[socket.socket, bool]:
-        """An idle connection to ``dst`` from the pool, or a new one (and whether it is new)."""
-        with self.lock:
-            idle = self.pool.get(dst)
-            if idle:
-                return idle.pop(), False
-        # In the top queue (new_socket): opened unmarked (CS0, the lowest queue), the
-        # 16-host runs lost thousands of SYNs behind the other flows' data (docs/testbed.md).
-        s = new_socket()
-        try:
-            s.settimeout(timeout)
-            s.connect((self.addrs[dst], self.ports[dst]))
-        except OSError:
-            s.close()
-            raise
-        return s, True
-
-    def send(self, flow: list[Any]) -> None:
-        fid, _src, dst, size, start, _, rank = flow[:7]
-        time.sleep(max(0.0, self.t0 + start - time.time()))
-        t_start = time.time()
-        left = max(1.0, self.t0 + self.deadline_s - t_start)
-        s = None
-        try:
-            s, fresh = self._connection(dst, left)
-            s.settimeout(left)
-            t_conn = time.time()
-            crc, n = 0, 0
-            coflow = self.coflow_ids[rank]
-            # Not waiting for the agent (Aalo 6.1): the flow starts with its coflow's schedule in this
-            # process, or unpaced in class 0, and takes the agent's once it answers.
-            with self.client.writer(s, coflow, dst_host=dst, size_hint=size + _HEADER.size, wait=False) as w:
-                t_opened = time.time()
-                first = last = w.schedule
-                changes, paused_s, given, timed = 0, 0.0, 0.0, 0.0
-                t = time.time()
-                w.sendall(_HEADER.pack(fid, size))
-                if first[0] is not None and first[0] < 1.0:
-                    paused_s += time.time() - t
-                last = w.schedule
-                while n < size:
-                    k = min(_SLICE, size - n)
-                    chunk = _payload(fid, n, k)
-                    t = time.time()
-                    w.sendall(chunk)
-                    dt = time.time() - t
-                    now = w.schedule
-                    changes += now != last
-                    # What the schedule said before and after this write, averaged; a write begun while
-                    # the schedule said paused waited for the resumption.
-                    rates = [r for r in (last[0], now[0]) if r is not None]
-                    if rates:
-                        given += sum(rates) / len(rates) * dt
-                        timed += dt
-                    if last[0] is not None and last[0] < 1.0:
-                        paused_s += dt
-                    last = now
-                    crc = zlib.crc32(chunk, crc)
-                    n += k
-                t_last = time.time()
-            t_written = time.time()
-            if s.recv(1) != b"k":
-                raise OSError("no acknowledgement from the receiver")
-            # Whether the agent took the flow: its open was not waited for, so read again at the end.
-            scheduled = w.taken
-            s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, _u32(_UNPACED))
-            with self.lock:
-                self.sent[fid] = [
-                    t_start, n, crc, t_conn, fresh, t_written, scheduled,
-                    first[0], first[1], changes, paused_s, given / timed if timed > 0 else None,
-                    t_opened, t_last,
-                ]  # fmt: skip
-                self.pool.setdefault(dst, []).append(s)
-                self.writers[fid] = w
-        except (OSError, ValueError) as e:
-            if s is not None:
-                s.close()
-            with self.lock:
-                self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
+        #: TCP congestion control for the data sockets ("": the host's default)
+        self.cc = str(plan.get("tcp_cc", ""))
 
     def run(self) -> dict[str, Any]:
         if not self.client.connected:
-            self.errors.append(f"host {self.host}: the agent at {self.client.socket} cannot be reached")
             self.channel.ready()  # the driver learns of it from the result
             self.channel.t0()
-            return self.result()
+            return self.result({}, [f"host {self.host}: the agent at {self.client.socket} cannot be reached"], [])
         self.channel.ready()
-        self.t0 = self.channel.t0()
+        t0 = self.channel.t0()
         self.channel.watch_driver()
-        # Each flow's thread starts at the flow's start instant (not all at
-        # t0: a host has up to thousands of flows).
-        threads = []
-        end = self.t0 + self.deadline_s
-        for f in sorted(self.out, key=lambda f: f[4]):
-            time.sleep(max(0.0, self.t0 + f[4] - time.time()))
-            if time.time() > end:
-                break
-            t = threading.Thread(target=self.send, args=(f,), daemon=True)
-            t.start()
-            threads.append(t)
-        for t in threads:
-            t.join(timeout=max(0.0, end - time.time()))
-        if any(t.is_alive() for t in threads):
-            self.errors.append(
-                f"host {self.host}: not done by the deadline: sent {len(self.sent)} of {len(self.out)} flows"
-            )
-        return self.result()
+        # (flow id, destination, size, start, the coflow's runtime id by its FIFO rank)
+        flows = [(int(f[0]), int(f[2]), int(f[3]), float(f[4]), self.coflow_ids[int(f[6])]) for f in self.out]
+        sent, errors, cc = self.client.send_flows(
+            self.host, flows, self.addrs, self.cc, bytes(_BLOCK2), t0, self.deadline_s
+        )
+        return self.result(sent, errors, cc)
 
-    def result(self) -> dict[str, Any]:
-        # An answer that comes after the flow's last byte still counts its bytes (the client's next
-        # report): on a loaded host it may still be on its way, so wait for it (10 s at most; the
-        # wait ends as soon as every flow is answered, so only a missing answer costs the time).
-        limit = time.time() + 10.0
-        with self.lock:
-            writers = dict(self.writers)
-        while time.time() < limit and not all(w.taken for w in writers.values()):
-            time.sleep(0.01)
-        with self.lock:
-            for fid, w in writers.items():
-                self.sent[fid][6] = w.taken
-            return {"host": self.host, "sent": dict(self.sent), "received": {}, "errors": list(self.errors)}
+    def result(self, sent: dict[int, list[Any]], errors: list[str], cc: list[str]) -> dict[str, Any]:
+        return {"host": self.host, "sent": sent, "received": {}, "errors": errors, "tcp_cc": cc}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -620,6 +620,7 @@ def replay_on_runtime(
     python: str | None = None,
     start_timeout_s: float = 120.0,
     report_ms: int = 10,
+    tcp_cc: str | None = None,
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to ``len(hosts)`` hosts) through the
     runtime (the senders' client libraries report to their agents every
@@ -637,7 +638,8 @@ def replay_on_runtime(
     sender ``argv`` (say, inside its namespace; default: as is).
     ``launch`` is a launcher template, ``ssh -o BatchMode=yes {address}``
     say, that runs them on each host's own machine (:func:`launcher` makes
-    the ``wrap``); the workers share no file with the driver (plan, start
+    the ``wrap``); ``tcp_cc`` is the TCP congestion control every sender sets on
+    its sockets (default: the host's own); the workers share no file with the driver (plan, start
     and results go over their stdin and stdout), and ``python`` is the
     interpreter named in their command (default: ``python3`` with a
     launcher, this one without). Host 0's agent socket must be reachable
@@ -656,6 +658,8 @@ def replay_on_runtime(
     plan["ports"] = [h.port for h in hosts]
     plan["agents"] = [h.agent_socket for h in hosts]
     plan["report_ms"] = report_ms
+    if tcp_cc:
+        plan["tcp_cc"] = tcp_cc
     n_coflows = len({f[6] for f in plan["flows"]})
     client = _core.AgentClient(hosts[0].agent_socket)
     if not client.connected:
@@ -791,9 +795,12 @@ def replay_on_testbed_runtime(
         for h, host in enumerate(hosts):
             _await(f"the agent of host {h}", Path(host.agent_socket).exists, procs[1 + h], work / f"agent{h}.log", 30)
         # The clients report every Δ too: a writer learns a new schedule at its client's next report.
+        # The senders use the testbed's congestion control, as every other replay on it: the hosts'
+        # default is the machine's (BBR here), which collapses when starved behind a higher queue.
         return replay_on_runtime(
-            workload, hosts, work, deadline_s, wrap=lambda h, argv: tb.ns_cmd(p, h, argv), report_ms=delta_ms
-        )
+            workload, hosts, work, deadline_s, wrap=lambda h, argv: tb.ns_cmd(p, h, argv), report_ms=delta_ms,
+            tcp_cc=p.tcp_cc,
+        )  # fmt: skip
     finally:
         _stop_all(procs)
         shutil.rmtree(socks, ignore_errors=True)

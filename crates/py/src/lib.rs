@@ -29,6 +29,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod progress;
+mod replay_sender;
 mod runtime;
 mod simulate;
 mod topology;

@@ -11,6 +11,7 @@
 //! (`BrokenPipeError`, `TimeoutError`, `BlockingIOError`, ...).
 
 use crate::errors::{one_line, value_error};
+use crate::replay_sender::{self, OutFlow, SLICE as SLICE_BYTES};
 use coflowkit_model::CoflowId;
 use coflowkit_runtime::client::{AgentClient, ClientError, CoflowWriter, FlowHandle};
 use pyo3::buffer::PyBuffer;
@@ -18,6 +19,8 @@ use pyo3::exceptions::{
     PyBlockingIOError, PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
 };
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3::IntoPyObjectExt;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
@@ -231,6 +234,85 @@ impl PyAgentClient {
             coflow,
             dst_host,
         })
+    }
+
+    /// Sends one host's replay flows natively (see `replay_sender.rs`):
+    /// `flows` are `(id, dst, size, start, coflow)` with `start` in seconds
+    /// after `t0` (seconds since the epoch), `addrs` each host's data
+    /// `(address, port)`, `tcp_cc` the data sockets' congestion control
+    /// ("": the host's), `block2` the payload block twice. Returns
+    /// `(sent, errors, tcp_cc_seen)`: per flow id the record of
+    /// `coflowkit._runtime_sender`, the errors each naming its flow, and the
+    /// congestion controls the sockets ended up with. Runs without the GIL.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (host, flows, addrs, tcp_cc, block2, t0, deadline_s))]
+    fn send_flows<'py>(
+        &self,
+        py: Python<'py>,
+        host: u32,
+        flows: Vec<(u64, u32, u64, f64, u64)>,
+        addrs: Vec<(String, u16)>,
+        tcp_cc: String,
+        block2: Vec<u8>,
+        t0: f64,
+        deadline_s: f64,
+    ) -> PyResult<(Bound<'py, PyDict>, Vec<String>, Vec<String>)> {
+        if block2.is_empty() || !block2.len().is_multiple_of(2) || block2.len() / 2 < SLICE_BYTES {
+            return Err(PyValueError::new_err(format!(
+                "block2: the payload block twice, at least 2 x {SLICE_BYTES} bytes (got {})",
+                block2.len()
+            )));
+        }
+        let mut socks = Vec::with_capacity(addrs.len());
+        for (i, (a, port)) in addrs.iter().enumerate() {
+            let ip: std::net::IpAddr = a.parse().map_err(|_| {
+                PyValueError::new_err(format!("addrs[{i}]: {a:?} is not an IP address"))
+            })?;
+            socks.push(std::net::SocketAddr::new(ip, *port));
+        }
+        let flows: Vec<OutFlow> = flows
+            .into_iter()
+            .map(|(id, dst, size, start, coflow)| OutFlow {
+                id,
+                dst,
+                size,
+                start,
+                coflow,
+            })
+            .collect();
+        let plan = replay_sender::Plan {
+            host,
+            addrs: socks,
+            cc: tcp_cc,
+            block2: block2.into(),
+            t0,
+            deadline_s,
+        };
+        let out = py.detach(|| replay_sender::send_flows(&self.client, plan, flows));
+        let sent = PyDict::new(py);
+        for (id, r) in &out.sent {
+            let rec = PyList::new(
+                py,
+                [
+                    r.t_start.into_py_any(py)?,
+                    r.bytes.into_py_any(py)?,
+                    r.crc.into_py_any(py)?,
+                    r.t_conn.into_py_any(py)?,
+                    r.fresh.into_py_any(py)?,
+                    r.t_written.into_py_any(py)?,
+                    r.taken.into_py_any(py)?,
+                    r.first_rate.into_py_any(py)?,
+                    r.first_class.into_py_any(py)?,
+                    r.changes.into_py_any(py)?,
+                    r.paused_s.into_py_any(py)?,
+                    r.mean_given.into_py_any(py)?,
+                    r.t_opened.into_py_any(py)?,
+                    r.t_last.into_py_any(py)?,
+                ],
+            )?;
+            sent.set_item(id, rec)?;
+        }
+        Ok((sent, out.errors, out.cc_seen))
     }
 
     fn __repr__(&self) -> String {
