@@ -288,7 +288,7 @@ impl Tree {
 
     /// Whether rack `r` is its pod's top-aggregator rack.
     pub fn is_top_rack(&self, r: u32) -> bool {
-        r % self.racks_per_pod == 0
+        r.is_multiple_of(self.racks_per_pod)
     }
 
     /// The classes of links `workflow` loads alike, in report order: every
