@@ -9,8 +9,10 @@
 //!
 //! * counts bytes as the kernel accepts them (never the application's word);
 //! * paces the socket to the flow's rate with `SO_MAX_PACING_RATE` and marks
-//!   it with the flow's class (`IP_TOS`, `SO_PRIORITY`), re-applied when the
-//!   schedule changes (see [`crate::enforce`]);
+//!   it with the flow's class (`IP_TOS`, `SO_PRIORITY`), re-applied as soon
+//!   as the reporter receives a new schedule, not at the writer's next write
+//!   (see [`crate::enforce`]): at a low rate a full send buffer holds a
+//!   write back for as long as its slice takes at that rate;
 //! * blocks in `write` while the schedule says the flow must wait;
 //! * keeps the send buffer small, so that what it counts is close to what
 //!   left and a pause takes effect within a buffer's worth.
@@ -43,7 +45,7 @@ use crate::{DEFAULT_DELTA, PROTOCOL_VERSION};
 use coflowkit_model::CoflowId;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -99,6 +101,17 @@ struct FlowShared {
     close_sent: AtomicBool,
     /// [`OPENING`], [`OPENED`] or [`UNSCHEDULED`].
     state: std::sync::atomic::AtomicU8,
+    /// The writer's socket while it is open, and the schedule version last
+    /// applied to it: a new schedule is applied as it comes (the reporter
+    /// thread), not at the writer's next write, which a full send buffer at
+    /// a low rate holds back for as long as a slice takes at that rate.
+    socket: Mutex<Applied>,
+}
+
+#[derive(Debug, Default)]
+struct Applied {
+    fd: Option<RawFd>,
+    version: Option<u64>,
 }
 
 impl FlowShared {
@@ -124,7 +137,33 @@ impl FlowShared {
             id: AtomicU64::new(id),
             close_sent: AtomicBool::new(false),
             state: std::sync::atomic::AtomicU8::new(state),
+            socket: Mutex::new(Applied::default()),
         })
+    }
+
+    /// Applies schedule `s` (the caller holds the flow's lock) to the
+    /// writer's socket if it is open and has not had it: its pacing rate and
+    /// class. A pause is not applied: the writer stops writing, and what its
+    /// send buffer holds leaves at the last rate. Pacing at the kernel's
+    /// floor instead stalled the socket for tens of seconds after the
+    /// resumption (measured: the kernel spaces each packet by its length
+    /// over the rate when it sends it, and a new rate does not move a
+    /// departure already set).
+    fn apply(&self, s: &Sched) {
+        if s.paused {
+            return;
+        }
+        let mut a = self.socket.lock().expect("socket lock");
+        let Some(fd) = a.fd else { return };
+        if a.version == Some(s.version) {
+            return;
+        }
+        if let Err(e) = enforce::set_pacing_rate(fd, s.rate_bps) {
+            warn!(error = %e, "could not pace the socket");
+        }
+        // Marking is best effort (an IPv6 or a non-IP socket refuses IP_TOS).
+        let _ = enforce::set_class(fd, s.class);
+        a.version = Some(s.version);
     }
 }
 
@@ -549,6 +588,7 @@ impl Inner {
                 paused: false,
                 version: s.version + 1,
             };
+            f.apply(&s);
             f.changed.notify_all();
         }
     }
@@ -631,6 +671,7 @@ impl FlowShared {
                 paused,
                 version: s.version + 1,
             };
+            self.apply(&s);
             self.changed.notify_all();
         }
     }
@@ -920,7 +961,6 @@ struct WriterFlow {
 pub struct CoflowWriter<S: Write + AsRawFd> {
     stream: S,
     flow: Option<WriterFlow>,
-    applied: u64,
     /// Bytes the kernel took, counted whether or not an agent schedules.
     written: u64,
 }
@@ -931,7 +971,6 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
         CoflowWriter {
             stream,
             flow: None,
-            applied: u64::MAX,
             written: 0,
         }
     }
@@ -948,6 +987,8 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
         if let Err(e) = enforce::set_send_buffer(w.stream.as_raw_fd(), SEND_BUFFER) {
             warn!(error = %e, "could not set the send buffer");
         }
+        // Its schedule is applied at its first write (then as it changes).
+        shared.socket.lock().expect("socket lock").fd = Some(w.stream.as_raw_fd());
         w.flow = Some(WriterFlow {
             shared,
             inner,
@@ -997,15 +1038,7 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
                 .expect("flow lock")
                 .0;
         }
-        if s.version != self.applied {
-            let fd = self.stream.as_raw_fd();
-            if let Err(e) = enforce::set_pacing_rate(fd, s.rate_bps) {
-                warn!(error = %e, "could not pace the socket");
-            }
-            // Marking is best effort (an IPv6 or a non-IP socket refuses IP_TOS).
-            let _ = enforce::set_class(fd, s.class);
-            self.applied = s.version;
-        }
+        f.shared.apply(&s);
     }
 
     /// Flushes, closes the flow, and gives the stream back.
@@ -1024,7 +1057,13 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
             // takes the flow for done once closed while up to a send buffer
             // still drains: at line rate, not at the flow's last (stale)
             // pacing rate, which could be a small share or a pause's floor.
-            if self.applied != u64::MAX {
+            // No schedule applied to the socket from here on.
+            let applied = {
+                let mut a = f.shared.socket.lock().expect("socket lock");
+                a.fd = None;
+                a.version.is_some()
+            };
+            if applied {
                 if let Err(e) = enforce::set_pacing_rate(self.stream.as_raw_fd(), None) {
                     warn!(error = %e, "could not unpace the socket");
                 }

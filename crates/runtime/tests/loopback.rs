@@ -257,6 +257,49 @@ fn a_finished_writer_gives_its_stream_back_unpaced() {
     cluster.stop();
 }
 
+/// A new schedule reaches the writer's socket as the client receives it,
+/// not at the writer's next write: at a low rate a full send buffer holds a
+/// write back for as long as its slice takes at that rate, and the flow
+/// kept its old rate meanwhile. Here writer A, alone on host 0's NIC, is
+/// paced at all of it; B opens beside it and A, writing nothing more, is
+/// paced at half; B closes and A is back to all of it.
+#[test]
+fn a_new_rate_reaches_the_socket_without_a_write() {
+    let cluster = Cluster::start("apply-now", "fair", 3, 200e6);
+    let rx = Receiver::start();
+    let client = AgentClient::connect(cluster.socket(0));
+    let coflow = client.register(&[]).unwrap();
+    let wait_rate = |fd: RawFd, lo: u64, hi: u64, what: &str| {
+        let t0 = Instant::now();
+        while !(lo..=hi).contains(&pacing_rate(fd)) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "{what}: paced at {} B/s, not in {lo}..={hi}",
+                pacing_rate(fd)
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    let sa = connect(rx.addr, 31);
+    let fa = sa.as_raw_fd();
+    let mut a = client.writer(coflow, 2, None, sa);
+    let mut buf = vec![0u8; 16 << 10];
+    Pattern::new(31).fill(&mut buf);
+    a.write_all(&buf).unwrap();
+    // 200 Mbit/s = 25 MB/s; half = 12.5 MB/s.
+    wait_rate(fa, 24_000_000, 26_000_000, "A alone");
+    let mut b = client.writer(coflow, 1, None, connect(rx.addr, 32));
+    let mut buf_b = vec![0u8; 16 << 10];
+    Pattern::new(32).fill(&mut buf_b);
+    b.write_all(&buf_b).unwrap();
+    wait_rate(fa, 12_000_000, 13_000_000, "A beside B, without writing");
+    drop(b.finish().unwrap());
+    wait_rate(fa, 24_000_000, 26_000_000, "A alone again, without writing");
+    drop(a.finish().unwrap());
+    client.unregister(coflow).unwrap();
+    cluster.stop();
+}
+
 /// 150 writers of one client's threads opened at once without waiting for
 /// the agent (`writer_at_once`), the smallest closing before their open can
 /// have been answered: each flow is taken by the agent, every byte arrives
