@@ -438,32 +438,25 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    sender alone can carry it (docs/testbed.md says what each loses and which simulated scheduler is its
    counterpart): strict priority between at most 8 classes, no per-flow or per-coflow order inside a
    class but TCP's sharing, demotion counted on what one sender has sent.
-5. **The runtime's machinery (`aalo`, `varys`, `fair-rt`).** These run through the coordinator and an
-   agent per host, each flow a thread and a `CoflowWriter` of one client per sender process. Their rows
-   and `plain`'s are from a run of 2026-11-22 05:14-05:22 UTC (load 5-17) with the client that opens a
-   flow without waiting for its agent (Aalo 6.1: `writer(..., wait=False)`, docs/runtime.md), pipelines
-   its requests, and an agent whose open costs one pass over the host's flows. `fair-rt` is `plain`'s
-   fairness through that machinery: 0.656 s against 0.576 s (0.88x; 0.73x before, 0.808 against
-   0.591 s). Side-by-side runs with `diagnose.py --scheduler` (docs/testbed.md) found and fixed two
-   artefacts: a finished flow's send buffer drained at its last, stale pacing rate (`aalo` 3.70 -> 2.38 s),
-   and the agent's OpenFlow round trip (0.3-0.45 s per coflow under `aalo`, 1.1-1.4 s under `fair`;
-   now 0.4 ms, and CloseFlow 0.1 ms instead of 0.06-0.10 s). Removing the round trip did **not** make
-   `aalo` faster: 2.724 s (2.747 s in the diagnose run after it) against 2.718 s before; `varys` went
-   from 1.357 to 1.157 s and `fair-rt` from 0.808 to 0.656 s, both within what a run moves on this
-   machine. (A first run with the new client, 04:56-05:03 UTC, gave `aalo` 1.931 s, `varys` 1.042 s,
-   `fair-rt` 0.754 s, `plain` 0.578 s, but the coordinator stalled for over 2 s early in its `aalo`
-   replay, every agent fell back to even shares with no pause (the runtime's fault handling) for a
-   while, and 23% of flows were answered only after their last byte, so its `aalo` is not `aalo`'s.)
-   Where the time went instead: the senders now start their flows late (mean lag 94 ms and 21% of flows
-   over 100 ms late under `aalo`, against 37 ms and 9% before): a flow's thread no longer waits for its
-   agent without the GIL but writes at once, so hundreds of Python threads per host compete for it;
-   `aalo`'s small coflows add 0.115 s to its mean where they added 0.042 s. And what is left: `aalo`'s
-   large flows achieve 0.51 Mbit/s of the 0.86 Mbit/s they are given (medians over its 342 flows over
-   1 MB; the flows of 0.1-1 MB achieve 0.45 of 0.47), with switch drops only in the top three queues
-   (3,339 in queue 0, 2,076 in 1 and 785 in 2, which hold nothing but these flows' coflows, the 19 over
-   Aalo's first threshold of 10 MiB; none below), 7,363 RTOs, and the last flow of a coflow
-   draining for 0.65 s after its writer closed (unpaced, in its class). It is the large coflows that
-   pay: `aalo`'s add 2.609 s to the mean against 0.259 s simulated, `varys`'s 1.095 s against 0.182 s.
+5. **The runtime's machinery (`aalo`, `varys`, `fair-rt`, `aalo-strict`).** These run through the
+   coordinator and an agent per host, each flow a `CoflowWriter` of one client per sender process.
+   Five artefacts were found with `diagnose.py --scheduler` and side-by-side runs (docs/testbed.md) and
+   fixed: a finished flow's send buffer drained at its last, stale pacing rate (`aalo` 3.70 -> 2.38 s);
+   the agent's OpenFlow round trip (0.3-0.45 s per coflow; now none, Aalo 6.1's `wait=False`); on
+   2026-11-23, the sender's Python thread per flow, whose hundreds of threads per host queued for the
+   GIL (start lag 0.28-0.48 s mean and 4.6-6.3 s p99, `fair-rt` at twice plain's mean: now a native
+   thread per flow, `AgentClient.send_flows`, 15-20 ms and 0.1-0.2 s), the sender's congestion control
+   (the host's BBR where every other replay uses CUBIC), and a new rate that reached the socket only at
+   the writer's next write, which a full send buffer at a low rate holds back (`aalo` 2.45 -> 1.08-1.19
+   s side by side). `fair-rt`, plain TCP's fairness through the runtime, now costs about 10% over
+   `plain` (0.649-0.656 s against 0.564-0.588 s in the side-by-side runs). What is left is `aalo`'s
+   default, weighted sharing between its queues, against the switches' strict priority between classes:
+   `aalo-strict` (`aalo:queues=strict`) through the runtime is as fast as `fair-rt`, weighted `aalo` is
+   not. Weighted D-CLAS keeps every demoted coflow sending slowly in a low class, which the switch
+   serves only after queue 0, where also goes what the coordinator does not count (new coflows' flows
+   before their first schedule, last bytes draining unpaced); the strict variant pauses the same
+   coflows, with nothing in flight to lose. Without classes (every flow in queue 0, `aalo-rates`) it is
+   worse, 1.686 s: the small coflows then wait behind the demoted flows' packets.
 
 **Gaps above 25%: every scheduler** (+39% `fifo-lm` to +164% `tafe` for the sender policies, +75% for
 `plain`; +534% `varys` and +815% `aalo` through the runtime). For the sender policies they are causes

@@ -29,7 +29,7 @@ pub const SLICE: usize = 16 << 10;
 const HEADER: usize = 16;
 /// IP_TOS of queue 0 (DSCP CS7): a connection's handshake travels in the
 /// top queue (the simulator has no handshake; a lost SYN costs a second).
-const TOS_TOP: libc::c_int = 0xE0;
+const TOS_TOP: u32 = 0xE0;
 /// How long the answers of opens sent without waiting are waited for at the
 /// end (they end as soon as every flow is answered).
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
@@ -109,71 +109,28 @@ struct Shared {
     all_done: Condvar,
 }
 
-fn set_int(fd: i32, level: libc::c_int, name: libc::c_int, v: libc::c_int) -> io::Result<()> {
-    // SAFETY: `v` is a valid int for the call's duration.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// The congestion control a socket uses.
-fn congestion(fd: i32) -> String {
-    let mut buf = [0u8; 16];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: `buf` holds `len` bytes; the kernel writes at most that.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            buf.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return String::new();
-    }
-    let s = &buf[..len as usize];
-    String::from_utf8_lossy(s.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
+/// The congestion control a socket uses ("" if it cannot be read).
+fn congestion(s: &TcpStream) -> String {
+    socket2::SockRef::from(s)
+        .tcp_congestion()
+        .map(|name| {
+            String::from_utf8_lossy(&name)
+                .trim_end_matches('\0')
+                .to_owned()
+        })
+        .unwrap_or_default()
 }
 
 /// A new connection to `addr`: no Nagle, congestion control `cc`, and its
 /// handshake marked for queue 0 (senders mark their data afterwards).
 fn connect(addr: SocketAddr, cc: &str, timeout: Duration) -> io::Result<TcpStream> {
     let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
-    let fd = s.as_raw_fd();
-    set_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
+    s.set_tcp_nodelay(true)?;
     if !cc.is_empty() {
-        // SAFETY: `cc` is valid for `cc.len()` bytes for the call.
-        let r = unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_CONGESTION,
-                cc.as_ptr().cast(),
-                cc.len() as libc::socklen_t,
-            )
-        };
-        if r != 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(
-                e.kind(),
-                format!("congestion control {cc:?}: {e}"),
-            ));
-        }
+        s.set_tcp_congestion(cc.as_bytes())
+            .map_err(|e| io::Error::new(e.kind(), format!("congestion control {cc:?}: {e}")))?;
     }
-    set_int(fd, libc::IPPROTO_IP, libc::IP_TOS, TOS_TOP)?;
+    s.set_tos_v4(TOS_TOP)?;
     s.connect_timeout(&addr.into(), timeout)?;
     Ok(s.into())
 }
@@ -268,7 +225,7 @@ pub fn send_flows(client: &AgentClient, plan: Plan, mut flows: Vec<OutFlow>) -> 
         .expect("pool lock")
         .values()
         .flatten()
-        .map(|s| congestion(s.as_raw_fd()))
+        .map(congestion)
         .collect();
     cc.sort();
     cc.dedup();
