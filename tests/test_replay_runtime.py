@@ -356,3 +356,29 @@ def test_the_runtime_sender_sets_the_plans_congestion_control(cluster: tuple[str
     for h in range(N_HOSTS):
         res = json.loads((tmp_path / "work" / f"host{h}.sent.json").read_text())
         assert res["tcp_cc"] == ["reno"] and res["errors"] == [], res
+
+
+def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path) -> None:
+    """A connection reset halfway through a flow (the sender's own, on purpose: ``inject_reset``)
+    costs the flow a second attempt on another connection, not the run: every byte still arrives,
+    checked, the flow's times span both attempts, and both ends list the lost connection."""
+    w = _tiny()
+    plan = rp.make_plan(w, ["127.0.0.1"] * N_HOSTS)
+    plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
+    big = [f[0] for f in plan["flows"] if f[3] >= 200_000]  # the 200, 300 and 600 KB flows
+    plan["inject_reset"] = big
+    workers = [
+        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+                                            "--deadline", "60"], f"host{h}")
+        for h in range(N_HOSTS)
+    ]  # fmt: skip
+    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))
+    assert len(flows) == 7 and int(flows["bytes"].sum()) == 1_280_000
+    assert sorted(flows.loc[flows["attempts"] == 2, "flow"]) == sorted(big)
+    assert (flows.loc[flows["attempts"] == 1, "flow"].isin(big)).sum() == 0
+    results = [json.loads((tmp_path / f"host{h}.json").read_text()) for h in range(N_HOSTS)]
+    broken = [b for r in results for b in r["broken"]]
+    assert all(not r["errors"] for r in results)
+    for fid in big:
+        assert any(f"flow {fid} to host" in b and "sent again" in b for b in broken), broken
+        assert any(f"receiving flow {fid}" in b for b in broken), broken

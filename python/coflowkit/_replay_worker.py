@@ -18,8 +18,15 @@ opened before ``t0``), so a flow pays a handshake only when it needs a
 connection of its own. Both ends keep a CRC-32 of
 the bytes; the driver compares them. The result holds, per flow sent,
 its start instant, bytes and CRC, and per flow received its last byte's
-instant, bytes and CRC. Policies (``--policy``) mark a connection's DSCP:
-``plain`` leaves it unmarked. ``dcas`` with negotiation also opens a UDP
+instant, bytes and CRC. A flow whose connection fails (the kernel gives it
+up, the peer resets it) is sent again from its first byte on another
+connection, up to three attempts in all, as a data-parallel framework
+retries a fetch: its start stays the first attempt's, so its completion
+time includes the loss. The result lists each lost connection, at both
+ends (``broken``), and the attempts of each flow sent more than once
+(``resent``); the receiver counts a flow in only when it has arrived whole.
+Policies (``--policy``) mark a connection's DSCP: ``plain`` leaves it
+unmarked. ``dcas`` with negotiation also opens a UDP
 socket on the host's control port (the plan's ``control_port``, or
 ``control_ports`` per host), over which the workers' senders and receivers
 negotiate (:class:`Dcas`); the result then holds the negotiation's counts
@@ -50,6 +57,8 @@ _BLOCK_LEN = 1 << 20
 #: The block twice, so that any window of up to a block is one slice (no copy).
 _BLOCK2 = memoryview(random.Random(20261121).randbytes(_BLOCK_LEN) * 2)
 _CHUNK = 1 << 18
+#: Attempts at a flow whose connection fails (the first included).
+_ATTEMPTS = 3
 #: SO_MAX_PACING_RATE (Linux; the socket module has no name for it) and its "unpaced" value.
 SO_MAX_PACING_RATE = 47
 _UNPACED = 0xFFFFFFFF
@@ -689,7 +698,15 @@ class Worker:
         self.n_in = sum(1 for f in plan["flows"] if f[2] == host)
         self.sent: dict[int, list[Any]] = {}
         self.received: dict[int, list[Any]] = {}
+        #: flows received whole (a flow whose connection broke may have a partial record first)
+        self.whole: set[int] = set()
         self.errors: list[str] = []
+        #: connections lost, at either end (their flows sent again, or in ``errors`` once out of attempts)
+        self.broken: list[str] = []
+        #: attempts of each flow sent more than once
+        self.resent: dict[int, int] = {}
+        #: tests: flows whose first connection this sender resets halfway through the flow
+        self.inject_reset = {int(f) for f in plan.get("inject_reset", [])}
         self.all_in = asyncio.Event()
         #: idle connections by destination
         self.pool: dict[int, list[socket.socket]] = {}
@@ -733,6 +750,7 @@ class Worker:
         view = memoryview(buf)
         try:
             while True:
+                fid = -1
                 header = await self._recv_exactly(sock, _HEADER.size)
                 if not header:
                     return  # the sender closed between flows
@@ -744,19 +762,27 @@ class Worker:
                         break
                     crc = zlib.crc32(view[:k], crc)
                     n += k
-                self.received[fid] = [time.time(), n, crc]
-                self._check_all_in()
                 if n < size:
+                    # The sender closed mid-flow: what arrived stays on record unless the flow,
+                    # sent again, has already arrived whole on another connection.
+                    if fid not in self.whole:
+                        self.received[fid] = [time.time(), n, crc]
+                    self.broken.append(f"host {self.host}: receiving flow {fid}: closed after {n} of {size} bytes")
                     return
+                self.received[fid] = [time.time(), n, crc]
+                self.whole.add(fid)
+                self._check_all_in()
                 await self.loop.sock_sendall(sock, b"k")
         except OSError as e:
-            self.errors.append(f"host {self.host}: receiving flow {fid}: {e}")
-            self._check_all_in()
+            # Not an error by itself: the sender sends the flow again on another connection, and
+            # the driver finds any flow that never arrived whole.
+            what = f"flow {fid}" if fid >= 0 else "between flows"
+            self.broken.append(f"host {self.host}: receiving {what}: {e}")
         finally:
             sock.close()
 
     def _check_all_in(self) -> None:
-        if len(self.received) >= self.n_in:
+        if len(self.whole) >= self.n_in:
             self.all_in.set()
 
     async def accept_loop(self, server: socket.socket) -> None:
@@ -902,16 +928,22 @@ class Worker:
                 self._ignore(f"error: {type(e).__name__}")
 
     async def send(self, flow: list[Any]) -> None:
-        fid, _src, dst, size, start = flow[0], flow[1], flow[2], flow[3], flow[4]
-        await asyncio.sleep(max(0.0, self.t0 + start - time.time()))
+        await asyncio.sleep(max(0.0, self.t0 + flow[4] - time.time()))
         t_start = time.time()
+        for attempt in range(1, _ATTEMPTS + 1):
+            if await self._send_once(flow, t_start, attempt):
+                return
+
+    async def _send_once(self, flow: list[Any], t_start: float, attempt: int) -> bool:
+        """One attempt at ``flow``; False if its connection failed and another attempt is due."""
+        fid, dst, size = flow[0], flow[2], flow[3]
         fresh = not self.pool.get(dst)
         try:
             sock = await self._connect(dst)
             t_conn = time.time()
         except OSError as e:
             self.errors.append(f"host {self.host}: flow {fid} to host {dst}: connect: {e}")
-            return
+            return True
         crc, n = 0, 0
         try:
             self.socks[fid] = sock
@@ -927,6 +959,9 @@ class Worker:
                 crc = zlib.crc32(chunk, crc)
                 n += k
                 self._mark(self.policy.sent(flow, k))
+                if attempt == 1 and fid in self.inject_reset and 2 * n >= size:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    raise OSError(f"reset on purpose after {n} of {size} bytes (inject_reset)")
             t_written = time.time()
             ack = await self.loop.sock_recv(sock, 1)
             if ack != b"k":
@@ -935,9 +970,16 @@ class Worker:
             # was opened for this flow, and when its last byte was written.
             self.sent[fid] = [t_start, n, crc, t_conn, fresh, t_written]
             self.pool.setdefault(dst, []).append(sock)
+            return True
         except OSError as e:
-            self.errors.append(f"host {self.host}: flow {fid} to host {dst}: {e}")
             sock.close()
+            where = f"host {self.host}: flow {fid} to host {dst}, attempt {attempt}: {e}"
+            if attempt < _ATTEMPTS and time.time() < self.deadline:
+                self.broken.append(f"{where}; sent again on another connection")
+                self.resent[fid] = attempt + 1
+                return False
+            self.errors.append(where)
+            return True
         finally:
             self.socks.pop(fid, None)
             if sock in self.paced:  # back to unpaced before the pool hands it on
@@ -995,6 +1037,8 @@ class Worker:
             "sent": self.sent,
             "received": self.received,
             "errors": self.errors,
+            "broken": self.broken,
+            "resent": self.resent,
             "t0": self.t0,
             "warm_up_s": self.warm_up_s,
             "warm_up_failed": self.warm_up_failed,

@@ -775,6 +775,10 @@ def replay_cmd(
         f"p95 {np.percentile(cct, 95):.4f} s "
         f"({fw.n_flows} flows, {int(flows['bytes'].sum())} bytes, every byte checked)"
     )
+    again = int((flows["attempts"] > 1).sum())
+    if again:
+        click.echo(f"{again} flow(s) sent again from their first byte after their connection failed "
+                   f"(their CCTs include the loss; the workers' results in {out_dir / 'work'} name each)")
     if spec.get("negotiate") and not runtime:
         n = rp.negotiation_summary(out_dir / "work", n_hosts)
         click.echo(

@@ -809,9 +809,13 @@ def replay_on_testbed_runtime(
 def _combine(plan: dict[str, Any], results: dict[int, Any], problems: list[str]) -> pd.DataFrame:
     sent: dict[int, list[Any]] = {}
     got: dict[int, list[Any]] = {}
+    resent: dict[int, int] = {}
+    broken: list[str] = []
     for r in results.values():
         sent.update({int(k): v for k, v in r["sent"].items()})
         got.update({int(k): v for k, v in r["received"].items()})
+        resent.update({int(k): int(v) for k, v in r.get("resent", {}).items()})
+        broken += r.get("broken", [])
     t0 = plan["t0"]
     rows = []
     for fid, src, dst, size, start, *_ in plan["flows"]:
@@ -825,12 +829,15 @@ def _combine(plan: dict[str, Any], results: dict[int, Any], problems: list[str])
                 f"received {g[1]} bytes crc {g[2]:08x}, expected {size} bytes"
             )
             continue
-        rows.append((fid, src, dst, size, start, s[0] - t0, g[0] - t0))
+        rows.append((fid, src, dst, size, start, s[0] - t0, g[0] - t0, resent.get(fid, 1)))
     if problems:
         shown = "; ".join(problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-        raise RuntimeError(f"replay: {len(problems)} problem(s): {shown}{more}")
-    return pd.DataFrame(rows, columns=["flow", "src", "dst", "bytes", "arrival_s", "start_s", "finish_s"])
+        lost = f"; connections lost on the way: {len(broken)} ({'; '.join(broken[:3])})" if broken else ""
+        raise RuntimeError(f"replay: {len(problems)} problem(s): {shown}{more}{lost}")
+    # attempts: 1, or more for a flow sent again after its connection failed (its times span them all)
+    columns = ["flow", "src", "dst", "bytes", "arrival_s", "start_s", "finish_s", "attempts"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def tables(workload: _core.Workload, flows: pd.DataFrame) -> tuple[pa.Table, pa.Table]:
