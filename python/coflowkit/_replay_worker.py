@@ -16,7 +16,10 @@ sender knows every byte arrived. Connections are kept and reused between two
 hosts, as data-parallel frameworks do (see :meth:`Worker.warm_up` for those
 opened before ``t0``), so a flow pays a handshake only when it needs a
 connection of its own. Both ends keep a CRC-32 of
-the bytes; the driver compares them. The result holds, per flow sent,
+the bytes; the driver compares them. The receiving part is native
+(``_core.receive_flows``, crates/py/src/replay_receiver.rs: a thread per
+connection, without the GIL); this process's event loop only sends. The
+result holds, per flow sent,
 its start instant, bytes and CRC, and per flow received its last byte's
 instant, bytes and CRC. A flow whose connection fails (the kernel gives it
 up, the peer resets it) is sent again from its first byte on another
@@ -50,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from ._worker_protocol import Channel
 
 _HEADER = struct.Struct("!QQ")
@@ -698,8 +702,6 @@ class Worker:
         self.n_in = sum(1 for f in plan["flows"] if f[2] == host)
         self.sent: dict[int, list[Any]] = {}
         self.received: dict[int, list[Any]] = {}
-        #: flows received whole (a flow whose connection broke may have a partial record first)
-        self.whole: set[int] = set()
         self.errors: list[str] = []
         #: connections lost, at either end (their flows sent again, or in ``errors`` once out of attempts)
         self.broken: list[str] = []
@@ -707,7 +709,6 @@ class Worker:
         self.resent: dict[int, int] = {}
         #: tests: flows whose first connection this sender resets halfway through the flow
         self.inject_reset = {int(f) for f in plan.get("inject_reset", [])}
-        self.all_in = asyncio.Event()
         #: idle connections by destination
         self.pool: dict[int, list[socket.socket]] = {}
         self.deadline = deadline_s
@@ -729,72 +730,6 @@ class Worker:
         self.warm_up_s = 0.0  # how long the warm-up took (seconds)
         self.warm_up_failed = 0
         self.loop = asyncio.new_event_loop()
-        if self.n_in == 0:
-            self.all_in.set()
-
-    async def _recv_exactly(self, sock: socket.socket, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = await self.loop.sock_recv(sock, n - len(buf))
-            if not chunk:
-                if buf:
-                    raise OSError(f"connection closed after {len(buf)} of {n} header bytes")
-                return b""
-            buf += chunk
-        return bytes(buf)
-
-    async def serve(self, sock: socket.socket) -> None:
-        """One connection: flows one after another, each a header, its bytes and our ack."""
-        fid = -1
-        buf = bytearray(_CHUNK)
-        view = memoryview(buf)
-        try:
-            while True:
-                fid = -1
-                header = await self._recv_exactly(sock, _HEADER.size)
-                if not header:
-                    return  # the sender closed between flows
-                fid, size = _HEADER.unpack(header)
-                crc, n = 0, 0
-                while n < size:
-                    k = await self.loop.sock_recv_into(sock, view[: min(_CHUNK, size - n)])
-                    if k == 0:
-                        break
-                    crc = zlib.crc32(view[:k], crc)
-                    n += k
-                if n < size:
-                    # The sender closed mid-flow: what arrived stays on record unless the flow,
-                    # sent again, has already arrived whole on another connection.
-                    if fid not in self.whole:
-                        self.received[fid] = [time.time(), n, crc]
-                    self.broken.append(f"host {self.host}: receiving flow {fid}: closed after {n} of {size} bytes")
-                    return
-                self.received[fid] = [time.time(), n, crc]
-                self.whole.add(fid)
-                self._check_all_in()
-                await self.loop.sock_sendall(sock, b"k")
-        except OSError as e:
-            # Not an error by itself: the sender sends the flow again on another connection, and
-            # the driver finds any flow that never arrived whole.
-            what = f"flow {fid}" if fid >= 0 else "between flows"
-            self.broken.append(f"host {self.host}: receiving {what}: {e}")
-        finally:
-            sock.close()
-
-    def _check_all_in(self) -> None:
-        if len(self.whole) >= self.n_in:
-            self.all_in.set()
-
-    async def accept_loop(self, server: socket.socket) -> None:
-        tasks = set()
-        while True:
-            conn, _ = await self.loop.sock_accept(server)
-            conn.setblocking(False)
-            # The receiver sends only ACKs and one-byte answers: control, in queue 0.
-            conn.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(0))
-            t = asyncio.ensure_future(self.serve(conn))
-            tasks.add(t)
-            t.add_done_callback(tasks.discard)
 
     async def _connect(self, dst: int) -> socket.socket:
         """A connection to ``dst``: an idle one of the pool if there is one, else a new one."""
@@ -954,12 +889,15 @@ class Worker:
             await self.loop.sock_sendall(sock, _HEADER.pack(fid, size))
             while n < size:
                 k = min(_CHUNK, size - n, max(1, self.policy.limit(fid, n)))
+                cut = attempt == 1 and fid in self.inject_reset  # tests: reset once half is written
+                if cut:
+                    k = min(k, max(1, size // 2 - n))
                 chunk = _payload(fid, n, k)
                 await self.loop.sock_sendall(sock, chunk)
                 crc = zlib.crc32(chunk, crc)
                 n += k
                 self._mark(self.policy.sent(flow, k))
-                if attempt == 1 and fid in self.inject_reset and 2 * n >= size:
+                if cut and 2 * n >= size:
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     raise OSError(f"reset on purpose after {n} of {size} bytes (inject_reset)")
             t_written = time.time()
@@ -993,15 +931,19 @@ class Worker:
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         server.bind((self.addrs[self.host], self.ports[self.host]))
         server.listen(4096)
-        server.setblocking(False)
         self._open_control()
-        acceptor = asyncio.ensure_future(self.accept_loop(server))
         # Ready: listening. The driver answers with t0 once every worker is;
         # then connect to every peer (they all listen by then).
         self.channel.ready()
         self.t0 = await self.loop.run_in_executor(None, self.channel.t0)
         self.channel.watch_driver()
         self.deadline += self.t0
+        # The receiving part, natively (a thread per connection, without the GIL:
+        # crates/py/src/replay_receiver.rs); it ends once every flow sent here arrived
+        # whole, or at the deadline.
+        rx = self.loop.run_in_executor(
+            None, _core.receive_flows, server.fileno(), self.host, self.n_in, self.deadline
+        )  # fmt: skip
         t = time.time()
         await self.warm_up()
         self.warm_up_s = time.time() - t
@@ -1013,19 +955,24 @@ class Worker:
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         wall0 = time.time()
         remaining = max(1.0, self.deadline - time.time())
+        late = False
         try:
-            await asyncio.wait_for(asyncio.gather(*senders, self.all_in.wait()), timeout=remaining)
+            await asyncio.wait_for(asyncio.gather(*senders), timeout=remaining)
         except TimeoutError:
+            late = True
+        received, broken, whole = await rx
+        self.received = {int(k): list(v) for k, v in received.items()}
+        self.broken += broken
+        if late or whole < self.n_in:
             self.errors.append(
                 f"host {self.host}: not done by the deadline: sent {len(self.sent)} of {len(self.out)} "
-                f"flows, received {len(self.received)} of {self.n_in}"
+                f"flows, received {whole} of {self.n_in}"
             )
         for conns in self.pool.values():
             for sock in conns:
                 sock.close()
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         heartbeat.cancel()
-        acceptor.cancel()
         if ticker is not None:
             ticker.cancel()
         server.close()

@@ -29,6 +29,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod progress;
+mod replay_receiver;
 mod replay_sender;
 mod runtime;
 mod simulate;
@@ -103,6 +104,38 @@ fn karuna_model_fct(
     ))
 }
 
+/// Serves the listening socket `fd` (a replay worker's data port; a
+/// duplicate is taken, the caller keeps its own) until `n_in` flows have
+/// arrived whole or the wall clock passes `deadline` (seconds since the
+/// epoch), without the GIL (`replay_receiver`). Returns `(received, broken,
+/// whole)`: per flow id `[instant of the last byte, bytes, CRC-32]`, the
+/// connections lost on the way, and how many flows arrived whole.
+#[pyfunction]
+fn receive_flows<'py>(
+    py: Python<'py>,
+    fd: i32,
+    host: u32,
+    n_in: usize,
+    deadline: f64,
+) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Vec<String>, usize)> {
+    use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd};
+    if fd < 0 {
+        return Err(errors::value_error(format!("fd {fd}: not a descriptor")));
+    }
+    // SAFETY: the caller's socket stays open for this call; we only dup it.
+    let own = unsafe { BorrowedFd::borrow_raw(fd) }
+        .try_clone_to_owned()
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("fd {fd}: {e}")))?;
+    // SAFETY: `own` is a fresh descriptor of a listening TCP socket, ours alone.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(own.into_raw_fd()) };
+    let got = py.detach(|| replay_receiver::receive_flows(listener, host, n_in, deadline));
+    let received = pyo3::types::PyDict::new(py);
+    for (id, r) in &got.received {
+        received.set_item(id, (r.t, r.bytes, r.crc))?;
+    }
+    Ok((received, got.broken, got.whole))
+}
+
 /// The Python module `coflowkit._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -126,6 +159,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(karuna_thresholds, m)?)?;
     m.add_function(wrap_pyfunction!(karuna_model_fct, m)?)?;
+    m.add_function(wrap_pyfunction!(receive_flows, m)?)?;
     m.add_class::<runtime::PyAgentClient>()?;
     m.add_class::<runtime::PyCoflowWriter>()?;
     m.add(
