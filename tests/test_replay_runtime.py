@@ -361,7 +361,7 @@ def test_the_runtime_sender_sets_the_plans_congestion_control(cluster: tuple[str
 def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path) -> None:
     """A connection reset halfway through a flow (the sender's own, on purpose: ``inject_reset``)
     costs the flow a second attempt on another connection, not the run: every byte still arrives,
-    checked, the flow's times span both attempts, and both ends list the lost connection."""
+    checked, and the senders list each lost connection."""
     w = _tiny()
     plan = rp.make_plan(w, ["127.0.0.1"] * N_HOSTS)
     plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
@@ -381,4 +381,6 @@ def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path
     assert all(not r["errors"] for r in results)
     for fid in big:
         assert any(f"flow {fid} to host" in b and "sent again" in b for b in broken), broken
-        assert any(f"receiving flow {fid}" in b for b in broken), broken
+    # What a receiver lists depends on when it reads the reset (before the header, mid-flow, or
+    # after its last flow arrived, when it no longer waits): crates/py/src/replay_receiver.rs's
+    # tests check its lines.

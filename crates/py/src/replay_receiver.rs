@@ -23,6 +23,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -35,10 +36,12 @@ const CHUNK: usize = 256 << 10;
 /// IP_TOS of queue 0 (DSCP CS7): the receiver sends only ACKs and the
 /// one-byte answers, control that must not wait behind data.
 const TOS_TOP: u32 = 0xE0;
-/// How often a blocked read or an idle accept looks at the stop flag.
-const POLL: Duration = Duration::from_millis(200);
-/// How long the accept loop sleeps when no connection is waiting.
-const ACCEPT_IDLE: Duration = Duration::from_millis(2);
+/// How often an idle connection's thread looks at the stop flag (a
+/// thousand threads per host wake this often, so not often: one left when
+/// the replay ends goes at its peer's close or at its next timeout).
+const READ_POLL: Duration = Duration::from_secs(5);
+/// How often the accept loop, blocked in `poll`, looks at the stop flag.
+const ACCEPT_POLL_MS: i32 = 200;
 
 /// One flow received: the instant of its last byte (seconds since the
 /// epoch), its bytes and their CRC-32.
@@ -120,6 +123,26 @@ pub fn receive_flows(listener: TcpListener, host: u32, n_in: usize, deadline: f6
     }
 }
 
+/// Whether `fd` became readable within `timeout_ms` (false on a signal).
+fn readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, for the duration of the call.
+    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(r > 0)
+}
+
 fn accept_loop(listener: &TcpListener, host: u32, shared: &Arc<Shared>) {
     if let Err(e) = listener.set_nonblocking(true) {
         let msg = format!("host {host}: the data port cannot be polled: {e}");
@@ -127,6 +150,15 @@ fn accept_loop(listener: &TcpListener, host: u32, shared: &Arc<Shared>) {
         return;
     }
     while !shared.stop.load(Ordering::SeqCst) {
+        match readable(listener.as_raw_fd(), ACCEPT_POLL_MS) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => {
+                let msg = format!("host {host}: waiting for connections: {e}");
+                shared.state.lock().expect("receiver lock").broken.push(msg);
+                return;
+            }
+        }
         match listener.accept() {
             Ok((conn, _)) => {
                 let shared2 = shared.clone();
@@ -139,12 +171,17 @@ fn accept_loop(listener: &TcpListener, host: u32, shared: &Arc<Shared>) {
                     shared.state.lock().expect("receiver lock").broken.push(msg);
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => thread::sleep(ACCEPT_IDLE),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => {
+                // A connection that failed before we took it (reset in the
+                // backlog) or a lack of descriptors: noted, and go on.
                 let msg = format!("host {host}: accepting: {e}");
                 shared.state.lock().expect("receiver lock").broken.push(msg);
-                thread::sleep(ACCEPT_IDLE);
+                thread::sleep(Duration::from_millis(10)); // not a busy loop if it persists
             }
         }
     }
@@ -181,7 +218,7 @@ fn fill(conn: &mut TcpStream, buf: &mut [u8], stop: &AtomicBool) -> io::Result<u
 fn serve(mut conn: TcpStream, host: u32, shared: &Shared) {
     let setup = conn.set_nonblocking(false).and_then(|()| {
         socket2::SockRef::from(&conn).set_tos_v4(TOS_TOP)?;
-        conn.set_read_timeout(Some(POLL))
+        conn.set_read_timeout(Some(READ_POLL))
     });
     if let Err(e) = setup {
         let msg = format!("host {host}: setting up a connection: {e}");
