@@ -293,18 +293,23 @@ def test_an_agent_that_is_not_there_is_named(tmp_path: Path) -> None:
         rp.replay_on_runtime(_tiny(), hosts, tmp_path / "work", deadline_s=5)
 
 
-def test_the_testbed_workers_run_on_loopback_with_a_port_per_host(tmp_path: Path) -> None:
-    """The plain replay's workers (what replay_on_testbed runs in each namespace), here with one address
-    and a port per host: the driver's start protocol and the byte checks, without namespaces or root."""
-    w = _tiny()
-    plan = rp.make_plan(w, ["127.0.0.1"] * N_HOSTS)
+def _loopback_replay(w: _core.Workload, plan: dict, tmp_path: Path) -> pd.DataFrame:
+    """``plan`` (of ``w``, every host at 127.0.0.1) replayed by the plain replay's workers, a port per
+    host; their results go to ``tmp_path/host*.json``."""
     plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
     workers = [
         rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
                                             "--deadline", "60"], f"host{h}")
         for h in range(N_HOSTS)
     ]  # fmt: skip
-    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))
+    return rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))
+
+
+def test_the_testbed_workers_run_on_loopback_with_a_port_per_host(tmp_path: Path) -> None:
+    """The plain replay's workers (what replay_on_testbed runs in each namespace), here with one address
+    and a port per host: the driver's start protocol and the byte checks, without namespaces or root."""
+    w = _tiny()
+    flows = _loopback_replay(w, rp.make_plan(w, ["127.0.0.1"] * N_HOSTS), tmp_path)
     assert len(flows) == 7 and int(flows["bytes"].sum()) == 1_280_000
     coflows, _ = rp.tables(w, flows)
     assert coflows.num_rows == 4
@@ -364,15 +369,9 @@ def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path
     checked, and the senders list each lost connection."""
     w = _tiny()
     plan = rp.make_plan(w, ["127.0.0.1"] * N_HOSTS)
-    plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
     big = [f[0] for f in plan["flows"] if f[3] >= 200_000]  # the 200, 300 and 600 KB flows
     plan["inject_reset"] = big
-    workers = [
-        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
-                                            "--deadline", "60"], f"host{h}")
-        for h in range(N_HOSTS)
-    ]  # fmt: skip
-    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))
+    flows = _loopback_replay(w, plan, tmp_path)
     assert len(flows) == 7 and int(flows["bytes"].sum()) == 1_280_000
     assert sorted(flows.loc[flows["attempts"] == 2, "flow"]) == sorted(big)
     assert (flows.loc[flows["attempts"] == 1, "flow"].isin(big)).sum() == 0
