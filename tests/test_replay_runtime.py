@@ -383,3 +383,18 @@ def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path
     # What a receiver lists depends on when it reads the reset (before the header, mid-flow, or
     # after its last flow arrived, when it no longer waits): crates/py/src/replay_receiver.rs's
     # tests check its lines.
+
+
+def test_the_runtime_sender_sends_a_flow_again_when_its_connection_breaks(
+    cluster: tuple[str, Path], tmp_path: Path
+) -> None:
+    """As the plain replay's workers: the native sender resets the 600 KB flow's first connection
+    halfway (on purpose), sends it again through the runtime on another, and every byte arrives."""
+    _, hosts = cluster
+    w = _tiny()
+    flows = rp.replay_on_runtime(w, rp.load_hosts(hosts), tmp_path / "work", deadline_s=60, inject_reset=[4])
+    assert int(flows["bytes"].sum()) == 1_280_000
+    assert flows.loc[flows["flow"] == 4, "attempts"].tolist() == [2]
+    assert (flows.loc[flows["flow"] != 4, "attempts"] == 1).all()
+    res = json.loads((tmp_path / "work" / "host1.sent.json").read_text())
+    assert res["errors"] == [] and any("flow 4 to host 0, attempt 1" in b for b in res["broken"]), res

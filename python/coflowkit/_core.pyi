@@ -125,10 +125,12 @@ class AgentClient:
         block2: bytes,
         t0: float,
         deadline_s: float,
-    ) -> tuple[dict[int, list[Any]], list[str], list[str]]:
+        inject_reset: Sequence[int] = ...,
+    ) -> tuple[dict[int, list[Any]], list[str], list[str], list[str], dict[int, int]]:
         """Sends one host's replay flows ``(id, dst, size, start, coflow)`` natively, each
         on a thread of its own without the GIL; returns (records by flow id, errors, the
-        congestion controls the sockets ended up with); see coflowkit._runtime_sender."""
+        congestion controls the sockets ended up with, lost connections, attempts of the
+        flows sent again); see coflowkit._runtime_sender."""
 
 class CoflowWriter:
     """Writes to a connected socket as a flow of ``coflow``: bytes are counted as

@@ -31,7 +31,9 @@ bit/s or None, class), the number of schedule changes it saw between its
 writes, the seconds its writes spent while the schedule said paused (rate
 below 1 bit/s), and the time-weighted mean rate it was given (bit/s, None if
 unthrottled throughout), when the writer was opened, and when its last write
-returned], the errors, each naming its flow, and the congestion controls its
+returned], the errors, each naming its flow, the connections lost
+(``broken``: their flows sent again from the first byte, up to three
+attempts, ``resent`` counting them), and the congestion controls its
 data sockets ended up with (``tcp_cc``: the plan's, if it names one). A writer unpaces its socket
 when it closes (the client library's ``CoflowWriter``): the coordinator counts
 bytes as the kernel takes them, so it takes the flow for done while its send
@@ -66,24 +68,31 @@ class Sender:
         self.deadline_s = deadline_s
         #: TCP congestion control for the data sockets ("": the host's default)
         self.cc = str(plan.get("tcp_cc", ""))
+        #: tests: flows whose first connection is reset once half is written
+        self.inject_reset = [int(f) for f in plan.get("inject_reset", [])]
 
     def run(self) -> dict[str, Any]:
         if not self.client.connected:
             self.channel.ready()  # the driver learns of it from the result
             self.channel.t0()
-            return self.result({}, [f"host {self.host}: the agent at {self.client.socket} cannot be reached"], [])
+            return self.result({}, [f"host {self.host}: the agent at {self.client.socket} cannot be reached"], [], [], {})
         self.channel.ready()
         t0 = self.channel.t0()
         self.channel.watch_driver()
         # (flow id, destination, size, start, the coflow's runtime id by its FIFO rank)
         flows = [(int(f[0]), int(f[2]), int(f[3]), float(f[4]), self.coflow_ids[int(f[6])]) for f in self.out]
-        sent, errors, cc = self.client.send_flows(
-            self.host, flows, self.addrs, self.cc, bytes(_BLOCK2), t0, self.deadline_s
+        sent, errors, cc, broken, resent = self.client.send_flows(
+            self.host, flows, self.addrs, self.cc, bytes(_BLOCK2), t0, self.deadline_s, self.inject_reset
         )
-        return self.result(sent, errors, cc)
+        return self.result(sent, errors, cc, broken, resent)
 
-    def result(self, sent: dict[int, list[Any]], errors: list[str], cc: list[str]) -> dict[str, Any]:
-        return {"host": self.host, "sent": sent, "received": {}, "errors": errors, "tcp_cc": cc}
+    def result(
+        self, sent: dict[int, list[Any]], errors: list[str], cc: list[str], broken: list[str], resent: dict[int, int]
+    ) -> dict[str, Any]:
+        return {
+            "host": self.host, "sent": sent, "received": {}, "errors": errors, "tcp_cc": cc,
+            "broken": broken, "resent": resent,
+        }  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -621,6 +621,7 @@ def replay_on_runtime(
     start_timeout_s: float = 120.0,
     report_ms: int = 10,
     tcp_cc: str | None = None,
+    inject_reset: Sequence[int] = (),
 ) -> pd.DataFrame:
     """Replays ``workload`` (fitted to ``len(hosts)`` hosts) through the
     runtime (the senders' client libraries report to their agents every
@@ -639,7 +640,8 @@ def replay_on_runtime(
     ``launch`` is a launcher template, ``ssh -o BatchMode=yes {address}``
     say, that runs them on each host's own machine (:func:`launcher` makes
     the ``wrap``); ``tcp_cc`` is the TCP congestion control every sender sets on
-    its sockets (default: the host's own); the workers share no file with the driver (plan, start
+    its sockets (default: the host's own); ``inject_reset`` (tests) names flows whose first
+    connection the sender resets halfway (each is then sent again); the workers share no file with the driver (plan, start
     and results go over their stdin and stdout), and ``python`` is the
     interpreter named in their command (default: ``python3`` with a
     launcher, this one without). Host 0's agent socket must be reachable
@@ -660,6 +662,8 @@ def replay_on_runtime(
     plan["report_ms"] = report_ms
     if tcp_cc:
         plan["tcp_cc"] = tcp_cc
+    if inject_reset:
+        plan["inject_reset"] = [int(f) for f in inject_reset]
     n_coflows = len({f[6] for f in plan["flows"]})
     client = _core.AgentClient(hosts[0].agent_socket)
     if not client.connected:

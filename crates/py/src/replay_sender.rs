@@ -9,15 +9,18 @@
 //! 4.6-6.3 s, against 8 ms for plain TCP's event loop). The wire format and
 //! the records are the Python sender's (its module doc says what each
 //! field is); the payload is the replay's block, given by the caller, so
-//! the receiver's checks are unchanged.
+//! the receiver's checks are unchanged. A flow whose connection fails is
+//! sent again from its first byte on another connection, up to three
+//! attempts, as the Python worker does (`coflowkit._replay_worker`): its
+//! start stays the first attempt's, and the lost connections are listed.
 
 use coflowkit_model::CoflowId;
 use coflowkit_runtime::client::{AgentClient, FlowHandle};
 use coflowkit_runtime::enforce;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -30,6 +33,8 @@ const HEADER: usize = 16;
 /// IP_TOS of queue 0 (DSCP CS7): a connection's handshake travels in the
 /// top queue (the simulator has no handshake; a lost SYN costs a second).
 const TOS_TOP: u32 = 0xE0;
+/// Attempts at a flow whose connection fails (the first included).
+const ATTEMPTS: u32 = 3;
 /// How long the answers of opens sent without waiting are waited for at the
 /// end (they end as soon as every flow is answered).
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
@@ -57,6 +62,8 @@ pub struct Plan {
     /// The common start instant (seconds since the epoch).
     pub t0: f64,
     pub deadline_s: f64,
+    /// Tests: flows whose first connection is reset once half is written.
+    pub inject_reset: HashSet<u64>,
 }
 
 /// What one sent flow did: the Python sender's record.
@@ -85,6 +92,10 @@ pub struct Outcome {
     pub errors: Vec<String>,
     /// The congestion controls the data sockets ended up with.
     pub cc_seen: Vec<String>,
+    /// Connections lost on the way (their flows sent again, or in `errors`).
+    pub broken: Vec<String>,
+    /// The attempts of each flow sent more than once.
+    pub resent: HashMap<u64, u32>,
 }
 
 fn epoch() -> f64 {
@@ -164,9 +175,24 @@ pub fn send_flows(client: &AgentClient, plan: Plan, mut flows: Vec<OutFlow>) -> 
             .stack_size(256 << 10)
             .spawn(move || {
                 let (plan, shared) = (plan2, shared2);
-                if let Err(e) = send_one(&client, &plan, &shared, f) {
-                    let msg = format!("host {}: flow {id} to host {dst}: {e}", plan.host);
-                    shared.out.lock().expect("outcome lock").errors.push(msg);
+                let t_start = epoch();
+                for attempt in 1..=ATTEMPTS {
+                    let Err(e) = send_one(&client, &plan, &shared, &f, t_start, attempt) else {
+                        break;
+                    };
+                    let msg = format!(
+                        "host {}: flow {id} to host {dst}, attempt {attempt}: {e}",
+                        plan.host
+                    );
+                    let mut out = shared.out.lock().expect("outcome lock");
+                    if attempt < ATTEMPTS && epoch() < end {
+                        out.broken
+                            .push(format!("{msg}; sent again on another connection"));
+                        out.resent.insert(id, attempt + 1);
+                    } else {
+                        out.errors.push(msg);
+                        break;
+                    }
                 }
                 *shared.done.lock().expect("done lock") += 1;
                 shared.all_done.notify_all();
@@ -233,8 +259,14 @@ pub fn send_flows(client: &AgentClient, plan: Plan, mut flows: Vec<OutFlow>) -> 
     out
 }
 
-fn send_one(client: &AgentClient, plan: &Plan, shared: &Shared, f: OutFlow) -> io::Result<()> {
-    let t_start = epoch();
+fn send_one(
+    client: &AgentClient,
+    plan: &Plan,
+    shared: &Shared,
+    f: &OutFlow,
+    t_start: f64,
+    attempt: u32,
+) -> io::Result<()> {
     let left = Duration::from_secs_f64((plan.t0 + plan.deadline_s - t_start).max(1.0));
     let dst = f.dst as usize;
     let addr = *plan
@@ -253,6 +285,8 @@ fn send_one(client: &AgentClient, plan: &Plan, shared: &Shared, f: OutFlow) -> i
     };
     stream.set_write_timeout(Some(left))?;
     stream.set_read_timeout(Some(left))?;
+    let fd = stream.as_raw_fd();
+    let cut = attempt == 1 && plan.inject_reset.contains(&f.id);
     let t_conn = epoch();
     // Not waiting for the agent (Aalo 6.1): the flow starts with its
     // coflow's schedule in this process, or unpaced in class 0, and takes
@@ -280,7 +314,10 @@ fn send_one(client: &AgentClient, plan: &Plan, shared: &Shared, f: OutFlow) -> i
     let mut crc = crc32fast::Hasher::new();
     let mut n = 0u64;
     while n < f.size {
-        let k = (f.size - n).min(SLICE as u64) as usize;
+        let mut k = (f.size - n).min(SLICE as u64) as usize;
+        if cut {
+            k = k.min((f.size / 2).saturating_sub(n).max(1) as usize);
+        }
         let chunk = payload(&plan.block2, f.id, n, k);
         let t = epoch();
         w.write_all(chunk)?;
@@ -301,6 +338,15 @@ fn send_one(client: &AgentClient, plan: &Plan, shared: &Shared, f: OutFlow) -> i
         last = now;
         crc.update(chunk);
         n += k as u64;
+        if cut && 2 * n >= f.size {
+            // SAFETY: the writer owns the open socket `fd` for this call.
+            let sock = unsafe { BorrowedFd::borrow_raw(fd) };
+            socket2::SockRef::from(&sock).set_linger(Some(Duration::ZERO))?;
+            return Err(io::Error::other(format!(
+                "reset on purpose after {n} of {} bytes (inject_reset)",
+                f.size
+            )));
+        }
     }
     let t_last = epoch();
     let mut stream = w.finish()?;

@@ -136,6 +136,17 @@ fn timeout_of(sock: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
 }
 
 /// A connection to the local agent (the Rust `AgentClient`).
+/// What `send_flows` returns: records by flow id, errors, the congestion
+/// controls the sockets ended up with, lost connections, attempts of the
+/// flows sent more than once.
+type SendFlowsResult<'py> = PyResult<(
+    Bound<'py, PyDict>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    std::collections::HashMap<u64, u32>,
+)>;
+
 #[pyclass(name = "AgentClient", module = "coflowkit._core", frozen)]
 pub struct PyAgentClient {
     client: AgentClient,
@@ -241,11 +252,15 @@ impl PyAgentClient {
     /// after `t0` (seconds since the epoch), `addrs` each host's data
     /// `(address, port)`, `tcp_cc` the data sockets' congestion control
     /// ("": the host's), `block2` the payload block twice. Returns
-    /// `(sent, errors, tcp_cc_seen)`: per flow id the record of
-    /// `coflowkit._runtime_sender`, the errors each naming its flow, and the
-    /// congestion controls the sockets ended up with. Runs without the GIL.
+    /// `(sent, errors, tcp_cc_seen, broken, resent)`: per flow id the record
+    /// of `coflowkit._runtime_sender`, the errors each naming its flow, the
+    /// congestion controls the sockets ended up with, the connections lost
+    /// (their flows sent again from the first byte, up to three attempts),
+    /// and the attempts of each flow sent more than once. `inject_reset`
+    /// (tests): flows whose first connection is reset once half is written.
+    /// Runs without the GIL.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (host, flows, addrs, tcp_cc, block2, t0, deadline_s))]
+    #[pyo3(signature = (host, flows, addrs, tcp_cc, block2, t0, deadline_s, inject_reset = vec![]))]
     fn send_flows<'py>(
         &self,
         py: Python<'py>,
@@ -256,7 +271,8 @@ impl PyAgentClient {
         block2: Vec<u8>,
         t0: f64,
         deadline_s: f64,
-    ) -> PyResult<(Bound<'py, PyDict>, Vec<String>, Vec<String>)> {
+        inject_reset: Vec<u64>,
+    ) -> SendFlowsResult<'py> {
         if block2.is_empty() || !block2.len().is_multiple_of(2) || block2.len() / 2 < SLICE_BYTES {
             return Err(PyValueError::new_err(format!(
                 "block2: the payload block twice, at least 2 x {SLICE_BYTES} bytes (got {})",
@@ -287,6 +303,7 @@ impl PyAgentClient {
             block2: block2.into(),
             t0,
             deadline_s,
+            inject_reset: inject_reset.into_iter().collect(),
         };
         let out = py.detach(|| replay_sender::send_flows(&self.client, plan, flows));
         let sent = PyDict::new(py);
@@ -312,7 +329,7 @@ impl PyAgentClient {
             )?;
             sent.set_item(id, rec)?;
         }
-        Ok((sent, out.errors, out.cc_seen))
+        Ok((sent, out.errors, out.cc_seen, out.broken, out.resent))
     }
 
     fn __repr__(&self) -> String {
