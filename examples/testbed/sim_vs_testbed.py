@@ -482,9 +482,10 @@ TCP's fairness through the runtime (`fair-rt`) is now 1.05x plain's mean, `aalo-
 still pays (0.509 s against 0.182 s simulated). Weighted `aalo` is the outlier: 0.27x plain's mean, its
 large coflows 2.091 s against 0.259 s simulated (cause 5: weighted queues against strict classes); a
 second run right after (19:39-19:44 UTC, `--policies plain,aalo`, load 1.7) gave 1.969 s against plain's
-0.583 s. With the Python receivers it had taken 1.08-1.32 s (three runs, 16:15-17:53 UTC): the native
-receiver made it slower, and why is not found yet (the receivers now read as fast as data comes, so no
-receive window closes, which the coordinator's rates may have leaned on; not measured).
+0.583 s. It had taken 1.08-1.32 s in three runs with the Python receivers (16:15-17:53 UTC), but the
+Python receivers put back for one run (19:56-20:01 UTC, `plain,aalo`, load 3.5) gave 2.650 s against
+plain's 0.596 s: not the receivers. Weighted `aalo` through the runtime moves between 1.08 and 2.65 s
+from run to run with no change on its path; why is not found yet.
 
 **The ranking** does not agree as a whole: 24 of 36 pairs of schedulers in the same order (12 of 28 in
 the run before). What agrees: `tafe` the worst on both sides (0.15x plain's mean measured, 0.20x fair's simulated);
