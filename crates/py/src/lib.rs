@@ -16,6 +16,9 @@
 //!   file (parsed and built in Rust), and their description;
 //! - [`runtime`]: the runtime's client (`AgentClient`, `CoflowWriter`), a
 //!   binding of `coflowkit_runtime::client` over Python sockets;
+//! - [`replay_sender`], [`replay_receiver`] and [`replay_wire`]: the two
+//!   native ends of a replay's connections (`AgentClient.send_flows`,
+//!   `receive_flows`), threads without the GIL, and what they agree on;
 //! - [`progress`]: the progress bar on stderr (only on a terminal, only once
 //!   a run has taken more than a second).
 //!
@@ -31,6 +34,7 @@ mod errors;
 mod progress;
 mod replay_receiver;
 mod replay_sender;
+mod replay_wire;
 mod runtime;
 mod simulate;
 mod topology;

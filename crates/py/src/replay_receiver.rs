@@ -27,15 +27,12 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-/// A flow's header: its id and size, big-endian.
-const HEADER: usize = 16;
+use crate::replay_wire::{epoch, parse_header, ANSWER, HEADER, TOS_TOP};
+
 /// Bytes per read.
 const CHUNK: usize = 256 << 10;
-/// IP_TOS of queue 0 (DSCP CS7): the receiver sends only ACKs and the
-/// one-byte answers, control that must not wait behind data.
-const TOS_TOP: u32 = 0xE0;
 /// How often an idle connection's thread looks at the stop flag (a
 /// thousand threads per host wake this often, so not often: one left when
 /// the replay ends goes at its peer's close or at its next timeout).
@@ -74,12 +71,6 @@ struct State {
     received: HashMap<u64, Received>,
     whole: HashSet<u64>,
     broken: Vec<String>,
-}
-
-fn epoch() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Serves `listener` until `n_in` distinct flows have arrived whole or the
@@ -241,8 +232,7 @@ fn serve(mut conn: TcpStream, host: u32, shared: &Shared) {
                     format!("closed after {got} of {HEADER} header bytes"),
                 ));
             }
-            let fid = u64::from_be_bytes(header[..8].try_into().expect("8 bytes"));
-            let size = u64::from_be_bytes(header[8..].try_into().expect("8 bytes"));
+            let (fid, size) = parse_header(&header);
             current = Some(fid);
             let mut crc = crc32fast::Hasher::new();
             let mut n = 0u64;
@@ -276,7 +266,7 @@ fn serve(mut conn: TcpStream, host: u32, shared: &Shared) {
             st.whole.insert(fid);
             drop(st);
             shared.changed.notify_all();
-            conn.write_all(b"k")?;
+            conn.write_all(&[ANSWER])?;
         }
     })();
     if let Err(e) = outcome {
@@ -292,11 +282,11 @@ fn serve(mut conn: TcpStream, host: u32, shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay_wire::header;
     use std::net::Shutdown;
 
     fn flow(conn: &mut TcpStream, fid: u64, body: &[u8]) {
-        conn.write_all(&fid.to_be_bytes()).unwrap();
-        conn.write_all(&(body.len() as u64).to_be_bytes()).unwrap();
+        conn.write_all(&header(fid, body.len() as u64)).unwrap();
         conn.write_all(body).unwrap();
     }
 

@@ -14,6 +14,7 @@
 //! attempts, as the Python worker does (`coflowkit._replay_worker`): its
 //! start stays the first attempt's, and the lost connections are listed.
 
+use crate::replay_wire::{epoch, header, ANSWER, HEADER, TOS_TOP};
 use coflowkit_model::CoflowId;
 use coflowkit_runtime::client::{AgentClient, FlowHandle};
 use coflowkit_runtime::enforce;
@@ -23,16 +24,11 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Bytes per write: small enough to see a flow's schedule change between
 /// writes (the records count the changes).
 pub const SLICE: usize = 16 << 10;
-/// A flow's header: its id and size, big-endian (Python's `struct` "!QQ").
-const HEADER: usize = 16;
-/// IP_TOS of queue 0 (DSCP CS7): a connection's handshake travels in the
-/// top queue (the simulator has no handshake; a lost SYN costs a second).
-const TOS_TOP: u32 = 0xE0;
 /// Attempts at a flow whose connection fails (the first included).
 const ATTEMPTS: u32 = 3;
 /// How long the answers of opens sent without waiting are waited for at the
@@ -96,12 +92,6 @@ pub struct Outcome {
     pub broken: Vec<String>,
     /// The attempts of each flow sent more than once.
     pub resent: HashMap<u64, u32>,
-}
-
-fn epoch() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 fn sleep_until(at: f64) {
@@ -302,11 +292,8 @@ fn send_one(
     let first = w.schedule();
     let paused = |s: (Option<f64>, u32)| s.0.is_some_and(|r| r < 1.0);
     let (mut changes, mut paused_s, mut given, mut timed) = (0u32, 0.0, 0.0, 0.0);
-    let mut header = [0u8; HEADER];
-    header[..8].copy_from_slice(&f.id.to_be_bytes());
-    header[8..].copy_from_slice(&f.size.to_be_bytes());
     let t = epoch();
-    w.write_all(&header)?;
+    w.write_all(&header(f.id, f.size))?;
     if paused(first) {
         paused_s += epoch() - t;
     }
@@ -353,7 +340,7 @@ fn send_one(
     let t_written = epoch();
     let mut ack = [0u8; 1];
     stream.read_exact(&mut ack)?;
-    if ack[0] != b'k' {
+    if ack[0] != ANSWER {
         return Err(io::Error::other("no acknowledgement from the receiver"));
     }
     let _ = enforce::set_pacing_rate(stream.as_raw_fd(), None);

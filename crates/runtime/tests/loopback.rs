@@ -283,15 +283,11 @@ fn a_new_rate_reaches_the_socket_without_a_write() {
     let sa = connect(rx.addr, 31);
     let fa = sa.as_raw_fd();
     let mut a = client.writer(coflow, 2, None, sa);
-    let mut buf = vec![0u8; 16 << 10];
-    Pattern::new(31).fill(&mut buf);
-    a.write_all(&buf).unwrap();
+    common::write_pattern(&mut a, &mut Pattern::new(31), 16 << 10);
     // 200 Mbit/s = 25 MB/s; half = 12.5 MB/s.
     wait_rate(fa, 24_000_000, 26_000_000, "A alone");
     let mut b = client.writer(coflow, 1, None, connect(rx.addr, 32));
-    let mut buf_b = vec![0u8; 16 << 10];
-    Pattern::new(32).fill(&mut buf_b);
-    b.write_all(&buf_b).unwrap();
+    common::write_pattern(&mut b, &mut Pattern::new(32), 16 << 10);
     wait_rate(fa, 12_000_000, 13_000_000, "A beside B, without writing");
     drop(b.finish().unwrap());
     wait_rate(fa, 24_000_000, 26_000_000, "A alone again, without writing");
