@@ -14,8 +14,13 @@
 //!   (see [`crate::enforce`]): at a low rate a full send buffer holds a
 //!   write back for as long as its slice takes at that rate;
 //! * blocks in `write` while the schedule says the flow must wait;
-//! * keeps the send buffer small, so that what it counts is close to what
-//!   left and a pause takes effect within a buffer's worth.
+//! * meters its writes to the flow's rate ([`Meter`]: never more than Δ of
+//!   the rate ahead of it), so that what it counts is close to what left
+//!   and a new rate or a pause acts within Δ; below the kernel's pacing
+//!   floor ([`enforce::KERNEL_PACING_FLOOR_BPS`]) the meter alone holds the
+//!   flow to its rate, since the kernel's pacing at a low rate commits the
+//!   socket for seconds per packet;
+//! * keeps the send buffer small.
 //!
 //! [`AgentClient::writer`] waits for the agent's answer to the flow's open;
 //! [`AgentClient::writer_at_once`] does not (Aalo 6.1), see there. All
@@ -50,7 +55,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use thiserror::Error;
 use tracing::warn;
 
@@ -59,6 +64,16 @@ use tracing::warn;
 const CHUNK: usize = 64 << 10;
 /// The send buffer writers ask for (the kernel doubles it).
 const SEND_BUFFER: usize = 64 << 10;
+/// A writer with a rate is never more than this much of its rate ahead of
+/// it ([`Meter`]), so that a new rate or a pause acts within it and what it
+/// counts as written is close to what left.
+const METER_AHEAD: Duration = crate::DEFAULT_DELTA;
+/// The least a metered writer hands the kernel at once (unless it has less
+/// to write): two full segments, the smallest packet the kernel's pacing
+/// forms.
+const METER_MIN: usize = 2 * 1448;
+/// The longest a writer waits without looking at its schedule again.
+const SCHEDULE_POLL: Duration = Duration::from_millis(50);
 /// The longest wait between two attempts to reach a lost agent.
 const MAX_RECONNECT_WAIT: Duration = Duration::from_secs(1);
 /// How long a closed flow is remembered: an agent that dies after the
@@ -158,7 +173,7 @@ impl FlowShared {
         if a.version == Some(s.version) {
             return;
         }
-        if let Err(e) = enforce::set_pacing_rate(fd, s.rate_bps) {
+        if let Err(e) = enforce::set_pacing_rate(fd, enforce::kernel_pacing(s.rate_bps)) {
             warn!(error = %e, "could not pace the socket");
         }
         // Marking is best effort (an IPv6 or a non-IP socket refuses IP_TOS).
@@ -963,6 +978,64 @@ pub struct CoflowWriter<S: Write + AsRawFd> {
     flow: Option<WriterFlow>,
     /// Bytes the kernel took, counted whether or not an agent schedules.
     written: u64,
+    /// What the flow's rate lets it write.
+    meter: Meter,
+}
+
+/// A token bucket at a writer's rate, so that a writer never hands the
+/// kernel more than [`METER_AHEAD`] of its rate beyond what the rate has
+/// let through (or [`METER_MIN`] at a low rate); an empty writer waits for
+/// half of that. Below
+/// [`enforce::KERNEL_PACING_FLOOR_BPS`] it is what holds the flow to its
+/// rate (the kernel paces at the floor); above, the kernel paces at the rate
+/// and the meter keeps the send buffer from holding seconds of a low rate,
+/// which would leave at that rate after it changed.
+#[derive(Debug)]
+struct Meter {
+    /// Bytes the rate has let through and the writer has not written.
+    tokens: f64,
+    /// When `tokens` was last brought up to date.
+    at: Option<Instant>,
+}
+
+impl Meter {
+    fn new() -> Meter {
+        Meter {
+            tokens: 0.0,
+            at: None,
+        }
+    }
+
+    /// How much of `want` (> 0) bytes may be written at `now` at
+    /// `rate_bps` (`None`: all of it), or how long until enough may.
+    fn allows(&mut self, rate_bps: Option<f64>, want: usize, now: Instant) -> Result<usize, Duration> {
+        let Some(rate) = rate_bps.filter(|r| r.is_finite() && *r > 0.0) else {
+            self.at = None;
+            return Ok(want);
+        };
+        let per_s = rate / 8.0;
+        let cap = (per_s * METER_AHEAD.as_secs_f64()).max(METER_MIN as f64);
+        // The first write at a rate may take a full bucket.
+        let since = self.at.map_or(f64::INFINITY, |t| now.duration_since(t).as_secs_f64());
+        self.tokens = (self.tokens + per_s * since).min(cap);
+        self.at = Some(now);
+        // Waits for half the bucket (or two segments) rather than for any
+        // byte: at most two wake-ups per METER_AHEAD, and the kernel still
+        // holds the other half while the writer sleeps.
+        let need = (want as f64).min((cap / 2.0).max(METER_MIN as f64));
+        if self.tokens >= need {
+            Ok((self.tokens as usize).clamp(1, want))
+        } else {
+            Err(Duration::from_secs_f64((need - self.tokens) / per_s))
+        }
+    }
+
+    /// The kernel took `n` bytes.
+    fn took(&mut self, n: usize) {
+        if self.at.is_some() {
+            self.tokens = (self.tokens - n as f64).max(0.0);
+        }
+    }
 }
 
 impl<S: Write + AsRawFd> CoflowWriter<S> {
@@ -972,6 +1045,7 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
             stream,
             flow: None,
             written: 0,
+            meter: Meter::new(),
         }
     }
 
@@ -1026,19 +1100,25 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
         })
     }
 
-    /// Waits while the flow must, then applies a changed schedule.
-    fn obey(&mut self) {
-        let Some(f) = &self.flow else { return };
+    /// Waits while the flow must (paused, or ahead of its rate), applies a
+    /// changed schedule, and says how much of `want` bytes may be written
+    /// now (at least one byte).
+    fn obey(&mut self, want: usize) -> usize {
+        let Some(f) = &self.flow else { return want };
+        let meter = &mut self.meter;
         let mut s = f.shared.sched.lock().expect("flow lock");
-        while s.paused {
-            s = f
-                .shared
-                .changed
-                .wait_timeout(s, Duration::from_millis(50))
-                .expect("flow lock")
-                .0;
+        loop {
+            let wait = if s.paused {
+                SCHEDULE_POLL
+            } else {
+                f.shared.apply(&s);
+                match meter.allows(s.rate_bps, want, Instant::now()) {
+                    Ok(n) => return n,
+                    Err(wait) => wait.min(SCHEDULE_POLL),
+                }
+            };
+            s = f.shared.changed.wait_timeout(s, wait).expect("flow lock").0;
         }
-        f.shared.apply(&s);
     }
 
     /// Flushes, closes the flow, and gives the stream back.
@@ -1098,8 +1178,12 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
 
 impl<S: Write + AsRawFd> Write for CoflowWriter<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.obey();
-        let n = self.stream.write(&buf[..buf.len().min(CHUNK)])?;
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let allowed = self.obey(buf.len().min(CHUNK));
+        let n = self.stream.write(&buf[..allowed])?;
+        self.meter.took(n);
         self.written += n as u64;
         if let Some(f) = &self.flow {
             f.shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
@@ -1115,5 +1199,78 @@ impl<S: Write + AsRawFd> Write for CoflowWriter<S> {
 impl<S: Write + AsRawFd> Drop for CoflowWriter<S> {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn after(t0: Instant, s: f64) -> Instant {
+        t0 + Duration::from_secs_f64(s)
+    }
+
+    /// By hand: at 8 kbit/s (1,000 B/s) the bucket holds two segments
+    /// (2,896 B, more than 10 ms of the rate); the first write takes them,
+    /// the next waits the 2.896 s the rate needs to let two segments through
+    /// again, and a write of less than that waits only for what it wants.
+    #[test]
+    fn a_low_rate_lets_two_segments_through_at_its_pace() {
+        let t0 = Instant::now();
+        let mut m = Meter::new();
+        assert_eq!(m.allows(Some(8e3), 65_536, t0), Ok(2_896));
+        m.took(2_896);
+        let wait = m.allows(Some(8e3), 65_536, t0).unwrap_err();
+        assert!((wait.as_secs_f64() - 2.896).abs() < 1e-6, "{wait:?}");
+        assert!(m.allows(Some(8e3), 65_536, after(t0, 1.448)).is_err());
+        assert_eq!(m.allows(Some(8e3), 65_536, after(t0, 2.896)), Ok(2_896));
+        m.took(2_896);
+        let wait = m.allows(Some(8e3), 100, after(t0, 2.896)).unwrap_err();
+        assert!((wait.as_secs_f64() - 0.1).abs() < 1e-6, "{wait:?}");
+    }
+
+    /// A rate raised takes effect within half of 10 ms of it: nothing a low
+    /// rate scheduled holds the writer back, and the bucket refills at the
+    /// new rate until half of it (5 ms of the rate) may go.
+    #[test]
+    fn a_raised_rate_acts_within_five_ms() {
+        let t0 = Instant::now();
+        let mut m = Meter::new();
+        m.allows(Some(8e3), 1 << 20, t0).unwrap();
+        m.took(2_896);
+        assert!(m.allows(Some(8e3), 1 << 20, after(t0, 0.001)).is_err());
+        // The 1 ms at 1,000 B/s let 1 B through; 200 Mbit/s = 25 MB/s for
+        // 1 ms lets 25,000 B; half the bucket (10 ms: 250,000 B) is 125,000.
+        let wait = m.allows(Some(200e6), 1 << 20, after(t0, 0.002)).unwrap_err();
+        assert!((wait.as_secs_f64() - 0.004).abs() < 1e-6, "{wait:?}");
+        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.006)), Ok(125_001));
+        m.took(125_001);
+        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.016)), Ok(250_000));
+    }
+
+    /// A writer is never more than 10 ms of its rate ahead, however long it
+    /// was idle; without a rate it is not metered.
+    #[test]
+    fn the_bucket_holds_at_most_ten_ms_of_the_rate() {
+        let t0 = Instant::now();
+        let mut m = Meter::new();
+        assert_eq!(m.allows(Some(8e6), 1 << 20, t0), Ok(10_000));
+        m.took(10_000);
+        assert_eq!(m.allows(Some(8e6), 1 << 20, after(t0, 60.0)), Ok(10_000));
+        assert_eq!(m.allows(None, 1 << 20, t0), Ok(1 << 20));
+        assert_eq!(m.allows(Some(0.0), 7, t0), Ok(7));
+    }
+
+    #[test]
+    fn the_kernel_never_paces_below_its_floor() {
+        assert_eq!(enforce::kernel_pacing(None), None);
+        assert_eq!(
+            enforce::kernel_pacing(Some(8e3)),
+            Some(enforce::KERNEL_PACING_FLOOR_BPS)
+        );
+        assert_eq!(enforce::kernel_pacing(Some(1e9)), Some(1e9));
+        // A packet of two segments at the floor takes 5 ms.
+        let s = 2.0 * 1448.0 * 8.0 / enforce::KERNEL_PACING_FLOOR_BPS;
+        assert!((s - 0.005).abs() < 1e-12);
     }
 }

@@ -1,7 +1,8 @@
 //! Enforcement with the kernel's own tools, per socket:
 //!
 //! * rate: `SO_MAX_PACING_RATE` (bytes/s), the kernel's TCP pacing, which
-//!   works without the fq qdisc (see ../shared/ENVIRONMENT.md);
+//!   works without the fq qdisc (see ../shared/ENVIRONMENT.md), never below
+//!   [`KERNEL_PACING_FLOOR_BPS`]; under it the writer meters its writes;
 //! * priority: the class becomes a DSCP in `IP_TOS` (class 0 is CS7 down to
 //!   class 7 and beyond as best effort, so strict-priority queues in
 //!   switches or tc on an emulated fabric can act on it) and `SO_PRIORITY`
@@ -30,6 +31,27 @@ fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: T) -> 
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// The lowest rate a writer's socket is paced at by the kernel, bits/s.
+///
+/// The kernel spaces each packet it sends by the packet's length over the
+/// pacing rate when it sends it, and a new rate does not move a departure
+/// already set: at a rate `r`, a packet of two full segments (the smallest
+/// the kernel forms when it paces) holds the socket back for `2 MSS / r`
+/// however the rate changes meanwhile. At 8 kbit/s that was 2.9 s per
+/// packet, and a flow raised from there to megabits per second sent
+/// nothing for seconds (measured on the testbed: `ss` showed sockets paced
+/// at 8 kbit/s, last send 5-14 s earlier, 80-130 KB queued). At this
+/// floor a packet holds the socket back at most 5 ms. A writer given less
+/// meters its own writes to its rate ([`crate::client`]).
+pub const KERNEL_PACING_FLOOR_BPS: f64 = 2.0 * 1448.0 * 8.0 / 0.005;
+
+/// The rate the kernel paces a writer's socket at for a flow rate of
+/// `bits_per_sec` (`None`: unlimited): the rate, or
+/// [`KERNEL_PACING_FLOOR_BPS`] if it is lower.
+pub fn kernel_pacing(bits_per_sec: Option<f64>) -> Option<f64> {
+    bits_per_sec.map(|b| b.max(KERNEL_PACING_FLOOR_BPS))
 }
 
 /// Paces the socket to `bits_per_sec` (`None`: unlimited).
