@@ -14,12 +14,10 @@
 //!   (see [`crate::enforce`]): at a low rate a full send buffer holds a
 //!   write back for as long as its slice takes at that rate;
 //! * blocks in `write` while the schedule says the flow must wait;
-//! * meters its writes to the flow's rate ([`Meter`]: never more than Δ of
-//!   the rate ahead of it), so that what it counts is close to what left
-//!   and a new rate or a pause acts within Δ; below the kernel's pacing
-//!   floor ([`enforce::KERNEL_PACING_FLOOR_BPS`]) the meter alone holds the
-//!   flow to its rate, since the kernel's pacing at a low rate commits the
-//!   socket for seconds per packet;
+//! * below the kernel's pacing floor ([`enforce::KERNEL_PACING_FLOOR_BPS`]),
+//!   where the kernel paces at the floor (its pacing at a low rate commits
+//!   the socket for seconds per packet), meters its writes to the flow's
+//!   rate ([`Meter`]: 16 KiB at a time);
 //! * keeps the send buffer small.
 //!
 //! [`AgentClient::writer`] waits for the agent's answer to the flow's open;
@@ -64,14 +62,14 @@ use tracing::warn;
 const CHUNK: usize = 64 << 10;
 /// The send buffer writers ask for (the kernel doubles it).
 const SEND_BUFFER: usize = 64 << 10;
-/// A writer with a rate is never more than this much of its rate ahead of
-/// it ([`Meter`]), so that a new rate or a pause acts within it and what it
-/// counts as written is close to what left.
+/// A metered writer (rate under [`enforce::KERNEL_PACING_FLOOR_BPS`]) is
+/// never more than this much of its rate, or [`METER_MIN`], ahead of it
+/// ([`Meter`]).
 const METER_AHEAD: Duration = crate::DEFAULT_DELTA;
 /// The least a metered writer hands the kernel at once (unless it has less
-/// to write): two full segments, the smallest packet the kernel's pacing
-/// forms.
-const METER_MIN: usize = 2 * 1448;
+/// to write): one 16 KiB write, which the kernel sends at the floor in
+/// packets of two segments; fewer, larger writes wake the writer less.
+const METER_MIN: usize = 16 << 10;
 /// The longest a writer waits without looking at its schedule again.
 const SCHEDULE_POLL: Duration = Duration::from_millis(50);
 /// The longest wait between two attempts to reach a lost agent.
@@ -680,6 +678,13 @@ impl FlowShared {
     fn set(&self, rate_bps: Option<f64>, class: u32, paused: bool) {
         let mut s = self.sched.lock().expect("flow lock");
         if (s.rate_bps, s.class, s.paused) != (rate_bps, class, paused) {
+            // The writer waits on `changed` while paused or ahead of its
+            // rate; only a resumption or a higher rate lets it write
+            // sooner (the reporter applies the rest to the socket itself).
+            // Waking it at every change woke hundreds of writers per
+            // host every Δ.
+            let sooner = (s.paused && !paused)
+                || rate_bps.unwrap_or(f64::INFINITY) > s.rate_bps.unwrap_or(f64::INFINITY);
             *s = Sched {
                 rate_bps,
                 class,
@@ -687,7 +692,9 @@ impl FlowShared {
                 version: s.version + 1,
             };
             self.apply(&s);
-            self.changed.notify_all();
+            if sooner {
+                self.changed.notify_all();
+            }
         }
     }
 }
@@ -982,14 +989,13 @@ pub struct CoflowWriter<S: Write + AsRawFd> {
     meter: Meter,
 }
 
-/// A token bucket at a writer's rate, so that a writer never hands the
-/// kernel more than [`METER_AHEAD`] of its rate beyond what the rate has
-/// let through (or [`METER_MIN`] at a low rate); an empty writer waits for
-/// half of that. Below
-/// [`enforce::KERNEL_PACING_FLOOR_BPS`] it is what holds the flow to its
-/// rate (the kernel paces at the floor); above, the kernel paces at the rate
-/// and the meter keeps the send buffer from holding seconds of a low rate,
-/// which would leave at that rate after it changed.
+/// A token bucket at a writer's rate, for rates under
+/// [`enforce::KERNEL_PACING_FLOOR_BPS`], where the kernel paces at the floor
+/// and the bucket holds the flow to its rate: the writer hands the kernel at
+/// most [`METER_MIN`] (or [`METER_AHEAD`] of its rate, if more) beyond what
+/// the rate has let through, and an empty writer waits for half of that (or
+/// [`METER_MIN`]). At and above the floor the kernel paces at the rate and
+/// the writer is not metered.
 #[derive(Debug)]
 struct Meter {
     /// Bytes the rate has let through and the writer has not written.
@@ -1009,7 +1015,9 @@ impl Meter {
     /// How much of `want` (> 0) bytes may be written at `now` at
     /// `rate_bps` (`None`: all of it), or how long until enough may.
     fn allows(&mut self, rate_bps: Option<f64>, want: usize, now: Instant) -> Result<usize, Duration> {
-        let Some(rate) = rate_bps.filter(|r| r.is_finite() && *r > 0.0) else {
+        let Some(rate) = rate_bps
+            .filter(|r| r.is_finite() && *r > 0.0 && *r < enforce::KERNEL_PACING_FLOOR_BPS)
+        else {
             self.at = None;
             return Ok(want);
         };
@@ -1019,9 +1027,8 @@ impl Meter {
         let since = self.at.map_or(f64::INFINITY, |t| now.duration_since(t).as_secs_f64());
         self.tokens = (self.tokens + per_s * since).min(cap);
         self.at = Some(now);
-        // Waits for half the bucket (or two segments) rather than for any
-        // byte: at most two wake-ups per METER_AHEAD, and the kernel still
-        // holds the other half while the writer sleeps.
+        // Waits for half the bucket (or METER_MIN) rather than for any byte:
+        // fewer wake-ups, and the kernel still holds the rest meanwhile.
         let need = (want as f64).min((cap / 2.0).max(METER_MIN as f64));
         if self.tokens >= need {
             Ok((self.tokens as usize).clamp(1, want))
@@ -1210,55 +1217,59 @@ mod tests {
         t0 + Duration::from_secs_f64(s)
     }
 
-    /// By hand: at 8 kbit/s (1,000 B/s) the bucket holds two segments
-    /// (2,896 B, more than 10 ms of the rate); the first write takes them,
-    /// the next waits the 2.896 s the rate needs to let two segments through
-    /// again, and a write of less than that waits only for what it wants.
+    /// By hand: at 8 kbit/s (1,000 B/s) the bucket holds 16 KiB (more than
+    /// 10 ms of the rate); the first write takes it, the next waits the
+    /// 16.384 s the rate needs to let 16 KiB through again, and a write of
+    /// less than that waits only for what it wants.
     #[test]
-    fn a_low_rate_lets_two_segments_through_at_its_pace() {
+    fn a_low_rate_lets_16_kib_through_at_its_pace() {
         let t0 = Instant::now();
         let mut m = Meter::new();
-        assert_eq!(m.allows(Some(8e3), 65_536, t0), Ok(2_896));
-        m.took(2_896);
+        assert_eq!(m.allows(Some(8e3), 65_536, t0), Ok(16_384));
+        m.took(16_384);
         let wait = m.allows(Some(8e3), 65_536, t0).unwrap_err();
-        assert!((wait.as_secs_f64() - 2.896).abs() < 1e-6, "{wait:?}");
-        assert!(m.allows(Some(8e3), 65_536, after(t0, 1.448)).is_err());
-        assert_eq!(m.allows(Some(8e3), 65_536, after(t0, 2.896)), Ok(2_896));
-        m.took(2_896);
-        let wait = m.allows(Some(8e3), 100, after(t0, 2.896)).unwrap_err();
+        assert!((wait.as_secs_f64() - 16.384).abs() < 1e-6, "{wait:?}");
+        assert!(m.allows(Some(8e3), 65_536, after(t0, 8.192)).is_err());
+        assert_eq!(m.allows(Some(8e3), 65_536, after(t0, 16.384)), Ok(16_384));
+        m.took(16_384);
+        let wait = m.allows(Some(8e3), 100, after(t0, 16.384)).unwrap_err();
         assert!((wait.as_secs_f64() - 0.1).abs() < 1e-6, "{wait:?}");
     }
 
-    /// A rate raised takes effect within half of 10 ms of it: nothing a low
-    /// rate scheduled holds the writer back, and the bucket refills at the
-    /// new rate until half of it (5 ms of the rate) may go.
+    /// A rate raised takes effect as the reporter applies it: nothing a low
+    /// rate scheduled holds the writer back. Raised under the floor, the
+    /// bucket refills at the new rate; at or above it, the writer is not
+    /// metered (the kernel paces it).
     #[test]
-    fn a_raised_rate_acts_within_five_ms() {
+    fn a_raised_rate_acts_at_once() {
         let t0 = Instant::now();
         let mut m = Meter::new();
         m.allows(Some(8e3), 1 << 20, t0).unwrap();
-        m.took(2_896);
+        m.took(16_384);
         assert!(m.allows(Some(8e3), 1 << 20, after(t0, 0.001)).is_err());
-        // The 1 ms at 1,000 B/s let 1 B through; 200 Mbit/s = 25 MB/s for
-        // 1 ms lets 25,000 B; half the bucket (10 ms: 250,000 B) is 125,000.
-        let wait = m.allows(Some(200e6), 1 << 20, after(t0, 0.002)).unwrap_err();
-        assert!((wait.as_secs_f64() - 0.004).abs() < 1e-6, "{wait:?}");
-        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.006)), Ok(125_001));
-        m.took(125_001);
-        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.016)), Ok(250_000));
+        // The 1 ms at 1,000 B/s let 1 B through; 400 kbit/s = 50,000 B/s
+        // for 0.1 s lets 5,000 B more, and 16 KiB needs 0.2277 s more.
+        let wait = m.allows(Some(4e5), 1 << 20, after(t0, 0.101)).unwrap_err();
+        assert!((wait.as_secs_f64() - 11_383.0 / 50_000.0).abs() < 1e-6, "{wait:?}");
+        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.102)), Ok(1 << 20));
+        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.102)), Ok(1 << 20));
     }
 
-    /// A writer is never more than 10 ms of its rate ahead, however long it
-    /// was idle; without a rate it is not metered.
+    /// A metered writer is never more than 16 KiB ahead, however long it
+    /// was idle; without a rate, or at the floor and above, it is not
+    /// metered.
     #[test]
-    fn the_bucket_holds_at_most_ten_ms_of_the_rate() {
+    fn the_bucket_holds_at_most_16_kib() {
         let t0 = Instant::now();
         let mut m = Meter::new();
-        assert_eq!(m.allows(Some(8e6), 1 << 20, t0), Ok(10_000));
-        m.took(10_000);
-        assert_eq!(m.allows(Some(8e6), 1 << 20, after(t0, 60.0)), Ok(10_000));
+        assert_eq!(m.allows(Some(4e5), 1 << 20, t0), Ok(16_384));
+        m.took(16_384);
+        assert_eq!(m.allows(Some(4e5), 1 << 20, after(t0, 60.0)), Ok(16_384));
         assert_eq!(m.allows(None, 1 << 20, t0), Ok(1 << 20));
         assert_eq!(m.allows(Some(0.0), 7, t0), Ok(7));
+        let floor = enforce::KERNEL_PACING_FLOOR_BPS;
+        assert_eq!(m.allows(Some(floor), 1 << 20, t0), Ok(1 << 20));
+        assert_eq!(m.allows(Some(floor * 0.99), 1 << 20, t0), Ok(16_384));
     }
 
     #[test]
@@ -1269,8 +1280,8 @@ mod tests {
             Some(enforce::KERNEL_PACING_FLOOR_BPS)
         );
         assert_eq!(enforce::kernel_pacing(Some(1e9)), Some(1e9));
-        // A packet of two segments at the floor takes 5 ms.
+        // A packet of two segments at the floor takes 50 ms.
         let s = 2.0 * 1448.0 * 8.0 / enforce::KERNEL_PACING_FLOOR_BPS;
-        assert!((s - 0.005).abs() < 1e-12);
+        assert!((s - 0.05).abs() < 1e-12);
     }
 }

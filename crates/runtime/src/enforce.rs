@@ -43,9 +43,9 @@ fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: T) -> 
 /// packet, and a flow raised from there to megabits per second sent
 /// nothing for seconds (measured on the testbed: `ss` showed sockets paced
 /// at 8 kbit/s, last send 5-14 s earlier, 80-130 KB queued). At this
-/// floor a packet holds the socket back at most 5 ms. A writer given less
+/// floor a packet holds the socket back at most 50 ms. A writer given less
 /// meters its own writes to its rate ([`crate::client`]).
-pub const KERNEL_PACING_FLOOR_BPS: f64 = 2.0 * 1448.0 * 8.0 / 0.005;
+pub const KERNEL_PACING_FLOOR_BPS: f64 = 2.0 * 1448.0 * 8.0 / 0.05;
 
 /// The rate the kernel paces a writer's socket at for a flow rate of
 /// `bits_per_sec` (`None`: unlimited): the rate, or
