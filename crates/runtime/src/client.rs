@@ -14,10 +14,12 @@
 //!   (see [`crate::enforce`]): at a low rate a full send buffer holds a
 //!   write back for as long as its slice takes at that rate;
 //! * blocks in `write` while the schedule says the flow must wait;
-//! * below the kernel's pacing floor ([`enforce::KERNEL_PACING_FLOOR_BPS`]),
-//!   where the kernel paces at the floor (its pacing at a low rate commits
-//!   the socket for seconds per packet), meters its writes to the flow's
-//!   rate ([`Meter`]: 16 KiB at a time);
+//! * meters its writes to the flow's rate ([`Meter`]: never more than Δ of
+//!   the rate or 16 KiB ahead of it), so that what it counts is what left
+//!   but for that much; below the kernel's pacing floor
+//!   ([`enforce::KERNEL_PACING_FLOOR_BPS`]), where the kernel paces at the
+//!   floor (its pacing at a low rate commits the socket for seconds per
+//!   packet), the meter alone holds the flow to its rate;
 //! * keeps the send buffer small.
 //!
 //! [`AgentClient::writer`] waits for the agent's answer to the flow's open;
@@ -62,13 +64,11 @@ use tracing::warn;
 const CHUNK: usize = 64 << 10;
 /// The send buffer writers ask for (the kernel doubles it).
 const SEND_BUFFER: usize = 64 << 10;
-/// A metered writer (rate under [`enforce::KERNEL_PACING_FLOOR_BPS`]) is
-/// never more than this much of its rate, or [`METER_MIN`], ahead of it
-/// ([`Meter`]).
+/// A writer with a rate is never more than this much of its rate, or
+/// [`METER_MIN`], ahead of it ([`Meter`]).
 const METER_AHEAD: Duration = crate::DEFAULT_DELTA;
 /// The least a metered writer hands the kernel at once (unless it has less
-/// to write): one 16 KiB write, which the kernel sends at the floor in
-/// packets of two segments; fewer, larger writes wake the writer less.
+/// to write): one 16 KiB write; fewer, larger writes wake the writer less.
 const METER_MIN: usize = 16 << 10;
 /// The longest a writer waits without looking at its schedule again.
 const SCHEDULE_POLL: Duration = Duration::from_millis(50);
@@ -989,13 +989,15 @@ pub struct CoflowWriter<S: Write + AsRawFd> {
     meter: Meter,
 }
 
-/// A token bucket at a writer's rate, for rates under
-/// [`enforce::KERNEL_PACING_FLOOR_BPS`], where the kernel paces at the floor
-/// and the bucket holds the flow to its rate: the writer hands the kernel at
-/// most [`METER_MIN`] (or [`METER_AHEAD`] of its rate, if more) beyond what
-/// the rate has let through, and an empty writer waits for half of that (or
-/// [`METER_MIN`]). At and above the floor the kernel paces at the rate and
-/// the writer is not metered.
+/// A token bucket at a writer's rate: the writer hands the kernel at most
+/// [`METER_AHEAD`] of its rate (or [`METER_MIN`], if more) beyond what the
+/// rate has let through, and an empty writer waits for half of that (or
+/// [`METER_MIN`]). So the bytes it counts are what left but for that much:
+/// a coordinator that rates flows by what they have left to send (Varys)
+/// sees it as it is, where a full send buffer (128 KiB) counted as sent
+/// made a flow look up to 128 KiB nearer its end and be given less. Under
+/// [`enforce::KERNEL_PACING_FLOOR_BPS`] the kernel paces at the floor and
+/// the bucket alone holds the flow to its rate.
 #[derive(Debug)]
 struct Meter {
     /// Bytes the rate has let through and the writer has not written.
@@ -1015,9 +1017,7 @@ impl Meter {
     /// How much of `want` (> 0) bytes may be written at `now` at
     /// `rate_bps` (`None`: all of it), or how long until enough may.
     fn allows(&mut self, rate_bps: Option<f64>, want: usize, now: Instant) -> Result<usize, Duration> {
-        let Some(rate) = rate_bps
-            .filter(|r| r.is_finite() && *r > 0.0 && *r < enforce::KERNEL_PACING_FLOOR_BPS)
-        else {
+        let Some(rate) = rate_bps.filter(|r| r.is_finite() && *r > 0.0) else {
             self.at = None;
             return Ok(want);
         };
@@ -1237,9 +1237,8 @@ mod tests {
     }
 
     /// A rate raised takes effect as the reporter applies it: nothing a low
-    /// rate scheduled holds the writer back. Raised under the floor, the
-    /// bucket refills at the new rate; at or above it, the writer is not
-    /// metered (the kernel paces it).
+    /// rate scheduled holds the writer back; the bucket refills at the new
+    /// rate, and a writer waits for half of it (5 ms of 200 Mbit/s).
     #[test]
     fn a_raised_rate_acts_at_once() {
         let t0 = Instant::now();
@@ -1251,13 +1250,15 @@ mod tests {
         // for 0.1 s lets 5,000 B more, and 16 KiB needs 0.2277 s more.
         let wait = m.allows(Some(4e5), 1 << 20, after(t0, 0.101)).unwrap_err();
         assert!((wait.as_secs_f64() - 11_383.0 / 50_000.0).abs() < 1e-6, "{wait:?}");
-        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.102)), Ok(1 << 20));
-        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.102)), Ok(1 << 20));
+        // 200 Mbit/s = 25 MB/s: 1 ms lets 25,000 B more, short of half the
+        // bucket (10 ms of it, 250,000 B), which 4 ms more let through.
+        let wait = m.allows(Some(200e6), 1 << 20, after(t0, 0.102)).unwrap_err();
+        assert!((wait.as_secs_f64() - (125_000.0 - 30_001.0) / 25e6).abs() < 1e-6, "{wait:?}");
+        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.112)), Ok(250_000));
     }
 
-    /// A metered writer is never more than 16 KiB ahead, however long it
-    /// was idle; without a rate, or at the floor and above, it is not
-    /// metered.
+    /// A writer is never more than 16 KiB or 10 ms of its rate ahead,
+    /// however long it was idle; without a rate it is not metered.
     #[test]
     fn the_bucket_holds_at_most_16_kib() {
         let t0 = Instant::now();
@@ -1267,9 +1268,8 @@ mod tests {
         assert_eq!(m.allows(Some(4e5), 1 << 20, after(t0, 60.0)), Ok(16_384));
         assert_eq!(m.allows(None, 1 << 20, t0), Ok(1 << 20));
         assert_eq!(m.allows(Some(0.0), 7, t0), Ok(7));
-        let floor = enforce::KERNEL_PACING_FLOOR_BPS;
-        assert_eq!(m.allows(Some(floor), 1 << 20, t0), Ok(1 << 20));
-        assert_eq!(m.allows(Some(floor * 0.99), 1 << 20, t0), Ok(16_384));
+        // 80 Mbit/s: 10 ms is 100,000 B.
+        assert_eq!(m.allows(Some(80e6), 1 << 20, after(t0, 120.0)), Ok(100_000));
     }
 
     #[test]
