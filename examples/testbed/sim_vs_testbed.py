@@ -292,14 +292,59 @@ def combine(outs: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
     rows: dict[str, list[Any]] = {}
     csvs: dict[str, Path] = {}
     why: dict[str, dict[str, float]] = {}
+    # Every run's testbed mean CCT of each policy, in the order of the runs.
+    repeats: dict[str, list[float]] = {}
     for out, r in zip(outs, runs, strict=True):
         for row in r["rows"]:
             rows[row[0]] = row
             csvs[row[0]] = out / f"{row[0]}-coflows.csv"
             why[row[0]] = r["why"][row[0]]
+            repeats.setdefault(row[0], []).append(row[2])
     later = [{"command": r["command"], "date": r["date"], "policies": [row[0] for row in r["rows"]]} for r in runs[1:]]
-    saved = dict(first, rows=list(rows.values()), why=why, sim_s=max(r["sim_s"] for r in runs), later=later)
+    saved = dict(
+        first, rows=list(rows.values()), why=why, sim_s=max(r["sim_s"] for r in runs), later=later, repeats=repeats
+    )
     return saved, csvs
+
+
+def repeated(rows: list[tuple[Any, ...]], repeats: dict[str, list[float]]) -> list[str]:
+    """The page's lines on policies replayed more than once (``--page-from`` with several runs): each run's
+    mean CCT, their mean and range, and the ranking by those means, counting apart the pairs whose runs'
+    ranges overlap (which one more run could reorder)."""
+    many = {p: v for p, v in repeats.items() if len(v) > 1}
+    if not many:
+        return []
+    sim = {r[0]: r[3] for r in rows}
+    lines = [
+        "",
+        "Policies replayed in more than one run (`--page-from` with every run's OUT; the table above shows the "
+        "last run of each): testbed mean CCT per run, in the order of the runs, and their mean.",
+        "",
+        "| policy | runs | mean of the runs | range | simulated |",
+        "|---|---|---|---|---|",
+    ]
+    for p, v in many.items():
+        lines.append(
+            f"| {p} | {', '.join(f'{x:.4f}' for x in v)} s | {sum(v) / len(v):.4f} s | {min(v):.4f}-{max(v):.4f} s "
+            f"| {sim[p]:.4f} s |"
+        )
+    ranked = [p for p in many if p not in CONTROLS]
+    mean = {p: sum(many[p]) / len(many[p]) for p in ranked}
+    pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
+    same = [(a, b) for a, b in pairs if (mean[a] < mean[b]) == (sim[a] < sim[b])]
+    apart = [(a, b) for a, b in pairs if max(many[a]) < min(many[b]) or max(many[b]) < min(many[a])]
+    same_apart = [q for q in apart if q in same]
+    differ_apart = [f"{a}/{b}" for a, b in apart if (a, b) not in same]
+    lines += [
+        "",
+        f"Ranking by the mean of the runs: testbed {' < '.join(sorted(ranked, key=mean.__getitem__))}; "
+        f"simulated {' < '.join(sorted(ranked, key=sim.__getitem__))}: {len(same)} of {len(pairs)} pairs in the "
+        f"same order. In {len(apart)} pairs the runs' ranges do not overlap (every run ordered the two alike): "
+        f"{len(same_apart)} of them in the simulator's order"
+        + (f", against it {', '.join(differ_apart)}" if differ_apart else "")
+        + f"; the other {len(pairs) - len(apart)} pairs are within what the runs moved.",
+    ]
+    return lines
 
 
 def write_page(saved: dict[str, Any]) -> None:
@@ -317,7 +362,7 @@ def write_page(saved: dict[str, Any]) -> None:
         "simulator's)."
         + "".join(
             f" Then `sim_vs_testbed.py {r['command']}` on {r['date']}, whose rows of {', '.join(r['policies'])} "
-            "replace or join the first run's (`--page-from` with both OUT directories)."
+            "replace or join the earlier runs' (`--page-from` with every run's OUT directory)."
             for r in saved.get("later", [])
         ),
         "",
@@ -390,6 +435,7 @@ def write_page(saved: dict[str, Any]) -> None:
         lines.append(
             f"| {p} | {w['small_tb']:.4f} s / {w['small_sim']:.4f} s | {w['large_tb']:.4f} s / {w['large_sim']:.4f} s |"
         )
+    lines += repeated(rows, saved.get("repeats", {}))
     lines += ["", "![testbed against simulated CCT per coflow](testbed/cct-scatter.png)", ""]
     big = [r for r in rows if math.isfinite(r[2] / r[3]) and abs(r[2] / r[3] - 1) > GAP]
     if big:
@@ -421,8 +467,8 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    ports and a bridge in software, on the same 2 cores as other sessions' jobs; at 100 Mbit/s per port a
    worker's 10 ms timer fired up to 1.7-3.8 s late, which is why the report runs at 25 Mbit/s with sizes
    scaled the same (x0.00005 instead of x0.0002: the same load against capacity, the same CCTs in the
-   fluid model). In this page's run the load was 2.4-5.3 for the sender policies and `plain` and 7.6-17.4 through
-   the runtime, and the senders' mean start lag 10-22 ms. A run's absolute CCTs
+   fluid model). In this page's last run the load was 7-11 for the sender policies and `plain` and 26-57
+   through the runtime, and the senders' mean start lag 14-74 ms. A run's absolute CCTs
    move by 20-30% with the load (below), so differences of that size between two schedulers are not
    resolved by one run.
 3. **TCP against the fluid model, paid mostly by the small coflows and by demoted flows.** The emulated
@@ -444,7 +490,7 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    class but TCP's sharing, demotion counted on what one sender has sent.
 5. **The runtime's machinery (`aalo`, `varys`, `fair-rt`, `aalo-strict`).** These run through the
    coordinator and an agent per host, each flow a `CoflowWriter` of one client per sender process.
-   Five artefacts were found with `diagnose.py --scheduler` and side-by-side runs (docs/testbed.md) and
+   Six artefacts were found with `diagnose.py --scheduler` and side-by-side runs (docs/testbed.md) and
    fixed: a finished flow's send buffer drained at its last, stale pacing rate (`aalo` 3.70 -> 2.38 s);
    the agent's OpenFlow round trip (0.3-0.45 s per coflow; now none, Aalo 6.1's `wait=False`); on
    2026-11-23, the sender's Python thread per flow, whose hundreds of threads per host queued for the
@@ -453,49 +499,56 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    (the host's BBR where every other replay uses CUBIC), and a new rate that reached the socket only at
    the writer's next write, which a full send buffer at a low rate holds back (`aalo` 2.45 -> 1.08-1.19
    s side by side). `fair-rt`, plain TCP's fairness through the runtime, now costs about 10% over
-   `plain` (0.649-0.656 s against 0.564-0.588 s in the side-by-side runs). What is left is `aalo`'s
-   default, weighted sharing between its queues, against the switches' strict priority between classes:
-   `aalo-strict` (`aalo:queues=strict`) through the runtime is as fast as `fair-rt`, weighted `aalo` is
-   not. Weighted D-CLAS keeps every demoted coflow sending slowly in a low class, which the switch
-   serves only after queue 0, where also goes what the coordinator does not count (new coflows' flows
-   before their first schedule, last bytes draining unpaced); the strict variant pauses the same
-   coflows, with nothing in flight to lose. Without classes (every flow in queue 0, `aalo-rates`) it is
-   worse, 1.686 s: the small coflows then wait behind the demoted flows' packets.
+   `plain` (0.649-0.656 s against 0.564-0.588 s in the side-by-side runs). The sixth, found on
+   2026-11-23 evening, was most of weighted `aalo`'s gap: **the kernel's pacing at low rates.** The
+   kernel spaces each packet it sends by its length over the pacing rate, and a new rate does not move a
+   departure already set. Weighted D-CLAS gives flows of demoted coflows shares of a few kbit/s; paced at
+   the writer's floor then (8 kbit/s), each two-segment packet held its socket 2.9 s, and when the
+   coordinator raised the share the flow still sent nothing for seconds (`ss` in two host namespaces
+   every 2 s of a replay: sockets paced at 8 kbit/s, last send 5-14 s earlier, 80-130 KB queued; flows
+   given 12 Mbit/s on average over their lives achieved 54 kbit/s, while the ports carried 20-40% of
+   their capacity with 1,000-1,500 flows open). The kernel now paces no lower than 463 kbit/s, where a
+   packet commits the socket for at most 50 ms, and a writer given less meters its own writes (16 KiB at a
+   time; docs/runtime.md). `diagnose.py --scheduler aalo`: mean CCT 2.05 s before, 0.43 s after (0.53 s
+   and 0.74 s with two earlier cuts of the fix); the 0.1-1 MB flows 23.9 -> 6.5 s (5.1 s simulated).
+   The earlier reading, weighted sharing against the switches' strict classes, did not hold:
+   `aalo-rates` (every flow in queue 0) had been worse, and the stall explains both.
 
-**This page's run (2026-11-23 19:14-19:31 UTC, load 2.4-5.3 for the sender policies and `plain`, 7.6-17.4
-through the runtime: the replays' own) and the numbers quoted.** Causes 1-4 and the paragraphs below this
-one quote earlier runs where they say so. Two changes since the run before (17:38-17:53 UTC, load 4-20):
-the workers receive natively (a thread per connection without the GIL; their asyncio receivers took about
-57 s of CPU in a 90 s replay), and a flow whose connection fails is sent again from its first byte (none
-needed it in this run; `tafe`'s replay in the run before lost one connection, `ETIMEDOUT`, and was
-refused). Across the two runs, on this machine's lower load: `plain` 0.622 -> 0.572 s, `pias` 0.672 ->
-0.547, `karuna` 0.651 -> 0.750, `dcas` 0.607 -> 0.518, `fair-rt` 0.606 -> 0.543, `varys` 0.767 -> 0.550,
-`aalo-strict` 0.730 -> 0.504, `aalo` 1.323 -> 2.101 s; the small coflows' share of plain's mean fell
-from 0.129 to 0.102 s, and of the priority policies' from 0.023-0.078 s to 0.004-0.008 s. Not side by
-side, so each change is within what the load moves (below), except the small coflows'.
+**This page's runs (2026-11-23 21:52-22:53 UTC) and the numbers quoted.** The main table is the last
+run (22:35-22:53 UTC, load 7-11 for the sender policies and `plain`, 26-57 through the runtime: the
+replays' own); the seven sender policies were replayed in two runs before it as well (21:52-22:08 and
+22:10-22:26 UTC), whose rows of the runtime's schedulers are left out here: those ran an earlier cut of
+the client's pacing fix (cause 5: only writers under the kernel's floor metered; `aalo` 0.522 and 0.903
+s, `varys` 0.568 and 0.605 s, `fair-rt` 0.596 and 0.560 s). Causes 1-4 and the paragraphs below quote
+earlier runs where they say so. Against the last page's run (19:14 UTC, before the fix): `varys` 0.550 ->
+0.319 s, `aalo` 2.101 -> 0.985 s, `aalo-strict` 0.504 -> 0.501 s, `fair-rt` 0.543 -> 0.592 s, `plain`
+0.572 -> 0.575 s.
 
-**Gaps above 25%: every scheduler** (+36% `fifo-lm` to +153% `karuna` for the sender policies, +73% for
-`plain`, +129% `tafe`; +65% `fair-rt`, +126% `aalo-strict`, +202% `varys`, +606% `aalo` through the
-runtime). For the sender policies they are causes 2-4; for the runtime's schedulers cause 5 on top. Plain
-TCP's fairness through the runtime (`fair-rt`) is now 1.05x plain's mean, `aalo-strict` 1.13x and `varys`
-1.04x (0.81x in the run before, 0.50x before the fixes of cause 5); the large coflows are where `varys`
-still pays (0.509 s against 0.182 s simulated). Weighted `aalo` is the outlier: 0.27x plain's mean, its
-large coflows 2.091 s against 0.259 s simulated (cause 5: weighted queues against strict classes); a
-second run right after (19:39-19:44 UTC, `--policies plain,aalo`, load 1.7) gave 1.969 s against plain's
-0.583 s. It had taken 1.08-1.32 s in three runs with the Python receivers (16:15-17:53 UTC), but the
-Python receivers put back for one run (19:56-20:01 UTC, `plain,aalo`, load 3.5) gave 2.650 s against
-plain's 0.596 s: not the receivers. Weighted `aalo` through the runtime moves between 1.08 and 2.65 s
-from run to run with no change on its path; why is not found yet.
+**Gaps above 25%: every scheduler** (+42% `fifo-lm` to +164% `karuna` for the sender policies, +74% for
+`plain`, +141% `tafe`; +75% `varys`, +79% `fair-rt`, +124% `aalo-strict`, +231% `aalo` through the
+runtime). For the sender policies they are causes 2-4; for the runtime's schedulers cause 5 on top.
+`varys` through the runtime now improves on plain TCP as the simulator says it improves on `fair`
+(1.80x / 2.59x mean / p95 measured, 1.81x / 2.59x simulated; 1.04x / 1.60x before the fix). Weighted
+`aalo` is 0.42-0.43 s in two `diagnose.py` runs after the fix (1.87-2.05 s before), but 0.985 s in this
+page's run: there its replay loaded the machine as no other did (1-min load 57 against 7-11 for the sender
+policies), its senders started flows 74 ms late on average and 1.65 s at the p99 (9.1% of flows over 100
+ms late, against 2-5% for the others), and its small coflows added 0.398 s to the mean CCT where they add
+0.039 s simulated (large coflows: 0.587 s against 0.259 s). What loads the machine during `aalo`'s
+replays and not `varys`'s is not found yet (the coordinator's weighted allocation per tick, or writers of
+tiny shares woken by the meter, are the candidates).
 
-**The ranking** does not agree as a whole: 24 of 36 pairs of schedulers in the same order (12 of 28 in
-the run before). What agrees: `tafe` the worst on both sides (0.15x plain's mean measured, 0.20x fair's simulated);
-`dcas`, `dcas-local` and `pias` better than `plain` on both, in the same order among themselves except
-`dcas`/`dcas-local`; every sender policy improving the p95 on both (1.3-6.8x measured, 1.3-2.5x
-simulated, `tafe` excepted). What does not: `fifo-lm` is the best on the testbed (1.30x plain's mean)
-and 1.02x in the simulator, a tie there (0.323 against 0.330 s); `karuna` is worse than plain on the
-testbed (0.76x) where the simulator has it 1.11x better (cause 3: its large coflows add 0.745 s against
-plain's 0.469 s, with 104,186 retransmits against 71,394; simulated 0.296 against 0.326 s); `varys` is
-the simulator's best by far (1.81x) and on the testbed level with `plain` (1.04x); and `aalo` (cause 5).
+**The ranking** does not agree as a whole: 28 of 36 pairs of schedulers in the same order in the main
+table (24 of 36 in the last page's run, 21 and 22 in the two runs with the earlier cut of the fix). What
+agrees: `varys` the best on both sides; `tafe` the worst on both sides (0.14x plain's mean measured,
+0.20x fair's simulated); `dcas` and `dcas-local` better than `plain` on both; every sender policy
+improving the p95 on both (3.0-6.2x measured, 2.4-2.5x simulated, `tafe` and `fifo-lm` excepted). What
+does not, in every run (the table of repeated runs above: the pairs whose three runs never overlap):
+`fifo-lm`, better than `pias`, `karuna`, `dcas` and `dcas-local` on the testbed (0.454 s, the mean of
+three runs) and level with `fair` in the simulator (0.323 against 0.330 s: its large coflows share one
+queue, as they share the link under `fair`); and `pias` and `karuna`, worse than `plain` on the testbed
+(0.661 and 0.692 s against 0.577 s) where the simulator has them 1.16x and 1.11x better (cause 3: their
+demoted large flows starve in lower strict-priority queues and back off; `karuna` 0.784 s in the main
+table, its large coflows 0.780 s of it against 0.296 s simulated). In the main table also `aalo` (above).
 
 **D-CAS with and without its negotiation (2026-11-22 02:33-02:38 UTC, load 4.7-6.2: `sim_vs_testbed.py
 --hosts 16 --rate 25Mbps --size-scale 0.00005 --policies plain,dcas,dcas-local`; its `dcas` and
