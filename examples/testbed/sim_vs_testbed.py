@@ -508,9 +508,12 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    every 2 s of a replay: sockets paced at 8 kbit/s, last send 5-14 s earlier, 80-130 KB queued; flows
    given 12 Mbit/s on average over their lives achieved 54 kbit/s, while the ports carried 20-40% of
    their capacity with 1,000-1,500 flows open). The kernel now paces no lower than 463 kbit/s, where a
-   packet commits the socket for at most 50 ms, and a writer given less meters its own writes (16 KiB at a
-   time; docs/runtime.md). `diagnose.py --scheduler aalo`: mean CCT 2.05 s before, 0.43 s after (0.53 s
-   and 0.74 s with two earlier cuts of the fix); the 0.1-1 MB flows 23.9 -> 6.5 s (5.1 s simulated).
+   packet commits the socket for at most 50 ms, and every writer with a rate meters its own writes, never
+   more than 10 ms of its rate or 16 KiB ahead (docs/runtime.md): below the floor that holds the flow to
+   its rate, and above it what the writer counts as sent stays that close to what left, which `varys`
+   (rates by what is left to send) needs: 0.550 -> 0.319 s. `diagnose.py --scheduler aalo`: mean CCT 2.05
+   s before, 0.42-0.43 s with the floor (two runs, with only the writers below it metered; 0.53 and 0.74
+   s with a 4.6 Mbit/s floor); the 0.1-1 MB flows 23.9 -> 6.5 s (5.1 s simulated).
    The earlier reading, weighted sharing against the switches' strict classes, did not hold:
    `aalo-rates` (every flow in queue 0) had been worse, and the stall explains both.
 
