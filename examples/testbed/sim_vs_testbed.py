@@ -532,8 +532,8 @@ earlier runs where they say so. Against the last page's run (19:14 UTC, before t
 runtime). For the sender policies they are causes 2-4; for the runtime's schedulers cause 5 on top.
 `varys` through the runtime now improves on plain TCP as the simulator says it improves on `fair`
 (1.80x / 2.59x mean / p95 measured, 1.81x / 2.59x simulated; 1.04x / 1.60x before the fix). Weighted
-`aalo` is 0.42-0.43 s in two `diagnose.py` runs after the fix (1.87-2.05 s before), but 0.985 s in this
-page's run: there its replay loaded the machine as no other did (1-min load 57 against 7-11 for the sender
+`aalo` is 0.390 s in a `diagnose.py` run of the kept cut of the fix (23:04 UTC, load 1-23; 0.42-0.43 s in
+two of the cut before, 1.87-2.05 s before the fix), better than plain TCP, but 0.985 s in this page's run: there its replay loaded the machine as no other did (1-min load 57 against 7-11 for the sender
 policies), its senders started flows 74 ms late on average and 1.65 s at the p99 (9.1% of flows over 100
 ms late, against 2-5% for the others), and its small coflows added 0.398 s to the mean CCT where they add
 0.039 s simulated (large coflows: 0.587 s against 0.259 s). What loads the machine during `aalo`'s
