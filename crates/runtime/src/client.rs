@@ -171,7 +171,7 @@ impl FlowShared {
         if a.version == Some(s.version) {
             return;
         }
-        if let Err(e) = enforce::set_pacing_rate(fd, enforce::kernel_pacing(s.rate_bps)) {
+        if let Err(e) = enforce::set_pacing_rate(fd, s.rate_bps) {
             warn!(error = %e, "could not pace the socket");
         }
         // Marking is best effort (an IPv6 or a non-IP socket refuses IP_TOS).
@@ -1118,9 +1118,11 @@ impl<S: Write + AsRawFd> CoflowWriter<S> {
             let wait = if s.paused {
                 SCHEDULE_POLL
             } else {
-                f.shared.apply(&s);
                 match meter.allows(s.rate_bps, want, Instant::now()) {
-                    Ok(n) => return n,
+                    Ok(n) => {
+                        f.shared.apply(&s);
+                        return n;
+                    }
                     Err(wait) => wait.min(SCHEDULE_POLL),
                 }
             };

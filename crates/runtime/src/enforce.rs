@@ -54,11 +54,12 @@ pub fn kernel_pacing(bits_per_sec: Option<f64>) -> Option<f64> {
     bits_per_sec.map(|b| b.max(KERNEL_PACING_FLOOR_BPS))
 }
 
-/// Paces the socket to `bits_per_sec` (`None`: unlimited).
+/// Paces the socket to `bits_per_sec` (`None`: unlimited), never below
+/// [`KERNEL_PACING_FLOOR_BPS`] ([`kernel_pacing`]; a rate of 0 is the
+/// writer's pause, not the kernel's).
 pub fn set_pacing_rate(fd: RawFd, bits_per_sec: Option<f64>) -> io::Result<()> {
-    let bytes_per_sec: u64 = match bits_per_sec {
-        // At least 1 kB/s: a rate of 0 is the writer's pause, not the kernel's.
-        Some(b) if b.is_finite() => ((b / 8.0) as u64).max(1000),
+    let bytes_per_sec: u64 = match kernel_pacing(bits_per_sec) {
+        Some(b) if b.is_finite() => (b / 8.0) as u64,
         _ => u64::MAX,
     };
     setsockopt(
