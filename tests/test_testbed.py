@@ -59,6 +59,8 @@ def test_plan_of_a_tree_and_refusals() -> None:
         tb.plan("bigswitch:hosts=2", name="pl", tcp_cc="nosuch")
     with pytest.raises(ValueError, match="testbed name 'Bad-Name'"):
         tb.plan("bigswitch:hosts=2", name="Bad-Name")
+    with pytest.raises(ValueError, match=r"rto_max 500 ms: must be 1000\.\.120000 ms"):
+        tb.plan("bigswitch:hosts=2", name="pl", rto_max_ms=500)
 
 
 @pytest.fixture
@@ -86,6 +88,19 @@ def test_ports_capacity_and_strict_priority(bed: tuple[tb.Plan, Path]) -> None:
     r = tb.check_priority(p, hi=0, lo=1, dst=2, seconds=2.5)
     assert r["high_share"] >= 0.9, r
     assert abs(r["high_bps"] + r["low_bps"] - 100e6) <= 10e6, r
+    # TCP's timeouts in the hosts: at least 10 ms, at most 1 s where the kernel lets the ceiling be
+    # lowered, which `status` names otherwise.
+    if p.rto_max_ms is not None:
+        for ns in p.host_ns:
+            got = subprocess.run(
+                ["ip", "netns", "exec", ns, "sysctl", "-n", "net.ipv4.tcp_rto_max_ms", "net.ipv4.tcp_retries2"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            assert got == ["1000", "255"], (ns, got)
+    else:
+        assert any("timeout ceiling" in lim for lim in st["limitations"])
 
 
 @needs_root
@@ -140,6 +155,8 @@ def test_cli_refuses_bad_input(cli: Cli) -> None:
     # ip and tc.
     r = cli("testbed", "up", "--topology", "leaf-spine:leaves=2,spines=2,hosts=2")
     assert r.returncode == 2 and "path diversity" in r.stderr
+    r = cli("testbed", "up", "--topology", "bigswitch:hosts=2", "--rto-max-ms", "50")
+    assert r.returncode == 2 and "'--rto-max-ms'" in r.stderr and "1000<=x<=120000" in r.stderr
     r = cli("testbed", "exec", "0", "true", "--name", "nosuch")
     assert r.returncode != 0 and "not up" in r.stderr
     r = cli("replay", "--testbed", "nosuch", "--out", "/tmp/coflowkit-never-written")

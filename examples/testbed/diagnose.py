@@ -4,7 +4,7 @@ after), the drops of every tc class, and each flow's timeline from the
 workers' records (needs root)::
 
     sudo .venv/bin/python examples/testbed/diagnose.py [--hosts 16] [--policy plain | --scheduler aalo]
-        [--size-scale 0.0002] [--time-scale 0.02] [--max-coflows K] [--buffer BYTES] [--rto-min-ms MS]
+        [--size-scale 0.0002] [--time-scale 0.02] [--max-coflows K] [--buffer BYTES] [--rto-min-ms MS] [--rto-max-ms MS]
         [--slow-start-after-idle 0|1] [--delta-ms 10]
 
 With ``--scheduler S`` the replay runs through the runtime (the coordinator
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--buffer", type=int, default=None, help="bytes per queue (default: the testbed's)")
     ap.add_argument("--rto-min-ms", type=int, default=tb.DEFAULT_RTO_MIN_MS)
+    ap.add_argument("--rto-max-ms", type=int, default=tb.DEFAULT_RTO_MAX_MS, help="TCP's ceiling on its timeout")
     ap.add_argument(
         "--nice", type=int, default=-10, help="the replay workers' niceness (default -10: see replay_on_testbed)"
     )
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     fw = rp.fit(coflowkit.load_trace(TRACE), args.hosts, args.size_scale, args.time_scale, args.max_coflows).workload
     spec = rp.policy_spec(args.policy, fw)
     tb.down(args.name)
-    p = tb.up(topology, args.name, buffer_bytes=args.buffer, rto_min_ms=args.rto_min_ms)
+    p = tb.up(topology, args.name, buffer_bytes=args.buffer, rto_min_ms=args.rto_min_ms, rto_max_ms=args.rto_max_ms)
     try:
         if args.slow_start_after_idle is not None:
             for ns in p.host_ns:

@@ -399,18 +399,60 @@ def _testbed_errors() -> Iterator[None]:
     help="The fabric, as for `coflowkit simulate --topology` (a big switch or a tree).",
 )
 @click.option("--n-hosts", type=click.IntRange(min=1), default=None, help="Ports of a big switch without hosts=.")
+@click.option(
+    "--buffer",
+    "buffer_bytes",
+    type=click.IntRange(min=3_000),
+    default=None,
+    help="Bytes each queue of a switch port holds [default: 2 ms at the port's rate, at least 64 KiB].",
+)
+@click.option(
+    "--rto-min-ms",
+    type=click.IntRange(1, 200),
+    default=10,
+    show_default=True,
+    help="TCP's minimum retransmission timeout on the data network (the kernel's is 200).",
+)
+@click.option(
+    "--rto-max-ms",
+    type=click.IntRange(1_000, 120_000),
+    default=1_000,
+    show_default=True,
+    help="TCP's ceiling on its retransmission timeout in the hosts (the kernel's is 120000; needs Linux 6.15).",
+)
 @_TB_NAME
 @_TB_STATE
-def testbed_up(topology_spec: str, n_hosts: int | None, name: str, state_dir: Path | None) -> None:
+def testbed_up(
+    topology_spec: str,
+    n_hosts: int | None,
+    buffer_bytes: int | None,
+    rto_min_ms: int,
+    rto_max_ms: int,
+    name: str,
+    state_dir: Path | None,
+) -> None:
     """Create the testbed; on failure remove whatever was made."""
     from . import testbed as tb
 
     _check_topology(topology_spec, n_hosts)
     with _testbed_errors():
         try:
-            p = tb.up(topology_spec, name, n_hosts, state_dir)
+            p = tb.up(
+                topology_spec,
+                name,
+                n_hosts,
+                state_dir,
+                buffer_bytes=buffer_bytes,
+                rto_min_ms=rto_min_ms,
+                rto_max_ms=rto_max_ms,
+            )
         except ValueError as e:
-            raise click.BadParameter(_one_line(e), param_hint="'--topology'") from None
+            msg = _one_line(e)
+            hint = "'--topology'"
+            for prefix, option in (("rto_max", "--rto-max-ms"), ("rto_min", "--rto-min-ms"), ("buffer", "--buffer")):
+                if msg.startswith(prefix):
+                    hint = f"'{option}'"
+            raise click.BadParameter(msg, param_hint=hint) from None
         st = tb.status(name, state_dir)
     click.echo(
         f"testbed {name} up: {p.n_hosts} hosts ({p.host_ns[0]}..{p.host_ns[-1]}), "

@@ -66,6 +66,21 @@ HOST_QUEUE_BYTES = 4 << 20
 TSQ_BYTES = 32 << 10
 #: TCP's minimum retransmission timeout on the data network, as datacenter stacks lower it.
 DEFAULT_RTO_MIN_MS = 10
+#: The kernel's ceiling on TCP's retransmission timeout (net.ipv4.tcp_rto_max_ms): 120 s, and at
+#: least 1 s where it may be lowered (Linux 6.15 and later).
+KERNEL_RTO_MAX_MS = 120_000
+#: The testbed's ceiling, where the kernel lets it be lowered: a flow starved behind a higher
+#: strict-priority queue times out again and again, each timeout doubling the next, and at the
+#: kernel's 120 s it then sat idle for up to tens of seconds after the queue above it had
+#: emptied: `pias`'s replay took 94-114 s instead of plain TCP's 79 s and its large coflows
+#: 0.55 s instead of 0.40 s (measured, docs/testbed.md). Linux lets datacenter stacks lower it
+#: for this reason, as they lower the minimum (DEFAULT_RTO_MIN_MS).
+DEFAULT_RTO_MAX_MS = 1_000
+#: TCP's retries before it gives a connection up (net.ipv4.tcp_retries2) where the testbed lowers
+#: the ceiling: the kernel measures the give-up time with the ceiling, so the default 15 retries
+#: would give up after about 14 s without an ACK at a 1 s ceiling (924.6 s at 120 s); 255
+#: retries give about 254 s.
+RTO_MAX_RETRIES = 255
 #: The TCP congestion control the testbed's senders use unless told otherwise, set on each
 #: socket (a namespace's default can only be one the machine allows unprivileged; here the
 #: machine's default was BBR, whose bandwidth estimate collapsed to a few kbit/s after a flow
@@ -187,6 +202,8 @@ class Plan:
     buffer_bytes: int | None = None
     #: TCP's minimum retransmission timeout on the hosts' data routes, ms (None: the kernel's, 200 ms)
     rto_min_ms: int | None = DEFAULT_RTO_MIN_MS
+    #: TCP's ceiling on the retransmission timeout in the hosts, ms (None: the kernel's, 120 s)
+    rto_max_ms: int | None = DEFAULT_RTO_MAX_MS
     #: the TCP congestion control the testbed's tools set on their sockets (TCP_CONGESTION)
     tcp_cc: str = DEFAULT_TCP_CC
 
@@ -220,6 +237,7 @@ def plan(
     buffer_bytes: int | None = None,
     rto_min_ms: int | None = DEFAULT_RTO_MIN_MS,
     tcp_cc: str = DEFAULT_TCP_CC,
+    rto_max_ms: int | None = DEFAULT_RTO_MAX_MS,
 ) -> Plan:
     """The testbed a topology gives: namespaces, veths, shaped ports and addresses.
     Raises ``ValueError`` for a bad spec, a bad name, or a fabric the testbed
@@ -248,6 +266,7 @@ def plan(
         host_switch=[-1] * nh,
         buffer_bytes=buffer_bytes,
         rto_min_ms=rto_min_ms,
+        rto_max_ms=rto_max_ms,
         tcp_cc=tcp_cc,
     )
     available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -258,6 +277,8 @@ def plan(
         )
     if rto_min_ms is not None and not 1 <= rto_min_ms <= 200:
         raise ValueError(f"rto_min {rto_min_ms} ms: must be 1..200 ms (200 is the kernel's default)")
+    if rto_max_ms is not None and not 1_000 <= rto_max_ms <= KERNEL_RTO_MAX_MS:
+        raise ValueError(f"rto_max {rto_max_ms} ms: must be 1000..120000 ms (the kernel's range; 120000 is its default)")
     if buffer_bytes is not None and buffer_bytes < 3_000:
         raise ValueError(f"buffer {buffer_bytes} bytes: a queue must hold at least two full-size packets (3000 bytes)")
     # Pair the two directions of each cable: (host i, switch j) or (switch a, switch b).
@@ -332,6 +353,10 @@ def probe() -> dict[str, bool]:
         _run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "pa", "root", "handle", "1:", "htb"], "probe")
         u32 = f"ip netns exec {ns} tc filter add dev pa parent 1: protocol ip prio 1 u32 match ip dsfield 0xb8 0xfc"
         found["u32"] = _run([*u32.split(), "flowid", "1:10"], "probe", check=False).returncode == 0
+        found["rto_max"] = (
+            _run(["ip", "netns", "exec", ns, "sysctl", "-n", "net.ipv4.tcp_rto_max_ms"], "probe", check=False).returncode
+            == 0
+        )
         found["bridge"] = (
             _run(["ip", "-n", ns, "link", "add", "name", "pbr", "type", "bridge"], "probe", check=False).returncode == 0
         )
@@ -352,6 +377,11 @@ def limitations(features: dict[str, bool]) -> list[str]:
         out.append("no added propagation delay (the netem qdisc is missing): RTTs are the veth's, tens of µs")
     if not (features.get("prio") or features.get("ets")):
         out.append("strict priority comes from HTB class priorities (no prio or ets qdisc)")
+    if not features.get("rto_max", True):
+        out.append(
+            "TCP's timeout ceiling stays the kernel's 120 s (no net.ipv4.tcp_rto_max_ms before Linux 6.15): "
+            "a flow starved behind a higher queue backs off for up to minutes"
+        )
     return out
 
 
@@ -403,11 +433,12 @@ def up(
     buffer_bytes: int | None = None,
     rto_min_ms: int | None = DEFAULT_RTO_MIN_MS,
     tcp_cc: str = DEFAULT_TCP_CC,
+    rto_max_ms: int | None = DEFAULT_RTO_MAX_MS,
 ) -> Plan:
     """Create the testbed. On any failure, removes what it made and raises
     :class:`TestbedError` naming the step. The input is validated first, so a
     bad topology is named as such also where the tools or rights are missing."""
-    p = plan(topology, name, n_hosts, buffer_bytes, rto_min_ms, tcp_cc)
+    p = plan(topology, name, n_hosts, buffer_bytes, rto_min_ms, tcp_cc, rto_max_ms)
     require_rights()
     path = state_path(name, state_dir)
     existing = _our_namespaces(name)
@@ -428,6 +459,13 @@ def up(
     for need in ("htb", "u32", "bridge"):
         if not features.get(need):
             raise TestbedError(f"testbed: this kernel has no {need}, which the testbed needs for every port")
+    if p.rto_max_ms is not None and not features.get("rto_max"):
+        if rto_max_ms != DEFAULT_RTO_MAX_MS:
+            raise TestbedError(
+                f"testbed: rto_max {rto_max_ms} ms asked for, but this kernel has no net.ipv4.tcp_rto_max_ms "
+                "(Linux 6.15 and later)"
+            )
+        p.rto_max_ms = None  # the kernel's; `status` names it among what is not emulated
     state = {"version": 1, "complete": False, "plan": p.to_json(), "features": features}
     _write_state(path, state)
     try:
@@ -471,6 +509,10 @@ def _build(p: Plan) -> None:
         _run(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv4.tcp_limit_output_bytes={TSQ_BYTES}"], ns)
         # A SYN-ACK in the SYN's queue: the replay opens connections in queue 0.
         _run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_reflect_tos=1"], ns, check=False)
+        if p.rto_max_ms is not None:
+            sysctl = ["ip", "netns", "exec", ns, "sysctl", "-qw"]
+            _run([*sysctl, f"net.ipv4.tcp_rto_max_ms={p.rto_max_ms}"], ns)
+            _run([*sysctl, f"net.ipv4.tcp_retries2={RTO_MAX_RETRIES}"], ns)
     for port in p.ports:
         buffer = p.buffer_bytes if p.buffer_bytes is not None else default_buffer(port.capacity_bps)
         if port.ns in p.host_ns:
