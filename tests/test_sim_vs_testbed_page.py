@@ -27,3 +27,25 @@ def test_repeated_runs_rank_by_their_mean_and_name_the_pairs_every_run_ordered_a
 def test_a_policy_replayed_once_adds_nothing():
     rows = [("a", "", 1.0, 1.0, 0, 0, 0)]
     assert svt.repeated(rows, {"a": [1.0]}) == []
+
+
+def test_dcas_is_simulated_with_the_negotiation_the_replay_measured():
+    spec = "dcas:threshold=100;delta=10ms;t=20ms;expiry=40ms"
+    # 7 ms round trips: 3.5 ms a message; 19% of replies missed their round: each message lost with
+    # probability 0.1 (1 - 0.9^2 = 0.19).
+    n = {"announcements": 1000, "replies_missing": 190, "rtt_mean_s": 0.007}
+    assert svt.negotiated(spec, n, 0.010) == spec + ";msg_delay=3500us;loss=0.1000"
+    # A round trip longer than a round: the simulator's rounds must not overlap, so just under delta/2.
+    assert svt.negotiated(spec, dict(n, rtt_mean_s=0.030), 0.010).endswith(";msg_delay=4950us;loss=0.1000")
+    # Nothing measured (no announcement): the simulator's own delays.
+    assert svt.negotiated(spec, {"announcements": 0, "replies_missing": 0, "rtt_mean_s": float("nan")}, 0.01) == spec
+
+
+def test_pairs_closer_than_the_testbed_resolves_are_counted_apart():
+    sim = {"a": 1.00, "b": 1.02, "c": 2.0}
+    tb = {"a": 0.5, "b": 0.4, "c": 0.3}
+    text = svt.close_pairs([("a", "b"), ("a", "c"), ("b", "c")], tb, sim)
+    # a/c and b/c: 100% and 96% apart, both reversed; a/b: 2% apart, reversed.
+    assert text.startswith("Of the 2 pairs the simulator separates by 5% or more, 0 in the same order (against it: a/c, b/c)")
+    assert text.endswith("closer than 5% in the simulator, within what the testbed resolves: a/b (2.0% apart, reversed on the testbed).")
+    assert svt.close_pairs([("a", "c")], {"a": 0.1, "c": 0.2}, sim) == "Of the 1 pairs the simulator separates by 5% or more, 1 in the same order."
