@@ -343,13 +343,23 @@ def combine(outs: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
     return saved, csvs
 
 
+def pairs_of(names: list[str]) -> list[tuple[str, str]]:
+    """Every pair of ``names``, each once, in their order."""
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
+def alike(a: str, b: str, tb: dict[str, float], sim: dict[str, float]) -> bool:
+    """Whether the testbed orders schedulers ``a`` and ``b`` as the simulator does (by mean CCT)."""
+    return (tb[a] < tb[b]) == (sim[a] < sim[b])
+
+
 def close_pairs(pairs: list[tuple[str, str]], tb: dict[str, float], sim: dict[str, float]) -> str:
     """The ranking's pairs counted apart: those the simulator separates by at least ``SIM_CLOSE`` and how
     many of them the testbed orders alike, then the closer ones, each with how far apart the simulator
     puts them and whether the testbed ordered them alike."""
     far = [(a, b) for a, b in pairs if abs(sim[a] - sim[b]) >= SIM_CLOSE * min(sim[a], sim[b])]
     near = [q for q in pairs if q not in far]
-    against = [f"{a}/{b}" for a, b in far if (tb[a] < tb[b]) != (sim[a] < sim[b])]
+    against = [f"{a}/{b}" for a, b in far if not alike(a, b, tb, sim)]
     text = (
         f"Of the {len(far)} pairs the simulator separates by {SIM_CLOSE:.0%} or more, "
         f"{len(far) - len(against)} in the same order" + (f" (against it: {', '.join(against)})" if against else "")
@@ -357,7 +367,7 @@ def close_pairs(pairs: list[tuple[str, str]], tb: dict[str, float], sim: dict[st
     if near:
         text += f"; closer than {SIM_CLOSE:.0%} in the simulator, within what the testbed resolves: " + ", ".join(
             f"{a}/{b} ({abs(sim[a] - sim[b]) / min(sim[a], sim[b]):.1%} apart, "
-            f"{'alike' if (tb[a] < tb[b]) == (sim[a] < sim[b]) else 'reversed'} on the testbed)"
+            f"{'alike' if alike(a, b, tb, sim) else 'reversed'} on the testbed)"
             for a, b in near
         )
     return text + "."
@@ -386,8 +396,8 @@ def repeated(rows: list[tuple[Any, ...]], repeats: dict[str, list[float]]) -> li
         )
     ranked = [p for p in many if p not in CONTROLS]
     mean = {p: sum(many[p]) / len(many[p]) for p in ranked}
-    pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
-    same = [(a, b) for a, b in pairs if (mean[a] < mean[b]) == (sim[a] < sim[b])]
+    pairs = pairs_of(ranked)
+    same = [(a, b) for a, b in pairs if alike(a, b, mean, sim)]
     apart = [(a, b) for a, b in pairs if max(many[a]) < min(many[b]) or max(many[b]) < min(many[a])]
     same_apart = [q for q in apart if q in same]
     differ_apart = [f"{a}/{b}" for a, b in apart if (a, b) not in same]
@@ -456,12 +466,12 @@ def write_page(saved: dict[str, Any]) -> None:
             f"| {wall:.0f} s |"
         )
     # The runtime's diagnostic controls stand for a scheduler already in the ranking (fair-rt for fair).
-    ranked = [r for r in rows if r[0] not in CONTROLS]
-    tb_rank = [r[0] for r in sorted(ranked, key=lambda r: r[2])]
-    sim_rank = [r[0] for r in sorted(ranked, key=lambda r: r[3])]
+    ranked = [r[0] for r in rows if r[0] not in CONTROLS]
+    tb_mean, sim_mean = {r[0]: r[2] for r in rows}, {r[0]: r[3] for r in rows}
+    tb_rank, sim_rank = sorted(ranked, key=tb_mean.__getitem__), sorted(ranked, key=sim_mean.__getitem__)
     agree = "agrees" if tb_rank == sim_rank else "does not agree"
-    pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
-    same = sum((a[2] < b[2]) == (a[3] < b[3]) for a, b in pairs)
+    pairs = pairs_of(ranked)
+    same = sum(alike(a, b, tb_mean, sim_mean) for a, b in pairs)
     controls = [r[0] for r in rows if r[0] in CONTROLS]
     lines += [
         "",
@@ -469,7 +479,7 @@ def write_page(saved: dict[str, Any]) -> None:
         f"({same} of {len(pairs)} pairs of schedulers in the same order"
         + (f"; {', '.join(controls)} left out: a diagnostic control" if controls else "")
         + "). "
-        + close_pairs([(a[0], b[0]) for a, b in pairs], {r[0]: r[2] for r in ranked}, {r[0]: r[3] for r in ranked}),
+        + close_pairs(pairs, tb_mean, sim_mean),
         "",
         "Where the testbed's time went, per replay (counters summed over the 16 host namespaces, drops over "
         "every port's queues; sender lag: a flow's first byte against its scheduled start; *punctual* coflows: "

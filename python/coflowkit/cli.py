@@ -47,6 +47,14 @@ from . import simulate as run_simulation
 from .experiment import Experiment, load_experiment
 from .replay import POLICIES
 from .results import Results
+from .testbed import (
+    BUFFER_MIN_BYTES,
+    DEFAULT_RTO_MAX_MS,
+    DEFAULT_RTO_MIN_MS,
+    KERNEL_RTO_MAX_MS,
+    RTO_MAX_RANGE_MS,
+    RTO_MIN_RANGE_MS,
+)
 from .runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
 from .trace import FORMATS, load_trace, write_trace
 
@@ -402,23 +410,24 @@ def _testbed_errors() -> Iterator[None]:
 @click.option(
     "--buffer",
     "buffer_bytes",
-    type=click.IntRange(min=3_000),
+    type=click.IntRange(min=BUFFER_MIN_BYTES),
     default=None,
     help="Bytes each queue of a switch port holds [default: 2 ms at the port's rate, at least 64 KiB].",
 )
 @click.option(
     "--rto-min-ms",
-    type=click.IntRange(1, 200),
-    default=10,
+    type=click.IntRange(*RTO_MIN_RANGE_MS),
+    default=DEFAULT_RTO_MIN_MS,
     show_default=True,
     help="TCP's minimum retransmission timeout on the data network (the kernel's is 200).",
 )
 @click.option(
     "--rto-max-ms",
-    type=click.IntRange(1_000, 120_000),
-    default=1_000,
+    type=click.IntRange(*RTO_MAX_RANGE_MS),
+    default=DEFAULT_RTO_MAX_MS,
     show_default=True,
-    help="TCP's ceiling on its retransmission timeout in the hosts (the kernel's is 120000; needs Linux 6.15).",
+    help=f"TCP's ceiling on its retransmission timeout in the hosts (the kernel's is {KERNEL_RTO_MAX_MS}; "
+    "needs Linux 6.15).",
 )
 @_TB_NAME
 @_TB_STATE
@@ -447,12 +456,8 @@ def testbed_up(
                 rto_max_ms=rto_max_ms,
             )
         except ValueError as e:
-            msg = _one_line(e)
-            hint = "'--topology'"
-            for prefix, option in (("rto_max", "--rto-max-ms"), ("rto_min", "--rto-min-ms"), ("buffer", "--buffer")):
-                if msg.startswith(prefix):
-                    hint = f"'{option}'"
-            raise click.BadParameter(msg, param_hint=hint) from None
+            # The options' ranges are the plan's own (click refuses them first): what is left is the topology.
+            raise click.BadParameter(_one_line(e), param_hint="'--topology'") from None
         st = tb.status(name, state_dir)
     click.echo(
         f"testbed {name} up: {p.n_hosts} hosts ({p.host_ns[0]}..{p.host_ns[-1]}), "

@@ -66,9 +66,15 @@ HOST_QUEUE_BYTES = 4 << 20
 TSQ_BYTES = 32 << 10
 #: TCP's minimum retransmission timeout on the data network, as datacenter stacks lower it.
 DEFAULT_RTO_MIN_MS = 10
+#: The minimum timeouts a testbed may set, ms (the kernel's own is 200).
+RTO_MIN_RANGE_MS = (1, 200)
 #: The kernel's ceiling on TCP's retransmission timeout (net.ipv4.tcp_rto_max_ms): 120 s, and at
 #: least 1 s where it may be lowered (Linux 6.15 and later).
 KERNEL_RTO_MAX_MS = 120_000
+#: The ceilings a testbed may set, ms: the kernel's range.
+RTO_MAX_RANGE_MS = (1_000, KERNEL_RTO_MAX_MS)
+#: The least a switch queue may hold: two full-size packets.
+BUFFER_MIN_BYTES = 3_000
 #: The testbed's ceiling, where the kernel lets it be lowered: a flow starved behind a higher
 #: strict-priority queue times out again and again, each timeout doubling the next, and at the
 #: kernel's 120 s it then sat idle for up to tens of seconds after the queue above it had
@@ -275,12 +281,16 @@ def plan(
             f"tcp_cc {tcp_cc!r}: this kernel offers {available.read_text().strip()} "
             "(see /proc/sys/net/ipv4/tcp_available_congestion_control)"
         )
-    if rto_min_ms is not None and not 1 <= rto_min_ms <= 200:
-        raise ValueError(f"rto_min {rto_min_ms} ms: must be 1..200 ms (200 is the kernel's default)")
-    if rto_max_ms is not None and not 1_000 <= rto_max_ms <= KERNEL_RTO_MAX_MS:
-        raise ValueError(f"rto_max {rto_max_ms} ms: must be 1000..120000 ms (the kernel's range; 120000 is its default)")
-    if buffer_bytes is not None and buffer_bytes < 3_000:
-        raise ValueError(f"buffer {buffer_bytes} bytes: a queue must hold at least two full-size packets (3000 bytes)")
+    lo, hi = RTO_MIN_RANGE_MS
+    if rto_min_ms is not None and not lo <= rto_min_ms <= hi:
+        raise ValueError(f"rto_min {rto_min_ms} ms: must be {lo}..{hi} ms (200 is the kernel's default)")
+    lo, hi = RTO_MAX_RANGE_MS
+    if rto_max_ms is not None and not lo <= rto_max_ms <= hi:
+        raise ValueError(f"rto_max {rto_max_ms} ms: must be {lo}..{hi} ms (the kernel's range; {hi} is its default)")
+    if buffer_bytes is not None and buffer_bytes < BUFFER_MIN_BYTES:
+        raise ValueError(
+            f"buffer {buffer_bytes} bytes: a queue must hold at least two full-size packets ({BUFFER_MIN_BYTES} bytes)"
+        )
     # Pair the two directions of each cable: (host i, switch j) or (switch a, switch b).
     cables: dict[tuple[tuple[str, int], tuple[str, int]], dict[str, Any]] = {}
     for link in g["links"]:
