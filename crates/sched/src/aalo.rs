@@ -102,6 +102,22 @@
 //! the bytes it has sent itself (Aalo 7.2.1's "without coordination",
 //! Theorem A.1).
 //!
+//! `local=first` changes where a coflow no refresh has counted yet is
+//! served (Aalo 6.2: "only tiny coflows are handled by local decisions"):
+//! its flows that their senders hold in `Q1` go ahead of every queue, in
+//! the order above, on the whole capacity (max-min inside each coflow, as
+//! in a queue), and the queues share what they leave by their weights
+//! (pass 1 splits each link's remaining capacity; pass 2 gives them none of
+//! the excess, as they cross a link they fill). The refresh after its
+//! release moves it into the queues (the scheduler wakes for it). This is
+//! what the runtime's agents do (docs/runtime.md): a flow of a coflow the
+//! coordinator has not scheduled sends in the switches' top class before
+//! the coordinator's first schedule reaches it, so it is ahead of every
+//! scheduled flow where they meet; `local=q1` (the default) is D-CLAS as
+//! Pseudocode 1 has it. With `delta=0` every coflow is counted at once and
+//! `local=first` changes nothing; `delta=inf` refuses it (no coflow would
+//! ever be counted). It is served by the general backend on every fabric.
+//!
 //! # Computing it
 //!
 //! Every call recomputes the allocation from the coflows' active flows,
@@ -178,6 +194,10 @@ pub struct AaloConfig {
     pub strict: bool,
     /// How the global view of sizes is refreshed.
     pub coordination: Coordination,
+    /// Where a coflow the coordinator has not seen yet is served: `false`
+    /// (`local=q1`, the default) in `Q1` with the other queues by weight;
+    /// `true` (`local=first`) ahead of every queue (see the module doc).
+    pub local_first: bool,
 }
 
 impl AaloConfig {
@@ -191,6 +211,7 @@ impl AaloConfig {
             weights: (0..k).map(|i| (k - i) as f64).collect(),
             strict: false,
             coordination: Coordination::Every(Dur::from_millis(10)),
+            local_first: false,
         }
     }
 
@@ -347,6 +368,9 @@ struct Co {
     rate_before: f64,
     /// Its size at the last refresh (0 if released after it).
     global: f64,
+    /// Whether a refresh has counted it (always, with `delta=0`): until
+    /// then, with `local=first`, its flows in `Q1` go ahead of every queue.
+    seen: bool,
     /// On the big switch: its receivers (the columns of its matrix; the
     /// rows are its pieces), its active flows by (row, column), bumped
     /// `version` at every change, and its latest max-min per queue.
@@ -584,6 +608,7 @@ impl Aalo {
         for &c in &self.order {
             let co = &mut self.co[c as usize];
             co.global = co.total.value_at(t);
+            co.seen = true;
             for p in &mut co.pieces {
                 p.at_sync = p.sent.value_at(t);
             }
@@ -614,6 +639,7 @@ impl Aalo {
                     view.arrival(c),
                     view.coflow_id(c).0,
                 ),
+                seen: self.cfg.coordination == Coordination::Instant,
                 ..Co::default()
             };
             co.total.at = now;
@@ -1095,6 +1121,17 @@ impl Aalo {
 
     fn next_wake(&self, now: Time) -> Option<Time> {
         let mut wake = Time::NEVER;
+        if let (true, Coordination::Every(delta)) = (self.cfg.local_first, self.cfg.coordination) {
+            // The refresh that sees a coflow served ahead of the queues
+            // moves it into them.
+            if self.order.iter().any(|&c| {
+                let co = &self.co[c as usize];
+                !co.seen && co.pieces.iter().any(|p| p.n_active > 0 && p.queue == 0)
+            }) {
+                let d = delta.0.max(1);
+                wake = Time((now.0 / d + 1) * d);
+            }
+        }
         for &c in &self.order {
             let co = &self.co[c as usize];
             let active = co.pieces.iter().filter(|p| p.n_active > 0);
@@ -1144,7 +1181,12 @@ impl Scheduler for Aalo {
             self.started = true;
             let fabric = view.fabric();
             let n = fabric.n_hosts();
-            if fabric.is_big_switch() && (0..n).all(|h| fabric.cpu(HostId(h)).is_none()) {
+            // (`local=first` adds a tier `PortServer` does not have; it is
+            // for testbed-sized runs, which the general backend serves.)
+            if fabric.is_big_switch()
+                && (0..n).all(|h| fabric.cpu(HostId(h)).is_none())
+                && !self.cfg.local_first
+            {
                 self.ports = Some(PortServer::new(view.capacities(), n as usize, &self.cfg));
             }
         }
@@ -1285,6 +1327,35 @@ impl Server {
                 co.slots[s as usize].next = 0.0;
             }
         }
+        if cfg.local_first {
+            // Coflows no refresh has counted yet: their flows in `Q1` first,
+            // in order, on the whole capacity; the queues share what is left.
+            for &c in order {
+                let cc = &mut co[c as usize];
+                if cc.seen {
+                    continue;
+                }
+                let slots: Vec<u32> = cc
+                    .live
+                    .iter()
+                    .copied()
+                    .filter(|&s| is_local_first(cfg, cc, s))
+                    .collect();
+                if slots.is_empty() {
+                    continue;
+                }
+                serve_coflow(
+                    &mut self.solver,
+                    &mut self.demand_slot,
+                    view,
+                    cc,
+                    slots.into_iter(),
+                    &mut self.residual,
+                    &self.full,
+                    None,
+                );
+            }
+        }
         if cfg.strict {
             self.serve_in_order(cfg, view, order, co);
             return;
@@ -1300,6 +1371,9 @@ impl Server {
         for &c in order {
             let cc = &co[c as usize];
             for &s in &cc.live {
+                if is_local_first(cfg, cc, s) {
+                    continue;
+                }
                 let slot = &cc.slots[s as usize];
                 let q = cc.pieces[slot.piece as usize].queue;
                 self.units[q as usize].push((c, s));
@@ -1320,8 +1394,9 @@ impl Server {
         }
         for &(q, l) in &self.pairs {
             let l = l as usize;
+            // (The whole capacity but for what `local=first` served.)
             self.grant[q as usize * n_links + l] =
-                view.capacities()[l] * cfg.weights[q as usize] / self.weight_on[l];
+                self.residual[l] * cfg.weights[q as usize] / self.weight_on[l];
         }
         for q in 0..k {
             let units = std::mem::take(&mut self.units[q]);
@@ -1357,7 +1432,7 @@ impl Server {
             for &s in &cc.live {
                 let slot = &cc.slots[s as usize];
                 let links = view.path_links(slot.path);
-                if !self.can_grow(links) {
+                if is_local_first(cfg, cc, s) || !self.can_grow(links) {
                     continue;
                 }
                 let q = cc.pieces[slot.piece as usize].queue;
@@ -1395,7 +1470,10 @@ impl Server {
                     .live
                     .iter()
                     .copied()
-                    .filter(|&s| cc.pieces[cc.slots[s as usize].piece as usize].queue == q)
+                    .filter(|&s| {
+                        cc.pieces[cc.slots[s as usize].piece as usize].queue == q
+                            && !is_local_first(cfg, cc, s)
+                    })
                     .collect();
                 if slots.is_empty() {
                     continue;
@@ -1413,6 +1491,12 @@ impl Server {
             }
         }
     }
+}
+
+/// Whether live slot `s` of `co` goes ahead of every queue: `local=first`,
+/// a coflow no refresh has counted, a flow its sender holds in `Q1`.
+fn is_local_first(cfg: &AaloConfig, co: &Co, s: u32) -> bool {
+    cfg.local_first && !co.seen && co.pieces[co.slots[s as usize].piece as usize].queue == 0
 }
 
 /// Max-min rates for the given slots of one coflow on `capacity` (reduced

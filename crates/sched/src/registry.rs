@@ -58,7 +58,7 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "aalo",
         "D-CLAS, coflows demoted through K queues by bytes sent (Aalo); k=10;e=10;q1=10MiB;\
-         weights=linear|equal|W1/W2/..;queues=weighted|strict;delta=10ms",
+         weights=linear|equal|W1/W2/..;queues=weighted|strict;delta=10ms;local=q1|first",
     ),
     (
         "aalo-local",
@@ -244,7 +244,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             "background",
         ],
         "varys" => &["recompute"],
-        "aalo" => &["k", "e", "q1", "weights", "queues", "delta"],
+        "aalo" => &["k", "e", "q1", "weights", "queues", "delta", "local"],
         "aalo-local" => &["k", "e", "q1", "weights", "queues"],
         "dcas" => crate::dcas::KEYS,
         "tafe" => &["queues", "thresholds", "flows"],
@@ -843,6 +843,19 @@ impl AaloConfig {
                 },
             }
         };
+        cfg.local_first = match param("local").unwrap_or("q1") {
+            "q1" => false,
+            "first" if cfg.coordination == Coordination::Never => {
+                return Err(bad(
+                    "local",
+                    "'first' needs a coordinator: with delta=inf no coflow is ever seen, so \
+                     every coflow would go first (fifo)"
+                        .into(),
+                ))
+            }
+            "first" => true,
+            other => return Err(bad("local", format!("'{other}' is not q1 or first"))),
+        };
         Ok(cfg)
     }
 }
@@ -986,6 +999,9 @@ mod tests {
             Coordination::Every(coflowkit_model::Dur::from_millis(250))
         );
         assert_eq!(cfg("aalo-local").unwrap().coordination, Coordination::Never);
+        assert!(!cfg("aalo").unwrap().local_first);
+        assert!(cfg("aalo:local=first").unwrap().local_first);
+        assert!(!cfg("aalo:local=q1").unwrap().local_first);
         assert_eq!(
             cfg("aalo:k=2;weights=equal").unwrap().weights,
             vec![1.0, 1.0]
@@ -1004,6 +1020,8 @@ mod tests {
                 "'fair' is not weighted or strict",
             ),
             ("aalo:delta=5", "delta", "needs a unit"),
+            ("aalo:local=top", "local", "'top' is not q1 or first"),
+            ("aalo:delta=inf;local=first", "local", "needs a coordinator"),
         ] {
             let e = cfg(spec).unwrap_err();
             assert!(

@@ -1,8 +1,8 @@
 //! D-CLAS (`aalo`, `aalo-local`) on hand-computed cases, exact to the
 //! nanosecond: demotion at the instant the bytes cross a threshold, weighted
 //! sharing between queues and the redistribution of a queue's unused share,
-//! coordination delay, DAG order with both kinds of dependency, and waves
-//! that keep adding to one coflow's size. The differential tests against a
+//! coordination delay, `local=first`, DAG order with both kinds of
+//! dependency, and waves that keep adding to one coflow's size. The differential tests against a
 //! slow reference are in `reference.rs`.
 
 use coflowkit_model::{flow, BitsPerSec, CoflowSpec, DepKind, Fabric, JobStage, Time};
@@ -147,6 +147,44 @@ fn with_delta_0_a_refresh_interval_never_delays_a_demotion() {
         );
         // Crossing at q1 bytes / 0.25 bytes per ns, rounded up to the ns.
         assert_eq!(finish(&r, 2), q1 * 4 + S / 5, "q1={q1}");
+    }
+}
+
+#[test]
+fn local_first_serves_an_uncounted_coflow_ahead_of_the_queues_until_a_refresh() {
+    // K = 2 (weights 2 and 1), Q1 up to 0.1 units, refreshes every 100 ms.
+    // A (0->1, 2 units, t=0) is in Q2 from 0.1 s. B (0->1, 0.06 units) is
+    // released at 0.25 s, between the refreshes at 0.2 and 0.3 s.
+    // * local=q1 (the default): B in Q1 gets 2/3 of the link; done 0.09 s
+    //   later, at 0.34 s.
+    // * local=first: B alone until the refresh at 0.3 s counts it (0.05
+    //   units sent), then 2/3 for the last 0.01: done at 0.315 s.
+    // * delta=0: every coflow is counted at once, so local=first is local=q1.
+    // The link never idles: A is done at 2.06 s.
+    let coflows = vec![
+        CoflowSpec::new(1, Time(0), vec![flow(0, 1, 2 * UNIT)]),
+        CoflowSpec::new(2, Time(S / 4), vec![flow(0, 1, 6 * UNIT / 100)]),
+    ];
+    let params = format!("k=2;q1={}", UNIT / 10);
+    for (spec, b_done) in [
+        (format!("aalo:{params};delta=100ms"), 340_000_000),
+        (format!("aalo:{params};delta=100ms;local=q1"), 340_000_000),
+        (
+            format!("aalo:{params};delta=100ms;local=first"),
+            315_000_000,
+        ),
+        (format!("aalo:{params};delta=0;local=first"), 340_000_000),
+    ] {
+        let r = run(2, &spec, coflows.clone());
+        assert!(
+            (b_done..=b_done + 1).contains(&finish(&r, 2)),
+            "{spec}: {}",
+            finish(&r, 2)
+        );
+        assert!(
+            (2_060_000_000..=2_060_000_002).contains(&finish(&r, 1)),
+            "{spec}"
+        );
     }
 }
 

@@ -432,6 +432,9 @@ struct AaloRef {
     equal_weights: bool,
     /// How senders learn sizes: instantly, every Δ ns, or never.
     coordination: RefCoordination,
+    /// `local=first`: a coflow no refresh has counted sends its flows held
+    /// in Q1 ahead of every queue.
+    local_first: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -453,6 +456,7 @@ impl AaloRef {
             q1: 10.0 * 1024.0 * 1024.0,
             strict: false,
             equal_weights: false,
+            local_first: false,
             coordination: match name {
                 "aalo" => RefCoordination::Every(10e6),
                 "aalo-local" => RefCoordination::Never,
@@ -467,6 +471,7 @@ impl AaloRef {
                 "q1" => a.q1 = v.parse().ok()?,
                 "queues" => a.strict = v == "strict",
                 "weights" => a.equal_weights = v == "equal",
+                "local" => a.local_first = v == "first",
                 "delta" => {
                     a.coordination = match v {
                         "0" => RefCoordination::Instant,
@@ -535,6 +540,8 @@ const SPECS: &[&str] = &[
     "aalo:k=3;e=3;q1=100000;weights=equal;delta=0",
     "aalo:k=4;e=2;q1=150000;queues=strict;delta=0",
     "aalo:k=4;e=2;q1=150000;delta=3ms",
+    AALO_LOCAL_FIRST,
+    "aalo:k=4;e=2;q1=150000;queues=strict;delta=3ms;local=first",
     "aalo-local:k=3;e=2;q1=100000",
     "dcas:threshold=0;desired=1",
     "dcas:threshold=inf",
@@ -569,6 +576,10 @@ const SPECS: &[&str] = &[
     "pfabric-edf",
     "edf-sjf",
 ];
+
+/// D-CLAS whose coflows go ahead of every queue until a refresh counts
+/// them, refreshed every 3 ms.
+const AALO_LOCAL_FIRST: &str = "aalo:k=4;e=2;q1=150000;delta=3ms;local=first";
 
 /// Karuna with thresholds at the scale of the random instances and an RTT
 /// off their grid of whole milliseconds, long enough that the reference's
@@ -750,6 +761,8 @@ struct RefCoflow {
     /// it at the last refresh.
     global: f64,
     at_sync: Vec<(u32, f64)>,
+    /// Whether a refresh has counted it (released before the last one).
+    seen: bool,
     released: bool,
     release: f64,
     complete: bool,
@@ -837,6 +850,7 @@ impl RefSim {
                 parents: c.parents.iter().map(|d| pos(d.parent)).collect(),
                 global: 0.0,
                 at_sync: vec![],
+                seen: false,
                 released: false,
                 release: f64::NAN,
                 complete: false,
@@ -1436,6 +1450,7 @@ impl RefSim {
                 .map(|&f| self.flows[f].src)
                 .collect();
             self.coflows[c].global = self.sent_from(c, None);
+            self.coflows[c].seen = self.coflows[c].released;
             self.coflows[c].at_sync = hosts
                 .into_iter()
                 .map(|h| (h, self.sent_from(c, Some(h))))
@@ -1519,12 +1534,36 @@ impl RefSim {
                 }
             })
             .collect();
+        // `local=first`: flows held in Q1 of coflows no refresh has counted.
+        let first = |f: usize| {
+            a.local_first
+                && matches!(a.coordination, RefCoordination::Every(_))
+                && !self.coflows[self.flows[f].coflow].seen
+                && queue[f] == 0
+        };
         let flows_in = |c: usize, q: u32| -> Vec<usize> {
             self.active_flows_of(c)
                 .into_iter()
-                .filter(|&f| queue[f] == q)
+                .filter(|&f| queue[f] == q && !first(f))
                 .collect()
         };
+        // Those first, coflow by coflow in order, max-min on the whole
+        // capacity; the queues share what they leave.
+        let mut residual = self.caps.clone();
+        for &c in &order {
+            let flows: Vec<usize> = self
+                .active_flows_of(c)
+                .into_iter()
+                .filter(|&f| first(f))
+                .collect();
+            let demands: Vec<(Vec<u32>, f64, f64)> = flows
+                .iter()
+                .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
+                .collect();
+            for (&f, &x) in flows.iter().zip(&max_min(&demands, &mut residual)) {
+                rate[f] = x;
+            }
+        }
         if a.strict {
             let mut classes = vec![];
             for q in 0..a.k {
@@ -1532,7 +1571,6 @@ impl RefSim {
                     classes.push(flows_in(c, q));
                 }
             }
-            let mut residual = self.caps.clone();
             for class in classes {
                 let demands: Vec<(Vec<u32>, f64, f64)> = class
                     .iter()
@@ -1548,11 +1586,10 @@ impl RefSim {
         // with an active flow on it; each queue's coflows in order, max-min
         // on what the queue's earlier coflows left of its grants.
         let active: Vec<usize> = (0..self.flows.len())
-            .filter(|&f| self.is_active(f))
+            .filter(|&f| self.is_active(f) && !first(f))
             .collect();
-        let mut residual = self.caps.clone();
         let mut grant = vec![vec![0.0; self.caps.len()]; a.k as usize];
-        for (l, &cap) in self.caps.iter().enumerate() {
+        for (l, &cap) in residual.iter().enumerate() {
             let mut present: Vec<u32> = active
                 .iter()
                 .filter(|&&f| self.flows[f].path.contains(&(l as u32)))
@@ -3179,6 +3216,8 @@ differential! {
     aalo_equal_weights_matches_reference: "aalo:k=3;e=3;q1=100000;weights=equal;delta=0", 1000;
     aalo_strict_matches_reference: "aalo:k=4;e=2;q1=150000;queues=strict;delta=0", 1000;
     aalo_delta_matches_reference: "aalo:k=4;e=2;q1=150000;delta=3ms", 1500;
+    aalo_local_first_matches_reference: AALO_LOCAL_FIRST, 1500;
+    aalo_strict_local_first_matches_reference: "aalo:k=4;e=2;q1=150000;queues=strict;delta=3ms;local=first", 1000;
     aalo_local_matches_reference: "aalo-local:k=3;e=2;q1=100000", 1000;
     dcas_desired_1_matches_fair_reference: "dcas:threshold=0;desired=1", 2000;
     dcas_threshold_inf_matches_fifo_reference: "dcas:threshold=inf", 2000;
@@ -3217,6 +3256,7 @@ differential! {
     multihop_aalo_instant_matches_reference: "aalo:k=4;e=2;q1=150000;delta=0", 1000;
     multihop_aalo_strict_matches_reference: "aalo:k=4;e=2;q1=150000;queues=strict;delta=0", 500;
     multihop_aalo_delta_matches_reference: "aalo:k=4;e=2;q1=150000;delta=3ms", 1000;
+    multihop_aalo_local_first_matches_reference: AALO_LOCAL_FIRST, 1000;
     multihop_dcas_desired_1_matches_fair_reference: "dcas:threshold=0;desired=1", 2000;
     multihop_dcas_threshold_inf_matches_fifo_reference: "dcas:threshold=inf", 2000;
     multihop_dcas_matches_reference: DCAS, 3000;
