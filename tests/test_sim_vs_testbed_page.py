@@ -49,3 +49,17 @@ def test_pairs_closer_than_the_testbed_resolves_are_counted_apart():
     assert text.startswith("Of the 2 pairs the simulator separates by 5% or more, 0 in the same order (against it: a/c, b/c)")
     assert text.endswith("closer than 5% in the simulator, within what the testbed resolves: a/b (2.0% apart, reversed on the testbed).")
     assert svt.close_pairs([("a", "c")], {"a": 0.1, "c": 0.2}, sim) == "Of the 1 pairs the simulator separates by 5% or more, 1 in the same order."
+
+
+def test_every_counterpart_and_coordinator_scheduler_is_one_the_simulator_builds():
+    import coflowkit
+
+    specs = sorted({s for s in svt.SIMULATED.values()} | set(svt.RUNTIME.values()))
+    w = coflowkit.synthetic(n_hosts=8, n_coflows=3, seed=1)
+    assert coflowkit.simulate(w, specs, topology="bigswitch:hosts=8,rate=25Mbps").schedulers == specs
+    # The coordinator runs D-CLAS as Pseudocode 1 has it; the agents' local decisions (a coflow the
+    # coordinator has not scheduled, in the switches' top class) are the simulated counterpart's local=first.
+    assert svt.RUNTIME["aalo"] == "aalo" and svt.SIMULATED["aalo"] == "aalo:local=first"
+    # Without classes nothing goes ahead of the scheduled flows.
+    assert svt.SIMULATED["aalo-rates"] == "aalo"
+    assert set(svt.RUNTIME) <= set(svt.SIMULATED) and set(svt.CONTROLS) <= set(svt.RUNTIME)

@@ -11,7 +11,7 @@ The workload is FB2010 (../shared/data) fitted to the testbed
 (``coflowkit.replay.fit``). The testbed is brought up under its own name and
 always taken down. ``aalo``, ``varys`` and the diagnostic ``fair-rt``
 (``fair``), ``aalo-strict`` (``aalo:queues=strict``) and ``aalo-rates``
-(``aalo`` with every flow in one class) run through the runtime
+(``aalo`` with every flow in one class) run through the runtime (``RUNTIME``)
 (``coflowkit.replay.replay_on_testbed_runtime``: the coordinator with that
 scheduler, an agent in every host's namespace), the rest as sender
 policies. Each policy's per-coflow CCTs are compared with the
@@ -57,22 +57,31 @@ SIMULATED = {
     "dcas": "dcas",
     # D-CAS with no negotiation (--no-negotiate): each sender keeps its own desired priority.
     "dcas-local": "dcas",
-    "aalo": "aalo",
+    # The runtime's agents send a coflow the coordinator has not scheduled yet in the switches' top class
+    # (docs/runtime.md), ahead of every scheduled flow: D-CLAS with `local=first` (docs/schedulers.md).
+    "aalo": "aalo:local=first",
     "varys": "varys",
     # Per-flow fairness through the runtime (the coordinator's `fair`): what
     # the runtime's own machinery costs against `plain`, which has none.
     "fair-rt": "fair",
     # D-CLAS with strict priority between its queues, as the switches' queues are.
-    "aalo-strict": "aalo:queues=strict",
+    "aalo-strict": "aalo:queues=strict;local=first",
     # D-CLAS's rates alone: every flow in the top queue, so the switches'
     # strict priorities do not serve the queues strictly on top of the
-    # weighted rates (coordinator --classes off).
+    # weighted rates, nor a new coflow ahead of the others (coordinator --classes off).
     "aalo-rates": "aalo",
 }
 #: Runtime options of the policies that need them.
 RUNTIME_OPTIONS: dict[str, dict[str, bool]] = {"aalo-rates": {"classes": False}}
-#: What runs through the runtime's coordinator and agents rather than as a sender policy.
-RUNTIME = ("aalo", "varys", "fair-rt", "aalo-strict", "aalo-rates")
+#: What runs through the runtime's coordinator and agents rather than as a sender policy, with the
+#: coordinator's scheduler (D-CLAS as Pseudocode 1 has it: the agents' local decisions are the runtime's).
+RUNTIME = {
+    "aalo": "aalo",
+    "varys": "varys",
+    "fair-rt": "fair",
+    "aalo-strict": "aalo:queues=strict",
+    "aalo-rates": "aalo",
+}
 #: Diagnostic runs through the runtime that stand for a scheduler already compared (not ranked).
 CONTROLS = ("fair-rt", "aalo-strict", "aalo-rates")
 #: A gap to explain: testbed and simulated average CCT differ by more than this.
@@ -169,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"expiry={d['expiry_s'] * 1e3:g}ms" + (";loss=1" if p == "dcas-local" else "")
             )
             s += "".join(f";{k}={d[k]}" for k in ("psi", "phi") if d.get(k, "max") != "max")
+        elif s.split(":")[0] == "aalo":
+            # The coordinator's period (--delta-ms).
+            s += (";" if ":" in s else ":") + f"delta={args.delta_ms}ms"
         sim_specs.append(s)
     measured: dict[str, pd.DataFrame] = {}
     wall: dict[str, float] = {}
@@ -183,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             t = time.time()
             if p in RUNTIME:
                 flows = rp.replay_on_testbed_runtime(
-                    fw, SIMULATED[p], args.name, work_dir=args.out / p, delta_ms=args.delta_ms,
+                    fw, RUNTIME[p], args.name, work_dir=args.out / p, delta_ms=args.delta_ms,
                     **RUNTIME_OPTIONS.get(p, {}),
                 )  # fmt: skip
             else:
@@ -582,7 +594,19 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    in three runs out of three (0.364-0.404 s against 0.396-0.422 s). So `dcas`'s simulated counterpart
    now takes the negotiation its replay measured (half the mean round trip a message, and the replies
    missing their round as often; docs/testbed.md): 0.284-0.285 s for those three replays, behind
-   `dcas-local`, as on the testbed.
+   `dcas-local`, as on the testbed. Through the runtime the agents add a rule of their own: a flow of
+   a coflow the coordinator has not scheduled yet goes out in class 0, the switches' top strict class
+   (Aalo 6.2's local decisions for tiny coflows; docs/runtime.md), so until the coordinator's next
+   schedule a new coflow is ahead of every scheduled flow where they meet. D-CLAS's weighted queues
+   give `Q1` only 10/55 of a port against every other queue present: simulated as Pseudocode 1 has
+   it, `aalo`'s small coflows added 0.039 s to its mean CCT against 0.008-0.038 s measured, and
+   `aalo` was 7.5-9.5% behind `dcas` and `dcas-local` where the testbed had it ahead of `dcas` in
+   three runs of four and of `dcas-local` in two (its small coflows took longest, 0.038 s, in the run
+   where its own threads loaded the machine most, 41). Its
+   counterpart is now `aalo:local=first` (docs/schedulers.md): the same D-CLAS, with a coflow no
+   refresh has counted served ahead of the queues until the next refresh: 0.0028 s for the small
+   coflows, 0.261 s mean (0.298 s before). `aalo-rates` (every flow in class 0, no such lift) keeps
+   `aalo`.
 5. **The runtime's machinery (`aalo`, `varys`, `fair-rt`, `aalo-strict`).** These run through the
    coordinator and an agent per host, each flow a `CoflowWriter` of one client per sender process.
    Six artefacts were found with `diagnose.py --scheduler` and side-by-side runs (docs/testbed.md) and
@@ -613,39 +637,38 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    `aalo-rates` (every flow in queue 0) had been worse, and the stall explains both.
 
 **This page's runs (2026-11-24, TCP's timeout capped at 1 s) and the numbers quoted.** The main table
-is the last run (00:50-01:12 UTC; load 2.6-22 for the ranked policies, 39-52 during the two controls;
-mean start lag 6-11 ms); the six sender policies but `tafe` ran before it in two runs, and every policy
-in one (00:26-00:35 and 00:34-00:50 UTC), so each has two or three runs in the table of repeated runs.
-A policy moved by 0.5-8% between its runs (`dcas` 0.381-0.410 s the most), far less than the 20-30% the
-runs of 2026-11-21 to 23 moved by at loads of 7-70. `dcas`'s simulated mean is the last run's (its
-negotiation took 5.0 ms a round trip there, 8% of replies late: `msg_delay=2494us;loss=0.0406`, 0.272
-s); the two runs before it measured 7.0 and 6.0 ms and 12% and 9% (re-simulated with `negotiated`: 0.285
-and 0.278 s, both behind `dcas-local`). Runs of
-2026-11-23 with the kernel's 120 s ceiling: `pias` 0.588-0.723 s, `karuna` 0.603-0.784 s, `plain`
-0.570-0.586 s, `aalo` 0.985 s, `varys` 0.319 s.
+is the last run (02:42-02:56 UTC; load 5-15 for the sender policies, 29-57 for the runtime's, whose
+threads per flow are most of it; mean start lag 11-21 ms). The sender policies but `tafe` ran in five
+runs, `tafe` and the runtime's four (the runs ended at 00:33, 00:47, 01:02, 02:40 and 02:56 UTC;
+the third and fifth went through the policies in the reverse order), so the table of repeated runs has
+four or five per policy. The sender policies moved by 1-9% between runs (`dcas` 0.377-0.410 s the
+most); the runtime's more, with the load their own threads make (`varys` 0.303-0.350 s, `aalo`
+0.338-0.386 s, `fair-rt` 0.565-0.752 s). The simulated column is each policy's last run; `dcas`'s
+there is re-simulated with that replay's negotiation (6.3 ms a round trip, 10% of replies late:
+`msg_delay=3163us;loss=0.0536`, 0.2825 s), the runs before measured 5.0-7.0 ms and 8-16% (0.272-0.285
+s). Runs of 2026-11-23 with the kernel's 120 s ceiling: `pias` 0.588-0.723 s, `karuna` 0.603-0.784 s,
+`plain` 0.570-0.586 s, `aalo` 0.985 s, `varys` 0.319 s.
 
-**Gaps above 25%: every scheduler but `aalo`** (+13%): +27% `dcas-local` to +72% `plain` for the sender
-policies (+91% `tafe`), +67% `varys` and +63-71% for the controls through the runtime. The large coflows
-carry +25-60% of it under every policy but `tafe` (+131%; cause 3: TCP's sharing, drops and timeouts against max-min),
-the small ones the rest under `plain` (0.096 s against 0.0035 s simulated, cause 3) and under `varys`
-(0.014 s against 0.0006 s: a new flow writes unthrottled in queue 0 until the coordinator's next tick,
-cause 5). `aalo`'s small coflows do better than simulated (0.008 s against 0.039 s): the runtime puts
-D-CLAS's `Q1` into the switches' top strict class, so a new coflow is served ahead of the demoted ones,
-where the simulator's weighted queues give `Q1` 10/55 of a port's share against every other queue
-present (cause 4; `aalo-strict`, strict queues in both, is +63%).
+**Gaps above 25%: every scheduler.** +27% `dcas-local` to +74% `plain` for the sender policies
+(+102% `tafe`), +34% `aalo` and +92% `varys` through the runtime, +68-84% for the controls. The large
+coflows carry +26-45% of it under every policy but `varys` (+79%) and `tafe` (+137%) (cause 3: TCP's
+sharing, drops and timeouts against max-min), the small ones the rest under `plain` (0.100 s against
+0.0035 s simulated, cause 3) and through the runtime (`varys` 0.025 s against 0.0006 s, `aalo` 0.015
+s against 0.003 s: a new flow waits for its sender's thread and writes unthrottled in class 0 among
+the other new ones until the coordinator's next tick, cause 5; load 32-57, mean start lag 13-15 ms).
 
-**The ranking: 31 of 36 pairs agree, 27 of the 29 pairs the simulator separates by 5% or more**, in
-the last run and by the mean of the runs alike (the repeated table: in 35 pairs every run ordered the
-two alike). Agreeing: `varys` the best and `tafe` the worst on both sides; every sender policy and
-`aalo` better than `plain`, with `fifo-lm` the least so (1.28x mean measured, 1.02x simulated, as its
-large coflows share one queue as under `fair`); `dcas-local` and `dcas` ahead of `pias`, `pias` of
-`karuna`, `karuna` of `fifo-lm`. The two pairs the simulator separates and the testbed reverses are
-`aalo` against `dcas` and `dcas-local` (simulated 9.5% and 7.5% behind them, measured 4-13% ahead): cause
-4 above, the runtime's strict classes on top of D-CLAS's weights. The other three reversed pairs are
-within 5% in the simulator (`aalo`/`karuna` 0.4%, `dcas`/`dcas-local` 1.8%, `aalo`/`pias` 4.6%), closer
-than one policy's runs moved before this page's (3-11%); `dcas` trails `dcas-local` in every run since
-its negotiation takes 5-7 ms of the 10 ms round (cause 4). Before the timeout cap (2026-11-23) the last
-run agreed on 28 of 36 pairs, with `pias` and `karuna` worse than `plain` in every run.
+**The ranking: 35 of 36 pairs agree, in the last run and by the mean of the runs.** Every pair that
+every run ordered alike (32 of 36: their runs' ranges do not overlap) is in the simulator's order.
+Agreeing: `varys` the best and `tafe` the worst on both sides; every policy better than `plain`, with
+`fifo-lm` the least so (1.24x mean measured in the last run, 1.02x simulated, as its large coflows share one queue as
+under `fair`); `aalo`, `dcas-local` and `dcas` ahead of `pias`, `pias` of `karuna`, `karuna` of
+`fifo-lm`. The one pair against the simulator is within what the testbed resolves: by the mean of the
+runs `dcas-local` is 0.2% ahead of `aalo` (0.355 against 0.356 s; `aalo`'s runs 0.338-0.386 s span
+`dcas-local`'s 0.350-0.370 s), where the simulator has `aalo` 6.1% ahead; in the last run `aalo` is
+0.5% ahead of `varys` (0.349 against 0.350 s, `varys`'s slowest run of four), where the simulator has
+`varys` far ahead. Before the agents' local decisions were simulated (`aalo` as Pseudocode 1, runs one
+to three) the ranking agreed on 31 of 36 pairs, and before the timeout cap (2026-11-23) on 28, with
+`pias` and `karuna` worse than `plain` in every run.
 
 **How much a second run moves.** Repeated at 2026-11-21 20:39-20:45 UTC with the machine at load 8-13
 instead of 15-17, `diagnose.py --policy P --rate 25Mbps --size-scale 0.00005` gave mean CCT plain 0.701 s,
