@@ -334,8 +334,28 @@ pub fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, String)>
     Some((code, body.to_string()))
 }
 
-/// A free TCP port on loopback (free when this returns).
+/// A free TCP port on loopback (free when this returns), below the kernel's
+/// range of ephemeral ports: a port the kernel handed out itself (`bind` to
+/// port 0) is free only until it hands it out again as the source port of
+/// some connection, which the tests running alongside make by the hundred;
+/// one below that range is taken only by an explicit `bind`.
 pub fn free_port() -> u16 {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    // Start somewhere different in each process and call.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let span = u32::from(low.saturating_sub(10_000)).max(1);
+    let seed = std::process::id()
+        .wrapping_mul(7919)
+        .wrapping_add(NEXT.fetch_add(101, std::sync::atomic::Ordering::Relaxed));
+    for i in 0..span {
+        let port = 10_000 + ((seed + i) % span) as u16;
+        if port < low && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
