@@ -1330,31 +1330,7 @@ impl Server {
         if cfg.local_first {
             // Coflows no refresh has counted yet: their flows in `Q1` first,
             // in order, on the whole capacity; the queues share what is left.
-            for &c in order {
-                let cc = &mut co[c as usize];
-                if cc.seen {
-                    continue;
-                }
-                let slots: Vec<u32> = cc
-                    .live
-                    .iter()
-                    .copied()
-                    .filter(|&s| is_local_first(cfg, cc, s))
-                    .collect();
-                if slots.is_empty() {
-                    continue;
-                }
-                serve_coflow(
-                    &mut self.solver,
-                    &mut self.demand_slot,
-                    view,
-                    cc,
-                    slots.into_iter(),
-                    &mut self.residual,
-                    &self.full,
-                    None,
-                );
-            }
+            self.serve_each(view, order, co, |cc, s| is_local_first(cfg, cc, s));
         }
         if cfg.strict {
             self.serve_in_order(cfg, view, order, co);
@@ -1464,31 +1440,38 @@ impl Server {
         co: &mut [Co],
     ) {
         for q in 0..cfg.n_queues() as u32 {
-            for &c in order {
-                let cc = &mut co[c as usize];
-                let slots: Vec<u32> = cc
-                    .live
-                    .iter()
-                    .copied()
-                    .filter(|&s| {
-                        cc.pieces[cc.slots[s as usize].piece as usize].queue == q
-                            && !is_local_first(cfg, cc, s)
-                    })
-                    .collect();
-                if slots.is_empty() {
-                    continue;
-                }
-                serve_coflow(
-                    &mut self.solver,
-                    &mut self.demand_slot,
-                    view,
-                    cc,
-                    slots.into_iter(),
-                    &mut self.residual,
-                    &self.full,
-                    None,
-                );
+            self.serve_each(view, order, co, |cc, s| {
+                cc.pieces[cc.slots[s as usize].piece as usize].queue == q
+                    && !is_local_first(cfg, cc, s)
+            });
+        }
+    }
+
+    /// Coflow by coflow in `order`, max-min for the live slots `pick`
+    /// chooses, on the residual.
+    fn serve_each(
+        &mut self,
+        view: &Observed<'_>,
+        order: &[CoflowIdx],
+        co: &mut [Co],
+        pick: impl Fn(&Co, u32) -> bool,
+    ) {
+        for &c in order {
+            let cc = &mut co[c as usize];
+            let slots: Vec<u32> = cc.live.iter().copied().filter(|&s| pick(cc, s)).collect();
+            if slots.is_empty() {
+                continue;
             }
+            serve_coflow(
+                &mut self.solver,
+                &mut self.demand_slot,
+                view,
+                cc,
+                slots.into_iter(),
+                &mut self.residual,
+                &self.full,
+                None,
+            );
         }
     }
 }

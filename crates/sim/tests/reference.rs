@@ -1016,8 +1016,9 @@ impl RefSim {
         self.serve_flow_classes(&flows, rate);
     }
 
-    /// As [`Self::serve_classes`], each class a list of active flows.
-    fn serve_flow_classes(&self, classes: &[Vec<usize>], rate: &mut [f64]) {
+    /// As [`Self::serve_classes`], each class a list of active flows; gives
+    /// what the classes leave of each link.
+    fn serve_flow_classes(&self, classes: &[Vec<usize>], rate: &mut [f64]) -> Vec<f64> {
         let mut residual = self.caps.clone();
         for members in classes {
             let demands: Vec<(Vec<u32>, f64, f64)> = members
@@ -1029,6 +1030,7 @@ impl RefSim {
                 rate[f] = x;
             }
         }
+        residual
     }
 
     /// Active coflows in the order of `key`, ascending, ties (keys equal up
@@ -1548,38 +1550,26 @@ impl RefSim {
                 .collect()
         };
         // Those first, coflow by coflow in order, max-min on the whole
-        // capacity; the queues share what they leave.
-        let mut residual = self.caps.clone();
-        for &c in &order {
-            let flows: Vec<usize> = self
-                .active_flows_of(c)
-                .into_iter()
-                .filter(|&f| first(f))
-                .collect();
-            let demands: Vec<(Vec<u32>, f64, f64)> = flows
-                .iter()
-                .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
-                .collect();
-            for (&f, &x) in flows.iter().zip(&max_min(&demands, &mut residual)) {
-                rate[f] = x;
-            }
-        }
+        // capacity; with strict queues each queue's coflows after them, in
+        // order; with weighted ones the queues share what they leave.
+        let mut classes: Vec<Vec<usize>> = order
+            .iter()
+            .map(|&c| {
+                self.active_flows_of(c)
+                    .into_iter()
+                    .filter(|&f| first(f))
+                    .collect()
+            })
+            .collect();
         if a.strict {
-            let mut classes = vec![];
             for q in 0..a.k {
                 for &c in &order {
                     classes.push(flows_in(c, q));
                 }
             }
-            for class in classes {
-                let demands: Vec<(Vec<u32>, f64, f64)> = class
-                    .iter()
-                    .map(|&f| (self.flows[f].path.clone(), 1.0, f64::INFINITY))
-                    .collect();
-                for (&f, &x) in class.iter().zip(&max_min(&demands, &mut residual)) {
-                    rate[f] = x;
-                }
-            }
+        }
+        let mut residual = self.serve_flow_classes(&classes, rate);
+        if a.strict {
             return;
         }
         // Pass 1: each link's capacity split by weight between the queues
