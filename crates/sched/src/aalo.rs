@@ -116,7 +116,9 @@
 //! scheduled flow where they meet; `local=q1` (the default) is D-CLAS as
 //! Pseudocode 1 has it. With `delta=0` every coflow is counted at once and
 //! `local=first` changes nothing; `delta=inf` refuses it (no coflow would
-//! ever be counted). It is served by the general backend on every fabric.
+//! ever be counted). Both backends serve it: the tier is one more "queue"
+//! `K` of a piece (`Piece::tier`), served first on the whole capacity,
+//! with no weight and no share of the excess.
 //!
 //! # Computing it
 //!
@@ -277,6 +279,10 @@ struct Piece {
     /// `sent` at the last refresh (0 if the piece began after it).
     at_sync: f64,
     queue: u32,
+    /// Where its flows are served: `queue`, or `K` (ahead of every queue)
+    /// with `local=first` while its coflow is uncounted and it is in `Q1`
+    /// ([`tier_of`]).
+    tier: u32,
     n_active: u32,
     host: u32,
     /// Bytes per ns its estimate grew at until this call.
@@ -605,12 +611,38 @@ impl Aalo {
         }
         self.n_syncs = k;
         let t = Time(k * delta.0);
+        let first = self.cfg.n_queues() as u32;
         for &c in &self.order {
             let co = &mut self.co[c as usize];
             co.global = co.total.value_at(t);
             co.seen = true;
+            let mut moved = false;
             for p in &mut co.pieces {
                 p.at_sync = p.sent.value_at(t);
+                if p.tier == first {
+                    p.tier = p.queue;
+                    moved = true;
+                }
+            }
+            if !moved {
+                continue;
+            }
+            // Served ahead of the queues until now: into `Q1`.
+            co.all_dirty = true;
+            for &s in &co.live {
+                let slot = &mut co.slots[s as usize];
+                let k = slot.piece as usize;
+                if co.pieces[k].queue != 0 {
+                    continue;
+                }
+                slot.dirty = true;
+                if let Some(ports) = &mut self.ports {
+                    co.cell_group[k * co.cols.len() + slot.col as usize] = DIRTY;
+                    let n = slot.flows.len() as i64;
+                    let (host, dst) = (co.pieces[k].host, co.cols[slot.col as usize]);
+                    ports.add(first, &self.cfg, host, dst, -n);
+                    ports.add(0, &self.cfg, host, dst, n);
+                }
             }
         }
     }
@@ -670,6 +702,7 @@ impl Aalo {
                 ..Piece::default()
             };
             p.queue = self.cfg.queue_of(self.estimate(&self.co[c], &p, now));
+            p.tier = tier_of(&self.cfg, self.co[c].seen, p.queue);
             self.co[c].pieces.push(p);
         }
         let co = &mut self.co[c];
@@ -705,7 +738,7 @@ impl Aalo {
             }
             co.all_dirty = true;
             co.cell_group[piece as usize * co.cols.len() + col as usize] = DIRTY;
-            let q = co.pieces[piece as usize].queue;
+            let q = co.pieces[piece as usize].tier;
             co.matrix.add(piece as usize, col as usize, 1, 1.0);
             co.version += 1;
             ports.add(q, &self.cfg, host, co.cols[col as usize], 1);
@@ -760,7 +793,7 @@ impl Aalo {
             let col = co.slots[b.slot as usize].col as usize;
             co.matrix.add(piece, col, -1, -1.0);
             co.version += 1;
-            let (q, host) = (co.pieces[piece].queue, co.pieces[piece].host);
+            let (q, host) = (co.pieces[piece].tier, co.pieces[piece].host);
             ports.add(q, &self.cfg, host, co.cols[col], -1);
         }
     }
@@ -823,9 +856,12 @@ impl Aalo {
             let mut new_queue = std::mem::take(&mut self.new_queue);
             new_queue.clear();
             new_queue.resize(co.pieces.len(), (NONE, NONE));
-            for &(k, old, q) in &moved {
-                co.pieces[k as usize].queue = q;
-                new_queue[k as usize] = (old, q);
+            for &(k, _, q) in &moved {
+                let p = &mut co.pieces[k as usize];
+                let old = p.tier;
+                p.queue = q;
+                p.tier = tier_of(&self.cfg, co.seen, q);
+                new_queue[k as usize] = (old, p.tier);
             }
             for &s in &co.live {
                 let slot = &mut co.slots[s as usize];
@@ -972,7 +1008,7 @@ impl Aalo {
                 if gs == &[NONE; 2] {
                     continue;
                 }
-                let q = co.pieces[r].queue;
+                let q = co.pieces[r].tier;
                 let level = co
                     .solves
                     .iter()
@@ -1019,11 +1055,12 @@ impl Aalo {
                 let piece = &co.pieces[r];
                 let mut bits = 0.0;
                 if piece.n_active > 0 {
-                    let q = piece.queue;
+                    let q = piece.tier;
                     if let Some(p) = co.solves.iter().find(|p| p.queue == q) {
                         bits = p.row_used[r];
                     }
-                    if !self.cfg.strict {
+                    // (No excess ahead of the queues.)
+                    if !self.cfg.strict && (q as usize) < self.cfg.n_queues() {
                         bits += self.cfg.weights[q as usize] * self.excess_rows[r];
                     }
                 }
@@ -1126,7 +1163,8 @@ impl Aalo {
             // moves it into them.
             if self.order.iter().any(|&c| {
                 let co = &self.co[c as usize];
-                !co.seen && co.pieces.iter().any(|p| p.n_active > 0 && p.queue == 0)
+                let first = self.cfg.n_queues() as u32;
+                co.pieces.iter().any(|p| p.n_active > 0 && p.tier == first)
             }) {
                 let d = delta.0.max(1);
                 wake = Time((now.0 / d + 1) * d);
@@ -1181,12 +1219,7 @@ impl Scheduler for Aalo {
             self.started = true;
             let fabric = view.fabric();
             let n = fabric.n_hosts();
-            // (`local=first` adds a tier `PortServer` does not have; it is
-            // for testbed-sized runs, which the general backend serves.)
-            if fabric.is_big_switch()
-                && (0..n).all(|h| fabric.cpu(HostId(h)).is_none())
-                && !self.cfg.local_first
-            {
+            if fabric.is_big_switch() && (0..n).all(|h| fabric.cpu(HostId(h)).is_none()) {
                 self.ports = Some(PortServer::new(view.capacities(), n as usize, &self.cfg));
             }
         }
@@ -1479,7 +1512,18 @@ impl Server {
 /// Whether live slot `s` of `co` goes ahead of every queue: `local=first`,
 /// a coflow no refresh has counted, a flow its sender holds in `Q1`.
 fn is_local_first(cfg: &AaloConfig, co: &Co, s: u32) -> bool {
-    cfg.local_first && !co.seen && co.pieces[co.slots[s as usize].piece as usize].queue == 0
+    co.pieces[co.slots[s as usize].piece as usize].tier == cfg.n_queues() as u32
+}
+
+/// Where a piece in `queue` is served ([`Piece::tier`]): `K` (ahead of
+/// every queue) for `local=first` while its coflow is uncounted and the
+/// piece in `Q1`, else its queue.
+fn tier_of(cfg: &AaloConfig, seen: bool, queue: u32) -> u32 {
+    if cfg.local_first && !seen && queue == 0 {
+        cfg.n_queues() as u32
+    } else {
+        queue
+    }
 }
 
 /// Max-min rates for the given slots of one coflow on `capacity` (reduced
@@ -1568,15 +1612,17 @@ struct PortServer {
     used_down: Vec<f64>,
     row_cap: Vec<f64>,
     col_cap: Vec<f64>,
-    /// Per coflow of the order: the queues it has active flows in (bits).
-    queues_of: Vec<u64>,
+    /// Per coflow of the order: the queues it has active flows in (bits;
+    /// bit `K`: ahead of them).
+    queues_of: Vec<u128>,
     /// Receivers with an excess level above 0.
     down_with_room: Vec<u32>,
 }
 
 impl PortServer {
     fn new(caps: &[f64], n: usize, cfg: &AaloConfig) -> PortServer {
-        let k = cfg.n_queues();
+        // The queues and, last, `local=first`'s tier ahead of them.
+        let k = cfg.n_queues() + 1;
         PortServer {
             n,
             cap_up: (0..n).map(|h| caps[2 * h]).collect(),
@@ -1652,16 +1698,22 @@ impl PortServer {
             } else {
                 co.solves
                     .iter()
-                    .position(|p| p.queue == piece.queue)
+                    .position(|p| p.queue == piece.tier)
                     .map_or(NONE, |i| i as u32)
             };
             sc.row_solve.push(si);
-            sc.row_up.push(if strict {
+            // Ahead of the queues (`local=first`): no excess, no weight.
+            let ahead = piece.tier as usize == cfg.n_queues();
+            sc.row_up.push(if strict || ahead {
                 0.0
             } else {
                 self.level_up[piece.host as usize]
             });
-            sc.row_w.push(cfg.weights[piece.queue as usize]);
+            sc.row_w.push(if ahead {
+                0.0
+            } else {
+                cfg.weights[piece.tier as usize]
+            });
         }
         sc.col_down.clear();
         sc.col_down.extend(co.cols.iter().map(|&h| {
@@ -1775,7 +1827,7 @@ impl PortServer {
     /// The weighted excess level (bits/s) of a sender (`up`) or receiver for
     /// a flow of queue `q` (0 with strict queues).
     fn excess_level(&self, cfg: &AaloConfig, up: bool, host: u32, q: u32) -> f64 {
-        if cfg.strict {
+        if cfg.strict || q as usize == cfg.n_queues() {
             return 0.0;
         }
         let level = if up {
@@ -1822,8 +1874,36 @@ impl PortServer {
         let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
         bump(&mut self.on_up[q * self.n + src]);
         bump(&mut self.on_down[q * self.n + dst]);
-        self.excess
-            .add(src, dst, count, count as f64 * cfg.weights[q]);
+        // (Flows ahead of the queues take no excess.)
+        if q < cfg.n_queues() {
+            self.excess
+                .add(src, dst, count, count as f64 * cfg.weights[q]);
+        }
+    }
+
+    /// Each port's capacity left after the tier ahead of the queues (all of
+    /// it without `local=first`) split between the queues present on it, by
+    /// weight.
+    fn grants(&mut self, cfg: &AaloConfig) {
+        let (n, k) = (self.n, cfg.n_queues());
+        for (on, grant, cap) in [
+            (&self.on_up, &mut self.grant_up, &self.res_up),
+            (&self.on_down, &mut self.grant_down, &self.res_down),
+        ] {
+            for h in 0..n {
+                let w: f64 = (0..k)
+                    .filter(|&q| on[q * n + h] > 0)
+                    .map(|q| cfg.weights[q])
+                    .sum();
+                for q in 0..k {
+                    grant[q * n + h] = if on[q * n + h] > 0 {
+                        cap[h] * cfg.weights[q] / w
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
     }
 
     fn allocate(&mut self, cfg: &AaloConfig, order: &[CoflowIdx], co: &mut [Co]) {
@@ -1835,36 +1915,21 @@ impl PortServer {
                 p.seen = false;
             }
         }
-        if !cfg.strict {
-            for (on, grant, cap) in [
-                (&self.on_up, &mut self.grant_up, &self.cap_up),
-                (&self.on_down, &mut self.grant_down, &self.cap_down),
-            ] {
-                for h in 0..n {
-                    let w: f64 = (0..k)
-                        .filter(|&q| on[q * n + h] > 0)
-                        .map(|q| cfg.weights[q])
-                        .sum();
-                    for q in 0..k {
-                        grant[q * n + h] = if on[q * n + h] > 0 {
-                            cap[h] * cfg.weights[q] / w
-                        } else {
-                            0.0
-                        };
-                    }
-                }
-            }
-        }
-        // Pass 1, queue by queue, coflow by coflow.
+        // Pass 1, queue by queue, coflow by coflow; with `local=first`, the
+        // tier ahead of the queues (`K`) first, on the whole capacity.
         self.queues_of.clear();
         self.queues_of.extend(order.iter().map(|&c| {
             co[c as usize]
                 .pieces
                 .iter()
                 .filter(|p| p.n_active > 0)
-                .fold(0u64, |m, p| m | 1 << p.queue)
+                .fold(0u128, |m, p| m | 1 << p.tier)
         }));
-        for q in 0..k as u32 {
+        let ahead = cfg.local_first.then_some(k as u32);
+        for q in ahead.into_iter().chain(0..k as u32) {
+            if q == 0 && !cfg.strict {
+                self.grants(cfg);
+            }
             for (i, &c) in order.iter().enumerate() {
                 if self.queues_of[i] & 1 << q == 0 {
                     continue;
@@ -1873,7 +1938,8 @@ impl PortServer {
                 // Strict: the residual; weighted: the queue's grants, and
                 // the residual too.
                 type Pair<'a> = (&'a mut [f64], &'a mut [f64]);
-                let (src, mut also): (Pair<'_>, Option<Pair<'_>>) = if cfg.strict {
+                let (src, mut also): (Pair<'_>, Option<Pair<'_>>) = if cfg.strict || q as usize == k
+                {
                     ((&mut self.res_up[..], &mut self.res_down[..]), None)
                 } else {
                     let at = q as usize * n;
@@ -1890,7 +1956,7 @@ impl PortServer {
                 self.row_cap.clear();
                 self.row_cap.extend(cc.pieces.iter().map(|p| {
                     let h = p.host as usize;
-                    if p.queue == q {
+                    if p.tier == q {
                         clamp(src_up[h], self.cap_up[h])
                     } else {
                         0.0
