@@ -612,39 +612,29 @@ impl Aalo {
         self.n_syncs = k;
         let t = Time(k * delta.0);
         let first = self.cfg.n_queues() as u32;
+        let mut moves = std::mem::take(&mut self.new_queue);
         for &c in &self.order {
             let co = &mut self.co[c as usize];
             co.global = co.total.value_at(t);
             co.seen = true;
+            moves.clear();
             let mut moved = false;
             for p in &mut co.pieces {
                 p.at_sync = p.sent.value_at(t);
                 if p.tier == first {
+                    // Served ahead of the queues until now: into `Q1`.
+                    moves.push((first, p.queue));
                     p.tier = p.queue;
                     moved = true;
+                } else {
+                    moves.push((NONE, NONE));
                 }
             }
-            if !moved {
-                continue;
-            }
-            // Served ahead of the queues until now: into `Q1`.
-            co.all_dirty = true;
-            for &s in &co.live {
-                let slot = &mut co.slots[s as usize];
-                let k = slot.piece as usize;
-                if co.pieces[k].queue != 0 {
-                    continue;
-                }
-                slot.dirty = true;
-                if let Some(ports) = &mut self.ports {
-                    co.cell_group[k * co.cols.len() + slot.col as usize] = DIRTY;
-                    let n = slot.flows.len() as i64;
-                    let (host, dst) = (co.pieces[k].host, co.cols[slot.col as usize]);
-                    ports.add(first, &self.cfg, host, dst, -n);
-                    ports.add(0, &self.cfg, host, dst, n);
-                }
+            if moved {
+                retier(co, self.ports.as_mut(), &self.cfg, &moves);
             }
         }
+        self.new_queue = moves;
     }
 
     fn release(&mut self, view: &Observed<'_>, changes: &Changes, now: Time) {
@@ -852,7 +842,6 @@ impl Aalo {
             }
             // Pieces hold few distinct moves: one pass over the live slots.
             let co = &mut self.co[c];
-            co.all_dirty = true;
             let mut new_queue = std::mem::take(&mut self.new_queue);
             new_queue.clear();
             new_queue.resize(co.pieces.len(), (NONE, NONE));
@@ -863,22 +852,7 @@ impl Aalo {
                 p.tier = tier_of(&self.cfg, co.seen, q);
                 new_queue[k as usize] = (old, p.tier);
             }
-            for &s in &co.live {
-                let slot = &mut co.slots[s as usize];
-                let k = slot.piece as usize;
-                let (old, q) = new_queue[k];
-                if q == NONE {
-                    continue;
-                }
-                slot.dirty = true;
-                if let Some(ports) = &mut self.ports {
-                    co.cell_group[k * co.cols.len() + slot.col as usize] = DIRTY;
-                    let n = slot.flows.len() as i64;
-                    let (host, dst) = (co.pieces[k].host, co.cols[slot.col as usize]);
-                    ports.add(old, &self.cfg, host, dst, -n);
-                    ports.add(q, &self.cfg, host, dst, n);
-                }
-            }
+            retier(co, self.ports.as_mut(), &self.cfg, &new_queue);
             self.new_queue = new_queue;
         }
         self.moved = moved;
@@ -1513,6 +1487,29 @@ impl Server {
 /// a coflow no refresh has counted, a flow its sender holds in `Q1`.
 fn is_local_first(cfg: &AaloConfig, co: &Co, s: u32) -> bool {
     co.pieces[co.slots[s as usize].piece as usize].tier == cfg.n_queues() as u32
+}
+
+/// Marks the live slots of `co`'s pieces whose tier moved (`moves[k]`: the
+/// old and new tier of piece `k`, `NONE` if it stays) to be rated and
+/// classed again, and moves them in the per-port counts.
+fn retier(co: &mut Co, mut ports: Option<&mut PortServer>, cfg: &AaloConfig, moves: &[(u32, u32)]) {
+    co.all_dirty = true;
+    for &s in &co.live {
+        let slot = &mut co.slots[s as usize];
+        let k = slot.piece as usize;
+        let (old, q) = moves[k];
+        if q == NONE {
+            continue;
+        }
+        slot.dirty = true;
+        if let Some(ports) = ports.as_deref_mut() {
+            co.cell_group[k * co.cols.len() + slot.col as usize] = DIRTY;
+            let n = slot.flows.len() as i64;
+            let (host, dst) = (co.pieces[k].host, co.cols[slot.col as usize]);
+            ports.add(old, cfg, host, dst, -n);
+            ports.add(q, cfg, host, dst, n);
+        }
+    }
 }
 
 /// Where a piece in `queue` is served ([`Piece::tier`]): `K` (ahead of

@@ -1652,6 +1652,21 @@ impl RefSim {
                 }
             }
             coflow_event |= self.settle_releases(t);
+            if let Policy::Aalo(AaloRef {
+                coordination: RefCoordination::Every(delta),
+                local_first: true,
+                ..
+            }) = policy
+            {
+                // A coflow released less than 1 us before a refresh (its
+                // last parent's completion) may be released at or after the
+                // refresh in the engine, whose completions are rounded up to
+                // the ns: counted by that refresh or by the next one.
+                let next = ((t / delta).floor() + 1.0) * delta;
+                if next - t < 1_000.0 && self.coflows.iter().any(|c| c.released && c.release == t) {
+                    self.ambiguous = true;
+                }
+            }
             if self.coflows.iter().all(|c| c.complete) {
                 break;
             }
