@@ -28,12 +28,13 @@
 //! On the big switch every call re-serves the classes in order
 //! ([`ClassServer`]). On other fabrics (or with `solver=incremental`), for
 //! the paper's rule (`mux=next`, per coflow), the flows are demands of an
-//! [`IncrementalMaxMin`] whose class is their run's key, the task id of the
-//! run's first coflow, so that keys stay in task-id order while runs merge
-//! and coflows leave. A coflow's key is its predecessor's if that one is
-//! heavy, else its own task id; an arrival, a completion or a coflow turning
-//! heavy recomputes the keys from there on until one comes out unchanged,
-//! and only the flows of coflows whose key moved change class. The instants
+//! [`IncrementalMaxMin`](coflowkit_alloc::IncrementalMaxMin) whose class is
+//! their run's key, the task id of the run's first coflow, so that keys
+//! stay in task-id order while runs merge and coflows leave. A coflow's key
+//! is its predecessor's if that one is heavy, else its own task id; an
+//! arrival, a completion or a coflow turning heavy recomputes the keys
+//! from there on until one comes out unchanged, and only the flows of
+//! coflows whose key moved change class. The instants
 //! at which light coflows turn heavy wait in a heap, each re-keyed only when
 //! its coflow's rate changes (kept as a running sum of its flows' rates). An
 //! event then costs the links it reaches, as for `fifo`, instead of every
