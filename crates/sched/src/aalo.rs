@@ -227,6 +227,12 @@ impl AaloConfig {
         self.thresholds.len() + 1
     }
 
+    /// The tier `local=first` serves ahead of every queue (`Piece::tier`):
+    /// `K`, one past the last queue.
+    fn ahead(&self) -> u32 {
+        self.n_queues() as u32
+    }
+
     /// The queue (0 for `Q1`) of a coflow of `size` bytes: the number of
     /// thresholds it has reached (up to float noise).
     pub fn queue_of(&self, size: f64) -> u32 {
@@ -611,7 +617,7 @@ impl Aalo {
         }
         self.n_syncs = k;
         let t = Time(k * delta.0);
-        let first = self.cfg.n_queues() as u32;
+        let first = self.cfg.ahead();
         let mut moves = std::mem::take(&mut self.new_queue);
         for &c in &self.order {
             let co = &mut self.co[c as usize];
@@ -1034,7 +1040,7 @@ impl Aalo {
                         bits = p.row_used[r];
                     }
                     // (No excess ahead of the queues.)
-                    if !self.cfg.strict && (q as usize) < self.cfg.n_queues() {
+                    if !self.cfg.strict && q != self.cfg.ahead() {
                         bits += self.cfg.weights[q as usize] * self.excess_rows[r];
                     }
                 }
@@ -1135,10 +1141,10 @@ impl Aalo {
         if let (true, Coordination::Every(delta)) = (self.cfg.local_first, self.cfg.coordination) {
             // The refresh that sees a coflow served ahead of the queues
             // moves it into them.
+            let ahead = self.cfg.ahead();
             if self.order.iter().any(|&c| {
                 let co = &self.co[c as usize];
-                let first = self.cfg.n_queues() as u32;
-                co.pieces.iter().any(|p| p.n_active > 0 && p.tier == first)
+                co.pieces.iter().any(|p| p.n_active > 0 && p.tier == ahead)
             }) {
                 let d = delta.0.max(1);
                 wake = Time((now.0 / d + 1) * d);
@@ -1334,14 +1340,19 @@ impl Server {
                 co.slots[s as usize].next = 0.0;
             }
         }
-        if cfg.local_first {
-            // Coflows no refresh has counted yet: their flows in `Q1` first,
-            // in order, on the whole capacity; the queues share what is left.
-            self.serve_each(view, order, co, |cc, s| is_local_first(cfg, cc, s));
-        }
+        // With `local=first`, the tier ahead of the queues first (coflows
+        // no refresh has counted yet, their flows in `Q1`), in order, on the
+        // whole capacity; then, strict, queue by queue on what is left.
+        let ahead = cfg.ahead();
+        let first = cfg.local_first.then_some(ahead);
         if cfg.strict {
-            self.serve_in_order(cfg, view, order, co);
+            for q in first.into_iter().chain(0..ahead) {
+                self.serve_each(view, order, co, |cc, s| slot_tier(cc, s) == q);
+            }
             return;
+        }
+        if let Some(q) = first {
+            self.serve_each(view, order, co, |cc, s| slot_tier(cc, s) == q);
         }
         // Pass 1: each link's capacity split between the queues present on
         // it, by weight; each queue serves its coflows in order on its grants.
@@ -1354,11 +1365,11 @@ impl Server {
         for &c in order {
             let cc = &co[c as usize];
             for &s in &cc.live {
-                if is_local_first(cfg, cc, s) {
+                let q = slot_tier(cc, s);
+                if q == ahead {
                     continue;
                 }
                 let slot = &cc.slots[s as usize];
-                let q = cc.pieces[slot.piece as usize].queue;
                 self.units[q as usize].push((c, s));
                 for l in view.path_links(slot.path) {
                     let l = l.0 as usize;
@@ -1415,10 +1426,10 @@ impl Server {
             for &s in &cc.live {
                 let slot = &cc.slots[s as usize];
                 let links = view.path_links(slot.path);
-                if is_local_first(cfg, cc, s) || !self.can_grow(links) {
+                let q = slot_tier(cc, s);
+                if q == ahead || !self.can_grow(links) {
                     continue;
                 }
-                let q = cc.pieces[slot.piece as usize].queue;
                 self.solver.push(
                     links.iter().copied(),
                     cfg.weights[q as usize],
@@ -1435,22 +1446,6 @@ impl Server {
         let rates = self.solver.solve(&mut self.residual);
         for ((&c, &s), &x) in self.demand_co.iter().zip(&self.demand_slot).zip(rates) {
             co[c as usize].slots[s as usize].next += x;
-        }
-    }
-
-    /// Strict priority: queue by queue, coflow by coflow, on the residual.
-    fn serve_in_order(
-        &mut self,
-        cfg: &AaloConfig,
-        view: &Observed<'_>,
-        order: &[CoflowIdx],
-        co: &mut [Co],
-    ) {
-        for q in 0..cfg.n_queues() as u32 {
-            self.serve_each(view, order, co, |cc, s| {
-                cc.pieces[cc.slots[s as usize].piece as usize].queue == q
-                    && !is_local_first(cfg, cc, s)
-            });
         }
     }
 
@@ -1483,10 +1478,9 @@ impl Server {
     }
 }
 
-/// Whether live slot `s` of `co` goes ahead of every queue: `local=first`,
-/// a coflow no refresh has counted, a flow its sender holds in `Q1`.
-fn is_local_first(cfg: &AaloConfig, co: &Co, s: u32) -> bool {
-    co.pieces[co.slots[s as usize].piece as usize].tier == cfg.n_queues() as u32
+/// The tier slot `s` of `co` is served in ([`Piece::tier`]).
+fn slot_tier(co: &Co, s: u32) -> u32 {
+    co.pieces[co.slots[s as usize].piece as usize].tier
 }
 
 /// Marks the live slots of `co`'s pieces whose tier moved (`moves[k]`: the
@@ -1517,7 +1511,7 @@ fn retier(co: &mut Co, mut ports: Option<&mut PortServer>, cfg: &AaloConfig, mov
 /// piece in `Q1`, else its queue.
 fn tier_of(cfg: &AaloConfig, seen: bool, queue: u32) -> u32 {
     if cfg.local_first && !seen && queue == 0 {
-        cfg.n_queues() as u32
+        cfg.ahead()
     } else {
         queue
     }
@@ -1700,7 +1694,7 @@ impl PortServer {
             };
             sc.row_solve.push(si);
             // Ahead of the queues (`local=first`): no excess, no weight.
-            let ahead = piece.tier as usize == cfg.n_queues();
+            let ahead = piece.tier == cfg.ahead();
             sc.row_up.push(if strict || ahead {
                 0.0
             } else {
@@ -1824,7 +1818,7 @@ impl PortServer {
     /// The weighted excess level (bits/s) of a sender (`up`) or receiver for
     /// a flow of queue `q` (0 with strict queues).
     fn excess_level(&self, cfg: &AaloConfig, up: bool, host: u32, q: u32) -> f64 {
-        if cfg.strict || q as usize == cfg.n_queues() {
+        if cfg.strict || q == cfg.ahead() {
             return 0.0;
         }
         let level = if up {
@@ -1872,7 +1866,7 @@ impl PortServer {
         bump(&mut self.on_up[q * self.n + src]);
         bump(&mut self.on_down[q * self.n + dst]);
         // (Flows ahead of the queues take no excess.)
-        if q < cfg.n_queues() {
+        if q != cfg.ahead() as usize {
             self.excess
                 .add(src, dst, count, count as f64 * cfg.weights[q]);
         }
@@ -1922,8 +1916,8 @@ impl PortServer {
                 .filter(|p| p.n_active > 0)
                 .fold(0u128, |m, p| m | 1 << p.tier)
         }));
-        let ahead = cfg.local_first.then_some(k as u32);
-        for q in ahead.into_iter().chain(0..k as u32) {
+        let first = cfg.local_first.then_some(cfg.ahead());
+        for q in first.into_iter().chain(0..k as u32) {
             if q == 0 && !cfg.strict {
                 self.grants(cfg);
             }
@@ -1935,19 +1929,19 @@ impl PortServer {
                 // Strict: the residual; weighted: the queue's grants, and
                 // the residual too.
                 type Pair<'a> = (&'a mut [f64], &'a mut [f64]);
-                let (src, mut also): (Pair<'_>, Option<Pair<'_>>) = if cfg.strict || q as usize == k
-                {
-                    ((&mut self.res_up[..], &mut self.res_down[..]), None)
-                } else {
-                    let at = q as usize * n;
-                    (
+                let (src, mut also): (Pair<'_>, Option<Pair<'_>>) =
+                    if cfg.strict || q == cfg.ahead() {
+                        ((&mut self.res_up[..], &mut self.res_down[..]), None)
+                    } else {
+                        let at = q as usize * n;
                         (
-                            &mut self.grant_up[at..at + n],
-                            &mut self.grant_down[at..at + n],
-                        ),
-                        Some((&mut self.res_up[..], &mut self.res_down[..])),
-                    )
-                };
+                            (
+                                &mut self.grant_up[at..at + n],
+                                &mut self.grant_down[at..at + n],
+                            ),
+                            Some((&mut self.res_up[..], &mut self.res_down[..])),
+                        )
+                    };
                 let (src_up, src_down) = src;
                 let clamp = |x: f64, cap: f64| if x <= 1e-9 * cap { 0.0 } else { x };
                 self.row_cap.clear();
