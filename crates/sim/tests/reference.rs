@@ -1642,13 +1642,27 @@ impl RefSim {
             n_events += 1;
             assert!(n_events < 100_000, "reference simulator does not converge");
             self.now = t;
-            if let Policy::Aalo(AaloRef {
-                coordination: RefCoordination::Every(delta),
-                ..
-            }) = policy
+            if let Policy::Aalo(
+                a @ AaloRef {
+                    coordination: RefCoordination::Every(delta),
+                    ..
+                },
+            ) = policy
             {
                 if (t / delta).round() * delta == t {
                     self.aalo_refresh();
+                    // A size within 8 bytes of a threshold at a refresh may
+                    // be on either side of it in the engine, whose completion
+                    // instants are rounded up to the ns (a flow that
+                    // finishes then has sent its bytes a fraction of a ns
+                    // later); the jump to it demotes or not.
+                    if self
+                        .coflows
+                        .iter()
+                        .any(|c| (0..a.k - 1).any(|q| (c.global - a.threshold(q)).abs() < 8.0))
+                    {
+                        self.ambiguous = true;
+                    }
                 }
             }
             coflow_event |= self.settle_releases(t);
