@@ -361,6 +361,10 @@ def test_the_runtime_sender_sets_the_plans_congestion_control(cluster: tuple[str
     for h in range(N_HOSTS):
         res = json.loads((tmp_path / "work" / f"host{h}.sent.json").read_text())
         assert res["tcp_cc"] == ["reno"] and res["errors"] == [], res
+    # The flows that opened a connection say how long it waited for its receiver to take it (one clock:
+    # the client's "connected" is read after its connect returns, so it may come a little after).
+    wait = flows["accept_wait_s"].dropna()
+    assert len(wait) > 0 and wait.between(-0.5, 5).all(), wait
 
 
 def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path) -> None:

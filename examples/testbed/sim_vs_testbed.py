@@ -210,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                 "load": max(load, os.getloadavg()[0]),
                 "lag_mean": float(lag.mean()),
                 "lag_p99": float(np.percentile(lag, 99)),
+                # how long a connection opened for a flow waited for its receiver to accept it
+                **accept_wait(flows),
                 "late": float((lag > 0.1).mean()),
                 "retrans": grew["TcpRetransSegs"] - before["TcpRetransSegs"],
                 "rtos": grew["TcpExtTCPTimeouts"] - before["TcpExtTCPTimeouts"],
@@ -279,6 +281,23 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "page.json").write_text(json.dumps(saved, indent=1, default=float) + "\n")
     write_page(saved)
     return 0
+
+
+def accept_wait(flows: pd.DataFrame) -> dict[str, float | None]:
+    """The p99 and the longest of how long a connection opened for a flow
+    waited between its handshake and its receiver's accept (None where the
+    replay's records do not say)."""
+    wait = flows["accept_wait_s"].dropna().to_numpy() if "accept_wait_s" in flows else np.array([])
+    if len(wait) == 0:
+        return {"accept_p99": None, "accept_max": None}
+    return {"accept_p99": float(np.percentile(wait, 99)), "accept_max": float(wait.max())}
+
+
+def accept_cell(w: dict[str, Any]) -> str:
+    """The accept wait of one replay for the page."""
+    if w.get("accept_p99") is None:
+        return "not measured"
+    return f"{w['accept_p99'] * 1e3:.0f} ms / {w['accept_max']:.2f} s"
 
 
 def negotiated(spec: str, n: dict[str, Any], delta_s: float) -> str:
@@ -495,19 +514,21 @@ def write_page(saved: dict[str, Any]) -> None:
         "",
         "Where the testbed's time went, per replay (counters summed over the 16 host namespaces, drops over "
         "every port's queues; sender lag: a flow's first byte against its scheduled start; *punctual* coflows: "
-        "every flow started within 10 ms of its time; *sent again*: flows whose connection failed, sent again from "
+        "every flow started within 10 ms of its time; *accept wait*: how long a connection opened for a flow waited, "
+        "handshake done, for its receiver to take it (p99 / longest; measured since 2026-11-24 05:20 UTC); "
+        "*sent again*: flows whose connection failed, sent again from "
         "their first byte, docs/testbed.md; not counted in runs made before 2026-11-23 18:40 UTC):",
         "",
-        "| policy | load (1 min) | sender lag mean / p99 | flows > 100 ms late | TCP retransmits | RTOs "
-        "| SYN retransmits | drops: hosts / switch | flows sent again | punctual coflows "
+        "| policy | load (1 min) | sender lag mean / p99 | flows > 100 ms late | accept wait | TCP retransmits "
+        "| RTOs | SYN retransmits | drops: hosts / switch | flows sent again | punctual coflows "
         "| their mean CCT: testbed / simulated (gap) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p, *_ in rows:
         w = why[p]
         lines.append(
             f"| {p} | {w['load']:.1f} | {w['lag_mean'] * 1e3:.0f} ms / {w['lag_p99']:.2f} s | {w['late']:.1%} "
-            f"| {w['retrans']:,} | {w['rtos']:,} | {w['syn']:,} | {w['host_drops']:,} / {w['switch_drops']:,} "
+            f"| {accept_cell(w)} | {w['retrans']:,} | {w['rtos']:,} | {w['syn']:,} | {w['host_drops']:,} / {w['switch_drops']:,} "
             f"| {w['resent'] if 'resent' in w else 'not counted'} | {w['punctual']:.0%} | {w['punctual_tb']:.4f} s / {w['punctual_sim']:.4f} s "
             f"({w['punctual_tb'] / w['punctual_sim'] - 1:+.0%}) |"
         )

@@ -17,11 +17,11 @@ hosts, as data-parallel frameworks do (see :meth:`Worker.warm_up` for those
 opened before ``t0``), so a flow pays a handshake only when it needs a
 connection of its own. Both ends keep a CRC-32 of
 the bytes; the driver compares them. The receiving part is native
-(``_core.receive_flows``, crates/py/src/replay_receiver.rs: a thread per
-connection, without the GIL); this process's event loop only sends. The
+(``_core.receive_flows``, crates/py/src/replay_receiver.rs: one epoll
+loop for every connection, without the GIL); this process's event loop only sends. The
 result holds, per flow sent,
 its start instant, bytes and CRC, and per flow received its last byte's
-instant, bytes and CRC. A flow whose connection fails (the kernel gives it
+instant, bytes and CRC and when its connection was accepted. A flow whose connection fails (the kernel gives it
 up, the peer resets it) is sent again from its first byte on another
 connection, up to three attempts in all, as a data-parallel framework
 retries a fetch: its start stays the first attempt's, so its completion
@@ -938,7 +938,7 @@ class Worker:
         self.t0 = await self.loop.run_in_executor(None, self.channel.t0)
         self.channel.watch_driver()
         self.deadline += self.t0
-        # The receiving part, natively (a thread per connection, without the GIL:
+        # The receiving part, natively (one epoll loop, without the GIL:
         # crates/py/src/replay_receiver.rs); it ends once every flow sent here arrived
         # whole, or at the deadline.
         rx = self.loop.run_in_executor(

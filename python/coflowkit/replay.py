@@ -833,14 +833,18 @@ def _combine(plan: dict[str, Any], results: dict[int, Any], problems: list[str])
                 f"received {g[1]} bytes crc {g[2]:08x}, expected {size} bytes"
             )
             continue
-        rows.append((fid, src, dst, size, start, s[0] - t0, g[0] - t0, resent.get(fid, 1)))
+        # A connection opened for the flow (sent record: connected, fresh): how long it waited, handshake
+        # done, for the receiver to accept it (received record: accepted).
+        wait = g[3] - s[3] if len(g) > 3 and len(s) > 4 and s[4] else np.nan
+        rows.append((fid, src, dst, size, start, s[0] - t0, g[0] - t0, resent.get(fid, 1), wait))
     if problems:
         shown = "; ".join(problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         lost = f"; connections lost on the way: {len(broken)} ({'; '.join(broken[:3])})" if broken else ""
         raise RuntimeError(f"replay: {len(problems)} problem(s): {shown}{more}{lost}")
-    # attempts: 1, or more for a flow sent again after its connection failed (its times span them all)
-    columns = ["flow", "src", "dst", "bytes", "arrival_s", "start_s", "finish_s", "attempts"]
+    # attempts: 1, or more for a flow sent again after its connection failed (its times span them all);
+    # accept_wait_s: NaN for a flow sent on a connection already open
+    columns = ["flow", "src", "dst", "bytes", "arrival_s", "start_s", "finish_s", "attempts", "accept_wait_s"]
     return pd.DataFrame(rows, columns=columns)
 
 

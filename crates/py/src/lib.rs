@@ -112,7 +112,8 @@ fn karuna_model_fct(
 /// duplicate is taken, the caller keeps its own) until `n_in` flows have
 /// arrived whole or the wall clock passes `deadline` (seconds since the
 /// epoch), without the GIL (`replay_receiver`). Returns `(received, broken,
-/// whole)`: per flow id `[instant of the last byte, bytes, CRC-32]`, the
+/// whole)`: per flow id `[instant of the last byte, bytes, CRC-32, instant
+/// its connection was accepted]`, the
 /// connections lost on the way, and how many flows arrived whole.
 #[pyfunction]
 fn receive_flows<'py>(
@@ -135,7 +136,7 @@ fn receive_flows<'py>(
     let got = py.detach(|| replay_receiver::receive_flows(listener, host, n_in, deadline));
     let received = pyo3::types::PyDict::new(py);
     for (id, r) in &got.received {
-        received.set_item(id, (r.t, r.bytes, r.crc))?;
+        received.set_item(id, (r.t, r.bytes, r.crc, r.accepted))?;
     }
     Ok((received, got.broken, got.whole))
 }

@@ -1,5 +1,6 @@
 //! The receiving part of a replay, natively: every connection to one
-//! host's data port served by a thread of its own, without the GIL.
+//! host's data port served by one event loop (epoll, through `mio`), without
+//! the GIL.
 //!
 //! It was Python (`coflowkit._replay_worker`'s asyncio `serve`): one event
 //! loop per host read every connection in 256 KiB slices through
@@ -7,7 +8,17 @@
 //! pieces, so each read cost a wake-up, a reader registered and removed and
 //! a coroutine step. On the 16-host testbed the receivers of one replay
 //! took about 57 s of CPU in 90 s (two cores in all, shared with senders,
-//! agents and coordinator). Here a connection's thread blocks in `read`.
+//! agents and coordinator). Then it was a thread per connection, blocked in
+//! `read`: cheap per byte, but a host held hundreds of connection threads,
+//! and when a wide coflow's data came in, hundreds were runnable at once.
+//! The accept loop was one more thread among them: it waited a whole round
+//! of the scheduler for each connection it took and each thread it started,
+//! and new connections waited in the kernel's queue for up to 1.35 s
+//! (measured, 16-host testbed under `aalo` through the runtime), several
+//! seconds in some runs, with their small flows' bytes already sent. Here a
+//! host's connections, and its listening socket, are served by one thread:
+//! a connection is taken the moment the loop sees it, and the record of
+//! each flow says when its connection was taken (`Received::accepted`).
 //!
 //! The wire format is the replay's: a 16-byte header (flow id, size,
 //! big-endian), the flow's bytes, then our one-byte answer `k` once all of
@@ -22,31 +33,30 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread;
+use std::net::TcpListener;
 use std::time::Duration;
+
+use mio::net::{TcpListener as Listener, TcpStream as Stream};
+use mio::{Events, Interest, Poll, Token};
 
 use crate::replay_wire::{epoch, parse_header, ANSWER, HEADER, TOS_TOP};
 
 /// Bytes per read.
 const CHUNK: usize = 256 << 10;
-/// How often an idle connection's thread looks at the stop flag (a
-/// thousand threads per host wake this often, so not often: one left when
-/// the replay ends goes at its peer's close or at its next timeout).
-const READ_POLL: Duration = Duration::from_secs(5);
-/// How often the accept loop, blocked in `poll`, looks at the stop flag.
-const ACCEPT_POLL_MS: i32 = 200;
+/// The listening socket's token (connections have their slot's index).
+const LISTENER: Token = Token(usize::MAX);
+/// The longest the loop sleeps before it looks at the deadline again.
+const TICK: Duration = Duration::from_secs(1);
 
 /// One flow received: the instant of its last byte (seconds since the
-/// epoch), its bytes and their CRC-32.
+/// epoch), its bytes and their CRC-32, and when the connection that
+/// carried it was accepted (to tell where a late flow waited).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Received {
     pub t: f64,
     pub bytes: u64,
     pub crc: u32,
+    pub accepted: f64,
 }
 
 /// What one host received.
@@ -60,222 +70,256 @@ pub struct Inbound {
 }
 
 #[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
-    stop: AtomicBool,
-}
-
-#[derive(Default)]
 struct State {
     received: HashMap<u64, Received>,
     whole: HashSet<u64>,
     broken: Vec<String>,
 }
 
-/// Serves `listener` until `n_in` distinct flows have arrived whole or the
-/// wall clock passes `deadline` (seconds since the epoch); returns what
-/// came. Connection threads still open then are told to stop and left to
-/// end on their own (at their next read timeout).
-pub fn receive_flows(listener: TcpListener, host: u32, n_in: usize, deadline: f64) -> Inbound {
-    let shared = Arc::new(Shared::default());
-    let acceptor = {
-        let shared = shared.clone();
-        thread::Builder::new()
-            .name(format!("accept-{host}"))
-            .spawn(move || accept_loop(&listener, host, &shared))
-    };
-    if let Err(e) = acceptor {
-        let mut out = Inbound::default();
-        out.broken
-            .push(format!("host {host}: no accepting thread: {e}"));
-        return out;
-    }
-    {
-        let mut st = shared.state.lock().expect("receiver lock");
-        while st.whole.len() < n_in {
-            let left = deadline - epoch();
-            if left <= 0.0 {
-                break;
-            }
-            st = shared
-                .changed
-                .wait_timeout(st, Duration::from_secs_f64(left.min(1.0)))
-                .expect("receiver lock")
-                .0;
-        }
-    }
-    shared.stop.store(true, Ordering::SeqCst);
-    let mut st = shared.state.lock().expect("receiver lock");
-    Inbound {
-        received: std::mem::take(&mut st.received),
-        broken: std::mem::take(&mut st.broken),
-        whole: st.whole.len(),
-    }
-}
-
-/// Whether `fd` became readable within `timeout_ms` (false on a signal).
-fn readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, for the duration of the call.
-    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted {
-            Ok(false)
-        } else {
-            Err(e)
-        };
-    }
-    Ok(r > 0)
-}
-
-fn accept_loop(listener: &TcpListener, host: u32, shared: &Arc<Shared>) {
-    if let Err(e) = listener.set_nonblocking(true) {
-        let msg = format!("host {host}: the data port cannot be polled: {e}");
-        shared.state.lock().expect("receiver lock").broken.push(msg);
-        return;
-    }
-    while !shared.stop.load(Ordering::SeqCst) {
-        match readable(listener.as_raw_fd(), ACCEPT_POLL_MS) {
-            Ok(true) => {}
-            Ok(false) => continue,
-            Err(e) => {
-                let msg = format!("host {host}: waiting for connections: {e}");
-                shared.state.lock().expect("receiver lock").broken.push(msg);
-                return;
-            }
-        }
-        match listener.accept() {
-            Ok((conn, _)) => {
-                let shared2 = shared.clone();
-                let spawned = thread::Builder::new()
-                    .name(format!("rx-{host}"))
-                    .stack_size(256 << 10)
-                    .spawn(move || serve(conn, host, &shared2));
-                if let Err(e) = spawned {
-                    let msg = format!("host {host}: a connection got no thread: {e}");
-                    shared.state.lock().expect("receiver lock").broken.push(msg);
-                }
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) => {}
-            Err(e) => {
-                // A connection that failed before we took it (reset in the
-                // backlog) or a lack of descriptors: noted, and go on.
-                let msg = format!("host {host}: accepting: {e}");
-                shared.state.lock().expect("receiver lock").broken.push(msg);
-                thread::sleep(Duration::from_millis(10)); // not a busy loop if it persists
-            }
-        }
-    }
-}
-
-/// Reads until `buf` is full; `Ok(n)` short of it only at end of stream.
-/// Read timeouts only look at the stop flag.
-fn fill(conn: &mut TcpStream, buf: &mut [u8], stop: &AtomicBool) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match conn.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
-                if stop.load(Ordering::SeqCst) {
-                    return Err(io::Error::new(io::ErrorKind::TimedOut, "the replay ended"));
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
+/// The flow a connection is receiving: its header has come.
+struct Flow {
+    id: u64,
+    size: u64,
+    n: u64,
+    crc: crc32fast::Hasher,
 }
 
 /// One connection: flows one after another, each a header, its bytes and
 /// our answer.
-fn serve(mut conn: TcpStream, host: u32, shared: &Shared) {
-    let setup = conn.set_nonblocking(false).and_then(|()| {
-        socket2::SockRef::from(&conn).set_tos_v4(TOS_TOP)?;
-        conn.set_read_timeout(Some(READ_POLL))
-    });
-    if let Err(e) = setup {
-        let msg = format!("host {host}: setting up a connection: {e}");
-        shared.state.lock().expect("receiver lock").broken.push(msg);
-        return;
+struct Conn {
+    stream: Stream,
+    accepted: f64,
+    header: [u8; HEADER],
+    /// Header bytes in so far (while `flow` is `None`).
+    got: usize,
+    flow: Option<Flow>,
+    /// Answers owed: flows in whole whose answer the socket has not taken.
+    owed: usize,
+}
+
+impl Conn {
+    /// Takes `data` off the wire: headers, bytes, and a record and an
+    /// answer owed for each flow in whole.
+    fn take(&mut self, mut data: &[u8], st: &mut State) {
+        while !data.is_empty() {
+            match &mut self.flow {
+                None => {
+                    let k = (HEADER - self.got).min(data.len());
+                    self.header[self.got..self.got + k].copy_from_slice(&data[..k]);
+                    self.got += k;
+                    data = &data[k..];
+                    if self.got == HEADER {
+                        self.got = 0;
+                        let (id, size) = parse_header(&self.header);
+                        self.flow = Some(Flow {
+                            id,
+                            size,
+                            n: 0,
+                            crc: crc32fast::Hasher::new(),
+                        });
+                    }
+                }
+                Some(f) => {
+                    let k = (f.size - f.n).min(data.len() as u64) as usize;
+                    f.crc.update(&data[..k]);
+                    f.n += k as u64;
+                    data = &data[k..];
+                }
+            }
+            if self.flow.as_ref().is_some_and(|f| f.n == f.size) {
+                let f = self.flow.take().expect("a flow");
+                let rec = Received {
+                    t: epoch(),
+                    bytes: f.n,
+                    crc: f.crc.finalize(),
+                    accepted: self.accepted,
+                };
+                st.received.insert(f.id, rec);
+                st.whole.insert(f.id);
+                self.owed += 1;
+            }
+        }
     }
-    let mut buf = vec![0u8; CHUNK];
-    let mut current: Option<u64> = None;
-    let outcome = (|| -> io::Result<()> {
+
+    /// Reads what has come and sends the answers owed, until the socket
+    /// would block; false once the connection is done with (closed by the
+    /// sender, or failed: noted in `st.broken`).
+    fn pump(&mut self, host: u32, buf: &mut [u8], st: &mut State) -> bool {
         loop {
-            current = None;
-            let mut header = [0u8; HEADER];
-            let got = fill(&mut conn, &mut header, &shared.stop)?;
-            if got == 0 {
-                return Ok(()); // the sender closed between flows
-            }
-            if got < HEADER {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("closed after {got} of {HEADER} header bytes"),
-                ));
-            }
-            let (fid, size) = parse_header(&header);
-            current = Some(fid);
-            let mut crc = crc32fast::Hasher::new();
-            let mut n = 0u64;
-            while n < size {
-                let want = (size - n).min(CHUNK as u64) as usize;
-                let k = fill(&mut conn, &mut buf[..want], &shared.stop)?;
-                crc.update(&buf[..k]);
-                n += k as u64;
-                if k < want {
-                    break;
+            match self.stream.read(buf) {
+                Ok(0) => {
+                    self.closed(host, st);
+                    return false;
+                }
+                Ok(k) => self.take(&buf[..k], st),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed(host, &e, st);
+                    return false;
                 }
             }
-            let rec = Received {
-                t: epoch(),
-                bytes: n,
-                crc: crc.finalize(),
+        }
+        while self.owed > 0 {
+            let answers = [ANSWER; 16];
+            match self.stream.write(&answers[..self.owed.min(answers.len())]) {
+                Ok(k) => self.owed -= k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed(host, &e, st);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The sender closed: between flows that is the end; mid-flow the flow
+    /// keeps a partial record (unless, sent again, it already arrived whole
+    /// on another connection).
+    fn closed(&mut self, host: u32, st: &mut State) {
+        if let Some(f) = self.flow.take() {
+            if !st.whole.contains(&f.id) {
+                let rec = Received {
+                    t: epoch(),
+                    bytes: f.n,
+                    crc: f.crc.finalize(),
+                    accepted: self.accepted,
+                };
+                st.received.insert(f.id, rec);
+            }
+            st.broken.push(format!(
+                "host {host}: receiving flow {}: closed after {} of {} bytes",
+                f.id, f.n, f.size
+            ));
+        } else if self.got > 0 {
+            st.broken.push(format!(
+                "host {host}: receiving between flows: closed after {} of {HEADER} header bytes",
+                self.got
+            ));
+        }
+    }
+
+    fn failed(&mut self, host: u32, e: &io::Error, st: &mut State) {
+        let what = self
+            .flow
+            .as_ref()
+            .map_or_else(|| "between flows".to_owned(), |f| format!("flow {}", f.id));
+        st.broken
+            .push(format!("host {host}: receiving {what}: {e}"));
+    }
+}
+
+/// Serves `listener` until `n_in` distinct flows have arrived whole or the
+/// wall clock passes `deadline` (seconds since the epoch); returns what
+/// came. Connections still open then are closed.
+pub fn receive_flows(listener: TcpListener, host: u32, n_in: usize, deadline: f64) -> Inbound {
+    let mut st = State::default();
+    if let Err(e) = serve(listener, host, n_in, deadline, &mut st) {
+        st.broken
+            .push(format!("host {host}: the data port cannot be served: {e}"));
+    }
+    Inbound {
+        whole: st.whole.len(),
+        received: st.received,
+        broken: st.broken,
+    }
+}
+
+fn serve(
+    listener: TcpListener,
+    host: u32,
+    n_in: usize,
+    deadline: f64,
+    st: &mut State,
+) -> io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let mut listener = Listener::from_std(listener);
+    let mut poll = Poll::new()?;
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)?;
+    let mut events = Events::with_capacity(1024);
+    let mut conns: Vec<Option<Conn>> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
+    let mut buf = vec![0u8; CHUNK];
+    while st.whole.len() < n_in {
+        let left = deadline - epoch();
+        if left <= 0.0 {
+            break;
+        }
+        if let Err(e) = poll.poll(&mut events, Some(TICK.min(Duration::from_secs_f64(left)))) {
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        for ev in &events {
+            if ev.token() == LISTENER {
+                accept_all(&mut listener, &poll, host, &mut conns, &mut free, st);
+                continue;
+            }
+            let i = ev.token().0;
+            let Some(conn) = conns.get_mut(i).and_then(Option::as_mut) else {
+                continue;
             };
-            let mut st = shared.state.lock().expect("receiver lock");
-            if n < size {
-                // Closed mid-flow: the partial record stays unless the flow,
-                // sent again, already arrived whole on another connection.
-                if !st.whole.contains(&fid) {
-                    st.received.insert(fid, rec);
-                }
-                st.broken.push(format!(
-                    "host {host}: receiving flow {fid}: closed after {n} of {size} bytes"
-                ));
-                return Ok(());
+            if !conn.pump(host, &mut buf, st) {
+                let mut conn = conns[i].take().expect("a connection");
+                let _ = poll.registry().deregister(&mut conn.stream);
+                free.push(i);
             }
-            st.received.insert(fid, rec);
-            st.whole.insert(fid);
-            drop(st);
-            shared.changed.notify_all();
-            conn.write_all(&[ANSWER])?;
         }
-    })();
-    if let Err(e) = outcome {
-        if shared.stop.load(Ordering::SeqCst) {
-            return; // the replay is over: nothing more is waited for
+    }
+    Ok(())
+}
+
+/// Takes every connection waiting, marks it for queue 0 and serves it from
+/// here on.
+fn accept_all(
+    listener: &mut Listener,
+    poll: &Poll,
+    host: u32,
+    conns: &mut Vec<Option<Conn>>,
+    free: &mut Vec<usize>,
+    st: &mut State,
+) {
+    loop {
+        let (mut stream, _) = match listener.accept() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                // A connection that failed before we took it (reset in the
+                // backlog) or a lack of descriptors: noted, and go on.
+                st.broken.push(format!("host {host}: accepting: {e}"));
+                return;
+            }
+        };
+        let accepted = epoch();
+        if let Err(e) = socket2::SockRef::from(&stream).set_tos_v4(TOS_TOP) {
+            st.broken
+                .push(format!("host {host}: setting up a connection: {e}"));
+            continue;
         }
-        let what = current.map_or_else(|| "between flows".to_owned(), |f| format!("flow {f}"));
-        let msg = format!("host {host}: receiving {what}: {e}");
-        shared.state.lock().expect("receiver lock").broken.push(msg);
+        let i = free.pop().unwrap_or_else(|| {
+            conns.push(None);
+            conns.len() - 1
+        });
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(e) = poll.registry().register(&mut stream, Token(i), interest) {
+            st.broken
+                .push(format!("host {host}: setting up a connection: {e}"));
+            free.push(i);
+            continue;
+        }
+        conns[i] = Some(Conn {
+            stream,
+            accepted,
+            header: [0; HEADER],
+            got: 0,
+            flow: None,
+            owed: 0,
+        });
     }
 }
 
@@ -283,7 +327,8 @@ fn serve(mut conn: TcpStream, host: u32, shared: &Shared) {
 mod tests {
     use super::*;
     use crate::replay_wire::header;
-    use std::net::Shutdown;
+    use std::net::{Shutdown, TcpStream};
+    use std::thread;
 
     fn flow(conn: &mut TcpStream, fid: u64, body: &[u8]) {
         conn.write_all(&header(fid, body.len() as u64)).unwrap();
@@ -349,6 +394,49 @@ mod tests {
         assert_eq!(got.whole, 2);
         assert_eq!(got.received[&5].bytes, 3000);
         assert_eq!(got.received[&5].crc, crc32fast::hash(&[2u8; 3000]));
+    }
+
+    /// Hundreds of connections open at once, each with a flow (one of them
+    /// empty), all served by the one loop; each record says when its
+    /// connection was taken, before its last byte came.
+    #[test]
+    fn many_connections_at_once_are_all_served() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let n = 300u64;
+        let senders: Vec<_> = (0..4u64)
+            .map(|k| {
+                thread::spawn(move || {
+                    let mut conns: Vec<(u64, TcpStream)> = (0..n)
+                        .filter(|fid| fid % 4 == k)
+                        .map(|fid| (fid, TcpStream::connect(addr).unwrap()))
+                        .collect();
+                    for (fid, c) in &mut conns {
+                        flow(c, *fid, &vec![*fid as u8; (*fid as usize) * 97]);
+                    }
+                    for (_, c) in &mut conns {
+                        let mut ack = [0u8; 1];
+                        c.read_exact(&mut ack).unwrap();
+                        assert_eq!(&ack, b"k");
+                    }
+                })
+            })
+            .collect();
+        let got = receive_flows(listener, 1, n as usize, epoch() + 20.0);
+        for s in senders {
+            s.join().unwrap();
+        }
+        assert_eq!(got.whole, n as usize);
+        assert!(got.broken.is_empty(), "{:?}", got.broken);
+        for fid in 0..n {
+            let r = got.received[&fid];
+            let want = vec![fid as u8; fid as usize * 97];
+            assert_eq!(
+                (r.bytes, r.crc),
+                (want.len() as u64, crc32fast::hash(&want))
+            );
+            assert!(r.accepted <= r.t);
+        }
     }
 
     #[test]
