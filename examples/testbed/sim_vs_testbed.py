@@ -579,9 +579,10 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    ports and a bridge in software, on the same 2 cores as other sessions' jobs; at 100 Mbit/s per port a
    worker's 10 ms timer fired up to 1.7-3.8 s late, which is why the report runs at 25 Mbit/s with sizes
    scaled the same (x0.00005 instead of x0.0002: the same load against capacity, the same CCTs in the
-   fluid model). In this page's last run the load was 2.6-22 for the ranked policies (39-52 for the
-   runtime's two controls) and the senders' mean start lag 6-11 ms. At loads of 7-70 (2026-11-21 to
-   23) a run's absolute CCTs moved by 20-30% (below); in this page's runs a policy moved by 0.5-8%.
+   fluid model). In this page's runs the load was 0.7-10 during the sender policies' replays and
+   2.8-21 during the runtime's, and the senders' mean start lag 4-11 ms. At loads of 7-70 (2026-11-21
+   to 23) a run's absolute CCTs moved by 20-30% (below); in this page's three runs a policy moved by
+   1-7% (`varys` and `aalo-strict` the most).
 3. **TCP against the fluid model, paid mostly by the small coflows and by demoted flows.** The emulated
    RTT is tens of microseconds, so everything TCP sends beyond a packet waits in a queue; incast into
    64 KiB switch queues drops tens of thousands of packets per replay (the second table) and costs
@@ -608,14 +609,20 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    sender alone can carry it (docs/testbed.md says what each loses and which simulated scheduler is its
    counterpart): strict priority between at most 8 classes, no per-flow or per-coflow order inside a
    class but TCP's sharing, demotion counted on what one sender has sent. D-CAS's negotiation takes two
-   Python event loops on a loaded machine: its replies took 6.7-7.0 ms on average on 2026-11-24, 12-16%
-   of them after the round's 8 ms, where the simulator's messages take 100 µs. A negotiation that takes
-   most of a round costs more than it gains (simulated: 0.261 s mean CCT at 100 µs a message, 0.279 s at
-   3 ms, 0.288 s at 4 ms, 0.277 s with no negotiation), and the testbed had `dcas-local` ahead of `dcas`
-   in three runs out of three (0.364-0.404 s against 0.396-0.422 s). So `dcas`'s simulated counterpart
-   now takes the negotiation its replay measured (half the mean round trip a message, and the replies
-   missing their round as often; docs/testbed.md): 0.284-0.285 s for those three replays, behind
-   `dcas-local`, as on the testbed. Through the runtime the agents add a rule of their own: a flow of
+   Python event loops: its replies took 4.4-4.8 ms on average in this page's runs (6.7-7.0 ms on the
+   more loaded machine of the night before), 7% of them after the round's 8 ms (12-16% then), where the
+   simulator's messages take 100 µs. `dcas`'s simulated counterpart takes the negotiation its replay
+   measured (half the mean round trip a message, and the replies missing their round as often;
+   docs/testbed.md). The simulator then has negotiation gain a little or lose a little, by its speed:
+   0.261 s mean CCT at 100 µs a message, 0.272-0.274 s at this page's 2.2-2.4 ms, 0.279 s at 3 ms,
+   0.272-0.285 s at the night's 2.5-3.5 ms, against 0.277 s with no negotiation. The testbed has it
+   lose 5-11% at every speed: `dcas-local` ahead of `dcas` in all eight runs of 2026-11-24 (0.345-0.355
+   s against 0.372-0.381 s in this page's three, 0.350-0.370 s against 0.377-0.410 s in the night's
+   five). It loses on the large coflows (0.367 against 0.351 s of the mean in the last run, where the
+   simulator has 0.272 against 0.276 s); in the first run five coflows lost 1.4-4.5 s each (coflow
+   209: 17.4 s against 12.9 s, simulated 11.7 s both): a cost of the negotiation on real hosts that the simulator's model of it (a delay and a
+   loss per message) does not have, and which is not found yet (it is not reordering: `dcas` has
+   fewer retransmits than `dcas-local`). Through the runtime the agents add a rule of their own: a flow of
    a coflow the coordinator has not scheduled yet goes out in class 0, the switches' top strict class
    (Aalo 6.2's local decisions for tiny coflows; docs/runtime.md), so until the coordinator's next
    schedule a new coflow is ahead of every scheduled flow where they meet. D-CLAS's weighted queues
@@ -630,7 +637,7 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    `aalo`.
 5. **The runtime's machinery (`aalo`, `varys`, `fair-rt`, `aalo-strict`).** These run through the
    coordinator and an agent per host, each flow a `CoflowWriter` of one client per sender process.
-   Six artefacts were found with `diagnose.py --scheduler` and side-by-side runs (docs/testbed.md) and
+   Seven artefacts were found with `diagnose.py --scheduler` and side-by-side runs (docs/testbed.md) and
    fixed: a finished flow's send buffer drained at its last, stale pacing rate (`aalo` 3.70 -> 2.38 s);
    the agent's OpenFlow round trip (0.3-0.45 s per coflow; now none, Aalo 6.1's `wait=False`); on
    2026-11-23, the sender's Python thread per flow, whose hundreds of threads per host queued for the
@@ -655,41 +662,52 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    s before, 0.42-0.43 s with the floor (two runs, with only the writers below it metered; 0.53 and 0.74
    s with a 4.6 Mbit/s floor); the 0.1-1 MB flows 23.9 -> 6.5 s (5.1 s simulated).
    The earlier reading, weighted sharing against the switches' strict classes, did not hold:
-   `aalo-rates` (every flow in queue 0) had been worse, and the stall explains both.
+   `aalo-rates` (every flow in queue 0) had been worse, and the stall explains both. The seventh, found
+   on 2026-11-24 morning, was most of what still moved `aalo` between runs (0.338-0.497 s in nine
+   runs): **receivers that took no new connection for seconds.** The replay's receiver had a thread
+   per connection; when a wide coflow's data came in, hundreds of a host's threads were runnable at
+   once, and its accept loop, one thread among them, waited a round of the scheduler for each
+   connection it took. A connection opened for a flow then waited up to 1.35 s between its handshake
+   and its accept (p99 0.85 s), and in one run host 8 accepted none for 6.4 s while 63 small flows'
+   bytes waited in its kernel. The receiver is now one epoll loop per host: the wait (the second
+   table's *accept wait*) is at most 0.07-0.19 s under `aalo` and `varys` since, the machine's load
+   fell from 5-15 to 1-10 during the sender policies' replays, and `aalo` ran 0.328-0.334 s in this
+   page's three runs. The accept wait left is TCP's, not the receiver's: under `fair-rt` every flow
+   and handshake shares class 0 with the data (p99 0.44-0.52 s), under `tafe` a few handshakes lose
+   their final ACK in a full queue (at most 1.04-1.07 s, TCP's one-second retransmission).
 
-**This page's runs (2026-11-24, TCP's timeout capped at 1 s) and the numbers quoted.** The main table
-is the last run (02:42-02:56 UTC; load 5-15 for the sender policies, 29-57 for the runtime's, whose
-threads per flow are most of it; mean start lag 11-21 ms). The sender policies but `tafe` ran in five
-runs, `tafe` and the runtime's four (the runs ended at 00:33, 00:47, 01:02, 02:40 and 02:56 UTC;
-the third and fifth went through the policies in the reverse order), so the table of repeated runs has
-four or five per policy. The sender policies moved by 1-9% between runs (`dcas` 0.377-0.410 s the
-most); the runtime's more, with the load their own threads make (`varys` 0.303-0.350 s, `aalo`
-0.338-0.386 s, `fair-rt` 0.565-0.752 s). The simulated column is each policy's last run; `dcas`'s
-there is re-simulated with that replay's negotiation (6.3 ms a round trip, 10% of replies late:
-`msg_delay=3163us;loss=0.0536`, 0.2825 s), the runs before measured 5.0-7.0 ms and 8-16% (0.272-0.285
+**This page's runs (2026-11-24 morning, TCP's timeout capped at 1 s, one receiving loop per host) and
+the numbers quoted.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
+second went through the policies in the reverse order, the third in another. The main table is the
+last (load 2.0-6.2 for the sender policies, 2.9-16 for the runtime's; mean start lag 4-9 ms). A
+policy moved by 1-7% between runs. The simulated column is each policy's last run; `dcas`'s there is
+re-simulated with that replay's negotiation (4.4 ms a round trip, 7% of replies late:
+`msg_delay=2218us;loss=0.0358`, 0.2729 s), the two runs before measured 4.5-4.8 ms (0.2720 and 0.2741
+s). The night's runs (00:33-02:56 UTC, threads per connection in the receivers, five runs) gave the
+same order but for one pair, `aalo` and `dcas-local`, then 0.2% apart by their mean (0.356 and 0.355
 s). Runs of 2026-11-23 with the kernel's 120 s ceiling: `pias` 0.588-0.723 s, `karuna` 0.603-0.784 s,
 `plain` 0.570-0.586 s, `aalo` 0.985 s, `varys` 0.319 s.
 
-**Gaps above 25%: every scheduler.** +27% `dcas-local` to +74% `plain` for the sender policies
-(+102% `tafe`), +34% `aalo` and +92% `varys` through the runtime, +68-84% for the controls. The large
-coflows carry +26-45% of it under every policy but `varys` (+79%) and `tafe` (+137%) (cause 3: TCP's
-sharing, drops and timeouts against max-min), the small ones the rest under `plain` (0.100 s against
-0.0035 s simulated, cause 3) and through the runtime (`varys` 0.025 s against 0.0006 s, `aalo` 0.015
-s against 0.003 s: a new flow waits for its sender's thread and writes unthrottled in class 0 among
-the other new ones until the coordinator's next tick, cause 5; load 32-57, mean start lag 13-15 ms).
+**Gaps above 25%: every scheduler.** +28% `dcas-local` to +73% `plain` for the sender policies
+(+88% `tafe`), +28% `aalo` and +74% `varys` through the runtime, +46-67% for the controls. The large
+coflows carry +24-51% of it under every policy but `varys` (+56-68%) and `tafe` (+124-134%) (cause 3:
+TCP's sharing, drops and timeouts against max-min), the small ones the rest under `plain` (0.092 s
+against 0.0035 s simulated, cause 3) and through the runtime (`varys` 0.013 s against 0.0006 s,
+`aalo` 0.006 s against 0.003 s: a new flow waits for its sender's thread and writes unthrottled in
+class 0 among the other new ones until the coordinator's next tick, cause 5).
 
-**The ranking: 35 of 36 pairs agree, in the last run and by the mean of the runs.** Every pair that
-every run ordered alike (32 of 36: their runs' ranges do not overlap) is in the simulator's order.
-Agreeing: `varys` the best and `tafe` the worst on both sides; every policy better than `plain`, with
-`fifo-lm` the least so (1.24x mean measured in the last run, 1.02x simulated, as its large coflows share one queue as
-under `fair`); `aalo`, `dcas-local` and `dcas` ahead of `pias`, `pias` of `karuna`, `karuna` of
-`fifo-lm`. The one pair against the simulator is within what the testbed resolves: by the mean of the
-runs `dcas-local` is 0.2% ahead of `aalo` (0.355 against 0.356 s; `aalo`'s runs 0.338-0.386 s span
-`dcas-local`'s 0.350-0.370 s), where the simulator has `aalo` 6.1% ahead; in the last run `aalo` is
-0.5% ahead of `varys` (0.349 against 0.350 s, `varys`'s slowest run of four), where the simulator has
-`varys` far ahead. Before the agents' local decisions were simulated (`aalo` as Pseudocode 1, runs one
-to three) the ranking agreed on 31 of 36 pairs, and before the timeout cap (2026-11-23) on 28, with
-`pias` and `karuna` worse than `plain` in every run.
+**The ranking: 35 of 36 pairs agree, in the last run and by the mean of the runs; all 30 pairs the
+simulator separates by 5% or more.** Every run ordered every pair alike (the runs' ranges of no two
+policies overlap). Agreeing: `varys` the best and `tafe` the worst on both sides, `aalo` second;
+every policy better than `plain`, with `fifo-lm` the least so (1.27x mean measured in the last run,
+1.02x simulated, as its large coflows share one queue as under `fair`); `aalo`, `dcas-local` and
+`dcas` ahead of `pias`, `pias` of `karuna`, `karuna` of `fifo-lm`. The one pair against the
+simulator is `dcas` and `dcas-local`, which the simulator puts 1.4% apart, in an order that turns
+with the negotiation's measured speed (cause 4: `dcas` ahead at this page's 2.2-2.4 ms a message,
+behind from about 3 ms), while the testbed has `dcas-local` 5-11% ahead in every run at every speed. The night's five runs, with a thread per connection in the receivers, had `aalo` and
+`dcas-local` tied instead (cause 5). Before the agents' local decisions were simulated (`aalo` as
+Pseudocode 1) the ranking agreed on 31 of 36 pairs, and before the timeout cap (2026-11-23) on 28,
+with `pias` and `karuna` worse than `plain` in every run.
 
 **How much a second run moves.** Repeated at 2026-11-21 20:39-20:45 UTC with the machine at load 8-13
 instead of 15-17, `diagnose.py --policy P --rate 25Mbps --size-scale 0.00005` gave mean CCT plain 0.701 s,
