@@ -128,16 +128,20 @@ impl Conn {
             }
             if self.flow.as_ref().is_some_and(|f| f.n == f.size) {
                 let f = self.flow.take().expect("a flow");
-                let rec = Received {
-                    t: epoch(),
-                    bytes: f.n,
-                    crc: f.crc.finalize(),
-                    accepted: self.accepted,
-                };
-                st.received.insert(f.id, rec);
+                st.received.insert(f.id, self.record(&f));
                 st.whole.insert(f.id);
                 self.owed += 1;
             }
+        }
+    }
+
+    /// Flow `f`'s record as of now: what came of it.
+    fn record(&self, f: &Flow) -> Received {
+        Received {
+            t: epoch(),
+            bytes: f.n,
+            crc: f.crc.clone().finalize(),
+            accepted: self.accepted,
         }
     }
 
@@ -181,13 +185,7 @@ impl Conn {
     fn closed(&mut self, host: u32, st: &mut State) {
         if let Some(f) = self.flow.take() {
             if !st.whole.contains(&f.id) {
-                let rec = Received {
-                    t: epoch(),
-                    bytes: f.n,
-                    crc: f.crc.finalize(),
-                    accepted: self.accepted,
-                };
-                st.received.insert(f.id, rec);
+                st.received.insert(f.id, self.record(&f));
             }
             st.broken.push(format!(
                 "host {host}: receiving flow {}: closed after {} of {} bytes",
