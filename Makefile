@@ -44,6 +44,9 @@ develop: $(VENV)/.installed-dev
 
 test: develop
 	cargo test --workspace --exclude coflowkit-py
+	# The binding's own unit tests (the replay's native sender and receiver);
+	# its Python surface is tested by pytest below.
+	cargo test -p coflowkit-py --lib
 	$(BIN)/python -m pytest -q tests/
 
 # Runs examples/reproductions/dcas*.toml into results/ (resuming),
