@@ -46,6 +46,20 @@ def _sent(p: Dcas) -> list[tuple[int, int, int, int, int, int]]:
     return out
 
 
+def test_dcas_keep_own_negotiates_but_keeps_the_senders_own_priority() -> None:
+    """The diagnostic ``keep_own``: the same messages and counts, the sender's own ``<1, d>``."""
+    s = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0, negotiate=True,
+             expiry_s=0.04, wait_s=0.005, keep_own=True)  # fmt: skip
+    s.clock(100.05)
+    s.start([1, 0, 2, 10_000, 0.0, 0, 3, 0.0])
+    assert _sent(s) == [(2, ANNOUNCE, 0, 1, 3, 10_000)] and s.queue(1) == 5
+    # Host 2 replies 70,000 (another sender's): counted as raising the value, but the queue stays 5.
+    assert s.reply(100.051, receiver=2, number=1, c=3, value=70_000) == []
+    assert s.queue(1) == 5 and s.stats["negotiated"] == 1 and s.stats["raised_value"] == 1
+    assert make_policy({"name": "dcas", "threshold": 1000, "quantum_s": 0.1, "delta_s": 0.01, "starve_s": 0.5,
+                        "negotiate": True, "keep_own": True}).keep_own  # fmt: skip
+
+
 def test_dcas_receiver_replies_the_max_of_the_cached_senders_and_forgets_expired_ones() -> None:
     r = _policy(host=5)
     r.announce(100.000, sender=1, number=1, c=7, value=3000)
@@ -85,6 +99,9 @@ def test_dcas_sender_negotiates_with_its_receivers_and_takes_the_max() -> None:
     assert (s.queue(1), s.queue(2)) == (7, 7)
     assert s.stats["negotiated"] == 1 and s.stats["changed_queue"] == 1
     assert s.raised == [(100.062, 3, 12_000, 70_000, 7)]
+    # Round 1 fell back when the 100.06 tick found it past its wait (here nothing settled it sooner);
+    # round 2 was decided at its second reply, 2 ms after it was announced at that tick.
+    assert [round(t, 6) for t in s.rounds] == [0.01, 0.002]
     assert s.reply(100.063, receiver=4, number=2, c=3, value=1) == []  # decided: late, ignored
     assert s.reply(100.063, receiver=4, number=1, c=3, value=1) == []  # an older round: late
     assert s.stats["replies_late"] == 2 and s.queue(1) == 7
@@ -192,6 +209,8 @@ def test_dcas_negotiates_between_the_workers_on_loopback(tmp_path: Path) -> None
     total = rp.negotiation_summary(tmp_path, 4)
     assert total["announcements"] == sum(x["announcements"] for x in ctl.values())
     assert total["changed_queue"] >= 1 and total["ignored"] == {} and 0 < total["rtt_mean_s"] <= total["rtt_max_s"]
+    # A round is decided at its last reply (or at the wait): no sooner than a reply's round trip.
+    assert 0 < total["round_mean_s"] <= total["round_max_s"] and total["round_max_s"] >= total["rtt_mean_s"]
 
 
 def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -> None:

@@ -37,6 +37,10 @@ def test_dcas_is_simulated_with_the_negotiation_the_replay_measured():
     assert svt.negotiated(spec, n, 0.010) == spec + ";msg_delay=3500us;loss=0.1000"
     # A round trip longer than a round: the simulator's rounds must not overlap, so just under delta/2.
     assert svt.negotiated(spec, dict(n, rtt_mean_s=0.030), 0.010).endswith(";msg_delay=4950us;loss=0.1000")
+    # Where the replay recorded its rounds, a message takes half the time a round took to be decided
+    # (the slowest receiver's reply, or the wait), not half a reply's round trip.
+    assert svt.negotiated(spec, dict(n, round_mean_s=0.008), 0.010) == spec + ";msg_delay=4000us;loss=0.1000"
+    assert svt.negotiated(spec, dict(n, round_mean_s=float("nan")), 0.010).endswith(";msg_delay=3500us;loss=0.1000")
     # Nothing measured (no announcement): the simulator's own delays.
     assert svt.negotiated(spec, {"announcements": 0, "replies_missing": 0, "rtt_mean_s": float("nan")}, 0.01) == spec
 

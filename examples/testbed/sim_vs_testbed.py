@@ -302,13 +302,18 @@ def accept_cell(w: dict[str, Any]) -> str:
 
 def negotiated(spec: str, n: dict[str, Any], delta_s: float) -> str:
     """D-CAS's simulated counterpart of a replay that negotiated, given the negotiation the replay
-    measured (:func:`coflowkit.replay.negotiation_summary`): each message takes half the replies' mean
-    round trip (the simulator needs a round to end before the next, so at most just under half of
-    delta), and each is lost with the probability that makes a reply miss its round as often as the
+    measured (:func:`coflowkit.replay.negotiation_summary`): each message takes half the mean time a
+    round took from its announcement to its decision, as a simulated round is decided two message
+    delays after it is announced (the simulator needs a round to end before the next, so at most just
+    under half of delta). That time, not a reply's round trip, is how long a subcoflow keeps its old
+    priority: a round waits for the slowest of its receivers, or the wait when a reply is missing
+    (replays before 2026-11-24 07:00 UTC did not record it: there, half the replies' mean round trip).
+    Each message is lost with the probability that makes a reply miss its round as often as the
     replay's did (a reply is missing when the announcement or the reply is lost: 1 - (1 - loss)^2)."""
     if not n["announcements"] or not np.isfinite(n["rtt_mean_s"]):
         return spec
-    delay_us = min(n["rtt_mean_s"] / 2, delta_s / 2 * 0.99) * 1e6
+    took = n["round_mean_s"] if np.isfinite(n.get("round_mean_s", float("nan"))) else n["rtt_mean_s"]
+    delay_us = min(took / 2, delta_s / 2 * 0.99) * 1e6
     missing = n["replies_missing"] / n["announcements"]
     loss = 1 - math.sqrt(1 - min(missing, 1.0))
     return f"{spec};msg_delay={delay_us:.0f}us;loss={loss:.4f}"
@@ -611,18 +616,20 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    class but TCP's sharing, demotion counted on what one sender has sent. D-CAS's negotiation takes two
    Python event loops: its replies took 4.4-4.8 ms on average in this page's runs (6.7-7.0 ms on the
    more loaded machine of the night before), 7% of them after the round's 8 ms (12-16% then), where the
-   simulator's messages take 100 µs. `dcas`'s simulated counterpart takes the negotiation its replay
-   measured (half the mean round trip a message, and the replies missing their round as often;
-   docs/testbed.md). The simulator then has negotiation gain a little or lose a little, by its speed:
-   0.261 s mean CCT at 100 µs a message, 0.272-0.274 s at this page's 2.2-2.4 ms, 0.279 s at 3 ms,
-   0.272-0.285 s at the night's 2.5-3.5 ms, against 0.277 s with no negotiation. The testbed has it
-   lose 5-11% at every speed: `dcas-local` ahead of `dcas` in all eight runs of 2026-11-24 (0.345-0.355
-   s against 0.372-0.381 s in this page's three, 0.350-0.370 s against 0.377-0.410 s in the night's
-   five). It loses on the large coflows (0.367 against 0.351 s of the mean in the last run, where the
-   simulator has 0.272 against 0.276 s); in the first run five coflows lost 1.4-4.5 s each (coflow
-   209: 17.4 s against 12.9 s, simulated 11.7 s both): a cost of the negotiation on real hosts that the simulator's model of it (a delay and a
-   loss per message) does not have, and which is not found yet (it is not reordering: `dcas` has
-   fewer retransmits than `dcas-local`). Through the runtime the agents add a rule of their own: a flow of
+   simulator's messages take 100 µs. The testbed has negotiation cost 4-11% in all nine runs of
+   2026-11-24 (`dcas-local` 0.345-0.355 s against `dcas` 0.369-0.381 s in this page's four), mostly on
+   the large coflows. What costs is not the messages but the wait: side by side (docs/testbed.md,
+   `keep_own`), negotiating while keeping the sender's own priority until each round is decided, as
+   `dcas` does, cost as much as `dcas` (0.376 and 0.385 s against 0.382 s), and negotiating while
+   setting the own priority at once cost next to nothing (0.363 and 0.357 s against `dcas-local`'s
+   0.348 and 0.356 s). A subcoflow keeps its old priority while its round is open, and on the testbed a
+   round waits for its slowest receiver's reply, or the 8 ms wait: 6.8 ms on average, where a reply's
+   round trip is 4.6 ms. So `dcas`'s simulated counterpart takes that time, as a simulated round is
+   decided two message delays after its announcement (`msg_delay` half of it; each message lost with
+   the probability that makes a reply miss its round as often as on the testbed; docs/testbed.md):
+   3.4 ms a message, 0.281 s, behind `dcas-local`'s 0.277 s as on the testbed. With half a reply's
+   round trip instead (2.2-2.4 ms, this page's first three runs, which did not record their rounds)
+   the simulator had negotiation gain: 0.272-0.274 s (0.261 s at its own 100 µs, 0.279 s at 3 ms). Through the runtime the agents add a rule of their own: a flow of
    a coflow the coordinator has not scheduled yet goes out in class 0, the switches' top strict class
    (Aalo 6.2's local decisions for tiny coflows; docs/runtime.md), so until the coordinator's next
    schedule a new coflow is ahead of every scheduled flow where they meet. D-CLAS's weighted queues
@@ -678,14 +685,15 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
 
 **This page's runs (2026-11-24 morning, TCP's timeout capped at 1 s, one receiving loop per host) and
 the numbers quoted.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
-second went through the policies in the reverse order, the third in another. The main table is the
-last (load 2.0-6.2 for the sender policies, 2.9-16 for the runtime's; mean start lag 4-9 ms). A
-policy moved by 1-7% between runs. The simulated column is each policy's last run; `dcas`'s there is
-re-simulated with that replay's negotiation (4.4 ms a round trip, 7% of replies late:
-`msg_delay=2218us;loss=0.0358`, 0.2729 s), the two runs before measured 4.5-4.8 ms (0.2720 and 0.2741
-s). The night's runs (00:33-02:56 UTC, threads per connection in the receivers, five runs) gave the
-same order but for one pair, `aalo` and `dcas-local`, then 0.2% apart by their mean (0.356 and 0.355
-s). Runs of 2026-11-23 with the kernel's 120 s ceiling: `pias` 0.588-0.723 s, `karuna` 0.603-0.784 s,
+second went through the policies in the reverse order, the third in another. A fourth, of `dcas-local`
+and `dcas` (06:47 UTC), is the first whose replay recorded how long its negotiation's rounds took
+(6.8 ms on average; 4.6 ms a reply's round trip, 7% of replies late): its `dcas` is simulated with
+that (`msg_delay=3406us;loss=0.0346`, 0.2811 s), the three runs before with half their replies' round
+trip (0.2720-0.2741 s). The main table is each policy's last run (load 1.3-6.2 for the sender
+policies, 2.9-16 for the runtime's; mean start lag 4-9 ms). A policy moved by 1-7% between runs. The
+night's runs (00:33-02:56 UTC, a thread per connection in the receivers, five runs) gave the same
+order but for `aalo` and `dcas-local`, then 0.2% apart by their mean (0.356 and 0.355 s). Runs of
+2026-11-23 with the kernel's 120 s ceiling: `pias` 0.588-0.723 s, `karuna` 0.603-0.784 s,
 `plain` 0.570-0.586 s, `aalo` 0.985 s, `varys` 0.319 s.
 
 **Gaps above 25%: every scheduler.** +28% `dcas-local` to +73% `plain` for the sender policies
@@ -696,18 +704,16 @@ against 0.0035 s simulated, cause 3) and through the runtime (`varys` 0.013 s ag
 `aalo` 0.006 s against 0.003 s: a new flow waits for its sender's thread and writes unthrottled in
 class 0 among the other new ones until the coordinator's next tick, cause 5).
 
-**The ranking: 35 of 36 pairs agree, in the last run and by the mean of the runs; all 30 pairs the
-simulator separates by 5% or more.** Every run ordered every pair alike (the runs' ranges of no two
-policies overlap). Agreeing: `varys` the best and `tafe` the worst on both sides, `aalo` second;
-every policy better than `plain`, with `fifo-lm` the least so (1.27x mean measured in the last run,
-1.02x simulated, as its large coflows share one queue as under `fair`); `aalo`, `dcas-local` and
-`dcas` ahead of `pias`, `pias` of `karuna`, `karuna` of `fifo-lm`. The one pair against the
-simulator is `dcas` and `dcas-local`, which the simulator puts 1.4% apart, in an order that turns
-with the negotiation's measured speed (cause 4: `dcas` ahead at this page's 2.2-2.4 ms a message,
-behind from about 3 ms), while the testbed has `dcas-local` 5-11% ahead in every run at every speed. The night's five runs, with a thread per connection in the receivers, had `aalo` and
-`dcas-local` tied instead (cause 5). Before the agents' local decisions were simulated (`aalo` as
-Pseudocode 1) the ranking agreed on 31 of 36 pairs, and before the timeout cap (2026-11-23) on 28,
-with `pias` and `karuna` worse than `plain` in every run.
+**The ranking agrees: all 36 pairs, in the last run of each policy and by the mean of the runs.**
+Every run ordered every pair alike (the runs' ranges of no two policies overlap). `varys` the best and
+`tafe` the worst on both sides, `aalo` second, then `dcas-local` and `dcas`; every policy better than
+`plain`, with `fifo-lm` the least so (1.27x mean measured in the last run, 1.02x simulated, as its
+large coflows share one queue as under `fair`); `pias` ahead of `karuna`, `karuna` of `fifo-lm`. The
+last two pairs to agree took the two findings of 2026-11-24: `aalo` and `dcas-local`, tied while the
+receivers stalled (cause 5), and `dcas` and `dcas-local`, reversed while the simulated negotiation
+was decided after a reply's round trip rather than after its slowest receiver (cause 4). Before the
+agents' local decisions were simulated (`aalo` as Pseudocode 1) the ranking agreed on 31 of 36 pairs,
+and before the timeout cap (2026-11-23) on 28, with `pias` and `karuna` worse than `plain` in every run.
 
 **How much a second run moves.** Repeated at 2026-11-21 20:39-20:45 UTC with the machine at load 8-13
 instead of 15-17, `diagnose.py --policy P --rate 25Mbps --size-scale 0.00005` gave mean CCT plain 0.701 s,

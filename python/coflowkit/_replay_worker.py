@@ -486,6 +486,7 @@ class Dcas(Policy):
         host: int = 0,
         psi: str = "max",
         phi: str = "max",
+        keep_own: bool = False,
     ) -> None:
         self.threshold = int(threshold)
         self.quantum = float(quantum_s)
@@ -493,6 +494,10 @@ class Dcas(Policy):
         self.starve = float(starve_s)
         self.t0 = self.now = t0
         self.negotiate = bool(negotiate)
+        #: a diagnostic: negotiate (every message sent, replied to and counted) but set ``<1, d>``, the
+        #: sender's own, at once and whatever the replies say, as without negotiation: what negotiating
+        #: costs a host apart from what it decides
+        self.keep_own = bool(keep_own)
         # D-CAS's expiry is twice T (2 s and 1 s); a round ends before the next tick.
         self.expiry = float(expiry_s) if expiry_s is not None else 2 * self.starve
         self.wait = float(wait_s) if wait_s is not None else 0.8 * self.period
@@ -517,6 +522,8 @@ class Dcas(Policy):
         self.post: Callable[[int, bytes], None] = lambda dst, msg: self.outbox.append((dst, msg))
         #: Round trips (announcement to reply) of the replies that came in time, seconds.
         self.rtts: list[float] = []
+        #: how long each round took from its announcement to its decision (the last reply, or the wait)
+        self.rounds: list[float] = []
         #: The negotiated decisions that moved a priority: (instant, coflow, d, Phi(replies),
         #: queue), the first :data:`_RAISED_LOG` of them.
         self.raised: list[tuple[float, int, int, int, int]] = []
@@ -553,6 +560,8 @@ class Dcas(Policy):
         for r in receivers:
             self.stats["announcements"] += 1
             self.post(r, encode_control(ANNOUNCE, self.host, n, c, max(0, left)))
+        if self.keep_own:
+            return self._large(left)
         return self.prio.get(c, self._large(left))
 
     def _drop(self, c: int) -> None:
@@ -570,6 +579,7 @@ class Dcas(Policy):
     def _close(self, c: int, now: float) -> list[int]:
         """The end of ``c``'s negotiation: ``<1, Φ(replies)>``, or ``<1, d>`` with none."""
         r = self.open.pop(c)
+        self.rounds.append(now - r.at)
         self.stats["replies_missing"] += len(r.receivers) - len(r.replies)
         if r.replies:
             p = combine(self.phi, list(r.replies.values()))
@@ -581,7 +591,7 @@ class Dcas(Policy):
         else:
             p = r.d
             self.stats["fallback"] += 1
-        return self._set(c, self._large(p))
+        return self._set(c, self._large(r.d if self.keep_own else p))
 
     def start(self, flow: list[Any]) -> None:
         fid, c = flow[0], flow[6]
@@ -682,6 +692,7 @@ def make_policy(spec: dict[str, Any]) -> Policy:
             wait_s=spec.get("wait_s"),
             psi=spec.get("psi", "max"),
             phi=spec.get("phi", "max"),
+            keep_own=spec.get("keep_own", False),
         )
     raise ValueError(f"unknown replay policy {name!r}")
 
@@ -1001,14 +1012,17 @@ class Worker:
 
     def _control_stats(self) -> dict[str, Any]:
         """D-CAS's negotiation as this host saw it: the policy's counts, the datagrams ignored and
-        sends that failed, and the round trips of the replies that came in time (mean, p99, max s)."""
+        sends that failed, the round trips of the replies that came in time and the time rounds took
+        from announcement to decision (mean, p99, max s)."""
         assert isinstance(self.policy, Dcas)
-        rtts = self.policy.rtts
+        rtts, rounds = self.policy.rtts, self.policy.rounds
         return {
             **self.policy.stats,
             "ignored": dict(self.ctl_bad),
             "send_failed": self.ctl_send_failed,
             "rtt_s": [float(np.mean(rtts)), float(np.percentile(rtts, 99)), max(rtts)] if rtts else [],
+            # rounds decided: from the announcement to the decision (mean, p99, max s)
+            "round_s": [float(np.mean(rounds)), float(np.percentile(rounds, 99)), max(rounds)] if rounds else [],
             # instant (s after t0), coflow, d, Phi(replies), queue
             "raised": [[at - self.t0, *rest] for at, *rest in self.policy.raised],
         }

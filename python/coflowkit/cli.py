@@ -833,7 +833,8 @@ def replay_cmd(
             f"{n['replies_missing']} missing ({n['replies_late']} late); rounds {n['negotiated']} negotiated, "
             f"{n['fallback']} fell back on <1, d>; priority moved by negotiation {n['changed_queue']} times "
             f"(value {n['raised_value']}); round trip mean {n['rtt_mean_s'] * 1e3:.1f} ms, max "
-            f"{n['rtt_max_s'] * 1e3:.1f} ms; datagrams ignored {sum(n['ignored'].values())}"
+            f"{n['rtt_max_s'] * 1e3:.1f} ms; rounds decided after {n['round_mean_s'] * 1e3:.1f} ms on average; "
+            f"datagrams ignored {sum(n['ignored'].values())}"
         )
     if specs:
         with _data_errors():

@@ -251,13 +251,16 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     """D-CAS's negotiation over a replay's workers (``work/hostH.json``): the counts of
     :class:`coflowkit._replay_worker.Dcas` summed (announcements, replies received, missing,
     late, rounds negotiated or fallen back, how often Phi(replies) moved the value and the
-    queue), the datagrams ignored by why, and the replies' round trips (mean over workers of
-    the mean, max of the max, seconds)."""
+    queue), the datagrams ignored by why, the replies' round trips and the rounds' time from
+    announcement to decision (each: mean over workers of the mean, max of the max, seconds;
+    the rounds' mean weighted by each worker's rounds decided)."""
     counts = ("announcements", "replies_received", "replies_missing", "replies_late", "replies_sent", "negotiated")
     counts += ("fallback", "raised_value", "changed_queue", "dropped_rounds", "send_failed")
     total: dict[str, Any] = {k: 0 for k in counts}
     total.update(ignored={}, rtt_mean_s=float("nan"), rtt_max_s=float("nan"))
+    total.update(round_mean_s=float("nan"), round_max_s=float("nan"))
     means, maxes = [], []
+    rounds: list[tuple[float, int, float]] = []  # (mean, rounds decided, max) per worker
     for h in range(n_hosts):
         ctl = json.loads((Path(work) / f"host{h}.json").read_text()).get("control")
         if ctl is None:
@@ -270,10 +273,16 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
                 if v:
                     means.append(v[0])
                     maxes.append(v[2])
+            elif k == "round_s":
+                if v:
+                    rounds.append((v[0], int(ctl.get("negotiated", 0)) + int(ctl.get("fallback", 0)), v[2]))
             elif isinstance(v, int):
                 total[k] = total.get(k, 0) + v
     if means:
         total["rtt_mean_s"], total["rtt_max_s"] = float(np.mean(means)), float(max(maxes))
+    if rounds and sum(n for _, n, _ in rounds) > 0:
+        total["round_mean_s"] = float(sum(m * n for m, n, _ in rounds) / sum(n for _, n, _ in rounds))
+        total["round_max_s"] = float(max(x for _, _, x in rounds))
     return total
 
 
