@@ -669,6 +669,11 @@ class Dcas(Policy):
         return []
 
 
+def spread(xs: list[float]) -> list[float]:
+    """Durations in a worker's result: [mean, 99th percentile, max], or [] if none."""
+    return [float(np.mean(xs)), float(np.percentile(xs, 99)), float(max(xs))] if xs else []
+
+
 def make_policy(spec: dict[str, Any]) -> Policy:
     name = spec.get("name", "plain")
     if name == "plain":
@@ -1002,9 +1007,7 @@ class Worker:
             "warm_up_failed": self.warm_up_failed,
             "new_conns": self.new_conns,
             # the event loop's stalls (s): mean, 99th percentile, max; the worker's CPU seconds and wall
-            "stalls": [float(np.mean(self.stalls)), float(np.percentile(self.stalls, 99)), max(self.stalls)]
-            if self.stalls
-            else [],
+            "stalls": spread(self.stalls),
             "cpu_s": [cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime],
             "wall_s": time.time() - wall0,
             **({"control": self._control_stats()} if self.ctl is not None else {}),
@@ -1020,9 +1023,9 @@ class Worker:
             **self.policy.stats,
             "ignored": dict(self.ctl_bad),
             "send_failed": self.ctl_send_failed,
-            "rtt_s": [float(np.mean(rtts)), float(np.percentile(rtts, 99)), max(rtts)] if rtts else [],
+            "rtt_s": spread(rtts),
             # rounds decided: from the announcement to the decision (mean, p99, max s)
-            "round_s": [float(np.mean(rounds)), float(np.percentile(rounds, 99)), max(rounds)] if rounds else [],
+            "round_s": spread(rounds),
             # instant (s after t0), coflow, d, Phi(replies), queue
             "raised": [[at - self.t0, *rest] for at, *rest in self.policy.raised],
         }

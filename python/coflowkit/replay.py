@@ -252,15 +252,14 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     :class:`coflowkit._replay_worker.Dcas` summed (announcements, replies received, missing,
     late, rounds negotiated or fallen back, how often Phi(replies) moved the value and the
     queue), the datagrams ignored by why, the replies' round trips and the rounds' time from
-    announcement to decision (each: mean over workers of the mean, max of the max, seconds;
-    the rounds' mean weighted by each worker's rounds decided)."""
+    announcement to decision (each over all workers: the mean, weighted by each worker's replies
+    received or rounds decided, and the max, seconds)."""
     counts = ("announcements", "replies_received", "replies_missing", "replies_late", "replies_sent", "negotiated")
     counts += ("fallback", "raised_value", "changed_queue", "dropped_rounds", "send_failed")
     total: dict[str, Any] = {k: 0 for k in counts}
-    total.update(ignored={}, rtt_mean_s=float("nan"), rtt_max_s=float("nan"))
-    total.update(round_mean_s=float("nan"), round_max_s=float("nan"))
-    means, maxes = [], []
-    rounds: list[tuple[float, int, float]] = []  # (mean, rounds decided, max) per worker
+    total["ignored"] = {}
+    # Per worker, (its spread, how many it averages) of the replies' round trips and of the rounds.
+    parts: dict[str, list[tuple[list[float], int]]] = {"rtt": [], "round": []}
     for h in range(n_hosts):
         ctl = json.loads((Path(work) / f"host{h}.json").read_text()).get("control")
         if ctl is None:
@@ -270,19 +269,16 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
                 for why, n in v.items():
                     total["ignored"][why] = total["ignored"].get(why, 0) + n
             elif k == "rtt_s":
-                if v:
-                    means.append(v[0])
-                    maxes.append(v[2])
+                parts["rtt"].append((v, int(ctl.get("replies_received", 0))))
             elif k == "round_s":
-                if v:
-                    rounds.append((v[0], int(ctl.get("negotiated", 0)) + int(ctl.get("fallback", 0)), v[2]))
+                parts["round"].append((v, int(ctl.get("negotiated", 0)) + int(ctl.get("fallback", 0))))
             elif isinstance(v, int):
                 total[k] = total.get(k, 0) + v
-    if means:
-        total["rtt_mean_s"], total["rtt_max_s"] = float(np.mean(means)), float(max(maxes))
-    if rounds and sum(n for _, n, _ in rounds) > 0:
-        total["round_mean_s"] = float(sum(m * n for m, n, _ in rounds) / sum(n for _, n, _ in rounds))
-        total["round_max_s"] = float(max(x for _, _, x in rounds))
+    for what, ps in parts.items():
+        ps = [(v, n) for v, n in ps if v and n > 0]
+        weight = sum(n for _, n in ps)
+        total[f"{what}_mean_s"] = sum(v[0] * n for v, n in ps) / weight if weight else float("nan")
+        total[f"{what}_max_s"] = max((v[2] for v, _ in ps), default=float("nan"))
     return total
 
 
