@@ -168,13 +168,17 @@ impl Combine {
 }
 
 /// A subcoflow's desired priority (`getDesiredPriority`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Desired {
     /// Remaining bytes at the sender / its NIC rate, in quanta (the paper).
     RemainingTime,
     /// Always this value (`desired=1`: per-flow fair sharing with
     /// `threshold=0`).
     Constant(u64),
+    /// How many of these ascending byte counts the remaining bytes reach:
+    /// the paper's priority cut into a few classes, as a switch's queues
+    /// carry it (`desired=bands:B1/B2/B3`; the testbed's queues 4-7).
+    Bands(Vec<u64>),
 }
 
 /// D-CAS's parameters (paper V-A, item 4, for the defaults).
@@ -278,14 +282,25 @@ impl DcasConfig {
             }
             "phi" => self.phi = combine(value)?,
             "desired" => {
-                self.desired =
-                    if value == "bytes" {
-                        Desired::RemainingTime
-                    } else {
-                        Desired::Constant(parse::uint(value).map_err(|_| {
-                            format!("'{value}' is neither 'bytes' nor a whole number")
-                        })?)
+                self.desired = if value == "bytes" {
+                    Desired::RemainingTime
+                } else if let Some(list) = value.strip_prefix("bands:") {
+                    let bounds = list
+                        .split('/')
+                        .map(|b| parse::bytes(b).map(|x| x.0))
+                        .collect::<Result<Vec<u64>, String>>()
+                        .map_err(|e| format!("bands '{list}': {e}"))?;
+                    if bounds.is_empty() || bounds.windows(2).any(|w| w[0] >= w[1]) {
+                        return Err(format!(
+                            "bands '{list}': give ascending byte counts, '/'-separated"
+                        ));
                     }
+                    Desired::Bands(bounds)
+                } else {
+                    Desired::Constant(parse::uint(value).map_err(|_| {
+                        format!("'{value}' is neither 'bytes', 'bands:B1/B2/..' nor a whole number")
+                    })?)
+                }
             }
             _ => return Err(format!("unknown key (known: {})", KEYS.join(", "))),
         }
@@ -325,8 +340,9 @@ impl DcasConfig {
     /// The desired priority of a subcoflow with `rem` bytes left at a sender
     /// whose NIC sends `nic_bps` bits/s.
     pub fn desired_of(&self, rem: f64, nic_bps: f64) -> u64 {
-        match self.desired {
-            Desired::Constant(k) => k,
+        match &self.desired {
+            Desired::Constant(k) => *k,
+            Desired::Bands(bounds) => bounds.iter().filter(|&&b| rem + BYTES_TIE >= b as f64).count() as u64,
             Desired::RemainingTime => {
                 let ns = rem.max(0.0) * 8e9 / nic_bps;
                 (ns / self.quantum.0 as f64).round() as u64
@@ -1359,6 +1375,18 @@ mod tests {
         // Remaining time in quanta: 125,000 bytes at 1 Gbit/s is 1 ms.
         let d = DcasConfig::default();
         assert_eq!(d.desired_of(125_000.0, 1e9), 1000);
+        // Bands: how many bounds the bytes left reach, whatever the NIC.
+        let mut b = DcasConfig::default();
+        b.set("desired", "bands:10KB/1MB/5MB").unwrap();
+        assert_eq!(b.desired, Desired::Bands(vec![10_000, 1_000_000, 5_000_000]));
+        let got: Vec<u64> = [9_000.0, 10_000.0, 999_000.0, 1e6, 5e6, 1e9]
+            .iter()
+            .map(|&r| b.desired_of(r, 1e9))
+            .collect();
+        assert_eq!(got, [0, 1, 1, 2, 3, 3]);
+        for bad in ["bands:", "bands:5MB/1MB", "bands:1MB/1MB", "bands:x"] {
+            assert!(b.set("desired", bad).unwrap_err().contains("bands"), "{bad}");
+        }
     }
 
     #[test]

@@ -548,6 +548,7 @@ const SPECS: &[&str] = &[
     DCAS,
     DCAS_LOSSY,
     DCAS_MIN_MEAN,
+    DCAS_BANDS,
     DCAS_INCREMENTAL,
     "baraat:threshold=inf",
     "baraat:threshold=300000",
@@ -622,6 +623,9 @@ const DCAS: &str = "dcas:delta=707100ns;t=2500000ns;expiry=2200000ns;msg_delay=3
 const DCAS_LOSSY: &str = "dcas:delta=707100ns;t=2500000ns;expiry=2200000ns;msg_delay=37000ns;threshold=300000;quantum=1100000ns;loss=0.3;seed=11";
 /// As [`DCAS`], with Ψ = min and Φ = mean.
 const DCAS_MIN_MEAN: &str = "dcas:delta=707100ns;t=2500000ns;expiry=2200000ns;msg_delay=37000ns;threshold=300000;quantum=1100000ns;psi=min;phi=mean";
+/// As [`DCAS`], the desired priority in three classes by bytes left (as the
+/// testbed's queues 4-7 carry it): equal priorities are the rule.
+const DCAS_BANDS: &str = "dcas:delta=707100ns;t=2500000ns;expiry=2200000ns;msg_delay=37000ns;threshold=300000;desired=bands:400000/900000/2000000";
 /// As [`DCAS`], allocated by `IncrementalMaxMin` on every fabric.
 const DCAS_INCREMENTAL: &str = "dcas:delta=707100ns;t=2500000ns;expiry=2200000ns;msg_delay=37000ns;threshold=300000;quantum=1100000ns;solver=incremental";
 
@@ -2016,6 +2020,10 @@ struct DcasParams {
     seed: u64,
     psi: Agg,
     phi: Agg,
+    /// `desired=bands:..`: the desired priority is how many of these bytes
+    /// the remaining bytes reach, not the remaining time in quanta (three
+    /// bands, as the testbed's queues 4-7).
+    bands: Option<[f64; 3]>,
 }
 
 impl DcasParams {
@@ -2032,6 +2040,7 @@ impl DcasParams {
             seed: 0,
             psi: Agg::Max,
             phi: Agg::Max,
+            bands: None,
         };
         let ns = |v: &str| v.strip_suffix("ns").unwrap().parse::<f64>().unwrap();
         let agg = |v: &str| match v {
@@ -2053,6 +2062,11 @@ impl DcasParams {
                 "seed" => p.seed = v.parse().unwrap(),
                 "psi" => p.psi = agg(v),
                 "phi" => p.phi = agg(v),
+                "desired" => {
+                    let list = v.strip_prefix("bands:").expect("desired=bands:.. only");
+                    let b: Vec<f64> = list.split('/').map(|b| b.parse().unwrap()).collect();
+                    p.bands = Some(b.try_into().expect("three bands"));
+                }
                 "solver" => {}
                 _ => panic!("no reference for dcas key {k}"),
             }
@@ -2239,10 +2253,18 @@ impl RefSim {
             .flows
             .iter()
             .any(|&f| self.flows[f].rem != self.flows[f].size);
-        if progressed && ((x - x.floor()) - 0.5).abs() * p.quantum < 200.0 {
+        if p.bands.is_none() && progressed && ((x - x.floor()) - 0.5).abs() * p.quantum < 200.0 {
             self.ambiguous = true; // rounds either way
         }
-        let desired = x.round() as u64;
+        let desired = match &p.bands {
+            None => x.round() as u64,
+            Some(bands) => {
+                if progressed && bands.iter().any(|&b| (rem + BYTES_TIE - b).abs() < 8.0) {
+                    self.ambiguous = true; // counts either way
+                }
+                bands.iter().filter(|&&b| rem + BYTES_TIE >= b).count() as u64
+            }
+        };
         if (rem - (p.threshold - BYTES_TIE)).abs() < 8.0 {
             self.ambiguous = true;
         }
@@ -3244,6 +3266,7 @@ differential! {
     dcas_lossy_matches_reference: DCAS_LOSSY, 2000;
     dcas_min_mean_matches_reference: DCAS_MIN_MEAN, 2000;
     dcas_incremental_matches_reference: DCAS_INCREMENTAL, 2000;
+    dcas_bands_matches_reference: DCAS_BANDS, 2000;
     baraat_threshold_inf_matches_reference: "baraat:threshold=inf", 300;
     baraat_threshold_p50_matches_reference: "baraat:threshold=p50", 300;
     baraat_matches_reference: BARAAT, 600;
