@@ -258,3 +258,39 @@ def _two_hosts() -> _core.Workload:
         np.array([1], np.uint64), np.array([0], np.uint64), np.array([0], np.uint32), np.array([1], np.uint32),
         np.array([10_000], np.uint64), n_hosts=2, source="one flow",
     )  # fmt: skip
+
+
+def test_dcas_timers_are_the_papers_at_the_replays_time_scale() -> None:
+    w = _core.workload_from_columns(
+        np.array([1], np.uint64), np.array([0], np.uint64), np.array([0], np.uint32), np.array([1], np.uint32),
+        np.array([5_000], np.uint64), n_hosts=2, source="one flow",
+    )  # fmt: skip
+    # FB2010's usual x0.02: T 20 ms, expiry 40 ms, delta 2 ms raised to a Python timer's 10 ms.
+    s = rp.policy_spec("dcas", w, heavy=1000)
+    assert (s["delta_s"], s["starve_s"], s["expiry_s"]) == (0.01, 0.02, 0.04)
+    # D-CAS's own mix at 25 Mbit/s with sizes x0.01 runs at 0.4 of the paper's times: 40 ms, 400 ms, 800 ms.
+    s = rp.policy_spec("dcas", w, heavy=1000, time_scale=0.4)
+    assert s["delta_s"] == pytest.approx(0.04) and s["starve_s"] == pytest.approx(0.4)
+    assert s["expiry_s"] == pytest.approx(0.8)
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="dcas time_scale"):
+            rp.policy_spec("dcas", w, time_scale=bad)
+
+
+def test_dcas_bands_cut_the_negotiated_priority_into_queues_4_to_7() -> None:
+    base = {"name": "dcas", "threshold": 1000, "quantum_s": 0.1, "delta_s": 0.01, "starve_s": 0.5}
+    # The default: the threshold times 4, 16 and 64.
+    assert [make_policy(base)._large(v) for v in (1000, 3999, 4000, 16_000, 63_999, 64_000)] == [4, 4, 5, 6, 6, 7]
+    p = make_policy({**base, "bands": [2000, 50_000, 1_000_000]})
+    assert [p._large(v) for v in (1999, 2000, 49_999, 50_000, 999_999, 1_000_000)] == [4, 5, 5, 6, 6, 7]
+    for bad in ([2000, 1000, 3000], [1, 2], [0, 1, 2]):
+        with pytest.raises(ValueError, match="bands"):
+            make_policy({**base, "bands": bad})
+    w = _core.workload_from_columns(
+        np.array([1], np.uint64), np.array([0], np.uint64), np.array([0], np.uint32), np.array([1], np.uint32),
+        np.array([5_000], np.uint64), n_hosts=2, source="one flow",
+    )  # fmt: skip
+    assert "bands" not in rp.policy_spec("dcas", w, heavy=1000)
+    assert rp.policy_spec("dcas", w, heavy=1000, bands=[2000, 50_000, 1_000_000])["bands"] == [2000, 50_000, 1_000_000]
+    with pytest.raises(ValueError, match=r"dcas bands \[3, 2, 1\]: give 3 ascending positive byte counts"):
+        rp.policy_spec("dcas", w, bands=[3, 2, 1])

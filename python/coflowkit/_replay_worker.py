@@ -455,7 +455,7 @@ class Dcas(Policy):
     longer than ``starve_s`` gives ``<1, 0>``: queue 4; else the desired
     priority ``d`` is the bytes left here (D-CAS's rem over the NIC rate,
     every NIC alike) and ``<1, P>`` goes to queues 4-7 by ``P`` against
-    ``threshold`` times 4, 16, 64. With ``negotiate`` the sender announces
+    ``bands`` (three byte counts; default ``threshold`` times 4, 16, 64). With ``negotiate`` the sender announces
     ``d`` to the receivers of the subcoflow (the hosts its flows here go to)
     through :attr:`post` and sets ``<1, Φ(replies)>`` once every
     receiver replied, or at ``wait_s`` after the announcement with the
@@ -487,8 +487,12 @@ class Dcas(Policy):
         psi: str = "max",
         phi: str = "max",
         keep_own: bool = False,
+        bands: Sequence[int] | None = None,
     ) -> None:
         self.threshold = int(threshold)
+        self.bands = [int(b) for b in bands] if bands is not None else [m * self.threshold for m in (4, 16, 64)]
+        if len(self.bands) != 3 or self.bands != sorted(self.bands) or self.bands[0] < 1:
+            raise ValueError(f"dcas: bands {list(bands or [])} must be three ascending positive byte counts")
         self.quantum = float(quantum_s)
         self.period = float(delta_s)
         self.starve = float(starve_s)
@@ -541,8 +545,8 @@ class Dcas(Policy):
         }
 
     def _large(self, value: int) -> int:
-        """The queue of ``<1, value>``: 4-7 by ``value`` against ``threshold`` times 4, 16, 64."""
-        return 4 + sum(1 for m in (4, 16, 64) if value >= m * self.threshold)
+        """The queue of ``<1, value>``: 4-7 by ``value`` against :attr:`bands`."""
+        return 4 + sum(1 for b in self.bands if value >= b)
 
     def _decide(self, c: int, arrival: float, now: float) -> int:
         """Pseudocode 1 for coflow ``c``'s subcoflow here: its queue (announcing, if it negotiates)."""
@@ -698,6 +702,7 @@ def make_policy(spec: dict[str, Any]) -> Policy:
             psi=spec.get("psi", "max"),
             phi=spec.get("phi", "max"),
             keep_own=spec.get("keep_own", False),
+            bands=spec.get("bands"),
         )
     raise ValueError(f"unknown replay policy {name!r}")
 

@@ -165,6 +165,8 @@ def policy_spec(
     negotiate: bool = True,
     psi: str = "max",
     phi: str = "max",
+    time_scale: float = 0.02,
+    bands: list[int] | None = None,
 ) -> dict[str, Any]:
     """A sender policy with its parameters, defaults taken from ``workload``:
     PIAS thresholds at percentiles :data:`PIAS_DEFAULT_PERCENTILES` of its flow
@@ -174,7 +176,11 @@ def policy_spec(
     after another take different queues). ``negotiate`` (dcas): the
     senders negotiate with the receivers, or (False) each keeps its own desired
     priority; ``psi`` and ``phi`` its receivers' and senders' combinations
-    (``max``, the paper's, ``min`` or ``mean``)."""
+    (``max``, the paper's, ``min`` or ``mean``); ``time_scale`` how the
+    replay's times compare with the paper's (its 100 ms, 1 s and 2 s for
+    delta, T and expiry become these times ``time_scale``; delta never below
+    10 ms); ``bands`` the three byte counts that cut a negotiated priority
+    ``<1, P>`` into queues 4-7 (default: the threshold times 4, 16 and 64)."""
     if name not in POLICIES:
         raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
     c = workload.columns()
@@ -221,21 +227,26 @@ def policy_spec(
         for key, how in (("psi", psi), ("phi", phi)):
             check_combination(key, how)
         q = _age_quantum(c) if quantum_s is None else quantum_s
-        # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the replay's usual time scale
-        # (x0.02), never below 10 ms (a Python sender's timer). A negotiation is decided when
+        if bands is not None and (len(bands) != 3 or list(bands) != sorted(bands) or min(bands) < 1):
+            raise ValueError(f"dcas bands {list(bands)}: give 3 ascending positive byte counts")
+        if not (math.isfinite(time_scale) and time_scale > 0):
+            raise ValueError(f"dcas time_scale {time_scale}: must be a positive number")
+        # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the time scale (FB2010's usual x0.02:
+        # 2 ms, 20 ms and 40 ms), delta never below 10 ms (a Python sender's timer). A negotiation is decided when
         # every receiver replied, or 8 ms after the announcement with the replies that came (on
         # loopback with 8 busy workers 94% of the replies came within 8 ms, 86% within 5 ms).
         return {
             "name": name,
             "threshold": int(heavy),
             "quantum_s": q,
-            "delta_s": 0.01,
-            "starve_s": 0.02,
+            "delta_s": max(0.1 * time_scale, 0.01),
+            "starve_s": 1.0 * time_scale,
             "negotiate": bool(negotiate),
-            "expiry_s": 0.04,
+            "expiry_s": 2.0 * time_scale,
             "wait_s": 0.008,
             "psi": psi,
             "phi": phi,
+            **({"bands": [int(b) for b in bands]} if bands is not None else {}),
         }
     return {"name": name}
 
