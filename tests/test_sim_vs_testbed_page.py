@@ -67,3 +67,26 @@ def test_every_counterpart_and_coordinator_scheduler_is_one_the_simulator_builds
     # Without classes nothing goes ahead of the scheduled flows.
     assert svt.SIMULATED["aalo-rates"] == "aalo"
     assert set(svt.RUNTIME) <= set(svt.SIMULATED) and set(svt.CONTROLS) <= set(svt.RUNTIME)
+
+
+def test_runs_of_different_workloads_are_not_put_on_one_page(tmp_path):
+    import json
+
+    import pytest
+
+    page = {"command": "", "date": "", "source": "x", "n_coflows": 1, "n_flows": 1, "topology": "t", "buffer": None, "rto_max_ms": 1000}
+    row = ["plain", "fair", 1.0, 1.0, 1.0, 1.0, 1.0]
+    runs = []
+    for i, extra in enumerate(({}, {"workload": "fb2010"}, {"workload": "dcas"})):
+        out = tmp_path / f"r{i}"
+        out.mkdir()
+        (out / "page.json").write_text(json.dumps(dict(page, **extra, rows=[row], why={"plain": {}}, sim_s=0.1)))
+        runs.append(out)
+    # A run saved before the workloads had pages of their own replayed FB2010.
+    saved, _ = svt.combine(runs[:2])
+    assert saved["workload"] == "fb2010" and saved["repeats"] == {"plain": [1.0, 1.0]}
+    with pytest.raises(SystemExit, match=r"r2: its workload 'dcas' is not the first run's 'fb2010'"):
+        svt.combine(runs)
+    # Each workload has its own page, figure, title and explanation.
+    assert set(svt.PAGES) == set(svt.TITLES) == set(svt.EXPLANATIONS) == set(svt.SCALES)
+    assert len({doc for doc, _ in svt.PAGES.values()}) == len({fig for _, fig in svt.PAGES.values()}) == len(svt.PAGES)
