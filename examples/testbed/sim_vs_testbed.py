@@ -850,7 +850,12 @@ differ*) hold here too; what this mix adds:
    demotion does not, and a starved flow waits out its timeout (FB2010's cause 3); their large
    coflows take 2.73-2.79 s against 1.88-2.33 s simulated. And **negotiation gains nothing on the
    testbed**: `dcas` and `dcas-local` are within 3% in every run, each ahead in some (the simulator
-   has negotiation gain 10-13%, in the small and the large coflows alike). It is not the messages: a round is decided in
+   has negotiation gain 10-13%). By D-CAS's bins (longest flow under 10 MiB x0.01, at most 50 flows),
+   the simulator's gain is mostly in the 24 long and wide coflows: they add 1.26-1.50 s to `dcas`'s
+   mean CCT against 1.46-1.70 s to `dcas-local`'s, where on the testbed they add 1.83-1.88 s against
+   1.80-1.82 s (the long and narrow ones: 0.75-0.80 against 0.84-0.92 s simulated, 1.25-1.29 against
+   1.27-1.34 s measured). Negotiation puts all of a wide coflow's subcoflows in the class of its
+   largest, where on the testbed they meet the other coflows' flows under TCP rather than max-min. It is not the messages: a round is decided in
    4.9-5.5 ms on average, within its 40 ms δ, 3-4% of replies miss it, and 38,000 rounds a replay
    were negotiated, 81% raising the sender's value and 18% moving a subcoflow to another queue. What
    it would take to find out: per-coflow timelines of `dcas` against `dcas-local` with
