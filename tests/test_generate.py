@@ -147,3 +147,15 @@ def test_trace_info_shows_the_fields_in_use(cli: Cli, tmp_path: Path) -> None:
     assert "flows with    4 after a group, 0 delayed, 4 compute" in info.stdout
     plain = cli("trace", "info", coflowkit.write_trace(coflowkit.synthetic(n_coflows=5), tmp_path / "s.csv"))
     assert "flows with" not in plain.stdout
+
+
+def test_a_generators_capacity_is_a_rate_with_or_without_a_unit() -> None:
+    """``capacity_bps`` takes a rate as the help says rates do (``25Mbps``), or bits per second as a number."""
+    kw = {"preset": "dcas", "n_hosts": 16, "n_coflows": 20}
+    with_unit = coflowkit.generate("coflow-benchmark", capacity_bps="25Mbps", **kw)
+    number = coflowkit.generate("coflow-benchmark", capacity_bps=25e6, **kw)
+    assert np.array_equal(with_unit.columns()["arrival_ns"], number.columns()["arrival_ns"])
+    with pytest.raises(ValueError, match=r"capacity_bps: '25MB/s': rates are in bits per second"):
+        coflowkit.generate("coflow-benchmark", capacity_bps="25MB/s")
+    with pytest.raises(ValueError, match=r"capacity_bps: must be a positive finite number, got -1"):
+        coflowkit.generate("coflow-benchmark", capacity_bps=-1)

@@ -479,7 +479,7 @@ pub fn synthetic(
             .transpose()?
             .unwrap_or(d.n_coflows),
         load: load.unwrap_or(d.load),
-        capacity_bps: capacity_bps.unwrap_or(d.capacity_bps),
+        capacity_bps: capacity_bps.map_or(d.capacity_bps, BitsPerSec),
         seed: seed
             .map(|v| count("seed", v, 0))
             .transpose()?
@@ -490,7 +490,7 @@ pub fn synthetic(
     config.validate().map_err(value_error)?;
     let source = format!(
         "synthetic(n_hosts={}, n_coflows={}, load={}, seed={}, capacity_bps={})",
-        config.n_hosts, config.n_coflows, config.load, config.seed, config.capacity_bps
+        config.n_hosts, config.n_coflows, config.load, config.seed, config.capacity_bps.0
     );
     let inner = py.detach(|| generate(&config));
     Ok(PyWorkload { inner, source })
@@ -505,7 +505,7 @@ pub fn synth_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("n_coflows", c.n_coflows)?;
     d.set_item("load", c.load)?;
     d.set_item("seed", c.seed)?;
-    d.set_item("capacity_bps", c.capacity_bps)?;
+    d.set_item("capacity_bps", c.capacity_bps.0)?;
     d.set_item("mix", c.mix.to_vec())?;
     Ok(d)
 }

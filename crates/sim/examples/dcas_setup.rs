@@ -11,7 +11,7 @@
 //!
 //! Usage: dcas_setup [--seed N] [--aalo] [SCHEDULER...] (`--aalo`: the
 //! generator's default preset, the embedded workload, instead).
-use coflowkit_model::{percentile, BitsPerSec, Bytes, Fabric};
+use coflowkit_model::{percentile, Bytes, Fabric};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, Simulation};
 use coflowkit_workload::{generate, SynthConfig};
@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         args = vec!["fair".into(), "varys".into(), "dcas".into()];
     }
     let w = generate(&config);
-    let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec(config.capacity_bps))?;
+    let fabric = Fabric::big_switch(w.n_hosts, config.capacity_bps)?;
     let w = w.validate(&fabric)?;
     let hints = WorkloadHints::of(&w);
     // Bins by D-CAS's thresholds (the results' bins are Aalo's, at 5 MiB).

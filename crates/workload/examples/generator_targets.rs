@@ -59,7 +59,7 @@ fn main() {
             ..c
         };
         let w = synth::generate(&c);
-        let load = TraceStats::new(&w, BitsPerSec(c.capacity_bps))
+        let load = TraceStats::new(&w, c.capacity_bps)
             .offered_load
             .unwrap();
         let longest = w.coflows.iter().map(|x| x.length().0).max().unwrap();
@@ -195,7 +195,7 @@ fn main() {
             .filter_map(|x| x.flows[0].deadline)
             .map(|d| d.0 as f64)
             .collect();
-        let load = TraceStats::new(&w, BitsPerSec(c.capacity_bps))
+        let load = TraceStats::new(&w, c.capacity_bps)
             .offered_load
             .unwrap();
         let mut sorted = s.clone();

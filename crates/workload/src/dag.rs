@@ -136,7 +136,7 @@ pub fn generate(config: &DagConfig) -> Workload {
         .sum();
     let span = crate::arrivals::span_for_load(
         bits,
-        f64::from(shape.n_hosts) * shape.capacity_bps,
+        f64::from(shape.n_hosts) * shape.capacity_bps.0,
         shape.load,
     );
     let mut gaps = substream(shape.seed, tags::ARRIVALS);

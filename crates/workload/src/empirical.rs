@@ -38,7 +38,7 @@ use crate::arrivals::{
 use crate::dist::{EmpiricalCdf, DATA_MINING, WEB_SEARCH};
 use crate::error::ConfigError;
 use crate::params::Choice;
-use coflowkit_model::{flow, Bytes, CoflowSpec, Time, Workload};
+use coflowkit_model::{flow, BitsPerSec, Bytes, CoflowSpec, Time, Workload};
 use rand::RngExt;
 
 /// Which empirical flow-size distribution.
@@ -79,7 +79,7 @@ pub struct EmpiricalConfig {
     /// Target load relative to the hosts' NIC capacity, > 0.
     pub load: f64,
     /// NIC capacity the load refers to, bit/s.
-    pub capacity_bps: f64,
+    pub capacity_bps: BitsPerSec,
     /// Seed.
     pub seed: u64,
     /// Share of type 1 flows (with a deadline).
@@ -105,7 +105,7 @@ impl EmpiricalConfig {
             n_hosts: 144,
             n_flows: 10_000,
             load: 0.8,
-            capacity_bps: 1e9,
+            capacity_bps: BitsPerSec::GBPS,
             seed: 1,
             type1_fraction: 0.0,
             type3_fraction: 0.0,
@@ -126,7 +126,7 @@ impl EmpiricalConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_at_least("n_hosts", u64::from(self.n_hosts), 2)?;
         check_positive("load", self.load)?;
-        check_positive("capacity_bps", self.capacity_bps)?;
+        check_positive("capacity_bps", self.capacity_bps.0)?;
         check_fraction("type1_fraction", self.type1_fraction)?;
         check_fraction("type3_fraction", self.type3_fraction)?;
         if self.type1_fraction + self.type3_fraction > 1.0 + 1e-12 {
@@ -192,7 +192,7 @@ pub fn generate(config: &EmpiricalConfig) -> Workload {
     let bits: f64 = coflows.iter().map(|c| c.flows[0].bytes.bits_f64()).sum();
     let span = crate::arrivals::span_for_load(
         bits,
-        f64::from(config.n_hosts) * config.capacity_bps,
+        f64::from(config.n_hosts) * config.capacity_bps.0,
         config.load,
     );
     let mut gaps = substream(config.seed, tags::ARRIVALS);
@@ -228,7 +228,7 @@ crate::params! { EmpiricalConfig {
 mod tests {
     use super::*;
     use crate::stats::TraceStats;
-    use coflowkit_model::{BitsPerSec, Dur};
+    use coflowkit_model::Dur;
 
     #[test]
     fn type1_size_fixes_the_deadline_flows_and_nothing_else() {
@@ -352,7 +352,7 @@ mod tests {
                 .collect();
             let dmean = d.iter().sum::<f64>() / d.len() as f64;
             assert!((dmean / 1e7 - 1.0).abs() < 0.03, "deadline mean {dmean}");
-            let load = TraceStats::new(&w, BitsPerSec(config.capacity_bps)).offered_load;
+            let load = TraceStats::new(&w, config.capacity_bps).offered_load;
             assert!((load.unwrap() - 0.8).abs() < 1e-6);
             assert!(w.coflows.iter().all(|c| c.flows[0].src != c.flows[0].dst));
         }

@@ -72,7 +72,7 @@ use crate::arrivals::{check_at_least, check_positive, substream, tags, DeadlineS
 use crate::benchmark::shuffle_flows;
 use crate::error::ConfigError;
 use crate::params::Choice;
-use coflowkit_model::{Bin, Bytes, CoflowSpec, Time, Workload};
+use coflowkit_model::{Bin, BitsPerSec, Bytes, CoflowSpec, Time, Workload};
 use rand::{RngExt, SeedableRng};
 use rand_distr::Pareto;
 use rand_pcg::Pcg64;
@@ -118,7 +118,7 @@ pub struct SynthConfig {
     /// Target offered load (D-CAS V-A definition), > 0.
     pub load: f64,
     /// Port capacity the load refers to, in bit/s.
-    pub capacity_bps: f64,
+    pub capacity_bps: BitsPerSec,
     /// Seed of the generator.
     pub seed: u64,
     /// Shares of SN, LN, SW and LW coflows by count (normalized to their sum).
@@ -159,7 +159,7 @@ impl SynthConfig {
             n_hosts: 50,
             n_coflows: 200,
             load: 0.8,
-            capacity_bps: 1e9,
+            capacity_bps: BitsPerSec::GBPS,
             seed: 1,
             mix: [0.52, 0.16, 0.15, 0.17],
             short_below: Bin::SHORT_BELOW,
@@ -206,7 +206,7 @@ impl SynthConfig {
             return bad("n_hosts", "must be at least 1".into());
         }
         check_positive("load", self.load)?;
-        check_positive("capacity_bps", self.capacity_bps)?;
+        check_positive("capacity_bps", self.capacity_bps.0)?;
         if let Some((k, s)) = self
             .mix
             .iter()
@@ -306,7 +306,7 @@ pub fn generate(config: &SynthConfig) -> Workload {
         .map(|f| f.bytes.bits_f64())
         .sum();
     let span_ns =
-        total_bits / (config.load * f64::from(config.n_hosts) * config.capacity_bps) * 1e9;
+        total_bits / (config.load * f64::from(config.n_hosts) * config.capacity_bps.0) * 1e9;
     let arrivals = crate::arrivals::poisson_arrivals(&mut rng, coflows.len(), span_ns);
     for (c, a) in coflows.iter_mut().zip(arrivals) {
         c.arrival = a;
@@ -537,7 +537,7 @@ mod tests {
                 Bin::ALL[k]
             );
         }
-        let stats = TraceStats::new(&w, BitsPerSec(config.capacity_bps));
+        let stats = TraceStats::new(&w, config.capacity_bps);
         assert!((stats.offered_load.unwrap() - 1.0).abs() < 1e-6);
         assert_eq!(generate(&SynthConfig::dcas()).coflows.len(), 400);
     }
@@ -579,7 +579,7 @@ mod tests {
             ..SynthConfig::default()
         };
         let w = generate(&config);
-        let stats = TraceStats::new(&w, BitsPerSec(config.capacity_bps));
+        let stats = TraceStats::new(&w, config.capacity_bps);
         for (b, want) in stats.bins.iter().zip(config.mix) {
             assert!(
                 (b.count_share - want).abs() <= 0.05,
@@ -647,7 +647,7 @@ mod tests {
                 let mean = totals.iter().sum::<f64>() / totals.len() as f64;
                 assert!((mean / size as f64 - 0.5).abs() < 0.05, "mean {mean}");
             }
-            let stats = TraceStats::new(&w, BitsPerSec(config.capacity_bps));
+            let stats = TraceStats::new(&w, config.capacity_bps);
             let load = stats.offered_load.unwrap();
             assert!((load / config.load - 1.0).abs() < 1e-6, "load {load}");
         }
@@ -708,7 +708,7 @@ mod tests {
         );
         assert_eq!(
             check(SynthConfig {
-                capacity_bps: -1.0,
+                capacity_bps: BitsPerSec(-1.0),
                 ..d()
             }),
             "capacity_bps: must be a positive finite number, got -1"

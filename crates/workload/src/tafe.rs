@@ -49,7 +49,7 @@ use crate::dist::EmpiricalCdf;
 use crate::empirical::SizeCdf;
 use crate::error::ConfigError;
 use crate::params::Choice;
-use coflowkit_model::{compute, flow, Bytes, CoflowSpec, Time, Workload};
+use coflowkit_model::{compute, flow, BitsPerSec, Bytes, CoflowSpec, Time, Workload};
 use rand::RngExt;
 
 /// How task sizes are drawn in `[min_task, max_task]`.
@@ -103,7 +103,7 @@ pub struct TafeConfig {
     /// Target load on the clients' downlinks.
     pub load: f64,
     /// Link capacity the load refers to, bit/s.
-    pub capacity_bps: f64,
+    pub capacity_bps: BitsPerSec,
     /// Seed.
     pub seed: u64,
     /// Which tasks get a deadline (none by default).
@@ -127,7 +127,7 @@ impl Default for TafeConfig {
             max_task: Bytes(100_000),
             cpu_per_byte: 1.0,
             load: 0.8,
-            capacity_bps: 1e9,
+            capacity_bps: BitsPerSec::GBPS,
             seed: 1,
             deadlines: DeadlineSpec::default(),
         }
@@ -178,7 +178,7 @@ impl TafeConfig {
         }
         check_positive("cpu_per_byte", self.cpu_per_byte)?;
         check_positive("load", self.load)?;
-        check_positive("capacity_bps", self.capacity_bps)?;
+        check_positive("capacity_bps", self.capacity_bps.0)?;
         self.deadlines.validate("deadline_fraction")
     }
 }
@@ -235,7 +235,7 @@ pub fn generate(config: &TafeConfig) -> Workload {
         .sum();
     let span = crate::arrivals::span_for_load(
         bits,
-        f64::from(config.n_clients) * config.capacity_bps,
+        f64::from(config.n_clients) * config.capacity_bps.0,
         config.load,
     );
     let mut gaps = substream(config.seed, tags::ARRIVALS);
