@@ -283,7 +283,8 @@ def test_dcas_bands_cut_the_negotiated_priority_into_queues_4_to_7() -> None:
     assert [make_policy(base)._large(v) for v in (1000, 3999, 4000, 16_000, 63_999, 64_000)] == [4, 4, 5, 6, 6, 7]
     p = make_policy({**base, "bands": [2000, 50_000, 1_000_000]})
     assert [p._large(v) for v in (1999, 2000, 49_999, 50_000, 999_999, 1_000_000)] == [4, 5, 5, 6, 6, 7]
-    for bad in ([2000, 1000, 3000], [1, 2], [0, 1, 2]):
+    # Equal bounds too: the simulator's desired=bands takes strictly ascending ones only.
+    for bad in ([2000, 1000, 3000], [1, 2], [0, 1, 2], [1000, 1000, 2000]):
         with pytest.raises(ValueError, match="bands"):
             make_policy({**base, "bands": bad})
     w = _core.workload_from_columns(

@@ -194,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         heavy = round(DCAS_THRESHOLD * size_scale)
         # Queues 4-7 cut at the quartiles of the subcoflows the threshold leaves to negotiate: the default
         # (4, 16 and 64 times the threshold) would put most of this mix's in queue 7.
-        c = fw.columns()
-        sub = pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().to_numpy()
+        sub = rp.subcoflow_sizes(fw)
         bands = [int(x) for x in np.percentile(sub[sub >= heavy], [25, 50, 75])]
         dcas_mix = {"heavy": heavy, "time_scale": time_scale * DCAS_RATE / rate, "bands": bands}
     specs = {
@@ -233,12 +232,17 @@ def main(argv: list[str] | None = None) -> int:
             # The sender cuts <1, P> into queues 4-7 by the bytes left (the worker's bands) and TCP shares a
             # queue: the simulator's D-CAS with the same classes, max-min among equals (since 2026-11-24;
             # the FB2010 page's runs were simulated with every P apart).
-            bands = d.get("bands") or [m * d["threshold"] for m in (4, 16, 64)]
-            s += ";desired=bands:" + "/".join(str(b) for b in bands)
+            s += ";desired=bands:" + "/".join(str(b) for b in rp.dcas_bands(d["threshold"], d.get("bands")))
         elif s.split(":")[0] == "aalo":
             # The coordinator's period (--delta-ms).
             s += (";" if ":" in s else ":") + f"delta={args.delta_ms}ms"
         sim_specs.append(s)
+    # A counterpart the simulator refuses is refused now, not after an hour of replays.
+    try:
+        tiny = coflowkit.synthetic(n_hosts=args.hosts, n_coflows=2, seed=1)
+        coflowkit.simulate(tiny, list(dict.fromkeys(sim_specs)), topology=topology, progress=False)
+    except ValueError as e:
+        ap.error(f"--policies: a simulated counterpart is refused: {e}")
     measured: dict[str, pd.DataFrame] = {}
     wall: dict[str, float] = {}
     why: dict[str, dict[str, float]] = {}

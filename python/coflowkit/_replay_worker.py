@@ -48,7 +48,7 @@ import struct
 import sys
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -423,6 +423,16 @@ def check_combination(key: str, how: str) -> None:
         raise ValueError(f"dcas {key} {how!r}: {known} (unknown combination {how!r})")
 
 
+def dcas_bands(threshold: int, bands: Sequence[int] | None = None) -> list[int]:
+    """The three byte counts that cut D-CAS's negotiated ``<1, P>`` into queues 4-7: ``bands``, or
+    ``threshold`` times 4, 16 and 64. Refuses anything but three strictly ascending positive counts
+    (what the simulator's ``desired=bands:..`` takes)."""
+    b = [int(x) for x in bands] if bands is not None else [m * int(threshold) for m in (4, 16, 64)]
+    if len(b) != 3 or min(b) < 1 or any(x >= y for x, y in zip(b, b[1:])):
+        raise ValueError(f"dcas bands {b}: give 3 ascending positive byte counts")
+    return b
+
+
 def combine(how: str, values: list[int]) -> int:
     """D-CAS's Ψ and Φ over ``values`` (not empty): ``max`` (the paper's), ``min``, or ``mean``
     rounded to the nearest whole value, halves up (the simulator's ``Combine``)."""
@@ -490,9 +500,7 @@ class Dcas(Policy):
         bands: Sequence[int] | None = None,
     ) -> None:
         self.threshold = int(threshold)
-        self.bands = [int(b) for b in bands] if bands is not None else [m * self.threshold for m in (4, 16, 64)]
-        if len(self.bands) != 3 or self.bands != sorted(self.bands) or self.bands[0] < 1:
-            raise ValueError(f"dcas: bands {list(bands or [])} must be three ascending positive byte counts")
+        self.bands = dcas_bands(self.threshold, bands)
         self.quantum = float(quantum_s)
         self.period = float(delta_s)
         self.starve = float(starve_s)

@@ -49,7 +49,7 @@ import pyarrow as pa
 
 from . import _core
 from ._atomic import write_json
-from ._replay_worker import check_combination
+from ._replay_worker import check_combination, dcas_bands
 from .analysis import _nearest_rank
 from .experiment import DEFAULT_BINS
 from .results import COFLOW_COLUMNS, FLOW_COLUMNS
@@ -220,15 +220,14 @@ def policy_spec(
         return {"name": name, "split": t, "sieve": t}
     if name == "dcas":
         if heavy is None:
-            sub = pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().sort_values()
-            heavy = int(_nearest_rank(sub.to_numpy(), DCAS_DEFAULT_PERCENTILE))
+            heavy = int(_nearest_rank(np.sort(subcoflow_sizes(workload)), DCAS_DEFAULT_PERCENTILE))
         if heavy <= 0:
             raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
         for key, how in (("psi", psi), ("phi", phi)):
             check_combination(key, how)
         q = _age_quantum(c) if quantum_s is None else quantum_s
-        if bands is not None and (len(bands) != 3 or list(bands) != sorted(bands) or min(bands) < 1):
-            raise ValueError(f"dcas bands {list(bands)}: give 3 ascending positive byte counts")
+        if bands is not None:
+            bands = dcas_bands(heavy, bands)
         if not (math.isfinite(time_scale) and time_scale > 0):
             raise ValueError(f"dcas time_scale {time_scale}: must be a positive number")
         # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the time scale (FB2010's usual x0.02:
@@ -246,9 +245,15 @@ def policy_spec(
             "wait_s": 0.008,
             "psi": psi,
             "phi": phi,
-            **({"bands": [int(b) for b in bands]} if bands is not None else {}),
+            **({"bands": bands} if bands is not None else {}),
         }
     return {"name": name}
+
+
+def subcoflow_sizes(workload: _core.Workload) -> np.ndarray:
+    """Each subcoflow's bytes (a coflow's flows from one sender, D-CAS's unit), in no set order."""
+    c = workload.columns()
+    return pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().to_numpy()
 
 
 def _age_quantum(c: dict[str, Any]) -> float:
