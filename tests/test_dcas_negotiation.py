@@ -36,12 +36,14 @@ def _policy(host: int = 0, negotiate: bool = True) -> Dcas:
 
 
 def _sent(p: Dcas) -> list[tuple[int, int, int, int, int, int]]:
-    """The datagrams ``p`` posted since the last call: (to, kind, from, number, coflow, value)."""
+    """The entries ``p`` sent (flushed) since the last call: (to, kind, from, number, coflow, value)."""
+    p.flush()
     out = []
     for dst, msg in p.outbox:
         m = decode_control(msg, 16)
         assert not isinstance(m, str)
-        out.append((dst, *m))
+        kind, host, entries = m
+        out += [(dst, kind, host, *e) for e in entries]
     p.outbox.clear()
     return out
 
@@ -147,7 +149,7 @@ def test_dcas_lost_replies_keep_the_senders_own_priority_and_off_is_todays_rule(
     assert isinstance(mean, Dcas)
     mean.announce(1.0, sender=1, number=1, c=0, value=3000)
     mean.announce(1.0, sender=2, number=1, c=0, value=6001)
-    assert decode_control(mean.outbox[-1][1], 4)[-1] == 4501  # Psi = mean
+    assert _sent(mean)[-1][-1] == 4501  # Psi = mean
     with pytest.raises(ValueError, match="dcas phi 'median': max, min or mean"):
         rp.policy_spec("dcas", _two_hosts(), phi="median")
     with pytest.raises(ValueError, match="unknown combination 'median'"):
@@ -157,13 +159,71 @@ def test_dcas_lost_replies_keep_the_senders_own_priority_and_off_is_todays_rule(
 
 
 def test_dcas_control_datagrams_name_what_is_wrong_and_never_raise() -> None:
-    msg = encode_control(ANNOUNCE, 3, 7, 42, 123_456)
-    assert len(msg) == 28 and decode_control(msg, 4) == (ANNOUNCE, 3, 7, 42, 123_456)
+    msg = encode_control(ANNOUNCE, 3, [(7, 42, 123_456)])
+    assert len(msg) == 30 and decode_control(msg, 4) == (ANNOUNCE, 3, [(7, 42, 123_456)])
+    two = encode_control(REPLY, 1, [(7, 42, 5), (8, 43, 6)])
+    assert len(two) == 50 and decode_control(two, 4) == (REPLY, 1, [(7, 42, 5), (8, 43, 6)])
     assert decode_control(msg, 3) == "host"
     assert decode_control(msg[:-1], 4) == "size" and decode_control(b"", 4) == "size"
+    assert decode_control(two[:-20], 4) == "size"  # fewer entries than the head says
+    assert decode_control(msg[:8] + b"\x00\x00" + msg[10:], 4) == "size"  # no entry at all
     assert decode_control(b"XXXX" + msg[4:], 4) == "magic"
-    assert decode_control(msg[:4] + b"\x09" + msg[5:], 4) == "version"
+    assert decode_control(msg[:4] + b"\x01" + msg[5:], 4) == "version"  # one entry a datagram: before batching
     assert decode_control(msg[:5] + b"\x03" + msg[6:], 4) == "kind"
+    with pytest.raises(ValueError, match="1 to 64 entries, not 65"):
+        encode_control(ANNOUNCE, 0, [(1, 2, 3)] * 65)
+
+
+def test_dcas_counts_bytes_left_and_service_on_the_wire() -> None:
+    """A subcoflow's bytes left include those in its sockets not yet acknowledged, and it is served
+    when its receivers acknowledge bytes, not when the socket takes them (``count="wire"``, the
+    default); ``count="written"`` counts at the socket, as the replay did before."""
+    flow = [1, 0, 2, 10_000, 0.0, 0, 3, 0.0]
+    wire = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
+    written = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0, count="written")
+    for p in (wire, written):
+        p.unacked = lambda fid: 9_000  # the socket holds 9,000 bytes of the 9,500 written
+        p.clock(100.0)
+        p.start(list(flow))
+        assert p.queue(1) == 5  # 10,000 left: <1, 10,000> is queue 5 (4,000 to 16,000)
+        p.sent(flow, 9_500)
+        p.tick(100.01)
+    assert wire.queue(1) == 5  # 500 to write + 9,000 in the socket: still large
+    assert written.queue(1) == 3  # 500 left at the socket: short, FIFO by age (queues 0-3)
+    # Nothing acknowledged since 100.01 (500 bytes then): starved after T = 0.5 s, <1, 0> is queue 4.
+    wire.tick(100.3)
+    assert wire.queue(1) == 5
+    wire.tick(100.52)
+    assert wire.queue(1) == 4
+    wire.unacked = lambda fid: 8_000  # 1,000 more acknowledged: served again
+    wire.tick(100.53)
+    assert wire.queue(1) == 5
+    with pytest.raises(ValueError, match="count 'acked' must be 'wire' or 'written'"):
+        make_policy({"name": "dcas", "threshold": 1000, "quantum_s": 0.1, "delta_s": 0.01, "starve_s": 0.5,
+                     "count": "acked"})  # fmt: skip
+
+
+def test_dcas_batches_a_ticks_messages_one_datagram_per_destination() -> None:
+    """A sender's announcements of one tick to one receiver go in one datagram, and so do a
+    receiver's replies to one sender; past 64 entries, another datagram."""
+    s = _policy()
+    s.clock(100.0)
+    for fid, c in enumerate((3, 4, 5)):  # three subcoflows to receivers 2 (all) and 6 (coflow 3)
+        s.start([fid, 0, 2, 10_000, 0.0, 0, c, 0.0])
+    s.start([9, 0, 6, 10_000, 0.0, 0, 3, 0.0])
+    s.outbox.clear()
+    s.tick(100.01)
+    sent = _sent(s)
+    assert sorted((d, c) for d, k, _, _, c, _ in sent) == [(2, 3), (2, 4), (2, 5), (6, 3)]
+    s.tick(100.02)
+    s.flush()
+    assert sorted((dst, len(decode_control(m, 16)[2])) for dst, m in s.outbox) == [(2, 3), (6, 1)]
+    r = _policy(host=2)
+    for n in range(70):
+        r.announce(100.0, sender=1, number=1, c=n, value=5000)
+    r.flush()
+    assert [len(decode_control(m, 16)[2]) for _, m in r.outbox] == [64, 6]
+    assert r.stats["datagrams"] == 2 and r.stats["replies_sent"] == 70
 
 
 def _udp_port() -> int:
@@ -230,15 +290,15 @@ def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -
             assert w.ctl is not None
             to = ("127.0.0.1", ports[1])
             stranger.sendto(b"hello", to)
-            stranger.sendto(encode_control(ANNOUNCE, 0, 1, 0, 5000), to)  # claims host 0, from elsewhere
-            stranger.sendto(encode_control(ANNOUNCE, 9, 1, 0, 5000), to)  # no host 9
-            peer.sendto(encode_control(REPLY, 0, 1, 0, 5000), to)  # no round open here: late
-            peer.sendto(encode_control(ANNOUNCE, 0, 4, 0, 7000), to)
+            stranger.sendto(encode_control(ANNOUNCE, 0, [(1, 0, 5000)]), to)  # claims host 0, from elsewhere
+            stranger.sendto(encode_control(ANNOUNCE, 9, [(1, 0, 5000)]), to)  # no host 9
+            peer.sendto(encode_control(REPLY, 0, [(1, 0, 5000)]), to)  # no round open here: late
+            peer.sendto(encode_control(ANNOUNCE, 0, [(4, 0, 7000)]), to)
             deadline = time.time() + 5
             while w.policy.stats["replies_sent"] == 0 and time.time() < deadline:  # type: ignore[attr-defined]
                 w.control()
                 time.sleep(0.01)
-            assert decode_control(peer.recv(100), 2) == (REPLY, 1, 4, 0, 7000)
+            assert decode_control(peer.recv(100), 2) == (REPLY, 1, [(4, 0, 7000)])
             assert w.ctl_bad == {"size": 1, "source": 1, "host": 1}
             assert w.policy.stats["replies_late"] == 1  # type: ignore[attr-defined]
         finally:

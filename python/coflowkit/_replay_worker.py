@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import os
 import random
 import resource
 import socket
 import struct
 import sys
+import termios
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -378,38 +380,51 @@ class Karuna(Policy):
         return []
 
 
-#: D-CAS's control messages (UDP, one datagram each): magic, version, kind, the host that sends
-#: the datagram, the announcement number (the sender's round for that coflow, echoed by the
-#: reply), the coflow (its rank in the plan, which every host knows), the value (bytes).
-_CONTROL = struct.Struct("!4sBBHIQQ")
+#: D-CAS's control messages (UDP): a datagram is a head (magic, version, kind, the host that sends
+#: it, how many entries follow) and up to :data:`_CONTROL_MAX` entries of one kind, each the
+#: announcement number (the sender's round for that coflow, echoed by the reply), the coflow (its
+#: rank in the plan, which every host knows) and the value (bytes). A sender puts every
+#: announcement of a tick to one receiver in one datagram, and a receiver its replies to one sender
+#: (version 2; version 1 carried one entry a datagram, and cost a 2-core testbed of 16 hosts half a
+#: core: docs/testbed.md).
+_CONTROL_HEAD = struct.Struct("!4sBBHH")
+_CONTROL_ENTRY = struct.Struct("!IQQ")
 _CONTROL_MAGIC = b"CKDC"
-_CONTROL_VERSION = 1
+_CONTROL_VERSION = 2
+#: Entries a datagram carries at most (1,290 bytes: one packet on any link of 1,500 bytes).
+_CONTROL_MAX = 64
 #: How many of the negotiated decisions that moved a priority a worker reports.
 _RAISED_LOG = 1000
 ANNOUNCE, REPLY = 1, 2
 
 
-def encode_control(kind: int, host: int, number: int, coflow: int, value: int) -> bytes:
-    """One control datagram (28 bytes): ``kind`` :data:`ANNOUNCE` (a sender's desired priority)
-    or :data:`REPLY` (a receiver's feedback), from ``host``."""
-    return _CONTROL.pack(_CONTROL_MAGIC, _CONTROL_VERSION, kind, host, number, coflow, value)
+def encode_control(kind: int, host: int, entries: Sequence[tuple[int, int, int]]) -> bytes:
+    """One control datagram: ``kind`` :data:`ANNOUNCE` (a sender's desired priorities) or
+    :data:`REPLY` (a receiver's feedback), from ``host``, with ``entries`` (number, coflow, value):
+    1 to :data:`_CONTROL_MAX` of them."""
+    if not 1 <= len(entries) <= _CONTROL_MAX:
+        raise ValueError(f"a control datagram carries 1 to {_CONTROL_MAX} entries, not {len(entries)}")
+    head = _CONTROL_HEAD.pack(_CONTROL_MAGIC, _CONTROL_VERSION, kind, host, len(entries))
+    return head + b"".join(_CONTROL_ENTRY.pack(*e) for e in entries)
 
 
-def decode_control(data: bytes, n_hosts: int) -> tuple[int, int, int, int, int] | str:
-    """``(kind, host, number, coflow, value)`` of a control datagram, or why it is not one
-    (``size``, ``magic``, ``version``, ``kind``, ``host``): never raises."""
-    if len(data) != _CONTROL.size:
+def decode_control(data: bytes, n_hosts: int) -> tuple[int, int, list[tuple[int, int, int]]] | str:
+    """``(kind, host, entries)`` of a control datagram, each entry ``(number, coflow, value)``, or why
+    it is not one (``size``, ``magic``, ``version``, ``kind``, ``host``): never raises."""
+    if len(data) < _CONTROL_HEAD.size:
         return "size"
-    magic, version, kind, host, number, coflow, value = _CONTROL.unpack(data)
+    magic, version, kind, host, n = _CONTROL_HEAD.unpack_from(data)
     if magic != _CONTROL_MAGIC:
         return "magic"
     if version != _CONTROL_VERSION:
         return "version"
+    if not 1 <= n <= _CONTROL_MAX or len(data) != _CONTROL_HEAD.size + n * _CONTROL_ENTRY.size:
+        return "size"
     if kind not in (ANNOUNCE, REPLY):
         return "kind"
     if host >= n_hosts:
         return "host"
-    return kind, host, number, coflow, value
+    return kind, host, list(_CONTROL_ENTRY.iter_unpack(data[_CONTROL_HEAD.size :]))
 
 
 #: D-CAS's combinations for Psi and Phi (``max``, the paper's, first).
@@ -498,8 +513,20 @@ class Dcas(Policy):
         phi: str = "max",
         keep_own: bool = False,
         bands: Sequence[int] | None = None,
+        count: str = "wire",
     ) -> None:
         self.threshold = int(threshold)
+        if count not in ("wire", "written"):
+            raise ValueError(f"dcas: count {count!r} must be 'wire' or 'written'")
+        #: how a sender counts a subcoflow's bytes left and whether it was served: ``wire`` (the
+        #: default) by the bytes its receivers have not acknowledged yet, as the simulator's bytes left;
+        #: ``written`` (a diagnostic: how the replay counted before 2026-11-24) by the bytes not yet
+        #: handed to the socket, which holds up to its send buffer of them, so that a subcoflow whose
+        #: last bytes wait there counts as short (queues 0-3) and as served while they wait
+        self.count = count
+        #: bytes of flow ``fid`` in its socket, written and not yet acknowledged (the worker sets it)
+        self.unacked: Callable[[int], int] = lambda fid: 0
+        self.acked: dict[int, int] = {}  # coflow -> bytes acknowledged at the last tick (count="wire")
         self.bands = dcas_bands(self.threshold, bands)
         self.quantum = float(quantum_s)
         self.period = float(delta_s)
@@ -521,7 +548,8 @@ class Dcas(Policy):
         self.psi, self.phi = psi, phi
         self.flows: dict[int, list[Any]] = {}
         self.bytes: dict[int, int] = {}
-        self.left: dict[int, int] = {}  # coflow -> bytes left here (of its started flows)
+        self.left: dict[int, int] = {}  # coflow -> bytes left here to write (of its started flows)
+        self.total: dict[int, int] = {}  # coflow -> bytes of its flows started here and not all finished
         self.served: dict[int, float] = {}  # coflow -> last instant it sent
         self.prio: dict[int, int] = {}  # coflow -> queue, decided at the last tick
         # Sender: the announcement number per coflow, and the negotiations open.
@@ -531,6 +559,8 @@ class Dcas(Policy):
         self.cache: dict[int, dict[int, tuple[int, float]]] = {}
         #: Messages to send, (destination host, datagram), unless the worker sets :attr:`post`.
         self.outbox: list[tuple[int, bytes]] = []
+        #: Entries to send at the next :meth:`flush`, by (destination host, kind).
+        self.batch: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
         self.post: Callable[[int, bytes], None] = lambda dst, msg: self.outbox.append((dst, msg))
         #: Round trips (announcement to reply) of the replies that came in time, seconds.
         self.rtts: list[float] = []
@@ -550,16 +580,26 @@ class Dcas(Policy):
             "raised_value": 0,  # negotiated rounds where Phi(replies) != d
             "changed_queue": 0,  # ... and it gave another queue than <1, d> would
             "dropped_rounds": 0,  # rounds still open when the next one started (or the subcoflow ended)
+            "datagrams": 0,  # sent, announcements and replies (several entries each)
         }
 
     def _large(self, value: int) -> int:
         """The queue of ``<1, value>``: 4-7 by ``value`` against :attr:`bands`."""
         return 4 + sum(1 for b in self.bands if value >= b)
 
-    def _decide(self, c: int, arrival: float, now: float) -> int:
-        """Pseudocode 1 for coflow ``c``'s subcoflow here: its queue (announcing, if it negotiates)."""
+    def _in_socket(self) -> dict[int, int]:
+        """Per coflow, its bytes written here and not yet acknowledged (0 with ``count="written"``)."""
+        out: dict[int, int] = {}
+        if self.count == "wire":
+            for fid, f in self.flows.items():
+                out[f[6]] = out.get(f[6], 0) + self.unacked(fid)
+        return out
+
+    def _decide(self, c: int, arrival: float, now: float, in_socket: int = 0) -> int:
+        """Pseudocode 1 for coflow ``c``'s subcoflow here: its queue (announcing, if it negotiates);
+        ``in_socket``: its bytes written and not yet acknowledged, which are left too."""
         self._drop(c)
-        left = self.left.get(c, 0)
+        left = self.left.get(c, 0) + in_socket
         if left < self.threshold:
             return _age_queue(0, 4, now - self.t0 - arrival, self.quantum)
         if now - self.served.get(c, now) > self.starve:
@@ -571,7 +611,7 @@ class Dcas(Policy):
         self.open[c] = _Round(n, left, receivers, now, now + self.wait)
         for r in receivers:
             self.stats["announcements"] += 1
-            self.post(r, encode_control(ANNOUNCE, self.host, n, c, max(0, left)))
+            self.batch.setdefault((r, ANNOUNCE), []).append((n, c, max(0, left)))
         if self.keep_own:
             return self._large(left)
         return self.prio.get(c, self._large(left))
@@ -611,9 +651,11 @@ class Dcas(Policy):
         self.flows[fid] = flow
         self.bytes[fid] = 0
         self.left[c] = self.left.get(c, 0) + flow[3]
+        self.total[c] = self.total.get(c, 0) + flow[3]
         if new:
             self.served[c] = self.now
             self.prio[c] = self._decide(c, flow[7], self.now)
+            self.flush()
 
     def queue(self, fid: int) -> int:
         flow = self.flows.get(fid)
@@ -622,7 +664,8 @@ class Dcas(Policy):
     def sent(self, flow: list[Any], n: int) -> list[int]:
         self.bytes[flow[0]] += n
         self.left[flow[6]] -= n
-        self.served[flow[6]] = self.now
+        if self.count == "written":
+            self.served[flow[6]] = self.now
         return []
 
     def settle(self, now: float) -> list[int]:
@@ -636,8 +679,18 @@ class Dcas(Policy):
         changed = self.settle(now)
         self.now = now
         arrival = {f[6]: f[7] for f in self.flows.values()}
+        in_socket = self._in_socket()
+        if self.count == "wire":
+            # Served: its receivers acknowledged bytes since the last tick (bytes handed to the
+            # socket may wait there, starved, as long as they would wait in the application).
+            for c in arrival:
+                acked = self.total[c] - self.left[c] - in_socket.get(c, 0)
+                if acked > self.acked.get(c, 0):
+                    self.served[c] = now
+                self.acked[c] = acked
         for c, a in arrival.items():
-            changed += self._set(c, self._decide(c, a, now))
+            changed += self._set(c, self._decide(c, a, now, in_socket.get(c, 0)))
+        self.flush()
         for c in list(self.cache):  # receiver: forget what expired
             self._expire(c, now)
         return list(dict.fromkeys(changed))
@@ -656,7 +709,16 @@ class Dcas(Policy):
         self._expire(c, now)
         psi = combine(self.psi, [v for v, _ in self.cache[c].values()])
         self.stats["replies_sent"] += 1
-        self.post(sender, encode_control(REPLY, self.host, number, c, psi))
+        self.batch.setdefault((sender, REPLY), []).append((number, c, psi))
+
+    def flush(self) -> None:
+        """Posts what :meth:`tick`, :meth:`start` and :meth:`announce` queued: one datagram per
+        destination and kind (more past :data:`_CONTROL_MAX` entries)."""
+        for (dst, kind), entries in self.batch.items():
+            for i in range(0, len(entries), _CONTROL_MAX):
+                self.stats["datagrams"] += 1
+                self.post(dst, encode_control(kind, self.host, entries[i : i + _CONTROL_MAX]))
+        self.batch.clear()
 
     def reply(self, now: float, receiver: int, number: int, c: int, value: int) -> list[int]:
         """``receiver``'s feedback ``value`` to announcement ``number`` of coflow ``c``; returns
@@ -676,7 +738,7 @@ class Dcas(Policy):
         self.left[c] -= flow[3] - self.bytes.pop(flow[0], 0)
         if not any(f[6] == c for f in self.flows.values()):
             self._drop(c)
-            for d in (self.left, self.served, self.prio):
+            for d in (self.left, self.total, self.acked, self.served, self.prio):
                 d.pop(c, None)
         return []
 
@@ -711,6 +773,7 @@ def make_policy(spec: dict[str, Any]) -> Policy:
             phi=spec.get("phi", "max"),
             keep_own=spec.get("keep_own", False),
             bands=spec.get("bands"),
+            count=spec.get("count", "wire"),
         )
     raise ValueError(f"unknown replay policy {name!r}")
 
@@ -742,6 +805,8 @@ class Worker:
         self.pool: dict[int, list[socket.socket]] = {}
         self.deadline = deadline_s
         self.policy = make_policy(plan.get("policy", {"name": "plain"}))
+        if isinstance(self.policy, Dcas):
+            self.policy.unacked = self._unacked
         # D-CAS's control channel: UDP on a port per host (one for all on the testbed).
         self.ctl: socket.socket | None = None
         self.ctl_ports = [int(x) for x in plan.get("control_ports") or [plan.get("control_port", 0)] * len(self.addrs)]
@@ -798,6 +863,17 @@ class Worker:
                 self.pool.setdefault(key, []).append(c)
             else:
                 self.warm_up_failed += 1
+
+    def _unacked(self, fid: int) -> int:
+        """Bytes of flow ``fid`` in its socket, written and not yet acknowledged (SIOCOUTQ); 0 if it
+        has no connection."""
+        sock = self.socks.get(fid)
+        if sock is None or sock.fileno() < 0:
+            return 0
+        try:
+            return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0])
+        except OSError:
+            return 0
 
     def _mark(self, fids: list[int]) -> None:
         for fid in fids:
@@ -871,6 +947,7 @@ class Worker:
             try:
                 data, src = self.ctl.recvfrom(2048)
             except BlockingIOError:
+                self.policy.flush()  # the replies to what came, one datagram per sender
                 return
             except OSError:
                 self._ignore("recv_error")
@@ -879,17 +956,19 @@ class Worker:
             if isinstance(m, str):
                 self._ignore(m)
                 continue
-            kind, host, number, coflow, value = m
+            kind, host, entries = m
             if src != (self.addrs[host], self.ctl_ports[host]):
                 self._ignore("source")
                 continue
-            try:
-                if kind == ANNOUNCE:
-                    self.policy.announce(time.time(), host, number, coflow, value)
-                else:
-                    self._mark(self.policy.reply(time.time(), host, number, coflow, value))
-            except Exception as e:  # noqa: BLE001 - a message must never stop the worker
-                self._ignore(f"error: {type(e).__name__}")
+            now = time.time()
+            for number, coflow, value in entries:
+                try:
+                    if kind == ANNOUNCE:
+                        self.policy.announce(now, host, number, coflow, value)
+                    else:
+                        self._mark(self.policy.reply(now, host, number, coflow, value))
+                except Exception as e:  # noqa: BLE001 - a message must never stop the worker
+                    self._ignore(f"error: {type(e).__name__}")
 
     async def send(self, flow: list[Any]) -> None:
         await asyncio.sleep(max(0.0, self.t0 + flow[4] - time.time()))

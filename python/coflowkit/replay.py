@@ -271,7 +271,7 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     announcement to decision (each over all workers: the mean, weighted by each worker's replies
     received or rounds decided, and the max, seconds)."""
     counts = ("announcements", "replies_received", "replies_missing", "replies_late", "replies_sent", "negotiated")
-    counts += ("fallback", "raised_value", "changed_queue", "dropped_rounds", "send_failed")
+    counts += ("fallback", "raised_value", "changed_queue", "dropped_rounds", "send_failed", "datagrams")
     total: dict[str, Any] = {k: 0 for k in counts}
     total["ignored"] = {}
     # Per worker, (its spread, how many it averages) of the replies' round trips and of the rounds.
