@@ -90,3 +90,31 @@ def test_runs_of_different_workloads_are_not_put_on_one_page(tmp_path):
     # Each workload has its own page, figure, title and explanation.
     assert set(svt.PAGES) == set(svt.TITLES) == set(svt.EXPLANATIONS) == set(svt.SCALES)
     assert len({doc for doc, _ in svt.PAGES.values()}) == len({fig for _, fig in svt.PAGES.values()}) == len(svt.PAGES)
+
+
+def test_runs_made_before_a_policys_replay_changed_are_not_pooled_with_those_after(tmp_path):
+    import json
+
+    page = {"command": "", "source": "x", "n_coflows": 1, "n_flows": 1, "topology": "t", "buffer": None, "rto_max_ms": 1000}
+    since = svt.REPLAY_CHANGED["dcas"][0]
+    old, new = "2026-11-24 06:45 UTC", "2026-11-24 11:00 UTC"
+    assert old < since <= new
+
+    def run(name, date, dcas, plain):
+        out = tmp_path / name
+        out.mkdir()
+        rows = [["plain", "fair", plain, 1.0, 1.0, 1.0, 1.0], ["dcas", "dcas", dcas, 1.0, 1.0, 1.0, 1.0]]
+        why = {"plain": {"run": name}, "dcas": {"run": name}}
+        (out / "page.json").write_text(json.dumps(dict(page, date=date, rows=rows, why=why, sim_s=0.1)))
+        return out
+
+    a, b, c = run("a", old, 3.0, 2.0), run("b", new, 1.0, 2.2), run("c", old, 3.5, 2.1)
+    saved, csvs = svt.combine([a, b, c])
+    # plain's replay did not change: all three runs count, the last gives the row. dcas: only the run since.
+    assert saved["repeats"] == {"plain": [2.0, 2.2, 2.1], "dcas": [1.0]}
+    assert [r[0] for r in saved["rows"]] == ["plain", "dcas"] and saved["rows"][1][2] == 1.0
+    assert csvs["dcas"] == b / "dcas-coflows.csv" and saved["why"]["dcas"] == {"run": "b"}
+    assert saved["not_pooled"]["dcas"]["runs"] == [old, old] and "plain" not in saved["not_pooled"]
+    # With no run since the change, the runs before are what there is.
+    saved, _ = svt.combine([a, c])
+    assert saved["repeats"]["dcas"] == [3.0, 3.5] and saved["not_pooled"] == {}

@@ -408,10 +408,23 @@ def draw(csvs: dict[str, Path], figure: Path) -> None:
     fig.savefig(figure, dpi=150)
 
 
+#: When a policy's replay last changed in a way that moves its numbers, and how: a run made before then
+#: still gives the policy's row if no later run replays it, but is not pooled with the runs after.
+REPLAY_CHANGED = {
+    p: (
+        "2026-11-24 10:29 UTC",
+        "the sender counted a subcoflow's bytes left and its service at the socket, not on the wire, and sent "
+        "a datagram per control message (commit dbc6990, docs/testbed.md)",
+    )
+    for p in ("dcas", "dcas-local")
+}
+
+
 def combine(outs: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
     """The runs saved in ``outs`` as one (rows in first-seen order, a later run's row replacing an earlier
-    one's of the same policy), and each row's per-coflow file. Refuses runs of different workloads or
-    topologies, which one page cannot compare."""
+    one's of the same policy), and each row's per-coflow file. A policy's runs made before its replay last
+    changed (:data:`REPLAY_CHANGED`) count only if no run since replays it. Refuses runs of different
+    workloads or topologies, which one page cannot compare."""
     runs = []
     for out in outs:
         f = out / "page.json"
@@ -427,18 +440,30 @@ def combine(outs: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
     rows: dict[str, list[Any]] = {}
     csvs: dict[str, Path] = {}
     why: dict[str, dict[str, float]] = {}
-    # Every run's testbed mean CCT of each policy, in the order of the runs.
+    # Every run's testbed mean CCT of each policy, in the order of the runs: the runs since its replay last
+    # changed (REPLAY_CHANGED) if there are any, the others apart.
+    def since(r: dict[str, Any], p: str) -> bool:
+        return bool(r["date"] >= REPLAY_CHANGED.get(p, ("",))[0])
+
+    fresh = {row[0] for r in runs for row in r["rows"] if since(r, row[0])}
     repeats: dict[str, list[float]] = {}
+    before: dict[str, list[str]] = {}
     for out, r in zip(outs, runs, strict=True):
         for row in r["rows"]:
-            rows[row[0]] = row
-            csvs[row[0]] = out / f"{row[0]}-coflows.csv"
-            why[row[0]] = r["why"][row[0]]
-            repeats.setdefault(row[0], []).append(row[2])
+            p = row[0]
+            if p in fresh and not since(r, p):
+                before.setdefault(p, []).append(r["date"])
+                continue
+            rows[p] = row
+            csvs[p] = out / f"{p}-coflows.csv"
+            why[p] = r["why"][p]
+            repeats.setdefault(p, []).append(row[2])
+    order = dict.fromkeys(row[0] for r in runs for row in r["rows"])
     later = [{"command": r["command"], "date": r["date"], "policies": [row[0] for row in r["rows"]]} for r in runs[1:]]
     saved = dict(
-        first, rows=list(rows.values()), why=why, sim_s=max(r["sim_s"] for r in runs), later=later, repeats=repeats
-    )
+        first, rows=[rows[p] for p in order], why=why, sim_s=max(r["sim_s"] for r in runs), later=later, repeats=repeats,
+        not_pooled={p: {"runs": d, "since": REPLAY_CHANGED[p][0], "why": REPLAY_CHANGED[p][1]} for p, d in before.items()},
+    )  # fmt: skip
     return saved, csvs
 
 
@@ -620,6 +645,11 @@ def write_page(saved: dict[str, Any]) -> None:
             f"| {p} | {w['small_tb']:.4f} s / {w['small_sim']:.4f} s | {w['large_tb']:.4f} s / {w['large_sim']:.4f} s |"
         )
     lines += repeated(rows, saved.get("repeats", {}))
+    for p, n in saved.get("not_pooled", {}).items():
+        lines += [
+            "",
+            f"Not among {p}'s runs: its replays of {', '.join(n['runs'])}, before {n['since']}, when {n['why']}.",
+        ]
     doc, figure = PAGES[saved["workload"]]
     lines += ["", f"![testbed against simulated CCT per coflow]({figure.relative_to(doc.parent)})", ""]
     big = [r for r in rows if math.isfinite(r[2] / r[3]) and abs(r[2] / r[3] - 1) > GAP]
@@ -681,23 +711,20 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
 4. **Eight queues and local views.** Each policy is its scheduler as far as DSCP marks set by each
    sender alone can carry it (docs/testbed.md says what each loses and which simulated scheduler is its
    counterpart): strict priority between at most 8 classes, no per-flow or per-coflow order inside a
-   class but TCP's sharing, demotion counted on what one sender has sent. D-CAS's negotiation takes two
-   Python event loops: its replies took 4.4-4.8 ms on average in this page's runs (6.7-7.0 ms on the
-   more loaded machine of the night before), 7% of them after the round's 8 ms (12-16% then), where the
-   simulator's messages take 100 µs. The testbed has negotiation cost 4-11% in all nine runs of
-   2026-11-24 (`dcas-local` 0.345-0.355 s against `dcas` 0.369-0.381 s in this page's four), mostly on
-   the large coflows. What costs is not the messages but the wait: side by side (docs/testbed.md,
-   `keep_own`), negotiating while keeping the sender's own priority until each round is decided, as
-   `dcas` does, cost as much as `dcas` (0.376 and 0.385 s against 0.382 s), and negotiating while
-   setting the own priority at once cost next to nothing (0.363 and 0.357 s against `dcas-local`'s
-   0.348 and 0.356 s). A subcoflow keeps its old priority while its round is open, and on the testbed a
-   round waits for its slowest receiver's reply, or the 8 ms wait: 6.8 ms on average, where a reply's
-   round trip is 4.6 ms. So `dcas`'s simulated counterpart takes that time, as a simulated round is
-   decided two message delays after its announcement (`msg_delay` half of it; each message lost with
-   the probability that makes a reply miss its round as often as on the testbed; docs/testbed.md):
-   3.4 ms a message, 0.281 s, behind `dcas-local`'s 0.277 s as on the testbed. With half a reply's
-   round trip instead (2.2-2.4 ms, this page's first three runs, which did not record their rounds)
-   the simulator had negotiation gain: 0.272-0.274 s (0.261 s at its own 100 µs, 0.279 s at 3 ms). Through the runtime the agents add a rule of their own: a flow of
+   class but TCP's sharing, demotion counted on what one sender has sent. D-CAS's senders count a subcoflow's bytes
+   left on the wire, as the simulator does, since 2026-11-24 10:29 UTC (docs/testbed.md); before, they
+   counted at the socket, and as this workload's scaled subcoflows fit in a socket's buffer, nearly
+   every one counted as short (FIFO by age, queues 0-3) as soon as it was written: 6,400 rounds were
+   negotiated a replay then, 58,000 now, out of 604,000-611,000 announcements. That many, every 10 ms,
+   are more than 16 Python senders and receivers on 2 cores answer in time: replies take 13.6 ms on
+   average and a quarter miss their round's 8 ms (batching a tick's messages per receiver, which
+   fixed it on D-CAS's mix, leaves 877,000 datagrams here: few coflows share a pair of hosts). The
+   simulated counterpart takes the measured delay (capped just under δ/2: 4.95 ms a message) and
+   losses (14%): `dcas` 0.2785 s, behind `dcas-local`'s 0.2675 s as on the testbed (0.352-0.355 s
+   against 0.324-0.336 s, three runs). With its own 100 µs messages the simulator has negotiation gain
+   8% (0.245 s), with 2 ms 4% (0.256 s): on this machine the negotiation is too slow to pay, and the
+   simulator, told how slow, agrees. (The runs before the change, when a round's wait cost it too, are
+   in docs/testbed.md.) Through the runtime the agents add a rule of their own: a flow of
    a coflow the coordinator has not scheduled yet goes out in class 0, the switches' top strict class
    (Aalo 6.2's local decisions for tiny coflows; docs/runtime.md), so until the coordinator's next
    schedule a new coflow is ahead of every scheduled flow where they meet. D-CLAS's weighted queues
@@ -753,18 +780,18 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
 
 **This page's runs (2026-11-24 morning, TCP's timeout capped at 1 s, one receiving loop per host) and
 the numbers quoted.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
-second went through the policies in the reverse order, the third in another. A fourth, of `dcas-local`
-and `dcas` (06:47 UTC), is the first whose replay recorded how long its negotiation's rounds took
-(6.8 ms on average; 4.6 ms a reply's round trip, 7% of replies late): its `dcas` is simulated with
-that (`msg_delay=3406us;loss=0.0346`, 0.2811 s), the three runs before with half their replies' round
-trip (0.2720-0.2741 s). The main table is each policy's last run (load 1.3-6.2 for the sender
-policies, 2.9-16 for the runtime's; mean start lag 4-9 ms). A policy moved by 1-7% between runs. The
+second went through the policies in the reverse order, the third in another. `dcas` and `dcas-local`
+are three runs of the two made after their replay changed (cause 4: 11:00, 11:04 and 11:08 UTC, in
+alternating order; the four before, of 05:35-06:47 UTC, counted bytes left at the socket and are not
+pooled with them: 0.369-0.381 s and 0.345-0.355 s); their `dcas` is simulated with the delay and losses
+each run measured. The main table is each policy's last run (load 1.3-9.7 for the sender policies,
+2.9-16 for the runtime's; mean start lag 4-13 ms). A policy moved by 1-7% between runs. The
 night's runs (00:33-02:56 UTC, a thread per connection in the receivers, five runs) gave the same
 order but for `aalo` and `dcas-local`, then 0.2% apart by their mean (0.356 and 0.355 s). Runs of
 2026-11-23 with the kernel's 120 s ceiling: `pias` 0.588-0.723 s, `karuna` 0.603-0.784 s,
 `plain` 0.570-0.586 s, `aalo` 0.985 s, `varys` 0.319 s.
 
-**Gaps above 25%: every scheduler.** +28% `dcas-local` to +73% `plain` for the sender policies
+**Gaps above 25%: every scheduler.** +25% `dcas-local` to +73% `plain` for the sender policies
 (+88% `tafe`), +28% `aalo` and +74% `varys` through the runtime, +46-67% for the controls. The large
 coflows carry +24-51% of it under every policy but `varys` (+56-68%) and `tafe` (+124-134%) (cause 3:
 TCP's sharing, drops and timeouts against max-min), the small ones the rest under `plain` (0.092 s
@@ -772,8 +799,10 @@ against 0.0035 s simulated, cause 3) and through the runtime (`varys` 0.013 s ag
 `aalo` 0.006 s against 0.003 s: a new flow waits for its sender's thread and writes unthrottled in
 class 0 among the other new ones until the coordinator's next tick, cause 5).
 
-**The ranking agrees: all 36 pairs, in the last run of each policy and by the mean of the runs.**
-Every run ordered every pair alike (the runs' ranges of no two policies overlap). `varys` the best and
+**The ranking agrees: all 36 pairs in the last run of each policy; 35 by the mean of the runs.** The
+pair left, `aalo` against `dcas-local`, is 2.5% apart in the simulator and 0.3% on the testbed by the
+mean (0.3323 and 0.3314 s), their runs' ranges overlapping (0.3282-0.3344 and 0.3236-0.3359 s):
+closer than the testbed resolves. Every run ordered the other 35 pairs alike. `varys` the best and
 `tafe` the worst on both sides, `aalo` second, then `dcas-local` and `dcas`; every policy better than
 `plain`, with `fifo-lm` the least so (1.27x mean measured in the last run, 1.02x simulated, as its
 large coflows share one queue as under `fair`); `pias` ahead of `karuna`, `karuna` of `fifo-lm`. The
@@ -802,11 +831,11 @@ seconds. The causes of FB2010's page (docs/testbed-vs-simulation.md, *Why the te
 differ*) hold here too; what this mix adds:
 
 1. **TCP against the fluid model (FB2010's cause 3).** `plain` is 30% behind `fair` in every run
-   (4.25 s in each run against 3.28 s): its small coflows add 0.94-1.00 s to the mean against 0.63 s
-   simulated, its large ones 3.25-3.32 s against 2.65 s (drops into 64 KiB switch queues, 7,200-11,500
+   (4.25-4.33 s against 3.28 s): its small coflows add 0.94-1.00 s to the mean against 0.63 s
+   simulated, its large ones 3.25-3.33 s against 2.65 s (drops into 64 KiB switch queues, 7,200-11,500
    timeouts a replay). Every policy that lifts the small coflows takes most of the first part back,
    which is why the testbed sets `plain` 15-19% behind `pias` and `aalo` where the simulator has them
-   within 5% of `fair`. `varys` through the runtime (+47-52%) pays the runtime's start of each flow
+   within 5% of `fair`. `varys` through the runtime (+48-55%) pays the runtime's start of each flow
    and rates against TCP (FB2010's cause 5) on top.
 2. **FIFO's age quanta: `fifo-lm` and `tafe` are faster on the testbed (-18% to -22%).** All of it is in
    their light coflows (`fifo-lm` 1.9 s against 3.8 s simulated, `tafe` 2.6 against 4.8 s), while
@@ -817,8 +846,8 @@ differ*) hold here too; what this mix adds:
    "the age quanta are not simulated"). At load 1 with light coflows of megabytes the FIFO is long and
    sharing its head beats serving it in order; on FB2010, whose light coflows take milliseconds, the two
    are the same. The ranking does not depend on it: both stay the worst two on both sides.
-   Testbed runs of 2026-11-24 before the page's, with other D-CAS settings (item 3), gave the other
-   policies within 3% of the page's numbers.
+   The runs of 2026-11-24 before the page's, with other D-CAS settings and counting (items 3 and 4),
+   gave the other policies within 3% of the page's numbers.
 3. **D-CAS's parameters: the paper's, at this mix's scale.** The replay's defaults suit FB2010 at x0.02
    (docs/testbed.md). On this mix they made the simulated D-CAS worse than `fair`, so the page's runs
    take the paper's (V-A) at the mix's scale: thresholdVolume 1 MB x0.01 = 10 KB; δ, T and expiry
@@ -832,53 +861,78 @@ differ*) hold here too; what this mix adds:
    | threshold the 80th percentile of subcoflows (2.58 MB), δ 10 ms, T 20 ms, expiry 40 ms, bands 4/16/64 x threshold | 3.25 / 3.18 s | 4.95 / 5.10 s |
    | threshold 10 KB, the same timers (three runs) | 3.69-3.80 / 3.57-3.73 s | 3.18-3.26 / 3.26 s |
    | threshold 10 KB, δ 40 ms, T 400 ms, expiry 800 ms, bands 4/16/64 x threshold | 3.51 s / - | 2.19 s |
-   | the same, bands at the quartiles (the page's three runs) | 3.18-3.24 / 3.16-3.23 s | 2.10-2.34 / 2.42-2.60 s |
+   | the same, bands at the quartiles (three runs) | 3.18-3.24 / 3.16-3.23 s | 2.10-2.34 / 2.42-2.60 s |
+   | the same, bytes counted on the wire and batched messages (item 4; the page's three runs) | 2.64-2.74 / 2.68-2.75 s | 2.11-2.13 / 2.42 s |
 
    With the 80th percentile, 80% of the subcoflows, up to 2.6 MB each, go FIFO, strictly so in the
    simulator (worse than `fair`, as `fifo-lm` above) and by age quanta on the testbed. With T at 20 ms
-   a subcoflow that has written nothing for 20 ms jumps to `<1, 0>`, ahead of every negotiated one;
+   a subcoflow that has sent nothing for 20 ms jumps to `<1, 0>`, ahead of every negotiated one;
    at load 1 most do, and the simulated D-CAS is `fair` again (3.04 s at its own 100 µs messages
    against `fair`'s 3.28 s; 2.06 s with T at 400 ms). The cut into queues matters on the testbed:
    4, 16 and 64 times 10 KB put most negotiated subcoflows in queue 7, where TCP shares them
-   (3.51 s); the quartiles 3.27 s in one replay.
-4. **D-CAS's priorities in four queues.** The simulator orders every negotiated `P`; the testbed
-   carries four classes, and TCP shares each. The simulated counterpart now has the same classes
-   (`desired=bands:...`, docs/schedulers.md: a subcoflow's desired priority is the band its bytes
-   left reach, negotiated by Ψ = Φ = max as before, max-min among equals). That moves the simulated
-   D-CAS little (the last run, with the bands: `dcas` 2.10 s, `dcas-local` 2.42 s; the two before,
-   with every `P` apart: 2.25 and 2.34 s, 2.60 s), so the classes are not what is left of the gaps
-   (+53% `dcas`, +34% `dcas-local` in the last run). Two things are measured and not yet explained.
-   Both D-CAS policies time out about as often as `fifo-lm` and `tafe` and three times as often as
-   the rest (31,000-34,000 RTOs a replay against 7,200-12,300 under `plain`, `pias` and `karuna`):
-   strict priority between coflows starves the lower ones in a way PIAS's and Karuna's per-flow
-   demotion does not, and a starved flow waits out its timeout (FB2010's cause 3); their large
-   coflows take 2.73-2.79 s against 1.88-2.33 s simulated. And **negotiation gains nothing on the
-   testbed**: `dcas` and `dcas-local` are within 3% in every run, each ahead in some (the simulator
-   has negotiation gain 10-13%). By D-CAS's bins (longest flow under 10 MiB x0.01, at most 50 flows),
-   the simulator's gain is mostly in the 24 long and wide coflows: they add 1.26-1.50 s to `dcas`'s
-   mean CCT against 1.46-1.70 s to `dcas-local`'s, where on the testbed they add 1.83-1.88 s against
-   1.80-1.82 s (the long and narrow ones: 0.75-0.80 against 0.84-0.92 s simulated, 1.25-1.29 against
-   1.27-1.34 s measured). Negotiation puts all of a wide coflow's subcoflows in the class of its
-   largest, where on the testbed they meet the other coflows' flows under TCP rather than max-min. It is not the messages: a round is decided in
-   4.9-5.5 ms on average, within its 40 ms δ, 3-4% of replies miss it, and 38,000 rounds a replay
-   were negotiated, 81% raising the sender's value and 18% moving a subcoflow to another queue. What
-   it would take to find out: per-coflow timelines of `dcas` against `dcas-local` with
-   `diagnose.py`, as for `aalo` on FB2010.
+   (3.51 s); the quartiles 3.27 s in one replay. The simulator orders every negotiated `P` where the
+   testbed carries four classes, which TCP shares; the simulated counterpart has the same classes
+   (`desired=bands:...`, docs/schedulers.md: a subcoflow's desired priority is the band its bytes left
+   reach, negotiated by Ψ = Φ = max as before, max-min among equals). That moved the simulated D-CAS
+   little (`dcas` 2.10 s and `dcas-local` 2.42 s with the bands; 2.25-2.34 s and 2.60 s with every `P`
+   apart).
+4. **D-CAS's bytes left: on the wire, as the simulator counts them (since 2026-11-24 10:29 UTC).** The
+   sender counted a subcoflow's bytes left at the socket: what the socket had taken counted as sent,
+   and a socket takes up to its send buffer, in writes of 256 KiB. So a large subcoflow's last bytes
+   counted as short (queues 0-3, ahead of every large subcoflow) and as served while they still waited
+   in the socket. Counted on the wire (the bytes not yet written plus the socket's unacknowledged ones,
+   `SIOCOUTQ`, read at each tick), `dcas` and `dcas-local` went from 3.21 / 3.20 s (the means of three
+   runs) to 2.69 / 2.71 s, their long and narrow coflows from 1.25-1.34 s to 0.97-1.03 s of the mean
+   (simulated 0.81 / 0.92 s), their timeouts from 31,000-34,000 a replay to 15,500-16,600, and the
+   gap of `dcas-local` from +34% to +14%.
+5. **Negotiation gains 1% on the testbed, 13% in the simulator: `dcas`'s gap (+30%).** `dcas` is ahead
+   of `dcas-local` in each of the page's three runs, by 0.3%, 1.6% and 0.4% (2.69 against 2.71 s by the
+   mean; the runs' ranges overlap), where the simulator has 2.11 against 2.42 s. So `dcas`'s gap is
+   `dcas-local`'s (+14%: TCP against the fluid model, item 1) plus the 12% the simulator's negotiation
+   gains and the testbed's does not.
+   - *The messages cost about 1% now.* Counting on the wire keeps large subcoflows large longer, so they
+     negotiate more: 330,000-350,000 announcements a replay, twice as many as before. With a datagram
+     per message that cost the 2-core machine half a core (the workers 44-49 CPU-s a replay against
+     16-21 s without negotiation), replies took 9-12 ms and 9-12% missed their round; negotiating while
+     keeping the sender's own priority (`keep_own`, docs/testbed.md) was 6% behind `dcas-local` (2.87
+     against 2.70 s, one run side by side) and `dcas` tied with `dcas-local`. A sender now puts all its
+     announcements of a tick to one receiver in one datagram, and a receiver its replies to one sender
+     (2.4 times fewer datagrams): replies take 4.2-5.2 ms, 1.7-3.4% miss their round, and `keep_own` is
+     1% behind `dcas-local` (2.80 against 2.77 s; `dcas` 2.65 s in that run). The simulated counterpart
+     takes these delays and losses (`msg_delay`, `loss` in its spec).
+   - *Where the simulator's gain is.* By D-CAS's bins (longest flow under 10 MiB x0.01, at most 50
+     flows): the 24 long and wide coflows add 1.26-1.27 s to `dcas`'s simulated mean against 1.46 s to
+     `dcas-local`'s, the 39 long and narrow 0.81 against 0.92 s. On the testbed: 1.60-1.67 against
+     1.63-1.69 s, and 0.98-1.01 against 0.97-1.03 s.
+   - *Why the testbed does not show it (measured on one coflow, not on all).* Coflow 16 (106 MB,
+     210 flows from all 16 hosts into 14) ends with its flows into host 0. Without negotiation each
+     sender ranks its part by its own bytes left, and in the simulator the senders with the most left
+     wait behind other coflows' subcoflows at strict priority: host 0's last flow ends at 30.3 s, against
+     20.3 s when negotiation gives every part the class of the largest. On the testbed host 0's flows end
+     at 23.0 s without negotiation and 23.4 s with it (first run). The fluid model's higher classes take
+     all the capacity they can the moment they can; TCP's flows do not (each new flow's slow start, a
+     window halved at each loss, timeouts), and what they leave goes to the lower classes, so the
+     testbed's `dcas-local` starves its laggards less than the simulator's and negotiation has less to
+     repair. Consistent with it, `dcas-local`'s large coflows have the smallest gap of every policy
+     (+12% for the long and wide, +12% for the long and narrow in the first run, against +15% to +40%
+     and +14% to +70% under `plain`, `pias`, `karuna`, `dcas`, `aalo` and `varys`). The replay does not record rates over time,
+     which would show it flow by flow.
 
-**The ranking agrees on all 36 pairs in the last run and on 35 of 36 by the mean of the three runs**
-(2026-11-24, 08:54-09:29 UTC, each in another order; the load 0.9-3.7 during the sender policies'
-replays, 2.1-7.3 during the runtime's). In 35 pairs every run ordered the two alike, and as the simulator does. The pair left is
-`dcas` against `dcas-local`: tied on the testbed (3.208 and 3.202 s by the mean of the runs, their
-ranges overlapping) where the simulator has negotiation gain 13% (item 4). `varys` is the best on both
-sides, `dcas` and `dcas-local` next, then `karuna`, `pias`, `aalo` and `plain`, and `fifo-lm` and `tafe`
-the worst, below `plain` on both sides (D-CAS's paper finds Baraat behind per-flow fairness on this mix
-too). Improvement of the mean CCT over `plain` in the last run, testbed against simulated over `fair`:
-`varys` 1.75x / 2.00x, `dcas` 1.32x / 1.56x, `dcas-local` 1.32x / 1.36x, `karuna` 1.23x / 1.11x,
-`pias` 1.17x / 1.05x, `aalo` 1.13x / 1.01x. With the D-CAS settings before the page's (item 3) the
-ranking agreed on 27 of 36 pairs (the 80th-percentile threshold: the simulated D-CAS behind `fair`),
-then on 35, 33 and 36 of 36 in three runs with FB2010's timers, where the simulator put `dcas`,
-`dcas-local`, `aalo`, `pias` and `fair` within 5% and the testbed ordered them within its noise.
-Simulated `aalo` and `fair` are 0.5% apart; the testbed puts `aalo` 15% ahead of `plain` (item 1).
+**The ranking agrees on all 36 pairs in the last run and by the mean of the three runs** (2026-11-24,
+10:29-10:57 UTC, each in another order; the load 1.1-7.7). In 35 pairs every run ordered the two alike,
+and as the simulator does; in the last, `dcas` against `dcas-local`, every run has `dcas` ahead, by less
+than the runs move (item 5). `varys` is the best on both sides, `dcas` and `dcas-local` next, then
+`karuna`, `pias`, `aalo` and `plain`, and `fifo-lm` and `tafe` the worst, below `plain` on both sides
+(D-CAS's paper finds Baraat behind per-flow fairness on this mix too). Improvement of the mean CCT over
+`plain` in the last run, testbed against simulated over `fair`: `varys` 1.68x / 2.00x, `dcas`
+1.55x / 1.55x, `dcas-local` 1.55x / 1.36x, `karuna` 1.21x / 1.11x, `pias` 1.18x / 1.05x, `aalo`
+1.14x / 1.01x. Gaps above 25%: `plain` and `varys` (item 1) and `dcas` (item 5). Before the page's
+settings (item 3) the ranking agreed on 27 of 36 pairs (the 80th-percentile threshold: the simulated
+D-CAS behind `fair`), then on 35, 33 and 36 of 36 in three runs with FB2010's timers, where the
+simulator put `dcas`, `dcas-local`, `aalo`, `pias` and `fair` within 5% and the testbed ordered them
+within its noise; with the quartile bands and bytes counted at the socket, on 36, 35 and 36 (by the
+mean of those three runs, 35: `dcas` behind `dcas-local` by 0.2%). Simulated `aalo` and `fair` are
+0.5% apart; the testbed puts `aalo` 14% ahead of `plain` (item 1).
 """
 
 EXPLANATIONS = {"fb2010": EXPLANATION, "dcas": EXPLANATION_DCAS}
