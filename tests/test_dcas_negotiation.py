@@ -198,6 +198,8 @@ def test_dcas_counts_bytes_left_and_service_on_the_wire() -> None:
     wire.unacked = lambda fid: 8_000  # 1,000 more acknowledged: served again
     wire.tick(100.53)
     assert wire.queue(1) == 5
+    # Coflow 3 decided as large at its start and at four ticks, once as starving; never as short.
+    assert wire.runs == {3: [5, 1]} and written.runs == {3: [1, 0]}
     with pytest.raises(ValueError, match="count 'acked' must be 'wire' or 'written'"):
         make_policy({"name": "dcas", "threshold": 1000, "quantum_s": 0.1, "delta_s": 0.01, "starve_s": 0.5,
                      "count": "acked"})  # fmt: skip
@@ -355,3 +357,15 @@ def test_dcas_bands_cut_the_negotiated_priority_into_queues_4_to_7() -> None:
     assert rp.policy_spec("dcas", w, heavy=1000, bands=[2000, 50_000, 1_000_000])["bands"] == [2000, 50_000, 1_000_000]
     with pytest.raises(ValueError, match=r"dcas bands \[3, 2, 1\]: give 3 ascending positive byte counts"):
         rp.policy_spec("dcas", w, bands=[3, 2, 1])
+
+
+def test_dcas_runs_are_summed_over_hosts_by_coflow_id(tmp_path: Path) -> None:
+    """Workers report Dcas.runs by the plan's coflow rank (FIFO order); the driver sums them by id."""
+    w = _core.workload_from_columns(
+        np.array([9, 4, 9], np.uint64), np.array([5, 7, 5], np.uint64), np.array([0, 1, 1], np.uint32),
+        np.array([1, 0, 0], np.uint32), np.array([10, 20, 30], np.uint64), n_hosts=2, source="two coflows",
+    )  # fmt: skip
+    assert rp.coflow_ranks(w) == {9: 0, 4: 1}  # coflow 9 arrived first
+    (tmp_path / "host0.json").write_text(json.dumps({"dcas_runs": {"0": [5, 1], "1": [2, 0]}}))
+    (tmp_path / "host1.json").write_text(json.dumps({"dcas_runs": {"0": [3, 2]}}))
+    assert rp.dcas_runs(tmp_path, w) == {9: [8, 3], 4: [2, 0]}

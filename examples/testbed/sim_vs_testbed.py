@@ -169,34 +169,18 @@ def main(argv: list[str] | None = None) -> int:
     if time_scale is None:
         time_scale = size_scale if args.workload == "dcas" else SCALES[args.workload][1]
     if args.workload == "dcas":
-        # The load refers to a host's port: the slowest host port of the testbed's topology.
-        planned = tb.plan(topology, args.name)
-        rate = min(pt.capacity_bps for pt in planned.ports if pt.ns in planned.host_ns)
         try:
-            w = coflowkit.generate(
-                "coflow-benchmark", preset="dcas", seed=args.seed, load=args.load, n_hosts=args.hosts,
-                n_coflows=args.coflows, capacity_bps=rate,
-            )  # fmt: skip
+            fitted, dcas_mix = dcas_workload(
+                topology, args.name, args.coflows, args.load, args.seed, size_scale, time_scale, args.max_coflows
+            )
         except ValueError as e:
             ap.error(f"--workload dcas: {e}")
     else:
-        w = coflowkit.load_trace(TRACE)
-    fitted = rp.fit(w, args.hosts, size_scale, time_scale, args.max_coflows)
+        fitted = rp.fit(coflowkit.load_trace(TRACE), args.hosts, size_scale, time_scale, args.max_coflows)
+        dcas_mix = {}
     fw = fitted.workload
     print(f"{fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    # D-CAS's threshold and timers: on its own mix the paper's thresholdVolume at the size scale and its
-    # delta, T and expiry at the time scale (the mix is generated for the testbed's ports, so against the
-    # paper's 1 Gbit/s a flow takes 1 Gbit/s / rate times longer before the scale); on FB2010 (where 1 MB
-    # scaled is tens of bytes) the replay's defaults, the 80th percentile of subcoflow sizes and x0.02.
-    dcas_mix: dict[str, Any] = {}
-    if args.workload == "dcas":
-        heavy = round(DCAS_THRESHOLD * size_scale)
-        # Queues 4-7 cut at the quartiles of the subcoflows the threshold leaves to negotiate: the default
-        # (4, 16 and 64 times the threshold) would put most of this mix's in queue 7.
-        sub = rp.subcoflow_sizes(fw)
-        bands = [int(x) for x in np.percentile(sub[sub >= heavy], [25, 50, 75])]
-        dcas_mix = {"heavy": heavy, "time_scale": time_scale * DCAS_RATE / rate, "bands": bands}
     specs = {
         p: rp.policy_spec("dcas", fw, negotiate=p != "dcas-local", **dcas_mix)
         if p.startswith("dcas")
@@ -220,19 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             t = "/".join(str(x) for x in specs[p]["split"])
             s = f"karuna:split={t};sieve={t}"
         elif p in ("dcas", "dcas-local"):
-            d = specs[p]
-            # The replay's delta, T and expiry. Messages take the simulator's 100 us each way until the
-            # replay has measured its own (`negotiated`, after the replays). With no negotiation
-            # (dcas-local): D-CAS with every control message lost.
-            s = (
-                f"dcas:threshold={d['threshold']};delta={d['delta_s'] * 1e3:g}ms;t={d['starve_s'] * 1e3:g}ms;"
-                f"expiry={d['expiry_s'] * 1e3:g}ms" + (";loss=1" if p == "dcas-local" else "")
-            )
-            s += "".join(f";{k}={d[k]}" for k in ("psi", "phi") if d.get(k, "max") != "max")
-            # The sender cuts <1, P> into queues 4-7 by the bytes left (the worker's bands) and TCP shares a
-            # queue: the simulator's D-CAS with the same classes, max-min among equals (since 2026-11-24;
-            # the FB2010 page's runs were simulated with every P apart).
-            s += ";desired=bands:" + "/".join(str(b) for b in rp.dcas_bands(d["threshold"], d.get("bands")))
+            s = dcas_counterpart(specs[p])
         elif s.split(":")[0] == "aalo":
             # The coordinator's period (--delta-ms).
             s += (";" if ":" in s else ":") + f"delta={args.delta_ms}ms"
@@ -360,6 +332,54 @@ def accept_cell(w: dict[str, Any]) -> str:
     if w.get("accept_p99") is None:
         return "not measured"
     return f"{w['accept_p99'] * 1e3:.0f} ms / {w['accept_max']:.2f} s"
+
+
+def dcas_workload(
+    topology: str,
+    name: str,
+    coflows: int,
+    load: float,
+    seed: int,
+    size_scale: float,
+    time_scale: float,
+    max_coflows: int | None = None,
+) -> tuple[rp.Fitted, dict[str, Any]]:
+    """D-CAS V-A's mix for the testbed of ``topology``, fitted to its hosts at the scales (the first
+    ``max_coflows`` if given: ``replay.fit``), and the
+    replay's D-CAS parameters for it (``replay.policy_spec("dcas", w, **params)``): the paper's
+    thresholdVolume at the size scale and its delta, T and expiry at the time scale (the mix is generated
+    for the testbed's ports, so against the paper's 1 Gbit/s a flow takes 1 Gbit/s / rate times longer
+    before the scale), and queues 4-7 cut at the quartiles of the subcoflows above the threshold (the
+    default, 4, 16 and 64 times the threshold, would put most of this mix's in queue 7). On FB2010, where
+    1 MB scaled is tens of bytes, the report keeps the replay's defaults instead. ValueError if the
+    generator refuses the mix."""
+    planned = tb.plan(topology, name)
+    # The load refers to a host's port: the slowest host port of the testbed's topology.
+    rate = min(pt.capacity_bps for pt in planned.ports if pt.ns in planned.host_ns)
+    w = coflowkit.generate(
+        "coflow-benchmark", preset="dcas", seed=seed, load=load, n_hosts=len(planned.host_ns), n_coflows=coflows,
+        capacity_bps=rate,
+    )  # fmt: skip
+    fitted = rp.fit(w, len(planned.host_ns), size_scale, time_scale, max_coflows)
+    heavy = round(DCAS_THRESHOLD * size_scale)
+    sub = rp.subcoflow_sizes(fitted.workload)
+    bands = [int(x) for x in np.percentile(sub[sub >= heavy], [25, 50, 75])]
+    return fitted, {"heavy": heavy, "time_scale": time_scale * DCAS_RATE / rate, "bands": bands}
+
+
+def dcas_counterpart(d: dict[str, Any]) -> str:
+    """The simulated counterpart of the replay's D-CAS spec ``d`` (``replay.policy_spec("dcas", ...)``):
+    its threshold, delta, T and expiry, and its cut of ``<1, P>`` into queues 4-7 by the bytes left (the
+    worker's bands; TCP shares a queue, so the simulator's D-CAS with the same classes, max-min among
+    equals: since 2026-11-24; the FB2010 page's runs before were simulated with every P apart). Messages
+    take the simulator's 100 us each way until the replay has measured its own (:func:`negotiated`);
+    without negotiation, D-CAS with every control message lost."""
+    s = (
+        f"dcas:threshold={d['threshold']};delta={d['delta_s'] * 1e3:g}ms;t={d['starve_s'] * 1e3:g}ms;"
+        f"expiry={d['expiry_s'] * 1e3:g}ms" + ("" if d.get("negotiate") else ";loss=1")
+    )
+    s += "".join(f";{k}={d[k]}" for k in ("psi", "phi") if d.get(k, "max") != "max")
+    return s + ";desired=bands:" + "/".join(str(b) for b in rp.dcas_bands(d["threshold"], d.get("bands")))
 
 
 def negotiated(spec: str, n: dict[str, Any], delta_s: float) -> str:
@@ -904,19 +924,25 @@ differ*) hold here too; what this mix adds:
      flows): the 24 long and wide coflows add 1.26-1.27 s to `dcas`'s simulated mean against 1.46 s to
      `dcas-local`'s, the 39 long and narrow 0.81 against 0.92 s. On the testbed: 1.60-1.67 against
      1.63-1.69 s, and 0.98-1.01 against 0.97-1.03 s.
-   - *Why the testbed does not show it (measured on one coflow, not on all).* Coflow 16 (106 MB,
-     210 flows from all 16 hosts into 14) ends with its flows into host 0. Without negotiation each
-     sender ranks its part by its own bytes left, and in the simulator the senders with the most left
-     wait behind other coflows' subcoflows at strict priority: host 0's last flow ends at 30.3 s, against
-     20.3 s when negotiation gives every part the class of the largest. On the testbed host 0's flows end
-     at 23.0 s without negotiation and 23.4 s with it (first run). The fluid model's higher classes take
-     all the capacity they can the moment they can; TCP's flows do not (each new flow's slow start, a
-     window halved at each loss, timeouts), and what they leave goes to the lower classes, so the
-     testbed's `dcas-local` starves its laggards less than the simulator's and negotiation has less to
-     repair. Consistent with it, `dcas-local`'s large coflows have the smallest gap of every policy
-     (+12% for the long and wide, +12% for the long and narrow in the first run, against +15% to +40%
-     and +14% to +70% under `plain`, `pias`, `karuna`, `dcas`, `aalo` and `varys`). The replay does not record rates over time,
-     which would show it flow by flow.
+   - *Why the testbed does not show it: its low classes stall, the fluid model's only slow down.*
+     `examples/testbed/dcas_starving.py` (2026-11-24 11:58 UTC) replays the mix under `dcas-local`,
+     `dcas` and `keep_own` and counts, per bin, how often a large subcoflow was decided (each tick of δ)
+     and how often of those as starving: no byte acknowledged for T = 400 ms, so `<1, 0>`, queue 4, ahead
+     of every negotiated class. The simulator counts the same from its decision log (no byte served for
+     T; crates/sim/examples/dcas_runs.rs). On the testbed 7.2% (`dcas-local`) and 5.5% (`dcas`) of the
+     long and wide coflows' decisions are starving, 11.9% and 10.7% of the long and narrow ones'; in the
+     simulator 0.9% and 0.7%, 1.6% and 2.7%. In the fluid model a subcoflow in a lower class keeps what
+     the higher classes leave at each instant; a TCP flow held behind a higher class loses packets in its
+     queue and backs its timer off (up to 1 s), so it stays silent after the higher class has gone,
+     until its timer fires (the D-CAS policies' 15,500-16,600 timeouts a replay against 7,500 under
+     `plain`). Then the starvation rule, not the negotiated priority, moves it to the top class. And
+     negotiation is what puts more subcoflows in lower classes: it gives every part of a wide coflow its
+     largest part's class. Its long and wide coflows' subcoflows were decided as large 81,231 times
+     under `dcas` against 64,882 under `dcas-local` on the testbed (25% more subcoflow time), against
+     67,876 and 65,250 in the simulator (4%): the parts negotiation holds back drain in the fluid model
+     and stall on the testbed, which takes back what the order gains (the long and wide coflows add
+     1.709 s to `dcas`'s mean and 1.701 s to `dcas-local`'s in that run; simulated 1.273 and 1.458 s).
+     The same run: `dcas` 2.780 s, `dcas-local` 2.782 s, `keep_own` 2.854 s.
 
 **The ranking agrees on all 36 pairs in the last run and by the mean of the three runs** (2026-11-24,
 10:29-10:57 UTC, each in another order; the load 1.1-7.7). In 35 pairs every run ordered the two alike,

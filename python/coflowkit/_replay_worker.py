@@ -562,6 +562,9 @@ class Dcas(Policy):
         #: Entries to send at the next :meth:`flush`, by (destination host, kind).
         self.batch: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
         self.post: Callable[[int, bytes], None] = lambda dst, msg: self.outbox.append((dst, msg))
+        #: Per coflow, how often its subcoflow here was decided as large (at or above the threshold),
+        #: and of those how often as starving (``<1, 0>``): the simulator's decision log counts the same.
+        self.runs: dict[int, list[int]] = {}
         #: Round trips (announcement to reply) of the replies that came in time, seconds.
         self.rtts: list[float] = []
         #: how long each round took from its announcement to its decision (the last reply, or the wait)
@@ -602,7 +605,10 @@ class Dcas(Policy):
         left = self.left.get(c, 0) + in_socket
         if left < self.threshold:
             return _age_queue(0, 4, now - self.t0 - arrival, self.quantum)
+        runs = self.runs.setdefault(c, [0, 0])
+        runs[0] += 1
         if now - self.served.get(c, now) > self.starve:
+            runs[1] += 1
             return 4
         if not self.negotiate:
             return self._large(left)
@@ -1103,6 +1109,8 @@ class Worker:
             "cpu_s": [cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime],
             "wall_s": time.time() - wall0,
             **({"control": self._control_stats()} if self.ctl is not None else {}),
+            # D-CAS: per coflow, [decided as large, of which starving] (Dcas.runs)
+            **({"dcas_runs": self.policy.runs} if isinstance(self.policy, Dcas) else {}),
         }
 
     def _control_stats(self) -> dict[str, Any]:

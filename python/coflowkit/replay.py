@@ -298,6 +298,28 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     return total
 
 
+def coflow_ranks(workload: _core.Workload) -> dict[int, int]:
+    """Each coflow id's rank in FIFO order (by arrival, then id: the simulator's fifo order), the
+    coflow number a plan's flows carry."""
+    c = workload.columns()
+    first = pd.DataFrame({"c": c["coflow_id"], "a": c["arrival_ns"]}).groupby("c")["a"].min()
+    return {int(cid): r for r, cid in enumerate(first.sort_values(kind="stable").index)}
+
+
+def dcas_runs(work: Path, workload: _core.Workload) -> dict[int, list[int]]:
+    """Per coflow id, how often the D-CAS senders of a replay (``work/hostH.json``) decided one of its
+    subcoflows as large, and of those how often as starving (``Dcas.runs``, summed over hosts)."""
+    of = {r: cid for cid, r in coflow_ranks(workload).items()}
+    out: dict[int, list[int]] = {}
+    for h in range(workload.n_hosts):
+        worker = json.loads((Path(work) / f"host{h}.json").read_text())
+        for rank, (large, starving) in worker.get("dcas_runs", {}).items():
+            n = out.setdefault(of[int(rank)], [0, 0])
+            n[0] += large
+            n[1] += starving
+    return out
+
+
 def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any] | None = None) -> dict[str, Any]:
     """The plan every worker reads: flows (id, src, dst, bytes, start seconds
     after ``t0``, 0, coflow rank in FIFO order, coflow arrival seconds; then,
@@ -309,12 +331,11 @@ def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any]
     if workload.n_hosts > len(hosts):
         raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
     c = workload.columns()
-    # FIFO order of coflows: by arrival, then id (the simulator's fifo order).
     first = pd.DataFrame({"c": c["coflow_id"], "a": c["arrival_ns"]}).groupby("c")["a"].min()
-    rank = {cid: r for r, cid in enumerate(first.sort_values(kind="stable").index)}
+    rank = coflow_ranks(workload)
     deadline = np.where(c["flow_deadline_ns_valid"], c["flow_deadline_ns"] / 1e9, np.nan)
     flows = [
-        [i, int(s), int(d), int(b), int(a) / 1e9, 0, rank[cid], int(first[cid]) / 1e9]
+        [i, int(s), int(d), int(b), int(a) / 1e9, 0, rank[int(cid)], int(first[cid]) / 1e9]
         + ([None if np.isnan(dl) else float(dl), bool(k)] if (not np.isnan(dl) or not k) else [])
         for i, (s, d, b, a, cid, dl, k) in enumerate(
             zip(
