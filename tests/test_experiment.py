@@ -457,3 +457,11 @@ def test_run_each_runs_in_turn_and_resumes(tmp_path: Path) -> None:
     assert [x.split(":")[0] for x in lines] == ["one", "two"] and "2 run, 0 already done, 0 failed" in lines[0]
     again = run_each(runs, workers=1)
     assert [(s.n_done, s.n_skipped) for s in again] == [(0, 2), (0, 2)]
+
+
+def test_coflow_bins_short_below_and_narrow_up_to():
+    """Short strictly below the length bound, narrow up to and including the width bound."""
+    from coflowkit.analysis import coflow_bins
+
+    got = coflow_bins([99, 100, 99, 100], [50, 50, 51, 51], 100, 50)
+    assert got.tolist() == ["SN", "LN", "SW", "LW"]

@@ -34,6 +34,7 @@ import pandas as pd
 import coflowkit
 from coflowkit import replay as rp
 from coflowkit import testbed as tb
+from coflowkit.analysis import coflow_bins
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -44,13 +45,11 @@ VARIANTS = ("local", "dcas", "keep")
 
 
 def bins_of(w: coflowkit.Workload, size_scale: float) -> pd.Series:
-    """Each coflow id's D-CAS bin: S(hort) or L(ong) by its longest flow against 10 MiB x the size
-    scale, N(arrow) or W(ide) by at most 50 flows or more."""
+    """Each coflow id's D-CAS bin: short when its longest flow is under 10 MiB x the size scale, narrow
+    with at most 50 flows (D-CAS V-A's bins)."""
     c = w.columns()
     g = pd.DataFrame({"cid": c["coflow_id"], "b": c["bytes"]}).groupby("cid")["b"].agg(["size", "max"])
-    return pd.Series(
-        np.where(g["max"] < 10 * 2**20 * size_scale, "S", "L"), index=g.index
-    ) + np.where(g["size"] <= 50, "N", "W")  # fmt: skip
+    return pd.Series(coflow_bins(g["max"], g["size"], 10 * 2**20 * size_scale, 50), index=g.index)
 
 
 def simulated_runs(binary: Path, workload_csv: Path, rate_bps: float, spec: str) -> dict[int, list[int]]:

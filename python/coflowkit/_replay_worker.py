@@ -460,6 +460,17 @@ def combine(how: str, values: list[int]) -> int:
     raise ValueError(f"dcas: unknown combination {how!r} (max, min, mean)")
 
 
+class _Sub:
+    """A subcoflow at a tick (:meth:`Dcas._subcoflows`)."""
+
+    __slots__ = ("arrival", "in_socket", "receivers")
+
+    def __init__(self, arrival: float) -> None:
+        self.arrival = arrival
+        self.in_socket = 0
+        self.receivers: set[int] = set()
+
+
 class _Round:
     """A negotiation in progress: announcement ``number`` of desired priority ``d`` to
     ``receivers`` at ``at``, decided at ``deadline`` or when every receiver replied."""
@@ -590,19 +601,26 @@ class Dcas(Policy):
         """The queue of ``<1, value>``: 4-7 by ``value`` against :attr:`bands`."""
         return 4 + sum(1 for b in self.bands if value >= b)
 
-    def _in_socket(self) -> dict[int, int]:
-        """Per coflow, its bytes written here and not yet acknowledged (0 with ``count="written"``)."""
-        out: dict[int, int] = {}
-        if self.count == "wire":
-            for fid, f in self.flows.items():
-                out[f[6]] = out.get(f[6], 0) + self.unacked(fid)
+    def _subcoflows(self) -> dict[int, _Sub]:
+        """The subcoflows here, in one pass over the flows: each one's arrival, bytes written and not
+        yet acknowledged (none counted with ``count="written"``) and receivers."""
+        out: dict[int, _Sub] = {}
+        wire = self.count == "wire"
+        for fid, f in self.flows.items():
+            sub = out.get(f[6])
+            if sub is None:
+                sub = out[f[6]] = _Sub(f[7])
+            if wire:
+                sub.in_socket += self.unacked(fid)
+            sub.receivers.add(f[2])
         return out
 
-    def _decide(self, c: int, arrival: float, now: float, in_socket: int = 0) -> int:
+    def _decide(self, c: int, arrival: float, now: float, sub: _Sub | None = None) -> int:
         """Pseudocode 1 for coflow ``c``'s subcoflow here: its queue (announcing, if it negotiates);
-        ``in_socket``: its bytes written and not yet acknowledged, which are left too."""
+        ``sub``: what :meth:`_subcoflows` found of it (None: a subcoflow that just appeared, nothing
+        written yet)."""
         self._drop(c)
-        left = self.left.get(c, 0) + in_socket
+        left = self.left.get(c, 0) + (sub.in_socket if sub is not None else 0)
         if left < self.threshold:
             return _age_queue(0, 4, now - self.t0 - arrival, self.quantum)
         runs = self.runs.setdefault(c, [0, 0])
@@ -613,7 +631,7 @@ class Dcas(Policy):
         if not self.negotiate:
             return self._large(left)
         n = self.number[c] = self.number.get(c, 0) + 1
-        receivers = sorted({f[2] for f in self.flows.values() if f[6] == c})
+        receivers = sorted(sub.receivers if sub is not None else {f[2] for f in self.flows.values() if f[6] == c})
         self.open[c] = _Round(n, left, receivers, now, now + self.wait)
         for r in receivers:
             self.stats["announcements"] += 1
@@ -684,18 +702,16 @@ class Dcas(Policy):
     def tick(self, now: float) -> list[int]:
         changed = self.settle(now)
         self.now = now
-        arrival = {f[6]: f[7] for f in self.flows.values()}
-        in_socket = self._in_socket()
-        if self.count == "wire":
-            # Served: its receivers acknowledged bytes since the last tick (bytes handed to the
-            # socket may wait there, starved, as long as they would wait in the application).
-            for c in arrival:
-                acked = self.total[c] - self.left[c] - in_socket.get(c, 0)
+        subs = self._subcoflows()
+        for c, sub in subs.items():
+            if self.count == "wire":
+                # Served: its receivers acknowledged bytes since the last tick (bytes handed to the
+                # socket may wait there, starved, as long as they would wait in the application).
+                acked = self.total[c] - self.left[c] - sub.in_socket
                 if acked > self.acked.get(c, 0):
                     self.served[c] = now
                 self.acked[c] = acked
-        for c, a in arrival.items():
-            changed += self._set(c, self._decide(c, a, now, in_socket.get(c, 0)))
+            changed += self._set(c, self._decide(c, sub.arrival, now, sub))
         self.flush()
         for c in list(self.cache):  # receiver: forget what expired
             self._expire(c, now)

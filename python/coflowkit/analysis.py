@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -288,6 +289,13 @@ def load_store(source: str | os.PathLike[str]) -> StoreData:
     return StoreData(store=store, experiment=experiment, points=points)
 
 
+def coflow_bins(length_bytes: ArrayLike, width: ArrayLike, short_below: float, narrow_up_to: int) -> np.ndarray:
+    """Each coflow's bin name (SN, LN, SW, LW): short when its longest flow (``length_bytes``) is below
+    ``short_below`` bytes, narrow with at most ``narrow_up_to`` flows (``width``)."""
+    names = np.array(["LW", "SW", "LN", "SN"])  # index: 2 * narrow + short
+    return names[2 * (np.asarray(width) <= narrow_up_to).astype(int) + (np.asarray(length_bytes) < short_below)]
+
+
 def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_to: int) -> pd.DataFrame:
     """``points`` with its per-bin columns (``SN_n_coflows``, ``SN_cct_mean_s``, ...)
     recomputed from ``coflows`` (one row per point and coflow) for bins with
@@ -299,12 +307,11 @@ def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_t
         {
             "point": coflows["point"].to_numpy(zero_copy_only=False),
             "cct_s": coflows["cct_s"].to_numpy(),
-            "short": coflows["length_bytes"].to_numpy() < short_below,
-            "narrow": coflows["width"].to_numpy() <= narrow_up_to,
+            "bin": coflow_bins(
+                coflows["length_bytes"].to_numpy(), coflows["width"].to_numpy(), short_below, narrow_up_to
+            ),
         }
     )
-    names = np.array(["LW", "SW", "LN", "SN"])  # index: 2 * narrow + short
-    df["bin"] = names[2 * df["narrow"].to_numpy(dtype=int) + df["short"].to_numpy(dtype=int)]
     out = points.copy()
     done = out["status"] == "done"
     stats: dict[str, dict[str, Any]] = {}

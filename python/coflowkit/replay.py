@@ -301,8 +301,15 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
 def coflow_ranks(workload: _core.Workload) -> dict[int, int]:
     """Each coflow id's rank in FIFO order (by arrival, then id: the simulator's fifo order), the
     coflow number a plan's flows carry."""
-    c = workload.columns()
-    first = pd.DataFrame({"c": c["coflow_id"], "a": c["arrival_ns"]}).groupby("c")["a"].min()
+    return _ranks(_first_arrivals(workload.columns()))
+
+
+def _first_arrivals(c: dict[str, Any]) -> pd.Series:
+    """Each coflow's arrival (ns), by coflow id, ascending."""
+    return pd.DataFrame({"c": c["coflow_id"], "a": c["arrival_ns"]}).groupby("c")["a"].min()
+
+
+def _ranks(first: pd.Series) -> dict[int, int]:
     return {int(cid): r for r, cid in enumerate(first.sort_values(kind="stable").index)}
 
 
@@ -331,8 +338,8 @@ def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any]
     if workload.n_hosts > len(hosts):
         raise ValueError(f"{workload.source}: uses {workload.n_hosts} hosts, only {len(hosts)} given (fit it first)")
     c = workload.columns()
-    first = pd.DataFrame({"c": c["coflow_id"], "a": c["arrival_ns"]}).groupby("c")["a"].min()
-    rank = coflow_ranks(workload)
+    first = _first_arrivals(c)
+    rank = _ranks(first)
     deadline = np.where(c["flow_deadline_ns_valid"], c["flow_deadline_ns"] / 1e9, np.nan)
     flows = [
         [i, int(s), int(d), int(b), int(a) / 1e9, 0, rank[int(cid)], int(first[cid]) / 1e9]

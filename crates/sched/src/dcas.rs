@@ -342,7 +342,10 @@ impl DcasConfig {
     pub fn desired_of(&self, rem: f64, nic_bps: f64) -> u64 {
         match &self.desired {
             Desired::Constant(k) => *k,
-            Desired::Bands(bounds) => bounds.iter().filter(|&&b| rem + BYTES_TIE >= b as f64).count() as u64,
+            Desired::Bands(bounds) => bounds
+                .iter()
+                .filter(|&&b| rem + BYTES_TIE >= b as f64)
+                .count() as u64,
             Desired::RemainingTime => {
                 let ns = rem.max(0.0) * 8e9 / nic_bps;
                 (ns / self.quantum.0 as f64).round() as u64
@@ -1378,14 +1381,20 @@ mod tests {
         // Bands: how many bounds the bytes left reach, whatever the NIC.
         let mut b = DcasConfig::default();
         b.set("desired", "bands:10KB/1MB/5MB").unwrap();
-        assert_eq!(b.desired, Desired::Bands(vec![10_000, 1_000_000, 5_000_000]));
+        assert_eq!(
+            b.desired,
+            Desired::Bands(vec![10_000, 1_000_000, 5_000_000])
+        );
         let got: Vec<u64> = [9_000.0, 10_000.0, 999_000.0, 1e6, 5e6, 1e9]
             .iter()
             .map(|&r| b.desired_of(r, 1e9))
             .collect();
         assert_eq!(got, [0, 1, 1, 2, 3, 3]);
         for bad in ["bands:", "bands:5MB/1MB", "bands:1MB/1MB", "bands:x"] {
-            assert!(b.set("desired", bad).unwrap_err().contains("bands"), "{bad}");
+            assert!(
+                b.set("desired", bad).unwrap_err().contains("bands"),
+                "{bad}"
+            );
         }
     }
 

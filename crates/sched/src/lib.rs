@@ -31,7 +31,7 @@ pub mod tafe;
 pub mod tasks;
 pub mod varys;
 
-pub use registry::{build, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};
+pub use registry::{build, dcas_config, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};
 pub use state::{Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx};
 
 use coflowkit_model::Time;

@@ -220,6 +220,31 @@ pub fn parse_bytes(s: &str) -> Option<f64> {
     coflowkit_model::parse::bytes(s).ok().map(|b| b.0 as f64)
 }
 
+/// The D-CAS configuration of a `dcas` spec's parameters, checked: for a
+/// caller that needs the [`Dcas`] itself (its decision log, say) rather than
+/// the scheduler [`build`] makes of it.
+pub fn dcas_config(params: &[(String, String)]) -> Result<DcasConfig, SchedulerError> {
+    let name = "dcas";
+    let mut config = DcasConfig::default();
+    for (k, v) in params {
+        config
+            .set(k, v)
+            .map_err(|message| SchedulerError::BadParam {
+                name: name.into(),
+                key: k.clone(),
+                message,
+            })?;
+    }
+    config
+        .validate()
+        .map_err(|(key, message)| SchedulerError::BadParam {
+            name: name.into(),
+            key: key.into(),
+            message,
+        })?;
+    Ok(config)
+}
+
 /// Builds the scheduler a spec names.
 pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler, SchedulerError> {
     let name = spec.name.as_str();
@@ -388,26 +413,7 @@ pub fn build(spec: &SchedulerSpec, hints: &WorkloadHints) -> Result<AnyScheduler
             let name = if name == "aalo" { "aalo" } else { "aalo-local" };
             AnyScheduler::NonClairvoyant(Box::new(Aalo::new(name, cfg)))
         })?,
-        "dcas" => {
-            let mut config = DcasConfig::default();
-            for (k, v) in &spec.params {
-                config
-                    .set(k, v)
-                    .map_err(|message| SchedulerError::BadParam {
-                        name: name.into(),
-                        key: k.clone(),
-                        message,
-                    })?;
-            }
-            config
-                .validate()
-                .map_err(|(key, message)| SchedulerError::BadParam {
-                    name: name.into(),
-                    key: key.into(),
-                    message,
-                })?;
-            AnyScheduler::Clairvoyant(Box::new(Dcas::new(config)))
-        }
+        "dcas" => AnyScheduler::Clairvoyant(Box::new(Dcas::new(dcas_config(&spec.params)?))),
         // --- tafe, d2tcp (TAFE issue) ---
         "tafe" => {
             AnyScheduler::Clairvoyant(Box::new(Tafe::new(TafeConfig::from_params(&param, hints)?)))

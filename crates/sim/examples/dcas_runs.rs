@@ -13,8 +13,8 @@
 //! simulator takes it. Prints, per SPEC, one line of totals and then
 //! `coflow large starving` per coflow.
 use coflowkit_model::{BitsPerSec, Fabric};
-use coflowkit_sched::dcas::{Dcas, DcasConfig, DecisionLog, Rule};
-use coflowkit_sched::AnyScheduler;
+use coflowkit_sched::dcas::{Dcas, DecisionLog, Rule};
+use coflowkit_sched::{dcas_config, AnyScheduler, SchedulerSpec};
 use coflowkit_sim::{SimOptions, Simulation};
 use std::collections::BTreeMap;
 
@@ -30,21 +30,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec(rate))?;
     let w = w.validate(&fabric)?;
     for spec in specs {
-        let keys = spec
-            .strip_prefix("dcas:")
-            .ok_or_else(|| format!("{spec:?}: not a dcas spec"))?;
-        let mut config = DcasConfig::default();
-        for kv in keys.split(';').filter(|s| !s.is_empty()) {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| format!("{spec:?}: {kv:?} is not key=value"))?;
-            config
-                .set(k, v)
-                .map_err(|e| format!("{spec:?}: {k}: {e}"))?;
+        let parsed = SchedulerSpec::parse(spec)?;
+        if parsed.name != "dcas" {
+            return Err(format!("{spec:?}: not a dcas spec").into());
         }
-        config
-            .validate()
-            .map_err(|(k, e)| format!("{spec:?}: {k}: {e}"))?;
+        let config = dcas_config(&parsed.params)?;
         let log = DecisionLog::default();
         let sched = AnyScheduler::Clairvoyant(Box::new(Dcas::new(config).with_log(log.clone())));
         Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut |_| {})?;
