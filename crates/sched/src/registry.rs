@@ -224,25 +224,33 @@ pub fn parse_bytes(s: &str) -> Option<f64> {
 /// caller that needs the [`Dcas`] itself (its decision log, say) rather than
 /// the scheduler [`build`] makes of it.
 pub fn dcas_config(params: &[(String, String)]) -> Result<DcasConfig, SchedulerError> {
-    let name = "dcas";
     let mut config = DcasConfig::default();
-    for (k, v) in params {
-        config
-            .set(k, v)
-            .map_err(|message| SchedulerError::BadParam {
-                name: name.into(),
-                key: k.clone(),
-                message,
-            })?;
-    }
+    set_params("dcas", params, |k, v| config.set(k, v))?;
     config
         .validate()
         .map_err(|(key, message)| SchedulerError::BadParam {
-            name: name.into(),
+            name: "dcas".into(),
             key: key.into(),
             message,
         })?;
     Ok(config)
+}
+
+/// Hands each `key=value` of `params` to `set`, in order; the first value it
+/// refuses is scheduler `name`'s [`SchedulerError::BadParam`].
+fn set_params<T>(
+    name: &str,
+    params: &[(String, String)],
+    mut set: impl FnMut(&str, &str) -> Result<T, String>,
+) -> Result<(), SchedulerError> {
+    for (k, v) in params {
+        set(k, v).map_err(|message| SchedulerError::BadParam {
+            name: name.into(),
+            key: k.clone(),
+            message,
+        })?;
+    }
+    Ok(())
 }
 
 /// Builds the scheduler a spec names.
@@ -585,15 +593,7 @@ fn heavy_threshold(
 /// The task-id keys (`counters`, `background`) of a spec.
 fn task_ids(name: &str, params: &[(String, String)]) -> Result<TaskIdConfig, SchedulerError> {
     let mut config = TaskIdConfig::default();
-    for (k, v) in params {
-        config
-            .set(k, v)
-            .map_err(|message| SchedulerError::BadParam {
-                name: name.into(),
-                key: k.clone(),
-                message,
-            })?;
-    }
+    set_params(name, params, |k, v| config.set(k, v))?;
     Ok(config)
 }
 
