@@ -929,6 +929,16 @@ impl Aalo {
                 continue;
             }
             let n_cols = self.co[c].cols.len();
+            // Read each slot and its first flow's book once in a pass whose
+            // loads do not wait on each other, so that their cache misses
+            // overlap; the loop below, whose every step depends on the one
+            // before, then finds them in cache.
+            let mut touched = 0u32;
+            for rr in &todo {
+                let slot = &self.co[c].slots[rr.slot as usize];
+                touched ^= self.books[slot.flows.first as usize].group;
+            }
+            std::hint::black_box(touched);
             for &Rerate {
                 slot: s,
                 rate: next,
