@@ -615,14 +615,13 @@ class Dcas(Policy):
             sub.receivers.add(f[2])
         return out
 
-    def _decide(self, c: int, arrival: float, now: float, sub: _Sub | None = None) -> int:
-        """Pseudocode 1 for coflow ``c``'s subcoflow here: its queue (announcing, if it negotiates);
-        ``sub``: what :meth:`_subcoflows` found of it (None: a subcoflow that just appeared, nothing
-        written yet)."""
+    def _decide(self, c: int, now: float, sub: _Sub) -> int:
+        """Pseudocode 1 for coflow ``c``'s subcoflow here, ``sub``: its queue (announcing, if it
+        negotiates)."""
         self._drop(c)
-        left = self.left.get(c, 0) + (sub.in_socket if sub is not None else 0)
+        left = self.left.get(c, 0) + sub.in_socket
         if left < self.threshold:
-            return _age_queue(0, 4, now - self.t0 - arrival, self.quantum)
+            return _age_queue(0, 4, now - self.t0 - sub.arrival, self.quantum)
         runs = self.runs.setdefault(c, [0, 0])
         runs[0] += 1
         if now - self.served.get(c, now) > self.starve:
@@ -631,7 +630,7 @@ class Dcas(Policy):
         if not self.negotiate:
             return self._large(left)
         n = self.number[c] = self.number.get(c, 0) + 1
-        receivers = sorted(sub.receivers if sub is not None else {f[2] for f in self.flows.values() if f[6] == c})
+        receivers = sorted(sub.receivers)
         self.open[c] = _Round(n, left, receivers, now, now + self.wait)
         for r in receivers:
             self.stats["announcements"] += 1
@@ -678,7 +677,10 @@ class Dcas(Policy):
         self.total[c] = self.total.get(c, 0) + flow[3]
         if new:
             self.served[c] = self.now
-            self.prio[c] = self._decide(c, flow[7], self.now)
+            # Its first flow here: nothing written yet, one receiver.
+            sub = _Sub(flow[7])
+            sub.receivers.add(flow[2])
+            self.prio[c] = self._decide(c, self.now, sub)
             self.flush()
 
     def queue(self, fid: int) -> int:
@@ -711,7 +713,7 @@ class Dcas(Policy):
                 if acked > self.acked.get(c, 0):
                     self.served[c] = now
                 self.acked[c] = acked
-            changed += self._set(c, self._decide(c, sub.arrival, now, sub))
+            changed += self._set(c, self._decide(c, now, sub))
         self.flush()
         for c in list(self.cache):  # receiver: forget what expired
             self._expire(c, now)
