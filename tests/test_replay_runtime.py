@@ -402,3 +402,21 @@ def test_the_runtime_sender_sends_a_flow_again_when_its_connection_breaks(
     assert (flows.loc[flows["flow"] != 4, "attempts"] == 1).all()
     res = json.loads((tmp_path / "work" / "host1.sent.json").read_text())
     assert res["errors"] == [] and any("flow 4 to host 0, attempt 1" in b for b in res["broken"]), res
+
+
+def test_a_process_that_fails_after_the_one_it_needs_exited_names_that_one(tmp_path: Path) -> None:
+    """An agent that gives up because its coordinator exited is not the cause: the coordinator is named."""
+    from coflowkit.replay import _await
+
+    (tmp_path / "coord.log").write_text("unknown scheduler nosuch\n")
+    (tmp_path / "agent.log").write_text("coordinator unreachable\n")
+    coord = subprocess.Popen(["sh", "-c", "exit 2"])
+    coord.wait()
+    agent = subprocess.Popen(["sh", "-c", "exit 1"])
+    agent.wait()
+    needs = ("the coordinator (nosuch)", coord, tmp_path / "coord.log")
+    with pytest.raises(RuntimeError, match=r"the coordinator \(nosuch\) exited with 2: unknown scheduler"):
+        _await("the agent of host 0", lambda: False, agent, tmp_path / "agent.log", 5, needs=needs)
+    # Without it, the agent's own exit is what is named.
+    with pytest.raises(RuntimeError, match=r"the agent of host 0 exited with 1: coordinator unreachable"):
+        _await("the agent of host 0", lambda: False, agent, tmp_path / "agent.log", 5)

@@ -759,12 +759,26 @@ def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
-def _await(what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+def _await(
+    what: str,
+    ready: Callable[[], bool],
+    proc: subprocess.Popen[bytes],
+    log: Path,
+    timeout: float,
+    needs: tuple[str, subprocess.Popen[bytes], Path] | None = None,
+) -> None:
+    """Waits until ``ready()``; RuntimeError naming ``what`` if its ``proc`` exits first, or naming
+    ``needs`` (what, process, log: the process ``proc`` depends on) if that one has exited: its exit is
+    the cause, and ``proc``'s own failure only follows from it."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
+        if needs is not None and needs[1].poll() is not None:
+            raise RuntimeError(f"replay: {needs[0]} exited with {needs[1].returncode}: {_tail(needs[2])}")
         if ready():
             return
         if proc.poll() is not None:
+            if needs is not None and needs[1].poll() is not None:
+                continue  # the loop names the cause
             raise RuntimeError(f"replay: {what} exited with {proc.returncode}: {_tail(log)}")
         time.sleep(0.05)
     raise RuntimeError(f"replay: {what} was not ready after {timeout:.0f} s (its log: {log})")
@@ -833,7 +847,8 @@ def replay_on_testbed_runtime(
              "--delta-ms", str(delta_ms), "--classes", "on" if classes else "off"],
             log,
         )  # fmt: skip
-        _await(f"the coordinator ({scheduler})", listening, coord, log, 30)
+        coordinator = (f"the coordinator ({scheduler})", coord, log)
+        _await(coordinator[0], listening, coord, log, 30)
         hosts = []
         for h in range(p.n_hosts):
             sock = socks / f"agent{h}.sock"
@@ -846,7 +861,10 @@ def replay_on_testbed_runtime(
             )  # fmt: skip
             hosts.append(RuntimeHost(p.host_ip[h], DATA_PORT, str(sock)))
         for h, host in enumerate(hosts):
-            _await(f"the agent of host {h}", Path(host.agent_socket).exists, procs[1 + h], work / f"agent{h}.log", 30)
+            _await(
+                f"the agent of host {h}", Path(host.agent_socket).exists, procs[1 + h], work / f"agent{h}.log", 30,
+                needs=coordinator,
+            )  # fmt: skip
         # The clients report every Δ too: a writer learns a new schedule at its client's next report.
         # The senders use the testbed's congestion control, as every other replay on it: the hosts'
         # default is the machine's (BBR here), which collapses when starved behind a higher queue.
