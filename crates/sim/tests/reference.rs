@@ -203,6 +203,12 @@ impl fmt::Debug for Case {
                     if x.delay != Dur::ZERO {
                         t += &format!(".delayed(Dur({}))", x.delay.0);
                     }
+                    if let Some(d) = x.deadline {
+                        t += &format!(".with_deadline(Dur({}))", d.0);
+                    }
+                    if !x.size_known {
+                        t += ".size_unknown()";
+                    }
                     t
                 })
                 .collect();
@@ -1307,7 +1313,11 @@ impl RefSim {
             };
             if fl.mcp.1.is_nan() || t >= fl.mcp.1 - 1e-3 {
                 let due = fl.start_at + d;
-                fl.mcp.0 = if due > t {
+                // `t` is summed from steps and may sit a rounding error
+                // below a grid instant that is also the deadline: that is
+                // the deadline (the engine's instants are integers, so a
+                // deadline and a grid instant are equal or 1 ns apart).
+                fl.mcp.0 = if due - t > 1e-3 {
                     (fl.rem * 8e9 / (due - t)).max(k.floor())
                 } else {
                     k.floor()
@@ -4167,4 +4177,53 @@ fn pfabric_edf_drop_regression_dropped_flow_completion() {
     };
     let case = with_unknown_sizes(with_deadlines(case));
     compare(&case, "pfabric-edf|drop").unwrap();
+}
+
+/// The case of issue 31, found by a fresh seed of `make test`: `karuna`
+/// finished coflow 1 at 0.4827 s against the reference's 0.3436 s.
+fn karuna_issue_31_case() -> Case {
+    Case {
+        net: Net::BigSwitch {
+            up: vec![2e9, 1e9],
+            down: vec![1.2e9, 2.5e8],
+        },
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(0, Time(0), vec![flow(0, 0, 125000), flow(0, 0, 625000)]),
+            CoflowSpec::new(
+                1,
+                Time(4 * MS),
+                vec![flow(0, 0, 375000), flow(0, 0, 250000), flow(0, 1, 875000)],
+            ),
+            CoflowSpec::new(2, Time(4 * MS), vec![flow(0, 0, 125000)]),
+            CoflowSpec::new(
+                3,
+                Time(4 * MS),
+                vec![
+                    flow(0, 1, 125000),
+                    flow(0, 0, 625000),
+                    flow(0, 0, 875000),
+                    flow(0, 0, 450001),
+                ],
+            ),
+        ],
+    }
+}
+
+#[test]
+fn karuna_regression_issue_31_deadline_on_the_grid() {
+    // Found by karuna_mixed_matches_reference (issue 31; the case printed
+    // then lacked the deadlines and unknown sizes it ran with). Coflow 1's
+    // flow of 875,000 B has its deadline at 22.5 ms = start + 5 RTT, on its
+    // MCP grid. The engine (integer time) drops it to the floor there, as
+    // the module doc says of a flow at its deadline; the reference's clock,
+    // summed from float steps, stood a hair below 22.5 ms and gave it
+    // remaining / (a rounding error) for one more RTT: 139 ms earlier. The
+    // reference was wrong; it now takes an instant within 1e-3 ns of the
+    // deadline as the deadline.
+    let case = with_unknown_sizes(with_deadlines(karuna_issue_31_case()));
+    let f = &case.coflows[1].flows[2];
+    assert_eq!((f.deadline, f.bytes.0), (Some(Dur(18_500_000)), 875_000));
+    compare(&case, KARUNA).unwrap();
+    compare(&karuna_issue_31_case(), KARUNA).unwrap();
 }
