@@ -2,7 +2,10 @@
 # access to PyPI and crates.io; everything else goes into .venv.
 #
 #   make demo   .venv with the runtime pins, release build, `coflowkit simulate`
-#   make test   .venv with the dev pins, dev build, cargo tests, pytest
+#   make test   .venv with the dev pins, dev build, cargo tests, pytest; the
+#               randomized tests with one fixed seed (same verdict everywhere)
+#   make fuzz [SEEDS=N]  the randomized tests again with N fresh seeds (default
+#               10): prints each failure's seed and the command that replays it
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
 #               docs/reproductions/dcas.md (15-25 minutes on 2 idle cores, estimated)
 #   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md, under a minute)
@@ -18,7 +21,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test develop clean repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
+# One seed for every proptest of `make test` (CI's and everybody's): the same
+# commit gives the same verdict on every machine. Hypothesis is derandomized
+# by tests/conftest.py. Fresh seeds are `make fuzz`'s.
+PROPTEST_RNG_SEED ?= 20261121
+export PROPTEST_RNG_SEED
+SEEDS ?= 10
+
+.PHONY: demo test fuzz develop clean repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -48,6 +58,10 @@ test: develop
 	# its Python surface is tested by pytest below.
 	cargo test -p coflowkit-py --lib
 	$(BIN)/python -m pytest -q tests/
+
+# Fresh seeds for every randomized suite (tests/fuzz.py; release build).
+fuzz: develop
+	$(BIN)/python tests/fuzz.py --seeds $(SEEDS)
 
 # Runs examples/reproductions/dcas*.toml into results/ (resuming),
 # redraws docs/reproductions/dcas/ and rewrites docs/reproductions/dcas.md.

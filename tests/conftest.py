@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,9 +12,17 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import settings
 
 import coflowkit
 from coflowkit.store import VOLATILE_COLUMNS
+
+# The suite's verdict depends on the commit only: Hypothesis draws the same
+# examples on every machine and reads no example database. Fresh examples are
+# `make fuzz`'s (tests/fuzz.py), which selects the "fuzz" profile and a seed.
+settings.register_profile("deterministic", derandomize=True, database=None, print_blob=True)
+settings.register_profile("fuzz", derandomize=False, database=None, print_blob=True)
+settings.load_profile(os.environ.get("COFLOWKIT_HYPOTHESIS_PROFILE", "deterministic"))
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The Facebook 2010 coflow-benchmark trace, kept outside the repository.

@@ -3309,6 +3309,7 @@ differential! {
     multihop_aalo_strict_matches_reference: "aalo:k=4;e=2;q1=150000;queues=strict;delta=0", 500;
     multihop_aalo_delta_matches_reference: "aalo:k=4;e=2;q1=150000;delta=3ms", 1000;
     multihop_aalo_local_first_matches_reference: AALO_LOCAL_FIRST, 1000;
+    multihop_aalo_local_matches_reference: "aalo-local:k=3;e=2;q1=100000", 600;
     multihop_dcas_desired_1_matches_fair_reference: "dcas:threshold=0;desired=1", 2000;
     multihop_dcas_threshold_inf_matches_fifo_reference: "dcas:threshold=inf", 2000;
     multihop_dcas_matches_reference: DCAS, 3000;
@@ -3353,6 +3354,7 @@ differential! {
     multihop_karuna_matches_reference: KARUNA, 200;
     multihop_pias_matches_reference: PIAS, 200;
     multihop_pfabric_edf_matches_reference: "pfabric-edf", 200;
+    multihop_edf_sjf_matches_reference: "edf-sjf", 200;
 }
 
 /// Hides the size of every third flow that has no deadline (Karuna type 3).
@@ -3654,6 +3656,51 @@ fn every_registry_name_has_a_reference() {
     for spec in SPECS {
         policy_of(spec, &case);
         compare(&case, spec).unwrap();
+    }
+}
+
+/// Every registry scheduler is in a randomized differential test on the
+/// big switch and on a multi-hop fabric (read from this file's
+/// `differential!` lists, so a new scheduler cannot be left out of either).
+#[test]
+fn every_registry_name_is_tested_at_random_on_both_fabrics() {
+    let src = include_str!("reference.rs");
+    let scheduler_of = |spec: &str| -> String {
+        let literal = if let Some(lit) = spec.strip_prefix('"') {
+            lit.to_string()
+        } else {
+            let decl = format!("const {spec}: &str =");
+            let at = src.find(&decl).unwrap_or_else(|| panic!("no `{decl}`"));
+            let rest = &src[at + decl.len()..];
+            let q = rest.find('"').expect("a string literal");
+            rest[q + 1..].to_string()
+        };
+        literal
+            .split([':', '|', '"'])
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (mut big, mut multihop) = (vec![], vec![]);
+    let opener = ["differential!", " {\n"].concat();
+    for block in src.split(opener.as_str()).skip(1) {
+        let block = &block[..block.find("\n}").expect("a closed block")];
+        let mut lines = block.lines().map(str::trim).filter(|l| !l.is_empty());
+        let strategy = lines.next().unwrap_or_default();
+        let into = if strategy.contains("multihop") {
+            &mut multihop
+        } else {
+            &mut big
+        };
+        for l in lines.filter(|l| !l.starts_with("//")) {
+            let spec = l.split_once(':').map(|x| x.1.trim()).unwrap_or_default();
+            let spec = spec.rsplit_once(',').map(|x| x.0.trim()).unwrap_or(spec);
+            into.push(scheduler_of(spec));
+        }
+    }
+    for (name, _) in NAMES {
+        assert!(big.iter().any(|s| s == name), "'{name}': no big-switch differential test");
+        assert!(multihop.iter().any(|s| s == name), "'{name}': no multi-hop differential test");
     }
 }
 
