@@ -32,6 +32,7 @@ and anything else that carries the name, so it cleans up after a crash too.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -231,9 +232,37 @@ def _host_ip(i: int) -> str:
     return f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
 
 
-def _mgmt_ip(i: int) -> str:
+#: The management networks a testbed may take, in the order tried: 172.30.0.0/16 first, then the rest of
+#: 172.16.0.0/12, so that testbeds (and a leftover of a crashed one) coexist on one machine.
+MGMT_SECOND_OCTETS = (30, 31, *range(29, 15, -1))
+
+
+def _mgmt_ip(i: int, octet: int = 30) -> str:
     n = i + 2
-    return f"172.30.{n >> 8 & 255}.{n & 255}"
+    return f"172.{octet}.{n >> 8 & 255}.{n & 255}"
+
+
+def _free_mgmt_octet(addrs: str, routes: str) -> int | None:
+    """The first of :data:`MGMT_SECOND_OCTETS` whose 172.x.0.0/16 overlaps no address and no route of the
+    root namespace (``ip -o addr show`` and ``ip -o route show``), or None when all are taken."""
+    taken = []
+    for line in addrs.splitlines():
+        m = re.search(r"\binet (\d+\.\d+\.\d+\.\d+/\d+)", line)
+        if m:
+            taken.append(ipaddress.ip_network(m.group(1), strict=False))
+    for line in routes.splitlines():
+        first = line.split()[0] if line.split() else ""
+        if first == "default":
+            continue
+        try:
+            taken.append(ipaddress.ip_network(first if "/" in first else f"{first}/32", strict=False))
+        except ValueError:
+            continue
+    for octet in MGMT_SECOND_OCTETS:
+        net = ipaddress.ip_network(f"172.{octet}.0.0/16")
+        if not any(isinstance(t, ipaddress.IPv4Network) and t.overlaps(net) for t in taken):
+            return octet
+    return None
 
 
 def plan(
@@ -457,14 +486,18 @@ def up(
             f"testbed {name!r} is already up ({len(existing)} namespaces; state {path}); "
             f"run `coflowkit testbed down --name {name}` first"
         )
-    addrs = _run(["ip", "-o", "addr", "show"], "list addresses", check=False).stdout
-    for line in addrs.splitlines():
-        if f" {p.mgmt_root_ip}/" in line:
-            dev = line.split()[1]
-            raise TestbedError(
-                f"testbed {name!r}: the management address {p.mgmt_root_ip} is already on {dev} "
-                "(another testbed is up?); take it down first"
-            )
+    # The management network: the first 172.x.0.0/16 this machine does not use (another testbed, a
+    # leftover of a crashed one, a container bridge), so that testbeds coexist.
+    addrs = _run(["ip", "-o", "-4", "addr", "show"], "list addresses", check=False).stdout
+    routes = _run(["ip", "-o", "-4", "route", "show"], "list routes", check=False).stdout
+    octet = _free_mgmt_octet(addrs, routes)
+    if octet is None:
+        raise TestbedError(
+            f"testbed {name!r}: every management network 172.16.0.0/16 .. 172.31.0.0/16 is in use on this machine "
+            "(other testbeds are up? `ip -o addr show`); take one down first"
+        )
+    p.mgmt_ip = [_mgmt_ip(i, octet) for i in range(p.n_hosts)]
+    p.mgmt_root_ip = _mgmt_ip(-1, octet)
     features = probe()
     for need in ("htb", "u32", "bridge"):
         if not features.get(need):
