@@ -144,8 +144,10 @@ def test_the_gil_is_released_while_simulating() -> None:
         if elapsed >= 0.3 or n_coflows >= 3200:
             break
         n_coflows *= 2
-    # Holding the GIL would leave the spinner one switch interval (5 ms) at most.
-    assert spins > 0.2 * rate * elapsed, (spins, rate, elapsed)
+    # Holding the GIL would leave the spinner one switch interval (5 ms) at most: under 0.02 of its rate
+    # over 0.3 s. Released, it shares a core with the simulation at worst (a loaded 2-core machine):
+    # about half. 0.1 holds either way with a margin of 5.
+    assert spins > 0.1 * rate * elapsed, (spins, rate, elapsed)
 
 
 def _columns(**cols: list[int]) -> dict[str, np.ndarray]:
