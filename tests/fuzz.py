@@ -53,7 +53,7 @@ class Suite:
 
 
 SUITES = (
-    Suite("reference", "coflowkit-sim", "reference", ("crates/sim/tests/reference.rs",)),
+    Suite("reference", "coflowkit-sim", "reference", ("crates/sim/tests/reference/main.rs",)),
     Suite("alloc-differential", "coflowkit-alloc", "differential", ("crates/alloc/tests/differential.rs",)),
     Suite("alloc-incremental", "coflowkit-alloc", "incremental", ("crates/alloc/tests/incremental.rs",)),
     Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology.rs",)),

@@ -112,7 +112,7 @@
 //! changed demands and at finishes; `serve_classes` recounts from the flows
 //! served); a decision or feedback applies only to the round that announced
 //! (`instance` and `round` checks in `Dcas::live` and `run_protocol`). The
-//! slow reference in `crates/sim/tests/reference.rs` implements the same
+//! slow reference in `crates/sim/tests/reference/dcas.rs` implements the same
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
 

@@ -3,7 +3,7 @@
 //! sharing between queues and the redistribution of a queue's unused share,
 //! coordination delay, `local=first`, DAG order with both kinds of
 //! dependency, and waves that keep adding to one coflow's size. The differential tests against a
-//! slow reference are in `reference.rs`.
+//! slow reference are in `reference/`.
 
 use coflowkit_model::{flow, BitsPerSec, CoflowSpec, DepKind, Fabric, JobStage, Time};
 use coflowkit_sim::SimResult;
@@ -282,7 +282,7 @@ fn later_waves_add_to_the_coflows_size() {
 #[test]
 fn one_queue_is_fifo() {
     // K = 1: one queue, FIFO with max-min inside a coflow: `fifo`'s rule
-    // (random cases against the engine's `fifo` are in reference.rs).
+    // (random cases against the engine's `fifo` are in reference/main.rs).
     let coflows = vec![
         CoflowSpec::new(3, Time(0), vec![flow(0, 1, UNIT), flow(0, 2, UNIT)]),
         CoflowSpec::new(1, Time(0), vec![flow(0, 1, 2 * UNIT)]),

@@ -4,7 +4,7 @@
 //! finishes at its deadline, feasible deadline flows all meet theirs while a
 //! flow without a deadline takes the rest, split placement and sieve
 //! demotion at the thresholds, promotion and reset after starvation. The
-//! differential tests against a slow reference are in `reference.rs`.
+//! differential tests against a slow reference are in `reference/`.
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! Fig. 2), demotion at the instant a task's bytes reach each threshold of
 //! the vector, one queue as per-task FIFO, the flow rule inside a task, and
 //! D2TCP's deadline weights. The differential tests against a slow
-//! reference are in `reference.rs`.
+//! reference are in `reference/`.
 
 use coflowkit_model::{flow, CoflowSpec, Dur, Time};
 use coflowkit_sim::SimResult;

@@ -633,7 +633,7 @@ LEFT = """
   8): `sim/tests/baraat.rs`.
 - The protocol against a slow reference computing every round, with and
   without virtual capacity, on random big-switch and multi-hop cases:
-  `sim/tests/reference.rs` (`baraat_*_matches_reference`,
+  `sim/tests/reference/` (`baraat_*_matches_reference`,
   `baraat_vc_regressions`).
 
 ## What is left
