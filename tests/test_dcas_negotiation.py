@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from coflowkit import _core
-from coflowkit import replay as rp
-from coflowkit._replay_worker import (
+from coflowkit.testbed.replay import plan as rp
+from coflowkit.testbed.replay.worker import (
     ANNOUNCE,
     REPLY,
     Dcas,
@@ -254,7 +254,7 @@ def test_dcas_negotiates_between_the_workers_on_loopback(tmp_path: Path) -> None
     plan["control_ports"] = [_udp_port() for _ in range(4)]
     plan["pace_bps"] = 20_000_000
     workers = [
-        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", str(h),
                                             "--deadline", "60"], f"host{h}")
         for h in range(4)
     ]  # fmt: skip

@@ -19,8 +19,8 @@ import pytest
 
 import coflowkit
 from coflowkit import _core
-from coflowkit import replay as rp
-from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from coflowkit.testbed.replay import plan as rp
+from coflowkit.sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
 from test_runtime_client import _binary, _free_port, _listening, _stop, _wait
 
@@ -168,7 +168,7 @@ def test_replay_with_a_launcher_shares_no_file_with_the_workers(cluster: tuple[s
     assert len(calls) == 2 * N_HOSTS and all(address == "127.0.0.1" for address, _ in calls)
     argvs = [shlex.split(command) for _, command in calls]
     assert all(argv[0] == str(python) for argv in argvs)
-    assert sorted(argv[2] for argv in argvs) == ["coflowkit._replay_worker"] * 3 + ["coflowkit._runtime_sender"] * 3
+    assert sorted(argv[2] for argv in argvs) == ["coflowkit.testbed.replay.worker"] * 3 + ["coflowkit.testbed.replay.sender"] * 3
     assert not any(str(out) in command or str(hosts.parent) in command for _, command in calls)
     # The work dir holds only what the driver wrote: the plan, and each worker's result and stderr.
     assert sorted(os.listdir(out / "work")) == sorted(
@@ -227,13 +227,13 @@ def test_a_worker_prints_only_the_protocol_and_stops_when_its_driver_goes(tmp_pa
     """What a remote worker relies on: anything else it prints goes to stderr (not into the
     protocol), and once its stdin closes early (the driver or its ssh is gone) it stops at once
     instead of holding its port until the deadline."""
-    code = "from coflowkit._worker_protocol import Channel; c = Channel(); print('noise'); c.ready()"
+    code = "from coflowkit.testbed.replay.protocol import Channel; c = Channel(); print('noise'); c.ready()"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stdout, r.stderr) == (0, "ready\n", "noise\n")
     plan = rp.make_plan(_tiny(), ["127.0.0.1"] * N_HOSTS)
     plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
     worker = subprocess.Popen(
-        [sys.executable, "-m", "coflowkit._replay_worker", "--host", "1", "--receive-only", "--deadline", "600"],
+        [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", "1", "--receive-only", "--deadline", "600"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert worker.stdin is not None and worker.stdout is not None
@@ -248,7 +248,7 @@ def test_a_worker_prints_only_the_protocol_and_stops_when_its_driver_goes(tmp_pa
 
 def test_launcher_templates(tmp_path: Path) -> None:
     hosts = [rp.RuntimeHost("10.0.0.1", rp.DATA_PORT, "/a"), rp.RuntimeHost("node-b", rp.DATA_PORT, "/b")]
-    argv = ["python3", "-m", "coflowkit._runtime_sender", "--host", "1", "a b", "it's", "$HOME", "x;y"]
+    argv = ["python3", "-m", "coflowkit.testbed.replay.sender", "--host", "1", "a b", "it's", "$HOME", "x;y"]
     wrap = rp.launcher("ssh -o BatchMode=yes -o 'ProxyJump gw {index}' {address}", hosts)
     got = wrap(1, argv)
     assert got[:4] == ["ssh", "-o", "BatchMode=yes", "-o"] and got[4:6] == ["ProxyJump gw 1", "node-b"]
@@ -298,7 +298,7 @@ def _loopback_replay(w: _core.Workload, plan: dict, tmp_path: Path) -> pd.DataFr
     host; their results go to ``tmp_path/host*.json``."""
     plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
     workers = [
-        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", str(h),
                                             "--deadline", "60"], f"host{h}")
         for h in range(N_HOSTS)
     ]  # fmt: skip
@@ -406,7 +406,7 @@ def test_the_runtime_sender_sends_a_flow_again_when_its_connection_breaks(
 
 def test_a_process_that_fails_after_the_one_it_needs_exited_names_that_one(tmp_path: Path) -> None:
     """An agent that gives up because its coordinator exited is not the cause: the coordinator is named."""
-    from coflowkit.replay import _await
+    from coflowkit.testbed.replay.plan import _await
 
     (tmp_path / "coord.log").write_text("unknown scheduler nosuch\n")
     (tmp_path / "agent.log").write_text("coordinator unreachable\n")

@@ -24,9 +24,9 @@ import pytest
 
 import coflowkit
 from coflowkit import _core
-from coflowkit import replay as rp
-from coflowkit import testbed as tb
-from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from coflowkit.testbed import replay as rp
+from coflowkit.testbed import net as tb
+from coflowkit.sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
 
 needs_root = pytest.mark.skipif(
@@ -106,7 +106,7 @@ def test_ports_capacity_and_strict_priority(bed: tuple[tb.Plan, Path]) -> None:
 def _reach_over_management(p: tb.Plan, host: int, port: int) -> None:
     """Send 1000 bytes from the root namespace to a sink in ``host`` over the management network."""
     sink = subprocess.Popen(
-        tb.ns_cmd(p, host, [sys.executable, "-m", "coflowkit._tbtraffic", "sink", "--port", str(port)]),
+        tb.ns_cmd(p, host, [sys.executable, "-m", "coflowkit.testbed.traffic", "sink", "--port", str(port)]),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -216,7 +216,7 @@ def test_replay_delivers_every_byte_and_reports_ccts(bed: tuple[tb.Plan, Path], 
 
 
 def test_pias_policy_demotes_by_bytes_sent() -> None:
-    from coflowkit._replay_worker import Pias, _tos
+    from coflowkit.testbed.replay.worker import Pias, _tos
 
     p = Pias([1000, 100, 5000])
     f = [7, 0, 1, 10_000, 0.0, 0, 0, 0.0]
@@ -230,7 +230,7 @@ def test_pias_policy_demotes_by_bytes_sent() -> None:
 
 
 def test_fifo_lm_policy_by_age_and_heaviness() -> None:
-    from coflowkit._replay_worker import FifoLm
+    from coflowkit.testbed.replay.worker import FifoLm
 
     p = FifoLm(heavy=1000, quantum_s=0.1, t0=100.0)
     a = [1, 0, 1, 5000, 0.0, 0, 0, 0.0]  # coflow 0, arrived at 0
@@ -305,7 +305,7 @@ def test_the_management_network_is_the_first_one_free() -> None:
 
 
 def test_tafe_policy_bands_by_task_bytes_and_age() -> None:
-    from coflowkit._replay_worker import Tafe
+    from coflowkit.testbed.replay.worker import Tafe
 
     p = Tafe([1000, 3000], quantum_s=0.1, t0=100.0)
     assert p.bands == [(0, 4), (4, 2), (6, 2)]  # three levels on 8 queues, the first band the widest
@@ -323,7 +323,7 @@ def test_tafe_policy_bands_by_task_bytes_and_age() -> None:
 
 
 def test_karuna_policy_types_and_pacing() -> None:
-    from coflowkit._replay_worker import Karuna
+    from coflowkit.testbed.replay.worker import Karuna
 
     p = Karuna(split=[100, 200, 300, 400, 500, 600], sieve=[10, 20, 30, 40, 50, 60], rtt_s=0.01)
     floor = int(2 * 1460 / 0.01)
@@ -347,7 +347,7 @@ def test_karuna_policy_types_and_pacing() -> None:
 
 
 def test_dcas_policy_fifo_small_and_large_by_bytes_left() -> None:
-    from coflowkit._replay_worker import Dcas
+    from coflowkit.testbed.replay.worker import Dcas
 
     p = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
     small = [1, 0, 1, 500, 0.0, 0, 0, 0.0]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import coflowkit
-from coflowkit import replay as rp
+from coflowkit.testbed.replay import plan as rp
 
 TRACE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
 
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as d:
         work = Path(d)
         jobs = [
-            rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+            rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", str(h),
                                                 "--deadline", "600"], f"host{h}")
             for h in range(args.hosts)
         ]  # fmt: skip

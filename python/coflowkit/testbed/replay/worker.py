@@ -1,10 +1,10 @@
 """One host's part of ``coflowkit replay``: serves the flows sent to it and sends
 its own flows at their start instants, as real TCP connections.
 
-    python -m coflowkit._replay_worker --host I [--receive-only] < PLAN-THEN-T0
+    python -m coflowkit.testbed.replay.worker --host I [--receive-only] < PLAN-THEN-T0
 
-The driver (:mod:`coflowkit.replay`) talks to the worker over its stdin and
-stdout only (:mod:`coflowkit._worker_protocol`), so no file is shared: the
+The driver (:mod:`coflowkit.testbed.replay`) talks to the worker over its stdin and
+stdout only (:mod:`coflowkit.testbed.replay.protocol`), so no file is shared: the
 plan comes as the first line of stdin (every flow: id, source, destination,
 bytes, start seconds after ``t0``; every host's address and the data port),
 the worker prints ``ready`` once it listens, the driver then writes the
@@ -55,8 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._worker_protocol import Channel
+from ... import _core
+from .protocol import Channel
 
 _HEADER = struct.Struct("!QQ")
 _BLOCK_LEN = 1 << 20
@@ -813,7 +813,7 @@ class Worker:
         self.addrs = plan["hosts"]
         # One port for every host (the testbed), or one per host ("ports": hosts sharing an address).
         self.ports = [int(x) for x in plan.get("ports") or [plan["port"]] * len(self.addrs)]
-        # receive_only: another process sends this host's flows (coflowkit._runtime_sender).
+        # receive_only: another process sends this host's flows (coflowkit.testbed.replay.sender).
         self.out = [] if receive_only else [f for f in plan["flows"] if f[1] == host]
         self.n_in = sum(1 for f in plan["flows"] if f[2] == host)
         self.sent: dict[int, list[Any]] = {}
@@ -1151,7 +1151,7 @@ class Worker:
 
 def main(argv: list[str] | None = None) -> int:
     channel = Channel()  # first: from here on only the protocol reaches stdout
-    ap = argparse.ArgumentParser(prog="coflowkit._replay_worker", description="The plan comes on stdin (see above).")
+    ap = argparse.ArgumentParser(prog="coflowkit.testbed.replay.worker", description="The plan comes on stdin (see above).")
     ap.add_argument("--host", type=int, required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
     ap.add_argument("--nice", type=int, default=None, help="run at this niceness (below 0 needs root)")

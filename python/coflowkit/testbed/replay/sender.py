@@ -3,14 +3,14 @@ at their start instants through its runtime agent, so the coordinator's
 scheduler (``aalo``, ``varys``, ``fair``, ...) paces and marks them. It runs on
 host ``I`` (its agent's socket is local) and shares no file with the driver:
 plan, start instant and result go over its stdin and stdout
-(:mod:`coflowkit._worker_protocol`).
+(:mod:`coflowkit.testbed.replay.protocol`).
 
-    python -m coflowkit._runtime_sender --host I < PLAN-THEN-T0
+    python -m coflowkit.testbed.replay.sender --host I < PLAN-THEN-T0
 
-The plan is :func:`coflowkit.replay.make_plan`'s with, in addition, every
+The plan is :func:`coflowkit.testbed.replay.make_plan`'s with, in addition, every
 host's agent socket (``agents``), one data port per host (``ports``) and the
 runtime's coflow id of each coflow by FIFO rank (``coflow_ids``, registered
-by the driver). The receiving part is ``coflowkit._replay_worker
+by the driver). The receiving part is ``coflowkit.testbed.replay.worker
 --receive-only`` on the same host. The wire format is the worker's: a 16-byte
 header (flow id, size), the flow's bytes, the receiver's one-byte answer once
 it has them all; header and bytes go through a ``CoflowWriter`` (the flow the
@@ -52,9 +52,9 @@ import os
 import sys
 from typing import Any
 
-from . import _core
-from ._replay_worker import _BLOCK2
-from ._worker_protocol import Channel
+from ... import _core
+from .worker import _BLOCK2
+from .protocol import Channel
 
 
 class Sender:
@@ -97,7 +97,7 @@ class Sender:
 
 def main(argv: list[str] | None = None) -> int:
     channel = Channel()  # first: from here on only the protocol reaches stdout
-    ap = argparse.ArgumentParser(prog="coflowkit._runtime_sender", description="The plan comes on stdin (see above).")
+    ap = argparse.ArgumentParser(prog="coflowkit.testbed.replay.sender", description="The plan comes on stdin (see above).")
     ap.add_argument("--host", type=int, required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
     args = ap.parse_args(argv)

@@ -9,7 +9,7 @@ cross the network), sizes and times scaled. Simulating :func:`fit`'s output
 on the testbed's topology and replaying it for real compare like with like.
 
 :func:`replay_on_testbed` runs one worker per host inside the testbed's
-namespaces (``coflowkit._replay_worker``), each serving the flows sent to
+namespaces (``coflowkit.testbed.replay.worker``), each serving the flows sent to
 it and sending its own at their start instants; every byte is counted and
 checked (CRC-32 at both ends) and a flow that did not arrive whole is an
 error naming it.
@@ -17,7 +17,7 @@ error naming it.
 :func:`replay_on_runtime` replays through the runtime's agents instead (a
 hosts file, :func:`load_hosts`, names each host's address and agent socket):
 per host a receiver (the same worker, receiving only) and a sender
-(``coflowkit._runtime_sender``) that writes every flow through a
+(``coflowkit.testbed.replay.sender``) that writes every flow through a
 ``CoflowWriter``, so the coordinator's scheduler schedules it.
 :func:`replay_on_testbed_runtime` does the same on the testbed: it starts
 the coordinator on the management bridge and an agent in every host's
@@ -47,12 +47,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from . import _core
-from ._atomic import write_json
-from ._replay_worker import check_combination, dcas_bands
-from .analysis import _nearest_rank
-from .experiment import DEFAULT_BINS
-from .results import COFLOW_COLUMNS, FLOW_COLUMNS
+from ... import _core
+from ...util import write_json
+from ...experiments.analysis import _nearest_rank
+from ...experiments.experiment import DEFAULT_BINS
+from ...sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 
 #: The data port the workers listen on.
 DATA_PORT = 5301
@@ -181,6 +180,10 @@ def policy_spec(
     delta, T and expiry become these times ``time_scale``; delta never below
     10 ms); ``bands`` the three byte counts that cut a negotiated priority
     ``<1, P>`` into queues 4-7 (default: the threshold times 4, 16 and 64)."""
+    # Here, not at the top: the worker runs as `python -m coflowkit.testbed.replay.worker`, and
+    # this package's __init__ imports this module before; a worker imported there would run twice.
+    from .worker import check_combination, dcas_bands
+
     if name not in POLICIES:
         raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
     c = workload.columns()
@@ -265,7 +268,7 @@ def _age_quantum(c: dict[str, Any]) -> float:
 
 def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     """D-CAS's negotiation over a replay's workers (``work/hostH.json``): the counts of
-    :class:`coflowkit._replay_worker.Dcas` summed (announcements, replies received, missing,
+    :class:`coflowkit.testbed.replay.worker.Dcas` summed (announcements, replies received, missing,
     late, rounds negotiated or fallen back, how often Phi(replies) moved the value and the
     queue), the datagrams ignored by why, the replies' round trips and the rounds' time from
     announcement to decision (each over all workers: the mean, weighted by each worker's replies
@@ -384,7 +387,7 @@ def replay_on_testbed(
     worker that used 2 s of CPU in 72 s saw its event loop stalled by up to
     3.8 s at a load of 12-20 on 2 cores: measured), as senders on hosts of
     their own would not."""
-    from . import testbed as tb
+    from .. import net as tb
 
     p = tb.load_plan(name, state_dir)
     plan = make_plan(workload, p.host_ip, policy)
@@ -392,7 +395,7 @@ def replay_on_testbed(
     work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
     workers = []
     for h in range(workload.n_hosts):
-        argv = [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h), "--deadline", str(deadline_s)]
+        argv = [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", str(h), "--deadline", str(deadline_s)]
         if nice is not None:
             argv += ["--nice", str(nice)]
         workers.append(_Job(f"the worker of host {h}", tb.ns_cmd(p, h, argv), f"host{h}"))
@@ -414,7 +417,7 @@ class _Job:
 def _run_workers(
     plan: dict[str, Any], workers: list[_Job], deadline_s: float, work: Path, start_timeout_s: float = 120.0
 ) -> tuple[dict[int, Any], list[str]]:
-    """Runs the protocol of :mod:`coflowkit._worker_protocol` with every
+    """Runs the protocol of :mod:`coflowkit.testbed.replay.protocol` with every
     worker: starts them all, gives each the plan on its stdin, waits for each
     to print ``ready``, then writes them all one start instant ``t0`` (set in
     ``plan``) and reads their results from their stdout. Returns the results
@@ -677,8 +680,8 @@ def replay_on_runtime(
     ``report_ms``, as applications would every Δ): the agents of ``hosts`` and their coordinator must be up. Each
     coflow is registered through host 0's agent before the start (a coflow
     id is usable on every host; the coordinator sees a coflow arrive with
-    its first flow), one receiver (``coflowkit._replay_worker
-    --receive-only``) and one sender (``coflowkit._runtime_sender``) run per
+    its first flow), one receiver (``coflowkit.testbed.replay.worker
+    --receive-only``) and one sender (``coflowkit.testbed.replay.sender``) run per
     host, and every flow goes through a ``CoflowWriter``, so the
     coordinator's scheduler paces and marks it. Returns what
     :func:`replay_on_testbed` returns; every byte is checked (CRC-32 at both
@@ -725,8 +728,8 @@ def replay_on_runtime(
         workers = []
         for h in range(len(hosts)):
             common = ["--host", str(h), "--deadline", str(deadline_s)]
-            rx_argv = [python, "-m", "coflowkit._replay_worker", *common, "--receive-only"]
-            tx_argv = [python, "-m", "coflowkit._runtime_sender", *common]
+            rx_argv = [python, "-m", "coflowkit.testbed.replay.worker", *common, "--receive-only"]
+            tx_argv = [python, "-m", "coflowkit.testbed.replay.sender", *common]
             if wrap is not None:
                 rx_argv, tx_argv = wrap(h, rx_argv), wrap(h, tx_argv)
             workers.append(_Job(f"the receiver of host {h}", rx_argv, f"host{h}.received"))
@@ -809,10 +812,10 @@ def replay_on_testbed_runtime(
     import socket
     import tempfile
 
-    from . import testbed as tb
+    from .. import net as tb
 
     if runtime_binary is None:
-        from .cli import _runtime_binary
+        from ...cli import _runtime_binary
 
         runtime_binary = _runtime_binary()
     p = tb.load_plan(name, state_dir)

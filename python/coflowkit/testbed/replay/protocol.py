@@ -1,5 +1,5 @@
-"""How ``coflowkit replay`` talks to its workers (``coflowkit._replay_worker``,
-``coflowkit._runtime_sender``): over the worker's stdin and stdout only, so a
+"""How ``coflowkit replay`` talks to its workers (``coflowkit.testbed.replay.worker``,
+``coflowkit.testbed.replay.sender``): over the worker's stdin and stdout only, so a
 worker needs no file shared with the driver and can run on another machine
 (``coflowkit replay --hosts FILE --launch "ssh {address}"``).
 
