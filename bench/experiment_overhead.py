@@ -48,7 +48,7 @@ mix = [1, 0, 0, 0]
 BARE = """
 import sys
 from coflowkit import _core
-from coflowkit.experiment import load_experiment
+from coflowkit.experiments.experiment import load_experiment
 for p in load_experiment(sys.argv[1]).points():
     w = p.task["workload"]
     workload = _core.generate_workload(w["generator"], w["preset"], [tuple(x) for x in w["params"]])

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import settings
 
 import coflowkit
-from coflowkit.store import VOLATILE_COLUMNS
+from coflowkit.experiments.store import VOLATILE_COLUMNS
 
 # The suite's verdict depends on the commit only: Hypothesis draws the same
 # examples on every machine and reads no example database. Fresh examples are

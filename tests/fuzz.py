@@ -78,7 +78,7 @@ SUITES = (
 )
 
 #: The Python suites with Hypothesis tests.
-HYPOTHESIS_FILES = ("tests/test_roundtrip.py",)
+HYPOTHESIS_FILES = ("tests/test_roundtrip.py", "tests/test_replay_plans.py")
 
 
 def uncovered_sources() -> list[str]:

@@ -79,7 +79,7 @@ def test_simulate_embedded_workload_writes_tables(cli: Cli, tmp_path: Path) -> N
     assert {r["scheduler"] for r in compare} == {"fair", "varys"}
     metrics = read_csv(out / "metrics.csv")
     assert [r["scheduler"] for r in metrics] == ["fair", "varys"]
-    assert list(metrics[0].keys()) == ["scheduler", *coflowkit.results.METRIC_COLUMNS]
+    assert list(metrics[0].keys()) == ["scheduler", *coflowkit.sim.results.METRIC_COLUMNS]
     assert not list(out.rglob("*.tmp")), "temporary files were left behind"
 
 
@@ -151,7 +151,7 @@ def test_simulate_link_util_writes_a_long_table(cli: Cli, tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     for s in ("fair", "varys"):
         table = pq.read_table(out / s / "link_util.parquet")
-        assert table.column_names == coflowkit.results.LINK_UTIL_COLUMNS
+        assert table.column_names == coflowkit.sim.results.LINK_UTIL_COLUMNS
         df = table.to_pandas()
         n_links = 2 * 10
         assert df["link"].nunique() == n_links and table.num_rows % n_links == 0

@@ -126,7 +126,7 @@ def test_cluster_run_equals_local_run(cluster: Cluster, tmp_path: Path) -> None:
 
 
 def test_unreachable_cluster_is_named() -> None:
-    from coflowkit.runner import RunnerError, _DaskExecutor
+    from coflowkit.experiments.runner import RunnerError, _DaskExecutor
 
     with pytest.raises(RunnerError, match=r"^cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9: "):
         _DaskExecutor("tcp://127.0.0.1:9", connect_timeout=1.0)

@@ -5,6 +5,7 @@ coflow negotiate over UDP and the one with fewer bytes left takes the other's pr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import sys
@@ -15,8 +16,9 @@ import numpy as np
 import pytest
 
 from coflowkit import _core
-from coflowkit import replay as rp
-from coflowkit._replay_worker import (
+from coflowkit.testbed import replay as rp
+from coflowkit.testbed.replay.plans import Flow
+from coflowkit.testbed.replay.worker import (
     ANNOUNCE,
     REPLY,
     Dcas,
@@ -53,7 +55,7 @@ def test_dcas_keep_own_negotiates_but_keeps_the_senders_own_priority() -> None:
     s = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0, negotiate=True,
              expiry_s=0.04, wait_s=0.005, keep_own=True)  # fmt: skip
     s.clock(100.05)
-    s.start([1, 0, 2, 10_000, 0.0, 0, 3, 0.0])
+    s.start(Flow(id=1, src=0, dst=2, size=10_000, start_s=0.0, coflow_rank=3, coflow_arrival_s=0.0))
     assert _sent(s) == [(2, ANNOUNCE, 0, 1, 3, 10_000)] and s.queue(1) == 5
     # Host 2 replies 70,000 (another sender's): counted as raising the value, but the queue stays 5.
     assert s.reply(100.051, receiver=2, number=1, c=3, value=70_000) == []
@@ -84,8 +86,9 @@ def test_dcas_receiver_replies_the_max_of_the_cached_senders_and_forgets_expired
 
 def test_dcas_sender_negotiates_with_its_receivers_and_takes_the_max() -> None:
     s = _policy(host=0)
-    a = [1, 0, 2, 10_000, 0.0, 0, 3, 0.0]  # coflow 3: 10,000 bytes to host 2 and 2,000 to host 4
-    b = [2, 0, 4, 2_000, 0.0, 0, 3, 0.0]
+    # coflow 3: 10,000 bytes to host 2 and 2,000 to host 4
+    a = Flow(id=1, src=0, dst=2, size=10_000, start_s=0.0, coflow_rank=3, coflow_arrival_s=0.0)
+    b = Flow(id=2, src=0, dst=4, size=2_000, start_s=0.0, coflow_rank=3, coflow_arrival_s=0.0)
     s.clock(100.05)
     s.start(a)
     # A new large subcoflow announces d = 10,000 to host 2 and keeps <1, d> (queue 5) meanwhile.
@@ -118,7 +121,7 @@ def test_dcas_sender_negotiates_with_its_receivers_and_takes_the_max() -> None:
 
 def test_dcas_lost_replies_keep_the_senders_own_priority_and_off_is_todays_rule() -> None:
     s = _policy(host=1)
-    big = [1, 1, 0, 20_000, 0.0, 0, 0, 0.0]
+    big = Flow(id=1, src=1, dst=0, size=20_000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
     s.start(big)
     assert s.queue(1) == 6 and len(_sent(s)) == 1
     for k in range(1, 4):  # every reply lost: the round falls back on <1, d> each time
@@ -132,7 +135,7 @@ def test_dcas_lost_replies_keep_the_senders_own_priority_and_off_is_todays_rule(
     assert s.finish(big) == [] and s.open == {} and s.stats["dropped_rounds"] == 1
     assert s.reply(100.111, receiver=0, number=5, c=0, value=99_999) == [] and s.stats["replies_late"] == 1
     # Small subcoflows (FIFO) and starving ones (<1, 0>) do not negotiate.
-    small = [2, 1, 0, 500, 0.0, 0, 1, 0.0]
+    small = Flow(id=2, src=1, dst=0, size=500, start_s=0.0, coflow_rank=1, coflow_arrival_s=0.0)
     s.clock(100.2)
     s.start(small)
     assert s.queue(2) == 1 and _sent(s) == []  # two quanta old: FIFO, queue 3 - 2
@@ -178,13 +181,13 @@ def test_dcas_counts_bytes_left_and_service_on_the_wire() -> None:
     """A subcoflow's bytes left include those in its sockets not yet acknowledged, and it is served
     when its receivers acknowledge bytes, not when the socket takes them (``count="wire"``, the
     default); ``count="written"`` counts at the socket, as the replay did before."""
-    flow = [1, 0, 2, 10_000, 0.0, 0, 3, 0.0]
+    flow = Flow(id=1, src=0, dst=2, size=10_000, start_s=0.0, coflow_rank=3, coflow_arrival_s=0.0)
     wire = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
     written = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0, count="written")
     for p in (wire, written):
         p.unacked = lambda fid: 9_000  # the socket holds 9,000 bytes of the 9,500 written
         p.clock(100.0)
-        p.start(list(flow))
+        p.start(flow)
         assert p.queue(1) == 5  # 10,000 left: <1, 10,000> is queue 5 (4,000 to 16,000)
         p.sent(flow, 9_500)
         p.tick(100.01)
@@ -211,8 +214,8 @@ def test_dcas_batches_a_ticks_messages_one_datagram_per_destination() -> None:
     s = _policy()
     s.clock(100.0)
     for fid, c in enumerate((3, 4, 5)):  # three subcoflows to receivers 2 (all) and 6 (coflow 3)
-        s.start([fid, 0, 2, 10_000, 0.0, 0, c, 0.0])
-    s.start([9, 0, 6, 10_000, 0.0, 0, 3, 0.0])
+        s.start(Flow(id=fid, src=0, dst=2, size=10_000, start_s=0.0, coflow_rank=c, coflow_arrival_s=0.0))
+    s.start(Flow(id=9, src=0, dst=6, size=10_000, start_s=0.0, coflow_rank=3, coflow_arrival_s=0.0))
     s.outbox.clear()
     s.tick(100.01)
     sent = _sent(s)
@@ -249,16 +252,18 @@ def test_dcas_negotiates_between_the_workers_on_loopback(tmp_path: Path) -> None
     )  # fmt: skip
     spec = rp.policy_spec("dcas", w, heavy=100_000)
     assert spec["negotiate"] and spec["expiry_s"] == 0.04
-    plan = rp.make_plan(w, ["127.0.0.1"] * 4, spec)
-    plan["ports"] = [_free_port() for _ in range(4)]
-    plan["control_ports"] = [_udp_port() for _ in range(4)]
-    plan["pace_bps"] = 20_000_000
+    plan = dataclasses.replace(
+        rp.make_plan(w, ["127.0.0.1"] * 4, spec),
+        ports=tuple(_free_port() for _ in range(4)),
+        control_ports=tuple(_udp_port() for _ in range(4)),
+        pace_bps=20_000_000,
+    )
     workers = [
-        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+        rp.Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", str(h),
                                             "--deadline", "60"], f"host{h}")
         for h in range(4)
     ]  # fmt: skip
-    flows = rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))  # raises on any byte wrong
+    flows = rp.collect(plan, rp.run_workers(plan, workers, 60, tmp_path))  # raises on any byte wrong
     assert len(flows) == 4 and int(flows["bytes"].sum()) == 5_450_000
     ctl = {h: json.loads((tmp_path / f"host{h}.json").read_text())["control"] for h in range(4)}
     one = ctl[1]
@@ -281,7 +286,7 @@ def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -
     counted, and the worker goes on."""
     ports = [_udp_port() for _ in range(2)]
     plan = rp.make_plan(_two_hosts(), ["127.0.0.1"] * 2, rp.policy_spec("dcas", _two_hosts(), heavy=1000))
-    plan["control_ports"] = ports
+    plan = dataclasses.replace(plan, control_ports=tuple(ports))
     w = Worker(plan, 1, 60.0, None)  # type: ignore[arg-type]
     udp = (socket.AF_INET, socket.SOCK_DGRAM)
     with socket.socket(*udp) as peer, socket.socket(*udp) as stranger:
@@ -308,7 +313,8 @@ def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -
                 w.loop.remove_reader(w.ctl.fileno())
                 w.ctl.close()
             w.loop.close()
-    del plan["control_port"], plan["control_ports"]  # a plan with no control port: named, not a crash later
+    # a plan with no control port: named, not a crash later
+    plan = dataclasses.replace(plan, control_port=None, control_ports=None)
     w = Worker(plan, 1, 60.0, None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no control port"):
         w._open_control()

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import coflowkit
-from coflowkit.experiment import ExperimentError, derive_seed, load_experiment
+from coflowkit.experiments.experiment import ExperimentError, derive_seed, load_experiment
 from conftest import ROOT, Cli, assert_one_line_error, assert_same_store, write
 
 #: A small grid: 3 scheduler specs x 2 loads x 2 seeds = 12 points, each well under a second in a dev build.
@@ -202,7 +202,7 @@ def test_store_rows_configuration_and_version(small_store: Path) -> None:
     assert (points["n_coflows"] == 20).all()
     assert len(coflows) == 16 * 20
     assert coflows.groupby("point").size().to_dict() == dict.fromkeys(points["point"], 20)
-    assert list(coflows.columns) == ["point", *coflowkit.results.COFLOW_COLUMNS]
+    assert list(coflows.columns) == ["point", *coflowkit.sim.results.COFLOW_COLUMNS]
     # Every point carries what produced it; regenerating from it gives the same numbers.
     row = points[(points["label"] == "varys") & (points["workload.load"] == 1.0)].iloc[0]
     config = json.loads(row["config"])
@@ -385,8 +385,8 @@ def test_bad_bins_and_ticks_name_the_key(tmp_path: Path, change: tuple[str, str]
 
 def test_rebinning_at_the_core_s_thresholds_gives_the_core_s_numbers(small_store: Path) -> None:
     """`rebin` (Python, from coflows.parquet) against the core's own per-bin summary."""
-    from coflowkit.analysis import rebin
-    from coflowkit.store import Store
+    from coflowkit.experiments.analysis import rebin
+    from coflowkit.experiments.store import Store
 
     store = Store(small_store)
     points = store.points().to_pandas()
@@ -410,7 +410,7 @@ def test_a_star_store_reports_its_bins_and_ticks(cli: Cli, tmp_path: Path) -> No
     path = write(tmp_path, STAR.replace("seeds = 2", "seeds = 1"))
     proc = cli("run", path, "--out", tmp_path / "store", "--workers", "2", "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    from coflowkit.analysis import load_store
+    from coflowkit.experiments.analysis import load_store
 
     data = load_store(tmp_path / "store")
     coflows = data.store.coflows().to_pandas()
@@ -445,7 +445,7 @@ def test_run_each_runs_in_turn_and_resumes(tmp_path: Path) -> None:
     """`run_each` (the reproduction scripts' loop): one line per run, and a second call finds every point done."""
     import io
 
-    from coflowkit.runner import run_each
+    from coflowkit.experiments.runner import run_each
 
     text = 'name = "{}"\nschedulers = ["fair", "fifo"]\n[workload]\ngenerator = "coflow-benchmark"\nn_coflows = 6\n'
     exps = [load_experiment(write(tmp_path, text.format(n), name=f"{n}.toml")) for n in ("one", "two")]
@@ -461,7 +461,7 @@ def test_run_each_runs_in_turn_and_resumes(tmp_path: Path) -> None:
 
 def test_coflow_bins_short_below_and_narrow_up_to():
     """Short strictly below the length bound, narrow up to and including the width bound."""
-    from coflowkit.analysis import coflow_bins
+    from coflowkit.experiments.analysis import coflow_bins
 
     got = coflow_bins([99, 100, 99, 100], [50, 50, 51, 51], 100, 50)
     assert got.tolist() == ["SN", "LN", "SW", "LW"]

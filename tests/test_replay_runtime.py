@@ -4,6 +4,7 @@ coordinator's scheduler schedules it), every byte checked, results in the simula
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -19,8 +20,8 @@ import pytest
 
 import coflowkit
 from coflowkit import _core
-from coflowkit import replay as rp
-from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from coflowkit.testbed import replay as rp
+from coflowkit.sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
 from test_runtime_client import _binary, _free_port, _listening, _stop, _wait
 
@@ -168,7 +169,8 @@ def test_replay_with_a_launcher_shares_no_file_with_the_workers(cluster: tuple[s
     assert len(calls) == 2 * N_HOSTS and all(address == "127.0.0.1" for address, _ in calls)
     argvs = [shlex.split(command) for _, command in calls]
     assert all(argv[0] == str(python) for argv in argvs)
-    assert sorted(argv[2] for argv in argvs) == ["coflowkit._replay_worker"] * 3 + ["coflowkit._runtime_sender"] * 3
+    modules = ["coflowkit.testbed.replay.sender"] * 3 + ["coflowkit.testbed.replay.worker"] * 3
+    assert sorted(argv[2] for argv in argvs) == modules
     assert not any(str(out) in command or str(hosts.parent) in command for _, command in calls)
     # The work dir holds only what the driver wrote: the plan, and each worker's result and stderr.
     assert sorted(os.listdir(out / "work")) == sorted(
@@ -227,17 +229,17 @@ def test_a_worker_prints_only_the_protocol_and_stops_when_its_driver_goes(tmp_pa
     """What a remote worker relies on: anything else it prints goes to stderr (not into the
     protocol), and once its stdin closes early (the driver or its ssh is gone) it stops at once
     instead of holding its port until the deadline."""
-    code = "from coflowkit._worker_protocol import Channel; c = Channel(); print('noise'); c.ready()"
+    code = "from coflowkit.testbed.replay.protocol import Channel; c = Channel(); print('noise'); c.ready()"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stdout, r.stderr) == (0, "ready\n", "noise\n")
     plan = rp.make_plan(_tiny(), ["127.0.0.1"] * N_HOSTS)
-    plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
+    plan = dataclasses.replace(plan, ports=tuple(_free_port() for _ in range(N_HOSTS)))
     worker = subprocess.Popen(
-        [sys.executable, "-m", "coflowkit._replay_worker", "--host", "1", "--receive-only", "--deadline", "600"],
+        [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", "1", "--receive-only", "--deadline", "600"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert worker.stdin is not None and worker.stdout is not None
-    worker.stdin.write(json.dumps(plan) + "\n")
+    worker.stdin.write(plan.to_wire() + "\n")
     worker.stdin.flush()
     assert worker.stdout.readline() == "ready\n"
     worker.stdin.write(f"{time.time()!r}\n")  # t0; host 1 waits (600 s) for 3 flows that never come
@@ -248,7 +250,7 @@ def test_a_worker_prints_only_the_protocol_and_stops_when_its_driver_goes(tmp_pa
 
 def test_launcher_templates(tmp_path: Path) -> None:
     hosts = [rp.RuntimeHost("10.0.0.1", rp.DATA_PORT, "/a"), rp.RuntimeHost("node-b", rp.DATA_PORT, "/b")]
-    argv = ["python3", "-m", "coflowkit._runtime_sender", "--host", "1", "a b", "it's", "$HOME", "x;y"]
+    argv = ["python3", "-m", "coflowkit.testbed.replay.sender", "--host", "1", "a b", "it's", "$HOME", "x;y"]
     wrap = rp.launcher("ssh -o BatchMode=yes -o 'ProxyJump gw {index}' {address}", hosts)
     got = wrap(1, argv)
     assert got[:4] == ["ssh", "-o", "BatchMode=yes", "-o"] and got[4:6] == ["ProxyJump gw 1", "node-b"]
@@ -293,16 +295,16 @@ def test_an_agent_that_is_not_there_is_named(tmp_path: Path) -> None:
         rp.replay_on_runtime(_tiny(), hosts, tmp_path / "work", deadline_s=5)
 
 
-def _loopback_replay(w: _core.Workload, plan: dict, tmp_path: Path) -> pd.DataFrame:
+def _loopback_replay(w: _core.Workload, plan: rp.Plan, tmp_path: Path) -> pd.DataFrame:
     """``plan`` (of ``w``, every host at 127.0.0.1) replayed by the plain replay's workers, a port per
     host; their results go to ``tmp_path/host*.json``."""
-    plan["ports"] = [_free_port() for _ in range(N_HOSTS)]
+    plan = dataclasses.replace(plan, ports=tuple(_free_port() for _ in range(N_HOSTS)))
     workers = [
-        rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+        rp.Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", str(h),
                                             "--deadline", "60"], f"host{h}")
         for h in range(N_HOSTS)
     ]  # fmt: skip
-    return rp._combine(plan, *rp._run_workers(plan, workers, 60, tmp_path))
+    return rp.collect(plan, rp.run_workers(plan, workers, 60, tmp_path))
 
 
 def test_the_testbed_workers_run_on_loopback_with_a_port_per_host(tmp_path: Path) -> None:
@@ -373,8 +375,8 @@ def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path
     checked, and the senders list each lost connection."""
     w = _tiny()
     plan = rp.make_plan(w, ["127.0.0.1"] * N_HOSTS)
-    big = [f[0] for f in plan["flows"] if f[3] >= 200_000]  # the 200, 300 and 600 KB flows
-    plan["inject_reset"] = big
+    big = [f.id for f in plan.flows if f.size >= 200_000]  # the 200, 300 and 600 KB flows
+    plan = dataclasses.replace(plan, inject_reset=tuple(big))
     flows = _loopback_replay(w, plan, tmp_path)
     assert len(flows) == 7 and int(flows["bytes"].sum()) == 1_280_000
     assert sorted(flows.loc[flows["attempts"] == 2, "flow"]) == sorted(big)
@@ -406,7 +408,7 @@ def test_the_runtime_sender_sends_a_flow_again_when_its_connection_breaks(
 
 def test_a_process_that_fails_after_the_one_it_needs_exited_names_that_one(tmp_path: Path) -> None:
     """An agent that gives up because its coordinator exited is not the cause: the coordinator is named."""
-    from coflowkit.replay import _await
+    from coflowkit.testbed.replay.supervise import wait_until
 
     (tmp_path / "coord.log").write_text("unknown scheduler nosuch\n")
     (tmp_path / "agent.log").write_text("coordinator unreachable\n")
@@ -416,7 +418,7 @@ def test_a_process_that_fails_after_the_one_it_needs_exited_names_that_one(tmp_p
     agent.wait()
     needs = ("the coordinator (nosuch)", coord, tmp_path / "coord.log")
     with pytest.raises(RuntimeError, match=r"the coordinator \(nosuch\) exited with 2: unknown scheduler"):
-        _await("the agent of host 0", lambda: False, agent, tmp_path / "agent.log", 5, needs=needs)
+        wait_until("the agent of host 0", lambda: False, agent, tmp_path / "agent.log", 5, needs=needs)
     # Without it, the agent's own exit is what is named.
     with pytest.raises(RuntimeError, match=r"the agent of host 0 exited with 1: coordinator unreachable"):
-        _await("the agent of host 0", lambda: False, agent, tmp_path / "agent.log", 5)
+        wait_until("the agent of host 0", lambda: False, agent, tmp_path / "agent.log", 5)

@@ -47,21 +47,21 @@ def test_results_tables_are_consistent(small: coflowkit.Workload) -> None:
     assert res.schedulers == ["varys", "fair"] and res.baseline == "fair"
     for s in res.schedulers:
         c = res.coflows(s)
-        assert list(c.columns) == coflowkit.results.COFLOW_COLUMNS
+        assert list(c.columns) == coflowkit.sim.results.COFLOW_COLUMNS
         assert len(c) == small.n_coflows and c["coflow_id"].is_unique
         # No parents: every coflow is released at its arrival.
         assert (c["release_s"] == c["arrival_s"]).all()
         np.testing.assert_allclose(c["cct_s"], c["finish_s"] - c["release_s"], atol=1e-9)
         assert c["job_id"].isna().all() and c["deadline_met"].isna().all()
         f = res.flows(s)
-        assert list(f.columns) == coflowkit.results.FLOW_COLUMNS
+        assert list(f.columns) == coflowkit.sim.results.FLOW_COLUMNS
         assert len(f) == small.n_flows
         assert (f.groupby("coflow_id")["finish_s"].max().loc[c["coflow_id"]].to_numpy() == c["finish_s"]).all()
         np.testing.assert_allclose(f["fct_s"], f["finish_s"] - f["start_s"], atol=1e-9)
         assert (f["slowdown"] >= 1 - 1e-9).all() and (f["kind"] == "net").all()
         assert (f["karuna_type"] == 2).all()
         jobs = res.jobs(s)
-        assert list(jobs.columns) == coflowkit.results.JOB_COLUMNS and len(jobs) == small.n_coflows
+        assert list(jobs.columns) == coflowkit.sim.results.JOB_COLUMNS and len(jobs) == small.n_coflows
         assert res.n_events(s) > 0
     summary = res.summary()
     assert list(summary["bin"].astype(str)) == coflowkit.BINS * 2
@@ -191,7 +191,7 @@ def test_link_util_of_a_lone_flow() -> None:
     for s in ("fair", "srpt", "varys"):
         res = coflowkit.simulate(w, s, progress=False, link_util_bin=1.0)
         u = res.link_util()
-        assert list(u.columns) == coflowkit.results.LINK_UTIL_COLUMNS
+        assert list(u.columns) == coflowkit.sim.results.LINK_UTIL_COLUMNS
         by = u.set_index(["link_name", "bin_start_s"])["utilization"]
         assert by[("Uplink(HostId(0))", 0.0)] == 1.0 and by[("Uplink(HostId(0))", 1.0)] == 0.5
         assert by[("Downlink(HostId(1))", 1.0)] == 0.5 and by[("Uplink(HostId(1))", 0.0)] == 0.0

@@ -24,9 +24,9 @@ import pytest
 
 import coflowkit
 from coflowkit import _core
-from coflowkit import replay as rp
-from coflowkit import testbed as tb
-from coflowkit.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from coflowkit.testbed import replay as rp
+from coflowkit.testbed import net as tb
+from coflowkit.sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
 
 needs_root = pytest.mark.skipif(
@@ -106,7 +106,7 @@ def test_ports_capacity_and_strict_priority(bed: tuple[tb.Plan, Path]) -> None:
 def _reach_over_management(p: tb.Plan, host: int, port: int) -> None:
     """Send 1000 bytes from the root namespace to a sink in ``host`` over the management network."""
     sink = subprocess.Popen(
-        tb.ns_cmd(p, host, [sys.executable, "-m", "coflowkit._tbtraffic", "sink", "--port", str(port)]),
+        tb.ns_cmd(p, host, [sys.executable, "-m", "coflowkit.testbed.traffic", "sink", "--port", str(port)]),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -216,10 +216,10 @@ def test_replay_delivers_every_byte_and_reports_ccts(bed: tuple[tb.Plan, Path], 
 
 
 def test_pias_policy_demotes_by_bytes_sent() -> None:
-    from coflowkit._replay_worker import Pias, _tos
+    from coflowkit.testbed.replay.worker import Pias, _tos
 
     p = Pias([1000, 100, 5000])
-    f = [7, 0, 1, 10_000, 0.0, 0, 0, 0.0]
+    f = rp.Flow(id=7, src=0, dst=1, size=10_000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
     p.start(f)
     assert p.queue(7) == 0 and p.limit(7, 0) == 100
     assert p.sent(f, 99) == [] and p.queue(7) == 0
@@ -230,11 +230,13 @@ def test_pias_policy_demotes_by_bytes_sent() -> None:
 
 
 def test_fifo_lm_policy_by_age_and_heaviness() -> None:
-    from coflowkit._replay_worker import FifoLm
+    from coflowkit.testbed.replay.worker import FifoLm
 
     p = FifoLm(heavy=1000, quantum_s=0.1, t0=100.0)
-    a = [1, 0, 1, 5000, 0.0, 0, 0, 0.0]  # coflow 0, arrived at 0
-    b = [2, 0, 2, 5000, 0.25, 0, 1, 0.25]  # coflow 1, arrived at 0.25
+    # coflow 0, arrived at 0
+    a = rp.Flow(id=1, src=0, dst=1, size=5000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
+    # coflow 1, arrived at 0.25
+    b = rp.Flow(id=2, src=0, dst=2, size=5000, start_s=0.25, coflow_rank=1, coflow_arrival_s=0.25)
     p.start(a)
     assert p.queue(1) == 6
     assert p.tick(100.25) == [1] and p.queue(1) == 4  # two quanta old
@@ -305,12 +307,13 @@ def test_the_management_network_is_the_first_one_free() -> None:
 
 
 def test_tafe_policy_bands_by_task_bytes_and_age() -> None:
-    from coflowkit._replay_worker import Tafe
+    from coflowkit.testbed.replay.worker import Tafe
 
     p = Tafe([1000, 3000], quantum_s=0.1, t0=100.0)
     assert p.bands == [(0, 4), (4, 2), (6, 2)]  # three levels on 8 queues, the first band the widest
-    a = [1, 0, 1, 5000, 0.0, 0, 0, 0.0]  # task 0, two flows from this host
-    a2 = [2, 0, 2, 5000, 0.0, 0, 0, 0.0]
+    # task 0, two flows from this host
+    a = rp.Flow(id=1, src=0, dst=1, size=5000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
+    a2 = rp.Flow(id=2, src=0, dst=2, size=5000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
     p.start(a)
     p.start(a2)
     assert p.queue(1) == p.queue(2) == 3 and p.limit(1, 0) == 1000
@@ -323,13 +326,18 @@ def test_tafe_policy_bands_by_task_bytes_and_age() -> None:
 
 
 def test_karuna_policy_types_and_pacing() -> None:
-    from coflowkit._replay_worker import Karuna
+    from coflowkit.testbed.replay.worker import Karuna
 
     p = Karuna(split=[100, 200, 300, 400, 500, 600], sieve=[10, 20, 30, 40, 50, 60], rtt_s=0.01)
     floor = int(2 * 1460 / 0.01)
-    known = [1, 0, 1, 250, 0.0, 0, 0, 0.0]  # type 2: size 250 > 100, 200
-    unknown = [2, 0, 1, 10**6, 0.0, 0, 1, 0.0, None, False]  # type 3
-    deadline = [3, 0, 1, 10**6, 0.0, 0, 2, 0.0, 0.5, True]  # type 1: 1 MB within 0.5 s
+    # type 2: size 250 > 100, 200
+    known = rp.Flow(id=1, src=0, dst=1, size=250, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
+    # type 3
+    unknown = rp.Flow(
+        id=2, src=0, dst=1, size=10**6, start_s=0.0, coflow_rank=1, coflow_arrival_s=0.0, size_known=False
+    )
+    # type 1: 1 MB within 0.5 s
+    deadline = rp.Flow(id=3, src=0, dst=1, size=10**6, start_s=0.0, coflow_rank=2, coflow_arrival_s=0.0, deadline_s=0.5)
     for f in (known, unknown, deadline):
         p.start(f)
     assert [p.kind(f) for f in (known, unknown, deadline)] == [2, 3, 1]
@@ -347,11 +355,12 @@ def test_karuna_policy_types_and_pacing() -> None:
 
 
 def test_dcas_policy_fifo_small_and_large_by_bytes_left() -> None:
-    from coflowkit._replay_worker import Dcas
+    from coflowkit.testbed.replay.worker import Dcas
 
     p = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
-    small = [1, 0, 1, 500, 0.0, 0, 0, 0.0]
-    big = [2, 0, 2, 20_000, 0.0, 0, 1, 0.0]  # 20x the threshold: <1, d>, queue 4 + 2 (>= 4x, >= 16x)
+    small = rp.Flow(id=1, src=0, dst=1, size=500, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
+    # 20x the threshold: <1, d>, queue 4 + 2 (>= 4x, >= 16x)
+    big = rp.Flow(id=2, src=0, dst=2, size=20_000, start_s=0.0, coflow_rank=1, coflow_arrival_s=0.0)
     p.clock(100.05)
     p.start(small)
     p.start(big)
@@ -361,7 +370,7 @@ def test_dcas_policy_fifo_small_and_large_by_bytes_left() -> None:
     p.sent(big, 3_500)  # 500 left: now small, FIFO by age
     assert p.tick(100.16) == [2] and p.queue(2) == p.queue(1) == 2
     p2 = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
-    huge = [3, 0, 2, 10**6, 0.0, 0, 2, 0.0]
+    huge = rp.Flow(id=3, src=0, dst=2, size=10**6, start_s=0.0, coflow_rank=2, coflow_arrival_s=0.0)
     p2.start(huge)
     assert p2.queue(3) == 7
     # No byte sent for longer than T: <1, 0>, the top of the large band.

@@ -26,9 +26,9 @@ from typing import Any
 import pandas as pd
 
 from coflowkit import __version__, load_experiment
-from coflowkit.analysis import BAR_BINS, StoreData, load_store, metric_info
-from coflowkit.plots import make_figures
-from coflowkit.runner import reproduction_parser, run_reproduction
+from coflowkit.experiments.analysis import BAR_BINS, StoreData, load_store, metric_info
+from coflowkit.experiments.plots import make_figures
+from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 
 import coflowkit
 from coflowkit import __version__, load_experiment
-from coflowkit.runner import reproduction_parser, run_reproduction
+from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

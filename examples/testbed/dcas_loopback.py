@@ -11,6 +11,7 @@ priority moved a subcoflow's value and its queue::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import socket
 import sys
 import tempfile
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 import coflowkit
-from coflowkit import replay as rp
+from coflowkit.testbed import replay as rp
 
 TRACE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
 
@@ -43,20 +44,22 @@ def main(argv: list[str] | None = None) -> int:
     spec = rp.policy_spec("dcas", fw, negotiate=not args.no_negotiate)
     if args.wait_ms is not None:
         spec["wait_s"] = args.wait_ms / 1e3
-    plan = rp.make_plan(fw, ["127.0.0.1"] * args.hosts, spec)
-    plan["ports"] = [_port(socket.SOCK_STREAM) for _ in range(args.hosts)]
-    plan["control_ports"] = [_port(socket.SOCK_DGRAM) for _ in range(args.hosts)]
-    plan["pace_bps"] = int(args.rate_mbps * 1e6 / 8)
+    plan = dataclasses.replace(
+        rp.make_plan(fw, ["127.0.0.1"] * args.hosts, spec),
+        ports=tuple(_port(socket.SOCK_STREAM) for _ in range(args.hosts)),
+        control_ports=tuple(_port(socket.SOCK_DGRAM) for _ in range(args.hosts)),
+        pace_bps=int(args.rate_mbps * 1e6 / 8),
+    )
     print(f"{fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows; {spec}", flush=True)
     with tempfile.TemporaryDirectory() as d:
         work = Path(d)
         jobs = [
-            rp._Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit._replay_worker", "--host", str(h),
+            rp.Job(f"the worker of host {h}", [sys.executable, "-m", "coflowkit.testbed.replay.worker", "--host", str(h),
                                                 "--deadline", "600"], f"host{h}")
             for h in range(args.hosts)
         ]  # fmt: skip
         t = time.time()
-        flows = rp._combine(plan, *rp._run_workers(plan, jobs, 600, work))
+        flows = rp.collect(plan, rp.run_workers(plan, jobs, 600, work))
         wall = time.time() - t
         print(f"{len(flows)} flows, {int(flows['bytes'].sum())} bytes, every byte checked; wall {wall:.1f} s")
         if spec["negotiate"]:

@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 import coflowkit
-from coflowkit import replay as rp
+from coflowkit.testbed import replay as rp
 from coflowkit import testbed as tb
-from coflowkit.analysis import coflow_bins
+from coflowkit.experiments.analysis import coflow_bins
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

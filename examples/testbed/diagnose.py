@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 import coflowkit
-from coflowkit import replay as rp
+from coflowkit.testbed import replay as rp
 from coflowkit import testbed as tb
 
 HERE = Path(__file__).resolve().parent

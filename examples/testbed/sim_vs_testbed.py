@@ -10,12 +10,12 @@ under the scheduler each policy stands for; writes
 The workload is FB2010 (../shared/data) or D-CAS's synthetic mix (V-A: the
 four bins of short/long and narrow/wide coflows, flows up to 500 MiB, load 1;
 ``coflowkit generate coflow-benchmark --preset dcas`` for the testbed's hosts
-and port rate), fitted to the testbed (``coflowkit.replay.fit``). Each
+and port rate), fitted to the testbed (``coflowkit.testbed.replay.fit``). Each
 workload has a page of its own (``PAGES``). The testbed is brought up under its own name and
 always taken down. ``aalo``, ``varys`` and the diagnostic ``fair-rt``
 (``fair``), ``aalo-strict`` (``aalo:queues=strict``) and ``aalo-rates``
 (``aalo`` with every flow in one class) run through the runtime (``RUNTIME``)
-(``coflowkit.replay.replay_on_testbed_runtime``: the coordinator with that
+(``coflowkit.testbed.replay.replay_on_testbed_runtime``: the coordinator with that
 scheduler, an agent in every host's namespace), the rest as sender
 policies. Each policy's per-coflow CCTs are compared with the
 simulated ones coflow by coflow; the page states the gap of the average CCT
@@ -39,7 +39,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import coflowkit
-from coflowkit import replay as rp
+from coflowkit.testbed import replay as rp
 from coflowkit import testbed as tb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -384,7 +384,7 @@ def dcas_counterpart(d: dict[str, Any]) -> str:
 
 def negotiated(spec: str, n: dict[str, Any], delta_s: float) -> str:
     """D-CAS's simulated counterpart of a replay that negotiated, given the negotiation the replay
-    measured (:func:`coflowkit.replay.negotiation_summary`): each message takes half the mean time a
+    measured (:func:`coflowkit.testbed.replay.negotiation_summary`): each message takes half the mean time a
     round took from its announcement to its decision, as a simulated round is decided two message
     delays after it is announced (the simulator needs a round to end before the next, so at most just
     under half of delta). That time, not a reply's round trip, is how long a subcoflow keeps its old

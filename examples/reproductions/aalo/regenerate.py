@@ -31,9 +31,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import coflowkit
-from coflowkit.analysis import StoreData, load_store
-from coflowkit.runner import PointsFailed, run_each
-from coflowkit.plots import _COLORS, _HATCHES, _MARKERS, _STYLE, SIZE
+from coflowkit.experiments.analysis import StoreData, load_store
+from coflowkit.experiments.runner import PointsFailed, run_each
+from coflowkit.experiments.plots import _COLORS, _HATCHES, _MARKERS, _STYLE, SIZE
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from coflowkit import __version__, load_experiment
-from coflowkit.runner import reproduction_parser, run_reproduction
+from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _core
+from .. import _core
 
 __all__ = [
     "METRICS",

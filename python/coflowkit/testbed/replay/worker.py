@@ -1,12 +1,13 @@
 """One host's part of ``coflowkit replay``: serves the flows sent to it and sends
 its own flows at their start instants, as real TCP connections.
 
-    python -m coflowkit._replay_worker --host I [--receive-only] < PLAN-THEN-T0
+    python -m coflowkit.testbed.replay.worker --host I [--receive-only] < PLAN-THEN-T0
 
-The driver (:mod:`coflowkit.replay`) talks to the worker over its stdin and
-stdout only (:mod:`coflowkit._worker_protocol`), so no file is shared: the
-plan comes as the first line of stdin (every flow: id, source, destination,
-bytes, start seconds after ``t0``; every host's address and the data port),
+The driver (:mod:`coflowkit.testbed.replay`) talks to the worker over its stdin and
+stdout only (:mod:`coflowkit.testbed.replay.protocol`), so no file is shared: the
+plan comes as the first line of stdin (:class:`coflowkit.testbed.replay.plans.Plan`:
+every flow's id, source, destination, bytes, start seconds after ``t0``;
+every host's address and the data port),
 the worker prints ``ready`` once it listens, the driver then writes the
 common start instant ``t0`` (wall clock: one machine's, or clocks kept in
 step) and the worker prints its result as one JSON line at the end. A flow is
@@ -50,13 +51,14 @@ import sys
 import termios
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._worker_protocol import Channel
+from ... import _core
+from .plans import Flow, Plan
+from .protocol import Channel
 
 _HEADER = struct.Struct("!QQ")
 _BLOCK_LEN = 1 << 20
@@ -108,21 +110,22 @@ class Policy:
     (queue 7, best effort). Subclasses pick a queue per flow and may change
     it as bytes are sent or as flows start and finish."""
 
-    def start(self, flow: list[Any]) -> None:
+    def start(self, flow: Flow) -> None:
         """``flow`` starts (called before its first byte)."""
 
     def queue(self, fid: int) -> int:
+        """Flow ``fid``'s queue now (0 highest, 7 lowest)."""
         return 7
 
     def limit(self, fid: int, sent: int) -> int:
         """How many more bytes flow ``fid`` may send before its queue may change."""
         return 1 << 62
 
-    def sent(self, flow: list[Any], n: int) -> list[int]:
+    def sent(self, flow: Flow, n: int) -> list[int]:
         """``n`` more bytes of ``flow`` sent; returns the flows whose queue changed."""
         return []
 
-    def finish(self, flow: list[Any]) -> list[int]:
+    def finish(self, flow: Flow) -> list[int]:
         """``flow`` finished; returns the flows whose queue changed."""
         return []
 
@@ -153,8 +156,8 @@ class Pias(Policy):
         self.thresholds = sorted(int(t) for t in thresholds)[:7]
         self.bytes: dict[int, int] = {}
 
-    def start(self, flow: list[Any]) -> None:
-        self.bytes[flow[0]] = 0
+    def start(self, flow: Flow) -> None:
+        self.bytes[flow.id] = 0
 
     def queue(self, fid: int) -> int:
         b = self.bytes.get(fid, 0)
@@ -164,13 +167,13 @@ class Pias(Policy):
         nxt = [t - sent for t in self.thresholds if t > sent]
         return min(nxt) if nxt else 1 << 62
 
-    def sent(self, flow: list[Any], n: int) -> list[int]:
-        before = self.queue(flow[0])
-        self.bytes[flow[0]] += n
-        return [flow[0]] if self.queue(flow[0]) != before else []
+    def sent(self, flow: Flow, n: int) -> list[int]:
+        before = self.queue(flow.id)
+        self.bytes[flow.id] += n
+        return [flow.id] if self.queue(flow.id) != before else []
 
-    def finish(self, flow: list[Any]) -> list[int]:
-        self.bytes.pop(flow[0], None)
+    def finish(self, flow: Flow) -> list[int]:
+        self.bytes.pop(flow.id, None)
         return []
 
 
@@ -195,9 +198,9 @@ class _ByAge(Policy):
     def clock(self, now: float) -> None:
         """Ages move only at :meth:`tick`, which re-marks the flows whose queue changed."""
 
-    def start(self, flow: list[Any]) -> None:
-        fid, c = flow[0], flow[6]
-        self.arrival[fid] = flow[7] if len(flow) > 7 else flow[4]
+    def start(self, flow: Flow) -> None:
+        fid, c = flow.id, flow.coflow_rank
+        self.arrival[fid] = flow.coflow_arrival_s
         self.of[fid] = c
         self.users[c] = self.users.get(c, 0) + 1
 
@@ -210,9 +213,9 @@ class _ByAge(Policy):
         self.now = now
         return changed
 
-    def finish(self, flow: list[Any]) -> list[int]:
-        c = self.of.pop(flow[0])
-        self.arrival.pop(flow[0], None)
+    def finish(self, flow: Flow) -> list[int]:
+        c = self.of.pop(flow.id)
+        self.arrival.pop(flow.id, None)
         self.users[c] -= 1
         if self.users[c] == 0:
             del self.users[c]
@@ -245,8 +248,8 @@ class FifoLm(_ByAge):
         left = self.heavy - self.bytes.get(self.of[fid], 0)
         return left if left > 0 else 1 << 62
 
-    def sent(self, flow: list[Any], n: int) -> list[int]:
-        c = flow[6]
+    def sent(self, flow: Flow, n: int) -> list[int]:
+        c = flow.coflow_rank
         before = self.bytes.get(c, 0)
         self.bytes[c] = before + n
         if before < self.heavy <= before + n:
@@ -283,6 +286,7 @@ class Tafe(_ByAge):
         self.bands = [(sum(width[:k]), width[k]) for k in range(levels)]
 
     def level(self, c: int) -> int:
+        """Coflow ``c``'s level: how many thresholds the bytes this host sent of it reached."""
         b = self.bytes.get(c, 0)
         return sum(1 for t in self.thresholds if b >= t)
 
@@ -295,8 +299,8 @@ class Tafe(_ByAge):
         nxt = [t - b for t in self.thresholds if t > b]
         return min(nxt) if nxt else 1 << 62
 
-    def sent(self, flow: list[Any], n: int) -> list[int]:
-        c = flow[6]
+    def sent(self, flow: Flow, n: int) -> list[int]:
+        c = flow.coflow_rank
         before = self.level(c)
         self.bytes[c] = self.bytes.get(c, 0) + n
         return [f for f, cc in self.of.items() if cc == c] if self.level(c) != before else []
@@ -308,9 +312,9 @@ class Karuna(Policy):
     floor), re-set every ``period`` (SO_MAX_PACING_RATE). Type 2 (a known
     size): queue ``1 + #{t in split: size > t}``. Type 3 (size unknown):
     starts in queue 1, demoted by bytes sent through ``sieve`` (as PIAS).
-    A flow of the plan is type 1 if it carries a deadline (``flow[8]``,
-    seconds after its start), type 3 if ``flow[9]`` says its size is
-    unknown, else type 2."""
+    A flow of the plan is type 1 if it carries a deadline (``deadline_s``,
+    seconds after its start), type 3 if its size is unknown
+    (``size_known`` false), else type 2."""
 
     period = 0.01
 
@@ -319,23 +323,24 @@ class Karuna(Policy):
         self.floor = 2 * 1460 / rtt_s
         self.split = sorted(int(t) for t in split)[:6]
         self.sieve = sorted(int(t) for t in sieve)[:6]
-        self.flows: dict[int, list[Any]] = {}
+        self.flows: dict[int, Flow] = {}
         self.bytes: dict[int, int] = {}
         self.began: dict[int, float] = {}
         self.now = 0.0
 
     @staticmethod
-    def kind(flow: list[Any]) -> int:
-        if len(flow) > 8 and flow[8] is not None:
+    def kind(flow: Flow) -> int:
+        """Karuna's type of ``flow``: 1 (a deadline), 2 (a known size) or 3 (size unknown)."""
+        if flow.deadline_s is not None:
             return 1
-        if len(flow) > 9 and flow[9] is False:
+        if not flow.size_known:
             return 3
         return 2
 
-    def start(self, flow: list[Any]) -> None:
-        self.flows[flow[0]] = flow
-        self.bytes[flow[0]] = 0
-        self.began[flow[0]] = self.now
+    def start(self, flow: Flow) -> None:
+        self.flows[flow.id] = flow
+        self.bytes[flow.id] = 0
+        self.began[flow.id] = self.now
 
     def queue(self, fid: int) -> int:
         flow = self.flows.get(fid)
@@ -345,16 +350,16 @@ class Karuna(Policy):
         if k == 1:
             return 0
         if k == 2:
-            return 1 + sum(1 for t in self.split if flow[3] > t)
+            return 1 + sum(1 for t in self.split if flow.size > t)
         return 1 + sum(1 for t in self.sieve if self.bytes[fid] >= t)
 
     def rate(self, fid: int) -> int | None:
         """A type-1 flow's pacing rate now, bytes per second (None: not paced)."""
         flow = self.flows.get(fid)
-        if flow is None or self.kind(flow) != 1:
+        if flow is None or flow.deadline_s is None:  # not type 1
             return None
-        left = flow[3] - self.bytes[fid]
-        time_left = self.began[fid] + flow[8] - self.now
+        left = flow.size - self.bytes[fid]
+        time_left = self.began[fid] + flow.deadline_s - self.now
         need = left / time_left if time_left > 0 else 0.0
         return int(max(need, self.floor))
 
@@ -364,19 +369,19 @@ class Karuna(Policy):
         nxt = [t - sent for t in self.sieve if t > sent]
         return min(nxt) if nxt else 1 << 62
 
-    def sent(self, flow: list[Any], n: int) -> list[int]:
-        before = self.queue(flow[0])
-        self.bytes[flow[0]] += n
-        return [flow[0]] if self.queue(flow[0]) != before else []
+    def sent(self, flow: Flow, n: int) -> list[int]:
+        before = self.queue(flow.id)
+        self.bytes[flow.id] += n
+        return [flow.id] if self.queue(flow.id) != before else []
 
     def tick(self, now: float) -> list[int]:
         self.now = now
         return [f for f, flow in self.flows.items() if self.kind(flow) == 1]
 
-    def finish(self, flow: list[Any]) -> list[int]:
-        self.flows.pop(flow[0], None)
-        self.bytes.pop(flow[0], None)
-        self.began.pop(flow[0], None)
+    def finish(self, flow: Flow) -> list[int]:
+        self.flows.pop(flow.id, None)
+        self.bytes.pop(flow.id, None)
+        self.began.pop(flow.id, None)
         return []
 
 
@@ -557,7 +562,7 @@ class Dcas(Policy):
         for key, how in (("psi", psi), ("phi", phi)):
             check_combination(key, how)  # now, not at the first message
         self.psi, self.phi = psi, phi
-        self.flows: dict[int, list[Any]] = {}
+        self.flows: dict[int, Flow] = {}
         self.bytes: dict[int, int] = {}
         self.left: dict[int, int] = {}  # coflow -> bytes left here to write (of its started flows)
         self.total: dict[int, int] = {}  # coflow -> bytes of its flows started here and not all finished
@@ -607,12 +612,12 @@ class Dcas(Policy):
         out: dict[int, _Sub] = {}
         wire = self.count == "wire"
         for fid, f in self.flows.items():
-            sub = out.get(f[6])
+            sub = out.get(f.coflow_rank)
             if sub is None:
-                sub = out[f[6]] = _Sub(f[7])
+                sub = out[f.coflow_rank] = _Sub(f.coflow_arrival_s)
             if wire:
                 sub.in_socket += self.unacked(fid)
-            sub.receivers.add(f[2])
+            sub.receivers.add(f.dst)
         return out
 
     def _decide(self, c: int, now: float, sub: _Sub) -> int:
@@ -649,7 +654,7 @@ class Dcas(Policy):
         if q == self.prio.get(c):
             return []
         self.prio[c] = q
-        return [fid for fid, f in self.flows.items() if f[6] == c]
+        return [fid for fid, f in self.flows.items() if f.coflow_rank == c]
 
     def _close(self, c: int, now: float) -> list[int]:
         """The end of ``c``'s negotiation: ``<1, Φ(replies)>``, or ``<1, d>`` with none."""
@@ -668,30 +673,30 @@ class Dcas(Policy):
             self.stats["fallback"] += 1
         return self._set(c, self._large(r.d if self.keep_own else p))
 
-    def start(self, flow: list[Any]) -> None:
-        fid, c = flow[0], flow[6]
+    def start(self, flow: Flow) -> None:
+        fid, c = flow.id, flow.coflow_rank
         new = c not in self.left
         self.flows[fid] = flow
         self.bytes[fid] = 0
-        self.left[c] = self.left.get(c, 0) + flow[3]
-        self.total[c] = self.total.get(c, 0) + flow[3]
+        self.left[c] = self.left.get(c, 0) + flow.size
+        self.total[c] = self.total.get(c, 0) + flow.size
         if new:
             self.served[c] = self.now
             # Its first flow here: nothing written yet, one receiver.
-            sub = _Sub(flow[7])
-            sub.receivers.add(flow[2])
+            sub = _Sub(flow.coflow_arrival_s)
+            sub.receivers.add(flow.dst)
             self.prio[c] = self._decide(c, self.now, sub)
             self.flush()
 
     def queue(self, fid: int) -> int:
         flow = self.flows.get(fid)
-        return self.prio.get(flow[6], 7) if flow is not None else 7
+        return self.prio.get(flow.coflow_rank, 7) if flow is not None else 7
 
-    def sent(self, flow: list[Any], n: int) -> list[int]:
-        self.bytes[flow[0]] += n
-        self.left[flow[6]] -= n
+    def sent(self, flow: Flow, n: int) -> list[int]:
+        self.bytes[flow.id] += n
+        self.left[flow.coflow_rank] -= n
         if self.count == "written":
-            self.served[flow[6]] = self.now
+            self.served[flow.coflow_rank] = self.now
         return []
 
     def settle(self, now: float) -> list[int]:
@@ -756,11 +761,11 @@ class Dcas(Policy):
         r.replies[receiver] = value
         return self._close(c, now) if len(r.replies) == len(r.receivers) else []
 
-    def finish(self, flow: list[Any]) -> list[int]:
-        c = flow[6]
-        self.flows.pop(flow[0], None)
-        self.left[c] -= flow[3] - self.bytes.pop(flow[0], 0)
-        if not any(f[6] == c for f in self.flows.values()):
+    def finish(self, flow: Flow) -> list[int]:
+        c = flow.coflow_rank
+        self.flows.pop(flow.id, None)
+        self.left[c] -= flow.size - self.bytes.pop(flow.id, 0)
+        if not any(f.coflow_rank == c for f in self.flows.values()):
             self._drop(c)
             for d in (self.left, self.total, self.acked, self.served, self.prio):
                 d.pop(c, None)
@@ -772,7 +777,8 @@ def spread(xs: list[float]) -> list[float]:
     return [float(np.mean(xs)), float(np.percentile(xs, 99)), float(max(xs))] if xs else []
 
 
-def make_policy(spec: dict[str, Any]) -> Policy:
+def make_policy(spec: Mapping[str, Any]) -> Policy:
+    """The policy a plan's ``policy`` spec names (``plain`` if it names none)."""
     name = spec.get("name", "plain")
     if name == "plain":
         return Policy()
@@ -803,19 +809,21 @@ def make_policy(spec: dict[str, Any]) -> Policy:
 
 
 class Worker:
+    """One host's worker: receives the flows of ``plan`` sent to ``host`` and sends its own."""
+
     def __init__(
-        self, plan: dict[str, Any], host: int, deadline_s: float, channel: Channel, receive_only: bool = False
+        self, plan: Plan, host: int, deadline_s: float, channel: Channel, receive_only: bool = False
     ) -> None:
         self.plan = plan
         self.channel = channel
         self.host = host
         self.t0 = 0.0  # read from stdin once every worker listens
-        self.addrs = plan["hosts"]
+        self.addrs = list(plan.hosts)
         # One port for every host (the testbed), or one per host ("ports": hosts sharing an address).
-        self.ports = [int(x) for x in plan.get("ports") or [plan["port"]] * len(self.addrs)]
-        # receive_only: another process sends this host's flows (coflowkit._runtime_sender).
-        self.out = [] if receive_only else [f for f in plan["flows"] if f[1] == host]
-        self.n_in = sum(1 for f in plan["flows"] if f[2] == host)
+        self.ports = [plan.data_port(h) for h in range(plan.n_hosts)]
+        # receive_only: another process sends this host's flows (coflowkit.testbed.replay.sender).
+        self.out: list[Flow] = [] if receive_only else plan.flows_from(host)
+        self.n_in = len(plan.flows_to(host))
         self.sent: dict[int, list[Any]] = {}
         self.received: dict[int, list[Any]] = {}
         self.errors: list[str] = []
@@ -824,23 +832,23 @@ class Worker:
         #: attempts of each flow sent more than once
         self.resent: dict[int, int] = {}
         #: tests: flows whose first connection this sender resets halfway through the flow
-        self.inject_reset = {int(f) for f in plan.get("inject_reset", [])}
+        self.inject_reset = set(plan.inject_reset)
         #: idle connections by destination
         self.pool: dict[int, list[socket.socket]] = {}
         self.deadline = deadline_s
-        self.policy = make_policy(plan.get("policy", {"name": "plain"}))
+        self.policy = make_policy(plan.policy)
         if isinstance(self.policy, Dcas):
             self.policy.unacked = self._unacked
         # D-CAS's control channel: UDP on a port per host (one for all on the testbed).
         self.ctl: socket.socket | None = None
-        self.ctl_ports = [int(x) for x in plan.get("control_ports") or [plan.get("control_port", 0)] * len(self.addrs)]
+        self.ctl_ports = [plan.host_control_port(h) or 0 for h in range(plan.n_hosts)]  # 0: none
         self.ctl_bad: dict[str, int] = {}  # datagrams ignored, by why
         self.ctl_send_failed = 0
-        self.cc = str(plan.get("tcp_cc", ""))
+        self.cc = plan.tcp_cc
         # Every flow paced at most at this rate (bytes/s) unless its policy paces it, and its
         # writes held to 64 KiB ahead of the wire (TCP_NOTSENT_LOWAT), so that a sender counts
         # its bytes as they leave: a link's rate where there is none (tests on loopback).
-        self.pace: int | None = int(plan["pace_bps"]) if plan.get("pace_bps") else None
+        self.pace: int | None = plan.pace_bps or None
         self.socks: dict[int, socket.socket] = {}  # active flow -> its connection
         self.paced: set[socket.socket] = set()
         self.stalls: list[float] = []
@@ -877,8 +885,8 @@ class Worker:
         does not model."""
         burst: dict[int, dict[float, int]] = {}
         for f in self.out:
-            at = burst.setdefault(f[2], {})
-            at[f[4]] = at.get(f[4], 0) + 1
+            at = burst.setdefault(f.dst, {})
+            at[f.start_s] = at.get(f.start_s, 0) + 1
         want = [(dst, min(32, max(at.values()))) for dst, at in burst.items()]
         jobs = [(dst, self._connect(dst)) for dst, k in want for _ in range(k)]
         conns = await asyncio.gather(*(j for _, j in jobs), return_exceptions=True)
@@ -926,8 +934,9 @@ class Worker:
 
     def _settle_later(self) -> None:
         """D-CAS: decide the negotiations just announced once their wait is over (unless every reply came first)."""
-        if self.ctl is not None and isinstance(self.policy, Dcas) and self.policy.open:
-            self.loop.call_later(self.policy.wait, lambda: self._mark(self.policy.settle(time.time())))
+        policy = self.policy
+        if self.ctl is not None and isinstance(policy, Dcas) and policy.open:
+            self.loop.call_later(policy.wait, lambda: self._mark(policy.settle(time.time())))
 
     def _open_control(self) -> None:
         """D-CAS's control channel: a UDP socket on this host's control port, marked queue 0 so
@@ -994,16 +1003,17 @@ class Worker:
                 except Exception as e:  # noqa: BLE001 - a message must never stop the worker
                     self._ignore(f"error: {type(e).__name__}")
 
-    async def send(self, flow: list[Any]) -> None:
-        await asyncio.sleep(max(0.0, self.t0 + flow[4] - time.time()))
+    async def send(self, flow: Flow) -> None:
+        """Sends ``flow`` at its start instant, up to :data:`_ATTEMPTS` times if its connection fails."""
+        await asyncio.sleep(max(0.0, self.t0 + flow.start_s - time.time()))
         t_start = time.time()
         for attempt in range(1, _ATTEMPTS + 1):
             if await self._send_once(flow, t_start, attempt):
                 return
 
-    async def _send_once(self, flow: list[Any], t_start: float, attempt: int) -> bool:
+    async def _send_once(self, flow: Flow, t_start: float, attempt: int) -> bool:
         """One attempt at ``flow``; False if its connection failed and another attempt is due."""
-        fid, dst, size = flow[0], flow[2], flow[3]
+        fid, dst, size = flow.id, flow.dst, flow.size
         fresh = not self.pool.get(dst)
         try:
             sock = await self._connect(dst)
@@ -1059,6 +1069,7 @@ class Worker:
             self._mark(self.policy.finish(flow))
 
     async def run(self) -> dict[str, Any]:
+        """Listens, says ready, waits for ``t0``, sends and receives every flow; returns the result."""
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         server.bind((self.addrs[self.host], self.ports[self.host]))
@@ -1150,8 +1161,11 @@ class Worker:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The worker's command line: ``--host I [--receive-only] [--deadline S] [--nice N]``."""
     channel = Channel()  # first: from here on only the protocol reaches stdout
-    ap = argparse.ArgumentParser(prog="coflowkit._replay_worker", description="The plan comes on stdin (see above).")
+    ap = argparse.ArgumentParser(
+        prog="coflowkit.testbed.replay.worker", description="The plan comes on stdin (see above)."
+    )
     ap.add_argument("--host", type=int, required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
     ap.add_argument("--nice", type=int, default=None, help="run at this niceness (below 0 needs root)")

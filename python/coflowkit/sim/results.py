@@ -44,8 +44,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import _core
-from ._atomic import atomic_path
+from .. import _core
+from ..util import atomic_path
 
 __all__ = [
     "Results",

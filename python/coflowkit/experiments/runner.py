@@ -21,7 +21,7 @@ Where points run:
   connection) and must see the trace and topology files at the same paths.
 
 Either way the results come back to this process, which alone writes the
-store (:class:`~coflowkit.store.Store`): one part file per point, written
+store (:class:`~coflowkit.experiments.store.Store`): one part file per point, written
 whole when the point finishes. A point already done is skipped, so running
 an experiment again resumes it. A point that fails (an error of the core, a
 panic, a Dask worker that died) is recorded with its error and the others go
@@ -48,11 +48,12 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from . import __version__, _core
+from .. import _core
+from .._core import __version__
 from .experiment import Experiment
-from .results import COFLOW_COLUMNS, _table
+from ..sim.results import COFLOW_COLUMNS, _table
 from .store import Store, utc_now
-from .trace import load_trace
+from ..sim.trace import load_trace
 
 __all__ = [
     "PointsFailed",

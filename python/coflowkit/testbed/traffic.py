@@ -1,7 +1,7 @@
 """Real TCP transfers for the testbed's checks, run inside a host namespace:
 
-    python -m coflowkit._tbtraffic sink --port P [--timeout S]
-    python -m coflowkit._tbtraffic source --dst IP --port P --seconds S [--tos T]
+    python -m coflowkit.testbed.traffic sink --port P [--timeout S]
+    python -m coflowkit.testbed.traffic source --dst IP --port P --seconds S [--tos T]
 
 The source sends pseudo-random bytes for S seconds and prints
 ``{"bytes", "sha256"}``; the sink takes one connection, hashes what arrives
@@ -84,7 +84,7 @@ def _source(dst: str, port: int, seconds: float, tos: int, cc: str = "") -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="coflowkit._tbtraffic")
+    ap = argparse.ArgumentParser(prog="coflowkit.testbed.traffic")
     sub = ap.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("sink")
     a.add_argument("--port", type=int, required=True)

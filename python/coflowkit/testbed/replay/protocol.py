@@ -1,9 +1,9 @@
-"""How ``coflowkit replay`` talks to its workers (``coflowkit._replay_worker``,
-``coflowkit._runtime_sender``): over the worker's stdin and stdout only, so a
+"""How ``coflowkit replay`` talks to its workers (``coflowkit.testbed.replay.worker``,
+``coflowkit.testbed.replay.sender``): over the worker's stdin and stdout only, so a
 worker needs no file shared with the driver and can run on another machine
 (``coflowkit replay --hosts FILE --launch "ssh {address}"``).
 
-1. driver -> worker (stdin): one line, the plan (JSON);
+1. driver -> worker (stdin): one line, the plan (JSON: :meth:`.plans.Plan.to_wire`);
 2. worker -> driver (stdout): ``ready``, once it can start (it listens, its
    agent answered);
 3. driver -> worker (stdin): one line, the common start instant ``t0``
@@ -28,6 +28,8 @@ import sys
 import threading
 from typing import IO, Any
 
+from .plans import Plan, PlanError
+
 #: The line a worker prints once it can start.
 READY = "ready"
 
@@ -50,16 +52,13 @@ class Channel:
             raise SystemExit(f"stdin closed before the {what} (the driver went away)")
         return line
 
-    def plan(self) -> dict[str, Any]:
-        """Step 1: the plan."""
+    def plan(self) -> Plan:
+        """Step 1: the plan; exits naming what is wrong with it if it is not one."""
         line = self._line("plan")
         try:
-            plan = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise SystemExit(f"the plan (first line of stdin) is not JSON: {e}") from None
-        if not isinstance(plan, dict):
-            raise SystemExit("the plan (first line of stdin) is not a JSON object")
-        return plan
+            return Plan.from_wire(line)
+        except PlanError as e:
+            raise SystemExit(f"the plan (first line of stdin): {e}") from None
 
     def ready(self) -> None:
         """Step 2."""

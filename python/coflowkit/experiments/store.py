@@ -51,9 +51,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._atomic import atomic_path
+from ..util import atomic_path
 from .experiment import Experiment, Point
-from .results import BINS, COFLOW_COLUMNS, METRIC_COLUMNS
+from ..sim.results import BINS, COFLOW_COLUMNS, METRIC_COLUMNS
 
 __all__ = ["Store", "VOLATILE_COLUMNS", "StoreError"]
 

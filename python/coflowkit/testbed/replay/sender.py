@@ -3,14 +3,15 @@ at their start instants through its runtime agent, so the coordinator's
 scheduler (``aalo``, ``varys``, ``fair``, ...) paces and marks them. It runs on
 host ``I`` (its agent's socket is local) and shares no file with the driver:
 plan, start instant and result go over its stdin and stdout
-(:mod:`coflowkit._worker_protocol`).
+(:mod:`coflowkit.testbed.replay.protocol`).
 
-    python -m coflowkit._runtime_sender --host I < PLAN-THEN-T0
+    python -m coflowkit.testbed.replay.sender --host I < PLAN-THEN-T0
 
-The plan is :func:`coflowkit.replay.make_plan`'s with, in addition, every
+The plan (:class:`coflowkit.testbed.replay.plans.Plan`) is
+:func:`coflowkit.testbed.replay.make_plan`'s with, in addition, every
 host's agent socket (``agents``), one data port per host (``ports``) and the
 runtime's coflow id of each coflow by FIFO rank (``coflow_ids``, registered
-by the driver). The receiving part is ``coflowkit._replay_worker
+by the driver). The receiving part is ``coflowkit.testbed.replay.worker
 --receive-only`` on the same host. The wire format is the worker's: a 16-byte
 header (flow id, size), the flow's bytes, the receiver's one-byte answer once
 it has them all; header and bytes go through a ``CoflowWriter`` (the flow the
@@ -52,35 +53,43 @@ import os
 import sys
 from typing import Any
 
-from . import _core
-from ._replay_worker import _BLOCK2
-from ._worker_protocol import Channel
+from ... import _core
+from .worker import _BLOCK2
+from .plans import Plan
+from .protocol import Channel
 
 
 class Sender:
-    def __init__(self, plan: dict[str, Any], host: int, deadline_s: float, channel: Channel) -> None:
+    """One host's sender: its flows of ``plan``, written through its runtime agent."""
+
+    def __init__(self, plan: Plan, host: int, deadline_s: float, channel: Channel) -> None:
+        if plan.agents is None or plan.coflow_ids is None:
+            missing = " and ".join(k for k in ("agents", "coflow_ids") if getattr(plan, k) is None)
+            raise ValueError(f"the plan has no {missing}: a replay through the runtime needs them")
         self.host = host
         self.channel = channel
-        self.addrs = list(zip(plan["hosts"], [int(p) for p in plan["ports"]], strict=True))
-        self.coflow_ids = [int(c) for c in plan["coflow_ids"]]
-        self.out = [f for f in plan["flows"] if f[1] == host]
-        self.client = _core.AgentClient(plan["agents"][host], delta_ms=int(plan.get("report_ms", 10)))
+        self.addrs = [(a, plan.data_port(h)) for h, a in enumerate(plan.hosts)]
+        self.coflow_ids = list(plan.coflow_ids)
+        self.out = plan.flows_from(host)
+        self.client = _core.AgentClient(plan.agents[host], delta_ms=plan.report_ms)
         self.deadline_s = deadline_s
         #: TCP congestion control for the data sockets ("": the host's default)
-        self.cc = str(plan.get("tcp_cc", ""))
+        self.cc = plan.tcp_cc
         #: tests: flows whose first connection is reset once half is written
-        self.inject_reset = [int(f) for f in plan.get("inject_reset", [])]
+        self.inject_reset = list(plan.inject_reset)
 
     def run(self) -> dict[str, Any]:
+        """Says ready, waits for ``t0``, sends every flow; returns the result (the driver's record)."""
         if not self.client.connected:
             self.channel.ready()  # the driver learns of it from the result
             self.channel.t0()
-            return self.result({}, [f"host {self.host}: the agent at {self.client.socket} cannot be reached"], [], [], {})
+            unreachable = f"host {self.host}: the agent at {self.client.socket} cannot be reached"
+            return self.result({}, [unreachable], [], [], {})
         self.channel.ready()
         t0 = self.channel.t0()
         self.channel.watch_driver()
         # (flow id, destination, size, start, the coflow's runtime id by its FIFO rank)
-        flows = [(int(f[0]), int(f[2]), int(f[3]), float(f[4]), self.coflow_ids[int(f[6])]) for f in self.out]
+        flows = [(f.id, f.dst, f.size, f.start_s, self.coflow_ids[f.coflow_rank]) for f in self.out]
         sent, errors, cc, broken, resent = self.client.send_flows(
             self.host, flows, self.addrs, self.cc, bytes(_BLOCK2), t0, self.deadline_s, self.inject_reset
         )
@@ -89,6 +98,7 @@ class Sender:
     def result(
         self, sent: dict[int, list[Any]], errors: list[str], cc: list[str], broken: list[str], resent: dict[int, int]
     ) -> dict[str, Any]:
+        """The result the driver reads: per flow sent its record, and what went wrong."""
         return {
             "host": self.host, "sent": sent, "received": {}, "errors": errors, "tcp_cc": cc,
             "broken": broken, "resent": resent,
@@ -96,8 +106,11 @@ class Sender:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The sender's command line: ``--host I [--deadline S]``; the plan and ``t0`` come on stdin."""
     channel = Channel()  # first: from here on only the protocol reaches stdout
-    ap = argparse.ArgumentParser(prog="coflowkit._runtime_sender", description="The plan comes on stdin (see above).")
+    ap = argparse.ArgumentParser(
+        prog="coflowkit.testbed.replay.sender", description="The plan comes on stdin (see above)."
+    )
     ap.add_argument("--host", type=int, required=True)
     ap.add_argument("--deadline", type=float, default=600.0, help="seconds after t0 to give up")
     args = ap.parse_args(argv)

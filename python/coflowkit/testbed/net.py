@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _core
-from ._atomic import write_json
+from .. import _core
+from ..util import write_json
 
 #: Queues per port; queue 0 is served first.
 N_QUEUES = 8
@@ -750,7 +750,7 @@ def ns_cmd(p: Plan, host: int, argv: Sequence[str]) -> list[str]:
 
 def _traffic(p: Plan, host: int, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        ns_cmd(p, host, [sys.executable, "-m", "coflowkit._tbtraffic", *args]),
+        ns_cmd(p, host, [sys.executable, "-m", "coflowkit.testbed.traffic", *args]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,13 +1,13 @@
 """A Markdown page of an experiment: what ran, its tables and its figures.
 
 ``write_report(store)`` writes ``<store>/report.md`` (and the figures, with
-:func:`coflowkit.plots.make_figures`, unless told not to): the experiment
+:func:`coflowkit.experiments.plots.make_figures`, unless told not to): the experiment
 and its grid, how many points finished or failed, the per-bin tables at the
 plot slice (improvement or normalized CCT of the mean and the p95, and the
 mean CCT itself), one table per swept parameter and metric, the figures,
 the failed points with their errors, and the commands that reproduce it.
 Values over seeds are the mean with the range in brackets, as in the
-figures (:mod:`coflowkit.analysis`).
+figures (:mod:`coflowkit.experiments.analysis`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._atomic import atomic_path
+from ..util import atomic_path
 from .analysis import BAR_BINS, StoreData, load_store, metric_info
 from .experiment import DEFAULT_BINS
 from .plots import FigureFile, make_figures

@@ -42,12 +42,15 @@ from typing import Any, NoReturn
 import click
 import numpy as np
 
-from . import __version__, _core, synthetic, topology_info
-from . import simulate as run_simulation
-from .experiment import Experiment, load_experiment
-from .replay import POLICIES
-from .results import Results
-from .testbed import (
+from .. import _core
+from .._core import __version__
+from ..experiments.experiment import Experiment, load_experiment
+from ..experiments.runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
+from ..sim import simulate as run_simulation
+from ..sim import synthetic, topology_info
+from ..sim.results import Results
+from ..sim.trace import FORMATS, load_trace, write_trace
+from ..testbed import (
     BUFFER_MIN_BYTES,
     DEFAULT_RTO_MAX_MS,
     DEFAULT_RTO_MIN_MS,
@@ -55,8 +58,7 @@ from .testbed import (
     RTO_MAX_RANGE_MS,
     RTO_MIN_RANGE_MS,
 )
-from .runner import RunInterrupted, RunnerError, RunSummary, default_store, run_experiment
-from .trace import FORMATS, load_trace, write_trace
+from ..testbed.replay import POLICIES
 
 EXIT_DATA = 1
 EXIT_USAGE = 2
@@ -390,7 +392,7 @@ _TB_STATE = click.option(
 
 @contextmanager
 def _testbed_errors() -> Iterator[None]:
-    from .testbed import TestbedError
+    from ..testbed import TestbedError
 
     try:
         yield
@@ -441,7 +443,7 @@ def testbed_up(
     state_dir: Path | None,
 ) -> None:
     """Create the testbed; on failure remove whatever was made."""
-    from . import testbed as tb
+    from .. import testbed as tb
 
     _check_topology(topology_spec, n_hosts)
     with _testbed_errors():
@@ -473,7 +475,7 @@ def testbed_up(
 @_TB_STATE
 def testbed_down(name: str, state_dir: Path | None) -> None:
     """Remove everything the testbed made (also after a crash); safe to repeat."""
-    from . import testbed as tb
+    from .. import testbed as tb
 
     with _testbed_errors():
         removed = tb.down(name, state_dir)
@@ -489,7 +491,7 @@ def testbed_status(name: str, state_dir: Path | None, as_json: bool) -> None:
     """Show the testbed: hosts, ports with the rate the kernel enforces, processes."""
     import json
 
-    from . import testbed as tb
+    from .. import testbed as tb
 
     with _testbed_errors():
         st = tb.status(name, state_dir)
@@ -525,7 +527,7 @@ def testbed_status(name: str, state_dir: Path | None, as_json: bool) -> None:
 )
 def testbed_check(name: str, state_dir: Path | None, seconds: float) -> None:
     """Measure each host's port with real TCP and the strict priority between two queues."""
-    from . import testbed as tb
+    from .. import testbed as tb
 
     with _testbed_errors():
         p = tb.load_plan(name, state_dir)
@@ -558,7 +560,7 @@ def testbed_exec(host: int, argv: tuple[str, ...], name: str, state_dir: Path | 
     """Run a command inside host HOST's namespace (e.g. `coflowkit testbed exec 3 -- ip addr`)."""
     import subprocess
 
-    from . import testbed as tb
+    from .. import testbed as tb
 
     with _testbed_errors():
         cmd = tb.ns_cmd(tb.load_plan(name, state_dir), host, list(argv))
@@ -724,9 +726,9 @@ def replay_cmd(
     bridge, an agent and the replay's receiver and sender in every host's namespace,
     all stopped at the end; results go to OUT/SCHEDULER.
     """
-    from . import replay as rp
-    from . import testbed as tb
-    from .results import _dirname, _write_table
+    from ..testbed import replay as rp
+    from .. import testbed as tb
+    from ..sim.results import _dirname, _write_table
 
     specs = _check_schedulers(sim_specs) if sim_specs else []
     hosts = None
@@ -1162,7 +1164,7 @@ def run_cmd(
 
 def _load_store(source: Path) -> Any:
     """A store (or an experiment file's default store), read for figures and reports."""
-    from .analysis import load_store  # with plots and reports only: matplotlib is slow to import
+    from ..experiments.analysis import load_store  # with plots and reports only: matplotlib is slow to import
 
     try:
         return load_store(source)
@@ -1198,7 +1200,7 @@ def plot_cmd(store: Path, out: Path | None, formats: str) -> None:
     bad = [f for f in fmts if f not in ("png", "pdf", "svg")]
     if bad or not fmts:
         raise click.BadParameter(f"{bad[0] if bad else formats!r}: use png, pdf or svg", param_hint="'--format'")
-    from .plots import make_figures
+    from ..experiments.plots import make_figures
 
     data = _load_store(store)
     with _data_errors():
@@ -1221,7 +1223,7 @@ def plot_cmd(store: Path, out: Path | None, formats: str) -> None:
 @click.option("--no-figures", is_flag=True, help="Tables only; do not draw the figures.")
 def report_cmd(store: Path, out: Path | None, no_figures: bool) -> None:
     """Write a Markdown report of an experiment (tables and figures) from its result STORE."""
-    from .report import write_report
+    from ..experiments.report import write_report
 
     data = _load_store(store)
     with _data_errors():
@@ -1247,7 +1249,7 @@ def _runtime_binary() -> str:
         return env
     if found := shutil.which("coflowkit-runtime"):
         return found
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     for profile in ("release", "debug"):
         candidate = root / "target" / profile / "coflowkit-runtime"
         if candidate.is_file():

@@ -43,9 +43,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from . import _core
-from ._atomic import atomic_path
-from ._core import Workload
+from .. import _core
+from ..util import atomic_path
+from .._core import Workload
 
 __all__ = ["load_trace", "write_trace", "workload_to_table", "workload_from_table", "FORMATS"]
 

@@ -38,7 +38,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from ._atomic import atomic_path
+from ..util import atomic_path
 from .analysis import BAR_BINS, StoreData, load_store, metric_info
 
 __all__ = ["FigureFile", "make_figures", "FORMATS"]
@@ -174,7 +174,7 @@ def _save(fig: Figure, out_dir: Path, name: str, formats: tuple[str, ...], capti
 
 
 def _metadata(fmt: str, caption: str) -> dict[str, str]:
-    from . import __version__
+    from .._core import __version__
 
     if fmt == "png":
         return {"Software": f"coflowkit {__version__} (matplotlib {matplotlib.__version__})", "Description": caption}

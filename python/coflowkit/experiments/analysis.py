@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .experiment import DEFAULT_BINS
-from .results import BINS
+from ..sim.results import BINS
 from .store import Store
 
 __all__ = ["MetricInfo", "StoreData", "load_store", "metric_info"]

@@ -1,0 +1,185 @@
+"""Simulation: load or generate a workload, simulate it under schedulers on a
+fabric (the Rust core, :mod:`coflowkit._core`), and read the results as tables.
+
+:mod:`.trace` reads and writes traces, :mod:`.results` holds a run's tables;
+the functions here are the ones ``coflowkit`` exports (``coflowkit.simulate``
+is :func:`simulate`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from .. import _core
+from .._core import Workload
+from .results import BINS, Results
+from .trace import load_trace, workload_from_table, workload_to_table, write_trace
+
+__all__ = [
+    "BINS",
+    "Results",
+    "generate",
+    "generators",
+    "load_trace",
+    "schedulers",
+    "simulate",
+    "synthetic",
+    "topology_info",
+    "workload_from_table",
+    "workload_to_table",
+    "write_trace",
+]
+
+
+def schedulers() -> list[tuple[str, str]]:
+    """Every scheduler name with its one-line description."""
+    return list(_core.schedulers())
+
+
+def synthetic(
+    n_hosts: int | None = None,
+    n_coflows: int | None = None,
+    load: float | None = None,
+    seed: int | None = None,
+    capacity_bps: float | None = None,
+    mix: tuple[float, float, float, float] | None = None,
+) -> Workload:
+    """The embedded synthetic workload (FB2010-like bin mix at a target offered
+    load), deterministic for a seed. Unset parameters take the defaults of
+    ``coflowkit._core.synth_defaults()`` (50 hosts, 200 coflows, load 0.8,
+    seed 1, 1 Gbit/s)."""
+    return _core.synthetic(n_hosts, n_coflows, load, seed, capacity_bps, mix)
+
+
+def _param_text(value: Any) -> str:
+    """A parameter value as the text the core parses."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_param_text(v) for v in value)
+    return str(value)
+
+
+def generate(
+    name: str,
+    seed: int | None = None,
+    load: float | None = None,
+    preset: str | None = None,
+    **params: Any,
+) -> Workload:
+    """Generate workload ``name`` (one of ``generators()``), deterministic for a seed.
+
+    ``preset`` picks a starting configuration (default: the generator's
+    first); ``seed``, ``load`` and ``params`` override its parameters. Values
+    may be numbers, booleans, sequences (e.g. ``mix=(0.5, 0.2, 0.2, 0.1)``) or
+    text with units (``uniform_max="50KB"``, ``deadline_mean="10ms"``).
+    Unknown names raise ``ValueError`` listing the valid ones::
+
+        w = coflowkit.generate("baraat", seed=1, load=0.8, workflow="two-stage", n_tasks=10_000)
+        coflowkit.simulate(w, "fair")
+        coflowkit.write_trace(w, "baraat.parquet")
+    """
+    pairs = []
+    if seed is not None:
+        pairs.append(("seed", _param_text(seed)))
+    if load is not None:
+        pairs.append(("load", _param_text(load)))
+    pairs.extend((k, _param_text(v)) for k, v in params.items())
+    return _core.generate_workload(name, preset, pairs)
+
+
+def generators() -> list[dict[str, Any]]:
+    """Every workload generator: ``name``, ``about``, ``source`` (paper and
+    section), ``presets`` (``(name, about)``, the first the default) and
+    ``params`` (``(name, default, doc)``)."""
+    return list(_core.generators())
+
+
+def _specs(scheduler: str | Iterable[str]) -> list[str]:
+    items = [scheduler] if isinstance(scheduler, str) else list(scheduler)
+    specs = [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+    if not specs:
+        raise ValueError("scheduler: give at least one scheduler")
+    seen = set()
+    for s in specs:
+        if s in seen:
+            raise ValueError(f"scheduler: {s!r} is given twice")
+        seen.add(s)
+    return specs
+
+
+def simulate(
+    trace_or_workload: str | os.PathLike[str] | Workload,
+    scheduler: str | Iterable[str] = "fair",
+    baseline: str | None = None,
+    capacity_gbps: float | None = None,
+    per_flow: bool = False,
+    n_hosts: int | None = None,
+    progress: bool = True,
+    topology: str | os.PathLike[str] | None = None,
+    link_util_bin: float | None = None,
+    missed: str = "finish",
+) -> Results:
+    """Simulate a trace (a path) or a workload under one or more schedulers.
+
+    ``scheduler`` is a spec (``"fair"``, ``"fifo-lm:threshold=p90"``), a
+    comma-separated list of specs, or a list of them. A ``baseline`` not among
+    them is run too. The fabric is a big switch of ``n_hosts`` (default: the
+    workload's) ports of ``capacity_gbps`` Gbit/s (default 1), or
+    ``topology``: a spec string (``"fat-tree:k=8"``,
+    ``"tree:pods=2,racks=4,hosts=8,tor_oversub=2"``, ``"bigswitch"``) or a
+    ``.toml``/``.yaml`` topology file, built by the Rust core; with a topology,
+    give rates and hosts in it, not in ``capacity_gbps``/``n_hosts``. With
+    ``progress``, a bar is drawn on stderr (only on a terminal, only for runs
+    longer than a second). With ``link_util_bin`` (seconds), each link's
+    utilization is measured in bins of that length (:meth:`Results.link_util`).
+    ``missed`` says what happens to a flow unfinished at its deadline:
+    ``"finish"`` (it goes on; the scheduler decides how) or ``"drop"`` (the
+    application gives it up at its deadline; its remaining bytes are never
+    sent). Either way it counts as missed.
+    """
+    workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
+    specs = _specs(scheduler)
+    if baseline is not None:
+        baseline = baseline.strip()
+        if baseline not in specs:
+            specs.append(baseline)
+    if capacity_gbps is not None and not capacity_gbps > 0:
+        raise ValueError(f"capacity_gbps: must be positive, got {capacity_gbps}")
+    if n_hosts is not None and not 1 <= n_hosts < 2**32:
+        raise ValueError(f"n_hosts: must be between 1 and {2**32 - 1}, got {n_hosts}")
+    capacity_bps = None if capacity_gbps is None else float(capacity_gbps) * 1e9
+    if topology is None:
+        described = f"big switch, {n_hosts or workload.n_hosts} ports of {(capacity_bps or 1e9) / 1e9:g} Gbit/s"
+        port_bps = capacity_bps or 1e9
+        spec = None
+    else:
+        spec = os.fspath(topology)
+        if capacity_bps is not None or n_hosts is not None:
+            raise ValueError(
+                "topology: capacity_gbps and n_hosts size the default big switch; "
+                "with a topology, give its rates and hosts in the topology spec"
+            )
+        info = topology_info(spec, workload.n_hosts)
+        described = info["description"]
+        port_bps = info["host_rate_bps"]
+    bin_ns = None
+    if link_util_bin is not None:
+        if not (math.isfinite(link_util_bin) and link_util_bin > 0):
+            raise ValueError(f"link_util_bin: must be a positive number of seconds, got {link_util_bin}")
+        bin_ns = max(1, round(link_util_bin * 1e9))
+    if missed not in ("finish", "drop"):
+        raise ValueError(f"missed: expected 'finish' or 'drop', got {missed!r}")
+    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns, missed)
+    return Results(runs, source=workload.source, capacity_bps=port_bps, baseline=baseline, topology=described)
+
+
+def topology_info(topology: str | os.PathLike[str], n_hosts: int | None = None) -> dict[str, Any]:
+    """Describe a topology (a spec string or a ``.toml``/``.yaml`` file): hosts,
+    switches per tier, links per kind with capacities, the bisection and its
+    oversubscription, ECMP paths, and ``text``, the report ``coflowkit topology
+    info`` prints. A big switch without ``hosts`` gets ``n_hosts``."""
+    return dict(_core.topology_info(os.fspath(topology), n_hosts))

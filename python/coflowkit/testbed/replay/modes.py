@@ -1,0 +1,151 @@
+"""The replay's sender policies (its modes): their names (:data:`POLICIES`)
+and :func:`policy_spec`, which makes the spec a plan carries (``name`` and
+parameters, defaults taken from the fitted workload); the workers build
+their policy from it (:func:`coflowkit.testbed.replay.worker.make_policy`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ... import _core
+from ...experiments.analysis import _nearest_rank
+
+#: Flow-level policies of the replay senders: name -> what marks a connection.
+POLICIES = {
+    "plain": "unmarked TCP, no runtime (the baseline): every flow in the lowest queue",
+    "pias": "PIAS: a flow starts in queue 0 and is demoted by the bytes it has sent (7 thresholds)",
+    "fifo-lm": "FIFO-LM at each sender: a coflow rises one queue per quantum of age (older first), a heavy one "
+    "stays a queue lower",
+    "tafe": "TAFE's task-awareness at each sender: a task demoted through bands of queues by the bytes this host "
+    "sent of it (thresholds 0.5/0.75 of the largest task), FIFO by age inside a band",
+    "karuna": "Karuna: deadline flows paced at their minimal rate in queue 0; known sizes split through queues 1-7; "
+    "unknown sizes sieved through queues 1-7 by bytes sent",
+    "dcas": "D-CAS: small subcoflows FIFO by age in queues 0-3, large ones in queues 4-7 by the priority their "
+    "senders negotiate with the receivers over UDP (max of the senders' bytes left), no coordinator",
+}
+#: Percentiles of the fitted workload's flow sizes used as Karuna's split and sieve thresholds.
+KARUNA_DEFAULT_PERCENTILES = (50, 60, 70, 80, 90, 95)
+#: Percentile of subcoflow sizes (a coflow's bytes from one host) under which D-CAS keeps a
+#: subcoflow FIFO, when not told (D-CAS's thresholdVolume, 1 MiB on its unscaled workloads).
+DCAS_DEFAULT_PERCENTILE = 80
+#: Percentiles of the fitted workload's flow sizes used as PIAS thresholds when none are given.
+PIAS_DEFAULT_PERCENTILES = (50, 60, 70, 80, 90, 95, 99)
+#: Percentile of coflow sizes above which FIFO-LM calls a coflow heavy when not told (Baraat's
+#: best was between the 80th and 90th, Fig. 12).
+FIFO_LM_DEFAULT_PERCENTILE = 80
+
+
+def policy_spec(
+    name: str,
+    workload: _core.Workload,
+    thresholds: list[int] | None = None,
+    heavy: int | None = None,
+    quantum_s: float | None = None,
+    negotiate: bool = True,
+    psi: str = "max",
+    phi: str = "max",
+    time_scale: float = 0.02,
+    bands: list[int] | None = None,
+) -> dict[str, Any]:
+    """A sender policy with its parameters, defaults taken from ``workload``:
+    PIAS thresholds at percentiles :data:`PIAS_DEFAULT_PERCENTILES` of its flow
+    sizes, FIFO-LM's heavy threshold at percentile
+    :data:`FIFO_LM_DEFAULT_PERCENTILE` of its coflow sizes and its age quantum
+    at the median gap between coflow arrivals (so coflows that arrive one
+    after another take different queues). ``negotiate`` (dcas): the
+    senders negotiate with the receivers, or (False) each keeps its own desired
+    priority; ``psi`` and ``phi`` its receivers' and senders' combinations
+    (``max``, the paper's, ``min`` or ``mean``); ``time_scale`` how the
+    replay's times compare with the paper's (its 100 ms, 1 s and 2 s for
+    delta, T and expiry become these times ``time_scale``; delta never below
+    10 ms); ``bands`` the three byte counts that cut a negotiated priority
+    ``<1, P>`` into queues 4-7 (default: the threshold times 4, 16 and 64)."""
+    # Here, not at the top: the worker runs as `python -m coflowkit.testbed.replay.worker`, and
+    # this package's __init__ imports this module before; a worker imported there would run twice.
+    from .worker import check_combination, dcas_bands
+
+    if name not in POLICIES:
+        raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
+    c = workload.columns()
+    if name == "pias":
+        if thresholds is None:
+            sizes = np.sort(c["bytes"].astype(np.int64))
+            thresholds = [int(_nearest_rank(sizes, q)) for q in PIAS_DEFAULT_PERCENTILES]
+        if not 1 <= len(thresholds) <= 7 or any(t <= 0 for t in thresholds):
+            raise ValueError(f"pias thresholds {thresholds}: give 1 to 7 positive byte counts")
+        return {"name": name, "thresholds": sorted(int(t) for t in thresholds)}
+    if name == "fifo-lm":
+        if heavy is None:
+            totals = pd.Series(c["bytes"].astype(np.int64)).groupby(c["coflow_id"]).sum().sort_values()
+            heavy = int(_nearest_rank(totals.to_numpy(), FIFO_LM_DEFAULT_PERCENTILE))
+        if heavy <= 0:
+            raise ValueError(f"fifo-lm heavy threshold {heavy}: must be a positive number of bytes")
+        if quantum_s is None:
+            # A coflow climbs the eight queues in about the median gap between arrivals times 8.
+            quantum_s = _age_quantum(c)
+        if not (math.isfinite(quantum_s) and quantum_s > 0):
+            raise ValueError(f"fifo-lm quantum {quantum_s}: must be a positive number of seconds")
+        return {"name": name, "heavy": int(heavy), "quantum_s": quantum_s}
+    sizes = np.sort(c["bytes"].astype(np.int64))
+    if name == "tafe":
+        if thresholds is None:
+            totals = pd.Series(c["bytes"].astype(np.int64)).groupby(c["coflow_id"]).sum()
+            thresholds = [int(0.5 * totals.max()), int(0.75 * totals.max())]  # TAFE V-B's
+        if not 1 <= len(thresholds) <= 7 or any(t <= 0 for t in thresholds):
+            raise ValueError(f"tafe thresholds {thresholds}: give 1 to 7 positive byte counts")
+        return {"name": name, "thresholds": sorted(int(t) for t in thresholds), "quantum_s": _age_quantum(c)}
+    if name == "karuna":
+        if thresholds is None:
+            thresholds = [int(_nearest_rank(sizes, q)) for q in KARUNA_DEFAULT_PERCENTILES]
+        if len(thresholds) != 6 or any(t <= 0 for t in thresholds):
+            raise ValueError(f"karuna thresholds {thresholds}: give 6 positive byte counts")
+        t = sorted(int(x) for x in thresholds)
+        return {"name": name, "split": t, "sieve": t}
+    if name == "dcas":
+        if heavy is None:
+            heavy = int(_nearest_rank(np.sort(subcoflow_sizes(workload)), DCAS_DEFAULT_PERCENTILE))
+        if heavy <= 0:
+            raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
+        for key, how in (("psi", psi), ("phi", phi)):
+            check_combination(key, how)
+        q = _age_quantum(c) if quantum_s is None else quantum_s
+        if bands is not None:
+            bands = dcas_bands(heavy, bands)
+        if not (math.isfinite(time_scale) and time_scale > 0):
+            raise ValueError(f"dcas time_scale {time_scale}: must be a positive number")
+        # delta, T and expiry: D-CAS's 100 ms, 1 s and 2 s at the time scale (FB2010's usual x0.02:
+        # 2 ms, 20 ms and 40 ms), delta never below 10 ms (a Python sender's timer). A negotiation is decided when
+        # every receiver replied, or 8 ms after the announcement with the replies that came (on
+        # loopback with 8 busy workers 94% of the replies came within 8 ms, 86% within 5 ms).
+        return {
+            "name": name,
+            "threshold": int(heavy),
+            "quantum_s": q,
+            "delta_s": max(0.1 * time_scale, 0.01),
+            "starve_s": 1.0 * time_scale,
+            "negotiate": bool(negotiate),
+            "expiry_s": 2.0 * time_scale,
+            "wait_s": 0.008,
+            "psi": psi,
+            "phi": phi,
+            **({"bands": bands} if bands is not None else {}),
+        }
+    return {"name": name}
+
+
+def subcoflow_sizes(workload: _core.Workload) -> np.ndarray:
+    """Each subcoflow's bytes (a coflow's flows from one sender, D-CAS's unit), in no set order."""
+    c = workload.columns()
+    return pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().to_numpy()
+
+
+def _age_quantum(c: dict[str, Any]) -> float:
+    """The median gap between coflow arrivals (at least 1 ms): the age quantum of the policies
+    that order coflows by age."""
+    gaps = np.diff(np.unique(c["arrival_ns"]) / 1e9)
+    return max(float(np.median(gaps)) if len(gaps) else 0.01, 0.001)
