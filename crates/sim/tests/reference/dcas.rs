@@ -193,8 +193,6 @@ impl RefEv {
 }
 
 /// A receiver's cached desired priority: (sender, value, cached at).
-
-/// A receiver's cached desired priority: (sender, value, cached at).
 type CacheEntry = (u32, u64, f64);
 
 /// The hosts' D-CAS state, all in one place (the reference does not model
