@@ -59,7 +59,7 @@ use crate::validate::{self, Invalid, MAX_BYTES, MAX_MESSAGE_BYTES};
 use crate::PROTOCOL_VERSION;
 use coflowkit_model::{flow, BitsPerSec, CoflowId, CoflowSpec, DagId, DagKey, Fabric, Time};
 use coflowkit_sched::{
-    build, proportional, Allocation, AnyScheduler, Change, Changes, CoflowIdx, FlowIdx, NetState,
+    build, proportional, Allocation, AnyScheduler, Changes, CoflowIdx, FlowIdx, NetState,
     SchedulerError, SchedulerSpec, WorkloadHints, SOLO,
 };
 use std::collections::{HashMap, HashSet};
@@ -546,24 +546,7 @@ impl Core {
             self.wake = w;
         }
         self.changes.clear();
-        let state = &mut self.state;
-        self.alloc.drain_changes(|a, ch| match ch {
-            Change::Flow(f) => {
-                if !state.is_active(f) {
-                    return;
-                }
-                let g = a.group(f);
-                if g == SOLO {
-                    state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
-                } else if let Some(pg) = proportional(g) {
-                    state.join_pgroup(f, pg);
-                } else {
-                    state.join_group(f, g);
-                }
-            }
-            Change::Group(g) => state.set_group_rate(g, a.group_rate(g).max(0.0) / 8e9),
-            Change::Deadline(g) => state.set_pgroup_deadline(g, a.deadline(g)),
-        });
+        self.state.apply_allocation(&mut self.alloc, &mut ());
         // 6. Rates per host.
         for r in &mut self.rates {
             r.clear();

@@ -32,7 +32,9 @@ pub mod tasks;
 pub mod varys;
 
 pub use registry::{build, dcas_config, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};
-pub use state::{Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx};
+pub use state::{
+    ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx,
+};
 
 use coflowkit_model::Time;
 

@@ -49,7 +49,7 @@ mod pending;
 
 use coflowkit_model::{CoflowSpec, DagId, DepKind, Dur, Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
-    proportional, Allocation, AnyScheduler, Change, Changes, CoflowIdx, FlowIdx, NetState, SOLO,
+    Allocation, AnyScheduler, ApplyHooks, Changes, CoflowIdx, FlowIdx, NetState,
 };
 use meter::LinkMeter;
 use pending::Pending;
@@ -530,36 +530,41 @@ impl Engine<'_> {
     }
 
     fn apply_with<M: RateHooks>(&mut self, pending: &mut Pending, meter: &mut M) {
-        let (state, now) = (&mut self.state, self.now);
-        self.alloc.drain_changes(|a, ch| match ch {
-            Change::Flow(f) => {
-                if !state.is_active(f) {
-                    return;
-                }
-                meter.remove_flow(state, f, now);
-                let g = a.group(f);
-                if g == SOLO {
-                    let t = state.set_solo_rate(f, a.rate(f).max(0.0) / 8e9);
-                    pending.set_flow(f, t);
-                } else if let Some(pg) = proportional(g) {
-                    state.join_pgroup(f, pg);
-                    pending.set_flow(f, Time::NEVER);
-                } else {
-                    state.join_group(f, g);
-                    pending.set_flow(f, Time::NEVER);
-                }
-                meter.add_flow(state, f, now);
-            }
-            Change::Group(g) => {
-                let r = a.group_rate(g).max(0.0) / 8e9;
-                meter.set_group_rate(g, r, now);
-                state.set_group_rate(g, r);
-            }
-            Change::Deadline(g) => {
-                state.set_pgroup_deadline(g, a.deadline(g));
-                meter.deadline_set(state, g);
-            }
-        });
+        let mut hooks = EngineHooks {
+            pending,
+            meter,
+            now: self.now,
+        };
+        self.state.apply_allocation(&mut self.alloc, &mut hooks);
+    }
+}
+
+/// What the engine hears while an allocation is applied: each changed
+/// flow's solo finish goes to the pending completions, and every change to
+/// the link meter.
+struct EngineHooks<'a, M> {
+    pending: &'a mut Pending,
+    meter: &'a mut M,
+    now: Time,
+}
+
+impl<M: RateHooks> ApplyHooks for EngineHooks<'_, M> {
+    #[inline(always)]
+    fn before_flow(&mut self, state: &NetState, f: FlowIdx) {
+        self.meter.remove_flow(state, f, self.now);
+    }
+    #[inline(always)]
+    fn after_flow(&mut self, state: &NetState, f: FlowIdx, finish: Time) {
+        self.pending.set_flow(f, finish);
+        self.meter.add_flow(state, f, self.now);
+    }
+    #[inline(always)]
+    fn before_group_rate(&mut self, g: u32, bytes_per_ns: f64) {
+        self.meter.set_group_rate(g, bytes_per_ns, self.now);
+    }
+    #[inline(always)]
+    fn after_deadline(&mut self, state: &NetState, g: u32) {
+        self.meter.deadline_set(state, g);
     }
 }
 

@@ -1,0 +1,515 @@
+//! D-CLAS's books: what each sender (a *piece*) and each coflow has sent,
+//! kept as running sums at the rates the flows are given; the active flows
+//! of each coflow grouped by path (*slots*); per flow, its slot and the
+//! rate or rate-group clock the driver advances it by (see the parent
+//! module's doc, "Computing it").
+
+use super::queues::tier_of;
+use super::{Aalo, Coordination};
+use crate::{Allocation, Changes, FlowIdx, Observed, PathIdx};
+use coflowkit_alloc::WeightedBipartite;
+use coflowkit_model::Time;
+use rustc_hash::FxHashMap;
+
+/// Sent bytes growing linearly: `value` at `at`, `rate` bytes per ns since.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Acc {
+    pub(super) value: f64,
+    pub(super) at: Time,
+    pub(super) rate: f64,
+}
+
+impl Acc {
+    pub(super) fn value_at(&self, t: Time) -> f64 {
+        self.value + self.rate * (t.0 as f64 - self.at.0 as f64)
+    }
+    /// Settles at `t`, adds `extra` bytes and `extra_rate` bytes per ns.
+    pub(super) fn bump(&mut self, t: Time, extra: f64, extra_rate: f64) {
+        self.value = self.value_at(t) + extra;
+        self.at = t;
+        self.rate += extra_rate;
+    }
+}
+
+/// The ordering key inside a queue: (DAG rank, stage, release, arrival, id).
+pub(super) type Key = (u64, u32, Time, Time, u64);
+
+/// What a sending host knows of one coflow, and where it queues it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Piece {
+    /// Bytes this sender has sent of the coflow.
+    pub(super) sent: Acc,
+    /// `sent` at the last refresh (0 if the piece began after it).
+    pub(super) at_sync: f64,
+    pub(super) queue: u32,
+    /// Where its flows are served: `queue`, or `K` (ahead of every queue)
+    /// with `local=first` while its coflow is uncounted and it is in `Q1`
+    /// ([`tier_of`]).
+    pub(super) tier: u32,
+    pub(super) n_active: u32,
+    pub(super) host: u32,
+    /// Bytes per ns its estimate grew at until this call.
+    pub(super) rate_before: f64,
+}
+
+/// The flows of a slot: the first in place (most slots hold one), the
+/// others in a vector.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Flows {
+    pub(super) first: FlowIdx,
+    pub(super) n: u32,
+    pub(super) rest: Vec<FlowIdx>,
+}
+
+impl Flows {
+    pub(super) fn len(&self) -> usize {
+        self.n as usize
+    }
+    fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    pub(super) fn get(&self, i: usize) -> FlowIdx {
+        if i == 0 {
+            self.first
+        } else {
+            self.rest[i - 1]
+        }
+    }
+    fn set(&mut self, i: usize, f: FlowIdx) {
+        if i == 0 {
+            self.first = f;
+        } else {
+            self.rest[i - 1] = f;
+        }
+    }
+    fn push(&mut self, f: FlowIdx) {
+        if self.n == 0 {
+            self.first = f;
+        } else {
+            self.rest.push(f);
+        }
+        self.n += 1;
+    }
+    /// Removes and returns the last flow (there is one).
+    fn pop(&mut self) -> FlowIdx {
+        self.n -= 1;
+        if self.n == 0 {
+            self.first
+        } else {
+            self.rest.pop().expect("more than one flow")
+        }
+    }
+}
+
+/// The active flows of a coflow over one path (they always share a rate).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Slot {
+    pub(super) path: PathIdx,
+    /// Its sender's piece (on the big switch, its row of the coflow's
+    /// matrix) and, on the big switch, its receiver's column.
+    pub(super) piece: u32,
+    pub(super) col: u32,
+    pub(super) flows: Flows,
+    /// The per-flow rate applied (bits/s) and (on other fabrics than the
+    /// big switch) the one being computed.
+    pub(super) rate: f64,
+    pub(super) next: f64,
+    /// On the big switch: the rate group its flows are in (`NONE`: each
+    /// sends alone).
+    pub(super) group: u32,
+    /// Its flows need their rates and classes set whatever `next` is.
+    pub(super) dirty: bool,
+    pub(super) live_pos: u32,
+}
+
+/// One active coflow.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Co {
+    pub(super) key: Key,
+    pub(super) slots: Vec<Slot>,
+    pub(super) slot_of: FxHashMap<PathIdx, u32>,
+    /// Slots with active flows.
+    pub(super) live: Vec<u32>,
+    pub(super) pieces: Vec<Piece>,
+    pub(super) piece_of: FxHashMap<u32, u32>,
+    /// Bytes sent by the whole coflow, and its rate until this call.
+    pub(super) total: Acc,
+    pub(super) rate_before: f64,
+    /// Its size at the last refresh (0 if released after it).
+    pub(super) global: f64,
+    /// Whether a refresh has counted it (always, with `delta=0`): until
+    /// then, with `local=first`, its flows in `Q1` go ahead of every queue.
+    pub(super) seen: bool,
+    /// On the big switch: its receivers (the columns of its matrix; the
+    /// rows are its pieces), its active flows by (row, column), bumped
+    /// `version` at every change, and its latest max-min per queue.
+    pub(super) cols: Vec<u32>,
+    pub(super) col_of: FxHashMap<u32, u32>,
+    pub(super) matrix: WeightedBipartite,
+    pub(super) version: u64,
+    pub(super) solves: Vec<Pass1>,
+    /// The slot of each (row, column), `NONE` if none (`rows * cols`).
+    pub(super) cell: Vec<u32>,
+    /// Rows and columns whose rates may have changed since they were last
+    /// applied, or every slot.
+    pub(super) row_dirty: Vec<bool>,
+    pub(super) col_dirty: Vec<bool>,
+    pub(super) all_dirty: bool,
+    /// A pass-1 solve of it ran again since its rates were last applied.
+    pub(super) resolved: bool,
+    /// The rate groups of each row and column (`NONE` until used): without
+    /// and with the excess.
+    pub(super) row_group: Vec<[u32; 2]>,
+    pub(super) col_group: Vec<[u32; 2]>,
+    /// On the big switch, per (row, column) like `cell`: the rate applied
+    /// to the cell's slot and its group ([`DIRTY`] when its flows need
+    /// their rates and classes set whatever the rate is), so that
+    /// `PortServer::rated` finds the slots whose rate moves without a look
+    /// at the slots.
+    pub(super) cell_rate: Vec<f64>,
+    pub(super) cell_group: Vec<u32>,
+}
+
+impl Co {
+    /// Lays out `cell` again for the current rows and columns.
+    fn layout_cells(&mut self) {
+        let n_cols = self.cols.len();
+        let n_cells = self.pieces.len() * n_cols;
+        self.cell.clear();
+        self.cell.resize(n_cells, NONE);
+        self.cell_rate.clear();
+        self.cell_rate.resize(n_cells, 0.0);
+        self.cell_group.clear();
+        self.cell_group.resize(n_cells, NONE);
+        for (s, slot) in self.slots.iter().enumerate() {
+            let at = slot.piece as usize * n_cols + slot.col as usize;
+            self.cell[at] = s as u32;
+            self.cell_rate[at] = slot.rate;
+            self.cell_group[at] = if slot.dirty { DIRTY } else { slot.group };
+        }
+        self.row_dirty.resize(self.pieces.len(), false);
+        self.col_dirty.resize(n_cols, false);
+        self.row_group.resize(self.pieces.len(), [NONE; 2]);
+        self.col_group.resize(n_cols, [NONE; 2]);
+    }
+}
+
+/// One coflow's max-min in one queue on the big switch (pass 1), kept with
+/// its inputs so that an unchanged coflow is not solved again.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Pass1 {
+    pub(super) queue: u32,
+    pub(super) version: u64,
+    pub(super) row_cap: Vec<f64>,
+    pub(super) col_cap: Vec<f64>,
+    pub(super) row_level: Vec<f64>,
+    pub(super) col_level: Vec<f64>,
+    pub(super) row_used: Vec<f64>,
+    pub(super) col_used: Vec<f64>,
+    /// Whether it was used this call (others are dropped).
+    pub(super) seen: bool,
+}
+
+/// Per flow: its slot and place in it, and the rate the driver applies
+/// (bytes per ns) since `at`, when it had sent `sent`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct FlowBook {
+    pub(super) slot: u32,
+    pub(super) pos: u32,
+    pub(super) sent: f64,
+    pub(super) at: Time,
+    pub(super) rate: f64,
+    /// The rate group it is in (`NONE` when it sends alone) and the
+    /// group's clock when it had sent `sent`.
+    pub(super) group: u32,
+    pub(super) mark: f64,
+}
+
+/// The scheduler's copy of a rate group's clock: bytes a member has sent
+/// since `clock` was 0, as the driver advances it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct GroupClock {
+    pub(super) clock: f64,
+    pub(super) at: Time,
+    /// Bytes per ns, as the driver applies it.
+    pub(super) rate: f64,
+}
+
+impl GroupClock {
+    fn at(&self, t: Time) -> f64 {
+        self.clock + self.rate * (t.0 - self.at.0) as f64
+    }
+}
+
+pub(super) const NONE: u32 = u32::MAX;
+/// In `Co::cell_group`: the slot's flows need their rates and classes set.
+pub(super) const DIRTY: u32 = u32::MAX - 1;
+
+impl Aalo {
+    pub(super) fn release(&mut self, view: &Observed<'_>, changes: &Changes, now: Time) {
+        self.batch.clear();
+        self.batch.extend_from_slice(&changes.arrived);
+        self.batch
+            .sort_by_key(|&c| (view.arrival(c), view.coflow_id(c)));
+        for i in 0..self.batch.len() {
+            let c = self.batch[i];
+            let dag = view.dag(c);
+            let rank = *self.dag_rank.entry(dag.dag).or_insert_with(|| {
+                self.n_ranks += 1;
+                self.n_ranks
+            });
+            if self.co.len() <= c as usize {
+                self.co.resize_with(c as usize + 1, Co::default);
+            }
+            let co = &mut self.co[c as usize];
+            *co = Co {
+                key: (
+                    rank,
+                    dag.stage,
+                    view.release(c),
+                    view.arrival(c),
+                    view.coflow_id(c).0,
+                ),
+                seen: self.cfg.coordination == Coordination::Instant,
+                ..Co::default()
+            };
+            co.total.at = now;
+            let key = co.key;
+            let at = self
+                .order
+                .partition_point(|&x| self.co[x as usize].key < key);
+            self.order.insert(at, c);
+        }
+    }
+
+    pub(super) fn start_flow(&mut self, view: &Observed<'_>, f: FlowIdx, now: Time) {
+        let c = view.coflow_of(f) as usize;
+        if self.books.len() <= f as usize {
+            self.books.resize(view.n_flows(), FlowBook::default());
+        }
+        let host = view.src(f).0;
+        let path = view.path_idx(f);
+        let n_pieces = self.co[c].pieces.len() as u32;
+        let piece = *self.co[c].piece_of.entry(host).or_insert(n_pieces);
+        if piece == n_pieces {
+            let mut p = Piece {
+                sent: Acc {
+                    at: now,
+                    ..Acc::default()
+                },
+                host,
+                ..Piece::default()
+            };
+            p.queue = self.cfg.queue_of(self.estimate(&self.co[c], &p, now));
+            p.tier = tier_of(&self.cfg, self.co[c].seen, p.queue);
+            self.co[c].pieces.push(p);
+        }
+        let co = &mut self.co[c];
+        co.pieces[piece as usize].n_active += 1;
+        let n_slots = co.slots.len() as u32;
+        let s = *co.slot_of.entry(path).or_insert(n_slots);
+        if s == n_slots {
+            let mut col = NONE;
+            if self.ports.is_some() {
+                let dst = view.dst(f).0;
+                let n_cols = co.cols.len() as u32;
+                col = *co.col_of.entry(dst).or_insert(n_cols);
+                if col == n_cols {
+                    co.cols.push(dst);
+                }
+                co.matrix.grow(co.pieces.len(), co.cols.len());
+            }
+            co.slots.push(Slot {
+                path,
+                piece,
+                col,
+                live_pos: NONE,
+                group: NONE,
+                ..Slot::default()
+            });
+        }
+        if let Some(ports) = &mut self.ports {
+            let col = co.slots[s as usize].col;
+            if co.cell.len() != co.pieces.len() * co.cols.len() {
+                co.layout_cells();
+            } else {
+                co.cell[piece as usize * co.cols.len() + col as usize] = s;
+            }
+            co.all_dirty = true;
+            co.cell_group[piece as usize * co.cols.len() + col as usize] = DIRTY;
+            let q = co.pieces[piece as usize].tier;
+            co.matrix.add(piece as usize, col as usize, 1, 1.0);
+            co.version += 1;
+            ports.add(q, &self.cfg, host, co.cols[col as usize], 1);
+        }
+        let slot = &mut co.slots[s as usize];
+        if slot.flows.is_empty() {
+            slot.live_pos = co.live.len() as u32;
+            co.live.push(s);
+        }
+        slot.dirty = true;
+        self.books[f as usize] = FlowBook {
+            slot: s,
+            pos: slot.flows.len() as u32,
+            sent: 0.0,
+            at: now,
+            rate: 0.0,
+            group: NONE,
+            mark: 0.0,
+        };
+        slot.flows.push(f);
+    }
+
+    pub(super) fn finish_flow(&mut self, view: &Observed<'_>, f: FlowIdx, now: Time) {
+        let c = view.coflow_of(f) as usize;
+        let b = self.books[f as usize];
+        // The flow sent exactly its bytes; what the linear model credited it
+        // with may differ by the rounding of its completion instant.
+        let (counted, rate) = self.counted(&b, now);
+        let extra = view.sent(f) - counted;
+        let co = &mut self.co[c];
+        let slot = &mut co.slots[b.slot as usize];
+        let piece = slot.piece as usize;
+        let last = slot.flows.pop();
+        if last != f {
+            slot.flows.set(b.pos as usize, last);
+            self.books[last as usize].pos = b.pos;
+        }
+        if slot.flows.is_empty() {
+            let at = slot.live_pos as usize;
+            slot.live_pos = NONE;
+            let moved = co.live.pop().expect("a live slot");
+            if moved != b.slot {
+                co.live[at] = moved;
+                co.slots[moved as usize].live_pos = at as u32;
+            }
+        }
+        let p = &mut co.pieces[piece];
+        p.n_active -= 1;
+        p.sent.bump(now, extra, -rate);
+        co.total.bump(now, extra, -rate);
+        if let Some(ports) = &mut self.ports {
+            let col = co.slots[b.slot as usize].col as usize;
+            co.matrix.add(piece, col, -1, -1.0);
+            co.version += 1;
+            let (q, host) = (co.pieces[piece].tier, co.pieces[piece].host);
+            ports.add(q, &self.cfg, host, co.cols[col], -1);
+        }
+    }
+
+    /// Takes the bytes the driver measured for every active flow (the
+    /// runtime's reports, [`Changes::resynced`]) in place of what the books
+    /// credited them with at their rates: the difference goes to the flow,
+    /// its sender and its coflow, as a completion's does.
+    pub(super) fn resync(&mut self, view: &Observed<'_>, now: Time) {
+        for i in 0..self.order.len() {
+            let c = self.order[i] as usize;
+            for li in 0..self.co[c].live.len() {
+                let s = self.co[c].live[li] as usize;
+                let piece = self.co[c].slots[s].piece as usize;
+                for k in 0..self.co[c].slots[s].flows.len() {
+                    let f = self.co[c].slots[s].flows.get(k);
+                    let (counted, _) = self.counted(&self.books[f as usize], now);
+                    let extra = view.sent(f) - counted;
+                    if extra == 0.0 {
+                        continue;
+                    }
+                    self.books[f as usize].sent += extra;
+                    let co = &mut self.co[c];
+                    co.pieces[piece].sent.bump(now, extra, 0.0);
+                    co.total.bump(now, extra, 0.0);
+                }
+            }
+        }
+    }
+
+    /// What the books credit flow `f` with at `now`, and the rate (bytes
+    /// per ns) it sends at.
+    fn counted(&self, b: &FlowBook, now: Time) -> (f64, f64) {
+        if b.group == NONE {
+            (b.sent + b.rate * (now.0 - b.at.0) as f64, b.rate)
+        } else {
+            let g = &self.clocks[b.group as usize];
+            (b.sent + g.at(now) - b.mark, g.rate)
+        }
+    }
+
+    /// A rate group id nobody uses.
+    pub(super) fn new_group(&mut self) -> u32 {
+        self.free_groups.pop().unwrap_or_else(|| {
+            self.clocks.push(GroupClock::default());
+            (self.clocks.len() - 1) as u32
+        })
+    }
+
+    /// Sets rate group `g`'s rate (bits/s) from `now`.
+    pub(super) fn set_group_rate(&mut self, g: u32, bits: f64, out: &mut Allocation, now: Time) {
+        out.set_group_rate(g, bits);
+        let r = out.group_rate(g).max(0.0) / 8e9;
+        let clock = &mut self.clocks[g as usize];
+        if clock.rate != r {
+            *clock = GroupClock {
+                clock: clock.at(now),
+                at: now,
+                rate: r,
+            };
+        }
+    }
+
+    /// Moves flow `f` into rate group `g`, or, with `g == NONE`, makes it
+    /// send alone at `bits`; its books keep what it has been credited.
+    pub(super) fn switch_flow(
+        &mut self,
+        f: FlowIdx,
+        g: u32,
+        bits: f64,
+        out: &mut Allocation,
+        now: Time,
+    ) {
+        let (sent, _) = self.counted(&self.books[f as usize], now);
+        let b = &mut self.books[f as usize];
+        b.sent = sent;
+        b.at = now;
+        b.group = g;
+        if g == NONE {
+            out.set_rate(f, bits);
+            b.rate = out.rate(f).max(0.0) / 8e9;
+        } else {
+            out.join_group(f, g);
+            b.mark = self.clocks[g as usize].at(now);
+        }
+    }
+
+    /// Gives flow `f` the rate `bits` and keeps the books of its sender
+    /// and coflow exact.
+    pub(super) fn set_flow_rate(
+        &mut self,
+        c: usize,
+        f: FlowIdx,
+        bits: f64,
+        out: &mut Allocation,
+        now: Time,
+    ) {
+        out.set_rate(f, bits);
+        let r1 = out.rate(f).max(0.0) / 8e9;
+        let b = &mut self.books[f as usize];
+        if r1 == b.rate {
+            return;
+        }
+        // The state advances the flow the same way (its bytes sent grow at
+        // its rate), so what it has sent now needs no look; completions
+        // correct the rounding (`finish_flow`).
+        let sent = b.sent + b.rate * (now.0 - b.at.0) as f64;
+        let dr = r1 - b.rate;
+        *b = FlowBook {
+            sent,
+            at: now,
+            rate: r1,
+            ..*b
+        };
+        let co = &mut self.co[c];
+        let piece = co.slots[b.slot as usize].piece as usize;
+        co.pieces[piece].sent.bump(now, 0.0, dr);
+        co.total.bump(now, 0.0, dr);
+    }
+}

@@ -1,0 +1,707 @@
+//! D-CLAS on the big switch without CPUs, port by port ([`PortServer`]):
+//! a coflow is a matrix of senders by receivers solved by weighted
+//! bipartite max-min, and its rates go to the driver through per-row and
+//! per-column rate groups ([`Aalo`]'s `apply_ports`; see the parent
+//! module's doc, "Computing it").
+
+use super::books::{Co, Pass1, NONE};
+use super::{Aalo, AaloConfig};
+use crate::{Allocation, CoflowIdx};
+use coflowkit_alloc::WeightedBipartite;
+use coflowkit_model::Time;
+
+/// How a slot's flows get their rate (big switch): alone.
+const SOLO_RATE: u8 = 0;
+/// In its row's group 0 (rate: the row's level; no excess) or 1 (the
+/// row's level plus its weighted excess level).
+const ROW_GROUP: u8 = 1;
+const ROW_EXCESS_GROUP: u8 = 2;
+/// In its column's group 0 or 1, the same by its column.
+const COL_GROUP: u8 = 3;
+const COL_EXCESS_GROUP: u8 = 4;
+
+/// Scratch of `PortServer::rated`: per row of a coflow, whether it moved,
+/// its solve, excess level and weight; per column, whether it moved and its
+/// excess level.
+#[derive(Debug, Default)]
+pub(super) struct RatedScratch {
+    row_solve: Vec<u32>,
+    row_up: Vec<f64>,
+    row_w: Vec<f64>,
+    col_down: Vec<f64>,
+    /// Columns whose pass-1 level moved; the others with an excess level
+    /// above 0 now or before; the others whose excess level moved.
+    cols_dirty: Vec<u32>,
+    cols_room: Vec<u32>,
+    cols_moved: Vec<u32>,
+    col_room: Vec<bool>,
+}
+
+/// A slot whose rate or way of getting it moves (big switch): its new
+/// per-flow rate (bits/s) and mode ([`SOLO_RATE`], [`ROW_GROUP`], ...).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rerate {
+    slot: u32,
+    rate: f64,
+    mode: u8,
+}
+
+/// D-CLAS on the big switch, port by port: a coflow's flows are a matrix of
+/// senders by receivers, solved by [`WeightedBipartite`] (pass 1, per coflow
+/// and queue, kept while its inputs stay the same), and the excess by one
+/// weighted solve over a matrix of every active flow's queue weight (pass
+/// 2). The same rule as [`Server`], whose slots and paths it replaces by
+/// ports.
+#[derive(Debug)]
+pub(super) struct PortServer {
+    n: usize,
+    cap_up: Vec<f64>,
+    cap_down: Vec<f64>,
+    /// Per queue and host (`q * n + h`): its active flows out of and into
+    /// the host.
+    on_up: Vec<u32>,
+    on_down: Vec<u32>,
+    grant_up: Vec<f64>,
+    grant_down: Vec<f64>,
+    res_up: Vec<f64>,
+    res_down: Vec<f64>,
+    /// Every active flow's queue weight, by (sender, receiver).
+    excess: WeightedBipartite,
+    level_up: Vec<f64>,
+    level_down: Vec<f64>,
+    /// Ports whose excess level changed in this call, and those whose
+    /// level is above 0 now or was before it (the others give no flow any
+    /// excess, before or after).
+    moved_up: Vec<bool>,
+    moved_down: Vec<bool>,
+    room_up: Vec<bool>,
+    room_down: Vec<bool>,
+    old_level: Vec<f64>,
+    used_up: Vec<f64>,
+    used_down: Vec<f64>,
+    row_cap: Vec<f64>,
+    col_cap: Vec<f64>,
+    /// Per coflow of the order: the queues it has active flows in (bits;
+    /// bit `K`: ahead of them).
+    queues_of: Vec<u128>,
+    /// Receivers with an excess level above 0.
+    down_with_room: Vec<u32>,
+}
+
+impl PortServer {
+    pub(super) fn new(caps: &[f64], n: usize, cfg: &AaloConfig) -> PortServer {
+        // The queues and, last, `local=first`'s tier ahead of them.
+        let k = cfg.n_queues() + 1;
+        PortServer {
+            n,
+            cap_up: (0..n).map(|h| caps[2 * h]).collect(),
+            cap_down: (0..n).map(|h| caps[2 * h + 1]).collect(),
+            on_up: vec![0; k * n],
+            on_down: vec![0; k * n],
+            grant_up: vec![0.0; k * n],
+            grant_down: vec![0.0; k * n],
+            res_up: vec![],
+            res_down: vec![],
+            excess: WeightedBipartite::new(n, n),
+            level_up: vec![0.0; n],
+            level_down: vec![0.0; n],
+            moved_up: vec![false; n],
+            moved_down: vec![false; n],
+            room_up: vec![false; n],
+            room_down: vec![false; n],
+            old_level: vec![],
+            used_up: vec![],
+            used_down: vec![],
+            row_cap: vec![],
+            col_cap: vec![],
+            queues_of: vec![],
+            down_with_room: vec![],
+        }
+    }
+
+    /// Lists in `todo` the live slots of `co` whose rate or way of getting
+    /// it (alone, or in a row's or column's group) differs from what was
+    /// last applied, with the new one, comparing with `Co::cell_rate` and
+    /// `Co::cell_group` (the slots themselves are read only if they move).
+    /// It looks at every cell if the coflow changed shape or queues, else
+    /// at the cells a moved input reaches: a cell's rate is a function of
+    /// its row's and column's pass-1 levels and of its ends' excess levels,
+    /// and the excess levels count only when both are above 0 (the excess
+    /// is their minimum). So a cell is looked at if its row's or column's
+    /// pass-1 level moved, or one end's excess level moved while the other
+    /// end has room (an excess level above 0 now or before).
+    /// Returns false if nothing the coflow's rates depend on moved (its
+    /// cells, solves, levels and queues are as when last applied): its
+    /// groups' and senders' rates are then unchanged too.
+    fn rated(
+        &self,
+        cfg: &AaloConfig,
+        co: &mut Co,
+        sc: &mut RatedScratch,
+        todo: &mut Vec<Rerate>,
+    ) -> bool {
+        let (n_rows, n_cols) = (co.pieces.len(), co.cols.len());
+        let strict = cfg.strict;
+        let up_moved = |r: usize| !strict && self.moved_up[co.pieces[r].host as usize];
+        let down_moved = |j: usize| !strict && self.moved_down[co.cols[j] as usize];
+        let all = co.all_dirty;
+        let moved = all
+            || co.resolved
+            || (0..n_rows).any(|r| co.row_dirty[r] || up_moved(r))
+            || (0..n_cols).any(|j| co.col_dirty[j] || down_moved(j));
+        if !moved || n_rows == 0 || n_cols == 0 {
+            co.all_dirty = false;
+            co.resolved = false;
+            co.row_dirty.iter_mut().for_each(|d| *d = false);
+            co.col_dirty.iter_mut().for_each(|d| *d = false);
+            return moved;
+        }
+        // Per row: the solve of its queue (`NONE` if none: it has no live
+        // cell), its excess level and weight; per column, its excess level.
+        sc.row_solve.clear();
+        sc.row_up.clear();
+        sc.row_w.clear();
+        for piece in &co.pieces {
+            let si = if co.solves.len() == 1 {
+                0
+            } else {
+                co.solves
+                    .iter()
+                    .position(|p| p.queue == piece.tier)
+                    .map_or(NONE, |i| i as u32)
+            };
+            sc.row_solve.push(si);
+            // Ahead of the queues (`local=first`): no excess, no weight.
+            let ahead = piece.tier == cfg.ahead();
+            sc.row_up.push(if strict || ahead {
+                0.0
+            } else {
+                self.level_up[piece.host as usize]
+            });
+            sc.row_w.push(if ahead {
+                0.0
+            } else {
+                cfg.weights[piece.tier as usize]
+            });
+        }
+        sc.col_down.clear();
+        sc.col_down.extend(co.cols.iter().map(|&h| {
+            if strict {
+                0.0
+            } else {
+                self.level_down[h as usize]
+            }
+        }));
+        sc.cols_dirty.clear();
+        sc.cols_room.clear();
+        sc.cols_moved.clear();
+        sc.col_room.clear();
+        for j in 0..n_cols {
+            let room = !strict && self.room_down[co.cols[j] as usize];
+            sc.col_room.push(room);
+            if co.col_dirty[j] {
+                sc.cols_dirty.push(j as u32);
+            } else {
+                if room {
+                    sc.cols_room.push(j as u32);
+                }
+                if down_moved(j) {
+                    sc.cols_moved.push(j as u32);
+                }
+            }
+        }
+        let single = co.solves.len() == 1;
+        let co_ref = &*co;
+        let sc_ref = &*sc;
+        let visit = |r: usize, j: usize, todo: &mut Vec<Rerate>| {
+            let (co, sc) = (co_ref, sc_ref);
+            if co.matrix.count(r, j) == 0 {
+                return;
+            }
+            let p = &co.solves[sc.row_solve[r] as usize];
+            let (lr, lc) = (p.row_level[r], p.col_level[j]);
+            let (up, down, w) = (sc.row_up[r], sc.col_down[j], sc.row_w[r]);
+            // A flow gets min(row, column) of its coflow's levels plus its
+            // weight times min(sender, receiver) of the excess levels. When
+            // both minima fall on its row (or both on its column), the rate
+            // is the row's (column's), shared by all such flows: a group.
+            let excess = up.min(down);
+            let (x, mode) = if lr <= lc && excess == 0.0 {
+                (lr, ROW_GROUP)
+            } else if lr <= lc && up <= down {
+                (lr + w * up, ROW_EXCESS_GROUP)
+            } else if lc < lr && single && excess == 0.0 {
+                (lc, COL_GROUP)
+            } else if lc < lr && single && down <= up {
+                (lc + w * down, COL_EXCESS_GROUP)
+            } else {
+                (lr.min(lc) + w * excess, SOLO_RATE)
+            };
+            let at = r * n_cols + j;
+            let applied = co.cell_group[at];
+            let same = match mode {
+                SOLO_RATE => {
+                    let rate = co.cell_rate[at];
+                    applied == NONE && (x == rate || (x - rate).abs() <= 1e-12 * rate.abs())
+                }
+                ROW_GROUP | ROW_EXCESS_GROUP => {
+                    let g = co.row_group[r][(mode == ROW_EXCESS_GROUP) as usize];
+                    g != NONE && applied == g
+                }
+                _ => {
+                    let g = co.col_group[j][(mode == COL_EXCESS_GROUP) as usize];
+                    g != NONE && applied == g
+                }
+            };
+            if !same {
+                todo.push(Rerate {
+                    slot: co.cell[at],
+                    rate: x,
+                    mode,
+                });
+            }
+        };
+        for r in 0..n_rows {
+            if all || co_ref.row_dirty[r] {
+                for j in 0..n_cols {
+                    visit(r, j, todo);
+                }
+                continue;
+            }
+            for &j in &sc_ref.cols_dirty {
+                visit(r, j as usize, todo);
+            }
+            let row_moved = up_moved(r);
+            if row_moved {
+                for &j in &sc_ref.cols_room {
+                    visit(r, j as usize, todo);
+                }
+            }
+            if !strict && self.room_up[co_ref.pieces[r].host as usize] {
+                for &j in &sc_ref.cols_moved {
+                    // (Those with room were just looked at.)
+                    if !(row_moved && sc_ref.col_room[j as usize]) {
+                        visit(r, j as usize, todo);
+                    }
+                }
+            }
+        }
+        co.all_dirty = false;
+        co.resolved = false;
+        co.row_dirty.iter_mut().for_each(|d| *d = false);
+        co.col_dirty.iter_mut().for_each(|d| *d = false);
+        true
+    }
+
+    /// The weighted excess level (bits/s) of a sender (`up`) or receiver for
+    /// a flow of queue `q` (0 with strict queues).
+    fn excess_level(&self, cfg: &AaloConfig, up: bool, host: u32, q: u32) -> f64 {
+        if cfg.strict || q == cfg.ahead() {
+            return 0.0;
+        }
+        let level = if up {
+            self.level_up[host as usize]
+        } else {
+            self.level_down[host as usize]
+        };
+        cfg.weights[q as usize] * level
+    }
+
+    /// The excess (per unit of weight, bits/s) each row of `co` gets: the
+    /// sum over its flows of the lower of their ends' excess levels. Only
+    /// ports with room after pass 1 have an excess level: few.
+    fn excess_of_rows(&self, co: &Co, cols: &mut Vec<(u32, f64)>, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(co.pieces.len(), 0.0);
+        cols.clear();
+        for &h in &self.down_with_room {
+            if let Some(&j) = co.col_of.get(&h) {
+                cols.push((j, self.level_down[h as usize]));
+            }
+        }
+        if cols.is_empty() {
+            return;
+        }
+        for (r, piece) in co.pieces.iter().enumerate() {
+            let up = self.level_up[piece.host as usize];
+            if up > 0.0 {
+                // (Levels are infinite on ports that bind nobody: only
+                // cells with flows count.)
+                for &(j, down) in cols.iter() {
+                    let n = co.matrix.count(r, j as usize);
+                    if n > 0 {
+                        out[r] += n as f64 * up.min(down);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `count` more (or fewer) active flows of queue `q` from `src` to `dst`.
+    pub(super) fn add(&mut self, q: u32, cfg: &AaloConfig, src: u32, dst: u32, count: i64) {
+        let (q, src, dst) = (q as usize, src as usize, dst as usize);
+        let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
+        bump(&mut self.on_up[q * self.n + src]);
+        bump(&mut self.on_down[q * self.n + dst]);
+        // (Flows ahead of the queues take no excess.)
+        if q != cfg.ahead() as usize {
+            self.excess
+                .add(src, dst, count, count as f64 * cfg.weights[q]);
+        }
+    }
+
+    /// Each port's capacity left after the tier ahead of the queues (all of
+    /// it without `local=first`) split between the queues present on it, by
+    /// weight.
+    fn grants(&mut self, cfg: &AaloConfig) {
+        let (n, k) = (self.n, cfg.n_queues());
+        for (on, grant, cap) in [
+            (&self.on_up, &mut self.grant_up, &self.res_up),
+            (&self.on_down, &mut self.grant_down, &self.res_down),
+        ] {
+            for h in 0..n {
+                let w: f64 = (0..k)
+                    .filter(|&q| on[q * n + h] > 0)
+                    .map(|q| cfg.weights[q])
+                    .sum();
+                for q in 0..k {
+                    grant[q * n + h] = if on[q * n + h] > 0 {
+                        cap[h] * cfg.weights[q] / w
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+    }
+
+    pub(super) fn allocate(&mut self, cfg: &AaloConfig, order: &[CoflowIdx], co: &mut [Co]) {
+        let (n, k) = (self.n, cfg.n_queues());
+        self.res_up.clone_from(&self.cap_up);
+        self.res_down.clone_from(&self.cap_down);
+        for &c in order {
+            for p in &mut co[c as usize].solves {
+                p.seen = false;
+            }
+        }
+        // Pass 1, queue by queue, coflow by coflow; with `local=first`, the
+        // tier ahead of the queues (`K`) first, on the whole capacity.
+        self.queues_of.clear();
+        self.queues_of.extend(order.iter().map(|&c| {
+            co[c as usize]
+                .pieces
+                .iter()
+                .filter(|p| p.n_active > 0)
+                .fold(0u128, |m, p| m | 1 << p.tier)
+        }));
+        let first = cfg.local_first.then_some(cfg.ahead());
+        for q in first.into_iter().chain(0..k as u32) {
+            if q == 0 && !cfg.strict {
+                self.grants(cfg);
+            }
+            for (i, &c) in order.iter().enumerate() {
+                if self.queues_of[i] & 1 << q == 0 {
+                    continue;
+                }
+                let cc = &mut co[c as usize];
+                // Strict: the residual; weighted: the queue's grants, and
+                // the residual too.
+                type Pair<'a> = (&'a mut [f64], &'a mut [f64]);
+                let (src, mut also): (Pair<'_>, Option<Pair<'_>>) =
+                    if cfg.strict || q == cfg.ahead() {
+                        ((&mut self.res_up[..], &mut self.res_down[..]), None)
+                    } else {
+                        let at = q as usize * n;
+                        (
+                            (
+                                &mut self.grant_up[at..at + n],
+                                &mut self.grant_down[at..at + n],
+                            ),
+                            Some((&mut self.res_up[..], &mut self.res_down[..])),
+                        )
+                    };
+                let (src_up, src_down) = src;
+                let clamp = |x: f64, cap: f64| if x <= 1e-9 * cap { 0.0 } else { x };
+                self.row_cap.clear();
+                self.row_cap.extend(cc.pieces.iter().map(|p| {
+                    let h = p.host as usize;
+                    if p.tier == q {
+                        clamp(src_up[h], self.cap_up[h])
+                    } else {
+                        0.0
+                    }
+                }));
+                self.col_cap.clear();
+                self.col_cap.extend(
+                    cc.cols
+                        .iter()
+                        .map(|&h| clamp(src_down[h as usize], self.cap_down[h as usize])),
+                );
+                let at = match cc.solves.iter().position(|p| p.queue == q) {
+                    Some(i) => i,
+                    None => {
+                        cc.all_dirty = true;
+                        cc.solves.push(Pass1 {
+                            queue: q,
+                            version: u64::MAX,
+                            ..Pass1::default()
+                        });
+                        cc.solves.len() - 1
+                    }
+                };
+                let p = &mut cc.solves[at];
+                p.seen = true;
+                if p.version != cc.version || p.row_cap != self.row_cap || p.col_cap != self.col_cap
+                {
+                    p.version = cc.version;
+                    cc.resolved = true;
+                    p.row_cap.clone_from(&self.row_cap);
+                    p.col_cap.clone_from(&self.col_cap);
+                    // Keep the old levels to mark the rows and columns whose
+                    // rates move.
+                    self.old_level.clear();
+                    self.old_level.extend_from_slice(&p.row_level);
+                    let n_old_rows = self.old_level.len();
+                    self.old_level.extend_from_slice(&p.col_level);
+                    cc.matrix.solve(
+                        &self.row_cap,
+                        &self.col_cap,
+                        &mut p.row_level,
+                        &mut p.col_level,
+                        &mut p.row_used,
+                        &mut p.col_used,
+                    );
+                    if n_old_rows != p.row_level.len()
+                        || self.old_level.len() != n_old_rows + p.col_level.len()
+                    {
+                        cc.all_dirty = true;
+                    } else {
+                        for (r, &l) in p.row_level.iter().enumerate() {
+                            if l != self.old_level[r] {
+                                cc.row_dirty[r] = true;
+                            }
+                        }
+                        for (j, &l) in p.col_level.iter().enumerate() {
+                            if l != self.old_level[n_old_rows + j] {
+                                cc.col_dirty[j] = true;
+                            }
+                        }
+                    }
+                }
+                for (r, piece) in cc.pieces.iter().enumerate() {
+                    let h = piece.host as usize;
+                    src_up[h] -= p.row_used[r];
+                    if let Some((up, _)) = &mut also {
+                        up[h] -= p.row_used[r];
+                    }
+                }
+                for (j, &h) in cc.cols.iter().enumerate() {
+                    src_down[h as usize] -= p.col_used[j];
+                    if let Some((_, down)) = &mut also {
+                        down[h as usize] -= p.col_used[j];
+                    }
+                }
+            }
+        }
+        for &c in order {
+            let cc = &mut co[c as usize];
+            let n = cc.solves.len();
+            cc.solves.retain(|p| p.seen);
+            cc.all_dirty |= cc.solves.len() != n;
+        }
+        // Pass 2: the excess, by weight.
+        if !cfg.strict {
+            for h in 0..n {
+                if self.res_up[h] <= 1e-9 * self.cap_up[h] {
+                    self.res_up[h] = 0.0;
+                }
+                if self.res_down[h] <= 1e-9 * self.cap_down[h] {
+                    self.res_down[h] = 0.0;
+                }
+            }
+            self.old_level.clear();
+            self.old_level.extend_from_slice(&self.level_up);
+            self.old_level.extend_from_slice(&self.level_down);
+            self.excess.solve(
+                &self.res_up,
+                &self.res_down,
+                &mut self.level_up,
+                &mut self.level_down,
+                &mut self.used_up,
+                &mut self.used_down,
+            );
+            self.down_with_room.clear();
+            for h in 0..n {
+                self.moved_up[h] = self.level_up[h] != self.old_level[h];
+                self.moved_down[h] = self.level_down[h] != self.old_level[n + h];
+                self.room_up[h] = self.level_up[h] > 0.0 || self.old_level[h] > 0.0;
+                self.room_down[h] = self.level_down[h] > 0.0 || self.old_level[n + h] > 0.0;
+                if self.level_down[h] > 0.0 {
+                    self.down_with_room.push(h as u32);
+                }
+            }
+        }
+    }
+}
+
+impl Aalo {
+    /// Applies the big switch's rates: each slot's flows go to their row's
+    /// or column's rate group when their rate is that row's or column's
+    /// level (so a level that moves is one group rate), else send alone;
+    /// then each sender's and coflow's rate is set from the row totals.
+    pub(super) fn apply_ports(&mut self, out: &mut Allocation, now: Time) {
+        let ports = self.ports.take().expect("the big switch's backend");
+        let mut todo = std::mem::take(&mut self.rerates);
+        let mut sc = std::mem::take(&mut self.rated_scratch);
+        for i in 0..self.order.len() {
+            let c = self.order[i] as usize;
+            todo.clear();
+            if !ports.rated(&self.cfg, &mut self.co[c], &mut sc, &mut todo) {
+                continue;
+            }
+            let n_cols = self.co[c].cols.len();
+            // Read each slot and its first flow's book once in a pass whose
+            // loads do not wait on each other, so that their cache misses
+            // overlap; the loop below, whose every step depends on the one
+            // before, then finds them in cache.
+            let mut touched = 0u32;
+            for rr in &todo {
+                let slot = &self.co[c].slots[rr.slot as usize];
+                touched ^= self.books[slot.flows.first as usize].group;
+            }
+            std::hint::black_box(touched);
+            for &Rerate {
+                slot: s,
+                rate: next,
+                mode,
+            } in &todo
+            {
+                let s = s as usize;
+                let slot = &self.co[c].slots[s];
+                let (r, j) = (slot.piece as usize, slot.col as usize);
+                let target = match mode {
+                    ROW_GROUP | ROW_EXCESS_GROUP => {
+                        let k = (mode == ROW_EXCESS_GROUP) as usize;
+                        if self.co[c].row_group[r][k] == NONE {
+                            self.co[c].row_group[r][k] = self.new_group();
+                        }
+                        self.co[c].row_group[r][k]
+                    }
+                    COL_GROUP | COL_EXCESS_GROUP => {
+                        let k = (mode == COL_EXCESS_GROUP) as usize;
+                        if self.co[c].col_group[j][k] == NONE {
+                            self.co[c].col_group[j][k] = self.new_group();
+                        }
+                        self.co[c].col_group[j][k]
+                    }
+                    _ => NONE,
+                };
+                let slot = &self.co[c].slots[s];
+                let (rate, dirty, group) = (slot.rate, slot.dirty, slot.group);
+                let same_rate = next == rate || (next - rate).abs() <= 1e-12 * rate.abs();
+                let class = self.co[c].pieces[r].queue;
+                for k in 0..self.co[c].slots[s].flows.len() {
+                    let f = self.co[c].slots[s].flows.get(k);
+                    let b = &self.books[f as usize];
+                    if b.group != target || (target == NONE && (dirty || !same_rate)) {
+                        self.switch_flow(f, target, next, out, now);
+                    }
+                    if dirty || target != group {
+                        out.set_class(f, class);
+                    }
+                }
+                let co = &mut self.co[c];
+                let slot = &mut co.slots[s];
+                slot.rate = next;
+                slot.group = target;
+                slot.dirty = false;
+                co.cell_rate[r * n_cols + j] = next;
+                co.cell_group[r * n_cols + j] = target;
+            }
+            // Group rates: each row's and column's level, without and with
+            // its weighted excess level.
+            let co = &self.co[c];
+            let single = co.solves.len() == 1;
+            let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
+            sets.clear();
+            let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+            for (r, gs) in co.row_group.iter().enumerate() {
+                if gs == &[NONE; 2] {
+                    continue;
+                }
+                let q = co.pieces[r].tier;
+                let level = co
+                    .solves
+                    .iter()
+                    .find(|p| p.queue == q)
+                    .map_or(0.0, |p| p.row_level[r]);
+                let excess = ports.excess_level(&self.cfg, true, co.pieces[r].host, q);
+                for (k, &g) in gs.iter().enumerate() {
+                    if g != NONE {
+                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
+                    }
+                }
+            }
+            for (j, gs) in co.col_group.iter().enumerate() {
+                if gs == &[NONE; 2] {
+                    continue;
+                }
+                let (level, excess) = if single {
+                    let q = co.solves[0].queue;
+                    (
+                        co.solves[0].col_level[j],
+                        ports.excess_level(&self.cfg, false, co.cols[j], q),
+                    )
+                } else {
+                    (0.0, 0.0)
+                };
+                for (k, &g) in gs.iter().enumerate() {
+                    if g != NONE {
+                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
+                    }
+                }
+            }
+            for &(g, bits) in &sets {
+                self.set_group_rate(g, bits, out, now);
+            }
+            self.group_sets = sets;
+            // Each sender's rate: its row's max-min total plus its flows'
+            // share of the excess; the coflow's, their sum.
+            let co = &mut self.co[c];
+            if !self.cfg.strict {
+                ports.excess_of_rows(co, &mut self.excess_cols, &mut self.excess_rows);
+            }
+            let mut total = 0.0;
+            for r in 0..co.pieces.len() {
+                let piece = &co.pieces[r];
+                let mut bits = 0.0;
+                if piece.n_active > 0 {
+                    let q = piece.tier;
+                    if let Some(p) = co.solves.iter().find(|p| p.queue == q) {
+                        bits = p.row_used[r];
+                    }
+                    // (No excess ahead of the queues.)
+                    if !self.cfg.strict && q != self.cfg.ahead() {
+                        bits += self.cfg.weights[q as usize] * self.excess_rows[r];
+                    }
+                }
+                let rate = bits / 8e9;
+                debug_assert!(
+                    rate.is_finite(),
+                    "sender {r} of coflow {c} at {bits} bits/s"
+                );
+                let p = &mut co.pieces[r];
+                if p.sent.rate != rate {
+                    p.sent.bump(now, 0.0, rate - p.sent.rate);
+                }
+                total += rate;
+            }
+            if co.total.rate != total {
+                co.total.bump(now, 0.0, total - co.total.rate);
+            }
+        }
+        self.rerates = todo;
+        self.rated_scratch = sc;
+        self.ports = Some(ports);
+    }
+}

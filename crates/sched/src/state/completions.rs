@@ -1,0 +1,168 @@
+//! The engine's completion queue over a [`NetState`]'s groups: when each
+//! rate group's next member finishes (cached per group, scanned or kept in a
+//! lazy radix queue by how many groups are active), and which grouped flows
+//! are due at an instant. Solo flows' finishes are the driver's
+//! ([`NetState::set_solo_rate`] returns them).
+
+use super::{FlowIdx, MarkKey, NetState, INACTIVE, PROPORTIONAL};
+use coflowkit_model::{ceil_ns_time, Time};
+
+impl NetState {
+    pub(super) fn refresh_group(&mut self, g: u32) {
+        let t = self.group_finish(g);
+        if self.group_finish_at[g as usize] != t {
+            self.group_finish_at[g as usize] = t;
+            if self.group_heap_on && t != Time::NEVER {
+                self.group_heap.push(t.0, g);
+            }
+        }
+    }
+
+    /// Switches between scanning the active groups for the next finish and
+    /// keeping them in a lazy queue, by how many there are (with
+    /// hysteresis), and rebuilds the queue when stale entries dominate it.
+    fn tune_group_heap(&mut self) {
+        const HEAP_ABOVE: usize = 1 << 16;
+        const SCAN_BELOW: usize = 1 << 14;
+        let n = self.active_groups.len();
+        let rebuild = if self.group_heap_on {
+            if n < SCAN_BELOW {
+                self.group_heap_on = false;
+                self.group_heap = Default::default();
+                false
+            } else {
+                self.group_heap.len() > 4 * n + 1024
+            }
+        } else if n > HEAP_ABOVE {
+            self.group_heap_on = true;
+            true
+        } else {
+            false
+        };
+        if rebuild {
+            let at = &self.group_finish_at;
+            self.group_heap.rebuild(
+                self.active_groups
+                    .iter()
+                    .map(|&g| (at[g as usize].0, g))
+                    .filter(|e| e.0 != Time::NEVER.0),
+            );
+        }
+    }
+
+    /// The earliest instant a grouped flow finishes.
+    pub fn next_group_finish(&mut self) -> Time {
+        self.tune_group_heap();
+        let mut t = Time::NEVER;
+        if self.group_heap_on {
+            let at = &self.group_finish_at;
+            t = self
+                .group_heap
+                .peek_min(|t, g| at[g as usize].0 == t)
+                .map_or(Time::NEVER, Time);
+        } else {
+            for &g in &self.active_groups {
+                t = t.min(self.group_finish_at[g as usize]);
+            }
+        }
+        for &g in &self.active_pgroups {
+            t = t.min(self.pgroups[g as usize].deadline);
+        }
+        t
+    }
+
+    /// Pushes to `due` the grouped flows that finish at or before `now`.
+    pub fn due_grouped(&mut self, now: Time, due: &mut Vec<FlowIdx>) {
+        if !self.group_heap_on {
+            for i in 0..self.active_groups.len() {
+                let g = self.active_groups[i];
+                if self.group_finish_at[g as usize] <= now {
+                    self.due_members(g, due);
+                }
+            }
+        }
+        while self.group_heap_on {
+            let at = &self.group_finish_at;
+            match self.group_heap.pop_min(now.0, |t, g| at[g as usize].0 == t) {
+                Some((_, g)) => {
+                    // Its due members finish now; leaving the group then
+                    // refreshes (and re-lists) its next finish.
+                    self.group_finish_at[g as usize] = Time::NEVER;
+                    self.due_members(g, due);
+                }
+                None => break,
+            }
+        }
+        for &g in &self.active_pgroups {
+            let p = &self.pgroups[g as usize];
+            if p.deadline <= now {
+                due.extend(p.members.iter().copied().filter(|&f| {
+                    self.active_pos[f as usize] != INACTIVE
+                        && self.group[f as usize] == PROPORTIONAL | g
+                }));
+            }
+        }
+    }
+
+    /// Whether the entry `(mark, f)` of group `g`'s members is live: `f` is
+    /// active, in `g`, and joined with this mark. A flow that left the group
+    /// and joined it again has a stale entry from its first stay, with
+    /// another mark (for a grouped flow `base` is its mark).
+    fn is_member(&self, f: usize, g: u32, mark: f64) -> bool {
+        self.active_pos[f] != INACTIVE && self.group[f] == g && self.base[f] == mark
+    }
+
+    /// Drops members that left or finished from the top of `members` and
+    /// caches the lowest live mark.
+    pub(super) fn recompute_head(&mut self, g: u32) {
+        let gi = g as usize;
+        let mut head = f64::INFINITY;
+        while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
+            let fi = f as usize;
+            if self.is_member(fi, g, mark) {
+                head = mark;
+                break;
+            }
+            self.groups[gi].members.pop();
+        }
+        self.groups[gi].head = head;
+    }
+
+    /// The instant group `g`'s next member finishes at its current rate.
+    fn group_finish(&self, g: u32) -> Time {
+        let gr = &self.groups[g as usize];
+        if gr.head == f64::INFINITY {
+            return Time::NEVER;
+        }
+        let left = gr.head - (gr.clock + gr.rate * self.elapsed(gr.clock_time));
+        if left <= 0.0 {
+            return self.now;
+        }
+        ceil_ns_time(self.now, left, gr.rate).unwrap_or(Time::NEVER)
+    }
+
+    /// Pushes to `due` the members of group `g` that finish now: the head
+    /// (whose finish instant was computed when the rate was set) and every
+    /// member whose mark equals it up to float noise.
+    fn due_members(&mut self, g: u32, due: &mut Vec<FlowIdx>) {
+        let gi = g as usize;
+        let mut head: Option<f64> = None;
+        let clock = self.group_clock(g);
+        while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
+            let fi = f as usize;
+            if !self.is_member(fi, g, mark) {
+                self.groups[gi].members.pop();
+                continue;
+            }
+            let limit = head.unwrap_or(mark).max(clock);
+            if head.is_none() || mark <= limit + 1e-9 * limit.abs().max(1.0) {
+                head.get_or_insert(mark);
+                due.push(f);
+                self.groups[gi].members.pop();
+            } else {
+                break;
+            }
+        }
+        self.recompute_head(g);
+    }
+}

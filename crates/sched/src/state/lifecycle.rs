@@ -1,0 +1,227 @@
+//! The life of flows and coflows in a [`NetState`]: interned paths, adding
+//! coflows and flows (all waiting), release, start, finish and completion
+//! (see the parent module's doc for the rules).
+
+use super::{proportional, CoflowIdx, CoflowInfo, FlowIdx, NetState, PathIdx};
+use super::{COMPUTE, DONE, HAS_DEADLINE, INACTIVE, SIZE_UNKNOWN, SOLO};
+use coflowkit_model::{CoflowId, CoflowSpec, DagId, FlowKey, FlowKind, FlowSpec, HostId, Time};
+
+impl NetState {
+    /// The interned path of a flow from `src` to `dst` with identity `key`:
+    /// the route its ECMP choice picks (always choice 0 on fabrics without
+    /// path diversity, where no hash is computed).
+    fn intern_path(&mut self, src: HostId, dst: HostId, key: FlowKey) -> PathIdx {
+        let choice = self.fabric.path_choice(src, dst, key);
+        let known = if choice == 0 {
+            self.path_index.get(&(src, dst))
+        } else {
+            self.ecmp_index.get(&(src, dst, choice))
+        };
+        if let Some(&p) = known {
+            return p;
+        }
+        let p = self.path_start.len() as PathIdx;
+        self.path_start.push(self.path_links.len() as u32);
+        let out = &mut self.path_links;
+        self.fabric.path_into(src, dst, choice, out);
+        if choice == 0 {
+            self.path_index.insert((src, dst), p);
+        } else {
+            self.ecmp_index.insert((src, dst, choice), p);
+        }
+        p
+    }
+
+    /// The one-link path of host `h`'s CPU. The fabric must have CPUs
+    /// (validated workloads guarantee it for their compute stages).
+    fn intern_cpu_path(&mut self, h: HostId) -> PathIdx {
+        let hi = h.0 as usize;
+        if self.cpu_path.len() <= hi {
+            self.cpu_path.resize(hi + 1, INACTIVE);
+        }
+        if self.cpu_path[hi] != INACTIVE {
+            return self.cpu_path[hi];
+        }
+        let p = self.path_start.len() as PathIdx;
+        self.path_start.push(self.path_links.len() as u32);
+        let has_cpu = self.fabric.cpu_path_into(h, &mut self.path_links);
+        assert!(has_cpu, "a compute stage on {h}, which has no CPU resource");
+        self.cpu_path[hi] = p;
+        p
+    }
+
+    /// Adds a coflow that arrives now, with all its flows waiting; returns
+    /// its index. The coflow is not active until [`NetState::release_coflow`].
+    pub fn add_coflow(&mut self, spec: &CoflowSpec) -> CoflowIdx {
+        let c = self.coflows.len() as CoflowIdx;
+        let first = self.coflow.len() as u32;
+        for (i, f) in spec.flows.iter().enumerate() {
+            self.push_flow(c, spec.id, i as u32, f);
+        }
+        self.coflows.push(CoflowInfo {
+            id: spec.id,
+            arrival: spec.arrival,
+            release: Time::NEVER,
+            job: spec.job,
+            dag: DagId::of(spec),
+            deadline: spec.deadline,
+            first_flow: first,
+            n_flows: spec.flows.len() as u32,
+            n_active: 0,
+            n_started: 0,
+            size: 0.0,
+            length: 0.0,
+            base_sent: 0.0,
+            base_time: self.now,
+            solo_rate: 0.0,
+            n_grouped: 0,
+            later: vec![],
+        });
+        c
+    }
+
+    /// Appends flow `f`, the `index`-th of coflow `c` (id `id`), waiting.
+    fn push_flow(&mut self, c: CoflowIdx, id: CoflowId, index: u32, f: &FlowSpec) -> FlowIdx {
+        let idx = self.coflow.len() as FlowIdx;
+        let key = FlowKey {
+            coflow: id.0,
+            index,
+        };
+        let (p, mut flags) = match f.kind {
+            FlowKind::Net => (self.intern_path(f.src, f.dst, key), 0),
+            FlowKind::Compute => (self.intern_cpu_path(f.src), COMPUTE),
+        };
+        if !f.size_known {
+            flags |= SIZE_UNKNOWN;
+        }
+        if let Some(d) = f.deadline {
+            flags |= HAS_DEADLINE;
+            self.deadlines.push((idx, d));
+        }
+        self.coflow.push(c);
+        self.src.push(f.src);
+        self.dst.push(f.dst);
+        self.path.push(p);
+        self.size.push(f.bytes.0 as f64);
+        self.base.push(0.0);
+        self.base_time.push(self.now);
+        self.rate.push(0.0);
+        self.group.push(SOLO);
+        self.active_pos.push(INACTIVE);
+        self.flags.push(flags);
+        self.start.push(Time::NEVER);
+        idx
+    }
+
+    /// Adds one more flow to coflow `c`, waiting (start it with
+    /// [`NetState::start_flow`]); returns its index. For drivers that learn
+    /// a coflow's flows as they open (the runtime): such flows are not in
+    /// [`NetState::flows_of`], which keeps the flows the coflow was added
+    /// with, but are everywhere else (the views' `active_flows_of`, the
+    /// coflow's bytes sent).
+    pub fn add_flow(&mut self, c: CoflowIdx, f: &FlowSpec) -> FlowIdx {
+        let ci = &self.coflows[c as usize];
+        let (id, index) = (ci.id, ci.n_flows + ci.later.len() as u32);
+        let idx = self.push_flow(c, id, index, f);
+        self.coflows[c as usize].later.push(idx);
+        idx
+    }
+
+    /// Sets coflow `c`'s Aalo CoflowId (the driver's, from the whole
+    /// workload: [`coflowkit_model::ValidWorkload::dag_ids`]); until then it
+    /// is [`DagId::of`] its spec.
+    pub fn set_dag(&mut self, c: CoflowIdx, dag: DagId) {
+        self.coflows[c as usize].dag = dag;
+    }
+
+    /// Makes coflow `c` active now: schedulers see it (in release order)
+    /// until [`NetState::complete_coflow`], whether or not its flows send.
+    pub fn release_coflow(&mut self, c: CoflowIdx) {
+        let ci = &mut self.coflows[c as usize];
+        debug_assert!(ci.release == Time::NEVER, "coflow released twice");
+        ci.release = self.now;
+        ci.base_time = self.now;
+        self.active_coflows.push(c);
+    }
+
+    /// Starts waiting flow `f` now. Returns false for a zero-byte flow,
+    /// which is done at its start and never active.
+    pub fn start_flow(&mut self, f: FlowIdx) -> bool {
+        let fi = f as usize;
+        debug_assert!(self.is_waiting(f), "flow {f} started twice");
+        self.start[fi] = self.now;
+        self.base_time[fi] = self.now;
+        let b = self.size[fi];
+        let ci = &mut self.coflows[self.coflow[fi] as usize];
+        ci.n_started += 1;
+        ci.size += b;
+        ci.length = ci.length.max(b);
+        if b <= 0.0 {
+            self.flags[fi] |= DONE;
+            return false;
+        }
+        ci.n_active += 1;
+        self.active_pos[fi] = self.active.len() as u32;
+        self.active.push(f);
+        true
+    }
+
+    /// Takes coflow `c` out of the active coflows (the driver calls this
+    /// when the coflow is complete).
+    pub fn complete_coflow(&mut self, c: CoflowIdx) {
+        self.settle_coflow(c as usize);
+        self.coflows[c as usize].solo_rate = 0.0;
+        self.active_coflows.retain(|&x| x != c);
+    }
+
+    pub(super) fn path_range(&self, p: PathIdx) -> (usize, usize) {
+        let s = self.path_start[p as usize] as usize;
+        let e = self
+            .path_start
+            .get(p as usize + 1)
+            .map_or(self.path_links.len(), |&x| x as usize);
+        (s, e)
+    }
+
+    /// Marks active flow `f` finished (all its bytes sent); does nothing to
+    /// a flow that is not active. The coflow stays active until
+    /// [`NetState::complete_coflow`].
+    pub fn finish_flow(&mut self, f: FlowIdx) {
+        let fi = f as usize;
+        let pos = self.active_pos[fi];
+        if pos == INACTIVE {
+            return;
+        }
+        let c = self.coflow[fi] as usize;
+        self.settle_coflow(c);
+        let g = self.group[fi];
+        if g == SOLO {
+            self.settle_solo(fi);
+            let ci = &mut self.coflows[c];
+            ci.solo_rate -= self.rate[fi];
+            ci.base_sent += self.size[fi] - self.base[fi];
+        } else if let Some(pg) = proportional(g) {
+            self.leave_pgroup(fi, pg);
+            let ci = &mut self.coflows[c];
+            ci.n_grouped -= 1;
+            ci.base_sent += self.size[fi];
+            self.group[fi] = SOLO;
+        } else {
+            let ci = &mut self.coflows[c];
+            ci.n_grouped -= 1;
+            ci.base_sent += self.size[fi];
+            self.group[fi] = SOLO;
+            self.leave_group(g);
+        }
+        self.base[fi] = self.size[fi];
+        self.rate[fi] = 0.0;
+        let last = self.active.pop().expect("active flow list holds f");
+        if last != f {
+            self.active[pos as usize] = last;
+            self.active_pos[last as usize] = pos;
+        }
+        self.active_pos[fi] = INACTIVE;
+        self.flags[fi] |= DONE;
+        self.coflows[c].n_active -= 1;
+    }
+}
