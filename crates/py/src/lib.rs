@@ -159,6 +159,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::scheduler_descriptors, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::scheduler_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(topology::topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(topology::topology_graph, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;

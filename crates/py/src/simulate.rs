@@ -21,7 +21,7 @@ use crate::progress::Board;
 use crate::topology::fabric_for;
 use crate::workload::{set_optional, PyWorkload};
 use coflowkit_model::{Dur, Fabric, FlowKind, ValidWorkload};
-use coflowkit_sched::{build, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES};
+use coflowkit_sched::{build, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES, SCHEDULERS};
 use coflowkit_sim::{Missed, SimError, SimOptions, SimResult, Simulation};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -55,17 +55,56 @@ pub fn schedulers() -> Vec<(&'static str, &'static str)> {
     NAMES.to_vec()
 }
 
+/// Every scheduler's descriptor as a dict: `name`, `description`, `paper`,
+/// `needs` (a dict: `sizes`, `hints` (list of str), `fabric`, `deadlines`)
+/// and `params` (a list of dicts: `key`, `kind`, `default`, `unit`, `help`).
+#[pyfunction]
+pub fn scheduler_descriptors(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for d in SCHEDULERS {
+        let desc = PyDict::new(py);
+        desc.set_item("name", d.name)?;
+        desc.set_item("description", d.description)?;
+        desc.set_item("paper", d.paper)?;
+        let needs = PyDict::new(py);
+        needs.set_item("sizes", d.needs.sizes)?;
+        let hints: Vec<&str> = d.needs.hints.iter().map(|h| h.label()).collect();
+        needs.set_item("hints", hints)?;
+        let big_switch = d.needs.fabric == coflowkit_sched::descriptor::FabricKind::BigSwitch;
+        needs.set_item("fabric", if big_switch { "big-switch" } else { "any" })?;
+        needs.set_item("deadlines", d.needs.deadlines)?;
+        desc.set_item("needs", needs)?;
+        let params = PyList::empty(py);
+        for p in d.params {
+            let param = PyDict::new(py);
+            param.set_item("key", p.key)?;
+            param.set_item("kind", p.kind.label())?;
+            param.set_item("default", p.default)?;
+            param.set_item("unit", p.unit)?;
+            param.set_item("help", p.help)?;
+            params.append(param)?;
+        }
+        desc.set_item("params", params)?;
+        out.append(desc)?;
+    }
+    Ok(out)
+}
+
+/// The parameter tables of every scheduler as markdown (what
+/// docs/schedulers.md holds between its `params` markers).
+#[pyfunction]
+pub fn scheduler_markdown() -> String {
+    coflowkit_sched::descriptor::markdown(SCHEDULERS)
+}
+
 /// Checks a scheduler spec (`name` or `name:key=value;...`) without a
+/// workload: every key and value, a value that needs the workload (a
+/// percentile, by the descriptor's needs) passing, since the run gives the
 /// workload; returns the scheduler's name or raises `ValueError`.
 #[pyfunction]
 pub fn check_scheduler(spec: &str) -> PyResult<String> {
     let parsed = SchedulerSpec::parse(spec).map_err(value_error)?;
-    // Percentile parameters need sizes; any will do to check the spec.
-    let hints = WorkloadHints {
-        coflow_sizes: vec![1.0],
-        flow_sizes: vec![1.0, 2.0],
-    };
-    build(&parsed, &hints).map_err(value_error)?;
+    coflowkit_sched::registry::check(&parsed).map_err(value_error)?;
     Ok(parsed.name)
 }
 

@@ -120,6 +120,7 @@ async fn rounds(args: &[String]) {
         scheduler: scheduler.clone(),
         token: TOKEN.into(),
         mark_classes: true,
+        hints: Default::default(),
     });
     let h = &coord;
     let url = format!("http://{}", h.addr);
@@ -363,6 +364,7 @@ fn one_host(
                 scheduler,
                 token: TOKEN.into(),
                 mark_classes: true,
+                hints: Default::default(),
             },
             listener,
         )

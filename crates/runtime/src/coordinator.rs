@@ -88,6 +88,11 @@ pub struct CoordinatorConfig {
     /// (aalo's weighted queues) on fabrics whose queues are strict
     /// priorities, which would serve the classes strictly on top of them.
     pub mark_classes: bool,
+    /// What the scheduler's configuration may take from a workload (a
+    /// percentile threshold's coflow sizes): read from a trace by
+    /// `--hints`, else empty, and a spec that needs them is refused
+    /// ([`build_scheduler`]).
+    pub hints: WorkloadHints,
 }
 
 /// Why a coordinator could not start.
@@ -96,6 +101,10 @@ pub enum CoordinatorError {
     /// The scheduler spec is not valid.
     #[error("scheduler: {0}")]
     Scheduler(#[from] SchedulerError),
+    /// The scheduler spec needs a workload hint the coordinator was not
+    /// given; the message (one line) says what to pass.
+    #[error("{0}")]
+    NeedsHint(String),
     /// The configuration is not valid.
     #[error("coordinator configuration: {0}")]
     Config(String),
@@ -196,6 +205,34 @@ pub fn local_thresholds(spec: &SchedulerSpec) -> Vec<f64> {
         .map_or_else(Vec::new, |cfg| cfg.thresholds)
 }
 
+/// Builds the scheduler of spec `text` as the coordinator runs it
+/// ([`runtime_spec`]), with `hints` (empty unless `--hints` gave a trace).
+/// A spec whose values need a hint not given (a percentile threshold: the
+/// runtime does not know the workload) is refused with one line naming
+/// what to pass.
+pub fn build_scheduler(
+    text: &str,
+    hints: &WorkloadHints,
+) -> Result<AnyScheduler, CoordinatorError> {
+    let spec = runtime_spec(text)?;
+    let e = match build(&spec, hints) {
+        Ok(sched) => return Ok(sched),
+        Err(e) => e,
+    };
+    let SchedulerError::NeedsHint { key, hint, .. } = &e else {
+        return Err(e.into());
+    };
+    let help = coflowkit_sched::registry::descriptor(&spec.name)
+        .ok()
+        .and_then(|d| d.params.iter().find(|p| p.key == key))
+        .map_or("", |p| p.help);
+    Err(CoordinatorError::NeedsHint(format!(
+        "{e}: pass --hints TRACE (a trace to take the workload's {} from), or set '{key}' to \
+         a value that needs no workload ({help})",
+        hint.label()
+    )))
+}
+
 /// The scheduler spec the coordinator builds (see the module doc on `aalo`).
 pub fn runtime_spec(text: &str) -> Result<SchedulerSpec, SchedulerError> {
     let mut spec = SchedulerSpec::parse(text)?;
@@ -222,7 +259,7 @@ impl Core {
         }
         let fabric = Fabric::big_switch(cfg.n_hosts, BitsPerSec(cfg.host_rate_bps))
             .map_err(|e| CoordinatorError::Config(e.to_string()))?;
-        let sched = build(&runtime_spec(&cfg.scheduler)?, &WorkloadHints::default())?;
+        let sched = build_scheduler(&cfg.scheduler, &cfg.hints)?;
         Ok(Core {
             n_hosts: cfg.n_hosts,
             state: NetState::new(fabric),
@@ -956,6 +993,7 @@ mod tests {
             scheduler: scheduler.into(),
             token: "t".into(),
             mark_classes: true,
+            hints: WorkloadHints::default(),
         }
     }
 

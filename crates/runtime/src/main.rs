@@ -32,6 +32,11 @@ enum Cmd {
         /// The scheduler, as in `coflowkit simulate` (aalo, varys, fair, ...).
         #[arg(long, default_value = "aalo")]
         scheduler: String,
+        /// A trace (native CSV by its .csv name, else coflow-benchmark)
+        /// whose coflow and flow sizes set what a scheduler's parameters
+        /// take from the workload (`fifo-lm`'s default threshold p80, say).
+        #[arg(long, value_name = "TRACE")]
+        hints: Option<PathBuf>,
         /// The coordination interval Δ in milliseconds.
         #[arg(long, default_value_t = 10)]
         delta_ms: u64,
@@ -151,6 +156,19 @@ async fn spawn_agent_tls(
     anyhow::bail!("--tls-ca: this binary was built without TLS (cargo build --features tls)")
 }
 
+/// The workload hints of the trace at `path`: native CSV if its name ends
+/// in `.csv`, else coflow-benchmark.
+fn read_hints(path: &std::path::Path) -> Result<coflowkit_sched::WorkloadHints> {
+    let is_csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let workload = if is_csv {
+        coflowkit_workload::read_native_csv(path)
+    } else {
+        coflowkit_workload::read_benchmark_file(path)
+    }
+    .map_err(|e| anyhow::anyhow!("--hints {}: {e}", path.display()))?;
+    Ok(coflowkit_sched::WorkloadHints::of_coflows(&workload.coflows))
+}
+
 #[tokio::main]
 async fn main() -> Result<()> {
     // RUST_LOG names a level (error, warn, info, debug, trace); info by default.
@@ -170,6 +188,7 @@ async fn main() -> Result<()> {
             hosts,
             host_rate,
             scheduler,
+            hints,
             delta_ms,
             token_file,
             classes,
@@ -188,6 +207,10 @@ async fn main() -> Result<()> {
                 scheduler,
                 token: read_token(&token_file)?,
                 mark_classes: classes == "on",
+                hints: match hints {
+                    Some(trace) => read_hints(&trace)?,
+                    None => Default::default(),
+                },
             };
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await

@@ -368,6 +368,7 @@ fn an_agent_started_before_its_coordinator_comes_up_with_it() {
                 scheduler: "fair".into(),
                 token: common::TOKEN.into(),
                 mark_classes: true,
+                hints: Default::default(),
             },
             l,
         )

@@ -108,6 +108,7 @@ fn agents_reach_the_coordinator_over_tls_and_others_are_refused() {
         scheduler: "fair".into(),
         token: TOKEN.into(),
         mark_classes: true,
+        hints: Default::default(),
     };
     let coord = rt.block_on(async {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -181,7 +181,9 @@
 //! [`MaxMin`]: coflowkit_alloc::MaxMin
 //! [`WeightedBipartite`]: coflowkit_alloc::WeightedBipartite
 
-use crate::{Allocation, Changes, CoflowIdx, KnowsSent, Observed, Scheduler};
+use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::registry::{SchedulerError, SchedulerSpec};
+use crate::{Allocation, AnyScheduler, Changes, CoflowIdx, KnowsSent, Observed, Scheduler};
 use coflowkit_model::{DagKey, Dur, HostId, Time};
 use rustc_hash::FxHashMap;
 
@@ -257,6 +259,173 @@ impl AaloConfig {
             .iter()
             .take_while(|&&t| size >= t - slack - float_slack(t))
             .count() as u32
+    }
+}
+
+/// D-CLAS's queue parameters, shared by `aalo` and `aalo-local`.
+const QUEUE_PARAMS: [Param; 5] = [
+    Param {
+        key: "k",
+        kind: Kind::Count,
+        default: "10",
+        unit: "",
+        help: "number of queues K, 1 to 64",
+    },
+    Param {
+        key: "e",
+        kind: Kind::Number,
+        default: "10",
+        unit: "",
+        help: "E, the ratio of one queue's threshold to the one before (above 1)",
+    },
+    Param {
+        key: "q1",
+        kind: Kind::Bytes,
+        default: "10MiB",
+        unit: "",
+        help: "Q1hi, the first queue's threshold (above 0)",
+    },
+    Param {
+        key: "weights",
+        kind: Kind::List,
+        default: "linear",
+        unit: "",
+        help: "queue weights: linear (K, K-1, .., 1), equal, or W1/W2/.. (one per queue)",
+    },
+    Param {
+        key: "queues",
+        kind: Kind::Choice(&["weighted", "strict"]),
+        default: "weighted",
+        unit: "",
+        help: "share between queues by weight, or serve them in strict priority",
+    },
+];
+
+/// `aalo`: D-CLAS, coflows demoted through K queues by bytes sent.
+pub const AALO: SchedulerDescriptor = SchedulerDescriptor {
+    name: "aalo",
+    description: "D-CLAS, coflows demoted through K queues by bytes sent (Aalo)",
+    paper: "Aalo (SIGCOMM 2015) 4-5, D-CLAS",
+    params: &[
+        QUEUE_PARAMS[0],
+        QUEUE_PARAMS[1],
+        QUEUE_PARAMS[2],
+        QUEUE_PARAMS[3],
+        QUEUE_PARAMS[4],
+        Param {
+            key: "delta",
+            kind: Kind::Duration,
+            default: "10ms",
+            unit: "",
+            help: "coordination interval (0: instant; inf: never; the runtime's default is 0)",
+        },
+        Param {
+            key: "local",
+            kind: Kind::Choice(&["q1", "first"]),
+            default: "q1",
+            unit: "",
+            help: "a coflow the coordinator has not seen yet starts in Q1, or goes first",
+        },
+    ],
+    needs: Needs::NOTHING,
+    build: |p, _| {
+        Ok(AnyScheduler::NonClairvoyant(Box::new(Aalo::new(
+            "aalo",
+            AaloConfig::of_params(p)?,
+        ))))
+    },
+};
+
+/// `aalo-local`: D-CLAS without coordination.
+pub const AALO_LOCAL: SchedulerDescriptor = SchedulerDescriptor {
+    name: "aalo-local",
+    description: "D-CLAS without coordination: each sender ranks coflows by what it sent",
+    paper: "Aalo (SIGCOMM 2015) 7.2.1",
+    params: &QUEUE_PARAMS,
+    needs: Needs::NOTHING,
+    build: |p, _| {
+        Ok(AnyScheduler::NonClairvoyant(Box::new(Aalo::new(
+            "aalo-local",
+            AaloConfig::of_params(p)?,
+        ))))
+    },
+};
+
+impl AaloConfig {
+    /// D-CLAS's configuration of an `aalo` or `aalo-local` spec (`Ok(None)`
+    /// for any other scheduler): what the registry builds it with, for
+    /// drivers that need its queues too (the runtime's agents).
+    pub fn of_spec(spec: &SchedulerSpec) -> Result<Option<AaloConfig>, SchedulerError> {
+        let d = match spec.name.as_str() {
+            "aalo" => &AALO,
+            "aalo-local" => &AALO_LOCAL,
+            _ => return Ok(None),
+        };
+        AaloConfig::of_params(&Params::new(&spec.name, &spec.params, d.params)).map(Some)
+    }
+
+    /// D-CLAS's configuration from an `aalo` or `aalo-local` spec's
+    /// parameters.
+    pub fn of_params(p: &Params<'_>) -> Result<AaloConfig, SchedulerError> {
+        let k = p.count("k", 1, 64, "queues")?.map_or(10, |k| k as usize);
+        let e = p
+            .number("e", |e| e.is_finite() && e > 1.0, "a number above 1")?
+            .unwrap_or(10.0);
+        let q1 = match p.bytes("q1")? {
+            None => (10u64 << 20) as f64,
+            Some(b) if b > 0.0 => b,
+            Some(_) => return Err(p.bad("q1", "the first threshold must be above 0")),
+        };
+        let mut cfg = AaloConfig::exponential(k, e, q1);
+        match p.value("weights") {
+            "linear" => {}
+            "equal" => cfg.weights = vec![1.0; k],
+            list => {
+                let w: Vec<f64> = list
+                    .split('/')
+                    .map(|x| x.trim().parse::<f64>().ok().filter(|w| w.is_finite() && *w > 0.0))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| {
+                        p.bad(
+                            "weights",
+                            format!(
+                                "'{list}' is not linear, equal or positive numbers W1/W2/.. \
+                                 (one per queue)"
+                            ),
+                        )
+                    })?;
+                if w.len() != k {
+                    return Err(p.bad("weights", format!("{} weights for {k} queues", w.len())));
+                }
+                cfg.weights = w;
+            }
+        }
+        cfg.strict = p.choice("queues")? == "strict";
+        if p.name() == "aalo-local" {
+            cfg.coordination = Coordination::Never;
+            return Ok(cfg);
+        }
+        cfg.coordination = match p.given("delta") {
+            None => Coordination::Every(Dur::from_millis(10)),
+            Some("inf") => Coordination::Never,
+            Some(_) => match p.dur("delta")? {
+                Some(d) if d.0 == 0 => Coordination::Instant,
+                Some(d) => Coordination::Every(d),
+                None => Coordination::Every(Dur::from_millis(10)),
+            },
+        };
+        cfg.local_first = match p.choice("local")? {
+            "first" if cfg.coordination == Coordination::Never => {
+                return Err(p.bad(
+                    "local",
+                    "'first' needs a coordinator: with delta=inf no coflow is ever seen, so \
+                     every coflow would go first (fifo)",
+                ))
+            }
+            "first" => true,
+            _ => false,
+        };
+        Ok(cfg)
     }
 }
 

@@ -114,9 +114,95 @@
 //! found from reserved bytes. Allocation classes are left at 0 (classes are
 //! per link here, not per flow).
 
+use crate::descriptor::{Hint, Kind, Needs, Param, SchedulerDescriptor, TASK_ID_PARAMS};
+use crate::fifo_lm::THRESHOLD_PARAM;
+use crate::AnyScheduler;
 use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_model::{Dur, Time};
+
+/// `baraat`: Smart Priority Classes per link, explicit feedback every RTT.
+pub const BARAAT: SchedulerDescriptor = SchedulerDescriptor {
+    name: "baraat",
+    description: "Baraat's Smart Priority Classes per link, explicit feedback every RTT",
+    paper: "Baraat (SIGCOMM 2014) 4.1, 4.3 (classifier 4.3.1, Algorithms 1-2)",
+    params: &[
+        THRESHOLD_PARAM,
+        Param {
+            key: "rtt",
+            kind: Kind::Duration,
+            default: "100us",
+            unit: "",
+            help: "round length (the paper's RTT), above 0",
+        },
+        Param {
+            key: "delta",
+            kind: Kind::Rate,
+            default: "10Mbps",
+            unit: "",
+            help: "Algorithm 2's delta",
+        },
+        Param {
+            key: "share",
+            kind: Kind::Choice(&["equal", "fill"]),
+            default: "equal",
+            unit: "",
+            help: "equal: Algorithm 1 as written; fill: also what a class leaves unused",
+        },
+        Param {
+            key: "vc",
+            kind: Kind::Number,
+            default: "0",
+            unit: "",
+            help: "virtual capacity gain per round (0: none)",
+        },
+        Param {
+            key: "vc_max",
+            kind: Kind::Number,
+            default: "10",
+            unit: "x C",
+            help: "upper bound of the virtual capacity, 1 or more",
+        },
+        TASK_ID_PARAMS[0],
+        TASK_ID_PARAMS[1],
+    ],
+    needs: Needs {
+        hints: &[Hint::CoflowSizes],
+        ..Needs::SIZES
+    },
+    build: |p, hints| {
+        let mut config = BaraatConfig {
+            tasks: TaskIdConfig::of_params(p)?,
+            ..BaraatConfig::default()
+        };
+        if let Some(rtt) = p.positive_dur("rtt", "an RTT must be above 0")? {
+            config.rtt = rtt;
+        }
+        if let Some(delta) = p.rate("delta")? {
+            if !(delta.is_finite() && delta >= 0.0) {
+                let v = p.value("delta");
+                return Err(p.bad("delta", format!("'{v}' is not a rate of 0 or more")));
+            }
+            config.delta = delta;
+        }
+        config.share = match p.choice("share")? {
+            "fill" => Share::Fill,
+            _ => Share::Equal,
+        };
+        for (key, slot, min) in [
+            ("vc", &mut config.vc_gain, 0.0),
+            ("vc_max", &mut config.vc_max, 1.0),
+        ] {
+            let expected = format!("a number of {min} or more");
+            if let Some(x) = p.number(key, |x| x.is_finite() && x >= min, &expected)? {
+                *slot = x;
+            }
+        }
+        // Last: a percentile needs the workload (see fifo-lm).
+        config.threshold = p.percentile_or_bytes("threshold", hints)?;
+        Ok(AnyScheduler::Clairvoyant(Box::new(Baraat::new(config))))
+    },
+};
 
 /// Rates within this much (relative) of each other are equal in Algorithm
 /// 1's `AvailShare > D` and Algorithm 2's `MinNR < Demand`: demands and

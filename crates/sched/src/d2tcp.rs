@@ -27,9 +27,35 @@
 //! `Knows = KnowsSizes`: `Tc` needs each flow's remaining bytes, as D2TCP's
 //! sender knows what is left of its own flow.
 
+use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
+use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::Time;
+
+/// `d2tcp`: D2TCP's window rule at flow level.
+pub const D2TCP: SchedulerDescriptor = SchedulerDescriptor {
+    name: "d2tcp",
+    description: "deadline-aware per-flow weighted max-min, D2TCP's window rule at flow level",
+    paper: "Vamanan et al., SIGCOMM 2012, 3.1; TAFE V-D's flow-aware baseline",
+    params: &[Param {
+        key: "alpha",
+        kind: Kind::Number,
+        default: "0.5",
+        unit: "",
+        help: "weight base in (0, 1): a flow's weight is alpha^(1 - d)",
+    }],
+    needs: Needs {
+        deadlines: true,
+        ..Needs::SIZES
+    },
+    build: |p, _| {
+        let alpha = p
+            .number("alpha", |a| a > 0.0 && a < 1.0, "a number in (0, 1)")?
+            .unwrap_or(0.5);
+        Ok(AnyScheduler::Clairvoyant(Box::new(D2tcp::new(alpha))))
+    },
+};
 
 /// The deadline imminence factor `d = Tc / D`, clamped to `[0.5, 2]`; 2
 /// once the deadline is due or past; 1 without a deadline.

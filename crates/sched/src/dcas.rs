@@ -116,7 +116,11 @@
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
 
+use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor, SOLVER_PARAM};
 use crate::ordered::ClassServer;
+use crate::registry::SchedulerError;
+use crate::AnyScheduler;
+use coflowkit_model::parse;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::{IncrementalMaxMin, EPS};
 use coflowkit_model::fabric::mix;
@@ -126,6 +130,84 @@ use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex};
+
+/// `dcas`: senders negotiate subcoflow priorities with receivers.
+pub const DCAS: SchedulerDescriptor = SchedulerDescriptor {
+    name: "dcas",
+    description: "decentralized: senders negotiate subcoflow priorities with receivers (D-CAS)",
+    paper: "Luo et al., ICC 2015, III-IV (Pseudocode 1 and 2), V-A for the defaults",
+    params: &[
+        dur_param("delta", "100ms", "how often senders run Pseudocode 1"),
+        Param {
+            key: "threshold",
+            kind: Kind::Bytes,
+            default: "1MiB",
+            unit: "",
+            help: "thresholdVolume: subcoflows with fewer bytes left are FIFO (0: none; inf: all)",
+        },
+        dur_param("t", "1s", "T: a subcoflow unserved for longer gets <1, 0>"),
+        dur_param("expiry", "2s", "how long a receiver keeps a desired priority"),
+        dur_param("msg_delay", "100us", "one-way delay of a control message; 2 x msg_delay < delta"),
+        Param {
+            key: "loss",
+            kind: Kind::Number,
+            default: "0",
+            unit: "",
+            help: "probability that a control message is lost",
+        },
+        Param {
+            key: "seed",
+            kind: Kind::Count,
+            default: "0",
+            unit: "",
+            help: "seed of the loss draws",
+        },
+        Param {
+            key: "psi",
+            kind: Kind::Choice(COMBINE),
+            default: "max",
+            unit: "",
+            help: "Psi, how receivers combine desired priorities",
+        },
+        Param {
+            key: "phi",
+            kind: Kind::Choice(COMBINE),
+            default: "max",
+            unit: "",
+            help: "Phi, how senders combine granted priorities",
+        },
+        Param {
+            key: "desired",
+            kind: Kind::List,
+            default: "bytes",
+            unit: "",
+            help: "bytes: bytes left / NIC rate; N: that constant; bands:B1/B2/..: bands reached",
+        },
+        dur_param("quantum", "1us", "unit of desired priorities (rounded to the nearest)"),
+        SOLVER_PARAM,
+    ],
+    needs: Needs::SIZES,
+    build: |p, _| {
+        let mut config = DcasConfig::default();
+        config.apply(p)?;
+        config.validate().map_err(|(key, message)| p.bad(key, message))?;
+        Ok(AnyScheduler::Clairvoyant(Box::new(Dcas::new(config))))
+    },
+};
+
+/// The words of [`Combine`].
+const COMBINE: &[&str] = &["max", "min", "mean"];
+
+/// A duration parameter of D-CAS.
+const fn dur_param(key: &'static str, default: &'static str, help: &'static str) -> Param {
+    Param {
+        key,
+        kind: Kind::Duration,
+        default,
+        unit: "",
+        help,
+    }
+}
 
 /// How a receiver (Ψ) or a sender (Φ) combines priority values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,75 +316,85 @@ impl Default for DcasConfig {
     }
 }
 
-/// The spec keys of [`DcasConfig`], as the registry takes them.
-pub const KEYS: &[&str] = &[
-    "delta",
-    "threshold",
-    "t",
-    "expiry",
-    "msg_delay",
-    "loss",
-    "seed",
-    "psi",
-    "phi",
-    "desired",
-    "quantum",
-    "solver",
-];
+impl Desired {
+    /// A `desired=` value: `bytes`, `bands:B1/B2/..` (ascending byte
+    /// counts) or a whole number.
+    pub fn parse(value: &str) -> Result<Desired, String> {
+        if value == "bytes" {
+            Ok(Desired::RemainingTime)
+        } else if let Some(list) = value.strip_prefix("bands:") {
+            let bounds = list
+                .split('/')
+                .map(|b| parse::bytes(b).map(|x| x.0))
+                .collect::<Result<Vec<u64>, String>>()
+                .map_err(|e| format!("bands '{list}': {e}"))?;
+            if bounds.is_empty() || bounds.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!(
+                    "bands '{list}': give ascending byte counts, '/'-separated"
+                ));
+            }
+            Ok(Desired::Bands(bounds))
+        } else {
+            Ok(Desired::Constant(parse::uint(value).map_err(|_| {
+                format!("'{value}' is neither 'bytes', 'bands:B1/B2/..' nor a whole number")
+            })?))
+        }
+    }
+}
 
 impl DcasConfig {
-    /// Sets the parameter `key` (one of [`KEYS`]) from its spec text; the
+    /// Sets the parameter `key` (one of [`DCAS`]'s) from its spec text; the
     /// error says what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        use coflowkit_model::parse;
-        let combine =
-            |v: &str| Combine::parse(v).ok_or_else(|| format!("'{v}' is not max, min or mean"));
-        match key {
-            "delta" => self.delta = parse::dur(value)?,
-            "t" => self.starvation = parse::dur(value)?,
-            "expiry" => self.expiry = parse::dur(value)?,
-            "msg_delay" => self.msg_delay = parse::dur(value)?,
-            "quantum" => self.quantum = parse::dur(value)?,
-            "threshold" => {
-                self.threshold = if value == "inf" {
-                    f64::INFINITY
-                } else {
-                    parse::bytes(value)?.0 as f64
-                }
+        if !DCAS.params.iter().any(|p| p.key == key) {
+            let known: Vec<&str> = DCAS.params.iter().map(|p| p.key).collect();
+            return Err(format!("unknown key (known: {})", known.join(", ")));
+        }
+        let given = [(key.to_string(), value.to_string())];
+        self.apply(&Params::new("dcas", &given, DCAS.params))
+            .map_err(|e| match e {
+                SchedulerError::BadParam { message, .. } => message,
+                e => e.to_string(),
+            })
+    }
+
+    /// Sets every parameter given in `p`.
+    pub fn apply(&mut self, p: &Params<'_>) -> Result<(), SchedulerError> {
+        for (key, slot) in [
+            ("delta", &mut self.delta),
+            ("t", &mut self.starvation),
+            ("expiry", &mut self.expiry),
+            ("msg_delay", &mut self.msg_delay),
+            ("quantum", &mut self.quantum),
+        ] {
+            if let Some(d) = p.dur(key)? {
+                *slot = d;
             }
-            "loss" => self.loss = parse::nonneg_real(value)?,
-            "seed" => self.seed = parse::uint(value)?,
-            "psi" => self.psi = combine(value)?,
-            "solver" => {
-                self.incremental = match value {
-                    "auto" => false,
-                    "incremental" => true,
-                    _ => return Err(format!("'{value}' is not auto or incremental")),
-                }
-            }
-            "phi" => self.phi = combine(value)?,
-            "desired" => {
-                self.desired = if value == "bytes" {
-                    Desired::RemainingTime
-                } else if let Some(list) = value.strip_prefix("bands:") {
-                    let bounds = list
-                        .split('/')
-                        .map(|b| parse::bytes(b).map(|x| x.0))
-                        .collect::<Result<Vec<u64>, String>>()
-                        .map_err(|e| format!("bands '{list}': {e}"))?;
-                    if bounds.is_empty() || bounds.windows(2).any(|w| w[0] >= w[1]) {
-                        return Err(format!(
-                            "bands '{list}': give ascending byte counts, '/'-separated"
-                        ));
-                    }
-                    Desired::Bands(bounds)
-                } else {
-                    Desired::Constant(parse::uint(value).map_err(|_| {
-                        format!("'{value}' is neither 'bytes', 'bands:B1/B2/..' nor a whole number")
-                    })?)
-                }
-            }
-            _ => return Err(format!("unknown key (known: {})", KEYS.join(", "))),
+        }
+        if let Some(v) = p.given("threshold") {
+            self.threshold = if v == "inf" {
+                f64::INFINITY
+            } else {
+                p.bytes("threshold")?.unwrap_or(self.threshold)
+            };
+        }
+        if let Some(loss) = p.parsed("loss", parse::nonneg_real)? {
+            self.loss = loss;
+        }
+        if let Some(seed) = p.parsed("seed", parse::uint)? {
+            self.seed = seed;
+        }
+        if p.given("psi").is_some() {
+            self.psi = Combine::parse(p.choice("psi")?).unwrap_or(self.psi);
+        }
+        if p.given("phi").is_some() {
+            self.phi = Combine::parse(p.choice("phi")?).unwrap_or(self.phi);
+        }
+        if p.given("solver").is_some() {
+            self.incremental = p.choice("solver")? == "incremental";
+        }
+        if let Some(desired) = p.parsed("desired", Desired::parse)? {
+            self.desired = desired;
         }
         Ok(())
     }

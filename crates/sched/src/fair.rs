@@ -18,9 +18,26 @@
 //! Flows join the allocation when they start (`Changes::started`), which for
 //! a later wave or stage may be long after their coflow's release.
 
+use crate::descriptor::{Needs, SchedulerDescriptor, SOLVER_PARAM};
+use crate::AnyScheduler;
 use crate::{Allocation, Changes, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{BipartiteMaxMin, IncrementalMaxMin};
 use coflowkit_model::{FlowKind, HostId, Time};
+
+/// `fair`: per-flow max-min fair sharing.
+pub const FAIR: SchedulerDescriptor = SchedulerDescriptor {
+    name: "fair",
+    description: "per-flow max-min fair sharing (TCP/DCTCP/RCP ideal)",
+    paper: "ideal; the baseline of every seed paper (Aalo 7, Varys 7, Baraat 5.2, D-CAS V)",
+    params: &[SOLVER_PARAM],
+    needs: Needs::NOTHING,
+    build: |p, _| {
+        Ok(AnyScheduler::NonClairvoyant(match p.choice("solver")? {
+            "incremental" => Box::new(Fair::incremental()),
+            _ => Box::new(Fair::new()),
+        }))
+    },
+};
 
 /// Per-flow max-min fair sharing; see the module doc.
 #[derive(Debug, Default)]

@@ -50,6 +50,8 @@
 //! heavy once they have sent the threshold together (flows that finished
 //! included); a coflow can then be light from one host and heavy from another.
 
+use crate::descriptor::{Hint, Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS};
+use crate::AnyScheduler;
 use crate::ordered::{ClassServer, ClassedFlows};
 use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, Scheduler};
@@ -57,6 +59,72 @@ use coflowkit_model::{ceil_ns_time, HostId, Time};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Bound::{Excluded, Unbounded};
+
+/// The heavy threshold of `fifo-lm` and `baraat`.
+pub const THRESHOLD_PARAM: Param = Param {
+    key: "threshold",
+    kind: Kind::PercentileOrBytes,
+    default: "p80",
+    unit: "",
+    help: "heavy threshold: a percentile of the workload's coflow sizes (a hint), a size, or inf",
+};
+
+/// `fifo-lm`: FIFO with limited multiplexing of heavy coflows.
+pub const FIFO_LM: SchedulerDescriptor = SchedulerDescriptor {
+    name: "fifo-lm",
+    description: "FIFO with limited multiplexing of heavy coflows (Baraat idealized)",
+    paper: "Baraat (SIGCOMM 2014) 3.3 and 4.1, idealized: one global decision per coflow",
+    params: &[
+        THRESHOLD_PARAM,
+        TASK_ID_PARAMS[0],
+        TASK_ID_PARAMS[1],
+        Param {
+            key: "mux",
+            kind: Kind::Choice(&["next", "last"]),
+            default: "next",
+            unit: "",
+            help: "a heavy coflow lets the next coflow in, or goes last",
+        },
+        Param {
+            key: "per",
+            kind: Kind::Choice(&["coflow", "sender"]),
+            default: "coflow",
+            unit: "",
+            help: "heavy by all a coflow has sent, or per sender (needs mux=last)",
+        },
+        SOLVER_PARAM,
+    ],
+    needs: Needs {
+        hints: &[Hint::CoflowSizes],
+        ..Needs::NOTHING
+    },
+    build: |p, hints| {
+        let tasks = TaskIdConfig::of_params(p)?;
+        let mux = match p.choice("mux")? {
+            "last" => Mux::Last,
+            _ => Mux::Next,
+        };
+        let per = match p.choice("per")? {
+            "sender" if mux == Mux::Last => Per::Sender,
+            "sender" => return Err(p.bad("per", "per=sender needs mux=last")),
+            _ => Per::Coflow,
+        };
+        let incremental = match p.choice("solver")? {
+            "incremental" if mux == Mux::Next => true,
+            "incremental" => return Err(p.bad("solver", "solver=incremental needs mux=next")),
+            _ => false,
+        };
+        // Last: a percentile needs the workload, and every other key is
+        // checked without it.
+        let threshold = p.percentile_or_bytes("threshold", hints)?;
+        let lm = FifoLm::with_mux(threshold, tasks, mux, per);
+        Ok(AnyScheduler::NonClairvoyant(Box::new(if incremental {
+            lm.incremental()
+        } else {
+            lm
+        })))
+    },
+};
 
 /// Whom a heavy coflow shares its class with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -46,12 +46,215 @@
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and
 //! `edf-sjf` are in [`EdfFirst`].
 
+use crate::descriptor::{Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::karuna_thresholds::{derive_thresholds, empirical_points, ThresholdKind};
+use crate::registry::{parse_bytes, SchedulerError, WorkloadHints};
+use crate::AnyScheduler;
 use crate::{
     Allocation, Changes, Clairvoyant, FlowIdx, KnowsSent, KnowsSizes, Observed, Scheduler,
 };
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::{ceil_ns_time, Dur, Time};
+
+/// The `starvation` parameter of `karuna` and `pias`.
+const STARVATION_PARAM: Param = Param {
+    key: "starvation",
+    kind: Kind::Duration,
+    default: "none",
+    unit: "",
+    help: "promote a flow without progress for this long (none: never)",
+};
+
+/// `karuna`: mix-flows over 8 strict queues.
+pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
+    name: "karuna",
+    description: "mix-flows (Karuna): deadline flows at their minimal rate in queue 1, known sizes \
+                  split and unknown sizes sieved through queues 2-8",
+    paper: "Chen et al., SIGCOMM 2016, 2.1-3; thresholds from PIAS (NSDI 2015)",
+    params: &[
+        Param {
+            key: "split",
+            kind: Kind::List,
+            default: "web",
+            unit: "",
+            help: "type-2 thresholds: web, mining, auto@LOAD (flow sizes, a hint) or B1/../B6",
+        },
+        Param {
+            key: "sieve",
+            kind: Kind::List,
+            default: "web",
+            unit: "",
+            help: "type-3 thresholds: web, mining, auto@LOAD (flow sizes, a hint) or B1/../B6",
+        },
+        Param {
+            key: "rtt",
+            kind: Kind::Duration,
+            default: "100us",
+            unit: "",
+            help: "how often a deadline flow's minimal rate is re-evaluated",
+        },
+        STARVATION_PARAM,
+    ],
+    needs: Needs {
+        hints: &[Hint::FlowSizes],
+        deadlines: true,
+        ..Needs::SIZES
+    },
+    build: |p, hints| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(Karuna::new(
+            karuna_config(p, hints, false)?,
+        ))))
+    },
+};
+
+/// `pias`: every flow demoted through 8 strict queues by bytes sent.
+pub const PIAS: SchedulerDescriptor = SchedulerDescriptor {
+    name: "pias",
+    description: "every flow demoted through 8 strict queues by bytes sent (PIAS)",
+    paper: "Bai et al., NSDI 2015, 3.1; Karuna's baseline",
+    params: &[
+        Param {
+            key: "thresholds",
+            kind: Kind::List,
+            default: "web",
+            unit: "",
+            help: "web, mining, auto@LOAD (flow sizes, a hint) or B1/../B7",
+        },
+        STARVATION_PARAM,
+    ],
+    needs: Needs {
+        hints: &[Hint::FlowSizes],
+        ..Needs::NOTHING
+    },
+    build: |p, hints| {
+        let config = karuna_config(p, hints, true)?;
+        Ok(AnyScheduler::NonClairvoyant(Box::new(Pias::new(
+            config.sieve,
+            config.starvation,
+        ))))
+    },
+};
+
+/// `pfabric-edf`: deadline flows by earliest deadline, then shortest remaining.
+pub const PFABRIC_EDF: SchedulerDescriptor = SchedulerDescriptor {
+    name: "pfabric-edf",
+    description: "per flow, strict: deadline flows by earliest deadline, then shortest remaining \
+                  (pFabric)",
+    paper: "pFabric (SIGCOMM 2013) 4.1; Karuna's baseline",
+    params: &[],
+    needs: Needs {
+        deadlines: true,
+        ..Needs::SIZES
+    },
+    build: |_, _| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(
+            Rest::Remaining,
+        ))))
+    },
+};
+
+/// `edf-sjf`: deadline flows by earliest deadline, then shortest total size.
+pub const EDF_SJF: SchedulerDescriptor = SchedulerDescriptor {
+    name: "edf-sjf",
+    description: "per flow, strict: deadline flows by earliest deadline, then shortest total size",
+    paper: "Karuna 2.2 (Figs. 1-2)",
+    params: &[],
+    needs: Needs {
+        deadlines: true,
+        ..Needs::SIZES
+    },
+    build: |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(Rest::Size)))),
+};
+
+/// Karuna's (or, with `pias`, PIAS's) configuration from a spec's
+/// parameters, checked.
+fn karuna_config(
+    p: &Params<'_>,
+    hints: &WorkloadHints,
+    pias: bool,
+) -> Result<KarunaConfig, SchedulerError> {
+    let mut config = if pias {
+        KarunaConfig::pias()
+    } else {
+        KarunaConfig::karuna()
+    };
+    if !pias {
+        if let Some(rtt) = p.dur("rtt")? {
+            config.rtt = rtt;
+        }
+    }
+    if let Some(v) = p.given("starvation") {
+        config.starvation = match v {
+            "none" => None,
+            _ => Some(p.positive_dur("starvation", "must be above 0 (or none)")?.unwrap_or_default()),
+        };
+    }
+    // Last: `auto@LOAD` needs the workload, and every other key is checked
+    // without it.
+    let keep = if pias { 7 } else { 6 };
+    let lists: &[(&str, ThresholdKind)] = if pias {
+        &[("thresholds", ThresholdKind::Sieve)]
+    } else {
+        &[("split", ThresholdKind::Split), ("sieve", ThresholdKind::Sieve)]
+    };
+    for &(key, kind) in lists {
+        if let Some(v) = p.given(key) {
+            let t = thresholds(p, key, v, keep, hints, kind)?;
+            match kind {
+                ThresholdKind::Split => config.split = t,
+                ThresholdKind::Sieve => config.sieve = t,
+            }
+        }
+    }
+    config.validate().map_err(|(key, message)| {
+        p.bad(if pias && key == "sieve" { "thresholds" } else { key }, message)
+    })?;
+    Ok(config)
+}
+
+/// Karuna's or PIAS's thresholds (bytes) of `key`: a preset (`web`,
+/// `mining`; its first `keep`), `auto@LOAD` (`keep` derived from the
+/// workload's flow sizes at that load, [`derive_thresholds`]) or `keep`
+/// sizes `B1/B2/..` (checked by [`KarunaConfig::validate`]).
+fn thresholds(
+    p: &Params<'_>,
+    key: &str,
+    v: &str,
+    keep: usize,
+    hints: &WorkloadHints,
+    kind: ThresholdKind,
+) -> Result<Vec<f64>, SchedulerError> {
+    if let Some(mut t) = preset(v) {
+        t.truncate(keep);
+        return Ok(t);
+    }
+    if let Some(load) = v.strip_prefix("auto@") {
+        let load: f64 = load.parse().ok().filter(|l| *l > 0.0 && *l < 1.0).ok_or_else(|| {
+            p.bad(key, format!("'{v}': auto@LOAD takes a load in (0, 1), e.g. auto@0.8"))
+        })?;
+        if hints.flow_sizes.is_empty() {
+            return Err(p.needs(
+                key,
+                Hint::FlowSizes,
+                format!("'{v}': the workload has no flow sizes to derive from"),
+            ));
+        }
+        return derive_thresholds(&empirical_points(&hints.flow_sizes), load, keep, kind)
+            .map_err(|m| p.bad(key, format!("'{v}': {m}")));
+    }
+    let t = v
+        .split('/')
+        .map(|x| parse_bytes(x.trim()).ok_or_else(|| p.bad(key, format!("'{x}' is not a size"))))
+        .collect::<Result<Vec<f64>, _>>()?;
+    if t.len() != keep {
+        return Err(p.bad(
+            key,
+            format!("'{v}': {} thresholds, expected {keep} (or web, mining, auto@LOAD)", t.len()),
+        ));
+    }
+    Ok(t)
+}
 
 /// One TCP segment, bytes (the unit of PIAS's thresholds).
 pub const SEGMENT: f64 = 1460.0;

@@ -18,6 +18,7 @@ pub mod aalo;
 pub mod baraat;
 pub mod d2tcp;
 pub mod dcas;
+pub mod descriptor;
 pub mod fair;
 pub mod fifo_lm;
 pub mod karuna;
@@ -31,7 +32,10 @@ pub mod tafe;
 pub mod tasks;
 pub mod varys;
 
-pub use registry::{build, dcas_config, SchedulerError, SchedulerSpec, WorkloadHints, NAMES};
+pub use descriptor::{Hint, Needs, Params, SchedulerDescriptor};
+pub use registry::{
+    build, dcas_config, SchedulerError, SchedulerSpec, WorkloadHints, NAMES, SCHEDULERS,
+};
 pub use state::{
     ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx,
 };

@@ -20,6 +20,8 @@
 //! stage of a coflow is not known before it starts. A released coflow none
 //! of whose flows is sending keeps its place in the order and gets nothing.
 
+use crate::descriptor::{Needs, SchedulerDescriptor, SOLVER_PARAM};
+use crate::AnyScheduler;
 use crate::{
     Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSent, KnowsSizes, Observed, PathIdx,
     Scheduler,
@@ -27,6 +29,70 @@ use crate::{
 use coflowkit_alloc::{IncrementalMaxMin, MaxMin};
 use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::Time;
+
+/// `fifo`: coflows in arrival order, strict priority.
+pub const FIFO: SchedulerDescriptor = SchedulerDescriptor {
+    name: "fifo",
+    description: "coflows in arrival order, strict priority (Orchestra)",
+    paper: "Orchestra (SIGCOMM 2011); Baraat 3.2 (FIFO without multiplexing)",
+    params: &[SOLVER_PARAM],
+    needs: Needs::NOTHING,
+    build: |p, _| {
+        Ok(AnyScheduler::NonClairvoyant(match p.choice("solver")? {
+            "incremental" => Box::new(Fifo::incremental()),
+            _ => Box::new(Fifo::new()),
+        }))
+    },
+};
+
+/// A size-ordered scheduler's descriptor: `name` orders coflows by `key`.
+const fn size_ordered(
+    name: &'static str,
+    description: &'static str,
+    paper: &'static str,
+    build: crate::descriptor::Build,
+) -> SchedulerDescriptor {
+    SchedulerDescriptor {
+        name,
+        description,
+        paper,
+        params: &[],
+        needs: Needs::SIZES,
+        build,
+    }
+}
+
+/// `scf`: smallest coflow first, by largest flow.
+pub const SCF: SchedulerDescriptor = size_ordered(
+    "scf",
+    "smallest coflow first, by largest flow",
+    "Varys (SIGCOMM 2014) 5.1; CoflowSim's SCF",
+    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Length)))),
+);
+
+/// `ncf`: narrowest coflow first.
+pub const NCF: SchedulerDescriptor = size_ordered(
+    "ncf",
+    "narrowest coflow first, by number of flows",
+    "Varys 5.1; CoflowSim's NCF (by flows, not min(mappers, reducers))",
+    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Width)))),
+);
+
+/// `lcf`: lightest coflow first.
+pub const LCF: SchedulerDescriptor = size_ordered(
+    "lcf",
+    "lightest coflow first, by total bytes",
+    "Varys 5.1; CoflowSim's LCF",
+    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Total)))),
+);
+
+/// `stf`: smallest total size first, on remaining bytes.
+pub const STF: SchedulerDescriptor = size_ordered(
+    "stf",
+    "smallest total size first, on remaining bytes",
+    "Baraat 5.2 \"STF\"; D-CAS Fig. 1 \"smallest-coflow-first\"",
+    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Remaining)))),
+);
 
 /// Serves priority classes of coflows in order: the flows of one class share
 /// max-min (flows with one path grouped into one demand) on the capacity the

@@ -7,9 +7,21 @@
 //! decide an order (ties by flow index, i.e. arrival order), and each gets the least residual
 //! capacity along its path, which is then taken from every link it crosses.
 
+use crate::descriptor::{Needs, SchedulerDescriptor};
+use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::Time;
+
+/// `srpt`: per-flow shortest remaining first.
+pub const SRPT: SchedulerDescriptor = SchedulerDescriptor {
+    name: "srpt",
+    description: "per-flow shortest remaining first, greedy and preemptive (pFabric ideal)",
+    paper: "pFabric (SIGCOMM 2013) ideal; Baraat 5.2 \"pFabric\"",
+    params: &[],
+    needs: Needs::SIZES,
+    build: |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(Srpt::new()))),
+};
 
 /// Greedy preemptive SRPT; see the module doc.
 #[derive(Debug, Default)]

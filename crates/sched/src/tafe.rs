@@ -82,10 +82,169 @@
 //! (`Time::NEVER` for none) so that no stale timer calls the scheduler at an
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
+use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::registry::{SchedulerError, WorkloadHints};
+use crate::AnyScheduler;
+use coflowkit_model::percentile;
 use crate::ordered::ClassServer;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::{ceil_ns_time, Time};
+
+/// `tafe`: task-aware and flow-aware scheduling.
+pub const TAFE: SchedulerDescriptor = SchedulerDescriptor {
+    name: "tafe",
+    description: "tasks demoted through tau strict queues by bytes sent, FIFO per queue, \
+                  shortest remaining flow first in a task (TAFE)",
+    paper: "Zhang, Xu, Wang, Shen (IEEE), IV-A, IV-B, Algorithms 1-2",
+    params: &[
+        Param {
+            key: "queues",
+            kind: Kind::Count,
+            default: "3",
+            unit: "",
+            help: "tau, 1 to 64 (default: one more than the thresholds listed)",
+        },
+        Param {
+            key: "thresholds",
+            kind: Kind::List,
+            default: "0.5max/0.75max",
+            unit: "",
+            help: "U1/U2/..: sizes, pQ, mean or Fmax of task sizes (a hint); or quantiles, even",
+        },
+        Param {
+            key: "flows",
+            kind: Kind::Choice(&["srpt", "fair", "weighted"]),
+            default: "srpt",
+            unit: "",
+            help: "the flow rule inside a task",
+        },
+    ],
+    needs: Needs {
+        hints: &[Hint::CoflowSizes],
+        ..Needs::SIZES
+    },
+    build: |p, hints| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(Tafe::new(
+            TafeConfig::of_params(p, hints)?,
+        ))))
+    },
+};
+
+impl TafeConfig {
+    /// TAFE's configuration from a spec's parameters: `queues` (tau, 1 to
+    /// 64; default 3, or one more than the thresholds listed), `thresholds`
+    /// (`/`-separated entries, each a size `100KB`, a percentile `p50` of
+    /// the workload's task sizes, `mean`, or a fraction of the largest task
+    /// `0.75max`; or `quantiles`, `Uk = p(100 k / tau)`; or `even`,
+    /// `Uk = k / tau * max`), `flows` (`srpt`, `fair` or `weighted`). The default
+    /// thresholds are the paper's (V-B): `0.5max/0.75max`.
+    pub fn of_params(p: &Params<'_>, hints: &WorkloadHints) -> Result<TafeConfig, SchedulerError> {
+        let flows = match p.choice("flows")? {
+            "fair" => FlowOrder::Fair,
+            "weighted" => FlowOrder::Weighted,
+            _ => FlowOrder::Srpt,
+        };
+        let tau = p.count("queues", 1, 64, "queues")?.map(|k| k as usize);
+        let bad = |message: String| p.bad("thresholds", message);
+        let sizes = &hints.coflow_sizes;
+        let need = |what: &str| {
+            p.needs(
+                "thresholds",
+                Hint::CoflowSizes,
+                format!("{what} needs the workload's task sizes"),
+            )
+        };
+        let max = || {
+            sizes
+                .iter()
+                .copied()
+                .reduce(f64::max)
+                .ok_or_else(|| need("a fraction of the largest task"))
+        };
+        let spec = match (p.given("thresholds"), tau) {
+            (Some(t), _) => t,
+            (None, Some(1)) => "",
+            (None, Some(3) | None) => "0.5max/0.75max",
+            (None, Some(_)) => "quantiles",
+        };
+        // Each threshold with whether it is a fixed size (not from the workload).
+        let entries: Vec<(f64, bool)> = match spec {
+            "" => vec![],
+            "quantiles" | "even" => {
+                let tau = tau.unwrap_or(3);
+                (1..tau)
+                    .map(|k| {
+                        let q = 100.0 * k as f64 / tau as f64;
+                        if spec == "even" {
+                            max().map(|m| (m * k as f64 / tau as f64, false))
+                        } else {
+                            percentile(sizes, q)
+                                .map(|u| (u, false))
+                                .ok_or_else(|| need("a quantile"))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            list => list
+                .split('/')
+                .map(|e| {
+                    let e = e.trim();
+                    if e == "mean" {
+                        if sizes.is_empty() {
+                            return Err(need("mean"));
+                        }
+                        Ok((sizes.iter().sum::<f64>() / sizes.len() as f64, false))
+                    } else if let Some(f) = e.strip_suffix("max") {
+                        let f: f64 = f
+                            .parse()
+                            .ok()
+                            .filter(|f| *f > 0.0 && *f <= 1.0)
+                            .ok_or_else(|| {
+                                bad(format!("'{e}': the fraction of max must be in (0, 1]"))
+                            })?;
+                        Ok((f * max()?, false))
+                    } else if let Some(q) = percentile_key(e) {
+                        let q = q.map_err(bad)?;
+                        percentile(sizes, q)
+                            .map(|u| (u, false))
+                            .ok_or_else(|| need("a percentile"))
+                    } else {
+                        coflowkit_model::parse::bytes(e)
+                            .map(|b| (b.0 as f64, true))
+                            .map_err(|m| bad(format!("'{e}': {m} (give a size, pQ, mean or Fmax)")))
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        if let Some(tau) = tau {
+            if entries.len() + 1 != tau {
+                return Err(bad(format!(
+                    "{} thresholds for {tau} queues (give queues - 1)",
+                    entries.len()
+                )));
+            }
+        }
+        // Fixed sizes must not decrease. Thresholds from the workload are
+        // raised to the one before where they would (`mean/0.75max` on a
+        // workload whose mean is above 0.75 of its largest task): equal
+        // thresholds leave the queues between them empty, a task reaching
+        // one passes them all at once (as quantiles of repeated sizes do).
+        let fixed: Vec<f64> = entries.iter().filter(|e| e.1).map(|e| e.0).collect();
+        if let Some(w) = fixed.windows(2).find(|w| w[1] < w[0]) {
+            return Err(bad(format!(
+                "'{spec}' gives {} then {}: thresholds must not decrease",
+                w[0], w[1]
+            )));
+        }
+        let mut thresholds: Vec<f64> = Vec::with_capacity(entries.len());
+        for &(u, _) in &entries {
+            let floor = thresholds.last().copied().unwrap_or(0.0);
+            thresholds.push(u.max(floor));
+        }
+        Ok(TafeConfig { thresholds, flows })
+    }
+}
 
 /// How the flows of one task share what the earlier tasks left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,6 +11,8 @@
 //! counter and no background tasks, id order is release order with ties by
 //! (arrival, id): `fifo`'s order.
 
+use crate::descriptor::Params;
+use crate::registry::SchedulerError;
 use crate::{CoflowIdx, Observed};
 use coflowkit_model::{TaskId, TaskIdGen};
 
@@ -60,6 +62,13 @@ impl TaskIdConfig {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// The task-id keys (`counters`, `background`) of a spec's parameters.
+    pub fn of_params(p: &Params<'_>) -> Result<TaskIdConfig, SchedulerError> {
+        let mut config = TaskIdConfig::default();
+        p.set_each(|k, v| config.set(k, v))?;
+        Ok(config)
     }
 }
 

@@ -34,10 +34,31 @@
 //! walks only (first link, last link) pairs whose links both have room, and
 //! a backfilled flow leaves the group for that round.
 
+use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
+use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::EPS;
 use coflowkit_model::stats::{sort_with_ties, NANOS_TIE};
 use coflowkit_model::Time;
+
+/// `varys`: smallest effective bottleneck first with MADD and backfill.
+pub const VARYS: SchedulerDescriptor = SchedulerDescriptor {
+    name: "varys",
+    description: "smallest effective bottleneck first with MADD and backfill (Varys)",
+    paper: "Varys (SIGCOMM 2014) 5.1-5.3, Pseudocode 1",
+    params: &[Param {
+        key: "recompute",
+        kind: Kind::Choice(&["coflow", "flow"]),
+        default: "flow",
+        unit: "",
+        help: "recompute the schedule at coflow events only, or also at every flow's",
+    }],
+    needs: Needs::SIZES,
+    build: |p, _| {
+        let per_flow = p.choice("recompute")? == "flow";
+        Ok(AnyScheduler::Clairvoyant(Box::new(Varys::new(per_flow))))
+    },
+};
 
 /// Per-coflow bookkeeping.
 #[derive(Debug, Default, Clone)]

@@ -1232,12 +1232,18 @@ def report_cmd(store: Path, out: Path | None, no_figures: bool) -> None:
 
 
 @cli.command("schedulers")
-def schedulers_cmd() -> None:
-    """List the schedulers and what they do."""
-    names = _core.schedulers()
-    width = max(len(n) for n, _ in names)
-    for name, about in names:
-        click.echo(f"{name.ljust(width)}  {about}")
+@click.option("--markdown", is_flag=True, help="Print the parameter tables of docs/schedulers.md instead.")
+def schedulers_cmd(markdown: bool) -> None:
+    """List the schedulers: what each does, its source, what it needs, its parameters."""
+    if markdown:
+        click.echo(_core.scheduler_markdown(), nl=False)
+        return
+    descriptors = _core.scheduler_descriptors()
+    width = max(len(d["name"]) for d in descriptors)
+    for d in descriptors:
+        params = " ".join(f"{p['key']}={p['default']}" for p in d["params"])
+        line = f"{d['name'].ljust(width)}  {d['description']} [{d['paper']}]"
+        click.echo(f"{line}; {params}" if params else line)
 
 
 def _runtime_binary() -> str:

@@ -61,6 +61,7 @@ impl Cluster {
             scheduler: scheduler.into(),
             token: TOKEN.into(),
             mark_classes: true,
+            hints: Default::default(),
         };
         let coordinator = rt.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
