@@ -320,9 +320,9 @@ def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_t
         stats.setdefault(point, {})[b] = {
             "n_coflows": len(v),
             "cct_mean_s": float(np.mean(v)),
-            "cct_median_s": _nearest_rank(v, 50.0),
-            "cct_p95_s": _nearest_rank(v, 95.0),
-            "cct_p99_s": _nearest_rank(v, 99.0),
+            "cct_median_s": nearest_rank(v, 50.0),
+            "cct_p95_s": nearest_rank(v, 95.0),
+            "cct_p99_s": nearest_rank(v, 99.0),
             "cct_max_s": float(v[-1]),
         }
     for b in BINS[1:]:
@@ -336,7 +336,7 @@ def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_t
     return out
 
 
-def _nearest_rank(sorted_values: np.ndarray, q: float) -> float:
+def nearest_rank(sorted_values: np.ndarray, q: float) -> float:
     """The core's percentile (``coflowkit_model::percentile``): the value at rank ceil(q/100 * n)."""
     rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
     return float(sorted_values[min(rank, len(sorted_values)) - 1])

@@ -51,7 +51,7 @@ import pyarrow as pa
 from .. import _core
 from .._core import __version__
 from .experiment import Experiment
-from ..sim.results import COFLOW_COLUMNS, _table
+from ..sim.results import COFLOW_COLUMNS, arrow_table
 from .store import Store, utc_now
 from ..sim.trace import load_trace
 
@@ -159,7 +159,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         w = _workload(task)
         missed = task.get("missed", "finish")
         run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None, missed)[0]
-        out["coflows"] = _table(run["coflows"], COFLOW_COLUMNS)
+        out["coflows"] = arrow_table(run["coflows"], COFLOW_COLUMNS)
         out["summary"] = run["summary"]
         out["metrics"] = run["metrics"]
         out["n_events"] = int(run["n_events"])

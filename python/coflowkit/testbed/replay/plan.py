@@ -48,10 +48,11 @@ import pandas as pd
 import pyarrow as pa
 
 from ... import _core
-from ...util import write_json
-from ...experiments.analysis import _nearest_rank
+from ...experiments.analysis import nearest_rank
 from ...experiments.experiment import DEFAULT_BINS
+from ...runtime import runtime_binary as find_runtime_binary
 from ...sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
+from ...util import write_json
 
 #: The data port the workers listen on.
 DATA_PORT = 5301
@@ -190,14 +191,14 @@ def policy_spec(
     if name == "pias":
         if thresholds is None:
             sizes = np.sort(c["bytes"].astype(np.int64))
-            thresholds = [int(_nearest_rank(sizes, q)) for q in PIAS_DEFAULT_PERCENTILES]
+            thresholds = [int(nearest_rank(sizes, q)) for q in PIAS_DEFAULT_PERCENTILES]
         if not 1 <= len(thresholds) <= 7 or any(t <= 0 for t in thresholds):
             raise ValueError(f"pias thresholds {thresholds}: give 1 to 7 positive byte counts")
         return {"name": name, "thresholds": sorted(int(t) for t in thresholds)}
     if name == "fifo-lm":
         if heavy is None:
             totals = pd.Series(c["bytes"].astype(np.int64)).groupby(c["coflow_id"]).sum().sort_values()
-            heavy = int(_nearest_rank(totals.to_numpy(), FIFO_LM_DEFAULT_PERCENTILE))
+            heavy = int(nearest_rank(totals.to_numpy(), FIFO_LM_DEFAULT_PERCENTILE))
         if heavy <= 0:
             raise ValueError(f"fifo-lm heavy threshold {heavy}: must be a positive number of bytes")
         if quantum_s is None:
@@ -216,14 +217,14 @@ def policy_spec(
         return {"name": name, "thresholds": sorted(int(t) for t in thresholds), "quantum_s": _age_quantum(c)}
     if name == "karuna":
         if thresholds is None:
-            thresholds = [int(_nearest_rank(sizes, q)) for q in KARUNA_DEFAULT_PERCENTILES]
+            thresholds = [int(nearest_rank(sizes, q)) for q in KARUNA_DEFAULT_PERCENTILES]
         if len(thresholds) != 6 or any(t <= 0 for t in thresholds):
             raise ValueError(f"karuna thresholds {thresholds}: give 6 positive byte counts")
         t = sorted(int(x) for x in thresholds)
         return {"name": name, "split": t, "sieve": t}
     if name == "dcas":
         if heavy is None:
-            heavy = int(_nearest_rank(np.sort(subcoflow_sizes(workload)), DCAS_DEFAULT_PERCENTILE))
+            heavy = int(nearest_rank(np.sort(subcoflow_sizes(workload)), DCAS_DEFAULT_PERCENTILE))
         if heavy <= 0:
             raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
         for key, how in (("psi", psi), ("phi", phi)):
@@ -815,9 +816,7 @@ def replay_on_testbed_runtime(
     from .. import net as tb
 
     if runtime_binary is None:
-        from ...cli import _runtime_binary
-
-        runtime_binary = _runtime_binary()
+        runtime_binary = find_runtime_binary()
     p = tb.load_plan(name, state_dir)
     work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
     work.mkdir(parents=True, exist_ok=True)

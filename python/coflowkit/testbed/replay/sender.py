@@ -53,7 +53,7 @@ import sys
 from typing import Any
 
 from ... import _core
-from .worker import _BLOCK2
+from .worker import BLOCK2
 from .protocol import Channel
 
 
@@ -82,7 +82,7 @@ class Sender:
         # (flow id, destination, size, start, the coflow's runtime id by its FIFO rank)
         flows = [(int(f[0]), int(f[2]), int(f[3]), float(f[4]), self.coflow_ids[int(f[6])]) for f in self.out]
         sent, errors, cc, broken, resent = self.client.send_flows(
-            self.host, flows, self.addrs, self.cc, bytes(_BLOCK2), t0, self.deadline_s, self.inject_reset
+            self.host, flows, self.addrs, self.cc, bytes(BLOCK2), t0, self.deadline_s, self.inject_reset
         )
         return self.result(sent, errors, cc, broken, resent)
 
