@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -15,6 +15,9 @@ from .. import _core
 from ..sim import topology_info
 from ..testbed import TestbedError
 
+
+#: What a click decorator decorates (a command's function).
+FC = TypeVar("FC", bound=Callable[..., Any])
 
 EXIT_DATA = 1
 EXIT_USAGE = 2
@@ -32,7 +35,7 @@ def one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def capacity_option(help_text: str):
+def capacity_option(help_text: str) -> Callable[[FC], FC]:
     """The `--capacity-gbps` option (port capacity, Gbit/s), shared by commands."""
     return click.option(
         "--capacity-gbps",
@@ -43,7 +46,7 @@ def capacity_option(help_text: str):
     )
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType[float]):
     """A span of time: seconds, or a number with a unit (ns, us, ms, s), e.g. ``100ms``."""
 
     name = "duration"

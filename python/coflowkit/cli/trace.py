@@ -115,10 +115,10 @@ def generate_cmd(
             pairs[param] = repr(value * scale) if scale != 1 else str(value)
             options[param] = f"'--{option}'"
     for item in params:
-        name, eq, value = item.partition("=")
+        name, eq, text = item.partition("=")
         if not eq or not name.strip():
             raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="'--param'")
-        pairs[name.strip()] = value.strip()
+        pairs[name.strip()] = text.strip()
     try:
         w = _core.generate_workload(workload, preset, list(pairs.items()))
     except ValueError as e:

@@ -101,7 +101,8 @@ class StoreData:
 
     @property
     def baseline(self) -> str:
-        return self.experiment["baseline"]
+        """The experiment's baseline scheduler spec."""
+        return str(self.experiment["baseline"])
 
     @property
     def labels(self) -> list[str]:
@@ -123,14 +124,14 @@ class StoreData:
         """An axis's label in figures: the file's ``plot.labels``, else a known name, else the parameter."""
         given = self.experiment["plot"].get("labels", {})
         if axis in given:
-            return given[axis]
+            return str(given[axis])
         param = axis.split(".", 1)[1]
         return _AXIS_WORDS.get(param, param)
 
     def tick(self, axis: str, value: Any) -> str:
         """A value of an axis as figures and tables show it: the file's ``plot.ticks``, else the value."""
         text = _axis_text(value) if not isinstance(value, bool) else str(value).lower()
-        return self.experiment["plot"].get("ticks", {}).get(axis, {}).get(text, str(value))
+        return str(self.experiment["plot"].get("ticks", {}).get(axis, {}).get(text, str(value)))
 
     @property
     def bin_thresholds(self) -> dict[str, int]:
@@ -293,7 +294,8 @@ def coflow_bins(length_bytes: ArrayLike, width: ArrayLike, short_below: float, n
     """Each coflow's bin name (SN, LN, SW, LW): short when its longest flow (``length_bytes``) is below
     ``short_below`` bytes, narrow with at most ``narrow_up_to`` flows (``width``)."""
     names = np.array(["LW", "SW", "LN", "SN"])  # index: 2 * narrow + short
-    return names[2 * (np.asarray(width) <= narrow_up_to).astype(int) + (np.asarray(length_bytes) < short_below)]
+    bins: np.ndarray = names[2 * (np.asarray(width) <= narrow_up_to).astype(int) + (np.asarray(length_bytes) < short_below)]
+    return bins
 
 
 def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_to: int) -> pd.DataFrame:

@@ -124,15 +124,15 @@ def _workload(task: dict[str, Any]) -> Any:
     if "trace_path" in task:
         path = task["trace_path"]
         st = os.stat(path)
-        key = (path, st.st_mtime_ns, st.st_size)
+        trace_key = (path, st.st_mtime_ns, st.st_size)
         with _traces_lock:
-            w = _traces.get(key)
+            w = _traces.get(trace_key)
         if w is None:
             w = load_trace(path)
             with _traces_lock:
                 if len(_traces) >= 2:
                     _traces.pop(next(iter(_traces)))
-                _traces[key] = w
+                _traces[trace_key] = w
         return w
     spec = task["workload"]
     key = json.dumps(spec, sort_keys=True)
@@ -237,6 +237,7 @@ class _DaskExecutor:
                 "install the same coflowkit on every worker"
             )
         n = len(versions)
+        assert self.client.scheduler is not None  # a connected client has its scheduler
         self.description = f"Dask cluster {self.client.scheduler.address}, {n} worker{'s' if n != 1 else ''}"
 
     def submit_all(self, tasks: list[dict[str, Any]]) -> list[Any]:
@@ -475,7 +476,8 @@ def _run(
 def _result_of(fut: Any) -> dict[str, Any]:
     """A finished future's result; a future that raised (a Dask worker that died) becomes a failure."""
     try:
-        return fut.result()
+        result: dict[str, Any] = fut.result()
+        return result
     except Exception as e:
         return {
             "status": "failed",

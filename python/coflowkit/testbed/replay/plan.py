@@ -257,7 +257,8 @@ def policy_spec(
 def subcoflow_sizes(workload: _core.Workload) -> np.ndarray:
     """Each subcoflow's bytes (a coflow's flows from one sender, D-CAS's unit), in no set order."""
     c = workload.columns()
-    return pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().to_numpy()
+    sizes: np.ndarray = pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().to_numpy()
+    return sizes
 
 
 def _age_quantum(c: dict[str, Any]) -> float:
@@ -274,7 +275,7 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     queue), the datagrams ignored by why, the replies' round trips and the rounds' time from
     announcement to decision (each over all workers: the mean, weighted by each worker's replies
     received or rounds decided, and the max, seconds)."""
-    counts = ("announcements", "replies_received", "replies_missing", "replies_late", "replies_sent", "negotiated")
+    counts: tuple[str, ...] = ("announcements", "replies_received", "replies_missing", "replies_late", "replies_sent", "negotiated")
     counts += ("fallback", "raised_value", "changed_queue", "dropped_rounds", "send_failed", "datagrams")
     total: dict[str, Any] = {k: 0 for k in counts}
     total["ignored"] = {}
@@ -345,7 +346,7 @@ def make_plan(workload: _core.Workload, hosts: list[str], policy: dict[str, Any]
     first = _first_arrivals(c)
     rank = _ranks(first)
     deadline = np.where(c["flow_deadline_ns_valid"], c["flow_deadline_ns"] / 1e9, np.nan)
-    flows = [
+    flows: list[list[Any]] = [
         [i, int(s), int(d), int(b), int(a) / 1e9, 0, rank[int(cid)], int(first[cid]) / 1e9]
         + ([None if np.isnan(dl) else float(dl), bool(k)] if (not np.isnan(dl) or not k) else [])
         for i, (s, d, b, a, cid, dl, k) in enumerate(
@@ -526,7 +527,7 @@ def _read_to_end(proc: subprocess.Popen[bytes], end: float) -> bytes:
     """What ``proc`` prints until it closes its stdout (it exits) or the wall clock reaches ``end``."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         ready, _, _ = select.select([fd], [], [], max(0.0, end - time.time()))
         if not ready:

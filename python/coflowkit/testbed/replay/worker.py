@@ -927,7 +927,8 @@ class Worker:
     def _settle_later(self) -> None:
         """D-CAS: decide the negotiations just announced once their wait is over (unless every reply came first)."""
         if self.ctl is not None and isinstance(self.policy, Dcas) and self.policy.open:
-            self.loop.call_later(self.policy.wait, lambda: self._mark(self.policy.settle(time.time())))
+            dcas = self.policy
+            self.loop.call_later(dcas.wait, lambda: self._mark(dcas.settle(time.time())))
 
     def _open_control(self) -> None:
         """D-CAS's control channel: a UDP socket on this host's control port, marked queue 0 so
