@@ -168,7 +168,7 @@ def test_replay_with_a_launcher_shares_no_file_with_the_workers(cluster: tuple[s
     assert len(calls) == 2 * N_HOSTS and all(address == "127.0.0.1" for address, _ in calls)
     argvs = [shlex.split(command) for _, command in calls]
     assert all(argv[0] == str(python) for argv in argvs)
-    assert sorted(argv[2] for argv in argvs) == ["coflowkit.testbed.replay.worker"] * 3 + ["coflowkit.testbed.replay.sender"] * 3
+    assert sorted(argv[2] for argv in argvs) == ["coflowkit.testbed.replay.sender"] * 3 + ["coflowkit.testbed.replay.worker"] * 3
     assert not any(str(out) in command or str(hosts.parent) in command for _, command in calls)
     # The work dir holds only what the driver wrote: the plan, and each worker's result and stderr.
     assert sorted(os.listdir(out / "work")) == sorted(
