@@ -2,7 +2,7 @@
 # access to PyPI and crates.io; everything else goes into .venv.
 #
 #   make demo   .venv with the runtime pins, release build, `coflowkit simulate`
-#   make test   .venv with the dev pins, dev build, cargo tests, pytest; the
+#   make test   .venv with the dev pins, dev build, mypy and stubtest, cargo tests, pytest; the
 #               randomized tests with one fixed seed (same verdict everywhere)
 #   make fuzz [SEEDS=N]  the randomized tests again with N fresh seeds (default
 #               10): prints each failure's seed and the command that replays it
@@ -53,6 +53,11 @@ develop: $(VENV)/.installed-dev
 	$(BIN)/maturin develop
 
 test: develop
+	# Types: mypy strict on the package ([tool.mypy] in pyproject.toml), then
+	# the hand-written _core.pyi against the built binding.
+	$(BIN)/python -m mypy
+	$(BIN)/python -m mypy.stubtest coflowkit._core --mypy-config-file pyproject.toml \
+	    --allowlist python/stubtest-allowlist.txt
 	cargo test --workspace --exclude coflowkit-py
 	# The binding's own unit tests (the replay's native sender and receiver);
 	# its Python surface is tested by pytest below.

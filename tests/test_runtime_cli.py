@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import click
 import pytest
 
-from coflowkit import cli as cli_module
+from coflowkit.runtime import RuntimeNotFoundError, runtime_binary
 from conftest import Cli
 
 
 def _binary() -> str:
     try:
-        return cli_module._runtime_binary()
-    except click.ClickException:
+        return runtime_binary()
+    except RuntimeNotFoundError:
         pytest.skip("coflowkit-runtime is not built (cargo build -p coflowkit-runtime)")
 
 

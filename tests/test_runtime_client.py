@@ -15,17 +15,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import click
 import pytest
 
 import coflowkit
-from coflowkit import cli as cli_module
+from coflowkit.runtime import RuntimeNotFoundError, runtime_binary
 
 
 def _binary() -> str:
     try:
-        return cli_module._runtime_binary()
-    except click.ClickException:
+        return runtime_binary()
+    except RuntimeNotFoundError:
         pytest.skip("coflowkit-runtime is not built (cargo build -p coflowkit-runtime)")
 
 

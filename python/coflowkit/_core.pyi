@@ -1,11 +1,40 @@
 """Types of the Rust binding (crates/py). See that crate's docs for details."""
 
 import os
-from collections.abc import Buffer, Sequence
-from typing import Any, Final, Protocol, Self
+from collections.abc import Sequence
+from typing import Any, Final, Protocol, Self, final
+
+from typing_extensions import Buffer
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "SimulationError",
+    "Workload",
+    "load_trace",
+    "workload_from_columns",
+    "synthetic",
+    "synth_defaults",
+    "generate_workload",
+    "generators",
+    "generator_params",
+    "check_generator",
+    "simulate",
+    "schedulers",
+    "check_scheduler",
+    "topology_info",
+    "topology_graph",
+    "parse_bytes",
+    "karuna_thresholds",
+    "karuna_model_fct",
+    "receive_flows",
+    "AgentClient",
+    "CoflowWriter",
+    "NATIVE_COLUMNS",
+    "BINS",
+]
 
 __version__: Final[str]
 NATIVE_COLUMNS: Final[list[str]]
@@ -14,6 +43,7 @@ BINS: Final[list[str]]
 class SimulationError(RuntimeError):
     """A simulation could not finish (a scheduler stalled, or the engine failed)."""
 
+@final
 class Workload:
     """A workload: coflows of flows on ``n_hosts`` hosts, as read or generated."""
 
@@ -94,6 +124,8 @@ def receive_flows(
 def topology_graph(spec: str, n_hosts: int | None = None) -> dict[str, Any]: ...
 def schedulers() -> list[tuple[str, str]]: ...
 def check_scheduler(spec: str) -> str: ...
+def parse_bytes(text: str) -> int:
+    """A size as every front end reads it (``10MiB``, ``5MB``, ``1460``): whole bytes, or ``ValueError``."""
 def scheduler_descriptors() -> list[dict[str, Any]]: ...
 def scheduler_markdown() -> str: ...
 
@@ -102,11 +134,12 @@ def scheduler_markdown() -> str: ...
 class _Socket(Protocol):
     def fileno(self) -> int: ...
 
+@final
 class AgentClient:
     """A connection to the local agent's Unix socket. Never fails to build:
     without an agent ``connected`` is False and writers are plain TCP."""
 
-    def __init__(self, socket: str | os.PathLike[str], delta_ms: int = 10) -> None: ...
+    def __new__(cls, socket: str | os.PathLike[str], delta_ms: int = 10) -> Self: ...
     @property
     def connected(self) -> bool: ...
     @property
@@ -132,8 +165,9 @@ class AgentClient:
         """Sends one host's replay flows ``(id, dst, size, start, coflow)`` natively, each
         on a thread of its own without the GIL; returns (records by flow id, errors, the
         congestion controls the sockets ended up with, lost connections, attempts of the
-        flows sent again); see coflowkit._runtime_sender."""
+        flows sent again); see coflowkit.testbed.replay.sender."""
 
+@final
 class CoflowWriter:
     """Writes to a connected socket as a flow of ``coflow``: bytes are counted as
     the kernel takes them; the socket is paced, marked and paused as scheduled."""

@@ -101,7 +101,8 @@ class StoreData:
 
     @property
     def baseline(self) -> str:
-        return self.experiment["baseline"]
+        """The experiment's baseline scheduler spec."""
+        return str(self.experiment["baseline"])
 
     @property
     def labels(self) -> list[str]:
@@ -123,14 +124,14 @@ class StoreData:
         """An axis's label in figures: the file's ``plot.labels``, else a known name, else the parameter."""
         given = self.experiment["plot"].get("labels", {})
         if axis in given:
-            return given[axis]
+            return str(given[axis])
         param = axis.split(".", 1)[1]
         return _AXIS_WORDS.get(param, param)
 
     def tick(self, axis: str, value: Any) -> str:
         """A value of an axis as figures and tables show it: the file's ``plot.ticks``, else the value."""
         text = _axis_text(value) if not isinstance(value, bool) else str(value).lower()
-        return self.experiment["plot"].get("ticks", {}).get(axis, {}).get(text, str(value))
+        return str(self.experiment["plot"].get("ticks", {}).get(axis, {}).get(text, str(value)))
 
     @property
     def bin_thresholds(self) -> dict[str, int]:
@@ -293,7 +294,8 @@ def coflow_bins(length_bytes: ArrayLike, width: ArrayLike, short_below: float, n
     """Each coflow's bin name (SN, LN, SW, LW): short when its longest flow (``length_bytes``) is below
     ``short_below`` bytes, narrow with at most ``narrow_up_to`` flows (``width``)."""
     names = np.array(["LW", "SW", "LN", "SN"])  # index: 2 * narrow + short
-    return names[2 * (np.asarray(width) <= narrow_up_to).astype(int) + (np.asarray(length_bytes) < short_below)]
+    bins: np.ndarray = names[2 * (np.asarray(width) <= narrow_up_to).astype(int) + (np.asarray(length_bytes) < short_below)]
+    return bins
 
 
 def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_to: int) -> pd.DataFrame:
@@ -320,9 +322,9 @@ def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_t
         stats.setdefault(point, {})[b] = {
             "n_coflows": len(v),
             "cct_mean_s": float(np.mean(v)),
-            "cct_median_s": _nearest_rank(v, 50.0),
-            "cct_p95_s": _nearest_rank(v, 95.0),
-            "cct_p99_s": _nearest_rank(v, 99.0),
+            "cct_median_s": nearest_rank(v, 50.0),
+            "cct_p95_s": nearest_rank(v, 95.0),
+            "cct_p99_s": nearest_rank(v, 99.0),
             "cct_max_s": float(v[-1]),
         }
     for b in BINS[1:]:
@@ -336,7 +338,7 @@ def rebin(points: pd.DataFrame, coflows: pa.Table, short_below: int, narrow_up_t
     return out
 
 
-def _nearest_rank(sorted_values: np.ndarray, q: float) -> float:
+def nearest_rank(sorted_values: np.ndarray, q: float) -> float:
     """The core's percentile (``coflowkit_model::percentile``): the value at rank ceil(q/100 * n)."""
     rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
     return float(sorted_values[min(rank, len(sorted_values)) - 1])

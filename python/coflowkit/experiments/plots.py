@@ -128,7 +128,8 @@ def make_figures(
         raise ValueError(f"{data.store.root}: no finished point to plot yet")
     looks = _Looks(data.labels, data.baseline)
     written: list[FigureFile] = []
-    style = dict(_STYLE, **({"savefig.dpi": dpi} if dpi is not None else {}))
+    # Any keys: matplotlib types rc_context's keys as the literal names of its parameters.
+    style: dict[Any, Any] = dict(_STYLE, **({"savefig.dpi": dpi} if dpi is not None else {}))
     with matplotlib.rc_context(style):
         slice_text = data.slice_text()
         where = f" at {slice_text}" if slice_text else ""

@@ -51,7 +51,7 @@ import pyarrow as pa
 from .. import _core
 from .._core import __version__
 from .experiment import Experiment
-from ..sim.results import COFLOW_COLUMNS, _table
+from ..sim.results import COFLOW_COLUMNS, arrow_table
 from .store import Store, utc_now
 from ..sim.trace import load_trace
 
@@ -124,15 +124,15 @@ def _workload(task: dict[str, Any]) -> Any:
     if "trace_path" in task:
         path = task["trace_path"]
         st = os.stat(path)
-        key = (path, st.st_mtime_ns, st.st_size)
+        trace_key = (path, st.st_mtime_ns, st.st_size)
         with _traces_lock:
-            w = _traces.get(key)
+            w = _traces.get(trace_key)
         if w is None:
             w = load_trace(path)
             with _traces_lock:
                 if len(_traces) >= 2:
                     _traces.pop(next(iter(_traces)))
-                _traces[key] = w
+                _traces[trace_key] = w
         return w
     spec = task["workload"]
     key = json.dumps(spec, sort_keys=True)
@@ -159,7 +159,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         w = _workload(task)
         missed = task.get("missed", "finish")
         run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None, missed)[0]
-        out["coflows"] = _table(run["coflows"], COFLOW_COLUMNS)
+        out["coflows"] = arrow_table(run["coflows"], COFLOW_COLUMNS)
         out["summary"] = run["summary"]
         out["metrics"] = run["metrics"]
         out["n_events"] = int(run["n_events"])
@@ -237,6 +237,7 @@ class _DaskExecutor:
                 "install the same coflowkit on every worker"
             )
         n = len(versions)
+        assert self.client.scheduler is not None  # a connected client has its scheduler
         self.description = f"Dask cluster {self.client.scheduler.address}, {n} worker{'s' if n != 1 else ''}"
 
     def submit_all(self, tasks: list[dict[str, Any]]) -> list[Any]:
@@ -475,7 +476,8 @@ def _run(
 def _result_of(fut: Any) -> dict[str, Any]:
     """A finished future's result; a future that raised (a Dask worker that died) becomes a failure."""
     try:
-        return fut.result()
+        result: dict[str, Any] = fut.result()
+        return result
     except Exception as e:
         return {
             "status": "failed",

@@ -152,13 +152,15 @@ class Store:
         path = self.root / "experiment.json"
         if not path.is_file():
             raise StoreError(f"{self.root}: not an experiment store (no experiment.json; run the experiment first)")
-        return json.loads(path.read_text())
+        experiment: dict[str, Any] = json.loads(path.read_text())
+        return experiment
 
     def grid(self) -> list[dict[str, Any]]:
         path = self.root / "grid.json"
         if not path.is_file():
             raise StoreError(f"{self.root}: not an experiment store (no grid.json; run the experiment first)")
-        return json.loads(path.read_text())
+        grid: list[dict[str, Any]] = json.loads(path.read_text())
+        return grid
 
     def read_part(self, key: str, status: str) -> tuple[pa.Table, dict[str, Any]]:
         """A part's coflow rows and its record."""

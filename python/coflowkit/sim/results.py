@@ -157,11 +157,12 @@ def _frame(cols: dict[str, Any], names: list[str]) -> pd.DataFrame:
     return pd.DataFrame({name: _pandas_column(cols, name) for name in names})
 
 
-def _table(cols: dict[str, Any], names: list[str]) -> pa.Table:
+def arrow_table(cols: dict[str, Any], names: list[str]) -> pa.Table:
+    """The core's columns ``cols`` as an Arrow table of the columns ``names``, in that order."""
     return pa.table({name: _arrow_column(cols, name) for name in names})
 
 
-def _dirname(spec: str) -> str:
+def spec_dirname(spec: str) -> str:
     """A scheduler spec as a directory name (``fifo-lm:threshold=p90`` -> ``fifo-lm_threshold_p90``)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_") or "scheduler"
 
@@ -254,14 +255,14 @@ class Results:
         return pd.DataFrame(rows, columns=["scheduler", *METRIC_COLUMNS])
 
     def _coflow_table(self, scheduler: str) -> pa.Table:
-        return _table(self._run(scheduler)["coflows"], COFLOW_COLUMNS)
+        return arrow_table(self._run(scheduler)["coflows"], COFLOW_COLUMNS)
 
     def _flow_table(self, scheduler: str) -> pa.Table | None:
         cols = self._run(scheduler)["flows"]
-        return None if cols is None else _table(cols, FLOW_COLUMNS)
+        return None if cols is None else arrow_table(cols, FLOW_COLUMNS)
 
     def _job_table(self, scheduler: str) -> pa.Table:
-        return _table(self._run(scheduler)["jobs"], JOB_COLUMNS)
+        return arrow_table(self._run(scheduler)["jobs"], JOB_COLUMNS)
 
     def _link_util_table(self, scheduler: str) -> pa.Table | None:
         if self._run(scheduler)["link_util"] is None:
@@ -330,17 +331,17 @@ class Results:
         utilization), ``DIR/summary.csv``, ``DIR/metrics.csv`` and, with a
         baseline, ``DIR/compare.csv``. Each file is replaced whole or not at all."""
         out = Path(out_dir)
-        dirs = {s: _dirname(s) for s in self._order}
+        dirs = {s: spec_dirname(s) for s in self._order}
         if len(set(dirs.values())) != len(dirs):
             raise ValueError(f"schedulers {', '.join(self._order)} would share an output directory")
         out.mkdir(parents=True, exist_ok=True)
         for s in self._order:
             d = out / dirs[s]
-            _write_table(self._coflow_table(s), d / "coflows.csv", d / "coflows.parquet")
-            _write_table(self._job_table(s), d / "jobs.csv", d / "jobs.parquet")
+            write_table(self._coflow_table(s), d / "coflows.csv", d / "coflows.parquet")
+            write_table(self._job_table(s), d / "jobs.csv", d / "jobs.parquet")
             flows = self._flow_table(s)
             if flows is not None:
-                _write_table(flows, d / "flows.csv", d / "flows.parquet")
+                write_table(flows, d / "flows.csv", d / "flows.parquet")
             link_util = self._link_util_table(s)
             if link_util is not None:
                 _write_parquet(link_util, d / "link_util.parquet")
@@ -361,6 +362,7 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
         pq.write_table(table, tmp)
 
 
-def _write_table(table: pa.Table, csv_path: Path, parquet_path: Path) -> None:
+def write_table(table: pa.Table, csv_path: Path, parquet_path: Path) -> None:
+    """Write ``table`` as CSV and as Parquet, each file atomically."""
     _write_csv(table.to_pandas(), csv_path)
     _write_parquet(table, parquet_path)

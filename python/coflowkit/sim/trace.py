@@ -62,7 +62,7 @@ _OPTIONAL = {
     "flow_deadline_ns": np.uint64,
 }
 #: Integer columns with a default where absent or null.
-_DEFAULTED = {"group": (np.uint32, 0), "delay_ns": (np.uint64, 0)}
+_DEFAULTED: dict[str, tuple[type[np.unsignedinteger[Any]], int]] = {"group": (np.uint32, 0), "delay_ns": (np.uint64, 0)}
 #: The flow kinds, by their code in the core's columns.
 _KINDS = ["net", "compute"]
 _ARROW_TYPES = {np.uint64: pa.uint64(), np.uint32: pa.uint32()}

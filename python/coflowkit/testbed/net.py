@@ -234,7 +234,7 @@ def _host_ip(i: int) -> str:
 
 #: The management networks a testbed may take, in the order tried: 172.30.0.0/16 first, then the rest of
 #: 172.16.0.0/12, so that testbeds (and a leftover of a crashed one) coexist on one machine.
-MGMT_SECOND_OCTETS = (30, 31, *range(29, 15, -1))
+MGMT_SECOND_OCTETS: tuple[int, ...] = (30, 31, *range(29, 15, -1))
 
 
 def _mgmt_ip(i: int, octet: int = 30) -> str:
@@ -245,7 +245,7 @@ def _mgmt_ip(i: int, octet: int = 30) -> str:
 def _free_mgmt_octet(addrs: str, routes: str) -> int | None:
     """The first of :data:`MGMT_SECOND_OCTETS` whose 172.x.0.0/16 overlaps no address and no route of the
     root namespace (``ip -o addr show`` and ``ip -o route show``), or None when all are taken."""
-    taken = []
+    taken: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
     for line in addrs.splitlines():
         m = re.search(r"\binet (\d+\.\d+\.\d+\.\d+/\d+)", line)
         if m:
@@ -321,9 +321,10 @@ def plan(
             f"buffer {buffer_bytes} bytes: a queue must hold at least two full-size packets ({BUFFER_MIN_BYTES} bytes)"
         )
     # Pair the two directions of each cable: (host i, switch j) or (switch a, switch b).
-    cables: dict[tuple[tuple[str, int], tuple[str, int]], dict[str, Any]] = {}
+    cables: dict[tuple[tuple[str, int], tuple[str, int]], dict[tuple[tuple[str, int], tuple[str, int]], Any]] = {}
     for link in g["links"]:
-        src, dst = tuple(link["src"]), tuple(link["dst"])
+        src: tuple[str, int] = (link["src"][0], link["src"][1])
+        dst: tuple[str, int] = (link["dst"][0], link["dst"][1])
         key = (src, dst) if src <= dst else (dst, src)
         cables.setdefault(key, {})[(src, dst)] = link
     sw_edges = 0
@@ -766,7 +767,8 @@ def _finish(proc: subprocess.Popen[str], what: str, timeout: float) -> dict[str,
         raise TestbedError(f"{what}: timed out after {timeout:.0f} s") from None
     if proc.returncode != 0:
         raise TestbedError(f"{what}: exit {proc.returncode}: {' '.join(err.split())}")
-    return json.loads(out)
+    result: dict[str, Any] = json.loads(out)
+    return result
 
 
 def path_capacity(p: Plan, src: int, dst: int) -> float:

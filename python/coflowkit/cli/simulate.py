@@ -1,0 +1,278 @@
+"""``coflowkit simulate`` and ``coflowkit schedulers``: run schedulers on a
+workload and print the comparison, metrics and deadline tables."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import click
+
+from .. import _core
+from ..sim import simulate as run_simulation
+from ..sim import synthetic
+from ..sim.results import Results
+from ..sim.trace import load_trace
+from .common import (
+    TOPOLOGY_HELP,
+    Duration,
+    capacity_option,
+    check_schedulers,
+    check_topology,
+    data_errors,
+    usage_errors,
+)
+
+
+@click.command("simulate")
+@click.option(
+    "--trace",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Trace to simulate: .txt (coflow-benchmark), .csv or .parquet (native).",
+)
+@click.option(
+    "--workload",
+    type=click.Choice(["default"]),
+    default=None,
+    help="A built-in workload instead of --trace: 'default' is the embedded synthetic one (the default).",
+)
+@click.option(
+    "--scheduler",
+    "-s",
+    "scheduler",
+    metavar="SPECS",
+    help="Comma-separated scheduler specs (see `coflowkit schedulers`); default: all of them.",
+)
+@click.option("--baseline", metavar="SPEC", help="Scheduler to compare against (default: fair, else the first).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write DIR/<scheduler>/coflows.{csv,parquet}, DIR/summary.csv and DIR/compare.csv.",
+)
+@click.option("--per-flow", is_flag=True, help="Also keep and write one row per flow.")
+@click.option(
+    "--link-util",
+    "link_util",
+    type=Duration(),
+    metavar="BIN",
+    default=None,
+    help="Measure link utilization in bins of BIN (seconds, or e.g. 100ms) and write "
+    "DIR/<scheduler>/link_util.parquet (needs --out).",
+)
+@click.option(
+    "--missed",
+    type=click.Choice(["finish", "drop"]),
+    default="finish",
+    show_default=True,
+    help="A flow unfinished at its deadline goes on (finish) or is given up at its deadline (drop); "
+    "either way it missed.",
+)
+@capacity_option("Port capacity of the big switch.")
+@click.option(
+    "--n-hosts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ports of the big switch (default: the workload's hosts).",
+)
+@click.option("--topology", metavar="SPEC", default=None, help=TOPOLOGY_HELP + " Default: a big switch.")
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Draw a progress bar on stderr for long runs (only on a terminal).",
+)
+@click.pass_context
+def simulate_cmd(
+    ctx: click.Context,
+    trace: Path | None,
+    workload: str | None,
+    scheduler: str | None,
+    baseline: str | None,
+    out: Path | None,
+    per_flow: bool,
+    link_util: float | None,
+    missed: str,
+    capacity_gbps: float,
+    n_hosts: int | None,
+    topology: str | None,
+    progress: bool,
+) -> None:
+    """Simulate a workload under schedulers and print a comparison table."""
+    if trace is not None and workload is not None:
+        raise click.UsageError("--trace and --workload are exclusive: give one")
+    if topology is not None:
+        given = ctx.get_parameter_source("capacity_gbps") == click.core.ParameterSource.COMMANDLINE
+        if given or n_hosts is not None:
+            raise click.UsageError(
+                "--capacity-gbps and --n-hosts size the default big switch; "
+                "with --topology, give rates and hosts in the topology spec"
+            )
+        check_topology(topology, 1)
+    if link_util is not None and out is None:
+        raise click.UsageError("--link-util writes DIR/<scheduler>/link_util.parquet: give --out DIR")
+    specs = check_schedulers(scheduler) or [name for name, _ in _core.schedulers()]
+    if baseline is not None:
+        baseline = baseline.strip()
+        usage_errors("'--baseline'")(_core.check_scheduler, baseline)
+    else:
+        baseline = "fair" if "fair" in specs else specs[0]
+    with data_errors():
+        if trace is not None:
+            w = load_trace(trace)
+            label = str(trace)
+        else:
+            w = synthetic()
+            label = "default (embedded synthetic workload)"
+        res = run_simulation(
+            w,
+            specs,
+            baseline=baseline,
+            capacity_gbps=None if topology is not None else capacity_gbps,
+            per_flow=per_flow,
+            n_hosts=n_hosts,
+            progress=progress,
+            topology=topology,
+            link_util_bin=link_util,
+            missed=missed,
+        )
+    click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
+    click.echo(f"fabric     {res.topology}")
+    click.echo(f"baseline   {baseline} (x = baseline CCT / scheduler CCT; above 1 is better)")
+    click.echo("")
+    click.echo(_comparison_table(res, baseline))
+    click.echo("")
+    click.echo(_metrics_table(res))
+    if (res.metrics()["flow_deadlines"] > 0).any():
+        click.echo("")
+        click.echo(_karuna_table(res))
+    if out is not None:
+        with data_errors():
+            res.write(out)
+        click.echo(f"\nwrote {out}{os.sep}")
+
+
+def _fmt_seconds(x: float) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:.0f}" if x >= 1e4 else f"{x:.4g}"
+
+
+def _fmt_ratio(x: float) -> str:
+    return "-" if math.isnan(x) or math.isinf(x) else f"{x:.2f}"
+
+
+def _comparison_table(res: Results, baseline: str) -> str:
+    """Per scheduler and bin: count, mean/median/p95/p99 CCT and the improvement over the baseline."""
+    summary = res.summary()
+    cmp = res.compare(baseline)
+    header = ["scheduler", "bin", "coflows", "mean_s", "median_s", "p95_s", "p99_s", "x_mean", "x_p95"]
+    rows: list[list[str]] = []
+    for s, c in zip(summary.itertuples(index=False), cmp.itertuples(index=False), strict=True):
+        rows.append(
+            [
+                s.scheduler,
+                str(s.bin),
+                str(s.count),
+                _fmt_seconds(s.mean),
+                _fmt_seconds(s.median),
+                _fmt_seconds(s.p95),
+                _fmt_seconds(s.p99),
+                _fmt_ratio(c.improvement_mean),
+                _fmt_ratio(c.improvement_p95),
+            ]
+        )
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(r: list[str]) -> str:
+        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])] + [
+            c.rjust(w) for c, w in zip(r[2:], widths[2:], strict=True)
+        ]
+        return "  ".join(cells).rstrip()
+
+    lines = [line(header)]
+    for i, r in enumerate(rows):
+        if i > 0 and r[0] != rows[i - 1][0]:
+            lines.append("")
+        lines.append(line(r))
+    return "\n".join(lines)
+
+
+def _fmt_rate(misses: int, total: int) -> str:
+    return "-" if total == 0 else f"{misses}/{total}"
+
+
+def _metrics_table(res: Results) -> str:
+    """Per scheduler: flow completion time and slowdown, job completion time, deadline misses."""
+    header = [
+        "scheduler",
+        "flows",
+        "fct_mean_s",
+        "fct_p99_s",
+        "slowdown_mean",
+        "slowdown_p99",
+        "jobs",
+        "jct_mean_s",
+        "flow_dl_missed",
+        "coflow_dl_missed",
+    ]
+    rows = [
+        [
+            m.scheduler,
+            str(m.n_flows),
+            _fmt_seconds(m.fct_mean_s),
+            _fmt_seconds(m.fct_p99_s),
+            _fmt_ratio(m.slowdown_mean),
+            _fmt_ratio(m.slowdown_p99),
+            str(m.n_jobs),
+            _fmt_seconds(m.jct_mean_s),
+            _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
+            _fmt_rate(m.coflow_deadline_misses, m.coflow_deadlines),
+        ]
+        for m in res.metrics().itertuples(index=False)
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [
+        "  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def _karuna_table(res: Results) -> str:
+    """Karuna's metrics (2.1), when flows have deadlines: type 1 misses (and drops), and the
+    FCT of the flows without a deadline (types 2 and 3), all and under 100 KB."""
+    header = ["scheduler", "type1_missed", "dropped", "t23_fct_mean_s", "t23_fct_p95_s", "short_mean_s", "short_p95_s"]
+    rows = [
+        [
+            m.scheduler,
+            _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
+            str(m.flow_deadline_drops),
+            _fmt_seconds(m.fct_no_deadline_mean_s),
+            _fmt_seconds(m.fct_no_deadline_p95_s),
+            _fmt_seconds(m.fct_short_no_deadline_mean_s),
+            _fmt_seconds(m.fct_short_no_deadline_p95_s),
+        ]
+        for m in res.metrics().itertuples(index=False)
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [
+        "  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+@click.command("schedulers")
+@click.option("--markdown", is_flag=True, help="Print the parameter tables of docs/schedulers.md instead.")
+def schedulers_cmd(markdown: bool) -> None:
+    """List the schedulers: what each does, its source, what it needs, its parameters."""
+    if markdown:
+        click.echo(_core.scheduler_markdown(), nl=False)
+        return
+    descriptors = _core.scheduler_descriptors()
+    width = max(len(d["name"]) for d in descriptors)
+    for d in descriptors:
+        params = " ".join(f"{p['key']}={p['default']}" for p in d["params"])
+        line = f"{d['name'].ljust(width)}  {d['description']} [{d['paper']}]"
+        click.echo(f"{line}; {params}" if params else line)
