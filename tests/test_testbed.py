@@ -377,12 +377,6 @@ def _ns_pids(ns: str) -> list[str]:
 def test_replay_through_the_runtime_on_the_testbed(bed: tuple[tb.Plan, Path], tmp_path: Path, cli: Cli) -> None:
     """`replay --scheduler aalo`: the coordinator on the management bridge, an agent in each host's
     namespace, every flow through its host's agent over the data network; all stopped afterwards."""
-    from coflowkit.cli import _runtime_binary
-
-    try:
-        _runtime_binary()
-    except Exception:
-        pytest.skip("coflowkit-runtime is not built (cargo build -p coflowkit-runtime)")
     p, state_dir = bed
     rows = [  # coflow, arrival (ns), src, dst, bytes
         (1, 0, 0, 1, 200_000), (1, 0, 0, 2, 100_000), (2, 10_000_000, 1, 2, 300_000), (2, 10_000_000, 2, 0, 50_000),

@@ -802,7 +802,7 @@ def replay_cmd(
         try:
             if rt_scheduler is not None:
                 flows = rp.replay_on_testbed_runtime(
-                    fw, rt_scheduler, testbed_name, state_dir, out_dir / "work", deadline, _runtime_binary()
+                    fw, rt_scheduler, testbed_name, state_dir, out_dir / "work", deadline
                 )
             elif hosts is None:
                 flows = rp.replay_on_testbed(fw, testbed_name, state_dir, spec, out_dir / "work", deadline)
@@ -1238,32 +1238,17 @@ def schedulers_cmd() -> None:
         click.echo(f"{name.ljust(width)}  {about}")
 
 
-def _runtime_binary() -> str:
-    """The ``coflowkit-runtime`` binary: $COFLOWKIT_RUNTIME, then PATH, then
-    this checkout's cargo build (release first)."""
-    import shutil
+def _exec_runtime(role: str, args: tuple[str, ...]) -> int:
+    """Runs the runtime's ``role``: the binary $COFLOWKIT_RUNTIME names (exec'd), else the
+    runtime the extension carries, in this process; returns its exit code."""
+    from ._runtime_entry import run, runtime_override
 
-    if env := os.environ.get("COFLOWKIT_RUNTIME"):
-        return env
-    if found := shutil.which("coflowkit-runtime"):
-        return found
-    root = Path(__file__).resolve().parents[2]
-    for profile in ("release", "debug"):
-        candidate = root / "target" / profile / "coflowkit-runtime"
-        if candidate.is_file():
-            return str(candidate)
-    raise click.ClickException(
-        "the runtime binary coflowkit-runtime was not found: build it with "
-        "`cargo build --release -p coflowkit-runtime`, or set COFLOWKIT_RUNTIME"
-    )
-
-
-def _exec_runtime(role: str, args: tuple[str, ...]) -> None:
-    binary = _runtime_binary()
-    try:
-        os.execv(binary, [binary, role, *args])
-    except OSError as e:
-        raise DataError(f"{binary}: {e.strerror}") from e
+    if binary := runtime_override():
+        try:
+            os.execv(binary, [binary, role, *args])
+        except OSError as e:
+            raise DataError(f"{binary}: {e.strerror}") from e
+    return run([role, *args], prog="coflowkit")
 
 
 _PASS_THROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
@@ -1271,16 +1256,16 @@ _PASS_THROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help
 
 @cli.command("coordinator", context_settings=_PASS_THROUGH)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def coordinator_cmd(args: tuple[str, ...]) -> None:
-    """Run the runtime's coordinator (one per cluster); options as `coflowkit-runtime coordinator --help`."""
-    _exec_runtime("coordinator", args)
+def coordinator_cmd(args: tuple[str, ...]) -> int:
+    """Run the runtime's coordinator (one per cluster); options as `coflowkit coordinator --help`."""
+    return _exec_runtime("coordinator", args)
 
 
 @cli.command("agent", context_settings=_PASS_THROUGH)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def agent_cmd(args: tuple[str, ...]) -> None:
-    """Run the runtime's agent (one per host); options as `coflowkit-runtime agent --help`."""
-    _exec_runtime("agent", args)
+def agent_cmd(args: tuple[str, ...]) -> int:
+    """Run the runtime's agent (one per host); options as `coflowkit agent --help`."""
+    return _exec_runtime("agent", args)
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -791,7 +791,7 @@ def replay_on_testbed_runtime(
     state_dir: Path | None = None,
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
-    runtime_binary: str | None = None,
+    runtime: list[str] | None = None,
     delta_ms: int = 10,
     classes: bool = True,
 ) -> pd.DataFrame:
@@ -811,10 +811,10 @@ def replay_on_testbed_runtime(
 
     from . import testbed as tb
 
-    if runtime_binary is None:
-        from .cli import _runtime_binary
+    if runtime is None:  # the packaged runtime, or $COFLOWKIT_RUNTIME's binary
+        from ._runtime_entry import runtime_command
 
-        runtime_binary = _runtime_binary()
+        runtime = runtime_command()
     p = tb.load_plan(name, state_dir)
     work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
     work.mkdir(parents=True, exist_ok=True)
@@ -842,7 +842,7 @@ def replay_on_testbed_runtime(
     try:
         log = work / "coordinator.log"
         coord = start(
-            [runtime_binary, "coordinator", "--hosts", str(p.n_hosts), "--host-rate", f"{host_rate_bps(p):.0f}",
+            [*runtime, "coordinator", "--hosts", str(p.n_hosts), "--host-rate", f"{host_rate_bps(p):.0f}",
              "--scheduler", scheduler, "--listen", f"{p.mgmt_root_ip}:{port}", "--token-file", str(token),
              "--delta-ms", str(delta_ms), "--classes", "on" if classes else "off"],
             log,
@@ -854,7 +854,7 @@ def replay_on_testbed_runtime(
             sock = socks / f"agent{h}.sock"
             log = work / f"agent{h}.log"
             start(
-                tb.ns_cmd(p, h, [runtime_binary, "agent", "--host", str(h), "--coordinator",
+                tb.ns_cmd(p, h, [*runtime, "agent", "--host", str(h), "--coordinator",
                                  f"http://{p.mgmt_root_ip}:{port}", "--socket", str(sock), "--socket-mode", "600",
                                  "--token-file", str(token), "--hello-retry-ms", "20000"]),
                 log,
