@@ -94,6 +94,9 @@ def receive_flows(
 def topology_graph(spec: str, n_hosts: int | None = None) -> dict[str, Any]: ...
 def schedulers() -> list[tuple[str, str]]: ...
 def check_scheduler(spec: str) -> str: ...
+def runtime_main(argv: list[str]) -> int:
+    """Runs the runtime's command line (``argv``: program name, then ``coordinator ...`` or
+    ``agent ...``) in this process without the GIL until SIGINT; returns the exit code."""
 
 # ---- the runtime's client (a binding of coflowkit_runtime::client) ----------
 
