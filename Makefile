@@ -1,7 +1,8 @@
 # Set-up and checks for coflowkit. Needs only python3 (3.11+), cargo and
 # access to PyPI and crates.io; everything else goes into .venv.
 #
-#   make demo   .venv with the runtime pins, release build, `coflowkit simulate`
+#   make demo   .venv with the runtime pins, release build (every command, the
+#               runtime's `coflowkit coordinator|agent` too), `coflowkit simulate`
 #   make test   .venv with the dev pins, dev build, mypy and stubtest, cargo tests, pytest; the
 #               randomized tests with one fixed seed (same verdict everywhere)
 #   make fuzz [SEEDS=N]  the randomized tests again with N fresh seeds (default

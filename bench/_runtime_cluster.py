@@ -3,7 +3,7 @@
     with one_host("1Gbps", "aalo") as sock:   # the agent's socket, once it is there
         client = coflowkit.AgentClient(sock)
 
-The processes are the ``coflowkit-runtime`` binary's (``COFLOWKIT_RUNTIME``, or the one ``coflowkit`` finds), with
+The processes are ``coflowkit coordinator|agent`` (the runtime the extension carries, or ``COFLOWKIT_RUNTIME``), with
 a token in a temporary folder; both are stopped (SIGINT) when the block ends, also on an error.
 """
 

@@ -3,7 +3,7 @@
     PYTHONPATH=python .venv/bin/python bench/runtime_opens.py [--flows 100] [--bytes 262144] [--rounds 3]
 
 Starts a coordinator (2 hosts at 1 Gbit/s, `--scheduler`, default `aalo`) and host 0's agent with the
-`coflowkit-runtime` binary (``COFLOWKIT_RUNTIME`` or the one `coflowkit` finds), then, per round, `--flows`
+runtime the extension carries (or the ``COFLOWKIT_RUNTIME`` binary), then, per round, `--flows`
 Python threads of this one process (one `AgentClient`, as `coflowkit.testbed.replay.sender` has one per host) each
 open a writer on a connected socket at once, send `--bytes` in 16 KiB slices with a CRC-32 of each (the sender's
 loop) and close (`--at-once`: `writer(..., wait=False)`, which does not wait for the agent). Prints the latency

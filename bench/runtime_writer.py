@@ -3,8 +3,8 @@
     .venv/bin/python bench/runtime_writer.py [--bytes 1073741824] [--runs 7]
 
 Starts a coordinator (2 hosts at 1 Tbit/s, `fair`: the pacing rate never binds, so this measures the writer's
-cost) and host 0's agent with `coflowkit coordinator|agent` (the debug or release binary `coflowkit-runtime`
-finds), then sends the same bytes with `socket.sendall` and with `CoflowWriter.sendall` (1 MiB per call) to a
+cost) and host 0's agent with `coflowkit coordinator|agent` (the runtime the extension carries: measure a release build,
+`make demo`, or set COFLOWKIT_RUNTIME to a release binary), then sends the same bytes with `socket.sendall` and with `CoflowWriter.sendall` (1 MiB per call) to a
 reader thread, runs interleaved, and prints the medians and their ratio.
 """
 

@@ -23,7 +23,7 @@ from coflowkit import _core
 from coflowkit.testbed import replay as rp
 from coflowkit.sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
-from test_runtime_client import _binary, _free_port, _listening, _stop, _wait
+from test_runtime_client import _free_port, _listening, _stop, _wait
 
 N_HOSTS = 3
 
@@ -75,7 +75,6 @@ def _tiny() -> _core.Workload:
 def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A coordinator (3 hosts, the scheduler) and an agent per host on loopback; yields the scheduler
     and a hosts file (distinct data ports and agent sockets)."""
-    _binary()
     scheduler = request.param
     tmp = tmp_path_factory.mktemp(f"rt-{scheduler}")
     token = tmp / "token"

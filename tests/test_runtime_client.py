@@ -18,14 +18,6 @@ from pathlib import Path
 import pytest
 
 import coflowkit
-from coflowkit.runtime import RuntimeNotFoundError, runtime_binary
-
-
-def _binary() -> str:
-    try:
-        return runtime_binary()
-    except RuntimeNotFoundError:
-        pytest.skip("coflowkit-runtime is not built (cargo build -p coflowkit-runtime)")
 
 
 def _free_port() -> int:
@@ -63,7 +55,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def agent_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A coordinator (2 hosts, `fair`) and host 0's agent, as the CLI runs them; yields the agent's socket."""
-    _binary()
     tmp = tmp_path_factory.mktemp("runtime")
     token = tmp / "token"
     token.write_text("a-test-token\n")

@@ -386,12 +386,6 @@ def _ns_pids(ns: str) -> list[str]:
 def test_replay_through_the_runtime_on_the_testbed(bed: tuple[tb.Plan, Path], tmp_path: Path, cli: Cli) -> None:
     """`replay --scheduler aalo`: the coordinator on the management bridge, an agent in each host's
     namespace, every flow through its host's agent over the data network; all stopped afterwards."""
-    from coflowkit.runtime import RuntimeNotFoundError, runtime_binary
-
-    try:
-        runtime_binary()
-    except RuntimeNotFoundError:
-        pytest.skip("coflowkit-runtime is not built (cargo build -p coflowkit-runtime)")
     p, state_dir = bed
     rows = [  # coflow, arrival (ns), src, dst, bytes
         (1, 0, 0, 1, 200_000), (1, 0, 0, 2, 100_000), (2, 10_000_000, 1, 2, 300_000), (2, 10_000_000, 2, 0, 50_000),

@@ -128,6 +128,9 @@ def parse_bytes(text: str) -> int:
     """A size as every front end reads it (``10MiB``, ``5MB``, ``1460``): whole bytes, or ``ValueError``."""
 def scheduler_descriptors() -> list[dict[str, Any]]: ...
 def scheduler_markdown() -> str: ...
+def runtime_main(argv: list[str]) -> int:
+    """Runs the runtime's command line (``argv``: program name, then ``coordinator ...`` or
+    ``agent ...``) in this process without the GIL until SIGINT; returns the exit code."""
 
 # ---- the runtime's client (a binding of coflowkit_runtime::client) ----------
 

@@ -14,8 +14,10 @@
 //!   columns and summaries;
 //! - [`topology`]: fabrics from a `--topology` spec string or a TOML/YAML
 //!   file (parsed and built in Rust), and their description;
-//! - [`runtime`]: the runtime's client (`AgentClient`, `CoflowWriter`), a
-//!   binding of `coflowkit_runtime::client` over Python sockets;
+//! - [`runtime`]: the runtime's coordinator and agent run in this process
+//!   (`runtime_main`, the `coflowkit-runtime` command line without the
+//!   GIL) and its client (`AgentClient`, `CoflowWriter`), a binding of
+//!   `coflowkit_runtime::client` over Python sockets;
 //! - [`replay_sender`], [`replay_receiver`] and [`replay_wire`]: the two
 //!   native ends of a replay's connections (`AgentClient.send_flows`,
 //!   `receive_flows`), threads without the GIL, and what they agree on;
@@ -167,6 +169,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(karuna_thresholds, m)?)?;
     m.add_function(wrap_pyfunction!(karuna_model_fct, m)?)?;
     m.add_function(wrap_pyfunction!(receive_flows, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::runtime_main, m)?)?;
     m.add_class::<runtime::PyAgentClient>()?;
     m.add_class::<runtime::PyCoflowWriter>()?;
     m.add(

@@ -1,4 +1,6 @@
-//! The runtime's client library for Python: [`PyAgentClient`] binds
+//! The runtime for Python: [`runtime_main`] runs the coordinator or the
+//! agent (`coflowkit_runtime::cli::run`, the `coflowkit-runtime` binary's
+//! own entry) in this process, and the client library: [`PyAgentClient`] binds
 //! `coflowkit_runtime::client::AgentClient` and [`PyCoflowWriter`] binds its
 //! `CoflowWriter` over an existing Python socket, which it reaches by file
 //! descriptor. Every decision (counting, pacing, marking, pausing, falling
@@ -25,6 +27,16 @@ use std::io::{self, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// Runs the runtime's command line (`argv`: the program name, then
+/// `coordinator ...` or `agent ...`, as the `coflowkit-runtime` binary
+/// takes them) in this process with the GIL released, on a tokio runtime
+/// of its own that lives as long as the call; returns the exit code (0
+/// after SIGINT stopped it cleanly, 2 for a usage error, 1 for any other).
+#[pyfunction]
+pub fn runtime_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| coflowkit_runtime::cli::run(argv))
+}
 
 /// How long `sendall` runs without the GIL before it looks for signals
 /// (Ctrl-C) and the socket's state.

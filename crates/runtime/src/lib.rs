@@ -20,12 +20,16 @@
 //!
 //! * [`status`]: the coordinator's state as JSON and Prometheus metrics
 //!   over HTTP.
+//! * [`cli`]: the command line of both processes as a function, which the
+//!   `coflowkit-runtime` binary and the Python extension both run.
 //!
 //! Cargo features: `server` (on by default) builds the coordinator, the
-//! agent, the status server and the `coflowkit-runtime` binary (tokio,
-//! tonic, hyper, clap). Without it the crate is the client library alone,
-//! which is what the Python extension (`coflowkit._core`) links: blocking,
-//! with no async runtime. `tls` adds TLS between agents and coordinator.
+//! agent, the status server, their command line and the `coflowkit-runtime`
+//! binary (tokio, tonic, hyper, clap); the Python extension
+//! (`coflowkit._core`) links it too, so that the wheel runs both processes.
+//! Without it the crate is the client library alone: blocking, with no
+//! async runtime (the client never needs one, with or without `server`).
+//! `tls` adds TLS between agents and coordinator.
 //!
 //! The wire protocol is `proto/runtime.proto` (package
 //! `coflowkit.runtime.v1`, [`PROTOCOL_VERSION`]), compiled by protox and
@@ -36,6 +40,8 @@
 
 #[cfg(feature = "server")]
 pub mod agent;
+#[cfg(feature = "server")]
+pub mod cli;
 pub mod client;
 #[cfg(feature = "server")]
 pub mod coordinator;

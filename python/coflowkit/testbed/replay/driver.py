@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ... import _core
+from ...runtime import runtime_command
 from .hosts import RuntimeHost, launcher
 from .plans import DATA_PORT, make_plan
 from .results import collect
@@ -171,7 +172,7 @@ def replay_on_testbed_runtime(
     state_dir: Path | None = None,
     work_dir: Path | None = None,
     deadline_s: float = 600.0,
-    runtime_binary: str | None = None,
+    runtime: list[str] | None = None,
     delta_ms: int = 10,
     classes: bool = True,
 ) -> pd.DataFrame:
@@ -191,10 +192,8 @@ def replay_on_testbed_runtime(
 
     from .. import net as tb
 
-    if runtime_binary is None:
-        from ...cli import _runtime_binary
-
-        runtime_binary = _runtime_binary()
+    if runtime is None:  # the packaged runtime, or $COFLOWKIT_RUNTIME's binary
+        runtime = runtime_command()
     p = tb.load_plan(name, state_dir)
     work = Path(work_dir) if work_dir is not None else Path(f"/tmp/coflowkit-replay-{os.getpid()}")
     work.mkdir(parents=True, exist_ok=True)
@@ -222,7 +221,7 @@ def replay_on_testbed_runtime(
     try:
         log = work / "coordinator.log"
         coord = start(
-            [runtime_binary, "coordinator", "--hosts", str(p.n_hosts), "--host-rate", f"{host_rate_bps(p):.0f}",
+            [*runtime, "coordinator", "--hosts", str(p.n_hosts), "--host-rate", f"{host_rate_bps(p):.0f}",
              "--scheduler", scheduler, "--listen", f"{p.mgmt_root_ip}:{port}", "--token-file", str(token),
              "--delta-ms", str(delta_ms), "--classes", "on" if classes else "off"],
             log,
@@ -234,7 +233,7 @@ def replay_on_testbed_runtime(
             sock = socks / f"agent{h}.sock"
             log = work / f"agent{h}.log"
             start(
-                tb.ns_cmd(p, h, [runtime_binary, "agent", "--host", str(h), "--coordinator",
+                tb.ns_cmd(p, h, [*runtime, "agent", "--host", str(h), "--coordinator",
                                  f"http://{p.mgmt_root_ip}:{port}", "--socket", str(sock), "--socket-mode", "600",
                                  "--token-file", str(token), "--hello-retry-ms", "20000"]),
                 log,

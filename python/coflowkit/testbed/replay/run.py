@@ -73,8 +73,8 @@ class ReplayRequest:
     remote_python: str | None = None
     #: Replay through a runtime started on the testbed, its coordinator running this scheduler.
     runtime_scheduler: str | None = None
-    #: The coordinator's binary for ``runtime_scheduler`` (None: :func:`coflowkit.runtime.runtime_binary`).
-    runtime_binary: str | None = None
+    #: The command that starts the runtime for ``runtime_scheduler`` (None: :func:`coflowkit.runtime.runtime_command`).
+    runtime: Sequence[str] | None = None
     #: The results' directory name for a runtime replay (default: ``runtime``).
     label: str | None = None
     #: Also simulate the replayed workload with these scheduler specs on ``topology``.
@@ -113,7 +113,8 @@ def run_replay(workload: _core.Workload, n_hosts: int, request: ReplayRequest, s
     work = out_dir / "work"
     if r.runtime_scheduler is not None:
         flows = replay_on_testbed_runtime(
-            fw, r.runtime_scheduler, r.testbed_name, r.state_dir, work, r.deadline_s, r.runtime_binary
+            fw, r.runtime_scheduler, r.testbed_name, r.state_dir, work, r.deadline_s,
+            None if r.runtime is None else list(r.runtime),
         )
     elif r.hosts is None:
         flows = replay_on_testbed(fw, r.testbed_name, r.state_dir, spec, work, r.deadline_s)
