@@ -19,7 +19,6 @@ MAX_ROW = 200
 
 #: Pages whose table rows are not checked (yet), relative to the repository, and why.
 WIDE_ROWS_EXCEPT: dict[str, str] = {
-    "docs/schedulers.md": "its tables are being regenerated from the scheduler descriptors (issue 32, item 1)",
     "docs/reproductions/karuna.md": "written by `make repro-karuna` (examples/reproductions/karuna/regenerate.py)",
     "docs/reproductions/aalo.md": "written by `make repro-aalo` (examples/reproductions/aalo/regenerate.py)",
     "docs/reproductions/dcas.md": "written by `make repro-dcas` (examples/reproductions/dcas.py)",
