@@ -28,6 +28,7 @@ from .modes import (
     KARUNA_DEFAULT_PERCENTILES,
     PIAS_DEFAULT_PERCENTILES,
     POLICIES,
+    dcas_bands,
     policy_spec,
     subcoflow_sizes,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "WorkerRun",
     "coflow_ranks",
     "collect",
+    "dcas_bands",
     "dcas_runs",
     "fit",
     "host_rate_bps",

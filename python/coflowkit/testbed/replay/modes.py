@@ -1,12 +1,15 @@
 """The replay's sender policies (its modes): their names (:data:`POLICIES`)
 and :func:`policy_spec`, which makes the spec a plan carries (``name`` and
-parameters, defaults taken from the fitted workload); the workers build
-their policy from it (:func:`coflowkit.testbed.replay.worker.make_policy`).
+parameters, defaults taken from the fitted workload, checked here as the
+workers check them: :func:`check_combination`, :func:`dcas_bands`); the
+workers build their policy from it
+(:func:`coflowkit.testbed.replay.worker.make_policy`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -65,10 +68,6 @@ def policy_spec(
     delta, T and expiry become these times ``time_scale``; delta never below
     10 ms); ``bands`` the three byte counts that cut a negotiated priority
     ``<1, P>`` into queues 4-7 (default: the threshold times 4, 16 and 64)."""
-    # Here, not at the top: the worker runs as `python -m coflowkit.testbed.replay.worker`, and
-    # this package's __init__ imports this module before; a worker imported there would run twice.
-    from .worker import check_combination, dcas_bands
-
     if name not in POLICIES:
         raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
     c = workload.columns()
@@ -149,3 +148,24 @@ def _age_quantum(c: dict[str, Any]) -> float:
     that order coflows by age."""
     gaps = np.diff(np.unique(c["arrival_ns"]) / 1e9)
     return max(float(np.median(gaps)) if len(gaps) else 0.01, 0.001)
+
+
+#: D-CAS's combinations for Psi and Phi (``max``, the paper's, first).
+COMBINATIONS = ("max", "min", "mean")
+
+
+def check_combination(key: str, how: str) -> None:
+    """Refuses an unknown combination for ``key`` (``psi`` or ``phi``), naming both."""
+    if how not in COMBINATIONS:
+        known = f"{', '.join(COMBINATIONS[:-1])} or {COMBINATIONS[-1]}"
+        raise ValueError(f"dcas {key} {how!r}: {known} (unknown combination {how!r})")
+
+
+def dcas_bands(threshold: int, bands: Sequence[int] | None = None) -> list[int]:
+    """The three byte counts that cut D-CAS's negotiated ``<1, P>`` into queues 4-7: ``bands``, or
+    ``threshold`` times 4, 16 and 64. Refuses anything but three strictly ascending positive counts
+    (what the simulator's ``desired=bands:..`` takes)."""
+    b = [int(x) for x in bands] if bands is not None else [m * int(threshold) for m in (4, 16, 64)]
+    if len(b) != 3 or min(b) < 1 or any(x >= y for x, y in zip(b, b[1:])):
+        raise ValueError(f"dcas bands {b}: give 3 ascending positive byte counts")
+    return b

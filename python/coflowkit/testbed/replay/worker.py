@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from ... import _core
+from .modes import check_combination, dcas_bands
 from .plans import Flow, Plan
 from .protocol import Channel
 
@@ -430,27 +431,6 @@ def decode_control(data: bytes, n_hosts: int) -> tuple[int, int, list[tuple[int,
     if host >= n_hosts:
         return "host"
     return kind, host, list(_CONTROL_ENTRY.iter_unpack(data[_CONTROL_HEAD.size :]))
-
-
-#: D-CAS's combinations for Psi and Phi (``max``, the paper's, first).
-COMBINATIONS = ("max", "min", "mean")
-
-
-def check_combination(key: str, how: str) -> None:
-    """Refuses an unknown combination for ``key`` (``psi`` or ``phi``), naming both."""
-    if how not in COMBINATIONS:
-        known = f"{', '.join(COMBINATIONS[:-1])} or {COMBINATIONS[-1]}"
-        raise ValueError(f"dcas {key} {how!r}: {known} (unknown combination {how!r})")
-
-
-def dcas_bands(threshold: int, bands: Sequence[int] | None = None) -> list[int]:
-    """The three byte counts that cut D-CAS's negotiated ``<1, P>`` into queues 4-7: ``bands``, or
-    ``threshold`` times 4, 16 and 64. Refuses anything but three strictly ascending positive counts
-    (what the simulator's ``desired=bands:..`` takes)."""
-    b = [int(x) for x in bands] if bands is not None else [m * int(threshold) for m in (4, 16, 64)]
-    if len(b) != 3 or min(b) < 1 or any(x >= y for x, y in zip(b, b[1:])):
-        raise ValueError(f"dcas bands {b}: give 3 ascending positive byte counts")
-    return b
 
 
 def combine(how: str, values: list[int]) -> int:
