@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ... import _core
-from ...experiments.analysis import _nearest_rank
+from ...experiments.analysis import nearest_rank
 
 #: Flow-level policies of the replay senders: name -> what marks a connection.
 POLICIES = {
@@ -74,14 +74,14 @@ def policy_spec(
     if name == "pias":
         if thresholds is None:
             sizes = np.sort(c["bytes"].astype(np.int64))
-            thresholds = [int(_nearest_rank(sizes, q)) for q in PIAS_DEFAULT_PERCENTILES]
+            thresholds = [int(nearest_rank(sizes, q)) for q in PIAS_DEFAULT_PERCENTILES]
         if not 1 <= len(thresholds) <= 7 or any(t <= 0 for t in thresholds):
             raise ValueError(f"pias thresholds {thresholds}: give 1 to 7 positive byte counts")
         return {"name": name, "thresholds": sorted(int(t) for t in thresholds)}
     if name == "fifo-lm":
         if heavy is None:
             totals = pd.Series(c["bytes"].astype(np.int64)).groupby(c["coflow_id"]).sum().sort_values()
-            heavy = int(_nearest_rank(totals.to_numpy(), FIFO_LM_DEFAULT_PERCENTILE))
+            heavy = int(nearest_rank(totals.to_numpy(), FIFO_LM_DEFAULT_PERCENTILE))
         if heavy <= 0:
             raise ValueError(f"fifo-lm heavy threshold {heavy}: must be a positive number of bytes")
         if quantum_s is None:
@@ -100,14 +100,14 @@ def policy_spec(
         return {"name": name, "thresholds": sorted(int(t) for t in thresholds), "quantum_s": _age_quantum(c)}
     if name == "karuna":
         if thresholds is None:
-            thresholds = [int(_nearest_rank(sizes, q)) for q in KARUNA_DEFAULT_PERCENTILES]
+            thresholds = [int(nearest_rank(sizes, q)) for q in KARUNA_DEFAULT_PERCENTILES]
         if len(thresholds) != 6 or any(t <= 0 for t in thresholds):
             raise ValueError(f"karuna thresholds {thresholds}: give 6 positive byte counts")
         t = sorted(int(x) for x in thresholds)
         return {"name": name, "split": t, "sieve": t}
     if name == "dcas":
         if heavy is None:
-            heavy = int(_nearest_rank(np.sort(subcoflow_sizes(workload)), DCAS_DEFAULT_PERCENTILE))
+            heavy = int(nearest_rank(np.sort(subcoflow_sizes(workload)), DCAS_DEFAULT_PERCENTILE))
         if heavy <= 0:
             raise ValueError(f"dcas threshold {heavy}: must be a positive number of bytes")
         for key, how in (("psi", psi), ("phi", phi)):
@@ -140,7 +140,8 @@ def policy_spec(
 def subcoflow_sizes(workload: _core.Workload) -> np.ndarray:
     """Each subcoflow's bytes (a coflow's flows from one sender, D-CAS's unit), in no set order."""
     c = workload.columns()
-    return pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().to_numpy()
+    sums: np.ndarray = pd.Series(c["bytes"].astype(np.int64)).groupby([c["coflow_id"], c["src"]]).sum().to_numpy()
+    return sums
 
 
 def _age_quantum(c: dict[str, Any]) -> float:
