@@ -60,7 +60,9 @@ mod tafe;
 mod varys;
 
 use case::{any_case, any_multihop_case, path_of, Case, Net, MS};
-use coflowkit_model::{flow, BitsPerSec, CoflowSpec, DepKind, Dur, LeafSpineSpec, Time, TreeSpec};
+use coflowkit_model::{
+    compute, flow, BitsPerSec, CoflowSpec, DepKind, Dur, LeafSpineSpec, Time, TreeSpec,
+};
 use coflowkit_sched::NAMES;
 use common::*;
 use compare::{close, compare, engine, fast, split_missed};
@@ -1169,6 +1171,38 @@ fn karuna_regression_issue_31_deadline_on_the_grid() {
     assert_eq!((f.deadline, f.bytes.0), (Some(Dur(18_500_000)), 875_000));
     compare(&case, KARUNA).unwrap();
     compare(&karuna_issue_31_case(), KARUNA).unwrap();
+}
+
+#[test]
+fn baraat_regression_fuzz_start_on_a_round() {
+    // Found by `make fuzz` (baraat_task_ids_matches_reference, seed
+    // 2292003661202104745). Coflow 2 starts after coflow 0 completes
+    // (21.94 ms, at the end of a compute flow) and its flow 1 ms later:
+    // 22.94 ms = 62 rounds of 370 us exactly. The engine (integer time)
+    // serves it from that round; the reference's clock, summed from float
+    // steps, stood a hair after the round and gave it rate only from the
+    // next: one RTT later (24.42 ms against 24.05 ms). The reference was
+    // wrong; an instant within 1e-3 ns of a round is now that round.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1e9; 4],
+            down: vec![1e9; 4],
+        },
+        cpu: Some(2.5e8),
+        coflows: vec![
+            CoflowSpec::new(0, Time(4440001), vec![compute(3, 375000)]),
+            CoflowSpec::new(
+                1,
+                Time(0),
+                vec![compute(3, 125000).delayed(Dur(3000000)), compute(3, 250000)],
+            ),
+            with_parents(
+                CoflowSpec::new(2, Time(0), vec![flow(0, 0, 125000).delayed(Dur(1000000))]),
+                &[(0, DepKind::StartsAfter)],
+            ),
+        ],
+    };
+    compare(&case, BARAAT_TASKS).unwrap();
 }
 
 #[test]
