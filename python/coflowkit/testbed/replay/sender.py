@@ -54,7 +54,7 @@ import sys
 from typing import Any
 
 from ... import _core
-from .worker import _BLOCK2
+from .worker import BLOCK2
 from .plans import Plan
 from .protocol import Channel
 
@@ -91,7 +91,7 @@ class Sender:
         # (flow id, destination, size, start, the coflow's runtime id by its FIFO rank)
         flows = [(f.id, f.dst, f.size, f.start_s, self.coflow_ids[f.coflow_rank]) for f in self.out]
         sent, errors, cc, broken, resent = self.client.send_flows(
-            self.host, flows, self.addrs, self.cc, bytes(_BLOCK2), t0, self.deadline_s, self.inject_reset
+            self.host, flows, self.addrs, self.cc, bytes(BLOCK2), t0, self.deadline_s, self.inject_reset
         )
         return self.result(sent, errors, cc, broken, resent)
 

@@ -64,7 +64,7 @@ from .protocol import Channel
 _HEADER = struct.Struct("!QQ")
 _BLOCK_LEN = 1 << 20
 #: The block twice, so that any window of up to a block is one slice (no copy).
-_BLOCK2 = memoryview(random.Random(20261121).randbytes(_BLOCK_LEN) * 2)
+BLOCK2 = memoryview(random.Random(20261121).randbytes(_BLOCK_LEN) * 2)
 _CHUNK = 1 << 18
 #: Attempts at a flow whose connection fails (the first included).
 _ATTEMPTS = 3
@@ -80,7 +80,7 @@ def _u32(v: int) -> bytes:
 def _payload(fid: int, offset: int, n: int) -> memoryview:
     """Bytes ``offset .. offset + n`` of flow ``fid`` (n <= 1 MiB): the block, rotated by the flow."""
     start = (fid * 7919 + offset) % _BLOCK_LEN
-    return _BLOCK2[start : start + n]
+    return BLOCK2[start : start + n]
 
 
 def _tos(q: int) -> int:
