@@ -11,7 +11,7 @@
 
 use crate::case::Case;
 use crate::policy::{p50_of_coflow_sizes, ReferencePolicy};
-use crate::sim::RefSim;
+use crate::sim::{same_instant, RefSim, SAME_INSTANT_NS};
 use std::collections::HashMap;
 
 /// `baraat`'s parameters as the reference reads them from a spec.
@@ -360,12 +360,6 @@ impl Baraat {
     }
 }
 
-/// How near a round (ns) an instant of the float loop counts as that round
-/// (fuzz seed 2292003661202104745: a flow released by a Starts-After
-/// parent's completion, summed from float steps, started 4e-9 ns after the
-/// round the engine's integer clock puts it at).
-const ON_ROUND_NS: f64 = 1e-3;
-
 impl ReferencePolicy for Baraat {
     fn prepare(&mut self, sim: &mut RefSim, _t: f64) {
         self.ids.assign(sim);
@@ -373,11 +367,11 @@ impl ReferencePolicy for Baraat {
 
     fn reallocates(&self, t: f64, _coflow_event: bool) -> bool {
         // Rates change only at rounds (a flow that started since keeps 0,
-        // one that finished dropped out). An instant within ON_ROUND_NS of
-        // a round is that round: the engine's integer clock puts a flow
-        // that starts on a round at the round, where the float sum of this
-        // loop's steps can stand a hair after it and wait one more RTT.
-        ((t / self.p.rtt).round() * self.p.rtt - t).abs() <= ON_ROUND_NS
+        // one that finished dropped out). An instant one with a round is
+        // that round (`same_instant`: fuzz seed 2292003661202104745, a flow
+        // released by a Starts-After parent's completion stood 4e-9 ns
+        // after its round and would have waited one more RTT).
+        same_instant((t / self.p.rtt).round() * self.p.rtt, t)
     }
 
     fn allocate(&mut self, sim: &RefSim) -> Vec<f64> {
@@ -385,7 +379,7 @@ impl ReferencePolicy for Baraat {
     }
 
     fn next_instant(&self, _sim: &RefSim, t: f64, _active: &[usize]) -> f64 {
-        // The round after the one `t` is (or is within ON_ROUND_NS of).
-        (((t + ON_ROUND_NS) / self.p.rtt).floor() + 1.0) * self.p.rtt
+        // The round after the one `t` is (or is one instant with).
+        (((t + SAME_INSTANT_NS) / self.p.rtt).floor() + 1.0) * self.p.rtt
     }
 }

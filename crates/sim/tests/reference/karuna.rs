@@ -19,7 +19,7 @@
 
 use crate::case::Case;
 use crate::policy::ReferencePolicy;
-use crate::sim::{order_by, RefSim};
+use crate::sim::{order_by, RefSim, SAME_INSTANT_NS};
 use crate::tafe::reaches;
 use coflowkit_alloc::reference::max_min;
 use coflowkit_model::stats::BYTES_TIE;
@@ -137,13 +137,14 @@ impl Karuna {
                 continue;
             };
             let mcp = &mut self.mcp[f];
-            if mcp.1.is_nan() || t >= mcp.1 - 1e-3 {
+            if mcp.1.is_nan() || t >= mcp.1 - SAME_INSTANT_NS {
                 let due = fl.start_at + d;
                 // `t` is summed from steps and may sit a rounding error
                 // below a grid instant that is also the deadline: that is
-                // the deadline (the engine's instants are integers, so a
-                // deadline and a grid instant are equal or 1 ns apart).
-                mcp.0 = if due - t > 1e-3 {
+                // the deadline (`same_instant`; the engine's instants are
+                // integers, so a deadline and a grid instant are equal or
+                // 1 ns apart).
+                mcp.0 = if due - t > SAME_INSTANT_NS {
                     (fl.rem * 8e9 / (due - t)).max(k.floor())
                 } else {
                     k.floor()

@@ -107,6 +107,23 @@ pub struct RefResult {
 /// Residual capacity (bits/s) at or under which a link counts as full.
 pub const FULL: f64 = 1e-3;
 
+/// Two instants of the reference's clock this close (ns) are one instant.
+///
+/// The clock is summed from float steps, so an instant reached by steps (a
+/// completion, a start that waits on it) can stand a rounding error off an
+/// instant it equals in exact arithmetic (a delayed start, a Baraat round,
+/// a Karuna deadline on its MCP grid); the engine's integer clock makes
+/// them one instant, and so does every comparison of instants here. Each
+/// case that needed it is a named regression test:
+/// `karuna_regression_issue_31_deadline_on_the_grid`,
+/// `baraat_regression_fuzz_start_on_a_round`.
+pub const SAME_INSTANT_NS: f64 = 1e-3;
+
+/// Whether instants `a` and `b` (ns) are one ([`SAME_INSTANT_NS`]).
+pub fn same_instant(a: f64, b: f64) -> bool {
+    (a - b).abs() <= SAME_INSTANT_NS
+}
+
 /// The reference simulator's state: flows, coflows and the clock; what a
 /// policy keeps between events is the policy's.
 pub struct RefSim {
