@@ -1272,3 +1272,72 @@ fn karuna_regression_fuzz_floor_amplifies_nanoseconds() {
         want.tolerance
     );
 }
+
+/// Fuzz seed 2829394487792396361's case (`dcas_matches_reference`), with
+/// coflow 2's second flow of `bytes`.
+fn dcas_fuzz_completion_on_a_start(bytes: u64) -> Case {
+    Case {
+        net: Net::BigSwitch {
+            up: vec![1e9; 4],
+            down: vec![1e9; 4],
+        },
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(
+                0,
+                Time(0),
+                vec![
+                    flow(1, 0, 125000).in_group(1),
+                    flow(2, 2, 750000).delayed(Dur(1000000)),
+                ],
+            ),
+            CoflowSpec::new(
+                1,
+                Time(0),
+                vec![
+                    flow(0, 0, 125000)
+                        .in_group(2)
+                        .after(1)
+                        .delayed(Dur(4000000)),
+                    flow(0, 1, 250000),
+                    flow(0, 0, 0).in_group(1).delayed(Dur(3000000)),
+                    flow(0, 2, 375000),
+                    flow(0, 0, 750000).in_group(2).after(0),
+                ],
+            ),
+            CoflowSpec::new(
+                2,
+                Time(0),
+                vec![
+                    flow(1, 2, 250000),
+                    flow(2, 0, bytes).delayed(Dur(3000000)),
+                    flow(1, 2, 500000),
+                    flow(0, 0, 250000),
+                ],
+            ),
+        ],
+    }
+}
+
+#[test]
+fn dcas_regression_fuzz_completion_on_a_start() {
+    // Found by `make fuzz` (dcas_matches_reference, seed
+    // 2829394487792396361). Coflow 1's flow of 375,000 B ends at exactly
+    // 7 ms in exact arithmetic (its last 150,395.83 B at line rate from
+    // 5,796,833.33 ns), which releases its group-2 flow of 750,000 B at the
+    // same instant as the group-2 flow of 125,000 B starts (3 ms + 4 ms):
+    // one new subcoflow of 875,000 B (desired priority 6) in the engine.
+    // The reference's clock, summed from float steps, ended the 375,000 B
+    // flow a hair before 7 ms, so the 750,000 B flow formed the subcoflow
+    // alone (desired 5) and tied coflow 2's: 96.7 µs later for coflows 0
+    // and 2. The reference was wrong; a step now ends on an exact instant
+    // within `SAME_INSTANT_NS` of it. As found, the case is ambiguous after
+    // the fix (a flow ends 505 ns after a tick), so it is also kept with
+    // coflow 2's flow of 1,040,000 B, which the old reference got wrong the
+    // same way and which is compared.
+    assert!(compare(&dcas_fuzz_completion_on_a_start(1_030_511), DCAS).is_ok());
+    assert_eq!(
+        compare(&dcas_fuzz_completion_on_a_start(1_040_000), DCAS),
+        Ok(true)
+    );
+}

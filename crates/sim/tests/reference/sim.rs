@@ -116,7 +116,8 @@ pub const FULL: f64 = 1e-3;
 /// them one instant, and so does every comparison of instants here. Each
 /// case that needed it is a named regression test:
 /// `karuna_regression_issue_31_deadline_on_the_grid`,
-/// `baraat_regression_fuzz_start_on_a_round`.
+/// `baraat_regression_fuzz_start_on_a_round`,
+/// `dcas_regression_fuzz_completion_on_a_start`.
 pub const SAME_INSTANT_NS: f64 = 1e-3;
 
 /// Whether instants `a` and `b` (ns) are one ([`SAME_INSTANT_NS`]).
@@ -302,7 +303,7 @@ impl RefSim {
                     }
                 }
                 let fl = &mut self.flows[f];
-                if !fl.started && fl.start_at <= t {
+                if !fl.started && fl.start_at <= t + SAME_INSTANT_NS {
                     fl.started = true;
                     changed = true;
                     if fl.size == 0.0 {
@@ -449,7 +450,7 @@ impl RefSim {
                 }
             }
             for f in &self.flows {
-                if !f.started && f.start_at > t {
+                if !f.started && f.start_at > t + SAME_INSTANT_NS {
                     at = at.min(f.start_at);
                 }
             }
@@ -482,11 +483,14 @@ impl RefSim {
                 exact = false;
             }
             if let Some(p) = policy.protocol_instant(&mut self, t, &rate, &active) {
-                if p - t < dt {
-                    dt = p - t;
-                    at = p;
-                    exact = true;
-                }
+                at = at.min(p);
+            }
+            // An exact instant at (or within SAME_INSTANT_NS after) the
+            // first completion or crossing is where the step ends: in exact
+            // arithmetic they are one instant.
+            if at - t <= dt + SAME_INSTANT_NS {
+                dt = at - t;
+                exact = true;
             }
             assert!(
                 dt.is_finite(),
