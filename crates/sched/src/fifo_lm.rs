@@ -50,10 +50,12 @@
 //! heavy once they have sent the threshold together (flows that finished
 //! included); a coflow can then be light from one host and heavy from another.
 
-use crate::descriptor::{Hint, Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS};
-use crate::AnyScheduler;
+use crate::descriptor::{
+    Hint, Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS,
+};
 use crate::ordered::{ClassServer, ClassedFlows};
 use crate::tasks::{TaskIdConfig, TaskIds};
+use crate::AnyScheduler;
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, Scheduler};
 use coflowkit_model::{ceil_ns_time, HostId, Time};
 use std::cmp::Reverse;
@@ -412,6 +414,25 @@ impl FifoLm {
                 }
             } else {
                 inc.touched.push(c);
+            }
+        }
+        // A coflow whose flow finished may have sent the threshold without
+        // its crossing instant coming: a completion is taken at an event up
+        // to SNAP_NS before its instant, and the crossing, computed at the
+        // same rate, is that instant rounded up. Its rate is now lower, so
+        // no new crossing would come: it turns heavy now (fuzz seed
+        // 8152820400528393682: it stayed light to the end).
+        for i in 0..inc.touched.len() {
+            let c = inc.touched[i];
+            let ci = c as usize;
+            if inc.key[ci].is_none() || inc.heavy[ci] {
+                continue;
+            }
+            if is_heavy(threshold, view.coflow_sent(c)) {
+                inc.heavy[ci] = true;
+                if let Some(s) = inc.next((tasks.get(c).0, c)) {
+                    inc.rekey(s, out);
+                }
             }
         }
         for &f in &changes.started {

@@ -1341,3 +1341,45 @@ fn dcas_regression_fuzz_completion_on_a_start() {
         Ok(true)
     );
 }
+
+#[test]
+fn fifo_lm_regression_fuzz_heavy_at_its_last_completion() {
+    // Found by `make fuzz` (fifo_lm_incremental_p50_matches_reference,
+    // seed 8152820400528393682). Coflow 3 (625,000 B, the p50 threshold)
+    // sends its last byte at 11,999,992 ns; the engine takes that
+    // completion 1 ns early, at the event of another flow, while the
+    // incremental path's crossing for it was the instant rounded up. Its
+    // rate then fell to 0 and the crossing was dropped with it, so coflow 3
+    // stayed light to the end: coflow 2 behind it was not let in (16.0 ms
+    // against the reference's 12.0 ms). The engine was wrong; a coflow whose
+    // flow finishes with the threshold sent now turns heavy at once.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1e9; 4],
+            down: vec![1e9; 4],
+        },
+        cpu: Some(1.7e9),
+        coflows: vec![
+            CoflowSpec::new(
+                0,
+                Time(0),
+                vec![flow(1, 0, 249999), flow(1, 2, 750000).delayed(Dur(1))],
+            ),
+            CoflowSpec::new(1, Time(0), vec![compute(0, 125000), flow(1, 0, 1000000)]),
+            CoflowSpec::new(2, Time(4000000), vec![flow(0, 0, 500002)]),
+            with_parents(
+                CoflowSpec::new(
+                    3,
+                    Time(0),
+                    vec![flow(2, 0, 125000), flow(2, 2, 500000).delayed(Dur(4000000))],
+                ),
+                &[(1, DepKind::FinishesBefore)],
+            ),
+        ],
+    };
+    assert_eq!(
+        compare(&case, "fifo-lm:threshold=p50;solver=incremental"),
+        Ok(true)
+    );
+    assert_eq!(compare(&case, "fifo-lm:threshold=p50"), Ok(true));
+}
