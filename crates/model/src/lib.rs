@@ -27,7 +27,7 @@ pub use topology::{
     BigSwitchSpec, Bisection, CustomSpec, FatTreeSpec, LeafSpineSpec, LinkSpec, NodeKind, NodeSpec,
     Topology, TreeSpec,
 };
-pub use units::{ceil_ns, ceil_ns_time, BitsPerSec, Bytes, Dur, HostId, Time};
+pub use units::{ceil_ns, ceil_ns_time, BitsPerSec, Bytes, Dur, HostId, Time, SNAP_NS};
 pub use workload::{
     compute, flow, Bin, CoflowId, CoflowSpec, DagId, DagKey, DepKind, Dependency, FlowKind,
     FlowSpec, JobStage, ValidWorkload, Workload, WorkloadError,

@@ -132,6 +132,14 @@ pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
     }
 }
 
+/// The flow-level engine's resolution, ns: a flow due within this of an
+/// event finishes at it, and a threshold that bytes sent would reach within
+/// this (at the rate they grew at) counts as reached. Instants are whole
+/// nanoseconds and completions are rounded up, so an instant reached
+/// through several events can stand a few nanoseconds off the exact one
+/// (`make fuzz` found 2 ns); results are exact to this.
+pub const SNAP_NS: u64 = 16;
+
 /// The first instant after `now` by which `bytes` will have been sent at
 /// `bytes_per_ns`, never `now` itself (so a timer always moves time on).
 /// `None` when the rate is not positive.

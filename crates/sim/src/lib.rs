@@ -60,9 +60,8 @@ use std::collections::BinaryHeap;
 use thiserror::Error;
 
 /// Flows due within this many nanoseconds of an event finish at it: the
-/// engine's resolution (completion instants are rounded up to whole
-/// nanoseconds, and a few roundings can add up). Results are exact to this.
-pub const SNAP_NS: u64 = 16;
+/// engine's resolution (see the model's [`coflowkit_model::SNAP_NS`]).
+pub use coflowkit_model::SNAP_NS;
 
 /// Why a simulation could not finish.
 #[derive(Debug, Error, PartialEq, Eq)]

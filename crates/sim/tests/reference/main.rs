@@ -1383,3 +1383,41 @@ fn fifo_lm_regression_fuzz_heavy_at_its_last_completion() {
     );
     assert_eq!(compare(&case, "fifo-lm:threshold=p50"), Ok(true));
 }
+
+#[test]
+fn aalo_regression_fuzz_crossing_at_a_completion() {
+    // Found by `make fuzz` (aalo_equal_weights_matches_reference, seed
+    // 4323079497633017658). Coflow 1 reaches its 300,000 B threshold at
+    // 2,266,666.67 ns, the instant coflow 0's first flow ends. In the
+    // engine, after three events at rounded instants, the completion came
+    // at 2,266,666 and the crossing at 2,266,668; in between coflow 1
+    // (still in coflow 0's queue, behind it) got rate 0 and stopped 0.125 B
+    // short of its threshold until coflow 0 left that queue: 3.27 ms for
+    // coflow 0 against 3.67 ms. The engine was wrong to its own
+    // resolution; a threshold now counts as reached within SNAP_NS (16 ns)
+    // at the rate the bytes grew at, as a completion does.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1e9; 3],
+            down: vec![1e9; 3],
+        },
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(0, Time(0), vec![flow(2, 1, 125000), flow(0, 1, 250000)]),
+            CoflowSpec::new(
+                1,
+                Time(0),
+                vec![
+                    flow(0, 0, 250000),
+                    flow(0, 1, 125000),
+                    flow(1, 2, 125000),
+                    flow(1, 1, 125000),
+                ],
+            ),
+        ],
+    };
+    assert_eq!(
+        compare(&case, "aalo:k=3;e=3;q1=100000;weights=equal;delta=0"),
+        Ok(true)
+    );
+}
