@@ -439,7 +439,8 @@ impl IncrementalMaxMin {
         }
         if self.multi_class {
             let dem = &self.dem;
-            self.free.sort_unstable_by_key(|&d| (dem[d as usize].class, d));
+            self.free
+                .sort_unstable_by_key(|&d| (dem[d as usize].class, d));
         } else {
             self.free.sort_unstable();
         }
@@ -726,8 +727,11 @@ impl IncrementalMaxMin {
             } else {
                 self.dem[d].rate
             };
-            self.on_link
-                .push((self.dem[d].class, r / self.dem[d].weight, self.dem[d].count as f64 * r));
+            self.on_link.push((
+                self.dem[d].class,
+                r / self.dem[d].weight,
+                self.dem[d].count as f64 * r,
+            ));
         }
         if self.on_link.iter().any(|s| s.0 != self.on_link[0].0) {
             self.on_link.sort_unstable_by_key(|a| a.0);

@@ -8,11 +8,11 @@
 //! drops it on return; nothing outlives it but the log subscriber, which
 //! the first call in a process installs.
 
+use crate::{agent, coordinator};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::io::Write;
-use crate::{agent, coordinator};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -218,14 +218,18 @@ fn init_logging() {
 /// The workload hints of the trace at `path`: native CSV if its name ends
 /// in `.csv`, else coflow-benchmark.
 fn read_hints(path: &std::path::Path) -> Result<coflowkit_sched::WorkloadHints> {
-    let is_csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let is_csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let workload = if is_csv {
         coflowkit_workload::read_native_csv(path)
     } else {
         coflowkit_workload::read_benchmark_file(path)
     }
     .map_err(|e| anyhow::anyhow!("--hints {}: {e}", path.display()))?;
-    Ok(coflowkit_sched::WorkloadHints::of_coflows(&workload.coflows))
+    Ok(coflowkit_sched::WorkloadHints::of_coflows(
+        &workload.coflows,
+    ))
 }
 
 async fn serve(cli: Cli) -> Result<()> {

@@ -1016,7 +1016,12 @@ impl Meter {
 
     /// How much of `want` (> 0) bytes may be written at `now` at
     /// `rate_bps` (`None`: all of it), or how long until enough may.
-    fn allows(&mut self, rate_bps: Option<f64>, want: usize, now: Instant) -> Result<usize, Duration> {
+    fn allows(
+        &mut self,
+        rate_bps: Option<f64>,
+        want: usize,
+        now: Instant,
+    ) -> Result<usize, Duration> {
         let Some(rate) = rate_bps.filter(|r| r.is_finite() && *r > 0.0) else {
             self.at = None;
             return Ok(want);
@@ -1024,7 +1029,9 @@ impl Meter {
         let per_s = rate / 8.0;
         let cap = (per_s * METER_AHEAD.as_secs_f64()).max(METER_MIN as f64);
         // The first write at a rate may take a full bucket.
-        let since = self.at.map_or(f64::INFINITY, |t| now.duration_since(t).as_secs_f64());
+        let since = self
+            .at
+            .map_or(f64::INFINITY, |t| now.duration_since(t).as_secs_f64());
         self.tokens = (self.tokens + per_s * since).min(cap);
         self.at = Some(now);
         // Waits for half the bucket (or METER_MIN) rather than for any byte:
@@ -1251,12 +1258,23 @@ mod tests {
         // The 1 ms at 1,000 B/s let 1 B through; 400 kbit/s = 50,000 B/s
         // for 0.1 s lets 5,000 B more, and 16 KiB needs 0.2277 s more.
         let wait = m.allows(Some(4e5), 1 << 20, after(t0, 0.101)).unwrap_err();
-        assert!((wait.as_secs_f64() - 11_383.0 / 50_000.0).abs() < 1e-6, "{wait:?}");
+        assert!(
+            (wait.as_secs_f64() - 11_383.0 / 50_000.0).abs() < 1e-6,
+            "{wait:?}"
+        );
         // 200 Mbit/s = 25 MB/s: 1 ms lets 25,000 B more, short of half the
         // bucket (10 ms of it, 250,000 B), which 4 ms more let through.
-        let wait = m.allows(Some(200e6), 1 << 20, after(t0, 0.102)).unwrap_err();
-        assert!((wait.as_secs_f64() - (125_000.0 - 30_001.0) / 25e6).abs() < 1e-6, "{wait:?}");
-        assert_eq!(m.allows(Some(200e6), 1 << 20, after(t0, 0.112)), Ok(250_000));
+        let wait = m
+            .allows(Some(200e6), 1 << 20, after(t0, 0.102))
+            .unwrap_err();
+        assert!(
+            (wait.as_secs_f64() - (125_000.0 - 30_001.0) / 25e6).abs() < 1e-6,
+            "{wait:?}"
+        );
+        assert_eq!(
+            m.allows(Some(200e6), 1 << 20, after(t0, 0.112)),
+            Ok(250_000)
+        );
     }
 
     /// A writer is never more than 16 KiB or 10 ms of its rate ahead,

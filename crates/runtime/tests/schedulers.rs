@@ -69,7 +69,12 @@ fn coordinator(dir: &std::path::Path, args: &[&str]) -> Option<(bool, String)> {
     while start.elapsed() < Duration::from_secs(3) {
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             return Some((status.success(), err));
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -116,8 +116,8 @@
 
 use crate::descriptor::{Hint, Kind, Needs, Param, SchedulerDescriptor, TASK_ID_PARAMS};
 use crate::fifo_lm::THRESHOLD_PARAM;
-use crate::AnyScheduler;
 use crate::tasks::{TaskIdConfig, TaskIds};
+use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_model::{Dur, Time};
 

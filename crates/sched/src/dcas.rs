@@ -120,10 +120,10 @@ use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor, SOLVER_
 use crate::ordered::ClassServer;
 use crate::registry::SchedulerError;
 use crate::AnyScheduler;
-use coflowkit_model::parse;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::{IncrementalMaxMin, EPS};
 use coflowkit_model::fabric::mix;
+use coflowkit_model::parse;
 use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{CoflowId, Dur, HostId, Time};
 use rustc_hash::FxHashMap;
@@ -146,8 +146,16 @@ pub const DCAS: SchedulerDescriptor = SchedulerDescriptor {
             help: "thresholdVolume: subcoflows with fewer bytes left are FIFO (0: none; inf: all)",
         },
         dur_param("t", "1s", "T: a subcoflow unserved for longer gets <1, 0>"),
-        dur_param("expiry", "2s", "how long a receiver keeps a desired priority"),
-        dur_param("msg_delay", "100us", "one-way delay of a control message; 2 x msg_delay < delta"),
+        dur_param(
+            "expiry",
+            "2s",
+            "how long a receiver keeps a desired priority",
+        ),
+        dur_param(
+            "msg_delay",
+            "100us",
+            "one-way delay of a control message; 2 x msg_delay < delta",
+        ),
         Param {
             key: "loss",
             kind: Kind::Number,
@@ -183,14 +191,20 @@ pub const DCAS: SchedulerDescriptor = SchedulerDescriptor {
             unit: "",
             help: "bytes: bytes left / NIC rate; N: that constant; bands:B1/B2/..: bands reached",
         },
-        dur_param("quantum", "1us", "unit of desired priorities (rounded to the nearest)"),
+        dur_param(
+            "quantum",
+            "1us",
+            "unit of desired priorities (rounded to the nearest)",
+        ),
         SOLVER_PARAM,
     ],
     needs: Needs::SIZES,
     build: |p, _| {
         let mut config = DcasConfig::default();
         config.apply(p)?;
-        config.validate().map_err(|(key, message)| p.bad(key, message))?;
+        config
+            .validate()
+            .map_err(|(key, message)| p.bad(key, message))?;
         Ok(AnyScheduler::Clairvoyant(Box::new(Dcas::new(config))))
     },
 };

@@ -441,7 +441,12 @@ pub fn markdown(descriptors: &[&SchedulerDescriptor]) -> String {
     let mut out = String::new();
     for d in descriptors {
         out.push_str(&format!("### `{}`\n\n", d.name));
-        out.push_str(&format!("{}. Source: {}. Needs: {}.\n\n", d.description, d.paper, d.needs.label()));
+        out.push_str(&format!(
+            "{}. Source: {}. Needs: {}.\n\n",
+            d.description,
+            d.paper,
+            d.needs.label()
+        ));
         if d.params.is_empty() {
             out.push_str("No parameters.\n\n");
             continue;

@@ -69,7 +69,8 @@ const STARVATION_PARAM: Param = Param {
 /// `karuna`: mix-flows over 8 strict queues.
 pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
     name: "karuna",
-    description: "mix-flows (Karuna): deadline flows at their minimal rate in queue 1, known sizes \
+    description:
+        "mix-flows (Karuna): deadline flows at their minimal rate in queue 1, known sizes \
                   split and unknown sizes sieved through queues 2-8",
     paper: "Chen et al., SIGCOMM 2016, 2.1-3; thresholds from PIAS (NSDI 2015)",
     params: &[
@@ -164,7 +165,11 @@ pub const EDF_SJF: SchedulerDescriptor = SchedulerDescriptor {
         deadlines: true,
         ..Needs::SIZES
     },
-    build: |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(Rest::Size)))),
+    build: |_, _| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(EdfFirst::new(
+            Rest::Size,
+        ))))
+    },
 };
 
 /// Karuna's (or, with `pias`, PIAS's) configuration from a spec's
@@ -187,7 +192,10 @@ fn karuna_config(
     if let Some(v) = p.given("starvation") {
         config.starvation = match v {
             "none" => None,
-            _ => Some(p.positive_dur("starvation", "must be above 0 (or none)")?.unwrap_or_default()),
+            _ => Some(
+                p.positive_dur("starvation", "must be above 0 (or none)")?
+                    .unwrap_or_default(),
+            ),
         };
     }
     // Last: `auto@LOAD` needs the workload, and every other key is checked
@@ -196,7 +204,10 @@ fn karuna_config(
     let lists: &[(&str, ThresholdKind)] = if pias {
         &[("thresholds", ThresholdKind::Sieve)]
     } else {
-        &[("split", ThresholdKind::Split), ("sieve", ThresholdKind::Sieve)]
+        &[
+            ("split", ThresholdKind::Split),
+            ("sieve", ThresholdKind::Sieve),
+        ]
     };
     for &(key, kind) in lists {
         if let Some(v) = p.given(key) {
@@ -208,7 +219,14 @@ fn karuna_config(
         }
     }
     config.validate().map_err(|(key, message)| {
-        p.bad(if pias && key == "sieve" { "thresholds" } else { key }, message)
+        p.bad(
+            if pias && key == "sieve" {
+                "thresholds"
+            } else {
+                key
+            },
+            message,
+        )
     })?;
     Ok(config)
 }
@@ -230,9 +248,16 @@ fn thresholds(
         return Ok(t);
     }
     if let Some(load) = v.strip_prefix("auto@") {
-        let load: f64 = load.parse().ok().filter(|l| *l > 0.0 && *l < 1.0).ok_or_else(|| {
-            p.bad(key, format!("'{v}': auto@LOAD takes a load in (0, 1), e.g. auto@0.8"))
-        })?;
+        let load: f64 = load
+            .parse()
+            .ok()
+            .filter(|l| *l > 0.0 && *l < 1.0)
+            .ok_or_else(|| {
+                p.bad(
+                    key,
+                    format!("'{v}': auto@LOAD takes a load in (0, 1), e.g. auto@0.8"),
+                )
+            })?;
         if hints.flow_sizes.is_empty() {
             return Err(p.needs(
                 key,
@@ -250,7 +275,10 @@ fn thresholds(
     if t.len() != keep {
         return Err(p.bad(
             key,
-            format!("'{v}': {} thresholds, expected {keep} (or web, mining, auto@LOAD)", t.len()),
+            format!(
+                "'{v}': {} thresholds, expected {keep} (or web, mining, auto@LOAD)",
+                t.len()
+            ),
         ));
     }
     Ok(t)

@@ -67,7 +67,11 @@ pub const SCF: SchedulerDescriptor = size_ordered(
     "scf",
     "smallest coflow first, by largest flow",
     "Varys (SIGCOMM 2014) 5.1; CoflowSim's SCF",
-    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Length)))),
+    |_, _| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
+            SizeKey::Length,
+        ))))
+    },
 );
 
 /// `ncf`: narrowest coflow first.
@@ -75,7 +79,11 @@ pub const NCF: SchedulerDescriptor = size_ordered(
     "ncf",
     "narrowest coflow first, by number of flows",
     "Varys 5.1; CoflowSim's NCF (by flows, not min(mappers, reducers))",
-    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Width)))),
+    |_, _| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
+            SizeKey::Width,
+        ))))
+    },
 );
 
 /// `lcf`: lightest coflow first.
@@ -83,7 +91,11 @@ pub const LCF: SchedulerDescriptor = size_ordered(
     "lcf",
     "lightest coflow first, by total bytes",
     "Varys 5.1; CoflowSim's LCF",
-    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Total)))),
+    |_, _| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
+            SizeKey::Total,
+        ))))
+    },
 );
 
 /// `stf`: smallest total size first, on remaining bytes.
@@ -91,7 +103,11 @@ pub const STF: SchedulerDescriptor = size_ordered(
     "stf",
     "smallest total size first, on remaining bytes",
     "Baraat 5.2 \"STF\"; D-CAS Fig. 1 \"smallest-coflow-first\"",
-    |_, _| Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(SizeKey::Remaining)))),
+    |_, _| {
+        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
+            SizeKey::Remaining,
+        ))))
+    },
 );
 
 /// Serves priority classes of coflows in order: the flows of one class share

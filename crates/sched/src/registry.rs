@@ -7,8 +7,8 @@
 //! description, paper, parameters, needs, constructor); [`SCHEDULERS`] lists
 //! them, and [`NAMES`], the key checks and [`build`] all read that list.
 
-use crate::descriptor::{Hint, Params, SchedulerDescriptor};
 use crate::dcas::DcasConfig;
+use crate::descriptor::{Hint, Params, SchedulerDescriptor};
 use crate::AnyScheduler;
 pub use coflowkit_model::percentile;
 use thiserror::Error;
@@ -201,7 +201,11 @@ impl SchedulerSpec {
 fn unknown(name: &str) -> SchedulerError {
     SchedulerError::Unknown {
         name: name.to_string(),
-        known: SCHEDULERS.iter().map(|d| d.name).collect::<Vec<_>>().join(", "),
+        known: SCHEDULERS
+            .iter()
+            .map(|d| d.name)
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 

@@ -83,11 +83,11 @@
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
 use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::ordered::ClassServer;
 use crate::registry::{SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
-use coflowkit_model::percentile;
-use crate::ordered::ClassServer;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
+use coflowkit_model::percentile;
 use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::{ceil_ns_time, Time};
 

@@ -13,8 +13,13 @@ const END: &str = "<!-- params:end -->";
 fn the_parameter_tables_in_docs_are_the_descriptors() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schedulers.md");
     let text = std::fs::read_to_string(&path).unwrap();
-    let start = text.find(BEGIN).expect("docs/schedulers.md has the params:begin marker") + BEGIN.len();
-    let end = text.find(END).expect("docs/schedulers.md has the params:end marker");
+    let start = text
+        .find(BEGIN)
+        .expect("docs/schedulers.md has the params:begin marker")
+        + BEGIN.len();
+    let end = text
+        .find(END)
+        .expect("docs/schedulers.md has the params:end marker");
     let tables = markdown(SCHEDULERS);
     if text[start..end] == tables {
         return;
@@ -33,6 +38,10 @@ fn the_parameter_tables_in_docs_are_the_descriptors() {
 fn no_table_row_is_longer_than_200_characters() {
     let tables = markdown(SCHEDULERS);
     for line in tables.lines().filter(|l| l.starts_with('|')) {
-        assert!(line.chars().count() <= 200, "{} chars: {line}", line.chars().count());
+        assert!(
+            line.chars().count() <= 200,
+            "{} chars: {line}",
+            line.chars().count()
+        );
     }
 }

@@ -59,9 +59,7 @@ fn main() {
             ..c
         };
         let w = synth::generate(&c);
-        let load = TraceStats::new(&w, c.capacity_bps)
-            .offered_load
-            .unwrap();
+        let load = TraceStats::new(&w, c.capacity_bps).offered_load.unwrap();
         let longest = w.coflows.iter().map(|x| x.length().0).max().unwrap();
         println!(
             "{name} x4000: {} | load {load:.6} | largest flow {longest} B",
@@ -195,9 +193,7 @@ fn main() {
             .filter_map(|x| x.flows[0].deadline)
             .map(|d| d.0 as f64)
             .collect();
-        let load = TraceStats::new(&w, c.capacity_bps)
-            .offered_load
-            .unwrap();
+        let load = TraceStats::new(&w, c.capacity_bps).offered_load.unwrap();
         let mut sorted = s.clone();
         sorted.sort_by(f64::total_cmp);
         let dev = cdf
