@@ -56,6 +56,7 @@ SUITES = (
     Suite("reference", "coflowkit-sim", "reference", ("crates/sim/tests/reference/main.rs",)),
     Suite("alloc-differential", "coflowkit-alloc", "differential", ("crates/alloc/tests/differential.rs",)),
     Suite("alloc-incremental", "coflowkit-alloc", "incremental", ("crates/alloc/tests/incremental.rs",)),
+    Suite("packet", "coflowkit-packet", "engine", ("crates/packet/tests/engine.rs",)),
     Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology.rs",)),
     Suite(
         "workload-parsers",

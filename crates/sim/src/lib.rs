@@ -40,8 +40,8 @@ pub mod release;
 mod results;
 
 pub use results::{
-    CoflowResult, DeadlineStats, FlowMetrics, FlowResult, JobResult, LinkUtil, Metrics, SimResult,
-    Stats, Summary, SummaryRow, SHORT_FLOW_BYTES,
+    CoflowResult, DeadlineStats, FlowMetrics, FlowResult, JobResult, LinkUtil, Metrics, Outcome,
+    SimResult, Stats, Summary, SummaryRow, SHORT_FLOW_BYTES,
 };
 
 mod meter;
@@ -54,7 +54,6 @@ use coflowkit_sched::{
 use meter::LinkMeter;
 use pending::Pending;
 use release::{Releases, StartQueue};
-use results::Outcome;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use thiserror::Error;

@@ -48,7 +48,7 @@ enum Phase {
 }
 
 /// Counters of the release rules; see the module doc.
-pub(crate) struct Releases {
+pub struct Releases {
     phase: Vec<Phase>,
     n_unfinished: Vec<u32>,
     n_starts_after: Vec<u32>,
@@ -72,7 +72,7 @@ pub(crate) struct Releases {
 impl Releases {
     /// The counters for `coflows` (a validated workload's, in its order:
     /// coflow index = position).
-    pub(crate) fn new(coflows: &[CoflowSpec]) -> Releases {
+    pub fn new(coflows: &[CoflowSpec]) -> Releases {
         let n = coflows.len();
         let mut r = Releases {
             phase: vec![Phase::Pending; n],
@@ -124,7 +124,7 @@ impl Releases {
     /// Coflow `c` (whose flows are `first..`) arrives: sets up its barrier
     /// groups. Returns whether it is released now (no Starts-After parent
     /// left).
-    pub(crate) fn arrive(&mut self, c: CoflowIdx, spec: &CoflowSpec, first: FlowIdx) -> bool {
+    pub fn arrive(&mut self, c: CoflowIdx, spec: &CoflowSpec, first: FlowIdx) -> bool {
         let ci = c as usize;
         if spec.flows.iter().any(|f| f.after.is_some()) {
             let s0 = self.slot_group.len() as u32;
@@ -165,12 +165,12 @@ impl Releases {
     }
 
     /// Whether coflow `c` has barrier groups (flows that wait for others).
-    pub(crate) fn has_barriers(&self, c: CoflowIdx) -> bool {
+    pub fn has_barriers(&self, c: CoflowIdx) -> bool {
         self.slots_of[c as usize].1 > 0
     }
 
     /// Marks coflow `c` released at `now`.
-    pub(crate) fn mark_released(&mut self, c: CoflowIdx, now: Time) {
+    pub fn mark_released(&mut self, c: CoflowIdx, now: Time) {
         debug_assert!(matches!(
             self.phase[c as usize],
             Phase::Pending | Phase::Held
@@ -183,12 +183,7 @@ impl Releases {
     /// bytes, started; `group` is not read unless `c` has barriers). Pushes
     /// to `released` the flows that waited for the group if it is now done;
     /// returns whether every flow of `c` is done.
-    pub(crate) fn flow_done(
-        &mut self,
-        c: CoflowIdx,
-        group: u32,
-        released: &mut Vec<FlowIdx>,
-    ) -> bool {
+    pub fn flow_done(&mut self, c: CoflowIdx, group: u32, released: &mut Vec<FlowIdx>) -> bool {
         let ci = c as usize;
         self.n_unfinished[ci] -= 1;
         let (s0, n) = self.slots_of[ci];
@@ -209,7 +204,7 @@ impl Releases {
 
     /// Whether coflow `c` is complete as of now: released, every flow done,
     /// every Finishes-Before parent complete, and not completed before.
-    pub(crate) fn can_complete(&self, c: CoflowIdx) -> bool {
+    pub fn can_complete(&self, c: CoflowIdx) -> bool {
         let ci = c as usize;
         self.phase[ci] == Phase::Released
             && self.n_unfinished[ci] == 0
@@ -217,18 +212,18 @@ impl Releases {
     }
 
     /// Marks coflow `c` complete at `now`.
-    pub(crate) fn mark_complete(&mut self, c: CoflowIdx, now: Time) {
+    pub fn mark_complete(&mut self, c: CoflowIdx, now: Time) {
         self.phase[c as usize] = Phase::Complete;
         self.completion[c as usize] = now;
     }
 
     /// The children of coflow `c`, as an index range for [`Releases::child`].
-    pub(crate) fn children_of(&self, c: CoflowIdx) -> std::ops::Range<usize> {
+    pub fn children_of(&self, c: CoflowIdx) -> std::ops::Range<usize> {
         self.child_start[c as usize] as usize..self.child_start[c as usize + 1] as usize
     }
 
     /// The `i`-th child edge.
-    pub(crate) fn child(&self, i: usize) -> (CoflowIdx, DepKind) {
+    pub fn child(&self, i: usize) -> (CoflowIdx, DepKind) {
         self.children[i]
     }
 
@@ -236,7 +231,7 @@ impl Releases {
     /// whether that makes the child releasable (Starts-After: it arrived and
     /// no such parent is left) or possibly complete (Finishes-Before: no
     /// such parent is left).
-    pub(crate) fn parent_done(&mut self, child: CoflowIdx, kind: DepKind) -> bool {
+    pub fn parent_done(&mut self, child: CoflowIdx, kind: DepKind) -> bool {
         let ci = child as usize;
         match kind {
             DepKind::StartsAfter => {
@@ -251,12 +246,12 @@ impl Releases {
     }
 
     /// Release instant of each coflow.
-    pub(crate) fn releases(&self) -> &[Time] {
+    pub fn releases(&self) -> &[Time] {
         &self.release
     }
 
     /// Completion instant of each coflow.
-    pub(crate) fn completions(&self) -> &[Time] {
+    pub fn completions(&self) -> &[Time] {
         &self.completion
     }
 }
@@ -266,24 +261,24 @@ impl Releases {
 /// on popping that the flow still waits (a state check), so a cancelling
 /// rule added later costs nothing here.
 #[derive(Default)]
-pub(crate) struct StartQueue {
+pub struct StartQueue {
     heap: BinaryHeap<Reverse<(Time, FlowIdx)>>,
 }
 
 impl StartQueue {
     /// Flow `f` starts at `t`.
-    pub(crate) fn push(&mut self, t: Time, f: FlowIdx) {
+    pub fn push(&mut self, t: Time, f: FlowIdx) {
         self.heap.push(Reverse((t, f)));
     }
 
     /// The earliest start instant.
-    pub(crate) fn peek(&self) -> Time {
+    pub fn peek(&self) -> Time {
         self.heap.peek().map_or(Time::NEVER, |Reverse((t, _))| *t)
     }
 
     /// Moves to `due` the flows that start at or before `now` and for which
     /// `still_waits` holds.
-    pub(crate) fn pop_due(
+    pub fn pop_due(
         &mut self,
         now: Time,
         due: &mut Vec<FlowIdx>,

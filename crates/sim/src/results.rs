@@ -269,25 +269,36 @@ pub struct SimResult {
     pub n_events: u64,
 }
 
-/// What the engine hands to [`SimResult::collect`].
-pub(crate) struct Outcome<'a> {
-    pub(crate) scheduler: &'a str,
-    pub(crate) workload: &'a coflowkit_model::ValidWorkload,
-    pub(crate) release: &'a [Time],
-    pub(crate) completion: &'a [Time],
-    pub(crate) flow_start: &'a dyn Fn(usize) -> Time,
-    pub(crate) flow_finish: &'a [Time],
+/// What an engine hands to [`SimResult::collect`] (the flow-level engine and
+/// the packet-level one write the same tables through it).
+pub struct Outcome<'a> {
+    /// The scheduler's name.
+    pub scheduler: &'a str,
+    /// The workload run.
+    pub workload: &'a coflowkit_model::ValidWorkload,
+    /// Each coflow's release.
+    pub release: &'a [Time],
+    /// Each coflow's completion.
+    pub completion: &'a [Time],
+    /// Each flow's start.
+    pub flow_start: &'a dyn Fn(usize) -> Time,
+    /// Each flow's finish.
+    pub flow_finish: &'a [Time],
     /// Flows dropped at their deadline.
-    pub(crate) flow_dropped: &'a [u32],
+    pub flow_dropped: &'a [u32],
     /// The least capacity (bits/s) on each flow's path.
-    pub(crate) flow_bottleneck: &'a dyn Fn(usize) -> f64,
-    pub(crate) per_flow: bool,
-    pub(crate) link_util: Option<LinkUtil>,
-    pub(crate) n_events: u64,
+    pub flow_bottleneck: &'a dyn Fn(usize) -> f64,
+    /// Whether to keep one row per flow.
+    pub per_flow: bool,
+    /// Link utilization, if measured.
+    pub link_util: Option<LinkUtil>,
+    /// Events processed.
+    pub n_events: u64,
 }
 
 impl SimResult {
-    pub(crate) fn collect(o: Outcome<'_>) -> SimResult {
+    /// The result tables of a finished run.
+    pub fn collect(o: Outcome<'_>) -> SimResult {
         let coflows = o
             .workload
             .coflows()

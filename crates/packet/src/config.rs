@@ -1,0 +1,507 @@
+//! The packet engine's knobs: one [`PacketConfig`], set key by key from a
+//! command line (`key=value`) or a scenario file through the same parser
+//! ([`PacketConfig::set`]), so that both say the same thing about a bad
+//! value.
+//!
+//! Defaults follow the DCTCP paper's testbed (Alizadeh et al., SIGCOMM
+//! 2010): a shallow-buffer switch (Broadcom Scorpion: 4 MB shared by 24 10
+//! Gbit/s ports, §2.3.3, so 170 KB per port), K = 20 packets at 1 Gbit/s and
+//! 65 at 10 Gbit/s (§3.4, §4), RTO_min 10 ms (§4.2.1); an initial window of
+//! 10 segments (RFC 6928) and 1500-byte frames with 40 bytes of IP and TCP
+//! headers.
+
+use coflowkit_model::Dur;
+use std::fmt;
+use thiserror::Error;
+
+/// A bad knob: which key, what value, and why.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("packet option '{key}': {message}")]
+pub struct ConfigError {
+    /// The key.
+    pub key: String,
+    /// What is wrong with its value.
+    pub message: String,
+}
+
+fn bad(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+/// A queue size: bytes or whole packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// At most this many bytes on the wire.
+    Bytes(u64),
+    /// At most this many packets.
+    Packets(u64),
+}
+
+impl Limit {
+    /// Whether a queue holding `bytes` in `packets` has reached this.
+    pub fn reached(self, bytes: u64, packets: u64) -> bool {
+        match self {
+            Limit::Bytes(b) => bytes >= b,
+            Limit::Packets(p) => packets >= p,
+        }
+    }
+    /// Whether one more packet of `wire` bytes would overflow a queue of
+    /// `bytes` in `packets`.
+    pub fn overflows(self, bytes: u64, packets: u64, wire: u64) -> bool {
+        match self {
+            Limit::Bytes(b) => bytes + wire > b,
+            Limit::Packets(p) => packets + 1 > p,
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Limit::Bytes(b) => write!(f, "{b}B"),
+            Limit::Packets(p) => write!(f, "{p}p"),
+        }
+    }
+}
+
+/// `30000`, `30000B`, `30KB`, `20p`, `20pkts`: bytes unless it ends in `p`.
+fn parse_limit(key: &str, v: &str) -> Result<Limit, ConfigError> {
+    let s = v.trim().to_ascii_lowercase();
+    let (num, packets, scale) = if let Some(n) = s
+        .strip_suffix("pkts")
+        .or_else(|| s.strip_suffix("packets"))
+        .or_else(|| s.strip_suffix('p'))
+    {
+        (n, true, 1)
+    } else if let Some(n) = s.strip_suffix("kb") {
+        (n, false, 1000)
+    } else if let Some(n) = s.strip_suffix("mb") {
+        (n, false, 1_000_000)
+    } else {
+        (s.strip_suffix('b').unwrap_or(&s), false, 1)
+    };
+    let n: u64 = num.trim().parse().map_err(|_| {
+        bad(
+            key,
+            format!("'{v}' is not a size: write bytes (30000, 30KB) or packets (20p)"),
+        )
+    })?;
+    if n == 0 {
+        return Err(bad(key, format!("'{v}': a queue limit must be above 0")));
+    }
+    Ok(if packets {
+        Limit::Packets(n)
+    } else {
+        Limit::Bytes(n * scale)
+    })
+}
+
+/// The host NIC's queue (the first hop of every packet a host sends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostQueue {
+    /// Lossless and unbounded: the sender's window is the only limit.
+    Unbounded,
+    /// Drop-tail at this many packets.
+    DropTail(u64),
+    /// Unbounded, marking ECN-capable packets at this many queued packets.
+    Ecn(u64),
+}
+
+/// The transport every flow uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// TCP NewReno (RFC 5681 slow start and congestion avoidance, RFC 6582
+    /// fast recovery, RFC 6298 retransmission timer), not ECN-capable.
+    Tcp,
+    /// DCTCP (Alizadeh et al. 2010, §3): TCP with ECN, the window cut by
+    /// α/2 once per window of marks, α ← (1 − g)α + gF.
+    Dctcp,
+}
+
+impl TransportKind {
+    /// Its name in options and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Tcp => "tcp",
+            TransportKind::Dctcp => "dctcp",
+        }
+    }
+    /// Every transport, in listing order.
+    pub const ALL: [TransportKind; 2] = [TransportKind::Tcp, TransportKind::Dctcp];
+}
+
+/// Every knob of the packet engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacketConfig {
+    /// Bytes on the wire of a full data packet (headers included).
+    pub mtu: u32,
+    /// Bytes of headers in every packet; an ACK or SYN is this long.
+    pub header_bytes: u32,
+    /// The transport.
+    pub transport: TransportKind,
+    /// One-way propagation delay of a host's links.
+    pub host_link_delay: Dur,
+    /// One-way propagation delay of a link between switches.
+    pub fabric_link_delay: Dur,
+    /// Each switch output port's drop-tail buffer (all its queues
+    /// together); `None` for unbounded.
+    pub switch_buffer: Option<Limit>,
+    /// ECN marking threshold on a switch port's instantaneous queue; `None`
+    /// for the DCTCP paper's K (20 packets up to 1 Gbit/s, 65 above).
+    pub ecn_k: Option<Limit>,
+    /// Whether K applies to each priority queue's length (true) or to the
+    /// port's (false).
+    pub ecn_per_queue: bool,
+    /// The host NIC's queue.
+    pub host_queue: HostQueue,
+    /// The retransmission timer's floor.
+    pub min_rto: Dur,
+    /// The retransmission timer before any RTT sample (RFC 6298 says 1 s;
+    /// datacenter stacks use the floor).
+    pub initial_rto: Dur,
+    /// The initial congestion window, in full segments.
+    pub init_cwnd: u32,
+    /// Delayed ACKs (every second full segment, or this timeout); `None`
+    /// acknowledges every segment.
+    pub delayed_ack: Option<Dur>,
+    /// A SYN/SYN-ACK handshake before data, counted in the FCT, with this
+    /// connection timeout (SYN retransmission); `None` starts with data.
+    pub handshake: Option<Dur>,
+    /// DCTCP's gain g.
+    pub dctcp_g: f64,
+    /// Sample every port's queue occupancy at this interval.
+    pub queue_trace: Option<Dur>,
+}
+
+impl Default for PacketConfig {
+    fn default() -> PacketConfig {
+        PacketConfig {
+            mtu: 1500,
+            header_bytes: 40,
+            transport: TransportKind::Dctcp,
+            host_link_delay: Dur(1_000),
+            fabric_link_delay: Dur(1_000),
+            switch_buffer: Some(Limit::Bytes(170_000)),
+            ecn_k: None,
+            ecn_per_queue: false,
+            host_queue: HostQueue::Unbounded,
+            min_rto: Dur(10_000_000),
+            initial_rto: Dur(10_000_000),
+            init_cwnd: 10,
+            delayed_ack: None,
+            handshake: None,
+            dctcp_g: 1.0 / 16.0,
+            queue_trace: None,
+        }
+    }
+}
+
+/// Every key [`PacketConfig::set`] takes, with what it sets (for help and
+/// for the error naming an unknown key).
+pub const KEYS: &[(&str, &str)] = &[
+    ("transport", "tcp or dctcp (default dctcp)"),
+    (
+        "mtu",
+        "bytes on the wire of a full data packet, headers included (1500)",
+    ),
+    (
+        "header_bytes",
+        "bytes of headers per packet; ACKs and SYNs are this long (40)",
+    ),
+    ("host_link_delay", "one-way delay of host links (1us)"),
+    (
+        "fabric_link_delay",
+        "one-way delay of links between switches (1us)",
+    ),
+    ("link_delay", "both delays at once"),
+    (
+        "buffer",
+        "switch port buffer: bytes (170KB) or packets (100p), or inf",
+    ),
+    (
+        "ecn_k",
+        "ECN threshold K: bytes or packets (default 20p up to 1 Gbit/s, 65p above), or off",
+    ),
+    ("ecn_per", "port or queue: what K is compared with (port)"),
+    (
+        "host_queue",
+        "unbounded, droptail:N (packets) or ecn:K (packets) (unbounded)",
+    ),
+    ("min_rto", "retransmission timer floor (10ms)"),
+    (
+        "initial_rto",
+        "retransmission timer before an RTT sample (10ms)",
+    ),
+    ("init_cwnd", "initial window, segments (10)"),
+    (
+        "delayed_ack",
+        "off, or the delayed-ACK timeout, e.g. 200us (off)",
+    ),
+    ("handshake", "off, or the SYN timeout, e.g. 1s (off)"),
+    ("dctcp_g", "DCTCP's gain g (0.0625)"),
+    (
+        "queue_trace",
+        "off, or the interval at which every port's queue is sampled, e.g. 100us",
+    ),
+];
+
+/// `10ms`, `200us`, `1s`, `500ns`, `1500` (ns).
+fn parse_dur(key: &str, v: &str) -> Result<Dur, ConfigError> {
+    let s = v.trim();
+    let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|&(u, k)| s.strip_suffix(u).map(|n| (n, k)))
+        .unwrap_or((s, 1.0));
+    let x: f64 = num.trim().parse().map_err(|_| {
+        bad(
+            key,
+            format!("'{v}' is not a duration: write e.g. 10ms, 200us, 1s or 500ns"),
+        )
+    })?;
+    if !x.is_finite() || x < 0.0 {
+        return Err(bad(key, format!("'{v}': a duration must be 0 or more")));
+    }
+    Ok(Dur((x * scale).round() as u64))
+}
+
+fn parse_u32(key: &str, v: &str, least: u32) -> Result<u32, ConfigError> {
+    let n: u32 = v
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, format!("'{v}' is not a whole number")))?;
+    if n < least {
+        return Err(bad(key, format!("{n} is below the least value, {least}")));
+    }
+    Ok(n)
+}
+
+fn off(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "off" | "none" | "false" | "no"
+    )
+}
+
+impl PacketConfig {
+    /// Sets `key` to `value` (see [`KEYS`]); on an error nothing changes.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let mut next = self.clone();
+        next.apply(key, value)?;
+        next.check()?;
+        *self = next;
+        Ok(())
+    }
+
+    fn apply(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let v = value;
+        match key {
+            "transport" => {
+                self.transport = TransportKind::ALL
+                    .into_iter()
+                    .find(|t| t.name() == v.trim().to_ascii_lowercase())
+                    .ok_or_else(|| {
+                        let names: Vec<_> = TransportKind::ALL.iter().map(|t| t.name()).collect();
+                        bad(
+                            key,
+                            format!("unknown transport '{v}': one of {}", names.join(", ")),
+                        )
+                    })?
+            }
+            "mtu" => self.mtu = parse_u32(key, v, 1)?,
+            "header_bytes" => self.header_bytes = parse_u32(key, v, 1)?,
+            "host_link_delay" => self.host_link_delay = parse_dur(key, v)?,
+            "fabric_link_delay" => self.fabric_link_delay = parse_dur(key, v)?,
+            "link_delay" => {
+                self.host_link_delay = parse_dur(key, v)?;
+                self.fabric_link_delay = self.host_link_delay;
+            }
+            "buffer" => {
+                self.switch_buffer = match v.trim() {
+                    "inf" | "unbounded" => None,
+                    _ => Some(parse_limit(key, v)?),
+                }
+            }
+            "ecn_k" => {
+                self.ecn_k = if off(v) {
+                    Some(Limit::Packets(u64::MAX))
+                } else {
+                    Some(parse_limit(key, v)?)
+                }
+            }
+            "ecn_per" => {
+                self.ecn_per_queue = match v.trim() {
+                    "port" => false,
+                    "queue" => true,
+                    _ => return Err(bad(key, format!("'{v}': port or queue"))),
+                }
+            }
+            "host_queue" => {
+                let s = v.trim().to_ascii_lowercase();
+                self.host_queue = if s == "unbounded" || s == "lossless" {
+                    HostQueue::Unbounded
+                } else if let Some(n) = s.strip_prefix("droptail:") {
+                    HostQueue::DropTail(parse_u32(key, n, 1)? as u64)
+                } else if let Some(n) = s.strip_prefix("ecn:") {
+                    HostQueue::Ecn(parse_u32(key, n, 1)? as u64)
+                } else {
+                    return Err(bad(
+                        key,
+                        format!("'{v}': unbounded, droptail:N or ecn:K (packets)"),
+                    ));
+                }
+            }
+            "min_rto" => self.min_rto = parse_dur(key, v)?,
+            "initial_rto" => self.initial_rto = parse_dur(key, v)?,
+            "init_cwnd" => self.init_cwnd = parse_u32(key, v, 1)?,
+            "delayed_ack" => {
+                self.delayed_ack = if off(v) {
+                    None
+                } else {
+                    Some(parse_dur(key, v)?)
+                }
+            }
+            "handshake" => {
+                self.handshake = if off(v) {
+                    None
+                } else {
+                    Some(parse_dur(key, v)?)
+                }
+            }
+            "dctcp_g" => {
+                let g: f64 = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+                if !(g > 0.0 && g <= 1.0) {
+                    return Err(bad(key, format!("{g} is not in (0, 1]")));
+                }
+                self.dctcp_g = g;
+            }
+            "queue_trace" => {
+                self.queue_trace = if off(v) {
+                    None
+                } else {
+                    Some(parse_dur(key, v)?)
+                }
+            }
+            _ => {
+                let keys: Vec<_> = KEYS.iter().map(|k| k.0).collect();
+                return Err(bad(
+                    key,
+                    format!("unknown option; valid: {}", keys.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets every `key=value` of a comma- or semicolon-separated list.
+    pub fn set_all(&mut self, spec: &str) -> Result<(), ConfigError> {
+        for kv in spec.split([',', ';']).filter(|s| !s.trim().is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| bad(kv.trim(), "expected key=value"))?;
+            self.set(k.trim(), v)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the knobs together: the headers fit in a packet, the buffer
+    /// holds a full packet, timers are positive.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.header_bytes >= self.mtu {
+            return Err(bad(
+                "mtu",
+                format!(
+                    "{} bytes leave no payload after {} bytes of headers",
+                    self.mtu, self.header_bytes
+                ),
+            ));
+        }
+        if let Some(Limit::Bytes(b)) = self.switch_buffer {
+            if b < self.mtu as u64 {
+                return Err(bad(
+                    "buffer",
+                    format!("{b} bytes cannot hold one {}-byte packet", self.mtu),
+                ));
+            }
+        }
+        if self.min_rto == Dur::ZERO {
+            return Err(bad("min_rto", "must be above 0"));
+        }
+        if self.initial_rto == Dur::ZERO {
+            return Err(bad("initial_rto", "must be above 0"));
+        }
+        if self.queue_trace == Some(Dur::ZERO) {
+            return Err(bad("queue_trace", "the interval must be above 0"));
+        }
+        if self.handshake == Some(Dur::ZERO) {
+            return Err(bad("handshake", "the SYN timeout must be above 0"));
+        }
+        Ok(())
+    }
+
+    /// Payload bytes of a full data packet.
+    pub fn mss(&self) -> u32 {
+        self.mtu - self.header_bytes
+    }
+
+    /// The ECN threshold of a switch port of `rate` bits/s, if it marks.
+    pub fn k_for(&self, rate: f64) -> Option<Limit> {
+        match self.ecn_k {
+            Some(Limit::Packets(u64::MAX)) => None,
+            Some(k) => Some(k),
+            None => Some(Limit::Packets(if rate <= 1e9 { 20 } else { 65 })),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_and_errors_name_the_key() {
+        let mut c = PacketConfig::default();
+        c.set_all("transport=tcp,buffer=100p,ecn_k=30KB,min_rto=200us,delayed_ack=1ms")
+            .unwrap();
+        assert_eq!(c.transport, TransportKind::Tcp);
+        assert_eq!(c.switch_buffer, Some(Limit::Packets(100)));
+        assert_eq!(c.ecn_k, Some(Limit::Bytes(30_000)));
+        assert_eq!(c.min_rto, Dur(200_000));
+        assert_eq!(c.delayed_ack, Some(Dur(1_000_000)));
+        let e = c.set("transport", "cubic").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp"
+        );
+        let e = c.set("mtu", "40").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("packet option 'mtu': 40 bytes leave no payload"),
+            "{e}"
+        );
+        let e = c.set("bufer", "1").unwrap_err();
+        assert!(
+            e.to_string().contains("unknown option; valid: transport"),
+            "{e}"
+        );
+        assert!(c
+            .set("buffer", "1000")
+            .unwrap_err()
+            .to_string()
+            .contains("cannot hold"));
+        c.set("ecn_k", "off").unwrap();
+        assert_eq!(c.k_for(1e10), None);
+    }
+
+    #[test]
+    fn default_k_follows_the_dctcp_paper() {
+        let c = PacketConfig::default();
+        assert_eq!(c.k_for(1e9), Some(Limit::Packets(20)));
+        assert_eq!(c.k_for(1e10), Some(Limit::Packets(65)));
+    }
+}

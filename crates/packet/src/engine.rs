@@ -1,0 +1,719 @@
+//! The event loop: packets through ports, end points reacting, and the
+//! release rules of the workload (shared with the flow-level engine:
+//! `coflowkit_sim::release`).
+//!
+//! Time is integer picoseconds (a 1500-byte frame takes 1.2 ns·1000 at 10
+//! Gbit/s, exactly); events at one instant are handled in the order they
+//! were scheduled (a sequence number breaks ties), so a run is a pure
+//! function of its inputs.
+
+use crate::config::{HostQueue, Limit, PacketConfig, TransportKind};
+use crate::port::{Admit, Kind, Packet, Port, PortStats};
+use crate::tcp::{Receiver, Segment, Sender, SenderParams};
+use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
+use coflowkit_model::{DepKind, Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
+use coflowkit_sim::release::Releases;
+use coflowkit_sim::{Outcome, Progress, SimResult};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+const PS_PER_NS: u64 = 1000;
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    /// A flow starts.
+    Start(u32),
+    /// A port finished serializing its packet.
+    TxDone(u32),
+    /// A packet reaches the far end of the link it crossed.
+    Arrive(Packet),
+    /// A flow's retransmission timer may be due.
+    Rto(u32),
+    /// A flow's delayed ACK is due.
+    DelAck(u32),
+    /// A SYN's connection timer.
+    SynTimeout(u32),
+    /// Sample every port's queue.
+    Sample,
+    /// Coflow arrivals due.
+    Arrival,
+}
+
+struct Entry {
+    at: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // A min-heap on (instant, sequence).
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// One flow's static facts and end points.
+struct Flow {
+    coflow: u32,
+    group: u32,
+    bytes: u64,
+    class: u8,
+    /// Forward and reverse paths: ranges into `Engine::hops`.
+    fwd: (u32, u32),
+    rev: (u32, u32),
+    start: u64,
+    finish: Option<u64>,
+    sender: Option<Sender>,
+    receiver: Option<Receiver>,
+    established: bool,
+    rto_pending: bool,
+    delack_at: Option<u64>,
+    /// The timestamp a delayed ACK echoes: its first unacknowledged
+    /// segment's (RFC 7323 §4.3).
+    delack_ts: u64,
+    syn_tries: u32,
+    stats: FlowPacketStats,
+}
+
+/// The packet-level simulation of one workload on one fabric.
+pub struct Engine<'a> {
+    cfg: &'a PacketConfig,
+    fabric: &'a Fabric,
+    workload: &'a ValidWorkload,
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+    now: u64,
+    ports: Vec<Port>,
+    /// The packet each busy port is serializing.
+    on_wire: Vec<Option<Packet>>,
+    hops: Vec<u32>,
+    flows: Vec<Flow>,
+    first_flow: Vec<u32>,
+    rel: Releases,
+    release: Vec<Time>,
+    completion: Vec<Time>,
+    next_coflow: usize,
+    done_coflows: usize,
+    segs: Vec<Segment>,
+    released: Vec<u32>,
+    completing: Vec<u32>,
+    trace: Vec<QueueSample>,
+    events: u64,
+    params: SenderParams,
+}
+
+fn ps(t: Time) -> u64 {
+    t.0.saturating_mul(PS_PER_NS)
+}
+
+fn ns_ceil(ps: u64) -> Time {
+    Time(ps.div_ceil(PS_PER_NS))
+}
+
+impl<'a> Engine<'a> {
+    /// Sets up ports and paths; refuses what the packet level cannot run.
+    pub fn new(
+        fabric: &'a Fabric,
+        workload: &'a ValidWorkload,
+        classes: &[u8],
+        cfg: &'a PacketConfig,
+    ) -> Result<Engine<'a>, PacketError> {
+        cfg.check()?;
+        let mut ports = Vec::with_capacity(fabric.n_links());
+        for (i, link) in fabric.links().iter().enumerate() {
+            let rate = link.capacity.0;
+            let port = match link.kind {
+                LinkKind::Uplink(_) => {
+                    let (buffer, k) = match cfg.host_queue {
+                        HostQueue::Unbounded => (None, None),
+                        HostQueue::DropTail(n) => (Some(Limit::Packets(n)), None),
+                        HostQueue::Ecn(k) => (None, Some(Limit::Packets(k))),
+                    };
+                    Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false)
+                }
+                LinkKind::Downlink(_) => Port::new(
+                    rate,
+                    ps(Time(cfg.host_link_delay.0)),
+                    cfg.switch_buffer,
+                    cfg.k_for(rate),
+                    cfg.ecn_per_queue,
+                ),
+                LinkKind::Switch { .. } => Port::new(
+                    rate,
+                    ps(Time(cfg.fabric_link_delay.0)),
+                    cfg.switch_buffer,
+                    cfg.k_for(rate),
+                    cfg.ecn_per_queue,
+                ),
+                // A CPU is no network resource: never on a packet's path.
+                LinkKind::Cpu(_) => Port::new(1.0, 0, None, None, false),
+            };
+            if rate <= 0.0 {
+                return Err(PacketError::Input(format!(
+                    "link {} has no capacity",
+                    fabric.link_name(LinkId(i as u32))
+                )));
+            }
+            ports.push(port);
+        }
+        let mut hops = vec![];
+        let mut flows = vec![];
+        let mut first_flow = vec![];
+        let mut path = vec![];
+        for (ci, c) in workload.coflows().iter().enumerate() {
+            first_flow.push(flows.len() as u32);
+            for (k, f) in c.flows.iter().enumerate() {
+                let at = format!("coflow {} flow {k}", c.id.0);
+                if f.kind == FlowKind::Compute {
+                    return Err(PacketError::Input(format!(
+                        "{at} is a compute stage; the packet engine models the network only \
+                         (run it with --engine flow)"
+                    )));
+                }
+                let i = flows.len();
+                let class = classes.get(i).copied().unwrap_or(0);
+                if class as usize >= crate::port::N_QUEUES {
+                    return Err(PacketError::Input(format!(
+                        "{at}: priority class {class} is not 0 to 7"
+                    )));
+                }
+                let key = FlowKey {
+                    coflow: c.id.0,
+                    index: k as u32,
+                };
+                let mut route = |a, b| {
+                    path.clear();
+                    fabric.path_into(a, b, fabric.path_choice(a, b, key), &mut path);
+                    let from = hops.len() as u32;
+                    hops.extend(path.iter().map(|l: &LinkId| l.0));
+                    (from, hops.len() as u32)
+                };
+                let fwd = route(f.src, f.dst);
+                let rev = route(f.dst, f.src);
+                if fwd.1 - fwd.0 > u8::MAX as u32 || rev.1 - rev.0 > u8::MAX as u32 {
+                    return Err(PacketError::Input(format!(
+                        "{at}: path longer than 255 hops"
+                    )));
+                }
+                flows.push(Flow {
+                    coflow: ci as u32,
+                    group: f.group,
+                    bytes: f.bytes.0,
+                    class,
+                    fwd,
+                    rev,
+                    start: 0,
+                    finish: None,
+                    sender: None,
+                    receiver: None,
+                    established: false,
+                    rto_pending: false,
+                    delack_at: None,
+                    delack_ts: 0,
+                    syn_tries: 0,
+                    stats: FlowPacketStats::default(),
+                });
+            }
+        }
+        let n_ports = ports.len();
+        let coflows = workload.coflows();
+        Ok(Engine {
+            cfg,
+            fabric,
+            workload,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            ports,
+            on_wire: vec![None; n_ports],
+            hops,
+            flows,
+            first_flow,
+            rel: Releases::new(coflows),
+            release: vec![Time::NEVER; coflows.len()],
+            completion: vec![Time::NEVER; coflows.len()],
+            next_coflow: 0,
+            done_coflows: 0,
+            segs: vec![],
+            released: vec![],
+            completing: vec![],
+            trace: vec![],
+            events: 0,
+            params: SenderParams {
+                mss: cfg.mss(),
+                init_cwnd: cfg.init_cwnd,
+                min_rto_ps: ps(Time(cfg.min_rto.0)),
+                initial_rto_ps: ps(Time(cfg.initial_rto.0)),
+                dctcp: cfg.transport == TransportKind::Dctcp,
+                g: cfg.dctcp_g,
+            },
+        })
+    }
+
+    fn push(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            at,
+            seq: self.seq,
+            ev,
+        });
+    }
+
+    /// Runs to the end; `progress` hears now and then how far it is.
+    pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> Result<PacketResult, PacketError> {
+        let n_coflows = self.workload.coflows().len();
+        if let Some(c) = self.workload.coflows().first() {
+            self.push(ps(c.arrival), Ev::Arrival);
+        }
+        if self.cfg.queue_trace.is_some() {
+            self.push(0, Ev::Sample);
+        }
+        while let Some(e) = self.heap.pop() {
+            if self.done_coflows == n_coflows {
+                break;
+            }
+            self.now = e.at;
+            self.events += 1;
+            match e.ev {
+                Ev::Arrival => self.arrivals(),
+                Ev::Start(f) => self.start(f),
+                Ev::TxDone(p) => self.tx_done(p),
+                Ev::Arrive(pkt) => self.arrive(pkt),
+                Ev::Rto(f) => self.rto(f),
+                Ev::DelAck(f) => self.delack(f),
+                Ev::SynTimeout(f) => self.syn_timeout(f),
+                Ev::Sample => self.sample(),
+            }
+            if self.events & 0xffff == 0 {
+                progress(Progress {
+                    now: ns_ceil(self.now),
+                    coflows_done: self.done_coflows,
+                    n_coflows,
+                });
+            }
+        }
+        if self.done_coflows < n_coflows {
+            let left = self.flows.iter().filter(|f| f.finish.is_none()).count();
+            return Err(PacketError::Stalled {
+                at: ns_ceil(self.now),
+                n_flows: left,
+            });
+        }
+        progress(Progress {
+            now: ns_ceil(self.now),
+            coflows_done: self.done_coflows,
+            n_coflows,
+        });
+        Ok(self.finish_result())
+    }
+
+    fn finish_result(self) -> PacketResult {
+        let flow_start: Vec<Time> = self.flows.iter().map(|f| ns_ceil(f.start)).collect();
+        let flow_finish: Vec<Time> = self
+            .flows
+            .iter()
+            .map(|f| f.finish.map_or(Time::NEVER, ns_ceil))
+            .collect();
+        let bottleneck: Vec<f64> = self
+            .flows
+            .iter()
+            .map(|f| {
+                self.hops[f.fwd.0 as usize..f.fwd.1 as usize]
+                    .iter()
+                    .map(|&l| self.ports[l as usize].rate)
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        let sim = SimResult::collect(Outcome {
+            scheduler: self.cfg.transport.name(),
+            workload: self.workload,
+            release: &self.release,
+            completion: &self.completion,
+            flow_start: &|i| flow_start[i],
+            flow_finish: &flow_finish,
+            flow_dropped: &[],
+            flow_bottleneck: &|i| bottleneck[i],
+            per_flow: true,
+            link_util: None,
+            n_events: self.events,
+        });
+        let ports: Vec<(String, PortStats)> = self
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !matches!(self.fabric.links()[*i].kind, LinkKind::Cpu(_)))
+            .map(|(i, p)| (self.fabric.link_name(LinkId(i as u32)), p.stats))
+            .collect();
+        let packets = ports.iter().map(|(_, s)| s.tx_packets).sum();
+        PacketResult {
+            sim,
+            flow_stats: self.flows.iter().map(|f| f.stats).collect(),
+            ports,
+            queue_trace: self.trace,
+            packets,
+            events: self.events,
+        }
+    }
+
+    // ---- the workload's release rules ----
+
+    fn arrivals(&mut self) {
+        let coflows = self.workload.coflows();
+        while self.next_coflow < coflows.len() && ps(coflows[self.next_coflow].arrival) <= self.now
+        {
+            let c = self.next_coflow;
+            self.next_coflow += 1;
+            if self.rel.arrive(c as u32, &coflows[c], self.first_flow[c]) {
+                self.release_coflow(c as u32);
+            }
+        }
+        if let Some(c) = coflows.get(self.next_coflow) {
+            self.push(ps(c.arrival), Ev::Arrival);
+        }
+    }
+
+    fn release_coflow(&mut self, c: u32) {
+        let now = ns_ceil(self.now);
+        self.rel.mark_released(c, now);
+        self.release[c as usize] = now;
+        let spec = &self.workload.coflows()[c as usize];
+        let first = self.first_flow[c as usize];
+        let empty = spec.flows.is_empty();
+        for (i, f) in spec.flows.iter().enumerate() {
+            if f.after.is_none() {
+                self.push(self.now + ps(Time(f.delay.0)), Ev::Start(first + i as u32));
+            }
+        }
+        if empty {
+            self.complete_cascade(c);
+        }
+    }
+
+    fn flow_done(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        fl.finish = Some(self.now);
+        let (c, group) = (fl.coflow, fl.group);
+        let mut released = std::mem::take(&mut self.released);
+        let all = self.rel.flow_done(c, group, &mut released);
+        for &w in &released {
+            let k = (w - self.first_flow[c as usize]) as usize;
+            let delay = self.workload.coflows()[c as usize].flows[k].delay;
+            self.push(self.now + ps(Time(delay.0)), Ev::Start(w));
+        }
+        released.clear();
+        self.released = released;
+        if all {
+            self.complete_cascade(c);
+        }
+    }
+
+    fn complete_cascade(&mut self, c: u32) {
+        self.completing.push(c);
+        while let Some(c) = self.completing.pop() {
+            if !self.rel.can_complete(c) {
+                continue;
+            }
+            let now = ns_ceil(self.now);
+            self.rel.mark_complete(c, now);
+            self.completion[c as usize] = now;
+            self.done_coflows += 1;
+            for i in self.rel.children_of(c).rev() {
+                let (child, kind) = self.rel.child(i);
+                if self.rel.parent_done(child, kind) {
+                    match kind {
+                        DepKind::StartsAfter => self.release_coflow(child),
+                        DepKind::FinishesBefore => self.completing.push(child),
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- end points ----
+
+    fn start(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        fl.start = now;
+        if fl.bytes == 0 {
+            self.flow_done(f);
+            return;
+        }
+        fl.receiver = Some(Receiver::new(fl.bytes));
+        fl.sender = Some(Sender::new(self.params, fl.bytes));
+        if self.cfg.handshake.is_some() {
+            self.send_syn(f);
+        } else {
+            fl.established = true;
+            self.send_data(f);
+        }
+    }
+
+    fn send_syn(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        fl.syn_tries += 1;
+        if fl.syn_tries > 1 {
+            fl.stats.timeouts += 1;
+        }
+        let timeout = self.cfg.handshake.expect("a handshake").0 << (fl.syn_tries - 1).min(16);
+        let pkt = self.packet(f, Kind::Syn, 0, 0);
+        self.send(pkt);
+        self.push(self.now + ps(Time(timeout)), Ev::SynTimeout(f));
+    }
+
+    fn syn_timeout(&mut self, f: u32) {
+        if !self.flows[f as usize].established {
+            self.send_syn(f);
+        }
+    }
+
+    fn packet(&self, f: u32, kind: Kind, seq: u64, len: u32) -> Packet {
+        let fl = &self.flows[f as usize];
+        Packet {
+            flow: f,
+            seq,
+            len,
+            wire: len + self.cfg.header_bytes,
+            kind,
+            hop: 0,
+            class: fl.class,
+            ect: kind == Kind::Data && self.params.dctcp,
+            ce: false,
+            ece: false,
+            ts: self.now,
+        }
+    }
+
+    fn send_data(&mut self, f: u32) {
+        let mut segs = std::mem::take(&mut self.segs);
+        segs.clear();
+        let now = self.now;
+        let s = self.flows[f as usize].sender.as_mut().expect("a sender");
+        s.send(now, &mut segs);
+        self.transmit(f, &segs);
+        self.segs = segs;
+    }
+
+    fn transmit(&mut self, f: u32, segs: &[Segment]) {
+        for s in segs {
+            if s.retransmit {
+                self.flows[f as usize].stats.retransmits += 1;
+            }
+            let pkt = self.packet(f, Kind::Data, s.seq, s.len);
+            self.send(pkt);
+        }
+        self.arm_rto(f);
+    }
+
+    fn arm_rto(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if let (Some(at), false) = (fl.sender.as_ref().and_then(|s| s.rto_at), fl.rto_pending) {
+            fl.rto_pending = true;
+            self.push(at, Ev::Rto(f));
+        }
+    }
+
+    fn rto(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        fl.rto_pending = false;
+        let Some(s) = fl.sender.as_mut() else { return };
+        match s.rto_at {
+            None => {}
+            Some(at) if at > now => {
+                fl.rto_pending = true;
+                self.push(at, Ev::Rto(f));
+            }
+            Some(_) => {
+                fl.stats.timeouts += 1;
+                let mut segs = std::mem::take(&mut self.segs);
+                segs.clear();
+                s.on_timeout(now, &mut segs);
+                self.transmit(f, &segs);
+                self.segs = segs;
+            }
+        }
+    }
+
+    fn delack(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if fl.delack_at == Some(self.now) {
+            let ts = fl.delack_ts;
+            let ce = fl.receiver.as_ref().is_some_and(|r| r.last_ce);
+            self.send_ack(f, ce, ts);
+        }
+    }
+
+    /// The receiver acknowledges what it has, echoing `ece` and the
+    /// timestamp `ts`.
+    fn send_ack(&mut self, f: u32, ece: bool, ts: u64) {
+        let fl = &mut self.flows[f as usize];
+        let r = fl.receiver.as_mut().expect("a receiver");
+        r.pending = 0;
+        let nxt = r.nxt;
+        fl.delack_at = None;
+        let mut pkt = self.packet(f, Kind::Ack, nxt, 0);
+        pkt.ece = ece;
+        pkt.ts = ts;
+        self.send(pkt);
+    }
+
+    /// A packet reached the end of its path.
+    fn deliver(&mut self, pkt: Packet) {
+        let f = pkt.flow;
+        match pkt.kind {
+            Kind::Syn => {
+                let reply = Packet {
+                    ts: pkt.ts,
+                    ..self.packet(f, Kind::SynAck, 0, 0)
+                };
+                self.send(reply);
+            }
+            Kind::SynAck => {
+                let fl = &mut self.flows[f as usize];
+                if !fl.established {
+                    fl.established = true;
+                    self.send_data(f);
+                }
+            }
+            Kind::Data => self.on_data(pkt),
+            Kind::Ack => {
+                let now = self.now;
+                let fl = &mut self.flows[f as usize];
+                let Some(s) = fl.sender.as_mut() else { return };
+                if s.done() {
+                    return;
+                }
+                let mut segs = std::mem::take(&mut self.segs);
+                segs.clear();
+                s.on_ack(now, pkt.seq, pkt.ece, pkt.ts, &mut segs);
+                if s.done() {
+                    s.rto_at = None;
+                }
+                self.transmit(f, &segs);
+                self.segs = segs;
+            }
+        }
+    }
+
+    fn on_data(&mut self, pkt: Packet) {
+        let f = pkt.flow;
+        let mss = self.params.mss;
+        let delack = self.cfg.delayed_ack;
+        let fl = &mut self.flows[f as usize];
+        let Some(r) = fl.receiver.as_mut() else {
+            return;
+        };
+        let was_complete = r.complete();
+        let (in_order, ce_changed) = r.on_data(pkt.seq, pkt.len, pkt.ce);
+        // A short segment counts as two: it is acknowledged at once.
+        r.pending += if pkt.len >= mss { 1 } else { 2 };
+        let complete = r.complete();
+        let ack_now = match delack {
+            None => true,
+            Some(_) => !in_order || ce_changed || r.pending >= 2 || complete,
+        };
+        if ack_now {
+            // The ACK echoes this packet's timestamp and CE mark.
+            self.send_ack(f, pkt.ce, pkt.ts);
+        } else if fl.delack_at.is_none() {
+            let at = self.now + ps(Time(delack.expect("delayed ACKs").0));
+            fl.delack_at = Some(at);
+            fl.delack_ts = pkt.ts;
+            self.push(at, Ev::DelAck(f));
+        }
+        if complete && !was_complete {
+            self.flow_done(f);
+        }
+    }
+
+    // ---- the network ----
+
+    fn path(&self, pkt: &Packet) -> &[u32] {
+        let fl = &self.flows[pkt.flow as usize];
+        let (a, b) = if pkt.reverse() { fl.rev } else { fl.fwd };
+        &self.hops[a as usize..b as usize]
+    }
+
+    /// A host puts `pkt` on its NIC.
+    fn send(&mut self, mut pkt: Packet) {
+        pkt.hop = 0;
+        self.enqueue(pkt);
+    }
+
+    fn enqueue(&mut self, pkt: Packet) {
+        let port = self.path(&pkt)[pkt.hop as usize];
+        let p = &mut self.ports[port as usize];
+        match p.admit(pkt) {
+            Admit::Dropped => {
+                self.flows[pkt.flow as usize].stats.drops += 1;
+                return;
+            }
+            Admit::Marked => self.flows[pkt.flow as usize].stats.ecn_marks += 1,
+            Admit::Queued => {}
+        }
+        if !p.busy {
+            self.start_tx(port);
+        }
+    }
+
+    fn start_tx(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if let Some(pkt) = p.pop() {
+            p.busy = true;
+            let at = self.now + p.tx_ps(pkt.wire);
+            self.on_wire[port as usize] = Some(pkt);
+            self.push(at, Ev::TxDone(port));
+        } else {
+            p.busy = false;
+        }
+    }
+
+    fn tx_done(&mut self, port: u32) {
+        let mut pkt = self.on_wire[port as usize]
+            .take()
+            .expect("a busy port has a packet");
+        pkt.hop += 1;
+        let at = self.now + self.ports[port as usize].delay_ps;
+        self.push(at, Ev::Arrive(pkt));
+        self.start_tx(port);
+    }
+
+    fn arrive(&mut self, pkt: Packet) {
+        if pkt.hop as usize == self.path(&pkt).len() {
+            self.deliver(pkt);
+        } else {
+            self.enqueue(pkt);
+        }
+    }
+
+    fn sample(&mut self) {
+        let t = ns_ceil(self.now);
+        for (i, p) in self.ports.iter().enumerate() {
+            if matches!(self.fabric.links()[i].kind, LinkKind::Cpu(_)) {
+                continue;
+            }
+            self.trace.push(QueueSample {
+                port: i as u32,
+                at: t,
+                bytes: p.queued_bytes(),
+            });
+        }
+        // Only while something else is pending: samples alone never keep
+        // a stalled run going.
+        if let (Some(q), false) = (self.cfg.queue_trace, self.heap.is_empty()) {
+            self.push(self.now + ps(Time(q.0)), Ev::Sample);
+        }
+    }
+}

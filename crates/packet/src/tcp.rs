@@ -1,0 +1,412 @@
+//! The TCP family's end points, written from their specifications:
+//!
+//! * slow start and congestion avoidance, RFC 5681 §3.1, with appropriate
+//!   byte counting (RFC 3465, L = 2 SMSS) in slow start;
+//! * fast retransmit and NewReno fast recovery, RFC 6582 §3.2 (partial
+//!   acknowledgements retransmit the next hole and deflate the window);
+//! * the retransmission timer, RFC 6298 §2 (SRTT, RTTVAR with α = 1/8,
+//!   β = 1/4, RTO = SRTT + 4·RTTVAR floored at the minimum RTO, doubled on
+//!   each expiry, §5.5), with RTT samples from a timestamp echoed by each
+//!   ACK (RFC 7323 §4), so retransmitted segments give samples too;
+//! * DCTCP, Alizadeh et al., SIGCOMM 2010, §3.1-3.2: the receiver echoes
+//!   each packet's CE mark in its ACK; the sender keeps
+//!   α ← (1 − g)·α + g·F once per window of data (F the fraction of bytes
+//!   acknowledged with ECE, Eq. 1) and, on marks, cuts the window once per
+//!   window: cwnd ← cwnd·(1 − α/2) (Eq. 2).
+//!
+//! Sequence numbers are byte offsets from 0; the flow's size is known to
+//! the sender (it has that many bytes to send), never to the network.
+
+use std::collections::BTreeMap;
+
+/// The longest a backed-off retransmission timer waits, ps (RFC 6298
+/// §2.5 allows a maximum of at least 60 s).
+const MAX_RTO_PS: u64 = 60_000_000_000_000;
+
+/// What a sender needs from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct SenderParams {
+    /// Payload bytes of a full segment.
+    pub mss: u32,
+    /// Initial window, segments.
+    pub init_cwnd: u32,
+    /// Retransmission timer floor, ps.
+    pub min_rto_ps: u64,
+    /// Retransmission timer before the first sample, ps.
+    pub initial_rto_ps: u64,
+    /// DCTCP (ECN-capable, α-proportional cuts); else NewReno.
+    pub dctcp: bool,
+    /// DCTCP's g.
+    pub g: f64,
+}
+
+/// A segment to put on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// First byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Whether these bytes were sent before.
+    pub retransmit: bool,
+}
+
+/// A sending end point.
+#[derive(Debug, Clone)]
+pub struct Sender {
+    p: SenderParams,
+    size: u64,
+    /// Every byte before this is acknowledged.
+    pub una: u64,
+    /// The next byte to send.
+    pub nxt: u64,
+    /// One past the highest byte ever sent.
+    pub max_sent: u64,
+    /// Congestion window, bytes.
+    pub cwnd: f64,
+    /// Slow-start threshold, bytes.
+    pub ssthresh: f64,
+    dupacks: u32,
+    recover: u64,
+    in_recovery: bool,
+    srtt: f64,
+    rttvar: f64,
+    has_rtt: bool,
+    /// Current retransmission timeout, ps.
+    pub rto: u64,
+    /// When the retransmission timer expires, if armed (ps).
+    pub rto_at: Option<u64>,
+    /// DCTCP's α.
+    pub alpha: f64,
+    win_end: u64,
+    acked_in_win: u64,
+    marked_in_win: u64,
+    cwr_end: u64,
+    /// Segments sent again.
+    pub retransmits: u64,
+    /// Retransmission timer expiries.
+    pub timeouts: u64,
+}
+
+impl Sender {
+    /// A sender of `size` bytes.
+    pub fn new(p: SenderParams, size: u64) -> Sender {
+        Sender {
+            p,
+            size,
+            una: 0,
+            nxt: 0,
+            max_sent: 0,
+            cwnd: (p.init_cwnd as u64 * p.mss as u64) as f64,
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            recover: 0,
+            in_recovery: false,
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_rtt: false,
+            rto: p.initial_rto_ps,
+            rto_at: None,
+            alpha: 1.0,
+            win_end: 0,
+            acked_in_win: 0,
+            marked_in_win: 0,
+            cwr_end: 0,
+            retransmits: 0,
+            timeouts: 0,
+        }
+    }
+
+    /// Whether every byte is acknowledged.
+    pub fn done(&self) -> bool {
+        self.una >= self.size
+    }
+
+    fn flight(&self) -> u64 {
+        self.max_sent.max(self.nxt) - self.una
+    }
+
+    fn segment_at(&mut self, seq: u64) -> Segment {
+        let len = (self.size - seq).min(self.p.mss as u64) as u32;
+        let retransmit = seq < self.max_sent;
+        if retransmit {
+            self.retransmits += 1;
+        }
+        Segment {
+            seq,
+            len,
+            retransmit,
+        }
+    }
+
+    /// Sends what the window allows from `nxt` (at least one segment when
+    /// nothing is in flight) and arms the timer if data is outstanding.
+    pub fn send(&mut self, now: u64, out: &mut Vec<Segment>) {
+        while self.nxt < self.size {
+            let in_flight = self.nxt - self.una;
+            let len = (self.size - self.nxt).min(self.p.mss as u64);
+            if in_flight > 0 && (in_flight + len) as f64 > self.cwnd + 1e-6 {
+                break;
+            }
+            let s = self.segment_at(self.nxt);
+            self.nxt += s.len as u64;
+            self.max_sent = self.max_sent.max(self.nxt);
+            out.push(s);
+        }
+        if self.rto_at.is_none() && self.una < self.max_sent {
+            self.rto_at = Some(now + self.rto);
+        }
+    }
+
+    fn sample_rtt(&mut self, r: f64) {
+        // RFC 6298 §2.2-2.3.
+        if self.has_rtt {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        } else {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.has_rtt = true;
+        }
+        let rto = (self.srtt + 4.0 * self.rttvar).ceil() as u64;
+        self.rto = rto.max(self.p.min_rto_ps).min(MAX_RTO_PS);
+    }
+
+    /// An ACK of every byte before `ack` arrived at `now`, echoing the
+    /// timestamp `ts` and ECN-echo `ece`; appends what to send.
+    pub fn on_ack(&mut self, now: u64, ack: u64, ece: bool, ts: u64, out: &mut Vec<Segment>) {
+        let mss = self.p.mss as f64;
+        if ack > self.una {
+            self.sample_rtt(now.saturating_sub(ts) as f64);
+            let acked = ack - self.una;
+            if self.p.dctcp {
+                self.acked_in_win += acked;
+                if ece {
+                    self.marked_in_win += acked;
+                }
+            }
+            self.una = ack;
+            if self.nxt < self.una {
+                self.nxt = self.una;
+            }
+            if self.in_recovery {
+                if ack >= self.recover {
+                    // RFC 6582 §3.2 step 3: full acknowledgement.
+                    self.in_recovery = false;
+                    self.cwnd = self.ssthresh;
+                } else {
+                    // Step 4: partial acknowledgement.
+                    let s = self.segment_at(self.una);
+                    out.push(s);
+                    self.cwnd = (self.cwnd - acked as f64 + mss).max(mss);
+                }
+            } else if self.cwnd < self.ssthresh {
+                self.cwnd += (acked as f64).min(2.0 * mss);
+            } else {
+                self.cwnd += mss * acked as f64 / self.cwnd;
+            }
+            self.dupacks = 0;
+            if self.p.dctcp && self.una >= self.win_end {
+                // Eq. 1, once per window of data.
+                if self.acked_in_win > 0 {
+                    let f = self.marked_in_win as f64 / self.acked_in_win as f64;
+                    self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * f;
+                }
+                self.acked_in_win = 0;
+                self.marked_in_win = 0;
+                self.win_end = self.nxt.max(self.una + 1);
+            }
+            self.rto_at = (self.una < self.max_sent).then_some(now + self.rto);
+        } else if ack == self.una && self.una < self.max_sent {
+            self.dupacks += 1;
+            if self.dupacks == 3 && !self.in_recovery && self.una >= self.recover {
+                // RFC 6582 §3.2 steps 1-2 (RFC 5681 Eq. 4 for ssthresh).
+                self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+                self.recover = self.max_sent;
+                self.in_recovery = true;
+                let s = self.segment_at(self.una);
+                out.push(s);
+                self.cwnd = self.ssthresh + 3.0 * mss;
+                self.rto_at = Some(now + self.rto);
+            } else if self.in_recovery {
+                self.cwnd += mss;
+            }
+        }
+        if self.p.dctcp && ece && !self.in_recovery && self.una > self.cwr_end {
+            // Eq. 2, at most once per window.
+            self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(mss);
+            self.ssthresh = self.cwnd;
+            self.cwr_end = self.max_sent;
+        }
+        if !self.done() {
+            self.send(now, out);
+        }
+    }
+
+    /// The retransmission timer expired at `now` (RFC 6298 §5.4-5.6, RFC
+    /// 5681 Eq. 4): one segment from `una`, the timer backed off.
+    pub fn on_timeout(&mut self, now: u64, out: &mut Vec<Segment>) {
+        self.rto_at = None;
+        if self.done() {
+            return;
+        }
+        let mss = self.p.mss as f64;
+        self.timeouts += 1;
+        self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+        self.cwnd = mss;
+        self.nxt = self.una;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = self.max_sent;
+        self.cwr_end = self.max_sent;
+        self.rto = (self.rto.saturating_mul(2)).min(MAX_RTO_PS);
+        self.send(now, out);
+    }
+}
+
+/// A receiving end point: cumulative ACKs over an out-of-order store.
+#[derive(Debug, Clone, Default)]
+pub struct Receiver {
+    /// Every byte before this has arrived.
+    pub nxt: u64,
+    size: u64,
+    ooo: BTreeMap<u64, u64>,
+    /// Full segments received since the last ACK (delayed ACKs).
+    pub pending: u32,
+    /// The CE mark of the last data packet.
+    pub last_ce: bool,
+}
+
+impl Receiver {
+    /// A receiver of `size` bytes.
+    pub fn new(size: u64) -> Receiver {
+        Receiver {
+            size,
+            ..Receiver::default()
+        }
+    }
+
+    /// Whether every byte has arrived.
+    pub fn complete(&self) -> bool {
+        self.nxt >= self.size
+    }
+
+    /// Bytes `seq..seq + len` arrived, marked `ce`. Returns whether they
+    /// were in order and whether the CE state changed (which a delayed
+    /// ACK must not hide, DCTCP §3.1).
+    pub fn on_data(&mut self, seq: u64, len: u32, ce: bool) -> (bool, bool) {
+        let end = seq + len as u64;
+        let in_order = seq <= self.nxt && self.ooo.is_empty();
+        if seq <= self.nxt {
+            self.nxt = self.nxt.max(end);
+            // Merge what now joins.
+            while let Some((&s, &e)) = self.ooo.iter().next() {
+                if s > self.nxt {
+                    break;
+                }
+                self.ooo.remove(&s);
+                self.nxt = self.nxt.max(e);
+            }
+        } else {
+            let e = self.ooo.entry(seq).or_insert(end);
+            *e = (*e).max(end);
+        }
+        let changed = ce != self.last_ce;
+        self.last_ce = ce;
+        (in_order, changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(dctcp: bool) -> SenderParams {
+        SenderParams {
+            mss: 1000,
+            init_cwnd: 2,
+            min_rto_ps: 1_000,
+            initial_rto_ps: 10_000,
+            dctcp,
+            g: 1.0 / 16.0,
+        }
+    }
+
+    #[test]
+    fn slow_start_then_fast_retransmit() {
+        let mut s = Sender::new(params(false), 20_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        assert_eq!(out.len(), 2);
+        out.clear();
+        s.on_ack(10, 1000, false, 0, &mut out);
+        // cwnd 3000: two more segments.
+        assert_eq!(
+            out.iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![2000, 3000]
+        );
+        out.clear();
+        for _ in 0..3 {
+            s.on_ack(20, 1000, false, 0, &mut out);
+        }
+        assert_eq!(
+            out[0],
+            Segment {
+                seq: 1000,
+                len: 1000,
+                retransmit: true
+            }
+        );
+        assert_eq!(s.retransmits, 1);
+    }
+
+    #[test]
+    fn timeout_goes_back_and_backs_off() {
+        let mut s = Sender::new(params(false), 5_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        assert_eq!(s.rto_at, Some(10_000));
+        out.clear();
+        s.on_timeout(10_000, &mut out);
+        assert_eq!(
+            out,
+            vec![Segment {
+                seq: 0,
+                len: 1000,
+                retransmit: true
+            }]
+        );
+        assert_eq!((s.timeouts, s.rto, s.cwnd), (1, 20_000, 1000.0));
+    }
+
+    #[test]
+    fn dctcp_cuts_by_half_alpha_once_per_window() {
+        let mut s = Sender::new(params(true), 1_000_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        let before = s.cwnd;
+        s.on_ack(10, 1000, true, 0, &mut out);
+        // alpha starts at 1 and the first window (1 segment) was all marked.
+        assert!((s.alpha - 1.0).abs() < 1e-12);
+        assert!(
+            (s.cwnd - (before + 1000.0) * 0.5).abs() < 1e-9,
+            "{}",
+            s.cwnd
+        );
+        let after = s.cwnd;
+        s.on_ack(11, 2000, true, 0, &mut out);
+        assert!(s.cwnd >= after, "a second cut in the same window");
+    }
+
+    #[test]
+    fn receiver_reorders() {
+        let mut r = Receiver::new(3000);
+        assert_eq!(r.on_data(1000, 1000, false), (false, false));
+        assert_eq!(r.nxt, 0);
+        // Filling a hole is acknowledged at once (RFC 5681 §4.2): not "in order".
+        assert_eq!(r.on_data(0, 1000, true), (false, true));
+        assert_eq!(r.nxt, 2000);
+        r.on_data(2000, 1000, true);
+        assert!(r.complete());
+    }
+}
