@@ -22,6 +22,10 @@ __all__ = [
     "generator_params",
     "check_generator",
     "simulate",
+    "simulate_packet",
+    "packet_transports",
+    "packet_options",
+    "check_packet_options",
     "schedulers",
     "check_scheduler",
     "scheduler_descriptors",
@@ -114,6 +118,19 @@ def simulate(
     link_util_bin_ns: int | None = None,
     missed: str = "finish",
 ) -> list[dict[str, Any]]: ...
+def simulate_packet(
+    workload: Workload,
+    transports: list[str],
+    options: str = "",
+    classes: list[int] | None = None,
+    capacity_bps: float | None = None,
+    n_hosts: int | None = None,
+    progress: bool = True,
+    topology: str | None = None,
+) -> list[dict[str, Any]]: ...
+def packet_transports() -> list[str]: ...
+def packet_options() -> list[tuple[str, str]]: ...
+def check_packet_options(options: str) -> None: ...
 def topology_info(spec: str, n_hosts: int | None = None) -> dict[str, Any]: ...
 def karuna_thresholds(sizes: str, load: float, n: int, kind: str) -> list[float]: ...
 def karuna_model_fct(sizes: str, load: float, t: list[float], kind: str, capacity_bps: float) -> float: ...

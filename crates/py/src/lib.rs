@@ -33,6 +33,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod packet;
 mod progress;
 mod replay_receiver;
 mod replay_sender;
@@ -159,6 +160,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload::generator_params, m)?)?;
     m.add_function(wrap_pyfunction!(workload::check_generator, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(packet::simulate_packet, m)?)?;
+    m.add_function(wrap_pyfunction!(packet::packet_transports, m)?)?;
+    m.add_function(wrap_pyfunction!(packet::packet_options, m)?)?;
+    m.add_function(wrap_pyfunction!(packet::check_packet_options, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::check_scheduler, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::scheduler_descriptors, m)?)?;

@@ -302,7 +302,7 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// A numpy column from an iterator.
-fn col<'py, T: numpy::Element>(
+pub(crate) fn col<'py, T: numpy::Element>(
     py: Python<'py>,
     values: impl Iterator<Item = T>,
 ) -> Bound<'py, numpy::PyArray1<T>> {
@@ -315,7 +315,11 @@ fn secs(d: Option<Dur>) -> Option<f64> {
 }
 
 /// One run's result as the dict `simulate` documents.
-fn result_dict<'py>(py: Python<'py>, spec: &str, r: SimResult) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn result_dict<'py>(
+    py: Python<'py>,
+    spec: &str,
+    r: SimResult,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("spec", spec)?;
     d.set_item("scheduler", &r.scheduler)?;

@@ -13,6 +13,7 @@ from .. import _core
 from ..sim import simulate as run_simulation
 from ..sim import synthetic
 from ..sim.results import Results
+from ..sim.scenario import load_scenario, run_scenario
 from ..sim.trace import load_trace
 from .common import (
     TOPOLOGY_HELP,
@@ -82,6 +83,36 @@ from .common import (
     show_default=True,
     help="Draw a progress bar on stderr for long runs (only on a terminal).",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["flow", "packet"]),
+    default="flow",
+    show_default=True,
+    help="flow: exact fluid rates per scheduler; packet: queues, ECN and TCP/DCTCP per packet "
+    "(--scheduler then names transports: dctcp, tcp).",
+)
+@click.option(
+    "--packet",
+    "packet_options",
+    metavar="KEY=VALUE,...",
+    default=None,
+    help="Packet engine knobs, e.g. buffer=100p,ecn_k=30KB,min_rto=1ms; 'help' lists them.",
+)
+@click.option(
+    "--queue-trace",
+    "queue_trace",
+    metavar="INTERVAL",
+    default=None,
+    help="Packet engine: sample every port's queue every INTERVAL (e.g. 100us) into "
+    "DIR/<transport>/queue_trace.parquet (needs --out).",
+)
+@click.option(
+    "--scenario",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Packet engine: a scenario file (JSON: topology, knobs and a flow list; docs/packet-engine.md); "
+    "writes DIR/flows.csv, DIR/queues.csv and DIR/summary.json as bench/ns3 does.",
+)
 @click.pass_context
 def simulate_cmd(
     ctx: click.Context,
@@ -97,8 +128,28 @@ def simulate_cmd(
     n_hosts: int | None,
     topology: str | None,
     progress: bool,
+    engine: str,
+    packet_options: str | None,
+    queue_trace: str | None,
+    scenario: Path | None,
 ) -> None:
     """Simulate a workload under schedulers and print a comparison table."""
+    if packet_options is not None and packet_options.strip() == "help":
+        for key, what in _core.packet_options():
+            click.echo(f"{key.ljust(18)} {what}")
+        return
+    if engine == "flow" and (packet_options is not None or queue_trace is not None or scenario is not None):
+        raise click.UsageError("--packet, --queue-trace and --scenario need --engine packet")
+    if scenario is not None:
+        _run_scenario(ctx, scenario, out, progress, trace, workload, scheduler, topology, packet_options, queue_trace)
+        return
+    if packet_options is not None:
+        usage_errors("'--packet'")(_core.check_packet_options, packet_options)
+    if queue_trace is not None:
+        if out is None:
+            raise click.UsageError("--queue-trace writes DIR/<transport>/queue_trace.parquet: give --out DIR")
+        usage_errors("'--queue-trace'")(_core.check_packet_options, f"queue_trace={queue_trace}")
+        packet_options = f"{packet_options},queue_trace={queue_trace}" if packet_options else f"queue_trace={queue_trace}"
     if trace is not None and workload is not None:
         raise click.UsageError("--trace and --workload are exclusive: give one")
     if topology is not None:
@@ -111,12 +162,26 @@ def simulate_cmd(
         check_topology(topology, 1)
     if link_util is not None and out is None:
         raise click.UsageError("--link-util writes DIR/<scheduler>/link_util.parquet: give --out DIR")
-    specs = check_schedulers(scheduler) or [name for name, _ in _core.schedulers()]
-    if baseline is not None:
+    if engine == "packet":
+        transports = list(_core.packet_transports())
+        specs = [x.strip() for x in (scheduler or "dctcp").split(",") if x.strip()]
+        for x in specs:
+            if x not in transports:
+                raise click.UsageError(f"--scheduler: {x!r} is not a transport of the packet engine ({', '.join(transports)})")
+        if link_util is not None or missed != "finish":
+            raise click.UsageError("--link-util and --missed are options of --engine flow")
+        per_flow = True
+    else:
+        specs = check_schedulers(scheduler) or [name for name, _ in _core.schedulers()]
+    if baseline is not None and engine == "packet":
+        baseline = baseline.strip()
+    elif baseline is not None:
         baseline = baseline.strip()
         usage_errors("'--baseline'")(_core.check_scheduler, baseline)
     else:
         baseline = "fair" if "fair" in specs else specs[0]
+    if engine == "packet" and baseline not in specs:
+        raise click.UsageError(f"--baseline: {baseline!r} is not among the transports run ({', '.join(specs)})")
     with data_errors():
         if trace is not None:
             w = load_trace(trace)
@@ -135,6 +200,8 @@ def simulate_cmd(
             topology=topology,
             link_util_bin=link_util,
             missed=missed,
+            engine=engine,
+            packet=packet_options,
         )
     click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
     click.echo(f"fabric     {res.topology}")
@@ -150,6 +217,48 @@ def simulate_cmd(
         with data_errors():
             res.write(out)
         click.echo(f"\nwrote {out}{os.sep}")
+
+
+def _run_scenario(
+    ctx: click.Context,
+    scenario: Path,
+    out: Path | None,
+    progress: bool,
+    trace: Path | None,
+    workload: str | None,
+    scheduler: str | None,
+    topology: str | None,
+    packet_options: str | None,
+    queue_trace: str | None,
+) -> None:
+    """``--scenario``: the file holds the workload, the fabric and the knobs."""
+    clash = [
+        name
+        for name, given in (
+            ("--trace", trace is not None),
+            ("--workload", workload is not None),
+            ("--scheduler", scheduler is not None),
+            ("--topology", topology is not None),
+            ("--packet", packet_options is not None),
+            ("--queue-trace", queue_trace is not None),
+        )
+        if given
+    ]
+    if clash:
+        raise click.UsageError(f"--scenario holds the workload, fabric and knobs: drop {', '.join(clash)}")
+    if out is None:
+        raise click.UsageError("--scenario writes DIR/flows.csv, DIR/queues.csv and DIR/summary.json: give --out DIR")
+    with data_errors():
+        s = load_scenario(scenario)
+        res = run_scenario(s, out, progress=progress)
+    flows = res.flows()
+    click.echo(f"scenario   {scenario}: {len(flows)} flows, {s.transport} on {s.topology}")
+    click.echo(
+        f"fct        mean {flows['fct_s'].mean():.6g} s, p99 {flows['fct_s'].quantile(0.99):.6g} s; "
+        f"drops {int(flows['drops'].sum())}, ECN marks {int(flows['ecn_marks'].sum())}, "
+        f"timeouts {int(flows['timeouts'].sum())}"
+    )
+    click.echo(f"\nwrote {out}{os.sep}")
 
 
 def _fmt_seconds(x: float) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import _core
@@ -111,9 +111,18 @@ def _specs(scheduler: str | Iterable[str]) -> list[str]:
     return specs
 
 
+def packet_options_string(options: str | Mapping[str, object] | None) -> str:
+    """The packet engine's options as ``key=value,...`` (from a string or a mapping)."""
+    if options is None:
+        return ""
+    if isinstance(options, str):
+        return options
+    return ",".join(f"{k}={v}" for k, v in options.items())
+
+
 def simulate(
     trace_or_workload: str | os.PathLike[str] | Workload,
-    scheduler: str | Iterable[str] = "fair",
+    scheduler: str | Iterable[str] | None = None,
     baseline: str | None = None,
     capacity_gbps: float | None = None,
     per_flow: bool = False,
@@ -122,6 +131,9 @@ def simulate(
     topology: str | os.PathLike[str] | None = None,
     link_util_bin: float | None = None,
     missed: str = "finish",
+    engine: str = "flow",
+    packet: str | Mapping[str, object] | None = None,
+    classes: Sequence[int] | None = None,
 ) -> Results:
     """Simulate a trace (a path) or a workload under one or more schedulers.
 
@@ -140,9 +152,30 @@ def simulate(
     ``"finish"`` (it goes on; the scheduler decides how) or ``"drop"`` (the
     application gives it up at its deadline; its remaining bytes are never
     sent). Either way it counts as missed.
+
+    ``engine="packet"`` runs the packet-level engine instead (docs/packet-engine.md):
+    ``scheduler`` then names transports (``"dctcp"``, the default, or ``"tcp"``),
+    ``packet`` sets its knobs (``"buffer=100p,ecn_k=30KB"`` or a dict; see
+    ``coflowkit simulate --packet help``), ``classes`` gives each flow's
+    strict-priority class (0 highest) in the workload's flow order, and every
+    run keeps per-flow rows with drops, ECN marks, retransmissions and timeouts.
     """
+    if engine not in ("flow", "packet"):
+        raise ValueError(f"engine: expected 'flow' or 'packet', got {engine!r}")
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
-    specs = _specs(scheduler)
+    if engine == "flow" and (packet or classes is not None):
+        raise ValueError("packet, classes: options of engine='packet'")
+    specs = _specs(scheduler if scheduler is not None else ("fair" if engine == "flow" else "dctcp"))
+    if engine == "packet":
+        transports = list(_core.packet_transports())
+        for s in specs:
+            if s not in transports:
+                raise ValueError(f"scheduler: {s!r} is not a transport of the packet engine ({', '.join(transports)})")
+        if link_util_bin is not None or missed != "finish":
+            raise ValueError("link_util_bin, missed: options of the flow-level engine (engine='flow')")
+        for i, c in enumerate(classes or []):
+            if not (isinstance(c, int) and 0 <= c <= 7):
+                raise ValueError(f"classes[{i}]: a priority class is 0 (highest) to 7, got {c!r}")
     if baseline is not None:
         baseline = baseline.strip()
         if baseline not in specs:
@@ -173,7 +206,19 @@ def simulate(
         bin_ns = max(1, round(link_util_bin * 1e9))
     if missed not in ("finish", "drop"):
         raise ValueError(f"missed: expected 'finish' or 'drop', got {missed!r}")
-    runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns, missed)
+    if engine == "packet":
+        runs = _core.simulate_packet(
+            workload,
+            specs,
+            packet_options_string(packet),
+            None if classes is None else [int(c) for c in classes],
+            capacity_bps,
+            n_hosts,
+            progress,
+            spec,
+        )
+    else:
+        runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns, missed)
     return Results(runs, source=workload.source, capacity_bps=port_bps, baseline=baseline, topology=described)
 
 

@@ -55,6 +55,9 @@ __all__ = [
     "JOB_COLUMNS",
     "LINK_UTIL_COLUMNS",
     "METRIC_COLUMNS",
+    "PACKET_FLOW_COLUMNS",
+    "PORT_COLUMNS",
+    "QUEUE_TRACE_COLUMNS",
 ]
 
 #: The bins of summaries, in report order ("All" first).
@@ -93,6 +96,12 @@ FLOW_COLUMNS = [
     "deadline_met",
     "dropped",
 ]
+#: Columns a packet-level run adds to the flow table, in order.
+PACKET_FLOW_COLUMNS = ["drops", "ecn_marks", "retransmits", "timeouts"]
+#: Columns of a packet-level run's port table, in order.
+PORT_COLUMNS = ["port", "name", "tx_packets", "tx_bytes", "drops", "marks", "max_bytes"]
+#: Columns of a packet-level run's queue trace, in order.
+QUEUE_TRACE_COLUMNS = ["port", "time_s", "bytes"]
 #: Columns of a job table, in order.
 JOB_COLUMNS = ["job_id", "first_coflow_id", "n_coflows", "arrival_s", "completion_s", "jct_s"]
 #: Columns of a link utilization table, in order.
@@ -220,12 +229,46 @@ class Results:
 
     def flows(self, scheduler: str | None = None) -> pd.DataFrame:
         """One row per flow (only with ``per_flow=True``), coflow by coflow; times in seconds."""
-        cols = self._run(scheduler)["flows"]
+        cols = self._flow_columns(scheduler)
         if cols is None:
             raise ValueError("flows were not kept: simulate with per_flow=True")
-        df = _frame(cols, FLOW_COLUMNS)
+        df = _frame(cols, self._flow_names(scheduler))
         df["kind"] = pd.Categorical(df["kind"], categories=_KINDS)
         return df
+
+    def _flow_columns(self, scheduler: str | None) -> dict[str, Any] | None:
+        run = self._run(scheduler)
+        if run["flows"] is None:
+            return None
+        packet = run.get("packet")
+        return run["flows"] if packet is None else {**run["flows"], **packet["flows"]}
+
+    def _flow_names(self, scheduler: str | None) -> list[str]:
+        packet = self._run(scheduler).get("packet") is not None
+        return FLOW_COLUMNS + (PACKET_FLOW_COLUMNS if packet else [])
+
+    def _packet(self, scheduler: str | None) -> dict[str, Any]:
+        packet = self._run(scheduler).get("packet")
+        if packet is None:
+            raise ValueError("a packet-level table: simulate with engine='packet'")
+        return dict(packet)
+
+    def ports(self, scheduler: str | None = None) -> pd.DataFrame:
+        """A packet-level run's ports, one row per link: packets and bytes sent,
+        drops, ECN marks and the most bytes ever queued."""
+        return _frame(self._packet(scheduler)["ports"], PORT_COLUMNS)
+
+    def queue_trace(self, scheduler: str | None = None) -> pd.DataFrame:
+        """A packet-level run's queue samples (``queue_trace`` option): every
+        port's queued bytes at each sampling instant, instant by instant."""
+        cols = self._packet(scheduler)["queue_trace"]
+        if cols is None:
+            raise ValueError("queues were not sampled: set the packet option queue_trace=INTERVAL")
+        return _frame(cols, QUEUE_TRACE_COLUMNS)
+
+    def packets(self, scheduler: str | None = None) -> int:
+        """A packet-level run's per-hop transmissions (each time a packet left a port)."""
+        return int(self._packet(scheduler)["packets"])
 
     def jobs(self, scheduler: str | None = None) -> pd.DataFrame:
         """One row per job, in order of its first coflow; ``job_id`` is <NA> for a
@@ -258,8 +301,8 @@ class Results:
         return arrow_table(self._run(scheduler)["coflows"], COFLOW_COLUMNS)
 
     def _flow_table(self, scheduler: str) -> pa.Table | None:
-        cols = self._run(scheduler)["flows"]
-        return None if cols is None else arrow_table(cols, FLOW_COLUMNS)
+        cols = self._flow_columns(scheduler)
+        return None if cols is None else arrow_table(cols, self._flow_names(scheduler))
 
     def _job_table(self, scheduler: str) -> pa.Table:
         return arrow_table(self._run(scheduler)["jobs"], JOB_COLUMNS)
@@ -328,7 +371,7 @@ class Results:
     def write(self, out_dir: str | os.PathLike[str]) -> Path:
         """Write ``DIR/<scheduler>/coflows.{csv,parquet}`` and ``jobs.{csv,parquet}``
         (and ``flows.*`` with per-flow results, ``link_util.parquet`` with link
-        utilization), ``DIR/summary.csv``, ``DIR/metrics.csv`` and, with a
+        utilization, ``ports.*`` and ``queue_trace.parquet`` from a packet-level run), ``DIR/summary.csv``, ``DIR/metrics.csv`` and, with a
         baseline, ``DIR/compare.csv``. Each file is replaced whole or not at all."""
         out = Path(out_dir)
         dirs = {s: spec_dirname(s) for s in self._order}
@@ -345,6 +388,11 @@ class Results:
             link_util = self._link_util_table(s)
             if link_util is not None:
                 _write_parquet(link_util, d / "link_util.parquet")
+            packet = self._run(s).get("packet")
+            if packet is not None:
+                write_table(arrow_table(packet["ports"], PORT_COLUMNS), d / "ports.csv", d / "ports.parquet")
+                if packet["queue_trace"] is not None:
+                    _write_parquet(arrow_table(packet["queue_trace"], QUEUE_TRACE_COLUMNS), d / "queue_trace.parquet")
         _write_csv(self.summary(), out / "summary.csv")
         _write_csv(self.metrics(), out / "metrics.csv")
         if self.baseline is not None:

@@ -1,0 +1,116 @@
+"""The packet engine from Python and the command line: tables, options,
+scenario files and their errors (the engine itself is tested in
+crates/packet)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import coflowkit
+from coflowkit.sim.scenario import load_scenario, run_scenario
+from conftest import Cli, assert_one_line_error
+
+
+def incast(tmp_path: Path, n: int = 4, **extra: object) -> Path:
+    doc = {
+        "name": "incast",
+        "topology": f"bigswitch:hosts={n + 1},rate=1Gbps",
+        "transport": "dctcp",
+        "switch_buffer_bytes": 100_000,
+        "ecn_k_bytes": 30_000,
+        "queue_sample_ns": 100_000,
+        "queue_ports": [f"to-host-{n}"],
+        "flows": [{"src": h, "dst": n, "start_ns": 1000 * h, "bytes": 50_000, "prio": 0} for h in range(n)],
+        **extra,
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_packet_runs_keep_packet_columns_and_tables(tmp_path: Path) -> None:
+    w = coflowkit.synthetic(n_hosts=8, n_coflows=6, seed=3)
+    res = coflowkit.simulate(w, "dctcp,tcp", engine="packet", packet="buffer=50p,queue_trace=1ms", progress=False)
+    assert res.schedulers == ["dctcp", "tcp"]
+    flows = res.flows("dctcp")
+    assert list(flows.columns[-4:]) == ["drops", "ecn_marks", "retransmits", "timeouts"]
+    assert len(flows) == w.n_flows
+    assert (flows["fct_s"] > 0).all()
+    ports = res.ports("tcp")
+    assert ports["tx_packets"].sum() == res.packets("tcp") > 0
+    assert len(res.queue_trace("tcp")) > 0
+    res.write(tmp_path)
+    assert (tmp_path / "tcp" / "ports.csv").exists()
+    assert pq.read_table(tmp_path / "dctcp" / "queue_trace.parquet").num_rows > 0
+    with (tmp_path / "tcp" / "flows.csv").open() as f:
+        assert "retransmits" in next(csv.reader(f))
+
+
+def test_packet_errors_name_what_is_wrong() -> None:
+    w = coflowkit.synthetic(n_hosts=8, n_coflows=2, seed=1)
+    with pytest.raises(ValueError, match="not a transport of the packet engine"):
+        coflowkit.simulate(w, "fair", engine="packet")
+    with pytest.raises(ValueError, match="packet option 'bufer': unknown option"):
+        coflowkit.simulate(w, engine="packet", packet="bufer=10p")
+    with pytest.raises(ValueError, match="packet option 'mtu': 40 bytes leave no payload"):
+        coflowkit.simulate(w, engine="packet", packet={"mtu": 40})
+    with pytest.raises(ValueError, match=r"classes\[0\]"):
+        coflowkit.simulate(w, engine="packet", classes=[9] * w.n_flows)
+    with pytest.raises(ValueError, match="options of engine='packet'"):
+        coflowkit.simulate(w, "fair", packet="buffer=10p")
+    with pytest.raises(ValueError, match="engine: expected"):
+        coflowkit.simulate(w, engine="fluid")
+
+
+def test_scenario_runs_and_writes_the_ns3_layout(tmp_path: Path) -> None:
+    s = load_scenario(incast(tmp_path))
+    assert "ecn_k=30000B" in s.options and s.classes == [0, 0, 0, 0]
+    run_scenario(s, tmp_path / "out", progress=False)
+    with (tmp_path / "out" / "flows.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["flow"]) for r in rows] == [0, 1, 2, 3]
+    assert all(int(r["fct_ns"]) > 400_000 for r in rows)
+    with (tmp_path / "out" / "queues.csv").open() as f:
+        q = list(csv.DictReader(f))
+    assert q and {r["port"] for r in q} == {"to-host-4"}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["packets"] > 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ({"bufer": 1}, "bufer: unknown field"),
+        ({"flows": [{"src": 0, "dst": 1, "bytes": 5}]}, "flows[0].start_ns: missing"),
+        ({"flows": [{"src": 0, "dst": 1, "start_ns": 0, "bytes": 5, "prio": 8}]}, "flows[0].prio"),
+        ({"host_queue": {"kind": "red"}}, "host_queue.kind"),
+        ({"queue_ports": ["port-9"]}, "queue_ports: 'port-9'"),
+        ({"mtu": 30}, "packet option 'mtu'"),
+    ],
+)
+def test_scenario_errors(tmp_path: Path, extra: dict[str, object], needle: str) -> None:
+    with pytest.raises(ValueError) as e:
+        s = load_scenario(incast(tmp_path, **extra))
+        run_scenario(s, tmp_path / "out", progress=False)
+    assert needle in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_cli_packet(cli: Cli, tmp_path: Path) -> None:
+    proc = cli("simulate", "--engine", "packet", "--packet", "help")
+    assert proc.returncode == 0 and "ecn_k" in proc.stdout
+    proc = cli("simulate", "--engine", "packet", "--scenario", str(incast(tmp_path)), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "o" / "flows.csv").exists()
+    assert_one_line_error(
+        cli("simulate", "--engine", "packet", "--packet", "buffer=0", "--no-progress"), 2, "'buffer'"
+    )
+    assert_one_line_error(cli("simulate", "--packet", "buffer=10p"), 2, "--engine packet")
+    assert_one_line_error(
+        cli("simulate", "--engine", "packet", "--scheduler", "varys"), 2, "not a transport"
+    )
