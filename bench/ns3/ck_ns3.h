@@ -3,13 +3,13 @@
 // per-packet callback stays in C++.
 //
 // What it models (see bench/ns3/README.md for the reasons):
-// - PortQueueDisc: one switch/host output port. 8 strict-priority FIFO bands (band = IP ToS >> 5),
+// - PortQueueDisc: one switch/host output port. 8 strict-priority FIFO bands (band = the flow's prio, found by TCP port),
 //   one drop-tail buffer shared by the bands (bytes and/or packets), ECN CE marking of an arriving
 //   ECT packet when the port occupancy is >= K (bytes or packets). Occupancy = bytes in this queue
 //   disc + bytes in the device's 1-packet transmit queue (the packet on the wire is not counted).
 // - Per-flow ECMP by address planes: host h owns one address per spine (10.s.leaf.idx+1); a flow
 //   bound to plane s is routed by static routes through spine s in both directions.
-// - A sender per flow (TCP socket, ToS = prio << 5) that writes exactly `bytes` at start_ns, and a
+// - A sender per flow (TCP socket) that writes exactly `bytes` at start_ns, and a
 //   listening socket per flow at the receiver that records when the last byte arrives.
 
 #include <algorithm>
@@ -55,6 +55,7 @@ struct ScenarioConfig
     uint32_t mtu = 1500, headerBytes = 40;
     // transport
     bool dctcp = false;
+    bool stockDctcp = false; // true: ns-3's TcpDctcp without the 2-segment floor
     int64_t minRtoNs = 1000000;
     uint32_t initCwnd = 10;
     bool delayedAck = false;
@@ -152,20 +153,20 @@ class PortQueueDisc : public QueueDisc
         uint32_t sz = item->GetSize();
         if (qb + sz > limitBytes || qp + 1 > limitPackets)
         {
-            int f = FlowOfPacket(item->GetPacket());
-            if (f >= 0)
+            int fd = FlowOfPacket(item->GetPacket());
+            if (fd >= 0)
             {
-                flows[f].drops++;
+                flows[fd].drops++;
             }
             totalDrops++;
             DropBeforeEnqueue(item, "buffer full");
             return false;
         }
+        int f = FlowOfPacket(item->GetPacket());
         if (qb >= kBytes || qp >= kPackets)
         {
             if (Mark(item, "K")) // false when the packet is not ECT
             {
-                int f = FlowOfPacket(item->GetPacket());
                 if (f >= 0)
                 {
                     flows[f].marks++;
@@ -173,12 +174,10 @@ class PortQueueDisc : public QueueDisc
                 totalMarks++;
             }
         }
-        uint32_t band = 0;
-        Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
-        if (ip)
-        {
-            band = (ip->GetHeader().GetTos() >> 5) & 7;
-        }
+        // The band is the flow's class, looked up by TCP port, for its data, ACKs and SYNs alike.
+        // Not the IP ToS: in ns-3.44 a socket with a ToS set (Socket::SetIpTos) sends its data
+        // without the ECT codepoint, so a prioritised DCTCP flow would never be marked.
+        uint32_t band = f >= 0 ? flows[f].prio : 0;
         return GetInternalQueue(band)->Enqueue(item);
     }
 
@@ -211,6 +210,41 @@ class PortQueueDisc : public QueueDisc
 
     void InitializeParams() override
     {
+    }
+};
+
+// ns-3.44's TcpDctcp::GetSsThresh returns (1 - alpha/2) * cwnd with no floor, so after a few
+// marked windows cwnd drops below one segment; with nothing in flight the sender then waits for
+// the RTO (seen in prio-dctcp: a 10 ms stall). Linux (dctcp_ssthresh) floors it at 2 segments;
+// this subclass does the same and is the default (run_ns3.py --stock-dctcp uses TcpDctcp as is).
+class TcpDctcpFloor : public TcpDctcp
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ck::TcpDctcpFloor")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpDctcpFloor>();
+        return tid;
+    }
+
+    TcpDctcpFloor() = default;
+    TcpDctcpFloor(const TcpDctcpFloor& o) = default;
+
+    std::string GetName() const override
+    {
+        return "TcpDctcpFloor";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        return std::max<uint32_t>(TcpDctcp::GetSsThresh(tcb, bytesInFlight), 2 * tcb->m_segmentSize);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpDctcpFloor>(this);
     }
 };
 
@@ -312,7 +346,6 @@ void StartFlow(uint32_t f)
     FlowRec& fl = flows[f];
     Ptr<Socket> s = Socket::CreateSocket(hosts.Get(fl.src), TcpSocketFactory::GetTypeId());
     fl.tx = s;
-    s->SetIpTos((uint8_t)(fl.prio << 5));
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, f));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetx, f));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, f));
@@ -426,7 +459,9 @@ std::string Build()
     RngSeedManager::SetSeed(cfg.seed);
     uint32_t mss = cfg.mtu - cfg.headerBytes;
     ns3::Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(cfg.dctcp ? TcpDctcp::GetTypeId() : TcpNewReno::GetTypeId()));
+                       TypeIdValue(!cfg.dctcp ? TcpNewReno::GetTypeId()
+                                   : cfg.stockDctcp ? TcpDctcp::GetTypeId()
+                                                    : TcpDctcpFloor::GetTypeId()));
     ns3::Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
     ns3::Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     ns3::Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(cfg.initCwnd));

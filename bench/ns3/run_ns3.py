@@ -2,6 +2,8 @@
 """Run one packet scenario (bench/ns3/SCENARIO.md) in ns-3 and write its result directory.
 
     /work/ns3-venv/bin/python bench/ns3/run_ns3.py SCENARIO.json OUTDIR
+    /work/ns3-venv/bin/python bench/ns3/run_ns3.py --many OUTROOT A.json B.json ...   (OUTROOT/<name>/)
+    --stock-dctcp: ns-3's TcpDctcp as shipped (no 2-segment floor on the reduced window)
 
 Needs the ns-3 Python bindings (`pip install ns3==3.44.post0`, Python 3.11). ns-3 is an outside
 reference for the cross-check, never a dependency of coflowkit. The model itself is C++ in
@@ -91,7 +93,7 @@ def load_scenario(path: str) -> dict:
     return sc
 
 
-def run(sc: dict, outdir: str) -> dict:
+def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
     t0 = time.time()
     from ns import ns  # noqa: F401  (loads libraries and headers; prints harmless cling warnings)
     import cppyy
@@ -113,6 +115,7 @@ def run(sc: dict, outdir: str) -> dict:
     c.fabricDelayNs = int(sc.get("fabric_link_delay_ns", 1000))
     c.mtu, c.headerBytes = int(sc["mtu"]), int(sc["header_bytes"])
     c.dctcp = sc["transport"] == "dctcp"
+    c.stockDctcp = stock_dctcp
     c.minRtoNs = int(sc.get("min_rto_ns", 200_000_000))
     c.initCwnd = int(sc.get("init_cwnd_packets", 10))
     c.delayedAck = bool(sc.get("delayed_ack", False))
@@ -208,6 +211,7 @@ def run(sc: dict, outdir: str) -> dict:
         "flows_unfinished": unfinished,
         "drops": int(ck.totalDrops),
         "ecn_marks": int(ck.totalMarks),
+        "tcp": "NewReno" if not c.dctcp else ("TcpDctcp (stock)" if stock_dctcp else "TcpDctcp, ssthresh floored at 2 segments"),
         "fct_from": "start_ns (SYN sent)" if handshake else "first data segment sent",
         "wire_bytes_full_data_packet": c.mtu - c.headerBytes + 42,
         "wire_bytes_pure_ack": 42,
@@ -223,18 +227,29 @@ def run(sc: dict, outdir: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+    stock = "--stock-dctcp" in argv
+    argv = [a for a in argv if a != "--stock-dctcp"]
+    if len(argv) >= 3 and argv[1] == "--many":
+        # one process for several scenarios: ns-3 and the JIT are loaded once (about 20 s)
+        jobs = [(p, os.path.join(argv[2], os.path.splitext(os.path.basename(p))[0])) for p in argv[3:]]
+    elif len(argv) == 3:
+        jobs = [(argv[1], argv[2])]
+    else:
+        print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)
         return 2
-    try:
-        sc = load_scenario(argv[1])
-        s = run(sc, argv[2])
-    except ScenarioError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(json.dumps({k: s[k] for k in ("scenario", "wall_seconds", "packets", "packets_per_wall_second",
-                                        "flows_unfinished", "drops", "ecn_marks")}))
-    return 0
+    rc = 0
+    for path, out in jobs:
+        try:
+            sc = load_scenario(path)
+            s = run(sc, out, stock)
+        except ScenarioError as e:
+            print(f"error: {path}: {e}", file=sys.stderr)
+            rc = 1
+            continue
+        print(json.dumps({k: s[k] for k in ("scenario", "wall_seconds", "packets",
+                                            "packets_per_wall_second", "flows_unfinished", "drops",
+                                            "ecn_marks")}), flush=True)
+    return rc
 
 
 if __name__ == "__main__":
