@@ -71,6 +71,7 @@ struct ScenarioConfig
     // run
     int64_t sampleNs = 0;
     int64_t stopNs = 0; // hard stop (0: none)
+    bool protectSyn = false; // handshake off: never drop a SYN / SYN-ACK
     uint32_t seed = 1;
 };
 
@@ -115,6 +116,22 @@ inline int FlowOfPacket(Ptr<const Packet> p)
     return -1;
 }
 
+// A SYN or SYN-ACK. With handshake off in the scenario, ns-3 still handshakes; a lost SYN would
+// cost ns-3's connection timeout (3 s) that a handshake-free simulator cannot have. So then the
+// ports admit SYNs beyond the buffer limit (counted in synAdmittedOverLimit).
+uint64_t synAdmittedOverLimit = 0;
+
+inline bool IsSyn(Ptr<QueueDiscItem> item)
+{
+    TcpHeader th;
+    if (item->GetPacket()->PeekHeader(th) == 0 || !(th.GetFlags() & TcpHeader::SYN))
+    {
+        return false;
+    }
+    synAdmittedOverLimit++;
+    return true;
+}
+
 class PortQueueDisc : public QueueDisc
 {
   public:
@@ -151,7 +168,7 @@ class PortQueueDisc : public QueueDisc
     {
         uint64_t qb = OccBytes(), qp = OccPackets();
         uint32_t sz = item->GetSize();
-        if (qb + sz > limitBytes || qp + 1 > limitPackets)
+        if ((qb + sz > limitBytes || qp + 1 > limitPackets) && !(cfg.protectSyn && IsSyn(item)))
         {
             int fd = FlowOfPacket(item->GetPacket());
             if (fd >= 0)
@@ -388,7 +405,7 @@ void Reset()
     cfg = ScenarioConfig();
     flows.clear();
     nDone = 0;
-    hopTx = hopTxData = totalDrops = totalMarks = 0;
+    hopTx = hopTxData = totalDrops = totalMarks = synAdmittedOverLimit = 0;
     samplePortNames.clear();
     qsPort.clear();
     qsTime.clear();

@@ -4,6 +4,7 @@
     python3 bench/ns3/crosscheck.py [--scenarios DIR] [--only NAME ...] [--golden | --ns3-results DIR]
                                     [--ns3-python PY] [--coflowkit-python PY] [--work DIR]
                                     [--write-golden]
+    python3 bench/ns3/crosscheck.py --golden-table    (the stored ns-3 numbers as markdown)
 
 For each scenario (default: written fresh by scenarios.py) it gets the ns-3 result (runs
 run_ns3.py, or with --golden reads bench/ns3/golden/<name>/metrics.json), runs
@@ -183,7 +184,35 @@ def run_coflowkit(py: str, sc_path: str, out: str) -> tuple[bool, str]:
     return True, ""
 
 
+GROUPS = ["long", "incast", "prio", "leafspine"]
+
+
+def golden_tables() -> str:
+    """The ns-3 numbers stored under golden/ as markdown (for README.md)."""
+    g = os.path.join(HERE, "golden")
+    names = sorted(os.listdir(g), key=lambda n: (GROUPS.index(n.split("-")[0]), n))
+    out = ["| scenario | wall s | simulated ms | per-hop packets | packets / wall-s | events |",
+           "|---|---|---|---|---|---|"]
+    for n in names:
+        s = json.load(open(os.path.join(g, n, "summary.json")))
+        out.append(f"| {n} | {s['wall_seconds']:.2f} | {s['sim_end_ns'] / 1e6:.2f} | {s['packets']} | "
+                   f"{s['packets_per_wall_second']} | {s['events']} |")
+    for grp in GROUPS:
+        ns = [n for n in names if n.split("-")[0] == grp]
+        ms = {n: json.load(open(os.path.join(g, n, "metrics.json"))) for n in ns}
+        keys = []
+        for n in ns:
+            keys += [k for k in ms[n] if k not in keys and not k.startswith("n_")]
+        out += ["", f"**{grp}**", "", "| metric | " + " | ".join(ns) + " |", "|---|" + "---|" * len(ns)]
+        for k in keys:
+            out.append(f"| {k} | " + " | ".join(fmt(ms[n][k]) if k in ms[n] else "" for n in ns) + " |")
+    return "\n".join(out)
+
+
 def main() -> int:
+    if "--golden-table" in sys.argv:
+        print(golden_tables())
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", help="directory of scenario JSON files (default: scenarios.py output)")
     ap.add_argument("--only", nargs="*", help="scenario names to run")

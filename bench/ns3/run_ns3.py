@@ -135,6 +135,7 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
     c.sampleNs = int(sc.get("queue_sample_ns", 0) or 0)
     c.stopNs = int(sc.get("stop_ns", 0) or 0)
     seed = int(sc.get("ecmp_seed", 0))
+    c.protectSyn = not bool(sc.get("handshake", False))
 
     spines_used = []
     for i, fl in enumerate(sc["flows"]):
@@ -211,6 +212,7 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         "flows_unfinished": unfinished,
         "drops": int(ck.totalDrops),
         "ecn_marks": int(ck.totalMarks),
+        "syn_admitted_over_buffer": int(ck.synAdmittedOverLimit),
         "tcp": "NewReno" if not c.dctcp else ("TcpDctcp (stock)" if stock_dctcp else "TcpDctcp, ssthresh floored at 2 segments"),
         "fct_from": "start_ns (SYN sent)" if handshake else "first data segment sent",
         "wire_bytes_full_data_packet": c.mtu - c.headerBytes + 42,
