@@ -492,11 +492,9 @@ std::string Build()
     ns3::Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(cfg.minRtoNs)));
     ns3::Config::SetDefault("ns3::TcpSocketBase::ClockGranularity",
                        TimeValue(NanoSeconds(cfg.clockGranularityNs)));
-    if (cfg.dctcp)
-    {
-        ns3::Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
-        ns3::Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(cfg.dctcpG));
-    }
+    // Set both ways: Config defaults are process-wide and outlive a run (run_ns3.py --many).
+    ns3::Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(cfg.dctcp ? "On" : "Off"));
+    ns3::Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(cfg.dctcpG));
 
     uint32_t nHosts = cfg.leaves * cfg.hostsPerLeaf;
     hosts = NodeContainer();
