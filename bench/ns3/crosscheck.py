@@ -253,7 +253,7 @@ def main() -> int:
     skip_reason = None
     print("| scenario | metric | ns-3 | coflowkit | difference | within tolerance |")
     print("|---|---|---|---|---|---|")
-    n_ok = n_bad = 0
+    n_ok = n_bad = n_missing = 0
     for p, sc in scs.items():
         name = sc["name"]
         if a.golden:
@@ -287,12 +287,13 @@ def main() -> int:
         for k, x, y, diff, ok in compare(m_ns3, m_ck):
             n_ok += ok is True
             n_bad += ok is False
+            n_missing += m_ck is not None and x is not None and y is None
             print(f"| {name} | {k} | {fmt(x)} | {fmt(y)} | {fmt(diff)} | {fmt(ok)} |")
     print()
     if skip_reason:
         print(f"coflowkit skipped: {skip_reason}")
     else:
-        print(f"{n_ok} metrics within tolerance, {n_bad} outside")
+        print(f"{n_ok} metrics within tolerance, {n_bad} outside, {n_missing} not in coflowkit's results")
     return 0
 
 
