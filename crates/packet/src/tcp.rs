@@ -233,8 +233,10 @@ impl Sender {
             }
         }
         if self.p.dctcp && ece && !self.in_recovery && self.una > self.cwr_end {
-            // Eq. 2, at most once per window.
-            self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(mss);
+            // Eq. 2, at most once per window; never below 2 segments
+            // (Linux's floor: a window under 2 segments with delayed ACKs
+            // waits for the timer).
+            self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(2.0 * mss);
             self.ssthresh = self.cwnd;
             self.cwr_end = self.max_sent;
         }
@@ -388,11 +390,9 @@ mod tests {
         s.on_ack(10, 1000, true, 0, &mut out);
         // alpha starts at 1 and the first window (1 segment) was all marked.
         assert!((s.alpha - 1.0).abs() < 1e-12);
-        assert!(
-            (s.cwnd - (before + 1000.0) * 0.5).abs() < 1e-9,
-            "{}",
-            s.cwnd
-        );
+        // Halved, but never below 2 segments.
+        let want = ((before + 1000.0) * 0.5).max(2000.0);
+        assert!((s.cwnd - want).abs() < 1e-9, "{}", s.cwnd);
         let after = s.cwnd;
         s.on_ack(11, 2000, true, 0, &mut out);
         assert!(s.cwnd >= after, "a second cut in the same window");
