@@ -43,7 +43,11 @@ def plans(draw: st.DrawFn) -> Plan:
     )
     per_host = lambda s: st.none() | st.lists(s, min_size=n, max_size=n).map(tuple)  # noqa: E731
     param = st.none() | st.booleans() | _counts | _numbers | st.text(max_size=5) | st.lists(_counts, max_size=3)
-    policy = {"name": draw(st.sampled_from(sorted(rp.POLICIES))), **draw(st.dictionaries(st.text(max_size=8), param))}
+    # A parameter named "name" would replace the policy's name (`make fuzz`,
+    # Hypothesis seed 7466248039393576066 drew {"name": None}): a test bug,
+    # the decoder rightly refuses such a plan.
+    keys = st.text(max_size=8).filter(lambda k: k != "name")
+    policy = {"name": draw(st.sampled_from(sorted(rp.POLICIES))), **draw(st.dictionaries(keys, param))}
     return Plan(
         hosts=tuple(draw(st.lists(st.text(max_size=12), min_size=n, max_size=n))),
         flows=flows,
