@@ -101,8 +101,6 @@ pub struct Engine<'a> {
     flows: Vec<Flow>,
     first_flow: Vec<u32>,
     rel: Releases,
-    release: Vec<Time>,
-    completion: Vec<Time>,
     next_coflow: usize,
     done_coflows: usize,
     segs: Vec<Segment>,
@@ -241,8 +239,6 @@ impl<'a> Engine<'a> {
             flows,
             first_flow,
             rel: Releases::new(coflows),
-            release: vec![Time::NEVER; coflows.len()],
-            completion: vec![Time::NEVER; coflows.len()],
             next_coflow: 0,
             done_coflows: 0,
             segs: vec![],
@@ -338,8 +334,8 @@ impl<'a> Engine<'a> {
         let sim = SimResult::collect(Outcome {
             scheduler: self.cfg.transport.name(),
             workload: self.workload,
-            release: &self.release,
-            completion: &self.completion,
+            release: self.rel.releases(),
+            completion: self.rel.completions(),
             flow_start: &|i| flow_start[i],
             flow_finish: &flow_finish,
             flow_dropped: &[],
@@ -386,7 +382,6 @@ impl<'a> Engine<'a> {
     fn release_coflow(&mut self, c: u32) {
         let now = ns_ceil(self.now);
         self.rel.mark_released(c, now);
-        self.release[c as usize] = now;
         let spec = &self.workload.coflows()[c as usize];
         let first = self.first_flow[c as usize];
         let empty = spec.flows.is_empty();
@@ -426,7 +421,6 @@ impl<'a> Engine<'a> {
             }
             let now = ns_ceil(self.now);
             self.rel.mark_complete(c, now);
-            self.completion[c as usize] = now;
             self.done_coflows += 1;
             for i in self.rel.children_of(c).rev() {
                 let (child, kind) = self.rel.child(i);
