@@ -11,8 +11,8 @@ use crate::config::{HostQueue, Limit, PacketConfig, TransportKind};
 use crate::port::{Admit, Kind, Packet, Port, PortStats};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
-use coflowkit_model::{DepKind, Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
-use coflowkit_sim::release::Releases;
+use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
+use coflowkit_sim::release::{self, Cascade, Releases};
 use coflowkit_sim::{Outcome, Progress, SimResult};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -414,24 +414,8 @@ impl<'a> Engine<'a> {
     }
 
     fn complete_cascade(&mut self, c: u32) {
-        self.completing.push(c);
-        while let Some(c) = self.completing.pop() {
-            if !self.rel.can_complete(c) {
-                continue;
-            }
-            let now = ns_ceil(self.now);
-            self.rel.mark_complete(c, now);
-            self.done_coflows += 1;
-            for i in self.rel.children_of(c).rev() {
-                let (child, kind) = self.rel.child(i);
-                if self.rel.parent_done(child, kind) {
-                    match kind {
-                        DepKind::StartsAfter => self.release_coflow(child),
-                        DepKind::FinishesBefore => self.completing.push(child),
-                    }
-                }
-            }
-        }
+        let now = ns_ceil(self.now);
+        release::complete_cascade(self, c, now);
     }
 
     // ---- end points ----
@@ -709,5 +693,20 @@ impl<'a> Engine<'a> {
         if let (Some(q), false) = (self.cfg.queue_trace, self.heap.is_empty()) {
             self.push(self.now + ps(Time(q.0)), Ev::Sample);
         }
+    }
+}
+
+impl Cascade for Engine<'_> {
+    fn releases_mut(&mut self) -> &mut Releases {
+        &mut self.rel
+    }
+    fn completing(&mut self) -> &mut Vec<u32> {
+        &mut self.completing
+    }
+    fn on_complete(&mut self, _c: u32) {
+        self.done_coflows += 1;
+    }
+    fn release(&mut self, c: u32) {
+        self.release_coflow(c);
     }
 }

@@ -47,13 +47,13 @@ pub use results::{
 mod meter;
 mod pending;
 
-use coflowkit_model::{CoflowSpec, DagId, DepKind, Dur, Fabric, Time, ValidWorkload};
+use coflowkit_model::{CoflowSpec, DagId, Dur, Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
     Allocation, AnyScheduler, ApplyHooks, Changes, CoflowIdx, FlowIdx, NetState,
 };
 use meter::LinkMeter;
 use pending::Pending;
-use release::{Releases, StartQueue};
+use release::{Cascade, Releases, StartQueue};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use thiserror::Error;
@@ -451,26 +451,8 @@ impl Engine<'_> {
 
     /// Completes `c` if it may, and whatever that completes in turn.
     fn complete_cascade(&mut self, c: CoflowIdx) {
-        self.completing.push(c);
-        while let Some(c) = self.completing.pop() {
-            if !self.rel.can_complete(c) {
-                continue;
-            }
-            self.rel.mark_complete(c, self.now);
-            self.state.complete_coflow(c);
-            self.changes.finished_coflows.push(c);
-            self.done += 1;
-            // Children in reverse, so that the stack visits them in order.
-            for i in self.rel.children_of(c).rev() {
-                let (child, kind) = self.rel.child(i);
-                if self.rel.parent_done(child, kind) {
-                    match kind {
-                        DepKind::StartsAfter => self.release_coflow(child),
-                        DepKind::FinishesBefore => self.completing.push(child),
-                    }
-                }
-            }
-        }
+        let now = self.now;
+        release::complete_cascade(self, c, now);
     }
 
     /// Coflow `spec` arrives now.
@@ -540,6 +522,23 @@ impl Engine<'_> {
 /// What the engine hears while an allocation is applied: each changed
 /// flow's solo finish goes to the pending completions, and every change to
 /// the link meter.
+impl Cascade for Engine<'_> {
+    fn releases_mut(&mut self) -> &mut Releases {
+        &mut self.rel
+    }
+    fn completing(&mut self) -> &mut Vec<CoflowIdx> {
+        &mut self.completing
+    }
+    fn on_complete(&mut self, c: CoflowIdx) {
+        self.state.complete_coflow(c);
+        self.changes.finished_coflows.push(c);
+        self.done += 1;
+    }
+    fn release(&mut self, c: CoflowIdx) {
+        self.release_coflow(c);
+    }
+}
+
 struct EngineHooks<'a, M> {
     pending: &'a mut Pending,
     meter: &'a mut M,

@@ -256,6 +256,48 @@ impl Releases {
     }
 }
 
+/// An engine that applies the completion rule: it owns a [`Releases`], a
+/// stack for [`complete_cascade`], and what it does when a coflow completes
+/// or a child is released. Both engines (flow level, packet level) walk
+/// completions through this one function, so they release and complete in
+/// the same order.
+pub trait Cascade {
+    /// The engine's counters.
+    fn releases_mut(&mut self) -> &mut Releases;
+    /// The engine's scratch stack of coflows that may complete.
+    fn completing(&mut self) -> &mut Vec<CoflowIdx>;
+    /// Coflow `c` completed now (after [`Releases::mark_complete`]).
+    fn on_complete(&mut self, c: CoflowIdx);
+    /// A Starts-After child became releasable: release it now.
+    fn release(&mut self, c: CoflowIdx);
+}
+
+/// Completes coflow `c` at `now` if it may, and whatever that completes in
+/// turn: its Finishes-Before children whose last parent it was (depth
+/// first, children in their listed order), releasing its Starts-After
+/// children on the way.
+pub fn complete_cascade<E: Cascade + ?Sized>(engine: &mut E, c: CoflowIdx, now: Time) {
+    engine.completing().push(c);
+    while let Some(c) = engine.completing().pop() {
+        if !engine.releases_mut().can_complete(c) {
+            continue;
+        }
+        engine.releases_mut().mark_complete(c, now);
+        engine.on_complete(c);
+        // Children in reverse, so that the stack visits them in order.
+        for i in engine.releases_mut().children_of(c).rev() {
+            let rel = engine.releases_mut();
+            let (child, kind) = rel.child(i);
+            if rel.parent_done(child, kind) {
+                match kind {
+                    DepKind::StartsAfter => engine.release(child),
+                    DepKind::FinishesBefore => engine.completing().push(child),
+                }
+            }
+        }
+    }
+}
+
 /// Flows released with a delay, by (start instant, flow): one lazy
 /// min-heap. Entries are never cancelled in this model; the engine checks
 /// on popping that the flow still waits (a state check), so a cancelling
