@@ -10,6 +10,7 @@
 //! 10 segments (RFC 6928) and 1500-byte frames with 40 bytes of IP and TCP
 //! headers.
 
+use crate::pacing::Pacing;
 use coflowkit_model::Dur;
 use std::fmt;
 use thiserror::Error;
@@ -119,6 +120,10 @@ pub enum TransportKind {
     /// DCTCP (Alizadeh et al. 2010, §3): TCP with ECN, the window cut by
     /// α/2 once per window of marks, α ← (1 − g)α + gF.
     Dctcp,
+    /// RCP (Dukkipati and McKeown 2005, 2006): no window; every port
+    /// offers a rate, the packet carries the least of them and the sender
+    /// paces at it ([`crate::rcp`]).
+    Rcp,
 }
 
 impl TransportKind {
@@ -127,10 +132,12 @@ impl TransportKind {
         match self {
             TransportKind::Tcp => "tcp",
             TransportKind::Dctcp => "dctcp",
+            TransportKind::Rcp => "rcp",
         }
     }
     /// Every transport, in listing order.
-    pub const ALL: [TransportKind; 2] = [TransportKind::Tcp, TransportKind::Dctcp];
+    pub const ALL: [TransportKind; 3] =
+        [TransportKind::Tcp, TransportKind::Dctcp, TransportKind::Rcp];
 }
 
 /// Every knob of the packet engine.
@@ -174,6 +181,17 @@ pub struct PacketConfig {
     pub dctcp_g: f64,
     /// Sample every port's queue occupancy at this interval.
     pub queue_trace: Option<Dur>,
+    /// Every flow's pacing at its host (each flow keeps its own; RCP flows
+    /// always pace at the rate the network gives them).
+    pub pacing: Pacing,
+    /// RCP's α (weight of spare capacity).
+    pub rcp_alpha: f64,
+    /// RCP's β (weight of the queue).
+    pub rcp_beta: f64,
+    /// RCP's control interval; `None` for T = d0.
+    pub rcp_interval: Option<Dur>,
+    /// RCP's average RTT d0 before any packet carried one.
+    pub rcp_d0: Dur,
 }
 
 impl Default for PacketConfig {
@@ -195,6 +213,11 @@ impl Default for PacketConfig {
             handshake: None,
             dctcp_g: 1.0 / 16.0,
             queue_trace: None,
+            pacing: Pacing::Off,
+            rcp_alpha: 0.1,
+            rcp_beta: 1.0,
+            rcp_interval: None,
+            rcp_d0: Dur(20_000),
         }
     }
 }
@@ -202,7 +225,7 @@ impl Default for PacketConfig {
 /// Every key [`PacketConfig::set`] takes, with what it sets (for help and
 /// for the error naming an unknown key).
 pub const KEYS: &[(&str, &str)] = &[
-    ("transport", "tcp or dctcp (default dctcp)"),
+    ("transport", "tcp, dctcp or rcp (default dctcp)"),
     (
         "mtu",
         "bytes on the wire of a full data packet, headers included (1500)",
@@ -246,6 +269,20 @@ pub const KEYS: &[(&str, &str)] = &[
         "queue_trace",
         "off, or the interval at which every port's queue is sampled, e.g. 100us",
     ),
+    (
+        "pacing",
+        "per-flow pacing at the host: off, cwnd (Linux: 2 or 1.2 x cwnd/srtt) or a rate, e.g. 5Gbps (off)",
+    ),
+    ("rcp_alpha", "RCP's alpha, weight of spare capacity (0.1)"),
+    ("rcp_beta", "RCP's beta, weight of the queue (1)"),
+    (
+        "rcp_interval",
+        "RCP's control interval T, or rtt for T = d0 (rtt)",
+    ),
+    (
+        "rcp_d0",
+        "RCP's average RTT d0 before packets carry one (20us)",
+    ),
 ];
 
 /// `10ms`, `200us`, `1s`, `500ns`, `1500` (ns).
@@ -276,6 +313,18 @@ fn parse_u32(key: &str, v: &str, least: u32) -> Result<u32, ConfigError> {
         return Err(bad(key, format!("{n} is below the least value, {least}")));
     }
     Ok(n)
+}
+
+/// A finite number of 0 or more (RCP's α and β).
+fn parse_gain(key: &str, v: &str) -> Result<f64, ConfigError> {
+    let x: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+    if !(x.is_finite() && x >= 0.0) {
+        return Err(bad(key, format!("{x} is not a finite number of 0 or more")));
+    }
+    Ok(x)
 }
 
 fn off(v: &str) -> bool {
@@ -380,6 +429,16 @@ impl PacketConfig {
                 }
                 self.dctcp_g = g;
             }
+            "pacing" => self.pacing = Pacing::parse(v).map_err(|e| bad(key, e))?,
+            "rcp_alpha" => self.rcp_alpha = parse_gain(key, v)?,
+            "rcp_beta" => self.rcp_beta = parse_gain(key, v)?,
+            "rcp_interval" => {
+                self.rcp_interval = match v.trim().to_ascii_lowercase().as_str() {
+                    "rtt" | "d0" => None,
+                    _ => Some(parse_dur(key, v)?),
+                }
+            }
+            "rcp_d0" => self.rcp_d0 = parse_dur(key, v)?,
             "queue_trace" => {
                 self.queue_trace = if off(v) {
                     None
@@ -438,6 +497,12 @@ impl PacketConfig {
         if self.queue_trace == Some(Dur::ZERO) {
             return Err(bad("queue_trace", "the interval must be above 0"));
         }
+        if self.rcp_interval == Some(Dur::ZERO) {
+            return Err(bad("rcp_interval", "the interval must be above 0"));
+        }
+        if self.rcp_d0 == Dur::ZERO {
+            return Err(bad("rcp_d0", "must be above 0"));
+        }
         if self.handshake == Some(Dur::ZERO) {
             return Err(bad("handshake", "the SYN timeout must be above 0"));
         }
@@ -476,7 +541,7 @@ mod tests {
         let e = c.set("transport", "cubic").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp"
+            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp, rcp"
         );
         let e = c.set("mtu", "40").unwrap_err();
         assert!(
@@ -496,6 +561,34 @@ mod tests {
             .contains("cannot hold"));
         c.set("ecn_k", "off").unwrap();
         assert_eq!(c.k_for(1e10), None);
+    }
+
+    #[test]
+    fn pacing_and_rcp_keys() {
+        let mut c = PacketConfig::default();
+        assert_eq!(c.pacing, Pacing::Off);
+        c.set_all(
+            "transport=rcp,pacing=5Gbps,rcp_alpha=0.4,rcp_beta=0.5,rcp_interval=5us,rcp_d0=30us",
+        )
+        .unwrap();
+        assert_eq!(c.transport, TransportKind::Rcp);
+        assert_eq!(c.pacing, Pacing::Rate(5_000_000_000));
+        assert_eq!((c.rcp_alpha, c.rcp_beta), (0.4, 0.5));
+        assert_eq!((c.rcp_interval, c.rcp_d0), (Some(Dur(5_000)), Dur(30_000)));
+        c.set_all("pacing=cwnd,rcp_interval=rtt").unwrap();
+        assert_eq!((c.pacing, c.rcp_interval), (Pacing::Cwnd, None));
+        assert_eq!(
+            c.set("pacing", "5GB/s").unwrap_err().to_string(),
+            "packet option 'pacing': '5GB/s': rates are in bits per second (Gbps, Gbit/s), not bytes; or off, or cwnd"
+        );
+        assert_eq!(
+            c.set("rcp_alpha", "-1").unwrap_err().to_string(),
+            "packet option 'rcp_alpha': -1 is not a finite number of 0 or more"
+        );
+        assert_eq!(
+            c.set("rcp_interval", "0").unwrap_err().to_string(),
+            "packet option 'rcp_interval': the interval must be above 0"
+        );
     }
 
     #[test]

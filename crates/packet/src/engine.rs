@@ -6,9 +6,18 @@
 //! Gbit/s, exactly); events at one instant are handled in the order they
 //! were scheduled (a sequence number breaks ties), so a run is a pure
 //! function of its inputs.
+//!
+//! Each flow has its own transport (the configuration's by default) and
+//! its own pacing ([`Pacing`], with its slot in a [`Pacer`]): a paced flow
+//! sends one segment per slot, released by its `Pace` event; an unpaced
+//! one takes the path it always took, at no extra cost. RCP's per-port
+//! state and control-interval events exist only once an RCP flow starts
+//! (`crate::rcp`).
 
 use crate::config::{HostQueue, Limit, PacketConfig, TransportKind};
+use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::port::{Admit, Kind, Packet, Port, PortStats};
+use crate::rcp::{RcpParams, RcpPort};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
 use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
@@ -33,6 +42,10 @@ enum Ev {
     DelAck(u32),
     /// A SYN's connection timer.
     SynTimeout(u32),
+    /// A paced flow's next slot may have come.
+    Pace(u32),
+    /// An RCP port's control interval ended.
+    RcpTick(u32),
     /// Sample every port's queue.
     Sample,
     /// Coflow arrivals due.
@@ -69,6 +82,17 @@ struct Flow {
     group: u32,
     bytes: u64,
     class: u8,
+    /// Its transport (the configuration's unless set otherwise).
+    transport: TransportKind,
+    /// How its pacing rate is set (the configuration's unless set
+    /// otherwise).
+    pacing: Pacing,
+    /// Its pacing slot.
+    pacer: Pacer,
+    /// When its pending `Pace` event is due, if one is.
+    pace_at: Option<u64>,
+    /// RCP: the rate field its receiver echoes next.
+    echo_rate: f32,
     /// Forward and reverse paths: ranges into `Engine::hops`.
     fwd: (u32, u32),
     rev: (u32, u32),
@@ -109,6 +133,10 @@ pub struct Engine<'a> {
     trace: Vec<QueueSample>,
     events: u64,
     params: SenderParams,
+    /// RCP's state per port (indexed like `ports`); empty until an RCP
+    /// flow starts.
+    rcp: Vec<RcpPort>,
+    rcp_params: RcpParams,
 }
 
 fn ps(t: Time) -> u64 {
@@ -117,6 +145,16 @@ fn ps(t: Time) -> u64 {
 
 fn ns_ceil(ps: u64) -> Time {
     Time(ps.div_ceil(PS_PER_NS))
+}
+
+/// A pacing rate from an RCP rate field (an unstamped, infinite field
+/// leaves the flow unpaced).
+fn rate_of(field: f32) -> u64 {
+    if field.is_finite() {
+        (field as f64).round().max(1.0) as u64
+    } else {
+        0
+    }
 }
 
 impl<'a> Engine<'a> {
@@ -209,6 +247,11 @@ impl<'a> Engine<'a> {
                     group: f.group,
                     bytes: f.bytes.0,
                     class,
+                    transport: cfg.transport,
+                    pacing: cfg.pacing,
+                    pacer: Pacer::default(),
+                    pace_at: None,
+                    echo_rate: f32::INFINITY,
                     fwd,
                     rev,
                     start: 0,
@@ -251,8 +294,17 @@ impl<'a> Engine<'a> {
                 init_cwnd: cfg.init_cwnd,
                 min_rto_ps: ps(Time(cfg.min_rto.0)),
                 initial_rto_ps: ps(Time(cfg.initial_rto.0)),
-                dctcp: cfg.transport == TransportKind::Dctcp,
+                dctcp: false,
                 g: cfg.dctcp_g,
+                paced: false,
+                rate_based: false,
+            },
+            rcp: vec![],
+            rcp_params: RcpParams {
+                alpha: cfg.rcp_alpha,
+                beta: cfg.rcp_beta,
+                interval_ps: cfg.rcp_interval.map(|d| ps(Time(d.0))),
+                d0_ps: ps(Time(cfg.rcp_d0.0)),
             },
         })
     }
@@ -289,6 +341,8 @@ impl<'a> Engine<'a> {
                 Ev::Rto(f) => self.rto(f),
                 Ev::DelAck(f) => self.delack(f),
                 Ev::SynTimeout(f) => self.syn_timeout(f),
+                Ev::Pace(f) => self.pace(f),
+                Ev::RcpTick(p) => self.rcp_tick(p),
                 Ev::Sample => self.sample(),
             }
             if self.events & 0xffff == 0 {
@@ -429,8 +483,27 @@ impl<'a> Engine<'a> {
             return;
         }
         fl.receiver = Some(Receiver::new(fl.bytes));
-        fl.sender = Some(Sender::new(self.params, fl.bytes));
-        if self.cfg.handshake.is_some() {
+        let rcp = fl.transport == TransportKind::Rcp;
+        let params = SenderParams {
+            dctcp: fl.transport == TransportKind::Dctcp,
+            paced: rcp || fl.pacing != Pacing::Off,
+            rate_based: rcp,
+            ..self.params
+        };
+        fl.sender = Some(Sender::new(params, fl.bytes));
+        fl.pacer = Pacer::new(match fl.pacing {
+            Pacing::Rate(r) => r,
+            Pacing::Off | Pacing::Cwnd => 0,
+        });
+        if rcp && self.rcp.is_empty() {
+            self.rcp = self
+                .ports
+                .iter()
+                .map(|p| RcpPort::new(p.rate, &self.rcp_params))
+                .collect();
+        }
+        // RCP learns its first rate from the SYN (`crate::rcp`).
+        if self.cfg.handshake.is_some() || rcp {
             self.send_syn(f);
         } else {
             fl.established = true;
@@ -444,7 +517,8 @@ impl<'a> Engine<'a> {
         if fl.syn_tries > 1 {
             fl.stats.timeouts += 1;
         }
-        let timeout = self.cfg.handshake.expect("a handshake").0 << (fl.syn_tries - 1).min(16);
+        let timeout =
+            self.cfg.handshake.unwrap_or(self.cfg.initial_rto).0 << (fl.syn_tries - 1).min(16);
         let pkt = self.packet(f, Kind::Syn, 0, 0);
         self.send(pkt);
         self.push(self.now + ps(Time(timeout)), Ev::SynTimeout(f));
@@ -458,6 +532,12 @@ impl<'a> Engine<'a> {
 
     fn packet(&self, f: u32, kind: Kind, seq: u64, len: u32) -> Packet {
         let fl = &self.flows[f as usize];
+        let rtt_ns = match (fl.transport, &fl.sender) {
+            (TransportKind::Rcp, Some(s)) => s
+                .srtt_ps()
+                .map_or(0, |r| (r / PS_PER_NS as f64).min(u32::MAX as f64) as u32),
+            _ => 0,
+        };
         Packet {
             flow: f,
             seq,
@@ -466,14 +546,24 @@ impl<'a> Engine<'a> {
             kind,
             hop: 0,
             class: fl.class,
-            ect: kind == Kind::Data && self.params.dctcp,
+            ect: kind == Kind::Data && fl.transport == TransportKind::Dctcp,
             ce: false,
             ece: false,
             ts: self.now,
+            rate: f32::INFINITY,
+            rtt_ns,
         }
     }
 
     fn send_data(&mut self, f: u32) {
+        if self.flows[f as usize]
+            .sender
+            .as_ref()
+            .is_some_and(|s| s.is_paced())
+        {
+            self.pump(f);
+            return;
+        }
         let mut segs = std::mem::take(&mut self.segs);
         segs.clear();
         let now = self.now;
@@ -492,6 +582,54 @@ impl<'a> Engine<'a> {
             self.send(pkt);
         }
         self.arm_rto(f);
+    }
+
+    /// A paced flow sends what its slots and window allow now, and asks
+    /// for a `Pace` event at its next slot.
+    fn pump(&mut self, f: u32) {
+        let now = self.now;
+        let header = self.cfg.header_bytes;
+        let mut segs = std::mem::take(&mut self.segs);
+        loop {
+            let fl = &mut self.flows[f as usize];
+            if !fl.pacer.ready(now) {
+                let at = fl.pacer.next_ps;
+                if fl.pace_at != Some(at) {
+                    fl.pace_at = Some(at);
+                    self.push(at, Ev::Pace(f));
+                }
+                break;
+            }
+            let Some(s) = fl.sender.as_mut() else { break };
+            segs.clear();
+            s.send_up_to(now, 1, &mut segs);
+            let Some(seg) = segs.first() else { break };
+            fl.pacer.sent(now, seg.len + header);
+            self.transmit(f, &segs);
+        }
+        self.segs = segs;
+    }
+
+    fn pace(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if fl.pace_at == Some(self.now) {
+            fl.pace_at = None;
+            self.pump(f);
+        }
+    }
+
+    /// A paced flow's rate after an ACK echoing `field`: RCP's from the
+    /// network, Linux's from the window, else unchanged.
+    fn repace(&mut self, f: u32, field: f32) {
+        let fl = &mut self.flows[f as usize];
+        let rate = match (fl.transport, fl.pacing, &fl.sender) {
+            (TransportKind::Rcp, _, _) => Some(rate_of(field)),
+            (_, Pacing::Cwnd, Some(s)) => cwnd_rate(s.cwnd, s.ssthresh, s.srtt_ps()),
+            _ => None,
+        };
+        if let Some(r) = rate {
+            fl.pacer.set_rate(r);
+        }
     }
 
     fn arm_rto(&mut self, f: u32) {
@@ -518,8 +656,12 @@ impl<'a> Engine<'a> {
                 let mut segs = std::mem::take(&mut self.segs);
                 segs.clear();
                 s.on_timeout(now, &mut segs);
+                let paced = s.is_paced();
                 self.transmit(f, &segs);
                 self.segs = segs;
+                if paced {
+                    self.pump(f);
+                }
             }
         }
     }
@@ -541,9 +683,11 @@ impl<'a> Engine<'a> {
         r.pending = 0;
         let nxt = r.nxt;
         fl.delack_at = None;
+        let echo = fl.echo_rate;
         let mut pkt = self.packet(f, Kind::Ack, nxt, 0);
         pkt.ece = ece;
         pkt.ts = ts;
+        pkt.rate = echo;
         self.send(pkt);
     }
 
@@ -554,6 +698,7 @@ impl<'a> Engine<'a> {
             Kind::Syn => {
                 let reply = Packet {
                     ts: pkt.ts,
+                    rate: pkt.rate,
                     ..self.packet(f, Kind::SynAck, 0, 0)
                 };
                 self.send(reply);
@@ -562,6 +707,9 @@ impl<'a> Engine<'a> {
                 let fl = &mut self.flows[f as usize];
                 if !fl.established {
                     fl.established = true;
+                    if fl.transport == TransportKind::Rcp {
+                        fl.pacer.set_rate(rate_of(pkt.rate));
+                    }
                     self.send_data(f);
                 }
             }
@@ -579,8 +727,13 @@ impl<'a> Engine<'a> {
                 if s.done() {
                     s.rto_at = None;
                 }
+                let paced = s.is_paced();
                 self.transmit(f, &segs);
                 self.segs = segs;
+                if paced {
+                    self.repace(f, pkt.rate);
+                    self.pump(f);
+                }
             }
         }
     }
@@ -593,6 +746,7 @@ impl<'a> Engine<'a> {
         let Some(r) = fl.receiver.as_mut() else {
             return;
         };
+        fl.echo_rate = pkt.rate;
         let was_complete = r.complete();
         let (in_order, ce_changed) = r.on_data(pkt.seq, pkt.len, pkt.ce);
         // A short segment counts as two: it is acknowledged at once.
@@ -630,8 +784,11 @@ impl<'a> Engine<'a> {
         self.enqueue(pkt);
     }
 
-    fn enqueue(&mut self, pkt: Packet) {
+    fn enqueue(&mut self, mut pkt: Packet) {
         let port = self.path(&pkt)[pkt.hop as usize];
+        if !self.rcp.is_empty() {
+            self.rcp_arrival(port, &mut pkt);
+        }
         let p = &mut self.ports[port as usize];
         match p.admit(pkt) {
             Admit::Dropped => {
@@ -673,6 +830,42 @@ impl<'a> Engine<'a> {
             self.deliver(pkt);
         } else {
             self.enqueue(pkt);
+        }
+    }
+
+    /// RCP at a port: count the arrival, average the RTT it carries, stamp
+    /// an RCP packet's rate field on its way out, and run the control
+    /// interval while RCP packets come.
+    fn rcp_arrival(&mut self, port: u32, pkt: &mut Packet) {
+        let rcp_flow = self.flows[pkt.flow as usize].transport == TransportKind::Rcp;
+        let now = self.now;
+        let ctl = &mut self.rcp[port as usize];
+        if rcp_flow && !ctl.running {
+            ctl.running = true;
+            ctl.bytes_in = 0;
+            ctl.last_ps = now;
+            let at = now + ctl.interval_ps(&self.rcp_params);
+            self.push(at, Ev::RcpTick(port));
+        }
+        let ctl = &mut self.rcp[port as usize];
+        let rtt_ps = pkt.rtt_ns as u64 * PS_PER_NS;
+        let queued = self.ports[port as usize].queued_bytes();
+        let stamped = ctl.on_arrival(pkt.wire, queued, rtt_ps, pkt.rate);
+        if rcp_flow && !pkt.reverse() {
+            pkt.rate = stamped;
+        }
+    }
+
+    fn rcp_tick(&mut self, port: u32) {
+        let queued = self.ports[port as usize].queued_bytes();
+        let ctl = &mut self.rcp[port as usize];
+        let t = self.now - ctl.last_ps;
+        ctl.last_ps = self.now;
+        if ctl.update(t, queued, &self.rcp_params) {
+            ctl.running = false;
+        } else {
+            let at = self.now + ctl.interval_ps(&self.rcp_params);
+            self.push(at, Ev::RcpTick(port));
         }
     }
 

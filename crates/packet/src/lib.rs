@@ -19,10 +19,13 @@
 
 pub mod config;
 mod engine;
+pub mod pacing;
 pub mod port;
+pub mod rcp;
 pub mod tcp;
 
 pub use config::{ConfigError, HostQueue, Limit, PacketConfig, TransportKind, KEYS};
+pub use pacing::Pacing;
 pub use port::PortStats;
 
 use coflowkit_model::{Fabric, Time, ValidWorkload};

@@ -48,6 +48,12 @@ pub struct Packet {
     /// The sender's clock when it left (ps), echoed by the ACK (a
     /// timestamp option: RTT samples need no Karn rule).
     pub ts: u64,
+    /// RCP's rate field Rp, bits/s: the least rate offered on the path so
+    /// far (data, SYN), or the one echoed back (ACK, SYN-ACK); infinite
+    /// when unset.
+    pub rate: f32,
+    /// RCP: the sender's RTT estimate, ns (0 before it has one).
+    pub rtt_ns: u32,
 }
 
 impl Packet {
@@ -202,6 +208,8 @@ mod tests {
             ce: false,
             ece: false,
             ts: 0,
+            rate: f32::INFINITY,
+            rtt_ns: 0,
         }
     }
 

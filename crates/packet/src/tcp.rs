@@ -12,7 +12,12 @@
 //!   each packet's CE mark in its ACK; the sender keeps
 //!   α ← (1 − g)·α + g·F once per window of data (F the fraction of bytes
 //!   acknowledged with ECE, Eq. 1) and, on marks, cuts the window once per
-//!   window: cwnd ← cwnd·(1 − α/2) (Eq. 2).
+//!   window: cwnd ← cwnd·(1 − α/2) (Eq. 2);
+//! * a paced sender (`crate::pacing`) leaves the timing to the engine: an
+//!   ACK or a timeout only updates its state (a retransmission waits as
+//!   pending), and the engine takes one segment per pacing slot
+//!   ([`Sender::send_up_to`]); a rate-based sender (RCP) has no window,
+//!   only the recovery machinery above.
 //!
 //! Sequence numbers are byte offsets from 0; the flow's size is known to
 //! the sender (it has that many bytes to send), never to the network.
@@ -38,6 +43,11 @@ pub struct SenderParams {
     pub dctcp: bool,
     /// DCTCP's g.
     pub g: f64,
+    /// The engine releases its segments one per pacing slot: ACKs and
+    /// timeouts send nothing by themselves.
+    pub paced: bool,
+    /// No congestion window (RCP): the pacing rate alone limits it.
+    pub rate_based: bool,
 }
 
 /// A segment to put on the wire.
@@ -86,6 +96,8 @@ pub struct Sender {
     pub retransmits: u64,
     /// Retransmission timer expiries.
     pub timeouts: u64,
+    /// A paced sender's retransmission waiting for its slot.
+    rtx: Option<u64>,
 }
 
 impl Sender {
@@ -114,7 +126,18 @@ impl Sender {
             cwr_end: 0,
             retransmits: 0,
             timeouts: 0,
+            rtx: None,
         }
+    }
+
+    /// Whether the engine paces it (see [`SenderParams::paced`]).
+    pub fn is_paced(&self) -> bool {
+        self.p.paced
+    }
+
+    /// The smoothed RTT (ps), once there is a sample.
+    pub fn srtt_ps(&self) -> Option<f64> {
+        self.has_rtt.then_some(self.srtt)
     }
 
     /// Whether every byte is acknowledged.
@@ -142,19 +165,51 @@ impl Sender {
     /// Sends what the window allows from `nxt` (at least one segment when
     /// nothing is in flight) and arms the timer if data is outstanding.
     pub fn send(&mut self, now: u64, out: &mut Vec<Segment>) {
-        while self.nxt < self.size {
-            let in_flight = self.nxt - self.una;
-            let len = (self.size - self.nxt).min(self.p.mss as u64);
-            if in_flight > 0 && (in_flight + len) as f64 > self.cwnd + 1e-6 {
-                break;
+        self.send_up_to(now, usize::MAX, out);
+    }
+
+    /// The next segment: a pending retransmission, else new data if the
+    /// window allows.
+    fn next_segment(&mut self) -> Option<Segment> {
+        if let Some(seq) = self.rtx.take() {
+            if seq >= self.una && seq < self.size {
+                return Some(self.segment_at(seq));
             }
-            let s = self.segment_at(self.nxt);
-            self.nxt += s.len as u64;
-            self.max_sent = self.max_sent.max(self.nxt);
-            out.push(s);
+        }
+        if self.nxt >= self.size {
+            return None;
+        }
+        let in_flight = self.nxt - self.una;
+        let len = (self.size - self.nxt).min(self.p.mss as u64);
+        if !self.p.rate_based && in_flight > 0 && (in_flight + len) as f64 > self.cwnd + 1e-6 {
+            return None;
+        }
+        let s = self.segment_at(self.nxt);
+        self.nxt += s.len as u64;
+        self.max_sent = self.max_sent.max(self.nxt);
+        Some(s)
+    }
+
+    /// Sends at most `n` segments as [`Sender::send`] does.
+    pub fn send_up_to(&mut self, now: u64, n: usize, out: &mut Vec<Segment>) {
+        for _ in 0..n {
+            match self.next_segment() {
+                Some(s) => out.push(s),
+                None => break,
+            }
         }
         if self.rto_at.is_none() && self.una < self.max_sent {
             self.rto_at = Some(now + self.rto);
+        }
+    }
+
+    /// Retransmits `una` now, or when its slot comes if paced.
+    fn retransmit_una(&mut self, out: &mut Vec<Segment>) {
+        if self.p.paced {
+            self.rtx = Some(self.una);
+        } else {
+            let s = self.segment_at(self.una);
+            out.push(s);
         }
     }
 
@@ -196,8 +251,7 @@ impl Sender {
                     self.cwnd = self.ssthresh;
                 } else {
                     // Step 4: partial acknowledgement.
-                    let s = self.segment_at(self.una);
-                    out.push(s);
+                    self.retransmit_una(out);
                     self.cwnd = (self.cwnd - acked as f64 + mss).max(mss);
                 }
             } else if self.cwnd < self.ssthresh {
@@ -224,8 +278,7 @@ impl Sender {
                 self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
                 self.recover = self.max_sent;
                 self.in_recovery = true;
-                let s = self.segment_at(self.una);
-                out.push(s);
+                self.retransmit_una(out);
                 self.cwnd = self.ssthresh + 3.0 * mss;
                 self.rto_at = Some(now + self.rto);
             } else if self.in_recovery {
@@ -240,7 +293,7 @@ impl Sender {
             self.ssthresh = self.cwnd;
             self.cwr_end = self.max_sent;
         }
-        if !self.done() {
+        if !self.done() && !self.p.paced {
             self.send(now, out);
         }
     }
@@ -262,7 +315,10 @@ impl Sender {
         self.recover = self.max_sent;
         self.cwr_end = self.max_sent;
         self.rto = (self.rto.saturating_mul(2)).min(MAX_RTO_PS);
-        self.send(now, out);
+        self.rtx = None;
+        if !self.p.paced {
+            self.send(now, out);
+        }
     }
 }
 
@@ -331,6 +387,8 @@ mod tests {
             initial_rto_ps: 10_000,
             dctcp,
             g: 1.0 / 16.0,
+            paced: false,
+            rate_based: false,
         }
     }
 
@@ -396,6 +454,67 @@ mod tests {
         let after = s.cwnd;
         s.on_ack(11, 2000, true, 0, &mut out);
         assert!(s.cwnd >= after, "a second cut in the same window");
+    }
+
+    #[test]
+    fn a_paced_sender_waits_for_its_slots() {
+        let mut s = Sender::new(
+            SenderParams {
+                paced: true,
+                ..params(false)
+            },
+            20_000,
+        );
+        let mut out = vec![];
+        s.send_up_to(0, 1, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.rto_at, Some(10_000));
+        s.send_up_to(5, 1, &mut out);
+        out.clear();
+        // An ACK sends nothing by itself.
+        s.on_ack(10, 1000, false, 0, &mut out);
+        assert!(out.is_empty());
+        s.send_up_to(10, 1, &mut out);
+        s.send_up_to(10, 1, &mut out);
+        assert_eq!(
+            out.iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![2000, 3000]
+        );
+        out.clear();
+        // Three duplicate ACKs: the retransmission waits for the next slot
+        // and goes before new data.
+        for _ in 0..3 {
+            s.on_ack(20, 1000, false, 0, &mut out);
+        }
+        assert!(out.is_empty());
+        s.send_up_to(21, 1, &mut out);
+        assert_eq!(out[0].seq, 1000);
+        assert!(out[0].retransmit);
+    }
+
+    #[test]
+    fn a_rate_based_sender_has_no_window() {
+        let mut s = Sender::new(
+            SenderParams {
+                paced: true,
+                rate_based: true,
+                ..params(false)
+            },
+            20_000,
+        );
+        let mut out = vec![];
+        // Far past the initial window of 2 segments, nothing acknowledged.
+        s.send_up_to(0, 15, &mut out);
+        assert_eq!(out.len(), 15);
+        // A timeout goes back to una, one segment per slot, still unlimited.
+        out.clear();
+        s.on_timeout(10_000, &mut out);
+        assert!(out.is_empty());
+        s.send_up_to(10_000, 3, &mut out);
+        assert_eq!(
+            out.iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![0, 1000, 2000]
+        );
     }
 
     #[test]

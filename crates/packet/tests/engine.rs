@@ -69,18 +69,7 @@ fn long_dctcp_flows_share_like_the_flow_level_fair() {
     ];
     let w = workload(&fabric, coflows.clone());
     let r = run(&fabric, &w, &[], "transport=dctcp,buffer=1MB");
-    let fluid = coflowkit_sim::Simulation::new(
-        fabric.clone(),
-        &w,
-        coflowkit_sched::build(
-            &coflowkit_sched::SchedulerSpec::parse("fair").unwrap(),
-            &coflowkit_sched::WorkloadHints::of(&w),
-        )
-        .unwrap(),
-        coflowkit_sim::SimOptions::default(),
-    )
-    .run(&mut |_| {})
-    .unwrap();
+    let fluid = fair(&fabric, &w);
     for (p, f) in r.sim.coflows.iter().zip(&fluid.coflows) {
         // The fluid model sends payload at line rate; packets carry 40
         // bytes of headers per 1460.
@@ -189,6 +178,145 @@ fn same_inputs_same_result() {
     assert_eq!(a.packets, b.packets);
 }
 
+#[test]
+fn a_flow_paced_at_1_gbps_on_a_10_gbps_link_takes_size_over_rate() {
+    // 1000 packets of 1500 bytes on the wire (1460 of payload), paced at
+    // 1 Gbit/s: one leaves the host every 12 us, the last at 999 x 12 us
+    // = 11,988 us, and reaches the receiver 4.4 us later (two 1.2 us
+    // serializations at 10 Gbit/s and two 1 us links): 11,992.4 us, or
+    // size x 8 / 1e9 less one slot plus one packet's latency.
+    let fabric = Fabric::big_switch(2, BitsPerSec(10e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 1_460_000)])],
+    );
+    for t in ["tcp", "dctcp"] {
+        let r = run(&fabric, &w, &[], &format!("transport={t},pacing=1Gbps"));
+        assert_eq!(fct_ns(&r, 0), 11_992_400.0, "{t}");
+    }
+    // Edges: one packet is not delayed (4.4 us); three packets, the last
+    // of 80 bytes (120 on the wire), leave at 0, 12 and 24 us, the last
+    // arriving 2 x 0.096 + 2 us later: 26.192 us.
+    for (bytes, want) in [(1460, 4_400.0), (3000, 26_192.0)] {
+        let w = workload(
+            &fabric,
+            vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, bytes)])],
+        );
+        let r = run(&fabric, &w, &[], "transport=tcp,pacing=1Gbps");
+        assert_eq!(fct_ns(&r, 0), want, "{bytes} bytes");
+    }
+}
+
+#[test]
+fn pacing_faster_than_the_link_or_by_the_window_keeps_line_rate() {
+    let fabric = Fabric::big_switch(2, BitsPerSec(10e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 10_000_000)])],
+    );
+    let ideal = 10_000_000.0 * 8.0 / 10.0 * 1500.0 / 1460.0;
+    for p in ["20Gbps", "cwnd"] {
+        let r = run(&fabric, &w, &[], &format!("transport=dctcp,pacing={p}"));
+        let fct = fct_ns(&r, 0);
+        assert!(
+            fct > ideal && fct < ideal * 1.05,
+            "{p}: {fct} ns against {ideal}"
+        );
+    }
+}
+
+#[test]
+fn long_rcp_flows_share_like_the_flow_level_fair() {
+    // RCP emulates processor sharing: long flows arriving and leaving at
+    // different times get the max-min fair rates, so each coflow's CCT is
+    // within a few % of `fair` at flow level, with a short queue.
+    let fabric = Fabric::big_switch(7, BitsPerSec(10e9)).unwrap();
+    let coflows = vec![
+        CoflowSpec::new(
+            0,
+            Time(0),
+            vec![flow(0, 5, 20_000_000), flow(1, 5, 20_000_000)],
+        ),
+        CoflowSpec::new(
+            1,
+            Time(0),
+            vec![flow(2, 5, 30_000_000), flow(3, 6, 10_000_000)],
+        ),
+        CoflowSpec::new(2, Time(2_000_000), vec![flow(4, 6, 25_000_000)]),
+    ];
+    let w = workload(&fabric, coflows);
+    let r = run(&fabric, &w, &[], "transport=rcp,queue_trace=100us");
+    let fluid = fair(&fabric, &w);
+    for (p, f) in r.sim.coflows.iter().zip(&fluid.coflows) {
+        let fluid = f.cct().0 as f64 * 1500.0 / 1460.0;
+        let got = p.cct().0 as f64;
+        assert!(
+            (got / fluid - 1.0).abs() < 0.03,
+            "coflow {}: packet {got} ns, fair {fluid} ns",
+            p.id
+        );
+    }
+    // Three flows start at C at once: the first round trip overflows the
+    // 170 KB buffer (RCP's known transient), then R settles.
+    let drops: u64 = r.flow_stats.iter().map(|s| s.drops).sum();
+    assert!(drops < 100, "{drops} drops");
+    let port = r
+        .ports
+        .iter()
+        .position(|p| p.0 == "host 5 downlink")
+        .unwrap() as u32;
+    let q: Vec<u64> = r
+        .queue_trace
+        .iter()
+        .filter(|s| s.port == port && s.at > Time(1_000_000) && s.at < Time(20_000_000))
+        .map(|s| s.bytes)
+        .collect();
+    let mean = q.iter().sum::<u64>() as f64 / q.len() as f64;
+    assert!(mean < 15_000.0, "mean queue {mean} bytes");
+}
+
+#[test]
+fn a_short_rcp_flow_joining_finishes_in_about_an_rtt_plus_size_at_the_fair_rate() {
+    // Four long flows into host 4; a 200 KB flow from host 5 joins at 5 ms.
+    // Under processor sharing it gets C/5 = 2 Gbit/s at once: its FCT is
+    // about the SYN's round trip plus its bytes on the wire at 2 Gbit/s.
+    let fabric = Fabric::big_switch(6, BitsPerSec(10e9)).unwrap();
+    let mut flows: Vec<_> = (0..4).map(|h| flow(h, 4, 30_000_000)).collect();
+    flows.push(flow(5, 4, 200_000).delayed(Dur(5_000_000)));
+    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let r = run(&fabric, &w, &[], "transport=rcp");
+    let wire = 200_000.0_f64 / 1460.0;
+    let ps_share = wire.ceil() * 1500.0 * 8.0 / 2.0; // ns at 2 Gbit/s
+    let rtt = 4_400.0 + 4_000.0; // a 1500-byte packet and a 40-byte one
+    let want = rtt + ps_share;
+    let got = fct_ns(&r, 4);
+    // It starts at R = C/4 (the rate before it joined), the queue this
+    // builds pulls R below C/5 for a few intervals (the beta term): 1.32
+    // times processor sharing here (1,095,967 ns against 830,400 ns).
+    assert!(
+        got > want * 0.9 && got < want * 1.35,
+        "short flow: {got} ns, processor sharing {want} ns"
+    );
+    // Against DCTCP, which starts it at 10 segments and grows it.
+    let d = run(&fabric, &w, &[], "transport=dctcp");
+    assert!(got < fct_ns(&d, 4), "rcp {got}, dctcp {}", fct_ns(&d, 4));
+}
+
+fn fair(fabric: &Fabric, w: &ValidWorkload) -> coflowkit_sim::SimResult {
+    coflowkit_sim::Simulation::new(
+        fabric.clone(),
+        w,
+        coflowkit_sched::build(
+            &coflowkit_sched::SchedulerSpec::parse("fair").unwrap(),
+            &coflowkit_sched::WorkloadHints::of(w),
+        )
+        .unwrap(),
+        coflowkit_sim::SimOptions::default(),
+    )
+    .run(&mut |_| {})
+    .unwrap()
+}
+
 /// (src, dst, bytes, start delay, class) of one flow.
 type ArbFlow = (u32, u32, u64, u64, u8);
 
@@ -199,15 +327,16 @@ fn arb_case() -> impl Strategy<Value = (u32, Vec<ArbFlow>, String)> {
             1..12,
         );
         let cfg = (
-            prop::sample::select(vec!["tcp", "dctcp"]),
+            prop::sample::select(vec!["tcp", "dctcp", "rcp"]),
             prop::sample::select(vec!["4p", "10p", "30KB", "inf"]),
             prop::sample::select(vec!["off", "100us"]),
             prop::sample::select(vec!["off", "1ms"]),
             prop::sample::select(vec!["unbounded", "droptail:8", "ecn:4"]),
+            prop::sample::select(vec!["off", "cwnd", "300Mbps"]),
         )
-            .prop_map(|(t, b, d, h, q)| {
+            .prop_map(|(t, b, d, h, q, p)| {
                 format!(
-                    "transport={t},buffer={b},delayed_ack={d},handshake={h},host_queue={q},min_rto=1ms,initial_rto=1ms"
+                    "transport={t},buffer={b},delayed_ack={d},handshake={h},host_queue={q},pacing={p},min_rto=1ms,initial_rto=1ms"
                 )
             });
         (Just(hosts), flows, cfg)
