@@ -3,14 +3,15 @@
 //! of fluid rates. Every link is an output port at its sending end (a host
 //! NIC or a switch port) with 8 strict-priority queues, a drop-tail buffer
 //! and ECN marking at an instantaneous threshold ([`port`]); flows run TCP
-//! NewReno or DCTCP end points ([`tcp`]); the big switch is a non-blocking
+//! NewReno or DCTCP end points ([`tcp`]) or RCP ([`rcp`]), each flow with
+//! its own transport and its own host pacing ([`pacing`]); the big switch is a non-blocking
 //! output-queued switch (a packet queues only at its source's NIC and at
 //! its destination's port), and multi-tier fabrics route each flow on one
 //! path chosen by the fabric's per-flow ECMP hash (ACKs take the reverse
 //! direction's own hash).
 //!
-//! What it does not model (yet): pFabric's and RCP's transports and
-//! switches, D2TCP, host pacing, shared buffers with dynamic thresholds,
+//! What it does not model (yet): pFabric's transport and switches,
+//! D2TCP, shared buffers with dynamic thresholds,
 //! and the seed systems' own mechanisms (issue 34); a compute stage is
 //! refused with a one-line error.
 //!
