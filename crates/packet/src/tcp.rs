@@ -392,6 +392,10 @@ mod tests {
         }
     }
 
+    fn seqs(out: &[Segment]) -> Vec<u64> {
+        out.iter().map(|x| x.seq).collect()
+    }
+
     #[test]
     fn slow_start_then_fast_retransmit() {
         let mut s = Sender::new(params(false), 20_000);
@@ -401,10 +405,7 @@ mod tests {
         out.clear();
         s.on_ack(10, 1000, false, 0, &mut out);
         // cwnd 3000: two more segments.
-        assert_eq!(
-            out.iter().map(|x| x.seq).collect::<Vec<_>>(),
-            vec![2000, 3000]
-        );
+        assert_eq!(seqs(&out), vec![2000, 3000]);
         out.clear();
         for _ in 0..3 {
             s.on_ack(20, 1000, false, 0, &mut out);
@@ -476,10 +477,7 @@ mod tests {
         assert!(out.is_empty());
         s.send_up_to(10, 1, &mut out);
         s.send_up_to(10, 1, &mut out);
-        assert_eq!(
-            out.iter().map(|x| x.seq).collect::<Vec<_>>(),
-            vec![2000, 3000]
-        );
+        assert_eq!(seqs(&out), vec![2000, 3000]);
         out.clear();
         // Three duplicate ACKs: the retransmission waits for the next slot
         // and goes before new data.
@@ -511,10 +509,7 @@ mod tests {
         s.on_timeout(10_000, &mut out);
         assert!(out.is_empty());
         s.send_up_to(10_000, 3, &mut out);
-        assert_eq!(
-            out.iter().map(|x| x.seq).collect::<Vec<_>>(),
-            vec![0, 1000, 2000]
-        );
+        assert_eq!(seqs(&out), vec![0, 1000, 2000]);
     }
 
     #[test]

@@ -53,6 +53,14 @@ fn long_dctcp_flows_share_like_the_flow_level_fair() {
     // Long flows into two hosts, arriving and leaving at different times:
     // DCTCP converges to max-min fair, so each coflow's CCT is within 5%
     // of `fair` at flow level (issue 33).
+    let (fabric, w) = long_flows_at_different_times();
+    let r = run(&fabric, &w, &[], "transport=dctcp,buffer=1MB");
+    assert_ccts_near_fair(&fabric, &w, &r, 0.05);
+}
+
+/// Long flows into two hosts of a 10 Gbit/s big switch, arriving and
+/// leaving at different times.
+fn long_flows_at_different_times() -> (Fabric, ValidWorkload) {
     let fabric = Fabric::big_switch(7, BitsPerSec(10e9)).unwrap();
     let coflows = vec![
         CoflowSpec::new(
@@ -67,16 +75,20 @@ fn long_dctcp_flows_share_like_the_flow_level_fair() {
         ),
         CoflowSpec::new(2, Time(2_000_000), vec![flow(4, 6, 25_000_000)]),
     ];
-    let w = workload(&fabric, coflows.clone());
-    let r = run(&fabric, &w, &[], "transport=dctcp,buffer=1MB");
-    let fluid = fair(&fabric, &w);
+    let w = workload(&fabric, coflows);
+    (fabric, w)
+}
+
+/// Each coflow's CCT within `tol` of the flow-level `fair`.
+fn assert_ccts_near_fair(fabric: &Fabric, w: &ValidWorkload, r: &PacketResult, tol: f64) {
+    let fluid = fair(fabric, w);
     for (p, f) in r.sim.coflows.iter().zip(&fluid.coflows) {
         // The fluid model sends payload at line rate; packets carry 40
         // bytes of headers per 1460.
         let fluid = f.cct().0 as f64 * 1500.0 / 1460.0;
         let got = p.cct().0 as f64;
         assert!(
-            (got / fluid - 1.0).abs() < 0.05,
+            (got / fluid - 1.0).abs() < tol,
             "coflow {}: packet {got} ns, fair {fluid} ns",
             p.id
         );
@@ -230,32 +242,9 @@ fn long_rcp_flows_share_like_the_flow_level_fair() {
     // RCP emulates processor sharing: long flows arriving and leaving at
     // different times get the max-min fair rates, so each coflow's CCT is
     // within a few % of `fair` at flow level, with a short queue.
-    let fabric = Fabric::big_switch(7, BitsPerSec(10e9)).unwrap();
-    let coflows = vec![
-        CoflowSpec::new(
-            0,
-            Time(0),
-            vec![flow(0, 5, 20_000_000), flow(1, 5, 20_000_000)],
-        ),
-        CoflowSpec::new(
-            1,
-            Time(0),
-            vec![flow(2, 5, 30_000_000), flow(3, 6, 10_000_000)],
-        ),
-        CoflowSpec::new(2, Time(2_000_000), vec![flow(4, 6, 25_000_000)]),
-    ];
-    let w = workload(&fabric, coflows);
+    let (fabric, w) = long_flows_at_different_times();
     let r = run(&fabric, &w, &[], "transport=rcp,queue_trace=100us");
-    let fluid = fair(&fabric, &w);
-    for (p, f) in r.sim.coflows.iter().zip(&fluid.coflows) {
-        let fluid = f.cct().0 as f64 * 1500.0 / 1460.0;
-        let got = p.cct().0 as f64;
-        assert!(
-            (got / fluid - 1.0).abs() < 0.03,
-            "coflow {}: packet {got} ns, fair {fluid} ns",
-            p.id
-        );
-    }
+    assert_ccts_near_fair(&fabric, &w, &r, 0.03);
     // Three flows start at C at once: the first round trip overflows the
     // 170 KB buffer (RCP's known transient), then R settles.
     let drops: u64 = r.flow_stats.iter().map(|s| s.drops).sum();
