@@ -25,7 +25,7 @@
 //!   q/d0 ≈ C/6 at 10 Gbit/s and 7 µs, and packets from several hosts keep
 //!   one queued at random instants, which held R at 60% of C/N in a test
 //!   with the instantaneous q; the least queue (XCP's "persistent queue",
-//!   Katabi et al. SIGCOMM 2002, §3.5) gives C/N within 1%.
+//!   Katabi et al. SIGCOMM 2002, §3.5) holds R within 3% of C/N.
 //! * **d0** (CCR 2006 §3, step 2): every data packet carries its sender's
 //!   RTT estimate, and each port keeps a moving average of them (gain 0.02
 //!   per packet, the value in the authors' ns-2 code); before any packet

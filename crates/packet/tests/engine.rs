@@ -274,6 +274,17 @@ fn a_short_rcp_flow_joining_finishes_in_about_an_rtt_plus_size_at_the_fair_rate(
     flows.push(flow(5, 4, 200_000).delayed(Dur(5_000_000)));
     let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
     let r = run(&fabric, &w, &[], "transport=rcp");
+    // The long flows share C: each ends within 3% of 4 x 30 MB at line
+    // rate less headers (98.6 ms), the start-up burst and the short flow
+    // included.
+    let shared = 4.0 * 30_000_000.0 * 8.0 / 10.0 * 1500.0 / 1460.0;
+    for i in 0..4 {
+        let fct = fct_ns(&r, i);
+        assert!(
+            fct > shared && fct < shared * 1.03,
+            "flow {i}: {fct} ns against {shared}"
+        );
+    }
     let wire = 200_000.0_f64 / 1460.0;
     let ps_share = wire.ceil() * 1500.0 * 8.0 / 2.0; // ns at 2 Gbit/s
     let rtt = 4_400.0 + 4_000.0; // a 1500-byte packet and a 40-byte one
