@@ -82,6 +82,17 @@ def test_scenario_runs_and_writes_the_ns3_layout(tmp_path: Path) -> None:
     assert summary["packets"] > 0
 
 
+def test_scenario_options_reach_the_engine(tmp_path: Path) -> None:
+    # Four 50 KB flows paced at 100 Mbit/s each: 4 ms apiece, where the
+    # 1 Gbit/s port alone would finish all four in 1.6 ms.
+    s = load_scenario(incast(tmp_path, options={"pacing": "100Mbps", "init_cwnd": 4}))
+    assert "pacing=100Mbps" in s.options and "init_cwnd=4" in s.options
+    run_scenario(s, tmp_path / "out", progress=False)
+    with (tmp_path / "out" / "flows.csv").open() as f:
+        fct = [int(r["fct_ns"]) for r in csv.DictReader(f)]
+    assert all(4_000_000 <= t < 4_200_000 for t in fct), fct
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
@@ -91,6 +102,10 @@ def test_scenario_runs_and_writes_the_ns3_layout(tmp_path: Path) -> None:
         ({"host_queue": {"kind": "red"}}, "host_queue.kind"),
         ({"queue_ports": ["port-9"]}, "queue_ports: 'port-9'"),
         ({"mtu": 30}, "packet option 'mtu'"),
+        ({"options": {"pacing": "fast"}}, "options: packet option 'pacing'"),
+        ({"options": {"transport": "tcp"}}, "options.transport: set the transport with the transport field"),
+        ({"options": {"pacing": "1Gbps,buffer=1p"}}, "options.pacing: '1Gbps,buffer=1p' may not contain"),
+        ({"options": ["pacing=1Gbps"]}, "options: expected an object"),
     ],
 )
 def test_scenario_errors(tmp_path: Path, extra: dict[str, object], needle: str) -> None:

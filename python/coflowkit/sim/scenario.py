@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .._core import Workload
+from .._core import Workload, check_packet_options
 from ..util import atomic_path
 from .results import Results
 from .trace import workload_from_table
@@ -35,7 +35,7 @@ SCENARIO_FIELDS: dict[str, str] = {
     "fabric_link_delay_ns": "one-way delay of links between switches",
     "mtu": "bytes on the wire of a full data packet",
     "header_bytes": "bytes of headers per packet",
-    "transport": "tcp or dctcp",
+    "transport": "the transport (coflowkit_packet's list: `coflowkit simulate --engine packet --packet help`)",
     "min_rto_ns": "retransmission timer floor",
     "initial_rto_ns": "retransmission timer before an RTT sample (default: min_rto_ns)",
     "init_cwnd_packets": "initial window, segments",
@@ -48,6 +48,7 @@ SCENARIO_FIELDS: dict[str, str] = {
     "flows": "the flows: src, dst, start_ns, bytes, prio (0 highest, up to 7)",
     "queue_sample_ns": "sample queues at this interval",
     "queue_ports": "the ports to sample: to-host-I, host-I, leaf-L-to-spine-S, spine-S-to-leaf-L",
+    "options": "any other packet-engine knob, as {key: value} (the keys of --packet help), applied last",
 }
 _FLOW_FIELDS = ("src", "dst", "start_ns", "bytes", "prio")
 
@@ -128,6 +129,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         opts.append(f"host_queue={_host_queue(p, doc['host_queue'])}")
     if "queue_sample_ns" in doc:
         opts.append(f"queue_trace={_int(p, 'queue_sample_ns', doc['queue_sample_ns'], 1)}ns")
+    opts.extend(_options(p, doc.get("options", {})))
     transport = doc.get("transport", "dctcp")
     if not isinstance(transport, str):
         raise ValueError(f"{p}: transport: expected a name, got {transport!r}")
@@ -181,6 +183,27 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         classes=[classes[i] for i in order],
         queue_ports=ports,
     )
+
+
+def _options(path: str, options: Any) -> list[str]:
+    """The ``options`` field: knobs the schema has no field for, checked by the engine's parser."""
+    if not isinstance(options, dict):
+        raise ValueError(f"{path}: options: expected an object of knob: value, got {options!r}")
+    out = []
+    for key, value in options.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError(f"{path}: options.{key}: expected a string or a number, got {value!r}")
+        text = str(value)
+        if "," in text or ";" in text or "=" in text:
+            raise ValueError(f"{path}: options.{key}: {text!r} may not contain ',', ';' or '='")
+        if key == "transport":
+            raise ValueError(f"{path}: options.transport: set the transport with the transport field")
+        try:
+            check_packet_options(f"{key}={text}")
+        except ValueError as e:
+            raise ValueError(f"{path}: options: {e}") from None
+        out.append(f"{key}={text}")
+    return out
 
 
 def _host_queue(path: str, q: Any) -> str:
