@@ -88,8 +88,8 @@ from .common import (
     type=click.Choice(["flow", "packet"]),
     default="flow",
     show_default=True,
-    help="flow: exact fluid rates per scheduler; packet: queues, ECN and TCP/DCTCP per packet "
-    "(--scheduler then names transports: dctcp, tcp).",
+    help="flow: exact fluid rates per scheduler; packet: queues, ECN and transports per packet "
+    "(--scheduler then names transports: --packet help lists them).",
 )
 @click.option(
     "--packet",
