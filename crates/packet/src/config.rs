@@ -124,6 +124,11 @@ pub enum TransportKind {
     /// offers a rate, the packet carries the least of them and the sender
     /// paces at it ([`crate::rcp`]).
     Rcp,
+    /// D2TCP (Vamanan, Hasan and Vijaykumar, SIGCOMM 2012, §3): DCTCP's α,
+    /// and on a marked window cwnd ← cwnd·(1 − p/2) with the penalty
+    /// p = α^d, d the deadline imminence of the flow (d = 1, plain DCTCP,
+    /// for a flow without a deadline).
+    D2tcp,
 }
 
 impl TransportKind {
@@ -133,11 +138,44 @@ impl TransportKind {
             TransportKind::Tcp => "tcp",
             TransportKind::Dctcp => "dctcp",
             TransportKind::Rcp => "rcp",
+            TransportKind::D2tcp => "d2tcp",
         }
     }
+    /// Whether its data packets are ECN-capable and its window follows
+    /// DCTCP's α.
+    pub fn uses_alpha(self) -> bool {
+        matches!(self, TransportKind::Dctcp | TransportKind::D2tcp)
+    }
     /// Every transport, in listing order.
-    pub const ALL: [TransportKind; 3] =
-        [TransportKind::Tcp, TransportKind::Dctcp, TransportKind::Rcp];
+    pub const ALL: [TransportKind; 4] = [
+        TransportKind::Tcp,
+        TransportKind::Dctcp,
+        TransportKind::Rcp,
+        TransportKind::D2tcp,
+    ];
+}
+
+/// What D2TCP does with a flow whose deadline has passed (the imminence
+/// d = Tc/D has no meaning once D ≤ 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LateRule {
+    /// d stays at the top of its range, 2: the flow keeps the most
+    /// aggressive back-off it had just before the deadline.
+    Max,
+    /// d = 1: the flow backs off like DCTCP, as a flow without a deadline.
+    Dctcp,
+}
+
+/// A switch's buffer: one drop-tail limit per output port, or one pool per
+/// switch shared by its output ports with dynamic thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferKind {
+    /// Each switch output port has its own drop-tail buffer (`None`: unbounded).
+    PerPort(Option<Limit>),
+    /// All output ports of one switch share a pool of this many bytes, each
+    /// port's queue admitted only below α·(free bytes of the pool)
+    /// (Choudhury and Hahne, IEEE/ACM ToN 1998, §II).
+    Shared(u64),
 }
 
 /// Every knob of the packet engine.
@@ -154,8 +192,17 @@ pub struct PacketConfig {
     /// One-way propagation delay of a link between switches.
     pub fabric_link_delay: Dur,
     /// Each switch output port's drop-tail buffer (all its queues
-    /// together); `None` for unbounded.
+    /// together); `None` for unbounded. Unused with a shared buffer.
     pub switch_buffer: Option<Limit>,
+    /// A pool of this many bytes per switch, shared by its output ports with
+    /// dynamic thresholds, instead of `switch_buffer`; `None` for per-port
+    /// buffers.
+    pub shared_buffer: Option<u64>,
+    /// The dynamic threshold's α: a queue may grow while it holds less than
+    /// α times the pool's free bytes.
+    pub dt_alpha: f64,
+    /// What D2TCP does after a flow's deadline has passed.
+    pub d2tcp_late: LateRule,
     /// ECN marking threshold on a switch port's instantaneous queue; `None`
     /// for the DCTCP paper's K (20 packets up to 1 Gbit/s, 65 above).
     pub ecn_k: Option<Limit>,
@@ -203,6 +250,9 @@ impl Default for PacketConfig {
             host_link_delay: Dur(1_000),
             fabric_link_delay: Dur(1_000),
             switch_buffer: Some(Limit::Bytes(170_000)),
+            shared_buffer: None,
+            dt_alpha: 1.0,
+            d2tcp_late: LateRule::Max,
             ecn_k: None,
             ecn_per_queue: false,
             host_queue: HostQueue::Unbounded,
@@ -225,7 +275,7 @@ impl Default for PacketConfig {
 /// Every key [`PacketConfig::set`] takes, with what it sets (for help and
 /// for the error naming an unknown key).
 pub const KEYS: &[(&str, &str)] = &[
-    ("transport", "tcp, dctcp or rcp (default dctcp)"),
+    ("transport", "tcp, dctcp, rcp or d2tcp (default dctcp)"),
     (
         "mtu",
         "bytes on the wire of a full data packet, headers included (1500)",
@@ -242,7 +292,15 @@ pub const KEYS: &[(&str, &str)] = &[
     ("link_delay", "both delays at once"),
     (
         "buffer",
-        "switch port buffer: bytes (170KB) or packets (100p), or inf",
+        "switch port buffer: bytes (170KB) or packets (100p), or inf; or shared:BYTES, one pool per switch with dynamic thresholds",
+    ),
+    (
+        "dt_alpha",
+        "dynamic threshold's alpha of a shared buffer: a queue grows while below alpha x free pool bytes (1)",
+    ),
+    (
+        "d2tcp_late",
+        "D2TCP after a missed deadline: max (d = 2) or dctcp (d = 1) (max)",
     ),
     (
         "ecn_k",
@@ -368,9 +426,40 @@ impl PacketConfig {
                 self.fabric_link_delay = self.host_link_delay;
             }
             "buffer" => {
-                self.switch_buffer = match v.trim() {
-                    "inf" | "unbounded" => None,
-                    _ => Some(parse_limit(key, v)?),
+                let t = v.trim().to_ascii_lowercase();
+                self.shared_buffer = None;
+                if let Some(pool) = t.strip_prefix("shared:") {
+                    match parse_limit(key, pool)? {
+                        Limit::Bytes(b) => self.shared_buffer = Some(b),
+                        Limit::Packets(_) => {
+                            return Err(bad(
+                                key,
+                                format!("'{v}': a shared pool is sized in bytes (shared:4MB)"),
+                            ))
+                        }
+                    }
+                } else {
+                    self.switch_buffer = match t.as_str() {
+                        "inf" | "unbounded" => None,
+                        _ => Some(parse_limit(key, v)?),
+                    }
+                }
+            }
+            "dt_alpha" => {
+                let a: f64 = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+                if !(a > 0.0 && a.is_finite()) {
+                    return Err(bad(key, format!("{a} is not above 0")));
+                }
+                self.dt_alpha = a;
+            }
+            "d2tcp_late" => {
+                self.d2tcp_late = match v.trim().to_ascii_lowercase().as_str() {
+                    "max" => LateRule::Max,
+                    "dctcp" => LateRule::Dctcp,
+                    _ => return Err(bad(key, format!("'{v}': max or dctcp"))),
                 }
             }
             "ecn_k" => {
@@ -488,6 +577,17 @@ impl PacketConfig {
                 ));
             }
         }
+        if let Some(b) = self.shared_buffer {
+            if b < self.mtu as u64 {
+                return Err(bad(
+                    "buffer",
+                    format!(
+                        "a pool of {b} bytes cannot hold one {}-byte packet",
+                        self.mtu
+                    ),
+                ));
+            }
+        }
         if self.min_rto == Dur::ZERO {
             return Err(bad("min_rto", "must be above 0"));
         }
@@ -507,6 +607,14 @@ impl PacketConfig {
             return Err(bad("handshake", "the SYN timeout must be above 0"));
         }
         Ok(())
+    }
+
+    /// The switches' buffer kind.
+    pub fn buffer_kind(&self) -> BufferKind {
+        match self.shared_buffer {
+            Some(b) => BufferKind::Shared(b),
+            None => BufferKind::PerPort(self.switch_buffer),
+        }
     }
 
     /// Payload bytes of a full data packet.
@@ -541,7 +649,7 @@ mod tests {
         let e = c.set("transport", "cubic").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp, rcp"
+            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp, rcp, d2tcp"
         );
         let e = c.set("mtu", "40").unwrap_err();
         assert!(
@@ -588,6 +696,36 @@ mod tests {
         assert_eq!(
             c.set("rcp_interval", "0").unwrap_err().to_string(),
             "packet option 'rcp_interval': the interval must be above 0"
+        );
+    }
+
+    #[test]
+    fn shared_buffer_and_d2tcp_keys() {
+        let mut c = PacketConfig::default();
+        assert_eq!(
+            c.buffer_kind(),
+            BufferKind::PerPort(Some(Limit::Bytes(170_000)))
+        );
+        c.set_all("transport=d2tcp,buffer=shared:4MB,dt_alpha=2,d2tcp_late=dctcp")
+            .unwrap();
+        assert_eq!(c.transport, TransportKind::D2tcp);
+        assert_eq!(c.buffer_kind(), BufferKind::Shared(4_000_000));
+        assert_eq!((c.dt_alpha, c.d2tcp_late), (2.0, LateRule::Dctcp));
+        let e = c.set("buffer", "shared:100p").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "packet option 'buffer': 'shared:100p': a shared pool is sized in bytes (shared:4MB)"
+        );
+        assert!(c.set("buffer", "shared:1000").is_err());
+        assert_eq!(
+            c.set("dt_alpha", "0").unwrap_err().to_string(),
+            "packet option 'dt_alpha': 0 is not above 0"
+        );
+        // A per-port size goes back to per-port buffers.
+        c.set("buffer", "100p").unwrap();
+        assert_eq!(
+            c.buffer_kind(),
+            BufferKind::PerPort(Some(Limit::Packets(100)))
         );
     }
 

@@ -93,6 +93,8 @@ struct Flow {
     pace_at: Option<u64>,
     /// RCP: the rate field its receiver echoes next.
     echo_rate: f32,
+    /// Its deadline, relative to its start (D2TCP reads it).
+    deadline: Option<coflowkit_model::Dur>,
     /// Forward and reverse paths: ranges into `Engine::hops`.
     fwd: (u32, u32),
     rev: (u32, u32),
@@ -132,6 +134,8 @@ pub struct Engine<'a> {
     completing: Vec<u32>,
     trace: Vec<QueueSample>,
     events: u64,
+    /// What every sender shares; each flow's transport and deadline are
+    /// set at its start.
     params: SenderParams,
     /// RCP's state per port (indexed like `ports`); empty until an RCP
     /// flow starts.
@@ -252,6 +256,7 @@ impl<'a> Engine<'a> {
                     pacer: Pacer::default(),
                     pace_at: None,
                     echo_rate: f32::INFINITY,
+                    deadline: f.deadline,
                     fwd,
                     rev,
                     start: 0,
@@ -296,6 +301,8 @@ impl<'a> Engine<'a> {
                 initial_rto_ps: ps(Time(cfg.initial_rto.0)),
                 dctcp: false,
                 g: cfg.dctcp_g,
+                deadline_ps: None,
+                late: cfg.d2tcp_late,
                 paced: false,
                 rate_based: false,
             },
@@ -485,7 +492,11 @@ impl<'a> Engine<'a> {
         fl.receiver = Some(Receiver::new(fl.bytes));
         let rcp = fl.transport == TransportKind::Rcp;
         let params = SenderParams {
-            dctcp: fl.transport == TransportKind::Dctcp,
+            dctcp: fl.transport.uses_alpha(),
+            deadline_ps: match (fl.transport, fl.deadline) {
+                (TransportKind::D2tcp, Some(d)) => Some(now + ps(Time(d.0))),
+                _ => None,
+            },
             paced: rcp || fl.pacing != Pacing::Off,
             rate_based: rcp,
             ..self.params
@@ -546,7 +557,7 @@ impl<'a> Engine<'a> {
             kind,
             hop: 0,
             class: fl.class,
-            ect: kind == Kind::Data && fl.transport == TransportKind::Dctcp,
+            ect: kind == Kind::Data && fl.transport.uses_alpha(),
             ce: false,
             ece: false,
             ts: self.now,

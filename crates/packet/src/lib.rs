@@ -3,15 +3,14 @@
 //! of fluid rates. Every link is an output port at its sending end (a host
 //! NIC or a switch port) with 8 strict-priority queues, a drop-tail buffer
 //! and ECN marking at an instantaneous threshold ([`port`]); flows run TCP
-//! NewReno or DCTCP end points ([`tcp`]) or RCP ([`rcp`]), each flow with
-//! its own transport and its own host pacing ([`pacing`]); the big switch is a non-blocking
+//! NewReno, DCTCP or D2TCP end points ([`tcp`]) or RCP ([`rcp`]), each
+//! flow with its own transport and its own host pacing ([`pacing`]); the big switch is a non-blocking
 //! output-queued switch (a packet queues only at its source's NIC and at
 //! its destination's port), and multi-tier fabrics route each flow on one
 //! path chosen by the fabric's per-flow ECMP hash (ACKs take the reverse
 //! direction's own hash).
 //!
 //! What it does not model (yet): pFabric's transport and switches,
-//! D2TCP, shared buffers with dynamic thresholds,
 //! and the seed systems' own mechanisms (issue 34); a compute stage is
 //! refused with a one-line error.
 //!
@@ -25,7 +24,9 @@ pub mod port;
 pub mod rcp;
 pub mod tcp;
 
-pub use config::{ConfigError, HostQueue, Limit, PacketConfig, TransportKind, KEYS};
+pub use config::{
+    BufferKind, ConfigError, HostQueue, LateRule, Limit, PacketConfig, TransportKind, KEYS,
+};
 pub use pacing::Pacing;
 pub use port::PortStats;
 

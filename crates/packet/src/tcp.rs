@@ -17,12 +17,47 @@
 //!   ACK or a timeout only updates its state (a retransmission waits as
 //!   pending), and the engine takes one segment per pacing slot
 //!   ([`Sender::send_up_to`]); a rate-based sender (RCP) has no window,
-//!   only the recovery machinery above.
+//!   only the recovery machinery above;
+//! * D2TCP, Vamanan, Hasan and Vijaykumar, SIGCOMM 2012, §3.1: DCTCP's α
+//!   and marks, and the cut cwnd ← cwnd·(1 − p/2) with the penalty
+//!   p = α^d (the "gamma correction", [`penalty`]); d is the flow's
+//!   deadline imminence Tc/D ([`imminence`]): Tc the time the remaining
+//!   bytes need at the current rate, taken as ¾ of the window per RTT
+//!   (the mean of DCTCP's sawtooth), D the time left to the deadline; d is
+//!   held to [0.5, 2] (§3.1.2). A near-deadline flow (d > 1) backs off
+//!   less than DCTCP, a far one (d < 1) more. A flow without a deadline
+//!   has d = 1 and is plain DCTCP; after a missed deadline d follows
+//!   [`LateRule`].
 //!
 //! Sequence numbers are byte offsets from 0; the flow's size is known to
 //! the sender (it has that many bytes to send), never to the network.
 
+use crate::config::LateRule;
 use std::collections::BTreeMap;
+
+/// The range D2TCP holds the deadline imminence d to (§3.1.2).
+pub const D_RANGE: (f64, f64) = (0.5, 2.0);
+
+/// D2TCP's penalty p = α^d (§3.1, the gamma correction): d = 1 gives
+/// DCTCP's α, d > 1 a smaller penalty (α ≤ 1), d < 1 a larger one.
+pub fn penalty(alpha: f64, d: f64) -> f64 {
+    alpha.powf(d)
+}
+
+/// D2TCP's deadline imminence d = Tc/D, held to [`D_RANGE`] (§3.1.2):
+/// Tc = `remaining` bytes at ¾·`cwnd` bytes per `srtt_ps`; D = `left_ps`,
+/// the time to the deadline. A deadline already passed (`left_ps` ≤ 0)
+/// gives `late`'s d.
+pub fn imminence(remaining: u64, cwnd: f64, srtt_ps: f64, left_ps: i128, late: LateRule) -> f64 {
+    if left_ps <= 0 {
+        return match late {
+            LateRule::Max => D_RANGE.1,
+            LateRule::Dctcp => 1.0,
+        };
+    }
+    let tc = remaining as f64 * srtt_ps / (0.75 * cwnd);
+    (tc / left_ps as f64).clamp(D_RANGE.0, D_RANGE.1)
+}
 
 /// The longest a backed-off retransmission timer waits, ps (RFC 6298
 /// §2.5 allows a maximum of at least 60 s).
@@ -48,6 +83,11 @@ pub struct SenderParams {
     pub paced: bool,
     /// No congestion window (RCP): the pacing rate alone limits it.
     pub rate_based: bool,
+    /// D2TCP: the flow's deadline, an instant (ps); `None` for DCTCP (d =
+    /// 1). Only read when `dctcp`.
+    pub deadline_ps: Option<u64>,
+    /// D2TCP's d after a missed deadline.
+    pub late: LateRule,
 }
 
 /// A segment to put on the wire.
@@ -286,15 +326,31 @@ impl Sender {
             }
         }
         if self.p.dctcp && ece && !self.in_recovery && self.una > self.cwr_end {
-            // Eq. 2, at most once per window; never below 2 segments
-            // (Linux's floor: a window under 2 segments with delayed ACKs
-            // waits for the timer).
-            self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(2.0 * mss);
+            // Eq. 2 (D2TCP §3.1: with p = α^d), at most once per window;
+            // never below 2 segments (Linux's floor: a window under 2
+            // segments with delayed ACKs waits for the timer).
+            let p = penalty(self.alpha, self.imminence(now));
+            self.cwnd = (self.cwnd * (1.0 - p / 2.0)).max(2.0 * mss);
             self.ssthresh = self.cwnd;
             self.cwr_end = self.max_sent;
         }
         if !self.done() && !self.p.paced {
             self.send(now, out);
+        }
+    }
+
+    /// D2TCP's d at `now`: 1 without a deadline (or before an RTT sample,
+    /// when Tc is unknown).
+    pub fn imminence(&self, now: u64) -> f64 {
+        match self.p.deadline_ps {
+            Some(at) if self.has_rtt => imminence(
+                self.size - self.una.min(self.size),
+                self.cwnd,
+                self.srtt,
+                at as i128 - now as i128,
+                self.p.late,
+            ),
+            _ => 1.0,
         }
     }
 
@@ -389,6 +445,8 @@ mod tests {
             g: 1.0 / 16.0,
             paced: false,
             rate_based: false,
+            deadline_ps: None,
+            late: LateRule::Max,
         }
     }
 
@@ -510,6 +568,72 @@ mod tests {
         assert!(out.is_empty());
         s.send_up_to(10_000, 3, &mut out);
         assert_eq!(seqs(&out), vec![0, 1000, 2000]);
+    }
+
+    #[test]
+    fn d2tcp_penalty_and_imminence_by_hand() {
+        // p = α^d: α = 1/4 gives 1/16 at d = 2, 1/2 at d = 0.5, α at d = 1.
+        assert_eq!(penalty(0.25, 2.0), 0.0625);
+        assert_eq!(penalty(0.25, 0.5), 0.5);
+        assert_eq!(penalty(0.25, 1.0), 0.25);
+        // Tc = 300 KB at 3/4 of a 100 KB window per 100 us RTT = 400 us.
+        let d = |left_us: i128| {
+            imminence(
+                300_000,
+                100_000.0,
+                100e6,
+                left_us * 1_000_000,
+                LateRule::Max,
+            )
+        };
+        assert_eq!(d(800), 0.5);
+        assert_eq!(d(400), 1.0);
+        assert_eq!(d(320), 1.25);
+        assert_eq!(d(100), 2.0, "held to 2");
+        assert_eq!(d(1000), 0.5, "held to 0.5");
+        assert_eq!(d(0), 2.0, "missed: max");
+        assert_eq!(imminence(1, 1.0, 1.0, -5, LateRule::Dctcp), 1.0);
+    }
+
+    #[test]
+    fn d2tcp_near_deadline_cuts_less_than_dctcp() {
+        // 10 KB, 2-segment window; the first ACK (1000 bytes, marked) comes
+        // at 10 ns for a packet sent at 0: SRTT 10,000 ps, cwnd 3000 after
+        // slow start, α = (15/16)·1/4 + 1/16 = 0.296875 (F = 1).
+        // Tc = 9000·10,000/(0.75·3000) = 40,000 ps; D = 30,000 − 10,000 =
+        // 20,000 ps: d = 2, p = α² = 0.088134765625.
+        let run = |deadline_ps| {
+            let mut s = Sender::new(
+                SenderParams {
+                    deadline_ps,
+                    ..params(true)
+                },
+                10_000,
+            );
+            let mut out = vec![];
+            s.send(0, &mut out);
+            s.alpha = 0.25;
+            s.on_ack(10_000, 1000, true, 0, &mut out);
+            assert_eq!(s.alpha, 0.296875);
+            s.cwnd
+        };
+        let near = run(Some(30_000));
+        assert!(
+            (near - 3000.0 * (1.0 - 0.088134765625 / 2.0)).abs() < 1e-9,
+            "{near}"
+        );
+        // Without a deadline: DCTCP's cut, 3000·(1 − α/2).
+        let plain = run(None);
+        assert!(
+            (plain - 3000.0 * (1.0 - 0.296875 / 2.0)).abs() < 1e-9,
+            "{plain}"
+        );
+        // Far (D = 1 s): d = 0.5, p = √α, a deeper cut than DCTCP's.
+        let far = run(Some(1_000_000_000_000));
+        assert!(
+            (far - 3000.0 * (1.0 - 0.296875f64.sqrt() / 2.0)).abs() < 1e-9,
+            "{far}"
+        );
     }
 
     #[test]

@@ -380,3 +380,58 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn d2tcp_gives_the_near_deadline_flow_the_larger_share() {
+    // Two 10 MB flows into one 10 Gbit/s port. Sharing fairly (DCTCP) both
+    // need about 2 x 8.2 ms = 16.4 ms; the first has a 13 ms deadline
+    // (it needs at least 63% of the link), the second 40 ms. D2TCP's
+    // near-deadline flow (d > 1) backs off less than the far one (d = 0.5):
+    // it meets its deadline, where under DCTCP it misses it.
+    let fabric = Fabric::big_switch(3, BitsPerSec(10e9)).unwrap();
+    let near = Dur(13_000_000);
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![
+                flow(0, 2, 10_000_000).with_deadline(near),
+                flow(1, 2, 10_000_000).with_deadline(Dur(40_000_000)),
+            ],
+        )],
+    );
+    let dctcp = run(&fabric, &w, &[], "transport=dctcp,buffer=1MB");
+    let d2tcp = run(&fabric, &w, &[], "transport=d2tcp,buffer=1MB");
+    eprintln!(
+        "FCT ns: dctcp {} {}, d2tcp {} {}",
+        fct_ns(&dctcp, 0),
+        fct_ns(&dctcp, 1),
+        fct_ns(&d2tcp, 0),
+        fct_ns(&d2tcp, 1)
+    );
+    assert!(
+        fct_ns(&dctcp, 0) > near.0 as f64,
+        "DCTCP: {}",
+        fct_ns(&dctcp, 0)
+    );
+    assert!(
+        fct_ns(&d2tcp, 0) < near.0 as f64,
+        "D2TCP: {}",
+        fct_ns(&d2tcp, 0)
+    );
+    assert!(fct_ns(&d2tcp, 1) < 40_000_000.0);
+    // Without deadlines D2TCP is DCTCP, packet for packet.
+    let plain = workload(
+        &fabric,
+        vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)],
+        )],
+    );
+    let a = run(&fabric, &plain, &[], "transport=dctcp");
+    let b = run(&fabric, &plain, &[], "transport=d2tcp");
+    assert_eq!(a.sim.flows, b.sim.flows);
+    assert_eq!(a.flow_stats, b.flow_stats);
+}
