@@ -14,9 +14,9 @@
 //! state and control-interval events exist only once an RCP flow starts
 //! (`crate::rcp`).
 
-use crate::config::{HostQueue, Limit, PacketConfig, TransportKind};
+use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, TransportKind};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
-use crate::port::{Admit, Kind, Packet, Port, PortStats};
+use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
 use crate::rcp::{RcpParams, RcpPort};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
@@ -121,6 +121,9 @@ pub struct Engine<'a> {
     seq: u64,
     now: u64,
     ports: Vec<Port>,
+    /// Each switch's shared buffer (`buffer=shared:B`), by switch id;
+    /// empty with per-port buffers.
+    pools: Vec<SharedPool>,
     /// The packet each busy port is serializing.
     on_wire: Vec<Option<Packet>>,
     hops: Vec<u32>,
@@ -147,6 +150,15 @@ fn ps(t: Time) -> u64 {
     t.0.saturating_mul(PS_PER_NS)
 }
 
+/// The switch whose output port a link is (`None` for a host's NIC or CPU).
+fn switch_of(fabric: &Fabric, kind: LinkKind) -> Option<coflowkit_model::SwitchId> {
+    match kind {
+        LinkKind::Downlink(h) => Some(fabric.downlink_switch(h)),
+        LinkKind::Switch { from, .. } => Some(from),
+        LinkKind::Uplink(_) | LinkKind::Cpu(_) => None,
+    }
+}
+
 fn ns_ceil(ps: u64) -> Time {
     Time(ps.div_ceil(PS_PER_NS))
 }
@@ -170,10 +182,17 @@ impl<'a> Engine<'a> {
         cfg: &'a PacketConfig,
     ) -> Result<Engine<'a>, PacketError> {
         cfg.check()?;
+        let (switch_buffer, pools) = match cfg.buffer_kind() {
+            BufferKind::PerPort(b) => (b, vec![]),
+            BufferKind::Shared(b) => (
+                None,
+                vec![SharedPool::new(b, cfg.dt_alpha); fabric.n_switches()],
+            ),
+        };
         let mut ports = Vec::with_capacity(fabric.n_links());
         for (i, link) in fabric.links().iter().enumerate() {
             let rate = link.capacity.0;
-            let port = match link.kind {
+            let mut port = match link.kind {
                 LinkKind::Uplink(_) => {
                     let (buffer, k) = match cfg.host_queue {
                         HostQueue::Unbounded => (None, None),
@@ -185,20 +204,23 @@ impl<'a> Engine<'a> {
                 LinkKind::Downlink(_) => Port::new(
                     rate,
                     ps(Time(cfg.host_link_delay.0)),
-                    cfg.switch_buffer,
+                    switch_buffer,
                     cfg.k_for(rate),
                     cfg.ecn_per_queue,
                 ),
                 LinkKind::Switch { .. } => Port::new(
                     rate,
                     ps(Time(cfg.fabric_link_delay.0)),
-                    cfg.switch_buffer,
+                    switch_buffer,
                     cfg.k_for(rate),
                     cfg.ecn_per_queue,
                 ),
                 // A CPU is no network resource: never on a packet's path.
                 LinkKind::Cpu(_) => Port::new(1.0, 0, None, None, false),
             };
+            if !pools.is_empty() {
+                port.pool = switch_of(fabric, link.kind).map(|s| s.0);
+            }
             if rate <= 0.0 {
                 return Err(PacketError::Input(format!(
                     "link {} has no capacity",
@@ -282,6 +304,7 @@ impl<'a> Engine<'a> {
             seq: 0,
             now: 0,
             ports,
+            pools,
             on_wire: vec![None; n_ports],
             hops,
             flows,
@@ -801,7 +824,11 @@ impl<'a> Engine<'a> {
             self.rcp_arrival(port, &mut pkt);
         }
         let p = &mut self.ports[port as usize];
-        match p.admit(pkt) {
+        let admit = match p.pool {
+            Some(k) => p.admit_shared(pkt, &mut self.pools[k as usize]),
+            None => p.admit(pkt),
+        };
+        match admit {
             Admit::Dropped => {
                 self.flows[pkt.flow as usize].stats.drops += 1;
                 return;
@@ -817,6 +844,9 @@ impl<'a> Engine<'a> {
     fn start_tx(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
         if let Some(pkt) = p.pop() {
+            if let Some(k) = p.pool {
+                self.pools[k as usize].give(pkt.wire as u64);
+            }
             p.busy = true;
             let at = self.now + p.tx_ps(pkt.wire);
             self.on_wire[port as usize] = Some(pkt);

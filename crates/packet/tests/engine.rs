@@ -327,8 +327,8 @@ fn arb_case() -> impl Strategy<Value = (u32, Vec<ArbFlow>, String)> {
             1..12,
         );
         let cfg = (
-            prop::sample::select(vec!["tcp", "dctcp", "rcp"]),
-            prop::sample::select(vec!["4p", "10p", "30KB", "inf"]),
+            prop::sample::select(vec!["tcp", "dctcp", "rcp", "d2tcp"]),
+            prop::sample::select(vec!["4p", "10p", "30KB", "inf", "shared:30KB"]),
             prop::sample::select(vec!["off", "100us"]),
             prop::sample::select(vec!["off", "1ms"]),
             prop::sample::select(vec!["unbounded", "droptail:8", "ecn:4"]),
@@ -434,4 +434,48 @@ fn d2tcp_gives_the_near_deadline_flow_the_larger_share() {
     let b = run(&fabric, &plain, &[], "transport=d2tcp");
     assert_eq!(a.sim.flows, b.sim.flows);
     assert_eq!(a.flow_stats, b.flow_stats);
+}
+
+#[test]
+fn incast_shared_buffer_absorbs_what_a_static_per_port_one_drops() {
+    // Incast: 16 TCP senders answer at once with 40 KB each (their first
+    // windows of 10 segments: a 240 KB burst) into one 1 Gbit/s port of a
+    // 17-port switch. Static: 150 KB (100 packets) per port, so the burst
+    // overflows it. Shared: the same 17 x 150 KB in one pool, alpha = 1,
+    // so the one congested port may hold half of it (Choudhury-Hahne:
+    // alpha/(1 + alpha)), 1.275 MB: the whole 640 KB fits.
+    let n = 16;
+    let fabric = Fabric::big_switch(n + 1, BitsPerSec(1e9)).unwrap();
+    let flows = (0..n).map(|h| flow(h, n, 40_000)).collect();
+    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let total = 150_000 * (n as u64 + 1);
+    let fixed = run(&fabric, &w, &[], "transport=tcp,buffer=150000");
+    let shared = run(
+        &fabric,
+        &w,
+        &[],
+        &format!("transport=tcp,buffer=shared:{total},dt_alpha=1"),
+    );
+    let drops = |r: &PacketResult| r.flow_stats.iter().map(|s| s.drops).sum::<u64>();
+    let port = |r: &PacketResult| {
+        r.ports
+            .iter()
+            .find(|p| p.0 == format!("host {n} downlink"))
+            .unwrap()
+            .1
+    };
+    eprintln!(
+        "drops: static {} shared {}; max queue static {} shared {}; CCT static {} shared {}",
+        drops(&fixed),
+        drops(&shared),
+        port(&fixed).max_bytes,
+        port(&shared).max_bytes,
+        fixed.sim.coflows[0].cct().0,
+        shared.sim.coflows[0].cct().0
+    );
+    assert!(drops(&fixed) > 0);
+    assert_eq!(drops(&shared), 0);
+    assert!(port(&fixed).max_bytes <= 150_000);
+    assert!(port(&shared).max_bytes > 150_000);
+    assert!(port(&shared).max_bytes <= total / 2);
 }
