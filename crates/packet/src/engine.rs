@@ -150,6 +150,29 @@ fn ps(t: Time) -> u64 {
     t.0.saturating_mul(PS_PER_NS)
 }
 
+/// A flow's pinned path index, checked against the equal-cost paths from
+/// `src` to `dst`.
+fn pinned_path(
+    fabric: &Fabric,
+    src: coflowkit_model::HostId,
+    dst: coflowkit_model::HostId,
+    choice: Option<u32>,
+    at: &str,
+) -> Result<Option<u32>, PacketError> {
+    let Some(c) = choice else { return Ok(None) };
+    let n = fabric.n_paths(src, dst);
+    if c >= n {
+        return Err(PacketError::Input(format!(
+            "{at}: path {c} is out of range: host {} to host {} has {n} equal-cost path{} (0 to {})",
+            src.0,
+            dst.0,
+            if n == 1 { "" } else { "s" },
+            n - 1
+        )));
+    }
+    Ok(Some(c))
+}
+
 /// The switch whose output port a link is (`None` for a host's NIC or CPU).
 fn switch_of(fabric: &Fabric, kind: LinkKind) -> Option<coflowkit_model::SwitchId> {
     match kind {
@@ -174,11 +197,13 @@ fn rate_of(field: f32) -> u64 {
 }
 
 impl<'a> Engine<'a> {
-    /// Sets up ports and paths; refuses what the packet level cannot run.
+    /// Sets up ports and paths (`paths`: a pinned path index per flow, see
+    /// [`crate::simulate`]); refuses what the packet level cannot run.
     pub fn new(
         fabric: &'a Fabric,
         workload: &'a ValidWorkload,
         classes: &[u8],
+        paths: &[Option<u32>],
         cfg: &'a PacketConfig,
     ) -> Result<Engine<'a>, PacketError> {
         cfg.check()?;
@@ -254,9 +279,12 @@ impl<'a> Engine<'a> {
                     coflow: c.id.0,
                     index: k as u32,
                 };
+                let pinned =
+                    pinned_path(fabric, f.src, f.dst, paths.get(i).copied().flatten(), &at)?;
                 let mut route = |a, b| {
                     path.clear();
-                    fabric.path_into(a, b, fabric.path_choice(a, b, key), &mut path);
+                    let choice = pinned.unwrap_or_else(|| fabric.path_choice(a, b, key));
+                    fabric.path_into(a, b, choice, &mut path);
                     let from = hops.len() as u32;
                     hops.extend(path.iter().map(|l: &LinkId| l.0));
                     (from, hops.len() as u32)

@@ -8,7 +8,9 @@
 //! output-queued switch (a packet queues only at its source's NIC and at
 //! its destination's port), and multi-tier fabrics route each flow on one
 //! path chosen by the fabric's per-flow ECMP hash (ACKs take the reverse
-//! direction's own hash).
+//! direction's own hash), or on the path the caller pins it to (`paths`;
+//! its ACKs then take the same index back, on a leaf-spine the same
+//! spine).
 //!
 //! What it does not model (yet): pFabric's transport and switches,
 //! and the seed systems' own mechanisms (issue 34); a compute stage is
@@ -96,13 +98,17 @@ pub struct PacketResult {
 }
 
 /// Runs `workload` on `fabric` at packet level; `classes` gives each flow's
-/// strict-priority class (0 highest; missing ones are 0).
+/// strict-priority class (0 highest; missing ones are 0); `paths` each
+/// flow's path, an index into the fabric's equal-cost paths between its
+/// hosts (`Fabric::path`; on a leaf-spine the spine), `None` (or missing)
+/// for the ECMP hash's. Flows are in the workload's order.
 pub fn simulate(
     fabric: &Fabric,
     workload: &ValidWorkload,
     classes: &[u8],
+    paths: &[Option<u32>],
     cfg: &PacketConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PacketResult, PacketError> {
-    engine::Engine::new(fabric, workload, classes, cfg)?.run(progress)
+    engine::Engine::new(fabric, workload, classes, paths, cfg)?.run(progress)
 }

@@ -20,7 +20,7 @@ fn workload(fabric: &Fabric, coflows: Vec<CoflowSpec>) -> ValidWorkload {
 fn run(fabric: &Fabric, w: &ValidWorkload, classes: &[u8], cfg: &str) -> PacketResult {
     let mut c = PacketConfig::default();
     c.set_all(cfg).unwrap();
-    simulate(fabric, w, classes, &c, &mut |_| {}).unwrap()
+    simulate(fabric, w, classes, &[], &c, &mut |_| {}).unwrap()
 }
 
 fn fct_ns(r: &PacketResult, i: usize) -> f64 {
@@ -371,7 +371,7 @@ proptest! {
         let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), specs)]);
         let mut c = PacketConfig::default();
         c.set_all(&cfg).unwrap();
-        let r = simulate(&fabric, &w, &classes, &c, &mut |_| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let r = simulate(&fabric, &w, &classes, &[], &c, &mut |_| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for (i, f) in r.sim.flows.as_ref().unwrap().iter().enumerate() {
             prop_assert!(f.finish >= f.start, "flow {} never finished", i);
             // A flow cannot beat its serialization time on its first link.
@@ -478,4 +478,102 @@ fn incast_shared_buffer_absorbs_what_a_static_per_port_one_drops() {
     assert!(port(&fixed).max_bytes <= 150_000);
     assert!(port(&shared).max_bytes > 150_000);
     assert!(port(&shared).max_bytes <= total / 2);
+}
+
+#[test]
+fn pinned_paths_choose_the_spine() {
+    // Two 2 MB flows from leaf 0 to leaf 1 over 1 Gbit/s spine links (the
+    // ns-3 check of bench/ns3/README.md): on different spines each runs
+    // alone (about 16.4 ms); on one spine they share it (about 32.9 ms
+    // for the later one).
+    let fabric = Fabric::leaf_spine(&LeafSpineSpec {
+        leaves: 2,
+        spines: 2,
+        hosts_per_leaf: 2,
+        host_rate: BitsPerSec(1e9),
+        spine_rate: Some(BitsPerSec(1e9)),
+    })
+    .unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![flow(0, 2, 2_000_000), flow(1, 3, 2_000_000)],
+        )],
+    );
+    let c = PacketConfig::default();
+    let go = |paths: &[Option<u32>]| simulate(&fabric, &w, &[], paths, &c, &mut |_| {});
+    let apart = go(&[Some(0), Some(1)]).unwrap();
+    let together = go(&[Some(1), Some(1)]).unwrap();
+    let alone = 2_000_000.0 * 8.0 * 1500.0 / 1460.0;
+    for i in 0..2 {
+        assert!(
+            fct_ns(&apart, i) < alone * 1.05,
+            "apart {i}: {}",
+            fct_ns(&apart, i)
+        );
+    }
+    let last = fct_ns(&together, 0).max(fct_ns(&together, 1));
+    assert!(last > alone * 1.9, "together: {last}");
+    let tx =
+        |r: &PacketResult, name: &str| r.ports.iter().find(|p| p.0 == name).unwrap().1.tx_packets;
+    assert_eq!(tx(&together, "leaf 0 -> spine 0"), 0);
+    // ACKs come back over the same spine.
+    assert_eq!(tx(&together, "spine 0 -> leaf 0"), 0);
+    assert!(tx(&together, "spine 1 -> leaf 0") > 0);
+    eprintln!(
+        "FCT ns: apart {} {}, together {} {}",
+        fct_ns(&apart, 0),
+        fct_ns(&apart, 1),
+        fct_ns(&together, 0),
+        fct_ns(&together, 1)
+    );
+    // A missing entry is hashed; an index out of range is one line naming
+    // the flow and the range.
+    assert!(go(&[Some(0)]).is_ok());
+    assert_eq!(
+        go(&[None, Some(2)]).unwrap_err().to_string(),
+        "packet engine: coflow 0 flow 1: path 2 is out of range: host 1 to host 3 has 2 equal-cost paths (0 to 1)"
+    );
+    let local = workload(
+        &fabric,
+        vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 1000)])],
+    );
+    let e = simulate(&fabric, &local, &[], &[Some(1)], &c, &mut |_| {}).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "packet engine: coflow 0 flow 0: path 1 is out of range: host 0 to host 1 has 1 equal-cost path (0 to 0)"
+    );
+}
+
+#[test]
+fn the_ecmp_seed_moves_hashed_flows() {
+    // The fabric's ECMP seed (`ecmp_seed=N` in a topology spec) reaches the
+    // packet engine's hash: some seed puts these 8 flows on other spines.
+    let spec = LeafSpineSpec {
+        leaves: 2,
+        spines: 4,
+        hosts_per_leaf: 8,
+        host_rate: BitsPerSec(10e9),
+        spine_rate: None,
+    };
+    let base = Fabric::leaf_spine(&spec).unwrap();
+    let flows: Vec<_> = (0..8).map(|h| flow(h, 8 + h, 10_000)).collect();
+    let spine_use = |f: &Fabric| {
+        let w = workload(f, vec![CoflowSpec::new(0, Time(0), flows.clone())]);
+        let r = run(f, &w, &[], "");
+        (0..4)
+            .map(|s| {
+                r.ports
+                    .iter()
+                    .find(|p| p.0 == format!("leaf 0 -> spine {s}"))
+                    .unwrap()
+                    .1
+                    .tx_packets
+            })
+            .collect::<Vec<_>>()
+    };
+    let a = spine_use(&base);
+    assert!((1..10).any(|seed| spine_use(&base.clone().with_ecmp_seed(seed)) != a));
 }

@@ -54,14 +54,17 @@ fn config(transport: &str, options: &str) -> PyResult<PacketConfig> {
 
 /// Runs `workload` at packet level once per transport in `transports`.
 /// `options`: `key=value` pairs (see `packet_options`); `classes`: each
-/// flow's strict-priority class in the workload's flow order (0 highest).
+/// flow's strict-priority class in the workload's flow order (0 highest);
+/// `paths`: each flow's pinned path, an index into the fabric's equal-cost
+/// paths between its hosts (on a leaf-spine the spine), None for the ECMP
+/// hash's.
 /// Each result is `simulate`'s dict (with per-flow rows) plus `packet`: a
 /// dict with `flows` (columns `drops`, `ecn_marks`, `retransmits`,
 /// `timeouts`), `ports` (columns `port`, `name`, `tx_packets`, `tx_bytes`,
 /// `drops`, `marks`, `max_bytes`), `queue_trace` (columns `port`, `time_s`,
 /// `bytes`, or None), `packets` (per-hop transmissions) and `events`.
 #[pyfunction]
-#[pyo3(signature = (workload, transports, options = "", classes = None, capacity_bps = None, n_hosts = None, progress = true, topology = None))]
+#[pyo3(signature = (workload, transports, options = "", classes = None, capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_packet<'py>(
     py: Python<'py>,
@@ -73,6 +76,7 @@ pub fn simulate_packet<'py>(
     n_hosts: Option<u32>,
     progress: bool,
     topology: Option<&str>,
+    paths: Option<Vec<Option<u32>>>,
 ) -> PyResult<Bound<'py, PyList>> {
     if transports.is_empty() {
         return Err(value_error("transports: give at least one transport"));
@@ -94,13 +98,22 @@ pub fn simulate_packet<'py>(
             classes.len()
         )));
     }
+    let paths = paths.unwrap_or_default();
+    if !paths.is_empty() && paths.len() != n_flows {
+        return Err(value_error(format!(
+            "paths: {} given for {n_flows} flows",
+            paths.len()
+        )));
+    }
     let names: Vec<String> = transports.iter().map(|s| s.trim().to_string()).collect();
     let board = Board::new(progress, names.clone());
     let mut results = Vec::with_capacity(configs.len());
     for (k, cfg) in configs.iter().enumerate() {
         let r = py.detach(|| {
             board.start(k);
-            coflowkit_packet::simulate(&fabric, &valid, &classes, cfg, &mut |p| board.report(k, p))
+            coflowkit_packet::simulate(&fabric, &valid, &classes, &paths, cfg, &mut |p| {
+                board.report(k, p)
+            })
         });
         results.push(r.map_err(|e| match e {
             PacketError::Stalled { .. } => simulation_error(e),

@@ -134,6 +134,7 @@ def simulate(
     engine: str = "flow",
     packet: str | Mapping[str, object] | None = None,
     classes: Sequence[int] | None = None,
+    paths: Sequence[int | None] | None = None,
 ) -> Results:
     """Simulate a trace (a path) or a workload under one or more schedulers.
 
@@ -157,14 +158,16 @@ def simulate(
     ``scheduler`` then names transports (``"dctcp"``, the default, or ``"tcp"``),
     ``packet`` sets its knobs (``"buffer=100p,ecn_k=30KB"`` or a dict; see
     ``coflowkit simulate --packet help``), ``classes`` gives each flow's
-    strict-priority class (0 highest) in the workload's flow order, and every
+    strict-priority class (0 highest) in the workload's flow order, ``paths``
+    pins each flow to one of the fabric's equal-cost paths between its hosts
+    (an index; on a leaf-spine the spine; None for the ECMP hash's), and every
     run keeps per-flow rows with drops, ECN marks, retransmissions and timeouts.
     """
     if engine not in ("flow", "packet"):
         raise ValueError(f"engine: expected 'flow' or 'packet', got {engine!r}")
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
-    if engine == "flow" and (packet or classes is not None):
-        raise ValueError("packet, classes: options of engine='packet'")
+    if engine == "flow" and (packet or classes is not None or paths is not None):
+        raise ValueError("packet, classes, paths: options of engine='packet'")
     specs = _specs(scheduler if scheduler is not None else ("fair" if engine == "flow" else "dctcp"))
     if engine == "packet":
         transports = list(_core.packet_transports())
@@ -176,6 +179,9 @@ def simulate(
         for i, c in enumerate(classes or []):
             if not (isinstance(c, int) and 0 <= c <= 7):
                 raise ValueError(f"classes[{i}]: a priority class is 0 (highest) to 7, got {c!r}")
+        for i, q in enumerate(paths or []):
+            if q is not None and not (isinstance(q, int) and not isinstance(q, bool) and 0 <= q < 2**32):
+                raise ValueError(f"paths[{i}]: a path index is a whole number from 0, or None, got {q!r}")
     if baseline is not None:
         baseline = baseline.strip()
         if baseline not in specs:
@@ -216,6 +222,7 @@ def simulate(
             n_hosts,
             progress,
             spec,
+            None if paths is None else [None if q is None else int(q) for q in paths],
         )
     else:
         runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns, missed)

@@ -31,6 +31,7 @@ SCENARIO_FIELDS: dict[str, str] = {
     "name": "a label",
     "note": "what the scenario checks (free text)",
     "topology": "a topology spec (bigswitch:hosts=N,rate=R or leaf-spine:...)",
+    "ecmp_seed": "the ECMP hash's seed (default 0; coflowkit's hash, not ns-3's)",
     "host_link_delay_ns": "one-way delay of host links",
     "fabric_link_delay_ns": "one-way delay of links between switches",
     "mtu": "bytes on the wire of a full data packet",
@@ -45,12 +46,12 @@ SCENARIO_FIELDS: dict[str, str] = {
     "switch_buffer_bytes": "each switch port's drop-tail buffer",
     "ecn_k_bytes": "ECN marking threshold per switch port, or null for none",
     "host_queue": '{"kind": "unbounded"}, {"kind": "droptail", "packets": N} or {"kind": "ecn", "k_packets": K}',
-    "flows": "the flows: src, dst, start_ns, bytes, prio (0 highest, up to 7)",
+    "flows": "the flows: src, dst, start_ns, bytes, prio (0 highest, up to 7), spine (the ECMP path, default hashed)",
     "queue_sample_ns": "sample queues at this interval",
     "queue_ports": "the ports to sample: to-host-I, host-I, leaf-L-to-spine-S, spine-S-to-leaf-L",
     "options": "any other packet-engine knob, as {key: value} (the keys of --packet help), applied last",
 }
-_FLOW_FIELDS = ("src", "dst", "start_ns", "bytes", "prio")
+_FLOW_FIELDS = ("src", "dst", "start_ns", "bytes", "prio", "spine")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Scenario:
     options: str
     workload: Workload
     classes: list[int]
+    paths: list[int | None]
     queue_ports: list[str]
 
 
@@ -97,6 +99,9 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
             raise ValueError(f"{p}: {field}: missing")
     if not isinstance(doc["topology"], str):
         raise ValueError(f"{p}: topology: expected a spec string, got {doc['topology']!r}")
+    topology = doc["topology"]
+    if "ecmp_seed" in doc:
+        topology += f"{',' if ':' in topology else ':'}ecmp_seed={_int(p, 'ecmp_seed', doc['ecmp_seed'])}"
     opts: list[str] = []
     if "host_link_delay_ns" in doc:
         opts.append(f"host_link_delay={_int(p, 'host_link_delay_ns', doc['host_link_delay_ns'])}ns")
@@ -138,6 +143,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ValueError(f"{p}: flows: expected a non-empty list")
     cols: dict[str, list[int]] = {k: [] for k in ("coflow_id", "arrival_ns", "src", "dst", "bytes")}
     classes = []
+    paths: list[int | None] = []
     for i, f in enumerate(flows):
         where = f"flows[{i}]"
         if not isinstance(f, dict):
@@ -157,6 +163,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         if prio > 7:
             raise ValueError(f"{p}: {where}.prio: a priority class is 0 (highest) to 7, got {prio}")
         classes.append(prio)
+        paths.append(_int(p, f"{where}.spine", f["spine"]) if "spine" in f else None)
     table = pa.table(
         {
             "coflow_id": pa.array(cols["coflow_id"], pa.uint64()),
@@ -176,11 +183,12 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         link_name(p, name)
     return Scenario(
         path=p,
-        topology=doc["topology"],
+        topology=topology,
         transport=transport,
         options=",".join(opts),
         workload=workload_from_table(table, source=p),
         classes=[classes[i] for i in order],
+        paths=[paths[i] for i in order],
         queue_ports=ports,
     )
 
@@ -245,6 +253,7 @@ def run_scenario(s: Scenario, out: str | os.PathLike[str], progress: bool = True
         engine="packet",
         packet=s.options,
         classes=s.classes,
+        paths=s.paths if any(q is not None for q in s.paths) else None,
         progress=progress,
     )
     wall = time.monotonic() - t0
