@@ -3,9 +3,10 @@
 //! every byte arrives and no run stalls.
 
 use coflowkit_model::{
-    flow, BitsPerSec, CoflowSpec, Dur, Fabric, LeafSpineSpec, Time, ValidWorkload, Workload,
+    flow, BitsPerSec, CoflowSpec, Dur, Fabric, FlowSpec, LeafSpineSpec, Time, ValidWorkload,
+    Workload,
 };
-use coflowkit_packet::{simulate, PacketConfig, PacketResult};
+use coflowkit_packet::{simulate, PacketConfig, PacketResult, PortStats};
 use proptest::prelude::*;
 
 fn workload(fabric: &Fabric, coflows: Vec<CoflowSpec>) -> ValidWorkload {
@@ -17,10 +18,47 @@ fn workload(fabric: &Fabric, coflows: Vec<CoflowSpec>) -> ValidWorkload {
     .unwrap()
 }
 
+/// One coflow of `flows`, arriving at 0.
+fn one_coflow(fabric: &Fabric, flows: Vec<FlowSpec>) -> ValidWorkload {
+    workload(fabric, vec![CoflowSpec::new(0, Time(0), flows)])
+}
+
 fn run(fabric: &Fabric, w: &ValidWorkload, classes: &[u8], cfg: &str) -> PacketResult {
     let mut c = PacketConfig::default();
     c.set_all(cfg).unwrap();
     simulate(fabric, w, classes, &[], &c, &mut |_| {}).unwrap()
+}
+
+/// The counters of the port named `name` (its link's name).
+fn port(r: &PacketResult, name: &str) -> PortStats {
+    r.ports
+        .iter()
+        .find(|p| p.0 == name)
+        .unwrap_or_else(|| panic!("no port {name}"))
+        .1
+}
+
+fn drops(r: &PacketResult) -> u64 {
+    r.flow_stats.iter().map(|s| s.drops).sum()
+}
+
+/// `n` senders of `bytes` each into host `n` of a 1 Gbit/s big switch.
+fn incast(n: u32, bytes: u64) -> (Fabric, ValidWorkload) {
+    let fabric = Fabric::big_switch(n + 1, BitsPerSec(1e9)).unwrap();
+    let flows = (0..n).map(|h| flow(h, n, bytes)).collect();
+    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    (fabric, w)
+}
+
+/// Prints each run's FCTs (seen with `--nocapture`: the numbers the docs quote).
+fn print_fcts(runs: &[(&str, &PacketResult)]) {
+    for (name, r) in runs {
+        let n = r.flow_stats.len();
+        eprintln!(
+            "{name}: FCT ns {:?}",
+            (0..n).map(|i| fct_ns(r, i)).collect::<Vec<_>>()
+        );
+    }
 }
 
 fn fct_ns(r: &PacketResult, i: usize) -> f64 {
@@ -120,21 +158,13 @@ fn incast_tcp_overflows_the_buffer_dctcp_keeps_it_short() {
     // start overflows the buffer and times out; DCTCP's marks at K = 20
     // keep the queue short and lose nothing (DCTCP §4.2.1-4.2.2).
     let n = 16;
-    let fabric = Fabric::big_switch(n + 1, BitsPerSec(1e9)).unwrap();
-    let flows = (0..n).map(|h| flow(h, n, 300_000)).collect();
-    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let (fabric, w) = incast(n, 300_000);
     let tcp = run(&fabric, &w, &[], "transport=tcp,buffer=100p,init_cwnd=2");
     let dctcp = run(&fabric, &w, &[], "transport=dctcp,buffer=100p,init_cwnd=2");
-    let drops = |r: &PacketResult| r.flow_stats.iter().map(|s| s.drops).sum::<u64>();
     assert!(drops(&tcp) > 0, "{:?}", tcp.flow_stats);
     assert_eq!(drops(&dctcp), 0, "{:?}", dctcp.flow_stats);
-    let port = |r: &PacketResult| {
-        r.ports
-            .iter()
-            .find(|p| p.0 == format!("host {n} downlink"))
-            .unwrap()
-            .1
-    };
+    let downlink = format!("host {n} downlink");
+    let port = |r: &PacketResult| port(r, &downlink);
     assert!(port(&dctcp).max_bytes < port(&tcp).max_bytes);
     assert!(dctcp.sim.coflows[0].cct() < tcp.sim.coflows[0].cct());
 }
@@ -390,26 +420,16 @@ fn d2tcp_gives_the_near_deadline_flow_the_larger_share() {
     // it meets its deadline, where under DCTCP it misses it.
     let fabric = Fabric::big_switch(3, BitsPerSec(10e9)).unwrap();
     let near = Dur(13_000_000);
-    let w = workload(
+    let w = one_coflow(
         &fabric,
-        vec![CoflowSpec::new(
-            0,
-            Time(0),
-            vec![
-                flow(0, 2, 10_000_000).with_deadline(near),
-                flow(1, 2, 10_000_000).with_deadline(Dur(40_000_000)),
-            ],
-        )],
+        vec![
+            flow(0, 2, 10_000_000).with_deadline(near),
+            flow(1, 2, 10_000_000).with_deadline(Dur(40_000_000)),
+        ],
     );
     let dctcp = run(&fabric, &w, &[], "transport=dctcp,buffer=1MB");
     let d2tcp = run(&fabric, &w, &[], "transport=d2tcp,buffer=1MB");
-    eprintln!(
-        "FCT ns: dctcp {} {}, d2tcp {} {}",
-        fct_ns(&dctcp, 0),
-        fct_ns(&dctcp, 1),
-        fct_ns(&d2tcp, 0),
-        fct_ns(&d2tcp, 1)
-    );
+    print_fcts(&[("dctcp", &dctcp), ("d2tcp", &d2tcp)]);
     assert!(
         fct_ns(&dctcp, 0) > near.0 as f64,
         "DCTCP: {}",
@@ -422,14 +442,7 @@ fn d2tcp_gives_the_near_deadline_flow_the_larger_share() {
     );
     assert!(fct_ns(&d2tcp, 1) < 40_000_000.0);
     // Without deadlines D2TCP is DCTCP, packet for packet.
-    let plain = workload(
-        &fabric,
-        vec![CoflowSpec::new(
-            0,
-            Time(0),
-            vec![flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)],
-        )],
-    );
+    let plain = one_coflow(&fabric, vec![flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)]);
     let a = run(&fabric, &plain, &[], "transport=dctcp");
     let b = run(&fabric, &plain, &[], "transport=d2tcp");
     assert_eq!(a.sim.flows, b.sim.flows);
@@ -445,9 +458,7 @@ fn incast_shared_buffer_absorbs_what_a_static_per_port_one_drops() {
     // so the one congested port may hold half of it (Choudhury-Hahne:
     // alpha/(1 + alpha)), 1.275 MB: the whole 640 KB fits.
     let n = 16;
-    let fabric = Fabric::big_switch(n + 1, BitsPerSec(1e9)).unwrap();
-    let flows = (0..n).map(|h| flow(h, n, 40_000)).collect();
-    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let (fabric, w) = incast(n, 40_000);
     let total = 150_000 * (n as u64 + 1);
     let fixed = run(&fabric, &w, &[], "transport=tcp,buffer=150000");
     let shared = run(
@@ -456,14 +467,8 @@ fn incast_shared_buffer_absorbs_what_a_static_per_port_one_drops() {
         &[],
         &format!("transport=tcp,buffer=shared:{total},dt_alpha=1"),
     );
-    let drops = |r: &PacketResult| r.flow_stats.iter().map(|s| s.drops).sum::<u64>();
-    let port = |r: &PacketResult| {
-        r.ports
-            .iter()
-            .find(|p| p.0 == format!("host {n} downlink"))
-            .unwrap()
-            .1
-    };
+    let downlink = format!("host {n} downlink");
+    let port = |r: &PacketResult| port(r, &downlink);
     eprintln!(
         "drops: static {} shared {}; max queue static {} shared {}; CCT static {} shared {}",
         drops(&fixed),
@@ -494,14 +499,7 @@ fn pinned_paths_choose_the_spine() {
         spine_rate: Some(BitsPerSec(1e9)),
     })
     .unwrap();
-    let w = workload(
-        &fabric,
-        vec![CoflowSpec::new(
-            0,
-            Time(0),
-            vec![flow(0, 2, 2_000_000), flow(1, 3, 2_000_000)],
-        )],
-    );
+    let w = one_coflow(&fabric, vec![flow(0, 2, 2_000_000), flow(1, 3, 2_000_000)]);
     let c = PacketConfig::default();
     let go = |paths: &[Option<u32>]| simulate(&fabric, &w, &[], paths, &c, &mut |_| {});
     let apart = go(&[Some(0), Some(1)]).unwrap();
@@ -522,13 +520,7 @@ fn pinned_paths_choose_the_spine() {
     // ACKs come back over the same spine.
     assert_eq!(tx(&together, "spine 0 -> leaf 0"), 0);
     assert!(tx(&together, "spine 1 -> leaf 0") > 0);
-    eprintln!(
-        "FCT ns: apart {} {}, together {} {}",
-        fct_ns(&apart, 0),
-        fct_ns(&apart, 1),
-        fct_ns(&together, 0),
-        fct_ns(&together, 1)
-    );
+    print_fcts(&[("apart", &apart), ("together", &together)]);
     // A missing entry is hashed; an index out of range is one line naming
     // the flow and the range.
     assert!(go(&[Some(0)]).is_ok());
@@ -536,10 +528,7 @@ fn pinned_paths_choose_the_spine() {
         go(&[None, Some(2)]).unwrap_err().to_string(),
         "packet engine: coflow 0 flow 1: path 2 is out of range: host 1 to host 3 has 2 equal-cost paths (0 to 1)"
     );
-    let local = workload(
-        &fabric,
-        vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 1000)])],
-    );
+    let local = one_coflow(&fabric, vec![flow(0, 1, 1000)]);
     let e = simulate(&fabric, &local, &[], &[Some(1)], &c, &mut |_| {}).unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -561,17 +550,10 @@ fn the_ecmp_seed_moves_hashed_flows() {
     let base = Fabric::leaf_spine(&spec).unwrap();
     let flows: Vec<_> = (0..8).map(|h| flow(h, 8 + h, 10_000)).collect();
     let spine_use = |f: &Fabric| {
-        let w = workload(f, vec![CoflowSpec::new(0, Time(0), flows.clone())]);
+        let w = one_coflow(f, flows.clone());
         let r = run(f, &w, &[], "");
         (0..4)
-            .map(|s| {
-                r.ports
-                    .iter()
-                    .find(|p| p.0 == format!("leaf 0 -> spine {s}"))
-                    .unwrap()
-                    .1
-                    .tx_packets
-            })
+            .map(|s| port(&r, &format!("leaf 0 -> spine {s}")).tx_packets)
             .collect::<Vec<_>>()
     };
     let a = spine_use(&base);

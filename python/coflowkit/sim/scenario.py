@@ -46,12 +46,12 @@ SCENARIO_FIELDS: dict[str, str] = {
     "switch_buffer_bytes": "each switch port's drop-tail buffer",
     "ecn_k_bytes": "ECN marking threshold per switch port, or null for none",
     "host_queue": '{"kind": "unbounded"}, {"kind": "droptail", "packets": N} or {"kind": "ecn", "k_packets": K}',
-    "flows": "the flows: src, dst, start_ns, bytes, prio (0 highest, up to 7), spine (the ECMP path, default hashed)",
+    "flows": "the flows: src, dst, start_ns, bytes, prio (0 highest, up to 7), spine (the ECMP path, default hashed), deadline_ns (relative to start_ns; D2TCP reads it)",
     "queue_sample_ns": "sample queues at this interval",
     "queue_ports": "the ports to sample: to-host-I, host-I, leaf-L-to-spine-S, spine-S-to-leaf-L",
     "options": "any other packet-engine knob, as {key: value} (the keys of --packet help), applied last",
 }
-_FLOW_FIELDS = ("src", "dst", "start_ns", "bytes", "prio", "spine")
+_FLOW_FIELDS = ("src", "dst", "start_ns", "bytes", "prio", "spine", "deadline_ns")
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     cols: dict[str, list[int]] = {k: [] for k in ("coflow_id", "arrival_ns", "src", "dst", "bytes")}
     classes = []
     paths: list[int | None] = []
+    deadlines: list[int | None] = []
     for i, f in enumerate(flows):
         where = f"flows[{i}]"
         if not isinstance(f, dict):
@@ -164,6 +165,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
             raise ValueError(f"{p}: {where}.prio: a priority class is 0 (highest) to 7, got {prio}")
         classes.append(prio)
         paths.append(_int(p, f"{where}.spine", f["spine"]) if "spine" in f else None)
+        deadlines.append(_int(p, f"{where}.deadline_ns", f["deadline_ns"], 1) if "deadline_ns" in f else None)
     table = pa.table(
         {
             "coflow_id": pa.array(cols["coflow_id"], pa.uint64()),
@@ -171,6 +173,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
             "src": pa.array(cols["src"], pa.uint32()),
             "dst": pa.array(cols["dst"], pa.uint32()),
             "bytes": pa.array(cols["bytes"], pa.uint64()),
+            "flow_deadline_ns": pa.array(deadlines, pa.uint64()),
         }
     )
     # Flows in coflow order = arrival order (ties by index): the engine's
