@@ -191,7 +191,12 @@ def test_d2tcp_and_shared_buffer_from_a_scenario(tmp_path: Path) -> None:
         {"src": 1, "dst": 2, "start_ns": 0, "bytes": 10_000_000, "deadline_ns": 40_000_000},
     ]
     for transport in ("dctcp", "d2tcp"):
-        doc = {"topology": "bigswitch:hosts=3,rate=10Gbps", "transport": transport, "flows": flows}
+        doc = {
+            "topology": "bigswitch:hosts=3,rate=10Gbps",
+            "transport": transport,
+            "options": {"buffer": "1MB"},
+            "flows": flows,
+        }
         (tmp_path / "d.json").write_text(json.dumps(doc))
         run_scenario(load_scenario(tmp_path / "d.json"), tmp_path / transport, progress=False)
     assert fcts(tmp_path / "dctcp")[0] > 13_000_000 > fcts(tmp_path / "d2tcp")[0]
