@@ -226,6 +226,9 @@ pub struct PacketConfig {
     pub handshake: Option<Dur>,
     /// DCTCP's gain g.
     pub dctcp_g: f64,
+    /// Limited transmit (RFC 3042, RFC 5681 §3.2 "SHOULD"): the first two
+    /// duplicate ACKs each let one new segment out beyond the window.
+    pub limited_transmit: bool,
     /// Sample every port's queue occupancy at this interval.
     pub queue_trace: Option<Dur>,
     /// Every flow's pacing at its host (each flow keeps its own; RCP flows
@@ -262,6 +265,7 @@ impl Default for PacketConfig {
             delayed_ack: None,
             handshake: None,
             dctcp_g: 1.0 / 16.0,
+            limited_transmit: true,
             queue_trace: None,
             pacing: Pacing::Off,
             rcp_alpha: 0.1,
@@ -323,6 +327,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("handshake", "off, or the SYN timeout, e.g. 1s (off)"),
     ("dctcp_g", "DCTCP's gain g (0.0625)"),
+    (
+        "limited_transmit",
+        "on or off: a new segment on each of the first two duplicate ACKs, RFC 3042 (on)",
+    ),
     (
         "queue_trace",
         "off, or the interval at which every port's queue is sampled, e.g. 100us",
@@ -528,6 +536,13 @@ impl PacketConfig {
                 }
             }
             "rcp_d0" => self.rcp_d0 = parse_dur(key, v)?,
+            "limited_transmit" => {
+                self.limited_transmit = match v.trim().to_ascii_lowercase().as_str() {
+                    "on" | "true" | "yes" => true,
+                    "off" | "false" | "no" => false,
+                    _ => return Err(bad(key, format!("'{v}': on or off"))),
+                }
+            }
             "queue_trace" => {
                 self.queue_trace = if off(v) {
                     None

@@ -352,6 +352,7 @@ impl<'a> Engine<'a> {
                 initial_rto_ps: ps(Time(cfg.initial_rto.0)),
                 dctcp: false,
                 g: cfg.dctcp_g,
+                limited_transmit: cfg.limited_transmit,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 paced: false,

@@ -3,7 +3,15 @@
 //! * slow start and congestion avoidance, RFC 5681 §3.1, with appropriate
 //!   byte counting (RFC 3465, L = 2 SMSS) in slow start;
 //! * fast retransmit and NewReno fast recovery, RFC 6582 §3.2 (partial
-//!   acknowledgements retransmit the next hole and deflate the window);
+//!   acknowledgements retransmit the next hole and deflate the window; only
+//!   the first partial acknowledgement restarts the retransmission timer,
+//!   step 4, the "Impatient" variant of §4, so a recovery with many holes
+//!   ends in a timeout instead of one hole per round trip);
+//! * limited transmit, RFC 3042 §2 (RFC 5681 §3.2): each of the first two
+//!   duplicate ACKs lets one segment of new data out, the window unchanged
+//!   (at most cwnd + 2 segments outstanding), and those segments are left
+//!   out of the FlightSize that sets ssthresh at the third (RFC 5681 §3.2
+//!   step 2);
 //! * the retransmission timer, RFC 6298 §2 (SRTT, RTTVAR with α = 1/8,
 //!   β = 1/4, RTO = SRTT + 4·RTTVAR floored at the minimum RTO, doubled on
 //!   each expiry, §5.5), with RTT samples from a timestamp echoed by each
@@ -88,6 +96,8 @@ pub struct SenderParams {
     pub deadline_ps: Option<u64>,
     /// D2TCP's d after a missed deadline.
     pub late: LateRule,
+    /// Limited transmit (RFC 3042).
+    pub limited_transmit: bool,
 }
 
 /// A segment to put on the wire.
@@ -117,8 +127,12 @@ pub struct Sender {
     /// Slow-start threshold, bytes.
     pub ssthresh: f64,
     dupacks: u32,
+    /// Bytes sent by limited transmit since the last new ACK.
+    limited: u64,
     recover: u64,
     in_recovery: bool,
+    /// No partial acknowledgement has arrived in this recovery yet.
+    first_partial: bool,
     srtt: f64,
     rttvar: f64,
     has_rtt: bool,
@@ -152,8 +166,10 @@ impl Sender {
             cwnd: (p.init_cwnd as u64 * p.mss as u64) as f64,
             ssthresh: f64::INFINITY,
             dupacks: 0,
+            limited: 0,
             recover: 0,
             in_recovery: false,
+            first_partial: false,
             srtt: 0.0,
             rttvar: 0.0,
             has_rtt: false,
@@ -222,7 +238,11 @@ impl Sender {
         let in_flight = self.nxt - self.una;
         let len = (self.size - self.nxt).min(self.p.mss as u64);
         if !self.p.rate_based && in_flight > 0 && (in_flight + len) as f64 > self.cwnd + 1e-6 {
-            return None;
+            // RFC 3042: new data only, within cwnd + the duplicates' allowance.
+            if self.nxt < self.max_sent || self.limited + len > self.limited_allowance() {
+                return None;
+            }
+            self.limited += len;
         }
         let s = self.segment_at(self.nxt);
         self.nxt += s.len as u64;
@@ -251,6 +271,15 @@ impl Sender {
             let s = self.segment_at(self.una);
             out.push(s);
         }
+    }
+
+    /// Bytes limited transmit may send beyond the window now: one segment
+    /// for each of the first two duplicate ACKs (RFC 3042 §2).
+    fn limited_allowance(&self) -> u64 {
+        if !self.p.limited_transmit || self.in_recovery || self.una < self.recover {
+            return 0;
+        }
+        self.dupacks.min(2) as u64 * self.p.mss as u64
     }
 
     fn sample_rtt(&mut self, r: f64) {
@@ -284,6 +313,9 @@ impl Sender {
             if self.nxt < self.una {
                 self.nxt = self.una;
             }
+            // RFC 6298 §5.3: a new acknowledgement restarts the timer;
+            // RFC 6582 step 4: within a recovery, only the first partial one.
+            let restart = !self.in_recovery || ack >= self.recover || self.first_partial;
             if self.in_recovery {
                 if ack >= self.recover {
                     // RFC 6582 §3.2 step 3: full acknowledgement.
@@ -291,6 +323,7 @@ impl Sender {
                     self.cwnd = self.ssthresh;
                 } else {
                     // Step 4: partial acknowledgement.
+                    self.first_partial = false;
                     self.retransmit_una(out);
                     self.cwnd = (self.cwnd - acked as f64 + mss).max(mss);
                 }
@@ -300,6 +333,7 @@ impl Sender {
                 self.cwnd += mss * acked as f64 / self.cwnd;
             }
             self.dupacks = 0;
+            self.limited = 0;
             if self.p.dctcp && self.una >= self.win_end {
                 // Eq. 1, once per window of data.
                 if self.acked_in_win > 0 {
@@ -310,14 +344,21 @@ impl Sender {
                 self.marked_in_win = 0;
                 self.win_end = self.nxt.max(self.una + 1);
             }
-            self.rto_at = (self.una < self.max_sent).then_some(now + self.rto);
+            if self.una >= self.max_sent {
+                self.rto_at = None;
+            } else if restart {
+                self.rto_at = Some(now + self.rto);
+            }
         } else if ack == self.una && self.una < self.max_sent {
             self.dupacks += 1;
             if self.dupacks == 3 && !self.in_recovery && self.una >= self.recover {
-                // RFC 6582 §3.2 steps 1-2 (RFC 5681 Eq. 4 for ssthresh).
-                self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+                // RFC 6582 §3.2 steps 1-2 (RFC 5681 Eq. 4 for ssthresh,
+                // without what limited transmit sent).
+                let flight = self.flight() - self.limited;
+                self.ssthresh = (flight as f64 / 2.0).max(2.0 * mss);
                 self.recover = self.max_sent;
                 self.in_recovery = true;
+                self.first_partial = true;
                 self.retransmit_una(out);
                 self.cwnd = self.ssthresh + 3.0 * mss;
                 self.rto_at = Some(now + self.rto);
@@ -368,6 +409,7 @@ impl Sender {
         self.nxt = self.una;
         self.in_recovery = false;
         self.dupacks = 0;
+        self.limited = 0;
         self.recover = self.max_sent;
         self.cwr_end = self.max_sent;
         self.rto = (self.rto.saturating_mul(2)).min(MAX_RTO_PS);
@@ -447,6 +489,7 @@ mod tests {
             rate_based: false,
             deadline_ps: None,
             late: LateRule::Max,
+            limited_transmit: false,
         }
     }
 
@@ -477,6 +520,78 @@ mod tests {
             }
         );
         assert_eq!(s.retransmits, 1);
+    }
+
+    #[test]
+    fn only_the_first_partial_ack_restarts_the_timer() {
+        // RFC 6582 §3.2 step 4 (Impatient): segments 1000, 3000 and 5000
+        // of a 10-segment window are lost.
+        let p = SenderParams {
+            init_cwnd: 10,
+            ..params(false)
+        };
+        let mut s = Sender::new(p, 100_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        assert_eq!(out.len(), 10);
+        s.on_ack(10, 1000, false, 0, &mut out);
+        // Segments 2000, 4000, 6000, 7000 arrive: three duplicates start
+        // the recovery (and a fourth inflates the window).
+        for t in 11..15 {
+            s.on_ack(t, 1000, false, 0, &mut out);
+        }
+        assert!(s.in_recovery);
+        let at_fast_retransmit = s.rto_at.expect("armed");
+        assert_eq!(at_fast_retransmit, 13 + s.rto);
+        // The first partial ACK restarts the timer...
+        s.on_ack(100, 3000, false, 90, &mut out);
+        let first = s.rto_at.expect("armed");
+        assert_eq!(first, 100 + s.rto);
+        // ...a second one does not.
+        s.on_ack(200, 5000, false, 190, &mut out);
+        assert!(s.in_recovery);
+        assert_eq!(s.rto_at, Some(first));
+        // The full acknowledgement ends the recovery and restarts it.
+        let recover = s.recover;
+        s.on_ack(300, recover, false, 290, &mut out);
+        assert!(!s.in_recovery);
+        assert_eq!(s.rto_at, Some(300 + s.rto));
+    }
+
+    #[test]
+    fn limited_transmit_sends_one_new_segment_per_early_duplicate() {
+        // RFC 3042 §2: 8 segments out, the first is lost.
+        let p = SenderParams {
+            init_cwnd: 8,
+            limited_transmit: true,
+            ..params(false)
+        };
+        let mut s = Sender::new(p, 100_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        assert_eq!(out.len(), 8);
+        let mut seqs = vec![];
+        for t in 1..=2 {
+            out.clear();
+            s.on_ack(t, 0, false, 0, &mut out);
+            seqs.extend(out.iter().map(|x| (x.seq, x.retransmit)));
+        }
+        // Two new segments, the window unchanged.
+        assert_eq!(seqs, vec![(8000, false), (9000, false)]);
+        assert_eq!(s.cwnd, 8000.0);
+        out.clear();
+        s.on_ack(3, 0, false, 0, &mut out);
+        assert_eq!(out[0].seq, 0);
+        assert!(out[0].retransmit);
+        // ssthresh = FlightSize / 2 without the two limited-transmit
+        // segments: (10 - 2) * 1000 / 2.
+        assert_eq!(s.ssthresh, 4000.0);
+        // Off: the duplicates send nothing.
+        let mut s = Sender::new(params(false), 100_000);
+        s.send(0, &mut out);
+        out.clear();
+        s.on_ack(1, 0, false, 0, &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

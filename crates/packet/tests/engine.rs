@@ -166,7 +166,11 @@ fn incast_tcp_overflows_the_buffer_dctcp_keeps_it_short() {
     let downlink = format!("host {n} downlink");
     let port = |r: &PacketResult| port(r, &downlink);
     assert!(port(&dctcp).max_bytes < port(&tcp).max_bytes);
-    assert!(dctcp.sim.coflows[0].cct() < tcp.sim.coflows[0].cct());
+    // Both keep the port busy to the end: with the RFC 6582 timer (reset
+    // on the first partial ACK only) TCP's timeouts fall while the other
+    // flows still fill the link, and both coflows take 16 x 300 KB at line
+    // rate, 39.47 ms.
+    assert!(dctcp.sim.coflows[0].cct() <= tcp.sim.coflows[0].cct());
 }
 
 #[test]
