@@ -40,6 +40,11 @@ struct FlowRec
     uint64_t queued = 0; // bytes handed to the socket
     uint64_t rcvd = 0;
     uint64_t drops = 0, marks = 0, retx = 0, timeouts = 0;
+    // ECN-Echo taking the sender out of loss recovery into CWR (TcpSocketBase::ReceivedAck
+    // calls EnterCwr whenever the state is not CA_CWR): from CA_LOSS (after an RTO), from
+    // CA_RECOVERY (fast recovery)
+    uint64_t lossToCwr = 0, recoveryToCwr = 0;
+    uint64_t recoveries = 0; // entries into CA_RECOVERY (fast retransmits)
     Ptr<Socket> tx;
     Ptr<Socket> listen;
 };
@@ -62,7 +67,9 @@ struct ScenarioConfig
     int64_t delAckTimeoutNs = 200000;
     double dctcpG = 0.0625;
     int64_t clockGranularityNs = 1;
-    uint32_t sockBufBytes = 16u << 20;
+    // Send and receive buffers: the largest window scaling allows (65535 << 14), so that, as in
+    // coflowkit (no receive window), only the congestion window limits a flow.
+    uint32_t sockBufBytes = 65535u << 14;
     // queues
     uint64_t switchBufBytes = 300000;
     int64_t ecnKBytes = -1; // -1: no marking
@@ -290,6 +297,18 @@ void OnCongState(uint32_t f, TcpSocketState::TcpCongState_t o, TcpSocketState::T
     if (n == TcpSocketState::CA_LOSS && o != TcpSocketState::CA_LOSS)
     {
         flows[f].timeouts++;
+    }
+    if (n == TcpSocketState::CA_RECOVERY && o != TcpSocketState::CA_RECOVERY)
+    {
+        flows[f].recoveries++;
+    }
+    if (n == TcpSocketState::CA_CWR && o == TcpSocketState::CA_LOSS)
+    {
+        flows[f].lossToCwr++;
+    }
+    if (n == TcpSocketState::CA_CWR && o == TcpSocketState::CA_RECOVERY)
+    {
+        flows[f].recoveryToCwr++;
     }
 }
 

@@ -213,6 +213,10 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         "drops": int(ck.totalDrops),
         "ecn_marks": int(ck.totalMarks),
         "syn_admitted_over_buffer": int(ck.synAdmittedOverLimit),
+        "fast_recoveries": sum(int(ck.flows[i].recoveries) for i in range(len(sc["flows"]))),
+        # ns-3.44 leaves loss recovery for CWR on an ECN-Echo (README: Transport)
+        "ece_loss_to_cwr": sum(int(ck.flows[i].lossToCwr) for i in range(len(sc["flows"]))),
+        "ece_recovery_to_cwr": sum(int(ck.flows[i].recoveryToCwr) for i in range(len(sc["flows"]))),
         "tcp": "NewReno" if not c.dctcp else ("TcpDctcp (stock)" if stock_dctcp else "TcpDctcp, ssthresh floored at 2 segments"),
         "fct_from": "start_ns (SYN sent)" if handshake else "first data segment sent",
         "wire_bytes_full_data_packet": c.mtu - c.headerBytes + 42,
