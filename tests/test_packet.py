@@ -51,6 +51,18 @@ def test_packet_runs_keep_packet_columns_and_tables(tmp_path: Path) -> None:
         assert "retransmits" in next(csv.reader(f))
 
 
+def test_pfabric_runs_from_python_and_scenario_files(tmp_path: Path) -> None:
+    w = coflowkit.synthetic(n_hosts=8, n_coflows=4, seed=5)
+    res = coflowkit.simulate(w, "pfabric,dctcp", engine="packet", packet="pfabric_rto=45us", progress=False)
+    assert res.schedulers == ["pfabric", "dctcp"]
+    assert len(res.flows("pfabric")) == w.n_flows
+    assert res.ports("pfabric")["marks"].sum() == 0
+    out = tmp_path / "out"
+    run_scenario(load_scenario(incast(tmp_path, transport="pfabric")), out, progress=False)
+    with (out / "flows.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == 4
+
+
 def test_packet_errors_name_what_is_wrong() -> None:
     w = coflowkit.synthetic(n_hosts=8, n_coflows=2, seed=1)
     with pytest.raises(ValueError, match="not a transport of the packet engine"):

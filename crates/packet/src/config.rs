@@ -8,7 +8,10 @@
 //! Gbit/s ports, §2.3.3, so 170 KB per port), K = 20 packets at 1 Gbit/s and
 //! 65 at 10 Gbit/s (§3.4, §4), RTO_min 10 ms (§4.2.1); an initial window of
 //! 10 segments (RFC 6928) and 1500-byte frames with 40 bytes of IP and TCP
-//! headers.
+//! headers. pFabric's follow its paper (Alizadeh et al., SIGCOMM 2013, §5):
+//! 36 KB per switch port, a first window of one BDP and a timeout of about
+//! 3 round trips (computed from each flow's path unless set), probe mode
+//! after 5 consecutive timeouts (§4.2).
 
 use crate::pacing::Pacing;
 use coflowkit_model::Dur;
@@ -129,6 +132,12 @@ pub enum TransportKind {
     /// p = α^d, d the deadline imminence of the flow (d = 1, plain DCTCP,
     /// for a flow without a deadline).
     D2tcp,
+    /// pFabric's minimal rate control (Alizadeh et al. 2013, §4.2): start
+    /// at line rate (a window of one path BDP), a small fixed timeout, no
+    /// reaction to duplicate ACKs or ECN, slow start after a timeout and a
+    /// probe mode after consecutive ones; each packet carries the flow's
+    /// remaining bytes as its priority for pFabric's switch queues.
+    Pfabric,
 }
 
 impl TransportKind {
@@ -139,6 +148,7 @@ impl TransportKind {
             TransportKind::Dctcp => "dctcp",
             TransportKind::Rcp => "rcp",
             TransportKind::D2tcp => "d2tcp",
+            TransportKind::Pfabric => "pfabric",
         }
     }
     /// Whether its data packets are ECN-capable and its window follows
@@ -147,11 +157,12 @@ impl TransportKind {
         matches!(self, TransportKind::Dctcp | TransportKind::D2tcp)
     }
     /// Every transport, in listing order.
-    pub const ALL: [TransportKind; 4] = [
+    pub const ALL: [TransportKind; 5] = [
         TransportKind::Tcp,
         TransportKind::Dctcp,
         TransportKind::Rcp,
         TransportKind::D2tcp,
+        TransportKind::Pfabric,
     ];
 }
 
@@ -176,6 +187,29 @@ pub enum BufferKind {
     /// port's queue admitted only below α·(free bytes of the pool)
     /// (Choudhury and Hahne, IEEE/ACM ToN 1998, §II).
     Shared(u64),
+}
+
+/// The queue discipline of every switch port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueKind {
+    /// 8 strict-priority FIFO queues, drop-tail, ECN at K ([`crate::port`]).
+    Strict,
+    /// pFabric's priority queue (Alizadeh et al. 2013, §4.1): serve the
+    /// flow of the most urgent packet, earliest packet first; on overflow
+    /// drop the least urgent packet ([`crate::pfabric`]).
+    Pfabric,
+}
+
+impl QueueKind {
+    /// Its name in options.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueKind::Strict => "strict",
+            QueueKind::Pfabric => "pfabric",
+        }
+    }
+    /// Every discipline, in listing order.
+    pub const ALL: [QueueKind; 2] = [QueueKind::Strict, QueueKind::Pfabric];
 }
 
 /// Every knob of the packet engine.
@@ -242,6 +276,20 @@ pub struct PacketConfig {
     pub rcp_interval: Option<Dur>,
     /// RCP's average RTT d0 before any packet carried one.
     pub rcp_d0: Dur,
+    /// The switch ports' queue discipline; `None` follows the transport
+    /// (pFabric's queues under `transport=pfabric`, else strict).
+    pub queues: Option<QueueKind>,
+    /// Each pFabric switch port's buffer (pFabric §5: 36 KB, 2 BDP).
+    pub pfabric_buffer: Limit,
+    /// pFabric's fixed retransmission timeout; `None` for 3 round trips of
+    /// the flow's path, unloaded (pFabric §4.2, §5: 45 µs for 14.6 µs).
+    pub pfabric_rto: Option<Dur>,
+    /// pFabric's initial window, segments; `None` for one BDP of the
+    /// flow's path (pFabric §4.2, §5: 12 packets).
+    pub pfabric_init_cwnd: Option<u32>,
+    /// Consecutive timeouts after which a pFabric flow probes (pFabric
+    /// §4.2: 5).
+    pub pfabric_probe_after: u32,
 }
 
 impl Default for PacketConfig {
@@ -272,6 +320,11 @@ impl Default for PacketConfig {
             rcp_beta: 1.0,
             rcp_interval: None,
             rcp_d0: Dur(20_000),
+            queues: None,
+            pfabric_buffer: Limit::Bytes(36_000),
+            pfabric_rto: None,
+            pfabric_init_cwnd: None,
+            pfabric_probe_after: 5,
         }
     }
 }
@@ -279,7 +332,7 @@ impl Default for PacketConfig {
 /// Every key [`PacketConfig::set`] takes, with what it sets (for help and
 /// for the error naming an unknown key).
 pub const KEYS: &[(&str, &str)] = &[
-    ("transport", "tcp, dctcp, rcp or d2tcp (default dctcp)"),
+    ("transport", "tcp, dctcp, rcp, d2tcp or pfabric (default dctcp)"),
     (
         "mtu",
         "bytes on the wire of a full data packet, headers included (1500)",
@@ -349,6 +402,26 @@ pub const KEYS: &[(&str, &str)] = &[
         "rcp_d0",
         "RCP's average RTT d0 before packets carry one (20us)",
     ),
+    (
+        "queues",
+        "switch queues: strict, pfabric, or auto: pfabric under transport=pfabric, else strict (auto)",
+    ),
+    (
+        "pfabric_buffer",
+        "each pfabric switch port's buffer: bytes or packets (36KB)",
+    ),
+    (
+        "pfabric_rto",
+        "pfabric's fixed timeout, or auto: 3 unloaded round trips of the path (auto)",
+    ),
+    (
+        "pfabric_init_cwnd",
+        "pfabric's initial window in segments, or auto: the path's BDP (auto)",
+    ),
+    (
+        "pfabric_probe_after",
+        "consecutive timeouts before a pfabric flow probes (5)",
+    ),
 ];
 
 /// `10ms`, `200us`, `1s`, `500ns`, `1500` (ns).
@@ -400,6 +473,16 @@ fn off(v: &str) -> bool {
     )
 }
 
+/// The one of `all` whose name is `v` (any case, spaces around).
+fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, v: &str) -> Option<T> {
+    let v = v.trim().to_ascii_lowercase();
+    all.iter().copied().find(|&t| name(t) == v)
+}
+
+fn auto(v: &str) -> bool {
+    v.trim().eq_ignore_ascii_case("auto")
+}
+
 impl PacketConfig {
     /// Sets `key` to `value` (see [`KEYS`]); on an error nothing changes.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
@@ -414,10 +497,8 @@ impl PacketConfig {
         let v = value;
         match key {
             "transport" => {
-                self.transport = TransportKind::ALL
-                    .into_iter()
-                    .find(|t| t.name() == v.trim().to_ascii_lowercase())
-                    .ok_or_else(|| {
+                self.transport =
+                    by_name(&TransportKind::ALL, TransportKind::name, v).ok_or_else(|| {
                         let names: Vec<_> = TransportKind::ALL.iter().map(|t| t.name()).collect();
                         bad(
                             key,
@@ -543,6 +624,32 @@ impl PacketConfig {
                     _ => return Err(bad(key, format!("'{v}': on or off"))),
                 }
             }
+            "queues" => {
+                self.queues = if auto(v) {
+                    None
+                } else {
+                    Some(
+                        by_name(&QueueKind::ALL, QueueKind::name, v)
+                            .ok_or_else(|| bad(key, format!("'{v}': strict, pfabric or auto")))?,
+                    )
+                }
+            }
+            "pfabric_buffer" => self.pfabric_buffer = parse_limit(key, v)?,
+            "pfabric_rto" => {
+                self.pfabric_rto = if auto(v) {
+                    None
+                } else {
+                    Some(parse_dur(key, v)?)
+                }
+            }
+            "pfabric_init_cwnd" => {
+                self.pfabric_init_cwnd = if auto(v) {
+                    None
+                } else {
+                    Some(parse_u32(key, v, 1)?)
+                }
+            }
+            "pfabric_probe_after" => self.pfabric_probe_after = parse_u32(key, v, 1)?,
             "queue_trace" => {
                 self.queue_trace = if off(v) {
                     None
@@ -621,6 +728,17 @@ impl PacketConfig {
         if self.handshake == Some(Dur::ZERO) {
             return Err(bad("handshake", "the SYN timeout must be above 0"));
         }
+        if self.pfabric_rto == Some(Dur::ZERO) {
+            return Err(bad("pfabric_rto", "must be above 0"));
+        }
+        if let Limit::Bytes(b) = self.pfabric_buffer {
+            if b < self.mtu as u64 {
+                return Err(bad(
+                    "pfabric_buffer",
+                    format!("{b} bytes cannot hold one {}-byte packet", self.mtu),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -630,6 +748,14 @@ impl PacketConfig {
             Some(b) => BufferKind::Shared(b),
             None => BufferKind::PerPort(self.switch_buffer),
         }
+    }
+
+    /// The switch ports' discipline: `queues` if set, else the transport's.
+    pub fn queue_kind(&self) -> QueueKind {
+        self.queues.unwrap_or(match self.transport {
+            TransportKind::Pfabric => QueueKind::Pfabric,
+            _ => QueueKind::Strict,
+        })
     }
 
     /// Payload bytes of a full data packet.
@@ -664,7 +790,7 @@ mod tests {
         let e = c.set("transport", "cubic").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp, rcp, d2tcp"
+            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp, rcp, d2tcp, pfabric"
         );
         let e = c.set("mtu", "40").unwrap_err();
         assert!(
@@ -742,6 +868,40 @@ mod tests {
             c.buffer_kind(),
             BufferKind::PerPort(Some(Limit::Packets(100)))
         );
+    }
+
+    #[test]
+    fn pfabric_knobs_and_queues_follow_the_transport() {
+        let mut c = PacketConfig::default();
+        assert_eq!(c.queue_kind(), QueueKind::Strict);
+        c.set("transport", "pfabric").unwrap();
+        assert_eq!(c.queue_kind(), QueueKind::Pfabric);
+        assert_eq!(c.pfabric_buffer, Limit::Bytes(36_000));
+        c.set("queues", "strict").unwrap();
+        assert_eq!(c.queue_kind(), QueueKind::Strict);
+        c.set("queues", "auto").unwrap();
+        assert_eq!(c.queue_kind(), QueueKind::Pfabric);
+        c.set_all("transport=dctcp,queues=pfabric,pfabric_buffer=24p,pfabric_rto=45us,pfabric_init_cwnd=12,pfabric_probe_after=3")
+            .unwrap();
+        assert_eq!(c.queue_kind(), QueueKind::Pfabric);
+        assert_eq!(c.pfabric_buffer, Limit::Packets(24));
+        assert_eq!(c.pfabric_rto, Some(Dur(45_000)));
+        assert_eq!(c.pfabric_init_cwnd, Some(12));
+        assert_eq!(c.pfabric_probe_after, 3);
+        c.set_all("pfabric_rto=auto,pfabric_init_cwnd=auto")
+            .unwrap();
+        assert_eq!((c.pfabric_rto, c.pfabric_init_cwnd), (None, None));
+        let e = c.set("queues", "fifo").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "packet option 'queues': 'fifo': strict, pfabric or auto"
+        );
+        assert!(c.set("pfabric_rto", "0").is_err());
+        assert!(c
+            .set("pfabric_buffer", "100")
+            .unwrap_err()
+            .to_string()
+            .contains("'pfabric_buffer': 100 bytes cannot hold"));
     }
 
     #[test]

@@ -14,8 +14,9 @@
 //! state and control-interval events exist only once an RCP flow starts
 //! (`crate::rcp`).
 
-use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, TransportKind};
+use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
+use crate::pfabric::{base_rtt_ps, bdp_segments};
 use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
 use crate::rcp::{RcpParams, RcpPort};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
@@ -207,12 +208,29 @@ impl<'a> Engine<'a> {
         cfg: &'a PacketConfig,
     ) -> Result<Engine<'a>, PacketError> {
         cfg.check()?;
+        let pfabric = cfg.queue_kind() == QueueKind::Pfabric;
         let (switch_buffer, pools) = match cfg.buffer_kind() {
+            // pFabric's ports keep their own small buffers (`pfabric_buffer`).
+            _ if pfabric => (None, vec![]),
             BufferKind::PerPort(b) => (b, vec![]),
             BufferKind::Shared(b) => (
                 None,
                 vec![SharedPool::new(b, cfg.dt_alpha); fabric.n_switches()],
             ),
+        };
+        let switch_port = |rate: f64, delay| {
+            if pfabric {
+                let buffer = Some(cfg.pfabric_buffer);
+                Port::new(rate, ps(Time(delay)), buffer, None, false).into_pfabric()
+            } else {
+                Port::new(
+                    rate,
+                    ps(Time(delay)),
+                    switch_buffer,
+                    cfg.k_for(rate),
+                    cfg.ecn_per_queue,
+                )
+            }
         };
         let mut ports = Vec::with_capacity(fabric.n_links());
         for (i, link) in fabric.links().iter().enumerate() {
@@ -224,22 +242,17 @@ impl<'a> Engine<'a> {
                         HostQueue::DropTail(n) => (Some(Limit::Packets(n)), None),
                         HostQueue::Ecn(k) => (None, Some(Limit::Packets(k))),
                     };
-                    Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false)
+                    let nic = Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
+                    // pFabric's hosts serve their NIC by priority too
+                    // (§4.1), within the NIC's own limit.
+                    if pfabric {
+                        nic.into_pfabric()
+                    } else {
+                        nic
+                    }
                 }
-                LinkKind::Downlink(_) => Port::new(
-                    rate,
-                    ps(Time(cfg.host_link_delay.0)),
-                    switch_buffer,
-                    cfg.k_for(rate),
-                    cfg.ecn_per_queue,
-                ),
-                LinkKind::Switch { .. } => Port::new(
-                    rate,
-                    ps(Time(cfg.fabric_link_delay.0)),
-                    switch_buffer,
-                    cfg.k_for(rate),
-                    cfg.ecn_per_queue,
-                ),
+                LinkKind::Downlink(_) => switch_port(rate, cfg.host_link_delay.0),
+                LinkKind::Switch { .. } => switch_port(rate, cfg.fabric_link_delay.0),
                 // A CPU is no network resource: never on a packet's path.
                 LinkKind::Cpu(_) => Port::new(1.0, 0, None, None, false),
             };
@@ -350,13 +363,14 @@ impl<'a> Engine<'a> {
                 init_cwnd: cfg.init_cwnd,
                 min_rto_ps: ps(Time(cfg.min_rto.0)),
                 initial_rto_ps: ps(Time(cfg.initial_rto.0)),
-                dctcp: false,
+                transport: cfg.transport,
                 g: cfg.dctcp_g,
                 limited_transmit: cfg.limited_transmit,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 paced: false,
                 rate_based: false,
+                probe_after: cfg.pfabric_probe_after,
             },
             rcp: vec![],
             rcp_params: RcpParams {
@@ -543,16 +557,17 @@ impl<'a> Engine<'a> {
         }
         fl.receiver = Some(Receiver::new(fl.bytes));
         let rcp = fl.transport == TransportKind::Rcp;
+        let paced = rcp || fl.pacing != Pacing::Off;
         let params = SenderParams {
-            dctcp: fl.transport.uses_alpha(),
             deadline_ps: match (fl.transport, fl.deadline) {
                 (TransportKind::D2tcp, Some(d)) => Some(now + ps(Time(d.0))),
                 _ => None,
             },
-            paced: rcp || fl.pacing != Pacing::Off,
+            paced,
             rate_based: rcp,
-            ..self.params
+            ..self.sender_params(f)
         };
+        let fl = &mut self.flows[f as usize];
         fl.sender = Some(Sender::new(params, fl.bytes));
         fl.pacer = Pacer::new(match fl.pacing {
             Pacing::Rate(r) => r,
@@ -572,6 +587,38 @@ impl<'a> Engine<'a> {
             fl.established = true;
             self.send_data(f);
         }
+    }
+
+    /// The run's sender parameters for flow `f`'s own transport; pFabric's
+    /// window and timeout come from its path (§4.2, §5) unless set.
+    fn sender_params(&self, f: u32) -> SenderParams {
+        let fl = &self.flows[f as usize];
+        let mut p = SenderParams {
+            transport: fl.transport,
+            ..self.params
+        };
+        if fl.transport == TransportKind::Pfabric {
+            let hops = |(a, b): (u32, u32)| {
+                self.hops[a as usize..b as usize]
+                    .iter()
+                    .map(|&l| &self.ports[l as usize])
+            };
+            let rtt = base_rtt_ps(
+                hops(fl.fwd),
+                hops(fl.rev),
+                self.cfg.mtu,
+                self.cfg.header_bytes,
+            );
+            let rate = hops(fl.fwd).map(|p| p.rate).fold(f64::INFINITY, f64::min);
+            p.init_cwnd = self
+                .cfg
+                .pfabric_init_cwnd
+                .unwrap_or_else(|| bdp_segments(rate, rtt, self.cfg.mtu));
+            let rto = self.cfg.pfabric_rto.map_or(3 * rtt, |d| ps(Time(d.0)));
+            p.min_rto_ps = rto.max(1);
+            p.initial_rto_ps = rto.max(1);
+        }
+        p
     }
 
     fn send_syn(&mut self, f: u32) {
@@ -615,6 +662,11 @@ impl<'a> Engine<'a> {
             ts: self.now,
             rate: f32::INFINITY,
             rtt_ns,
+            // pFabric §3: the remaining size; control packets first.
+            prio: match (kind, &fl.sender) {
+                (Kind::Data, Some(s)) => s.remaining().min(u32::MAX as u64) as u32,
+                _ => 0,
+            },
         }
     }
 
@@ -857,6 +909,10 @@ impl<'a> Engine<'a> {
             Some(k) => p.admit_shared(pkt, &mut self.pools[k as usize]),
             None => p.admit(pkt),
         };
+        // Packets a pFabric port dropped to make room count for their flows.
+        while let Some(v) = p.evicted.pop() {
+            self.flows[v.flow as usize].stats.drops += 1;
+        }
         match admit {
             Admit::Dropped => {
                 self.flows[pkt.flow as usize].stats.drops += 1;

@@ -2,9 +2,11 @@
 //! tables as the flow-level engine (`coflowkit_sim`), with packets instead
 //! of fluid rates. Every link is an output port at its sending end (a host
 //! NIC or a switch port) with 8 strict-priority queues, a drop-tail buffer
-//! and ECN marking at an instantaneous threshold ([`port`]); flows run TCP
-//! NewReno, DCTCP or D2TCP end points ([`tcp`]) or RCP ([`rcp`]), each
-//! flow with its own transport and its own host pacing ([`pacing`]); the big switch is a non-blocking
+//! and ECN marking at an instantaneous threshold ([`port`]), or pFabric's
+//! priority queue with priority dropping ([`pfabric`]); flows run TCP
+//! NewReno, DCTCP, D2TCP or pFabric end points ([`tcp`]) or RCP ([`rcp`]),
+//! each flow with its own transport and its own host pacing ([`pacing`]);
+//! the big switch is a non-blocking
 //! output-queued switch (a packet queues only at its source's NIC and at
 //! its destination's port), and multi-tier fabrics route each flow on one
 //! path chosen by the fabric's per-flow ECMP hash (ACKs take the reverse
@@ -12,9 +14,8 @@
 //! its ACKs then take the same index back, on a leaf-spine the same
 //! spine).
 //!
-//! What it does not model (yet): pFabric's transport and switches,
-//! and the seed systems' own mechanisms (issue 34); a compute stage is
-//! refused with a one-line error.
+//! What it does not model (yet): the seed systems' own mechanisms (issue
+//! 34); a compute stage is refused with a one-line error.
 //!
 //! Time is integer picoseconds; a run is a pure function of its inputs
 //! (events at one instant are handled in the order they were scheduled).
@@ -22,12 +23,14 @@
 pub mod config;
 mod engine;
 pub mod pacing;
+pub mod pfabric;
 pub mod port;
 pub mod rcp;
 pub mod tcp;
 
 pub use config::{
-    BufferKind, ConfigError, HostQueue, LateRule, Limit, PacketConfig, TransportKind, KEYS,
+    BufferKind, ConfigError, HostQueue, LateRule, Limit, PacketConfig, QueueKind, TransportKind,
+    KEYS,
 };
 pub use pacing::Pacing;
 pub use port::PortStats;

@@ -1,7 +1,9 @@
 //! An output port: up to 8 strict-priority FIFO queues in front of a link,
 //! a drop-tail buffer over all of them, and ECN marking at an instantaneous
 //! threshold K on arrival (DCTCP §3.1: "mark the CE codepoint if the queue
-//! occupancy is greater than K upon its arrival").
+//! occupancy is greater than K upon its arrival"); or, as a switch port
+//! with `queues=pfabric`, pFabric's one priority queue with priority
+//! dropping ([`crate::pfabric`]).
 //!
 //! A switch may instead hold one buffer for all its output ports, a
 //! [`SharedPool`] with dynamic thresholds (Choudhury and Hahne, "Dynamic
@@ -13,6 +15,7 @@
 //! the pool free for a port that becomes busy (§III).
 
 use crate::config::Limit;
+use crate::pfabric::{urgency, PfabricQueue};
 use std::collections::VecDeque;
 
 /// Number of strict-priority queues per port; class 0 is served first.
@@ -63,6 +66,10 @@ pub struct Packet {
     pub rate: f32,
     /// RCP: the sender's RTT estimate, ns (0 before it has one).
     pub rtt_ns: u32,
+    /// pFabric's priority (§3): the flow's unacknowledged bytes when it
+    /// was sent (32 bits, saturating: the packet does not grow), 0 for
+    /// ACKs and handshake packets; lower is more urgent.
+    pub prio: u32,
 }
 
 impl Packet {
@@ -122,6 +129,11 @@ pub struct Port {
     pub busy: bool,
     /// Counters.
     pub stats: PortStats,
+    /// pFabric's queue, which then replaces the strict-priority queues.
+    pfabric: Option<PfabricQueue>,
+    /// Queued packets dropped to make room for more urgent ones (pFabric),
+    /// for the caller to count against their flows.
+    pub evicted: Vec<Packet>,
 }
 
 impl Port {
@@ -146,7 +158,17 @@ impl Port {
             pool: None,
             busy: false,
             stats: PortStats::default(),
+            pfabric: None,
+            evicted: vec![],
         }
+    }
+
+    /// The same port with pFabric's queue (§4.1) instead of the
+    /// strict-priority ones; it never marks ECN.
+    pub fn into_pfabric(mut self) -> Port {
+        self.pfabric = Some(PfabricQueue::new());
+        self.ecn_k = None;
+        self
     }
 
     /// Bytes queued (not counting the packet being serialized).
@@ -163,6 +185,9 @@ impl Port {
     /// marked if ECN-capable and the queue it is compared with holds K or
     /// more.
     pub fn admit(&mut self, mut p: Packet) -> Admit {
+        if self.pfabric.is_some() {
+            return self.admit_pfabric(p);
+        }
         let q = p.class as usize;
         if let Some(b) = self.buffer {
             if b.overflows(self.bytes, self.packets, p.wire as u64) {
@@ -206,16 +231,60 @@ impl Port {
         admit
     }
 
-    /// The head of the highest-priority non-empty queue, taken out.
+    /// pFabric §4.1's admission: while `p` does not fit, drop the least
+    /// urgent queued packet if `p` is more urgent, else drop `p`. Kept out
+    /// of line so the strict-priority path stays as small as it was.
+    #[inline(never)]
+    fn admit_pfabric(&mut self, p: Packet) -> Admit {
+        let q = self.pfabric.as_mut().expect("a pFabric port");
+        if let Some(b) = self.buffer {
+            while b.overflows(self.bytes, self.packets, p.wire as u64) {
+                self.stats.drops += 1;
+                match q.least_urgent() {
+                    Some(v) if urgency(v) > urgency(&p) => {
+                        let v = q.evict().expect("a queued packet");
+                        self.bytes -= v.wire as u64;
+                        self.packets -= 1;
+                        self.evicted.push(v);
+                    }
+                    _ => return Admit::Dropped,
+                }
+            }
+        }
+        q.push(p);
+        self.bytes += p.wire as u64;
+        self.packets += 1;
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        Admit::Queued
+    }
+
+    /// The next packet to send, taken out: the head of the highest-priority
+    /// non-empty queue, or pFabric's choice.
     pub fn pop(&mut self) -> Option<Packet> {
+        if self.pfabric.is_some() {
+            return self.pop_pfabric();
+        }
         let q = self.queues.iter().position(|q| !q.is_empty())?;
         let p = self.queues[q].pop_front()?;
         self.queue_bytes[q] -= p.wire as u64;
+        self.left(p);
+        Some(p)
+    }
+
+    /// pFabric §4.1's dequeue, out of line like its admission.
+    #[inline(never)]
+    fn pop_pfabric(&mut self) -> Option<Packet> {
+        let p = self.pfabric.as_mut()?.pop()?;
+        self.left(p);
+        Some(p)
+    }
+
+    /// Counts `p` out of the buffer and onto the link.
+    fn left(&mut self, p: Packet) {
         self.bytes -= p.wire as u64;
         self.packets -= 1;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += p.wire as u64;
-        Some(p)
     }
 }
 
@@ -291,7 +360,69 @@ mod tests {
             ts: 0,
             rate: f32::INFINITY,
             rtt_ns: 0,
+            prio: 0,
         }
+    }
+
+    fn data(flow: u32, prio: u32) -> Packet {
+        Packet {
+            flow,
+            prio,
+            ..pkt(0, 1500, true)
+        }
+    }
+
+    #[test]
+    fn pfabric_drops_the_least_urgent_and_never_marks() {
+        // 3 packets of buffer holding remaining sizes 5000, 9000, 7000.
+        let mut p = Port::new(
+            1e10,
+            0,
+            Some(Limit::Packets(3)),
+            Some(Limit::Packets(1)),
+            false,
+        )
+        .into_pfabric();
+        for (f, r) in [(1, 5000), (2, 9000), (3, 7000)] {
+            assert_eq!(p.admit(data(f, r)), Admit::Queued);
+        }
+        // 8000 is more urgent than 9000: flow 2's packet goes.
+        assert_eq!(p.admit(data(4, 8000)), Admit::Queued);
+        assert_eq!(
+            p.evicted.iter().map(|v| v.flow).collect::<Vec<_>>(),
+            vec![2]
+        );
+        // 8000 against a queue whose least urgent is 8000: the arrival goes.
+        assert_eq!(p.admit(data(5, 8000)), Admit::Dropped);
+        // An ACK (0) pushes out flow 4 (8000).
+        let mut ack = data(6, 0);
+        ack.kind = Kind::Ack;
+        ack.wire = 40;
+        assert_eq!(p.admit(ack), Admit::Queued);
+        assert_eq!(
+            p.evicted.iter().map(|v| v.flow).collect::<Vec<_>>(),
+            vec![2, 4]
+        );
+        assert_eq!((p.stats.drops, p.stats.marks), (3, 0));
+        assert_eq!(p.queued_bytes(), 1500 + 1500 + 40);
+        let order: Vec<u32> = std::iter::from_fn(|| p.pop()).map(|x| x.flow).collect();
+        assert_eq!(order, vec![6, 1, 3]);
+        assert_eq!(p.queued_bytes(), 0);
+    }
+
+    #[test]
+    fn pfabric_byte_buffer_evicts_until_the_arrival_fits() {
+        // 3000 bytes: two 1500-byte packets; a 1500-byte arrival that is
+        // more urgent than both evicts one, the least urgent.
+        let mut p = Port::new(1e10, 0, Some(Limit::Bytes(3000)), None, false).into_pfabric();
+        p.admit(data(1, 4000));
+        p.admit(data(2, 6000));
+        assert_eq!(p.admit(data(3, 1000)), Admit::Queued);
+        assert_eq!(
+            p.evicted.iter().map(|v| v.flow).collect::<Vec<_>>(),
+            vec![2]
+        );
+        assert_eq!(p.queued_bytes(), 3000);
     }
 
     #[test]

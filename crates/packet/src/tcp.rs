@@ -36,11 +36,27 @@
 //!   less than DCTCP, a far one (d < 1) more. A flow without a deadline
 //!   has d = 1 and is plain DCTCP; after a missed deadline d follows
 //!   [`LateRule`].
+//! * pFabric's rate control, Alizadeh et al., SIGCOMM 2013, §4.2: the
+//!   window starts at the path's BDP (line rate; the engine computes it,
+//!   [`crate::pfabric::bdp_segments`]) with the slow-start threshold there
+//!   too, so it grows by additive increase per ACK "as in standard TCP";
+//!   loss is detected by a fixed timeout only (no fast retransmit, no
+//!   reaction to duplicate ACKs, no ECN, no back-off); on a timeout the
+//!   flow goes back to slow start with ssthresh at half the window before
+//!   it; after `probe_after` consecutive timeouts (§4.2: 5) it enters
+//!   probe mode, sending only a 1-byte segment per timeout, and returns to
+//!   slow start at the first ACK. pFabric's receivers send SACKs; these
+//!   are cumulative, so after a timeout the sender resends from the first
+//!   hole and the first ACK jumps over what had arrived.
+//!
+//! Each sender holds its own transport ([`SenderParams::transport`]), so
+//! flows of one run may use different ones.
 //!
 //! Sequence numbers are byte offsets from 0; the flow's size is known to
 //! the sender (it has that many bytes to send), never to the network.
 
 use crate::config::LateRule;
+use crate::config::TransportKind;
 use std::collections::BTreeMap;
 
 /// The range D2TCP holds the deadline imminence d to (§3.1.2).
@@ -82,8 +98,8 @@ pub struct SenderParams {
     pub min_rto_ps: u64,
     /// Retransmission timer before the first sample, ps.
     pub initial_rto_ps: u64,
-    /// DCTCP (ECN-capable, α-proportional cuts); else NewReno.
-    pub dctcp: bool,
+    /// The flow's transport.
+    pub transport: TransportKind,
     /// DCTCP's g.
     pub g: f64,
     /// The engine releases its segments one per pacing slot: ACKs and
@@ -92,12 +108,14 @@ pub struct SenderParams {
     /// No congestion window (RCP): the pacing rate alone limits it.
     pub rate_based: bool,
     /// D2TCP: the flow's deadline, an instant (ps); `None` for DCTCP (d =
-    /// 1). Only read when `dctcp`.
+    /// 1). Only read by transports that use α.
     pub deadline_ps: Option<u64>,
     /// D2TCP's d after a missed deadline.
     pub late: LateRule,
     /// Limited transmit (RFC 3042).
     pub limited_transmit: bool,
+    /// pFabric: consecutive timeouts before probe mode.
+    pub probe_after: u32,
 }
 
 /// A segment to put on the wire.
@@ -152,19 +170,26 @@ pub struct Sender {
     pub timeouts: u64,
     /// A paced sender's retransmission waiting for its slot.
     rtx: Option<u64>,
+    /// pFabric: timeouts since the last new ACK.
+    timeouts_in_row: u32,
+    /// pFabric: in probe mode (§4.2).
+    pub probing: bool,
 }
 
 impl Sender {
     /// A sender of `size` bytes.
     pub fn new(p: SenderParams, size: u64) -> Sender {
+        let cwnd = (p.init_cwnd as u64 * p.mss as u64) as f64;
+        let pfabric = p.transport == TransportKind::Pfabric;
         Sender {
             p,
             size,
             una: 0,
             nxt: 0,
             max_sent: 0,
-            cwnd: (p.init_cwnd as u64 * p.mss as u64) as f64,
-            ssthresh: f64::INFINITY,
+            cwnd,
+            // pFabric starts at line rate and grows additively (§4.2).
+            ssthresh: if pfabric { cwnd } else { f64::INFINITY },
             dupacks: 0,
             limited: 0,
             recover: 0,
@@ -183,12 +208,20 @@ impl Sender {
             retransmits: 0,
             timeouts: 0,
             rtx: None,
+            timeouts_in_row: 0,
+            probing: false,
         }
     }
 
     /// Whether the engine paces it (see [`SenderParams::paced`]).
     pub fn is_paced(&self) -> bool {
         self.p.paced
+    }
+
+    /// Bytes not yet acknowledged: pFabric's priority for the next packet
+    /// (§3, the flow's remaining size).
+    pub fn remaining(&self) -> u64 {
+        self.size - self.una.min(self.size)
     }
 
     /// The smoothed RTT (ps), once there is a sample.
@@ -227,6 +260,10 @@ impl Sender {
     /// The next segment: a pending retransmission, else new data if the
     /// window allows.
     fn next_segment(&mut self) -> Option<Segment> {
+        if self.probing {
+            // pFabric §4.2: only probes, sent by the timer.
+            return None;
+        }
         if let Some(seq) = self.rtx.take() {
             if seq >= self.una && seq < self.size {
                 return Some(self.segment_at(seq));
@@ -283,6 +320,10 @@ impl Sender {
     }
 
     fn sample_rtt(&mut self, r: f64) {
+        if self.p.transport == TransportKind::Pfabric {
+            // A fixed timeout (pFabric §4.2).
+            return;
+        }
         // RFC 6298 §2.2-2.3.
         if self.has_rtt {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
@@ -299,11 +340,16 @@ impl Sender {
     /// An ACK of every byte before `ack` arrived at `now`, echoing the
     /// timestamp `ts` and ECN-echo `ece`; appends what to send.
     pub fn on_ack(&mut self, now: u64, ack: u64, ece: bool, ts: u64, out: &mut Vec<Segment>) {
+        if self.p.transport == TransportKind::Pfabric {
+            self.on_ack_pfabric(now, ack, out);
+            return;
+        }
+        let dctcp = self.p.transport.uses_alpha();
         let mss = self.p.mss as f64;
         if ack > self.una {
             self.sample_rtt(now.saturating_sub(ts) as f64);
             let acked = ack - self.una;
-            if self.p.dctcp {
+            if dctcp {
                 self.acked_in_win += acked;
                 if ece {
                     self.marked_in_win += acked;
@@ -327,14 +373,12 @@ impl Sender {
                     self.retransmit_una(out);
                     self.cwnd = (self.cwnd - acked as f64 + mss).max(mss);
                 }
-            } else if self.cwnd < self.ssthresh {
-                self.cwnd += (acked as f64).min(2.0 * mss);
             } else {
-                self.cwnd += mss * acked as f64 / self.cwnd;
+                self.grow(acked);
             }
             self.dupacks = 0;
             self.limited = 0;
-            if self.p.dctcp && self.una >= self.win_end {
+            if dctcp && self.una >= self.win_end {
                 // Eq. 1, once per window of data.
                 if self.acked_in_win > 0 {
                     let f = self.marked_in_win as f64 / self.acked_in_win as f64;
@@ -366,7 +410,7 @@ impl Sender {
                 self.cwnd += mss;
             }
         }
-        if self.p.dctcp && ece && !self.in_recovery && self.una > self.cwr_end {
+        if dctcp && ece && !self.in_recovery && self.una > self.cwr_end {
             // Eq. 2 (D2TCP §3.1: with p = α^d), at most once per window;
             // never below 2 segments (Linux's floor: a window under 2
             // segments with delayed ACKs waits for the timer).
@@ -395,6 +439,66 @@ impl Sender {
         }
     }
 
+    /// Slow start (RFC 5681 §3.1 with RFC 3465's L = 2 SMSS) below
+    /// ssthresh, else congestion avoidance: `acked` new bytes.
+    fn grow(&mut self, acked: u64) {
+        let mss = self.p.mss as f64;
+        if self.cwnd < self.ssthresh {
+            self.cwnd += (acked as f64).min(2.0 * mss);
+        } else {
+            self.cwnd += mss * acked as f64 / self.cwnd;
+        }
+    }
+
+    /// pFabric §4.2 on an ACK: any ACK ends probe mode (back to slow start
+    /// from one segment); new data acknowledged grows the window; duplicate
+    /// ACKs and ECN echoes change nothing.
+    fn on_ack_pfabric(&mut self, now: u64, ack: u64, out: &mut Vec<Segment>) {
+        if self.probing {
+            self.probing = false;
+            self.cwnd = self.p.mss as f64;
+        }
+        if ack > self.una {
+            let acked = ack - self.una;
+            self.una = ack;
+            self.nxt = self.nxt.max(self.una);
+            self.timeouts_in_row = 0;
+            self.grow(acked);
+            self.rto_at = (self.una < self.max_sent).then_some(now + self.rto);
+        }
+        if !self.done() && !self.p.paced {
+            self.send(now, out);
+        }
+    }
+
+    /// pFabric §4.2 on a timeout: slow start from one segment with
+    /// ssthresh at half the window, or, from the `probe_after`-th
+    /// consecutive timeout on, one 1-byte probe at `una`. The timeout is
+    /// fixed (no back-off).
+    fn on_timeout_pfabric(&mut self, now: u64, out: &mut Vec<Segment>) {
+        let mss = self.p.mss as f64;
+        self.timeouts_in_row += 1;
+        self.nxt = self.una;
+        if self.timeouts_in_row >= self.p.probe_after {
+            self.probing = true;
+            let retransmit = self.una < self.max_sent;
+            self.retransmits += retransmit as u64;
+            out.push(Segment {
+                seq: self.una,
+                len: 1,
+                retransmit,
+            });
+            self.rto_at = Some(now + self.rto);
+            return;
+        }
+        self.ssthresh = (self.cwnd / 2.0).max(mss);
+        self.cwnd = mss;
+        self.rtx = None;
+        if !self.p.paced {
+            self.send(now, out);
+        }
+    }
+
     /// The retransmission timer expired at `now` (RFC 6298 §5.4-5.6, RFC
     /// 5681 Eq. 4): one segment from `una`, the timer backed off.
     pub fn on_timeout(&mut self, now: u64, out: &mut Vec<Segment>) {
@@ -402,8 +506,12 @@ impl Sender {
         if self.done() {
             return;
         }
-        let mss = self.p.mss as f64;
         self.timeouts += 1;
+        if self.p.transport == TransportKind::Pfabric {
+            self.on_timeout_pfabric(now, out);
+            return;
+        }
+        let mss = self.p.mss as f64;
         self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
         self.cwnd = mss;
         self.nxt = self.una;
@@ -477,19 +585,20 @@ impl Receiver {
 mod tests {
     use super::*;
 
-    fn params(dctcp: bool) -> SenderParams {
+    fn params(transport: TransportKind) -> SenderParams {
         SenderParams {
             mss: 1000,
             init_cwnd: 2,
             min_rto_ps: 1_000,
             initial_rto_ps: 10_000,
-            dctcp,
+            transport,
             g: 1.0 / 16.0,
             paced: false,
             rate_based: false,
             deadline_ps: None,
             late: LateRule::Max,
             limited_transmit: false,
+            probe_after: 5,
         }
     }
 
@@ -497,9 +606,98 @@ mod tests {
         out.iter().map(|x| x.seq).collect()
     }
 
+    fn seq_lens(out: &[Segment]) -> Vec<(u64, u32)> {
+        out.iter().map(|s| (s.seq, s.len)).collect()
+    }
+
+    #[test]
+    fn pfabric_starts_at_its_window_and_ignores_dupacks_and_ecn() {
+        // A window of 4 segments (the path's BDP), ssthresh there too.
+        let mut s = Sender::new(
+            SenderParams {
+                init_cwnd: 4,
+                min_rto_ps: 3_000,
+                initial_rto_ps: 3_000,
+                ..params(TransportKind::Pfabric)
+            },
+            20_000,
+        );
+        let mut out = vec![];
+        s.send(0, &mut out);
+        assert_eq!(out.len(), 4);
+        assert_eq!(s.remaining(), 20_000);
+        assert_eq!(s.rto_at, Some(3_000));
+        out.clear();
+        // A new ACK of one segment: additive increase, 4000 + 1000²/4000.
+        s.on_ack(10, 1000, true, 0, &mut out);
+        assert!((s.cwnd - 4250.0).abs() < 1e-9, "{}", s.cwnd);
+        assert_eq!(seq_lens(&out), vec![(4000, 1000)]);
+        assert_eq!(s.remaining(), 19_000);
+        // Ten duplicate ACKs with ECN echoes: no retransmission, no cut,
+        // and the timer is not pushed back (RTT samples leave it fixed).
+        out.clear();
+        for t in 0..10 {
+            s.on_ack(20 + t, 1000, true, 0, &mut out);
+        }
+        assert!(out.is_empty());
+        assert!((s.cwnd - 4250.0).abs() < 1e-9);
+        assert_eq!((s.rto, s.rto_at), (3_000, Some(3_010)));
+    }
+
+    #[test]
+    fn pfabric_times_out_to_slow_start_then_probes() {
+        let mut s = Sender::new(
+            SenderParams {
+                init_cwnd: 4,
+                min_rto_ps: 3_000,
+                initial_rto_ps: 3_000,
+                probe_after: 3,
+                ..params(TransportKind::Pfabric)
+            },
+            20_000,
+        );
+        let mut out = vec![];
+        s.send(0, &mut out);
+        out.clear();
+        // First timeout: ssthresh = 4000 / 2, one segment from una, the
+        // same fixed timeout.
+        s.on_timeout(3_000, &mut out);
+        assert_eq!(seq_lens(&out), vec![(0, 1000)]);
+        assert_eq!((s.cwnd, s.ssthresh), (1000.0, 2000.0));
+        assert_eq!((s.rto, s.rto_at), (3_000, Some(6_000)));
+        out.clear();
+        s.on_timeout(6_000, &mut out);
+        assert_eq!((s.cwnd, s.ssthresh), (1000.0, 1000.0));
+        out.clear();
+        // Third in a row: probe mode, a 1-byte segment, nothing else.
+        s.on_timeout(9_000, &mut out);
+        assert!(s.probing);
+        assert_eq!(seq_lens(&out), vec![(0, 1)]);
+        out.clear();
+        s.send(9_500, &mut out);
+        assert!(out.is_empty());
+        s.on_timeout(12_000, &mut out);
+        assert_eq!(seq_lens(&out), vec![(0, 1)]);
+        assert_eq!(s.timeouts, 4);
+        out.clear();
+        // Any ACK, even a duplicate, ends probe mode: slow start from one
+        // segment.
+        s.on_ack(12_500, 0, false, 0, &mut out);
+        assert!(!s.probing);
+        assert_eq!(seq_lens(&out), vec![(0, 1000)]);
+        out.clear();
+        // A new ACK resets the run of timeouts and grows in slow start.
+        s.on_ack(13_000, 1000, false, 0, &mut out);
+        assert_eq!(s.cwnd, 2000.0);
+        assert_eq!(seq_lens(&out), vec![(1000, 1000), (2000, 1000)]);
+        out.clear();
+        s.on_timeout(16_000, &mut out);
+        assert!(!s.probing, "the run of timeouts restarted");
+    }
+
     #[test]
     fn slow_start_then_fast_retransmit() {
-        let mut s = Sender::new(params(false), 20_000);
+        let mut s = Sender::new(params(TransportKind::Tcp), 20_000);
         let mut out = vec![];
         s.send(0, &mut out);
         assert_eq!(out.len(), 2);
@@ -528,7 +726,7 @@ mod tests {
         // of a 10-segment window are lost.
         let p = SenderParams {
             init_cwnd: 10,
-            ..params(false)
+            ..params(TransportKind::Tcp)
         };
         let mut s = Sender::new(p, 100_000);
         let mut out = vec![];
@@ -564,7 +762,7 @@ mod tests {
         let p = SenderParams {
             init_cwnd: 8,
             limited_transmit: true,
-            ..params(false)
+            ..params(TransportKind::Tcp)
         };
         let mut s = Sender::new(p, 100_000);
         let mut out = vec![];
@@ -587,7 +785,7 @@ mod tests {
         // segments: (10 - 2) * 1000 / 2.
         assert_eq!(s.ssthresh, 4000.0);
         // Off: the duplicates send nothing.
-        let mut s = Sender::new(params(false), 100_000);
+        let mut s = Sender::new(params(TransportKind::Tcp), 100_000);
         s.send(0, &mut out);
         out.clear();
         s.on_ack(1, 0, false, 0, &mut out);
@@ -596,7 +794,7 @@ mod tests {
 
     #[test]
     fn timeout_goes_back_and_backs_off() {
-        let mut s = Sender::new(params(false), 5_000);
+        let mut s = Sender::new(params(TransportKind::Tcp), 5_000);
         let mut out = vec![];
         s.send(0, &mut out);
         assert_eq!(s.rto_at, Some(10_000));
@@ -615,7 +813,7 @@ mod tests {
 
     #[test]
     fn dctcp_cuts_by_half_alpha_once_per_window() {
-        let mut s = Sender::new(params(true), 1_000_000);
+        let mut s = Sender::new(params(TransportKind::Dctcp), 1_000_000);
         let mut out = vec![];
         s.send(0, &mut out);
         let before = s.cwnd;
@@ -635,7 +833,7 @@ mod tests {
         let mut s = Sender::new(
             SenderParams {
                 paced: true,
-                ..params(false)
+                ..params(TransportKind::Tcp)
             },
             20_000,
         );
@@ -669,7 +867,7 @@ mod tests {
             SenderParams {
                 paced: true,
                 rate_based: true,
-                ..params(false)
+                ..params(TransportKind::Tcp)
             },
             20_000,
         );
@@ -721,7 +919,7 @@ mod tests {
             let mut s = Sender::new(
                 SenderParams {
                     deadline_ps,
-                    ..params(true)
+                    ..params(TransportKind::D2tcp)
                 },
                 10_000,
             );

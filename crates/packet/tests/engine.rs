@@ -1,6 +1,6 @@
 //! The packet engine end to end: line rate, fair sharing against the
-//! flow-level engine, strict priority, incast, and (property test) that
-//! every byte arrives and no run stalls.
+//! flow-level engine, strict priority, incast, pFabric's shortest-first
+//! service, and (property test) that every byte arrives and no run stalls.
 
 use coflowkit_model::{
     flow, BitsPerSec, CoflowSpec, Dur, Fabric, FlowSpec, LeafSpineSpec, Time, ValidWorkload,
@@ -225,6 +225,70 @@ fn same_inputs_same_result() {
 }
 
 #[test]
+fn pfabric_serves_the_short_flow_first_dctcp_shares() {
+    // A 200 KB and a 4 MB flow from two hosts into a third at 10 Gbit/s,
+    // started together. pFabric's queues send the smaller remaining size
+    // first (SRPT, pFabric §3): the short flow finishes in about its own
+    // transmission time, the long one right after; DCTCP (with a buffer
+    // its slow start does not overflow) shares the link, so the short flow
+    // takes about twice as long.
+    let fabric = Fabric::big_switch(3, BitsPerSec(10e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![flow(0, 2, 4_000_000), flow(1, 2, 200_000)],
+        )],
+    );
+    let wire = |bytes: f64| bytes * 8.0 / 10.0 * 1500.0 / 1460.0;
+    let alone = wire(200_000.0);
+    let pf = run(&fabric, &w, &[], "transport=pfabric");
+    let short = fct_ns(&pf, 1);
+    assert!(
+        short < alone * 1.1,
+        "pfabric short flow {short} ns, alone {alone}"
+    );
+    let both = wire(4_200_000.0);
+    let long = fct_ns(&pf, 0);
+    assert!(
+        long > both && long < both * 1.1,
+        "pfabric long flow {long} ns, both {both}"
+    );
+    let dc = run(&fabric, &w, &[], "transport=dctcp,buffer=1MB");
+    let shared = fct_ns(&dc, 1);
+    assert!(
+        shared > alone * 1.8 && shared < alone * 2.3,
+        "dctcp short flow {shared} ns, alone {alone}"
+    );
+    assert_eq!(dc.flow_stats[1].timeouts, 0);
+}
+
+#[test]
+fn pfabric_queues_drop_the_long_flows_packets_in_incast() {
+    // 8 senders into one port with pFabric's 36 KB buffer: the queue never
+    // holds more than its buffer, drops fall on the longer flows, every
+    // flow finishes, and the flows finish in size order (SRPT).
+    let n = 8;
+    let fabric = Fabric::big_switch(n + 1, BitsPerSec(10e9)).unwrap();
+    let flows = (0..n)
+        .map(|h| flow(h, n, 50_000 * (h as u64 + 1)))
+        .collect();
+    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let r = run(&fabric, &w, &[], "transport=pfabric");
+    let port = r
+        .ports
+        .iter()
+        .find(|p| p.0 == format!("host {n} downlink"))
+        .unwrap()
+        .1;
+    assert!(port.max_bytes <= 36_000, "{}", port.max_bytes);
+    assert_eq!(r.flow_stats[0].drops, 0, "{:?}", r.flow_stats);
+    let fcts: Vec<f64> = (0..n as usize).map(|i| fct_ns(&r, i)).collect();
+    assert!(fcts.windows(2).all(|p| p[0] < p[1]), "{fcts:?}");
+}
+
+#[test]
 fn a_flow_paced_at_1_gbps_on_a_10_gbps_link_takes_size_over_rate() {
     // 1000 packets of 1500 bytes on the wire (1460 of payload), paced at
     // 1 Gbit/s: one leaves the host every 12 us, the last at 999 x 12 us
@@ -361,16 +425,18 @@ fn arb_case() -> impl Strategy<Value = (u32, Vec<ArbFlow>, String)> {
             1..12,
         );
         let cfg = (
-            prop::sample::select(vec!["tcp", "dctcp", "rcp", "d2tcp"]),
+            prop::sample::select(vec!["tcp", "dctcp", "rcp", "d2tcp", "pfabric"]),
             prop::sample::select(vec!["4p", "10p", "30KB", "inf", "shared:30KB"]),
             prop::sample::select(vec!["off", "100us"]),
             prop::sample::select(vec!["off", "1ms"]),
             prop::sample::select(vec!["unbounded", "droptail:8", "ecn:4"]),
             prop::sample::select(vec!["off", "cwnd", "300Mbps"]),
+            prop::sample::select(vec!["auto", "strict", "pfabric"]),
+            prop::sample::select(vec!["4p", "36KB"]),
         )
-            .prop_map(|(t, b, d, h, q, p)| {
+            .prop_map(|(t, b, d, h, q, p, s, pb)| {
                 format!(
-                    "transport={t},buffer={b},delayed_ack={d},handshake={h},host_queue={q},pacing={p},min_rto=1ms,initial_rto=1ms"
+                    "transport={t},buffer={b},delayed_ack={d},handshake={h},host_queue={q},pacing={p},min_rto=1ms,initial_rto=1ms,queues={s},pfabric_buffer={pb}"
                 )
             });
         (Just(hosts), flows, cfg)

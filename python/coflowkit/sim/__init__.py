@@ -156,7 +156,7 @@ def simulate(
 
     ``engine="packet"`` runs the packet-level engine instead (docs/packet-engine.md):
     ``scheduler`` then names transports (``"dctcp"``, the default, ``"tcp"``,
-    ``"rcp"`` or ``"d2tcp"``, which reads each flow's deadline),
+    ``"rcp"``, ``"d2tcp"``, which reads each flow's deadline, or ``"pfabric"``),
     ``packet`` sets its knobs (``"buffer=100p,ecn_k=30KB"`` or a dict; see
     ``coflowkit simulate --packet help``), ``classes`` gives each flow's
     strict-priority class (0 highest) in the workload's flow order, ``paths``

@@ -1,0 +1,237 @@
+//! pFabric's switch queue (Alizadeh et al., "pFabric: Minimal
+//! Near-Optimal Datacenter Transport", SIGCOMM 2013) and the path numbers
+//! its end points start from.
+//!
+//! §3-§4: every packet carries one number, its priority; pFabric sets it
+//! to the flow's remaining size when the packet is sent, so that the
+//! network approximates shortest-remaining-processing-time first. Here the
+//! number is the flow's unacknowledged bytes (size − the cumulative ACK
+//! point) when the packet left its sender; ACKs, SYNs and SYN-ACKs carry 0,
+//! the most urgent (a 32-bit number: remaining sizes of 4 GiB and more
+//! tie). A lower number is more urgent; a packet's strict
+//! priority class (0 highest) comes before its number, so without classes
+//! (all 0) the order is pFabric's alone.
+//!
+//! The switch port (§4.1) keeps a small buffer and two rules:
+//!
+//! * **Priority scheduling.** When the link frees, find the most urgent
+//!   packet in the buffer and send the *earliest-arrived* packet of that
+//!   packet's flow ("starvation prevention", §4.1: a flow's later packets
+//!   carry smaller remaining sizes, and sending them first would reorder
+//!   the flow and leave its early packets behind). Ties in urgency go to
+//!   the earliest arrival.
+//! * **Priority dropping.** A packet arriving at a full buffer is dropped
+//!   if it is no more urgent than the least urgent packet queued;
+//!   otherwise the least urgent queued packet (the latest arrival among
+//!   equals) is dropped to make room, again until the packet fits.
+//!
+//! The buffer is small, so both rules scan it (§4.1 argues a switch can do
+//! the same with a comparator tree over ~2 BDP of packets): O(n) per
+//! packet. pFabric's ports do not mark ECN. The default buffer is §5's 36
+//! KB (2 BDP of its 10 Gbit/s fabric, 24 full packets), knob
+//! `pfabric_buffer`.
+//!
+//! The path numbers (§4.2, §5): a flow starts with one BDP of its path in
+//! flight (line rate; §5 uses 12 packets for an unloaded round trip of
+//! 14.6 µs at 10 Gbit/s) and times out after about 3 such round trips
+//! (§5: 45 µs). [`base_rtt_ps`] and [`bdp_segments`] give them for a path.
+//!
+//! Correctness properties: a port's byte and packet counts equal the sums
+//! over its buffer after every admit and pop (checked by the port tests);
+//! the packet sent is always its flow's earliest queued packet
+//! (`PfabricQueue::pop`); a queued packet is dropped only for a strictly
+//! more urgent arrival (`Port::admit`).
+
+use crate::port::{Packet, Port};
+use std::collections::VecDeque;
+
+/// A packet's urgency in a pFabric queue: its class, then its remaining
+/// bytes; lower is more urgent.
+pub fn urgency(p: &Packet) -> (u8, u32) {
+    (p.class, p.prio)
+}
+
+fn same_flow(a: &Packet, b: &Packet) -> bool {
+    a.flow == b.flow && a.reverse() == b.reverse()
+}
+
+/// One port's buffer in arrival order, served by pFabric's rules.
+#[derive(Debug, Default)]
+pub struct PfabricQueue {
+    pkts: VecDeque<Packet>,
+}
+
+impl PfabricQueue {
+    /// An empty buffer.
+    pub fn new() -> PfabricQueue {
+        PfabricQueue::default()
+    }
+
+    /// Packets queued.
+    pub fn len(&self) -> usize {
+        self.pkts.len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+
+    /// Appends an arrival.
+    pub fn push(&mut self, p: Packet) {
+        self.pkts.push_back(p);
+    }
+
+    /// The least urgent queued packet (the latest arrival among equals).
+    pub fn least_urgent(&self) -> Option<&Packet> {
+        self.least_urgent_at().map(|i| &self.pkts[i])
+    }
+
+    fn least_urgent_at(&self) -> Option<usize> {
+        let mut best: Option<(usize, (u8, u32))> = None;
+        for (i, p) in self.pkts.iter().enumerate() {
+            let u = urgency(p);
+            if best.is_none_or(|(_, b)| u >= b) {
+                best = Some((i, u));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// Takes out the least urgent queued packet (to make room).
+    pub fn evict(&mut self) -> Option<Packet> {
+        let i = self.least_urgent_at()?;
+        self.pkts.remove(i)
+    }
+
+    /// Takes out the earliest packet of the flow whose packet is the most
+    /// urgent (pFabric §4.1's dequeue with starvation prevention).
+    pub fn pop(&mut self) -> Option<Packet> {
+        let mut best: Option<(usize, (u8, u32))> = None;
+        for (i, p) in self.pkts.iter().enumerate() {
+            let u = urgency(p);
+            if best.is_none_or(|(_, b)| u < b) {
+                best = Some((i, u));
+            }
+        }
+        let (i, _) = best?;
+        let urgent = self.pkts[i];
+        let first = self.pkts.iter().position(|p| same_flow(p, &urgent))?;
+        self.pkts.remove(first)
+    }
+}
+
+/// The unloaded round trip of a path, ps: a full packet (`mtu` bytes)
+/// across each forward port and a header-sized ACK across each reverse
+/// one, each its serialization plus its link's propagation delay.
+pub fn base_rtt_ps<'a>(
+    fwd: impl Iterator<Item = &'a Port>,
+    rev: impl Iterator<Item = &'a Port>,
+    mtu: u32,
+    header: u32,
+) -> u64 {
+    let hop = |p: &Port, bytes: u32| p.tx_ps(bytes) + p.delay_ps;
+    fwd.map(|p| hop(p, mtu)).sum::<u64>() + rev.map(|p| hop(p, header)).sum::<u64>()
+}
+
+/// Full segments (of `mtu` wire bytes) that fill a path of bottleneck
+/// `rate` bits/s and round trip `rtt_ps`: the window that sends at line
+/// rate (pFabric §4.2), at least 1.
+pub fn bdp_segments(rate: f64, rtt_ps: u64, mtu: u32) -> u32 {
+    let bytes = rate * rtt_ps as f64 / 8e12;
+    ((bytes / mtu as f64).ceil() as u32).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::port::Kind;
+
+    fn pkt(flow: u32, seq: u64, prio: u32) -> Packet {
+        Packet {
+            flow,
+            seq,
+            len: 1460,
+            wire: 1500,
+            kind: Kind::Data,
+            hop: 0,
+            class: 0,
+            ect: false,
+            ce: false,
+            ece: false,
+            ts: 0,
+            rate: f32::INFINITY,
+            rtt_ns: 0,
+            prio,
+        }
+    }
+
+    fn order(q: &mut PfabricQueue) -> Vec<(u32, u64)> {
+        std::iter::from_fn(|| q.pop())
+            .map(|p| (p.flow, p.seq))
+            .collect()
+    }
+
+    #[test]
+    fn serves_the_most_urgent_flow_earliest_packet_first() {
+        // Flow 1 (remaining 9000, then 7540) arrived before flow 2 (3000);
+        // flow 3 ties with flow 2 but came later.
+        let mut q = PfabricQueue::new();
+        q.push(pkt(1, 0, 9000));
+        q.push(pkt(2, 0, 3000));
+        q.push(pkt(1, 1460, 7540));
+        q.push(pkt(3, 0, 3000));
+        q.push(pkt(2, 1460, 1540));
+        assert_eq!(
+            order(&mut q),
+            vec![(2, 0), (2, 1460), (3, 0), (1, 0), (1, 1460)]
+        );
+    }
+
+    #[test]
+    fn starvation_prevention_sends_the_flows_earliest_packet() {
+        // The flow's later packet is the most urgent (fewer bytes left
+        // when it was sent), yet its earliest queued packet goes first.
+        let mut q = PfabricQueue::new();
+        q.push(pkt(1, 0, 5000));
+        q.push(pkt(2, 0, 4000));
+        q.push(pkt(1, 1460, 3540));
+        assert_eq!(order(&mut q), vec![(1, 0), (1, 1460), (2, 0)]);
+    }
+
+    #[test]
+    fn acks_go_first_and_a_flows_acks_are_not_its_data() {
+        let mut q = PfabricQueue::new();
+        q.push(pkt(1, 0, 100));
+        let mut ack = pkt(1, 0, 0);
+        ack.kind = Kind::Ack;
+        q.push(ack);
+        let first = q.pop().unwrap();
+        assert_eq!(first.kind, Kind::Ack);
+    }
+
+    #[test]
+    fn least_urgent_is_the_latest_of_the_largest() {
+        let mut q = PfabricQueue::new();
+        q.push(pkt(1, 0, 9000));
+        q.push(pkt(2, 0, 3000));
+        q.push(pkt(3, 0, 9000));
+        assert_eq!(q.least_urgent().map(|p| p.flow), Some(3));
+        assert_eq!(q.evict().map(|p| p.flow), Some(3));
+        assert_eq!(q.evict().map(|p| p.flow), Some(1));
+        assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn path_numbers_by_hand() {
+        // Two hops of 10 Gbit/s and 1 us each way: 1500 B take 1.2 us,
+        // 40 B 32 ns, so 2 x 2.2 us + 2 x 1.032 us = 6.464 us; its BDP is
+        // 8080 bytes, 5.39 packets of 1500 B: 6 segments.
+        let hops = [0, 1].map(|_| Port::new(10e9, 1_000_000, None, None, false));
+        let rtt = base_rtt_ps(hops.iter(), hops.iter(), 1500, 40);
+        assert_eq!(rtt, 6_464_000);
+        assert_eq!(bdp_segments(10e9, rtt, 1500), 6);
+        // pFabric §5: 14.6 us at 10 Gbit/s is 18,250 bytes, 12.2 packets.
+        assert_eq!(bdp_segments(10e9, 14_600_000, 1500), 13);
+    }
+}
