@@ -282,7 +282,8 @@ pub struct PacketConfig {
     /// Each pFabric switch port's buffer (pFabric §5: 36 KB, 2 BDP).
     pub pfabric_buffer: Limit,
     /// pFabric's fixed retransmission timeout; `None` for 3 round trips of
-    /// the flow's path, unloaded (pFabric §4.2, §5: 45 µs for 14.6 µs).
+    /// the flow's path, unloaded (pFabric §4.2, §5: 45 µs for 14.6 µs),
+    /// at least one plus a full buffer's drain (`pfabric::auto_rto_ps`).
     pub pfabric_rto: Option<Dur>,
     /// pFabric's initial window, segments; `None` for one BDP of the
     /// flow's path (pFabric §4.2, §5: 12 packets).
@@ -412,7 +413,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "pfabric_rto",
-        "pfabric's fixed timeout, or auto: 3 unloaded round trips of the path (auto)",
+        "pfabric's fixed timeout, or auto: 3 unloaded round trips of the path, at least one plus a full pfabric buffer's drain (auto)",
     ),
     (
         "pfabric_init_cwnd",

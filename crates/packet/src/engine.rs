@@ -16,7 +16,7 @@
 
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
-use crate::pfabric::{base_rtt_ps, bdp_segments};
+use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
 use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
 use crate::rcp::{RcpParams, RcpPort};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
@@ -614,7 +614,10 @@ impl<'a> Engine<'a> {
                 .cfg
                 .pfabric_init_cwnd
                 .unwrap_or_else(|| bdp_segments(rate, rtt, self.cfg.mtu));
-            let rto = self.cfg.pfabric_rto.map_or(3 * rtt, |d| ps(Time(d.0)));
+            let rto = self.cfg.pfabric_rto.map_or_else(
+                || auto_rto_ps(rtt, rate, self.cfg.pfabric_buffer, self.cfg.mtu),
+                |d| ps(Time(d.0)),
+            );
             p.min_rto_ps = rto.max(1);
             p.initial_rto_ps = rto.max(1);
         }

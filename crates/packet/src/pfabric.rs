@@ -34,7 +34,10 @@
 //! The path numbers (§4.2, §5): a flow starts with one BDP of its path in
 //! flight (line rate; §5 uses 12 packets for an unloaded round trip of
 //! 14.6 µs at 10 Gbit/s) and times out after about 3 such round trips
-//! (§5: 45 µs). [`base_rtt_ps`] and [`bdp_segments`] give them for a path.
+//! (§5: 45 µs), which there is also one round trip plus the time a full
+//! 36 KB buffer drains; the default keeps both ([`auto_rto_ps`]), so that
+//! on shorter links it does not fire while packets wait in a full queue.
+//! [`base_rtt_ps`] and [`bdp_segments`] give the path's numbers.
 //!
 //! Correctness properties: a port's byte and packet counts equal the sums
 //! over its buffer after every admit and pop (checked by the port tests);
@@ -42,6 +45,7 @@
 //! (`PfabricQueue::pop`); a queued packet is dropped only for a strictly
 //! more urgent arrival (`Port::admit`).
 
+use crate::config::Limit;
 use crate::port::{Packet, Port};
 use std::collections::VecDeque;
 
@@ -142,10 +146,40 @@ pub fn bdp_segments(rate: f64, rtt_ps: u64, mtu: u32) -> u32 {
     ((bytes / mtu as f64).ceil() as u32).max(1)
 }
 
+/// pFabric's fixed timeout for a path when none is set, ps: 3 unloaded
+/// round trips (§5: 45 µs for 14.6 µs), but at least one round trip plus
+/// the time one full pFabric buffer (`buffer`) takes to drain at the
+/// bottleneck `rate`. §5's numbers satisfy both (14.6 + 28.8 µs for 36 KB
+/// at 10 Gbit/s is 43.4 µs); on a fabric with shorter links 3 round trips
+/// alone would fire while the flow's packets still wait in a full queue.
+pub fn auto_rto_ps(rtt_ps: u64, rate: f64, buffer: Limit, mtu: u32) -> u64 {
+    let bytes = match buffer {
+        Limit::Bytes(b) => b,
+        Limit::Packets(n) => n.saturating_mul(mtu as u64),
+    };
+    let drain = (bytes as f64 * 8e12 / rate).ceil() as u64;
+    (3 * rtt_ps).max(rtt_ps + drain)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::port::Kind;
+
+    #[test]
+    fn auto_rto_covers_three_round_trips_and_a_full_buffer() {
+        // §5: 14.6 us round trip, 36 KB at 10 Gbit/s drains in 28.8 us:
+        // 3 round trips (43.8 us) win over 14.6 + 28.8 = 43.4 us.
+        assert_eq!(
+            auto_rto_ps(14_600_000, 1e10, Limit::Bytes(36_000), 1500),
+            43_800_000
+        );
+        // A 6 us round trip: the drain wins, 6 + 28.8 = 34.8 us.
+        assert_eq!(
+            auto_rto_ps(6_000_000, 1e10, Limit::Packets(24), 1500),
+            34_800_000
+        );
+    }
 
     fn pkt(flow: u32, seq: u64, prio: u32) -> Packet {
         Packet {
