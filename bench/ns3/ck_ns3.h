@@ -45,6 +45,13 @@ struct FlowRec
     // CA_RECOVERY (fast recovery)
     uint64_t lossToCwr = 0, recoveryToCwr = 0;
     uint64_t recoveries = 0; // entries into CA_RECOVERY (fast retransmits)
+    // ACKs the sender receives (its socket's "Rx" trace): duplicates (no payload, no SYN, the
+    // highest ACK number again while data is outstanding), and ACKs that advance by exactly one
+    // segment right after a duplicate (ns-3 then finds the Reno-SACKed segment at the head,
+    // TcpTxBuffer::DiscardUpTo, and marks it lost: a retransmission outside recovery)
+    uint64_t dupAcks = 0, oneSegAfterDup = 0;
+    uint32_t lastAck = 0;
+    bool lastWasDup = false;
     Ptr<Socket> tx;
     Ptr<Socket> listen;
 };
@@ -292,6 +299,31 @@ void OnRetx(uint32_t f,
     flows[f].retx++;
 }
 
+void OnSenderRx(uint32_t f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
+{
+    FlowRec& fl = flows[f];
+    if (!(h.GetFlags() & TcpHeader::ACK) || (h.GetFlags() & TcpHeader::SYN) || p->GetSize() > 0)
+    {
+        return;
+    }
+    uint32_t ack = h.GetAckNumber().GetValue();
+    uint32_t mss = cfg.mtu - cfg.headerBytes;
+    bool dup = ack == fl.lastAck && fl.rcvd < fl.bytes;
+    if (dup)
+    {
+        fl.dupAcks++;
+    }
+    else if (fl.lastWasDup && ack == fl.lastAck + mss)
+    {
+        fl.oneSegAfterDup++;
+    }
+    fl.lastWasDup = dup;
+    if (ack > fl.lastAck)
+    {
+        fl.lastAck = ack;
+    }
+}
+
 void OnCongState(uint32_t f, TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t n)
 {
     if (n == TcpSocketState::CA_LOSS && o != TcpSocketState::CA_LOSS)
@@ -385,6 +417,7 @@ void StartFlow(uint32_t f)
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, f));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetx, f));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, f));
+    s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSenderRx, f));
     s->Bind(InetSocketAddress(HostAddr(fl.plane, fl.src), 0));
     s->SetConnectCallback(MakeBoundCallback(&OnConnected, f), MakeBoundCallback(&OnConnFail, f));
     s->SetSendCallback(MakeBoundCallback(&OnSendSpace, f));

@@ -217,6 +217,9 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         # ns-3.44 leaves loss recovery for CWR on an ECN-Echo (README: Transport)
         "ece_loss_to_cwr": sum(int(ck.flows[i].lossToCwr) for i in range(len(sc["flows"]))),
         "ece_recovery_to_cwr": sum(int(ck.flows[i].recoveryToCwr) for i in range(len(sc["flows"]))),
+        # ACKs the senders receive: duplicates, and one-segment advances right after one (ck_ns3.h)
+        "dup_acks": sum(int(ck.flows[i].dupAcks) for i in range(len(sc["flows"]))),
+        "one_segment_acks_after_dup": sum(int(ck.flows[i].oneSegAfterDup) for i in range(len(sc["flows"]))),
         "tcp": "NewReno" if not c.dctcp else ("TcpDctcp (stock)" if stock_dctcp else "TcpDctcp, ssthresh floored at 2 segments"),
         "fct_from": "start_ns (SYN sent)" if handshake else "first data segment sent",
         "wire_bytes_full_data_packet": c.mtu - c.headerBytes + 42,

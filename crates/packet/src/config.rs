@@ -263,6 +263,16 @@ pub struct PacketConfig {
     /// Limited transmit (RFC 3042, RFC 5681 §3.2 "SHOULD"): the first two
     /// duplicate ACKs each let one new segment out beyond the window.
     pub limited_transmit: bool,
+    /// RTT samples from a timestamp echoed by every ACK (RFC 7323 §4), the
+    /// retransmitted segments' included; off: Karn's algorithm (RFC 6298
+    /// §3), samples only from segments sent once, and a backed-off timer
+    /// kept until the next sample (RFC 6298 §5, after step 5.7).
+    pub timestamps: bool,
+    /// A backed-off retransmission timer falls back at every new ACK
+    /// (ns-3's `TcpSocketBase::NewAck`, RTO recomputed from SRTT and
+    /// RTTVAR), not only at the next RTT sample (RFC 6298 §5). Matters
+    /// only with `timestamps` off: with them every new ACK is a sample.
+    pub rto_reset_on_ack: bool,
     /// Sample every port's queue occupancy at this interval.
     pub queue_trace: Option<Dur>,
     /// Every flow's pacing at its host (each flow keeps its own; RCP flows
@@ -315,6 +325,8 @@ impl Default for PacketConfig {
             handshake: None,
             dctcp_g: 1.0 / 16.0,
             limited_transmit: true,
+            timestamps: true,
+            rto_reset_on_ack: false,
             queue_trace: None,
             pacing: Pacing::Off,
             rcp_alpha: 0.1,
@@ -384,6 +396,14 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "limited_transmit",
         "on or off: a new segment on each of the first two duplicate ACKs, RFC 3042 (on)",
+    ),
+    (
+        "timestamps",
+        "on: RTT samples from timestamps on every ACK, RFC 7323; off: Karn's algorithm, RFC 6298 §3 (on)",
+    ),
+    (
+        "rto_reset",
+        "when a backed-off RTO falls back: sample (the next RTT sample, RFC 6298 §5) or ack (every new ACK, as ns-3) (sample)",
     ),
     (
         "queue_trace",
@@ -465,6 +485,15 @@ fn parse_gain(key: &str, v: &str) -> Result<f64, ConfigError> {
         return Err(bad(key, format!("{x} is not a finite number of 0 or more")));
     }
     Ok(x)
+}
+
+/// A switch: on/true/yes or off/false/no.
+fn parse_on_off(key: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        _ => Err(bad(key, format!("'{v}': on or off"))),
+    }
 }
 
 fn off(v: &str) -> bool {
@@ -618,11 +647,13 @@ impl PacketConfig {
                 }
             }
             "rcp_d0" => self.rcp_d0 = parse_dur(key, v)?,
-            "limited_transmit" => {
-                self.limited_transmit = match v.trim().to_ascii_lowercase().as_str() {
-                    "on" | "true" | "yes" => true,
-                    "off" | "false" | "no" => false,
-                    _ => return Err(bad(key, format!("'{v}': on or off"))),
+            "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
+            "timestamps" => self.timestamps = parse_on_off(key, v)?,
+            "rto_reset" => {
+                self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
+                    "sample" => false,
+                    "ack" => true,
+                    _ => return Err(bad(key, format!("'{v}': sample or ack"))),
                 }
             }
             "queues" => {
@@ -811,6 +842,16 @@ mod tests {
             .contains("cannot hold"));
         c.set("ecn_k", "off").unwrap();
         assert_eq!(c.k_for(1e10), None);
+        assert!(c.timestamps);
+        c.set_all("timestamps=off,limited_transmit=no").unwrap();
+        assert!(!c.timestamps && !c.limited_transmit);
+        assert_eq!(
+            c.set("timestamps", "karn").unwrap_err().to_string(),
+            "packet option 'timestamps': 'karn': on or off"
+        );
+        c.set("rto_reset", "ack").unwrap();
+        assert!(c.rto_reset_on_ack);
+        assert!(c.set("rto_reset", "never").is_err());
     }
 
     #[test]

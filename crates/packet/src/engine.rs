@@ -366,6 +366,8 @@ impl<'a> Engine<'a> {
                 transport: cfg.transport,
                 g: cfg.dctcp_g,
                 limited_transmit: cfg.limited_transmit,
+                timestamps: cfg.timestamps,
+                rto_reset_on_ack: cfg.rto_reset_on_ack,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 paced: false,

@@ -15,7 +15,12 @@
 //! * the retransmission timer, RFC 6298 §2 (SRTT, RTTVAR with α = 1/8,
 //!   β = 1/4, RTO = SRTT + 4·RTTVAR floored at the minimum RTO, doubled on
 //!   each expiry, §5.5), with RTT samples from a timestamp echoed by each
-//!   ACK (RFC 7323 §4), so retransmitted segments give samples too;
+//!   ACK (RFC 7323 §4), so retransmitted segments give samples too; or,
+//!   timestamps off, Karn's algorithm (RFC 6298 §3): a send time per
+//!   segment sent once, the sample from the oldest one an ACK covers,
+//!   none from a retransmitted one (and none across a timeout, after
+//!   which everything outstanding may be resent), the backed-off RTO kept
+//!   until the next sample (RFC 6298 §5, note after step 5.7);
 //! * DCTCP, Alizadeh et al., SIGCOMM 2010, §3.1-3.2: the receiver echoes
 //!   each packet's CE mark in its ACK; the sender keeps
 //!   α ← (1 − g)·α + g·F once per window of data (F the fraction of bytes
@@ -57,7 +62,7 @@
 
 use crate::config::LateRule;
 use crate::config::TransportKind;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// The range D2TCP holds the deadline imminence d to (§3.1.2).
 pub const D_RANGE: (f64, f64) = (0.5, 2.0);
@@ -116,6 +121,25 @@ pub struct SenderParams {
     pub limited_transmit: bool,
     /// pFabric: consecutive timeouts before probe mode.
     pub probe_after: u32,
+    /// RTT samples from echoed timestamps (RFC 7323); else Karn's
+    /// algorithm (RFC 6298 §3).
+    pub timestamps: bool,
+    /// Every new ACK recomputes the RTO from SRTT and RTTVAR, undoing a
+    /// backoff (ns-3); else only a new sample does (RFC 6298 §5).
+    pub rto_reset_on_ack: bool,
+}
+
+/// A segment's first transmission, timed for Karn's algorithm.
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    /// First byte.
+    seq: u64,
+    /// One past its last byte.
+    end: u64,
+    /// When it was sent, ps.
+    at: u64,
+    /// Sent again since: its ACK is ambiguous (RFC 6298 §3).
+    retx: bool,
 }
 
 /// A segment to put on the wire.
@@ -149,6 +173,8 @@ pub struct Sender {
     limited: u64,
     recover: u64,
     in_recovery: bool,
+    /// A timeout's go-back-N is under way (`una` < `recover` since it).
+    timer_loss: bool,
     /// No partial acknowledgement has arrived in this recovery yet.
     first_partial: bool,
     srtt: f64,
@@ -174,6 +200,8 @@ pub struct Sender {
     timeouts_in_row: u32,
     /// pFabric: in probe mode (§4.2).
     pub probing: bool,
+    /// Timestamps off: the segments in flight, oldest first.
+    timed: VecDeque<Timed>,
 }
 
 impl Sender {
@@ -194,6 +222,7 @@ impl Sender {
             limited: 0,
             recover: 0,
             in_recovery: false,
+            timer_loss: false,
             first_partial: false,
             srtt: 0.0,
             rttvar: 0.0,
@@ -210,6 +239,7 @@ impl Sender {
             rtx: None,
             timeouts_in_row: 0,
             probing: false,
+            timed: VecDeque::new(),
         }
     }
 
@@ -238,17 +268,53 @@ impl Sender {
         self.max_sent.max(self.nxt) - self.una
     }
 
-    fn segment_at(&mut self, seq: u64) -> Segment {
+    fn segment_at(&mut self, now: u64, seq: u64) -> Segment {
         let len = (self.size - seq).min(self.p.mss as u64) as u32;
         let retransmit = seq < self.max_sent;
         if retransmit {
             self.retransmits += 1;
+        }
+        if !self.p.timestamps {
+            self.time_segment(now, seq, seq + len as u64, retransmit);
         }
         Segment {
             seq,
             len,
             retransmit,
         }
+    }
+
+    /// Karn's algorithm (RFC 6298 §3): records a first transmission's
+    /// time, or marks the timed segments a retransmission overlaps.
+    fn time_segment(&mut self, now: u64, seq: u64, end: u64, retransmit: bool) {
+        if !retransmit {
+            self.timed.push_back(Timed {
+                seq,
+                end,
+                at: now,
+                retx: false,
+            });
+            return;
+        }
+        for t in self.timed.iter_mut() {
+            if t.seq >= end {
+                break;
+            }
+            if t.end > seq {
+                t.retx = true;
+            }
+        }
+    }
+
+    /// Karn's sample for an ACK of every byte before `ack` at `now`: the
+    /// oldest timed segment it covers, if that was sent once; the covered
+    /// segments leave the record.
+    fn karn_sample(&mut self, now: u64, ack: u64) -> Option<f64> {
+        let first = *self.timed.front().filter(|t| t.end <= ack)?;
+        while self.timed.front().is_some_and(|t| t.end <= ack) {
+            self.timed.pop_front();
+        }
+        (!first.retx).then(|| now.saturating_sub(first.at) as f64)
     }
 
     /// Sends what the window allows from `nxt` (at least one segment when
@@ -259,14 +325,14 @@ impl Sender {
 
     /// The next segment: a pending retransmission, else new data if the
     /// window allows.
-    fn next_segment(&mut self) -> Option<Segment> {
+    fn next_segment(&mut self, now: u64) -> Option<Segment> {
         if self.probing {
             // pFabric §4.2: only probes, sent by the timer.
             return None;
         }
         if let Some(seq) = self.rtx.take() {
             if seq >= self.una && seq < self.size {
-                return Some(self.segment_at(seq));
+                return Some(self.segment_at(now, seq));
             }
         }
         if self.nxt >= self.size {
@@ -281,7 +347,7 @@ impl Sender {
             }
             self.limited += len;
         }
-        let s = self.segment_at(self.nxt);
+        let s = self.segment_at(now, self.nxt);
         self.nxt += s.len as u64;
         self.max_sent = self.max_sent.max(self.nxt);
         Some(s)
@@ -290,7 +356,7 @@ impl Sender {
     /// Sends at most `n` segments as [`Sender::send`] does.
     pub fn send_up_to(&mut self, now: u64, n: usize, out: &mut Vec<Segment>) {
         for _ in 0..n {
-            match self.next_segment() {
+            match self.next_segment(now) {
                 Some(s) => out.push(s),
                 None => break,
             }
@@ -301,11 +367,11 @@ impl Sender {
     }
 
     /// Retransmits `una` now, or when its slot comes if paced.
-    fn retransmit_una(&mut self, out: &mut Vec<Segment>) {
+    fn retransmit_una(&mut self, now: u64, out: &mut Vec<Segment>) {
         if self.p.paced {
             self.rtx = Some(self.una);
         } else {
-            let s = self.segment_at(self.una);
+            let s = self.segment_at(now, self.una);
             out.push(s);
         }
     }
@@ -333,8 +399,18 @@ impl Sender {
             self.rttvar = r / 2.0;
             self.has_rtt = true;
         }
-        let rto = (self.srtt + 4.0 * self.rttvar).ceil() as u64;
-        self.rto = rto.max(self.p.min_rto_ps).min(MAX_RTO_PS);
+        self.reset_rto();
+    }
+
+    /// RTO = SRTT + 4·RTTVAR within [min_rto, 60 s] (RFC 6298 §2.2-2.5);
+    /// the initial RTO before any sample.
+    fn reset_rto(&mut self) {
+        self.rto = if self.has_rtt {
+            let rto = (self.srtt + 4.0 * self.rttvar).ceil() as u64;
+            rto.max(self.p.min_rto_ps).min(MAX_RTO_PS)
+        } else {
+            self.p.initial_rto_ps
+        };
     }
 
     /// An ACK of every byte before `ack` arrived at `now`, echoing the
@@ -347,7 +423,16 @@ impl Sender {
         let dctcp = self.p.transport.uses_alpha();
         let mss = self.p.mss as f64;
         if ack > self.una {
-            self.sample_rtt(now.saturating_sub(ts) as f64);
+            let sample = if self.p.timestamps {
+                Some(now.saturating_sub(ts) as f64)
+            } else {
+                self.karn_sample(now, ack)
+            };
+            match sample {
+                Some(r) => self.sample_rtt(r),
+                None if self.p.rto_reset_on_ack => self.reset_rto(),
+                None => {}
+            }
             let acked = ack - self.una;
             if dctcp {
                 self.acked_in_win += acked;
@@ -356,6 +441,9 @@ impl Sender {
                 }
             }
             self.una = ack;
+            if ack >= self.recover {
+                self.timer_loss = false;
+            }
             if self.nxt < self.una {
                 self.nxt = self.una;
             }
@@ -370,7 +458,7 @@ impl Sender {
                 } else {
                     // Step 4: partial acknowledgement.
                     self.first_partial = false;
-                    self.retransmit_una(out);
+                    self.retransmit_una(now, out);
                     self.cwnd = (self.cwnd - acked as f64 + mss).max(mss);
                 }
             } else {
@@ -403,7 +491,7 @@ impl Sender {
                 self.recover = self.max_sent;
                 self.in_recovery = true;
                 self.first_partial = true;
-                self.retransmit_una(out);
+                self.retransmit_una(now, out);
                 self.cwnd = self.ssthresh + 3.0 * mss;
                 self.rto_at = Some(now + self.rto);
             } else if self.in_recovery {
@@ -500,7 +588,9 @@ impl Sender {
     }
 
     /// The retransmission timer expired at `now` (RFC 6298 §5.4-5.6, RFC
-    /// 5681 Eq. 4): one segment from `una`, the timer backed off.
+    /// 5681 Eq. 4): one segment from `una`, the timer backed off; ssthresh
+    /// is left alone when the timer already resent that segment (RFC 5681
+    /// §3.1).
     pub fn on_timeout(&mut self, now: u64, out: &mut Vec<Segment>) {
         self.rto_at = None;
         if self.done() {
@@ -512,7 +602,12 @@ impl Sender {
             return;
         }
         let mss = self.p.mss as f64;
-        self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+        // RFC 5681 §3.1: only when the segment at una "has not yet been
+        // resent by way of the retransmission timer".
+        if !(self.timer_loss && self.una < self.nxt) {
+            self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+        }
+        self.timer_loss = true;
         self.cwnd = mss;
         self.nxt = self.una;
         self.in_recovery = false;
@@ -522,6 +617,8 @@ impl Sender {
         self.cwr_end = self.max_sent;
         self.rto = (self.rto.saturating_mul(2)).min(MAX_RTO_PS);
         self.rtx = None;
+        // Go-back-N may resend any of them: no sample from those in flight.
+        self.timed.clear();
         if !self.p.paced {
             self.send(now, out);
         }
@@ -599,6 +696,8 @@ mod tests {
             late: LateRule::Max,
             limited_transmit: false,
             probe_after: 5,
+            timestamps: true,
+            rto_reset_on_ack: false,
         }
     }
 
@@ -793,6 +892,89 @@ mod tests {
     }
 
     #[test]
+    fn karn_samples_only_segments_sent_once_and_keeps_the_backoff() {
+        // RFC 6298 §3 and §5: timestamps off, mss 1000, init_cwnd 2.
+        let p = SenderParams {
+            timestamps: false,
+            ..params(TransportKind::Tcp)
+        };
+        let mut s = Sender::new(p, 100_000);
+        let mut out = vec![];
+        s.send(0, &mut out); // 0 and 1000 at t = 0
+                             // The echoed timestamp is ignored: the sample is 100 - 0.
+        s.on_ack(100, 1000, false, 77, &mut out);
+        assert_eq!(s.srtt_ps(), Some(100.0));
+        // RTO = 100 + 4 * 50 = 300, floored at min_rto 1000.
+        assert_eq!(s.rto, 1000);
+        // Segments 2000 and 3000 go at t = 100; the timer expires at
+        // 1100: go-back-N from 1000, the RTO doubled to 2000.
+        out.clear();
+        s.on_timeout(1100, &mut out);
+        assert_eq!(seqs(&out), vec![1000]);
+        assert_eq!(s.rto, 2000);
+        // The ACK of the resent segment (and of 2000..4000, sent before)
+        // is ambiguous: no sample, SRTT unchanged and the backed-off RTO
+        // kept for what is sent next.
+        out.clear();
+        s.on_ack(1150, 4000, false, 1100, &mut out);
+        assert_eq!(s.srtt_ps(), Some(100.0));
+        assert_eq!(s.rto, 2000);
+        assert_eq!(s.rto_at, Some(1150 + 2000));
+        // Segments first sent at 1150 give the next sample, 1400 - 1150:
+        // SRTT = 7/8 * 100 + 1/8 * 250, RTTVAR = 3/4 * 50 + 1/4 * 150.
+        let first = out[0].seq;
+        assert!(!out[0].retransmit);
+        s.on_ack(1400, first + 1000, false, 0, &mut out);
+        assert_eq!(s.srtt_ps(), Some(118.75));
+        assert_eq!(s.rto, 1000, "collapsed by the new sample");
+        // As ns-3 (rto_reset=ack): the ambiguous ACK gives no sample but
+        // recomputes the RTO, 100 + 4 * 50 floored at 1000.
+        let mut s = Sender::new(
+            SenderParams {
+                rto_reset_on_ack: true,
+                ..p
+            },
+            100_000,
+        );
+        s.send(0, &mut out);
+        s.on_ack(100, 1000, false, 0, &mut out);
+        s.on_timeout(1100, &mut out);
+        assert_eq!(s.rto, 2000);
+        s.on_ack(1150, 4000, false, 1100, &mut out);
+        assert_eq!(s.srtt_ps(), Some(100.0));
+        assert_eq!(s.rto, 1000);
+        // With timestamps on, the resent segment's ACK gives a sample.
+        let mut s = Sender::new(params(TransportKind::Tcp), 100_000);
+        s.send(0, &mut out);
+        s.on_ack(100, 1000, false, 0, &mut out);
+        s.on_timeout(1100, &mut out);
+        s.on_ack(1150, 4000, false, 1100, &mut out);
+        assert_eq!(s.srtt_ps(), Some(0.875 * 100.0 + 0.125 * 50.0));
+        assert_eq!(s.rto, 1000);
+    }
+
+    #[test]
+    fn karn_skips_a_fast_retransmitted_segment() {
+        // Segment 0 of 4 is lost and fast-retransmitted at t = 30: the
+        // full ACK at 60 covers it first, so it gives no sample.
+        let p = SenderParams {
+            init_cwnd: 4,
+            timestamps: false,
+            ..params(TransportKind::Tcp)
+        };
+        let mut s = Sender::new(p, 100_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        for t in [10, 20, 30] {
+            s.on_ack(t, 0, false, 0, &mut out);
+        }
+        assert!(s.in_recovery);
+        s.on_ack(60, 4000, false, 0, &mut out);
+        assert_eq!(s.srtt_ps(), None);
+        assert_eq!(s.rto, 10_000, "still the initial RTO");
+    }
+
+    #[test]
     fn timeout_goes_back_and_backs_off() {
         let mut s = Sender::new(params(TransportKind::Tcp), 5_000);
         let mut out = vec![];
@@ -809,6 +991,33 @@ mod tests {
             }]
         );
         assert_eq!((s.timeouts, s.rto, s.cwnd), (1, 20_000, 1000.0));
+    }
+
+    #[test]
+    fn a_second_timeout_of_the_same_segment_keeps_ssthresh() {
+        // RFC 5681 §3.1: 5 segments out (init_cwnd 5), all lost.
+        let p = SenderParams {
+            init_cwnd: 5,
+            ..params(TransportKind::Tcp)
+        };
+        let mut s = Sender::new(p, 100_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        s.on_timeout(10_000, &mut out);
+        // FlightSize 5000: ssthresh 2500.
+        assert_eq!(s.ssthresh, 2500.0);
+        // The resent segment is lost too: the second expiry keeps it
+        // (Eq. 4 would give 5000 / 2 again, and after a partial ACK less).
+        s.on_ack(15_000, 1000, false, 10_000, &mut out);
+        s.on_timeout(40_000, &mut out);
+        assert_eq!(s.ssthresh, 2500.0);
+        assert_eq!(s.timeouts, 2);
+        // Once the loss episode is over (una >= recover, 5000), a new
+        // timeout computes it afresh from FlightSize.
+        s.on_ack(50_000, 5000, false, 45_000, &mut out);
+        let flight = s.max_sent - s.una;
+        s.on_timeout(90_000, &mut out);
+        assert_eq!(s.ssthresh, (flight as f64 / 2.0).max(2000.0));
     }
 
     #[test]
