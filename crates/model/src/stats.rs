@@ -36,6 +36,13 @@ pub const NANOS_TIE: f64 = 1_000.0;
 /// key left after it starts the next, and so on. In a chain of near-ties
 /// (a ~ b and b ~ c, but c more than `tol` above a) c starts a new run and
 /// goes after a and b whatever its tie-break.
+///
+/// With `tol > 0` "within" includes float noise: a key at most `tol` plus
+/// 1e-9 of the run's first key above it is in the run, so keys exactly
+/// `tol` apart in exact arithmetic tie however the float arithmetic reached
+/// them (Varys's Γ of 6,001,000 against 6,000,000 ns, computed from
+/// proportional-group weights as 6,001,000.000000001). With `tol == 0`
+/// only equal keys tie.
 pub fn sort_with_ties<T, K: Ord>(
     items: &mut [T],
     key: impl Fn(&T) -> f64,
@@ -47,7 +54,12 @@ pub fn sort_with_ties<T, K: Ord>(
     while i < items.len() {
         let k0 = key(&items[i]);
         let mut j = i + 1;
-        while j < items.len() && key(&items[j]) - k0 <= tol {
+        let reach = if tol > 0.0 {
+            tol + 1e-9 * k0.abs()
+        } else {
+            0.0
+        };
+        while j < items.len() && key(&items[j]) - k0 <= reach {
             j += 1;
         }
         if j - i > 1 {
@@ -72,6 +84,18 @@ mod tests {
         let mut v = vec![(1.2, 1), (0.6, 2), (0.0, 3)];
         super::sort_with_ties(&mut v, |x| x.0, |x| x.1, 1.0);
         assert_eq!(v.iter().map(|x| x.1).collect::<Vec<_>>(), vec![2, 3, 1]);
+    }
+
+    #[test]
+    fn a_key_tol_apart_up_to_float_noise_is_in_the_run() {
+        // 6,001,000 ns is NANOS_TIE above 6,000,000 ns; float noise on top
+        // must not cut it from the run.
+        let mut v = vec![(6_001_000.000_000_001, 1), (6_000_000.0, 2)];
+        super::sort_with_ties(&mut v, |x| x.0, |x| x.1, super::NANOS_TIE);
+        assert_eq!(v.iter().map(|x| x.1).collect::<Vec<_>>(), vec![1, 2]);
+        let mut v = vec![(6_001_000.01, 1), (6_000_000.0, 2)];
+        super::sort_with_ties(&mut v, |x| x.0, |x| x.1, super::NANOS_TIE);
+        assert_eq!(v.iter().map(|x| x.1).collect::<Vec<_>>(), vec![2, 1]);
     }
 
     #[test]

@@ -10,15 +10,16 @@
 //! until the next coflow event):
 //! 1. Order: each active coflow's effective bottleneck Γ on its remaining
 //!    bytes over the full link capacities (the time it would take alone),
-//!    values within `NANOS_TIE` (1 µs) counting as equal; smallest first,
-//!    ties by release, then arrival, then id. A run of ties is anchored at
+//!    values within `NANOS_TIE` (1 µs, plus float noise) counting as equal;
+//!    smallest first, ties by release, then arrival, then id. A run of ties is anchored at
 //!    its smallest Γ (`sort_with_ties`): in a chain of near-ties a Γ more
 //!    than 1 µs above the smallest starts the next run. Only started flows
 //!    count: a later wave or stage is not known in advance (coflows with no
 //!    flow sending are left out).
 //! 2. MADD: in that order, each coflow is given the rates that finish all its
 //!    flows together after Γ', its bottleneck on the capacity the coflows
-//!    before it left (rounded up to a whole nanosecond); a coflow that meets
+//!    before it left (rounded up to a whole nanosecond, float noise aside:
+//!    `ceil_ns`); a coflow that meets
 //!    a full link waits.
 //! 3. Backfill (work conservation): in the same order, each flow is given
 //!    the least residual capacity along its path on top of its MADD rate, as
@@ -39,7 +40,7 @@ use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::EPS;
 use coflowkit_model::stats::{sort_with_ties, NANOS_TIE};
-use coflowkit_model::Time;
+use coflowkit_model::{ceil_ns, Time};
 
 /// `varys`: smallest effective bottleneck first with MADD and backfill.
 pub const VARYS: SchedulerDescriptor = SchedulerDescriptor {
@@ -346,10 +347,13 @@ impl Scheduler for Varys {
             let c = self.order[i].1;
             // Infinite when a link it loads is full: it waits (backfill aside).
             let gamma = self.bottleneck_ns(c, &self.residual);
-            let deadline = if gamma.is_finite() {
-                Time(now.0 + (gamma.ceil() as u64).max(1))
-            } else {
-                Time::NEVER
+            // Γ' rounded up to a whole nanosecond, tolerant of float noise
+            // (`ceil_ns`): a plain ceil turned 6,001,000.000000001 ns into
+            // 6,001,001, which slowed the coflow by a hair and could leave
+            // its next Γ out of a tie it had in exact arithmetic.
+            let deadline = match ceil_ns(gamma, 1.0) {
+                Some(d) if gamma.is_finite() => Time(now.0 + d.0.max(1)),
+                _ => Time::NEVER,
             };
             out.set_deadline(c, deadline);
             deadlines.push(deadline);

@@ -1453,3 +1453,45 @@ fn aalo_regression_fuzz_two_crossings_3ns_apart() {
         Ok(false)
     );
 }
+
+#[test]
+fn varys_regression_fuzz_smaller_bottleneck_arrives() {
+    // Found by `make fuzz` (varys_matches_reference, seed
+    // 2005544510460740196). Coflow 1 (4->0) runs alone from 1 ms; at 2 ms
+    // coflow 2 arrives with Γ = 14 ms (1.75 MB on up[2]/down[1]) against
+    // coflow 1's 14.001 ms: exactly NANOS_TIE apart, a tie by the module
+    // doc, so coflow 1 (the earlier release) goes first and coflow 2's
+    // 4->0 flow waits. At 10 ms (coflow 2's first flow done by backfill)
+    // the two are again exactly 1 µs apart, 6.001 against 6 ms, but the
+    // engine's Γ for coflow 1, from its proportional group's weights, came
+    // out 6,001,000.000000001 ns: `sort_with_ties` cut it from the run and
+    // put coflow 2 first (coflow 1 done at 17.001 ms, not 16.001). The
+    // engine was wrong; keys within the tolerance plus float noise (1e-9
+    // relative) now tie, on both sides. The fuzz run's own case has a
+    // coflow 3 on 1->2 as well; there coflow 1's MADD deadline came out
+    // 1 ns late (a plain ceil of Γ' = x.000000002 ns), which slowed it by a
+    // hair and put its Γ a fraction of a nanosecond over the tie at 2 ms.
+    // The deadline is now rounded with `ceil_ns` (float noise aside).
+    let case = uniform(
+        5,
+        vec![
+            CoflowSpec::new(0, Time(0), vec![flow(0, 0, 125000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(4, 0, 1875125)]),
+            CoflowSpec::new(
+                2,
+                Time(2000000),
+                vec![flow(2, 1, 1000000), flow(4, 0, 125000), flow(2, 1, 750000)],
+            ),
+        ],
+    );
+    let mut with_coflow_3 = case.clone();
+    with_coflow_3.coflows.push(CoflowSpec::new(
+        3,
+        Time(1362383),
+        vec![flow(1, 2, 750000), flow(1, 2, 125000)],
+    ));
+    for spec in ["varys", "varys:recompute=coflow"] {
+        compare(&case, spec).unwrap();
+        compare(&with_coflow_3, spec).unwrap();
+    }
+}

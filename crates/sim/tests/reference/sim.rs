@@ -559,7 +559,7 @@ impl RefSim {
 }
 
 /// `items` (given in tie-break order) ordered by `key` ascending, keys
-/// within `tol` (and at least float noise, 1e-9 relative) counting as equal,
+/// within `tol` plus float noise (1e-9 relative) counting as equal,
 /// as `coflowkit_model::stats::sort_with_ties` documents it: take the
 /// smallest key left; every item within `tol` of it is one run, which goes
 /// next in the given order; repeat. So exact ties, however the float
@@ -570,7 +570,7 @@ pub fn order_by(mut items: Vec<usize>, key: impl Fn(usize) -> f64, tol: f64) -> 
     let mut out = vec![];
     while !items.is_empty() {
         let least = items.iter().map(|&i| key(i)).fold(f64::INFINITY, f64::min);
-        let reach = tol.max(1e-9 * least.abs());
+        let reach = tol + 1e-9 * least.abs();
         let (run, rest): (Vec<usize>, Vec<usize>) = items
             .into_iter()
             .partition(|&i| key(i) == least || key(i) - least <= reach);
