@@ -3,7 +3,10 @@
 //! engine alone, without the Python front (the CLI benchmark in
 //! docs/benchmarks.md times the whole process). Usage: trace_run TRACE
 //! SCHEDULER... About every 10 s of wall time a progress line goes to
-//! stderr.
+//! stderr. With `CCT_OUT=DIR` in the environment each scheduler's
+//! per-coflow CCTs (one line per coflow, in release order: id and CCT in
+//! ns) also go to `DIR/<scheduler>.txt`, so that two builds' CCTs can be
+//! compared to the nanosecond (`diff`).
 use coflowkit_model::{BitsPerSec, Fabric};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{Progress, SimOptions, Simulation};
@@ -18,12 +21,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec::GBPS)?;
     let w = w.validate(&fabric)?;
     let hints = WorkloadHints::of(&w);
+    let cct_out = std::env::var_os("CCT_OUT").map(std::path::PathBuf::from);
     for s in scheds {
         let t0 = Instant::now();
         let sched = build(&SchedulerSpec::parse(s)?, &hints)?;
         let mut report = Progress::printer(s, Duration::from_secs(10));
         let r =
             Simulation::new(fabric.clone(), &w, sched, SimOptions::default()).run(&mut report)?;
+        if let Some(dir) = &cct_out {
+            let lines: String = r
+                .coflows
+                .iter()
+                .map(|c| format!("{} {}\n", c.id, c.cct().0))
+                .collect();
+            std::fs::write(dir.join(format!("{s}.txt")), lines)?;
+        }
         let cct = r.metrics().cct;
         println!(
             "{s}: {:.3} s wall, {} events, mean CCT {:.3} s, p95 CCT {:.3} s",
