@@ -174,7 +174,7 @@ pub const EDF_SJF: SchedulerDescriptor = SchedulerDescriptor {
 
 /// Karuna's (or, with `pias`, PIAS's) configuration from a spec's
 /// parameters, checked.
-fn karuna_config(
+pub(crate) fn karuna_config(
     p: &Params<'_>,
     hints: &WorkloadHints,
     pias: bool,

@@ -21,6 +21,7 @@ pub mod dcas;
 pub mod descriptor;
 pub mod fair;
 pub mod fifo_lm;
+pub mod host;
 pub mod karuna;
 pub mod karuna_thresholds;
 pub mod ordered;

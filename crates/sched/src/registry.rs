@@ -91,6 +91,15 @@ pub enum SchedulerError {
         /// What is wrong.
         message: String,
     },
+    /// A scheduler that has no per-host policy, asked for one (a driver
+    /// that runs hosts: the packet engine, the testbed).
+    #[error("scheduler '{name}' has no host policy (those with one: {known})")]
+    NoHostPolicy {
+        /// The scheduler.
+        name: String,
+        /// The schedulers with a host policy.
+        known: String,
+    },
     /// A parameter value that needs a workload hint the driver did not give.
     #[error("scheduler '{name}': parameter '{key}': {message}")]
     NeedsHint {

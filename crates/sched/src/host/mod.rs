@@ -1,0 +1,407 @@
+//! Host policies: what one host decides for its own flows from what it sees
+//! locally, one implementation per policy for every driver that runs hosts.
+//!
+//! The flow-level schedulers of this crate ([`crate::Scheduler`]) allocate
+//! rates from a view of the whole network: the fluid limit of a system. The
+//! systems of the seed papers are, in the end, per-host rules: PIAS and
+//! Karuna mark a flow's priority class from the bytes it has sent (PIAS 3.1,
+//! Karuna 4), FIFO-LM and TAFE from their task's identity and bytes (Baraat
+//! 3.2-3.3, TAFE Algorithm 1), D-CAS from a negotiation between senders and
+//! receivers (D-CAS Pseudocode 1-2). A [`HostPolicy`] is that rule, written
+//! once, and run by:
+//! - the packet engine (`coflowkit-packet`), one instance per host, whose
+//!   packets carry the class, pacing rate and congestion-control variant the
+//!   policy gives each flow, and whose control messages travel as packets;
+//! - the testbed's replay workers (`coflowkit.testbed.replay.worker`,
+//!   through the binding), one per host, which set the DSCP, the socket's
+//!   pacing rate and the congestion control with the kernel's own tools.
+//!
+//! # The contract
+//! A driver tells the policy what happens to the host's own flows, in time
+//! order, with integer nanoseconds since the run's common origin (the
+//! testbed's `t0`, the simulation's zero):
+//! - [`HostPolicy::start`] before a flow's first byte;
+//! - [`HostPolicy::sent`] as bytes are handed to the transport, at most
+//!   [`HostPolicy::limit`] bytes at a time, so that a threshold is crossed
+//!   exactly at the byte it names;
+//! - [`HostPolicy::finish`] once its receiver has every byte;
+//! - [`HostPolicy::receive`] for a control message from another host's
+//!   policy;
+//! - [`HostPolicy::wake`] at the instant [`HostPolicy::wake_at`] asked for
+//!   (a period, a negotiation's end), or later: a driver that wakes late
+//!   (the testbed's event loop) is still correct, only later.
+//!
+//! Each call may change flows' [`Marking`]s and ask for control messages to
+//! be sent; it reports both in an [`Effects`]. The driver then reads the
+//! changed flows' markings with [`HostPolicy::marking`] and enforces them;
+//! a marking never changes between calls. What the policy needs of the host
+//! beyond what it was told (the bytes written to a socket and not yet
+//! acknowledged, D-CAS's "bytes left") it asks of a [`HostView`].
+//!
+//! # Correctness properties
+//! - Deterministic: the same calls in the same order give the same effects
+//!   and markings (no clock, no randomness, no global state inside).
+//! - A flow's marking is defined from its `start` to its `finish`; outside,
+//!   [`HostPolicy::marking`] returns [`Marking::BEST_EFFORT`].
+//! - Every flow id in [`Effects::changed`] is a flow started and not
+//!   finished, listed once per call.
+
+use crate::descriptor::Params;
+use crate::registry::{SchedulerError, SchedulerSpec, WorkloadHints};
+use coflowkit_model::{Dur, Time};
+
+/// The number of strict-priority classes a host may mark (queue 0 the
+/// highest): the 8 of commodity switches and of the packet engine's ports.
+pub const N_CLASSES: u8 = 8;
+
+/// A flow as its sending host knows it at its start. Only what the host is
+/// entitled to: its size is given to every policy (the testbed's sender
+/// writes it), and policies that model unknown sizes (PIAS, Karuna's type
+/// 3) do not read it unless `size_known`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFlow {
+    /// The driver's id of the flow (the testbed plan's, the engine's index).
+    pub id: u64,
+    /// Its coflow (task), as a rank that every host agrees on: release order.
+    pub coflow: u32,
+    /// When its coflow arrived (ns since the origin): every host agrees on it.
+    pub coflow_arrival: Time,
+    /// The receiving host.
+    pub dst: u32,
+    /// Bytes.
+    pub size: u64,
+    /// Whether the application told the size (Karuna's types 1-2 against 3).
+    pub size_known: bool,
+    /// Its deadline after its start, if it has one (Karuna's type 1).
+    pub deadline: Option<Dur>,
+}
+
+/// The congestion-control variant or parameter a policy gives a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Cc {
+    /// The driver's default transport (DCTCP in the packet engine, the
+    /// kernel's default in the testbed).
+    #[default]
+    Default,
+    /// Karuna's MCP for a deadline flow (Karuna 3.2): a window that aims
+    /// at `bytes left / time left`, `deadline` the flow's absolute deadline.
+    Mcp {
+        /// The flow's absolute deadline (ns since the origin).
+        deadline: Time,
+    },
+    /// D2TCP's deadline-aware window (D2TCP 3.2), `deadline` absolute.
+    D2tcp {
+        /// The flow's absolute deadline (ns since the origin).
+        deadline: Time,
+    },
+    /// TAFE's window rule (TAFE Algorithm 2): on a marked window the window
+    /// shrinks by `alpha * penalty / 2`, `penalty` = the flow's remaining
+    /// bytes over the largest remaining of its task's flows here, in
+    /// millionths (so that a marking compares exactly).
+    Tafe {
+        /// The penalty, in millionths (0 ..= 1,000,000).
+        penalty_ppm: u32,
+    },
+}
+
+/// How a flow is treated now: what the driver enforces.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Marking {
+    /// Its strict-priority class, 0 (highest) to 7 (the DSCP the testbed
+    /// sets, the queue the packet engine's ports use).
+    pub class: u8,
+    /// Its pacing rate, bytes per second (None: not paced).
+    pub pace: Option<u64>,
+    /// Its congestion control.
+    pub cc: Cc,
+}
+
+impl Marking {
+    /// The lowest class, unpaced, default transport: a flow no policy marks.
+    pub const BEST_EFFORT: Marking = Marking {
+        class: N_CLASSES - 1,
+        pace: None,
+        cc: Cc::Default,
+    };
+
+    /// Class `class`, unpaced, default transport.
+    pub fn class(class: u8) -> Marking {
+        Marking {
+            class,
+            ..Marking::BEST_EFFORT
+        }
+    }
+}
+
+/// What a control message says (D-CAS's two kinds; a coordinator's decision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlKind {
+    /// A sender's desired priority for a coflow (D-CAS Pseudocode 1).
+    Announce,
+    /// A receiver's combined priority for it (D-CAS Pseudocode 2).
+    Reply,
+}
+
+/// One control message between two hosts' policies: small, carried by the
+/// driver (a datagram in the testbed, a control packet in the packet
+/// engine), and possibly lost: a policy must work on when one is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Control {
+    /// What it is.
+    pub kind: ControlKind,
+    /// The sender's round for this coflow, echoed by the reply.
+    pub number: u32,
+    /// The coflow it is about (its rank).
+    pub coflow: u32,
+    /// The value (bytes, for D-CAS).
+    pub value: u64,
+}
+
+/// What one call did: flows whose marking changed, messages to send.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Effects {
+    /// Flows whose [`Marking`] changed (each once per call).
+    pub changed: Vec<u64>,
+    /// Control messages to send: (destination host, message).
+    pub send: Vec<(u32, Control)>,
+}
+
+impl Effects {
+    /// Empties both lists (a driver reuses one `Effects` for every call).
+    pub fn clear(&mut self) {
+        self.changed.clear();
+        self.send.clear();
+    }
+}
+
+/// What a driver can tell a policy about the host beyond the calls.
+pub trait HostView {
+    /// Bytes of `flow` handed to the transport and not yet acknowledged by
+    /// its receiver (the testbed's `SIOCOUTQ`, the packet engine's sender's
+    /// bytes outstanding and buffered).
+    fn unacked(&self, flow: u64) -> u64;
+}
+
+/// A view for drivers (and tests) that have nothing to add: every flow's
+/// bytes are acknowledged as soon as they are sent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoView;
+
+impl HostView for NoView {
+    fn unacked(&self, _flow: u64) -> u64 {
+        0
+    }
+}
+
+/// Where a policy runs: the host and what it knows of the network.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostContext {
+    /// This host.
+    pub host: u32,
+    /// How many hosts the run has (control messages go to `0..n_hosts`).
+    pub n_hosts: u32,
+    /// The host's NIC rate, bits per second.
+    pub nic_bps: f64,
+    /// The fabric's base round-trip time (Karuna's pacing floor, two
+    /// segments per RTT).
+    pub rtt: Dur,
+}
+
+/// One host's policy. See the module doc for the contract.
+pub trait HostPolicy: Send {
+    /// The policy's name (the registry's).
+    fn name(&self) -> &str;
+    /// `flow` starts at `now` (before its first byte).
+    fn start(&mut self, now: Time, flow: &HostFlow, out: &mut Effects);
+    /// `bytes` more of `flow` were handed to the transport at `now`.
+    fn sent(&mut self, now: Time, flow: u64, bytes: u64, out: &mut Effects);
+    /// `flow` finished at `now` (its receiver has every byte).
+    fn finish(&mut self, now: Time, flow: u64, out: &mut Effects);
+    /// `msg` from host `from`'s policy arrived at `now`.
+    fn receive(&mut self, _now: Time, _from: u32, _msg: &Control, _out: &mut Effects) {}
+    /// When the policy wants [`HostPolicy::wake`] next (None: never).
+    fn wake_at(&self) -> Option<Time> {
+        None
+    }
+    /// The instant [`HostPolicy::wake_at`] named came (or passed): `now`.
+    fn wake(&mut self, _now: Time, _view: &dyn HostView, _out: &mut Effects) {}
+    /// `flow`'s marking now ([`Marking::BEST_EFFORT`] if it is not active).
+    fn marking(&self, flow: u64) -> Marking;
+    /// How many more bytes `flow` may send before its marking may change
+    /// (`u64::MAX`: it will not change by bytes sent).
+    fn limit(&self, _flow: u64) -> u64 {
+        u64::MAX
+    }
+}
+
+/// A policy that marks nothing: every flow best effort, as a host without
+/// a coflow scheduler (the testbed's `plain`).
+#[derive(Debug, Clone, Default)]
+pub struct Plain;
+
+impl HostPolicy for Plain {
+    fn name(&self) -> &str {
+        "plain"
+    }
+    fn start(&mut self, _now: Time, _flow: &HostFlow, _out: &mut Effects) {}
+    fn sent(&mut self, _now: Time, _flow: u64, _bytes: u64, _out: &mut Effects) {}
+    fn finish(&mut self, _now: Time, _flow: u64, _out: &mut Effects) {}
+    fn marking(&self, _flow: u64) -> Marking {
+        Marking::BEST_EFFORT
+    }
+}
+
+/// The class of `sent` bytes against ascending `thresholds`: how many of
+/// them it reached (PIAS 3.1's demotion; Karuna's sieve, TAFE's levels).
+pub fn demotion_class(sent: u64, thresholds: &[u64]) -> u8 {
+    thresholds.partition_point(|&t| t <= sent) as u8
+}
+
+/// Bytes until `sent` reaches the next of ascending `thresholds`
+/// (`u64::MAX` past the last).
+pub fn to_next_threshold(sent: u64, thresholds: &[u64]) -> u64 {
+    match thresholds.iter().find(|&&t| t > sent) {
+        Some(&t) => t - sent,
+        None => u64::MAX,
+    }
+}
+
+pub mod pias;
+
+/// Builds a host policy from its scheduler's checked parameters (the same
+/// spec keys as the flow-level scheduler of that name), the workload's
+/// hints and where it runs.
+pub type HostBuild =
+    fn(&Params<'_>, &WorkloadHints, &HostContext) -> Result<Box<dyn HostPolicy>, SchedulerError>;
+
+/// A registry scheduler that has a per-host policy, and how to build it.
+#[derive(Debug, Clone, Copy)]
+pub struct HostDescriptor {
+    /// The scheduler's registry name (`pias`).
+    pub name: &'static str,
+    /// Builds one host's policy.
+    pub build: HostBuild,
+}
+
+/// Every scheduler with a host policy, in the registry's order.
+pub const HOST_POLICIES: &[HostDescriptor] = &[HostDescriptor {
+    name: "pias",
+    build: pias::build,
+}];
+
+/// The names of the schedulers with a host policy.
+pub fn host_names() -> impl Iterator<Item = &'static str> {
+    HOST_POLICIES.iter().map(|d| d.name)
+}
+
+/// One host's policy for `spec` (checked as the flow-level scheduler's spec
+/// is), or why not: a bad spec, a missing hint, or a scheduler without a
+/// host policy ([`SchedulerError::NoHostPolicy`]).
+pub fn build_host(
+    spec: &SchedulerSpec,
+    hints: &WorkloadHints,
+    ctx: &HostContext,
+) -> Result<Box<dyn HostPolicy>, SchedulerError> {
+    let (_, params) = spec.params()?;
+    let d = HOST_POLICIES
+        .iter()
+        .find(|d| d.name == spec.name)
+        .ok_or_else(|| SchedulerError::NoHostPolicy {
+            name: spec.name.clone(),
+            known: host_names().collect::<Vec<_>>().join(", "),
+        })?;
+    (d.build)(&params, hints, ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The slow reference of [`demotion_class`]: count the thresholds reached.
+    fn class_by_count(sent: u64, thresholds: &[u64]) -> u8 {
+        thresholds.iter().filter(|&&t| sent >= t).count() as u8
+    }
+
+    #[test]
+    fn demotion_class_counts_the_thresholds_reached() {
+        let t = [100, 1_000, 10_000];
+        for sent in [0, 99, 100, 101, 999, 1_000, 9_999, 10_000, u64::MAX] {
+            assert_eq!(demotion_class(sent, &t), class_by_count(sent, &t), "{sent}");
+        }
+        assert_eq!(demotion_class(5, &[]), 0);
+    }
+
+    #[test]
+    fn next_threshold_is_exactly_where_the_class_changes() {
+        let t = [100, 1_000];
+        assert_eq!(to_next_threshold(0, &t), 100);
+        assert_eq!(to_next_threshold(99, &t), 1);
+        assert_eq!(to_next_threshold(100, &t), 900);
+        assert_eq!(to_next_threshold(1_000, &t), u64::MAX);
+        for sent in [0u64, 57, 99, 100, 500] {
+            let k = to_next_threshold(sent, &t);
+            assert_eq!(demotion_class(sent + k - 1, &t), demotion_class(sent, &t));
+            assert_eq!(demotion_class(sent + k, &t), demotion_class(sent, &t) + 1);
+        }
+    }
+
+    fn ctx() -> HostContext {
+        HostContext {
+            host: 0,
+            n_hosts: 2,
+            nic_bps: 1e9,
+            rtt: Dur(100_000),
+        }
+    }
+
+    #[test]
+    fn the_registry_builds_host_policies_by_scheduler_spec() {
+        let hints = WorkloadHints::default();
+        let p = build_host(
+            &SchedulerSpec::parse("pias:thresholds=1/2/3/4/5/6/7").unwrap(),
+            &hints,
+            &ctx(),
+        );
+        assert_eq!(p.unwrap().name(), "pias");
+        let e = build_host(&SchedulerSpec::parse("varys").unwrap(), &hints, &ctx())
+            .err()
+            .unwrap();
+        assert!(matches!(e, SchedulerError::NoHostPolicy { .. }), "{e}");
+        assert!(e.to_string().contains("'varys' has no host policy"), "{e}");
+        let e = build_host(
+            &SchedulerSpec::parse("pias:nope=1").unwrap(),
+            &hints,
+            &ctx(),
+        )
+        .err()
+        .unwrap();
+        assert!(matches!(e, SchedulerError::UnknownParam { .. }), "{e}");
+        for name in host_names() {
+            assert!(
+                crate::NAMES.iter().any(|(n, _)| *n == name),
+                "{name} is not a scheduler"
+            );
+        }
+    }
+
+    #[test]
+    fn plain_marks_every_flow_best_effort() {
+        let mut p = Plain;
+        let mut out = Effects::default();
+        let f = HostFlow {
+            id: 3,
+            coflow: 0,
+            coflow_arrival: Time::ZERO,
+            dst: 1,
+            size: 10,
+            size_known: true,
+            deadline: None,
+        };
+        p.start(Time::ZERO, &f, &mut out);
+        p.sent(Time(5), 3, 10, &mut out);
+        assert_eq!(out, Effects::default());
+        assert_eq!(p.marking(3), Marking::BEST_EFFORT);
+        assert_eq!(p.limit(3), u64::MAX);
+        assert_eq!(p.wake_at(), None);
+    }
+}
