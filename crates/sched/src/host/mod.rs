@@ -114,6 +114,22 @@ pub struct Marking {
     pub pace: Option<u64>,
     /// Its congestion control.
     pub cc: Cc,
+    /// Its task tag, for switches that schedule by task (Baraat's Smart
+    /// Priority Classes, TAFE's marking by task bytes); None: untagged.
+    pub task: Option<TaskTag>,
+}
+
+/// What a host writes in a packet's header about its task (Baraat 3.2: the
+/// task id and the heavy flag; TAFE 4.1: the bytes its task has sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskTag {
+    /// The task's priority number: lower is served first (Baraat's task id,
+    /// from a counter every host agrees on; the coflow's rank here).
+    pub id: u64,
+    /// Whether the task is heavy (Baraat's FIFO-LM: multiplexed, 3.3).
+    pub heavy: bool,
+    /// Bytes of the task this host has sent so far.
+    pub bytes: u64,
 }
 
 impl Marking {
@@ -122,6 +138,7 @@ impl Marking {
         class: N_CLASSES - 1,
         pace: None,
         cc: Cc::Default,
+        task: None,
     };
 
     /// Class `class`, unpaced, default transport.
