@@ -156,6 +156,64 @@ def test_missed_drop_is_part_of_each_point(tmp_path: Path) -> None:
         load_experiment(write(tmp_path, 'missed = "keep"\n' + SMALL))
 
 
+#: The packet engine on a small web-search mix: DCTCP (the baseline), TCP with its own buffer, pFabric.
+PACKET = """
+name = "packet"
+engine = "packet"
+packet = "buffer=100p"
+baseline = "dctcp"
+schedulers = ["dctcp", { spec = "tcp", packet = { buffer = "50p" } }, "pfabric"]
+metrics = ["fct_mean", "fct_p99"]
+
+[workload]
+generator = "websearch"
+n_hosts = 4
+n_flows = 100
+load = 0.5
+"""
+
+
+def test_packet_engine_points_carry_their_options(tmp_path: Path) -> None:
+    """`engine = "packet"` reaches each point with the file's options, then the entry's; the flow
+    engine keeps older keys."""
+    points = load_experiment(write(tmp_path, PACKET)).points()
+    assert [(p.task["engine"], p.task["packet"]) for p in points] == [
+        ("packet", "buffer=100p"),
+        ("packet", "buffer=100p,buffer=50p"),
+        ("packet", "buffer=100p"),
+    ]
+    assert all(p.config["engine"] == "packet" for p in points)
+    assert all("engine" not in p.config and "engine" not in p.task for p in load_experiment(write(tmp_path, SMALL)).points())
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ('engine = "ns3"', "engine: 'ns3' is not one of flow, packet"),
+        ('engine = "flow"', 'packet: options of the packet engine: set engine = "packet"'),
+        ('packet = "nope=1"', "packet: packet option 'nope': unknown option"),
+        ('missed = "drop"', "missed: 'drop': dropping late flows is an option of the flow-level engine"),
+        ('schedulers = ["dctcp", "quic"]', "schedulers[1].spec: unknown scheduler 'quic'"),
+    ],
+)
+def test_bad_packet_experiments_name_the_key(tmp_path: Path, change: str, needle: str) -> None:
+    key = change.split(" ", 1)[0]
+    text = "\n".join(line for line in PACKET.splitlines() if not line.startswith(key + " "))
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(write(tmp_path, change + "\n" + text))
+    assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_packet_experiment_runs_and_reports(cli: Cli, tmp_path: Path) -> None:
+    path = write(tmp_path, PACKET)
+    cli("run", path, "--out", tmp_path / "store")
+    points = pq.read_table(tmp_path / "store" / "points.parquet").to_pandas()
+    assert list(points["status"]) == ["done"] * 3, points["error"].tolist()
+    cli("report", tmp_path / "store")
+    report = (tmp_path / "store" / "report.md").read_text()
+    assert "| engine | packet level (docs/packet-engine.md) options `buffer=100p`; tcp: `buffer=50p` |" in report
+
+
 def test_seeds_depend_on_values_not_positions(tmp_path: Path) -> None:
     """Adding a load keeps every other point (and its stored result) as it was."""
     before = {p.key: p.seed for p in load_experiment(write(tmp_path, SMALL)).points()}

@@ -129,13 +129,17 @@ _TOP_KEYS = (
     "grid",
     "bins",
     "missed",
+    "engine",
+    "packet",
 )
+#: The simulators a file may name (``engine = ...``; the first is the default).
+ENGINES = ("flow", "packet")
 #: How the workload and topology axes combine into cells.
 GRIDS = ("product", "one-at-a-time")
 #: The bins of summaries when a file names none (Aalo 7.1, the core's): short below 5 MiB, narrow up to 50 flows.
 DEFAULT_BINS = {"short_below": 5 * 2**20, "narrow_up_to": 50}
 _WORKLOAD_KEYS = ("generator", "preset", "trace", "sweep")
-_SCHEDULER_KEYS = ("spec", "label", "sweep")
+_SCHEDULER_KEYS = ("spec", "label", "sweep", "packet")
 _TOPOLOGY_KEYS = ("spec", "sweep")
 _PLOT_KEYS = ("at", "bars", "labels", "ticks")
 _BINS_KEYS = ("short_below", "narrow_up_to")
@@ -176,6 +180,8 @@ class SchedulerEntry:
     spec: str
     label: str
     axes: tuple[Axis, ...] = ()
+    #: The packet engine's options for this entry (``key=value,...``), over the file's ``packet``.
+    packet: str = ""
 
     def specs(self) -> list[tuple[str, dict[str, Value]]]:
         """Every full spec with the values of this entry's axes."""
@@ -252,6 +258,15 @@ class Experiment:
     bins: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_BINS))
     #: What happens to a flow unfinished at its deadline: ``finish`` or ``drop``.
     missed: str = "finish"
+    #: The simulator: ``flow`` (the exact fluid engine) or ``packet`` (docs/packet-engine.md).
+    engine: str = "flow"
+    #: The packet engine's options for every point (``key=value,...``); each scheduler entry's own
+    #: ``packet`` adds to them (its keys win).
+    packet: str = ""
+
+    def packet_options(self, entry: SchedulerEntry) -> str:
+        """The packet engine's options of ``entry``'s points: the file's, then the entry's."""
+        return ",".join(o for o in (self.packet, entry.packet) if o)
 
     @property
     def labels(self) -> list[str]:
@@ -322,6 +337,9 @@ class Experiment:
                     if self.missed != MISSED[0]:
                         # Only when not the default, so that older stores keep their keys.
                         config["missed"] = self.missed
+                    if self.engine != ENGINES[0]:
+                        config["engine"] = self.engine
+                        config["packet"] = self.packet_options(entry)
                     key = _hash(config)
                     if key in seen:
                         raise ExperimentError(
@@ -339,6 +357,7 @@ class Experiment:
                         "topology": task_extra.get("topology_path", topology),
                         "scheduler": spec,
                         "missed": self.missed,
+                        **({"engine": self.engine, "packet": config["packet"]} if "engine" in config else {}),
                         **task_extra,
                     }
                     points.append(
@@ -369,7 +388,8 @@ class Experiment:
             "baseline": self.baseline,
             "labels": self.labels,
             "schedulers": [
-                {"spec": s.spec, "label": s.label, "axes": [a.name for a in s.axes]} for s in self.schedulers
+                {"spec": s.spec, "label": s.label, "axes": [a.name for a in s.axes], "packet": s.packet}
+                for s in self.schedulers
             ],
             "workload": {k: v for k, v in self.workload.items() if k != "trace_path"},
             "topology": self.topology,
@@ -379,6 +399,8 @@ class Experiment:
             "grid": self.grid,
             "bins": self.bins,
             "missed": self.missed,
+            "engine": self.engine,
+            "packet": self.packet,
         }
 
 
@@ -441,6 +463,8 @@ class _Checker:
     """Reads the raw value tree into an Experiment; every error names the key."""
 
     def __init__(self, path: Path):
+        #: The file's engine, read first: it says what a scheduler spec may name.
+        self.engine = ENGINES[0]
         self.path = path
 
     def fail(self, key: str, message: str) -> ExperimentError:
@@ -509,6 +533,11 @@ class _Checker:
         common_seeds = raw.get("common_seeds", False)
         if not isinstance(common_seeds, bool):
             raise self.fail("common_seeds", f"expected true or false, got {_kind(common_seeds)}")
+        engine = raw.get("engine", ENGINES[0])
+        if engine not in ENGINES:
+            raise self.fail("engine", f"{engine!r} is not one of {', '.join(ENGINES)}")
+        self.engine = engine
+        packet = self.packet_options(raw.get("packet", ""), "packet")
         if "workload" not in raw:
             raise self.fail("workload", "missing (a generator or a trace to simulate)")
         workload, workload_axes = self.workload(raw["workload"])
@@ -527,8 +556,12 @@ class _Checker:
         missed = raw.get("missed", MISSED[0])
         if missed not in MISSED:
             raise self.fail("missed", f"{missed!r} is not one of {', '.join(MISSED)}")
+        if engine == "packet" and missed != MISSED[0]:
+            raise self.fail("missed", f"{missed!r}: dropping late flows is an option of the flow-level engine")
         exp = Experiment(
             missed=missed,
+            engine=engine,
+            packet=packet,
             path=self.path,
             name=name,
             description=description.strip(),
@@ -680,6 +713,7 @@ class _Checker:
             label = self.text(t["label"], f"{key}.label") if "label" in t else spec
             axes = self.sweep(t.get("sweep", {}), f"{key}.sweep", "scheduler", lists=False)
             self.check_scheduler(spec, f"{key}.spec")
+            packet = self.packet_options(t.get("packet", ""), f"{key}.packet")
             given = _spec_keys(spec, ";")
             for axis in axes:
                 k = f"{key}.sweep.{axis.param}"
@@ -687,7 +721,7 @@ class _Checker:
                     raise self.fail(k, f"also set in {key}.spec {spec!r}: give it once")
                 for j, v in enumerate(axis.values):
                     self.check_scheduler(_with_params(spec, ":", ";", {axis.param: v}), f"{k}[{j}]")
-            entry = SchedulerEntry(spec, label, axes)
+            entry = SchedulerEntry(spec, label, axes, packet)
             for other in entries:
                 if other.label == label:
                     raise self.fail(f"{key}.label" if "label" in t else key, f"{label!r} is given twice")
@@ -695,10 +729,26 @@ class _Checker:
         return entries
 
     def check_scheduler(self, spec: str, key: str) -> None:
+        if self.engine == "packet" and spec in _core.packet_transports():
+            return  # a transport alone, no scheduler
         try:
             _core.check_scheduler(spec)
         except ValueError as e:
             raise self.fail(key, _one_line(e)) from None
+
+    def packet_options(self, raw: Any, key: str) -> str:
+        """Packet engine options (``key=value,...``, or a table of them), checked by the engine."""
+        if isinstance(raw, dict):
+            raw = ",".join(f"{k}={_param_text(self.scalar(v, _join(key, k)))}" for k, v in raw.items())
+        if not isinstance(raw, str):
+            raise self.fail(key, f"expected text like 'buffer=100p,ecn_k=30KB' or a table, got {_kind(raw)}")
+        if raw and self.engine != "packet":
+            raise self.fail(key, "options of the packet engine: set engine = \"packet\"")
+        try:
+            _core.check_packet_options(raw)
+        except ValueError as e:
+            raise self.fail(key, _one_line(e)) from None
+        return raw
 
     def baseline(self, raw: Any, entries: list[SchedulerEntry]) -> tuple[str, list[SchedulerEntry]]:
         if raw is None:

@@ -66,6 +66,7 @@ def _render(data: StoreData, path: Path, figures: dict[str, FigureFile]) -> str:
         f"| coflowkit | {', '.join(versions) or '-'} |",
         f"| workload | {_workload_text(exp['workload'])} |",
         f"| topology | {exp['topology'] or 'a big switch sized to the workload (1 Gbit/s ports)'} |",
+        *_engine_rows(exp),
         f"| schedulers | {', '.join(f'`{s}`' for s in _scheduler_texts(exp))} |",
         f"| baseline | `{data.baseline}` |",
         f"| seeds | {seeds} per workload (experiment seed {exp['seed']}) |",
@@ -139,6 +140,15 @@ def _workload_text(w: dict[str, Any]) -> str:
         return f"trace `{w['trace']}`"
     params = ", ".join(f"{k}={v}" for k, v in w["params"].items())
     return f"`{w['generator']}` (preset {w['preset']}){': ' + params if params else ''}"
+
+
+def _engine_rows(exp: dict[str, Any]) -> list[str]:
+    """The engine's row of the head table: only for the packet engine (older stores have no key)."""
+    if exp.get("engine", "flow") != "packet":
+        return []
+    own = [f"{s['label']}: `{s['packet']}`" for s in exp["schedulers"] if s.get("packet")]
+    options = f" options `{exp['packet']}`" if exp.get("packet") else ""
+    return [f"| engine | packet level (docs/packet-engine.md){options}{'; ' if own else ''}{', '.join(own)} |"]
 
 
 def _scheduler_texts(exp: dict[str, Any]) -> list[str]:

@@ -157,8 +157,11 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     out["n_events"] = None
     try:
         w = _workload(task)
-        missed = task.get("missed", "finish")
-        run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None, missed)[0]
+        if task.get("engine", "flow") == "packet":
+            run = _core.simulate_packet(w, [task["scheduler"]], task["packet"], None, None, None, False, task["topology"])[0]
+        else:
+            missed = task.get("missed", "finish")
+            run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None, missed)[0]
         out["coflows"] = arrow_table(run["coflows"], COFLOW_COLUMNS)
         out["summary"] = run["summary"]
         out["metrics"] = run["metrics"]
