@@ -26,6 +26,8 @@ pub mod pacing;
 pub mod pfabric;
 pub mod port;
 pub mod rcp;
+pub mod spc;
+pub mod tafe;
 pub mod tcp;
 
 pub use config::{

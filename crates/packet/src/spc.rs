@@ -1,0 +1,612 @@
+//! Baraat's switch: Smart Priority Classes at one output port (Dogar,
+//! Karagiannis, Ballani and Rowstron, "Decentralized Task-Aware Scheduling
+//! for Data Center Networks", SIGCOMM 2014, §4.3; seed
+//! `000_db116703e99242b1.txt`). The flow-level model of the same switch is
+//! `coflowkit_sched::baraat`; this unit reuses its Algorithm 1 arithmetic
+//! ([`coflowkit_sched::baraat::feedback`]) so that both levels compute one
+//! rule, and adds what a port needs to run it packet by packet: per-task
+//! counters, the classifier, and a header.
+//!
+//! * **Task ids** (§4.1): every flow carries its task's id; a lower id is a
+//!   higher priority, the same at every switch.
+//! * **The classifier** (§4.3.1, Fig. 6b): the port keeps, per task that has
+//!   a flow through it, the bytes reserved through it (the sum of the ARs it
+//!   granted the task's flows, each for one interval: "the total bytes
+//!   reserved by flows of a task, which we use as proxy for the task's
+//!   size"). A task is *heavy at this port* once that reaches the heavy
+//!   threshold ("If the task size exceeds a pre-determined threshold, the
+//!   task is marked as heavy"), or once a request of it says so (the host's
+//!   `TaskTag::heavy`, for drivers whose hosts judge heaviness). By default
+//!   one task is one class, in task-id order (class 0 the highest); "the
+//!   heavy task and the task immediately next in priority to the heavy task
+//!   share the same class". Classes are therefore the maximal runs of tasks,
+//!   in id order, in which every member but the last is heavy: tasks 1
+//!   (heavy), 2, 3 give {1, 2}, {3}; when 2 finishes, {1, 3} ("when task 2
+//!   finishes, task 3 is moved to the top priority queue"). A task can be
+//!   heavy at one port and light at another (footnote 3).
+//! * **Algorithm 1** (§4.3.2), per request, for a flow of task `t` with
+//!   demand `D`: (1) return the flow's previous allocation and demand, which
+//!   its request carries, to the counters; (2) `k = Classifier(t)`; (3)
+//!   `ClassAvlBW = max(0, C - sum of the demands of classes before k)`; (4)
+//!   `AvailShare = max(0, ClassAvlBW - D_k)`; (5-9) `NR = D` if `AvailShare >
+//!   D`, else `ClassAvlBW / F_k`; (10) `AR = min(NR, C - A)`; (11) write AR
+//!   and NR into the header; (12) add `D` and `AR` to the counters. `D_k` and
+//!   `F_k` are the demands and flows of class `k`, `A` the allocations of
+//!   every flow through the port.
+//! * **The header** (§4.4, "Header"): [`SpcHeader`], the task id, the
+//!   flow's demand and previous demand, the switch index, and per switch on
+//!   the path the AR and NR it grants and the AR it granted last time (the
+//!   paper's 26 bytes for at most 6 switches: [`MAX_HOPS`]). The receiver
+//!   echoes it on an ACK; the sender paces at the least AR of its path
+//!   ([`SpcHeader::min_ar`]) and sets its next demand from the least NR
+//!   (Algorithm 2, `coflowkit_sched::baraat::demand`), then sends the next
+//!   request with [`SpcHeader::next`].
+//! * **Virtual capacity** (footnote 5: "increased or decreased depending on
+//!   link utilization and queuing", no formula given): every interval,
+//!   `Cv <- clamp(Cv + vc_gain * (C - y - q / T), C, vc_max * C)`, `y` the
+//!   bytes that arrived in the interval over its length `T` and `q` the
+//!   bytes queued at its end; the flow-level model's rule plus the queue
+//!   term, which only a packet model has. `C` in Algorithm 1 is `Cv`. With
+//!   `vc_gain = 0` (the default) `Cv = C`.
+//!
+//! # The interface the engine calls
+//!
+//! One [`SpcPort`] per switch output port that runs Baraat, all sharing one
+//! [`SpcParams`] (from the scheduler spec: [`SpcParams::of_baraat`]):
+//! - per packet that arrives at the port, before it is queued:
+//!   [`SpcPort::on_arrival`] (the bytes for `y`); and [`SpcPort::queue_of`]
+//!   for the strict-priority queue its task's class maps to here, if the
+//!   engine keeps Baraat's classes in the 8 queues too;
+//! - per request (one forward packet per flow per RTT, carrying the
+//!   header): [`SpcPort::on_request`], which reads and writes the header and
+//!   moves it to the next switch;
+//! - per interval (`SpcParams::interval_ps`, the paper's RTT, while the port
+//!   has tasks or traffic): [`SpcPort::tick`], which returns whether the
+//!   port is idle so its timer may stop (as [`crate::rcp::RcpPort`]'s).
+//!
+//! # Our readings (where the paper leaves a detail open)
+//!
+//! - Rates are integer bits per second (§4.4: "we use integer arithmetic
+//!   for rate calculations"); the header does not round them to the
+//!   paper's one-byte encoding. The per-class sums are then exact, so the
+//!   fast structure below agrees with the slow reference to the bit.
+//! - `F_k` counts the requesting flow (a flow joins the counters on its
+//!   first request, before line 8, so a class never divides by 0), and
+//!   leaves them on its FIN request ([`Request::Fin`]), which grants
+//!   nothing. `D_k` and `A` exclude it (line 1 returned its share).
+//! - Classes change at once when a task arrives, leaves or turns heavy, not
+//!   at interval boundaries (the flow-level model fixes them per round).
+//! - A task none of whose flows made a request for [`STALE_INTERVALS`]
+//!   whole intervals is dropped with its demand and allocation (a lost FIN
+//!   would otherwise hold its demand against every lower class forever). A
+//!   request of a task the port does not know counts as the flow's first.
+//! - What a request returns is subtracted from its own task's counters and
+//!   never below 0, so a lost request (whose returned values the counters
+//!   never held) can skew only its own task's sums, until the task leaves.
+//! - Bytes reserved are `AR * T / 8` per request, `T` the interval.
+//! - The class of a task maps to queue `min(class, 7)` ([`SpcPort::queue_of`]):
+//!   Baraat's classes are logical, enforced by the rates; the queues only
+//!   help while rates converge (a preempted flow's packets already sent).
+//!
+//! # The fast structure, and its check
+//!
+//! Tasks sit in a vector sorted by id with each one's class; the demands
+//! are in a Fenwick tree over that order, so the sum of the classes before
+//! `k` and `D_k` are two prefix sums, O(log n) per request. Arrivals,
+//! departures and heavy turns rebuild the classes and the tree, O(n): they
+//! are rare beside requests. The test `matches_the_slow_reference` runs
+//! random requests against a reference that recomputes everything by
+//! scanning the tasks.
+//!
+//! Correctness properties: the sum of the ARs held in the counters never
+//! exceeds `Cv` (line 10; `on_request`); a task's class never rises while
+//! the tasks before it stay (heavy is monotone; `rebuild`); counters never
+//! underflow (`give_back`).
+
+use coflowkit_sched::baraat::{feedback, BaraatConfig, FeedbackInput, Share};
+
+/// The most switches a header carries feedback for (Baraat §4.4: 12 bytes
+/// of feedback, "allowing a maximum of 6 switches").
+pub const MAX_HOPS: usize = 6;
+/// Whole intervals without a request after which a task is dropped.
+pub const STALE_INTERVALS: u64 = 2;
+/// The highest queue index a class maps to (the port's 8 queues).
+const LAST_QUEUE: u8 = crate::port::N_QUEUES as u8 - 1;
+/// Picoseconds per second.
+const PS: u128 = 1_000_000_000_000;
+
+/// The knobs every Baraat port shares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpcParams {
+    /// The interval between [`SpcPort::tick`]s, the paper's RTT (ps): each
+    /// AR reserves this long.
+    pub interval_ps: u64,
+    /// Bytes reserved through a port that make a task heavy there
+    /// (`u64::MAX`: never).
+    pub heavy_bytes: u64,
+    /// Algorithm 1's line 8 as written, or our `fill` variant.
+    pub share: Share,
+    /// The virtual capacity's gain per interval (0: `Cv = C`).
+    pub vc_gain: f64,
+    /// The virtual capacity's ceiling, a multiple of `C` (1 or more).
+    pub vc_max: f64,
+}
+
+impl SpcParams {
+    /// The parameters of the `baraat` scheduler spec: its `rtt` as the
+    /// interval, its `threshold` (bytes, rounded up) as the heavy bytes,
+    /// its `share`, `vc` and `vc_max`.
+    pub fn of_baraat(c: &BaraatConfig) -> SpcParams {
+        let heavy_bytes = if c.threshold.is_finite() {
+            c.threshold.max(0.0).ceil().min(u64::MAX as f64) as u64
+        } else {
+            u64::MAX
+        };
+        SpcParams {
+            interval_ps: c.rtt.0.saturating_mul(1000),
+            heavy_bytes,
+            share: c.share,
+            vc_gain: c.vc_gain,
+            vc_max: c.vc_max,
+        }
+    }
+}
+
+/// What a request asks of the ports on its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// The flow's first request: it joins its task's counters.
+    First,
+    /// A request every RTT after: return the previous demand and AR, ask
+    /// again.
+    Refresh,
+    /// The flow is done: return the previous demand and AR, leave.
+    Fin,
+}
+
+/// Baraat's SPC header (§4.4), carried by one forward packet per flow per
+/// RTT and echoed back to the sender by its receiver. Rates in bits/s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpcHeader {
+    /// The task id (lower is served first).
+    pub task: u64,
+    /// The host says the task is heavy (`TaskTag::heavy`).
+    pub heavy: bool,
+    /// What the request asks.
+    pub request: Request,
+    /// The flow's demand for the next RTT (Algorithm 2).
+    pub demand: u64,
+    /// The demand of its previous request (what line 1 returns).
+    pub prev_demand: u64,
+    /// The switch index: the next switch on the path to write feedback.
+    pub hop: u8,
+    /// The AR each switch granted the previous request (line 1 returns it).
+    pub prev_ar: [u64; MAX_HOPS],
+    /// The AR each switch grants this request.
+    pub ar: [u64; MAX_HOPS],
+    /// The NR each switch grants this request.
+    pub nr: [u64; MAX_HOPS],
+}
+
+impl SpcHeader {
+    /// A flow's first request for task `task` with demand `demand`.
+    pub fn first(task: u64, heavy: bool, demand: u64) -> SpcHeader {
+        SpcHeader {
+            task,
+            heavy,
+            request: Request::First,
+            demand,
+            prev_demand: 0,
+            hop: 0,
+            prev_ar: [0; MAX_HOPS],
+            ar: [0; MAX_HOPS],
+            nr: [0; MAX_HOPS],
+        }
+    }
+
+    /// The switches that wrote feedback (at most [`MAX_HOPS`]).
+    fn stamped(&self) -> usize {
+        (self.hop as usize).min(MAX_HOPS)
+    }
+
+    /// The least AR of the path: the rate the sender sends at until the next
+    /// feedback (`u64::MAX` if no switch wrote one).
+    pub fn min_ar(&self) -> u64 {
+        self.ar[..self.stamped()]
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// The least NR of the path: Algorithm 2's `MinNR` (`u64::MAX` if no
+    /// switch wrote one).
+    pub fn min_nr(&self) -> u64 {
+        self.nr[..self.stamped()]
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// The request after this one's feedback came back: `demand` for the
+    /// next RTT, returning this one's demand and ARs.
+    pub fn next(&self, demand: u64) -> SpcHeader {
+        SpcHeader {
+            request: Request::Refresh,
+            demand,
+            prev_demand: self.demand,
+            hop: 0,
+            prev_ar: self.ar,
+            ar: [0; MAX_HOPS],
+            nr: [0; MAX_HOPS],
+            ..*self
+        }
+    }
+
+    /// The flow's last request, returning this one's demand and ARs.
+    pub fn fin(&self) -> SpcHeader {
+        SpcHeader {
+            request: Request::Fin,
+            ..self.next(0)
+        }
+    }
+}
+
+/// A port's Baraat counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpcStats {
+    /// Requests handled (FINs included).
+    pub requests: u64,
+    /// Requests past [`MAX_HOPS`] switches, passed on without feedback.
+    pub unstamped: u64,
+    /// Tasks dropped as stale.
+    pub expired: u64,
+    /// Tasks that turned heavy here.
+    pub heavy: u64,
+    /// The most tasks held at once.
+    pub max_tasks: u64,
+}
+
+/// One task's counters at a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TaskCounters {
+    id: u64,
+    /// The demands of its flows here.
+    demand: u64,
+    /// The ARs granted its flows here.
+    alloc: u64,
+    /// Its flows here.
+    n_flows: u32,
+    /// Bytes reserved through the port.
+    reserved: u64,
+    heavy: bool,
+    /// The interval of its last request.
+    seen: u64,
+}
+
+/// A Fenwick tree of sums in wrapping u64 arithmetic (exact while the true
+/// sums fit).
+#[derive(Debug, Clone, Default)]
+struct Fenwick(Vec<u64>);
+
+impl Fenwick {
+    fn rebuild(&mut self, values: impl Iterator<Item = u64>) {
+        self.0.clear();
+        self.0.extend(values);
+        let n = self.0.len();
+        for i in 0..n {
+            let j = i | (i + 1);
+            if j < n {
+                self.0[j] = self.0[j].wrapping_add(self.0[i]);
+            }
+        }
+    }
+
+    fn add(&mut self, mut i: usize, delta: u64) {
+        while i < self.0.len() {
+            self.0[i] = self.0[i].wrapping_add(delta);
+            i |= i + 1;
+        }
+    }
+
+    fn sub(&mut self, i: usize, delta: u64) {
+        self.add(i, delta.wrapping_neg());
+    }
+
+    /// The sum of the first `n` values.
+    fn prefix(&self, mut n: usize) -> u64 {
+        let mut s = 0u64;
+        while n > 0 {
+            s = s.wrapping_add(self.0[n - 1]);
+            n &= n - 1;
+        }
+        s
+    }
+}
+
+/// One output port's Smart Priority Classes; see the module doc.
+#[derive(Debug, Clone)]
+pub struct SpcPort {
+    /// The link's capacity `C`, bits/s.
+    pub capacity: u64,
+    /// The virtual capacity `Cv` Algorithm 1 uses, bits/s.
+    pub vcap: u64,
+    /// Counters.
+    pub stats: SpcStats,
+    /// Tasks with a flow here, sorted by id.
+    tasks: Vec<TaskCounters>,
+    /// Per task (same order), its class.
+    class: Vec<u32>,
+    /// Per class, the position of its first task; then `tasks.len()`.
+    class_start: Vec<usize>,
+    /// Per class, its flows `F_k`.
+    class_flows: Vec<u32>,
+    /// The tasks' demands, in task order.
+    demand: Fenwick,
+    /// `A`: the ARs held, all tasks.
+    allocated: u64,
+    /// Bytes that arrived this interval.
+    bytes_in: u64,
+    /// Intervals completed.
+    epoch: u64,
+}
+
+impl SpcPort {
+    /// A port of `capacity` bits/s with no task.
+    pub fn new(capacity: u64) -> SpcPort {
+        SpcPort {
+            capacity,
+            vcap: capacity,
+            stats: SpcStats::default(),
+            tasks: vec![],
+            class: vec![],
+            class_start: vec![0],
+            class_flows: vec![],
+            demand: Fenwick::default(),
+            allocated: 0,
+            bytes_in: 0,
+            epoch: 0,
+        }
+    }
+
+    /// A packet of `wire` bytes arrived (any packet: `y` counts them all).
+    pub fn on_arrival(&mut self, wire: u32) {
+        self.bytes_in += wire as u64;
+    }
+
+    /// The SPC class of `task` here (0 the highest), if it has a flow here.
+    pub fn class_of(&self, task: u64) -> Option<u32> {
+        self.find(task).ok().map(|i| self.class[i])
+    }
+
+    /// The strict-priority queue for a packet of `task` here: its class,
+    /// the last classes sharing queue 7 (None: no flow of it here).
+    pub fn queue_of(&self, task: u64) -> Option<u8> {
+        self.class_of(task).map(|k| k.min(LAST_QUEUE as u32) as u8)
+    }
+
+    /// Whether `task` is heavy here.
+    pub fn is_heavy(&self, task: u64) -> bool {
+        self.find(task)
+            .map(|i| self.tasks[i].heavy)
+            .unwrap_or(false)
+    }
+
+    /// Tasks with a flow here.
+    pub fn n_tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// The ARs held (`A`), bits/s.
+    pub fn allocated(&self) -> u64 {
+        self.allocated
+    }
+
+    /// Algorithm 1 for the request `h` at this port (the switch `h.hop` of
+    /// its path): writes `h.ar[hop]` and `h.nr[hop]` and moves `h.hop` on.
+    pub fn on_request(&mut self, h: &mut SpcHeader, p: &SpcParams) {
+        self.stats.requests += 1;
+        let hop = h.hop as usize;
+        h.hop = h.hop.saturating_add(1);
+        if hop >= MAX_HOPS {
+            self.stats.unstamped += 1;
+            return;
+        }
+        let known = self.find(h.task);
+        if h.request == Request::Fin {
+            if let Ok(i) = known {
+                self.give_back(i, h.prev_demand, h.prev_ar[hop]);
+                self.leave(i);
+            }
+            h.ar[hop] = 0;
+            h.nr[hop] = 0;
+            return;
+        }
+        // Line 1 (or the flow joins).
+        let i = match known {
+            Ok(i) if h.request == Request::Refresh => {
+                self.give_back(i, h.prev_demand, h.prev_ar[hop]);
+                i
+            }
+            Ok(i) => {
+                self.join(i);
+                i
+            }
+            Err(at) => self.insert(at, h.task),
+        };
+        self.tasks[i].seen = self.epoch;
+        if h.heavy && !self.tasks[i].heavy {
+            self.turn_heavy(i);
+        }
+        // Lines 2-10.
+        let (ar, nr) = self.feedback(i, h.demand, p.share);
+        h.ar[hop] = ar;
+        h.nr[hop] = nr;
+        // Line 12.
+        self.take(i, h.demand, ar, p);
+    }
+
+    /// The end of an interval of `t_ps` with `queued` bytes in the queue:
+    /// drops stale tasks and updates the virtual capacity; returns whether
+    /// the port is idle (no task, nothing arrived, nothing queued, `Cv =
+    /// C`), so its timer may stop.
+    pub fn tick(&mut self, t_ps: u64, queued: u64, p: &SpcParams) -> bool {
+        self.expire();
+        if p.vc_gain > 0.0 && t_ps > 0 {
+            let per_s = |bytes: u64| (bytes as u128 * 8 * PS / t_ps as u128) as f64;
+            let c = self.capacity as f64;
+            let spare = c - per_s(self.bytes_in) - per_s(queued);
+            let v = (self.vcap as f64 + p.vc_gain * spare).clamp(c, p.vc_max.max(1.0) * c);
+            self.vcap = v.round() as u64;
+        }
+        let idle = self.tasks.is_empty()
+            && self.bytes_in == 0
+            && queued == 0
+            && self.vcap == self.capacity;
+        self.bytes_in = 0;
+        self.epoch += 1;
+        idle
+    }
+
+    /// Lines 2-10 for a flow of task `i` with demand `d`: (AR, NR).
+    fn feedback(&self, i: usize, d: u64, share: Share) -> (u64, u64) {
+        let k = self.class[i] as usize;
+        let (lo, hi) = (self.class_start[k], self.class_start[k + 1]);
+        let higher = self.demand.prefix(lo);
+        let class_demand = self.demand.prefix(hi).wrapping_sub(higher);
+        let (ar, nr) = feedback(
+            FeedbackInput {
+                capacity: self.vcap as f64,
+                higher_demand: higher as f64,
+                class_demand: class_demand as f64,
+                class_flows: self.class_flows[k],
+                allocated: self.allocated as f64,
+                demand: d as f64,
+            },
+            share,
+        );
+        (ar as u64, nr as u64)
+    }
+
+    /// Line 12: task `i`'s flow asks `d` and holds `ar` for an interval.
+    fn take(&mut self, i: usize, d: u64, ar: u64, p: &SpcParams) {
+        let t = &mut self.tasks[i];
+        t.demand += d;
+        t.alloc += ar;
+        let bytes = ar as u128 * p.interval_ps as u128 / (8 * PS);
+        t.reserved = t
+            .reserved
+            .saturating_add(bytes.min(u64::MAX as u128) as u64);
+        let turns = !t.heavy && t.reserved >= p.heavy_bytes;
+        self.demand.add(i, d);
+        self.allocated += ar;
+        if turns {
+            self.turn_heavy(i);
+        }
+    }
+
+    /// Line 1: task `i` gets back a flow's previous demand and AR (never
+    /// below 0).
+    fn give_back(&mut self, i: usize, d: u64, ar: u64) {
+        let t = &mut self.tasks[i];
+        let d = d.min(t.demand);
+        let ar = ar.min(t.alloc);
+        t.demand -= d;
+        t.alloc -= ar;
+        self.demand.sub(i, d);
+        self.allocated -= ar;
+    }
+
+    /// A new flow of task `i`.
+    fn join(&mut self, i: usize) {
+        self.tasks[i].n_flows += 1;
+        self.class_flows[self.class[i] as usize] += 1;
+    }
+
+    /// A flow of task `i` left; the task goes with its last flow.
+    fn leave(&mut self, i: usize) {
+        let t = &mut self.tasks[i];
+        t.n_flows = t.n_flows.saturating_sub(1);
+        if t.n_flows == 0 {
+            let t = self.tasks.remove(i);
+            self.allocated -= t.alloc;
+            self.rebuild();
+        } else {
+            self.class_flows[self.class[i] as usize] -= 1;
+        }
+    }
+
+    /// Task `id` arrives at position `at` with one flow; returns `at`.
+    fn insert(&mut self, at: usize, id: u64) -> usize {
+        self.tasks.insert(
+            at,
+            TaskCounters {
+                id,
+                demand: 0,
+                alloc: 0,
+                n_flows: 1,
+                reserved: 0,
+                heavy: false,
+                seen: self.epoch,
+            },
+        );
+        self.stats.max_tasks = self.stats.max_tasks.max(self.tasks.len() as u64);
+        self.rebuild();
+        at
+    }
+
+    /// Task `i` turns heavy: it shares its class with the next task.
+    fn turn_heavy(&mut self, i: usize) {
+        self.tasks[i].heavy = true;
+        self.stats.heavy += 1;
+        self.rebuild();
+    }
+
+    /// Drops the tasks with no request for [`STALE_INTERVALS`] intervals.
+    fn expire(&mut self) {
+        let now = self.epoch;
+        let before = self.tasks.len();
+        let mut freed = 0;
+        self.tasks.retain(|t| {
+            let keep = now - t.seen < STALE_INTERVALS;
+            if !keep {
+                freed += t.alloc;
+            }
+            keep
+        });
+        if self.tasks.len() < before {
+            self.stats.expired += (before - self.tasks.len()) as u64;
+            self.allocated -= freed;
+            self.rebuild();
+        }
+    }
+
+    /// The classes, their flows and the demand tree from the tasks (after
+    /// an arrival, a departure or a heavy turn).
+    fn rebuild(&mut self) {
+        self.class.clear();
+        self.class_start.clear();
+        self.class_flows.clear();
+        let mut after_heavy = false;
+        for (i, t) in self.tasks.iter().enumerate() {
+            if !after_heavy {
+                self.class_start.push(i);
+                self.class_flows.push(0);
+            }
+            self.class.push(self.class_start.len() as u32 - 1);
+            *self.class_flows.last_mut().expect("a class") += t.n_flows;
+            after_heavy = t.heavy;
+        }
+        self.class_start.push(self.tasks.len());
+        self.demand.rebuild(self.tasks.iter().map(|t| t.demand));
+    }
+
+    /// The position of task `id`, or where it would go.
+    fn find(&self, id: u64) -> Result<usize, usize> {
+        self.tasks.binary_search_by_key(&id, |t| t.id)
+    }
+}
+
+#[cfg(test)]
+mod tests;
