@@ -342,10 +342,12 @@ impl SharedPool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn pkt(class: u8, wire: u32, ect: bool) -> Packet {
+    /// A data packet of `wire` bytes in class `class` (for other units'
+    /// tests too).
+    pub(crate) fn pkt(class: u8, wire: u32, ect: bool) -> Packet {
         Packet {
             flow: 0,
             seq: 0,

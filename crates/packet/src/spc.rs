@@ -204,29 +204,23 @@ impl SpcHeader {
         }
     }
 
-    /// The switches that wrote feedback (at most [`MAX_HOPS`]).
-    fn stamped(&self) -> usize {
-        (self.hop as usize).min(MAX_HOPS)
+    /// The least of `rates` over the switches that wrote feedback
+    /// (`u64::MAX` if none did).
+    fn least(&self, rates: &[u64; MAX_HOPS]) -> u64 {
+        let stamped = (self.hop as usize).min(MAX_HOPS);
+        rates[..stamped].iter().copied().min().unwrap_or(u64::MAX)
     }
 
     /// The least AR of the path: the rate the sender sends at until the next
     /// feedback (`u64::MAX` if no switch wrote one).
     pub fn min_ar(&self) -> u64 {
-        self.ar[..self.stamped()]
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(u64::MAX)
+        self.least(&self.ar)
     }
 
     /// The least NR of the path: Algorithm 2's `MinNR` (`u64::MAX` if no
     /// switch wrote one).
     pub fn min_nr(&self) -> u64 {
-        self.nr[..self.stamped()]
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(u64::MAX)
+        self.least(&self.nr)
     }
 
     /// The request after this one's feedback came back: `demand` for the

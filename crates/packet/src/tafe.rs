@@ -151,7 +151,6 @@ impl TafeMarking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::port::Kind;
     use coflowkit_sched::tafe::FlowOrder;
 
     /// The paper's V-B vector for a largest task of 100,001 bytes:
@@ -165,22 +164,7 @@ mod tests {
     }
 
     fn pkt(class: u8, ect: bool) -> Packet {
-        Packet {
-            flow: 0,
-            seq: 0,
-            len: 1460,
-            wire: 1500,
-            kind: Kind::Data,
-            hop: 0,
-            class,
-            ect,
-            ce: false,
-            ece: false,
-            ts: 0,
-            rate: f32::INFINITY,
-            rtt_ns: 0,
-            prio: 0,
-        }
+        crate::port::tests::pkt(class, 1500, ect)
     }
 
     #[test]
