@@ -98,16 +98,20 @@
 //! random requests against a reference that recomputes everything by
 //! scanning the tasks.
 //!
-//! Correctness properties: the sum of the ARs held in the counters never
-//! exceeds `Cv` (line 10; `on_request`); a task's class never rises while
-//! the tasks before it stay (heavy is monotone; `rebuild`); counters never
-//! underflow (`give_back`).
+//! Correctness properties: a grant never takes the ARs held above the
+//! `Cv` in force (line 10; `on_request`; a `Cv` lowered by `tick` is met as
+//! the flows ask again); a task's class never rises while the tasks before
+//! it stay (heavy is monotone; `rebuild`); counters never underflow
+//! (`give_back`) nor overflow (demands capped at [`MAX_RATE`]).
 
 use coflowkit_sched::baraat::{feedback, BaraatConfig, FeedbackInput, Share};
 
 /// The most switches a header carries feedback for (Baraat §4.4: 12 bytes
 /// of feedback, "allowing a maximum of 6 switches").
 pub const MAX_HOPS: usize = 6;
+/// The largest demand a request may ask, bits/s (2^48, 281 Tbit/s): larger
+/// ones are taken as this, so that the sums of many cannot overflow.
+pub const MAX_RATE: u64 = 1 << 48;
 /// Whole intervals without a request after which a task is dropped.
 pub const STALE_INTERVALS: u64 = 2;
 /// The highest queue index a class maps to (the port's 8 queues).
@@ -410,7 +414,7 @@ impl SpcPort {
         let known = self.find(h.task);
         if h.request == Request::Fin {
             if let Ok(i) = known {
-                self.give_back(i, h.prev_demand, h.prev_ar[hop]);
+                self.give_back(i, h.prev_demand.min(MAX_RATE), h.prev_ar[hop]);
                 self.leave(i);
             }
             h.ar[hop] = 0;
@@ -420,7 +424,7 @@ impl SpcPort {
         // Line 1 (or the flow joins).
         let i = match known {
             Ok(i) if h.request == Request::Refresh => {
-                self.give_back(i, h.prev_demand, h.prev_ar[hop]);
+                self.give_back(i, h.prev_demand.min(MAX_RATE), h.prev_ar[hop]);
                 i
             }
             Ok(i) => {
@@ -434,11 +438,12 @@ impl SpcPort {
             self.turn_heavy(i);
         }
         // Lines 2-10.
-        let (ar, nr) = self.feedback(i, h.demand, p.share);
+        let d = h.demand.min(MAX_RATE);
+        let (ar, nr) = self.feedback(i, d, p.share);
         h.ar[hop] = ar;
         h.nr[hop] = nr;
         // Line 12.
-        self.take(i, h.demand, ar, p);
+        self.take(i, d, ar, p);
     }
 
     /// The end of an interval of `t_ps` with `queued` bytes in the queue:

@@ -249,6 +249,16 @@ fn header_beyond_six_switches_passes_unstamped() {
     assert_eq!((h.hop, h.min_ar(), h.min_nr()), (7, G, G));
     assert_eq!(ports[6].stats.unstamped, 1);
     assert_eq!(ports[6].n_tasks(), 0);
+    // Absurd demands are capped, so sums cannot overflow: two flows of
+    // one task asking u64::MAX share C (AvailShare = C - 2^48 is 0).
+    let mut port = SpcPort::new(10 * G);
+    let a = through(&mut [&mut port], SpcHeader::first(1, false, u64::MAX), &p);
+    let b = through(&mut [&mut port], SpcHeader::first(1, false, u64::MAX), &p);
+    assert_eq!((a.ar[0], b.ar[0], b.nr[0]), (10 * G, 0, 5 * G));
+    // a asks again: it returns u64::MAX capped, 2^48, leaving b's 2^48:
+    // AvailShare = 0, NR = C / 2, AR = C / 2 (b holds nothing).
+    let a = through(&mut [&mut port], a.next(u64::MAX), &p);
+    assert_eq!((a.ar[0], port.allocated()), (5 * G, 5 * G));
     // No feedback at all: the sender keeps its rate.
     let none = SpcHeader::first(1, false, G);
     assert_eq!((none.min_ar(), none.min_nr()), (u64::MAX, u64::MAX));
