@@ -104,7 +104,9 @@ struct Flow {
     sender: Option<Sender>,
     receiver: Option<Receiver>,
     established: bool,
-    rto_pending: bool,
+    /// When the `Rto` event the flow waits for is due (an earlier timer
+    /// gets an event of its own; a later one re-arms when this fires).
+    rto_event_at: Option<u64>,
     delack_at: Option<u64>,
     /// The timestamp a delayed ACK echoes: its first unacknowledged
     /// segment's (RFC 7323 §4.3).
@@ -327,7 +329,7 @@ impl<'a> Engine<'a> {
                     sender: None,
                     receiver: None,
                     established: false,
-                    rto_pending: false,
+                    rto_event_at: None,
                     delack_at: None,
                     delack_ts: 0,
                     syn_tries: 0,
@@ -752,10 +754,17 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Makes sure an `Rto` event is due no later than the sender's timer
+    /// (RFC 6298 §5.3: a restarted timer expires RTO after the restart,
+    /// also when that is earlier than the event already waiting, as after
+    /// a backed-off RTO falls back).
     fn arm_rto(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
-        if let (Some(at), false) = (fl.sender.as_ref().and_then(|s| s.rto_at), fl.rto_pending) {
-            fl.rto_pending = true;
+        let Some(at) = fl.sender.as_ref().and_then(|s| s.rto_at) else {
+            return;
+        };
+        if !matches!(fl.rto_event_at, Some(due) if due <= at) {
+            fl.rto_event_at = Some(at);
             self.push(at, Ev::Rto(f));
         }
     }
@@ -763,15 +772,20 @@ impl<'a> Engine<'a> {
     fn rto(&mut self, f: u32) {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        fl.rto_pending = false;
+        if fl.rto_event_at != Some(now) {
+            // Superseded by an earlier event, which has handled the timer.
+            return;
+        }
+        fl.rto_event_at = None;
         let Some(s) = fl.sender.as_mut() else { return };
         match s.rto_at {
             None => {}
             Some(at) if at > now => {
-                fl.rto_pending = true;
+                fl.rto_event_at = Some(at);
                 self.push(at, Ev::Rto(f));
             }
-            Some(_) => {
+            Some(at) => {
+                debug_assert_eq!(at, now, "flow {f}: the retransmission timer fired late");
                 fl.stats.timeouts += 1;
                 let mut segs = std::mem::take(&mut self.segs);
                 segs.clear();
