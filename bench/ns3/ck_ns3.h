@@ -50,6 +50,24 @@ struct FlowRec
     // segment right after a duplicate (ns-3 then finds the Reno-SACKed segment at the head,
     // TcpTxBuffer::DiscardUpTo, and marks it lost: a retransmission outside recovery)
     uint64_t dupAcks = 0, oneSegAfterDup = 0;
+    // Retransmission timer expiries (the "RTO" trace doubling: every expiry, repeated ones in
+    // CA_LOSS included, which `timeouts` above, entries into CA_LOSS, does not count), and the
+    // bytes outstanding (all marked lost, SetSentListLost) summed over entries into CA_LOSS
+    uint64_t rtoExpiries = 0, lossOutstanding = 0;
+    // Already delivered data resent (issue 33's long-tcp question). `got`: the segments (by
+    // (seq - 1) / MSS) the receiver holds, from its socket's "Rx" trace; `dupArrivals`: data
+    // segments arriving there a second time. `retxByState` / `retxHeldByState`: retransmissions
+    // by the sender's congestion state when sent (CA_OPEN .. CA_LOSS), and of those the ones whose
+    // segment the receiver already held. At each timer expiry: `rtoOutstanding` sums
+    // highest sent - cumulative ACK, `rtoHeld` the bytes of those the receiver already held.
+    std::vector<uint8_t> got;
+    uint64_t dupArrivals = 0, dataArrivals = 0, dataSent = 0;
+    uint64_t retxByState[5] = {0, 0, 0, 0, 0}, retxHeldByState[5] = {0, 0, 0, 0, 0};
+    uint64_t rtoOutstanding = 0, rtoHeld = 0;
+    // held resends by their distance from the cumulative ACK, segments: 0, 1-2, 3-10, 11-100, more
+    uint64_t heldAt[5] = {0, 0, 0, 0, 0};
+    uint32_t highTx = 0;
+    int state = 0;
     uint32_t lastAck = 0;
     bool lastWasDup = false;
     Ptr<Socket> tx;
@@ -281,8 +299,24 @@ class TcpDctcpFloor : public TcpDctcp
 
 // ---------------------------------------------------------------- flows
 
+// every retransmission timer expiry: flow, instant (ns)
+std::vector<uint32_t> rtoLogFlow;
+std::vector<int64_t> rtoLogNs;
+
+inline bool Holds(const FlowRec& fl, uint32_t seq)
+{
+    uint32_t mss = cfg.mtu - cfg.headerBytes;
+    uint32_t i = (seq - 1) / mss;
+    return seq >= 1 && i < fl.got.size() && fl.got[i];
+}
+
 void OnTx(uint32_t f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
 {
+    if (p->GetSize() > 0)
+    {
+        flows[f].dataSent++;
+        flows[f].highTx = std::max(flows[f].highTx, h.GetSequenceNumber().GetValue() + p->GetSize());
+    }
     if (p->GetSize() > 0 && flows[f].first_data_tx_ns < 0)
     {
         flows[f].first_data_tx_ns = Simulator::Now().GetNanoSeconds();
@@ -296,7 +330,39 @@ void OnRetx(uint32_t f,
             const Address& b,
             Ptr<const TcpSocketBase> s)
 {
-    flows[f].retx++;
+    FlowRec& fl = flows[f];
+    fl.retx++;
+    int st = std::min(fl.state, 4);
+    fl.retxByState[st]++;
+    if (Holds(fl, h.GetSequenceNumber().GetValue()))
+    {
+        fl.retxHeldByState[st]++;
+        uint32_t mss = cfg.mtu - cfg.headerBytes;
+        uint32_t off = (h.GetSequenceNumber().GetValue() - std::max<uint32_t>(fl.lastAck, 1)) / mss;
+        fl.heldAt[off == 0 ? 0 : off <= 2 ? 1 : off <= 10 ? 2 : off <= 100 ? 3 : 4]++;
+    }
+}
+
+void OnReceiverRx(uint32_t f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
+{
+    FlowRec& fl = flows[f];
+    uint32_t seq = h.GetSequenceNumber().GetValue();
+    if (p->GetSize() == 0 || seq < 1)
+    {
+        return;
+    }
+    fl.dataArrivals++;
+    uint32_t mss = cfg.mtu - cfg.headerBytes;
+    uint32_t i = (seq - 1) / mss;
+    if (i >= fl.got.size())
+    {
+        fl.got.resize(i + 1, 0);
+    }
+    if (fl.got[i])
+    {
+        fl.dupArrivals++;
+    }
+    fl.got[i] = 1;
 }
 
 void OnSenderRx(uint32_t f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
@@ -324,11 +390,37 @@ void OnSenderRx(uint32_t f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const T
     }
 }
 
+void OnRto(uint32_t f, Time o, Time n)
+{
+    if (n == o + o)
+    {
+        FlowRec& fl = flows[f];
+        fl.rtoExpiries++;
+        rtoLogFlow.push_back(f);
+        rtoLogNs.push_back(Simulator::Now().GetNanoSeconds());
+        uint32_t una = std::max<uint32_t>(fl.lastAck, 1), mss = cfg.mtu - cfg.headerBytes;
+        if (fl.highTx > una)
+        {
+            fl.rtoOutstanding += fl.highTx - una;
+            for (uint32_t q = una; q < fl.highTx; q += mss)
+            {
+                fl.rtoHeld += Holds(fl, q) ? std::min(mss, fl.highTx - q) : 0;
+            }
+        }
+    }
+}
+
 void OnCongState(uint32_t f, TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t n)
 {
+    flows[f].state = (int)n;
     if (n == TcpSocketState::CA_LOSS && o != TcpSocketState::CA_LOSS)
     {
         flows[f].timeouts++;
+        Ptr<TcpSocketBase> tb = DynamicCast<TcpSocketBase>(flows[f].tx);
+        if (tb)
+        {
+            flows[f].lossOutstanding += tb->GetTxBuffer()->GetLost();
+        }
     }
     if (n == TcpSocketState::CA_RECOVERY && o != TcpSocketState::CA_RECOVERY)
     {
@@ -401,6 +493,7 @@ void OnRecv(uint32_t f, Ptr<Socket> s)
 void OnAccept(uint32_t f, Ptr<Socket> s, const Address&)
 {
     s->SetRecvCallback(MakeBoundCallback(&OnRecv, f));
+    s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnReceiverRx, f));
 }
 
 Ipv4Address HostAddr(uint32_t plane, uint32_t h)
@@ -418,6 +511,7 @@ void StartFlow(uint32_t f)
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetx, f));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, f));
     s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSenderRx, f));
+    s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, f));
     s->Bind(InetSocketAddress(HostAddr(fl.plane, fl.src), 0));
     s->SetConnectCallback(MakeBoundCallback(&OnConnected, f), MakeBoundCallback(&OnConnFail, f));
     s->SetSendCallback(MakeBoundCallback(&OnSendSpace, f));
@@ -462,6 +556,8 @@ void Reset()
     qsPort.clear();
     qsTime.clear();
     qsBytes.clear();
+    rtoLogFlow.clear();
+    rtoLogNs.clear();
 }
 
 void AddFlow(uint32_t src, uint32_t dst, int64_t start_ns, uint64_t bytes, uint32_t prio, uint32_t plane)

@@ -220,6 +220,23 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         # ACKs the senders receive: duplicates, and one-segment advances right after one (ck_ns3.h)
         "dup_acks": sum(int(ck.flows[i].dupAcks) for i in range(len(sc["flows"]))),
         "one_segment_acks_after_dup": sum(int(ck.flows[i].oneSegAfterDup) for i in range(len(sc["flows"]))),
+        # every retransmission timer expiry (flows.csv `timeouts` counts entries into CA_LOSS), and
+        # the bytes outstanding at the entries into CA_LOSS, summed (ck_ns3.h)
+        "rto_expiries": sum(int(ck.flows[i].rtoExpiries) for i in range(len(sc["flows"]))),
+        "rto_expiries_log": [[int(a), int(b)] for a, b in zip(ck.rtoLogFlow, ck.rtoLogNs)],
+        "rto_expiries_per_flow": [int(ck.flows[i].rtoExpiries) for i in range(len(sc["flows"]))],
+        "loss_outstanding_bytes": sum(int(ck.flows[i].lossOutstanding) for i in range(len(sc["flows"]))),
+        # already delivered data resent (ck_ns3.h): by the sender's state when resent
+        # (open, disorder, cwr, recovery, loss), the receiver's duplicate arrivals, and at each
+        # timer expiry the bytes outstanding and the bytes of them the receiver already held
+        "retx_by_state": [sum(int(ck.flows[i].retxByState[k]) for i in range(len(sc["flows"]))) for k in range(5)],
+        "retx_held_by_state": [sum(int(ck.flows[i].retxHeldByState[k]) for i in range(len(sc["flows"]))) for k in range(5)],
+        "retx_held_by_distance": [sum(int(ck.flows[i].heldAt[k]) for i in range(len(sc["flows"]))) for k in range(5)],
+        "data_segments_sent": sum(int(ck.flows[i].dataSent) for i in range(len(sc["flows"]))),
+        "data_segments_arrived": sum(int(ck.flows[i].dataArrivals) for i in range(len(sc["flows"]))),
+        "dup_arrivals": sum(int(ck.flows[i].dupArrivals) for i in range(len(sc["flows"]))),
+        "rto_outstanding_bytes": sum(int(ck.flows[i].rtoOutstanding) for i in range(len(sc["flows"]))),
+        "rto_held_bytes": sum(int(ck.flows[i].rtoHeld) for i in range(len(sc["flows"]))),
         "tcp": "NewReno" if not c.dctcp else ("TcpDctcp (stock)" if stock_dctcp else "TcpDctcp, ssthresh floored at 2 segments"),
         "fct_from": "start_ns (SYN sent)" if handshake else "first data segment sent",
         "wire_bytes_full_data_packet": c.mtu - c.headerBytes + 42,
