@@ -11,7 +11,10 @@
 //! headers. pFabric's follow its paper (Alizadeh et al., SIGCOMM 2013, §5):
 //! 36 KB per switch port, a first window of one BDP and a timeout of about
 //! 3 round trips (computed from each flow's path unless set), probe mode
-//! after 5 consecutive timeouts (§4.2).
+//! after 5 consecutive timeouts (§4.2); §5's text itself could not be read,
+//! these are checked against the pFabric ns-2 scripts (`crate::pfabric`).
+//! RCP's α and β and D2TCP's range of d: see `crate::rcp` and `crate::tcp`
+//! for what was and was not found.
 
 use crate::pacing::Pacing;
 use coflowkit_model::Dur;

@@ -39,6 +39,29 @@
 //! on shorter links it does not fire while packets wait in a full queue.
 //! [`base_rtt_ps`] and [`bdp_segments`] give the path's numbers.
 //!
+//! **Sources, checked (2026-11-25).** Of the paper's own text only the
+//! abstract could be read from this project's search corpora (the stored
+//! transcriptions stop in §1): "packets carry a single priority number set
+//! independently by each flow; switches have very small buffers and
+//! implement a very simple priority-based scheduling/dropping mechanism.
+//! Rate control is also correspondingly simpler; flows start at line rate
+//! and throttle back only under high and persistent packet loss". §4.1's
+//! two rules are as a reading-group summary of the paper states them
+//! (dequeue "the earliest packet from the flow that has the highest
+//! priority packet"; an arrival at a full buffer "with priority less than
+//! or equal to the lowest priority packet in the buffer" is dropped, else
+//! the lowest-priority packet is). §5's numbers (36 KB, 12 packets,
+//! 14.6 µs, 45 µs) could **not** be read in the paper; they are checked
+//! against the pFabric ns-2 simulation scripts as later projects reuse
+//! them (public code, e.g. the PIAS scripts): buffer 2·BDP
+//! (`queueSize [expr 2*$bdp]`), first window one BDP (`windowInit_ $bdp`),
+//! timeout 3 round trips (`minrto_ [expr 3*$rttp/1000]`), probe mode after
+//! 5 consecutive timeouts (`prob_cap_ 5`), duplicate ACKs ignored, SACK
+//! receivers; 2·BDP of 14.6 µs at 10 Gbit/s is 36.5 KB, 24 full packets.
+//! One rule of those scripts is not modelled here: the window is capped
+//! (`maxcwnd_` 2·BDP − 1 packets, or the buffer less one), where this
+//! sender's grows by additive increase without a cap.
+//!
 //! Correctness properties: a port's byte and packet counts equal the sums
 //! over its buffer after every admit and pop (checked by the port tests);
 //! the packet sent is always its flow's earliest queued packet

@@ -10,8 +10,8 @@
 //!   `R ← R · (1 + (T/d0) · (α·(C − y) − β·q/d0) / C)`,
 //!   C its capacity, y the input traffic rate over the last interval (every
 //!   byte that arrived at the port, RCP's or not), q the bytes queued now,
-//!   d0 the average RTT of the flows through it; α = 0.1 and β = 1 are the
-//!   paper's values (`rcp_alpha`, `rcp_beta`). T ≤ d0 in the paper
+//!   d0 the average RTT of the flows through it; α = 0.1 and β = 1
+//!   (`rcp_alpha`, `rcp_beta`). T ≤ d0 in the paper
 //!   ("approximately once per RTT"); here T is `rcp_interval`, or d0 itself
 //!   (the default). R is kept within [C/100, C]: the equation can go
 //!   negative when a burst of arrivals builds a queue of several d0·C, and
@@ -27,9 +27,14 @@
 //!   with the instantaneous q; the least queue (XCP's "persistent queue",
 //!   Katabi et al. SIGCOMM 2002, §3.5) holds R within 3% of C/N.
 //! * **d0** (CCR 2006 §3, step 2): every data packet carries its sender's
-//!   RTT estimate, and each port keeps a moving average of them (gain 0.02
-//!   per packet, the value in the authors' ns-2 code); before any packet
-//!   carried one, d0 is `rcp_d0`.
+//!   RTT estimate, and each port keeps a moving average of them, here with
+//!   a gain of 0.02 per packet; before any packet carried one, d0 is
+//!   `rcp_d0`. The 0.02 is `RTT_GAIN` of the authors' ns-2 router
+//!   (`rcp.cc`, "should be on the order of 1/(number of co-existing
+//!   flows)"), but in the version of that file found (v4) its per-packet
+//!   average is commented out: d0 moves once per interval, towards the
+//!   byte-weighted mean RTT of the interval's packets. The per-packet
+//!   average is this module's choice.
 //! * **The header** (CCR 2006 §3, steps 2-3): a packet leaves its source
 //!   with rate field Rp = ∞; every port on its path sets Rp ← min(Rp, R)
 //!   when the packet arrives; the receiver copies Rp into its ACK; the
@@ -45,6 +50,22 @@
 //! * **Loss**: RCP has no window; its packets are recovered as TCP's
 //!   (cumulative ACKs, three duplicate ACKs, the retransmission timer), and
 //!   the rate alone governs how fast they go.
+//!
+//! **Sources, checked (2026-11-25).** The papers' own text could not be
+//! read from this project's search corpora. Found instead: the algorithm
+//! as Dukkipati and McKeown's technical report (TR04-HPNG-061604) gives
+//! it, quoted by the GÉANT PERT knowledge base ("Rate Control Protocol"):
+//! one rate R(t) per router, updated "approximately once every RTT"; Rp =
+//! ∞ at the source, lowered to R(t) by each router; the destination copies
+//! Rp into its ACKs; the header's RTT field feeds the router's moving
+//! average d0, which is what the header and d0 rules above follow. The
+//! update equation as the header comment of the authors' ns-2 router
+//! states it, `R = R·{1 + (T/rtt)·[α·(C − input_tr/T) − β·Q/rtt]/C}` with
+//! the input measured over T, the one above. α = 0.1 and β = 1 are the
+//! values the RCP ns-2 run scripts pass (`$alpha = 0.1; $beta = 1;`),
+//! not a quotation of the paper. That router clips R to [a minimum number
+//! of packets per RTT, C] (here [C/100, C], see above) and takes
+//! T = min(d0, a time slot).
 //!
 //! The control interval is an event per port that runs only while RCP
 //! packets pass through it: it starts with the first RCP packet that

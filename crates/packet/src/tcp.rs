@@ -40,7 +40,15 @@
 //!   held to [0.5, 2] (§3.1.2). A near-deadline flow (d > 1) backs off
 //!   less than DCTCP, a far one (d < 1) more. A flow without a deadline
 //!   has d = 1 and is plain DCTCP; after a missed deadline d follows
-//!   [`LateRule`].
+//!   [`LateRule`]. Sources checked (2026-11-25): p = α^d, with d the
+//!   "deadline imminence factor" and "larger d implies a closer deadline",
+//!   is the paper's Eq. as TAFE quotes it (seed paper
+//!   003_c7c0a2e74d6d7471, §IV-B, Eq. 2); the paper's own text could not be
+//!   read here, so Tc = B/(¾·W per RTT), the range [0.5, 2] and the cut
+//!   W·(1 − p/2) are not checked against it. A third-party ns-3 D2TCP
+//!   (FujiZ/ns-3, `d2tcp-socket.cc`) uses the same Tc, range and cut, with
+//!   B the bytes not yet sent (here not yet acknowledged) and d = 0.5 once
+//!   the deadline has passed (here [`LateRule`], 2 by default).
 //! * pFabric's rate control, Alizadeh et al., SIGCOMM 2013, §4.2: the
 //!   window starts at the path's BDP (line rate; the engine computes it,
 //!   [`crate::pfabric::bdp_segments`]) with the slow-start threshold there
