@@ -152,6 +152,29 @@ fn strict_priority_serves_class_0_first() {
 }
 
 #[test]
+fn a_restarted_timer_expires_rto_after_the_restart_not_at_its_backed_off_instant() {
+    // bench/ns3's incast-tcp-64: 64 TCP senders of 64 KB into one 10 Gbit/s
+    // port of 300 KB. Flows 13-16 time out at 1.66 ms and again at 3.66 ms
+    // (their first resend is dropped; RTO backed off to 4 ms), then new
+    // ACKs bring the timer back to 1 ms after the last of them (RFC 6298
+    // §5.3, ns-3's rule: rto_reset=ack), and their lost tail needs a third
+    // timeout: due at 4.96-5.36 ms. When the engine let the timer fire at
+    // its backed-off instant, they finished at 7.66-7.68 ms.
+    let fabric = Fabric::big_switch(65, BitsPerSec(10e9)).unwrap();
+    let flows = (0..64).map(|h| flow(h, 64, 65_536)).collect();
+    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let cfg = "transport=tcp,min_rto=1ms,initial_rto=1ms,handshake=3s,buffer=300000B,\
+               ecn_k=off,host_queue=droptail:200,timestamps=off,rto_reset=ack";
+    let r = run(&fabric, &w, &[], cfg);
+    let third: Vec<usize> = (0..64).filter(|&i| r.flow_stats[i].timeouts == 3).collect();
+    assert_eq!(third, vec![13, 14, 15, 16], "{:?}", r.flow_stats);
+    for &i in &third {
+        let fct = fct_ns(&r, i);
+        assert!(fct > 4.9e6 && fct < 5.4e6, "flow {i}: {fct} ns");
+    }
+}
+
+#[test]
 fn incast_tcp_overflows_the_buffer_dctcp_keeps_it_short() {
     // 16 senders of 300 KB into one 1 Gbit/s port with 100 packets of
     // buffer, first windows of 2 segments (32 packets fit): TCP's slow
