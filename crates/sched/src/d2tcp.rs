@@ -24,12 +24,23 @@
 //! constant, and exact and reproducible in the event-driven engine. With
 //! no deadlines it is `fair` exactly.
 //!
+//! Cost: while no active flow has a deadline every weight is 1, and the
+//! allocation is `fair`'s, so the scheduler takes an inner [`Fair`]'s
+//! (path groups, the big-switch solver: an event costs what it changes).
+//! The [`Fair`] follows every event on an allocation of its own, whose
+//! changes are copied to the driver's while no active flow has a
+//! deadline, so it is current whenever the last deadline flow leaves; the
+//! flows then rejoin their path groups once. While a deadline flow is
+//! active, weights drift with time, so every event re-weights every
+//! active flow (one weighted max-min).
+//!
 //! `Knows = KnowsSizes`: `Tc` needs each flow's remaining bytes, as D2TCP's
 //! sender knows what is left of its own flow.
 
 use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
+use crate::fair::Fair;
 use crate::AnyScheduler;
-use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
+use crate::{Allocation, Change, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler, SOLO};
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::Time;
 
@@ -75,6 +86,17 @@ pub struct D2tcp {
     solver: MaxMin,
     residual: Vec<f64>,
     flows: Vec<FlowIdx>,
+    /// `fair`, fed every event: the allocation while no active flow has a
+    /// deadline.
+    fair: Fair,
+    /// Where `fair` writes, and the number of flows it has room for.
+    scratch: Allocation,
+    scratch_len: usize,
+    /// Active flows with a deadline.
+    n_deadline: usize,
+    /// Whether the last call handed the allocation to `fair` (its flows are
+    /// in their path groups).
+    in_fair: bool,
 }
 
 impl D2tcp {
@@ -86,7 +108,57 @@ impl D2tcp {
             solver: MaxMin::default(),
             residual: vec![],
             flows: vec![],
+            fair: Fair::new(),
+            scratch: Allocation::default(),
+            scratch_len: 0,
+            n_deadline: 0,
+            in_fair: true,
         }
+    }
+
+    /// Counts the active flows with a deadline after `changes`.
+    fn count_deadlines(&mut self, view: &Clairvoyant<'_>, changes: &Changes) {
+        let obs = view.observed();
+        let has = |f: &&FlowIdx| obs.deadline(**f).is_some();
+        self.n_deadline += changes.started.iter().filter(has).count();
+        self.n_deadline -= changes.finished.iter().filter(has).count();
+    }
+
+    /// Hands the event to `fair`, which writes to the scratch allocation,
+    /// and copies its group rates to `out`; when no active flow has a
+    /// deadline, also its flows' groups (then `true`), after putting every
+    /// active flow back in its path group if the last call did not.
+    fn follow_fair(
+        &mut self,
+        now: Time,
+        view: &Clairvoyant<'_>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> bool {
+        let obs = view.observed();
+        if self.scratch_len < obs.n_flows() {
+            self.scratch_len = obs.n_flows();
+            self.scratch.resize(self.scratch_len);
+        }
+        for &f in &changes.finished {
+            self.scratch.forget(f);
+        }
+        self.fair.schedule(now, obs, changes, &mut self.scratch);
+        let mirror = self.n_deadline == 0;
+        if mirror && !self.in_fair {
+            for &f in obs.active_flows() {
+                out.join_group(f, obs.path_idx(f));
+            }
+        }
+        // Group rates always (a group without members in `out` costs the
+        // driver nothing), so that `out`'s equal `fair`'s at any switch.
+        self.scratch.drain_changes(|a, change| match change {
+            Change::Flow(f) if mirror && a.group(f) != SOLO => out.join_group(f, a.group(f)),
+            Change::Group(g) => out.set_group_rate(g, a.group_rate(g)),
+            _ => {}
+        });
+        self.in_fair = mirror;
+        mirror
     }
 }
 
@@ -99,9 +171,13 @@ impl Scheduler for D2tcp {
         &mut self,
         now: Time,
         view: Clairvoyant<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
+        self.count_deadlines(&view, changes);
+        if self.follow_fair(now, &view, changes, out) {
+            return None;
+        }
         let obs = view.observed();
         let caps = obs.capacities();
         self.n_on_link.clear();
