@@ -109,6 +109,21 @@
 //! moves rates by at most 1e-9 relative from what computing every round
 //! gives (checked against a reference that computes every round).
 //!
+//! # Cost, and refusing a workload too large for it
+//!
+//! A computed round costs about [`NS_PER_FLOW_ROUND`] per active flow,
+//! and a flow is active for at least its bytes at its NIC rate, so a
+//! workload costs at least `sum over flows of (bits / NIC rate / rtt)`
+//! flow-rounds ([`least_flow_rounds`]): on FB2010 (706,397 flows, an hour
+//! of arrivals) that is about 3 G flow-rounds at 100 us, 6 minutes or more
+//! (its first 200 coflows alone ran over 25 minutes without finishing),
+//! where `fifo-lm` (its idealized stand-in) takes seconds. Drivers that
+//! know the fabric check the estimate before they run ([`check_budget`];
+//! `simulate` does, and the CLI leaves a refused `baraat` out of its
+//! default list): above `budget` (`300s` by default, `inf` for no limit)
+//! the run is refused up front with the estimate in one line; a coarser
+//! round (`rtt=`) divides the estimate.
+//!
 //! What it knows: `Knows = KnowsSizes`, only for each sender's own buffered
 //! bytes (Algorithm 2, line 2). Nothing else reads a size: heavy tasks are
 //! found from reserved bytes. Allocation classes are left at 0 (classes are
@@ -165,6 +180,7 @@ pub const BARAAT: SchedulerDescriptor = SchedulerDescriptor {
         },
         TASK_ID_PARAMS[0],
         TASK_ID_PARAMS[1],
+        BUDGET_PARAM,
     ],
     needs: Needs {
         hints: &[Hint::CoflowSizes],
@@ -198,11 +214,87 @@ pub const BARAAT: SchedulerDescriptor = SchedulerDescriptor {
                 *slot = x;
             }
         }
+        // Checked here, used by drivers (`check_budget`).
+        if p.given("budget") != Some("inf") {
+            p.dur("budget")?;
+        }
         // Last: a percentile needs the workload (see fifo-lm).
         config.threshold = p.percentile_or_bytes("threshold", hints)?;
         Ok(AnyScheduler::Clairvoyant(Box::new(Baraat::new(config))))
     },
 };
+
+/// `budget`: the estimated CPU time above which drivers refuse the run
+/// ([`check_budget`]).
+const BUDGET_PARAM: Param = Param {
+    key: "budget",
+    kind: Kind::Duration,
+    default: "300s",
+    unit: "",
+    help: "refuse a workload estimated to take longer than this (inf: never refuse)",
+};
+
+/// CPU nanoseconds one active flow costs in one computed round, measured
+/// on FB2010's first 30 coflows (docs/benchmarks.md, 2026-11-25): the
+/// unit of [`check_budget`]'s estimate. The cost grows with contention
+/// (flows that wait are active too), so on a loaded trace the estimate is
+/// a lower bound.
+pub const NS_PER_FLOW_ROUND: f64 = 120.0;
+
+/// The least number of flow-rounds of `rtt` a workload whose network flows
+/// carry `flow_bytes` takes part in on NICs of `nic_bps`: each flow is
+/// active at least its bits over its NIC rate.
+pub fn least_flow_rounds(flow_bytes: &[f64], nic_bps: f64, rtt: Dur) -> f64 {
+    let rtt_s = rtt.0.max(1) as f64 * 1e-9;
+    flow_bytes.iter().map(|b| b * 8.0 / nic_bps).sum::<f64>() / rtt_s
+}
+
+/// Refuses `spec` (a `baraat` spec; any other passes) on a workload with
+/// `hints` over `fabric` when its estimated CPU time (the least
+/// flow-rounds times [`NS_PER_FLOW_ROUND`]) is above its `budget`; the
+/// error says the estimate and what to do instead, in one line.
+pub fn check_budget(
+    spec: &crate::SchedulerSpec,
+    hints: &crate::WorkloadHints,
+    fabric: &coflowkit_model::Fabric,
+) -> Result<(), crate::SchedulerError> {
+    if spec.name != BARAAT.name {
+        return Ok(());
+    }
+    let p = crate::descriptor::Params::new(&spec.name, &spec.params, BARAAT.params);
+    let budget = match p.given("budget") {
+        Some("inf") => return Ok(()),
+        _ => p.dur("budget")?.unwrap_or(Dur::from_millis(300_000)),
+    };
+    let rtt = p
+        .positive_dur("rtt", "an RTT must be above 0")?
+        .unwrap_or(BaraatConfig::default().rtt);
+    let nic = fabric
+        .links()
+        .iter()
+        .map(|l| l.capacity.0)
+        .fold(0.0, f64::max);
+    if nic <= 0.0 {
+        return Ok(());
+    }
+    let rounds = least_flow_rounds(&hints.flow_sizes, nic, rtt);
+    let secs = rounds * NS_PER_FLOW_ROUND * 1e-9;
+    if secs <= budget.0 as f64 * 1e-9 {
+        return Ok(());
+    }
+    Err(p.bad(
+        "budget",
+        format!(
+            "refused: on this workload baraat computes at least {:.2e} flow-rounds of {} us \
+             (estimated {:.0} min or more of CPU, over its budget of {} s); use fifo-lm, its \
+             idealized stand-in, a coarser round (rtt=), or budget=inf",
+            rounds,
+            rtt.0 as f64 * 1e-3,
+            secs / 60.0,
+            budget.0 as f64 * 1e-9
+        ),
+    ))
+}
 
 /// Rates within this much (relative) of each other are equal in Algorithm
 /// 1's `AvailShare > D` and Algorithm 2's `MinNR < Demand`: demands and
@@ -897,6 +989,45 @@ impl Scheduler for Baraat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_budget_refuses_only_a_workload_over_it() {
+        let fabric = coflowkit_model::Fabric::big_switch(4, coflowkit_model::BitsPerSec::GBPS)
+            .expect("a big switch");
+        let hints = |bytes: f64| crate::WorkloadHints {
+            coflow_sizes: vec![bytes],
+            flow_sizes: vec![bytes],
+        };
+        let check = |spec: &str, bytes: f64| {
+            check_budget(
+                &crate::SchedulerSpec::parse(spec).unwrap(),
+                &hints(bytes),
+                &fabric,
+            )
+            .err()
+            .map(|e| e.to_string())
+        };
+        // 1 GB at 1 Gbit/s: 8 s, 80,000 rounds of 100 us.
+        assert_eq!(
+            least_flow_rounds(&[1e9], 1e9, Dur::from_micros(100)),
+            80_000.0
+        );
+        assert_eq!(check("baraat", 1e9), None);
+        // 1 PB: 8e10 flow-rounds, about 160 min at 120 ns each.
+        let refused = check("baraat", 1e15).expect("refused");
+        assert!(refused.starts_with("scheduler 'baraat': parameter 'budget': refused"));
+        assert!(
+            refused.contains("8.00e10 flow-rounds of 100 us"),
+            "{refused}"
+        );
+        assert!(!refused.contains('\n'));
+        assert_eq!(check("baraat:budget=inf", 1e15), None);
+        assert_eq!(check("baraat:rtt=1s", 1e15), None);
+        assert_eq!(check("fifo-lm", 1e15), None);
+        assert!(check("baraat:budget=soon", 1.0)
+            .unwrap()
+            .contains("'budget'"));
+    }
 
     fn input(higher: f64, class: f64, n: u32, alloc: f64, d: f64) -> FeedbackInput {
         FeedbackInput {

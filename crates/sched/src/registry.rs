@@ -361,7 +361,7 @@ mod tests {
         assert_eq!(
             err("baraat:rttt=1ms").unwrap(),
             "scheduler 'baraat': unknown parameter 'rttt' (valid: threshold, rtt, delta, share, vc, \
-             vc_max, counters, background)"
+             vc_max, counters, background, budget)"
         );
         assert_eq!(
             err("baraat:rtt=0").unwrap(),
