@@ -239,3 +239,17 @@ def test_karuna_thresholds_from_a_distribution() -> None:
         _core.karuna_thresholds("websearch", 0.8, 6, "sift")
     with pytest.raises(ValueError, match="load"):
         _core.karuna_thresholds("websearch", 1.2, 6, "sieve")
+
+
+def test_baraat_over_its_budget_is_refused_up_front() -> None:
+    """`baraat` refuses a workload whose estimated CPU time is above its `budget`, in one line
+    with the estimate, before simulating; `refusals` tells the CLI which to leave out."""
+    from coflowkit.sim import synthetic
+
+    w = synthetic()
+    refused = dict(_core.refusals(w, ["fair", "baraat:budget=1ms", "baraat:budget=inf"]))
+    assert list(refused) == ["baraat:budget=1ms"]
+    assert "over its budget" in refused["baraat:budget=1ms"]
+    with pytest.raises(ValueError, match="parameter 'budget': refused: on this workload baraat computes") as e:
+        coflowkit.simulate(w, "baraat:budget=1ms", progress=False)
+    assert "\n" not in str(e.value)

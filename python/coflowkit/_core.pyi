@@ -22,6 +22,7 @@ __all__ = [
     "generator_params",
     "check_generator",
     "simulate",
+    "refusals",
     "simulate_packet",
     "packet_transports",
     "packet_options",
@@ -118,6 +119,13 @@ def simulate(
     link_util_bin_ns: int | None = None,
     missed: str = "finish",
 ) -> list[dict[str, Any]]: ...
+def refusals(
+    workload: Workload,
+    schedulers: list[str],
+    capacity_bps: float | None = None,
+    n_hosts: int | None = None,
+    topology: str | None = None,
+) -> list[tuple[str, str]]: ...
 def simulate_packet(
     workload: Workload,
     transports: list[str],

@@ -160,6 +160,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload::generator_params, m)?)?;
     m.add_function(wrap_pyfunction!(workload::check_generator, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::refusals, m)?)?;
     m.add_function(wrap_pyfunction!(packet::simulate_packet, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_transports, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_options, m)?)?;

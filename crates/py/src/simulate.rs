@@ -155,17 +155,15 @@ pub fn simulate<'py>(
     if link_util_bin_ns == Some(0) {
         return Err(value_error("link_util_bin_ns: a bin must be at least 1 ns"));
     }
-    let specs = schedulers
-        .iter()
-        .map(|s| SchedulerSpec::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(value_error)?;
+    let (specs, fabric) = specs_and_fabric(workload, &schedulers, capacity_bps, n_hosts, topology)?;
     let w = workload.get();
-    let fabric = fabric_for(topology, capacity_bps, n_hosts, w.inner.n_hosts, &w.source)?;
     let valid = py
         .detach(|| w.inner.clone().validate(&fabric))
         .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
     let hints = WorkloadHints::of(&valid);
+    for s in &specs {
+        coflowkit_sched::baraat::check_budget(s, &hints, &fabric).map_err(value_error)?;
+    }
     let built = specs
         .iter()
         .map(|s| build(s, &hints))
@@ -184,6 +182,53 @@ pub fn simulate<'py>(
         out.append(result_dict(py, spec, r)?)?;
     }
     Ok(out)
+}
+
+/// The schedulers of `schedulers` that `simulate` would refuse on
+/// `workload` over the fabric the other arguments name (as `simulate`), each
+/// with its one-line reason: a `baraat` spec whose estimated CPU time is
+/// above its `budget` (`coflowkit_sched::baraat::check_budget`). The CLI
+/// leaves them out of its default list. Cheap: it reads the coflows' sizes,
+/// it does not validate the workload.
+#[pyfunction]
+#[pyo3(signature = (workload, schedulers, capacity_bps = None, n_hosts = None, topology = None))]
+pub fn refusals(
+    workload: &Bound<'_, PyWorkload>,
+    schedulers: Vec<String>,
+    capacity_bps: Option<f64>,
+    n_hosts: Option<u32>,
+    topology: Option<&str>,
+) -> PyResult<Vec<(String, String)>> {
+    let (specs, fabric) = specs_and_fabric(workload, &schedulers, capacity_bps, n_hosts, topology)?;
+    let hints = WorkloadHints::of_coflows(&workload.get().inner.coflows);
+    Ok(schedulers
+        .iter()
+        .zip(&specs)
+        .filter_map(|(name, s)| {
+            coflowkit_sched::baraat::check_budget(s, &hints, &fabric)
+                .err()
+                .map(|e| (name.trim().to_string(), e.to_string()))
+        })
+        .collect())
+}
+
+/// The parsed `schedulers` and the fabric the other arguments name: what
+/// `simulate` and `refusals` start from.
+fn specs_and_fabric(
+    workload: &Bound<'_, PyWorkload>,
+    schedulers: &[String],
+    capacity_bps: Option<f64>,
+    n_hosts: Option<u32>,
+    topology: Option<&str>,
+) -> PyResult<(Vec<SchedulerSpec>, Fabric)> {
+    let specs = schedulers
+        .iter()
+        .map(|s| SchedulerSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)?;
+    let w = workload.get();
+    let fabric = fabric_for(topology, capacity_bps, n_hosts, w.inner.n_hosts, &w.source)?;
+    Ok((specs, fabric))
 }
 
 /// Runs every scheduler over `workload` on worker threads; results in the

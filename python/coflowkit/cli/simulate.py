@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .. import _core
+from .._core import Workload
 from ..sim import simulate as run_simulation
 from ..sim import synthetic
 from ..sim.results import Results
@@ -189,6 +190,8 @@ def simulate_cmd(
         else:
             w = synthetic()
             label = "default (embedded synthetic workload)"
+        if scheduler is None and engine == "flow":
+            specs = _without_refused(w, specs, capacity_gbps, n_hosts, topology)
         res = run_simulation(
             w,
             specs,
@@ -217,6 +220,18 @@ def simulate_cmd(
         with data_errors():
             res.write(out)
         click.echo(f"\nwrote {out}{os.sep}")
+
+
+def _without_refused(
+    w: Workload, specs: list[str], capacity_gbps: float, n_hosts: int | None, topology: str | None
+) -> list[str]:
+    """The default list without the schedulers ``simulate`` would refuse on ``w`` (``baraat`` over its
+    budget), each named with its reason on stderr."""
+    capacity_bps = None if topology is not None else capacity_gbps * 1e9
+    refused = dict(_core.refusals(w, specs, capacity_bps, n_hosts, topology))
+    for name, reason in refused.items():
+        click.echo(f"left out {name}: {reason}", err=True)
+    return [s for s in specs if s not in refused]
 
 
 def _run_scenario(
