@@ -16,6 +16,7 @@
 
 pub mod aalo;
 pub mod baraat;
+pub mod class_cache;
 pub mod d2tcp;
 pub mod dcas;
 pub mod descriptor;

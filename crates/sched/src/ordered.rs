@@ -20,6 +20,7 @@
 //! stage of a coflow is not known before it starts. A released coflow none
 //! of whose flows is sending keeps its place in the order and gets nothing.
 
+use crate::class_cache::ClassCache;
 use crate::descriptor::{Needs, SchedulerDescriptor, SOLVER_PARAM};
 use crate::AnyScheduler;
 use crate::{
@@ -163,7 +164,7 @@ impl ClassServer {
 
     /// Whether every flow of coflow `c` crosses a full link, judged by its
     /// paths' first and last links (so the coflow would get nothing).
-    fn blocked(&mut self, view: &Observed<'_>, c: CoflowIdx) -> bool {
+    pub(crate) fn blocked(&mut self, view: &Observed<'_>, c: CoflowIdx) -> bool {
         let ci = c as usize;
         if self.ends.len() <= ci {
             self.ends.resize(ci + 1, None);
@@ -288,6 +289,35 @@ impl ClassServer {
 }
 
 impl ClassServer {
+    /// The first and last links of coflow `c`'s paths that
+    /// [`ClassServer::blocked`] last judged it by (none before it did).
+    pub(crate) fn end_links(&self, c: CoflowIdx) -> impl Iterator<Item = u32> + '_ {
+        let ends = self.ends.get(c as usize).and_then(|e| e.as_ref());
+        ends.into_iter()
+            .flat_map(|(first, last)| first.iter().chain(last).copied())
+    }
+
+    /// Whether the residual of each of `links` is, bit for bit, `values`.
+    pub(crate) fn residual_is(&self, links: &[u32], values: &[f64]) -> bool {
+        links
+            .iter()
+            .zip(values)
+            .all(|(&l, v)| self.residual[l as usize].to_bits() == v.to_bits())
+    }
+
+    /// Copies the residual of `links` into `values`.
+    pub(crate) fn residual_of(&self, links: &[u32], values: &mut Vec<f64>) {
+        values.clear();
+        values.extend(links.iter().map(|&l| self.residual[l as usize]));
+    }
+
+    /// Sets the residual of `links` to `values`.
+    pub(crate) fn set_residual(&mut self, links: &[u32], values: &[f64]) {
+        for (&l, &v) in links.iter().zip(values) {
+            self.residual[l as usize] = v;
+        }
+    }
+
     /// Whether link `l` has no capacity left this round (what
     /// [`ClassServer::serve`] calls full when it skips a blocked coflow).
     pub fn is_full(&self, l: u32) -> bool {
@@ -391,7 +421,7 @@ fn class_u32(class: u64) -> u32 {
 #[derive(Debug, Default)]
 pub struct Fifo {
     order: Vec<CoflowIdx>,
-    server: ClassServer,
+    cache: ClassCache,
     incremental: Option<ClassedFlows>,
     always_incremental: bool,
     // Per coflow, its rank in (release, arrival, id) order.
@@ -456,7 +486,7 @@ impl Scheduler for Fifo {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.server.note(changes, &view);
+        self.cache.note(changes, &view);
         if self.always_incremental || !view.fabric().is_big_switch() {
             self.schedule_incremental(&view, changes, out);
             return None;
@@ -465,11 +495,7 @@ impl Scheduler for Fifo {
         self.order.extend_from_slice(view.active_coflows());
         self.order
             .sort_by_key(|&c| (view.release(c), view.arrival(c), view.coflow_id(c)));
-        self.server.begin(&view);
-        for (i, &c) in self.order.iter().enumerate() {
-            self.server.serve(&view, &[c], i as u32, out);
-        }
-        self.server.end(&view, out);
+        self.cache.serve(&view, self.order.iter().copied(), out);
         None
     }
 }
@@ -492,7 +518,7 @@ pub enum SizeKey {
 pub struct SizeOrdered {
     key: SizeKey,
     order: Vec<(f64, (Time, Time, u64), CoflowIdx)>,
-    server: ClassServer,
+    cache: ClassCache,
 }
 
 impl SizeOrdered {
@@ -501,7 +527,7 @@ impl SizeOrdered {
         SizeOrdered {
             key,
             order: vec![],
-            server: ClassServer::default(),
+            cache: ClassCache::default(),
         }
     }
 }
@@ -523,7 +549,7 @@ impl Scheduler for SizeOrdered {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.server.note(changes, &view.observed());
+        self.cache.note(changes, &view.observed());
         self.order.clear();
         for &c in view.active_coflows() {
             let k = match self.key {
@@ -545,12 +571,8 @@ impl Scheduler for SizeOrdered {
             0.0
         };
         sort_with_ties(&mut self.order, |x| x.0, |x| x.1, tol);
-        let obs = view.observed();
-        self.server.begin(&obs);
-        for (i, &(_, _, c)) in self.order.iter().enumerate() {
-            self.server.serve(&obs, &[c], i as u32, out);
-        }
-        self.server.end(&obs, out);
+        let order = self.order.iter().map(|x| x.2);
+        self.cache.serve(&view.observed(), order, out);
         None
     }
 }
