@@ -5,33 +5,36 @@
 //!
 //! Flow counts live in a dense row × column matrix updated as flows come
 //! and go, so a solve never rebuilds per-demand state: progressive filling
-//! picks the port with the lowest fair share by a scan of the ports still
-//! in play, freezes its row (or column) of the matrix in one pass, and
+//! picks the port with the lowest fair share by a scan of the ports' shares
+//! (kept per port, recomputed only for the ports a freeze touches, so a
+//! step divides only there), freezes its row (or column) of the matrix in one pass, and
 //! records the level it froze at. A flow's rate is then the lower of its
 //! two ports' levels, since levels only rise in freeze order. Cost per solve:
 //! O((R + C)^2) for R rows and C columns, whatever the number of flows.
 
-/// The lowest fair share `residual / weight` among the `live` ports (ties to
-/// the lower port index) and its place in `live`; ports left with no
-/// unfrozen flows are dropped from `live` on the way.
-fn lowest_share(live: &mut Vec<u32>, residual: &[f64], weight: &[f64]) -> (f64, Option<usize>) {
+/// The lowest of `share` (ties to the lower index) and its index, or none
+/// when every share is infinite (frozen or idle ports).
+fn lowest_share(share: &[f64]) -> (f64, Option<usize>) {
     let mut best = f64::INFINITY;
-    let mut at: Option<usize> = None;
-    let mut i = 0;
-    while i < live.len() {
-        let p = live[i] as usize;
-        if weight[p] <= 0.5 {
-            live.swap_remove(i);
-            continue;
+    let mut at = None;
+    for (p, &s) in share.iter().enumerate() {
+        if s < best {
+            best = s;
+            at = Some(p);
         }
-        let lv = residual[p].max(0.0) / weight[p];
-        if lv < best || (lv == best && at.is_some_and(|j| p < live[j] as usize)) {
-            best = lv;
-            at = Some(i);
-        }
-        i += 1;
     }
     (best, at)
+}
+
+/// A live port's fair share `residual / weight`, infinite for a port with
+/// no unfrozen flows.
+#[inline]
+fn share_of(residual: f64, weight: f64) -> f64 {
+    if weight <= 0.5 {
+        f64::INFINITY
+    } else {
+        residual.max(0.0) / weight
+    }
 }
 
 /// Max-min fair levels over a row × column count matrix; see the module doc.
@@ -48,8 +51,8 @@ pub struct BipartiteMaxMin {
     col_res: Vec<f64>,
     row_w: Vec<f64>,
     col_w: Vec<f64>,
-    row_live: Vec<u32>,
-    col_live: Vec<u32>,
+    row_share: Vec<f64>,
+    col_share: Vec<f64>,
 }
 
 impl BipartiteMaxMin {
@@ -111,45 +114,47 @@ impl BipartiteMaxMin {
         self.row_w.extend(self.row_n.iter().map(|&n| n as f64));
         self.col_w.clear();
         self.col_w.extend(self.col_n.iter().map(|&n| n as f64));
-        self.row_live.clear();
-        self.row_live
-            .extend((0..nr as u32).filter(|&r| self.row_n[r as usize] > 0));
-        self.col_live.clear();
-        self.col_live
-            .extend((0..nc as u32).filter(|&c| self.col_n[c as usize] > 0));
+        self.row_share.clear();
+        self.row_share
+            .extend(self.row_res.iter().zip(&self.row_w).map(|(&r, &w)| share_of(r, w)));
+        self.col_share.clear();
+        self.col_share
+            .extend(self.col_res.iter().zip(&self.col_w).map(|(&r, &w)| share_of(r, w)));
         let mut level: f64 = 0.0;
         loop {
             // The port with the lowest fair share; ties to rows, then lower index.
-            let (row_best, row_at) = lowest_share(&mut self.row_live, &self.row_res, &self.row_w);
-            let (col_best, col_at) = lowest_share(&mut self.col_live, &self.col_res, &self.col_w);
+            let (row_best, row_at) = lowest_share(&self.row_share);
+            let (col_best, col_at) = lowest_share(&self.col_share);
             let (best, pick) = match (row_at, col_at) {
                 (Some(i), _) if row_best <= col_best => (row_best, Some((true, i))),
                 (_, Some(i)) => (col_best, Some((false, i))),
                 (Some(i), None) => (row_best, Some((true, i))),
                 (None, None) => (f64::INFINITY, None),
             };
-            let Some((is_row, i)) = pick else { break };
+            let Some((is_row, p)) = pick else { break };
             level = level.max(best);
             if is_row {
-                let r = self.row_live.swap_remove(i) as usize;
-                row_level[r] = level;
-                let row = &self.count[r * nc..(r + 1) * nc];
+                row_level[p] = level;
+                self.row_share[p] = f64::INFINITY;
+                let row = &self.count[p * nc..(p + 1) * nc];
                 for (c, &k) in row.iter().enumerate() {
                     if k > 0 && col_level[c] == f64::INFINITY {
                         let k = k as f64;
                         self.col_w[c] -= k;
                         self.col_res[c] -= k * level;
+                        self.col_share[c] = share_of(self.col_res[c], self.col_w[c]);
                     }
                 }
             } else {
-                let c = self.col_live.swap_remove(i) as usize;
-                col_level[c] = level;
-                let col = &self.count_t[c * nr..(c + 1) * nr];
+                col_level[p] = level;
+                self.col_share[p] = f64::INFINITY;
+                let col = &self.count_t[p * nr..(p + 1) * nr];
                 for (r, &k) in col.iter().enumerate() {
                     if k > 0 && row_level[r] == f64::INFINITY {
                         let k = k as f64;
                         self.row_w[r] -= k;
                         self.row_res[r] -= k * level;
+                        self.row_share[r] = share_of(self.row_res[r], self.row_w[r]);
                     }
                 }
             }
