@@ -119,11 +119,21 @@ pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
         return Some(Dur::ZERO);
     }
     let q = bytes / bytes_per_ns;
-    let r = q.round();
+    // Below 2^63 (the common case) `round` and `ceil` come from the integer
+    // part, which is exact; libm's are function calls on baseline x86-64,
+    // and this runs at every rate change.
+    let (r, c) = if q < TWO_63 {
+        let t = (q as u64) as f64;
+        let frac = q - t;
+        let r = if frac >= 0.5 { t + 1.0 } else { t };
+        (r, if frac > 0.0 { t + 1.0 } else { t })
+    } else {
+        (q.round(), q.ceil())
+    };
     let t = if (q - r).abs() <= 1e-9 * q.max(1.0) {
         r
     } else {
-        q.ceil()
+        c
     };
     if t >= u64::MAX as f64 {
         None
@@ -131,6 +141,8 @@ pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
         Some(Dur(t as u64))
     }
 }
+
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// The flow-level engine's resolution, ns: a flow due within this of an
 /// event finishes at it, and a threshold that bytes sent would reach within
@@ -176,5 +188,58 @@ mod tests {
     fn ceil_tolerates_noise_and_rounds_up() {
         assert_eq!(ceil_ns(10.0 + 1e-12, 1.0), Some(Dur(10)));
         assert_eq!(ceil_ns(10.5, 1.0), Some(Dur(11)));
+    }
+
+    /// The slow reference of [`ceil_ns`]: libm's `round` and `ceil`.
+    fn ceil_ns_reference(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
+        if bytes_per_ns <= 0.0 || !bytes_per_ns.is_finite() {
+            return None;
+        }
+        if bytes <= 0.0 {
+            return Some(Dur::ZERO);
+        }
+        let q = bytes / bytes_per_ns;
+        let r = q.round();
+        let t = if (q - r).abs() <= 1e-9 * q.max(1.0) {
+            r
+        } else {
+            q.ceil()
+        };
+        (t < u64::MAX as f64).then_some(Dur(t as u64))
+    }
+
+    #[test]
+    fn ceil_ns_matches_libm_rounding() {
+        // Halves, near-integers, huge and tiny quotients, and a spread of
+        // pseudo-random ones (a fixed xorshift).
+        let mut cases = vec![
+            (0.5, 1.0),
+            (1.5, 1.0),
+            (2.5, 1.0),
+            (0.49999999999999994, 1.0),
+            (1e-300, 1.0),
+            (4503599627370495.5, 1.0),
+            (9007199254740993.0, 1.0),
+            (9.3e18, 1.0),
+            (1.8e19, 1.0),
+            (1e300, 1e-10),
+            (f64::INFINITY, 1.0),
+            (f64::NAN, 1.0),
+            (7.0, 0.125),
+            (1e6 + 1e-4, 1.0),
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let bytes = (x >> 11) as f64 / (1u64 << 20) as f64;
+            let rate = ((x & 0xFFFF) + 1) as f64 / 4096.0;
+            cases.push((bytes, rate));
+            cases.push((bytes.round() * rate, rate));
+        }
+        for (b, r) in cases {
+            assert_eq!(ceil_ns(b, r), ceil_ns_reference(b, r), "{b} / {r}");
+        }
     }
 }
