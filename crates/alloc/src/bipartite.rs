@@ -7,23 +7,60 @@
 //! and go, so a solve never rebuilds per-demand state: progressive filling
 //! picks the port with the lowest fair share by a scan of the ports' shares
 //! (kept per port, recomputed only for the ports a freeze touches, so a
-//! step divides only there), freezes its row (or column) of the matrix in one pass, and
+//! step divides only there), freezes its row (or column) of the matrix in
+//! one pass over its nonzero entries (kept in lists as flows come and go), and
 //! records the level it froze at. A flow's rate is then the lower of its
 //! two ports' levels, since levels only rise in freeze order. Cost per solve:
-//! O((R + C)^2) for R rows and C columns, whatever the number of flows.
+//! O((R + C)^2 + E) for R rows, C columns and E nonzero entries, whatever
+//! the number of flows.
 
-/// The lowest of `share` (ties to the lower index) and its index, or none
-/// when every share is infinite (frozen or idle ports).
-fn lowest_share(share: &[f64]) -> (f64, Option<usize>) {
+/// The lowest share of the `live` ports (ties to the lower port) and its
+/// port, or none when every share is infinite (frozen or idle ports).
+fn lowest_share(live: &[u32], share: &[f64]) -> (f64, Option<usize>) {
     let mut best = f64::INFINITY;
-    let mut at = None;
-    for (p, &s) in share.iter().enumerate() {
-        if s < best {
+    let mut at = usize::MAX;
+    for &p in live {
+        let (p, s) = (p as usize, share[p as usize]);
+        if s < best || (s == best && p < at) {
             best = s;
-            at = Some(p);
+            at = p;
         }
     }
-    (best, at)
+    (best, (best < f64::INFINITY).then_some(at))
+}
+
+/// Lists of the nonzero entries of each row (or column) of a count matrix,
+/// each entry with its place in its list.
+#[derive(Debug, Clone, Default)]
+struct Nonzero {
+    lists: Vec<Vec<u32>>,
+    at: Vec<u32>,
+}
+
+impl Nonzero {
+    fn new(n_lists: usize, n_entries: usize) -> Nonzero {
+        Nonzero {
+            lists: vec![vec![]; n_lists],
+            at: vec![0; n_entries],
+        }
+    }
+
+    /// Lists `j` in list `i` (entry `e`).
+    fn insert(&mut self, i: usize, j: usize, e: usize) {
+        self.at[e] = self.lists[i].len() as u32;
+        self.lists[i].push(j as u32);
+    }
+
+    /// Takes entry `e` (`j` of list `i`) out; `entry(i, k)` names the
+    /// entry of `k` in list `i`.
+    fn remove(&mut self, i: usize, e: usize, entry: impl Fn(usize, usize) -> usize) {
+        let at = self.at[e] as usize;
+        let list = &mut self.lists[i];
+        list.swap_remove(at);
+        if let Some(&k) = list.get(at) {
+            self.at[entry(i, k as usize)] = at as u32;
+        }
+    }
 }
 
 /// A live port's fair share `residual / weight`, infinite for a port with
@@ -53,6 +90,11 @@ pub struct BipartiteMaxMin {
     col_w: Vec<f64>,
     row_share: Vec<f64>,
     col_share: Vec<f64>,
+    row_live: Vec<u32>,
+    col_live: Vec<u32>,
+    // The nonzero columns of each row, and rows of each column.
+    row_nz: Nonzero,
+    col_nz: Nonzero,
 }
 
 impl BipartiteMaxMin {
@@ -65,12 +107,18 @@ impl BipartiteMaxMin {
             count_t: vec![0; n_rows * n_cols],
             row_n: vec![0; n_rows],
             col_n: vec![0; n_cols],
+            row_nz: Nonzero::new(n_rows, n_rows * n_cols),
+            col_nz: Nonzero::new(n_cols, n_rows * n_cols),
             ..Default::default()
         }
     }
 
     /// Adds one flow from row `r` to column `c`.
     pub fn add(&mut self, r: usize, c: usize) {
+        if self.count[r * self.n_cols + c] == 0 {
+            self.row_nz.insert(r, c, r * self.n_cols + c);
+            self.col_nz.insert(c, r, c * self.n_rows + r);
+        }
         self.count[r * self.n_cols + c] += 1;
         self.count_t[c * self.n_rows + r] += 1;
         self.row_n[r] += 1;
@@ -80,6 +128,11 @@ impl BipartiteMaxMin {
     /// Removes one flow from row `r` to column `c` (there must be one).
     pub fn remove(&mut self, r: usize, c: usize) {
         self.count[r * self.n_cols + c] -= 1;
+        if self.count[r * self.n_cols + c] == 0 {
+            let (nr, nc) = (self.n_rows, self.n_cols);
+            self.row_nz.remove(r, r * nc + c, |i, k| i * nc + k);
+            self.col_nz.remove(c, c * nr + r, |i, k| i * nr + k);
+        }
         self.count_t[c * self.n_rows + r] -= 1;
         self.row_n[r] -= 1;
         self.col_n[c] -= 1;
@@ -120,11 +173,17 @@ impl BipartiteMaxMin {
         self.col_share.clear();
         self.col_share
             .extend(self.col_res.iter().zip(&self.col_w).map(|(&r, &w)| share_of(r, w)));
+        self.row_live.clear();
+        self.row_live
+            .extend((0..nr as u32).filter(|&r| self.row_n[r as usize] > 0));
+        self.col_live.clear();
+        self.col_live
+            .extend((0..nc as u32).filter(|&c| self.col_n[c as usize] > 0));
         let mut level: f64 = 0.0;
         loop {
             // The port with the lowest fair share; ties to rows, then lower index.
-            let (row_best, row_at) = lowest_share(&self.row_share);
-            let (col_best, col_at) = lowest_share(&self.col_share);
+            let (row_best, row_at) = lowest_share(&self.row_live, &self.row_share);
+            let (col_best, col_at) = lowest_share(&self.col_live, &self.col_share);
             let (best, pick) = match (row_at, col_at) {
                 (Some(i), _) if row_best <= col_best => (row_best, Some((true, i))),
                 (_, Some(i)) => (col_best, Some((false, i))),
@@ -137,9 +196,10 @@ impl BipartiteMaxMin {
                 row_level[p] = level;
                 self.row_share[p] = f64::INFINITY;
                 let row = &self.count[p * nc..(p + 1) * nc];
-                for (c, &k) in row.iter().enumerate() {
-                    if k > 0 && col_level[c] == f64::INFINITY {
-                        let k = k as f64;
+                for &c in &self.row_nz.lists[p] {
+                    let c = c as usize;
+                    if col_level[c] == f64::INFINITY {
+                        let k = row[c] as f64;
                         self.col_w[c] -= k;
                         self.col_res[c] -= k * level;
                         self.col_share[c] = share_of(self.col_res[c], self.col_w[c]);
@@ -149,9 +209,10 @@ impl BipartiteMaxMin {
                 col_level[p] = level;
                 self.col_share[p] = f64::INFINITY;
                 let col = &self.count_t[p * nr..(p + 1) * nr];
-                for (r, &k) in col.iter().enumerate() {
-                    if k > 0 && row_level[r] == f64::INFINITY {
-                        let k = k as f64;
+                for &r in &self.col_nz.lists[p] {
+                    let r = r as usize;
+                    if row_level[r] == f64::INFINITY {
+                        let k = col[r] as f64;
                         self.row_w[r] -= k;
                         self.row_res[r] -= k * level;
                         self.row_share[r] = share_of(self.row_res[r], self.row_w[r]);
