@@ -167,11 +167,19 @@ impl BipartiteMaxMin {
         self.col_w.clear();
         self.col_w.extend(self.col_n.iter().map(|&n| n as f64));
         self.row_share.clear();
-        self.row_share
-            .extend(self.row_res.iter().zip(&self.row_w).map(|(&r, &w)| share_of(r, w)));
+        self.row_share.extend(
+            self.row_res
+                .iter()
+                .zip(&self.row_w)
+                .map(|(&r, &w)| share_of(r, w)),
+        );
         self.col_share.clear();
-        self.col_share
-            .extend(self.col_res.iter().zip(&self.col_w).map(|(&r, &w)| share_of(r, w)));
+        self.col_share.extend(
+            self.col_res
+                .iter()
+                .zip(&self.col_w)
+                .map(|(&r, &w)| share_of(r, w)),
+        );
         let mut level: f64 = 0.0;
         loop {
             // The port with the lowest fair share; ties to rows, then lower index.

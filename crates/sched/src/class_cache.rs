@@ -120,12 +120,12 @@ impl ClassCache {
         }
         let fresh = std::mem::replace(&mut self.changed[ci], false);
         let slot = &mut self.slots[ci];
-        if !fresh && slot.turn != Turn::None && self.server.residual_is(&slot.links, &slot.before)
-        {
+        if !fresh && slot.turn != Turn::None && self.server.residual_is(&slot.links, &slot.before) {
             if let Turn::Served { class: was } = slot.turn {
                 self.server.set_residual(&slot.links, &slot.after);
                 if was != class {
-                    view.active_flows_of(c).for_each(|f| out.set_class(f, class));
+                    view.active_flows_of(c)
+                        .for_each(|f| out.set_class(f, class));
                     slot.turn = Turn::Served { class };
                 }
             }

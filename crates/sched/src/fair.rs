@@ -123,15 +123,21 @@ impl Ports {
         };
         for (i, &l) in up.iter().enumerate() {
             if self.prev_up.get(i) != Some(&l) {
-                self.by_up[i].iter().for_each(|&p| out.set_group_rate(p, rate(p)));
+                self.by_up[i]
+                    .iter()
+                    .for_each(|&p| out.set_group_rate(p, rate(p)));
             }
         }
         for (i, &l) in down.iter().enumerate() {
             if self.prev_down.get(i) != Some(&l) {
-                self.by_down[i].iter().for_each(|&p| out.set_group_rate(p, rate(p)));
+                self.by_down[i]
+                    .iter()
+                    .for_each(|&p| out.set_group_rate(p, rate(p)));
             }
         }
-        self.fresh.iter().for_each(|&p| out.set_group_rate(p, rate(p)));
+        self.fresh
+            .iter()
+            .for_each(|&p| out.set_group_rate(p, rate(p)));
         self.fresh.clear();
         self.prev_up.clone_from(&self.up_level);
         self.prev_down.clone_from(&self.down_level);
