@@ -24,10 +24,12 @@
 //! rewritten where a served coflow moved.
 //!
 //! Correctness properties: after [`ClassCache::serve`] every active flow's
-//! rate and class are those a full re-serve would give (checked against
-//! the full walk on random workloads in this module's tests and by the
-//! reference suites); a slot is reused only while its coflow's flows are
-//! unchanged (`note` marks them) and its links' residuals are equal.
+//! rate and class are those a full re-serve would give (checked by the
+//! reference suites, `crates/sim/tests/reference`, which hold `fifo`, `scf`,
+//! `ncf`, `lcf` and `stf` against slow references, and by FB2010's
+//! per-coflow CCTs, identical to the full walk's to the nanosecond); a slot
+//! is reused only while its coflow's flows are unchanged (`note` marks
+//! them) and its links' residuals are equal (`turn`).
 
 use crate::ordered::ClassServer;
 use crate::{Allocation, Changes, CoflowIdx, Observed};
