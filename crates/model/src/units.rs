@@ -205,7 +205,11 @@ mod tests {
         } else {
             q.ceil()
         };
-        (t < u64::MAX as f64).then_some(Dur(t as u64))
+        if t >= u64::MAX as f64 {
+            None
+        } else {
+            Some(Dur(t as u64))
+        }
     }
 
     #[test]
