@@ -197,6 +197,10 @@ pub const DCAS: SchedulerDescriptor = SchedulerDescriptor {
             "unit of desired priorities (rounded to the nearest)",
         ),
         SOLVER_PARAM,
+        crate::host::AGE_PARAM,
+        crate::host::dcas::HOST_PARAMS[0],
+        crate::host::dcas::HOST_PARAMS[1],
+        crate::host::dcas::HOST_PARAMS[2],
     ],
     needs: Needs::SIZES,
     build: |p, _| {
@@ -525,6 +529,23 @@ pub enum Rule {
     Negotiated,
     /// No feedback came: `<1, d>` (line 17).
     Fallback,
+}
+
+/// Pseudocode 1's case for a subcoflow with `rem` bytes left at its sender,
+/// unserved for `waited`: [`Rule::Fifo`] below the threshold (lines 6-7;
+/// within [`BYTES_TIE`] of it counts as not below), else
+/// [`Rule::Starving`] if unserved for longer than `starvation` (lines
+/// 8-9), else [`Rule::Interim`]: announce and negotiate (lines 10-17).
+/// The flow-level model and the host policy ([`crate::host::dcas`]) both
+/// decide by it.
+pub fn pseudocode1(rem: f64, threshold: f64, waited: Dur, starvation: Dur) -> Rule {
+    if rem + BYTES_TIE < threshold {
+        Rule::Fifo
+    } else if waited > starvation {
+        Rule::Starving
+    } else {
+        Rule::Interim
+    }
 }
 
 /// One priority decision, for tests and traces ([`Dcas::with_log`]).
@@ -870,10 +891,11 @@ impl Dcas {
             .config
             .desired_of(rem, self.hosts[h.0 as usize].nic_bps);
         let waited = sub.unserved_since.map_or(Dur::ZERO, |u| now - u);
-        if rem + BYTES_TIE < threshold {
+        let rule = pseudocode1(rem, threshold, waited, starvation);
+        if rule == Rule::Fifo {
             let p = Priority::fifo(self.rank[c as usize]);
             self.set_priority(s, p, Rule::Fifo, d, now, view, out);
-        } else if waited > starvation {
+        } else if rule == Rule::Starving {
             self.set_priority(s, Priority::STARVING, Rule::Starving, d, now, view, out);
         } else {
             let (instance, round) = (sub.instance, sub.round);

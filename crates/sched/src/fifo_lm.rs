@@ -95,6 +95,7 @@ pub const FIFO_LM: SchedulerDescriptor = SchedulerDescriptor {
             help: "heavy by all a coflow has sent, or per sender (needs mux=last)",
         },
         SOLVER_PARAM,
+        crate::host::AGE_PARAM,
     ],
     needs: Needs {
         hints: &[Hint::CoflowSizes],

@@ -303,7 +303,7 @@ mod tests {
         assert_eq!(
             err("dcas:deltaa=1ms"),
             "scheduler 'dcas': unknown parameter 'deltaa' (valid: delta, threshold, t, expiry, \
-             msg_delay, loss, seed, psi, phi, desired, quantum, solver)"
+             msg_delay, loss, seed, psi, phi, desired, quantum, solver, age, wait, count, keep_own)"
         );
         assert!(err("dcas:delta=10").starts_with("scheduler 'dcas': parameter 'delta': "));
         assert!(

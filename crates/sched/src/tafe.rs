@@ -119,6 +119,7 @@ pub const TAFE: SchedulerDescriptor = SchedulerDescriptor {
             unit: "",
             help: "the flow rule inside a task",
         },
+        crate::host::AGE_PARAM,
     ],
     needs: Needs {
         hints: &[Hint::CoflowSizes],

@@ -34,7 +34,16 @@
 //! Each call may change flows' [`Marking`]s and ask for control messages to
 //! be sent; it reports both in an [`Effects`]. The driver then reads the
 //! changed flows' markings with [`HostPolicy::marking`] and enforces them;
-//! a marking never changes between calls. What the policy needs of the host
+//! a marking never changes between calls. A driver reads a flow's marking
+//! after its `start` whatever `start` reports. Two values move with every
+//! byte and are not reported as changes: [`TaskTag::bytes`] and the penalty
+//! of [`Cc::Tafe`]; a driver that uses them reads them when it needs them
+//! (a packet's header, a window's update).
+//!
+//! Markings that follow a coflow's age (FIFO by age, [`age_class`]) move at
+//! the instants [`HostPolicy::wake_at`] names, exactly on the quantum's
+//! grid from the coflow's arrival, and a flow that starts takes the class
+//! of its coflow's age at its start. What the policy needs of the host
 //! beyond what it was told (the bytes written to a socket and not yet
 //! acknowledged, D-CAS's "bytes left") it asks of a [`HostView`].
 //!
@@ -47,8 +56,10 @@
 //!   finished, listed once per call.
 
 use crate::descriptor::Params;
+use crate::descriptor::{Kind, Param};
 use crate::registry::{SchedulerError, SchedulerSpec, WorkloadHints};
 use coflowkit_model::{Dur, Time};
+use std::any::Any;
 
 /// The number of strict-priority classes a host may mark (queue 0 the
 /// highest): the 8 of commodity switches and of the packet engine's ports.
@@ -249,6 +260,10 @@ pub trait HostPolicy: Send {
     fn limit(&self, _flow: u64) -> u64 {
         u64::MAX
     }
+    /// The policy as [`Any`], so that a driver can read what one policy
+    /// counts (D-CAS's negotiation, [`dcas::DcasHost::report`]) without
+    /// the trait naming every policy's counters.
+    fn as_any(&self) -> &dyn Any;
 }
 
 /// A policy that marks nothing: every flow best effort, as a host without
@@ -265,6 +280,9 @@ impl HostPolicy for Plain {
     fn finish(&mut self, _now: Time, _flow: u64, _out: &mut Effects) {}
     fn marking(&self, _flow: u64) -> Marking {
         Marking::BEST_EFFORT
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
@@ -283,7 +301,128 @@ pub fn to_next_threshold(sent: u64, thresholds: &[u64]) -> u64 {
     }
 }
 
+/// FIFO by age on the `n` classes `first ..= first + n - 1` (Baraat's task
+/// ids as far as `n` classes can tell them apart, without talking): a
+/// coflow `age` old enters the band's lowest class and climbs one class per
+/// `quantum`, to the band's top.
+pub fn age_class(first: u8, n: u8, age: Dur, quantum: Dur) -> u8 {
+    let steps = age.0 / quantum.0.max(1);
+    first + (n.saturating_sub(1) as u64).saturating_sub(steps) as u8
+}
+
+/// When a coflow that arrived at `arrival` and is in `class` of the band
+/// `first ..= first + n - 1` by [`age_class`] climbs to the next class
+/// (None: at the band's top).
+pub fn next_age_step(first: u8, n: u8, class: u8, arrival: Time, quantum: Dur) -> Option<Time> {
+    let steps = u64::from((first + n.saturating_sub(1)).saturating_sub(class));
+    (class > first).then(|| arrival + Dur((steps + 1) * quantum.0.max(1)))
+}
+
+/// The `age` key of the policies that order coflows by age at a host (the
+/// host side of `fifo-lm`, `tafe` and `dcas`); the flow-level schedulers
+/// order by arrival exactly and ignore it.
+pub const AGE_PARAM: Param = Param {
+    key: "age",
+    kind: Kind::Duration,
+    default: "10ms",
+    unit: "",
+    help: "host policy: a coflow climbs one queue per this much age (FIFO by age)",
+};
+
+/// The `age` quantum of a spec (given or [`AGE_PARAM`]'s default), above 0.
+pub(crate) fn age_quantum(p: &Params<'_>) -> Result<Dur, SchedulerError> {
+    Ok(p.positive_dur("age", "must be above 0")?
+        .unwrap_or(Dur::from_millis(10)))
+}
+
+/// A threshold in bytes as a host counts them: a fractional one rounded up
+/// (a host reaches it at that whole byte), `inf` never reached.
+pub(crate) fn whole_bytes(t: f64) -> u64 {
+    if t.is_finite() {
+        t.max(0.0).ceil() as u64
+    } else {
+        u64::MAX
+    }
+}
+
+pub mod dcas;
+pub mod fifo_lm;
+pub mod karuna;
 pub mod pias;
+pub mod tafe;
+mod tasks;
+
+/// One event of a host's trace, as a driver tells it to its policy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostEvent {
+    /// [`HostPolicy::start`].
+    Start(Time, HostFlow),
+    /// [`HostPolicy::sent`]: (flow, bytes).
+    Sent(Time, u64, u64),
+    /// [`HostPolicy::finish`].
+    Finish(Time, u64),
+    /// [`HostPolicy::receive`]: (from host, message).
+    Receive(Time, u32, Control),
+    /// [`HostPolicy::wake`], with each flow's unacknowledged bytes (flows
+    /// not listed: 0).
+    Wake(Time, Vec<(u64, u64)>),
+}
+
+/// What a policy decided at one event: its effects, then every active
+/// flow's marking and limit (in id order) and its next wake-up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostStep {
+    /// The call's effects.
+    pub effects: Effects,
+    /// (flow, marking, limit) of every active flow after the call.
+    pub flows: Vec<(u64, Marking, u64)>,
+    /// [`HostPolicy::wake_at`] after the call.
+    pub wake_at: Option<Time>,
+}
+
+/// Unacknowledged bytes from a list (a trace's [`HostEvent::Wake`]).
+struct Listed<'a>(&'a [(u64, u64)]);
+
+impl HostView for Listed<'_> {
+    fn unacked(&self, flow: u64) -> u64 {
+        self.0.iter().find(|x| x.0 == flow).map_or(0, |x| x.1)
+    }
+}
+
+/// Runs `events` through `policy` as a driver does, and what it decided at
+/// each: the reference side of the differential test of the testbed's
+/// binding (tests/test_host_policy.py drives `_core.HostPolicy` as the
+/// replay worker does, and must decide the same).
+pub fn replay(policy: &mut dyn HostPolicy, events: &[HostEvent]) -> Vec<HostStep> {
+    let mut active = std::collections::BTreeSet::new();
+    let mut steps = Vec::with_capacity(events.len());
+    for e in events {
+        let mut out = Effects::default();
+        match e {
+            HostEvent::Start(now, f) => {
+                active.insert(f.id);
+                policy.start(*now, f, &mut out);
+            }
+            HostEvent::Sent(now, f, n) => policy.sent(*now, *f, *n, &mut out),
+            HostEvent::Finish(now, f) => {
+                policy.finish(*now, *f, &mut out);
+                active.remove(f);
+            }
+            HostEvent::Receive(now, from, msg) => policy.receive(*now, *from, msg, &mut out),
+            HostEvent::Wake(now, unacked) => policy.wake(*now, &Listed(unacked), &mut out),
+        }
+        let flows = active
+            .iter()
+            .map(|&f| (f, policy.marking(f), policy.limit(f)))
+            .collect();
+        steps.push(HostStep {
+            effects: out,
+            flows,
+            wake_at: policy.wake_at(),
+        });
+    }
+    steps
+}
 
 /// Builds a host policy from its scheduler's checked parameters (the same
 /// spec keys as the flow-level scheduler of that name), the workload's
@@ -301,10 +440,28 @@ pub struct HostDescriptor {
 }
 
 /// Every scheduler with a host policy, in the registry's order.
-pub const HOST_POLICIES: &[HostDescriptor] = &[HostDescriptor {
-    name: "pias",
-    build: pias::build,
-}];
+pub const HOST_POLICIES: &[HostDescriptor] = &[
+    HostDescriptor {
+        name: "fifo-lm",
+        build: fifo_lm::build,
+    },
+    HostDescriptor {
+        name: "tafe",
+        build: tafe::build,
+    },
+    HostDescriptor {
+        name: "dcas",
+        build: dcas::build,
+    },
+    HostDescriptor {
+        name: "karuna",
+        build: karuna::build,
+    },
+    HostDescriptor {
+        name: "pias",
+        build: pias::build,
+    },
+];
 
 /// The names of the schedulers with a host policy.
 pub fn host_names() -> impl Iterator<Item = &'static str> {

@@ -66,6 +66,9 @@ impl HostPolicy for PiasHost {
             None => Marking::BEST_EFFORT,
         }
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn limit(&self, flow: u64) -> u64 {
         self.sent
             .get(&flow)
