@@ -215,40 +215,6 @@ def test_replay_delivers_every_byte_and_reports_ccts(bed: tuple[tb.Plan, Path], 
     assert 0.32 <= cct[1] < 5 and 0 < cct[2] < 2 and 0 < cct[3] < 2
 
 
-def test_pias_policy_demotes_by_bytes_sent() -> None:
-    from coflowkit.testbed.replay.worker import Pias, _tos
-
-    p = Pias([1000, 100, 5000])
-    f = rp.Flow(id=7, src=0, dst=1, size=10_000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
-    p.start(f)
-    assert p.queue(7) == 0 and p.limit(7, 0) == 100
-    assert p.sent(f, 99) == [] and p.queue(7) == 0
-    assert p.sent(f, 1) == [7] and p.queue(7) == 1 and p.limit(7, 100) == 900
-    assert p.sent(f, 900) == [7] and p.queue(7) == 2
-    assert p.sent(f, 4000) == [7] and p.queue(7) == 3 and p.limit(7, 5000) == 1 << 62
-    assert [_tos(q) for q in (0, 3, 7)] == [0xE0, 0x80, 0]
-
-
-def test_fifo_lm_policy_by_age_and_heaviness() -> None:
-    from coflowkit.testbed.replay.worker import FifoLm
-
-    p = FifoLm(heavy=1000, quantum_s=0.1, t0=100.0)
-    # coflow 0, arrived at 0
-    a = rp.Flow(id=1, src=0, dst=1, size=5000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
-    # coflow 1, arrived at 0.25
-    b = rp.Flow(id=2, src=0, dst=2, size=5000, start_s=0.25, coflow_rank=1, coflow_arrival_s=0.25)
-    p.start(a)
-    assert p.queue(1) == 6
-    assert p.tick(100.25) == [1] and p.queue(1) == 4  # two quanta old
-    p.start(b)
-    assert p.queue(2) == 6
-    assert p.tick(100.36) == [1, 2] and (p.queue(1), p.queue(2)) == (3, 5)
-    # Heavy: a drops to the shared heavy queue, below every light coflow.
-    assert p.limit(1, 0) == 1000 and p.sent(a, 1000) == [1] and p.queue(1) == 7
-    assert p.tick(101.5) == [2] and (p.queue(1), p.queue(2)) == (7, 0)
-    assert p.finish(a) == [] and p.queue(1) == 7
-
-
 @needs_root
 def test_fifo_lm_policy_serves_the_older_coflow_first(bed: tuple[tb.Plan, Path], tmp_path: Path) -> None:
     p, state_dir = bed
@@ -304,78 +270,6 @@ def test_the_management_network_is_the_first_one_free() -> None:
     # 172.16.0.0/12 as a whole is taken: nothing is left.
     assert tb._free_mgmt_octet("", "172.16.0.0/12 dev wg0 scope link\n") is None
     assert tb._mgmt_ip(0, 29) == "172.29.0.2" and tb._mgmt_ip(-1, 29) == "172.29.0.1"
-
-
-def test_tafe_policy_bands_by_task_bytes_and_age() -> None:
-    from coflowkit.testbed.replay.worker import Tafe
-
-    p = Tafe([1000, 3000], quantum_s=0.1, t0=100.0)
-    assert p.bands == [(0, 4), (4, 2), (6, 2)]  # three levels on 8 queues, the first band the widest
-    # task 0, two flows from this host
-    a = rp.Flow(id=1, src=0, dst=1, size=5000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
-    a2 = rp.Flow(id=2, src=0, dst=2, size=5000, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
-    p.start(a)
-    p.start(a2)
-    assert p.queue(1) == p.queue(2) == 3 and p.limit(1, 0) == 1000
-    assert p.tick(100.15) == [1, 2] and p.queue(1) == 2  # one quantum old
-    # The task's bytes from this host, both flows together, demote every flow of it.
-    assert p.sent(a, 600) == [] and p.limit(2, 0) == 400
-    assert sorted(p.sent(a2, 400)) == [1, 2] and p.queue(2) == 4  # level 1, band 4-5, a quantum old
-    assert sorted(p.sent(a, 2000)) == [1, 2] and p.queue(1) == 6 and p.limit(1, 2600) == 1 << 62
-    assert p.finish(a) == [] and p.finish(a2) == [] and p.bytes == {}
-
-
-def test_karuna_policy_types_and_pacing() -> None:
-    from coflowkit.testbed.replay.worker import Karuna
-
-    p = Karuna(split=[100, 200, 300, 400, 500, 600], sieve=[10, 20, 30, 40, 50, 60], rtt_s=0.01)
-    floor = int(2 * 1460 / 0.01)
-    # type 2: size 250 > 100, 200
-    known = rp.Flow(id=1, src=0, dst=1, size=250, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
-    # type 3
-    unknown = rp.Flow(
-        id=2, src=0, dst=1, size=10**6, start_s=0.0, coflow_rank=1, coflow_arrival_s=0.0, size_known=False
-    )
-    # type 1: 1 MB within 0.5 s
-    deadline = rp.Flow(id=3, src=0, dst=1, size=10**6, start_s=0.0, coflow_rank=2, coflow_arrival_s=0.0, deadline_s=0.5)
-    for f in (known, unknown, deadline):
-        p.start(f)
-    assert [p.kind(f) for f in (known, unknown, deadline)] == [2, 3, 1]
-    assert (p.queue(1), p.queue(2), p.queue(3)) == (3, 1, 0)
-    assert p.rate(1) is None and p.rate(2) is None
-    began = p.began[3]
-    assert began == 0.0  # the clock as the worker last set it
-    p.tick(began + 0.25)  # half the time gone, nothing sent: 1 MB in 0.25 s
-    assert p.rate(3) == int(10**6 / 0.25)
-    assert p.sent(unknown, 25) == [2] and p.queue(2) == 3 and p.limit(2, 25) == 5
-    p.bytes[3] = 10**6 - 100
-    assert p.rate(3) == floor  # nearly done: the floor
-    p.tick(began + 1.0)
-    assert p.rate(3) == floor  # past the deadline: the floor
-
-
-def test_dcas_policy_fifo_small_and_large_by_bytes_left() -> None:
-    from coflowkit.testbed.replay.worker import Dcas
-
-    p = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
-    small = rp.Flow(id=1, src=0, dst=1, size=500, start_s=0.0, coflow_rank=0, coflow_arrival_s=0.0)
-    # 20x the threshold: <1, d>, queue 4 + 2 (>= 4x, >= 16x)
-    big = rp.Flow(id=2, src=0, dst=2, size=20_000, start_s=0.0, coflow_rank=1, coflow_arrival_s=0.0)
-    p.clock(100.05)
-    p.start(small)
-    p.start(big)
-    assert (p.queue(1), p.queue(2)) == (3, 6)  # small: FIFO, the band's lowest queue while young
-    p.sent(big, 16_000)  # 4,000 left: queue 5
-    assert p.tick(100.15) == [1, 2] and (p.queue(1), p.queue(2)) == (2, 5)  # small a quantum older
-    p.sent(big, 3_500)  # 500 left: now small, FIFO by age
-    assert p.tick(100.16) == [2] and p.queue(2) == p.queue(1) == 2
-    p2 = Dcas(threshold=1000, quantum_s=0.1, delta_s=0.01, starve_s=0.5, t0=100.0)
-    huge = rp.Flow(id=3, src=0, dst=2, size=10**6, start_s=0.0, coflow_rank=2, coflow_arrival_s=0.0)
-    p2.start(huge)
-    assert p2.queue(3) == 7
-    # No byte sent for longer than T: <1, 0>, the top of the large band.
-    assert p2.tick(100.6) == [3] and p2.queue(3) == 4
-    assert p2.finish(huge) == [] and p2.left == {}
 
 
 def _ns_pids(ns: str) -> list[str]:

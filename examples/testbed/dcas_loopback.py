@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     fw = rp.fit(coflowkit.load_trace(TRACE), args.hosts, args.size_scale, args.time_scale, args.max_coflows).workload
     spec = rp.policy_spec("dcas", fw, negotiate=not args.no_negotiate)
     if args.wait_ms is not None:
-        spec["wait_s"] = args.wait_ms / 1e3
+        spec = rp.with_keys(spec, wait=f"{round(args.wait_ms * 1e6)}ns")
     plan = dataclasses.replace(
         rp.make_plan(fw, ["127.0.0.1"] * args.hosts, spec),
         ports=tuple(_port(socket.SOCK_STREAM) for _ in range(args.hosts)),
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         flows = rp.collect(plan, rp.run_workers(plan, jobs, 600, work))
         wall = time.time() - t
         print(f"{len(flows)} flows, {int(flows['bytes'].sum())} bytes, every byte checked; wall {wall:.1f} s")
-        if spec["negotiate"]:
+        if rp.negotiates(spec):
             n = rp.negotiation_summary(work, args.hosts)
             print("negotiation:", n)
             rounds = n["negotiated"] + n["fallback"]

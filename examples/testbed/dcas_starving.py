@@ -100,17 +100,18 @@ def main(argv: list[str] | None = None) -> int:
         for v in variants:
             spec = rp.policy_spec("dcas", fw, negotiate=v != "local", **mix)
             if v == "keep":
-                spec["keep_own"] = True
+                spec = rp.with_keys(spec, keep_own="yes")
             work = args.out / v
             flows = rp.replay_on_testbed(fw, args.name, policy=spec, work_dir=work)
             co = rp.tables(fw, flows)[0].to_pandas().set_index("coflow_id")["cct_s"]
             # keep decides as local does (the sender's own priority): its counterpart is local's.
-            sim_spec = svt.dcas_counterpart({**spec, "negotiate": spec["negotiate"] and v != "keep"})
+            # The simulator runs the replay's own spec (its host keys ignored there).
+            sim_spec = (rp.policy_spec("dcas", fw, negotiate=False, **mix) if v == "keep" else spec)["spec"]
             line = ""
-            if spec["negotiate"]:
+            if rp.negotiates(spec):
                 n = rp.negotiation_summary(work, fw.n_hosts)
                 if v == "dcas":
-                    sim_spec = svt.negotiated(sim_spec, n, spec["delta_s"])
+                    sim_spec = svt.negotiated(sim_spec, n, rp.seconds(rp.policy_keys(spec)["delta"]))
                 line = (
                     f"; replies {n['rtt_mean_s'] * 1e3:.1f} ms, {n['replies_missing'] / n['announcements']:.1%} "
                     f"missing, {n['datagrams']:,} datagrams for {n['announcements']:,} announcements"

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
           round(workers[0]["wall_s"], 1))
     print("warm-up failed:", sum(w["warm_up_failed"] for w in workers), "new connections:",
           sum(w["new_conns"] for w in workers))
-    if spec.get("negotiate"):
+    if rp.negotiates(spec):
         print("dcas negotiation (all hosts):", rp.negotiation_summary(args.out, args.hosts))
     t0 = workers[0]["t0"]
     rows = []

@@ -62,16 +62,13 @@ SCALES = {"fb2010": (0.0002, 0.02), "dcas": (0.01, 0.01)}
 DCAS_THRESHOLD = 1_000_000
 #: D-CAS V-A's hosts' rate (bit/s), which its delta, T and expiry refer to.
 DCAS_RATE = 1e9
-#: The simulated scheduler each sender policy stands for.
+#: The sender policies that are the Rust host policies: each is simulated with the spec the replay
+#: runs (``replay.policy_spec``; the host keys are the simulator's to ignore), so no table pairs them.
+#: ``dcas-local``: D-CAS with no negotiation (each sender keeps its own desired priority; ``loss=1``).
+HOST_POLICIES = ("pias", "fifo-lm", "tafe", "karuna", "dcas", "dcas-local")
+#: The simulated scheduler each of the other runs stands for.
 SIMULATED = {
     "plain": "fair",
-    "pias": "pias",
-    "fifo-lm": "fifo-lm",
-    "tafe": "tafe",
-    "karuna": "karuna",
-    "dcas": "dcas",
-    # D-CAS with no negotiation (--no-negotiate): each sender keeps its own desired priority.
-    "dcas-local": "dcas",
     # The runtime's agents send a coflow the coordinator has not scheduled yet in the switches' top class
     # (docs/runtime.md), ahead of every scheduled flow: D-CLAS with `local=first` (docs/schedulers.md).
     "aalo": "aalo:local=first",
@@ -120,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--coflows", type=int, default=200, help="dcas: how many coflows to generate (default 200)")
     ap.add_argument("--load", type=float, default=1.0, help="dcas: the offered load (default 1, D-CAS V-A's)")
     ap.add_argument("--seed", type=int, default=1, help="dcas: the generator's seed (default 1)")
-    ap.add_argument("--policies", default=",".join(SIMULATED))
+    ap.add_argument("--policies", default=",".join(["plain", *HOST_POLICIES, *RUNTIME]))
     ap.add_argument(
         "--nice", type=int, default=-10, help="the replay workers' niceness (default -10: see replay_on_testbed)"
     )
@@ -156,10 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         write_page(saved)
         return 0
     policies = args.policies.split(",")
-    unknown = [p for p in policies if p not in SIMULATED]
+    known = ["plain", *HOST_POLICIES, *RUNTIME]
+    unknown = [p for p in policies if p not in known]
     if unknown:
-        ap.error(f"--policies: unknown {', '.join(unknown)} (known: {', '.join(SIMULATED)})")
-    missing = [p for p in policies if SIMULATED[p].split(":")[0] not in dict(coflowkit.schedulers())]
+        ap.error(f"--policies: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    missing = [p for p in policies if p in SIMULATED and SIMULATED[p].split(":")[0] not in dict(coflowkit.schedulers())]
     if missing:
         ap.error(f"--policies: the simulator has no {', '.join(SIMULATED[p] for p in missing)} to compare with")
 
@@ -190,22 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     sim_specs = []
     for p in policies:
-        s = SIMULATED[p]
-        if p == "pias":
-            s = "pias:thresholds=" + "/".join(str(t) for t in specs[p]["thresholds"])
-        elif p == "fifo-lm":
-            # What the sender policy enforces (docs/testbed.md): light coflows above every heavy one, heavy
-            # judged per sender; not Baraat's multiplexing of a heavy coflow with the next one (mux=next).
-            s = f"fifo-lm:threshold={specs[p]['heavy']};mux=last;per=sender"
-        elif p == "tafe":
-            # Flow-awareness needs TAFE's window rule in TCP: the testbed's flows of a task share by TCP.
-            s = "tafe:thresholds=" + "/".join(str(t) for t in specs[p]["thresholds"]) + ";flows=fair"
-        elif p == "karuna":
-            t = "/".join(str(x) for x in specs[p]["split"])
-            s = f"karuna:split={t};sieve={t}"
-        elif p in ("dcas", "dcas-local"):
-            s = dcas_counterpart(specs[p])
-        elif s.split(":")[0] == "aalo":
+        # A host policy is simulated with the replay's own spec: the same policy.
+        s = specs[p]["spec"] if p in HOST_POLICIES else SIMULATED[p]
+        if s.split(":")[0] == "aalo":
             # The coordinator's period (--delta-ms).
             s += (";" if ":" in s else ":") + f"delta={args.delta_ms}ms"
         sim_specs.append(s)
@@ -260,11 +245,11 @@ def main(argv: list[str] | None = None) -> int:
             punctual = set(on_time.groupby("cid")["late"].any().loc[lambda x: ~x].index)
             measured[p]["punctual"] = measured[p]["coflow_id"].isin(punctual)
             print(f"{p}: mean CCT {measured[p]['cct_s'].mean():.4f} s ({wall[p]:.0f} s) {why[p]}", flush=True)
-            if specs.get(p, {}).get("negotiate"):
+            if p in specs and rp.negotiates(specs[p]):
                 n = rp.negotiation_summary(args.out / p, fw.n_hosts)
                 print(f"{p}: negotiation {n}", flush=True)
                 i = policies.index(p)
-                sim_specs[i] = negotiated(sim_specs[i], n, specs[p]["delta_s"])
+                sim_specs[i] = negotiated(sim_specs[i], n, rp.seconds(rp.policy_keys(specs[p])["delta"]))
     finally:
         tb.down(args.name)
     t = time.time()
@@ -276,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     # nearly all bytes: each side's mean CCT split into what the small and the large coflows add to it.
     c = fw.columns()
     totals = pd.Series(c["bytes"]).groupby(c["coflow_id"]).sum()
-    large = set(totals.index[totals >= rp.policy_spec("fifo-lm", fw)["heavy"]])
+    large = set(totals.index[totals >= int(rp.policy_keys(rp.policy_spec("fifo-lm", fw))["threshold"])])
     for p, s in zip(policies, sim_specs, strict=True):
         sc = sim.coflows(s)[["coflow_id", "cct_s"]]
         m = measured[p][["coflow_id", "cct_s", "punctual"]].merge(sc, on="coflow_id", suffixes=("_testbed", "_sim"))
@@ -367,21 +352,6 @@ def dcas_workload(
     return fitted, {"heavy": heavy, "time_scale": time_scale * DCAS_RATE / rate, "bands": bands}
 
 
-def dcas_counterpart(d: dict[str, Any]) -> str:
-    """The simulated counterpart of the replay's D-CAS spec ``d`` (``replay.policy_spec("dcas", ...)``):
-    its threshold, delta, T and expiry, and its cut of ``<1, P>`` into queues 4-7 by the bytes left (the
-    worker's bands; TCP shares a queue, so the simulator's D-CAS with the same classes, max-min among
-    equals: since 2026-11-24; the FB2010 page's runs before were simulated with every P apart). Messages
-    take the simulator's 100 us each way until the replay has measured its own (:func:`negotiated`);
-    without negotiation, D-CAS with every control message lost."""
-    s = (
-        f"dcas:threshold={d['threshold']};delta={d['delta_s'] * 1e3:g}ms;t={d['starve_s'] * 1e3:g}ms;"
-        f"expiry={d['expiry_s'] * 1e3:g}ms" + ("" if d.get("negotiate") else ";loss=1")
-    )
-    s += "".join(f";{k}={d[k]}" for k in ("psi", "phi") if d.get(k, "max") != "max")
-    return s + ";desired=bands:" + "/".join(str(b) for b in rp.dcas_bands(d["threshold"], d.get("bands")))
-
-
 def negotiated(spec: str, n: dict[str, Any], delta_s: float) -> str:
     """D-CAS's simulated counterpart of a replay that negotiated, given the negotiation the replay
     measured (:func:`coflowkit.testbed.replay.negotiation_summary`): each message takes half the mean time a
@@ -417,7 +387,7 @@ def draw(csvs: dict[str, Path], figure: Path) -> None:
         ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
         ax.set_xlim(lo, hi * 1.5)
         ax.set_ylim(lo, hi * 1.5)
-        ax.set_title(f"{p} (sim.: {SIMULATED[p]})", fontsize=8)
+        ax.set_title(f"{p} (sim.: {SIMULATED.get(p, 'the same policy')})", fontsize=8)
     for ax in axes[len(tables) :]:
         ax.set_visible(False)
     for ax in axes[(rows - 1) * cols :]:

@@ -1,7 +1,7 @@
 """Types of the Rust binding (crates/py). See that crate's docs for details."""
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, Self, final
 
 from typing_extensions import Buffer
@@ -38,6 +38,8 @@ __all__ = [
     "karuna_thresholds",
     "karuna_model_fct",
     "receive_flows",
+    "HostPolicy",
+    "host_policy_replay",
     "AgentClient",
     "CoflowWriter",
     "NATIVE_COLUMNS",
@@ -165,6 +167,63 @@ def runtime_main(argv: list[str]) -> int:
 
 class _Socket(Protocol):
     def fileno(self) -> int: ...
+
+#: What a host policy call returns: the flows whose marking changed, and the control messages to
+#: send, each (destination host, kind 1 announce or 2 reply, number, coflow, value).
+_HostEffects = tuple[list[int], list[tuple[int, int, int, int, int]]]
+
+@final
+class HostPolicy:
+    """One host's policy (crates/sched/src/host), built from a scheduler spec: what the packet
+    engine runs, driven by a replay worker. Times are integer ns since the run's origin."""
+
+    def __new__(
+        cls,
+        spec: str,
+        host: int,
+        n_hosts: int,
+        nic_bps: float,
+        rtt_ns: int,
+        flow_sizes: Sequence[float] = ...,
+        coflow_sizes: Sequence[float] = ...,
+    ) -> Self: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def negotiates(self) -> bool: ...
+    def start(
+        self,
+        now: int,
+        id: int,
+        coflow: int,
+        coflow_arrival: int,
+        dst: int,
+        size: int,
+        size_known: bool = True,
+        deadline: int | None = None,
+    ) -> _HostEffects: ...
+    def sent(self, now: int, id: int, n: int) -> _HostEffects: ...
+    def finish(self, now: int, id: int) -> _HostEffects: ...
+    def receive(self, now: int, src: int, kind: int, number: int, coflow: int, value: int) -> _HostEffects: ...
+    def wake_at(self) -> int | None: ...
+    def wake(self, now: int, unacked: Callable[[int], int]) -> _HostEffects: ...
+    def marking(self, id: int) -> tuple[int, int | None, str]:
+        """(class 0-7, pacing rate bytes/s or None, congestion control name)."""
+    def limit(self, id: int) -> int: ...
+    def dcas_report(self) -> dict[str, Any] | None: ...
+
+def host_policy_replay(
+    spec: str,
+    host: int,
+    n_hosts: int,
+    nic_bps: float,
+    rtt_ns: int,
+    events: Sequence[tuple[str, int, Sequence[int | None]]],
+) -> list[
+    tuple[list[int], list[tuple[int, int, int, int, int]], list[tuple[int, int, int | None, str, int]], int | None]
+]:
+    """What the policy of ``spec`` decides at each event, driven in Rust (the differential test's
+    reference)."""
 
 @final
 class AgentClient:

@@ -21,6 +21,8 @@
 //! - [`replay_sender`], [`replay_receiver`] and [`replay_wire`]: the two
 //!   native ends of a replay's connections (`AgentClient.send_flows`,
 //!   `receive_flows`), threads without the GIL, and what they agree on;
+//! - [`host_policy`]: one host's policy (`HostPolicy`), the Rust policies
+//!   of `coflowkit_sched::host` that the testbed's replay workers run;
 //! - [`progress`]: the progress bar on stderr (only on a terminal, only once
 //!   a run has taken more than a second).
 //!
@@ -33,6 +35,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod host_policy;
 mod packet;
 mod progress;
 mod replay_receiver;
@@ -176,6 +179,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(karuna_model_fct, m)?)?;
     m.add_function(wrap_pyfunction!(receive_flows, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::runtime_main, m)?)?;
+    m.add_class::<host_policy::PyHostPolicy>()?;
+    m.add_function(wrap_pyfunction!(host_policy::host_policy_replay, m)?)?;
     m.add_class::<runtime::PyAgentClient>()?;
     m.add_class::<runtime::PyCoflowWriter>()?;
     m.add(

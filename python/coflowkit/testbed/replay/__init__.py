@@ -29,8 +29,12 @@ from .modes import (
     PIAS_DEFAULT_PERCENTILES,
     POLICIES,
     dcas_bands,
+    negotiates,
+    policy_keys,
     policy_spec,
+    seconds,
     subcoflow_sizes,
+    with_keys,
 )
 from .plans import CONTROL_PORT, DATA_PORT, PLAN_VERSION, Flow, Plan, PlanError, coflow_ranks, make_plan
 from .results import collect, dcas_runs, negotiation_summary, tables
@@ -64,6 +68,10 @@ __all__ = [
     "make_plan",
     "negotiation_summary",
     "policy_spec",
+    "policy_keys",
+    "with_keys",
+    "negotiates",
+    "seconds",
     "replay_on_runtime",
     "replay_on_testbed",
     "replay_on_testbed_runtime",

@@ -120,7 +120,7 @@ def tables(workload: _core.Workload, flows: pd.DataFrame) -> tuple[pa.Table, pa.
 
 def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     """D-CAS's negotiation over a replay's workers (``work/hostH.json``): the counts of
-    :class:`coflowkit.testbed.replay.worker.Dcas` summed (announcements, replies received, missing,
+    the workers' D-CAS policies (crates/sched/src/host/dcas.rs) summed (announcements, replies received, missing,
     late, rounds negotiated or fallen back, how often Phi(replies) moved the value and the
     queue), the datagrams ignored by why, the replies' round trips and the rounds' time from
     announcement to decision (each over all workers: the mean, weighted by each worker's replies
@@ -156,7 +156,7 @@ def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
 
 def dcas_runs(work: Path, workload: _core.Workload) -> dict[int, list[int]]:
     """Per coflow id, how often the D-CAS senders of a replay (``work/hostH.json``) decided one of its
-    subcoflows as large, and of those how often as starving (``Dcas.runs``, summed over hosts)."""
+    subcoflows as large, and of those how often as starving (the policy's ``runs``, summed over hosts)."""
     of = {r: cid for cid, r in coflow_ranks(workload).items()}
     out: dict[int, list[int]] = {}
     for h in range(workload.n_hosts):

@@ -1,0 +1,361 @@
+//! `_core.HostPolicy`: one host's policy ([`coflowkit_sched::host`]) for the
+//! testbed's replay workers, the same code the packet engine runs.
+//!
+//! Only translation: times are integer nanoseconds since the run's origin
+//! (the worker converts its wall clock), every call returns what it changed
+//! as `(changed flow ids, messages)`, each message `(destination host,
+//! kind, number, coflow, value)` with kind 1 (announce) or 2 (reply), the
+//! numbers of the testbed's control datagrams. The view a policy may ask
+//! of the host (bytes written and not acknowledged) is a Python callable
+//! passed to `wake`.
+
+use crate::errors::value_error;
+use coflowkit_model::{Dur, Time};
+use coflowkit_sched::host::dcas::DcasHost;
+use coflowkit_sched::host::{
+    build_host, replay, Cc, Control, ControlKind, Effects, HostContext, HostEvent, HostFlow,
+    HostPolicy, HostView, Marking,
+};
+use coflowkit_sched::registry::{SchedulerSpec, WorkloadHints};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// What one call returns: flows whose marking changed, messages to send.
+type Out = (Vec<u64>, Vec<(u32, u8, u32, u32, u64)>);
+
+/// A message as Python sees it: (destination, kind, number, coflow, value).
+fn message((dst, m): &(u32, Control)) -> (u32, u8, u32, u32, u64) {
+    (*dst, kind_number(m.kind), m.number, m.coflow, m.value)
+}
+
+/// A marking as Python sees it: (class, pacing bytes/s or None, congestion
+/// control by name).
+fn marking(m: Marking) -> (u8, Option<u64>, &'static str) {
+    let cc = match m.cc {
+        Cc::Default => "default",
+        Cc::Mcp { .. } => "mcp",
+        Cc::D2tcp { .. } => "d2tcp",
+        Cc::Tafe { .. } => "tafe",
+    };
+    (m.class, m.pace, cc)
+}
+
+/// The message kind of its wire number.
+fn kind_of(kind: u8) -> PyResult<ControlKind> {
+    match kind {
+        1 => Ok(ControlKind::Announce),
+        2 => Ok(ControlKind::Reply),
+        k => Err(value_error(format!("control kind {k}: 1 or 2"))),
+    }
+}
+
+/// The policy of `spec` at `host`, or a `ValueError` naming what is wrong.
+fn build(
+    spec: &str,
+    ctx: HostContext,
+    flow_sizes: Vec<f64>,
+    coflow_sizes: Vec<f64>,
+) -> PyResult<Box<dyn HostPolicy>> {
+    let spec = SchedulerSpec::parse(spec).map_err(value_error)?;
+    let hints = WorkloadHints {
+        coflow_sizes,
+        flow_sizes,
+    };
+    build_host(&spec, &hints, &ctx).map_err(value_error)
+}
+
+/// One event of a trace from Python: (`start`|`sent`|`finish`|`receive`|
+/// `wake`, now ns, arguments as the methods of `HostPolicy` take them;
+/// `wake`'s are flow, unacked, flow, unacked, ...).
+fn event(name: &str, now: u64, a: &[Option<u64>]) -> PyResult<HostEvent> {
+    let bad = || value_error(format!("trace event '{name}' at {now}: arguments {a:?}"));
+    let get = |i: usize| a.get(i).copied().flatten().ok_or_else(bad);
+    let now = Time(now);
+    let narrow = |x: u64| u32::try_from(x).map_err(|_| bad());
+    Ok(match name {
+        "start" => HostEvent::Start(
+            now,
+            HostFlow {
+                id: get(0)?,
+                coflow: narrow(get(1)?)?,
+                coflow_arrival: Time(get(2)?),
+                dst: narrow(get(3)?)?,
+                size: get(4)?,
+                size_known: get(5)? != 0,
+                deadline: a.get(6).copied().flatten().map(Dur),
+            },
+        ),
+        "sent" => HostEvent::Sent(now, get(0)?, get(1)?),
+        "finish" => HostEvent::Finish(now, get(0)?),
+        "receive" => HostEvent::Receive(
+            now,
+            narrow(get(0)?)?,
+            Control {
+                kind: kind_of(u8::try_from(get(1)?).map_err(|_| bad())?)?,
+                number: narrow(get(2)?)?,
+                coflow: narrow(get(3)?)?,
+                value: get(4)?,
+            },
+        ),
+        "wake" => HostEvent::Wake(
+            now,
+            a.chunks(2)
+                .map(|p| {
+                    Ok((
+                        p[0].ok_or_else(bad)?,
+                        p.get(1).copied().flatten().ok_or_else(bad)?,
+                    ))
+                })
+                .collect::<PyResult<_>>()?,
+        ),
+        _ => return Err(bad()),
+    })
+}
+
+/// What the policy of `spec` decides at each event of `events`, driven in
+/// Rust ([`replay`], as the packet engine drives it): per event (changed
+/// flows, messages, every active flow's (id, class, pace, cc, limit), the
+/// next wake-up). The differential test drives `HostPolicy` as the replay
+/// worker does and compares.
+#[pyfunction]
+#[pyo3(signature = (spec, host, n_hosts, nic_bps, rtt_ns, events))]
+#[allow(clippy::type_complexity)]
+pub fn host_policy_replay(
+    spec: &str,
+    host: u32,
+    n_hosts: u32,
+    nic_bps: f64,
+    rtt_ns: u64,
+    events: Vec<(String, u64, Vec<Option<u64>>)>,
+) -> PyResult<
+    Vec<(
+        Vec<u64>,
+        Vec<(u32, u8, u32, u32, u64)>,
+        Vec<(u64, u8, Option<u64>, &'static str, u64)>,
+        Option<u64>,
+    )>,
+> {
+    let ctx = HostContext {
+        host,
+        n_hosts,
+        nic_bps,
+        rtt: Dur(rtt_ns),
+    };
+    let mut policy = build(spec, ctx, vec![], vec![])?;
+    let events = events
+        .iter()
+        .map(|(name, now, a)| event(name, *now, a))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(replay(policy.as_mut(), &events)
+        .into_iter()
+        .map(|step| {
+            let flows = step
+                .flows
+                .iter()
+                .map(|&(f, m, limit)| {
+                    let (class, pace, cc) = marking(m);
+                    (f, class, pace, cc, limit)
+                })
+                .collect();
+            (
+                step.effects.changed,
+                step.effects.send.iter().map(message).collect(),
+                flows,
+                step.wake_at.map(|t| t.0),
+            )
+        })
+        .collect())
+}
+
+/// The wire number of a message kind (the testbed's datagram head).
+fn kind_number(kind: ControlKind) -> u8 {
+    match kind {
+        ControlKind::Announce => 1,
+        ControlKind::Reply => 2,
+    }
+}
+
+/// One host's policy, built from a scheduler spec.
+#[pyclass(name = "HostPolicy", module = "coflowkit._core", unsendable)]
+pub struct PyHostPolicy {
+    policy: Box<dyn HostPolicy>,
+    out: Effects,
+}
+
+impl PyHostPolicy {
+    /// Empties the effects after `f` ran, as the call's result.
+    fn run(&mut self, f: impl FnOnce(&mut dyn HostPolicy, &mut Effects)) -> Out {
+        self.out.clear();
+        f(self.policy.as_mut(), &mut self.out);
+        let sends = self.out.send.iter().map(message).collect();
+        (std::mem::take(&mut self.out.changed), sends)
+    }
+}
+
+/// A Python callable `fid -> bytes` as a [`HostView`] (0 if it fails).
+struct PyView<'py>(Bound<'py, PyAny>);
+
+impl HostView for PyView<'_> {
+    fn unacked(&self, flow: u64) -> u64 {
+        self.0
+            .call1((flow,))
+            .and_then(|v| v.extract::<u64>())
+            .unwrap_or(0)
+    }
+}
+
+#[pymethods]
+impl PyHostPolicy {
+    /// The policy of scheduler `spec` at `host` of `n_hosts`, with its NIC
+    /// rate and the fabric's base RTT; `flow_sizes` and `coflow_sizes` (bytes)
+    /// are the workload's hints for thresholds given as percentiles.
+    #[new]
+    #[pyo3(signature = (spec, host, n_hosts, nic_bps, rtt_ns, flow_sizes = vec![], coflow_sizes = vec![]))]
+    fn new(
+        spec: &str,
+        host: u32,
+        n_hosts: u32,
+        nic_bps: f64,
+        rtt_ns: u64,
+        flow_sizes: Vec<f64>,
+        coflow_sizes: Vec<f64>,
+    ) -> PyResult<Self> {
+        let ctx = HostContext {
+            host,
+            n_hosts,
+            nic_bps,
+            rtt: Dur(rtt_ns),
+        };
+        let policy = build(spec, ctx, flow_sizes, coflow_sizes)?;
+        Ok(PyHostPolicy {
+            policy,
+            out: Effects::default(),
+        })
+    }
+
+    /// The policy's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.policy.name().to_string()
+    }
+
+    /// Whether it exchanges control messages (D-CAS negotiating).
+    #[getter]
+    fn negotiates(&self) -> bool {
+        self.policy
+            .as_any()
+            .downcast_ref::<DcasHost>()
+            .is_some_and(|d| d.negotiates())
+    }
+
+    /// Flow `id` starts at `now` (ns since the origin).
+    #[pyo3(signature = (now, id, coflow, coflow_arrival, dst, size, size_known = true, deadline = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &mut self,
+        now: u64,
+        id: u64,
+        coflow: u32,
+        coflow_arrival: u64,
+        dst: u32,
+        size: u64,
+        size_known: bool,
+        deadline: Option<u64>,
+    ) -> Out {
+        let flow = HostFlow {
+            id,
+            coflow,
+            coflow_arrival: Time(coflow_arrival),
+            dst,
+            size,
+            size_known,
+            deadline: deadline.map(Dur),
+        };
+        self.run(|p, out| p.start(Time(now), &flow, out))
+    }
+
+    /// `n` more bytes of flow `id` handed to the transport at `now`.
+    fn sent(&mut self, now: u64, id: u64, n: u64) -> Out {
+        self.run(|p, out| p.sent(Time(now), id, n, out))
+    }
+
+    /// Flow `id` finished at `now`.
+    fn finish(&mut self, now: u64, id: u64) -> Out {
+        self.run(|p, out| p.finish(Time(now), id, out))
+    }
+
+    /// A control message from host `src` at `now`: kind 1 (announce) or 2
+    /// (reply), its number, coflow and value.
+    fn receive(
+        &mut self,
+        now: u64,
+        src: u32,
+        kind: u8,
+        number: u32,
+        coflow: u32,
+        value: u64,
+    ) -> PyResult<Out> {
+        let msg = Control {
+            kind: kind_of(kind)?,
+            number,
+            coflow,
+            value,
+        };
+        Ok(self.run(|p, out| p.receive(Time(now), src, &msg, out)))
+    }
+
+    /// When the policy wants `wake` next (ns since the origin), or None.
+    fn wake_at(&self) -> Option<u64> {
+        self.policy.wake_at().map(|t| t.0)
+    }
+
+    /// The instant `wake_at` named came (or passed): `now`; `unacked(fid)`
+    /// gives a flow's bytes written and not yet acknowledged.
+    fn wake(&mut self, now: u64, unacked: Bound<'_, PyAny>) -> Out {
+        let view = PyView(unacked);
+        self.run(|p, out| p.wake(Time(now), &view, out))
+    }
+
+    /// Flow `id`'s marking: (class 0-7, pacing bytes/s or None, congestion
+    /// control: `default`, `mcp`, `d2tcp` or `tafe`).
+    fn marking(&self, id: u64) -> (u8, Option<u64>, &'static str) {
+        marking(self.policy.marking(id))
+    }
+
+    /// How many more bytes flow `id` may send before its marking may change.
+    fn limit(&self, id: u64) -> u64 {
+        self.policy.limit(id)
+    }
+
+    /// D-CAS's negotiation as this host saw it (None for other policies):
+    /// its counters, `runs` per coflow ([large, starving]), `rtt_ns` and
+    /// `round_ns` (durations) and `raised` ([at, coflow, d, Phi, class]).
+    fn dcas_report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(d) = self.policy.as_any().downcast_ref::<DcasHost>() else {
+            return Ok(None);
+        };
+        let out = PyDict::new(py);
+        let counts = PyDict::new(py);
+        for (k, v) in d.counts() {
+            counts.set_item(k, v)?;
+        }
+        out.set_item("counts", counts)?;
+        let runs = PyDict::new(py);
+        for (c, r) in d.runs() {
+            runs.set_item(c, r.to_vec())?;
+        }
+        out.set_item("runs", runs)?;
+        out.set_item("rtt_ns", d.rtts().iter().map(|x| x.0).collect::<Vec<_>>())?;
+        out.set_item(
+            "round_ns",
+            d.rounds().iter().map(|x| x.0).collect::<Vec<_>>(),
+        )?;
+        let raised: Vec<(u64, u32, u64, u64, u8)> = d
+            .raised()
+            .iter()
+            .map(|r| (r.at.0, r.coflow, r.d, r.p, r.class))
+            .collect();
+        out.set_item("raised", raised)?;
+        Ok(Some(out))
+    }
+}
