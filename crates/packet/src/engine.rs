@@ -15,6 +15,7 @@
 //! (`crate::rcp`).
 
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
+use crate::host::{switchable, Channel, EngineView, Hosts, Settings, CONTROL_PAYLOAD};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
 use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
@@ -22,6 +23,7 @@ use crate::rcp::{RcpParams, RcpPort};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
 use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
+use coflowkit_sched::host::{Control, HostFlow};
 use coflowkit_sim::release::{self, Cascade, Releases};
 use coflowkit_sim::{Outcome, Progress, SimResult};
 use std::cmp::Ordering;
@@ -51,6 +53,10 @@ enum Ev {
     Sample,
     /// Coflow arrivals due.
     Arrival,
+    /// A host's policy asked to be woken (`crate::host`).
+    Wake(u32),
+    /// A flow may send again (its policy moved its limit or its pacing).
+    Kick(u32),
 }
 
 struct Entry {
@@ -80,6 +86,14 @@ impl Ord for Entry {
 /// One flow's static facts and end points.
 struct Flow {
     coflow: u32,
+    /// Its hosts.
+    src: u32,
+    dst: u32,
+    /// New bytes its sender has put on the wire (a host policy's count).
+    host_sent: u64,
+    /// A host policy's D2TCP deadline (ps) and TAFE share.
+    cc_deadline_ps: Option<u64>,
+    tafe_share: Option<f64>,
     group: u32,
     bytes: u64,
     class: u8,
@@ -147,6 +161,8 @@ pub struct Engine<'a> {
     /// flow starts.
     rcp: Vec<RcpPort>,
     rcp_params: RcpParams,
+    /// The hosts' policies, with a scheduler (`crate::host`).
+    hosts: Option<Box<Hosts>>,
 }
 
 fn ps(t: Time) -> u64 {
@@ -313,6 +329,11 @@ impl<'a> Engine<'a> {
                 }
                 flows.push(Flow {
                     coflow: ci as u32,
+                    src: f.src.0,
+                    dst: f.dst.0,
+                    host_sent: 0,
+                    cc_deadline_ps: None,
+                    tafe_share: None,
                     group: f.group,
                     bytes: f.bytes.0,
                     class,
@@ -376,6 +397,7 @@ impl<'a> Engine<'a> {
                 rate_based: false,
                 probe_after: cfg.pfabric_probe_after,
             },
+            hosts: None,
             rcp: vec![],
             rcp_params: RcpParams {
                 alpha: cfg.rcp_alpha,
@@ -421,6 +443,8 @@ impl<'a> Engine<'a> {
                 Ev::Pace(f) => self.pace(f),
                 Ev::RcpTick(p) => self.rcp_tick(p),
                 Ev::Sample => self.sample(),
+                Ev::Wake(h) => self.wake(h),
+                Ev::Kick(f) => self.kick(f),
             }
             if self.events & 0xffff == 0 {
                 progress(Progress {
@@ -490,6 +514,7 @@ impl<'a> Engine<'a> {
             queue_trace: self.trace,
             packets,
             events: self.events,
+            hosts: self.hosts.as_ref().map(|h| h.stats),
         }
     }
 
@@ -527,6 +552,11 @@ impl<'a> Engine<'a> {
     }
 
     fn flow_done(&mut self, f: u32) {
+        if self.hosts.is_some() && self.flows[f as usize].bytes > 0 {
+            let src = self.flows[f as usize].src;
+            let now = self.now_ns();
+            self.host_call(src, |p, out| p.finish(now, f as u64, out));
+        }
         let fl = &mut self.flows[f as usize];
         fl.finish = Some(self.now);
         let (c, group) = (fl.coflow, fl.group);
@@ -560,11 +590,16 @@ impl<'a> Engine<'a> {
             return;
         }
         fl.receiver = Some(Receiver::new(fl.bytes));
+        if self.hosts.is_some() {
+            self.host_start(f);
+        }
+        let fl = &mut self.flows[f as usize];
         let rcp = fl.transport == TransportKind::Rcp;
         let paced = rcp || fl.pacing != Pacing::Off;
         let params = SenderParams {
-            deadline_ps: match (fl.transport, fl.deadline) {
-                (TransportKind::D2tcp, Some(d)) => Some(now + ps(Time(d.0))),
+            deadline_ps: match (fl.transport, fl.cc_deadline_ps, fl.deadline) {
+                (TransportKind::D2tcp, Some(at), _) => Some(at),
+                (TransportKind::D2tcp, None, Some(d)) => Some(now + ps(Time(d.0))),
                 _ => None,
             },
             paced,
@@ -572,7 +607,13 @@ impl<'a> Engine<'a> {
             ..self.sender_params(f)
         };
         let fl = &mut self.flows[f as usize];
-        fl.sender = Some(Sender::new(params, fl.bytes));
+        let mut sender = Sender::new(params, fl.bytes);
+        if let Some(h) = &self.hosts {
+            let policy = &h.policies[fl.src as usize];
+            sender.limit_end = policy.limit(f as u64).max(1);
+            sender.set_cc(params.transport, params.deadline_ps, fl.tafe_share);
+        }
+        fl.sender = Some(sender);
         fl.pacer = Pacer::new(match fl.pacing {
             Pacing::Rate(r) => r,
             Pacing::Off | Pacing::Cwnd => 0,
@@ -696,14 +737,21 @@ impl<'a> Engine<'a> {
     }
 
     fn transmit(&mut self, f: u32, segs: &[Segment]) {
+        let mut kick = false;
         for s in segs {
             if s.retransmit {
                 self.flows[f as usize].stats.retransmits += 1;
             }
             let pkt = self.packet(f, Kind::Data, s.seq, s.len);
             self.send(pkt);
+            if self.hosts.is_some() {
+                kick |= self.host_sent(f, s);
+            }
         }
         self.arm_rto(f);
+        if kick {
+            self.push(self.now, Ev::Kick(f));
+        }
     }
 
     /// A paced flow sends what its slots and window allow now, and asks
@@ -829,6 +877,7 @@ impl<'a> Engine<'a> {
     fn deliver(&mut self, pkt: Packet) {
         let f = pkt.flow;
         match pkt.kind {
+            Kind::Control => self.receive_control(&pkt),
             Kind::Syn => {
                 let reply = Packet {
                     ts: pkt.ts,
@@ -907,6 +956,10 @@ impl<'a> Engine<'a> {
     // ---- the network ----
 
     fn path(&self, pkt: &Packet) -> &[u32] {
+        if pkt.kind == Kind::Control {
+            let c = &self.hosts.as_ref().expect("hosts").channels[pkt.flow as usize];
+            return &self.hops[c.hops.0 as usize..c.hops.1 as usize];
+        }
         let fl = &self.flows[pkt.flow as usize];
         let (a, b) = if pkt.reverse() { fl.rev } else { fl.fwd };
         &self.hops[a as usize..b as usize]
@@ -929,19 +982,38 @@ impl<'a> Engine<'a> {
             None => p.admit(pkt),
         };
         // Packets a pFabric port dropped to make room count for their flows.
-        while let Some(v) = p.evicted.pop() {
-            self.flows[v.flow as usize].stats.drops += 1;
+        if !p.evicted.is_empty() {
+            let mut evicted = std::mem::take(&mut p.evicted);
+            for v in evicted.drain(..) {
+                self.dropped(&v);
+            }
+            self.ports[port as usize].evicted = evicted;
         }
         match admit {
             Admit::Dropped => {
-                self.flows[pkt.flow as usize].stats.drops += 1;
+                self.dropped(&pkt);
                 return;
             }
-            Admit::Marked => self.flows[pkt.flow as usize].stats.ecn_marks += 1,
-            Admit::Queued => {}
+            Admit::Marked if pkt.kind != Kind::Control => {
+                self.flows[pkt.flow as usize].stats.ecn_marks += 1
+            }
+            Admit::Marked | Admit::Queued => {}
         }
+        let p = &self.ports[port as usize];
         if !p.busy {
             self.start_tx(port);
+        }
+    }
+
+    /// A queue dropped `pkt`: its flow counts it, or its control message
+    /// is lost.
+    fn dropped(&mut self, pkt: &Packet) {
+        if pkt.kind == Kind::Control {
+            let h = self.hosts.as_mut().expect("hosts");
+            h.take(pkt.seq as u32);
+            h.stats.control_dropped += 1;
+        } else {
+            self.flows[pkt.flow as usize].stats.drops += 1;
         }
     }
 
@@ -982,7 +1054,8 @@ impl<'a> Engine<'a> {
     /// an RCP packet's rate field on its way out, and run the control
     /// interval while RCP packets come.
     fn rcp_arrival(&mut self, port: u32, pkt: &mut Packet) {
-        let rcp_flow = self.flows[pkt.flow as usize].transport == TransportKind::Rcp;
+        let rcp_flow = pkt.kind != Kind::Control
+            && self.flows[pkt.flow as usize].transport == TransportKind::Rcp;
         let now = self.now;
         let ctl = &mut self.rcp[port as usize];
         if rcp_flow && !ctl.running {
@@ -1031,6 +1104,265 @@ impl<'a> Engine<'a> {
         if let (Some(q), false) = (self.cfg.queue_trace, self.heap.is_empty()) {
             self.push(self.now + ps(Time(q.0)), Ev::Sample);
         }
+    }
+}
+
+// ---- host policies (`crate::host`) ----
+impl Engine<'_> {
+    /// Runs `policies` (one per host, in host order) on the hosts.
+    pub fn with_hosts(mut self, policies: Vec<Box<dyn coflowkit_sched::host::HostPolicy>>) -> Self {
+        self.hosts = Some(Box::new(Hosts::new(policies)));
+        self
+    }
+
+    fn now_ns(&self) -> Time {
+        Time(self.now / PS_PER_NS)
+    }
+
+    /// Calls host `h`'s policy with `call`, then applies what it did.
+    fn host_call(
+        &mut self,
+        h: u32,
+        call: impl FnOnce(
+            &mut dyn coflowkit_sched::host::HostPolicy,
+            &mut coflowkit_sched::host::Effects,
+        ),
+    ) {
+        let hosts = self.hosts.as_mut().expect("hosts");
+        let mut out = std::mem::take(&mut hosts.out);
+        out.clear();
+        call(hosts.policies[h as usize].as_mut(), &mut out);
+        self.apply_effects(h, out);
+    }
+
+    /// Enforces what host `h`'s policy did: changed markings, messages.
+    fn apply_effects(&mut self, h: u32, out: coflowkit_sched::host::Effects) {
+        for &g in &out.changed {
+            self.apply_marking(g as u32);
+        }
+        for &(to, msg) in &out.send {
+            self.send_control(h, to, msg);
+        }
+        self.schedule_wake(h);
+        self.hosts.as_mut().expect("hosts").out = out;
+    }
+
+    /// Flow `f` starts: its policy hears of it and marks it.
+    fn host_start(&mut self, f: u32) {
+        let fl = &self.flows[f as usize];
+        let c = &self.workload.coflows()[fl.coflow as usize];
+        let spec = &c.flows[(f - self.first_flow[fl.coflow as usize]) as usize];
+        let flow = HostFlow {
+            id: f as u64,
+            coflow: fl.coflow,
+            coflow_arrival: c.arrival,
+            dst: fl.dst,
+            size: fl.bytes,
+            size_known: spec.size_known,
+            deadline: fl.deadline,
+        };
+        let (src, now) = (fl.src, self.now_ns());
+        self.host_call(src, |p, out| p.start(now, &flow, out));
+        self.apply_marking(f);
+    }
+
+    /// New bytes of `s` went out: the policy counts them and the sender's
+    /// limit moves. Whether the sender stopped at its old limit and may now
+    /// go on.
+    fn host_sent(&mut self, f: u32, seg: &Segment) -> bool {
+        let fl = &mut self.flows[f as usize];
+        let end = seg.seq + seg.len as u64;
+        if end <= fl.host_sent {
+            return false;
+        }
+        let new = end - fl.host_sent;
+        fl.host_sent = end;
+        let stopped = fl.sender.as_ref().is_some_and(|s| s.nxt >= s.limit_end);
+        let (src, now) = (fl.src, self.now_ns());
+        self.host_call(src, |p, out| p.sent(now, f as u64, new, out));
+        self.move_limit(f);
+        let fl = &self.flows[f as usize];
+        stopped && fl.sender.as_ref().is_some_and(|s| s.nxt < s.limit_end)
+    }
+
+    /// Sets `f`'s sender's limit from its policy: bytes sent + `limit`.
+    fn move_limit(&mut self, f: u32) {
+        let Some(h) = &self.hosts else { return };
+        let fl = &mut self.flows[f as usize];
+        let limit = h.policies[fl.src as usize].limit(f as u64).max(1);
+        if let Some(s) = fl.sender.as_mut() {
+            s.limit_end = fl.host_sent.saturating_add(limit);
+        }
+    }
+
+    /// Applies `f`'s marking: class, transport, pacing.
+    fn apply_marking(&mut self, f: u32) {
+        let Some(h) = &self.hosts else { return };
+        let fl = &mut self.flows[f as usize];
+        if fl.finish.is_some() || fl.receiver.is_none() {
+            return;
+        }
+        let m = h.policies[fl.src as usize].marking(f as u64);
+        let new = Settings::of(&m, self.cfg.transport, self.cfg.pacing);
+        let old = Settings {
+            class: fl.class,
+            transport: fl.transport,
+            deadline_ps: fl.cc_deadline_ps,
+            tafe_share: fl.tafe_share,
+            pacing: fl.pacing,
+        };
+        if new == old {
+            return;
+        }
+        self.hosts.as_mut().expect("hosts").stats.marking_changes += 1;
+        let fl = &mut self.flows[f as usize];
+        fl.class = new.class;
+        let Some(s) = fl.sender.as_mut() else {
+            // Before its sender: `start` builds it from these.
+            fl.transport = new.transport;
+            fl.cc_deadline_ps = new.deadline_ps;
+            fl.tafe_share = new.tafe_share;
+            fl.pacing = new.pacing;
+            return;
+        };
+        if switchable(fl.transport, new.transport) {
+            let deadline = match (new.transport, new.deadline_ps, fl.deadline) {
+                (TransportKind::D2tcp, Some(at), _) => Some(at),
+                (TransportKind::D2tcp, None, Some(d)) => Some(fl.start + ps(Time(d.0))),
+                _ => None,
+            };
+            s.set_cc(new.transport, deadline, new.tafe_share);
+            fl.transport = new.transport;
+            fl.cc_deadline_ps = new.deadline_ps;
+            fl.tafe_share = new.tafe_share;
+        }
+        if new.pacing != fl.pacing && fl.transport != TransportKind::Rcp {
+            fl.pacing = new.pacing;
+            fl.pacer.set_rate(match new.pacing {
+                Pacing::Rate(r) => r,
+                Pacing::Off | Pacing::Cwnd => 0,
+            });
+            s.set_paced(new.pacing != Pacing::Off);
+            self.push(self.now, Ev::Kick(f));
+        }
+    }
+
+    /// Flow `f` may send: its limit or its pacing moved.
+    fn kick(&mut self, f: u32) {
+        let fl = &self.flows[f as usize];
+        if fl.established && fl.finish.is_none() && fl.sender.as_ref().is_some_and(|s| !s.done()) {
+            self.send_data(f);
+        }
+    }
+
+    /// Arms host `h`'s wake-up at what its policy asks (lazily: an old
+    /// event finds it not due).
+    fn schedule_wake(&mut self, h: u32) {
+        let hosts = self.hosts.as_mut().expect("hosts");
+        let at = hosts.policies[h as usize]
+            .wake_at()
+            .map(|t| ps(t).max(self.now));
+        if at != hosts.wake_due[h as usize] {
+            hosts.wake_due[h as usize] = at;
+            if let Some(at) = at {
+                self.push(at, Ev::Wake(h));
+            }
+        }
+    }
+
+    fn wake(&mut self, h: u32) {
+        let hosts = self.hosts.as_mut().expect("hosts");
+        if hosts.wake_due[h as usize] != Some(self.now) {
+            return;
+        }
+        hosts.wake_due[h as usize] = None;
+        hosts.stats.wakes += 1;
+        let now = self.now_ns();
+        let flows = &self.flows;
+        let unacked = |g: u64| {
+            flows
+                .get(g as usize)
+                .and_then(|fl| fl.sender.as_ref())
+                .map_or(0, |s| s.remaining())
+        };
+        let view = EngineView { unacked: &unacked };
+        let hosts = self.hosts.as_mut().expect("hosts");
+        let mut out = std::mem::take(&mut hosts.out);
+        out.clear();
+        hosts.policies[h as usize].wake(now, &view, &mut out);
+        self.apply_effects(h, out);
+    }
+
+    /// The channel from host `from` to host `to` (made on first use).
+    fn channel(&mut self, from: u32, to: u32) -> u32 {
+        let hosts = self.hosts.as_mut().expect("hosts");
+        if let Some(&c) = hosts.channel_of.get(&(from, to)) {
+            return c;
+        }
+        let (a, b) = (coflowkit_model::HostId(from), coflowkit_model::HostId(to));
+        let key = FlowKey {
+            coflow: u64::MAX,
+            index: from,
+        };
+        let mut path = vec![];
+        if from != to {
+            self.fabric
+                .path_into(a, b, self.fabric.path_choice(a, b, key), &mut path);
+        }
+        let start = self.hops.len() as u32;
+        self.hops.extend(path.iter().map(|l| l.0));
+        let hosts = self.hosts.as_mut().expect("hosts");
+        hosts.channels.push(Channel {
+            from,
+            to,
+            hops: (start, self.hops.len() as u32),
+        });
+        let c = (hosts.channels.len() - 1) as u32;
+        hosts.channel_of.insert((from, to), c);
+        c
+    }
+
+    /// Host `from`'s policy sends `msg` to host `to`'s: a class-0 packet.
+    fn send_control(&mut self, from: u32, to: u32, msg: Control) {
+        if to as usize >= self.hosts.as_ref().expect("hosts").policies.len() {
+            return;
+        }
+        let c = self.channel(from, to);
+        let hosts = self.hosts.as_mut().expect("hosts");
+        hosts.stats.control_sent += 1;
+        let slot = hosts.hold(msg);
+        let pkt = Packet {
+            flow: c,
+            seq: slot as u64,
+            len: CONTROL_PAYLOAD,
+            wire: CONTROL_PAYLOAD + self.cfg.header_bytes,
+            kind: Kind::Control,
+            hop: 0,
+            class: 0,
+            ect: false,
+            ce: false,
+            ece: false,
+            ts: self.now,
+            rate: f32::INFINITY,
+            rtt_ns: 0,
+            prio: 0,
+        };
+        if from == to {
+            self.push(self.now, Ev::Arrive(pkt));
+        } else {
+            self.send(pkt);
+        }
+    }
+
+    fn receive_control(&mut self, pkt: &Packet) {
+        let hosts = self.hosts.as_mut().expect("hosts");
+        let ch = hosts.channels[pkt.flow as usize];
+        let Some(msg) = hosts.take(pkt.seq as u32) else {
+            return;
+        };
+        hosts.stats.control_delivered += 1;
+        let now = self.now_ns();
+        self.host_call(ch.to, |p, out| p.receive(now, ch.from, &msg, out));
     }
 }
 

@@ -14,7 +14,11 @@
 //! its ACKs then take the same index back, on a leaf-spine the same
 //! spine).
 //!
-//! What it does not model (yet): the seed systems' own mechanisms (issue
+//! A registry scheduler with a host policy runs as one policy per host
+//! ([`host`], [`simulate_scheduled`]): its markings set each flow's class,
+//! pacing and congestion control, its control messages travel as packets.
+//! What it does not model (yet): the seed systems' switch mechanisms
+//! (Baraat's Smart Priority Classes, TAFE's marking by task bytes; issue
 //! 34); a compute stage is refused with a one-line error.
 //!
 //! Time is integer picoseconds; a run is a pure function of its inputs
@@ -22,6 +26,7 @@
 
 pub mod config;
 mod engine;
+pub mod host;
 pub mod pacing;
 pub mod pfabric;
 pub mod port;
@@ -34,10 +39,13 @@ pub use config::{
     BufferKind, ConfigError, HostQueue, LateRule, Limit, PacketConfig, QueueKind, TransportKind,
     KEYS,
 };
+pub use host::HostStats;
 pub use pacing::Pacing;
 pub use port::PortStats;
 
-use coflowkit_model::{Fabric, Time, ValidWorkload};
+use coflowkit_model::{Dur, Fabric, LinkKind, Time, ValidWorkload};
+use coflowkit_sched::host::{build_host, HostContext, HostPolicy};
+use coflowkit_sched::{SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{Progress, SimResult};
 use thiserror::Error;
 
@@ -100,6 +108,8 @@ pub struct PacketResult {
     pub packets: u64,
     /// Events handled.
     pub events: u64,
+    /// What the host policies did (runs with a scheduler).
+    pub hosts: Option<HostStats>,
 }
 
 /// Runs `workload` on `fabric` at packet level; `classes` gives each flow's
@@ -116,4 +126,97 @@ pub fn simulate(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PacketResult, PacketError> {
     engine::Engine::new(fabric, workload, classes, paths, cfg)?.run(progress)
+}
+
+/// Runs `workload` as [`simulate`] does, with the registry scheduler `spec`
+/// on every host: one host policy per host (`coflowkit_sched::host`), whose
+/// markings override `classes`. A scheduler without a host policy, or a
+/// bad spec, is refused with a one-line error naming it.
+pub fn simulate_scheduled(
+    fabric: &Fabric,
+    workload: &ValidWorkload,
+    spec: &SchedulerSpec,
+    paths: &[Option<u32>],
+    cfg: &PacketConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<PacketResult, PacketError> {
+    let policies = host_policies(fabric, workload, spec, cfg)?;
+    let mut r = simulate_hosts(fabric, workload, policies, paths, cfg, progress)?;
+    r.sim.scheduler = spec.name.clone();
+    Ok(r)
+}
+
+/// Runs `workload` as [`simulate`] does with `policies` on the hosts, one
+/// per host in host order (a driver's own policies; [`simulate_scheduled`]
+/// builds the registry's).
+pub fn simulate_hosts(
+    fabric: &Fabric,
+    workload: &ValidWorkload,
+    policies: Vec<Box<dyn HostPolicy>>,
+    paths: &[Option<u32>],
+    cfg: &PacketConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<PacketResult, PacketError> {
+    if policies.len() != fabric.n_hosts() as usize {
+        return Err(PacketError::Input(format!(
+            "{} host policies for {} hosts",
+            policies.len(),
+            fabric.n_hosts()
+        )));
+    }
+    engine::Engine::new(fabric, workload, &[], paths, cfg)?
+        .with_hosts(policies)
+        .run(progress)
+}
+
+/// One policy per host for `spec`, or the error naming what is wrong.
+fn host_policies(
+    fabric: &Fabric,
+    workload: &ValidWorkload,
+    spec: &SchedulerSpec,
+    cfg: &PacketConfig,
+) -> Result<Vec<Box<dyn HostPolicy>>, PacketError> {
+    let hints = WorkloadHints::of(workload);
+    let rtt = base_rtt_ns(fabric, cfg);
+    (0..fabric.n_hosts())
+        .map(|h| {
+            let nic_bps = fabric.links()[fabric.uplink(coflowkit_model::HostId(h)).0 as usize]
+                .capacity
+                .0;
+            let ctx = HostContext {
+                host: h,
+                n_hosts: fabric.n_hosts(),
+                nic_bps,
+                rtt,
+            };
+            build_host(spec, &hints, &ctx)
+                .map_err(|e| PacketError::Input(format!("scheduler '{}': {e}", spec.name)))
+        })
+        .collect()
+}
+
+/// The fabric's base round trip between its first and last host: every
+/// link's delay both ways plus one full packet's serialization out and a
+/// header's back (the hosts' `HostContext::rtt`).
+fn base_rtt_ns(fabric: &Fabric, cfg: &PacketConfig) -> Dur {
+    let n = fabric.n_hosts();
+    if n < 2 {
+        return Dur(0);
+    }
+    let (a, b) = (coflowkit_model::HostId(0), coflowkit_model::HostId(n - 1));
+    let mut path = vec![];
+    fabric.path_into(a, b, 0, &mut path);
+    let one_way = |bytes: u32| -> f64 {
+        path.iter()
+            .map(|l| {
+                let link = &fabric.links()[l.0 as usize];
+                let delay = match link.kind {
+                    LinkKind::Uplink(_) | LinkKind::Downlink(_) => cfg.host_link_delay.0,
+                    _ => cfg.fabric_link_delay.0,
+                };
+                delay as f64 + f64::from(bytes) * 8e9 / link.capacity.0
+            })
+            .sum()
+    };
+    Dur((one_way(cfg.mtu) + one_way(cfg.header_bytes)).ceil() as u64)
 }

@@ -32,6 +32,9 @@ pub enum Kind {
     Syn,
     /// Its answer.
     SynAck,
+    /// A message between two hosts' policies (`crate::host`): `flow` is
+    /// its channel, `seq` its slot in the engine's table of messages.
+    Control,
 }
 
 /// One packet in flight or in a queue.
@@ -103,6 +106,9 @@ pub struct PortStats {
     pub marks: u64,
     /// The most bytes ever queued.
     pub max_bytes: u64,
+    /// Payload bytes of data that left, by strict-priority class (what a
+    /// host policy's demotion put in each queue).
+    pub class_payload: [u64; N_QUEUES],
 }
 
 /// An output port.
@@ -285,6 +291,9 @@ impl Port {
         self.packets -= 1;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += p.wire as u64;
+        if p.kind == Kind::Data {
+            self.stats.class_payload[p.class as usize % N_QUEUES] += p.len as u64;
+        }
     }
 }
 

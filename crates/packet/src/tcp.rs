@@ -210,6 +210,13 @@ pub struct Sender {
     pub probing: bool,
     /// Timestamps off: the segments in flight, oldest first.
     timed: VecDeque<Timed>,
+    /// New data stops here until the engine moves it (a host policy's
+    /// next threshold: `crate::host`); `u64::MAX` without a policy.
+    pub limit_end: u64,
+    /// TAFE's window rule (TAFE Algorithm 2, lines 8-11): on a marked
+    /// window cwnd ← cwnd·(1 − α·s), `s` the flow's share S_c/S_max; `None`
+    /// for DCTCP's and D2TCP's cut.
+    tafe_share: Option<f64>,
 }
 
 impl Sender {
@@ -248,6 +255,44 @@ impl Sender {
             timeouts_in_row: 0,
             probing: false,
             timed: VecDeque::new(),
+            limit_end: u64::MAX,
+            tafe_share: None,
+        }
+    }
+
+    /// Changes its congestion control mid-flow (a host policy's marking):
+    /// the transport, D2TCP's deadline, TAFE's share (see
+    /// [`Sender::window_cut`]). Only between the window transports (TCP,
+    /// DCTCP, D2TCP): a window sender does not become rate-based.
+    pub fn set_cc(
+        &mut self,
+        transport: TransportKind,
+        deadline_ps: Option<u64>,
+        tafe: Option<f64>,
+    ) {
+        self.p.transport = transport;
+        self.p.deadline_ps = deadline_ps;
+        self.tafe_share = tafe;
+    }
+
+    /// Starts or stops the engine's pacing of its segments (a host
+    /// policy's pacing rate came or went).
+    pub fn set_paced(&mut self, paced: bool) {
+        self.p.paced = paced;
+    }
+
+    /// Its transport now.
+    pub fn transport(&self) -> TransportKind {
+        self.p.transport
+    }
+
+    /// The fraction of the window a marked window takes away at `now`:
+    /// DCTCP's α/2 (Eq. 2), D2TCP's α^d/2 (§3.1), or TAFE's α·s
+    /// (Algorithm 2, line 11: cwnd × (1 − p), p = α/(S_max/S_c)).
+    pub fn window_cut(&self, now: u64) -> f64 {
+        match self.tafe_share {
+            Some(share) => (self.alpha * share).min(1.0),
+            None => penalty(self.alpha, self.imminence(now)) / 2.0,
         }
     }
 
@@ -277,7 +322,12 @@ impl Sender {
     }
 
     fn segment_at(&mut self, now: u64, seq: u64) -> Segment {
-        let len = (self.size - seq).min(self.p.mss as u64) as u32;
+        let len = (self.size - seq).min(self.p.mss as u64);
+        self.segment_of(now, seq, len)
+    }
+
+    fn segment_of(&mut self, now: u64, seq: u64, len: u64) -> Segment {
+        let len = len as u32;
         let retransmit = seq < self.max_sent;
         if retransmit {
             self.retransmits += 1;
@@ -343,11 +393,11 @@ impl Sender {
                 return Some(self.segment_at(now, seq));
             }
         }
-        if self.nxt >= self.size {
+        if self.nxt >= self.size.min(self.limit_end) {
             return None;
         }
         let in_flight = self.nxt - self.una;
-        let len = (self.size - self.nxt).min(self.p.mss as u64);
+        let len = (self.size.min(self.limit_end) - self.nxt).min(self.p.mss as u64);
         if !self.p.rate_based && in_flight > 0 && (in_flight + len) as f64 > self.cwnd + 1e-6 {
             // RFC 3042: new data only, within cwnd + the duplicates' allowance.
             if self.nxt < self.max_sent || self.limited + len > self.limited_allowance() {
@@ -355,7 +405,7 @@ impl Sender {
             }
             self.limited += len;
         }
-        let s = self.segment_at(now, self.nxt);
+        let s = self.segment_of(now, self.nxt, len);
         self.nxt += s.len as u64;
         self.max_sent = self.max_sent.max(self.nxt);
         Some(s)
@@ -510,8 +560,8 @@ impl Sender {
             // Eq. 2 (D2TCP §3.1: with p = α^d), at most once per window;
             // never below 2 segments (Linux's floor: a window under 2
             // segments with delayed ACKs waits for the timer).
-            let p = penalty(self.alpha, self.imminence(now));
-            self.cwnd = (self.cwnd * (1.0 - p / 2.0)).max(2.0 * mss);
+            let cut = self.window_cut(now);
+            self.cwnd = (self.cwnd * (1.0 - cut)).max(2.0 * mss);
             self.ssthresh = self.cwnd;
             self.cwr_end = self.max_sent;
         }

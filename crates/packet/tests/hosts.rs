@@ -1,0 +1,399 @@
+//! Host policies on the packet engine: PIAS demotes a long flow at the
+//! exact bytes of its thresholds, control messages travel as packets and
+//! reach the other host's policy, and (property test) every byte still
+//! arrives and nothing stalls under a policy that changes every flow's
+//! class, pacing and congestion control as it goes.
+
+use coflowkit_model::{
+    flow, BitsPerSec, CoflowSpec, Dur, Fabric, LeafSpineSpec, Time, ValidWorkload, Workload,
+};
+use coflowkit_packet::{simulate_hosts, simulate_scheduled, PacketConfig, PacketResult};
+use coflowkit_sched::host::{
+    Cc, Control, ControlKind, Effects, HostFlow, HostPolicy, HostView, Marking,
+};
+use coflowkit_sched::SchedulerSpec;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+fn workload(fabric: &Fabric, coflows: Vec<CoflowSpec>) -> ValidWorkload {
+    Workload {
+        n_hosts: fabric.n_hosts(),
+        coflows,
+    }
+    .validate(fabric)
+    .unwrap()
+}
+
+fn cfg(text: &str) -> PacketConfig {
+    let mut c = PacketConfig::default();
+    c.set_all(text).unwrap();
+    c
+}
+
+fn scheduled(fabric: &Fabric, w: &ValidWorkload, spec: &str, knobs: &str) -> PacketResult {
+    let spec = SchedulerSpec::parse(spec).unwrap();
+    simulate_scheduled(fabric, w, &spec, &[], &cfg(knobs), &mut |_| {}).unwrap()
+}
+
+/// Payload bytes that left host `h`'s NIC, by class.
+fn nic_classes(r: &PacketResult, fabric: &Fabric, h: u32) -> [u64; 8] {
+    let name = fabric.link_name(fabric.uplink(coflowkit_model::HostId(h)));
+    r.ports
+        .iter()
+        .find(|p| p.0 == name)
+        .unwrap()
+        .1
+        .class_payload
+}
+
+fn fct_ns(r: &PacketResult, i: usize) -> u64 {
+    let f = &r.sim.flows.as_ref().unwrap()[i];
+    (f.finish - f.start).0
+}
+
+const PIAS: &str = "pias:thresholds=100KB/500KB/2MB/3MB/4MB/5MB/6MB";
+
+#[test]
+fn pias_demotes_a_long_flow_at_the_byte_of_each_threshold() {
+    // One 1 MB flow alone, no loss: its first 100 KB (100,000 bytes) leave
+    // in queue 0, the next 400,000 in queue 1, the last 500,000 in queue
+    // 2, exactly: no segment straddles a threshold.
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 1_000_000)])],
+    );
+    let r = scheduled(&fabric, &w, PIAS, "transport=dctcp,buffer=1MB");
+    let c = nic_classes(&r, &fabric, 0);
+    assert_eq!(c, [100_000, 400_000, 500_000, 0, 0, 0, 0, 0]);
+    // The switch's port to host 1 saw the same split.
+    let name = fabric.link_name(fabric.downlink(coflowkit_model::HostId(1)));
+    let down = r.ports.iter().find(|p| p.0 == name).unwrap().1;
+    assert_eq!(down.class_payload, c);
+    let h = r.hosts.unwrap();
+    assert_eq!(
+        h.marking_changes, 2,
+        "demoted twice (the start's class 0 is the default)"
+    );
+    assert_eq!(r.sim.scheduler, "pias");
+}
+
+#[test]
+fn pias_lets_a_short_flow_pass_a_long_one_without_sizes() {
+    // A 2 MB flow from host 0 and, 2 ms later, a 50 KB flow from host 1,
+    // both to host 2: by then the long flow is demoted below the short
+    // one's queue 0, so the short one finishes near its time alone; under
+    // plain DCTCP it shares the port.
+    let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![
+                flow(0, 2, 2_000_000),
+                flow(1, 2, 50_000).delayed(Dur(2_000_000)),
+            ],
+        )],
+    );
+    let knobs = "transport=dctcp,buffer=1MB";
+    let pias = scheduled(&fabric, &w, PIAS, knobs);
+    let plain =
+        coflowkit_packet::simulate(&fabric, &w, &[], &[], &cfg(knobs), &mut |_| {}).unwrap();
+    let alone = 50_000.0 * 8.0 * 1500.0 / 1460.0;
+    let (short_pias, short_plain) = (fct_ns(&pias, 1) as f64, fct_ns(&plain, 1) as f64);
+    assert!(
+        short_pias < alone * 1.3,
+        "pias: {short_pias} ns, alone {alone}"
+    );
+    assert!(
+        short_plain > short_pias * 1.3,
+        "dctcp {short_plain} vs pias {short_pias}"
+    );
+}
+
+#[test]
+fn a_scheduler_without_a_host_policy_is_refused_in_one_line() {
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 1_000)])],
+    );
+    for spec in ["srpt", "pias:nope=1"] {
+        let spec = SchedulerSpec::parse(spec).unwrap();
+        let e = simulate_scheduled(&fabric, &w, &spec, &[], &cfg(""), &mut |_| {})
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(&format!("scheduler '{}'", spec.name)), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
+
+/// A policy that pings the flow's receiver at each start and answers each
+/// ping, recording what it received: control messages as packets.
+#[derive(Default)]
+struct Ping {
+    got: std::sync::Arc<std::sync::Mutex<Vec<(u32, u64, ControlKind)>>>,
+    active: BTreeMap<u64, ()>,
+}
+
+impl HostPolicy for Ping {
+    fn name(&self) -> &str {
+        "ping"
+    }
+    fn start(&mut self, _now: Time, f: &HostFlow, out: &mut Effects) {
+        self.active.insert(f.id, ());
+        let msg = Control {
+            kind: ControlKind::Announce,
+            number: 1,
+            coflow: f.coflow,
+            value: f.size,
+        };
+        out.send.push((f.dst, msg));
+    }
+    fn sent(&mut self, _now: Time, _f: u64, _bytes: u64, _out: &mut Effects) {}
+    fn finish(&mut self, _now: Time, f: u64, _out: &mut Effects) {
+        self.active.remove(&f);
+    }
+    fn receive(&mut self, now: Time, from: u32, msg: &Control, out: &mut Effects) {
+        self.got.lock().unwrap().push((from, now.0, msg.kind));
+        if msg.kind == ControlKind::Announce {
+            out.send.push((
+                from,
+                Control {
+                    kind: ControlKind::Reply,
+                    ..*msg
+                },
+            ));
+        }
+    }
+    fn marking(&self, _f: u64) -> Marking {
+        Marking::BEST_EFFORT
+    }
+}
+
+#[test]
+fn control_messages_cross_the_fabric_as_packets() {
+    // Host 0 starts a flow to host 1: its announce reaches host 1 after
+    // two hops (NIC and switch port: 2·(serialization of 60 bytes + 1 µs
+    // of link delay)), and host 1's reply comes back the same way.
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 10_000)])],
+    );
+    let logs: Vec<_> = (0..2).map(|_| Ping::default()).collect();
+    let got: Vec<_> = logs.iter().map(|p| p.got.clone()).collect();
+    let policies: Vec<Box<dyn HostPolicy>> = logs
+        .into_iter()
+        .map(|p| Box::new(p) as Box<dyn HostPolicy>)
+        .collect();
+    let c = cfg("header_bytes=40,host_link_delay=1us");
+    let r = simulate_hosts(&fabric, &w, policies, &[], &c, &mut |_| {}).unwrap();
+    let h = r.hosts.unwrap();
+    assert_eq!(
+        (h.control_sent, h.control_delivered, h.control_dropped),
+        (2, 2, 0)
+    );
+    // 60 wire bytes at 1 Gbit/s: 480 ns per hop, plus 1 µs of delay.
+    let one_way = 2 * (480 + 1_000);
+    assert_eq!(
+        *got[1].lock().unwrap(),
+        vec![(0, one_way, ControlKind::Announce)]
+    );
+    let back = got[0].lock().unwrap()[0];
+    assert_eq!(back.0, 1);
+    assert_eq!(back.2, ControlKind::Reply);
+    // The reply queued behind host 1's ACKs at most; it came after.
+    assert!(back.1 >= 2 * one_way, "{back:?}");
+}
+
+/// A policy that changes everything as flows go: every `step` bytes a flow
+/// takes the next class, every other step a pacing rate or none, and a
+/// congestion-control variant in turn; it pings random hosts and wakes
+/// itself periodically. For the conservation property.
+struct Churn {
+    step: u64,
+    sent: BTreeMap<u64, (u64, u32)>,
+    n_hosts: u32,
+    wake: Option<Time>,
+    period: u64,
+}
+
+impl Churn {
+    fn marking_of(&self, f: u64, k: u32) -> Marking {
+        let cc = match k % 4 {
+            0 => Cc::Default,
+            1 => Cc::D2tcp {
+                deadline: Time(1_000_000 * (1 + f)),
+            },
+            2 => Cc::Tafe {
+                penalty_ppm: 500_000,
+            },
+            _ => Cc::Mcp {
+                deadline: Time(3_000_000),
+            },
+        };
+        Marking {
+            class: (k % 8) as u8,
+            pace: (k % 2 == 1).then_some(10_000_000 + 5_000_000 * u64::from(k % 5)),
+            cc,
+            task: None,
+        }
+    }
+}
+
+impl HostPolicy for Churn {
+    fn name(&self) -> &str {
+        "churn"
+    }
+    fn start(&mut self, now: Time, f: &HostFlow, out: &mut Effects) {
+        self.sent.insert(f.id, (0, (f.id % 3) as u32));
+        out.changed.push(f.id);
+        out.send.push((
+            (f.dst + 1) % self.n_hosts,
+            Control {
+                kind: ControlKind::Announce,
+                number: 0,
+                coflow: f.coflow,
+                value: f.size,
+            },
+        ));
+        if self.wake.is_none() {
+            self.wake = Some(Time(now.0 + self.period));
+        }
+    }
+    fn sent(&mut self, _now: Time, f: u64, bytes: u64, out: &mut Effects) {
+        let step = self.step;
+        if let Some((s, k)) = self.sent.get_mut(&f) {
+            let before = *s / step;
+            *s += bytes;
+            if *s / step != before {
+                *k += 1;
+                out.changed.push(f);
+            }
+        }
+    }
+    fn finish(&mut self, _now: Time, f: u64, _out: &mut Effects) {
+        self.sent.remove(&f);
+    }
+    fn receive(&mut self, _now: Time, from: u32, msg: &Control, out: &mut Effects) {
+        if msg.kind == ControlKind::Announce {
+            out.send.push((
+                from,
+                Control {
+                    kind: ControlKind::Reply,
+                    ..*msg
+                },
+            ));
+        }
+    }
+    fn wake_at(&self) -> Option<Time> {
+        self.wake
+    }
+    fn wake(&mut self, now: Time, view: &dyn HostView, out: &mut Effects) {
+        self.wake = None;
+        let ids: Vec<u64> = self.sent.keys().copied().collect();
+        for f in ids {
+            if view.unacked(f) > 0 {
+                self.sent.get_mut(&f).unwrap().1 += 3;
+                out.changed.push(f);
+            }
+        }
+        if !self.sent.is_empty() {
+            self.wake = Some(Time(now.0 + self.period));
+        }
+    }
+    fn marking(&self, f: u64) -> Marking {
+        self.sent
+            .get(&f)
+            .map_or(Marking::BEST_EFFORT, |&(_, k)| self.marking_of(f, k))
+    }
+    fn limit(&self, f: u64) -> u64 {
+        self.sent
+            .get(&f)
+            .map_or(u64::MAX, |&(s, _)| self.step - s % self.step)
+    }
+}
+
+type ArbFlow = (u32, u32, u64, u64);
+
+fn arb_case() -> impl Strategy<Value = (u32, Vec<ArbFlow>, String, u64, u64)> {
+    (2u32..6).prop_flat_map(|hosts| {
+        let flows = prop::collection::vec(
+            (0..hosts, 0..hosts, 0u64..300_000, 0u64..2_000_000),
+            1..10,
+        );
+        let knobs = (
+            prop::sample::select(vec!["tcp", "dctcp", "d2tcp", "rcp", "pfabric"]),
+            prop::sample::select(vec!["4p", "10p", "30KB", "inf"]),
+            prop::sample::select(vec!["off", "100us"]),
+            prop::sample::select(vec!["off", "cwnd"]),
+        )
+            .prop_map(|(t, b, d, p)| {
+                format!("transport={t},buffer={b},delayed_ack={d},pacing={p},min_rto=1ms,initial_rto=1ms")
+            });
+        (Just(hosts), flows, knobs, 700u64..50_000, 50_000u64..2_000_000)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// With a policy that moves every flow between classes, pacing rates
+    /// and transports, and sends control packets that tiny buffers drop,
+    /// every flow still finishes with all its bytes and no run stalls; PIAS
+    /// likewise.
+    #[test]
+    fn every_byte_arrives_under_a_policy(
+        (hosts, flows, knobs, step, period) in arb_case(),
+        leaf_spine in any::<bool>(),
+        pias in any::<bool>(),
+    ) {
+        let fabric = if leaf_spine {
+            Fabric::leaf_spine(&LeafSpineSpec {
+                leaves: 2,
+                spines: 2,
+                hosts_per_leaf: hosts.div_ceil(2),
+                host_rate: BitsPerSec(1e9),
+                spine_rate: Some(BitsPerSec(1e9)),
+            })
+            .unwrap()
+        } else {
+            Fabric::big_switch(hosts, BitsPerSec(1e9)).unwrap()
+        };
+        let specs: Vec<_> = flows
+            .iter()
+            .map(|&(s, d, b, t)| flow(s, d, b).delayed(Dur(t)))
+            .collect();
+        let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), specs)]);
+        let c = cfg(&knobs);
+        let r = if pias {
+            let spec = SchedulerSpec::parse("pias:thresholds=2KB/5KB/20KB/50KB/100KB/150KB/200KB").unwrap();
+            simulate_scheduled(&fabric, &w, &spec, &[], &c, &mut |_| {})
+        } else {
+            let n = fabric.n_hosts();
+            let policies: Vec<Box<dyn HostPolicy>> = (0..n)
+                .map(|_| {
+                    Box::new(Churn { step, sent: BTreeMap::new(), n_hosts: n, wake: None, period })
+                        as Box<dyn HostPolicy>
+                })
+                .collect();
+            simulate_hosts(&fabric, &w, policies, &[], &c, &mut |_| {})
+        }
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut payload = 0;
+        for (i, f) in r.sim.flows.as_ref().unwrap().iter().enumerate() {
+            prop_assert!(f.finish >= f.start, "flow {} never finished", i);
+            let min = (f.bytes as f64 * 8.0) as u64;
+            prop_assert!((f.finish - f.start).0 >= min, "flow {} too fast", i);
+            payload += f.bytes;
+        }
+        // Every new byte left its sender's NIC once at least.
+        let nic: u64 = (0..fabric.n_hosts())
+            .map(|h| nic_classes(&r, &fabric, h).iter().sum::<u64>())
+            .sum();
+        let local: u64 = flows.iter().filter(|f| f.0 == f.1).map(|f| f.2).sum();
+        prop_assert!(nic + local >= payload, "{} + {} < {}", nic, local, payload);
+    }
+}
