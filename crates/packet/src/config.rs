@@ -304,6 +304,11 @@ pub struct PacketConfig {
     /// Consecutive timeouts after which a pFabric flow probes (pFabric
     /// §4.2: 5).
     pub pfabric_probe_after: u32,
+    /// How often a coordinator-driven scheduler (`aalo`, `varys`, `fair`:
+    /// `crate::coordinator`) runs on the bytes the engine observed.
+    pub coordinator_interval: Dur,
+    /// How long a coordinator's decision takes to reach the hosts.
+    pub coordinator_delay: Dur,
 }
 
 impl Default for PacketConfig {
@@ -341,6 +346,8 @@ impl Default for PacketConfig {
             pfabric_rto: None,
             pfabric_init_cwnd: None,
             pfabric_probe_after: 5,
+            coordinator_interval: Dur(10_000_000),
+            coordinator_delay: Dur::ZERO,
         }
     }
 }
@@ -445,6 +452,14 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "pfabric_probe_after",
         "consecutive timeouts before a pfabric flow probes (5)",
+    ),
+    (
+        "coordinator_interval",
+        "how often a coordinator-run scheduler (aalo, varys, fair, ...) decides on the observed bytes (10ms)",
+    ),
+    (
+        "coordinator_delay",
+        "how long a coordinator's decision takes to reach the hosts (0)",
     ),
 ];
 
@@ -650,6 +665,8 @@ impl PacketConfig {
                 }
             }
             "rcp_d0" => self.rcp_d0 = parse_dur(key, v)?,
+            "coordinator_interval" => self.coordinator_interval = parse_dur(key, v)?,
+            "coordinator_delay" => self.coordinator_delay = parse_dur(key, v)?,
             "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
             "timestamps" => self.timestamps = parse_on_off(key, v)?,
             "rto_reset" => {
@@ -753,6 +770,9 @@ impl PacketConfig {
         }
         if self.queue_trace == Some(Dur::ZERO) {
             return Err(bad("queue_trace", "the interval must be above 0"));
+        }
+        if self.coordinator_interval == Dur::ZERO {
+            return Err(bad("coordinator_interval", "the interval must be above 0"));
         }
         if self.rcp_interval == Some(Dur::ZERO) {
             return Err(bad("rcp_interval", "the interval must be above 0"));

@@ -15,6 +15,7 @@
 //! (`crate::rcp`).
 
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
+use crate::coordinator::{Coordinator, Decision};
 use crate::host::{switchable, Channel, EngineView, Hosts, Settings, CONTROL_PAYLOAD};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
@@ -57,6 +58,10 @@ enum Ev {
     Wake(u32),
     /// A flow may send again (its policy moved its limit or its pacing).
     Kick(u32),
+    /// The coordinator's tick (`crate::coordinator`).
+    CoordTick,
+    /// The oldest batch of the coordinator's decisions reaches the hosts.
+    CoordApply,
 }
 
 struct Entry {
@@ -163,6 +168,10 @@ pub struct Engine<'a> {
     rcp_params: RcpParams,
     /// The hosts' policies, with a scheduler (`crate::host`).
     hosts: Option<Box<Hosts>>,
+    /// The coordinator, with a scheduler that has no host policy.
+    coord: Option<Box<Coordinator>>,
+    /// Its decisions on their way to the hosts, oldest first.
+    in_transit: std::collections::VecDeque<Vec<Decision>>,
 }
 
 fn ps(t: Time) -> u64 {
@@ -398,6 +407,8 @@ impl<'a> Engine<'a> {
                 probe_after: cfg.pfabric_probe_after,
             },
             hosts: None,
+            coord: None,
+            in_transit: Default::default(),
             rcp: vec![],
             rcp_params: RcpParams {
                 alpha: cfg.rcp_alpha,
@@ -422,6 +433,9 @@ impl<'a> Engine<'a> {
         let n_coflows = self.workload.coflows().len();
         if let Some(c) = self.workload.coflows().first() {
             self.push(ps(c.arrival), Ev::Arrival);
+            if self.coord.is_some() {
+                self.push(ps(c.arrival), Ev::CoordTick);
+            }
         }
         if self.cfg.queue_trace.is_some() {
             self.push(0, Ev::Sample);
@@ -445,6 +459,8 @@ impl<'a> Engine<'a> {
                 Ev::Sample => self.sample(),
                 Ev::Wake(h) => self.wake(h),
                 Ev::Kick(f) => self.kick(f),
+                Ev::CoordTick => self.coord_tick(),
+                Ev::CoordApply => self.coord_apply(),
             }
             if self.events & 0xffff == 0 {
                 progress(Progress {
@@ -515,6 +531,7 @@ impl<'a> Engine<'a> {
             packets,
             events: self.events,
             hosts: self.hosts.as_ref().map(|h| h.stats),
+            coordinator: self.coord.as_ref().map(|c| c.stats),
         }
     }
 
@@ -536,6 +553,9 @@ impl<'a> Engine<'a> {
     }
 
     fn release_coflow(&mut self, c: u32) {
+        if let Some(k) = self.coord.as_mut() {
+            k.arrived.push(c);
+        }
         let now = ns_ceil(self.now);
         self.rel.mark_released(c, now);
         let spec = &self.workload.coflows()[c as usize];
@@ -556,6 +576,9 @@ impl<'a> Engine<'a> {
             let src = self.flows[f as usize].src;
             let now = self.now_ns();
             self.host_call(src, |p, out| p.finish(now, f as u64, out));
+        }
+        if let (Some(k), true) = (self.coord.as_mut(), self.flows[f as usize].bytes > 0) {
+            k.finished.push(f);
         }
         let fl = &mut self.flows[f as usize];
         fl.finish = Some(self.now);
@@ -583,6 +606,9 @@ impl<'a> Engine<'a> {
 
     fn start(&mut self, f: u32) {
         let now = self.now;
+        if let Some(k) = self.coord.as_mut() {
+            k.started.push(f);
+        }
         let fl = &mut self.flows[f as usize];
         fl.start = now;
         if fl.bytes == 0 {
@@ -1366,6 +1392,71 @@ impl Engine<'_> {
     }
 }
 
+// ---- the coordinator (`crate::coordinator`) ----
+impl Engine<'_> {
+    /// Runs `coord` every `coordinator_interval`.
+    pub(crate) fn with_coordinator(mut self, coord: Coordinator) -> Self {
+        self.coord = Some(Box::new(coord));
+        self
+    }
+
+    fn coord_tick(&mut self) {
+        let mut coord = self.coord.take().expect("a coordinator");
+        let flows = &self.flows;
+        let acked = |f: u32| {
+            flows[f as usize]
+                .sender
+                .as_ref()
+                .map_or(0, |s| s.una.min(flows[f as usize].bytes))
+        };
+        let mut batch = vec![];
+        coord.tick(self.now_ns(), &acked, &mut batch);
+        self.coord = Some(coord);
+        if !batch.is_empty() {
+            let at = self.now + ps(Time(self.cfg.coordinator_delay.0));
+            self.in_transit.push_back(batch);
+            self.push(at, Ev::CoordApply);
+        }
+        let n = self.workload.coflows().len();
+        if self.done_coflows < n {
+            let next = self.now + ps(Time(self.cfg.coordinator_interval.0)).max(1);
+            self.push(next, Ev::CoordTick);
+        }
+    }
+
+    /// The oldest batch of decisions arrives: each flow's pacing and class.
+    fn coord_apply(&mut self) {
+        let Some(batch) = self.in_transit.pop_front() else {
+            return;
+        };
+        for d in batch {
+            let (rate, class) = d.enforced();
+            let fl = &mut self.flows[d.flow as usize];
+            let Some(s) = fl.sender.as_mut() else {
+                continue;
+            };
+            if fl.finish.is_some() {
+                continue;
+            }
+            fl.class = class;
+            if fl.transport == TransportKind::Rcp {
+                continue;
+            }
+            let pacing = if rate > 0 {
+                Pacing::Rate(rate)
+            } else {
+                Pacing::Off
+            };
+            if pacing != fl.pacing {
+                fl.pacing = pacing;
+                fl.pacer.set_rate(rate);
+                s.set_paced(rate > 0);
+                self.push(self.now, Ev::Kick(d.flow));
+            }
+        }
+    }
+}
+
 impl Cascade for Engine<'_> {
     fn releases_mut(&mut self) -> &mut Releases {
         &mut self.rel
@@ -1373,7 +1464,10 @@ impl Cascade for Engine<'_> {
     fn completing(&mut self) -> &mut Vec<u32> {
         &mut self.completing
     }
-    fn on_complete(&mut self, _c: u32) {
+    fn on_complete(&mut self, c: u32) {
+        if let Some(k) = self.coord.as_mut() {
+            k.completed.push(c);
+        }
         self.done_coflows += 1;
     }
     fn release(&mut self, c: u32) {

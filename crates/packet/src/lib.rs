@@ -25,6 +25,7 @@
 //! (events at one instant are handled in the order they were scheduled).
 
 pub mod config;
+pub mod coordinator;
 mod engine;
 pub mod host;
 pub mod pacing;
@@ -39,6 +40,7 @@ pub use config::{
     BufferKind, ConfigError, HostQueue, LateRule, Limit, PacketConfig, QueueKind, TransportKind,
     KEYS,
 };
+pub use coordinator::CoordinatorStats;
 pub use host::HostStats;
 pub use pacing::Pacing;
 pub use port::PortStats;
@@ -108,8 +110,10 @@ pub struct PacketResult {
     pub packets: u64,
     /// Events handled.
     pub events: u64,
-    /// What the host policies did (runs with a scheduler).
+    /// What the host policies did (runs with a host-policy scheduler).
     pub hosts: Option<HostStats>,
+    /// What the coordinator did (runs with a coordinator-run scheduler).
+    pub coordinator: Option<CoordinatorStats>,
 }
 
 /// Runs `workload` on `fabric` at packet level; `classes` gives each flow's
@@ -140,10 +144,70 @@ pub fn simulate_scheduled(
     cfg: &PacketConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PacketResult, PacketError> {
-    let policies = host_policies(fabric, workload, spec, cfg)?;
-    let mut r = simulate_hosts(fabric, workload, policies, paths, cfg, progress)?;
+    let mut r = match how_run(&spec.name) {
+        Some(Via::HostPolicy) => {
+            let policies = host_policies(fabric, workload, spec, cfg)?;
+            simulate_hosts(fabric, workload, policies, paths, cfg, progress)?
+        }
+        Some(Via::Coordinator) => {
+            let coord = coordinator::Coordinator::new(fabric, workload, spec)
+                .map_err(|e| PacketError::Input(format!("scheduler '{}': {e}", spec.name)))?;
+            engine::Engine::new(fabric, workload, &[], paths, cfg)?
+                .with_coordinator(coord)
+                .run(progress)?
+        }
+        None => return Err(cannot_run(&spec.name)),
+    };
     r.sim.scheduler = spec.name.clone();
     Ok(r)
+}
+
+/// How the packet engine runs a registry scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// One host policy per host ([`host`]).
+    HostPolicy,
+    /// A coordinator running the flow-level scheduler ([`coordinator`]).
+    Coordinator,
+}
+
+impl Via {
+    /// How `coflowkit schedulers --engine packet` says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Via::HostPolicy => "host policy",
+            Via::Coordinator => "via coordinator",
+        }
+    }
+}
+
+/// How the packet engine runs scheduler `name`, if it does: by its host
+/// policy when it has one, else by a coordinator.
+pub fn how_run(name: &str) -> Option<Via> {
+    if coflowkit_sched::host::host_names().any(|n| n == name) {
+        Some(Via::HostPolicy)
+    } else if coflowkit_sched::NAMES.iter().any(|(n, _)| *n == name) {
+        Some(Via::Coordinator)
+    } else {
+        None
+    }
+}
+
+/// Every scheduler the packet engine runs, in the registry's order, and how.
+pub fn packet_schedulers() -> Vec<(&'static str, Via)> {
+    coflowkit_sched::NAMES
+        .iter()
+        .filter_map(|(n, _)| how_run(n).map(|v| (*n, v)))
+        .collect()
+}
+
+fn cannot_run(name: &str) -> PacketError {
+    let known: Vec<&str> = packet_schedulers().iter().map(|(n, _)| *n).collect();
+    PacketError::Input(format!(
+        "scheduler '{name}' is not one the packet engine runs (it runs {}; or name a transport: {})",
+        known.join(", "),
+        TransportKind::ALL.map(|t| t.name()).join(", ")
+    ))
 }
 
 /// Runs `workload` as [`simulate`] does with `policies` on the hosts, one
