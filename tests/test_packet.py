@@ -8,6 +8,7 @@ import csv
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -65,8 +66,12 @@ def test_pfabric_runs_from_python_and_scenario_files(tmp_path: Path) -> None:
 
 def test_packet_errors_name_what_is_wrong() -> None:
     w = coflowkit.synthetic(n_hosts=8, n_coflows=2, seed=1)
-    with pytest.raises(ValueError, match="not a transport of the packet engine"):
-        coflowkit.simulate(w, "fair", engine="packet")
+    with pytest.raises(ValueError, match="'nope' is neither a transport of the packet engine"):
+        coflowkit.simulate(w, "nope", engine="packet")
+    with pytest.raises(ValueError, match="nope"):
+        coflowkit.simulate(w, "pias:nope=1", engine="packet")
+    with pytest.raises(ValueError, match="classes: a scheduler's runs"):
+        coflowkit.simulate(w, "pias", engine="packet", classes=[0] * w.n_flows)
     with pytest.raises(ValueError, match="packet option 'bufer': unknown option"):
         coflowkit.simulate(w, engine="packet", packet="bufer=10p")
     with pytest.raises(ValueError, match="packet option 'mtu': 40 bytes leave no payload"):
@@ -139,7 +144,10 @@ def test_cli_packet(cli: Cli, tmp_path: Path) -> None:
     )
     assert_one_line_error(cli("simulate", "--packet", "buffer=10p"), 2, "--engine packet")
     assert_one_line_error(
-        cli("simulate", "--engine", "packet", "--scheduler", "varys"), 2, "not a transport"
+        cli("simulate", "--engine", "packet", "--scheduler", "nope"), 2, "neither a transport"
+    )
+    assert_one_line_error(
+        cli("simulate", "--engine", "packet", "--scheduler", "pias:thresholds=x"), 2, "thresholds"
     )
 
 
@@ -217,3 +225,54 @@ def test_d2tcp_and_shared_buffer_from_a_scenario(tmp_path: Path) -> None:
     assert (res.flows("d2tcp")["fct_s"] > 0).all()
     with pytest.raises(ValueError, match="a shared pool is sized in bytes"):
         coflowkit.simulate(w, engine="packet", packet="buffer=shared:10p")
+
+
+PIAS = "pias:thresholds=100KB/500KB/2MB/3MB/4MB/5MB/6MB"
+
+
+def one_flow(n_bytes: int) -> coflowkit.Workload:
+    table = pa.table(
+        {"coflow_id": [0], "arrival_ns": [0], "src": [0], "dst": [1], "bytes": [n_bytes]},
+    )
+    return coflowkit.workload_from_table(table, n_hosts=2)
+
+
+def test_pias_on_the_packet_engine_demotes_at_its_thresholds() -> None:
+    # One 1 MB flow alone: 100,000 payload bytes leave in queue 0, 400,000
+    # in queue 1, 500,000 in queue 2 (crates/packet/tests/hosts.rs).
+    res = coflowkit.simulate(one_flow(1_000_000), PIAS, engine="packet", packet="buffer=1MB", progress=False)
+    assert res.schedulers == [PIAS]
+    ports = res.ports(PIAS).set_index("name")
+    nic = ports.loc["host 0 uplink"]
+    got = [int(nic[f"class{q}_bytes"]) for q in range(8)]
+    assert got == [100_000, 400_000, 500_000, 0, 0, 0, 0, 0]
+    assert res.scheduler_stats(PIAS)["marking_changes"] == 2
+    plain = coflowkit.simulate(one_flow(1_000_000), "dctcp", engine="packet", packet="buffer=1MB", progress=False)
+    assert plain.scheduler_stats("dctcp") == {}
+    assert int(plain.ports("dctcp")["class0_bytes"].iloc[0]) in (0, 1_000_000)
+
+
+def test_coordinator_schedulers_run_on_the_packet_engine() -> None:
+    w = coflowkit.synthetic(n_hosts=6, n_coflows=4, seed=2)
+    res = coflowkit.simulate(
+        w,
+        "aalo,varys,fair",
+        engine="packet",
+        packet="transport=tcp,coordinator_interval=1ms,coordinator_delay=100us",
+        progress=False,
+    )
+    assert res.schedulers == ["aalo", "varys", "fair"]
+    for s in res.schedulers:
+        assert len(res.flows(s)) == w.n_flows
+        assert res.scheduler_stats(s)["coordinator_ticks"] > 0
+
+
+def test_cli_schedulers_engine_packet(cli: Cli) -> None:
+    proc = cli("schedulers", "--engine", "packet")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    assert "host policy" in rows["pias"]
+    assert "via coordinator" in rows["aalo"] and "via coordinator" in rows["varys"]
+    proc = cli("simulate", "--engine", "packet", "--scheduler", "pias,dctcp", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "pias" in proc.stdout

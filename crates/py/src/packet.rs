@@ -1,5 +1,7 @@
-//! Packet-level runs from Python: one run per transport, the same result
-//! dict as `simulate` plus the packet engine's own tables.
+//! Packet-level runs from Python: one run per transport or scheduler (a
+//! registry spec, run by its host policy or a coordinator:
+//! `coflowkit_packet::how_run`), the same result dict as `simulate` plus
+//! the packet engine's own tables.
 //!
 //! Options are checked (every `key=value`, the workload against the fabric)
 //! with the GIL held, before any run; runs go one after another with the GIL
@@ -11,6 +13,7 @@ use crate::simulate::{col, result_dict};
 use crate::topology::fabric_for;
 use crate::workload::PyWorkload;
 use coflowkit_packet::{PacketConfig, PacketError, PacketResult, TransportKind, KEYS};
+use coflowkit_sched::SchedulerSpec;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -18,6 +21,16 @@ use pyo3::types::{PyDict, PyList};
 #[pyfunction]
 pub fn packet_transports() -> Vec<&'static str> {
     TransportKind::ALL.iter().map(|t| t.name()).collect()
+}
+
+/// Every registry scheduler the packet engine runs: (name, how: `host
+/// policy` or `via coordinator`).
+#[pyfunction]
+pub fn packet_schedulers() -> Vec<(&'static str, &'static str)> {
+    coflowkit_packet::packet_schedulers()
+        .into_iter()
+        .map(|(n, v)| (n, v.describe()))
+        .collect()
 }
 
 /// Every packet option: (key, what it sets).
@@ -33,6 +46,39 @@ pub fn check_packet_options(options: &str) -> PyResult<()> {
     config("dctcp", options).map(|_| ())
 }
 
+/// One packet-level run: a transport alone, or a scheduler over the
+/// configured transport.
+enum Run {
+    Transport(PacketConfig),
+    Scheduler(SchedulerSpec, PacketConfig),
+}
+
+/// The run `name` asks for: a transport's name, or a registry scheduler
+/// spec the packet engine runs (its options may then name the transport).
+fn run_of(name: &str, options: &str) -> PyResult<Run> {
+    let t = name.trim();
+    if TransportKind::ALL.iter().any(|k| k.name() == t) {
+        return Ok(Run::Transport(config(t, options)?));
+    }
+    let spec = SchedulerSpec::parse(t).map_err(|e| value_error(format!("scheduler: {e}")))?;
+    if coflowkit_packet::how_run(&spec.name).is_none() {
+        let known: Vec<&str> = coflowkit_packet::packet_schedulers()
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        return Err(value_error(format!(
+            "scheduler: '{}' is not one the packet engine runs ({}; or a transport: {})",
+            spec.name,
+            known.join(", "),
+            packet_transports().join(", ")
+        )));
+    }
+    coflowkit_sched::registry::check(&spec).map_err(|e| value_error(format!("scheduler: {e}")))?;
+    let mut c = PacketConfig::default();
+    c.set_all(options).map_err(value_error)?;
+    Ok(Run::Scheduler(spec, c))
+}
+
 /// Checks `options` (`key=value,...`) with `transport`; the configuration's
 /// error message if any.
 fn config(transport: &str, options: &str) -> PyResult<PacketConfig> {
@@ -45,14 +91,17 @@ fn config(transport: &str, options: &str) -> PyResult<PacketConfig> {
         .find(|(k, _)| k.trim() == "transport")
     {
         return Err(value_error(format!(
-            "packet option 'transport': name transports as the schedulers to run, not in the options (got '{}')",
+            "packet option 'transport': name transports as the schedulers to run, not in the options (got '{}'); a scheduler's runs take it",
             v.trim()
         )));
     }
     Ok(c)
 }
 
-/// Runs `workload` at packet level once per transport in `transports`.
+/// Runs `workload` at packet level once per entry of `transports`: a
+/// transport's name, or a registry scheduler spec (`pias`, `aalo`) run by
+/// its host policies or by a coordinator over the options' transport
+/// (`transport=...`, default dctcp); `classes` is refused with a scheduler.
 /// `options`: `key=value` pairs (see `packet_options`); `classes`: each
 /// flow's strict-priority class in the workload's flow order (0 highest);
 /// `paths`: each flow's pinned path, an index into the fabric's equal-cost
@@ -81,9 +130,9 @@ pub fn simulate_packet<'py>(
     if transports.is_empty() {
         return Err(value_error("transports: give at least one transport"));
     }
-    let configs = transports
+    let runs = transports
         .iter()
-        .map(|t| config(t, options))
+        .map(|t| run_of(t, options))
         .collect::<PyResult<Vec<_>>>()?;
     let w = workload.get();
     let fabric = fabric_for(topology, capacity_bps, n_hosts, w.inner.n_hosts, &w.source)?;
@@ -105,15 +154,31 @@ pub fn simulate_packet<'py>(
             paths.len()
         )));
     }
+    if !classes.is_empty() && runs.iter().any(|r| matches!(r, Run::Scheduler(..))) {
+        return Err(value_error(
+            "classes: a scheduler's runs take their classes from its policy; give classes only with transports",
+        ));
+    }
     let names: Vec<String> = transports.iter().map(|s| s.trim().to_string()).collect();
     let board = Board::new(progress, names.clone());
-    let mut results = Vec::with_capacity(configs.len());
-    for (k, cfg) in configs.iter().enumerate() {
+    let mut results = Vec::with_capacity(runs.len());
+    for (k, run) in runs.iter().enumerate() {
         let r = py.detach(|| {
             board.start(k);
-            coflowkit_packet::simulate(&fabric, &valid, &classes, &paths, cfg, &mut |p| {
-                board.report(k, p)
-            })
+            let mut report = |p| board.report(k, p);
+            match run {
+                Run::Transport(cfg) => {
+                    coflowkit_packet::simulate(&fabric, &valid, &classes, &paths, cfg, &mut report)
+                }
+                Run::Scheduler(spec, cfg) => coflowkit_packet::simulate_scheduled(
+                    &fabric,
+                    &valid,
+                    spec,
+                    &paths,
+                    cfg,
+                    &mut report,
+                ),
+            }
         });
         results.push(r.map_err(|e| match e {
             PacketError::Stalled { .. } => simulation_error(e),
@@ -151,6 +216,12 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
     ports.set_item("drops", col(py, r.ports.iter().map(|p| p.1.drops)))?;
     ports.set_item("marks", col(py, r.ports.iter().map(|p| p.1.marks)))?;
     ports.set_item("max_bytes", col(py, r.ports.iter().map(|p| p.1.max_bytes)))?;
+    for q in 0..8 {
+        ports.set_item(
+            format!("class{q}_bytes"),
+            col(py, r.ports.iter().map(|p| p.1.class_payload[q])),
+        )?;
+    }
     extra.set_item("ports", ports)?;
     if r.queue_trace.is_empty() {
         extra.set_item("queue_trace", py.None())?;
@@ -164,6 +235,19 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
     }
     extra.set_item("packets", r.packets)?;
     extra.set_item("events", r.events)?;
+    let sched = PyDict::new(py);
+    if let Some(h) = r.hosts {
+        sched.set_item("marking_changes", h.marking_changes)?;
+        sched.set_item("control_sent", h.control_sent)?;
+        sched.set_item("control_delivered", h.control_delivered)?;
+        sched.set_item("control_dropped", h.control_dropped)?;
+        sched.set_item("wakes", h.wakes)?;
+    }
+    if let Some(c) = r.coordinator {
+        sched.set_item("coordinator_ticks", c.ticks)?;
+        sched.set_item("coordinator_decisions", c.decisions)?;
+    }
+    extra.set_item("scheduler", sched)?;
     let d = result_dict(py, name, r.sim)?;
     d.set_item("packet", extra)?;
     Ok(d)

@@ -11,6 +11,7 @@ import click
 
 from .. import _core
 from .._core import Workload
+from ..sim import check_packet_run
 from ..sim import simulate as run_simulation
 from ..sim import synthetic
 from ..sim.results import Results
@@ -90,7 +91,8 @@ from .common import (
     default="flow",
     show_default=True,
     help="flow: exact fluid rates per scheduler; packet: queues, ECN and transports per packet "
-    "(--scheduler then names transports: --packet help lists them).",
+    "(--scheduler then names transports, --packet help lists them, or schedulers the packet engine "
+    "runs: coflowkit schedulers --engine packet).",
 )
 @click.option(
     "--packet",
@@ -164,11 +166,9 @@ def simulate_cmd(
     if link_util is not None and out is None:
         raise click.UsageError("--link-util writes DIR/<scheduler>/link_util.parquet: give --out DIR")
     if engine == "packet":
-        transports = list(_core.packet_transports())
         specs = [x.strip() for x in (scheduler or "dctcp").split(",") if x.strip()]
         for x in specs:
-            if x not in transports:
-                raise click.UsageError(f"--scheduler: {x!r} is not a transport of the packet engine ({', '.join(transports)})")
+            usage_errors("'--scheduler'")(check_packet_run, x)
         if link_util is not None or missed != "finish":
             raise click.UsageError("--link-util and --missed are options of --engine flow")
         per_flow = True
@@ -389,10 +389,25 @@ def _karuna_table(res: Results) -> str:
 
 @click.command("schedulers")
 @click.option("--markdown", is_flag=True, help="Print the parameter tables of docs/schedulers.md instead.")
-def schedulers_cmd(markdown: bool) -> None:
+@click.option(
+    "--engine",
+    type=click.Choice(["flow", "packet"]),
+    default="flow",
+    show_default=True,
+    help="packet: only the schedulers the packet engine runs, and how (host policy or via coordinator).",
+)
+def schedulers_cmd(markdown: bool, engine: str) -> None:
     """List the schedulers: what each does, its source, what it needs, its parameters."""
     if markdown:
         click.echo(_core.scheduler_markdown(), nl=False)
+        return
+    if engine == "packet":
+        described = dict(_core.schedulers())
+        runs = _core.packet_schedulers()
+        width = max(len(name) for name, _ in runs)
+        how_width = max(len(how) for _, how in runs)
+        for name, how in runs:
+            click.echo(f"{name.ljust(width)}  {how.ljust(how_width)}  {described.get(name, '')}")
         return
     descriptors = _core.scheduler_descriptors()
     width = max(len(d["name"]) for d in descriptors)

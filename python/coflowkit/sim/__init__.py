@@ -111,6 +111,23 @@ def _specs(scheduler: str | Iterable[str]) -> list[str]:
     return specs
 
 
+def check_packet_run(spec: str) -> None:
+    """Checks one packet-engine run: a transport's name, or a scheduler the
+    packet engine runs (by its host policy or a coordinator); a ``ValueError``
+    naming it otherwise."""
+    transports = list(_core.packet_transports())
+    runnable = [name for name, _ in _core.packet_schedulers()]
+    if spec in transports:
+        return
+    if spec.split(":", 1)[0].strip() in runnable:
+        _core.check_scheduler(spec)
+        return
+    raise ValueError(
+        f"scheduler: {spec!r} is neither a transport of the packet engine ({', '.join(transports)}) "
+        f"nor a scheduler it runs ({', '.join(runnable)})"
+    )
+
+
 def packet_options_string(options: str | Mapping[str, object] | None) -> str:
     """The packet engine's options as ``key=value,...`` (from a string or a mapping)."""
     if options is None:
@@ -156,7 +173,11 @@ def simulate(
 
     ``engine="packet"`` runs the packet-level engine instead (docs/packet-engine.md):
     ``scheduler`` then names transports (``"dctcp"``, the default, ``"tcp"``,
-    ``"rcp"``, ``"d2tcp"``, which reads each flow's deadline, or ``"pfabric"``),
+    ``"rcp"``, ``"d2tcp"``, which reads each flow's deadline, or ``"pfabric"``)
+    or schedulers it runs (``"pias"`` by its host policy on every host,
+    ``"aalo"``, ``"varys"``, ``"fair"``, ... by a coordinator; see
+    ``coflowkit schedulers --engine packet``) over the transport of the
+    ``packet`` option ``transport`` (default dctcp),
     ``packet`` sets its knobs (``"buffer=100p,ecn_k=30KB"`` or a dict; see
     ``coflowkit simulate --packet help``), ``classes`` gives each flow's
     strict-priority class (0 highest) in the workload's flow order, ``paths``
@@ -171,10 +192,8 @@ def simulate(
         raise ValueError("packet, classes, paths: options of engine='packet'")
     specs = _specs(scheduler if scheduler is not None else ("fair" if engine == "flow" else "dctcp"))
     if engine == "packet":
-        transports = list(_core.packet_transports())
         for s in specs:
-            if s not in transports:
-                raise ValueError(f"scheduler: {s!r} is not a transport of the packet engine ({', '.join(transports)})")
+            check_packet_run(s)
         if link_util_bin is not None or missed != "finish":
             raise ValueError("link_util_bin, missed: options of the flow-level engine (engine='flow')")
         for i, c in enumerate(classes or []):

@@ -99,7 +99,9 @@ FLOW_COLUMNS = [
 #: Columns a packet-level run adds to the flow table, in order.
 PACKET_FLOW_COLUMNS = ["drops", "ecn_marks", "retransmits", "timeouts"]
 #: Columns of a packet-level run's port table, in order.
-PORT_COLUMNS = ["port", "name", "tx_packets", "tx_bytes", "drops", "marks", "max_bytes"]
+PORT_COLUMNS = ["port", "name", "tx_packets", "tx_bytes", "drops", "marks", "max_bytes"] + [
+    f"class{q}_bytes" for q in range(8)
+]
 #: Columns of a packet-level run's queue trace, in order.
 QUEUE_TRACE_COLUMNS = ["port", "time_s", "bytes"]
 #: Columns of a job table, in order.
@@ -255,7 +257,8 @@ class Results:
 
     def ports(self, scheduler: str | None = None) -> pd.DataFrame:
         """A packet-level run's ports, one row per link: packets and bytes sent,
-        drops, ECN marks and the most bytes ever queued."""
+        drops, ECN marks, the most bytes ever queued, and the payload bytes of
+        data sent from each strict-priority class (``class0_bytes`` ...)."""
         return _frame(self._packet(scheduler)["ports"], PORT_COLUMNS)
 
     def queue_trace(self, scheduler: str | None = None) -> pd.DataFrame:
@@ -265,6 +268,13 @@ class Results:
         if cols is None:
             raise ValueError("queues were not sampled: set the packet option queue_trace=INTERVAL")
         return _frame(cols, QUEUE_TRACE_COLUMNS)
+
+    def scheduler_stats(self, scheduler: str | None = None) -> dict[str, int]:
+        """What a packet-level run's scheduler did: with host policies
+        ``marking_changes``, ``control_sent``, ``control_delivered``,
+        ``control_dropped``, ``wakes``; with a coordinator
+        ``coordinator_ticks``, ``coordinator_decisions``; empty for a transport alone."""
+        return {k: int(v) for k, v in dict(self._packet(scheduler).get("scheduler") or {}).items()}
 
     def packets(self, scheduler: str | None = None) -> int:
         """A packet-level run's per-hop transmissions (each time a packet left a port)."""
