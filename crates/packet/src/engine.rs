@@ -96,6 +96,9 @@ struct Flow {
     dst: u32,
     /// New bytes its sender has put on the wire (a host policy's count).
     host_sent: u64,
+    /// Its task tag, from its host policy's marking (TAFE's switches read
+    /// its bytes as the packet's header would carry them).
+    task: Option<coflowkit_sched::host::TaskTag>,
     /// A host policy's D2TCP deadline (ps) and TAFE share.
     cc_deadline_ps: Option<u64>,
     tafe_share: Option<f64>,
@@ -168,6 +171,8 @@ pub struct Engine<'a> {
     rcp_params: RcpParams,
     /// The hosts' policies, with a scheduler (`crate::host`).
     hosts: Option<Box<Hosts>>,
+    /// TAFE's marking by task bytes at switch ports (`crate::tafe`).
+    tafe: Option<crate::tafe::TafeMarking>,
     /// The coordinator, with a scheduler that has no host policy.
     coord: Option<Box<Coordinator>>,
     /// Its decisions on their way to the hosts, oldest first.
@@ -341,6 +346,7 @@ impl<'a> Engine<'a> {
                     src: f.src.0,
                     dst: f.dst.0,
                     host_sent: 0,
+                    task: None,
                     cc_deadline_ps: None,
                     tafe_share: None,
                     group: f.group,
@@ -407,6 +413,7 @@ impl<'a> Engine<'a> {
                 probe_after: cfg.pfabric_probe_after,
             },
             hosts: None,
+            tafe: None,
             coord: None,
             in_transit: Default::default(),
             rcp: vec![],
@@ -1002,6 +1009,9 @@ impl<'a> Engine<'a> {
         if !self.rcp.is_empty() {
             self.rcp_arrival(port, &mut pkt);
         }
+        if self.tafe.is_some() && pkt.kind == Kind::Data {
+            self.tafe_mark(port, &mut pkt);
+        }
         let p = &mut self.ports[port as usize];
         let admit = match p.pool {
             Some(k) => p.admit_shared(pkt, &mut self.pools[k as usize]),
@@ -1028,6 +1038,24 @@ impl<'a> Engine<'a> {
         let p = &self.ports[port as usize];
         if !p.busy {
             self.start_tx(port);
+        }
+    }
+
+    /// TAFE's marking by task bytes at a switch port (`crate::tafe`): CE on
+    /// a packet whose task has sent more than its queue's threshold. The
+    /// task bytes are its flow's tag now (the host's latest count), not a
+    /// copy taken when it left: a packet carries no tag of its own yet.
+    fn tafe_mark(&mut self, port: u32, pkt: &mut Packet) {
+        if switch_of(self.fabric, self.fabric.links()[port as usize].kind).is_none() {
+            return;
+        }
+        let fl = &mut self.flows[pkt.flow as usize];
+        let (Some(m), Some(tag)) = (&self.tafe, fl.task) else {
+            return;
+        };
+        if !pkt.ce && m.mark(pkt, tag.bytes) {
+            fl.stats.ecn_marks += 1;
+            self.ports[port as usize].stats.marks += 1;
         }
     }
 
@@ -1135,6 +1163,12 @@ impl<'a> Engine<'a> {
 
 // ---- host policies (`crate::host`) ----
 impl Engine<'_> {
+    /// Marks by task bytes at every switch port (TAFE), if `m` is given.
+    pub fn with_tafe(mut self, m: Option<crate::tafe::TafeMarking>) -> Self {
+        self.tafe = m;
+        self
+    }
+
     /// Runs `policies` (one per host, in host order) on the hosts.
     pub fn with_hosts(mut self, policies: Vec<Box<dyn coflowkit_sched::host::HostPolicy>>) -> Self {
         self.hosts = Some(Box::new(Hosts::new(policies)));
@@ -1229,6 +1263,7 @@ impl Engine<'_> {
             return;
         }
         let m = h.policies[fl.src as usize].marking(f as u64);
+        fl.task = m.task;
         let new = Settings::of(&m, self.cfg.transport, self.cfg.pacing);
         let old = Settings {
             class: fl.class,

@@ -146,8 +146,11 @@ pub fn simulate_scheduled(
 ) -> Result<PacketResult, PacketError> {
     let mut r = match how_run(&spec.name) {
         Some(Via::HostPolicy) => {
-            let policies = host_policies(fabric, workload, spec, cfg)?;
-            simulate_hosts(fabric, workload, policies, paths, cfg, progress)?
+            let hosted = Hosted {
+                policies: host_policies(fabric, workload, spec, cfg)?,
+                tafe: tafe_marking(workload, spec)?,
+            };
+            simulate_hosts(fabric, workload, hosted, paths, cfg, progress)?
         }
         Some(Via::Coordinator) => {
             let coord = coordinator::Coordinator::new(fabric, workload, spec)
@@ -210,27 +213,52 @@ fn cannot_run(name: &str) -> PacketError {
     ))
 }
 
-/// Runs `workload` as [`simulate`] does with `policies` on the hosts, one
-/// per host in host order (a driver's own policies; [`simulate_scheduled`]
-/// builds the registry's).
+/// What runs on the hosts and switches of a host-policy run.
+pub struct Hosted {
+    /// One policy per host, in host order.
+    pub policies: Vec<Box<dyn HostPolicy>>,
+    /// TAFE's marking by task bytes at every switch port ([`tafe`]), if on.
+    pub tafe: Option<tafe::TafeMarking>,
+}
+
+/// Runs `workload` as [`simulate`] does with `hosted` (a driver's own
+/// policies; [`simulate_scheduled`] builds the registry's).
 pub fn simulate_hosts(
     fabric: &Fabric,
     workload: &ValidWorkload,
-    policies: Vec<Box<dyn HostPolicy>>,
+    hosted: Hosted,
     paths: &[Option<u32>],
     cfg: &PacketConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PacketResult, PacketError> {
-    if policies.len() != fabric.n_hosts() as usize {
+    if hosted.policies.len() != fabric.n_hosts() as usize {
         return Err(PacketError::Input(format!(
             "{} host policies for {} hosts",
-            policies.len(),
+            hosted.policies.len(),
             fabric.n_hosts()
         )));
     }
     engine::Engine::new(fabric, workload, &[], paths, cfg)?
-        .with_hosts(policies)
+        .with_hosts(hosted.policies)
+        .with_tafe(hosted.tafe)
         .run(progress)
+}
+
+/// TAFE's switches for the `tafe` spec (its threshold vector), else none.
+fn tafe_marking(
+    workload: &ValidWorkload,
+    spec: &SchedulerSpec,
+) -> Result<Option<tafe::TafeMarking>, PacketError> {
+    if spec.name != "tafe" {
+        return Ok(None);
+    }
+    let bad = |e: String| PacketError::Input(format!("scheduler '{}': {e}", spec.name));
+    let (_, params) = spec.params().map_err(|e| bad(e.to_string()))?;
+    let c = coflowkit_sched::tafe::TafeConfig::of_params(&params, &WorkloadHints::of(workload))
+        .map_err(|e| bad(e.to_string()))?;
+    tafe::TafeMarking::of_tafe(&c)
+        .map(Some)
+        .map_err(|e| bad(e.to_string()))
 }
 
 /// One policy per host for `spec`, or the error naming what is wrong.

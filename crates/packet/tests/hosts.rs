@@ -8,9 +8,10 @@
 use coflowkit_model::{
     flow, BitsPerSec, CoflowSpec, Dur, Fabric, LeafSpineSpec, Time, ValidWorkload, Workload,
 };
-use coflowkit_packet::{simulate_hosts, simulate_scheduled, PacketConfig, PacketResult};
+use coflowkit_packet::tafe::TafeMarking;
+use coflowkit_packet::{simulate_hosts, simulate_scheduled, Hosted, PacketConfig, PacketResult};
 use coflowkit_sched::host::{
-    Cc, Control, ControlKind, Effects, HostFlow, HostPolicy, HostView, Marking,
+    Cc, Control, ControlKind, Effects, HostFlow, HostPolicy, HostView, Marking, TaskTag,
 };
 use coflowkit_sched::SchedulerSpec;
 use proptest::prelude::*;
@@ -23,6 +24,13 @@ fn workload(fabric: &Fabric, coflows: Vec<CoflowSpec>) -> ValidWorkload {
     }
     .validate(fabric)
     .unwrap()
+}
+
+fn hosted(policies: Vec<Box<dyn HostPolicy>>) -> Hosted {
+    Hosted {
+        policies,
+        tafe: None,
+    }
 }
 
 fn cfg(text: &str) -> PacketConfig {
@@ -191,7 +199,7 @@ fn control_messages_cross_the_fabric_as_packets() {
         .map(|p| Box::new(p) as Box<dyn HostPolicy>)
         .collect();
     let c = cfg("header_bytes=40,host_link_delay=1us");
-    let r = simulate_hosts(&fabric, &w, policies, &[], &c, &mut |_| {}).unwrap();
+    let r = simulate_hosts(&fabric, &w, hosted(policies), &[], &c, &mut |_| {}).unwrap();
     let h = r.hosts.unwrap();
     assert_eq!(
         (h.control_sent, h.control_delivered, h.control_dropped),
@@ -389,7 +397,7 @@ proptest! {
                         as Box<dyn HostPolicy>
                 })
                 .collect();
-            simulate_hosts(&fabric, &w, policies, &[], &c, &mut |_| {})
+            simulate_hosts(&fabric, &w, hosted(policies), &[], &c, &mut |_| {})
         }
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let mut payload = 0;
@@ -538,4 +546,74 @@ fn the_packet_engine_lists_how_it_runs_each_scheduler() {
         e.contains("scheduler 'nope' is not one the packet engine runs"),
         "{e}"
     );
+}
+
+/// A policy that tags every flow with its task's bytes sent from this host
+/// (class 0, default transport): what TAFE's switches read.
+#[derive(Default)]
+struct Tagger {
+    task_of: BTreeMap<u64, u32>,
+    bytes: BTreeMap<u32, u64>,
+}
+
+impl HostPolicy for Tagger {
+    fn name(&self) -> &str {
+        "tagger"
+    }
+    fn start(&mut self, _now: Time, f: &HostFlow, out: &mut Effects) {
+        self.task_of.insert(f.id, f.coflow);
+        self.bytes.entry(f.coflow).or_insert(0);
+        out.changed.push(f.id);
+    }
+    fn sent(&mut self, _now: Time, f: u64, n: u64, out: &mut Effects) {
+        if let Some(c) = self.task_of.get(&f) {
+            *self.bytes.get_mut(c).unwrap() += n;
+            out.changed.push(f);
+        }
+    }
+    fn finish(&mut self, _now: Time, f: u64, _out: &mut Effects) {
+        self.task_of.remove(&f);
+    }
+    fn marking(&self, f: u64) -> Marking {
+        match self.task_of.get(&f) {
+            Some(&c) => Marking {
+                task: Some(TaskTag {
+                    id: u64::from(c),
+                    heavy: false,
+                    bytes: self.bytes[&c],
+                }),
+                ..Marking::class(0)
+            },
+            None => Marking::BEST_EFFORT,
+        }
+    }
+}
+
+#[test]
+fn tafe_switches_mark_a_task_past_its_queue_threshold() {
+    // One flow alone (no queue, so no marking at K): with TAFE's vector
+    // [100 KB] at the switch, its packets in queue 0 are marked CE once its
+    // task has sent more than 100,000 bytes; a 100 KB flow never is.
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let run = |bytes: u64, tafe: Option<TafeMarking>| {
+        let w = workload(
+            &fabric,
+            vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, bytes)])],
+        );
+        let policies: Vec<Box<dyn HostPolicy>> = (0..2)
+            .map(|_| Box::new(Tagger::default()) as Box<dyn HostPolicy>)
+            .collect();
+        let h = Hosted { policies, tafe };
+        simulate_hosts(&fabric, &w, h, &[], &cfg("buffer=1MB"), &mut |_| {}).unwrap()
+    };
+    let vector = || Some(TafeMarking::of_thresholds(vec![100_000]).unwrap());
+    let long = run(1_000_000, vector());
+    let marks = long.flow_stats[0].ecn_marks;
+    // 900,000 bytes past the threshold are 617 full segments; the tag is
+    // the host's count when a packet reaches the switch, which runs ahead
+    // of the packet by the window in flight, so up to a window more (654
+    // of the flow's 685 segments).
+    assert!((617..685).contains(&marks), "{marks}");
+    assert_eq!(run(1_000_000, None).flow_stats[0].ecn_marks, 0);
+    assert_eq!(run(100_000, vector()).flow_stats[0].ecn_marks, 0);
 }
