@@ -105,10 +105,12 @@ pub enum Cc {
         /// The flow's absolute deadline (ns since the origin).
         deadline: Time,
     },
-    /// TAFE's window rule (TAFE Algorithm 2): on a marked window the window
-    /// shrinks by `alpha * penalty / 2`, `penalty` = the flow's remaining
-    /// bytes over the largest remaining of its task's flows here, in
-    /// millionths (so that a marking compares exactly).
+    /// TAFE's window rule (TAFE IV-B, Eq. 5 and Algorithm 2, lines 8-11): on
+    /// a marked window the window becomes `cwnd * (1 - alpha * penalty)`,
+    /// `penalty` = S_c / S_max, the flow's remaining bytes over the largest
+    /// remaining of its task's flows here (our reading of the paper's "upper
+    /// bound of flow size"), in millionths (so that a marking compares
+    /// exactly).
     Tafe {
         /// The penalty, in millionths (0 ..= 1,000,000).
         penalty_ppm: u32,
