@@ -148,6 +148,9 @@ struct Ping {
 }
 
 impl HostPolicy for Ping {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn name(&self) -> &str {
         "ping"
     }
@@ -254,6 +257,9 @@ impl Churn {
 }
 
 impl HostPolicy for Churn {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn name(&self) -> &str {
         "churn"
     }
@@ -557,6 +563,9 @@ struct Tagger {
 }
 
 impl HostPolicy for Tagger {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn name(&self) -> &str {
         "tagger"
     }
