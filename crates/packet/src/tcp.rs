@@ -85,8 +85,11 @@
 //!   over the host's own TCP, whose loss recovery stays), after which the
 //!   per-ACK steps climb back. Differences from the prototype: its window
 //!   is min(TCP's cwnd, MCP's), so after a loss it climbs at TCP's pace;
-//!   its first target uses a configured RTT before any sample. Without a
-//!   deadline MCP grows as NewReno.
+//!   its first target uses a configured RTT before any sample. Against
+//!   the text: the abstract of MCP's first version (Chen et al., HotNets
+//!   2013) says ECN approximates its optimal window update, so the
+//!   paper's law very likely reacts to marks; this one does not. Without
+//!   a deadline MCP grows as NewReno.
 //!
 //! Each sender holds its own transport ([`SenderParams::transport`]), so
 //! flows of one run may use different ones.

@@ -4,10 +4,10 @@
 //! Three flow types (Karuna 2.1), each marked as the paper's end host does
 //! (3.1-3.3, Fig. 3's "flow classifier"):
 //! - type 1 (a deadline): class 0, congestion control MCP ([`Cc::Mcp`],
-//!   3.2) and a pacing rate at MCP's target, the minimal rate that meets
-//!   the deadline, bytes left over time left, never below two 1,460-byte
-//!   segments per base RTT ([`HostContext::rtt`], the authors'
-//!   prototype's floor); re-evaluated on the grid `start + k * repace`
+//!   §4, as seed 002's §1 names it) and a pacing rate at MCP's target, the
+//!   minimal rate that meets the deadline, bytes left over time left, never
+//!   below two 1,460-byte segments per base RTT ([`HostContext::rtt`], the
+//!   authors' prototype's floor); re-evaluated on the grid `start + k * repace`
 //!   (the host key `repace`, by default the spec's `rtt`, as the flow-level
 //!   model re-evaluates) and held in between (past the deadline: the floor);
 //! - type 2 (a known size): class `1 + #{t in split : size > t}` (3.3.1,
