@@ -664,18 +664,11 @@ impl HostPolicy for DeadlineFirst {
     }
 }
 
-#[test]
-fn mcp_takes_the_rate_its_deadline_needs_and_leaves_the_rest() {
-    // Host 0 sends 1 MB due in 20 ms (400 Mbit/s of payload) and host 1 a
-    // 500 KB flow without a deadline, both to host 2 at time 0 over
-    // 1 Gbit/s links with 25 us each way (a base RTT near 125 us). Under
-    // MCP the deadline flow runs near the rate it needs and finishes
-    // shortly before its deadline; the other flow takes what is left and
-    // finishes first. Under D2TCP (the same classes) the deadline flow
-    // takes the whole port, finishes far ahead of its deadline, and the
-    // other flow waits for it.
+/// A 1 MB flow from host 0 due `deadline` after its start and a 500 KB
+/// flow without a deadline from host 1, both to host 2 at time 0, on a
+/// 1 Gbit/s big switch.
+fn deadline_pair(deadline: Dur) -> (Fabric, ValidWorkload) {
     let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
-    let deadline = Dur(20_000_000);
     let w = workload(
         &fabric,
         vec![CoflowSpec::new(
@@ -687,6 +680,21 @@ fn mcp_takes_the_rate_its_deadline_needs_and_leaves_the_rest() {
             ],
         )],
     );
+    (fabric, w)
+}
+
+#[test]
+fn mcp_takes_the_rate_its_deadline_needs_and_leaves_the_rest() {
+    // Host 0 sends 1 MB due in 20 ms (400 Mbit/s of payload) and host 1 a
+    // 500 KB flow without a deadline, both to host 2 at time 0 over
+    // 1 Gbit/s links with 25 us each way (a base RTT near 125 us). Under
+    // MCP the deadline flow runs near the rate it needs and finishes
+    // shortly before its deadline; the other flow takes what is left and
+    // finishes first. Under D2TCP (the same classes) the deadline flow
+    // takes the whole port, finishes far ahead of its deadline, and the
+    // other flow waits for it.
+    let deadline = Dur(20_000_000);
+    let (fabric, w) = deadline_pair(deadline);
     let run = |cc: fn(Time) -> Cc| {
         let policies: Vec<Box<dyn HostPolicy>> = (0..3)
             .map(|_| {
@@ -730,18 +738,7 @@ fn karuna_runs_its_deadline_flow_under_mcp_to_its_deadline() {
     // byte to leave at the deadline, so the last byte arrives about one
     // one-way delay (here 74 us) after it. Under MCP's window alone the
     // same flow finishes at 19.91 ms (the test above).
-    let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
-    let w = workload(
-        &fabric,
-        vec![CoflowSpec::new(
-            0,
-            Time(0),
-            vec![
-                flow(0, 2, 1_000_000).with_deadline(Dur(20_000_000)),
-                flow(1, 2, 500_000),
-            ],
-        )],
-    );
+    let (fabric, w) = deadline_pair(Dur(20_000_000));
     let r = scheduled(
         &fabric,
         &w,
