@@ -35,6 +35,12 @@ pub enum Kind {
     /// A message between two hosts' policies (`crate::host`): `flow` is
     /// its channel, `seq` its slot in the engine's table of messages.
     Control,
+    /// A flow's rate request to the switches on its path (Baraat's SPC
+    /// header, `crate::spc`; the header is in the engine's slot for the
+    /// flow, one request in flight per flow).
+    Request,
+    /// The request's header echoed by the receiver back to the sender.
+    Echo,
 }
 
 /// One packet in flight or in a queue.
@@ -78,7 +84,7 @@ pub struct Packet {
 impl Packet {
     /// Whether it travels from the flow's receiver to its sender.
     pub fn reverse(&self) -> bool {
-        matches!(self.kind, Kind::Ack | Kind::SynAck)
+        matches!(self.kind, Kind::Ack | Kind::SynAck | Kind::Echo)
     }
 }
 
