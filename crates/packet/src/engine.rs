@@ -800,6 +800,9 @@ impl<'a> Engine<'a> {
                 kick |= self.host_sent(f, s);
             }
         }
+        if self.spc.is_some() && self.flows[f as usize].host_sent >= self.flows[f as usize].bytes {
+            self.spc_sender_done(f);
+        }
         self.arm_rto(f);
         if kick {
             self.push(self.now, Ev::Kick(f));
@@ -964,16 +967,12 @@ impl<'a> Engine<'a> {
                 let mut segs = std::mem::take(&mut self.segs);
                 segs.clear();
                 s.on_ack(now, pkt.seq, pkt.ece, pkt.ts, &mut segs);
-                let done = s.done();
-                if done {
+                if s.done() {
                     s.rto_at = None;
                 }
                 let paced = s.is_paced();
                 self.transmit(f, &segs);
                 self.segs = segs;
-                if done && self.spc.is_some() {
-                    self.spc_sender_done(f);
-                }
                 if paced {
                     self.repace(f, pkt.rate);
                     self.pump(f);

@@ -16,10 +16,11 @@
 //!
 //! A registry scheduler with a host policy runs as one policy per host
 //! ([`host`], [`simulate_scheduled`]): its markings set each flow's class,
-//! pacing and congestion control, its control messages travel as packets.
-//! What it does not model (yet): the seed systems' switch mechanisms
-//! (Baraat's Smart Priority Classes, TAFE's marking by task bytes; issue
-//! 34); a compute stage is refused with a one-line error.
+//! pacing and congestion control, its control messages travel as packets;
+//! the seed systems' switch mechanisms run with them (TAFE's marking by
+//! task bytes, [`tafe`]; Baraat's Smart Priority Classes at every port,
+//! [`spc`], whose requests and echoes travel as packets). A compute stage
+//! is refused with a one-line error.
 //!
 //! Time is integer picoseconds; a run is a pure function of its inputs
 //! (events at one instant are handled in the order they were scheduled).

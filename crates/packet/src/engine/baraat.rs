@@ -24,17 +24,26 @@
 //!   (`HostPolicy::feedback`), paces at the AR and sets its next demand,
 //!   and the next request leaves one interval after the previous one left
 //!   (or at once, if the echo took longer): one request per flow per RTT.
-//!   When the sender has every byte acknowledged, its next request is the
-//!   FIN, which returns its rates.
+//!   Once the sender has sent its last new byte, its next request is the
+//!   FIN, which returns its rates (at once, behind that byte, if no request
+//!   is in flight): the ports free them as the flow's last data passes,
+//!   not an RTT later with its last ACK (the paper does not say when; a
+//!   TCP FIN rides on the last segment). A retransmission after it goes at
+//!   the flow's last pace.
 //! - **Sending.** A Baraat flow is rate-based (no congestion window: its
 //!   AR is what the switches reserved for it, as RCP's flows here) and
 //!   paced; while its least AR is 0 it sends no data (a driver's hold:
 //!   the policy's pace 0).
 //!
-//! Our readings beyond the unit's (`crate::spc`, "Our readings"): a lost
-//! request or echo (a full queue) is sent again one interval later as a
-//! refresh of the header as far as it was stamped; a lost FIN is not sent
-//! again (the ports drop the task once none of its flows asks for
+//! Our readings beyond the unit's (`crate::spc`, "Our readings"): requests
+//! and echoes are never dropped by a full buffer (`Packet::lossless`; a
+//! request lost part way would leave the ports behind it holding a demand
+//! and an AR that the next request cannot return, the header carrying one
+//! previous demand for every switch, and their leaked ARs can starve the
+//! very flows that hold them). Only a pFabric queue (which evicts by
+//! priority) can still lose one: it is then sent again one interval later
+//! as a refresh of the header as far as it was stamped, and a lost FIN is
+//! not sent again (the ports drop the task once none of its flows asks for
 //! [`crate::spc::STALE_INTERVALS`] intervals).
 
 use super::{Engine, Ev};
@@ -85,7 +94,7 @@ pub(crate) struct Slot {
     due: Option<u64>,
     /// Its least AR is above 0: its data may go.
     open: bool,
-    /// Its sender has every byte acknowledged.
+    /// Its sender has sent its last new byte.
     done: bool,
     /// Its FIN has left.
     fin_sent: bool,
@@ -251,20 +260,21 @@ impl Engine<'_> {
         if h.request == Request::Fin {
             return;
         }
-        let open = h.min_ar() > 0;
-        let was_open = std::mem::replace(&mut slot.open, open);
-        let fl = &self.flows[f as usize];
-        let unacked = Unacked(fl.sender.as_ref().map_or(0, |s| s.remaining()));
         // The flow's own requests take their bytes out of its AR: its data
         // goes at the rest, so that a port whose ARs add up to its
         // capacity does not queue the requests' bytes.
         let wire = u128::from(SPC_HEADER_BYTES + self.cfg.header_bytes);
-        let interval = u128::from(self.spc.as_ref().expect("spc").params.interval_ps.max(1));
+        let interval = u128::from(spc.params.interval_ps.max(1));
         let overhead = (wire * 8 * 1_000_000_000_000).div_ceil(interval);
         let min_ar = match h.min_ar() {
             u64::MAX => u64::MAX,
             ar => ar.saturating_sub(overhead.min(u128::from(u64::MAX)) as u64),
         };
+        let slot = &mut spc.flows[f as usize];
+        let open = min_ar > 0;
+        let was_open = std::mem::replace(&mut slot.open, open);
+        let fl = &self.flows[f as usize];
+        let unacked = Unacked(fl.sender.as_ref().map_or(0, |s| s.remaining()));
         let rates = PathRates {
             min_ar,
             min_nr: h.min_nr(),
@@ -318,20 +328,26 @@ impl Engine<'_> {
             return;
         }
         // A flow its policy has let go (its receiver has every byte, its
-        // last ACK is on the way) asks its last demand again.
+        // last ACK is on the way) asks its last demand again; the heavy
+        // flag is its tag's now.
         let fl = &self.flows[f as usize];
         let demand = self
             .hosts
             .as_ref()
             .and_then(|hosts| hosts.policies[fl.src as usize].demand(f as u64));
-        self.spc_send(f, h.next(demand.unwrap_or(h.demand)));
+        let mut next = h.next(demand.unwrap_or(h.demand));
+        next.heavy = fl.task.is_some_and(|t| t.heavy);
+        self.spc_send(f, next);
     }
 
-    /// Flow `f`'s sender has every byte acknowledged: its FIN leaves now,
-    /// or when its request in flight comes back.
+    /// Flow `f`'s sender has sent its last new byte: its FIN leaves now
+    /// (behind that byte), or when its request in flight comes back.
     pub(super) fn spc_sender_done(&mut self, f: u32) {
         let spc = self.spc.as_mut().expect("spc");
         let slot = &mut spc.flows[f as usize];
+        if slot.done {
+            return;
+        }
         slot.done = true;
         slot.due = None;
         match slot.header {
