@@ -262,13 +262,14 @@ impl Engine<'_> {
         }
         // The flow's own requests take their bytes out of its AR: its data
         // goes at the rest, so that a port whose ARs add up to its
-        // capacity does not queue the requests' bytes.
+        // capacity does not queue the requests' bytes; at most half of it,
+        // so that a flow granted less than its requests cost still sends.
         let wire = u128::from(SPC_HEADER_BYTES + self.cfg.header_bytes);
         let interval = u128::from(spc.params.interval_ps.max(1));
         let overhead = (wire * 8 * 1_000_000_000_000).div_ceil(interval);
         let min_ar = match h.min_ar() {
             u64::MAX => u64::MAX,
-            ar => ar.saturating_sub(overhead.min(u128::from(u64::MAX)) as u64),
+            ar => ar - (overhead.min(u128::from(ar / 2)) as u64),
         };
         let slot = &mut spc.flows[f as usize];
         let open = min_ar > 0;
