@@ -30,6 +30,15 @@
 //!   not an RTT later with its last ACK (the paper does not say when; a
 //!   TCP FIN rides on the last segment). A retransmission after it goes at
 //!   the flow's last pace.
+//! - **Reverse traffic.** ACKs and echoes cross ports without an AR: each
+//!   interval, a port's `vcap` (the capacity Algorithm 1 shares) is its
+//!   capacity (or the virtual capacity's rule) less the rate at which such
+//!   packets arrived there in the interval before (at most half of it).
+//!   Without it, a host that receives 8 flows at their full share while it
+//!   sends as much overfills its port by the ACKs and echoes of what it
+//!   sends (about 7%: the queue reached 1 MB, dropped, and a shuffle took
+//!   30% longer). The paper's virtual capacity (footnote 5) is "decreased
+//!   depending on ... queuing"; the unit's rule keeps it at or above `C`.
 //! - **Sending.** A Baraat flow is rate-based (no congestion window: its
 //!   AR is what the switches reserved for it, as RCP's flows here) and
 //!   paced; while its least AR is 0 it sends no data (a driver's hold:
@@ -107,6 +116,11 @@ pub(crate) struct Spc {
     ports: Vec<Option<SpcPort>>,
     running: Vec<bool>,
     last_ps: Vec<u64>,
+    /// Per port, bytes of packets no AR covers (ACKs, echoes, handshakes)
+    /// that arrived this interval.
+    uncovered: Vec<u64>,
+    /// Per port, the rate taken off its `vcap` for them last interval.
+    reserve: Vec<u64>,
     flows: Vec<Slot>,
     stats: SpcRunStats,
 }
@@ -139,6 +153,8 @@ impl Engine<'_> {
             params,
             ports,
             running: vec![false; n],
+            uncovered: vec![0; n],
+            reserve: vec![0; n],
             last_ps: vec![0; n],
             flows: vec![Slot::default(); self.flows.len()],
             stats: SpcRunStats::default(),
@@ -205,6 +221,9 @@ impl Engine<'_> {
             return;
         };
         sp.on_arrival(pkt.wire);
+        if !matches!(pkt.kind, Kind::Data | Kind::Request) {
+            spc.uncovered[port as usize] += u64::from(pkt.wire);
+        }
         if pkt.kind == Kind::Request {
             if let Some(h) = spc.flows[pkt.flow as usize].header.as_mut() {
                 sp.on_request(h, &spc.params);
@@ -232,7 +251,19 @@ impl Engine<'_> {
         let Some(sp) = spc.ports[p].as_mut() else {
             return;
         };
-        if sp.tick(t, queued, &spc.params) {
+        // What no AR covers (ACKs, echoes) comes off the capacity
+        // Algorithm 1 shares, at last interval's rate: else the flows'
+        // ARs fill the link and these packets overfill it.
+        sp.vcap += std::mem::take(&mut spc.reserve[p]);
+        let idle = sp.tick(t, queued, &spc.params);
+        let bytes = std::mem::take(&mut spc.uncovered[p]);
+        if !idle && t > 0 {
+            let rate = (u128::from(bytes) * 8 * 1_000_000_000_000 / u128::from(t)) as u64;
+            let r = rate.min(sp.vcap / 2);
+            sp.vcap -= r;
+            spc.reserve[p] = r;
+        }
+        if idle {
             spc.running[p] = false;
         } else {
             let at = now + spc.params.interval_ps.max(1);
