@@ -30,15 +30,17 @@
 //!   not an RTT later with its last ACK (the paper does not say when; a
 //!   TCP FIN rides on the last segment). A retransmission after it goes at
 //!   the flow's last pace.
-//! - **Reverse traffic.** ACKs and echoes cross ports without an AR: each
-//!   interval, a port's `vcap` (the capacity Algorithm 1 shares) is its
-//!   capacity (or the virtual capacity's rule) less the rate at which such
-//!   packets arrived there in the interval before (at most half of it).
-//!   Without it, a host that receives 8 flows at their full share while it
-//!   sends as much overfills its port by the ACKs and echoes of what it
-//!   sends (about 7%: the queue reached 1 MB, dropped, and a shuffle took
-//!   30% longer). The paper's virtual capacity (footnote 5) is "decreased
-//!   depending on ... queuing"; the unit's rule keeps it at or above `C`.
+//! - **Control traffic.** Requests, echoes and ACKs cross ports without an
+//!   AR: each interval, a port's `vcap` (the capacity Algorithm 1 shares)
+//!   is its capacity (or the virtual capacity's rule) less the rate at
+//!   which such packets arrived there in the interval before (at most half
+//!   of it). Without it the flows' ARs fill the link and these packets
+//!   overfill it: a host receiving 8 flows at their full share while it
+//!   sends as much got the ACKs and echoes of what it sends on top (about
+//!   6%), and 7 held flows' requests (5.3 Mbit/s each at 100 us) another
+//!   4%; the queue reached 1 MB, dropped, and a shuffle took 30% longer.
+//!   The paper's virtual capacity (footnote 5) is "decreased depending on
+//!   ... queuing"; the unit's rule keeps it at or above `C`.
 //! - **Sending.** A Baraat flow is rate-based (no congestion window: its
 //!   AR is what the switches reserved for it, as RCP's flows here) and
 //!   paced; while its least AR is 0 it sends no data (a driver's hold:
@@ -116,8 +118,8 @@ pub(crate) struct Spc {
     ports: Vec<Option<SpcPort>>,
     running: Vec<bool>,
     last_ps: Vec<u64>,
-    /// Per port, bytes of packets no AR covers (ACKs, echoes, handshakes)
-    /// that arrived this interval.
+    /// Per port, bytes of packets no AR covers (requests, echoes, ACKs,
+    /// handshakes) that arrived this interval.
     uncovered: Vec<u64>,
     /// Per port, the rate taken off its `vcap` for them last interval.
     reserve: Vec<u64>,
@@ -221,7 +223,7 @@ impl Engine<'_> {
             return;
         };
         sp.on_arrival(pkt.wire);
-        if !matches!(pkt.kind, Kind::Data | Kind::Request) {
+        if pkt.kind != Kind::Data {
             spc.uncovered[port as usize] += u64::from(pkt.wire);
         }
         if pkt.kind == Kind::Request {
@@ -251,9 +253,9 @@ impl Engine<'_> {
         let Some(sp) = spc.ports[p].as_mut() else {
             return;
         };
-        // What no AR covers (ACKs, echoes) comes off the capacity
-        // Algorithm 1 shares, at last interval's rate: else the flows'
-        // ARs fill the link and these packets overfill it.
+        // What no AR covers (requests, echoes, ACKs) comes off the
+        // capacity Algorithm 1 shares, at last interval's rate: else the
+        // flows' ARs fill the link and these packets overfill it.
         sp.vcap += std::mem::take(&mut spc.reserve[p]);
         let idle = sp.tick(t, queued, &spc.params);
         let bytes = std::mem::take(&mut spc.uncovered[p]);
@@ -291,18 +293,7 @@ impl Engine<'_> {
         if h.request == Request::Fin {
             return;
         }
-        // The flow's own requests take their bytes out of its AR: its data
-        // goes at the rest, so that a port whose ARs add up to its
-        // capacity does not queue the requests' bytes; at most half of it,
-        // so that a flow granted less than its requests cost still sends.
-        let wire = u128::from(SPC_HEADER_BYTES + self.cfg.header_bytes);
-        let interval = u128::from(spc.params.interval_ps.max(1));
-        let overhead = (wire * 8 * 1_000_000_000_000).div_ceil(interval);
-        let min_ar = match h.min_ar() {
-            u64::MAX => u64::MAX,
-            ar => ar - (overhead.min(u128::from(ar / 2)) as u64),
-        };
-        let slot = &mut spc.flows[f as usize];
+        let min_ar = h.min_ar();
         let open = min_ar > 0;
         let was_open = std::mem::replace(&mut slot.open, open);
         let fl = &self.flows[f as usize];
