@@ -274,7 +274,7 @@ def test_baraat_on_the_packet_engine_asks_its_ports_for_rates() -> None:
 
 
 def test_coordinator_schedulers_run_on_the_packet_engine() -> None:
-    w = coflowkit.synthetic(n_hosts=6, n_coflows=4, seed=2)
+    w = coflowkit.synthetic(n_hosts=6, n_coflows=4, seed=2, mix=(0.5, 0.5, 0.0, 0.0))
     res = coflowkit.simulate(
         w,
         "aalo,varys,fair",
@@ -288,12 +288,14 @@ def test_coordinator_schedulers_run_on_the_packet_engine() -> None:
         assert res.scheduler_stats(s)["coordinator_ticks"] > 0
 
 
-def test_cli_schedulers_engine_packet(cli: Cli) -> None:
+def test_cli_schedulers_engine_packet(cli: Cli, tmp_path: Path) -> None:
     proc = cli("schedulers", "--engine", "packet")
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line for line in proc.stdout.splitlines()}
     assert "host policy" in rows["pias"] and "host policy" in rows["baraat"]
     assert "via coordinator" in rows["aalo"] and "via coordinator" in rows["varys"]
-    proc = cli("simulate", "--engine", "packet", "--scheduler", "pias,dctcp", "--no-progress")
+    trace = tmp_path / "small.txt"  # two coflows on 4 hosts (coflow-benchmark format)
+    trace.write_text("4 2\n1 0 1 0 1 1:1\n2 5 1 2 1 3:0.5\n")
+    proc = cli("simulate", "--engine", "packet", "--trace", trace, "--scheduler", "pias,dctcp", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert "pias" in proc.stdout

@@ -141,6 +141,13 @@ pub enum TransportKind {
     /// probe mode after consecutive ones; each packet carries the flow's
     /// remaining bytes as its priority for pFabric's switch queues.
     Pfabric,
+    /// Karuna's MCP for a deadline flow (Chen et al., SIGCOMM 2016, §4; our
+    /// reading of the authors' prototype, `crate::tcp`): once per RTT the
+    /// window aims at the bytes left times the RTT over the time left, and
+    /// moves one segment per ACK toward it; no ECN. Only a host policy's
+    /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each
+    /// flow's deadline).
+    Mcp,
 }
 
 impl TransportKind {
@@ -152,6 +159,7 @@ impl TransportKind {
             TransportKind::Rcp => "rcp",
             TransportKind::D2tcp => "d2tcp",
             TransportKind::Pfabric => "pfabric",
+            TransportKind::Mcp => "mcp",
         }
     }
     /// Whether its data packets are ECN-capable and its window follows
@@ -159,7 +167,8 @@ impl TransportKind {
     pub fn uses_alpha(self) -> bool {
         matches!(self, TransportKind::Dctcp | TransportKind::D2tcp)
     }
-    /// Every transport, in listing order.
+    /// Every transport the `transport` option takes, in listing order
+    /// (MCP is per flow only).
     pub const ALL: [TransportKind; 5] = [
         TransportKind::Tcp,
         TransportKind::Dctcp,

@@ -647,7 +647,7 @@ impl<'a> Engine<'a> {
         let paced = rcp || spc || fl.pacing != Pacing::Off;
         let params = SenderParams {
             deadline_ps: match (fl.transport, fl.cc_deadline_ps, fl.deadline) {
-                (TransportKind::D2tcp, Some(at), _) => Some(at),
+                (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
                 (TransportKind::D2tcp, None, Some(d)) => Some(now + ps(Time(d.0))),
                 _ => None,
             },
@@ -1320,7 +1320,7 @@ impl Engine<'_> {
         };
         if switchable(fl.transport, new.transport) {
             let deadline = match (new.transport, new.deadline_ps, fl.deadline) {
-                (TransportKind::D2tcp, Some(at), _) => Some(at),
+                (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
                 (TransportKind::D2tcp, None, Some(d)) => Some(fl.start + ps(Time(d.0))),
                 _ => None,
             };

@@ -27,11 +27,11 @@
 //! (`crate::pacing`; none: the configuration's pacing); its [`Cc`] the
 //! flow's transport: `Default` the configured one, `D2tcp` D2TCP with the
 //! policy's deadline, `Tafe` DCTCP's α with TAFE's cut (TAFE Algorithm 2,
-//! `crate::tcp`'s `Sender::window_cut`), `Mcp` (Karuna 3.2) D2TCP with the
-//! flow's deadline as a stand-in, until MCP's own window exists (a model
-//! difference, named in docs/packet-engine.md). A change of transport
-//! mid-flow is applied between the window transports (TCP, DCTCP, D2TCP)
-//! only. A marking's task tag is kept per flow ([`HostStats`] counts
+//! `crate::tcp`'s `Sender::window_cut`), `Mcp` Karuna's MCP window with the
+//! policy's deadline (`crate::tcp`'s module doc: our reading of the
+//! authors' prototype, the paper's §4 law unread). A change of transport
+//! mid-flow is applied between the window transports (TCP, DCTCP, D2TCP,
+//! MCP) only. A marking's task tag is kept per flow ([`HostStats`] counts
 //! changes); the switches read it in runs of `tafe` (its bytes) and
 //! `baraat` (its task id and heavy flag, `crate::spc`). A policy that asks
 //! switches for rates ([`HostPolicy::demand`]) hears their answer through
@@ -69,8 +69,8 @@ pub struct Settings {
     pub class: u8,
     /// Its transport.
     pub transport: TransportKind,
-    /// D2TCP's deadline (ps) from the policy; `None`: the flow's own, if
-    /// the transport is D2TCP.
+    /// D2TCP's or MCP's deadline (ps) from the policy; `None`: the flow's
+    /// own, if the transport is D2TCP.
     pub deadline_ps: Option<u64>,
     /// TAFE's share S_c/S_max (0 to 1), for TAFE's cut.
     pub tafe_share: Option<f64>,
@@ -84,8 +84,13 @@ impl Settings {
     pub fn of(m: &Marking, transport: TransportKind, pacing: Pacing) -> Settings {
         let (transport, deadline_ps, tafe_share) = match m.cc {
             Cc::Default => (transport, None, None),
-            Cc::D2tcp { deadline } | Cc::Mcp { deadline } => (
+            Cc::D2tcp { deadline } => (
                 TransportKind::D2tcp,
+                Some(deadline.0.saturating_mul(1000)),
+                None,
+            ),
+            Cc::Mcp { deadline } => (
+                TransportKind::Mcp,
                 Some(deadline.0.saturating_mul(1000)),
                 None,
             ),
@@ -112,7 +117,7 @@ pub fn switchable(a: TransportKind, b: TransportKind) -> bool {
     let window = |t| {
         matches!(
             t,
-            TransportKind::Tcp | TransportKind::Dctcp | TransportKind::D2tcp
+            TransportKind::Tcp | TransportKind::Dctcp | TransportKind::D2tcp | TransportKind::Mcp
         )
     };
     a == b || (window(a) && window(b))
@@ -238,12 +243,22 @@ mod tests {
         assert_eq!(s.transport, TransportKind::Dctcp);
         assert_eq!(s.tafe_share, Some(0.25));
         assert_eq!(s.pacing, Pacing::Cwnd, "no pace: the configuration's");
+        let mcp = Marking {
+            cc: Cc::Mcp {
+                deadline: Time(7_000),
+            },
+            ..Marking::class(0)
+        };
+        let s = Settings::of(&mcp, TransportKind::Dctcp, Pacing::Off);
+        assert_eq!(s.transport, TransportKind::Mcp);
+        assert_eq!(s.deadline_ps, Some(7_000_000));
     }
 
     #[test]
     fn only_window_transports_switch_mid_flow() {
         use TransportKind::*;
         assert!(switchable(Dctcp, D2tcp));
+        assert!(switchable(Mcp, Dctcp));
         assert!(switchable(Tcp, Dctcp));
         assert!(switchable(Rcp, Rcp));
         assert!(!switchable(Rcp, Dctcp));

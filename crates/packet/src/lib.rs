@@ -4,7 +4,8 @@
 //! NIC or a switch port) with 8 strict-priority queues, a drop-tail buffer
 //! and ECN marking at an instantaneous threshold ([`port`]), or pFabric's
 //! priority queue with priority dropping ([`pfabric`]); flows run TCP
-//! NewReno, DCTCP, D2TCP or pFabric end points ([`tcp`]) or RCP ([`rcp`]),
+//! NewReno, DCTCP, D2TCP, pFabric or (per flow, from a host policy) Karuna's
+//! MCP end points ([`tcp`]) or RCP ([`rcp`]),
 //! each flow with its own transport and its own host pacing ([`pacing`]);
 //! the big switch is a non-blocking
 //! output-queued switch (a packet queues only at its source's NIC and at

@@ -61,6 +61,35 @@
 //!   slow start at the first ACK. pFabric's receivers send SACKs; these
 //!   are cumulative, so after a timeout the sender resends from the first
 //!   hole and the first ACK jumps over what had arrived.
+//! * MCP, Karuna's window for deadline flows (Chen, Chen, Bai and
+//!   Alizadeh, "Scheduling Mix-flows in Commodity Datacenters with
+//!   Karuna", SIGCOMM 2016, §4). Text (seed 002, §1 and §3): MCP "takes
+//!   the minimum bandwidth needed to complete deadline flows barely before
+//!   their deadlines", from the highest priority queue, and leaves the
+//!   rest to the non-deadline flows below it. The paper's §4 (its window
+//!   law, derived by Lyapunov optimization) could not be read here: the
+//!   seed stops at §3 and no public copy of §4 was found. What is built is
+//!   our reading of the authors' public kernel prototype (Wei Bai's
+//!   `baiwei0427/PIAS`, `backup/mixedflow/MCP/main.c`, read 2026-11-25):
+//!   once per smoothed RTT the target window becomes
+//!   W* = (⌊R·SRTT/(D·MSS)⌋ + 1)·MSS, at least [`MCP_MIN_SEGMENTS`]
+//!   segments ([`mcp_window`]; R the bytes not yet acknowledged, D the time
+//!   left to the deadline), so W*/SRTT is R/D, the least rate that meets
+//!   the deadline, rounded up to the next segment per RTT; each new ACK
+//!   outside fast recovery moves the window one segment toward W*, never
+//!   past it; past the deadline W* is the floor. Before the first RTT
+//!   sample the window stays at its initial value. MCP's packets are not
+//!   ECN-capable (the prototype clears its flows' marks) and a flow with
+//!   a deadline never grows by slow start or congestion avoidance; loss
+//!   still cuts as NewReno does (the prototype sets the receive window
+//!   over the host's own TCP, whose loss recovery stays), after which the
+//!   per-ACK steps climb back. Differences from the prototype: its window
+//!   is min(TCP's cwnd, MCP's), so after a loss it climbs at TCP's pace;
+//!   its first target uses a configured RTT before any sample. Against
+//!   the text: the abstract of MCP's first version (Chen et al., HotNets
+//!   2013) says ECN approximates its optimal window update, so the
+//!   paper's law very likely reacts to marks; this one does not. Without
+//!   a deadline MCP grows as NewReno.
 //!
 //! Each sender holds its own transport ([`SenderParams::transport`]), so
 //! flows of one run may use different ones.
@@ -96,6 +125,25 @@ pub fn imminence(remaining: u64, cwnd: f64, srtt_ps: f64, left_ps: i128, late: L
     (tc / left_ps as f64).clamp(D_RANGE.0, D_RANGE.1)
 }
 
+/// MCP's least window, segments (the authors' prototype's floor; Karuna's
+/// host policy paces at no less than this per base RTT, `karuna.rs`).
+pub const MCP_MIN_SEGMENTS: u32 = 2;
+
+/// MCP's target window, bytes (see the module doc): the window that sends
+/// `remaining` bytes in the `left_ps` to the deadline at one window per
+/// `srtt_ps`, rounded down to whole `mss` segments plus one, at least
+/// [`MCP_MIN_SEGMENTS`]; a deadline already passed (`left_ps` ≤ 0) gives
+/// the floor.
+pub fn mcp_window(remaining: u64, srtt_ps: f64, left_ps: i128, mss: u32) -> f64 {
+    let mss = mss as f64;
+    let floor = MCP_MIN_SEGMENTS as f64 * mss;
+    if left_ps <= 0 {
+        return floor;
+    }
+    let need = remaining as f64 * srtt_ps / left_ps as f64;
+    (((need / mss).floor() + 1.0) * mss).max(floor)
+}
+
 /// The longest a backed-off retransmission timer waits, ps (RFC 6298
 /// §2.5 allows a maximum of at least 60 s).
 const MAX_RTO_PS: u64 = 60_000_000_000_000;
@@ -120,8 +168,8 @@ pub struct SenderParams {
     pub paced: bool,
     /// No congestion window (RCP): the pacing rate alone limits it.
     pub rate_based: bool,
-    /// D2TCP: the flow's deadline, an instant (ps); `None` for DCTCP (d =
-    /// 1). Only read by transports that use α.
+    /// D2TCP and MCP: the flow's deadline, an instant (ps); `None` for
+    /// DCTCP (d = 1). Read by D2TCP's cut and MCP's target.
     pub deadline_ps: Option<u64>,
     /// D2TCP's d after a missed deadline.
     pub late: LateRule,
@@ -217,6 +265,10 @@ pub struct Sender {
     /// window cwnd ← cwnd·(1 − α·s), `s` the flow's share S_c/S_max; `None`
     /// for DCTCP's and D2TCP's cut.
     tafe_share: Option<f64>,
+    /// MCP's target window (bytes) and when it is next recomputed (ps):
+    /// at the first ACK at or after that instant, once per SRTT.
+    pub mcp_target: Option<f64>,
+    mcp_due: u64,
 }
 
 impl Sender {
@@ -257,19 +309,26 @@ impl Sender {
             timed: VecDeque::new(),
             limit_end: u64::MAX,
             tafe_share: None,
+            mcp_target: None,
+            mcp_due: 0,
         }
     }
 
     /// Changes its congestion control mid-flow (a host policy's marking):
     /// the transport, D2TCP's deadline, TAFE's share (see
     /// [`Sender::window_cut`]). Only between the window transports (TCP,
-    /// DCTCP, D2TCP): a window sender does not become rate-based.
+    /// DCTCP, D2TCP, MCP): a window sender does not become rate-based.
+    /// MCP's target is recomputed at the next ACK.
     pub fn set_cc(
         &mut self,
         transport: TransportKind,
         deadline_ps: Option<u64>,
         tafe: Option<f64>,
     ) {
+        if (transport, deadline_ps) != (self.p.transport, self.p.deadline_ps) {
+            self.mcp_target = None;
+            self.mcp_due = 0;
+        }
         self.p.transport = transport;
         self.p.deadline_ps = deadline_ps;
         self.tafe_share = tafe;
@@ -519,6 +578,8 @@ impl Sender {
                     self.retransmit_una(now, out);
                     self.cwnd = (self.cwnd - acked as f64 + mss).max(mss);
                 }
+            } else if self.p.transport == TransportKind::Mcp && self.p.deadline_ps.is_some() {
+                self.mcp_step(now);
             } else {
                 self.grow(acked);
             }
@@ -583,6 +644,31 @@ impl Sender {
             ),
             _ => 1.0,
         }
+    }
+
+    /// MCP on a new ACK at `now` (see the module doc): the target window
+    /// once per SRTT, then one segment toward it. Nothing before the first
+    /// RTT sample.
+    fn mcp_step(&mut self, now: u64) {
+        let Some(at) = self.p.deadline_ps.filter(|_| self.has_rtt) else {
+            return;
+        };
+        if self.mcp_target.is_none() || now >= self.mcp_due {
+            self.mcp_target = Some(mcp_window(
+                self.remaining(),
+                self.srtt,
+                at as i128 - now as i128,
+                self.p.mss,
+            ));
+            self.mcp_due = now + self.srtt.ceil() as u64;
+        }
+        let target = self.mcp_target.unwrap_or(self.cwnd);
+        let mss = self.p.mss as f64;
+        self.cwnd = if self.cwnd < target {
+            (self.cwnd + mss).min(target)
+        } else {
+            (self.cwnd - mss).max(target)
+        };
     }
 
     /// Slow start (RFC 5681 §3.1 with RFC 3465's L = 2 SMSS) below
@@ -1214,6 +1300,108 @@ mod tests {
             (far - 3000.0 * (1.0 - 0.296875f64.sqrt() / 2.0)).abs() < 1e-9,
             "{far}"
         );
+    }
+
+    #[test]
+    fn mcp_window_by_hand() {
+        // R = 300 KB, SRTT 100 us, D = 10 ms: R·SRTT/D = 3000 bytes, 3
+        // segments of 1000, plus one: 4000. The rate 4000 B/100 us is
+        // 40 MB/s against the 30 MB/s the deadline needs.
+        let us = 1_000_000i128;
+        assert_eq!(mcp_window(300_000, 100e6, 10_000 * us, 1000), 4000.0);
+        // 2500 bytes per RTT: ⌊2.5⌋ + 1 = 3 segments.
+        assert_eq!(mcp_window(250_000, 100e6, 10_000 * us, 1000), 3000.0);
+        // The deadline term: the same bytes with half the time left need
+        // twice the window (5000 bytes: 6 segments).
+        assert_eq!(mcp_window(250_000, 100e6, 5_000 * us, 1000), 6000.0);
+        // 100 bytes per RTT: one segment, held to the 2-segment floor.
+        assert_eq!(mcp_window(10_000, 100e6, 10_000 * us, 1000), 2000.0);
+        // Past (or at) the deadline: the floor, whatever is left.
+        assert_eq!(mcp_window(300_000, 100e6, 0, 1000), 2000.0);
+        assert_eq!(mcp_window(300_000, 100e6, -us, 1000), 2000.0);
+    }
+
+    fn mcp(deadline_ps: u64) -> Sender {
+        Sender::new(
+            SenderParams {
+                deadline_ps: Some(deadline_ps),
+                ..params(TransportKind::Mcp)
+            },
+            100_000,
+        )
+    }
+
+    #[test]
+    fn mcp_steps_one_segment_per_ack_toward_its_target_once_per_rtt() {
+        // 100 KB, deadline at 210 ns. The first ACK (1000 bytes at 10 ns,
+        // a packet sent at 0) gives SRTT 10,000 ps; R = 99,000, D =
+        // 200,000 ps: R·SRTT/D = 4950 bytes, target 5000; the window moves
+        // from 2000 to 3000, not by slow start's 2 segments.
+        let mut s = mcp(210_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        s.on_ack(10_000, 1000, false, 0, &mut out);
+        assert_eq!(s.mcp_target, Some(5000.0));
+        assert_eq!(s.cwnd, 3000.0);
+        // Within the RTT the target holds: one more segment.
+        s.on_ack(12_000, 3000, false, 2_000, &mut out);
+        assert_eq!(s.mcp_target, Some(5000.0));
+        assert_eq!(s.cwnd, 4000.0);
+        // One SRTT after the update (20 ns, SRTT still 10,000 ps): R =
+        // 96,000, D = 190,000 ps: 5052.6 bytes, target 6000.
+        s.on_ack(20_000, 4000, false, 10_000, &mut out);
+        assert_eq!(s.mcp_target, Some(6000.0));
+        assert_eq!(s.cwnd, 5000.0);
+        // Above its target it comes down one segment per ACK, to it.
+        s.cwnd = 7500.0;
+        s.on_ack(21_000, 5000, false, 11_000, &mut out);
+        assert_eq!(s.cwnd, 6500.0);
+        s.on_ack(22_000, 6000, false, 12_000, &mut out);
+        assert_eq!(s.cwnd, 6000.0);
+        s.on_ack(23_000, 7000, false, 13_000, &mut out);
+        assert_eq!(s.cwnd, 6000.0);
+    }
+
+    #[test]
+    fn mcp_ignores_ecn_marks() {
+        // A marked ACK neither cuts the window nor moves α.
+        let mut s = mcp(210_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        s.on_ack(10_000, 1000, true, 0, &mut out);
+        assert_eq!(s.cwnd, 3000.0);
+        assert_eq!(s.alpha, 1.0);
+        assert!(!TransportKind::Mcp.uses_alpha(), "its packets are not ECT");
+    }
+
+    #[test]
+    fn mcp_past_its_deadline_falls_to_the_floor() {
+        // Deadline at 5 ns, before the first ACK: the target is the
+        // 2-segment floor; a 6000-byte window comes down one segment per
+        // ACK and stays there.
+        let mut s = mcp(5_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        s.cwnd = 6000.0;
+        let mut windows = vec![];
+        for k in 1..=6u64 {
+            s.on_ack(10_000 + k * 1000, k * 1000, false, k * 1000, &mut out);
+            windows.push(s.cwnd);
+        }
+        assert_eq!(s.mcp_target, Some(2000.0));
+        assert_eq!(windows, [5000.0, 4000.0, 3000.0, 2000.0, 2000.0, 2000.0]);
+        // It keeps sending: the flow is not dropped.
+        assert!(!out.is_empty());
+    }
+
+    #[test]
+    fn mcp_without_a_deadline_grows_as_newreno() {
+        let mut s = Sender::new(params(TransportKind::Mcp), 100_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        s.on_ack(10_000, 1000, false, 0, &mut out);
+        assert_eq!(s.cwnd, 3000.0, "slow start");
+        assert_eq!(s.mcp_target, None);
     }
 
     #[test]

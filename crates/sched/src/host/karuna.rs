@@ -4,10 +4,12 @@
 //! Three flow types (Karuna 2.1), each marked as the paper's end host does
 //! (3.1-3.3, Fig. 3's "flow classifier"):
 //! - type 1 (a deadline): class 0, congestion control MCP ([`Cc::Mcp`],
-//!   3.2) and a pacing rate at MCP's target, the minimal rate that meets
-//!   the deadline, bytes left over time left, never below two 1,460-byte
-//!   segments per base RTT ([`HostContext::rtt`], the authors'
-//!   prototype's floor); re-evaluated on the grid `start + k * repace`
+//!   §4, as seed 002's §1 names it) and a pacing rate at MCP's target, the
+//!   minimal rate that meets the deadline, bytes left over the time left
+//!   until one base RTT before the deadline (so that the last byte arrives
+//!   by it, not only leaves by it), never
+//!   below two 1,460-byte segments per base RTT ([`HostContext::rtt`], the
+//!   authors' prototype's floor); re-evaluated on the grid `start + k * repace`
 //!   (the host key `repace`, by default the spec's `rtt`, as the flow-level
 //!   model re-evaluates) and held in between (past the deadline: the floor);
 //! - type 2 (a known size): class `1 + #{t in split : size > t}` (3.3.1,
@@ -80,6 +82,9 @@ pub struct KarunaHost {
     every: Dur,
     /// The pacing floor, bytes per second.
     floor: u64,
+    /// How long before its deadline a flow's last byte is to leave: one
+    /// base RTT, which covers its one-way trip to the receiver.
+    lead: Dur,
     starvation: Option<Dur>,
     flows: BTreeMap<u64, Flow>,
 }
@@ -100,6 +105,7 @@ impl KarunaHost {
             sieve: sieve.to_vec(),
             every: Dur(every.0.max(1)),
             floor: (2.0 * SEGMENT * 1e9 / rtt.0.max(1) as f64) as u64,
+            lead: rtt,
             starvation,
             flows: BTreeMap::new(),
         }
@@ -124,10 +130,15 @@ impl KarunaHost {
 
     /// MCP's target for a type-1 flow at `now`: bytes left over time left,
     /// bytes per second, at least the floor (the floor past the deadline).
+    /// The time left ends one base RTT (`lead`) before the deadline, so that
+    /// the last byte, which leaves then, *arrives* by the deadline; inside
+    /// that last RTT it ends at the deadline itself.
     fn mcp_rate(&self, f: &Flow, now: Time) -> u64 {
         let left = f.size.saturating_sub(f.sent);
-        let need = if f.deadline > now {
-            (u128::from(left) * 1_000_000_000 / u128::from((f.deadline - now).0)) as u64
+        let aim = Time(f.deadline.0.saturating_sub(self.lead.0));
+        let end = if aim > now { aim } else { f.deadline };
+        let need = if end > now {
+            (u128::from(left) * 1_000_000_000 / u128::from((end - now).0)) as u64
         } else {
             0
         };
@@ -324,9 +335,10 @@ mod tests {
             "250 > 100, 200: class 3"
         );
         assert_eq!(p.marking(1).pace, None);
-        // 1 MB in 0.5 s.
+        // 1 MB to leave by one RTT (10 ms) before its 0.5 s deadline:
+        // 10^6 B / 0.49 s.
         let m = p.marking(3);
-        assert_eq!(m.pace, Some(2_000_000));
+        assert_eq!(m.pace, Some(2_040_816));
         assert_eq!(
             m.cc,
             Cc::Mcp {
@@ -334,10 +346,15 @@ mod tests {
             }
         );
         assert_eq!(p.wake_at(), Some(Time::from_millis(10)));
-        // Half the time gone, nothing sent: 1 MB in 0.25 s.
+        // Half the time gone, nothing sent: 1 MB in 0.24 s.
         p.wake(Time::from_millis(250), &NoView, &mut out);
         assert_eq!(out.changed, vec![3]);
-        assert_eq!(p.marking(3).pace, Some(4_000_000));
+        assert_eq!(p.marking(3).pace, Some(4_166_666));
+        // Inside the last RTT the time left runs to the deadline itself.
+        let mut q = karuna(None);
+        q.start(Time::ZERO, &flow(4, 1_000_000, true, Some(d)), &mut out);
+        q.wake(Time::from_millis(495), &NoView, &mut out);
+        assert_eq!(q.marking(4).pace, Some(200_000_000));
         assert_eq!(p.wake_at(), Some(Time::from_millis(260)));
         out.clear();
         p.sent(Time::from_millis(250), 2, 25, &mut out);

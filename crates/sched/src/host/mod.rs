@@ -100,8 +100,10 @@ pub enum Cc {
     /// kernel's default in the testbed).
     #[default]
     Default,
-    /// Karuna's MCP for a deadline flow (Karuna 3.2): a window that aims
-    /// at `bytes left / time left`, `deadline` the flow's absolute deadline.
+    /// Karuna's MCP for a deadline flow (Karuna §4; the packet engine's
+    /// window is read from the authors' prototype, `coflowkit_packet::tcp`):
+    /// a window that aims at `bytes left / time left`, `deadline` the
+    /// flow's absolute deadline.
     Mcp {
         /// The flow's absolute deadline (ns since the origin).
         deadline: Time,
