@@ -296,6 +296,6 @@ def test_cli_schedulers_engine_packet(cli: Cli, tmp_path: Path) -> None:
     assert "via coordinator" in rows["aalo"] and "via coordinator" in rows["varys"]
     trace = tmp_path / "small.txt"  # two coflows on 4 hosts (coflow-benchmark format)
     trace.write_text("4 2\n1 0 1 0 1 1:1\n2 5 1 2 1 3:0.5\n")
-    proc = cli("simulate", "--engine", "packet", "--trace", trace, "--scheduler", "pias,dctcp", "--no-progress")
+    proc = cli("simulate", "--engine", "packet", "--trace", trace, "--scheduler", "pias,baraat,dctcp", "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    assert "pias" in proc.stdout
+    assert "pias" in proc.stdout and "baraat" in proc.stdout
