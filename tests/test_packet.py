@@ -252,6 +252,27 @@ def test_pias_on_the_packet_engine_demotes_at_its_thresholds() -> None:
     assert int(plain.ports("dctcp")["class0_bytes"].iloc[0]) in (0, 1_000_000)
 
 
+def test_baraat_on_the_packet_engine_asks_its_ports_for_rates() -> None:
+    # Two tasks of one flow each into host 2: FIFO by task id at the port
+    # (crates/packet/tests/baraat.rs has the numbers by hand).
+    table = pa.table(
+        {
+            "coflow_id": [0, 1],
+            "arrival_ns": [0, 100_000],
+            "src": [0, 1],
+            "dst": [2, 2],
+            "bytes": [200_000, 200_000],
+        },
+    )
+    w = coflowkit.workload_from_table(table, n_hosts=3)
+    res = coflowkit.simulate(w, "baraat:threshold=inf", engine="packet", packet="buffer=1MB", progress=False)
+    flows = res.flows("baraat:threshold=inf").sort_values("coflow_id")
+    finish = list(flows["start_s"] + flows["fct_s"])
+    assert finish[0] < finish[1]
+    stats = res.scheduler_stats("baraat:threshold=inf")
+    assert stats["spc_requests"] > 0 and stats["spc_lost"] == 0 and stats["spc_expired"] == 0
+
+
 def test_coordinator_schedulers_run_on_the_packet_engine() -> None:
     w = coflowkit.synthetic(n_hosts=6, n_coflows=4, seed=2, mix=(0.5, 0.5, 0.0, 0.0))
     res = coflowkit.simulate(
@@ -271,10 +292,10 @@ def test_cli_schedulers_engine_packet(cli: Cli, tmp_path: Path) -> None:
     proc = cli("schedulers", "--engine", "packet")
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line for line in proc.stdout.splitlines()}
-    assert "host policy" in rows["pias"]
+    assert "host policy" in rows["pias"] and "host policy" in rows["baraat"]
     assert "via coordinator" in rows["aalo"] and "via coordinator" in rows["varys"]
     trace = tmp_path / "small.txt"  # two coflows on 4 hosts (coflow-benchmark format)
     trace.write_text("4 2\n1 0 1 0 1 1:1\n2 5 1 2 1 3:0.5\n")
-    proc = cli("simulate", "--engine", "packet", "--trace", trace, "--scheduler", "pias,dctcp", "--no-progress")
+    proc = cli("simulate", "--engine", "packet", "--trace", trace, "--scheduler", "pias,baraat,dctcp", "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    assert "pias" in proc.stdout
+    assert "pias" in proc.stdout and "baraat" in proc.stdout

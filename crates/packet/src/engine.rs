@@ -30,6 +30,9 @@ use coflowkit_sim::{Outcome, Progress, SimResult};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+mod baraat;
+pub use baraat::{SpcRunStats, SPC_HEADER_BYTES};
+
 const PS_PER_NS: u64 = 1000;
 
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +65,10 @@ enum Ev {
     CoordTick,
     /// The oldest batch of the coordinator's decisions reaches the hosts.
     CoordApply,
+    /// A Baraat port's interval ended (`baraat`).
+    SpcTick(u32),
+    /// A flow's next Baraat request may be due (`baraat`).
+    SpcRequest(u32),
 }
 
 struct Entry {
@@ -173,6 +180,8 @@ pub struct Engine<'a> {
     hosts: Option<Box<Hosts>>,
     /// TAFE's marking by task bytes at switch ports (`crate::tafe`).
     tafe: Option<crate::tafe::TafeMarking>,
+    /// Baraat's Smart Priority Classes at every port (`baraat`).
+    spc: Option<Box<baraat::Spc>>,
     /// The coordinator, with a scheduler that has no host policy.
     coord: Option<Box<Coordinator>>,
     /// Its decisions on their way to the hosts, oldest first.
@@ -414,6 +423,7 @@ impl<'a> Engine<'a> {
             },
             hosts: None,
             tafe: None,
+            spc: None,
             coord: None,
             in_transit: Default::default(),
             rcp: vec![],
@@ -468,6 +478,8 @@ impl<'a> Engine<'a> {
                 Ev::Kick(f) => self.kick(f),
                 Ev::CoordTick => self.coord_tick(),
                 Ev::CoordApply => self.coord_apply(),
+                Ev::SpcTick(p) => self.spc_tick(p),
+                Ev::SpcRequest(f) => self.spc_due(f),
             }
             if self.events & 0xffff == 0 {
                 progress(Progress {
@@ -493,6 +505,7 @@ impl<'a> Engine<'a> {
     }
 
     fn finish_result(self) -> PacketResult {
+        let spc = self.spc_stats();
         let flow_start: Vec<Time> = self.flows.iter().map(|f| ns_ceil(f.start)).collect();
         let flow_finish: Vec<Time> = self
             .flows
@@ -539,6 +552,7 @@ impl<'a> Engine<'a> {
             events: self.events,
             hosts: self.hosts.as_ref().map(|h| h.stats),
             coordinator: self.coord.as_ref().map(|c| c.stats),
+            spc,
         }
     }
 
@@ -626,9 +640,11 @@ impl<'a> Engine<'a> {
         if self.hosts.is_some() {
             self.host_start(f);
         }
+        // Baraat's flows send at their reserved rate, without a window.
+        let spc = self.spc.is_some() && self.spc_asks(f);
         let fl = &mut self.flows[f as usize];
         let rcp = fl.transport == TransportKind::Rcp;
-        let paced = rcp || fl.pacing != Pacing::Off;
+        let paced = rcp || spc || fl.pacing != Pacing::Off;
         let params = SenderParams {
             deadline_ps: match (fl.transport, fl.cc_deadline_ps, fl.deadline) {
                 (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
@@ -636,7 +652,7 @@ impl<'a> Engine<'a> {
                 _ => None,
             },
             paced,
-            rate_based: rcp,
+            rate_based: rcp || spc,
             ..self.sender_params(f)
         };
         let fl = &mut self.flows[f as usize];
@@ -658,11 +674,14 @@ impl<'a> Engine<'a> {
                 .map(|p| RcpPort::new(p.rate, &self.rcp_params))
                 .collect();
         }
+        if spc {
+            self.spc_start(f);
+        }
         // RCP learns its first rate from the SYN (`crate::rcp`).
         if self.cfg.handshake.is_some() || rcp {
             self.send_syn(f);
         } else {
-            fl.established = true;
+            self.flows[f as usize].established = true;
             self.send_data(f);
         }
     }
@@ -781,6 +800,9 @@ impl<'a> Engine<'a> {
                 kick |= self.host_sent(f, s);
             }
         }
+        if self.spc.is_some() && self.flows[f as usize].host_sent >= self.flows[f as usize].bytes {
+            self.spc_sender_done(f);
+        }
         self.arm_rto(f);
         if kick {
             self.push(self.now, Ev::Kick(f));
@@ -790,6 +812,9 @@ impl<'a> Engine<'a> {
     /// A paced flow sends what its slots and window allow now, and asks
     /// for a `Pace` event at its next slot.
     fn pump(&mut self, f: u32) {
+        if self.spc.is_some() && self.spc_holds(f) {
+            return;
+        }
         let now = self.now;
         let header = self.cfg.header_bytes;
         let mut segs = std::mem::take(&mut self.segs);
@@ -930,6 +955,8 @@ impl<'a> Engine<'a> {
                 }
             }
             Kind::Data => self.on_data(pkt),
+            Kind::Request => self.spc_echo(f),
+            Kind::Echo => self.spc_feedback(f),
             Kind::Ack => {
                 let now = self.now;
                 let fl = &mut self.flows[f as usize];
@@ -1012,6 +1039,9 @@ impl<'a> Engine<'a> {
         if self.tafe.is_some() && pkt.kind == Kind::Data {
             self.tafe_mark(port, &mut pkt);
         }
+        if self.spc.is_some() {
+            self.spc_arrival(port, &mut pkt);
+        }
         let p = &mut self.ports[port as usize];
         let admit = match p.pool {
             Some(k) => p.admit_shared(pkt, &mut self.pools[k as usize]),
@@ -1066,6 +1096,8 @@ impl<'a> Engine<'a> {
             let h = self.hosts.as_mut().expect("hosts");
             h.take(pkt.seq as u32);
             h.stats.control_dropped += 1;
+        } else if matches!(pkt.kind, Kind::Request | Kind::Echo) {
+            self.spc_lost(pkt.flow);
         } else {
             self.flows[pkt.flow as usize].stats.drops += 1;
         }

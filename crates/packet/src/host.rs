@@ -32,8 +32,10 @@
 //! authors' prototype, the paper's §4 law unread). A change of transport
 //! mid-flow is applied between the window transports (TCP, DCTCP, D2TCP,
 //! MCP) only. A marking's task tag is kept per flow ([`HostStats`] counts
-//! changes); no switch reads it yet (Baraat's classes and TAFE's marking
-//! are not built).
+//! changes); the switches read it in runs of `tafe` (its bytes) and
+//! `baraat` (its task id and heavy flag, `crate::spc`). A policy that asks
+//! switches for rates ([`HostPolicy::demand`]) hears their answer through
+//! [`HostPolicy::feedback`] (the engine's `baraat` module).
 //!
 //! [`Pacer`]: crate::pacing::Pacer
 

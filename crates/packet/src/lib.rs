@@ -17,10 +17,11 @@
 //!
 //! A registry scheduler with a host policy runs as one policy per host
 //! ([`host`], [`simulate_scheduled`]): its markings set each flow's class,
-//! pacing and congestion control, its control messages travel as packets.
-//! What it does not model (yet): the seed systems' switch mechanisms
-//! (Baraat's Smart Priority Classes, TAFE's marking by task bytes; issue
-//! 34); a compute stage is refused with a one-line error.
+//! pacing and congestion control, its control messages travel as packets;
+//! the seed systems' switch mechanisms run with them (TAFE's marking by
+//! task bytes, [`tafe`]; Baraat's Smart Priority Classes at every port,
+//! [`spc`], whose requests and echoes travel as packets). A compute stage
+//! is refused with a one-line error.
 //!
 //! Time is integer picoseconds; a run is a pure function of its inputs
 //! (events at one instant are handled in the order they were scheduled).
@@ -42,6 +43,7 @@ pub use config::{
     KEYS,
 };
 pub use coordinator::CoordinatorStats;
+pub use engine::{SpcRunStats, SPC_HEADER_BYTES};
 pub use host::HostStats;
 pub use pacing::Pacing;
 pub use port::PortStats;
@@ -115,6 +117,8 @@ pub struct PacketResult {
     pub hosts: Option<HostStats>,
     /// What the coordinator did (runs with a coordinator-run scheduler).
     pub coordinator: Option<CoordinatorStats>,
+    /// What Baraat's requests and ports did (host-policy runs of `baraat`).
+    pub spc: Option<SpcRunStats>,
 }
 
 /// Runs `workload` on `fabric` at packet level; `classes` gives each flow's
@@ -150,6 +154,7 @@ pub fn simulate_scheduled(
             let hosted = Hosted {
                 policies: host_policies(fabric, workload, spec, cfg)?,
                 tafe: tafe_marking(workload, spec)?,
+                spc: spc_params(workload, spec)?,
             };
             simulate_hosts(fabric, workload, hosted, paths, cfg, progress)?
         }
@@ -220,6 +225,9 @@ pub struct Hosted {
     pub policies: Vec<Box<dyn HostPolicy>>,
     /// TAFE's marking by task bytes at every switch port ([`tafe`]), if on.
     pub tafe: Option<tafe::TafeMarking>,
+    /// Baraat's Smart Priority Classes at every port ([`spc`]), if on:
+    /// flows whose policy has a demand ask them for rates.
+    pub spc: Option<spc::SpcParams>,
 }
 
 /// Runs `workload` as [`simulate`] does with `hosted` (a driver's own
@@ -242,7 +250,24 @@ pub fn simulate_hosts(
     engine::Engine::new(fabric, workload, &[], paths, cfg)?
         .with_hosts(hosted.policies)
         .with_tafe(hosted.tafe)
+        .with_spc(hosted.spc)
         .run(progress)
+}
+
+/// Baraat's ports for the `baraat` spec (its `rtt`, `threshold`, `share`,
+/// `vc`, `vc_max`), else none.
+fn spc_params(
+    workload: &ValidWorkload,
+    spec: &SchedulerSpec,
+) -> Result<Option<spc::SpcParams>, PacketError> {
+    if spec.name != "baraat" {
+        return Ok(None);
+    }
+    let bad = |e: String| PacketError::Input(format!("scheduler '{}': {e}", spec.name));
+    let (_, params) = spec.params().map_err(|e| bad(e.to_string()))?;
+    let c = coflowkit_sched::baraat::BaraatConfig::of_params(&params, &WorkloadHints::of(workload))
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(Some(spc::SpcParams::of_baraat(&c)))
 }
 
 /// TAFE's switches for the `tafe` spec (its threshold vector), else none.

@@ -35,6 +35,12 @@ pub enum Kind {
     /// A message between two hosts' policies (`crate::host`): `flow` is
     /// its channel, `seq` its slot in the engine's table of messages.
     Control,
+    /// A flow's rate request to the switches on its path (Baraat's SPC
+    /// header, `crate::spc`; the header is in the engine's slot for the
+    /// flow, one request in flight per flow).
+    Request,
+    /// The request's header echoed by the receiver back to the sender.
+    Echo,
 }
 
 /// One packet in flight or in a queue.
@@ -78,7 +84,17 @@ pub struct Packet {
 impl Packet {
     /// Whether it travels from the flow's receiver to its sender.
     pub fn reverse(&self) -> bool {
-        matches!(self.kind, Kind::Ack | Kind::SynAck)
+        matches!(self.kind, Kind::Ack | Kind::SynAck | Kind::Echo)
+    }
+
+    /// Whether a full buffer lets it in anyway: Baraat's requests and
+    /// echoes (a few bytes each, one per flow per interval). A request lost
+    /// part way would leave the ports behind it holding rates the sender
+    /// can no longer return, since the header carries one previous demand
+    /// for all of them; the paper's headers ride on data packets and say
+    /// nothing of loss (`crate::spc`, "Our readings").
+    pub fn lossless(&self) -> bool {
+        matches!(self.kind, Kind::Request | Kind::Echo)
     }
 }
 
@@ -195,7 +211,7 @@ impl Port {
             return self.admit_pfabric(p);
         }
         let q = p.class as usize;
-        if let Some(b) = self.buffer {
+        if let (Some(b), false) = (self.buffer, p.lossless()) {
             if b.overflows(self.bytes, self.packets, p.wire as u64) {
                 self.stats.drops += 1;
                 return Admit::Dropped;
@@ -226,7 +242,7 @@ impl Port {
     /// pool's dynamic threshold lets this port's queue grow ([`SharedPool::admits`]),
     /// else as [`Port::admit`], its bytes taken from the pool.
     pub fn admit_shared(&mut self, p: Packet, pool: &mut SharedPool) -> Admit {
-        if !pool.admits(self.bytes, p.wire as u64) {
+        if !p.lossless() && !pool.admits(self.bytes, p.wire as u64) {
             self.stats.drops += 1;
             return Admit::Dropped;
         }

@@ -30,6 +30,7 @@ fn hosted(policies: Vec<Box<dyn HostPolicy>>) -> Hosted {
     Hosted {
         policies,
         tafe: None,
+        spc: None,
     }
 }
 
@@ -612,7 +613,11 @@ fn tafe_switches_mark_a_task_past_its_queue_threshold() {
         let policies: Vec<Box<dyn HostPolicy>> = (0..2)
             .map(|_| Box::new(Tagger::default()) as Box<dyn HostPolicy>)
             .collect();
-        let h = Hosted { policies, tafe };
+        let h = Hosted {
+            policies,
+            tafe,
+            spc: None,
+        };
         simulate_hosts(&fabric, &w, h, &[], &cfg("buffer=1MB"), &mut |_| {}).unwrap()
     };
     let vector = || Some(TafeMarking::of_thresholds(vec![100_000]).unwrap());

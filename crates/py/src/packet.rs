@@ -247,6 +247,13 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
         sched.set_item("coordinator_ticks", c.ticks)?;
         sched.set_item("coordinator_decisions", c.decisions)?;
     }
+    if let Some(s) = r.spc {
+        sched.set_item("spc_requests", s.requests)?;
+        sched.set_item("spc_echoes", s.echoes)?;
+        sched.set_item("spc_lost", s.lost)?;
+        sched.set_item("spc_heavy", s.heavy)?;
+        sched.set_item("spc_expired", s.expired)?;
+    }
     extra.set_item("scheduler", sched)?;
     let d = result_dict(py, name, r.sim)?;
     d.set_item("packet", extra)?;

@@ -187,39 +187,7 @@ pub const BARAAT: SchedulerDescriptor = SchedulerDescriptor {
         ..Needs::SIZES
     },
     build: |p, hints| {
-        let mut config = BaraatConfig {
-            tasks: TaskIdConfig::of_params(p)?,
-            ..BaraatConfig::default()
-        };
-        if let Some(rtt) = p.positive_dur("rtt", "an RTT must be above 0")? {
-            config.rtt = rtt;
-        }
-        if let Some(delta) = p.rate("delta")? {
-            if !(delta.is_finite() && delta >= 0.0) {
-                let v = p.value("delta");
-                return Err(p.bad("delta", format!("'{v}' is not a rate of 0 or more")));
-            }
-            config.delta = delta;
-        }
-        config.share = match p.choice("share")? {
-            "fill" => Share::Fill,
-            _ => Share::Equal,
-        };
-        for (key, slot, min) in [
-            ("vc", &mut config.vc_gain, 0.0),
-            ("vc_max", &mut config.vc_max, 1.0),
-        ] {
-            let expected = format!("a number of {min} or more");
-            if let Some(x) = p.number(key, |x| x.is_finite() && x >= min, &expected)? {
-                *slot = x;
-            }
-        }
-        // Checked here, used by drivers (`check_budget`).
-        if p.given("budget") != Some("inf") {
-            p.dur("budget")?;
-        }
-        // Last: a percentile needs the workload (see fifo-lm).
-        config.threshold = p.percentile_or_bytes("threshold", hints)?;
+        let config = BaraatConfig::of_params(p, hints)?;
         Ok(AnyScheduler::Clairvoyant(Box::new(Baraat::new(config))))
     },
 };
@@ -348,6 +316,50 @@ impl Default for BaraatConfig {
             vc_gain: 0.0,
             vc_max: 10.0,
         }
+    }
+}
+
+impl BaraatConfig {
+    /// The configuration of a `baraat` spec's checked parameters (the
+    /// packet engine's switches and hosts read the same keys).
+    pub fn of_params(
+        p: &crate::descriptor::Params<'_>,
+        hints: &crate::WorkloadHints,
+    ) -> Result<BaraatConfig, crate::SchedulerError> {
+        let mut config = BaraatConfig {
+            tasks: TaskIdConfig::of_params(p)?,
+            ..BaraatConfig::default()
+        };
+        if let Some(rtt) = p.positive_dur("rtt", "an RTT must be above 0")? {
+            config.rtt = rtt;
+        }
+        if let Some(delta) = p.rate("delta")? {
+            if !(delta.is_finite() && delta >= 0.0) {
+                let v = p.value("delta");
+                return Err(p.bad("delta", format!("'{v}' is not a rate of 0 or more")));
+            }
+            config.delta = delta;
+        }
+        config.share = match p.choice("share")? {
+            "fill" => Share::Fill,
+            _ => Share::Equal,
+        };
+        for (key, slot, min) in [
+            ("vc", &mut config.vc_gain, 0.0),
+            ("vc_max", &mut config.vc_max, 1.0),
+        ] {
+            let expected = format!("a number of {min} or more");
+            if let Some(x) = p.number(key, |x| x.is_finite() && x >= min, &expected)? {
+                *slot = x;
+            }
+        }
+        // Checked here, used by drivers (`check_budget`).
+        if p.given("budget") != Some("inf") {
+            p.dur("budget")?;
+        }
+        // Last: a percentile needs the workload (see fifo-lm).
+        config.threshold = p.percentile_or_bytes("threshold", hints)?;
+        Ok(config)
     }
 }
 

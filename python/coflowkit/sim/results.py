@@ -273,7 +273,10 @@ class Results:
         """What a packet-level run's scheduler did: with host policies
         ``marking_changes``, ``control_sent``, ``control_delivered``,
         ``control_dropped``, ``wakes``; with a coordinator
-        ``coordinator_ticks``, ``coordinator_decisions``; empty for a transport alone."""
+        ``coordinator_ticks``, ``coordinator_decisions``; with ``baraat`` also
+        ``spc_requests``, ``spc_echoes``, ``spc_lost`` (requests and echoes),
+        ``spc_heavy`` (tasks turned heavy, per port), ``spc_expired`` (tasks
+        the ports dropped as stale); empty for a transport alone."""
         return {k: int(v) for k, v in dict(self._packet(scheduler).get("scheduler") or {}).items()}
 
     def packets(self, scheduler: str | None = None) -> int:

@@ -30,6 +30,12 @@
 //! - [`HostPolicy::wake`] at the instant [`HostPolicy::wake_at`] asked for
 //!   (a period, a negotiation's end), or later: a driver that wakes late
 //!   (the testbed's event loop) is still correct, only later.
+//! - [`HostPolicy::feedback`] when the rates the switches granted a flow
+//!   come back, for policies whose flows ask switches for rates
+//!   ([`HostPolicy::demand`] is `Some`: Baraat's Smart Priority Classes);
+//!   the driver then sends the flow's next request with the policy's
+//!   `demand`. Only a driver whose switches answer requests (the packet
+//!   engine) calls it; elsewhere such a policy's flows wait.
 //!
 //! Each call may change flows' [`Marking`]s and ask for control messages to
 //! be sent; it reports both in an [`Effects`]. The driver then reads the
@@ -206,6 +212,19 @@ impl Effects {
     }
 }
 
+/// What the switches on a flow's path granted it, bits/s (Baraat 4.3.2:
+/// the least of each rate over the switches that wrote one; `u64::MAX`:
+/// none did).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathRates {
+    /// The least actual rate (AR): what the flow may send at until the
+    /// next feedback.
+    pub min_ar: u64,
+    /// The least nominal rate (NR): its share by priority, Algorithm 2's
+    /// `MinNR`.
+    pub min_nr: u64,
+}
+
 /// What a driver can tell a policy about the host beyond the calls.
 pub trait HostView {
     /// Bytes of `flow` handed to the transport and not yet acknowledged by
@@ -257,6 +276,24 @@ pub trait HostPolicy: Send {
     }
     /// The instant [`HostPolicy::wake_at`] named came (or passed): `now`.
     fn wake(&mut self, _now: Time, _view: &dyn HostView, _out: &mut Effects) {}
+    /// The switches on `flow`'s path answered its rate request (Baraat's
+    /// SPC header, echoed by the receiver, 4.3.3): their least AR and NR.
+    /// Only policies that ask ([`HostPolicy::demand`]) hear it.
+    fn feedback(
+        &mut self,
+        _now: Time,
+        _flow: u64,
+        _rates: PathRates,
+        _view: &dyn HostView,
+        _out: &mut Effects,
+    ) {
+    }
+    /// The rate `flow` asks of the switches on its path for the next
+    /// interval, bits/s (Baraat's demand, Algorithm 2); None: the policy
+    /// asks no switch for rates.
+    fn demand(&self, _flow: u64) -> Option<u64> {
+        None
+    }
     /// `flow`'s marking now ([`Marking::BEST_EFFORT`] if it is not active).
     fn marking(&self, flow: u64) -> Marking;
     /// How many more bytes `flow` may send before its marking may change
@@ -349,6 +386,7 @@ pub(crate) fn whole_bytes(t: f64) -> u64 {
     }
 }
 
+pub mod baraat;
 pub mod dcas;
 pub mod fifo_lm;
 pub mod karuna;
@@ -448,6 +486,10 @@ pub const HOST_POLICIES: &[HostDescriptor] = &[
     HostDescriptor {
         name: "fifo-lm",
         build: fifo_lm::build,
+    },
+    HostDescriptor {
+        name: "baraat",
+        build: baraat::build,
     },
     HostDescriptor {
         name: "tafe",
