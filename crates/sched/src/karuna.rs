@@ -47,6 +47,7 @@
 //! `edf-sjf` are in [`EdfFirst`].
 
 use crate::descriptor::{Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::greedy::SortedFlows;
 use crate::karuna_thresholds::{derive_thresholds, empirical_points, ThresholdKind};
 use crate::registry::{parse_bytes, SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
@@ -54,8 +55,9 @@ use crate::{
     Allocation, Changes, Clairvoyant, FlowIdx, KnowsSent, KnowsSizes, Observed, Scheduler,
 };
 use coflowkit_alloc::MaxMin;
-use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
+use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{ceil_ns_time, Dur, Time};
+use std::collections::BTreeSet;
 
 /// The `starvation` parameter of `karuna` and `pias`.
 const STARVATION_PARAM: Param = Param {
@@ -643,9 +645,12 @@ pub enum Rest {
 #[derive(Debug)]
 pub struct EdfFirst {
     rest: Rest,
-    edf: Vec<(u64, FlowIdx)>,
-    others: Vec<(f64, FlowIdx)>,
+    // Flows with a deadline by (deadline, index), kept from call to call.
+    edf: BTreeSet<(u64, FlowIdx)>,
+    edf_order: Vec<FlowIdx>,
+    others: SortedFlows,
     residual: Vec<f64>,
+    ready: bool,
 }
 
 impl EdfFirst {
@@ -653,9 +658,11 @@ impl EdfFirst {
     pub fn new(rest: Rest) -> EdfFirst {
         EdfFirst {
             rest,
-            edf: vec![],
-            others: vec![],
+            edf: BTreeSet::new(),
+            edf_order: vec![],
+            others: SortedFlows::default(),
             residual: vec![],
+            ready: false,
         }
     }
 }
@@ -672,31 +679,39 @@ impl Scheduler for EdfFirst {
         &mut self,
         _now: Time,
         view: Clairvoyant<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.edf.clear();
-        self.others.clear();
-        for &f in view.active_flows() {
-            match view.deadline(f) {
-                Some(d) => self.edf.push((d.0, f)),
-                None => self.others.push((
-                    match self.rest {
-                        Rest::Remaining => view.remaining(f),
-                        Rest::Size => view.size(f),
-                    },
-                    f,
-                )),
+        let started: &[FlowIdx] = if self.ready && !changes.resynced {
+            &changes.started
+        } else {
+            self.edf.clear();
+            view.active_flows()
+        };
+        self.ready = true;
+        for &f in &changes.finished {
+            if let Some(d) = view.deadline(f) {
+                self.edf.remove(&(d.0, f));
             }
         }
-        self.edf.sort_unstable();
-        sort_with_ties(&mut self.others, |x| x.0, |x| x.1, BYTES_TIE);
-        let order = self
-            .edf
-            .iter()
-            .map(|x| x.1)
-            .chain(self.others.iter().map(|x| x.1));
-        crate::srpt::greedy_fill(&view, order, &mut self.residual, out);
+        for &f in started {
+            if let Some(d) = view.deadline(f) {
+                self.edf.insert((d.0, f));
+            }
+        }
+        self.edf_order.clear();
+        self.edf_order.extend(self.edf.iter().map(|x| x.1));
+        let rest = self.rest;
+        let key = |f| match view.deadline(f) {
+            Some(_) => None,
+            None => Some(match rest {
+                Rest::Remaining => view.remaining(f),
+                Rest::Size => view.size(f),
+            }),
+        };
+        self.others.update(&view, changes, BYTES_TIE, key);
+        self.others
+            .fill(&view, &self.edf_order, &mut self.residual, out);
         None
     }
 }
