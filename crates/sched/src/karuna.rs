@@ -447,6 +447,29 @@ impl Core {
         }
     }
 
+    /// The queue (0-based) of a type-2 or type-3 flow: by size through the
+    /// split thresholds (less its promotions), or by bytes sent since its
+    /// last reset through the sieve thresholds.
+    fn queue(
+        &self,
+        kind: u8,
+        obs: &Observed<'_>,
+        sizes: Option<&Clairvoyant<'_>>,
+        f: FlowIdx,
+    ) -> usize {
+        let fi = f as usize;
+        if kind == 2 {
+            let size = sizes.map_or(0.0, |v| v.size(f));
+            let by_size = self.config.split.iter().filter(|&&t| size > t).count();
+            let promoted = self.promoted.get(fi).copied().unwrap_or(0);
+            self.config.base() + by_size.saturating_sub(usize::from(promoted))
+        } else {
+            let sent = obs.sent(f) - self.offset.get(fi).copied().unwrap_or(0.0);
+            let reached = self.config.sieve.iter().filter(|&&t| reaches(sent, t));
+            self.config.base() + reached.count()
+        }
+    }
+
     fn decide(
         &mut self,
         now: Time,
@@ -506,20 +529,7 @@ impl Core {
                     }
                     0
                 }
-                2 => {
-                    let size = sizes.as_ref().map_or(0.0, |v| v.size(f));
-                    let by_size = self.config.split.iter().filter(|&&t| size > t).count();
-                    base + by_size.saturating_sub(usize::from(self.promoted[fi]))
-                }
-                _ => {
-                    let sent = obs.sent(f) - self.offset[fi];
-                    base + self
-                        .config
-                        .sieve
-                        .iter()
-                        .filter(|&&t| reaches(sent, t))
-                        .count()
-                }
+                _ => self.queue(kind, &obs, sizes.as_ref(), f),
             };
             self.order.push((q as u8, f));
         }
@@ -626,6 +636,11 @@ struct QueueDemands {
 }
 
 const NONE: u32 = u32::MAX;
+
+/// Whether a demand's last rate is positive (not before its first solve).
+fn sends(rate: f64) -> bool {
+    rate > 0.0
+}
 
 impl QueueDemands {
     fn grow(&mut self, n_flows: usize, n_paths: usize) {
@@ -738,7 +753,7 @@ impl Core {
         for qu in 0..QUEUES {
             for &d in &q.by_queue[qu] {
                 let dm = &q.demands[d as usize];
-                if !(dm.rate > 0.0) || dm.n_sieved == 0 {
+                if !sends(dm.rate) || dm.n_sieved == 0 {
                     continue;
                 }
                 let all = dm.n_sieved as usize == dm.members.len();
@@ -763,16 +778,8 @@ impl Core {
         }
         let moved = std::mem::take(&mut q.moved);
         for &f in moved.iter().chain(started) {
-            let fi = f as usize;
             let kind = self.kind(&obs, sizes.as_ref(), f);
-            let qu = if kind == 2 {
-                let size = sizes.as_ref().map_or(0.0, |v| v.size(f));
-                base + self.config.split.iter().filter(|&&t| size > t).count()
-            } else {
-                let sent = obs.sent(f) - self.offset.get(fi).copied().unwrap_or(0.0);
-                let reached = self.config.sieve.iter().filter(|&&t| reaches(sent, t));
-                base + reached.count()
-            } as u8;
+            let qu = self.queue(kind, &obs, sizes.as_ref(), f) as u8;
             if q.queue_of(f) != Some(qu) {
                 q.leave(f);
                 q.join(f, qu, obs.path_idx(f), kind == 3);
@@ -815,7 +822,7 @@ impl Core {
         for qu in 0..QUEUES {
             for &d in &q.by_queue[qu] {
                 let dm = &q.demands[d as usize];
-                if !(dm.rate > 0.0) || dm.n_sieved == 0 {
+                if !sends(dm.rate) || dm.n_sieved == 0 {
                     continue;
                 }
                 let Some(&t) = qu.checked_sub(base).and_then(|i| self.config.sieve.get(i)) else {
