@@ -22,6 +22,7 @@ const SCAN_LIMIT: usize = 512;
 #[derive(Debug, Default, Clone)]
 pub struct MaxMin {
     scan_limit: Option<usize>,
+    one_by_one: bool,
     // Demands, in push order.
     path_start: Vec<u32>,
     paths: Vec<u32>,
@@ -88,6 +89,16 @@ impl MaxMin {
     /// (both are exact; tests force each).
     pub fn set_scan_limit(&mut self, links: usize) {
         self.scan_limit = Some(links);
+    }
+
+    /// Takes a demand's use from each link one flow at a time, as if its
+    /// `count` flows had been pushed as demands of their own (each
+    /// subtraction clamped at 0), so that flows of one path pushed as one
+    /// demand get, bit for bit, the rates and residuals they would get
+    /// pushed one by one, in any order. Exact only while no demand has a
+    /// cap: demands frozen together then all take the same rate.
+    pub fn set_one_by_one(&mut self, on: bool) {
+        self.one_by_one = on;
     }
 
     /// Forgets all demands.
@@ -334,9 +345,18 @@ impl MaxMin {
             .map_or(self.paths.len(), |&x| x as usize);
         for i in s..e {
             let l = self.paths[i] as usize;
-            residual[l] -= use_;
-            if residual[l] < 0.0 {
-                residual[l] = 0.0;
+            if self.one_by_one {
+                // x - r - r - ...: once at 0 it stays there.
+                let mut n = self.count[d] as u64;
+                while n > 0 && r > 0.0 && residual[l] > 0.0 {
+                    residual[l] = (residual[l] - r).max(0.0);
+                    n -= 1;
+                }
+            } else {
+                residual[l] -= use_;
+                if residual[l] < 0.0 {
+                    residual[l] = 0.0;
+                }
             }
             self.link_weight[l] -= wc;
             if !push {
@@ -390,5 +410,49 @@ mod tests {
         m.push(p(&[0]), 1.0, 1, f64::INFINITY);
         let mut res = vec![10.0, 10.0];
         assert_eq!(m.solve(&mut res).to_vec(), vec![1.0, 9.0]);
+    }
+
+    /// Flows of one path pushed as one demand with `set_one_by_one` get,
+    /// bit for bit, the rates and residuals of pushing each flow alone (no
+    /// caps), on random instances of a 6-port big switch.
+    #[test]
+    fn one_by_one_matches_flows_pushed_apart() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..2_000 {
+            let n_flows = 1 + rnd(40) as usize;
+            let flows: Vec<[u32; 2]> = (0..n_flows)
+                .map(|_| [rnd(6) as u32, 6 + rnd(6) as u32])
+                .collect();
+            let caps: Vec<f64> = (0..12).map(|_| 1e9 * (1 + rnd(10)) as f64 / 3.0).collect();
+            let mut apart = MaxMin::new(12);
+            for fl in &flows {
+                apart.push(p(fl), 1.0, 1, f64::INFINITY);
+            }
+            let mut res_apart = caps.clone();
+            let rates_apart = apart.solve(&mut res_apart).to_vec();
+            let mut paths: Vec<[u32; 2]> = flows.clone();
+            paths.sort_unstable();
+            paths.dedup();
+            let mut grouped = MaxMin::new(12);
+            grouped.set_one_by_one(true);
+            for pa in &paths {
+                let n = flows.iter().filter(|fl| *fl == pa).count() as u32;
+                grouped.push(p(pa), 1.0, n, f64::INFINITY);
+            }
+            let mut res_grouped = caps.clone();
+            let rates_grouped = grouped.solve(&mut res_grouped).to_vec();
+            for (fl, r) in flows.iter().zip(&rates_apart) {
+                let d = paths.binary_search(fl).unwrap();
+                assert_eq!(r.to_bits(), rates_grouped[d].to_bits());
+            }
+            let bits = |v: &[f64]| v.iter().map(|r| r.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&res_apart), bits(&res_grouped));
+        }
     }
 }

@@ -42,20 +42,28 @@
 //! that load, [`crate::karuna_thresholds`]) or 6 sizes `B1/B2/../B6` (ascending; bytes or with a
 //! unit).
 //!
+//! On the big switch, without starvation and while no flow has a deadline,
+//! `karuna` keeps each queue's flows grouped by path from one event to the
+//! next and re-reads a flow's queue only when it started or sent
+//! (`QueueDemands`); the result is the full walk's, bit for bit (the
+//! reference suite and FB2010's per-coflow CCTs check it).
+//!
 //! `pias` is this scheduler with every flow type 3 and 8 queues for them
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and
 //! `edf-sjf` are in [`EdfFirst`].
 
 use crate::descriptor::{Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::greedy::SortedFlows;
 use crate::karuna_thresholds::{derive_thresholds, empirical_points, ThresholdKind};
 use crate::registry::{parse_bytes, SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
 use crate::{
-    Allocation, Changes, Clairvoyant, FlowIdx, KnowsSent, KnowsSizes, Observed, Scheduler,
+    Allocation, Changes, Clairvoyant, FlowIdx, KnowsSent, KnowsSizes, Observed, PathIdx, Scheduler,
 };
 use coflowkit_alloc::MaxMin;
-use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
+use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{ceil_ns_time, Dur, Time};
+use std::collections::BTreeSet;
 
 /// The `starvation` parameter of `karuna` and `pias`.
 const STARVATION_PARAM: Param = Param {
@@ -407,6 +415,9 @@ struct Core {
     order: Vec<(u8, FlowIdx)>,
     solver: MaxMin,
     residual: Vec<f64>,
+    fast: QueueDemands,
+    // Whether a deadline flow was seen (then every call walks every flow).
+    general: bool,
 }
 
 impl Core {
@@ -421,6 +432,8 @@ impl Core {
             order: vec![],
             solver: MaxMin::default(),
             residual: vec![],
+            fast: QueueDemands::default(),
+            general: false,
         }
     }
 
@@ -434,13 +447,45 @@ impl Core {
         }
     }
 
+    /// The queue (0-based) of a type-2 or type-3 flow: by size through the
+    /// split thresholds (less its promotions), or by bytes sent since its
+    /// last reset through the sieve thresholds.
+    fn queue(
+        &self,
+        kind: u8,
+        obs: &Observed<'_>,
+        sizes: Option<&Clairvoyant<'_>>,
+        f: FlowIdx,
+    ) -> usize {
+        let fi = f as usize;
+        if kind == 2 {
+            let size = sizes.map_or(0.0, |v| v.size(f));
+            let by_size = self.config.split.iter().filter(|&&t| size > t).count();
+            let promoted = self.promoted.get(fi).copied().unwrap_or(0);
+            self.config.base() + by_size.saturating_sub(usize::from(promoted))
+        } else {
+            let sent = obs.sent(f) - self.offset.get(fi).copied().unwrap_or(0.0);
+            let reached = self.config.sieve.iter().filter(|&&t| reaches(sent, t));
+            self.config.base() + reached.count()
+        }
+    }
+
     fn decide(
         &mut self,
         now: Time,
         obs: Observed<'_>,
         sizes: Option<Clairvoyant<'_>>,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
+        // PIAS demotes every flow by bytes sent: nearly every flow is read at
+        // every call anyway, and the walk below measured faster for it.
+        let fast = !self.config.all_type3 && self.config.starvation.is_none();
+        if fast && !self.general && obs.fabric().is_big_switch() {
+            if let Some(wake) = self.decide_fast(now, obs, sizes, changes, out) {
+                return wake;
+            }
+        }
         let n = obs.n_flows();
         if self.offset.len() < n {
             self.offset.resize(n, 0.0);
@@ -484,20 +529,7 @@ impl Core {
                     }
                     0
                 }
-                2 => {
-                    let size = sizes.as_ref().map_or(0.0, |v| v.size(f));
-                    let by_size = self.config.split.iter().filter(|&&t| size > t).count();
-                    base + by_size.saturating_sub(usize::from(self.promoted[fi]))
-                }
-                _ => {
-                    let sent = obs.sent(f) - self.offset[fi];
-                    base + self
-                        .config
-                        .sieve
-                        .iter()
-                        .filter(|&&t| reaches(sent, t))
-                        .count()
-                }
+                _ => self.queue(kind, &obs, sizes.as_ref(), f),
             };
             self.order.push((q as u8, f));
         }
@@ -557,6 +589,268 @@ impl Core {
     }
 }
 
+/// One queue's flows on one path: a demand of the queue's max-min.
+#[derive(Debug, Default)]
+struct Demand {
+    queue: u8,
+    path: PathIdx,
+    members: Vec<FlowIdx>,
+    // The per-flow rate of the last solve (NaN: none yet).
+    rate: f64,
+    // Members demoted by bytes sent (type 3).
+    n_sieved: u32,
+    // Position in `QueueDemands::by_queue[queue]`.
+    at: u32,
+}
+
+/// `karuna` on the big switch without starvation and without deadline
+/// flows, kept from one event to the next: each queue's flows
+/// grouped by path (a demand with a count), a flow's queue read again only
+/// when it may have moved (it started, or it sent since the last event and
+/// is demoted by bytes sent), and a rate written only where its demand's
+/// rate moved. The queues are solved as [`Core::decide`] solves them, bit
+/// for bit: no demand has a cap here, and [`MaxMin::set_one_by_one`] takes a
+/// demand's use flow by flow, so a path's flows pushed as one demand get
+/// what they get pushed apart.
+#[derive(Debug, Default)]
+struct QueueDemands {
+    // Per flow: its demand (NONE: not in one) and its place in its members.
+    demand_of: Vec<u32>,
+    slot: Vec<u32>,
+    // Per flow: whether bytes sent demote it (type 3), and its bytes sent
+    // as read in call `epoch`.
+    sieved: Vec<bool>,
+    sent: Vec<(u32, f64)>,
+    epoch: u32,
+    // Per (queue, path): the demand (NONE: none).
+    index: Vec<u32>,
+    demands: Vec<Demand>,
+    free: Vec<u32>,
+    by_queue: [Vec<u32>; QUEUES],
+    // Flows that joined a demand in this call (their rate is written anew).
+    joined: Vec<FlowIdx>,
+    moved: Vec<FlowIdx>,
+    solver: MaxMin,
+    residual: Vec<f64>,
+    ready: bool,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Whether a demand's last rate is positive (not before its first solve).
+fn sends(rate: f64) -> bool {
+    rate > 0.0
+}
+
+impl QueueDemands {
+    fn grow(&mut self, n_flows: usize, n_paths: usize) {
+        if self.demand_of.len() < n_flows {
+            self.demand_of.resize(n_flows, NONE);
+            self.slot.resize(n_flows, 0);
+            self.sieved.resize(n_flows, false);
+            self.sent.resize(n_flows, (0, 0.0));
+        }
+        if self.index.len() < n_paths * QUEUES {
+            self.index.resize(n_paths * QUEUES, NONE);
+        }
+    }
+
+    fn leave(&mut self, f: FlowIdx) {
+        let d = self.demand_of[f as usize];
+        if d == NONE {
+            return;
+        }
+        self.demand_of[f as usize] = NONE;
+        let dm = &mut self.demands[d as usize];
+        dm.n_sieved -= u32::from(self.sieved[f as usize]);
+        let i = self.slot[f as usize] as usize;
+        dm.members.swap_remove(i);
+        if let Some(&g) = dm.members.get(i) {
+            self.slot[g as usize] = i as u32;
+        }
+        if dm.members.is_empty() {
+            let (q, at) = (dm.queue as usize, dm.at as usize);
+            self.index[dm.path as usize * QUEUES + q] = NONE;
+            self.by_queue[q].swap_remove(at);
+            if let Some(&e) = self.by_queue[q].get(at) {
+                self.demands[e as usize].at = at as u32;
+            }
+            self.free.push(d);
+        }
+    }
+
+    fn join(&mut self, f: FlowIdx, queue: u8, path: PathIdx, sieved: bool) {
+        let key = path as usize * QUEUES + queue as usize;
+        let mut d = self.index[key];
+        if d == NONE {
+            d = self.free.pop().unwrap_or_else(|| {
+                self.demands.push(Demand::default());
+                (self.demands.len() - 1) as u32
+            });
+            self.index[key] = d;
+            let q = &mut self.by_queue[queue as usize];
+            let dm = &mut self.demands[d as usize];
+            dm.queue = queue;
+            dm.path = path;
+            dm.rate = f64::NAN;
+            dm.at = q.len() as u32;
+            q.push(d);
+        }
+        let dm = &mut self.demands[d as usize];
+        self.sieved[f as usize] = sieved;
+        dm.n_sieved += u32::from(sieved);
+        self.demand_of[f as usize] = d;
+        self.slot[f as usize] = dm.members.len() as u32;
+        dm.members.push(f);
+        self.joined.push(f);
+    }
+
+    fn queue_of(&self, f: FlowIdx) -> Option<u8> {
+        let d = self.demand_of[f as usize];
+        (d != NONE).then(|| self.demands[d as usize].queue)
+    }
+}
+
+impl Core {
+    /// [`Core::decide`] from what changed, on the big switch without
+    /// starvation; `None` (and no state kept) once a deadline flow shows
+    /// up, so the caller falls back to the general walk from then on.
+    fn decide_fast(
+        &mut self,
+        now: Time,
+        obs: Observed<'_>,
+        sizes: Option<Clairvoyant<'_>>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Option<Time>> {
+        let mut q = std::mem::take(&mut self.fast);
+        q.grow(obs.n_flows(), obs.n_paths());
+        let base = self.config.base();
+        let fresh = !q.ready || changes.resynced;
+        let started: &[FlowIdx] = if fresh {
+            for &f in obs.active_flows() {
+                q.leave(f);
+            }
+            obs.active_flows()
+        } else {
+            &changes.started
+        };
+        if started
+            .iter()
+            .any(|&f| self.kind(&obs, sizes.as_ref(), f) == 1)
+        {
+            self.general = true;
+            return None;
+        }
+        q.ready = true;
+        for &f in &changes.finished {
+            q.leave(f);
+        }
+        // Flows demoted by bytes sent may have moved if they sent.
+        q.joined.clear();
+        q.moved.clear();
+        q.epoch = q.epoch.wrapping_add(1);
+        for qu in 0..QUEUES {
+            for &d in &q.by_queue[qu] {
+                let dm = &q.demands[d as usize];
+                if !sends(dm.rate) || dm.n_sieved == 0 {
+                    continue;
+                }
+                let all = dm.n_sieved as usize == dm.members.len();
+                for &f in &dm.members {
+                    let fi = f as usize;
+                    if !all && !q.sieved[fi] {
+                        continue;
+                    }
+                    let sent = obs.sent(f);
+                    q.sent[fi] = (q.epoch, sent);
+                    let off = self.offset.get(fi).copied().unwrap_or(0.0);
+                    let reached = self
+                        .config
+                        .sieve
+                        .iter()
+                        .filter(|&&t| reaches(sent - off, t));
+                    if base + reached.count() != qu {
+                        q.moved.push(f);
+                    }
+                }
+            }
+        }
+        let moved = std::mem::take(&mut q.moved);
+        for &f in moved.iter().chain(started) {
+            let kind = self.kind(&obs, sizes.as_ref(), f);
+            let qu = self.queue(kind, &obs, sizes.as_ref(), f) as u8;
+            if q.queue_of(f) != Some(qu) {
+                q.leave(f);
+                q.join(f, qu, obs.path_idx(f), kind == 3);
+                out.set_class(f, u32::from(qu));
+            }
+        }
+        q.moved = moved;
+        // The queues in order, each max-min on what the ones before left.
+        q.residual.clear();
+        q.residual.extend_from_slice(obs.capacities());
+        q.solver.set_one_by_one(true);
+        for qu in 0..QUEUES {
+            if q.by_queue[qu].is_empty() {
+                continue;
+            }
+            q.solver.clear();
+            for &d in &q.by_queue[qu] {
+                let dm = &q.demands[d as usize];
+                let path = obs.path_links(dm.path).iter().copied();
+                q.solver
+                    .push(path, 1.0, dm.members.len() as u32, f64::INFINITY);
+            }
+            let rates = q.solver.solve(&mut q.residual);
+            for (&d, &r) in q.by_queue[qu].iter().zip(rates) {
+                let dm = &mut q.demands[d as usize];
+                if dm.rate.to_bits() != r.to_bits() {
+                    dm.rate = r;
+                    for &f in &dm.members {
+                        out.set_rate(f, r);
+                    }
+                }
+            }
+        }
+        for &f in &q.joined {
+            let d = q.demand_of[f as usize];
+            out.set_rate(f, q.demands[d as usize].rate);
+        }
+        // The next sieve threshold of every flow that sends.
+        let mut wake = Time::NEVER;
+        for qu in 0..QUEUES {
+            for &d in &q.by_queue[qu] {
+                let dm = &q.demands[d as usize];
+                if !sends(dm.rate) || dm.n_sieved == 0 {
+                    continue;
+                }
+                let Some(&t) = qu.checked_sub(base).and_then(|i| self.config.sieve.get(i)) else {
+                    continue;
+                };
+                let all = dm.n_sieved as usize == dm.members.len();
+                for &f in &dm.members {
+                    let fi = f as usize;
+                    if !all && !q.sieved[fi] {
+                        continue;
+                    }
+                    let sent = match q.sent[fi] {
+                        (e, sent) if e == q.epoch => sent,
+                        _ => obs.sent(f),
+                    };
+                    let off = self.offset.get(fi).copied().unwrap_or(0.0);
+                    let left = off + t - sent;
+                    if let Some(at) = ceil_ns_time(now, left, out.rate(f) / 8e9) {
+                        wake = wake.min(at);
+                    }
+                }
+            }
+        }
+        self.fast = q;
+        Some((wake != Time::NEVER).then_some(wake))
+    }
+}
+
 /// Karuna; see the module doc.
 #[derive(Debug)]
 pub struct Karuna {
@@ -581,10 +875,11 @@ impl Scheduler for Karuna {
         &mut self,
         now: Time,
         view: Clairvoyant<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.core.decide(now, view.observed(), Some(view), out)
+        self.core
+            .decide(now, view.observed(), Some(view), changes, out)
     }
 }
 
@@ -617,10 +912,10 @@ impl Scheduler for Pias {
         &mut self,
         now: Time,
         view: Observed<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.core.decide(now, view, None, out)
+        self.core.decide(now, view, None, changes, out)
     }
 }
 
@@ -643,9 +938,12 @@ pub enum Rest {
 #[derive(Debug)]
 pub struct EdfFirst {
     rest: Rest,
-    edf: Vec<(u64, FlowIdx)>,
-    others: Vec<(f64, FlowIdx)>,
+    // Flows with a deadline by (deadline, index), kept from call to call.
+    edf: BTreeSet<(u64, FlowIdx)>,
+    edf_order: Vec<FlowIdx>,
+    others: SortedFlows,
     residual: Vec<f64>,
+    ready: bool,
 }
 
 impl EdfFirst {
@@ -653,9 +951,11 @@ impl EdfFirst {
     pub fn new(rest: Rest) -> EdfFirst {
         EdfFirst {
             rest,
-            edf: vec![],
-            others: vec![],
+            edf: BTreeSet::new(),
+            edf_order: vec![],
+            others: SortedFlows::default(),
             residual: vec![],
+            ready: false,
         }
     }
 }
@@ -672,31 +972,39 @@ impl Scheduler for EdfFirst {
         &mut self,
         _now: Time,
         view: Clairvoyant<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.edf.clear();
-        self.others.clear();
-        for &f in view.active_flows() {
-            match view.deadline(f) {
-                Some(d) => self.edf.push((d.0, f)),
-                None => self.others.push((
-                    match self.rest {
-                        Rest::Remaining => view.remaining(f),
-                        Rest::Size => view.size(f),
-                    },
-                    f,
-                )),
+        let started: &[FlowIdx] = if self.ready && !changes.resynced {
+            &changes.started
+        } else {
+            self.edf.clear();
+            view.active_flows()
+        };
+        self.ready = true;
+        for &f in &changes.finished {
+            if let Some(d) = view.deadline(f) {
+                self.edf.remove(&(d.0, f));
             }
         }
-        self.edf.sort_unstable();
-        sort_with_ties(&mut self.others, |x| x.0, |x| x.1, BYTES_TIE);
-        let order = self
-            .edf
-            .iter()
-            .map(|x| x.1)
-            .chain(self.others.iter().map(|x| x.1));
-        crate::srpt::greedy_fill(&view, order, &mut self.residual, out);
+        for &f in started {
+            if let Some(d) = view.deadline(f) {
+                self.edf.insert((d.0, f));
+            }
+        }
+        self.edf_order.clear();
+        self.edf_order.extend(self.edf.iter().map(|x| x.1));
+        let rest = self.rest;
+        let key = |f| match view.deadline(f) {
+            Some(_) => None,
+            None => Some(match rest {
+                Rest::Remaining => view.remaining(f),
+                Rest::Size => view.size(f),
+            }),
+        };
+        self.others.update(&view, changes, BYTES_TIE, key);
+        self.others
+            .fill(&view, &self.edf_order, &mut self.residual, out);
         None
     }
 }

@@ -22,6 +22,7 @@ pub mod dcas;
 pub mod descriptor;
 pub mod fair;
 pub mod fifo_lm;
+pub(crate) mod greedy;
 pub mod host;
 pub mod karuna;
 pub mod karuna_thresholds;

@@ -5,12 +5,15 @@
 //! At every event the active flows are taken in order of remaining bytes,
 //! amounts within [`BYTES_TIE`] counting as equal so that float noise cannot
 //! decide an order (ties by flow index, i.e. arrival order), and each gets the least residual
-//! capacity along its path, which is then taken from every link it crosses.
+//! capacity along its path, which is then taken from every link it crosses
+//! ([`crate::greedy`]: the order is kept sorted from one event to the next,
+//! re-reading only the keys of flows that had a rate).
 
 use crate::descriptor::{Needs, SchedulerDescriptor};
+use crate::greedy::SortedFlows;
 use crate::AnyScheduler;
-use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
-use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
+use crate::{Allocation, Changes, Clairvoyant, KnowsSizes, Scheduler};
+use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::Time;
 
 /// `srpt`: per-flow shortest remaining first.
@@ -26,7 +29,7 @@ pub const SRPT: SchedulerDescriptor = SchedulerDescriptor {
 /// Greedy preemptive SRPT; see the module doc.
 #[derive(Debug, Default)]
 pub struct Srpt {
-    order: Vec<(f64, FlowIdx)>,
+    order: SortedFlows,
     residual: Vec<f64>,
 }
 
@@ -46,65 +49,12 @@ impl Scheduler for Srpt {
         &mut self,
         _now: Time,
         view: Clairvoyant<'_>,
-        _changes: &Changes,
+        changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.order.clear();
         self.order
-            .extend(view.active_flows().iter().map(|&f| (view.remaining(f), f)));
-        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, BYTES_TIE);
-        greedy_fill(
-            &view,
-            self.order.iter().map(|x| x.1),
-            &mut self.residual,
-            out,
-        );
+            .update(&view, changes, BYTES_TIE, |f| Some(view.remaining(f)));
+        self.order.fill(&view, &[], &mut self.residual, out);
         None
-    }
-}
-
-/// Gives each flow of `order` in turn the least residual capacity along its
-/// path and takes it from every link it crosses (rates at or below the
-/// allocation's noise floor count as 0), with class = its position in
-/// `order`. Once every link is full the rest get 0 without looking at paths.
-/// The fill of `srpt` and of Karuna's EDF-first baselines.
-pub(crate) fn greedy_fill(
-    view: &Clairvoyant<'_>,
-    order: impl IntoIterator<Item = FlowIdx>,
-    residual: &mut Vec<f64>,
-    out: &mut Allocation,
-) {
-    let floor = coflowkit_alloc::EPS * 1e9;
-    residual.clear();
-    residual.extend_from_slice(view.capacities());
-    let mut saturated = 0;
-    let mut order = order.into_iter().enumerate();
-    for (i, f) in order.by_ref() {
-        let path = view.path(f);
-        let r = path
-            .iter()
-            .map(|l| residual[l.0 as usize])
-            .fold(f64::INFINITY, f64::min)
-            .max(0.0);
-        let r = if r <= floor { 0.0 } else { r };
-        out.set_rate(f, r);
-        out.set_class(f, i as u32);
-        if r > 0.0 {
-            for l in path {
-                let res = &mut residual[l.0 as usize];
-                *res -= r;
-                if *res <= floor {
-                    *res = 0.0;
-                    saturated += 1;
-                }
-            }
-        }
-        if saturated == residual.len() {
-            break;
-        }
-    }
-    for (i, g) in order {
-        out.set_rate(g, 0.0);
-        out.set_class(g, i as u32);
     }
 }
