@@ -26,6 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import coflowkit
+import packet
 from coflowkit import __version__, _core, load_experiment
 from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
@@ -78,8 +79,15 @@ def main() -> int:
     starve = starvation()
     draw_motivation(fig1, fig2)
     draw_headline(points)
+    t_packet = time.perf_counter()
+    f1p, f2p, knobs = packet.motivation(mixed)
+    head_p, causes = packet.headline()
+    pias = packet.pias_vs_dctcp()
+    t_packet = time.perf_counter() - t_packet
+    section = packet.render(f1p, f2p, knobs, head_p, causes, pias, t_packet)
+    closing = closing_table(points, infeasible, packet.headline_summary(head_p, pias))
     elapsed = time.perf_counter() - t0
-    DOC.write_text(render(points, infeasible, fig1, fig2, starve, elapsed), encoding="utf-8")
+    DOC.write_text(render(points, infeasible, fig1, fig2, starve, elapsed, section, closing), encoding="utf-8")
     print(f"wrote {DOC} and its figures in {FIGURES}/ ({elapsed:.0f} s)", file=sys.stderr)
     return 0
 
@@ -107,12 +115,14 @@ def _from_rows(rows: pd.DataFrame, n_hosts: int, deadlines: bool = True) -> cofl
 
 
 def mixed(
-    seed: int, type1_bytes: int, share: float, deadline_ms: float | None, deadlines: bool = True
+    seed: int, type1_bytes: int, share: float, deadline_ms: float | None, deadlines: bool = True,
+    n_background: int = BACKGROUND_FLOWS,
 ) -> coflowkit.Workload:
     """2.2's setting: data-mining background (type 2) at load 0.8 between two hosts, and
     deadline flows of `type1_bytes` arriving as a Poisson process carrying `share` of each
-    link, deadlines fixed (`deadline_ms`) or exponential with mean 10 ms (None)."""
-    bg = coflowkit.generate("datamining", seed=seed, load=0.8, n_hosts=2, n_flows=BACKGROUND_FLOWS)
+    link, deadlines fixed (`deadline_ms`) or exponential with mean 10 ms (None), over
+    `n_background` background flows."""
+    bg = coflowkit.generate("datamining", seed=seed, load=0.8, n_hosts=2, n_flows=n_background)
     c = bg.columns()
     rows = pd.DataFrame({"arrival_ns": c["arrival_ns"], "src": c["src"], "dst": c["dst"], "bytes": c["bytes"]})
     rows["deadline_ns"] = 0
@@ -346,7 +356,7 @@ def _gap(ours: float, paper: float) -> str:
     return f"{r:.2f}x" + (" (explained below)" if r > GAP else "")
 
 
-def render(points, infeasible, fig1, fig2, starve, elapsed) -> str:
+def render(points, infeasible, fig1, fig2, starve, elapsed, packet_section: str, closing: str) -> str:
     out: list[str] = []
     w = out.append
     w("# Reproduction: Karuna (SIGCOMM 2016)\n")
@@ -488,8 +498,32 @@ def render(points, infeasible, fig1, fig2, starve, elapsed) -> str:
       f"demoted part. `pias` resets too, but every reset buys the flow one pass through its thresholds "
       f"before it falls below the chain again, hence less gain. The last byte leaves at 240 ms in every "
       f"case: the link never idles.\n")
+    w(packet_section)
     w(explanations(points, fig2))
+    w(closing)
     return "\n".join(out) + "\n"
+
+
+def closing_table(points: dict[str, pd.DataFrame], infeasible: dict[str, float],
+                  packet_rows: list[tuple[str, str, str, str]]) -> str:
+    """The headline numbers in one table: the paper, the flow-level pages' runs (16 hosts, late
+    flows dropped), and the flow and packet levels side by side on the 144-host fabric."""
+    ws = points["websearch"]
+    short_t = _by_type1(ws, "fct_short_no_deadline_p95_s")
+    feas = _by_load(ws, "feasible_miss_rate").clip(lower=0)
+    lines = ["## Headline numbers: paper, flow level, packet level\n",
+             "The first flow-level column is this page's main runs (16 hosts, late flows dropped); the "
+             "next two are the packet-level section's, on one workload each (144 hosts, late flows "
+             "finish). The testbed has not run these workloads.\n",
+             "| claim | paper | flow level (16 hosts) | flow level (144 hosts) | packet level (144 hosts) |",
+             "|---|---|---|---|---|"]
+    p95_t = _by_type1(ws, "fct_no_deadline_p95_s")
+    first = {0: f"{1 - short_t.loc[0.3, 'karuna'] / short_t.loc[0.3, 'pfabric-edf']:.0%} lower",
+             1: f"{1 - p95_t.loc[0.3, 'karuna'] / p95_t.loc[0.3, 'pfabric-edf']:.0%} lower",
+             2: f"{_by_load(ws, 'flow_deadline_miss_rate')['karuna'].loc[0.8]:.1%} ({feas['karuna'].loc[0.8]:.1%}; load 0.8)"}
+    for i, (claim, paper, flow, pkt) in enumerate(packet_rows):
+        lines.append(f"| {claim} | {paper} | {first.get(i, '-')} | {flow} | {pkt} |")
+    return "\n".join(lines) + "\n"
 
 
 def summary(points: dict[str, pd.DataFrame], fig2: pd.DataFrame, starve: pd.DataFrame) -> str:
