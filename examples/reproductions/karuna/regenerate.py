@@ -79,13 +79,9 @@ def main() -> int:
     starve = starvation()
     draw_motivation(fig1, fig2)
     draw_headline(points)
-    t_packet = time.perf_counter()
-    f1p, f2p, knobs = packet.motivation(mixed)
-    head_p, causes = packet.headline()
-    pias = packet.pias_vs_dctcp()
-    t_packet = time.perf_counter() - t_packet
-    section = packet.render(f1p, f2p, knobs, head_p, causes, pias, t_packet)
-    closing = closing_table(points, infeasible, packet.headline_summary(head_p, pias))
+    pk = packet.run_all(mixed, args.results, args.no_run)
+    section = packet.render(pk["f1"], pk["f2"], pk["knobs"], pk["headline"], pk["causes"], pk["pias"], pk["seconds"])
+    closing = closing_table(points, infeasible, packet.headline_summary(pk["headline"], pk["pias"]))
     elapsed = time.perf_counter() - t0
     DOC.write_text(render(points, infeasible, fig1, fig2, starve, elapsed, section, closing), encoding="utf-8")
     print(f"wrote {DOC} and its figures in {FIGURES}/ ({elapsed:.0f} s)", file=sys.stderr)
