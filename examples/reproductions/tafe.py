@@ -67,7 +67,7 @@ def main() -> int:
     fig2 = motivating()
     figures = draw(points, coflows)
     pk = tafe_packet.run_all(args.results, args.no_run)
-    section = tafe_packet.render(pk["fig2"], pk["figs"], pk["seconds"])
+    section = tafe_packet.render(pk["fig2"], pk["figs"], pk["demotion"], pk["seconds"])
     DOC.write_text(render(points, coflows, fig2, figures, section), encoding="utf-8")
     print(f"wrote {DOC} and {len(figures)} figures in {FIGURES}/", file=sys.stderr)
     return 0
