@@ -12,7 +12,7 @@
 #   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md) at flow and packet level
 #               (2.5 minutes of CPU; 9 minutes on the shared 2 cores at load 7)
 #   make repro-karuna release build, then Karuna and PIAS (docs/reproductions/karuna.md) at flow and
-#               packet level (4 minutes of CPU; 11 minutes on the shared 2 cores at load 7)
+#               packet level (5 minutes of CPU; 11-14 minutes on the shared 2 cores at load 7-20)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
