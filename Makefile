@@ -9,8 +9,10 @@
 #               10): prints each failure's seed and the command that replays it
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
 #               docs/reproductions/dcas.md (15-25 minutes on 2 idle cores, estimated)
-#   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md, under a minute)
-#   make repro-karuna release build, then Karuna (docs/reproductions/karuna.md, a few minutes)
+#   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md) at flow and packet level
+#               (2.5 minutes of CPU; 9 minutes on the shared 2 cores at load 7)
+#   make repro-karuna release build, then Karuna and PIAS (docs/reproductions/karuna.md) at flow and
+#               packet level (5 minutes of CPU; 11-14 minutes on the shared 2 cores at load 7-20)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
@@ -85,13 +87,15 @@ repro-baraat: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/baraat/regenerate.py
 
-# TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, both experiments, the page.
+# TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, the experiments, the
+# packet-level runs (examples/reproductions/tafe_packet.py), the page.
 repro-tafe: $(VENV)/.installed-dev
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/tafe.py
 
 # Karuna's motivation, headline and starvation case (docs/reproductions/karuna.md):
-# release build, both experiment files, the cases built in the script, the page.
+# release build, both experiment files, the cases built in the script, the packet-level runs
+# with PIAS against DCTCP (examples/reproductions/karuna/packet.py), the page.
 repro-karuna: $(VENV)/.installed-dev
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/karuna/regenerate.py

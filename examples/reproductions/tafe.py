@@ -28,6 +28,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import coflowkit
+import tafe_packet
 from coflowkit import __version__, load_experiment
 from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
@@ -65,7 +66,9 @@ def main() -> int:
     FIGURES.mkdir(parents=True, exist_ok=True)
     fig2 = motivating()
     figures = draw(points, coflows)
-    DOC.write_text(render(points, coflows, fig2, figures), encoding="utf-8")
+    pk = tafe_packet.run_all(args.results, args.no_run)
+    section = tafe_packet.render(pk["fig2"], pk["figs"], pk["demotion"], pk["seconds"])
+    DOC.write_text(render(points, coflows, fig2, figures, section), encoding="utf-8")
     print(f"wrote {DOC} and {len(figures)} figures in {FIGURES}/", file=sys.stderr)
     return 0
 
@@ -188,7 +191,7 @@ def _save(fig: Figure, name: str) -> str:
 
 
 def render(points: dict[str, pd.DataFrame], coflows: dict[str, pd.DataFrame], fig2: dict[str, list[float]],
-           figures: dict[str, str]) -> str:
+           figures: dict[str, str], packet_section: str) -> str:
     small, large = points["small"], points["large"]
     n_seeds = int(small["replicate"].nunique())
     out = [
@@ -348,6 +351,7 @@ def render(points: dict[str, pd.DataFrame], coflows: dict[str, pd.DataFrame], fi
                 cells = [pct(ratio(full, label, base, s, n, col)) for n in (100, 500) for s in SIZES]
                 out.append(f"| {label} vs {base}, {what} | " + " | ".join(cells) + " |")
     out.append("")
+    out.append(packet_section)
     out += GAPS_TEXT
     return "\n".join(out) + "\n"
 

@@ -36,6 +36,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import os
+import pickle
 import socket
 import sys
 import threading
@@ -44,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import pyarrow as pa
 
@@ -381,6 +382,24 @@ def reproduction_parser(doc: str | None, results: Path) -> argparse.ArgumentPars
     ap.add_argument("--results", type=Path, default=results, help="where the stores go")
     ap.add_argument("--no-run", action="store_true", help="only redraw and rewrite from the stores")
     return ap
+
+
+_T = TypeVar("_T")
+
+
+def stored(path: Path, no_run: bool, make: Callable[[], _T]) -> _T:
+    """A reproduction's results that live outside an experiment store (cases a script builds
+    itself): ``make()``'s value, pickled to ``path``; with ``no_run`` (``--no-run``) read back
+    from ``path`` instead when it is there. The file is the script's own, never shared input."""
+    if no_run and path.exists():
+        with path.open("rb") as fh:
+            value: _T = pickle.load(fh)
+        return value
+    value = make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump(value, fh)
+    return value
 
 
 def run_reproduction(runs: Iterable[tuple[Experiment, str | os.PathLike[str]]], workers: int | None) -> bool:
