@@ -31,8 +31,8 @@
 
 use coflowkit_model::{Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
-    build, proportional, Allocation, AnyScheduler, Changes, FlowIdx, NetState, SchedulerError,
-    SchedulerSpec, WorkloadHints, SOLO,
+    build, Allocation, AnyScheduler, Changes, FlowIdx, NetState, SchedulerError, SchedulerSpec,
+    WorkloadHints,
 };
 
 /// What a coordinator tells a flow's host.
@@ -238,24 +238,7 @@ impl Coordinator {
 
     /// The rate flow `f` is to send at now, bits/s (the runtime's rule).
     fn rate_of(&self, f: FlowIdx, now: Time) -> f64 {
-        let g = self.state.flow_group(f);
-        let r = if g == SOLO {
-            self.state.solo_rate(f) * 8e9
-        } else if let Some(pg) = proportional(g) {
-            let d = self.state.pgroup_deadline(pg);
-            if d == Time::NEVER || d <= now {
-                0.0
-            } else {
-                self.state.remaining(f) * 8e9 / (d.0 - now.0) as f64
-            }
-        } else {
-            self.alloc.group_rate(g)
-        };
-        if r.is_finite() {
-            r.max(0.0)
-        } else {
-            0.0
-        }
+        self.alloc.rate_now(&self.state, f, now)
     }
 }
 

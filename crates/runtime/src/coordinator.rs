@@ -59,8 +59,8 @@ use crate::validate::{self, Invalid, MAX_BYTES, MAX_MESSAGE_BYTES};
 use crate::PROTOCOL_VERSION;
 use coflowkit_model::{flow, BitsPerSec, CoflowId, CoflowSpec, DagId, DagKey, Fabric, Time};
 use coflowkit_sched::{
-    build, proportional, Allocation, AnyScheduler, Changes, CoflowIdx, FlowIdx, NetState,
-    SchedulerError, SchedulerSpec, WorkloadHints, SOLO,
+    build, Allocation, AnyScheduler, Changes, CoflowIdx, FlowIdx, NetState, SchedulerError,
+    SchedulerSpec, WorkloadHints,
 };
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -606,24 +606,9 @@ impl Core {
 
     /// The rate flow `f` is to send at now, bits/s.
     fn rate_of(&self, f: FlowIdx, now: Time) -> f64 {
-        let g = self.state.flow_group(f);
-        let r = if g == SOLO {
-            self.state.solo_rate(f) * 8e9
-        } else if let Some(pg) = proportional(g) {
-            let d = self.state.pgroup_deadline(pg);
-            if d == Time::NEVER || d <= now {
-                0.0
-            } else {
-                self.state.remaining(f) * 8e9 / (d.0 - now.0) as f64
-            }
-        } else {
-            self.alloc.group_rate(g)
-        };
-        if r.is_finite() {
-            r.clamp(0.0, validate::MAX_RATE_BPS)
-        } else {
-            0.0
-        }
+        self.alloc
+            .rate_now(&self.state, f, now)
+            .min(validate::MAX_RATE_BPS)
     }
 
     /// The coflows completed so far, in the order they completed (a coflow

@@ -308,6 +308,33 @@ impl Allocation {
     pub fn group_rate(&self, g: u32) -> f64 {
         self.group_rate.get(g as usize).copied().unwrap_or(0.0)
     }
+
+    /// The rate flow `f` of `state` is to send at `now`, bits/s, as a
+    /// coordinator hands it to a host (the runtime's and the packet
+    /// engine's): a solo flow's own rate, a proportional group's flow its
+    /// bytes left over the time to the group's deadline (0 without one or
+    /// past it), any other its group's rate; 0 for a rate that is not a
+    /// finite number, never below 0.
+    pub fn rate_now(&self, state: &NetState, f: FlowIdx, now: Time) -> f64 {
+        let g = state.flow_group(f);
+        let r = if g == SOLO {
+            state.solo_rate(f) * 8e9
+        } else if let Some(pg) = proportional(g) {
+            let d = state.pgroup_deadline(pg);
+            if d == Time::NEVER || d <= now {
+                0.0
+            } else {
+                state.remaining(f) * 8e9 / (d.0 - now.0) as f64
+            }
+        } else {
+            self.group_rate(g)
+        };
+        if r.is_finite() {
+            r.max(0.0)
+        } else {
+            0.0
+        }
+    }
 }
 
 /// One change in an [`Allocation`], as handed to a driver.
