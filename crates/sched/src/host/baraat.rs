@@ -168,10 +168,7 @@ impl HostPolicy for BaraatHost {
         }
     }
     fn limit(&self, flow: u64) -> u64 {
-        match self.tasks.of(flow) {
-            Some((_, t)) if t.bytes < self.heavy => self.heavy - t.bytes,
-            _ => u64::MAX,
-        }
+        self.tasks.to_heavy(flow, self.heavy)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

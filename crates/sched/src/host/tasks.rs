@@ -69,6 +69,17 @@ impl Tasks {
         self.tasks.get(&c).map(|t| (c, t))
     }
 
+    /// The bytes `flow`'s task may still send here before it is heavy at
+    /// `heavy` bytes: where a policy that turns tasks heavy stops the
+    /// sender ([`super::HostPolicy::limit`]); unlimited once heavy or for a
+    /// flow it does not know.
+    pub fn to_heavy(&self, flow: u64, heavy: u64) -> u64 {
+        match self.of(flow) {
+            Some((_, t)) if t.bytes < heavy => heavy - t.bytes,
+            _ => u64::MAX,
+        }
+    }
+
     /// The task of an active flow, to change.
     pub fn of_mut(&mut self, flow: u64) -> Option<&mut Task> {
         let c = *self.of.get(&flow)?;
