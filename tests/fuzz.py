@@ -57,6 +57,8 @@ SUITES = (
     Suite("alloc-differential", "coflowkit-alloc", "differential", ("crates/alloc/tests/differential.rs",)),
     Suite("alloc-incremental", "coflowkit-alloc", "incremental", ("crates/alloc/tests/incremental.rs",)),
     Suite("packet", "coflowkit-packet", "engine", ("crates/packet/tests/engine.rs",)),
+    Suite("packet-hosts", "coflowkit-packet", "hosts", ("crates/packet/tests/hosts.rs",)),
+    Suite("packet-baraat", "coflowkit-packet", "baraat", ("crates/packet/tests/baraat.rs",)),
     Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology.rs",)),
     Suite(
         "workload-parsers",

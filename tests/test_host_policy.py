@@ -40,6 +40,9 @@ def _trace() -> list[Event]:
         if step == 4:
             ev.append(("receive", t + 2 * MS, [2, 2, 2, 0, 500_000]))  # a reply to coflow 0's round 2
             ev.append(("receive", t + 2 * MS, [3, 2, 2, 0, 9_000]))
+        if step % 5 == 0:  # Baraat's switches answer a flow's rate request (least AR, NR)
+            fid = 1 + step // 5 % 3
+            ev.append(("feedback", t + MS // 2, [fid, 300_000_000 + step * 7_000_000, 400_000_000, fid, 20_000]))
         if step == 20:
             ev.append(("finish", t, [2]))
     ev.append(("finish", t + MS, [1]))
@@ -69,10 +72,14 @@ def _as_worker(spec: str, events: Sequence[Event]) -> list[object]:
             active.discard(int(a[0] or 0))
         elif name == "receive":
             changed, sends = p.receive(now, *(int(x or 0) for x in a))
+        elif name == "feedback":
+            held = {int(a[i] or 0): int(a[i + 1] or 0) for i in range(3, len(a), 2)}
+            fid, ar, nr = (int(x or 0) for x in a[:3])
+            changed, sends = p.feedback(now, fid, ar, nr, lambda f: held.get(f, 0))
         else:
             held = {int(a[i] or 0): int(a[i + 1] or 0) for i in range(0, len(a), 2)}
             changed, sends = p.wake(now, lambda fid: held.get(fid, 0))
-        flows = [(f, *p.marking(f), p.limit(f)) for f in sorted(active)]
+        flows = [(f, *p.marking(f), p.limit(f), p.task(f), p.demand(f)) for f in sorted(active)]
         out.append((changed, sends, flows, p.wake_at()))
     return out
 
@@ -86,6 +93,7 @@ SPECS = [
     "dcas:threshold=50000;delta=10ms;t=20ms;expiry=40ms;wait=4ms;age=30ms",
     "dcas:threshold=50000;delta=10ms;t=20ms;expiry=40ms;wait=4ms;age=30ms;loss=1;count=written",
     "dcas:threshold=50000;delta=10ms;wait=4ms;psi=mean;phi=min;desired=bands:60000/200000/800000;keep_own=yes",
+    "baraat:threshold=300000;rtt=2ms",
 ]
 
 
@@ -101,6 +109,10 @@ def test_the_binding_decides_as_the_policy_driven_in_rust(spec: str) -> None:
     assert sum(len(step[0]) for step in reference) > 0, spec
     if spec.startswith("dcas") and "loss=1" not in spec:
         assert sum(len(step[1]) for step in reference) > 0
+    if spec.startswith("baraat"):  # the task tags, heavy flags and demands move too
+        flows = [f for step in reference for f in step[2]]
+        assert {f[5][1] for f in flows if f[5] is not None} == {False, True}
+        assert len({f[6] for f in flows}) > 2
 
 
 def test_a_host_policy_is_built_from_the_schedulers_spec_and_refuses_bad_keys() -> None:
@@ -160,3 +172,7 @@ def test_the_replays_policy_spec_is_the_simulators_scheduler_spec() -> None:
         rp.policy_spec("karuna", w, thresholds=[1, 2])
     with pytest.raises(ValueError, match="the plan carries no scheduler 'spec'"):
         make_policy({"name": "pias", "thresholds": [1]})
+    # Baraat has a host policy, but its rates come from switches the testbed does not have: refused,
+    # with where to run it instead.
+    with pytest.raises(ValueError, match="'baraat'.*Linux bridge answers none.*--engine packet"):
+        rp.policy_spec("baraat", w)

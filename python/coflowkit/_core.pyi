@@ -209,6 +209,12 @@ class HostPolicy:
     def receive(self, now: int, src: int, kind: int, number: int, coflow: int, value: int) -> _HostEffects: ...
     def wake_at(self) -> int | None: ...
     def wake(self, now: int, unacked: Callable[[int], int]) -> _HostEffects: ...
+    def feedback(self, now: int, id: int, min_ar: int, min_nr: int, unacked: Callable[[int], int]) -> _HostEffects:
+        """Baraat: the switches on the flow's path answered with their least AR and NR, bits/s."""
+    def demand(self, id: int) -> int | None:
+        """The rate the flow asks of the switches on its path, bits/s (Baraat), or None."""
+    def task(self, id: int) -> tuple[int, bool, int] | None:
+        """(task id, heavy, task bytes sent) in the flow's header, or None."""
     def marking(self, id: int) -> tuple[int, int | None, str]:
         """(class 0-7, pacing rate bytes/s or None, congestion control name)."""
     def limit(self, id: int) -> int: ...
@@ -222,7 +228,12 @@ def host_policy_replay(
     rtt_ns: int,
     events: Sequence[tuple[str, int, Sequence[int | None]]],
 ) -> list[
-    tuple[list[int], list[tuple[int, int, int, int, int]], list[tuple[int, int, int | None, str, int]], int | None]
+    tuple[
+        list[int],
+        list[tuple[int, int, int, int, int]],
+        list[tuple[int, int, int | None, str, int, tuple[int, bool, int] | None, int | None]],
+        int | None,
+    ]
 ]:
     """What the policy of ``spec`` decides at each event, driven in Rust (the differential test's
     reference)."""

@@ -14,11 +14,23 @@ use coflowkit_model::{Dur, Time};
 use coflowkit_sched::host::dcas::DcasHost;
 use coflowkit_sched::host::{
     build_host, replay, Cc, Control, ControlKind, Effects, HostContext, HostEvent, HostFlow,
-    HostPolicy, HostView, Marking,
+    HostPolicy, HostView, Marking, PathRates, TaskTag,
 };
 use coflowkit_sched::registry::{SchedulerSpec, WorkloadHints};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+/// One active flow's decision in a replay: (id, class, pace, cc, limit,
+/// task tag, demand).
+type FlowDecision = (
+    u64,
+    u8,
+    Option<u64>,
+    &'static str,
+    u64,
+    Option<(u64, bool, u64)>,
+    Option<u64>,
+);
 
 /// What one call returns: flows whose marking changed, messages to send.
 type Out = (Vec<u64>, Vec<(u32, u8, u32, u32, u64)>);
@@ -38,6 +50,23 @@ fn marking(m: Marking) -> (u8, Option<u64>, &'static str) {
         Cc::Tafe { .. } => "tafe",
     };
     (m.class, m.pace, cc)
+}
+
+/// A task tag as Python sees it: (task id, heavy, task bytes sent).
+fn task(t: Option<TaskTag>) -> Option<(u64, bool, u64)> {
+    t.map(|t| (t.id, t.heavy, t.bytes))
+}
+
+/// Unacknowledged bytes of a trace event: flow, bytes, flow, bytes, ...
+fn unacked_list(a: &[Option<u64>], bad: impl Fn() -> PyErr) -> PyResult<Vec<(u64, u64)>> {
+    a.chunks(2)
+        .map(|p| {
+            Ok((
+                p[0].ok_or_else(&bad)?,
+                p.get(1).copied().flatten().ok_or_else(&bad)?,
+            ))
+        })
+        .collect()
 }
 
 /// The message kind of its wire number.
@@ -65,8 +94,9 @@ fn build(
 }
 
 /// One event of a trace from Python: (`start`|`sent`|`finish`|`receive`|
-/// `wake`, now ns, arguments as the methods of `HostPolicy` take them;
-/// `wake`'s are flow, unacked, flow, unacked, ...).
+/// `wake`|`feedback`, now ns, arguments as the methods of `HostPolicy` take
+/// them; `wake`'s are flow, unacked, flow, unacked, ...; `feedback`'s are
+/// flow, least AR, least NR, then `wake`'s).
 fn event(name: &str, now: u64, a: &[Option<u64>]) -> PyResult<HostEvent> {
     let bad = || value_error(format!("trace event '{name}' at {now}: arguments {a:?}"));
     let get = |i: usize| a.get(i).copied().flatten().ok_or_else(bad);
@@ -97,16 +127,15 @@ fn event(name: &str, now: u64, a: &[Option<u64>]) -> PyResult<HostEvent> {
                 value: get(4)?,
             },
         ),
-        "wake" => HostEvent::Wake(
+        "wake" => HostEvent::Wake(now, unacked_list(a, bad)?),
+        "feedback" => HostEvent::Feedback(
             now,
-            a.chunks(2)
-                .map(|p| {
-                    Ok((
-                        p[0].ok_or_else(bad)?,
-                        p.get(1).copied().flatten().ok_or_else(bad)?,
-                    ))
-                })
-                .collect::<PyResult<_>>()?,
+            get(0)?,
+            PathRates {
+                min_ar: get(1)?,
+                min_nr: get(2)?,
+            },
+            unacked_list(a.get(3..).unwrap_or(&[]), bad)?,
         ),
         _ => return Err(bad()),
     })
@@ -114,8 +143,8 @@ fn event(name: &str, now: u64, a: &[Option<u64>]) -> PyResult<HostEvent> {
 
 /// What the policy of `spec` decides at each event of `events`, driven in
 /// Rust ([`replay`], as the packet engine drives it): per event (changed
-/// flows, messages, every active flow's (id, class, pace, cc, limit), the
-/// next wake-up). The differential test drives `HostPolicy` as the replay
+/// flows, messages, every active flow's (id, class, pace, cc, limit, task
+/// tag, demand), the next wake-up). The differential test drives `HostPolicy` as the replay
 /// worker does and compares.
 #[pyfunction]
 #[pyo3(signature = (spec, host, n_hosts, nic_bps, rtt_ns, events))]
@@ -131,7 +160,7 @@ pub fn host_policy_replay(
     Vec<(
         Vec<u64>,
         Vec<(u32, u8, u32, u32, u64)>,
-        Vec<(u64, u8, Option<u64>, &'static str, u64)>,
+        Vec<FlowDecision>,
         Option<u64>,
     )>,
 > {
@@ -152,9 +181,9 @@ pub fn host_policy_replay(
             let flows = step
                 .flows
                 .iter()
-                .map(|&(f, m, limit)| {
+                .map(|&(f, m, limit, demand)| {
                     let (class, pace, cc) = marking(m);
-                    (f, class, pace, cc, limit)
+                    (f, class, pace, cc, limit, task(m.task), demand)
                 })
                 .collect();
             (
@@ -314,6 +343,34 @@ impl PyHostPolicy {
     fn wake(&mut self, now: u64, unacked: Bound<'_, PyAny>) -> Out {
         let view = PyView(unacked);
         self.run(|p, out| p.wake(Time(now), &view, out))
+    }
+
+    /// The switches on flow `id`'s path answered its rate request at `now`
+    /// (Baraat): their least actual and nominal rates, bits/s;
+    /// `unacked(fid)` as for `wake`.
+    fn feedback(
+        &mut self,
+        now: u64,
+        id: u64,
+        min_ar: u64,
+        min_nr: u64,
+        unacked: Bound<'_, PyAny>,
+    ) -> Out {
+        let view = PyView(unacked);
+        let rates = PathRates { min_ar, min_nr };
+        self.run(|p, out| p.feedback(Time(now), id, rates, &view, out))
+    }
+
+    /// The rate flow `id` asks of the switches on its path, bits/s (Baraat's
+    /// demand), or None if the policy asks none.
+    fn demand(&self, id: u64) -> Option<u64> {
+        self.policy.demand(id)
+    }
+
+    /// Flow `id`'s task tag for switches that schedule by task: (task id,
+    /// heavy, task bytes sent), or None.
+    fn task(&self, id: u64) -> Option<(u64, bool, u64)> {
+        task(self.policy.marking(id).task)
     }
 
     /// Flow `id`'s marking: (class 0-7, pacing bytes/s or None, congestion

@@ -408,6 +408,9 @@ pub enum HostEvent {
     /// [`HostPolicy::wake`], with each flow's unacknowledged bytes (flows
     /// not listed: 0).
     Wake(Time, Vec<(u64, u64)>),
+    /// [`HostPolicy::feedback`]: (flow, the path's rates, each flow's
+    /// unacknowledged bytes as in `Wake`).
+    Feedback(Time, u64, PathRates, Vec<(u64, u64)>),
 }
 
 /// What a policy decided at one event: its effects, then every active
@@ -416,8 +419,8 @@ pub enum HostEvent {
 pub struct HostStep {
     /// The call's effects.
     pub effects: Effects,
-    /// (flow, marking, limit) of every active flow after the call.
-    pub flows: Vec<(u64, Marking, u64)>,
+    /// (flow, marking, limit, demand) of every active flow after the call.
+    pub flows: Vec<(u64, Marking, u64, Option<u64>)>,
     /// [`HostPolicy::wake_at`] after the call.
     pub wake_at: Option<Time>,
 }
@@ -452,10 +455,13 @@ pub fn replay(policy: &mut dyn HostPolicy, events: &[HostEvent]) -> Vec<HostStep
             }
             HostEvent::Receive(now, from, msg) => policy.receive(*now, *from, msg, &mut out),
             HostEvent::Wake(now, unacked) => policy.wake(*now, &Listed(unacked), &mut out),
+            HostEvent::Feedback(now, f, rates, unacked) => {
+                policy.feedback(*now, *f, *rates, &Listed(unacked), &mut out);
+            }
         }
         let flows = active
             .iter()
-            .map(|&f| (f, policy.marking(f), policy.limit(f)))
+            .map(|&f| (f, policy.marking(f), policy.limit(f), policy.demand(f)))
             .collect();
         steps.push(HostStep {
             effects: out,

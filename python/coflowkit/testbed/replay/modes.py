@@ -70,6 +70,12 @@ def policy_spec(
     delta, T and expiry become these times ``time_scale``; delta never below 10 ms); ``bands``
     the three byte counts that cut a negotiated priority ``<1, P>`` into queues 4-7 (default: the
     threshold times 4, 16 and 64)."""
+    if name == "baraat":
+        raise ValueError(
+            "replay policy 'baraat': its rates come from switches that answer each flow's request every RTT "
+            "(Algorithm 1), and the testbed's Linux bridge answers none; run it in the packet engine "
+            "(coflowkit simulate --engine packet --scheduler baraat)"
+        )
     if name not in POLICIES:
         raise ValueError(f"replay policy {name!r}: known policies are {', '.join(POLICIES)}")
     if name == "plain":
