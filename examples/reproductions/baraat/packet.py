@@ -15,8 +15,8 @@ packet level:
   ``COORDINATOR_INTERVAL`` on acknowledged bytes, its rates paced at the hosts over DCTCP (neither
   has a host policy).
 
-The knob runs (``KNOBS``) change one thing each to measure a cause the page names. Run alone
-(prints the tables, writes nothing)::
+The knob runs (``KNOBS``, ``MORE_KNOBS``) change one thing each to measure a cause the page names.
+Run alone (prints the section; draws its figure into docs/reproductions/baraat/)::
 
     python examples/reproductions/baraat/packet.py
 """
@@ -177,7 +177,8 @@ def _get(fig: pd.DataFrame, sizes: str, label: str, level: str) -> pd.Series:
 
 def reduction(fig: pd.DataFrame, sizes: str, other: str, s: str, level: str, ours: str = "baraat") -> float:
     """1 - ours' statistic / the other's, %."""
-    a, b = _get(fig, sizes, ours, level)["cct"], _get(fig, sizes, other, level)["cct"]
+    a = _get(fig, sizes, ours, "knob" if "," in ours else level)["cct"]
+    b = _get(fig, sizes, other, level)["cct"]
     return 100.0 * (1.0 - np.quantile(a, STATS[s]) / np.quantile(b, STATS[s]))
 
 
@@ -209,6 +210,9 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, seconds: fl
             rows.append([rg.POLICY[o], rg.SIZES[sizes], " / ".join(f"{p}%" for p in rg.TABLE4[o][sizes]),
                          " / ".join(rg.pc(v) for v in flow), " / ".join(mark)])
     out.append(rg.table(["relative to", "workload", "paper", "flow level", "packet level"], rows))
+    out.append(f"\n![p95 reductions at packet level]({figure(fig)})\n\n*Figs. 8-9 at packet level (ours): p95 TCT "
+               "reduction with Baraat against each policy: the paper's, flow level and packet level on the same "
+               "tasks, and the packet level with `rtt=1ms`.*\n")
     out.append("\nTask completion times (ms), flow / packet (mean, p95, p99), and each packet run's drops and "
                "timeouts:\n")
     rows = []
@@ -254,7 +258,55 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, seconds: fl
             for _, r in three.iterrows()]
     out.append(rg.table(["case", "flow level", "packet level"], rows))
     out.append("\n" + THREE_NOTE)
+    out.append("### Headline numbers: paper, flow level, packet level\n")
+    out.append(f"p95 TCT reductions with Baraat ({N_TASKS} tasks per workload, both levels on the same tasks; "
+               "the testbed cannot run `baraat`: no switch answers its requests):\n")
+    rows = []
+    for o, what in (("srpt", "Fig. 8"), ("fair", "Fig. 8"), ("fifo", "Fig. 9"), ("stf", "Fig. 9")):
+        for sizes in SIZES:
+            if o in ("fifo", "stf") and sizes == "uniform":
+                continue
+            rows.append([f"{what}: against {rg.POLICY[o]}, {rg.SIZES[sizes]}", f"{rg.TABLE4[o][sizes][1]}%",
+                         rg.pc(reduction(fig, sizes, o, "p95", "flow")),
+                         rg.pc(reduction(fig, sizes, o, "p95", "packet")),
+                         rg.pc(reduction(fig, sizes, o, "p95", "packet", ours="baraat, rtt=1ms"))])
+    g = f7.set_index("n")
+    rows.append(["Fig. 7: one task's completion time", "about 12 ms", f"{g.loc[1, 'baraat_flow']:.1f} ms",
+                 f"{g.loc[1, 'baraat_pkt']:.1f} ms", "-"])
+    rows.append(["Fig. 7: mean TCT of 8 tasks against RCP", "almost 40%",
+                 rg.pc(100 * (1 - g.loc[8, "baraat_flow"] / g.loc[8, "fair_flow"])),
+                 rg.pc(100 * (1 - g.loc[8, "baraat_pkt"] / g.loc[8, "rcp_pkt"])), "-"])
+    out.append(rg.table(["claim", "paper", "flow level", "packet level", "packet, `rtt=1ms`"], rows))
     return "\n".join(out) + "\n"
+
+
+def figure(fig: pd.DataFrame) -> str:
+    """Draws the p95 reductions (paper, flow, packet, packet with ``rtt=1ms``) beside the flow-level
+    figure; returns its path relative to the page."""
+    import regenerate as rg
+    from matplotlib.figure import Figure
+
+    f = Figure(figsize=(10, 3.4))
+    axes = f.subplots(1, 3, sharey=True)
+    others = list(rg.TABLE4)
+    x = np.arange(len(others))
+    for ax, sizes in zip(axes, SIZES):
+        bars = {"paper": [rg.TABLE4[o][sizes][1] for o in others],
+                "flow level": [reduction(fig, sizes, o, "p95", "flow") for o in others],
+                "packet level": [reduction(fig, sizes, o, "p95", "packet") for o in others],
+                "packet, rtt=1ms": [reduction(fig, sizes, o, "p95", "packet", ours="baraat, rtt=1ms")
+                                    for o in others]}
+        for i, (label, ys) in enumerate(bars.items()):
+            ax.bar(x + (i - 1.5) * 0.2, ys, 0.2, label=label)
+        ax.set_xticks(x, ["RCP", "pFabric", "STF", "Orchestra"])
+        ax.axhline(0, color="k", lw=0.6)
+        ax.set_title(rg.SIZES[sizes])
+    axes[0].set_ylabel("p95 TCT reduction (%)")
+    axes[0].legend(fontsize=7)
+    f.tight_layout()
+    rg.FIGURES.mkdir(parents=True, exist_ok=True)
+    f.savefig(rg.FIGURES / "fig8-9-p95-packet.png", dpi=110)
+    return "baraat/fig8-9-p95-packet.png"
 
 
 def _stat(x: np.ndarray, s: str) -> float:
@@ -422,10 +474,9 @@ def main() -> None:
     global VERBOSE
     VERBOSE = True
     t0 = time.perf_counter()
-    print(three_tasks().to_string())
-    print(fig7().to_string())
-    fig = figs8_9()
-    print(render(fig, fig7(), three_tasks(), time.perf_counter() - t0))
+    three, f7 = three_tasks(), fig7()
+    fig = pd.concat([figs8_9(), more_knobs()], ignore_index=True)
+    print(render(fig, f7, three, time.perf_counter() - t0))
 
 
 if __name__ == "__main__":
