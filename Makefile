@@ -17,7 +17,7 @@
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
 #               the idealized policies at the paper's scale; about 70 minutes with one worker;
-#               the packet level, examples/reproductions/baraat/packet.py, 8 minutes of CPU more):
+#               the packet level, examples/reproductions/baraat/packet.py, about 7 minutes of CPU more):
 #               docs/reproductions/baraat.md and its figures
 
 PYTHON ?= python3
