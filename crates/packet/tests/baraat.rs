@@ -3,11 +3,13 @@
 //! at every port (`coflowkit_packet::spc`), wired by the engine
 //! (`engine/baraat.rs`). By hand: two tasks on one bottleneck (FIFO, then
 //! shared once the first turns heavy); Baraat's Fig. 7 batched requests
-//! against fair sharing; and (property test) every byte arrives exactly
-//! once, no run stalls, and a run is a pure function of its inputs.
+//! against fair sharing; a held flow's lost last bytes; and (property
+//! test) every byte arrives exactly once, no run stalls, and a run is a
+//! pure function of its inputs.
 
 use coflowkit_model::{
-    flow, BitsPerSec, CoflowSpec, Dur, Fabric, LeafSpineSpec, Time, ValidWorkload, Workload,
+    flow, BitsPerSec, CoflowSpec, Dur, Fabric, LeafSpineSpec, Time, TreeSpec, ValidWorkload,
+    Workload,
 };
 use coflowkit_packet::{
     packet_schedulers, simulate, simulate_scheduled, PacketConfig, PacketResult, Via,
@@ -225,6 +227,63 @@ fn fig7_batched_requests_finish_in_task_order_near_the_fifo_optimum() {
             assert!(mean(&b) < 0.75 * mean(&dctcp), "{b:?} against {dctcp:?}");
         }
     }
+}
+
+/// A flow whose sender has sent its last new byte while a request is in
+/// flight, and whose echo then says AR 0 (preempted), had its FIN leave at
+/// once: its rates returned, it asked no more, so when its lost last
+/// packets came due again they waited for a grant that never came, and the
+/// run went on forever (found by the packet-level column of
+/// docs/reproductions/baraat.md: 5 of 200 uniform tasks never finished).
+/// Now such a flow keeps asking, and its FIN leaves with the first request
+/// after a grant (or once its receiver has every byte). The case: the
+/// tasks of Table 4's uniform run (first 51 of 200, seed 1) into one rack
+/// of the 320-host tree, with virtual capacity (its overcommitted ARs make
+/// the losses); 8 tasks, 320 flows.
+#[test]
+fn a_held_flow_whose_last_bytes_were_lost_still_finishes() {
+    let fabric = Fabric::tree(&TreeSpec {
+        pods: 2,
+        racks_per_pod: 4,
+        hosts_per_rack: 40,
+        host_rate: BitsPerSec(1e9),
+        tor_oversub: 2.0,
+        agg_oversub: 1.0,
+    })
+    .unwrap();
+    let params = [
+        ("n_tasks", "200"),
+        ("sizes", "uniform"),
+        ("load", "0.8"),
+        ("pods", "2"),
+        ("racks_per_pod", "4"),
+        ("hosts_per_rack", "40"),
+        ("seed", "1"),
+    ];
+    let mut all =
+        coflowkit_workload::generate_named("baraat", Some("single-stage"), &params).unwrap();
+    let rack = 240..280;
+    all.coflows
+        .retain(|c| c.id.0 <= 50 && rack.contains(&c.flows[0].dst.0));
+    assert_eq!(all.coflows.len(), 8);
+    let w = all.validate(&fabric).unwrap();
+    let spec = SchedulerSpec::parse("baraat:threshold=p80;vc=0.5").unwrap();
+    // A stalled run never ends: stop it once it passes a simulated second
+    // (the tasks arrive within 2 ms and take about 12 ms each).
+    let r = simulate_scheduled(
+        &fabric,
+        &w,
+        &spec,
+        &[],
+        &PacketConfig::default(),
+        &mut |p| {
+            assert!(p.now < Time::from_millis(1000), "stalled: {p:?}");
+        },
+    )
+    .unwrap();
+    let lost: u64 = r.flow_stats.iter().map(|s| s.drops).sum();
+    assert!(lost > 0, "the case needs losses");
+    assert!(ccts_ms(&r).iter().all(|&c| c < 100.0), "{:?}", ccts_ms(&r));
 }
 
 /// A flow: source, destination, bytes, its task (0 to 2), its delay (ns).

@@ -6,7 +6,11 @@ re-run resumes: finished points are kept), draws the figures into
 beside ours::
 
     make repro-baraat                     # release build, then this script
-    python examples/reproductions/baraat/regenerate.py [--workers N] [--results DIR] [--no-run]
+    python examples/reproductions/baraat/regenerate.py [--workers N] [--results DIR] [--no-run] [--packet-only]
+
+The packet-level section (Figs. 7-9 at packet level, issue 34) is ``packet.py``'s; with
+``--packet-only`` only it is run and put in place in the page as it stands, the flow-level
+sections left as they were generated.
 
 The paper's numbers are from its text and Table 4 (5.2.1-5.2.3).
 """
@@ -20,6 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+import packet
 from coflowkit import __version__, load_experiment
 from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
@@ -50,7 +55,15 @@ EMPTY_COLUMNS = ["label", "replicate", "point", "scheduler", "status", "elapsed_
 def main() -> int:
     ap = reproduction_parser(__doc__, ROOT / "results")
     ap.add_argument("--only", nargs="*", default=None, help="run only these files (stems); the page uses every store there is")
+    ap.add_argument("--packet-only", action="store_true",
+                    help="run only the packet-level section and replace it in the page as it stands")
     args = ap.parse_args()
+    pk = packet.run_all(args.results, args.no_run)
+    section = packet.render(pk["figs"], pk["fig7"], pk["three"], pk["control"], pk["seconds"])
+    if args.packet_only:
+        DOC.write_text(splice(DOC.read_text(encoding="utf-8"), section), encoding="utf-8")
+        print(f"wrote the packet-level section of {DOC}", file=sys.stderr)
+        return 0
     exps = {key: load_experiment(HERE / f"{key}.toml") for key in FILES}
     runs = ((exp, args.results / exp.name) for key, exp in exps.items() if args.only is None or key in args.only)
     if not args.no_run and not run_reproduction(runs, args.workers):
@@ -68,7 +81,7 @@ def main() -> int:
         cof = pd.read_parquet(store / "coflows.parquet", columns=["point", "cct_s"])
         data[key] = (pts, cof)
     FIGURES.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(render(data), encoding="utf-8")
+    DOC.write_text(render(data, section), encoding="utf-8")
     print(f"wrote {DOC} and figures in {FIGURES}/", file=sys.stderr)
     return 0
 
@@ -234,7 +247,19 @@ def relabel(data) -> None:
             r"threshold=([^;]+)")[0]
 
 
-def render(data) -> str:
+def splice(page: str, section: str) -> str:
+    """``page`` with its packet-level section replaced by ``section`` (or put before the tests'
+    list if it has none)."""
+    start = page.find(PACKET_HEADING)
+    end = page.index(LEFT.lstrip("\n").split("\n", 1)[0])
+    return page[: start if start >= 0 else end] + section + "\n" + page[end:]
+
+
+#: The first line of the packet-level section (packet.render's).
+PACKET_HEADING = "## At packet level (issue 34)"
+
+
+def render(data, packet_section: str) -> str:
     relabel(data)
     figs = [fig_table4(data), fig_pa(data), fig_threshold(data)]
     out = [HEADER.format(version=__version__)]
@@ -367,6 +392,7 @@ def render(data) -> str:
         out.append(f"**{name}**: CCT over `fair`'s (below 1: better than fair sharing).\n")
         out.append(table(["scheduler", "mean", "median", "p95"], rows) + "\n")
     out.append(FB_TEXT)
+    out.append(packet_section)
     out.append(LEFT)
     return "\n".join(out) + "\n"
 
@@ -648,6 +674,10 @@ LEFT = """
   (the protocol against its policy: section 1).
 - The technical report's detailed parameter studies (oversubscription,
   other workflows) are not reproduced.
+- At packet level: Table 4 on 500 tasks per workload and one seed (not
+  2,000 and two), single-stage tasks only; the workflows, thresholds and
+  computation sections are flow level only. The SPC header rides on
+  packets of its own, not on data packets (docs/packet-engine.md).
 """
 
 

@@ -28,8 +28,13 @@
 //!   FIN, which returns its rates (at once, behind that byte, if no request
 //!   is in flight): the ports free them as the flow's last data passes,
 //!   not an RTT later with its last ACK (the paper does not say when; a
-//!   TCP FIN rides on the last segment). A retransmission after it goes at
-//!   the flow's last pace.
+//!   TCP FIN rides on the last segment). If the echo of a request in
+//!   flight then holds the flow (AR 0), it keeps asking, and the FIN
+//!   leaves with the first request its path grants (or once its receiver
+//!   has every byte): a lost packet may still be due, and a flow that had
+//!   returned its rates while held would wait for it forever. A
+//!   retransmission after the FIN goes at the flow's last pace, which is
+//!   then above 0.
 //! - **Control traffic.** Requests, echoes and ACKs cross ports without an
 //!   AR: each interval, a port's `vcap` (the capacity Algorithm 1 shares)
 //!   is its capacity (or the virtual capacity's rule) less the rate at
@@ -346,14 +351,18 @@ impl Engine<'_> {
         if slot.in_flight || slot.fin_sent {
             return;
         }
-        if slot.done {
+        let (done, open) = (slot.done, slot.open);
+        let fl = &self.flows[f as usize];
+        // A flow whose sender has sent its last new byte returns its rates
+        // once its path grants it again (or its receiver has every byte):
+        // held, it still asks, as a retransmission may be due.
+        if done && (open || fl.finish.is_some()) {
             self.spc_send(f, h.fin());
             return;
         }
         // A flow its policy has let go (its receiver has every byte, its
         // last ACK is on the way) asks its last demand again; the heavy
         // flag is its tag's now.
-        let fl = &self.flows[f as usize];
         let demand = self
             .hosts
             .as_ref()
@@ -364,7 +373,8 @@ impl Engine<'_> {
     }
 
     /// Flow `f`'s sender has sent its last new byte: its FIN leaves now
-    /// (behind that byte), or when its request in flight comes back.
+    /// (behind that byte), or, if a request is in flight or its path holds
+    /// it, with the first request after that finds it granted.
     pub(super) fn spc_sender_done(&mut self, f: u32) {
         let spc = self.spc.as_mut().expect("spc");
         let slot = &mut spc.flows[f as usize];
@@ -372,9 +382,11 @@ impl Engine<'_> {
             return;
         }
         slot.done = true;
-        slot.due = None;
         match slot.header {
-            Some(h) if !slot.in_flight && !slot.fin_sent => self.spc_send(f, h.fin()),
+            Some(h) if !slot.in_flight && !slot.fin_sent && slot.open => {
+                slot.due = None;
+                self.spc_send(f, h.fin());
+            }
             _ => {}
         }
     }
