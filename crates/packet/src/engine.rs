@@ -1117,10 +1117,10 @@ impl<'a> Engine<'a> {
     fn start_tx(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
         let next = if self.tafe.is_some() {
-            // TAFE: tasks first come, first served inside a class.
-            let flows = &self.flows;
+            // TAFE: flows first come, first served inside a class, in task
+            // release order (flow indices follow it); control packets first.
             p.pop_task_fifo(|q| match q.kind {
-                Kind::Data | Kind::Ack | Kind::Syn | Kind::SynAck => flows[q.flow as usize].coflow,
+                Kind::Data | Kind::Ack | Kind::Syn | Kind::SynAck => q.flow.saturating_add(1),
                 _ => 0,
             })
         } else {

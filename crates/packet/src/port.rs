@@ -293,14 +293,14 @@ impl Port {
         Some(p)
     }
 
-    /// The next packet to send with tasks first come, first served inside
+    /// The next packet to send with flows first come, first served inside
     /// a class (TAFE, a `tafe` run's ports): in the highest-priority
-    /// non-empty queue, the earliest-queued packet of the task with the
-    /// least `task_of` (its release rank, the order tasks arrived in;
+    /// non-empty queue, the earliest-queued packet of the least `order_of`
+    /// (the engine gives a flow's index, which follows task release order;
     /// Algorithm 1 time-stamps each flow as it arrives and "the first flow
     /// in the highest non-empty priority queue is served", IV-A2). A queue
-    /// of one task is FIFO, as [`Port::pop`].
-    pub fn pop_task_fifo(&mut self, task_of: impl Fn(&Packet) -> u32) -> Option<Packet> {
+    /// of one flow is FIFO, as [`Port::pop`].
+    pub fn pop_task_fifo(&mut self, order_of: impl Fn(&Packet) -> u32) -> Option<Packet> {
         if self.pfabric.is_some() {
             return self.pop_pfabric();
         }
@@ -308,7 +308,7 @@ impl Port {
         let queue = &mut self.queues[q];
         let mut best = (u32::MAX, 0);
         for (i, p) in queue.iter().enumerate() {
-            let k = task_of(p);
+            let k = order_of(p);
             if k < best.0 {
                 best = (k, i);
             }

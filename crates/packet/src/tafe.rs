@@ -44,12 +44,13 @@
 //!   task's flows meet counts) and tells every host of the task
 //!   (`HostPolicy::task_sent`), whose tag then carries it. A port keeps no
 //!   per-task state of its own.
-//! - Inside a class, tasks are served first come, first served: the engine
-//!   takes from a port's highest non-empty queue the earliest-queued packet
-//!   of the task released first (`Port::pop_task_fifo`; Algorithm 1
-//!   time-stamps each arriving flow, and "the first flow in the highest
-//!   non-empty priority queue is served", IV-A2). A FIFO packet queue would
-//!   interleave the tasks of one class instead.
+//! - Inside a class, flows are served first come, first served, one after
+//!   the other: the engine takes from a port's highest non-empty queue the
+//!   earliest-queued packet of the flow that came first (its index: task
+//!   release order, then the task's own order; `Port::pop_task_fifo`).
+//!   Algorithm 1 time-stamps each arriving flow, and "the first flow in the
+//!   highest non-empty priority queue is served" (IV-A2); III serves Fig.
+//!   2's flows "one by one". A FIFO packet queue would interleave them.
 //! - "Greater than" is strict, on integer bytes: a fractional threshold
 //!   from the spec (`0.5max` of an odd size) is rounded down, so `bytes >
 //!   U` holds exactly when it does for the real number. The flow-level

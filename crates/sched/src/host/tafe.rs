@@ -18,8 +18,8 @@
 //! the widest: 3 levels give classes 0-3, 4-5 and 6-7), and inside a band
 //! tasks are FIFO by age ([`age_class`]), Algorithm 1's FIFO among the
 //! tasks of a queue as far as a band's classes can tell them apart (the
-//! packet engine's TAFE ports also serve the tasks of one class in release
-//! order; a driver with plain FIFO queues, the testbed, does not).
+//! packet engine's TAFE ports also serve the flows of one class first come,
+//! first served; a driver with plain FIFO queues, the testbed, does not).
 //!
 //! Flow-awareness (IV-B, Algorithm 2): on a marked window a flow backs off
 //! by `alpha * Sc / Smax`, `Sc` its remaining bytes; the host gives each
