@@ -144,7 +144,8 @@ pub enum TransportKind {
     /// Karuna's MCP for a deadline flow (Chen et al., SIGCOMM 2016, §4; our
     /// reading of the authors' prototype, `crate::tcp`): once per RTT the
     /// window aims at the bytes left times the RTT over the time left, and
-    /// moves one segment per ACK toward it; no ECN. Only a host policy's
+    /// moves one segment per ACK toward it; with `mcp_ecn=on` that aim is
+    /// scaled by DCTCP's back-off (1 − α/2). Only a host policy's
     /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each
     /// flow's deadline).
     Mcp,
@@ -249,6 +250,10 @@ pub struct PacketConfig {
     pub dt_alpha: f64,
     /// What D2TCP does after a flow's deadline has passed.
     pub d2tcp_late: LateRule,
+    /// MCP's ECN term: its packets are ECN-capable and its target window
+    /// is scaled by (1 − α/2), α its own EWMA of marked bytes (`crate::tcp`,
+    /// MCP); off: the authors' prototype, which clears its flows' marks.
+    pub mcp_ecn: bool,
     /// ECN marking threshold on a switch port's instantaneous queue; `None`
     /// for the DCTCP paper's K (20 packets up to 1 Gbit/s, 65 above).
     pub ecn_k: Option<Limit>,
@@ -332,6 +337,7 @@ impl Default for PacketConfig {
             shared_buffer: None,
             dt_alpha: 1.0,
             d2tcp_late: LateRule::Max,
+            mcp_ecn: false,
             ecn_k: None,
             ecn_per_queue: false,
             host_queue: HostQueue::Unbounded,
@@ -390,6 +396,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "d2tcp_late",
         "D2TCP after a missed deadline: max (d = 2) or dctcp (d = 1) (max)",
+    ),
+    (
+        "mcp_ecn",
+        "on or off: Karuna's MCP reacts to ECN marks, its target scaled by 1 - alpha/2 (off: the authors' prototype)",
     ),
     (
         "ecn_k",
@@ -678,6 +688,7 @@ impl PacketConfig {
             "coordinator_delay" => self.coordinator_delay = parse_dur(key, v)?,
             "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
             "timestamps" => self.timestamps = parse_on_off(key, v)?,
+            "mcp_ecn" => self.mcp_ecn = parse_on_off(key, v)?,
             "rto_reset" => {
                 self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
                     "sample" => false,

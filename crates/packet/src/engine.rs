@@ -180,6 +180,10 @@ pub struct Engine<'a> {
     hosts: Option<Box<Hosts>>,
     /// TAFE's marking by task bytes at switch ports (`crate::tafe`).
     tafe: Option<crate::tafe::TafeMarking>,
+    /// TAFE: each task's bytes sent from all its hosts, by coflow (Algorithm
+    /// 1's `length(T_i)`, as the switch where the task's flows meet adds
+    /// them up); told to every host of the task (`share_task_bytes`).
+    task_bytes: Vec<u64>,
     /// Baraat's Smart Priority Classes at every port (`baraat`).
     spc: Option<Box<baraat::Spc>>,
     /// The coordinator, with a scheduler that has no host policy.
@@ -417,12 +421,14 @@ impl<'a> Engine<'a> {
                 rto_reset_on_ack: cfg.rto_reset_on_ack,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
+                mcp_ecn: cfg.mcp_ecn,
                 paced: false,
                 rate_based: false,
                 probe_after: cfg.pfabric_probe_after,
             },
             hosts: None,
             tafe: None,
+            task_bytes: vec![],
             spc: None,
             coord: None,
             in_transit: Default::default(),
@@ -756,7 +762,12 @@ impl<'a> Engine<'a> {
             kind,
             hop: 0,
             class: fl.class,
-            ect: kind == Kind::Data && fl.transport.uses_alpha(),
+            ect: kind == Kind::Data
+                && SenderParams {
+                    transport: fl.transport,
+                    ..self.params
+                }
+                .ecn_capable(),
             ce: false,
             ece: false,
             ts: self.now,
@@ -1105,7 +1116,17 @@ impl<'a> Engine<'a> {
 
     fn start_tx(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
-        if let Some(pkt) = p.pop() {
+        let next = if self.tafe.is_some() {
+            // TAFE: flows first come, first served inside a class, in task
+            // release order (flow indices follow it); control packets first.
+            p.pop_task_fifo(|q| match q.kind {
+                Kind::Data | Kind::Ack | Kind::Syn | Kind::SynAck => q.flow.saturating_add(1),
+                _ => 0,
+            })
+        } else {
+            p.pop()
+        };
+        if let Some(pkt) = next {
             if let Some(k) = p.pool {
                 self.pools[k as usize].give(pkt.wire as u64);
             }
@@ -1197,6 +1218,10 @@ impl<'a> Engine<'a> {
 impl Engine<'_> {
     /// Marks by task bytes at every switch port (TAFE), if `m` is given.
     pub fn with_tafe(mut self, m: Option<crate::tafe::TafeMarking>) -> Self {
+        self.task_bytes = match m {
+            Some(_) => vec![0; self.workload.coflows().len()],
+            None => vec![],
+        };
         self.tafe = m;
         self
     }
@@ -1253,9 +1278,54 @@ impl Engine<'_> {
             size_known: spec.size_known,
             deadline: fl.deadline,
         };
-        let (src, now) = (fl.src, self.now_ns());
+        let (src, now, c) = (fl.src, self.now_ns(), fl.coflow);
         self.host_call(src, |p, out| p.start(now, &flow, out));
+        if let Some(&total) = self.task_bytes.get(c as usize).filter(|&&b| b > 0) {
+            self.host_call(src, |p, out| p.task_sent(now, c, total, out));
+            self.move_limit(f);
+        }
         self.apply_marking(f);
+    }
+
+    /// TAFE: `new` bytes of flow `f`'s task went out; every host with an
+    /// active flow of the task hears the task's total (`task_sent`), and
+    /// its flows of the task get their limits and tags again. Whether a
+    /// flow other than `f` may now send (its limit moved past it).
+    fn share_task_bytes(&mut self, f: u32, new: u64) {
+        let c = self.flows[f as usize].coflow as usize;
+        let Some(total) = self.task_bytes.get_mut(c) else {
+            return;
+        };
+        *total += new;
+        let (total, now) = (*total, self.now_ns());
+        let first = self.first_flow[c];
+        let n = self.workload.coflows()[c].flows.len() as u32;
+        let active = |fl: &Flow| fl.sender.is_some() && fl.finish.is_none();
+        let mut hosts: Vec<u32> = vec![];
+        for g in first..first + n {
+            let fl = &self.flows[g as usize];
+            if active(fl) && !hosts.contains(&fl.src) {
+                hosts.push(fl.src);
+            }
+        }
+        for h in hosts {
+            self.host_call(h, |p, out| p.task_sent(now, c as u32, total, out));
+        }
+        for g in first..first + n {
+            let fl = &self.flows[g as usize];
+            if !active(fl) {
+                continue;
+            }
+            let stopped = fl.sender.as_ref().is_some_and(|s| s.nxt >= s.limit_end);
+            self.move_limit(g);
+            let fl = &mut self.flows[g as usize];
+            if let Some(h) = &self.hosts {
+                fl.task = h.policies[fl.src as usize].marking(g as u64).task;
+            }
+            if g != f && stopped && fl.sender.as_ref().is_some_and(|s| s.nxt < s.limit_end) {
+                self.push(self.now, Ev::Kick(g));
+            }
+        }
     }
 
     /// New bytes of `s` went out: the policy counts them and the sender's
@@ -1272,6 +1342,9 @@ impl Engine<'_> {
         let stopped = fl.sender.as_ref().is_some_and(|s| s.nxt >= s.limit_end);
         let (src, now) = (fl.src, self.now_ns());
         self.host_call(src, |p, out| p.sent(now, f as u64, new, out));
+        if self.tafe.is_some() {
+            self.share_task_bytes(f, new);
+        }
         self.move_limit(f);
         let fl = &self.flows[f as usize];
         stopped && fl.sender.as_ref().is_some_and(|s| s.nxt < s.limit_end)

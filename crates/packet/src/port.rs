@@ -293,6 +293,32 @@ impl Port {
         Some(p)
     }
 
+    /// The next packet to send with flows first come, first served inside
+    /// a class (TAFE, a `tafe` run's ports): in the highest-priority
+    /// non-empty queue, the earliest-queued packet of the least `order_of`
+    /// (the engine gives a flow's index, which follows task release order;
+    /// Algorithm 1 time-stamps each flow as it arrives and "the first flow
+    /// in the highest non-empty priority queue is served", IV-A2). A queue
+    /// of one flow is FIFO, as [`Port::pop`].
+    pub fn pop_task_fifo(&mut self, order_of: impl Fn(&Packet) -> u32) -> Option<Packet> {
+        if self.pfabric.is_some() {
+            return self.pop_pfabric();
+        }
+        let q = self.queues.iter().position(|q| !q.is_empty())?;
+        let queue = &mut self.queues[q];
+        let mut best = (u32::MAX, 0);
+        for (i, p) in queue.iter().enumerate() {
+            let k = order_of(p);
+            if k < best.0 {
+                best = (k, i);
+            }
+        }
+        let p = queue.remove(best.1)?;
+        self.queue_bytes[q] -= p.wire as u64;
+        self.left(p);
+        Some(p)
+    }
+
     /// pFabric §4.1's dequeue, out of line like its admission.
     #[inline(never)]
     fn pop_pfabric(&mut self) -> Option<Packet> {
@@ -389,6 +415,24 @@ pub(crate) mod tests {
             rtt_ns: 0,
             prio: 0,
         }
+    }
+
+    #[test]
+    fn task_fifo_serves_the_earliest_task_of_the_highest_class_first() {
+        let mut p = Port::new(1e9, 0, None, None, false);
+        let pk = |flow: u32, class: u8| Packet {
+            flow,
+            ..pkt(class, 100, false)
+        };
+        for (flow, class) in [(3, 1), (2, 1), (3, 1), (1, 2), (0, 1)] {
+            assert_eq!(p.admit(pk(flow, class)), Admit::Queued);
+        }
+        // Task = flow / 2: flows 0-1 are task 0, 2-3 task 1.
+        let order: Vec<u32> = std::iter::from_fn(|| p.pop_task_fifo(|q| q.flow / 2))
+            .map(|q| q.flow)
+            .collect();
+        assert_eq!(order, vec![0, 3, 2, 3, 1]);
+        assert_eq!(p.queued_bytes(), 0);
     }
 
     fn data(flow: u32, prio: u32) -> Packet {

@@ -38,9 +38,19 @@
 //! # Our readings
 //!
 //! - "The accumulated bytes of one task" are the bytes the packet's tag
-//!   carries: what its task has sent from the packet's host, as the host
-//!   counts it (`TaskTag::bytes`; the paper's end hosts tag the task). A
-//!   switch keeps no per-task state.
+//!   carries (`TaskTag::bytes`): what its task has sent from all its hosts.
+//!   Algorithm 1 adds up "the length of flows from one task" where they
+//!   arrive; the engine keeps that sum per task (what the switch where a
+//!   task's flows meet counts) and tells every host of the task
+//!   (`HostPolicy::task_sent`), whose tag then carries it. A port keeps no
+//!   per-task state of its own.
+//! - Inside a class, flows are served first come, first served, one after
+//!   the other: the engine takes from a port's highest non-empty queue the
+//!   earliest-queued packet of the flow that came first (its index: task
+//!   release order, then the task's own order; `Port::pop_task_fifo`).
+//!   Algorithm 1 time-stamps each arriving flow, and "the first flow in the
+//!   highest non-empty priority queue is served" (IV-A2); III serves Fig.
+//!   2's flows "one by one". A FIFO packet queue would interleave them.
 //! - "Greater than" is strict, on integer bytes: a fractional threshold
 //!   from the spec (`0.5max` of an odd size) is rounded down, so `bytes >
 //!   U` holds exactly when it does for the real number. The flow-level

@@ -88,8 +88,18 @@
 //!   its first target uses a configured RTT before any sample. Against
 //!   the text: the abstract of MCP's first version (Chen et al., HotNets
 //!   2013) says ECN approximates its optimal window update, so the
-//!   paper's law very likely reacts to marks; this one does not. Without
-//!   a deadline MCP grows as NewReno.
+//!   paper's law reacts to marks. **The ECN term** (`mcp_ecn=on`; off by
+//!   default; our reading, as the law is not in any text we could read):
+//!   MCP's packets are ECN-capable, the sender keeps DCTCP's α (Eq. 1, from
+//!   0: no mark seen yet) and each per-RTT target becomes
+//!   W*·(1 − α/2), DCTCP's back-off applied to the window the deadline
+//!   needs, at least the floor ([`mcp_ecn_window`]). A flow held back by
+//!   marks falls behind, and the next R/D, recomputed from what is left,
+//!   asks for more: R/D over the shrinking time left plays the deadline's
+//!   virtual queue of a Lyapunov drift-plus-penalty law, α the path's
+//!   queues. There is no separate per-window cut. `mcp_ecn=off` is the
+//!   prototype (no ECT, marks ignored). Without a deadline MCP grows as
+//!   NewReno.
 //!
 //! Each sender holds its own transport ([`SenderParams::transport`]), so
 //! flows of one run may use different ones.
@@ -144,6 +154,15 @@ pub fn mcp_window(remaining: u64, srtt_ps: f64, left_ps: i128, mss: u32) -> f64 
     (((need / mss).floor() + 1.0) * mss).max(floor)
 }
 
+/// MCP's target with its ECN term (`mcp_ecn`, see the module doc): the
+/// window the deadline needs, `need` bytes, scaled by DCTCP's back-off
+/// 1 − α/2 (α the flow's EWMA of marked bytes, Eq. 1 of DCTCP), never
+/// below [`MCP_MIN_SEGMENTS`] segments.
+pub fn mcp_ecn_window(need: f64, alpha: f64, mss: u32) -> f64 {
+    let floor = MCP_MIN_SEGMENTS as f64 * mss as f64;
+    (need * (1.0 - alpha.clamp(0.0, 1.0) / 2.0)).max(floor)
+}
+
 /// The longest a backed-off retransmission timer waits, ps (RFC 6298
 /// §2.5 allows a maximum of at least 60 s).
 const MAX_RTO_PS: u64 = 60_000_000_000_000;
@@ -173,6 +192,9 @@ pub struct SenderParams {
     pub deadline_ps: Option<u64>,
     /// D2TCP's d after a missed deadline.
     pub late: LateRule,
+    /// MCP's ECN term (`mcp_ecn`): MCP's packets are ECN-capable, it keeps
+    /// DCTCP's α, and its target is scaled by (1 − α/2).
+    pub mcp_ecn: bool,
     /// Limited transmit (RFC 3042).
     pub limited_transmit: bool,
     /// pFabric: consecutive timeouts before probe mode.
@@ -271,6 +293,14 @@ pub struct Sender {
     mcp_due: u64,
 }
 
+impl SenderParams {
+    /// Whether the flow's data packets are ECN-capable and it keeps
+    /// DCTCP's α: DCTCP, D2TCP, and MCP with its ECN term.
+    pub fn ecn_capable(&self) -> bool {
+        self.transport.uses_alpha() || (self.transport == TransportKind::Mcp && self.mcp_ecn)
+    }
+}
+
 impl Sender {
     /// A sender of `size` bytes.
     pub fn new(p: SenderParams, size: u64) -> Sender {
@@ -296,7 +326,13 @@ impl Sender {
             has_rtt: false,
             rto: p.initial_rto_ps,
             rto_at: None,
-            alpha: 1.0,
+            // DCTCP starts at α = 1; MCP's ECN term starts unscaled, as no
+            // mark has been seen.
+            alpha: if p.transport == TransportKind::Mcp && p.mcp_ecn {
+                0.0
+            } else {
+                1.0
+            },
             win_end: 0,
             acked_in_win: 0,
             marked_in_win: 0,
@@ -537,7 +573,7 @@ impl Sender {
             self.on_ack_pfabric(now, ack, out);
             return;
         }
-        let dctcp = self.p.transport.uses_alpha();
+        let dctcp = self.p.ecn_capable();
         let mss = self.p.mss as f64;
         if ack > self.una {
             let sample = if self.p.timestamps {
@@ -578,7 +614,7 @@ impl Sender {
                     self.retransmit_una(now, out);
                     self.cwnd = (self.cwnd - acked as f64 + mss).max(mss);
                 }
-            } else if self.p.transport == TransportKind::Mcp && self.p.deadline_ps.is_some() {
+            } else if self.mcp_on() {
                 self.mcp_step(now);
             } else {
                 self.grow(acked);
@@ -617,7 +653,7 @@ impl Sender {
                 self.cwnd += mss;
             }
         }
-        if dctcp && ece && !self.in_recovery && self.una > self.cwr_end {
+        if dctcp && ece && !self.in_recovery && self.una > self.cwr_end && !self.mcp_on() {
             // Eq. 2 (D2TCP §3.1: with p = α^d), at most once per window;
             // never below 2 segments (Linux's floor: a window under 2
             // segments with delayed ACKs waits for the timer).
@@ -646,20 +682,31 @@ impl Sender {
         }
     }
 
+    /// Whether MCP runs this flow's window (MCP with a deadline).
+    fn mcp_on(&self) -> bool {
+        self.p.transport == TransportKind::Mcp && self.p.deadline_ps.is_some()
+    }
+
     /// MCP on a new ACK at `now` (see the module doc): the target window
-    /// once per SRTT, then one segment toward it. Nothing before the first
-    /// RTT sample.
+    /// once per SRTT (with the ECN term, scaled by 1 − α/2 and held to the
+    /// floor), then one segment toward it. Nothing before the first RTT
+    /// sample.
     fn mcp_step(&mut self, now: u64) {
         let Some(at) = self.p.deadline_ps.filter(|_| self.has_rtt) else {
             return;
         };
         if self.mcp_target.is_none() || now >= self.mcp_due {
-            self.mcp_target = Some(mcp_window(
+            let need = mcp_window(
                 self.remaining(),
                 self.srtt,
                 at as i128 - now as i128,
                 self.p.mss,
-            ));
+            );
+            self.mcp_target = Some(if self.p.mcp_ecn {
+                mcp_ecn_window(need, self.alpha, self.p.mss)
+            } else {
+                need
+            });
             self.mcp_due = now + self.srtt.ceil() as u64;
         }
         let target = self.mcp_target.unwrap_or(self.cwnd);
@@ -838,6 +885,7 @@ mod tests {
             rate_based: false,
             deadline_ps: None,
             late: LateRule::Max,
+            mcp_ecn: false,
             limited_transmit: false,
             probe_after: 5,
             timestamps: true,
@@ -1303,6 +1351,15 @@ mod tests {
     }
 
     #[test]
+    fn mcp_ecn_window_by_hand() {
+        // No marks: the need itself; α = 1: half of it; never below 2 MSS.
+        assert_eq!(mcp_ecn_window(8000.0, 0.0, 1000), 8000.0);
+        assert_eq!(mcp_ecn_window(8000.0, 1.0, 1000), 4000.0);
+        assert_eq!(mcp_ecn_window(8000.0, 0.5, 1000), 6000.0);
+        assert_eq!(mcp_ecn_window(3000.0, 1.0, 1000), 2000.0);
+    }
+
+    #[test]
     fn mcp_window_by_hand() {
         // R = 300 KB, SRTT 100 us, D = 10 ms: R·SRTT/D = 3000 bytes, 3
         // segments of 1000, plus one: 4000. The rate 4000 B/100 us is
@@ -1372,6 +1429,28 @@ mod tests {
         assert_eq!(s.cwnd, 3000.0);
         assert_eq!(s.alpha, 1.0);
         assert!(!TransportKind::Mcp.uses_alpha(), "its packets are not ECT");
+    }
+
+    #[test]
+    fn mcp_ecn_term_scales_its_target_by_alpha() {
+        let p = SenderParams {
+            deadline_ps: Some(210_000),
+            mcp_ecn: true,
+            ..params(TransportKind::Mcp)
+        };
+        assert!(p.ecn_capable());
+        let mut s = Sender::new(p, 100_000);
+        assert_eq!(s.alpha, 0.0, "no mark seen yet");
+        s.alpha = 0.5;
+        let mut out = vec![];
+        s.send(0, &mut out);
+        // The need is 5000 bytes (as in the test above), times 1 - 0.5/2:
+        // 3750. The window steps one segment toward it; the marked ACK
+        // cuts nothing by itself, and moves α: (15/16)·0.5 + 1/16.
+        s.on_ack(10_000, 1000, true, 0, &mut out);
+        assert_eq!(s.mcp_target, Some(3750.0));
+        assert_eq!(s.cwnd, 3000.0);
+        assert!((s.alpha - 0.53125).abs() < 1e-12);
     }
 
     #[test]

@@ -757,3 +757,61 @@ fn karuna_runs_its_deadline_flow_under_mcp_to_its_deadline() {
     );
     assert!(other < deadline_flow / 2.0, "other: {other} ns");
 }
+
+#[test]
+fn tafe_demotes_a_task_by_the_bytes_of_all_its_senders() {
+    // One task of two 600 KB flows from two hosts to a third, U1 = 1 MB:
+    // neither host alone reaches it, the task does. The engine sums the
+    // task's bytes over its senders and tells both hosts, so exactly the
+    // first 1,000,000 bytes of the task leave in its first level's classes
+    // (0-3) and the last 200,000 in the second's (4-7), both NICs together.
+    let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![CoflowSpec::new(
+            0,
+            Time(0),
+            vec![flow(0, 2, 600_000), flow(1, 2, 600_000)],
+        )],
+    );
+    let r = scheduled(&fabric, &w, "tafe:thresholds=1MB", "buffer=1MB");
+    let (a, b) = (nic_classes(&r, &fabric, 0), nic_classes(&r, &fabric, 1));
+    let level = |c: &[u64; 8], k: std::ops::Range<usize>| c[k].iter().sum::<u64>();
+    assert_eq!(level(&a, 0..4) + level(&b, 0..4), 1_000_000);
+    assert_eq!(level(&a, 4..8) + level(&b, 4..8), 200_000);
+}
+
+#[test]
+fn tafe_ports_serve_the_flows_of_a_class_one_after_the_other() {
+    // Two tasks of one 1 MB flow each, from two hosts to a third, both at
+    // time 0, in one queue (one level): the port to the receiver serves
+    // the first task's flow first (Algorithm 1's time-stamped FIFO), so it
+    // ends near its time alone (8.2 ms on the wire) and the second near
+    // both (16.4 ms); with FIFO queues they share, and the first ends
+    // near 16 ms too.
+    let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![
+            CoflowSpec::new(0, Time(0), vec![flow(0, 2, 1_000_000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(1, 2, 1_000_000)]),
+        ],
+    );
+    let r = scheduled(&fabric, &w, "tafe:queues=1", "buffer=1MB");
+    let (first, second) = (fct_ns(&r, 0), fct_ns(&r, 1));
+    assert!(
+        first < 10_000_000 && second > 15_000_000,
+        "{first} {second}"
+    );
+    // The same hosts with FIFO queues (pias never demoting: one class).
+    let plain = simulate_scheduled(
+        &fabric,
+        &w,
+        &SchedulerSpec::parse("pias:thresholds=100GB").unwrap(),
+        &[],
+        &cfg("buffer=1MB"),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(fct_ns(&plain, 0) > 14_000_000, "{}", fct_ns(&plain, 0));
+}

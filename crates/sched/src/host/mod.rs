@@ -27,6 +27,8 @@
 //! - [`HostPolicy::finish`] once its receiver has every byte;
 //! - [`HostPolicy::receive`] for a control message from another host's
 //!   policy;
+//! - [`HostPolicy::task_sent`] with a task's bytes from every host, where
+//!   the switches count them (TAFE's, in the packet engine);
 //! - [`HostPolicy::wake`] at the instant [`HostPolicy::wake_at`] asked for
 //!   (a period, a negotiation's end), or later: a driver that wakes late
 //!   (the testbed's event loop) is still correct, only later.
@@ -149,7 +151,8 @@ pub struct TaskTag {
     pub id: u64,
     /// Whether the task is heavy (Baraat's FIFO-LM: multiplexed, 3.3).
     pub heavy: bool,
-    /// Bytes of the task this host has sent so far.
+    /// Bytes of the task sent so far: by this host, or by all its hosts
+    /// where the driver tells them ([`HostPolicy::task_sent`], TAFE).
     pub bytes: u64,
 }
 
@@ -270,6 +273,13 @@ pub trait HostPolicy: Send {
     fn finish(&mut self, now: Time, flow: u64, out: &mut Effects);
     /// `msg` from host `from`'s policy arrived at `now`.
     fn receive(&mut self, _now: Time, _from: u32, _msg: &Control, _out: &mut Effects) {}
+    /// Task `coflow` has sent `bytes` in all, from every host (TAFE's
+    /// switches add up a task's bytes, Algorithm 1's `length(T_i)`, and a
+    /// host learns of them; the packet engine's TAFE switches tell every
+    /// host with an active flow of the task, at each byte and at a flow's
+    /// start). Only a driver with such switches calls it; elsewhere a
+    /// policy counts what it sent itself.
+    fn task_sent(&mut self, _now: Time, _coflow: u32, _bytes: u64, _out: &mut Effects) {}
     /// When the policy wants [`HostPolicy::wake`] next (None: never).
     fn wake_at(&self) -> Option<Time> {
         None

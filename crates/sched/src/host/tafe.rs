@@ -3,14 +3,23 @@
 //!
 //! Task-awareness (IV-A, Algorithm 1): a task (coflow) is at level `k` once
 //! the bytes it has sent reach `U_k` of the threshold vector; "the
-//! following flows from this task will enter Queue k+1 directly". A host
-//! counts what it has sent of the task (the paper's end host tags the task:
-//! here each sender counts its own, and writes the count in
-//! [`TaskTag::bytes`] for switches that mark by task bytes). The 8 classes
+//! following flows from this task will enter Queue k+1 directly". The
+//! bytes are the task's, from all its senders: Algorithm 1 adds up "the
+//! length of flows from one task" where they arrive, the switches (IV-A2:
+//! they mark "if the bytes of one task is greater than Υ", and the marks
+//! "notify end-host to demote its priority"). A host learns them through
+//! [`HostPolicy::task_sent`], which the packet engine's TAFE switches call
+//! (the switch where a task's flows meet sees all of its bytes; the engine
+//! tells every host of the task at once, as the flow-level model demotes a
+//! task everywhere at once). A driver without such switches (the testbed)
+//! never calls it, and each host counts what it sent itself. Either count
+//! goes in [`TaskTag::bytes`] for the switches' marking. The 8 classes
 //! are cut into one band per level (level 0 the highest, the first band
 //! the widest: 3 levels give classes 0-3, 4-5 and 6-7), and inside a band
 //! tasks are FIFO by age ([`age_class`]), Algorithm 1's FIFO among the
-//! tasks of a queue as far as a band's classes can tell them apart.
+//! tasks of a queue as far as a band's classes can tell them apart (the
+//! packet engine's TAFE ports also serve the flows of one class first come,
+//! first served; a driver with plain FIFO queues, the testbed, does not).
 //!
 //! Flow-awareness (IV-B, Algorithm 2): on a marked window a flow backs off
 //! by `alpha * Sc / Smax`, `Sc` its remaining bytes; the host gives each
@@ -57,7 +66,12 @@ struct Rules {
 impl Rules {
     /// A task's band: by the thresholds its bytes reached.
     fn band(&self, task: &Task) -> (u8, u8) {
-        self.bands[usize::from(demotion_class(task.bytes, &self.thresholds))]
+        self.bands[usize::from(self.level(task))]
+    }
+
+    /// A task's level: how many thresholds its bytes reached.
+    fn level(&self, task: &Task) -> u8 {
+        demotion_class(task.counted(), &self.thresholds)
     }
 
     /// A task's class at `now`.
@@ -136,10 +150,22 @@ impl HostPolicy for TafeHost {
         let Some(task) = self.tasks.of_mut(flow) else {
             return;
         };
-        let before = demotion_class(task.bytes, &rules.thresholds);
+        let before = rules.level(task);
         task.bytes = task.bytes.saturating_add(bytes);
-        if demotion_class(task.bytes, &rules.thresholds) != before {
+        if rules.level(task) != before {
             // A new level: every flow of the task to its band (Algorithm 1).
+            let k = rules.class(task, now);
+            Tasks::set_class(task, k, out);
+        }
+    }
+    fn task_sent(&mut self, now: Time, coflow: u32, bytes: u64, out: &mut Effects) {
+        let rules = &self.rules;
+        let Some(task) = self.tasks.of_coflow_mut(coflow) else {
+            return;
+        };
+        let before = rules.level(task);
+        task.shared = task.shared.max(bytes);
+        if rules.level(task) != before {
             let k = rules.class(task, now);
             Tasks::set_class(task, k, out);
         }
@@ -167,7 +193,7 @@ impl HostPolicy for TafeHost {
                 task: Some(TaskTag {
                     id: u64::from(c),
                     heavy: false,
-                    bytes: task.bytes,
+                    bytes: task.counted(),
                 }),
                 ..Marking::class(task.class)
             },
@@ -176,7 +202,7 @@ impl HostPolicy for TafeHost {
     }
     fn limit(&self, flow: u64) -> u64 {
         self.tasks.of(flow).map_or(u64::MAX, |(_, t)| {
-            to_next_threshold(t.bytes, &self.rules.thresholds)
+            to_next_threshold(t.counted(), &self.rules.thresholds)
         })
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -211,6 +237,32 @@ pub(crate) fn build(
 mod tests {
     use super::*;
     use crate::host::NoView;
+
+    /// A task's bytes from other hosts (TAFE's switches count them all)
+    /// demote it here too; this host's own count never lowers it.
+    #[test]
+    fn the_task_bytes_of_every_host_demote_a_task() {
+        let mut p = TafeHost::new(&[1000, 3000], Dur::from_millis(100));
+        let mut out = Effects::default();
+        p.start(Time::ZERO, &flow(1, 5000), &mut out);
+        assert_eq!(p.marking(1).class, 3);
+        assert_eq!(p.limit(1), 1000);
+        p.sent(Time::ZERO, 1, 200, &mut out);
+        out.clear();
+        // Other hosts sent 900 more: 1100 in all, past U1.
+        p.task_sent(Time::ZERO, 0, 1100, &mut out);
+        assert_eq!(out.changed, vec![1]);
+        assert_eq!(p.marking(1).class, 5);
+        assert_eq!(p.marking(1).task.map(|t| t.bytes), Some(1100));
+        assert_eq!(p.limit(1), 1900);
+        // A task this host has no flow of is not kept.
+        out.clear();
+        p.task_sent(Time::ZERO, 7, 10_000, &mut out);
+        assert!(out.changed.is_empty());
+        // Its own bytes count on top only when they are more.
+        p.sent(Time::ZERO, 1, 100, &mut out);
+        assert_eq!(p.marking(1).task.map(|t| t.bytes), Some(1100));
+    }
 
     fn flow(id: u64, size: u64) -> HostFlow {
         HostFlow {

@@ -18,6 +18,9 @@ pub(crate) struct Task {
     pub arrival: Time,
     /// Bytes of it this host has sent.
     pub bytes: u64,
+    /// Bytes of it every host has sent, as the last
+    /// [`super::HostPolicy::task_sent`] told (0 where no driver tells).
+    pub shared: u64,
     /// Its active flows here, in start order.
     pub flows: Vec<u64>,
     /// The class its flows share now.
@@ -33,6 +36,14 @@ pub(crate) struct Tasks {
     pub tasks: BTreeMap<u32, Task>,
 }
 
+impl Task {
+    /// The task's bytes as a policy ranks it: all its hosts' where a
+    /// driver tells them, at least this host's own.
+    pub fn counted(&self) -> u64 {
+        self.bytes.max(self.shared)
+    }
+}
+
 impl Tasks {
     /// `flow` joins its task (a new one in `class`); its coflow.
     pub fn join(&mut self, flow: &HostFlow, class: impl FnOnce(&Task) -> u8) -> u32 {
@@ -40,6 +51,7 @@ impl Tasks {
         let task = self.tasks.entry(flow.coflow).or_insert_with(|| Task {
             arrival: flow.coflow_arrival,
             bytes: 0,
+            shared: 0,
             flows: vec![],
             class: 0,
         });
@@ -61,6 +73,11 @@ impl Tasks {
                 self.tasks.remove(&c);
             }
         }
+    }
+
+    /// The task of coflow `c`, to change, if it has a flow here.
+    pub fn of_coflow_mut(&mut self, c: u32) -> Option<&mut Task> {
+        self.tasks.get_mut(&c)
     }
 
     /// The coflow and task of an active flow.
