@@ -15,10 +15,9 @@
 //! of the group of its *bottleneck* port (the sending port when the two
 //! levels tie), whose rate is that port's level. An event then re-rates
 //! only the ports whose level moved, and moves to the other port's group
-//! the flows of the paths whose bottleneck side flipped. On FB2010's first
-//! 200 coflows an event moves 12 port levels and flips 18 paths (19 flows),
-//! where a group per path re-rated 1,176 paths: the engine's per-event work
-//! follows what changed (docs/benchmarks-history.md, issue 35, branch
+//! the flows of the paths whose bottleneck side flipped. On FB2010 an event
+//! moves 35 port levels and flips 5 paths (7 flows), where a group per path
+//! re-rated 3,100 paths: the engine's per-event work follows what changed (docs/benchmarks-history.md, issue 35, branch
 //! fair35). Which paths flipped is found by a look at the paths of the ports
 //! that moved, a comparison each. The flows' progress is the same integral
 //! of the same rates, summed per port instead of per path: completion
