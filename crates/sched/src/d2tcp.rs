@@ -26,11 +26,11 @@
 //!
 //! Cost: while no active flow has a deadline every weight is 1, and the
 //! allocation is `fair`'s, so the scheduler takes an inner [`Fair`]'s
-//! (path groups, the big-switch solver: an event costs what it changes).
+//! (its rate groups and solvers: an event costs what it changes).
 //! The [`Fair`] follows every event on an allocation of its own, whose
 //! changes are copied to the driver's while no active flow has a
 //! deadline, so it is current whenever the last deadline flow leaves; the
-//! flows then rejoin their path groups once. While a deadline flow is
+//! flows then rejoin `fair`'s groups once. While a deadline flow is
 //! active, weights drift with time, so every event re-weights every
 //! active flow (one weighted max-min).
 //!
@@ -95,7 +95,7 @@ pub struct D2tcp {
     /// Active flows with a deadline.
     n_deadline: usize,
     /// Whether the last call handed the allocation to `fair` (its flows are
-    /// in their path groups).
+    /// in its rate groups).
     in_fair: bool,
 }
 
@@ -147,7 +147,7 @@ impl D2tcp {
         let mirror = self.n_deadline == 0;
         if mirror && !self.in_fair {
             for &f in obs.active_flows() {
-                out.join_group(f, obs.path_idx(f));
+                out.join_group(f, self.scratch.group(f));
             }
         }
         // Group rates always (a group without members in `out` costs the

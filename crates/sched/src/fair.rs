@@ -3,28 +3,38 @@
 //!
 //! Flows with the same path always get the same max-min rate, so the solver
 //! runs over paths with a flow count each (see [`coflowkit_alloc::MaxMin`]),
-//! not over flows, and the flows of a path form one shared rate group of the
-//! [`Allocation`] (group id = path index): on the FB2010 trace an event costs
-//! at most 22,500 path updates instead of up to 100,000 flow updates. On the
-//! big switch the solver is [`BipartiteMaxMin`], whose cost does not grow
-//! with the number of paths at all. On any other fabric it is
-//! [`IncrementalMaxMin`], which re-solves only the links an event can reach
-//! (a flow that finishes in one rack of a 36,000-host tree costs that rack).
+//! not over flows. On the big switch the solver is [`BipartiteMaxMin`],
+//! whose cost does not grow with the number of paths at all. On any other
+//! fabric it is [`IncrementalMaxMin`], which re-solves only the links an
+//! event can reach (a flow that finishes in one rack of a 36,000-host tree
+//! costs that rack), and the flows of a path form one shared rate group of
+//! the [`Allocation`] (group id = path index).
+//!
 //! On the big switch a path's rate is the lower of its two ports' levels,
-//! so after a solve only the paths at a port whose level moved (and paths
-//! that just became active) are re-rated: on FB2010 about 35 of 300 ports
-//! move per event, and with them about 3,100 of 15,000 active paths.
-//! On the big switch, compute stages there run on their
-//! host's CPU, a link no network flow crosses, so they share it equally
-//! (the CPU of host `h` is "port" `n + h` of the level arrays, so one
-//! lookup serves both kinds of path).
+//! so the rate groups are ports, not paths: the flows of a path are members
+//! of the group of its *bottleneck* port (the sending port when the two
+//! levels tie), whose rate is that port's level. An event then re-rates
+//! only the ports whose level moved, and moves to the other port's group
+//! the flows of the paths whose bottleneck side flipped. On FB2010 an event
+//! moves 35 port levels and flips 5 paths (7 flows), where a group per path
+//! re-rated 3,100 paths: the engine's per-event work follows what changed (docs/benchmarks-history.md, issue 35, branch
+//! fair35). Which paths flipped is found by a look at the paths of the ports
+//! that moved, a comparison each. The flows' progress is the same integral
+//! of the same rates, summed per port instead of per path: completion
+//! instants can differ from the path-group sums by float rounding, a few
+//! nanoseconds at most (the reference suite holds both to 1 µs).
+//!
+//! On the big switch, compute stages there run on their host's CPU, a link
+//! no network flow crosses, so they share it equally (the CPU of host `h`
+//! is "port" `n + h` of the level arrays, so one lookup serves both kinds
+//! of path; its group is the sending side's).
 //!
 //! Flows join the allocation when they start (`Changes::started`), which for
 //! a later wave or stage may be long after their coflow's release.
 
 use crate::descriptor::{Needs, SchedulerDescriptor, SOLVER_PARAM};
 use crate::AnyScheduler;
-use crate::{Allocation, Changes, KnowsSent, Observed, PathIdx, Scheduler};
+use crate::{Allocation, Changes, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{BipartiteMaxMin, IncrementalMaxMin};
 use coflowkit_model::{FlowKind, HostId, Time};
 
@@ -79,7 +89,20 @@ struct Ports {
     at: Vec<(u32, u32)>,
     // Paths that became active in this call.
     fresh: Vec<PathIdx>,
+    // Per path: the side whose port group its flows are in (`UP`, `DOWN`,
+    // or `UNSET` while inactive), and its active flows; per flow, its place
+    // in its path's list.
+    side: Vec<u8>,
+    flows: Vec<Vec<FlowIdx>>,
+    flow_at: Vec<u32>,
 }
+
+/// A path's flows are in its sending port's group.
+const UP: u8 = 0;
+/// A path's flows are in its receiving port's group.
+const DOWN: u8 = 1;
+/// A path with no active flows.
+const UNSET: u8 = 2;
 
 impl Ports {
     /// Lists active path `p` at its two ports.
@@ -110,37 +133,101 @@ impl Ports {
             self.at[q as usize].1 = j;
         }
         self.at[p as usize] = (NONE, NONE);
+        self.side[p as usize] = UNSET;
     }
 
-    /// Gives a rate to every path at a port whose level moved since the
-    /// last call and to every path that just became active; the others
-    /// keep theirs (a path's rate is the lower of its ports' levels).
-    fn rate_moved(&mut self, out: &mut Allocation) {
-        let (up, down) = (&self.up_level, &self.down_level);
-        let rate = |p: PathIdx| {
-            let (s, d) = self.ends[p as usize];
-            up[s as usize].min(down[d as usize])
+    /// Adds started flow `f` to path `p`'s flows.
+    fn add_flow(&mut self, p: PathIdx, f: FlowIdx) {
+        let (pi, fi) = (p as usize, f as usize);
+        if self.flows.len() <= pi {
+            self.flows.resize_with(pi + 1, Vec::new);
+            self.side.resize(pi + 1, UNSET);
+        }
+        if self.flow_at.len() <= fi {
+            self.flow_at.resize(fi + 1, NONE);
+        }
+        self.flow_at[fi] = self.flows[pi].len() as u32;
+        self.flows[pi].push(f);
+    }
+
+    /// Takes finished flow `f` off path `p`'s flows.
+    fn remove_flow(&mut self, p: PathIdx, f: FlowIdx) {
+        let list = &mut self.flows[p as usize];
+        let at = self.flow_at[f as usize] as usize;
+        list.swap_remove(at);
+        if let Some(&g) = list.get(at) {
+            self.flow_at[g as usize] = at as u32;
+        }
+        self.flow_at[f as usize] = NONE;
+    }
+
+    /// The rate group of `side`'s port of a path with ends `(s, d)`: the
+    /// sending ports (and CPUs) first, then the receiving ports.
+    fn group(&self, side: u8, (s, d): (u32, u32)) -> u32 {
+        if side == UP {
+            s
+        } else {
+            self.by_up.len() as u32 + d
+        }
+    }
+
+    /// Puts path `p`'s flows in the group of its bottleneck port, if that
+    /// is not where they are.
+    fn place(&mut self, p: PathIdx, out: &mut Allocation) {
+        let ends = self.ends[p as usize];
+        let side = if self.up_level[ends.0 as usize] <= self.down_level[ends.1 as usize] {
+            UP
+        } else {
+            DOWN
         };
-        for (i, &l) in up.iter().enumerate() {
+        if self.side[p as usize] != side {
+            self.side[p as usize] = side;
+            let g = self.group(side, ends);
+            for &f in &self.flows[p as usize] {
+                out.join_group(f, g);
+            }
+        }
+    }
+
+    /// Gives each port whose level moved since the last call its new level
+    /// as its group's rate, and puts the flows of every path at such a port
+    /// (and of every path that just became active) in the group of its
+    /// bottleneck port; the other paths' bottlenecks did not move.
+    fn rate_moved(&mut self, out: &mut Allocation) {
+        for i in 0..self.up_level.len() {
+            let l = self.up_level[i];
             if self.prev_up.get(i) != Some(&l) {
-                self.by_up[i]
-                    .iter()
-                    .for_each(|&p| out.set_group_rate(p, rate(p)));
+                out.set_group_rate(i as u32, group_rate(l));
+                for k in 0..self.by_up[i].len() {
+                    self.place(self.by_up[i][k], out);
+                }
             }
         }
-        for (i, &l) in down.iter().enumerate() {
+        for i in 0..self.down_level.len() {
+            let l = self.down_level[i];
             if self.prev_down.get(i) != Some(&l) {
-                self.by_down[i]
-                    .iter()
-                    .for_each(|&p| out.set_group_rate(p, rate(p)));
+                out.set_group_rate(self.group(DOWN, (0, i as u32)), group_rate(l));
+                for k in 0..self.by_down[i].len() {
+                    self.place(self.by_down[i][k], out);
+                }
             }
         }
-        self.fresh
-            .iter()
-            .for_each(|&p| out.set_group_rate(p, rate(p)));
+        for k in 0..self.fresh.len() {
+            self.place(self.fresh[k], out);
+        }
         self.fresh.clear();
         self.prev_up.clone_from(&self.up_level);
         self.prev_down.clone_from(&self.down_level);
+    }
+}
+
+/// A port group's rate: the port's level, or 0 for a port that is nobody's
+/// bottleneck (infinite level; no path's flows are in its group then).
+fn group_rate(level: f64) -> f64 {
+    if level.is_finite() {
+        level
+    } else {
+        0.0
     }
 }
 
@@ -225,13 +312,16 @@ impl Scheduler for Fair {
                 by_down: vec![vec![]; 2 * n],
                 at: vec![],
                 fresh: vec![],
+                side: vec![],
+                flows: vec![],
+                flow_at: vec![],
             });
         }
         for &f in &changes.started {
             let p = view.path_idx(f);
             self.add(p);
-            out.join_group(f, p);
             if let Some(ports) = &mut self.ports {
+                ports.add_flow(p, f);
                 if ports.ends.len() <= p as usize {
                     ports.ends.resize(p as usize + 1, (0, 0));
                 }
@@ -250,11 +340,14 @@ impl Scheduler for Fair {
                 if self.count[p as usize] == 1 {
                     ports.list(p);
                 }
+            } else {
+                out.join_group(f, p);
             }
         }
         for &f in &changes.finished {
             self.remove(view.path_idx(f));
             if let Some(ports) = &mut self.ports {
+                ports.remove_flow(view.path_idx(f), f);
                 let (s, d) = ports.ends[view.path_idx(f) as usize];
                 let n = ports.up_cap.len();
                 if (s as usize) < n {
@@ -280,6 +373,12 @@ impl Scheduler for Fair {
                 ports.down_level.push(share);
             }
             ports.rate_moved(out);
+            // Flows started on a path whose bottleneck stayed where it was.
+            for &f in &changes.started {
+                let p = view.path_idx(f);
+                let side = ports.side[p as usize];
+                out.join_group(f, ports.group(side, ports.ends[p as usize]));
+            }
             return None;
         }
         let inc = self
