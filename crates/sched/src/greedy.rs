@@ -87,11 +87,62 @@ pub(crate) fn greedy_fill(
 }
 
 /// A flow in the order: its key, index and path.
-type Entry = (f64, FlowIdx, PathIdx);
+pub(crate) type Entry = (f64, FlowIdx, PathIdx);
 
 /// Entries in ascending key order, ties by flow index.
-fn by_key(a: &Entry, b: &Entry) -> Ordering {
+pub(crate) fn by_key(a: &Entry, b: &Entry) -> Ordering {
     a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+}
+
+/// Writes into `merged` the entries of `sorted` whose flow does not
+/// `leave`, with `batch` merged in; both inputs in [`by_key`] order, and
+/// so the output.
+pub(crate) fn merge_into(
+    sorted: &[Entry],
+    batch: &[Entry],
+    leaves: impl Fn(FlowIdx) -> bool,
+    merged: &mut Vec<Entry>,
+) {
+    merged.clear();
+    merged.reserve(sorted.len() + batch.len());
+    let mut new = batch.iter().copied().peekable();
+    for &e in sorted {
+        if leaves(e.1) {
+            continue;
+        }
+        while let Some(b) = new.next_if(|b| by_key(b, &e) == Ordering::Less) {
+            merged.push(b);
+        }
+        merged.push(e);
+    }
+    merged.extend(new);
+}
+
+/// Writes into `order` the flows of `sorted` (in [`by_key`] order) with
+/// each run of near-ties (keys within `tol` of the run's first key, plus
+/// 1e-9 of it) by flow index: the order `sort_with_ties` gives.
+pub(crate) fn cut_runs(sorted: &[Entry], tol: f64, order: &mut Vec<(FlowIdx, PathIdx)>) {
+    order.clear();
+    let s = sorted;
+    let mut i = 0;
+    while i < s.len() {
+        let k0 = s[i].0;
+        let reach = if tol > 0.0 {
+            tol + 1e-9 * k0.abs()
+        } else {
+            0.0
+        };
+        let mut j = i + 1;
+        while j < s.len() && s[j].0 - k0 <= reach {
+            j += 1;
+        }
+        let start = order.len();
+        order.extend(s[i..j].iter().map(|e| (e.1, e.2)));
+        if j - i > 1 {
+            order[start..].sort_unstable_by_key(|e| e.0);
+        }
+        i = j;
+    }
 }
 
 /// The active flows in (key, flow index) order, kept from one call to the
@@ -173,46 +224,20 @@ impl SortedFlows {
 
     /// Merges `batch` into what stays of `sorted`.
     fn merge(&mut self) {
-        self.merged.clear();
-        self.merged.reserve(self.sorted.len() + self.batch.len());
-        let mut new = self.batch.iter().copied().peekable();
-        for &e in &self.sorted {
-            if self.leaves[e.1 as usize] {
-                continue;
-            }
-            while let Some(b) = new.next_if(|b| by_key(b, &e) == Ordering::Less) {
-                self.merged.push(b);
-            }
-            self.merged.push(e);
-        }
-        self.merged.extend(new);
+        let leaves = &self.leaves;
+        merge_into(
+            &self.sorted,
+            &self.batch,
+            |f| leaves[f as usize],
+            &mut self.merged,
+        );
         std::mem::swap(&mut self.sorted, &mut self.merged);
     }
 
     /// The final order: `sorted` with each run of near-ties by flow index
     /// (the runs of `sort_with_ties`).
     fn cut_runs(&mut self, tol: f64) {
-        self.order.clear();
-        let s = &self.sorted;
-        let mut i = 0;
-        while i < s.len() {
-            let k0 = s[i].0;
-            let reach = if tol > 0.0 {
-                tol + 1e-9 * k0.abs()
-            } else {
-                0.0
-            };
-            let mut j = i + 1;
-            while j < s.len() && s[j].0 - k0 <= reach {
-                j += 1;
-            }
-            let start = self.order.len();
-            self.order.extend(s[i..j].iter().map(|e| (e.1, e.2)));
-            if j - i > 1 {
-                self.order[start..].sort_unstable_by_key(|e| e.0);
-            }
-            i = j;
-        }
+        cut_runs(&self.sorted, tol, &mut self.order);
     }
 
     /// Fills greedily in `prefix` then the order of the last
@@ -242,6 +267,64 @@ impl SortedFlows {
         }
         for &f in &self.positive {
             self.was_positive[f as usize] = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_model::stats::sort_with_ties;
+
+    /// An order kept by [`merge_into`] and [`cut_runs`] (some flows leave,
+    /// some are re-keyed, some join) is, at every step, `sort_with_ties` of
+    /// the flows present, on random keys with many near-ties.
+    #[test]
+    fn kept_order_matches_a_full_sort() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let tol = 1.0;
+        for _ in 0..500 {
+            let n = 1 + rnd(60) as usize;
+            let mut key: Vec<Option<f64>> = vec![None; n];
+            let mut sorted: Vec<Entry> = vec![];
+            let (mut merged, mut order) = (vec![], vec![]);
+            for _ in 0..10 {
+                // Flows to (re-)key: some present, some absent; some leave.
+                let mut leaves = vec![false; n];
+                let mut batch: Vec<Entry> = vec![];
+                for f in 0..n {
+                    match rnd(4) {
+                        0 => {
+                            leaves[f] = true;
+                            let k = (rnd(40) as f64) * 0.4;
+                            key[f] = Some(k);
+                            batch.push((k, f as FlowIdx, f as PathIdx));
+                        }
+                        1 if key[f].is_some() => {
+                            leaves[f] = true;
+                            key[f] = None;
+                        }
+                        _ => {}
+                    }
+                }
+                batch.sort_unstable_by(by_key);
+                merge_into(&sorted, &batch, |f| leaves[f as usize], &mut merged);
+                std::mem::swap(&mut sorted, &mut merged);
+                cut_runs(&sorted, tol, &mut order);
+                let mut full: Vec<(f64, FlowIdx)> = (0..n)
+                    .filter_map(|f| key[f].map(|k| (k, f as FlowIdx)))
+                    .collect();
+                sort_with_ties(&mut full, |e| e.0, |e| e.1, tol);
+                let got: Vec<FlowIdx> = order.iter().map(|e| e.0).collect();
+                let want: Vec<FlowIdx> = full.iter().map(|e| e.1).collect();
+                assert_eq!(got, want);
+            }
         }
     }
 }

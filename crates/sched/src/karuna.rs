@@ -43,8 +43,9 @@
 //! unit).
 //!
 //! On the big switch, without starvation and while no flow has a deadline,
-//! `karuna` keeps each queue's flows grouped by path from one event to the
-//! next and re-reads a flow's queue only when it started or sent
+//! `karuna` and `pias` keep each queue's flows grouped by path from one
+//! event to the next and re-read a flow's queue only when it started or
+//! its demand's clock says it may have reached its threshold
 //! (`QueueDemands`); the result is the full walk's, bit for bit (the
 //! reference suite and FB2010's per-coflow CCTs check it).
 //!
@@ -478,9 +479,7 @@ impl Core {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        // PIAS demotes every flow by bytes sent: nearly every flow is read at
-        // every call anyway, and the walk below measured faster for it.
-        let fast = !self.config.all_type3 && self.config.starvation.is_none();
+        let fast = self.config.starvation.is_none();
         if fast && !self.general && obs.fabric().is_big_switch() {
             if let Some(wake) = self.decide_fast(now, obs, sizes, changes, out) {
                 return wake;
@@ -601,14 +600,58 @@ struct Demand {
     n_sieved: u32,
     // Position in `QueueDemands::by_queue[queue]`.
     at: u32,
+    // Bytes each member has sent since the demand was made, as of `v_time`
+    // (every member sends at `rate`): the demand's clock.
+    v: f64,
+    v_time: Time,
+    // The sieved members below the last queue by the clock's reading at
+    // which they reach the queue's threshold (bits of a non-negative f64).
+    due: BTreeSet<(u64, FlowIdx)>,
 }
 
-/// `karuna` on the big switch without starvation and without deadline
-/// flows, kept from one event to the next: each queue's flows
+impl Demand {
+    /// The demand's clock at `now`.
+    fn clock(&self, now: Time) -> f64 {
+        if sends(self.rate) {
+            self.v + self.rate / 8e9 * (now.0 - self.v_time.0) as f64
+        } else {
+            self.v
+        }
+    }
+
+    /// The sieved members whose threshold the clock may have reached (read
+    /// at `at`), up to `slack` bytes of clock early: a superset of those
+    /// that did, whatever the float noise between the clock and each
+    /// member's bytes sent.
+    fn due_by(&self, at: f64, slack: f64) -> impl Iterator<Item = FlowIdx> + '_ {
+        let bound = (at + slack + 1e-9 * at.abs()).max(0.0);
+        self.due
+            .range(..=(bound.to_bits(), FlowIdx::MAX))
+            .map(|&(_, f)| f)
+    }
+}
+
+/// Bytes of float noise allowed between a demand's clock and a member's
+/// bytes sent (they add the same rates over the same intervals, in another
+/// order); candidates within it are read exactly.
+const CLOCK_SLACK: f64 = 1.0;
+
+/// `karuna` and `pias` on the big switch without starvation and without
+/// deadline flows, kept from one event to the next: each queue's flows
 /// grouped by path (a demand with a count), a flow's queue read again only
-/// when it may have moved (it started, or it sent since the last event and
-/// is demoted by bytes sent), and a rate written only where its demand's
-/// rate moved. The queues are solved as [`Core::decide`] solves them, bit
+/// when it may have moved (it started, or it is demoted by bytes sent and
+/// its demand's clock says it may have reached its threshold), and a rate
+/// written only where its demand's rate moved.
+///
+/// Demotions are found as events rather than by a scan: the members of a
+/// demand all send at its rate, so each keeps, while it stays, the reading
+/// of the demand's clock (bytes per member since the demand was made) at
+/// which it reaches its queue's threshold; an event reads the bytes sent
+/// only of the members whose reading the clock has passed (less a byte of
+/// slack), and the earliest threshold crossing of a demand only of its
+/// members within a byte or two of its least reading. What they read is
+/// what the full walk reads, so the queues, rates and timer are its own,
+/// bit for bit. The queues are solved as [`Core::decide`] solves them, bit
 /// for bit: no demand has a cap here, and [`MaxMin::set_one_by_one`] takes a
 /// demand's use flow by flow, so a path's flows pushed as one demand get
 /// what they get pushed apart.
@@ -617,9 +660,11 @@ struct QueueDemands {
     // Per flow: its demand (NONE: not in one) and its place in its members.
     demand_of: Vec<u32>,
     slot: Vec<u32>,
-    // Per flow: whether bytes sent demote it (type 3), and its bytes sent
-    // as read in call `epoch`.
+    // Per flow: whether bytes sent demote it (type 3), its reading in its
+    // demand's `due` (NONE as bits: none), and its bytes sent as read in
+    // call `epoch`.
     sieved: Vec<bool>,
+    due_key: Vec<u64>,
     sent: Vec<(u32, f64)>,
     epoch: u32,
     // Per (queue, path): the demand (NONE: none).
@@ -636,6 +681,7 @@ struct QueueDemands {
 }
 
 const NONE: u32 = u32::MAX;
+const NO_KEY: u64 = u64::MAX;
 
 /// Whether a demand's last rate is positive (not before its first solve).
 fn sends(rate: f64) -> bool {
@@ -648,6 +694,7 @@ impl QueueDemands {
             self.demand_of.resize(n_flows, NONE);
             self.slot.resize(n_flows, 0);
             self.sieved.resize(n_flows, false);
+            self.due_key.resize(n_flows, NO_KEY);
             self.sent.resize(n_flows, (0, 0.0));
         }
         if self.index.len() < n_paths * QUEUES {
@@ -663,6 +710,10 @@ impl QueueDemands {
         self.demand_of[f as usize] = NONE;
         let dm = &mut self.demands[d as usize];
         dm.n_sieved -= u32::from(self.sieved[f as usize]);
+        let key = std::mem::replace(&mut self.due_key[f as usize], NO_KEY);
+        if key != NO_KEY {
+            dm.due.remove(&(key, f));
+        }
         let i = self.slot[f as usize] as usize;
         dm.members.swap_remove(i);
         if let Some(&g) = dm.members.get(i) {
@@ -679,7 +730,18 @@ impl QueueDemands {
         }
     }
 
-    fn join(&mut self, f: FlowIdx, queue: u8, path: PathIdx, sieved: bool) {
+    /// Puts `f` in the demand of (`queue`, `path`) at `now`; a sieved flow
+    /// that has a threshold `left` bytes ahead (after its bytes sent) is
+    /// due when the demand's clock has run those bytes.
+    fn join(
+        &mut self,
+        now: Time,
+        f: FlowIdx,
+        queue: u8,
+        path: PathIdx,
+        sieved: bool,
+        left: Option<f64>,
+    ) {
         let key = path as usize * QUEUES + queue as usize;
         let mut d = self.index[key];
         if d == NONE {
@@ -694,6 +756,8 @@ impl QueueDemands {
             dm.path = path;
             dm.rate = f64::NAN;
             dm.at = q.len() as u32;
+            dm.v = 0.0;
+            dm.v_time = now;
             q.push(d);
         }
         let dm = &mut self.demands[d as usize];
@@ -702,6 +766,11 @@ impl QueueDemands {
         self.demand_of[f as usize] = d;
         self.slot[f as usize] = dm.members.len() as u32;
         dm.members.push(f);
+        if let Some(left) = left.filter(|_| sieved) {
+            let key = (dm.clock(now) + left).max(0.0).to_bits();
+            dm.due.insert((key, f));
+            self.due_key[f as usize] = key;
+        }
         self.joined.push(f);
     }
 
@@ -746,22 +815,23 @@ impl Core {
         for &f in &changes.finished {
             q.leave(f);
         }
-        // Flows demoted by bytes sent may have moved if they sent.
+        // Flows demoted by bytes sent may have moved if their demand's clock
+        // passed their threshold.
         q.joined.clear();
         q.moved.clear();
         q.epoch = q.epoch.wrapping_add(1);
         for qu in 0..QUEUES {
+            let Some(&t) = qu.checked_sub(base).and_then(|i| self.config.sieve.get(i)) else {
+                continue;
+            };
+            let slack = CLOCK_SLACK + 1e-6 * t.max(1.0);
             for &d in &q.by_queue[qu] {
                 let dm = &q.demands[d as usize];
-                if !sends(dm.rate) || dm.n_sieved == 0 {
+                if !sends(dm.rate) || dm.due.is_empty() {
                     continue;
                 }
-                let all = dm.n_sieved as usize == dm.members.len();
-                for &f in &dm.members {
+                for f in dm.due_by(dm.clock(now), slack) {
                     let fi = f as usize;
-                    if !all && !q.sieved[fi] {
-                        continue;
-                    }
                     let sent = obs.sent(f);
                     q.sent[fi] = (q.epoch, sent);
                     let off = self.offset.get(fi).copied().unwrap_or(0.0);
@@ -782,7 +852,14 @@ impl Core {
             let qu = self.queue(kind, &obs, sizes.as_ref(), f) as u8;
             if q.queue_of(f) != Some(qu) {
                 q.leave(f);
-                q.join(f, qu, obs.path_idx(f), kind == 3);
+                let left = (qu as usize)
+                    .checked_sub(base)
+                    .and_then(|i| self.config.sieve.get(i))
+                    .map(|&t| {
+                        let off = self.offset.get(f as usize).copied().unwrap_or(0.0);
+                        off + t - obs.sent(f)
+                    });
+                q.join(now, f, qu, obs.path_idx(f), kind == 3, left);
                 out.set_class(f, u32::from(qu));
             }
         }
@@ -806,6 +883,8 @@ impl Core {
             for (&d, &r) in q.by_queue[qu].iter().zip(rates) {
                 let dm = &mut q.demands[d as usize];
                 if dm.rate.to_bits() != r.to_bits() {
+                    dm.v = dm.clock(now);
+                    dm.v_time = now;
                     dm.rate = r;
                     for &f in &dm.members {
                         out.set_rate(f, r);
@@ -817,23 +896,23 @@ impl Core {
             let d = q.demand_of[f as usize];
             out.set_rate(f, q.demands[d as usize].rate);
         }
-        // The next sieve threshold of every flow that sends.
+        // The next sieve threshold of every flow that sends: in a demand, the
+        // members nearest to it by the clock (all at one rate).
         let mut wake = Time::NEVER;
         for qu in 0..QUEUES {
+            let Some(&t) = qu.checked_sub(base).and_then(|i| self.config.sieve.get(i)) else {
+                continue;
+            };
             for &d in &q.by_queue[qu] {
                 let dm = &q.demands[d as usize];
-                if !sends(dm.rate) || dm.n_sieved == 0 {
+                if !sends(dm.rate) {
                     continue;
                 }
-                let Some(&t) = qu.checked_sub(base).and_then(|i| self.config.sieve.get(i)) else {
+                let Some(&(least, _)) = dm.due.first() else {
                     continue;
                 };
-                let all = dm.n_sieved as usize == dm.members.len();
-                for &f in &dm.members {
+                for f in dm.due_by(f64::from_bits(least), 2.0 * CLOCK_SLACK) {
                     let fi = f as usize;
-                    if !all && !q.sieved[fi] {
-                        continue;
-                    }
                     let sent = match q.sent[fi] {
                         (e, sent) if e == q.epoch => sent,
                         _ => obs.sent(f),

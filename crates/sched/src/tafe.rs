@@ -83,12 +83,13 @@
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
 use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::greedy::{by_key, cut_runs, merge_into, Entry};
 use crate::ordered::ClassServer;
 use crate::registry::{SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
-use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
+use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, PathIdx, Scheduler};
 use coflowkit_model::percentile;
-use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
+use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{ceil_ns_time, Time};
 
 /// `tafe`: task-aware and flow-aware scheduling.
@@ -288,8 +289,203 @@ pub struct Tafe {
     /// Per coflow, its queue (0 = `Q1`).
     queue: Vec<u32>,
     order: Vec<(u32, (Time, Time, u64), CoflowIdx)>,
-    flows: Vec<(f64, FlowIdx)>,
+    by_remaining: TaskOrders,
     server: ClassServer,
+    // Per task: the last call in which one of its flows had a rate, and
+    // the sum of its flows' rates then; that call's flows with a rate.
+    sending: Vec<(u32, f64)>,
+    sending_flows: Vec<(CoflowIdx, FlowIdx)>,
+    round: u32,
+}
+
+/// `flows=srpt`: each task's active flows in order of remaining bytes (as
+/// `sort_with_ties` orders them), kept from one call to the next. A flow
+/// whose rate was 0 in the last two rounds sent nothing, so its remaining
+/// bytes, and its place, stay what they were, to the bit (the argument of
+/// [`crate::greedy`]); a task's order is merged anew only where a flow of
+/// it started, finished or had a rate, and only those flows are re-read.
+///
+/// Correctness properties: after [`TaskOrders::update`] each active task's
+/// order is `sort_with_ties` of its active flows by remaining bytes read
+/// now (debug builds check every cached key against a fresh read; the
+/// reference suite holds `tafe` against a slow reference that sorts at
+/// every call, and a unit test holds the merge against a full sort).
+#[derive(Debug, Default)]
+struct TaskOrders {
+    // Per task: its flows by (remaining, index), and that cut into runs.
+    sorted: Vec<Vec<Entry>>,
+    order: Vec<Vec<(FlowIdx, PathIdx)>>,
+    // Per task: whether its order is merged anew in this call.
+    dirty: Vec<bool>,
+    dirty_tasks: Vec<CoflowIdx>,
+    // Per flow: leaves its task's `sorted` in this call.
+    leaves: Vec<bool>,
+    // Flows re-read in this call, by (task, remaining, index).
+    batch: Vec<(CoflowIdx, Entry)>,
+    merged: Vec<Entry>,
+    entries: Vec<Entry>,
+    // Flows with a rate in the round before the last.
+    positive_before: Vec<FlowIdx>,
+    // Per task: when its last turn served no flow and no flow of it has
+    // started since, a full link on each of its flows' paths (deduplicated
+    // through `link_seen`); while all of them are full it is served nothing.
+    witness: Vec<Option<Vec<u32>>>,
+    link_seen: Vec<u32>,
+    turn: u32,
+    ready: bool,
+}
+
+impl TaskOrders {
+    /// Brings every active task's order up to date; `positive` are the
+    /// flows with a rate after the last round.
+    fn update(&mut self, view: &Clairvoyant<'_>, changes: &Changes, positive: &[FlowIdx]) {
+        let obs = view.observed();
+        if self.leaves.len() < view.n_flows() {
+            self.leaves.resize(view.n_flows(), false);
+        }
+        self.batch.clear();
+        self.dirty_tasks.clear();
+        let fresh = !self.ready || changes.resynced;
+        self.ready = true;
+        if fresh {
+            self.sorted.iter_mut().for_each(Vec::clear);
+            self.order.iter_mut().for_each(Vec::clear);
+            self.witness.iter_mut().for_each(|w| *w = None);
+        } else {
+            for &f in &changes.finished {
+                self.leaves[f as usize] = true;
+                self.mark(obs.coflow_of(f));
+            }
+        }
+        let all: &[FlowIdx] = if fresh { view.active_flows() } else { &[] };
+        let before = std::mem::take(&mut self.positive_before);
+        for &f in positive
+            .iter()
+            .chain(&before)
+            .chain(&changes.started)
+            .chain(all)
+        {
+            let fi = f as usize;
+            if self.leaves[fi] || !view.is_active(f) {
+                continue;
+            }
+            self.leaves[fi] = true;
+            let c = obs.coflow_of(f);
+            self.mark(c);
+            self.witness[c as usize] = None;
+            self.batch
+                .push((c, (view.remaining(f), f, view.path_idx(f))));
+        }
+        self.batch
+            .sort_unstable_by(|a, b| a.0.cmp(&b.0).then(by_key(&a.1, &b.1)));
+        self.dirty_tasks.sort_unstable();
+        let mut next = 0;
+        for &c in &self.dirty_tasks {
+            let ci = c as usize;
+            self.dirty[ci] = false;
+            let start = next;
+            while next < self.batch.len() && self.batch[next].0 == c {
+                next += 1;
+            }
+            self.entries.clear();
+            self.entries
+                .extend(self.batch[start..next].iter().map(|x| x.1));
+            let leaves = &self.leaves;
+            merge_into(
+                &self.sorted[ci],
+                &self.entries,
+                |f| leaves[f as usize],
+                &mut self.merged,
+            );
+            std::mem::swap(&mut self.sorted[ci], &mut self.merged);
+            cut_runs(&self.sorted[ci], BYTES_TIE, &mut self.order[ci]);
+        }
+        for &f in &changes.finished {
+            self.leaves[f as usize] = false;
+        }
+        for &(_, (_, f, _)) in &self.batch {
+            self.leaves[f as usize] = false;
+        }
+        self.positive_before = before;
+        self.positive_before.clear();
+        self.positive_before.extend_from_slice(positive);
+        #[cfg(debug_assertions)]
+        for &c in view.active_coflows() {
+            let n = view.active_flows_of(c).count();
+            let sorted = self.sorted.get(c as usize).map_or(&[][..], Vec::as_slice);
+            debug_assert_eq!(sorted.len(), n, "flows of task {c}");
+            for &(k, f, _) in sorted {
+                debug_assert_eq!(view.remaining(f).to_bits(), k.to_bits(), "key of {f}");
+            }
+        }
+    }
+
+    fn mark(&mut self, c: CoflowIdx) {
+        let ci = c as usize;
+        if self.dirty.len() <= ci {
+            self.dirty.resize(ci + 1, false);
+            self.sorted.resize_with(ci + 1, Vec::new);
+            self.order.resize_with(ci + 1, Vec::new);
+            self.witness.resize_with(ci + 1, || None);
+        }
+        if !self.dirty[ci] {
+            self.dirty[ci] = true;
+            self.dirty_tasks.push(c);
+        }
+    }
+
+    /// Task `c`'s turn from class `class` on: each flow in order that meets
+    /// no full link is served alone, and every flow takes a class. Returns
+    /// the next class. A task is passed over whole when its paths' first or
+    /// last links are all full, or when the full links that blocked every
+    /// flow at its last turn (which served none) are all still full: a
+    /// full link stays full for the rest of a round, so its flows would be
+    /// passed over one by one.
+    fn serve(
+        &mut self,
+        obs: &crate::Observed<'_>,
+        server: &mut ClassServer,
+        c: CoflowIdx,
+        class: u32,
+        out: &mut Allocation,
+    ) -> u32 {
+        let ci = c as usize;
+        let Some(order) = self.order.get(ci) else {
+            return class;
+        };
+        let next = class + order.len() as u32;
+        if server.blocked(obs, c) {
+            return next;
+        }
+        if let Some(w) = &self.witness[ci] {
+            if w.iter().all(|&l| server.is_full(l)) {
+                return next;
+            }
+        }
+        self.turn = self.turn.wrapping_add(1);
+        if self.link_seen.len() < obs.n_links() {
+            self.link_seen.resize(obs.n_links(), 0);
+        }
+        let mut witness = self.witness[ci].take().unwrap_or_default();
+        witness.clear();
+        let mut served = false;
+        for (i, &(f, p)) in order.iter().enumerate() {
+            let full = obs.path_links(p).iter().find(|l| server.is_full(l.0));
+            match full {
+                None => {
+                    server.serve_flows(obs, [f], class + i as u32, out);
+                    served = true;
+                }
+                Some(l) if !served && self.link_seen[l.0 as usize] != self.turn => {
+                    self.link_seen[l.0 as usize] = self.turn;
+                    witness.push(l.0);
+                }
+                Some(_) => {}
+            }
+        }
+        self.witness[ci] = (!served).then_some(witness);
+        next
+    }
 }
 
 impl Tafe {
@@ -299,8 +495,11 @@ impl Tafe {
             config,
             queue: vec![],
             order: vec![],
-            flows: vec![],
+            by_remaining: TaskOrders::default(),
             server: ClassServer::default(),
+            sending: vec![],
+            sending_flows: vec![],
+            round: 0,
         }
     }
 
@@ -330,14 +529,48 @@ impl Tafe {
     }
 
     /// The earliest instant a task in a non-last queue reaches its next
-    /// threshold at the rates in `out` (`Time::NEVER` if none will).
-    fn next_crossing(&self, now: Time, view: &Clairvoyant<'_>, out: &Allocation) -> Time {
+    /// threshold at the rates in `out` (`Time::NEVER` if none will). A
+    /// task's rate is the sum of its flows' rates in flow-index order (the
+    /// order of `active_flows_of`); the flows with a rate after this round
+    /// are the server's positive flows, and leaving out the zeros changes
+    /// no bit of a sum, so only those are summed, and a task without one
+    /// crosses nothing.
+    fn next_crossing(&mut self, now: Time, view: &Clairvoyant<'_>, out: &Allocation) -> Time {
+        let obs = view.observed();
+        self.round = self.round.wrapping_add(1);
+        self.sending_flows.clear();
+        self.sending_flows.extend(
+            self.server
+                .positive_flows()
+                .iter()
+                .map(|&f| (obs.coflow_of(f), f)),
+        );
+        self.sending_flows.sort_unstable();
+        for &(c, f) in &self.sending_flows {
+            let ci = c as usize;
+            if self.sending.len() <= ci {
+                self.sending.resize(ci + 1, (0, 0.0));
+            }
+            let s = &mut self.sending[ci];
+            if s.0 != self.round {
+                *s = (self.round, -0.0);
+            }
+            s.1 += out.rate(f);
+        }
         let mut wake = Time::NEVER;
         for &(q, _, c) in &self.order {
             let Some(&u) = self.config.thresholds.get(q as usize) else {
                 continue;
             };
-            let rate: f64 = view.active_flows_of(c).map(|f| out.rate(f)).sum();
+            let rate = match self.sending.get(c as usize) {
+                Some(&(round, rate)) if round == self.round => rate,
+                _ => continue,
+            };
+            #[cfg(debug_assertions)]
+            {
+                let full: f64 = view.active_flows_of(c).map(|f| out.rate(f)).sum();
+                debug_assert_eq!(full.to_bits(), rate.to_bits(), "rate of task {c}");
+            }
             if let Some(t) = ceil_ns_time(now, u - view.coflow_sent(c), rate / 8e9) {
                 wake = wake.min(t);
             }
@@ -361,6 +594,10 @@ impl Scheduler for Tafe {
         let obs = view.observed();
         self.server.note(changes, &obs);
         self.update_queues(&view);
+        if self.config.flows == FlowOrder::Srpt {
+            let positive = self.server.positive_flows();
+            self.by_remaining.update(&view, changes, positive);
+        }
         self.server.begin(&obs);
         let mut class = 0u32;
         for i in 0..self.order.len() {
@@ -378,16 +615,9 @@ impl Scheduler for Tafe {
                     class += 1;
                 }
                 FlowOrder::Srpt => {
-                    self.flows.clear();
-                    self.flows
-                        .extend(view.active_flows_of(c).map(|f| (view.remaining(f), f)));
-                    sort_with_ties(&mut self.flows, |x| x.0, |x| x.1, BYTES_TIE);
-                    for &(_, f) in &self.flows {
-                        if !obs.path(f).iter().any(|l| self.server.is_full(l.0)) {
-                            self.server.serve_flows(&obs, [f], class, out);
-                        }
-                        class += 1;
-                    }
+                    class = self
+                        .by_remaining
+                        .serve(&obs, &mut self.server, c, class, out);
                 }
             }
         }
