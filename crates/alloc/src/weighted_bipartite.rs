@@ -217,15 +217,22 @@ impl WeightedBipartite {
             self.row_nl.clone_from(&self.row_n);
             self.col_nl.clone_from(&self.col_n);
         } else {
+            // A row's sums are kept in registers over its columns: the same
+            // additions in the same order as adding into the arrays, without
+            // a store and reload per cell.
             for &r in &self.row_live {
+                let r = r as usize;
+                let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
+                let (mut wl, mut nl) = (0.0, 0);
                 for &c in &self.col_live {
-                    let (r, c) = (r as usize, c as usize);
-                    let (w, n) = (self.w[r * nc + c], self.n[r * nc + c]);
-                    self.row_wl[r] += w;
-                    self.row_nl[r] += n;
-                    self.col_wl[c] += w;
-                    self.col_nl[c] += n;
+                    let c = c as usize;
+                    wl += w[c];
+                    nl += n[c];
+                    self.col_wl[c] += w[c];
+                    self.col_nl[c] += n[c];
                 }
+                self.row_wl[r] = wl;
+                self.row_nl[r] = nl;
             }
         }
         // Every port at the lowest share freezes at once: freezing a row at
@@ -259,18 +266,21 @@ impl WeightedBipartite {
                     self.row_nl[r] = 0;
                     let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
                     // Only columns still in play can hold an unfrozen
-                    // demand (the list is in index order, as is the sum).
+                    // demand (the list is in index order, as is the sum,
+                    // which stays in a register: the same additions).
+                    let mut used = row_used[r];
                     for &c in &self.col_live {
                         let c = c as usize;
                         if n[c] > 0 && col_level[c] == f64::INFINITY {
                             let x = w[c] * level;
-                            row_used[r] += x;
+                            used += x;
                             col_used[c] += x;
                             self.col_wl[c] -= w[c];
                             self.col_res[c] -= x;
                             self.col_nl[c] -= n[c];
                         }
                     }
+                    row_used[r] = used;
                 }
             }
             if col_best == best {
@@ -282,17 +292,19 @@ impl WeightedBipartite {
                         &self.w_t[c * nr..(c + 1) * nr],
                         &self.n_t[c * nr..(c + 1) * nr],
                     );
+                    let mut used = col_used[c];
                     for &r in &self.row_live {
                         let r = r as usize;
                         if n[r] > 0 && row_level[r] == f64::INFINITY {
                             let x = w[r] * level;
                             row_used[r] += x;
-                            col_used[c] += x;
+                            used += x;
                             self.row_wl[r] -= w[r];
                             self.row_res[r] -= x;
                             self.row_nl[r] -= n[r];
                         }
                     }
+                    col_used[c] = used;
                 }
             }
         }

@@ -326,13 +326,16 @@ impl PortServer {
             let up = self.level_up[piece.host as usize];
             if up > 0.0 {
                 // (Levels are infinite on ports that bind nobody: only
-                // cells with flows count.)
+                // cells with flows count. The sum stays in a register: the
+                // same additions in the same order.)
+                let mut sum = 0.0;
                 for &(j, down) in cols.iter() {
                     let n = co.matrix.count(r, j as usize);
                     if n > 0 {
-                        out[r] += n as f64 * up.min(down);
+                        sum += n as f64 * up.min(down);
                     }
                 }
+                out[r] = sum;
             }
         }
     }
