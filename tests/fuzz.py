@@ -56,6 +56,7 @@ SUITES = (
     Suite("reference", "coflowkit-sim", "reference", ("crates/sim/tests/reference/main.rs",)),
     Suite("alloc-differential", "coflowkit-alloc", "differential", ("crates/alloc/tests/differential.rs",)),
     Suite("alloc-incremental", "coflowkit-alloc", "incremental", ("crates/alloc/tests/incremental.rs",)),
+    Suite("alloc-lib", "coflowkit-alloc", "lib", ("crates/alloc/src/bipartite.rs",)),
     Suite("packet", "coflowkit-packet", "engine", ("crates/packet/tests/engine.rs",)),
     Suite("packet-hosts", "coflowkit-packet", "hosts", ("crates/packet/tests/hosts.rs",)),
     Suite("packet-baraat", "coflowkit-packet", "baraat", ("crates/packet/tests/baraat.rs",)),
