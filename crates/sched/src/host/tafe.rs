@@ -74,6 +74,17 @@ impl Rules {
         demotion_class(task.counted(), &self.thresholds)
     }
 
+    /// Counts bytes of `task` (`add`: its own or all its hosts'); at a new
+    /// level every flow of the task goes to its band (Algorithm 1).
+    fn count(&self, task: &mut Task, now: Time, out: &mut Effects, add: impl FnOnce(&mut Task)) {
+        let before = self.level(task);
+        add(task);
+        if self.level(task) != before {
+            let k = self.class(task, now);
+            Tasks::set_class(task, k, out);
+        }
+    }
+
     /// A task's class at `now`.
     fn class(&self, task: &Task, now: Time) -> u8 {
         let (first, n) = self.band(task);
@@ -146,28 +157,15 @@ impl HostPolicy for TafeHost {
         if let Some(f) = self.flows.get_mut(&flow) {
             f.1 = f.1.saturating_add(bytes);
         }
-        let rules = &self.rules;
-        let Some(task) = self.tasks.of_mut(flow) else {
-            return;
-        };
-        let before = rules.level(task);
-        task.bytes = task.bytes.saturating_add(bytes);
-        if rules.level(task) != before {
-            // A new level: every flow of the task to its band (Algorithm 1).
-            let k = rules.class(task, now);
-            Tasks::set_class(task, k, out);
+        if let Some(task) = self.tasks.of_mut(flow) {
+            self.rules
+                .count(task, now, out, |t| t.bytes = t.bytes.saturating_add(bytes));
         }
     }
     fn task_sent(&mut self, now: Time, coflow: u32, bytes: u64, out: &mut Effects) {
-        let rules = &self.rules;
-        let Some(task) = self.tasks.of_coflow_mut(coflow) else {
-            return;
-        };
-        let before = rules.level(task);
-        task.shared = task.shared.max(bytes);
-        if rules.level(task) != before {
-            let k = rules.class(task, now);
-            Tasks::set_class(task, k, out);
+        if let Some(task) = self.tasks.of_coflow_mut(coflow) {
+            self.rules
+                .count(task, now, out, |t| t.shared = t.shared.max(bytes));
         }
     }
     fn finish(&mut self, _now: Time, flow: u64, _out: &mut Effects) {
