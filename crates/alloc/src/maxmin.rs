@@ -380,6 +380,8 @@ impl MaxMin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
 
     fn p(ls: &[u32]) -> Vec<LinkId> {
         ls.iter().map(|&l| LinkId(l)).collect()
@@ -417,13 +419,9 @@ mod tests {
     /// caps), on random instances of a 6-port big switch.
     #[test]
     fn one_by_one_matches_flows_pushed_apart() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut rnd = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: u64| rng.next_u64() % m;
         for _ in 0..2_000 {
             let n_flows = 1 + rnd(40) as usize;
             let flows: Vec<[u32; 2]> = (0..n_flows)

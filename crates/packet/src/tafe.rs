@@ -162,6 +162,8 @@ impl TafeMarking {
 mod tests {
     use super::*;
     use coflowkit_sched::tafe::FlowOrder;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
 
     /// The paper's V-B vector for a largest task of 100,001 bytes:
     /// 0.5 max = 50,000.5 and 0.75 max = 75,000.75, rounded down.
@@ -241,13 +243,9 @@ mod tests {
     fn queue_for_matches_a_linear_scan() {
         // The slow reference: start in queue 0, degrade while the bytes
         // exceed the current queue's threshold (Algorithm 1, lines 4-13).
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut next = |n: u64| rng.next_u64() % n;
         for _ in 0..5_000 {
             let mut t: Vec<u64> = (0..next(8)).map(|_| next(1000)).collect();
             t.sort_unstable();

@@ -163,6 +163,8 @@ impl RadixQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
     use std::collections::HashMap;
 
     /// Random pushes (some below the last minimum, many superseding the
@@ -172,13 +174,9 @@ mod tests {
     fn pops_the_least_live_instant_like_a_scan() {
         let mut q = RadixQueue::default();
         let mut at: HashMap<u32, u64> = HashMap::new();
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut rnd = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: u64| rng.next_u64() % m;
         let mut now = 0u64;
         for _ in 0..20_000 {
             match rnd(4) {
