@@ -1116,17 +1116,7 @@ impl<'a> Engine<'a> {
 
     fn start_tx(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
-        let next = if self.tafe.is_some() {
-            // TAFE: flows first come, first served inside a class, in task
-            // release order (flow indices follow it); control packets first.
-            p.pop_task_fifo(|q| match q.kind {
-                Kind::Data | Kind::Ack | Kind::Syn | Kind::SynAck => q.flow.saturating_add(1),
-                _ => 0,
-            })
-        } else {
-            p.pop()
-        };
-        if let Some(pkt) = next {
+        if let Some(pkt) = p.pop() {
             if let Some(k) = p.pool {
                 self.pools[k as usize].give(pkt.wire as u64);
             }
@@ -1214,6 +1204,15 @@ impl<'a> Engine<'a> {
     }
 }
 
+/// A packet's place in a TAFE port's class: its flow's index (task release
+/// order, then the task's own), control packets before every flow.
+fn tafe_order(p: &Packet) -> u32 {
+    match p.kind {
+        Kind::Data | Kind::Ack | Kind::Syn | Kind::SynAck => p.flow.saturating_add(1),
+        _ => 0,
+    }
+}
+
 // ---- host policies (`crate::host`) ----
 impl Engine<'_> {
     /// Marks by task bytes at every switch port (TAFE), if `m` is given.
@@ -1222,6 +1221,13 @@ impl Engine<'_> {
             Some(_) => vec![0; self.workload.coflows().len()],
             None => vec![],
         };
+        if m.is_some() {
+            // TAFE: flows first come, first served inside a class, in task
+            // release order (flow indices follow it); control packets first.
+            for p in &mut self.ports {
+                p.set_task_fifo(tafe_order);
+            }
+        }
         self.tafe = m;
         self
     }

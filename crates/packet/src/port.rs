@@ -16,7 +16,7 @@
 
 use crate::config::Limit;
 use crate::pfabric::{urgency, PfabricQueue};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Number of strict-priority queues per port; class 0 is served first.
 pub const N_QUEUES: usize = 8;
@@ -142,6 +142,10 @@ pub struct Port {
     pub ecn_per_queue: bool,
     queues: [VecDeque<Packet>; N_QUEUES],
     queue_bytes: [u64; N_QUEUES],
+    queue_packets: [u64; N_QUEUES],
+    /// With flows first come, first served inside a class (TAFE): the
+    /// classes' packets by flow order instead of `queues`.
+    by_order: Option<Box<ByOrder>>,
     bytes: u64,
     packets: u64,
     /// The switch's shared pool (an index into the engine's pools) when
@@ -175,6 +179,8 @@ impl Port {
             ecn_per_queue,
             queues: Default::default(),
             queue_bytes: [0; N_QUEUES],
+            queue_packets: [0; N_QUEUES],
+            by_order: None,
             bytes: 0,
             packets: 0,
             pool: None,
@@ -191,6 +197,25 @@ impl Port {
         self.pfabric = Some(PfabricQueue::new());
         self.ecn_k = None;
         self
+    }
+
+    /// Makes the port serve the flows of a class first come, first
+    /// served, one after the other (TAFE, a `tafe` run's ports): [`Port::pop`]
+    /// takes, in the highest-priority non-empty queue, the earliest-queued
+    /// packet of the least `order_of` (the engine gives a flow's index,
+    /// which follows task release order; Algorithm 1 time-stamps each flow
+    /// as it arrives and "the first flow in the highest non-empty priority
+    /// queue is served", IV-A2). A queue of one flow is FIFO. Each class
+    /// keeps its packets by `order_of`, so a dequeue costs O(log flows)
+    /// where a scan of the queue ([`Port::pop_task_fifo`], the slow
+    /// reference) costs O(packets). An empty port only.
+    pub fn set_task_fifo(&mut self, order_of: fn(&Packet) -> u32) {
+        debug_assert_eq!(self.packets, 0, "a port turns task-FIFO while empty");
+        self.by_order = Some(Box::new(ByOrder {
+            order_of,
+            classes: Default::default(),
+            spare: vec![],
+        }));
     }
 
     /// Bytes queued (not counting the packet being serialized).
@@ -220,7 +245,7 @@ impl Port {
         let mut admit = Admit::Queued;
         if let (true, Some(k)) = (p.ect, self.ecn_k) {
             let over = if self.ecn_per_queue {
-                k.reached(self.queue_bytes[q], self.queues[q].len() as u64)
+                k.reached(self.queue_bytes[q], self.queue_packets[q])
             } else {
                 k.reached(self.bytes, self.packets)
             };
@@ -230,8 +255,12 @@ impl Port {
                 admit = Admit::Marked;
             }
         }
-        self.queues[q].push_back(p);
+        match &mut self.by_order {
+            Some(b) => b.push(q, p),
+            None => self.queues[q].push_back(p),
+        }
         self.queue_bytes[q] += p.wire as u64;
+        self.queue_packets[q] += 1;
         self.bytes += p.wire as u64;
         self.packets += 1;
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
@@ -281,29 +310,29 @@ impl Port {
     }
 
     /// The next packet to send, taken out: the head of the highest-priority
-    /// non-empty queue, or pFabric's choice.
+    /// non-empty queue, or pFabric's choice, or with [`Port::set_task_fifo`]
+    /// the earliest-queued packet of the first flow of that queue.
     pub fn pop(&mut self) -> Option<Packet> {
         if self.pfabric.is_some() {
             return self.pop_pfabric();
         }
-        let q = self.queues.iter().position(|q| !q.is_empty())?;
-        let p = self.queues[q].pop_front()?;
+        let q = self.queue_packets.iter().position(|&n| n > 0)?;
+        let p = match &mut self.by_order {
+            Some(b) => b.pop(q),
+            None => self.queues[q].pop_front(),
+        }?;
         self.queue_bytes[q] -= p.wire as u64;
+        self.queue_packets[q] -= 1;
         self.left(p);
         Some(p)
     }
 
-    /// The next packet to send with flows first come, first served inside
-    /// a class (TAFE, a `tafe` run's ports): in the highest-priority
-    /// non-empty queue, the earliest-queued packet of the least `order_of`
-    /// (the engine gives a flow's index, which follows task release order;
-    /// Algorithm 1 time-stamps each flow as it arrives and "the first flow
-    /// in the highest non-empty priority queue is served", IV-A2). A queue
-    /// of one flow is FIFO, as [`Port::pop`].
+    /// The slow reference for [`Port::set_task_fifo`]'s dequeue, on a port
+    /// with plain FIFO queues: scans the highest-priority non-empty queue
+    /// for the earliest-queued packet of the least `order_of`.
+    #[cfg(test)]
     pub fn pop_task_fifo(&mut self, order_of: impl Fn(&Packet) -> u32) -> Option<Packet> {
-        if self.pfabric.is_some() {
-            return self.pop_pfabric();
-        }
+        assert!(self.by_order.is_none() && self.pfabric.is_none());
         let q = self.queues.iter().position(|q| !q.is_empty())?;
         let queue = &mut self.queues[q];
         let mut best = (u32::MAX, 0);
@@ -315,6 +344,7 @@ impl Port {
         }
         let p = queue.remove(best.1)?;
         self.queue_bytes[q] -= p.wire as u64;
+        self.queue_packets[q] -= 1;
         self.left(p);
         Some(p)
     }
@@ -336,6 +366,40 @@ impl Port {
         if p.kind == Kind::Data {
             self.stats.class_payload[p.class as usize % N_QUEUES] += p.len as u64;
         }
+    }
+}
+
+/// A task-FIFO port's queues ([`Port::set_task_fifo`]): per class, its
+/// packets by their flow's order, each flow's in arrival order.
+///
+/// Correctness properties: every sub-queue in `classes` is non-empty
+/// (`pop` removes one when it empties, keeping its buffer in `spare`); the
+/// packets of a class are those `Port::queue_packets` counts (checked
+/// against the scan in `task_fifo_matches_the_scan`).
+#[derive(Debug)]
+struct ByOrder {
+    order_of: fn(&Packet) -> u32,
+    classes: [BTreeMap<u32, VecDeque<Packet>>; N_QUEUES],
+    /// Emptied sub-queues, reused so that a flow's packets do not allocate.
+    spare: Vec<VecDeque<Packet>>,
+}
+
+impl ByOrder {
+    fn push(&mut self, q: usize, p: Packet) {
+        let spare = &mut self.spare;
+        self.classes[q]
+            .entry((self.order_of)(&p))
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push_back(p);
+    }
+
+    fn pop(&mut self, q: usize) -> Option<Packet> {
+        let mut first = self.classes[q].first_entry()?;
+        let p = first.get_mut().pop_front();
+        if first.get().is_empty() {
+            self.spare.push(first.remove());
+        }
+        p
     }
 }
 
@@ -395,6 +459,7 @@ impl SharedPool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// A data packet of `wire` bytes in class `class` (for other units'
     /// tests too).
@@ -433,6 +498,58 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(order, vec![0, 3, 2, 3, 1]);
         assert_eq!(p.queued_bytes(), 0);
+    }
+
+    /// One step of `task_fifo_matches_the_scan`: a packet of (flow, class,
+    /// wire bytes) offered to the port, or a dequeue.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Admit(u32, u8, u32),
+        Pop,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            3 => (0u32..12, 0u8..3, 41u32..1500).prop_map(|(f, c, w)| Step::Admit(f, c, w)),
+            2 => Just(Step::Pop),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// A task-FIFO port (its classes kept by flow order) gives every
+        /// packet the scan of a plain port gives, in the same order, and the
+        /// same counters; with a buffer small enough to drop and per-queue
+        /// ECN, so admission reads the per-class counts too.
+        #[test]
+        fn task_fifo_matches_the_scan(steps in proptest::collection::vec(step(), 1..200)) {
+            let order = |p: &Packet| p.flow / 3;
+            let new = || Port::new(1e9, 0, Some(Limit::Bytes(6000)), Some(Limit::Packets(3)), true);
+            let (mut slow, mut fast) = (new(), new());
+            fast.set_task_fifo(order);
+            for (seq, s) in steps.iter().enumerate() {
+                match *s {
+                    Step::Admit(flow, class, wire) => {
+                        let p = Packet { flow, seq: seq as u64, ..pkt(class, wire, true) };
+                        prop_assert_eq!(slow.admit(p), fast.admit(p));
+                    }
+                    Step::Pop => {
+                        let key = |p: Option<Packet>| p.map(|p| (p.flow, p.seq, p.class, p.ce));
+                        prop_assert_eq!(key(slow.pop_task_fifo(order)), key(fast.pop()));
+                    }
+                }
+                prop_assert_eq!(slow.queued_bytes(), fast.queued_bytes());
+                prop_assert_eq!(slow.queue_packets, fast.queue_packets);
+            }
+            let rest = |p: &mut Port, slow: bool| -> Vec<(u32, u64)> {
+                std::iter::from_fn(|| if slow { p.pop_task_fifo(order) } else { p.pop() })
+                    .map(|p| (p.flow, p.seq))
+                    .collect()
+            };
+            prop_assert_eq!(rest(&mut slow, true), rest(&mut fast, false));
+            prop_assert_eq!(slow.stats.tx_bytes, fast.stats.tx_bytes);
+        }
     }
 
     fn data(flow: u32, prio: u32) -> Packet {

@@ -47,7 +47,7 @@
 //! - Inside a class, flows are served first come, first served, one after
 //!   the other: the engine takes from a port's highest non-empty queue the
 //!   earliest-queued packet of the flow that came first (its index: task
-//!   release order, then the task's own order; `Port::pop_task_fifo`).
+//!   release order, then the task's own order; `Port::set_task_fifo`).
 //!   Algorithm 1 time-stamps each arriving flow, and "the first flow in the
 //!   highest non-empty priority queue is served" (IV-A2); III serves Fig.
 //!   2's flows "one by one". A FIFO packet queue would interleave them.
