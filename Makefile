@@ -10,7 +10,8 @@
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
 #               docs/reproductions/dcas.md (15-25 minutes on 2 idle cores, estimated)
 #   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md) at flow and packet level
-#               (2.5 minutes of CPU; 9 minutes on the shared 2 cores at load 7)
+#               (6.3 minutes of CPU; 12 minutes on the shared 2 cores at load 8-9, a rebuild of the
+#               packet crate included)
 #   make repro-karuna release build, then Karuna and PIAS (docs/reproductions/karuna.md) at flow and
 #               packet level (5 minutes of CPU; 11-14 minutes on the shared 2 cores at load 7-20)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
