@@ -298,7 +298,7 @@ def _causes_numbers(both: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-CAUSES_INTRO = """The three causes named below, each isolated by one change from the base runs above (same
+CAUSES_INTRO = """The three candidate causes, each isolated by one change from the base runs above (same
 tasks, seeds and transports; TAFE against D2TCP at both levels): **(a) deadlines**: every flow
 (CPU stages included) gets a deadline of {k:g} times its ideal time (its bytes alone at 1 Gbit/s),
 from its start, so D2TCP's imminence factor varies between flows (the paper states no deadline
