@@ -106,6 +106,7 @@ pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
         },
         STARVATION_PARAM,
         crate::host::karuna::REPACE_PARAM,
+        crate::host::karuna::LEAD_PARAM,
     ],
     needs: Needs {
         hints: &[Hint::FlowSizes],

@@ -53,6 +53,8 @@ HEADLINE_TYPE1 = (0.1, 0.3)
 #: paper's simulations (PIAS's and Karuna's, where every port of the fabric marks at K). The engine's
 #: default NIC (``host_queue=unbounded``) neither drops nor marks; the page measures both.
 HEADLINE_NIC = "host_queue=ecn:65"
+#: The host key `lead` tried on the headline's deadline runs: 3, 6 and 10 base RTTs (100 us each).
+LEADS = ("300us", "600us", "1ms")
 #: PIAS against DCTCP: flows per point and loads (PIAS 6.1.1: loads 0.5-0.8).
 PIAS_FLOWS = 1000
 PIAS_LOADS = (0.5, 0.8)
@@ -206,6 +208,13 @@ def headline(sizes_list: tuple[str, ...] = ("websearch", "datamining")) -> tuple
                     causes["karuna_miss_inf_buffer"] = float(m_inf["flow_deadline_miss_rate"])
                     causes["karuna_p95_inf_buffer"] = float(m_inf["fct_no_deadline_p95_s"])
                     causes["karuna_short_p95_inf_buffer"] = float(m_inf["fct_short_no_deadline_p95_s"])
+                    # One change each: the host's lead (how long before its deadline a flow aims
+                    # its last byte; the prototype's is about six base RTTs).
+                    for lead in LEADS:
+                        sl = Scheme(f"{s.packet};lead={lead}", f"{s.packet};lead={lead}")
+                        mk, _ = run_packet(w, sl, LEAF_SPINE, packet=HEADLINE_NIC)
+                        causes[f"karuna_miss_lead_{lead}"] = float(mk["flow_deadline_miss_rate"])
+                        causes[f"karuna_p95_lead_{lead}"] = float(mk["fct_no_deadline_p95_s"])
                     # One change each: MCP's ECN term on; the engine's default NIC (no marks).
                     for key, opt in (("mcp_ecn", f"{HEADLINE_NIC},mcp_ecn=on"), ("nic_plain", None)):
                         mk, _ = run_packet(w, s, LEAF_SPINE, packet=opt)
@@ -474,6 +483,11 @@ def _headline_numbers(h: pd.DataFrame, causes: dict[str, float]) -> dict[str, fl
     )
     out["miss_status"] = ("within 1.5x of it among the feasible" if out["feas_pkt"] <= 0.058 * 1.5
                           else "not within 1.5x of it among the feasible")
+    feasible = lambda m: max(0.0, (m - inf) / (1 - inf))  # noqa: E731
+    out["lead_runs"] = ", ".join(
+        f"{causes.get(f'karuna_miss_lead_{lead}', float('nan')):.1%} with `lead={lead}` "
+        f"({feasible(causes.get(f'karuna_miss_lead_{lead}', float('nan'))):.1%} of the feasible)"
+        for lead in LEADS)
     for key in ("mcp_ecn", "nic_plain"):
         out[f"miss_{key}"] = causes.get(f"karuna_miss_{key}", float("nan"))
         out[f"short_{key}"] = causes.get(f"karuna_short_p95_{key}", float("nan")) / MS
@@ -582,6 +596,16 @@ trip and queueing in class 0 make some late; the run with no loss at all (`buffe
   non-deadline flows {p95_mcp_ecn:.1f} ms). The term sends less than the deadline needs while the ports mark:
   the flows below class 0 gain, and more deadline flows end late. The headline keeps the prototype's
   window; with the term on, the miss rate moves away from the paper's and the p95 towards it.
+
+* *The lead.* `karuna`'s host aims a deadline flow's last byte one base RTT before its deadline
+  (`lead`, by default the RTT, 100 us), then at the deadline itself inside that RTT; the authors'
+  prototype aims about six RTTs early. A longer lead falls back to one RTT before the deadline once
+  inside it. `karuna` misses {miss_pkt:.1%} ({feas_pkt:.1%} of the feasible) with the default and
+  {lead_runs}: with about 200 deadline flows per run one flow is 0.5%, so the lead moves the miss
+  rate by no more than a few flows either way. What separates the miss rate from the paper's is the
+  {infeasible:.1%} of deadline flows that cannot meet their deadline even alone at line rate (exponential
+  deadlines of mean 10 ms whatever the flow's size, our reading of 2.2); of the others `karuna`
+  misses {feas_pkt:.1%} against the paper's 5.8% ({miss_status}).
 
 **Other flow / packet differences** (`*`). Short flows' p95 is higher at packet level under every
 scheme: a short flow starts in slow start from 10 segments and queues behind the packets of its class

@@ -50,6 +50,15 @@ pub const REPACE_PARAM: Param = Param {
     help: "host policy: how often a deadline flow's pacing rate is re-evaluated",
 };
 
+/// The host key `lead` of `karuna`.
+pub const LEAD_PARAM: Param = Param {
+    key: "lead",
+    kind: Kind::Duration,
+    default: "rtt",
+    unit: "",
+    help: "host policy: how long before its deadline a deadline flow aims to send its last byte",
+};
+
 /// One flow at this host.
 #[derive(Debug, Clone)]
 struct Flow {
@@ -82,9 +91,12 @@ pub struct KarunaHost {
     every: Dur,
     /// The pacing floor, bytes per second.
     floor: u64,
-    /// How long before its deadline a flow's last byte is to leave: one
-    /// base RTT, which covers its one-way trip to the receiver.
+    /// How long before its deadline a flow's last byte is to leave: by
+    /// default one base RTT, which covers its one-way trip to the receiver.
     lead: Dur,
+    /// The base RTT: once inside `lead`, a flow still aims one `rtt` before
+    /// its deadline, and inside that at the deadline itself.
+    rtt: Dur,
     starvation: Option<Dur>,
     flows: BTreeMap<u64, Flow>,
 }
@@ -92,7 +104,9 @@ pub struct KarunaHost {
 impl KarunaHost {
     /// The policy: `split` and `sieve` thresholds (bytes, ascending, at
     /// most 6 each), a deadline flow's rate re-evaluated every `every`,
-    /// its floor two segments per `rtt`, starvation after `starvation`.
+    /// its floor two segments per `rtt`, its last byte aimed one `rtt`
+    /// before the deadline ([`KarunaHost::with_lead`] for another lead),
+    /// starvation after `starvation`.
     pub fn new(
         split: &[u64],
         sieve: &[u64],
@@ -106,9 +120,17 @@ impl KarunaHost {
             every: Dur(every.0.max(1)),
             floor: (2.0 * SEGMENT * 1e9 / rtt.0.max(1) as f64) as u64,
             lead: rtt,
+            rtt,
             starvation,
             flows: BTreeMap::new(),
         }
+    }
+
+    /// The same policy aiming a deadline flow's last byte `lead` before its
+    /// deadline (the host key `lead`).
+    pub fn with_lead(mut self, lead: Dur) -> KarunaHost {
+        self.lead = lead;
+        self
     }
 
     /// The pacing floor, bytes per second.
@@ -130,13 +152,17 @@ impl KarunaHost {
 
     /// MCP's target for a type-1 flow at `now`: bytes left over time left,
     /// bytes per second, at least the floor (the floor past the deadline).
-    /// The time left ends one base RTT (`lead`) before the deadline, so that
-    /// the last byte, which leaves then, *arrives* by the deadline; inside
-    /// that last RTT it ends at the deadline itself.
+    /// The time left ends `lead` (by default one base RTT) before the
+    /// deadline, so that the last byte, which leaves then, *arrives* by the
+    /// deadline; inside the lead it ends one base RTT before the deadline,
+    /// and inside that last RTT at the deadline itself.
     fn mcp_rate(&self, f: &Flow, now: Time) -> u64 {
         let left = f.size.saturating_sub(f.sent);
-        let aim = Time(f.deadline.0.saturating_sub(self.lead.0));
-        let end = if aim > now { aim } else { f.deadline };
+        let end = [self.lead, self.rtt, Dur::ZERO]
+            .into_iter()
+            .map(|d| Time(f.deadline.0.saturating_sub(d.0)))
+            .find(|&aim| aim > now)
+            .unwrap_or(f.deadline);
         let need = if end > now {
             (u128::from(left) * 1_000_000_000 / u128::from((end - now).0)) as u64
         } else {
@@ -270,7 +296,8 @@ impl HostPolicy for KarunaHost {
 
 /// Builds it from the `karuna` scheduler's spec (`split`, `sieve`, `rtt`,
 /// `starvation`; `auto@LOAD` thresholds need the workload's flow sizes)
-/// and the host key `repace` (default: `rtt`).
+/// and the host keys `repace` (default: `rtt`) and `lead` (default: the
+/// host's base RTT).
 pub(crate) fn build(
     p: &Params<'_>,
     hints: &WorkloadHints,
@@ -281,13 +308,17 @@ pub(crate) fn build(
         .positive_dur("repace", "must be above 0")?
         .unwrap_or(c.rtt);
     let bytes = |t: &[f64]| t.iter().map(|&x| whole_bytes(x)).collect::<Vec<u64>>();
-    Ok(Box::new(KarunaHost::new(
-        &bytes(&c.split),
-        &bytes(&c.sieve),
-        every,
-        ctx.rtt,
-        c.starvation,
-    )))
+    let lead = p.dur("lead")?.unwrap_or(ctx.rtt);
+    Ok(Box::new(
+        KarunaHost::new(
+            &bytes(&c.split),
+            &bytes(&c.sieve),
+            every,
+            ctx.rtt,
+            c.starvation,
+        )
+        .with_lead(lead),
+    ))
 }
 
 #[cfg(test)]
@@ -367,6 +398,43 @@ mod tests {
         p.wake(Time::from_millis(1000), &NoView, &mut out);
         assert_eq!(p.marking(3).pace, Some(292_000));
         assert_eq!(p.limit(3), u64::MAX);
+    }
+
+    #[test]
+    fn a_longer_lead_aims_earlier() {
+        // 1 MB due at 0.5 s, its last byte to leave 60 ms (six RTTs of
+        // 10 ms) before: 10^6 B / 0.44 s.
+        let mut p = karuna(None).with_lead(Dur::from_millis(60));
+        let mut out = Effects::default();
+        let d = Dur::from_millis(500);
+        p.start(Time::ZERO, &flow(1, 1_000_000, true, Some(d)), &mut out);
+        assert_eq!(p.marking(1).pace, Some(2_272_727));
+        // Past the aim, the time left runs to one RTT before the deadline
+        // (10^6 B / 40 ms), then to the deadline itself (10^6 B / 5 ms).
+        p.wake(Time::from_millis(450), &NoView, &mut out);
+        assert_eq!(p.marking(1).pace, Some(25_000_000));
+        p.wake(Time::from_millis(495), &NoView, &mut out);
+        assert_eq!(p.marking(1).pace, Some(200_000_000));
+    }
+
+    #[test]
+    fn the_lead_is_a_host_key() {
+        use crate::registry::SchedulerSpec;
+        let spec = SchedulerSpec::parse("karuna:lead=600us").unwrap();
+        let ctx = HostContext {
+            host: 0,
+            n_hosts: 2,
+            nic_bps: 1e9,
+            rtt: Dur::from_micros(100),
+        };
+        let p = crate::host::build_host(&spec, &WorkloadHints::default(), &ctx).unwrap();
+        let k = p.as_any().downcast_ref::<KarunaHost>().unwrap();
+        assert_eq!(k.lead, Dur::from_micros(600));
+        let bad = SchedulerSpec::parse("karuna:lead=soon").unwrap();
+        let Err(err) = crate::host::build_host(&bad, &WorkloadHints::default(), &ctx) else {
+            panic!("lead=soon was taken");
+        };
+        assert!(err.to_string().contains("lead"), "{err}");
     }
 
     struct Stuck;
