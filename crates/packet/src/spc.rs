@@ -34,10 +34,12 @@
 //!   `F_k` are the demands and flows of class `k`, `A` the allocations of
 //!   every flow through the port.
 //! * **The header** (§4.4, "Header"): [`SpcHeader`], the task id, the
-//!   flow's demand and previous demand, the switch index, and per switch on
-//!   the path the AR and NR it grants and the AR it granted last time (the
-//!   paper's 26 bytes for at most 6 switches: [`MAX_HOPS`]). The receiver
-//!   echoes it on an ACK; the sender paces at the least AR of its path
+//!   flow's demand, the switch index, and per switch on the path the AR and
+//!   NR it grants and the demand and AR it holds from last time (the
+//!   paper's 26 bytes for at most 6 switches: [`MAX_HOPS`]; its one previous
+//!   demand is one per switch here, so that a request lost part way is
+//!   returned exactly by the next). It rides on a data packet or alone (the
+//!   engine's choice); the receiver echoes it on an ACK; the sender paces at the least AR of its path
 //!   ([`SpcHeader::min_ar`]) and sets its next demand from the least NR
 //!   (Algorithm 2, `coflowkit_sched::baraat::demand`), then sends the next
 //!   request with [`SpcHeader::next`].
@@ -57,8 +59,8 @@
 //!   [`SpcPort::on_arrival`] (the bytes for `y`); and [`SpcPort::queue_of`]
 //!   for the strict-priority queue its task's class maps to here, if the
 //!   engine keeps Baraat's classes in the 8 queues too;
-//! - per request (one forward packet per flow per RTT, carrying the
-//!   header): [`SpcPort::on_request`], which reads and writes the header and
+//! - per request (one forward packet per flow per RTT carrying the header,
+//!   a data packet or one of its own): [`SpcPort::on_request`], which reads and writes the header and
 //!   moves it to the next switch;
 //! - per interval (`SpcParams::interval_ps`, the paper's RTT, while the port
 //!   has tasks or traffic): [`SpcPort::tick`], which returns whether the
@@ -76,8 +78,9 @@
 //!   nothing. `D_k` and `A` exclude it (line 1 returned its share).
 //! - Classes change at once when a task arrives, leaves or turns heavy, not
 //!   at interval boundaries (the flow-level model fixes them per round).
-//! - A task none of whose flows made a request for [`STALE_INTERVALS`]
-//!   whole intervals is dropped with its demand and allocation (a lost FIN
+//! - A task none of whose flows made a request for
+//!   [`SpcParams::stale_intervals`] whole intervals (at least
+//!   [`STALE_INTERVALS`]) is dropped with its demand and allocation (a lost FIN
 //!   would otherwise hold its demand against every lower class forever). A
 //!   request of a task the port does not know counts as the flow's first.
 //! - What a request returns is subtracted from its own task's counters and
@@ -175,7 +178,8 @@ pub enum Request {
 }
 
 /// Baraat's SPC header (§4.4), carried by one forward packet per flow per
-/// RTT and echoed back to the sender by its receiver. Rates in bits/s.
+/// RTT (a data packet, or one of its own) and echoed back to the sender by
+/// its receiver. Rates in bits/s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SpcHeader {
     /// The task id (lower is served first).
