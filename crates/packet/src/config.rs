@@ -318,6 +318,15 @@ pub struct PacketConfig {
     /// Consecutive timeouts after which a pFabric flow probes (pFabric
     /// §4.2: 5).
     pub pfabric_probe_after: u32,
+    /// The longest a Baraat flow held with no nominal share (least AR and
+    /// NR 0) waits between its requests (`crate::engine`'s Baraat: the
+    /// wait doubles from one interval with each answer that holds it, up
+    /// to this, and is never below one interval).
+    pub spc_probe_max: Dur,
+    /// A sending Baraat flow's requests ride on its data packets and the
+    /// answers on their ACKs (true); false: every request and answer
+    /// travels alone, as a held flow's do.
+    pub spc_on_data: bool,
     /// How often a coordinator-driven scheduler (`aalo`, `varys`, `fair`:
     /// `crate::coordinator`) runs on the bytes the engine observed.
     pub coordinator_interval: Dur,
@@ -361,6 +370,8 @@ impl Default for PacketConfig {
             pfabric_rto: None,
             pfabric_init_cwnd: None,
             pfabric_probe_after: 5,
+            spc_probe_max: Dur(1_000_000),
+            spc_on_data: true,
             coordinator_interval: Dur(10_000_000),
             coordinator_delay: Dur::ZERO,
         }
@@ -471,6 +482,14 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "pfabric_probe_after",
         "consecutive timeouts before a pfabric flow probes (5)",
+    ),
+    (
+        "spc_probe_max",
+        "baraat: the longest a flow held with no nominal share (AR and NR 0) waits between requests; the wait doubles from one interval (rtt) while held (1ms)",
+    ),
+    (
+        "spc_header",
+        "baraat: data (a sending flow's requests ride on its data packets, the answers on ACKs) or alone (on packets of their own) (data)",
     ),
     (
         "coordinator_interval",
@@ -722,6 +741,14 @@ impl PacketConfig {
                 }
             }
             "pfabric_probe_after" => self.pfabric_probe_after = parse_u32(key, v, 1)?,
+            "spc_probe_max" => self.spc_probe_max = parse_dur(key, v)?,
+            "spc_header" => {
+                self.spc_on_data = match v.trim().to_ascii_lowercase().as_str() {
+                    "data" => true,
+                    "alone" => false,
+                    _ => return Err(bad(key, format!("'{v}': data or alone"))),
+                }
+            }
             "queue_trace" => {
                 self.queue_trace = if off(v) {
                     None

@@ -778,6 +778,7 @@ impl<'a> Engine<'a> {
                 (Kind::Data, Some(s)) => s.remaining().min(u32::MAX as u64) as u32,
                 _ => 0,
             },
+            spc: false,
         }
     }
 
@@ -805,7 +806,10 @@ impl<'a> Engine<'a> {
             if s.retransmit {
                 self.flows[f as usize].stats.retransmits += 1;
             }
-            let pkt = self.packet(f, Kind::Data, s.seq, s.len);
+            let mut pkt = self.packet(f, Kind::Data, s.seq, s.len);
+            if self.spc.is_some() {
+                self.spc_carry(f, &mut pkt);
+            }
             self.send(pkt);
             if self.hosts.is_some() {
                 kick |= self.host_sent(f, s);
@@ -922,13 +926,14 @@ impl<'a> Engine<'a> {
         if fl.delack_at == Some(self.now) {
             let ts = fl.delack_ts;
             let ce = fl.receiver.as_ref().is_some_and(|r| r.last_ce);
-            self.send_ack(f, ce, ts);
+            self.send_ack(f, ce, ts, false);
         }
     }
 
     /// The receiver acknowledges what it has, echoing `ece` and the
-    /// timestamp `ts`.
-    fn send_ack(&mut self, f: u32, ece: bool, ts: u64) {
+    /// timestamp `ts`, and with `spc` the answer to the Baraat request the
+    /// data packet it acknowledges carried.
+    fn send_ack(&mut self, f: u32, ece: bool, ts: u64, spc: bool) {
         let fl = &mut self.flows[f as usize];
         let r = fl.receiver.as_mut().expect("a receiver");
         r.pending = 0;
@@ -939,6 +944,10 @@ impl<'a> Engine<'a> {
         pkt.ece = ece;
         pkt.ts = ts;
         pkt.rate = echo;
+        if spc {
+            pkt.spc = true;
+            pkt.wire += SPC_HEADER_BYTES;
+        }
         self.send(pkt);
     }
 
@@ -969,26 +978,33 @@ impl<'a> Engine<'a> {
             Kind::Request => self.spc_echo(f),
             Kind::Echo => self.spc_feedback(f),
             Kind::Ack => {
-                let now = self.now;
-                let fl = &mut self.flows[f as usize];
-                let Some(s) = fl.sender.as_mut() else { return };
-                if s.done() {
-                    return;
-                }
-                let mut segs = std::mem::take(&mut self.segs);
-                segs.clear();
-                s.on_ack(now, pkt.seq, pkt.ece, pkt.ts, &mut segs);
-                if s.done() {
-                    s.rto_at = None;
-                }
-                let paced = s.is_paced();
-                self.transmit(f, &segs);
-                self.segs = segs;
-                if paced {
-                    self.repace(f, pkt.rate);
-                    self.pump(f);
+                self.on_ack(&pkt);
+                if pkt.spc {
+                    self.spc_feedback(f);
                 }
             }
+        }
+    }
+
+    fn on_ack(&mut self, pkt: &Packet) {
+        let (f, now) = (pkt.flow, self.now);
+        let fl = &mut self.flows[f as usize];
+        let Some(s) = fl.sender.as_mut() else { return };
+        if s.done() {
+            return;
+        }
+        let mut segs = std::mem::take(&mut self.segs);
+        segs.clear();
+        s.on_ack(now, pkt.seq, pkt.ece, pkt.ts, &mut segs);
+        if s.done() {
+            s.rto_at = None;
+        }
+        let paced = s.is_paced();
+        self.transmit(f, &segs);
+        self.segs = segs;
+        if paced {
+            self.repace(f, pkt.rate);
+            self.pump(f);
         }
     }
 
@@ -1006,13 +1022,14 @@ impl<'a> Engine<'a> {
         // A short segment counts as two: it is acknowledged at once.
         r.pending += if pkt.len >= mss { 1 } else { 2 };
         let complete = r.complete();
+        // A Baraat request is answered at once.
         let ack_now = match delack {
             None => true,
-            Some(_) => !in_order || ce_changed || r.pending >= 2 || complete,
+            Some(_) => !in_order || ce_changed || r.pending >= 2 || complete || pkt.spc,
         };
         if ack_now {
             // The ACK echoes this packet's timestamp and CE mark.
-            self.send_ack(f, pkt.ce, pkt.ts);
+            self.send_ack(f, pkt.ce, pkt.ts, pkt.spc);
         } else if fl.delack_at.is_none() {
             let at = self.now + ps(Time(delack.expect("delayed ACKs").0));
             fl.delack_at = Some(at);
@@ -1111,6 +1128,9 @@ impl<'a> Engine<'a> {
             self.spc_lost(pkt.flow);
         } else {
             self.flows[pkt.flow as usize].stats.drops += 1;
+            if pkt.spc {
+                self.spc_lost(pkt.flow);
+            }
         }
     }
 
@@ -1518,6 +1538,7 @@ impl Engine<'_> {
             rate: f32::INFINITY,
             rtt_ns: 0,
             prio: 0,
+            spc: false,
         };
         if from == to {
             self.push(self.now, Ev::Arrive(pkt));

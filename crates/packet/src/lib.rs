@@ -20,7 +20,8 @@
 //! pacing and congestion control, its control messages travel as packets;
 //! the seed systems' switch mechanisms run with them (TAFE's marking by
 //! task bytes, [`tafe`]; Baraat's Smart Priority Classes at every port,
-//! [`spc`], whose requests and echoes travel as packets). A compute stage
+//! [`spc`], whose header rides on data packets and ACKs, or alone for a
+//! held flow). A compute stage
 //! is refused with a one-line error.
 //!
 //! Time is integer picoseconds; a run is a pure function of its inputs

@@ -220,6 +220,7 @@ mod tests {
             rate: f32::INFINITY,
             rtt_ns: 0,
             prio,
+            spc: false,
         }
     }
 

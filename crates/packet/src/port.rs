@@ -79,6 +79,9 @@ pub struct Packet {
     /// was sent (32 bits, saturating: the packet does not grow), 0 for
     /// ACKs and handshake packets; lower is more urgent.
     pub prio: u32,
+    /// It carries its flow's Baraat SPC header (`crate::spc`): a data packet
+    /// the flow's request, an ACK the switches' answer to it.
+    pub spc: bool,
 }
 
 impl Packet {
@@ -479,6 +482,7 @@ pub(crate) mod tests {
             rate: f32::INFINITY,
             rtt_ns: 0,
             prio: 0,
+            spc: false,
         }
     }
 

@@ -34,10 +34,12 @@
 //!   `F_k` are the demands and flows of class `k`, `A` the allocations of
 //!   every flow through the port.
 //! * **The header** (§4.4, "Header"): [`SpcHeader`], the task id, the
-//!   flow's demand and previous demand, the switch index, and per switch on
-//!   the path the AR and NR it grants and the AR it granted last time (the
-//!   paper's 26 bytes for at most 6 switches: [`MAX_HOPS`]). The receiver
-//!   echoes it on an ACK; the sender paces at the least AR of its path
+//!   flow's demand, the switch index, and per switch on the path the AR and
+//!   NR it grants and the demand and AR it holds from last time (the
+//!   paper's 26 bytes for at most 6 switches: [`MAX_HOPS`]; its one previous
+//!   demand is one per switch here, so that a request lost part way is
+//!   returned exactly by the next). It rides on a data packet or alone (the
+//!   engine's choice); the receiver echoes it on an ACK; the sender paces at the least AR of its path
 //!   ([`SpcHeader::min_ar`]) and sets its next demand from the least NR
 //!   (Algorithm 2, `coflowkit_sched::baraat::demand`), then sends the next
 //!   request with [`SpcHeader::next`].
@@ -57,8 +59,8 @@
 //!   [`SpcPort::on_arrival`] (the bytes for `y`); and [`SpcPort::queue_of`]
 //!   for the strict-priority queue its task's class maps to here, if the
 //!   engine keeps Baraat's classes in the 8 queues too;
-//! - per request (one forward packet per flow per RTT, carrying the
-//!   header): [`SpcPort::on_request`], which reads and writes the header and
+//! - per request (one forward packet per flow per RTT carrying the header,
+//!   a data packet or one of its own): [`SpcPort::on_request`], which reads and writes the header and
 //!   moves it to the next switch;
 //! - per interval (`SpcParams::interval_ps`, the paper's RTT, while the port
 //!   has tasks or traffic): [`SpcPort::tick`], which returns whether the
@@ -76,8 +78,9 @@
 //!   nothing. `D_k` and `A` exclude it (line 1 returned its share).
 //! - Classes change at once when a task arrives, leaves or turns heavy, not
 //!   at interval boundaries (the flow-level model fixes them per round).
-//! - A task none of whose flows made a request for [`STALE_INTERVALS`]
-//!   whole intervals is dropped with its demand and allocation (a lost FIN
+//! - A task none of whose flows made a request for
+//!   [`SpcParams::stale_intervals`] whole intervals (at least
+//!   [`STALE_INTERVALS`]) is dropped with its demand and allocation (a lost FIN
 //!   would otherwise hold its demand against every lower class forever). A
 //!   request of a task the port does not know counts as the flow's first.
 //! - What a request returns is subtracted from its own task's counters and
@@ -112,7 +115,8 @@ pub const MAX_HOPS: usize = 6;
 /// The largest demand a request may ask, bits/s (2^48, 281 Tbit/s): larger
 /// ones are taken as this, so that the sums of many cannot overflow.
 pub const MAX_RATE: u64 = 1 << 48;
-/// Whole intervals without a request after which a task is dropped.
+/// Whole intervals without a request after which a task is dropped, at
+/// least ([`SpcParams::stale_intervals`]: more where flows ask less often).
 pub const STALE_INTERVALS: u64 = 2;
 /// The highest queue index a class maps to (the port's 8 queues).
 const LAST_QUEUE: u8 = crate::port::N_QUEUES as u8 - 1;
@@ -134,6 +138,10 @@ pub struct SpcParams {
     pub vc_gain: f64,
     /// The virtual capacity's ceiling, a multiple of `C` (1 or more).
     pub vc_max: f64,
+    /// Whole intervals without a request after which a port drops a task
+    /// (at least [`STALE_INTERVALS`]; longer than the longest a live flow
+    /// waits between requests).
+    pub stale_intervals: u64,
 }
 
 impl SpcParams {
@@ -152,6 +160,7 @@ impl SpcParams {
             share: c.share,
             vc_gain: c.vc_gain,
             vc_max: c.vc_max,
+            stale_intervals: STALE_INTERVALS,
         }
     }
 }
@@ -169,7 +178,8 @@ pub enum Request {
 }
 
 /// Baraat's SPC header (§4.4), carried by one forward packet per flow per
-/// RTT and echoed back to the sender by its receiver. Rates in bits/s.
+/// RTT (a data packet, or one of its own) and echoed back to the sender by
+/// its receiver. Rates in bits/s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SpcHeader {
     /// The task id (lower is served first).
@@ -180,8 +190,11 @@ pub struct SpcHeader {
     pub request: Request,
     /// The flow's demand for the next RTT (Algorithm 2).
     pub demand: u64,
-    /// The demand of its previous request (what line 1 returns).
-    pub prev_demand: u64,
+    /// The demand each switch holds for the flow from its previous request
+    /// (what line 1 returns there): the same for every switch, unless a
+    /// request was lost part way (our reading; the paper's header carries
+    /// one).
+    pub prev_demand: [u64; MAX_HOPS],
     /// The switch index: the next switch on the path to write feedback.
     pub hop: u8,
     /// The AR each switch granted the previous request (line 1 returns it).
@@ -200,7 +213,7 @@ impl SpcHeader {
             heavy,
             request: Request::First,
             demand,
-            prev_demand: 0,
+            prev_demand: [0; MAX_HOPS],
             hop: 0,
             prev_ar: [0; MAX_HOPS],
             ar: [0; MAX_HOPS],
@@ -227,15 +240,23 @@ impl SpcHeader {
         self.least(&self.nr)
     }
 
-    /// The request after this one's feedback came back: `demand` for the
-    /// next RTT, returning this one's demand and ARs.
+    /// The request after this one: `demand` for the next RTT, returning
+    /// to each switch what it holds. The switches this one reached hold its
+    /// demand and the ARs they wrote; those it did not reach (it was lost
+    /// on the way, `hop` short of the path) still hold the previous ones,
+    /// which this header still carries for them.
     pub fn next(&self, demand: u64) -> SpcHeader {
+        let reached = (self.hop as usize).min(MAX_HOPS);
+        let mut prev_ar = self.prev_ar;
+        let mut prev_demand = self.prev_demand;
+        prev_ar[..reached].copy_from_slice(&self.ar[..reached]);
+        prev_demand[..reached].fill(self.demand);
         SpcHeader {
             request: Request::Refresh,
             demand,
-            prev_demand: self.demand,
+            prev_demand,
             hop: 0,
-            prev_ar: self.ar,
+            prev_ar,
             ar: [0; MAX_HOPS],
             nr: [0; MAX_HOPS],
             ..*self
@@ -414,7 +435,7 @@ impl SpcPort {
         let known = self.find(h.task);
         if h.request == Request::Fin {
             if let Ok(i) = known {
-                self.give_back(i, h.prev_demand.min(MAX_RATE), h.prev_ar[hop]);
+                self.give_back(i, h.prev_demand[hop].min(MAX_RATE), h.prev_ar[hop]);
                 self.leave(i);
             }
             h.ar[hop] = 0;
@@ -424,7 +445,7 @@ impl SpcPort {
         // Line 1 (or the flow joins).
         let i = match known {
             Ok(i) if h.request == Request::Refresh => {
-                self.give_back(i, h.prev_demand.min(MAX_RATE), h.prev_ar[hop]);
+                self.give_back(i, h.prev_demand[hop].min(MAX_RATE), h.prev_ar[hop]);
                 i
             }
             Ok(i) => {
@@ -451,7 +472,7 @@ impl SpcPort {
     /// the port is idle (no task, nothing arrived, nothing queued, `Cv =
     /// C`), so its timer may stop.
     pub fn tick(&mut self, t_ps: u64, queued: u64, p: &SpcParams) -> bool {
-        self.expire();
+        self.expire(p.stale_intervals.max(STALE_INTERVALS));
         if p.vc_gain > 0.0 && t_ps > 0 {
             let per_s = |bytes: u64| (bytes as u128 * 8 * PS / t_ps as u128) as f64;
             let c = self.capacity as f64;
@@ -562,13 +583,13 @@ impl SpcPort {
         self.rebuild();
     }
 
-    /// Drops the tasks with no request for [`STALE_INTERVALS`] intervals.
-    fn expire(&mut self) {
+    /// Drops the tasks with no request for `stale` intervals.
+    fn expire(&mut self, stale: u64) {
         let now = self.epoch;
         let before = self.tasks.len();
         let mut freed = 0;
         self.tasks.retain(|t| {
-            let keep = now - t.seen < STALE_INTERVALS;
+            let keep = now - t.seen < stale;
             if !keep {
                 freed += t.alloc;
             }

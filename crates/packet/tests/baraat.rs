@@ -65,12 +65,19 @@ fn baraat_runs_by_its_host_policy() {
 ///
 /// With `threshold=inf` it is FIFO: task 0 holds the port (its 5 MB take
 /// 41.1 ms on the wire at 1 Gbit/s, plus the first request's round trip
-/// and the requests' share of the port), task 1 waits and then takes 8.2
-/// ms: about 49.6 ms (measured: 41.55 and 49.97 ms). With `threshold=2MB` task 0 turns heavy
+/// and the headers' share of the port), task 1 waits and then takes 8.2
+/// ms, once its flow learns that its turn has come: held with no nominal
+/// share, it asks after 1, 2, 4, 8 and then every 10 intervals
+/// (`spc_probe_max=1ms`), so up to 1 ms late (measured: 41.23 and 50.14
+/// ms; 41.55 and 49.97 when every request travelled alone and held flows
+/// asked every interval). Task 0's requests ride on its data packets
+/// (one per interval), task 1's go alone; with `spc_probe_max=0` task 1
+/// asks every interval. With `threshold=2MB` task 0 turns heavy
 /// at the port once it has reserved 2 MB there (160 grants of 12,500
 /// bytes: 16 ms in), and shares its class with task 1 from then: both at
-/// half the port, so task 1's 1 MB takes 16.4 ms more: about 32.6 ms
-/// (measured: 32.93 ms).
+/// half the port, so task 1's 1 MB takes 16.4 ms more: about 32.6 ms, and
+/// up to 1 ms more as task 1's held flow asks again (measured: 34.19 ms;
+/// 32.93 when it asked every interval).
 #[test]
 fn the_earlier_task_holds_the_link_until_it_turns_heavy_then_shares() {
     let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
@@ -95,16 +102,36 @@ fn the_earlier_task_holds_the_link_until_it_turns_heavy_then_shares() {
     let t0 = wire_ms(5_000_000);
     assert!(f[0] > t0 && f[0] < t0 + 0.6, "task 0 alone: {f:?}");
     let t1 = f[0] + wire_ms(1_000_000);
-    assert!(f[1] > t1 && f[1] < t1 + 0.6, "task 1 after it: {f:?}");
+    assert!(f[1] > t1 && f[1] < t1 + 1.2, "task 1 after it: {f:?}");
     let s = fifo.spc.unwrap();
     assert_eq!((s.heavy, s.expired, s.lost), (0, 0, 0));
-    // One request per flow per 100 us interval, and the FINs.
-    assert!(s.requests > (f[0] * 10.0) as u64, "{s:?}");
-    assert!(s.requests < ((f[0] + f[1]) * 10.0) as u64, "{s:?}");
+    // Task 0 asks once per 100 us interval while it sends, on its data
+    // (Algorithm 1 gets its demand from them: it holds the port); task 1,
+    // held for about 40 ms, asks alone about once per ms.
+    let alone = s.requests - s.carried;
+    assert!(s.carried + 10 > (f[0] * 10.0) as u64, "{s:?}");
+    assert!(s.carried < (f[1] * 10.0) as u64 + 20, "{s:?}");
+    assert!(alone < 60, "{alone} requests alone: {s:?}");
+    // Asking every interval while held, task 1 alone sends about 400.
+    let every = scheduled(
+        &fabric,
+        &w,
+        "baraat:threshold=inf",
+        "buffer=1MB,spc_probe_max=0",
+    );
+    let s = every.spc.unwrap();
+    let alone_every = s.requests - s.carried;
+    assert!(alone_every > 380, "{alone_every} requests alone: {s:?}");
+    let f_every = finish(&every);
+    assert!(f_every[1] < f[1], "{f_every:?} against {f:?}");
 
     let lm = scheduled(&fabric, &w, "baraat:threshold=2MB", "buffer=1MB");
     let f = finish(&lm);
-    assert!((f[1] - 32.6).abs() < 0.6, "task 1 shares from 16 ms: {f:?}");
+    // Task 1 shares from 16 ms, once it asks again (up to 1 ms later).
+    assert!(
+        f[1] > 32.0 && f[1] < 32.6 + 1.0 + 0.6,
+        "task 1 shares from 16 ms: {f:?}"
+    );
     // Task 0 ends with the port's total work, 6 MB on the wire.
     assert!(f[0] > wire_ms(6_000_000) && f[0] < wire_ms(6_000_000) + 1.0);
     let s = lm.spc.unwrap();
@@ -182,14 +209,16 @@ fn a_shuffle_with_mixed_bottlenecks_does_not_overfill_the_ports() {
 /// mean task completion time by almost 40% against RCP, whose optimized
 /// implementation the paper calls an upper bound for fair sharing.
 ///
-/// Here: one task takes 12.4 ms (13.0 ms beside 7 waiting tasks, whose
+/// Here: one task takes 13.2 ms (13.7 ms beside 7 waiting tasks, whose
 /// requests take their share of the port); tasks finish one after another
-/// (FIFO) 11.0 to 12.1 ms apart (9.9 ms on the wire and up to 2.2 RTTs to
+/// (FIFO) 10.7 to 12.9 ms apart (9.9 ms on the wire and up to 3 RTTs to
 /// switch: the next task's flows learn of the freed port at their next
-/// request); with 8 tasks the mean is 53.3 ms, 33% below the fair-sharing
+/// request); with 8 tasks the mean is 55.9 ms, 30% below the fair-sharing
 /// bound (every task finishing with the last, 8 x 9.9 ms on the wire, plus
-/// one RTT) and 31% below DCTCP (77.4 ms); this engine's RCP (114.9 ms,
-/// which drops and times out under this incast) would flatter it.
+/// one RTT) and 28% below DCTCP (77.4 ms); this engine's RCP (114.9 ms,
+/// which drops and times out under this incast) would flatter it. With
+/// every request on packets of its own (`spc_header=alone`, the first
+/// wiring) one task took 12.4 ms and the mean of 8 was 53.3 ms.
 #[test]
 fn fig7_batched_requests_finish_in_task_order_near_the_fifo_optimum() {
     let fabric = Fabric::big_switch(4, BitsPerSec(1e9)).unwrap();
@@ -204,15 +233,15 @@ fn fig7_batched_requests_finish_in_task_order_near_the_fifo_optimum() {
         // FIFO by task id: each task after the one before.
         assert!(b.windows(2).all(|p| p[0] < p[1]), "n={n}: {b:?}");
         // The paper's 12 ms for one task.
-        assert!(b[0] > task + 2.0 && b[0] < task + 3.5, "n={n}: {b:?}");
-        // Each later task within 2.5 RTTs of its transmission time.
+        assert!(b[0] > task + 2.0 && b[0] < task + 4.0, "n={n}: {b:?}");
+        // Each later task within 3.5 RTTs of its transmission time.
         for p in b.windows(2) {
-            assert!(p[1] - p[0] < task + 2.5, "n={n}: {b:?}");
+            assert!(p[1] - p[0] < task + 3.5, "n={n}: {b:?}");
         }
         let fair_bound = n as f64 * task + 1.0;
         let cut = 1.0 - mean(&b) / fair_bound;
         if n == 8 {
-            assert!(cut > 0.3, "n=8: {:.1}% below fair sharing", cut * 100.0);
+            assert!(cut > 0.25, "n=8: {:.1}% below fair sharing", cut * 100.0);
             let dctcp = ccts_ms(
                 &simulate(
                     &fabric,

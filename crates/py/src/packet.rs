@@ -249,6 +249,7 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
     }
     if let Some(s) = r.spc {
         sched.set_item("spc_requests", s.requests)?;
+        sched.set_item("spc_carried", s.carried)?;
         sched.set_item("spc_echoes", s.echoes)?;
         sched.set_item("spc_lost", s.lost)?;
         sched.set_item("spc_heavy", s.heavy)?;

@@ -54,17 +54,23 @@ SCHEMES = {
 }
 PACKET_NAME = {"fair": "RCP transport", "srpt": "pFabric", "stf": "coordinator", "fifo": "coordinator",
                "fifo-lm": "host policy, DCTCP", "baraat": "host policy + SPC", "baraat vc=0": "host policy + SPC"}
+#: Baraat's held flows ask every interval, as every flow did before issue 34's headers on data packets
+#: (the paper: the exchange "is repeated once every round trip time").
+HELD_EVERY_RTT = "spc_probe_max=0"
 #: One change each, packet level, every workload: label -> (spec, packet options).
 KNOBS = {
     "fair, no loss": ("rcp", "buffer=inf"),
     "baraat, no loss": ("baraat:threshold=p80;vc=0.5", "buffer=inf"),
     "baraat, rtt=1ms": ("baraat:threshold=p80;vc=0.5;rtt=1ms", None),
+    "baraat, every rtt": ("baraat:threshold=p80;vc=0.5", HELD_EVERY_RTT),
+    "baraat, alone": ("baraat:threshold=p80;vc=0.5", "spc_header=alone"),
     "fifo, 20us": ("fifo", "coordinator_interval=20us"),
 }
-#: Two more, kept apart (``baraat-packet-knobs.pkl``): without loss and, for RCP, without timeouts.
+#: More, kept apart (``baraat-packet-knobs.pkl``): without loss and, for RCP, without timeouts.
 MORE_KNOBS = {
     "fifo, no loss": ("fifo", f"{COORD},buffer=inf"),
     "fair, no loss, no timeout": ("rcp", "buffer=inf,min_rto=200ms,initial_rto=200ms"),
+    "baraat, alone, no loss": ("baraat:threshold=p80;vc=0.5", "spc_header=alone,buffer=inf"),
 }
 #: Fig. 7 (5.1, "Batched Requests"): one client reads 400 KB from each of three servers per task, n
 #: tasks at once, 1 Gbit/s, the testbed's 1 ms RTT (250 us per host link).
@@ -229,13 +235,15 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
         cells = []
         for label, base in (("fair, no loss", "fair"), ("fair, no loss, no timeout", "fair"),
                             ("fifo, 20us", "fifo"), ("fifo, no loss", "fifo"),
-                            ("baraat, no loss", "baraat"), ("baraat, rtt=1ms", "baraat")):
+                            ("baraat, no loss", "baraat"), ("baraat, rtt=1ms", "baraat"),
+                            ("baraat, every rtt", "baraat"), ("baraat, alone", "baraat")):
             k, b = _get(fig, sizes, label, "knob"), _get(fig, sizes, base, "packet")
             cells.append(f"{1e3 * _stat(b['cct'], 'p95'):.0f} -> {1e3 * _stat(k['cct'], 'p95'):.0f} "
                          f"({int(k['drops'])}/{int(k['timeouts'])})")
         rows.append([rg.SIZES[sizes]] + cells)
     out.append(rg.table(["workload", "RCP: no loss", "RCP: no loss, no RTO", "fifo: every 20us",
-                         "fifo: no loss", "baraat: no loss", "baraat: rtt=1ms"], rows))
+                         "fifo: no loss", "baraat: no loss", "baraat: rtt=1ms", "baraat: held ask every rtt",
+                         "baraat: requests alone"], rows))
     within = sum(not rg.gap(p, reduction(fig, z, o, st, "packet"))
                  for o in rg.TABLE4 for z in SIZES for p, st in zip(rg.TABLE4[o][z], STATS))
     out.append("\n" + FIGS_NOTE.format(**_numbers(fig), **control, within=within))
@@ -343,6 +351,9 @@ def _numbers(fig: pd.DataFrame) -> dict[str, float]:
         out[f"{sizes}_baraat_x"] = out[f"{sizes}_baraat_pkt"] / out[f"{sizes}_baraat_flow"]
         out[f"{sizes}_baraat_x1ms"] = out[f"{sizes}_baraat_rtt1ms"] / out[f"{sizes}_baraat_flow"]
         out[f"{sizes}_baraat_drops"] = float(_get(fig, sizes, "baraat", "packet")["drops"])
+        out[f"{sizes}_baraat_alone_drops"] = float(_get(fig, sizes, "baraat, alone", "knob")["drops"])
+        out[f"{sizes}_baraat_vc0_drops"] = float(_get(fig, sizes, "baraat vc=0", "packet")["drops"])
+        out[f"{sizes}_baraat_xnl"] = out[f"{sizes}_baraat_no_loss"] / out[f"{sizes}_baraat_flow"]
         out[f"{sizes}_red_fifo_pkt"] = reduction(fig, sizes, "fifo", "p95", "packet")
         out[f"{sizes}_red_fair_pkt"] = reduction(fig, sizes, "fair", "p95", "packet")
         out[f"{sizes}_red_srpt_pkt"] = reduction(fig, sizes, "srpt", "p95", "packet")
@@ -377,27 +388,38 @@ alone prints the tables.
 FIGS_NOTE = """**Packet level against flow level, and why** (the letters of the starred cells; each
 measured by the knob runs above, which change one thing each):
 
-- (d) **Baraat's requests: one request and one echo per flow per interval.** The packet-level
-  Baraat is far slower than its flow-level model: p95 {bing_baraat_pkt:.0f} against {bing_baraat_flow:.0f} ms on Bing,
-  {analytics_baraat_pkt:.0f} against {analytics_baraat_flow:.0f} on analytics, {uniform_baraat_pkt:.0f} against {uniform_baraat_flow:.0f} on uniform
-  tasks, and slower than every other scheme at packet level, where the flow-level column has it
-  level with FIFO. The cause is the model of the SPC header: here it rides on packets of its own
-  (66 bytes each way per flow per 100 us, 5.3 Mbit/s; docs/packet-engine.md), one per flow per
-  interval, held flows included, and the ports take the rate of that control traffic off the
-  capacity Algorithm 1 shares (at most half). At an aggregator with a few 40-flow tasks queued, the
-  requests alone are hundreds of Mbit/s of its 1 Gbit/s port, and every flow spends its first round
-  trip asking. Measured on the uniform run: {ctl:.0%} of the bytes sent on the hosts' downlinks (where
-  the aggregators receive) are not data (requests, echoes and ACKs; {ctl_rtt1ms:.0%} with `rtt=1ms`). With the interval at 1 ms (`rtt=1ms`: a tenth of the requests, and rates that move
-  10 times more slowly) Baraat's p95 falls to {bing_baraat_rtt1ms:.0f}, {analytics_baraat_rtt1ms:.0f} and {uniform_baraat_rtt1ms:.0f} ms, from
-  {bing_baraat_x:.1f}x, {analytics_baraat_x:.1f}x and {uniform_baraat_x:.1f}x its flow-level model's to {bing_baraat_x1ms:.2f}x,
-  {analytics_baraat_x1ms:.2f}x and {uniform_baraat_x1ms:.2f}x, and next to the
-  packet-level FIFO ({bing_fifo_pkt:.0f}, {analytics_fifo_pkt:.0f}, {uniform_fifo_pkt:.0f} ms). Losses are a smaller part: the
-  virtual capacity (`vc=0.5`) and stale ARs (a flow paces at its last AR until its next echo)
-  overfill ports ({bing_baraat_drops:.0f}, {analytics_baraat_drops:.0f} and {uniform_baraat_drops:.0f} drops); with no loss at all
-  (`buffer=inf`) the p95 is {bing_baraat_no_loss:.0f}, {analytics_baraat_no_loss:.0f} and {uniform_baraat_no_loss:.0f} ms. Without virtual capacity
-  (`baraat vc=0`) it is slower still. The paper's Baraat carries the header on data packets (4.4) and
-  its simulator "coarsely models" the protocol; a flow held at AR 0 has no data packet to carry it, so
-  piggybacking alone would not remove the held flows' requests (not built: docs/packet-engine.md).
+- (d) **Baraat's packet model: the SPC header, and losses.** Issue 34's first wiring sent every
+  flow's request and echo as packets of their own, one each per 100 us interval, held flows
+  included: 52% of the bytes on the uniform run's host downlinks (where the aggregators receive)
+  were not data, and Baraat's p95 was 2.6-6.8x its flow-level model's, behind every scheme. Now a
+  sending flow's request rides on its next data packet and the switches' answer on that packet's
+  ACK (4.3, Fig. 6a), and a flow held at AR 0, which has no data to carry it, asks alone: after an
+  interval while its least NR is above 0, and, while that is 0 too (the tasks above it take its
+  ports), after 1, 2, 4, ... intervals, at most 1 ms (`spc_probe_max`; docs/packet-engine.md). On
+  the uniform run {ctl:.0%} of the downlink bytes are not data ({ctl_rtt1ms:.0%} with `rtt=1ms`).
+  Baraat's p95 is {bing_baraat_pkt:.0f} against {bing_baraat_flow:.0f} ms on Bing, {analytics_baraat_pkt:.0f} against {analytics_baraat_flow:.0f} on analytics and
+  {uniform_baraat_pkt:.0f} against {uniform_baraat_flow:.0f} on uniform tasks ({bing_baraat_x:.1f}x, {analytics_baraat_x:.1f}x and {uniform_baraat_x:.1f}x). What is left,
+  by knob runs:
+  - **The held flows' requests** were most of the old cost: with held flows asking every interval
+    (`spc_probe_max=0`, the paper's "repeated once every round trip time") the control share is
+    {ctl_every_rtt:.0%} and the p95 {bing_baraat_every_rtt:.0f}, {analytics_baraat_every_rtt:.0f} and {uniform_baraat_every_rtt:.0f} ms, as before. With the back-off but every request
+    alone (`spc_header=alone`) it is {bing_baraat_alone:.0f}, {analytics_baraat_alone:.0f} and {uniform_baraat_alone:.0f} ms, a little below the data packets': without loss
+    the data packets do save (p95 {bing_baraat_alone_no_loss:.0f}, {analytics_baraat_alone_no_loss:.0f} and {uniform_baraat_alone_no_loss:.0f} ms alone against {bing_baraat_no_loss:.0f}, {analytics_baraat_no_loss:.0f} and {uniform_baraat_no_loss:.0f} on data
+    packets, both with `buffer=inf`; {ctl_alone:.0%} of the uniform run's downlink bytes are control
+    alone), but with loss the larger control traffic of requests alone comes off the capacity
+    Algorithm 1 shares, which tempers the virtual capacity's overcommit ({bing_baraat_alone_drops:.0f}, {analytics_baraat_alone_drops:.0f} and {uniform_baraat_alone_drops:.0f} drops
+    against {bing_baraat_drops:.0f}, {analytics_baraat_drops:.0f} and {uniform_baraat_drops:.0f}).
+  - **Losses** are now the largest part: the virtual capacity (`vc=0.5`: ARs that sum above the
+    link) and stale ARs (a flow paces at its last AR until its next answer) overfill ports
+    ({bing_baraat_drops:.0f}, {analytics_baraat_drops:.0f} and {uniform_baraat_drops:.0f} drops, and 10 ms timeouts). With no loss (`buffer=inf`) the p95 is
+    {bing_baraat_no_loss:.0f}, {analytics_baraat_no_loss:.0f} and {uniform_baraat_no_loss:.0f} ms, {bing_baraat_xnl:.2f}x, {analytics_baraat_xnl:.2f}x and {uniform_baraat_xnl:.2f}x the flow level. Without virtual capacity
+    (`baraat vc=0`: {bing_baraat_vc0_drops:.0f}, {analytics_baraat_vc0_drops:.0f} and {uniform_baraat_vc0_drops:.0f} drops) the packet-level p95 is {bing_baraat_vc0_pkt:.0f}, {analytics_baraat_vc0_pkt:.0f} and
+    {uniform_baraat_vc0_pkt:.0f} ms (flow level {bing_baraat_vc0_flow:.0f}, {analytics_baraat_vc0_flow:.0f}, {uniform_baraat_vc0_flow:.0f}): at packet level the virtual capacity's gain is
+    spent in losses.
+  - **The rest** (the no-loss runs against the flow level): headers (1500 bytes for 1460), the
+    first request's round trip before any data, the control traffic's share of the ports, and a
+    held flow learning of its turn up to 1 ms late; not split further. With `rtt=1ms` (a tenth of
+    the requests, rates that move 10 times more slowly) the p95 is {bing_baraat_rtt1ms:.0f}, {analytics_baraat_rtt1ms:.0f} and {uniform_baraat_rtt1ms:.0f} ms.
 - (c) **FIFO and STF through a coordinator, over DCTCP.** Each task is a 40-flow incast into its
   aggregator; DCTCP's 10-segment first windows overflow its 170 KB port and flows wait out 10 ms
   RTOs. Deciding every 20 us instead of 100 us changes nothing (p95 {bing_fifo_pkt:.0f} -> {bing_fifo_20us:.0f} ms on
@@ -419,15 +441,15 @@ measured by the knob runs above, which change one thing each):
   its design: 36 KB buffers, a fixed timeout of a few round trips).
 
 **Against the paper.** At packet level {within} of the 36 Table 4 cells are within 1.5x of the paper's
-reduction (as CCT ratios): the packet-level Baraat loses to every policy, by cause (d), a measured difference of our packet model
-(the SPC header as separate packets every 100 us) that the paper's simulator does not have. The
-flow-level column on the same tasks carries the comparison with the paper (its gaps: section 1);
-with `rtt=1ms` the packet-level Baraat comes back to the packet-level FIFO's tail, as the flow-level
-model has it.
+reduction (as CCT ratios; 2 with the first wiring's header). The packet-level Baraat beats the other
+policies' medians but for pFabric's, and loses at the tail (p95, p99) to every policy, by cause (d): losses under its virtual
+capacity first, then its control traffic and task switches, differences of our packet model that
+the paper's simulator ("coarsely models", with no loss) does not have. The flow-level column on the
+same tasks carries the comparison with the paper (its gaps: section 1).
 """
 
 FIG7_NOTE = """One task takes {one_pkt:.1f} ms at packet level (the paper: about 12 ms, 9.6 ms of transmission plus 2
-RTTs; RCP {one_rcp:.1f} ms). With 8 tasks Baraat's mean is {red8_pkt:.0f}% below this engine's RCP at packet level
+RTTs; RCP {one_rcp:.1f} ms; 12.4 ms with every request alone, `spc_header=alone`, docs/packet-engine.md). With 8 tasks Baraat's mean is {red8_pkt:.0f}% below this engine's RCP at packet level
 and {red8_flow:.0f}% below fair sharing at flow level (the paper: "almost 40%" against its optimized RCP,
 an upper bound for fair sharing), {red8_dctcp:.0f}% below DCTCP. The packet-level RCP drops and times out
 under this 24-flow incast, which flatters Baraat; the flow-level `fair` is the paper's ideal RCP.
@@ -438,9 +460,10 @@ it has reserved 2 MB (16 ms), then shares its class with the next task, B, both 
 so B's 1 MB ends at 32 ms (31 after its arrival); C waits behind {A, B} (a heavy task is multiplexed
 with the next task only, FIFO for the rest) and once B is done shares with A, ending at 48 ms (46
 after its arrival); A ends with the port's 7 MB at 56 ms. As FIFO (never heavy) A ends at 40 ms, B
-and C behind it at 48 and 56 (47 and 54 after their arrivals). The packet-level Baraat is within 5%
-of these in every case: headers (1500 bytes on the wire for 1460), the first request's round trip
-and the requests' share of the port. `fifo-lm` at packet level is its host policy: A turns heavy at
+and C behind it at 48 and 56 (47 and 54 after their arrivals). The packet-level Baraat is within 7%
+of these in every case: headers (1500 bytes on the wire for 1460), the first request's round trip,
+the requests' share of the port, and B's held flow learning up to 1 ms late that A turned heavy
+(`spc_probe_max`; within 5% when held flows asked every interval). `fifo-lm` at packet level is its host policy: A turns heavy at
 its own host (2 MB sent) and drops to the last class, and B and C, light and within one age quantum
 of each other, share a class over DCTCP, so C does not wait for B (31.4 ms, where FIFO-LM's order
 gives 46): the host-side reading of FIFO-LM in 8 queues has no "heavy shares with the next" and no
@@ -465,11 +488,14 @@ def run_all(store: Path, no_run: bool) -> dict[str, Any]:
 def control_share() -> dict[str, float]:
     """On uniform tasks, the share of the bytes sent on hosts' downlinks (where the aggregators
     receive) that are not data (requests, echoes, ACKs: headers of data packets counted as data,
-    one per 1,460 payload bytes), for ``baraat`` and for it with ``rtt=1ms``."""
+    one per 1,460 payload bytes), for ``baraat``, for it with ``rtt=1ms`` and with its held flows asking
+    every interval."""
     w, topo = table4_workload("uniform")
     out = {}
-    for key, spec in (("ctl", "baraat:threshold=p80;vc=0.5"), ("ctl_rtt1ms", "baraat:threshold=p80;vc=0.5;rtt=1ms")):
-        res = coflowkit.simulate(w, spec, engine="packet", progress=False, topology=topo)
+    base = "baraat:threshold=p80;vc=0.5"
+    for key, spec, opt in (("ctl", base, None), ("ctl_rtt1ms", f"{base};rtt=1ms", None),
+                           ("ctl_every_rtt", base, HELD_EVERY_RTT), ("ctl_alone", base, "spc_header=alone")):
+        res = coflowkit.simulate(w, spec, engine="packet", progress=False, topology=topo, packet=opt)
         ports = res.ports()
         down = ports[ports["name"].str.endswith("downlink")]
         payload = down[[f"class{i}_bytes" for i in range(8)]].to_numpy().sum()

@@ -676,8 +676,10 @@ LEFT = """
   other workflows) are not reproduced.
 - At packet level: Table 4 on 500 tasks per workload and one seed (not
   2,000 and two), single-stage tasks only; the workflows, thresholds and
-  computation sections are flow level only. The SPC header rides on
-  packets of its own, not on data packets (docs/packet-engine.md).
+  computation sections are flow level only. The packet-level Baraat's
+  p95 is still above its flow-level model's (the causes measured in "At
+  packet level"); the paper does not say how often a held flow asks, and
+  our back-off (`spc_probe_max`) is a choice (docs/packet-engine.md).
 """
 
 

@@ -274,7 +274,8 @@ class Results:
         ``marking_changes``, ``control_sent``, ``control_delivered``,
         ``control_dropped``, ``wakes``; with a coordinator
         ``coordinator_ticks``, ``coordinator_decisions``; with ``baraat`` also
-        ``spc_requests``, ``spc_echoes``, ``spc_lost`` (requests and echoes),
+        ``spc_requests``, ``spc_carried`` (of them, on data packets), ``spc_echoes``,
+        ``spc_lost`` (requests and answers),
         ``spc_heavy`` (tasks turned heavy, per port), ``spc_expired`` (tasks
         the ports dropped as stale); empty for a transport alone."""
         return {k: int(v) for k, v in dict(self._packet(scheduler).get("scheduler") or {}).items()}

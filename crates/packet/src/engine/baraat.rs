@@ -15,28 +15,62 @@
 //!   stops when `tick` says it is idle.
 //! - **Requests.** The header rides in a per-flow slot ([`Slot`]): one
 //!   request per flow is in flight at a time, so the packets that carry it
-//!   ([`Kind::Request`] forward, [`Kind::Echo`] back, each
-//!   [`SPC_HEADER_BYTES`] of payload plus headers, in class 0) only point
-//!   to it. A flow's first request leaves as it starts (with its policy's
-//!   first demand, its tag's task id and heavy flag); its data waits for
-//!   the first feedback. The receiver echoes the stamped header; at the
-//!   sender the policy hears the path's least AR and NR
-//!   (`HostPolicy::feedback`), paces at the AR and sets its next demand,
-//!   and the next request leaves one interval after the previous one left
-//!   (or at once, if the echo took longer): one request per flow per RTT.
+//!   only point to it (`Packet::spc`, and [`SPC_HEADER_BYTES`] more on the
+//!   wire). A flow's first request leaves as it starts, on a packet of its
+//!   own ([`Kind::Request`], as a SYN: its policy's first demand, its tag's
+//!   task id and heavy flag); its data waits for the first feedback. The
+//!   receiver echoes the stamped header; at the sender the policy hears the
+//!   path's least AR and NR (`HostPolicy::feedback`), paces at the AR and
+//!   sets its next demand. One interval after a request left (or when its
+//!   answer is back, if that took longer) the next is due:
+//!   - a flow its path lets send (least AR above 0) puts it on its next
+//!     data packet (Baraat 4.3, Fig. 6a: the task id and demand "are
+//!     passed to the next-hop switch in a packet header", and "the receiver
+//!     piggybacks the consolidated feedback on the acknowledgment
+//!     packets"): that packet is stamped at every port as a request is, its
+//!     receiver acknowledges it at once, and its ACK carries the answer
+//!     back. If no data packet leaves within an interval of the request
+//!     falling due (a slow pace, a host limit), it goes alone;
+//!   - a flow its path holds (least AR 0) has no data to carry it, and asks
+//!     alone ([`Kind::Request`] forward, [`Kind::Echo`] back, in class 0).
+//!     If its least NR is above 0 (it has a nominal share, which flows the
+//!     ports are preempting still hold: "the switch might have already
+//!     assigned bandwidth to a lower priority flow which needs to be
+//!     preempted before NR is available", 4.3.2) it asks again after an
+//!     interval. If its least NR is 0 too (the classes above it take every
+//!     port's capacity: it waits for their tasks to finish), the k-th
+//!     answer in a row that says so makes it wait `min(2^(k-1),
+//!     probe_max)` intervals (`probe_max`: `spc_probe_max`, 1 ms by default,
+//!     over the interval, at least 1): the paper says only that
+//!     the exchange "is repeated once every round trip time, until the
+//!     sender has no more data to send", which for the tasks queued at an
+//!     aggregator is most of its port (docs/reproductions/baraat.md). Such
+//!     a flow learns within `probe_max` intervals that its turn has come;
+//!     the ports drop a task as stale only after `probe_max + 2` intervals
+//!     without a request, and not before the retransmission timer's floor
+//!     (a request on a data packet may wait behind data).
+//!
+//!   With `spc_header=alone` every request travels alone, as a held flow's
+//!   (the engine's first wiring, kept to measure what the data packets
+//!   save).
+//!
+//!   A request on a data packet can be lost with it (a full buffer): the
+//!   ports before the loss hold the new demand and AR, those after the old
+//!   ones, and the next request returns to each what it holds
+//!   (`SpcHeader::next`); the next request is then due an interval later.
 //!   Once the sender has sent its last new byte, its next request is the
-//!   FIN, which returns its rates (at once, behind that byte, if no request
-//!   is in flight): the ports free them as the flow's last data passes,
-//!   not an RTT later with its last ACK (the paper does not say when; a
-//!   TCP FIN rides on the last segment). If the echo of a request in
-//!   flight then holds the flow (AR 0), it keeps asking, and the FIN
-//!   leaves with the first request its path grants (or once its receiver
-//!   has every byte): a lost packet may still be due, and a flow that had
-//!   returned its rates while held would wait for it forever. A
+//!   FIN, alone, which returns its rates (at once, behind that byte, if no
+//!   request is in flight): the ports free them as the flow's last data
+//!   passes, not an RTT later with its last ACK (the paper does not say
+//!   when; a TCP FIN rides on the last segment). If the answer to a
+//!   request in flight then holds the flow (AR 0), it keeps asking, and the
+//!   FIN leaves with the first request its path grants (or once its
+//!   receiver has every byte): a lost packet may still be due, and a flow
+//!   that had returned its rates while held would wait for it forever. A
 //!   retransmission after the FIN goes at the flow's last pace, which is
 //!   then above 0.
-//! - **Control traffic.** Requests, echoes and ACKs cross ports without an
-//!   AR: each interval, a port's `vcap` (the capacity Algorithm 1 shares)
+//! - **Control traffic.** Requests, echoes, ACKs and the header on data
+//!   packets cross ports without an AR: each interval, a port's `vcap` (the capacity Algorithm 1 shares)
 //!   is its capacity (or the virtual capacity's rule) less the rate at
 //!   which such packets arrived there in the interval before (at most half
 //!   of it). Without it the flows' ARs fill the link and these packets
@@ -52,20 +86,19 @@
 //!   the policy's pace 0).
 //!
 //! Our readings beyond the unit's (`crate::spc`, "Our readings"): requests
-//! and echoes are never dropped by a full buffer (`Packet::lossless`; a
-//! request lost part way would leave the ports behind it holding a demand
-//! and an AR that the next request cannot return, the header carrying one
-//! previous demand for every switch, and their leaked ARs can starve the
-//! very flows that hold them). Only a pFabric queue (which evicts by
-//! priority) can still lose one: it is then sent again one interval later
-//! as a refresh of the header as far as it was stamped, and a lost FIN is
-//! not sent again (the ports drop the task once none of its flows asks for
-//! [`crate::spc::STALE_INTERVALS`] intervals).
+//! and echoes that travel alone are never dropped by a full buffer
+//! (`Packet::lossless`: a first request lost part way would leave the
+//! ports after the loss without the flow in their counts, and a FIN lost
+//! part way would leave them holding its rates). Only a pFabric queue
+//! (which evicts by priority) can still lose one: it is then sent again
+//! one interval later as a refresh of the header as far as it was stamped,
+//! and a lost FIN is not sent again (the ports drop the task once none of
+//! its flows asks for `stale_intervals` intervals).
 
-use super::{Engine, Ev};
+use super::{ps, Engine, Ev};
 use crate::port::{Kind, Packet, N_QUEUES};
 use crate::spc::{Request, SpcHeader, SpcParams, SpcPort};
-use coflowkit_model::LinkKind;
+use coflowkit_model::{LinkKind, Time};
 use coflowkit_sched::host::{HostView, PathRates};
 
 /// Payload bytes of a request or an echo: the SPC header (Baraat 4.4).
@@ -87,6 +120,8 @@ fn data_queue(q: Option<u8>) -> u8 {
 pub struct SpcRunStats {
     /// Requests sent (FINs included).
     pub requests: u64,
+    /// Of them, carried on data packets (the rest went alone).
+    pub carried: u64,
     /// Echoes that reached their sender.
     pub echoes: u64,
     /// Requests and echoes dropped by full queues.
@@ -114,11 +149,22 @@ pub(crate) struct Slot {
     done: bool,
     /// Its FIN has left.
     fin_sent: bool,
+    /// A request is due and waits for a data packet to carry it (until
+    /// `due`, when it goes alone).
+    carry: bool,
+    /// The answers in a row that held it with no nominal share (least AR
+    /// and least NR 0).
+    held: u32,
 }
 
 /// The engine's Baraat state.
 pub(crate) struct Spc {
     params: SpcParams,
+    /// A sending flow's requests ride on its data (`spc_header=data`).
+    on_data: bool,
+    /// The most intervals a held flow waits between requests
+    /// (`spc_probe_max` over the interval, at least 1).
+    probe_max: u32,
     /// By link; `None` for a CPU.
     ports: Vec<Option<SpcPort>>,
     running: Vec<bool>,
@@ -145,7 +191,21 @@ impl Engine<'_> {
     /// Runs Baraat's Smart Priority Classes with `params` at every port,
     /// if given (a host-policy run of `baraat`).
     pub fn with_spc(mut self, params: Option<SpcParams>) -> Self {
-        let Some(params) = params else { return self };
+        let Some(mut params) = params else {
+            return self;
+        };
+        let interval = params.interval_ps.max(1);
+        let probe_max =
+            (ps(Time(self.cfg.spc_probe_max.0)) / interval).clamp(1, u64::from(u32::MAX)) as u32;
+        // A live flow asks at least every `probe_max` intervals (held), and
+        // a request on a data packet may wait behind data on its way: its
+        // task is not stale at a port before two intervals more, nor before
+        // the retransmission timer's floor.
+        let rto = ps(Time(self.cfg.min_rto.0)).div_ceil(interval);
+        params.stale_intervals = params
+            .stale_intervals
+            .max(u64::from(probe_max) + 2)
+            .max(rto);
         let ports: Vec<Option<SpcPort>> = self
             .fabric
             .links()
@@ -158,6 +218,8 @@ impl Engine<'_> {
         let n = ports.len();
         self.spc = Some(Box::new(Spc {
             params,
+            on_data: self.cfg.spc_on_data,
+            probe_max,
             ports,
             running: vec![false; n],
             uncovered: vec![0; n],
@@ -228,10 +290,12 @@ impl Engine<'_> {
             return;
         };
         sp.on_arrival(pkt.wire);
-        if pkt.kind != Kind::Data {
-            spc.uncovered[port as usize] += u64::from(pkt.wire);
-        }
-        if pkt.kind == Kind::Request {
+        spc.uncovered[port as usize] += match pkt.kind {
+            Kind::Data if pkt.spc => u64::from(SPC_HEADER_BYTES),
+            Kind::Data => 0,
+            _ => u64::from(pkt.wire),
+        };
+        if pkt.kind == Kind::Request || (pkt.kind == Kind::Data && pkt.spc) {
             if let Some(h) = spc.flows[pkt.flow as usize].header.as_mut() {
                 sp.on_request(h, &spc.params);
             }
@@ -301,6 +365,13 @@ impl Engine<'_> {
         let min_ar = h.min_ar();
         let open = min_ar > 0;
         let was_open = std::mem::replace(&mut slot.open, open);
+        // Held with no nominal share (the classes above take every port
+        // on the path), it waits for them to finish: it backs off.
+        slot.held = if open || h.min_nr() > 0 {
+            0
+        } else {
+            slot.held.saturating_add(1)
+        };
         let fl = &self.flows[f as usize];
         let unacked = Unacked(fl.sender.as_ref().map_or(0, |s| s.remaining()));
         let rates = PathRates {
@@ -317,13 +388,19 @@ impl Engine<'_> {
         self.spc_next(f);
     }
 
-    /// Flow `f`'s next request: now if an interval has passed since the
-    /// last one left, else when it has.
+    /// Flow `f`'s next request: now if its wait since the last one left
+    /// has passed, else when it has. The wait is an interval, or, for a
+    /// flow held with no nominal share `k` answers in a row,
+    /// `min(2^(k-1), probe_max)` intervals.
     fn spc_next(&mut self, f: u32) {
         let now = self.now;
         let spc = self.spc.as_mut().expect("spc");
         let slot = &mut spc.flows[f as usize];
-        let at = now.max(slot.sent_ps + spc.params.interval_ps);
+        let wait = match slot.held {
+            0 => 1,
+            k => (1u64 << (k - 1).min(31)).min(u64::from(spc.probe_max)),
+        };
+        let at = now.max(slot.sent_ps + spc.params.interval_ps.saturating_mul(wait));
         if at == now {
             slot.due = None;
             self.spc_request(f);
@@ -343,33 +420,77 @@ impl Engine<'_> {
         }
     }
 
-    /// Flow `f`'s next request leaves (or its FIN).
+    /// Flow `f`'s next request is due: a flow that may send waits up to an
+    /// interval for a data packet to carry it; otherwise (held, done, or
+    /// that interval passed) it leaves alone, or as the FIN.
     fn spc_request(&mut self, f: u32) {
+        let now = self.now;
         let spc = self.spc.as_mut().expect("spc");
+        let interval = spc.params.interval_ps.max(1);
+        let on_data = spc.on_data;
         let slot = &mut spc.flows[f as usize];
         let Some(h) = slot.header else { return };
         if slot.in_flight || slot.fin_sent {
             return;
         }
         let (done, open) = (slot.done, slot.open);
-        let fl = &self.flows[f as usize];
         // A flow whose sender has sent its last new byte returns its rates
         // once its path grants it again (or its receiver has every byte):
         // held, it still asks, as a retransmission may be due.
-        if done && (open || fl.finish.is_some()) {
+        if done && (open || self.flows[f as usize].finish.is_some()) {
+            slot.carry = false;
             self.spc_send(f, h.fin());
             return;
         }
-        // A flow its policy has let go (its receiver has every byte, its
-        // last ACK is on the way) asks its last demand again; the heavy
-        // flag is its tag's now.
+        if on_data && open && !done && !slot.carry {
+            slot.carry = true;
+            slot.due = Some(now + interval);
+            self.push(now + interval, Ev::SpcRequest(f));
+            return;
+        }
+        slot.carry = false;
+        let next = self.spc_next_header(f, &h);
+        self.spc_send(f, next);
+    }
+
+    /// The request after `h` for flow `f`: its policy's demand now (a flow
+    /// its policy has let go, its receiver having every byte and its last
+    /// ACK on the way, asks its last demand again) and its tag's heavy flag.
+    fn spc_next_header(&self, f: u32, h: &SpcHeader) -> SpcHeader {
+        let fl = &self.flows[f as usize];
         let demand = self
             .hosts
             .as_ref()
             .and_then(|hosts| hosts.policies[fl.src as usize].demand(f as u64));
         let mut next = h.next(demand.unwrap_or(h.demand));
         next.heavy = fl.task.is_some_and(|t| t.heavy);
-        self.spc_send(f, next);
+        next
+    }
+
+    /// Flow `f`'s data packet `pkt` is about to leave: it carries the
+    /// flow's next request if one waits for it, unless it ends the flow's
+    /// bytes (its FIN follows it at once instead).
+    pub(super) fn spc_carry(&mut self, f: u32, pkt: &mut Packet) {
+        let spc = self.spc.as_ref().expect("spc");
+        let slot = &spc.flows[f as usize];
+        let Some(h) = slot.header else { return };
+        let last = pkt.seq + u64::from(pkt.len) >= self.flows[f as usize].bytes;
+        if !slot.carry || slot.in_flight || slot.fin_sent || last {
+            return;
+        }
+        let next = self.spc_next_header(f, &h);
+        let now = self.now;
+        let spc = self.spc.as_mut().expect("spc");
+        let slot = &mut spc.flows[f as usize];
+        slot.header = Some(next);
+        slot.carry = false;
+        slot.due = None;
+        slot.in_flight = true;
+        slot.sent_ps = now;
+        spc.stats.requests += 1;
+        spc.stats.carried += 1;
+        pkt.spc = true;
+        pkt.wire += SPC_HEADER_BYTES;
     }
 
     /// Flow `f`'s sender has sent its last new byte: its FIN leaves now
@@ -385,14 +506,16 @@ impl Engine<'_> {
         match slot.header {
             Some(h) if !slot.in_flight && !slot.fin_sent && slot.open => {
                 slot.due = None;
+                slot.carry = false;
                 self.spc_send(f, h.fin());
             }
             _ => {}
         }
     }
 
-    /// A queue dropped flow `f`'s request or echo: the next request leaves
-    /// one interval later (a FIN is not sent again).
+    /// A queue dropped flow `f`'s request or its answer (alone, or on a
+    /// data packet or an ACK): the next request is due one interval later
+    /// (a FIN is not sent again).
     pub(super) fn spc_lost(&mut self, f: u32) {
         let now = self.now;
         let spc = self.spc.as_mut().expect("spc");

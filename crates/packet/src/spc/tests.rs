@@ -15,6 +15,7 @@ fn params(heavy_bytes: u64) -> SpcParams {
         share: Share::Equal,
         vc_gain: 0.0,
         vc_max: 10.0,
+        stale_intervals: STALE_INTERVALS,
     }
 }
 
@@ -71,6 +72,45 @@ fn two_tasks_on_one_port_by_hand() {
     through(&mut [&mut port], b.fin(), &p);
     assert_eq!((port.n_tasks(), port.allocated()), (0, 0));
     assert!(port.tick(T, 0, &p));
+}
+
+#[test]
+fn a_request_lost_part_way_is_returned_exactly_by_the_next() {
+    // Two ports in a row, 10G each; flow a of task 1 and flow b of task 2.
+    let p = params(u64::MAX);
+    let (mut up, mut down) = (SpcPort::new(10 * G), SpcPort::new(10 * G));
+    let a = through(
+        &mut [&mut up, &mut down],
+        SpcHeader::first(1, false, 4 * G),
+        &p,
+    );
+    let b = through(
+        &mut [&mut up, &mut down],
+        SpcHeader::first(2, false, 2 * G),
+        &p,
+    );
+    assert_eq!(
+        (a.ar, b.ar),
+        ([4 * G, 4 * G, 0, 0, 0, 0], [2 * G, 2 * G, 0, 0, 0, 0])
+    );
+    // a's next request (6G) crosses `up` and is lost before `down`: `up`
+    // holds 6G for it, `down` still 4G.
+    let lost = through(&mut [&mut up], a.next(6 * G), &p);
+    assert_eq!(lost.hop, 1);
+    assert_eq!((up.allocated(), down.allocated()), (8 * G, 6 * G));
+    // The one after returns to each port what it holds: 6G to `up`, 4G to
+    // `down` (a header with one previous demand would return 6G to both).
+    let again = lost.next(3 * G);
+    assert_eq!(again.prev_demand[..2], [6 * G, 4 * G]);
+    assert_eq!(again.prev_ar[..2], [6 * G, 4 * G]);
+    let a = through(&mut [&mut up, &mut down], again, &p);
+    assert_eq!(a.ar[..2], [3 * G, 3 * G]);
+    assert_eq!((up.allocated(), down.allocated()), (5 * G, 5 * G));
+    // Both FINs empty both ports: nothing leaked.
+    through(&mut [&mut up, &mut down], a.fin(), &p);
+    through(&mut [&mut up, &mut down], b.fin(), &p);
+    assert_eq!((up.n_tasks(), down.n_tasks()), (0, 0));
+    assert_eq!((up.allocated(), down.allocated()), (0, 0));
 }
 
 /// Registers a flow of each task in `ids` (demand 0).
@@ -312,7 +352,7 @@ impl Reference {
         let known = self.tasks.contains_key(&h.task);
         if h.request == Request::Fin {
             if let Some(t) = self.tasks.get_mut(&h.task) {
-                t.0 -= h.prev_demand.min(t.0);
+                t.0 -= h.prev_demand[hop].min(t.0);
                 t.1 -= h.prev_ar[hop].min(t.1);
                 t.2 -= 1;
                 if t.2 == 0 {
@@ -329,7 +369,7 @@ impl Reference {
             .entry(h.task)
             .or_insert((0, 0, 0, 0, false, epoch));
         if known && h.request == Request::Refresh {
-            t.0 -= h.prev_demand.min(t.0);
+            t.0 -= h.prev_demand[hop].min(t.0);
             t.1 -= h.prev_ar[hop].min(t.1);
         } else {
             t.2 += 1;

@@ -10,7 +10,9 @@
 //!   side; the switches also judge heaviness from the bytes they reserved,
 //!   and a task is heavy at a port once either says so).
 //! - **Requests** (4.3.3, Algorithm 2): each flow asks the switches on its
-//!   path for a rate once per interval (the spec's `rtt`); its first demand
+//!   path for a rate once per interval (the spec's `rtt`; the packet engine
+//!   carries the request on a data packet, and lets a held flow ask less
+//!   often: `coflowkit_packet`'s `spc_probe_max`); its first demand
 //!   is `min(NIC rate, size / rtt)`, and after each feedback
 //!   `min(NIC rate, buffered / rtt)`, lowered to `MinNR + delta` when the
 //!   least NR is below the demand the feedback answered (the flow is
