@@ -46,8 +46,14 @@
 //! `karuna` and `pias` keep each queue's flows grouped by path from one
 //! event to the next and re-read a flow's queue only when it started or
 //! its demand's clock says it may have reached its threshold
-//! (`QueueDemands`); the result is the full walk's, bit for bit (the
-//! reference suite and FB2010's per-coflow CCTs check it).
+//! (`QueueDemands`). A queue whose demands and residual (on its links) did
+//! not change keeps its last solve; the last queue, where FB2010's long
+//! flows all end up, is a port-count matrix solved as `fair` solves the big
+//! switch (`LastQueue`). The upper queues are the full walk's, bit for bit;
+//! the last queue's rates are the same max-min rates up to float rounding
+//! (debug builds check each against `MaxMin`; the reference suite and
+//! FB2010's per-coflow CCTs, identical on its first 200 coflows, check the
+//! whole).
 //!
 //! `pias` is this scheduler with every flow type 3 and 8 queues for them
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and
@@ -652,11 +658,12 @@ const CLOCK_SLACK: f64 = 1.0;
 /// only of the members whose reading the clock has passed (less a byte of
 /// slack), and the earliest threshold crossing of a demand only of its
 /// members within a byte or two of its least reading. What they read is
-/// what the full walk reads, so the queues, rates and timer are its own,
-/// bit for bit. The queues are solved as [`Core::decide`] solves them, bit
-/// for bit: no demand has a cap here, and [`MaxMin::set_one_by_one`] takes a
-/// demand's use flow by flow, so a path's flows pushed as one demand get
-/// what they get pushed apart.
+/// what the full walk reads, so the queues and timer are its own. The
+/// queues but the last are solved as [`Core::decide`] solves them, bit
+/// for bit (or replayed, [`KeptSolve`]): no demand has a cap here, and
+/// [`MaxMin::set_one_by_one`] takes a demand's use flow by flow, so a
+/// path's flows pushed as one demand get what they get pushed apart. The
+/// last queue is [`LastQueue`].
 #[derive(Debug, Default)]
 struct QueueDemands {
     // Per flow: its demand (NONE: not in one) and its place in its members.
