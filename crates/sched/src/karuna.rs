@@ -606,8 +606,11 @@ struct Demand {
     n_sieved: u32,
     // Position in `QueueDemands::by_queue[queue]`.
     at: u32,
-    // The (ingress, egress) ports of its path, if it is one of those two.
+    // The (ingress, egress) ports of its path, if it is one of those two,
+    // and its places in `LastQueue::by_up` and `by_down` (last queue only).
     ends: Option<(u32, u32)>,
+    up_at: u32,
+    down_at: u32,
     // Bytes each member has sent since the demand was made, as of `v_time`
     // (every member sends at `rate`): the demand's clock.
     v: f64,
@@ -712,6 +715,16 @@ struct LastQueue {
     down: Vec<f64>,
     up_level: Vec<f64>,
     down_level: Vec<f64>,
+    // The levels of the last solve, and whether every demand's rate is
+    // their min (false: rate every demand at the next solve).
+    prev_up: Vec<f64>,
+    prev_down: Vec<f64>,
+    rated: bool,
+    // The queue's demands on the grid by ingress and by egress port, and
+    // those made since the last solve.
+    by_up: Vec<Vec<u32>>,
+    by_down: Vec<Vec<u32>>,
+    made: Vec<u32>,
 }
 
 impl LastQueue {
@@ -816,6 +829,21 @@ impl QueueDemands {
             self.slot[g as usize] = i as u32;
         }
         if dm.members.is_empty() {
+            if dm.queue as usize == QUEUES - 1 {
+                if let Some((s, t)) = dm.ends {
+                    let (ua, da) = (dm.up_at as usize, dm.down_at as usize);
+                    let last = &mut self.last;
+                    last.by_up[s as usize].swap_remove(ua);
+                    if let Some(&e) = last.by_up[s as usize].get(ua) {
+                        self.demands[e as usize].up_at = ua as u32;
+                    }
+                    last.by_down[t as usize].swap_remove(da);
+                    if let Some(&e) = last.by_down[t as usize].get(da) {
+                        self.demands[e as usize].down_at = da as u32;
+                    }
+                }
+            }
+            let dm = &self.demands[d as usize];
             let (q, at) = (dm.queue as usize, dm.at as usize);
             self.index[dm.path as usize * QUEUES + q] = NONE;
             self.by_queue[q].swap_remove(at);
@@ -852,6 +880,14 @@ impl QueueDemands {
             dm.queue = queue;
             dm.path = path;
             dm.ends = ends;
+            if let (Some((s, t)), true) = (ends, queue as usize == QUEUES - 1) {
+                let last = &mut self.last;
+                dm.up_at = last.by_up[s as usize].len() as u32;
+                dm.down_at = last.by_down[t as usize].len() as u32;
+                last.by_up[s as usize].push(d);
+                last.by_down[t as usize].push(d);
+                last.made.push(d);
+            }
             dm.rate = f64::NAN;
             dm.at = q.len() as u32;
             dm.v = 0.0;
@@ -955,10 +991,14 @@ impl QueueDemands {
             &mut last.down_level,
         );
         let qu = QUEUES - 1;
-        for &d in &self.by_queue[qu] {
+        let (up, down) = (&last.up_level, &last.down_level);
+        let mut rate = |d: u32| {
             let dm = &mut self.demands[d as usize];
+            if dm.queue as usize != qu || dm.members.is_empty() {
+                return; // freed (or made again elsewhere) since it was listed
+            }
             let (s, t) = dm.ends.expect("no member off the grid");
-            let r = last.up_level[s as usize].min(last.down_level[t as usize]);
+            let r = up[s as usize].min(down[t as usize]);
             if dm.rate.to_bits() != r.to_bits() {
                 dm.v = dm.clock(now);
                 dm.v_time = now;
@@ -967,7 +1007,29 @@ impl QueueDemands {
                     out.set_rate(f, r);
                 }
             }
+        };
+        if last.rated {
+            // Only a demand at a port whose level moved, or a new one, can
+            // have another rate.
+            let moved = |a: &f64, b: &f64| a.to_bits() != b.to_bits();
+            for (p, (a, b)) in up.iter().zip(&last.prev_up).enumerate() {
+                if moved(a, b) {
+                    last.by_up[p].iter().for_each(|&d| rate(d));
+                }
+            }
+            for (p, (a, b)) in down.iter().zip(&last.prev_down).enumerate() {
+                if moved(a, b) {
+                    last.by_down[p].iter().for_each(|&d| rate(d));
+                }
+            }
+            last.made.iter().for_each(|&d| rate(d));
+        } else {
+            self.by_queue[qu].iter().for_each(|&d| rate(d));
         }
+        last.made.clear();
+        last.rated = true;
+        last.prev_up.clone_from(up);
+        last.prev_down.clone_from(down);
         #[cfg(debug_assertions)]
         self.check_last(obs);
     }
@@ -986,8 +1048,14 @@ impl QueueDemands {
         }
         let mut residual = self.residual.clone();
         let rates = solver.solve(&mut residual);
+        let last = &self.last;
         for (&d, &want) in self.by_queue[qu].iter().zip(rates) {
-            let got = self.demands[d as usize].rate;
+            let dm = &self.demands[d as usize];
+            let got = dm.rate;
+            // The re-rating of moved ports only: as rating every demand.
+            let (s, t) = dm.ends.expect("on the grid");
+            let all = last.up_level[s as usize].min(last.down_level[t as usize]);
+            assert_eq!(got.to_bits(), all.to_bits(), "last queue: a stale rate");
             let tol = 1e-3 + 1e-9 * want.abs();
             assert!(
                 (got - want).abs() <= tol,
@@ -1021,6 +1089,11 @@ impl Core {
         if q.last.solver.is_none() {
             let n = obs.fabric().n_hosts() as usize;
             q.last.solver = Some(BipartiteMaxMin::new(n, n));
+            q.last.by_up = vec![vec![]; n];
+            q.last.by_down = vec![vec![]; n];
+        }
+        if fresh {
+            q.last.rated = false;
         }
         let started: &[FlowIdx] = if fresh {
             for &f in obs.active_flows() {
@@ -1106,6 +1179,9 @@ impl Core {
             if qu == QUEUES - 1 && q.last.off_grid == 0 {
                 q.solve_last(now, &obs, out);
                 continue;
+            }
+            if qu == QUEUES - 1 {
+                q.last.rated = false;
             }
             #[cfg(debug_assertions)]
             let before = q.residual.clone();
