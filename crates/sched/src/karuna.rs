@@ -854,16 +854,16 @@ impl QueueDemands {
         }
     }
 
-    /// Puts `f` in the demand of (`queue`, `path`) at `now`; a sieved flow
-    /// that has a threshold `left` bytes ahead (after its bytes sent) is
-    /// due when the demand's clock has run those bytes.
+    /// Puts `f` in the demand of (`queue`, `path`) at `now` (`path` with
+    /// its [`grid_ends`]); a sieved flow that has a threshold `left` bytes
+    /// ahead (after its bytes sent) is due when the demand's clock has run
+    /// those bytes.
     fn join(
         &mut self,
         now: Time,
         f: FlowIdx,
         queue: u8,
-        path: PathIdx,
-        ends: Option<(u32, u32)>,
+        (path, ends): (PathIdx, Option<(u32, u32)>),
         sieved: bool,
         left: Option<f64>,
     ) {
@@ -1160,7 +1160,7 @@ impl Core {
                     });
                 let p = obs.path_idx(f);
                 let ends = grid_ends(obs.path_links(p), obs.fabric().n_hosts());
-                q.join(now, f, qu, p, ends, kind == 3, left);
+                q.join(now, f, qu, (p, ends), kind == 3, left);
                 out.set_class(f, u32::from(qu));
             }
         }
