@@ -46,8 +46,14 @@
 //! `karuna` and `pias` keep each queue's flows grouped by path from one
 //! event to the next and re-read a flow's queue only when it started or
 //! its demand's clock says it may have reached its threshold
-//! (`QueueDemands`); the result is the full walk's, bit for bit (the
-//! reference suite and FB2010's per-coflow CCTs check it).
+//! (`QueueDemands`). A queue whose demands and residual (on its links) did
+//! not change keeps its last solve; the last queue, where FB2010's long
+//! flows all end up, is a port-count matrix solved as `fair` solves the big
+//! switch (`LastQueue`). The upper queues are the full walk's, bit for bit;
+//! the last queue's rates are the same max-min rates up to float rounding
+//! (debug builds check each against `MaxMin`; the reference suite and
+//! FB2010's per-coflow CCTs, identical on its first 200 coflows, check the
+//! whole).
 //!
 //! `pias` is this scheduler with every flow type 3 and 8 queues for them
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and
@@ -61,9 +67,9 @@ use crate::AnyScheduler;
 use crate::{
     Allocation, Changes, Clairvoyant, FlowIdx, KnowsSent, KnowsSizes, Observed, PathIdx, Scheduler,
 };
-use coflowkit_alloc::MaxMin;
+use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
 use coflowkit_model::stats::BYTES_TIE;
-use coflowkit_model::{ceil_ns_time, Dur, Time};
+use coflowkit_model::{ceil_ns_time, Dur, LinkId, Time};
 use std::collections::BTreeSet;
 
 /// The `starvation` parameter of `karuna` and `pias`.
@@ -601,6 +607,11 @@ struct Demand {
     n_sieved: u32,
     // Position in `QueueDemands::by_queue[queue]`.
     at: u32,
+    // The (ingress, egress) ports of its path, if it is one of those two,
+    // and its places in `LastQueue::by_up` and `by_down` (last queue only).
+    ends: Option<(u32, u32)>,
+    up_at: u32,
+    down_at: u32,
     // Bytes each member has sent since the demand was made, as of `v_time`
     // (every member sends at `rate`): the demand's clock.
     v: f64,
@@ -651,11 +662,12 @@ const CLOCK_SLACK: f64 = 1.0;
 /// only of the members whose reading the clock has passed (less a byte of
 /// slack), and the earliest threshold crossing of a demand only of its
 /// members within a byte or two of its least reading. What they read is
-/// what the full walk reads, so the queues, rates and timer are its own,
-/// bit for bit. The queues are solved as [`Core::decide`] solves them, bit
-/// for bit: no demand has a cap here, and [`MaxMin::set_one_by_one`] takes a
-/// demand's use flow by flow, so a path's flows pushed as one demand get
-/// what they get pushed apart.
+/// what the full walk reads, so the queues and timer are its own. The
+/// queues but the last are solved as [`Core::decide`] solves them, bit
+/// for bit (or replayed, [`KeptSolve`]): no demand has a cap here, and
+/// [`MaxMin::set_one_by_one`] takes a demand's use flow by flow, so a
+/// path's flows pushed as one demand get what they get pushed apart. The
+/// last queue is [`LastQueue`].
 #[derive(Debug, Default)]
 struct QueueDemands {
     // Per flow: its demand (NONE: not in one) and its place in its members.
@@ -678,7 +690,100 @@ struct QueueDemands {
     moved: Vec<FlowIdx>,
     solver: MaxMin,
     residual: Vec<f64>,
+    // Per queue: its last solve, kept while its demands and the residual
+    // on its links stay the same to the bit.
+    kept: [KeptSolve; QUEUES],
+    // Per link: the call of `KeptSolve::record` that last listed it.
+    link_stamp: Vec<u32>,
+    stamp: u32,
+    last: LastQueue,
     ready: bool,
+}
+
+/// The last queue as a count matrix of the big switch's ports: nothing is
+/// served after it, so only its rates matter, and those are the levels of
+/// [`BipartiteMaxMin`] (the solver `fair` uses), kept as its demands come
+/// and go, instead of a [`MaxMin`] solve of every demand at every event.
+/// The same max-min rates up to float rounding (not bit for bit: a port's
+/// residual is taken as one product, not member by member); debug builds
+/// hold each solve against [`MaxMin`]'s.
+#[derive(Debug, Default)]
+struct LastQueue {
+    solver: Option<BipartiteMaxMin>,
+    // Members of the last queue whose path is not (ingress, egress).
+    off_grid: u32,
+    up: Vec<f64>,
+    down: Vec<f64>,
+    up_level: Vec<f64>,
+    down_level: Vec<f64>,
+    // The levels of the last solve, and whether every demand's rate is
+    // their min (false: rate every demand at the next solve).
+    prev_up: Vec<f64>,
+    prev_down: Vec<f64>,
+    rated: bool,
+    // The queue's demands on the grid by ingress and by egress port, and
+    // those made since the last solve.
+    by_up: Vec<Vec<u32>>,
+    by_down: Vec<Vec<u32>>,
+    made: Vec<u32>,
+}
+
+impl LastQueue {
+    /// Counts one more (`add`) or one fewer member of a demand with `ends`.
+    fn count(&mut self, ends: Option<(u32, u32)>, add: bool) {
+        match (ends, self.solver.as_mut()) {
+            (Some((s, d)), Some(m)) if add => m.add(s as usize, d as usize),
+            (Some((s, d)), Some(m)) => m.remove(s as usize, d as usize),
+            _ if add => self.off_grid += 1,
+            _ => self.off_grid -= 1,
+        }
+    }
+}
+
+/// The (ingress, egress) ports of a big-switch path of `n` hosts: links
+/// `2s` and `2d + 1`; `None` for any other path (a CPU).
+fn grid_ends(links: &[LinkId], n: u32) -> Option<(u32, u32)> {
+    match *links {
+        [LinkId(a), LinkId(b)] if a % 2 == 0 && b % 2 == 1 && a < 2 * n && b < 2 * n => {
+            Some((a / 2, b / 2))
+        }
+        _ => None,
+    }
+}
+
+/// One queue's last solve: the links its demands cross, the residual on
+/// them before and after it. A queue's rates and what it leaves are a
+/// function of its demands (paths, counts, push order) and the residual on
+/// those links alone, so while its demands are unchanged (`dirty` false)
+/// and the residual before it is the same to the bit on its links, solving
+/// it again gives its demands' last rates and its last residual after.
+#[derive(Debug, Default)]
+struct KeptSolve {
+    dirty: bool,
+    links: Vec<u32>,
+    before: Vec<f64>,
+    after: Vec<f64>,
+}
+
+impl KeptSolve {
+    /// Applies the last solve to `residual` if it still holds; false (and
+    /// `residual` untouched) if the queue must be solved.
+    fn replay(&self, residual: &mut [f64]) -> bool {
+        if self.dirty {
+            return false;
+        }
+        let same = self
+            .links
+            .iter()
+            .zip(&self.before)
+            .all(|(&l, b)| residual[l as usize].to_bits() == b.to_bits());
+        if same {
+            for (&l, &a) in self.links.iter().zip(&self.after) {
+                residual[l as usize] = a;
+            }
+        }
+        same
+    }
 }
 
 const NONE: u32 = u32::MAX;
@@ -715,12 +820,31 @@ impl QueueDemands {
         if key != NO_KEY {
             dm.due.remove(&(key, f));
         }
+        self.kept[dm.queue as usize].dirty = true;
+        if dm.queue as usize == QUEUES - 1 {
+            self.last.count(dm.ends, false);
+        }
         let i = self.slot[f as usize] as usize;
         dm.members.swap_remove(i);
         if let Some(&g) = dm.members.get(i) {
             self.slot[g as usize] = i as u32;
         }
         if dm.members.is_empty() {
+            if dm.queue as usize == QUEUES - 1 {
+                if let Some((s, t)) = dm.ends {
+                    let (ua, da) = (dm.up_at as usize, dm.down_at as usize);
+                    let last = &mut self.last;
+                    last.by_up[s as usize].swap_remove(ua);
+                    if let Some(&e) = last.by_up[s as usize].get(ua) {
+                        self.demands[e as usize].up_at = ua as u32;
+                    }
+                    last.by_down[t as usize].swap_remove(da);
+                    if let Some(&e) = last.by_down[t as usize].get(da) {
+                        self.demands[e as usize].down_at = da as u32;
+                    }
+                }
+            }
+            let dm = &self.demands[d as usize];
             let (q, at) = (dm.queue as usize, dm.at as usize);
             self.index[dm.path as usize * QUEUES + q] = NONE;
             self.by_queue[q].swap_remove(at);
@@ -731,15 +855,16 @@ impl QueueDemands {
         }
     }
 
-    /// Puts `f` in the demand of (`queue`, `path`) at `now`; a sieved flow
-    /// that has a threshold `left` bytes ahead (after its bytes sent) is
-    /// due when the demand's clock has run those bytes.
+    /// Puts `f` in the demand of (`queue`, `path`) at `now` (`path` with
+    /// its [`grid_ends`]); a sieved flow that has a threshold `left` bytes
+    /// ahead (after its bytes sent) is due when the demand's clock has run
+    /// those bytes.
     fn join(
         &mut self,
         now: Time,
         f: FlowIdx,
         queue: u8,
-        path: PathIdx,
+        (path, ends): (PathIdx, Option<(u32, u32)>),
         sieved: bool,
         left: Option<f64>,
     ) {
@@ -755,11 +880,24 @@ impl QueueDemands {
             let dm = &mut self.demands[d as usize];
             dm.queue = queue;
             dm.path = path;
+            dm.ends = ends;
+            if let (Some((s, t)), true) = (ends, queue as usize == QUEUES - 1) {
+                let last = &mut self.last;
+                dm.up_at = last.by_up[s as usize].len() as u32;
+                dm.down_at = last.by_down[t as usize].len() as u32;
+                last.by_up[s as usize].push(d);
+                last.by_down[t as usize].push(d);
+                last.made.push(d);
+            }
             dm.rate = f64::NAN;
             dm.at = q.len() as u32;
             dm.v = 0.0;
             dm.v_time = now;
             q.push(d);
+        }
+        self.kept[queue as usize].dirty = true;
+        if queue as usize == QUEUES - 1 {
+            self.last.count(ends, true);
         }
         let dm = &mut self.demands[d as usize];
         self.sieved[f as usize] = sieved;
@@ -773,6 +911,158 @@ impl QueueDemands {
             self.due_key[f as usize] = key;
         }
         self.joined.push(f);
+    }
+
+    /// Pushes queue `qu`'s demands into the solver and records the links
+    /// they cross and the residual on them before the solve.
+    fn record(&mut self, qu: usize, obs: &Observed<'_>) {
+        if self.link_stamp.len() < self.residual.len() {
+            self.link_stamp.resize(self.residual.len(), 0);
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.link_stamp.iter_mut().for_each(|s| *s = u32::MAX);
+            self.stamp = 1;
+        }
+        let kept = &mut self.kept[qu];
+        kept.links.clear();
+        self.solver.clear();
+        for &d in &self.by_queue[qu] {
+            let dm = &self.demands[d as usize];
+            let path = obs.path_links(dm.path);
+            for &LinkId(l) in path {
+                let s = &mut self.link_stamp[l as usize];
+                if *s != self.stamp {
+                    *s = self.stamp;
+                    kept.links.push(l);
+                }
+            }
+            self.solver.push(
+                path.iter().copied(),
+                1.0,
+                dm.members.len() as u32,
+                f64::INFINITY,
+            );
+        }
+        kept.before.clear();
+        kept.before
+            .extend(kept.links.iter().map(|&l| self.residual[l as usize]));
+    }
+
+    /// The slow reference for a replayed queue: solving it afresh from the
+    /// residual it saw (`before`) gives its demands' kept rates and the
+    /// residual the replay left, to the bit.
+    #[cfg(debug_assertions)]
+    fn check_kept(&mut self, qu: usize, obs: &Observed<'_>, mut before: Vec<f64>) {
+        let mut solver = MaxMin::default();
+        solver.set_one_by_one(true);
+        for &d in &self.by_queue[qu] {
+            let dm = &self.demands[d as usize];
+            let path = obs.path_links(dm.path).iter().copied();
+            solver.push(path, 1.0, dm.members.len() as u32, f64::INFINITY);
+        }
+        let rates = solver.solve(&mut before);
+        for (&d, &r) in self.by_queue[qu].iter().zip(rates) {
+            let kept = self.demands[d as usize].rate;
+            assert_eq!(kept.to_bits(), r.to_bits(), "queue {qu}: kept rate");
+        }
+        let same = before
+            .iter()
+            .zip(&self.residual)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "queue {qu}: kept residual");
+    }
+
+    /// The last queue's rates from the port levels over the residual the
+    /// queues before it left; `residual` is left as it was (nothing follows).
+    fn solve_last(&mut self, now: Time, obs: &Observed<'_>, out: &mut Allocation) {
+        let last = &mut self.last;
+        let m = last.solver.as_mut().expect("made at the first call");
+        let n = obs.fabric().n_hosts() as usize;
+        last.up.clear();
+        last.up
+            .extend((0..n).map(|h| self.residual[2 * h].max(0.0)));
+        last.down.clear();
+        last.down
+            .extend((0..n).map(|h| self.residual[2 * h + 1].max(0.0)));
+        m.solve(
+            &last.up,
+            &last.down,
+            &mut last.up_level,
+            &mut last.down_level,
+        );
+        let qu = QUEUES - 1;
+        let (up, down) = (&last.up_level, &last.down_level);
+        let mut rate = |d: u32| {
+            let dm = &mut self.demands[d as usize];
+            if dm.queue as usize != qu || dm.members.is_empty() {
+                return; // freed (or made again elsewhere) since it was listed
+            }
+            let (s, t) = dm.ends.expect("no member off the grid");
+            let r = up[s as usize].min(down[t as usize]);
+            if dm.rate.to_bits() != r.to_bits() {
+                dm.v = dm.clock(now);
+                dm.v_time = now;
+                dm.rate = r;
+                for &f in &dm.members {
+                    out.set_rate(f, r);
+                }
+            }
+        };
+        if last.rated {
+            // Only a demand at a port whose level moved, or a new one, can
+            // have another rate.
+            let moved = |a: &f64, b: &f64| a.to_bits() != b.to_bits();
+            for (p, (a, b)) in up.iter().zip(&last.prev_up).enumerate() {
+                if moved(a, b) {
+                    last.by_up[p].iter().for_each(|&d| rate(d));
+                }
+            }
+            for (p, (a, b)) in down.iter().zip(&last.prev_down).enumerate() {
+                if moved(a, b) {
+                    last.by_down[p].iter().for_each(|&d| rate(d));
+                }
+            }
+            last.made.iter().for_each(|&d| rate(d));
+        } else {
+            self.by_queue[qu].iter().for_each(|&d| rate(d));
+        }
+        last.made.clear();
+        last.rated = true;
+        last.prev_up.clone_from(up);
+        last.prev_down.clone_from(down);
+        #[cfg(debug_assertions)]
+        self.check_last(obs);
+    }
+
+    /// The slow reference for the last queue: [`MaxMin`] on its demands
+    /// gives the same rates to 1e-9 relative (and 1e-3 bit/s absolute).
+    #[cfg(debug_assertions)]
+    fn check_last(&self, obs: &Observed<'_>) {
+        let qu = QUEUES - 1;
+        let mut solver = MaxMin::default();
+        solver.set_one_by_one(true);
+        for &d in &self.by_queue[qu] {
+            let dm = &self.demands[d as usize];
+            let path = obs.path_links(dm.path).iter().copied();
+            solver.push(path, 1.0, dm.members.len() as u32, f64::INFINITY);
+        }
+        let mut residual = self.residual.clone();
+        let rates = solver.solve(&mut residual);
+        let last = &self.last;
+        for (&d, &want) in self.by_queue[qu].iter().zip(rates) {
+            let dm = &self.demands[d as usize];
+            let got = dm.rate;
+            // The re-rating of moved ports only: as rating every demand.
+            let (s, t) = dm.ends.expect("on the grid");
+            let all = last.up_level[s as usize].min(last.down_level[t as usize]);
+            assert_eq!(got.to_bits(), all.to_bits(), "last queue: a stale rate");
+            let tol = 1e-3 + 1e-9 * want.abs();
+            assert!(
+                (got - want).abs() <= tol,
+                "last queue: {got} against {want}"
+            );
+        }
     }
 
     fn queue_of(&self, f: FlowIdx) -> Option<u8> {
@@ -797,6 +1087,15 @@ impl Core {
         q.grow(obs.n_flows(), obs.n_paths());
         let base = self.config.base();
         let fresh = !q.ready || changes.resynced;
+        if q.last.solver.is_none() {
+            let n = obs.fabric().n_hosts() as usize;
+            q.last.solver = Some(BipartiteMaxMin::new(n, n));
+            q.last.by_up = vec![vec![]; n];
+            q.last.by_down = vec![vec![]; n];
+        }
+        if fresh {
+            q.last.rated = false;
+        }
         let started: &[FlowIdx] = if fresh {
             for &f in obs.active_flows() {
                 q.leave(f);
@@ -860,7 +1159,9 @@ impl Core {
                         let off = self.offset.get(f as usize).copied().unwrap_or(0.0);
                         off + t - obs.sent(f)
                     });
-                q.join(now, f, qu, obs.path_idx(f), kind == 3, left);
+                let p = obs.path_idx(f);
+                let ends = grid_ends(obs.path_links(p), obs.fabric().n_hosts());
+                q.join(now, f, qu, (p, ends), kind == 3, left);
                 out.set_class(f, u32::from(qu));
             }
         }
@@ -869,18 +1170,34 @@ impl Core {
         q.residual.clear();
         q.residual.extend_from_slice(obs.capacities());
         q.solver.set_one_by_one(true);
+        if fresh {
+            q.kept.iter_mut().for_each(|k| k.dirty = true);
+        }
         for qu in 0..QUEUES {
             if q.by_queue[qu].is_empty() {
                 continue;
             }
-            q.solver.clear();
-            for &d in &q.by_queue[qu] {
-                let dm = &q.demands[d as usize];
-                let path = obs.path_links(dm.path).iter().copied();
-                q.solver
-                    .push(path, 1.0, dm.members.len() as u32, f64::INFINITY);
+            if qu == QUEUES - 1 && q.last.off_grid == 0 {
+                q.solve_last(now, &obs, out);
+                continue;
             }
+            if qu == QUEUES - 1 {
+                q.last.rated = false;
+            }
+            #[cfg(debug_assertions)]
+            let before = q.residual.clone();
+            if q.kept[qu].replay(&mut q.residual) {
+                #[cfg(debug_assertions)]
+                q.check_kept(qu, &obs, before);
+                continue;
+            }
+            q.record(qu, &obs);
             let rates = q.solver.solve(&mut q.residual);
+            let kept = &mut q.kept[qu];
+            kept.after.clear();
+            kept.after
+                .extend(kept.links.iter().map(|&l| q.residual[l as usize]));
+            kept.dirty = false;
             for (&d, &r) in q.by_queue[qu].iter().zip(rates) {
                 let dm = &mut q.demands[d as usize];
                 if dm.rate.to_bits() != r.to_bits() {
