@@ -68,6 +68,36 @@ proptest! {
     }
 }
 
+/// Each flow's rate (the lower of its two ports' levels `rl`, `cl`) against
+/// the reference's on the same big switch.
+fn bipartite_rates_match_reference(
+    row_cap: &[f64],
+    col_cap: &[f64],
+    flows: &[(usize, usize)],
+    rl: &[f64],
+    cl: &[f64],
+) -> Result<(), TestCaseError> {
+    let nr = row_cap.len();
+    let mut caps: Vec<f64> = row_cap.iter().chain(col_cap).copied().collect();
+    let flat: Vec<(Vec<u32>, f64, f64)> = flows
+        .iter()
+        .map(|&(r, c)| (vec![r as u32, (nr + c) as u32], 1.0, f64::INFINITY))
+        .collect();
+    let want = reference::max_min(&flat, &mut caps);
+    for (&(r, c), w) in flows.iter().zip(&want) {
+        let got = rl[r].min(cl[c]);
+        prop_assert!(
+            close(got, *w),
+            "flow {}->{}: fast {} reference {}",
+            r,
+            c,
+            got,
+            w
+        );
+    }
+    Ok(())
+}
+
 fn bipartite_instance() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<(usize, usize)>)> {
     (1usize..6, 1usize..6).prop_flat_map(|(nr, nc)| {
         (
@@ -94,14 +124,7 @@ proptest! {
         }
         let (mut rl, mut cl) = (vec![], vec![]);
         fast.solve(&row_cap, &col_cap, &mut rl, &mut cl);
-        let mut caps: Vec<f64> = row_cap.iter().chain(&col_cap).copied().collect();
-        let flat: Vec<(Vec<u32>, f64, f64)> =
-            kept.iter().map(|&(r, c)| (vec![r as u32, (nr + c) as u32], 1.0, f64::INFINITY)).collect();
-        let want = reference::max_min(&flat, &mut caps);
-        for (&(r, c), w) in kept.iter().zip(&want) {
-            let got = rl[r].min(cl[c]);
-            prop_assert!(close(got, *w), "flow {}->{}: fast {} reference {}", r, c, got, w);
-        }
+        bipartite_rates_match_reference(&row_cap, &col_cap, kept, &rl, &cl)?;
     }
 }
 
@@ -211,14 +234,7 @@ proptest! {
             for (a, b) in rl.iter().zip(&want_rl).chain(cl.iter().zip(&want_cl)) {
                 prop_assert_eq!(a.to_bits(), b.to_bits(), "levels {:?} {:?} against {:?} {:?}", rl, cl, want_rl, want_cl);
             }
-            let mut caps: Vec<f64> = row_cap.iter().chain(&col_cap).copied().collect();
-            let flat: Vec<(Vec<u32>, f64, f64)> =
-                live.iter().map(|&(r, c)| (vec![r as u32, (nr + c) as u32], 1.0, f64::INFINITY)).collect();
-            let want = reference::max_min(&flat, &mut caps);
-            for (&(r, c), w) in live.iter().zip(&want) {
-                let got = rl[r].min(cl[c]);
-                prop_assert!(close(got, *w), "flow {}->{}: fast {} reference {}", r, c, got, w);
-            }
+            bipartite_rates_match_reference(&row_cap, &col_cap, &live, &rl, &cl)?;
         }
     }
 }
