@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
 from pathlib import Path
 
+import click
 import pyarrow.parquet as pq
 
 import coflowkit
+from coflowkit.cli import COMMANDS
+from coflowkit.cli import cli as cli_group
 from conftest import Cli
 
 COFLOW_COLUMNS = [
@@ -111,6 +116,31 @@ def test_simulate_defaults_to_every_scheduler(cli: Cli, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     ran = {line.split()[0] for line in proc.stdout.splitlines()[4:] if line.strip()} - {"scheduler"}
     assert ran == {n for n, _ in coflowkit.schedulers()}
+
+
+def test_simulate_prints_without_pandas_or_pyarrow(cli: Cli, tmp_path: Path) -> None:
+    """`coflowkit simulate` without --out prints its tables from plain rows and reads a CSV
+    trace in the core: importing pandas and pyarrow (0.6 s of CPU) is left to the commands
+    and methods that return or write tables (docs/benchmarks-history.md, issue 35)."""
+    trace = tmp_path / "tiny.csv"
+    assert cli("generate", "default", "--n-coflows", 10, "--n-hosts", 10, "-o", trace).returncode == 0
+    code = (
+        "import sys; from coflowkit.cli import main; "
+        f"rc = main(['simulate', '--trace', {str(trace)!r}, '--scheduler', 'fair,varys', '--no-progress']); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'pyarrow'}), rc)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "fair       All" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == "[] 0"
+
+
+def test_every_command_is_found_by_its_name() -> None:
+    ctx = click.Context(cli_group)
+    for name in COMMANDS:
+        command = cli_group.get_command(ctx, name)
+        assert command is not None and command.name == name, name
+    assert cli_group.list_commands(ctx) == sorted(COMMANDS)
 
 
 def test_generate_and_trace_info_agree(cli: Cli, tmp_path: Path) -> None:

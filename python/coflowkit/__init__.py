@@ -32,10 +32,10 @@ released, several schedulers in parallel threads.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from . import _core
 from ._core import AgentClient, CoflowWriter, SimulationError, Workload
-from .experiments.experiment import Experiment, ExperimentError, load_experiment
-from .experiments.runner import run_experiment
 from .sim import (
     BINS,
     Results,
@@ -51,7 +51,30 @@ from .sim import (
     write_trace,
 )
 
+if TYPE_CHECKING:
+    from .experiments.experiment import Experiment, ExperimentError, load_experiment
+    from .experiments.runner import run_experiment
+
 __version__: str = _core.__version__
+
+# The experiment runner (and the pyarrow it needs) loads on first use, so that
+# `import coflowkit` and `coflowkit simulate` do not pay for it.
+_LAZY = {
+    "Experiment": "experiment",
+    "ExperimentError": "experiment",
+    "load_experiment": "experiment",
+    "run_experiment": "runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".experiments.{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "AgentClient",

@@ -5,14 +5,38 @@
 //!
 //! Flow counts live in a dense row × column matrix updated as flows come
 //! and go, so a solve never rebuilds per-demand state: progressive filling
-//! picks the port with the lowest fair share by a scan of the ports' shares
-//! (kept per port, recomputed only for the ports a freeze touches, so a
-//! step divides only there), freezes its row (or column) of the matrix in
-//! one pass over its nonzero entries (kept in lists as flows come and go), and
-//! records the level it froze at. A flow's rate is then the lower of its
-//! two ports' levels, since levels only rise in freeze order. Cost per solve:
-//! O((R + C)^2 + E) for R rows, C columns and E nonzero entries, whatever
-//! the number of flows.
+//! picks the port with the lowest fair share by a scan of the ports' shares,
+//! freezes its row (or column) of the matrix, and records the level it froze
+//! at. A flow's rate is then the lower of its two ports' levels, since levels
+//! only rise in freeze order. A freeze updates the other side in one dense
+//! pass over the matrix row, every port at once, without a branch (a port
+//! with no flows to the frozen one, or already frozen, takes off zero and
+//! keeps its share to the bit), which the compiler turns into vector code:
+//! on FB2010, where a port has flows to two thirds of the others, this beat
+//! a pass over lists of the nonzero entries (docs/benchmarks-history.md,
+//! issue 35, branch fair35). Cost of a solve from scratch: O((R + C)^2) for R
+//! rows and C columns, whatever the number of flows.
+//!
+//! A solve does not start from scratch when it can restart: it keeps the
+//! last solve's freeze order (port, share when picked, level) and, before
+//! each step, a copy of the residuals and weights of the side the step
+//! updates. The ports whose flows changed since ("touched") are walked along
+//! the old order under the new counts, in the same arithmetic a solve from
+//! scratch would use; the first step that picks a touched port, or at which
+//! a touched port's new share is at or below the share picked, is the first
+//! step that can differ. Every step before it picks the same port at the
+//! same share and makes the same updates, to the bit, so the solve takes
+//! each side back to its copy from before that step and fills from there.
+//! An event then costs the steps after the ports it touched, not the whole
+//! order.
+//!
+//! Correctness properties:
+//! - the levels equal those of progressive filling from scratch on the same
+//!   counts and capacities, bit for bit (the restart replays nothing it did
+//!   not prove unchanged; `tests/differential.rs`,
+//!   `bipartite_restart_matches_scratch`);
+//! - they are max-min fair (`bipartite_matches_reference`, against
+//!   `reference::max_min`).
 
 /// The lowest of `share` (ties to the lower index) and its index, or none
 /// when every share is infinite (frozen or idle ports). A dense scan: on
@@ -50,48 +74,15 @@ fn lowest_share(share: &[f64]) -> (f64, Option<usize>) {
 /// Lanes of [`lowest_share`]'s first pass.
 const LANES: usize = 8;
 
-/// Lists of the nonzero entries of each row (or column) of a count matrix,
-/// each entry with its place in its list.
-#[derive(Debug, Clone, Default)]
-struct Nonzero {
-    lists: Vec<Vec<u32>>,
-    at: Vec<u32>,
-}
-
-impl Nonzero {
-    fn new(n_lists: usize, n_entries: usize) -> Nonzero {
-        Nonzero {
-            lists: vec![vec![]; n_lists],
-            at: vec![0; n_entries],
-        }
-    }
-
-    /// Lists `j` in list `i` (entry `e`).
-    fn insert(&mut self, i: usize, j: usize, e: usize) {
-        self.at[e] = self.lists[i].len() as u32;
-        self.lists[i].push(j as u32);
-    }
-
-    /// Takes entry `e` (`j` of list `i`) out; `entry(i, k)` names the
-    /// entry of `k` in list `i`.
-    fn remove(&mut self, i: usize, e: usize, entry: impl Fn(usize, usize) -> usize) {
-        let at = self.at[e] as usize;
-        let list = &mut self.lists[i];
-        list.swap_remove(at);
-        if let Some(&k) = list.get(at) {
-            self.at[entry(i, k as usize)] = at as u32;
-        }
-    }
-}
-
-/// A live port's fair share `residual / weight`, infinite for a port with
-/// no unfrozen flows.
+/// A live port's fair share `residual / weight` (a residual below zero, by
+/// rounding, counts as zero), infinite for a port with no unfrozen flows.
+/// [`freeze`] computes the same, to the bit, in its own way.
 #[inline]
 fn share_of(residual: f64, weight: f64) -> f64 {
     if weight <= 0.5 {
         f64::INFINITY
     } else {
-        residual.max(0.0) / weight
+        (if residual > 0.0 { residual } else { 0.0 }) / weight
     }
 }
 
@@ -102,18 +93,40 @@ pub struct BipartiteMaxMin {
     n_cols: usize,
     count: Vec<u32>,
     count_t: Vec<u32>,
-    row_n: Vec<u64>,
-    col_n: Vec<u64>,
-    // Scratch.
-    row_res: Vec<f64>,
-    col_res: Vec<f64>,
-    row_w: Vec<f64>,
-    col_w: Vec<f64>,
-    row_share: Vec<f64>,
-    col_share: Vec<f64>,
-    // The nonzero columns of each row, and rows of each column.
-    row_nz: Nonzero,
-    col_nz: Nonzero,
+    // Flows per port: the rows, then the columns (port `n_rows + c` is
+    // column `c`); every per-port vector below is indexed the same way.
+    n: Vec<u64>,
+    // The last solve, kept so that the next one restarts at the first step a
+    // change can reach: whether there was one, its capacities, and per port
+    // the residual capacity, unfrozen flows, fair share and level (infinite
+    // while unfrozen) as they stand after its last step.
+    solved: bool,
+    cap: Vec<f64>,
+    res: Vec<f64>,
+    w: Vec<f64>,
+    share: Vec<f64>,
+    level: Vec<f64>,
+    // Its freeze order, and before each step the residuals, then the
+    // weights, of the side it updated, step after step.
+    steps: Vec<Step>,
+    copies: Vec<f64>,
+    // Ports whose flows changed since the last solve.
+    touched: Vec<u32>,
+    is_touched: Vec<bool>,
+    // Scratch of `first_changed_step`: each touched port with its residual,
+    // weight and share under the new counts.
+    walk: Vec<(u32, f64, f64, f64)>,
+}
+
+/// One step of progressive filling: the port it froze, that port's fair
+/// share when picked, the level it froze at, and where the copy of the other
+/// side from before the step begins.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    port: u32,
+    best: f64,
+    level: f64,
+    copy_at: u32,
 }
 
 impl BipartiteMaxMin {
@@ -124,37 +137,37 @@ impl BipartiteMaxMin {
             n_cols,
             count: vec![0; n_rows * n_cols],
             count_t: vec![0; n_rows * n_cols],
-            row_n: vec![0; n_rows],
-            col_n: vec![0; n_cols],
-            row_nz: Nonzero::new(n_rows, n_rows * n_cols),
-            col_nz: Nonzero::new(n_cols, n_rows * n_cols),
+            n: vec![0; n_rows + n_cols],
+            is_touched: vec![false; n_rows + n_cols],
             ..Default::default()
+        }
+    }
+
+    fn touch(&mut self, p: usize) {
+        if !self.is_touched[p] {
+            self.is_touched[p] = true;
+            self.touched.push(p as u32);
         }
     }
 
     /// Adds one flow from row `r` to column `c`.
     pub fn add(&mut self, r: usize, c: usize) {
-        if self.count[r * self.n_cols + c] == 0 {
-            self.row_nz.insert(r, c, r * self.n_cols + c);
-            self.col_nz.insert(c, r, c * self.n_rows + r);
-        }
         self.count[r * self.n_cols + c] += 1;
         self.count_t[c * self.n_rows + r] += 1;
-        self.row_n[r] += 1;
-        self.col_n[c] += 1;
+        self.n[r] += 1;
+        self.n[self.n_rows + c] += 1;
+        self.touch(r);
+        self.touch(self.n_rows + c);
     }
 
     /// Removes one flow from row `r` to column `c` (there must be one).
     pub fn remove(&mut self, r: usize, c: usize) {
         self.count[r * self.n_cols + c] -= 1;
-        if self.count[r * self.n_cols + c] == 0 {
-            let (nr, nc) = (self.n_rows, self.n_cols);
-            self.row_nz.remove(r, r * nc + c, |i, k| i * nc + k);
-            self.col_nz.remove(c, c * nr + r, |i, k| i * nr + k);
-        }
         self.count_t[c * self.n_rows + r] -= 1;
-        self.row_n[r] -= 1;
-        self.col_n[c] -= 1;
+        self.n[r] -= 1;
+        self.n[self.n_rows + c] -= 1;
+        self.touch(r);
+        self.touch(self.n_rows + c);
     }
 
     /// Number of flows from row `r` to column `c`.
@@ -165,7 +178,8 @@ impl BipartiteMaxMin {
     /// Fills `row_level` and `col_level` with the level each port froze at
     /// (infinity for a port that is nobody's bottleneck) under capacities
     /// `row_cap` and `col_cap`. The max-min rate of a flow from `r` to `c` is
-    /// `min(row_level[r], col_level[c])`.
+    /// `min(row_level[r], col_level[c])`. Restarts from the last solve where
+    /// it can (see the module doc); the levels are the same to the bit.
     pub fn solve(
         &mut self,
         row_cap: &[f64],
@@ -174,73 +188,227 @@ impl BipartiteMaxMin {
         col_level: &mut Vec<f64>,
     ) {
         let (nr, nc) = (self.n_rows, self.n_cols);
+        let same_caps = self.solved
+            && row_cap[..nr]
+                .iter()
+                .chain(&col_cap[..nc])
+                .zip(&self.cap)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+        let k = if same_caps {
+            self.first_changed_step()
+        } else {
+            0
+        };
+        if k == 0 {
+            self.start(row_cap, col_cap);
+        } else {
+            self.rewind(k);
+        }
+        self.fill();
+        self.solved = true;
+        for &p in &self.touched {
+            self.is_touched[p as usize] = false;
+        }
+        self.touched.clear();
         row_level.clear();
-        row_level.resize(nr, f64::INFINITY);
+        row_level.extend_from_slice(&self.level[..nr]);
         col_level.clear();
-        col_level.resize(nc, f64::INFINITY);
-        self.row_res.clear();
-        self.row_res.extend_from_slice(&row_cap[..nr]);
-        self.col_res.clear();
-        self.col_res.extend_from_slice(&col_cap[..nc]);
-        self.row_w.clear();
-        self.row_w.extend(self.row_n.iter().map(|&n| n as f64));
-        self.col_w.clear();
-        self.col_w.extend(self.col_n.iter().map(|&n| n as f64));
-        self.row_share.clear();
-        self.row_share.extend(
-            self.row_res
-                .iter()
-                .zip(&self.row_w)
-                .map(|(&r, &w)| share_of(r, w)),
-        );
-        self.col_share.clear();
-        self.col_share.extend(
-            self.col_res
-                .iter()
-                .zip(&self.col_w)
-                .map(|(&r, &w)| share_of(r, w)),
-        );
-        let mut level: f64 = 0.0;
-        loop {
-            // The port with the lowest fair share; ties to rows, then lower index.
-            let (row_best, row_at) = lowest_share(&self.row_share);
-            let (col_best, col_at) = lowest_share(&self.col_share);
-            let (best, pick) = match (row_at, col_at) {
-                (Some(i), _) if row_best <= col_best => (row_best, Some((true, i))),
-                (_, Some(i)) => (col_best, Some((false, i))),
-                (Some(i), None) => (row_best, Some((true, i))),
-                (None, None) => (f64::INFINITY, None),
-            };
-            let Some((is_row, p)) = pick else { break };
-            level = level.max(best);
-            if is_row {
-                row_level[p] = level;
-                self.row_share[p] = f64::INFINITY;
-                let row = &self.count[p * nc..(p + 1) * nc];
-                for &c in &self.row_nz.lists[p] {
-                    let c = c as usize;
-                    if col_level[c] == f64::INFINITY {
-                        let k = row[c] as f64;
-                        self.col_w[c] -= k;
-                        self.col_res[c] -= k * level;
-                        self.col_share[c] = share_of(self.col_res[c], self.col_w[c]);
-                    }
+        col_level.extend_from_slice(&self.level[nr..]);
+    }
+
+    /// The state before the first step of a solve from scratch.
+    fn start(&mut self, row_cap: &[f64], col_cap: &[f64]) {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        self.cap.clear();
+        self.cap.extend_from_slice(&row_cap[..nr]);
+        self.cap.extend_from_slice(&col_cap[..nc]);
+        self.res.clone_from(&self.cap);
+        self.w.clear();
+        self.w.extend(self.n.iter().map(|&n| n as f64));
+        self.share.clear();
+        self.share
+            .extend(self.res.iter().zip(&self.w).map(|(&r, &w)| share_of(r, w)));
+        self.level.clear();
+        self.level.resize(nr + nc, f64::INFINITY);
+        self.steps.clear();
+        self.copies.clear();
+    }
+
+    /// The first step of the last solve's order that the changes since can
+    /// alter (see the module doc), or the number of steps if none: the
+    /// touched ports are walked along the order under the new counts, in
+    /// the arithmetic of a solve from scratch, and `walk` holds them as they
+    /// stand before the step returned. The copies of the steps walked get
+    /// the touched ports' new weights.
+    fn first_changed_step(&mut self) -> usize {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        self.walk.clear();
+        for &p in &self.touched {
+            let (res, w) = (self.cap[p as usize], self.n[p as usize] as f64);
+            self.walk.push((p, res, w, share_of(res, w)));
+        }
+        let mut low = self.walk.iter().fold(f64::INFINITY, |m, e| m.min(e.3));
+        for (k, st) in self.steps.iter().enumerate() {
+            if self.is_touched[st.port as usize] || low <= st.best {
+                return k;
+            }
+            let p = st.port as usize;
+            let (at, len) = (st.copy_at as usize, if p < nr { nc } else { nr });
+            let mut moved = false;
+            for e in self.walk.iter_mut() {
+                let q = e.0 as usize;
+                let (n_pair, i) = match (p < nr, q < nr) {
+                    (true, false) => (self.count[p * nc + (q - nr)], q - nr),
+                    (false, true) => (self.count[q * nc + (p - nr)], q),
+                    _ => continue,
+                };
+                // The step is kept: its copy of this port's weight is
+                // made anew under the new counts, so that a later rewind to
+                // it restores that (its residual did not change).
+                self.copies[at + len + i] = e.2;
+                if n_pair > 0 {
+                    let k = n_pair as f64;
+                    e.2 -= k;
+                    e.1 -= k * st.level;
+                    e.3 = share_of(e.1, e.2);
+                    moved = true;
                 }
+            }
+            if moved {
+                low = self.walk.iter().fold(f64::INFINITY, |m, e| m.min(e.3));
+            }
+        }
+        self.steps.len()
+    }
+
+    /// The state before step `k` under the new counts: each side as its
+    /// copy from before the first later step that updated it (no step in
+    /// between touched it), the ports step `k` and later froze unfrozen, and
+    /// the touched ports as `first_changed_step` left them.
+    fn rewind(&mut self, k: usize) {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        let (mut rows_done, mut cols_done) = (false, false);
+        for st in &self.steps[k..] {
+            let at = st.copy_at as usize;
+            // A row's freeze updated the columns, and a column's the rows.
+            let (lo, len, done) = if (st.port as usize) < nr {
+                (nr, nc, &mut cols_done)
             } else {
-                col_level[p] = level;
-                self.col_share[p] = f64::INFINITY;
-                let col = &self.count_t[p * nr..(p + 1) * nr];
-                for &r in &self.col_nz.lists[p] {
-                    let r = r as usize;
-                    if row_level[r] == f64::INFINITY {
-                        let k = col[r] as f64;
-                        self.row_w[r] -= k;
-                        self.row_res[r] -= k * level;
-                        self.row_share[r] = share_of(self.row_res[r], self.row_w[r]);
-                    }
+                (0, nr, &mut rows_done)
+            };
+            if !*done {
+                *done = true;
+                self.res[lo..lo + len].copy_from_slice(&self.copies[at..at + len]);
+                self.w[lo..lo + len].copy_from_slice(&self.copies[at + len..at + 2 * len]);
+                if rows_done && cols_done {
+                    break;
                 }
             }
         }
+        if let Some(st) = self.steps.get(k) {
+            self.copies.truncate(st.copy_at as usize);
+        }
+        for st in &self.steps[k..] {
+            self.level[st.port as usize] = f64::INFINITY;
+        }
+        self.steps.truncate(k);
+        for &(p, res, w, _) in &self.walk {
+            self.res[p as usize] = res;
+            self.w[p as usize] = w;
+        }
+        for ((share, &level), (&res, &w)) in self
+            .share
+            .iter_mut()
+            .zip(&self.level)
+            .zip(self.res.iter().zip(&self.w))
+        {
+            *share = if level == f64::INFINITY {
+                share_of(res, w)
+            } else {
+                f64::INFINITY
+            };
+        }
+    }
+
+    /// Progressive filling from the current state to the end, keeping a
+    /// copy of the side each step updates.
+    fn fill(&mut self) {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        let mut level = self.steps.last().map_or(0.0, |st| st.level);
+        loop {
+            // The port with the lowest fair share; ties to rows, then lower index.
+            let (row_best, row_at) = lowest_share(&self.share[..nr]);
+            let (col_best, col_at) = lowest_share(&self.share[nr..]);
+            let (best, p) = match (row_at, col_at) {
+                (Some(i), _) if row_best <= col_best => (row_best, i),
+                (_, Some(j)) => (col_best, nr + j),
+                (Some(i), None) => (row_best, i),
+                (None, None) => break,
+            };
+            level = level.max(best);
+            self.level[p] = level;
+            self.share[p] = f64::INFINITY;
+            let (lo, len, row) = if p < nr {
+                (nr, nc, &self.count[p * nc..(p + 1) * nc])
+            } else {
+                let c = p - nr;
+                (0, nr, &self.count_t[c * nr..(c + 1) * nr])
+            };
+            self.steps.push(Step {
+                port: p as u32,
+                best,
+                level,
+                copy_at: self.copies.len() as u32,
+            });
+            let side = lo..lo + len;
+            self.copies.extend_from_slice(&self.res[side.clone()]);
+            self.copies.extend_from_slice(&self.w[side.clone()]);
+            freeze(
+                row,
+                level,
+                &self.level[side.clone()],
+                &mut self.res[side.clone()],
+                &mut self.w[side.clone()],
+                &mut self.share[side],
+            );
+        }
+    }
+}
+
+/// Takes off each port of one side what its flows to a port frozen at
+/// `level` use (`row` holds their numbers), and sets its share anew; a
+/// frozen port (`frozen_level` finite) is left as it is. Written without
+/// branches, every value computed and then selected, so that it compiles to
+/// vector code: a port with no flows there takes off `0 * level`, which
+/// leaves its residual, weight and share the same to the bit, and the share
+/// is [`share_of`]'s.
+fn freeze(
+    row: &[u32],
+    level: f64,
+    frozen_level: &[f64],
+    res: &mut [f64],
+    w: &mut [f64],
+    share: &mut [f64],
+) {
+    let n = row.len();
+    let (frozen_level, res, w, share) = (
+        &frozen_level[..n],
+        &mut res[..n],
+        &mut w[..n],
+        &mut share[..n],
+    );
+    for i in 0..n {
+        let live = frozen_level[i] == f64::INFINITY;
+        // Loaded whether or not the port is live, or the select becomes a
+        // branch around the load and the loop stays scalar.
+        let n_pair = row[i] as f64;
+        let k = if live { n_pair } else { 0.0 };
+        let r = res[i] - k * level;
+        let wt = w[i] - k;
+        res[i] = r;
+        w[i] = wt;
+        let s = (if r > 0.0 { r } else { 0.0 }) / wt;
+        share[i] = if live & (wt > 0.5) { s } else { f64::INFINITY };
     }
 }
 

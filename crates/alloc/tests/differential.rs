@@ -68,6 +68,36 @@ proptest! {
     }
 }
 
+/// Each flow's rate (the lower of its two ports' levels `rl`, `cl`) against
+/// the reference's on the same big switch.
+fn bipartite_rates_match_reference(
+    row_cap: &[f64],
+    col_cap: &[f64],
+    flows: &[(usize, usize)],
+    rl: &[f64],
+    cl: &[f64],
+) -> Result<(), TestCaseError> {
+    let nr = row_cap.len();
+    let mut caps: Vec<f64> = row_cap.iter().chain(col_cap).copied().collect();
+    let flat: Vec<(Vec<u32>, f64, f64)> = flows
+        .iter()
+        .map(|&(r, c)| (vec![r as u32, (nr + c) as u32], 1.0, f64::INFINITY))
+        .collect();
+    let want = reference::max_min(&flat, &mut caps);
+    for (&(r, c), w) in flows.iter().zip(&want) {
+        let got = rl[r].min(cl[c]);
+        prop_assert!(
+            close(got, *w),
+            "flow {}->{}: fast {} reference {}",
+            r,
+            c,
+            got,
+            w
+        );
+    }
+    Ok(())
+}
+
 fn bipartite_instance() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<(usize, usize)>)> {
     (1usize..6, 1usize..6).prop_flat_map(|(nr, nc)| {
         (
@@ -94,14 +124,7 @@ proptest! {
         }
         let (mut rl, mut cl) = (vec![], vec![]);
         fast.solve(&row_cap, &col_cap, &mut rl, &mut cl);
-        let mut caps: Vec<f64> = row_cap.iter().chain(&col_cap).copied().collect();
-        let flat: Vec<(Vec<u32>, f64, f64)> =
-            kept.iter().map(|&(r, c)| (vec![r as u32, (nr + c) as u32], 1.0, f64::INFINITY)).collect();
-        let want = reference::max_min(&flat, &mut caps);
-        for (&(r, c), w) in kept.iter().zip(&want) {
-            let got = rl[r].min(cl[c]);
-            prop_assert!(close(got, *w), "flow {}->{}: fast {} reference {}", r, c, got, w);
-        }
+        bipartite_rates_match_reference(&row_cap, &col_cap, kept, &rl, &cl)?;
     }
 }
 
@@ -147,6 +170,71 @@ proptest! {
         }
         for c in 0..nc {
             prop_assert!(close(cu[c], col_sum[c]), "column {} gives {} not {}", c, cu[c], col_sum[c]);
+        }
+    }
+}
+
+/// An event: flows added (row, column), and live flows finished (by index,
+/// modulo how many are live).
+type Event = (Vec<(usize, usize)>, Vec<usize>);
+
+/// A sequence of events on a small big switch: each one adds some flows
+/// (row, column) and finishes some of the live ones (by index, modulo how
+/// many are live), as arrivals and completions do.
+fn bipartite_events() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<Event>)> {
+    (1usize..6, 1usize..6).prop_flat_map(|(nr, nc)| {
+        let event = (
+            prop::collection::vec((0..nr, 0..nc), 0..4),
+            prop::collection::vec(0usize..64, 0..3),
+        );
+        (
+            prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], nr),
+            prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], nc),
+            prop::collection::vec(event, 1..12),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// A solve that restarts from the last one gives, after every event,
+    /// the levels of a solve from scratch on a fresh matrix with the same
+    /// flows and capacities, to the bit, and rates that match the reference.
+    #[test]
+    fn bipartite_restart_matches_scratch(
+        (mut row_cap, col_cap, events) in bipartite_events(),
+        recap in 0usize..16,
+    ) {
+        let (nr, nc) = (row_cap.len(), col_cap.len());
+        let mut fast = BipartiteMaxMin::new(nr, nc);
+        let mut live: Vec<(usize, usize)> = vec![];
+        let (mut rl, mut cl) = (vec![], vec![]);
+        for (i, (added, finished)) in events.iter().enumerate() {
+            // Once in a while the capacities change too (a solve from scratch).
+            if i == recap {
+                row_cap[0] /= 2.0;
+            }
+            for &(r, c) in added {
+                fast.add(r, c);
+                live.push((r, c));
+            }
+            for &i in finished {
+                if !live.is_empty() {
+                    let (r, c) = live.swap_remove(i % live.len());
+                    fast.remove(r, c);
+                }
+            }
+            fast.solve(&row_cap, &col_cap, &mut rl, &mut cl);
+            let mut scratch = BipartiteMaxMin::new(nr, nc);
+            for &(r, c) in &live {
+                scratch.add(r, c);
+            }
+            let (mut want_rl, mut want_cl) = (vec![], vec![]);
+            scratch.solve(&row_cap, &col_cap, &mut want_rl, &mut want_cl);
+            for (a, b) in rl.iter().zip(&want_rl).chain(cl.iter().zip(&want_cl)) {
+                prop_assert_eq!(a.to_bits(), b.to_bits(), "levels {:?} {:?} against {:?} {:?}", rl, cl, want_rl, want_cl);
+            }
+            bipartite_rates_match_reference(&row_cap, &col_cap, &live, &rl, &cl)?;
         }
     }
 }

@@ -31,6 +31,7 @@ renamed into place, so an error never leaves a half-written file.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import NoReturn
@@ -38,33 +39,52 @@ from typing import NoReturn
 import click
 
 from .._core import __version__
-from . import experiment, replay, runtime, simulate, testbed, topology, trace
 from .common import EXIT_DATA, EXIT_USAGE, one_line
 
 __all__ = ["cli", "main"]
 
+#: Each command, by name: the module of this package that defines it and its
+#: name there. A command's module is imported when the command runs (or
+#: `--help` lists them all), so that `coflowkit simulate` does not import the
+#: experiment runner's, the testbed's or the replay's dependencies
+#: (docs/benchmarks-history.md, issue 35).
+COMMANDS = {
+    "simulate": ("simulate", "simulate_cmd"),
+    "schedulers": ("simulate", "schedulers_cmd"),
+    "topology": ("topology", "topology_group"),
+    "trace": ("trace", "trace_group"),
+    "generate": ("trace", "generate_cmd"),
+    "run": ("experiment", "run_cmd"),
+    "plot": ("experiment", "plot_cmd"),
+    "report": ("experiment", "report_cmd"),
+    "testbed": ("testbed", "testbed_group"),
+    "replay": ("replay", "replay_cmd"),
+    "coordinator": ("runtime", "coordinator_cmd"),
+    "agent": ("runtime", "agent_cmd"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class _LazyGroup(click.Group):
+    """A group whose commands are imported by name from :data:`COMMANDS` when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(f".{module}", __name__), attr)
+        return command
+
+
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="coflowkit")
 def cli() -> None:
     """coflowkit: simulate coflow schedulers on traces and synthetic workloads."""
-
-
-for _command in (
-    simulate.simulate_cmd,
-    simulate.schedulers_cmd,
-    topology.topology_group,
-    trace.trace_group,
-    trace.generate_cmd,
-    experiment.run_cmd,
-    experiment.plot_cmd,
-    experiment.report_cmd,
-    testbed.testbed_group,
-    replay.replay_cmd,
-    runtime.coordinator_cmd,
-    runtime.agent_cmd,
-):
-    cli.add_command(_command)
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -213,7 +213,7 @@ def simulate_cmd(
     click.echo(_comparison_table(res, baseline))
     click.echo("")
     click.echo(_metrics_table(res))
-    if (res.metrics()["flow_deadlines"] > 0).any():
+    if any(m["flow_deadlines"] > 0 for m in res.metric_rows()):
         click.echo("")
         click.echo(_karuna_table(res))
     if out is not None:
@@ -288,22 +288,20 @@ def _fmt_ratio(x: float) -> str:
 
 def _comparison_table(res: Results, baseline: str) -> str:
     """Per scheduler and bin: count, mean/median/p95/p99 CCT and the improvement over the baseline."""
-    summary = res.summary()
-    cmp = res.compare(baseline)
     header = ["scheduler", "bin", "coflows", "mean_s", "median_s", "p95_s", "p99_s", "x_mean", "x_p95"]
     rows: list[list[str]] = []
-    for s, c in zip(summary.itertuples(index=False), cmp.itertuples(index=False), strict=True):
+    for s, c in zip(res.summary_rows(), res.compare_rows(baseline), strict=True):
         rows.append(
             [
-                s.scheduler,
-                str(s.bin),
-                str(s.count),
-                _fmt_seconds(s.mean),
-                _fmt_seconds(s.median),
-                _fmt_seconds(s.p95),
-                _fmt_seconds(s.p99),
-                _fmt_ratio(c.improvement_mean),
-                _fmt_ratio(c.improvement_p95),
+                s["scheduler"],
+                str(s["bin"]),
+                str(s["count"]),
+                _fmt_seconds(s["mean"]),
+                _fmt_seconds(s["median"]),
+                _fmt_seconds(s["p95"]),
+                _fmt_seconds(s["p99"]),
+                _fmt_ratio(c["improvement_mean"]),
+                _fmt_ratio(c["improvement_p95"]),
             ]
         )
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
@@ -342,18 +340,18 @@ def _metrics_table(res: Results) -> str:
     ]
     rows = [
         [
-            m.scheduler,
-            str(m.n_flows),
-            _fmt_seconds(m.fct_mean_s),
-            _fmt_seconds(m.fct_p99_s),
-            _fmt_ratio(m.slowdown_mean),
-            _fmt_ratio(m.slowdown_p99),
-            str(m.n_jobs),
-            _fmt_seconds(m.jct_mean_s),
-            _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
-            _fmt_rate(m.coflow_deadline_misses, m.coflow_deadlines),
+            m["scheduler"],
+            str(m["n_flows"]),
+            _fmt_seconds(m["fct_mean_s"]),
+            _fmt_seconds(m["fct_p99_s"]),
+            _fmt_ratio(m["slowdown_mean"]),
+            _fmt_ratio(m["slowdown_p99"]),
+            str(m["n_jobs"]),
+            _fmt_seconds(m["jct_mean_s"]),
+            _fmt_rate(m["flow_deadline_misses"], m["flow_deadlines"]),
+            _fmt_rate(m["coflow_deadline_misses"], m["coflow_deadlines"]),
         ]
-        for m in res.metrics().itertuples(index=False)
+        for m in res.metric_rows()
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = [
@@ -369,15 +367,15 @@ def _karuna_table(res: Results) -> str:
     header = ["scheduler", "type1_missed", "dropped", "t23_fct_mean_s", "t23_fct_p95_s", "short_mean_s", "short_p95_s"]
     rows = [
         [
-            m.scheduler,
-            _fmt_rate(m.flow_deadline_misses, m.flow_deadlines),
-            str(m.flow_deadline_drops),
-            _fmt_seconds(m.fct_no_deadline_mean_s),
-            _fmt_seconds(m.fct_no_deadline_p95_s),
-            _fmt_seconds(m.fct_short_no_deadline_mean_s),
-            _fmt_seconds(m.fct_short_no_deadline_p95_s),
+            m["scheduler"],
+            _fmt_rate(m["flow_deadline_misses"], m["flow_deadlines"]),
+            str(m["flow_deadline_drops"]),
+            _fmt_seconds(m["fct_no_deadline_mean_s"]),
+            _fmt_seconds(m["fct_no_deadline_p95_s"]),
+            _fmt_seconds(m["fct_short_no_deadline_mean_s"]),
+            _fmt_seconds(m["fct_short_no_deadline_p95_s"]),
         ]
-        for m in res.metrics().itertuples(index=False)
+        for m in res.metric_rows()
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = [

@@ -30,22 +30,30 @@ Percentiles are nearest-rank, computed by the core.
 Comparisons: for a scheme S and a baseline B, in each bin, the normalized CCT
 is ``S / B`` (below 1 is better) and the improvement ``B / S`` (above 1 is
 better), for the mean and for the 95th percentile.
+
+pandas and pyarrow are imported by the methods that return or write their
+tables, not with the module: ``coflowkit simulate`` prints its tables from the
+plain rows (:meth:`Results.summary_rows`, :meth:`Results.compare_rows`,
+:meth:`Results.metric_rows`) and so never loads them unless it writes files
+(about 0.6 s of CPU; docs/benchmarks-history.md, issue 35).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .. import _core
 from ..util import atomic_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 __all__ = [
     "Results",
@@ -139,11 +147,24 @@ METRIC_COLUMNS = [
     "coflow_deadline_miss_rate",
 ]
 _STATS = ["count", "mean", "median", "p95", "p99", "max"]
+_COMPARE_COLUMNS = [
+    "scheduler",
+    "bin",
+    "count",
+    "mean",
+    "p95",
+    "norm_mean",
+    "norm_p95",
+    "improvement_mean",
+    "improvement_p95",
+]
 _KINDS = ["net", "compute"]
 
 
 def _pandas_column(cols: dict[str, Any], name: str) -> Any:
     """A core column for pandas: nullable where the core sent a ``<name>_valid`` mask."""
+    import pandas as pd
+
     values = cols[name]
     valid = cols.get(f"{name}_valid")
     if valid is None:
@@ -158,6 +179,8 @@ def _pandas_column(cols: dict[str, Any], name: str) -> Any:
 
 def _arrow_column(cols: dict[str, Any], name: str) -> pa.Array:
     """A core column for Arrow: nulls where the core's ``<name>_valid`` mask is False."""
+    import pyarrow as pa
+
     valid = cols.get(f"{name}_valid")
     if valid is None:
         return pa.array(cols[name])
@@ -165,11 +188,15 @@ def _arrow_column(cols: dict[str, Any], name: str) -> pa.Array:
 
 
 def _frame(cols: dict[str, Any], names: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({name: _pandas_column(cols, name) for name in names})
 
 
 def arrow_table(cols: dict[str, Any], names: list[str]) -> pa.Table:
     """The core's columns ``cols`` as an Arrow table of the columns ``names``, in that order."""
+    import pyarrow as pa
+
     return pa.table({name: _arrow_column(cols, name) for name in names})
 
 
@@ -225,12 +252,16 @@ class Results:
 
     def coflows(self, scheduler: str | None = None) -> pd.DataFrame:
         """One row per coflow, in (arrival, id) order; times in seconds."""
+        import pandas as pd
+
         df = _frame(self._run(scheduler)["coflows"], COFLOW_COLUMNS)
         df["bin"] = pd.Categorical(df["bin"], categories=BINS[1:])
         return df
 
     def flows(self, scheduler: str | None = None) -> pd.DataFrame:
         """One row per flow (only with ``per_flow=True``), coflow by coflow; times in seconds."""
+        import pandas as pd
+
         cols = self._flow_columns(scheduler)
         if cols is None:
             raise ValueError("flows were not kept: simulate with per_flow=True")
@@ -292,6 +323,8 @@ class Results:
     def link_util(self, scheduler: str | None = None) -> pd.DataFrame:
         """Link utilization (only with ``link_util_bin``): one row per link and time
         bin, link by link; ``utilization`` is bytes carried * 8 / (capacity * bin)."""
+        import pandas as pd
+
         cols = self._run(scheduler)["link_util"]
         if cols is None:
             raise ValueError("link utilization was not measured: simulate with link_util_bin=SECONDS")
@@ -304,12 +337,17 @@ class Results:
             }
         )
 
+    def metric_rows(self) -> list[dict[str, Any]]:
+        """:meth:`metrics` as plain rows (dicts), without pandas."""
+        return [{"scheduler": s, **self._runs[s]["metrics"]} for s in self._order]
+
     def metrics(self) -> pd.DataFrame:
         """One row per scheduler: flow completion time and slowdown (mean, p95,
         p99), job completion time, and deadline misses of flows and coflows
         (miss rates are NaN when nothing has a deadline)."""
-        rows = [{"scheduler": s, **self._runs[s]["metrics"]} for s in self._order]
-        return pd.DataFrame(rows, columns=["scheduler", *METRIC_COLUMNS])
+        import pandas as pd
+
+        return pd.DataFrame(self.metric_rows(), columns=["scheduler", *METRIC_COLUMNS])
 
     def _coflow_table(self, scheduler: str) -> pa.Table:
         return arrow_table(self._run(scheduler)["coflows"], COFLOW_COLUMNS)
@@ -324,10 +362,14 @@ class Results:
     def _link_util_table(self, scheduler: str) -> pa.Table | None:
         if self._run(scheduler)["link_util"] is None:
             return None
+        import pyarrow as pa
+
         return pa.Table.from_pandas(self.link_util(scheduler), preserve_index=False)
 
     def to_arrow(self) -> pa.Table:
         """Every scheduler's coflow table stacked, with a leading ``scheduler`` column."""
+        import pyarrow as pa
+
         tables = []
         for s in self._order:
             t = self._coflow_table(s)
@@ -336,6 +378,8 @@ class Results:
 
     def to_pandas(self) -> pd.DataFrame:
         """:meth:`to_arrow` as a pandas DataFrame (``bin`` categorical)."""
+        import pandas as pd
+
         frames = [self.coflows(s).assign(scheduler=s) for s in self._order]
         df = pd.concat(frames, ignore_index=True)
         return df[["scheduler", *COFLOW_COLUMNS]]
@@ -348,12 +392,45 @@ class Results:
             raise ImportError("to_polars() needs polars: pip install 'coflowkit[polars]'") from None
         return pl.from_arrow(self.to_arrow())
 
+    def summary_rows(self) -> list[dict[str, Any]]:
+        """:meth:`summary` as plain rows (dicts), without pandas."""
+        return [{"scheduler": s, **row} for s in self._order for row in self._runs[s]["summary"]]
+
     def summary(self) -> pd.DataFrame:
         """CCT statistics (seconds) per scheduler and bin: count, mean, median, p95, p99, max."""
-        rows = [{"scheduler": s, **row} for s in self._order for row in self._runs[s]["summary"]]
-        df = pd.DataFrame(rows, columns=["scheduler", "bin", *_STATS])
+        import pandas as pd
+
+        df = pd.DataFrame(self.summary_rows(), columns=["scheduler", "bin", *_STATS])
         df["bin"] = pd.Categorical(df["bin"], categories=BINS)
         return df
+
+    def compare_rows(self, baseline: str | None = None) -> list[dict[str, Any]]:
+        """:meth:`compare` as plain rows (dicts), without pandas."""
+        baseline = baseline if baseline is not None else self.baseline
+        if baseline is None:
+            raise ValueError("compare: no baseline (pass baseline= here or to simulate)")
+        if baseline not in self._runs:
+            raise ValueError(f"compare: baseline {baseline!r} did not run (ran: {', '.join(self._order)})")
+        base = {row["bin"]: row for row in self._runs[baseline]["summary"]}
+        out = []
+        for row in self.summary_rows():
+            b = base.get(row["bin"])
+            b_mean, b_p95 = (float(b["mean"]), float(b["p95"])) if b is not None else (math.nan, math.nan)
+            mean, p95 = float(row["mean"]), float(row["p95"])
+            out.append(
+                {
+                    "scheduler": row["scheduler"],
+                    "bin": row["bin"],
+                    "count": row["count"],
+                    "mean": mean,
+                    "p95": p95,
+                    "norm_mean": _ratio(mean, b_mean),
+                    "norm_p95": _ratio(p95, b_p95),
+                    "improvement_mean": _ratio(b_mean, mean),
+                    "improvement_p95": _ratio(b_p95, p95),
+                }
+            )
+        return out
 
     def compare(self, baseline: str | None = None) -> pd.DataFrame:
         """Each scheduler against ``baseline``, per bin.
@@ -362,25 +439,11 @@ class Results:
         norm_p95 (scheme / baseline), improvement_mean and improvement_p95
         (baseline / scheme).
         """
-        baseline = baseline if baseline is not None else self.baseline
-        if baseline is None:
-            raise ValueError("compare: no baseline (pass baseline= here or to simulate)")
-        if baseline not in self._runs:
-            raise ValueError(f"compare: baseline {baseline!r} did not run (ran: {', '.join(self._order)})")
-        s = self.summary()
-        base = s[s["scheduler"] == baseline]
-        base_mean = dict(zip(base["bin"].astype(str), base["mean"], strict=True))
-        base_p95 = dict(zip(base["bin"].astype(str), base["p95"], strict=True))
-        out = s[["scheduler", "bin", "count", "mean", "p95"]].copy()
-        bins = out["bin"].astype(str)
-        b_mean = bins.map(base_mean).to_numpy(dtype=float)
-        b_p95 = bins.map(base_p95).to_numpy(dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out["norm_mean"] = out["mean"].to_numpy() / b_mean
-            out["norm_p95"] = out["p95"].to_numpy() / b_p95
-            out["improvement_mean"] = b_mean / out["mean"].to_numpy()
-            out["improvement_p95"] = b_p95 / out["p95"].to_numpy()
-        return out.reset_index(drop=True)
+        import pandas as pd
+
+        df = pd.DataFrame(self.compare_rows(baseline), columns=_COMPARE_COLUMNS)
+        df["bin"] = pd.Categorical(df["bin"], categories=BINS)
+        return df
 
     def write(self, out_dir: str | os.PathLike[str]) -> Path:
         """Write ``DIR/<scheduler>/coflows.{csv,parquet}`` and ``jobs.{csv,parquet}``
@@ -414,12 +477,21 @@ class Results:
         return out
 
 
+def _ratio(a: float, b: float) -> float:
+    """``a / b`` as numpy divides floats: +-inf for a nonzero over zero, NaN for 0 / 0 or a NaN."""
+    if b == 0.0:
+        return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False)
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:
+    import pyarrow.parquet as pq
+
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from .._core import Workload, check_packet_options
 from ..util import atomic_path
 from .results import Results
@@ -166,6 +164,8 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         classes.append(prio)
         paths.append(_int(p, f"{where}.spine", f["spine"]) if "spine" in f else None)
         deadlines.append(_int(p, f"{where}.deadline_ns", f["deadline_ns"], 1) if "deadline_ns" in f else None)
+    import pyarrow as pa
+
     table = pa.table(
         {
             "coflow_id": pa.array(cols["coflow_id"], pa.uint64()),

@@ -27,6 +27,10 @@ Files written before a column existed read with its default. The host count
 travels in the Parquet schema's metadata under ``coflowkit.n_hosts``, as it
 does in the CSV's ``# n_hosts=<N>`` line.
 
+pyarrow is imported by the Parquet paths only, not with the module, so that
+reading a ``.txt`` or ``.csv`` trace (``coflowkit simulate --trace``) does not
+load it.
+
 Bad input is refused at the door with one ``ValueError`` naming the file, the
 1-based row and the column, ``<file>:<row>: <column>: <message>``, the same
 shape as the core's messages. Row 0 means the file as a whole.
@@ -36,16 +40,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from .. import _core
 from ..util import atomic_path
 from .._core import Workload
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["load_trace", "write_trace", "workload_to_table", "workload_from_table", "FORMATS"]
 
@@ -65,7 +69,6 @@ _OPTIONAL = {
 _DEFAULTED: dict[str, tuple[type[np.unsignedinteger[Any]], int]] = {"group": (np.uint32, 0), "delay_ns": (np.uint64, 0)}
 #: The flow kinds, by their code in the core's columns.
 _KINDS = ["net", "compute"]
-_ARROW_TYPES = {np.uint64: pa.uint64(), np.uint32: pa.uint32()}
 _N_HOSTS_KEY = b"coflowkit.n_hosts"
 _NATIVE = ", ".join(_core.NATIVE_COLUMNS)
 
@@ -90,6 +93,9 @@ def load_trace(path: str | os.PathLike[str], fmt: str | None = None) -> Workload
         return _core.load_trace(p, kind)
     if not p.exists():
         raise FileNotFoundError(f"{p}: No such file or directory")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         table = pq.read_table(p)
     except (pa.ArrowException, OSError) as e:
@@ -138,6 +144,8 @@ def _unsigned(
     column: pa.ChunkedArray, name: str, dtype: Any, source: str, *, required: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """A column as (values of ``dtype``, validity), checked row by row."""
+    import pyarrow as pa
+
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_null(arr.type) and not required:
         n = len(arr)
@@ -165,6 +173,8 @@ def _unsigned(
 
 def _plain(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """One array, dictionaries decoded."""
+    import pyarrow as pa
+
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -177,6 +187,9 @@ def _first_bad(mask: np.ndarray) -> int:
 
 def _kind_codes(column: pa.ChunkedArray, source: str) -> np.ndarray:
     """The ``kind`` column (``net``/``compute`` text, null = net) as uint8 codes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = _plain(column)
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_null(arr.type)):
         raise ValueError(f"{source}:0: kind: has type {arr.type}, expected text (net or compute)")
@@ -192,6 +205,8 @@ def _kind_codes(column: pa.ChunkedArray, source: str) -> np.ndarray:
 
 def _size_known(column: pa.ChunkedArray, source: str) -> np.ndarray:
     """The ``size_known`` column (bool, null = true)."""
+    import pyarrow as pa
+
     arr = _plain(column)
     if pa.types.is_null(arr.type):
         return np.ones(len(arr), dtype=bool)
@@ -202,6 +217,8 @@ def _size_known(column: pa.ChunkedArray, source: str) -> np.ndarray:
 
 def _text(column: pa.ChunkedArray, name: str, source: str) -> tuple[np.ndarray, np.ndarray]:
     """A text column (null = empty) as Arrow-style (int64 offsets, uint8 bytes)."""
+    import pyarrow as pa
+
     arr = _plain(column)
     if pa.types.is_null(arr.type):
         return np.zeros(len(arr) + 1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
@@ -216,11 +233,14 @@ def _text(column: pa.ChunkedArray, name: str, source: str) -> tuple[np.ndarray, 
 
 def workload_to_table(workload: Workload) -> pa.Table:
     """The workload's native columns as an Arrow table (nulls where empty)."""
+    import pyarrow as pa
+
+    arrow_types = {np.uint64: pa.uint64(), np.uint32: pa.uint32()}
     cols = workload.columns()
     n = len(cols["coflow_id"])
-    arrays = {name: pa.array(cols[name], type=_ARROW_TYPES[dtype]) for name, dtype in _REQUIRED.items()}
+    arrays = {name: pa.array(cols[name], type=arrow_types[dtype]) for name, dtype in _REQUIRED.items()}
     for name in ("job_id", "stage_id", "deadline_ns"):
-        arrays[name] = pa.array(cols[name], type=_ARROW_TYPES[_OPTIONAL[name]], mask=~cols[f"{name}_valid"])
+        arrays[name] = pa.array(cols[name], type=arrow_types[_OPTIONAL[name]], mask=~cols[f"{name}_valid"])
     arrays["kind"] = pa.DictionaryArray.from_arrays(pa.array(cols["kind"], pa.int8()), pa.array(_KINDS))
     arrays["group"] = pa.array(cols["group"], pa.uint32())
     arrays["after"] = pa.array(cols["after"], pa.uint32(), mask=~cols["after_valid"])
@@ -246,6 +266,8 @@ def write_trace(workload: Workload, path: str | os.PathLike[str]) -> Path:
         if kind == "csv":
             workload.write_csv(tmp)
         else:
+            import pyarrow.parquet as pq
+
             pq.write_table(workload_to_table(workload), tmp)
     return p
 
