@@ -218,11 +218,82 @@ def causes(fig: pd.DataFrame, runs: list[tuple[str, str, str, int]] | None = Non
     return pd.DataFrame(rows)
 
 
+#: The size groups of `by_size`: task bytes against the 50th and 90th percentiles of the run's.
+SIZE_GROUPS = ("below p50", "p50-p90", "above p90")
+
+
+def by_size() -> pd.DataFrame:
+    """Where (b) and (c) together lose, on seed 1 of each whole distribution, with 2 and
+    `COMBINED_FLOWS` flows per task: per group of tasks by size (`SIZE_GROUPS`), TAFE's and
+    D2TCP's mean TCT at both levels and, at packet level, their timeouts per task."""
+    rows = []
+    for sizes in SIZE_NAME:
+        for n_flows in (2, COMBINED_FLOWS):
+            w = tasks(sizes, "full", 1, n_flows)
+            c = w.columns()
+            task_bytes = pd.Series(np.asarray(c["bytes"], dtype=float)).groupby(np.asarray(c["coflow_id"])).sum()
+            edges = [0.0, task_bytes.quantile(0.5), task_bytes.quantile(0.9), np.inf]
+            group = pd.cut(task_bytes, edges, labels=list(SIZE_GROUPS))
+            flow = coflowkit.simulate(w, [TAFE_FULL, "d2tcp"], progress=False, topology=topology(w))
+            for label, spec in (("tafe", TAFE_FULL), ("d2tcp", "d2tcp")):
+                pk = coflowkit.simulate(w, spec, engine="packet", progress=False, topology=topology(w))
+                name = pk.metrics().scheduler.iloc[0]
+                timeouts = pk.flows(name).groupby("coflow_id")["timeouts"].sum()
+                t = pd.DataFrame({"flow": cct(flow, spec), "packet": cct(pk, name)})
+                t["timeouts"] = timeouts.reindex(t.index).fillna(0)
+                t["group"] = group.reindex(t.index)
+                for g, h in t.groupby("group", observed=True):
+                    rows.append({"sizes": sizes, "flows": n_flows, "group": g, "scheme": label, "tasks": len(h),
+                                 "flow": h["flow"].mean(), "packet": h["packet"].mean(),
+                                 "timeouts": h["timeouts"].mean()})
+    return pd.DataFrame(rows)
+
+
+def render_by_size(bs: pd.DataFrame) -> str:
+    """The table of `by_size` and what it shows."""
+    out = ["| workload | flows per task | tasks by size | flow: TAFE / D2TCP | packet: TAFE / D2TCP | "
+           "packet mean TCT (ms): TAFE; D2TCP | timeouts per task: TAFE; D2TCP |", "|---|---|---|---|---|---|---|"]
+    for sizes in SIZE_NAME:
+        for n_flows in (2, COMBINED_FLOWS):
+            for g in SIZE_GROUPS:
+                h = bs[(bs["sizes"] == sizes) & (bs["flows"] == n_flows) & (bs["group"] == g)].set_index("scheme")
+                t, d = h.loc["tafe"], h.loc["d2tcp"]
+                out.append(f"| {SIZE_NAME[sizes]}, whole | {n_flows} | {g} ({int(t['tasks'])} tasks) | "
+                           f"{t['flow'] / d['flow']:.2f} | {t['packet'] / d['packet']:.2f} | "
+                           f"{_ms(t['packet'] * 1e3)}; {_ms(d['packet'] * 1e3)} | "
+                           f"{t['timeouts']:.1f}; {d['timeouts']:.1f} |")
+    return "\n".join(out)
+
+
+def by_size_numbers(bs: pd.DataFrame) -> dict[str, float]:
+    def v(sizes: str, n_flows: int, g: str, scheme: str, what: str) -> float:
+        h = bs[(bs["sizes"] == sizes) & (bs["flows"] == n_flows) & (bs["group"] == g) & (bs["scheme"] == scheme)]
+        return float(h[what].iloc[0])
+
+    n, big, small = COMBINED_FLOWS, SIZE_GROUPS[2], SIZE_GROUPS[0]
+    return {
+        "dm_big_2": v("datamining", 2, big, "tafe", "flow") / v("datamining", 2, big, "d2tcp", "flow"),
+        "dm_big_n": v("datamining", n, big, "tafe", "flow") / v("datamining", n, big, "d2tcp", "flow"),
+        "ws_small_2": v("websearch", 2, small, "tafe", "packet") * 1e3,
+        "ws_small_n": v("websearch", n, small, "tafe", "packet") * 1e3,
+        "ws_small_n_d": v("websearch", n, small, "d2tcp", "packet") * 1e3,
+        "ws_small_to": v("websearch", n, small, "tafe", "timeouts"),
+        "ws_small_to_d": v("websearch", n, small, "d2tcp", "timeouts"),
+        "dm_mid_to": v("datamining", n, SIZE_GROUPS[1], "tafe", "timeouts"),
+        "dm_mid_to_d": v("datamining", n, SIZE_GROUPS[1], "d2tcp", "timeouts"),
+        "dm_small_d_2": v("datamining", 2, small, "d2tcp", "packet") * 1e3,
+        "dm_small_t_2": v("datamining", 2, small, "tafe", "packet") * 1e3,
+        "dm_small_d_n": v("datamining", n, small, "d2tcp", "packet") * 1e3,
+        "dm_mid_p": (v("datamining", n, SIZE_GROUPS[1], "tafe", "packet")
+                     / v("datamining", n, SIZE_GROUPS[1], "d2tcp", "packet")),
+    }
+
+
 def _stats(c: pd.Series) -> dict[str, float]:
     return {"mean": c.mean(), "p99": c.quantile(0.99), "max": c.max()}
 
 
-def render_causes(fig: pd.DataFrame, cz: pd.DataFrame) -> str:
+def render_causes(fig: pd.DataFrame, cz: pd.DataFrame, bs: pd.DataFrame) -> str:
     """The page's subsection on the three settings."""
     base = fig[fig["scheme"].isin(["tafe", "d2tcp"])].assign(setting="base")
     both = pd.concat([base, cz], ignore_index=True)
@@ -264,7 +335,8 @@ def render_causes(fig: pd.DataFrame, cz: pd.DataFrame) -> str:
         within.setdefault(name, []).append(claim)
     by_setting = "; ".join(f"{k} bring {' and '.join(v)}" for k, v in within.items()) or "none brings any"
     out += [CAUSES_NOTE.format(**_causes_numbers(both), by_setting=by_setting), "",
-            COMBINED_NOTE.format(**combined_numbers(both)), ""]
+            COMBINED_NOTE.format(**combined_numbers(both)), "", BY_SIZE_INTRO.format(n=COMBINED_FLOWS), "",
+            render_by_size(bs), "", BY_SIZE_NOTE.format(n=COMBINED_FLOWS, **by_size_numbers(bs)), ""]
     return "\n".join(out)
 
 
@@ -298,7 +370,8 @@ def combined_numbers(both: pd.DataFrame) -> dict[str, Any]:
     else:
         verdict = f"none of the {n}"
     return {"flows": COMBINED_FLOWS, "tafe_full": TAFE_FULL, "cells": "; ".join(cells), "verdict": verdict,
-            "out": ", ".join(out) or "none", "lo": min(ks), "hi": max(ks), "seeds": ", ".join(map(str, SLICE_SEEDS["small"]))}
+            "out": ", ".join(out) or "none", "lo": min(ks), "hi": max(ks),
+            "seeds": ", ".join(map(str, SLICE_SEEDS["small"]))}
 
 
 def combined_status(cz: pd.DataFrame) -> str:
@@ -396,6 +469,24 @@ evenly), on the same seeds ({seeds}; the `full, {flows} flows` rows). TAFE's TCT
 level (flow level; packet level with two flows per task, (b) alone): {cells}. Against Figs. 7-9 (the
 paper's 0.55-0.67, so within 1.5x at most 0.83-1.00), the combination brings {verdict} within
 1.5x; out of 1.5x: {out}."""
+BY_SIZE_INTRO = """**Why together is worse than the whole distributions alone.** Seed 1 of each whole
+distribution, with 2 and {n} flows per task, its tasks in three groups by size (below the 50th
+percentile of task bytes, up to the 90th, above), TAFE's mean TCT over D2TCP's per group (`by_size`
+in the script):"""
+BY_SIZE_NOTE = """Two measured effects, one at each level. At flow level, data mining's largest tenth: TAFE's
+mean TCT over D2TCP's there is {dm_big_2:.2f} with two flows per task and {dm_big_n:.2f} with {n}, and
+these tasks carry the mean. They end in TAFE's last class, where tasks are served first come, first
+served; with {n} flows each task has a flow on each of the {n} servers, so every large task queues
+behind every earlier one, which D2TCP's fair sharing does not do. At packet level, incast timeouts:
+web search's smaller half of the tasks takes {ws_small_2:.2f} ms under TAFE with two flows per task and
+{ws_small_n:.1f} ms with {n} (D2TCP {ws_small_n_d:.1f} ms), at {ws_small_to:.1f} timeouts per task (D2TCP
+{ws_small_to_d:.1f}); on data mining's middle group TAFE times out {dm_mid_to:.1f} times per task against
+D2TCP's {dm_mid_to_d:.1f} and takes {dm_mid_p:.1f}x as long. TAFE's ports serve a class's flows one
+after the other, so the other flows of a task wait at the port while the first is served; that more
+of them time out there is what these counts show (we have not split the timeouts into losses and
+waits longer than the timer). And on data mining the combination takes away what (b) gained
+from: D2TCP's smaller half of the tasks, which waited behind large flows with two flows per task
+({dm_small_d_2:.1f} ms against TAFE's {dm_small_t_2:.2f} ms), takes {dm_small_d_n:.2f} ms with {n}."""
 
 
 # -- the page's section ---------------------------------------------------------------------------
@@ -420,7 +511,7 @@ def ratio(fig: pd.DataFrame, slice_: str, sizes: str, base: str, stat: str, leve
 
 
 def render(fig2: pd.DataFrame, fig: pd.DataFrame, demoted: pd.DataFrame, seconds: float,
-           cz: pd.DataFrame) -> str:
+           cz: pd.DataFrame, bs: pd.DataFrame) -> str:
     """The page's packet-level section."""
     out = ["## At packet level (issue 34)", "",
            "The packet engine (docs/packet-engine.md) models the network only, so each server's CPU is "
@@ -482,7 +573,7 @@ def render(fig2: pd.DataFrame, fig: pd.DataFrame, demoted: pd.DataFrame, seconds
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out += ["", "(each cell: flow mean / p99 ; packet mean / p99)", "",
             FIGS_NOTE.format(**_figs_numbers(fig, demoted), combined=combined_status(cz)), ""]
-    out += [render_causes(fig, cz)]
+    out += [render_causes(fig, cz, bs)]
     return "\n".join(out) + "\n"
 
 
@@ -582,8 +673,9 @@ def demotion() -> pd.DataFrame:
 
 
 def run_all(store: Path, no_run: bool) -> dict[str, Any]:
-    """Fig. 2, Figs. 6-9 and where TAFE's bytes went, kept in ``store/tafe-packet*.pkl``; with
-    ``no_run`` read back from there."""
+    """Fig. 2, Figs. 6-9, where TAFE's bytes went, the one-change runs, (b) and (c) together and
+    their groups by size, each kept in a ``store/tafe-packet*.pkl`` of its own; with ``no_run``
+    read back from there (a file that is not there is run)."""
 
     def run() -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -605,6 +697,7 @@ def run_all(store: Path, no_run: bool) -> dict[str, Any]:
     both = stored(store / "tafe-packet-combined.pkl", no_run, run_combined)
     out["causes"] = pd.concat([cz["causes"], both["causes"]], ignore_index=True)
     out["causes_seconds"] = cz["seconds"] + both["seconds"]
+    out["by_size"] = stored(store / "tafe-packet-by-size.pkl", no_run, by_size)
     return out
 
 
@@ -617,7 +710,7 @@ def main() -> None:
     print(fig.to_string())
     print(f"{time.perf_counter() - t0:.0f} s")
     t0 = time.perf_counter()
-    print(render_causes(fig, pd.concat([causes(fig), causes(fig, combined_settings())], ignore_index=True)))
+    print(render_causes(fig, pd.concat([causes(fig), causes(fig, combined_settings())], ignore_index=True), by_size()))
     print(f"{time.perf_counter() - t0:.0f} s")
 
 
