@@ -156,6 +156,8 @@ DEADLINE_K = 2.0
 FLOWS_PER_TASK = (8, 16, 40)
 #: (b) TAFE on the whole distributions, with thresholds that split them.
 TAFE_FULL = "tafe:thresholds=p50/p90"
+#: (b) and (c) together: the whole distributions (`TAFE_FULL`) with this many flows per task.
+COMBINED_FLOWS = 40
 #: The statistic each slice's claims use, with the paper's TAFE / D2TCP.
 SLICE_CLAIMS = {"small": (("p99", 0.64, "Fig. 7"),),
                 "large": (("mean", 0.55, "Fig. 8"), ("max", 4 / 6, "Fig. 9")),
@@ -172,13 +174,22 @@ def settings() -> list[tuple[str, str, str, int]]:
     return out
 
 
-def causes(fig: pd.DataFrame) -> pd.DataFrame:
-    """TAFE and D2TCP at both levels under each of `settings`: per seed, mean, p99 and max TCT,
+def combined_settings() -> list[tuple[str, str, str, int]]:
+    """The runs of (b) and (c) together, as `settings`: the whole distributions with
+    `COMBINED_FLOWS` flows per task."""
+    return [(COMBINED, "full", z, COMBINED_FLOWS) for z in SIZE_NAME]
+
+
+COMBINED = f"full, {COMBINED_FLOWS} flows"
+
+
+def causes(fig: pd.DataFrame, runs: list[tuple[str, str, str, int]] | None = None) -> pd.DataFrame:
+    """TAFE and D2TCP at both levels under each of ``runs`` (default `settings`): per seed, mean, p99 and max TCT,
     and at packet level the drops and timeouts summed over the flows, per task. With deadlines,
     TAFE's packet-level run is the base run's (`fig`, the same tasks): no TAFE host or port
     reads a deadline (the engine gives one to D2TCP's and MCP's senders only)."""
     rows = []
-    for setting, slice_, sizes, n_flows in settings():
+    for setting, slice_, sizes, n_flows in settings() if runs is None else runs:
         for seed in SLICE_SEEDS.get(slice_, SLICE_SEEDS["small"]):
             w = tasks(sizes, slice_, seed, n_flows)
             if setting == "deadlines":
@@ -207,11 +218,86 @@ def causes(fig: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The size groups of `by_size`: task bytes against the 50th and 90th percentiles of the run's.
+SIZE_GROUPS = ("below p50", "p50-p90", "above p90")
+
+
+def by_size() -> pd.DataFrame:
+    """Where (b) and (c) together lose, on seed 1 of each whole distribution, with 2 and
+    `COMBINED_FLOWS` flows per task: per group of tasks by size (`SIZE_GROUPS`), TAFE's and
+    D2TCP's mean TCT at both levels and, at packet level, their timeouts per task."""
+    rows = []
+    for sizes in SIZE_NAME:
+        for n_flows in (2, COMBINED_FLOWS):
+            w = tasks(sizes, "full", 1, n_flows)
+            c = w.columns()
+            task_bytes = pd.Series(np.asarray(c["bytes"], dtype=float)).groupby(np.asarray(c["coflow_id"])).sum()
+            edges = [0.0, task_bytes.quantile(0.5), task_bytes.quantile(0.9), np.inf]
+            group = pd.cut(task_bytes, edges, labels=list(SIZE_GROUPS))
+            flow = coflowkit.simulate(w, [TAFE_FULL, "d2tcp"], progress=False, topology=topology(w))
+            for label, spec in (("tafe", TAFE_FULL), ("d2tcp", "d2tcp")):
+                pk = coflowkit.simulate(w, spec, engine="packet", progress=False, topology=topology(w))
+                name = pk.metrics().scheduler.iloc[0]
+                timeouts = pk.flows(name).groupby("coflow_id")["timeouts"].sum()
+                t = pd.DataFrame({"flow": cct(flow, spec), "packet": cct(pk, name)})
+                t["timeouts"] = timeouts.reindex(t.index).fillna(0)
+                t["group"] = group.reindex(t.index)
+                for g, h in t.groupby("group", observed=True):
+                    rows.append({"sizes": sizes, "flows": n_flows, "group": g, "scheme": label, "tasks": len(h),
+                                 "flow": h["flow"].mean(), "packet": h["packet"].mean(),
+                                 "timeouts": h["timeouts"].mean()})
+    return pd.DataFrame(rows)
+
+
+def render_by_size(bs: pd.DataFrame) -> str:
+    """The table of `by_size` and what it shows."""
+    out = ["| workload | flows per task | tasks by size | flow: TAFE / D2TCP | packet: TAFE / D2TCP | "
+           "packet mean TCT (ms): TAFE; D2TCP | timeouts per task: TAFE; D2TCP |", "|---|---|---|---|---|---|---|"]
+    for sizes in SIZE_NAME:
+        for n_flows in (2, COMBINED_FLOWS):
+            for g in SIZE_GROUPS:
+                h = bs[(bs["sizes"] == sizes) & (bs["flows"] == n_flows) & (bs["group"] == g)].set_index("scheme")
+                t, d = h.loc["tafe"], h.loc["d2tcp"]
+                out.append(f"| {SIZE_NAME[sizes]}, whole | {n_flows} | {g} ({int(t['tasks'])} tasks) | "
+                           f"{t['flow'] / d['flow']:.2f} | {t['packet'] / d['packet']:.2f} | "
+                           f"{_ms(t['packet'] * 1e3)}; {_ms(d['packet'] * 1e3)} | "
+                           f"{t['timeouts']:.1f}; {d['timeouts']:.1f} |")
+    return "\n".join(out)
+
+
+def by_size_numbers(bs: pd.DataFrame) -> dict[str, float]:
+    def v(sizes: str, n_flows: int, g: str, scheme: str, what: str) -> float:
+        h = bs[(bs["sizes"] == sizes) & (bs["flows"] == n_flows) & (bs["group"] == g) & (bs["scheme"] == scheme)]
+        return float(h[what].iloc[0])
+
+    n, big, small = COMBINED_FLOWS, SIZE_GROUPS[2], SIZE_GROUPS[0]
+    return {
+        "dm_big_2": v("datamining", 2, big, "tafe", "flow") / v("datamining", 2, big, "d2tcp", "flow"),
+        "dm_big_n": v("datamining", n, big, "tafe", "flow") / v("datamining", n, big, "d2tcp", "flow"),
+        "ws_small_2": v("websearch", 2, small, "tafe", "packet") * 1e3,
+        "ws_small_n": v("websearch", n, small, "tafe", "packet") * 1e3,
+        "ws_small_n_d": v("websearch", n, small, "d2tcp", "packet") * 1e3,
+        "ws_small_to": v("websearch", n, small, "tafe", "timeouts"),
+        "ws_small_to_d": v("websearch", n, small, "d2tcp", "timeouts"),
+        "dm_mid_to": v("datamining", n, SIZE_GROUPS[1], "tafe", "timeouts"),
+        "dm_mid_to_d": v("datamining", n, SIZE_GROUPS[1], "d2tcp", "timeouts"),
+        "dm_small_d_2": v("datamining", 2, small, "d2tcp", "packet") * 1e3,
+        "ws_mid_to": v("websearch", n, SIZE_GROUPS[1], "tafe", "timeouts"),
+        "ws_mid_to_d": v("websearch", n, SIZE_GROUPS[1], "d2tcp", "timeouts"),
+        "ws_mid_p": (v("websearch", n, SIZE_GROUPS[1], "tafe", "packet")
+                     / v("websearch", n, SIZE_GROUPS[1], "d2tcp", "packet")),
+        "dm_small_t_2": v("datamining", 2, small, "tafe", "packet") * 1e3,
+        "dm_small_d_n": v("datamining", n, small, "d2tcp", "packet") * 1e3,
+        "dm_mid_p": (v("datamining", n, SIZE_GROUPS[1], "tafe", "packet")
+                     / v("datamining", n, SIZE_GROUPS[1], "d2tcp", "packet")),
+    }
+
+
 def _stats(c: pd.Series) -> dict[str, float]:
     return {"mean": c.mean(), "p99": c.quantile(0.99), "max": c.max()}
 
 
-def render_causes(fig: pd.DataFrame, cz: pd.DataFrame) -> str:
+def render_causes(fig: pd.DataFrame, cz: pd.DataFrame, bs: pd.DataFrame) -> str:
     """The page's subsection on the three settings."""
     base = fig[fig["scheme"].isin(["tafe", "d2tcp"])].assign(setting="base")
     both = pd.concat([base, cz], ignore_index=True)
@@ -220,7 +306,7 @@ def render_causes(fig: pd.DataFrame, cz: pd.DataFrame) -> str:
         "| setting | workload | claim | paper | flow | packet | packet within 1.5x | "
         "drops / timeouts per task: D2TCP; TAFE | packet / flow mean: D2TCP; TAFE |",
         "|---|---|---|---|---|---|---|---|---|"]
-    order = ["base", "deadlines", "full"] + [f"{n} flows" for n in FLOWS_PER_TASK]
+    order = ["base", "deadlines", "full"] + [f"{n} flows" for n in FLOWS_PER_TASK] + [COMBINED]
     found = []
     for setting in order:
         g = both[both["setting"] == setting]
@@ -247,11 +333,57 @@ def render_causes(fig: pd.DataFrame, cz: pd.DataFrame) -> str:
             "flow mean: each scheme's mean TCT at packet level over its flow level's, what packets cost it.)", ""]
     within: dict[str, list[str]] = {}
     for setting, claim in found:
+        if setting == COMBINED:
+            continue
         name = {"full": "the whole distributions", "deadlines": "deadlines"}.get(setting, f"{setting} per task")
         within.setdefault(name, []).append(claim)
     by_setting = "; ".join(f"{k} bring {' and '.join(v)}" for k, v in within.items()) or "none brings any"
-    out += [CAUSES_NOTE.format(**_causes_numbers(both), by_setting=by_setting), ""]
+    out += [CAUSES_NOTE.format(**_causes_numbers(both), by_setting=by_setting), "",
+            COMBINED_NOTE.format(**combined_numbers(both)), "", BY_SIZE_INTRO.format(n=COMBINED_FLOWS), "",
+            render_by_size(bs), "", BY_SIZE_NOTE.format(n=COMBINED_FLOWS, **by_size_numbers(bs)), ""]
     return "\n".join(out)
+
+
+def combined_numbers(both: pd.DataFrame) -> dict[str, Any]:
+    """The numbers of `COMBINED_NOTE`: per claim on the whole distributions, the packet and flow
+    ratios with (b) alone and with (b) and (c) together, and which claims end within 1.5x."""
+    g = both[both["setting"] == COMBINED]
+    alone = both[both["setting"] == "full"]
+    within, out, cells, ks = [], [], [], []
+    for sizes in SIZE_NAME:
+        per = []
+        for stat, paper, fig_name in SLICE_CLAIMS["full"]:
+            k = ratio(g, "full", sizes, "d2tcp", stat, "packet")
+            f = ratio(g, "full", sizes, "d2tcp", stat, "flow")
+            a = ratio(alone, "full", sizes, "d2tcp", stat, "packet")
+            fig_ = fig_name.removesuffix("'s")
+            claim = f"{fig_} {stat} on {SIZE_NAME[sizes]} ({k:.2f}, paper {paper:.2f})"
+            (within if k <= 1.5 * paper else out).append(claim)
+            ks.append(k)
+            per.append(f"{stat} {k:.2f} ({f:.2f}; {a:.2f} with two flows)")
+        cells.append(f"on {SIZE_NAME[sizes]} {', '.join(per)}")
+        h = g[(g["sizes"] == sizes) & (g["level"] == "packet")].groupby("scheme")[["drops", "timeouts"]].mean()
+        cells[-1] += (f"; D2TCP drops {h.loc['d2tcp', 'drops']:.1f} packets and times out "
+                      f"{h.loc['d2tcp', 'timeouts']:.2f} times per task, TAFE {h.loc['tafe', 'drops']:.1f} and "
+                      f"{h.loc['tafe', 'timeouts']:.2f}")
+    n = len(within) + len(out)
+    if not out:
+        verdict = f"all {n} of them"
+    elif within:
+        verdict = f"{len(within)} of the {n} ({', '.join(within)})"
+    else:
+        verdict = f"none of the {n}"
+    return {"flows": COMBINED_FLOWS, "tafe_full": TAFE_FULL, "cells": "; ".join(cells), "verdict": verdict,
+            "out": ", ".join(out) or "none", "lo": min(ks), "hi": max(ks),
+            "seeds": ", ".join(map(str, SLICE_SEEDS["small"]))}
+
+
+def combined_status(cz: pd.DataFrame) -> str:
+    """One sentence for the status above: whether (b) and (c) together bring Figs. 7-9 within 1.5x."""
+    c = combined_numbers(cz)
+    return (f"The two that move it, together (the whole distributions and {c['flows']} flows per task), "
+            f"bring {c['verdict']} claims of Figs. 7-9 within 1.5x at packet level (TAFE over D2TCP "
+            f"{c['lo']:.2f}-{c['hi']:.2f}).")
 
 
 def _causes_numbers(both: pd.DataFrame) -> dict[str, Any]:
@@ -335,6 +467,32 @@ that move TAFE toward the paper are the task sizes (a heavy tail, where D2TCP's 
 large flows) and the flows per task (incast); the deadlines we did not know do not. On the slices
 the paper states, with two flows per task, the gap stays, explained by those two measured model
 differences: the paper's tasks may have had either, its text states neither."""
+COMBINED_NOTE = """**Both together: (b) and (c) at once.** The whole web-search and data-mining distributions,
+TAFE with `{tafe_full}`, and {flows} flows per task from {flows} servers (the task's bytes split
+evenly), on the same seeds ({seeds}; the `full, {flows} flows` rows). TAFE's TCT over D2TCP's at packet
+level (flow level; packet level with two flows per task, (b) alone): {cells}. Against Figs. 7-9 (the
+paper's 0.55-0.67, so within 1.5x at most 0.83-1.00), the combination brings {verdict} within
+1.5x; out of 1.5x: {out}."""
+BY_SIZE_INTRO = """**Why together is worse than the whole distributions alone.** Seed 1 of each whole
+distribution, with 2 and {n} flows per task, its tasks in three groups by size (below the 50th
+percentile of task bytes, up to the 90th, above), TAFE's mean TCT over D2TCP's per group (`by_size`
+in the script):"""
+BY_SIZE_NOTE = """Two measured effects, one at each level. At flow level, data mining's largest tenth: TAFE's
+mean TCT over D2TCP's there is {dm_big_2:.2f} with two flows per task and {dm_big_n:.2f} with {n}, and
+these tasks carry the mean. They end in TAFE's last class, where tasks are served first come, first
+served; with {n} flows each task has a flow on each of the {n} servers, so every large task queues
+behind every earlier one, which D2TCP's fair sharing does not do. At packet level, incast timeouts:
+web search's smaller half of the tasks takes {ws_small_2:.2f} ms under TAFE with two flows per task and
+{ws_small_n:.1f} ms with {n} (D2TCP {ws_small_n_d:.1f} ms), at {ws_small_to:.1f} timeouts per task (D2TCP
+{ws_small_to_d:.1f}); on data mining's middle group TAFE times out {dm_mid_to:.1f} times per task against
+D2TCP's {dm_mid_to_d:.1f} and takes {dm_mid_p:.1f}x as long. The counts do not explain all of it: on
+web search's middle group TAFE times out less than D2TCP ({ws_mid_to:.1f} against {ws_mid_to_d:.1f} per task)
+and still takes {ws_mid_p:.2f}x as long. TAFE's ports serve a class's flows one after the other, so a
+task's other flows wait at the port while its first is served; that wait is the candidate for the
+rest, not measured apart here (nor are the timeouts split into losses and waits longer than the
+timer). And on data mining the combination takes away what (b) gained
+from: D2TCP's smaller half of the tasks, which waited behind large flows with two flows per task
+({dm_small_d_2:.1f} ms against TAFE's {dm_small_t_2:.2f} ms), takes {dm_small_d_n:.2f} ms with {n}."""
 
 
 # -- the page's section ---------------------------------------------------------------------------
@@ -359,7 +517,7 @@ def ratio(fig: pd.DataFrame, slice_: str, sizes: str, base: str, stat: str, leve
 
 
 def render(fig2: pd.DataFrame, fig: pd.DataFrame, demoted: pd.DataFrame, seconds: float,
-           cz: pd.DataFrame) -> str:
+           cz: pd.DataFrame, bs: pd.DataFrame) -> str:
     """The page's packet-level section."""
     out = ["## At packet level (issue 34)", "",
            "The packet engine (docs/packet-engine.md) models the network only, so each server's CPU is "
@@ -419,8 +577,9 @@ def render(fig2: pd.DataFrame, fig: pd.DataFrame, demoted: pd.DataFrame, seconds
                 cells.append(f"{_ms(m.loc['flow', 'mean'])} / {_ms(m.loc['flow', 'p99'])} ; "
                              f"{_ms(m.loc['packet', 'mean'])} / {_ms(m.loc['packet', 'p99'])}")
         out.append(f"| {label} | " + " | ".join(cells) + " |")
-    out += ["", "(each cell: flow mean / p99 ; packet mean / p99)", "", FIGS_NOTE.format(**_figs_numbers(fig, demoted)), ""]
-    out += [render_causes(fig, cz)]
+    out += ["", "(each cell: flow mean / p99 ; packet mean / p99)", "",
+            FIGS_NOTE.format(**_figs_numbers(fig, demoted), combined=combined_status(cz)), ""]
+    out += [render_causes(fig, cz, bs)]
     return "\n".join(out) + "\n"
 
 
@@ -494,7 +653,7 @@ either level.** The candidate causes: the D2TCP-like baseline is per-flow fair s
 are stated, so every imminence factor is 1); on these two slices the task sizes are nearly flat,
 where a first-come-first-served order with demotion cannot beat fair sharing; and the paper's D2TCP
 may have paid packet-level costs (incast, timeouts) that ours does not. The next subsection changes
-one of them at a time, at both levels, and measures which moves the ratio. One packet-level difference stays, measured: **FIFO at packet level is a coordinator.** `fifo`
+one of them at a time, at both levels, and measures which moves the ratio. {combined} One packet-level difference stays, measured: **FIFO at packet level is a coordinator.** `fifo`
 has no host policy: it is the flow-level scheduler run every 100 us on acknowledged bytes, its rates
 paced at the hosts. A task of 1-100 KB lasts less than a millisecond, so the order arrives late and
 paced flows lose slots to DCTCP's cuts (docs/packet-engine.md); its p99 on web search is
@@ -520,8 +679,9 @@ def demotion() -> pd.DataFrame:
 
 
 def run_all(store: Path, no_run: bool) -> dict[str, Any]:
-    """Fig. 2, Figs. 6-9 and where TAFE's bytes went, kept in ``store/tafe-packet*.pkl``; with
-    ``no_run`` read back from there."""
+    """Fig. 2, Figs. 6-9, where TAFE's bytes went, the one-change runs, (b) and (c) together and
+    their groups by size, each kept in a ``store/tafe-packet*.pkl`` of its own; with ``no_run``
+    read back from there (a file that is not there is run)."""
 
     def run() -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -535,7 +695,15 @@ def run_all(store: Path, no_run: bool) -> dict[str, Any]:
         return {"causes": causes(out["figs"]), "seconds": time.perf_counter() - t0}
 
     cz = stored(store / "tafe-packet-causes.pkl", no_run, run_causes)
-    out["causes"], out["causes_seconds"] = cz["causes"], cz["seconds"]
+
+    def run_combined() -> dict[str, Any]:
+        t0 = time.perf_counter()
+        return {"causes": causes(out["figs"], combined_settings()), "seconds": time.perf_counter() - t0}
+
+    both = stored(store / "tafe-packet-combined.pkl", no_run, run_combined)
+    out["causes"] = pd.concat([cz["causes"], both["causes"]], ignore_index=True)
+    out["causes_seconds"] = cz["seconds"] + both["seconds"]
+    out["by_size"] = stored(store / "tafe-packet-by-size.pkl", no_run, by_size)
     return out
 
 
@@ -548,7 +716,7 @@ def main() -> None:
     print(fig.to_string())
     print(f"{time.perf_counter() - t0:.0f} s")
     t0 = time.perf_counter()
-    print(render_causes(fig, causes(fig)))
+    print(render_causes(fig, pd.concat([causes(fig), causes(fig, combined_settings())], ignore_index=True), by_size()))
     print(f"{time.perf_counter() - t0:.0f} s")
 
 
