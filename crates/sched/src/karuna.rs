@@ -949,11 +949,10 @@ impl QueueDemands {
             .extend(kept.links.iter().map(|&l| self.residual[l as usize]));
     }
 
-    /// The slow reference for a replayed queue: solving it afresh from the
-    /// residual it saw (`before`) gives its demands' kept rates and the
-    /// residual the replay left, to the bit.
+    /// [`MaxMin`] one by one on queue `qu`'s demands: the slow reference
+    /// the debug checks below solve.
     #[cfg(debug_assertions)]
-    fn check_kept(&mut self, qu: usize, obs: &Observed<'_>, mut before: Vec<f64>) {
+    fn reference_solver(&self, qu: usize, obs: &Observed<'_>) -> MaxMin {
         let mut solver = MaxMin::default();
         solver.set_one_by_one(true);
         for &d in &self.by_queue[qu] {
@@ -961,6 +960,15 @@ impl QueueDemands {
             let path = obs.path_links(dm.path).iter().copied();
             solver.push(path, 1.0, dm.members.len() as u32, f64::INFINITY);
         }
+        solver
+    }
+
+    /// The slow reference for a replayed queue: solving it afresh from the
+    /// residual it saw (`before`) gives its demands' kept rates and the
+    /// residual the replay left, to the bit.
+    #[cfg(debug_assertions)]
+    fn check_kept(&mut self, qu: usize, obs: &Observed<'_>, mut before: Vec<f64>) {
+        let mut solver = self.reference_solver(qu, obs);
         let rates = solver.solve(&mut before);
         for (&d, &r) in self.by_queue[qu].iter().zip(rates) {
             let kept = self.demands[d as usize].rate;
@@ -1040,13 +1048,7 @@ impl QueueDemands {
     #[cfg(debug_assertions)]
     fn check_last(&self, obs: &Observed<'_>) {
         let qu = QUEUES - 1;
-        let mut solver = MaxMin::default();
-        solver.set_one_by_one(true);
-        for &d in &self.by_queue[qu] {
-            let dm = &self.demands[d as usize];
-            let path = obs.path_links(dm.path).iter().copied();
-            solver.push(path, 1.0, dm.members.len() as u32, f64::INFINITY);
-        }
+        let mut solver = self.reference_solver(qu, obs);
         let mut residual = self.residual.clone();
         let rates = solver.solve(&mut residual);
         let last = &self.last;
