@@ -622,6 +622,19 @@ struct Demand {
 }
 
 impl Demand {
+    /// Gives the demand rate `r` from `now` (unless it has it to the bit):
+    /// its clock carried to `now`, each member's rate set in `out`.
+    fn rerate(&mut self, r: f64, now: Time, out: &mut Allocation) {
+        if self.rate.to_bits() != r.to_bits() {
+            self.v = self.clock(now);
+            self.v_time = now;
+            self.rate = r;
+            for &f in &self.members {
+                out.set_rate(f, r);
+            }
+        }
+    }
+
     /// The demand's clock at `now`.
     fn clock(&self, now: Time) -> f64 {
         if sends(self.rate) {
@@ -1007,15 +1020,7 @@ impl QueueDemands {
                 return; // freed (or made again elsewhere) since it was listed
             }
             let (s, t) = dm.ends.expect("no member off the grid");
-            let r = up[s as usize].min(down[t as usize]);
-            if dm.rate.to_bits() != r.to_bits() {
-                dm.v = dm.clock(now);
-                dm.v_time = now;
-                dm.rate = r;
-                for &f in &dm.members {
-                    out.set_rate(f, r);
-                }
-            }
+            dm.rerate(up[s as usize].min(down[t as usize]), now, out);
         };
         if last.rated {
             // Only a demand at a port whose level moved, or a new one, can
@@ -1201,15 +1206,7 @@ impl Core {
                 .extend(kept.links.iter().map(|&l| q.residual[l as usize]));
             kept.dirty = false;
             for (&d, &r) in q.by_queue[qu].iter().zip(rates) {
-                let dm = &mut q.demands[d as usize];
-                if dm.rate.to_bits() != r.to_bits() {
-                    dm.v = dm.clock(now);
-                    dm.v_time = now;
-                    dm.rate = r;
-                    for &f in &dm.members {
-                        out.set_rate(f, r);
-                    }
-                }
+                q.demands[d as usize].rerate(r, now, out);
             }
         }
         for &f in &q.joined {
