@@ -49,11 +49,14 @@
 //! (`QueueDemands`). A queue whose demands and residual (on its links) did
 //! not change keeps its last solve; the last queue, where FB2010's long
 //! flows all end up, is a port-count matrix solved as `fair` solves the big
-//! switch (`LastQueue`). The upper queues are the full walk's, bit for bit;
-//! the last queue's rates are the same max-min rates up to float rounding
-//! (debug builds check each against `MaxMin`; the reference suite and
-//! FB2010's per-coflow CCTs, identical on its first 200 coflows, check the
-//! whole).
+//! switch, its members in the rate group of their bottleneck port, so that
+//! a level that moves is one group rate, not a rate per member
+//! (`LastQueue`). The upper queues are the full walk's, bit for bit; the
+//! last queue's rates are the same max-min rates up to float rounding, and
+//! its members' progress is the engine's group clocks instead of per-flow
+//! sums (debug builds check each solve against `MaxMin`; the reference
+//! suite checks the whole, and FB2010's per-coflow CCTs move by a few
+//! nanoseconds, docs/benchmarks.md).
 //!
 //! `pias` is this scheduler with every flow type 3 and 8 queues for them
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and
@@ -612,6 +615,9 @@ struct Demand {
     ends: Option<(u32, u32)>,
     up_at: u32,
     down_at: u32,
+    // Last queue, solved by port levels: the port whose rate group its
+    // members are in (`UP`: ingress, `DOWN`: egress, `UNSET`: none yet).
+    side: u8,
     // Bytes each member has sent since the demand was made, as of `v_time`
     // (every member sends at `rate`): the demand's clock.
     v: f64,
@@ -720,6 +726,15 @@ struct QueueDemands {
 /// The same max-min rates up to float rounding (not bit for bit: a port's
 /// residual is taken as one product, not member by member); debug builds
 /// hold each solve against [`MaxMin`]'s.
+///
+/// A demand's rate is the lower of its two ports' levels, so its members
+/// are, as in `fair`, members of the rate group of its bottleneck port
+/// (ingress `s` is group `s`, egress `t` group `n + t`; the ingress when the
+/// two tie), whose rate is that port's level. A solve then sets the rate of
+/// each port whose level moved, and moves to the other port's group only
+/// the members of the demands at such a port whose bottleneck side flipped:
+/// no member's rate is written when only levels move, and the engine
+/// carries the members' progress by group clocks.
 #[derive(Debug, Default)]
 struct LastQueue {
     solver: Option<BipartiteMaxMin>,
@@ -736,9 +751,36 @@ struct LastQueue {
     rated: bool,
     // The queue's demands on the grid by ingress and by egress port, and
     // those made since the last solve.
-    by_up: Vec<Vec<u32>>,
-    by_down: Vec<Vec<u32>>,
+    by_up: Vec<Vec<Listed>>,
+    by_down: Vec<Vec<Listed>>,
     made: Vec<u32>,
+}
+
+/// A last-queue demand as a port lists it: the demand, the port at its
+/// other end and a copy of its `side`, so that the look for flipped
+/// bottlenecks at a port whose level moved reads one list end to end.
+#[derive(Debug, Clone, Copy)]
+struct Listed {
+    demand: u32,
+    other: u32,
+    side: u8,
+}
+
+/// A last-queue demand's members are in its ingress port's group.
+const UP: u8 = 0;
+/// A last-queue demand's members are in its egress port's group.
+const DOWN: u8 = 1;
+/// A demand whose members are in no port group (yet).
+const UNSET: u8 = 2;
+
+/// A port group's rate: the port's level, or 0 for a port that is nobody's
+/// bottleneck (infinite level; no member is in its group then).
+fn group_rate(level: f64) -> f64 {
+    if level.is_finite() {
+        level
+    } else {
+        0.0
+    }
 }
 
 impl LastQueue {
@@ -848,12 +890,12 @@ impl QueueDemands {
                     let (ua, da) = (dm.up_at as usize, dm.down_at as usize);
                     let last = &mut self.last;
                     last.by_up[s as usize].swap_remove(ua);
-                    if let Some(&e) = last.by_up[s as usize].get(ua) {
-                        self.demands[e as usize].up_at = ua as u32;
+                    if let Some(e) = last.by_up[s as usize].get(ua) {
+                        self.demands[e.demand as usize].up_at = ua as u32;
                     }
                     last.by_down[t as usize].swap_remove(da);
-                    if let Some(&e) = last.by_down[t as usize].get(da) {
-                        self.demands[e as usize].down_at = da as u32;
+                    if let Some(e) = last.by_down[t as usize].get(da) {
+                        self.demands[e.demand as usize].down_at = da as u32;
                     }
                 }
             }
@@ -898,10 +940,19 @@ impl QueueDemands {
                 let last = &mut self.last;
                 dm.up_at = last.by_up[s as usize].len() as u32;
                 dm.down_at = last.by_down[t as usize].len() as u32;
-                last.by_up[s as usize].push(d);
-                last.by_down[t as usize].push(d);
+                last.by_up[s as usize].push(Listed {
+                    demand: d,
+                    other: t,
+                    side: UNSET,
+                });
+                last.by_down[t as usize].push(Listed {
+                    demand: d,
+                    other: s,
+                    side: UNSET,
+                });
                 last.made.push(d);
             }
+            dm.side = UNSET;
             dm.rate = f64::NAN;
             dm.at = q.len() as u32;
             dm.v = 0.0;
@@ -995,8 +1046,11 @@ impl QueueDemands {
     }
 
     /// The last queue's rates from the port levels over the residual the
-    /// queues before it left; `residual` is left as it was (nothing follows).
-    fn solve_last(&mut self, now: Time, obs: &Observed<'_>, out: &mut Allocation) {
+    /// queues before it left (`residual` is left as it was: nothing
+    /// follows), handed to `out` as port group rates ([`LastQueue`]). The
+    /// members that joined a demand of it in this call join its group in
+    /// [`Core::decide_fast`].
+    fn solve_last(&mut self, obs: &Observed<'_>, out: &mut Allocation) {
         let last = &mut self.last;
         let m = last.solver.as_mut().expect("made at the first call");
         let n = obs.fabric().n_hosts() as usize;
@@ -1013,45 +1067,124 @@ impl QueueDemands {
             &mut last.down_level,
         );
         let qu = QUEUES - 1;
-        let (up, down) = (&last.up_level, &last.down_level);
-        let mut rate = |d: u32| {
-            let dm = &mut self.demands[d as usize];
-            if dm.queue as usize != qu || dm.members.is_empty() {
-                return; // freed (or made again elsewhere) since it was listed
+        let rated = last.rated;
+        for p in 0..n {
+            let (a, b) = (last.up_level[p], last.down_level[p]);
+            if !rated || a.to_bits() != last.prev_up[p].to_bits() {
+                out.set_group_rate(p as u32, group_rate(a));
             }
-            let (s, t) = dm.ends.expect("no member off the grid");
-            dm.rerate(up[s as usize].min(down[t as usize]), now, out);
-        };
-        if last.rated {
-            // Only a demand at a port whose level moved, or a new one, can
-            // have another rate.
-            let moved = |a: &f64, b: &f64| a.to_bits() != b.to_bits();
-            for (p, (a, b)) in up.iter().zip(&last.prev_up).enumerate() {
-                if moved(a, b) {
-                    last.by_up[p].iter().for_each(|&d| rate(d));
-                }
+            if !rated || b.to_bits() != last.prev_down[p].to_bits() {
+                out.set_group_rate((n + p) as u32, group_rate(b));
             }
-            for (p, (a, b)) in down.iter().zip(&last.prev_down).enumerate() {
-                if moved(a, b) {
-                    last.by_down[p].iter().for_each(|&d| rate(d));
-                }
-            }
-            last.made.iter().for_each(|&d| rate(d));
-        } else {
-            self.by_queue[qu].iter().for_each(|&d| rate(d));
         }
+        if rated {
+            // Only a demand at a port whose level moved, or a new one, can
+            // have another bottleneck.
+            for p in 0..n {
+                let l = self.last.up_level[p];
+                if l.to_bits() == self.last.prev_up[p].to_bits() {
+                    continue;
+                }
+                for k in 0..self.last.by_up[p].len() {
+                    let e = self.last.by_up[p][k];
+                    let side = if l <= self.last.down_level[e.other as usize] {
+                        UP
+                    } else {
+                        DOWN
+                    };
+                    if side != e.side {
+                        self.move_to(e.demand, side, out);
+                    }
+                }
+            }
+            for p in 0..n {
+                let l = self.last.down_level[p];
+                if l.to_bits() == self.last.prev_down[p].to_bits() {
+                    continue;
+                }
+                for k in 0..self.last.by_down[p].len() {
+                    let e = self.last.by_down[p][k];
+                    let side = if self.last.up_level[e.other as usize] <= l {
+                        UP
+                    } else {
+                        DOWN
+                    };
+                    if side != e.side {
+                        self.move_to(e.demand, side, out);
+                    }
+                }
+            }
+            for k in 0..self.last.made.len() {
+                let d = self.last.made[k];
+                let dm = &self.demands[d as usize];
+                if dm.queue as usize != qu || dm.members.is_empty() {
+                    continue; // freed (or made again elsewhere) since it was listed
+                }
+                let side = self.bottleneck(d);
+                if side != dm.side {
+                    self.move_to(d, side, out);
+                }
+            }
+        } else {
+            // Every member into its group afresh; a rate of NaN makes a
+            // later `MaxMin` solve of the queue (a member off the grid)
+            // write every member's rate.
+            for k in 0..self.by_queue[qu].len() {
+                let d = self.by_queue[qu][k];
+                self.demands[d as usize].rate = f64::NAN;
+                let side = self.bottleneck(d);
+                self.move_to(d, side, out);
+            }
+        }
+        let last = &mut self.last;
         last.made.clear();
         last.rated = true;
-        last.prev_up.clone_from(up);
-        last.prev_down.clone_from(down);
-        #[cfg(debug_assertions)]
-        self.check_last(obs);
+        last.prev_up.clone_from(&last.up_level);
+        last.prev_down.clone_from(&last.down_level);
+    }
+
+    /// The side of last-queue demand `d`'s bottleneck port at the last
+    /// solve's levels (its ingress when the two tie).
+    fn bottleneck(&self, d: u32) -> u8 {
+        let (s, t) = self.demands[d as usize].ends.expect("on the grid");
+        if self.last.up_level[s as usize] <= self.last.down_level[t as usize] {
+            UP
+        } else {
+            DOWN
+        }
+    }
+
+    /// The rate group of last-queue demand `d`'s members: its `side` port's.
+    fn port_group(&self, d: u32) -> u32 {
+        let dm = &self.demands[d as usize];
+        let (s, t) = dm.ends.expect("on the grid");
+        match dm.side {
+            UP => s,
+            _ => self.last.by_up.len() as u32 + t,
+        }
+    }
+
+    /// Puts the members of last-queue demand `d` in the group of its
+    /// `side` port, and says so in its ports' lists.
+    fn move_to(&mut self, d: u32, side: u8, out: &mut Allocation) {
+        let dm = &mut self.demands[d as usize];
+        let (s, t) = dm.ends.expect("on the grid");
+        dm.side = side;
+        self.last.by_up[s as usize][dm.up_at as usize].side = side;
+        self.last.by_down[t as usize][dm.down_at as usize].side = side;
+        let g = self.port_group(d);
+        for &f in &self.demands[d as usize].members {
+            out.join_group(f, g);
+        }
     }
 
     /// The slow reference for the last queue: [`MaxMin`] on its demands
-    /// gives the same rates to 1e-9 relative (and 1e-3 bit/s absolute).
+    /// gives the same rates to 1e-9 relative (and 1e-3 bit/s absolute), and
+    /// each member is in the group of its demand's bottleneck port, whose
+    /// rate is that port's level (as if every port and demand were rated
+    /// afresh).
     #[cfg(debug_assertions)]
-    fn check_last(&self, obs: &Observed<'_>) {
+    fn check_last(&self, obs: &Observed<'_>, out: &Allocation) {
         let qu = QUEUES - 1;
         let mut solver = self.reference_solver(qu, obs);
         let mut residual = self.residual.clone();
@@ -1059,10 +1192,14 @@ impl QueueDemands {
         let last = &self.last;
         for (&d, &want) in self.by_queue[qu].iter().zip(rates) {
             let dm = &self.demands[d as usize];
-            let got = dm.rate;
-            // The re-rating of moved ports only: as rating every demand.
+            assert_eq!(dm.side, self.bottleneck(d), "last queue: a stale side");
+            let g = self.port_group(d);
+            for &f in &dm.members {
+                assert_eq!(out.group(f), g, "last queue: a member out of its group");
+            }
             let (s, t) = dm.ends.expect("on the grid");
             let all = last.up_level[s as usize].min(last.down_level[t as usize]);
+            let got = out.group_rate(g);
             assert_eq!(got.to_bits(), all.to_bits(), "last queue: a stale rate");
             let tol = 1e-3 + 1e-9 * want.abs();
             assert!(
@@ -1071,7 +1208,6 @@ impl QueueDemands {
             );
         }
     }
-
     fn queue_of(&self, f: FlowIdx) -> Option<u8> {
         let d = self.demand_of[f as usize];
         (d != NONE).then(|| self.demands[d as usize].queue)
@@ -1180,16 +1316,19 @@ impl Core {
         if fresh {
             q.kept.iter_mut().for_each(|k| k.dirty = true);
         }
+        let mut by_levels = false;
         for qu in 0..QUEUES {
             if q.by_queue[qu].is_empty() {
                 continue;
             }
             if qu == QUEUES - 1 && q.last.off_grid == 0 {
-                q.solve_last(now, &obs, out);
+                q.solve_last(&obs, out);
+                by_levels = true;
                 continue;
             }
             if qu == QUEUES - 1 {
                 q.last.rated = false;
+                q.last.made.clear();
             }
             #[cfg(debug_assertions)]
             let before = q.residual.clone();
@@ -1211,7 +1350,16 @@ impl Core {
         }
         for &f in &q.joined {
             let d = q.demand_of[f as usize];
-            out.set_rate(f, q.demands[d as usize].rate);
+            let dm = &q.demands[d as usize];
+            if by_levels && dm.queue as usize == QUEUES - 1 {
+                out.join_group(f, q.port_group(d));
+            } else {
+                out.set_rate(f, dm.rate);
+            }
+        }
+        #[cfg(debug_assertions)]
+        if by_levels {
+            q.check_last(&obs, out);
         }
         // The next sieve threshold of every flow that sends: in a demand, the
         // members nearest to it by the clock (all at one rate).
