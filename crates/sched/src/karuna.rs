@@ -625,19 +625,44 @@ struct Demand {
     // The sieved members below the last queue by the clock's reading at
     // which they reach the queue's threshold (bits of a non-negative f64).
     due: BTreeSet<(u64, FlowIdx)>,
+    // Its key in `QueueDemands::soon` (NO_KEY: not there), and whether that
+    // key may be stale (it is then in `QueueDemands::stale`).
+    soon: u64,
+    stale: bool,
 }
 
 impl Demand {
     /// Gives the demand rate `r` from `now` (unless it has it to the bit):
-    /// its clock carried to `now`, each member's rate set in `out`.
-    fn rerate(&mut self, r: f64, now: Time, out: &mut Allocation) {
-        if self.rate.to_bits() != r.to_bits() {
-            self.v = self.clock(now);
-            self.v_time = now;
-            self.rate = r;
-            for &f in &self.members {
-                out.set_rate(f, r);
-            }
+    /// its clock carried to `now`, each member's rate set in `out`. True if
+    /// the rate changed.
+    fn rerate(&mut self, r: f64, now: Time, out: &mut Allocation) -> bool {
+        if self.rate.to_bits() == r.to_bits() {
+            return false;
+        }
+        self.v = self.clock(now);
+        self.v_time = now;
+        self.rate = r;
+        for &f in &self.members {
+            out.set_rate(f, r);
+        }
+        true
+    }
+
+    /// A lower bound (ns) on the instant the clock, at its rate, comes
+    /// within a look's slack of reading `least` (a member's reading; the
+    /// queue's threshold `t`), and on the instant any member near `least`
+    /// reaches `t` by its bytes sent: a few bytes of clock and 16 ns plus
+    /// 1e-8 of the interval early, far beyond the float noise of either.
+    fn soon(&self, least: f64, t: f64) -> u64 {
+        let margin = 3.0 * CLOCK_SLACK + 1e-6 * (t.max(1.0) + least.abs());
+        let x = (least - margin - self.v) / (self.rate / 8e9);
+        let at = self.v_time.0 as f64 + x - 16.0 - 1e-8 * x.abs();
+        if at.is_nan() || at <= 0.0 {
+            0
+        } else if at >= 1.8e19 {
+            u64::MAX - 1
+        } else {
+            at as u64
         }
     }
 
@@ -680,7 +705,13 @@ const CLOCK_SLACK: f64 = 1.0;
 /// which it reaches its queue's threshold; an event reads the bytes sent
 /// only of the members whose reading the clock has passed (less a byte of
 /// slack), and the earliest threshold crossing of a demand only of its
-/// members within a byte or two of its least reading. What they read is
+/// members within a byte or two of its least reading. Nor are the demands
+/// scanned for either: they are kept in order of a lower bound on the
+/// instant their clock comes within a few bytes of their least reading
+/// ([`Demand::soon`]), so an event looks only at those whose bound has
+/// come (in the scan's order), and the next crossing is searched from the
+/// front of that order until the bound passes the earliest found (debug
+/// builds check both against the scan). What they read is
 /// what the full walk reads, so the queues and timer are its own. The
 /// queues but the last are solved as [`Core::decide`] solves them, bit
 /// for bit (or replayed, [`KeptSolve`]): no demand has a cap here, and
@@ -716,6 +747,13 @@ struct QueueDemands {
     link_stamp: Vec<u32>,
     stamp: u32,
     last: LastQueue,
+    // The demands that send and have a sieved member below a threshold, by
+    // [`Demand::soon`]: an event looks only at those whose bound it has
+    // reached, and the next threshold crossing is searched among the first
+    // ones, not across every demand.
+    soon: BTreeSet<(u64, u32)>,
+    stale: Vec<u32>,
+    looks: Vec<u32>,
     ready: bool,
 }
 
@@ -908,6 +946,7 @@ impl QueueDemands {
             }
             self.free.push(d);
         }
+        self.touch(d);
     }
 
     /// Puts `f` in the demand of (`queue`, `path`) at `now` (`path` with
@@ -927,7 +966,10 @@ impl QueueDemands {
         let mut d = self.index[key];
         if d == NONE {
             d = self.free.pop().unwrap_or_else(|| {
-                self.demands.push(Demand::default());
+                self.demands.push(Demand {
+                    soon: NO_KEY,
+                    ..Demand::default()
+                });
                 (self.demands.len() - 1) as u32
             });
             self.index[key] = d;
@@ -974,7 +1016,40 @@ impl QueueDemands {
             dm.due.insert((key, f));
             self.due_key[f as usize] = key;
         }
+        self.touch(d);
         self.joined.push(f);
+    }
+
+    /// Says that demand `d`'s key in `soon` may be stale.
+    fn touch(&mut self, d: u32) {
+        let dm = &mut self.demands[d as usize];
+        if !dm.stale {
+            dm.stale = true;
+            self.stale.push(d);
+        }
+    }
+
+    /// Gives every stale demand its key in `soon` anew (none if it does not
+    /// send, has no sieved member or its queue no threshold).
+    fn refresh_soon(&mut self, sieve: &[f64], base: usize) {
+        for &d in &self.stale {
+            let dm = &mut self.demands[d as usize];
+            dm.stale = false;
+            if dm.soon != NO_KEY {
+                self.soon.remove(&(dm.soon, d));
+                dm.soon = NO_KEY;
+            }
+            let t = (dm.queue as usize)
+                .checked_sub(base)
+                .and_then(|i| sieve.get(i));
+            if let (Some(&t), Some(&(least, _))) = (t, dm.due.first()) {
+                if sends(dm.rate) && !dm.members.is_empty() {
+                    dm.soon = dm.soon(f64::from_bits(least), t);
+                    self.soon.insert((dm.soon, d));
+                }
+            }
+        }
+        self.stale.clear();
     }
 
     /// Pushes queue `qu`'s demands into the solver and records the links
@@ -1208,6 +1283,97 @@ impl QueueDemands {
             );
         }
     }
+    /// Looks at the sieved members of demand `d` whose threshold its clock
+    /// may have reached, each by its bytes sent (kept for this call), and
+    /// lists those whose queue is no longer `d`'s in `moved`.
+    fn look(
+        &mut self,
+        d: u32,
+        now: Time,
+        obs: &Observed<'_>,
+        sieve: &[f64],
+        offset: &[f64],
+        base: usize,
+    ) {
+        let dm = &self.demands[d as usize];
+        let qu = dm.queue as usize;
+        let Some(&t) = qu.checked_sub(base).and_then(|i| sieve.get(i)) else {
+            return;
+        };
+        if !sends(dm.rate) || dm.due.is_empty() {
+            return;
+        }
+        let slack = CLOCK_SLACK + 1e-6 * t.max(1.0);
+        for f in dm.due_by(dm.clock(now), slack) {
+            let fi = f as usize;
+            let sent = obs.sent(f);
+            self.sent[fi] = (self.epoch, sent);
+            let off = offset.get(fi).copied().unwrap_or(0.0);
+            let reached = sieve.iter().filter(|&&t| reaches(sent - off, t));
+            if base + reached.count() != qu {
+                self.moved.push(f);
+            }
+        }
+    }
+
+    /// The slow reference for `soon`'s looks: looking at every demand, in
+    /// queue order, lists the same flows as moved.
+    #[cfg(debug_assertions)]
+    fn check_looks(
+        &mut self,
+        now: Time,
+        obs: &Observed<'_>,
+        sieve: &[f64],
+        offset: &[f64],
+        base: usize,
+    ) {
+        let fast = std::mem::take(&mut self.moved);
+        let all: Vec<u32> = self.by_queue.iter().flatten().copied().collect();
+        for d in all {
+            self.look(d, now, obs, sieve, offset, base);
+        }
+        assert_eq!(fast, self.moved, "the flows demoted by bytes sent");
+    }
+
+    /// The first instant a member of demand `d` near its least reading
+    /// reaches its queue's threshold by its bytes sent, at its rate in
+    /// `out` (`Time::NEVER`: none).
+    #[allow(clippy::too_many_arguments)]
+    fn next_threshold(
+        &self,
+        d: u32,
+        now: Time,
+        obs: &Observed<'_>,
+        sieve: &[f64],
+        offset: &[f64],
+        base: usize,
+        out: &Allocation,
+    ) -> Time {
+        let dm = &self.demands[d as usize];
+        let Some(&t) = (dm.queue as usize)
+            .checked_sub(base)
+            .and_then(|i| sieve.get(i))
+        else {
+            return Time::NEVER;
+        };
+        let Some(&(least, _)) = dm.due.first().filter(|_| sends(dm.rate)) else {
+            return Time::NEVER;
+        };
+        let mut wake = Time::NEVER;
+        for f in dm.due_by(f64::from_bits(least), 2.0 * CLOCK_SLACK) {
+            let fi = f as usize;
+            let sent = match self.sent[fi] {
+                (e, sent) if e == self.epoch => sent,
+                _ => obs.sent(f),
+            };
+            let off = offset.get(fi).copied().unwrap_or(0.0);
+            if let Some(at) = ceil_ns_time(now, off + t - sent, out.rate(f) / 8e9) {
+                wake = wake.min(at);
+            }
+        }
+        wake
+    }
+
     fn queue_of(&self, f: FlowIdx) -> Option<u8> {
         let d = self.demand_of[f as usize];
         (d != NONE).then(|| self.demands[d as usize].queue)
@@ -1263,32 +1429,23 @@ impl Core {
         q.joined.clear();
         q.moved.clear();
         q.epoch = q.epoch.wrapping_add(1);
-        for qu in 0..QUEUES {
-            let Some(&t) = qu.checked_sub(base).and_then(|i| self.config.sieve.get(i)) else {
-                continue;
-            };
-            let slack = CLOCK_SLACK + 1e-6 * t.max(1.0);
-            for &d in &q.by_queue[qu] {
-                let dm = &q.demands[d as usize];
-                if !sends(dm.rate) || dm.due.is_empty() {
-                    continue;
-                }
-                for f in dm.due_by(dm.clock(now), slack) {
-                    let fi = f as usize;
-                    let sent = obs.sent(f);
-                    q.sent[fi] = (q.epoch, sent);
-                    let off = self.offset.get(fi).copied().unwrap_or(0.0);
-                    let reached = self
-                        .config
-                        .sieve
-                        .iter()
-                        .filter(|&&t| reaches(sent - off, t));
-                    if base + reached.count() != qu {
-                        q.moved.push(f);
-                    }
-                }
-            }
+        let sieve = &self.config.sieve;
+        q.refresh_soon(sieve, base);
+        // Those whose bound has come, in the order of the full scan (by
+        // queue, then by place in it).
+        let mut looks = std::mem::take(&mut q.looks);
+        looks.clear();
+        looks.extend(q.soon.range(..=(now.0, u32::MAX)).map(|&(_, d)| d));
+        looks.sort_unstable_by_key(|&d| {
+            let dm = &q.demands[d as usize];
+            (dm.queue, dm.at)
+        });
+        for &d in &looks {
+            q.look(d, now, &obs, sieve, &self.offset, base);
         }
+        q.looks = looks;
+        #[cfg(debug_assertions)]
+        q.check_looks(now, &obs, sieve, &self.offset, base);
         let moved = std::mem::take(&mut q.moved);
         for &f in moved.iter().chain(started) {
             let kind = self.kind(&obs, sizes.as_ref(), f);
@@ -1344,8 +1501,13 @@ impl Core {
             kept.after
                 .extend(kept.links.iter().map(|&l| q.residual[l as usize]));
             kept.dirty = false;
-            for (&d, &r) in q.by_queue[qu].iter().zip(rates) {
-                q.demands[d as usize].rerate(r, now, out);
+            for (k, &r) in rates.iter().enumerate() {
+                let d = q.by_queue[qu][k];
+                let dm = &mut q.demands[d as usize];
+                if dm.rerate(r, now, out) && !dm.stale {
+                    dm.stale = true;
+                    q.stale.push(d);
+                }
             }
         }
         for &f in &q.joined {
@@ -1361,34 +1523,25 @@ impl Core {
         if by_levels {
             q.check_last(&obs, out);
         }
-        // The next sieve threshold of every flow that sends: in a demand, the
-        // members nearest to it by the clock (all at one rate).
+        // The next sieve threshold of every flow that sends: the demands in
+        // order of their bound, until the bound is past the earliest found.
+        q.refresh_soon(sieve, base);
         let mut wake = Time::NEVER;
-        for qu in 0..QUEUES {
-            let Some(&t) = qu.checked_sub(base).and_then(|i| self.config.sieve.get(i)) else {
-                continue;
-            };
-            for &d in &q.by_queue[qu] {
-                let dm = &q.demands[d as usize];
-                if !sends(dm.rate) {
-                    continue;
-                }
-                let Some(&(least, _)) = dm.due.first() else {
-                    continue;
-                };
-                for f in dm.due_by(f64::from_bits(least), 2.0 * CLOCK_SLACK) {
-                    let fi = f as usize;
-                    let sent = match q.sent[fi] {
-                        (e, sent) if e == q.epoch => sent,
-                        _ => obs.sent(f),
-                    };
-                    let off = self.offset.get(fi).copied().unwrap_or(0.0);
-                    let left = off + t - sent;
-                    if let Some(at) = ceil_ns_time(now, left, out.rate(f) / 8e9) {
-                        wake = wake.min(at);
-                    }
-                }
+        for &(soon, d) in &q.soon {
+            if soon >= wake.0 {
+                break;
             }
+            let at = q.next_threshold(d, now, &obs, sieve, &self.offset, base, out);
+            wake = wake.min(at);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let by_scan = (0..QUEUES)
+                .flat_map(|qu| q.by_queue[qu].iter())
+                .map(|&d| q.next_threshold(d, now, &obs, sieve, &self.offset, base, out))
+                .min()
+                .unwrap_or(Time::NEVER);
+            assert_eq!(wake, by_scan, "the next sieve threshold");
         }
         self.fast = q;
         Some((wake != Time::NEVER).then_some(wake))
