@@ -872,12 +872,12 @@ mod tests {
             };
             for _ in 0..10 {
                 let (mut gone, mut batch) = (vec![], vec![]);
-                for f in 0..n {
-                    let was = key[f];
+                for (f, slot) in key.iter_mut().enumerate() {
+                    let was = *slot;
                     let leaves = match rnd(4) {
                         0 => {
                             let k = (rnd(40) as f64) * 0.4;
-                            key[f] = Some(k);
+                            *slot = Some(k);
                             let ends = [rnd(3) as u32, 3 + rnd(3) as u32];
                             let f = f as FlowIdx;
                             batch.push(Kept {
@@ -890,7 +890,7 @@ mod tests {
                             true
                         }
                         1 if was.is_some() => {
-                            key[f] = None;
+                            *slot = None;
                             true
                         }
                         _ => false,
