@@ -12,7 +12,23 @@
 //! flows that started and the flows that finished move. [`SortedFlows`]
 //! keeps the active flows sorted by (key, flow index) and at each call
 //! re-reads the keys of the flows that moved, sorts those few and merges
-//! them into the rest.
+//! them into the rest (finding each leaving flow by its kept key and
+//! copying the stretches between changes whole).
+//!
+//! The fill still walks the order, but not flow by flow. The order falls
+//! into clusters: maximal stretches whose neighbouring keys are within the
+//! tie reach, so that a near-tie run never crosses a cluster's end. Each
+//! cluster keeps the sets of the first and of the last links of its
+//! flows' paths (by link class, `l % 320`: exact on a big switch of up
+//! to 160 hosts, and never wrong, since a class counts as full only when
+//! all its links are), re-cut only where a flow joined or left. A cluster
+//! whose first links or whose last links are all full by the time the
+//! walk reaches it, that holds no flow the last fill gave a rate, and that
+//! lies past [`LAST_CLASS`], would give each of its flows 0 and no new
+//! class: the walk passes it over whole. On FB2010 that is most of the
+//! order. A flow whose path's first or last link is full is passed
+//! without reading its path. Classes are positions capped at
+//! [`LAST_CLASS`], where every driver stops telling them apart.
 //!
 //! Correctness properties: after [`SortedFlows::update`] the order is the
 //! one `sort_with_ties` gives on every active flow's key read now: the
@@ -20,7 +36,9 @@
 //! are then cut exactly as `sort_with_ties` cuts them (the reference suites
 //! in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
 //! `edf-sjf` against slow references; debug builds check every cached key
-//! against a fresh read in [`SortedFlows::update`]). A cached key is
+//! against a fresh read in [`SortedFlows::update`], the kept clusters
+//! against a cut from scratch, and every fill's rates and classes against
+//! [`greedy_fill`] on the full order). A cached key is
 //! trusted only for a flow whose rate was 0 in the last two fills: the
 //! first fill that gives it 0 runs while it still sends at its old rate
 //! until the driver applies the new one.
@@ -35,6 +53,7 @@ use std::cmp::Ordering;
 /// looking at paths. Flows whose rate is positive afterwards are pushed
 /// onto `positive`; a flow for which `was_positive` is false had rate 0
 /// before, so a 0 now leaves the allocation as it is.
+#[cfg(any(test, debug_assertions))]
 pub(crate) fn greedy_fill(
     view: &Clairvoyant<'_>,
     order: impl IntoIterator<Item = (FlowIdx, PathIdx)>,
@@ -145,32 +164,280 @@ pub(crate) fn cut_runs(sorted: &[Entry], tol: f64, order: &mut Vec<(FlowIdx, Pat
     }
 }
 
+/// Classes past this one are one class to every driver (the runtime marks
+/// `class.min(63)`, the packet engine queues `class.min(7)`), so the
+/// greedy fill writes `min(position, LAST_CLASS)`: an event then rewrites
+/// the classes of the first positions only, not of every active flow.
+pub(crate) const LAST_CLASS: u32 = 63;
+
+/// A flow kept in [`SortedFlows`]: its key and index, and the first and
+/// last links of its path (`u32::MAX` for an empty path), which decide
+/// most fills without reading the path. The first flow of a cluster (see
+/// the module doc) also holds the cluster's length and the slot of its
+/// [`Ends`] in [`Clusters`]; other flows' `span` and `ends_at` are stale
+/// and never read.
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    key: f64,
+    f: FlowIdx,
+    span: u32,
+    ends: [u32; 2],
+    ends_at: u32,
+}
+
+/// Link classes of a cluster summary: link `l` is in class `l % CLASSES`
+/// (one class per link on a big switch of up to 160 hosts).
+const CLASSES: usize = 320;
+const WORDS: usize = CLASSES / 64;
+
+/// A set of link classes.
+type Classes = [u64; WORDS];
+
+/// Adds link `l`'s class to `set`; `u32::MAX` (no link) adds them all.
+fn add_class(set: &mut Classes, l: u32) {
+    if l == u32::MAX {
+        *set = [u64::MAX; WORDS];
+    } else {
+        let c = l as usize % CLASSES;
+        set[c / 64] |= 1 << (c % 64);
+    }
+}
+
+/// The classes of the first and of the last links of a cluster's paths.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Ends {
+    first: Classes,
+    last: Classes,
+}
+
+/// The [`Ends`] of the clusters, in slots owned by the flow that starts
+/// the cluster; slots whose cluster was re-cut are garbage until
+/// [`Clusters::full_recut_due`] starts over.
+#[derive(Debug, Default)]
+struct Clusters {
+    ends: Vec<Ends>,
+    owner: Vec<FlowIdx>,
+}
+
+impl Clusters {
+    /// Whether garbage slots outnumber the flows kept.
+    fn full_recut_due(&self, n: usize) -> bool {
+        self.ends.len() > 2 * n + 1024
+    }
+}
+
+/// Whether a cluster of the order ends between keys `a` and `b` (`a <=
+/// b`): `b` is then further from `a`, and so (keys being non-negative)
+/// from every key before it, than `sort_with_ties` reaches, so a run
+/// starts at `b` whatever came before.
+fn gap(a: f64, b: f64, tol: f64) -> bool {
+    let reach = if tol > 0.0 { tol + 1e-9 * a } else { 0.0 };
+    a >= 0.0 && b - a > reach
+}
+
+/// Re-cuts `s[lo..]` into clusters, writing each one's `span` at its
+/// first flow and its [`Ends`] into `clusters`, up to the first cluster
+/// that ends after `at`; returns where that cluster ends. `lo` must start
+/// a cluster.
+fn recut(s: &mut [Kept], lo: usize, at: usize, tol: f64, clusters: &mut Clusters) -> usize {
+    let mut i = lo;
+    while i < s.len() && i <= at {
+        let mut j = i + 1;
+        let mut ends = Ends::default();
+        add_class(&mut ends.first, s[i].ends[0]);
+        add_class(&mut ends.last, s[i].ends[1]);
+        while j < s.len() && !gap(s[j - 1].key, s[j].key, tol) {
+            add_class(&mut ends.first, s[j].ends[0]);
+            add_class(&mut ends.last, s[j].ends[1]);
+            j += 1;
+        }
+        let e = &mut s[i];
+        e.span = (j - i) as u32;
+        let slot = e.ends_at as usize;
+        if clusters.owner.get(slot) != Some(&e.f) {
+            e.ends_at = clusters.ends.len() as u32;
+            clusters.ends.push(ends);
+            clusters.owner.push(e.f);
+        } else {
+            clusters.ends[slot] = ends;
+        }
+        i = j;
+    }
+    i
+}
+
+/// [`by_key`] on kept flows.
+fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
+    a.key.total_cmp(&b.key).then(a.f.cmp(&b.f))
+}
+
+/// Writes into `merged` the flows of `sorted` but those at the (ascending,
+/// distinct) positions `gone`, with `batch` merged in; both inputs in
+/// [`by_key`] order, and so the output. Stretches that neither lose nor
+/// gain a flow are copied whole, so the cost is a copy plus a binary search
+/// per change rather than a comparison per flow. `fresh` gets the output
+/// positions of `batch`'s flows, `cuts` those where a flow left.
+fn merge_at(
+    sorted: &[Kept],
+    gone: &[usize],
+    batch: &[Kept],
+    merged: &mut Vec<Kept>,
+    fresh: &mut Vec<usize>,
+    cuts: &mut Vec<usize>,
+) {
+    merged.clear();
+    fresh.clear();
+    cuts.clear();
+    merged.reserve(sorted.len() + batch.len());
+    let (mut i, mut b) = (0, 0);
+    for end in gone.iter().copied().chain([sorted.len()]) {
+        while i < end {
+            let Some(next) = batch.get(b) else {
+                merged.extend_from_slice(&sorted[i..end]);
+                break;
+            };
+            let at = i + sorted[i..end].partition_point(|e| kept_by_key(e, next) == Ordering::Less);
+            merged.extend_from_slice(&sorted[i..at]);
+            i = at;
+            if at == end {
+                break;
+            }
+            fresh.push(merged.len());
+            merged.push(*next);
+            b += 1;
+        }
+        if end < sorted.len() {
+            cuts.push(merged.len());
+        }
+        i = end + 1;
+    }
+    fresh.extend(merged.len()..merged.len() + batch.len() - b);
+    merged.extend_from_slice(&batch[b..]);
+}
+
+/// Calls `visit` on the flows of `sorted` (in [`by_key`] order) with each
+/// run of near-ties (keys within `tol` of the run's first key, plus 1e-9
+/// of it) by flow index: the order `sort_with_ties` gives, and
+/// [`cut_runs`]'s. A run already in index order (exact ties, the common
+/// case) is visited where it lies; others are sorted in `buf`. `visit`
+/// also hears whether the flow's run holds one of the (ascending)
+/// positions `fresh`.
+#[cfg(any(test, debug_assertions))]
+fn walk_runs(
+    sorted: &[Kept],
+    tol: f64,
+    fresh: &[usize],
+    buf: &mut Vec<Kept>,
+    mut visit: impl FnMut(&Kept, bool),
+) {
+    walk_runs_in(sorted, 0, tol, fresh, buf, &mut visit);
+}
+
+/// [`walk_runs`] on `sorted[at..]`, `at` the first flow of a run, with
+/// `fresh` the positions at or after `at`.
+#[inline(always)]
+fn walk_runs_in(
+    sorted: &[Kept],
+    at: usize,
+    tol: f64,
+    fresh: &[usize],
+    buf: &mut Vec<Kept>,
+    visit: &mut impl FnMut(&Kept, bool),
+) {
+    let s = sorted;
+    let (mut i, mut q) = (at, 0);
+    while i < s.len() {
+        let k0 = s[i].key;
+        let reach = if tol > 0.0 {
+            tol + 1e-9 * k0.abs()
+        } else {
+            0.0
+        };
+        let mut j = i + 1;
+        while j < s.len() && s[j].key - k0 <= reach {
+            j += 1;
+        }
+        let run = &s[i..j];
+        let has = q < fresh.len() && fresh[q] < j;
+        while q < fresh.len() && fresh[q] < j {
+            q += 1;
+        }
+        if run.windows(2).all(|w| w[0].f < w[1].f) {
+            run.iter().for_each(|e| visit(e, has));
+        } else {
+            buf.clear();
+            buf.extend_from_slice(run);
+            buf.sort_unstable_by_key(|e| e.f);
+            buf.iter().for_each(|e| visit(e, has));
+        }
+        i = j;
+    }
+}
+
+/// A set of flows as a bit per flow index.
+#[derive(Debug, Default)]
+struct FlowBits(Vec<u64>);
+
+impl FlowBits {
+    fn get(&self, f: FlowIdx) -> bool {
+        let f = f as usize;
+        self.0.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1)
+    }
+    fn set(&mut self, f: FlowIdx, on: bool) {
+        let f = f as usize;
+        if self.0.len() <= f / 64 {
+            self.0.resize(f / 64 + 1, 0);
+        }
+        let bit = 1u64 << (f % 64);
+        if on {
+            self.0[f / 64] |= bit;
+        } else {
+            self.0[f / 64] &= !bit;
+        }
+    }
+}
+
 /// The active flows in (key, flow index) order, kept from one call to the
 /// next; see the module doc.
 #[derive(Debug, Default)]
 pub(crate) struct SortedFlows {
-    sorted: Vec<Entry>,
-    merged: Vec<Entry>,
-    batch: Vec<Entry>,
-    // Per flow: leaves `sorted` in this update (finished, or re-keyed).
-    leaves: Vec<bool>,
+    sorted: Vec<Kept>,
+    merged: Vec<Kept>,
+    batch: Vec<Kept>,
+    // Positions in `sorted` of the flows that leave it in this update.
+    gone: Vec<usize>,
+    // Positions in `sorted` of the flows (re-)keyed in this update: the
+    // only ones the last fill can have given a rate.
+    fresh: Vec<usize>,
+    // Positions in `sorted` where a flow left in this update.
+    cuts: Vec<usize>,
+    clusters: Clusters,
+    // Per flow: the key it is kept under in `sorted`, NaN if it is not.
+    key_of: Vec<f64>,
+    // Per flow: already handled in this update.
+    seen: Vec<bool>,
     // Flows given a positive rate by the last and the one before last fill.
     positive: Vec<FlowIdx>,
     positive_before: Vec<FlowIdx>,
-    // Per flow: whether the last fill gave it a positive rate.
-    was_positive: Vec<bool>,
-    order: Vec<(FlowIdx, PathIdx)>,
+    // The flows the last fill gave a positive rate.
+    was_positive: FlowBits,
+    // Flows whose class is to be reset to `LAST_CLASS` at the next fill:
+    // the last fill's first positions, and the flows that started since.
+    classed: Vec<FlowIdx>,
+    run: Vec<Kept>,
+    tol: f64,
     ready: bool,
 }
 
 impl SortedFlows {
-    /// Brings the order up to date with `changes` and returns it, near-ties
-    /// (keys within `tol` of their run's first key, as `sort_with_ties`
-    /// cuts runs) by flow index. `key(f)` is the key of active flow `f`, or
-    /// `None` for a flow this order leaves out; it is read for the flows
-    /// that started and the flows that had a rate in the last two fills
-    /// (all of them when `moving` says every key may have moved, at the
-    /// first call, and after a resync).
+    /// Brings the order up to date with `changes`; the order is then
+    /// `sort_with_ties` of the keyed active flows, near-ties (keys within
+    /// `tol` of their run's first key, as `sort_with_ties` cuts runs) by
+    /// flow index. `key(f)` is the key of active flow `f`, or `None` for a
+    /// flow this order leaves out; it is read for the flows that started
+    /// and the flows that had a rate in the last two fills (all of them
+    /// at the first call, and after a resync, when every key may have
+    /// moved).
     pub(crate) fn update(
         &mut self,
         view: &Clairvoyant<'_>,
@@ -178,71 +445,166 @@ impl SortedFlows {
         tol: f64,
         key: impl Fn(FlowIdx) -> Option<f64>,
     ) {
-        if self.leaves.len() < view.n_flows() {
-            self.leaves.resize(view.n_flows(), false);
-            self.was_positive.resize(view.n_flows(), false);
+        self.tol = tol;
+        if self.seen.len() < view.n_flows() {
+            self.seen.resize(view.n_flows(), false);
+            self.key_of.resize(view.n_flows(), f64::NAN);
         }
+        let kept = |k: f64, f: FlowIdx| {
+            let path = view.path_links(view.path_idx(f));
+            let ends = match (path.first(), path.last()) {
+                (Some(a), Some(b)) => [a.0, b.0],
+                _ => [u32::MAX; 2],
+            };
+            Kept {
+                key: k,
+                f,
+                span: 1,
+                ends,
+                ends_at: u32::MAX,
+            }
+        };
         self.batch.clear();
+        self.gone.clear();
         if !self.ready || changes.resynced {
             self.ready = true;
-            self.sorted.clear();
-            let keyed = view
-                .active_flows()
-                .iter()
-                .filter_map(|&f| Some((key(f)?, f, view.path_idx(f))));
-            self.batch.extend(keyed);
+            for e in self.sorted.drain(..) {
+                self.key_of[e.f as usize] = f64::NAN;
+            }
+            for &f in view.active_flows() {
+                self.classed.push(f);
+                if let Some(k) = key(f) {
+                    self.batch.push(kept(k, f));
+                }
+            }
         } else {
+            let sorted = &self.sorted;
+            let key_of = &mut self.key_of;
+            let gone = &mut self.gone;
+            let mut leave = |f: FlowIdx| {
+                let k = std::mem::replace(&mut key_of[f as usize], f64::NAN);
+                if !k.is_nan() {
+                    let probe = Kept {
+                        key: k,
+                        f,
+                        span: 0,
+                        ends: [0; 2],
+                        ends_at: 0,
+                    };
+                    let at = sorted.partition_point(|e| kept_by_key(e, &probe) == Ordering::Less);
+                    debug_assert_eq!(sorted[at].f, f, "kept position of {f}");
+                    gone.push(at);
+                }
+            };
             for &f in &changes.finished {
-                self.leaves[f as usize] = true;
+                leave(f);
             }
             let moved = self.positive.iter().chain(&self.positive_before);
             for &f in moved.chain(&changes.started) {
                 let fi = f as usize;
-                if self.leaves[fi] || !view.is_active(f) {
+                if self.seen[fi] || !view.is_active(f) {
                     continue;
                 }
-                self.leaves[fi] = true;
+                self.seen[fi] = true;
+                leave(f);
                 if let Some(k) = key(f) {
-                    self.batch.push((k, f, view.path_idx(f)));
+                    self.batch.push(kept(k, f));
                 }
             }
+            let moved = self.positive.iter().chain(&self.positive_before);
+            for &f in moved.chain(&changes.started) {
+                self.seen[f as usize] = false;
+            }
+            self.classed.extend_from_slice(&changes.started);
         }
-        self.batch.sort_unstable_by(by_key);
-        self.merge();
-        for &f in changes.finished.iter().chain(&self.positive) {
-            self.leaves[f as usize] = false;
+        for e in &self.batch {
+            self.key_of[e.f as usize] = e.key;
         }
-        for &f in self.positive_before.iter().chain(&changes.started) {
-            self.leaves[f as usize] = false;
-        }
-        #[cfg(debug_assertions)]
-        for &(k, f, _) in &self.sorted {
-            debug_assert_eq!(key(f).map(f64::to_bits), Some(k.to_bits()), "key of {f}");
-        }
-        self.cut_runs(tol);
-    }
-
-    /// Merges `batch` into what stays of `sorted`.
-    fn merge(&mut self) {
-        let leaves = &self.leaves;
-        merge_into(
-            &self.sorted,
+        self.batch.sort_unstable_by(kept_by_key);
+        self.gone.sort_unstable();
+        let (sorted, merged) = (&self.sorted, &mut self.merged);
+        merge_at(
+            sorted,
+            &self.gone,
             &self.batch,
-            |f| leaves[f as usize],
-            &mut self.merged,
+            merged,
+            &mut self.fresh,
+            &mut self.cuts,
         );
         std::mem::swap(&mut self.sorted, &mut self.merged);
+        self.recut();
+        #[cfg(debug_assertions)]
+        for e in &self.sorted {
+            let f = e.f;
+            let k = key(f).map(f64::to_bits);
+            debug_assert_eq!(k, Some(e.key.to_bits()), "key of {f}");
+            debug_assert_eq!(self.key_of[f as usize].to_bits(), e.key.to_bits());
+        }
     }
 
-    /// The final order: `sorted` with each run of near-ties by flow index
-    /// (the runs of `sort_with_ties`).
-    fn cut_runs(&mut self, tol: f64) {
-        cut_runs(&self.sorted, tol, &mut self.order);
+    /// Re-cuts the clusters around the positions where flows joined or
+    /// left; the others only moved, and keep their `span` and [`Ends`].
+    fn recut(&mut self) {
+        let (s, tol, clusters) = (&mut self.sorted, self.tol, &mut self.clusters);
+        if clusters.full_recut_due(s.len()) {
+            clusters.ends.clear();
+            clusters.owner.clear();
+            let n = s.len();
+            recut(s, 0, n, tol, clusters);
+            return;
+        }
+        let mut done = 0;
+        let (mut a, mut b) = (self.fresh.iter().peekable(), self.cuts.iter().peekable());
+        while let Some(&x) = match (a.peek(), b.peek()) {
+            (Some(&&x), Some(&&y)) if y < x => b.next(),
+            (Some(_), _) => a.next(),
+            (None, _) => b.next(),
+        } {
+            if x + 1 < done || s.is_empty() {
+                continue;
+            }
+            // New neighbours: the flows at `x - 1` and `x`, and at `x` and
+            // `x + 1` if `x` joined; re-cut from the start of the cluster
+            // that holds the flow before `x` to the end of the one that
+            // holds the flow after it.
+            let mut lo = x.saturating_sub(1).max(done).min(s.len() - 1);
+            while lo > done && !gap(s[lo - 1].key, s[lo].key, tol) {
+                lo -= 1;
+            }
+            done = recut(s, lo, x + 1, tol, clusters);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let (mut fresh, mut want_clusters) = (s.clone(), Clusters::default());
+            let n = fresh.len();
+            recut(&mut fresh, 0, n, tol, &mut want_clusters);
+            let mut i = 0;
+            while i < s.len() {
+                let (got, want) = (&s[i], &fresh[i]);
+                debug_assert_eq!(got.span, want.span, "span at {i}");
+                let got_ends = clusters.ends[got.ends_at as usize];
+                debug_assert!(got_ends == want_clusters.ends[want.ends_at as usize]);
+                debug_assert_eq!(clusters.owner[got.ends_at as usize], got.f);
+                i += want.span as usize;
+            }
+        }
+    }
+
+    /// The order of the last [`SortedFlows::update`], as [`cut_runs`]
+    /// writes it.
+    #[cfg(any(test, debug_assertions))]
+    fn order(&self, view: &Clairvoyant<'_>) -> Vec<(FlowIdx, PathIdx)> {
+        let mut order = vec![];
+        let visit = |e: &Kept, _| order.push((e.f, view.path_idx(e.f)));
+        walk_runs(&self.sorted, self.tol, &[], &mut vec![], visit);
+        order
     }
 
     /// Fills greedily in `prefix` then the order of the last
-    /// [`SortedFlows::update`] (see [`greedy_fill`]) and notes which flows
-    /// got a rate, for the next update.
+    /// [`SortedFlows::update`]: what [`greedy_fill`] gives (the same rates,
+    /// set in the same order), but classes capped at [`LAST_CLASS`] and a
+    /// flow whose path's first or last link is full passed over without
+    /// reading its path. Notes which flows got a rate, for the next update.
     pub(crate) fn fill(
         &mut self,
         view: &Clairvoyant<'_>,
@@ -250,23 +612,188 @@ impl SortedFlows {
         residual: &mut Vec<f64>,
         out: &mut Allocation,
     ) {
+        #[cfg(debug_assertions)]
+        let want = {
+            let mut want = out.clone();
+            let order = prefix.iter().map(|&f| (f, view.path_idx(f)));
+            let was: Vec<bool> = (0..view.n_flows())
+                .map(|f| self.was_positive.get(f as FlowIdx))
+                .collect();
+            let order = order.chain(self.order(view));
+            greedy_fill(view, order, &mut vec![], &mut want, &was, &mut vec![]);
+            want
+        };
         std::mem::swap(&mut self.positive, &mut self.positive_before);
         self.positive.clear();
-        let first = prefix.iter().map(|&f| (f, view.path_idx(f)));
-        let order = first.chain(self.order.iter().copied());
-        greedy_fill(
+        for f in self.classed.drain(..) {
+            out.set_class(f, LAST_CLASS);
+        }
+        residual.clear();
+        residual.extend_from_slice(view.capacities());
+        let mut fill = Fill {
             view,
-            order,
             residual,
             out,
-            &self.was_positive,
-            &mut self.positive,
-        );
+            floor: coflowkit_alloc::EPS * 1e9,
+            was_positive: &self.was_positive,
+            positive: &mut self.positive,
+            classed: &mut self.classed,
+            at: 0,
+            saturated: 0,
+            open: vec![0; CLASSES],
+            full: [0; WORDS],
+        };
+        fill.start();
+        for &f in prefix {
+            fill.visit(f, [u32::MAX; 2], true);
+        }
+        // Cluster by cluster: one whose flows share a full link, holds no
+        // flow the last fill gave a rate and lies past the classes is
+        // passed over whole (each of its flows would get 0 and no class).
+        let (s, tol, fresh) = (&self.sorted, self.tol, &self.fresh[..]);
+        let (mut i, mut q) = (0, 0);
+        while i < s.len() {
+            let end = i + s[i].span as usize;
+            while q < fresh.len() && fresh[q] < i {
+                q += 1;
+            }
+            let has_fresh = q < fresh.len() && fresh[q] < end;
+            let ends = &self.clusters.ends[s[i].ends_at as usize];
+            if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
+                i = end;
+                continue;
+            }
+            let mut visit = |e: &Kept, fresh| fill.visit(e.f, e.ends, fresh);
+            walk_runs_in(&s[..end], i, tol, &fresh[q..], &mut self.run, &mut visit);
+            i = end;
+        }
         for &f in &self.positive_before {
-            self.was_positive[f as usize] = false;
+            self.was_positive.set(f, false);
         }
         for &f in &self.positive {
-            self.was_positive[f as usize] = true;
+            self.was_positive.set(f, true);
+        }
+        #[cfg(debug_assertions)]
+        for &f in view.active_flows() {
+            let (got, w) = (out.rate(f), want.rate(f));
+            debug_assert_eq!(got.to_bits(), w.to_bits(), "rate of {f}");
+            let class = want.class(f).min(LAST_CLASS);
+            debug_assert_eq!(out.class(f), class, "class of {f}");
+        }
+    }
+}
+
+/// One greedy fill in progress: [`greedy_fill`]'s loop body.
+struct Fill<'a, 'v> {
+    view: &'a Clairvoyant<'v>,
+    residual: &'a mut [f64],
+    out: &'a mut Allocation,
+    floor: f64,
+    was_positive: &'a FlowBits,
+    positive: &'a mut Vec<FlowIdx>,
+    classed: &'a mut Vec<FlowIdx>,
+    // The position of the next flow in the order.
+    at: u32,
+    // Links filled so far; once all are, the rest get 0 unread.
+    saturated: usize,
+    // Per link class: how many of its links are not full; the classes
+    // whose links are all full.
+    open: Vec<u32>,
+    full: Classes,
+}
+
+impl Fill<'_, '_> {
+    /// Counts each class's links that are not full.
+    fn start(&mut self) {
+        for (l, &r) in self.residual.iter().enumerate() {
+            if r > self.floor {
+                self.open[l % CLASSES] += 1;
+            }
+        }
+        for c in 0..CLASSES {
+            if self.open[c] == 0 {
+                self.full[c / 64] |= 1 << (c % 64);
+            }
+        }
+    }
+
+    /// Whether every flow of a cluster with these [`Ends`] crosses a full
+    /// link: all first links or all last links are full.
+    #[inline(always)]
+    fn all_blocked(&self, ends: &Ends) -> bool {
+        let within = |set: &Classes| set.iter().zip(&self.full).all(|(s, f)| s & !f == 0);
+        within(&ends.first) || within(&ends.last)
+    }
+
+    /// Notes that link `l` just became full.
+    fn filled(&mut self, l: usize) {
+        self.saturated += 1;
+        let c = l % CLASSES;
+        self.open[c] -= 1;
+        if self.open[c] == 0 {
+            self.full[c / 64] |= 1 << (c % 64);
+        }
+    }
+
+    /// Whether one of `links` (`u32::MAX` for none) is full.
+    #[inline(always)]
+    fn any_full(&self, links: [u32; 2]) -> bool {
+        let full = |l: u32| {
+            self.residual
+                .get(l as usize)
+                .is_some_and(|&r| r <= self.floor)
+        };
+        full(links[0]) || full(links[1])
+    }
+
+    /// Gives flow `f` (whose path's first and last links are `ends`, or
+    /// `u32::MAX` if unknown) the least residual capacity on its path;
+    /// `fresh` is false only if the last fill did not give it a rate.
+    #[inline(always)]
+    fn visit(&mut self, f: FlowIdx, ends: [u32; 2], fresh: bool) {
+        if self.at < LAST_CLASS {
+            self.out.set_class(f, self.at);
+            self.classed.push(f);
+        }
+        self.at += 1;
+        if self.saturated == self.residual.len() {
+            self.pass(f, fresh);
+            return;
+        }
+        if self.any_full(ends) {
+            self.pass(f, fresh);
+            return;
+        }
+        let floor = self.floor;
+        let path = self.view.path_links(self.view.path_idx(f));
+        let mut r = f64::INFINITY;
+        for l in path {
+            r = r.min(self.residual[l.0 as usize]);
+        }
+        if r <= floor {
+            // Also a negative or NaN-free 0: the fill's `max(0.0)`.
+            self.pass(f, fresh);
+            return;
+        }
+        self.out.set_rate(f, r);
+        for l in path {
+            let res = &mut self.residual[l.0 as usize];
+            *res -= r;
+            if *res <= floor {
+                *res = 0.0;
+                self.filled(l.0 as usize);
+            }
+        }
+        if self.out.rate(f) > 0.0 {
+            self.positive.push(f);
+        }
+    }
+
+    /// Flow `f` gets 0: a change only if the last fill gave it a rate.
+    #[inline]
+    fn pass(&mut self, f: FlowIdx, fresh: bool) {
+        if fresh && self.was_positive.get(f) {
+            self.out.set_rate(f, 0.0);
         }
     }
 }
@@ -320,6 +847,86 @@ mod tests {
                     .collect();
                 sort_with_ties(&mut full, |e| e.0, |e| e.1, tol);
                 let got: Vec<FlowIdx> = order.iter().map(|e| e.0).collect();
+                let want: Vec<FlowIdx> = full.iter().map(|e| e.1).collect();
+                assert_eq!(got, want);
+            }
+        }
+    }
+
+    /// The order kept by [`merge_at`] and [`SortedFlows::recut`] (some
+    /// flows leave, some are re-keyed, some join) is at every step
+    /// `sort_with_ties` of the flows present, walked cluster by cluster as
+    /// the fill walks it, and its clusters are the ones a cut from scratch
+    /// gives; random keys with many exact and near ties.
+    #[test]
+    fn kept_clusters_match_a_full_sort() {
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: u64| rng.next_u64() % m;
+        let tol = 1.0;
+        for _ in 0..500 {
+            let n = 1 + rnd(60) as usize;
+            let mut key: Vec<Option<f64>> = vec![None; n];
+            let mut kept = SortedFlows {
+                tol,
+                ..SortedFlows::default()
+            };
+            for _ in 0..10 {
+                let (mut gone, mut batch) = (vec![], vec![]);
+                for (f, slot) in key.iter_mut().enumerate() {
+                    let was = *slot;
+                    let leaves = match rnd(4) {
+                        0 => {
+                            let k = (rnd(40) as f64) * 0.4;
+                            *slot = Some(k);
+                            let ends = [rnd(3) as u32, 3 + rnd(3) as u32];
+                            let f = f as FlowIdx;
+                            batch.push(Kept {
+                                key: k,
+                                f,
+                                span: 1,
+                                ends,
+                                ends_at: u32::MAX,
+                            });
+                            true
+                        }
+                        1 if was.is_some() => {
+                            *slot = None;
+                            true
+                        }
+                        _ => false,
+                    };
+                    if let (true, Some(k)) = (leaves, was) {
+                        let at = kept.sorted.iter().position(|e| e.f as usize == f);
+                        assert_eq!(kept.sorted[at.unwrap()].key, k);
+                        gone.push(at.unwrap());
+                    }
+                }
+                gone.sort_unstable();
+                batch.sort_unstable_by(kept_by_key);
+                let k = &mut kept;
+                merge_at(
+                    &k.sorted,
+                    &gone,
+                    &batch,
+                    &mut k.merged,
+                    &mut k.fresh,
+                    &mut k.cuts,
+                );
+                std::mem::swap(&mut k.sorted, &mut k.merged);
+                k.recut();
+                // Cluster by cluster, as the fill walks it.
+                let mut got = vec![];
+                let mut i = 0;
+                while i < k.sorted.len() {
+                    let end = i + k.sorted[i].span as usize;
+                    let mut visit = |e: &Kept, _| got.push(e.f);
+                    walk_runs_in(&k.sorted[..end], i, tol, &[], &mut vec![], &mut visit);
+                    i = end;
+                }
+                let mut full: Vec<(f64, FlowIdx)> = (0..n)
+                    .filter_map(|f| key[f].map(|k| (k, f as FlowIdx)))
+                    .collect();
+                sort_with_ties(&mut full, |e| e.0, |e| e.1, tol);
                 let want: Vec<FlowIdx> = full.iter().map(|e| e.1).collect();
                 assert_eq!(got, want);
             }

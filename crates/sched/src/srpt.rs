@@ -7,7 +7,9 @@
 //! decide an order (ties by flow index, i.e. arrival order), and each gets the least residual
 //! capacity along its path, which is then taken from every link it crosses
 //! ([`crate::greedy`]: the order is kept sorted from one event to the next,
-//! re-reading only the keys of flows that had a rate).
+//! re-reading only the keys of flows that had a rate, and the fill passes
+//! over stretches of flows that a full link blocks). A flow's class is its
+//! position in the order, capped at [`crate::greedy::LAST_CLASS`].
 
 use crate::descriptor::{Needs, SchedulerDescriptor};
 use crate::greedy::SortedFlows;
