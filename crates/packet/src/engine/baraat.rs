@@ -64,7 +64,8 @@
 //!   (`SpcHeader::next`); the next request is then due an interval later.
 //!   Once the sender has sent its last new byte, its next request is the
 //!   FIN, alone, which returns its rates (at once, behind that byte, if no
-//!   request is in flight): the ports free them as the flow's last data
+//!   request is in flight; at each port in the queue of the flow's data,
+//!   so that it does not overtake it): the ports free them as the flow's last data
 //!   passes, not an RTT later with its last ACK (the paper does not say
 //!   when; a TCP FIN rides on the last segment). If the answer to a
 //!   request in flight then holds the flow (AR 0), it keeps asking, and the
