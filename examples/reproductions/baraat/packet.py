@@ -297,8 +297,9 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
     out.append(rg.table(["workload", "RCP: no loss", "RCP: no loss, no RTO", "fifo: every 20us",
                          "fifo: no loss", "baraat: no loss", "baraat: rtt=1ms", "baraat: held ask every rtt",
                          "baraat: requests alone"], rows))
-    out.append("\n**Baraat without loss against the flow level, split** (packet level, p95 TCT in ms, and in "
-               "brackets the share of the no-loss run's gap to the flow level that the change closes, / timeouts; each "
+    out.append("\n**Baraat without loss against the flow level, split** (packet level, p95 and mean TCT in ms, in "
+               "brackets the share of the no-loss run's gap to the flow level that the change closes, and the run's "
+               "timeouts; each "
                "run changes one thing from the no-loss run, `buffer=inf`: headers of 1 byte for 40 (`header_bytes=1`), "
                "no bytes for Baraat's requests, echoes and headers (`spc_control=free`), held flows asking every "
                "interval (`spc_probe_max=0`, with `spc_control=free`: one change from the column before it), a 200 ms "
@@ -306,12 +307,15 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
                "the last all four):\n")
     rows = []
     for sizes in SIZES:
-        flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], "p95")
-        nl = _split_p95(sp, sizes, "no loss")
-        cells = [f"{_split_p95(sp, sizes, k):.1f} ({100 * (nl - _split_p95(sp, sizes, k)) / (nl - flow):.0f}%) / "
-                 f"{_split_timeouts(sp, sizes, k)}" for k in SPLIT]
-        rows.append([rg.SIZES[sizes], f"{flow:.1f}", f"{nl:.1f} / {_split_timeouts(sp, sizes, 'no loss')}"] + cells)
-    out.append(rg.table(["workload", "flow level", "no loss", *SPLIT], rows))
+        for st in ("p95", "mean"):
+            flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], st)
+            nl = _split_stat(sp, sizes, "no loss", st)
+            cells = [f"{v:.1f} ({100 * (nl - v) / (nl - flow):.0f}%)"
+                     for v in (_split_stat(sp, sizes, k, st) for k in SPLIT)]
+            rows.append([rg.SIZES[sizes], st, f"{flow:.1f}", f"{nl:.1f}"] + cells)
+        rows.append([rg.SIZES[sizes], "timeouts", "", str(_split_timeouts(sp, sizes, "no loss"))]
+                    + [str(_split_timeouts(sp, sizes, k)) for k in SPLIT])
+    out.append(rg.table(["workload", "", "flow level", "no loss", *SPLIT], rows))
     within = sum(not rg.gap(p, reduction(fig, z, o, st, "packet"))
                  for o in rg.TABLE4 for z in SIZES for p, st in zip(rg.TABLE4[o][z], STATS))
     out.append("\n" + FIGS_NOTE.format(**_numbers(fig), **control, **_split_numbers(fig, sp), within=within))
@@ -434,10 +438,10 @@ def _numbers(fig: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _split_p95(sp: pd.DataFrame, sizes: str, label: str) -> float:
-    """p95 TCT (ms) of ``split``'s run ``label`` on ``sizes``."""
+def _split_stat(sp: pd.DataFrame, sizes: str, label: str, st: str = "p95") -> float:
+    """Statistic ``st`` of the TCTs (ms) of ``split``'s run ``label`` on ``sizes``."""
     g = sp[(sp["sizes"] == sizes) & (sp["label"] == label)]
-    return 1e3 * _stat(g.iloc[0]["cct"], "p95")
+    return 1e3 * _stat(g.iloc[0]["cct"], st)
 
 
 def _split_numbers(fig: pd.DataFrame, sp: pd.DataFrame) -> dict[str, float]:
@@ -445,15 +449,18 @@ def _split_numbers(fig: pd.DataFrame, sp: pd.DataFrame) -> dict[str, float]:
     the no-loss run's gap to the flow level it closes (%), ``{sizes}_to_{key}`` its timeouts."""
     out: dict[str, float] = {}
     for sizes in SIZES:
-        flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], "p95")
-        nl = _split_p95(sp, sizes, "no loss")
-        for label in ("no loss", *SPLIT):
-            key = label.replace(", ", "_").replace(" ", "_")
-            v = _split_p95(sp, sizes, label)
-            out[f"{sizes}_sp_{key}"] = v
-            out[f"{sizes}_sh_{key}"] = 100 * (nl - v) / (nl - flow)
-            out[f"{sizes}_to_{key}"] = _split_timeouts(sp, sizes, label)
-        out[f"{sizes}_held"] = out[f"{sizes}_sh_held_every_rtt_control_free"] - out[f"{sizes}_sh_control_free"]
+        for st, tag in (("p95", "sh"), ("mean", "mh")):
+            flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], st)
+            nl = _split_stat(sp, sizes, "no loss", st)
+            for label in ("no loss", *SPLIT):
+                key = label.replace(", ", "_").replace(" ", "_")
+                v = _split_stat(sp, sizes, label, st)
+                if st == "p95":
+                    out[f"{sizes}_sp_{key}"] = v
+                    out[f"{sizes}_to_{key}"] = _split_timeouts(sp, sizes, label)
+                out[f"{sizes}_{tag}_{key}"] = 100 * (nl - v) / (nl - flow)
+        out[f"{sizes}_held"] = (_split_stat(sp, sizes, "held every rtt, control free", "mean")
+                                - _split_stat(sp, sizes, "control free", "mean"))
     return out
 
 
@@ -539,20 +546,22 @@ measured by the knob runs above, which change one thing each):
     {uniform_baraat_vc0_pkt:.0f} ms (flow level {bing_baraat_vc0_flow:.0f}, {analytics_baraat_vc0_flow:.0f}, {uniform_baraat_vc0_flow:.0f}): at packet level the virtual capacity's gain is
     spent in losses.
   - **The rest** (the no-loss runs against the flow level), split by the runs of the table
-    "Baraat without loss against the flow level, split", one change each. Of the gap
-    (p95 {bing_sp_no_loss:.0f}, {analytics_sp_no_loss:.0f} and {uniform_sp_no_loss:.0f} ms against {bing_baraat_flow:.0f}, {analytics_baraat_flow:.0f} and {uniform_baraat_flow:.0f}) the headers (1500 bytes for 1460; 1 byte
-    for 1460 instead) close {bing_sh_headers_1_byte:.0f}%, {analytics_sh_headers_1_byte:.0f}% and {uniform_sh_headers_1_byte:.0f}%; Baraat's control bytes (requests and echoes
-    alone, the header on data packets and ACKs, whose rate the ports take off the capacity Algorithm 1
-    shares) {bing_sh_control_free:.0f}%, {analytics_sh_control_free:.0f}% and {uniform_sh_control_free:.0f}%; a held flow learning of its turn up to 1 ms late (held flows asking
-    every interval, their requests free, against free requests alone) {bing_held:.0f}, {analytics_held:.0f} and {uniform_held:.0f}
-    points more; spurious timeouts {bing_sh_no_timeouts:.0f}%, {analytics_sh_no_timeouts:.0f}% and {uniform_sh_no_timeouts:.0f}%: nothing is lost, yet
-    {bing_to_no_loss:.0f}, {analytics_to_no_loss:.0f} and {uniform_to_no_loss:.0f} timers fire, as a preempted flow's packets wait behind the tasks above
-    theirs (in the last of 8 queues, which every task from the 7th on shares) longer than the 10 ms
-    floor, and its sender then goes back. All four together close {bing_sh_all_four:.0f}%, {analytics_sh_all_four:.0f}% and {uniform_sh_all_four:.0f}% (p95 {bing_sp_all_four:.0f},
-    {analytics_sp_all_four:.0f} and {uniform_sp_all_four:.0f} ms). The first request's round trip before any data (about 12 us of propagation on
-    this tree, and at most one data packet per hop ahead of it in queue 0) is no longer than the flow
-    level's wait for its first round (up to 100 us), so it is no cost against it. What is left is the
-    task switch, measured on Fig. 7 below: the next task's flows learn that the port is free at their
+    "Baraat without loss against the flow level, split", one change each (shares of the mean's gap;
+    the p95's in the table). The headers (40 bytes of 1500) close {bing_mh_headers_1_byte:.0f}%, {analytics_mh_headers_1_byte:.0f}% and {uniform_mh_headers_1_byte:.0f}% of it
+    and Baraat's control bytes (requests and echoes alone, the header on data packets and ACKs, whose
+    rate the ports take off the capacity Algorithm 1 shares) {bing_mh_control_free:.0f}%, {analytics_mh_control_free:.0f}% and {uniform_mh_control_free:.0f}%: each is a few
+    percent of a port, but at load 0.8 the queue of tasks at an aggregator grows with any capacity
+    lost. Held flows asking every interval (their requests free, against free requests alone) do not
+    help (mean {bing_held:+.1f}, {analytics_held:+.1f} and {uniform_held:+.1f} ms): learning of its turn up to 1 ms late is no cost here.
+    Spurious timeouts close {bing_mh_no_timeouts:.0f}%, {analytics_mh_no_timeouts:.0f}% and {uniform_mh_no_timeouts:.0f}%: nothing is lost, yet {bing_to_no_loss:.0f}, {analytics_to_no_loss:.0f} and {uniform_to_no_loss:.0f} timers fire,
+    as a preempted flow's packets wait behind the tasks above theirs (in the last of 8 queues, which
+    every task from the 7th on shares) longer than the 10 ms floor. All four together close {bing_mh_all_four:.0f}%,
+    {analytics_mh_all_four:.0f}% and {uniform_mh_all_four:.0f}% of the mean's gap and {bing_sh_all_four:.0f}%, {analytics_sh_all_four:.0f}% and {uniform_sh_all_four:.0f}% of the p95's (p95 {bing_sp_all_four:.0f}, {analytics_sp_all_four:.0f} and {uniform_sp_all_four:.0f} ms):
+    the shares do not add, and the p95 of 500 tasks (the 25th longest) moves by a few ms with any
+    change. The first request's round trip before any data (about 12 us of propagation on this
+    tree, and at most one data packet per hop ahead of it in queue 0) is no longer than the flow
+    level's wait for its first round (up to 100 us): no cost against it. What is left is the task
+    switch, measured on Fig. 7 below: the next task's flows learn that the port is free at their
     next request and their rates converge over requests, where the flow level gives each flow its
     share at the next round's start. With `rtt=1ms` (a tenth of the requests, rates that move 10
     times more slowly) the p95 is {bing_baraat_rtt1ms:.0f}, {analytics_baraat_rtt1ms:.0f} and {uniform_baraat_rtt1ms:.0f} ms.
