@@ -680,9 +680,9 @@ LEFT = """
   computation sections are flow level only. The packet-level Baraat's
   p95 is still above its flow-level model's, with loss by its virtual
   capacity's overcommit, and without loss by the causes split in "At
-  packet level" (headers, control bytes, held flows' back-off, spurious
-  timeouts of preempted packets, and task switches that converge over
-  requests); the paper does not say how often a held flow asks, and
+  packet level" (headers, control bytes, spurious timeouts of preempted
+  packets, and task switches that converge over requests; not the held
+  flows' back-off); the paper does not say how often a held flow asks, and
   our back-off (`spc_probe_max`) is a choice (docs/packet-engine.md).
   FIFO and STF through the coordinator, and RCP, at packet level are
   split only by the knob runs there (no loss, every 20 us, no timeouts).
