@@ -327,6 +327,12 @@ pub struct PacketConfig {
     /// answers on their ACKs (true); false: every request and answer
     /// travels alone, as a held flow's do.
     pub spc_on_data: bool,
+    /// Baraat's own control bytes (requests and echoes that travel alone,
+    /// the header on a data packet or an ACK) take the wire (true); false:
+    /// they cross it in no time and add no bytes (`spc_control=free`, a
+    /// knob that measures what they cost; ACKs and headers of data packets
+    /// are `header_bytes`').
+    pub spc_control_wire: bool,
     /// How often a coordinator-driven scheduler (`aalo`, `varys`, `fair`:
     /// `crate::coordinator`) runs on the bytes the engine observed.
     pub coordinator_interval: Dur,
@@ -372,6 +378,7 @@ impl Default for PacketConfig {
             pfabric_probe_after: 5,
             spc_probe_max: Dur(1_000_000),
             spc_on_data: true,
+            spc_control_wire: true,
             coordinator_interval: Dur(10_000_000),
             coordinator_delay: Dur::ZERO,
         }
@@ -490,6 +497,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "spc_header",
         "baraat: data (a sending flow's requests ride on its data packets, the answers on ACKs) or alone (on packets of their own) (data)",
+    ),
+    (
+        "spc_control",
+        "baraat: wire (its requests, echoes and the header on data packets and ACKs take the wire) or free (no bytes: a knob to measure their cost) (wire)",
     ),
     (
         "coordinator_interval",
@@ -747,6 +758,13 @@ impl PacketConfig {
                     "data" => true,
                     "alone" => false,
                     _ => return Err(bad(key, format!("'{v}': data or alone"))),
+                }
+            }
+            "spc_control" => {
+                self.spc_control_wire = match v.trim().to_ascii_lowercase().as_str() {
+                    "wire" => true,
+                    "free" => false,
+                    _ => return Err(bad(key, format!("'{v}': wire or free"))),
                 }
             }
             "queue_trace" => {

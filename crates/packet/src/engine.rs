@@ -946,7 +946,7 @@ impl<'a> Engine<'a> {
         pkt.rate = echo;
         if spc {
             pkt.spc = true;
-            pkt.wire += SPC_HEADER_BYTES;
+            pkt.wire += self.spc_header_wire();
         }
         self.send(pkt);
     }

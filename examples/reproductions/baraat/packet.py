@@ -72,10 +72,33 @@ MORE_KNOBS = {
     "fair, no loss, no timeout": ("rcp", "buffer=inf,min_rto=200ms,initial_rto=200ms"),
     "baraat, alone, no loss": ("baraat:threshold=p80;vc=0.5", "spc_header=alone,buffer=inf"),
 }
+#: Baraat without loss (``buffer=inf``) against the flow level, split (``baraat-packet-split.pkl``):
+#: label -> what each run changes from the no-loss run: the packet headers (1 byte, the least the engine
+#: takes, for 40), Baraat's own control bytes (none), held flows asking every interval (with no control
+#: bytes, so that their requests cost nothing: one change from ``control free``), no spurious
+#: timeouts (nothing is lost, so a 200 ms timer only takes those away); the last changes them all.
+NO_RTO = "min_rto=200ms,initial_rto=200ms"
+SPLIT = {
+    "headers 1 byte": "header_bytes=1",
+    "control free": "spc_control=free",
+    "held every rtt, control free": "spc_probe_max=0,spc_control=free",
+    "no timeouts": NO_RTO,
+    "all four": f"header_bytes=1,spc_control=free,spc_probe_max=0,{NO_RTO}",
+}
+SPLIT_BASE = ("baraat:threshold=p80;vc=0.5", "buffer=inf")
 #: Fig. 7 (5.1, "Batched Requests"): one client reads 400 KB from each of three servers per task, n
 #: tasks at once, 1 Gbit/s, the testbed's 1 ms RTT (250 us per host link).
 FIG7_TASKS = (1, 2, 4, 8)
 FIG7_KNOBS = "buffer=1MB,host_link_delay=250us"
+#: Fig. 7 at packet level, split (``baraat-packet-fig7-split.pkl``): label -> (Baraat's spec, what the run
+#: changes from ``FIG7_KNOBS``). ``rtt 4 us`` keeps Baraat's 1 ms interval; the next run shortens that too.
+FIG7_SPLIT = {
+    "headers 1 byte": ("baraat:rtt=1ms", "header_bytes=1"),
+    "control free": ("baraat:rtt=1ms", "spc_control=free"),
+    "rtt 4 us": ("baraat:rtt=1ms", "host_link_delay=1us"),
+    "all three": ("baraat:rtt=1ms", "header_bytes=1,spc_control=free,host_link_delay=1us"),
+    "rtt 4 us, interval 100 us": ("baraat:rtt=100us", "host_link_delay=1us"),
+}
 #: The three-task micro-benchmark of FIFO-LM's multiplexing: (bytes, arrival ms) from hosts 1-3 into
 #: host 0 of a 1 Gbit/s switch; heavy from 2 MB.
 THREE = ((5_000_000, 0.0), (1_000_000, 1.0), (1_000_000, 2.0))
@@ -150,6 +173,35 @@ def fig7() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def split() -> pd.DataFrame:
+    """``SPLIT``: Baraat's no-loss run and each change from it, every workload of Figs. 8-9, with the
+    flow level's p95 beside them (``level`` 'split')."""
+    rows = []
+    spec, base = SPLIT_BASE
+    for sizes in SIZES:
+        w, topo = table4_workload(sizes)
+        for label, opt in {"no loss": None, **SPLIT}.items():
+            rows.append({"sizes": sizes, "label": label, "level": "split",
+                         **run_packet(w, spec, topo, base if opt is None else f"{base},{opt}")})
+    return pd.DataFrame(rows)
+
+
+def fig7_split() -> pd.DataFrame:
+    """``FIG7_SPLIT``: Baraat's mean TCT (ms) at packet level on Fig. 7's n tasks, per change, and the
+    flow level's with a 100 us interval (``flow 100us``)."""
+    rows = []
+    topo = "bigswitch:hosts=4,rate=1Gbps"
+    for n in FIG7_TASKS:
+        w = _client_reads(n)
+        row: dict[str, Any] = {"n": n}
+        for label, (spec, opt) in FIG7_SPLIT.items():
+            row[label] = run_packet(w, spec, topo, f"{FIG7_KNOBS},{opt}")["cct"].mean() * 1e3
+        flow = coflowkit.simulate(w, "baraat:rtt=100us", progress=False, topology=topo)
+        row["flow 100us"] = flow.coflows("baraat:rtt=100us")["cct_s"].mean() * 1e3
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def three_tasks() -> pd.DataFrame:
     """Each task's completion time after its arrival (ms), both levels: baraat with the heavy
     threshold, baraat as FIFO (never heavy), fair sharing (flow `fair`, packet DCTCP)."""
@@ -194,8 +246,9 @@ def _differ(flow_red: float, pkt_red: float) -> bool:
     return a <= 0 or b <= 0 or max(a / b, b / a) > DIFFER
 
 
-def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: dict[str, float], seconds: float) -> str:
-    """The page's packet-level section."""
+def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: dict[str, float], seconds: float,
+           sp: pd.DataFrame, f7s: pd.DataFrame) -> str:
+    """The page's packet-level section; ``sp`` and ``f7s`` are :func:`split`'s and :func:`fig7_split`'s."""
     import regenerate as rg  # the page's helpers and the paper's Table 4
 
     out = ["## At packet level (issue 34)\n"]
@@ -244,9 +297,28 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
     out.append(rg.table(["workload", "RCP: no loss", "RCP: no loss, no RTO", "fifo: every 20us",
                          "fifo: no loss", "baraat: no loss", "baraat: rtt=1ms", "baraat: held ask every rtt",
                          "baraat: requests alone"], rows))
+    out.append("\n**Baraat without loss against the flow level, split** (packet level, p95 and mean TCT in ms, in "
+               "brackets the share of the no-loss run's gap to the flow level that the change closes, and the run's "
+               "timeouts; each "
+               "run changes one thing from the no-loss run, `buffer=inf`: headers of 1 byte for 40 (`header_bytes=1`), "
+               "no bytes for Baraat's requests, echoes and headers (`spc_control=free`), held flows asking every "
+               "interval (`spc_probe_max=0`, with `spc_control=free`: one change from the column before it), a 200 ms "
+               "timer (`min_rto`, `initial_rto`: nothing is lost, so it takes away only spurious timeouts); "
+               "the last all four):\n")
+    rows = []
+    for sizes in SIZES:
+        for st in ("p95", "mean"):
+            flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], st)
+            nl = _split_stat(sp, sizes, "no loss", st)
+            cells = [f"{v:.1f} ({100 * (nl - v) / (nl - flow):.0f}%)"
+                     for v in (_split_stat(sp, sizes, k, st) for k in SPLIT)]
+            rows.append([rg.SIZES[sizes], st, f"{flow:.1f}", f"{nl:.1f}"] + cells)
+        rows.append([rg.SIZES[sizes], "timeouts", "", str(_split_timeouts(sp, sizes, "no loss"))]
+                    + [str(_split_timeouts(sp, sizes, k)) for k in SPLIT])
+    out.append(rg.table(["workload", "", "flow level", "no loss", *SPLIT], rows))
     within = sum(not rg.gap(p, reduction(fig, z, o, st, "packet"))
                  for o in rg.TABLE4 for z in SIZES for p, st in zip(rg.TABLE4[o][z], STATS))
-    out.append("\n" + FIGS_NOTE.format(**_numbers(fig), **control, within=within))
+    out.append("\n" + FIGS_NOTE.format(**_numbers(fig), **control, **_split_numbers(fig, sp), within=within))
     out.append("### Fig. 7 at packet level: batched requests\n")
     out.append("One client reads 400 KB from each of three servers per task, `n` tasks at once, on a 1 Gbit/s "
                f"switch with the testbed's 1 ms RTT (`{FIG7_KNOBS}`; Baraat's `rtt=1ms`). Mean TCT (ms):\n")
@@ -257,7 +329,13 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
                      f"{100 * (1 - r['baraat_flow'] / r['fair_flow']):.0f}% / {100 * (1 - r['baraat_pkt'] / r['rcp_pkt']):.0f}%"])
     out.append(rg.table(["tasks", "baraat, flow / packet", "fair (flow) / RCP (packet)", "DCTCP (packet)",
                          "baraat's reduction, flow / packet"], rows))
-    out.append("\n" + FIG7_NOTE.format(**_fig7_numbers(f7)))
+    out.append("\nBaraat's mean TCT at packet level (ms), one change each from the runs above (the last all three):\n")
+    g = f7.set_index("n")
+    rows = [[f"{int(r['n'])}", f"{g.loc[r['n'], 'baraat_flow']:.1f}", f"{g.loc[r['n'], 'baraat_pkt']:.1f}"]
+            + [f"{r[k]:.1f}" for k in [*FIG7_SPLIT, "flow 100us"]] for _, r in f7s.iterrows()]
+    out.append(rg.table(["tasks", "flow level", "packet level", "headers 1 byte", "control free", "rtt 4 us",
+                         "all three", "rtt 4 us, interval 100 us", "flow level, interval 100 us"], rows))
+    out.append("\n" + FIG7_NOTE.format(**_fig7_numbers(f7, f7s)))
     out.append("### FIFO-LM's multiplexing: three tasks\n")
     out.append("Task A (5 MB from host 1) at 0, B (1 MB from host 2) at 1 ms, C (1 MB from host 3) at 2 ms, all "
                f"into host 0 of a 1 Gbit/s switch (`buffer=1MB`), heavy from {THREE_HEAVY}. Each task's "
@@ -360,9 +438,57 @@ def _numbers(fig: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _fig7_numbers(f7: pd.DataFrame) -> dict[str, float]:
-    g = f7.set_index("n")
-    return {"one_pkt": g.loc[1, "baraat_pkt"], "one_rcp": g.loc[1, "rcp_pkt"],
+def _split_stat(sp: pd.DataFrame, sizes: str, label: str, st: str = "p95") -> float:
+    """Statistic ``st`` of the TCTs (ms) of ``split``'s run ``label`` on ``sizes``."""
+    g = sp[(sp["sizes"] == sizes) & (sp["label"] == label)]
+    return 1e3 * _stat(g.iloc[0]["cct"], st)
+
+
+def _split_numbers(fig: pd.DataFrame, sp: pd.DataFrame) -> dict[str, float]:
+    """Per workload and ``split`` run: ``{sizes}_sp_{key}`` its p95 (ms), ``{sizes}_sh_{key}`` the share of
+    the no-loss run's gap to the flow level it closes (%), ``{sizes}_to_{key}`` its timeouts."""
+    out: dict[str, float] = {}
+    for sizes in SIZES:
+        for st, tag in (("p95", "sh"), ("mean", "mh")):
+            flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], st)
+            nl = _split_stat(sp, sizes, "no loss", st)
+            for label in ("no loss", *SPLIT):
+                key = label.replace(", ", "_").replace(" ", "_")
+                v = _split_stat(sp, sizes, label, st)
+                if st == "p95":
+                    out[f"{sizes}_sp_{key}"] = v
+                    out[f"{sizes}_to_{key}"] = _split_timeouts(sp, sizes, label)
+                out[f"{sizes}_{tag}_{key}"] = 100 * (nl - v) / (nl - flow)
+        out[f"{sizes}_held"] = (_split_stat(sp, sizes, "held every rtt, control free", "mean")
+                                - _split_stat(sp, sizes, "control free", "mean"))
+    return out
+
+
+def _split_timeouts(sp: pd.DataFrame, sizes: str, label: str) -> int:
+    g = sp[(sp["sizes"] == sizes) & (sp["label"] == label)]
+    return int(g.iloc[0]["timeouts"])
+
+
+def _fig7_numbers(f7: pd.DataFrame, f7s: pd.DataFrame) -> dict[str, float]:
+    """The note's numbers; ``t_*`` the time each task adds (tasks end ``T`` apart: the mean of n is
+    ``c + T (n + 1) / 2``, fitted to 1 and 8 tasks), ``one_*`` one task's completion time."""
+    g, s = f7.set_index("n"), f7s.set_index("n")
+
+    def per_task(col: pd.Series) -> float:
+        return float((col.loc[8] - col.loc[1]) / 3.5)
+
+    t_pkt, t_flow = per_task(g["baraat_pkt"]), per_task(g["baraat_flow"])
+    split = {"hdr": "headers 1 byte", "ctl": "control free", "rtt4": "rtt 4 us", "all": "all three",
+             "i100": "rtt 4 us, interval 100 us", "f100": "flow 100us"}
+    out = {"t_pkt": t_pkt, "t_flow": t_flow, "t_gap": t_pkt - t_flow, "one_flow": g.loc[1, "baraat_flow"]}
+    for key, col in split.items():
+        out[f"t_{key}"] = per_task(s[col])
+        out[f"one_{key}"] = s.loc[1, col]
+    for key in ("hdr", "ctl", "rtt4"):
+        out[f"dt_{key}"] = t_pkt - out[f"t_{key}"]
+        out[f"done_{key}"] = g.loc[1, "baraat_pkt"] - out[f"one_{key}"]
+    out["one_gap"] = g.loc[1, "baraat_pkt"] - g.loc[1, "baraat_flow"]
+    return out | {"one_pkt": g.loc[1, "baraat_pkt"], "one_rcp": g.loc[1, "rcp_pkt"],
             "red8_pkt": 100 * (1 - g.loc[8, "baraat_pkt"] / g.loc[8, "rcp_pkt"]),
             "red8_flow": 100 * (1 - g.loc[8, "baraat_flow"] / g.loc[8, "fair_flow"]),
             "red8_dctcp": 100 * (1 - g.loc[8, "baraat_pkt"] / g.loc[8, "dctcp_pkt"])}
@@ -397,7 +523,10 @@ measured by the knob runs above, which change one thing each):
   interval while its least NR is above 0, and, while that is 0 too (the tasks above it take its
   ports), after 1, 2, 4, ... intervals, at most 1 ms (`spc_probe_max`; docs/packet-engine.md). On
   the uniform run {ctl:.0%} of the downlink bytes are not data ({ctl_rtt1ms:.0%} with `rtt=1ms`).
-  Baraat's p95 is {bing_baraat_pkt:.0f} against {bing_baraat_flow:.0f} ms on Bing, {analytics_baraat_pkt:.0f} against {analytics_baraat_flow:.0f} on analytics and
+  A flow's FIN, which returns its rates behind its last data, went in queue 0 and could overtake
+  that data: the next port dropped the task, and the data waited in queue 7 behind every later task
+  until its timer fired (tasks 22 ms late on Fig. 7 with 100 us intervals); it now queues with its
+  data (docs/packet-engine.md). Baraat's p95 is {bing_baraat_pkt:.0f} against {bing_baraat_flow:.0f} ms on Bing, {analytics_baraat_pkt:.0f} against {analytics_baraat_flow:.0f} on analytics and
   {uniform_baraat_pkt:.0f} against {uniform_baraat_flow:.0f} on uniform tasks ({bing_baraat_x:.1f}x, {analytics_baraat_x:.1f}x and {uniform_baraat_x:.1f}x). What is left,
   by knob runs:
   - **The held flows' requests** were most of the old cost: with held flows asking every interval
@@ -416,10 +545,26 @@ measured by the knob runs above, which change one thing each):
     (`baraat vc=0`: {bing_baraat_vc0_drops:.0f}, {analytics_baraat_vc0_drops:.0f} and {uniform_baraat_vc0_drops:.0f} drops) the packet-level p95 is {bing_baraat_vc0_pkt:.0f}, {analytics_baraat_vc0_pkt:.0f} and
     {uniform_baraat_vc0_pkt:.0f} ms (flow level {bing_baraat_vc0_flow:.0f}, {analytics_baraat_vc0_flow:.0f}, {uniform_baraat_vc0_flow:.0f}): at packet level the virtual capacity's gain is
     spent in losses.
-  - **The rest** (the no-loss runs against the flow level): headers (1500 bytes for 1460), the
-    first request's round trip before any data, the control traffic's share of the ports, and a
-    held flow learning of its turn up to 1 ms late; not split further. With `rtt=1ms` (a tenth of
-    the requests, rates that move 10 times more slowly) the p95 is {bing_baraat_rtt1ms:.0f}, {analytics_baraat_rtt1ms:.0f} and {uniform_baraat_rtt1ms:.0f} ms.
+  - **The rest** (the no-loss runs against the flow level), split by the runs of the table
+    "Baraat without loss against the flow level, split", one change each (shares of the mean's gap;
+    the p95's in the table). The headers (40 bytes of 1500) close {bing_mh_headers_1_byte:.0f}%, {analytics_mh_headers_1_byte:.0f}% and {uniform_mh_headers_1_byte:.0f}% of it
+    and Baraat's control bytes (requests and echoes alone, the header on data packets and ACKs, whose
+    rate the ports take off the capacity Algorithm 1 shares) {bing_mh_control_free:.0f}%, {analytics_mh_control_free:.0f}% and {uniform_mh_control_free:.0f}%: each is a few
+    percent of a port, but at load 0.8 the queue of tasks at an aggregator grows with any capacity
+    lost. Held flows asking every interval (their requests free, against free requests alone) do not
+    help (mean {bing_held:+.1f}, {analytics_held:+.1f} and {uniform_held:+.1f} ms): learning of its turn up to 1 ms late is no cost here.
+    Spurious timeouts close {bing_mh_no_timeouts:.0f}%, {analytics_mh_no_timeouts:.0f}% and {uniform_mh_no_timeouts:.0f}%: nothing is lost, yet {bing_to_no_loss:.0f}, {analytics_to_no_loss:.0f} and {uniform_to_no_loss:.0f} timers fire,
+    as a preempted flow's packets wait behind the tasks above theirs (in the last of 8 queues, which
+    every task from the 7th on shares) longer than the 10 ms floor. All four together close {bing_mh_all_four:.0f}%,
+    {analytics_mh_all_four:.0f}% and {uniform_mh_all_four:.0f}% of the mean's gap and {bing_sh_all_four:.0f}%, {analytics_sh_all_four:.0f}% and {uniform_sh_all_four:.0f}% of the p95's (p95 {bing_sp_all_four:.0f}, {analytics_sp_all_four:.0f} and {uniform_sp_all_four:.0f} ms):
+    the shares do not add, and the p95 of 500 tasks (the 25th longest) moves by a few ms with any
+    change. The first request's round trip before any data (about 12 us of propagation on this
+    tree, and at most one data packet per hop ahead of it in queue 0) is no longer than the flow
+    level's wait for its first round (up to 100 us): no cost against it. What is left is the task
+    switch, measured on Fig. 7 below: the next task's flows learn that the port is free at their
+    next request and their rates converge over requests, where the flow level gives each flow its
+    share at the next round's start. With `rtt=1ms` (a tenth of the requests, rates that move 10
+    times more slowly) the p95 is {bing_baraat_rtt1ms:.0f}, {analytics_baraat_rtt1ms:.0f} and {uniform_baraat_rtt1ms:.0f} ms.
 - (c) **FIFO and STF through a coordinator, over DCTCP.** Each task is a 40-flow incast into its
   aggregator; DCTCP's 10-segment first windows overflow its 170 KB port and flows wait out 10 ms
   RTOs. Deciding every 20 us instead of 100 us changes nothing (p95 {bing_fifo_pkt:.0f} -> {bing_fifo_20us:.0f} ms on
@@ -448,8 +593,26 @@ the paper's simulator ("coarsely models", with no loss) does not have. The flow-
 same tasks carries the comparison with the paper (its gaps: section 1).
 """
 
-FIG7_NOTE = """One task takes {one_pkt:.1f} ms at packet level (the paper: about 12 ms, 9.6 ms of transmission plus 2
-RTTs; RCP {one_rcp:.1f} ms; 12.4 ms with every request alone, `spc_header=alone`, docs/packet-engine.md). With 8 tasks Baraat's mean is {red8_pkt:.0f}% below this engine's RCP at packet level
+FIG7_NOTE = """One task takes {one_pkt:.1f} ms at packet level, {one_flow:.1f} at flow level (the paper: about 12 ms, 9.6 ms of
+transmission plus 2 RTTs; RCP {one_rcp:.1f} ms). By the runs above, which change one thing each: the 1 ms
+round trip costs {done_rtt4:.1f} ms of the {one_gap:.1f} more (with 4 us round trips one task takes {one_rtt4:.1f} ms): the
+first request's round trip before any data (1 ms), and the three flows' rates converging over round
+trips (the first flow's request is granted the whole port, the other two are held until its next
+request gives some back, an interval later, and their data reaches the port a round trip after
+that); the headers {done_hdr:.1f} ms (9.6 ms of payload are 9.86 on the wire); Baraat's control bytes
+{done_ctl:.1f} ms. With 4 us round trips and 100 us intervals one task takes {one_i100:.1f} ms, the flow level
+with 100 us rounds {one_f100:.1f} ms.
+
+Each task added adds {t_pkt:.1f} ms at packet level and {t_flow:.1f} at flow level (tasks end that far apart;
+fitted as mean = c + T (n + 1) / 2 to 1 and 8 tasks): {t_gap:.1f} ms more per task, of which the round trip
+{dt_rtt4:.1f} ms (the next task's flows, held, learn at their next request that the port is free, and
+their data reaches it a round trip later), the headers {dt_hdr:.2f} ms and the control bytes
+{dt_ctl:.2f} ms. What is left with 4 us round trips, {t_rtt4:.1f} ms per task against the flow level's {t_flow:.1f}
+({t_i100:.1f} against {t_f100:.1f} with 100 us intervals and rounds), is the task switch: the next task's
+flows ask once per interval and their rates converge over requests as one task's do, where the flow
+level gives every flow its share at the next round's start.
+
+With 8 tasks Baraat's mean is {red8_pkt:.0f}% below this engine's RCP at packet level
 and {red8_flow:.0f}% below fair sharing at flow level (the paper: "almost 40%" against its optimized RCP,
 an upper bound for fair sharing), {red8_dctcp:.0f}% below DCTCP. The packet-level RCP drops and times out
 under this 24-flow incast, which flatters Baraat; the flow-level `fair` is the paper's ideal RCP.
@@ -482,6 +645,8 @@ def run_all(store: Path, no_run: bool) -> dict[str, Any]:
     more = stored(store / "baraat-packet-knobs.pkl", no_run, more_knobs)
     out["figs"] = pd.concat([out["figs"], more], ignore_index=True)
     out["control"] = stored(store / "baraat-packet-control.pkl", no_run, control_share)
+    out["split"] = stored(store / "baraat-packet-split.pkl", no_run, split)
+    out["fig7_split"] = stored(store / "baraat-packet-fig7-split.pkl", no_run, fig7_split)
     return out
 
 
@@ -518,9 +683,9 @@ def main() -> None:
     global VERBOSE
     VERBOSE = True
     t0 = time.perf_counter()
-    three, f7 = three_tasks(), fig7()
+    three, f7, f7s = three_tasks(), fig7(), fig7_split()
     fig = pd.concat([figs8_9(), more_knobs()], ignore_index=True)
-    print(render(fig, f7, three, control_share(), time.perf_counter() - t0))
+    print(render(fig, f7, three, control_share(), time.perf_counter() - t0, split(), f7s))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,11 @@
 //!
 //!   With `spc_header=alone` every request travels alone, as a held flow's
 //!   (the engine's first wiring, kept to measure what the data packets
-//!   save).
+//!   save). With `spc_control=free` the requests and echoes that travel
+//!   alone take no wire (0 bytes: they cross a port behind the packet on
+//!   the wire, in no time) and a header on a data packet or an ACK adds no
+//!   bytes: a knob that measures what Baraat's control bytes cost
+//!   (docs/reproductions/baraat.md).
 //!
 //!   A request on a data packet can be lost with it (a full buffer): the
 //!   ports before the loss hold the new demand and AR, those after the old
@@ -60,7 +64,8 @@
 //!   (`SpcHeader::next`); the next request is then due an interval later.
 //!   Once the sender has sent its last new byte, its next request is the
 //!   FIN, alone, which returns its rates (at once, behind that byte, if no
-//!   request is in flight): the ports free them as the flow's last data
+//!   request is in flight; at each port in the queue of the flow's data,
+//!   so that it does not overtake it): the ports free them as the flow's last data
 //!   passes, not an RTT later with its last ACK (the paper does not say
 //!   when; a TCP FIN rides on the last segment). If the answer to a
 //!   request in flight then holds the flow (AR 0), it keeps asking, and the
@@ -162,6 +167,10 @@ pub(crate) struct Spc {
     params: SpcParams,
     /// A sending flow's requests ride on its data (`spc_header=data`).
     on_data: bool,
+    /// Bytes the SPC header adds to a packet that carries it, and a
+    /// request's or echo's payload ([`SPC_HEADER_BYTES`]; 0 with
+    /// `spc_control=free`, whose requests and echoes take no wire either).
+    header_wire: u32,
     /// The most intervals a held flow waits between requests
     /// (`spc_probe_max` over the interval, at least 1).
     probe_max: u32,
@@ -219,6 +228,11 @@ impl Engine<'_> {
         self.spc = Some(Box::new(Spc {
             params,
             on_data: self.cfg.spc_on_data,
+            header_wire: if self.cfg.spc_control_wire {
+                SPC_HEADER_BYTES
+            } else {
+                0
+            },
             probe_max,
             ports,
             running: vec![false; n],
@@ -270,10 +284,7 @@ impl Engine<'_> {
         slot.sent_ps = now;
         slot.fin_sent |= header.request == Request::Fin;
         spc.stats.requests += 1;
-        let pkt = Packet {
-            class: 0,
-            ..self.packet(f, Kind::Request, 0, SPC_HEADER_BYTES)
-        };
+        let pkt = self.spc_packet(f, Kind::Request);
         self.send(pkt);
     }
 
@@ -281,17 +292,27 @@ impl Engine<'_> {
     /// packet queued by its task's class.
     pub(super) fn spc_arrival(&mut self, port: u32, pkt: &mut Packet) {
         let now = self.now;
-        let task = match pkt.kind {
-            Kind::Data => self.flows[pkt.flow as usize].task.map(|t| t.id),
-            _ => None,
-        };
+        let task = self.flows[pkt.flow as usize].task.map(|t| t.id);
         let spc = self.spc.as_mut().expect("spc");
         let Some(sp) = spc.ports[port as usize].as_mut() else {
             return;
         };
+        // A FIN queues behind its flow's data, in its task's queue (queue 0
+        // if the port does not hold the task): in queue 0 it overtook the
+        // last data packets still queued, the next port returned the
+        // flow's rates and dropped its task, and those packets came to a
+        // port that no longer held their task, in queue 7, behind every
+        // task's data until the retransmission timer fired.
+        let fin = pkt.kind == Kind::Request
+            && spc.flows[pkt.flow as usize]
+                .header
+                .is_some_and(|h| h.request == Request::Fin);
+        if let (true, Some(t)) = (fin, task) {
+            pkt.class = sp.queue_of(t).map_or(0, |q| data_queue(Some(q)));
+        }
         sp.on_arrival(pkt.wire);
         spc.uncovered[port as usize] += match pkt.kind {
-            Kind::Data if pkt.spc => u64::from(SPC_HEADER_BYTES),
+            Kind::Data if pkt.spc => u64::from(spc.header_wire),
             Kind::Data => 0,
             _ => u64::from(pkt.wire),
         };
@@ -300,7 +321,7 @@ impl Engine<'_> {
                 sp.on_request(h, &spc.params);
             }
         }
-        if let Some(t) = task {
+        if let (Kind::Data, Some(t)) = (pkt.kind, task) {
             pkt.class = data_queue(sp.queue_of(t));
         }
         if !spc.running[port as usize] {
@@ -344,11 +365,27 @@ impl Engine<'_> {
 
     /// A request reached its receiver: the header goes back.
     pub(super) fn spc_echo(&mut self, f: u32) {
-        let pkt = Packet {
-            class: 0,
-            ..self.packet(f, Kind::Echo, 0, SPC_HEADER_BYTES)
-        };
+        let pkt = self.spc_packet(f, Kind::Echo);
         self.send(pkt);
+    }
+
+    /// Flow `f`'s request or echo alone, in queue 0: the SPC header behind
+    /// a packet header (no bytes at all with `spc_control=free`).
+    fn spc_packet(&self, f: u32, kind: Kind) -> Packet {
+        let header = self.spc.as_ref().expect("spc").header_wire;
+        let pkt = self.packet(f, kind, 0, SPC_HEADER_BYTES);
+        Packet {
+            class: 0,
+            wire: if header == 0 { 0 } else { pkt.wire },
+            ..pkt
+        }
+    }
+
+    /// Bytes the SPC header adds to a data packet or an ACK that carries it.
+    pub(super) fn spc_header_wire(&self) -> u32 {
+        self.spc
+            .as_ref()
+            .map_or(SPC_HEADER_BYTES, |s| s.header_wire)
     }
 
     /// An echo reached its sender: the policy hears the rates, the data
@@ -490,7 +527,7 @@ impl Engine<'_> {
         spc.stats.requests += 1;
         spc.stats.carried += 1;
         pkt.spc = true;
-        pkt.wire += SPC_HEADER_BYTES;
+        pkt.wire += spc.header_wire;
     }
 
     /// Flow `f`'s sender has sent its last new byte: its FIN leaves now
