@@ -1447,7 +1447,11 @@ impl Scheduler for Dcas {
         // 3. Rates, and who is served.
         if self.inc.is_some() {
             self.solve_incremental(now, &view, out);
-        } else {
+        } else if self.order_stale
+            || self.order_gone
+            || !changes.started.is_empty()
+            || !changes.finished.is_empty()
+        {
             self.serve_classes(now, &view, out);
         }
         self.next_event()
