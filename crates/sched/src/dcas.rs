@@ -625,6 +625,22 @@ struct Subcoflow {
     // switch: to skip it when either side is full; recomputed after joins).
     receivers: Option<Vec<HostId>>,
     ends: Option<(Vec<u32>, Vec<u32>)>,
+    // When its flows last changed (`Dcas::n_changes` then): a class whose
+    // subcoflows all show the stamps of its last turn has the same flows.
+    changed_at: u64,
+}
+
+/// One class's last turn on the big switch: its subcoflows (slot and
+/// change stamp, in order), the links its flows cross (sorted) with their
+/// residual before and after it, and the flows it gave a rate.
+#[derive(Debug, Default)]
+struct ClassTurn {
+    subs: Vec<(u32, u64)>,
+    links: Vec<u32>,
+    before: Vec<f64>,
+    after: Vec<f64>,
+    members: Vec<FlowIdx>,
+    round: u64,
 }
 
 /// A receiver's cached desired priority.
@@ -738,7 +754,14 @@ pub struct Dcas {
     order: Vec<(u64, u32, u32)>,
     order_stale: bool,
     order_gone: bool,
-    served_subs: Vec<(u32, u32)>,
+    // Per class: its last turn (big switch); the round; per flow, the last
+    // round a class gave it a rate; flows a class gave a rate before it
+    // was served again (zeroed unless given one in this round).
+    turns: FxHashMap<u32, ClassTurn>,
+    round: u64,
+    flow_round: Vec<u64>,
+    dropped: Vec<FlowIdx>,
+    n_changes: u64,
     stats: DcasStats,
     // Scratch.
     released: Vec<CoflowIdx>,
@@ -747,7 +770,6 @@ pub struct Dcas {
     changed: Vec<u32>,
     batch: Vec<Announcement>,
     batch_keys: Vec<(u64, u32)>,
-    members: Vec<FlowIdx>,
 }
 
 impl Dcas {
@@ -778,7 +800,11 @@ impl Dcas {
             order: vec![],
             order_stale: false,
             order_gone: false,
-            served_subs: vec![],
+            turns: FxHashMap::default(),
+            round: 0,
+            flow_round: vec![],
+            dropped: vec![],
+            n_changes: 0,
             stats: DcasStats::default(),
             config,
             released: vec![],
@@ -787,7 +813,6 @@ impl Dcas {
             changed: vec![],
             batch: vec![],
             batch_keys: vec![],
-            members: vec![],
         }
     }
 
@@ -1130,6 +1155,7 @@ impl Dcas {
                     feedback: vec![],
                     receivers: None,
                     ends: None,
+                    changed_at: 0,
                 };
                 self.n_instances = (self.n_instances + 1) % GONE;
                 let s = match self.free_subs.pop() {
@@ -1153,6 +1179,8 @@ impl Dcas {
         sub.flows.push(f);
         sub.receivers = None;
         sub.ends = None;
+        self.n_changes += 1;
+        sub.changed_at = self.n_changes;
         self.order_stale = true;
         self.flow_sub[f as usize] = s;
         let p = view.path(f);
@@ -1166,6 +1194,8 @@ impl Dcas {
         let at = sub.flows.iter().position(|&x| x == f).expect("flow listed");
         sub.flows.swap_remove(at);
         sub.receivers = None;
+        self.n_changes += 1;
+        sub.changed_at = self.n_changes;
         // (Incremental mode; on the big switch service is recounted at
         // every event.)
         if std::mem::take(&mut self.flow_served[f as usize]) {
@@ -1222,7 +1252,10 @@ impl Dcas {
     /// Rates on the big switch: subcoflows by priority, each run of equal
     /// priorities one class served max-min on what the classes before it
     /// left ([`ClassServer`]); a class whose every subcoflow has its first
-    /// or last links full is skipped. Service from the flows served.
+    /// or last links full is skipped. A class whose subcoflows did not
+    /// change and whose links show, bit for bit, the residual of its last
+    /// turn gets what it got then, without a solve ([`ClassTurn`]); the
+    /// service of a class's subcoflows is recounted when it is served.
     fn serve_classes(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
         let obs = view.observed();
         if self.order_stale {
@@ -1260,76 +1293,126 @@ impl Dcas {
                 .retain(|&(_, s, _)| subs[s as usize].instance != GONE);
         }
         (self.order_stale, self.order_gone) = (false, false);
+        self.round += 1;
+        let round = self.round;
         self.server.begin(&obs);
-        let mut members = std::mem::take(&mut self.members);
+        let mut turns = std::mem::take(&mut self.turns);
         let mut i = 0;
         while i < self.order.len() {
             let class = self.order[i].0;
             let mut j = i;
-            members.clear();
             while j < self.order.len() && self.order[j].0 == class {
-                let (_, s, first) = self.order[j];
                 j += 1;
-                let server = &self.server;
-                // Most subcoflows wait behind a full uplink: one look.
-                if first != NO_LINK && server.is_full(first) {
-                    continue;
-                }
-                let sub = &self.subs[s as usize];
-                let ends = sub.ends.as_ref().expect("made with the order");
-                if ends.0.iter().all(|&l| server.is_full(l))
-                    || ends.1.iter().all(|&l| server.is_full(l))
-                {
-                    continue;
-                }
-                // A flow that meets a full link gets nothing and takes
-                // nothing: leaving it out changes no other rate.
-                let flow_ends = &self.flow_ends;
-                members.extend(sub.flows.iter().copied().filter(|&f| {
-                    let (a, b) = flow_ends[f as usize];
-                    !server.is_full(a) && !server.is_full(b)
-                }));
             }
-            if !members.is_empty() {
-                let p = self.subs[self.order[i].1 as usize].priority.expect("ran");
-                self.server
-                    .serve_flows(&obs, members.iter().copied(), p.queue_class(), out);
-            }
-            i = j;
-        }
-        self.members = members;
-        self.server.end(&obs, out);
-        // Service: forget the last round's, count this round's.
-        let mut before = std::mem::take(&mut self.served_subs);
-        for &(s, instance) in &before {
-            let sub = &mut self.subs[s as usize];
-            if sub.instance == instance {
-                sub.n_served = 0;
-            }
-        }
-        for &f in self.server.positive_flows() {
-            if !view.is_active(f) {
+            let turn = turns.entry(self.order[i].1).or_default();
+            let subs = &self.subs;
+            let same_subs = turn.subs.len() == j - i
+                && self.order[i..j]
+                    .iter()
+                    .zip(&turn.subs)
+                    .all(|(&(_, s, _), &(t, at))| s == t && subs[s as usize].changed_at == at);
+            if same_subs && self.server.residual_is(&turn.links, &turn.before) {
+                self.server.set_residual(&turn.links, &turn.after);
+                turn.round = round;
+                i = j;
                 continue;
             }
-            let s = self.flow_sub[f as usize];
-            let sub = &mut self.subs[s as usize];
-            if out.rate(f) > EPS * self.hosts[sub.host.0 as usize].nic_bps {
-                if sub.n_served == 0 {
-                    self.served_subs.push((s, sub.instance));
-                }
-                sub.n_served += 1;
-                sub.unserved_since = None;
+            self.serve_class(i..j, turn, now, &obs, out);
+            i = j;
+        }
+        // Classes no subcoflow is in any more.
+        let dropped = &mut self.dropped;
+        turns.retain(|_, t| {
+            if t.round != round {
+                dropped.append(&mut t.members);
+            }
+            t.round == round
+        });
+        self.turns = turns;
+        // A flow a class gave a rate before and no class gave one now.
+        for &f in &self.dropped {
+            if self.flow_round[f as usize] != round && view.is_active(f) {
+                out.set_rate(f, 0.0);
             }
         }
-        for &(s, instance) in &before {
+        self.dropped.clear();
+    }
+
+    /// Serves the class of the subcoflows `self.order[range]` afresh into
+    /// `turn`: a subcoflow whose first or last links are all full is left
+    /// out, and so is a flow that meets a full link (it would get nothing
+    /// and take nothing: leaving it out changes no other rate). Then
+    /// recounts the service of the class's subcoflows.
+    fn serve_class(
+        &mut self,
+        range: std::ops::Range<usize>,
+        turn: &mut ClassTurn,
+        now: Time,
+        obs: &crate::Observed<'_>,
+        out: &mut Allocation,
+    ) {
+        let round = self.round;
+        self.dropped.append(&mut turn.members);
+        turn.subs.clear();
+        turn.links.clear();
+        for &(_, s, _) in &self.order[range.clone()] {
+            let sub = &self.subs[s as usize];
+            turn.subs.push((s, sub.changed_at));
+            let ends = sub.ends.as_ref().expect("made with the order");
+            turn.links.extend(ends.0.iter().chain(&ends.1));
+        }
+        turn.links.sort_unstable();
+        turn.links.dedup();
+        self.server.residual_of(&turn.links, &mut turn.before);
+        let server = &self.server;
+        for &(_, s, first) in &self.order[range.clone()] {
+            // Most subcoflows wait behind a full uplink: one look.
+            if first != NO_LINK && server.is_full(first) {
+                continue;
+            }
+            let sub = &self.subs[s as usize];
+            let ends = sub.ends.as_ref().expect("made with the order");
+            if ends.0.iter().all(|&l| server.is_full(l))
+                || ends.1.iter().all(|&l| server.is_full(l))
+            {
+                continue;
+            }
+            let flow_ends = &self.flow_ends;
+            turn.members.extend(sub.flows.iter().copied().filter(|&f| {
+                let (a, b) = flow_ends[f as usize];
+                !server.is_full(a) && !server.is_full(b)
+            }));
+        }
+        if !turn.members.is_empty() {
+            let p = self.subs[self.order[range.start].1 as usize]
+                .priority
+                .expect("ran");
+            self.server
+                .serve_flows(obs, turn.members.iter().copied(), p.queue_class(), out);
+            for &f in &turn.members {
+                self.flow_round[f as usize] = round;
+            }
+        }
+        self.server.residual_of(&turn.links, &mut turn.after);
+        turn.round = round;
+        // Service: a subcoflow is served while a flow of it has a rate
+        // above the floor; one that was and is not any more is unserved
+        // from now.
+        for &(_, s, _) in &self.order[range] {
             let sub = &mut self.subs[s as usize];
-            if sub.instance == instance && sub.n_served == 0 {
+            let floor = EPS * self.hosts[sub.host.0 as usize].nic_bps;
+            let was = sub.n_served > 0;
+            let flow_round = &self.flow_round;
+            sub.n_served = sub
+                .flows
+                .iter()
+                .filter(|&&f| flow_round[f as usize] == round && out.rate(f) > floor)
+                .count() as u32;
+            if sub.n_served > 0 {
+                sub.unserved_since = None;
+            } else if was {
                 sub.unserved_since = Some(now);
             }
-        }
-        before.clear();
-        if self.served_subs.is_empty() {
-            self.served_subs = before;
         }
     }
 }
@@ -1386,6 +1469,7 @@ impl Scheduler for Dcas {
             self.flow_sub.resize(n, NO_SUB);
             self.flow_served.resize(n, false);
             self.flow_ends.resize(n, (0, 0));
+            self.flow_round.resize(n, 0);
         }
         // Arrival order: released now, after every earlier one, among
         // themselves by (arrival, id).
