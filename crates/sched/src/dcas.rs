@@ -12,11 +12,23 @@
 //! max-min (III-B). The network part is thus strict priority between classes
 //! with per-flow max-min inside a class, the allocation rule of `fifo` and
 //! `fifo-lm`, with the same machinery: on the big switch the classes (runs
-//! of subcoflows with equal priority, in priority order) are re-served at
-//! every event by [`ClassServer`], leaving out flows that meet a full link
-//! (they would get nothing and take nothing); on multi-hop fabrics, or with
+//! of subcoflows with equal priority, in priority order) are walked in
+//! order by [`ClassServer`], leaving out flows that meet a full link (they
+//! would get nothing and take nothing); on multi-hop fabrics, or with
 //! `solver=incremental`, every flow is a demand of [`IncrementalMaxMin`] in
 //! the class [`Priority::class`] of its subcoflow.
+//!
+//! On the big switch an event costs what it changes, in two steps. An event
+//! that changes no priority and no flow (a receiver's announcement, the
+//! feedback, most ticks) keeps every rate: the allocation reads nothing
+//! else. And in the walk a class gets what it got at its last turn, without
+//! a solve, when its subcoflows and their flows are the same and the links
+//! its flows cross show, bit for bit, the residual capacity they showed
+//! then (the idea of `fifo`'s `ClassCache`): max-min inside the class reads
+//! nothing else. The turn is remembered by the class's first subcoflow, not
+//! its priority, so that a big coflow, whose subcoflows all negotiate the
+//! same `<1, P>` (Ψ = Φ = max) with a `P` that moves every tick, keeps its
+//! turn while the classes before it leave it the same capacity.
 //!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
@@ -109,8 +121,14 @@
 //! current priority (`Dcas::set_priority`, and new flows take it when they
 //! join, after their subcoflow ran); a subcoflow's `n_served` counts its
 //! flows with a rate above the floor (`solve_incremental` from the solver's
-//! changed demands and at finishes; `serve_classes` recounts from the flows
-//! served); a decision or feedback applies only to the round that announced
+//! changed demands and at finishes; `serve_class` recounts a class's
+//! subcoflows when it serves the class, and a class that keeps its turn
+//! keeps its rates, hence their service); a class keeps its turn only when
+//! its subcoflows, their change stamps (`changed_at`, moved by every join
+//! and leave) and its links' residuals are those of the turn
+//! (`serve_classes`); every flow with a rate is a member of one current
+//! turn (members of a turn served again or gone are zeroed unless a class
+//! gave them a rate in this round, `dropped`); a decision or feedback applies only to the round that announced
 //! (`instance` and `round` checks in `Dcas::live` and `run_protocol`). The
 //! slow reference in `crates/sim/tests/reference/dcas.rs` implements the same
 //! rules plainly and the engine is checked against it on random instances
@@ -741,8 +759,9 @@ pub struct Dcas {
     feedbacks: VecDeque<ForRound>,
     decisions: VecDeque<ForRound>,
     next_tick: Option<Time>,
-    // The allocation: on the big switch the classes are re-served in order
-    // at every event (`ClassServer`, as `fifo` does), elsewhere (or with
+    // The allocation: on the big switch the classes are walked in order at
+    // every event that changes a priority or a flow (`ClassServer`, as
+    // `fifo` does; unchanged classes reuse their turn), elsewhere (or with
     // `solver=incremental`) every flow is a demand of `IncrementalMaxMin`
     // in its subcoflow's class.
     always_incremental: bool,
@@ -754,7 +773,8 @@ pub struct Dcas {
     order: Vec<(u64, u32, u32)>,
     order_stale: bool,
     order_gone: bool,
-    // Per class: its last turn (big switch); the round; per flow, the last
+    // Per class, by its first subcoflow's slot: its last turn (big switch);
+    // the round; per flow, the last
     // round a class gave it a rate; flows a class gave a rate before it
     // was served again (zeroed unless given one in this round).
     turns: FxHashMap<u32, ClassTurn>,
