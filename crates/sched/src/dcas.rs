@@ -789,7 +789,8 @@ pub struct Dcas {
     new_flows: Vec<FlowIdx>,
     changed: Vec<u32>,
     batch: Vec<Announcement>,
-    batch_keys: Vec<(u64, u32)>,
+    batch_keys: Vec<u64>,
+    batch_starts: Vec<u32>,
 }
 
 impl Dcas {
@@ -833,6 +834,7 @@ impl Dcas {
             changed: vec![],
             batch: vec![],
             batch_keys: vec![],
+            batch_starts: vec![],
         }
     }
 
@@ -988,23 +990,40 @@ impl Dcas {
     /// receiver and coflow at one instant).
     fn receive(&mut self, now: Time, view: &Clairvoyant<'_>) {
         let mut batch = std::mem::take(&mut self.batch);
-        // Grouped by (receiver, coflow): a sort of small keys, not messages.
+        // Grouped by (receiver, coflow), in (receiver, coflow, message)
+        // order: a counting sort by receiver, then in each receiver's bucket
+        // a sort of keys (coflow << 32 | message), not messages.
         let mut keys = std::mem::take(&mut self.batch_keys);
+        let starts = &mut self.batch_starts;
+        starts.clear();
+        starts.resize(self.hosts.len() + 1, 0);
+        for m in &batch {
+            starts[m.to.0 as usize + 1] += 1;
+        }
+        for h in 0..self.hosts.len() {
+            starts[h + 1] += starts[h];
+        }
         keys.clear();
-        keys.extend(
-            batch
-                .iter()
-                .enumerate()
-                .map(|(k, m)| ((u64::from(m.to.0) << 32) | u64::from(m.coflow), k as u32)),
-        );
-        keys.sort_unstable();
+        keys.resize(batch.len(), 0);
+        for (k, m) in batch.iter().enumerate() {
+            let at = &mut starts[m.to.0 as usize];
+            keys[*at as usize] = (u64::from(m.coflow) << 32) | k as u64;
+            *at += 1;
+        }
+        // (Each start has moved to its bucket's end, the next one's start.)
+        let mut from = 0;
+        for &end in &starts[..self.hosts.len()] {
+            keys[from..end as usize].sort_unstable();
+            from = end as usize;
+        }
+        let msg = |key: u64| key as u32 as usize;
         let (expiry, delay) = (self.config.expiry, self.config.msg_delay);
         let mut i = 0;
         while i < keys.len() {
-            let first = &batch[keys[i].1 as usize];
+            let first = &batch[msg(keys[i])];
             let (to, c) = (first.to, first.coflow);
             let mut j = i;
-            while j < keys.len() && keys[j].0 == keys[i].0 {
+            while j < keys.len() && keys[j] >> 32 == keys[i] >> 32 && batch[msg(keys[j])].to == to {
                 j += 1;
             }
             if self.complete[c as usize] {
@@ -1016,8 +1035,8 @@ impl Dcas {
                 self.cached_at.entry(c).or_default().push(to);
             }
             cache.retain(|e| e.at + expiry > now);
-            for &(_, k) in &keys[i..j] {
-                let m = &batch[k as usize];
+            for &key in &keys[i..j] {
+                let m = &batch[msg(key)];
                 match cache.binary_search_by_key(&m.from, |e| e.sender) {
                     Ok(k) => {
                         cache[k].value = m.value;
@@ -1039,8 +1058,8 @@ impl Dcas {
                 .apply(cache.iter().map(|e| e.value))
                 .expect("the announcer's own entry");
             let id = view.coflow_id(c);
-            for &(_, k) in &keys[i..j] {
-                let m = batch[k as usize];
+            for &key in &keys[i..j] {
+                let m = batch[msg(key)];
                 self.stats.feedbacks += 1;
                 if !self.lost(MessageKind::Feedback, id, to, m.from, m.round) {
                     self.feedbacks.push_back(ForRound {
