@@ -128,8 +128,9 @@
 //! and leave) and its links' residuals are those of the turn
 //! (`serve_classes`); every flow with a rate is a member of one current
 //! turn (members of a turn served again or gone are zeroed unless a class
-//! gave them a rate in this round, `dropped`); a decision or feedback applies only to the round that announced
-//! (`instance` and `round` checks in `Dcas::live` and `run_protocol`). The
+//! gave them a rate in this round, `dropped`); a decision or feedback
+//! applies only to the round that announced (`instance` and `round` checks
+//! in `Dcas::live` and `run_protocol`). The
 //! slow reference in `crates/sim/tests/reference/dcas.rs` implements the same
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
