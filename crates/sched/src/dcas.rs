@@ -12,11 +12,23 @@
 //! max-min (III-B). The network part is thus strict priority between classes
 //! with per-flow max-min inside a class, the allocation rule of `fifo` and
 //! `fifo-lm`, with the same machinery: on the big switch the classes (runs
-//! of subcoflows with equal priority, in priority order) are re-served at
-//! every event by [`ClassServer`], leaving out flows that meet a full link
-//! (they would get nothing and take nothing); on multi-hop fabrics, or with
+//! of subcoflows with equal priority, in priority order) are walked in
+//! order by [`ClassServer`], leaving out flows that meet a full link (they
+//! would get nothing and take nothing); on multi-hop fabrics, or with
 //! `solver=incremental`, every flow is a demand of [`IncrementalMaxMin`] in
 //! the class [`Priority::class`] of its subcoflow.
+//!
+//! On the big switch an event costs what it changes, in two steps. An event
+//! that changes no priority and no flow (a receiver's announcement, the
+//! feedback, most ticks) keeps every rate: the allocation reads nothing
+//! else. And in the walk a class gets what it got at its last turn, without
+//! a solve, when its subcoflows and their flows are the same and the links
+//! its flows cross show, bit for bit, the residual capacity they showed
+//! then (the idea of `fifo`'s `ClassCache`): max-min inside the class reads
+//! nothing else. The turn is remembered by the class's first subcoflow, not
+//! its priority, so that a big coflow, whose subcoflows all negotiate the
+//! same `<1, P>` (Ψ = Φ = max) with a `P` that moves every tick, keeps its
+//! turn while the classes before it leave it the same capacity.
 //!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
@@ -109,9 +121,16 @@
 //! current priority (`Dcas::set_priority`, and new flows take it when they
 //! join, after their subcoflow ran); a subcoflow's `n_served` counts its
 //! flows with a rate above the floor (`solve_incremental` from the solver's
-//! changed demands and at finishes; `serve_classes` recounts from the flows
-//! served); a decision or feedback applies only to the round that announced
-//! (`instance` and `round` checks in `Dcas::live` and `run_protocol`). The
+//! changed demands and at finishes; `serve_class` recounts a class's
+//! subcoflows when it serves the class, and a class that keeps its turn
+//! keeps its rates, hence their service); a class keeps its turn only when
+//! its subcoflows, their change stamps (`changed_at`, moved by every join
+//! and leave) and its links' residuals are those of the turn
+//! (`serve_classes`); every flow with a rate is a member of one current
+//! turn (members of a turn served again or gone are zeroed unless a class
+//! gave them a rate in this round, `dropped`); a decision or feedback
+//! applies only to the round that announced (`instance` and `round` checks
+//! in `Dcas::live` and `run_protocol`). The
 //! slow reference in `crates/sim/tests/reference/dcas.rs` implements the same
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
@@ -625,6 +644,22 @@ struct Subcoflow {
     // switch: to skip it when either side is full; recomputed after joins).
     receivers: Option<Vec<HostId>>,
     ends: Option<(Vec<u32>, Vec<u32>)>,
+    // When its flows last changed (`Dcas::n_changes` then): a class whose
+    // subcoflows all show the stamps of its last turn has the same flows.
+    changed_at: u64,
+}
+
+/// One class's last turn on the big switch: its subcoflows (slot and
+/// change stamp, in order), the links its flows cross (sorted) with their
+/// residual before and after it, and the flows it gave a rate.
+#[derive(Debug, Default)]
+struct ClassTurn {
+    subs: Vec<(u32, u64)>,
+    links: Vec<u32>,
+    before: Vec<f64>,
+    after: Vec<f64>,
+    members: Vec<FlowIdx>,
+    round: u64,
 }
 
 /// A receiver's cached desired priority.
@@ -725,8 +760,9 @@ pub struct Dcas {
     feedbacks: VecDeque<ForRound>,
     decisions: VecDeque<ForRound>,
     next_tick: Option<Time>,
-    // The allocation: on the big switch the classes are re-served in order
-    // at every event (`ClassServer`, as `fifo` does), elsewhere (or with
+    // The allocation: on the big switch the classes are walked in order at
+    // every event that changes a priority or a flow (`ClassServer`, as
+    // `fifo` does; unchanged classes reuse their turn), elsewhere (or with
     // `solver=incremental`) every flow is a demand of `IncrementalMaxMin`
     // in its subcoflow's class.
     always_incremental: bool,
@@ -738,7 +774,15 @@ pub struct Dcas {
     order: Vec<(u64, u32, u32)>,
     order_stale: bool,
     order_gone: bool,
-    served_subs: Vec<(u32, u32)>,
+    // Per class, by its first subcoflow's slot: its last turn (big switch);
+    // the round; per flow, the last
+    // round a class gave it a rate; flows a class gave a rate before it
+    // was served again (zeroed unless given one in this round).
+    turns: FxHashMap<u32, ClassTurn>,
+    round: u64,
+    flow_round: Vec<u64>,
+    dropped: Vec<FlowIdx>,
+    n_changes: u64,
     stats: DcasStats,
     // Scratch.
     released: Vec<CoflowIdx>,
@@ -746,8 +790,8 @@ pub struct Dcas {
     new_flows: Vec<FlowIdx>,
     changed: Vec<u32>,
     batch: Vec<Announcement>,
-    batch_keys: Vec<(u64, u32)>,
-    members: Vec<FlowIdx>,
+    batch_keys: Vec<u64>,
+    batch_starts: Vec<u32>,
 }
 
 impl Dcas {
@@ -778,7 +822,11 @@ impl Dcas {
             order: vec![],
             order_stale: false,
             order_gone: false,
-            served_subs: vec![],
+            turns: FxHashMap::default(),
+            round: 0,
+            flow_round: vec![],
+            dropped: vec![],
+            n_changes: 0,
             stats: DcasStats::default(),
             config,
             released: vec![],
@@ -787,7 +835,7 @@ impl Dcas {
             changed: vec![],
             batch: vec![],
             batch_keys: vec![],
-            members: vec![],
+            batch_starts: vec![],
         }
     }
 
@@ -943,23 +991,40 @@ impl Dcas {
     /// receiver and coflow at one instant).
     fn receive(&mut self, now: Time, view: &Clairvoyant<'_>) {
         let mut batch = std::mem::take(&mut self.batch);
-        // Grouped by (receiver, coflow): a sort of small keys, not messages.
+        // Grouped by (receiver, coflow), in (receiver, coflow, message)
+        // order: a counting sort by receiver, then in each receiver's bucket
+        // a sort of keys (coflow << 32 | message), not messages.
         let mut keys = std::mem::take(&mut self.batch_keys);
+        let starts = &mut self.batch_starts;
+        starts.clear();
+        starts.resize(self.hosts.len() + 1, 0);
+        for m in &batch {
+            starts[m.to.0 as usize + 1] += 1;
+        }
+        for h in 0..self.hosts.len() {
+            starts[h + 1] += starts[h];
+        }
         keys.clear();
-        keys.extend(
-            batch
-                .iter()
-                .enumerate()
-                .map(|(k, m)| ((u64::from(m.to.0) << 32) | u64::from(m.coflow), k as u32)),
-        );
-        keys.sort_unstable();
+        keys.resize(batch.len(), 0);
+        for (k, m) in batch.iter().enumerate() {
+            let at = &mut starts[m.to.0 as usize];
+            keys[*at as usize] = (u64::from(m.coflow) << 32) | k as u64;
+            *at += 1;
+        }
+        // (Each start has moved to its bucket's end, the next one's start.)
+        let mut from = 0;
+        for &end in &starts[..self.hosts.len()] {
+            keys[from..end as usize].sort_unstable();
+            from = end as usize;
+        }
+        let msg = |key: u64| key as u32 as usize;
         let (expiry, delay) = (self.config.expiry, self.config.msg_delay);
         let mut i = 0;
         while i < keys.len() {
-            let first = &batch[keys[i].1 as usize];
+            let first = &batch[msg(keys[i])];
             let (to, c) = (first.to, first.coflow);
             let mut j = i;
-            while j < keys.len() && keys[j].0 == keys[i].0 {
+            while j < keys.len() && keys[j] >> 32 == keys[i] >> 32 && batch[msg(keys[j])].to == to {
                 j += 1;
             }
             if self.complete[c as usize] {
@@ -971,8 +1036,8 @@ impl Dcas {
                 self.cached_at.entry(c).or_default().push(to);
             }
             cache.retain(|e| e.at + expiry > now);
-            for &(_, k) in &keys[i..j] {
-                let m = &batch[k as usize];
+            for &key in &keys[i..j] {
+                let m = &batch[msg(key)];
                 match cache.binary_search_by_key(&m.from, |e| e.sender) {
                     Ok(k) => {
                         cache[k].value = m.value;
@@ -994,8 +1059,8 @@ impl Dcas {
                 .apply(cache.iter().map(|e| e.value))
                 .expect("the announcer's own entry");
             let id = view.coflow_id(c);
-            for &(_, k) in &keys[i..j] {
-                let m = batch[k as usize];
+            for &key in &keys[i..j] {
+                let m = batch[msg(key)];
                 self.stats.feedbacks += 1;
                 if !self.lost(MessageKind::Feedback, id, to, m.from, m.round) {
                     self.feedbacks.push_back(ForRound {
@@ -1130,6 +1195,7 @@ impl Dcas {
                     feedback: vec![],
                     receivers: None,
                     ends: None,
+                    changed_at: 0,
                 };
                 self.n_instances = (self.n_instances + 1) % GONE;
                 let s = match self.free_subs.pop() {
@@ -1153,6 +1219,8 @@ impl Dcas {
         sub.flows.push(f);
         sub.receivers = None;
         sub.ends = None;
+        self.n_changes += 1;
+        sub.changed_at = self.n_changes;
         self.order_stale = true;
         self.flow_sub[f as usize] = s;
         let p = view.path(f);
@@ -1166,6 +1234,8 @@ impl Dcas {
         let at = sub.flows.iter().position(|&x| x == f).expect("flow listed");
         sub.flows.swap_remove(at);
         sub.receivers = None;
+        self.n_changes += 1;
+        sub.changed_at = self.n_changes;
         // (Incremental mode; on the big switch service is recounted at
         // every event.)
         if std::mem::take(&mut self.flow_served[f as usize]) {
@@ -1222,7 +1292,10 @@ impl Dcas {
     /// Rates on the big switch: subcoflows by priority, each run of equal
     /// priorities one class served max-min on what the classes before it
     /// left ([`ClassServer`]); a class whose every subcoflow has its first
-    /// or last links full is skipped. Service from the flows served.
+    /// or last links full is skipped. A class whose subcoflows did not
+    /// change and whose links show, bit for bit, the residual of its last
+    /// turn gets what it got then, without a solve ([`ClassTurn`]); the
+    /// service of a class's subcoflows is recounted when it is served.
     fn serve_classes(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
         let obs = view.observed();
         if self.order_stale {
@@ -1260,76 +1333,126 @@ impl Dcas {
                 .retain(|&(_, s, _)| subs[s as usize].instance != GONE);
         }
         (self.order_stale, self.order_gone) = (false, false);
+        self.round += 1;
+        let round = self.round;
         self.server.begin(&obs);
-        let mut members = std::mem::take(&mut self.members);
+        let mut turns = std::mem::take(&mut self.turns);
         let mut i = 0;
         while i < self.order.len() {
             let class = self.order[i].0;
             let mut j = i;
-            members.clear();
             while j < self.order.len() && self.order[j].0 == class {
-                let (_, s, first) = self.order[j];
                 j += 1;
-                let server = &self.server;
-                // Most subcoflows wait behind a full uplink: one look.
-                if first != NO_LINK && server.is_full(first) {
-                    continue;
-                }
-                let sub = &self.subs[s as usize];
-                let ends = sub.ends.as_ref().expect("made with the order");
-                if ends.0.iter().all(|&l| server.is_full(l))
-                    || ends.1.iter().all(|&l| server.is_full(l))
-                {
-                    continue;
-                }
-                // A flow that meets a full link gets nothing and takes
-                // nothing: leaving it out changes no other rate.
-                let flow_ends = &self.flow_ends;
-                members.extend(sub.flows.iter().copied().filter(|&f| {
-                    let (a, b) = flow_ends[f as usize];
-                    !server.is_full(a) && !server.is_full(b)
-                }));
             }
-            if !members.is_empty() {
-                let p = self.subs[self.order[i].1 as usize].priority.expect("ran");
-                self.server
-                    .serve_flows(&obs, members.iter().copied(), p.queue_class(), out);
-            }
-            i = j;
-        }
-        self.members = members;
-        self.server.end(&obs, out);
-        // Service: forget the last round's, count this round's.
-        let mut before = std::mem::take(&mut self.served_subs);
-        for &(s, instance) in &before {
-            let sub = &mut self.subs[s as usize];
-            if sub.instance == instance {
-                sub.n_served = 0;
-            }
-        }
-        for &f in self.server.positive_flows() {
-            if !view.is_active(f) {
+            let turn = turns.entry(self.order[i].1).or_default();
+            let subs = &self.subs;
+            let same_subs = turn.subs.len() == j - i
+                && self.order[i..j]
+                    .iter()
+                    .zip(&turn.subs)
+                    .all(|(&(_, s, _), &(t, at))| s == t && subs[s as usize].changed_at == at);
+            if same_subs && self.server.residual_is(&turn.links, &turn.before) {
+                self.server.set_residual(&turn.links, &turn.after);
+                turn.round = round;
+                i = j;
                 continue;
             }
-            let s = self.flow_sub[f as usize];
-            let sub = &mut self.subs[s as usize];
-            if out.rate(f) > EPS * self.hosts[sub.host.0 as usize].nic_bps {
-                if sub.n_served == 0 {
-                    self.served_subs.push((s, sub.instance));
-                }
-                sub.n_served += 1;
-                sub.unserved_since = None;
+            self.serve_class(i..j, turn, now, &obs, out);
+            i = j;
+        }
+        // Classes no subcoflow is in any more.
+        let dropped = &mut self.dropped;
+        turns.retain(|_, t| {
+            if t.round != round {
+                dropped.append(&mut t.members);
+            }
+            t.round == round
+        });
+        self.turns = turns;
+        // A flow a class gave a rate before and no class gave one now.
+        for &f in &self.dropped {
+            if self.flow_round[f as usize] != round && view.is_active(f) {
+                out.set_rate(f, 0.0);
             }
         }
-        for &(s, instance) in &before {
+        self.dropped.clear();
+    }
+
+    /// Serves the class of the subcoflows `self.order[range]` afresh into
+    /// `turn`: a subcoflow whose first or last links are all full is left
+    /// out, and so is a flow that meets a full link (it would get nothing
+    /// and take nothing: leaving it out changes no other rate). Then
+    /// recounts the service of the class's subcoflows.
+    fn serve_class(
+        &mut self,
+        range: std::ops::Range<usize>,
+        turn: &mut ClassTurn,
+        now: Time,
+        obs: &crate::Observed<'_>,
+        out: &mut Allocation,
+    ) {
+        let round = self.round;
+        self.dropped.append(&mut turn.members);
+        turn.subs.clear();
+        turn.links.clear();
+        for &(_, s, _) in &self.order[range.clone()] {
+            let sub = &self.subs[s as usize];
+            turn.subs.push((s, sub.changed_at));
+            let ends = sub.ends.as_ref().expect("made with the order");
+            turn.links.extend(ends.0.iter().chain(&ends.1));
+        }
+        turn.links.sort_unstable();
+        turn.links.dedup();
+        self.server.residual_of(&turn.links, &mut turn.before);
+        let server = &self.server;
+        for &(_, s, first) in &self.order[range.clone()] {
+            // Most subcoflows wait behind a full uplink: one look.
+            if first != NO_LINK && server.is_full(first) {
+                continue;
+            }
+            let sub = &self.subs[s as usize];
+            let ends = sub.ends.as_ref().expect("made with the order");
+            if ends.0.iter().all(|&l| server.is_full(l))
+                || ends.1.iter().all(|&l| server.is_full(l))
+            {
+                continue;
+            }
+            let flow_ends = &self.flow_ends;
+            turn.members.extend(sub.flows.iter().copied().filter(|&f| {
+                let (a, b) = flow_ends[f as usize];
+                !server.is_full(a) && !server.is_full(b)
+            }));
+        }
+        if !turn.members.is_empty() {
+            let p = self.subs[self.order[range.start].1 as usize]
+                .priority
+                .expect("ran");
+            self.server
+                .serve_flows(obs, turn.members.iter().copied(), p.queue_class(), out);
+            for &f in &turn.members {
+                self.flow_round[f as usize] = round;
+            }
+        }
+        self.server.residual_of(&turn.links, &mut turn.after);
+        turn.round = round;
+        // Service: a subcoflow is served while a flow of it has a rate
+        // above the floor; one that was and is not any more is unserved
+        // from now.
+        for &(_, s, _) in &self.order[range] {
             let sub = &mut self.subs[s as usize];
-            if sub.instance == instance && sub.n_served == 0 {
+            let floor = EPS * self.hosts[sub.host.0 as usize].nic_bps;
+            let was = sub.n_served > 0;
+            let flow_round = &self.flow_round;
+            sub.n_served = sub
+                .flows
+                .iter()
+                .filter(|&&f| flow_round[f as usize] == round && out.rate(f) > floor)
+                .count() as u32;
+            if sub.n_served > 0 {
+                sub.unserved_since = None;
+            } else if was {
                 sub.unserved_since = Some(now);
             }
-        }
-        before.clear();
-        if self.served_subs.is_empty() {
-            self.served_subs = before;
         }
     }
 }
@@ -1386,6 +1509,7 @@ impl Scheduler for Dcas {
             self.flow_sub.resize(n, NO_SUB);
             self.flow_served.resize(n, false);
             self.flow_ends.resize(n, (0, 0));
+            self.flow_round.resize(n, 0);
         }
         // Arrival order: released now, after every earlier one, among
         // themselves by (arrival, id).
@@ -1447,7 +1571,11 @@ impl Scheduler for Dcas {
         // 3. Rates, and who is served.
         if self.inc.is_some() {
             self.solve_incremental(now, &view, out);
-        } else {
+        } else if self.order_stale
+            || self.order_gone
+            || !changes.started.is_empty()
+            || !changes.finished.is_empty()
+        {
             self.serve_classes(now, &view, out);
         }
         self.next_event()
