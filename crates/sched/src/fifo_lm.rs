@@ -270,7 +270,7 @@ impl FifoLm {
             per,
             order: vec![],
             class: vec![],
-            server: ClassServer::default(),
+            server: ClassServer::on_grid(),
             tasks: TaskIds::new(tasks),
             started: vec![],
             senders: vec![],
