@@ -456,7 +456,8 @@ fn class_u32(class: u64) -> u32 {
 
 /// `fifo`: coflows in arrival order; see the module doc.
 ///
-/// On the big switch every event re-serves the classes in order. On other
+/// On the big switch every event walks the classes in order, re-solving
+/// only those its changes reach ([`ClassCache`]). On other
 /// fabrics (or with `solver=incremental`) the flows are demands of an
 /// [`IncrementalMaxMin`] in the class of their coflow's arrival rank, so an
 /// event re-solves only the links it reaches: on a 36,000-host tree a flow
