@@ -73,6 +73,34 @@ impl PartialOrd for Entry {
     }
 }
 
+/// The trace of a [`MaxMin`] solve ([`MaxMin::trace`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Trace<'a> {
+    solver: &'a MaxMin,
+}
+
+impl<'a> Trace<'a> {
+    /// The links the solve picked as bottlenecks, in order.
+    pub fn picked(&self) -> &'a [u32] {
+        &self.solver.picked
+    }
+
+    /// Each demand in freeze order: its links and the use it took from
+    /// each of them (rate times count).
+    pub fn uses(&self) -> impl Iterator<Item = (&'a [u32], f64)> + 'a {
+        let m = self.solver;
+        m.freeze_order.iter().map(move |&d| {
+            let d = d as usize;
+            let s = m.path_start[d] as usize;
+            let e = m
+                .path_start
+                .get(d + 1)
+                .map_or(m.paths.len(), |&x| x as usize);
+            (&m.paths[s..e], m.rate[d] * m.count[d])
+        })
+    }
+}
+
 impl MaxMin {
     /// A solver for a fabric of `n_links` links.
     pub fn new(n_links: usize) -> MaxMin {
@@ -162,20 +190,8 @@ impl MaxMin {
     /// not picked stay above the share picked (or tied at a higher index).
     /// The residual it leaves on a link not picked is its residual less
     /// each use in turn, clamped at 0, as [`MaxMin::solve`] takes them.
-    pub fn trace(&self) -> Option<(&[u32], impl Iterator<Item = (&[u32], f64)> + Clone + '_)> {
-        if !self.traced {
-            return None;
-        }
-        let uses = self.freeze_order.iter().map(|&d| {
-            let d = d as usize;
-            let s = self.path_start[d] as usize;
-            let e = self
-                .path_start
-                .get(d + 1)
-                .map_or(self.paths.len(), |&x| x as usize);
-            (&self.paths[s..e], self.rate[d] * self.count[d])
-        });
-        Some((&self.picked[..], uses))
+    pub fn trace(&self) -> Option<Trace<'_>> {
+        self.traced.then_some(Trace { solver: self })
     }
 
     /// Computes the weighted max-min rates of the pushed demands over
@@ -473,9 +489,9 @@ mod tests {
             let caps: Vec<f64> = (0..12).map(|_| 1e9 * (1 + rnd(10)) as f64 / 3.0).collect();
             let mut res = caps.clone();
             m.solve(&mut res);
-            let (picked, uses) = m.trace().expect("scan fill, no caps");
-            let picked = picked.to_vec();
-            let uses: Vec<(Vec<u32>, f64)> = uses.map(|(pa, u)| (pa.to_vec(), u)).collect();
+            let trace = m.trace().expect("scan fill, no caps");
+            let picked = trace.picked().to_vec();
+            let uses: Vec<(Vec<u32>, f64)> = trace.uses().map(|(pa, u)| (pa.to_vec(), u)).collect();
             let rates = m.rates().to_vec();
             let raised: Vec<f64> = (0..12u32)
                 .map(|l| {

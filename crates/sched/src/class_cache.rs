@@ -69,6 +69,12 @@ use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
 /// against their slow references (and each grid solve against [`MaxMin`]).
 const GRID_FLOWS: usize = if cfg!(debug_assertions) { 1 } else { 128 };
 
+/// Big switches of at most this many hosts keep a matrix per wide coflow
+/// ([`Grid`]: a count matrix and the solver's copies, about 40 bytes per
+/// pair of ports, 2.6 MB at this size); larger ones solve every coflow by
+/// [`MaxMin`].
+const GRID_MAX_HOSTS: u32 = 256;
+
 /// What a coflow's last turn did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Turn {
@@ -140,7 +146,7 @@ impl Slot {
         self.use_start.clear();
         self.use_start.resize(n + 1, 0);
         self.uses.clear();
-        let Some((picked, uses)) = solver.and_then(MaxMin::trace) else {
+        let Some(trace) = solver.and_then(MaxMin::trace) else {
             self.pinned.resize(n, true);
             return;
         };
@@ -151,11 +157,11 @@ impl Slot {
             }
             pos[l as usize] = i as u32;
         }
-        for &l in picked {
+        for &l in trace.picked() {
             self.pinned[pos[l as usize] as usize] = true;
         }
         // Uses per unpinned link, in freeze order: count, then place.
-        for (path, _) in uses.clone() {
+        for (path, _) in trace.uses() {
             for &l in path {
                 let i = pos[l as usize] as usize;
                 if !self.pinned[i] {
@@ -168,7 +174,7 @@ impl Slot {
         }
         self.uses.resize(self.use_start[n] as usize, 0.0);
         let mut at: Vec<u32> = self.use_start[..n].to_vec();
-        for (path, u) in uses {
+        for (path, u) in trace.uses() {
             for &l in path {
                 let i = pos[l as usize] as usize;
                 if !self.pinned[i] {
@@ -474,6 +480,9 @@ impl ClassCache {
         let slot = &mut self.slots[c as usize];
         let lv = &mut self.levels;
         if slot.grid.is_none() {
+            if n > GRID_MAX_HOSTS {
+                return false;
+            }
             lv.flows.clear();
             for f in view.active_flows_of(c) {
                 match grid_ends(view.path(f), n) {
