@@ -216,6 +216,31 @@ impl BipartiteMaxMin {
         col_level.extend_from_slice(&self.level[nr..]);
     }
 
+    /// Each port's capacity left after the last solve, rows then columns,
+    /// clamped at 0: a port it froze keeps its residual and unfrozen flows
+    /// from when it was picked (later steps take nothing from it), less
+    /// those flows at its level; any other port, its residual less what
+    /// its flows took as their other ends froze. Costs the ports, not the
+    /// flows.
+    pub fn left(&self) -> impl Iterator<Item = f64> + '_ {
+        let (res, w) = (&self.res, &self.w);
+        res.iter()
+            .zip(w)
+            .zip(&self.level)
+            .map(|((&r, &w), &level)| {
+                let r = if level == f64::INFINITY {
+                    r
+                } else {
+                    r - w * level
+                };
+                if r > 0.0 {
+                    r
+                } else {
+                    0.0
+                }
+            })
+    }
+
     /// The state before the first step of a solve from scratch.
     fn start(&mut self, row_cap: &[f64], col_cap: &[f64]) {
         let (nr, nc) = (self.n_rows, self.n_cols);

@@ -39,7 +39,7 @@ mod weighted_bipartite;
 pub use bipartite::BipartiteMaxMin;
 pub use incremental::IncrementalMaxMin;
 pub use madd::{effective_bottleneck, madd, LinkLoad};
-pub use maxmin::MaxMin;
+pub use maxmin::{MaxMin, Trace};
 pub use weighted_bipartite::WeightedBipartite;
 
 /// Relative slack under which a residual capacity counts as used up.

@@ -42,6 +42,12 @@ pub struct MaxMin {
     adj: Vec<u32>,
     touched: Vec<u32>,
     heap: BinaryHeap<Entry>,
+    // The last solve's trace: the links it picked as bottlenecks (in
+    // order), its demands in freeze order, and whether the trace is one
+    // `MaxMin::trace` can vouch for.
+    picked: Vec<u32>,
+    freeze_order: Vec<u32>,
+    traced: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,6 +70,34 @@ impl Ord for Entry {
 impl PartialOrd for Entry {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
+    }
+}
+
+/// The trace of a [`MaxMin`] solve ([`MaxMin::trace`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Trace<'a> {
+    solver: &'a MaxMin,
+}
+
+impl<'a> Trace<'a> {
+    /// The links the solve picked as bottlenecks, in order.
+    pub fn picked(&self) -> &'a [u32] {
+        &self.solver.picked
+    }
+
+    /// Each demand in freeze order: its links and the use it took from
+    /// each of them (rate times count).
+    pub fn uses(&self) -> impl Iterator<Item = (&'a [u32], f64)> + 'a {
+        let m = self.solver;
+        m.freeze_order.iter().map(move |&d| {
+            let d = d as usize;
+            let s = m.path_start[d] as usize;
+            let e = m
+                .path_start
+                .get(d + 1)
+                .map_or(m.paths.len(), |&x| x as usize);
+            (&m.paths[s..e], m.rate[d] * m.count[d])
+        })
     }
 }
 
@@ -143,6 +177,23 @@ impl MaxMin {
         &self.rate
     }
 
+    /// The last solve's trace, when it can vouch for one (filled by scans,
+    /// no caps, not one by one): the links it picked as bottlenecks, and
+    /// each demand in freeze order as its links and the use it took from
+    /// each of them (rate times count).
+    ///
+    /// Given the same demands, a solve on residuals equal to the bit on
+    /// the picked links and no lower on the others picks the same links in
+    /// the same order and gives the same rates, to the bit: a link's fair
+    /// share at each step is its residual less what earlier freezes took
+    /// (rounding is monotone), divided by the same weight, so the links
+    /// not picked stay above the share picked (or tied at a higher index).
+    /// The residual it leaves on a link not picked is its residual less
+    /// each use in turn, clamped at 0, as [`MaxMin::solve`] takes them.
+    pub fn trace(&self) -> Option<Trace<'_>> {
+        self.traced.then_some(Trace { solver: self })
+    }
+
     /// Computes the weighted max-min rates of the pushed demands over
     /// `residual` (bits/s per link) and subtracts what they use from it.
     pub fn solve(&mut self, residual: &mut [f64]) -> &[f64] {
@@ -152,6 +203,9 @@ impl MaxMin {
         self.rate.resize(n, 0.0);
         self.frozen.clear();
         self.frozen.resize(n, false);
+        self.picked.clear();
+        self.freeze_order.clear();
+        self.traced = false;
         if n == 0 {
             return &self.rate;
         }
@@ -209,6 +263,7 @@ impl MaxMin {
             }
         }
         if self.touched.len() <= self.scan_limit.unwrap_or(SCAN_LIMIT) {
+            self.traced = !self.one_by_one && self.cap.iter().all(|c| c.is_infinite());
             self.fill_by_scan(residual);
         } else {
             self.fill_by_heap(residual);
@@ -263,6 +318,7 @@ impl MaxMin {
             }
             level = level.max(best);
             let l = live.swap_remove(best_i) as usize;
+            self.picked.push(l as u32);
             for k in self.link_first[l] as usize..self.link_end[l] as usize {
                 let d = self.adj[k] as usize;
                 if !self.frozen[d] {
@@ -334,6 +390,7 @@ impl MaxMin {
 
     fn freeze(&mut self, d: usize, level: f64, residual: &mut [f64], push: bool) {
         self.frozen[d] = true;
+        self.freeze_order.push(d as u32);
         let r = (self.weight[d] * level).min(self.cap[d]).max(0.0);
         self.rate[d] = r;
         let wc = self.weight[d] * self.count[d];
@@ -412,6 +469,52 @@ mod tests {
         m.push(p(&[0]), 1.0, 1, f64::INFINITY);
         let mut res = vec![10.0, 10.0];
         assert_eq!(m.solve(&mut res).to_vec(), vec![1.0, 9.0]);
+    }
+
+    /// A solve on residuals equal on the links the last solve picked and no
+    /// lower on the others gives the same rates, to the bit, and leaves on
+    /// each link what replaying the trace's uses gives (the claim of
+    /// [`MaxMin::trace`]), on random instances of a 6-port big switch.
+    #[test]
+    fn trace_replays_on_raised_residuals() {
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: u64| rng.next_u64() % m;
+        for _ in 0..2_000 {
+            let n_demands = 1 + rnd(12) as usize;
+            let mut m = MaxMin::new(12);
+            for _ in 0..n_demands {
+                let path = [rnd(6) as u32, 6 + rnd(6) as u32];
+                m.push(p(&path), 1.0, 1 + rnd(3) as u32, f64::INFINITY);
+            }
+            let caps: Vec<f64> = (0..12).map(|_| 1e9 * (1 + rnd(10)) as f64 / 3.0).collect();
+            let mut res = caps.clone();
+            m.solve(&mut res);
+            let trace = m.trace().expect("scan fill, no caps");
+            let picked = trace.picked().to_vec();
+            let uses: Vec<(Vec<u32>, f64)> = trace.uses().map(|(pa, u)| (pa.to_vec(), u)).collect();
+            let rates = m.rates().to_vec();
+            let raised: Vec<f64> = (0..12u32)
+                .map(|l| {
+                    let c = caps[l as usize];
+                    if picked.contains(&l) {
+                        c
+                    } else {
+                        c + 1e9 * rnd(4) as f64 / 7.0
+                    }
+                })
+                .collect();
+            let mut res2 = raised.clone();
+            let rates2 = m.solve(&mut res2).to_vec();
+            let bits = |v: &[f64]| v.iter().map(|r| r.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&rates), bits(&rates2));
+            for l in 0..12u32 {
+                let replayed = uses
+                    .iter()
+                    .filter(|(pa, _)| pa.contains(&l))
+                    .fold(raised[l as usize], |r, &(_, u)| (r - u).max(0.0));
+                assert_eq!(replayed.to_bits(), res2[l as usize].to_bits());
+            }
+        }
     }
 
     /// Flows of one path pushed as one demand with `set_one_by_one` get,

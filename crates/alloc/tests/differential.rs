@@ -125,6 +125,16 @@ proptest! {
         let (mut rl, mut cl) = (vec![], vec![]);
         fast.solve(&row_cap, &col_cap, &mut rl, &mut cl);
         bipartite_rates_match_reference(&row_cap, &col_cap, kept, &rl, &cl)?;
+        // What each port has left: its capacity less its flows' rates.
+        let mut want: Vec<f64> = row_cap.iter().chain(&col_cap).copied().collect();
+        for &(r, c) in kept {
+            let rate = rl[r].min(cl[c]);
+            want[r] -= rate;
+            want[nr + c] -= rate;
+        }
+        for (p, (got, want)) in fast.left().zip(want).enumerate() {
+            prop_assert!(close(got, want.max(0.0)), "port {} has {} left, not {}", p, got, want);
+        }
     }
 }
 
@@ -233,6 +243,9 @@ proptest! {
             scratch.solve(&row_cap, &col_cap, &mut want_rl, &mut want_cl);
             for (a, b) in rl.iter().zip(&want_rl).chain(cl.iter().zip(&want_cl)) {
                 prop_assert_eq!(a.to_bits(), b.to_bits(), "levels {:?} {:?} against {:?} {:?}", rl, cl, want_rl, want_cl);
+            }
+            for (a, b) in fast.left().zip(scratch.left()) {
+                prop_assert_eq!(a.to_bits(), b.to_bits(), "capacity left after a restart");
             }
             bipartite_rates_match_reference(&row_cap, &col_cap, &live, &rl, &cl)?;
         }

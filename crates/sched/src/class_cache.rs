@@ -7,32 +7,73 @@
 //! only: its active flows (their paths) and the residual capacity of the
 //! links those paths cross when its turn comes. So at every event the
 //! coflows are walked in order as before, but a coflow whose flows did not
-//! change and whose links show, bit for bit, the residual they showed at
-//! its last turn gets what it got then: its rates stand (the allocation
-//! keeps them) and the residual it left on its links is written back from
-//! a copy, without a solve. An event then costs a solve for each coflow it
-//! reaches (its own, and those after it on the links whose share moved) and
-//! a comparison of residuals for the others.
+//! change and whose links show the residual of its last solve gets what it
+//! got then: its rates stand (the allocation keeps them) and the residual
+//! it leaves on its links is written back without a solve. An event then
+//! costs a solve for each coflow it reaches (its own, and those after it
+//! whose bottlenecks' share moved) and a comparison of residuals for the
+//! others.
 //!
-//! The result is the same as re-serving every coflow, to the bit: a
-//! coflow's solve reads nothing else (the solver's order of demands comes
+//! "The residual of its last solve" is, for a coflow solved by [`MaxMin`],
+//! weaker than equality: the links that solve picked as bottlenecks equal
+//! to the bit and the others no lower ([`MaxMin::trace`] says why the rates
+//! then stand to the bit); the residual it leaves on a link it did not pick
+//! is replayed from the uses it took there, in freeze order (`Slot`). A
+//! freed port raises the residual of the coflows after it on links where
+//! most of them are not bottlenecked, so most of them keep their solve.
+//!
+//! A wide coflow (at least [`GRID_FLOWS`] flows) is solved instead on port
+//! counts ([`Grid`]): FB2010's wide coflows have thousands of flows over a
+//! few thousand (ingress, egress) pairs, and [`MaxMin`] paid for each pair
+//! at each solve (on its first 200 coflows, 6,650 pairs a solve, 26,000
+//! solves). The grid is [`BipartiteMaxMin`], the solver of `fair`, kept per
+//! coflow as its flows start and finish: a solve costs its ports, re-rates
+//! only the flows at a port whose level moved, and takes from each port
+//! what [`BipartiteMaxMin::left`] says is left. The rates are max-min to
+//! float rounding, not MaxMin's to the bit (a port's use is one product,
+//! not demand by demand): debug builds check each grid solve against
+//! [`MaxMin`] to 1e-9 relative, and FB2010's per-coflow CCTs are identical
+//! to main's to the nanosecond (docs/benchmarks.md, command 48). Such a
+//! coflow's last solve stands only on residuals equal to the bit.
+//!
+//! The result is the same as re-serving every coflow with the same solver
+//! (a coflow once wide stays on its grid until it completes), to the bit:
+//! a coflow's solve reads nothing else (the solver's order of demands comes
 //! from its flows; whether it is skipped as blocked reads its paths' end
-//! links, which are among the links compared), and a coflow given the same
-//! inputs gives the same rates, which the allocation would have seen as no
-//! change. A coflow served before and blocked now has its flows set to 0,
-//! as [`ClassServer::end`] would; classes (the order's positions) are
-//! rewritten where a served coflow moved.
+//! links, which are among the links compared, and raised residuals cannot
+//! block it), and a coflow given the same inputs gives the same rates,
+//! which the allocation would have seen as no change. A coflow served
+//! before and blocked now has its flows set to 0, as [`ClassServer::end`]
+//! would; classes (the order's positions) are rewritten where a served
+//! coflow moved.
 //!
 //! Correctness properties: after [`ClassCache::serve`] every active flow's
 //! rate and class are those a full re-serve would give (checked by the
 //! reference suites, `crates/sim/tests/reference`, which hold `fifo`, `scf`,
-//! `ncf`, `lcf` and `stf` against slow references, and by FB2010's
-//! per-coflow CCTs, identical to the full walk's to the nanosecond); a slot
-//! is reused only while its coflow's flows are unchanged (`note` marks
-//! them) and its links' residuals are equal (`turn`).
+//! `ncf`, `lcf` and `stf` against slow references with every coflow on the
+//! grid in debug builds, and by FB2010's per-coflow CCTs); a slot is reused
+//! only while its coflow's flows are unchanged (`note` marks them) and its
+//! links' residuals stand (`Slot::stands`); a grid's counts are its active
+//! flows' (`note`, `bipartite_matches_reference`), and the solve it stands
+//! for (`trace_replays_on_raised_residuals`,
+//! `bipartite_restart_matches_scratch`).
 
+use crate::karuna::grid_ends;
 use crate::ordered::ClassServer;
-use crate::{Allocation, Changes, CoflowIdx, Observed};
+use crate::{Allocation, Changes, CoflowIdx, FlowIdx, Observed};
+use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
+
+/// Coflows with at least this many active flows are solved on port counts
+/// ([`Grid`]) rather than by [`MaxMin`] over their paths. Debug builds put
+/// every coflow on the grid, so that the reference suites hold the grid
+/// against their slow references (and each grid solve against [`MaxMin`]).
+const GRID_FLOWS: usize = if cfg!(debug_assertions) { 1 } else { 128 };
+
+/// Big switches of at most this many hosts keep a matrix per wide coflow
+/// ([`Grid`]: a count matrix and the solver's copies, about 40 bytes per
+/// pair of ports, 2.6 MB at this size); larger ones solve every coflow by
+/// [`MaxMin`].
+const GRID_MAX_HOSTS: u32 = 256;
 
 /// What a coflow's last turn did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,12 +89,104 @@ enum Turn {
 
 /// One coflow's last turn: the links it reads (its active flows' links and
 /// its paths' end links, sorted) with their residual before and after it.
+/// For a served turn, also which links the solve must see again to the bit
+/// (`pinned`: the bottlenecks it picked, or every link when the solver gave
+/// no trace) and, per link, the uses its demands took in freeze order
+/// (`uses[use_start[i]..use_start[i + 1]]` for `links[i]`), from which the
+/// residual it leaves on a link it did not pin is replayed.
 #[derive(Debug, Clone, Default)]
 struct Slot {
     turn: Turn,
     links: Vec<u32>,
     before: Vec<f64>,
     after: Vec<f64>,
+    pinned: Vec<bool>,
+    use_start: Vec<u32>,
+    uses: Vec<f64>,
+    // A wide coflow's flows on port counts, kept as they start and finish.
+    grid: Option<Box<Grid>>,
+}
+
+impl Slot {
+    /// Whether a served turn's solve stands on the residuals `now` reads:
+    /// its pinned links equal to the bit, the others no lower (see
+    /// [`coflowkit_alloc::MaxMin::trace`]).
+    fn stands(&self, now: impl Fn(u32) -> f64) -> bool {
+        self.links
+            .iter()
+            .zip(&self.before)
+            .zip(&self.pinned)
+            .all(|((&l, &b), &pin)| {
+                let r = now(l);
+                r.to_bits() == b.to_bits() || (!pin && r >= b)
+            })
+    }
+
+    /// The residual this turn leaves on `links[i]`, which reads `r` now
+    /// (the slot [`Slot::stands`]).
+    fn after_at(&self, i: usize, r: f64) -> f64 {
+        if r.to_bits() == self.before[i].to_bits() {
+            return self.after[i];
+        }
+        let (s, e) = (self.use_start[i] as usize, self.use_start[i + 1] as usize);
+        self.uses[s..e].iter().fold(r, |r, &u| {
+            let r = r - u;
+            if r < 0.0 {
+                0.0
+            } else {
+                r
+            }
+        })
+    }
+
+    /// Takes note of the solver's trace of the solve just made.
+    fn record(&mut self, solver: Option<&MaxMin>, pos: &mut Vec<u32>) {
+        let n = self.links.len();
+        self.pinned.clear();
+        self.use_start.clear();
+        self.use_start.resize(n + 1, 0);
+        self.uses.clear();
+        let Some(trace) = solver.and_then(MaxMin::trace) else {
+            self.pinned.resize(n, true);
+            return;
+        };
+        self.pinned.resize(n, false);
+        for (i, &l) in self.links.iter().enumerate() {
+            if pos.len() <= l as usize {
+                pos.resize(l as usize + 1, u32::MAX);
+            }
+            pos[l as usize] = i as u32;
+        }
+        for &l in trace.picked() {
+            self.pinned[pos[l as usize] as usize] = true;
+        }
+        // Uses per unpinned link, in freeze order: count, then place.
+        for (path, _) in trace.uses() {
+            for &l in path {
+                let i = pos[l as usize] as usize;
+                if !self.pinned[i] {
+                    self.use_start[i + 1] += 1;
+                }
+            }
+        }
+        for i in 0..n {
+            self.use_start[i + 1] += self.use_start[i];
+        }
+        self.uses.resize(self.use_start[n] as usize, 0.0);
+        let mut at: Vec<u32> = self.use_start[..n].to_vec();
+        for (path, u) in trace.uses() {
+            for &l in path {
+                let i = pos[l as usize] as usize;
+                if !self.pinned[i] {
+                    self.uses[at[i] as usize] = u;
+                    at[i] += 1;
+                }
+            }
+        }
+        for &l in &self.links {
+            pos[l as usize] = u32::MAX;
+        }
+    }
 }
 
 /// Strict-priority classes of one coflow each, re-served from where they
@@ -67,6 +200,136 @@ pub struct ClassCache {
     changed: Vec<bool>,
     grown: Vec<bool>,
     zero: Vec<CoflowIdx>,
+    // Scratch of `Slot::record`: a link's position in the slot's links.
+    pos: Vec<u32>,
+    levels: Levels,
+}
+
+/// A wide coflow's max-min on the big switch as port levels: the rate of a
+/// flow from host `s` to host `d` is the lower of the levels its ingress
+/// and egress ports froze at under [`BipartiteMaxMin`], the solver of
+/// `fair`, which costs the ports, not the paths. The same max-min rates as
+/// [`MaxMin`]'s up to float rounding (a port's use is taken as one product
+/// per pair of ports, not demand by demand); debug builds hold every solve
+/// against [`MaxMin`]'s to 1e-9 relative.
+#[derive(Debug, Clone)]
+struct Grid {
+    solver: BipartiteMaxMin,
+    // Its flows with their ingress and egress ports; some may have
+    // finished since (`n_finished` of them, dropped at its next solve).
+    flows: Vec<(FlowIdx, u32, u32)>,
+    n_finished: usize,
+    // The port levels and class its flows were last given, and whether
+    // every flow has them (false after flows started or it was zeroed).
+    up_level: Vec<f64>,
+    down_level: Vec<f64>,
+    class: u32,
+    rated: bool,
+}
+
+/// Scratch of the grid solves: each port's capacity left and level.
+#[derive(Debug, Default)]
+pub(crate) struct Levels {
+    up: Vec<f64>,
+    down: Vec<f64>,
+    up_level: Vec<f64>,
+    down_level: Vec<f64>,
+    up_moved: Vec<bool>,
+    down_moved: Vec<bool>,
+    flows: Vec<(FlowIdx, u32, u32)>,
+}
+
+/// A wide class's max-min on the big switch as port levels, solved afresh
+/// at each call on one shared count matrix (flows added, solved, removed):
+/// what [`ClassServer::on_grid`] uses, for classes of several coflows.
+#[derive(Debug, Default)]
+pub struct ServerGrid {
+    solver: Option<BipartiteMaxMin>,
+    lv: Levels,
+    flows: Vec<(FlowIdx, u32, u32)>,
+}
+
+impl ServerGrid {
+    /// Solves the class of `flows` over `residual` and takes what it uses
+    /// from it, if the class is wide and on the big switch's ports; whether
+    /// it did ([`ServerGrid::flows`] and [`ServerGrid::rate`] then give the
+    /// rates).
+    pub(crate) fn solve(
+        &mut self,
+        view: &Observed<'_>,
+        flows: impl IntoIterator<Item = FlowIdx>,
+        residual: &mut [f64],
+    ) -> bool {
+        if !view.fabric().is_big_switch() {
+            return false;
+        }
+        let n = view.fabric().n_hosts();
+        self.flows.clear();
+        for f in flows {
+            match grid_ends(view.path(f), n) {
+                Some((s, d)) => self.flows.push((f, s, d)),
+                None => return false,
+            }
+        }
+        if self.flows.len() < GRID_FLOWS {
+            return false;
+        }
+        let m = self
+            .solver
+            .get_or_insert_with(|| BipartiteMaxMin::new(n as usize, n as usize));
+        for &(_, s, d) in &self.flows {
+            m.add(s as usize, d as usize);
+        }
+        #[cfg(debug_assertions)]
+        let before = residual.to_vec();
+        self.lv.solve(m, n as usize, residual);
+        for &(_, s, d) in &self.flows {
+            m.remove(s as usize, d as usize);
+        }
+        #[cfg(debug_assertions)]
+        check_grid(view, &self.flows, &self.lv, before);
+        true
+    }
+
+    /// The flows of the class last solved, with their ports.
+    pub(crate) fn flows(&self) -> &[(FlowIdx, u32, u32)] {
+        &self.flows
+    }
+
+    /// The rate of a flow from host `s` to host `d` in the last solve.
+    pub(crate) fn rate(&self, s: u32, d: u32) -> f64 {
+        self.lv.rate(s, d)
+    }
+}
+
+impl Levels {
+    /// Solves `m`, whose rows and columns are the ingress (link `2h`) and
+    /// egress (link `2h + 1`) ports of a big switch of `n` hosts, over
+    /// `residual`, and
+    /// takes from each port what its flows use
+    /// ([`BipartiteMaxMin::left`]).
+    pub(crate) fn solve(&mut self, m: &mut BipartiteMaxMin, n: usize, residual: &mut [f64]) {
+        self.up.clear();
+        self.up.extend((0..n).map(|h| residual[2 * h].max(0.0)));
+        self.down.clear();
+        self.down
+            .extend((0..n).map(|h| residual[2 * h + 1].max(0.0)));
+        m.solve(
+            &self.up,
+            &self.down,
+            &mut self.up_level,
+            &mut self.down_level,
+        );
+        for (p, left) in m.left().enumerate() {
+            let l = if p < n { 2 * p } else { 2 * (p - n) + 1 };
+            residual[l] = left;
+        }
+    }
+
+    /// The rate of a flow from host `s` to host `d` after [`Levels::solve`].
+    pub(crate) fn rate(&self, s: u32, d: u32) -> f64 {
+        self.up_level[s as usize].min(self.down_level[d as usize])
+    }
 }
 
 impl ClassCache {
@@ -78,9 +341,35 @@ impl ClassCache {
         for c in finished.chain(changes.finished_coflows.iter().copied()) {
             self.mark(c, false);
         }
+        for &c in &changes.finished_coflows {
+            self.slots[c as usize].grid = None;
+        }
         let started = changes.started.iter().map(|&f| view.coflow_of(f));
         for c in started.chain(changes.arrived.iter().copied()) {
             self.mark(c, true);
+        }
+        // Counted on the grids: started flows first, so that one that starts
+        // and finishes in one call is added, then removed.
+        let n = view.fabric().n_hosts();
+        for &f in &changes.started {
+            let slot = &mut self.slots[view.coflow_of(f) as usize];
+            if let Some(g) = slot.grid.as_mut() {
+                match grid_ends(view.path(f), n) {
+                    Some((s, d)) => {
+                        g.solver.add(s as usize, d as usize);
+                        g.flows.push((f, s, d));
+                        g.rated = false;
+                    }
+                    None => slot.grid = None,
+                }
+            }
+        }
+        for &f in &changes.finished {
+            if let Some(g) = self.slots[view.coflow_of(f) as usize].grid.as_mut() {
+                let (s, d) = grid_ends(view.path(f), n).expect("counted on the grid");
+                g.solver.remove(s as usize, d as usize);
+                g.n_finished += 1;
+            }
         }
     }
 
@@ -110,6 +399,9 @@ impl ClassCache {
         }
         for &c in &self.zero {
             view.active_flows_of(c).for_each(|f| out.set_rate(f, 0.0));
+            if let Some(g) = self.slots[c as usize].grid.as_mut() {
+                g.rated = false;
+            }
         }
         self.zero.clear();
     }
@@ -122,16 +414,25 @@ impl ClassCache {
         }
         let fresh = std::mem::replace(&mut self.changed[ci], false);
         let slot = &mut self.slots[ci];
-        if !fresh && slot.turn != Turn::None && self.server.residual_is(&slot.links, &slot.before) {
-            if let Turn::Served { class: was } = slot.turn {
-                self.server.set_residual(&slot.links, &slot.after);
+        let server = &mut self.server;
+        match slot.turn {
+            Turn::Served { class: was } if !fresh && slot.stands(|l| server.residual_at(l)) => {
+                for (i, &l) in slot.links.iter().enumerate() {
+                    let after = slot.after_at(i, server.residual_at(l));
+                    server.set_residual(&[l], &[after]);
+                }
                 if was != class {
                     view.active_flows_of(c)
                         .for_each(|f| out.set_class(f, class));
                     slot.turn = Turn::Served { class };
+                    if let Some(g) = slot.grid.as_mut() {
+                        g.class = class;
+                    }
                 }
+                return;
             }
-            return;
+            Turn::Blocked if !fresh && server.residual_is(&slot.links, &slot.before) => return,
+            _ => {}
         }
         let blocked = self.server.blocked(view, c);
         let slot = &mut self.slots[ci];
@@ -154,10 +455,113 @@ impl ClassCache {
             slot.turn = Turn::Blocked;
             return;
         }
-        self.server
-            .serve_flows(view, view.active_flows_of(c), class, out);
+        let on_grid = self.serve_on_grid(view, c, class, out);
+        if !on_grid {
+            self.server
+                .serve_flows(view, view.active_flows_of(c), class, out);
+        }
         let slot = &mut self.slots[ci];
         self.server.residual_of(&slot.links, &mut slot.after);
+        let solver = (!on_grid).then(|| self.server.solver());
+        slot.record(solver, &mut self.pos);
         slot.turn = Turn::Served { class };
+    }
+
+    /// Serves coflow `c` on port levels ([`Grid`]) when it is wide and all
+    /// its flows cross one ingress and one egress port; whether it did.
+    fn serve_on_grid(
+        &mut self,
+        view: &Observed<'_>,
+        c: CoflowIdx,
+        class: u32,
+        out: &mut Allocation,
+    ) -> bool {
+        let n = view.fabric().n_hosts();
+        let slot = &mut self.slots[c as usize];
+        let lv = &mut self.levels;
+        if slot.grid.is_none() {
+            if n > GRID_MAX_HOSTS {
+                return false;
+            }
+            lv.flows.clear();
+            for f in view.active_flows_of(c) {
+                match grid_ends(view.path(f), n) {
+                    Some((s, d)) => lv.flows.push((f, s, d)),
+                    None => return false,
+                }
+            }
+            if lv.flows.len() < GRID_FLOWS {
+                return false;
+            }
+            let mut solver = BipartiteMaxMin::new(n as usize, n as usize);
+            for &(_, s, d) in &lv.flows {
+                solver.add(s as usize, d as usize);
+            }
+            slot.grid = Some(Box::new(Grid {
+                solver,
+                flows: lv.flows.clone(),
+                n_finished: 0,
+                up_level: vec![],
+                down_level: vec![],
+                class,
+                rated: false,
+            }));
+        }
+        let Some(grid) = slot.grid.as_mut() else {
+            return false;
+        };
+        if grid.n_finished > 0 {
+            grid.flows.retain(|&(f, _, _)| view.is_active(f));
+            grid.n_finished = 0;
+        }
+        #[cfg(debug_assertions)]
+        let before = self.server.residual_mut().to_vec();
+        lv.solve(&mut grid.solver, n as usize, self.server.residual_mut());
+        // A flow's rate moves only with one of its ports' levels.
+        let moved = |new: &[f64], old: &[f64], out: &mut Vec<bool>| {
+            out.clear();
+            out.extend(new.iter().zip(old).map(|(a, b)| a.to_bits() != b.to_bits()));
+            out.resize(new.len(), true);
+        };
+        moved(&lv.up_level, &grid.up_level, &mut lv.up_moved);
+        moved(&lv.down_level, &grid.down_level, &mut lv.down_moved);
+        let all = !grid.rated || grid.class != class;
+        for &(f, s, d) in &grid.flows {
+            if all || lv.up_moved[s as usize] || lv.down_moved[d as usize] {
+                out.set_rate(f, lv.rate(s, d));
+                out.set_class(f, class);
+            }
+        }
+        grid.rated = true;
+        grid.class = class;
+        grid.up_level.clone_from(&lv.up_level);
+        grid.down_level.clone_from(&lv.down_level);
+        #[cfg(debug_assertions)]
+        check_grid(view, &grid.flows, lv, before);
+        true
+    }
+}
+
+/// The slow reference for a grid solve ([`Levels::solve`]): [`MaxMin`] on
+/// the class's flows over the residual `before` gives each flow the rate
+/// the grid gave it to 1e-9 relative (and 1e-3 bit/s absolute).
+#[cfg(debug_assertions)]
+pub(crate) fn check_grid(
+    view: &Observed<'_>,
+    flows: &[(FlowIdx, u32, u32)],
+    lv: &Levels,
+    mut before: Vec<f64>,
+) {
+    let mut solver = MaxMin::new(before.len());
+    for &(f, _, _) in flows {
+        solver.push(view.path(f).iter().copied(), 1.0, 1, f64::INFINITY);
+    }
+    let rates = solver.solve(&mut before);
+    for (&(f, s, d), &want) in flows.iter().zip(rates) {
+        let got = lv.rate(s, d);
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs() + 1e-3,
+            "flow {f}: grid rate {got}, MaxMin's {want}"
+        );
     }
 }

@@ -26,7 +26,9 @@
 //! # Computing it
 //!
 //! On the big switch every call re-serves the classes in order
-//! ([`ClassServer`]). On other fabrics (or with `solver=incremental`), for
+//! ([`ClassServer`]), a wide class (FB2010's have thousands of flows) on
+//! port counts ([`ClassServer::on_grid`]: the ports' max-min levels, to
+//! float rounding, for one pass over its flows). On other fabrics (or with `solver=incremental`), for
 //! the paper's rule (`mux=next`, per coflow), the flows are demands of an
 //! [`IncrementalMaxMin`](coflowkit_alloc::IncrementalMaxMin) whose class is
 //! their run's key, the task id of the run's first coflow, so that keys
@@ -270,7 +272,7 @@ impl FifoLm {
             per,
             order: vec![],
             class: vec![],
-            server: ClassServer::default(),
+            server: ClassServer::on_grid(),
             tasks: TaskIds::new(tasks),
             started: vec![],
             senders: vec![],

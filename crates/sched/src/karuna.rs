@@ -835,7 +835,7 @@ impl LastQueue {
 
 /// The (ingress, egress) ports of a big-switch path of `n` hosts: links
 /// `2s` and `2d + 1`; `None` for any other path (a CPU).
-fn grid_ends(links: &[LinkId], n: u32) -> Option<(u32, u32)> {
+pub(crate) fn grid_ends(links: &[LinkId], n: u32) -> Option<(u32, u32)> {
     match *links {
         [LinkId(a), LinkId(b)] if a % 2 == 0 && b % 2 == 1 && a < 2 * n && b < 2 * n => {
             Some((a / 2, b / 2))

@@ -20,7 +20,7 @@
 //! stage of a coflow is not known before it starts. A released coflow none
 //! of whose flows is sending keeps its place in the order and gets nothing.
 
-use crate::class_cache::ClassCache;
+use crate::class_cache::{ClassCache, ServerGrid};
 use crate::descriptor::{Needs, SchedulerDescriptor, SOLVER_PARAM};
 use crate::AnyScheduler;
 use crate::{
@@ -133,9 +133,22 @@ pub struct ClassServer {
     // cannot get anything once those links are full); recomputed when flows
     // of the coflow start, kept when they finish (then only less is skipped).
     ends: Vec<Option<(Vec<u32>, Vec<u32>)>>,
+    // With [`ClassServer::on_grid`]: wide classes on port counts.
+    grid: Option<Box<ServerGrid>>,
 }
 
 impl ClassServer {
+    /// A server that solves wide classes on the big switch on port counts
+    /// ([`ServerGrid`]): max-min to float rounding rather than [`MaxMin`]'s
+    /// rates to the bit, at the cost of the ports and one pass over the
+    /// class's flows instead of a [`MaxMin`] solve over its paths.
+    pub fn on_grid() -> ClassServer {
+        ClassServer {
+            grid: Some(Box::default()),
+            ..ClassServer::default()
+        }
+    }
+
     /// Takes note of what changed: coflows whose flows started have new
     /// paths (call this at every schedule, before serving).
     pub fn note(&mut self, changes: &Changes, view: &Observed<'_>) {
@@ -199,6 +212,21 @@ impl ClassServer {
     ) {
         if coflows.iter().all(|&c| self.blocked(view, c)) {
             return;
+        }
+        if let Some(grid) = self.grid.as_mut() {
+            let flows = coflows.iter().flat_map(|&c| view.active_flows_of(c));
+            if grid.solve(view, flows, &mut self.residual) {
+                for &(f, s, d) in grid.flows() {
+                    let r = grid.rate(s, d);
+                    out.set_rate(f, r);
+                    out.set_class(f, class);
+                    self.served[f as usize] = self.round;
+                    if r > 0.0 {
+                        self.next_positive.push(f);
+                    }
+                }
+                return;
+            }
         }
         let flows = coflows.iter().flat_map(|&c| view.active_flows_of(c));
         self.serve_flows(view, flows, class, out);
@@ -289,6 +317,11 @@ impl ClassServer {
 }
 
 impl ClassServer {
+    /// The solver of the last class served (its [`MaxMin::trace`]).
+    pub(crate) fn solver(&self) -> &MaxMin {
+        &self.solver
+    }
+
     /// The first and last links of coflow `c`'s paths that
     /// [`ClassServer::blocked`] last judged it by (none before it did).
     pub(crate) fn end_links(&self, c: CoflowIdx) -> impl Iterator<Item = u32> + '_ {
@@ -303,6 +336,16 @@ impl ClassServer {
             .iter()
             .zip(values)
             .all(|(&l, v)| self.residual[l as usize].to_bits() == v.to_bits())
+    }
+
+    /// Every link's residual this round.
+    pub(crate) fn residual_mut(&mut self) -> &mut [f64] {
+        &mut self.residual
+    }
+
+    /// The residual of link `l` this round.
+    pub(crate) fn residual_at(&self, l: u32) -> f64 {
+        self.residual[l as usize]
     }
 
     /// Copies the residual of `links` into `values`.
@@ -413,7 +456,8 @@ fn class_u32(class: u64) -> u32 {
 
 /// `fifo`: coflows in arrival order; see the module doc.
 ///
-/// On the big switch every event re-serves the classes in order. On other
+/// On the big switch every event walks the classes in order, re-solving
+/// only those its changes reach ([`ClassCache`]). On other
 /// fabrics (or with `solver=incremental`) the flows are demands of an
 /// [`IncrementalMaxMin`] in the class of their coflow's arrival rank, so an
 /// event re-solves only the links it reaches: on a 36,000-host tree a flow
