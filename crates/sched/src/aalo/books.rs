@@ -161,6 +161,10 @@ pub(super) struct Co {
     /// and with the excess.
     pub(super) row_group: Vec<[u32; 2]>,
     pub(super) col_group: Vec<[u32; 2]>,
+    /// Per column: the rate groups of its slots whose rate is their row's
+    /// level plus their weight times the column's excess level, one per
+    /// (row level, weight) in use.
+    pub(super) level_groups: Vec<Vec<LevelGroup>>,
     /// On the big switch, per (row, column) like `cell`: the rate applied
     /// to the cell's slot and its group ([`DIRTY`] when its flows need
     /// their rates and classes set whatever the rate is), so that
@@ -191,7 +195,43 @@ impl Co {
         self.col_dirty.resize(n_cols, false);
         self.row_group.resize(self.pieces.len(), [NONE; 2]);
         self.col_group.resize(n_cols, [NONE; 2]);
+        self.level_groups.resize_with(n_cols, Vec::new);
     }
+
+    /// The rate group of column `j`'s slots at row level `level` and weight
+    /// `weight` (the same bits), `NONE` if there is none.
+    pub(super) fn level_group(&self, j: usize, level: f64, weight: f64) -> u32 {
+        self.level_groups[j]
+            .iter()
+            .find(|g| {
+                g.level.to_bits() == level.to_bits() && g.weight.to_bits() == weight.to_bits()
+            })
+            .map_or(NONE, |g| g.group)
+    }
+
+    /// Counts one slot of column `j` out of rate group `g` if `g` is one of
+    /// its level groups, and returns `g` if that emptied it (it is dropped).
+    pub(super) fn leave_level_group(&mut self, j: usize, g: u32) -> Option<u32> {
+        let gs = &mut self.level_groups[j];
+        let at = gs.iter().position(|x| x.group == g)?;
+        gs[at].n_slots -= 1;
+        if gs[at].n_slots > 0 {
+            return None;
+        }
+        gs.swap_remove(at);
+        Some(g)
+    }
+}
+
+/// A rate group of one column of a coflow (big switch): its slots' rate is
+/// `level + weight * ` the column's excess level.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LevelGroup {
+    pub(super) level: f64,
+    pub(super) weight: f64,
+    pub(super) group: u32,
+    /// Slots in it.
+    pub(super) n_slots: u32,
 }
 
 /// One coflow's max-min in one queue on the big switch (pass 1), kept with
@@ -378,6 +418,11 @@ impl Aalo {
         if slot.flows.is_empty() {
             let at = slot.live_pos as usize;
             slot.live_pos = NONE;
+            let (g, j) = (slot.group, slot.col);
+            if g != NONE && j != NONE {
+                slot.group = NONE;
+                self.free_groups.extend(co.leave_level_group(j as usize, g));
+            }
             let moved = co.live.pop().expect("a live slot");
             if moved != b.slot {
                 co.live[at] = moved;

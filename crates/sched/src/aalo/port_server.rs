@@ -4,8 +4,8 @@
 //! per-column rate groups ([`Aalo`]'s `apply_ports`; see the parent
 //! module's doc, "Computing it").
 
-use super::books::{Co, Pass1, NONE};
-use super::{Aalo, AaloConfig};
+use super::books::{Co, LevelGroup, Pass1, NONE};
+use super::{Aalo, AaloConfig, Coordination};
 use crate::{Allocation, CoflowIdx};
 use coflowkit_alloc::WeightedBipartite;
 use coflowkit_model::Time;
@@ -19,6 +19,9 @@ const ROW_EXCESS_GROUP: u8 = 2;
 /// In its column's group 0 or 1, the same by its column.
 const COL_GROUP: u8 = 3;
 const COL_EXCESS_GROUP: u8 = 4;
+/// In its column's level group of its row's level and weight (the row's
+/// level plus its weight times the column's excess level).
+const LEVEL_GROUP: u8 = 5;
 
 /// Scratch of `PortServer::rated`: per row of a coflow, whether it moved,
 /// its solve, excess level and weight; per column, whether it moved and its
@@ -44,6 +47,8 @@ pub(super) struct Rerate {
     slot: u32,
     rate: f64,
     mode: u8,
+    /// The row's level ([`LEVEL_GROUP`]).
+    level: f64,
 }
 
 /// D-CLAS on the big switch, port by port: a coflow's flows are a matrix of
@@ -120,7 +125,7 @@ impl PortServer {
     }
 
     /// Lists in `todo` the live slots of `co` whose rate or way of getting
-    /// it (alone, or in a row's or column's group) differs from what was
+    /// it (alone, or in a row's, column's or level group) differs from what was
     /// last applied, with the new one, comparing with `Co::cell_rate` and
     /// `Co::cell_group` (the slots themselves are read only if they move).
     /// It looks at every cell if the coflow changed shape or queues, else
@@ -211,6 +216,8 @@ impl PortServer {
             }
         }
         let single = co.solves.len() == 1;
+        // Not without refreshes (`aalo-local`): see the parent module's doc.
+        let level_groups = cfg.coordination != Coordination::Never;
         let co_ref = &*co;
         let sc_ref = &*sc;
         let visit = |r: usize, j: usize, todo: &mut Vec<Rerate>| {
@@ -234,6 +241,9 @@ impl PortServer {
                 (lc, COL_GROUP)
             } else if lc < lr && single && down <= up {
                 (lc + w * down, COL_EXCESS_GROUP)
+            } else if lr <= lc && level_groups {
+                // (Here the excess is `down`, below `up`.)
+                (lr + w * down, LEVEL_GROUP)
             } else {
                 (lr.min(lc) + w * excess, SOLO_RATE)
             };
@@ -248,6 +258,10 @@ impl PortServer {
                     let g = co.row_group[r][(mode == ROW_EXCESS_GROUP) as usize];
                     g != NONE && applied == g
                 }
+                LEVEL_GROUP => {
+                    let g = co.level_group(j, lr, w);
+                    g != NONE && applied == g
+                }
                 _ => {
                     let g = co.col_group[j][(mode == COL_EXCESS_GROUP) as usize];
                     g != NONE && applied == g
@@ -258,6 +272,7 @@ impl PortServer {
                     slot: co.cell[at],
                     rate: x,
                     mode,
+                    level: lr,
                 });
             }
         };
@@ -550,7 +565,9 @@ impl PortServer {
 impl Aalo {
     /// Applies the big switch's rates: each slot's flows go to their row's
     /// or column's rate group when their rate is that row's or column's
-    /// level (so a level that moves is one group rate), else send alone;
+    /// level (so a level that moves is one group rate), to their column's
+    /// level group when it is their row's level plus the column's excess,
+    /// else send alone;
     /// then each sender's and coflow's rate is set from the row totals.
     pub(super) fn apply_ports(&mut self, out: &mut Allocation, now: Time) {
         let ports = self.ports.take().expect("the big switch's backend");
@@ -577,6 +594,7 @@ impl Aalo {
                 slot: s,
                 rate: next,
                 mode,
+                level,
             } in &todo
             {
                 let s = s as usize;
@@ -597,10 +615,40 @@ impl Aalo {
                         }
                         self.co[c].col_group[j][k]
                     }
+                    LEVEL_GROUP => {
+                        let w = self.cfg.weights[self.co[c].pieces[r].tier as usize];
+                        match self.co[c].level_group(j, level, w) {
+                            NONE => {
+                                let group = self.new_group();
+                                self.co[c].level_groups[j].push(LevelGroup {
+                                    level,
+                                    weight: w,
+                                    group,
+                                    n_slots: 0,
+                                });
+                                group
+                            }
+                            g => g,
+                        }
+                    }
                     _ => NONE,
                 };
                 let slot = &self.co[c].slots[s];
                 let (rate, dirty, group) = (slot.rate, slot.dirty, slot.group);
+                let mut emptied = None;
+                if group != target {
+                    // The slot's count moves between level groups (an
+                    // emptied one is dropped; its id is free again once
+                    // its flows have left it, below).
+                    let co = &mut self.co[c];
+                    if mode == LEVEL_GROUP {
+                        let g = co.level_groups[j].iter_mut().find(|x| x.group == target);
+                        g.expect("the level group").n_slots += 1;
+                    }
+                    if group != NONE {
+                        emptied = co.leave_level_group(j, group);
+                    }
+                }
                 let same_rate = next == rate || (next - rate).abs() <= 1e-12 * rate.abs();
                 let class = self.co[c].pieces[r].queue;
                 for k in 0..self.co[c].slots[s].flows.len() {
@@ -613,6 +661,7 @@ impl Aalo {
                         out.set_class(f, class);
                     }
                 }
+                self.free_groups.extend(emptied);
                 let co = &mut self.co[c];
                 let slot = &mut co.slots[s];
                 slot.rate = next;
@@ -662,6 +711,15 @@ impl Aalo {
                     if g != NONE {
                         sets.push((g, finite(if k == 0 { level } else { level + excess })));
                     }
+                }
+            }
+            for (j, gs) in co.level_groups.iter().enumerate() {
+                if gs.is_empty() {
+                    continue;
+                }
+                let down = ports.level_down[co.cols[j] as usize];
+                for lg in gs {
+                    sets.push((lg.group, finite(lg.level + lg.weight * down)));
                 }
             }
             for &(g, bits) in &sets {
