@@ -46,7 +46,11 @@
 //!    its least NR is kept for step 1 of the next round.
 //!
 //! Comparisons of rates (`AvailShare > D`, `MinNR < Demand`) treat values
-//! within [`RATE_TIE`] (1e-9 relative) as equal.
+//! within [`RATE_TIE`] (1e-9 relative) as equal. `AvailShare > D` is
+//! relative to the larger of `D` and the link's capacity `C`: `AvailShare`
+//! is `C` less sums of demands, so its float noise is on the scale of `C`
+//! even when it and `D` are small (a flow's last bytes against what a
+//! class leaves).
 //!
 //! A flow that starts between rounds sends nothing until the next round
 //! (its first request); a flow that finishes returns its allocation at the
@@ -265,10 +269,11 @@ pub fn check_budget(
 }
 
 /// Rates within this much (relative) of each other are equal in Algorithm
-/// 1's `AvailShare > D` and Algorithm 2's `MinNR < Demand`: demands and
-/// shares are computed from progress and sums in different orders, and
-/// exact ties (a demand that is exactly what the class leaves) are common
-/// on regular workloads, so float noise must not decide them.
+/// 1's `AvailShare > D` (relative to the larger of `D` and `C`, the scale
+/// `AvailShare` is computed at) and Algorithm 2's `MinNR < Demand`:
+/// demands and shares are computed from progress and sums in different
+/// orders, and exact ties (a demand that is exactly what the class leaves)
+/// are common on regular workloads, so float noise must not decide them.
 pub const RATE_TIE: f64 = 1e-9;
 
 /// A flow's nominal rate when its demand does not fit beside its class.
@@ -386,7 +391,12 @@ pub fn feedback(i: FeedbackInput, share: Share) -> (f64, f64) {
     let class_avl = (i.capacity - i.higher_demand).max(0.0);
     let avail_share = (class_avl - i.class_demand).max(0.0);
     let equal = class_avl / i.class_flows.max(1) as f64;
-    let nr = if avail_share - i.demand > RATE_TIE * i.demand.max(1.0) {
+    // `AvailShare` is `C` less sums: its noise is relative to `C`, not to a
+    // small `D` (found by the differential tests: a flow's last bytes, 2.4
+    // Mbit/s, against what a 500 Mbit/s class left, equal in exact
+    // arithmetic, 0.04 bit/s apart in floats).
+    let tie = RATE_TIE * i.demand.max(i.capacity).max(1.0);
+    let nr = if avail_share - i.demand > tie {
         i.demand
     } else if share == Share::Fill {
         equal.max(avail_share)
@@ -1079,6 +1089,30 @@ mod tests {
         // When the others ask more than the equal share, both offer it.
         let i = input(0.0, 8.0, 2, 0.0, 12.0);
         assert_eq!(feedback(i, Share::Fill), feedback(i, Share::Equal));
+    }
+
+    #[test]
+    fn avail_share_ties_on_the_scale_of_c() {
+        // C = 500 Mbit/s, the others of the class ask C - D and 0.04 bit/s
+        // of float noise less: AvailShare = D + 0.04, a tie within 1e-9 of
+        // C (0.5 bit/s), though not of D (0.0024 bit/s): not > D, so NR is
+        // the class's share (Fill: the equal 100 Mbit/s, not D).
+        let d = 2_383_684.08;
+        let i = FeedbackInput {
+            capacity: 5e8,
+            higher_demand: 0.0,
+            class_demand: 5e8 - d - 0.04,
+            class_flows: 5,
+            allocated: 0.0,
+            demand: d,
+        };
+        assert_eq!(feedback(i, Share::Fill), (1e8, 1e8));
+        // 1 bit/s is more than noise: D fits.
+        let i = FeedbackInput {
+            class_demand: 5e8 - d - 1.0,
+            ..i
+        };
+        assert_eq!(feedback(i, Share::Fill), (d, d));
     }
 
     #[test]

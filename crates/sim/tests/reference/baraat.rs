@@ -281,7 +281,9 @@ impl Baraat {
                 let dem = new_demand[f];
                 let class_avl = (c - higher).max(0.0);
                 let avail_share = (class_avl - class_demand).max(0.0);
-                let nr = if avail_share - dem > 1e-9 * dem.max(1.0) {
+                // Within 1e-9 relative to the larger of D and C (the
+                // module doc): AvailShare's noise is on C's scale.
+                let nr = if avail_share - dem > 1e-9 * dem.max(c).max(1.0) {
                     dem
                 } else if p.fill {
                     (class_avl / flows_in_class as f64).max(avail_share)

@@ -1495,3 +1495,50 @@ fn varys_regression_fuzz_smaller_bottleneck_arrives() {
         compare(&with_coflow_3, spec).unwrap();
     }
 }
+
+#[test]
+fn baraat_regression_fuzz_vc_fill() {
+    // Found by a random run (baraat_vc_fill_matches_reference). Downlink
+    // 1 (250 Mbit/s, virtual capacity 500 Mbit/s) carries one class of
+    // five flows. Coflow 0's 0->1 flow sends 25 Mbit/s in rounds 233 and
+    // 234 and asks its bytes left per RTT, d(233) - 50 Mbit/s = 2.38
+    // Mbit/s, at round 235; coflow 2's flow asks its round-233 NR + delta
+    // (50 Mbit/s), which makes what the class leaves at round 235 also
+    // d(233) - 50 Mbit/s: AvailShare = D in exact arithmetic, so D does
+    // not fit and share=fill gives the equal 100 Mbit/s. The engine had
+    // AvailShare 0.04 bit/s over D, the reference 0; the tie was
+    // within 1e-9 of D (0.0024 bit/s), so the engine granted D (the flow
+    // ended at 87.32 ms, not 86.99) and coflows 2 and 3 finished one RTT
+    // earlier (87.32 and 120.62 ms against 87.69 and 120.99). Both sides
+    // had too narrow a tie: AvailShare is C less sums of demands, so its
+    // noise is on the scale of C; the tie is now within 1e-9 of max(D, C)
+    // on both.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1e8, 5e8],
+            down: vec![1e9, 2.5e8],
+        },
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(
+                0,
+                Time(0),
+                vec![flow(0, 0, 500000), flow(1, 1, 750000), flow(0, 1, 375000)],
+            ),
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 125000)]),
+            CoflowSpec::new(2, Time(1000000), vec![flow(1, 1, 750000)]),
+            CoflowSpec::new(3, Time(1000000), vec![flow(0, 1, 125000)]),
+            CoflowSpec::new(
+                4,
+                Time(0),
+                vec![
+                    flow(1, 1, 375000),
+                    flow(0, 1, 125000),
+                    flow(0, 1, 250000),
+                    flow(1, 0, 125000),
+                ],
+            ),
+        ],
+    };
+    compare(&case, BARAAT_VC_FILL).unwrap();
+}
