@@ -1155,40 +1155,8 @@ impl QueueDemands {
         if rated {
             // Only a demand at a port whose level moved, or a new one, can
             // have another bottleneck.
-            for p in 0..n {
-                let l = self.last.up_level[p];
-                if l.to_bits() == self.last.prev_up[p].to_bits() {
-                    continue;
-                }
-                for k in 0..self.last.by_up[p].len() {
-                    let e = self.last.by_up[p][k];
-                    let side = if l <= self.last.down_level[e.other as usize] {
-                        UP
-                    } else {
-                        DOWN
-                    };
-                    if side != e.side {
-                        self.move_to(e.demand, side, out);
-                    }
-                }
-            }
-            for p in 0..n {
-                let l = self.last.down_level[p];
-                if l.to_bits() == self.last.prev_down[p].to_bits() {
-                    continue;
-                }
-                for k in 0..self.last.by_down[p].len() {
-                    let e = self.last.by_down[p][k];
-                    let side = if self.last.up_level[e.other as usize] <= l {
-                        UP
-                    } else {
-                        DOWN
-                    };
-                    if side != e.side {
-                        self.move_to(e.demand, side, out);
-                    }
-                }
-            }
+            self.flip_moved(true, n, out);
+            self.flip_moved(false, n, out);
             for k in 0..self.last.made.len() {
                 let d = self.last.made[k];
                 let dm = &self.demands[d as usize];
@@ -1236,6 +1204,53 @@ impl QueueDemands {
         match dm.side {
             UP => s,
             _ => self.last.by_up.len() as u32 + t,
+        }
+    }
+
+    /// Moves to its other port's group every last-queue demand listed at
+    /// an ingress port (`from_up`) or an egress port whose level moved in
+    /// this solve and whose bottleneck side flipped: a demand's members are
+    /// in its ingress port's group while that port's level is at most its
+    /// egress port's.
+    fn flip_moved(&mut self, from_up: bool, n: usize, out: &mut Allocation) {
+        for p in 0..n {
+            let last = &self.last;
+            let (level, prev) = if from_up {
+                (last.up_level[p], last.prev_up[p])
+            } else {
+                (last.down_level[p], last.prev_down[p])
+            };
+            if level.to_bits() == prev.to_bits() {
+                continue;
+            }
+            let listed = |last: &LastQueue| {
+                if from_up {
+                    last.by_up[p].len()
+                } else {
+                    last.by_down[p].len()
+                }
+            };
+            for k in 0..listed(&self.last) {
+                let last = &self.last;
+                let e = if from_up {
+                    last.by_up[p][k]
+                } else {
+                    last.by_down[p][k]
+                };
+                let (s, t) = if from_up {
+                    (p, e.other as usize)
+                } else {
+                    (e.other as usize, p)
+                };
+                let side = if last.up_level[s] <= last.down_level[t] {
+                    UP
+                } else {
+                    DOWN
+                };
+                if side != e.side {
+                    self.move_to(e.demand, side, out);
+                }
+            }
         }
     }
 
