@@ -4,8 +4,10 @@
 //! capacity, the workload against the fabric) is checked before any run
 //! starts, with the GIL held, so a bad request fails at once. Then the GIL is
 //! released and the runs go to `min(n_schedulers, cores)` worker threads
-//! (`std::thread::scope`, a shared queue of schedulers in the given order);
-//! results come back in the given order whatever order they finish in.
+//! (`std::thread::scope`, a shared queue of schedulers, the costliest first:
+//! `coflowkit_sched::COSTLIEST_FIRST`, so that no long run starts last and
+//! runs alone at the end); results come back in the given order whatever
+//! order they ran and finished in.
 //!
 //! While the workers run, the calling thread wakes every 100 ms to let
 //! Python handle signals: on Ctrl-C it raises a cancel flag that every run's
@@ -21,7 +23,9 @@ use crate::progress::Board;
 use crate::topology::fabric_for;
 use crate::workload::{set_optional, PyWorkload};
 use coflowkit_model::{Dur, Fabric, FlowKind, ValidWorkload};
-use coflowkit_sched::{build, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES, SCHEDULERS};
+use coflowkit_sched::{
+    build, cost_rank, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES, SCHEDULERS,
+};
 use coflowkit_sim::{Missed, SimError, SimOptions, SimResult, Simulation};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -241,7 +245,9 @@ fn run_all(
     board: &Board,
 ) -> PyResult<Vec<SimResult>> {
     let n = schedulers.len();
-    let queue = Mutex::new(schedulers.into_iter().enumerate().collect::<VecDeque<_>>());
+    let mut jobs: Vec<(usize, AnyScheduler)> = schedulers.into_iter().enumerate().collect();
+    jobs.sort_by_key(|(_, s)| cost_rank(s.name()));
+    let queue = Mutex::new(jobs.into_iter().collect::<VecDeque<_>>());
     let cancel = AtomicBool::new(false);
     let n_workers = std::thread::available_parallelism()
         .map_or(1, |p| p.get())

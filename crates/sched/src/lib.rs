@@ -37,7 +37,8 @@ pub mod varys;
 
 pub use descriptor::{Hint, Needs, Params, SchedulerDescriptor};
 pub use registry::{
-    build, dcas_config, SchedulerError, SchedulerSpec, WorkloadHints, NAMES, SCHEDULERS,
+    build, cost_rank, dcas_config, SchedulerError, SchedulerSpec, WorkloadHints, COSTLIEST_FIRST,
+    NAMES, SCHEDULERS,
 };
 pub use state::{
     ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx,
