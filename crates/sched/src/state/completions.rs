@@ -71,31 +71,36 @@ impl NetState {
         t
     }
 
-    /// Pushes to `due` the grouped flows that finish at or before `now`.
-    pub fn due_grouped(&mut self, now: Time, due: &mut Vec<FlowIdx>) {
+    /// Pushes to `due` the grouped flows that finish at or before
+    /// `horizon` (the engine's instant plus `SNAP_NS`: a flow due within it
+    /// finishes now).
+    pub fn due_grouped(&mut self, horizon: Time, due: &mut Vec<FlowIdx>) {
         if !self.group_heap_on {
             for i in 0..self.active_groups.len() {
                 let g = self.active_groups[i];
-                if self.group_finish_at[g as usize] <= now {
-                    self.due_members(g, due);
+                if self.group_finish_at[g as usize] <= horizon {
+                    self.due_members(g, horizon, due);
                 }
             }
         }
         while self.group_heap_on {
             let at = &self.group_finish_at;
-            match self.group_heap.pop_min(now.0, |t, g| at[g as usize].0 == t) {
+            match self
+                .group_heap
+                .pop_min(horizon.0, |t, g| at[g as usize].0 == t)
+            {
                 Some((_, g)) => {
                     // Its due members finish now; leaving the group then
                     // refreshes (and re-lists) its next finish.
                     self.group_finish_at[g as usize] = Time::NEVER;
-                    self.due_members(g, due);
+                    self.due_members(g, horizon, due);
                 }
                 None => break,
             }
         }
         for &g in &self.active_pgroups {
             let p = &self.pgroups[g as usize];
-            if p.deadline <= now {
+            if p.deadline <= horizon {
                 due.extend(p.members.iter().copied().filter(|&f| {
                     self.active_pos[f as usize] != INACTIVE
                         && self.group[f as usize] == PROPORTIONAL | g
@@ -142,12 +147,18 @@ impl NetState {
     }
 
     /// Pushes to `due` the members of group `g` that finish now: the head
-    /// (whose finish instant was computed when the rate was set) and every
-    /// member whose mark equals it up to float noise.
-    fn due_members(&mut self, g: u32, due: &mut Vec<FlowIdx>) {
+    /// (whose finish instant, at most `horizon`, was computed when the rate
+    /// was set), every member whose mark equals it up to float noise, and
+    /// every member the group's clock reaches by `horizon`. The last are a
+    /// solo flow's `SNAP_NS` (the engine's resolution): nanosecond rounding
+    /// can leave a member a fraction of a byte behind another that ends
+    /// with it in exact arithmetic, and it must not wait behind other work
+    /// for that (`pias_regression_fuzz_last_queue_flows_end_together`).
+    fn due_members(&mut self, g: u32, horizon: Time, due: &mut Vec<FlowIdx>) {
         let gi = g as usize;
         let mut head: Option<f64> = None;
-        let clock = self.group_clock(g);
+        let ahead = horizon.0.saturating_sub(self.now.0) as f64;
+        let clock = self.group_clock(g) + self.groups[gi].rate * ahead;
         while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
             let fi = f as usize;
             if !self.is_member(fi, g, mark) {

@@ -1542,3 +1542,34 @@ fn baraat_regression_fuzz_vc_fill() {
     };
     compare(&case, BARAAT_VC_FILL).unwrap();
 }
+
+#[test]
+fn pias_regression_fuzz_last_queue_flows_end_together() {
+    // Found by a fresh seed (pias_thresholds_match_reference). Coflow 0's
+    // 1 MB flow 2 -> 2 and coflow 2's 1 MB flow 0 -> 2 end together in the
+    // last queue at 72 ms exactly, which completes coflow 2 and starts
+    // coflow 3 (Starts-After) at once: its flow 2 -> 0 takes queue 0 at
+    // ingress 2. The engine ended coflow 0's flow a hair after the other,
+    // so its last crumbs waited behind coflow 3's whole flow: 3.3 ms late.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1e9, 1e9, 3e8, 1e9],
+            down: vec![1e9, 3e8, 2.5e8, 1e9],
+        },
+        cpu: Some(1e9),
+        coflows: vec![
+            CoflowSpec::new(0, Time(0), vec![flow(2, 2, 1000000), flow(0, 2, 250000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(0, 0, 125000)]),
+            CoflowSpec::new(
+                2,
+                Time(4000000),
+                vec![flow(0, 2, 1000000).delayed(Dur(1450701))],
+            ),
+            with_parents(
+                CoflowSpec::new(3, Time(0), vec![flow(2, 0, 125000)]),
+                &[(2, DepKind::StartsAfter)],
+            ),
+        ],
+    };
+    compare(&case, PIAS).unwrap();
+}
