@@ -203,6 +203,10 @@ pub struct ClassCache {
     // Scratch of `Slot::record`: a link's position in the slot's links.
     pos: Vec<u32>,
     levels: Levels,
+    // Blocks of rate groups for grids (one group per port): free ones, and
+    // the first never handed out.
+    free_groups: Vec<u32>,
+    next_group: u32,
 }
 
 /// A wide coflow's max-min on the big switch as port levels: the rate of a
@@ -216,15 +220,85 @@ pub struct ClassCache {
 struct Grid {
     solver: BipartiteMaxMin,
     // Its flows with their ingress and egress ports; some may have
-    // finished since (`n_finished` of them, dropped at its next solve).
+    // finished since (`n_finished` of them, dropped once they are half).
     flows: Vec<(FlowIdx, u32, u32)>,
     n_finished: usize,
+    // Per port (ingress ports, then egress ones), its flows' positions in
+    // `flows`.
+    at_port: Vec<Vec<u32>>,
     // The port levels and class its flows were last given, and whether
-    // every flow has them (false after flows started or it was zeroed).
+    // every flow is in the group of its bottleneck side (false after flows
+    // started).
     up_level: Vec<f64>,
     down_level: Vec<f64>,
     class: u32,
     rated: bool,
+    // Its rate groups: ingress port `h`'s is `groups + h`, egress port
+    // `h`'s `groups + n + h`, each at its port's level (0 while `paused`:
+    // blocked); per flow (as `flows`), whether it is in its ingress port's.
+    groups: u32,
+    in_up: Vec<bool>,
+    paused: bool,
+}
+
+impl Grid {
+    /// Lists flow `(f, s, d)` among the grid's flows and its ports'.
+    fn push(&mut self, flow: (FlowIdx, u32, u32)) {
+        let i = self.flows.len() as u32;
+        let n = self.at_port.len() / 2;
+        self.at_port[flow.1 as usize].push(i);
+        self.at_port[n + flow.2 as usize].push(i);
+        self.flows.push(flow);
+    }
+
+    /// Drops the flows that finished once they are half of those listed.
+    fn drop_finished(&mut self, view: &Observed<'_>) {
+        if 2 * self.n_finished <= self.flows.len() {
+            return;
+        }
+        let mut kept = 0;
+        for i in 0..self.flows.len() {
+            if view.is_active(self.flows[i].0) {
+                self.flows[kept] = self.flows[i];
+                if i < self.in_up.len() {
+                    self.in_up[kept] = self.in_up[i];
+                }
+                kept += 1;
+            }
+        }
+        self.flows.truncate(kept);
+        self.in_up.truncate(kept.min(self.in_up.len()));
+        self.n_finished = 0;
+        self.at_port.iter_mut().for_each(Vec::clear);
+        let n = self.at_port.len() / 2;
+        for (i, &(_, s, d)) in self.flows.iter().enumerate() {
+            self.at_port[s as usize].push(i as u32);
+            self.at_port[n + d as usize].push(i as u32);
+        }
+    }
+
+    /// The rate group of a flow from host `s` to host `d` of a big switch
+    /// of `n` hosts, at its ingress port's level (`up`) or its egress
+    /// port's.
+    fn group(&self, up: bool, s: u32, d: u32, n: u32) -> u32 {
+        if up {
+            self.groups + s
+        } else {
+            self.groups + n + d
+        }
+    }
+
+    /// Sets the rate of every port's group to its level (0 for a port
+    /// without flows, whose level is infinite).
+    fn rate_groups(&self, moved: impl Fn(usize) -> bool, out: &mut Allocation) {
+        let levels = self.up_level.iter().chain(&self.down_level);
+        for (p, &level) in levels.enumerate() {
+            if moved(p) {
+                let r = if level.is_finite() { level } else { 0.0 };
+                out.set_group_rate(self.groups + p as u32, r);
+            }
+        }
+    }
 }
 
 /// Scratch of the grid solves: each port's capacity left and level.
@@ -342,7 +416,9 @@ impl ClassCache {
             self.mark(c, false);
         }
         for &c in &changes.finished_coflows {
-            self.slots[c as usize].grid = None;
+            if let Some(g) = self.slots[c as usize].grid.take() {
+                self.free_groups.push(g.groups);
+            }
         }
         let started = changes.started.iter().map(|&f| view.coflow_of(f));
         for c in started.chain(changes.arrived.iter().copied()) {
@@ -357,7 +433,7 @@ impl ClassCache {
                 match grid_ends(view.path(f), n) {
                     Some((s, d)) => {
                         g.solver.add(s as usize, d as usize);
-                        g.flows.push((f, s, d));
+                        g.push((f, s, d));
                         g.rated = false;
                     }
                     None => slot.grid = None,
@@ -398,9 +474,19 @@ impl ClassCache {
             self.turn(view, c, i as u32, out);
         }
         for &c in &self.zero {
-            view.active_flows_of(c).for_each(|f| out.set_rate(f, 0.0));
-            if let Some(g) = self.slots[c as usize].grid.as_mut() {
-                g.rated = false;
+            // A grid's flows stop with their groups (those not yet in one
+            // are solo at 0 already or set so here).
+            let grid = self.slots[c as usize].grid.as_mut();
+            for f in view.active_flows_of(c) {
+                if grid.is_none() || out.group(f) == crate::SOLO {
+                    out.set_rate(f, 0.0);
+                }
+            }
+            if let Some(g) = grid {
+                for p in 0..g.up_level.len() + g.down_level.len() {
+                    out.set_group_rate(g.groups + p as u32, 0.0);
+                }
+                g.paused = true;
             }
         }
         self.zero.clear();
@@ -497,23 +583,30 @@ impl ClassCache {
             for &(_, s, d) in &lv.flows {
                 solver.add(s as usize, d as usize);
             }
-            slot.grid = Some(Box::new(Grid {
+            let groups = self.free_groups.pop().unwrap_or_else(|| {
+                self.next_group += 2 * n;
+                self.next_group - 2 * n
+            });
+            let mut grid = Box::new(Grid {
                 solver,
-                flows: lv.flows.clone(),
+                flows: vec![],
                 n_finished: 0,
+                at_port: vec![vec![]; 2 * n as usize],
                 up_level: vec![],
                 down_level: vec![],
                 class,
                 rated: false,
-            }));
+                groups,
+                in_up: vec![],
+                paused: false,
+            });
+            lv.flows.iter().for_each(|&flow| grid.push(flow));
+            slot.grid = Some(grid);
         }
         let Some(grid) = slot.grid.as_mut() else {
             return false;
         };
-        if grid.n_finished > 0 {
-            grid.flows.retain(|&(f, _, _)| view.is_active(f));
-            grid.n_finished = 0;
-        }
+        grid.drop_finished(view);
         #[cfg(debug_assertions)]
         let before = self.server.residual_mut().to_vec();
         lv.solve(&mut grid.solver, n as usize, self.server.residual_mut());
@@ -525,17 +618,46 @@ impl ClassCache {
         };
         moved(&lv.up_level, &grid.up_level, &mut lv.up_moved);
         moved(&lv.down_level, &grid.down_level, &mut lv.down_moved);
-        let all = !grid.rated || grid.class != class;
-        for &(f, s, d) in &grid.flows {
-            if all || lv.up_moved[s as usize] || lv.down_moved[d as usize] {
-                out.set_rate(f, lv.rate(s, d));
+        grid.up_level.clone_from(&lv.up_level);
+        grid.down_level.clone_from(&lv.down_level);
+        // A flow sits in the group of its lower port (the ingress one on a
+        // tie), at that port's level: its rate moves with the group, and
+        // it changes group only where one of its ports' levels moved.
+        let all = !grid.rated;
+        let nu = n as usize;
+        let (up_moved, down_moved) = (&lv.up_moved, &lv.down_moved);
+        grid.rate_groups(
+            |p| all || grid.paused || if p < nu { up_moved[p] } else { down_moved[p - nu] },
+            out,
+        );
+        grid.in_up.resize(grid.flows.len(), false);
+        let mut place = |grid: &mut Grid, i: usize| {
+            let (f, s, d) = grid.flows[i];
+            let up = lv.up_level[s as usize] <= lv.down_level[d as usize];
+            if (all || up != grid.in_up[i]) && view.is_active(f) {
+                grid.in_up[i] = up;
+                out.join_group(f, grid.group(up, s, d, n));
+            }
+        };
+        if all {
+            (0..grid.flows.len()).for_each(|i| place(grid, i));
+        } else {
+            let moved = up_moved.iter().chain(down_moved.iter());
+            for (p, _) in moved.enumerate().filter(|(_, &m)| m) {
+                for k in 0..grid.at_port[p].len() {
+                    let i = grid.at_port[p][k] as usize;
+                    place(grid, i);
+                }
+            }
+        }
+        if all || grid.class != class {
+            for &(f, _, _) in &grid.flows {
                 out.set_class(f, class);
             }
         }
         grid.rated = true;
+        grid.paused = false;
         grid.class = class;
-        grid.up_level.clone_from(&lv.up_level);
-        grid.down_level.clone_from(&lv.down_level);
         #[cfg(debug_assertions)]
         check_grid(view, &grid.flows, lv, before);
         true
@@ -553,11 +675,13 @@ pub(crate) fn check_grid(
     mut before: Vec<f64>,
 ) {
     let mut solver = MaxMin::new(before.len());
-    for &(f, _, _) in flows {
+    // A grid lists flows that finished until they are half of its list.
+    let flows: Vec<_> = flows.iter().filter(|x| view.is_active(x.0)).collect();
+    for &&(f, _, _) in &flows {
         solver.push(view.path(f).iter().copied(), 1.0, 1, f64::INFINITY);
     }
     let rates = solver.solve(&mut before);
-    for (&(f, s, d), &want) in flows.iter().zip(rates) {
+    for (&&(f, s, d), &want) in flows.iter().zip(rates) {
         let got = lv.rate(s, d);
         assert!(
             (got - want).abs() <= 1e-9 * want.abs() + 1e-3,
