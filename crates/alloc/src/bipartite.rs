@@ -20,9 +20,10 @@
 //! A solve does not start from scratch when it can restart: it keeps the
 //! last solve's freeze order (port, share when picked, level) and, before
 //! each step, a copy of the residuals and weights of the side the step
-//! updates. The ports whose flows changed since ("touched") are walked along
-//! the old order under the new counts, in the same arithmetic a solve from
-//! scratch would use; the first step that picks a touched port, or at which
+//! updates. The ports whose flows or capacity changed since ("touched") are
+//! walked along the old order under the new counts and capacities, in the
+//! same arithmetic a solve from scratch would use (a residual copy of each
+//! step walked is made anew); the first step that picks a touched port, or at which
 //! a touched port's new share is at or below the share picked, is the first
 //! step that can differ. Every step before it picks the same port at the
 //! same share and makes the same updates, to the bit, so the solve takes
@@ -188,13 +189,23 @@ impl BipartiteMaxMin {
         col_level: &mut Vec<f64>,
     ) {
         let (nr, nc) = (self.n_rows, self.n_cols);
-        let same_caps = self.solved
-            && row_cap[..nr]
-                .iter()
-                .chain(&col_cap[..nc])
-                .zip(&self.cap)
-                .all(|(a, b)| a.to_bits() == b.to_bits());
-        let k = if same_caps {
+        // A port whose capacity changed is touched like one whose flows
+        // did; past a quarter of the ports, walking them costs more than
+        // it saves.
+        let mut restart = self.solved;
+        if restart {
+            let caps = row_cap[..nr].iter().chain(&col_cap[..nc]);
+            let mut n_changed = 0;
+            for (p, &c) in caps.enumerate() {
+                if c.to_bits() != self.cap[p].to_bits() {
+                    self.cap[p] = c;
+                    self.touch(p);
+                    n_changed += 1;
+                }
+            }
+            restart = 4 * n_changed <= nr + nc;
+        }
+        let k = if restart {
             self.first_changed_step()
         } else {
             0
@@ -287,9 +298,10 @@ impl BipartiteMaxMin {
                     (false, true) => (self.count[q * nc + (p - nr)], q),
                     _ => continue,
                 };
-                // The step is kept: its copy of this port's weight is
-                // made anew under the new counts, so that a later rewind to
-                // it restores that (its residual did not change).
+                // The step is kept: its copy of this port's residual and
+                // weight is made anew under the new counts and capacities,
+                // so that a later rewind to it restores that.
+                self.copies[at + i] = e.1;
                 self.copies[at + len + i] = e.2;
                 if n_pair > 0 {
                     let k = n_pair as f64;

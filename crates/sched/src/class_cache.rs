@@ -27,14 +27,28 @@
 //! few thousand (ingress, egress) pairs, and [`MaxMin`] paid for each pair
 //! at each solve (on its first 200 coflows, 6,650 pairs a solve, 26,000
 //! solves). The grid is [`BipartiteMaxMin`], the solver of `fair`, kept per
-//! coflow as its flows start and finish: a solve costs its ports, re-rates
-//! only the flows at a port whose level moved, and takes from each port
-//! what [`BipartiteMaxMin::left`] says is left. The rates are max-min to
-//! float rounding, not MaxMin's to the bit (a port's use is one product,
-//! not demand by demand): debug builds check each grid solve against
-//! [`MaxMin`] to 1e-9 relative, and FB2010's per-coflow CCTs are identical
-//! to main's to the nanosecond (docs/benchmarks.md, command 48). Such a
-//! coflow's last solve stands only on residuals equal to the bit.
+//! coflow as its flows start and finish, over only the ports its flows use
+//! (rows and columns in host order, so that ties break as on the whole
+//! switch): a solve costs those ports and takes from each port what
+//! [`BipartiteMaxMin::left`] says is left. A flow's rate is the lower of
+//! its two ports' levels, so its flows sit in engine rate groups, one per
+//! (coflow, port), each flow in the group of its lower port at that port's
+//! level (on a tie, the one it is in): a port whose level moved is one
+//! group-rate change, and only the flows at moved ports whose lower side
+//! flipped change group (read from per-port lists); a blocked coflow's
+//! groups go to 0. Staying put on ties matters: FB2010's wide coflows tie
+//! their ports' levels often, and flipping on every tie took `fifo` 8.5 s
+//! instead of 6.6 s. An event then costs
+//! the engine the groups it moves, not every flow of a wide coflow (FB2010
+//! `fifo`'s first 200 coflows: 24.5 million flows re-rated one by one
+//! before, 251,000 side flips now). The rates are max-min to float
+//! rounding, not MaxMin's to the bit (a port's use is one product, not
+//! demand by demand): debug builds check each grid solve against
+//! [`MaxMin`] to 1e-9 relative. A grouped flow finishes by its group's
+//! clock, which rounds differently from a solo flow's: FB2010's per-coflow
+//! CCTs are within 10 ns of main bdb31e9's (docs/benchmarks.md, command
+//! 55). Such a coflow's last solve stands only on residuals equal to the
+//! bit.
 //!
 //! The result is the same as re-serving every coflow with the same solver
 //! (a coflow once wide stays on its grid until it completes), to the bit:
@@ -51,7 +65,11 @@
 //! rate and class are those a full re-serve would give (checked by the
 //! reference suites, `crates/sim/tests/reference`, which hold `fifo`, `scf`,
 //! `ncf`, `lcf` and `stf` against slow references with every coflow on the
-//! grid in debug builds, and by FB2010's per-coflow CCTs); a slot is reused
+//! grid in debug builds, and by FB2010's per-coflow CCTs); every flow of a
+//! rated grid is in the group of a port whose level is its rate (the lower
+//! of its two), and every group of a grid
+//! that is not paused is at its port's level (`serve_on_grid`; the same
+//! suites); a slot is reused
 //! only while its coflow's flows are unchanged (`note` marks them) and its
 //! links' residuals stand (`Slot::stands`); a grid's counts are its active
 //! flows' (`note`, `bipartite_matches_reference`), and the solve it stands
@@ -70,9 +88,9 @@ use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
 const GRID_FLOWS: usize = if cfg!(debug_assertions) { 1 } else { 128 };
 
 /// Big switches of at most this many hosts keep a matrix per wide coflow
-/// ([`Grid`]: a count matrix and the solver's copies, about 40 bytes per
-/// pair of ports, 2.6 MB at this size); larger ones solve every coflow by
-/// [`MaxMin`].
+/// ([`Grid`]: a count matrix over the ports its flows use and the solver's
+/// copies, about 40 bytes per pair of ports, at most 2.6 MB at this size);
+/// larger ones solve every coflow by [`MaxMin`].
 const GRID_MAX_HOSTS: u32 = 256;
 
 /// What a coflow's last turn did.
@@ -103,8 +121,10 @@ struct Slot {
     pinned: Vec<bool>,
     use_start: Vec<u32>,
     uses: Vec<f64>,
-    // A wide coflow's flows on port counts, kept as they start and finish.
+    // A wide coflow's flows on port counts, kept as they start and finish,
+    // and the block of rate groups its grids use until it completes.
     grid: Option<Box<Grid>>,
+    groups: Option<u32>,
 }
 
 impl Slot {
@@ -203,6 +223,12 @@ pub struct ClassCache {
     // Scratch of `Slot::record`: a link's position in the slot's links.
     pos: Vec<u32>,
     levels: Levels,
+    // Blocks of rate groups for grids (one group per port): free ones, and
+    // the first never handed out.
+    free_groups: Vec<u32>,
+    next_group: u32,
+    // Whether grid flows get solo rates instead ([`ClassCache::solo`]).
+    solo_rates: bool,
 }
 
 /// A wide coflow's max-min on the big switch as port levels: the rate of a
@@ -216,15 +242,150 @@ pub struct ClassCache {
 struct Grid {
     solver: BipartiteMaxMin,
     // Its flows with their ingress and egress ports; some may have
-    // finished since (`n_finished` of them, dropped at its next solve).
+    // finished since (`n_finished` of them, dropped once they are half).
     flows: Vec<(FlowIdx, u32, u32)>,
     n_finished: usize,
+    // Per port (ingress ports, then egress ones), its flows' positions in
+    // `flows` with their other ends (column or row), so that a moved port
+    // reads its flows' sides in order and `flows` only where one flips.
+    at_port: Vec<Vec<(u32, u32)>>,
+    // The hosts of its ingress ports (its matrix's rows) and of its egress
+    // ports (columns), in host order, and per host its row and column
+    // (`u32::MAX` for none): the matrix has only the ports its flows use.
+    rows: Vec<u32>,
+    cols: Vec<u32>,
+    row_of: Vec<u32>,
+    col_of: Vec<u32>,
     // The port levels and class its flows were last given, and whether
-    // every flow has them (false after flows started or it was zeroed).
+    // every flow is in the group of its bottleneck side (false after flows
+    // started).
     up_level: Vec<f64>,
     down_level: Vec<f64>,
     class: u32,
     rated: bool,
+    // Its rate groups: row `i`'s is `groups + i`, column `j`'s
+    // `groups + rows + j`, each at its port's level (0 while `paused`:
+    // blocked); per flow (as `flows`), whether it is in its ingress port's.
+    groups: u32,
+    in_up: Vec<bool>,
+    paused: bool,
+}
+
+impl Grid {
+    /// A grid of `flows` (with their ingress and egress hosts) on a big
+    /// switch of `n` hosts, its rate groups from `groups` on.
+    fn new(flows: &[(FlowIdx, u32, u32)], n: u32, groups: u32, class: u32) -> Grid {
+        let (mut row_of, mut col_of) = (vec![u32::MAX; n as usize], vec![u32::MAX; n as usize]);
+        for &(_, s, d) in flows {
+            row_of[s as usize] = 0;
+            col_of[d as usize] = 0;
+        }
+        // Local ports in host order, so that the solver breaks ties among
+        // them as it would on the whole switch.
+        let number = |of: &mut Vec<u32>| {
+            let mut hosts = vec![];
+            for (h, x) in of.iter_mut().enumerate() {
+                if *x == 0 {
+                    *x = hosts.len() as u32;
+                    hosts.push(h as u32);
+                }
+            }
+            hosts
+        };
+        let (rows, cols) = (number(&mut row_of), number(&mut col_of));
+        let mut grid = Grid {
+            solver: BipartiteMaxMin::new(rows.len(), cols.len()),
+            flows: vec![],
+            n_finished: 0,
+            at_port: vec![vec![]; rows.len() + cols.len()],
+            rows,
+            cols,
+            row_of,
+            col_of,
+            up_level: vec![],
+            down_level: vec![],
+            class,
+            rated: false,
+            groups,
+            in_up: vec![],
+            paused: false,
+        };
+        for &(f, s, d) in flows {
+            grid.add(f, s, d);
+        }
+        grid
+    }
+
+    /// Counts flow `f` from host `s` to host `d`; false if the grid has no
+    /// port for one of them (it must then be made anew).
+    fn add(&mut self, f: FlowIdx, s: u32, d: u32) -> bool {
+        let (r, c) = (self.row_of[s as usize], self.col_of[d as usize]);
+        if r == u32::MAX || c == u32::MAX {
+            return false;
+        }
+        self.solver.add(r as usize, c as usize);
+        let i = self.flows.len() as u32;
+        self.at_port[r as usize].push((i, c));
+        self.at_port[self.rows.len() + c as usize].push((i, r));
+        self.flows.push((f, r, c));
+        self.rated = false;
+        true
+    }
+
+    /// Uncounts finished flow `f` from host `s` to host `d`.
+    fn remove(&mut self, s: u32, d: u32) {
+        let (r, c) = (self.row_of[s as usize], self.col_of[d as usize]);
+        self.solver.remove(r as usize, c as usize);
+        self.n_finished += 1;
+    }
+
+    /// Drops the flows that finished once they are half of those listed.
+    fn drop_finished(&mut self, view: &Observed<'_>) {
+        if 2 * self.n_finished <= self.flows.len() {
+            return;
+        }
+        let mut kept = 0;
+        for i in 0..self.flows.len() {
+            if view.is_active(self.flows[i].0) {
+                self.flows[kept] = self.flows[i];
+                if i < self.in_up.len() {
+                    self.in_up[kept] = self.in_up[i];
+                }
+                kept += 1;
+            }
+        }
+        self.flows.truncate(kept);
+        self.in_up.truncate(kept.min(self.in_up.len()));
+        self.n_finished = 0;
+        self.at_port.iter_mut().for_each(Vec::clear);
+        let n = self.rows.len();
+        for (i, &(_, r, c)) in self.flows.iter().enumerate() {
+            self.at_port[r as usize].push((i as u32, c));
+            self.at_port[n + c as usize].push((i as u32, r));
+        }
+    }
+
+    /// The rate group of a flow from row `r` to column `c`, at its ingress
+    /// port's level (`up`) or its egress port's.
+    fn group(&self, up: bool, r: u32, c: u32) -> u32 {
+        if up {
+            self.groups + r
+        } else {
+            self.groups + self.rows.len() as u32 + c
+        }
+    }
+
+    /// Sets the rate of every port's group to its level (0 for a port
+    /// without flows, whose level is infinite).
+    fn rate_groups(&self, moved: impl Fn(usize) -> bool, out: &mut Allocation) {
+        let levels = self.up_level.iter().chain(&self.down_level);
+        for (p, &level) in levels.enumerate() {
+            if moved(p) {
+                let r = if level.is_finite() { level } else { 0.0 };
+                out.set_group_rate(self.groups + p as u32, r);
+            }
+        }
+    }
 }
 
 /// Scratch of the grid solves: each port's capacity left and level.
@@ -247,6 +408,8 @@ pub struct ServerGrid {
     solver: Option<BipartiteMaxMin>,
     lv: Levels,
     flows: Vec<(FlowIdx, u32, u32)>,
+    // Every host, for the rows and the columns of `solver`.
+    hosts: Vec<u32>,
 }
 
 impl ServerGrid {
@@ -282,7 +445,10 @@ impl ServerGrid {
         }
         #[cfg(debug_assertions)]
         let before = residual.to_vec();
-        self.lv.solve(m, n as usize, residual);
+        if self.hosts.len() != n as usize {
+            self.hosts = (0..n).collect();
+        }
+        self.lv.solve(m, &self.hosts, &self.hosts, residual);
         for &(_, s, d) in &self.flows {
             m.remove(s as usize, d as usize);
         }
@@ -303,17 +469,30 @@ impl ServerGrid {
 }
 
 impl Levels {
-    /// Solves `m`, whose rows and columns are the ingress (link `2h`) and
-    /// egress (link `2h + 1`) ports of a big switch of `n` hosts, over
-    /// `residual`, and
-    /// takes from each port what its flows use
-    /// ([`BipartiteMaxMin::left`]).
-    pub(crate) fn solve(&mut self, m: &mut BipartiteMaxMin, n: usize, residual: &mut [f64]) {
+    /// Solves `m`, whose rows are the ingress ports (link `2h`) of hosts
+    /// `rows` of a big switch and whose columns are the egress ports (link
+    /// `2h + 1`) of hosts `cols`, over `residual`, and takes from each port
+    /// what its flows use ([`BipartiteMaxMin::left`]).
+    pub(crate) fn solve(
+        &mut self,
+        m: &mut BipartiteMaxMin,
+        rows: &[u32],
+        cols: &[u32],
+        residual: &mut [f64],
+    ) {
+        let link = |p: usize| {
+            if p < rows.len() {
+                2 * rows[p] as usize
+            } else {
+                2 * cols[p - rows.len()] as usize + 1
+            }
+        };
         self.up.clear();
-        self.up.extend((0..n).map(|h| residual[2 * h].max(0.0)));
+        self.up
+            .extend((0..rows.len()).map(|p| residual[link(p)].max(0.0)));
         self.down.clear();
         self.down
-            .extend((0..n).map(|h| residual[2 * h + 1].max(0.0)));
+            .extend((rows.len()..rows.len() + cols.len()).map(|p| residual[link(p)].max(0.0)));
         m.solve(
             &self.up,
             &self.down,
@@ -321,18 +500,28 @@ impl Levels {
             &mut self.down_level,
         );
         for (p, left) in m.left().enumerate() {
-            let l = if p < n { 2 * p } else { 2 * (p - n) + 1 };
-            residual[l] = left;
+            residual[link(p)] = left;
         }
     }
 
-    /// The rate of a flow from host `s` to host `d` after [`Levels::solve`].
+    /// The rate of a flow from row `s` to column `d` after [`Levels::solve`].
     pub(crate) fn rate(&self, s: u32, d: u32) -> f64 {
         self.up_level[s as usize].min(self.down_level[d as usize])
     }
 }
 
 impl ClassCache {
+    /// A cache whose grid flows get solo rates, one by one, rather than
+    /// rate groups: for a scheduler that reads every coflow's bytes left at
+    /// every event (`stf`), which the engine sums over a coflow's grouped
+    /// flows one by one but keeps as a running sum over its solo ones.
+    pub fn solo() -> ClassCache {
+        ClassCache {
+            solo_rates: true,
+            ..ClassCache::default()
+        }
+    }
+
     /// Takes note of what changed (call at every schedule, before serving):
     /// coflows whose flows started or finished are served afresh.
     pub fn note(&mut self, changes: &Changes, view: &Observed<'_>) {
@@ -342,7 +531,9 @@ impl ClassCache {
             self.mark(c, false);
         }
         for &c in &changes.finished_coflows {
-            self.slots[c as usize].grid = None;
+            let slot = &mut self.slots[c as usize];
+            slot.grid = None;
+            self.free_groups.extend(slot.groups.take());
         }
         let started = changes.started.iter().map(|&f| view.coflow_of(f));
         for c in started.chain(changes.arrived.iter().copied()) {
@@ -354,21 +545,17 @@ impl ClassCache {
         for &f in &changes.started {
             let slot = &mut self.slots[view.coflow_of(f) as usize];
             if let Some(g) = slot.grid.as_mut() {
-                match grid_ends(view.path(f), n) {
-                    Some((s, d)) => {
-                        g.solver.add(s as usize, d as usize);
-                        g.flows.push((f, s, d));
-                        g.rated = false;
-                    }
-                    None => slot.grid = None,
+                // A flow off the grid's ports makes it anew.
+                let ends = grid_ends(view.path(f), n);
+                if !ends.is_some_and(|(s, d)| g.add(f, s, d)) {
+                    slot.grid = None;
                 }
             }
         }
         for &f in &changes.finished {
             if let Some(g) = self.slots[view.coflow_of(f) as usize].grid.as_mut() {
                 let (s, d) = grid_ends(view.path(f), n).expect("counted on the grid");
-                g.solver.remove(s as usize, d as usize);
-                g.n_finished += 1;
+                g.remove(s, d);
             }
         }
     }
@@ -398,9 +585,24 @@ impl ClassCache {
             self.turn(view, c, i as u32, out);
         }
         for &c in &self.zero {
-            view.active_flows_of(c).for_each(|f| out.set_rate(f, 0.0));
-            if let Some(g) = self.slots[c as usize].grid.as_mut() {
-                g.rated = false;
+            // A grid's flows stop with their groups (those not yet in one
+            // are solo at 0 already or set so here).
+            let mut grid = self.slots[c as usize].grid.as_mut();
+            if self.solo_rates {
+                if let Some(g) = grid.take() {
+                    g.rated = false;
+                }
+            }
+            for f in view.active_flows_of(c) {
+                if grid.is_none() || out.group(f) == crate::SOLO {
+                    out.set_rate(f, 0.0);
+                }
+            }
+            if let Some(g) = grid {
+                for p in 0..g.up_level.len() + g.down_level.len() {
+                    out.set_group_rate(g.groups + p as u32, 0.0);
+                }
+                g.paused = true;
             }
         }
         self.zero.clear();
@@ -493,30 +695,25 @@ impl ClassCache {
             if lv.flows.len() < GRID_FLOWS {
                 return false;
             }
-            let mut solver = BipartiteMaxMin::new(n as usize, n as usize);
-            for &(_, s, d) in &lv.flows {
-                solver.add(s as usize, d as usize);
-            }
-            slot.grid = Some(Box::new(Grid {
-                solver,
-                flows: lv.flows.clone(),
-                n_finished: 0,
-                up_level: vec![],
-                down_level: vec![],
-                class,
-                rated: false,
-            }));
+            // At most 2n ports: a block of 2n groups, kept until the
+            // coflow completes (flows of a grid made anew may still be in
+            // its groups).
+            let groups = *slot.groups.get_or_insert_with(|| {
+                self.free_groups.pop().unwrap_or_else(|| {
+                    self.next_group += 2 * n;
+                    self.next_group - 2 * n
+                })
+            });
+            slot.grid = Some(Box::new(Grid::new(&lv.flows, n, groups, class)));
         }
         let Some(grid) = slot.grid.as_mut() else {
             return false;
         };
-        if grid.n_finished > 0 {
-            grid.flows.retain(|&(f, _, _)| view.is_active(f));
-            grid.n_finished = 0;
-        }
+        grid.drop_finished(view);
         #[cfg(debug_assertions)]
         let before = self.server.residual_mut().to_vec();
-        lv.solve(&mut grid.solver, n as usize, self.server.residual_mut());
+        let residual = self.server.residual_mut();
+        lv.solve(&mut grid.solver, &grid.rows, &grid.cols, residual);
         // A flow's rate moves only with one of its ports' levels.
         let moved = |new: &[f64], old: &[f64], out: &mut Vec<bool>| {
             out.clear();
@@ -525,19 +722,89 @@ impl ClassCache {
         };
         moved(&lv.up_level, &grid.up_level, &mut lv.up_moved);
         moved(&lv.down_level, &grid.down_level, &mut lv.down_moved);
-        let all = !grid.rated || grid.class != class;
-        for &(f, s, d) in &grid.flows {
-            if all || lv.up_moved[s as usize] || lv.down_moved[d as usize] {
-                out.set_rate(f, lv.rate(s, d));
+        grid.up_level.clone_from(&lv.up_level);
+        grid.down_level.clone_from(&lv.down_level);
+        // A flow sits in the group of its lower port (on a tie, the one it
+        // is in; at first, the ingress one), at that port's level: its rate
+        // moves with the group, and it changes group only where one of its
+        // ports' levels moved.
+        // (With `solo_rates`, every flow at a moved port gets its rate.)
+        let all = !grid.rated;
+        let solo = self.solo_rates;
+        let nu = grid.rows.len();
+        let (up_moved, down_moved) = (&lv.up_moved, &lv.down_moved);
+        let moved_port = |p: usize| {
+            if p < nu {
+                up_moved[p]
+            } else {
+                down_moved[p - nu]
+            }
+        };
+        if !solo {
+            grid.rate_groups(|p| all || grid.paused || moved_port(p), out);
+        }
+        grid.in_up.resize(grid.flows.len(), false);
+        let (up_level, down_level) = (&lv.up_level, &lv.down_level);
+        let mut place = |grid: &mut Grid, i: usize, up: bool| {
+            let (f, r, c) = grid.flows[i];
+            if view.is_active(f) {
+                grid.in_up[i] = up;
+                if solo {
+                    let level = if up {
+                        up_level[r as usize]
+                    } else {
+                        down_level[c as usize]
+                    };
+                    out.set_rate(f, level);
+                } else {
+                    out.join_group(f, grid.group(up, r, c));
+                }
+            }
+        };
+        if all {
+            for i in 0..grid.flows.len() {
+                let (_, r, c) = grid.flows[i];
+                place(grid, i, up_level[r as usize] <= down_level[c as usize]);
+            }
+        } else {
+            for p in (0..nu + grid.cols.len()).filter(|&p| moved_port(p)) {
+                for k in 0..grid.at_port[p].len() {
+                    let (i, q) = grid.at_port[p][k];
+                    let (a, b) = if p < nu {
+                        (up_level[p], down_level[q as usize])
+                    } else {
+                        (up_level[q as usize], down_level[p - nu])
+                    };
+                    // A flow on a tie stays where it is.
+                    let was = grid.in_up[i as usize];
+                    if solo || (was && a > b) || (!was && b > a) {
+                        place(grid, i as usize, a <= b);
+                    }
+                }
+            }
+        }
+        if all || grid.class != class {
+            for &(f, _, _) in &grid.flows {
                 out.set_class(f, class);
             }
         }
         grid.rated = true;
+        grid.paused = false;
         grid.class = class;
-        grid.up_level.clone_from(&lv.up_level);
-        grid.down_level.clone_from(&lv.down_level);
         #[cfg(debug_assertions)]
-        check_grid(view, &grid.flows, lv, before);
+        {
+            // Every flow has its lower port's level: through its group to
+            // the bit, or solo (to the allocation's 1e-12 of a rate kept).
+            for &(f, r, c) in grid.flows.iter().filter(|x| view.is_active(x.0)) {
+                let (got, want) = (out.rate(f), lv.rate(r, c));
+                assert!(
+                    got.to_bits() == want.to_bits()
+                        || (solo && (got - want).abs() <= 1e-12 * got.abs()),
+                    "flow {f}: rate {got}, its lower port's level {want}"
+                );
+            }
+            check_grid(view, &grid.flows, lv, before);
+        }
         true
     }
 }
@@ -553,11 +820,13 @@ pub(crate) fn check_grid(
     mut before: Vec<f64>,
 ) {
     let mut solver = MaxMin::new(before.len());
-    for &(f, _, _) in flows {
+    // A grid lists flows that finished until they are half of its list.
+    let flows: Vec<_> = flows.iter().filter(|x| view.is_active(x.0)).collect();
+    for &&(f, _, _) in &flows {
         solver.push(view.path(f).iter().copied(), 1.0, 1, f64::INFINITY);
     }
     let rates = solver.solve(&mut before);
-    for (&(f, s, d), &want) in flows.iter().zip(rates) {
+    for (&&(f, s, d), &want) in flows.iter().zip(rates) {
         let got = lv.rate(s, d);
         assert!(
             (got - want).abs() <= 1e-9 * want.abs() + 1e-3,

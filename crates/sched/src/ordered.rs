@@ -571,7 +571,12 @@ impl SizeOrdered {
         SizeOrdered {
             key,
             order: vec![],
-            cache: ClassCache::default(),
+            // `stf` reads every coflow's bytes left at every event.
+            cache: if key == SizeKey::Remaining {
+                ClassCache::solo()
+            } else {
+                ClassCache::default()
+            },
         }
     }
 }
