@@ -147,8 +147,6 @@ pub(super) struct Co {
     pub(super) col_of: FxHashMap<u32, u32>,
     pub(super) matrix: WeightedBipartite,
     pub(super) version: u64,
-    /// Per tier: bumped at every change of its rows' flows.
-    pub(super) tier_version: Vec<u64>,
     pub(super) solves: Vec<Pass1>,
     /// The slot of each (row, column), `NONE` if none (`rows * cols`).
     pub(super) cell: Vec<u32>,
@@ -177,20 +175,6 @@ pub(super) struct Co {
 }
 
 impl Co {
-    /// Notes a change of the flows of a row of tier `q`.
-    fn bump_tier(&mut self, q: u32) {
-        let q = q as usize;
-        if self.tier_version.len() <= q {
-            self.tier_version.resize(q + 1, 0);
-        }
-        self.tier_version[q] += 1;
-    }
-
-    /// The `tier_version` of tier `q`.
-    pub(super) fn tier_version(&self, q: u32) -> u64 {
-        self.tier_version.get(q as usize).copied().unwrap_or(0)
-    }
-
     /// Lays out `cell` again for the current rows and columns.
     fn layout_cells(&mut self) {
         let n_cols = self.cols.len();
@@ -256,10 +240,6 @@ pub(super) struct LevelGroup {
 pub(super) struct Pass1 {
     pub(super) queue: u32,
     pub(super) version: u64,
-    /// `Co::tier_version` of its queue when solved, and whether rows of
-    /// other tiers had flows then.
-    pub(super) tier_version: u64,
-    pub(super) mixed: bool,
     pub(super) row_cap: Vec<f64>,
     pub(super) col_cap: Vec<f64>,
     pub(super) row_level: Vec<f64>,
@@ -400,7 +380,6 @@ impl Aalo {
             let q = co.pieces[piece as usize].tier;
             co.matrix.add(piece as usize, col as usize, 1, 1.0);
             co.version += 1;
-            co.bump_tier(q);
             ports.add(q, &self.cfg, host, co.cols[col as usize], 1);
         }
         let slot = &mut co.slots[s as usize];
@@ -459,7 +438,6 @@ impl Aalo {
             co.matrix.add(piece, col, -1, -1.0);
             co.version += 1;
             let (q, host) = (co.pieces[piece].tier, co.pieces[piece].host);
-            co.bump_tier(q);
             ports.add(q, &self.cfg, host, co.cols[col], -1);
         }
     }

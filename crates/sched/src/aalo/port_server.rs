@@ -32,9 +32,6 @@ pub(super) struct RatedScratch {
     row_up: Vec<f64>,
     row_w: Vec<f64>,
     col_down: Vec<f64>,
-    /// The same excess levels as of the call before.
-    row_up_was: Vec<f64>,
-    col_down_was: Vec<f64>,
     /// Columns whose pass-1 level moved; the others with an excess level
     /// above 0 now or before; the others whose excess level moved.
     cols_dirty: Vec<u32>,
@@ -84,9 +81,6 @@ pub(super) struct PortServer {
     moved_down: Vec<bool>,
     room_up: Vec<bool>,
     room_down: Vec<bool>,
-    /// Scratch of pass 1; after pass 2 (weighted queues), each port's
-    /// excess level before this call (senders, then receivers), which
-    /// `rated` reads.
     old_level: Vec<f64>,
     used_up: Vec<f64>,
     used_down: Vec<f64>,
@@ -171,7 +165,6 @@ impl PortServer {
         // cell), its excess level and weight; per column, its excess level.
         sc.row_solve.clear();
         sc.row_up.clear();
-        sc.row_up_was.clear();
         sc.row_w.clear();
         for piece in &co.pieces {
             let si = if co.solves.len() == 1 {
@@ -185,14 +178,11 @@ impl PortServer {
             sc.row_solve.push(si);
             // Ahead of the queues (`local=first`): no excess, no weight.
             let ahead = piece.tier == cfg.ahead();
-            let (up, up_was) = if strict || ahead {
-                (0.0, 0.0)
+            sc.row_up.push(if strict || ahead {
+                0.0
             } else {
-                let h = piece.host as usize;
-                (self.level_up[h], self.old_level[h])
-            };
-            sc.row_up.push(up);
-            sc.row_up_was.push(up_was);
+                self.level_up[piece.host as usize]
+            });
             sc.row_w.push(if ahead {
                 0.0
             } else {
@@ -205,14 +195,6 @@ impl PortServer {
                 0.0
             } else {
                 self.level_down[h as usize]
-            }
-        }));
-        sc.col_down_was.clear();
-        sc.col_down_was.extend(co.cols.iter().map(|&h| {
-            if strict {
-                0.0
-            } else {
-                self.old_level[self.n + h as usize]
             }
         }));
         sc.cols_dirty.clear();
@@ -294,17 +276,6 @@ impl PortServer {
                 });
             }
         };
-        // Skips a look at cell (r, j) the caller shows cannot move; debug
-        // builds look anyway and check that nothing moved.
-        let skip_or_visit = |skip: bool, r: usize, j: usize, todo: &mut Vec<Rerate>| {
-            if !skip {
-                visit(r, j, todo);
-            } else if cfg!(debug_assertions) {
-                let n = todo.len();
-                visit(r, j, todo);
-                debug_assert_eq!(todo.len(), n, "cell ({r}, {j}) moved");
-            }
-        };
         for r in 0..n_rows {
             if all || co_ref.row_dirty[r] {
                 for j in 0..n_cols {
@@ -315,26 +286,17 @@ impl PortServer {
             for &j in &sc_ref.cols_dirty {
                 visit(r, j as usize, todo);
             }
-            // A cell whose excess is its row's (column's) level before and
-            // after, because the other end's level stayed above it, keeps
-            // its rate and mode: only the lower end's level counts.
             let row_moved = up_moved(r);
-            let (up, up_was) = (sc_ref.row_up[r], sc_ref.row_up_was[r]);
             if row_moved {
                 for &j in &sc_ref.cols_room {
-                    let j = j as usize;
-                    let down = sc_ref.col_down[j];
-                    let same_down = !down_moved(j);
-                    skip_or_visit(same_down && up.min(up_was) > down, r, j, todo);
+                    visit(r, j as usize, todo);
                 }
             }
             if !strict && self.room_up[co_ref.pieces[r].host as usize] {
                 for &j in &sc_ref.cols_moved {
                     // (Those with room were just looked at.)
-                    let j = j as usize;
-                    if !(row_moved && sc_ref.col_room[j]) {
-                        let down = sc_ref.col_down[j].min(sc_ref.col_down_was[j]);
-                        skip_or_visit(!row_moved && down > up, r, j, todo);
+                    if !(row_moved && sc_ref.col_room[j as usize]) {
+                        visit(r, j as usize, todo);
                     }
                 }
             }
@@ -505,25 +467,11 @@ impl PortServer {
                         cc.solves.len() - 1
                     }
                 };
-                // Rows of other tiers freeze at 0 up front (their capacity
-                // here is 0) and give nothing, so while some have flows
-                // (before and now) a change of their flows alone leaves
-                // this solve as it was; without them the solve takes
-                // other sums, so it runs again.
-                let mixed = cc.pieces.iter().any(|x| x.n_active > 0 && x.tier != q);
-                let tier_version = cc.tier_version(q);
                 let p = &mut cc.solves[at];
                 p.seen = true;
-                let caps_same = p.row_cap == self.row_cap && p.col_cap == self.col_cap;
-                let others_only = p.mixed && mixed && p.tier_version == tier_version;
-                if p.version != cc.version && others_only && caps_same {
+                if p.version != cc.version || p.row_cap != self.row_cap || p.col_cap != self.col_cap
+                {
                     p.version = cc.version;
-                    #[cfg(debug_assertions)]
-                    check_unchanged(&mut cc.matrix, &cc.pieces, p);
-                } else if p.version != cc.version || !caps_same {
-                    p.version = cc.version;
-                    p.tier_version = tier_version;
-                    p.mixed = mixed;
                     cc.resolved = true;
                     p.row_cap.clone_from(&self.row_cap);
                     p.col_cap.clone_from(&self.col_cap);
@@ -632,28 +580,23 @@ impl Aalo {
                 continue;
             }
             let n_cols = self.co[c].cols.len();
-            // The slots and books are scattered: each step asks for the
-            // slot `2 * AHEAD` steps on and for the book of the first flow
-            // of the slot `AHEAD` steps on (asked for before), so that
-            // their cache misses overlap with the work between.
-            const AHEAD: usize = 6;
-            for (
-                i,
-                &Rerate {
-                    slot: s,
-                    rate: next,
-                    mode,
-                    level,
-                },
-            ) in todo.iter().enumerate()
+            // Read each slot and its first flow's book once in a pass whose
+            // loads do not wait on each other, so that their cache misses
+            // overlap; the loop below, whose every step depends on the one
+            // before, then finds them in cache.
+            let mut touched = 0u32;
+            for rr in &todo {
+                let slot = &self.co[c].slots[rr.slot as usize];
+                touched ^= self.books[slot.flows.first as usize].group;
+            }
+            std::hint::black_box(touched);
+            for &Rerate {
+                slot: s,
+                rate: next,
+                mode,
+                level,
+            } in &todo
             {
-                if let Some(rr) = todo.get(i + 2 * AHEAD) {
-                    prefetch(&self.co[c].slots[rr.slot as usize]);
-                }
-                if let Some(rr) = todo.get(i + AHEAD) {
-                    let f = self.co[c].slots[rr.slot as usize].flows.first;
-                    prefetch(&self.books[f as usize]);
-                }
                 let s = s as usize;
                 let slot = &self.co[c].slots[s];
                 let (r, j) = (slot.piece as usize, slot.col as usize);
@@ -821,42 +764,5 @@ impl Aalo {
         self.rerates = todo;
         self.rated_scratch = sc;
         self.ports = Some(ports);
-    }
-}
-
-/// Asks the processor to bring `x` into cache (a hint: no effect on
-/// results; nothing on targets without one).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing the program sees and cannot fault;
-    // `x` is a valid reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
-
-/// Debug builds: a pass-1 solve kept while only rows of other tiers
-/// changed (`PortServer::allocate`) is what solving again gives, on the
-/// rows of its tier and the columns they reach.
-#[cfg(debug_assertions)]
-fn check_unchanged(m: &mut WeightedBipartite, pieces: &[super::books::Piece], p: &Pass1) {
-    let (mut rl, mut cl, mut ru, mut cu) = (vec![], vec![], vec![], vec![]);
-    m.solve(&p.row_cap, &p.col_cap, &mut rl, &mut cl, &mut ru, &mut cu);
-    assert_eq!(ru, p.row_used, "rows' use");
-    assert_eq!(cu, p.col_used, "columns' use");
-    for (r, piece) in pieces.iter().enumerate() {
-        if piece.tier != p.queue || piece.n_active == 0 {
-            continue;
-        }
-        assert_eq!(rl[r].to_bits(), p.row_level[r].to_bits(), "row {r}");
-        for j in 0..cl.len() {
-            if m.count(r, j) > 0 {
-                assert_eq!(cl[j].to_bits(), p.col_level[j].to_bits(), "column {j}");
-            }
-        }
     }
 }
