@@ -64,6 +64,20 @@
 //! flow-level version is its limit under sustained congestion and should be
 //! compared with it on the same workloads.
 //!
+//! # What an event costs (`flows=srpt`)
+//!
+//! The orders are kept from one event to the next (`TaskOrders`): only the
+//! flows that had a rate, started or finished move, each by a binary
+//! search, and a task's order is cut into chunks at key gaps, each with the
+//! classes of its flows' first and last links, so that a turn passes over
+//! the chunks that cannot get anything and leaves a chunk once that holds.
+//! A flow is served by taking its path's least residual
+//! (`ClassServer::serve_one`), not by a max-min solve. On FB2010's first
+//! 200 coflows an event still walks about 5,000 flows of chunks with an
+//! open first and an open last link (most of them blocked at one end) for
+//! about 100 it serves, and re-keys about 200; re-keying is over half the
+//! time (docs/benchmarks.md, command 53).
+//!
 //! # What it knows
 //!
 //! `Knows = KnowsSizes`: the flow rule reads each started flow's remaining
@@ -320,7 +334,7 @@ pub struct Tafe {
 /// leaves its links in), which only makes a chunk passed over less often.
 ///
 /// *Turns.* In a task's turn each flow in order that meets no full link is
-/// served alone (max-min of one demand: the least residual on its path)
+/// served alone ([`ClassServer::serve_one`]: the least residual on its path)
 /// with the class of its place in the task's order; a chunk whose first
 /// links or whose last links are all full would give each of its flows 0,
 /// so the turn passes it over whole. A full link stays full for the rest
@@ -753,7 +767,7 @@ impl TaskOrders {
                 if path.iter().any(|l| server.is_full(l.0)) {
                     continue;
                 }
-                server.serve_flows(obs, [e.f], class + (i + k) as u32, out);
+                server.serve_one(obs, e.f, class + (i + k) as u32, out);
                 self.filled(path, server);
                 if self.all_blocked(ends) {
                     // Every flow left in the chunk crosses a full link.
