@@ -350,8 +350,8 @@ pub struct Tafe {
 /// builds).
 #[derive(Debug, Default)]
 struct TaskOrders {
-    // Per task: its chunks.
-    tasks: Vec<Vec<Chunk>>,
+    // Per task: its order.
+    tasks: Vec<Order>,
     // Per flow: the key it is kept under, NaN if it is not kept.
     key_of: Vec<f64>,
     // Per flow: handled in this update.
@@ -426,14 +426,26 @@ impl Chunk {
     }
 }
 
-/// The chunk of `chunks` (none empty) that holds `probe`'s place: the
-/// first whose last flow is not before it, or the last.
-fn locate(chunks: &[Chunk], probe: &Kept) -> usize {
-    let at = chunks.partition_point(|ch| {
-        let last = ch.flows.last().expect("no empty chunk");
-        kept_by_key(last, probe) == Ordering::Less
-    });
-    at.min(chunks.len().saturating_sub(1))
+/// A task's order: its chunks, and the key and index of each one's last
+/// flow (apart, so that finding a chunk reads one short array).
+#[derive(Debug, Default)]
+struct Order {
+    chunks: Vec<Chunk>,
+    lasts: Vec<(f64, FlowIdx)>,
+}
+
+/// The key and index of chunk `ch`'s last flow (it has one).
+fn last_of(ch: &Chunk) -> (f64, FlowIdx) {
+    let e = ch.flows.last().expect("no empty chunk");
+    (e.key, e.f)
+}
+
+/// The chunk (by the `lasts` of chunks, none empty) that holds `probe`'s
+/// place: the first whose last flow is not before it, or the last.
+fn locate(lasts: &[(f64, FlowIdx)], probe: &Kept) -> usize {
+    let at = lasts
+        .partition_point(|&(k, f)| k.total_cmp(&probe.key).then(f.cmp(&probe.f)) == Ordering::Less);
+    at.min(lasts.len().saturating_sub(1))
 }
 
 /// Where to split `flows` (sorted): the gap nearest the middle, if any.
@@ -456,9 +468,10 @@ fn split_point(flows: &[Kept], tol: f64) -> Option<usize> {
 /// Takes the flows `gone` out of a task's `chunks` and puts the flows
 /// `batch` in (both in [`kept_by_key`] order), then restores the chunks'
 /// rules: no chunk empty, chunk ends at gaps, long chunks split at one.
-fn apply(chunks: &mut Vec<Chunk>, gone: &[Kept], batch: &[Kept], tol: f64) {
+fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
+    let Order { chunks, lasts } = order;
     for g in gone {
-        let i = locate(chunks, g);
+        let i = locate(lasts, g);
         let ch = &mut chunks[i];
         let at = ch
             .flows
@@ -471,14 +484,18 @@ fn apply(chunks: &mut Vec<Chunk>, gone: &[Kept], batch: &[Kept], tol: f64) {
         // was from it.
         if ch.flows.is_empty() {
             chunks.remove(i);
+            lasts.remove(i);
+        } else {
+            lasts[i] = last_of(ch);
         }
     }
     for b in batch {
         if chunks.is_empty() {
             chunks.push(Chunk::of(vec![*b]));
+            lasts.push((b.key, b.f));
             continue;
         }
-        let i = locate(chunks, b);
+        let i = locate(lasts, b);
         let ch = &mut chunks[i];
         let at = ch
             .flows
@@ -487,6 +504,7 @@ fn apply(chunks: &mut Vec<Chunk>, gone: &[Kept], batch: &[Kept], tol: f64) {
         ch.grew = true;
         add_class(&mut ch.ends.first, b.ends[0]);
         add_class(&mut ch.ends.last, b.ends[1]);
+        lasts[i] = last_of(ch);
     }
     if batch.is_empty() && gone.is_empty() {
         return;
@@ -500,6 +518,7 @@ fn apply(chunks: &mut Vec<Chunk>, gone: &[Kept], batch: &[Kept], tol: f64) {
             continue;
         }
         let next = chunks.remove(i);
+        lasts.remove(i);
         let prev = &mut chunks[i - 1];
         prev.flows.extend_from_slice(&next.flows);
         prev.left += next.left;
@@ -508,6 +527,7 @@ fn apply(chunks: &mut Vec<Chunk>, gone: &[Kept], batch: &[Kept], tol: f64) {
             prev.ends.first[set] |= next.ends.first[set];
             prev.ends.last[set] |= next.ends.last[set];
         }
+        lasts[i - 1] = last_of(prev);
     }
     let mut i = 0;
     while i < chunks.len() {
@@ -517,6 +537,8 @@ fn apply(chunks: &mut Vec<Chunk>, gone: &[Kept], batch: &[Kept], tol: f64) {
             if let Some(j) = split_point(&ch.flows, tol) {
                 let rest = ch.flows.split_off(j);
                 ch.recount();
+                lasts[i] = last_of(ch);
+                lasts.insert(i + 1, (rest[rest.len() - 1].key, rest[rest.len() - 1].f));
                 chunks.insert(i + 1, Chunk::of(rest));
                 continue;
             }
@@ -552,8 +574,9 @@ impl TaskOrders {
         let before = std::mem::take(&mut self.positive_before);
         if !self.ready || changes.resynced {
             self.ready = true;
-            for chunks in &mut self.tasks {
-                for e in chunks.drain(..).flat_map(|ch| ch.flows) {
+            for order in &mut self.tasks {
+                order.lasts.clear();
+                for e in order.chunks.drain(..).flat_map(|ch| ch.flows) {
                     self.key_of[e.f as usize] = f64::NAN;
                 }
             }
@@ -612,7 +635,7 @@ impl TaskOrders {
             }
             let ci = c as usize;
             if self.tasks.len() <= ci {
-                self.tasks.resize_with(ci + 1, Vec::new);
+                self.tasks.resize_with(ci + 1, Order::default);
             }
             apply(&mut self.tasks[ci], &gone, &batch, BYTES_TIE);
         }
@@ -627,7 +650,16 @@ impl TaskOrders {
     #[cfg(debug_assertions)]
     fn check(&self, view: &Clairvoyant<'_>) {
         for &c in view.active_coflows() {
-            let chunks = self.tasks.get(c as usize).map_or(&[][..], Vec::as_slice);
+            let order = self.tasks.get(c as usize);
+            let chunks = order.map_or(&[][..], |o| &o.chunks[..]);
+            if let Some(o) = order {
+                let lasts: Vec<(f64, FlowIdx)> = o.chunks.iter().map(last_of).collect();
+                assert!(lasts
+                    .iter()
+                    .zip(&o.lasts)
+                    .all(|(a, b)| a.0.to_bits() == b.0.to_bits() && a.1 == b.1));
+                assert_eq!(lasts.len(), o.lasts.len(), "chunk lasts of task {c}");
+            }
             let mut want: Vec<crate::greedy::Entry> = view
                 .active_flows_of(c)
                 .map(|f| (view.remaining(f), f, view.path_idx(f)))
@@ -712,7 +744,11 @@ impl TaskOrders {
         out: &mut Allocation,
     ) -> u32 {
         let ci = c as usize;
-        let Some(chunks) = self.tasks.get_mut(ci).map(std::mem::take) else {
+        let Some(chunks) = self
+            .tasks
+            .get_mut(ci)
+            .map(|o| std::mem::take(&mut o.chunks))
+        else {
             return class;
         };
         let len: usize = chunks.iter().map(|ch| ch.flows.len()).sum();
@@ -731,7 +767,7 @@ impl TaskOrders {
                 at += ch.flows.len() as u32;
             }
         }
-        self.tasks[ci] = chunks;
+        self.tasks[ci].chunks = chunks;
         class + len as u32
     }
 
