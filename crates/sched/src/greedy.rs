@@ -43,7 +43,9 @@
 //! first fill that gives it 0 runs while it still sends at its old rate
 //! until the driver applies the new one.
 
-use crate::{Allocation, Changes, Clairvoyant, FlowIdx, PathIdx};
+#[cfg(any(test, debug_assertions))]
+use crate::PathIdx;
+use crate::{Allocation, Changes, Clairvoyant, FlowIdx};
 use std::cmp::Ordering;
 
 /// Gives each flow of `order` (with its path) in turn the least residual
@@ -106,9 +108,11 @@ pub(crate) fn greedy_fill(
 }
 
 /// A flow in the order: its key, index and path.
+#[cfg(any(test, debug_assertions))]
 pub(crate) type Entry = (f64, FlowIdx, PathIdx);
 
 /// Entries in ascending key order, ties by flow index.
+#[cfg(any(test, debug_assertions))]
 pub(crate) fn by_key(a: &Entry, b: &Entry) -> Ordering {
     a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
 }
@@ -116,6 +120,7 @@ pub(crate) fn by_key(a: &Entry, b: &Entry) -> Ordering {
 /// Writes into `merged` the entries of `sorted` whose flow does not
 /// `leave`, with `batch` merged in; both inputs in [`by_key`] order, and
 /// so the output.
+#[cfg(test)]
 pub(crate) fn merge_into(
     sorted: &[Entry],
     batch: &[Entry],
@@ -140,6 +145,7 @@ pub(crate) fn merge_into(
 /// Writes into `order` the flows of `sorted` (in [`by_key`] order) with
 /// each run of near-ties (keys within `tol` of the run's first key, plus
 /// 1e-9 of it) by flow index: the order `sort_with_ties` gives.
+#[cfg(test)]
 pub(crate) fn cut_runs(sorted: &[Entry], tol: f64, order: &mut Vec<(FlowIdx, PathIdx)>) {
     order.clear();
     let s = sorted;
@@ -187,14 +193,14 @@ struct Kept {
 
 /// Link classes of a cluster summary: link `l` is in class `l % CLASSES`
 /// (one class per link on a big switch of up to 160 hosts).
-const CLASSES: usize = 320;
-const WORDS: usize = CLASSES / 64;
+pub(crate) const CLASSES: usize = 320;
+pub(crate) const WORDS: usize = CLASSES / 64;
 
 /// A set of link classes.
-type Classes = [u64; WORDS];
+pub(crate) type Classes = [u64; WORDS];
 
 /// Adds link `l`'s class to `set`; `u32::MAX` (no link) adds them all.
-fn add_class(set: &mut Classes, l: u32) {
+pub(crate) fn add_class(set: &mut Classes, l: u32) {
     if l == u32::MAX {
         *set = [u64::MAX; WORDS];
     } else {
@@ -205,9 +211,9 @@ fn add_class(set: &mut Classes, l: u32) {
 
 /// The classes of the first and of the last links of a cluster's paths.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Ends {
-    first: Classes,
-    last: Classes,
+pub(crate) struct Ends {
+    pub(crate) first: Classes,
+    pub(crate) last: Classes,
 }
 
 /// The [`Ends`] of the clusters, in slots owned by the flow that starts
@@ -230,7 +236,7 @@ impl Clusters {
 /// b`): `b` is then further from `a`, and so (keys being non-negative)
 /// from every key before it, than `sort_with_ties` reaches, so a run
 /// starts at `b` whatever came before.
-fn gap(a: f64, b: f64, tol: f64) -> bool {
+pub(crate) fn gap(a: f64, b: f64, tol: f64) -> bool {
     let reach = if tol > 0.0 { tol + 1e-9 * a } else { 0.0 };
     a >= 0.0 && b - a > reach
 }

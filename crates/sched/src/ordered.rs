@@ -279,6 +279,56 @@ impl ClassServer {
 }
 
 impl ClassServer {
+    /// Serves active flow `f` alone as class `class`: the least residual
+    /// along its path (0 for an empty path), taken from every link of it.
+    /// What [`ClassServer::serve_flows`] gives one flow, to the bit (a
+    /// single demand of weight 1 freezes at its path's least residual and
+    /// takes it from each link, flooring at 0), without a [`MaxMin`]
+    /// solve; debug builds check it against that solve.
+    pub(crate) fn serve_one(
+        &mut self,
+        view: &Observed<'_>,
+        f: crate::FlowIdx,
+        class: u32,
+        out: &mut Allocation,
+    ) {
+        let path = view.path_links(view.path_idx(f));
+        #[cfg(debug_assertions)]
+        let want = {
+            let mut residual = self.residual.clone();
+            let mut solver = MaxMin::default();
+            solver.push(path.iter().copied(), 1.0, 1, f64::INFINITY);
+            let r = solver.solve(&mut residual)[0];
+            (r, residual)
+        };
+        let mut r = f64::INFINITY;
+        for l in path {
+            r = r.min(self.residual[l.0 as usize].max(0.0));
+        }
+        if path.is_empty() {
+            r = 0.0;
+        }
+        for l in path {
+            let res = &mut self.residual[l.0 as usize];
+            *res -= r;
+            if *res < 0.0 {
+                *res = 0.0;
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            assert_eq!(r.to_bits(), want.0.to_bits(), "rate of {f}");
+            let same = self.residual.iter().zip(&want.1);
+            assert!(same.into_iter().all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+        out.set_rate(f, r);
+        out.set_class(f, class);
+        self.served[f as usize] = self.round;
+        if r > 0.0 {
+            self.next_positive.push(f);
+        }
+    }
+
     /// Solves the demands pushed for `members` on what is left and writes
     /// each member's rate (its demand's) and `class` into `out`.
     fn solve_members(&mut self, class: u32, out: &mut Allocation) {

@@ -64,6 +64,20 @@
 //! flow-level version is its limit under sustained congestion and should be
 //! compared with it on the same workloads.
 //!
+//! # What an event costs (`flows=srpt`)
+//!
+//! The orders are kept from one event to the next (`TaskOrders`): only the
+//! flows that had a rate, started or finished move, each by a binary
+//! search, and a task's order is cut into chunks at key gaps, each with the
+//! classes of its flows' first and last links, so that a turn passes over
+//! the chunks that cannot get anything and leaves a chunk once that holds.
+//! A flow is served by taking its path's least residual
+//! (`ClassServer::serve_one`), not by a max-min solve. On FB2010's first
+//! 200 coflows an event still walks about 5,000 flows of chunks with an
+//! open first and an open last link (most of them blocked at one end) for
+//! about 100 it serves, and re-keys about 200; re-keying is over half the
+//! time (docs/benchmarks.md, command 53).
+//!
 //! # What it knows
 //!
 //! `Knows = KnowsSizes`: the flow rule reads each started flow's remaining
@@ -83,7 +97,7 @@
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
 use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
-use crate::greedy::{by_key, cut_runs, merge_into, Entry};
+use crate::greedy::{add_class, gap, Classes, Ends, CLASSES, WORDS};
 use crate::ordered::ClassServer;
 use crate::registry::{SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
@@ -91,6 +105,7 @@ use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Pa
 use coflowkit_model::percentile;
 use coflowkit_model::stats::BYTES_TIE;
 use coflowkit_model::{ceil_ns_time, Time};
+use std::cmp::Ordering;
 
 /// `tafe`: task-aware and flow-aware scheduling.
 pub const TAFE: SchedulerDescriptor = SchedulerDescriptor {
@@ -299,40 +314,240 @@ pub struct Tafe {
 }
 
 /// `flows=srpt`: each task's active flows in order of remaining bytes (as
-/// `sort_with_ties` orders them), kept from one call to the next. A flow
-/// whose rate was 0 in the last two rounds sent nothing, so its remaining
-/// bytes, and its place, stay what they were, to the bit (the argument of
-/// [`crate::greedy`]); a task's order is merged anew only where a flow of
-/// it started, finished or had a rate, and only those flows are re-read.
+/// `sort_with_ties` orders them), kept from one call to the next and cut
+/// into chunks, so that an event costs what it moves and what the turns
+/// can serve, not the size of the tasks.
+///
+/// *What moves.* A flow whose rate was 0 in the last two rounds sent
+/// nothing, so its remaining bytes, and its place, stay what they were, to
+/// the bit (the argument of [`crate::greedy`]). Only the flows that had a
+/// rate, started or finished are taken out and put back, each by a binary
+/// search over the task's chunks and one within a chunk.
+///
+/// *Chunks.* A task's order is a list of chunks of about [`CHUNK`] flows,
+/// cut only where the keys are further apart than a near-tie run reaches
+/// ([`gap`]), so that no run crosses a chunk's end and each chunk is
+/// walked alone; a run of exact ties longer than that is one chunk. Each
+/// chunk keeps the classes of the first and of the last links of its
+/// flows' paths ([`Ends`], by link class as [`crate::greedy`] keeps its
+/// clusters'), a superset of them between re-counts (a flow that leaves
+/// leaves its links in), which only makes a chunk passed over less often.
+///
+/// *Turns.* In a task's turn each flow in order that meets no full link is
+/// served alone ([`ClassServer::serve_one`]: the least residual on its path)
+/// with the class of its place in the task's order; a chunk whose first
+/// links or whose last links are all full would give each of its flows 0,
+/// so the turn passes it over whole. A full link stays full for the rest
+/// of a round, so a flow passed over would never get a rate in it.
 ///
 /// Correctness properties: after [`TaskOrders::update`] each active task's
-/// order is `sort_with_ties` of its active flows by remaining bytes read
-/// now (debug builds check every cached key against a fresh read; the
-/// reference suite holds `tafe` against a slow reference that sorts at
-/// every call, and a unit test holds the merge against a full sort).
+/// chunks, read end to end, are its active flows in (remaining, index)
+/// order with every key read now, chunk ends are gaps and each chunk's
+/// [`Ends`] hold its flows' (debug builds check all of it against a fresh
+/// sort; the reference suite holds `tafe` against a slow reference that
+/// sorts and walks every flow at every call); a chunk is passed over only
+/// if each of its flows crosses a full link (checked flow by flow in debug
+/// builds).
 #[derive(Debug, Default)]
 struct TaskOrders {
-    // Per task: its flows by (remaining, index), and that cut into runs.
-    sorted: Vec<Vec<Entry>>,
-    order: Vec<Vec<(FlowIdx, PathIdx)>>,
-    // Per task: whether its order is merged anew in this call.
-    dirty: Vec<bool>,
-    dirty_tasks: Vec<CoflowIdx>,
-    // Per flow: leaves its task's `sorted` in this call.
-    leaves: Vec<bool>,
-    // Flows re-read in this call, by (task, remaining, index).
-    batch: Vec<(CoflowIdx, Entry)>,
-    merged: Vec<Entry>,
-    entries: Vec<Entry>,
+    // Per task: its order.
+    tasks: Vec<Order>,
+    // Per flow: the key it is kept under, NaN if it is not kept.
+    key_of: Vec<f64>,
+    // Per flow: handled in this update.
+    seen: Vec<bool>,
+    // Flows that leave their task's order, and flows (re-)keyed, in this
+    // update, each with its task.
+    gone: Vec<(CoflowIdx, Kept)>,
+    batch: Vec<(CoflowIdx, Kept)>,
     // Flows with a rate in the round before the last.
     positive_before: Vec<FlowIdx>,
-    // Per task: when its last turn served no flow and no flow of it has
-    // started since, a full link on each of its flows' paths (deduplicated
-    // through `link_seen`); while all of them are full it is served nothing.
-    witness: Vec<Option<Vec<u32>>>,
-    link_seen: Vec<u32>,
-    turn: u32,
+    // This round: per link, the round it was counted full in; per link
+    // class, its links not full; the classes whose links are all full.
+    full_in: Vec<u32>,
+    open: Vec<u32>,
+    full: Classes,
+    round: u32,
+    run: Vec<Kept>,
     ready: bool,
+}
+
+/// Flows per chunk of a task's order, about (a chunk is split when it
+/// holds more than twice this, where its keys leave a gap).
+const CHUNK: usize = 64;
+
+/// A flow in a task's order: its key (remaining bytes), index and path,
+/// with its path's first and last links (`u32::MAX` for an empty path).
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    key: f64,
+    f: FlowIdx,
+    p: PathIdx,
+    ends: [u32; 2],
+}
+
+/// [`crate::greedy::by_key`] on kept flows: key, then flow index.
+fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
+    a.key.total_cmp(&b.key).then(a.f.cmp(&b.f))
+}
+
+/// A stretch of a task's order, with the link classes of its flows' ends.
+#[derive(Debug, Default)]
+struct Chunk {
+    flows: Vec<Kept>,
+    ends: Ends,
+    // Flows that left since `ends` was counted.
+    left: usize,
+    // Flows came in since the last look for a place to split it.
+    grew: bool,
+}
+
+impl Chunk {
+    /// A chunk of `flows`, its [`Ends`] counted.
+    fn of(flows: Vec<Kept>) -> Chunk {
+        let mut chunk = Chunk {
+            flows,
+            ends: Ends::default(),
+            left: 0,
+            grew: true,
+        };
+        chunk.recount();
+        chunk
+    }
+
+    /// Counts [`Ends`] anew from the flows in the chunk.
+    fn recount(&mut self) {
+        self.ends = Ends::default();
+        for e in &self.flows {
+            add_class(&mut self.ends.first, e.ends[0]);
+            add_class(&mut self.ends.last, e.ends[1]);
+        }
+        self.left = 0;
+    }
+}
+
+/// A task's order: its chunks, and the key and index of each one's last
+/// flow (apart, so that finding a chunk reads one short array).
+#[derive(Debug, Default)]
+struct Order {
+    chunks: Vec<Chunk>,
+    lasts: Vec<(f64, FlowIdx)>,
+}
+
+/// The key and index of chunk `ch`'s last flow (it has one).
+fn last_of(ch: &Chunk) -> (f64, FlowIdx) {
+    let e = ch.flows.last().expect("no empty chunk");
+    (e.key, e.f)
+}
+
+/// The chunk (by the `lasts` of chunks, none empty) that holds `probe`'s
+/// place: the first whose last flow is not before it, or the last.
+fn locate(lasts: &[(f64, FlowIdx)], probe: &Kept) -> usize {
+    let at = lasts
+        .partition_point(|&(k, f)| k.total_cmp(&probe.key).then(f.cmp(&probe.f)) == Ordering::Less);
+    at.min(lasts.len().saturating_sub(1))
+}
+
+/// Where to split `flows` (sorted): the gap nearest the middle, if any.
+fn split_point(flows: &[Kept], tol: f64) -> Option<usize> {
+    let mid = flows.len() / 2;
+    let is_gap = |j: usize| gap(flows[j - 1].key, flows[j].key, tol);
+    (0..mid).find_map(|d| {
+        let up = mid + d;
+        let down = mid - d;
+        if up < flows.len() && is_gap(up) {
+            Some(up)
+        } else if down >= 1 && is_gap(down) {
+            Some(down)
+        } else {
+            None
+        }
+    })
+}
+
+/// Takes the flows `gone` out of a task's `chunks` and puts the flows
+/// `batch` in (both in [`kept_by_key`] order), then restores the chunks'
+/// rules: no chunk empty, chunk ends at gaps, long chunks split at one.
+fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
+    let Order { chunks, lasts } = order;
+    for g in gone {
+        let i = locate(lasts, g);
+        let ch = &mut chunks[i];
+        let at = ch
+            .flows
+            .partition_point(|e| kept_by_key(e, g) == Ordering::Less);
+        debug_assert_eq!(ch.flows[at].f, g.f, "kept place of {}", g.f);
+        ch.flows.remove(at);
+        ch.left += 1;
+        // A chunk that empties leaves a gap between its neighbours: keys
+        // grow along the order, so the two are further apart than either
+        // was from it.
+        if ch.flows.is_empty() {
+            chunks.remove(i);
+            lasts.remove(i);
+        } else {
+            lasts[i] = last_of(ch);
+        }
+    }
+    for b in batch {
+        if chunks.is_empty() {
+            chunks.push(Chunk::of(vec![*b]));
+            lasts.push((b.key, b.f));
+            continue;
+        }
+        let i = locate(lasts, b);
+        let ch = &mut chunks[i];
+        let at = ch
+            .flows
+            .partition_point(|e| kept_by_key(e, b) == Ordering::Less);
+        ch.flows.insert(at, *b);
+        ch.grew = true;
+        add_class(&mut ch.ends.first, b.ends[0]);
+        add_class(&mut ch.ends.last, b.ends[1]);
+        lasts[i] = last_of(ch);
+    }
+    if batch.is_empty() && gone.is_empty() {
+        return;
+    }
+    // A flow put in at a chunk's end may close the gap to its neighbour.
+    let mut i = 1;
+    while i < chunks.len() {
+        let a = chunks[i - 1].flows.last().expect("no empty chunk").key;
+        if gap(a, chunks[i].flows[0].key, tol) {
+            i += 1;
+            continue;
+        }
+        let next = chunks.remove(i);
+        lasts.remove(i);
+        let prev = &mut chunks[i - 1];
+        prev.flows.extend_from_slice(&next.flows);
+        prev.left += next.left;
+        prev.grew = true;
+        for set in 0..WORDS {
+            prev.ends.first[set] |= next.ends.first[set];
+            prev.ends.last[set] |= next.ends.last[set];
+        }
+        lasts[i - 1] = last_of(prev);
+    }
+    let mut i = 0;
+    while i < chunks.len() {
+        let ch = &mut chunks[i];
+        if ch.grew && ch.flows.len() > 2 * CHUNK {
+            ch.grew = false;
+            if let Some(j) = split_point(&ch.flows, tol) {
+                let rest = ch.flows.split_off(j);
+                ch.recount();
+                lasts[i] = last_of(ch);
+                lasts.insert(i + 1, (rest[rest.len() - 1].key, rest[rest.len() - 1].f));
+                chunks.insert(i + 1, Chunk::of(rest));
+                continue;
+            }
+        }
+        if ch.left > ch.flows.len() / 2 {
+            ch.recount();
+        }
+        i += 1;
+    }
 }
 
 impl TaskOrders {
@@ -340,107 +555,186 @@ impl TaskOrders {
     /// flows with a rate after the last round.
     fn update(&mut self, view: &Clairvoyant<'_>, changes: &Changes, positive: &[FlowIdx]) {
         let obs = view.observed();
-        if self.leaves.len() < view.n_flows() {
-            self.leaves.resize(view.n_flows(), false);
+        if self.seen.len() < view.n_flows() {
+            self.seen.resize(view.n_flows(), false);
+            self.key_of.resize(view.n_flows(), f64::NAN);
         }
+        self.gone.clear();
         self.batch.clear();
-        self.dirty_tasks.clear();
-        let fresh = !self.ready || changes.resynced;
-        self.ready = true;
-        if fresh {
-            self.sorted.iter_mut().for_each(Vec::clear);
-            self.order.iter_mut().for_each(Vec::clear);
-            self.witness.iter_mut().for_each(|w| *w = None);
-        } else {
-            for &f in &changes.finished {
-                self.leaves[f as usize] = true;
-                self.mark(obs.coflow_of(f));
-            }
-        }
-        let all: &[FlowIdx] = if fresh { view.active_flows() } else { &[] };
+        let kept = |f: FlowIdx| {
+            let p = view.path_idx(f);
+            let path = obs.path_links(p);
+            let ends = match (path.first(), path.last()) {
+                (Some(a), Some(b)) => [a.0, b.0],
+                _ => [u32::MAX; 2],
+            };
+            let key = view.remaining(f);
+            (obs.coflow_of(f), Kept { key, f, p, ends })
+        };
         let before = std::mem::take(&mut self.positive_before);
-        for &f in positive
-            .iter()
-            .chain(&before)
-            .chain(&changes.started)
-            .chain(all)
-        {
-            let fi = f as usize;
-            if self.leaves[fi] || !view.is_active(f) {
-                continue;
+        if !self.ready || changes.resynced {
+            self.ready = true;
+            for order in &mut self.tasks {
+                order.lasts.clear();
+                for e in order.chunks.drain(..).flat_map(|ch| ch.flows) {
+                    self.key_of[e.f as usize] = f64::NAN;
+                }
             }
-            self.leaves[fi] = true;
-            let c = obs.coflow_of(f);
-            self.mark(c);
-            self.witness[c as usize] = None;
             self.batch
-                .push((c, (view.remaining(f), f, view.path_idx(f))));
-        }
-        self.batch
-            .sort_unstable_by(|a, b| a.0.cmp(&b.0).then(by_key(&a.1, &b.1)));
-        self.dirty_tasks.sort_unstable();
-        let mut next = 0;
-        for &c in &self.dirty_tasks {
-            let ci = c as usize;
-            self.dirty[ci] = false;
-            let start = next;
-            while next < self.batch.len() && self.batch[next].0 == c {
-                next += 1;
+                .extend(view.active_flows().iter().map(|&f| kept(f)));
+        } else {
+            let key_of = &mut self.key_of;
+            let gone = &mut self.gone;
+            let mut leave = |c: CoflowIdx, f: FlowIdx| {
+                let key = std::mem::replace(&mut key_of[f as usize], f64::NAN);
+                if !key.is_nan() {
+                    let ends = [0; 2];
+                    gone.push((c, Kept { key, f, p: 0, ends }));
+                }
+            };
+            for &f in &changes.finished {
+                leave(obs.coflow_of(f), f);
             }
-            self.entries.clear();
-            self.entries
-                .extend(self.batch[start..next].iter().map(|x| x.1));
-            let leaves = &self.leaves;
-            merge_into(
-                &self.sorted[ci],
-                &self.entries,
-                |f| leaves[f as usize],
-                &mut self.merged,
-            );
-            std::mem::swap(&mut self.sorted[ci], &mut self.merged);
-            cut_runs(&self.sorted[ci], BYTES_TIE, &mut self.order[ci]);
+            for &f in positive.iter().chain(&before).chain(&changes.started) {
+                let fi = f as usize;
+                if self.seen[fi] || !view.is_active(f) {
+                    continue;
+                }
+                self.seen[fi] = true;
+                let (c, e) = kept(f);
+                leave(c, f);
+                self.batch.push((c, e));
+            }
+            for &(_, e) in &self.batch {
+                self.seen[e.f as usize] = false;
+            }
         }
-        for &f in &changes.finished {
-            self.leaves[f as usize] = false;
+        for &(_, e) in &self.batch {
+            self.key_of[e.f as usize] = e.key;
         }
-        for &(_, (_, f, _)) in &self.batch {
-            self.leaves[f as usize] = false;
+        let by_task = |a: &(CoflowIdx, Kept), b: &(CoflowIdx, Kept)| {
+            a.0.cmp(&b.0).then(kept_by_key(&a.1, &b.1))
+        };
+        self.gone.sort_unstable_by(by_task);
+        self.batch.sort_unstable_by(by_task);
+        let (mut g, mut b) = (0, 0);
+        let mut gone = vec![];
+        let mut batch = vec![];
+        while g < self.gone.len() || b < self.batch.len() {
+            let task = |x: Option<&(CoflowIdx, Kept)>| x.map_or(CoflowIdx::MAX, |x| x.0);
+            let c = task(self.gone.get(g)).min(task(self.batch.get(b)));
+            gone.clear();
+            while g < self.gone.len() && self.gone[g].0 == c {
+                gone.push(self.gone[g].1);
+                g += 1;
+            }
+            batch.clear();
+            while b < self.batch.len() && self.batch[b].0 == c {
+                batch.push(self.batch[b].1);
+                b += 1;
+            }
+            let ci = c as usize;
+            if self.tasks.len() <= ci {
+                self.tasks.resize_with(ci + 1, Order::default);
+            }
+            apply(&mut self.tasks[ci], &gone, &batch, BYTES_TIE);
         }
         self.positive_before = before;
         self.positive_before.clear();
         self.positive_before.extend_from_slice(positive);
         #[cfg(debug_assertions)]
+        self.check(view);
+    }
+
+    /// Debug builds: every active task's chunks against a fresh sort.
+    #[cfg(debug_assertions)]
+    fn check(&self, view: &Clairvoyant<'_>) {
         for &c in view.active_coflows() {
-            let n = view.active_flows_of(c).count();
-            let sorted = self.sorted.get(c as usize).map_or(&[][..], Vec::as_slice);
-            debug_assert_eq!(sorted.len(), n, "flows of task {c}");
-            for &(k, f, _) in sorted {
-                debug_assert_eq!(view.remaining(f).to_bits(), k.to_bits(), "key of {f}");
+            let order = self.tasks.get(c as usize);
+            let chunks = order.map_or(&[][..], |o| &o.chunks[..]);
+            if let Some(o) = order {
+                let lasts: Vec<(f64, FlowIdx)> = o.chunks.iter().map(last_of).collect();
+                assert!(lasts
+                    .iter()
+                    .zip(&o.lasts)
+                    .all(|(a, b)| a.0.to_bits() == b.0.to_bits() && a.1 == b.1));
+                assert_eq!(lasts.len(), o.lasts.len(), "chunk lasts of task {c}");
+            }
+            let mut want: Vec<crate::greedy::Entry> = view
+                .active_flows_of(c)
+                .map(|f| (view.remaining(f), f, view.path_idx(f)))
+                .collect();
+            want.sort_unstable_by(crate::greedy::by_key);
+            let got: Vec<crate::greedy::Entry> = chunks
+                .iter()
+                .flat_map(|ch| ch.flows.iter().map(|e| (e.key, e.f, e.p)))
+                .collect();
+            assert_eq!(got.len(), want.len(), "flows of task {c}");
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!((g.0.to_bits(), g.1), (w.0.to_bits(), w.1), "task {c}");
+            }
+            for w in chunks.windows(2) {
+                let a = w[0].flows.last().expect("no empty chunk").key;
+                assert!(gap(a, w[1].flows[0].key, BYTES_TIE), "chunk end in a run");
+            }
+            for ch in chunks {
+                let exact = Chunk::of(ch.flows.clone()).ends;
+                let within = |a: &Classes, b: &Classes| a.iter().zip(b).all(|(a, b)| a & !b == 0);
+                assert!(within(&exact.first, &ch.ends.first) && within(&exact.last, &ch.ends.last));
             }
         }
     }
 
-    fn mark(&mut self, c: CoflowIdx) {
-        let ci = c as usize;
-        if self.dirty.len() <= ci {
-            self.dirty.resize(ci + 1, false);
-            self.sorted.resize_with(ci + 1, Vec::new);
-            self.order.resize_with(ci + 1, Vec::new);
-            self.witness.resize_with(ci + 1, || None);
+    /// Starts a round: counts the links that are full from the start.
+    fn begin(&mut self, obs: &crate::Observed<'_>, server: &ClassServer) {
+        self.round = self.round.wrapping_add(1);
+        if self.full_in.len() < obs.n_links() {
+            self.full_in.resize(obs.n_links(), 0);
         }
-        if !self.dirty[ci] {
-            self.dirty[ci] = true;
-            self.dirty_tasks.push(c);
+        self.open.clear();
+        self.open.resize(CLASSES, 0);
+        self.full = [0; WORDS];
+        for l in 0..obs.n_links() {
+            if server.is_full(l as u32) {
+                self.full_in[l] = self.round;
+            } else {
+                self.open[l % CLASSES] += 1;
+            }
+        }
+        for (c, &n) in self.open.iter().enumerate() {
+            if n == 0 {
+                self.full[c / 64] |= 1 << (c % 64);
+            }
         }
     }
 
+    /// Notes the links of `path` that the flow just served filled.
+    fn filled(&mut self, path: &[coflowkit_model::LinkId], server: &ClassServer) {
+        for l in path {
+            let li = l.0 as usize;
+            if self.full_in[li] != self.round && server.is_full(l.0) {
+                self.full_in[li] = self.round;
+                let c = li % CLASSES;
+                self.open[c] -= 1;
+                if self.open[c] == 0 {
+                    self.full[c / 64] |= 1 << (c % 64);
+                }
+            }
+        }
+    }
+
+    /// Whether every flow of a chunk with these [`Ends`] crosses a full
+    /// link: its first links or its last links are all full.
+    fn all_blocked(&self, ends: &Ends) -> bool {
+        let within = |set: &Classes| set.iter().zip(&self.full).all(|(s, f)| s & !f == 0);
+        within(&ends.first) || within(&ends.last)
+    }
+
     /// Task `c`'s turn from class `class` on: each flow in order that meets
-    /// no full link is served alone, and every flow takes a class. Returns
-    /// the next class. A task is passed over whole when its paths' first or
-    /// last links are all full, or when the full links that blocked every
-    /// flow at its last turn (which served none) are all still full: a
-    /// full link stays full for the rest of a round, so its flows would be
-    /// passed over one by one.
+    /// no full link is served alone, and every flow takes a class (its
+    /// place in the order). Returns the next class. A task is passed over
+    /// whole when its paths' first or last links are all full, and a chunk
+    /// when its flows' are.
     fn serve(
         &mut self,
         obs: &crate::Observed<'_>,
@@ -450,42 +744,93 @@ impl TaskOrders {
         out: &mut Allocation,
     ) -> u32 {
         let ci = c as usize;
-        let Some(order) = self.order.get(ci) else {
+        let Some(chunks) = self
+            .tasks
+            .get_mut(ci)
+            .map(|o| std::mem::take(&mut o.chunks))
+        else {
             return class;
         };
-        let next = class + order.len() as u32;
-        if server.blocked(obs, c) {
-            return next;
-        }
-        if let Some(w) = &self.witness[ci] {
-            if w.iter().all(|&l| server.is_full(l)) {
-                return next;
+        let len: usize = chunks.iter().map(|ch| ch.flows.len()).sum();
+        if !server.blocked(obs, c) {
+            let mut at = class;
+            for ch in &chunks {
+                if self.all_blocked(&ch.ends) {
+                    #[cfg(debug_assertions)]
+                    for e in &ch.flows {
+                        let path = obs.path_links(e.p);
+                        assert!(path.iter().any(|l| server.is_full(l.0)), "{} passed", e.f);
+                    }
+                } else {
+                    self.walk(obs, server, ch, at, out);
+                }
+                at += ch.flows.len() as u32;
             }
         }
-        self.turn = self.turn.wrapping_add(1);
-        if self.link_seen.len() < obs.n_links() {
-            self.link_seen.resize(obs.n_links(), 0);
-        }
-        let mut witness = self.witness[ci].take().unwrap_or_default();
-        witness.clear();
-        let mut served = false;
-        for (i, &(f, p)) in order.iter().enumerate() {
-            let full = obs.path_links(p).iter().find(|l| server.is_full(l.0));
-            match full {
-                None => {
-                    server.serve_flows(obs, [f], class + i as u32, out);
-                    served = true;
-                }
-                Some(l) if !served && self.link_seen[l.0 as usize] != self.turn => {
-                    self.link_seen[l.0 as usize] = self.turn;
-                    witness.push(l.0);
-                }
-                Some(_) => {}
-            }
-        }
-        self.witness[ci] = (!served).then_some(witness);
-        next
+        self.tasks[ci].chunks = chunks;
+        class + len as u32
     }
+
+    /// Serves the flows of chunk `ch` from class `class` on: each run of
+    /// near-ties by flow index, as `sort_with_ties` orders them, until the
+    /// chunk's flows all cross a full link.
+    fn walk(
+        &mut self,
+        obs: &crate::Observed<'_>,
+        server: &mut ClassServer,
+        ch: &Chunk,
+        class: u32,
+        out: &mut Allocation,
+    ) {
+        let (flows, ends) = (&ch.flows[..], &ch.ends);
+        let mut run = std::mem::take(&mut self.run);
+        let mut i = 0;
+        'runs: while i < flows.len() {
+            let j = run_end(flows, i, BYTES_TIE);
+            let in_order = flows[i..j].windows(2).all(|w| w[0].f < w[1].f);
+            if !in_order {
+                run.clear();
+                run.extend_from_slice(&flows[i..j]);
+                run.sort_unstable_by_key(|e| e.f);
+            }
+            let stretch = if in_order { &flows[i..j] } else { &run[..] };
+            for (k, e) in stretch.iter().enumerate() {
+                if e.ends[0] != u32::MAX && (server.is_full(e.ends[0]) || server.is_full(e.ends[1]))
+                {
+                    continue;
+                }
+                let path = obs.path_links(e.p);
+                if path.iter().any(|l| server.is_full(l.0)) {
+                    continue;
+                }
+                server.serve_one(obs, e.f, class + (i + k) as u32, out);
+                self.filled(path, server);
+                if self.all_blocked(ends) {
+                    // Every flow left in the chunk crosses a full link.
+                    break 'runs;
+                }
+            }
+            i = j;
+        }
+        self.run = run;
+    }
+}
+
+/// The end of the near-tie run of `flows` (in key order) that starts at
+/// `i`: the first flow whose key is more than `tol` (plus 1e-9 of the
+/// run's first key) above `flows[i]`'s, as `sort_with_ties` cuts runs.
+fn run_end(flows: &[Kept], i: usize, tol: f64) -> usize {
+    let k0 = flows[i].key;
+    let reach = if tol > 0.0 {
+        tol + 1e-9 * k0.abs()
+    } else {
+        0.0
+    };
+    let mut j = i + 1;
+    while j < flows.len() && flows[j].key - k0 <= reach {
+        j += 1;
+    }
+    j
 }
 
 impl Tafe {
@@ -599,6 +944,9 @@ impl Scheduler for Tafe {
             self.by_remaining.update(&view, changes, positive);
         }
         self.server.begin(&obs);
+        if self.config.flows == FlowOrder::Srpt {
+            self.by_remaining.begin(&obs, &self.server);
+        }
         let mut class = 0u32;
         for i in 0..self.order.len() {
             let c = self.order[i].2;
