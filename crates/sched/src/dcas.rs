@@ -811,6 +811,8 @@ pub struct Dcas {
     batch_msgs: Vec<u32>,
     batch_starts: Vec<u32>,
     batch_merged: Vec<CacheEntry>,
+    batch_coflow_no: Vec<u32>,
+    batch_replies: Vec<Option<u64>>,
 }
 
 impl Dcas {
@@ -857,6 +859,8 @@ impl Dcas {
             batch_order: vec![],
             batch_msgs: vec![],
             batch_merged: vec![],
+            batch_coflow_no: vec![],
+            batch_replies: vec![],
             batch_starts: vec![],
         }
     }
@@ -1068,6 +1072,22 @@ impl Dcas {
             }
         }
         // (Each start has moved to its bucket's end, the next one's start.)
+        // The coflows of the batch numbered in order; each receiver's reply
+        // for each (None: a complete coflow's announcements are not read).
+        let n_hosts = self.hosts.len();
+        let mut coflow_no = std::mem::take(&mut self.batch_coflow_no);
+        coflow_no.clear();
+        coflow_no.resize(batch.len(), 0);
+        let mut n_coflows = 0;
+        for (k, &a) in order.iter().enumerate() {
+            if k > 0 && batch[a as usize].coflow != batch[order[k - 1] as usize].coflow {
+                n_coflows += 1;
+            }
+            coflow_no[a as usize] = n_coflows;
+        }
+        let mut replies = std::mem::take(&mut self.batch_replies);
+        replies.clear();
+        replies.resize((n_coflows as usize + 1) * n_hosts, None);
         let expiry = self.config.expiry;
         let mut merged = std::mem::take(&mut self.batch_merged);
         let mut i = 0;
@@ -1088,42 +1108,57 @@ impl Dcas {
                 if cache.is_empty() {
                     self.cached_at.entry(c).or_default().push(to);
                 }
-                // Expired entries go; announced ones are set or added.
-                merged.clear();
-                let live = |e: &&CacheEntry| e.at + expiry > now;
-                let mut k = 0;
-                for &a in group {
-                    let m = &batch[a as usize];
-                    let passed = cache[k..].iter().take_while(|e| e.sender < m.from).count();
-                    merged.extend(cache[k..k + passed].iter().filter(live));
-                    k += passed;
-                    k += usize::from(cache.get(k).is_some_and(|e| e.sender == m.from));
-                    merged.push(CacheEntry {
-                        sender: m.from,
-                        value: m.value,
-                        at: now,
-                    });
-                }
-                merged.extend(cache[k..].iter().filter(live));
-                std::mem::swap(cache, &mut merged);
-                let value = self
-                    .config
-                    .psi
-                    .apply(cache.iter().map(|e| e.value))
-                    .expect("the announcer's own entry");
-                let id = view.coflow_id(c);
-                for &a in group {
-                    let m = &batch[a as usize];
-                    self.stats.feedbacks += 1;
-                    if !self.lost(MessageKind::Feedback, id, to, m.from, m.round) {
-                        let sub = &mut self.subs[m.sub as usize];
-                        if sub.instance == m.instance
-                            && sub.round == m.round
-                            && sub.pending.is_some()
-                        {
-                            sub.feedback.push(value);
-                        }
+                // Expired entries go; announced ones are set or added: in
+                // place when the group's senders are the cache's (the same
+                // senders announce every tick), else by one merge.
+                let same = group.len() == cache.len()
+                    && group
+                        .iter()
+                        .zip(cache.iter())
+                        .all(|(&a, e)| batch[a as usize].from == e.sender);
+                if same {
+                    for (&a, e) in group.iter().zip(cache.iter_mut()) {
+                        (e.value, e.at) = (batch[a as usize].value, now);
                     }
+                } else {
+                    merged.clear();
+                    let live = |e: &&CacheEntry| e.at + expiry > now;
+                    let mut k = 0;
+                    for &a in group {
+                        let m = &batch[a as usize];
+                        let passed = cache[k..].iter().take_while(|e| e.sender < m.from).count();
+                        merged.extend(cache[k..k + passed].iter().filter(live));
+                        k += passed;
+                        k += usize::from(cache.get(k).is_some_and(|e| e.sender == m.from));
+                        merged.push(CacheEntry {
+                            sender: m.from,
+                            value: m.value,
+                            at: now,
+                        });
+                    }
+                    merged.extend(cache[k..].iter().filter(live));
+                    std::mem::swap(cache, &mut merged);
+                }
+                let value = self.config.psi.apply(cache.iter().map(|e| e.value));
+                let no = coflow_no[group[0] as usize] as usize;
+                replies[no * n_hosts + to.0 as usize] = value;
+            }
+        }
+        // The replies, each announcement's in its receivers' order: a
+        // sender's feedback arrives by receiver.
+        for (a, m) in batch.iter().enumerate() {
+            let open = self
+                .live(m.sub, m.instance, m.round)
+                .is_some_and(|s| s.pending.is_some());
+            let id = view.coflow_id(m.coflow);
+            let row = coflow_no[a] as usize * n_hosts;
+            for &r in m.to.iter() {
+                let Some(value) = replies[row + r.0 as usize] else {
+                    continue;
+                };
+                self.stats.feedbacks += 1;
+                if !self.lost(MessageKind::Feedback, id, r, m.from, m.round) && open {
+                    self.subs[m.sub as usize].feedback.push(value);
                 }
             }
         }
@@ -1131,6 +1166,7 @@ impl Dcas {
         self.batch.clear();
         self.batch_merged = merged;
         (self.batch_order, self.batch_msgs, self.batch_starts) = (order, msgs, starts);
+        (self.batch_coflow_no, self.batch_replies) = (coflow_no, replies);
     }
 
     /// The end of a negotiation: `<1, Φ(M)>`, or `<1, d>` with no feedback.
