@@ -606,15 +606,14 @@ impl<'a> Local<'a> {
     pub fn new(view: Clairvoyant<'a>, host: HostId) -> Local<'a> {
         Local { view, host }
     }
+    #[inline]
     fn own(&self, f: FlowIdx) {
-        assert_eq!(
-            self.view.src(f),
-            self.host,
-            "host {} read flow {f} of another host",
-            self.host
-        );
+        if self.view.src(f) != self.host {
+            refused(self.host, f);
+        }
     }
     /// Bytes flow `f` (of this host) has left.
+    #[inline]
     pub fn remaining(&self, f: FlowIdx) -> f64 {
         self.own(f);
         self.view.remaining(f)
@@ -624,6 +623,13 @@ impl<'a> Local<'a> {
         self.own(f);
         self.view.dst(f)
     }
+}
+
+/// A host read another host's flow: a bug, out of the hot path.
+#[cold]
+#[inline(never)]
+fn refused(host: HostId, f: FlowIdx) -> ! {
+    panic!("host {host} read flow {f} of another host")
 }
 
 /// A subcoflow, as its sender keeps it.
@@ -799,6 +805,7 @@ pub struct Dcas {
     // (serves numbered by `n_serves`).
     link_listed: Vec<u64>,
     n_serves: u64,
+    member_ends: Vec<u32>,
     n_changes: u64,
     stats: DcasStats,
     // Scratch.
@@ -848,6 +855,7 @@ impl Dcas {
             dropped: vec![],
             link_listed: vec![],
             n_serves: 0,
+            member_ends: vec![],
             n_changes: 0,
             stats: DcasStats::default(),
             config,
@@ -1494,23 +1502,25 @@ impl Dcas {
         }
         self.server.residual_of(&turn.links, &mut turn.before);
         let server = &self.server;
+        // Each subcoflow's members are a run of `turn.members`, ending at
+        // `member_ends[k]` for the k-th subcoflow of the class.
+        let mut member_ends = std::mem::take(&mut self.member_ends);
+        member_ends.clear();
         for &(_, s, first) in &self.order[range.clone()] {
-            // Most subcoflows wait behind a full uplink: one look.
-            if first != NO_LINK && server.is_full(first) {
-                continue;
-            }
             let sub = &self.subs[s as usize];
             let ends = sub.ends.as_ref().expect("made with the order");
-            if ends.0.iter().all(|&l| server.is_full(l))
-                || ends.1.iter().all(|&l| server.is_full(l))
-            {
-                continue;
+            // Most subcoflows wait behind a full uplink: one look.
+            let blocked = (first != NO_LINK && server.is_full(first))
+                || ends.0.iter().all(|&l| server.is_full(l))
+                || ends.1.iter().all(|&l| server.is_full(l));
+            if !blocked {
+                let flow_ends = &self.flow_ends;
+                turn.members.extend(sub.flows.iter().copied().filter(|&f| {
+                    let (a, b) = flow_ends[f as usize];
+                    !server.is_full(a) && !server.is_full(b)
+                }));
             }
-            let flow_ends = &self.flow_ends;
-            turn.members.extend(sub.flows.iter().copied().filter(|&f| {
-                let (a, b) = flow_ends[f as usize];
-                !server.is_full(a) && !server.is_full(b)
-            }));
+            member_ends.push(turn.members.len() as u32);
         }
         if !turn.members.is_empty() {
             let p = self.subs[self.order[range.start].1 as usize]
@@ -1526,19 +1536,19 @@ impl Dcas {
         turn.round = round;
         // Service: a subcoflow is served while a flow of it has a rate
         // above the floor; one that was and is not any more is unserved
-        // from now.
-        for &(_, s, _) in &self.order[range] {
+        // from now. Only members have a rate.
+        let mut start = 0;
+        for (&(_, s, _), &end) in self.order[range].iter().zip(&member_ends) {
             let sub = &mut self.subs[s as usize];
             let floor = EPS * self.hosts[sub.host.0 as usize].nic_bps;
             let was = sub.n_served > 0;
             let (mut n_served, mut sending) = (0, false);
-            for &f in &sub.flows {
-                if self.flow_round[f as usize] == round {
-                    let r = out.rate(f);
-                    n_served += u32::from(r > floor);
-                    sending |= r > 0.0;
-                }
+            for &f in &turn.members[start..end as usize] {
+                let r = out.rate(f);
+                n_served += u32::from(r > floor);
+                sending |= r > 0.0;
             }
+            start = end as usize;
             sub.n_served = n_served;
             sub.sending = sending;
             sub.moved |= sending;
@@ -1548,6 +1558,7 @@ impl Dcas {
                 sub.unserved_since = Some(now);
             }
         }
+        self.member_ends = member_ends;
     }
 }
 
