@@ -30,6 +30,14 @@
 //! same `<1, P>` (Ψ = Φ = max) with a `P` that moves every tick, keeps its
 //! turn while the classes before it leave it the same capacity.
 //!
+//! The protocol costs one pass over each negotiating subcoflow's flows and
+//! messages per tick, and no more: bytes left are summed again only after a
+//! flow of the subcoflow had a rate; an announcement is one queued entry
+//! for all its receivers (their list shared with the subcoflow); receivers
+//! update their caches per (receiver, coflow) in one merge (in place when
+//! the same senders announce) and reply through a table of Ψ per (coflow,
+//! receiver), which each sender reads in its receivers' order.
+//!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
 //! * **Sender, Pseudocode 1.** Every `delta` (δ, default 100 ms) each
@@ -134,7 +142,10 @@
 //! turn (members of a turn served again or gone are zeroed unless a class
 //! gave them a rate in this round, `dropped`); a decision or feedback
 //! applies only to the round that announced (`instance` and `round` checks
-//! in `Dcas::live` and `run_protocol`). The
+//! in `Dcas::live`, at decisions and when a receiver replies); a
+//! subcoflow's cached bytes left are its flows' sum whenever none of them
+//! had a rate since (`rem`, dropped at joins and leaves; `moved`, set
+//! from the rates its class gives in `serve_class`). The
 //! slow reference in `crates/sim/tests/reference/dcas.rs` implements the same
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
@@ -971,7 +982,18 @@ impl Dcas {
         // Bytes left move only while a flow of it has a rate: otherwise the
         // sum of the last run is read again (the same sum, to the bit).
         let rem = match sub.rem.filter(|_| !sub.moved) {
-            Some(rem) => rem,
+            Some(rem) => {
+                debug_assert_eq!(
+                    rem.to_bits(),
+                    sub.flows
+                        .iter()
+                        .map(|&f| local.remaining(f))
+                        .sum::<f64>()
+                        .to_bits(),
+                    "cached bytes left of a subcoflow whose flows moved"
+                );
+                rem
+            }
             None => {
                 let rem: f64 = sub.flows.iter().map(|&f| local.remaining(f)).sum();
                 sub.rem = Some(rem);
@@ -1147,6 +1169,11 @@ impl Dcas {
                     merged.extend(cache[k..].iter().filter(live));
                     std::mem::swap(cache, &mut merged);
                 }
+                debug_assert!(
+                    cache.windows(2).all(|w| w[0].sender < w[1].sender)
+                        && cache.iter().all(|e| e.at + expiry > now),
+                    "a receiver's cache: live entries, one per sender, in order"
+                );
                 let value = self.config.psi.apply(cache.iter().map(|e| e.value));
                 let no = coflow_no[group[0] as usize] as usize;
                 replies[no * n_hosts + to.0 as usize] = value;
