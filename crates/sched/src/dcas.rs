@@ -30,6 +30,14 @@
 //! same `<1, P>` (Ψ = Φ = max) with a `P` that moves every tick, keeps its
 //! turn while the classes before it leave it the same capacity.
 //!
+//! The protocol costs one pass over each negotiating subcoflow's flows and
+//! messages per tick, and no more: bytes left are summed again only after a
+//! flow of the subcoflow had a rate; an announcement is one queued entry
+//! for all its receivers (their list shared with the subcoflow); receivers
+//! update their caches per (receiver, coflow) in one merge (in place when
+//! the same senders announce) and reply through a table of Ψ per (coflow,
+//! receiver), which each sender reads in its receivers' order.
+//!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
 //! * **Sender, Pseudocode 1.** Every `delta` (δ, default 100 ms) each
@@ -81,8 +89,12 @@
 //! which is the timer the scheduler asks the driver for. Every message takes
 //! the same delay and every negotiation the same time, so each kind of
 //! event comes due in the order it was made: one FIFO queue per kind
-//! (announcements, feedback, decisions) and the next tick, merged by
-//! (instant, phase). At one instant, in this order:
+//! (announcements, one entry per run of Pseudocode 1 for all its receivers,
+//! and decisions) and the next tick, merged by (instant, phase). Feedback
+//! needs no queue: a reply arrives at the instant its negotiation ends,
+//! before the decision, so it goes into its round's feedback when the
+//! receiver replies (a later run of Pseudocode 1 drops it, as it would drop
+//! a reply still in flight). At one instant, in this order:
 //! 1. flows that finished leave their subcoflows (a subcoflow with no flow
 //!    left is forgotten by its sender; receivers keep its entries until they
 //!    expire); flows that started join theirs, and a subcoflow that appears
@@ -130,7 +142,10 @@
 //! turn (members of a turn served again or gone are zeroed unless a class
 //! gave them a rate in this round, `dropped`); a decision or feedback
 //! applies only to the round that announced (`instance` and `round` checks
-//! in `Dcas::live` and `run_protocol`). The
+//! in `Dcas::live`, at decisions and when a receiver replies); a
+//! subcoflow's cached bytes left are its flows' sum whenever none of them
+//! had a rate since (`rem`, dropped at joins and leaves; `moved`, set
+//! from the rates its class gives in `serve_class`). The
 //! slow reference in `crates/sim/tests/reference/dcas.rs` implements the same
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
@@ -602,15 +617,14 @@ impl<'a> Local<'a> {
     pub fn new(view: Clairvoyant<'a>, host: HostId) -> Local<'a> {
         Local { view, host }
     }
+    #[inline]
     fn own(&self, f: FlowIdx) {
-        assert_eq!(
-            self.view.src(f),
-            self.host,
-            "host {} read flow {f} of another host",
-            self.host
-        );
+        if self.view.src(f) != self.host {
+            refused(self.host, f);
+        }
     }
     /// Bytes flow `f` (of this host) has left.
+    #[inline]
     pub fn remaining(&self, f: FlowIdx) -> f64 {
         self.own(f);
         self.view.remaining(f)
@@ -620,6 +634,13 @@ impl<'a> Local<'a> {
         self.own(f);
         self.view.dst(f)
     }
+}
+
+/// A host read another host's flow: a bug, out of the hot path.
+#[cold]
+#[inline(never)]
+fn refused(host: HostId, f: FlowIdx) -> ! {
+    panic!("host {host} read flow {f} of another host")
 }
 
 /// A subcoflow, as its sender keeps it.
@@ -640,18 +661,27 @@ struct Subcoflow {
     pending: Option<u64>,
     feedback: Vec<u64>,
     // The distinct receivers of its flows (recomputed after flows join or
-    // leave), and the distinct first and last links of their paths (big
-    // switch: to skip it when either side is full; recomputed after joins).
-    receivers: Option<Vec<HostId>>,
+    // leave; shared with its announcements in flight), and the distinct
+    // first and last links of their paths (big switch: to skip it when
+    // either side is full; recomputed after joins).
+    receivers: Option<Arc<[HostId]>>,
     ends: Option<(Vec<u32>, Vec<u32>)>,
     // When its flows last changed (`Dcas::n_changes` then): a class whose
     // subcoflows all show the stamps of its last turn has the same flows.
     changed_at: u64,
+    // The bytes its flows had left when Pseudocode 1 last summed them (None
+    // after a join or leave); whether a flow of it may have sent since
+    // (`moved`: then they are summed again), and whether one had a positive
+    // rate at its class's last serve (`sending`; big switch).
+    rem: Option<f64>,
+    moved: bool,
+    sending: bool,
 }
 
 /// One class's last turn on the big switch: its subcoflows (slot and
-/// change stamp, in order), the links its flows cross (sorted) with their
-/// residual before and after it, and the flows it gave a rate.
+/// change stamp, in order), the links its flows cross (each once, in the
+/// order first met) with their residual before and after it, and the flows
+/// it gave a rate.
 #[derive(Debug, Default)]
 struct ClassTurn {
     subs: Vec<(u32, u64)>,
@@ -679,12 +709,14 @@ struct Host {
     nic_bps: f64,
 }
 
-/// An announcement in flight. `sub` and `instance` name the sender's
-/// subcoflow (a handle the receiver echoes back, as a cookie).
-#[derive(Debug, Clone, Copy)]
+/// One run of Pseudocode 1's announcement in flight: the same message to
+/// every receiver in `to` (those whose copy is not lost; shared with the
+/// subcoflow's receiver list when none is). `sub` and `instance` name the
+/// sender's subcoflow (a handle the receiver echoes back, as a cookie).
+#[derive(Debug, Clone)]
 struct Announcement {
     at: Time,
-    to: HostId,
+    to: Arc<[HostId]>,
     from: HostId,
     coflow: CoflowIdx,
     sub: u32,
@@ -693,15 +725,13 @@ struct Announcement {
     value: u64,
 }
 
-/// A feedback message in flight, or the end of a negotiation (`value`
-/// unused): both are for one round of one subcoflow.
+/// The end of a negotiation: one round of one subcoflow.
 #[derive(Debug, Clone, Copy)]
 struct ForRound {
     at: Time,
     sub: u32,
     instance: u32,
     round: u32,
-    value: u64,
 }
 
 /// The two control messages, as the loss hash names them.
@@ -755,9 +785,9 @@ pub struct Dcas {
     // The protocol's events. Every message takes the same delay and every
     // negotiation the same time, so each kind arrives in the order it was
     // sent: one FIFO queue per kind, merged by (instant, phase) with the
-    // phases announcement < feedback < decision < tick.
+    // phases announcement < decision < tick (feedback, due with its
+    // decision, is delivered when the receiver replies: `receive`).
     announcements: VecDeque<Announcement>,
-    feedbacks: VecDeque<ForRound>,
     decisions: VecDeque<ForRound>,
     next_tick: Option<Time>,
     // The allocation: on the big switch the classes are walked in order at
@@ -782,6 +812,11 @@ pub struct Dcas {
     round: u64,
     flow_round: Vec<u64>,
     dropped: Vec<FlowIdx>,
+    // Per link, the last class serve that listed it in its turn's links
+    // (serves numbered by `n_serves`).
+    link_listed: Vec<u64>,
+    n_serves: u64,
+    member_ends: Vec<u32>,
     n_changes: u64,
     stats: DcasStats,
     // Scratch.
@@ -790,8 +825,12 @@ pub struct Dcas {
     new_flows: Vec<FlowIdx>,
     changed: Vec<u32>,
     batch: Vec<Announcement>,
-    batch_keys: Vec<u64>,
+    batch_order: Vec<u32>,
+    batch_msgs: Vec<u32>,
     batch_starts: Vec<u32>,
+    batch_merged: Vec<CacheEntry>,
+    batch_coflow_no: Vec<u32>,
+    batch_replies: Vec<Option<u64>>,
 }
 
 impl Dcas {
@@ -813,7 +852,6 @@ impl Dcas {
             complete: vec![],
             cached_at: FxHashMap::default(),
             announcements: VecDeque::new(),
-            feedbacks: VecDeque::new(),
             decisions: VecDeque::new(),
             next_tick: None,
             always_incremental: config.incremental,
@@ -826,6 +864,9 @@ impl Dcas {
             round: 0,
             flow_round: vec![],
             dropped: vec![],
+            link_listed: vec![],
+            n_serves: 0,
+            member_ends: vec![],
             n_changes: 0,
             stats: DcasStats::default(),
             config,
@@ -834,7 +875,11 @@ impl Dcas {
             new_flows: vec![],
             changed: vec![],
             batch: vec![],
-            batch_keys: vec![],
+            batch_order: vec![],
+            batch_msgs: vec![],
+            batch_merged: vec![],
+            batch_coflow_no: vec![],
+            batch_replies: vec![],
             batch_starts: vec![],
         }
     }
@@ -934,7 +979,28 @@ impl Dcas {
         sub.feedback.clear();
         let (c, h) = (sub.coflow, sub.host);
         let local = Local::new(*view, h);
-        let rem: f64 = sub.flows.iter().map(|&f| local.remaining(f)).sum();
+        // Bytes left move only while a flow of it has a rate: otherwise the
+        // sum of the last run is read again (the same sum, to the bit).
+        let rem = match sub.rem.filter(|_| !sub.moved) {
+            Some(rem) => {
+                debug_assert_eq!(
+                    rem.to_bits(),
+                    sub.flows
+                        .iter()
+                        .map(|&f| local.remaining(f))
+                        .sum::<f64>()
+                        .to_bits(),
+                    "cached bytes left of a subcoflow whose flows moved"
+                );
+                rem
+            }
+            None => {
+                let rem: f64 = sub.flows.iter().map(|&f| local.remaining(f)).sum();
+                sub.rem = Some(rem);
+                rem
+            }
+        };
+        sub.moved = sub.sending || self.inc.is_some();
         let d = self
             .config
             .desired_of(rem, self.hosts[h.0 as usize].nic_bps);
@@ -948,36 +1014,44 @@ impl Dcas {
         } else {
             let (instance, round) = (sub.instance, sub.round);
             sub.pending = Some(d);
-            let receivers = sub.receivers.take().unwrap_or_else(|| {
-                let mut r: Vec<HostId> = sub.flows.iter().map(|&f| local.dst(f)).collect();
-                r.sort_unstable();
-                r.dedup();
-                r
-            });
-            let at = now + self.config.msg_delay;
+            let receivers = sub
+                .receivers
+                .get_or_insert_with(|| {
+                    let mut r: Vec<HostId> = sub.flows.iter().map(|&f| local.dst(f)).collect();
+                    r.sort_unstable();
+                    r.dedup();
+                    r.into()
+                })
+                .clone();
             let id = view.coflow_id(c);
-            for &r in &receivers {
-                self.stats.announcements += 1;
-                if !self.lost(MessageKind::Announce, id, h, r, round) {
-                    self.announcements.push_back(Announcement {
-                        at,
-                        to: r,
-                        from: h,
-                        coflow: c,
-                        sub: s,
-                        instance,
-                        round,
-                        value: d,
-                    });
-                }
+            self.stats.announcements += receivers.len() as u64;
+            let to = if self.config.loss > 0.0 {
+                let kept: Vec<HostId> = receivers
+                    .iter()
+                    .copied()
+                    .filter(|&r| !self.lost(MessageKind::Announce, id, h, r, round))
+                    .collect();
+                kept.into()
+            } else {
+                receivers
+            };
+            if !to.is_empty() {
+                self.announcements.push_back(Announcement {
+                    at: now + self.config.msg_delay,
+                    to,
+                    from: h,
+                    coflow: c,
+                    sub: s,
+                    instance,
+                    round,
+                    value: d,
+                });
             }
-            self.subs[s as usize].receivers = Some(receivers);
             self.decisions.push_back(ForRound {
                 at: now + Dur(2 * self.config.msg_delay.0),
                 sub: s,
                 instance,
                 round,
-                value: 0,
             });
             if self.subs[s as usize].priority.is_none() {
                 self.set_priority(s, Priority::large(d), Rule::Interim, d, now, view, out);
@@ -988,95 +1062,146 @@ impl Dcas {
     /// Pseudocode 2 for every announcement due now (in `batch`): each
     /// receiver updates its cache with all of them first, then replies
     /// `Ψ(cached values of the coflow)` to each announcer (one value per
-    /// receiver and coflow at one instant).
+    /// receiver and coflow at one instant). A reply reaches its sender
+    /// `msg_delay` later, the instant its negotiation ends, before the
+    /// decision (phase order), and counts only for the round that
+    /// announced, still open: nothing can end or replace that round in
+    /// between but a run of Pseudocode 1, which drops the feedback it holds.
+    /// So a reply goes into its round's feedback now, not into a queue.
     fn receive(&mut self, now: Time, view: &Clairvoyant<'_>) {
-        let mut batch = std::mem::take(&mut self.batch);
-        // Grouped by (receiver, coflow), in (receiver, coflow, message)
-        // order: a counting sort by receiver, then in each receiver's bucket
-        // a sort of keys (coflow << 32 | message), not messages.
-        let mut keys = std::mem::take(&mut self.batch_keys);
-        let starts = &mut self.batch_starts;
+        let batch = std::mem::take(&mut self.batch);
+        // Messages grouped by (receiver, coflow), in (receiver, coflow,
+        // sender) order: the announcements by (coflow, sender), one each at
+        // an instant, then their messages counted out by receiver (a
+        // receiver gets at most one message of each). A group's senders in
+        // the cache's order update it in one merge; the order inside a group
+        // reaches no sender (each gets one reply per receiver, by receiver).
+        let mut order = std::mem::take(&mut self.batch_order);
+        order.clear();
+        order.extend(0..batch.len() as u32);
+        order.sort_unstable_by_key(|&a| (batch[a as usize].coflow, batch[a as usize].from));
+        let mut msgs = std::mem::take(&mut self.batch_msgs);
+        let mut starts = std::mem::take(&mut self.batch_starts);
         starts.clear();
         starts.resize(self.hosts.len() + 1, 0);
-        for m in &batch {
-            starts[m.to.0 as usize + 1] += 1;
+        for a in &batch {
+            for r in a.to.iter() {
+                starts[r.0 as usize + 1] += 1;
+            }
         }
         for h in 0..self.hosts.len() {
             starts[h + 1] += starts[h];
         }
-        keys.clear();
-        keys.resize(batch.len(), 0);
-        for (k, m) in batch.iter().enumerate() {
-            let at = &mut starts[m.to.0 as usize];
-            keys[*at as usize] = (u64::from(m.coflow) << 32) | k as u64;
-            *at += 1;
+        msgs.clear();
+        msgs.resize(starts[self.hosts.len()] as usize, 0);
+        for &a in &order {
+            for r in batch[a as usize].to.iter() {
+                let at = &mut starts[r.0 as usize];
+                msgs[*at as usize] = a;
+                *at += 1;
+            }
         }
         // (Each start has moved to its bucket's end, the next one's start.)
-        let mut from = 0;
-        for &end in &starts[..self.hosts.len()] {
-            keys[from..end as usize].sort_unstable();
-            from = end as usize;
+        // The coflows of the batch numbered in order; each receiver's reply
+        // for each (None: a complete coflow's announcements are not read).
+        let n_hosts = self.hosts.len();
+        let mut coflow_no = std::mem::take(&mut self.batch_coflow_no);
+        coflow_no.clear();
+        coflow_no.resize(batch.len(), 0);
+        let mut n_coflows = 0;
+        for (k, &a) in order.iter().enumerate() {
+            if k > 0 && batch[a as usize].coflow != batch[order[k - 1] as usize].coflow {
+                n_coflows += 1;
+            }
+            coflow_no[a as usize] = n_coflows;
         }
-        let msg = |key: u64| key as u32 as usize;
-        let (expiry, delay) = (self.config.expiry, self.config.msg_delay);
+        let mut replies = std::mem::take(&mut self.batch_replies);
+        replies.clear();
+        replies.resize((n_coflows as usize + 1) * n_hosts, None);
+        let expiry = self.config.expiry;
+        let mut merged = std::mem::take(&mut self.batch_merged);
         let mut i = 0;
-        while i < keys.len() {
-            let first = &batch[msg(keys[i])];
-            let (to, c) = (first.to, first.coflow);
-            let mut j = i;
-            while j < keys.len() && keys[j] >> 32 == keys[i] >> 32 && batch[msg(keys[j])].to == to {
-                j += 1;
-            }
-            if self.complete[c as usize] {
-                i = j; // nothing of a complete coflow is read again
-                continue;
-            }
-            let cache = self.hosts[to.0 as usize].cache.entry(c).or_default();
-            if cache.is_empty() {
-                self.cached_at.entry(c).or_default().push(to);
-            }
-            cache.retain(|e| e.at + expiry > now);
-            for &key in &keys[i..j] {
-                let m = &batch[msg(key)];
-                match cache.binary_search_by_key(&m.from, |e| e.sender) {
-                    Ok(k) => {
-                        cache[k].value = m.value;
-                        cache[k].at = now;
+        for (to, &end) in starts[..self.hosts.len()].iter().enumerate() {
+            let (to, end) = (HostId(to as u32), end as usize);
+            while i < end {
+                let c = batch[msgs[i] as usize].coflow;
+                let mut j = i + 1;
+                while j < end && batch[msgs[j] as usize].coflow == c {
+                    j += 1;
+                }
+                let group = &msgs[i..j];
+                i = j;
+                if self.complete[c as usize] {
+                    continue; // nothing of a complete coflow is read again
+                }
+                let cache = self.hosts[to.0 as usize].cache.entry(c).or_default();
+                if cache.is_empty() {
+                    self.cached_at.entry(c).or_default().push(to);
+                }
+                // Expired entries go; announced ones are set or added: in
+                // place when the group's senders are the cache's (the same
+                // senders announce every tick), else by one merge.
+                let same = group.len() == cache.len()
+                    && group
+                        .iter()
+                        .zip(cache.iter())
+                        .all(|(&a, e)| batch[a as usize].from == e.sender);
+                if same {
+                    for (&a, e) in group.iter().zip(cache.iter_mut()) {
+                        (e.value, e.at) = (batch[a as usize].value, now);
                     }
-                    Err(k) => cache.insert(
-                        k,
-                        CacheEntry {
+                } else {
+                    merged.clear();
+                    let live = |e: &&CacheEntry| e.at + expiry > now;
+                    let mut k = 0;
+                    for &a in group {
+                        let m = &batch[a as usize];
+                        let passed = cache[k..].iter().take_while(|e| e.sender < m.from).count();
+                        merged.extend(cache[k..k + passed].iter().filter(live));
+                        k += passed;
+                        k += usize::from(cache.get(k).is_some_and(|e| e.sender == m.from));
+                        merged.push(CacheEntry {
                             sender: m.from,
                             value: m.value,
                             at: now,
-                        },
-                    ),
+                        });
+                    }
+                    merged.extend(cache[k..].iter().filter(live));
+                    std::mem::swap(cache, &mut merged);
                 }
+                debug_assert!(
+                    cache.windows(2).all(|w| w[0].sender < w[1].sender)
+                        && cache.iter().all(|e| e.at + expiry > now),
+                    "a receiver's cache: live entries, one per sender, in order"
+                );
+                let value = self.config.psi.apply(cache.iter().map(|e| e.value));
+                let no = coflow_no[group[0] as usize] as usize;
+                replies[no * n_hosts + to.0 as usize] = value;
             }
-            let value = self
-                .config
-                .psi
-                .apply(cache.iter().map(|e| e.value))
-                .expect("the announcer's own entry");
-            let id = view.coflow_id(c);
-            for &key in &keys[i..j] {
-                let m = batch[msg(key)];
-                self.stats.feedbacks += 1;
-                if !self.lost(MessageKind::Feedback, id, to, m.from, m.round) {
-                    self.feedbacks.push_back(ForRound {
-                        at: now + delay,
-                        sub: m.sub,
-                        instance: m.instance,
-                        round: m.round,
-                        value,
-                    });
-                }
-            }
-            i = j;
         }
-        batch.clear();
+        // The replies, each announcement's in its receivers' order: a
+        // sender's feedback arrives by receiver.
+        for (a, m) in batch.iter().enumerate() {
+            let open = self
+                .live(m.sub, m.instance, m.round)
+                .is_some_and(|s| s.pending.is_some());
+            let id = view.coflow_id(m.coflow);
+            let row = coflow_no[a] as usize * n_hosts;
+            for &r in m.to.iter() {
+                let Some(value) = replies[row + r.0 as usize] else {
+                    continue;
+                };
+                self.stats.feedbacks += 1;
+                if !self.lost(MessageKind::Feedback, id, r, m.from, m.round) && open {
+                    self.subs[m.sub as usize].feedback.push(value);
+                }
+            }
+        }
         self.batch = batch;
-        self.batch_keys = keys;
+        self.batch.clear();
+        self.batch_merged = merged;
+        (self.batch_order, self.batch_msgs, self.batch_starts) = (order, msgs, starts);
+        (self.batch_coflow_no, self.batch_replies) = (coflow_no, replies);
     }
 
     /// The end of a negotiation: `<1, Φ(M)>`, or `<1, d>` with no feedback.
@@ -1118,7 +1243,6 @@ impl Dcas {
         loop {
             let heads = [
                 self.announcements.front().map(|m| m.at),
-                self.feedbacks.front().map(|m| m.at),
                 self.decisions.front().map(|m| m.at),
                 self.next_tick,
             ];
@@ -1133,25 +1257,13 @@ impl Dcas {
             };
             match phase {
                 0 => {
-                    while let Some(m) = self.announcements.front().filter(|m| m.at == t) {
-                        self.batch.push(*m);
-                        self.announcements.pop_front();
+                    while self.announcements.front().is_some_and(|m| m.at == t) {
+                        let m = self.announcements.pop_front().expect("a head");
+                        self.batch.push(m);
                     }
                     self.receive(t, view);
                 }
                 1 => {
-                    while let Some(&m) = self.feedbacks.front().filter(|m| m.at == t) {
-                        self.feedbacks.pop_front();
-                        let sub = &mut self.subs[m.sub as usize];
-                        if sub.instance == m.instance
-                            && sub.round == m.round
-                            && sub.pending.is_some()
-                        {
-                            sub.feedback.push(m.value);
-                        }
-                    }
-                }
-                2 => {
                     while let Some(&e) = self.decisions.front().filter(|m| m.at == t) {
                         self.decisions.pop_front();
                         self.decide(t, e, view, out);
@@ -1166,7 +1278,6 @@ impl Dcas {
     fn next_event(&self) -> Option<Time> {
         [
             self.announcements.front().map(|m| m.at),
-            self.feedbacks.front().map(|m| m.at),
             self.decisions.front().map(|m| m.at),
             self.next_tick,
         ]
@@ -1196,6 +1307,9 @@ impl Dcas {
                     receivers: None,
                     ends: None,
                     changed_at: 0,
+                    rem: None,
+                    moved: false,
+                    sending: false,
                 };
                 self.n_instances = (self.n_instances + 1) % GONE;
                 let s = match self.free_subs.pop() {
@@ -1219,6 +1333,7 @@ impl Dcas {
         sub.flows.push(f);
         sub.receivers = None;
         sub.ends = None;
+        sub.rem = None;
         self.n_changes += 1;
         sub.changed_at = self.n_changes;
         self.order_stale = true;
@@ -1234,6 +1349,7 @@ impl Dcas {
         let at = sub.flows.iter().position(|&x| x == f).expect("flow listed");
         sub.flows.swap_remove(at);
         sub.receivers = None;
+        sub.rem = None;
         self.n_changes += 1;
         sub.changed_at = self.n_changes;
         // (Incremental mode; on the big switch service is recounted at
@@ -1395,33 +1511,43 @@ impl Dcas {
         self.dropped.append(&mut turn.members);
         turn.subs.clear();
         turn.links.clear();
+        // Each link once, marked with this serve's number.
+        self.n_serves += 1;
+        let stamp = self.n_serves;
+        if self.link_listed.len() < obs.capacities().len() {
+            self.link_listed.resize(obs.capacities().len(), 0);
+        }
         for &(_, s, _) in &self.order[range.clone()] {
             let sub = &self.subs[s as usize];
             turn.subs.push((s, sub.changed_at));
             let ends = sub.ends.as_ref().expect("made with the order");
-            turn.links.extend(ends.0.iter().chain(&ends.1));
+            for &l in ends.0.iter().chain(&ends.1) {
+                if std::mem::replace(&mut self.link_listed[l as usize], stamp) != stamp {
+                    turn.links.push(l);
+                }
+            }
         }
-        turn.links.sort_unstable();
-        turn.links.dedup();
         self.server.residual_of(&turn.links, &mut turn.before);
         let server = &self.server;
+        // Each subcoflow's members are a run of `turn.members`, ending at
+        // `member_ends[k]` for the k-th subcoflow of the class.
+        let mut member_ends = std::mem::take(&mut self.member_ends);
+        member_ends.clear();
         for &(_, s, first) in &self.order[range.clone()] {
-            // Most subcoflows wait behind a full uplink: one look.
-            if first != NO_LINK && server.is_full(first) {
-                continue;
-            }
             let sub = &self.subs[s as usize];
             let ends = sub.ends.as_ref().expect("made with the order");
-            if ends.0.iter().all(|&l| server.is_full(l))
-                || ends.1.iter().all(|&l| server.is_full(l))
-            {
-                continue;
+            // Most subcoflows wait behind a full uplink: one look.
+            let blocked = (first != NO_LINK && server.is_full(first))
+                || ends.0.iter().all(|&l| server.is_full(l))
+                || ends.1.iter().all(|&l| server.is_full(l));
+            if !blocked {
+                let flow_ends = &self.flow_ends;
+                turn.members.extend(sub.flows.iter().copied().filter(|&f| {
+                    let (a, b) = flow_ends[f as usize];
+                    !server.is_full(a) && !server.is_full(b)
+                }));
             }
-            let flow_ends = &self.flow_ends;
-            turn.members.extend(sub.flows.iter().copied().filter(|&f| {
-                let (a, b) = flow_ends[f as usize];
-                !server.is_full(a) && !server.is_full(b)
-            }));
+            member_ends.push(turn.members.len() as u32);
         }
         if !turn.members.is_empty() {
             let p = self.subs[self.order[range.start].1 as usize]
@@ -1437,23 +1563,29 @@ impl Dcas {
         turn.round = round;
         // Service: a subcoflow is served while a flow of it has a rate
         // above the floor; one that was and is not any more is unserved
-        // from now.
-        for &(_, s, _) in &self.order[range] {
+        // from now. Only members have a rate.
+        let mut start = 0;
+        for (&(_, s, _), &end) in self.order[range].iter().zip(&member_ends) {
             let sub = &mut self.subs[s as usize];
             let floor = EPS * self.hosts[sub.host.0 as usize].nic_bps;
             let was = sub.n_served > 0;
-            let flow_round = &self.flow_round;
-            sub.n_served = sub
-                .flows
-                .iter()
-                .filter(|&&f| flow_round[f as usize] == round && out.rate(f) > floor)
-                .count() as u32;
+            let (mut n_served, mut sending) = (0, false);
+            for &f in &turn.members[start..end as usize] {
+                let r = out.rate(f);
+                n_served += u32::from(r > floor);
+                sending |= r > 0.0;
+            }
+            start = end as usize;
+            sub.n_served = n_served;
+            sub.sending = sending;
+            sub.moved |= sending;
             if sub.n_served > 0 {
                 sub.unserved_since = None;
             } else if was {
                 sub.unserved_since = Some(now);
             }
         }
+        self.member_ends = member_ends;
     }
 }
 
