@@ -13,7 +13,11 @@
 //! keeps the active flows sorted by (key, flow index) and at each call
 //! re-reads the keys of the flows that moved, sorts those few and merges
 //! them into the rest (finding each leaving flow by its kept key and
-//! copying the stretches between changes whole).
+//! copying the stretches between changes whole). Where keys never move
+//! while a flow is active (`edf-sjf`'s total size:
+//! [`SortedFlows::with_fixed_keys`]) only the flows that start or finish
+//! are (re-)keyed; the last fill's positive flows are found by their kept
+//! keys instead.
 //!
 //! The fill still walks the order, but not flow by flow. The order falls
 //! into clusters: maximal stretches whose neighbouring keys are within the
@@ -26,8 +30,12 @@
 //! walk reaches it, that holds no flow the last fill gave a rate, and that
 //! lies past [`LAST_CLASS`], would give each of its flows 0 and no new
 //! class: the walk passes it over whole. On FB2010 that is most of the
-//! order. A flow whose path's first or last link is full is passed
-//! without reading its path. Classes are positions capped at
+//! order. A cluster longer than [`PIECE`] flows whose near-tie runs are
+//! already in flow index order (exact ties, as a coflow's equal flows
+//! are under a size key) is walked where it lies, and also keeps the
+//! same sets per [`PIECE`] flows of it, so that the walk passes over its
+//! blocked pieces the same way. A flow whose path's first or last link
+//! is full is passed without reading its path. Classes are positions capped at
 //! [`LAST_CLASS`], where every driver stops telling them apart.
 //!
 //! Correctness properties: after [`SortedFlows::update`] the order is the
@@ -37,7 +45,7 @@
 //! in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
 //! `edf-sjf` against slow references; debug builds check every cached key
 //! against a fresh read in [`SortedFlows::update`], the kept clusters
-//! against a cut from scratch, and every fill's rates and classes against
+//! and their pieces against a cut from scratch, and every fill's rates and classes against
 //! [`greedy_fill`] on the full order). A cached key is
 //! trusted only for a flow whose rate was 0 in the last two fills: the
 //! first fill that gives it 0 runs while it still sends at its old rate
@@ -210,19 +218,49 @@ struct Ends {
     last: Classes,
 }
 
+/// Flows per piece: a cluster longer than this whose runs are already in
+/// flow index order is also summed up piece by piece, so that the fill
+/// can pass over a blocked piece of it.
+const PIECE: usize = 64;
+
 /// The [`Ends`] of the clusters, in slots owned by the flow that starts
 /// the cluster; slots whose cluster was re-cut are garbage until
-/// [`Clusters::full_recut_due`] starts over.
+/// [`Clusters::full_recut_due`] starts over. A slot whose cluster is
+/// longer than [`PIECE`] and walked where it lies (its runs in flow index
+/// order) also holds the [`Ends`] of each [`PIECE`] flows of it, in
+/// `pieces` from `first_piece`, `piece_count` of them (a re-cut writes
+/// over them if it needs no more).
 #[derive(Debug, Default)]
 struct Clusters {
     ends: Vec<Ends>,
     owner: Vec<FlowIdx>,
+    first_piece: Vec<u32>,
+    piece_count: Vec<u32>,
+    pieces: Vec<Ends>,
 }
 
 impl Clusters {
     /// Whether garbage slots outnumber the flows kept.
     fn full_recut_due(&self, n: usize) -> bool {
-        self.ends.len() > 2 * n + 1024
+        self.ends.len() > 2 * n + 1024 || self.pieces.len() > 2 * n / PIECE + 1024
+    }
+
+    /// Forgets every slot.
+    fn clear(&mut self) {
+        self.ends.clear();
+        self.owner.clear();
+        self.first_piece.clear();
+        self.piece_count.clear();
+        self.pieces.clear();
+    }
+
+    /// The pieces of slot `slot`, if its cluster has them.
+    fn pieces_of(&self, slot: usize) -> Option<&[Ends]> {
+        let at = self.first_piece[slot];
+        (at != u32::MAX).then(|| {
+            let at = at as usize;
+            &self.pieces[at..at + self.piece_count[slot] as usize]
+        })
     }
 }
 
@@ -235,31 +273,90 @@ fn gap(a: f64, b: f64, tol: f64) -> bool {
     a >= 0.0 && b - a > reach
 }
 
+/// The [`Ends`] of `flows`.
+fn ends_of(flows: &[Kept]) -> Ends {
+    let mut ends = Ends::default();
+    for e in flows {
+        add_class(&mut ends.first, e.ends[0]);
+        add_class(&mut ends.last, e.ends[1]);
+    }
+    ends
+}
+
+/// Whether every near-tie run of `cluster` (cut as [`walk_runs_in`] cuts
+/// them) is already in flow index order, so that the order walks the
+/// cluster where it lies.
+fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
+    let c = cluster;
+    let mut i = 0;
+    while i < c.len() {
+        let k0 = c[i].key;
+        let reach = if tol > 0.0 {
+            tol + 1e-9 * k0.abs()
+        } else {
+            0.0
+        };
+        let mut j = i + 1;
+        while j < c.len() && c[j].key - k0 <= reach {
+            if c[j].f < c[j - 1].f {
+                return false;
+            }
+            j += 1;
+        }
+        i = j;
+    }
+    true
+}
+
 /// Re-cuts `s[lo..]` into clusters, writing each one's `span` at its
-/// first flow and its [`Ends`] into `clusters`, up to the first cluster
-/// that ends after `at`; returns where that cluster ends. `lo` must start
-/// a cluster.
+/// first flow and its [`Ends`] (and pieces) into `clusters`, up to the
+/// first cluster that ends after `at`; returns where that cluster ends.
+/// `lo` must start a cluster.
 fn recut(s: &mut [Kept], lo: usize, at: usize, tol: f64, clusters: &mut Clusters) -> usize {
     let mut i = lo;
     while i < s.len() && i <= at {
         let mut j = i + 1;
-        let mut ends = Ends::default();
-        add_class(&mut ends.first, s[i].ends[0]);
-        add_class(&mut ends.last, s[i].ends[1]);
         while j < s.len() && !gap(s[j - 1].key, s[j].key, tol) {
-            add_class(&mut ends.first, s[j].ends[0]);
-            add_class(&mut ends.last, s[j].ends[1]);
             j += 1;
         }
+        let cluster = &s[i..j];
+        let ends = ends_of(cluster);
+        let n_pieces = if cluster.len() > PIECE && runs_in_index_order(cluster, tol) {
+            cluster.len().div_ceil(PIECE)
+        } else {
+            0
+        };
         let e = &mut s[i];
         e.span = (j - i) as u32;
         let slot = e.ends_at as usize;
-        if clusters.owner.get(slot) != Some(&e.f) {
+        let slot = if clusters.owner.get(slot) != Some(&e.f) {
             e.ends_at = clusters.ends.len() as u32;
             clusters.ends.push(ends);
             clusters.owner.push(e.f);
+            clusters.first_piece.push(u32::MAX);
+            clusters.piece_count.push(0);
+            clusters.ends.len() - 1
         } else {
             clusters.ends[slot] = ends;
+            slot
+        };
+        if n_pieces == 0 {
+            clusters.first_piece[slot] = u32::MAX;
+        } else {
+            let room = clusters.piece_count[slot] as usize;
+            let start = if clusters.first_piece[slot] != u32::MAX && room >= n_pieces {
+                clusters.first_piece[slot] as usize
+            } else {
+                let start = clusters.pieces.len();
+                clusters.pieces.resize(start + n_pieces, Ends::default());
+                start
+            };
+            let cluster = &s[i..j];
+            for (p, chunk) in cluster.chunks(PIECE).enumerate() {
+                clusters.pieces[start + p] = ends_of(chunk);
+            }
+            clusters.first_piece[slot] = start as u32;
+            clusters.piece_count[slot] = n_pieces as u32;
         }
         i = j;
     }
@@ -425,11 +522,27 @@ pub(crate) struct SortedFlows {
     // the last fill's first positions, and the flows that started since.
     classed: Vec<FlowIdx>,
     run: Vec<Kept>,
+    // Positions in `sorted` the fill may not pass over unread: `fresh`,
+    // and with fixed keys also those of the last fill's positive flows.
+    hot: Vec<usize>,
+    // Keys never move while a flow is active (a total size, say): only the
+    // flows that start or finish are (re-)keyed.
+    fixed_keys: bool,
     tol: f64,
     ready: bool,
 }
 
 impl SortedFlows {
+    /// An order whose keys never move while a flow is active (a total
+    /// size or a deadline): an update re-keys only the flows that started
+    /// or finished, not those that had a rate.
+    pub(crate) fn with_fixed_keys() -> SortedFlows {
+        SortedFlows {
+            fixed_keys: true,
+            ..SortedFlows::default()
+        }
+    }
+
     /// Brings the order up to date with `changes`; the order is then
     /// `sort_with_ties` of the keyed active flows, near-ties (keys within
     /// `tol` of their run's first key, as `sort_with_ties` cuts runs) by
@@ -499,8 +612,13 @@ impl SortedFlows {
             for &f in &changes.finished {
                 leave(f);
             }
-            let moved = self.positive.iter().chain(&self.positive_before);
-            for &f in moved.chain(&changes.started) {
+            let moved: &[FlowIdx] = if self.fixed_keys { &[] } else { &self.positive };
+            let before: &[FlowIdx] = if self.fixed_keys {
+                &[]
+            } else {
+                &self.positive_before
+            };
+            for &f in moved.iter().chain(before).chain(&changes.started) {
                 let fi = f as usize;
                 if self.seen[fi] || !view.is_active(f) {
                     continue;
@@ -511,8 +629,7 @@ impl SortedFlows {
                     self.batch.push(kept(k, f));
                 }
             }
-            let moved = self.positive.iter().chain(&self.positive_before);
-            for &f in moved.chain(&changes.started) {
+            for &f in moved.iter().chain(before).chain(&changes.started) {
                 self.seen[f as usize] = false;
             }
             self.classed.extend_from_slice(&changes.started);
@@ -533,6 +650,24 @@ impl SortedFlows {
         );
         std::mem::swap(&mut self.sorted, &mut self.merged);
         self.recut();
+        self.hot.clear();
+        self.hot.extend_from_slice(&self.fresh);
+        if self.fixed_keys {
+            // The flows the last fill gave a rate kept their keys and so
+            // were not re-keyed: find them by their kept keys.
+            for &f in &self.positive {
+                let k = self.key_of[f as usize];
+                if !k.is_nan() {
+                    let probe = (k, f);
+                    let at = self.sorted.partition_point(|e| {
+                        e.key.total_cmp(&probe.0).then(e.f.cmp(&probe.1)).is_lt()
+                    });
+                    debug_assert_eq!(self.sorted[at].f, f, "kept position of {f}");
+                    self.hot.push(at);
+                }
+            }
+            self.hot.sort_unstable();
+        }
         #[cfg(debug_assertions)]
         for e in &self.sorted {
             let f = e.f;
@@ -547,8 +682,7 @@ impl SortedFlows {
     fn recut(&mut self) {
         let (s, tol, clusters) = (&mut self.sorted, self.tol, &mut self.clusters);
         if clusters.full_recut_due(s.len()) {
-            clusters.ends.clear();
-            clusters.owner.clear();
+            clusters.clear();
             let n = s.len();
             recut(s, 0, n, tol, clusters);
             return;
@@ -584,6 +718,9 @@ impl SortedFlows {
                 debug_assert_eq!(got.span, want.span, "span at {i}");
                 let got_ends = clusters.ends[got.ends_at as usize];
                 debug_assert!(got_ends == want_clusters.ends[want.ends_at as usize]);
+                let got_pieces = clusters.pieces_of(got.ends_at as usize);
+                let want_pieces = want_clusters.pieces_of(want.ends_at as usize);
+                debug_assert_eq!(got_pieces, want_pieces, "pieces at {i}");
                 debug_assert_eq!(clusters.owner[got.ends_at as usize], got.f);
                 i += want.span as usize;
             }
@@ -650,7 +787,7 @@ impl SortedFlows {
         // Cluster by cluster: one whose flows share a full link, holds no
         // flow the last fill gave a rate and lies past the classes is
         // passed over whole (each of its flows would get 0 and no class).
-        let (s, tol, fresh) = (&self.sorted, self.tol, &self.fresh[..]);
+        let (s, tol, fresh) = (&self.sorted, self.tol, &self.hot[..]);
         let (mut i, mut q) = (0, 0);
         while i < s.len() {
             let end = i + s[i].span as usize;
@@ -658,8 +795,28 @@ impl SortedFlows {
                 q += 1;
             }
             let has_fresh = q < fresh.len() && fresh[q] < end;
-            let ends = &self.clusters.ends[s[i].ends_at as usize];
+            let slot = s[i].ends_at as usize;
+            let ends = &self.clusters.ends[slot];
             if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
+                i = end;
+                continue;
+            }
+            if let Some(pieces) = self.clusters.pieces_of(slot) {
+                // Walked where it lies: piece by piece, passing over a
+                // blocked piece as over a blocked cluster.
+                for (p, ends) in pieces.iter().enumerate() {
+                    let (a, b) = (i + p * PIECE, (i + (p + 1) * PIECE).min(end));
+                    while q < fresh.len() && fresh[q] < a {
+                        q += 1;
+                    }
+                    let has_fresh = q < fresh.len() && fresh[q] < b;
+                    if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
+                        continue;
+                    }
+                    for e in &s[a..b] {
+                        fill.visit(e.f, e.ends, has_fresh);
+                    }
+                }
                 i = end;
                 continue;
             }
