@@ -363,6 +363,13 @@ fn recut(s: &mut [Kept], lo: usize, at: usize, tol: f64, clusters: &mut Clusters
     i
 }
 
+/// The position in `sorted` of flow `f`, kept under key `k`.
+fn position(sorted: &[Kept], k: f64, f: FlowIdx) -> usize {
+    let at = sorted.partition_point(|e| e.key.total_cmp(&k).then(e.f.cmp(&f)).is_lt());
+    debug_assert_eq!(sorted[at].f, f, "kept position of {f}");
+    at
+}
+
 /// [`by_key`] on kept flows.
 fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
     a.key.total_cmp(&b.key).then(a.f.cmp(&b.f))
@@ -508,6 +515,8 @@ pub(crate) struct SortedFlows {
     fresh: Vec<usize>,
     // Positions in `sorted` where a flow left in this update.
     cuts: Vec<usize>,
+    // Positions in `sorted` whose flow has a new neighbour before it.
+    dirty: Vec<usize>,
     clusters: Clusters,
     // Per flow: the key it is kept under in `sorted`, NaN if it is not.
     key_of: Vec<f64>,
@@ -522,8 +531,10 @@ pub(crate) struct SortedFlows {
     // the last fill's first positions, and the flows that started since.
     classed: Vec<FlowIdx>,
     run: Vec<Kept>,
+    // Flows the last fill may have given a rate whose keys did not move.
+    stay: Vec<FlowIdx>,
     // Positions in `sorted` the fill may not pass over unread: `fresh`,
-    // and with fixed keys also those of the last fill's positive flows.
+    // and those of `stay`.
     hot: Vec<usize>,
     // Keys never move while a flow is active (a total size, say): only the
     // flows that start or finish are (re-)keyed.
@@ -591,26 +602,15 @@ impl SortedFlows {
                 }
             }
         } else {
-            let sorted = &self.sorted;
-            let key_of = &mut self.key_of;
-            let gone = &mut self.gone;
-            let mut leave = |f: FlowIdx| {
+            let (sorted, key_of, gone) = (&self.sorted, &mut self.key_of, &mut self.gone);
+            let leave = |key_of: &mut [f64], gone: &mut Vec<usize>, f: FlowIdx| {
                 let k = std::mem::replace(&mut key_of[f as usize], f64::NAN);
                 if !k.is_nan() {
-                    let probe = Kept {
-                        key: k,
-                        f,
-                        span: 0,
-                        ends: [0; 2],
-                        ends_at: 0,
-                    };
-                    let at = sorted.partition_point(|e| kept_by_key(e, &probe) == Ordering::Less);
-                    debug_assert_eq!(sorted[at].f, f, "kept position of {f}");
-                    gone.push(at);
+                    gone.push(position(sorted, k, f));
                 }
             };
             for &f in &changes.finished {
-                leave(f);
+                leave(key_of, gone, f);
             }
             let moved: &[FlowIdx] = if self.fixed_keys { &[] } else { &self.positive };
             let before: &[FlowIdx] = if self.fixed_keys {
@@ -624,13 +624,22 @@ impl SortedFlows {
                     continue;
                 }
                 self.seen[fi] = true;
-                leave(f);
-                if let Some(k) = key(f) {
+                let k = key(f);
+                if k.map(f64::to_bits) == Some(key_of[fi].to_bits()) {
+                    // Sent nothing since it was keyed (no time passed).
+                    self.stay.push(f);
+                    continue;
+                }
+                leave(key_of, gone, f);
+                if let Some(k) = k {
                     self.batch.push(kept(k, f));
                 }
             }
             for &f in moved.iter().chain(before).chain(&changes.started) {
                 self.seen[f as usize] = false;
+            }
+            if self.fixed_keys {
+                self.stay.extend_from_slice(&self.positive);
             }
             self.classed.extend_from_slice(&changes.started);
         }
@@ -650,24 +659,17 @@ impl SortedFlows {
         );
         std::mem::swap(&mut self.sorted, &mut self.merged);
         self.recut();
+        // The flows the last fill may have given a rate that kept their
+        // keys, and so their places: found by their kept keys.
         self.hot.clear();
         self.hot.extend_from_slice(&self.fresh);
-        if self.fixed_keys {
-            // The flows the last fill gave a rate kept their keys and so
-            // were not re-keyed: find them by their kept keys.
-            for &f in &self.positive {
-                let k = self.key_of[f as usize];
-                if !k.is_nan() {
-                    let probe = (k, f);
-                    let at = self.sorted.partition_point(|e| {
-                        e.key.total_cmp(&probe.0).then(e.f.cmp(&probe.1)).is_lt()
-                    });
-                    debug_assert_eq!(self.sorted[at].f, f, "kept position of {f}");
-                    self.hot.push(at);
-                }
+        for f in self.stay.drain(..) {
+            let k = self.key_of[f as usize];
+            if !k.is_nan() {
+                self.hot.push(position(&self.sorted, k, f));
             }
-            self.hot.sort_unstable();
         }
+        self.hot.sort_unstable();
         #[cfg(debug_assertions)]
         for e in &self.sorted {
             let f = e.f;
@@ -687,25 +689,39 @@ impl SortedFlows {
             recut(s, 0, n, tol, clusters);
             return;
         }
+        // Where a flow has a new neighbour before it: each one that joined,
+        // and the first flow after each place where one left (past the
+        // flows that joined there).
+        let fresh = &self.fresh;
+        self.dirty.clear();
+        self.dirty.extend_from_slice(fresh);
+        for &x in &self.cuts {
+            let (mut y, mut k) = (x, fresh.partition_point(|&p| p < x));
+            while fresh.get(k) == Some(&y) {
+                (y, k) = (y + 1, k + 1);
+            }
+            self.dirty.push(y);
+        }
+        self.dirty.sort_unstable();
         let mut done = 0;
-        let (mut a, mut b) = (self.fresh.iter().peekable(), self.cuts.iter().peekable());
-        while let Some(&x) = match (a.peek(), b.peek()) {
-            (Some(&&x), Some(&&y)) if y < x => b.next(),
-            (Some(_), _) => a.next(),
-            (None, _) => b.next(),
-        } {
-            if x + 1 < done || s.is_empty() {
+        for &x in &self.dirty {
+            if s.is_empty() {
+                break;
+            }
+            // New neighbours: the flows at `x - 1` and `x` (a join cannot
+            // make a flow after it start a cluster, keys only growing
+            // along the order). Re-cut from the start of the cluster that
+            // holds the flow before `x` to the end of the one that holds
+            // `x`.
+            let at = x.min(s.len() - 1);
+            if at < done {
                 continue;
             }
-            // New neighbours: the flows at `x - 1` and `x`, and at `x` and
-            // `x + 1` if `x` joined; re-cut from the start of the cluster
-            // that holds the flow before `x` to the end of the one that
-            // holds the flow after it.
             let mut lo = x.saturating_sub(1).max(done).min(s.len() - 1);
             while lo > done && !gap(s[lo - 1].key, s[lo].key, tol) {
                 lo -= 1;
             }
-            done = recut(s, lo, x + 1, tol, clusters);
+            done = recut(s, lo, at, tol, clusters);
         }
         #[cfg(debug_assertions)]
         {
