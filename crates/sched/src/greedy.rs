@@ -12,12 +12,14 @@
 //! flows that started and the flows that finished move. [`SortedFlows`]
 //! keeps the active flows sorted by (key, flow index) and at each call
 //! re-reads the keys of the flows that moved, sorts those few and merges
-//! them into the rest (finding each leaving flow by its kept key and
-//! copying the stretches between changes whole). Where keys never move
-//! while a flow is active (`edf-sjf`'s total size:
+//! them into the rest (finding them by their kept keys in one sweep and
+//! copying the stretches between joins whole). A flow whose key did not
+//! move (no time passed) keeps its place. A flow that leaves stays in its
+//! place marked dead, so that no cluster (below) is cut again for it,
+//! until dead flows are a fifth of the order. Where keys never move while
+//! a flow is active (`edf-sjf`'s total size:
 //! [`SortedFlows::with_fixed_keys`]) only the flows that start or finish
-//! are (re-)keyed; the last fill's positive flows are found by their kept
-//! keys instead.
+//! are (re-)keyed.
 //!
 //! The fill still walks the order, but not flow by flow. The order falls
 //! into clusters: maximal stretches whose neighbouring keys are within the
@@ -25,7 +27,10 @@
 //! cluster keeps the sets of the first and of the last links of its
 //! flows' paths (by link class, `l % 320`: exact on a big switch of up
 //! to 160 hosts, and never wrong, since a class counts as full only when
-//! all its links are), re-cut only where a flow joined or left. A cluster
+//! all its links are), re-cut only where a flow joined. A dead flow
+//! still counts: its sets hold more than they need, never less, and a
+//! cluster end next to it is also one between the live flows around it
+//! (keys grow along the order, and the tie reach with them). A cluster
 //! whose first links or whose last links are all full by the time the
 //! walk reaches it, that holds no flow the last fill gave a rate, and that
 //! lies past [`LAST_CLASS`], would give each of its flows 0 and no new
@@ -44,8 +49,9 @@
 //! are then cut exactly as `sort_with_ties` cuts them (the reference suites
 //! in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
 //! `edf-sjf` against slow references; debug builds check every cached key
-//! against a fresh read in [`SortedFlows::update`], the kept clusters
-//! and their pieces against a cut from scratch, and every fill's rates and classes against
+//! against a fresh read and the live flows against the active ones in
+//! [`SortedFlows::update`], the kept clusters and their pieces against a
+//! cut from scratch, and every fill's rates and classes against
 //! [`greedy_fill`] on the full order). A cached key is
 //! trusted only for a flow whose rate was 0 in the last two fills: the
 //! first fill that gives it 0 runs while it still sends at its old rate
@@ -183,7 +189,10 @@ pub(crate) const LAST_CLASS: u32 = 63;
 /// most fills without reading the path. The first flow of a cluster (see
 /// the module doc) also holds the cluster's length and the slot of its
 /// [`Ends`] in [`Clusters`]; other flows' `span` and `ends_at` are stale
-/// and never read.
+/// and never read. A flow that left the order stays in place, `dead`,
+/// until the next purge: it still counts for the clusters and their
+/// summaries (which then hold more than they need, never less) but no
+/// walk visits it.
 #[derive(Debug, Clone, Copy)]
 struct Kept {
     key: f64,
@@ -191,6 +200,7 @@ struct Kept {
     span: u32,
     ends: [u32; 2],
     ends_at: u32,
+    dead: bool,
 }
 
 /// Link classes of a cluster summary: link `l` is in class `l % CLASSES`
@@ -245,8 +255,13 @@ impl Clusters {
         self.ends.len() > 2 * n + 1024 || self.pieces.len() > 2 * n / PIECE + 1024
     }
 
-    /// Forgets every slot.
-    fn clear(&mut self) {
+    /// Forgets every slot, and the slots `flows` point to: a flow may be
+    /// kept twice (dead and alive), and two of its entries must never
+    /// share a slot.
+    fn clear(&mut self, flows: &mut [Kept]) {
+        for e in flows {
+            e.ends_at = u32::MAX;
+        }
         self.ends.clear();
         self.owner.clear();
         self.first_piece.clear();
@@ -290,16 +305,23 @@ fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
     let c = cluster;
     let mut i = 0;
     while i < c.len() {
+        if c[i].dead {
+            i += 1;
+            continue;
+        }
         let k0 = c[i].key;
         let reach = if tol > 0.0 {
             tol + 1e-9 * k0.abs()
         } else {
             0.0
         };
-        let mut j = i + 1;
+        let (mut j, mut last) = (i + 1, c[i].f);
         while j < c.len() && c[j].key - k0 <= reach {
-            if c[j].f < c[j - 1].f {
-                return false;
+            if !c[j].dead {
+                if c[j].f < last {
+                    return false;
+                }
+                last = c[j].f;
             }
             j += 1;
         }
@@ -363,9 +385,26 @@ fn recut(s: &mut [Kept], lo: usize, at: usize, tol: f64, clusters: &mut Clusters
     i
 }
 
+/// `s.partition_point(pred)`, probing from the front in steps that
+/// double: a few cache lines when the answer is near the front, as it is
+/// for the next of a sorted batch.
+fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    let (mut lo, mut step) = (0, 1);
+    while lo + step <= s.len() && pred(&s[lo + step - 1]) {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(s.len());
+    lo + s[lo..hi].partition_point(pred)
+}
+
 /// The position in `sorted` of flow `f`, kept under key `k`.
 fn position(sorted: &[Kept], k: f64, f: FlowIdx) -> usize {
-    let at = sorted.partition_point(|e| e.key.total_cmp(&k).then(e.f.cmp(&f)).is_lt());
+    let mut at = gallop(sorted, |e| e.key.total_cmp(&k).then(e.f.cmp(&f)).is_lt());
+    while sorted[at].dead && sorted[at].f == f {
+        // An earlier stay of `f` under the same key.
+        at += 1;
+    }
     debug_assert_eq!(sorted[at].f, f, "kept position of {f}");
     at
 }
@@ -400,7 +439,7 @@ fn merge_at(
                 merged.extend_from_slice(&sorted[i..end]);
                 break;
             };
-            let at = i + sorted[i..end].partition_point(|e| kept_by_key(e, next) == Ordering::Less);
+            let at = i + gallop(&sorted[i..end], |e| kept_by_key(e, next) == Ordering::Less);
             merged.extend_from_slice(&sorted[i..at]);
             i = at;
             if at == end {
@@ -451,6 +490,10 @@ fn walk_runs_in(
     let s = sorted;
     let (mut i, mut q) = (at, 0);
     while i < s.len() {
+        if s[i].dead {
+            i += 1;
+            continue;
+        }
         let k0 = s[i].key;
         let reach = if tol > 0.0 {
             tol + 1e-9 * k0.abs()
@@ -466,11 +509,13 @@ fn walk_runs_in(
         while q < fresh.len() && fresh[q] < j {
             q += 1;
         }
-        if run.windows(2).all(|w| w[0].f < w[1].f) {
-            run.iter().for_each(|e| visit(e, has));
+        let mut live = run.iter().filter(|e| !e.dead);
+        let mut last = None;
+        if live.clone().all(|e| last.replace(e.f) < Some(e.f)) {
+            live.for_each(|e| visit(e, has));
         } else {
             buf.clear();
-            buf.extend_from_slice(run);
+            buf.extend(live.by_ref());
             buf.sort_unstable_by_key(|e| e.f);
             buf.iter().for_each(|e| visit(e, has));
         }
@@ -517,6 +562,12 @@ pub(crate) struct SortedFlows {
     cuts: Vec<usize>,
     // Positions in `sorted` whose flow has a new neighbour before it.
     dirty: Vec<usize>,
+    // Kept keys of the flows that leave in this update (or stay: `stay`).
+    leaving: Vec<(f64, FlowIdx)>,
+    // Flows in `sorted` that left it (`Kept::dead`); whether the last
+    // update dropped them.
+    n_dead: usize,
+    purged: bool,
     clusters: Clusters,
     // Per flow: the key it is kept under in `sorted`, NaN if it is not.
     key_of: Vec<f64>,
@@ -586,6 +637,7 @@ impl SortedFlows {
                 span: 1,
                 ends,
                 ends_at: u32::MAX,
+                dead: false,
             }
         };
         self.batch.clear();
@@ -595,6 +647,7 @@ impl SortedFlows {
             for e in self.sorted.drain(..) {
                 self.key_of[e.f as usize] = f64::NAN;
             }
+            self.n_dead = 0;
             for &f in view.active_flows() {
                 self.classed.push(f);
                 if let Some(k) = key(f) {
@@ -602,15 +655,18 @@ impl SortedFlows {
                 }
             }
         } else {
-            let (sorted, key_of, gone) = (&self.sorted, &mut self.key_of, &mut self.gone);
-            let leave = |key_of: &mut [f64], gone: &mut Vec<usize>, f: FlowIdx| {
+            // A flow that leaves stays in place, dead, so that the flows
+            // around it keep their places and their clusters' summaries.
+            let (key_of, leaving) = (&mut self.key_of, &mut self.leaving);
+            leaving.clear();
+            let leave = |key_of: &mut [f64], leaving: &mut Vec<(f64, FlowIdx)>, f: FlowIdx| {
                 let k = std::mem::replace(&mut key_of[f as usize], f64::NAN);
                 if !k.is_nan() {
-                    gone.push(position(sorted, k, f));
+                    leaving.push((k, f));
                 }
             };
             for &f in &changes.finished {
-                leave(key_of, gone, f);
+                leave(key_of, leaving, f);
             }
             let moved: &[FlowIdx] = if self.fixed_keys { &[] } else { &self.positive };
             let before: &[FlowIdx] = if self.fixed_keys {
@@ -630,7 +686,7 @@ impl SortedFlows {
                     self.stay.push(f);
                     continue;
                 }
-                leave(key_of, gone, f);
+                leave(key_of, leaving, f);
                 if let Some(k) = k {
                     self.batch.push(kept(k, f));
                 }
@@ -642,12 +698,27 @@ impl SortedFlows {
                 self.stay.extend_from_slice(&self.positive);
             }
             self.classed.extend_from_slice(&changes.started);
+            // Found in one sweep, in key order.
+            leaving.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut at = 0;
+            for &(k, f) in leaving.iter() {
+                at += position(&self.sorted[at..], k, f);
+                self.sorted[at].dead = true;
+            }
+            self.n_dead += leaving.len();
         }
         for e in &self.batch {
             self.key_of[e.f as usize] = e.key;
         }
         self.batch.sort_unstable_by(kept_by_key);
-        self.gone.sort_unstable();
+        // Dead flows are dropped once they are a fifth of the order; the
+        // clusters are then cut again from scratch.
+        self.purged = self.n_dead > self.sorted.len() / 5 + 64;
+        if self.purged {
+            let dead = self.sorted.iter().enumerate().filter(|(_, e)| e.dead);
+            self.gone.extend(dead.map(|(i, _)| i));
+            self.n_dead = 0;
+        }
         let (sorted, merged) = (&self.sorted, &mut self.merged);
         merge_at(
             sorted,
@@ -663,19 +734,34 @@ impl SortedFlows {
         // keys, and so their places: found by their kept keys.
         self.hot.clear();
         self.hot.extend_from_slice(&self.fresh);
+        self.leaving.clear();
         for f in self.stay.drain(..) {
             let k = self.key_of[f as usize];
             if !k.is_nan() {
-                self.hot.push(position(&self.sorted, k, f));
+                self.leaving.push((k, f));
             }
+        }
+        self.leaving
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut at = 0;
+        for &(k, f) in &self.leaving {
+            at += position(&self.sorted[at..], k, f);
+            self.hot.push(at);
         }
         self.hot.sort_unstable();
         #[cfg(debug_assertions)]
-        for e in &self.sorted {
-            let f = e.f;
-            let k = key(f).map(f64::to_bits);
-            debug_assert_eq!(k, Some(e.key.to_bits()), "key of {f}");
-            debug_assert_eq!(self.key_of[f as usize].to_bits(), e.key.to_bits());
+        {
+            for e in self.sorted.iter().filter(|e| !e.dead) {
+                let f = e.f;
+                let k = key(f).map(f64::to_bits);
+                debug_assert_eq!(k, Some(e.key.to_bits()), "key of {f}");
+                debug_assert_eq!(self.key_of[f as usize].to_bits(), e.key.to_bits());
+            }
+            let live = self.sorted.iter().filter(|e| !e.dead).count();
+            let keyed = view.active_flows().iter().filter(|&&f| key(f).is_some());
+            debug_assert_eq!(live, keyed.count(), "flows kept");
+            let dead = self.sorted.len() - live;
+            debug_assert_eq!(dead, if self.purged { 0 } else { self.n_dead });
         }
     }
 
@@ -683,8 +769,8 @@ impl SortedFlows {
     /// left; the others only moved, and keep their `span` and [`Ends`].
     fn recut(&mut self) {
         let (s, tol, clusters) = (&mut self.sorted, self.tol, &mut self.clusters);
-        if clusters.full_recut_due(s.len()) {
-            clusters.clear();
+        if self.purged || clusters.full_recut_due(s.len()) {
+            clusters.clear(s);
             let n = s.len();
             recut(s, 0, n, tol, clusters);
             return;
@@ -726,6 +812,7 @@ impl SortedFlows {
         #[cfg(debug_assertions)]
         {
             let (mut fresh, mut want_clusters) = (s.clone(), Clusters::default());
+            want_clusters.clear(&mut fresh);
             let n = fresh.len();
             recut(&mut fresh, 0, n, tol, &mut want_clusters);
             let mut i = 0;
@@ -829,7 +916,7 @@ impl SortedFlows {
                     if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
                         continue;
                     }
-                    for e in &s[a..b] {
+                    for e in s[a..b].iter().filter(|e| !e.dead) {
                         fill.visit(e.f, e.ends, has_fresh);
                     }
                 }
@@ -1027,7 +1114,8 @@ mod tests {
     }
 
     /// The order kept by [`merge_at`] and [`SortedFlows::recut`] (some
-    /// flows leave, some are re-keyed, some join) is at every step
+    /// flows leave, out of it or dead in place, some are re-keyed, some
+    /// join) is at every step
     /// `sort_with_ties` of the flows present, walked cluster by cluster as
     /// the fill walks it, and its clusters are the ones a cut from scratch
     /// gives; random keys with many exact and near ties.
@@ -1059,6 +1147,7 @@ mod tests {
                                 span: 1,
                                 ends,
                                 ends_at: u32::MAX,
+                                dead: false,
                             });
                             true
                         }
@@ -1069,9 +1158,18 @@ mod tests {
                         _ => false,
                     };
                     if let (true, Some(k)) = (leaves, was) {
-                        let at = kept.sorted.iter().position(|e| e.f as usize == f);
-                        assert_eq!(kept.sorted[at.unwrap()].key, k);
-                        gone.push(at.unwrap());
+                        let at = kept
+                            .sorted
+                            .iter()
+                            .position(|e| e.f as usize == f && !e.dead);
+                        let at = at.unwrap();
+                        assert_eq!(kept.sorted[at].key, k);
+                        // Half of them leave their place, half die in it.
+                        if rnd(2) == 0 {
+                            gone.push(at);
+                        } else {
+                            kept.sorted[at].dead = true;
+                        }
                     }
                 }
                 gone.sort_unstable();
