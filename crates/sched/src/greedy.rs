@@ -12,11 +12,12 @@
 //! flows that started and the flows that finished move. [`SortedFlows`]
 //! keeps the active flows sorted by (key, flow index) and at each call
 //! re-reads the keys of the flows that moved, sorts those few and merges
-//! them into the rest (finding them by their kept keys in one sweep and
-//! copying the stretches between joins whole). A flow whose key did not
-//! move (no time passed) keeps its place. A flow that leaves stays in its
-//! place marked dead, so that no cluster (below) is cut again for it,
-//! until dead flows are a fifth of the order. Where keys never move while
+//! them into the rest (finding them by their kept keys in one sweep, and
+//! merging from the back in place, so that only the flows after the first
+//! join move). A flow whose key did not move (no time passed) keeps its
+//! place. A flow that leaves stays in its place marked dead, so that no
+//! cluster (below) is cut again for it, until dead flows are a fifth of
+//! the order. Where keys never move while
 //! a flow is active (`edf-sjf`'s total size:
 //! [`SortedFlows::with_fixed_keys`]) only the flows that start or finish
 //! are (re-)keyed.
@@ -40,8 +41,8 @@
 //! are under a size key) is walked where it lies, and also keeps the
 //! same sets per [`PIECE`] flows of it, so that the walk passes over its
 //! blocked pieces the same way. A flow whose path's first or last link
-//! is full is passed without reading its path. Classes are positions capped at
-//! [`LAST_CLASS`], where every driver stops telling them apart.
+//! is full is passed without reading its path. Classes are positions
+//! capped at [`LAST_CLASS`], where every driver stops telling them apart.
 //!
 //! Correctness properties: after [`SortedFlows::update`] the order is the
 //! one `sort_with_ties` gives on every active flow's key read now: the
@@ -52,10 +53,11 @@
 //! against a fresh read and the live flows against the active ones in
 //! [`SortedFlows::update`], the kept clusters and their pieces against a
 //! cut from scratch, and every fill's rates and classes against
-//! [`greedy_fill`] on the full order). A cached key is
-//! trusted only for a flow whose rate was 0 in the last two fills: the
-//! first fill that gives it 0 runs while it still sends at its old rate
-//! until the driver applies the new one.
+//! [`greedy_fill`] on the full order; the kept order, its clusters and
+//! dead flows are also held against a full sort in the unit tests). A
+//! cached key is trusted only for a flow whose rate was 0 in the last two
+//! fills: the first fill that gives it 0 runs while it still sends at its
+//! old rate until the driver applies the new one.
 
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx, PathIdx};
 use std::cmp::Ordering;
@@ -458,6 +460,30 @@ fn merge_at(
     merged.extend_from_slice(&batch[b..]);
 }
 
+/// Merges `batch` into `sorted` (both in [`by_key`] order) where it lies:
+/// only the flows after the first of `batch` move, each once. `fresh`
+/// gets the positions of `batch`'s flows, ascending.
+fn merge_in_place(sorted: &mut Vec<Kept>, batch: &[Kept], fresh: &mut Vec<usize>) {
+    fresh.clear();
+    let (n, m) = (sorted.len(), batch.len());
+    if m == 0 {
+        return;
+    }
+    sorted.extend_from_slice(batch);
+    // `sorted[..i]` are the old flows not yet moved, `sorted[w..]` done.
+    let (mut i, mut w) = (n, n + m);
+    for b in batch.iter().rev() {
+        let p = sorted[..i].partition_point(|e| kept_by_key(e, b) == Ordering::Less);
+        sorted.copy_within(p..i, w - (i - p));
+        w -= i - p;
+        i = p;
+        w -= 1;
+        sorted[w] = *b;
+        fresh.push(w);
+    }
+    fresh.reverse();
+}
+
 /// Calls `visit` on the flows of `sorted` (in [`by_key`] order) with each
 /// run of near-ties (keys within `tol` of the run's first key, plus 1e-9
 /// of it) by flow index: the order `sort_with_ties` gives, and
@@ -719,16 +745,22 @@ impl SortedFlows {
             self.gone.extend(dead.map(|(i, _)| i));
             self.n_dead = 0;
         }
-        let (sorted, merged) = (&self.sorted, &mut self.merged);
-        merge_at(
-            sorted,
-            &self.gone,
-            &self.batch,
-            merged,
-            &mut self.fresh,
-            &mut self.cuts,
-        );
-        std::mem::swap(&mut self.sorted, &mut self.merged);
+        if self.gone.is_empty() {
+            // Nothing leaves the vector: merged in place, from the back.
+            merge_in_place(&mut self.sorted, &self.batch, &mut self.fresh);
+            self.cuts.clear();
+        } else {
+            let (sorted, merged) = (&self.sorted, &mut self.merged);
+            merge_at(
+                sorted,
+                &self.gone,
+                &self.batch,
+                merged,
+                &mut self.fresh,
+                &mut self.cuts,
+            );
+            std::mem::swap(&mut self.sorted, &mut self.merged);
+        }
         self.recut();
         // The flows the last fill may have given a rate that kept their
         // keys, and so their places: found by their kept keys.
@@ -1133,6 +1165,9 @@ mod tests {
             };
             for _ in 0..10 {
                 let (mut gone, mut batch) = (vec![], vec![]);
+                // Every other step all leaving flows die in place and the
+                // batch is merged in place, as `update` does.
+                let in_place = rnd(2) == 0;
                 for (f, slot) in key.iter_mut().enumerate() {
                     let was = *slot;
                     let leaves = match rnd(4) {
@@ -1165,7 +1200,7 @@ mod tests {
                         let at = at.unwrap();
                         assert_eq!(kept.sorted[at].key, k);
                         // Half of them leave their place, half die in it.
-                        if rnd(2) == 0 {
+                        if !in_place && rnd(2) == 0 {
                             gone.push(at);
                         } else {
                             kept.sorted[at].dead = true;
@@ -1175,15 +1210,20 @@ mod tests {
                 gone.sort_unstable();
                 batch.sort_unstable_by(kept_by_key);
                 let k = &mut kept;
-                merge_at(
-                    &k.sorted,
-                    &gone,
-                    &batch,
-                    &mut k.merged,
-                    &mut k.fresh,
-                    &mut k.cuts,
-                );
-                std::mem::swap(&mut k.sorted, &mut k.merged);
+                if gone.is_empty() {
+                    merge_in_place(&mut k.sorted, &batch, &mut k.fresh);
+                    k.cuts.clear();
+                } else {
+                    merge_at(
+                        &k.sorted,
+                        &gone,
+                        &batch,
+                        &mut k.merged,
+                        &mut k.fresh,
+                        &mut k.cuts,
+                    );
+                    std::mem::swap(&mut k.sorted, &mut k.merged);
+                }
                 k.recut();
                 // Cluster by cluster, as the fill walks it.
                 let mut got = vec![];
