@@ -12,8 +12,15 @@
 //! flows that started and the flows that finished move. [`SortedFlows`]
 //! keeps the active flows sorted by (key, flow index) and at each call
 //! re-reads the keys of the flows that moved, sorts those few and merges
-//! them into the rest (finding each leaving flow by its kept key and
-//! copying the stretches between changes whole).
+//! them into the rest (finding them by their kept keys in one sweep, and
+//! merging from the back in place, so that only the flows after the first
+//! join move). A flow whose key did not move (no time passed) keeps its
+//! place. A flow that leaves stays in its place marked dead, so that no
+//! cluster (below) is cut again for it, until dead flows are a fifth of
+//! the order. Where keys never move while
+//! a flow is active (`edf-sjf`'s total size:
+//! [`SortedFlows::with_fixed_keys`]) only the flows that start or finish
+//! are (re-)keyed.
 //!
 //! The fill still walks the order, but not flow by flow. The order falls
 //! into clusters: maximal stretches whose neighbouring keys are within the
@@ -21,14 +28,21 @@
 //! cluster keeps the sets of the first and of the last links of its
 //! flows' paths (by link class, `l % 320`: exact on a big switch of up
 //! to 160 hosts, and never wrong, since a class counts as full only when
-//! all its links are), re-cut only where a flow joined or left. A cluster
+//! all its links are), re-cut only where a flow joined. A dead flow
+//! still counts: its sets hold more than they need, never less, and a
+//! cluster end next to it is also one between the live flows around it
+//! (keys grow along the order, and the tie reach with them). A cluster
 //! whose first links or whose last links are all full by the time the
 //! walk reaches it, that holds no flow the last fill gave a rate, and that
 //! lies past [`LAST_CLASS`], would give each of its flows 0 and no new
 //! class: the walk passes it over whole. On FB2010 that is most of the
-//! order. A flow whose path's first or last link is full is passed
-//! without reading its path. Classes are positions capped at
-//! [`LAST_CLASS`], where every driver stops telling them apart.
+//! order. A cluster longer than [`PIECE`] flows whose near-tie runs are
+//! already in flow index order (exact ties, as a coflow's equal flows
+//! are under a size key) is walked where it lies, and also keeps the
+//! same sets per [`PIECE`] flows of it, so that the walk passes over its
+//! blocked pieces the same way. A flow whose path's first or last link
+//! is full is passed without reading its path. Classes are positions
+//! capped at [`LAST_CLASS`], where every driver stops telling them apart.
 //!
 //! Correctness properties: after [`SortedFlows::update`] the order is the
 //! one `sort_with_ties` gives on every active flow's key read now: the
@@ -36,12 +50,14 @@
 //! are then cut exactly as `sort_with_ties` cuts them (the reference suites
 //! in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
 //! `edf-sjf` against slow references; debug builds check every cached key
-//! against a fresh read in [`SortedFlows::update`], the kept clusters
-//! against a cut from scratch, and every fill's rates and classes against
-//! [`greedy_fill`] on the full order). A cached key is
-//! trusted only for a flow whose rate was 0 in the last two fills: the
-//! first fill that gives it 0 runs while it still sends at its old rate
-//! until the driver applies the new one.
+//! against a fresh read and the live flows against the active ones in
+//! [`SortedFlows::update`], the kept clusters and their pieces against a
+//! cut from scratch, and every fill's rates and classes against
+//! [`greedy_fill`] on the full order; the kept order, its clusters and
+//! dead flows are also held against a full sort in the unit tests). A
+//! cached key is trusted only for a flow whose rate was 0 in the last two
+//! fills: the first fill that gives it 0 runs while it still sends at its
+//! old rate until the driver applies the new one.
 
 #[cfg(any(test, debug_assertions))]
 use crate::PathIdx;
@@ -181,7 +197,10 @@ pub(crate) const LAST_CLASS: u32 = 63;
 /// most fills without reading the path. The first flow of a cluster (see
 /// the module doc) also holds the cluster's length and the slot of its
 /// [`Ends`] in [`Clusters`]; other flows' `span` and `ends_at` are stale
-/// and never read.
+/// and never read. A flow that left the order stays in place, `dead`,
+/// until the next purge: it still counts for the clusters and their
+/// summaries (which then hold more than they need, never less) but no
+/// walk visits it.
 #[derive(Debug, Clone, Copy)]
 struct Kept {
     key: f64,
@@ -189,6 +208,7 @@ struct Kept {
     span: u32,
     ends: [u32; 2],
     ends_at: u32,
+    dead: bool,
 }
 
 /// Link classes of a cluster summary: link `l` is in class `l % CLASSES`
@@ -216,19 +236,54 @@ pub(crate) struct Ends {
     pub(crate) last: Classes,
 }
 
+/// Flows per piece: a cluster longer than this whose runs are already in
+/// flow index order is also summed up piece by piece, so that the fill
+/// can pass over a blocked piece of it.
+const PIECE: usize = 64;
+
 /// The [`Ends`] of the clusters, in slots owned by the flow that starts
 /// the cluster; slots whose cluster was re-cut are garbage until
-/// [`Clusters::full_recut_due`] starts over.
+/// [`Clusters::full_recut_due`] starts over. A slot whose cluster is
+/// longer than [`PIECE`] and walked where it lies (its runs in flow index
+/// order) also holds the [`Ends`] of each [`PIECE`] flows of it, in
+/// `pieces` from `first_piece`, `piece_count` of them (a re-cut writes
+/// over them if it needs no more).
 #[derive(Debug, Default)]
 struct Clusters {
     ends: Vec<Ends>,
     owner: Vec<FlowIdx>,
+    first_piece: Vec<u32>,
+    piece_count: Vec<u32>,
+    pieces: Vec<Ends>,
 }
 
 impl Clusters {
     /// Whether garbage slots outnumber the flows kept.
     fn full_recut_due(&self, n: usize) -> bool {
-        self.ends.len() > 2 * n + 1024
+        self.ends.len() > 2 * n + 1024 || self.pieces.len() > 2 * n / PIECE + 1024
+    }
+
+    /// Forgets every slot, and the slots `flows` point to: a flow may be
+    /// kept twice (dead and alive), and two of its entries must never
+    /// share a slot.
+    fn clear(&mut self, flows: &mut [Kept]) {
+        for e in flows {
+            e.ends_at = u32::MAX;
+        }
+        self.ends.clear();
+        self.owner.clear();
+        self.first_piece.clear();
+        self.piece_count.clear();
+        self.pieces.clear();
+    }
+
+    /// The pieces of slot `slot`, if its cluster has them.
+    fn pieces_of(&self, slot: usize) -> Option<&[Ends]> {
+        let at = self.first_piece[slot];
+        (at != u32::MAX).then(|| {
+            let at = at as usize;
+            &self.pieces[at..at + self.piece_count[slot] as usize]
+        })
     }
 }
 
@@ -241,35 +296,125 @@ pub(crate) fn gap(a: f64, b: f64, tol: f64) -> bool {
     a >= 0.0 && b - a > reach
 }
 
+/// The [`Ends`] of `flows`.
+fn ends_of(flows: &[Kept]) -> Ends {
+    let mut ends = Ends::default();
+    for e in flows {
+        add_class(&mut ends.first, e.ends[0]);
+        add_class(&mut ends.last, e.ends[1]);
+    }
+    ends
+}
+
+/// Whether every near-tie run of `cluster` (cut as [`walk_runs_in`] cuts
+/// them) is already in flow index order, so that the order walks the
+/// cluster where it lies.
+fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
+    let c = cluster;
+    let mut i = 0;
+    while i < c.len() {
+        if c[i].dead {
+            i += 1;
+            continue;
+        }
+        let k0 = c[i].key;
+        let reach = if tol > 0.0 {
+            tol + 1e-9 * k0.abs()
+        } else {
+            0.0
+        };
+        let (mut j, mut last) = (i + 1, c[i].f);
+        while j < c.len() && c[j].key - k0 <= reach {
+            if !c[j].dead {
+                if c[j].f < last {
+                    return false;
+                }
+                last = c[j].f;
+            }
+            j += 1;
+        }
+        i = j;
+    }
+    true
+}
+
 /// Re-cuts `s[lo..]` into clusters, writing each one's `span` at its
-/// first flow and its [`Ends`] into `clusters`, up to the first cluster
-/// that ends after `at`; returns where that cluster ends. `lo` must start
-/// a cluster.
+/// first flow and its [`Ends`] (and pieces) into `clusters`, up to the
+/// first cluster that ends after `at`; returns where that cluster ends.
+/// `lo` must start a cluster.
 fn recut(s: &mut [Kept], lo: usize, at: usize, tol: f64, clusters: &mut Clusters) -> usize {
     let mut i = lo;
     while i < s.len() && i <= at {
         let mut j = i + 1;
-        let mut ends = Ends::default();
-        add_class(&mut ends.first, s[i].ends[0]);
-        add_class(&mut ends.last, s[i].ends[1]);
         while j < s.len() && !gap(s[j - 1].key, s[j].key, tol) {
-            add_class(&mut ends.first, s[j].ends[0]);
-            add_class(&mut ends.last, s[j].ends[1]);
             j += 1;
         }
+        let cluster = &s[i..j];
+        let ends = ends_of(cluster);
+        let n_pieces = if cluster.len() > PIECE && runs_in_index_order(cluster, tol) {
+            cluster.len().div_ceil(PIECE)
+        } else {
+            0
+        };
         let e = &mut s[i];
         e.span = (j - i) as u32;
         let slot = e.ends_at as usize;
-        if clusters.owner.get(slot) != Some(&e.f) {
+        let slot = if clusters.owner.get(slot) != Some(&e.f) {
             e.ends_at = clusters.ends.len() as u32;
             clusters.ends.push(ends);
             clusters.owner.push(e.f);
+            clusters.first_piece.push(u32::MAX);
+            clusters.piece_count.push(0);
+            clusters.ends.len() - 1
         } else {
             clusters.ends[slot] = ends;
+            slot
+        };
+        if n_pieces == 0 {
+            clusters.first_piece[slot] = u32::MAX;
+        } else {
+            let room = clusters.piece_count[slot] as usize;
+            let start = if clusters.first_piece[slot] != u32::MAX && room >= n_pieces {
+                clusters.first_piece[slot] as usize
+            } else {
+                let start = clusters.pieces.len();
+                clusters.pieces.resize(start + n_pieces, Ends::default());
+                start
+            };
+            let cluster = &s[i..j];
+            for (p, chunk) in cluster.chunks(PIECE).enumerate() {
+                clusters.pieces[start + p] = ends_of(chunk);
+            }
+            clusters.first_piece[slot] = start as u32;
+            clusters.piece_count[slot] = n_pieces as u32;
         }
         i = j;
     }
     i
+}
+
+/// `s.partition_point(pred)`, probing from the front in steps that
+/// double: a few cache lines when the answer is near the front, as it is
+/// for the next of a sorted batch.
+fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    let (mut lo, mut step) = (0, 1);
+    while lo + step <= s.len() && pred(&s[lo + step - 1]) {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(s.len());
+    lo + s[lo..hi].partition_point(pred)
+}
+
+/// The position in `sorted` of flow `f`, kept under key `k`.
+fn position(sorted: &[Kept], k: f64, f: FlowIdx) -> usize {
+    let mut at = gallop(sorted, |e| e.key.total_cmp(&k).then(e.f.cmp(&f)).is_lt());
+    while sorted[at].dead && sorted[at].f == f {
+        // An earlier stay of `f` under the same key.
+        at += 1;
+    }
+    debug_assert_eq!(sorted[at].f, f, "kept position of {f}");
+    at
 }
 
 /// [`by_key`] on kept flows.
@@ -302,7 +447,7 @@ fn merge_at(
                 merged.extend_from_slice(&sorted[i..end]);
                 break;
             };
-            let at = i + sorted[i..end].partition_point(|e| kept_by_key(e, next) == Ordering::Less);
+            let at = i + gallop(&sorted[i..end], |e| kept_by_key(e, next) == Ordering::Less);
             merged.extend_from_slice(&sorted[i..at]);
             i = at;
             if at == end {
@@ -319,6 +464,30 @@ fn merge_at(
     }
     fresh.extend(merged.len()..merged.len() + batch.len() - b);
     merged.extend_from_slice(&batch[b..]);
+}
+
+/// Merges `batch` into `sorted` (both in [`by_key`] order) where it lies:
+/// only the flows after the first of `batch` move, each once. `fresh`
+/// gets the positions of `batch`'s flows, ascending.
+fn merge_in_place(sorted: &mut Vec<Kept>, batch: &[Kept], fresh: &mut Vec<usize>) {
+    fresh.clear();
+    let (n, m) = (sorted.len(), batch.len());
+    if m == 0 {
+        return;
+    }
+    sorted.extend_from_slice(batch);
+    // `sorted[..i]` are the old flows not yet moved, `sorted[w..]` done.
+    let (mut i, mut w) = (n, n + m);
+    for b in batch.iter().rev() {
+        let p = sorted[..i].partition_point(|e| kept_by_key(e, b) == Ordering::Less);
+        sorted.copy_within(p..i, w - (i - p));
+        w -= i - p;
+        i = p;
+        w -= 1;
+        sorted[w] = *b;
+        fresh.push(w);
+    }
+    fresh.reverse();
 }
 
 /// Calls `visit` on the flows of `sorted` (in [`by_key`] order) with each
@@ -353,6 +522,10 @@ fn walk_runs_in(
     let s = sorted;
     let (mut i, mut q) = (at, 0);
     while i < s.len() {
+        if s[i].dead {
+            i += 1;
+            continue;
+        }
         let k0 = s[i].key;
         let reach = if tol > 0.0 {
             tol + 1e-9 * k0.abs()
@@ -368,11 +541,13 @@ fn walk_runs_in(
         while q < fresh.len() && fresh[q] < j {
             q += 1;
         }
-        if run.windows(2).all(|w| w[0].f < w[1].f) {
-            run.iter().for_each(|e| visit(e, has));
+        let mut live = run.iter().filter(|e| !e.dead);
+        let mut last = None;
+        if live.clone().all(|e| last.replace(e.f) < Some(e.f)) {
+            live.for_each(|e| visit(e, has));
         } else {
             buf.clear();
-            buf.extend_from_slice(run);
+            buf.extend(live.by_ref());
             buf.sort_unstable_by_key(|e| e.f);
             buf.iter().for_each(|e| visit(e, has));
         }
@@ -417,6 +592,14 @@ pub(crate) struct SortedFlows {
     fresh: Vec<usize>,
     // Positions in `sorted` where a flow left in this update.
     cuts: Vec<usize>,
+    // Positions in `sorted` whose flow has a new neighbour before it.
+    dirty: Vec<usize>,
+    // Kept keys of the flows that leave in this update (or stay: `stay`).
+    leaving: Vec<(f64, FlowIdx)>,
+    // Flows in `sorted` that left it (`Kept::dead`); whether the last
+    // update dropped them.
+    n_dead: usize,
+    purged: bool,
     clusters: Clusters,
     // Per flow: the key it is kept under in `sorted`, NaN if it is not.
     key_of: Vec<f64>,
@@ -431,11 +614,29 @@ pub(crate) struct SortedFlows {
     // the last fill's first positions, and the flows that started since.
     classed: Vec<FlowIdx>,
     run: Vec<Kept>,
+    // Flows the last fill may have given a rate whose keys did not move.
+    stay: Vec<FlowIdx>,
+    // Positions in `sorted` the fill may not pass over unread: `fresh`,
+    // and those of `stay`.
+    hot: Vec<usize>,
+    // Keys never move while a flow is active (a total size, say): only the
+    // flows that start or finish are (re-)keyed.
+    fixed_keys: bool,
     tol: f64,
     ready: bool,
 }
 
 impl SortedFlows {
+    /// An order whose keys never move while a flow is active (a total
+    /// size or a deadline): an update re-keys only the flows that started
+    /// or finished, not those that had a rate.
+    pub(crate) fn with_fixed_keys() -> SortedFlows {
+        SortedFlows {
+            fixed_keys: true,
+            ..SortedFlows::default()
+        }
+    }
+
     /// Brings the order up to date with `changes`; the order is then
     /// `sort_with_ties` of the keyed active flows, near-ties (keys within
     /// `tol` of their run's first key, as `sort_with_ties` cuts runs) by
@@ -468,6 +669,7 @@ impl SortedFlows {
                 span: 1,
                 ends,
                 ends_at: u32::MAX,
+                dead: false,
             }
         };
         self.batch.clear();
@@ -477,6 +679,7 @@ impl SortedFlows {
             for e in self.sorted.drain(..) {
                 self.key_of[e.f as usize] = f64::NAN;
             }
+            self.n_dead = 0;
             for &f in view.active_flows() {
                 self.classed.push(f);
                 if let Some(k) = key(f) {
@@ -484,67 +687,119 @@ impl SortedFlows {
                 }
             }
         } else {
-            let sorted = &self.sorted;
-            let key_of = &mut self.key_of;
-            let gone = &mut self.gone;
-            let mut leave = |f: FlowIdx| {
+            // A flow that leaves stays in place, dead, so that the flows
+            // around it keep their places and their clusters' summaries.
+            let (key_of, leaving) = (&mut self.key_of, &mut self.leaving);
+            leaving.clear();
+            let leave = |key_of: &mut [f64], leaving: &mut Vec<(f64, FlowIdx)>, f: FlowIdx| {
                 let k = std::mem::replace(&mut key_of[f as usize], f64::NAN);
                 if !k.is_nan() {
-                    let probe = Kept {
-                        key: k,
-                        f,
-                        span: 0,
-                        ends: [0; 2],
-                        ends_at: 0,
-                    };
-                    let at = sorted.partition_point(|e| kept_by_key(e, &probe) == Ordering::Less);
-                    debug_assert_eq!(sorted[at].f, f, "kept position of {f}");
-                    gone.push(at);
+                    leaving.push((k, f));
                 }
             };
             for &f in &changes.finished {
-                leave(f);
+                leave(key_of, leaving, f);
             }
-            let moved = self.positive.iter().chain(&self.positive_before);
-            for &f in moved.chain(&changes.started) {
+            let moved: &[FlowIdx] = if self.fixed_keys { &[] } else { &self.positive };
+            let before: &[FlowIdx] = if self.fixed_keys {
+                &[]
+            } else {
+                &self.positive_before
+            };
+            for &f in moved.iter().chain(before).chain(&changes.started) {
                 let fi = f as usize;
                 if self.seen[fi] || !view.is_active(f) {
                     continue;
                 }
                 self.seen[fi] = true;
-                leave(f);
-                if let Some(k) = key(f) {
+                let k = key(f);
+                if k.map(f64::to_bits) == Some(key_of[fi].to_bits()) {
+                    // Sent nothing since it was keyed (no time passed).
+                    self.stay.push(f);
+                    continue;
+                }
+                leave(key_of, leaving, f);
+                if let Some(k) = k {
                     self.batch.push(kept(k, f));
                 }
             }
-            let moved = self.positive.iter().chain(&self.positive_before);
-            for &f in moved.chain(&changes.started) {
+            for &f in moved.iter().chain(before).chain(&changes.started) {
                 self.seen[f as usize] = false;
             }
+            if self.fixed_keys {
+                self.stay.extend_from_slice(&self.positive);
+            }
             self.classed.extend_from_slice(&changes.started);
+            // Found in one sweep, in key order.
+            leaving.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut at = 0;
+            for &(k, f) in leaving.iter() {
+                at += position(&self.sorted[at..], k, f);
+                self.sorted[at].dead = true;
+            }
+            self.n_dead += leaving.len();
         }
         for e in &self.batch {
             self.key_of[e.f as usize] = e.key;
         }
         self.batch.sort_unstable_by(kept_by_key);
-        self.gone.sort_unstable();
-        let (sorted, merged) = (&self.sorted, &mut self.merged);
-        merge_at(
-            sorted,
-            &self.gone,
-            &self.batch,
-            merged,
-            &mut self.fresh,
-            &mut self.cuts,
-        );
-        std::mem::swap(&mut self.sorted, &mut self.merged);
+        // Dead flows are dropped once they are a fifth of the order; the
+        // clusters are then cut again from scratch.
+        self.purged = self.n_dead > self.sorted.len() / 5 + 64;
+        if self.purged {
+            let dead = self.sorted.iter().enumerate().filter(|(_, e)| e.dead);
+            self.gone.extend(dead.map(|(i, _)| i));
+            self.n_dead = 0;
+        }
+        if self.gone.is_empty() {
+            // Nothing leaves the vector: merged in place, from the back.
+            merge_in_place(&mut self.sorted, &self.batch, &mut self.fresh);
+            self.cuts.clear();
+        } else {
+            let (sorted, merged) = (&self.sorted, &mut self.merged);
+            merge_at(
+                sorted,
+                &self.gone,
+                &self.batch,
+                merged,
+                &mut self.fresh,
+                &mut self.cuts,
+            );
+            std::mem::swap(&mut self.sorted, &mut self.merged);
+        }
         self.recut();
+        // The flows the last fill may have given a rate that kept their
+        // keys, and so their places: found by their kept keys.
+        self.hot.clear();
+        self.hot.extend_from_slice(&self.fresh);
+        self.leaving.clear();
+        for f in self.stay.drain(..) {
+            let k = self.key_of[f as usize];
+            if !k.is_nan() {
+                self.leaving.push((k, f));
+            }
+        }
+        self.leaving
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut at = 0;
+        for &(k, f) in &self.leaving {
+            at += position(&self.sorted[at..], k, f);
+            self.hot.push(at);
+        }
+        self.hot.sort_unstable();
         #[cfg(debug_assertions)]
-        for e in &self.sorted {
-            let f = e.f;
-            let k = key(f).map(f64::to_bits);
-            debug_assert_eq!(k, Some(e.key.to_bits()), "key of {f}");
-            debug_assert_eq!(self.key_of[f as usize].to_bits(), e.key.to_bits());
+        {
+            for e in self.sorted.iter().filter(|e| !e.dead) {
+                let f = e.f;
+                let k = key(f).map(f64::to_bits);
+                debug_assert_eq!(k, Some(e.key.to_bits()), "key of {f}");
+                debug_assert_eq!(self.key_of[f as usize].to_bits(), e.key.to_bits());
+            }
+            let live = self.sorted.iter().filter(|e| !e.dead).count();
+            let keyed = view.active_flows().iter().filter(|&&f| key(f).is_some());
+            debug_assert_eq!(live, keyed.count(), "flows kept");
+            let dead = self.sorted.len() - live;
+            debug_assert_eq!(dead, if self.purged { 0 } else { self.n_dead });
         }
     }
 
@@ -552,36 +807,50 @@ impl SortedFlows {
     /// left; the others only moved, and keep their `span` and [`Ends`].
     fn recut(&mut self) {
         let (s, tol, clusters) = (&mut self.sorted, self.tol, &mut self.clusters);
-        if clusters.full_recut_due(s.len()) {
-            clusters.ends.clear();
-            clusters.owner.clear();
+        if self.purged || clusters.full_recut_due(s.len()) {
+            clusters.clear(s);
             let n = s.len();
             recut(s, 0, n, tol, clusters);
             return;
         }
+        // Where a flow has a new neighbour before it: each one that joined,
+        // and the first flow after each place where one left (past the
+        // flows that joined there).
+        let fresh = &self.fresh;
+        self.dirty.clear();
+        self.dirty.extend_from_slice(fresh);
+        for &x in &self.cuts {
+            let (mut y, mut k) = (x, fresh.partition_point(|&p| p < x));
+            while fresh.get(k) == Some(&y) {
+                (y, k) = (y + 1, k + 1);
+            }
+            self.dirty.push(y);
+        }
+        self.dirty.sort_unstable();
         let mut done = 0;
-        let (mut a, mut b) = (self.fresh.iter().peekable(), self.cuts.iter().peekable());
-        while let Some(&x) = match (a.peek(), b.peek()) {
-            (Some(&&x), Some(&&y)) if y < x => b.next(),
-            (Some(_), _) => a.next(),
-            (None, _) => b.next(),
-        } {
-            if x + 1 < done || s.is_empty() {
+        for &x in &self.dirty {
+            if s.is_empty() {
+                break;
+            }
+            // New neighbours: the flows at `x - 1` and `x` (a join cannot
+            // make a flow after it start a cluster, keys only growing
+            // along the order). Re-cut from the start of the cluster that
+            // holds the flow before `x` to the end of the one that holds
+            // `x`.
+            let at = x.min(s.len() - 1);
+            if at < done {
                 continue;
             }
-            // New neighbours: the flows at `x - 1` and `x`, and at `x` and
-            // `x + 1` if `x` joined; re-cut from the start of the cluster
-            // that holds the flow before `x` to the end of the one that
-            // holds the flow after it.
             let mut lo = x.saturating_sub(1).max(done).min(s.len() - 1);
             while lo > done && !gap(s[lo - 1].key, s[lo].key, tol) {
                 lo -= 1;
             }
-            done = recut(s, lo, x + 1, tol, clusters);
+            done = recut(s, lo, at, tol, clusters);
         }
         #[cfg(debug_assertions)]
         {
             let (mut fresh, mut want_clusters) = (s.clone(), Clusters::default());
+            want_clusters.clear(&mut fresh);
             let n = fresh.len();
             recut(&mut fresh, 0, n, tol, &mut want_clusters);
             let mut i = 0;
@@ -590,6 +859,9 @@ impl SortedFlows {
                 debug_assert_eq!(got.span, want.span, "span at {i}");
                 let got_ends = clusters.ends[got.ends_at as usize];
                 debug_assert!(got_ends == want_clusters.ends[want.ends_at as usize]);
+                let got_pieces = clusters.pieces_of(got.ends_at as usize);
+                let want_pieces = want_clusters.pieces_of(want.ends_at as usize);
+                debug_assert_eq!(got_pieces, want_pieces, "pieces at {i}");
                 debug_assert_eq!(clusters.owner[got.ends_at as usize], got.f);
                 i += want.span as usize;
             }
@@ -656,7 +928,7 @@ impl SortedFlows {
         // Cluster by cluster: one whose flows share a full link, holds no
         // flow the last fill gave a rate and lies past the classes is
         // passed over whole (each of its flows would get 0 and no class).
-        let (s, tol, fresh) = (&self.sorted, self.tol, &self.fresh[..]);
+        let (s, tol, fresh) = (&self.sorted, self.tol, &self.hot[..]);
         let (mut i, mut q) = (0, 0);
         while i < s.len() {
             let end = i + s[i].span as usize;
@@ -664,8 +936,28 @@ impl SortedFlows {
                 q += 1;
             }
             let has_fresh = q < fresh.len() && fresh[q] < end;
-            let ends = &self.clusters.ends[s[i].ends_at as usize];
+            let slot = s[i].ends_at as usize;
+            let ends = &self.clusters.ends[slot];
             if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
+                i = end;
+                continue;
+            }
+            if let Some(pieces) = self.clusters.pieces_of(slot) {
+                // Walked where it lies: piece by piece, passing over a
+                // blocked piece as over a blocked cluster.
+                for (p, ends) in pieces.iter().enumerate() {
+                    let (a, b) = (i + p * PIECE, (i + (p + 1) * PIECE).min(end));
+                    while q < fresh.len() && fresh[q] < a {
+                        q += 1;
+                    }
+                    let has_fresh = q < fresh.len() && fresh[q] < b;
+                    if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
+                        continue;
+                    }
+                    for e in s[a..b].iter().filter(|e| !e.dead) {
+                        fill.visit(e.f, e.ends, has_fresh);
+                    }
+                }
                 i = end;
                 continue;
             }
@@ -860,7 +1152,8 @@ mod tests {
     }
 
     /// The order kept by [`merge_at`] and [`SortedFlows::recut`] (some
-    /// flows leave, some are re-keyed, some join) is at every step
+    /// flows leave, out of it or dead in place, some are re-keyed, some
+    /// join) is at every step
     /// `sort_with_ties` of the flows present, walked cluster by cluster as
     /// the fill walks it, and its clusters are the ones a cut from scratch
     /// gives; random keys with many exact and near ties.
@@ -878,6 +1171,9 @@ mod tests {
             };
             for _ in 0..10 {
                 let (mut gone, mut batch) = (vec![], vec![]);
+                // Every other step all leaving flows die in place and the
+                // batch is merged in place, as `update` does.
+                let in_place = rnd(2) == 0;
                 for (f, slot) in key.iter_mut().enumerate() {
                     let was = *slot;
                     let leaves = match rnd(4) {
@@ -892,6 +1188,7 @@ mod tests {
                                 span: 1,
                                 ends,
                                 ends_at: u32::MAX,
+                                dead: false,
                             });
                             true
                         }
@@ -902,23 +1199,37 @@ mod tests {
                         _ => false,
                     };
                     if let (true, Some(k)) = (leaves, was) {
-                        let at = kept.sorted.iter().position(|e| e.f as usize == f);
-                        assert_eq!(kept.sorted[at.unwrap()].key, k);
-                        gone.push(at.unwrap());
+                        let at = kept
+                            .sorted
+                            .iter()
+                            .position(|e| e.f as usize == f && !e.dead);
+                        let at = at.unwrap();
+                        assert_eq!(kept.sorted[at].key, k);
+                        // Half of them leave their place, half die in it.
+                        if !in_place && rnd(2) == 0 {
+                            gone.push(at);
+                        } else {
+                            kept.sorted[at].dead = true;
+                        }
                     }
                 }
                 gone.sort_unstable();
                 batch.sort_unstable_by(kept_by_key);
                 let k = &mut kept;
-                merge_at(
-                    &k.sorted,
-                    &gone,
-                    &batch,
-                    &mut k.merged,
-                    &mut k.fresh,
-                    &mut k.cuts,
-                );
-                std::mem::swap(&mut k.sorted, &mut k.merged);
+                if gone.is_empty() {
+                    merge_in_place(&mut k.sorted, &batch, &mut k.fresh);
+                    k.cuts.clear();
+                } else {
+                    merge_at(
+                        &k.sorted,
+                        &gone,
+                        &batch,
+                        &mut k.merged,
+                        &mut k.fresh,
+                        &mut k.cuts,
+                    );
+                    std::mem::swap(&mut k.sorted, &mut k.merged);
+                }
                 k.recut();
                 // Cluster by cluster, as the fill walks it.
                 let mut got = vec![];

@@ -1665,7 +1665,10 @@ impl EdfFirst {
             rest,
             edf: BTreeSet::new(),
             edf_order: vec![],
-            others: SortedFlows::default(),
+            others: match rest {
+                Rest::Remaining => SortedFlows::default(),
+                Rest::Size => SortedFlows::with_fixed_keys(),
+            },
             residual: vec![],
             ready: false,
         }
