@@ -205,6 +205,55 @@ fn bipartite_events() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<Event>)>
     })
 }
 
+/// One event of the restart tests: `added` flows start and `finished`
+/// (indices into `live`, modulo its length) end, `fast` solves from its last
+/// solve, and its levels and capacity left must be a solve from scratch's,
+/// on a fresh matrix with the same flows and capacities, to the bit.
+#[allow(clippy::too_many_arguments)]
+fn restart_step(
+    fast: &mut BipartiteMaxMin,
+    live: &mut Vec<(usize, usize)>,
+    added: &[(usize, usize)],
+    finished: &[usize],
+    row_cap: &[f64],
+    col_cap: &[f64],
+    rl: &mut Vec<f64>,
+    cl: &mut Vec<f64>,
+) -> Result<(), TestCaseError> {
+    for &(r, c) in added {
+        fast.add(r, c);
+        live.push((r, c));
+    }
+    for &i in finished {
+        if !live.is_empty() {
+            let (r, c) = live.swap_remove(i % live.len());
+            fast.remove(r, c);
+        }
+    }
+    fast.solve(row_cap, col_cap, rl, cl);
+    let mut scratch = BipartiteMaxMin::new(row_cap.len(), col_cap.len());
+    for &(r, c) in live.iter() {
+        scratch.add(r, c);
+    }
+    let (mut want_rl, mut want_cl) = (vec![], vec![]);
+    scratch.solve(row_cap, col_cap, &mut want_rl, &mut want_cl);
+    for (a, b) in rl.iter().zip(&want_rl).chain(cl.iter().zip(&want_cl)) {
+        prop_assert_eq!(
+            a.to_bits(),
+            b.to_bits(),
+            "levels {:?} {:?} against {:?} {:?}",
+            rl,
+            cl,
+            want_rl,
+            want_cl
+        );
+    }
+    for (a, b) in fast.left().zip(scratch.left()) {
+        prop_assert_eq!(a.to_bits(), b.to_bits(), "capacity left after a restart");
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
     /// A solve that restarts from the last one gives, after every event,
@@ -224,29 +273,7 @@ proptest! {
             if i == recap {
                 row_cap[0] /= 2.0;
             }
-            for &(r, c) in added {
-                fast.add(r, c);
-                live.push((r, c));
-            }
-            for &i in finished {
-                if !live.is_empty() {
-                    let (r, c) = live.swap_remove(i % live.len());
-                    fast.remove(r, c);
-                }
-            }
-            fast.solve(&row_cap, &col_cap, &mut rl, &mut cl);
-            let mut scratch = BipartiteMaxMin::new(nr, nc);
-            for &(r, c) in &live {
-                scratch.add(r, c);
-            }
-            let (mut want_rl, mut want_cl) = (vec![], vec![]);
-            scratch.solve(&row_cap, &col_cap, &mut want_rl, &mut want_cl);
-            for (a, b) in rl.iter().zip(&want_rl).chain(cl.iter().zip(&want_cl)) {
-                prop_assert_eq!(a.to_bits(), b.to_bits(), "levels {:?} {:?} against {:?} {:?}", rl, cl, want_rl, want_cl);
-            }
-            for (a, b) in fast.left().zip(scratch.left()) {
-                prop_assert_eq!(a.to_bits(), b.to_bits(), "capacity left after a restart");
-            }
+            restart_step(&mut fast, &mut live, added, finished, &row_cap, &col_cap, &mut rl, &mut cl)?;
             bipartite_rates_match_reference(&row_cap, &col_cap, &live, &rl, &cl)?;
         }
     }
@@ -280,29 +307,7 @@ proptest! {
                     col_cap[p - nr] = c;
                 }
             }
-            for &(r, c) in added {
-                fast.add(r, c);
-                live.push((r, c));
-            }
-            for &i in finished {
-                if !live.is_empty() {
-                    let (r, c) = live.swap_remove(i % live.len());
-                    fast.remove(r, c);
-                }
-            }
-            fast.solve(&row_cap, &col_cap, &mut rl, &mut cl);
-            let mut scratch = BipartiteMaxMin::new(nr, nc);
-            for &(r, c) in &live {
-                scratch.add(r, c);
-            }
-            let (mut want_rl, mut want_cl) = (vec![], vec![]);
-            scratch.solve(&row_cap, &col_cap, &mut want_rl, &mut want_cl);
-            for (a, b) in rl.iter().zip(&want_rl).chain(cl.iter().zip(&want_cl)) {
-                prop_assert_eq!(a.to_bits(), b.to_bits(), "levels {:?} {:?} against {:?} {:?}", rl, cl, want_rl, want_cl);
-            }
-            for (a, b) in fast.left().zip(scratch.left()) {
-                prop_assert_eq!(a.to_bits(), b.to_bits(), "capacity left after a restart");
-            }
+            restart_step(&mut fast, &mut live, added, finished, &row_cap, &col_cap, &mut rl, &mut cl)?;
         }
     }
 }
