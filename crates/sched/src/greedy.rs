@@ -168,11 +168,7 @@ pub(crate) fn cut_runs(sorted: &[Entry], tol: f64, order: &mut Vec<(FlowIdx, Pat
     let mut i = 0;
     while i < s.len() {
         let k0 = s[i].0;
-        let reach = if tol > 0.0 {
-            tol + 1e-9 * k0.abs()
-        } else {
-            0.0
-        };
+        let reach = tie_reach(k0, tol);
         let mut j = i + 1;
         while j < s.len() && s[j].0 - k0 <= reach {
             j += 1;
@@ -287,13 +283,23 @@ impl Clusters {
     }
 }
 
+/// How far above key `k0` a near-tie run that starts at it reaches: `tol`
+/// plus 1e-9 of the key, as `sort_with_ties` cuts runs (0 when `tol` is 0:
+/// only equal keys tie).
+pub(crate) fn tie_reach(k0: f64, tol: f64) -> f64 {
+    if tol > 0.0 {
+        tol + 1e-9 * k0.abs()
+    } else {
+        0.0
+    }
+}
+
 /// Whether a cluster of the order ends between keys `a` and `b` (`a <=
 /// b`): `b` is then further from `a`, and so (keys being non-negative)
 /// from every key before it, than `sort_with_ties` reaches, so a run
 /// starts at `b` whatever came before.
 pub(crate) fn gap(a: f64, b: f64, tol: f64) -> bool {
-    let reach = if tol > 0.0 { tol + 1e-9 * a } else { 0.0 };
-    a >= 0.0 && b - a > reach
+    a >= 0.0 && b - a > tie_reach(a, tol)
 }
 
 /// The [`Ends`] of `flows`.
@@ -318,11 +324,7 @@ fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
             continue;
         }
         let k0 = c[i].key;
-        let reach = if tol > 0.0 {
-            tol + 1e-9 * k0.abs()
-        } else {
-            0.0
-        };
+        let reach = tie_reach(k0, tol);
         let (mut j, mut last) = (i + 1, c[i].f);
         while j < c.len() && c[j].key - k0 <= reach {
             if !c[j].dead {
@@ -527,11 +529,7 @@ fn walk_runs_in(
             continue;
         }
         let k0 = s[i].key;
-        let reach = if tol > 0.0 {
-            tol + 1e-9 * k0.abs()
-        } else {
-            0.0
-        };
+        let reach = tie_reach(k0, tol);
         let mut j = i + 1;
         while j < s.len() && s[j].key - k0 <= reach {
             j += 1;

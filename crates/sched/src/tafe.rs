@@ -97,7 +97,7 @@
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
 use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
-use crate::greedy::{add_class, gap, Classes, Ends, CLASSES, WORDS};
+use crate::greedy::{add_class, gap, tie_reach, Classes, Ends, CLASSES, WORDS};
 use crate::ordered::ClassServer;
 use crate::registry::{SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
@@ -821,11 +821,7 @@ impl TaskOrders {
 /// run's first key) above `flows[i]`'s, as `sort_with_ties` cuts runs.
 fn run_end(flows: &[Kept], i: usize, tol: f64) -> usize {
     let k0 = flows[i].key;
-    let reach = if tol > 0.0 {
-        tol + 1e-9 * k0.abs()
-    } else {
-        0.0
-    };
+    let reach = tie_reach(k0, tol);
     let mut j = i + 1;
     while j < flows.len() && flows[j].key - k0 <= reach {
         j += 1;
