@@ -121,15 +121,24 @@ pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
     let q = bytes / bytes_per_ns;
     // Below 2^63 (the common case) `round` and `ceil` come from the integer
     // part, which is exact; libm's are function calls on baseline x86-64,
-    // and this runs at every rate change.
-    let (r, c) = if q < TWO_63 {
-        let t = (q as u64) as f64;
+    // and this runs at every rate change. The integer part goes through
+    // `i64`, not `u64`: the same values there, but one instruction each way
+    // on baseline x86-64 instead of a branchy sequence.
+    if q < TWO_63 {
+        let n = q as i64;
+        let t = n as f64;
         let frac = q - t;
         let r = if frac >= 0.5 { t + 1.0 } else { t };
-        (r, if frac > 0.0 { t + 1.0 } else { t })
-    } else {
-        (q.round(), q.ceil())
-    };
+        // `r` and `ceil(q)` are `n` or `n + 1`, both below 2^63.
+        let near = (q - r).abs() <= 1e-9 * q.max(1.0);
+        let d = if near {
+            n + (frac >= 0.5) as i64
+        } else {
+            n + (frac > 0.0) as i64
+        };
+        return Some(Dur(d as u64));
+    }
+    let (r, c) = (q.round(), q.ceil());
     let t = if (q - r).abs() <= 1e-9 * q.max(1.0) {
         r
     } else {

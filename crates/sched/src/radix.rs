@@ -102,6 +102,16 @@ impl RadixQueue {
     /// The least instant of a live entry (`live(t, key)`), dropping the
     /// stale entries met on the way; `None` when no entry is live.
     pub fn peek_min(&mut self, live: impl Fn(u64, u32) -> bool) -> Option<u64> {
+        self.least(u64::MAX, &live)
+    }
+
+    /// The least live instant if it is at most `limit`; otherwise some
+    /// instant after `limit` (the least live one, or a bound below it) or
+    /// `None`. Past `limit` the buckets are left as they are: moving `last`
+    /// on to an instant after the caller's would send every entry the
+    /// caller then pushes below it to the binary heap (the engine pops at
+    /// an event, then sets new finishes before that next instant).
+    fn least(&mut self, limit: u64, live: &impl Fn(u64, u32) -> bool) -> Option<u64> {
         while let Some(&Reverse((t, k))) = self.early.peek() {
             if live(t, k) {
                 break;
@@ -109,16 +119,31 @@ impl RadixQueue {
             self.early.pop();
             self.len -= 1;
         }
+        let early = self.early.peek().map(|e| e.0 .0);
+        let cutoff = limit.min(early.unwrap_or(u64::MAX));
         loop {
-            let before = self.buckets[0].len();
-            self.buckets[0].retain(|&(t, k)| live(t, k));
-            self.len -= before - self.buckets[0].len();
+            // Bucket 0's entries are all at `last`: dropping stale ones
+            // from its end until a live one shows is enough (a scan of it
+            // per pop was quadratic in the flows that end together).
+            while let Some(&(t, k)) = self.buckets[0].last() {
+                if live(t, k) {
+                    break;
+                }
+                self.buckets[0].pop();
+                self.len -= 1;
+            }
             if !self.buckets[0].is_empty() {
                 break;
             }
             let Some(b) = (1..65).find(|&b| !self.buckets[b].is_empty()) else {
                 break;
             };
+            // Bucket b's entries (and those above) are at or after `bound`
+            // (`last`'s bits above b - 1, then bit b - 1 set).
+            let bound = ((self.last >> (b - 1)) | 1) << (b - 1);
+            if bound > cutoff {
+                return early.or(Some(bound));
+            }
             // Bucket b's least live instant becomes `last`: every entry of
             // b then differs from it below bit b - 1 and moves down, and
             // the higher buckets keep their place (their entries differ
@@ -138,7 +163,6 @@ impl RadixQueue {
             self.buckets[b] = v;
         }
         let radix = (!self.buckets[0].is_empty()).then_some(self.last);
-        let early = self.early.peek().map(|e| e.0 .0);
         match (radix, early) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -148,7 +172,7 @@ impl RadixQueue {
     /// Removes and returns a live entry at the least live instant if that
     /// instant is at most `limit`.
     pub fn pop_min(&mut self, limit: u64, live: impl Fn(u64, u32) -> bool) -> Option<(u64, u32)> {
-        let t = self.peek_min(&live)?;
+        let t = self.least(limit, &live)?;
         if t > limit {
             return None;
         }
@@ -179,7 +203,7 @@ mod tests {
         let mut rnd = |m: u64| rng.next_u64() % m;
         let mut now = 0u64;
         for _ in 0..20_000 {
-            match rnd(4) {
+            match rnd(5) {
                 0 | 1 => {
                     let k = rnd(300) as u32;
                     let span = 1 << rnd(30);
@@ -190,6 +214,24 @@ mod tests {
                 2 => {
                     let k = rnd(300) as u32;
                     at.remove(&k);
+                }
+                3 => {
+                    // A pop with a limit, often below the least live
+                    // instant (the engine's pop at an event): nothing, or
+                    // an entry at that instant.
+                    let want = at.values().copied().min();
+                    let shift = rnd(30);
+                    let limit = now + rnd(1 << shift);
+                    let live = |t: u64, k: u32| at.get(&k) == Some(&t);
+                    match q.pop_min(limit, live) {
+                        None => assert!(want.is_none_or(|t| t > limit)),
+                        Some((t, k)) => {
+                            assert_eq!((Some(t), at.get(&k)), (want, Some(&t)));
+                            assert!(t <= limit);
+                            now = t;
+                            at.remove(&k);
+                        }
+                    }
                 }
                 _ => {
                     let want = at.values().copied().min();

@@ -4,7 +4,7 @@
 //! are due at an instant. Solo flows' finishes are the driver's
 //! ([`NetState::set_solo_rate`] returns them).
 
-use super::{FlowIdx, MarkKey, NetState, INACTIVE, PROPORTIONAL};
+use super::{ns_f64, FlowIdx, MarkKey, NetState, INACTIVE, PROPORTIONAL};
 use coflowkit_model::{ceil_ns_time, Time};
 
 impl NetState {
@@ -157,7 +157,7 @@ impl NetState {
     fn due_members(&mut self, g: u32, horizon: Time, due: &mut Vec<FlowIdx>) {
         let gi = g as usize;
         let mut head: Option<f64> = None;
-        let ahead = horizon.0.saturating_sub(self.now.0) as f64;
+        let ahead = ns_f64(horizon.0.saturating_sub(self.now.0));
         let clock = self.group_clock(g) + self.groups[gi].rate * ahead;
         while let Some(&std::cmp::Reverse((MarkKey(mark), f))) = self.groups[gi].members.peek() {
             let fi = f as usize;

@@ -3,13 +3,13 @@
 //! proportional groups (Varys's MADD: a scale falling to 0 at the group's
 //! deadline), and the per-coflow sums kept alongside.
 
-use super::{proportional, FlowIdx, Group, MarkKey, NetState, PGroup};
+use super::{ns_f64, proportional, FlowIdx, Group, MarkKey, NetState, PGroup};
 use super::{DONE, INACTIVE, PROPORTIONAL, SOLO};
 use coflowkit_model::{ceil_ns_time, Time};
 
 impl NetState {
     pub(super) fn elapsed(&self, since: Time) -> f64 {
-        (self.now.0 - since.0) as f64
+        ns_f64(self.now.0 - since.0)
     }
 
     pub(super) fn group_clock(&self, g: u32) -> f64 {
@@ -52,7 +52,7 @@ impl NetState {
     pub(super) fn settle_coflow(&mut self, c: usize) {
         let now = self.now;
         let i = &mut self.coflows[c];
-        i.base_sent += i.solo_rate * ((now.0 - i.base_time.0) as f64);
+        i.base_sent += i.solo_rate * ns_f64(now.0 - i.base_time.0);
         i.base_time = now;
     }
 
@@ -186,8 +186,7 @@ impl NetState {
                 if self.now >= p.deadline {
                     return 0.0;
                 }
-                p.phi * ((p.deadline.0 - self.now.0) as f64)
-                    / ((p.deadline.0 - p.phi_time.0) as f64)
+                p.phi * ns_f64(p.deadline.0 - self.now.0) / ns_f64(p.deadline.0 - p.phi_time.0)
             }
         }
     }
