@@ -2,7 +2,10 @@
 //!
 //! [`NetState`] holds every flow and coflow the driver (the simulator's
 //! engine, or the runtime's coordinator) has seen, in flat arrays indexed by
-//! [`FlowIdx`] and [`CoflowIdx`]. The driver mutates it; schedulers only read
+//! [`FlowIdx`] and [`CoflowIdx`]; what a rate change reads and writes of a
+//! flow (its progress, rate, size, group, coflow, place among the active
+//! flows, flags) is one record, so that a re-rate touches one cache line of
+//! the flow, not one per field. The driver mutates it; schedulers only read
 //! it through a view:
 //!
 //! * [`Observed`]: what a non-clairvoyant scheduler may know: the fabric,
@@ -98,6 +101,24 @@ struct CoflowInfo {
     later: Vec<FlowIdx>,
 }
 
+/// The fields of a flow that lazy progress and a rate change use.
+#[derive(Debug, Clone, Copy)]
+struct FlowRec {
+    // Lazy progress: a solo flow sent `base + rate (now - base_time)`; a
+    // grouped flow finishes when its group's clock reaches `base` (its
+    // mark); a proportional one has `base * phi` bytes left.
+    base: f64,
+    rate: f64,
+    size: f64,
+    base_time: Time,
+    coflow: CoflowIdx,
+    group: u32,
+    // Its place in `active` (`INACTIVE` when not active), and its `DONE`,
+    // `COMPUTE`, `SIZE_UNKNOWN`, `HAS_DEADLINE` bits.
+    active_pos: u32,
+    flags: u8,
+}
+
 /// A shared rate group: members all get the group's rate.
 #[derive(Debug, Clone)]
 struct Group {
@@ -183,18 +204,12 @@ impl Default for PGroup {
 pub struct NetState {
     capacity: Vec<f64>,
     fabric: Fabric,
-    // Flows.
-    coflow: Vec<CoflowIdx>,
+    // Flows: what a rate change reads and writes, one record per flow (a
+    // re-rate touches one cache line, not eight arrays), and the rest.
+    fl: Vec<FlowRec>,
     src: Vec<HostId>,
     dst: Vec<HostId>,
     path: Vec<PathIdx>,
-    size: Vec<f64>,
-    // Lazy progress: solo flows sent `base + rate (now - base_time)`;
-    // grouped flows finish when their group's clock reaches `base` (mark).
-    base: Vec<f64>,
-    base_time: Vec<Time>,
-    rate: Vec<f64>,
-    group: Vec<u32>,
     groups: Vec<Group>,
     // When each group's next member finishes, and a lazy monotone queue of
     // (instant, group): an entry is live while it equals `group_finish_at`.
@@ -207,12 +222,10 @@ pub struct NetState {
     pgroups: Vec<PGroup>,
     active_pgroups: Vec<u32>,
     now: Time,
-    active_pos: Vec<u32>,
     active: Vec<FlowIdx>,
-    // Per flow: `DONE`, `COMPUTE`, `SIZE_UNKNOWN`, `HAS_DEADLINE` bits; the
-    // start instant (`Time::NEVER` while waiting); and, for the few flows
-    // that have one, the deadline relative to the start (sorted by flow).
-    flags: Vec<u8>,
+    // Per flow: the start instant (`Time::NEVER` while waiting); and, for
+    // the few flows that have one, the deadline relative to the start
+    // (sorted by flow).
     start: Vec<Time>,
     deadlines: Vec<(FlowIdx, Dur)>,
     // Interned paths, by (src, dst) for ECMP choice 0 (every path of a
@@ -256,15 +269,10 @@ impl NetState {
         NetState {
             capacity: fabric.links().iter().map(|l| l.capacity.0).collect(),
             fabric,
-            coflow: vec![],
+            fl: vec![],
             src: vec![],
             dst: vec![],
             path: vec![],
-            size: vec![],
-            base: vec![],
-            base_time: vec![],
-            rate: vec![],
-            group: vec![],
             groups: vec![],
             group_finish_at: vec![],
             group_heap: Default::default(),
@@ -274,9 +282,7 @@ impl NetState {
             pgroups: vec![],
             active_pgroups: vec![],
             now: Time::ZERO,
-            active_pos: vec![],
             active: vec![],
-            flags: vec![],
             start: vec![],
             deadlines: vec![],
             path_start: vec![],
@@ -291,17 +297,10 @@ impl NetState {
 
     /// Reserves room for `n_flows` flows and `n_coflows` coflows.
     pub fn reserve(&mut self, n_flows: usize, n_coflows: usize) {
-        self.coflow.reserve(n_flows);
+        self.fl.reserve(n_flows);
         self.src.reserve(n_flows);
         self.dst.reserve(n_flows);
         self.path.reserve(n_flows);
-        self.size.reserve(n_flows);
-        self.base.reserve(n_flows);
-        self.base_time.reserve(n_flows);
-        self.rate.reserve(n_flows);
-        self.group.reserve(n_flows);
-        self.active_pos.reserve(n_flows);
-        self.flags.reserve(n_flows);
         self.start.reserve(n_flows);
         self.coflows.reserve(n_coflows);
     }

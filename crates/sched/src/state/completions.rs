@@ -102,8 +102,8 @@ impl NetState {
             let p = &self.pgroups[g as usize];
             if p.deadline <= horizon {
                 due.extend(p.members.iter().copied().filter(|&f| {
-                    self.active_pos[f as usize] != INACTIVE
-                        && self.group[f as usize] == PROPORTIONAL | g
+                    self.fl[f as usize].active_pos != INACTIVE
+                        && self.fl[f as usize].group == PROPORTIONAL | g
                 }));
             }
         }
@@ -114,7 +114,7 @@ impl NetState {
     /// and joined it again has a stale entry from its first stay, with
     /// another mark (for a grouped flow `base` is its mark).
     fn is_member(&self, f: usize, g: u32, mark: f64) -> bool {
-        self.active_pos[f] != INACTIVE && self.group[f] == g && self.base[f] == mark
+        self.fl[f].active_pos != INACTIVE && self.fl[f].group == g && self.fl[f].base == mark
     }
 
     /// Drops members that left or finished from the top of `members` and

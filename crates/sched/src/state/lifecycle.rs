@@ -2,7 +2,7 @@
 //! coflows and flows (all waiting), release, start, finish and completion
 //! (see the parent module's doc for the rules).
 
-use super::{proportional, CoflowIdx, CoflowInfo, FlowIdx, NetState, PathIdx};
+use super::{proportional, CoflowIdx, CoflowInfo, FlowIdx, FlowRec, NetState, PathIdx};
 use super::{COMPUTE, DONE, HAS_DEADLINE, INACTIVE, SIZE_UNKNOWN, SOLO};
 use coflowkit_model::{CoflowId, CoflowSpec, DagId, FlowKey, FlowKind, FlowSpec, HostId, Time};
 
@@ -54,7 +54,7 @@ impl NetState {
     /// its index. The coflow is not active until [`NetState::release_coflow`].
     pub fn add_coflow(&mut self, spec: &CoflowSpec) -> CoflowIdx {
         let c = self.coflows.len() as CoflowIdx;
-        let first = self.coflow.len() as u32;
+        let first = self.fl.len() as u32;
         for (i, f) in spec.flows.iter().enumerate() {
             self.push_flow(c, spec.id, i as u32, f);
         }
@@ -82,7 +82,7 @@ impl NetState {
 
     /// Appends flow `f`, the `index`-th of coflow `c` (id `id`), waiting.
     fn push_flow(&mut self, c: CoflowIdx, id: CoflowId, index: u32, f: &FlowSpec) -> FlowIdx {
-        let idx = self.coflow.len() as FlowIdx;
+        let idx = self.fl.len() as FlowIdx;
         let key = FlowKey {
             coflow: id.0,
             index,
@@ -98,17 +98,19 @@ impl NetState {
             flags |= HAS_DEADLINE;
             self.deadlines.push((idx, d));
         }
-        self.coflow.push(c);
+        self.fl.push(FlowRec {
+            base: 0.0,
+            rate: 0.0,
+            size: f.bytes.0 as f64,
+            base_time: self.now,
+            coflow: c,
+            group: SOLO,
+            active_pos: INACTIVE,
+            flags,
+        });
         self.src.push(f.src);
         self.dst.push(f.dst);
         self.path.push(p);
-        self.size.push(f.bytes.0 as f64);
-        self.base.push(0.0);
-        self.base_time.push(self.now);
-        self.rate.push(0.0);
-        self.group.push(SOLO);
-        self.active_pos.push(INACTIVE);
-        self.flags.push(flags);
         self.start.push(Time::NEVER);
         idx
     }
@@ -150,18 +152,18 @@ impl NetState {
         let fi = f as usize;
         debug_assert!(self.is_waiting(f), "flow {f} started twice");
         self.start[fi] = self.now;
-        self.base_time[fi] = self.now;
-        let b = self.size[fi];
-        let ci = &mut self.coflows[self.coflow[fi] as usize];
+        self.fl[fi].base_time = self.now;
+        let b = self.fl[fi].size;
+        let ci = &mut self.coflows[self.fl[fi].coflow as usize];
         ci.n_started += 1;
         ci.size += b;
         ci.length = ci.length.max(b);
         if b <= 0.0 {
-            self.flags[fi] |= DONE;
+            self.fl[fi].flags |= DONE;
             return false;
         }
         ci.n_active += 1;
-        self.active_pos[fi] = self.active.len() as u32;
+        self.fl[fi].active_pos = self.active.len() as u32;
         self.active.push(f);
         true
     }
@@ -188,40 +190,40 @@ impl NetState {
     /// [`NetState::complete_coflow`].
     pub fn finish_flow(&mut self, f: FlowIdx) {
         let fi = f as usize;
-        let pos = self.active_pos[fi];
+        let pos = self.fl[fi].active_pos;
         if pos == INACTIVE {
             return;
         }
-        let c = self.coflow[fi] as usize;
+        let c = self.fl[fi].coflow as usize;
         self.settle_coflow(c);
-        let g = self.group[fi];
+        let g = self.fl[fi].group;
         if g == SOLO {
             self.settle_solo(fi);
             let ci = &mut self.coflows[c];
-            ci.solo_rate -= self.rate[fi];
-            ci.base_sent += self.size[fi] - self.base[fi];
+            ci.solo_rate -= self.fl[fi].rate;
+            ci.base_sent += self.fl[fi].size - self.fl[fi].base;
         } else if let Some(pg) = proportional(g) {
             self.leave_pgroup(fi, pg);
             let ci = &mut self.coflows[c];
             ci.n_grouped -= 1;
-            ci.base_sent += self.size[fi];
-            self.group[fi] = SOLO;
+            ci.base_sent += self.fl[fi].size;
+            self.fl[fi].group = SOLO;
         } else {
             let ci = &mut self.coflows[c];
             ci.n_grouped -= 1;
-            ci.base_sent += self.size[fi];
-            self.group[fi] = SOLO;
+            ci.base_sent += self.fl[fi].size;
+            self.fl[fi].group = SOLO;
             self.leave_group(g);
         }
-        self.base[fi] = self.size[fi];
-        self.rate[fi] = 0.0;
+        self.fl[fi].base = self.fl[fi].size;
+        self.fl[fi].rate = 0.0;
         let last = self.active.pop().expect("active flow list holds f");
         if last != f {
             self.active[pos as usize] = last;
-            self.active_pos[last as usize] = pos;
+            self.fl[last as usize].active_pos = pos;
         }
-        self.active_pos[fi] = INACTIVE;
-        self.flags[fi] |= DONE;
+        self.fl[fi].active_pos = INACTIVE;
+        self.fl[fi].flags |= DONE;
         self.coflows[c].n_active -= 1;
     }
 }

@@ -18,21 +18,22 @@ impl NetState {
     }
 
     pub(super) fn flow_sent(&self, f: usize) -> f64 {
-        let g = self.group[f];
-        let sent = if self.active_pos[f] == INACTIVE {
-            if self.flags[f] & DONE != 0 {
-                self.size[f]
+        let r = &self.fl[f];
+        let g = r.group;
+        let sent = if r.active_pos == INACTIVE {
+            if r.flags & DONE != 0 {
+                r.size
             } else {
                 0.0
             }
         } else if g == SOLO {
-            self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])
+            r.base + r.rate * self.elapsed(r.base_time)
         } else if let Some(pg) = proportional(g) {
-            self.size[f] - self.base[f] * self.pgroup_phi(pg)
+            r.size - r.base * self.pgroup_phi(pg)
         } else {
-            self.size[f] - (self.base[f] - self.group_clock(g)).max(0.0)
+            r.size - (r.base - self.group_clock(g)).max(0.0)
         };
-        sent.min(self.size[f])
+        sent.min(r.size)
     }
 
     pub(super) fn coflow_sent_now(&self, c: usize) -> f64 {
@@ -41,7 +42,7 @@ impl NetState {
         if i.n_grouped > 0 {
             for f in (i.first_flow..i.first_flow + i.n_flows).chain(i.later.iter().copied()) {
                 let f = f as usize;
-                if self.active_pos[f] != INACTIVE && self.group[f] != SOLO {
+                if self.fl[f].active_pos != INACTIVE && self.fl[f].group != SOLO {
                     s += self.flow_sent(f);
                 }
             }
@@ -49,6 +50,7 @@ impl NetState {
         s.min(i.size)
     }
 
+    #[inline]
     pub(super) fn settle_coflow(&mut self, c: usize) {
         let now = self.now;
         let i = &mut self.coflows[c];
@@ -56,10 +58,12 @@ impl NetState {
         i.base_time = now;
     }
 
+    #[inline]
     pub(super) fn settle_solo(&mut self, f: usize) {
-        self.base[f] =
-            (self.base[f] + self.rate[f] * self.elapsed(self.base_time[f])).min(self.size[f]);
-        self.base_time[f] = self.now;
+        let now = self.now;
+        let r = &mut self.fl[f];
+        r.base = (r.base + r.rate * ns_f64(now.0 - r.base_time.0)).min(r.size);
+        r.base_time = now;
     }
 
     fn settle_group(&mut self, g: u32) {
@@ -72,7 +76,7 @@ impl NetState {
     /// Takes flow `f` out of its group (if any) and makes it solo at rate 0,
     /// keeping what it has sent.
     fn make_solo(&mut self, f: usize) {
-        let g = self.group[f];
+        let g = self.fl[f].group;
         if g == SOLO {
             return;
         }
@@ -83,15 +87,15 @@ impl NetState {
         if let Some(pg) = pgroup {
             self.leave_pgroup(f, pg);
         }
-        let c = self.coflow[f] as usize;
+        let c = self.fl[f].coflow as usize;
         self.settle_coflow(c);
         let ci = &mut self.coflows[c];
         ci.n_grouped -= 1;
         ci.base_sent += sent;
-        self.group[f] = SOLO;
-        self.base[f] = sent;
-        self.base_time[f] = self.now;
-        self.rate[f] = 0.0;
+        self.fl[f].group = SOLO;
+        self.fl[f].base = sent;
+        self.fl[f].base_time = self.now;
+        self.fl[f].rate = 0.0;
         if pgroup.is_none() {
             self.leave_group(g);
         }
@@ -128,34 +132,39 @@ impl NetState {
 
     /// Sets the rate of solo flow `f` (bytes per ns), taking it out of its
     /// group first. Returns the instant it will finish at this rate.
+    #[inline]
     pub fn set_solo_rate(&mut self, f: FlowIdx, bytes_per_ns: f64) -> Time {
         let fi = f as usize;
-        self.make_solo(fi);
-        let c = self.coflow[fi] as usize;
-        self.settle_coflow(c);
-        self.settle_solo(fi);
-        self.coflows[c].solo_rate += bytes_per_ns - self.rate[fi];
-        self.rate[fi] = bytes_per_ns;
-        self.solo_finish(fi)
-    }
-
-    fn solo_finish(&self, f: usize) -> Time {
-        let left = self.size[f] - self.base[f];
-        if left <= 0.0 {
-            return self.now;
+        if self.fl[fi].group != SOLO {
+            self.make_solo(fi);
         }
-        ceil_ns_time(self.now, left, self.rate[f]).unwrap_or(Time::NEVER)
+        // The flow's settle (`settle_solo`) and its coflow's, then the new
+        // rate, reading and writing the flow's one record.
+        let now = self.now;
+        let r = &mut self.fl[fi];
+        let c = r.coflow as usize;
+        r.base = (r.base + r.rate * ns_f64(now.0 - r.base_time.0)).min(r.size);
+        r.base_time = now;
+        let old = r.rate;
+        r.rate = bytes_per_ns;
+        let left = r.size - r.base;
+        self.settle_coflow(c);
+        self.coflows[c].solo_rate += bytes_per_ns - old;
+        if left <= 0.0 {
+            return now;
+        }
+        ceil_ns_time(now, left, bytes_per_ns).unwrap_or(Time::NEVER)
     }
 
     /// Puts flow `f` in shared group `g` (creating groups up to `g`).
     pub fn join_group(&mut self, f: FlowIdx, g: u32) {
         let fi = f as usize;
-        if self.group[fi] == g {
+        if self.fl[fi].group == g {
             return;
         }
         self.set_solo_rate(f, 0.0);
-        let c = self.coflow[fi] as usize;
-        let sent = self.base[fi];
+        let c = self.fl[fi].coflow as usize;
+        let sent = self.fl[fi].base;
         {
             let ci = &mut self.coflows[c];
             ci.base_sent -= sent;
@@ -164,7 +173,7 @@ impl NetState {
         self.ensure_group(g);
         self.settle_group(g);
         let gr = &mut self.groups[g as usize];
-        let mark = gr.clock + (self.size[fi] - sent);
+        let mark = gr.clock + (self.fl[fi].size - sent);
         gr.members.push(std::cmp::Reverse((MarkKey(mark), f)));
         gr.head = gr.head.min(mark);
         gr.n_members += 1;
@@ -172,8 +181,8 @@ impl NetState {
             self.group_pos[g as usize] = self.active_groups.len() as u32;
             self.active_groups.push(g);
         }
-        self.group[fi] = g;
-        self.base[fi] = mark;
+        self.fl[fi].group = g;
+        self.fl[fi].base = mark;
         self.refresh_group(g);
     }
 
@@ -212,7 +221,7 @@ impl NetState {
     /// proportion to what it has left, finishing at the group's deadline.
     pub fn join_pgroup(&mut self, f: FlowIdx, g: u32) {
         let fi = f as usize;
-        if self.group[fi] == PROPORTIONAL | g {
+        if self.fl[fi].group == PROPORTIONAL | g {
             return;
         }
         self.set_solo_rate(f, 0.0);
@@ -240,8 +249,8 @@ impl NetState {
         if self.pgroups[g as usize].phi < 1e-6 {
             self.renormalize_pgroup(g);
         }
-        let sent = self.base[fi];
-        let c = self.coflow[fi] as usize;
+        let sent = self.fl[fi].base;
+        let c = self.fl[fi].coflow as usize;
         {
             let ci = &mut self.coflows[c];
             ci.base_sent -= sent;
@@ -250,22 +259,22 @@ impl NetState {
         let path = self.path[fi];
         let (ps, pe) = self.path_range(path);
         let p = &mut self.pgroups[g as usize];
-        let w = (self.size[fi] - sent) / p.phi;
+        let w = (self.fl[fi].size - sent) / p.phi;
         for &l in &self.path_links[ps..pe] {
             p.link_w[l.0 as usize] += w;
         }
         p.members.push(f);
         p.n_members += 1;
-        self.group[fi] = PROPORTIONAL | g;
-        self.base[fi] = w;
+        self.fl[fi].group = PROPORTIONAL | g;
+        self.fl[fi].base = w;
     }
 
     fn renormalize_pgroup(&mut self, g: u32) {
         let p = &mut self.pgroups[g as usize];
         let phi = p.phi;
         for &f in &p.members {
-            if self.group[f as usize] == PROPORTIONAL | g {
-                self.base[f as usize] *= phi;
+            if self.fl[f as usize].group == PROPORTIONAL | g {
+                self.fl[f as usize].base *= phi;
             }
         }
         for w in &mut p.link_w {
@@ -276,7 +285,7 @@ impl NetState {
 
     pub(super) fn leave_pgroup(&mut self, f: usize, g: u32) {
         let (ps, pe) = self.path_range(self.path[f]);
-        let w = self.base[f];
+        let w = self.fl[f].base;
         let p = &mut self.pgroups[g as usize];
         for &l in &self.path_links[ps..pe] {
             p.link_w[l.0 as usize] -= w;

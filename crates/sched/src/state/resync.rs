@@ -19,16 +19,16 @@ impl NetState {
         // empty start afresh when their members rejoin.
         for &(f, bytes) in reports {
             let fi = f as usize;
-            if self.active_pos[fi] == INACTIVE {
+            if self.fl[fi].active_pos == INACTIVE {
                 continue;
             }
-            back.push((f, self.group[fi], self.rate[fi]));
+            back.push((f, self.fl[fi].group, self.fl[fi].rate));
             // Solo at rate 0, with the modelled bytes settled into `base`.
             self.set_solo_rate(f, 0.0);
-            let bytes = bytes.clamp(0.0, self.size[fi]);
-            let c = self.coflow[fi] as usize;
-            self.coflows[c].base_sent += bytes - self.base[fi];
-            self.base[fi] = bytes;
+            let bytes = bytes.clamp(0.0, self.fl[fi].size);
+            let c = self.fl[fi].coflow as usize;
+            self.coflows[c].base_sent += bytes - self.fl[fi].base;
+            self.fl[fi].base = bytes;
         }
         for (f, g, rate) in back {
             if g == SOLO {
@@ -46,17 +46,17 @@ impl NetState {
     /// writer closes; until then it is a hint or a placeholder).
     pub fn finish_flow_measured(&mut self, f: FlowIdx, bytes: f64) {
         let fi = f as usize;
-        if self.active_pos[fi] == INACTIVE {
+        if self.fl[fi].active_pos == INACTIVE {
             return;
         }
         // Solo at rate 0, with the modelled bytes settled into `base`.
         self.set_solo_rate(f, 0.0);
         let bytes = bytes.max(0.0);
-        let ci = &mut self.coflows[self.coflow[fi] as usize];
-        ci.base_sent += bytes - self.base[fi];
-        ci.size += bytes - self.size[fi];
-        self.size[fi] = bytes;
-        self.base[fi] = bytes;
+        let ci = &mut self.coflows[self.fl[fi].coflow as usize];
+        ci.base_sent += bytes - self.fl[fi].base;
+        ci.size += bytes - self.fl[fi].size;
+        self.fl[fi].size = bytes;
+        self.fl[fi].base = bytes;
         self.finish_flow(f);
     }
 }

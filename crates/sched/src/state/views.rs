@@ -21,17 +21,17 @@ impl NetState {
 
     /// Number of flows seen.
     pub fn n_flows(&self) -> usize {
-        self.coflow.len()
+        self.fl.len()
     }
 
     /// Whether flow `f` is active.
     pub fn is_active(&self, f: FlowIdx) -> bool {
-        self.active_pos[f as usize] != INACTIVE
+        self.fl[f as usize].active_pos != INACTIVE
     }
 
     /// Bytes left of flow `f` now (for the driver).
     pub fn remaining(&self, f: FlowIdx) -> f64 {
-        self.size[f as usize] - self.flow_sent(f as usize)
+        self.fl[f as usize].size - self.flow_sent(f as usize)
     }
 
     /// Active flows (for the driver).
@@ -41,7 +41,7 @@ impl NetState {
 
     /// The coflow of flow `f` (for the driver).
     pub fn coflow_of(&self, f: FlowIdx) -> CoflowIdx {
-        self.coflow[f as usize]
+        self.fl[f as usize].coflow
     }
 
     /// Flows of coflow `c`, as an index range (for the driver).
@@ -72,7 +72,7 @@ impl NetState {
 
     /// Whether flow `f` has not started yet.
     pub fn is_waiting(&self, f: FlowIdx) -> bool {
-        self.active_pos[f as usize] == INACTIVE && self.flags[f as usize] & DONE == 0
+        self.fl[f as usize].active_pos == INACTIVE && self.fl[f as usize].flags & DONE == 0
     }
 
     /// The links flow `f` crosses (for the driver).
@@ -89,12 +89,12 @@ impl NetState {
     /// The group of flow `f` as the state applies it: [`SOLO`], a shared
     /// group id, or `PROPORTIONAL | g` (for the driver).
     pub fn flow_group(&self, f: FlowIdx) -> u32 {
-        self.group[f as usize]
+        self.fl[f as usize].group
     }
 
     /// The rate of solo flow `f`, bytes per ns (for the driver).
     pub fn solo_rate(&self, f: FlowIdx) -> f64 {
-        self.rate[f as usize]
+        self.fl[f as usize].rate
     }
 
     /// The instant every member of proportional group `g` finishes
@@ -107,7 +107,7 @@ impl NetState {
 
     /// The deadline of flow `f` relative to its start, if it has one.
     fn flow_deadline(&self, f: usize) -> Option<Dur> {
-        if self.flags[f] & HAS_DEADLINE == 0 {
+        if self.fl[f].flags & HAS_DEADLINE == 0 {
             return None;
         }
         self.deadlines
@@ -178,17 +178,17 @@ macro_rules! observed_methods {
         /// Whether flow `f` is active (started and not finished).
         #[inline]
         pub fn is_active(&self, f: FlowIdx) -> bool {
-            self.s.active_pos[f as usize] != INACTIVE
+            self.s.fl[f as usize].active_pos != INACTIVE
         }
         /// Number of flows seen so far (waiting, active or done).
         #[inline]
         pub fn n_flows(&self) -> usize {
-            self.s.coflow.len()
+            self.s.fl.len()
         }
         /// Whether flow `f` is a network transfer or a compute stage.
         #[inline]
         pub fn kind(&self, f: FlowIdx) -> FlowKind {
-            if self.s.flags[f as usize] & COMPUTE != 0 {
+            if self.s.fl[f as usize].flags & COMPUTE != 0 {
                 FlowKind::Compute
             } else {
                 FlowKind::Net
@@ -214,12 +214,12 @@ macro_rules! observed_methods {
         /// Karuna's flow types checks this before reading one.
         #[inline]
         pub fn size_known(&self, f: FlowIdx) -> bool {
-            self.s.flags[f as usize] & SIZE_UNKNOWN == 0
+            self.s.fl[f as usize].flags & SIZE_UNKNOWN == 0
         }
         /// The coflow flow `f` belongs to.
         #[inline]
         pub fn coflow_of(&self, f: FlowIdx) -> CoflowIdx {
-            self.s.coflow[f as usize]
+            self.s.fl[f as usize].coflow
         }
         /// The sending host of flow `f`.
         #[inline]
@@ -313,7 +313,7 @@ macro_rules! observed_methods {
             let i = &s.coflows[c as usize];
             (i.first_flow..i.first_flow + i.n_flows)
                 .chain(i.later.iter().copied())
-                .filter(move |&f| s.active_pos[f as usize] != INACTIVE)
+                .filter(move |&f| s.fl[f as usize].active_pos != INACTIVE)
         }
     };
 }
@@ -340,13 +340,13 @@ impl<'a> Clairvoyant<'a> {
     #[inline]
     pub fn size(&self, f: FlowIdx) -> f64 {
         debug_assert!(!self.s.is_waiting(f), "size of flow {f}, not started");
-        self.s.size[f as usize]
+        self.s.fl[f as usize].size
     }
     /// The bytes started flow `f` has left to send.
     #[inline]
     pub fn remaining(&self, f: FlowIdx) -> f64 {
         debug_assert!(!self.s.is_waiting(f), "size of flow {f}, not started");
-        self.s.size[f as usize] - self.s.flow_sent(f as usize)
+        self.s.fl[f as usize].size - self.s.flow_sent(f as usize)
     }
     /// The total size of coflow `c`'s started flows, bytes.
     #[inline]
