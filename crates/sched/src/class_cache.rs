@@ -1,5 +1,9 @@
 //! Strict-priority coflow classes re-served only from where they changed:
-//! the big-switch path of `fifo`, `scf`, `ncf`, `lcf` and `stf`.
+//! the big-switch path of `fifo`, `scf`, `ncf`, `lcf` and `stf`, and of
+//! `fifo-lm`, whose classes are runs of several coflows
+//! ([`ClassCache::serve_classes`]: a class's slot is its first coflow's,
+//! and stands only for the members it had at its last turn, in the round
+//! before; a coflow that changes class is served afresh with its new one).
 //!
 //! Under strict priority (Varys, SIGCOMM 2014, 5.1; Orchestra's FIFO) each
 //! coflow, in order, is served max-min on the capacity the coflows before
@@ -125,6 +129,11 @@ struct Slot {
     // and the block of rate groups its grids use until it completes.
     grid: Option<Box<Grid>>,
     groups: Option<u32>,
+    // The class's coflows at its last turn (itself first), and the round of
+    // that turn: a slot stands for the same class only if it was turned in
+    // the round before with the same members.
+    members: Vec<CoflowIdx>,
+    round: u32,
 }
 
 impl Slot {
@@ -229,6 +238,13 @@ pub struct ClassCache {
     next_group: u32,
     // Whether grid flows get solo rates instead ([`ClassCache::solo`]).
     solo_rates: bool,
+    // Whether a class leaves its grid once narrow ([`ClassCache::exact`]).
+    narrow_off_grid: bool,
+    // Per coflow: the slot (its class's first coflow) whose grid counts its
+    // flows, if that slot's grid is still there and lists it.
+    owner: Vec<CoflowIdx>,
+    // Serves so far (the slots' `round`).
+    round: u32,
 }
 
 /// A wide coflow's max-min on the big switch as port levels: the rate of a
@@ -522,6 +538,17 @@ impl ClassCache {
         }
     }
 
+    /// A cache that gives what [`ClassServer::on_grid`] gives, rate for
+    /// rate: solo rates, and a class solved on port counts only while it
+    /// has at least [`GRID_FLOWS`] active flows (by [`MaxMin`] below), as
+    /// [`ServerGrid`] decides at each call (`fifo-lm`).
+    pub fn exact() -> ClassCache {
+        ClassCache {
+            narrow_off_grid: true,
+            ..ClassCache::solo()
+        }
+    }
+
     /// Takes note of what changed (call at every schedule, before serving):
     /// coflows whose flows started or finished are served afresh.
     pub fn note(&mut self, changes: &Changes, view: &Observed<'_>) {
@@ -543,7 +570,9 @@ impl ClassCache {
         // and finishes in one call is added, then removed.
         let n = view.fabric().n_hosts();
         for &f in &changes.started {
-            let slot = &mut self.slots[view.coflow_of(f) as usize];
+            let Some(slot) = self.grid_slot(view.coflow_of(f)) else {
+                continue;
+            };
             if let Some(g) = slot.grid.as_mut() {
                 // A flow off the grid's ports makes it anew.
                 let ends = grid_ends(view.path(f), n);
@@ -553,11 +582,20 @@ impl ClassCache {
             }
         }
         for &f in &changes.finished {
-            if let Some(g) = self.slots[view.coflow_of(f) as usize].grid.as_mut() {
+            let slot = self.grid_slot(view.coflow_of(f));
+            if let Some(g) = slot.and_then(|s| s.grid.as_mut()) {
                 let (s, d) = grid_ends(view.path(f), n).expect("counted on the grid");
                 g.remove(s, d);
             }
         }
+    }
+
+    /// The slot whose grid counts coflow `c`'s flows, if any: its class's
+    /// at its last turn on a grid, while that grid stands for that class.
+    fn grid_slot(&mut self, c: CoflowIdx) -> Option<&mut Slot> {
+        let o = *self.owner.get(c as usize)?;
+        let slot = &mut self.slots[o as usize];
+        (slot.grid.is_some() && slot.members.contains(&c)).then_some(slot)
     }
 
     /// Marks coflow `c`'s flows changed (`grown`: some started).
@@ -567,6 +605,8 @@ impl ClassCache {
             self.changed.resize(ci + 1, false);
             self.grown.resize(ci + 1, false);
             self.slots.resize_with(ci + 1, Slot::default);
+            let n = self.owner.len() as CoflowIdx;
+            self.owner.extend(n..=c);
         }
         self.changed[ci] = true;
         self.grown[ci] |= grown;
@@ -580,20 +620,55 @@ impl ClassCache {
         order: impl IntoIterator<Item = CoflowIdx>,
         out: &mut Allocation,
     ) {
-        self.server.begin(view);
+        self.begin(view);
         for (i, c) in order.into_iter().enumerate() {
-            self.turn(view, c, i as u32, out);
+            self.turn(view, std::slice::from_ref(&c), i as u32, out);
         }
+        self.end(view, out);
+    }
+
+    /// Serves `classes` in order (highest priority first), each a run of
+    /// coflows whose flows share max-min (`fifo-lm`'s), writing the rates
+    /// and classes that changed into `out`. A class's slot is its first
+    /// coflow's; it is served afresh when its members differ from those of
+    /// its last turn. Only with solo rates ([`ClassCache::exact`]): a
+    /// coflow that changes class would be left in the rate groups of
+    /// another.
+    pub fn serve_classes<'a>(
+        &mut self,
+        view: &Observed<'_>,
+        classes: impl IntoIterator<Item = &'a [CoflowIdx]>,
+        out: &mut Allocation,
+    ) {
+        debug_assert!(
+            self.solo_rates,
+            "classes of several coflows need solo rates"
+        );
+        self.begin(view);
+        for (i, members) in classes.into_iter().enumerate() {
+            self.turn(view, members, i as u32, out);
+        }
+        self.end(view, out);
+    }
+
+    fn begin(&mut self, view: &Observed<'_>) {
+        self.server.begin(view);
+        self.round = self.round.wrapping_add(1);
+    }
+
+    /// Stops the classes served before and blocked now.
+    fn end(&mut self, view: &Observed<'_>, out: &mut Allocation) {
         for &c in &self.zero {
             // A grid's flows stop with their groups (those not yet in one
             // are solo at 0 already or set so here).
-            let mut grid = self.slots[c as usize].grid.as_mut();
+            let slot = &mut self.slots[c as usize];
+            let mut grid = slot.grid.as_mut();
             if self.solo_rates {
                 if let Some(g) = grid.take() {
                     g.rated = false;
                 }
             }
-            for f in view.active_flows_of(c) {
+            for f in slot.members.iter().flat_map(|&m| view.active_flows_of(m)) {
                 if grid.is_none() || out.group(f) == crate::SOLO {
                     out.set_rate(f, 0.0);
                 }
@@ -608,13 +683,36 @@ impl ClassCache {
         self.zero.clear();
     }
 
-    /// Coflow `c`'s turn in class `class`.
-    fn turn(&mut self, view: &Observed<'_>, c: CoflowIdx, class: u32, out: &mut Allocation) {
+    /// The turn of the class of `members` (its slot's coflow first) in
+    /// class `class`.
+    fn turn(
+        &mut self,
+        view: &Observed<'_>,
+        members: &[CoflowIdx],
+        class: u32,
+        out: &mut Allocation,
+    ) {
+        let c = members[0];
         let ci = c as usize;
-        if self.changed.len() <= ci {
-            self.mark(c, true);
+        for &m in members {
+            if self.changed.len() <= m as usize {
+                self.mark(m, true);
+            }
         }
-        let fresh = std::mem::replace(&mut self.changed[ci], false);
+        // Another class than at its last turn (or none then): served afresh,
+        // its links listed anew, its grid made anew.
+        let slot = &mut self.slots[ci];
+        let moved = slot.round != self.round.wrapping_sub(1) || slot.members != members;
+        slot.round = self.round;
+        if moved {
+            slot.members.clear();
+            slot.members.extend_from_slice(members);
+            slot.grid = None;
+        }
+        let mut fresh = moved;
+        for &m in members {
+            fresh |= std::mem::replace(&mut self.changed[m as usize], false);
+        }
         let slot = &mut self.slots[ci];
         let server = &mut self.server;
         match slot.turn {
@@ -624,7 +722,9 @@ impl ClassCache {
                     server.set_residual(&[l], &[after]);
                 }
                 if was != class {
-                    view.active_flows_of(c)
+                    members
+                        .iter()
+                        .flat_map(|&m| view.active_flows_of(m))
                         .for_each(|f| out.set_class(f, class));
                     slot.turn = Turn::Served { class };
                     if let Some(g) = slot.grid.as_mut() {
@@ -636,31 +736,40 @@ impl ClassCache {
             Turn::Blocked if !fresh && server.residual_is(&slot.links, &slot.before) => return,
             _ => {}
         }
-        let blocked = self.server.blocked(view, c);
+        // A class is blocked when each of its coflows is.
+        let mut blocked = true;
+        let mut grown = moved;
+        for &m in members {
+            blocked &= self.server.blocked(view, m);
+            grown |= std::mem::replace(&mut self.grown[m as usize], false);
+        }
         let slot = &mut self.slots[ci];
         // Links of flows that finished stay listed: comparing more links
-        // than the coflow reads only skips it less often.
-        if std::mem::replace(&mut self.grown[ci], false) || slot.turn == Turn::None {
+        // than the class reads only skips it less often.
+        if grown || slot.turn == Turn::None {
             slot.links.clear();
-            for f in view.active_flows_of(c) {
+            for f in members.iter().flat_map(|&m| view.active_flows_of(m)) {
                 slot.links.extend(view.path(f).iter().map(|l| l.0));
             }
-            slot.links.extend(self.server.end_links(c));
+            for &m in members {
+                slot.links.extend(self.server.end_links(m));
+            }
             slot.links.sort_unstable();
             slot.links.dedup();
         }
         self.server.residual_of(&slot.links, &mut slot.before);
         if blocked {
-            if matches!(slot.turn, Turn::Served { .. }) {
+            // Its flows may have rates from the classes they were in.
+            if moved || matches!(slot.turn, Turn::Served { .. }) {
                 self.zero.push(c);
             }
             slot.turn = Turn::Blocked;
             return;
         }
-        let on_grid = self.serve_on_grid(view, c, class, out);
+        let on_grid = self.serve_on_grid(view, members, class, out);
         if !on_grid {
-            self.server
-                .serve_flows(view, view.active_flows_of(c), class, out);
+            let flows = members.iter().flat_map(|&m| view.active_flows_of(m));
+            self.server.serve_flows(view, flows, class, out);
         }
         let slot = &mut self.slots[ci];
         self.server.residual_of(&slot.links, &mut slot.after);
@@ -669,24 +778,33 @@ impl ClassCache {
         slot.turn = Turn::Served { class };
     }
 
-    /// Serves coflow `c` on port levels ([`Grid`]) when it is wide and all
-    /// its flows cross one ingress and one egress port; whether it did.
+    /// Serves the class of `members` (its slot's coflow first) on port
+    /// levels ([`Grid`]) when it is wide and all its flows cross one
+    /// ingress and one egress port; whether it did.
     fn serve_on_grid(
         &mut self,
         view: &Observed<'_>,
-        c: CoflowIdx,
+        members: &[CoflowIdx],
         class: u32,
         out: &mut Allocation,
     ) -> bool {
+        let c = members[0];
         let n = view.fabric().n_hosts();
         let slot = &mut self.slots[c as usize];
         let lv = &mut self.levels;
+        if self.narrow_off_grid {
+            if let Some(g) = slot.grid.as_ref() {
+                if g.flows.len() - g.n_finished < GRID_FLOWS {
+                    slot.grid = None;
+                }
+            }
+        }
         if slot.grid.is_none() {
             if n > GRID_MAX_HOSTS {
                 return false;
             }
             lv.flows.clear();
-            for f in view.active_flows_of(c) {
+            for f in members.iter().flat_map(|&m| view.active_flows_of(m)) {
                 match grid_ends(view.path(f), n) {
                     Some((s, d)) => lv.flows.push((f, s, d)),
                     None => return false,
@@ -694,6 +812,9 @@ impl ClassCache {
             }
             if lv.flows.len() < GRID_FLOWS {
                 return false;
+            }
+            for &m in members {
+                self.owner[m as usize] = c;
             }
             // At most 2n ports: a block of 2n groups, kept until the
             // coflow completes (flows of a grid made anew may still be in

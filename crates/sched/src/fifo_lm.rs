@@ -25,10 +25,19 @@
 //!
 //! # Computing it
 //!
-//! On the big switch every call re-serves the classes in order
-//! ([`ClassServer`]), a wide class (FB2010's have thousands of flows) on
-//! port counts ([`ClassServer::on_grid`]: the ports' max-min levels, to
-//! float rounding, for one pass over its flows). On other fabrics (or with `solver=incremental`), for
+//! On the big switch every call walks the classes in order and re-solves
+//! only those its changes reach ([`ClassCache::serve_classes`]: a class
+//! whose members, flows and links' residuals are those of its last turn
+//! keeps its rates), a wide class (FB2010's have thousands of flows) on
+//! port counts kept as its flows start and finish (the ports' max-min
+//! levels, to float rounding, restarted from the first port a change
+//! reaches), so that an event costs the classes it reaches, not every
+//! class. The rates are those of re-serving every class with
+//! [`ClassServer::on_grid`] (what it did before), flow for flow
+//! ([`ClassCache::exact`]: solo rates, a class on the grid only while it
+//! is wide); FB2010's per-coflow CCTs are the same to the ns
+//! (docs/benchmarks.md, command 60). `mux=last` still re-serves every
+//! class ([`ClassServer`]). On other fabrics (or with `solver=incremental`), for
 //! the paper's rule (`mux=next`, per coflow), the flows are demands of an
 //! [`IncrementalMaxMin`](coflowkit_alloc::IncrementalMaxMin) whose class is
 //! their run's key, the task id of the run's first coflow, so that keys
@@ -52,6 +61,7 @@
 //! heavy once they have sent the threshold together (flows that finished
 //! included); a coflow can then be light from one host and heavy from another.
 
+use crate::class_cache::ClassCache;
 use crate::descriptor::{
     Hint, Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS,
 };
@@ -158,8 +168,10 @@ pub struct FifoLm {
     mux: Mux,
     per: Per,
     order: Vec<CoflowIdx>,
-    class: Vec<CoflowIdx>,
+    // Where each class begins in `order` (and its end), for `cache`.
+    bounds: Vec<usize>,
     server: ClassServer,
+    cache: ClassCache,
     tasks: TaskIds,
     // `per=sender`: the flows of each coflow that have started (by coflow
     // index), to sum what each host has sent of it.
@@ -271,8 +283,9 @@ impl FifoLm {
             mux,
             per,
             order: vec![],
-            class: vec![],
+            bounds: vec![],
             server: ClassServer::on_grid(),
+            cache: ClassCache::exact(),
             tasks: TaskIds::new(tasks),
             started: vec![],
             senders: vec![],
@@ -310,10 +323,14 @@ impl Scheduler for FifoLm {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        self.server.note(changes, &view);
         self.tasks.assign(&view, &changes.arrived);
         if self.mux == Mux::Next && (self.always_incremental || !view.fabric().is_big_switch()) {
             return self.schedule_incremental(now, &view, changes, out);
+        }
+        if self.mux == Mux::Next {
+            self.cache.note(changes, &view);
+        } else {
+            self.server.note(changes, &view);
         }
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
@@ -322,21 +339,17 @@ impl Scheduler for FifoLm {
         if self.mux == Mux::Last {
             return self.schedule_last(now, &view, changes, out);
         }
-        self.server.begin(&view);
-        let mut class_no = 0;
-        self.class.clear();
-        for i in 0..self.order.len() {
-            let c = self.order[i];
-            self.class.push(c);
+        // A class ends at a light coflow or at the last one.
+        self.bounds.clear();
+        self.bounds.push(0);
+        for (i, &c) in self.order.iter().enumerate() {
             if !self.is_heavy(view.coflow_sent(c)) || i + 1 == self.order.len() {
-                let class = std::mem::take(&mut self.class);
-                self.server.serve(&view, &class, class_no, out);
-                self.class = class;
-                self.class.clear();
-                class_no += 1;
+                self.bounds.push(i + 1);
             }
         }
-        self.server.end(&view, out);
+        let (order, bounds) = (&self.order, &self.bounds);
+        let classes = bounds.windows(2).map(|w| &order[w[0]..w[1]]);
+        self.cache.serve_classes(&view, classes, out);
         // Wake when the first light coflow turns heavy at its current rate.
         let mut wake = Time::NEVER;
         for &c in &self.order {

@@ -75,8 +75,18 @@
 //! (`ClassServer::serve_one`), not by a max-min solve. On FB2010's first
 //! 200 coflows an event still walks about 5,000 flows of chunks with an
 //! open first and an open last link (most of them blocked at one end) for
-//! about 100 it serves, and re-keys about 200; re-keying is over half the
-//! time (docs/benchmarks.md, command 53).
+//! about 100 it serves, and re-keys about 200 (docs/benchmarks.md, command
+//! 53). A chunk's flows that leave, and those that come in, move the rest
+//! of the chunk once per event, not once per flow, and a walk finds a
+//! run's end by a binary search (FB2010's tasks have runs of thousands of
+//! exact ties, one chunk each, which a walk often leaves after a few
+//! flows): 1.36x on those 200 coflows (command 60). A served flow that
+//! leaves such a run for the gap before it joins the short chunk beside
+//! the run, or a chunk of its own, not the run's chunk, which it would
+//! move, and have looked at for a split, at each event ([`place`]): on the
+//! whole trace, 1.19x. A walk that meets a full first link passes the
+//! flows right after it from the same link without a look at their links
+//! (FB2010's runs of ties list a sender's flows together).
 //!
 //! # What it knows
 //!
@@ -465,20 +475,88 @@ fn split_point(flows: &[Kept], tol: f64) -> Option<usize> {
     })
 }
 
+/// Where a flow put in a task's order goes: into chunk `i`, or into a new
+/// chunk at `i`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Into(usize),
+    New(usize),
+}
+
+/// Where flow `b` goes in `chunks` (not empty). A flow in the gap between
+/// two chunks (keys further apart on both sides than a run reaches) goes
+/// to the end of the chunk before it, or the front of the one after, if
+/// that one is short, else into a chunk of its own: a served flow leaves
+/// a long run of exact ties for such a gap, and put at the run's front it
+/// would move the whole run, and have it looked at and split again, at
+/// each event. Elsewhere it goes to the chunk that holds its place
+/// ([`locate`]). Where it goes changes no flow's place in the order.
+fn place(chunks: &[Chunk], lasts: &[(f64, FlowIdx)], b: &Kept, tol: f64) -> Place {
+    let i = locate(lasts, b);
+    let short = |j: usize| chunks[j].flows.len() <= 2 * CHUNK;
+    let first = &chunks[i].flows[0];
+    if before(b, first) {
+        if !gap(b.key, first.key, tol) {
+            return Place::Into(i);
+        }
+        // After chunk `i - 1`'s last flow (`locate`).
+        if i > 0 && (!gap(lasts[i - 1].0, b.key, tol) || short(i - 1)) {
+            return Place::Into(i - 1);
+        }
+        return if short(i) {
+            Place::Into(i)
+        } else {
+            Place::New(i)
+        };
+    }
+    let (last_key, _) = lasts[i];
+    if i + 1 == chunks.len() && b.key > last_key && gap(last_key, b.key, tol) && !short(i) {
+        return Place::New(i + 1);
+    }
+    Place::Into(i)
+}
+
+/// Whether kept flow `a` comes before `b` ([`kept_by_key`]).
+fn before(a: &Kept, b: &Kept) -> bool {
+    kept_by_key(a, b) == Ordering::Less
+}
+
 /// Takes the flows `gone` out of a task's `chunks` and puts the flows
 /// `batch` in (both in [`kept_by_key`] order), then restores the chunks'
 /// rules: no chunk empty, chunk ends at gaps, long chunks split at one.
+///
+/// A chunk's flows leave, and come in, all at once: each moves the flows
+/// after it in the chunk once, not once per flow (FB2010's tasks have runs
+/// of thousands of exact ties, one chunk each, and the flows served in a
+/// turn sit near a chunk's front).
 fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
     let Order { chunks, lasts } = order;
-    for g in gone {
-        let i = locate(lasts, g);
+    let mut k = 0;
+    while k < gone.len() {
+        // The flows of `gone` in chunk `i` (in key order, so consecutive),
+        // compacted out in one pass from the first: `r` reads, `w` writes.
+        let i = locate(lasts, &gone[k]);
         let ch = &mut chunks[i];
-        let at = ch
-            .flows
-            .partition_point(|e| kept_by_key(e, g) == Ordering::Less);
-        debug_assert_eq!(ch.flows[at].f, g.f, "kept place of {}", g.f);
-        ch.flows.remove(at);
-        ch.left += 1;
+        let last = ch.flows[ch.flows.len() - 1];
+        let (mut r, mut w) = (0, 0);
+        let start = k;
+        while k < gone.len() && (k == start || !before(&last, &gone[k])) {
+            let g = &gone[k];
+            let at = r + ch.flows[r..].partition_point(|e| before(e, g));
+            debug_assert_eq!(ch.flows[at].f, g.f, "kept place of {}", g.f);
+            if k == start {
+                w = at;
+            } else {
+                ch.flows.copy_within(r..at, w);
+                w += at - r;
+            }
+            r = at + 1;
+            k += 1;
+        }
+        let n = ch.flows.len();
+        ch.flows.copy_within(r..n, w);
+        ch.flows.truncate(w + n - r);
+        ch.left += k - start;
         // A chunk that empties leaves a gap between its neighbours: keys
         // grow along the order, so the two are further apart than either
         // was from it.
@@ -489,21 +567,46 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
             lasts[i] = last_of(ch);
         }
     }
-    for b in batch {
+    let mut k = 0;
+    while k < batch.len() {
         if chunks.is_empty() {
-            chunks.push(Chunk::of(vec![*b]));
-            lasts.push((b.key, b.f));
+            chunks.push(Chunk::of(vec![batch[k]]));
+            lasts.push((batch[k].key, batch[k].f));
+            k += 1;
             continue;
         }
-        let i = locate(lasts, b);
+        // The flows of `batch` that go to chunk `i` (or to a new chunk
+        // there), merged in from the back: each binary search reads only
+        // the part not yet moved.
+        let to = place(chunks, lasts, &batch[k], tol);
+        let start = k;
+        k += 1;
+        while k < batch.len() && place(chunks, lasts, &batch[k], tol) == to {
+            k += 1;
+        }
+        let items = &batch[start..k];
+        let i = match to {
+            Place::Into(i) => i,
+            Place::New(i) => {
+                chunks.insert(i, Chunk::of(items.to_vec()));
+                lasts.insert(i, last_of(&chunks[i]));
+                continue;
+            }
+        };
         let ch = &mut chunks[i];
-        let at = ch
-            .flows
-            .partition_point(|e| kept_by_key(e, b) == Ordering::Less);
-        ch.flows.insert(at, *b);
+        for b in items {
+            add_class(&mut ch.ends.first, b.ends[0]);
+            add_class(&mut ch.ends.last, b.ends[1]);
+        }
+        let mut end = ch.flows.len();
+        ch.flows.resize(end + items.len(), items[0]);
+        for (j, b) in items.iter().enumerate().rev() {
+            let p = ch.flows[..end].partition_point(|e| before(e, b));
+            ch.flows.copy_within(p..end, p + j + 1);
+            ch.flows[p + j] = *b;
+            end = p;
+        }
         ch.grew = true;
-        add_class(&mut ch.ends.first, b.ends[0]);
-        add_class(&mut ch.ends.last, b.ends[1]);
         lasts[i] = last_of(ch);
     }
     if batch.is_empty() && gone.is_empty() {
@@ -787,23 +890,39 @@ impl TaskOrders {
         let mut i = 0;
         'runs: while i < flows.len() {
             let j = run_end(flows, i, BYTES_TIE);
-            let in_order = flows[i..j].windows(2).all(|w| w[0].f < w[1].f);
+            // Exact ties are in index order already (as kept), so a run
+            // whose first and last keys are the same bits needs no look.
+            let in_order = flows[i].key.to_bits() == flows[j - 1].key.to_bits()
+                || flows[i..j].windows(2).all(|w| w[0].f < w[1].f);
             if !in_order {
                 run.clear();
                 run.extend_from_slice(&flows[i..j]);
                 run.sort_unstable_by_key(|e| e.f);
             }
             let stretch = if in_order { &flows[i..j] } else { &run[..] };
-            for (k, e) in stretch.iter().enumerate() {
-                if e.ends[0] != u32::MAX && (server.is_full(e.ends[0]) || server.is_full(e.ends[1]))
-                {
-                    continue;
+            let mut k = 0;
+            while k < stretch.len() {
+                let e = &stretch[k];
+                k += 1;
+                if e.ends[0] != u32::MAX {
+                    if server.is_full(e.ends[0]) {
+                        // The flows right after it from the same first
+                        // link cross it too (FB2010: 3 in 4 of the flows
+                        // a walk finds blocked at their first link).
+                        while k < stretch.len() && stretch[k].ends[0] == e.ends[0] {
+                            k += 1;
+                        }
+                        continue;
+                    }
+                    if server.is_full(e.ends[1]) {
+                        continue;
+                    }
                 }
                 let path = obs.path_links(e.p);
                 if path.iter().any(|l| server.is_full(l.0)) {
                     continue;
                 }
-                server.serve_one(obs, e.f, class + (i + k) as u32, out);
+                server.serve_one(obs, e.f, class + (i + k - 1) as u32, out);
                 self.filled(path, server);
                 if self.all_blocked(ends) {
                     // Every flow left in the chunk crosses a full link.
@@ -819,13 +938,34 @@ impl TaskOrders {
 /// The end of the near-tie run of `flows` (in key order) that starts at
 /// `i`: the first flow whose key is more than `tol` (plus 1e-9 of the
 /// run's first key) above `flows[i]`'s, as `sort_with_ties` cuts runs.
+/// Found by galloping, then a binary search (`key - k0` grows with the
+/// key): most runs are a flow or two, but FB2010's tasks have runs of
+/// thousands of exact ties, which a walk often leaves after a few flows.
 fn run_end(flows: &[Kept], i: usize, tol: f64) -> usize {
     let k0 = flows[i].key;
     let reach = tie_reach(k0, tol);
-    let mut j = i + 1;
-    while j < flows.len() && flows[j].key - k0 <= reach {
-        j += 1;
-    }
+    let within = |e: &Kept| e.key - k0 <= reach;
+    // `flows[..lo]` are in the run; `flows[hi]` (if any) is not.
+    let (mut lo, mut step) = (i + 1, 1);
+    let hi = loop {
+        let probe = lo + step - 1;
+        if probe >= flows.len() {
+            break flows.len();
+        }
+        if !within(&flows[probe]) {
+            break probe;
+        }
+        lo = probe + 1;
+        step *= 2;
+    };
+    let j = lo + flows[lo..hi].partition_point(within);
+    debug_assert_eq!(j, {
+        let mut j = i + 1;
+        while j < flows.len() && within(&flows[j]) {
+            j += 1;
+        }
+        j
+    });
     j
 }
 
