@@ -306,12 +306,14 @@ fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
 }
 
 /// Sums up chunk `s` (it starts and ends where clusters do): returns the
-/// [`Ends`] of all its flows, and writes into `pieces` those of each
-/// [`PIECE`] flows of it if it is longer than that and its near-tie runs
-/// are already in flow index order (it is then walked where it lies).
-fn cut(s: &[Kept], tol: f64, pieces: &mut Vec<Ends>) -> Ends {
+/// [`Ends`] of all its flows and whether its near-tie runs are already in
+/// flow index order (it is then walked where it lies), and writes into
+/// `pieces` the [`Ends`] of each [`PIECE`] flows of it if it is so and
+/// longer than that.
+fn cut(s: &[Kept], tol: f64, pieces: &mut Vec<Ends>) -> (Ends, bool) {
     pieces.clear();
-    if s.len() > PIECE && runs_in_index_order(s, tol) {
+    let in_order = runs_in_index_order(s, tol);
+    let ends = if s.len() > PIECE && in_order {
         let mut all = Ends::default();
         for piece in s.chunks(PIECE) {
             let ends = ends_of(piece);
@@ -321,7 +323,8 @@ fn cut(s: &[Kept], tol: f64, pieces: &mut Vec<Ends>) -> Ends {
         all
     } else {
         ends_of(s)
-    }
+    };
+    (ends, in_order)
 }
 
 /// `s.partition_point(pred)`, probing from the front in steps that
@@ -448,6 +451,8 @@ struct Head {
 struct Chunk {
     flows: Vec<Kept>,
     pieces: Vec<Ends>,
+    // Its near-tie runs are in flow index order: walked where it lies.
+    in_order: bool,
     n_dead: usize,
 }
 
@@ -754,7 +759,8 @@ impl SortedFlows {
                 if tail.is_some() || at > c {
                     chunk.n_dead = chunk.flows.iter().filter(|e| e.dead).count();
                 }
-                let ends = cut(&chunk.flows, tol, &mut chunk.pieces);
+                let (ends, in_order) = cut(&chunk.flows, tol, &mut chunk.pieces);
+                chunk.in_order = in_order;
                 let first = (chunk.flows[0].key, chunk.flows[0].f);
                 heads[at] = Head { first, ends };
                 let Some(flows) = tail else { break };
@@ -806,8 +812,9 @@ impl SortedFlows {
             }
             assert_eq!(c.n_dead, s.iter().filter(|e| e.dead).count());
             let mut pieces = vec![];
-            let ends = cut(s, tol, &mut pieces);
+            let (ends, in_order) = cut(s, tol, &mut pieces);
             assert!(ends == h.ends, "chunk ends");
+            assert_eq!(in_order, c.in_order);
             assert!(pieces == c.pieces, "pieces");
             last = s.last();
         }
@@ -915,9 +922,13 @@ impl SortedFlows {
                 q < here.len() && here[q].1 < b
             };
             let fresh = !here.is_empty();
-            if chunk.pieces.is_empty() {
+            if !chunk.in_order {
                 let mut visit = |e: &Kept| fill.visit(e.f, e.ends, fresh);
                 walk_runs(s, tol, &mut self.run, &mut visit);
+                continue;
+            }
+            if chunk.pieces.is_empty() {
+                fill.visit_all(s, fresh);
                 continue;
             }
             // Walked where it lies: piece by piece, passing over a blocked
@@ -927,9 +938,7 @@ impl SortedFlows {
                 if fill.at >= LAST_CLASS && fill.all_blocked(ends) && !has_hot(a, b) {
                     continue;
                 }
-                for e in s[a..b].iter().filter(|e| !e.dead) {
-                    fill.visit(e.f, e.ends, fresh);
-                }
+                fill.visit_all(&s[a..b], fresh);
             }
         }
         for &f in &self.positive_before {
@@ -1069,6 +1078,24 @@ impl Fill<'_, '_> {
         }
     }
 
+    /// Visits the live flows of `flows` in turn; `fresh` as for
+    /// [`Fill::visit`]. Past the classes, a flow that gets 0 and had 0
+    /// needs no more than a look at its path's ends.
+    #[inline(always)]
+    fn visit_all(&mut self, flows: &[Kept], fresh: bool) {
+        if !fresh && self.at >= LAST_CLASS {
+            for e in flows {
+                if !e.dead && !self.any_full(e.ends) {
+                    self.visit(e.f, e.ends, false);
+                }
+            }
+        } else {
+            for e in flows.iter().filter(|e| !e.dead) {
+                self.visit(e.f, e.ends, fresh);
+            }
+        }
+    }
+
     /// Flow `f` gets 0: a change only if the last fill gave it a rate.
     #[inline]
     fn pass(&mut self, f: FlowIdx, fresh: bool) {
@@ -1191,7 +1218,7 @@ mod tests {
                     let start = got.len();
                     let mut visit = |e: &Kept| got.push(e.f);
                     walk_runs(&c.flows, tol, &mut vec![], &mut visit);
-                    if !c.pieces.is_empty() {
+                    if c.in_order {
                         let lies = c.flows.iter().filter(|e| !e.dead).map(|e| e.f);
                         assert!(got[start..].iter().copied().eq(lies), "pieces walk");
                     }
