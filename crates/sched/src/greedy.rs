@@ -10,54 +10,60 @@
 //! the flows that had a rate since the key was last read (at most one per
 //! link and fill, since each positive rate fills a link of its path), the
 //! flows that started and the flows that finished move. [`SortedFlows`]
-//! keeps the active flows sorted by (key, flow index) and at each call
-//! re-reads the keys of the flows that moved, sorts those few and merges
-//! them into the rest (finding them by their kept keys in one sweep, and
-//! merging from the back in place, so that only the flows after the first
-//! join move). A flow whose key did not move (no time passed) keeps its
-//! place. A flow that leaves stays in its place marked dead, so that no
-//! cluster (below) is cut again for it, until dead flows are a fifth of
-//! the order. Where keys never move while
-//! a flow is active (`edf-sjf`'s total size:
-//! [`SortedFlows::with_fixed_keys`]) only the flows that start or finish
-//! are (re-)keyed.
-//!
-//! The fill still walks the order, but not flow by flow. The order falls
-//! into clusters: maximal stretches whose neighbouring keys are within the
-//! tie reach, so that a near-tie run never crosses a cluster's end. Each
-//! cluster keeps the sets of the first and of the last links of its
-//! flows' paths (by link class, `l % 320`: exact on a big switch of up
+//! keeps the active flows sorted by (key, flow index) in chunks: stretches
+//! of the order that end where a cluster does (neighbouring keys further
+//! apart than the tie reach, [`gap`], so that no near-tie run crosses a
+//! chunk's end), of about [`CHUNK`] flows (one cluster longer than that
+//! is a chunk of its own). Each chunk's head, kept apart from its flows,
+//! holds its first key and the sets of the first and of the last links of
+//! its flows' paths (by link class, `l % 320`: exact on a big switch of up
 //! to 160 hosts, and never wrong, since a class counts as full only when
-//! all its links are), re-cut only where a flow joined. A dead flow
-//! still counts: its sets hold more than they need, never less, and a
-//! cluster end next to it is also one between the live flows around it
-//! (keys grow along the order, and the tie reach with them). A cluster
-//! whose first links or whose last links are all full by the time the
-//! walk reaches it, that holds no flow the last fill gave a rate, and that
-//! lies past [`LAST_CLASS`], would give each of its flows 0 and no new
-//! class: the walk passes it over whole. On FB2010 that is most of the
-//! order. A cluster longer than [`PIECE`] flows whose near-tie runs are
-//! already in flow index order (exact ties, as a coflow's equal flows
-//! are under a size key) is walked where it lies, and also keeps the
-//! same sets per [`PIECE`] flows of it, so that the walk passes over its
-//! blocked pieces the same way. A flow whose path's first or last link
-//! is full is passed without reading its path. Classes are positions
-//! capped at [`LAST_CLASS`], where every driver stops telling them apart.
+//! all its links are). An update re-reads the keys of the flows that
+//! moved, finds their chunks by the heads' first keys, marks them dead in
+//! place and merges the re-keyed and the new flows into the chunks they
+//! fall in; only those chunks are joined with the next one (where no
+//! cluster ends between them any more, or both are short), split (where a
+//! cluster ends nearest their middle) and summed up again. A flow that
+//! falls past its chunk's last flow, a cluster's end away, starts a chunk
+//! of its own, so that a long cluster is not summed up again for it. A
+//! dead flow still counts for its chunk's summary (which holds more than
+//! it needs, never less) until dead flows are a quarter of the chunk,
+//! which is then purged. So an event costs the chunks it changes, not the
+//! length of the order. Where keys never move while a flow is active
+//! (`edf-sjf`'s total size: [`SortedFlows::with_fixed_keys`]) only the
+//! flows that start or finish are (re-)keyed.
+//!
+//! The fill walks the order chunk by chunk. A chunk whose first links or
+//! whose last links are all full by the time the walk reaches it, that
+//! holds no flow the last fill gave a rate, and that lies past
+//! [`LAST_CLASS`], would give each of its flows 0 and no new class: the
+//! walk passes it over unread. On FB2010 that is most of the order. A
+//! chunk whose near-tie runs are already in flow index order (exact ties,
+//! as a coflow's equal flows are under a size key) is walked where it
+//! lies; one longer than [`PIECE`] also keeps the same sets per [`PIECE`]
+//! flows, so that the walk passes over its blocked pieces the same way.
+//! A flow that leaves a chunk whose runs are not all of equal keys may
+//! let a run start later and reach further, out of index order: the chunk
+//! is then walked as runs until it is summed up again. A flow whose
+//! path's first or last link is full is passed without reading its path.
+//! Classes are positions capped at [`LAST_CLASS`], where every driver
+//! stops telling them apart.
 //!
 //! Correctness properties: after [`SortedFlows::update`] the order is the
 //! one `sort_with_ties` gives on every active flow's key read now: the
-//! merge yields the unique (key, index) order, whose anchored near-tie runs
-//! are then cut exactly as `sort_with_ties` cuts them (the reference suites
-//! in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
-//! `edf-sjf` against slow references; debug builds check every cached key
+//! chunks hold the unique (key, index) order, whose anchored near-tie
+//! runs are then cut exactly as `sort_with_ties` cuts them (the reference
+//! suites in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
+//! `edf-sjf` against slow references; debug builds check every kept key
 //! against a fresh read and the live flows against the active ones in
-//! [`SortedFlows::update`], the kept clusters and their pieces against a
-//! cut from scratch, and every fill's rates and classes against
-//! [`greedy_fill`] on the full order; the kept order, its clusters and
-//! dead flows are also held against a full sort in the unit tests). A
-//! cached key is trusted only for a flow whose rate was 0 in the last two
-//! fills: the first fill that gives it 0 runs while it still sends at its
-//! old rate until the driver applies the new one.
+//! [`SortedFlows::update`], the chunks, their ends, heads and pieces
+//! against a summary from scratch, and every fill's rates and classes
+//! against [`greedy_fill`] on the full order; the unit tests hold the
+//! chunked order, joined, split and purged with chunks of 1 to 16 flows,
+//! against a sorted `Vec` and `sort_with_ties`). A kept key is trusted
+//! only for a flow whose rate was 0 in the last two fills: the first fill
+//! that gives it 0 runs while it still sends at its old rate until the
+//! driver applies the new one.
 
 #[cfg(any(test, debug_assertions))]
 use crate::PathIdx;
@@ -306,13 +312,15 @@ fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
 }
 
 /// Sums up chunk `s` (it starts and ends where clusters do): returns the
-/// [`Ends`] of all its flows and whether its near-tie runs are already in
-/// flow index order (it is then walked where it lies), and writes into
-/// `pieces` the [`Ends`] of each [`PIECE`] flows of it if it is so and
-/// longer than that.
-fn cut(s: &[Kept], tol: f64, pieces: &mut Vec<Ends>) -> (Ends, bool) {
+/// [`Ends`] of all its flows, whether its near-tie runs are already in
+/// flow index order (it is then walked where it lies) and whether they
+/// are all of equal keys ([`exact_ties`]), and writes into `pieces` the
+/// [`Ends`] of each [`PIECE`] flows of it if it is in order and longer
+/// than that.
+fn cut(s: &[Kept], tol: f64, pieces: &mut Vec<Ends>) -> (Ends, bool, bool) {
     pieces.clear();
-    let in_order = runs_in_index_order(s, tol);
+    let exact = exact_ties(s, tol);
+    let in_order = exact || runs_in_index_order(s, tol);
     let ends = if s.len() > PIECE && in_order {
         let mut all = Ends::default();
         for piece in s.chunks(PIECE) {
@@ -324,7 +332,7 @@ fn cut(s: &[Kept], tol: f64, pieces: &mut Vec<Ends>) -> (Ends, bool) {
     } else {
         ends_of(s)
     };
-    (ends, in_order)
+    (ends, in_order, exact)
 }
 
 /// Whether neighbouring keys of `s` are equal or a cluster's end apart.
@@ -775,9 +783,8 @@ impl SortedFlows {
                 if tail.is_some() || at > c {
                     chunk.n_dead = chunk.flows.iter().filter(|e| e.dead).count();
                 }
-                let (ends, in_order) = cut(&chunk.flows, tol, &mut chunk.pieces);
-                chunk.in_order = in_order;
-                chunk.exact = exact_ties(&chunk.flows, tol);
+                let (ends, in_order, exact) = cut(&chunk.flows, tol, &mut chunk.pieces);
+                (chunk.in_order, chunk.exact) = (in_order, exact);
                 let first = (chunk.flows[0].key, chunk.flows[0].f);
                 heads[at] = Head { first, ends };
                 let Some(flows) = tail else { break };
@@ -829,14 +836,14 @@ impl SortedFlows {
             }
             assert_eq!(c.n_dead, s.iter().filter(|e| e.dead).count());
             let mut pieces = vec![];
-            let (ends, in_order) = cut(s, tol, &mut pieces);
+            let (ends, in_order, exact) = cut(s, tol, &mut pieces);
             assert!(ends == h.ends, "chunk ends");
             // Not known in order (a flow left since the cut) is safe.
             assert!(in_order || !c.in_order, "in order");
             if c.in_order {
                 assert!(pieces == c.pieces, "pieces");
             }
-            assert!(!c.exact || exact_ties(s, tol), "exact ties");
+            assert_eq!(exact, c.exact, "exact ties");
             last = s.last();
         }
     }
