@@ -470,6 +470,8 @@ struct Chunk {
     // Neighbouring keys are equal or a cluster's end apart: its runs are
     // of equal keys, in index order whoever leaves.
     exact: bool,
+    // Its head, pieces and flags are those [`cut`] gives on its flows.
+    summed: bool,
     n_dead: usize,
 }
 
@@ -483,6 +485,7 @@ impl Chunk {
     fn purge(&mut self) {
         self.flows.retain(|e| !e.dead);
         self.n_dead = 0;
+        self.summed = false;
     }
 }
 
@@ -710,7 +713,19 @@ impl SortedFlows {
             };
             let mid = end - past.len();
             if mid > b {
-                merge_in_place(&mut chunks[c].flows, &batch[b..mid]);
+                let chunk = &mut chunks[c];
+                merge_in_place(&mut chunk.flows, &batch[b..mid]);
+                let short = chunk.flows.len() <= PIECE;
+                if chunk.summed && chunk.exact && short && exact_ties(&chunk.flows, tol) {
+                    // Still of equal-key runs and with no pieces: its head
+                    // only gains the new flows' classes.
+                    for e in &batch[b..mid] {
+                        add_class(&mut heads[c].ends.first, e.ends[0]);
+                        add_class(&mut heads[c].ends.last, e.ends[1]);
+                    }
+                } else {
+                    chunk.summed = false;
+                }
                 dirty.push(c);
             }
             if !past.is_empty() {
@@ -772,6 +787,7 @@ impl SortedFlows {
                 let chunk = &mut chunks[c];
                 chunk.flows.extend_from_slice(&next.flows);
                 chunk.n_dead += next.n_dead;
+                chunk.summed = false;
                 if chunk.purge_due() {
                     chunk.purge();
                 }
@@ -782,11 +798,14 @@ impl SortedFlows {
                 let tail = split_point(&chunk.flows, target, tol).map(|i| chunk.flows.split_off(i));
                 if tail.is_some() || at > c {
                     chunk.n_dead = chunk.flows.iter().filter(|e| e.dead).count();
+                    chunk.summed = false;
                 }
-                let (ends, in_order, exact) = cut(&chunk.flows, tol, &mut chunk.pieces);
-                (chunk.in_order, chunk.exact) = (in_order, exact);
-                let first = (chunk.flows[0].key, chunk.flows[0].f);
-                heads[at] = Head { first, ends };
+                if !chunk.summed {
+                    let (ends, in_order, exact) = cut(&chunk.flows, tol, &mut chunk.pieces);
+                    (chunk.in_order, chunk.exact, chunk.summed) = (in_order, exact, true);
+                    heads[at].ends = ends;
+                }
+                heads[at].first = (chunk.flows[0].key, chunk.flows[0].f);
                 let Some(flows) = tail else { break };
                 at += 1;
                 chunks.insert(
@@ -796,7 +815,7 @@ impl SortedFlows {
                         ..Chunk::default()
                     },
                 );
-                let ends = Ends::default();
+                let (first, ends) = (heads[at - 1].first, Ends::default());
                 heads.insert(at, Head { first, ends });
                 shift += 1;
             }
@@ -838,6 +857,7 @@ impl SortedFlows {
             let mut pieces = vec![];
             let (ends, in_order, exact) = cut(s, tol, &mut pieces);
             assert!(ends == h.ends, "chunk ends");
+            assert!(c.summed, "summed");
             // Not known in order (a flow left since the cut) is safe.
             assert!(in_order || !c.in_order, "in order");
             if c.in_order {
