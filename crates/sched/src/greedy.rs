@@ -1137,6 +1137,14 @@ impl Fill<'_, '_> {
                     self.visit(e.f, e.ends, false);
                 }
             }
+        } else if self.at >= LAST_CLASS {
+            for e in flows.iter().filter(|e| !e.dead) {
+                if self.any_full(e.ends) {
+                    self.pass(e.f, true);
+                } else {
+                    self.visit(e.f, e.ends, true);
+                }
+            }
         } else {
             for e in flows.iter().filter(|e| !e.dead) {
                 self.visit(e.f, e.ends, fresh);
