@@ -10,54 +10,60 @@
 //! the flows that had a rate since the key was last read (at most one per
 //! link and fill, since each positive rate fills a link of its path), the
 //! flows that started and the flows that finished move. [`SortedFlows`]
-//! keeps the active flows sorted by (key, flow index) and at each call
-//! re-reads the keys of the flows that moved, sorts those few and merges
-//! them into the rest (finding them by their kept keys in one sweep, and
-//! merging from the back in place, so that only the flows after the first
-//! join move). A flow whose key did not move (no time passed) keeps its
-//! place. A flow that leaves stays in its place marked dead, so that no
-//! cluster (below) is cut again for it, until dead flows are a fifth of
-//! the order. Where keys never move while
-//! a flow is active (`edf-sjf`'s total size:
-//! [`SortedFlows::with_fixed_keys`]) only the flows that start or finish
-//! are (re-)keyed.
-//!
-//! The fill still walks the order, but not flow by flow. The order falls
-//! into clusters: maximal stretches whose neighbouring keys are within the
-//! tie reach, so that a near-tie run never crosses a cluster's end. Each
-//! cluster keeps the sets of the first and of the last links of its
-//! flows' paths (by link class, `l % 320`: exact on a big switch of up
+//! keeps the active flows sorted by (key, flow index) in chunks: stretches
+//! of the order that end where a cluster does (neighbouring keys further
+//! apart than the tie reach, [`gap`], so that no near-tie run crosses a
+//! chunk's end), of about [`CHUNK`] flows (one cluster longer than that
+//! is a chunk of its own). Each chunk's head, kept apart from its flows,
+//! holds its first key and the sets of the first and of the last links of
+//! its flows' paths (by link class, `l % 320`: exact on a big switch of up
 //! to 160 hosts, and never wrong, since a class counts as full only when
-//! all its links are), re-cut only where a flow joined. A dead flow
-//! still counts: its sets hold more than they need, never less, and a
-//! cluster end next to it is also one between the live flows around it
-//! (keys grow along the order, and the tie reach with them). A cluster
-//! whose first links or whose last links are all full by the time the
-//! walk reaches it, that holds no flow the last fill gave a rate, and that
-//! lies past [`LAST_CLASS`], would give each of its flows 0 and no new
-//! class: the walk passes it over whole. On FB2010 that is most of the
-//! order. A cluster longer than [`PIECE`] flows whose near-tie runs are
-//! already in flow index order (exact ties, as a coflow's equal flows
-//! are under a size key) is walked where it lies, and also keeps the
-//! same sets per [`PIECE`] flows of it, so that the walk passes over its
-//! blocked pieces the same way. A flow whose path's first or last link
-//! is full is passed without reading its path. Classes are positions
-//! capped at [`LAST_CLASS`], where every driver stops telling them apart.
+//! all its links are). An update re-reads the keys of the flows that
+//! moved, finds their chunks by the heads' first keys, marks them dead in
+//! place and merges the re-keyed and the new flows into the chunks they
+//! fall in; only those chunks are joined with the next one (where no
+//! cluster ends between them any more, or both are short), split (where a
+//! cluster ends nearest their middle) and summed up again. A flow that
+//! falls past its chunk's last flow, a cluster's end away, starts a chunk
+//! of its own, so that a long cluster is not summed up again for it. A
+//! dead flow still counts for its chunk's summary (which holds more than
+//! it needs, never less) until dead flows are a quarter of the chunk,
+//! which is then purged. So an event costs the chunks it changes, not the
+//! length of the order. Where keys never move while a flow is active
+//! (`edf-sjf`'s total size: [`SortedFlows::with_fixed_keys`]) only the
+//! flows that start or finish are (re-)keyed.
+//!
+//! The fill walks the order chunk by chunk. A chunk whose first links or
+//! whose last links are all full by the time the walk reaches it, that
+//! holds no flow the last fill gave a rate, and that lies past
+//! [`LAST_CLASS`], would give each of its flows 0 and no new class: the
+//! walk passes it over unread. On FB2010 that is most of the order. A
+//! chunk whose near-tie runs are already in flow index order (exact ties,
+//! as a coflow's equal flows are under a size key) is walked where it
+//! lies; one longer than [`PIECE`] also keeps the same sets per [`PIECE`]
+//! flows, so that the walk passes over its blocked pieces the same way.
+//! A flow that leaves a chunk whose runs are not all of equal keys may
+//! let a run start later and reach further, out of index order: the chunk
+//! is then walked as runs until it is summed up again. A flow whose
+//! path's first or last link is full is passed without reading its path.
+//! Classes are positions capped at [`LAST_CLASS`], where every driver
+//! stops telling them apart.
 //!
 //! Correctness properties: after [`SortedFlows::update`] the order is the
 //! one `sort_with_ties` gives on every active flow's key read now: the
-//! merge yields the unique (key, index) order, whose anchored near-tie runs
-//! are then cut exactly as `sort_with_ties` cuts them (the reference suites
-//! in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
-//! `edf-sjf` against slow references; debug builds check every cached key
+//! chunks hold the unique (key, index) order, whose anchored near-tie
+//! runs are then cut exactly as `sort_with_ties` cuts them (the reference
+//! suites in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
+//! `edf-sjf` against slow references; debug builds check every kept key
 //! against a fresh read and the live flows against the active ones in
-//! [`SortedFlows::update`], the kept clusters and their pieces against a
-//! cut from scratch, and every fill's rates and classes against
-//! [`greedy_fill`] on the full order; the kept order, its clusters and
-//! dead flows are also held against a full sort in the unit tests). A
-//! cached key is trusted only for a flow whose rate was 0 in the last two
-//! fills: the first fill that gives it 0 runs while it still sends at its
-//! old rate until the driver applies the new one.
+//! [`SortedFlows::update`], the chunks, their ends, heads and pieces
+//! against a summary from scratch, and every fill's rates and classes
+//! against [`greedy_fill`] on the full order; the unit tests hold the
+//! chunked order, joined, split and purged with chunks of 1 to 16 flows,
+//! against a sorted `Vec` and `sort_with_ties`). A kept key is trusted
+//! only for a flow whose rate was 0 in the last two fills: the first fill
+//! that gives it 0 runs while it still sends at its old rate until the
+//! driver applies the new one.
 
 #[cfg(any(test, debug_assertions))]
 use crate::PathIdx;
@@ -190,20 +196,15 @@ pub(crate) const LAST_CLASS: u32 = 63;
 
 /// A flow kept in [`SortedFlows`]: its key and index, and the first and
 /// last links of its path (`u32::MAX` for an empty path), which decide
-/// most fills without reading the path. The first flow of a cluster (see
-/// the module doc) also holds the cluster's length and the slot of its
-/// [`Ends`] in [`Clusters`]; other flows' `span` and `ends_at` are stale
-/// and never read. A flow that left the order stays in place, `dead`,
-/// until the next purge: it still counts for the clusters and their
-/// summaries (which then hold more than they need, never less) but no
-/// walk visits it.
+/// most fills without reading the path. A flow that left the order stays in place,
+/// `dead`, until its chunk is purged: it still counts for the clusters
+/// and their summaries (which then hold more than they need, never less)
+/// but no walk visits it.
 #[derive(Debug, Clone, Copy)]
 struct Kept {
     key: f64,
     f: FlowIdx,
-    span: u32,
     ends: [u32; 2],
-    ends_at: u32,
     dead: bool,
 }
 
@@ -232,56 +233,25 @@ pub(crate) struct Ends {
     pub(crate) last: Classes,
 }
 
+impl Ends {
+    /// Adds `other`'s classes.
+    fn add(&mut self, other: &Ends) {
+        for w in 0..WORDS {
+            self.first[w] |= other.first[w];
+            self.last[w] |= other.last[w];
+        }
+    }
+}
+
 /// Flows per piece: a cluster longer than this whose runs are already in
 /// flow index order is also summed up piece by piece, so that the fill
 /// can pass over a blocked piece of it.
 const PIECE: usize = 64;
 
-/// The [`Ends`] of the clusters, in slots owned by the flow that starts
-/// the cluster; slots whose cluster was re-cut are garbage until
-/// [`Clusters::full_recut_due`] starts over. A slot whose cluster is
-/// longer than [`PIECE`] and walked where it lies (its runs in flow index
-/// order) also holds the [`Ends`] of each [`PIECE`] flows of it, in
-/// `pieces` from `first_piece`, `piece_count` of them (a re-cut writes
-/// over them if it needs no more).
-#[derive(Debug, Default)]
-struct Clusters {
-    ends: Vec<Ends>,
-    owner: Vec<FlowIdx>,
-    first_piece: Vec<u32>,
-    piece_count: Vec<u32>,
-    pieces: Vec<Ends>,
-}
-
-impl Clusters {
-    /// Whether garbage slots outnumber the flows kept.
-    fn full_recut_due(&self, n: usize) -> bool {
-        self.ends.len() > 2 * n + 1024 || self.pieces.len() > 2 * n / PIECE + 1024
-    }
-
-    /// Forgets every slot, and the slots `flows` point to: a flow may be
-    /// kept twice (dead and alive), and two of its entries must never
-    /// share a slot.
-    fn clear(&mut self, flows: &mut [Kept]) {
-        for e in flows {
-            e.ends_at = u32::MAX;
-        }
-        self.ends.clear();
-        self.owner.clear();
-        self.first_piece.clear();
-        self.piece_count.clear();
-        self.pieces.clear();
-    }
-
-    /// The pieces of slot `slot`, if its cluster has them.
-    fn pieces_of(&self, slot: usize) -> Option<&[Ends]> {
-        let at = self.first_piece[slot];
-        (at != u32::MAX).then(|| {
-            let at = at as usize;
-            &self.pieces[at..at + self.piece_count[slot] as usize]
-        })
-    }
-}
+/// Flows per chunk aimed at: a chunk is split where a cluster ends once
+/// it holds more than twice this, and joined with the next one when both
+/// fit in this.
+const CHUNK: usize = 32;
 
 /// How far above key `k0` a near-tie run that starts at it reaches: `tol`
 /// plus 1e-9 of the key, as `sort_with_ties` cuts runs (0 when `tol` is 0:
@@ -297,7 +267,8 @@ pub(crate) fn tie_reach(k0: f64, tol: f64) -> f64 {
 /// Whether a cluster of the order ends between keys `a` and `b` (`a <=
 /// b`): `b` is then further from `a`, and so (keys being non-negative)
 /// from every key before it, than `sort_with_ties` reaches, so a run
-/// starts at `b` whatever came before.
+/// starts at `b` whatever came before. The gap stays one if a flow before
+/// `b` leaves or one after `a` does (the keys around it only move apart).
 pub(crate) fn gap(a: f64, b: f64, tol: f64) -> bool {
     a >= 0.0 && b - a > tie_reach(a, tol)
 }
@@ -312,7 +283,7 @@ fn ends_of(flows: &[Kept]) -> Ends {
     ends
 }
 
-/// Whether every near-tie run of `cluster` (cut as [`walk_runs_in`] cuts
+/// Whether every near-tie run of `cluster` (cut as [`walk_runs`] cuts
 /// them) is already in flow index order, so that the order walks the
 /// cluster where it lies.
 fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
@@ -340,64 +311,38 @@ fn runs_in_index_order(cluster: &[Kept], tol: f64) -> bool {
     true
 }
 
-/// Re-cuts `s[lo..]` into clusters, writing each one's `span` at its
-/// first flow and its [`Ends`] (and pieces) into `clusters`, up to the
-/// first cluster that ends after `at`; returns where that cluster ends.
-/// `lo` must start a cluster.
-fn recut(s: &mut [Kept], lo: usize, at: usize, tol: f64, clusters: &mut Clusters) -> usize {
-    let mut i = lo;
-    while i < s.len() && i <= at {
-        let mut j = i + 1;
-        while j < s.len() && !gap(s[j - 1].key, s[j].key, tol) {
-            j += 1;
+/// Sums up chunk `s` (it starts and ends where clusters do): returns the
+/// [`Ends`] of all its flows, whether its near-tie runs are already in
+/// flow index order (it is then walked where it lies) and whether they
+/// are all of equal keys ([`exact_ties`]), and writes into `pieces` the
+/// [`Ends`] of each [`PIECE`] flows of it if it is in order and longer
+/// than that.
+fn cut(s: &[Kept], tol: f64, pieces: &mut Vec<Ends>) -> (Ends, bool, bool) {
+    pieces.clear();
+    let exact = exact_ties(s, tol);
+    let in_order = exact || runs_in_index_order(s, tol);
+    let ends = if s.len() > PIECE && in_order {
+        let mut all = Ends::default();
+        for piece in s.chunks(PIECE) {
+            let ends = ends_of(piece);
+            all.add(&ends);
+            pieces.push(ends);
         }
-        let cluster = &s[i..j];
-        let ends = ends_of(cluster);
-        let n_pieces = if cluster.len() > PIECE && runs_in_index_order(cluster, tol) {
-            cluster.len().div_ceil(PIECE)
-        } else {
-            0
-        };
-        let e = &mut s[i];
-        e.span = (j - i) as u32;
-        let slot = e.ends_at as usize;
-        let slot = if clusters.owner.get(slot) != Some(&e.f) {
-            e.ends_at = clusters.ends.len() as u32;
-            clusters.ends.push(ends);
-            clusters.owner.push(e.f);
-            clusters.first_piece.push(u32::MAX);
-            clusters.piece_count.push(0);
-            clusters.ends.len() - 1
-        } else {
-            clusters.ends[slot] = ends;
-            slot
-        };
-        if n_pieces == 0 {
-            clusters.first_piece[slot] = u32::MAX;
-        } else {
-            let room = clusters.piece_count[slot] as usize;
-            let start = if clusters.first_piece[slot] != u32::MAX && room >= n_pieces {
-                clusters.first_piece[slot] as usize
-            } else {
-                let start = clusters.pieces.len();
-                clusters.pieces.resize(start + n_pieces, Ends::default());
-                start
-            };
-            let cluster = &s[i..j];
-            for (p, chunk) in cluster.chunks(PIECE).enumerate() {
-                clusters.pieces[start + p] = ends_of(chunk);
-            }
-            clusters.first_piece[slot] = start as u32;
-            clusters.piece_count[slot] = n_pieces as u32;
-        }
-        i = j;
-    }
-    i
+        all
+    } else {
+        ends_of(s)
+    };
+    (ends, in_order, exact)
+}
+
+/// Whether neighbouring keys of `s` are equal or a cluster's end apart.
+fn exact_ties(s: &[Kept], tol: f64) -> bool {
+    let apart = |w: &[Kept]| w[0].key == w[1].key || gap(w[0].key, w[1].key, tol);
+    s.windows(2).all(apart)
 }
 
 /// `s.partition_point(pred)`, probing from the front in steps that
-/// double: a few cache lines when the answer is near the front, as it is
-/// for the next of a sorted batch.
+/// double: a few cache lines when the answer is near the front.
 fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
     let (mut lo, mut step) = (0, 1);
     while lo + step <= s.len() && pred(&s[lo + step - 1]) {
@@ -408,7 +353,7 @@ fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
     lo + s[lo..hi].partition_point(pred)
 }
 
-/// The position in `sorted` of flow `f`, kept under key `k`.
+/// The position in `sorted` of live flow `f`, kept under key `k`.
 fn position(sorted: &[Kept], k: f64, f: FlowIdx) -> usize {
     let mut at = gallop(sorted, |e| e.key.total_cmp(&k).then(e.f.cmp(&f)).is_lt());
     while sorted[at].dead && sorted[at].f == f {
@@ -424,55 +369,9 @@ fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
     a.key.total_cmp(&b.key).then(a.f.cmp(&b.f))
 }
 
-/// Writes into `merged` the flows of `sorted` but those at the (ascending,
-/// distinct) positions `gone`, with `batch` merged in; both inputs in
-/// [`by_key`] order, and so the output. Stretches that neither lose nor
-/// gain a flow are copied whole, so the cost is a copy plus a binary search
-/// per change rather than a comparison per flow. `fresh` gets the output
-/// positions of `batch`'s flows, `cuts` those where a flow left.
-fn merge_at(
-    sorted: &[Kept],
-    gone: &[usize],
-    batch: &[Kept],
-    merged: &mut Vec<Kept>,
-    fresh: &mut Vec<usize>,
-    cuts: &mut Vec<usize>,
-) {
-    merged.clear();
-    fresh.clear();
-    cuts.clear();
-    merged.reserve(sorted.len() + batch.len());
-    let (mut i, mut b) = (0, 0);
-    for end in gone.iter().copied().chain([sorted.len()]) {
-        while i < end {
-            let Some(next) = batch.get(b) else {
-                merged.extend_from_slice(&sorted[i..end]);
-                break;
-            };
-            let at = i + gallop(&sorted[i..end], |e| kept_by_key(e, next) == Ordering::Less);
-            merged.extend_from_slice(&sorted[i..at]);
-            i = at;
-            if at == end {
-                break;
-            }
-            fresh.push(merged.len());
-            merged.push(*next);
-            b += 1;
-        }
-        if end < sorted.len() {
-            cuts.push(merged.len());
-        }
-        i = end + 1;
-    }
-    fresh.extend(merged.len()..merged.len() + batch.len() - b);
-    merged.extend_from_slice(&batch[b..]);
-}
-
 /// Merges `batch` into `sorted` (both in [`by_key`] order) where it lies:
-/// only the flows after the first of `batch` move, each once. `fresh`
-/// gets the positions of `batch`'s flows, ascending.
-fn merge_in_place(sorted: &mut Vec<Kept>, batch: &[Kept], fresh: &mut Vec<usize>) {
-    fresh.clear();
+/// only the flows after the first of `batch` move, each once.
+fn merge_in_place(sorted: &mut Vec<Kept>, batch: &[Kept]) {
     let (n, m) = (sorted.len(), batch.len());
     if m == 0 {
         return;
@@ -487,42 +386,19 @@ fn merge_in_place(sorted: &mut Vec<Kept>, batch: &[Kept], fresh: &mut Vec<usize>
         i = p;
         w -= 1;
         sorted[w] = *b;
-        fresh.push(w);
     }
-    fresh.reverse();
 }
 
-/// Calls `visit` on the flows of `sorted` (in [`by_key`] order) with each
-/// run of near-ties (keys within `tol` of the run's first key, plus 1e-9
-/// of it) by flow index: the order `sort_with_ties` gives, and
-/// [`cut_runs`]'s. A run already in index order (exact ties, the common
-/// case) is visited where it lies; others are sorted in `buf`. `visit`
-/// also hears whether the flow's run holds one of the (ascending)
-/// positions `fresh`.
-#[cfg(any(test, debug_assertions))]
-fn walk_runs(
-    sorted: &[Kept],
-    tol: f64,
-    fresh: &[usize],
-    buf: &mut Vec<Kept>,
-    mut visit: impl FnMut(&Kept, bool),
-) {
-    walk_runs_in(sorted, 0, tol, fresh, buf, &mut visit);
-}
-
-/// [`walk_runs`] on `sorted[at..]`, `at` the first flow of a run, with
-/// `fresh` the positions at or after `at`.
+/// Calls `visit` on the live flows of `sorted` (in [`by_key`] order, a
+/// cluster's end before it) with each run of near-ties (keys within `tol`
+/// of the run's first key, plus 1e-9 of it) by flow index: the order
+/// `sort_with_ties` gives, and [`cut_runs`]'s. A run already in index
+/// order (exact ties, the common case) is visited where it lies; others
+/// are sorted in `buf`.
 #[inline(always)]
-fn walk_runs_in(
-    sorted: &[Kept],
-    at: usize,
-    tol: f64,
-    fresh: &[usize],
-    buf: &mut Vec<Kept>,
-    visit: &mut impl FnMut(&Kept, bool),
-) {
+fn walk_runs(sorted: &[Kept], tol: f64, buf: &mut Vec<Kept>, visit: &mut impl FnMut(&Kept)) {
     let s = sorted;
-    let (mut i, mut q) = (at, 0);
+    let mut i = 0;
     while i < s.len() {
         if s[i].dead {
             i += 1;
@@ -535,19 +411,15 @@ fn walk_runs_in(
             j += 1;
         }
         let run = &s[i..j];
-        let has = q < fresh.len() && fresh[q] < j;
-        while q < fresh.len() && fresh[q] < j {
-            q += 1;
-        }
         let mut live = run.iter().filter(|e| !e.dead);
         let mut last = None;
         if live.clone().all(|e| last.replace(e.f) < Some(e.f)) {
-            live.for_each(|e| visit(e, has));
+            live.for_each(&mut *visit);
         } else {
             buf.clear();
             buf.extend(live.by_ref());
             buf.sort_unstable_by_key(|e| e.f);
-            buf.iter().for_each(|e| visit(e, has));
+            buf.iter().for_each(&mut *visit);
         }
         i = j;
     }
@@ -576,30 +448,71 @@ impl FlowBits {
     }
 }
 
+/// What the fill and the search read of a chunk, kept apart from its
+/// flows so that passing over a chunk reads no more than this: the key
+/// and index of its first flow (dead or alive) and the [`Ends`] of all
+/// its flows.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    first: (f64, FlowIdx),
+    ends: Ends,
+}
+
+/// A stretch of the order that starts and ends where clusters do: its
+/// flows in (key, index) order, its pieces' summaries (see [`cut`]), its
+/// dead flows.
+#[derive(Debug, Default)]
+struct Chunk {
+    flows: Vec<Kept>,
+    pieces: Vec<Ends>,
+    // Its near-tie runs are in flow index order: walked where it lies.
+    in_order: bool,
+    // Neighbouring keys are equal or a cluster's end apart: its runs are
+    // of equal keys, in index order whoever leaves.
+    exact: bool,
+    // Its head, pieces and flags are those [`cut`] gives on its flows.
+    summed: bool,
+    n_dead: usize,
+}
+
+impl Chunk {
+    /// Whether dead flows are a quarter of it: it is then purged.
+    fn purge_due(&self) -> bool {
+        self.n_dead > 0 && 4 * self.n_dead >= self.flows.len()
+    }
+
+    /// Drops its dead flows.
+    fn purge(&mut self) {
+        self.flows.retain(|e| !e.dead);
+        self.n_dead = 0;
+        self.summed = false;
+    }
+}
+
+/// The chunk of `heads` whose flows hold key `k` and index `f` (or
+/// would): the last one whose first flow does not come after it.
+fn chunk_of(heads: &[Head], k: f64, f: FlowIdx) -> usize {
+    let after = heads.partition_point(|h| h.first.0.total_cmp(&k).then(h.first.1.cmp(&f)).is_le());
+    after.saturating_sub(1)
+}
+
 /// The active flows in (key, flow index) order, kept from one call to the
-/// next; see the module doc.
+/// next in chunks; see the module doc.
 #[derive(Debug, Default)]
 pub(crate) struct SortedFlows {
-    sorted: Vec<Kept>,
-    merged: Vec<Kept>,
+    heads: Vec<Head>,
+    chunks: Vec<Chunk>,
+    // Flows per chunk aimed at (0: [`CHUNK`]).
+    chunk_len: usize,
     batch: Vec<Kept>,
-    // Positions in `sorted` of the flows that leave it in this update.
-    gone: Vec<usize>,
-    // Positions in `sorted` of the flows (re-)keyed in this update: the
-    // only ones the last fill can have given a rate.
-    fresh: Vec<usize>,
-    // Positions in `sorted` where a flow left in this update.
-    cuts: Vec<usize>,
-    // Positions in `sorted` whose flow has a new neighbour before it.
-    dirty: Vec<usize>,
-    // Kept keys of the flows that leave in this update (or stay: `stay`).
+    // Kept keys of the flows that leave in this update.
     leaving: Vec<(f64, FlowIdx)>,
-    // Flows in `sorted` that left it (`Kept::dead`); whether the last
-    // update dropped them.
-    n_dead: usize,
-    purged: bool,
-    clusters: Clusters,
-    // Per flow: the key it is kept under in `sorted`, NaN if it is not.
+    // Chunks changed in this update.
+    dirty: Vec<usize>,
+    // The chunks and positions in them of the flows the last fill gave a
+    // rate: they may have to be set to 0.
+    hot: Vec<(usize, usize)>,
+    // Per flow: the key it is kept under, NaN if it is not.
     key_of: Vec<f64>,
     // Per flow: already handled in this update.
     seen: Vec<bool>,
@@ -612,11 +525,6 @@ pub(crate) struct SortedFlows {
     // the last fill's first positions, and the flows that started since.
     classed: Vec<FlowIdx>,
     run: Vec<Kept>,
-    // Flows the last fill may have given a rate whose keys did not move.
-    stay: Vec<FlowIdx>,
-    // Positions in `sorted` the fill may not pass over unread: `fresh`,
-    // and those of `stay`.
-    hot: Vec<usize>,
     // Keys never move while a flow is active (a total size, say): only the
     // flows that start or finish are (re-)keyed.
     fixed_keys: bool,
@@ -664,20 +572,18 @@ impl SortedFlows {
             Kept {
                 key: k,
                 f,
-                span: 1,
                 ends,
-                ends_at: u32::MAX,
                 dead: false,
             }
         };
         self.batch.clear();
-        self.gone.clear();
+        self.leaving.clear();
         if !self.ready || changes.resynced {
             self.ready = true;
-            for e in self.sorted.drain(..) {
+            for e in self.chunks.drain(..).flat_map(|c| c.flows) {
                 self.key_of[e.f as usize] = f64::NAN;
             }
-            self.n_dead = 0;
+            self.heads.clear();
             for &f in view.active_flows() {
                 self.classed.push(f);
                 if let Some(k) = key(f) {
@@ -685,10 +591,9 @@ impl SortedFlows {
                 }
             }
         } else {
-            // A flow that leaves stays in place, dead, so that the flows
-            // around it keep their places and their clusters' summaries.
+            // A flow that leaves stays in place, dead, so that its chunk
+            // is not cut again for it.
             let (key_of, leaving) = (&mut self.key_of, &mut self.leaving);
-            leaving.clear();
             let leave = |key_of: &mut [f64], leaving: &mut Vec<(f64, FlowIdx)>, f: FlowIdx| {
                 let k = std::mem::replace(&mut key_of[f as usize], f64::NAN);
                 if !k.is_nan() {
@@ -713,7 +618,6 @@ impl SortedFlows {
                 let k = key(f);
                 if k.map(f64::to_bits) == Some(key_of[fi].to_bits()) {
                     // Sent nothing since it was keyed (no time passed).
-                    self.stay.push(f);
                     continue;
                 }
                 leave(key_of, leaving, f);
@@ -724,145 +628,243 @@ impl SortedFlows {
             for &f in moved.iter().chain(before).chain(&changes.started) {
                 self.seen[f as usize] = false;
             }
-            if self.fixed_keys {
-                self.stay.extend_from_slice(&self.positive);
-            }
             self.classed.extend_from_slice(&changes.started);
-            // Found in one sweep, in key order.
-            leaving.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let mut at = 0;
-            for &(k, f) in leaving.iter() {
-                at += position(&self.sorted[at..], k, f);
-                self.sorted[at].dead = true;
-            }
-            self.n_dead += leaving.len();
         }
         for e in &self.batch {
             self.key_of[e.f as usize] = e.key;
         }
         self.batch.sort_unstable_by(kept_by_key);
-        // Dead flows are dropped once they are a fifth of the order; the
-        // clusters are then cut again from scratch.
-        self.purged = self.n_dead > self.sorted.len() / 5 + 64;
-        if self.purged {
-            let dead = self.sorted.iter().enumerate().filter(|(_, e)| e.dead);
-            self.gone.extend(dead.map(|(i, _)| i));
-            self.n_dead = 0;
-        }
-        if self.gone.is_empty() {
-            // Nothing leaves the vector: merged in place, from the back.
-            merge_in_place(&mut self.sorted, &self.batch, &mut self.fresh);
-            self.cuts.clear();
-        } else {
-            let (sorted, merged) = (&self.sorted, &mut self.merged);
-            merge_at(
-                sorted,
-                &self.gone,
-                &self.batch,
-                merged,
-                &mut self.fresh,
-                &mut self.cuts,
-            );
-            std::mem::swap(&mut self.sorted, &mut self.merged);
-        }
-        self.recut();
-        // The flows the last fill may have given a rate that kept their
-        // keys, and so their places: found by their kept keys.
-        self.hot.clear();
-        self.hot.extend_from_slice(&self.fresh);
-        self.leaving.clear();
-        for f in self.stay.drain(..) {
-            let k = self.key_of[f as usize];
-            if !k.is_nan() {
-                self.leaving.push((k, f));
-            }
-        }
-        self.leaving
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut at = 0;
-        for &(k, f) in &self.leaving {
-            at += position(&self.sorted[at..], k, f);
-            self.hot.push(at);
-        }
-        self.hot.sort_unstable();
+        self.apply();
         #[cfg(debug_assertions)]
         {
-            for e in self.sorted.iter().filter(|e| !e.dead) {
+            let mut live = 0;
+            for e in self
+                .chunks
+                .iter()
+                .flat_map(|c| &c.flows)
+                .filter(|e| !e.dead)
+            {
                 let f = e.f;
                 let k = key(f).map(f64::to_bits);
                 debug_assert_eq!(k, Some(e.key.to_bits()), "key of {f}");
                 debug_assert_eq!(self.key_of[f as usize].to_bits(), e.key.to_bits());
+                live += 1;
             }
-            let live = self.sorted.iter().filter(|e| !e.dead).count();
             let keyed = view.active_flows().iter().filter(|&&f| key(f).is_some());
             debug_assert_eq!(live, keyed.count(), "flows kept");
-            let dead = self.sorted.len() - live;
-            debug_assert_eq!(dead, if self.purged { 0 } else { self.n_dead });
+            self.check();
         }
     }
 
-    /// Re-cuts the clusters around the positions where flows joined or
-    /// left; the others only moved, and keep their `span` and [`Ends`].
-    fn recut(&mut self) {
-        let (s, tol, clusters) = (&mut self.sorted, self.tol, &mut self.clusters);
-        if self.purged || clusters.full_recut_due(s.len()) {
-            clusters.clear(s);
-            let n = s.len();
-            recut(s, 0, n, tol, clusters);
-            return;
-        }
-        // Where a flow has a new neighbour before it: each one that joined,
-        // and the first flow after each place where one left (past the
-        // flows that joined there).
-        let fresh = &self.fresh;
-        self.dirty.clear();
-        self.dirty.extend_from_slice(fresh);
-        for &x in &self.cuts {
-            let (mut y, mut k) = (x, fresh.partition_point(|&p| p < x));
-            while fresh.get(k) == Some(&y) {
-                (y, k) = (y + 1, k + 1);
+    /// Marks the flows of `leaving` dead where they are kept and merges
+    /// `batch` in: each chunk that changed is then joined with the next
+    /// one where no cluster ends between them (or both are short), split
+    /// where it grew long, purged of its dead flows where they are many,
+    /// and cut into clusters again. The other chunks are not read.
+    fn apply(&mut self) {
+        let (tol, target) = (self.tol, self.target());
+        let (heads, chunks, dirty) = (&mut self.heads, &mut self.chunks, &mut self.dirty);
+        dirty.clear();
+        for &(k, f) in &self.leaving {
+            let c = chunk_of(heads, k, f);
+            let chunk = &mut chunks[c];
+            let at = position(&chunk.flows, k, f);
+            chunk.flows[at].dead = true;
+            chunk.n_dead += 1;
+            if !chunk.exact {
+                // A run that started at it may now start at a later flow
+                // and reach further, out of index order: walked as runs
+                // until the chunk is cut again.
+                chunk.in_order = false;
+                chunk.pieces.clear();
             }
-            self.dirty.push(y);
+            if chunk.purge_due() {
+                dirty.push(c);
+            }
         }
-        self.dirty.sort_unstable();
+        let batch = &self.batch;
+        let mut b = 0;
+        while b < batch.len() {
+            if chunks.is_empty() {
+                let first = (batch[0].key, batch[0].f);
+                heads.push(Head {
+                    first,
+                    ends: Ends::default(),
+                });
+                chunks.push(Chunk::default());
+            }
+            let c = chunk_of(heads, batch[b].key, batch[b].f);
+            let end = match heads.get(c + 1) {
+                Some(h) => {
+                    let next = |e: &Kept| e.key.total_cmp(&h.first.0).then(e.f.cmp(&h.first.1));
+                    b + batch[b..].partition_point(|e| next(e).is_lt())
+                }
+                None => batch.len(),
+            };
+            // Flows past the chunk's last one, a cluster's end away, start
+            // a chunk of their own (joined with the next one if short), so
+            // that a long chunk is not cut again for them.
+            let last = *chunks[c].flows.last().unwrap_or(&batch[b]);
+            let inside = batch[b..end].partition_point(|e| kept_by_key(e, &last).is_lt());
+            let (inside, past) = batch[b..end].split_at(inside);
+            let past = match past.first() {
+                Some(p) if inside.is_empty() && gap(last.key, p.key, tol) => past,
+                _ => &[],
+            };
+            let mid = end - past.len();
+            if mid > b {
+                let chunk = &mut chunks[c];
+                merge_in_place(&mut chunk.flows, &batch[b..mid]);
+                let short = chunk.flows.len() <= PIECE;
+                if chunk.summed && chunk.exact && short && exact_ties(&chunk.flows, tol) {
+                    // Still of equal-key runs and with no pieces: its head
+                    // only gains the new flows' classes.
+                    for e in &batch[b..mid] {
+                        add_class(&mut heads[c].ends.first, e.ends[0]);
+                        add_class(&mut heads[c].ends.last, e.ends[1]);
+                    }
+                } else {
+                    chunk.summed = false;
+                }
+                dirty.push(c);
+            }
+            if !past.is_empty() {
+                // Numbered as a chunk inserted after `c` at once.
+                let first = (past[0].key, past[0].f);
+                heads.insert(
+                    c + 1,
+                    Head {
+                        first,
+                        ends: Ends::default(),
+                    },
+                );
+                let flows = past.to_vec();
+                chunks.insert(
+                    c + 1,
+                    Chunk {
+                        flows,
+                        ..Chunk::default()
+                    },
+                );
+                for d in dirty.iter_mut().filter(|d| **d > c) {
+                    *d += 1;
+                }
+                dirty.push(c + 1);
+            }
+            b = end;
+        }
+        dirty.sort_unstable();
+        dirty.dedup();
+        // Chunks inserted (+) or removed (-) before the next dirty one.
+        let mut shift = 0isize;
         let mut done = 0;
-        for &x in &self.dirty {
-            if s.is_empty() {
-                break;
-            }
-            // New neighbours: the flows at `x - 1` and `x` (a join cannot
-            // make a flow after it start a cluster, keys only growing
-            // along the order). Re-cut from the start of the cluster that
-            // holds the flow before `x` to the end of the one that holds
-            // `x`.
-            let at = x.min(s.len() - 1);
-            if at < done {
+        for &d in dirty.iter() {
+            let c = d as isize + shift;
+            if c < done as isize {
+                // Joined with a chunk before it.
                 continue;
             }
-            let mut lo = x.saturating_sub(1).max(done).min(s.len() - 1);
-            while lo > done && !gap(s[lo - 1].key, s[lo].key, tol) {
-                lo -= 1;
+            let c = c as usize;
+            if chunks[c].purge_due() {
+                chunks[c].purge();
             }
-            done = recut(s, lo, at, tol, clusters);
+            if chunks[c].flows.is_empty() {
+                chunks.remove(c);
+                heads.remove(c);
+                shift -= 1;
+                done = c;
+                continue;
+            }
+            while c + 1 < chunks.len() {
+                let (a, next) = (chunks[c].flows.last().unwrap(), &chunks[c + 1].flows);
+                let short = chunks[c].flows.len() + next.len() <= target;
+                if gap(a.key, next[0].key, tol) && !short {
+                    break;
+                }
+                let next = chunks.remove(c + 1);
+                heads.remove(c + 1);
+                shift -= 1;
+                let chunk = &mut chunks[c];
+                chunk.flows.extend_from_slice(&next.flows);
+                chunk.n_dead += next.n_dead;
+                chunk.summed = false;
+                if chunk.purge_due() {
+                    chunk.purge();
+                }
+            }
+            let mut at = c;
+            loop {
+                let chunk = &mut chunks[at];
+                let tail = split_point(&chunk.flows, target, tol).map(|i| chunk.flows.split_off(i));
+                if tail.is_some() || at > c {
+                    chunk.n_dead = chunk.flows.iter().filter(|e| e.dead).count();
+                    chunk.summed = false;
+                }
+                if !chunk.summed {
+                    let (ends, in_order, exact) = cut(&chunk.flows, tol, &mut chunk.pieces);
+                    (chunk.in_order, chunk.exact, chunk.summed) = (in_order, exact, true);
+                    heads[at].ends = ends;
+                }
+                heads[at].first = (chunk.flows[0].key, chunk.flows[0].f);
+                let Some(flows) = tail else { break };
+                at += 1;
+                chunks.insert(
+                    at,
+                    Chunk {
+                        flows,
+                        ..Chunk::default()
+                    },
+                );
+                let (first, ends) = (heads[at - 1].first, Ends::default());
+                heads.insert(at, Head { first, ends });
+                shift += 1;
+            }
+            done = at + 1;
         }
-        #[cfg(debug_assertions)]
-        {
-            let (mut fresh, mut want_clusters) = (s.clone(), Clusters::default());
-            want_clusters.clear(&mut fresh);
-            let n = fresh.len();
-            recut(&mut fresh, 0, n, tol, &mut want_clusters);
-            let mut i = 0;
-            while i < s.len() {
-                let (got, want) = (&s[i], &fresh[i]);
-                debug_assert_eq!(got.span, want.span, "span at {i}");
-                let got_ends = clusters.ends[got.ends_at as usize];
-                debug_assert!(got_ends == want_clusters.ends[want.ends_at as usize]);
-                let got_pieces = clusters.pieces_of(got.ends_at as usize);
-                let want_pieces = want_clusters.pieces_of(want.ends_at as usize);
-                debug_assert_eq!(got_pieces, want_pieces, "pieces at {i}");
-                debug_assert_eq!(clusters.owner[got.ends_at as usize], got.f);
-                i += want.span as usize;
+    }
+
+    /// Flows per chunk aimed at.
+    fn target(&self) -> usize {
+        if self.chunk_len == 0 {
+            CHUNK
+        } else {
+            self.chunk_len
+        }
+    }
+
+    /// Checks the chunks against a cut from scratch: flows in (key,
+    /// index) order, a cluster ending at every chunk's end, heads, dead
+    /// counts and clusters as [`cut`] writes them.
+    #[cfg(any(test, debug_assertions))]
+    fn check(&self) {
+        let tol = self.tol;
+        assert_eq!(self.heads.len(), self.chunks.len());
+        let mut last: Option<&Kept> = None;
+        for (h, c) in self.heads.iter().zip(&self.chunks) {
+            let s = &c.flows;
+            assert!(!s.is_empty(), "empty chunk");
+            assert_eq!(
+                (h.first.0.to_bits(), h.first.1),
+                (s[0].key.to_bits(), s[0].f)
+            );
+            if let Some(a) = last {
+                assert!(gap(a.key, s[0].key, tol), "no gap between chunks");
             }
+            for w in s.windows(2) {
+                assert!(kept_by_key(&w[0], &w[1]).is_le(), "chunk order");
+            }
+            assert_eq!(c.n_dead, s.iter().filter(|e| e.dead).count());
+            let mut pieces = vec![];
+            let (ends, in_order, exact) = cut(s, tol, &mut pieces);
+            assert!(ends == h.ends, "chunk ends");
+            assert!(c.summed, "summed");
+            // Not known in order (a flow left since the cut) is safe.
+            assert!(in_order || !c.in_order, "in order");
+            if c.in_order {
+                assert!(pieces == c.pieces, "pieces");
+            }
+            assert_eq!(exact, c.exact, "exact ties");
+            last = s.last();
         }
     }
 
@@ -871,8 +873,10 @@ impl SortedFlows {
     #[cfg(any(test, debug_assertions))]
     fn order(&self, view: &Clairvoyant<'_>) -> Vec<(FlowIdx, PathIdx)> {
         let mut order = vec![];
-        let visit = |e: &Kept, _| order.push((e.f, view.path_idx(e.f)));
-        walk_runs(&self.sorted, self.tol, &[], &mut vec![], visit);
+        for c in &self.chunks {
+            let mut visit = |e: &Kept| order.push((e.f, view.path_idx(e.f)));
+            walk_runs(&c.flows, self.tol, &mut vec![], &mut visit);
+        }
         order
     }
 
@@ -904,14 +908,33 @@ impl SortedFlows {
         for f in self.classed.drain(..) {
             out.set_class(f, LAST_CLASS);
         }
+        // Where the flows are that the last fill gave a rate: they may
+        // have to be set to 0.
+        self.hot.clear();
+        for &f in &self.positive_before {
+            let k = self.key_of[f as usize];
+            if !k.is_nan() {
+                // Its place matters only in a chunk walked piece by piece.
+                let c = chunk_of(&self.heads, k, f);
+                let s = &self.chunks[c];
+                let at = if s.pieces.is_empty() {
+                    0
+                } else {
+                    position(&s.flows, k, f)
+                };
+                self.hot.push((c, at));
+            }
+        }
+        self.hot.sort_unstable();
         residual.clear();
         residual.extend_from_slice(view.capacities());
+        let was_positive = &self.was_positive;
         let mut fill = Fill {
             view,
             residual,
             out,
             floor: coflowkit_alloc::EPS * 1e9,
-            was_positive: &self.was_positive,
+            was_positive,
             positive: &mut self.positive,
             classed: &mut self.classed,
             at: 0,
@@ -923,45 +946,48 @@ impl SortedFlows {
         for &f in prefix {
             fill.visit(f, [u32::MAX; 2], true);
         }
-        // Cluster by cluster: one whose flows share a full link, holds no
-        // flow the last fill gave a rate and lies past the classes is
-        // passed over whole (each of its flows would get 0 and no class).
-        let (s, tol, fresh) = (&self.sorted, self.tol, &self.hot[..]);
-        let (mut i, mut q) = (0, 0);
-        while i < s.len() {
-            let end = i + s[i].span as usize;
-            while q < fresh.len() && fresh[q] < i {
-                q += 1;
-            }
-            let has_fresh = q < fresh.len() && fresh[q] < end;
-            let slot = s[i].ends_at as usize;
-            let ends = &self.clusters.ends[slot];
-            if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
-                i = end;
+        // Chunk by chunk, then cluster by cluster: a chunk, a cluster or a
+        // piece whose flows all cross a full link, that holds no flow the
+        // last fill gave a rate and lies past the classes is passed over
+        // whole (each of its flows would get 0 and no class).
+        let (tol, mut hot) = (self.tol, &self.hot[..]);
+        for (c, (h, chunk)) in self.heads.iter().zip(&self.chunks).enumerate() {
+            // The positions of this chunk's flows that the last fill gave
+            // a rate, ascending.
+            let n_hot = hot.partition_point(|x| x.0 <= c);
+            let (here, rest) = hot.split_at(n_hot);
+            hot = rest;
+            if here.is_empty() && fill.at >= LAST_CLASS && fill.all_blocked(&h.ends) {
                 continue;
             }
-            if let Some(pieces) = self.clusters.pieces_of(slot) {
-                // Walked where it lies: piece by piece, passing over a
-                // blocked piece as over a blocked cluster.
-                for (p, ends) in pieces.iter().enumerate() {
-                    let (a, b) = (i + p * PIECE, (i + (p + 1) * PIECE).min(end));
-                    while q < fresh.len() && fresh[q] < a {
-                        q += 1;
-                    }
-                    let has_fresh = q < fresh.len() && fresh[q] < b;
-                    if !has_fresh && fill.at >= LAST_CLASS && fill.all_blocked(ends) {
-                        continue;
-                    }
-                    for e in s[a..b].iter().filter(|e| !e.dead) {
-                        fill.visit(e.f, e.ends, has_fresh);
-                    }
+            let s = &chunk.flows[..];
+            // Whether a flow of `s[a..b]` is in `here` (`a` ascending).
+            let mut q = 0;
+            let mut has_hot = |a: usize, b: usize| {
+                while q < here.len() && here[q].1 < a {
+                    q += 1;
                 }
-                i = end;
+                q < here.len() && here[q].1 < b
+            };
+            let fresh = !here.is_empty();
+            if !chunk.in_order {
+                let mut visit = |e: &Kept| fill.visit(e.f, e.ends, fresh);
+                walk_runs(s, tol, &mut self.run, &mut visit);
                 continue;
             }
-            let mut visit = |e: &Kept, fresh| fill.visit(e.f, e.ends, fresh);
-            walk_runs_in(&s[..end], i, tol, &fresh[q..], &mut self.run, &mut visit);
-            i = end;
+            if chunk.pieces.is_empty() {
+                fill.visit_all(s, fresh);
+                continue;
+            }
+            // Walked where it lies: piece by piece, passing over a blocked
+            // piece as over a blocked chunk.
+            for (p, ends) in chunk.pieces.iter().enumerate() {
+                let (a, b) = (p * PIECE, ((p + 1) * PIECE).min(s.len()));
+                if fill.at >= LAST_CLASS && fill.all_blocked(ends) && !has_hot(a, b) {
+                    continue;
+                }
+                fill.visit_all(&s[a..b], fresh);
+            }
         }
         for &f in &self.positive_before {
             self.was_positive.set(f, false);
@@ -977,6 +1003,21 @@ impl SortedFlows {
             debug_assert_eq!(out.class(f), class, "class of {f}");
         }
     }
+}
+
+/// Where to split `s` (a chunk) if it holds more than twice `target`
+/// flows: the end of a cluster nearest its middle, if it has one.
+fn split_point(s: &[Kept], target: usize, tol: f64) -> Option<usize> {
+    if s.len() <= 2 * target {
+        return None;
+    }
+    let mid = s.len() / 2;
+    let ends_at = |i: usize| gap(s[i - 1].key, s[i].key, tol);
+    (0..mid).find_map(|d| {
+        [mid - d, mid + d]
+            .into_iter()
+            .find(|&i| i > 0 && i < s.len() && ends_at(i))
+    })
 }
 
 /// One greedy fill in progress: [`greedy_fill`]'s loop body.
@@ -1085,6 +1126,32 @@ impl Fill<'_, '_> {
         }
     }
 
+    /// Visits the live flows of `flows` in turn; `fresh` as for
+    /// [`Fill::visit`]. Past the classes, a flow that gets 0 and had 0
+    /// needs no more than a look at its path's ends.
+    #[inline(always)]
+    fn visit_all(&mut self, flows: &[Kept], fresh: bool) {
+        if !fresh && self.at >= LAST_CLASS {
+            for e in flows {
+                if !e.dead && !self.any_full(e.ends) {
+                    self.visit(e.f, e.ends, false);
+                }
+            }
+        } else if self.at >= LAST_CLASS {
+            for e in flows.iter().filter(|e| !e.dead) {
+                if self.any_full(e.ends) {
+                    self.pass(e.f, true);
+                } else {
+                    self.visit(e.f, e.ends, true);
+                }
+            }
+        } else {
+            for e in flows.iter().filter(|e| !e.dead) {
+                self.visit(e.f, e.ends, fresh);
+            }
+        }
+    }
+
     /// Flow `f` gets 0: a change only if the last fill gave it a rate.
     #[inline]
     fn pass(&mut self, f: FlowIdx, fresh: bool) {
@@ -1149,45 +1216,42 @@ mod tests {
         }
     }
 
-    /// The order kept by [`merge_at`] and [`SortedFlows::recut`] (some
-    /// flows leave, out of it or dead in place, some are re-keyed, some
-    /// join) is at every step
-    /// `sort_with_ties` of the flows present, walked cluster by cluster as
-    /// the fill walks it, and its clusters are the ones a cut from scratch
-    /// gives; random keys with many exact and near ties.
+    /// The chunked order kept by [`SortedFlows::apply`] (some flows leave,
+    /// dead in place, some are re-keyed, some join; chunks joined, split
+    /// and purged) is at every step `sort_with_ties` of the flows present
+    /// (a sorted `Vec`), walked chunk by chunk and cluster by cluster as
+    /// the fill walks it, and its chunks pass [`SortedFlows::check`] (a
+    /// cluster ends at each chunk's end; heads, clusters and pieces as a
+    /// cut from scratch); random keys with many exact and near ties, long
+    /// exact-tie clusters (pieces), and chunks of 1 to 16 flows.
     #[test]
-    fn kept_clusters_match_a_full_sort() {
+    fn chunked_order_matches_a_sorted_vec() {
         let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
         let mut rnd = |m: u64| rng.next_u64() % m;
-        let tol = 1.0;
-        for _ in 0..500 {
-            let n = 1 + rnd(60) as usize;
+        for round in 0..600 {
+            let tol = if round % 5 == 4 { 0.0 } else { 1.0 };
+            let n = 1 + rnd(if round % 3 == 0 { 400 } else { 60 }) as usize;
+            let spread = 1 + rnd(60);
             let mut key: Vec<Option<f64>> = vec![None; n];
             let mut kept = SortedFlows {
                 tol,
+                chunk_len: 1 << rnd(5),
                 ..SortedFlows::default()
             };
-            for _ in 0..10 {
-                let (mut gone, mut batch) = (vec![], vec![]);
-                // Every other step all leaving flows die in place and the
-                // batch is merged in place, as `update` does.
-                let in_place = rnd(2) == 0;
+            for _ in 0..12 {
+                let (k, churn) = (&mut kept, 2 + rnd(6));
+                k.leaving.clear();
+                k.batch.clear();
                 for (f, slot) in key.iter_mut().enumerate() {
                     let was = *slot;
-                    let leaves = match rnd(4) {
+                    let leaves = match rnd(churn) {
                         0 => {
-                            let k = (rnd(40) as f64) * 0.4;
-                            *slot = Some(k);
+                            let key = (rnd(spread) as f64) * 0.4;
+                            *slot = Some(key);
                             let ends = [rnd(3) as u32, 3 + rnd(3) as u32];
                             let f = f as FlowIdx;
-                            batch.push(Kept {
-                                key: k,
-                                f,
-                                span: 1,
-                                ends,
-                                ends_at: u32::MAX,
-                                dead: false,
-                            });
+                            let dead = false;
+                            k.batch.push(Kept { key, f, ends, dead });
                             true
                         }
                         1 if was.is_some() => {
@@ -1196,47 +1260,24 @@ mod tests {
                         }
                         _ => false,
                     };
-                    if let (true, Some(k)) = (leaves, was) {
-                        let at = kept
-                            .sorted
-                            .iter()
-                            .position(|e| e.f as usize == f && !e.dead);
-                        let at = at.unwrap();
-                        assert_eq!(kept.sorted[at].key, k);
-                        // Half of them leave their place, half die in it.
-                        if !in_place && rnd(2) == 0 {
-                            gone.push(at);
-                        } else {
-                            kept.sorted[at].dead = true;
-                        }
+                    if let (true, Some(old)) = (leaves, was) {
+                        k.leaving.push((old, f as FlowIdx));
                     }
                 }
-                gone.sort_unstable();
-                batch.sort_unstable_by(kept_by_key);
-                let k = &mut kept;
-                if gone.is_empty() {
-                    merge_in_place(&mut k.sorted, &batch, &mut k.fresh);
-                    k.cuts.clear();
-                } else {
-                    merge_at(
-                        &k.sorted,
-                        &gone,
-                        &batch,
-                        &mut k.merged,
-                        &mut k.fresh,
-                        &mut k.cuts,
-                    );
-                    std::mem::swap(&mut k.sorted, &mut k.merged);
-                }
-                k.recut();
-                // Cluster by cluster, as the fill walks it.
+                k.batch.sort_unstable_by(kept_by_key);
+                k.apply();
+                k.check();
+                // Chunk by chunk, as the fill walks it: where it lies if
+                // it has pieces.
                 let mut got = vec![];
-                let mut i = 0;
-                while i < k.sorted.len() {
-                    let end = i + k.sorted[i].span as usize;
-                    let mut visit = |e: &Kept, _| got.push(e.f);
-                    walk_runs_in(&k.sorted[..end], i, tol, &[], &mut vec![], &mut visit);
-                    i = end;
+                for c in &k.chunks {
+                    let start = got.len();
+                    let mut visit = |e: &Kept| got.push(e.f);
+                    walk_runs(&c.flows, tol, &mut vec![], &mut visit);
+                    if c.in_order {
+                        let lies = c.flows.iter().filter(|e| !e.dead).map(|e| e.f);
+                        assert!(got[start..].iter().copied().eq(lies), "pieces walk");
+                    }
                 }
                 let mut full: Vec<(f64, FlowIdx)> = (0..n)
                     .filter_map(|f| key[f].map(|k| (k, f as FlowIdx)))
@@ -1244,6 +1285,8 @@ mod tests {
                 sort_with_ties(&mut full, |e| e.0, |e| e.1, tol);
                 let want: Vec<FlowIdx> = full.iter().map(|e| e.1).collect();
                 assert_eq!(got, want);
+                let live = k.chunks.iter().flat_map(|c| &c.flows).filter(|e| !e.dead);
+                assert_eq!(live.count(), want.len());
             }
         }
     }
