@@ -23,9 +23,11 @@
 //! feedback, most ticks) keeps every rate: the allocation reads nothing
 //! else. And in the walk a class gets what it got at its last turn, without
 //! a solve, when its subcoflows and their flows are the same and the links
-//! its flows cross show, bit for bit, the residual capacity they showed
-//! then (the idea of `fifo`'s `ClassCache`): max-min inside the class reads
-//! nothing else. The turn is remembered by the class's first subcoflow, not
+//! it read show, bit for bit, the residual capacity they showed then (the
+//! idea of `fifo`'s `ClassCache`): max-min inside the class reads nothing
+//! else. A subcoflow blocked behind full links reads only the links that
+//! showed it blocked (its uplink, most often), so a class of many waiting
+//! subcoflows lists few links. The turn is remembered by the class's first subcoflow, not
 //! its priority, so that a big coflow, whose subcoflows all negotiate the
 //! same `<1, P>` (Ψ = Φ = max) with a `P` that moves every tick, keeps its
 //! turn while the classes before it leave it the same capacity.
@@ -33,10 +35,12 @@
 //! The protocol costs one pass over each negotiating subcoflow's flows and
 //! messages per tick, and no more: bytes left are summed again only after a
 //! flow of the subcoflow had a rate; an announcement is one queued entry
-//! for all its receivers (their list shared with the subcoflow); receivers
-//! update their caches per (receiver, coflow) in one merge (in place when
-//! the same senders announce) and reply through a table of Ψ per (coflow,
-//! receiver), which each sender reads in its receivers' order.
+//! for all its receivers (their list shared with the subcoflow); its copies
+//! are laid out by receiver, each a (coflow, sender, value) in a row, and
+//! receivers update their caches per (receiver, coflow) in place while the
+//! same senders announce, merging only the rest, and reply through a table
+//! of Ψ per (coflow, receiver), which each sender reads in its receivers'
+//! order.
 //!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
@@ -137,8 +141,9 @@
 //! subcoflows when it serves the class, and a class that keeps its turn
 //! keeps its rates, hence their service); a class keeps its turn only when
 //! its subcoflows, their change stamps (`changed_at`, moved by every join
-//! and leave) and its links' residuals are those of the turn
-//! (`serve_classes`); every flow with a rate is a member of one current
+//! and leave) and the residuals of the links it read are those of the turn
+//! (`serve_classes`; `serve_class` lists every link a member's path or a
+//! blocked test reads); every flow with a rate is a member of one current
 //! turn (members of a turn served again or gone are zeroed unless a class
 //! gave them a rate in this round, `dropped`); a decision or feedback
 //! applies only to the round that announced (`instance` and `round` checks
@@ -725,6 +730,15 @@ struct Announcement {
     value: u64,
 }
 
+/// One receiver's copy of an announcement, as [`Dcas::receive`] groups
+/// them: the batch's number of its coflow, its sender and value.
+#[derive(Debug, Clone, Copy, Default)]
+struct Received {
+    no: u32,
+    from: HostId,
+    value: u64,
+}
+
 /// The end of a negotiation: one round of one subcoflow.
 #[derive(Debug, Clone, Copy)]
 struct ForRound {
@@ -826,7 +840,8 @@ pub struct Dcas {
     changed: Vec<u32>,
     batch: Vec<Announcement>,
     batch_order: Vec<u32>,
-    batch_msgs: Vec<u32>,
+    batch_msgs: Vec<Received>,
+    batch_coflows: Vec<CoflowIdx>,
     batch_starts: Vec<u32>,
     batch_merged: Vec<CacheEntry>,
     batch_coflow_no: Vec<u32>,
@@ -877,6 +892,7 @@ impl Dcas {
             batch: vec![],
             batch_order: vec![],
             batch_msgs: vec![],
+            batch_coflows: vec![],
             batch_merged: vec![],
             batch_coflow_no: vec![],
             batch_replies: vec![],
@@ -1074,12 +1090,29 @@ impl Dcas {
         // sender) order: the announcements by (coflow, sender), one each at
         // an instant, then their messages counted out by receiver (a
         // receiver gets at most one message of each). A group's senders in
-        // the cache's order update it in one merge; the order inside a group
-        // reaches no sender (each gets one reply per receiver, by receiver).
+        // the cache's order update it in place or by one merge; the order
+        // inside a group reaches no sender (each gets one reply per
+        // receiver, by receiver).
         let mut order = std::mem::take(&mut self.batch_order);
         order.clear();
         order.extend(0..batch.len() as u32);
         order.sort_unstable_by_key(|&a| (batch[a as usize].coflow, batch[a as usize].from));
+        // The coflows of the batch numbered in order; each receiver's reply
+        // for each (None: a complete coflow's announcements are not read).
+        let n_hosts = self.hosts.len();
+        let mut coflow_no = std::mem::take(&mut self.batch_coflow_no);
+        let mut coflows = std::mem::take(&mut self.batch_coflows);
+        coflow_no.clear();
+        coflow_no.resize(batch.len(), 0);
+        coflows.clear();
+        for &a in &order {
+            let c = batch[a as usize].coflow;
+            if coflows.last() != Some(&c) {
+                coflows.push(c);
+            }
+            coflow_no[a as usize] = coflows.len() as u32 - 1;
+        }
+        // Each receiver's copies (what a group reads, in a row).
         let mut msgs = std::mem::take(&mut self.batch_msgs);
         let mut starts = std::mem::take(&mut self.batch_starts);
         starts.clear();
@@ -1093,40 +1126,34 @@ impl Dcas {
             starts[h + 1] += starts[h];
         }
         msgs.clear();
-        msgs.resize(starts[self.hosts.len()] as usize, 0);
+        msgs.resize(starts[self.hosts.len()] as usize, Received::default());
         for &a in &order {
-            for r in batch[a as usize].to.iter() {
+            let m = &batch[a as usize];
+            let copy = Received {
+                no: coflow_no[a as usize],
+                from: m.from,
+                value: m.value,
+            };
+            for r in m.to.iter() {
                 let at = &mut starts[r.0 as usize];
-                msgs[*at as usize] = a;
+                msgs[*at as usize] = copy;
                 *at += 1;
             }
         }
         // (Each start has moved to its bucket's end, the next one's start.)
-        // The coflows of the batch numbered in order; each receiver's reply
-        // for each (None: a complete coflow's announcements are not read).
-        let n_hosts = self.hosts.len();
-        let mut coflow_no = std::mem::take(&mut self.batch_coflow_no);
-        coflow_no.clear();
-        coflow_no.resize(batch.len(), 0);
-        let mut n_coflows = 0;
-        for (k, &a) in order.iter().enumerate() {
-            if k > 0 && batch[a as usize].coflow != batch[order[k - 1] as usize].coflow {
-                n_coflows += 1;
-            }
-            coflow_no[a as usize] = n_coflows;
-        }
         let mut replies = std::mem::take(&mut self.batch_replies);
         replies.clear();
-        replies.resize((n_coflows as usize + 1) * n_hosts, None);
+        replies.resize(coflows.len().max(1) * n_hosts, None);
         let expiry = self.config.expiry;
         let mut merged = std::mem::take(&mut self.batch_merged);
         let mut i = 0;
         for (to, &end) in starts[..self.hosts.len()].iter().enumerate() {
             let (to, end) = (HostId(to as u32), end as usize);
             while i < end {
-                let c = batch[msgs[i] as usize].coflow;
+                let no = msgs[i].no;
+                let c = coflows[no as usize];
                 let mut j = i + 1;
-                while j < end && batch[msgs[j] as usize].coflow == c {
+                while j < end && msgs[j].no == no {
                     j += 1;
                 }
                 let group = &msgs[i..j];
@@ -1139,23 +1166,22 @@ impl Dcas {
                     self.cached_at.entry(c).or_default().push(to);
                 }
                 // Expired entries go; announced ones are set or added: in
-                // place when the group's senders are the cache's (the same
-                // senders announce every tick), else by one merge.
-                let same = group.len() == cache.len()
-                    && group
-                        .iter()
-                        .zip(cache.iter())
-                        .all(|(&a, e)| batch[a as usize].from == e.sender);
-                if same {
-                    for (&a, e) in group.iter().zip(cache.iter_mut()) {
-                        (e.value, e.at) = (batch[a as usize].value, now);
+                // place while the group's senders are the cache's (the same
+                // senders announce every tick), then by one merge of the
+                // rest (entries set in place are what the merge would make).
+                let mut k = 0;
+                for (m, e) in group.iter().zip(cache.iter_mut()) {
+                    if m.from != e.sender {
+                        break;
                     }
-                } else {
+                    (e.value, e.at) = (m.value, now);
+                    k += 1;
+                }
+                if k < group.len() || k < cache.len() {
                     merged.clear();
+                    merged.extend_from_slice(&cache[..k]);
                     let live = |e: &&CacheEntry| e.at + expiry > now;
-                    let mut k = 0;
-                    for &a in group {
-                        let m = &batch[a as usize];
+                    for m in &group[k..] {
                         let passed = cache[k..].iter().take_while(|e| e.sender < m.from).count();
                         merged.extend(cache[k..k + passed].iter().filter(live));
                         k += passed;
@@ -1175,20 +1201,34 @@ impl Dcas {
                     "a receiver's cache: live entries, one per sender, in order"
                 );
                 let value = self.config.psi.apply(cache.iter().map(|e| e.value));
-                let no = coflow_no[group[0] as usize] as usize;
-                replies[no * n_hosts + to.0 as usize] = value;
+                replies[no as usize * n_hosts + to.0 as usize] = value;
             }
         }
         // The replies, each announcement's in its receivers' order: a
-        // sender's feedback arrives by receiver.
+        // sender's feedback arrives by receiver (with no loss, straight
+        // into it: none is lost and nothing else is drawn).
+        let lossless = self.config.loss <= 0.0;
         for (a, m) in batch.iter().enumerate() {
             let open = self
                 .live(m.sub, m.instance, m.round)
                 .is_some_and(|s| s.pending.is_some());
+            let row = &replies[coflow_no[a] as usize * n_hosts..][..n_hosts];
+            if lossless {
+                let values = m.to.iter().filter_map(|r| row[r.0 as usize]);
+                let n = if open {
+                    let feedback = &mut self.subs[m.sub as usize].feedback;
+                    let before = feedback.len();
+                    feedback.extend(values);
+                    feedback.len() - before
+                } else {
+                    values.count()
+                };
+                self.stats.feedbacks += n as u64;
+                continue;
+            }
             let id = view.coflow_id(m.coflow);
-            let row = coflow_no[a] as usize * n_hosts;
             for &r in m.to.iter() {
-                let Some(value) = replies[row + r.0 as usize] else {
+                let Some(value) = row[r.0 as usize] else {
                     continue;
                 };
                 self.stats.feedbacks += 1;
@@ -1202,6 +1242,7 @@ impl Dcas {
         self.batch_merged = merged;
         (self.batch_order, self.batch_msgs, self.batch_starts) = (order, msgs, starts);
         (self.batch_coflow_no, self.batch_replies) = (coflow_no, replies);
+        self.batch_coflows = coflows;
     }
 
     /// The end of a negotiation: `<1, Φ(M)>`, or `<1, d>` with no feedback.
@@ -1517,38 +1558,53 @@ impl Dcas {
         if self.link_listed.len() < obs.capacities().len() {
             self.link_listed.resize(obs.capacities().len(), 0);
         }
-        for &(_, s, _) in &self.order[range.clone()] {
-            let sub = &self.subs[s as usize];
-            turn.subs.push((s, sub.changed_at));
-            let ends = sub.ends.as_ref().expect("made with the order");
-            for &l in ends.0.iter().chain(&ends.1) {
-                if std::mem::replace(&mut self.link_listed[l as usize], stamp) != stamp {
+        // The turn lists the links the class read before its solve, each
+        // once: a blocked subcoflow's are those that showed it blocked (its
+        // one first link, or all its first or all its last links; while they
+        // show the same residual it stays blocked, whatever its other links
+        // show), the others' are all their first and last links (the solve
+        // reads and takes from no other). Each subcoflow's members are a run
+        // of `turn.members`, ending at `member_ends[k]` for its k-th one.
+        let server = &self.server;
+        let listed = &mut self.link_listed;
+        let mut list = |links: &[u32]| {
+            for &l in links {
+                if std::mem::replace(&mut listed[l as usize], stamp) != stamp {
                     turn.links.push(l);
                 }
             }
-        }
-        self.server.residual_of(&turn.links, &mut turn.before);
-        let server = &self.server;
-        // Each subcoflow's members are a run of `turn.members`, ending at
-        // `member_ends[k]` for the k-th subcoflow of the class.
+        };
         let mut member_ends = std::mem::take(&mut self.member_ends);
         member_ends.clear();
         for &(_, s, first) in &self.order[range.clone()] {
             let sub = &self.subs[s as usize];
+            turn.subs.push((s, sub.changed_at));
             let ends = sub.ends.as_ref().expect("made with the order");
+            let full = |l: &u32| server.is_full(*l);
             // Most subcoflows wait behind a full uplink: one look.
-            let blocked = (first != NO_LINK && server.is_full(first))
-                || ends.0.iter().all(|&l| server.is_full(l))
-                || ends.1.iter().all(|&l| server.is_full(l));
-            if !blocked {
+            if first != NO_LINK && server.is_full(first) {
+                list(&[first]);
+            } else if ends.0.iter().all(full) {
+                list(&ends.0);
+            } else if ends.1.iter().all(full) {
+                list(&ends.1);
+            } else {
+                list(&ends.0);
+                list(&ends.1);
                 let flow_ends = &self.flow_ends;
-                turn.members.extend(sub.flows.iter().copied().filter(|&f| {
-                    let (a, b) = flow_ends[f as usize];
-                    !server.is_full(a) && !server.is_full(b)
-                }));
+                if first != NO_LINK && !ends.1.iter().any(full) {
+                    // No link of its flows is full: all are members.
+                    turn.members.extend_from_slice(&sub.flows);
+                } else {
+                    turn.members.extend(sub.flows.iter().copied().filter(|&f| {
+                        let (a, b) = flow_ends[f as usize];
+                        !server.is_full(a) && !server.is_full(b)
+                    }));
+                }
             }
             member_ends.push(turn.members.len() as u32);
         }
+        self.server.residual_of(&turn.links, &mut turn.before);
         if !turn.members.is_empty() {
             let p = self.subs[self.order[range.start].1 as usize]
                 .priority
