@@ -485,6 +485,7 @@ impl Aalo {
 
     /// A rate group id nobody uses.
     pub(super) fn new_group(&mut self) -> u32 {
+        self.n_groups_taken += 1;
         self.free_groups.pop().unwrap_or_else(|| {
             self.clocks.push(GroupClock::default());
             (self.clocks.len() - 1) as u32

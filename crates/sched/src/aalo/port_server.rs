@@ -38,10 +38,11 @@ pub(super) struct RatedScratch {
     cols_room: Vec<u32>,
     cols_moved: Vec<u32>,
     col_room: Vec<bool>,
-    /// Per column: whether its excess level moved, and the lower and higher
-    /// of that level before and now.
+    /// Per column: whether its excess level moved.
     col_moved: Vec<bool>,
-    col_span: Vec<(f64, f64)>,
+    /// Per row and column: whether the rates of its groups may have moved.
+    row_moved: Vec<bool>,
+    col_moved_any: Vec<bool>,
 }
 
 /// A slot whose rate or way of getting it moves (big switch): its new
@@ -206,18 +207,10 @@ impl PortServer {
         sc.cols_moved.clear();
         sc.col_room.clear();
         sc.col_moved.clear();
-        sc.col_span.clear();
         for j in 0..n_cols {
             let room = !strict && self.room_down[co.cols[j] as usize];
             sc.col_room.push(room);
-            let h = co.cols[j] as usize;
             sc.col_moved.push(down_moved(j));
-            let (d0, d1) = if strict {
-                (0.0, 0.0)
-            } else {
-                (self.old_level[self.n + h], self.level_down[h])
-            };
-            sc.col_span.push((d0.min(d1), d0.max(d1)));
             if co.col_dirty[j] {
                 sc.cols_dirty.push(j as u32);
             } else {
@@ -229,6 +222,16 @@ impl PortServer {
                 }
             }
         }
+        // Which rows' and columns' group rates may move: their pass-1 or
+        // excess level moved (a row's rate group is its level plus its
+        // weight times its sender's excess level, a column's and its level
+        // groups' the same by its receiver).
+        sc.row_moved.clear();
+        sc.row_moved
+            .extend((0..n_rows).map(|r| all || co.row_dirty[r] || up_moved(r)));
+        sc.col_moved_any.clear();
+        sc.col_moved_any
+            .extend((0..n_cols).map(|j| all || co.col_dirty[j] || sc.col_moved[j]));
         let single = co.solves.len() == 1;
         // Not without refreshes (`aalo-local`): see the parent module's doc.
         let level_groups = cfg.coordination != Coordination::Never;
@@ -305,11 +308,17 @@ impl PortServer {
         // sender's level `up` only through `min(up, d)` against 0 and `up`
         // against `d`, and, sending alone at `lc + w * up`, through `up`
         // itself when `up < d`: a move within `(d, inf]` leaves it as it was.
+        // (Both only without strict queues: the levels moved.)
+        let down_now = |j: usize| self.level_down[co_ref.cols[j] as usize];
         let excess_reaches = |row_moved: bool, up_lo: f64, up_room: bool, up: f64, j: usize| {
             if row_moved {
-                sc_ref.col_moved[j] || (sc_ref.col_room[j] && up_lo <= sc_ref.col_span[j].0)
+                sc_ref.col_moved[j] || (sc_ref.col_room[j] && up_lo <= down_now(j))
             } else if up_room && sc_ref.col_moved[j] {
-                let (lo, hi) = sc_ref.col_span[j];
+                let (d0, d1) = (
+                    self.old_level[self.n + co_ref.cols[j] as usize],
+                    down_now(j),
+                );
+                let (lo, hi) = (d0.min(d1), d0.max(d1));
                 !(lo > up || (span_free && lo > 0.0 && hi < up))
             } else {
                 false
@@ -364,7 +373,7 @@ impl PortServer {
             if row_moved {
                 for &j in &sc_ref.cols_room {
                     let j = j as usize;
-                    if sc_ref.col_moved[j] || up_lo <= sc_ref.col_span[j].0 {
+                    if sc_ref.col_moved[j] || up_lo <= down_now(j) {
                         visit(r, j, todo);
                     }
                 }
@@ -671,6 +680,7 @@ impl Aalo {
                 touched ^= self.books[slot.flows.first as usize].group;
             }
             std::hint::black_box(touched);
+            let n_taken = self.n_groups_taken;
             for &Rerate {
                 slot: s,
                 rate: next,
@@ -752,14 +762,17 @@ impl Aalo {
                 co.cell_group[r * n_cols + j] = target;
             }
             // Group rates: each row's and column's level, without and with
-            // its weighted excess level.
+            // its weighted excess level; only those whose inputs moved,
+            // unless a group was taken (new, or free again) in this call.
             let co = &self.co[c];
             let single = co.solves.len() == 1;
+            let taken = self.n_groups_taken != n_taken;
+            let (rows_moved, cols_moved) = (&sc.row_moved, &sc.col_moved_any);
             let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
             sets.clear();
             let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
             for (r, gs) in co.row_group.iter().enumerate() {
-                if gs == &[NONE; 2] {
+                if gs == &[NONE; 2] || !(taken || rows_moved[r]) {
                     continue;
                 }
                 let q = co.pieces[r].tier;
@@ -776,7 +789,7 @@ impl Aalo {
                 }
             }
             for (j, gs) in co.col_group.iter().enumerate() {
-                if gs == &[NONE; 2] {
+                if gs == &[NONE; 2] || !(taken || cols_moved[j]) {
                     continue;
                 }
                 let (level, excess) = if single {
@@ -795,7 +808,7 @@ impl Aalo {
                 }
             }
             for (j, gs) in co.level_groups.iter().enumerate() {
-                if gs.is_empty() {
+                if gs.is_empty() || !(taken || cols_moved[j]) {
                     continue;
                 }
                 let down = ports.level_down[co.cols[j] as usize];
