@@ -151,7 +151,17 @@
 //! cell's slot was last given (`Co::cell_rate`, `Co::cell_group`), so that
 //! only slots whose rate or group moves are read; a coflow none of whose
 //! inputs moved (cells, solves, levels, queues) is skipped whole, its
-//! group and sender rates included. The two paths compute the same
+//! group and sender rates included. Of a moved row or column only the
+//! cells the move can reach are looked at: a cell sees an excess level `d`
+//! of its receiver only through `min(up, d)` against 0 and `up` against
+//! `d` (and `d` itself when it sends alone below its sender's `up`), so a
+//! level that moved within `(up, inf]`, or with level groups and one solve
+//! within `(0, up)`, leaves it as it was (the same for a sender's level
+//! against `d`); and its rate follows its row's pass-1 level only where
+//! `lr <= lc`, its column's only where `lc < lr`. On FB2010 this cuts the
+//! cells looked at from 9.4 G to 2.4 G (the slots re-rated, 218 M, are
+//! the same). Group rates are set only for rows and columns whose levels
+//! moved (or when a group id was taken in the call). The two paths compute the same
 //! allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
@@ -492,6 +502,8 @@ pub struct Aalo {
     /// Rate groups (big switch): their clocks, and the ids free for reuse.
     clocks: Vec<GroupClock>,
     free_groups: Vec<u32>,
+    /// Rate group ids taken so far (`new_group`).
+    n_groups_taken: u64,
     group_sets: Vec<(u32, f64)>,
     excess_cols: Vec<(u32, f64)>,
     excess_rows: Vec<f64>,
@@ -521,6 +533,7 @@ impl Aalo {
             new_queue: vec![],
             clocks: vec![],
             free_groups: vec![],
+            n_groups_taken: 0,
             group_sets: vec![],
             excess_cols: vec![],
             excess_rows: vec![],

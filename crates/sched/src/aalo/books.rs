@@ -244,6 +244,10 @@ pub(super) struct Pass1 {
     pub(super) col_cap: Vec<f64>,
     pub(super) row_level: Vec<f64>,
     pub(super) col_level: Vec<f64>,
+    /// The levels before the latest solve (read where this call's solve
+    /// moved them: `Co::row_dirty`, `Co::col_dirty`).
+    pub(super) prev_row_level: Vec<f64>,
+    pub(super) prev_col_level: Vec<f64>,
     pub(super) row_used: Vec<f64>,
     pub(super) col_used: Vec<f64>,
     /// Whether it was used this call (others are dropped).
@@ -481,6 +485,7 @@ impl Aalo {
 
     /// A rate group id nobody uses.
     pub(super) fn new_group(&mut self) -> u32 {
+        self.n_groups_taken += 1;
         self.free_groups.pop().unwrap_or_else(|| {
             self.clocks.push(GroupClock::default());
             (self.clocks.len() - 1) as u32

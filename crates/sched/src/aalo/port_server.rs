@@ -38,6 +38,11 @@ pub(super) struct RatedScratch {
     cols_room: Vec<u32>,
     cols_moved: Vec<u32>,
     col_room: Vec<bool>,
+    /// Per column: whether its excess level moved.
+    col_moved: Vec<bool>,
+    /// Per row and column: whether the rates of its groups may have moved.
+    row_moved: Vec<bool>,
+    col_moved_any: Vec<bool>,
 }
 
 /// A slot whose rate or way of getting it moves (big switch): its new
@@ -201,9 +206,11 @@ impl PortServer {
         sc.cols_room.clear();
         sc.cols_moved.clear();
         sc.col_room.clear();
+        sc.col_moved.clear();
         for j in 0..n_cols {
             let room = !strict && self.room_down[co.cols[j] as usize];
             sc.col_room.push(room);
+            sc.col_moved.push(down_moved(j));
             if co.col_dirty[j] {
                 sc.cols_dirty.push(j as u32);
             } else {
@@ -215,9 +222,26 @@ impl PortServer {
                 }
             }
         }
+        // Which rows' and columns' group rates may move: their pass-1 or
+        // excess level moved (a row's rate group is its level plus its
+        // weight times its sender's excess level, a column's and its level
+        // groups' the same by its receiver).
+        sc.row_moved.clear();
+        sc.row_moved
+            .extend((0..n_rows).map(|r| all || co.row_dirty[r] || up_moved(r)));
+        sc.col_moved_any.clear();
+        sc.col_moved_any
+            .extend((0..n_cols).map(|j| all || co.col_dirty[j] || sc.col_moved[j]));
         let single = co.solves.len() == 1;
         // Not without refreshes (`aalo-local`): see the parent module's doc.
         let level_groups = cfg.coordination != Coordination::Never;
+        // A cell whose row did not move sees its column's excess level `d`
+        // only through `min(up, d)` against 0 and `up` against `d`, and, when
+        // it sends alone at `lr.min(lc) + w * d` (no level groups, or more
+        // than one solve), through `d` itself when `d < up`. So a column
+        // whose level moved within one of `(up, inf]` and (with level groups
+        // and one solve) `(0, up)` leaves it as it was.
+        let span_free = single && level_groups;
         let co_ref = &*co;
         let sc_ref = &*sc;
         let visit = |r: usize, j: usize, todo: &mut Vec<Rerate>| {
@@ -276,26 +300,90 @@ impl PortServer {
                 });
             }
         };
+        // Whether a move of the excess levels reaches cell (r, j): `row_moved`
+        // (its sender's level moved), `up_room` (its sender has room) and
+        // `up` (its sender's excess level) are its row's.
+        // `up_lo` is the lower of its sender's level before and now: a cell
+        // whose receiver's level `d` did not move sees a move of its
+        // sender's level `up` only through `min(up, d)` against 0 and `up`
+        // against `d`, and, sending alone at `lc + w * up`, through `up`
+        // itself when `up < d`: a move within `(d, inf]` leaves it as it was.
+        // (Both only without strict queues: the levels moved.)
+        let down_now = |j: usize| self.level_down[co_ref.cols[j] as usize];
+        let excess_reaches = |row_moved: bool, up_lo: f64, up_room: bool, up: f64, j: usize| {
+            if row_moved {
+                sc_ref.col_moved[j] || (sc_ref.col_room[j] && up_lo <= down_now(j))
+            } else if up_room && sc_ref.col_moved[j] {
+                let (d0, d1) = (
+                    self.old_level[self.n + co_ref.cols[j] as usize],
+                    down_now(j),
+                );
+                let (lo, hi) = (d0.min(d1), d0.max(d1));
+                !(lo > up || (span_free && lo > 0.0 && hi < up))
+            } else {
+                false
+            }
+        };
+        // With one solve, a cell's rate follows its row's pass-1 level only
+        // when `lr <= lc` (else it is its column's, or `lc` plus its share
+        // of the excess), and its column's only when `lc < lr`: a row whose
+        // level moved from `lr0` to `lr1` leaves the cells with `lc <
+        // min(lr0, lr1)` as they were, a column the cells with `lr <=
+        // min(lc0, lc1)`.
+        let pass1 = if single { co_ref.solves.first() } else { None };
         for r in 0..n_rows {
-            if all || co_ref.row_dirty[r] {
+            let row_moved = up_moved(r);
+            let up_room = !strict && self.room_up[co_ref.pieces[r].host as usize];
+            let up = sc_ref.row_up[r];
+            let up_lo = if row_moved {
+                let h = co_ref.pieces[r].host as usize;
+                self.old_level[h].min(self.level_up[h])
+            } else {
+                0.0
+            };
+            if all || (co_ref.row_dirty[r] && pass1.is_none()) {
                 for j in 0..n_cols {
                     visit(r, j, todo);
                 }
                 continue;
             }
-            for &j in &sc_ref.cols_dirty {
-                visit(r, j as usize, todo);
+            if co_ref.row_dirty[r] {
+                let p = pass1.expect("one solve");
+                let m = p.prev_row_level[r].min(p.row_level[r]);
+                for j in 0..n_cols {
+                    if co_ref.col_dirty[j]
+                        || p.col_level[j] >= m
+                        || excess_reaches(row_moved, up_lo, up_room, up, j)
+                    {
+                        visit(r, j, todo);
+                    }
+                }
+                continue;
             }
-            let row_moved = up_moved(r);
-            if row_moved {
-                for &j in &sc_ref.cols_room {
-                    visit(r, j as usize, todo);
+            for &j in &sc_ref.cols_dirty {
+                let j = j as usize;
+                let reached = match pass1 {
+                    Some(p) => p.row_level[r] > p.prev_col_level[j].min(p.col_level[j]),
+                    None => true,
+                };
+                if reached || excess_reaches(row_moved, up_lo, up_room, up, j) {
+                    visit(r, j, todo);
                 }
             }
-            if !strict && self.room_up[co_ref.pieces[r].host as usize] {
+            if row_moved {
+                for &j in &sc_ref.cols_room {
+                    let j = j as usize;
+                    if sc_ref.col_moved[j] || up_lo <= down_now(j) {
+                        visit(r, j, todo);
+                    }
+                }
+            }
+            if up_room {
                 for &j in &sc_ref.cols_moved {
-                    // (Those with room were just looked at.)
-                    if !(row_moved && sc_ref.col_room[j as usize]) {
+                    // (Those with room were just looked at if the row moved.)
+                    if !(row_moved && sc_ref.col_room[j as usize])
+                        && excess_reaches(row_moved, up_lo, up_room, up, j as usize)
+                    {
                         visit(r, j as usize, todo);
                     }
                 }
@@ -477,6 +565,8 @@ impl PortServer {
                     p.col_cap.clone_from(&self.col_cap);
                     // Keep the old levels to mark the rows and columns whose
                     // rates move.
+                    p.prev_row_level.clone_from(&p.row_level);
+                    p.prev_col_level.clone_from(&p.col_level);
                     self.old_level.clear();
                     self.old_level.extend_from_slice(&p.row_level);
                     let n_old_rows = self.old_level.len();
@@ -590,6 +680,7 @@ impl Aalo {
                 touched ^= self.books[slot.flows.first as usize].group;
             }
             std::hint::black_box(touched);
+            let n_taken = self.n_groups_taken;
             for &Rerate {
                 slot: s,
                 rate: next,
@@ -671,14 +762,17 @@ impl Aalo {
                 co.cell_group[r * n_cols + j] = target;
             }
             // Group rates: each row's and column's level, without and with
-            // its weighted excess level.
+            // its weighted excess level; only those whose inputs moved,
+            // unless a group was taken (new, or free again) in this call.
             let co = &self.co[c];
             let single = co.solves.len() == 1;
+            let taken = self.n_groups_taken != n_taken;
+            let (rows_moved, cols_moved) = (&sc.row_moved, &sc.col_moved_any);
             let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
             sets.clear();
             let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
             for (r, gs) in co.row_group.iter().enumerate() {
-                if gs == &[NONE; 2] {
+                if gs == &[NONE; 2] || !(taken || rows_moved[r]) {
                     continue;
                 }
                 let q = co.pieces[r].tier;
@@ -695,7 +789,7 @@ impl Aalo {
                 }
             }
             for (j, gs) in co.col_group.iter().enumerate() {
-                if gs == &[NONE; 2] {
+                if gs == &[NONE; 2] || !(taken || cols_moved[j]) {
                     continue;
                 }
                 let (level, excess) = if single {
@@ -714,7 +808,7 @@ impl Aalo {
                 }
             }
             for (j, gs) in co.level_groups.iter().enumerate() {
-                if gs.is_empty() {
+                if gs.is_empty() || !(taken || cols_moved[j]) {
                     continue;
                 }
                 let down = ports.level_down[co.cols[j] as usize];
