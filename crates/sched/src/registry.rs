@@ -37,7 +37,7 @@ pub const SCHEDULERS: &[&SchedulerDescriptor] = &[
 ];
 
 /// Every scheduler name, from the costliest run on a large trace to the
-/// cheapest (CPU time on FB2010's whole trace, docs/benchmarks.md command 56;
+/// cheapest (CPU time on FB2010's whole trace, docs/benchmarks.md command 62;
 /// `baraat`, refused there, first: it is the costliest per event wherever it
 /// runs). A driver that runs several schedulers on a few cores starts them
 /// in this order, longest first, so that the cores finish close together
@@ -49,20 +49,20 @@ pub const COSTLIEST_FIRST: &[&str] = &[
     "dcas",
     "aalo",
     "tafe",
-    "srpt",
-    "pfabric-edf",
-    "fifo-lm",
     "stf",
+    "pfabric-edf",
+    "srpt",
     "varys",
     "pias",
     "edf-sjf",
     "ncf",
     "fifo",
-    "scf",
     "lcf",
+    "scf",
+    "fifo-lm",
     "karuna",
-    "d2tcp",
     "fair",
+    "d2tcp",
 ];
 
 /// Where scheduler `name` stands in [`COSTLIEST_FIRST`]: the lower, the
