@@ -343,7 +343,7 @@ fn exact_ties(s: &[Kept], tol: f64) -> bool {
 
 /// `s.partition_point(pred)`, probing from the front in steps that
 /// double: a few cache lines when the answer is near the front.
-fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
+pub(crate) fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
     let (mut lo, mut step) = (0, 1);
     while lo + step <= s.len() && pred(&s[lo + step - 1]) {
         lo += step;

@@ -107,7 +107,7 @@
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
 use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
-use crate::greedy::{add_class, gap, tie_reach, Classes, Ends, CLASSES, WORDS};
+use crate::greedy::{add_class, gallop, gap, tie_reach, Classes, Ends, CLASSES, WORDS};
 use crate::ordered::ClassServer;
 use crate::registry::{SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
@@ -945,20 +945,7 @@ fn run_end(flows: &[Kept], i: usize, tol: f64) -> usize {
     let k0 = flows[i].key;
     let reach = tie_reach(k0, tol);
     let within = |e: &Kept| e.key - k0 <= reach;
-    // `flows[..lo]` are in the run; `flows[hi]` (if any) is not.
-    let (mut lo, mut step) = (i + 1, 1);
-    let hi = loop {
-        let probe = lo + step - 1;
-        if probe >= flows.len() {
-            break flows.len();
-        }
-        if !within(&flows[probe]) {
-            break probe;
-        }
-        lo = probe + 1;
-        step *= 2;
-    };
-    let j = lo + flows[lo..hi].partition_point(within);
+    let j = i + 1 + gallop(&flows[i + 1..], within);
     debug_assert_eq!(j, {
         let mut j = i + 1;
         while j < flows.len() && within(&flows[j]) {
