@@ -799,3 +799,62 @@ impl Scheduler for SizeOrdered {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::uncertain;
+    use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+
+    /// The order [`sort_with_ties`] gives `keys` (with ties `0..n`).
+    fn order(keys: &[f64], ties: &[u32]) -> Vec<usize> {
+        let mut items: Vec<_> = (0..keys.len()).map(|i| (keys[i], ties[i], i)).collect();
+        sort_with_ties(&mut items, |x| x.0, |x| x.1, BYTES_TIE);
+        items.into_iter().map(|x| x.2).collect()
+    }
+
+    /// Random near-ties (keys a few bytes apart, some at the edge of a run,
+    /// some on equal ties) known to within random bounds: resolving what
+    /// [`uncertain`] names until it names nothing gives the order of any
+    /// exact keys within the bounds, the bounds' ends included.
+    #[test]
+    fn what_uncertain_leaves_is_the_order_of_every_key_within_bounds() {
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: u64| rng.next_u64() % m;
+        let mut decided_by_bounds = 0;
+        for _ in 0..3_000 {
+            let n = 1 + rnd(8) as usize;
+            let base = [0.0, 1e6, 3e10][rnd(3) as usize];
+            let exact: Vec<f64> = (0..n)
+                .map(|_| base + rnd(12) as f64 * 0.5 + rnd(5) as f64 * 1e-3)
+                .collect();
+            let ties: Vec<u32> = (0..n).map(|_| rnd(4) as u32).collect();
+            let mut bound: Vec<f64> = (0..n)
+                .map(|_| [0.0, 1e-3, 0.3, 2.5][rnd(4) as usize])
+                .collect();
+            // A known key anywhere within its bound of the exact one.
+            let mut key: Vec<f64> = (0..n)
+                .map(|i| exact[i] + bound[i] * (rnd(5) as f64 - 2.0) / 2.0)
+                .collect();
+            loop {
+                let mut sorted: Vec<usize> = (0..n).collect();
+                sorted.sort_by(|&a, &b| key[a].total_cmp(&key[b]).then(ties[a].cmp(&ties[b])));
+                let open = uncertain(&sorted, |i| key[i], |i| bound[i], |i| ties[i]);
+                if open.is_empty() {
+                    break;
+                }
+                for i in open {
+                    (key[i], bound[i]) = (exact[i], 0.0);
+                }
+            }
+            assert_eq!(
+                order(&key, &ties),
+                order(&exact, &ties),
+                "{key:?} {bound:?}"
+            );
+            decided_by_bounds += usize::from(n > 1 && bound.iter().all(|&e| e > 0.0));
+        }
+        assert!(decided_by_bounds > 50, "{decided_by_bounds}");
+    }
+}
