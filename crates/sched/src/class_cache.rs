@@ -528,14 +528,24 @@ impl Levels {
 
 impl ClassCache {
     /// A cache whose grid flows get solo rates, one by one, rather than
-    /// rate groups: for a scheduler that reads every coflow's bytes left at
-    /// every event (`stf`), which the engine sums over a coflow's grouped
-    /// flows one by one but keeps as a running sum over its solo ones.
+    /// rate groups (what [`ClassCache::exact`] builds on; `stf` used it
+    /// while the engine summed a coflow's grouped flows one by one).
     pub fn solo() -> ClassCache {
         ClassCache {
             solo_rates: true,
             ..ClassCache::default()
         }
+    }
+
+    /// The rate groups that hold coflow `c`'s grouped flows when each
+    /// class is one coflow ([`ClassCache::serve`] with groups): its grid's,
+    /// one per port it uses (none without a grid). Only `c`'s flows are in
+    /// them: a block of groups is its slot's until `c` completes.
+    pub fn grid_groups(&self, c: CoflowIdx) -> std::ops::Range<u32> {
+        let grid = self.slots.get(c as usize).and_then(|s| s.grid.as_ref());
+        grid.map_or(0..0, |g| {
+            g.groups..g.groups + (g.rows.len() + g.cols.len()) as u32
+        })
     }
 
     /// A cache that gives what [`ClassServer::on_grid`] gives, rate for

@@ -10,7 +10,12 @@
 //! * `lcf`: lightest coflow first, by total bytes.
 //! * `stf`: smallest total size first, on remaining bytes (re-sorted at
 //!   every event; amounts within `BYTES_TIE` count as equal, so float noise
-//!   cannot decide).
+//!   cannot decide). A wide coflow's bytes left are read per rate group of
+//!   its grid, not per flow (`Clairvoyant::coflow_remaining_by_groups`),
+//!   each within a bound of the per-flow value; where the bounds leave a
+//!   decision of the sort open (a near-tie, or the edge of a run of
+//!   near-ties), those coflows are read flow by flow, so the order is the
+//!   per-flow values' to the bit (`uncertain`; debug builds check it).
 //!
 //! Ties go to the earlier release, then the earlier arrival, then the
 //! smaller coflow id. These are the heuristics of Varys (SIGCOMM 2014, 5.1)
@@ -612,6 +617,8 @@ pub enum SizeKey {
 pub struct SizeOrdered {
     key: SizeKey,
     order: Vec<(f64, (Time, Time, u64), CoflowIdx)>,
+    // `stf`: each coflow's bytes left by groups and its bound.
+    bounds: Vec<f64>,
     cache: ClassCache,
 }
 
@@ -621,14 +628,131 @@ impl SizeOrdered {
         SizeOrdered {
             key,
             order: vec![],
-            // `stf` reads every coflow's bytes left at every event.
-            cache: if key == SizeKey::Remaining {
-                ClassCache::solo()
-            } else {
-                ClassCache::default()
-            },
+            bounds: vec![],
+            cache: ClassCache::default(),
         }
     }
+
+    /// `stf`'s order: every coflow's bytes left summed over its grid's rate
+    /// groups ([`Clairvoyant::coflow_remaining_by_groups`]), then the
+    /// per-flow value for the coflows whose bounds leave some decision of
+    /// [`sort_with_ties`] open ([`uncertain`]), until none does: the order
+    /// the per-flow values give, to the bit (debug builds check it).
+    fn order_by_remaining(&mut self, view: &Clairvoyant<'_>) {
+        self.bounds.clear();
+        for &c in view.active_coflows() {
+            let (k, e) = view.coflow_remaining_by_groups(c, self.cache.grid_groups(c));
+            let tie = (view.release(c), view.arrival(c), view.coflow_id(c).0);
+            self.order.push((k, tie, c));
+            self.bounds.push(e);
+        }
+        loop {
+            let mut items: Vec<_> = (0..self.order.len()).collect();
+            let key = |&i: &usize| self.order[i].0;
+            items.sort_by(|&a, &b| {
+                key(&a)
+                    .total_cmp(&key(&b))
+                    .then(self.order[a].1.cmp(&self.order[b].1))
+            });
+            let open = uncertain(
+                &items,
+                |i| self.order[i].0,
+                |i| self.bounds[i],
+                |i| self.order[i].1,
+            );
+            if open.is_empty() {
+                break;
+            }
+            for i in open {
+                self.order[i].0 = view.coflow_remaining(self.order[i].2);
+                self.bounds[i] = 0.0;
+            }
+        }
+        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, BYTES_TIE);
+        #[cfg(debug_assertions)]
+        {
+            let mut exact: Vec<_> = self
+                .order
+                .iter()
+                .map(|&(_, tie, c)| (view.coflow_remaining(c), tie, c))
+                .collect();
+            sort_with_ties(&mut exact, |x| x.0, |x| x.1, BYTES_TIE);
+            let same = exact.iter().zip(&self.order).all(|(a, b)| a.2 == b.2);
+            assert!(same, "stf's order by groups differs from the per-flow one");
+        }
+    }
+}
+
+/// The items (positions, sorted by key then tie) whose keys, each known
+/// only to within its bound, could change what [`sort_with_ties`] with
+/// [`BYTES_TIE`] makes of them: which item starts a run of near-ties,
+/// which items the run takes in, and, within a run, the order of items
+/// with equal ties. Items with bound 0 are exact and compared as the sort
+/// compares them; empty when the order is that of the exact keys.
+fn uncertain<T: Ord>(
+    sorted: &[usize],
+    key: impl Fn(usize) -> f64,
+    bound: impl Fn(usize) -> f64,
+    tie: impl Fn(usize) -> T,
+) -> Vec<usize> {
+    let mut open = vec![];
+    let worst = sorted.iter().map(|&i| bound(i)).fold(0.0, f64::max);
+    let fuzz = |a: f64, b: f64| 8.0 * f64::EPSILON * (a.abs() + b.abs() + 1.0);
+    let flag = |x: usize, y: usize, open: &mut Vec<usize>| {
+        open.extend([x, y].into_iter().filter(|&i| bound(i) > 0.0));
+    };
+    let mut s = 0;
+    while s < sorted.len() {
+        let i0 = sorted[s];
+        let (k0, e0) = (key(i0), bound(i0));
+        let reach = BYTES_TIE + 1e-9 * k0.abs();
+        // The run's first item is the least of all that follow.
+        for &j in &sorted[s + 1..] {
+            if key(j) > k0 + e0 + worst + fuzz(k0, key(j)) {
+                break;
+            }
+            let m = e0 + bound(j);
+            if m > 0.0 && key(j) - bound(j) - fuzz(k0, key(j)) <= k0 + e0 {
+                flag(i0, j, &mut open);
+            }
+        }
+        // Each item is in the run, or out of it, whatever its exact key.
+        let mut t = s + 1;
+        for &j in &sorted[s + 1..] {
+            let d = key(j) - k0;
+            if d > reach + e0 + worst + fuzz(k0, key(j)) + 1e-9 * e0 {
+                break;
+            }
+            let m = e0 + bound(j);
+            let m = if m > 0.0 {
+                m + 1e-9 * e0 + fuzz(k0, key(j)) + fuzz(reach, d)
+            } else {
+                0.0
+            };
+            if d <= reach {
+                if d + m > reach {
+                    flag(i0, j, &mut open);
+                }
+                t += 1;
+            } else if d - m <= reach {
+                flag(i0, j, &mut open);
+            }
+        }
+        // Equal ties in a run keep the order of their keys.
+        if t - s > 1 {
+            let mut run = sorted[s..t].to_vec();
+            run.sort_by_key(|&x| tie(x));
+            for w in run.windows(2) {
+                if tie(w[0]) == tie(w[1]) && bound(w[0]) + bound(w[1]) > 0.0 {
+                    flag(w[0], w[1], &mut open);
+                }
+            }
+        }
+        s = t;
+    }
+    open.sort_unstable();
+    open.dedup();
+    open
 }
 
 impl Scheduler for SizeOrdered {
@@ -650,6 +774,12 @@ impl Scheduler for SizeOrdered {
     ) -> Option<Time> {
         self.cache.note(changes, &view.observed());
         self.order.clear();
+        if self.key == SizeKey::Remaining {
+            self.order_by_remaining(&view);
+            let order = self.order.iter().map(|x| x.2);
+            self.cache.serve(&view.observed(), order, out);
+            return None;
+        }
         for &c in view.active_coflows() {
             let k = match self.key {
                 SizeKey::Length => view.length(c),
@@ -663,15 +793,68 @@ impl Scheduler for SizeOrdered {
                 c,
             ));
         }
-        // Bytes left are computed from progress: near-equal ones are a tie.
-        let tol = if self.key == SizeKey::Remaining {
-            BYTES_TIE
-        } else {
-            0.0
-        };
-        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, tol);
+        sort_with_ties(&mut self.order, |x| x.0, |x| x.1, 0.0);
         let order = self.order.iter().map(|x| x.2);
         self.cache.serve(&view.observed(), order, out);
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uncertain;
+    use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+
+    /// The order [`sort_with_ties`] gives `keys` (with ties `0..n`).
+    fn order(keys: &[f64], ties: &[u32]) -> Vec<usize> {
+        let mut items: Vec<_> = (0..keys.len()).map(|i| (keys[i], ties[i], i)).collect();
+        sort_with_ties(&mut items, |x| x.0, |x| x.1, BYTES_TIE);
+        items.into_iter().map(|x| x.2).collect()
+    }
+
+    /// Random near-ties (keys a few bytes apart, some at the edge of a run,
+    /// some on equal ties) known to within random bounds: resolving what
+    /// [`uncertain`] names until it names nothing gives the order of any
+    /// exact keys within the bounds, the bounds' ends included.
+    #[test]
+    fn what_uncertain_leaves_is_the_order_of_every_key_within_bounds() {
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: u64| rng.next_u64() % m;
+        let mut decided_by_bounds = 0;
+        for _ in 0..3_000 {
+            let n = 1 + rnd(8) as usize;
+            let base = [0.0, 1e6, 3e10][rnd(3) as usize];
+            let exact: Vec<f64> = (0..n)
+                .map(|_| base + rnd(12) as f64 * 0.5 + rnd(5) as f64 * 1e-3)
+                .collect();
+            let ties: Vec<u32> = (0..n).map(|_| rnd(4) as u32).collect();
+            let mut bound: Vec<f64> = (0..n)
+                .map(|_| [0.0, 1e-3, 0.3, 2.5][rnd(4) as usize])
+                .collect();
+            // A known key anywhere within its bound of the exact one.
+            let mut key: Vec<f64> = (0..n)
+                .map(|i| exact[i] + bound[i] * (rnd(5) as f64 - 2.0) / 2.0)
+                .collect();
+            loop {
+                let mut sorted: Vec<usize> = (0..n).collect();
+                sorted.sort_by(|&a, &b| key[a].total_cmp(&key[b]).then(ties[a].cmp(&ties[b])));
+                let open = uncertain(&sorted, |i| key[i], |i| bound[i], |i| ties[i]);
+                if open.is_empty() {
+                    break;
+                }
+                for i in open {
+                    (key[i], bound[i]) = (exact[i], 0.0);
+                }
+            }
+            assert_eq!(
+                order(&key, &ties),
+                order(&exact, &ties),
+                "{key:?} {bound:?}"
+            );
+            decided_by_bounds += usize::from(n > 1 && bound.iter().all(|&e| e > 0.0));
+        }
+        assert!(decided_by_bounds > 50, "{decided_by_bounds}");
     }
 }

@@ -50,7 +50,8 @@
 //! what it does: `lifecycle` (paths, adding, releasing, starting and
 //! finishing flows and coflows), `progress` (lazy progress: solo flows, rate
 //! groups, proportional groups), `completions` (the engine's queue of group
-//! completions), `resync` (the runtime's measured bytes), `apply`
+//! completions), `sums` (a rate group's bytes sent as one running sum, for
+//! `stf`'s bytes left), `resync` (the runtime's measured bytes), `apply`
 //! ([`NetState::apply_allocation`]: a scheduler's [`crate::Allocation`]
 //! applied, the one step the engine and the coordinator share) and `views`
 //! ([`Observed`], [`Clairvoyant`], the driver's accessors, [`FlowReport`]).
@@ -60,6 +61,7 @@ mod completions;
 mod lifecycle;
 mod progress;
 mod resync;
+mod sums;
 mod views;
 
 pub use apply::ApplyHooks;
@@ -130,6 +132,8 @@ struct Group {
     rate: f64,
     n_members: u32,
     members: std::collections::BinaryHeap<std::cmp::Reverse<(MarkKey, FlowIdx)>>,
+    // Its members' marks less their sizes, summed ([`sums`]).
+    sum: sums::MarkSum,
 }
 
 impl Default for Group {
@@ -141,6 +145,7 @@ impl Default for Group {
             rate: 0.0,
             n_members: 0,
             members: Default::default(),
+            sum: Default::default(),
         }
     }
 }

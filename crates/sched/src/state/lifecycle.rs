@@ -212,6 +212,7 @@ impl NetState {
             let ci = &mut self.coflows[c];
             ci.n_grouped -= 1;
             ci.base_sent += self.fl[fi].size;
+            self.sum_leave(g, fi);
             self.fl[fi].group = SOLO;
             self.leave_group(g);
         }

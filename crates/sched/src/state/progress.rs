@@ -92,6 +92,9 @@ impl NetState {
         let ci = &mut self.coflows[c];
         ci.n_grouped -= 1;
         ci.base_sent += sent;
+        if pgroup.is_none() {
+            self.sum_leave(g, f);
+        }
         self.fl[f].group = SOLO;
         self.fl[f].base = sent;
         self.fl[f].base_time = self.now;
@@ -183,6 +186,7 @@ impl NetState {
         }
         self.fl[fi].group = g;
         self.fl[fi].base = mark;
+        self.sum_join(g, fi);
         self.refresh_group(g);
     }
 

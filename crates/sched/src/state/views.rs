@@ -358,6 +358,39 @@ impl<'a> Clairvoyant<'a> {
     pub fn coflow_remaining(&self, c: CoflowIdx) -> f64 {
         self.s.coflows[c as usize].size - self.s.coflow_sent_now(c as usize)
     }
+    /// Coflow `c`'s bytes left as [`Clairvoyant::coflow_remaining`] gives
+    /// them up to rounding, its grouped flows summed per rate group over
+    /// `groups` (which must hold only flows of `c`), and a bound on how far
+    /// from that value it is: the groups' costs, not the flows'. Where the
+    /// groups cannot tell (see [`NetState`]'s `sums`), the per-flow value
+    /// with bound 0; with no grouped flows, the same value, bound 0.
+    pub fn coflow_remaining_by_groups(
+        &self,
+        c: CoflowIdx,
+        groups: impl IntoIterator<Item = u32> + Clone,
+    ) -> (f64, f64) {
+        let size = self.s.coflows[c as usize].size;
+        let Some((sent, err)) = self.s.coflow_sent_by_groups(c as usize, groups.clone()) else {
+            return (self.coflow_remaining(c), 0.0);
+        };
+        let left = size - sent;
+        if err == 0.0 {
+            return (left, 0.0);
+        }
+        // The subtraction from the size, rounded here and there.
+        let bound = err + f64::EPSILON * 2.0 * (size.abs() + left.abs());
+        #[cfg(debug_assertions)]
+        {
+            let exact = self.coflow_remaining(c);
+            assert!(
+                (left - exact).abs() <= bound,
+                "coflow {c}: {left} bytes left by groups, {exact} by flows, bound {bound}"
+            );
+            let mut groups = groups.into_iter();
+            assert!(groups.all(|g| self.s.group_holds_only(g, c)));
+        }
+        (left, bound)
+    }
     /// The scale of proportional group `g` and its per-link member weights:
     /// bytes left on link `l` = `scale * weights[l]` (see [`NetState`]).
     #[inline]
