@@ -68,7 +68,7 @@ def main() -> int:
     figures = draw(points, coflows)
     pk = tafe_packet.run_all(args.results, args.no_run)
     section = tafe_packet.render(pk["fig2"], pk["figs"], pk["demotion"], pk["seconds"] + pk["causes_seconds"],
-                                 pk["causes"], pk["by_size"])
+                                 pk["causes"], pk["by_size"], pk["service"])
     DOC.write_text(render(points, coflows, fig2, figures, section), encoding="utf-8")
     print(f"wrote {DOC} and {len(figures)} figures in {FIGURES}/", file=sys.stderr)
     return 0
