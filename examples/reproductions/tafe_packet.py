@@ -499,7 +499,8 @@ def verdict_rows(fig: pd.DataFrame, cz: pd.DataFrame, sv: pd.DataFrame) -> pd.Da
         for stat, paper, fig_name in SLICE_CLAIMS[slice_]:
             f = ratio(h, slice_, sizes, "d2tcp", stat, "flow")
             k = ratio(h, slice_, sizes, "d2tcp", stat, "packet", "tafe")
-            q = ratio(h, slice_, sizes, "d2tcp", stat, "packet", FIFO_PORTS) if (h["scheme"] == FIFO_PORTS).any() else np.nan
+            q = (ratio(h, slice_, sizes, "d2tcp", stat, "packet", FIFO_PORTS)
+                 if (h["scheme"] == FIFO_PORTS).any() else np.nan)
             gap = np.log(k / paper)
             rows.append({"setting": setting, "slice": slice_, "sizes": sizes, "stat": stat, "fig": fig_name,
                          "paper": paper, "flow": f, "fifo": q, "packet": k, "within": k <= 1.5 * paper,
@@ -674,7 +675,8 @@ D2TCP's {dm_mid_to_d:.1f} and takes {dm_mid_p:.1f}x as long. The counts do not e
 web search's middle group TAFE times out less than D2TCP ({ws_mid_to:.1f} against {ws_mid_to_d:.1f} per task)
 and still takes {ws_mid_p:.2f}x as long. TAFE's ports serve a class's flows one after the other, so a
 task's other flows wait at the port while its first is served; the next subsection measures that wait
-apart and splits the timeouts into losses and waits longer than the timer. And on data mining the combination takes away what (b) gained
+apart and splits the timeouts into losses and waits longer than the timer. And on data mining the
+combination takes away what (b) gained
 from: D2TCP's smaller half of the tasks, which waited behind large flows with two flows per task
 ({dm_small_d_2:.1f} ms against TAFE's {dm_small_t_2:.2f} ms), takes {dm_small_d_n:.2f} ms with {n}."""
 
@@ -699,7 +701,8 @@ def service_numbers(rows: pd.DataFrame, bs: pd.DataFrame) -> dict[str, Any]:
 
     def group_share(sizes: str, g: str) -> float:
         d = b(sizes, COMBINED_FLOWS, g, "d2tcp", "packet")
-        return _share(b(sizes, COMBINED_FLOWS, g, "tafe", "packet") / d, b(sizes, COMBINED_FLOWS, g, FIFO_PORTS, "packet") / d)
+        return _share(b(sizes, COMBINED_FLOWS, g, "tafe", "packet") / d,
+                      b(sizes, COMBINED_FLOWS, g, FIFO_PORTS, "packet") / d)
 
     def spurious(n_flows: int, scheme: str) -> float:
         h = bs[(bs["flows"] == n_flows) & (bs["scheme"] == scheme)]
@@ -725,7 +728,8 @@ def service_numbers(rows: pd.DataFrame, bs: pd.DataFrame) -> dict[str, Any]:
         "many_move": float((many["tafe"] - many["fifo"]).abs().max()), "n": n,
         "comb_lo": comb["share"].min(), "comb_hi": comb["share"].max(), "c_lo": comb["tafe"].min(),
         "c_hi": comb["tafe"].max(), "cf_lo": comb["fifo"].min(), "cf_hi": comb["fifo"].max(),
-        **{f"{z[:2]}_{k}": group_share(z, g) for z in SIZE_NAME for k, g in (("small", small), ("mid", mid), ("big", big))},
+        **{f"{z[:2]}_{k}": group_share(z, g)
+           for z in SIZE_NAME for k, g in (("small", small), ("mid", mid), ("big", big))},
         "ws_small_t": b("websearch", n, small, "tafe", "packet") * 1e3,
         "ws_small_f": b("websearch", n, small, FIFO_PORTS, "packet") * 1e3,
         "ws_small_d": b("websearch", n, small, "d2tcp", "packet") * 1e3,
@@ -736,17 +740,19 @@ def service_numbers(rows: pd.DataFrame, bs: pd.DataFrame) -> dict[str, Any]:
         "dm_big_flow": b("datamining", n, big, "tafe", "flow") / b("datamining", n, big, "d2tcp", "flow"),
         "sp_t2": spurious(2, "tafe"), "sp_d2": spurious(2, "d2tcp"),
         "sp_tn": spurious(n, "tafe"), "sp_dn": spurious(n, "d2tcp"), "sp_fn": spurious(n, FIFO_PORTS),
-        "ws_big_sp": b("websearch", n, big, "tafe", "spurious"), "ws_big_to": b("websearch", n, big, "tafe", "timeouts"),
+        "ws_big_sp": b("websearch", n, big, "tafe", "spurious"),
+        "ws_big_to": b("websearch", n, big, "tafe", "timeouts"),
         "ws_big_sp_f": b("websearch", n, big, FIFO_PORTS, "spurious"),
         "ws_big_to_f": b("websearch", n, big, FIFO_PORTS, "timeouts"),
-        "dm_big_sp": b("datamining", n, big, "tafe", "spurious"), "dm_big_to": b("datamining", n, big, "tafe", "timeouts"),
+        "dm_big_sp": b("datamining", n, big, "tafe", "spurious"),
+        "dm_big_to": b("datamining", n, big, "tafe", "timeouts"),
         "dm_big_sp_f": b("datamining", n, big, FIFO_PORTS, "spurious"),
         "dm_big_to_f": b("datamining", n, big, FIFO_PORTS, "timeouts"),
     }
 
 
-SERVICE_NOTE = """**What the one-by-one rule costs.** On the paper's slices (base) it is no cause of the gap: {base_said}
-With {many} per task on the slices, FIFO ports move no ratio by more than {many_move:.2f}. With the whole
+SERVICE_NOTE = """**What the one-by-one rule costs.** On the paper's slices (base) it is no cause of the gap:
+{base_said} With {many} per task on the slices, FIFO ports move no ratio by more than {many_move:.2f}. With the whole
 distributions and {n} flows per task it is most of TAFE's loss: {comb_lo:.0%} to {comb_hi:.0%} of it on the
 six claims (TAFE over D2TCP {c_lo:.2f}-{c_hi:.2f}, with FIFO ports {cf_lo:.2f}-{cf_hi:.2f}). By size, with
 {n} flows per task, the rule accounts for {we_small:.0%} of TAFE's loss on
@@ -808,8 +814,8 @@ share of {by_model} of those {n_out} ({m_lo:.0%} to {m_hi:.0%} of each); the pac
 with and without deadlines, the flow-level model is {b_lo:.0%} to {b_hi:.0%} of each gap, and packets and
 the ports move it by at most {b_other:.0%} either way. That model is TAFE's order (first come, first
 served in a class, demotion by task bytes) against D2TCP as per-flow fair sharing on our reading of
-the workload: with no packets, TAFE does not beat fair sharing on the slices' nearly flat sizes. Of what the model rests on, the deadlines we did not
-know do not move it (a), the sizes and the flows per task do ((b) and (c), "Why not: one change at a
+the workload: with no packets, TAFE does not beat fair sharing on the slices' nearly flat sizes. Of
+what the model rests on, the deadlines we did not know do not move it (a), the sizes and the flows per task do ((b) and (c), "Why not: one change at a
 time"); the paper's workload may have differed in either, its text states neither. With the whole
 distributions and 40 flows per task, the one-by-one ports are {c_lo:.0%} to {c_hi:.0%} of each gap and
 the flow-level model {cm_lo:.0%} to {cm_hi:.0%}: there TAFE's ports, as Algorithm 1 states them, are
