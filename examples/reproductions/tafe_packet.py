@@ -455,18 +455,22 @@ def service_rows(fig: pd.DataFrame, cz: pd.DataFrame, sv: pd.DataFrame) -> pd.Da
     return pd.DataFrame(rows)
 
 
+def _claim_cells(r: Any) -> str:
+    """A claim row's first cells: setting, workload, claim, the paper's ratio."""
+    return (f"| {r['setting']} | {SIZE_NAME[r['sizes']]}, {SLICE_WHAT[r['slice']]} | {r['fig']}, {r['stat']} | "
+            f"{r['paper']:.2f} |")
+
+
 def render_service(fig: pd.DataFrame, cz: pd.DataFrame, sv: pd.DataFrame, bs: pd.DataFrame) -> str:
     """The page's subsection on TAFE's one-by-one ports, measured apart."""
     rows = service_rows(fig, cz, sv)
-    what = SLICE_WHAT
     out = ["### The one-by-one ports, measured apart (issue 34)", "", SERVICE_INTRO, "",
            "| setting | workload | claim | paper | packet: TAFE | TAFE, FIFO ports | one-by-one's share of "
            "TAFE's loss | timeouts (lost / spurious) per task: TAFE; FIFO ports |", "|---|---|---|---|---|---|---|---|"]
     for _, r in rows.iterrows():
         split = "; ".join(f"{r[f'timeouts_{s}']:.2f} ({r[f'lost_{s}']:.2f} / {r[f'spurious_{s}']:.2f})"
                           for s in ("tafe", FIFO_PORTS))
-        out.append(f"| {r['setting']} | {SIZE_NAME[r['sizes']]}, {what[r['slice']]} | {r['fig']}, {r['stat']} | "
-                   f"{r['paper']:.2f} | {r['tafe']:.2f} | {r['fifo']:.2f} | {_pct(r['share'])} | {split} |")
+        out.append(f"{_claim_cells(r)} {r['tafe']:.2f} | {r['fifo']:.2f} | {_pct(r['share'])} | {split} |")
     out += ["", "(TAFE's TCT over D2TCP's at packet level, mean over seeds, with its ports as the paper's "
             "(one flow after the other) and with FIFO ports; share: (TAFE - FIFO ports) / (TAFE - 1), the "
             "part of TAFE's loss to D2TCP that serving a class's flows one after the other accounts for; "
@@ -512,7 +516,6 @@ def verdict_rows(fig: pd.DataFrame, cz: pd.DataFrame, sv: pd.DataFrame) -> pd.Da
 def render_verdict(fig: pd.DataFrame, cz: pd.DataFrame, sv: pd.DataFrame) -> str:
     """The verdict: every headline of Figs. 7-9 within 1.5x, or its gap split into measured causes."""
     v = verdict_rows(fig, cz, sv)
-    what = SLICE_WHAT
     out = ["### Verdict: every headline of Figs. 7-9, and what its gap is made of (issue 34)", "", VERDICT_INTRO, "",
            "| setting | workload | claim | paper | flow | packet, FIFO ports | packet | gap | shares: flow model; "
            "packets; one-by-one |", "|---|---|---|---|---|---|---|---|---|"]
@@ -523,8 +526,7 @@ def render_verdict(fig: pd.DataFrame, cz: pd.DataFrame, sv: pd.DataFrame) -> str
         else:
             shares = "; ".join(_pct(r[k]) for k in ("s_model", "s_packets", "s_ports"))
         fifo = "-" if np.isnan(r["fifo"]) else f"{r['fifo']:.2f}"
-        out.append(f"| {r['setting']} | {SIZE_NAME[r['sizes']]}, {what[r['slice']]} | {r['fig']}, {r['stat']} | "
-                   f"{r['paper']:.2f} | {r['flow']:.2f} | {fifo} | {r['packet']:.2f} | {gap:.2f}x | {shares} |")
+        out.append(f"{_claim_cells(r)} {r['flow']:.2f} | {fifo} | {r['packet']:.2f} | {gap:.2f}x | {shares} |")
     out += ["", VERDICT_NOTE.format(**verdict_numbers(v)), ""]
     return "\n".join(out)
 
