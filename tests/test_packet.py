@@ -39,7 +39,14 @@ def test_packet_runs_keep_packet_columns_and_tables(tmp_path: Path) -> None:
     res = coflowkit.simulate(w, "dctcp,tcp", engine="packet", packet="buffer=50p,queue_trace=1ms", progress=False)
     assert res.schedulers == ["dctcp", "tcp"]
     flows = res.flows("dctcp")
-    assert list(flows.columns[-4:]) == ["drops", "ecn_marks", "retransmits", "timeouts"]
+    assert list(flows.columns[-6:]) == [
+        "drops",
+        "ecn_marks",
+        "retransmits",
+        "timeouts",
+        "timeouts_lost",
+        "timeouts_spurious",
+    ]
     assert len(flows) == w.n_flows
     assert (flows["fct_s"] > 0).all()
     ports = res.ports("tcp")

@@ -338,6 +338,12 @@ pub struct PacketConfig {
     pub coordinator_interval: Dur,
     /// How long a coordinator's decision takes to reach the hosts.
     pub coordinator_delay: Dur,
+    /// TAFE's ports serve the flows of a class first come, first served,
+    /// one after the other (true: Algorithm 1's time-stamped flows,
+    /// `Port::set_task_fifo`); false: each class is a FIFO packet queue,
+    /// the flows' packets interleaved as they arrive (a knob that measures
+    /// what the one-by-one rule does). Only `tafe` runs read it.
+    pub tafe_one_by_one: bool,
 }
 
 impl Default for PacketConfig {
@@ -381,6 +387,7 @@ impl Default for PacketConfig {
             spc_control_wire: true,
             coordinator_interval: Dur(10_000_000),
             coordinator_delay: Dur::ZERO,
+            tafe_one_by_one: true,
         }
     }
 }
@@ -509,6 +516,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "coordinator_delay",
         "how long a coordinator's decision takes to reach the hosts (0)",
+    ),
+    (
+        "tafe_service",
+        "tafe's ports inside a class: flows (first come, first served, one flow after the other, Algorithm 1) or fifo (packets in arrival order, flows interleaved) (flows)",
     ),
 ];
 
@@ -765,6 +776,13 @@ impl PacketConfig {
                     "wire" => true,
                     "free" => false,
                     _ => return Err(bad(key, format!("'{v}': wire or free"))),
+                }
+            }
+            "tafe_service" => {
+                self.tafe_one_by_one = match v.trim().to_ascii_lowercase().as_str() {
+                    "flows" => true,
+                    "fifo" => false,
+                    _ => return Err(bad(key, format!("'{v}': flows or fifo"))),
                 }
             }
             "queue_trace" => {
@@ -1032,6 +1050,20 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("'pfabric_buffer': 100 bytes cannot hold"));
+    }
+
+    #[test]
+    fn tafe_service_key() {
+        let mut c = PacketConfig::default();
+        assert!(c.tafe_one_by_one, "Algorithm 1's one flow after the other");
+        c.set("tafe_service", "fifo").unwrap();
+        assert!(!c.tafe_one_by_one);
+        c.set("tafe_service", " Flows ").unwrap();
+        assert!(c.tafe_one_by_one);
+        assert_eq!(
+            c.set("tafe_service", "srpt").unwrap_err().to_string(),
+            "packet option 'tafe_service': 'srpt': flows or fifo"
+        );
     }
 
     #[test]

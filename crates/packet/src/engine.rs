@@ -142,6 +142,10 @@ struct Flow {
     delack_ts: u64,
     syn_tries: u32,
     stats: FlowPacketStats,
+    /// Retransmission timeouts not yet told lost from spurious: the byte
+    /// at `una` when the timer fired, and when (ps). A timeout leaves the
+    /// list at the first arrival of a copy of that byte (`split_timeouts`).
+    open_timeouts: Vec<(u64, u64)>,
 }
 
 /// The packet-level simulation of one workload on one fabric.
@@ -383,6 +387,7 @@ impl<'a> Engine<'a> {
                     delack_ts: 0,
                     syn_tries: 0,
                     stats: FlowPacketStats::default(),
+                    open_timeouts: vec![],
                 });
             }
         }
@@ -908,6 +913,13 @@ impl<'a> Engine<'a> {
             Some(at) => {
                 debug_assert_eq!(at, now, "flow {f}: the retransmission timer fired late");
                 fl.stats.timeouts += 1;
+                let una = s.una;
+                if fl.receiver.as_ref().is_some_and(|r| r.has(una)) {
+                    // The segment had arrived; its ACK was on its way.
+                    fl.stats.timeouts_spurious += 1;
+                } else {
+                    fl.open_timeouts.push((una, now));
+                }
                 let mut segs = std::mem::take(&mut self.segs);
                 segs.clear();
                 s.on_timeout(now, &mut segs);
@@ -1017,6 +1029,9 @@ impl<'a> Engine<'a> {
             return;
         };
         fl.echo_rate = pkt.rate;
+        if !fl.open_timeouts.is_empty() {
+            split_timeouts(&mut fl.open_timeouts, &mut fl.stats, &pkt);
+        }
         let was_complete = r.complete();
         let (in_order, ce_changed) = r.on_data(pkt.seq, pkt.len, pkt.ce);
         // A short segment counts as two: it is acknowledged at once.
@@ -1233,6 +1248,29 @@ fn tafe_order(p: &Packet) -> u32 {
     }
 }
 
+/// Tells the open retransmission timeouts of a flow whose data packet
+/// `pkt` arrived at its receiver lost from spurious: a timeout for a byte
+/// `pkt` carries is spurious if `pkt` left the sender before the timer
+/// fired (the segment was only waiting, in a queue, longer than the RTO),
+/// lost if it left at or after (the first copy to arrive is a
+/// retransmission, so every earlier copy was dropped: a flow's packets
+/// keep their order on its path). Timeouts whose byte never arrives stay
+/// open (a flow the run did not finish), in neither count.
+pub(crate) fn split_timeouts(open: &mut Vec<(u64, u64)>, st: &mut FlowPacketStats, pkt: &Packet) {
+    let (from, to) = (pkt.seq, pkt.seq + pkt.len as u64);
+    open.retain(|&(byte, fired)| {
+        if byte < from || byte >= to {
+            return true;
+        }
+        if pkt.ts < fired {
+            st.timeouts_spurious += 1;
+        } else {
+            st.timeouts_lost += 1;
+        }
+        false
+    });
+}
+
 // ---- host policies (`crate::host`) ----
 impl Engine<'_> {
     /// Marks by task bytes at every switch port (TAFE), if `m` is given.
@@ -1241,9 +1279,10 @@ impl Engine<'_> {
             Some(_) => vec![0; self.workload.coflows().len()],
             None => vec![],
         };
-        if m.is_some() {
+        if m.is_some() && self.cfg.tafe_one_by_one {
             // TAFE: flows first come, first served inside a class, in task
             // release order (flow indices follow it); control packets first.
+            // `tafe_service=fifo` keeps FIFO packet queues instead.
             for p in &mut self.ports {
                 p.set_task_fifo(tafe_order);
             }

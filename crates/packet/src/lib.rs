@@ -86,6 +86,15 @@ pub struct FlowPacketStats {
     pub retransmits: u64,
     /// Retransmission (and SYN) timer expiries.
     pub timeouts: u64,
+    /// Retransmission timeouts whose segment had been dropped: no copy of
+    /// the byte at `una` sent before the timer fired ever arrived.
+    pub timeouts_lost: u64,
+    /// Retransmission timeouts whose segment had not been dropped: a copy
+    /// sent before the timer fired arrived, before it (its ACK was on its
+    /// way) or after (it was waiting in a queue longer than the RTO).
+    /// `timeouts - timeouts_lost - timeouts_spurious` are SYN timeouts and
+    /// those of segments that never arrived (a flow left unfinished).
+    pub timeouts_spurious: u64,
 }
 
 /// One sample of a port's queue.

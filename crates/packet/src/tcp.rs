@@ -843,6 +843,11 @@ impl Receiver {
         self.nxt >= self.size
     }
 
+    /// Whether byte `at` has arrived.
+    pub fn has(&self, at: u64) -> bool {
+        at < self.nxt || self.ooo.range(..=at).any(|(_, &end)| end > at)
+    }
+
     /// Bytes `seq..seq + len` arrived, marked `ce`. Returns whether they
     /// were in order and whether the CE state changed (which a delayed
     /// ACK must not hide, DCTCP §3.1).

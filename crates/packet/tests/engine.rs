@@ -197,6 +197,43 @@ fn incast_tcp_overflows_the_buffer_dctcp_keeps_it_short() {
 }
 
 #[test]
+fn timeouts_split_into_lost_segments_and_waits_longer_than_the_timer() {
+    let split = |r: &PacketResult| {
+        let sum = |k: fn(&coflowkit_packet::FlowPacketStats) -> u64| {
+            r.flow_stats.iter().map(k).sum::<u64>()
+        };
+        (
+            sum(|s| s.timeouts),
+            sum(|s| s.timeouts_lost),
+            sum(|s| s.timeouts_spurious),
+        )
+    };
+    // Lost: 4 TCP senders of 300 KB into one 1 Gbit/s port of 4 packets,
+    // the timer at its 10 ms floor: the queue waits 48 us at most, so each
+    // timeout is for a dropped segment.
+    let (fabric, w) = incast(4, 300_000);
+    let r = run(&fabric, &w, &[], "transport=tcp,buffer=4p,ecn_k=off");
+    let (timeouts, lost, spurious) = split(&r);
+    assert!(drops(&r) > 0 && timeouts > 0, "{:?}", r.flow_stats);
+    assert_eq!((lost, spurious), (timeouts, 0), "{:?}", r.flow_stats);
+    // Waited: 4 flows of 300 KB from one host to another, no loss (buffers
+    // unbounded), the timer at 100 us before an RTT sample: the first
+    // windows, 40 packets, queue at the sender's NIC for 480 us, so the
+    // timers fire while their segments wait; every timeout is spurious.
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let w = one_coflow(&fabric, (0..4).map(|_| flow(0, 1, 300_000)).collect());
+    let r = run(
+        &fabric,
+        &w,
+        &[],
+        "transport=tcp,buffer=inf,min_rto=100us,initial_rto=100us",
+    );
+    let (timeouts, lost, spurious) = split(&r);
+    assert!(drops(&r) == 0 && timeouts > 0, "{:?}", r.flow_stats);
+    assert_eq!((lost, spurious), (0, timeouts), "{:?}", r.flow_stats);
+}
+
+#[test]
 fn leaf_spine_paths_and_handshake() {
     let fabric = Fabric::leaf_spine(&LeafSpineSpec {
         leaves: 2,
@@ -497,6 +534,14 @@ proptest! {
         let r = simulate(&fabric, &w, &classes, &[], &c, &mut |_| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for (i, f) in r.sim.flows.as_ref().unwrap().iter().enumerate() {
             prop_assert!(f.finish >= f.start, "flow {} never finished", i);
+            // Every retransmission timeout of a finished flow is split (SYN
+            // timeouts are not); a lost one needs a drop of its own.
+            let s = r.flow_stats[i];
+            let split = s.timeouts_lost + s.timeouts_spurious;
+            prop_assert!(split <= s.timeouts && s.timeouts_lost <= s.drops, "flow {}: {:?}", i, s);
+            if c.handshake.is_none() {
+                prop_assert_eq!(split, s.timeouts, "flow {}: {:?}", i, s);
+            }
             // A flow cannot beat its serialization time on its first link.
             let min = (f.bytes as f64 * 8.0) as u64;
             prop_assert!((f.finish - f.start).0 >= min, "flow {} too fast", i);

@@ -814,4 +814,8 @@ fn tafe_ports_serve_the_flows_of_a_class_one_after_the_other() {
     )
     .unwrap();
     assert!(fct_ns(&plain, 0) > 14_000_000, "{}", fct_ns(&plain, 0));
+    // TAFE with `tafe_service=fifo`: the same host policy and marking, FIFO
+    // packet queues: the two flows share, as under pias.
+    let fifo = scheduled(&fabric, &w, "tafe:queues=1", "buffer=1MB,tafe_service=fifo");
+    assert!(fct_ns(&fifo, 0) > 14_000_000, "{}", fct_ns(&fifo, 0));
 }

@@ -109,7 +109,7 @@ fn config(transport: &str, options: &str) -> PyResult<PacketConfig> {
 /// hash's.
 /// Each result is `simulate`'s dict (with per-flow rows) plus `packet`: a
 /// dict with `flows` (columns `drops`, `ecn_marks`, `retransmits`,
-/// `timeouts`), `ports` (columns `port`, `name`, `tx_packets`, `tx_bytes`,
+/// `timeouts`, `timeouts_lost`, `timeouts_spurious`), `ports` (columns `port`, `name`, `tx_packets`, `tx_bytes`,
 /// `drops`, `marks`, `max_bytes`), `queue_trace` (columns `port`, `time_s`,
 /// `bytes`, or None), `packets` (per-hop transmissions) and `events`.
 #[pyfunction]
@@ -201,6 +201,9 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
     flows.set_item("ecn_marks", col(py, fs.iter().map(|s| s.ecn_marks)))?;
     flows.set_item("retransmits", col(py, fs.iter().map(|s| s.retransmits)))?;
     flows.set_item("timeouts", col(py, fs.iter().map(|s| s.timeouts)))?;
+    flows.set_item("timeouts_lost", col(py, fs.iter().map(|s| s.timeouts_lost)))?;
+    let spurious = fs.iter().map(|s| s.timeouts_spurious);
+    flows.set_item("timeouts_spurious", col(py, spurious))?;
     extra.set_item("flows", flows)?;
     let ports = PyDict::new(py);
     ports.set_item("port", col(py, 0..r.ports.len() as u32))?;

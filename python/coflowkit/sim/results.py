@@ -105,7 +105,7 @@ FLOW_COLUMNS = [
     "dropped",
 ]
 #: Columns a packet-level run adds to the flow table, in order.
-PACKET_FLOW_COLUMNS = ["drops", "ecn_marks", "retransmits", "timeouts"]
+PACKET_FLOW_COLUMNS = ["drops", "ecn_marks", "retransmits", "timeouts", "timeouts_lost", "timeouts_spurious"]
 #: Columns of a packet-level run's port table, in order.
 PORT_COLUMNS = ["port", "name", "tx_packets", "tx_bytes", "drops", "marks", "max_bytes"] + [
     f"class{q}_bytes" for q in range(8)
