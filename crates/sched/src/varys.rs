@@ -605,3 +605,62 @@ impl Scheduler for Varys {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+    use std::collections::BTreeSet;
+
+    /// Random flows filed and taken out again (many sharing a first and
+    /// last link, last links across several words), against a plain
+    /// ordered set of (first link, last link, flow): the entries hold the
+    /// same flows in the same visiting order, and each last link's place
+    /// found by rank is where a search finds it.
+    #[test]
+    fn first_link_lists_match_a_plain_set() {
+        const N_LINKS: usize = 200;
+        let mut first: Vec<FirstEntry> = vec![];
+        let mut plain: BTreeSet<(u32, u32, FlowIdx)> = BTreeSet::new();
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        for round in 0..5_000 {
+            let (s, d, f) = (
+                rng.next_u32() % 8,
+                8 + rng.next_u32() % (N_LINKS as u32 - 8),
+                rng.next_u32() % 400,
+            );
+            // Mostly one flow per pair, at times several.
+            let f = if round % 3 == 0 { f } else { f % 40 + d * 1000 };
+            let up = rng.next_u32() % 5 < 3;
+            let known = plain.iter().any(|&(_, _, g)| g == f);
+            if up && !known {
+                plain.insert((s, d, f));
+                file_flow(&mut first, s, d, f, true, N_LINKS);
+            } else if !up {
+                if let Some(&(s0, d0, _)) = plain.iter().find(|&&(_, _, g)| g == f) {
+                    plain.remove(&(s0, d0, f));
+                    file_flow(&mut first, s0, d0, f, false, N_LINKS);
+                }
+            }
+            let listed: Vec<(u32, u32, FlowIdx)> = first
+                .iter()
+                .flat_map(|e| e.dests.iter().map(move |&(d, f)| (e.link, d, f)))
+                .collect();
+            assert!(listed.iter().copied().eq(plain.iter().copied()));
+            for e in &first {
+                let mut distinct: Vec<u32> = e.dests.iter().map(|x| x.0).collect();
+                distinct.dedup();
+                let n_bits: u32 = e.bits.iter().map(|b| b.count_ones()).sum();
+                assert_eq!(n_bits as usize, distinct.len());
+                for &(d, _) in &e.dests {
+                    let w = d as usize / 64;
+                    assert_ne!(e.bits[w] & (1 << (d % 64)), 0);
+                    let at = e.place(w, d);
+                    assert_eq!(at, e.dests.iter().position(|x| x.0 == d).unwrap());
+                }
+            }
+        }
+    }
+}
