@@ -34,6 +34,22 @@
 //! per link, so Γ and Γ' cost one pass over the coflow's links; backfill
 //! walks only (first link, last link) pairs whose links both have room, and
 //! a backfilled flow leaves the group for that round.
+//!
+//! Why an event is not cheaper still: with `recompute=flow` most events are
+//! one backfilled flow finishing (FB2010: 518,507 events, `fair` 43,978),
+//! and although MADD's deadlines almost never move (2,122 changes in
+//! 887,979 on FB2010), every loaded link's bytes left, Γ, the residual
+//! capacities and so each backfilled flow's rate move with time: the
+//! results are kept bit for bit, so each event redoes that arithmetic, in
+//! the same order. What is kept cheap is the memory it walks (a backfill
+//! visit costs cache misses, not arithmetic): each first link's flows are
+//! one flat list of (last link, flow), a last link's place in it found by
+//! rank in a bit set (`FirstEntry::place`); while every path is (first
+//! link, last link), as on the big switch, no path is read; the solo flows
+//! carry their two links; Γ on one capacity is the largest load divided
+//! once (`x * 8e9 / bps` is monotone in floats); the first coflow's Γ' is
+//! its Γ. Debug builds check each shortcut against the plain computation
+//! (`bottleneck_ns` per link, a binary search for the place, the path).
 
 use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
 use crate::AnyScheduler;
@@ -68,8 +84,12 @@ struct CoflowMemo {
     // link), then last link.
     links: Vec<(u32, u32)>,
     first: Vec<FirstEntry>,
-    // Flows made solo by backfill in the last round.
-    solo: Vec<FlowIdx>,
+    // Flows made solo by backfill in the last round, in the order backfill
+    // visited them, with their first and last links.
+    solo: Vec<(FlowIdx, u32, u32)>,
+    // Active flows whose paths are not (first link, last link), as on the
+    // big switch: while there are none, backfill needs no path look-ups.
+    n_long: u32,
     // Bytes left per link (aligned with `links`) and the ordering key, valid
     // unless `stale` (the coflow changed or progressed since).
     load: Vec<f64>,
@@ -83,10 +103,32 @@ struct CoflowMemo {
 #[derive(Debug, Default, Clone)]
 struct FirstEntry {
     link: u32,
-    // Bit set over the last links of these flows.
+    // Bit set over the last links of these flows, and per word of it the
+    // number of flows with last links in the words before.
     bits: Vec<u64>,
-    // (last link, flows in flow order), sorted by last link.
-    dests: Vec<(u32, Vec<FlowIdx>)>,
+    below: Vec<u32>,
+    // Last links with more than one flow: while there are none, a last
+    // link's place in `dests` is `below` plus the set bits under it.
+    n_multi: u32,
+    // (last link, flow), sorted: by last link, then in flow order. Flat, so
+    // that a visit reads the flow next to its last link.
+    dests: Vec<(u32, FlowIdx)>,
+}
+
+impl FirstEntry {
+    /// Where the flows with last link `d` (in the entry, in word `w` of
+    /// `bits`) start in `dests`.
+    #[inline]
+    fn place(&self, w: usize, d: u32) -> usize {
+        let before = self.below[w] as usize;
+        let at = if self.n_multi == 0 {
+            before + (self.bits[w] & ((1u64 << (d % 64)) - 1)).count_ones() as usize
+        } else {
+            before + self.dests[before..].partition_point(|x| x.0 < d)
+        };
+        debug_assert_eq!(at, self.dests.partition_point(|x| x.0 < d));
+        at
+    }
 }
 
 /// Adds (`up`) or removes flow `f` with first link `s` and last link `d`.
@@ -99,6 +141,8 @@ fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, 
                 FirstEntry {
                     link: s,
                     bits: vec![0; n_links.div_ceil(64)],
+                    below: vec![0; n_links.div_ceil(64)],
+                    n_multi: 0,
                     dests: vec![],
                 },
             );
@@ -107,26 +151,33 @@ fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, 
         Err(_) => return,
     };
     let e = &mut first[i];
-    let at = e.dests.binary_search_by_key(&d, |(x, _)| *x);
+    let lo = e.dests.partition_point(|x| x.0 < d);
+    let hi = lo + e.dests[lo..].partition_point(|x| x.0 == d);
+    let (w, bit) = (d as usize / 64, 1u64 << (d % 64));
     if up {
-        match at {
-            // In flow order, also for flows that start after others.
-            Ok(j) => {
-                let flows = &mut e.dests[j].1;
-                let k = flows.partition_point(|&x| x < f);
-                flows.insert(k, f);
-            }
-            Err(j) => e.dests.insert(j, (d, vec![f])),
+        // In flow order, also for flows that start after others.
+        let k = lo + e.dests[lo..hi].partition_point(|x| x.1 < f);
+        e.dests.insert(k, (d, f));
+        match hi - lo {
+            0 => e.bits[w] |= bit,
+            1 => e.n_multi += 1,
+            _ => {}
         }
-        e.bits[d as usize / 64] |= 1 << (d % 64);
-    } else if let Ok(j) = at {
-        e.dests[j].1.retain(|&x| x != f);
-        if e.dests[j].1.is_empty() {
-            e.dests.remove(j);
-            e.bits[d as usize / 64] &= !(1 << (d % 64));
-            if e.dests.is_empty() {
-                first.remove(i);
-            }
+        for b in &mut e.below[w + 1..] {
+            *b += 1;
+        }
+    } else if let Some(j) = e.dests[lo..hi].iter().position(|x| x.1 == f) {
+        e.dests.remove(lo + j);
+        match hi - lo {
+            1 => e.bits[w] &= !bit,
+            2 => e.n_multi -= 1,
+            _ => {}
+        }
+        for b in &mut e.below[w + 1..] {
+            *b -= 1;
+        }
+        if e.dests.is_empty() {
+            first.remove(i);
         }
     }
 }
@@ -151,6 +202,17 @@ fn full(residual: &[f64], l: u32) -> bool {
     residual[l as usize] <= EPS * 1e9
 }
 
+/// Takes `extra` from link `l`'s residual capacity, and the link out of
+/// `free_bits` once it is full.
+#[inline(always)]
+fn take(residual: &mut [f64], free_bits: &mut [u64], l: u32, extra: f64) {
+    let li = l as usize;
+    residual[li] -= extra;
+    if residual[li] <= EPS * 1e9 {
+        free_bits[li / 64] &= !(1 << (li % 64));
+    }
+}
+
 /// Varys; see the module doc.
 #[derive(Debug, Default)]
 pub struct Varys {
@@ -160,10 +222,14 @@ pub struct Varys {
     order: Vec<(f64, CoflowIdx)>,
     residual: Vec<f64>,
     load: Vec<f64>,
-    solo_next: Vec<FlowIdx>,
+    solo_next: Vec<(FlowIdx, u32, u32)>,
     free_bits: Vec<u64>,
-    stamp: Vec<u32>,
-    round: u32,
+    solo_sorted: Vec<FlowIdx>,
+    // The capacity every link has, if all have the same (the big switch);
+    // set with `load`'s length at the first call.
+    uniform_cap: Option<f64>,
+    // Each ordered coflow's MADD deadline this round.
+    deadlines: Vec<Time>,
 }
 
 impl Varys {
@@ -187,6 +253,13 @@ impl Varys {
         for l in path {
             bump(&mut m.links, l.0, up);
         }
+        if path.len() != 2 {
+            if up {
+                m.n_long += 1;
+            } else {
+                m.n_long -= 1;
+            }
+        }
         file_flow(
             &mut m.first,
             path[0].0,
@@ -196,7 +269,7 @@ impl Varys {
             view.n_links(),
         );
         if !up {
-            m.solo.retain(|&x| x != f);
+            m.solo.retain(|x| x.0 != f);
         }
     }
 
@@ -205,7 +278,14 @@ impl Varys {
     /// `schedule` so that its hot loops compile on their own.
     #[inline(never)]
     fn note(&mut self, view: &Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> bool {
-        self.load.resize(view.n_links(), 0.0);
+        if self.load.len() != view.n_links() {
+            self.load.resize(view.n_links(), 0.0);
+            let caps = view.capacities();
+            self.uniform_cap = caps
+                .first()
+                .copied()
+                .filter(|&c| c > EPS * 1e9 && caps.iter().all(|&x| x == c));
+        }
         for &c in &changes.arrived {
             if self.memo.len() <= c as usize {
                 self.memo.resize(c as usize + 1, CoflowMemo::default());
@@ -245,7 +325,9 @@ impl Varys {
         // Members joining this round are not yet in the state's groups: count
         // them as solo for the loads.
         for &f in &changes.started {
-            self.memo[view.coflow_of(f) as usize].solo.push(f);
+            let path = view.path(f);
+            let ends = (f, path[0].0, path[path.len() - 1].0);
+            self.memo[view.coflow_of(f) as usize].solo.push(ends);
         }
         true
     }
@@ -258,13 +340,30 @@ impl Varys {
         for &(l, _) in &m.links {
             self.load[l as usize] = w.get(l as usize).map_or(0.0, |w| w * phi);
         }
-        for &f in &m.solo {
+        for &(f, s, d) in &m.solo {
             let rem = view.remaining(f);
-            for l in view.path(f) {
-                self.load[l.0 as usize] += rem;
+            if m.n_long == 0 {
+                // The path is [s, d]: the loop below, without reading it.
+                self.load[s as usize] += rem;
+                self.load[d as usize] += rem;
+            } else {
+                for l in view.path(f) {
+                    self.load[l.0 as usize] += rem;
+                }
             }
         }
         m.load.clear();
+        if let Some(bps) = self.uniform_cap {
+            // One capacity: `x * 8e9 / bps` is monotone in floats too, so
+            // the largest load gives the largest quotient, bit for bit.
+            let load = &self.load;
+            m.load
+                .extend(m.links.iter().map(|&(l, _)| load[l as usize]));
+            let most = m.load.iter().fold(0.0, |a: f64, &x| a.max(x));
+            let g = if most > 0.0 { most * 8e9 / bps } else { 0.0 };
+            debug_assert_eq!(g.to_bits(), self.bottleneck_ns(c, cap).to_bits());
+            return g;
+        }
         let mut g: f64 = 0.0;
         for &(l, _) in &m.links {
             let load = self.load[l as usize];
@@ -298,23 +397,11 @@ impl Varys {
         }
         g
     }
-}
 
-impl Scheduler for Varys {
-    type Knows = KnowsSizes;
-    fn name(&self) -> &str {
-        "varys"
-    }
-    fn schedule(
-        &mut self,
-        now: Time,
-        view: Clairvoyant<'_>,
-        changes: &Changes,
-        out: &mut Allocation,
-    ) -> Option<Time> {
-        if !self.note(&view, changes, out) {
-            return None;
-        }
+    /// Step 1: the sending coflows in SEBF order, into `order` (Γ of the
+    /// coflows that changed or sent since, from their loads).
+    #[inline(never)]
+    fn order_coflows(&mut self, view: &Clairvoyant<'_>) {
         let caps = view.capacities();
         self.order.clear();
         for &c in view.active_coflows() {
@@ -324,7 +411,7 @@ impl Scheduler for Varys {
                 continue;
             }
             if self.memo[c as usize].stale {
-                let g = self.loads(&view, c, caps);
+                let g = self.loads(view, c, caps);
                 let m = &mut self.memo[c as usize];
                 m.gamma_key = g;
                 m.stale = false;
@@ -339,14 +426,31 @@ impl Scheduler for Varys {
             |x| memo[x.1 as usize].tie,
             NANOS_TIE,
         );
+    }
+
+    /// Step 2: MADD, one deadline per coflow in `order` (into
+    /// `deadlines`), taking the capacity it uses out of `residual`.
+    #[inline(never)]
+    fn madd(&mut self, now: Time, caps: &[f64], out: &mut Allocation) {
         self.residual.clear();
         self.residual.extend_from_slice(caps);
         // MADD: one deadline per coflow; every flow back in its group.
-        let mut deadlines = Vec::with_capacity(self.order.len());
+        let mut deadlines = std::mem::take(&mut self.deadlines);
+        deadlines.clear();
         for i in 0..self.order.len() {
             let c = self.order[i].1;
-            // Infinite when a link it loads is full: it waits (backfill aside).
-            let gamma = self.bottleneck_ns(c, &self.residual);
+            // Infinite when a link it loads is full: it waits (backfill
+            // aside). The first coflow sees the full capacities: its Γ'
+            // is its Γ, the same expression over the same loads.
+            let gamma = if i == 0 {
+                debug_assert_eq!(
+                    self.memo[c as usize].gamma_key.to_bits(),
+                    self.bottleneck_ns(c, &self.residual).to_bits()
+                );
+                self.memo[c as usize].gamma_key
+            } else {
+                self.bottleneck_ns(c, &self.residual)
+            };
             // Γ' rounded up to a whole nanosecond, tolerant of float noise
             // (`ceil_ns`): a plain ceil turned 6,001,000.000000001 ns into
             // 6,001,001, which slowed the coflow by a hair and could leave
@@ -369,10 +473,16 @@ impl Scheduler for Varys {
                     }
                 }
             }
-            for &f in &self.memo[c as usize].solo {
+            for &(f, _, _) in &self.memo[c as usize].solo {
                 out.set_class(f, i as u32);
             }
         }
+        self.deadlines = deadlines;
+    }
+
+    /// Step 3: backfill, in the same order.
+    #[inline(never)]
+    fn backfill(&mut self, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
         // Backfill, in the same order. `free_bits`: links with room, as a
         // bit set kept current as backfill fills links.
         let words = view.n_links().div_ceil(64);
@@ -384,8 +494,11 @@ impl Scheduler for Varys {
             }
         }
         for (i, &(_, c)) in self.order.iter().enumerate() {
-            let deadline = deadlines[i];
+            let deadline = self.deadlines[i];
             let m = &self.memo[c as usize];
+            // Every path is (first link, last link): the pair is the path,
+            // and the flows' paths (scattered in memory) are not read.
+            let pairs = m.n_long == 0;
             self.solo_next.clear();
             // `first` is sorted by link, so this visits pairs in link order.
             for entry in &m.first {
@@ -393,26 +506,33 @@ impl Scheduler for Varys {
                 if full(&self.residual, s) {
                     continue;
                 }
-                let mut cursor = 0;
-                // Last links with flows from `s` and room left, in link order.
+                // Last links with flows from `s` and room left, in link
+                // order.
                 for (w, &have) in entry.bits.iter().enumerate() {
                     let mut cand = have & self.free_bits[w];
+                    if cand == 0 {
+                        continue;
+                    }
                     while cand != 0 && !full(&self.residual, s) {
                         let d = (w * 64) as u32 + cand.trailing_zeros();
                         cand &= cand - 1;
                         if full(&self.residual, d) {
                             continue;
                         }
-                        while entry.dests[cursor].0 < d {
-                            cursor += 1;
-                        }
-                        let flows = &entry.dests[cursor].1;
-                        for &f in flows {
-                            let path = view.path(f);
-                            let extra = path
-                                .iter()
-                                .map(|l| self.residual[l.0 as usize])
-                                .fold(f64::INFINITY, f64::min);
+                        for &(dd, f) in &entry.dests[entry.place(w, d)..] {
+                            if dd != d {
+                                break;
+                            }
+                            debug_assert!(!pairs || view.path(f).iter().map(|l| l.0).eq([s, d]));
+                            let path = if pairs { &[][..] } else { view.path(f) };
+                            let extra = if pairs {
+                                // The fold below over [s, d], bit for bit.
+                                self.residual[s as usize].min(self.residual[d as usize])
+                            } else {
+                                path.iter()
+                                    .map(|l| self.residual[l.0 as usize])
+                                    .fold(f64::INFINITY, f64::min)
+                            };
                             if extra <= EPS * 1e9 {
                                 continue;
                             }
@@ -423,13 +543,13 @@ impl Scheduler for Varys {
                             };
                             out.set_rate(f, madd + extra);
                             out.set_class(f, i as u32);
-                            self.solo_next.push(f);
+                            self.solo_next.push((f, s, d));
+                            if pairs {
+                                take(&mut self.residual, &mut self.free_bits, s, extra);
+                                take(&mut self.residual, &mut self.free_bits, d, extra);
+                            }
                             for l in path {
-                                let li = l.0 as usize;
-                                self.residual[li] -= extra;
-                                if self.residual[li] <= EPS * 1e9 {
-                                    self.free_bits[li / 64] &= !(1 << (li % 64));
-                                }
+                                take(&mut self.residual, &mut self.free_bits, l.0, extra);
                             }
                         }
                     }
@@ -437,16 +557,23 @@ impl Scheduler for Varys {
             }
             // Flows backfilled last round and not this one go back to the
             // group (those backfilled again stay solo with their new rate).
-            self.round = self.round.wrapping_add(1);
-            if self.stamp.len() < view.n_flows() {
-                self.stamp.resize(view.n_flows(), 0);
-            }
-            for &f in &self.solo_next {
-                self.stamp[f as usize] = self.round;
-            }
+            // Both lists are mostly the same flows in the same (visiting)
+            // order, so a walk along both finds most; the others are looked
+            // up in a sorted copy (a mark per flow would cost a cache miss
+            // each).
+            self.solo_sorted.clear();
             let m = &mut self.memo[c as usize];
-            for &f in &m.solo {
-                if self.stamp[f as usize] != self.round {
+            let mut j = 0;
+            for &(f, _, _) in &m.solo {
+                if self.solo_next.get(j).is_some_and(|x| x.0 == f) {
+                    j += 1;
+                    continue;
+                }
+                if self.solo_sorted.is_empty() {
+                    self.solo_sorted.extend(self.solo_next.iter().map(|x| x.0));
+                    self.solo_sorted.sort_unstable();
+                }
+                if self.solo_sorted.binary_search(&f).is_err() {
                     out.join_proportional(f, c);
                 }
             }
@@ -454,6 +581,86 @@ impl Scheduler for Varys {
             // A coflow that sends now has different loads next time.
             m.stale |= deadline != Time::NEVER || !m.solo.is_empty();
         }
+    }
+}
+
+impl Scheduler for Varys {
+    type Knows = KnowsSizes;
+    fn name(&self) -> &str {
+        "varys"
+    }
+    fn schedule(
+        &mut self,
+        now: Time,
+        view: Clairvoyant<'_>,
+        changes: &Changes,
+        out: &mut Allocation,
+    ) -> Option<Time> {
+        if !self.note(&view, changes, out) {
+            return None;
+        }
+        self.order_coflows(&view);
+        self.madd(now, view.capacities(), out);
+        self.backfill(now, &view, out);
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+    use std::collections::BTreeSet;
+
+    /// Random flows filed and taken out again (many sharing a first and
+    /// last link, last links across several words), against a plain
+    /// ordered set of (first link, last link, flow): the entries hold the
+    /// same flows in the same visiting order, and each last link's place
+    /// found by rank is where a search finds it.
+    #[test]
+    fn first_link_lists_match_a_plain_set() {
+        const N_LINKS: usize = 200;
+        let mut first: Vec<FirstEntry> = vec![];
+        let mut plain: BTreeSet<(u32, u32, FlowIdx)> = BTreeSet::new();
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        for round in 0..5_000 {
+            let (s, d, f) = (
+                rng.next_u32() % 8,
+                8 + rng.next_u32() % (N_LINKS as u32 - 8),
+                rng.next_u32() % 400,
+            );
+            // Mostly one flow per pair, at times several.
+            let f = if round % 3 == 0 { f } else { f % 40 + d * 1000 };
+            let up = rng.next_u32() % 5 < 3;
+            let known = plain.iter().any(|&(_, _, g)| g == f);
+            if up && !known {
+                plain.insert((s, d, f));
+                file_flow(&mut first, s, d, f, true, N_LINKS);
+            } else if !up {
+                if let Some(&(s0, d0, _)) = plain.iter().find(|&&(_, _, g)| g == f) {
+                    plain.remove(&(s0, d0, f));
+                    file_flow(&mut first, s0, d0, f, false, N_LINKS);
+                }
+            }
+            let listed: Vec<(u32, u32, FlowIdx)> = first
+                .iter()
+                .flat_map(|e| e.dests.iter().map(move |&(d, f)| (e.link, d, f)))
+                .collect();
+            assert!(listed.iter().copied().eq(plain.iter().copied()));
+            for e in &first {
+                let mut distinct: Vec<u32> = e.dests.iter().map(|x| x.0).collect();
+                distinct.dedup();
+                let n_bits: u32 = e.bits.iter().map(|b| b.count_ones()).sum();
+                assert_eq!(n_bits as usize, distinct.len());
+                for &(d, _) in &e.dests {
+                    let w = d as usize / 64;
+                    assert_ne!(e.bits[w] & (1 << (d % 64)), 0);
+                    let at = e.place(w, d);
+                    assert_eq!(at, e.dests.iter().position(|x| x.0 == d).unwrap());
+                }
+            }
+        }
     }
 }
