@@ -359,8 +359,15 @@ pub(crate) fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
     lo + s[lo..hi].partition_point(pred)
 }
 
-/// The position in `sorted` of live flow `f`, kept under key `k`.
+/// The position in `sorted` of live flow `f`, kept under key `k`: a
+/// look at each flow of a short chunk (it holds one live `f`), a search
+/// by key in a long one.
 fn position(sorted: &[Kept], k: f64, f: FlowIdx) -> usize {
+    if sorted.len() <= PIECE {
+        let at = sorted.iter().position(|e| e.f == f && !e.dead);
+        debug_assert!(at.is_some(), "kept position of {f}");
+        return at.unwrap_or(0);
+    }
     let mut at = gallop(sorted, |e| e.key.total_cmp(&k).then(e.f.cmp(&f)).is_lt());
     while sorted[at].dead && sorted[at].f == f {
         // An earlier stay of `f` under the same key.
