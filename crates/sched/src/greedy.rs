@@ -257,7 +257,7 @@ const PIECE: usize = 64;
 /// Flows per chunk aimed at: a chunk is split where a cluster ends once
 /// it holds more than twice this, and joined with the next one when both
 /// fit in this.
-const CHUNK: usize = 32;
+const CHUNK: usize = 16;
 
 /// How far above key `k0` a near-tie run that starts at it reaches: `tol`
 /// plus 1e-9 of the key, as `sort_with_ties` cuts runs (0 when `tol` is 0:
