@@ -14,22 +14,36 @@
 //! of the order that end where a cluster does (neighbouring keys further
 //! apart than the tie reach, [`gap`], so that no near-tie run crosses a
 //! chunk's end), of about [`CHUNK`] flows (one cluster longer than that
-//! is a chunk of its own). Each chunk's head, kept apart from its flows,
-//! holds its first key and the sets of the first and of the last links of
-//! its flows' paths (by link class, `l % 320`: exact on a big switch of up
-//! to 160 hosts, and never wrong, since a class counts as full only when
-//! all its links are). An update re-reads the keys of the flows that
-//! moved, finds their chunks by the heads' first keys, marks them dead in
-//! place and merges the re-keyed and the new flows into the chunks they
-//! fall in; only those chunks are joined with the next one (where no
-//! cluster ends between them any more, or both are short), split (where a
-//! cluster ends nearest their middle) and summed up again. A flow that
-//! falls past its chunk's last flow, a cluster's end away, starts a chunk
-//! of its own, so that a long cluster is not summed up again for it. A
-//! dead flow still counts for its chunk's summary (which holds more than
-//! it needs, never less) until dead flows are a quarter of the chunk,
-//! which is then purged. So an event costs the chunks it changes, not the
-//! length of the order. Where keys never move while a flow is active
+//! is a chunk of its own). The chunks' first keys are kept apart from
+//! them (the search by key reads no more than these), and each chunk's
+//! summary holds the sets of the first and of the last links of its
+//! flows' paths (by link class, `l % 320`: exact on a big switch of up to
+//! 160 hosts, and never wrong, since a class counts as full only when all
+//! its links are). Each live flow's chunk is kept by an id that stays
+//! while chunks before it come and go ([`Places`]), so a flow that moves
+//! or leaves finds its chunk without a search, and its place by a look
+//! over a short chunk. An update re-reads the keys of the flows that
+//! moved. A flow whose new key still falls between its neighbours (and,
+//! at a chunk's end, a cluster's end away from the next chunk) is
+//! re-keyed where it lies: on FB2010, most of those that had a rate. The
+//! others are marked dead in place, and the re-keyed and the new flows
+//! merged into the chunks they fall in; only those chunks are joined with
+//! the next one (where no cluster ends between them any more, or both are
+//! short) and split (where a cluster ends nearest their middle). A flow
+//! that falls past its chunk's last flow, a cluster's end away, starts a
+//! chunk of its own, so that a long cluster is not changed for it. A dead
+//! flow still counts for its chunk's summary (which holds more than it
+//! needs, never less) until dead flows are a quarter of the chunk, which
+//! is then purged. A chunk that changed is summed up again only when a
+//! fill may pass over it (it holds no flow the last fill gave a rate and
+//! lies past the classes) or walk it piece by piece (it is long and few
+//! of its flows had a rate): a chunk whose flows send is walked whatever
+//! its summary, and on FB2010 most changed chunks are such. Until then it
+//! is walked as runs, where it lies if they are in flow index order. A
+//! flow re-keyed where it lies leaves its chunk summed if its neighbouring
+//! keys stay equal or a cluster's end apart. So an event costs the flows
+//! and chunks it changes, not the length of the order. Chunks are boxed:
+//! one inserted or removed moves a pointer per chunk after it. Where keys never move while a flow is active
 //! (`edf-sjf`'s total size: [`SortedFlows::with_fixed_keys`]) only the
 //! flows that start or finish are (re-)keyed.
 //!
@@ -56,11 +70,13 @@
 //! suites in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
 //! `edf-sjf` against slow references; debug builds check every kept key
 //! against a fresh read and the live flows against the active ones in
-//! [`SortedFlows::update`], the chunks, their ends, heads and pieces
-//! against a summary from scratch, and every fill's rates and classes
-//! against [`greedy_fill`] on the full order; the unit tests hold the
-//! chunked order, joined, split and purged with chunks of 1 to 16 flows,
-//! against a sorted `Vec` and `sort_with_ties`). A kept key is trusted
+//! [`SortedFlows::update`], the chunks, their first keys, each live flow's
+//! chunk id and each id's position, and the summed chunks' ends, flags and
+//! pieces against a summary from scratch (a chunk not summed is walked as
+//! runs), and every fill's rates and classes against [`greedy_fill`] on
+//! the full order; the unit tests hold the chunked order, re-keyed in
+//! place, joined, split, purged and summed up at random with chunks of 1
+//! to 16 flows, against a sorted `Vec` and `sort_with_ties`). A kept key is trusted
 //! only for a flow whose rate was 0 in the last two fills: the first fill
 //! that gives it 0 runs while it still sends at its old rate until the
 //! driver applies the new one.
