@@ -653,6 +653,7 @@ pub(crate) struct SortedFlows {
     firsts: Vec<(f64, FlowIdx)>,
     // Boxed, so that a chunk inserted or removed moves a pointer per
     // chunk after it, not the chunk.
+    #[allow(clippy::vec_box)]
     chunks: Vec<Box<Chunk>>,
     places: Places,
     // Flows per chunk aimed at (0: [`CHUNK`]).
