@@ -14,22 +14,36 @@
 //! of the order that end where a cluster does (neighbouring keys further
 //! apart than the tie reach, [`gap`], so that no near-tie run crosses a
 //! chunk's end), of about [`CHUNK`] flows (one cluster longer than that
-//! is a chunk of its own). Each chunk's head, kept apart from its flows,
-//! holds its first key and the sets of the first and of the last links of
-//! its flows' paths (by link class, `l % 320`: exact on a big switch of up
-//! to 160 hosts, and never wrong, since a class counts as full only when
-//! all its links are). An update re-reads the keys of the flows that
-//! moved, finds their chunks by the heads' first keys, marks them dead in
-//! place and merges the re-keyed and the new flows into the chunks they
-//! fall in; only those chunks are joined with the next one (where no
-//! cluster ends between them any more, or both are short), split (where a
-//! cluster ends nearest their middle) and summed up again. A flow that
-//! falls past its chunk's last flow, a cluster's end away, starts a chunk
-//! of its own, so that a long cluster is not summed up again for it. A
-//! dead flow still counts for its chunk's summary (which holds more than
-//! it needs, never less) until dead flows are a quarter of the chunk,
-//! which is then purged. So an event costs the chunks it changes, not the
-//! length of the order. Where keys never move while a flow is active
+//! is a chunk of its own). The chunks' first keys are kept apart from
+//! them (the search by key reads no more than these), and each chunk's
+//! summary holds the sets of the first and of the last links of its
+//! flows' paths (by link class, `l % 320`: exact on a big switch of up to
+//! 160 hosts, and never wrong, since a class counts as full only when all
+//! its links are). Each live flow's chunk is kept by an id that stays
+//! while chunks before it come and go ([`Places`]), so a flow that moves
+//! or leaves finds its chunk without a search, and its place by a look
+//! over a short chunk. An update re-reads the keys of the flows that
+//! moved. A flow whose new key still falls between its neighbours (and,
+//! at a chunk's end, a cluster's end away from the next chunk) is
+//! re-keyed where it lies: on FB2010, most of those that had a rate. The
+//! others are marked dead in place, and the re-keyed and the new flows
+//! merged into the chunks they fall in; only those chunks are joined with
+//! the next one (where no cluster ends between them any more, or both are
+//! short) and split (where a cluster ends nearest their middle). A flow
+//! that falls past its chunk's last flow, a cluster's end away, starts a
+//! chunk of its own, so that a long cluster is not changed for it. A dead
+//! flow still counts for its chunk's summary (which holds more than it
+//! needs, never less) until dead flows are a quarter of the chunk, which
+//! is then purged. A chunk that changed is summed up again only when a
+//! fill may pass over it (it holds no flow the last fill gave a rate and
+//! lies past the classes) or walk it piece by piece (it is long and few
+//! of its flows had a rate): a chunk whose flows send is walked whatever
+//! its summary, and on FB2010 most changed chunks are such. Until then it
+//! is walked as runs, where it lies if they are in flow index order. A
+//! flow re-keyed where it lies leaves its chunk summed if its neighbouring
+//! keys stay equal or a cluster's end apart. So an event costs the flows
+//! and chunks it changes, not the length of the order. Chunks are boxed:
+//! one inserted or removed moves a pointer per chunk after it. Where keys never move while a flow is active
 //! (`edf-sjf`'s total size: [`SortedFlows::with_fixed_keys`]) only the
 //! flows that start or finish are (re-)keyed.
 //!
@@ -56,11 +70,13 @@
 //! suites in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
 //! `edf-sjf` against slow references; debug builds check every kept key
 //! against a fresh read and the live flows against the active ones in
-//! [`SortedFlows::update`], the chunks, their ends, heads and pieces
-//! against a summary from scratch, and every fill's rates and classes
-//! against [`greedy_fill`] on the full order; the unit tests hold the
-//! chunked order, joined, split and purged with chunks of 1 to 16 flows,
-//! against a sorted `Vec` and `sort_with_ties`). A kept key is trusted
+//! [`SortedFlows::update`], the chunks, their first keys, each live flow's
+//! chunk id and each id's position, and the summed chunks' ends, flags and
+//! pieces against a summary from scratch (a chunk not summed is walked as
+//! runs), and every fill's rates and classes against [`greedy_fill`] on
+//! the full order; the unit tests hold the chunked order, re-keyed in
+//! place, joined, split, purged and summed up at random with chunks of 1
+//! to 16 flows, against a sorted `Vec` and `sort_with_ties`). A kept key is trusted
 //! only for a flow whose rate was 0 in the last two fills: the first fill
 //! that gives it 0 runs while it still sends at its old rate until the
 //! driver applies the new one.
@@ -217,11 +233,17 @@ pub(crate) const WORDS: usize = CLASSES / 64;
 pub(crate) type Classes = [u64; WORDS];
 
 /// Adds link `l`'s class to `set`; `u32::MAX` (no link) adds them all.
+#[inline(always)]
 pub(crate) fn add_class(set: &mut Classes, l: u32) {
     if l == u32::MAX {
         *set = [u64::MAX; WORDS];
     } else {
-        let c = l as usize % CLASSES;
+        // Most links are below `CLASSES`: no division for them.
+        let c = if (l as usize) < CLASSES {
+            l as usize
+        } else {
+            l as usize % CLASSES
+        };
         set[c / 64] |= 1 << (c % 64);
     }
 }
@@ -251,7 +273,7 @@ const PIECE: usize = 64;
 /// Flows per chunk aimed at: a chunk is split where a cluster ends once
 /// it holds more than twice this, and joined with the next one when both
 /// fit in this.
-const CHUNK: usize = 32;
+const CHUNK: usize = 16;
 
 /// How far above key `k0` a near-tie run that starts at it reaches: `tol`
 /// plus 1e-9 of the key, as `sort_with_ties` cuts runs (0 when `tol` is 0:
@@ -353,8 +375,15 @@ pub(crate) fn gallop<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
     lo + s[lo..hi].partition_point(pred)
 }
 
-/// The position in `sorted` of live flow `f`, kept under key `k`.
+/// The position in `sorted` of live flow `f`, kept under key `k`: a
+/// look at each flow of a short chunk (it holds one live `f`), a search
+/// by key in a long one.
 fn position(sorted: &[Kept], k: f64, f: FlowIdx) -> usize {
+    if sorted.len() <= PIECE {
+        let at = sorted.iter().position(|e| e.f == f && !e.dead);
+        debug_assert!(at.is_some(), "kept position of {f}");
+        return at.unwrap_or(0);
+    }
     let mut at = gallop(sorted, |e| e.key.total_cmp(&k).then(e.f.cmp(&f)).is_lt());
     while sorted[at].dead && sorted[at].f == f {
         // An earlier stay of `f` under the same key.
@@ -448,29 +477,27 @@ impl FlowBits {
     }
 }
 
-/// What the fill and the search read of a chunk, kept apart from its
-/// flows so that passing over a chunk reads no more than this: the key
-/// and index of its first flow (dead or alive) and the [`Ends`] of all
-/// its flows.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    first: (f64, FlowIdx),
-    ends: Ends,
-}
-
 /// A stretch of the order that starts and ends where clusters do: its
-/// flows in (key, index) order, its pieces' summaries (see [`cut`]), its
-/// dead flows.
+/// flows in (key, index) order, its summary and its pieces' (see
+/// [`cut`]), its dead flows.
 #[derive(Debug, Default)]
 struct Chunk {
+    // Its id in [`Places`]: it does not change while the chunk lives.
+    id: u32,
     flows: Vec<Kept>,
+    // The [`Ends`] of all its flows, dead or alive, if `summed`.
+    ends: Ends,
     pieces: Vec<Ends>,
     // Its near-tie runs are in flow index order: walked where it lies.
     in_order: bool,
     // Neighbouring keys are equal or a cluster's end apart: its runs are
     // of equal keys, in index order whoever leaves.
     exact: bool,
-    // Its head, pieces and flags are those [`cut`] gives on its flows.
+    // Its ends, pieces and flags are those [`cut`] gives on its flows;
+    // if not, it is walked as runs (`in_order` false, no pieces). A chunk
+    // that changed is summed up again only when a fill would pass over
+    // it unread if it could: one that holds a flow the last fill gave a
+    // rate, or that the classes reach, is walked whatever its summary.
     summed: bool,
     n_dead: usize,
 }
@@ -487,21 +514,148 @@ impl Chunk {
         self.n_dead = 0;
         self.summed = false;
     }
+
+    /// Sums it up again as [`cut`] does, if it changed since it was.
+    fn sum(&mut self, tol: f64) {
+        if !self.summed {
+            let (ends, in_order, exact) = cut(&self.flows, tol, &mut self.pieces);
+            (self.ends, self.in_order, self.exact, self.summed) = (ends, in_order, exact, true);
+        }
+    }
+
+    /// Notes that it changed: walked as runs until it is summed up again.
+    fn unsum(&mut self) {
+        self.summed = false;
+        self.in_order = false;
+        self.pieces.clear();
+    }
 }
 
-/// The chunk of `heads` whose flows hold key `k` and index `f` (or
-/// would): the last one whose first flow does not come after it.
-fn chunk_of(heads: &[Head], k: f64, f: FlowIdx) -> usize {
-    let after = heads.partition_point(|h| h.first.0.total_cmp(&k).then(h.first.1.cmp(&f)).is_le());
+/// Which chunk holds each live flow, by chunk ids that stay the same when
+/// chunks are inserted or removed before it: a flow that moves or leaves
+/// finds its chunk without a search by key.
+#[derive(Debug, Default)]
+struct Places {
+    // Per flow: the id of the chunk that holds it alive.
+    chunk_of: Vec<u32>,
+    // Per chunk id: the chunk's position.
+    at: Vec<u32>,
+    // Ids of removed chunks, for reuse.
+    free: Vec<u32>,
+}
+
+impl Places {
+    /// An id for a new chunk.
+    fn new_id(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.at.push(0);
+            self.at.len() as u32 - 1
+        })
+    }
+
+    /// Notes that the live flows of `flows` are in chunk `id`.
+    fn put(&mut self, flows: &[Kept], id: u32) {
+        for e in flows.iter().filter(|e| !e.dead) {
+            let f = e.f as usize;
+            if self.chunk_of.len() <= f {
+                self.chunk_of.resize(f + 1, u32::MAX);
+            }
+            self.chunk_of[f] = id;
+        }
+    }
+
+    /// The position of the chunk that holds live flow `f`.
+    fn chunk(&self, f: FlowIdx) -> usize {
+        self.at[self.chunk_of[f as usize] as usize] as usize
+    }
+
+    /// Notes every chunk's position.
+    fn renumber(&mut self, chunks: &[Box<Chunk>]) {
+        for (p, c) in chunks.iter().enumerate() {
+            self.at[c.id as usize] = p as u32;
+        }
+    }
+
+    /// Forgets every chunk.
+    fn clear(&mut self) {
+        self.at.clear();
+        self.free.clear();
+    }
+}
+
+/// The chunk whose flows hold key `k` and index `f` (or would), by the
+/// key and index of each chunk's first flow: the last chunk whose first
+/// flow does not come after it.
+fn chunk_of(firsts: &[(f64, FlowIdx)], k: f64, f: FlowIdx) -> usize {
+    let after = firsts.partition_point(|h| h.0.total_cmp(&k).then(h.1.cmp(&f)).is_le());
     after.saturating_sub(1)
+}
+
+/// Moves live flow `f`, kept under key `k` in chunk `c`, to key `k2` where it lies if
+/// that keeps the order: (`k2`, `f`) still falls between its neighbours,
+/// dead or alive, and a cluster still ends at its chunk's ends. Its chunk
+/// is then summed up again when a fill needs it. Returns whether it
+/// moved; if not, the caller re-keys it as a flow that leaves and joins.
+fn rekey_in_place(
+    firsts: &mut [(f64, FlowIdx)],
+    chunks: &mut [Box<Chunk>],
+    c: usize,
+    (k, k2): (f64, f64),
+    f: FlowIdx,
+    tol: f64,
+) -> bool {
+    let s = &chunks[c].flows;
+    let at = position(s, k, f);
+    let new = Kept { key: k2, ..s[at] };
+    let after_prev = match at.checked_sub(1) {
+        Some(p) => kept_by_key(&s[p], &new).is_lt(),
+        None => {
+            c == 0
+                || gap(
+                    chunks[c - 1].flows[chunks[c - 1].flows.len() - 1].key,
+                    k2,
+                    tol,
+                )
+        }
+    };
+    let before_next = match s.get(at + 1) {
+        Some(n) => kept_by_key(&new, n).is_lt(),
+        None => chunks
+            .get(c + 1)
+            .is_none_or(|n| gap(k2, n.flows[0].key, tol)),
+    };
+    if !(after_prev && before_next) {
+        return false;
+    }
+    let chunk = &mut chunks[c];
+    chunk.flows[at].key = k2;
+    if at == 0 {
+        firsts[c] = (k2, f);
+    }
+    // Its ends are the same; its pieces and flags too if its neighbouring
+    // keys are still equal or a cluster's end apart (the other pairs of
+    // neighbours are as they were).
+    let s = &chunk.flows;
+    let lo = at.saturating_sub(1);
+    let hi = (at + 2).min(s.len());
+    if chunk.summed && !(chunk.exact && exact_ties(&s[lo..hi], tol)) {
+        chunk.unsum();
+    }
+    true
 }
 
 /// The active flows in (key, flow index) order, kept from one call to the
 /// next in chunks; see the module doc.
 #[derive(Debug, Default)]
 pub(crate) struct SortedFlows {
-    heads: Vec<Head>,
-    chunks: Vec<Chunk>,
+    // The key and index of each chunk's first flow (dead or alive), kept
+    // apart from the chunks so that the search reads no more than this.
+    firsts: Vec<(f64, FlowIdx)>,
+    // Boxed, so that a chunk inserted or removed moves a pointer per
+    // chunk after it, not the chunk.
+    #[allow(clippy::vec_box)]
+    chunks: Vec<Box<Chunk>>,
+    places: Places,
     // Flows per chunk aimed at (0: [`CHUNK`]).
     chunk_len: usize,
     batch: Vec<Kept>,
@@ -509,8 +663,9 @@ pub(crate) struct SortedFlows {
     leaving: Vec<(f64, FlowIdx)>,
     // Chunks changed in this update.
     dirty: Vec<usize>,
-    // The chunks and positions in them of the flows the last fill gave a
-    // rate: they may have to be set to 0.
+    // The chunks of the flows the last fill gave a rate (they may have to
+    // be set to 0), and their positions in the chunks walked piece by
+    // piece (their indices in the others).
     hot: Vec<(usize, usize)>,
     // Per flow: the key it is kept under, NaN if it is not.
     key_of: Vec<f64>,
@@ -580,10 +735,11 @@ impl SortedFlows {
         self.leaving.clear();
         if !self.ready || changes.resynced {
             self.ready = true;
+            self.places.clear();
             for e in self.chunks.drain(..).flat_map(|c| c.flows) {
                 self.key_of[e.f as usize] = f64::NAN;
             }
-            self.heads.clear();
+            self.firsts.clear();
             for &f in view.active_flows() {
                 self.classed.push(f);
                 if let Some(k) = key(f) {
@@ -619,6 +775,15 @@ impl SortedFlows {
                 if k.map(f64::to_bits) == Some(key_of[fi].to_bits()) {
                     // Sent nothing since it was keyed (no time passed).
                     continue;
+                }
+                let old = key_of[fi];
+                if let (Some(k), false) = (k, old.is_nan()) {
+                    let (firsts, chunks) = (&mut self.firsts, &mut self.chunks[..]);
+                    let c = self.places.chunk(f);
+                    if rekey_in_place(firsts, chunks, c, (old, k), f, tol) {
+                        key_of[fi] = k;
+                        continue;
+                    }
                 }
                 leave(key_of, leaving, f);
                 if let Some(k) = k {
@@ -663,10 +828,11 @@ impl SortedFlows {
     /// and cut into clusters again. The other chunks are not read.
     fn apply(&mut self) {
         let (tol, target) = (self.tol, self.target());
-        let (heads, chunks, dirty) = (&mut self.heads, &mut self.chunks, &mut self.dirty);
+        let (firsts, chunks, dirty) = (&mut self.firsts, &mut self.chunks, &mut self.dirty);
+        let places = &mut self.places;
         dirty.clear();
         for &(k, f) in &self.leaving {
-            let c = chunk_of(heads, k, f);
+            let c = places.chunk(f);
             let chunk = &mut chunks[c];
             let at = position(&chunk.flows, k, f);
             chunk.flows[at].dead = true;
@@ -686,17 +852,17 @@ impl SortedFlows {
         let mut b = 0;
         while b < batch.len() {
             if chunks.is_empty() {
-                let first = (batch[0].key, batch[0].f);
-                heads.push(Head {
-                    first,
-                    ends: Ends::default(),
-                });
-                chunks.push(Chunk::default());
+                firsts.push((batch[0].key, batch[0].f));
+                let id = places.new_id();
+                chunks.push(Box::new(Chunk {
+                    id,
+                    ..Chunk::default()
+                }));
             }
-            let c = chunk_of(heads, batch[b].key, batch[b].f);
-            let end = match heads.get(c + 1) {
+            let c = chunk_of(firsts, batch[b].key, batch[b].f);
+            let end = match firsts.get(c + 1) {
                 Some(h) => {
-                    let next = |e: &Kept| e.key.total_cmp(&h.first.0).then(e.f.cmp(&h.first.1));
+                    let next = |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1));
                     b + batch[b..].partition_point(|e| next(e).is_lt())
                 }
                 None => batch.len(),
@@ -715,36 +881,32 @@ impl SortedFlows {
             if mid > b {
                 let chunk = &mut chunks[c];
                 merge_in_place(&mut chunk.flows, &batch[b..mid]);
+                places.put(&batch[b..mid], chunk.id);
                 let short = chunk.flows.len() <= PIECE;
                 if chunk.summed && chunk.exact && short && exact_ties(&chunk.flows, tol) {
                     // Still of equal-key runs and with no pieces: its head
                     // only gains the new flows' classes.
                     for e in &batch[b..mid] {
-                        add_class(&mut heads[c].ends.first, e.ends[0]);
-                        add_class(&mut heads[c].ends.last, e.ends[1]);
+                        add_class(&mut chunk.ends.first, e.ends[0]);
+                        add_class(&mut chunk.ends.last, e.ends[1]);
                     }
                 } else {
-                    chunk.summed = false;
+                    chunk.unsum();
                 }
                 dirty.push(c);
             }
             if !past.is_empty() {
                 // Numbered as a chunk inserted after `c` at once.
-                let first = (past[0].key, past[0].f);
-                heads.insert(
-                    c + 1,
-                    Head {
-                        first,
-                        ends: Ends::default(),
-                    },
-                );
-                let flows = past.to_vec();
+                firsts.insert(c + 1, (past[0].key, past[0].f));
+                let (flows, id) = (past.to_vec(), places.new_id());
+                places.put(past, id);
                 chunks.insert(
                     c + 1,
-                    Chunk {
+                    Box::new(Chunk {
+                        id,
                         flows,
                         ..Chunk::default()
-                    },
+                    }),
                 );
                 for d in dirty.iter_mut().filter(|d| **d > c) {
                     *d += 1;
@@ -769,8 +931,8 @@ impl SortedFlows {
                 chunks[c].purge();
             }
             if chunks[c].flows.is_empty() {
-                chunks.remove(c);
-                heads.remove(c);
+                places.free.push(chunks.remove(c).id);
+                firsts.remove(c);
                 shift -= 1;
                 done = c;
                 continue;
@@ -782,12 +944,14 @@ impl SortedFlows {
                     break;
                 }
                 let next = chunks.remove(c + 1);
-                heads.remove(c + 1);
+                firsts.remove(c + 1);
                 shift -= 1;
                 let chunk = &mut chunks[c];
+                places.free.push(next.id);
+                places.put(&next.flows, chunk.id);
                 chunk.flows.extend_from_slice(&next.flows);
                 chunk.n_dead += next.n_dead;
-                chunk.summed = false;
+                chunk.unsum();
                 if chunk.purge_due() {
                     chunk.purge();
                 }
@@ -801,26 +965,28 @@ impl SortedFlows {
                     chunk.summed = false;
                 }
                 if !chunk.summed {
-                    let (ends, in_order, exact) = cut(&chunk.flows, tol, &mut chunk.pieces);
-                    (chunk.in_order, chunk.exact, chunk.summed) = (in_order, exact, true);
-                    heads[at].ends = ends;
+                    // Summed up by the fill that needs it.
+                    chunk.unsum();
                 }
-                heads[at].first = (chunk.flows[0].key, chunk.flows[0].f);
+                firsts[at] = (chunk.flows[0].key, chunk.flows[0].f);
                 let Some(flows) = tail else { break };
                 at += 1;
+                let id = places.new_id();
+                places.put(&flows, id);
                 chunks.insert(
                     at,
-                    Chunk {
+                    Box::new(Chunk {
+                        id,
                         flows,
                         ..Chunk::default()
-                    },
+                    }),
                 );
-                let (first, ends) = (heads[at - 1].first, Ends::default());
-                heads.insert(at, Head { first, ends });
+                firsts.insert(at, firsts[at - 1]);
                 shift += 1;
             }
             done = at + 1;
         }
+        places.renumber(chunks);
     }
 
     /// Flows per chunk aimed at.
@@ -833,20 +999,18 @@ impl SortedFlows {
     }
 
     /// Checks the chunks against a cut from scratch: flows in (key,
-    /// index) order, a cluster ending at every chunk's end, heads, dead
-    /// counts and clusters as [`cut`] writes them.
+    /// index) order, a cluster ending at every chunk's end, first flows,
+    /// dead counts, and the summaries of the summed chunks as [`cut`]
+    /// writes them (a chunk not summed is walked as runs).
     #[cfg(any(test, debug_assertions))]
     fn check(&self) {
         let tol = self.tol;
-        assert_eq!(self.heads.len(), self.chunks.len());
+        assert_eq!(self.firsts.len(), self.chunks.len());
         let mut last: Option<&Kept> = None;
-        for (h, c) in self.heads.iter().zip(&self.chunks) {
+        for (p, (h, c)) in self.firsts.iter().zip(&self.chunks).enumerate() {
             let s = &c.flows;
             assert!(!s.is_empty(), "empty chunk");
-            assert_eq!(
-                (h.first.0.to_bits(), h.first.1),
-                (s[0].key.to_bits(), s[0].f)
-            );
+            assert_eq!((h.0.to_bits(), h.1), (s[0].key.to_bits(), s[0].f));
             if let Some(a) = last {
                 assert!(gap(a.key, s[0].key, tol), "no gap between chunks");
             }
@@ -854,17 +1018,24 @@ impl SortedFlows {
                 assert!(kept_by_key(&w[0], &w[1]).is_le(), "chunk order");
             }
             assert_eq!(c.n_dead, s.iter().filter(|e| e.dead).count());
+            for e in s.iter().filter(|e| !e.dead) {
+                assert_eq!(self.places.chunk_of[e.f as usize], c.id, "chunk of {}", e.f);
+            }
+            assert_eq!(self.places.at[c.id as usize] as usize, p, "chunk {p}");
+            last = s.last();
+            if !c.summed {
+                assert!(!c.in_order && c.pieces.is_empty(), "walked as runs");
+                continue;
+            }
             let mut pieces = vec![];
             let (ends, in_order, exact) = cut(s, tol, &mut pieces);
-            assert!(ends == h.ends, "chunk ends");
-            assert!(c.summed, "summed");
+            assert!(ends == c.ends, "chunk ends");
             // Not known in order (a flow left since the cut) is safe.
             assert!(in_order || !c.in_order, "in order");
             if c.in_order {
                 assert!(pieces == c.pieces, "pieces");
             }
             assert_eq!(exact, c.exact, "exact ties");
-            last = s.last();
         }
     }
 
@@ -909,23 +1080,37 @@ impl SortedFlows {
             out.set_class(f, LAST_CLASS);
         }
         // Where the flows are that the last fill gave a rate: they may
-        // have to be set to 0.
+        // have to be set to 0. By chunk and flow, then by chunk and
+        // position in a chunk walked piece by piece: a long one, summed
+        // up here unless a quarter of its flows or more are such (it is
+        // then walked as runs).
         self.hot.clear();
         for &f in &self.positive_before {
             let k = self.key_of[f as usize];
             if !k.is_nan() {
-                // Its place matters only in a chunk walked piece by piece.
-                let c = chunk_of(&self.heads, k, f);
-                let s = &self.chunks[c];
-                let at = if s.pieces.is_empty() {
-                    0
-                } else {
-                    position(&s.flows, k, f)
-                };
-                self.hot.push((c, at));
+                self.hot.push((self.places.chunk(f), f as usize));
             }
         }
         self.hot.sort_unstable();
+        let mut i = 0;
+        while i < self.hot.len() {
+            let c = self.hot[i].0;
+            let n = self.hot[i..].partition_point(|x| x.0 == c);
+            let (chunk, here) = (&mut self.chunks[c], &mut self.hot[i..i + n]);
+            if chunk.flows.len() > PIECE {
+                if 4 * n < chunk.flows.len() {
+                    chunk.sum(self.tol);
+                }
+                if !chunk.pieces.is_empty() {
+                    for x in here.iter_mut() {
+                        let f = x.1 as FlowIdx;
+                        x.1 = position(&chunk.flows, self.key_of[x.1], f);
+                    }
+                    here.sort_unstable();
+                }
+            }
+            i += n;
+        }
         residual.clear();
         residual.extend_from_slice(view.capacities());
         let was_positive = &self.was_positive;
@@ -951,13 +1136,19 @@ impl SortedFlows {
         // last fill gave a rate and lies past the classes is passed over
         // whole (each of its flows would get 0 and no class).
         let (tol, mut hot) = (self.tol, &self.hot[..]);
-        for (c, (h, chunk)) in self.heads.iter().zip(&self.chunks).enumerate() {
+        for (c, chunk) in self.chunks.iter_mut().enumerate() {
             // The positions of this chunk's flows that the last fill gave
             // a rate, ascending.
-            let n_hot = hot.partition_point(|x| x.0 <= c);
+            let n_hot = hot.iter().take_while(|x| x.0 == c).count();
             let (here, rest) = hot.split_at(n_hot);
             hot = rest;
-            if here.is_empty() && fill.at >= LAST_CLASS && fill.all_blocked(&h.ends) {
+            let may_pass = here.is_empty() && fill.at >= LAST_CLASS;
+            if may_pass || (here.is_empty() && chunk.flows.len() > PIECE) {
+                // Summed up only where it may be passed over, or be
+                // walked piece by piece.
+                chunk.sum(tol);
+            }
+            if may_pass && fill.all_blocked(&chunk.ends) {
                 continue;
             }
             let s = &chunk.flows[..];
@@ -970,6 +1161,11 @@ impl SortedFlows {
                 q < here.len() && here[q].1 < b
             };
             let fresh = !here.is_empty();
+            if !chunk.summed && runs_in_index_order(s, tol) {
+                // Walked where it lies, as a summed chunk without pieces.
+                fill.visit_all(s, fresh);
+                continue;
+            }
             if !chunk.in_order {
                 let mut visit = |e: &Kept| fill.visit(e.f, e.ends, fresh);
                 walk_runs(s, tol, &mut self.run, &mut visit);
@@ -1248,8 +1444,16 @@ mod tests {
                         0 => {
                             let key = (rnd(spread) as f64) * 0.4;
                             *slot = Some(key);
-                            let ends = [rnd(3) as u32, 3 + rnd(3) as u32];
                             let f = f as FlowIdx;
+                            if let (Some(old), true) = (was, rnd(2) == 0) {
+                                // Moved where it lies, as `update` tries.
+                                let (firsts, chunks) = (&mut k.firsts, &mut k.chunks[..]);
+                                let c = k.places.chunk(f);
+                                if rekey_in_place(firsts, chunks, c, (old, key), f, tol) {
+                                    continue;
+                                }
+                            }
+                            let ends = [rnd(3) as u32, 3 + rnd(3) as u32];
                             let dead = false;
                             k.batch.push(Kept { key, f, ends, dead });
                             true
@@ -1267,6 +1471,11 @@ mod tests {
                 k.batch.sort_unstable_by(kept_by_key);
                 k.apply();
                 k.check();
+                // Some chunks summed up, as a fill that reaches them does.
+                for c in k.chunks.iter_mut().filter(|_| rnd(2) == 0) {
+                    c.sum(tol);
+                }
+                k.check();
                 // Chunk by chunk, as the fill walks it: where it lies if
                 // it has pieces.
                 let mut got = vec![];
@@ -1274,7 +1483,10 @@ mod tests {
                     let start = got.len();
                     let mut visit = |e: &Kept| got.push(e.f);
                     walk_runs(&c.flows, tol, &mut vec![], &mut visit);
-                    if c.in_order {
+                    // Where it lies, as the fill walks it, if summed in
+                    // order or not summed with runs found in order.
+                    let unsummed = !c.summed && runs_in_index_order(&c.flows, tol);
+                    if c.in_order || unsummed {
                         let lies = c.flows.iter().filter(|e| !e.dead).map(|e| e.f);
                         assert!(got[start..].iter().copied().eq(lies), "pieces walk");
                     }
