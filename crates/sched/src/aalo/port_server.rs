@@ -653,6 +653,67 @@ impl PortServer {
 }
 
 impl Aalo {
+    /// Gives a level group of coflow `c` the new row level of its slots in
+    /// place when every one of them moves to one level group of that level
+    /// in `todo` (their rows' pass-1 levels moved together, as after a
+    /// solve that moves a tie of rows): its flows then stay in it, and only
+    /// its rate moves, to the one a new group would get (`level + weight *`
+    /// the column's excess level). Marks the columns of such groups in
+    /// `relabeled`, whose group rates are then set.
+    fn relabel_level_groups(&mut self, c: usize, todo: &[Rerate]) {
+        let co = &mut self.co[c];
+        self.relabeled.clear();
+        self.relabeled.resize(co.cols.len(), false);
+        let moves = &mut self.relabels;
+        moves.clear();
+        for rr in todo {
+            if rr.mode != LEVEL_GROUP {
+                continue;
+            }
+            let slot = &co.slots[rr.slot as usize];
+            if slot.dirty || slot.group == NONE {
+                continue;
+            }
+            let j = slot.col as usize;
+            let lg = co.level_groups[j].iter().find(|x| x.group == slot.group);
+            let w = self.cfg.weights[co.pieces[slot.piece as usize].tier as usize];
+            if let Some(lg) = lg {
+                if lg.weight.to_bits() == w.to_bits() && lg.level.to_bits() != rr.level.to_bits() {
+                    moves.push((slot.group, rr.slot, j as u32, rr.level));
+                }
+            }
+        }
+        if moves.is_empty() {
+            return;
+        }
+        moves.sort_unstable_by_key(|m| (m.0, m.1));
+        moves.dedup_by_key(|m| (m.0, m.1));
+        let mut i = 0;
+        while i < moves.len() {
+            let (g, _, j, level) = moves[i];
+            let mut n = 0;
+            let mut one_level = true;
+            while i < moves.len() && moves[i].0 == g {
+                one_level &= moves[i].3.to_bits() == level.to_bits();
+                n += 1;
+                i += 1;
+            }
+            let j = j as usize;
+            let at = co.level_groups[j]
+                .iter()
+                .position(|x| x.group == g)
+                .expect("a level group of the column");
+            let weight = co.level_groups[j][at].weight;
+            if one_level
+                && co.level_groups[j][at].n_slots == n
+                && co.level_group(j, level, weight) == NONE
+            {
+                co.level_groups[j][at].level = level;
+                self.relabeled[j] = true;
+            }
+        }
+    }
+
     /// Applies the big switch's rates: each slot's flows go to their row's
     /// or column's rate group when their rate is that row's or column's
     /// level (so a level that moves is one group rate), to their column's
@@ -680,6 +741,7 @@ impl Aalo {
                 touched ^= self.books[slot.flows.first as usize].group;
             }
             std::hint::black_box(touched);
+            self.relabel_level_groups(c, &todo);
             let n_taken = self.n_groups_taken;
             for &Rerate {
                 slot: s,
@@ -808,7 +870,7 @@ impl Aalo {
                 }
             }
             for (j, gs) in co.level_groups.iter().enumerate() {
-                if gs.is_empty() || !(taken || cols_moved[j]) {
+                if gs.is_empty() || !(taken || cols_moved[j] || self.relabeled[j]) {
                     continue;
                 }
                 let down = ports.level_down[co.cols[j] as usize];
