@@ -142,10 +142,11 @@
 //! moves as the group's (on FB2010's first 200 coflows, 4 in 5 of the
 //! flows re-rated alone were re-rated so); a level group lives while a
 //! slot is in it. When a solve moves the row level of every slot of a
-//! level group to one new level (rows tied at one level move together),
-//! the group takes the new level in place (`relabel_level_groups`): its
-//! flows stay in it and only its rate moves (on FB2010's first 200
-//! coflows this cuts the slots moved between groups by a third). A flow in a group finishes when the group's clock says,
+//! level group, or of more than half of them, to one new level (rows tied
+//! at one level move together), the group takes the new level in place
+//! (`relabel_level_groups`): those flows stay in it and only its rate
+//! moves; the others move to a group of the old level (on FB2010's first
+//! 200 coflows this cuts the slots moved between groups by a third). A flow in a group finishes when the group's clock says,
 //! not by its own bytes: the same instant up to rounding (on FB2010, 29 of
 //! 526 CCTs moved, by at most 24 ns). Without refreshes (`aalo-local`,
 //! `delta=inf`) such flows send alone: there each sender's crossings
@@ -516,6 +517,9 @@ pub struct Aalo {
     /// level groups took a new level.
     relabels: Vec<(u32, u32, u32, f64)>,
     relabeled: Vec<bool>,
+    /// Scratch of `relabel_level_groups`: per slot of a coflow, whether it
+    /// is listed to move.
+    in_todo: Vec<bool>,
 }
 
 impl Aalo {
@@ -548,6 +552,7 @@ impl Aalo {
             excess_rows: vec![],
             relabels: vec![],
             relabeled: vec![],
+            in_todo: vec![],
         }
     }
 

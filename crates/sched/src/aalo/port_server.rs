@@ -654,19 +654,21 @@ impl PortServer {
 
 impl Aalo {
     /// Gives a level group of coflow `c` the new row level of its slots in
-    /// place when every one of them moves to one level group of that level
-    /// in `todo` (their rows' pass-1 levels moved together, as after a
-    /// solve that moves a tie of rows): its flows then stay in it, and only
-    /// its rate moves, to the one a new group would get (`level + weight *`
-    /// the column's excess level). Marks the columns of such groups in
-    /// `relabeled`, whose group rates are then set.
-    fn relabel_level_groups(&mut self, c: usize, todo: &[Rerate]) {
+    /// place when every one of them, or more than half, moves to one level
+    /// group of that level in `todo` (their rows' pass-1 levels moved
+    /// together, as after a solve that moves a tie of rows): those flows
+    /// then stay in it, and only its rate moves, to the one a new group
+    /// would get (`level + weight *` the column's excess level). The slots
+    /// of the group that keep the old level are added to `todo`, to a
+    /// level group of it. Marks the columns of such groups in `relabeled`,
+    /// whose group rates are then set.
+    fn relabel_level_groups(&mut self, c: usize, todo: &mut Vec<Rerate>) {
         let co = &mut self.co[c];
         self.relabeled.clear();
         self.relabeled.resize(co.cols.len(), false);
         let moves = &mut self.relabels;
         moves.clear();
-        for rr in todo {
+        for rr in todo.iter() {
             if rr.mode != LEVEL_GROUP {
                 continue;
             }
@@ -688,6 +690,12 @@ impl Aalo {
         }
         moves.sort_unstable_by_key(|m| (m.0, m.1));
         moves.dedup_by_key(|m| (m.0, m.1));
+        let in_todo = &mut self.in_todo;
+        in_todo.clear();
+        in_todo.resize(co.slots.len(), false);
+        for rr in todo.iter() {
+            in_todo[rr.slot as usize] = true;
+        }
         let mut i = 0;
         while i < moves.len() {
             let (g, _, j, level) = moves[i];
@@ -703,13 +711,35 @@ impl Aalo {
                 .iter()
                 .position(|x| x.group == g)
                 .expect("a level group of the column");
-            let weight = co.level_groups[j][at].weight;
-            if one_level
-                && co.level_groups[j][at].n_slots == n
-                && co.level_group(j, level, weight) == NONE
-            {
-                co.level_groups[j][at].level = level;
-                self.relabeled[j] = true;
+            let LevelGroup {
+                level: old,
+                weight,
+                n_slots,
+                ..
+            } = co.level_groups[j][at];
+            if !one_level || 2 * n <= n_slots || co.level_group(j, level, weight) != NONE {
+                continue;
+            }
+            co.level_groups[j][at].level = level;
+            self.relabeled[j] = true;
+            if n == n_slots {
+                continue;
+            }
+            // The others: the group's slots not in `todo` (those in it leave
+            // the group anyway) keep the old level.
+            let n_cols = co.cols.len();
+            for r in 0..co.pieces.len() {
+                let cell = r * n_cols + j;
+                let s = co.cell[cell];
+                if co.cell_group[cell] != g || s == NONE || in_todo[s as usize] {
+                    continue;
+                }
+                todo.push(Rerate {
+                    slot: s,
+                    rate: co.cell_rate[cell],
+                    mode: LEVEL_GROUP,
+                    level: old,
+                });
             }
         }
     }
@@ -741,7 +771,7 @@ impl Aalo {
                 touched ^= self.books[slot.flows.first as usize].group;
             }
             std::hint::black_box(touched);
-            self.relabel_level_groups(c, &todo);
+            self.relabel_level_groups(c, &mut todo);
             let n_taken = self.n_groups_taken;
             for &Rerate {
                 slot: s,
