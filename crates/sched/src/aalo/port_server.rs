@@ -744,6 +744,49 @@ impl Aalo {
         }
     }
 
+    /// Debug check of `relabel_level_groups` against the full
+    /// computation: every live slot of coflow `c` in a level group is at its
+    /// row's pass-1 level and weight now, and each level group counts its
+    /// slots.
+    #[cfg(debug_assertions)]
+    fn check_level_groups(&self, c: usize) {
+        let co = &self.co[c];
+        let mut counts: Vec<Vec<u32>> =
+            co.level_groups.iter().map(|gs| vec![0; gs.len()]).collect();
+        for &s in &co.live {
+            let slot = &co.slots[s as usize];
+            let j = slot.col as usize;
+            let Some(at) = co.level_groups[j]
+                .iter()
+                .position(|g| g.group == slot.group)
+            else {
+                continue;
+            };
+            let lg = &co.level_groups[j][at];
+            let tier = co.pieces[slot.piece as usize].tier;
+            let lr = co
+                .solves
+                .iter()
+                .find(|p| p.queue == tier)
+                .map(|p| p.row_level[slot.piece as usize]);
+            assert_eq!(
+                lr.map(f64::to_bits),
+                Some(lg.level.to_bits()),
+                "slot {s}'s row level"
+            );
+            assert_eq!(
+                lg.weight, self.cfg.weights[tier as usize],
+                "slot {s}'s weight"
+            );
+            counts[j][at] += 1;
+        }
+        for (gs, n) in co.level_groups.iter().zip(&counts) {
+            for (g, &n) in gs.iter().zip(n) {
+                assert_eq!(g.n_slots, n, "slots of level group {}", g.group);
+            }
+        }
+    }
+
     /// Applies the big switch's rates: each slot's flows go to their row's
     /// or column's rate group when their rate is that row's or column's
     /// level (so a level that moves is one group rate), to their column's
@@ -853,6 +896,8 @@ impl Aalo {
                 co.cell_rate[r * n_cols + j] = next;
                 co.cell_group[r * n_cols + j] = target;
             }
+            #[cfg(debug_assertions)]
+            self.check_level_groups(c);
             // Group rates: each row's and column's level, without and with
             // its weighted excess level; only those whose inputs moved,
             // unless a group was taken (new, or free again) in this call.
