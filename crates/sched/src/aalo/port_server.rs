@@ -654,13 +654,14 @@ impl PortServer {
 
 impl Aalo {
     /// Gives a level group of coflow `c` the new row level of its slots in
-    /// place when every one of them, or more than half, moves to one level
-    /// group of that level in `todo` (their rows' pass-1 levels moved
-    /// together, as after a solve that moves a tie of rows): those flows
-    /// then stay in it, and only its rate moves, to the one a new group
-    /// would get (`level + weight *` the column's excess level). The slots
-    /// of the group that keep the old level are added to `todo`, to a
-    /// level group of it. Marks the columns of such groups in `relabeled`,
+    /// place when more of them move to one level group of that level in
+    /// `todo` than keep the old level (their rows' pass-1 levels moved
+    /// together, as after a solve that moves a tie of rows), and no group
+    /// has that level yet: those flows then stay in it, and only its rate
+    /// moves, to the one a new group would get (`level + weight *` the
+    /// column's excess level). The slots of the group that keep the old
+    /// level are added to `todo`, to a level group of it; those that move
+    /// to other levels are in `todo` already. Marks the columns of such groups in `relabeled`,
     /// whose group rates are then set.
     fn relabel_level_groups(&mut self, c: usize, todo: &mut Vec<Rerate>) {
         let co = &mut self.co[c];
@@ -688,7 +689,7 @@ impl Aalo {
         if moves.is_empty() {
             return;
         }
-        moves.sort_unstable_by_key(|m| (m.0, m.1));
+        moves.sort_unstable_by_key(|m| (m.0, m.3.to_bits(), m.1));
         moves.dedup_by_key(|m| (m.0, m.1));
         let in_todo = &mut self.in_todo;
         in_todo.clear();
@@ -698,13 +699,21 @@ impl Aalo {
         }
         let mut i = 0;
         while i < moves.len() {
-            let (g, _, j, level) = moves[i];
-            let mut n = 0;
-            let mut one_level = true;
+            // The group's movers, by new level: the level most of them
+            // move to, and how many.
+            let (g, _, j, _) = moves[i];
+            let (mut n, mut best, mut level) = (0, 0, 0.0);
             while i < moves.len() && moves[i].0 == g {
-                one_level &= moves[i].3.to_bits() == level.to_bits();
-                n += 1;
-                i += 1;
+                let l = moves[i].3;
+                let mut m = 0;
+                while i < moves.len() && moves[i].0 == g && moves[i].3.to_bits() == l.to_bits() {
+                    m += 1;
+                    i += 1;
+                }
+                n += m;
+                if m > best {
+                    (best, level) = (m, l);
+                }
             }
             let j = j as usize;
             let at = co.level_groups[j]
@@ -717,7 +726,9 @@ impl Aalo {
                 n_slots,
                 ..
             } = co.level_groups[j][at];
-            if !one_level || 2 * n <= n_slots || co.level_group(j, level, weight) != NONE {
+            // Taking the new level moves the slots that stay (`n_slots - n`)
+            // instead of the `best` that move to it.
+            if best <= n_slots - n || co.level_group(j, level, weight) != NONE {
                 continue;
             }
             co.level_groups[j][at].level = level;
