@@ -478,6 +478,25 @@ fn fair(fabric: &Fabric, w: &ValidWorkload) -> coflowkit_sim::SimResult {
 /// (src, dst, bytes, start delay, class) of one flow.
 type ArbFlow = (u32, u32, u64, u64, u8);
 
+/// Runs `flows`, one coflow released at 0, under the packet settings
+/// `cfg`: the settings and the run.
+fn run_case(
+    fabric: &Fabric,
+    flows: &[ArbFlow],
+    cfg: &str,
+) -> (PacketConfig, Result<PacketResult, String>) {
+    let specs: Vec<_> = flows
+        .iter()
+        .map(|&(s, d, b, t, _)| flow(s, d, b).delayed(Dur(t)))
+        .collect();
+    let classes: Vec<u8> = flows.iter().map(|f| f.4).collect();
+    let w = workload(fabric, vec![CoflowSpec::new(0, Time(0), specs)]);
+    let mut c = PacketConfig::default();
+    c.set_all(cfg).unwrap();
+    let r = simulate(fabric, &w, &classes, &[], &c, &mut |_| {}).map_err(|e| e.to_string());
+    (c, r)
+}
+
 fn arb_case() -> impl Strategy<Value = (u32, Vec<ArbFlow>, String)> {
     (2u32..6).prop_flat_map(|hosts| {
         let flows = prop::collection::vec(
@@ -523,15 +542,8 @@ proptest! {
         } else {
             Fabric::big_switch(hosts, BitsPerSec(1e9)).unwrap()
         };
-        let specs: Vec<_> = flows
-            .iter()
-            .map(|&(s, d, b, t, _)| flow(s, d, b).delayed(Dur(t)))
-            .collect();
-        let classes: Vec<u8> = flows.iter().map(|f| f.4).collect();
-        let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), specs)]);
-        let mut c = PacketConfig::default();
-        c.set_all(&cfg).unwrap();
-        let r = simulate(&fabric, &w, &classes, &[], &c, &mut |_| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (c, r) = run_case(&fabric, &flows, &cfg);
+        let r = r.map_err(TestCaseError::fail)?;
         for (i, f) in r.sim.flows.as_ref().unwrap().iter().enumerate() {
             prop_assert!(f.finish >= f.start, "flow {} never finished", i);
             // Every retransmission timeout of a finished flow is split (SYN
@@ -713,19 +725,9 @@ fn an_rcp_syn_timeout_is_in_neither_split_count() {
         (2, 2, 173599, 353211, 1),
         (1, 1, 240891, 69645, 2),
     ];
-    let specs: Vec<_> = flows
-        .iter()
-        .map(|&(s, d, b, t, _)| flow(s, d, b).delayed(Dur(t)))
-        .collect();
-    let classes: Vec<u8> = flows.iter().map(|f| f.4).collect();
-    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), specs)]);
-    let mut c = PacketConfig::default();
-    c.set_all(
-        "transport=rcp,buffer=10p,delayed_ack=off,handshake=off,host_queue=unbounded,\
-         pacing=cwnd,min_rto=1ms,initial_rto=1ms",
-    )
-    .unwrap();
-    let r = simulate(&fabric, &w, &classes, &[], &c, &mut |_| {}).unwrap();
+    let cfg = "transport=rcp,buffer=10p,delayed_ack=off,handshake=off,host_queue=unbounded,\
+               pacing=cwnd,min_rto=1ms,initial_rto=1ms";
+    let r = run_case(&fabric, &flows, cfg).1.unwrap();
     // Flow 1's one timeout is its SYN's (its data never timed out).
     let s = r.flow_stats[1];
     assert_eq!(
