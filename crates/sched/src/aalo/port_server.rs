@@ -653,6 +653,151 @@ impl PortServer {
 }
 
 impl Aalo {
+    /// Gives a level group of coflow `c` the new row level of its slots in
+    /// place when more of them move to one level group of that level in
+    /// `todo` than keep the old level (their rows' pass-1 levels moved
+    /// together, as after a solve that moves a tie of rows), and no group
+    /// has that level yet: those flows then stay in it, and only its rate
+    /// moves, to the one a new group would get (`level + weight *` the
+    /// column's excess level). The slots of the group that keep the old
+    /// level are added to `todo`, to a level group of it; those that move
+    /// to other levels are in `todo` already. Marks the columns of such groups in `relabeled`,
+    /// whose group rates are then set.
+    fn relabel_level_groups(&mut self, c: usize, todo: &mut Vec<Rerate>) {
+        let co = &mut self.co[c];
+        self.relabeled.clear();
+        self.relabeled.resize(co.cols.len(), false);
+        let moves = &mut self.relabels;
+        moves.clear();
+        for rr in todo.iter() {
+            if rr.mode != LEVEL_GROUP {
+                continue;
+            }
+            let slot = &co.slots[rr.slot as usize];
+            if slot.dirty || slot.group == NONE {
+                continue;
+            }
+            let j = slot.col as usize;
+            let lg = co.level_groups[j].iter().find(|x| x.group == slot.group);
+            let w = self.cfg.weights[co.pieces[slot.piece as usize].tier as usize];
+            if let Some(lg) = lg {
+                if lg.weight.to_bits() == w.to_bits() && lg.level.to_bits() != rr.level.to_bits() {
+                    moves.push((slot.group, rr.slot, j as u32, rr.level));
+                }
+            }
+        }
+        if moves.is_empty() {
+            return;
+        }
+        moves.sort_unstable_by_key(|m| (m.0, m.3.to_bits(), m.1));
+        moves.dedup_by_key(|m| (m.0, m.1));
+        let in_todo = &mut self.in_todo;
+        in_todo.clear();
+        in_todo.resize(co.slots.len(), false);
+        for rr in todo.iter() {
+            in_todo[rr.slot as usize] = true;
+        }
+        let mut i = 0;
+        while i < moves.len() {
+            // The group's movers, by new level: the level most of them
+            // move to, and how many.
+            let (g, _, j, _) = moves[i];
+            let (mut n, mut best, mut level) = (0, 0, 0.0);
+            while i < moves.len() && moves[i].0 == g {
+                let l = moves[i].3;
+                let mut m = 0;
+                while i < moves.len() && moves[i].0 == g && moves[i].3.to_bits() == l.to_bits() {
+                    m += 1;
+                    i += 1;
+                }
+                n += m;
+                if m > best {
+                    (best, level) = (m, l);
+                }
+            }
+            let j = j as usize;
+            let at = co.level_groups[j]
+                .iter()
+                .position(|x| x.group == g)
+                .expect("a level group of the column");
+            let LevelGroup {
+                level: old,
+                weight,
+                n_slots,
+                ..
+            } = co.level_groups[j][at];
+            // Taking the new level moves the slots that stay (`n_slots - n`)
+            // instead of the `best` that move to it.
+            if best <= n_slots - n || co.level_group(j, level, weight) != NONE {
+                continue;
+            }
+            co.level_groups[j][at].level = level;
+            self.relabeled[j] = true;
+            if n == n_slots {
+                continue;
+            }
+            // The others: the group's slots not in `todo` (those in it leave
+            // the group anyway) keep the old level.
+            let n_cols = co.cols.len();
+            for r in 0..co.pieces.len() {
+                let cell = r * n_cols + j;
+                let s = co.cell[cell];
+                if co.cell_group[cell] != g || s == NONE || in_todo[s as usize] {
+                    continue;
+                }
+                todo.push(Rerate {
+                    slot: s,
+                    rate: co.cell_rate[cell],
+                    mode: LEVEL_GROUP,
+                    level: old,
+                });
+            }
+        }
+    }
+
+    /// Debug check of `relabel_level_groups` against the full
+    /// computation: every live slot of coflow `c` in a level group is at its
+    /// row's pass-1 level and weight now, and each level group counts its
+    /// slots.
+    #[cfg(debug_assertions)]
+    fn check_level_groups(&self, c: usize) {
+        let co = &self.co[c];
+        let mut counts: Vec<Vec<u32>> =
+            co.level_groups.iter().map(|gs| vec![0; gs.len()]).collect();
+        for &s in &co.live {
+            let slot = &co.slots[s as usize];
+            let j = slot.col as usize;
+            let Some(at) = co.level_groups[j]
+                .iter()
+                .position(|g| g.group == slot.group)
+            else {
+                continue;
+            };
+            let lg = &co.level_groups[j][at];
+            let tier = co.pieces[slot.piece as usize].tier;
+            let lr = co
+                .solves
+                .iter()
+                .find(|p| p.queue == tier)
+                .map(|p| p.row_level[slot.piece as usize]);
+            assert_eq!(
+                lr.map(f64::to_bits),
+                Some(lg.level.to_bits()),
+                "slot {s}'s row level"
+            );
+            assert_eq!(
+                lg.weight, self.cfg.weights[tier as usize],
+                "slot {s}'s weight"
+            );
+            counts[j][at] += 1;
+        }
+        for (gs, n) in co.level_groups.iter().zip(&counts) {
+            for (g, &n) in gs.iter().zip(n) {
+                assert_eq!(g.n_slots, n, "slots of level group {}", g.group);
+            }
+        }
+    }
+
     /// Applies the big switch's rates: each slot's flows go to their row's
     /// or column's rate group when their rate is that row's or column's
     /// level (so a level that moves is one group rate), to their column's
@@ -680,6 +825,7 @@ impl Aalo {
                 touched ^= self.books[slot.flows.first as usize].group;
             }
             std::hint::black_box(touched);
+            self.relabel_level_groups(c, &mut todo);
             let n_taken = self.n_groups_taken;
             for &Rerate {
                 slot: s,
@@ -761,6 +907,8 @@ impl Aalo {
                 co.cell_rate[r * n_cols + j] = next;
                 co.cell_group[r * n_cols + j] = target;
             }
+            #[cfg(debug_assertions)]
+            self.check_level_groups(c);
             // Group rates: each row's and column's level, without and with
             // its weighted excess level; only those whose inputs moved,
             // unless a group was taken (new, or free again) in this call.
@@ -808,7 +956,7 @@ impl Aalo {
                 }
             }
             for (j, gs) in co.level_groups.iter().enumerate() {
-                if gs.is_empty() || !(taken || cols_moved[j]) {
+                if gs.is_empty() || !(taken || cols_moved[j] || self.relabeled[j]) {
                     continue;
                 }
                 let down = ports.level_down[co.cols[j] as usize];
