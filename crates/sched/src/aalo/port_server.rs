@@ -737,12 +737,18 @@ impl Aalo {
                 continue;
             }
             // The others: the group's slots not in `todo` (those in it leave
-            // the group anyway) keep the old level.
+            // the group anyway) keep the old level. A cell without flows is
+            // not one of them: its slot left the group when its last flow
+            // finished, and `cell_group` keeps the group it was last given.
             let n_cols = co.cols.len();
             for r in 0..co.pieces.len() {
                 let cell = r * n_cols + j;
                 let s = co.cell[cell];
-                if co.cell_group[cell] != g || s == NONE || in_todo[s as usize] {
+                if co.cell_group[cell] != g
+                    || s == NONE
+                    || co.matrix.count(r, j) == 0
+                    || in_todo[s as usize]
+                {
                     continue;
                 }
                 todo.push(Rerate {
