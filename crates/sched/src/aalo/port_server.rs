@@ -763,11 +763,16 @@ impl Aalo {
 
     /// Debug check of `relabel_level_groups` against the full
     /// computation: every live slot of coflow `c` in a level group is at its
-    /// row's pass-1 level and weight now, and each level group counts its
-    /// slots.
+    /// row's pass-1 level and weight now, each level group counts its
+    /// slots, and a slot without flows is in no group.
     #[cfg(debug_assertions)]
     fn check_level_groups(&self, c: usize) {
         let co = &self.co[c];
+        for (s, slot) in co.slots.iter().enumerate() {
+            if slot.live_pos == NONE {
+                assert_eq!(slot.group, NONE, "slot {s} without flows in a group");
+            }
+        }
         let mut counts: Vec<Vec<u32>> =
             co.level_groups.iter().map(|gs| vec![0; gs.len()]).collect();
         for &s in &co.live {
