@@ -737,12 +737,18 @@ impl Aalo {
                 continue;
             }
             // The others: the group's slots not in `todo` (those in it leave
-            // the group anyway) keep the old level.
+            // the group anyway) keep the old level. A cell without flows is
+            // not one of them: its slot left the group when its last flow
+            // finished, and `cell_group` keeps the group it was last given.
             let n_cols = co.cols.len();
             for r in 0..co.pieces.len() {
                 let cell = r * n_cols + j;
                 let s = co.cell[cell];
-                if co.cell_group[cell] != g || s == NONE || in_todo[s as usize] {
+                if co.cell_group[cell] != g
+                    || s == NONE
+                    || co.matrix.count(r, j) == 0
+                    || in_todo[s as usize]
+                {
                     continue;
                 }
                 todo.push(Rerate {
@@ -757,11 +763,16 @@ impl Aalo {
 
     /// Debug check of `relabel_level_groups` against the full
     /// computation: every live slot of coflow `c` in a level group is at its
-    /// row's pass-1 level and weight now, and each level group counts its
-    /// slots.
+    /// row's pass-1 level and weight now, each level group counts its
+    /// slots, and a slot without flows is in no group.
     #[cfg(debug_assertions)]
     fn check_level_groups(&self, c: usize) {
         let co = &self.co[c];
+        for (s, slot) in co.slots.iter().enumerate() {
+            if slot.live_pos == NONE {
+                assert_eq!(slot.group, NONE, "slot {s} without flows in a group");
+            }
+        }
         let mut counts: Vec<Vec<u32>> =
             co.level_groups.iter().map(|gs| vec![0; gs.len()]).collect();
         for &s in &co.live {
