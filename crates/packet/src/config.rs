@@ -267,6 +267,9 @@ pub struct PacketConfig {
     /// The retransmission timer before any RTT sample (RFC 6298 says 1 s;
     /// datacenter stacks use the floor).
     pub initial_rto: Dur,
+    /// The longest a backed-off timer (data or SYN) waits: RFC 6298 §2.5's
+    /// 60 s by default; Linux's `tcp_rto_max_ms` (the testbed sets 1 s).
+    pub max_rto: Dur,
     /// The initial congestion window, in full segments.
     pub init_cwnd: u32,
     /// Delayed ACKs (every second full segment, or this timeout); `None`
@@ -364,6 +367,7 @@ impl Default for PacketConfig {
             host_queue: HostQueue::Unbounded,
             min_rto: Dur(10_000_000),
             initial_rto: Dur(10_000_000),
+            max_rto: Dur(60_000_000_000),
             init_cwnd: 10,
             delayed_ack: None,
             handshake: None,
@@ -436,6 +440,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "unbounded, droptail:N (packets) or ecn:K (packets) (unbounded)",
     ),
     ("min_rto", "retransmission timer floor (10ms)"),
+    (
+        "max_rto",
+        "the longest a backed-off timer waits, data or SYN (60s; Linux tcp_rto_max_ms)",
+    ),
     (
         "initial_rto",
         "retransmission timer before an RTT sample (10ms)",
@@ -690,6 +698,7 @@ impl PacketConfig {
             }
             "min_rto" => self.min_rto = parse_dur(key, v)?,
             "initial_rto" => self.initial_rto = parse_dur(key, v)?,
+            "max_rto" => self.max_rto = parse_dur(key, v)?,
             "init_cwnd" => self.init_cwnd = parse_u32(key, v, 1)?,
             "delayed_ack" => {
                 self.delayed_ack = if off(v) {
@@ -851,6 +860,15 @@ impl PacketConfig {
         if self.initial_rto == Dur::ZERO {
             return Err(bad("initial_rto", "must be above 0"));
         }
+        if self.max_rto < self.min_rto {
+            return Err(bad(
+                "max_rto",
+                format!(
+                    "{} ns is below min_rto ({} ns): the timer's ceiling must be at least its floor",
+                    self.max_rto.0, self.min_rto.0
+                ),
+            ));
+        }
         if self.queue_trace == Some(Dur::ZERO) {
             return Err(bad("queue_trace", "the interval must be above 0"));
         }
@@ -925,6 +943,15 @@ mod tests {
         assert_eq!(c.ecn_k, Some(Limit::Bytes(30_000)));
         assert_eq!(c.min_rto, Dur(200_000));
         assert_eq!(c.delayed_ack, Some(Dur(1_000_000)));
+        assert_eq!(c.max_rto, Dur(60_000_000_000), "RFC 6298's 60 s by default");
+        c.set("max_rto", "1s").unwrap();
+        assert_eq!(c.max_rto, Dur(1_000_000_000));
+        c.check().unwrap();
+        assert_eq!(
+            c.set("max_rto", "100us").unwrap_err().to_string(),
+            "packet option 'max_rto': 100000 ns is below min_rto (200000 ns): the timer's ceiling must be at least its floor"
+        );
+        assert_eq!(c.max_rto, Dur(1_000_000_000), "a refused value changes nothing");
         let e = c.set("transport", "cubic").unwrap_err();
         assert_eq!(
             e.to_string(),

@@ -419,6 +419,7 @@ impl<'a> Engine<'a> {
                 init_cwnd: cfg.init_cwnd,
                 min_rto_ps: ps(Time(cfg.min_rto.0)),
                 initial_rto_ps: ps(Time(cfg.initial_rto.0)),
+                max_rto_ps: ps(Time(cfg.max_rto.0)),
                 transport: cfg.transport,
                 g: cfg.dctcp_g,
                 limited_transmit: cfg.limited_transmit,
@@ -738,8 +739,8 @@ impl<'a> Engine<'a> {
         if fl.syn_tries > 1 {
             fl.stats.timeouts += 1;
         }
-        let timeout =
-            self.cfg.handshake.unwrap_or(self.cfg.initial_rto).0 << (fl.syn_tries - 1).min(16);
+        let first = self.cfg.handshake.unwrap_or(self.cfg.initial_rto).0;
+        let timeout = (first << (fl.syn_tries - 1).min(16)).min(first.max(self.cfg.max_rto.0));
         let pkt = self.packet(f, Kind::Syn, 0, 0);
         self.send(pkt);
         self.push(self.now + ps(Time(timeout)), Ev::SynTimeout(f));

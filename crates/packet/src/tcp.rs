@@ -163,10 +163,6 @@ pub fn mcp_ecn_window(need: f64, alpha: f64, mss: u32) -> f64 {
     (need * (1.0 - alpha.clamp(0.0, 1.0) / 2.0)).max(floor)
 }
 
-/// The longest a backed-off retransmission timer waits, ps (RFC 6298
-/// §2.5 allows a maximum of at least 60 s).
-const MAX_RTO_PS: u64 = 60_000_000_000_000;
-
 /// What a sender needs from the configuration.
 #[derive(Debug, Clone, Copy)]
 pub struct SenderParams {
@@ -178,6 +174,8 @@ pub struct SenderParams {
     pub min_rto_ps: u64,
     /// Retransmission timer before the first sample, ps.
     pub initial_rto_ps: u64,
+    /// The longest a backed-off retransmission timer waits, ps (`max_rto`).
+    pub max_rto_ps: u64,
     /// The flow's transport.
     pub transport: TransportKind,
     /// DCTCP's g.
@@ -555,12 +553,12 @@ impl Sender {
         self.reset_rto();
     }
 
-    /// RTO = SRTT + 4·RTTVAR within [min_rto, 60 s] (RFC 6298 §2.2-2.5);
+    /// RTO = SRTT + 4·RTTVAR within [min_rto, max_rto] (RFC 6298 §2.2-2.5);
     /// the initial RTO before any sample.
     fn reset_rto(&mut self) {
         self.rto = if self.has_rtt {
             let rto = (self.srtt + 4.0 * self.rttvar).ceil() as u64;
-            rto.max(self.p.min_rto_ps).min(MAX_RTO_PS)
+            rto.max(self.p.min_rto_ps).min(self.p.max_rto_ps)
         } else {
             self.p.initial_rto_ps
         };
@@ -806,7 +804,7 @@ impl Sender {
         self.limited = 0;
         self.recover = self.max_sent;
         self.cwr_end = self.max_sent;
-        self.rto = (self.rto.saturating_mul(2)).min(MAX_RTO_PS);
+        self.rto = (self.rto.saturating_mul(2)).min(self.p.max_rto_ps);
         self.rtx = None;
         // Go-back-N may resend any of them: no sample from those in flight.
         self.timed.clear();
@@ -884,6 +882,7 @@ mod tests {
             init_cwnd: 2,
             min_rto_ps: 1_000,
             initial_rto_ps: 10_000,
+            max_rto_ps: 60_000_000_000_000,
             transport,
             g: 1.0 / 16.0,
             paced: false,
@@ -914,6 +913,7 @@ mod tests {
                 init_cwnd: 4,
                 min_rto_ps: 3_000,
                 initial_rto_ps: 3_000,
+                max_rto_ps: 60_000_000_000_000,
                 ..params(TransportKind::Pfabric)
             },
             20_000,
@@ -947,6 +947,7 @@ mod tests {
                 init_cwnd: 4,
                 min_rto_ps: 3_000,
                 initial_rto_ps: 3_000,
+                max_rto_ps: 60_000_000_000_000,
                 probe_after: 3,
                 ..params(TransportKind::Pfabric)
             },
@@ -1188,6 +1189,28 @@ mod tests {
             }]
         );
         assert_eq!((s.timeouts, s.rto, s.cwnd), (1, 20_000, 1000.0));
+    }
+
+    #[test]
+    fn backoff_stops_at_max_rto() {
+        // initial RTO 10,000, ceiling 35,000: 20,000, then 35,000, and it
+        // stays there however often the segment is lost again.
+        let p = SenderParams {
+            max_rto_ps: 35_000,
+            ..params(TransportKind::Tcp)
+        };
+        let mut s = Sender::new(p, 5_000);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        let mut now = 0;
+        let mut seen = vec![];
+        for _ in 0..4 {
+            now = s.rto_at.unwrap();
+            s.on_timeout(now, &mut out);
+            seen.push(s.rto);
+        }
+        assert_eq!(seen, vec![20_000, 35_000, 35_000, 35_000]);
+        assert_eq!(s.rto_at, Some(now + 35_000));
     }
 
     #[test]
