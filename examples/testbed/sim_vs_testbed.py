@@ -774,12 +774,14 @@ is this machine, the third and fourth are what a fluid model leaves out, the fif
    and handshake shares class 0 with the data (p99 0.44-0.52 s), under `tafe` a few handshakes lose
    their final ACK in a full queue (at most 1.04-1.07 s, TCP's one-second retransmission).
 
-**The runs at the top (2026-11-25, the sender policies through the Rust host policies of issue 34).**
-The machine was loaded by other sessions' builds: load 3.6-152 during the sender policies' replays (the
-second table; `dcas` 44.8, `dcas-local` 152.5), against 1.3-9.7 in the runs of 2026-11-24 below. By the
+**The runs at the top (2026-11-25, the sender policies through the Rust host policies of issue 34;
+`plain`, `pias`, `dcas`, `dcas-local` rerun quietly on 2026-11-26, below).**
+The machine was loaded by other sessions' builds: load 3.6-152 during the sender policies' replays of
+2026-11-25 (`dcas` 44.8, `dcas-local` 152.5), against 1.3-9.7 in the runs of 2026-11-24 below. By the
 mean of the runs 32 of 36 pairs are in the simulator's order. Of the 32 pairs the simulator separates by
 5% or more one is reversed, `pias` against `dcas` (simulated 0.2846 and 0.3004 s, testbed 0.4322 and
-0.3810 s by the mean); the other three reversed pairs are closer than 5% in the simulator. That one
+0.3810 s by the mean of the loaded runs, 0.4298 and 0.3786 s with the quiet one); the other reversed
+pairs are closer than 5% in the simulator. That one
 reversal sits on the reply loss the simulated `dcas` is given (cause 4): these runs measured 28.8% of
 D-CAS's replies lost or later than their round at load 44.8 (`loss=0.2883` in the spec above), and with
 it the simulated negotiation is 5.5% behind `pias`. The same spec with other losses, simulated now
@@ -790,8 +792,28 @@ pair is 1.2-5.5% apart in the simulator as the loss goes, the edge of what the t
 testbed the two stand 12% apart the other way: `pias` is 52% above its simulated mean and `dcas` 24%
 (the first table), and the difference is in the large coflows (the split table: `pias`'s add 0.424 s
 on the testbed against 0.284 s simulated, `dcas`'s 0.353 against 0.299 s), where cause 3 falls; which of
-cause 3's parts makes that difference is not split further here. A rerun on a quiet machine would
-settle the load's part; this session's machine was not quiet.
+cause 3's parts makes that difference is not split further here.
+
+**The quiet rerun of 2026-11-26 (16:09 UTC, `--policies plain,pias,dcas,dcas-local --out /tmp/k11`,
+nothing else running: load 4.2 during `plain` and `pias`, 9.6 during the two D-CAS replays, from their
+own senders).** Its rows replace those four above. `pias` 0.4249 s, `dcas` 0.3740 s, `dcas-local` 0.3314
+s, `plain` 0.6097 s: the order of the loaded runs, so the reversal is not the load's. In each of the
+three runs that replayed all four (/tmp/k8, k9, k11) it is in the 19 large coflows (at least 10 MB at
+this scale; their share of the mean CCT): `pias` 0.399-0.404 s on the testbed against `plain`'s
+0.398-0.410 s, no gain, where the simulator gives them 10% (0.275 against 0.306 s); `dcas` 0.323-0.330 s,
+19-21% under `plain` on the testbed, 5% in the simulator (0.289-0.291 s). The 481 small and 18 mid
+coflows rank alike in both. The packet engine (docs/packet-engine.md) on the same fitted workload at the
+testbed's settings (`coflowkit.simulate(..., engine="packet", packet="transport=tcp,buffer=64KB,
+min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us")`; `max_rto`, added for this, is the testbed's
+1 s ceiling on Linux's timer) shows the same for `pias`: its large coflows add 0.553 s against plain
+TCP's 0.531 s, their flows take 54% more timeouts (27,026 against 17,586), and `dcas-local`'s add 0.519
+s. So for `pias`'s large coflows the flow-level model is what is wrong: it moves a flow to the next
+queue at its exact byte and lets a starved flow resume the instant the queues above it drain, where a
+TCP flow demoted under strict priority loses packets and waits out its timer (at least 200 ms). The
+packet engine does not stand in for the testbed as a whole here (its NewReno without SACK loses 147,521
+packets under plain TCP where Linux loses 17,055, and its mean CCTs are 0.72-0.87 s), so it does not
+settle the ranking: the pair stays reversed, with its cause located (large coflows) and, for `pias`,
+named and measured at packet level.
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
