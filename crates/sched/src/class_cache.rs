@@ -904,7 +904,7 @@ impl ClassCache {
             }
             // Links `2h` and `2h + 1` are host `h`'s ingress and egress ports.
             let h = (l / 2) as usize;
-            let (row, port, level) = if l % 2 == 0 {
+            let (row, port, level) = if l.is_multiple_of(2) {
                 let x = grid.row_of.get(h).copied().unwrap_or(u32::MAX);
                 (true, x, grid.up_level.get(x as usize))
             } else {
@@ -943,7 +943,7 @@ impl ClassCache {
                 v -= u;
                 total += u;
             }
-            if !(v > REPLAY_MARGIN * cap.max(total)) {
+            if v <= REPLAY_MARGIN * cap.max(total) {
                 return false;
             }
             slot.replay_last[i] = (r.to_bits(), v);
