@@ -189,6 +189,28 @@ impl Slot {
         })
     }
 
+    /// Keeps the last turn's solve, served in class `was`, for the class of
+    /// `members` served now in `class` (its flows move class if it moved).
+    fn keep(
+        &mut self,
+        view: &Observed<'_>,
+        members: &[CoflowIdx],
+        was: u32,
+        class: u32,
+        out: &mut Allocation,
+    ) {
+        if was != class {
+            members
+                .iter()
+                .flat_map(|&m| view.active_flows_of(m))
+                .for_each(|f| out.set_class(f, class));
+            self.turn = Turn::Served { class };
+            if let Some(g) = self.grid.as_mut() {
+                g.class = class;
+            }
+        }
+    }
+
     /// Takes note of the solver's trace of the solve just made.
     fn record(&mut self, solver: Option<&MaxMin>, pos: &mut Vec<u32>) {
         let n = self.links.len();
@@ -792,16 +814,7 @@ impl ClassCache {
             if slot.grid.is_some() && self.grid_stands(ci) {
                 let slot = &mut self.slots[ci];
                 self.server.set_residual(&slot.links, &self.after);
-                if was != class {
-                    members
-                        .iter()
-                        .flat_map(|&m| view.active_flows_of(m))
-                        .for_each(|f| out.set_class(f, class));
-                    slot.turn = Turn::Served { class };
-                    if let Some(g) = slot.grid.as_mut() {
-                        g.class = class;
-                    }
-                }
+                slot.keep(view, members, was, class, out);
                 return;
             }
         }
@@ -813,16 +826,7 @@ impl ClassCache {
                     let after = slot.after_at(i, server.residual_at(l));
                     server.set_residual(&[l], &[after]);
                 }
-                if was != class {
-                    members
-                        .iter()
-                        .flat_map(|&m| view.active_flows_of(m))
-                        .for_each(|f| out.set_class(f, class));
-                    slot.turn = Turn::Served { class };
-                    if let Some(g) = slot.grid.as_mut() {
-                        g.class = class;
-                    }
-                }
+                slot.keep(view, members, was, class, out);
                 return;
             }
             Turn::Blocked if !fresh && server.residual_is(&slot.links, &slot.before) => return,
