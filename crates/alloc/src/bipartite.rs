@@ -252,6 +252,15 @@ impl BipartiteMaxMin {
             })
     }
 
+    /// The ports the last solve froze, in freeze order, each with the level
+    /// it froze at (rows `0..n_rows`, then columns `n_rows + c`). A port
+    /// not listed took, from its capacity, `count * level` for each port of
+    /// the other side with flows to it, in this order (what a caller needs
+    /// to replay its residual on another capacity).
+    pub fn frozen(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.steps.iter().map(|st| (st.port as usize, st.level))
+    }
+
     /// The state before the first step of a solve from scratch.
     fn start(&mut self, row_cap: &[f64], col_cap: &[f64]) {
         let (nr, nc) = (self.n_rows, self.n_cols);
