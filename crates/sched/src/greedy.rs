@@ -56,6 +56,17 @@
 //! as a coflow's equal flows are under a size key) is walked where it
 //! lies; one longer than [`PIECE`] also keeps the same sets per [`PIECE`]
 //! flows, so that the walk passes over its blocked pieces the same way.
+//! A chunk (of at most [`PIECE`] flows) or piece past [`LAST_CLASS`] with
+//! no flow the last fill gave a rate, whose live flows all cross a full
+//! first or last link when the walk reaches it, keeps a cover: for each
+//! such flow the class of one full end. The cover depends on the flows'
+//! ends only, so it stays while they are re-keyed where they lie, leave
+//! or are purged (and goes with the flows into a split or joined chunk);
+//! while all its classes are full, a later fill passes the chunk or
+//! piece over reading no more than the cover, however its first and last
+//! links are mixed. A chunk whose cover is not known or not full is
+//! looked at flow by flow from its start while they are blocked: those
+//! are not walked again (full links stay full through a fill).
 //! A flow that leaves a chunk whose runs are not all of equal keys may
 //! let a run start later and reach further, out of index order: the chunk
 //! is then walked as runs until it is summed up again. A flow whose
@@ -71,7 +82,8 @@
 //! `edf-sjf` against slow references; debug builds check every kept key
 //! against a fresh read and the live flows against the active ones in
 //! [`SortedFlows::update`], the chunks, their first keys, each live flow's
-//! chunk id and each id's position, and the summed chunks' ends, flags and
+//! chunk id and each id's position, every cover against its chunk's or
+//! piece's live flows, and the summed chunks' ends, flags and
 //! pieces against a summary from scratch (a chunk not summed is walked as
 //! runs), and every fill's rates and classes against [`greedy_fill`] on
 //! the full order; the unit tests hold the chunked order, re-keyed in
@@ -1350,8 +1362,13 @@ impl Fill<'_, '_> {
     /// full (the flows before it are blocked).
     fn cover(&self, flows: &[Kept]) -> Result<Classes, usize> {
         let mut cover = [0; WORDS];
+        // As [`add_class`] finds a class: no division below `CLASSES`.
         let class_full = |l: u32| {
-            let c = l as usize % CLASSES;
+            let c = if (l as usize) < CLASSES {
+                l as usize
+            } else {
+                l as usize % CLASSES
+            };
             l != u32::MAX && self.full[c / 64] >> (c % 64) & 1 == 1
         };
         for (i, e) in flows.iter().enumerate() {
