@@ -56,6 +56,17 @@
 //! as a coflow's equal flows are under a size key) is walked where it
 //! lies; one longer than [`PIECE`] also keeps the same sets per [`PIECE`]
 //! flows, so that the walk passes over its blocked pieces the same way.
+//! A chunk (of at most [`PIECE`] flows) or piece past [`LAST_CLASS`] with
+//! no flow the last fill gave a rate, whose live flows all cross a full
+//! first or last link when the walk reaches it, keeps a cover: for each
+//! such flow the class of one full end. The cover depends on the flows'
+//! ends only, so it stays while they are re-keyed where they lie, leave
+//! or are purged (and goes with the flows into a split or joined chunk);
+//! while all its classes are full, a later fill passes the chunk or
+//! piece over reading no more than the cover, however its first and last
+//! links are mixed. A chunk whose cover is not known or not full is
+//! looked at flow by flow from its start while they are blocked: those
+//! are not walked again (full links stay full through a fill).
 //! A flow that leaves a chunk whose runs are not all of equal keys may
 //! let a run start later and reach further, out of index order: the chunk
 //! is then walked as runs until it is summed up again. A flow whose
@@ -71,7 +82,8 @@
 //! `edf-sjf` against slow references; debug builds check every kept key
 //! against a fresh read and the live flows against the active ones in
 //! [`SortedFlows::update`], the chunks, their first keys, each live flow's
-//! chunk id and each id's position, and the summed chunks' ends, flags and
+//! chunk id and each id's position, every cover against its chunk's or
+//! piece's live flows, and the summed chunks' ends, flags and
 //! pieces against a summary from scratch (a chunk not summed is walked as
 //! runs), and every fill's rates and classes against [`greedy_fill`] on
 //! the full order; the unit tests hold the chunked order, re-keyed in
@@ -500,6 +512,17 @@ struct Chunk {
     // rate, or that the classes reach, is walked whatever its summary.
     summed: bool,
     n_dead: usize,
+    // If `covered`: link classes of which every live flow of it has its
+    // path's first or last link in one. Once they are all
+    // full, each of its flows would get 0 and no new class: a fill past
+    // the classes passes it over unread. It depends on the flows' ends
+    // only, so it stays while flows are re-keyed, leave or are purged,
+    // and goes with the flows when the chunk is split or joined.
+    cover: Classes,
+    covered: bool,
+    // Per piece: a cover of its live flows as `cover` is of the chunk's,
+    // if known.
+    piece_covers: Vec<Option<Classes>>,
 }
 
 impl Chunk {
@@ -519,6 +542,8 @@ impl Chunk {
     fn sum(&mut self, tol: f64) {
         if !self.summed {
             let (ends, in_order, exact) = cut(&self.flows, tol, &mut self.pieces);
+            self.piece_covers.clear();
+            self.piece_covers.resize(self.pieces.len(), None);
             (self.ends, self.in_order, self.exact, self.summed) = (ends, in_order, exact, true);
         }
     }
@@ -528,6 +553,7 @@ impl Chunk {
         self.summed = false;
         self.in_order = false;
         self.pieces.clear();
+        self.piece_covers.clear();
     }
 }
 
@@ -843,6 +869,7 @@ impl SortedFlows {
                 // until the chunk is cut again.
                 chunk.in_order = false;
                 chunk.pieces.clear();
+                chunk.piece_covers.clear();
             }
             if chunk.purge_due() {
                 dirty.push(c);
@@ -882,6 +909,7 @@ impl SortedFlows {
                 let chunk = &mut chunks[c];
                 merge_in_place(&mut chunk.flows, &batch[b..mid]);
                 places.put(&batch[b..mid], chunk.id);
+                chunk.covered = false;
                 let short = chunk.flows.len() <= PIECE;
                 if chunk.summed && chunk.exact && short && exact_ties(&chunk.flows, tol) {
                     // Still of equal-key runs and with no pieces: its head
@@ -951,6 +979,10 @@ impl SortedFlows {
                 places.put(&next.flows, chunk.id);
                 chunk.flows.extend_from_slice(&next.flows);
                 chunk.n_dead += next.n_dead;
+                chunk.covered &= next.covered;
+                for w in 0..WORDS {
+                    chunk.cover[w] |= next.cover[w];
+                }
                 chunk.unsum();
                 if chunk.purge_due() {
                     chunk.purge();
@@ -970,6 +1002,7 @@ impl SortedFlows {
                 }
                 firsts[at] = (chunk.flows[0].key, chunk.flows[0].f);
                 let Some(flows) = tail else { break };
+                let (cover, covered) = (chunk.cover, chunk.covered);
                 at += 1;
                 let id = places.new_id();
                 places.put(&flows, id);
@@ -978,6 +1011,8 @@ impl SortedFlows {
                     Box::new(Chunk {
                         id,
                         flows,
+                        cover,
+                        covered,
                         ..Chunk::default()
                     }),
                 );
@@ -1023,6 +1058,26 @@ impl SortedFlows {
             }
             assert_eq!(self.places.at[c.id as usize] as usize, p, "chunk {p}");
             last = s.last();
+            let check_cover = |flows: &[Kept], cover: &Classes| {
+                let within = |l: u32| {
+                    let mut one = [0; WORDS];
+                    add_class(&mut one, l);
+                    one.iter().zip(cover).all(|(a, b)| a & !b == 0)
+                };
+                for e in flows.iter().filter(|e| !e.dead) {
+                    let covered = within(e.ends[0]) || within(e.ends[1]);
+                    assert!(e.ends[0] != u32::MAX && covered, "cover of {}", e.f);
+                }
+            };
+            if c.covered {
+                check_cover(s, &c.cover);
+            }
+            assert_eq!(c.piece_covers.len(), c.pieces.len(), "piece covers");
+            for (p, cover) in c.piece_covers.iter().enumerate() {
+                if let Some(cover) = cover {
+                    check_cover(&s[p * PIECE..((p + 1) * PIECE).min(s.len())], cover);
+                }
+            }
             if !c.summed {
                 assert!(!c.in_order && c.pieces.is_empty(), "walked as runs");
                 continue;
@@ -1143,13 +1198,35 @@ impl SortedFlows {
             let (here, rest) = hot.split_at(n_hot);
             hot = rest;
             let may_pass = here.is_empty() && fill.at >= LAST_CLASS;
-            if may_pass || (here.is_empty() && chunk.flows.len() > PIECE) {
+            // Its flows before `from` are blocked: each gets 0 wherever
+            // the walk visits it (full links stay full).
+            let mut from = 0;
+            if may_pass {
+                if chunk.covered && fill.within_full(&chunk.cover) {
+                    continue;
+                }
+                chunk.sum(tol);
+                let mut cover = None;
+                if fill.all_blocked(&chunk.ends) {
+                    let within = fill.within_full(&chunk.ends.first);
+                    let ends = &chunk.ends;
+                    cover = Some(if within { ends.first } else { ends.last });
+                } else if chunk.flows.len() <= PIECE {
+                    // A long chunk is passed over piece by piece instead.
+                    match fill.cover(&chunk.flows) {
+                        Ok(c) => cover = Some(c),
+                        Err(i) => from = i,
+                    }
+                }
+                if let Some(cover) = cover {
+                    (chunk.cover, chunk.covered) = (cover, true);
+                    continue;
+                }
+            }
+            if here.is_empty() && chunk.flows.len() > PIECE {
                 // Summed up only where it may be passed over, or be
                 // walked piece by piece.
                 chunk.sum(tol);
-            }
-            if may_pass && fill.all_blocked(&chunk.ends) {
-                continue;
             }
             let s = &chunk.flows[..];
             // Whether a flow of `s[a..b]` is in `here` (`a` ascending).
@@ -1163,7 +1240,7 @@ impl SortedFlows {
             let fresh = !here.is_empty();
             if !chunk.summed && runs_in_index_order(s, tol) {
                 // Walked where it lies, as a summed chunk without pieces.
-                fill.visit_all(s, fresh);
+                fill.visit_all(&s[from..], fresh);
                 continue;
             }
             if !chunk.in_order {
@@ -1172,17 +1249,32 @@ impl SortedFlows {
                 continue;
             }
             if chunk.pieces.is_empty() {
-                fill.visit_all(s, fresh);
+                fill.visit_all(&s[from..], fresh);
                 continue;
             }
             // Walked where it lies: piece by piece, passing over a blocked
             // piece as over a blocked chunk.
             for (p, ends) in chunk.pieces.iter().enumerate() {
-                let (a, b) = (p * PIECE, ((p + 1) * PIECE).min(s.len()));
-                if fill.at >= LAST_CLASS && fill.all_blocked(ends) && !has_hot(a, b) {
-                    continue;
+                let (mut a, b) = (p * PIECE, ((p + 1) * PIECE).min(s.len()));
+                if fill.at >= LAST_CLASS && !has_hot(a, b) {
+                    let cover = &mut chunk.piece_covers[p];
+                    if cover.is_some_and(|c| fill.within_full(&c)) {
+                        continue;
+                    }
+                    if fill.all_blocked(ends) {
+                        let within = fill.within_full(&ends.first);
+                        *cover = Some(if within { ends.first } else { ends.last });
+                        continue;
+                    }
+                    match fill.cover(&s[a..b]) {
+                        Ok(c) => {
+                            *cover = Some(c);
+                            continue;
+                        }
+                        Err(i) => a += i,
+                    }
                 }
-                fill.visit_all(&s[a..b], fresh);
+                fill.visit_all(&s[a.max(from).min(b)..b], fresh);
             }
         }
         for &f in &self.positive_before {
@@ -1256,6 +1348,42 @@ impl Fill<'_, '_> {
     fn all_blocked(&self, ends: &Ends) -> bool {
         let within = |set: &Classes| set.iter().zip(&self.full).all(|(s, f)| s & !f == 0);
         within(&ends.first) || within(&ends.last)
+    }
+
+    /// Whether every class of `set` is full.
+    #[inline(always)]
+    fn within_full(&self, set: &Classes) -> bool {
+        set.iter().zip(&self.full).all(|(s, f)| s & !f == 0)
+    }
+
+    /// A cover of `flows` (see [`Chunk`]) by the classes full now: the
+    /// class of each flow's first link if it is full, else of its last
+    /// link if that is; or the position of the first flow with neither
+    /// full (the flows before it are blocked).
+    fn cover(&self, flows: &[Kept]) -> Result<Classes, usize> {
+        let mut cover = [0; WORDS];
+        // As [`add_class`] finds a class: no division below `CLASSES`.
+        let class_full = |l: u32| {
+            let c = if (l as usize) < CLASSES {
+                l as usize
+            } else {
+                l as usize % CLASSES
+            };
+            l != u32::MAX && self.full[c / 64] >> (c % 64) & 1 == 1
+        };
+        for (i, e) in flows.iter().enumerate() {
+            if e.dead {
+                continue;
+            }
+            if class_full(e.ends[0]) {
+                add_class(&mut cover, e.ends[0]);
+            } else if class_full(e.ends[1]) {
+                add_class(&mut cover, e.ends[1]);
+            } else {
+                return Err(i);
+            }
+        }
+        Ok(cover)
     }
 
     /// Notes that link `l` just became full.
