@@ -618,7 +618,8 @@ impl Scheduler for Aalo {
                     .flatten()
                     .copied()
                     .filter(|&g| g != NONE)
-                    .chain(co.level_groups.iter().flatten().map(|g| g.group)),
+                    .chain(co.level_groups.iter().flatten().map(|g| g.group))
+                    .chain(co.row_level_groups.iter().flatten().map(|g| g.group)),
             );
         }
         self.update_queues(now);
