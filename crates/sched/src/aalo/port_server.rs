@@ -40,6 +40,13 @@ pub(super) struct RatedScratch {
     cols_dirty: Vec<u32>,
     cols_room: Vec<u32>,
     cols_moved: Vec<u32>,
+    /// `cols_moved` whose excess level moved from or to 0 (`lo == 0`), and
+    /// the others as (lower, higher of the level before and now, column)
+    /// by the lower: the columns a row whose own level stayed sees move.
+    cols_moved_zero: Vec<u32>,
+    cols_moved_span: Vec<(f64, f64, u32)>,
+    /// Scratch: the columns of one row so reached, in column order.
+    cols_reached: Vec<u32>,
     col_room: Vec<bool>,
     /// Per column: whether its excess level moved.
     col_moved: Vec<bool>,
@@ -226,6 +233,23 @@ impl PortServer {
                 }
             }
         }
+        // The columns a row whose sender's level stayed at `up` sees move
+        // (see `excess_reaches`): those with `lo <= up` and, with level groups
+        // and one solve, `lo == 0` or `up <= hi`; found by `lo` in order.
+        sc.cols_moved_zero.clear();
+        sc.cols_moved_span.clear();
+        for &j in &sc.cols_moved {
+            let h = co.cols[j as usize] as usize;
+            let (d0, d1) = (self.old_level[self.n + h], self.level_down[h]);
+            let (lo, hi) = (d0.min(d1), d0.max(d1));
+            if lo > 0.0 {
+                sc.cols_moved_span.push((lo, hi, j));
+            } else {
+                sc.cols_moved_zero.push(j);
+            }
+        }
+        sc.cols_moved_span
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
         // Which rows' and columns' group rates may move: their pass-1 or
         // excess level moved (a row's rate group is its level plus its
         // weight times its sender's excess level, a column's and its level
@@ -251,6 +275,7 @@ impl PortServer {
         // in its mirrored level group of their column's level.
         let row_span_free = level_groups;
         let co_ref = &*co;
+        let mut reached = std::mem::take(&mut sc.cols_reached);
         let sc_ref = &*sc;
         let visit = |r: usize, j: usize, todo: &mut Vec<Rerate>| {
             let (co, sc) = (co_ref, sc_ref);
@@ -317,12 +342,13 @@ impl PortServer {
         // Whether a move of the excess levels reaches cell (r, j): `row_moved`
         // (its sender's level moved), `up_room` (its sender has room) and
         // `up` (its sender's excess level) are its row's.
-        // `up_lo` is the lower of its sender's level before and now: a cell
-        // whose receiver's level `d` did not move sees a move of its
-        // sender's level `up` only through `min(up, d)` against 0 and `up`
-        // against `d`, and, sending alone at `lc + w * up`, through `up`
-        // itself when `up < d`: a move within `(d, inf]` leaves it as it was.
-        // (Both only without strict queues: the levels moved.)
+        // `up_span` is the lower and higher of its sender's level before and
+        // now: a cell whose receiver's level `d` did not move sees a move of
+        // its sender's level `up` only through `min(up, d)` against 0 and
+        // `up` against `d`, and, sending alone at `lc + w * up` (no level
+        // groups), through `up` itself when `up < d`: a move within `(d,
+        // inf]` leaves it as it was. (Both only without strict queues: the
+        // levels moved.)
         let down_now = |j: usize| self.level_down[co_ref.cols[j] as usize];
         // A cell whose receiver's level did not move sees a move of its
         // sender's level from `up0` to `up1` within `(0, d)` only through
@@ -403,7 +429,34 @@ impl PortServer {
                     }
                 }
             }
-            if up_room {
+            if up_room && !row_moved {
+                // As `excess_reaches` says, found by `lo` (then in column
+                // order, as the loop below would visit them).
+                reached.clear();
+                reached.extend_from_slice(&sc_ref.cols_moved_zero);
+                let spans = &sc_ref.cols_moved_span;
+                let end = spans.partition_point(|x| x.0 <= up);
+                reached.extend(
+                    spans[..end]
+                        .iter()
+                        .filter(|x| !(span_free && x.1 < up))
+                        .map(|x| x.2),
+                );
+                reached.sort_unstable();
+                #[cfg(debug_assertions)]
+                {
+                    let slow: Vec<u32> = sc_ref
+                        .cols_moved
+                        .iter()
+                        .copied()
+                        .filter(|&j| excess_reaches(row_moved, up_span, up_room, up, j as usize))
+                        .collect();
+                    assert_eq!(reached, slow, "columns reached by their excess levels");
+                }
+                for &j in &reached {
+                    visit(r, j as usize, todo);
+                }
+            } else if up_room {
                 for &j in &sc_ref.cols_moved {
                     // (Those with room were just looked at if the row moved.)
                     if !(row_moved && sc_ref.col_room[j as usize])
@@ -414,6 +467,7 @@ impl PortServer {
                 }
             }
         }
+        sc.cols_reached = reached;
         co.all_dirty = false;
         co.resolved = false;
         co.row_dirty.iter_mut().for_each(|d| *d = false);
