@@ -179,7 +179,11 @@
 //! check compares the two). On FB2010 this cuts the
 //! cells looked at from 9.4 G to 2.4 G (the slots re-rated, 218 M, are
 //! the same). Group rates are set only for rows and columns whose levels
-//! moved (or when a group id was taken in the call). The two paths compute the same
+//! moved (or when a group id was taken in the call). Each sender's share
+//! of the excess (the sum over its flows of their ends' lower excess
+//! level) is summed again only when the coflow's flows or one of its
+//! ports' excess levels moved, not when only its pass-1 levels did
+//! (`Co::excess_rows`; a debug check sums it anew). The two paths compute the same
 //! allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
@@ -524,7 +528,6 @@ pub struct Aalo {
     n_groups_taken: u64,
     group_sets: Vec<(u32, f64)>,
     excess_cols: Vec<(u32, f64)>,
-    excess_rows: Vec<f64>,
     /// Scratch of `relabel_level_groups`: (group, slot, column, new level)
     /// per slot moving between level groups; per column, whether one of its
     /// level groups took a new level.
@@ -562,7 +565,6 @@ impl Aalo {
             n_groups_taken: 0,
             group_sets: vec![],
             excess_cols: vec![],
-            excess_rows: vec![],
             relabels: vec![],
             relabeled: vec![],
             in_todo: vec![],

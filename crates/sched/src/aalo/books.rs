@@ -176,6 +176,11 @@ pub(super) struct Co {
     /// at the slots.
     pub(super) cell_rate: Vec<f64>,
     pub(super) cell_group: Vec<u32>,
+    /// On the big switch: each row's excess per unit of weight
+    /// (`PortServer::excess_of_rows`) and the `version` it was summed at
+    /// (kept while no excess level of its ports moves).
+    pub(super) excess_rows: Vec<f64>,
+    pub(super) excess_of: Option<u64>,
 }
 
 impl Co {

@@ -1131,7 +1131,24 @@ impl Aalo {
             // share of the excess; the coflow's, their sum.
             let co = &mut self.co[c];
             if !self.cfg.strict {
-                ports.excess_of_rows(co, &mut self.excess_cols, &mut self.excess_rows);
+                // Kept while its flows and its ports' excess levels stay
+                // (a coflow looked at only for its pass-1 levels).
+                let moved = co.pieces.iter().any(|p| ports.moved_up[p.host as usize])
+                    || co.cols.iter().any(|&h| ports.moved_down[h as usize]);
+                let mut rows = std::mem::take(&mut co.excess_rows);
+                if moved || co.excess_of != Some(co.version) {
+                    ports.excess_of_rows(co, &mut self.excess_cols, &mut rows);
+                    co.excess_of = Some(co.version);
+                } else {
+                    #[cfg(debug_assertions)]
+                    {
+                        let mut full = vec![];
+                        ports.excess_of_rows(co, &mut self.excess_cols, &mut full);
+                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&rows), bits(&full), "coflow {c}'s kept excess");
+                    }
+                }
+                co.excess_rows = rows;
             }
             let mut total = 0.0;
             for r in 0..co.pieces.len() {
@@ -1144,7 +1161,7 @@ impl Aalo {
                     }
                     // (No excess ahead of the queues.)
                     if !self.cfg.strict && q != self.cfg.ahead() {
-                        bits += self.cfg.weights[q as usize] * self.excess_rows[r];
+                        bits += self.cfg.weights[q as usize] * co.excess_rows[r];
                     }
                 }
                 let rate = bits / 8e9;
