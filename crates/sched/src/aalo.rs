@@ -183,8 +183,8 @@
 //! of the excess (the sum over its flows of their ends' lower excess
 //! level) is summed again only when the coflow's flows or one of its
 //! ports' excess levels moved, not when only its pass-1 levels did
-//! (`Co::excess_rows`; a debug check sums it anew). The two paths compute the same
-//! allocation; the differential tests run both.
+//! (`Co::excess_rows`; a debug check sums it anew). The two paths
+//! compute the same allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
 //! flows are given (on the big switch, the row totals of the solves), so
