@@ -147,9 +147,16 @@
 //! (`relabel_level_groups`): those flows stay in it and only its rate
 //! moves; the others move. On FB2010 66% of the slots re-rated were
 //! moved so from one level group to another; on its first 200 coflows
-//! this cuts the slots re-rated from 3.25 M to 1.83 M. A flow in a group finishes when the group's clock says,
-//! not by its own bytes: the same instant up to rounding (on FB2010, 29 of
-//! 526 CCTs moved, by at most 24 ns). Without refreshes (`aalo-local`,
+//! this cuts the slots re-rated from 3.25 M to 1.83 M. Mirrored, a flow
+//! whose pass-1 minimum falls on its column and excess minimum on its row
+//! (rate `column level + weight * sender's excess level`, `lc < lr`, `up <
+//! d`) is in its row's level group of that column level and the row's
+//! weight (`Co::row_level_groups`), so that a sender's excess level moving
+//! within `(0, d)` re-rates none of its flows (these were 74% of the
+//! slots still re-rated alone on FB2010). A flow in a group finishes when
+//! the group's clock says, not by its own bytes: the same instant up to
+//! rounding (on FB2010, 29 of 526 CCTs moved, by at most 24 ns; with the
+//! mirrored groups 28 of 526 against main's, by at most 106 ns). Without refreshes (`aalo-local`,
 //! `delta=inf`) such flows send alone: there each sender's crossings
 //! follow its own flows' finishes, and the shifts grew to 2.5 us on FB2010.
 //! Only rows and columns whose levels moved are looked at, cell by cell
@@ -163,12 +170,21 @@
 //! `d` (and `d` itself when it sends alone below its sender's `up`), so a
 //! level that moved within `(up, inf]`, or with level groups and one solve
 //! within `(0, up)`, leaves it as it was (the same for a sender's level
-//! against `d`); and its rate follows its row's pass-1 level only where
-//! `lr <= lc`, its column's only where `lc < lr`. On FB2010 this cuts the
+//! against `d`, within `(0, d)` with level groups, mirrored ones taking
+//! the flows at `lc < lr`); and its rate follows its row's pass-1 level only where
+//! `lr <= lc`, its column's only where `lc < lr`. Of the columns whose
+//! excess level moved, a row whose own level stayed at `up` finds those it
+//! sees by the lower of each column's two levels, kept sorted
+//! (`RatedScratch::cols_moved_span`), not by a test per column (a debug
+//! check compares the two). On FB2010 this cuts the
 //! cells looked at from 9.4 G to 2.4 G (the slots re-rated, 218 M, are
 //! the same). Group rates are set only for rows and columns whose levels
-//! moved (or when a group id was taken in the call). The two paths compute the same
-//! allocation; the differential tests run both.
+//! moved (or when a group id was taken in the call). Each sender's share
+//! of the excess (the sum over its flows of their ends' lower excess
+//! level) is summed again only when the coflow's flows or one of its
+//! ports' excess levels moved, not when only its pass-1 levels did
+//! (`Co::excess_rows`; a debug check sums it anew). The two paths
+//! compute the same allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
 //! flows are given (on the big switch, the row totals of the solves), so
@@ -512,7 +528,6 @@ pub struct Aalo {
     n_groups_taken: u64,
     group_sets: Vec<(u32, f64)>,
     excess_cols: Vec<(u32, f64)>,
-    excess_rows: Vec<f64>,
     /// Scratch of `relabel_level_groups`: (group, slot, column, new level)
     /// per slot moving between level groups; per column, whether one of its
     /// level groups took a new level.
@@ -550,7 +565,6 @@ impl Aalo {
             n_groups_taken: 0,
             group_sets: vec![],
             excess_cols: vec![],
-            excess_rows: vec![],
             relabels: vec![],
             relabeled: vec![],
             in_todo: vec![],
@@ -618,7 +632,8 @@ impl Scheduler for Aalo {
                     .flatten()
                     .copied()
                     .filter(|&g| g != NONE)
-                    .chain(co.level_groups.iter().flatten().map(|g| g.group)),
+                    .chain(co.level_groups.iter().flatten().map(|g| g.group))
+                    .chain(co.row_level_groups.iter().flatten().map(|g| g.group)),
             );
         }
         self.update_queues(now);

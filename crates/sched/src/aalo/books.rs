@@ -165,6 +165,10 @@ pub(super) struct Co {
     /// level plus their weight times the column's excess level, one per
     /// (row level, weight) in use.
     pub(super) level_groups: Vec<Vec<LevelGroup>>,
+    /// Per row, mirrored: the rate groups of its slots whose rate is their
+    /// column's level plus the row's weight times the row's (sender's)
+    /// excess level, one per column level in use (`level` is the column's).
+    pub(super) row_level_groups: Vec<Vec<LevelGroup>>,
     /// On the big switch, per (row, column) like `cell`: the rate applied
     /// to the cell's slot and its group ([`DIRTY`] when its flows need
     /// their rates and classes set whatever the rate is), so that
@@ -172,6 +176,11 @@ pub(super) struct Co {
     /// at the slots.
     pub(super) cell_rate: Vec<f64>,
     pub(super) cell_group: Vec<u32>,
+    /// On the big switch: each row's excess per unit of weight
+    /// (`PortServer::excess_of_rows`) and the `version` it was summed at
+    /// (kept while no excess level of its ports moves).
+    pub(super) excess_rows: Vec<f64>,
+    pub(super) excess_of: Option<u64>,
 }
 
 impl Co {
@@ -196,23 +205,32 @@ impl Co {
         self.row_group.resize(self.pieces.len(), [NONE; 2]);
         self.col_group.resize(n_cols, [NONE; 2]);
         self.level_groups.resize_with(n_cols, Vec::new);
+        self.row_level_groups
+            .resize_with(self.pieces.len(), Vec::new);
     }
 
     /// The rate group of column `j`'s slots at row level `level` and weight
     /// `weight` (the same bits), `NONE` if there is none.
     pub(super) fn level_group(&self, j: usize, level: f64, weight: f64) -> u32 {
-        self.level_groups[j]
-            .iter()
-            .find(|g| {
-                g.level.to_bits() == level.to_bits() && g.weight.to_bits() == weight.to_bits()
-            })
-            .map_or(NONE, |g| g.group)
+        find_level_group(&self.level_groups[j], level, weight)
     }
 
-    /// Counts one slot of column `j` out of rate group `g` if `g` is one of
-    /// its level groups, and returns `g` if that emptied it (it is dropped).
-    pub(super) fn leave_level_group(&mut self, j: usize, g: u32) -> Option<u32> {
-        let gs = &mut self.level_groups[j];
+    /// The rate group of row `r`'s slots at column level `level` and weight
+    /// `weight` (mirrored level groups), `NONE` if there is none.
+    pub(super) fn row_level_group(&self, r: usize, level: f64, weight: f64) -> u32 {
+        find_level_group(&self.row_level_groups[r], level, weight)
+    }
+
+    /// Counts one slot of row `r` and column `j` out of rate group `g` if
+    /// `g` is one of the column's level groups or the row's mirrored ones,
+    /// and returns `g` if that emptied it (it is dropped).
+    pub(super) fn leave_level_group(&mut self, r: usize, j: usize, g: u32) -> Option<u32> {
+        let in_col = self.level_groups[j].iter().any(|x| x.group == g);
+        let gs = if in_col {
+            &mut self.level_groups[j]
+        } else {
+            self.row_level_groups.get_mut(r)?
+        };
         let at = gs.iter().position(|x| x.group == g)?;
         gs[at].n_slots -= 1;
         if gs[at].n_slots > 0 {
@@ -221,6 +239,14 @@ impl Co {
         gs.swap_remove(at);
         Some(g)
     }
+}
+
+/// The group of `gs` at `level` and `weight` (the same bits), `NONE` if
+/// there is none.
+fn find_level_group(gs: &[LevelGroup], level: f64, weight: f64) -> u32 {
+    gs.iter()
+        .find(|g| g.level.to_bits() == level.to_bits() && g.weight.to_bits() == weight.to_bits())
+        .map_or(NONE, |g| g.group)
 }
 
 /// A rate group of one column of a coflow (big switch): its slots' rate is
@@ -422,10 +448,11 @@ impl Aalo {
         if slot.flows.is_empty() {
             let at = slot.live_pos as usize;
             slot.live_pos = NONE;
-            let (g, j) = (slot.group, slot.col);
+            let (g, r, j) = (slot.group, slot.piece, slot.col);
             if g != NONE && j != NONE {
                 slot.group = NONE;
-                self.free_groups.extend(co.leave_level_group(j as usize, g));
+                self.free_groups
+                    .extend(co.leave_level_group(r as usize, j as usize, g));
             }
             let moved = co.live.pop().expect("a live slot");
             if moved != b.slot {

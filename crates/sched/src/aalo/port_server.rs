@@ -22,6 +22,9 @@ const COL_EXCESS_GROUP: u8 = 4;
 /// In its column's level group of its row's level and weight (the row's
 /// level plus its weight times the column's excess level).
 const LEVEL_GROUP: u8 = 5;
+/// Mirrored: in its row's level group of its column's level (the column's
+/// level plus the row's weight times the row's excess level).
+const ROW_LEVEL_GROUP: u8 = 6;
 
 /// Scratch of `PortServer::rated`: per row of a coflow, whether it moved,
 /// its solve, excess level and weight; per column, whether it moved and its
@@ -37,6 +40,13 @@ pub(super) struct RatedScratch {
     cols_dirty: Vec<u32>,
     cols_room: Vec<u32>,
     cols_moved: Vec<u32>,
+    /// `cols_moved` whose excess level moved from or to 0 (`lo == 0`), and
+    /// the others as (lower, higher of the level before and now, column)
+    /// by the lower: the columns a row whose own level stayed sees move.
+    cols_moved_zero: Vec<u32>,
+    cols_moved_span: Vec<(f64, f64, u32)>,
+    /// Scratch: the columns of one row so reached, in column order.
+    cols_reached: Vec<u32>,
     col_room: Vec<bool>,
     /// Per column: whether its excess level moved.
     col_moved: Vec<bool>,
@@ -52,7 +62,8 @@ pub(super) struct Rerate {
     slot: u32,
     rate: f64,
     mode: u8,
-    /// The row's level ([`LEVEL_GROUP`]).
+    /// The row's level ([`LEVEL_GROUP`]) or the column's
+    /// ([`ROW_LEVEL_GROUP`]).
     level: f64,
 }
 
@@ -222,6 +233,23 @@ impl PortServer {
                 }
             }
         }
+        // The columns a row whose sender's level stayed at `up` sees move
+        // (see `excess_reaches`): those with `lo <= up` and, with level groups
+        // and one solve, `lo == 0` or `up <= hi`; found by `lo` in order.
+        sc.cols_moved_zero.clear();
+        sc.cols_moved_span.clear();
+        for &j in &sc.cols_moved {
+            let h = co.cols[j as usize] as usize;
+            let (d0, d1) = (self.old_level[self.n + h], self.level_down[h]);
+            let (lo, hi) = (d0.min(d1), d0.max(d1));
+            if lo > 0.0 {
+                sc.cols_moved_span.push((lo, hi, j));
+            } else {
+                sc.cols_moved_zero.push(j);
+            }
+        }
+        sc.cols_moved_span
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
         // Which rows' and columns' group rates may move: their pass-1 or
         // excess level moved (a row's rate group is its level plus its
         // weight times its sender's excess level, a column's and its level
@@ -242,7 +270,12 @@ impl PortServer {
         // whose level moved within one of `(up, inf]` and (with level groups
         // and one solve) `(0, up)` leaves it as it was.
         let span_free = single && level_groups;
+        // The same for a row whose sender's level moved within `(0, d)`:
+        // its cells at `lr <= lc` stay in the row's excess group, the others
+        // in its mirrored level group of their column's level.
+        let row_span_free = level_groups;
         let co_ref = &*co;
+        let mut reached = std::mem::take(&mut sc.cols_reached);
         let sc_ref = &*sc;
         let visit = |r: usize, j: usize, todo: &mut Vec<Rerate>| {
             let (co, sc) = (co_ref, sc_ref);
@@ -268,6 +301,8 @@ impl PortServer {
             } else if lr <= lc && level_groups {
                 // (Here the excess is `down`, below `up`.)
                 (lr + w * down, LEVEL_GROUP)
+            } else if lc < lr && level_groups && excess > 0.0 && up < down {
+                (lc + w * up, ROW_LEVEL_GROUP)
             } else {
                 (lr.min(lc) + w * excess, SOLO_RATE)
             };
@@ -286,6 +321,10 @@ impl PortServer {
                     let g = co.level_group(j, lr, w);
                     g != NONE && applied == g
                 }
+                ROW_LEVEL_GROUP => {
+                    let g = co.row_level_group(r, lc, w);
+                    g != NONE && applied == g
+                }
                 _ => {
                     let g = co.col_group[j][(mode == COL_EXCESS_GROUP) as usize];
                     g != NONE && applied == g
@@ -296,34 +335,45 @@ impl PortServer {
                     slot: co.cell[at],
                     rate: x,
                     mode,
-                    level: lr,
+                    level: if mode == ROW_LEVEL_GROUP { lc } else { lr },
                 });
             }
         };
         // Whether a move of the excess levels reaches cell (r, j): `row_moved`
         // (its sender's level moved), `up_room` (its sender has room) and
         // `up` (its sender's excess level) are its row's.
-        // `up_lo` is the lower of its sender's level before and now: a cell
-        // whose receiver's level `d` did not move sees a move of its
-        // sender's level `up` only through `min(up, d)` against 0 and `up`
-        // against `d`, and, sending alone at `lc + w * up`, through `up`
-        // itself when `up < d`: a move within `(d, inf]` leaves it as it was.
-        // (Both only without strict queues: the levels moved.)
+        // `up_span` is the lower and higher of its sender's level before and
+        // now: a cell whose receiver's level `d` did not move sees a move of
+        // its sender's level `up` only through `min(up, d)` against 0 and
+        // `up` against `d`, and, sending alone at `lc + w * up` (no level
+        // groups), through `up` itself when `up < d`: a move within `(d,
+        // inf]` leaves it as it was. (Both only without strict queues: the
+        // levels moved.)
         let down_now = |j: usize| self.level_down[co_ref.cols[j] as usize];
-        let excess_reaches = |row_moved: bool, up_lo: f64, up_room: bool, up: f64, j: usize| {
-            if row_moved {
-                sc_ref.col_moved[j] || (sc_ref.col_room[j] && up_lo <= down_now(j))
-            } else if up_room && sc_ref.col_moved[j] {
-                let (d0, d1) = (
-                    self.old_level[self.n + co_ref.cols[j] as usize],
-                    down_now(j),
-                );
-                let (lo, hi) = (d0.min(d1), d0.max(d1));
-                !(lo > up || (span_free && lo > 0.0 && hi < up))
-            } else {
-                false
-            }
+        // A cell whose receiver's level did not move sees a move of its
+        // sender's level from `up0` to `up1` within `(0, d)` only through
+        // the group it is in (its row's excess group, or its mirrored level
+        // group): with level groups, `(lo, hi)` of the two inside `(0, d)`
+        // leaves it as it was too.
+        let up_reaches = |up_lo: f64, up_hi: f64, j: usize| {
+            let d = down_now(j);
+            !(up_lo > d || (row_span_free && up_lo > 0.0 && up_hi < d))
         };
+        let excess_reaches =
+            |row_moved: bool, (up_lo, up_hi): (f64, f64), up_room: bool, up: f64, j: usize| {
+                if row_moved {
+                    sc_ref.col_moved[j] || (sc_ref.col_room[j] && up_reaches(up_lo, up_hi, j))
+                } else if up_room && sc_ref.col_moved[j] {
+                    let (d0, d1) = (
+                        self.old_level[self.n + co_ref.cols[j] as usize],
+                        down_now(j),
+                    );
+                    let (lo, hi) = (d0.min(d1), d0.max(d1));
+                    !(lo > up || (span_free && lo > 0.0 && hi < up))
+                } else {
+                    false
+                }
+            };
         // With one solve, a cell's rate follows its row's pass-1 level only
         // when `lr <= lc` (else it is its column's, or `lc` plus its share
         // of the excess), and its column's only when `lc < lr`: a row whose
@@ -335,11 +385,12 @@ impl PortServer {
             let row_moved = up_moved(r);
             let up_room = !strict && self.room_up[co_ref.pieces[r].host as usize];
             let up = sc_ref.row_up[r];
-            let up_lo = if row_moved {
+            let up_span = if row_moved {
                 let h = co_ref.pieces[r].host as usize;
-                self.old_level[h].min(self.level_up[h])
+                let (u0, u1) = (self.old_level[h], self.level_up[h]);
+                (u0.min(u1), u0.max(u1))
             } else {
-                0.0
+                (0.0, 0.0)
             };
             if all || (co_ref.row_dirty[r] && pass1.is_none()) {
                 for j in 0..n_cols {
@@ -353,7 +404,7 @@ impl PortServer {
                 for j in 0..n_cols {
                     if co_ref.col_dirty[j]
                         || p.col_level[j] >= m
-                        || excess_reaches(row_moved, up_lo, up_room, up, j)
+                        || excess_reaches(row_moved, up_span, up_room, up, j)
                     {
                         visit(r, j, todo);
                     }
@@ -366,29 +417,57 @@ impl PortServer {
                     Some(p) => p.row_level[r] > p.prev_col_level[j].min(p.col_level[j]),
                     None => true,
                 };
-                if reached || excess_reaches(row_moved, up_lo, up_room, up, j) {
+                if reached || excess_reaches(row_moved, up_span, up_room, up, j) {
                     visit(r, j, todo);
                 }
             }
             if row_moved {
                 for &j in &sc_ref.cols_room {
                     let j = j as usize;
-                    if sc_ref.col_moved[j] || up_lo <= down_now(j) {
+                    if sc_ref.col_moved[j] || up_reaches(up_span.0, up_span.1, j) {
                         visit(r, j, todo);
                     }
                 }
             }
-            if up_room {
+            if up_room && !row_moved {
+                // As `excess_reaches` says, found by `lo` (then in column
+                // order, as the loop below would visit them).
+                reached.clear();
+                reached.extend_from_slice(&sc_ref.cols_moved_zero);
+                let spans = &sc_ref.cols_moved_span;
+                let end = spans.partition_point(|x| x.0 <= up);
+                reached.extend(
+                    spans[..end]
+                        .iter()
+                        .filter(|x| !(span_free && x.1 < up))
+                        .map(|x| x.2),
+                );
+                reached.sort_unstable();
+                #[cfg(debug_assertions)]
+                {
+                    let slow: Vec<u32> = sc_ref
+                        .cols_moved
+                        .iter()
+                        .copied()
+                        .filter(|&j| excess_reaches(row_moved, up_span, up_room, up, j as usize))
+                        .collect();
+                    assert_eq!(reached, slow, "columns reached by their excess levels");
+                }
+                for &j in &reached {
+                    visit(r, j as usize, todo);
+                }
+            } else if up_room {
                 for &j in &sc_ref.cols_moved {
                     // (Those with room were just looked at if the row moved.)
                     if !(row_moved && sc_ref.col_room[j as usize])
-                        && excess_reaches(row_moved, up_lo, up_room, up, j as usize)
+                        && excess_reaches(row_moved, up_span, up_room, up, j as usize)
                     {
                         visit(r, j as usize, todo);
                     }
                 }
             }
         }
+        sc.cols_reached = reached;
         co.all_dirty = false;
         co.resolved = false;
         co.row_dirty.iter_mut().for_each(|d| *d = false);
@@ -807,6 +886,45 @@ impl Aalo {
                 assert_eq!(g.n_slots, n, "slots of level group {}", g.group);
             }
         }
+        // Mirrored: every live slot in a row's level group is at its
+        // column's pass-1 level and its row's weight now.
+        let mut counts: Vec<Vec<u32>> = co
+            .row_level_groups
+            .iter()
+            .map(|gs| vec![0; gs.len()])
+            .collect();
+        for &s in &co.live {
+            let slot = &co.slots[s as usize];
+            let r = slot.piece as usize;
+            let Some(at) = co.row_level_groups[r]
+                .iter()
+                .position(|g| g.group == slot.group)
+            else {
+                continue;
+            };
+            let lg = &co.row_level_groups[r][at];
+            let tier = co.pieces[r].tier;
+            let lc = co
+                .solves
+                .iter()
+                .find(|p| p.queue == tier)
+                .map(|p| p.col_level[slot.col as usize]);
+            assert_eq!(
+                lc.map(f64::to_bits),
+                Some(lg.level.to_bits()),
+                "slot {s}'s column level"
+            );
+            assert_eq!(
+                lg.weight, self.cfg.weights[tier as usize],
+                "slot {s}'s weight"
+            );
+            counts[r][at] += 1;
+        }
+        for (gs, n) in co.row_level_groups.iter().zip(&counts) {
+            for (g, &n) in gs.iter().zip(n) {
+                assert_eq!(g.n_slots, n, "slots of row level group {}", g.group);
+            }
+        }
     }
 
     /// Applies the big switch's rates: each slot's flows go to their row's
@@ -879,6 +997,22 @@ impl Aalo {
                             g => g,
                         }
                     }
+                    ROW_LEVEL_GROUP => {
+                        let w = self.cfg.weights[self.co[c].pieces[r].tier as usize];
+                        match self.co[c].row_level_group(r, level, w) {
+                            NONE => {
+                                let group = self.new_group();
+                                self.co[c].row_level_groups[r].push(LevelGroup {
+                                    level,
+                                    weight: w,
+                                    group,
+                                    n_slots: 0,
+                                });
+                                group
+                            }
+                            g => g,
+                        }
+                    }
                     _ => NONE,
                 };
                 let slot = &self.co[c].slots[s];
@@ -889,12 +1023,17 @@ impl Aalo {
                     // emptied one is dropped; its id is free again once
                     // its flows have left it, below).
                     let co = &mut self.co[c];
-                    if mode == LEVEL_GROUP {
-                        let g = co.level_groups[j].iter_mut().find(|x| x.group == target);
+                    let gs = match mode {
+                        LEVEL_GROUP => Some(&mut co.level_groups[j]),
+                        ROW_LEVEL_GROUP => Some(&mut co.row_level_groups[r]),
+                        _ => None,
+                    };
+                    if let Some(gs) = gs {
+                        let g = gs.iter_mut().find(|x| x.group == target);
                         g.expect("the level group").n_slots += 1;
                     }
                     if group != NONE {
-                        emptied = co.leave_level_group(j, group);
+                        emptied = co.leave_level_group(r, j, group);
                     }
                 }
                 let same_rate = next == rate || (next - rate).abs() <= 1e-12 * rate.abs();
@@ -975,6 +1114,15 @@ impl Aalo {
                     sets.push((lg.group, finite(lg.level + lg.weight * down)));
                 }
             }
+            for (r, gs) in co.row_level_groups.iter().enumerate() {
+                if gs.is_empty() || !(taken || rows_moved[r]) {
+                    continue;
+                }
+                let up = ports.level_up[co.pieces[r].host as usize];
+                for lg in gs {
+                    sets.push((lg.group, finite(lg.level + lg.weight * up)));
+                }
+            }
             for &(g, bits) in &sets {
                 self.set_group_rate(g, bits, out, now);
             }
@@ -983,7 +1131,24 @@ impl Aalo {
             // share of the excess; the coflow's, their sum.
             let co = &mut self.co[c];
             if !self.cfg.strict {
-                ports.excess_of_rows(co, &mut self.excess_cols, &mut self.excess_rows);
+                // Kept while its flows and its ports' excess levels stay
+                // (a coflow looked at only for its pass-1 levels).
+                let moved = co.pieces.iter().any(|p| ports.moved_up[p.host as usize])
+                    || co.cols.iter().any(|&h| ports.moved_down[h as usize]);
+                let mut rows = std::mem::take(&mut co.excess_rows);
+                if moved || co.excess_of != Some(co.version) {
+                    ports.excess_of_rows(co, &mut self.excess_cols, &mut rows);
+                    co.excess_of = Some(co.version);
+                } else {
+                    #[cfg(debug_assertions)]
+                    {
+                        let mut full = vec![];
+                        ports.excess_of_rows(co, &mut self.excess_cols, &mut full);
+                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&rows), bits(&full), "coflow {c}'s kept excess");
+                    }
+                }
+                co.excess_rows = rows;
             }
             let mut total = 0.0;
             for r in 0..co.pieces.len() {
@@ -996,7 +1161,7 @@ impl Aalo {
                     }
                     // (No excess ahead of the queues.)
                     if !self.cfg.strict && q != self.cfg.ahead() {
-                        bits += self.cfg.weights[q as usize] * self.excess_rows[r];
+                        bits += self.cfg.weights[q as usize] * co.excess_rows[r];
                     }
                 }
                 let rate = bits / 8e9;
