@@ -394,6 +394,15 @@ struct TaskOrders {
     round: u32,
     run: Vec<Kept>,
     ready: bool,
+    scratch: Scratch,
+}
+
+/// Space [`apply`] reuses from one call to the next: positions of the
+/// flows that leave or come into a chunk, and its stretches before.
+#[derive(Debug, Default)]
+struct Scratch {
+    at: Vec<usize>,
+    segs: Vec<Seg>,
 }
 
 /// Flows per chunk of a task's order, about (a chunk is split when it
@@ -542,9 +551,11 @@ fn remove_from_segs(segs: &mut Vec<Seg>, removed: &[usize]) {
 
 /// The stretches of `flows` once the flows at positions `put` (ascending,
 /// in `flows`, which holds them) came into a chunk cut into `segs`.
-fn insert_into_segs(segs: &mut Vec<Seg>, flows: &[Kept], put: &[usize]) {
-    let old = std::mem::take(segs);
-    let mut old = old.into_iter();
+/// `old` is scratch space (it ends holding the stretches before).
+fn insert_into_segs(segs: &mut Vec<Seg>, old: &mut Vec<Seg>, flows: &[Kept], put: &[usize]) {
+    std::mem::swap(segs, old);
+    segs.clear();
+    let mut old = old.iter().copied();
     let mut cur: Option<Seg> = None;
     let mut pos = 0;
     let mut take_old = |segs: &mut Vec<Seg>, upto: usize, pos: &mut usize| {
@@ -660,9 +671,9 @@ fn before(a: &Kept, b: &Kept) -> bool {
 /// after it in the chunk once, not once per flow (FB2010's tasks have runs
 /// of thousands of exact ties, one chunk each, and the flows served in a
 /// turn sit near a chunk's front).
-fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
+fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64, scratch: &mut Scratch) {
     let Order { chunks, lasts } = order;
-    let mut at_list = vec![];
+    let Scratch { at: at_list, segs } = scratch;
     let mut k = 0;
     while k < gone.len() {
         // The flows of `gone` in chunk `i` (in key order, so consecutive),
@@ -692,7 +703,7 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
         ch.flows.truncate(w + n - r);
         ch.left += k - start;
         if !ch.segs.is_empty() {
-            remove_from_segs(&mut ch.segs, &at_list);
+            remove_from_segs(&mut ch.segs, at_list);
         }
         // A chunk that empties leaves a gap between its neighbours: keys
         // grow along the order, so the two are further apart than either
@@ -747,7 +758,7 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
         }
         if !ch.segs.is_empty() {
             at_list.reverse();
-            insert_into_segs(&mut ch.segs, &ch.flows, &at_list);
+            insert_into_segs(&mut ch.segs, segs, &ch.flows, at_list);
         }
         ch.grew = true;
         lasts[i] = last_of(ch);
@@ -890,7 +901,13 @@ impl TaskOrders {
             if self.tasks.len() <= ci {
                 self.tasks.resize_with(ci + 1, Order::default);
             }
-            apply(&mut self.tasks[ci], &gone, &batch, BYTES_TIE);
+            apply(
+                &mut self.tasks[ci],
+                &gone,
+                &batch,
+                BYTES_TIE,
+                &mut self.scratch,
+            );
         }
         self.positive_before = before;
         self.positive_before.clear();
