@@ -435,6 +435,8 @@ struct Chunk {
     left: usize,
     // Flows came in since the last look for a place to split it.
     grew: bool,
+    // Its stretches were too short to be worth keeping (till a re-count).
+    segs_off: bool,
 }
 
 impl Chunk {
@@ -446,6 +448,7 @@ impl Chunk {
             segs: vec![],
             left: 0,
             grew: true,
+            segs_off: false,
         };
         chunk.recount();
         chunk
@@ -460,14 +463,21 @@ impl Chunk {
         }
         self.left = 0;
         self.segs.clear();
+        self.segs_off = false;
         self.cut();
     }
 
-    /// Cuts a long chunk without stretches into them.
+    /// Cuts a long chunk without stretches into them, unless they come
+    /// out shorter than [`SEG_FLOWS`] flows on average (a chunk of many
+    /// senders: passing a stretch would save little and keeping them cost).
     fn cut(&mut self) {
-        if self.segs.is_empty() && self.flows.len() > SEG_MIN {
+        if self.segs.is_empty() && !self.segs_off && self.flows.len() > SEG_MIN {
             for e in &self.flows {
                 push_seg(&mut self.segs, Seg::of(e));
+            }
+            if self.segs.len() * SEG_FLOWS > self.flows.len() {
+                self.segs.clear();
+                self.segs_off = true;
             }
         }
     }
@@ -478,6 +488,10 @@ impl Chunk {
 /// than they save). Debug builds cut chunks of a few flows already, so
 /// that the reference suite's small cases walk stretches, checked.
 const SEG_MIN: usize = if cfg!(debug_assertions) { 2 } else { 2 * CHUNK };
+
+/// The fewest flows a chunk's stretches must hold on average to be kept
+/// (1 in debug builds: the reference suite then walks stretches always).
+const SEG_FLOWS: usize = if cfg!(debug_assertions) { 1 } else { 4 };
 
 /// A stretch of a chunk's flows, consecutive in its order, whose paths
 /// all start at link `first`, with the classes of their last links (a
@@ -780,6 +794,7 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64, scratch: &m
         prev.flows.extend_from_slice(&next.flows);
         if prev.segs.is_empty() || next.segs.is_empty() {
             prev.segs.clear();
+            prev.segs_off = false;
         } else {
             for s in next.segs {
                 push_seg(&mut prev.segs, s);
