@@ -94,7 +94,10 @@
 //! looked at about 13,000 flows and passed 20,000 more one by one, for
 //! about 110 served; now it looks at 7,700 flows and 3,100 stretches:
 //! 1.13x, docs/benchmarks.md command 71). Most flows still looked at are
-//! open at their first link and blocked at their last.
+//! open at their first link and blocked at their last. A long chunk that
+//! grew is searched for a place to split only if its keys are not all
+//! within one run's reach ([`split_point`]): FB2010's long runs of ties
+//! were searched flow by flow at each event that put a flow into them.
 //!
 //! # What it knows
 //!
@@ -616,6 +619,14 @@ fn locate(lasts: &[(f64, FlowIdx)], probe: &Kept) -> usize {
 
 /// Where to split `flows` (sorted): the gap nearest the middle, if any.
 fn split_point(flows: &[Kept], tol: f64) -> Option<usize> {
+    // Keys within a run's reach of the first leave no gap anywhere (keys
+    // are not negative, so the reach only grows along the order): a long
+    // run of ties is not searched flow by flow at each event it grew.
+    let (first, last) = (flows.first()?.key, flows.last()?.key);
+    if first >= 0.0 && last - first <= tie_reach(first, tol) {
+        debug_assert!((1..flows.len()).all(|j| !gap(flows[j - 1].key, flows[j].key, tol)));
+        return None;
+    }
     let mid = flows.len() / 2;
     let is_gap = |j: usize| gap(flows[j - 1].key, flows[j].key, tol);
     (0..mid).find_map(|d| {
