@@ -86,7 +86,18 @@
 //! move, and have looked at for a split, at each event ([`place`]): on the
 //! whole trace, 1.19x. A walk that meets a full first link passes the
 //! flows right after it from the same link without a look at their links
-//! (FB2010's runs of ties list a sender's flows together).
+//! (FB2010's runs of ties list a sender's flows together); a long chunk
+//! (over [`SEG_MIN`] flows) keeps those stretches from one first link,
+//! each with the classes of its last links ([`Seg`]), so that a walk
+//! passes a stretch whose first link is full, or whose last links all
+//! are, with one look, not one per flow (FB2010 whole trace: an event
+//! looked at about 13,000 flows and passed 20,000 more one by one, for
+//! about 110 served; now it looks at 7,700 flows and 3,100 stretches:
+//! 1.13x, docs/benchmarks.md command 71). Most flows still looked at are
+//! open at their first link and blocked at their last. A long chunk that
+//! grew is searched for a place to split only if its keys are not all
+//! within one run's reach ([`split_point`]): FB2010's long runs of ties
+//! were searched flow by flow at each event that put a flow into them.
 //!
 //! # What it knows
 //!
@@ -342,6 +353,9 @@ pub struct Tafe {
 /// flows' paths ([`Ends`], by link class as [`crate::greedy`] keeps its
 /// clusters'), a superset of them between re-counts (a flow that leaves
 /// leaves its links in), which only makes a chunk passed over less often.
+/// A chunk of more than [`SEG_MIN`] flows is also cut into stretches from
+/// one first link ([`Seg`]), kept through the flows that leave and come in
+/// (built when such a chunk is first walked without them).
 ///
 /// *Turns.* In a task's turn each flow in order that meets no full link is
 /// served alone ([`ClassServer::serve_one`]: the least residual on its path)
@@ -357,7 +371,10 @@ pub struct Tafe {
 /// sort; the reference suite holds `tafe` against a slow reference that
 /// sorts and walks every flow at every call); a chunk is passed over only
 /// if each of its flows crosses a full link (checked flow by flow in debug
-/// builds).
+/// builds); a chunk's stretches, if it has them, cover its flows in order,
+/// each flow starting at its stretch's first link and its last link's
+/// class in its stretch's (checked in debug builds), and a stretch is
+/// passed over only if each of its flows crosses a full link (the same).
 #[derive(Debug, Default)]
 struct TaskOrders {
     // Per task: its order.
@@ -380,6 +397,15 @@ struct TaskOrders {
     round: u32,
     run: Vec<Kept>,
     ready: bool,
+    scratch: Scratch,
+}
+
+/// Space [`apply`] reuses from one call to the next: positions of the
+/// flows that leave or come into a chunk, and its stretches before.
+#[derive(Debug, Default)]
+struct Scratch {
+    at: Vec<usize>,
+    segs: Vec<Seg>,
 }
 
 /// Flows per chunk of a task's order, about (a chunk is split when it
@@ -406,10 +432,14 @@ fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
 struct Chunk {
     flows: Vec<Kept>,
     ends: Ends,
+    // Its flows cut into stretches from one first link ([`Seg`]).
+    segs: Vec<Seg>,
     // Flows that left since `ends` was counted.
     left: usize,
     // Flows came in since the last look for a place to split it.
     grew: bool,
+    // Its stretches were too short to be worth keeping (till a re-count).
+    segs_off: bool,
 }
 
 impl Chunk {
@@ -418,8 +448,10 @@ impl Chunk {
         let mut chunk = Chunk {
             flows,
             ends: Ends::default(),
+            segs: vec![],
             left: 0,
             grew: true,
+            segs_off: false,
         };
         chunk.recount();
         chunk
@@ -433,7 +465,134 @@ impl Chunk {
             add_class(&mut self.ends.last, e.ends[1]);
         }
         self.left = 0;
+        self.segs.clear();
+        self.segs_off = false;
+        self.cut();
     }
+
+    /// Cuts a long chunk without stretches into them, unless they come
+    /// out shorter than [`SEG_FLOWS`] flows on average (a chunk of many
+    /// senders: passing a stretch would save little and keeping them cost).
+    fn cut(&mut self) {
+        if self.segs.is_empty() && !self.segs_off && self.flows.len() > SEG_MIN {
+            for e in &self.flows {
+                push_seg(&mut self.segs, Seg::of(e));
+            }
+            if self.segs.len() * SEG_FLOWS > self.flows.len() {
+                self.segs.clear();
+                self.segs_off = true;
+            }
+        }
+    }
+}
+
+/// Chunks longer than this are walked by stretches ([`Seg`]), shorter
+/// ones flow by flow (keeping the stretches of a short chunk costs more
+/// than they save). Debug builds cut chunks of a few flows already, so
+/// that the reference suite's small cases walk stretches, checked.
+const SEG_MIN: usize = if cfg!(debug_assertions) { 2 } else { 2 * CHUNK };
+
+/// The fewest flows a chunk's stretches must hold on average to be kept
+/// (1 in debug builds: the reference suite then walks stretches always).
+const SEG_FLOWS: usize = if cfg!(debug_assertions) { 1 } else { 4 };
+
+/// A stretch of a chunk's flows, consecutive in its order, whose paths
+/// all start at link `first`, with the classes of their last links (a
+/// superset of them: a flow that leaves leaves its class in). A walk
+/// passes over a stretch whose first link is full, or whose last links
+/// all are, with one look, not one per flow (FB2010's runs of ties list a
+/// sender's flows together, most of them blocked at one end).
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    n: u32,
+    first: u32,
+    last: Classes,
+}
+
+impl Seg {
+    /// The stretch of flow `e` alone.
+    fn of(e: &Kept) -> Seg {
+        let mut last = [0; WORDS];
+        add_class(&mut last, e.ends[1]);
+        Seg {
+            n: 1,
+            first: e.ends[0],
+            last,
+        }
+    }
+}
+
+/// Appends stretch `s` to `segs`, joined with the last one if that starts
+/// at the same link (so no two neighbours share a first link).
+fn push_seg(segs: &mut Vec<Seg>, s: Seg) {
+    if let Some(p) = segs.last_mut() {
+        if p.first == s.first {
+            p.n += s.n;
+            for w in 0..WORDS {
+                p.last[w] |= s.last[w];
+            }
+            return;
+        }
+    }
+    segs.push(s);
+}
+
+/// Takes the flows at positions `removed` (ascending, before the removal)
+/// out of the stretches `segs`, in place.
+fn remove_from_segs(segs: &mut Vec<Seg>, removed: &[usize]) {
+    let (mut start, mut r, mut w) = (0, 0, 0);
+    for k in 0..segs.len() {
+        let mut s = segs[k];
+        let end = start + s.n as usize;
+        let r0 = r;
+        while r < removed.len() && removed[r] < end {
+            r += 1;
+        }
+        start = end;
+        s.n -= (r - r0) as u32;
+        if s.n == 0 {
+            continue;
+        }
+        if w > 0 && segs[w - 1].first == s.first {
+            segs[w - 1].n += s.n;
+            for x in 0..WORDS {
+                segs[w - 1].last[x] |= s.last[x];
+            }
+        } else {
+            segs[w] = s;
+            w += 1;
+        }
+    }
+    segs.truncate(w);
+}
+
+/// The stretches of `flows` once the flows at positions `put` (ascending,
+/// in `flows`, which holds them) came into a chunk cut into `segs`.
+/// `old` is scratch space (it ends holding the stretches before).
+fn insert_into_segs(segs: &mut Vec<Seg>, old: &mut Vec<Seg>, flows: &[Kept], put: &[usize]) {
+    std::mem::swap(segs, old);
+    segs.clear();
+    let mut old = old.iter().copied();
+    let mut cur: Option<Seg> = None;
+    let mut pos = 0;
+    let mut take_old = |segs: &mut Vec<Seg>, upto: usize, pos: &mut usize| {
+        while *pos < upto {
+            let s = cur.get_or_insert_with(|| old.next().expect("stretches cover the chunk"));
+            let n = (s.n as usize).min(upto - *pos);
+            push_seg(segs, Seg { n: n as u32, ..*s });
+            s.n -= n as u32;
+            *pos += n;
+            if s.n == 0 {
+                cur = None;
+            }
+        }
+    };
+    for &q in put {
+        take_old(segs, q, &mut pos);
+        push_seg(segs, Seg::of(&flows[q]));
+        pos += 1;
+    }
+    take_old(segs, flows.len(), &mut pos);
 }
 
 /// A task's order: its chunks, and the key and index of each one's last
@@ -460,6 +619,14 @@ fn locate(lasts: &[(f64, FlowIdx)], probe: &Kept) -> usize {
 
 /// Where to split `flows` (sorted): the gap nearest the middle, if any.
 fn split_point(flows: &[Kept], tol: f64) -> Option<usize> {
+    // Keys within a run's reach of the first leave no gap anywhere (keys
+    // are not negative, so the reach only grows along the order): a long
+    // run of ties is not searched flow by flow at each event it grew.
+    let (first, last) = (flows.first()?.key, flows.last()?.key);
+    if first >= 0.0 && last - first <= tie_reach(first, tol) {
+        debug_assert!((1..flows.len()).all(|j| !gap(flows[j - 1].key, flows[j].key, tol)));
+        return None;
+    }
     let mid = flows.len() / 2;
     let is_gap = |j: usize| gap(flows[j - 1].key, flows[j].key, tol);
     (0..mid).find_map(|d| {
@@ -529,8 +696,9 @@ fn before(a: &Kept, b: &Kept) -> bool {
 /// after it in the chunk once, not once per flow (FB2010's tasks have runs
 /// of thousands of exact ties, one chunk each, and the flows served in a
 /// turn sit near a chunk's front).
-fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
+fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64, scratch: &mut Scratch) {
     let Order { chunks, lasts } = order;
+    let Scratch { at: at_list, segs } = scratch;
     let mut k = 0;
     while k < gone.len() {
         // The flows of `gone` in chunk `i` (in key order, so consecutive),
@@ -540,10 +708,12 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
         let last = ch.flows[ch.flows.len() - 1];
         let (mut r, mut w) = (0, 0);
         let start = k;
+        at_list.clear();
         while k < gone.len() && (k == start || !before(&last, &gone[k])) {
             let g = &gone[k];
             let at = r + ch.flows[r..].partition_point(|e| before(e, g));
             debug_assert_eq!(ch.flows[at].f, g.f, "kept place of {}", g.f);
+            at_list.push(at);
             if k == start {
                 w = at;
             } else {
@@ -557,6 +727,9 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
         ch.flows.copy_within(r..n, w);
         ch.flows.truncate(w + n - r);
         ch.left += k - start;
+        if !ch.segs.is_empty() {
+            remove_from_segs(&mut ch.segs, at_list);
+        }
         // A chunk that empties leaves a gap between its neighbours: keys
         // grow along the order, so the two are further apart than either
         // was from it.
@@ -600,11 +773,17 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
         }
         let mut end = ch.flows.len();
         ch.flows.resize(end + items.len(), items[0]);
+        at_list.clear();
         for (j, b) in items.iter().enumerate().rev() {
             let p = ch.flows[..end].partition_point(|e| before(e, b));
             ch.flows.copy_within(p..end, p + j + 1);
             ch.flows[p + j] = *b;
+            at_list.push(p + j);
             end = p;
+        }
+        if !ch.segs.is_empty() {
+            at_list.reverse();
+            insert_into_segs(&mut ch.segs, segs, &ch.flows, at_list);
         }
         ch.grew = true;
         lasts[i] = last_of(ch);
@@ -624,6 +803,14 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64) {
         lasts.remove(i);
         let prev = &mut chunks[i - 1];
         prev.flows.extend_from_slice(&next.flows);
+        if prev.segs.is_empty() || next.segs.is_empty() {
+            prev.segs.clear();
+            prev.segs_off = false;
+        } else {
+            for s in next.segs {
+                push_seg(&mut prev.segs, s);
+            }
+        }
         prev.left += next.left;
         prev.grew = true;
         for set in 0..WORDS {
@@ -740,7 +927,13 @@ impl TaskOrders {
             if self.tasks.len() <= ci {
                 self.tasks.resize_with(ci + 1, Order::default);
             }
-            apply(&mut self.tasks[ci], &gone, &batch, BYTES_TIE);
+            apply(
+                &mut self.tasks[ci],
+                &gone,
+                &batch,
+                BYTES_TIE,
+                &mut self.scratch,
+            );
         }
         self.positive_before = before;
         self.positive_before.clear();
@@ -784,6 +977,20 @@ impl TaskOrders {
                 let exact = Chunk::of(ch.flows.clone()).ends;
                 let within = |a: &Classes, b: &Classes| a.iter().zip(b).all(|(a, b)| a & !b == 0);
                 assert!(within(&exact.first, &ch.ends.first) && within(&exact.last, &ch.ends.last));
+                let n: usize = ch.segs.iter().map(|s| s.n as usize).sum();
+                assert!(
+                    ch.segs.is_empty() || n == ch.flows.len(),
+                    "stretches of task {c}"
+                );
+                let mut at = 0;
+                for s in &ch.segs {
+                    assert!(s.n > 0, "empty stretch");
+                    for e in &ch.flows[at..at + s.n as usize] {
+                        assert_eq!(e.ends[0], s.first, "first link of {}", e.f);
+                        assert!(within(&Seg::of(e).last, &s.last), "last link of {}", e.f);
+                    }
+                    at += s.n as usize;
+                }
             }
         }
     }
@@ -829,8 +1036,12 @@ impl TaskOrders {
     /// Whether every flow of a chunk with these [`Ends`] crosses a full
     /// link: its first links or its last links are all full.
     fn all_blocked(&self, ends: &Ends) -> bool {
-        let within = |set: &Classes| set.iter().zip(&self.full).all(|(s, f)| s & !f == 0);
-        within(&ends.first) || within(&ends.last)
+        self.all_full(&ends.first) || self.all_full(&ends.last)
+    }
+
+    /// Whether every link of the classes `set` is full.
+    fn all_full(&self, set: &Classes) -> bool {
+        set.iter().zip(&self.full).all(|(s, f)| s & !f == 0)
     }
 
     /// Task `c`'s turn from class `class` on: each flow in order that meets
@@ -847,7 +1058,7 @@ impl TaskOrders {
         out: &mut Allocation,
     ) -> u32 {
         let ci = c as usize;
-        let Some(chunks) = self
+        let Some(mut chunks) = self
             .tasks
             .get_mut(ci)
             .map(|o| std::mem::take(&mut o.chunks))
@@ -857,7 +1068,7 @@ impl TaskOrders {
         let len: usize = chunks.iter().map(|ch| ch.flows.len()).sum();
         if !server.blocked(obs, c) {
             let mut at = class;
-            for ch in &chunks {
+            for ch in &mut chunks {
                 if self.all_blocked(&ch.ends) {
                     #[cfg(debug_assertions)]
                     for e in &ch.flows {
@@ -865,6 +1076,7 @@ impl TaskOrders {
                         assert!(path.iter().any(|l| server.is_full(l.0)), "{} passed", e.f);
                     }
                 } else {
+                    ch.cut();
                     self.walk(obs, server, ch, at, out);
                 }
                 at += ch.flows.len() as u32;
@@ -876,7 +1088,10 @@ impl TaskOrders {
 
     /// Serves the flows of chunk `ch` from class `class` on: each run of
     /// near-ties by flow index, as `sort_with_ties` orders them, until the
-    /// chunk's flows all cross a full link.
+    /// chunk's flows all cross a full link. A run already in index order
+    /// (most are) is walked stretch by stretch ([`Seg`]): a stretch whose
+    /// first link is full, or whose last links all are, is passed over
+    /// with one look.
     fn walk(
         &mut self,
         obs: &crate::Observed<'_>,
@@ -885,8 +1100,10 @@ impl TaskOrders {
         class: u32,
         out: &mut Allocation,
     ) {
-        let (flows, ends) = (&ch.flows[..], &ch.ends);
+        let (flows, ends, segs) = (&ch.flows[..], &ch.ends, &ch.segs[..]);
         let mut run = std::mem::take(&mut self.run);
+        // The stretch that holds position `k` below, and where it starts.
+        let (mut s, mut s_start) = (0, 0);
         let mut i = 0;
         'runs: while i < flows.len() {
             let j = run_end(flows, i, BYTES_TIE);
@@ -894,44 +1111,105 @@ impl TaskOrders {
             // whose first and last keys are the same bits needs no look.
             let in_order = flows[i].key.to_bits() == flows[j - 1].key.to_bits()
                 || flows[i..j].windows(2).all(|w| w[0].f < w[1].f);
-            if !in_order {
+            if in_order && segs.is_empty() {
+                let mut k = i;
+                while k < j {
+                    let e = &flows[k];
+                    k += 1;
+                    if e.ends[0] != u32::MAX {
+                        if server.is_full(e.ends[0]) {
+                            // The flows right after it from the same first
+                            // link cross it too.
+                            while k < j && flows[k].ends[0] == e.ends[0] {
+                                k += 1;
+                            }
+                            continue;
+                        }
+                        if server.is_full(e.ends[1]) {
+                            continue;
+                        }
+                    }
+                    if self.try_serve(obs, server, e, class + (k - 1) as u32, out, ends) {
+                        break 'runs;
+                    }
+                }
+            } else if in_order {
+                let mut k = i;
+                while k < j {
+                    while s_start + segs[s].n as usize <= k {
+                        s_start += segs[s].n as usize;
+                        s += 1;
+                    }
+                    let seg = &segs[s];
+                    let hi = (s_start + seg.n as usize).min(j);
+                    if seg.first != u32::MAX
+                        && (server.is_full(seg.first) || self.all_full(&seg.last))
+                    {
+                        #[cfg(debug_assertions)]
+                        for e in &flows[k..hi] {
+                            let path = obs.path_links(e.p);
+                            assert!(path.iter().any(|l| server.is_full(l.0)), "{} passed", e.f);
+                        }
+                        k = hi;
+                        continue;
+                    }
+                    while k < hi {
+                        let e = &flows[k];
+                        k += 1;
+                        if e.ends[0] != u32::MAX {
+                            if server.is_full(e.ends[0]) {
+                                // The rest of the stretch crosses it too.
+                                k = hi;
+                                break;
+                            }
+                            if server.is_full(e.ends[1]) {
+                                continue;
+                            }
+                        }
+                        if self.try_serve(obs, server, e, class + (k - 1) as u32, out, ends) {
+                            break 'runs;
+                        }
+                    }
+                }
+            } else {
                 run.clear();
                 run.extend_from_slice(&flows[i..j]);
                 run.sort_unstable_by_key(|e| e.f);
-            }
-            let stretch = if in_order { &flows[i..j] } else { &run[..] };
-            let mut k = 0;
-            while k < stretch.len() {
-                let e = &stretch[k];
-                k += 1;
-                if e.ends[0] != u32::MAX {
-                    if server.is_full(e.ends[0]) {
-                        // The flows right after it from the same first
-                        // link cross it too (FB2010: 3 in 4 of the flows
-                        // a walk finds blocked at their first link).
-                        while k < stretch.len() && stretch[k].ends[0] == e.ends[0] {
-                            k += 1;
-                        }
+                for (k, e) in run.iter().enumerate() {
+                    if e.ends[0] != u32::MAX
+                        && (server.is_full(e.ends[0]) || server.is_full(e.ends[1]))
+                    {
                         continue;
                     }
-                    if server.is_full(e.ends[1]) {
-                        continue;
+                    if self.try_serve(obs, server, e, class + (i + k) as u32, out, ends) {
+                        break 'runs;
                     }
-                }
-                let path = obs.path_links(e.p);
-                if path.iter().any(|l| server.is_full(l.0)) {
-                    continue;
-                }
-                server.serve_one(obs, e.f, class + (i + k - 1) as u32, out);
-                self.filled(path, server);
-                if self.all_blocked(ends) {
-                    // Every flow left in the chunk crosses a full link.
-                    break 'runs;
                 }
             }
             i = j;
         }
         self.run = run;
+    }
+
+    /// Serves flow `e` as class `class` if its path meets no full link;
+    /// returns whether every flow of a chunk with these `ends` now crosses
+    /// a full link.
+    fn try_serve(
+        &mut self,
+        obs: &crate::Observed<'_>,
+        server: &mut ClassServer,
+        e: &Kept,
+        class: u32,
+        out: &mut Allocation,
+        ends: &Ends,
+    ) -> bool {
+        let path = obs.path_links(e.p);
+        if path.iter().any(|l| server.is_full(l.0)) {
+            return false;
+        }
+        server.serve_one(obs, e.f, class, out);
+        self.filled(path, server);
+        self.all_blocked(ends)
     }
 }
 
