@@ -37,7 +37,8 @@ pub const SCHEDULERS: &[&SchedulerDescriptor] = &[
 ];
 
 /// Every scheduler name, from the costliest run on a large trace to the
-/// cheapest (CPU time on FB2010's whole trace, docs/benchmarks.md command 62;
+/// cheapest (CPU time on FB2010's whole trace, docs/benchmarks.md command 68
+/// and rows 69-72 after it;
 /// `baraat`, refused there, first: it is the costliest per event wherever it
 /// runs). A driver that runs several schedulers on a few cores starts them
 /// in this order, longest first, so that the cores finish close together
@@ -49,20 +50,20 @@ pub const COSTLIEST_FIRST: &[&str] = &[
     "dcas",
     "aalo",
     "tafe",
-    "stf",
     "pfabric-edf",
     "srpt",
-    "varys",
     "pias",
-    "edf-sjf",
+    "stf",
     "ncf",
+    "edf-sjf",
+    "varys",
     "fifo",
+    "fifo-lm",
     "lcf",
     "scf",
-    "fifo-lm",
     "karuna",
-    "fair",
     "d2tcp",
+    "fair",
 ];
 
 /// Where scheduler `name` stands in [`COSTLIEST_FIRST`]: the lower, the
