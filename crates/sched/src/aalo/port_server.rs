@@ -4,6 +4,8 @@
 //! per-column rate groups ([`Aalo`]'s `apply_ports`; see the parent
 //! module's doc, "Computing it").
 
+#[cfg(debug_assertions)]
+use super::books::Slot;
 use super::books::{Co, LevelGroup, Pass1, NONE};
 use super::{Aalo, AaloConfig, Coordination};
 use crate::{Allocation, CoflowIdx};
@@ -852,77 +854,64 @@ impl Aalo {
                 assert_eq!(slot.group, NONE, "slot {s} without flows in a group");
             }
         }
-        let mut counts: Vec<Vec<u32>> =
-            co.level_groups.iter().map(|gs| vec![0; gs.len()]).collect();
+        // Each slot in a column's level group is at its row's pass-1
+        // level; each in a row's (mirrored) group at its column's.
+        self.check_level_side(
+            co,
+            &co.level_groups,
+            |slot| slot.col as usize,
+            |p, slot| p.row_level[slot.piece as usize],
+            "row level",
+        );
+        self.check_level_side(
+            co,
+            &co.row_level_groups,
+            |slot| slot.piece as usize,
+            |p, slot| p.col_level[slot.col as usize],
+            "column level",
+        );
+    }
+
+    /// One side of [`Self::check_level_groups`]: every live slot of `co` in
+    /// a group of `groups[side(slot)]` is at `level` of its tier's pass 1
+    /// and at its tier's weight now, and each group counts its slots.
+    #[cfg(debug_assertions)]
+    fn check_level_side(
+        &self,
+        co: &Co,
+        groups: &[Vec<LevelGroup>],
+        side: impl Fn(&Slot) -> usize,
+        level: impl Fn(&Pass1, &Slot) -> f64,
+        what: &str,
+    ) {
+        let mut counts: Vec<Vec<u32>> = groups.iter().map(|gs| vec![0; gs.len()]).collect();
         for &s in &co.live {
             let slot = &co.slots[s as usize];
-            let j = slot.col as usize;
-            let Some(at) = co.level_groups[j]
-                .iter()
-                .position(|g| g.group == slot.group)
-            else {
+            let k = side(slot);
+            let Some(at) = groups[k].iter().position(|g| g.group == slot.group) else {
                 continue;
             };
-            let lg = &co.level_groups[j][at];
+            let lg = &groups[k][at];
             let tier = co.pieces[slot.piece as usize].tier;
-            let lr = co
+            let l = co
                 .solves
                 .iter()
                 .find(|p| p.queue == tier)
-                .map(|p| p.row_level[slot.piece as usize]);
+                .map(|p| level(p, slot));
             assert_eq!(
-                lr.map(f64::to_bits),
+                l.map(f64::to_bits),
                 Some(lg.level.to_bits()),
-                "slot {s}'s row level"
+                "slot {s}'s {what}"
             );
             assert_eq!(
                 lg.weight, self.cfg.weights[tier as usize],
                 "slot {s}'s weight"
             );
-            counts[j][at] += 1;
+            counts[k][at] += 1;
         }
-        for (gs, n) in co.level_groups.iter().zip(&counts) {
+        for (gs, n) in groups.iter().zip(&counts) {
             for (g, &n) in gs.iter().zip(n) {
-                assert_eq!(g.n_slots, n, "slots of level group {}", g.group);
-            }
-        }
-        // Mirrored: every live slot in a row's level group is at its
-        // column's pass-1 level and its row's weight now.
-        let mut counts: Vec<Vec<u32>> = co
-            .row_level_groups
-            .iter()
-            .map(|gs| vec![0; gs.len()])
-            .collect();
-        for &s in &co.live {
-            let slot = &co.slots[s as usize];
-            let r = slot.piece as usize;
-            let Some(at) = co.row_level_groups[r]
-                .iter()
-                .position(|g| g.group == slot.group)
-            else {
-                continue;
-            };
-            let lg = &co.row_level_groups[r][at];
-            let tier = co.pieces[r].tier;
-            let lc = co
-                .solves
-                .iter()
-                .find(|p| p.queue == tier)
-                .map(|p| p.col_level[slot.col as usize]);
-            assert_eq!(
-                lc.map(f64::to_bits),
-                Some(lg.level.to_bits()),
-                "slot {s}'s column level"
-            );
-            assert_eq!(
-                lg.weight, self.cfg.weights[tier as usize],
-                "slot {s}'s weight"
-            );
-            counts[r][at] += 1;
-        }
-        for (gs, n) in co.row_level_groups.iter().zip(&counts) {
-            for (g, &n) in gs.iter().zip(n) {
-                assert_eq!(g.n_slots, n, "slots of row level group {}", g.group);
+                assert_eq!(g.n_slots, n, "slots of the {what} group {}", g.group);
             }
         }
     }
