@@ -22,12 +22,16 @@
 //! its links are). Each live flow's chunk is kept by an id that stays
 //! while chunks before it come and go ([`Places`]), so a flow that moves
 //! or leaves finds its chunk without a search, and its place by a look
-//! over a short chunk. An update re-reads the keys of the flows that
-//! moved. A flow whose new key still falls between its neighbours (and,
-//! at a chunk's end, a cluster's end away from the next chunk) is
-//! re-keyed where it lies: on FB2010, most of those that had a rate. The
-//! others are marked dead in place, and the re-keyed and the new flows
-//! merged into the chunks they fall in; only those chunks are joined with
+//! over a short chunk. The flows that had a rate in the last two fills
+//! (the moving flows: their keys are read again at every update) are not
+//! kept in the chunks but apart, in a short list sorted again at each
+//! update (~110 on FB2010, nearly in order); a flow joins it when a fill
+//! first gives it a rate (it is marked dead in its chunk) and goes back
+//! into the chunks, under its key read then, once two fills in turn gave
+//! it 0: on FB2010 ~4 flows an event, where the moving ones are ~110. The
+//! flows that leave the chunks are marked dead in place, and the
+//! returning and the new flows merged into the chunks they fall in; only
+//! those chunks are joined with
 //! the next one (where no cluster ends between them any more, or both are
 //! short) and split (where a cluster ends nearest their middle). A flow
 //! that falls past its chunk's last flow, a cluster's end away, starts a
@@ -37,19 +41,31 @@
 //! is then purged. A chunk that changed is summed up again only when a
 //! fill may pass over it (it holds no flow the last fill gave a rate and
 //! lies past the classes) or walk it piece by piece (it is long and few
-//! of its flows had a rate): a chunk whose flows send is walked whatever
-//! its summary, and on FB2010 most changed chunks are such. Until then it
-//! is walked as runs, where it lies if they are in flow index order. A
-//! flow re-keyed where it lies leaves its chunk summed if its neighbouring
-//! keys stay equal or a cluster's end apart. So an event costs the flows
+//! of its flows had a rate): a chunk whose flows send (under fixed keys)
+//! is walked whatever its summary. Until then it is walked as runs, where
+//! it lies if they are in flow index order. So an event costs the flows
 //! and chunks it changes, not the length of the order. Chunks are boxed:
 //! one inserted or removed moves a pointer per chunk after it. Where keys never move while a flow is active
 //! (`edf-sjf`'s total size: [`SortedFlows::with_fixed_keys`]) only the
-//! flows that start or finish are (re-)keyed.
+//! flows that start or finish are (re-)keyed, and no flow moves.
 //!
-//! The fill walks the order chunk by chunk. A chunk whose first links or
-//! whose last links are all full by the time the walk reaches it, that
-//! holds no flow the last fill gave a rate, and that lies past
+//! The fill walks the order chunk by chunk, each with the moving flows
+//! that fall among its flows (up to the next chunk's first flow). Where
+//! each such moving flow is a cluster's end away from its neighbours,
+//! kept or moving, dead or alive ([`apart`]; the common case), it is a
+//! near-tie run of its own that ends the runs before it; in a chunk of
+//! equal-key runs it may also have the key of a kept neighbour (the
+//! merged flows are then of equal-key runs too). Either way it is visited
+//! where it falls, and the chunk's stretches between them are walked as
+//! the chunk is (the stretches end where runs do); if the chunk's flows
+//! are all blocked when the walk reaches it (its cover or its ends, past
+//! the classes), only the moving flows are visited, since the links they
+//! fill only block more. Otherwise the chunk and its moving flows are
+//! merged and walked as runs, with the next chunks while the last flow is
+//! a moving one no cluster's end away from the next chunk.
+//!
+//! A chunk whose first links or whose last links are all full by the
+//! time the walk reaches it, that holds no flow the last fill gave a rate, and that lies past
 //! [`LAST_CLASS`], would give each of its flows 0 and no new class: the
 //! walk passes it over unread. On FB2010 that is most of the order. A
 //! chunk whose near-tie runs are already in flow index order (exact ties,
@@ -60,8 +76,8 @@
 //! no flow the last fill gave a rate, whose live flows all cross a full
 //! first or last link when the walk reaches it, keeps a cover: for each
 //! such flow the class of one full end. The cover depends on the flows'
-//! ends only, so it stays while they are re-keyed where they lie, leave
-//! or are purged (and goes with the flows into a split or joined chunk);
+//! ends only, so it stays while they leave or are purged (and goes with
+//! the flows into a split or joined chunk);
 //! while all its classes are full, a later fill passes the chunk or
 //! piece over reading no more than the cover, however its first and last
 //! links are mixed. A chunk whose cover is not known or not full is
@@ -80,14 +96,16 @@
 //! runs are then cut exactly as `sort_with_ties` cuts them (the reference
 //! suites in `crates/sim/tests/reference` hold `srpt`, `pfabric-edf` and
 //! `edf-sjf` against slow references; debug builds check every kept key
-//! against a fresh read and the live flows against the active ones in
+//! and every moving flow's key against a fresh read, the moving flows'
+//! order, and the live flows against the active ones in
 //! [`SortedFlows::update`], the chunks, their first keys, each live flow's
 //! chunk id and each id's position, every cover against its chunk's or
 //! piece's live flows, and the summed chunks' ends, flags and
 //! pieces against a summary from scratch (a chunk not summed is walked as
 //! runs), and every fill's rates and classes against [`greedy_fill`] on
-//! the full order; the unit tests hold the chunked order, re-keyed in
-//! place, joined, split, purged and summed up at random with chunks of 1
+//! the full order (the chunks' live flows and the moving ones sorted from
+//! scratch); the unit tests hold the chunked order, joined, split, purged
+//! and summed up at random with chunks of 1
 //! to 16 flows, against a sorted `Vec` and `sort_with_ties`). A kept key is trusted
 //! only for a flow whose rate was 0 in the last two fills: the first fill
 //! that gives it 0 runs while it still sends at its old rate until the
@@ -410,6 +428,56 @@ fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
     a.key.total_cmp(&b.key).then(a.f.cmp(&b.f))
 }
 
+/// Appends to `out` the flows of `a` and `b` (each in [`by_key`] order)
+/// merged in that order.
+fn merge_sorted(a: &[Kept], b: &[Kept], out: &mut Vec<Kept>) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if kept_by_key(&a[i], &b[j]).is_le() {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
+/// Whether each flow of `moving` (in [`by_key`] order, falling among the
+/// flows of chunk `flows` and before the next chunk's first key `next`)
+/// is a cluster's end away from its neighbours in the merged order, dead
+/// or alive (or, if `exact`, of equal key to those of the chunk): it is
+/// then a run of its own, and ends the runs before it (or, if `exact`,
+/// the merged flows are of equal-key runs too, walked where they lie).
+fn apart(flows: &[Kept], moving: &[Kept], next: Option<f64>, tol: f64, exact: bool) -> bool {
+    let mut j = 0;
+    for (i, m) in moving.iter().enumerate() {
+        j += flows[j..].partition_point(|e| kept_by_key(e, m).is_lt());
+        let before = [
+            i.checked_sub(1).map(|i| &moving[i]),
+            j.checked_sub(1).map(|j| &flows[j]),
+        ];
+        let prev = before
+            .into_iter()
+            .flatten()
+            .max_by(|a, b| kept_by_key(a, b));
+        let after = [moving.get(i + 1), flows.get(j)];
+        let after = after.into_iter().flatten().min_by(|a, b| kept_by_key(a, b));
+        let prev_ok = prev.is_none_or(|p| (exact && p.key == m.key) || gap(p.key, m.key, tol));
+        let next_ok = match after {
+            Some(n) => (exact && n.key == m.key) || gap(m.key, n.key, tol),
+            // A cluster's end before the next chunk, so that no run crosses it.
+            None => next.is_none_or(|n| gap(m.key, n, tol)),
+        };
+        if !(prev_ok && next_ok) {
+            return false;
+        }
+    }
+    true
+}
+
 /// Merges `batch` into `sorted` (both in [`by_key`] order) where it lies:
 /// only the flows after the first of `batch` move, each once.
 fn merge_in_place(sorted: &mut Vec<Kept>, batch: &[Kept]) {
@@ -516,7 +584,7 @@ struct Chunk {
     // path's first or last link in one. Once they are all
     // full, each of its flows would get 0 and no new class: a fill past
     // the classes passes it over unread. It depends on the flows' ends
-    // only, so it stays while flows are re-keyed, leave or are purged,
+    // only, so it stays while flows leave or are purged,
     // and goes with the flows when the chunk is split or joined.
     cover: Classes,
     covered: bool,
@@ -617,59 +685,6 @@ fn chunk_of(firsts: &[(f64, FlowIdx)], k: f64, f: FlowIdx) -> usize {
     after.saturating_sub(1)
 }
 
-/// Moves live flow `f`, kept under key `k` in chunk `c`, to key `k2` where it lies if
-/// that keeps the order: (`k2`, `f`) still falls between its neighbours,
-/// dead or alive, and a cluster still ends at its chunk's ends. Its chunk
-/// is then summed up again when a fill needs it. Returns whether it
-/// moved; if not, the caller re-keys it as a flow that leaves and joins.
-fn rekey_in_place(
-    firsts: &mut [(f64, FlowIdx)],
-    chunks: &mut [Box<Chunk>],
-    c: usize,
-    (k, k2): (f64, f64),
-    f: FlowIdx,
-    tol: f64,
-) -> bool {
-    let s = &chunks[c].flows;
-    let at = position(s, k, f);
-    let new = Kept { key: k2, ..s[at] };
-    let after_prev = match at.checked_sub(1) {
-        Some(p) => kept_by_key(&s[p], &new).is_lt(),
-        None => {
-            c == 0
-                || gap(
-                    chunks[c - 1].flows[chunks[c - 1].flows.len() - 1].key,
-                    k2,
-                    tol,
-                )
-        }
-    };
-    let before_next = match s.get(at + 1) {
-        Some(n) => kept_by_key(&new, n).is_lt(),
-        None => chunks
-            .get(c + 1)
-            .is_none_or(|n| gap(k2, n.flows[0].key, tol)),
-    };
-    if !(after_prev && before_next) {
-        return false;
-    }
-    let chunk = &mut chunks[c];
-    chunk.flows[at].key = k2;
-    if at == 0 {
-        firsts[c] = (k2, f);
-    }
-    // Its ends are the same; its pieces and flags too if its neighbouring
-    // keys are still equal or a cluster's end apart (the other pairs of
-    // neighbours are as they were).
-    let s = &chunk.flows;
-    let lo = at.saturating_sub(1);
-    let hi = (at + 2).min(s.len());
-    if chunk.summed && !(chunk.exact && exact_ties(&s[lo..hi], tol)) {
-        chunk.unsum();
-    }
-    true
-}
-
 /// The active flows in (key, flow index) order, kept from one call to the
 /// next in chunks; see the module doc.
 #[derive(Debug, Default)]
@@ -711,6 +726,13 @@ pub(crate) struct SortedFlows {
     fixed_keys: bool,
     tol: f64,
     ready: bool,
+    // The flows the last two fills gave a rate, whose keys move: kept
+    // apart from the chunks, in (key, index) order, and merged into the
+    // walk by the fill (their `key_of` is NaN).
+    moving: Vec<Kept>,
+    in_moving: FlowBits,
+    // A stretch of the order walked merged with moving flows.
+    merged: Vec<Kept>,
 }
 
 impl SortedFlows {
@@ -762,6 +784,9 @@ impl SortedFlows {
         if !self.ready || changes.resynced {
             self.ready = true;
             self.places.clear();
+            for e in self.moving.drain(..) {
+                self.in_moving.set(e.f, false);
+            }
             for e in self.chunks.drain(..).flat_map(|c| c.flows) {
                 self.key_of[e.f as usize] = f64::NAN;
             }
@@ -791,33 +816,48 @@ impl SortedFlows {
             } else {
                 &self.positive_before
             };
-            for &f in moved.iter().chain(before).chain(&changes.started) {
-                let fi = f as usize;
-                if self.seen[fi] || !view.is_active(f) {
-                    continue;
-                }
-                self.seen[fi] = true;
-                let k = key(f);
-                if k.map(f64::to_bits) == Some(key_of[fi].to_bits()) {
-                    // Sent nothing since it was keyed (no time passed).
-                    continue;
-                }
-                let old = key_of[fi];
-                if let (Some(k), false) = (k, old.is_nan()) {
-                    let (firsts, chunks) = (&mut self.firsts, &mut self.chunks[..]);
-                    let c = self.places.chunk(f);
-                    if rekey_in_place(firsts, chunks, c, (old, k), f, tol) {
-                        key_of[fi] = k;
-                        continue;
+            // The flows the last two fills gave a rate move: read again and
+            // kept in `moving`. The others of `moving` had 0 from both, so
+            // their keys read now stay: back into the chunks.
+            for &f in moved.iter().chain(before) {
+                self.seen[f as usize] = true;
+            }
+            let (seen, in_moving, batch) = (&mut self.seen, &mut self.in_moving, &mut self.batch);
+            self.moving.retain_mut(|e| {
+                let f = e.f;
+                let k = if view.is_active(f) { key(f) } else { None };
+                match k {
+                    Some(k) if std::mem::replace(&mut seen[f as usize], false) => {
+                        e.key = k;
+                        return true;
                     }
+                    Some(k) => batch.push(Kept { key: k, ..*e }),
+                    None => seen[f as usize] = false,
                 }
+                in_moving.set(f, false);
+                false
+            });
+            for &f in moved.iter().chain(before) {
+                let fi = f as usize;
+                if !std::mem::replace(&mut self.seen[fi], false) || !view.is_active(f) {
+                    continue;
+                }
+                // Out of the chunks if it was kept there.
                 leave(key_of, leaving, f);
-                if let Some(k) = k {
-                    self.batch.push(kept(k, f));
+                if let Some(k) = key(f) {
+                    self.moving.push(kept(k, f));
+                    self.in_moving.set(f, true);
                 }
             }
-            for &f in moved.iter().chain(before).chain(&changes.started) {
-                self.seen[f as usize] = false;
+            self.moving.sort_unstable_by(kept_by_key);
+            for &f in &changes.started {
+                let fi = f as usize;
+                if !view.is_active(f) || self.in_moving.get(f) || !key_of[fi].is_nan() {
+                    continue;
+                }
+                if let Some(k) = key(f) {
+                    self.batch.push(kept(k, f));
+                }
             }
             self.classed.extend_from_slice(&changes.started);
         }
@@ -839,6 +879,16 @@ impl SortedFlows {
                 let k = key(f).map(f64::to_bits);
                 debug_assert_eq!(k, Some(e.key.to_bits()), "key of {f}");
                 debug_assert_eq!(self.key_of[f as usize].to_bits(), e.key.to_bits());
+                live += 1;
+            }
+            for w in self.moving.windows(2) {
+                debug_assert!(kept_by_key(&w[0], &w[1]).is_lt(), "moving order");
+            }
+            for e in &self.moving {
+                let f = e.f;
+                let k = key(f).map(f64::to_bits);
+                debug_assert_eq!(k, Some(e.key.to_bits()), "key of moving {f}");
+                debug_assert!(self.key_of[f as usize].is_nan() && self.in_moving.get(f));
                 live += 1;
             }
             let keyed = view.active_flows().iter().filter(|&&f| key(f).is_some());
@@ -1095,14 +1145,20 @@ impl SortedFlows {
     }
 
     /// The order of the last [`SortedFlows::update`], as [`cut_runs`]
-    /// writes it.
+    /// writes it: the live flows of the chunks and the moving flows,
+    /// sorted from scratch.
     #[cfg(any(test, debug_assertions))]
     fn order(&self, view: &Clairvoyant<'_>) -> Vec<(FlowIdx, PathIdx)> {
+        let flows = self
+            .chunks
+            .iter()
+            .flat_map(|c| &c.flows)
+            .filter(|e| !e.dead);
+        let mut all: Vec<Kept> = flows.chain(&self.moving).copied().collect();
+        all.sort_unstable_by(kept_by_key);
         let mut order = vec![];
-        for c in &self.chunks {
-            let mut visit = |e: &Kept| order.push((e.f, view.path_idx(e.f)));
-            walk_runs(&c.flows, self.tol, &mut vec![], &mut visit);
-        }
+        let mut visit = |e: &Kept| order.push((e.f, view.path_idx(e.f)));
+        walk_runs(&all, self.tol, &mut vec![], &mut visit);
         order
     }
 
@@ -1191,13 +1247,100 @@ impl SortedFlows {
         // last fill gave a rate and lies past the classes is passed over
         // whole (each of its flows would get 0 and no class).
         let (tol, mut hot) = (self.tol, &self.hot[..]);
-        for (c, chunk) in self.chunks.iter_mut().enumerate() {
+        let moving = &self.moving[..];
+        // Moving flows walked so far; chunks walked in a merged stretch.
+        let (mut mi, mut skip_to) = (0, 0);
+        for c in 0..self.chunks.len() {
+            if c < skip_to {
+                continue;
+            }
             // The positions of this chunk's flows that the last fill gave
             // a rate, ascending.
+            while hot.first().is_some_and(|x| x.0 < c) {
+                hot = &hot[1..];
+            }
             let n_hot = hot.iter().take_while(|x| x.0 == c).count();
             let (here, rest) = hot.split_at(n_hot);
             hot = rest;
             let may_pass = here.is_empty() && fill.at >= LAST_CLASS;
+            // The moving flows that fall among this chunk's flows (or
+            // before the first chunk), up to the next chunk's first flow.
+            let next = self.firsts.get(c + 1).copied();
+            let m_end = match next {
+                Some(h) => {
+                    let before = |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1)).is_lt();
+                    mi + moving[mi..].partition_point(before)
+                }
+                None => moving.len(),
+            };
+            let region = &moving[mi..m_end];
+            mi = m_end;
+            let chunk = &mut self.chunks[c];
+            if !region.is_empty() {
+                let fresh = !here.is_empty();
+                chunk.sum(tol);
+                if apart(&chunk.flows, region, next.map(|h| h.0), tol, chunk.exact) {
+                    // Each moving flow is a run of its own and ends the
+                    // runs before it: visited where it falls, between
+                    // stretches of the chunk walked as the chunk is.
+                    let blocked = may_pass
+                        && ((chunk.covered && fill.within_full(&chunk.cover))
+                            || fill.all_blocked(&chunk.ends));
+                    if blocked {
+                        for m in region {
+                            fill.visit(m.f, m.ends, true);
+                        }
+                        continue;
+                    }
+                    let s = &chunk.flows[..];
+                    let lies = chunk.in_order;
+                    let run = &mut self.run;
+                    let mut walk = |fill: &mut Fill, s: &[Kept]| {
+                        if lies {
+                            fill.visit_all(s, fresh);
+                        } else {
+                            walk_runs(s, tol, run, &mut |e: &Kept| fill.visit(e.f, e.ends, fresh));
+                        }
+                    };
+                    let mut j = 0;
+                    for m in region {
+                        let p = j + s[j..].partition_point(|e| kept_by_key(e, m).is_lt());
+                        walk(&mut fill, &s[j..p]);
+                        fill.visit(m.f, m.ends, true);
+                        j = p;
+                    }
+                    walk(&mut fill, &s[j..]);
+                    continue;
+                }
+                // Near-ties between moving and kept flows: the stretch is
+                // walked merged, as runs, up to a cluster's end before the
+                // next chunk.
+                let merged = &mut self.merged;
+                merged.clear();
+                merge_sorted(&chunk.flows, region, merged);
+                let mut d = c;
+                while d + 1 < self.chunks.len() {
+                    let (last, h) = (merged[merged.len() - 1], self.firsts[d + 1]);
+                    if gap(last.key, h.0, tol) {
+                        break;
+                    }
+                    d += 1;
+                    let m_end = match self.firsts.get(d + 1) {
+                        Some(h) => {
+                            let before =
+                                |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1)).is_lt();
+                            mi + moving[mi..].partition_point(before)
+                        }
+                        None => moving.len(),
+                    };
+                    merge_sorted(&self.chunks[d].flows, &moving[mi..m_end], merged);
+                    mi = m_end;
+                }
+                skip_to = d + 1;
+                let mut visit = |e: &Kept| fill.visit(e.f, e.ends, true);
+                walk_runs(merged, tol, &mut self.run, &mut visit);
+                continue;
+            }
             // Its flows before `from` are blocked: each gets 0 wherever
             // the walk visits it (full links stay full).
             let mut from = 0;
@@ -1276,6 +1419,11 @@ impl SortedFlows {
                 }
                 fill.visit_all(&s[a.max(from).min(b)..b], fresh);
             }
+        }
+        if mi < moving.len() {
+            // No chunks: the moving flows alone.
+            let mut visit = |e: &Kept| fill.visit(e.f, e.ends, true);
+            walk_runs(&moving[mi..], tol, &mut self.run, &mut visit);
         }
         for &f in &self.positive_before {
             self.was_positive.set(f, false);
@@ -1573,14 +1721,6 @@ mod tests {
                             let key = (rnd(spread) as f64) * 0.4;
                             *slot = Some(key);
                             let f = f as FlowIdx;
-                            if let (Some(old), true) = (was, rnd(2) == 0) {
-                                // Moved where it lies, as `update` tries.
-                                let (firsts, chunks) = (&mut k.firsts, &mut k.chunks[..]);
-                                let c = k.places.chunk(f);
-                                if rekey_in_place(firsts, chunks, c, (old, key), f, tol) {
-                                    continue;
-                                }
-                            }
                             let ends = [rnd(3) as u32, 3 + rnd(3) as u32];
                             let dead = false;
                             k.batch.push(Kept { key, f, ends, dead });
