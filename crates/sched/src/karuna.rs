@@ -51,7 +51,9 @@
 //! flows all end up, is a port-count matrix solved as `fair` solves the big
 //! switch, its members in the rate group of their bottleneck port, so that
 //! a level that moves is one group rate, not a rate per member
-//! (`LastQueue`). The upper queues are the full walk's, bit for bit; the
+//! (`LastQueue`; the demands whose bottleneck port flipped are found from
+//! the ports sorted by level, not by a walk of every demand at a port whose
+//! level moved). The upper queues are the full walk's, bit for bit; the
 //! last queue's rates are the same max-min rates up to float rounding, and
 //! its members' progress is the engine's group clocks instead of per-flow
 //! sums (debug builds check each solve against `MaxMin`; the reference
@@ -625,6 +627,9 @@ struct Demand {
     // The sieved members below the last queue by the clock's reading at
     // which they reach the queue's threshold (bits of a non-negative f64).
     due: BTreeSet<(u64, FlowIdx)>,
+    // `due`'s first entry, kept beside it: reading it, and the whole of a
+    // one-entry `due`, then touches no node of the set.
+    least: Option<(u64, FlowIdx)>,
     // Its key in `QueueDemands::soon` (NO_KEY: not there), and whether that
     // key may be stale (it is then in `QueueDemands::stale`).
     soon: u64,
@@ -680,10 +685,31 @@ impl Demand {
     /// that did, whatever the float noise between the clock and each
     /// member's bytes sent.
     fn due_by(&self, at: f64, slack: f64) -> impl Iterator<Item = FlowIdx> + '_ {
-        let bound = (at + slack + 1e-9 * at.abs()).max(0.0);
-        self.due
-            .range(..=(bound.to_bits(), FlowIdx::MAX))
-            .map(|&(_, f)| f)
+        let bound = (at + slack + 1e-9 * at.abs()).max(0.0).to_bits();
+        debug_assert_eq!(self.least, self.due.first().copied(), "a stale least");
+        let one = self
+            .least
+            .filter(|&(key, _)| self.due.len() == 1 && key <= bound);
+        let many = (self.due.len() > 1).then(|| self.due.range(..=(bound, FlowIdx::MAX)));
+        one.map(|(_, f)| f)
+            .into_iter()
+            .chain(many.into_iter().flatten().map(|&(_, f)| f))
+    }
+
+    /// Lists sieved member `f` as due at clock reading `key`.
+    fn due_insert(&mut self, key: u64, f: FlowIdx) {
+        self.due.insert((key, f));
+        if self.least.is_none_or(|least| (key, f) < least) {
+            self.least = Some((key, f));
+        }
+    }
+
+    /// Takes sieved member `f`, due at `key`, off the list.
+    fn due_remove(&mut self, key: u64, f: FlowIdx) {
+        self.due.remove(&(key, f));
+        if self.least == Some((key, f)) {
+            self.least = self.due.first().copied();
+        }
     }
 }
 
@@ -772,7 +798,11 @@ struct QueueDemands {
 /// each port whose level moved, and moves to the other port's group only
 /// the members of the demands at such a port whose bottleneck side flipped:
 /// no member's rate is written when only levels move, and the engine
-/// carries the members' progress by group clocks.
+/// carries the members' progress by group clocks. Which demands flipped is
+/// read off the ports sorted by level, not by walking every demand at each
+/// port whose level moved (FB2010's ports each have demands to most others;
+/// [`QueueDemands::flips_by_levels`], which debug builds hold against the
+/// walk, [`QueueDemands::flips_by_walk`]).
 #[derive(Debug, Default)]
 struct LastQueue {
     solver: Option<BipartiteMaxMin>,
@@ -792,7 +822,26 @@ struct LastQueue {
     by_up: Vec<Vec<Listed>>,
     by_down: Vec<Vec<Listed>>,
     made: Vec<u32>,
+    // The queue's demand of each (ingress, egress) pair (NONE: none), and
+    // whether two ever shared a pair (then flips are found by the walk).
+    grid: Vec<u32>,
+    grid_shared: bool,
+    // Scratch of `flips_by_levels`: each side's ports by level (the solve's
+    // freeze order, then the ports it did not freeze), which ports' levels
+    // moved (and the egress ones listed), and the flips found.
+    sorted_up: Vec<(f64, u32)>,
+    sorted_down: Vec<(f64, u32)>,
+    moved_up: Vec<bool>,
+    moved_down: Vec<bool>,
+    down_moved: Vec<u32>,
+    flips: Vec<Flip>,
 }
+
+/// A last-queue demand whose bottleneck side a solve flipped, keyed by
+/// where the walk of the moved ports' lists meets it first: (0, its
+/// ingress port, its place there) if that port's level moved, else (1, its
+/// egress port, its place there); then the demand.
+type Flip = (u8, u32, u32, u32);
 
 /// A last-queue demand as a port lists it: the demand, the port at its
 /// other end and a copy of its `side`, so that the look for flipped
@@ -911,7 +960,7 @@ impl QueueDemands {
         dm.n_sieved -= u32::from(self.sieved[f as usize]);
         let key = std::mem::replace(&mut self.due_key[f as usize], NO_KEY);
         if key != NO_KEY {
-            dm.due.remove(&(key, f));
+            dm.due_remove(key, f);
         }
         self.kept[dm.queue as usize].dirty = true;
         if dm.queue as usize == QUEUES - 1 {
@@ -927,6 +976,10 @@ impl QueueDemands {
                 if let Some((s, t)) = dm.ends {
                     let (ua, da) = (dm.up_at as usize, dm.down_at as usize);
                     let last = &mut self.last;
+                    let cell = &mut last.grid[s as usize * last.by_up.len() + t as usize];
+                    if *cell == d {
+                        *cell = NONE;
+                    }
                     last.by_up[s as usize].swap_remove(ua);
                     if let Some(e) = last.by_up[s as usize].get(ua) {
                         self.demands[e.demand as usize].up_at = ua as u32;
@@ -980,6 +1033,12 @@ impl QueueDemands {
             dm.ends = ends;
             if let (Some((s, t)), true) = (ends, queue as usize == QUEUES - 1) {
                 let last = &mut self.last;
+                let cell = &mut last.grid[s as usize * last.by_up.len() + t as usize];
+                if *cell == NONE {
+                    *cell = d;
+                } else {
+                    last.grid_shared = true;
+                }
                 dm.up_at = last.by_up[s as usize].len() as u32;
                 dm.down_at = last.by_down[t as usize].len() as u32;
                 last.by_up[s as usize].push(Listed {
@@ -1013,7 +1072,7 @@ impl QueueDemands {
         dm.members.push(f);
         if let Some(left) = left.filter(|_| sieved) {
             let key = (dm.clock(now) + left).max(0.0).to_bits();
-            dm.due.insert((key, f));
+            dm.due_insert(key, f);
             self.due_key[f as usize] = key;
         }
         self.touch(d);
@@ -1042,7 +1101,7 @@ impl QueueDemands {
             let t = (dm.queue as usize)
                 .checked_sub(base)
                 .and_then(|i| sieve.get(i));
-            if let (Some(&t), Some(&(least, _))) = (t, dm.due.first()) {
+            if let (Some(&t), Some((least, _))) = (t, dm.least) {
                 if sends(dm.rate) && !dm.members.is_empty() {
                     dm.soon = dm.soon(f64::from_bits(least), t);
                     self.soon.insert((dm.soon, d));
@@ -1155,8 +1214,24 @@ impl QueueDemands {
         if rated {
             // Only a demand at a port whose level moved, or a new one, can
             // have another bottleneck.
-            self.flip_moved(true, n, out);
-            self.flip_moved(false, n, out);
+            let mut flips = std::mem::take(&mut self.last.flips);
+            flips.clear();
+            if self.last.grid_shared {
+                self.flips_by_walk(n, &mut flips);
+            } else {
+                self.flips_by_levels(n, &mut flips);
+                #[cfg(debug_assertions)]
+                {
+                    let mut walk = vec![];
+                    self.flips_by_walk(n, &mut walk);
+                    assert_eq!(flips, walk, "last queue: the flipped bottlenecks");
+                }
+            }
+            for &(_, _, _, d) in &flips {
+                let side = self.bottleneck(d);
+                self.move_to(d, side, out);
+            }
+            self.last.flips = flips;
             for k in 0..self.last.made.len() {
                 let d = self.last.made[k];
                 let dm = &self.demands[d as usize];
@@ -1207,51 +1282,160 @@ impl QueueDemands {
         }
     }
 
-    /// Moves to its other port's group every last-queue demand listed at
-    /// an ingress port (`from_up`) or an egress port whose level moved in
-    /// this solve and whose bottleneck side flipped: a demand's members are
-    /// in its ingress port's group while that port's level is at most its
-    /// egress port's.
-    fn flip_moved(&mut self, from_up: bool, n: usize, out: &mut Allocation) {
-        for p in 0..n {
-            let last = &self.last;
-            let (level, prev) = if from_up {
-                (last.up_level[p], last.prev_up[p])
-            } else {
-                (last.down_level[p], last.prev_down[p])
-            };
-            if level.to_bits() == prev.to_bits() {
-                continue;
-            }
-            let listed = |last: &LastQueue| {
-                if from_up {
-                    last.by_up[p].len()
+    /// The last-queue demands whose bottleneck side flipped in this solve,
+    /// in the order of a walk of the lists of every ingress port whose
+    /// level moved, then of every egress port whose level moved (a
+    /// demand's members are in its ingress port's group while that port's
+    /// level is at most its egress port's): the slow reference, and the
+    /// way when two demands share a pair of ports.
+    fn flips_by_walk(&self, n: usize, flips: &mut Vec<Flip>) {
+        let last = &self.last;
+        let moved = |level: &[f64], prev: &[f64], p: usize| level[p].to_bits() != prev[p].to_bits();
+        for (pass, from_up) in [(0, true), (1, false)] {
+            for p in 0..n {
+                let (list, level, prev) = if from_up {
+                    (&last.by_up[p], &last.up_level, &last.prev_up)
                 } else {
-                    last.by_down[p].len()
+                    (&last.by_down[p], &last.down_level, &last.prev_down)
+                };
+                if !moved(level, prev, p) {
+                    continue;
                 }
-            };
-            for k in 0..listed(&self.last) {
-                let last = &self.last;
-                let e = if from_up {
-                    last.by_up[p][k]
-                } else {
-                    last.by_down[p][k]
-                };
-                let (s, t) = if from_up {
-                    (p, e.other as usize)
-                } else {
-                    (e.other as usize, p)
-                };
-                let side = if last.up_level[s] <= last.down_level[t] {
-                    UP
-                } else {
-                    DOWN
-                };
-                if side != e.side {
-                    self.move_to(e.demand, side, out);
+                for (k, e) in list.iter().enumerate() {
+                    let (s, t) = if from_up {
+                        (p, e.other as usize)
+                    } else {
+                        (e.other as usize, p)
+                    };
+                    if !from_up && moved(&last.up_level, &last.prev_up, s) {
+                        continue; // met in the first pass
+                    }
+                    let side = if last.up_level[s] <= last.down_level[t] {
+                        UP
+                    } else {
+                        DOWN
+                    };
+                    if side != e.side {
+                        flips.push((pass, p as u32, k as u32, e.demand));
+                    }
                 }
             }
         }
+    }
+
+    /// [`QueueDemands::flips_by_walk`]'s list without the walk. A pair's
+    /// side is a comparison of its ports' levels, and before this solve it
+    /// was that comparison at the last solve's levels (or unset: a demand
+    /// made since). So a demand with a side flips only if one of its ports
+    /// moved: an ingress port `s` moved from `a` to `b`, with its egress
+    /// port's level `c` unmoved, flips exactly when `min(a, b) <= c <
+    /// max(a, b)`; an egress port moved from `a` to `b`, with its ingress
+    /// port's level `u` unmoved, when `min(a, b) < u <= max(a, b)`. Those
+    /// ranges are read off each side's ports sorted by level (the solve's
+    /// freeze order, where levels only rise, then the unfrozen ports), the
+    /// pairs of two moved ports are looked at directly, and the demands
+    /// made since the last solve are listed at their moved ports. Debug
+    /// builds hold the list against the walk.
+    fn flips_by_levels(&mut self, n: usize, flips: &mut Vec<Flip>) {
+        let last = &mut self.last;
+        let m = last.solver.as_ref().expect("made at the first call");
+        last.sorted_up.clear();
+        last.sorted_down.clear();
+        for (p, level) in m.frozen() {
+            if p < n {
+                last.sorted_up.push((level, p as u32));
+            } else {
+                last.sorted_down.push((level, (p - n) as u32));
+            }
+        }
+        for p in 0..n {
+            if last.up_level[p] == f64::INFINITY {
+                last.sorted_up.push((f64::INFINITY, p as u32));
+            }
+            if last.down_level[p] == f64::INFINITY {
+                last.sorted_down.push((f64::INFINITY, p as u32));
+            }
+        }
+        debug_assert!(last.sorted_up.windows(2).all(|w| w[0].0 <= w[1].0));
+        debug_assert!(last.sorted_down.windows(2).all(|w| w[0].0 <= w[1].0));
+        last.moved_up.clear();
+        last.moved_up.extend(
+            last.up_level
+                .iter()
+                .zip(&last.prev_up)
+                .map(|(a, b)| a.to_bits() != b.to_bits()),
+        );
+        last.moved_down.clear();
+        last.moved_down.extend(
+            last.down_level
+                .iter()
+                .zip(&last.prev_down)
+                .map(|(a, b)| a.to_bits() != b.to_bits()),
+        );
+        last.down_moved.clear();
+        last.down_moved
+            .extend((0..n as u32).filter(|&t| last.moved_down[t as usize]));
+        let last = &self.last;
+        let flipped = |s: usize, t: usize| {
+            let d = last.grid[s * n + t];
+            if d == NONE {
+                return None;
+            }
+            let side = if last.up_level[s] <= last.down_level[t] {
+                UP
+            } else {
+                DOWN
+            };
+            let dm = &self.demands[d as usize];
+            (side != dm.side).then_some(dm)
+        };
+        for s in (0..n).filter(|&s| last.moved_up[s]) {
+            let (a, b) = (last.prev_up[s], last.up_level[s]);
+            let (lo, hi) = (a.min(b), a.max(b));
+            let sorted = &last.sorted_down;
+            let from = sorted.partition_point(|x| x.0 < lo);
+            let to = sorted.partition_point(|x| x.0 < hi);
+            let unmoved = sorted[from..to]
+                .iter()
+                .map(|x| x.1 as usize)
+                .filter(|&t| !last.moved_down[t]);
+            let moved = last.down_moved.iter().map(|&t| t as usize);
+            for t in unmoved.chain(moved) {
+                if let Some(dm) = flipped(s, t) {
+                    flips.push((0, s as u32, dm.up_at, last.grid[s * n + t]));
+                }
+            }
+        }
+        for &t in &last.down_moved {
+            let t = t as usize;
+            let (a, b) = (last.prev_down[t], last.down_level[t]);
+            let (lo, hi) = (a.min(b), a.max(b));
+            let sorted = &last.sorted_up;
+            let from = sorted.partition_point(|x| x.0 <= lo);
+            let to = sorted.partition_point(|x| x.0 <= hi);
+            for s in sorted[from..to].iter().map(|x| x.1 as usize) {
+                if last.moved_up[s] {
+                    continue;
+                }
+                if let Some(dm) = flipped(s, t) {
+                    flips.push((1, t as u32, dm.down_at, last.grid[s * n + t]));
+                }
+            }
+        }
+        for &d in &last.made {
+            let dm = &self.demands[d as usize];
+            if dm.queue as usize != QUEUES - 1 || dm.members.is_empty() || dm.side != UNSET {
+                continue;
+            }
+            let (s, t) = dm.ends.expect("on the grid");
+            if last.moved_up[s as usize] {
+                flips.push((0, s, dm.up_at, d));
+            } else if last.moved_down[t as usize] {
+                flips.push((1, t, dm.down_at, d));
+            }
+        }
+        flips.sort_unstable();
+        flips.dedup();
     }
 
     /// Puts the members of last-queue demand `d` in the group of its
@@ -1315,7 +1499,7 @@ impl QueueDemands {
         let Some(&t) = qu.checked_sub(base).and_then(|i| sieve.get(i)) else {
             return;
         };
-        if !sends(dm.rate) || dm.due.is_empty() {
+        if !sends(dm.rate) || dm.least.is_none() {
             return;
         }
         let slack = CLOCK_SLACK + 1e-6 * t.max(1.0);
@@ -1371,7 +1555,7 @@ impl QueueDemands {
         else {
             return Time::NEVER;
         };
-        let Some(&(least, _)) = dm.due.first().filter(|_| sends(dm.rate)) else {
+        let Some((least, _)) = dm.least.filter(|_| sends(dm.rate)) else {
             return Time::NEVER;
         };
         let mut wake = Time::NEVER;
@@ -1415,6 +1599,7 @@ impl Core {
             let n = obs.fabric().n_hosts() as usize;
             q.last.solver = Some(BipartiteMaxMin::new(n, n));
             q.last.by_up = vec![vec![]; n];
+            q.last.grid = vec![NONE; n * n];
             q.last.by_down = vec![vec![]; n];
         }
         if fresh {
