@@ -6,7 +6,7 @@
 
 #[cfg(debug_assertions)]
 use super::books::Slot;
-use super::books::{Co, LevelGroup, Pass1, NONE};
+use super::books::{find_level_group, Co, LevelGroup, Pass1, NONE};
 use super::{Aalo, AaloConfig, Coordination};
 use crate::{Allocation, CoflowIdx};
 use coflowkit_alloc::WeightedBipartite;
@@ -916,6 +916,31 @@ impl Aalo {
         }
     }
 
+    /// The level group of coflow `c`'s column `k` at row level `level` and
+    /// weight `weight` (`mirrored`: of its row `k` at column level `level`),
+    /// opened with a new group id if there is none.
+    fn open_level_group(
+        &mut self,
+        c: usize,
+        mirrored: bool,
+        k: usize,
+        level: f64,
+        weight: f64,
+    ) -> u32 {
+        let g = find_level_group(self.co[c].level_side_mut(mirrored, k), level, weight);
+        if g != NONE {
+            return g;
+        }
+        let group = self.new_group();
+        self.co[c].level_side_mut(mirrored, k).push(LevelGroup {
+            level,
+            weight,
+            group,
+            n_slots: 0,
+        });
+        group
+    }
+
     /// Applies the big switch's rates: each slot's flows go to their row's
     /// or column's rate group when their rate is that row's or column's
     /// level (so a level that moves is one group rate), to their column's
@@ -970,37 +995,10 @@ impl Aalo {
                         }
                         self.co[c].col_group[j][k]
                     }
-                    LEVEL_GROUP => {
+                    LEVEL_GROUP | ROW_LEVEL_GROUP => {
                         let w = self.cfg.weights[self.co[c].pieces[r].tier as usize];
-                        match self.co[c].level_group(j, level, w) {
-                            NONE => {
-                                let group = self.new_group();
-                                self.co[c].level_groups[j].push(LevelGroup {
-                                    level,
-                                    weight: w,
-                                    group,
-                                    n_slots: 0,
-                                });
-                                group
-                            }
-                            g => g,
-                        }
-                    }
-                    ROW_LEVEL_GROUP => {
-                        let w = self.cfg.weights[self.co[c].pieces[r].tier as usize];
-                        match self.co[c].row_level_group(r, level, w) {
-                            NONE => {
-                                let group = self.new_group();
-                                self.co[c].row_level_groups[r].push(LevelGroup {
-                                    level,
-                                    weight: w,
-                                    group,
-                                    n_slots: 0,
-                                });
-                                group
-                            }
-                            g => g,
-                        }
+                        let mirrored = mode == ROW_LEVEL_GROUP;
+                        self.open_level_group(c, mirrored, if mirrored { r } else { j }, level, w)
                     }
                     _ => NONE,
                 };
@@ -1012,12 +1010,9 @@ impl Aalo {
                     // emptied one is dropped; its id is free again once
                     // its flows have left it, below).
                     let co = &mut self.co[c];
-                    let gs = match mode {
-                        LEVEL_GROUP => Some(&mut co.level_groups[j]),
-                        ROW_LEVEL_GROUP => Some(&mut co.row_level_groups[r]),
-                        _ => None,
-                    };
-                    if let Some(gs) = gs {
+                    if mode == LEVEL_GROUP || mode == ROW_LEVEL_GROUP {
+                        let mirrored = mode == ROW_LEVEL_GROUP;
+                        let gs = co.level_side_mut(mirrored, if mirrored { r } else { j });
                         let g = gs.iter_mut().find(|x| x.group == target);
                         g.expect("the level group").n_slots += 1;
                     }
