@@ -7,7 +7,7 @@
 #[cfg(debug_assertions)]
 use super::books::Slot;
 use super::books::{find_level_group, Co, LevelGroup, Pass1, NONE};
-use super::{Aalo, AaloConfig, Coordination};
+use super::{Aalo, AaloConfig};
 use crate::{Allocation, CoflowIdx};
 use coflowkit_alloc::WeightedBipartite;
 use coflowkit_model::Time;
@@ -236,8 +236,8 @@ impl PortServer {
             }
         }
         // The columns a row whose sender's level stayed at `up` sees move
-        // (see `excess_reaches`): those with `lo <= up` and, with level groups
-        // and one solve, `lo == 0` or `up <= hi`; found by `lo` in order.
+        // (see `excess_reaches`): those with `lo <= up` and, with one solve,
+        // `lo == 0` or `up <= hi`; found by `lo` in order.
         sc.cols_moved_zero.clear();
         sc.cols_moved_span.clear();
         for &j in &sc.cols_moved {
@@ -263,19 +263,15 @@ impl PortServer {
         sc.col_moved_any
             .extend((0..n_cols).map(|j| all || co.col_dirty[j] || sc.col_moved[j]));
         let single = co.solves.len() == 1;
-        // Not without refreshes (`aalo-local`): see the parent module's doc.
-        let level_groups = cfg.coordination != Coordination::Never;
         // A cell whose row did not move sees its column's excess level `d`
         // only through `min(up, d)` against 0 and `up` against `d`, and, when
-        // it sends alone at `lr.min(lc) + w * d` (no level groups, or more
-        // than one solve), through `d` itself when `d < up`. So a column
-        // whose level moved within one of `(up, inf]` and (with level groups
-        // and one solve) `(0, up)` leaves it as it was.
-        let span_free = single && level_groups;
-        // The same for a row whose sender's level moved within `(0, d)`:
-        // its cells at `lr <= lc` stay in the row's excess group, the others
-        // in its mirrored level group of their column's level.
-        let row_span_free = level_groups;
+        // it sends alone at `lr.min(lc) + w * d` (more than one solve),
+        // through `d` itself when `d < up`. So a column whose level moved
+        // within one of `(up, inf]` and (with one solve) `(0, up)` leaves it
+        // as it was. (The same for a row whose sender's level moved within
+        // `(0, d)`: its cells at `lr <= lc` stay in the row's excess group,
+        // the others in its mirrored level group of their column's level.)
+        let span_free = single;
         let co_ref = &*co;
         let mut reached = std::mem::take(&mut sc.cols_reached);
         let sc_ref = &*sc;
@@ -300,10 +296,10 @@ impl PortServer {
                 (lc, COL_GROUP)
             } else if lc < lr && single && down <= up {
                 (lc + w * down, COL_EXCESS_GROUP)
-            } else if lr <= lc && level_groups {
+            } else if lr <= lc {
                 // (Here the excess is `down`, below `up`.)
                 (lr + w * down, LEVEL_GROUP)
-            } else if lc < lr && level_groups && excess > 0.0 && up < down {
+            } else if lc < lr && excess > 0.0 && up < down {
                 (lc + w * up, ROW_LEVEL_GROUP)
             } else {
                 (lr.min(lc) + w * excess, SOLO_RATE)
@@ -355,11 +351,11 @@ impl PortServer {
         // A cell whose receiver's level did not move sees a move of its
         // sender's level from `up0` to `up1` within `(0, d)` only through
         // the group it is in (its row's excess group, or its mirrored level
-        // group): with level groups, `(lo, hi)` of the two inside `(0, d)`
-        // leaves it as it was too.
+        // group): `(lo, hi)` of the two inside `(0, d)` leaves it as it was
+        // too.
         let up_reaches = |up_lo: f64, up_hi: f64, j: usize| {
             let d = down_now(j);
-            !(up_lo > d || (row_span_free && up_lo > 0.0 && up_hi < d))
+            !(up_lo > d || (up_lo > 0.0 && up_hi < d))
         };
         let excess_reaches =
             |row_moved: bool, (up_lo, up_hi): (f64, f64), up_room: bool, up: f64, j: usize| {
