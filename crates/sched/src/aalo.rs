@@ -156,9 +156,15 @@
 //! slots still re-rated alone on FB2010). A flow in a group finishes when
 //! the group's clock says, not by its own bytes: the same instant up to
 //! rounding (on FB2010, 29 of 526 CCTs moved, by at most 24 ns; with the
-//! mirrored groups 28 of 526 against main's, by at most 106 ns). Without refreshes (`aalo-local`,
-//! `delta=inf`) such flows send alone: there each sender's crossings
-//! follow its own flows' finishes, and the shifts grew to 2.5 us on FB2010.
+//! mirrored groups 28 of 526 against main's, by at most 106 ns).
+//! `aalo-local` (no refreshes, `delta=inf`) takes the same groups: there
+//! each sender's crossings follow its own flows' finishes, so a finish
+//! rounded to another nanosecond moves later crossings too, and its shifts
+//! are larger (on FB2010, 54 of 526 CCTs moved against main's sending
+//! them alone, by at most 471 ns; on its first 200 coflows 3 of 200, by
+//! at most 109 ns; an earlier form, without the in-place relabel and the
+//! mirrored groups, moved them by up to 2.5 us), within the 1 us asked of
+//! it, for less than half the CPU (docs/benchmarks.md, row 76).
 //! Only rows and columns whose levels moved are looked at, cell by cell
 //! in the matrix's order against a dense copy of the rate and group each
 //! cell's slot was last given (`Co::cell_rate`, `Co::cell_group`), so that

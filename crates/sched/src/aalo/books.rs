@@ -221,6 +221,16 @@ impl Co {
         find_level_group(&self.row_level_groups[r], level, weight)
     }
 
+    /// The level groups of column `k` (`mirrored`: of row `k`, by column
+    /// level).
+    pub(super) fn level_side_mut(&mut self, mirrored: bool, k: usize) -> &mut Vec<LevelGroup> {
+        if mirrored {
+            &mut self.row_level_groups[k]
+        } else {
+            &mut self.level_groups[k]
+        }
+    }
+
     /// Counts one slot of row `r` and column `j` out of rate group `g` if
     /// `g` is one of the column's level groups or the row's mirrored ones,
     /// and returns `g` if that emptied it (it is dropped).
@@ -243,7 +253,7 @@ impl Co {
 
 /// The group of `gs` at `level` and `weight` (the same bits), `NONE` if
 /// there is none.
-fn find_level_group(gs: &[LevelGroup], level: f64, weight: f64) -> u32 {
+pub(super) fn find_level_group(gs: &[LevelGroup], level: f64, weight: f64) -> u32 {
     gs.iter()
         .find(|g| g.level.to_bits() == level.to_bits() && g.weight.to_bits() == weight.to_bits())
         .map_or(NONE, |g| g.group)

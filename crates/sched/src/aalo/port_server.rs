@@ -6,8 +6,8 @@
 
 #[cfg(debug_assertions)]
 use super::books::Slot;
-use super::books::{Co, LevelGroup, Pass1, NONE};
-use super::{Aalo, AaloConfig, Coordination};
+use super::books::{find_level_group, Co, LevelGroup, Pass1, NONE};
+use super::{Aalo, AaloConfig};
 use crate::{Allocation, CoflowIdx};
 use coflowkit_alloc::WeightedBipartite;
 use coflowkit_model::Time;
@@ -236,8 +236,8 @@ impl PortServer {
             }
         }
         // The columns a row whose sender's level stayed at `up` sees move
-        // (see `excess_reaches`): those with `lo <= up` and, with level groups
-        // and one solve, `lo == 0` or `up <= hi`; found by `lo` in order.
+        // (see `excess_reaches`): those with `lo <= up` and, with one solve,
+        // `lo == 0` or `up <= hi`; found by `lo` in order.
         sc.cols_moved_zero.clear();
         sc.cols_moved_span.clear();
         for &j in &sc.cols_moved {
@@ -263,19 +263,15 @@ impl PortServer {
         sc.col_moved_any
             .extend((0..n_cols).map(|j| all || co.col_dirty[j] || sc.col_moved[j]));
         let single = co.solves.len() == 1;
-        // Not without refreshes (`aalo-local`): see the parent module's doc.
-        let level_groups = cfg.coordination != Coordination::Never;
         // A cell whose row did not move sees its column's excess level `d`
         // only through `min(up, d)` against 0 and `up` against `d`, and, when
-        // it sends alone at `lr.min(lc) + w * d` (no level groups, or more
-        // than one solve), through `d` itself when `d < up`. So a column
-        // whose level moved within one of `(up, inf]` and (with level groups
-        // and one solve) `(0, up)` leaves it as it was.
-        let span_free = single && level_groups;
-        // The same for a row whose sender's level moved within `(0, d)`:
-        // its cells at `lr <= lc` stay in the row's excess group, the others
-        // in its mirrored level group of their column's level.
-        let row_span_free = level_groups;
+        // it sends alone at `lr.min(lc) + w * d` (more than one solve),
+        // through `d` itself when `d < up`. So a column whose level moved
+        // within one of `(up, inf]` and (with one solve) `(0, up)` leaves it
+        // as it was. (The same for a row whose sender's level moved within
+        // `(0, d)`: its cells at `lr <= lc` stay in the row's excess group,
+        // the others in its mirrored level group of their column's level.)
+        let span_free = single;
         let co_ref = &*co;
         let mut reached = std::mem::take(&mut sc.cols_reached);
         let sc_ref = &*sc;
@@ -300,10 +296,10 @@ impl PortServer {
                 (lc, COL_GROUP)
             } else if lc < lr && single && down <= up {
                 (lc + w * down, COL_EXCESS_GROUP)
-            } else if lr <= lc && level_groups {
+            } else if lr <= lc {
                 // (Here the excess is `down`, below `up`.)
                 (lr + w * down, LEVEL_GROUP)
-            } else if lc < lr && level_groups && excess > 0.0 && up < down {
+            } else if lc < lr && excess > 0.0 && up < down {
                 (lc + w * up, ROW_LEVEL_GROUP)
             } else {
                 (lr.min(lc) + w * excess, SOLO_RATE)
@@ -355,11 +351,11 @@ impl PortServer {
         // A cell whose receiver's level did not move sees a move of its
         // sender's level from `up0` to `up1` within `(0, d)` only through
         // the group it is in (its row's excess group, or its mirrored level
-        // group): with level groups, `(lo, hi)` of the two inside `(0, d)`
-        // leaves it as it was too.
+        // group): `(lo, hi)` of the two inside `(0, d)` leaves it as it was
+        // too.
         let up_reaches = |up_lo: f64, up_hi: f64, j: usize| {
             let d = down_now(j);
-            !(up_lo > d || (row_span_free && up_lo > 0.0 && up_hi < d))
+            !(up_lo > d || (up_lo > 0.0 && up_hi < d))
         };
         let excess_reaches =
             |row_moved: bool, (up_lo, up_hi): (f64, f64), up_room: bool, up: f64, j: usize| {
@@ -916,6 +912,31 @@ impl Aalo {
         }
     }
 
+    /// The level group of coflow `c`'s column `k` at row level `level` and
+    /// weight `weight` (`mirrored`: of its row `k` at column level `level`),
+    /// opened with a new group id if there is none.
+    fn open_level_group(
+        &mut self,
+        c: usize,
+        mirrored: bool,
+        k: usize,
+        level: f64,
+        weight: f64,
+    ) -> u32 {
+        let g = find_level_group(self.co[c].level_side_mut(mirrored, k), level, weight);
+        if g != NONE {
+            return g;
+        }
+        let group = self.new_group();
+        self.co[c].level_side_mut(mirrored, k).push(LevelGroup {
+            level,
+            weight,
+            group,
+            n_slots: 0,
+        });
+        group
+    }
+
     /// Applies the big switch's rates: each slot's flows go to their row's
     /// or column's rate group when their rate is that row's or column's
     /// level (so a level that moves is one group rate), to their column's
@@ -970,37 +991,10 @@ impl Aalo {
                         }
                         self.co[c].col_group[j][k]
                     }
-                    LEVEL_GROUP => {
+                    LEVEL_GROUP | ROW_LEVEL_GROUP => {
                         let w = self.cfg.weights[self.co[c].pieces[r].tier as usize];
-                        match self.co[c].level_group(j, level, w) {
-                            NONE => {
-                                let group = self.new_group();
-                                self.co[c].level_groups[j].push(LevelGroup {
-                                    level,
-                                    weight: w,
-                                    group,
-                                    n_slots: 0,
-                                });
-                                group
-                            }
-                            g => g,
-                        }
-                    }
-                    ROW_LEVEL_GROUP => {
-                        let w = self.cfg.weights[self.co[c].pieces[r].tier as usize];
-                        match self.co[c].row_level_group(r, level, w) {
-                            NONE => {
-                                let group = self.new_group();
-                                self.co[c].row_level_groups[r].push(LevelGroup {
-                                    level,
-                                    weight: w,
-                                    group,
-                                    n_slots: 0,
-                                });
-                                group
-                            }
-                            g => g,
-                        }
+                        let mirrored = mode == ROW_LEVEL_GROUP;
+                        self.open_level_group(c, mirrored, if mirrored { r } else { j }, level, w)
                     }
                     _ => NONE,
                 };
@@ -1012,12 +1006,9 @@ impl Aalo {
                     // emptied one is dropped; its id is free again once
                     // its flows have left it, below).
                     let co = &mut self.co[c];
-                    let gs = match mode {
-                        LEVEL_GROUP => Some(&mut co.level_groups[j]),
-                        ROW_LEVEL_GROUP => Some(&mut co.row_level_groups[r]),
-                        _ => None,
-                    };
-                    if let Some(gs) = gs {
+                    if mode == LEVEL_GROUP || mode == ROW_LEVEL_GROUP {
+                        let mirrored = mode == ROW_LEVEL_GROUP;
+                        let gs = co.level_side_mut(mirrored, if mirrored { r } else { j });
                         let g = gs.iter_mut().find(|x| x.group == target);
                         g.expect("the level group").n_slots += 1;
                     }
