@@ -21,7 +21,7 @@ use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
 use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
 use crate::rcp::{RcpParams, RcpPort};
-use crate::sack::{max_blocks, option_bytes, Blocks, SackStore};
+use crate::sack::{max_blocks, option_bytes, SackStore};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
 use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
@@ -960,21 +960,21 @@ impl<'a> Engine<'a> {
         let r = fl.receiver.as_mut().expect("a receiver");
         r.pending = 0;
         let nxt = r.nxt;
-        let blocks = if self.cfg.sack {
-            r.sack_blocks(max_blocks(self.cfg.timestamps))
-        } else {
-            Blocks::default()
-        };
+        let blocks = self
+            .cfg
+            .sack
+            .then(|| r.sack_blocks(max_blocks(self.cfg.timestamps)))
+            .filter(|b| b.n > 0);
         fl.delack_at = None;
         let echo = fl.echo_rate;
         let mut pkt = self.packet(f, Kind::Ack, nxt, 0);
         pkt.ece = ece;
         pkt.ts = ts;
         pkt.rate = echo;
-        if blocks.n > 0 {
+        if let Some(b) = blocks {
             // RFC 2018 §3: the option rides on the ACK's bytes.
-            pkt.wire += option_bytes(blocks.n as usize);
-            pkt.len = self.sacks.put(blocks);
+            pkt.wire += option_bytes(b.n as usize);
+            pkt.len = self.sacks.put(b);
         }
         if spc {
             pkt.spc = true;

@@ -194,6 +194,7 @@ pub struct Scoreboard {
 impl Scoreboard {
     /// Bytes `seq..end` went out; `retransmit` when sent before (an entry
     /// resent whole, as [`Scoreboard::next_hole`] gives them).
+    #[inline(never)]
     pub fn sent(&mut self, seq: u64, end: u64, retransmit: bool) {
         let tail = self.entries.back().map_or(0, |e| e.end);
         if !retransmit || self.entries.is_empty() || seq >= tail {

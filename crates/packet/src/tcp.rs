@@ -885,6 +885,9 @@ impl Sender {
 
     /// NextSeg (RFC 6675 §4) within cwnd − pipe; a forced retransmission
     /// (a paced sender's, from `rtx`) goes first, outside the window.
+    /// (Never inlined, here and below: NewReno's hot paths stay as small
+    /// as they were without SACK.)
+    #[inline(never)]
     fn next_segment_sack(&mut self, now: u64) -> Option<Segment> {
         let mss = self.p.mss as u64;
         if let Some(seq) = self.rtx.take() {
@@ -936,6 +939,7 @@ impl Sender {
         }
     }
 
+    #[inline(never)]
     fn on_ack_sack(
         &mut self,
         now: u64,
@@ -1039,6 +1043,7 @@ impl Sender {
         }
     }
 
+    #[inline(never)]
     fn on_timeout_sack(&mut self, now: u64, out: &mut Vec<Segment>) {
         let mss = self.p.mss as f64;
         // RFC 5681 §3.1, as ns-3 tests it: the head not yet resent by the
