@@ -89,6 +89,7 @@ struct ScenarioConfig
     int64_t minRtoNs = 1000000;
     uint32_t initCwnd = 10;
     bool delayedAck = false;
+    bool sack = false; // SACK (RFC 2018) with ns-3's RFC 6675 scoreboard; the recovery stays classic
     int64_t delAckTimeoutNs = 200000;
     double dctcpG = 0.0625;
     int64_t clockGranularityNs = 1;
@@ -634,7 +635,7 @@ std::string Build()
     ns3::Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(NanoSeconds(cfg.delAckTimeoutNs)));
     ns3::Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(cfg.sockBufBytes));
     ns3::Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cfg.sockBufBytes));
-    ns3::Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(false));
+    ns3::Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(cfg.sack));
     ns3::Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
     ns3::Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
     ns3::Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(cfg.minRtoNs)));

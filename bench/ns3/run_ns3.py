@@ -26,6 +26,7 @@ KNOWN_FIELDS = {
     "name", "note", "topology", "host_link_delay_ns", "fabric_link_delay_ns", "mtu", "header_bytes",
     "transport", "min_rto_ns", "init_cwnd_packets", "delayed_ack", "handshake", "dctcp_g",
     "switch_buffer_bytes", "ecn_k_bytes", "host_queue", "flows", "queue_sample_ns", "queue_ports",
+    "sack",
     # optional, ns-3 side only (see SCENARIO.md): seed of the per-flow ECMP hash, hard stop
     "ecmp_seed", "stop_ns",
 }
@@ -119,6 +120,7 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
     c.minRtoNs = int(sc.get("min_rto_ns", 200_000_000))
     c.initCwnd = int(sc.get("init_cwnd_packets", 10))
     c.delayedAck = bool(sc.get("delayed_ack", False))
+    c.sack = bool(sc.get("sack", False))
     c.dctcpG = float(sc.get("dctcp_g", 0.0625))
     c.switchBufBytes = int(sc.get("switch_buffer_bytes", 300000))
     k = sc.get("ecn_k_bytes")

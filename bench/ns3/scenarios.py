@@ -188,7 +188,16 @@ def all_scenarios(ls_flows: int = 300, seed: int = 1) -> list[dict]:
         out.append(prio(tr))
     out.append(leafspine("dctcp", ls_flows, seed))
     out.append(leafspine("tcp", ls_flows, seed))
+    out += [with_sack(sc) for sc in (long_flows("tcp", 1), long_flows("tcp", 4), incast("tcp", 32),
+                                     incast("tcp", 64))]
     return out
+
+
+def with_sack(sc: dict) -> dict:
+    """The loss-heavy TCP scenario `sc` with SACK on in both simulators (ns-3: TcpSocketBase::Sack
+    and its RFC 6675 scoreboard; coflowkit: the packet knob sack=on)."""
+    return dict(sc, name=sc["name"] + "-sack", sack=True,
+                note=sc["note"] + "; SACK on (RFC 2018 blocks, RFC 6675 loss recovery)")
 
 
 def main() -> None:

@@ -293,6 +293,10 @@ pub struct PacketConfig {
     /// RTTVAR), not only at the next RTT sample (RFC 6298 §5). Matters
     /// only with `timestamps` off: with them every new ACK is a sample.
     pub rto_reset_on_ack: bool,
+    /// Selective acknowledgements (RFC 2018) and SACK-based loss recovery
+    /// (RFC 6675) for the TCP family (`crate::sack`); off: NewReno (RFC
+    /// 6582). pFabric keeps its own recovery.
+    pub sack: bool,
     /// Sample every port's queue occupancy at this interval.
     pub queue_trace: Option<Dur>,
     /// Every flow's pacing at its host (each flow keeps its own; RCP flows
@@ -375,6 +379,7 @@ impl Default for PacketConfig {
             limited_transmit: true,
             timestamps: true,
             rto_reset_on_ack: false,
+            sack: false,
             queue_trace: None,
             pacing: Pacing::Off,
             rcp_alpha: 0.1,
@@ -466,6 +471,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "rto_reset",
         "when a backed-off RTO falls back: sample (the next RTT sample, RFC 6298 §5) or ack (every new ACK, as ns-3) (sample)",
+    ),
+    (
+        "sack",
+        "on: SACK blocks (RFC 2018) and SACK-based loss recovery (RFC 6675); off: NewReno, RFC 6582 (off)",
     ),
     (
         "queue_trace",
@@ -738,6 +747,7 @@ impl PacketConfig {
             "coordinator_delay" => self.coordinator_delay = parse_dur(key, v)?,
             "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
             "timestamps" => self.timestamps = parse_on_off(key, v)?,
+            "sack" => self.sack = parse_on_off(key, v)?,
             "mcp_ecn" => self.mcp_ecn = parse_on_off(key, v)?,
             "rto_reset" => {
                 self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
@@ -985,6 +995,10 @@ mod tests {
         c.set("rto_reset", "ack").unwrap();
         assert!(c.rto_reset_on_ack);
         assert!(c.set("rto_reset", "never").is_err());
+        assert!(!c.sack, "NewReno by default");
+        c.set("sack", "on").unwrap();
+        assert!(c.sack);
+        assert!(c.set("sack", "dsack").is_err());
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
 use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
 use crate::rcp::{RcpParams, RcpPort};
+use crate::sack::{max_blocks, option_bytes, SackStore};
 use crate::tcp::{Receiver, Segment, Sender, SenderParams};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
 use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
@@ -194,6 +195,8 @@ pub struct Engine<'a> {
     coord: Option<Box<Coordinator>>,
     /// Its decisions on their way to the hosts, oldest first.
     in_transit: std::collections::VecDeque<Vec<Decision>>,
+    /// The SACK blocks of the ACKs in flight (`sack`).
+    sacks: SackStore,
 }
 
 fn ps(t: Time) -> u64 {
@@ -425,6 +428,7 @@ impl<'a> Engine<'a> {
                 limited_transmit: cfg.limited_transmit,
                 timestamps: cfg.timestamps,
                 rto_reset_on_ack: cfg.rto_reset_on_ack,
+                sack: cfg.sack,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 mcp_ecn: cfg.mcp_ecn,
@@ -438,6 +442,7 @@ impl<'a> Engine<'a> {
             spc: None,
             coord: None,
             in_transit: Default::default(),
+            sacks: SackStore::default(),
             rcp: vec![],
             rcp_params: RcpParams {
                 alpha: cfg.rcp_alpha,
@@ -648,7 +653,11 @@ impl<'a> Engine<'a> {
             self.flow_done(f);
             return;
         }
-        fl.receiver = Some(Receiver::new(fl.bytes));
+        fl.receiver = Some(if self.cfg.sack {
+            Receiver::with_sack(fl.bytes)
+        } else {
+            Receiver::new(fl.bytes)
+        });
         if self.hosts.is_some() {
             self.host_start(f);
         }
@@ -951,12 +960,22 @@ impl<'a> Engine<'a> {
         let r = fl.receiver.as_mut().expect("a receiver");
         r.pending = 0;
         let nxt = r.nxt;
+        let blocks = self
+            .cfg
+            .sack
+            .then(|| r.sack_blocks(max_blocks(self.cfg.timestamps)))
+            .filter(|b| b.n > 0);
         fl.delack_at = None;
         let echo = fl.echo_rate;
         let mut pkt = self.packet(f, Kind::Ack, nxt, 0);
         pkt.ece = ece;
         pkt.ts = ts;
         pkt.rate = echo;
+        if let Some(b) = blocks {
+            // RFC 2018 §3: the option rides on the ACK's bytes.
+            pkt.wire += option_bytes(b.n as usize);
+            pkt.len = self.sacks.put(b);
+        }
         if spc {
             pkt.spc = true;
             pkt.wire += self.spc_header_wire();
@@ -1000,6 +1019,8 @@ impl<'a> Engine<'a> {
     }
 
     fn on_ack(&mut self, pkt: &Packet) {
+        let slot = pkt.sack_slot();
+        let blocks = (slot != 0).then(|| self.sacks.take(slot));
         let (f, now) = (pkt.flow, self.now);
         let fl = &mut self.flows[f as usize];
         let Some(s) = fl.sender.as_mut() else { return };
@@ -1008,7 +1029,8 @@ impl<'a> Engine<'a> {
         }
         let mut segs = std::mem::take(&mut self.segs);
         segs.clear();
-        s.on_ack(now, pkt.seq, pkt.ece, pkt.ts, &mut segs);
+        let sacked = blocks.as_ref().map_or(&[][..], |b| b.as_slice());
+        s.on_ack_sacks(now, pkt.seq, pkt.ece, pkt.ts, sacked, &mut segs);
         if s.done() {
             s.rto_at = None;
         }
@@ -1144,6 +1166,7 @@ impl<'a> Engine<'a> {
             self.spc_lost(pkt.flow);
         } else {
             self.flows[pkt.flow as usize].stats.drops += 1;
+            self.sacks.take(pkt.sack_slot());
             if pkt.spc {
                 self.spc_lost(pkt.flow);
             }

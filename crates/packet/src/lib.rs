@@ -35,6 +35,7 @@ pub mod pacing;
 pub mod pfabric;
 pub mod port;
 pub mod rcp;
+pub mod sack;
 pub mod spc;
 pub mod tafe;
 pub mod tcp;

@@ -50,7 +50,9 @@ pub struct Packet {
     pub flow: u32,
     /// Data: the first byte; ACK: the next byte expected.
     pub seq: u64,
-    /// Payload bytes.
+    /// Payload bytes; an ACK, which has none, holds here the slot of its
+    /// SACK blocks in the engine's store (from 1; 0 for none): the option
+    /// costs SACK-less packets nothing ([`Packet::sack_slot`]).
     pub len: u32,
     /// Bytes on the wire.
     pub wire: u32,
@@ -85,6 +87,16 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// An ACK's SACK blocks' slot (`crate::sack::SackStore`), 0 for none
+    /// and for every other kind.
+    pub fn sack_slot(&self) -> u32 {
+        if self.kind == Kind::Ack {
+            self.len
+        } else {
+            0
+        }
+    }
+
     /// Whether it travels from the flow's receiver to its sender.
     pub fn reverse(&self) -> bool {
         matches!(self.kind, Kind::Ack | Kind::SynAck | Kind::Echo)

@@ -109,6 +109,7 @@
 
 use crate::config::LateRule;
 use crate::config::TransportKind;
+use crate::sack::{SackList, Scoreboard, DUP_THRESH};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The range D2TCP holds the deadline imminence d to (§3.1.2).
@@ -203,6 +204,9 @@ pub struct SenderParams {
     /// Every new ACK recomputes the RTO from SRTT and RTTVAR, undoing a
     /// backoff (ns-3); else only a new sample does (RFC 6298 §5).
     pub rto_reset_on_ack: bool,
+    /// SACK-based loss recovery (RFC 6675, `crate::sack`) instead of
+    /// NewReno's; pFabric keeps its own.
+    pub sack: bool,
 }
 
 /// A segment's first transmission, timed for Karn's algorithm.
@@ -289,6 +293,9 @@ pub struct Sender {
     /// at the first ACK at or after that instant, once per SRTT.
     pub mcp_target: Option<f64>,
     mcp_due: u64,
+    /// With `sack`: the segments outstanding and what the SACKs said of
+    /// them (empty otherwise).
+    board: Box<Scoreboard>,
 }
 
 impl SenderParams {
@@ -345,6 +352,7 @@ impl Sender {
             tafe_share: None,
             mcp_target: None,
             mcp_due: 0,
+            board: Box::default(),
         }
     }
 
@@ -428,6 +436,9 @@ impl Sender {
         if !self.p.timestamps {
             self.time_segment(now, seq, seq + len as u64, retransmit);
         }
+        if self.sack_on() {
+            self.board.sent(seq, seq + len as u64, retransmit);
+        }
         Segment {
             seq,
             len,
@@ -480,6 +491,9 @@ impl Sender {
         if self.probing {
             // pFabric §4.2: only probes, sent by the timer.
             return None;
+        }
+        if self.sack_on() {
+            return self.next_segment_sack(now);
         }
         if let Some(seq) = self.rtx.take() {
             if seq >= self.una && seq < self.size {
@@ -567,8 +581,26 @@ impl Sender {
     /// An ACK of every byte before `ack` arrived at `now`, echoing the
     /// timestamp `ts` and ECN-echo `ece`; appends what to send.
     pub fn on_ack(&mut self, now: u64, ack: u64, ece: bool, ts: u64, out: &mut Vec<Segment>) {
+        self.on_ack_sacks(now, ack, ece, ts, &[], out);
+    }
+
+    /// [`Sender::on_ack`] for an ACK that carries SACK `blocks` (read only
+    /// with `sack` on).
+    pub fn on_ack_sacks(
+        &mut self,
+        now: u64,
+        ack: u64,
+        ece: bool,
+        ts: u64,
+        blocks: &[(u64, u64)],
+        out: &mut Vec<Segment>,
+    ) {
         if self.p.transport == TransportKind::Pfabric {
             self.on_ack_pfabric(now, ack, out);
+            return;
+        }
+        if self.sack_on() {
+            self.on_ack_sack(now, ack, ece, ts, blocks, out);
             return;
         }
         let dctcp = self.p.ecn_capable();
@@ -791,6 +823,10 @@ impl Sender {
             return;
         }
         let mss = self.p.mss as f64;
+        if self.sack_on() {
+            self.on_timeout_sack(now, out);
+            return;
+        }
         // RFC 5681 §3.1: only when the segment at una "has not yet been
         // resent by way of the retransmission timer".
         if !(self.timer_loss && self.una < self.nxt) {
@@ -814,6 +850,223 @@ impl Sender {
     }
 }
 
+/// SACK-based loss recovery, RFC 6675 (with `sack` on; see `crate::sack`
+/// for the scoreboard and our readings of the RFC and of ns-3).
+///
+/// * An ACK is a duplicate when its blocks SACK bytes not SACKed before
+///   (§2); DupThresh of them, or IsLost(una), outside a recovery and a
+///   timeout's episode, enter the recovery (§5 steps 1-2): the head marked
+///   lost if it is not, RecoveryPoint = the highest byte sent, ssthresh =
+///   cwnd = max(pipe/2, 2 SMSS) (step 4.2, pipe as ns-3 measures
+///   FlightSize there), the head resent whatever the window says (4.3),
+///   the timer restarted (as in NewReno's path).
+/// * Every ACK then sends while cwnd − pipe allows a segment (step C):
+///   NextSeg's lost holes, new data, then (in recovery) holes not yet
+///   deemed lost; a hole is resent once per recovery. Outside a recovery
+///   SACKed bytes leave pipe, which plays limited transmit's part.
+/// * A cumulative ACK at or past RecoveryPoint ends it, cwnd = ssthresh
+///   (§5 (A)); partial ACKs restart the timer only the first time, as
+///   NewReno's path ("Impatient").
+/// * A timeout (§5.1): ssthresh from pipe (kept when the timer had already
+///   resent the head), cwnd one segment, every byte not SACKed lost, the
+///   SACKs kept; sending resumes from the holes, not from `una` onward;
+///   duplicates are not counted until the episode's RecoveryPoint is
+///   acknowledged (ns-3's CA_LOSS).
+impl Sender {
+    /// Whether this flow recovers by SACK.
+    fn sack_on(&self) -> bool {
+        self.p.sack && self.p.transport != TransportKind::Pfabric
+    }
+
+    /// Bytes SACKed and not yet cumulatively acknowledged.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.board.sacked_bytes()
+    }
+
+    /// NextSeg (RFC 6675 §4) within cwnd − pipe; a forced retransmission
+    /// (a paced sender's, from `rtx`) goes first, outside the window.
+    /// (Never inlined, here and below: NewReno's hot paths stay as small
+    /// as they were without SACK.)
+    #[inline(never)]
+    fn next_segment_sack(&mut self, now: u64) -> Option<Segment> {
+        let mss = self.p.mss as u64;
+        if let Some(seq) = self.rtx.take() {
+            if seq >= self.una && seq < self.max_sent {
+                let len = self.board.len_at(seq).unwrap_or(mss);
+                return Some(self.segment_of(now, seq, len));
+            }
+        }
+        let pipe = self.board.pipe();
+        let fits = |len: u64, cwnd: f64, rate_based: bool| {
+            rate_based || pipe == 0 || (pipe + len) as f64 <= cwnd + 1e-6
+        };
+        if let Some((seq, len)) = self.board.next_hole(false) {
+            if !fits(len, self.cwnd, self.p.rate_based) {
+                return None;
+            }
+            return Some(self.segment_of(now, seq, len));
+        }
+        let end = self.size.min(self.limit_end);
+        if self.max_sent < end {
+            let len = (end - self.max_sent).min(mss);
+            if !fits(len, self.cwnd, self.p.rate_based) {
+                return None;
+            }
+            let s = self.segment_of(now, self.max_sent, len);
+            self.max_sent += len;
+            self.nxt = self.max_sent;
+            return Some(s);
+        }
+        if self.in_recovery {
+            if let Some((seq, len)) = self.board.next_hole(true) {
+                if fits(len, self.cwnd, self.p.rate_based) {
+                    return Some(self.segment_of(now, seq, len));
+                }
+            }
+        }
+        None
+    }
+
+    /// Resends `una` outside the window: now, or at a paced sender's next
+    /// slot.
+    fn force_head(&mut self, now: u64, out: &mut Vec<Segment>) {
+        if self.p.paced {
+            self.rtx = Some(self.una);
+        } else {
+            let len = self.board.len_at(self.una).unwrap_or(self.p.mss as u64);
+            let s = self.segment_of(now, self.una, len);
+            out.push(s);
+        }
+    }
+
+    #[inline(never)]
+    fn on_ack_sack(
+        &mut self,
+        now: u64,
+        ack: u64,
+        ece: bool,
+        ts: u64,
+        blocks: &[(u64, u64)],
+        out: &mut Vec<Segment>,
+    ) {
+        let dctcp = self.p.ecn_capable();
+        let mss = self.p.mss as f64;
+        let old_una = self.una;
+        let mut acked = 0;
+        if ack > self.una {
+            let sample = if self.p.timestamps {
+                Some(now.saturating_sub(ts) as f64)
+            } else {
+                self.karn_sample(now, ack)
+            };
+            match sample {
+                Some(r) => self.sample_rtt(r),
+                None if self.p.rto_reset_on_ack => self.reset_rto(),
+                None => {}
+            }
+            acked = ack - self.una;
+            if dctcp {
+                self.acked_in_win += acked;
+                if ece {
+                    self.marked_in_win += acked;
+                }
+            }
+            self.una = ack;
+            self.board.ack(ack);
+            self.nxt = self.nxt.max(self.una);
+        }
+        // Update() (§5): blocks of any ACK, even an old one, are news.
+        let dup = self.board.update(blocks) > 0;
+        if ack > old_una {
+            let restart = !self.in_recovery || ack >= self.recover || self.first_partial;
+            if self.timer_loss {
+                if ack >= self.recover {
+                    self.timer_loss = false;
+                }
+                self.grow(acked);
+            } else if self.in_recovery {
+                if ack >= self.recover {
+                    // §5 (A): the recovery ends.
+                    self.in_recovery = false;
+                    self.cwnd = self.ssthresh;
+                    self.dupacks = 0;
+                } else {
+                    self.first_partial = false;
+                }
+            } else if !dup {
+                self.dupacks = 0;
+                if self.mcp_on() {
+                    self.mcp_step(now);
+                } else {
+                    self.grow(acked);
+                }
+            }
+            if dctcp && self.una >= self.win_end {
+                if self.acked_in_win > 0 {
+                    let f = self.marked_in_win as f64 / self.acked_in_win as f64;
+                    self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * f;
+                }
+                self.acked_in_win = 0;
+                self.marked_in_win = 0;
+                self.win_end = self.nxt.max(self.una + 1);
+            }
+            if self.una >= self.max_sent {
+                self.rto_at = None;
+            } else if restart {
+                self.rto_at = Some(now + self.rto);
+            }
+        }
+        if dup && !self.in_recovery && !self.timer_loss && self.una < self.max_sent {
+            self.dupacks += 1;
+            if self.dupacks >= DUP_THRESH || self.board.is_lost(self.una) {
+                // §5 steps 1-2 and 4.
+                if !self.board.is_lost(self.una) {
+                    self.board.mark_head_lost();
+                }
+                self.recover = self.max_sent;
+                self.in_recovery = true;
+                self.first_partial = true;
+                self.ssthresh = (self.board.pipe() as f64 / 2.0).max(2.0 * mss);
+                self.cwnd = self.ssthresh;
+                self.force_head(now, out);
+                self.rto_at = Some(now + self.rto);
+            }
+        }
+        if dctcp && ece && !self.in_recovery && self.una > self.cwr_end && !self.mcp_on() {
+            let cut = self.window_cut(now);
+            self.cwnd = (self.cwnd * (1.0 - cut)).max(2.0 * mss);
+            self.ssthresh = self.cwnd;
+            self.cwr_end = self.max_sent;
+        }
+        if !self.done() && !self.p.paced {
+            self.send(now, out);
+        }
+    }
+
+    #[inline(never)]
+    fn on_timeout_sack(&mut self, now: u64, out: &mut Vec<Segment>) {
+        let mss = self.p.mss as f64;
+        // RFC 5681 §3.1, as ns-3 tests it: the head not yet resent by the
+        // timer.
+        if !(self.timer_loss && self.board.head_retransmitted()) {
+            self.ssthresh = (self.board.pipe() as f64 / 2.0).max(2.0 * mss);
+        }
+        self.board.timeout();
+        self.timer_loss = true;
+        self.cwnd = mss;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = self.max_sent;
+        self.cwr_end = self.max_sent;
+        self.rto = (self.rto.saturating_mul(2)).min(self.p.max_rto_ps);
+        self.rtx = None;
+        self.timed.clear();
+        if !self.p.paced {
+            self.send(now, out);
+        }
+    }
+}
+
 /// A receiving end point: cumulative ACKs over an out-of-order store.
 #[derive(Debug, Clone, Default)]
 pub struct Receiver {
@@ -825,6 +1078,8 @@ pub struct Receiver {
     pub pending: u32,
     /// The CE mark of the last data packet.
     pub last_ce: bool,
+    /// With SACK: the blocks it reported, newest first (RFC 2018 §4).
+    sacks: Option<Box<SackList>>,
 }
 
 impl Receiver {
@@ -834,6 +1089,22 @@ impl Receiver {
             size,
             ..Receiver::default()
         }
+    }
+
+    /// A receiver of `size` bytes that reports SACK blocks.
+    pub fn with_sack(size: u64) -> Receiver {
+        Receiver {
+            sacks: Some(Box::default()),
+            ..Receiver::new(size)
+        }
+    }
+
+    /// The SACK blocks its next ACK carries, at most `max` (none without
+    /// SACK).
+    pub fn sack_blocks(&self, max: usize) -> crate::sack::Blocks {
+        self.sacks
+            .as_ref()
+            .map_or_else(Default::default, |l| l.report(max))
     }
 
     /// Whether every byte has arrived.
@@ -852,6 +1123,13 @@ impl Receiver {
     pub fn on_data(&mut self, seq: u64, len: u32, ce: bool) -> (bool, bool) {
         let end = seq + len as u64;
         let in_order = seq <= self.nxt && self.ooo.is_empty();
+        if let Some(l) = self.sacks.as_mut() {
+            // RFC 2018 §4: a block for bytes stored above the cumulative
+            // ACK (a copy of what it holds already changes nothing).
+            if seq > self.nxt && !(self.ooo.range(..=seq).any(|(_, &e)| e >= end)) {
+                l.arrived(seq, end);
+            }
+        }
         if seq <= self.nxt {
             self.nxt = self.nxt.max(end);
             // Merge what now joins.
@@ -865,6 +1143,9 @@ impl Receiver {
         } else {
             let e = self.ooo.entry(seq).or_insert(end);
             *e = (*e).max(end);
+        }
+        if let Some(l) = self.sacks.as_mut() {
+            l.acked(self.nxt);
         }
         let changed = ce != self.last_ce;
         self.last_ce = ce;
@@ -894,6 +1175,7 @@ mod tests {
             probe_after: 5,
             timestamps: true,
             rto_reset_on_ack: false,
+            sack: false,
         }
     }
 
@@ -1509,6 +1791,177 @@ mod tests {
         s.on_ack(10_000, 1000, false, 0, &mut out);
         assert_eq!(s.cwnd, 3000.0, "slow start");
         assert_eq!(s.mcp_target, None);
+    }
+
+    fn sack_sender(init_cwnd: u32) -> Sender {
+        let p = SenderParams {
+            init_cwnd,
+            sack: true,
+            ..params(TransportKind::Tcp)
+        };
+        Sender::new(p, 100_000)
+    }
+
+    /// An ACK of `ack` with `blocks` at `t`: what it sent, (seq, resent).
+    fn sack_ack(s: &mut Sender, t: u64, ack: u64, blocks: &[(u64, u64)]) -> Vec<(u64, bool)> {
+        let mut out = vec![];
+        s.on_ack_sacks(t, ack, false, 0, blocks, &mut out);
+        out.iter().map(|x| (x.seq, x.retransmit)).collect()
+    }
+
+    #[test]
+    fn sack_recovers_one_lost_segment() {
+        // 8 segments, the first lost. SACKed bytes leave pipe, so each of
+        // the first two duplicates lets one new segment out (cwnd 8000).
+        let mut s = sack_sender(8);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        assert_eq!(out.len(), 8);
+        assert_eq!(sack_ack(&mut s, 1, 0, &[(1000, 2000)]), [(8000, false)]);
+        assert_eq!(sack_ack(&mut s, 2, 0, &[(1000, 3000)]), [(9000, false)]);
+        // Third SACKed segment: segment 0 is lost (3 SACKed above it);
+        // pipe = 10 sent - 3 SACKed - 1 lost = 6000: ssthresh = cwnd =
+        // 3000, the head resent at once, outside the window.
+        assert_eq!(sack_ack(&mut s, 3, 0, &[(1000, 4000)]), [(0, true)]);
+        assert!(s.in_recovery);
+        assert_eq!((s.ssthresh, s.cwnd), (3000.0, 3000.0));
+        // pipe: 4 unSACKed not lost + the resent one = 5000, then down.
+        for (t, e) in [(4, 5000), (5, 6000), (6, 7000), (7, 8000)] {
+            assert!(sack_ack(&mut s, t, 0, &[(1000, e)]).is_empty());
+        }
+        // pipe 2000 (segment 9 and the resent 0): one new segment.
+        assert_eq!(sack_ack(&mut s, 8, 0, &[(1000, 9000)]), [(10_000, false)]);
+        assert_eq!(sack_ack(&mut s, 9, 0, &[(1000, 10_000)]), [(11_000, false)]);
+        // The resent segment arrives: RecoveryPoint (10,000) reached.
+        assert_eq!(
+            sack_ack(&mut s, 10, 10_000, &[]),
+            [(12_000, false)],
+            "cwnd 3000, pipe 2000"
+        );
+        assert!(!s.in_recovery);
+        assert_eq!((s.cwnd, s.retransmits, s.timeouts), (3000.0, 1, 0));
+    }
+
+    #[test]
+    fn sack_recovers_two_holes_in_one_round_trip() {
+        // 10 segments, 0 and 5 lost: NewReno needs a partial ACK for the
+        // second; SACK resends it as soon as 3 SACKed segments lie above.
+        let mut s = sack_sender(10);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        let resent = std::cell::RefCell::new(vec![]);
+        let t = std::cell::Cell::new(0);
+        let ack = |s: &mut Sender, a: u64, b: &[(u64, u64)]| {
+            t.set(t.get() + 1);
+            for (seq, r) in sack_ack(s, t.get(), a, b) {
+                if r {
+                    resent.borrow_mut().push(seq);
+                }
+            }
+        };
+        ack(&mut s, 0, &[(1000, 2000)]);
+        ack(&mut s, 0, &[(1000, 3000)]);
+        ack(&mut s, 0, &[(1000, 4000)]);
+        assert!(s.in_recovery);
+        // 12 sent, 3 SACKed, 0 lost: pipe 8000, ssthresh 4000.
+        assert_eq!(s.ssthresh, 4000.0);
+        ack(&mut s, 0, &[(1000, 5000)]);
+        ack(&mut s, 0, &[(6000, 7000), (1000, 5000)]);
+        ack(&mut s, 0, &[(6000, 8000), (1000, 5000)]);
+        assert_eq!(*resent.borrow(), [0], "5 not lost yet: 2 SACKed above it");
+        ack(&mut s, 0, &[(6000, 9000), (1000, 5000)]);
+        // 5 is lost now; pipe is 4000 = cwnd until segment 9 is SACKed.
+        ack(&mut s, 0, &[(6000, 10_000), (1000, 5000)]);
+        assert_eq!(*resent.borrow(), [0, 5000]);
+        // The resent 0 arrives: a partial ACK, still in recovery; then 5.
+        ack(&mut s, 5000, &[(6000, 12_000)]);
+        assert!(s.in_recovery);
+        ack(&mut s, 12_000, &[]);
+        assert!(!s.in_recovery);
+        assert_eq!((s.retransmits, s.timeouts, s.cwnd), (2, 0, 4000.0));
+    }
+
+    #[test]
+    fn sack_a_hole_lost_twice_waits_for_the_timer() {
+        let mut s = sack_sender(4);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        sack_ack(&mut s, 1, 0, &[(1000, 2000)]);
+        sack_ack(&mut s, 2, 0, &[(1000, 3000)]);
+        assert_eq!(sack_ack(&mut s, 3, 0, &[(1000, 4000)]), [(0, true)]);
+        // The resent 0 is lost too: the SACKs of 4000 and 5000 never
+        // resend it (once per recovery, RFC 6675 HighRxt).
+        let later = [
+            sack_ack(&mut s, 4, 0, &[(1000, 5000)]),
+            sack_ack(&mut s, 5, 0, &[(1000, 6000)]),
+        ];
+        assert!(later.iter().flatten().all(|&(_, r)| !r), "{later:?}");
+        let sent = s.max_sent;
+        // The timer: every byte not SACKed is lost, the SACKs are kept,
+        // and only the hole goes out (cwnd 1 segment).
+        out.clear();
+        let at = s.rto_at.expect("armed");
+        s.on_timeout(at, &mut out);
+        assert_eq!(seqs(&out), [0]);
+        assert!(out[0].retransmit);
+        assert_eq!(s.sacked_bytes(), 5000);
+        assert_eq!((s.timeouts, s.cwnd), (1, 1000.0));
+        // It arrives: everything up to what was sent is acknowledged.
+        sack_ack(&mut s, at + 10, sent, &[]);
+        assert_eq!(s.una, sent);
+        assert_eq!(s.sacked_bytes(), 0);
+    }
+
+    #[test]
+    fn sack_timeout_resends_holes_not_sacked_data() {
+        // 5 segments; 0, 2 and 4 lost; 1 and 3 SACKed by two duplicates
+        // (too few for a recovery); each duplicate let one new segment
+        // out (5000, 6000: lost too).
+        let mut s = sack_sender(5);
+        let mut out = vec![];
+        s.send(0, &mut out);
+        assert_eq!(sack_ack(&mut s, 1, 0, &[(1000, 2000)]), [(5000, false)]);
+        assert_eq!(
+            sack_ack(&mut s, 2, 0, &[(3000, 4000), (1000, 2000)]),
+            [(6000, false)]
+        );
+        assert!(!s.in_recovery);
+        out.clear();
+        s.on_timeout(10_000, &mut out);
+        // pipe was 7 - 2 SACKed = 5000: ssthresh 2500.
+        assert_eq!(s.ssthresh, 2500.0);
+        assert_eq!(seqs(&out), [0]);
+        // 0 arrives: ACK 2000. Slow start (cwnd 3000) resends the hole at
+        // 2000, skips the SACKed 3000; 4000 up lie above the highest SACK,
+        // so new data goes first (NextSeg rule 2, as ns-3 reads rule 1.b).
+        assert_eq!(
+            sack_ack(&mut s, 10_010, 2000, &[(3000, 4000)]),
+            [(2000, true), (7000, false), (8000, false)]
+        );
+        // 2000 arrives: the ACK passes the highest SACK, and the bytes
+        // lost at the timeout go out, lowest first.
+        let got = sack_ack(&mut s, 10_020, 4000, &[]);
+        assert_eq!(got[0], (4000, true));
+        assert_eq!(s.retransmits, 3);
+        assert_eq!(s.timeouts, 1);
+    }
+
+    #[test]
+    fn receiver_reports_sack_blocks() {
+        let mut r = Receiver::with_sack(10_000);
+        r.on_data(0, 1000, false);
+        assert_eq!(r.sack_blocks(3).n, 0, "nothing above the ACK");
+        r.on_data(2000, 1000, false);
+        r.on_data(4000, 1000, false);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(4000, 5000), (2000, 3000)]);
+        // A copy of held bytes changes nothing; the hole at 1000 filled
+        // moves the ACK past the first block.
+        r.on_data(2000, 1000, false);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(4000, 5000), (2000, 3000)]);
+        r.on_data(1000, 1000, false);
+        assert_eq!(r.nxt, 3000);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(4000, 5000)]);
+        assert_eq!(Receiver::new(10).sack_blocks(3).n, 0);
     }
 
     #[test]

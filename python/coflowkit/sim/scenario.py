@@ -39,6 +39,7 @@ SCENARIO_FIELDS: dict[str, str] = {
     "initial_rto_ns": "retransmission timer before an RTT sample (default: min_rto_ns)",
     "init_cwnd_packets": "initial window, segments",
     "delayed_ack": "true: ACK every 2nd segment or after 200 us",
+    "sack": "true: SACK blocks and SACK-based loss recovery (RFC 2018, RFC 6675); false: NewReno (default)",
     "handshake": "true: SYN/SYN-ACK first (3 s SYN timeout), counted in the FCT",
     "dctcp_g": "DCTCP's g",
     "switch_buffer_bytes": "each switch port's drop-tail buffer",
@@ -116,6 +117,8 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         opts.append(f"initial_rto={_int(p, 'initial_rto_ns', doc['initial_rto_ns'], 1)}ns")
     if "delayed_ack" in doc:
         opts.append("delayed_ack=200us" if _bool(p, "delayed_ack", doc["delayed_ack"]) else "delayed_ack=off")
+    if "sack" in doc:
+        opts.append("sack=on" if _bool(p, "sack", doc["sack"]) else "sack=off")
     if "handshake" in doc:
         opts.append("handshake=3s" if _bool(p, "handshake", doc["handshake"]) else "handshake=off")
     if "dctcp_g" in doc:
