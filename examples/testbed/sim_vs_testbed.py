@@ -815,6 +815,20 @@ packets under plain TCP where Linux loses 17,055, and its mean CCTs are 0.72-0.8
 settle the ranking: the pair stays reversed, with its cause located (large coflows) and, for `pias`,
 named and measured at packet level.
 
+**SACK at packet level (2026-11-26, the packet knob `sack`, docs/packet-engine.md).** Linux recovers
+with SACK; the packet engine's TCP could not, so the same fitted workload and settings were run again
+with `sack=on` (RFC 2018 blocks, RFC 6675 recovery as ns-3.44 does it; against ns-3 with SACK on, 34 of
+38 metrics within the cross-check's tolerances). Mean CCT, `sack` off / on: `plain` 0.4706 / 0.4695 s,
+`pias` 0.7178 / 0.5719 s, `dcas` (`loss=0`) 0.8725 / 0.7537 s, `dcas-local` 0.7375 / 0.6310 s; the large
+coflows' share of `pias` 0.553 / 0.430 s against `plain`'s 0.367 / 0.359 s, its timeouts 28.4k / 23.9k
+(`plain` 2.7k). SACK takes 14-20% off the priority policies and nearly nothing off `plain`, but at
+packet level every priority policy stays behind plain TCP and `pias` stays ahead of `dcas`: what is
+left is the starved flows' timers under strict priority on 64 KB buffers, which Linux on the testbed
+rides out better than this model of its recovery (no RACK, no proportional rate reduction, no
+tail-loss probe). So SACK is not what separates the packet engine from the testbed here; the pair stays
+reversed. (This run's `plain` drops 29,541 packets with `sack` off, not the 147,521 quoted above from
+the run of 2026-11-26 16:30 UTC, whose exact settings were not kept; the other rows match it.)
+
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
 second went through the policies in the reverse order, the third in another. `dcas` and `dcas-local`
