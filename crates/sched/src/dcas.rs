@@ -32,6 +32,16 @@
 //! same `<1, P>` (Ψ = Φ = max) with a `P` that moves every tick, keeps its
 //! turn while the classes before it leave it the same capacity.
 //!
+//! A class that is solved costs one pass over its subcoflows' flows to
+//! list its links and members (a subcoflow's one uplink open, the flows
+//! whose downlink is open) and one `PairSolver` solve: every path on the
+//! big switch is two links, so the solve does [`ClassServer::serve_flows`]'s
+//! progressive filling step for step on the same values (rates and
+//! residuals to the bit, which debug builds check against
+//! [`coflowkit_alloc::MaxMin`]) with no path lists, and keeps each link's
+//! level between steps, computing it again only when its residual or
+//! weight moved, so a step reads levels without dividing.
+//!
 //! The protocol costs one pass over each negotiating subcoflow's flows and
 //! messages per tick, and no more: bytes left are summed again only after a
 //! flow of the subcoflow had a rate; an announcement is one queued entry
@@ -143,8 +153,10 @@
 //! its subcoflows, their change stamps (`changed_at`, moved by every join
 //! and leave) and the residuals of the links it read are those of the turn
 //! (`serve_classes`; `serve_class` lists every link a member's path or a
-//! blocked test reads); every flow with a rate is a member of one current
-//! turn (members of a turn served again or gone are zeroed unless a class
+//! blocked test reads); a solved class's rates and residuals are
+//! [`ClassServer::serve_flows`]'s to the bit (`PairSolver::serve`, checked
+//! against [`coflowkit_alloc::MaxMin`] in debug builds); every flow with
+//! a rate is a member of one current turn (members of a turn served again or gone are zeroed unless a class
 //! gave them a rate in this round, `dropped`); a decision or feedback
 //! applies only to the round that announced (`instance` and `round` checks
 //! in `Dcas::live`, at decisions and when a receiver replies); a
@@ -697,6 +709,237 @@ struct ClassTurn {
     round: u64,
 }
 
+/// The links of a class's solve beyond which [`coflowkit_alloc::MaxMin`] fills with a heap
+/// rather than by scans (its scan limit): [`PairSolver`] repeats the
+/// scans' arithmetic, so a class touching more links goes to
+/// [`ClassServer::serve_flows`].
+const SCAN_LINKS: usize = 512;
+
+/// Max-min of one class on the big switch, every flow's path two links
+/// (its uplink and downlink): the rates and residuals of
+/// [`ClassServer::serve_flows`] to the bit, without its generic solve.
+///
+/// [`ClassServer::serve_flows`] makes one demand per distinct path (in the
+/// order the members first show it, `count` flows each, weight 1, no cap)
+/// and [`coflowkit_alloc::MaxMin`] fills them by scans: each step picks the live link of the
+/// least `(residual.max(0) / weight, index)`, freezes its unfrozen demands
+/// at that level (in demand order) and takes `rate * count` from both links
+/// of each. This does the same steps on the same values, with each link's
+/// level kept between steps and computed again only when its residual or
+/// weight moved (a step then reads the levels, with no division), and no
+/// path lists (a demand is its two links). Debug builds solve the class
+/// with [`coflowkit_alloc::MaxMin`] too and compare rates and residuals bit for bit.
+#[derive(Debug, Default)]
+struct PairSolver {
+    // Per path: the demand it is this solve (valid when `path_stamp` is
+    // `epoch`).
+    path_stamp: Vec<u32>,
+    path_demand: Vec<u32>,
+    epoch: u32,
+    // Per demand: its two links, count, rate and whether it is frozen.
+    ends: Vec<(u32, u32)>,
+    count: Vec<u32>,
+    rate: Vec<f64>,
+    frozen: Vec<bool>,
+    // Per member: its demand.
+    member_demand: Vec<u32>,
+    // Per link: unfrozen weight, level, and its demands (`adj[first..end]`,
+    // in demand order); valid for the links in `live` (the solve's links).
+    link_stamp: Vec<u32>,
+    weight: Vec<f64>,
+    level: Vec<f64>,
+    first: Vec<u32>,
+    end: Vec<u32>,
+    live: Vec<u32>,
+    adj: Vec<u32>,
+}
+
+impl PairSolver {
+    /// Serves the class of active flows `members` (each on the path
+    /// `flow_ends` gives) max-min on `residual`, writing their rates and
+    /// `class` into `out`, as [`ClassServer::serve_flows`] would; false
+    /// (and nothing done) when the class touches more than [`SCAN_LINKS`]
+    /// links.
+    #[allow(clippy::too_many_arguments)]
+    fn serve(
+        &mut self,
+        obs: &crate::Observed<'_>,
+        members: &[FlowIdx],
+        flow_ends: &[(u32, u32)],
+        residual: &mut [f64],
+        class: u32,
+        out: &mut Allocation,
+    ) -> bool {
+        if self.path_stamp.len() < obs.n_paths() {
+            self.path_stamp.resize(obs.n_paths(), 0);
+            self.path_demand.resize(obs.n_paths(), 0);
+        }
+        if self.link_stamp.len() < residual.len() {
+            let n = residual.len();
+            self.link_stamp.resize(n, 0);
+            self.weight.resize(n, 0.0);
+            self.level.resize(n, 0.0);
+            self.first.resize(n, 0);
+            self.end.resize(n, 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.path_stamp.iter_mut().for_each(|s| *s = u32::MAX);
+            self.link_stamp.iter_mut().for_each(|s| *s = u32::MAX);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        // Demands by path, in the order members first show them; each
+        // link's weight (its demands' counts) and number of demands.
+        self.ends.clear();
+        self.count.clear();
+        self.member_demand.clear();
+        self.live.clear();
+        for &f in members {
+            let p = obs.path_idx(f) as usize;
+            if self.path_stamp[p] != epoch {
+                self.path_stamp[p] = epoch;
+                self.path_demand[p] = self.ends.len() as u32;
+                let (a, b) = flow_ends[f as usize];
+                self.ends.push((a, b));
+                self.count.push(0);
+                for l in [a, b] {
+                    let li = l as usize;
+                    if self.link_stamp[li] != epoch {
+                        self.link_stamp[li] = epoch;
+                        self.first[li] = 0;
+                        self.live.push(l);
+                    }
+                    self.first[li] += 1;
+                }
+            }
+            let d = self.path_demand[p];
+            self.count[d as usize] += 1;
+            self.member_demand.push(d);
+        }
+        if self.live.len() > SCAN_LINKS {
+            return false;
+        }
+        #[cfg(debug_assertions)]
+        let want = {
+            let mut solver = coflowkit_alloc::MaxMin::default();
+            let mut seen = vec![false; obs.n_paths()];
+            for &f in members {
+                let p = obs.path_idx(f);
+                if !std::mem::replace(&mut seen[p as usize], true) {
+                    let d = self.path_demand[p as usize] as usize;
+                    let links = obs.path_links(p).iter().copied();
+                    solver.push(links, 1.0, self.count[d], f64::INFINITY);
+                }
+            }
+            let mut after = residual.to_vec();
+            let rates = solver.solve(&mut after).to_vec();
+            (rates, after)
+        };
+        // Links in index order (ties between levels go to the lower
+        // index); `first` becomes each link's start in `adj`.
+        self.live.sort_unstable();
+        let mut off = 0u32;
+        for &l in &self.live {
+            let li = l as usize;
+            let n = self.first[li];
+            self.first[li] = off;
+            self.end[li] = off;
+            self.weight[li] = 0.0;
+            off += n;
+        }
+        self.adj.clear();
+        self.adj.resize(off as usize, 0);
+        for (d, &(a, b)) in self.ends.iter().enumerate() {
+            let wc = 1.0 * f64::from(self.count[d]);
+            for l in [a as usize, b as usize] {
+                self.adj[self.end[l] as usize] = d as u32;
+                self.end[l] += 1;
+                self.weight[l] += wc;
+            }
+        }
+        for &l in &self.live {
+            let li = l as usize;
+            self.level[li] = residual[li].max(0.0) / self.weight[li];
+        }
+        let n = self.ends.len();
+        self.rate.clear();
+        self.rate.resize(n, 0.0);
+        self.frozen.clear();
+        self.frozen.resize(n, false);
+        let mut level: f64 = 0.0;
+        let mut n_frozen = 0;
+        while n_frozen < n {
+            // The live link of the least (level, index); links with no
+            // unfrozen weight leave.
+            let (mut best, mut best_l) = (f64::INFINITY, NO_LINK);
+            let mut k = 0;
+            for i in 0..self.live.len() {
+                let l = self.live[i];
+                if self.weight[l as usize] <= 1e-12 {
+                    continue;
+                }
+                self.live[k] = l;
+                k += 1;
+                let lv = self.level[l as usize];
+                if lv < best {
+                    (best, best_l) = (lv, l);
+                }
+            }
+            self.live.truncate(k);
+            if best_l == NO_LINK {
+                break;
+            }
+            level = level.max(best);
+            let l = best_l as usize;
+            for i in self.first[l] as usize..self.end[l] as usize {
+                let d = self.adj[i] as usize;
+                if std::mem::replace(&mut self.frozen[d], true) {
+                    continue;
+                }
+                n_frozen += 1;
+                // `MaxMin`'s rate of a demand of weight 1 with no cap.
+                #[allow(clippy::manual_clamp)]
+                let r = (1.0 * level).min(f64::INFINITY).max(0.0);
+                self.rate[d] = r;
+                let count = f64::from(self.count[d]);
+                let (wc, use_) = (1.0 * count, r * count);
+                let (a, b) = self.ends[d];
+                for m in [a as usize, b as usize] {
+                    residual[m] -= use_;
+                    if residual[m] < 0.0 {
+                        residual[m] = 0.0;
+                    }
+                    self.weight[m] -= wc;
+                }
+                // Its other link's level moved (the picked link leaves).
+                let m = if a as usize == l { b } else { a } as usize;
+                if self.weight[m] > 1e-12 {
+                    self.level[m] = residual[m].max(0.0) / self.weight[m];
+                }
+            }
+            self.weight[l] = 0.0;
+        }
+        for (&f, &d) in members.iter().zip(&self.member_demand) {
+            out.set_rate(f, self.rate[d as usize]);
+            out.set_class(f, class);
+        }
+        #[cfg(debug_assertions)]
+        {
+            for (&f, &d) in members.iter().zip(&self.member_demand) {
+                let (got, exp) = (self.rate[d as usize], want.0[d as usize]);
+                assert_eq!(got.to_bits(), exp.to_bits(), "rate of flow {f}");
+            }
+            let same = residual.iter().zip(&want.1);
+            assert!(
+                same.into_iter().all(|(a, b)| a.to_bits() == b.to_bits()),
+                "residuals of the class's solve"
+            );
+        }
+        true
+    }
+}
+
 /// A receiver's cached desired priority.
 #[derive(Debug, Clone, Copy)]
 struct CacheEntry {
@@ -812,6 +1055,10 @@ pub struct Dcas {
     always_incremental: bool,
     inc: Option<IncrementalMaxMin>,
     server: ClassServer,
+    // Class solves on the big switch while every flow's path is two links
+    // (`all_pairs`; else `server` solves).
+    pairs: PairSolver,
+    all_pairs: bool,
     // The subcoflows by class, as (class, slot, the one first link of all
     // its flows or NO_LINK), re-sorted only when a priority changed or a
     // flow joined (`order_stale`), filtered when subcoflows were forgotten.
@@ -872,6 +1119,8 @@ impl Dcas {
             always_incremental: config.incremental,
             inc: None,
             server: ClassServer::default(),
+            pairs: PairSolver::default(),
+            all_pairs: true,
             order: vec![],
             order_stale: false,
             order_gone: false,
@@ -1381,6 +1630,7 @@ impl Dcas {
         self.flow_sub[f as usize] = s;
         let p = view.path(f);
         self.flow_ends[f as usize] = (p[0].0, p[p.len() - 1].0);
+        self.all_pairs &= p.len() == 2 && p[0] != p[1];
     }
 
     /// Finished flow `f` leaves its subcoflow (forgotten when empty).
@@ -1588,19 +1838,26 @@ impl Dcas {
                 list(&ends.0);
             } else if ends.1.iter().all(full) {
                 list(&ends.1);
+            } else if first != NO_LINK {
+                // Its one uplink is open: one pass over its flows lists
+                // their downlinks (its last links) and keeps as members
+                // those whose downlink is open.
+                list(&[first]);
+                for &f in &sub.flows {
+                    let b = self.flow_ends[f as usize].1;
+                    list(&[b]);
+                    if !server.is_full(b) {
+                        turn.members.push(f);
+                    }
+                }
             } else {
                 list(&ends.0);
                 list(&ends.1);
                 let flow_ends = &self.flow_ends;
-                if first != NO_LINK && !ends.1.iter().any(full) {
-                    // No link of its flows is full: all are members.
-                    turn.members.extend_from_slice(&sub.flows);
-                } else {
-                    turn.members.extend(sub.flows.iter().copied().filter(|&f| {
-                        let (a, b) = flow_ends[f as usize];
-                        !server.is_full(a) && !server.is_full(b)
-                    }));
-                }
+                turn.members.extend(sub.flows.iter().copied().filter(|&f| {
+                    let (a, b) = flow_ends[f as usize];
+                    !server.is_full(a) && !server.is_full(b)
+                }));
             }
             member_ends.push(turn.members.len() as u32);
         }
@@ -1609,8 +1866,19 @@ impl Dcas {
             let p = self.subs[self.order[range.start].1 as usize]
                 .priority
                 .expect("ran");
-            self.server
-                .serve_flows(obs, turn.members.iter().copied(), p.queue_class(), out);
+            let solved = self.all_pairs
+                && self.pairs.serve(
+                    obs,
+                    &turn.members,
+                    &self.flow_ends,
+                    self.server.residual_mut(),
+                    p.queue_class(),
+                    out,
+                );
+            if !solved {
+                self.server
+                    .serve_flows(obs, turn.members.iter().copied(), p.queue_class(), out);
+            }
             for &f in &turn.members {
                 self.flow_round[f as usize] = round;
             }
