@@ -578,6 +578,73 @@ impl Sender {
         };
     }
 
+    /// A new ACK of every byte before `ack` (> `una`) at `now`, echoing
+    /// `ts` and `ece`: the RTT sample (timestamps or Karn's), DCTCP's
+    /// counts of acknowledged and marked bytes, `una`. Returns the bytes it
+    /// acknowledged. Both loss recoveries (NewReno's, SACK's) start so.
+    #[inline]
+    fn take_new_ack(&mut self, now: u64, ack: u64, ece: bool, ts: u64, dctcp: bool) -> u64 {
+        let sample = if self.p.timestamps {
+            Some(now.saturating_sub(ts) as f64)
+        } else {
+            self.karn_sample(now, ack)
+        };
+        match sample {
+            Some(r) => self.sample_rtt(r),
+            None if self.p.rto_reset_on_ack => self.reset_rto(),
+            None => {}
+        }
+        let acked = ack - self.una;
+        if dctcp {
+            self.acked_in_win += acked;
+            if ece {
+                self.marked_in_win += acked;
+            }
+        }
+        self.una = ack;
+        acked
+    }
+
+    /// After a new ACK's window update: DCTCP's α (Eq. 1, once per window
+    /// of data), then the timer: stopped when nothing is outstanding, else
+    /// restarted if `restart`.
+    #[inline]
+    fn after_new_ack(&mut self, now: u64, dctcp: bool, restart: bool) {
+        if dctcp && self.una >= self.win_end {
+            if self.acked_in_win > 0 {
+                let f = self.marked_in_win as f64 / self.acked_in_win as f64;
+                self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * f;
+            }
+            self.acked_in_win = 0;
+            self.marked_in_win = 0;
+            self.win_end = self.nxt.max(self.una + 1);
+        }
+        if self.una >= self.max_sent {
+            self.rto_at = None;
+        } else if restart {
+            self.rto_at = Some(now + self.rto);
+        }
+    }
+
+    /// The end of every ACK: an ECN echo cuts the window (Eq. 2; D2TCP
+    /// §3.1 with p = α^d), at most once per window and outside a recovery,
+    /// never below 2 segments (Linux's floor: a window under 2 segments
+    /// with delayed ACKs waits for the timer); then what the window allows
+    /// is sent.
+    #[inline]
+    fn ecn_cut_then_send(&mut self, now: u64, dctcp: bool, ece: bool, out: &mut Vec<Segment>) {
+        if dctcp && ece && !self.in_recovery && self.una > self.cwr_end && !self.mcp_on() {
+            let mss = self.p.mss as f64;
+            let cut = self.window_cut(now);
+            self.cwnd = (self.cwnd * (1.0 - cut)).max(2.0 * mss);
+            self.ssthresh = self.cwnd;
+            self.cwr_end = self.max_sent;
+        }
+        if !self.done() && !self.p.paced {
+            self.send(now, out);
+        }
+    }
+
     /// An ACK of every byte before `ack` arrived at `now`, echoing the
     /// timestamp `ts` and ECN-echo `ece`; appends what to send.
     pub fn on_ack(&mut self, now: u64, ack: u64, ece: bool, ts: u64, out: &mut Vec<Segment>) {
@@ -606,24 +673,7 @@ impl Sender {
         let dctcp = self.p.ecn_capable();
         let mss = self.p.mss as f64;
         if ack > self.una {
-            let sample = if self.p.timestamps {
-                Some(now.saturating_sub(ts) as f64)
-            } else {
-                self.karn_sample(now, ack)
-            };
-            match sample {
-                Some(r) => self.sample_rtt(r),
-                None if self.p.rto_reset_on_ack => self.reset_rto(),
-                None => {}
-            }
-            let acked = ack - self.una;
-            if dctcp {
-                self.acked_in_win += acked;
-                if ece {
-                    self.marked_in_win += acked;
-                }
-            }
-            self.una = ack;
+            let acked = self.take_new_ack(now, ack, ece, ts, dctcp);
             if ack >= self.recover {
                 self.timer_loss = false;
             }
@@ -651,21 +701,7 @@ impl Sender {
             }
             self.dupacks = 0;
             self.limited = 0;
-            if dctcp && self.una >= self.win_end {
-                // Eq. 1, once per window of data.
-                if self.acked_in_win > 0 {
-                    let f = self.marked_in_win as f64 / self.acked_in_win as f64;
-                    self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * f;
-                }
-                self.acked_in_win = 0;
-                self.marked_in_win = 0;
-                self.win_end = self.nxt.max(self.una + 1);
-            }
-            if self.una >= self.max_sent {
-                self.rto_at = None;
-            } else if restart {
-                self.rto_at = Some(now + self.rto);
-            }
+            self.after_new_ack(now, dctcp, restart);
         } else if ack == self.una && self.una < self.max_sent {
             self.dupacks += 1;
             if self.dupacks == 3 && !self.in_recovery && self.una >= self.recover {
@@ -683,18 +719,7 @@ impl Sender {
                 self.cwnd += mss;
             }
         }
-        if dctcp && ece && !self.in_recovery && self.una > self.cwr_end && !self.mcp_on() {
-            // Eq. 2 (D2TCP §3.1: with p = α^d), at most once per window;
-            // never below 2 segments (Linux's floor: a window under 2
-            // segments with delayed ACKs waits for the timer).
-            let cut = self.window_cut(now);
-            self.cwnd = (self.cwnd * (1.0 - cut)).max(2.0 * mss);
-            self.ssthresh = self.cwnd;
-            self.cwr_end = self.max_sent;
-        }
-        if !self.done() && !self.p.paced {
-            self.send(now, out);
-        }
+        self.ecn_cut_then_send(now, dctcp, ece, out);
     }
 
     /// D2TCP's d at `now`: 1 without a deadline (or before an RTT sample,
@@ -954,24 +979,7 @@ impl Sender {
         let old_una = self.una;
         let mut acked = 0;
         if ack > self.una {
-            let sample = if self.p.timestamps {
-                Some(now.saturating_sub(ts) as f64)
-            } else {
-                self.karn_sample(now, ack)
-            };
-            match sample {
-                Some(r) => self.sample_rtt(r),
-                None if self.p.rto_reset_on_ack => self.reset_rto(),
-                None => {}
-            }
-            acked = ack - self.una;
-            if dctcp {
-                self.acked_in_win += acked;
-                if ece {
-                    self.marked_in_win += acked;
-                }
-            }
-            self.una = ack;
+            acked = self.take_new_ack(now, ack, ece, ts, dctcp);
             self.board.ack(ack);
             self.nxt = self.nxt.max(self.una);
         }
@@ -1001,20 +1009,7 @@ impl Sender {
                     self.grow(acked);
                 }
             }
-            if dctcp && self.una >= self.win_end {
-                if self.acked_in_win > 0 {
-                    let f = self.marked_in_win as f64 / self.acked_in_win as f64;
-                    self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * f;
-                }
-                self.acked_in_win = 0;
-                self.marked_in_win = 0;
-                self.win_end = self.nxt.max(self.una + 1);
-            }
-            if self.una >= self.max_sent {
-                self.rto_at = None;
-            } else if restart {
-                self.rto_at = Some(now + self.rto);
-            }
+            self.after_new_ack(now, dctcp, restart);
         }
         if dup && !self.in_recovery && !self.timer_loss && self.una < self.max_sent {
             self.dupacks += 1;
@@ -1032,15 +1027,7 @@ impl Sender {
                 self.rto_at = Some(now + self.rto);
             }
         }
-        if dctcp && ece && !self.in_recovery && self.una > self.cwr_end && !self.mcp_on() {
-            let cut = self.window_cut(now);
-            self.cwnd = (self.cwnd * (1.0 - cut)).max(2.0 * mss);
-            self.ssthresh = self.cwnd;
-            self.cwr_end = self.max_sent;
-        }
-        if !self.done() && !self.p.paced {
-            self.send(now, out);
-        }
+        self.ecn_cut_then_send(now, dctcp, ece, out);
     }
 
     #[inline(never)]
