@@ -734,10 +734,12 @@ const CLOCK_SLACK: f64 = 1.0;
 /// members within a byte or two of its least reading. Nor are the demands
 /// scanned for either: they are kept in order of a lower bound on the
 /// instant their clock comes within a few bytes of their least reading
-/// ([`Demand::soon`]), so an event looks only at those whose bound has
-/// come (in the scan's order), and the next crossing is searched from the
-/// front of that order until the bound passes the earliest found (debug
-/// builds check both against the scan). What they read is
+/// ([`Demand::soon`]; a sorted list into which each event's re-keyed
+/// demands are merged, [`QueueDemands::refresh_soon`]), so an event looks
+/// only at those whose bound has come (in the scan's order), and the next
+/// crossing is searched from the front of that order until the bound passes
+/// the earliest found (debug builds check both against the scan, and that
+/// the list stays sorted). What they read is
 /// what the full walk reads, so the queues and timer are its own. The
 /// queues but the last are solved as [`Core::decide`] solves them, bit
 /// for bit (or replayed, [`KeptSolve`]): no demand has a cap here, and
@@ -774,11 +776,17 @@ struct QueueDemands {
     stamp: u32,
     last: LastQueue,
     // The demands that send and have a sieved member below a threshold, by
-    // [`Demand::soon`]: an event looks only at those whose bound it has
-    // reached, and the next threshold crossing is searched among the first
-    // ones, not across every demand.
-    soon: BTreeSet<(u64, u32)>,
+    // [`Demand::soon`] (a sorted list: [`QueueDemands::refresh_soon`]): an
+    // event looks only at those whose bound it has reached, and the next
+    // threshold crossing is searched among the first ones, not across
+    // every demand.
+    soon: Vec<(u64, u32)>,
     stale: Vec<u32>,
+    // Scratch of `refresh_soon`: the stale demands' old and new entries,
+    // and the merged list.
+    soon_gone: Vec<(u64, u32)>,
+    soon_new: Vec<(u64, u32)>,
+    soon_merged: Vec<(u64, u32)>,
     looks: Vec<u32>,
     ready: bool,
 }
@@ -802,7 +810,10 @@ struct QueueDemands {
 /// read off the ports sorted by level, not by walking every demand at each
 /// port whose level moved (FB2010's ports each have demands to most others;
 /// [`QueueDemands::flips_by_levels`], which debug builds hold against the
-/// walk, [`QueueDemands::flips_by_walk`]).
+/// walk, [`QueueDemands::flips_by_walk`]). It reads a pair's last side from
+/// a copy kept in the grid beside the pair's demand (debug builds check
+/// the copy against the demand's), so a look along a port's row of pairs
+/// touches no demand that did not flip.
 #[derive(Debug, Default)]
 struct LastQueue {
     solver: Option<BipartiteMaxMin>,
@@ -822,9 +833,12 @@ struct LastQueue {
     by_up: Vec<Vec<Listed>>,
     by_down: Vec<Vec<Listed>>,
     made: Vec<u32>,
-    // The queue's demand of each (ingress, egress) pair (NONE: none), and
-    // whether two ever shared a pair (then flips are found by the walk).
+    // The queue's demand of each (ingress, egress) pair (NONE: none), a
+    // copy of its `side` beside it (read by `flips_by_levels` along a row,
+    // not from the demand), and whether two ever shared a pair (then flips
+    // are found by the walk).
     grid: Vec<u32>,
+    grid_side: Vec<u8>,
     grid_shared: bool,
     // Scratch of `flips_by_levels`: each side's ports by level (the solve's
     // freeze order, then the ports it did not freeze), which ports' levels
@@ -930,6 +944,9 @@ impl KeptSolve {
 
 const NONE: u32 = u32::MAX;
 const NO_KEY: u64 = u64::MAX;
+/// Up to this many entries out of and into `soon` in one refresh are
+/// shifted in place; more are merged in one pass.
+const SOON_SHIFTS: usize = 8;
 
 /// Whether a demand's last rate is positive (not before its first solve).
 fn sends(rate: f64) -> bool {
@@ -1036,6 +1053,7 @@ impl QueueDemands {
                 let cell = &mut last.grid[s as usize * last.by_up.len() + t as usize];
                 if *cell == NONE {
                     *cell = d;
+                    last.grid_side[s as usize * last.by_up.len() + t as usize] = UNSET;
                 } else {
                     last.grid_shared = true;
                 }
@@ -1089,13 +1107,23 @@ impl QueueDemands {
     }
 
     /// Gives every stale demand its key in `soon` anew (none if it does not
-    /// send, has no sieved member or its queue no threshold).
+    /// send, has no sieved member or its queue no threshold). `soon` is a
+    /// sorted list, not a B-tree: an upper queue's solve re-keys thousands
+    /// of demands at once (FB2010's 21,168-flow coflow is as many one-flow
+    /// demands), and a few ordinary events re-key a handful of a list of
+    /// about 150, so the old entries are taken out and the new ones merged
+    /// in one pass over the list (a few of them by binary search and a
+    /// shift) instead of a tree remove and insert per demand. The list is
+    /// the B-tree's in the same order, `(key, demand)`, so every reader
+    /// walks what it walked.
     fn refresh_soon(&mut self, sieve: &[f64], base: usize) {
+        self.soon_gone.clear();
+        self.soon_new.clear();
         for &d in &self.stale {
             let dm = &mut self.demands[d as usize];
             dm.stale = false;
             if dm.soon != NO_KEY {
-                self.soon.remove(&(dm.soon, d));
+                self.soon_gone.push((dm.soon, d));
                 dm.soon = NO_KEY;
             }
             let t = (dm.queue as usize)
@@ -1104,11 +1132,47 @@ impl QueueDemands {
             if let (Some(&t), Some((least, _))) = (t, dm.least) {
                 if sends(dm.rate) && !dm.members.is_empty() {
                     dm.soon = dm.soon(f64::from_bits(least), t);
-                    self.soon.insert((dm.soon, d));
+                    self.soon_new.push((dm.soon, d));
                 }
             }
         }
         self.stale.clear();
+        let (gone, new) = (&mut self.soon_gone, &mut self.soon_new);
+        if gone.len() + new.len() <= SOON_SHIFTS {
+            for x in gone.iter() {
+                let at = self.soon.binary_search(x).expect("listed in soon");
+                self.soon.remove(at);
+            }
+            for &x in new.iter() {
+                let at = self.soon.binary_search(&x).unwrap_err();
+                self.soon.insert(at, x);
+            }
+        } else {
+            gone.sort_unstable();
+            new.sort_unstable();
+            let merged = &mut self.soon_merged;
+            merged.clear();
+            merged.reserve(self.soon.len() + new.len());
+            let (mut g, mut k) = (0, 0);
+            for &x in &self.soon {
+                if gone.get(g) == Some(&x) {
+                    g += 1;
+                    continue;
+                }
+                while let Some(&y) = new.get(k).filter(|&&y| y < x) {
+                    merged.push(y);
+                    k += 1;
+                }
+                merged.push(x);
+            }
+            debug_assert_eq!(g, gone.len(), "a stale entry not in soon");
+            merged.extend_from_slice(&new[k..]);
+            std::mem::swap(&mut self.soon, merged);
+        }
+        debug_assert!(
+            self.soon.windows(2).all(|w| w[0] < w[1]),
+            "soon out of order"
+        );
     }
 
     /// Pushes queue `qu`'s demands into the solver and records the links
@@ -1386,8 +1450,8 @@ impl QueueDemands {
             } else {
                 DOWN
             };
-            let dm = &self.demands[d as usize];
-            (side != dm.side).then_some(dm)
+            debug_assert_eq!(last.grid_side[s * n + t], self.demands[d as usize].side);
+            (side != last.grid_side[s * n + t]).then(|| &self.demands[d as usize])
         };
         for s in (0..n).filter(|&s| last.moved_up[s]) {
             let (a, b) = (last.prev_up[s], last.up_level[s]);
@@ -1444,6 +1508,10 @@ impl QueueDemands {
         let dm = &mut self.demands[d as usize];
         let (s, t) = dm.ends.expect("on the grid");
         dm.side = side;
+        let cell = s as usize * self.last.by_up.len() + t as usize;
+        if self.last.grid[cell] == d {
+            self.last.grid_side[cell] = side;
+        }
         self.last.by_up[s as usize][dm.up_at as usize].side = side;
         self.last.by_down[t as usize][dm.down_at as usize].side = side;
         let g = self.port_group(d);
@@ -1600,6 +1668,7 @@ impl Core {
             q.last.solver = Some(BipartiteMaxMin::new(n, n));
             q.last.by_up = vec![vec![]; n];
             q.last.grid = vec![NONE; n * n];
+            q.last.grid_side = vec![UNSET; n * n];
             q.last.by_down = vec![vec![]; n];
         }
         if fresh {
@@ -1635,7 +1704,8 @@ impl Core {
         // queue, then by place in it).
         let mut looks = std::mem::take(&mut q.looks);
         looks.clear();
-        looks.extend(q.soon.range(..=(now.0, u32::MAX)).map(|&(_, d)| d));
+        let come = q.soon.partition_point(|&(soon, _)| soon <= now.0);
+        looks.extend(q.soon[..come].iter().map(|&(_, d)| d));
         looks.sort_unstable_by_key(|&d| {
             let dm = &q.demands[d as usize];
             (dm.queue, dm.at)
