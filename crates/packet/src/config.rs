@@ -241,6 +241,11 @@ pub struct PacketConfig {
     /// Each switch output port's drop-tail buffer (all its queues
     /// together); `None` for unbounded. Unused with a shared buffer.
     pub switch_buffer: Option<Limit>,
+    /// `switch_buffer` is each strict-priority queue's own limit (a port
+    /// then holds up to 8 of them, as the testbed's 8 HTB leaves each with
+    /// its own bfifo, docs/testbed.md) instead of the port's, all its queues
+    /// together. Neither pFabric's ports nor a shared pool use it.
+    pub buffer_per_queue: bool,
     /// A pool of this many bytes per switch, shared by its output ports with
     /// dynamic thresholds, instead of `switch_buffer`; `None` for per-port
     /// buffers.
@@ -362,6 +367,7 @@ impl Default for PacketConfig {
             host_link_delay: Dur(1_000),
             fabric_link_delay: Dur(1_000),
             switch_buffer: Some(Limit::Bytes(170_000)),
+            buffer_per_queue: false,
             shared_buffer: None,
             dt_alpha: 1.0,
             d2tcp_late: LateRule::Max,
@@ -422,6 +428,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "buffer",
         "switch port buffer: bytes (170KB) or packets (100p), or inf; or shared:BYTES, one pool per switch with dynamic thresholds",
+    ),
+    (
+        "buffer_per",
+        "port or queue: buffer is each switch port's, its 8 queues together, or each queue's own (port)",
     ),
     (
         "dt_alpha",
@@ -659,6 +669,13 @@ impl PacketConfig {
                     }
                 }
             }
+            "buffer_per" => {
+                self.buffer_per_queue = match v.trim() {
+                    "port" => false,
+                    "queue" => true,
+                    _ => return Err(bad(key, format!("'{v}': port or queue"))),
+                }
+            }
             "dt_alpha" => {
                 let a: f64 = v
                     .trim()
@@ -864,6 +881,12 @@ impl PacketConfig {
                 ));
             }
         }
+        if self.buffer_per_queue && self.shared_buffer.is_some() {
+            return Err(bad(
+                "buffer_per",
+                "queue needs a port's own buffer, not a shared pool",
+            ));
+        }
         if self.min_rto == Dur::ZERO {
             return Err(bad("min_rto", "must be above 0"));
         }
@@ -1051,8 +1074,19 @@ mod tests {
             c.set("dt_alpha", "0").unwrap_err().to_string(),
             "packet option 'dt_alpha': 0 is not above 0"
         );
+        assert_eq!(
+            c.set("buffer_per", "queue").unwrap_err().to_string(),
+            "packet option 'buffer_per': queue needs a port's own buffer, not a shared pool"
+        );
+        assert_eq!(
+            c.set("buffer_per", "class").unwrap_err().to_string(),
+            "packet option 'buffer_per': 'class': port or queue"
+        );
         // A per-port size goes back to per-port buffers.
         c.set("buffer", "100p").unwrap();
+        c.set("buffer_per", "queue").unwrap();
+        assert!(c.buffer_per_queue);
+        assert!(c.set("buffer", "shared:4MB").is_err());
         assert_eq!(
             c.buffer_kind(),
             BufferKind::PerPort(Some(Limit::Packets(100)))

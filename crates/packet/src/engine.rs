@@ -275,13 +275,15 @@ impl<'a> Engine<'a> {
                 let buffer = Some(cfg.pfabric_buffer);
                 Port::new(rate, ps(Time(delay)), buffer, None, false).into_pfabric()
             } else {
-                Port::new(
+                let mut port = Port::new(
                     rate,
                     ps(Time(delay)),
                     switch_buffer,
                     cfg.k_for(rate),
                     cfg.ecn_per_queue,
-                )
+                );
+                port.buffer_per_queue = cfg.buffer_per_queue;
+                port
             }
         };
         let mut ports = Vec::with_capacity(fabric.n_links());

@@ -151,6 +151,9 @@ pub struct Port {
     pub delay_ps: u64,
     /// The drop-tail limit over all queues; `None` for lossless.
     pub buffer: Option<Limit>,
+    /// `buffer` limits each strict-priority queue on its own instead of
+    /// all of them together (`buffer_per=queue`).
+    pub buffer_per_queue: bool,
     /// The ECN threshold, if it marks.
     pub ecn_k: Option<Limit>,
     /// Whether K is compared with the packet's own queue (else the port).
@@ -190,6 +193,7 @@ impl Port {
             rate,
             delay_ps,
             buffer,
+            buffer_per_queue: false,
             ecn_k,
             ecn_per_queue,
             queues: Default::default(),
@@ -243,16 +247,21 @@ impl Port {
         (wire as f64 * 8e12 / self.rate).ceil() as u64
     }
 
-    /// Offers `p` to the queues: dropped if the buffer cannot take it,
-    /// marked if ECN-capable and the queue it is compared with holds K or
-    /// more.
+    /// Offers `p` to the queues: dropped if the buffer (the port's, or
+    /// with `buffer_per_queue` its own queue's) cannot take it, marked if
+    /// ECN-capable and the queue it is compared with holds K or more.
     pub fn admit(&mut self, mut p: Packet) -> Admit {
         if self.pfabric.is_some() {
             return self.admit_pfabric(p);
         }
         let q = p.class as usize;
         if let (Some(b), false) = (self.buffer, p.lossless()) {
-            if b.overflows(self.bytes, self.packets, p.wire as u64) {
+            let (bytes, packets) = if self.buffer_per_queue {
+                (self.queue_bytes[q], self.queue_packets[q])
+            } else {
+                (self.bytes, self.packets)
+            };
+            if b.overflows(bytes, packets, p.wire as u64) {
                 self.stats.drops += 1;
                 return Admit::Dropped;
             }
@@ -496,6 +505,21 @@ pub(crate) mod tests {
             prio: 0,
             spc: false,
         }
+    }
+
+    #[test]
+    fn a_buffer_per_queue_holds_each_class_apart() {
+        // 3000 bytes, packets of 1000: the port's buffer takes three packets
+        // of any classes, a buffer per queue three of each class.
+        let offer = |per_queue: bool| {
+            let mut p = Port::new(1e9, 0, Some(Limit::Bytes(3000)), None, false);
+            p.buffer_per_queue = per_queue;
+            [0, 0, 0, 0, 5, 5, 5, 5, 0]
+                .map(|class| p.admit(pkt(class, 1000, false)) != Admit::Dropped)
+        };
+        let (t, f) = (true, false);
+        assert_eq!(offer(false), [t, t, t, f, f, f, f, f, f]);
+        assert_eq!(offer(true), [t, t, t, f, t, t, t, f, f]);
     }
 
     #[test]
