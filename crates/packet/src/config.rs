@@ -302,6 +302,10 @@ pub struct PacketConfig {
     /// (RFC 6675) for the TCP family (`crate::sack`); off: NewReno (RFC
     /// 6582). pFabric keeps its own recovery.
     pub sack: bool,
+    /// With `sack` and `timestamps`: a retransmission timeout that an
+    /// echoed timestamp shows spurious (RFC 3522) is undone, window and
+    /// threshold restored (RFC 4015; Linux's `tcp_try_undo_loss`).
+    pub rto_undo: bool,
     /// Sample every port's queue occupancy at this interval.
     pub queue_trace: Option<Dur>,
     /// Every flow's pacing at its host (each flow keeps its own; RCP flows
@@ -386,6 +390,7 @@ impl Default for PacketConfig {
             timestamps: true,
             rto_reset_on_ack: false,
             sack: false,
+            rto_undo: false,
             queue_trace: None,
             pacing: Pacing::Off,
             rcp_alpha: 0.1,
@@ -485,6 +490,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "sack",
         "on: SACK blocks (RFC 2018) and SACK-based loss recovery (RFC 6675); off: NewReno, RFC 6582 (off)",
+    ),
+    (
+        "rto_undo",
+        "on: with sack and timestamps, a timeout the echoed timestamp shows spurious is undone (RFC 3522/4015, Linux) (off)",
     ),
     (
         "queue_trace",
@@ -765,6 +774,7 @@ impl PacketConfig {
             "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
             "timestamps" => self.timestamps = parse_on_off(key, v)?,
             "sack" => self.sack = parse_on_off(key, v)?,
+            "rto_undo" => self.rto_undo = parse_on_off(key, v)?,
             "mcp_ecn" => self.mcp_ecn = parse_on_off(key, v)?,
             "rto_reset" => {
                 self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
@@ -1022,6 +1032,9 @@ mod tests {
         c.set("sack", "on").unwrap();
         assert!(c.sack);
         assert!(c.set("sack", "dsack").is_err());
+        assert!(!c.rto_undo);
+        c.set("rto_undo", "on").unwrap();
+        assert!(c.rto_undo);
     }
 
     #[test]

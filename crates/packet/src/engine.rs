@@ -431,6 +431,7 @@ impl<'a> Engine<'a> {
                 timestamps: cfg.timestamps,
                 rto_reset_on_ack: cfg.rto_reset_on_ack,
                 sack: cfg.sack,
+                rto_undo: cfg.rto_undo,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 mcp_ecn: cfg.mcp_ecn,
