@@ -822,12 +822,36 @@ with `sack=on` (RFC 2018 blocks, RFC 6675 recovery as ns-3.44 does it; against n
 `pias` 0.7178 / 0.5719 s, `dcas` (`loss=0`) 0.8725 / 0.7537 s, `dcas-local` 0.7375 / 0.6310 s; the large
 coflows' share of `pias` 0.553 / 0.430 s against `plain`'s 0.367 / 0.359 s, its timeouts 28.4k / 23.9k
 (`plain` 2.7k). SACK takes 14-20% off the priority policies and nearly nothing off `plain`, but at
-packet level every priority policy stays behind plain TCP and `pias` stays ahead of `dcas`: what is
-left is the starved flows' timers under strict priority on 64 KB buffers, which Linux on the testbed
-rides out better than this model of its recovery (no RACK, no proportional rate reduction, no
-tail-loss probe). So SACK is not what separates the packet engine from the testbed here; the pair stays
-reversed. (This run's `plain` drops 29,541 packets with `sack` off, not the 147,521 quoted above from
-the run of 2026-11-26 16:30 UTC, whose exact settings were not kept; the other rows match it.)
+packet level every priority policy stays behind plain TCP and `pias` stays ahead of `dcas`. So SACK is
+not what separates the packet engine from the testbed here; the pair stays reversed. (This run's `plain`
+drops 29,541 packets with `sack` off, not the 147,521 quoted above from the run of 2026-11-26 16:30 UTC,
+whose exact settings were not kept; the other rows match it.)
+
+**Buffers per queue at packet level (2026-11-26, the packet knobs `buffer_per` and `rto_undo`).** The
+guess left here before (Linux's RACK, PRR or tail-loss probe) came second to the queues: the packet
+engine's `buffer=64KB` was one buffer for all 8 queues of a switch port, where each of the testbed's 8
+HTB leaves has a 64 KiB bfifo of its own (docs/testbed.md). `buffer_per=queue` gives each queue its own,
+and the same runs (`sack=on` added to the settings above; `plain` is all in one queue, so unchanged)
+give, mean CCT with one buffer per port / per queue: `plain` 0.4695 s, `pias` 0.5719 / 0.4502 s, `dcas`
+0.7537 / 0.5636 s, `dcas-local` 0.6310 / 0.4890 s. `pias` moves ahead of plain TCP, as on the testbed;
+`dcas-local` comes 4% behind it and `dcas` 20%, so `pias` stays ahead of `dcas` and the
+pair stays reversed. The gain is all in the small coflows (what the coflows under 10 MB add to the mean:
+`pias` 0.142 / 0.023 s, `dcas` 0.212 / 0.058 s, `plain` 0.111 s): with one buffer per port, a demoted
+large flow's packets filled the port and the top class's packets were dropped at the door. The 19 large
+coflows' share hardly moves (`pias` 0.430 / 0.427 s, `dcas` 0.542 / 0.505 s, against `plain`'s 0.359 s;
+on the testbed `pias`'s equals `plain`'s and `dcas`'s is 20% under), nor do the timeouts (`pias`
+23,738, `dcas` 35,304, `plain` 2,666), and 16,199 and 19,493 of those two policies' timeouts are
+spurious: the segment was still queued, behind higher classes, when its timer fired. Linux undoes such
+a timeout when the echoed timestamp shows the original was acknowledged (RFC 3522 and 4015,
+`tcp_try_undo_loss`); the engine's `rto_undo=on` does the same and changes little (`pias` 0.4462 s,
+`dcas` 0.5573, `dcas-local` 0.5035, `plain` 0.4635; 23,220 and 33,550 timeouts): the wait before the
+timer, not the window after it, is what a starved flow loses. So the packet engine with the testbed's
+queues ranks `pias` as the testbed does and the D-CAS policies still behind; what holds their large
+coflows back at packet level is not yet named. Commands: `coflowkit.simulate(w, spec,
+topology="bigswitch:hosts=16,rate=25Mbps", engine="packet", packet="transport=tcp,buffer=64KB,
+min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,buffer_per=queue[,rto_undo=on]")`, `w`
+this page's fitted workload, `spec` `fair` or `replay.policy_spec(p, w)["spec"]` (`dcas` with
+`negotiate=True`, `dcas-local` with `False`); 6-19 s each.
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
