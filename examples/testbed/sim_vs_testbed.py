@@ -845,8 +845,9 @@ timeouts are spurious: the segment was still queued, behind higher classes, when
 a timeout when the echoed timestamp shows the original was acknowledged (RFC 3522 and 4015,
 `tcp_try_undo_loss`); the engine's `rto_undo=on` does the same and changes little (`pias` 0.4462 s,
 `dcas` 0.5573, `dcas-local` 0.5035, `plain` 0.4635; 23,220 and 33,550 timeouts): the wait before the
-timer, not the window after it, is what a starved flow loses. So the packet engine with the testbed's
-queues ranks `pias` as the testbed does and the D-CAS policies still behind; what holds their large
+timer, not the window after it, is what a starved flow loses. Nor is it the timer's 200 ms floor: with
+`min_rto=20ms` (not the testbed's; more timeouts, 48,925 under `dcas`) `dcas` takes 0.5790 s, `pias`
+0.4403 s, `plain` 0.4703 s. So the packet engine with the testbed's queues ranks `pias` as the testbed does and the D-CAS policies still behind; what holds their large
 coflows back at packet level is not yet named. Commands: `coflowkit.simulate(w, spec,
 topology="bigswitch:hosts=16,rate=25Mbps", engine="packet", packet="transport=tcp,buffer=64KB,
 min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,buffer_per=queue[,rto_undo=on]")`, `w`
