@@ -267,6 +267,11 @@ pub struct PacketConfig {
     pub ecn_per_queue: bool,
     /// The host NIC's queue.
     pub host_queue: HostQueue,
+    /// TCP Small Queues (Linux `tcp_limit_output_bytes`): a window flow
+    /// sends only while its data in its host's NIC (queued or on the wire)
+    /// is under this many bytes; the rest waits in the sender, unsent and
+    /// untimed. `None`: no limit.
+    pub tsq: Option<u64>,
     /// The retransmission timer's floor.
     pub min_rto: Dur,
     /// The retransmission timer before any RTT sample (RFC 6298 says 1 s;
@@ -379,6 +384,7 @@ impl Default for PacketConfig {
             ecn_k: None,
             ecn_per_queue: false,
             host_queue: HostQueue::Unbounded,
+            tsq: None,
             min_rto: Dur(10_000_000),
             initial_rto: Dur(10_000_000),
             max_rto: Dur(60_000_000_000),
@@ -458,6 +464,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "host_queue",
         "unbounded, droptail:N (packets) or ecn:K (packets) (unbounded)",
+    ),
+    (
+        "tsq",
+        "off, or TCP Small Queues' bytes: a flow sends while it has less in its host's NIC (Linux 32KB) (off)",
     ),
     ("min_rto", "retransmission timer floor (10ms)"),
     (
@@ -731,6 +741,18 @@ impl PacketConfig {
                     ));
                 }
             }
+            "tsq" => {
+                self.tsq = if off(v) {
+                    None
+                } else {
+                    match parse_limit(key, v)? {
+                        Limit::Bytes(b) => Some(b),
+                        Limit::Packets(_) => {
+                            return Err(bad(key, format!("'{v}': bytes (32KB), or off")))
+                        }
+                    }
+                }
+            }
             "min_rto" => self.min_rto = parse_dur(key, v)?,
             "initial_rto" => self.initial_rto = parse_dur(key, v)?,
             "max_rto" => self.max_rto = parse_dur(key, v)?,
@@ -994,7 +1016,11 @@ mod tests {
             c.set("max_rto", "100us").unwrap_err().to_string(),
             "packet option 'max_rto': 100000 ns is below min_rto (200000 ns): the timer's ceiling must be at least its floor"
         );
-        assert_eq!(c.max_rto, Dur(1_000_000_000), "a refused value changes nothing");
+        assert_eq!(
+            c.max_rto,
+            Dur(1_000_000_000),
+            "a refused value changes nothing"
+        );
         let e = c.set("transport", "cubic").unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -1032,6 +1058,12 @@ mod tests {
         c.set("sack", "on").unwrap();
         assert!(c.sack);
         assert!(c.set("sack", "dsack").is_err());
+        assert_eq!(c.tsq, None);
+        c.set("tsq", "32KB").unwrap();
+        assert_eq!(c.tsq, Some(32_000));
+        assert!(c.set("tsq", "20p").is_err());
+        c.set("tsq", "off").unwrap();
+        assert_eq!(c.tsq, None);
         assert!(!c.rto_undo);
         c.set("rto_undo", "on").unwrap();
         assert!(c.rto_undo);
