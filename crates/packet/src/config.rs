@@ -246,6 +246,11 @@ pub struct PacketConfig {
     /// its own bfifo, docs/testbed.md) instead of the port's, all its queues
     /// together. Neither pFabric's ports nor a shared pool use it.
     pub buffer_per_queue: bool,
+    /// Each strict-priority queue of a port (switch or NIC) is guaranteed
+    /// this fraction of the link, served first while within it: the
+    /// testbed's HTB leaves' `rate` (1/1000 of the link) under strict
+    /// `prio` borrowing. `None`: strict priority only.
+    pub class_min: Option<f64>,
     /// A pool of this many bytes per switch, shared by its output ports with
     /// dynamic thresholds, instead of `switch_buffer`; `None` for per-port
     /// buffers.
@@ -377,6 +382,7 @@ impl Default for PacketConfig {
             fabric_link_delay: Dur(1_000),
             switch_buffer: Some(Limit::Bytes(170_000)),
             buffer_per_queue: false,
+            class_min: None,
             shared_buffer: None,
             dt_alpha: 1.0,
             d2tcp_late: LateRule::Max,
@@ -443,6 +449,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "buffer_per",
         "port or queue: buffer is each switch port's, its 8 queues together, or each queue's own (port)",
+    ),
+    (
+        "class_min",
+        "off, or each strict-priority queue's guaranteed fraction of its link, served first while within it (HTB's leaf rate; the testbed 0.001) (off)",
     ),
     (
         "dt_alpha",
@@ -686,6 +696,20 @@ impl PacketConfig {
                         "inf" | "unbounded" => None,
                         _ => Some(parse_limit(key, v)?),
                     }
+                }
+            }
+            "class_min" => {
+                self.class_min = if off(v) {
+                    None
+                } else {
+                    let f: f64 = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+                    if !(f > 0.0 && f <= 1.0) {
+                        return Err(bad(key, format!("{f} is not in (0, 1]")));
+                    }
+                    Some(f)
                 }
             }
             "buffer_per" => {
@@ -1131,6 +1155,9 @@ mod tests {
         c.set("buffer", "100p").unwrap();
         c.set("buffer_per", "queue").unwrap();
         assert!(c.buffer_per_queue);
+        c.set("class_min", "0.001").unwrap();
+        assert_eq!(c.class_min, Some(0.001));
+        assert!(c.set("class_min", "2").is_err());
         assert!(c.set("buffer", "shared:4MB").is_err());
         assert_eq!(
             c.buffer_kind(),

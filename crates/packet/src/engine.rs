@@ -286,6 +286,7 @@ impl<'a> Engine<'a> {
                     cfg.ecn_per_queue,
                 );
                 port.buffer_per_queue = cfg.buffer_per_queue;
+                port.class_min_bps = cfg.class_min.map(|f| f * rate);
                 port
             }
         };
@@ -299,7 +300,9 @@ impl<'a> Engine<'a> {
                         HostQueue::DropTail(n) => (Some(Limit::Packets(n)), None),
                         HostQueue::Ecn(k) => (None, Some(Limit::Packets(k))),
                     };
-                    let nic = Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
+                    let mut nic =
+                        Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
+                    nic.class_min_bps = cfg.class_min.map(|f| f * rate);
                     // pFabric's hosts serve their NIC by priority too
                     // (§4.1), within the NIC's own limit.
                     if pfabric {
@@ -1194,7 +1197,7 @@ impl<'a> Engine<'a> {
 
     fn start_tx(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
-        if let Some(pkt) = p.pop() {
+        if let Some(pkt) = p.pop_at(self.now) {
             if let Some(k) = p.pool {
                 self.pools[k as usize].give(pkt.wire as u64);
             }

@@ -154,6 +154,12 @@ pub struct Port {
     /// `buffer` limits each strict-priority queue on its own instead of
     /// all of them together (`buffer_per=queue`).
     pub buffer_per_queue: bool,
+    /// Each queue's guaranteed rate, bits/s (`class_min`), as an HTB leaf's
+    /// `rate` under strict `prio` borrowing; `None`: strict priority only.
+    pub class_min_bps: Option<f64>,
+    /// With `class_min_bps`: when each queue is next within its guarantee
+    /// (ps); before then it sends only by borrowing.
+    next_green: [u64; N_QUEUES],
     /// The ECN threshold, if it marks.
     pub ecn_k: Option<Limit>,
     /// Whether K is compared with the packet's own queue (else the port).
@@ -194,6 +200,8 @@ impl Port {
             delay_ps,
             buffer,
             buffer_per_queue: false,
+            class_min_bps: None,
+            next_green: [0; N_QUEUES],
             ecn_k,
             ecn_per_queue,
             queues: Default::default(),
@@ -337,16 +345,35 @@ impl Port {
     /// non-empty queue, or pFabric's choice, or with [`Port::set_task_fifo`]
     /// the earliest-queued packet of the first flow of that queue.
     pub fn pop(&mut self) -> Option<Packet> {
+        self.pop_at(0)
+    }
+
+    /// [`Port::pop`] at `now` (ps): with `class_min_bps`, first the
+    /// highest-priority non-empty queue within its guaranteed rate (HTB
+    /// serves a leaf under its `rate` before any leaf that borrows), else
+    /// strict priority; every packet a queue sends is counted against its
+    /// guarantee, which keeps no credit for time it did not use.
+    pub fn pop_at(&mut self, now: u64) -> Option<Packet> {
         if self.pfabric.is_some() {
             return self.pop_pfabric();
         }
-        let q = self.queue_packets.iter().position(|&n| n > 0)?;
+        let strict = self.queue_packets.iter().position(|&n| n > 0)?;
+        let q = match (self.class_min_bps, &self.by_order) {
+            (Some(_), None) => (0..N_QUEUES)
+                .find(|&q| self.queue_packets[q] > 0 && now >= self.next_green[q])
+                .unwrap_or(strict),
+            _ => strict,
+        };
         let p = match &mut self.by_order {
             Some(b) => b.pop(q),
             None => self.queues[q].pop_front(),
         }?;
         self.queue_bytes[q] -= p.wire as u64;
         self.queue_packets[q] -= 1;
+        if let Some(r) = self.class_min_bps {
+            let at_min = (p.wire as f64 * 8e12 / r).ceil() as u64;
+            self.next_green[q] = self.next_green[q].max(now).saturating_add(at_min);
+        }
         self.left(p);
         Some(p)
     }
@@ -505,6 +532,38 @@ pub(crate) mod tests {
             prio: 0,
             spc: false,
         }
+    }
+
+    #[test]
+    fn a_class_within_its_guaranteed_rate_goes_first() {
+        // 1 Gbit/s, each queue guaranteed 1/1000 (1 Mbit/s): a 1000-byte
+        // packet is 8 us on the link and 8 ms of a guarantee. At 0 every
+        // queue is within its guarantee: class 0 first (green again at 8
+        // ms). At 8 us class 7 is the one within it and goes ahead of class
+        // 0 (green again at 8.008 ms); at 16 us class 0 borrows (green at
+        // 16 ms). At 8 ms neither is green: strict priority, class 0; then
+        // class 7 alone.
+        let mut p = Port::new(1e9, 0, None, None, false);
+        p.class_min_bps = Some(1e6);
+        for class in [0, 0, 0, 7, 7] {
+            p.admit(pkt(class, 1000, false));
+        }
+        let order: Vec<u8> = [0, 8_000_000, 16_000_000, 8_000_000_000, 8_000_008_000]
+            .iter()
+            .map(|&t| p.pop_at(t).unwrap().class)
+            .collect();
+        assert_eq!(order, vec![0, 7, 0, 0, 7]);
+        assert_eq!(p.next_green[0], 24_000_000_000);
+        assert_eq!(p.next_green[7], 16_008_000_000);
+        // Without a guarantee: strict priority.
+        let mut s = Port::new(1e9, 0, None, None, false);
+        for class in [0, 7, 0] {
+            s.admit(pkt(class, 1000, false));
+        }
+        let order: Vec<u8> = std::iter::from_fn(|| s.pop_at(5))
+            .map(|x| x.class)
+            .collect();
+        assert_eq!(order, vec![0, 0, 7]);
     }
 
     #[test]
