@@ -827,7 +827,7 @@ not what separates the packet engine from the testbed here; the pair stays rever
 drops 29,541 packets with `sack` off, not the 147,521 quoted above from the run of 2026-11-26 16:30 UTC,
 whose exact settings were not kept; the other rows match it.)
 
-**Buffers per queue at packet level (2026-11-26, the packet knobs `buffer_per`, `rto_undo`, `tsq`).** The
+**Buffers per queue at packet level (2026-11-26, the packet knobs `buffer_per`, `rto_undo`, `tsq`, `class_min`).** The
 guess left here before (Linux's RACK, PRR or tail-loss probe) came second to the queues: the packet
 engine's `buffer=64KB` was one buffer for all 8 queues of a switch port, where each of the testbed's 8
 HTB leaves has a 64 KiB bfifo of its own (docs/testbed.md). `buffer_per=queue` gives each queue its own,
@@ -851,15 +851,18 @@ timer, not the window after it, is what a starved flow loses. Nor is it the time
 Last, the hosts' TCP Small Queues (32 KiB a socket on the testbed; the packet knob `tsq=32KB`: a flow
 sends while it has less than that in its host's NIC, so a starved flow's window no longer waits, timed,
 behind its own host's higher classes): `plain` 0.4674 s, `pias` 0.4199, `dcas` 0.5263, `dcas-local`
-0.4824 (with `rto_undo=on` too: 0.4594, 0.4088, 0.5328, 0.4750). So the packet engine with the
-testbed's queues ranks `pias` ahead of plain TCP as the testbed does, `dcas-local` 3% and `dcas` 13%
-behind it, and `pias` still ahead of `dcas`: the pair stays reversed at packet level. Without any buffer
+0.4824 (with `rto_undo=on` too: 0.4594, 0.4088, 0.5328, 0.4750). And HTB's guaranteed rate (each
+leaf's `rate`, 1/1000 of the link; the packet knob `class_min=0.001`: a queue within it goes first, so a
+starved queue still sends a packet about every half second) on top of the queues and TSQ: `plain`
+0.4674 s, `pias` 0.4138, `dcas` 0.5439, `dcas-local` 0.4609. So the packet engine with the testbed's
+queues ranks `pias` and `dcas-local` ahead of plain TCP as the testbed does (`dcas-local` by 1%), `dcas`
+16% behind it, and `pias` still ahead of `dcas`: the pair stays reversed at packet level. Without any buffer
 limit (`buffer=inf`, a diagnostic: no drop at all) the priority policies still take 23,565-28,322
 timeouts, nearly all spurious, and `dcas` stays behind plain TCP (0.6444 against 0.4166 s); what holds
 D-CAS's large coflows back at packet level, and not on the testbed, is not yet named. Commands:
 `coflowkit.simulate(w, spec, topology="bigswitch:hosts=16,rate=25Mbps", engine="packet",
 packet="transport=tcp,buffer=64KB,min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,
-buffer_per=queue[,tsq=32KB][,rto_undo=on]")`, `w` this page's fitted workload, `spec` `fair` or
+buffer_per=queue[,tsq=32KB][,rto_undo=on][,class_min=0.001]")`, `w` this page's fitted workload, `spec` `fair` or
 `replay.policy_spec(p, w)["spec"]` (`dcas` with `negotiate=True`, `dcas-local` with `False`); 5-19 s each.
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
