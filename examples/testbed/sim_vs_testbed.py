@@ -822,12 +822,48 @@ with `sack=on` (RFC 2018 blocks, RFC 6675 recovery as ns-3.44 does it; against n
 `pias` 0.7178 / 0.5719 s, `dcas` (`loss=0`) 0.8725 / 0.7537 s, `dcas-local` 0.7375 / 0.6310 s; the large
 coflows' share of `pias` 0.553 / 0.430 s against `plain`'s 0.367 / 0.359 s, its timeouts 28.4k / 23.9k
 (`plain` 2.7k). SACK takes 14-20% off the priority policies and nearly nothing off `plain`, but at
-packet level every priority policy stays behind plain TCP and `pias` stays ahead of `dcas`: what is
-left is the starved flows' timers under strict priority on 64 KB buffers, which Linux on the testbed
-rides out better than this model of its recovery (no RACK, no proportional rate reduction, no
-tail-loss probe). So SACK is not what separates the packet engine from the testbed here; the pair stays
-reversed. (This run's `plain` drops 29,541 packets with `sack` off, not the 147,521 quoted above from
-the run of 2026-11-26 16:30 UTC, whose exact settings were not kept; the other rows match it.)
+packet level every priority policy stays behind plain TCP and `pias` stays ahead of `dcas`. So SACK is
+not what separates the packet engine from the testbed here; the pair stays reversed. (This run's `plain`
+drops 29,541 packets with `sack` off, not the 147,521 quoted above from the run of 2026-11-26 16:30 UTC,
+whose exact settings were not kept; the other rows match it.)
+
+**Buffers per queue at packet level (2026-11-26, the packet knobs `buffer_per`, `rto_undo`, `tsq`, `class_min`).** The
+guess left here before (Linux's RACK, PRR or tail-loss probe) came second to the queues: the packet
+engine's `buffer=64KB` was one buffer for all 8 queues of a switch port, where each of the testbed's 8
+HTB leaves has a 64 KiB bfifo of its own (docs/testbed.md). `buffer_per=queue` gives each queue its own,
+and the same runs (`sack=on` added to the settings above; `plain` is all in one queue, so unchanged)
+give, mean CCT with one buffer per port / per queue: `plain` 0.4695 s, `pias` 0.5719 / 0.4502 s, `dcas`
+0.7537 / 0.5636 s, `dcas-local` 0.6310 / 0.4890 s. `pias` moves ahead of plain TCP, as on the testbed;
+`dcas-local` comes 4% behind it and `dcas` 20%, so `pias` stays ahead of `dcas` and the
+pair stays reversed. The gain is all in the small coflows (what the coflows under 10 MB add to the mean:
+`pias` 0.142 / 0.023 s, `dcas` 0.212 / 0.058 s, `plain` 0.111 s): with one buffer per port, a demoted
+large flow's packets filled the port and the top class's packets were dropped at the door. The 19 large
+coflows' share hardly moves (`pias` 0.430 / 0.427 s, `dcas` 0.542 / 0.505 s, against `plain`'s 0.359 s;
+on the testbed `pias`'s equals `plain`'s and `dcas`'s is 20% under); the timeouts fall little (`pias`
+23,862 / 23,738, `dcas` 41,263 / 35,304, `plain` 2,666), and 16,199 and 19,493 of those two policies'
+timeouts are spurious: the segment was still queued, behind higher classes, when its timer fired. Linux undoes such
+a timeout when the echoed timestamp shows the original was acknowledged (RFC 3522 and 4015,
+`tcp_try_undo_loss`); the engine's `rto_undo=on` does the same and changes little (`pias` 0.4462 s,
+`dcas` 0.5573, `dcas-local` 0.5035, `plain` 0.4635; 23,220 and 33,550 timeouts): the wait before the
+timer, not the window after it, is what a starved flow loses. Nor is it the timer's 200 ms floor: with
+`min_rto=20ms` (not the testbed's; more timeouts, 48,925 under `dcas`) `dcas` takes 0.5790 s, `pias`
+0.4403 s, `plain` 0.4703 s.
+Last, the hosts' TCP Small Queues (32 KiB a socket on the testbed; the packet knob `tsq=32KB`: a flow
+sends while it has less than that in its host's NIC, so a starved flow's window no longer waits, timed,
+behind its own host's higher classes): `plain` 0.4674 s, `pias` 0.4199, `dcas` 0.5263, `dcas-local`
+0.4824 (with `rto_undo=on` too: 0.4594, 0.4088, 0.5328, 0.4750). And HTB's guaranteed rate (each
+leaf's `rate`, 1/1000 of the link; the packet knob `class_min=0.001`: a queue within it goes first, so a
+starved queue still sends a packet about every half second) on top of the queues and TSQ: `plain`
+0.4674 s, `pias` 0.4138, `dcas` 0.5439, `dcas-local` 0.4609. So the packet engine with the testbed's
+queues ranks `pias` and `dcas-local` ahead of plain TCP as the testbed does (`dcas-local` by 1%), `dcas`
+16% behind it, and `pias` still ahead of `dcas`: the pair stays reversed at packet level. Without any buffer
+limit (`buffer=inf`, a diagnostic: no drop at all) the priority policies still take 23,565-28,322
+timeouts, nearly all spurious, and `dcas` stays behind plain TCP (0.6444 against 0.4166 s); what holds
+D-CAS's large coflows back at packet level, and not on the testbed, is not yet named. Commands:
+`coflowkit.simulate(w, spec, topology="bigswitch:hosts=16,rate=25Mbps", engine="packet",
+packet="transport=tcp,buffer=64KB,min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,
+buffer_per=queue[,tsq=32KB][,rto_undo=on][,class_min=0.001]")`, `w` this page's fitted workload, `spec` `fair` or
+`replay.policy_spec(p, w)["spec"]` (`dcas` with `negotiate=True`, `dcas-local` with `False`); 5-19 s each.
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the

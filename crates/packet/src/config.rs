@@ -241,6 +241,16 @@ pub struct PacketConfig {
     /// Each switch output port's drop-tail buffer (all its queues
     /// together); `None` for unbounded. Unused with a shared buffer.
     pub switch_buffer: Option<Limit>,
+    /// `switch_buffer` is each strict-priority queue's own limit (a port
+    /// then holds up to 8 of them, as the testbed's 8 HTB leaves each with
+    /// its own bfifo, docs/testbed.md) instead of the port's, all its queues
+    /// together. Neither pFabric's ports nor a shared pool use it.
+    pub buffer_per_queue: bool,
+    /// Each strict-priority queue of a port (switch or NIC) is guaranteed
+    /// this fraction of the link, served first while within it: the
+    /// testbed's HTB leaves' `rate` (1/1000 of the link) under strict
+    /// `prio` borrowing. `None`: strict priority only.
+    pub class_min: Option<f64>,
     /// A pool of this many bytes per switch, shared by its output ports with
     /// dynamic thresholds, instead of `switch_buffer`; `None` for per-port
     /// buffers.
@@ -262,6 +272,11 @@ pub struct PacketConfig {
     pub ecn_per_queue: bool,
     /// The host NIC's queue.
     pub host_queue: HostQueue,
+    /// TCP Small Queues (Linux `tcp_limit_output_bytes`): a window flow
+    /// sends only while its data in its host's NIC (queued or on the wire)
+    /// is under this many bytes; the rest waits in the sender, unsent and
+    /// untimed. `None`: no limit.
+    pub tsq: Option<u64>,
     /// The retransmission timer's floor.
     pub min_rto: Dur,
     /// The retransmission timer before any RTT sample (RFC 6298 says 1 s;
@@ -297,6 +312,10 @@ pub struct PacketConfig {
     /// (RFC 6675) for the TCP family (`crate::sack`); off: NewReno (RFC
     /// 6582). pFabric keeps its own recovery.
     pub sack: bool,
+    /// With `sack` and `timestamps`: a retransmission timeout that an
+    /// echoed timestamp shows spurious (RFC 3522) is undone, window and
+    /// threshold restored (RFC 4015; Linux's `tcp_try_undo_loss`).
+    pub rto_undo: bool,
     /// Sample every port's queue occupancy at this interval.
     pub queue_trace: Option<Dur>,
     /// Every flow's pacing at its host (each flow keeps its own; RCP flows
@@ -362,6 +381,8 @@ impl Default for PacketConfig {
             host_link_delay: Dur(1_000),
             fabric_link_delay: Dur(1_000),
             switch_buffer: Some(Limit::Bytes(170_000)),
+            buffer_per_queue: false,
+            class_min: None,
             shared_buffer: None,
             dt_alpha: 1.0,
             d2tcp_late: LateRule::Max,
@@ -369,6 +390,7 @@ impl Default for PacketConfig {
             ecn_k: None,
             ecn_per_queue: false,
             host_queue: HostQueue::Unbounded,
+            tsq: None,
             min_rto: Dur(10_000_000),
             initial_rto: Dur(10_000_000),
             max_rto: Dur(60_000_000_000),
@@ -380,6 +402,7 @@ impl Default for PacketConfig {
             timestamps: true,
             rto_reset_on_ack: false,
             sack: false,
+            rto_undo: false,
             queue_trace: None,
             pacing: Pacing::Off,
             rcp_alpha: 0.1,
@@ -424,6 +447,14 @@ pub const KEYS: &[(&str, &str)] = &[
         "switch port buffer: bytes (170KB) or packets (100p), or inf; or shared:BYTES, one pool per switch with dynamic thresholds",
     ),
     (
+        "buffer_per",
+        "port or queue: buffer is each switch port's, its 8 queues together, or each queue's own (port)",
+    ),
+    (
+        "class_min",
+        "off, or each strict-priority queue's guaranteed fraction of its link, served first while within it (HTB's leaf rate; the testbed 0.001) (off)",
+    ),
+    (
         "dt_alpha",
         "dynamic threshold's alpha of a shared buffer: a queue grows while below alpha x free pool bytes (1)",
     ),
@@ -443,6 +474,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "host_queue",
         "unbounded, droptail:N (packets) or ecn:K (packets) (unbounded)",
+    ),
+    (
+        "tsq",
+        "off, or TCP Small Queues' bytes: a flow sends while it has less in its host's NIC (Linux 32KB) (off)",
     ),
     ("min_rto", "retransmission timer floor (10ms)"),
     (
@@ -475,6 +510,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "sack",
         "on: SACK blocks (RFC 2018) and SACK-based loss recovery (RFC 6675); off: NewReno, RFC 6582 (off)",
+    ),
+    (
+        "rto_undo",
+        "on: with sack and timestamps, a timeout the echoed timestamp shows spurious is undone (RFC 3522/4015, Linux) (off)",
     ),
     (
         "queue_trace",
@@ -659,6 +698,27 @@ impl PacketConfig {
                     }
                 }
             }
+            "class_min" => {
+                self.class_min = if off(v) {
+                    None
+                } else {
+                    let f: f64 = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+                    if !(f > 0.0 && f <= 1.0) {
+                        return Err(bad(key, format!("{f} is not in (0, 1]")));
+                    }
+                    Some(f)
+                }
+            }
+            "buffer_per" => {
+                self.buffer_per_queue = match v.trim() {
+                    "port" => false,
+                    "queue" => true,
+                    _ => return Err(bad(key, format!("'{v}': port or queue"))),
+                }
+            }
             "dt_alpha" => {
                 let a: f64 = v
                     .trim()
@@ -705,6 +765,18 @@ impl PacketConfig {
                     ));
                 }
             }
+            "tsq" => {
+                self.tsq = if off(v) {
+                    None
+                } else {
+                    match parse_limit(key, v)? {
+                        Limit::Bytes(b) => Some(b),
+                        Limit::Packets(_) => {
+                            return Err(bad(key, format!("'{v}': bytes (32KB), or off")))
+                        }
+                    }
+                }
+            }
             "min_rto" => self.min_rto = parse_dur(key, v)?,
             "initial_rto" => self.initial_rto = parse_dur(key, v)?,
             "max_rto" => self.max_rto = parse_dur(key, v)?,
@@ -748,6 +820,7 @@ impl PacketConfig {
             "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
             "timestamps" => self.timestamps = parse_on_off(key, v)?,
             "sack" => self.sack = parse_on_off(key, v)?,
+            "rto_undo" => self.rto_undo = parse_on_off(key, v)?,
             "mcp_ecn" => self.mcp_ecn = parse_on_off(key, v)?,
             "rto_reset" => {
                 self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
@@ -864,6 +937,12 @@ impl PacketConfig {
                 ));
             }
         }
+        if self.buffer_per_queue && self.shared_buffer.is_some() {
+            return Err(bad(
+                "buffer_per",
+                "queue needs a port's own buffer, not a shared pool",
+            ));
+        }
         if self.min_rto == Dur::ZERO {
             return Err(bad("min_rto", "must be above 0"));
         }
@@ -961,7 +1040,11 @@ mod tests {
             c.set("max_rto", "100us").unwrap_err().to_string(),
             "packet option 'max_rto': 100000 ns is below min_rto (200000 ns): the timer's ceiling must be at least its floor"
         );
-        assert_eq!(c.max_rto, Dur(1_000_000_000), "a refused value changes nothing");
+        assert_eq!(
+            c.max_rto,
+            Dur(1_000_000_000),
+            "a refused value changes nothing"
+        );
         let e = c.set("transport", "cubic").unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -999,6 +1082,15 @@ mod tests {
         c.set("sack", "on").unwrap();
         assert!(c.sack);
         assert!(c.set("sack", "dsack").is_err());
+        assert_eq!(c.tsq, None);
+        c.set("tsq", "32KB").unwrap();
+        assert_eq!(c.tsq, Some(32_000));
+        assert!(c.set("tsq", "20p").is_err());
+        c.set("tsq", "off").unwrap();
+        assert_eq!(c.tsq, None);
+        assert!(!c.rto_undo);
+        c.set("rto_undo", "on").unwrap();
+        assert!(c.rto_undo);
     }
 
     #[test]
@@ -1051,8 +1143,22 @@ mod tests {
             c.set("dt_alpha", "0").unwrap_err().to_string(),
             "packet option 'dt_alpha': 0 is not above 0"
         );
+        assert_eq!(
+            c.set("buffer_per", "queue").unwrap_err().to_string(),
+            "packet option 'buffer_per': queue needs a port's own buffer, not a shared pool"
+        );
+        assert_eq!(
+            c.set("buffer_per", "class").unwrap_err().to_string(),
+            "packet option 'buffer_per': 'class': port or queue"
+        );
         // A per-port size goes back to per-port buffers.
         c.set("buffer", "100p").unwrap();
+        c.set("buffer_per", "queue").unwrap();
+        assert!(c.buffer_per_queue);
+        c.set("class_min", "0.001").unwrap();
+        assert_eq!(c.class_min, Some(0.001));
+        assert!(c.set("class_min", "2").is_err());
+        assert!(c.set("buffer", "shared:4MB").is_err());
         assert_eq!(
             c.buffer_kind(),
             BufferKind::PerPort(Some(Limit::Packets(100)))

@@ -122,6 +122,9 @@ struct Flow {
     pacer: Pacer,
     /// When its pending `Pace` event is due, if one is.
     pace_at: Option<u64>,
+    /// With `tsq`: bytes of its data in its host's NIC, queued or on the
+    /// wire.
+    nic_bytes: u64,
     /// RCP: the rate field its receiver echoes next.
     echo_rate: f32,
     /// Its deadline, relative to its start (D2TCP reads it).
@@ -275,13 +278,16 @@ impl<'a> Engine<'a> {
                 let buffer = Some(cfg.pfabric_buffer);
                 Port::new(rate, ps(Time(delay)), buffer, None, false).into_pfabric()
             } else {
-                Port::new(
+                let mut port = Port::new(
                     rate,
                     ps(Time(delay)),
                     switch_buffer,
                     cfg.k_for(rate),
                     cfg.ecn_per_queue,
-                )
+                );
+                port.buffer_per_queue = cfg.buffer_per_queue;
+                port.class_min_bps = cfg.class_min.map(|f| f * rate);
+                port
             }
         };
         let mut ports = Vec::with_capacity(fabric.n_links());
@@ -294,7 +300,9 @@ impl<'a> Engine<'a> {
                         HostQueue::DropTail(n) => (Some(Limit::Packets(n)), None),
                         HostQueue::Ecn(k) => (None, Some(Limit::Packets(k))),
                     };
-                    let nic = Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
+                    let mut nic =
+                        Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
+                    nic.class_min_bps = cfg.class_min.map(|f| f * rate);
                     // pFabric's hosts serve their NIC by priority too
                     // (§4.1), within the NIC's own limit.
                     if pfabric {
@@ -376,6 +384,7 @@ impl<'a> Engine<'a> {
                     pacing: cfg.pacing,
                     pacer: Pacer::default(),
                     pace_at: None,
+                    nic_bytes: 0,
                     echo_rate: f32::INFINITY,
                     deadline: f.deadline,
                     fwd,
@@ -429,6 +438,7 @@ impl<'a> Engine<'a> {
                 timestamps: cfg.timestamps,
                 rto_reset_on_ack: cfg.rto_reset_on_ack,
                 sack: cfg.sack,
+                rto_undo: cfg.rto_undo,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 mcp_ecn: cfg.mcp_ecn,
@@ -665,7 +675,10 @@ impl<'a> Engine<'a> {
         let spc = self.spc.is_some() && self.spc_asks(f);
         let fl = &mut self.flows[f as usize];
         let rcp = fl.transport == TransportKind::Rcp;
-        let paced = rcp || spc || fl.pacing != Pacing::Off;
+        // TCP Small Queues: the engine releases its segments while its
+        // NIC holds less than the limit, as it does a paced flow's.
+        let tsq = self.cfg.tsq.is_some() && fl.transport != TransportKind::Pfabric;
+        let paced = rcp || spc || tsq || fl.pacing != Pacing::Off;
         let params = SenderParams {
             deadline_ps: match (fl.transport, fl.cc_deadline_ps, fl.deadline) {
                 (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
@@ -847,9 +860,15 @@ impl<'a> Engine<'a> {
         }
         let now = self.now;
         let header = self.cfg.header_bytes;
+        let tsq = self.cfg.tsq;
         let mut segs = std::mem::take(&mut self.segs);
         loop {
             let fl = &mut self.flows[f as usize];
+            if tsq.is_some_and(|limit| fl.nic_bytes >= limit) {
+                // Its NIC is full for it: the next packet to leave it
+                // pumps again (`tx_done`).
+                break;
+            }
             if !fl.pacer.ready(now) {
                 let at = fl.pacer.next_ps;
                 if fl.pace_at != Some(at) {
@@ -1131,6 +1150,9 @@ impl<'a> Engine<'a> {
             }
             Admit::Marked | Admit::Queued => {}
         }
+        if pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some() {
+            self.flows[pkt.flow as usize].nic_bytes += pkt.wire as u64;
+        }
         let p = &self.ports[port as usize];
         if !p.busy {
             self.start_tx(port);
@@ -1175,7 +1197,7 @@ impl<'a> Engine<'a> {
 
     fn start_tx(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
-        if let Some(pkt) = p.pop() {
+        if let Some(pkt) = p.pop_at(self.now) {
             if let Some(k) = p.pool {
                 self.pools[k as usize].give(pkt.wire as u64);
             }
@@ -1192,10 +1214,17 @@ impl<'a> Engine<'a> {
         let mut pkt = self.on_wire[port as usize]
             .take()
             .expect("a busy port has a packet");
+        let left_nic = pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some();
         pkt.hop += 1;
         let at = self.now + self.ports[port as usize].delay_ps;
         self.push(at, Ev::Arrive(pkt));
         self.start_tx(port);
+        if left_nic {
+            // TSQ (Linux's `tcp_tsq_handler`): room in the NIC lets the
+            // flow send again.
+            self.flows[pkt.flow as usize].nic_bytes -= pkt.wire as u64;
+            self.pump(pkt.flow);
+        }
     }
 
     fn arrive(&mut self, pkt: Packet) {
@@ -1497,7 +1526,7 @@ impl Engine<'_> {
                 Pacing::Rate(r) => r,
                 Pacing::Off | Pacing::Cwnd => 0,
             });
-            s.set_paced(new.pacing != Pacing::Off);
+            s.set_paced(new.pacing != Pacing::Off || self.cfg.tsq.is_some());
             self.push(self.now, Ev::Kick(f));
         }
     }

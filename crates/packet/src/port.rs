@@ -151,6 +151,15 @@ pub struct Port {
     pub delay_ps: u64,
     /// The drop-tail limit over all queues; `None` for lossless.
     pub buffer: Option<Limit>,
+    /// `buffer` limits each strict-priority queue on its own instead of
+    /// all of them together (`buffer_per=queue`).
+    pub buffer_per_queue: bool,
+    /// Each queue's guaranteed rate, bits/s (`class_min`), as an HTB leaf's
+    /// `rate` under strict `prio` borrowing; `None`: strict priority only.
+    pub class_min_bps: Option<f64>,
+    /// With `class_min_bps`: when each queue is next within its guarantee
+    /// (ps); before then it sends only by borrowing.
+    next_green: [u64; N_QUEUES],
     /// The ECN threshold, if it marks.
     pub ecn_k: Option<Limit>,
     /// Whether K is compared with the packet's own queue (else the port).
@@ -190,6 +199,9 @@ impl Port {
             rate,
             delay_ps,
             buffer,
+            buffer_per_queue: false,
+            class_min_bps: None,
+            next_green: [0; N_QUEUES],
             ecn_k,
             ecn_per_queue,
             queues: Default::default(),
@@ -243,16 +255,21 @@ impl Port {
         (wire as f64 * 8e12 / self.rate).ceil() as u64
     }
 
-    /// Offers `p` to the queues: dropped if the buffer cannot take it,
-    /// marked if ECN-capable and the queue it is compared with holds K or
-    /// more.
+    /// Offers `p` to the queues: dropped if the buffer (the port's, or
+    /// with `buffer_per_queue` its own queue's) cannot take it, marked if
+    /// ECN-capable and the queue it is compared with holds K or more.
     pub fn admit(&mut self, mut p: Packet) -> Admit {
         if self.pfabric.is_some() {
             return self.admit_pfabric(p);
         }
         let q = p.class as usize;
         if let (Some(b), false) = (self.buffer, p.lossless()) {
-            if b.overflows(self.bytes, self.packets, p.wire as u64) {
+            let (bytes, packets) = if self.buffer_per_queue {
+                (self.queue_bytes[q], self.queue_packets[q])
+            } else {
+                (self.bytes, self.packets)
+            };
+            if b.overflows(bytes, packets, p.wire as u64) {
                 self.stats.drops += 1;
                 return Admit::Dropped;
             }
@@ -328,16 +345,35 @@ impl Port {
     /// non-empty queue, or pFabric's choice, or with [`Port::set_task_fifo`]
     /// the earliest-queued packet of the first flow of that queue.
     pub fn pop(&mut self) -> Option<Packet> {
+        self.pop_at(0)
+    }
+
+    /// [`Port::pop`] at `now` (ps): with `class_min_bps`, first the
+    /// highest-priority non-empty queue within its guaranteed rate (HTB
+    /// serves a leaf under its `rate` before any leaf that borrows), else
+    /// strict priority; every packet a queue sends is counted against its
+    /// guarantee, which keeps no credit for time it did not use.
+    pub fn pop_at(&mut self, now: u64) -> Option<Packet> {
         if self.pfabric.is_some() {
             return self.pop_pfabric();
         }
-        let q = self.queue_packets.iter().position(|&n| n > 0)?;
+        let strict = self.queue_packets.iter().position(|&n| n > 0)?;
+        let q = match (self.class_min_bps, &self.by_order) {
+            (Some(_), None) => (0..N_QUEUES)
+                .find(|&q| self.queue_packets[q] > 0 && now >= self.next_green[q])
+                .unwrap_or(strict),
+            _ => strict,
+        };
         let p = match &mut self.by_order {
             Some(b) => b.pop(q),
             None => self.queues[q].pop_front(),
         }?;
         self.queue_bytes[q] -= p.wire as u64;
         self.queue_packets[q] -= 1;
+        if let Some(r) = self.class_min_bps {
+            let at_min = (p.wire as f64 * 8e12 / r).ceil() as u64;
+            self.next_green[q] = self.next_green[q].max(now).saturating_add(at_min);
+        }
         self.left(p);
         Some(p)
     }
@@ -496,6 +532,53 @@ pub(crate) mod tests {
             prio: 0,
             spc: false,
         }
+    }
+
+    #[test]
+    fn a_class_within_its_guaranteed_rate_goes_first() {
+        // 1 Gbit/s, each queue guaranteed 1/1000 (1 Mbit/s): a 1000-byte
+        // packet is 8 us on the link and 8 ms of a guarantee. At 0 every
+        // queue is within its guarantee: class 0 first (green again at 8
+        // ms). At 8 us class 7 is the one within it and goes ahead of class
+        // 0 (green again at 8.008 ms); at 16 us class 0 borrows (green at
+        // 16 ms). At 8 ms neither is green: strict priority, class 0; then
+        // class 7 alone.
+        let mut p = Port::new(1e9, 0, None, None, false);
+        p.class_min_bps = Some(1e6);
+        for class in [0, 0, 0, 7, 7] {
+            p.admit(pkt(class, 1000, false));
+        }
+        let order: Vec<u8> = [0, 8_000_000, 16_000_000, 8_000_000_000, 8_000_008_000]
+            .iter()
+            .map(|&t| p.pop_at(t).unwrap().class)
+            .collect();
+        assert_eq!(order, vec![0, 7, 0, 0, 7]);
+        assert_eq!(p.next_green[0], 24_000_000_000);
+        assert_eq!(p.next_green[7], 16_008_000_000);
+        // Without a guarantee: strict priority.
+        let mut s = Port::new(1e9, 0, None, None, false);
+        for class in [0, 7, 0] {
+            s.admit(pkt(class, 1000, false));
+        }
+        let order: Vec<u8> = std::iter::from_fn(|| s.pop_at(5))
+            .map(|x| x.class)
+            .collect();
+        assert_eq!(order, vec![0, 0, 7]);
+    }
+
+    #[test]
+    fn a_buffer_per_queue_holds_each_class_apart() {
+        // 3000 bytes, packets of 1000: the port's buffer takes three packets
+        // of any classes, a buffer per queue three of each class.
+        let offer = |per_queue: bool| {
+            let mut p = Port::new(1e9, 0, Some(Limit::Bytes(3000)), None, false);
+            p.buffer_per_queue = per_queue;
+            [0, 0, 0, 0, 5, 5, 5, 5, 0]
+                .map(|class| p.admit(pkt(class, 1000, false)) != Admit::Dropped)
+        };
+        let (t, f) = (true, false);
+        assert_eq!(offer(false), [t, t, t, f, f, f, f, f, f]);
+        assert_eq!(offer(true), [t, t, t, f, t, t, t, f, f]);
     }
 
     #[test]

@@ -361,6 +361,16 @@ impl Scoreboard {
         self.lost = lost;
     }
 
+    /// A timeout undone as spurious (`rto_undo`): no entry lost but those
+    /// the SACKs say are (IsLost), as before it.
+    pub fn undo_timeout(&mut self) {
+        for e in self.entries.iter_mut() {
+            e.lost = false;
+        }
+        self.lost = 0;
+        self.mark_lost();
+    }
+
     /// pipe, the bytes deemed in the network (RFC 6675 §4, SetPipe).
     pub fn pipe(&self) -> u64 {
         self.total - self.sacked - self.lost + self.retx

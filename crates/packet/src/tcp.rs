@@ -207,6 +207,22 @@ pub struct SenderParams {
     /// SACK-based loss recovery (RFC 6675, `crate::sack`) instead of
     /// NewReno's; pFabric keeps its own.
     pub sack: bool,
+    /// With `sack` and `timestamps`: a timeout found spurious by the
+    /// echoed timestamp (RFC 3522) is undone (RFC 4015, as Linux's
+    /// `tcp_try_undo_loss`; see [`Sender::on_timeout`]).
+    pub rto_undo: bool,
+}
+
+/// What a timeout changed, kept to undo it if it proves spurious.
+#[derive(Debug, Clone, Copy)]
+struct Undo {
+    /// The window before the timeout, bytes.
+    cwnd: f64,
+    /// The slow-start threshold before it.
+    ssthresh: f64,
+    /// When the timer first fired in this episode (ps): an ACK echoing an
+    /// earlier timestamp answers a segment sent before it.
+    at: u64,
 }
 
 /// A segment's first transmission, timed for Karn's algorithm.
@@ -296,6 +312,10 @@ pub struct Sender {
     /// With `sack`: the segments outstanding and what the SACKs said of
     /// them (empty otherwise).
     board: Box<Scoreboard>,
+    /// With `rto_undo`: the timeout episode under way, to undo.
+    undo: Option<Undo>,
+    /// Timeouts undone as spurious.
+    pub undone: u64,
 }
 
 impl SenderParams {
@@ -353,6 +373,8 @@ impl Sender {
             mcp_target: None,
             mcp_due: 0,
             board: Box::default(),
+            undo: None,
+            undone: 0,
         }
     }
 
@@ -987,9 +1009,22 @@ impl Sender {
         let dup = self.board.update(blocks) > 0;
         if ack > old_una {
             let restart = !self.in_recovery || ack >= self.recover || self.first_partial;
-            if self.timer_loss {
+            let spurious = self.undo.filter(|u| ts < u.at);
+            if let (true, Some(u)) = (self.timer_loss, spurious) {
+                // RFC 3522: the ACK answers a segment sent before the timer
+                // fired, so nothing was lost; RFC 4015's response as Linux
+                // (`tcp_undo_cwnd_reduction`): the window and threshold
+                // back, the timeout's lost marks gone.
+                self.board.undo_timeout();
+                self.cwnd = self.cwnd.max(u.cwnd);
+                self.ssthresh = self.ssthresh.max(u.ssthresh);
+                self.timer_loss = false;
+                self.undo = None;
+                self.undone += 1;
+            } else if self.timer_loss {
                 if ack >= self.recover {
                     self.timer_loss = false;
+                    self.undo = None;
                 }
                 self.grow(acked);
             } else if self.in_recovery {
@@ -1033,6 +1068,13 @@ impl Sender {
     #[inline(never)]
     fn on_timeout_sack(&mut self, now: u64, out: &mut Vec<Segment>) {
         let mss = self.p.mss as f64;
+        if self.p.rto_undo && self.p.timestamps && !self.timer_loss {
+            self.undo = Some(Undo {
+                cwnd: self.cwnd,
+                ssthresh: self.ssthresh,
+                at: now,
+            });
+        }
         // RFC 5681 §3.1, as ns-3 tests it: the head not yet resent by the
         // timer.
         if !(self.timer_loss && self.board.head_retransmitted()) {
@@ -1163,6 +1205,7 @@ mod tests {
             timestamps: true,
             rto_reset_on_ack: false,
             sack: false,
+            rto_undo: false,
         }
     }
 
@@ -1931,6 +1974,40 @@ mod tests {
         assert_eq!(got[0], (4000, true));
         assert_eq!(s.retransmits, 3);
         assert_eq!(s.timeouts, 1);
+    }
+
+    #[test]
+    fn rto_undo_restores_the_window_when_the_original_was_only_late() {
+        // 4 segments at t = 0 (timestamp 0), the timer fires at 10_000:
+        // cwnd one segment, ssthresh pipe/2 = 2000, the head resent, every
+        // byte lost. Then ACK 1000 arrives at 10_010.
+        let run = |undo: bool, echo: u64| {
+            let p = SenderParams {
+                init_cwnd: 4,
+                sack: true,
+                rto_undo: undo,
+                ..params(TransportKind::Tcp)
+            };
+            let mut s = Sender::new(p, 100_000);
+            let mut out = vec![];
+            s.send(0, &mut out);
+            out.clear();
+            s.on_timeout(10_000, &mut out);
+            assert_eq!((seqs(&out), s.cwnd, s.ssthresh), (vec![0], 1000.0, 2000.0));
+            out.clear();
+            s.on_ack_sacks(10_010, 1000, false, echo, &[], &mut out);
+            let sent: Vec<_> = out.iter().map(|x| (x.seq, x.retransmit)).collect();
+            (sent, s.cwnd, s.undone)
+        };
+        // Echoing 0, the ACK answers the original: the timeout was
+        // spurious. Undone: cwnd 4000 again, 1000-3999 in flight (not
+        // lost), so one new segment fills the window.
+        assert_eq!(run(true, 0), (vec![(4000, false)], 4000.0, 1));
+        // Echoing the retransmission's 10_000: a real loss, as without
+        // the knob: slow start from one segment (2000) resends the holes.
+        let lost = (vec![(1000, true), (2000, true)], 2000.0, 0);
+        assert_eq!(run(true, 10_000), lost);
+        assert_eq!(run(false, 0), lost);
     }
 
     #[test]

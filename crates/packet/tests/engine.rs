@@ -227,6 +227,24 @@ fn sack_resends_fewer_segments_than_newreno() {
 }
 
 #[test]
+fn tsq_keeps_a_flow_s_nic_queue_under_its_limit_at_the_same_fct() {
+    // One flow of 1 MB at 1 Gbit/s: its first window (10 segments) waits
+    // in its NIC; with TCP Small Queues of 3000 bytes (two packets, one of
+    // them on the wire) at most one waits, and the link stays as busy.
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let w = one_coflow(&fabric, vec![flow(0, 1, 1_000_000)]);
+    let free = run(&fabric, &w, &[], "transport=tcp");
+    let tsq = run(&fabric, &w, &[], "transport=tcp,tsq=3000B");
+    let nic = |r: &PacketResult| port(r, "host 0 uplink").max_bytes;
+    assert!(nic(&free) > 3000, "{}", nic(&free));
+    assert!(nic(&tsq) <= 1500, "{}", nic(&tsq));
+    let (a, b) = (fct_ns(&free, 0), fct_ns(&tsq, 0));
+    assert!((b - a).abs() / a < 0.01, "{a} against {b}");
+    let off = run(&fabric, &w, &[], "transport=tcp,tsq=off");
+    assert_eq!(fct_ns(&off, 0), a);
+}
+
+#[test]
 fn timeouts_split_into_lost_segments_and_waits_longer_than_the_timer() {
     let split = |r: &PacketResult| {
         let sum = |k: fn(&coflowkit_packet::FlowPacketStats) -> u64| {
