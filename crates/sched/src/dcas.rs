@@ -34,13 +34,22 @@
 //!
 //! A class that is solved costs one pass over its subcoflows' flows to
 //! list its links and members (a subcoflow's one uplink open, the flows
-//! whose downlink is open) and one `PairSolver` solve: every path on the
+//! whose downlink is open; each subcoflow keeps its flows' downlinks in a
+//! row beside them) and one `PairSolver` solve: every path on the
 //! big switch is two links, so the solve does [`ClassServer::serve_flows`]'s
 //! progressive filling step for step on the same values (rates and
 //! residuals to the bit, which debug builds check against
 //! [`coflowkit_alloc::MaxMin`]) with no path lists, and keeps each link's
 //! level between steps, computing it again only when its residual or
-//! weight moved, so a step reads levels without dividing.
+//! weight moved, so a step reads levels without dividing. Most solves on
+//! FB2010 come of residuals that moved under a class whose subcoflows did
+//! not change: its lists stay from its last turn when every link they
+//! hold is full or open as it was then (the members would come out the
+//! same; debug builds list anew and compare), so such a solve reads no
+//! flow but its members. When no two members share a path (each open
+//! subcoflow's flows go to distinct downlinks and no two share an uplink:
+//! one flow per path, as FB2010's coflows are) each member is its own
+//! demand, found without looking its path up.
 //!
 //! The protocol costs one pass over each negotiating subcoflow's flows and
 //! messages per tick, and no more: bytes left are summed again only after a
@@ -50,7 +59,9 @@
 //! receivers update their caches per (receiver, coflow) in place while the
 //! same senders announce, merging only the rest, and reply through a table
 //! of Ψ per (coflow, receiver), which each sender reads in its receivers'
-//! order.
+//! order. With Ψ = max a cache updated wholly in place replies the largest
+//! value it was set to (no second pass), and with Φ = max (and no decision
+//! log) a round's feedback is kept as its largest value alone.
 //!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
@@ -147,22 +158,28 @@
 //! current priority (`Dcas::set_priority`, and new flows take it when they
 //! join, after their subcoflow ran); a subcoflow's `n_served` counts its
 //! flows with a rate above the floor (`solve_incremental` from the solver's
-//! changed demands and at finishes; `serve_class` recounts a class's
+//! changed demands and at finishes; `solve_class` recounts a class's
 //! subcoflows when it serves the class, and a class that keeps its turn
 //! keeps its rates, hence their service); a class keeps its turn only when
 //! its subcoflows, their change stamps (`changed_at`, moved by every join
 //! and leave) and the residuals of the links it read are those of the turn
-//! (`serve_classes`; `serve_class` lists every link a member's path or a
-//! blocked test reads); a solved class's rates and residuals are
+//! (`serve_classes`; `list_class` lists every link a member's path or a
+//! blocked test reads); a class solved on the lists of its last turn has
+//! the members a listing would give (`serve_class`: the same subcoflows
+//! and every listed link full or open as then; checked against a listing
+//! in debug builds); a solved class's rates and residuals are
 //! [`ClassServer::serve_flows`]'s to the bit (`PairSolver::serve`, checked
-//! against [`coflowkit_alloc::MaxMin`] in debug builds); every flow with
+//! against [`coflowkit_alloc::MaxMin`] in debug builds, also where each
+//! member is taken as its own demand, which checks that no path repeats;
+//! the members' classes are their subcoflows' already, checked there too);
+//! every flow with
 //! a rate is a member of one current turn (members of a turn served again or gone are zeroed unless a class
 //! gave them a rate in this round, `dropped`); a decision or feedback
 //! applies only to the round that announced (`instance` and `round` checks
 //! in `Dcas::live`, at decisions and when a receiver replies); a
 //! subcoflow's cached bytes left are its flows' sum whenever none of them
 //! had a rate since (`rem`, dropped at joins and leaves; `moved`, set
-//! from the rates its class gives in `serve_class`). The
+//! from the rates its class gives in `solve_class`). The
 //! slow reference in `crates/sim/tests/reference/dcas.rs` implements the same
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
@@ -669,6 +686,9 @@ struct Subcoflow {
     // `GONE` once forgotten.
     instance: u32,
     flows: Vec<FlowIdx>,
+    // Each flow's last link, in the order of `flows` (big switch: its
+    // downlink), read in a row where the walk lists a class.
+    lasts: Vec<u32>,
     priority: Option<Priority>,
     n_served: u32,
     unserved_since: Option<Time>,
@@ -683,6 +703,9 @@ struct Subcoflow {
     // either side is full; recomputed after joins).
     receivers: Option<Arc<[HostId]>>,
     ends: Option<(Vec<u32>, Vec<u32>)>,
+    // Whether no two of its flows share a last link (so, with one first
+    // link, no two share a path): found with `ends`; a leave keeps it true.
+    distinct: bool,
     // When its flows last changed (`Dcas::n_changes` then): a class whose
     // subcoflows all show the stamps of its last turn has the same flows.
     changed_at: u64,
@@ -707,6 +730,21 @@ struct ClassTurn {
     after: Vec<f64>,
     members: Vec<FlowIdx>,
     round: u64,
+    // Which of `links` were full when listed; where each subcoflow's
+    // members end in `members`; whether no two members share a path;
+    // whether the lists were made (a turn made anew has none).
+    full: Vec<bool>,
+    member_ends: Vec<u32>,
+    distinct: bool,
+    listed: bool,
+}
+
+/// A class's lists, as [`Dcas::list_class`] makes them.
+#[derive(Debug, Default)]
+struct ClassLists {
+    links: Vec<u32>,
+    members: Vec<FlowIdx>,
+    member_ends: Vec<u32>,
 }
 
 /// The links of a class's solve beyond which [`coflowkit_alloc::MaxMin`] fills with a heap
@@ -756,16 +794,19 @@ struct PairSolver {
 
 impl PairSolver {
     /// Serves the class of active flows `members` (each on the path
-    /// `flow_ends` gives) max-min on `residual`, writing their rates and
-    /// `class` into `out`, as [`ClassServer::serve_flows`] would; false
-    /// (and nothing done) when the class touches more than [`SCAN_LINKS`]
-    /// links.
+    /// `flow_ends` gives) max-min on `residual`, writing their rates into
+    /// `out`, as [`ClassServer::serve_flows`] would (the members are in
+    /// `class` already); false (and nothing done) when the class touches
+    /// more than [`SCAN_LINKS`] links. With `distinct` (no two members
+    /// share a path) each member is its own demand, found without looking
+    /// up paths.
     #[allow(clippy::too_many_arguments)]
     fn serve(
         &mut self,
         obs: &crate::Observed<'_>,
         members: &[FlowIdx],
         flow_ends: &[(u32, u32)],
+        distinct: bool,
         residual: &mut [f64],
         class: u32,
         out: &mut Allocation,
@@ -795,7 +836,24 @@ impl PairSolver {
         self.count.clear();
         self.member_demand.clear();
         self.live.clear();
-        for &f in members {
+        if distinct {
+            for &f in members {
+                let (a, b) = flow_ends[f as usize];
+                self.ends.push((a, b));
+                for l in [a, b] {
+                    let li = l as usize;
+                    if self.link_stamp[li] != epoch {
+                        self.link_stamp[li] = epoch;
+                        self.first[li] = 0;
+                        self.live.push(l);
+                    }
+                    self.first[li] += 1;
+                }
+            }
+            self.count.resize(members.len(), 1);
+            self.member_demand.extend(0..members.len() as u32);
+        }
+        for &f in members.iter().filter(|_| !distinct) {
             let p = obs.path_idx(f) as usize;
             if self.path_stamp[p] != epoch {
                 self.path_stamp[p] = epoch;
@@ -822,14 +880,30 @@ impl PairSolver {
         }
         #[cfg(debug_assertions)]
         let want = {
+            // Demands by path in the order members first show them, each
+            // with its members' count, as `ClassServer::serve_flows` makes
+            // them; and each member's demand as found here.
             let mut solver = coflowkit_alloc::MaxMin::default();
-            let mut seen = vec![false; obs.n_paths()];
+            let mut demand_of = vec![u32::MAX; obs.n_paths()];
+            let mut counts: Vec<u32> = vec![];
             for &f in members {
+                let p = obs.path_idx(f) as usize;
+                if demand_of[p] == u32::MAX {
+                    demand_of[p] = counts.len() as u32;
+                    counts.push(0);
+                }
+                counts[demand_of[p] as usize] += 1;
+            }
+            for (&f, &d) in members.iter().zip(&self.member_demand) {
                 let p = obs.path_idx(f);
-                if !std::mem::replace(&mut seen[p as usize], true) {
-                    let d = self.path_demand[p as usize] as usize;
+                assert_eq!(demand_of[p as usize], d, "demand of member {f}");
+                if d as usize == solver.len() {
                     let links = obs.path_links(p).iter().copied();
-                    solver.push(links, 1.0, self.count[d], f64::INFINITY);
+                    assert_eq!(
+                        self.count[d as usize], counts[d as usize],
+                        "count of demand {d}"
+                    );
+                    solver.push(links, 1.0, counts[d as usize], f64::INFINITY);
                 }
             }
             let mut after = residual.to_vec();
@@ -922,7 +996,7 @@ impl PairSolver {
         }
         for (&f, &d) in members.iter().zip(&self.member_demand) {
             out.set_rate(f, self.rate[d as usize]);
-            out.set_class(f, class);
+            debug_assert_eq!(out.class(f), class, "class of member {f}");
         }
         #[cfg(debug_assertions)]
         {
@@ -1073,11 +1147,12 @@ pub struct Dcas {
     round: u64,
     flow_round: Vec<u64>,
     dropped: Vec<FlowIdx>,
-    // Per link, the last class serve that listed it in its turn's links
-    // (serves numbered by `n_serves`).
+    // Per link, the last class serve that listed it in its turn's links,
+    // and the last that found it the open uplink of a subcoflow (serves
+    // numbered by `n_serves`).
     link_listed: Vec<u64>,
+    link_opened: Vec<u64>,
     n_serves: u64,
-    member_ends: Vec<u32>,
     n_changes: u64,
     stats: DcasStats,
     // Scratch.
@@ -1129,8 +1204,8 @@ impl Dcas {
             flow_round: vec![],
             dropped: vec![],
             link_listed: vec![],
+            link_opened: vec![],
             n_serves: 0,
-            member_ends: vec![],
             n_changes: 0,
             stats: DcasStats::default(),
             config,
@@ -1418,15 +1493,20 @@ impl Dcas {
                 // place while the group's senders are the cache's (the same
                 // senders announce every tick), then by one merge of the
                 // rest (entries set in place are what the merge would make).
+                // (With Ψ = max, the largest value set in place is the
+                // reply when every entry was set in place.)
                 let mut k = 0;
+                let mut top = 0;
                 for (m, e) in group.iter().zip(cache.iter_mut()) {
                     if m.from != e.sender {
                         break;
                     }
                     (e.value, e.at) = (m.value, now);
+                    top = top.max(m.value);
                     k += 1;
                 }
-                if k < group.len() || k < cache.len() {
+                let in_place = k == group.len() && k == cache.len();
+                if !in_place {
                     merged.clear();
                     merged.extend_from_slice(&cache[..k]);
                     let live = |e: &&CacheEntry| e.at + expiry > now;
@@ -1449,14 +1529,22 @@ impl Dcas {
                         && cache.iter().all(|e| e.at + expiry > now),
                     "a receiver's cache: live entries, one per sender, in order"
                 );
-                let value = self.config.psi.apply(cache.iter().map(|e| e.value));
+                let value = if in_place && self.config.psi == Combine::Max {
+                    debug_assert_eq!(Some(top), Combine::Max.apply(cache.iter().map(|e| e.value)));
+                    Some(top)
+                } else {
+                    self.config.psi.apply(cache.iter().map(|e| e.value))
+                };
                 replies[no as usize * n_hosts + to.0 as usize] = value;
             }
         }
         // The replies, each announcement's in its receivers' order: a
         // sender's feedback arrives by receiver (with no loss, straight
         // into it: none is lost and nothing else is drawn).
+        // With Φ = max and no log to show them, a round's feedback is kept
+        // as its largest value alone (what the decision reads of it).
         let lossless = self.config.loss <= 0.0;
+        let only_max = self.config.phi == Combine::Max && self.log.is_none();
         for (a, m) in batch.iter().enumerate() {
             let open = self
                 .live(m.sub, m.instance, m.round)
@@ -1464,7 +1552,17 @@ impl Dcas {
             let row = &replies[coflow_no[a] as usize * n_hosts..][..n_hosts];
             if lossless {
                 let values = m.to.iter().filter_map(|r| row[r.0 as usize]);
-                let n = if open {
+                let n = if open && only_max {
+                    let (mut n, mut top) = (0, None);
+                    for v in values {
+                        n += 1;
+                        top = top.max(Some(v));
+                    }
+                    let feedback = &mut self.subs[m.sub as usize].feedback;
+                    debug_assert!(feedback.is_empty(), "one announcement per round");
+                    feedback.extend(top);
+                    n
+                } else if open {
                     let feedback = &mut self.subs[m.sub as usize].feedback;
                     let before = feedback.len();
                     feedback.extend(values);
@@ -1587,6 +1685,7 @@ impl Dcas {
                     host: h,
                     instance: self.n_instances,
                     flows: vec![],
+                    lasts: vec![],
                     priority: None,
                     n_served: 0,
                     unserved_since: Some(now),
@@ -1596,6 +1695,7 @@ impl Dcas {
                     feedback: vec![],
                     receivers: None,
                     ends: None,
+                    distinct: false,
                     changed_at: 0,
                     rem: None,
                     moved: false,
@@ -1619,8 +1719,11 @@ impl Dcas {
                 s
             }
         };
+        let p = view.path(f);
+        let ends = (p[0].0, p[p.len() - 1].0);
         let sub = &mut self.subs[s as usize];
         sub.flows.push(f);
+        sub.lasts.push(ends.1);
         sub.receivers = None;
         sub.ends = None;
         sub.rem = None;
@@ -1628,8 +1731,7 @@ impl Dcas {
         sub.changed_at = self.n_changes;
         self.order_stale = true;
         self.flow_sub[f as usize] = s;
-        let p = view.path(f);
-        self.flow_ends[f as usize] = (p[0].0, p[p.len() - 1].0);
+        self.flow_ends[f as usize] = ends;
         self.all_pairs &= p.len() == 2 && p[0] != p[1];
     }
 
@@ -1639,6 +1741,7 @@ impl Dcas {
         let sub = &mut self.subs[s as usize];
         let at = sub.flows.iter().position(|&x| x == f).expect("flow listed");
         sub.flows.swap_remove(at);
+        sub.lasts.swap_remove(at);
         sub.receivers = None;
         sub.rem = None;
         self.n_changes += 1;
@@ -1710,20 +1813,19 @@ impl Dcas {
             for host in &self.hosts {
                 for &s in &host.subcoflows {
                     let sub = &mut self.subs[s as usize];
-                    let flow_ends = &self.flow_ends;
-                    let ends = sub.ends.get_or_insert_with(|| {
-                        let (mut first, mut last) = (vec![], vec![]);
+                    if sub.ends.is_none() {
+                        let (mut first, mut last) = (vec![], sub.lasts.clone());
                         for &f in &sub.flows {
-                            let (a, b) = flow_ends[f as usize];
-                            first.push(a);
-                            last.push(b);
+                            first.push(self.flow_ends[f as usize].0);
                         }
                         first.sort_unstable();
                         first.dedup();
                         last.sort_unstable();
                         last.dedup();
-                        (first, last)
-                    });
+                        sub.distinct = last.len() == sub.flows.len();
+                        sub.ends = Some((first, last));
+                    }
+                    let ends = sub.ends.as_ref().expect("just made");
                     let first = if ends.0.len() == 1 {
                         ends.0[0]
                     } else {
@@ -1764,7 +1866,7 @@ impl Dcas {
                 i = j;
                 continue;
             }
-            self.serve_class(i..j, turn, now, &obs, out);
+            self.serve_class(i..j, same_subs, turn, now, &obs, out);
             i = j;
         }
         // Classes no subcoflow is in any more.
@@ -1785,50 +1887,114 @@ impl Dcas {
         self.dropped.clear();
     }
 
-    /// Serves the class of the subcoflows `self.order[range]` afresh into
-    /// `turn`: a subcoflow whose first or last links are all full is left
-    /// out, and so is a flow that meets a full link (it would get nothing
-    /// and take nothing: leaving it out changes no other rate). Then
-    /// recounts the service of the class's subcoflows.
+    /// Serves the class of the subcoflows `self.order[range]` into `turn`
+    /// (`same_subs`: they are the subcoflows of its last turn, with the
+    /// same flows): a subcoflow whose first or last links are all full is
+    /// left out, and so is a flow that meets a full link (it would get
+    /// nothing and take nothing: leaving it out changes no other rate).
+    /// Then recounts the service of the class's subcoflows.
+    ///
+    /// The lists of the last turn stay when its subcoflows are the same and
+    /// every link it listed is full or open as it was then: a flow is a
+    /// member while its first and last links are open, and the links a
+    /// turn lists decide that for each of its subcoflows, so a listing now
+    /// would give the same members (debug builds list anew and compare).
     fn serve_class(
         &mut self,
         range: std::ops::Range<usize>,
+        same_subs: bool,
         turn: &mut ClassTurn,
         now: Time,
         obs: &crate::Observed<'_>,
         out: &mut Allocation,
     ) {
-        let round = self.round;
-        self.dropped.append(&mut turn.members);
-        turn.subs.clear();
-        turn.links.clear();
-        // Each link once, marked with this serve's number.
+        let server = &self.server;
+        let keep_lists = same_subs
+            && turn.listed
+            && (turn.links.iter())
+                .zip(&turn.full)
+                .all(|(&l, &full)| server.is_full(l) == full);
+        #[cfg(debug_assertions)]
+        if keep_lists {
+            let mut lists = ClassLists::default();
+            let distinct = self.list_class(range.clone(), &mut lists, obs);
+            assert_eq!(
+                lists.members, turn.members,
+                "members of a class kept listed"
+            );
+            assert_eq!(lists.member_ends, turn.member_ends, "members' runs");
+            assert!(distinct || !turn.distinct, "paths of a class kept listed");
+        }
+        if !keep_lists {
+            self.dropped.append(&mut turn.members);
+            turn.subs.clear();
+            let subs = &self.subs;
+            turn.subs.extend(
+                self.order[range.clone()]
+                    .iter()
+                    .map(|&(_, s, _)| (s, subs[s as usize].changed_at)),
+            );
+            let mut lists = ClassLists {
+                links: std::mem::take(&mut turn.links),
+                members: std::mem::take(&mut turn.members),
+                member_ends: std::mem::take(&mut turn.member_ends),
+            };
+            turn.distinct = self.list_class(range.clone(), &mut lists, obs);
+            (turn.links, turn.members, turn.member_ends) =
+                (lists.links, lists.members, lists.member_ends);
+            let server = &self.server;
+            turn.full.clear();
+            turn.full
+                .extend(turn.links.iter().map(|&l| server.is_full(l)));
+            turn.listed = true;
+        }
+        self.solve_class(range, turn, now, obs, out);
+    }
+
+    /// Lists the class of the subcoflows `self.order[range]` into `lists`
+    /// (cleared first); true when no two of its members share a path.
+    ///
+    /// The lists hold the links the class reads before its solve, each
+    /// once: a blocked subcoflow's are those that showed it blocked (its
+    /// one first link, or all its first or all its last links; while they
+    /// show the same residual it stays blocked, whatever its other links
+    /// show), the others' are all their first and last links (the solve
+    /// reads and takes from no other). Each subcoflow's members are a run
+    /// of `lists.members`, ending at `lists.member_ends[k]` for its k-th one.
+    fn list_class(
+        &mut self,
+        range: std::ops::Range<usize>,
+        lists: &mut ClassLists,
+        obs: &crate::Observed<'_>,
+    ) -> bool {
+        lists.links.clear();
+        lists.members.clear();
+        lists.member_ends.clear();
+        // Each link once, marked with this listing's number.
         self.n_serves += 1;
         let stamp = self.n_serves;
-        if self.link_listed.len() < obs.capacities().len() {
-            self.link_listed.resize(obs.capacities().len(), 0);
+        let n_links = obs.capacities().len();
+        if self.link_listed.len() < n_links {
+            self.link_listed.resize(n_links, 0);
+            self.link_opened.resize(n_links, 0);
         }
-        // The turn lists the links the class read before its solve, each
-        // once: a blocked subcoflow's are those that showed it blocked (its
-        // one first link, or all its first or all its last links; while they
-        // show the same residual it stays blocked, whatever its other links
-        // show), the others' are all their first and last links (the solve
-        // reads and takes from no other). Each subcoflow's members are a run
-        // of `turn.members`, ending at `member_ends[k]` for its k-th one.
         let server = &self.server;
         let listed = &mut self.link_listed;
-        let mut list = |links: &[u32]| {
-            for &l in links {
+        // Whether no two members share a path: each open subcoflow's flows
+        // go to distinct last links, and no two open ones share their uplink.
+        let mut distinct = true;
+        let opened = &mut self.link_opened;
+        let links = &mut lists.links;
+        let mut list = |ls: &[u32]| {
+            for &l in ls {
                 if std::mem::replace(&mut listed[l as usize], stamp) != stamp {
-                    turn.links.push(l);
+                    links.push(l);
                 }
             }
         };
-        let mut member_ends = std::mem::take(&mut self.member_ends);
-        member_ends.clear();
-        for &(_, s, first) in &self.order[range.clone()] {
+        let members = &mut lists.members;
+        for &(_, s, first) in &self.order[range] {
             let sub = &self.subs[s as usize];
-            turn.subs.push((s, sub.changed_at));
             let ends = sub.ends.as_ref().expect("made with the order");
             let full = |l: &u32| server.is_full(*l);
             // Most subcoflows wait behind a full uplink: one look.
@@ -1839,28 +2005,44 @@ impl Dcas {
             } else if ends.1.iter().all(full) {
                 list(&ends.1);
             } else if first != NO_LINK {
-                // Its one uplink is open: one pass over its flows lists
-                // their downlinks (its last links) and keeps as members
-                // those whose downlink is open.
+                // Its one uplink is open: one pass over its flows' last
+                // links (downlinks) lists them and keeps as members the
+                // flows whose downlink is open.
                 list(&[first]);
-                for &f in &sub.flows {
-                    let b = self.flow_ends[f as usize].1;
+                distinct &=
+                    sub.distinct && std::mem::replace(&mut opened[first as usize], stamp) != stamp;
+                for (&f, &b) in sub.flows.iter().zip(&sub.lasts) {
                     list(&[b]);
                     if !server.is_full(b) {
-                        turn.members.push(f);
+                        members.push(f);
                     }
                 }
             } else {
+                distinct = false;
                 list(&ends.0);
                 list(&ends.1);
                 let flow_ends = &self.flow_ends;
-                turn.members.extend(sub.flows.iter().copied().filter(|&f| {
+                members.extend(sub.flows.iter().copied().filter(|&f| {
                     let (a, b) = flow_ends[f as usize];
                     !server.is_full(a) && !server.is_full(b)
                 }));
             }
-            member_ends.push(turn.members.len() as u32);
+            lists.member_ends.push(members.len() as u32);
         }
+        distinct
+    }
+
+    /// Solves the class of the subcoflows `self.order[range]` on the
+    /// members `turn` lists, then recounts their service.
+    fn solve_class(
+        &mut self,
+        range: std::ops::Range<usize>,
+        turn: &mut ClassTurn,
+        now: Time,
+        obs: &crate::Observed<'_>,
+        out: &mut Allocation,
+    ) {
+        let round = self.round;
         self.server.residual_of(&turn.links, &mut turn.before);
         if !turn.members.is_empty() {
             let p = self.subs[self.order[range.start].1 as usize]
@@ -1871,6 +2053,7 @@ impl Dcas {
                     obs,
                     &turn.members,
                     &self.flow_ends,
+                    turn.distinct,
                     self.server.residual_mut(),
                     p.queue_class(),
                     out,
@@ -1879,22 +2062,22 @@ impl Dcas {
                 self.server
                     .serve_flows(obs, turn.members.iter().copied(), p.queue_class(), out);
             }
-            for &f in &turn.members {
-                self.flow_round[f as usize] = round;
-            }
         }
         self.server.residual_of(&turn.links, &mut turn.after);
         turn.round = round;
         // Service: a subcoflow is served while a flow of it has a rate
         // above the floor; one that was and is not any more is unserved
-        // from now. Only members have a rate.
+        // from now. Only members have a rate (and are marked given one in
+        // this round).
         let mut start = 0;
-        for (&(_, s, _), &end) in self.order[range].iter().zip(&member_ends) {
+        let flow_round = &mut self.flow_round;
+        for (&(_, s, _), &end) in self.order[range].iter().zip(&turn.member_ends) {
             let sub = &mut self.subs[s as usize];
             let floor = EPS * self.hosts[sub.host.0 as usize].nic_bps;
             let was = sub.n_served > 0;
             let (mut n_served, mut sending) = (0, false);
             for &f in &turn.members[start..end as usize] {
+                flow_round[f as usize] = round;
                 let r = out.rate(f);
                 n_served += u32::from(r > floor);
                 sending |= r > 0.0;
@@ -1909,7 +2092,6 @@ impl Dcas {
                 sub.unserved_since = Some(now);
             }
         }
-        self.member_ends = member_ends;
     }
 }
 
