@@ -290,31 +290,6 @@ pub(super) struct Pass1 {
     pub(super) seen: bool,
 }
 
-impl Pass1 {
-    /// Whether a solve of the same matrix under `row_cap` and `col_cap`
-    /// gives this one's levels and uses bit for bit: every port whose
-    /// capacity moved is nobody's bottleneck here (its level is infinite:
-    /// it never had the lowest share, nor tied it) and its capacity did not
-    /// fall. [`WeightedBipartite`]'s filling then runs the same rounds: such
-    /// a port's residual is never lower than it was (the same subtractions
-    /// from a capacity no lower; rounding is monotone), so its share stays
-    /// above the lowest, and what it gives away is what the other ports'
-    /// freezes took (`PortServer::allocate`; a debug check solves anew).
-    ///
-    /// [`WeightedBipartite`]: coflowkit_alloc::WeightedBipartite
-    pub(super) fn holds_under(&self, row_cap: &[f64], col_cap: &[f64]) -> bool {
-        let holds = |caps: &[f64], old: &[f64], level: &[f64]| {
-            caps.len() == old.len()
-                && caps.len() == level.len()
-                && caps.iter().zip(old).zip(level).all(|((&new, &old), &l)| {
-                    new.to_bits() == old.to_bits() || (l == f64::INFINITY && new >= old)
-                })
-        };
-        holds(row_cap, &self.row_cap, &self.row_level)
-            && holds(col_cap, &self.col_cap, &self.col_level)
-    }
-}
-
 /// Per flow: its slot and place in it, and the rate the driver applies
 /// (bytes per ns) since `at`, when it had sent `sent`.
 #[derive(Debug, Clone, Copy, Default)]

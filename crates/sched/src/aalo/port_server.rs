@@ -634,35 +634,8 @@ impl PortServer {
                 };
                 let p = &mut cc.solves[at];
                 p.seen = true;
-                let moved = p.row_cap != self.row_cap || p.col_cap != self.col_cap;
-                if p.version == cc.version && moved && p.holds_under(&self.row_cap, &self.col_cap)
+                if p.version != cc.version || p.row_cap != self.row_cap || p.col_cap != self.col_cap
                 {
-                    // The same solution, bit for bit: keep it for the new
-                    // capacities.
-                    #[cfg(debug_assertions)]
-                    {
-                        let mut fresh = Pass1::default();
-                        cc.matrix.solve(
-                            &self.row_cap,
-                            &self.col_cap,
-                            &mut fresh.row_level,
-                            &mut fresh.col_level,
-                            &mut fresh.row_used,
-                            &mut fresh.col_used,
-                        );
-                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                        for (kept, new) in [
-                            (&p.row_level, &fresh.row_level),
-                            (&p.col_level, &fresh.col_level),
-                            (&p.row_used, &fresh.row_used),
-                            (&p.col_used, &fresh.col_used),
-                        ] {
-                            assert_eq!(bits(kept), bits(new), "coflow {c}'s kept solve");
-                        }
-                    }
-                    p.row_cap.clone_from(&self.row_cap);
-                    p.col_cap.clone_from(&self.col_cap);
-                } else if p.version != cc.version || moved {
                     p.version = cc.version;
                     cc.resolved = true;
                     p.row_cap.clone_from(&self.row_cap);
