@@ -793,6 +793,21 @@ struct PairSolver {
 }
 
 impl PairSolver {
+    /// Adds a demand on the links `a` and `b` (its `ends`), counting it on
+    /// each and putting a link this solve has not seen yet in `live`.
+    fn push_demand(&mut self, (a, b): (u32, u32), epoch: u32) {
+        self.ends.push((a, b));
+        for l in [a, b] {
+            let li = l as usize;
+            if self.link_stamp[li] != epoch {
+                self.link_stamp[li] = epoch;
+                self.first[li] = 0;
+                self.live.push(l);
+            }
+            self.first[li] += 1;
+        }
+    }
+
     /// Serves the class of active flows `members` (each on the path
     /// `flow_ends` gives) max-min on `residual`, writing their rates into
     /// `out`, as [`ClassServer::serve_flows`] would (the members are in
@@ -838,17 +853,7 @@ impl PairSolver {
         self.live.clear();
         if distinct {
             for &f in members {
-                let (a, b) = flow_ends[f as usize];
-                self.ends.push((a, b));
-                for l in [a, b] {
-                    let li = l as usize;
-                    if self.link_stamp[li] != epoch {
-                        self.link_stamp[li] = epoch;
-                        self.first[li] = 0;
-                        self.live.push(l);
-                    }
-                    self.first[li] += 1;
-                }
+                self.push_demand(flow_ends[f as usize], epoch);
             }
             self.count.resize(members.len(), 1);
             self.member_demand.extend(0..members.len() as u32);
@@ -858,18 +863,8 @@ impl PairSolver {
             if self.path_stamp[p] != epoch {
                 self.path_stamp[p] = epoch;
                 self.path_demand[p] = self.ends.len() as u32;
-                let (a, b) = flow_ends[f as usize];
-                self.ends.push((a, b));
+                self.push_demand(flow_ends[f as usize], epoch);
                 self.count.push(0);
-                for l in [a, b] {
-                    let li = l as usize;
-                    if self.link_stamp[li] != epoch {
-                        self.link_stamp[li] = epoch;
-                        self.first[li] = 0;
-                        self.live.push(l);
-                    }
-                    self.first[li] += 1;
-                }
             }
             let d = self.path_demand[p];
             self.count[d as usize] += 1;
