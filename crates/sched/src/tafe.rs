@@ -111,15 +111,18 @@
 //! Most of what a walk still looked at came after a chunk's last serve
 //! (flows that cross a full link), and came out the same at the next
 //! event: a chunk keeps its *blocked tail*, the flows after its last
-//! serve, with the set of links that blocked them (one per flow, noted as
-//! the walk passes it; kept while each link is its own class, up to
+//! serve, with a set of links each of them crosses: the chunk's first and
+//! last links that were full when the walk left it, and any link between
+//! that blocked a flow (kept while each link is its own class, up to
 //! [`CLASSES`] links, as on FB2010's big switch). Nothing of it depends on
 //! the round: while those links are all full (looked at on entering the
 //! chunk and after each serve, as nothing fills in between) the walk
 //! passes the tail at once. Flows that leave it shorten it, a flow put
 //! into it cuts it after that flow. On the whole trace an event passed
-//! 18,000 of the 33,000 flows of the chunks it walked that way: 1.17x
-//! (docs/benchmarks.md command 91).
+//! 18,000 of the 33,000 flows of the chunks it walked that way (with each
+//! flow's blocking link noted as the walk passed it: 1.17-1.21x; the
+//! chunk's full ends instead, no note a flow: 1.05x more;
+//! docs/benchmarks.md command 91).
 //!
 //! # What it knows
 //!
@@ -1227,8 +1230,9 @@ impl TaskOrders {
     /// (looked at on entry and after each serve: nothing fills between).
     /// Returns the chunk's new blocked tail (with one class per link): the
     /// flows after its last serve (after the end of its run if that run
-    /// was walked out of order), with the full links that blocked them
-    /// (`None` if classes hold several links).
+    /// was walked out of order), with the chunk's first and last links
+    /// full now and the links between that blocked a flow (`None` if
+    /// classes hold several links).
     fn walk(
         &mut self,
         obs: &crate::Observed<'_>,
@@ -1248,8 +1252,8 @@ impl TaskOrders {
             }
         };
         let mut limit = tail_at(self);
-        // The flows from `from` on, looked at since the last serve, each
-        // cross a (full) link of `blk`.
+        // The flows from `from` on were looked at since the last serve;
+        // `blk` gets the links between their ends that blocked one.
         let (mut from, mut blk) = (0, [0; WORDS]);
         let at = |k: usize| [ci as u32, k as u32];
         let mut run = std::mem::take(&mut self.run);
@@ -1269,7 +1273,6 @@ impl TaskOrders {
                     k += 1;
                     if e.ends[0] != u32::MAX {
                         if server.is_full(e.ends[0]) {
-                            note_link(&mut blk, e.ends[0]);
                             // The flows right after it from the same first
                             // link cross it too.
                             while k < j && flows[k].ends[0] == e.ends[0] {
@@ -1278,7 +1281,6 @@ impl TaskOrders {
                             continue;
                         }
                         if server.is_full(e.ends[1]) {
-                            note_link(&mut blk, e.ends[1]);
                             continue;
                         }
                     }
@@ -1310,11 +1312,6 @@ impl TaskOrders {
                             let path = obs.path_links(e.p);
                             assert!(path.iter().any(|l| server.is_full(l.0)), "{} passed", e.f);
                         }
-                        if server.is_full(seg.first) {
-                            note_link(&mut blk, seg.first);
-                        } else {
-                            or_classes(&mut blk, &seg.last);
-                        }
                         k = hi;
                         continue;
                     }
@@ -1324,12 +1321,10 @@ impl TaskOrders {
                         if e.ends[0] != u32::MAX {
                             if server.is_full(e.ends[0]) {
                                 // The rest of the stretch crosses it too.
-                                note_link(&mut blk, e.ends[0]);
                                 k = hi;
                                 break;
                             }
                             if server.is_full(e.ends[1]) {
-                                note_link(&mut blk, e.ends[1]);
                                 continue;
                             }
                         }
@@ -1352,11 +1347,9 @@ impl TaskOrders {
                 for (k, e) in run.iter().enumerate() {
                     if e.ends[0] != u32::MAX {
                         if server.is_full(e.ends[0]) {
-                            note_link(&mut blk, e.ends[0]);
                             continue;
                         }
                         if server.is_full(e.ends[1]) {
-                            note_link(&mut blk, e.ends[1]);
                             continue;
                         }
                     }
@@ -1379,14 +1372,10 @@ impl TaskOrders {
         if !self.memo {
             return None;
         }
-        if self.all_blocked(ends) {
-            // The walk stopped there (or could have): every flow crosses
-            // a first link, or a last link, of the chunk's, all full.
-            if self.all_full(&ends.first) {
-                or_classes(&mut blk, &ends.first);
-            } else {
-                or_classes(&mut blk, &ends.last);
-            }
+        // Each flow after the last serve crosses a full link: its first
+        // or last (in the chunk's ends, full now), or one between (noted).
+        for w in 0..WORDS {
+            blk[w] |= (ends.first[w] | ends.last[w]) & self.full[w];
         }
         if limit < n {
             or_classes(&mut blk, &ch.tail_full);
@@ -1409,7 +1398,8 @@ impl TaskOrders {
     /// Serves flow `e` as class `class` if its path meets no full link,
     /// and returns whether every flow of its chunk (with these `ends`) now
     /// crosses a full link; `None`, and the first full link it meets added
-    /// to `blk`, if it meets one.
+    /// to `blk` (a link between its ends: the walk looked at those), if it
+    /// meets one.
     fn try_serve(
         &mut self,
         obs: &crate::Observed<'_>,
@@ -1433,7 +1423,7 @@ impl TaskOrders {
 
 /// Adds link `l` (a real link, below [`CLASSES`] when blocked tails are
 /// kept; its class otherwise, unused) to `set`, without [`add_class`]'s
-/// checks: the walk notes one for each flow it passes.
+/// checks.
 #[inline(always)]
 fn note_link(set: &mut Classes, l: u32) {
     let c = (l as usize).min(CLASSES - 1);
