@@ -46,7 +46,12 @@
 //! not change: its lists stay from its last turn when every link they
 //! hold is full or open as it was then (the members would come out the
 //! same; debug builds list anew and compare), so such a solve reads no
-//! flow but its members. When no two members share a path (each open
+//! flow but its members. The listing writes each member's two links in a
+//! row beside it, and the solve's demands (each demand's links and count,
+//! each link's demands and weight, the links in index order) are made from
+//! that row once and kept with the lists: a solve on kept lists only sets
+//! levels from the residuals and fills (debug builds make the demands anew
+//! and compare). When no two members share a path (each open
 //! subcoflow's flows go to distinct downlinks and no two share an uplink:
 //! one flow per path, as FB2010's coflows are) each member is its own
 //! demand, found without looking its path up.
@@ -167,7 +172,9 @@
 //! blocked test reads); a class solved on the lists of its last turn has
 //! the members a listing would give (`serve_class`: the same subcoflows
 //! and every listed link full or open as then; checked against a listing
-//! in debug builds); a solved class's rates and residuals are
+//! in debug builds); a solve on kept lists uses the demands a making
+//! would give (`PairSolver::serve`, against `PairSolver::make_setup` in
+//! debug builds); a solved class's rates and residuals are
 //! [`ClassServer::serve_flows`]'s to the bit (`PairSolver::serve`, checked
 //! against [`coflowkit_alloc::MaxMin`] in debug builds, also where each
 //! member is taken as its own demand, which checks that no path repeats;
@@ -729,6 +736,8 @@ struct ClassTurn {
     before: Vec<f64>,
     after: Vec<f64>,
     members: Vec<FlowIdx>,
+    // Each member's path's two links, in a row with `members`.
+    ends: Vec<(u32, u32)>,
     round: u64,
     // Which of `links` were full when listed; where each subcoflow's
     // members end in `members`; whether no two members share a path;
@@ -737,6 +746,26 @@ struct ClassTurn {
     member_ends: Vec<u32>,
     distinct: bool,
     listed: bool,
+    // The demands [`PairSolver`] made of `members` (kept with the lists).
+    setup: PairSetup,
+}
+
+/// The demands of a class's members as [`PairSolver`] makes them, kept
+/// with the class's lists (the same members make the same demands): each
+/// demand's two links and count, each member's demand, the solve's links
+/// in index order with their demands (`adj[first..end]`, in demand order)
+/// and weight. `valid` is false until made and after the lists change.
+#[derive(Debug, Default)]
+struct PairSetup {
+    ends: Vec<(u32, u32)>,
+    count: Vec<u32>,
+    member_demand: Vec<u32>,
+    live: Vec<u32>,
+    first: Vec<u32>,
+    end: Vec<u32>,
+    weight: Vec<f64>,
+    adj: Vec<u32>,
+    valid: bool,
 }
 
 /// A class's lists, as [`Dcas::list_class`] makes them.
@@ -744,6 +773,7 @@ struct ClassTurn {
 struct ClassLists {
     links: Vec<u32>,
     members: Vec<FlowIdx>,
+    ends: Vec<(u32, u32)>,
     member_ends: Vec<u32>,
 }
 
@@ -774,57 +804,137 @@ struct PairSolver {
     path_stamp: Vec<u32>,
     path_demand: Vec<u32>,
     epoch: u32,
-    // Per demand: its two links, count, rate and whether it is frozen.
-    ends: Vec<(u32, u32)>,
-    count: Vec<u32>,
+    // Per demand: its rate and whether it is frozen.
     rate: Vec<f64>,
     frozen: Vec<bool>,
-    // Per member: its demand.
-    member_demand: Vec<u32>,
-    // Per link: unfrozen weight, level, and its demands (`adj[first..end]`,
-    // in demand order); valid for the links in `live` (the solve's links).
+    // Per link: unfrozen weight, level, and its demands (`adj[first..end]`
+    // of the class's [`PairSetup`]); valid for the links in `live` (the
+    // solve's links not yet left).
     link_stamp: Vec<u32>,
     weight: Vec<f64>,
     level: Vec<f64>,
     first: Vec<u32>,
     end: Vec<u32>,
     live: Vec<u32>,
-    adj: Vec<u32>,
 }
 
 impl PairSolver {
-    /// Adds a demand on the links `a` and `b` (its `ends`), counting it on
-    /// each and putting a link this solve has not seen yet in `live`.
-    fn push_demand(&mut self, (a, b): (u32, u32), epoch: u32) {
-        self.ends.push((a, b));
+    /// Adds a demand on the links `a` and `b` to `setup` (its `ends`),
+    /// counting it on each and putting a link this listing has not seen
+    /// yet in `setup.live`.
+    #[inline(always)]
+    fn push_demand(&mut self, setup: &mut PairSetup, (a, b): (u32, u32), epoch: u32) {
+        setup.ends.push((a, b));
         for l in [a, b] {
             let li = l as usize;
             if self.link_stamp[li] != epoch {
                 self.link_stamp[li] = epoch;
                 self.first[li] = 0;
-                self.live.push(l);
+                setup.live.push(l);
             }
             self.first[li] += 1;
         }
     }
 
+    /// Makes `setup` the demands of the class's `members` (each on the
+    /// path `ends` gives, in a row with them): one per distinct path in
+    /// the order members first show it (with `distinct`, no two members
+    /// share a path: one per member, found without looking paths up),
+    /// and the links they cross in index order, each with its demands in
+    /// demand order and its weight.
+    fn make_setup(
+        &mut self,
+        obs: &crate::Observed<'_>,
+        members: &[FlowIdx],
+        ends: &[(u32, u32)],
+        distinct: bool,
+        setup: &mut PairSetup,
+    ) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.path_stamp.iter_mut().for_each(|s| *s = u32::MAX);
+            self.link_stamp.iter_mut().for_each(|s| *s = u32::MAX);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        setup.ends.clear();
+        setup.count.clear();
+        setup.member_demand.clear();
+        setup.live.clear();
+        if distinct {
+            for &e in ends {
+                self.push_demand(setup, e, epoch);
+            }
+            setup.count.resize(members.len(), 1);
+            setup.member_demand.extend(0..members.len() as u32);
+        } else {
+            for (&f, &e) in members.iter().zip(ends) {
+                let p = obs.path_idx(f) as usize;
+                if self.path_stamp[p] != epoch {
+                    self.path_stamp[p] = epoch;
+                    self.path_demand[p] = setup.ends.len() as u32;
+                    self.push_demand(setup, e, epoch);
+                    setup.count.push(0);
+                }
+                let d = self.path_demand[p];
+                setup.count[d as usize] += 1;
+                setup.member_demand.push(d);
+            }
+        }
+        // Links in index order (ties between levels go to the lower
+        // index); `first` becomes each link's start in `adj`.
+        setup.live.sort_unstable();
+        let mut off = 0u32;
+        for &l in &setup.live {
+            let li = l as usize;
+            let n = self.first[li];
+            self.first[li] = off;
+            self.end[li] = off;
+            self.weight[li] = 0.0;
+            off += n;
+        }
+        setup.adj.clear();
+        setup.adj.resize(off as usize, 0);
+        for (d, &(a, b)) in setup.ends.iter().enumerate() {
+            let wc = 1.0 * f64::from(setup.count[d]);
+            for l in [a as usize, b as usize] {
+                setup.adj[self.end[l] as usize] = d as u32;
+                self.end[l] += 1;
+                self.weight[l] += wc;
+            }
+        }
+        setup.first.clear();
+        setup.end.clear();
+        setup.weight.clear();
+        for &l in &setup.live {
+            let li = l as usize;
+            setup.first.push(self.first[li]);
+            setup.end.push(self.end[li]);
+            setup.weight.push(self.weight[li]);
+        }
+        setup.valid = true;
+    }
+
     /// Serves the class of active flows `members` (each on the path
-    /// `flow_ends` gives) max-min on `residual`, writing their rates into
-    /// `out`, as [`ClassServer::serve_flows`] would (the members are in
-    /// `class` already); false (and nothing done) when the class touches
-    /// more than [`SCAN_LINKS`] links. With `distinct` (no two members
-    /// share a path) each member is its own demand, found without looking
-    /// up paths.
+    /// `ends` gives, in a row with them) max-min on `residual`, writing
+    /// their rates into `out`, as [`ClassServer::serve_flows`] would (the
+    /// members are in `class` already); false (and nothing done) when the
+    /// class touches more than [`SCAN_LINKS`] links. With `distinct` (no
+    /// two members share a path) each member is its own demand, found
+    /// without looking up paths. The demands are `setup`'s when it is
+    /// valid (made for these members: debug builds make them anew and
+    /// compare), else they are made into it first.
     #[allow(clippy::too_many_arguments)]
     fn serve(
         &mut self,
         obs: &crate::Observed<'_>,
         members: &[FlowIdx],
-        flow_ends: &[(u32, u32)],
+        ends: &[(u32, u32)],
         distinct: bool,
         residual: &mut [f64],
         class: u32,
         out: &mut Allocation,
+        setup: &mut PairSetup,
     ) -> bool {
         if self.path_stamp.len() < obs.n_paths() {
             self.path_stamp.resize(obs.n_paths(), 0);
@@ -838,39 +948,33 @@ impl PairSolver {
             self.first.resize(n, 0);
             self.end.resize(n, 0);
         }
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.path_stamp.iter_mut().for_each(|s| *s = u32::MAX);
-            self.link_stamp.iter_mut().for_each(|s| *s = u32::MAX);
-            self.epoch = 1;
+        #[cfg(debug_assertions)]
+        if setup.valid {
+            let mut fresh = PairSetup::default();
+            self.make_setup(obs, members, ends, distinct, &mut fresh);
+            assert_eq!(fresh.ends, setup.ends, "kept demands' links");
+            assert_eq!(fresh.count, setup.count, "kept demands' counts");
+            assert_eq!(
+                fresh.member_demand, setup.member_demand,
+                "kept members' demands"
+            );
+            assert_eq!(fresh.live, setup.live, "kept links");
+            assert_eq!(
+                (&fresh.first, &fresh.end),
+                (&setup.first, &setup.end),
+                "kept runs"
+            );
+            assert_eq!(fresh.adj, setup.adj, "kept links' demands");
+            let same = fresh.weight.iter().zip(&setup.weight);
+            assert!(
+                same.into_iter().all(|(a, b)| a.to_bits() == b.to_bits()),
+                "kept weights"
+            );
         }
-        let epoch = self.epoch;
-        // Demands by path, in the order members first show them; each
-        // link's weight (its demands' counts) and number of demands.
-        self.ends.clear();
-        self.count.clear();
-        self.member_demand.clear();
-        self.live.clear();
-        if distinct {
-            for &f in members {
-                self.push_demand(flow_ends[f as usize], epoch);
-            }
-            self.count.resize(members.len(), 1);
-            self.member_demand.extend(0..members.len() as u32);
+        if !setup.valid {
+            self.make_setup(obs, members, ends, distinct, setup);
         }
-        for &f in members.iter().filter(|_| !distinct) {
-            let p = obs.path_idx(f) as usize;
-            if self.path_stamp[p] != epoch {
-                self.path_stamp[p] = epoch;
-                self.path_demand[p] = self.ends.len() as u32;
-                self.push_demand(flow_ends[f as usize], epoch);
-                self.count.push(0);
-            }
-            let d = self.path_demand[p];
-            self.count[d as usize] += 1;
-            self.member_demand.push(d);
-        }
-        if self.live.len() > SCAN_LINKS {
+        if setup.live.len() > SCAN_LINKS {
             return false;
         }
         #[cfg(debug_assertions)]
@@ -881,21 +985,23 @@ impl PairSolver {
             let mut solver = coflowkit_alloc::MaxMin::default();
             let mut demand_of = vec![u32::MAX; obs.n_paths()];
             let mut counts: Vec<u32> = vec![];
-            for &f in members {
+            for (&f, &(a, b)) in members.iter().zip(ends) {
                 let p = obs.path_idx(f) as usize;
+                let links: Vec<u32> = obs.path_links(p as u32).iter().map(|l| l.0).collect();
+                assert_eq!(links, [a, b], "links of member {f}");
                 if demand_of[p] == u32::MAX {
                     demand_of[p] = counts.len() as u32;
                     counts.push(0);
                 }
                 counts[demand_of[p] as usize] += 1;
             }
-            for (&f, &d) in members.iter().zip(&self.member_demand) {
+            for (&f, &d) in members.iter().zip(&setup.member_demand) {
                 let p = obs.path_idx(f);
                 assert_eq!(demand_of[p as usize], d, "demand of member {f}");
                 if d as usize == solver.len() {
                     let links = obs.path_links(p).iter().copied();
                     assert_eq!(
-                        self.count[d as usize], counts[d as usize],
+                        setup.count[d as usize], counts[d as usize],
                         "count of demand {d}"
                     );
                     solver.push(links, 1.0, counts[d as usize], f64::INFINITY);
@@ -905,33 +1011,17 @@ impl PairSolver {
             let rates = solver.solve(&mut after).to_vec();
             (rates, after)
         };
-        // Links in index order (ties between levels go to the lower
-        // index); `first` becomes each link's start in `adj`.
-        self.live.sort_unstable();
-        let mut off = 0u32;
-        for &l in &self.live {
+        // Each link's demands, weight and level.
+        self.live.clear();
+        self.live.extend_from_slice(&setup.live);
+        for (i, &l) in setup.live.iter().enumerate() {
             let li = l as usize;
-            let n = self.first[li];
-            self.first[li] = off;
-            self.end[li] = off;
-            self.weight[li] = 0.0;
-            off += n;
+            self.first[li] = setup.first[i];
+            self.end[li] = setup.end[i];
+            self.weight[li] = setup.weight[i];
+            self.level[li] = residual[li].max(0.0) / setup.weight[i];
         }
-        self.adj.clear();
-        self.adj.resize(off as usize, 0);
-        for (d, &(a, b)) in self.ends.iter().enumerate() {
-            let wc = 1.0 * f64::from(self.count[d]);
-            for l in [a as usize, b as usize] {
-                self.adj[self.end[l] as usize] = d as u32;
-                self.end[l] += 1;
-                self.weight[l] += wc;
-            }
-        }
-        for &l in &self.live {
-            let li = l as usize;
-            self.level[li] = residual[li].max(0.0) / self.weight[li];
-        }
-        let n = self.ends.len();
+        let n = setup.ends.len();
         self.rate.clear();
         self.rate.resize(n, 0.0);
         self.frozen.clear();
@@ -962,7 +1052,7 @@ impl PairSolver {
             level = level.max(best);
             let l = best_l as usize;
             for i in self.first[l] as usize..self.end[l] as usize {
-                let d = self.adj[i] as usize;
+                let d = setup.adj[i] as usize;
                 if std::mem::replace(&mut self.frozen[d], true) {
                     continue;
                 }
@@ -971,9 +1061,9 @@ impl PairSolver {
                 #[allow(clippy::manual_clamp)]
                 let r = (1.0 * level).min(f64::INFINITY).max(0.0);
                 self.rate[d] = r;
-                let count = f64::from(self.count[d]);
+                let count = f64::from(setup.count[d]);
                 let (wc, use_) = (1.0 * count, r * count);
-                let (a, b) = self.ends[d];
+                let (a, b) = setup.ends[d];
                 for m in [a as usize, b as usize] {
                     residual[m] -= use_;
                     if residual[m] < 0.0 {
@@ -989,13 +1079,13 @@ impl PairSolver {
             }
             self.weight[l] = 0.0;
         }
-        for (&f, &d) in members.iter().zip(&self.member_demand) {
+        for (&f, &d) in members.iter().zip(&setup.member_demand) {
             out.set_rate(f, self.rate[d as usize]);
             debug_assert_eq!(out.class(f), class, "class of member {f}");
         }
         #[cfg(debug_assertions)]
         {
-            for (&f, &d) in members.iter().zip(&self.member_demand) {
+            for (&f, &d) in members.iter().zip(&setup.member_demand) {
                 let (got, exp) = (self.rate[d as usize], want.0[d as usize]);
                 assert_eq!(got.to_bits(), exp.to_bits(), "rate of flow {f}");
             }
@@ -1917,6 +2007,7 @@ impl Dcas {
                 lists.members, turn.members,
                 "members of a class kept listed"
             );
+            assert_eq!(lists.ends, turn.ends, "members' links kept listed");
             assert_eq!(lists.member_ends, turn.member_ends, "members' runs");
             assert!(distinct || !turn.distinct, "paths of a class kept listed");
         }
@@ -1932,11 +2023,13 @@ impl Dcas {
             let mut lists = ClassLists {
                 links: std::mem::take(&mut turn.links),
                 members: std::mem::take(&mut turn.members),
+                ends: std::mem::take(&mut turn.ends),
                 member_ends: std::mem::take(&mut turn.member_ends),
             };
             turn.distinct = self.list_class(range.clone(), &mut lists, obs);
-            (turn.links, turn.members, turn.member_ends) =
-                (lists.links, lists.members, lists.member_ends);
+            (turn.links, turn.members, turn.ends, turn.member_ends) =
+                (lists.links, lists.members, lists.ends, lists.member_ends);
+            turn.setup.valid = false;
             let server = &self.server;
             turn.full.clear();
             turn.full
@@ -1964,6 +2057,7 @@ impl Dcas {
     ) -> bool {
         lists.links.clear();
         lists.members.clear();
+        lists.ends.clear();
         lists.member_ends.clear();
         // Each link once, marked with this listing's number.
         self.n_serves += 1;
@@ -1987,7 +2081,7 @@ impl Dcas {
                 }
             }
         };
-        let members = &mut lists.members;
+        let (members, member_links) = (&mut lists.members, &mut lists.ends);
         for &(_, s, first) in &self.order[range] {
             let sub = &self.subs[s as usize];
             let ends = sub.ends.as_ref().expect("made with the order");
@@ -2010,17 +2104,20 @@ impl Dcas {
                     list(&[b]);
                     if !server.is_full(b) {
                         members.push(f);
+                        member_links.push((first, b));
                     }
                 }
             } else {
                 distinct = false;
                 list(&ends.0);
                 list(&ends.1);
-                let flow_ends = &self.flow_ends;
-                members.extend(sub.flows.iter().copied().filter(|&f| {
-                    let (a, b) = flow_ends[f as usize];
-                    !server.is_full(a) && !server.is_full(b)
-                }));
+                for &f in &sub.flows {
+                    let (a, b) = self.flow_ends[f as usize];
+                    if !server.is_full(a) && !server.is_full(b) {
+                        members.push(f);
+                        member_links.push((a, b));
+                    }
+                }
             }
             lists.member_ends.push(members.len() as u32);
         }
@@ -2047,11 +2144,12 @@ impl Dcas {
                 && self.pairs.serve(
                     obs,
                     &turn.members,
-                    &self.flow_ends,
+                    &turn.ends,
                     turn.distinct,
                     self.server.residual_mut(),
                     p.queue_class(),
                     out,
+                    &mut turn.setup,
                 );
             if !solved {
                 self.server
