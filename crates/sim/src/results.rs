@@ -169,7 +169,9 @@ pub struct Stats {
 impl Stats {
     /// The statistics of `values` (sorted in place).
     pub fn of(values: &mut [f64]) -> Stats {
-        values.sort_by(f64::total_cmp);
+        // `total_cmp` is a total order, so the unstable sort gives the same
+        // sequence as a stable one, in place and faster.
+        values.sort_unstable_by(f64::total_cmp);
         if values.is_empty() {
             return Stats {
                 count: 0,

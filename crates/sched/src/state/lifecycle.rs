@@ -12,24 +12,51 @@ impl NetState {
     /// path diversity, where no hash is computed).
     fn intern_path(&mut self, src: HostId, dst: HostId, key: FlowKey) -> PathIdx {
         let choice = self.fabric.path_choice(src, dst, key);
-        let known = if choice == 0 {
-            self.path_index.get(&(src, dst))
+        let dense = if choice == 0 {
+            self.dense_route(src, dst)
         } else {
-            self.ecmp_index.get(&(src, dst, choice))
+            None
         };
-        if let Some(&p) = known {
+        let known = match dense {
+            Some(i) => match self.path_dense[i] {
+                0 => None,
+                p1 => Some(p1 - 1),
+            },
+            None if choice == 0 => self.path_index.get(&(src, dst)).copied(),
+            None => self.ecmp_index.get(&(src, dst, choice)).copied(),
+        };
+        if let Some(p) = known {
             return p;
         }
         let p = self.path_start.len() as PathIdx;
         self.path_start.push(self.path_links.len() as u32);
         let out = &mut self.path_links;
         self.fabric.path_into(src, dst, choice, out);
-        if choice == 0 {
-            self.path_index.insert((src, dst), p);
-        } else {
-            self.ecmp_index.insert((src, dst, choice), p);
+        match dense {
+            Some(i) => self.path_dense[i] = p + 1,
+            None if choice == 0 => {
+                self.path_index.insert((src, dst), p);
+            }
+            None => {
+                self.ecmp_index.insert((src, dst, choice), p);
+            }
         }
         p
+    }
+
+    /// The slot of route (`src`, `dst`) in the dense index of choice-0
+    /// paths (allocated on first use), or `None` when the fabric is too
+    /// large for one (or a host is out of its range) and the map serves.
+    #[inline]
+    fn dense_route(&mut self, src: HostId, dst: HostId) -> Option<usize> {
+        let n = self.fabric.n_hosts();
+        if n > super::DENSE_ROUTE_HOSTS || src.0 >= n || dst.0 >= n {
+            return None;
+        }
+        if self.path_dense.is_empty() {
+            self.path_dense = vec![0; n as usize * n as usize];
+        }
+        Some(src.0 as usize * n as usize + dst.0 as usize)
     }
 
     /// The one-link path of host `h`'s CPU. The fabric must have CPUs

@@ -127,6 +127,8 @@ impl NetState {
             self.groups[gi].members.clear();
             self.groups[gi].head = f64::INFINITY;
             self.group_finish_at[gi] = Time::NEVER;
+            // Marked too if it was already: its finish is NEVER now.
+            self.refresh_group(g);
         } else {
             self.recompute_head(g);
             self.refresh_group(g);
@@ -177,7 +179,7 @@ impl NetState {
         self.settle_group(g);
         let gr = &mut self.groups[g as usize];
         let mark = gr.clock + (self.fl[fi].size - sent);
-        gr.members.push(std::cmp::Reverse((MarkKey(mark), f)));
+        gr.members.push(std::cmp::Reverse((MarkKey::of(mark), f)));
         gr.head = gr.head.min(mark);
         gr.n_members += 1;
         if gr.n_members == 1 {

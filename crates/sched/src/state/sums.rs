@@ -134,7 +134,7 @@ impl NetState {
         };
         gr.members.iter().all(|&std::cmp::Reverse((m, f))| {
             let r = &self.fl[f as usize];
-            let live = r.active_pos != INACTIVE && r.group == g && r.base == m.0;
+            let live = r.active_pos != INACTIVE && r.group == g && r.base == m.mark();
             !live || r.coflow == c
         })
     }
