@@ -150,6 +150,12 @@ struct Flow {
     /// at `una` when the timer fired, and when (ps). A timeout leaves the
     /// list at the first arrival of a copy of that byte (`split_timeouts`).
     open_timeouts: Vec<(u64, u64)>,
+    /// Fast retransmits not yet told spurious or not, as `open_timeouts`.
+    open_fast: Vec<(u64, u64)>,
+    /// The latest send time of its data packets that reached its receiver.
+    max_rx_ts: u64,
+    /// When its sender last heard an ACK (or, before, first sent).
+    last_ack_at: u64,
 }
 
 /// The packet-level simulation of one workload on one fabric.
@@ -400,6 +406,9 @@ impl<'a> Engine<'a> {
                     syn_tries: 0,
                     stats: FlowPacketStats::default(),
                     open_timeouts: vec![],
+                    open_fast: vec![],
+                    max_rx_ts: 0,
+                    last_ack_at: 0,
                 });
             }
         }
@@ -439,6 +448,7 @@ impl<'a> Engine<'a> {
                 rto_reset_on_ack: cfg.rto_reset_on_ack,
                 sack: cfg.sack,
                 rto_undo: cfg.rto_undo,
+                reorder_adaptive: cfg.reorder_adaptive,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 mcp_ecn: cfg.mcp_ecn,
@@ -715,7 +725,9 @@ impl<'a> Engine<'a> {
         if self.cfg.handshake.is_some() || rcp {
             self.send_syn(f);
         } else {
-            self.flows[f as usize].established = true;
+            let fl = &mut self.flows[f as usize];
+            fl.established = true;
+            fl.last_ack_at = self.now;
             self.send_data(f);
         }
     }
@@ -835,6 +847,8 @@ impl<'a> Engine<'a> {
                 self.flows[f as usize].stats.retransmits += 1;
             }
             let mut pkt = self.packet(f, Kind::Data, s.seq, s.len);
+            let fl = &mut self.flows[f as usize];
+            fl.stats.bytes_by_class[pkt.class.min(7) as usize] += s.len as u64;
             if self.spc.is_some() {
                 self.spc_carry(f, &mut pkt);
             }
@@ -1019,6 +1033,7 @@ impl<'a> Engine<'a> {
                 let fl = &mut self.flows[f as usize];
                 if !fl.established {
                     fl.established = true;
+                    fl.last_ack_at = self.now;
                     if fl.transport == TransportKind::Rcp {
                         fl.pacer.set_rate(rate_of(pkt.rate));
                     }
@@ -1046,10 +1061,24 @@ impl<'a> Engine<'a> {
         if s.done() {
             return;
         }
+        if s.una < s.max_sent && now - fl.last_ack_at > crate::STALL_PS {
+            fl.stats.stalled_ps += now - fl.last_ack_at;
+        }
+        fl.last_ack_at = now;
         let mut segs = std::mem::take(&mut self.segs);
         segs.clear();
         let sacked = blocks.as_ref().map_or(&[][..], |b| b.as_slice());
+        let fast = s.fast_retransmits;
         s.on_ack_sacks(now, pkt.seq, pkt.ece, pkt.ts, sacked, &mut segs);
+        if s.fast_retransmits > fast {
+            fl.stats.fast_retransmits += 1;
+            let una = s.una;
+            if fl.receiver.as_ref().is_some_and(|r| r.has(una)) {
+                fl.stats.fast_retransmits_spurious += 1;
+            } else {
+                fl.open_fast.push((una, now));
+            }
+        }
         if s.done() {
             s.rto_at = None;
         }
@@ -1074,6 +1103,21 @@ impl<'a> Engine<'a> {
         if !fl.open_timeouts.is_empty() {
             split_timeouts(&mut fl.open_timeouts, &mut fl.stats, &pkt);
         }
+        if !fl.open_fast.is_empty() {
+            let (from, to) = (pkt.seq, pkt.seq + pkt.len as u64);
+            let st = &mut fl.stats;
+            fl.open_fast.retain(|&(byte, at)| {
+                if byte < from || byte >= to {
+                    return true;
+                }
+                st.fast_retransmits_spurious += u64::from(pkt.ts < at);
+                false
+            });
+        }
+        if pkt.ts < fl.max_rx_ts {
+            fl.stats.reordered += 1;
+        }
+        fl.max_rx_ts = fl.max_rx_ts.max(pkt.ts);
         let was_complete = r.complete();
         let (in_order, ce_changed) = r.on_data(pkt.seq, pkt.len, pkt.ce);
         // A short segment counts as two: it is acknowledged at once.
@@ -1500,6 +1544,10 @@ impl Engine<'_> {
         }
         self.hosts.as_mut().expect("hosts").stats.marking_changes += 1;
         let fl = &mut self.flows[f as usize];
+        if new.class != fl.class && fl.sender.is_some() {
+            fl.stats.class_changes += 1;
+            fl.stats.promotions += u64::from(new.class < fl.class);
+        }
         fl.class = new.class;
         let Some(s) = fl.sender.as_mut() else {
             // Before its sender: `start` builds it from these.
