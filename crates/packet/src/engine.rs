@@ -16,7 +16,8 @@
 
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
 use crate::coordinator::{Coordinator, Decision};
-use crate::host::{switchable, Channel, EngineView, Hosts, Settings, CONTROL_PAYLOAD};
+use crate::host::{switchable, Channel, EngineView, Held, Hosts, Settings, CONTROL_PAYLOAD};
+use crate::host::{CONTROL_BATCH_HEAD, CONTROL_BATCH_MAX};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
 use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
@@ -1226,8 +1227,8 @@ impl<'a> Engine<'a> {
     fn dropped(&mut self, pkt: &Packet) {
         if pkt.kind == Kind::Control {
             let h = self.hosts.as_mut().expect("hosts");
-            h.take(pkt.seq as u32);
-            h.stats.control_dropped += 1;
+            let n = h.take(pkt.seq as u32).map_or(1, |m| m.len());
+            h.stats.control_dropped += n as u64;
         } else if matches!(pkt.kind, Kind::Request | Kind::Echo) {
             self.spc_lost(pkt.flow);
         } else {
@@ -1419,8 +1420,12 @@ impl Engine<'_> {
         for &g in &out.changed {
             self.apply_marking(g as u32);
         }
-        for &(to, msg) in &out.send {
-            self.send_control(h, to, msg);
+        if self.cfg.control_batch {
+            self.send_batches(h, &out.send);
+        } else {
+            for &(to, msg) in &out.send {
+                self.send_control(h, to, Held::One(msg), CONTROL_PAYLOAD);
+            }
         }
         self.schedule_wake(h);
         self.hosts.as_mut().expect("hosts").out = out;
@@ -1654,20 +1659,39 @@ impl Engine<'_> {
         c
     }
 
-    /// Host `from`'s policy sends `msg` to host `to`'s: a class-0 packet.
-    fn send_control(&mut self, from: u32, to: u32, msg: Control) {
+    /// `control_batch=on`: host `from`'s messages of one call, one packet
+    /// per destination (in the order each first appears) of at most
+    /// [`CONTROL_BATCH_MAX`], as the testbed's datagrams.
+    fn send_batches(&mut self, from: u32, send: &[(u32, Control)]) {
+        let mut done: Vec<u32> = vec![];
+        for &(to, _) in send {
+            if done.contains(&to) {
+                continue;
+            }
+            done.push(to);
+            let msgs: Vec<Control> = send.iter().filter(|m| m.0 == to).map(|m| m.1).collect();
+            for chunk in msgs.chunks(CONTROL_BATCH_MAX) {
+                let len = CONTROL_BATCH_HEAD + CONTROL_PAYLOAD * chunk.len() as u32;
+                self.send_control(from, to, Held::Many(chunk.to_vec()), len);
+            }
+        }
+    }
+
+    /// Host `from`'s policy sends `msg` to host `to`'s: a class-0 packet
+    /// of `len` payload bytes.
+    fn send_control(&mut self, from: u32, to: u32, msg: Held, len: u32) {
         if to as usize >= self.hosts.as_ref().expect("hosts").policies.len() {
             return;
         }
         let c = self.channel(from, to);
         let hosts = self.hosts.as_mut().expect("hosts");
-        hosts.stats.control_sent += 1;
+        hosts.stats.control_sent += msg.len() as u64;
         let slot = hosts.hold(msg);
         let pkt = Packet {
             flow: c,
             seq: slot as u64,
-            len: CONTROL_PAYLOAD,
-            wire: CONTROL_PAYLOAD + self.cfg.header_bytes,
+            len,
+            wire: len + self.cfg.header_bytes,
             kind: Kind::Control,
             hop: 0,
             class: 0,
@@ -1690,12 +1714,17 @@ impl Engine<'_> {
     fn receive_control(&mut self, pkt: &Packet) {
         let hosts = self.hosts.as_mut().expect("hosts");
         let ch = hosts.channels[pkt.flow as usize];
-        let Some(msg) = hosts.take(pkt.seq as u32) else {
+        let Some(held) = hosts.take(pkt.seq as u32) else {
             return;
         };
-        hosts.stats.control_delivered += 1;
+        hosts.stats.control_delivered += held.len() as u64;
         let now = self.now_ns();
-        self.host_call(ch.to, |p, out| p.receive(now, ch.from, &msg, out));
+        // A packet's messages in one call: its replies share packets too.
+        self.host_call(ch.to, |p, out| {
+            for msg in held.as_slice() {
+                p.receive(now, ch.from, msg, out);
+            }
+        });
     }
 }
 
