@@ -908,7 +908,7 @@ so the engine carries about twice the testbed's negotiation. Why twice (large su
 ticks at packet level, or the testbed's Python senders' 10 ms ticks falling behind) is not measured here;
 nor is hypothesis (c), stale bytes sent (`dcas-local`, on the same counts, is ahead of plain TCP). Commands:
 the runs above with `reordering=adaptive` or `control_batch=on` added, and `spec + ";keep_own=yes"`; the
-counters are in `Results._packet(spec)["flows"]`.
+counters are columns of the `flows` of a packet-level run's `packet` dict (crates/py/src/packet.rs).
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
