@@ -907,9 +907,23 @@ announce 1.42-1.57 million times a replay where the testbed's announced 604,000-
 so the engine carries about twice the testbed's negotiation. With half as many rounds (a diagnostic,
 not the testbed's setting: δ 20 ms and T 40 ms, `control_batch=on`; 0.83 million announcements) the
 messages cost 5% instead of 16% (`keep_own` 0.5062 s, `dcas-local` 0.4818) and `dcas` takes 0.4749 s,
-2% behind plain TCP: the negotiation's volume is what is left. Why twice (large subcoflows alive for more
-ticks at packet level, or the testbed's Python senders' 10 ms ticks falling behind) is not measured here;
-nor is hypothesis (c), stale bytes sent (`dcas-local`, on the same counts, is ahead of plain TCP). Commands:
+2% behind plain TCP: the negotiation's volume is what holds it back. Why the engine negotiates about
+2.5 times as much as the testbed, measured (2026-11-27): not announcing when nothing changed, since the
+testbed's workers run the same host policy (crates/sched/src/host/dcas.rs), which announces every δ
+whether `d` moved or not, on both. Mostly lives: the 631 subcoflows at or above the threshold (62,704
+bytes; of 3,150; 14.6 receivers each on average) live, from arrival to last byte, 3,783 s summed at
+packet level (median 1.06 s) against 1,860 s at flow level (median 0.25 s; `coflowkit.simulate` with the
+same spec, engine flow), and `dcas` announces 407 times a second of such a life (1.54 million; 4.1 a
+10 ms tick, 27% of its ticks times its receivers: the other ticks it is below the threshold or
+starving). The testbed's reports count per replay, not per subcoflow, so its lives are estimated from
+its mean CCT (0.352-0.355 s against 0.5439; summed large lives per second of mean CCT: 6,950 at packet
+level, 7,590 at flow level): 2,450-2,700 s. At the engine's rate that is 1.00-1.10 million
+announcements; the testbed announced 0.60-0.61 million, 55-61%. So of the 2.5 times, 1.4-1.5 is the
+engine's large subcoflows living longer (slower completion, more 10 ms rounds each) and 1.7 the
+testbed announcing less often per second of a life: its Python senders' ticks falling behind on 2
+cores (replies take 13.6 ms of the 10 ms round), or more of its ticks starving; which of the two is not
+split, as the testbed kept no per-subcoflow counts. Hypothesis (c), stale bytes sent, is not measured
+(`dcas-local`, on the same counts, is ahead of plain TCP). Commands:
 the runs above with `reordering=adaptive` or `control_batch=on` added, and `spec + ";keep_own=yes"`; the
 counters are columns of the `flows` of a packet-level run's `packet` dict (crates/py/src/packet.rs).
 
