@@ -589,6 +589,10 @@ impl<'a> Engine<'a> {
             packets,
             events: self.events,
             hosts: self.hosts.as_ref().map(|h| h.stats),
+            negotiation: self
+                .hosts
+                .as_ref()
+                .and_then(|h| crate::host::negotiation(&h.policies)),
             coordinator: self.coord.as_ref().map(|c| c.stats),
             spc,
         }

@@ -148,6 +148,9 @@ pub struct PacketResult {
     pub events: u64,
     /// What the host policies did (runs with a host-policy scheduler).
     pub hosts: Option<HostStats>,
+    /// D-CAS's negotiation summed over the hosts (runs of `dcas` host
+    /// policies; [`host::negotiation`]).
+    pub negotiation: Option<Vec<(&'static str, u64)>>,
     /// What the coordinator did (runs with a coordinator-run scheduler).
     pub coordinator: Option<CoordinatorStats>,
     /// What Baraat's requests and ports did (host-policy runs of `baraat`).

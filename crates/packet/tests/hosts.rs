@@ -227,6 +227,27 @@ fn control_messages_cross_the_fabric_as_packets() {
 }
 
 #[test]
+fn a_dcas_run_reports_its_negotiation_summed_over_the_hosts() {
+    // Host 0 sends 1 MB to each of hosts 1 and 2 (one subcoflow above the
+    // threshold, two receivers): every round announces to both, every
+    // announcement is answered, and each message is its own packet.
+    let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
+    let flows = vec![flow(0, 1, 1_000_000), flow(0, 2, 1_000_000)];
+    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let spec = "dcas:threshold=10000;delta=1ms;t=20ms;expiry=4ms";
+    let r = scheduled(&fabric, &w, spec, "");
+    let n: BTreeMap<_, _> = r.negotiation.clone().unwrap().into_iter().collect();
+    let h = r.hosts.unwrap();
+    assert!(n["announcements"] > 0, "{n:?}");
+    assert_eq!(n["announcements"] % 2, 0, "{n:?}");
+    assert_eq!(n["replies_sent"], n["announcements"], "{n:?}");
+    assert_eq!(n["announcements"] + n["replies_sent"], h.control_sent);
+    // Every announcing run of Pseudocode 1 found the subcoflow large.
+    assert!(n["decided_large"] >= n["announcements"] / 2, "{n:?}");
+    assert!(scheduled(&fabric, &w, "pias", "").negotiation.is_none());
+}
+
+#[test]
 fn control_batch_sends_one_call_s_messages_to_a_host_in_one_packet() {
     // Host 0 announces three times at its flow's start, in one call; host
     // 1 replies to each. Without batching: three packets of 60 wire bytes

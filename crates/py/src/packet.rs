@@ -260,6 +260,9 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
         sched.set_item("control_dropped", h.control_dropped)?;
         sched.set_item("wakes", h.wakes)?;
     }
+    for (k, v) in r.negotiation.iter().flatten() {
+        sched.set_item(format!("dcas_{k}"), *v)?;
+    }
     if let Some(c) = r.coordinator {
         sched.set_item("coordinator_ticks", c.ticks)?;
         sched.set_item("coordinator_decisions", c.decisions)?;

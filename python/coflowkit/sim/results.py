@@ -321,7 +321,12 @@ class Results:
     def scheduler_stats(self, scheduler: str | None = None) -> dict[str, int]:
         """What a packet-level run's scheduler did: with host policies
         ``marking_changes``, ``control_sent``, ``control_delivered``,
-        ``control_dropped``, ``wakes``; with a coordinator
+        ``control_dropped``, ``wakes``; with ``dcas`` host policies also their
+        negotiation summed over the hosts, ``dcas_announcements``,
+        ``dcas_replies_received`` ... ``dcas_dropped_rounds`` (the counters the
+        testbed's workers report) and ``dcas_decided_large``,
+        ``dcas_decided_starving`` (Pseudocode 1's runs that found a subcoflow
+        large, and of those starving); with a coordinator
         ``coordinator_ticks``, ``coordinator_decisions``; with ``baraat`` also
         ``spc_requests``, ``spc_carried`` (of them, on data packets), ``spc_echoes``,
         ``spc_lost`` (requests and answers),
