@@ -871,7 +871,7 @@ packet engine's reordering counters and the knobs `reordering` and `control_batc
 The same runs (`class_min=0.001` and the rest as above), counted over the 4,560 flows of the 19 large
 coflows; the counters are the packet result's per-flow `class_changes`, `promotions`, `reordered` (data
 packets that arrived after one sent later), `fast_retransmits` and `fast_retransmits_spurious` (the
-original arrived: reordering, not loss), `stalled_ps` (the waits for an ACK longer than 50 ms with data
+original arrived: reordering, not loss), `stalled_s` (the waits for an ACK longer than 50 ms with data
 outstanding, a measure of starvation) and `bytes_class0`-`7`:
 
 | large coflows' flows | `plain` | `pias` | `dcas` | `dcas-local` |
@@ -908,24 +908,27 @@ so the engine carries about twice the testbed's negotiation. With half as many r
 not the testbed's setting: δ 20 ms and T 40 ms, `control_batch=on`; 0.83 million announcements) the
 messages cost 5% instead of 16% (`keep_own` 0.5062 s, `dcas-local` 0.4818) and `dcas` takes 0.4749 s,
 2% behind plain TCP: the negotiation's volume is what holds it back. Why the engine negotiates about
-2.5 times as much as the testbed, measured (2026-11-27): not announcing when nothing changed, since the
-testbed's workers run the same host policy (crates/sched/src/host/dcas.rs), which announces every δ
-whether `d` moved or not, on both. Mostly lives: the 631 subcoflows at or above the threshold (62,704
-bytes; of 3,150; 14.6 receivers each on average) live, from arrival to last byte, 3,783 s summed at
-packet level (median 1.06 s) against 1,860 s at flow level (median 0.25 s; `coflowkit.simulate` with the
-same spec, engine flow), and `dcas` announces 407 times a second of such a life (1.54 million; 4.1 a
-10 ms tick, 27% of its ticks times its receivers: the other ticks it is below the threshold or
-starving). The testbed's reports count per replay, not per subcoflow, so its lives are estimated from
-its mean CCT (0.352-0.355 s against 0.5439; summed large lives per second of mean CCT: 6,950 at packet
-level, 7,590 at flow level): 2,450-2,700 s. At the engine's rate that is 1.00-1.10 million
-announcements; the testbed announced 0.60-0.61 million, 55-61%. So of the 2.5 times, 1.4-1.5 is the
-engine's large subcoflows living longer (slower completion, more 10 ms rounds each) and 1.7 the
-testbed announcing less often per second of a life: its Python senders' ticks falling behind on 2
-cores (replies take 13.6 ms of the 10 ms round), or more of its ticks starving; which of the two is not
-split, as the testbed kept no per-subcoflow counts. Hypothesis (c), stale bytes sent, is not measured
+2.5 times as much as the testbed, measured (2026-11-27, the packet result's `dcas_*` counters, the host
+policies' own, which the testbed's workers report too): not announcing when nothing changed, since both
+run the same host policy (crates/sched/src/host/dcas.rs), which announces every δ whether `d` moved or
+not; and not wider rounds (9.3 receivers a round here, about 10.4 on the testbed: 604,000 announcements
+for 58,000 rounds). It is rounds: 165,840 here (165,788 negotiated) against the testbed's 58,000. Two
+factors. Lives: the 631 subcoflows at or above the threshold (62,704 bytes; of 3,150) live, from arrival
+to last byte, 3,783 s summed at packet level (median 1.06 s) against 1,860 s at flow level (median
+0.25 s; `coflowkit.simulate` with the same spec, engine flow), and the testbed's, estimated from its
+mean CCT (0.352-0.355 s against 0.5439; summed large lives per second of mean CCT: 6,950 at packet
+level, 7,590 at flow level), 2,450-2,700 s: the engine's large subcoflows live 1.4-1.5 times as long
+(slower completion, more 10 ms rounds each). Rounds per second of such a life: the engine runs
+Pseudocode 1 on a large subcoflow 370,032 times (98% of its 378,246 ticks of life), finds it starving
+(no byte acknowledged for `T`, `<1, 0>`, no message) in 204,192 and announces in the other 165,840:
+44 rounds a second of life; the testbed's 58,000 over its estimated lives are 21-24 a second, half as
+many. Its Python senders' ticks falling behind on 2 cores (replies take 13.6 ms of the 10 ms round) or
+more of its ticks starving would each give that; which is not split, as the testbed's reports count per
+replay, not per tick or subcoflow. Hypothesis (c), stale bytes sent, is not measured
 (`dcas-local`, on the same counts, is ahead of plain TCP). Commands:
 the runs above with `reordering=adaptive` or `control_batch=on` added, and `spec + ";keep_own=yes"`; the
-counters are columns of the `flows` of a packet-level run's `packet` dict (crates/py/src/packet.rs).
+per-flow counters are columns of `Results.flows()` and flows.csv (`stalled_s` in seconds), the negotiation's
+`Results.scheduler_stats(spec)`'s `dcas_*`, the lives `flows()` grouped by coflow and sender.
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
