@@ -317,3 +317,14 @@ def test_cli_schedulers_engine_packet(cli: Cli, tmp_path: Path) -> None:
     proc = cli("simulate", "--engine", "packet", "--trace", trace, "--scheduler", "pias,baraat,dctcp", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert "pias" in proc.stdout and "baraat" in proc.stdout
+
+
+def test_a_dcas_run_reports_its_negotiation_in_scheduler_stats() -> None:
+    w = coflowkit.synthetic(n_hosts=8, n_coflows=6, seed=3)
+    spec = "dcas:threshold=10000;delta=1ms;t=20ms;expiry=4ms"
+    s = coflowkit.simulate(w, spec, engine="packet", progress=False).scheduler_stats(spec)
+    # Every announcement answered and each its own packet (no drops in a short run).
+    assert s["dcas_announcements"] > 0
+    assert s["dcas_announcements"] + s["dcas_replies_sent"] == s["control_sent"]
+    assert s["dcas_decided_large"] >= s["dcas_decided_starving"]
+    assert not any(k.startswith("dcas_") for k in coflowkit.simulate(w, "pias", engine="packet", progress=False).scheduler_stats("pias"))
