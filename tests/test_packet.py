@@ -39,14 +39,24 @@ def test_packet_runs_keep_packet_columns_and_tables(tmp_path: Path) -> None:
     res = coflowkit.simulate(w, "dctcp,tcp", engine="packet", packet="buffer=50p,queue_trace=1ms", progress=False)
     assert res.schedulers == ["dctcp", "tcp"]
     flows = res.flows("dctcp")
-    assert list(flows.columns[-6:]) == [
+    assert list(flows.columns[-20:]) == [
         "drops",
         "ecn_marks",
         "retransmits",
         "timeouts",
         "timeouts_lost",
         "timeouts_spurious",
-    ]
+        "class_changes",
+        "promotions",
+        "reordered",
+        "fast_retransmits",
+        "fast_retransmits_spurious",
+        "stalled_s",
+    ] + [f"bytes_class{c}" for c in range(8)]
+    # Every payload byte sent (new and again) is counted in one class.
+    sent = flows[[f"bytes_class{c}" for c in range(8)]].sum(axis=1)
+    assert (sent >= flows["bytes"]).all()
+    assert (flows["stalled_s"] >= 0).all()
     assert len(flows) == w.n_flows
     assert (flows["fct_s"] > 0).all()
     ports = res.ports("tcp")
@@ -56,7 +66,8 @@ def test_packet_runs_keep_packet_columns_and_tables(tmp_path: Path) -> None:
     assert (tmp_path / "tcp" / "ports.csv").exists()
     assert pq.read_table(tmp_path / "dctcp" / "queue_trace.parquet").num_rows > 0
     with (tmp_path / "tcp" / "flows.csv").open() as f:
-        assert "retransmits" in next(csv.reader(f))
+        head = next(csv.reader(f))
+    assert {"retransmits", "class_changes", "fast_retransmits_spurious", "stalled_s", "bytes_class7"} <= set(head)
 
 
 def test_pfabric_runs_from_python_and_scenario_files(tmp_path: Path) -> None:
@@ -306,3 +317,14 @@ def test_cli_schedulers_engine_packet(cli: Cli, tmp_path: Path) -> None:
     proc = cli("simulate", "--engine", "packet", "--trace", trace, "--scheduler", "pias,baraat,dctcp", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert "pias" in proc.stdout and "baraat" in proc.stdout
+
+
+def test_a_dcas_run_reports_its_negotiation_in_scheduler_stats() -> None:
+    w = coflowkit.synthetic(n_hosts=8, n_coflows=6, seed=3)
+    spec = "dcas:threshold=10000;delta=1ms;t=20ms;expiry=4ms"
+    s = coflowkit.simulate(w, spec, engine="packet", progress=False).scheduler_stats(spec)
+    # Every announcement answered and each its own packet (no drops in a short run).
+    assert s["dcas_announcements"] > 0
+    assert s["dcas_announcements"] + s["dcas_replies_sent"] == s["control_sent"]
+    assert s["dcas_decided_large"] >= s["dcas_decided_starving"]
+    assert not any(k.startswith("dcas_") for k in coflowkit.simulate(w, "pias", engine="packet", progress=False).scheduler_stats("pias"))

@@ -859,11 +859,76 @@ queues ranks `pias` and `dcas-local` ahead of plain TCP as the testbed does (`dc
 16% behind it, and `pias` still ahead of `dcas`: the pair stays reversed at packet level. Without any buffer
 limit (`buffer=inf`, a diagnostic: no drop at all) the priority policies still take 23,565-28,322
 timeouts, nearly all spurious, and `dcas` stays behind plain TCP (0.6444 against 0.4166 s); what holds
-D-CAS's large coflows back at packet level, and not on the testbed, is not yet named. Commands:
+D-CAS's large coflows back at packet level, and not on the testbed, is named in the next paragraph
+(the negotiation's messages). Commands:
 `coflowkit.simulate(w, spec, topology="bigswitch:hosts=16,rate=25Mbps", engine="packet",
 packet="transport=tcp,buffer=64KB,min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,
 buffer_per=queue[,tsq=32KB][,rto_undo=on][,class_min=0.001]")`, `w` this page's fitted workload, `spec` `fair` or
 `replay.policy_spec(p, w)["spec"]` (`dcas` with `negotiate=True`, `dcas-local` with `False`); 5-19 s each.
+
+**What holds `dcas` back at packet level: the negotiation's messages, one packet each (2026-11-27, the
+packet engine's reordering counters and the knobs `reordering` and `control_batch`, docs/packet-engine.md).**
+The same runs (`class_min=0.001` and the rest as above), counted over the 4,560 flows of the 19 large
+coflows; the counters are the packet result's per-flow `class_changes`, `promotions`, `reordered` (data
+packets that arrived after one sent later), `fast_retransmits` and `fast_retransmits_spurious` (the
+original arrived: reordering, not loss), `stalled_s` (the waits for an ACK longer than 50 ms with data
+outstanding, a measure of starvation) and `bytes_class0`-`7`:
+
+| large coflows' flows | `plain` | `pias` | `dcas` | `dcas-local` |
+|---|---|---|---|---|
+| class changes (up) | 0 | 21,574 (0) | 510,693 (253,578) | 391,898 (195,592) |
+| packets reordered on arrival | 0 | 191 | 50,292 | 43,064 |
+| fast retransmits (spurious) | 5,573 (0) | 16,320 (33) | 16,110 (1,096) | 14,480 (968) |
+| timeouts (spurious / lost) | 1,636 (354 / 1,282) | 20,165 (14,393 / 5,772) | 32,523 (19,202 / 13,321) | 28,123 (16,679 / 11,444) |
+| waits over 50 ms for an ACK | 17,202 s | 27,989 s | 34,031 s | 27,337 s |
+| bytes in classes 3 / 4 / 5 / 6 / 7 | all in 0 | 0.10 / 0.42 / 0.12 / 0.28 / 0.06 | 0 / 0.61 / 0.03 / 0.13 / 0.22 | 0 / 0.60 / 0.07 / 0.15 / 0.17 |
+
+Hypothesis (a), reordering, is ruled out. D-CAS moves a large flow between classes 112 times on average
+(`pias` 5 times, only down), half of the moves up, so 50,292 of its packets arrive after ones sent later
+(`pias` 191); but only 1,096 of its 16,110 fast retransmits (7%) are spurious, and Linux's answer, built
+as `reordering=adaptive` (DupThresh follows the reordering seen, as `tp->reordering`; a fast recovery whose
+hole the original filled is undone, as `tcp_try_undo_partial`), gives `dcas` 0.5441 s against 0.5439
+(`pias` 0.4165, `dcas-local` 0.4745, `plain` 0.4699). Hypothesis (b), the messages, is what the counts point
+to: `dcas` and `dcas-local` differ only by the negotiation, and the diagnostic `keep_own=yes` (every message
+sent and answered, each sender setting its own `<1, d>` at once: `dcas-local`'s decisions, its bytes by
+class 0.61 / 0.07 / 0.14 / 0.17) takes 0.6005 s against `dcas-local`'s 0.4609. So the messages alone cost
+30%, and the negotiated values gain back 9% (`dcas` 0.5439). The packet engine sent each message as its own
+60-byte class-0 packet: 3,081,116 of them under `dcas` (1.54 million announcements, each answered), ahead
+of every data packet (under `keep_own=yes` 9% of the bytes sent, hop by hop). The testbed packs a sender's announcements of one tick
+to one receiver, and a receiver's replies to one sender, into one datagram (docs/testbed.md: a 10-byte
+head, 20 bytes a message, at most 64); `control_batch=on` does the same (about 2 messages a packet here):
+`dcas` 0.4859 s (its large coflows 0.4252 against 0.4854 s), `keep_own` 0.5366. The four at packet level
+with the testbed's queues and its datagrams: `pias` 0.4138 s, `dcas-local` 0.4609, `plain` 0.4674, `dcas`
+0.4859 (the other three send no messages: unchanged). The one-packet-a-message model made `dcas` 16%
+behind plain TCP; with the testbed's datagrams it is 4% behind, still behind `pias` and `dcas-local`,
+so the ranking and the reversed pair stay as they were. What is left is the messages still: batched, the
+same decisions take 16% longer with them than without (0.5366 against 0.4609 s), and the engine's senders
+announce 1.42-1.57 million times a replay where the testbed's announced 604,000-611,000 (docs/testbed.md),
+so the engine carries about twice the testbed's negotiation. With half as many rounds (a diagnostic,
+not the testbed's setting: δ 20 ms and T 40 ms, `control_batch=on`; 0.83 million announcements) the
+messages cost 5% instead of 16% (`keep_own` 0.5062 s, `dcas-local` 0.4818) and `dcas` takes 0.4749 s,
+2% behind plain TCP: the negotiation's volume is what holds it back. Why the engine negotiates about
+2.5 times as much as the testbed, measured (2026-11-27, the packet result's `dcas_*` counters, the host
+policies' own, which the testbed's workers report too): not announcing when nothing changed, since both
+run the same host policy (crates/sched/src/host/dcas.rs), which announces every δ whether `d` moved or
+not; and not wider rounds (9.3 receivers a round here, about 10.4 on the testbed: 604,000 announcements
+for 58,000 rounds). It is rounds: 165,840 here (165,788 negotiated) against the testbed's 58,000. Two
+factors. Lives: the 631 subcoflows at or above the threshold (62,704 bytes; of 3,150) live, from arrival
+to last byte, 3,783 s summed at packet level (median 1.06 s) against 1,860 s at flow level (median
+0.25 s; `coflowkit.simulate` with the same spec, engine flow), and the testbed's, estimated from its
+mean CCT (0.352-0.355 s against 0.5439; summed large lives per second of mean CCT: 6,950 at packet
+level, 7,590 at flow level), 2,450-2,700 s: the engine's large subcoflows live 1.4-1.5 times as long
+(slower completion, more 10 ms rounds each). Rounds per second of such a life: the engine runs
+Pseudocode 1 on a large subcoflow 370,032 times (98% of its 378,246 ticks of life), finds it starving
+(no byte acknowledged for `T`, `<1, 0>`, no message) in 204,192 and announces in the other 165,840:
+44 rounds a second of life; the testbed's 58,000 over its estimated lives are 21-24 a second, half as
+many. Its Python senders' ticks falling behind on 2 cores (replies take 13.6 ms of the 10 ms round) or
+more of its ticks starving would each give that; which is not split, as the testbed's reports count per
+replay, not per tick or subcoflow. Hypothesis (c), stale bytes sent, is not measured
+(`dcas-local`, on the same counts, is ahead of plain TCP). Commands:
+the runs above with `reordering=adaptive` or `control_batch=on` added, and `spec + ";keep_own=yes"`; the
+per-flow counters are columns of `Results.flows()` and flows.csv (`stalled_s` in seconds), the negotiation's
+`Results.scheduler_stats(spec)`'s `dcas_*`, the lives `flows()` grouped by coflow and sender.
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the

@@ -316,6 +316,16 @@ pub struct PacketConfig {
     /// echoed timestamp shows spurious (RFC 3522) is undone, window and
     /// threshold restored (RFC 4015; Linux's `tcp_try_undo_loss`).
     pub rto_undo: bool,
+    /// With `sack` and `timestamps`: Linux's response to reordering
+    /// (`reordering=adaptive`): DupThresh rises to the reordering seen (up
+    /// to 300 segments, `tp->reordering`), and a fast recovery that an
+    /// echoed timestamp shows spurious is undone (`tcp_try_undo_partial`);
+    /// off (`fixed`): DupThresh 3 and no undo (RFC 6675, ns-3).
+    pub reorder_adaptive: bool,
+    /// A host policy's control messages of one call to one host share a
+    /// packet (the testbed's datagram: a 10-byte head and 20 bytes a
+    /// message, at most 64); off: a packet per message.
+    pub control_batch: bool,
     /// Sample every port's queue occupancy at this interval.
     pub queue_trace: Option<Dur>,
     /// Every flow's pacing at its host (each flow keeps its own; RCP flows
@@ -403,6 +413,8 @@ impl Default for PacketConfig {
             rto_reset_on_ack: false,
             sack: false,
             rto_undo: false,
+            reorder_adaptive: false,
+            control_batch: false,
             queue_trace: None,
             pacing: Pacing::Off,
             rcp_alpha: 0.1,
@@ -514,6 +526,14 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "rto_undo",
         "on: with sack and timestamps, a timeout the echoed timestamp shows spurious is undone (RFC 3522/4015, Linux) (off)",
+    ),
+    (
+        "reordering",
+        "fixed: DupThresh 3 (RFC 6675); adaptive: with sack and timestamps, DupThresh follows the reordering seen and a fast recovery the echoed timestamp shows spurious is undone (Linux) (fixed)",
+    ),
+    (
+        "control_batch",
+        "on: a host policy's messages of one call to one host share a packet, 10 + 20 bytes each, at most 64 (the testbed's datagram); off: a packet per message (off)",
     ),
     (
         "queue_trace",
@@ -821,6 +841,14 @@ impl PacketConfig {
             "timestamps" => self.timestamps = parse_on_off(key, v)?,
             "sack" => self.sack = parse_on_off(key, v)?,
             "rto_undo" => self.rto_undo = parse_on_off(key, v)?,
+            "control_batch" => self.control_batch = parse_on_off(key, v)?,
+            "reordering" => {
+                self.reorder_adaptive = match v.trim().to_ascii_lowercase().as_str() {
+                    "fixed" => false,
+                    "adaptive" => true,
+                    _ => return Err(bad(key, format!("'{v}': fixed or adaptive"))),
+                }
+            }
             "mcp_ecn" => self.mcp_ecn = parse_on_off(key, v)?,
             "rto_reset" => {
                 self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
@@ -1091,6 +1119,13 @@ mod tests {
         assert!(!c.rto_undo);
         c.set("rto_undo", "on").unwrap();
         assert!(c.rto_undo);
+        assert!(!c.reorder_adaptive);
+        c.set("reordering", "adaptive").unwrap();
+        assert!(c.reorder_adaptive);
+        assert!(c.set("reordering", "rack").is_err());
+        assert!(!c.control_batch);
+        c.set("control_batch", "on").unwrap();
+        assert!(c.control_batch);
     }
 
     #[test]

@@ -16,7 +16,8 @@
 
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
 use crate::coordinator::{Coordinator, Decision};
-use crate::host::{switchable, Channel, EngineView, Hosts, Settings, CONTROL_PAYLOAD};
+use crate::host::{switchable, Channel, EngineView, Held, Hosts, Settings, CONTROL_PAYLOAD};
+use crate::host::{CONTROL_BATCH_HEAD, CONTROL_BATCH_MAX};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
 use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
@@ -150,6 +151,12 @@ struct Flow {
     /// at `una` when the timer fired, and when (ps). A timeout leaves the
     /// list at the first arrival of a copy of that byte (`split_timeouts`).
     open_timeouts: Vec<(u64, u64)>,
+    /// Fast retransmits not yet told spurious or not, as `open_timeouts`.
+    open_fast: Vec<(u64, u64)>,
+    /// The latest send time of its data packets that reached its receiver.
+    max_rx_ts: u64,
+    /// When its sender last heard an ACK (or, before, first sent).
+    last_ack_at: u64,
 }
 
 /// The packet-level simulation of one workload on one fabric.
@@ -400,6 +407,9 @@ impl<'a> Engine<'a> {
                     syn_tries: 0,
                     stats: FlowPacketStats::default(),
                     open_timeouts: vec![],
+                    open_fast: vec![],
+                    max_rx_ts: 0,
+                    last_ack_at: 0,
                 });
             }
         }
@@ -439,6 +449,7 @@ impl<'a> Engine<'a> {
                 rto_reset_on_ack: cfg.rto_reset_on_ack,
                 sack: cfg.sack,
                 rto_undo: cfg.rto_undo,
+                reorder_adaptive: cfg.reorder_adaptive,
                 deadline_ps: None,
                 late: cfg.d2tcp_late,
                 mcp_ecn: cfg.mcp_ecn,
@@ -578,6 +589,10 @@ impl<'a> Engine<'a> {
             packets,
             events: self.events,
             hosts: self.hosts.as_ref().map(|h| h.stats),
+            negotiation: self
+                .hosts
+                .as_ref()
+                .and_then(|h| crate::host::negotiation(&h.policies)),
             coordinator: self.coord.as_ref().map(|c| c.stats),
             spc,
         }
@@ -715,7 +730,9 @@ impl<'a> Engine<'a> {
         if self.cfg.handshake.is_some() || rcp {
             self.send_syn(f);
         } else {
-            self.flows[f as usize].established = true;
+            let fl = &mut self.flows[f as usize];
+            fl.established = true;
+            fl.last_ack_at = self.now;
             self.send_data(f);
         }
     }
@@ -835,6 +852,8 @@ impl<'a> Engine<'a> {
                 self.flows[f as usize].stats.retransmits += 1;
             }
             let mut pkt = self.packet(f, Kind::Data, s.seq, s.len);
+            let fl = &mut self.flows[f as usize];
+            fl.stats.bytes_by_class[pkt.class.min(7) as usize] += s.len as u64;
             if self.spc.is_some() {
                 self.spc_carry(f, &mut pkt);
             }
@@ -1019,6 +1038,7 @@ impl<'a> Engine<'a> {
                 let fl = &mut self.flows[f as usize];
                 if !fl.established {
                     fl.established = true;
+                    fl.last_ack_at = self.now;
                     if fl.transport == TransportKind::Rcp {
                         fl.pacer.set_rate(rate_of(pkt.rate));
                     }
@@ -1046,10 +1066,24 @@ impl<'a> Engine<'a> {
         if s.done() {
             return;
         }
+        if s.una < s.max_sent && now - fl.last_ack_at > crate::STALL_PS {
+            fl.stats.stalled_ps += now - fl.last_ack_at;
+        }
+        fl.last_ack_at = now;
         let mut segs = std::mem::take(&mut self.segs);
         segs.clear();
         let sacked = blocks.as_ref().map_or(&[][..], |b| b.as_slice());
+        let fast = s.fast_retransmits;
         s.on_ack_sacks(now, pkt.seq, pkt.ece, pkt.ts, sacked, &mut segs);
+        if s.fast_retransmits > fast {
+            fl.stats.fast_retransmits += 1;
+            let una = s.una;
+            if fl.receiver.as_ref().is_some_and(|r| r.has(una)) {
+                fl.stats.fast_retransmits_spurious += 1;
+            } else {
+                fl.open_fast.push((una, now));
+            }
+        }
         if s.done() {
             s.rto_at = None;
         }
@@ -1074,6 +1108,21 @@ impl<'a> Engine<'a> {
         if !fl.open_timeouts.is_empty() {
             split_timeouts(&mut fl.open_timeouts, &mut fl.stats, &pkt);
         }
+        if !fl.open_fast.is_empty() {
+            let (from, to) = (pkt.seq, pkt.seq + pkt.len as u64);
+            let st = &mut fl.stats;
+            fl.open_fast.retain(|&(byte, at)| {
+                if byte < from || byte >= to {
+                    return true;
+                }
+                st.fast_retransmits_spurious += u64::from(pkt.ts < at);
+                false
+            });
+        }
+        if pkt.ts < fl.max_rx_ts {
+            fl.stats.reordered += 1;
+        }
+        fl.max_rx_ts = fl.max_rx_ts.max(pkt.ts);
         let was_complete = r.complete();
         let (in_order, ce_changed) = r.on_data(pkt.seq, pkt.len, pkt.ce);
         // A short segment counts as two: it is acknowledged at once.
@@ -1182,8 +1231,8 @@ impl<'a> Engine<'a> {
     fn dropped(&mut self, pkt: &Packet) {
         if pkt.kind == Kind::Control {
             let h = self.hosts.as_mut().expect("hosts");
-            h.take(pkt.seq as u32);
-            h.stats.control_dropped += 1;
+            let n = h.take(pkt.seq as u32).map_or(1, |m| m.len());
+            h.stats.control_dropped += n as u64;
         } else if matches!(pkt.kind, Kind::Request | Kind::Echo) {
             self.spc_lost(pkt.flow);
         } else {
@@ -1375,8 +1424,12 @@ impl Engine<'_> {
         for &g in &out.changed {
             self.apply_marking(g as u32);
         }
-        for &(to, msg) in &out.send {
-            self.send_control(h, to, msg);
+        if self.cfg.control_batch {
+            self.send_batches(h, &out.send);
+        } else {
+            for &(to, msg) in &out.send {
+                self.send_control(h, to, Held::One(msg), CONTROL_PAYLOAD);
+            }
         }
         self.schedule_wake(h);
         self.hosts.as_mut().expect("hosts").out = out;
@@ -1500,6 +1553,10 @@ impl Engine<'_> {
         }
         self.hosts.as_mut().expect("hosts").stats.marking_changes += 1;
         let fl = &mut self.flows[f as usize];
+        if new.class != fl.class && fl.sender.is_some() {
+            fl.stats.class_changes += 1;
+            fl.stats.promotions += u64::from(new.class < fl.class);
+        }
         fl.class = new.class;
         let Some(s) = fl.sender.as_mut() else {
             // Before its sender: `start` builds it from these.
@@ -1606,20 +1663,39 @@ impl Engine<'_> {
         c
     }
 
-    /// Host `from`'s policy sends `msg` to host `to`'s: a class-0 packet.
-    fn send_control(&mut self, from: u32, to: u32, msg: Control) {
+    /// `control_batch=on`: host `from`'s messages of one call, one packet
+    /// per destination (in the order each first appears) of at most
+    /// [`CONTROL_BATCH_MAX`], as the testbed's datagrams.
+    fn send_batches(&mut self, from: u32, send: &[(u32, Control)]) {
+        let mut done: Vec<u32> = vec![];
+        for &(to, _) in send {
+            if done.contains(&to) {
+                continue;
+            }
+            done.push(to);
+            let msgs: Vec<Control> = send.iter().filter(|m| m.0 == to).map(|m| m.1).collect();
+            for chunk in msgs.chunks(CONTROL_BATCH_MAX) {
+                let len = CONTROL_BATCH_HEAD + CONTROL_PAYLOAD * chunk.len() as u32;
+                self.send_control(from, to, Held::Many(chunk.to_vec()), len);
+            }
+        }
+    }
+
+    /// Host `from`'s policy sends `msg` to host `to`'s: a class-0 packet
+    /// of `len` payload bytes.
+    fn send_control(&mut self, from: u32, to: u32, msg: Held, len: u32) {
         if to as usize >= self.hosts.as_ref().expect("hosts").policies.len() {
             return;
         }
         let c = self.channel(from, to);
         let hosts = self.hosts.as_mut().expect("hosts");
-        hosts.stats.control_sent += 1;
+        hosts.stats.control_sent += msg.len() as u64;
         let slot = hosts.hold(msg);
         let pkt = Packet {
             flow: c,
             seq: slot as u64,
-            len: CONTROL_PAYLOAD,
-            wire: CONTROL_PAYLOAD + self.cfg.header_bytes,
+            len,
+            wire: len + self.cfg.header_bytes,
             kind: Kind::Control,
             hop: 0,
             class: 0,
@@ -1642,12 +1718,17 @@ impl Engine<'_> {
     fn receive_control(&mut self, pkt: &Packet) {
         let hosts = self.hosts.as_mut().expect("hosts");
         let ch = hosts.channels[pkt.flow as usize];
-        let Some(msg) = hosts.take(pkt.seq as u32) else {
+        let Some(held) = hosts.take(pkt.seq as u32) else {
             return;
         };
-        hosts.stats.control_delivered += 1;
+        hosts.stats.control_delivered += held.len() as u64;
         let now = self.now_ns();
-        self.host_call(ch.to, |p, out| p.receive(now, ch.from, &msg, out));
+        // A packet's messages in one call: its replies share packets too.
+        self.host_call(ch.to, |p, out| {
+            for msg in held.as_slice() {
+                p.receive(now, ch.from, msg, out);
+            }
+        });
     }
 }
 

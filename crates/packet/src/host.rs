@@ -41,11 +41,47 @@
 
 use crate::config::TransportKind;
 use crate::pacing::Pacing;
+use coflowkit_sched::host::dcas::DcasHost;
 use coflowkit_sched::host::{Cc, Control, Effects, HostPolicy, HostView, Marking};
 
 /// Payload bytes of a control packet (a [`Control`]: kind, number,
 /// coflow, value), headers not counted.
 pub const CONTROL_PAYLOAD: u32 = 20;
+
+/// With `control_batch=on`: the head of a packet of messages (the
+/// testbed's datagram: magic, version, kind, host and count,
+/// docs/testbed.md), each message [`CONTROL_PAYLOAD`] bytes after it.
+pub const CONTROL_BATCH_HEAD: u32 = 10;
+
+/// With `control_batch=on`: the most messages one packet carries (the
+/// testbed's datagram).
+pub const CONTROL_BATCH_MAX: usize = 64;
+
+/// What a control packet carries: one message, or (`control_batch=on`)
+/// the messages of one policy call to one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Held {
+    One(Control),
+    Many(Vec<Control>),
+}
+
+impl Held {
+    /// How many messages.
+    pub fn len(&self) -> usize {
+        match self {
+            Held::One(_) => 1,
+            Held::Many(v) => v.len(),
+        }
+    }
+
+    /// The messages, in the order they were sent.
+    pub fn as_slice(&self) -> &[Control] {
+        match self {
+            Held::One(m) => std::slice::from_ref(m),
+            Held::Many(v) => v,
+        }
+    }
+}
 
 /// What the host policies did in a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -132,6 +168,33 @@ pub(crate) struct Channel {
     pub hops: (u32, u32),
 }
 
+/// D-CAS's negotiation summed over the hosts (`None` when no host runs
+/// [`DcasHost`]): its counters, named as [`DcasHost::counts`], then
+/// `decided_large` and `decided_starving` (Pseudocode 1's runs that found a
+/// subcoflow large, and of those the starving ones), so that a run's
+/// announcements and rounds can be held against the testbed's reports,
+/// which sum the same policy's counters over its workers.
+pub fn negotiation(policies: &[Box<dyn HostPolicy>]) -> Option<Vec<(&'static str, u64)>> {
+    let mut sum: Option<Vec<(&'static str, u64)>> = None;
+    for d in policies
+        .iter()
+        .filter_map(|p| p.as_any().downcast_ref::<DcasHost>())
+    {
+        let runs = d
+            .runs()
+            .values()
+            .fold([0u64; 2], |a, r| [a[0] + r[0], a[1] + r[1]]);
+        let host = d
+            .counts()
+            .chain([("decided_large", runs[0]), ("decided_starving", runs[1])]);
+        match sum.as_mut() {
+            None => sum = Some(host.collect()),
+            Some(s) => s.iter_mut().zip(host).for_each(|(a, (_, v))| a.1 += v),
+        }
+    }
+    sum
+}
+
 /// The engine's host side: the policies and what travels between them.
 pub(crate) struct Hosts {
     pub policies: Vec<Box<dyn HostPolicy>>,
@@ -143,7 +206,7 @@ pub(crate) struct Hosts {
     /// Channel index by (from, to).
     pub channel_of: std::collections::HashMap<(u32, u32), u32>,
     /// Messages in flight by slot; `free` the empty slots.
-    pub msgs: Vec<Option<Control>>,
+    pub msgs: Vec<Option<Held>>,
     pub free: Vec<u32>,
     pub stats: HostStats,
 }
@@ -165,7 +228,7 @@ impl Hosts {
     }
 
     /// Stores `msg` for its packet; its slot.
-    pub fn hold(&mut self, msg: Control) -> u32 {
+    pub fn hold(&mut self, msg: Held) -> u32 {
         match self.free.pop() {
             Some(k) => {
                 self.msgs[k as usize] = Some(msg);
@@ -179,7 +242,7 @@ impl Hosts {
     }
 
     /// Takes the message in `slot` (its packet arrived or was dropped).
-    pub fn take(&mut self, slot: u32) -> Option<Control> {
+    pub fn take(&mut self, slot: u32) -> Option<Held> {
         let m = self.msgs.get_mut(slot as usize)?.take();
         if m.is_some() {
             self.free.push(slot);
@@ -274,11 +337,13 @@ mod tests {
             coflow: 2,
             value: 3,
         };
-        let a = h.hold(m);
-        let b = h.hold(m);
+        let a = h.hold(Held::One(m));
+        let b = h.hold(Held::Many(vec![m, m]));
         assert_ne!(a, b);
-        assert_eq!(h.take(a), Some(m));
+        assert_eq!(h.take(a), Some(Held::One(m)));
         assert_eq!(h.take(a), None);
-        assert_eq!(h.hold(m), a);
+        assert_eq!(h.hold(Held::One(m)), a);
+        let held = h.take(b).unwrap();
+        assert_eq!((held.len(), held.as_slice()), (2, &[m, m][..]));
     }
 }

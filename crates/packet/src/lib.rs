@@ -96,7 +96,29 @@ pub struct FlowPacketStats {
     /// `timeouts - timeouts_lost - timeouts_spurious` are SYN timeouts and
     /// those of segments that never arrived (a flow left unfinished).
     pub timeouts_spurious: u64,
+    /// Changes of its class by its host policy after it started.
+    pub class_changes: u64,
+    /// Of those, moves to a higher class (a lower number): its later
+    /// packets may overtake its earlier ones still queued below.
+    pub promotions: u64,
+    /// Data packets that reached its receiver after one sent later had
+    /// (their send times out of order): reordering in the network.
+    pub reordered: u64,
+    /// Fast retransmits (entries into fast recovery), each a window cut.
+    pub fast_retransmits: u64,
+    /// Fast retransmits whose segment had not been dropped: a copy sent
+    /// before the retransmission arrived (the network reordered it).
+    pub fast_retransmits_spurious: u64,
+    /// Time (ps) spent waiting for an ACK with data outstanding, counted
+    /// in the waits longer than [`STALL_PS`] only.
+    pub stalled_ps: u64,
+    /// Payload bytes it sent (new and again) in each class, 0 first.
+    pub bytes_by_class: [u64; 8],
 }
+
+/// A wait for an ACK longer than this (50 ms: two full 64 KiB queues at
+/// 25 Mbit/s and more) counts in [`FlowPacketStats::stalled_ps`].
+pub const STALL_PS: u64 = 50_000_000_000;
 
 /// One sample of a port's queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +148,9 @@ pub struct PacketResult {
     pub events: u64,
     /// What the host policies did (runs with a host-policy scheduler).
     pub hosts: Option<HostStats>,
+    /// D-CAS's negotiation summed over the hosts (runs of `dcas` host
+    /// policies; [`host::negotiation`]).
+    pub negotiation: Option<Vec<(&'static str, u64)>>,
     /// What the coordinator did (runs with a coordinator-run scheduler).
     pub coordinator: Option<CoordinatorStats>,
     /// What Baraat's requests and ports did (host-policy runs of `baraat`).

@@ -158,6 +158,10 @@ impl SackList {
 /// DupThresh (RFC 6675 §2, RFC 5681 §3.2).
 pub const DUP_THRESH: u32 = 3;
 
+/// The most segments `reordering=adaptive` raises DupThresh to (Linux's
+/// `net.ipv4.tcp_max_reordering`, 300).
+pub const MAX_REORDERING: u32 = 300;
+
 /// One segment sent and not cumulatively acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
@@ -189,6 +193,13 @@ pub struct Scoreboard {
     total: u64,
     /// One past the highest SACKed byte; 0 when nothing is SACKed.
     high_sacked: u64,
+    /// DupThresh raised by the reordering seen (`reordering=adaptive`),
+    /// segments; 0 (and anything below [`DUP_THRESH`]) for the fixed 3.
+    reordering: u32,
+    /// The farthest reordering seen since the sender last asked, bytes: a
+    /// segment sent once and never SACKed arrived (SACKed or cumulatively
+    /// acknowledged) below the highest SACKed byte, this far below it.
+    reordered: u64,
 }
 
 impl Scoreboard {
@@ -228,6 +239,9 @@ impl Scoreboard {
         while let Some(e) = self.entries.front().copied() {
             if e.seq >= ack {
                 break;
+            }
+            if !e.sacked && !e.retx && e.seq < self.high_sacked {
+                self.reordered = self.reordered.max(self.high_sacked - e.seq);
             }
             let gone = e.end.min(ack) - e.seq;
             self.forget(&e, gone);
@@ -269,6 +283,9 @@ impl Scoreboard {
                 }
                 if !x.sacked {
                     let len = x.len();
+                    if !x.retx && x.end < self.high_sacked {
+                        self.reordered = self.reordered.max(self.high_sacked - x.seq);
+                    }
                     if x.lost {
                         self.lost -= len;
                     }
@@ -295,10 +312,11 @@ impl Scoreboard {
     fn mark_lost(&mut self) {
         let mut seen = 0;
         let mut cut = None;
+        let thresh = self.dup_thresh();
         for (i, e) in self.entries.iter().enumerate().rev() {
             if e.sacked {
                 seen += 1;
-                if seen == DUP_THRESH {
+                if seen == thresh {
                     cut = Some(i);
                     break;
                 }
@@ -359,6 +377,33 @@ impl Scoreboard {
             }
         }
         self.lost = lost;
+    }
+
+    /// DupThresh now: [`DUP_THRESH`], or the reordering seen if larger
+    /// (`reordering=adaptive`).
+    pub fn dup_thresh(&self) -> u32 {
+        self.reordering.max(DUP_THRESH)
+    }
+
+    /// The farthest reordering seen since the last call, bytes (0: none).
+    pub fn take_reordered(&mut self) -> u64 {
+        std::mem::take(&mut self.reordered)
+    }
+
+    /// Raises DupThresh to `segments` (at most [`MAX_REORDERING`]; never
+    /// lowers it), as Linux raises `tp->reordering`.
+    pub fn raise_reordering(&mut self, segments: u32) {
+        self.reordering = self.reordering.max(segments.min(MAX_REORDERING));
+    }
+
+    /// One past the highest SACKed byte (0 when nothing is SACKed).
+    pub fn high_sacked(&self) -> u64 {
+        self.high_sacked
+    }
+
+    /// Bytes retransmitted and neither SACKed nor acknowledged.
+    pub fn retx_bytes(&self) -> u64 {
+        self.retx
     }
 
     /// A timeout undone as spurious (`rto_undo`): no entry lost but those
@@ -427,6 +472,43 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reordering_seen_raises_dupthresh() {
+        // Six segments of 1000 bytes. Segment 3 is SACKed, then segment 1
+        // (sent once, 2000 below the highest SACKed byte 4000): reordering
+        // of 3000 bytes (from its first byte). The cumulative ACK of 3000
+        // then covers segments 0 and 2, never SACKed nor resent: 4000.
+        let mut b = Scoreboard::default();
+        for i in 0..6 {
+            b.sent(i * 1000, (i + 1) * 1000, false);
+        }
+        b.update(&[(3000, 4000)]);
+        assert_eq!(b.take_reordered(), 0);
+        b.update(&[(1000, 2000)]);
+        assert_eq!(b.take_reordered(), 3000);
+        b.ack(3000);
+        assert_eq!(b.take_reordered(), 4000);
+        assert_eq!(b.take_reordered(), 0, "taken");
+        // DupThresh 3 until raised; raised to 4, three SACKed segments
+        // above segment 3 no longer make it lost, four do.
+        assert_eq!(b.dup_thresh(), DUP_THRESH);
+        b.raise_reordering(2);
+        assert_eq!(b.dup_thresh(), DUP_THRESH, "never below 3");
+        b.raise_reordering(4);
+        assert_eq!(b.dup_thresh(), 4);
+        b.raise_reordering(1000);
+        assert_eq!(b.dup_thresh(), MAX_REORDERING);
+        let mut b = Scoreboard::default();
+        for i in 0..8 {
+            b.sent(i * 1000, (i + 1) * 1000, false);
+        }
+        b.raise_reordering(4);
+        b.update(&[(1000, 4000)]);
+        assert!(!b.is_lost(0));
+        b.update(&[(1000, 5000)]);
+        assert!(b.is_lost(0));
+    }
 
     #[test]
     fn the_first_block_holds_the_newest_segment() {

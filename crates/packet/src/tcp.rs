@@ -109,7 +109,7 @@
 
 use crate::config::LateRule;
 use crate::config::TransportKind;
-use crate::sack::{SackList, Scoreboard, DUP_THRESH};
+use crate::sack::{SackList, Scoreboard};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The range D2TCP holds the deadline imminence d to (§3.1.2).
@@ -211,6 +211,11 @@ pub struct SenderParams {
     /// echoed timestamp (RFC 3522) is undone (RFC 4015, as Linux's
     /// `tcp_try_undo_loss`; see [`Sender::on_timeout`]).
     pub rto_undo: bool,
+    /// With `sack` and `timestamps`: Linux's reordering response
+    /// (`reordering=adaptive`, [`Sender::on_ack_sacks`]): DupThresh follows
+    /// the reordering seen, and a fast recovery that an echoed timestamp
+    /// shows spurious is undone.
+    pub reorder_adaptive: bool,
 }
 
 /// What a timeout changed, kept to undo it if it proves spurious.
@@ -316,6 +321,13 @@ pub struct Sender {
     undo: Option<Undo>,
     /// Timeouts undone as spurious.
     pub undone: u64,
+    /// With `reordering=adaptive`: the fast recovery under way, to undo
+    /// (`at` its first retransmission).
+    fr_undo: Option<Undo>,
+    /// Fast recoveries undone as spurious.
+    pub fast_undone: u64,
+    /// Entries into fast recovery.
+    pub fast_retransmits: u64,
 }
 
 impl SenderParams {
@@ -375,6 +387,9 @@ impl Sender {
             board: Box::default(),
             undo: None,
             undone: 0,
+            fast_retransmits: 0,
+            fr_undo: None,
+            fast_undone: 0,
         }
     }
 
@@ -734,6 +749,7 @@ impl Sender {
                 self.recover = self.max_sent;
                 self.in_recovery = true;
                 self.first_partial = true;
+                self.fast_retransmits += 1;
                 self.retransmit_una(now, out);
                 self.cwnd = self.ssthresh + 3.0 * mss;
                 self.rto_at = Some(now + self.rto);
@@ -999,6 +1015,9 @@ impl Sender {
         let dctcp = self.p.ecn_capable();
         let mss = self.p.mss as f64;
         let old_una = self.una;
+        // The highest SACKed byte before this ACK (what a fast recovery's
+        // undo measures the reordering from).
+        let fack = self.board.high_sacked();
         let mut acked = 0;
         if ack > self.una {
             acked = self.take_new_ack(now, ack, ece, ts, dctcp);
@@ -1007,9 +1026,15 @@ impl Sender {
         }
         // Update() (§5): blocks of any ACK, even an old one, are news.
         let dup = self.board.update(blocks) > 0;
+        if self.reorder_on() {
+            self.adapt_reordering();
+        }
         if ack > old_una {
             let restart = !self.in_recovery || ack >= self.recover || self.first_partial;
             let spurious = self.undo.filter(|u| ts < u.at);
+            // Linux's `tcp_packet_delayed`: the ACK echoes a segment sent
+            // before the recovery's first retransmission.
+            let delayed = self.in_recovery && self.fr_undo.is_some_and(|u| ts < u.at);
             if let (true, Some(u)) = (self.timer_loss, spurious) {
                 // RFC 3522: the ACK answers a segment sent before the timer
                 // fired, so nothing was lost; RFC 4015's response as Linux
@@ -1027,10 +1052,13 @@ impl Sender {
                     self.undo = None;
                 }
                 self.grow(acked);
+            } else if delayed && self.board.retx_bytes() == 0 {
+                self.undo_fast_recovery(fack.saturating_sub(old_una));
             } else if self.in_recovery {
                 if ack >= self.recover {
                     // §5 (A): the recovery ends.
                     self.in_recovery = false;
+                    self.fr_undo = None;
                     self.cwnd = self.ssthresh;
                     self.dupacks = 0;
                 } else {
@@ -1048,14 +1076,22 @@ impl Sender {
         }
         if dup && !self.in_recovery && !self.timer_loss && self.una < self.max_sent {
             self.dupacks += 1;
-            if self.dupacks >= DUP_THRESH || self.board.is_lost(self.una) {
+            if self.dupacks >= self.board.dup_thresh() || self.board.is_lost(self.una) {
                 // §5 steps 1-2 and 4.
                 if !self.board.is_lost(self.una) {
                     self.board.mark_head_lost();
                 }
+                if self.reorder_on() {
+                    self.fr_undo = Some(Undo {
+                        cwnd: self.cwnd,
+                        ssthresh: self.ssthresh,
+                        at: now,
+                    });
+                }
                 self.recover = self.max_sent;
                 self.in_recovery = true;
                 self.first_partial = true;
+                self.fast_retransmits += 1;
                 self.ssthresh = (self.board.pipe() as f64 / 2.0).max(2.0 * mss);
                 self.cwnd = self.ssthresh;
                 self.force_head(now, out);
@@ -1065,9 +1101,50 @@ impl Sender {
         self.ecn_cut_then_send(now, dctcp, ece, out);
     }
 
+    fn reorder_on(&self) -> bool {
+        self.p.reorder_adaptive && self.p.timestamps
+    }
+
+    /// `reordering=adaptive`: DupThresh rises to the reordering the
+    /// scoreboard saw, in segments rounded up (Linux's
+    /// `tcp_check_sack_reordering`; never lowered within a flow).
+    #[inline(never)]
+    fn adapt_reordering(&mut self) {
+        let bytes = self.board.take_reordered();
+        if bytes > 0 {
+            let mss = self.p.mss as u64;
+            let segments = bytes.div_ceil(mss).min(u32::MAX as u64) as u32;
+            self.board.raise_reordering(segments);
+        }
+    }
+
+    /// `reordering=adaptive`: the hole that started the recovery was
+    /// filled by its original (the ACK echoes a timestamp from before the
+    /// retransmission) and no other retransmission is outstanding, so
+    /// nothing was lost: window and threshold back, the recovery's lost
+    /// marks gone (Linux's `tcp_try_undo_partial` and
+    /// `tcp_try_undo_recovery` with `tcp_undo_cwnd_reduction`; RFC 3522's
+    /// detection, RFC 4015's response).
+    /// `reordered`: how far below the highest SACKed byte the hole was,
+    /// the reordering this shows (Linux's `tcp_check_sack_reordering`).
+    #[inline(never)]
+    fn undo_fast_recovery(&mut self, reordered: u64) {
+        let Some(u) = self.fr_undo.take() else { return };
+        let mss = self.p.mss as u64;
+        self.board
+            .raise_reordering(reordered.div_ceil(mss).min(u32::MAX as u64) as u32);
+        self.board.undo_timeout();
+        self.cwnd = self.cwnd.max(u.cwnd);
+        self.ssthresh = self.ssthresh.max(u.ssthresh);
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.fast_undone += 1;
+    }
+
     #[inline(never)]
     fn on_timeout_sack(&mut self, now: u64, out: &mut Vec<Segment>) {
         let mss = self.p.mss as f64;
+        self.fr_undo = None;
         if self.p.rto_undo && self.p.timestamps && !self.timer_loss {
             self.undo = Some(Undo {
                 cwnd: self.cwnd,
@@ -1206,6 +1283,7 @@ mod tests {
             rto_reset_on_ack: false,
             sack: false,
             rto_undo: false,
+            reorder_adaptive: false,
         }
     }
 
@@ -2008,6 +2086,49 @@ mod tests {
         let lost = (vec![(1000, true), (2000, true)], 2000.0, 0);
         assert_eq!(run(true, 10_000), lost);
         assert_eq!(run(false, 0), lost);
+    }
+
+    #[test]
+    fn reordering_adaptive_undoes_a_fast_recovery_the_original_ends() {
+        // As `sack_recovers_one_lost_segment` up to the third SACK (t = 3):
+        // recovery, cwnd 8000 cut to 3000, segment 0 resent at t = 3.
+        // Then ACK 4000 at t = 4, echoing `echo`.
+        let run = |adaptive: bool, echo: u64| {
+            let p = SenderParams {
+                init_cwnd: 8,
+                sack: true,
+                reorder_adaptive: adaptive,
+                ..params(TransportKind::Tcp)
+            };
+            let mut s = Sender::new(p, 100_000);
+            let mut out = vec![];
+            s.send(0, &mut out);
+            sack_ack(&mut s, 1, 0, &[(1000, 2000)]);
+            sack_ack(&mut s, 2, 0, &[(1000, 3000)]);
+            assert_eq!(sack_ack(&mut s, 3, 0, &[(1000, 4000)]), [(0, true)]);
+            assert_eq!(s.cwnd, 3000.0);
+            out.clear();
+            s.on_ack_sacks(4, 4000, false, echo, &[], &mut out);
+            let sent: Vec<_> = out.iter().map(|x| (x.seq, x.retransmit)).collect();
+            (
+                sent,
+                s.cwnd,
+                s.in_recovery,
+                s.fast_undone,
+                s.board.dup_thresh(),
+            )
+        };
+        // Echoing 0: segment 0's original filled the hole, nothing was
+        // lost. Undone: cwnd 8000 again, out of recovery; 4000-9999 in
+        // flight (pipe 6000), so two new segments; the hole lay 4000 bytes
+        // below the highest SACKed byte, so DupThresh becomes 4 segments.
+        let undone = (vec![(10_000, false), (11_000, false)], 8000.0, false, 1, 4);
+        assert_eq!(run(true, 0), undone);
+        // Echoing the retransmission's 3: a real loss, as without the
+        // knob: a partial ACK in recovery, pipe 6000 over cwnd 3000.
+        let kept = (vec![], 3000.0, true, 0, 3);
+        assert_eq!(run(true, 3), kept);
+        assert_eq!(run(false, 0), kept);
     }
 
     #[test]

@@ -146,6 +146,8 @@ fn a_bad_spec_is_refused_in_one_line() {
 struct Ping {
     got: std::sync::Arc<std::sync::Mutex<Vec<(u32, u64, ControlKind)>>>,
     active: BTreeMap<u64, ()>,
+    /// Announcements sent at each start, in one call (0 counts as 1).
+    copies: u32,
 }
 
 impl HostPolicy for Ping {
@@ -157,13 +159,15 @@ impl HostPolicy for Ping {
     }
     fn start(&mut self, _now: Time, f: &HostFlow, out: &mut Effects) {
         self.active.insert(f.id, ());
-        let msg = Control {
-            kind: ControlKind::Announce,
-            number: 1,
-            coflow: f.coflow,
-            value: f.size,
-        };
-        out.send.push((f.dst, msg));
+        for number in 1..=self.copies.max(1) {
+            let msg = Control {
+                kind: ControlKind::Announce,
+                number,
+                coflow: f.coflow,
+                value: f.size,
+            };
+            out.send.push((f.dst, msg));
+        }
     }
     fn sent(&mut self, _now: Time, _f: u64, _bytes: u64, _out: &mut Effects) {}
     fn finish(&mut self, _now: Time, f: u64, _out: &mut Effects) {
@@ -220,6 +224,72 @@ fn control_messages_cross_the_fabric_as_packets() {
     assert_eq!(back.2, ControlKind::Reply);
     // The reply queued behind host 1's ACKs at most; it came after.
     assert!(back.1 >= 2 * one_way, "{back:?}");
+}
+
+#[test]
+fn a_dcas_run_reports_its_negotiation_summed_over_the_hosts() {
+    // Host 0 sends 1 MB to each of hosts 1 and 2 (one subcoflow above the
+    // threshold, two receivers): every round announces to both, every
+    // announcement is answered, and each message is its own packet.
+    let fabric = Fabric::big_switch(3, BitsPerSec(1e9)).unwrap();
+    let flows = vec![flow(0, 1, 1_000_000), flow(0, 2, 1_000_000)];
+    let w = workload(&fabric, vec![CoflowSpec::new(0, Time(0), flows)]);
+    let spec = "dcas:threshold=10000;delta=1ms;t=20ms;expiry=4ms";
+    let r = scheduled(&fabric, &w, spec, "");
+    let n: BTreeMap<_, _> = r.negotiation.clone().unwrap().into_iter().collect();
+    let h = r.hosts.unwrap();
+    assert!(n["announcements"] > 0, "{n:?}");
+    assert_eq!(n["announcements"] % 2, 0, "{n:?}");
+    assert_eq!(n["replies_sent"], n["announcements"], "{n:?}");
+    assert_eq!(n["announcements"] + n["replies_sent"], h.control_sent);
+    // Every announcing run of Pseudocode 1 found the subcoflow large.
+    assert!(n["decided_large"] >= n["announcements"] / 2, "{n:?}");
+    assert!(scheduled(&fabric, &w, "pias", "").negotiation.is_none());
+}
+
+#[test]
+fn control_batch_sends_one_call_s_messages_to_a_host_in_one_packet() {
+    // Host 0 announces three times at its flow's start, in one call; host
+    // 1 replies to each. Without batching: three packets of 60 wire bytes
+    // (480 ns each at 1 Gbit/s), back to back in class 0 over two hops of
+    // 1 µs: they arrive at 2·(480 + 1000) = 2960 ns, then every 480 ns.
+    // With `control_batch=on`: one packet of 40 + 10 + 3·20 = 110 bytes
+    // (880 ns a hop), all three at 2·(880 + 1000) = 3760 ns, and the three
+    // replies share one packet back.
+    let run = |knobs: &str| {
+        let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+        let w = workload(
+            &fabric,
+            vec![CoflowSpec::new(0, Time(0), vec![flow(0, 1, 10_000)])],
+        );
+        let logs: Vec<_> = (0..2)
+            .map(|_| Ping {
+                copies: 3,
+                ..Ping::default()
+            })
+            .collect();
+        let got: Vec<_> = logs.iter().map(|p| p.got.clone()).collect();
+        let policies: Vec<Box<dyn HostPolicy>> = logs
+            .into_iter()
+            .map(|p| Box::new(p) as Box<dyn HostPolicy>)
+            .collect();
+        let c = cfg(knobs);
+        let r = simulate_hosts(&fabric, &w, hosted(policies), &[], &c, &mut |_| {}).unwrap();
+        let h = r.hosts.unwrap();
+        assert_eq!((h.control_sent, h.control_delivered), (6, 6));
+        let at: Vec<u64> = got[1].lock().unwrap().iter().map(|g| g.1).collect();
+        let back: Vec<u64> = got[0].lock().unwrap().iter().map(|g| g.1).collect();
+        (at, back)
+    };
+    let (at, _) = run("header_bytes=40,host_link_delay=1us");
+    assert_eq!(at, [2960, 3440, 3920]);
+    let (at, back) = run("header_bytes=40,host_link_delay=1us,control_batch=on");
+    assert_eq!(at, [3760, 3760, 3760]);
+    assert_eq!(back.len(), 3);
+    assert!(
+        back.iter().all(|&t| t == back[0]),
+        "one packet back: {back:?}"
+    );
 }
 
 /// A policy that changes everything as flows go: every `step` bytes a flow

@@ -109,7 +109,9 @@ fn config(transport: &str, options: &str) -> PyResult<PacketConfig> {
 /// hash's.
 /// Each result is `simulate`'s dict (with per-flow rows) plus `packet`: a
 /// dict with `flows` (columns `drops`, `ecn_marks`, `retransmits`,
-/// `timeouts`, `timeouts_lost`, `timeouts_spurious`), `ports` (columns `port`, `name`, `tx_packets`, `tx_bytes`,
+/// `timeouts`, `timeouts_lost`, `timeouts_spurious`, and the reordering
+/// counters `class_changes`, `promotions`, `reordered`, `fast_retransmits`,
+/// `fast_retransmits_spurious`, `stalled_ps`, `bytes_class0`..`7`), `ports` (columns `port`, `name`, `tx_packets`, `tx_bytes`,
 /// `drops`, `marks`, `max_bytes`), `queue_trace` (columns `port`, `time_s`,
 /// `bytes`, or None), `packets` (per-hop transmissions) and `events`.
 #[pyfunction]
@@ -204,6 +206,18 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
     flows.set_item("timeouts_lost", col(py, fs.iter().map(|s| s.timeouts_lost)))?;
     let spurious = fs.iter().map(|s| s.timeouts_spurious);
     flows.set_item("timeouts_spurious", col(py, spurious))?;
+    flows.set_item("class_changes", col(py, fs.iter().map(|s| s.class_changes)))?;
+    flows.set_item("promotions", col(py, fs.iter().map(|s| s.promotions)))?;
+    flows.set_item("reordered", col(py, fs.iter().map(|s| s.reordered)))?;
+    let fast = fs.iter().map(|s| s.fast_retransmits);
+    flows.set_item("fast_retransmits", col(py, fast))?;
+    let fast_spurious = fs.iter().map(|s| s.fast_retransmits_spurious);
+    flows.set_item("fast_retransmits_spurious", col(py, fast_spurious))?;
+    flows.set_item("stalled_ps", col(py, fs.iter().map(|s| s.stalled_ps)))?;
+    for c in 0..8 {
+        let bytes = fs.iter().map(|s| s.bytes_by_class[c]);
+        flows.set_item(format!("bytes_class{c}"), col(py, bytes))?;
+    }
     extra.set_item("flows", flows)?;
     let ports = PyDict::new(py);
     ports.set_item("port", col(py, 0..r.ports.len() as u32))?;
@@ -245,6 +259,9 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
         sched.set_item("control_delivered", h.control_delivered)?;
         sched.set_item("control_dropped", h.control_dropped)?;
         sched.set_item("wakes", h.wakes)?;
+    }
+    for (k, v) in r.negotiation.iter().flatten() {
+        sched.set_item(format!("dcas_{k}"), *v)?;
     }
     if let Some(c) = r.coordinator {
         sched.set_item("coordinator_ticks", c.ticks)?;

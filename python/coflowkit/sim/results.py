@@ -105,7 +105,20 @@ FLOW_COLUMNS = [
     "dropped",
 ]
 #: Columns a packet-level run adds to the flow table, in order.
-PACKET_FLOW_COLUMNS = ["drops", "ecn_marks", "retransmits", "timeouts", "timeouts_lost", "timeouts_spurious"]
+PACKET_FLOW_COLUMNS = [
+    "drops",
+    "ecn_marks",
+    "retransmits",
+    "timeouts",
+    "timeouts_lost",
+    "timeouts_spurious",
+    "class_changes",
+    "promotions",
+    "reordered",
+    "fast_retransmits",
+    "fast_retransmits_spurious",
+    "stalled_s",
+] + [f"bytes_class{c}" for c in range(8)]
 #: Columns of a packet-level run's port table, in order.
 PORT_COLUMNS = ["port", "name", "tx_packets", "tx_bytes", "drops", "marks", "max_bytes"] + [
     f"class{q}_bytes" for q in range(8)
@@ -274,7 +287,12 @@ class Results:
         if run["flows"] is None:
             return None
         packet = run.get("packet")
-        return run["flows"] if packet is None else {**run["flows"], **packet["flows"]}
+        if packet is None:
+            return run["flows"]
+        extra = dict(packet["flows"])
+        # The core counts the waits in picoseconds; the table's times are seconds.
+        extra["stalled_s"] = np.asarray(extra.pop("stalled_ps"), dtype=np.float64) / 1e12
+        return {**run["flows"], **extra}
 
     def _flow_names(self, scheduler: str | None) -> list[str]:
         packet = self._run(scheduler).get("packet") is not None
@@ -303,7 +321,12 @@ class Results:
     def scheduler_stats(self, scheduler: str | None = None) -> dict[str, int]:
         """What a packet-level run's scheduler did: with host policies
         ``marking_changes``, ``control_sent``, ``control_delivered``,
-        ``control_dropped``, ``wakes``; with a coordinator
+        ``control_dropped``, ``wakes``; with ``dcas`` host policies also their
+        negotiation summed over the hosts, ``dcas_announcements``,
+        ``dcas_replies_received`` ... ``dcas_dropped_rounds`` (the counters the
+        testbed's workers report) and ``dcas_decided_large``,
+        ``dcas_decided_starving`` (Pseudocode 1's runs that found a subcoflow
+        large, and of those starving); with a coordinator
         ``coordinator_ticks``, ``coordinator_decisions``; with ``baraat`` also
         ``spc_requests``, ``spc_carried`` (of them, on data packets), ``spc_echoes``,
         ``spc_lost`` (requests and answers),
