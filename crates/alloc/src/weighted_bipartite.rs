@@ -16,6 +16,21 @@
 //!
 //! Liveness goes by demand counts, not by weights, so float noise in a sum
 //! of weights never keeps a port in play nor drops one.
+//!
+//! A solve's result stays the same, bit for bit, when a port that froze
+//! nobody (level infinity) gets another capacity above what it gives away
+//! ([`WeightedBipartite::keeps`]): such a port is never picked as long as
+//! its share `residual / unfrozen weight` stays above the level at every
+//! step. Its residual and unfrozen weight change only when a port across
+//! one of its cells freezes at the level `L` of that step, by `L * w` and
+//! `w`, which leaves `residual - L * unfrozen weight` as it was; between
+//! such steps the level only rises. So that margin is least at the last
+//! of them, where the unfrozen weight falls to 0: it is the residual left
+//! at the end, the capacity less what the port gives away. A capacity
+//! above that use (by a margin of `1e-9` of the capacity, for the rounding
+//! of the residuals) keeps every step's choice, and the port's `used` and
+//! its demands' rates do not depend on its capacity (float subtraction
+//! and division are monotone, so a rise keeps it too).
 
 /// The lowest fair share among the `live` ports, with every port at exactly
 /// that share in `ties`; ports with no unfrozen demand are dropped first.
@@ -148,6 +163,18 @@ impl WeightedBipartite {
     /// Total weight of cell `(r, c)`.
     pub fn weight(&self, r: usize, c: usize) -> f64 {
         self.w[r * self.n_cols + c]
+    }
+
+    /// Whether capacities `cap` give the same result, bit for bit, as `old`
+    /// gave in a [`Self::solve`] that found `level` and `used` (one side's
+    /// ports; see the module doc): every port whose capacity moved froze
+    /// nobody and keeps more than it gives away, by `1e-9` of its old
+    /// capacity.
+    pub fn keeps(cap: &[f64], old: &[f64], level: &[f64], used: &[f64]) -> bool {
+        cap.len() == old.len()
+            && cap.iter().zip(old).enumerate().all(|(p, (&now, &was))| {
+                now == was || (level[p] == f64::INFINITY && now > used[p] + 1e-9 * was)
+            })
     }
 
     /// Fills `row_level` and `col_level` with the level each port froze at

@@ -311,3 +311,53 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// A solve that `WeightedBipartite::keeps` under new capacities gives
+    /// the same result bit for bit as solving again under them; the new
+    /// capacities move each port to a point between what it gives away and
+    /// its capacity (or below it), or by a fraction of its capacity.
+    #[test]
+    fn weighted_bipartite_keeps_the_result(
+        (row_cap, col_cap, flows) in bipartite_instance(),
+        weights in prop::collection::vec(prop_oneof![Just(1.0), Just(3.0), 0.25f64..5.0], 12),
+        moves in prop::collection::vec((0u8..4, 0.0f64..1.2), 10),
+    ) {
+        let (nr, nc) = (row_cap.len(), col_cap.len());
+        let mut fast = WeightedBipartite::new(nr, nc);
+        for (i, &(r, c)) in flows.iter().enumerate() {
+            fast.add(r, c, 1, weights[i]);
+        }
+        let (mut rl, mut cl, mut ru, mut cu) = (vec![], vec![], vec![], vec![]);
+        fast.solve(&row_cap, &col_cap, &mut rl, &mut cl, &mut ru, &mut cu);
+        // Each port: kept (0), between its use and its capacity, or a bit
+        // below its use (1), up or down by a fraction of its capacity (2, 3).
+        let moved = |caps: &[f64], used: &[f64], at: usize| -> Vec<f64> {
+            caps.iter()
+                .enumerate()
+                .map(|(p, &x)| {
+                    let (kind, u) = moves[(at + p) % moves.len()];
+                    match kind {
+                        1 => x - u * (x - used[p]),
+                        2 => x * (1.0 + u),
+                        3 => x * (1.0 - u / 1.2),
+                        _ => x,
+                    }
+                })
+                .collect()
+        };
+        let (row_new, col_new) = (moved(&row_cap, &ru, 0), moved(&col_cap, &cu, nr));
+        if WeightedBipartite::keeps(&row_new, &row_cap, &rl, &ru)
+            && WeightedBipartite::keeps(&col_new, &col_cap, &cl, &cu)
+        {
+            let (mut rl2, mut cl2, mut ru2, mut cu2) = (vec![], vec![], vec![], vec![]);
+            fast.solve(&row_new, &col_new, &mut rl2, &mut cl2, &mut ru2, &mut cu2);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&rl2), bits(&rl));
+            prop_assert_eq!(bits(&cl2), bits(&cl));
+            prop_assert_eq!(bits(&ru2), bits(&ru));
+            prop_assert_eq!(bits(&cu2), bits(&cu));
+        }
+    }
+}

@@ -71,7 +71,8 @@ pub(super) struct Rerate {
 
 /// D-CLAS on the big switch, port by port: a coflow's flows are a matrix of
 /// senders by receivers, solved by [`WeightedBipartite`] (pass 1, per coflow
-/// and queue, kept while its inputs stay the same), and the excess by one
+/// and queue, kept while its flows stay and its grants move only as
+/// [`WeightedBipartite::keeps`] allows), and the excess by one
 /// weighted solve over a matrix of every active flow's queue weight (pass
 /// 2). The same rule as [`Server`], whose slots and paths it replaces by
 /// ports.
@@ -634,8 +635,39 @@ impl PortServer {
                 };
                 let p = &mut cc.solves[at];
                 p.seen = true;
-                if p.version != cc.version || p.row_cap != self.row_cap || p.col_cap != self.col_cap
-                {
+                // Solved again when its flows moved, or a capacity moved
+                // beyond what keeps the latest solve's result
+                // (`WeightedBipartite::keeps`; `row_cap`, `col_cap` stay
+                // those it was solved at).
+                let same_caps = p.row_cap == self.row_cap && p.col_cap == self.col_cap;
+                let kept = || {
+                    WeightedBipartite::keeps(&self.row_cap, &p.row_cap, &p.row_level, &p.row_used)
+                        && WeightedBipartite::keeps(
+                            &self.col_cap,
+                            &p.col_cap,
+                            &p.col_level,
+                            &p.col_used,
+                        )
+                };
+                if p.version == cc.version && !same_caps && kept() {
+                    #[cfg(debug_assertions)]
+                    {
+                        let (mut rl, mut cl, mut ru, mut cu) = (vec![], vec![], vec![], vec![]);
+                        cc.matrix.solve(
+                            &self.row_cap,
+                            &self.col_cap,
+                            &mut rl,
+                            &mut cl,
+                            &mut ru,
+                            &mut cu,
+                        );
+                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&rl), bits(&p.row_level), "kept solve's row levels");
+                        assert_eq!(bits(&cl), bits(&p.col_level), "kept solve's column levels");
+                        assert_eq!(bits(&ru), bits(&p.row_used), "kept solve's row uses");
+                        assert_eq!(bits(&cu), bits(&p.col_used), "kept solve's column uses");
+                    }
+                } else if p.version != cc.version || !same_caps {
                     p.version = cc.version;
                     cc.resolved = true;
                     p.row_cap.clone_from(&self.row_cap);
@@ -729,6 +761,12 @@ impl PortServer {
     }
 }
 
+/// The sort key of a slot moving out of level group `group` to `level`
+/// (`Aalo::relabel_level_groups`): the group, the level's bits, the slot.
+fn relabel_key(group: u32, level: f64, slot: u32) -> u128 {
+    (group as u128) << 96 | (level.to_bits() as u128) << 32 | slot as u128
+}
+
 impl Aalo {
     /// Gives a level group of coflow `c` the new row level of its slots in
     /// place when more of them move to one level group of that level in
@@ -759,15 +797,19 @@ impl Aalo {
             let w = self.cfg.weights[co.pieces[slot.piece as usize].tier as usize];
             if let Some(lg) = lg {
                 if lg.weight.to_bits() == w.to_bits() && lg.level.to_bits() != rr.level.to_bits() {
-                    moves.push((slot.group, rr.slot, j as u32, rr.level));
+                    moves.push(relabel_key(slot.group, rr.level, rr.slot));
                 }
             }
         }
         if moves.is_empty() {
             return;
         }
-        moves.sort_unstable_by_key(|m| (m.0, m.3.to_bits(), m.1));
-        moves.dedup_by_key(|m| (m.0, m.1));
+        // By group, then new level, then slot: one key of plain integers
+        // sorts several times faster than a tuple compared field by field.
+        moves.sort_unstable();
+        moves.dedup();
+        let group_of = |m: u128| (m >> 96) as u32;
+        let level_of = |m: u128| f64::from_bits((m >> 32) as u64);
         let in_todo = &mut self.in_todo;
         in_todo.clear();
         in_todo.resize(co.slots.len(), false);
@@ -778,12 +820,16 @@ impl Aalo {
         while i < moves.len() {
             // The group's movers, by new level: the level most of them
             // move to, and how many.
-            let (g, _, j, _) = moves[i];
+            let g = group_of(moves[i]);
+            let j = co.slots[moves[i] as u32 as usize].col;
             let (mut n, mut best, mut level) = (0, 0, 0.0);
-            while i < moves.len() && moves[i].0 == g {
-                let l = moves[i].3;
+            while i < moves.len() && group_of(moves[i]) == g {
+                let l = level_of(moves[i]);
                 let mut m = 0;
-                while i < moves.len() && moves[i].0 == g && moves[i].3.to_bits() == l.to_bits() {
+                while i < moves.len()
+                    && group_of(moves[i]) == g
+                    && level_of(moves[i]).to_bits() == l.to_bits()
+                {
                     m += 1;
                     i += 1;
                 }
