@@ -286,13 +286,14 @@ class Results:
         run = self._run(scheduler)
         if run["flows"] is None:
             return None
+        flows: dict[str, Any] = run["flows"]
         packet = run.get("packet")
         if packet is None:
-            return run["flows"]
+            return flows
         extra = dict(packet["flows"])
         # The core counts the waits in picoseconds; the table's times are seconds.
         extra["stalled_s"] = np.asarray(extra.pop("stalled_ps"), dtype=np.float64) / 1e12
-        return {**run["flows"], **extra}
+        return {**flows, **extra}
 
     def _flow_names(self, scheduler: str | None) -> list[str]:
         packet = self._run(scheduler).get("packet") is not None
