@@ -46,7 +46,12 @@
 //! not change: its lists stay from its last turn when every link they
 //! hold is full or open as it was then (the members would come out the
 //! same; debug builds list anew and compare), so such a solve reads no
-//! flow but its members. The listing writes each member's two links in a
+//! flow but its members. When its subcoflows did change (a flow of one
+//! finished, most often) and every listed link is full or open as then,
+//! each subcoflow of the last turn with the same flows takes its run of
+//! members from the kept lists and only the others read their flows (the
+//! lists come out as a listing makes them, in its order: debug builds
+//! list anew and compare). The listing writes each member's two links in a
 //! row beside it, and the solve's demands (each demand's links and count,
 //! each link's demands and weight, the links in index order) are made from
 //! that row once and kept with the lists: a solve on kept lists only sets
@@ -172,8 +177,10 @@
 //! blocked test reads); a class solved on the lists of its last turn has
 //! the members a listing would give (`serve_class`: the same subcoflows
 //! and every listed link full or open as then; checked against a listing
-//! in debug builds); a solve on kept lists uses the demands a making
-//! would give (`PairSolver::serve`, against `PairSolver::make_setup` in
+//! in debug builds); a class whose subcoflows changed, spliced from its
+//! last turn's runs, has a listing's lists (`list_class` with the old
+//! lists, checked against a listing in debug builds); a solve on kept
+//! lists uses the demands a making would give (`PairSolver::serve`, against `PairSolver::make_setup` in
 //! debug builds); a solved class's rates and residuals are
 //! [`ClassServer::serve_flows`]'s to the bit (`PairSolver::serve`, checked
 //! against [`coflowkit_alloc::MaxMin`] in debug builds, also where each
@@ -1238,6 +1245,9 @@ pub struct Dcas {
     link_listed: Vec<u64>,
     link_opened: Vec<u64>,
     n_serves: u64,
+    // A class's lists as they are spliced (the turn's lists become this
+    // after: swapped, not allocated per solve).
+    relist: ClassLists,
     n_changes: u64,
     stats: DcasStats,
     // Scratch.
@@ -1291,6 +1301,7 @@ impl Dcas {
             link_listed: vec![],
             link_opened: vec![],
             n_serves: 0,
+            relist: ClassLists::default(),
             n_changes: 0,
             stats: DcasStats::default(),
             config,
@@ -1994,15 +2005,15 @@ impl Dcas {
         out: &mut Allocation,
     ) {
         let server = &self.server;
-        let keep_lists = same_subs
-            && turn.listed
+        let links_as_then = turn.listed
             && (turn.links.iter())
                 .zip(&turn.full)
                 .all(|(&l, &full)| server.is_full(l) == full);
+        let keep_lists = same_subs && links_as_then;
         #[cfg(debug_assertions)]
         if keep_lists {
             let mut lists = ClassLists::default();
-            let distinct = self.list_class(range.clone(), &mut lists, obs);
+            let distinct = self.list_class(range.clone(), &mut lists, None, obs);
             assert_eq!(
                 lists.members, turn.members,
                 "members of a class kept listed"
@@ -2012,7 +2023,37 @@ impl Dcas {
             assert!(distinct || !turn.distinct, "paths of a class kept listed");
         }
         if !keep_lists {
-            self.dropped.append(&mut turn.members);
+            // With every listed link full or open as then, a subcoflow of
+            // the last turn with the same flows has the same members: its
+            // run is spliced in and only the others are listed.
+            let splice = links_as_then;
+            let mut old = ClassLists {
+                links: std::mem::take(&mut turn.links),
+                members: std::mem::take(&mut turn.members),
+                ends: std::mem::take(&mut turn.ends),
+                member_ends: std::mem::take(&mut turn.member_ends),
+            };
+            let mut lists = std::mem::take(&mut self.relist);
+            if splice {
+                turn.distinct =
+                    self.list_class(range.clone(), &mut lists, Some((&turn.subs[..], &old)), obs);
+            } else {
+                self.dropped.append(&mut old.members);
+                turn.distinct = self.list_class(range.clone(), &mut lists, None, obs);
+            }
+            #[cfg(debug_assertions)]
+            if splice {
+                let mut anew = ClassLists::default();
+                let distinct = self.list_class(range.clone(), &mut anew, None, obs);
+                assert_eq!(anew.links, lists.links, "links of a spliced class");
+                assert_eq!(anew.members, lists.members, "members of a spliced class");
+                assert_eq!(anew.ends, lists.ends, "members' links spliced");
+                assert_eq!(anew.member_ends, lists.member_ends, "spliced runs");
+                assert_eq!(distinct, turn.distinct, "paths of a spliced class");
+            }
+            (turn.links, turn.members, turn.ends, turn.member_ends) =
+                (lists.links, lists.members, lists.ends, lists.member_ends);
+            self.relist = old;
             turn.subs.clear();
             let subs = &self.subs;
             turn.subs.extend(
@@ -2020,15 +2061,6 @@ impl Dcas {
                     .iter()
                     .map(|&(_, s, _)| (s, subs[s as usize].changed_at)),
             );
-            let mut lists = ClassLists {
-                links: std::mem::take(&mut turn.links),
-                members: std::mem::take(&mut turn.members),
-                ends: std::mem::take(&mut turn.ends),
-                member_ends: std::mem::take(&mut turn.member_ends),
-            };
-            turn.distinct = self.list_class(range.clone(), &mut lists, obs);
-            (turn.links, turn.members, turn.ends, turn.member_ends) =
-                (lists.links, lists.members, lists.ends, lists.member_ends);
             turn.setup.valid = false;
             let server = &self.server;
             turn.full.clear();
@@ -2049,10 +2081,18 @@ impl Dcas {
     /// show), the others' are all their first and last links (the solve
     /// reads and takes from no other). Each subcoflow's members are a run
     /// of `lists.members`, ending at `lists.member_ends[k]` for its k-th one.
+    ///
+    /// With `old` (the subcoflows of the class's last turn, slot and change
+    /// stamp, and its lists; every link listed then full or open as then),
+    /// a subcoflow of that turn with the same stamp takes its run of
+    /// members from there, reading its links but not its flows' (the same
+    /// links decide the same members); the runs of the others go to
+    /// `dropped`. The lists come out as a listing makes them.
     fn list_class(
         &mut self,
         range: std::ops::Range<usize>,
         lists: &mut ClassLists,
+        old: Option<(&[(u32, u64)], &ClassLists)>,
         obs: &crate::Observed<'_>,
     ) -> bool {
         lists.links.clear();
@@ -2082,10 +2122,31 @@ impl Dcas {
             }
         };
         let (members, member_links) = (&mut lists.members, &mut lists.ends);
+        let (old_subs, old) = match old {
+            Some((subs, lists)) => (subs, Some(lists)),
+            None => (&[][..], None),
+        };
+        // The next subcoflow of the last turn, and where its run starts.
+        let (mut k, mut run_start) = (0, 0);
+        let dropped = &mut self.dropped;
         for &(_, s, first) in &self.order[range] {
             let sub = &self.subs[s as usize];
             let ends = sub.ends.as_ref().expect("made with the order");
             let full = |l: &u32| server.is_full(*l);
+            // Its run in the last turn, when it was there with these flows
+            // (both turns' subcoflows are in slot order).
+            let mut run = None;
+            if let Some(old) = old {
+                while k < old_subs.len() && old_subs[k].0 <= s {
+                    let run_end = old.member_ends[k] as usize;
+                    if old_subs[k] == (s, sub.changed_at) {
+                        run = Some(run_start..run_end);
+                    } else {
+                        dropped.extend_from_slice(&old.members[run_start..run_end]);
+                    }
+                    (k, run_start) = (k + 1, run_end);
+                }
+            }
             // Most subcoflows wait behind a full uplink: one look.
             if first != NO_LINK && server.is_full(first) {
                 list(&[first]);
@@ -2100,13 +2161,25 @@ impl Dcas {
                 list(&[first]);
                 distinct &=
                     sub.distinct && std::mem::replace(&mut opened[first as usize], stamp) != stamp;
-                for (&f, &b) in sub.flows.iter().zip(&sub.lasts) {
-                    list(&[b]);
-                    if !server.is_full(b) {
-                        members.push(f);
-                        member_links.push((first, b));
+                if let (Some(run), Some(old)) = (run, old) {
+                    list(&sub.lasts);
+                    members.extend_from_slice(&old.members[run.clone()]);
+                    member_links.extend_from_slice(&old.ends[run]);
+                } else {
+                    for (&f, &b) in sub.flows.iter().zip(&sub.lasts) {
+                        list(&[b]);
+                        if !server.is_full(b) {
+                            members.push(f);
+                            member_links.push((first, b));
+                        }
                     }
                 }
+            } else if let (Some(run), Some(old)) = (run, old) {
+                distinct = false;
+                list(&ends.0);
+                list(&ends.1);
+                members.extend_from_slice(&old.members[run.clone()]);
+                member_links.extend_from_slice(&old.ends[run]);
             } else {
                 distinct = false;
                 list(&ends.0);
@@ -2120,6 +2193,10 @@ impl Dcas {
                 }
             }
             lists.member_ends.push(members.len() as u32);
+        }
+        // Subcoflows of the last turn after this one's.
+        if let Some(old) = old {
+            dropped.extend_from_slice(&old.members[run_start..]);
         }
         distinct
     }
