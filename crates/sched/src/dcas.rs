@@ -61,17 +61,30 @@
 //! one flow per path, as FB2010's coflows are) each member is its own
 //! demand, found without looking its path up.
 //!
-//! The protocol costs one pass over each negotiating subcoflow's flows and
-//! messages per tick, and no more: bytes left are summed again only after a
-//! flow of the subcoflow had a rate; an announcement is one queued entry
-//! for all its receivers (their list shared with the subcoflow); its copies
-//! are laid out by receiver, each a (coflow, sender, value) in a row, and
-//! receivers update their caches per (receiver, coflow) in place while the
-//! same senders announce, merging only the rest, and reply through a table
-//! of Ψ per (coflow, receiver), which each sender reads in its receivers'
-//! order. With Ψ = max a cache updated wholly in place replies the largest
-//! value it was set to (no second pass), and with Φ = max (and no decision
-//! log) a round's feedback is kept as its largest value alone.
+//! The protocol costs one pass over each negotiating subcoflow's flows per
+//! tick, and, most ticks, not one step per message: bytes left are summed
+//! again only after a flow of the subcoflow had a rate; an announcement is
+//! one queued entry for all its receivers (their list shared with the
+//! subcoflow). With no loss a coflow's batch of announcements (at one
+//! instant, by sender) is kept as its [`Board`]; when the next batch has
+//! the same senders with the same receiver lists (94% of FB2010's messages
+//! on its first 200 coflows: the same senders announce every tick, and a
+//! list is made anew only after a join or leave), a receiver whose cache
+//! held exactly that batch's entries (a *follower*) would update it wholly
+//! in place, so its cache stays the board's values and its reply is Ψ of
+//! them, once per group of followers with the same senders; a sender's
+//! feedback with Φ = max is the largest reply of the groups it reached.
+//! The other coflows' copies are laid out by receiver, each a (coflow,
+//! sender, value) in a row, and receivers update their caches per
+//! (receiver, coflow) in place while the same senders announce, merging
+//! only the rest, and reply through a table of Ψ per (coflow, receiver),
+//! which each sender reads in its receivers' order; a board goes (its
+//! followers' caches written back) when its coflow's batch differs, and the
+//! batch makes the next. Debug builds read every held board's batch afresh
+//! by the copying path (each receiver's full cache: reply and cache after)
+//! and compare. With Ψ = max a cache updated wholly in place replies the
+//! largest value it was set to (no second pass), and with Φ = max (and no
+//! decision log) a round's feedback is kept as its largest value alone.
 //!
 //! Priorities are set by the hosts, with no controller (IV):
 //!
@@ -1107,7 +1120,7 @@ impl PairSolver {
 }
 
 /// A receiver's cached desired priority.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct CacheEntry {
     sender: HostId,
     value: u64,
@@ -1146,6 +1159,267 @@ struct Received {
     no: u32,
     from: HostId,
     value: u64,
+}
+
+/// A coflow's last batch of announcements as its receivers read it, kept
+/// while the same senders announce to the same receivers (the same lists,
+/// shared with the subcoflows: a join or leave makes a new one), as they
+/// do tick after tick. A receiver whose cache held exactly what the batch
+/// told it (one entry per sender that announced to it, all set then) is a
+/// *follower*: its cache is the board's values of its senders, not kept
+/// in the host's cache until the board goes (`into_caches`), so a batch
+/// that matches costs one Ψ per group of followers with the same senders
+/// instead of a copy per receiver. Other receivers (a stale entry left by
+/// a sender that no longer reaches them, most often) keep their caches
+/// and read their groups as without a board.
+#[derive(Debug, Default)]
+struct Board {
+    // The last batch, by sender: sender, its receivers, its value; when.
+    from: Vec<HostId>,
+    to: Vec<Arc<[HostId]>>,
+    values: Vec<u64>,
+    at: Time,
+    // Groups: the senders (indices into `from`, in order) of group `g` are
+    // `senders[starts[g]..starts[g + 1]]`; `own[g]` is the receiver of a
+    // group that keeps its cache (NO_HOST for a group of followers);
+    // `reply[g]` its last Ψ.
+    starts: Vec<u32>,
+    senders: Vec<u32>,
+    own: Vec<u32>,
+    reply: Vec<Option<u64>>,
+    // The followers with their groups; each receiver's group by host id
+    // (NO_GROUP: not a receiver); each announcement's groups, once each
+    // (of announcement `i`: `touched[touch_starts[i]..touch_starts[i + 1]]`).
+    followers: Vec<(HostId, u32)>,
+    group_of: Vec<u32>,
+    touch_starts: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+const NO_HOST: u32 = u32::MAX;
+const NO_GROUP: u32 = u32::MAX;
+
+impl Board {
+    /// Whether announcements `run` (of one coflow, by sender) are the
+    /// board's senders with the same receiver lists.
+    fn matches(&self, batch: &[Announcement], run: &[u32]) -> bool {
+        run.len() == self.from.len()
+            && run
+                .iter()
+                .zip(self.from.iter().zip(&self.to))
+                .all(|(&a, (&f, to))| {
+                    let m = &batch[a as usize];
+                    m.from == f && Arc::ptr_eq(&m.to, to)
+                })
+    }
+
+    /// The senders of group `g`.
+    fn group(&self, g: u32) -> &[u32] {
+        &self.senders[self.starts[g as usize] as usize..self.starts[g as usize + 1] as usize]
+    }
+
+    /// Receiver `r`'s last reply.
+    fn reply_to(&self, r: HostId) -> Option<u64> {
+        self.reply[self.group_of[r.0 as usize] as usize]
+    }
+
+    /// Group `g`'s cache as the board holds it: one entry per sender.
+    fn cache_of(&self, g: u32) -> impl Iterator<Item = CacheEntry> + '_ {
+        self.group(g).iter().map(|&i| CacheEntry {
+            sender: self.from[i as usize],
+            value: self.values[i as usize],
+            at: self.at,
+        })
+    }
+
+    /// Group `g`'s messages at a batch that matches: its senders' values.
+    fn messages_of(&self, g: u32) -> impl Iterator<Item = Received> + '_ {
+        self.group(g).iter().map(|&i| Received {
+            no: 0,
+            from: self.from[i as usize],
+            value: self.values[i as usize],
+        })
+    }
+
+    /// The followers' caches written back to their hosts (the board goes).
+    fn into_caches(self, c: CoflowIdx, hosts: &mut [Host]) {
+        for &(r, g) in &self.followers {
+            let cache = hosts[r.0 as usize].cache.entry(c).or_default();
+            cache.clear();
+            cache.extend(self.cache_of(g));
+        }
+    }
+
+    /// The board of coflow `c`'s announcements `run` (by sender), read now
+    /// by the receivers' caches in `hosts`; `lists` is scratch (a list per
+    /// host, left empty).
+    fn new(
+        c: CoflowIdx,
+        batch: &[Announcement],
+        run: &[u32],
+        now: Time,
+        hosts: &[Host],
+        lists: &mut [Vec<u32>],
+    ) -> Board {
+        let mut b = Board {
+            at: now,
+            starts: vec![0],
+            group_of: vec![NO_GROUP; hosts.len()],
+            ..Board::default()
+        };
+        let mut receivers = vec![];
+        for (i, &a) in run.iter().enumerate() {
+            let m = &batch[a as usize];
+            b.from.push(m.from);
+            b.to.push(m.to.clone());
+            b.values.push(m.value);
+            for r in m.to.iter() {
+                let list = &mut lists[r.0 as usize];
+                if list.is_empty() {
+                    receivers.push(*r);
+                }
+                list.push(i as u32);
+            }
+        }
+        let mut groups: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+        for r in receivers {
+            let list = std::mem::take(&mut lists[r.0 as usize]);
+            let cache = hosts[r.0 as usize].cache.get(&c);
+            let follows = cache.is_some_and(|e| e.len() == list.len());
+            let n = b.own.len() as u32;
+            let g = if follows {
+                *groups.entry(list.clone()).or_insert(n)
+            } else {
+                n
+            };
+            if g == n {
+                b.senders.extend_from_slice(&list);
+                b.starts.push(b.senders.len() as u32);
+                b.own.push(if follows { NO_HOST } else { r.0 });
+                b.reply.push(None);
+            }
+            if follows {
+                b.followers.push((r, g));
+            }
+            b.group_of[r.0 as usize] = g;
+            lists[r.0 as usize] = list;
+            lists[r.0 as usize].clear();
+        }
+        let mut seen = vec![u32::MAX; b.own.len()];
+        b.touch_starts.push(0);
+        for (i, to) in b.to.iter().enumerate() {
+            for r in to.iter() {
+                let g = b.group_of[r.0 as usize];
+                if seen[g as usize] != i as u32 {
+                    seen[g as usize] = i as u32;
+                    b.touched.push(g);
+                }
+            }
+            b.touch_starts.push(b.touched.len() as u32);
+        }
+        b
+    }
+}
+
+/// Pseudocode 2 at one receiver for one coflow: the announcements due now
+/// (`group`, by sender) update `cache` (live entries, one per sender, by
+/// sender): expired entries go, announced ones are set or added: in place
+/// while the group's senders are the cache's (the same senders announce
+/// every tick), then by one merge of the rest (entries set in place are
+/// what the merge would make). Returns the reply, `psi` of the cache's
+/// values (with Ψ = max and every entry set in place, the largest value
+/// set). `merged` is scratch.
+fn read_group(
+    cache: &mut Vec<CacheEntry>,
+    group: &[Received],
+    now: Time,
+    expiry: Dur,
+    psi: Combine,
+    merged: &mut Vec<CacheEntry>,
+) -> Option<u64> {
+    let mut k = 0;
+    let mut top = 0;
+    for (m, e) in group.iter().zip(cache.iter_mut()) {
+        if m.from != e.sender {
+            break;
+        }
+        (e.value, e.at) = (m.value, now);
+        top = top.max(m.value);
+        k += 1;
+    }
+    let in_place = k == group.len() && k == cache.len();
+    if !in_place {
+        merged.clear();
+        merged.extend_from_slice(&cache[..k]);
+        let live = |e: &&CacheEntry| e.at + expiry > now;
+        for m in &group[k..] {
+            let passed = cache[k..].iter().take_while(|e| e.sender < m.from).count();
+            merged.extend(cache[k..k + passed].iter().filter(live));
+            k += passed;
+            k += usize::from(cache.get(k).is_some_and(|e| e.sender == m.from));
+            merged.push(CacheEntry {
+                sender: m.from,
+                value: m.value,
+                at: now,
+            });
+        }
+        merged.extend(cache[k..].iter().filter(live));
+        std::mem::swap(cache, merged);
+    }
+    debug_assert!(
+        cache.windows(2).all(|w| w[0].sender < w[1].sender)
+            && cache.iter().all(|e| e.at + expiry > now),
+        "a receiver's cache: live entries, one per sender, in order"
+    );
+    if in_place && psi == Combine::Max {
+        debug_assert_eq!(Some(top), Combine::Max.apply(cache.iter().map(|e| e.value)));
+        Some(top)
+    } else {
+        psi.apply(cache.iter().map(|e| e.value))
+    }
+}
+
+/// Debug builds: what each receiver of a held board would read of
+/// announcements `run` with its cache kept in full (the copying path):
+/// each receiver's reply and cache after.
+#[cfg(debug_assertions)]
+#[allow(clippy::too_many_arguments)]
+fn board_read_afresh(
+    b: &Board,
+    c: CoflowIdx,
+    batch: &[Announcement],
+    run: &[u32],
+    now: Time,
+    expiry: Dur,
+    psi: Combine,
+    hosts: &[Host],
+) -> Vec<(HostId, Option<u64>, Vec<CacheEntry>)> {
+    let mut out = vec![];
+    let mut merged = vec![];
+    for (r, &g) in b.group_of.iter().enumerate() {
+        if g == NO_GROUP {
+            continue;
+        }
+        let r = HostId(r as u32);
+        let mut cache: Vec<CacheEntry> = if b.own[g as usize] == NO_HOST {
+            b.cache_of(g).collect()
+        } else {
+            hosts[r.0 as usize].cache[&c].clone()
+        };
+        let group: Vec<Received> = run
+            .iter()
+            .map(|&a| &batch[a as usize])
+            .filter(|m| m.to.contains(&r))
+            .map(|m| Received {
+                no: 0,
+                from: m.from,
+                value: m.value,
+            })
+            .collect();
+        let reply = read_group(&mut cache, &group, now, expiry, psi, &mut merged);
+        out.push((r, reply, cache));
+    }
+    out
 }
 
 /// The end of a negotiation: one round of one subcoflow.
@@ -1205,6 +1479,9 @@ pub struct Dcas {
     n_ranked: u64,
     complete: Vec<bool>,
     cached_at: FxHashMap<CoflowIdx, Vec<HostId>>,
+    // Per coflow, its last batch of announcements while its receivers
+    // read them the same (no loss): see [`Board`].
+    boards: FxHashMap<CoflowIdx, Board>,
     // The protocol's events. Every message takes the same delay and every
     // negotiation the same time, so each kind arrives in the order it was
     // sent: one FIFO queue per kind, merged by (instant, phase) with the
@@ -1261,8 +1538,12 @@ pub struct Dcas {
     batch_coflows: Vec<CoflowIdx>,
     batch_starts: Vec<u32>,
     batch_merged: Vec<CacheEntry>,
-    batch_coflow_no: Vec<u32>,
+    batch_coflow_no: Vec<(u32, u32)>,
     batch_replies: Vec<Option<u64>>,
+    batch_runs: Vec<u32>,
+    batch_held: Vec<bool>,
+    batch_group: Vec<Received>,
+    host_lists: Vec<Vec<u32>>,
 }
 
 impl Dcas {
@@ -1283,6 +1564,7 @@ impl Dcas {
             n_ranked: 0,
             complete: vec![],
             cached_at: FxHashMap::default(),
+            boards: FxHashMap::default(),
             announcements: VecDeque::new(),
             decisions: VecDeque::new(),
             next_tick: None,
@@ -1316,6 +1598,10 @@ impl Dcas {
             batch_merged: vec![],
             batch_coflow_no: vec![],
             batch_replies: vec![],
+            batch_runs: vec![],
+            batch_held: vec![],
+            batch_group: vec![],
+            host_lists: vec![],
             batch_starts: vec![],
         }
     }
@@ -1504,6 +1790,8 @@ impl Dcas {
     /// announced, still open: nothing can end or replace that round in
     /// between but a run of Pseudocode 1, which drops the feedback it holds.
     /// So a reply goes into its round's feedback now, not into a queue.
+    /// A coflow whose batch matches its [`Board`] is read by the board;
+    /// the others by copies laid out per receiver, and make a board.
     fn receive(&mut self, now: Time, view: &Clairvoyant<'_>) {
         let batch = std::mem::take(&mut self.batch);
         // Messages grouped by (receiver, coflow), in (receiver, coflow,
@@ -1517,28 +1805,55 @@ impl Dcas {
         order.clear();
         order.extend(0..batch.len() as u32);
         order.sort_unstable_by_key(|&a| (batch[a as usize].coflow, batch[a as usize].from));
-        // The coflows of the batch numbered in order; each receiver's reply
-        // for each (None: a complete coflow's announcements are not read).
+        // The coflows of the batch numbered in order, each with its run of
+        // announcements in `order` and whether its board holds; each
+        // announcement's coflow number and place in its run; each
+        // receiver's reply for each (None: a complete coflow's
+        // announcements are not read).
         let n_hosts = self.hosts.len();
         let mut coflow_no = std::mem::take(&mut self.batch_coflow_no);
         let mut coflows = std::mem::take(&mut self.batch_coflows);
+        let mut runs = std::mem::take(&mut self.batch_runs);
+        let mut held = std::mem::take(&mut self.batch_held);
         coflow_no.clear();
-        coflow_no.resize(batch.len(), 0);
+        coflow_no.resize(batch.len(), (0, 0));
         coflows.clear();
-        for &a in &order {
+        runs.clear();
+        for (at, &a) in order.iter().enumerate() {
             let c = batch[a as usize].coflow;
             if coflows.last() != Some(&c) {
                 coflows.push(c);
+                runs.push(at as u32);
             }
-            coflow_no[a as usize] = coflows.len() as u32 - 1;
+            let no = coflows.len() as u32 - 1;
+            coflow_no[a as usize] = (no, at as u32 - runs[no as usize]);
         }
-        // Each receiver's copies (what a group reads, in a row).
+        runs.push(order.len() as u32);
+        // Boards (with no loss: lists drawn per message never match).
+        let boards = self.config.loss <= 0.0;
+        held.clear();
+        for (no, &c) in coflows.iter().enumerate() {
+            let run = &order[runs[no] as usize..runs[no + 1] as usize];
+            let holds = boards
+                && !self.complete[c as usize]
+                && self.boards.get(&c).is_some_and(|b| b.matches(&batch, run));
+            if !holds {
+                if let Some(b) = self.boards.remove(&c) {
+                    b.into_caches(c, &mut self.hosts);
+                }
+            }
+            held.push(holds);
+        }
+        // Each receiver's copies of the rest (what a group reads, in a row).
         let mut msgs = std::mem::take(&mut self.batch_msgs);
         let mut starts = std::mem::take(&mut self.batch_starts);
         starts.clear();
         starts.resize(self.hosts.len() + 1, 0);
-        for a in &batch {
-            for r in a.to.iter() {
+        for (a, m) in batch.iter().enumerate() {
+            if held[coflow_no[a].0 as usize] {
+                continue;
+            }
+            for r in m.to.iter() {
                 starts[r.0 as usize + 1] += 1;
             }
         }
@@ -1548,9 +1863,13 @@ impl Dcas {
         msgs.clear();
         msgs.resize(starts[self.hosts.len()] as usize, Received::default());
         for &a in &order {
+            let (no, _) = coflow_no[a as usize];
+            if held[no as usize] {
+                continue;
+            }
             let m = &batch[a as usize];
             let copy = Received {
-                no: coflow_no[a as usize],
+                no,
                 from: m.from,
                 value: m.value,
             };
@@ -1564,7 +1883,7 @@ impl Dcas {
         let mut replies = std::mem::take(&mut self.batch_replies);
         replies.clear();
         replies.resize(coflows.len().max(1) * n_hosts, None);
-        let expiry = self.config.expiry;
+        let (expiry, psi) = (self.config.expiry, self.config.psi);
         let mut merged = std::mem::take(&mut self.batch_merged);
         let mut i = 0;
         for (to, &end) in starts[..self.hosts.len()].iter().enumerate() {
@@ -1585,67 +1904,85 @@ impl Dcas {
                 if cache.is_empty() {
                     self.cached_at.entry(c).or_default().push(to);
                 }
-                // Expired entries go; announced ones are set or added: in
-                // place while the group's senders are the cache's (the same
-                // senders announce every tick), then by one merge of the
-                // rest (entries set in place are what the merge would make).
-                // (With Ψ = max, the largest value set in place is the
-                // reply when every entry was set in place.)
-                let mut k = 0;
-                let mut top = 0;
-                for (m, e) in group.iter().zip(cache.iter_mut()) {
-                    if m.from != e.sender {
-                        break;
-                    }
-                    (e.value, e.at) = (m.value, now);
-                    top = top.max(m.value);
-                    k += 1;
-                }
-                let in_place = k == group.len() && k == cache.len();
-                if !in_place {
-                    merged.clear();
-                    merged.extend_from_slice(&cache[..k]);
-                    let live = |e: &&CacheEntry| e.at + expiry > now;
-                    for m in &group[k..] {
-                        let passed = cache[k..].iter().take_while(|e| e.sender < m.from).count();
-                        merged.extend(cache[k..k + passed].iter().filter(live));
-                        k += passed;
-                        k += usize::from(cache.get(k).is_some_and(|e| e.sender == m.from));
-                        merged.push(CacheEntry {
-                            sender: m.from,
-                            value: m.value,
-                            at: now,
-                        });
-                    }
-                    merged.extend(cache[k..].iter().filter(live));
-                    std::mem::swap(cache, &mut merged);
-                }
-                debug_assert!(
-                    cache.windows(2).all(|w| w[0].sender < w[1].sender)
-                        && cache.iter().all(|e| e.at + expiry > now),
-                    "a receiver's cache: live entries, one per sender, in order"
-                );
-                let value = if in_place && self.config.psi == Combine::Max {
-                    debug_assert_eq!(Some(top), Combine::Max.apply(cache.iter().map(|e| e.value)));
-                    Some(top)
-                } else {
-                    self.config.psi.apply(cache.iter().map(|e| e.value))
-                };
-                replies[no as usize * n_hosts + to.0 as usize] = value;
+                replies[no as usize * n_hosts + to.0 as usize] =
+                    read_group(cache, group, now, expiry, psi, &mut merged);
             }
         }
+        // The held boards read their batch: the values set, one Ψ per
+        // group of followers, the others' groups read into their caches;
+        // the other coflows (not complete) get a board of this batch.
+        let mut group = std::mem::take(&mut self.batch_group);
+        for (no, &c) in coflows.iter().enumerate() {
+            let run = &order[runs[no] as usize..runs[no + 1] as usize];
+            if !held[no] {
+                if boards && !self.complete[c as usize] {
+                    let b = Board::new(c, &batch, run, now, &self.hosts, &mut self.host_lists);
+                    self.boards.insert(c, b);
+                }
+                continue;
+            }
+            let b = self.boards.get_mut(&c).expect("a held board");
+            #[cfg(debug_assertions)]
+            let expected = board_read_afresh(b, c, &batch, run, now, expiry, psi, &self.hosts);
+            b.at = now;
+            for (v, &a) in b.values.iter_mut().zip(run) {
+                *v = batch[a as usize].value;
+            }
+            for g in 0..b.own.len() as u32 {
+                let r = b.own[g as usize];
+                b.reply[g as usize] = if r == NO_HOST {
+                    psi.apply(b.group(g).iter().map(|&i| b.values[i as usize]))
+                } else {
+                    group.clear();
+                    group.extend(b.messages_of(g));
+                    let cache = self.hosts[r as usize].cache.entry(c).or_default();
+                    read_group(cache, &group, now, expiry, psi, &mut merged)
+                };
+            }
+            #[cfg(debug_assertions)]
+            for (r, reply, cache) in expected {
+                let g = b.group_of[r.0 as usize];
+                assert_eq!(b.reply[g as usize], reply, "a board's reply, read afresh");
+                if b.own[g as usize] == NO_HOST {
+                    assert!(b.cache_of(g).eq(cache), "a follower's cache, read afresh");
+                } else {
+                    assert!(self.hosts[r.0 as usize].cache[&c].iter().copied().eq(cache));
+                }
+            }
+        }
+        self.batch_group = group;
         // The replies, each announcement's in its receivers' order: a
         // sender's feedback arrives by receiver (with no loss, straight
         // into it: none is lost and nothing else is drawn).
         // With Φ = max and no log to show them, a round's feedback is kept
-        // as its largest value alone (what the decision reads of it).
+        // as its largest value alone (what the decision reads of it): of a
+        // held board, the largest reply of the groups it reached.
         let lossless = self.config.loss <= 0.0;
         let only_max = self.config.phi == Combine::Max && self.log.is_none();
         for (a, m) in batch.iter().enumerate() {
             let open = self
                 .live(m.sub, m.instance, m.round)
                 .is_some_and(|s| s.pending.is_some());
-            let row = &replies[coflow_no[a] as usize * n_hosts..][..n_hosts];
+            let (no, at) = coflow_no[a];
+            if held[no as usize] {
+                let b = &self.boards[&m.coflow];
+                let feedback = &mut self.subs[m.sub as usize].feedback;
+                if open && only_max {
+                    let at = at as usize;
+                    let groups =
+                        &b.touched[b.touch_starts[at] as usize..b.touch_starts[at + 1] as usize];
+                    let top = groups.iter().map(|&g| b.reply[g as usize]).max().flatten();
+                    debug_assert!(feedback.is_empty(), "one announcement per round");
+                    debug_assert_eq!(top, m.to.iter().filter_map(|&r| b.reply_to(r)).max());
+                    feedback.extend(top);
+                } else if open {
+                    feedback.extend(m.to.iter().filter_map(|&r| b.reply_to(r)));
+                }
+                debug_assert!(m.to.iter().all(|&r| b.reply_to(r).is_some()));
+                self.stats.feedbacks += m.to.len() as u64;
+                continue;
+            }
+            let row = &replies[no as usize * n_hosts..][..n_hosts];
             if lossless {
                 let values = m.to.iter().filter_map(|r| row[r.0 as usize]);
                 let n = if open && only_max {
@@ -1685,7 +2022,7 @@ impl Dcas {
         self.batch_merged = merged;
         (self.batch_order, self.batch_msgs, self.batch_starts) = (order, msgs, starts);
         (self.batch_coflow_no, self.batch_replies) = (coflow_no, replies);
-        self.batch_coflows = coflows;
+        (self.batch_coflows, self.batch_runs, self.batch_held) = (coflows, runs, held);
     }
 
     /// The end of a negotiation: `<1, Φ(M)>`, or `<1, d>` with no feedback.
@@ -2311,6 +2648,7 @@ impl Scheduler for Dcas {
                     ..Host::default()
                 })
                 .collect();
+            self.host_lists = vec![vec![]; self.hosts.len()];
         }
         let n = view.n_flows();
         if self.flow_sub.len() < n {
@@ -2369,6 +2707,7 @@ impl Scheduler for Dcas {
             for r in self.cached_at.remove(&c).unwrap_or_default() {
                 self.hosts[r.0 as usize].cache.remove(&c);
             }
+            self.boards.remove(&c);
         }
         if self.n_subs > 0 && self.next_tick.is_none() {
             let d = self.config.delta.0;
