@@ -122,7 +122,19 @@
 //! 18,000 of the 33,000 flows of the chunks it walked that way (with each
 //! flow's blocking link noted as the walk passed it: 1.17-1.21x; the
 //! chunk's full ends instead, no note a flow: 1.05x more;
-//! docs/benchmarks.md command 91).
+//! docs/benchmarks.md command 91). A walk that finds some links of a
+//! kept tail open again (on FB2010's first 200 coflows a link or two, in
+//! most walks that look at flows and serve none) still knows that each
+//! flow of the tail crosses a link of that set: a stretch of the tail
+//! whose first link and last links miss the set's links open now crosses
+//! one of its full ones, and is passed with one look
+//! ([`TaskOrders::still_blocked`]; only while no path kept has more than
+//! two links, so that a flow's ends are its links). A flow that leaves
+//! its chunk is looked for first where it was last served, as a re-keyed
+//! one is (the binary searches of the flows that leave were the hottest
+//! lines of `update`), and the tasks' sending flows are sorted as
+//! integers: cut80 instructions -5.0%, FB2010 1.11x side by side
+//! (docs/benchmarks.md command 99).
 //!
 //! # What it knows
 //!
@@ -355,7 +367,8 @@ pub struct Tafe {
     // Per task: the last call in which one of its flows had a rate, and
     // the sum of its flows' rates then; that call's flows with a rate.
     sending: Vec<(u32, f64)>,
-    sending_flows: Vec<(CoflowIdx, FlowIdx)>,
+    // (task, flow index) of each, as one integer (a sort of integers).
+    sending_flows: Vec<u64>,
     round: u32,
 }
 
@@ -405,7 +418,11 @@ pub struct Tafe {
 /// passed over only if each of its flows crosses a full link (the same);
 /// a chunk's blocked tail, when kept, holds flows that each cross a link of
 /// its `tail_full` (checked in debug builds at each walk, with each flow of
-/// the tail passed over crossing a full link).
+/// the tail passed over crossing a full link), so a stretch of it passed
+/// because it misses the links of `tail_full` open now crosses a full link
+/// (checked flow by flow in debug builds, as any stretch passed); a flow
+/// that leaves is taken from where it was last served only if it stands
+/// there (debug builds compare the place with a search).
 #[derive(Debug, Default)]
 struct TaskOrders {
     // Per task: its order.
@@ -428,6 +445,9 @@ struct TaskOrders {
     round: u32,
     // Whether each link has a class of its own (blocked tails are kept).
     memo: bool,
+    // Whether a flow with a path of more than two links was kept (a tail
+    // whose links opened is then not sorted by its flows' ends).
+    long_paths: bool,
     run: Vec<Kept>,
     ready: bool,
     scratch: Scratch,
@@ -800,7 +820,13 @@ fn rekey_in_place(order: &mut Order, old: f64, e: &Kept, hint: [u32; 2], tol: f6
 /// after it in the chunk once, not once per flow (FB2010's tasks have runs
 /// of thousands of exact ties, one chunk each, and the flows served in a
 /// turn sit near a chunk's front).
-fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64, scratch: &mut Scratch) {
+fn apply(
+    order: &mut Order,
+    (gone, served_at): (&[Kept], &[[u32; 2]]),
+    batch: &[Kept],
+    tol: f64,
+    scratch: &mut Scratch,
+) {
     let Order { chunks, lasts } = order;
     let Scratch { at: at_list, segs } = scratch;
     let mut k = 0;
@@ -815,7 +841,15 @@ fn apply(order: &mut Order, gone: &[Kept], batch: &[Kept], tol: f64, scratch: &m
         at_list.clear();
         while k < gone.len() && (k == start || !before(&last, &gone[k])) {
             let g = &gone[k];
-            let at = r + ch.flows[r..].partition_point(|e| before(e, g));
+            // Where it was last served, if it stands there still (nothing
+            // before `r` is read), else found by search.
+            let hint = served_at[g.f as usize][1] as usize;
+            let at = if hint >= r && ch.flows.get(hint).is_some_and(|e| e.f == g.f) {
+                debug_assert_eq!(hint, r + ch.flows[r..].partition_point(|e| before(e, g)));
+                hint
+            } else {
+                r + ch.flows[r..].partition_point(|e| before(e, g))
+            };
             debug_assert_eq!(ch.flows[at].f, g.f, "kept place of {}", g.f);
             at_list.push(at);
             if k == start {
@@ -1032,6 +1066,7 @@ impl TaskOrders {
         }
         for &(_, e) in &self.batch {
             self.key_of[e.f as usize] = e.key;
+            self.long_paths |= obs.path_links(e.p).len() > 2;
         }
         let by_task = |a: &(CoflowIdx, Kept), b: &(CoflowIdx, Kept)| {
             a.0.cmp(&b.0).then(kept_by_key(&a.1, &b.1))
@@ -1060,7 +1095,7 @@ impl TaskOrders {
             }
             apply(
                 &mut self.tasks[ci],
-                &gone,
+                (&gone, &self.served_at),
                 &batch,
                 BYTES_TIE,
                 &mut self.scratch,
@@ -1171,6 +1206,17 @@ impl TaskOrders {
         self.all_full(&ends.first) || self.all_full(&ends.last)
     }
 
+    /// Whether stretch `seg`'s flows, each crossing a link of
+    /// `tail_full` (one class per link) that was full, still cross a full
+    /// one: neither its first link nor any of its last links is a link of
+    /// `tail_full` open now (paths of at most two links: their ends).
+    fn still_blocked(&self, seg: &Seg, tail_full: &Classes) -> bool {
+        let f = seg.first as usize;
+        let mut first = [0; WORDS];
+        first[f / 64] = 1 << (f % 64);
+        (0..WORDS).all(|w| (first[w] | seg.last[w]) & tail_full[w] & !self.full[w] == 0)
+    }
+
     /// Whether every link of the classes `set` is full.
     fn all_full(&self, set: &Classes) -> bool {
         set.iter().zip(&self.full).all(|(s, f)| s & !f == 0)
@@ -1252,6 +1298,15 @@ impl TaskOrders {
             }
         };
         let mut limit = tail_at(self);
+        // Where the kept tail starts when some of its links opened: each
+        // flow from there on still crosses a link of `tail_full`, so one
+        // whose links (its ends: no path is longer than two links) miss the
+        // links of `tail_full` open now crosses a full one.
+        let t0 = if self.memo && !self.long_paths && ch.tail > 0 {
+            n - ch.tail
+        } else {
+            n
+        };
         // The flows from `from` on were looked at since the last serve;
         // `blk` gets the links between their ends that blocked one.
         let (mut from, mut blk) = (0, [0; WORDS]);
@@ -1305,7 +1360,9 @@ impl TaskOrders {
                     let seg = &segs[s];
                     let hi = (s_start + seg.n as usize).min(j);
                     if seg.first != u32::MAX
-                        && (server.is_full(seg.first) || self.all_full(&seg.last))
+                        && (server.is_full(seg.first)
+                            || self.all_full(&seg.last)
+                            || (k >= t0 && self.still_blocked(seg, &ch.tail_full)))
                     {
                         #[cfg(debug_assertions)]
                         for e in &flows[k..hi] {
@@ -1513,10 +1570,11 @@ impl Tafe {
             self.server
                 .positive_flows()
                 .iter()
-                .map(|&f| (obs.coflow_of(f), f)),
+                .map(|&f| (u64::from(obs.coflow_of(f)) << 32) | u64::from(f)),
         );
         self.sending_flows.sort_unstable();
-        for &(c, f) in &self.sending_flows {
+        for &cf in &self.sending_flows {
+            let (c, f) = ((cf >> 32) as CoflowIdx, cf as FlowIdx);
             let ci = c as usize;
             if self.sending.len() <= ci {
                 self.sending.resize(ci + 1, (0, 0.0));
