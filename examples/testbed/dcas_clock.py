@@ -14,14 +14,18 @@ side: the ticks and how late they ran past their 10 ms grid point, the gaps
 between a subcoflow's consecutive ticks in multiples of delta, and over the
 subcoflows that were ever large, their lives, ticks, starving ticks and
 rounds per second of life. ``--policies`` also prints the packet engine's mean
-CCT of each (``plain`` is ``fair``).
+CCT of each (``plain`` is ``fair``) and its timeouts (spurious, and those that fired
+while the segment waited in its own host's queue or a switch's); the testbed the
+hosts' kernel counters of the same (``KERNEL``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import coflowkit
@@ -29,6 +33,9 @@ from coflowkit import testbed as tb
 from coflowkit.testbed import replay as rp
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import diagnose as dg  # noqa: E402
+
 TRACE = HERE.parents[1].parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
 TOPOLOGY = "bigswitch:hosts=16,rate=25Mbps"
 #: The packet engine with the testbed's queues, TSQ, HTB's guaranteed rate and datagrams
@@ -42,6 +49,10 @@ CLOCK = (
     "large_subs", "large_life_ns", "large_life_ticks", "large_life_starving", "large_life_rounds",
     "large_life_gap_ns", "announcements", "negotiated", "fallback", "dropped_rounds",
 )  # fmt: skip
+#: The hosts' kernel counters of a testbed replay worth holding against the packet engine's timeouts:
+#: Linux's retransmission timeouts, those it undid, and the resends it skipped as the segment was still in
+#: the host's own queue (``skb_still_in_host_queue``; any resend, not only a timeout's).
+KERNEL = ("TcpExtTCPTimeouts", "TcpExtTCPSpuriousRTOs", "TcpExtTCPSpuriousRtxHostQueues", "TcpRetransSegs")
 
 
 def summary(c: dict[str, int]) -> dict[str, float]:
@@ -92,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         r = coflowkit.simulate(fw, spec, topology=TOPOLOGY, engine="packet", packet=packet, progress=False)
         cct = r.coflows(spec)["cct_s"].mean()
         print(f"packet {p}: mean CCT {cct:.4f} s ({time.time() - t:.0f} s) {spec}", flush=True)
+        f = r.flows(spec)
+        queued = {k: int(f[f"timeouts_{k}"].sum()) for k in ("spurious", "host_queued", "switch_queued")}
+        print(f"packet {p}: timeouts {int(f['timeouts'].sum())} {json.dumps(queued)}", flush=True)
         if p.startswith("dcas"):
             st = r.scheduler_stats(spec)
             c = {k: int(st.get(f"dcas_{k}", 0)) for k in CLOCK}
@@ -103,10 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.spec_extra:
         policy = {**policy, "spec": policy["spec"] + ";" + args.spec_extra}
     tb.down(args.name)
-    tb.up(TOPOLOGY, args.name)
+    bed = tb.up(TOPOLOGY, args.name)
     try:
+        before = sum((dg.counters(ns) for ns in bed.host_ns), Counter())
         t = time.time()
         flows = rp.replay_on_testbed(fw, args.name, policy=policy, work_dir=args.out, nice=-10)
+        grew = sum((dg.counters(ns) for ns in bed.host_ns), Counter())
+        print(f"testbed {tp}: kernel {json.dumps({k: grew[k] - before[k] for k in KERNEL})}", flush=True)
         co, _ = rp.tables(fw, flows)
         print(f"testbed {tp}: mean CCT {co.to_pandas()['cct_s'].mean():.4f} s ({time.time() - t:.0f} s)", flush=True)
     finally:

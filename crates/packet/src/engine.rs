@@ -962,6 +962,15 @@ impl<'a> Engine<'a> {
                 debug_assert_eq!(at, now, "flow {f}: the retransmission timer fired late");
                 fl.stats.timeouts += 1;
                 let una = s.una;
+                let path = &self.hops[fl.fwd.0 as usize..fl.fwd.1 as usize];
+                match path
+                    .iter()
+                    .position(|&l| self.ports[l as usize].holds(f, una))
+                {
+                    Some(0) => fl.stats.timeouts_host_queued += 1,
+                    Some(_) => fl.stats.timeouts_switch_queued += 1,
+                    None => {}
+                }
                 if fl.receiver.as_ref().is_some_and(|r| r.has(una)) {
                     // The segment had arrived; its ACK was on its way.
                     fl.stats.timeouts_spurious += 1;

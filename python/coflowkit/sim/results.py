@@ -112,6 +112,8 @@ PACKET_FLOW_COLUMNS = [
     "timeouts",
     "timeouts_lost",
     "timeouts_spurious",
+    "timeouts_host_queued",
+    "timeouts_switch_queued",
     "class_changes",
     "promotions",
     "reordered",
