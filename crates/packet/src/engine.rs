@@ -848,6 +848,10 @@ impl<'a> Engine<'a> {
     fn transmit(&mut self, f: u32, segs: &[Segment]) {
         let mut kick = false;
         for s in segs {
+            if s.retransmit && self.cfg.host_rtx_skip && self.in_host_queue(f, s.seq) {
+                // Its earlier copy is still in the NIC: Linux sends nothing.
+                continue;
+            }
             if s.retransmit {
                 self.flows[f as usize].stats.retransmits += 1;
             }
@@ -869,6 +873,13 @@ impl<'a> Engine<'a> {
         if kick {
             self.push(self.now, Ev::Kick(f));
         }
+    }
+
+    /// Whether a packet of flow `f` carrying byte `seq` still waits in its
+    /// host's NIC queue (the first port of its path).
+    fn in_host_queue(&self, f: u32, seq: u64) -> bool {
+        let (from, to) = self.flows[f as usize].fwd;
+        from < to && self.ports[self.hops[from as usize] as usize].holds(f, seq)
     }
 
     /// A paced flow sends what its slots and window allow now, and asks
