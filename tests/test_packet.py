@@ -39,13 +39,15 @@ def test_packet_runs_keep_packet_columns_and_tables(tmp_path: Path) -> None:
     res = coflowkit.simulate(w, "dctcp,tcp", engine="packet", packet="buffer=50p,queue_trace=1ms", progress=False)
     assert res.schedulers == ["dctcp", "tcp"]
     flows = res.flows("dctcp")
-    assert list(flows.columns[-20:]) == [
+    assert list(flows.columns[-22:]) == [
         "drops",
         "ecn_marks",
         "retransmits",
         "timeouts",
         "timeouts_lost",
         "timeouts_spurious",
+        "timeouts_host_queued",
+        "timeouts_switch_queued",
         "class_changes",
         "promotions",
         "reordered",

@@ -922,13 +922,75 @@ level, 7,590 at flow level), 2,450-2,700 s: the engine's large subcoflows live 1
 Pseudocode 1 on a large subcoflow 370,032 times (98% of its 378,246 ticks of life), finds it starving
 (no byte acknowledged for `T`, `<1, 0>`, no message) in 204,192 and announces in the other 165,840:
 44 rounds a second of life; the testbed's 58,000 over its estimated lives are 21-24 a second, half as
-many. Its Python senders' ticks falling behind on 2 cores (replies take 13.6 ms of the 10 ms round) or
-more of its ticks starving would each give that; which is not split, as the testbed's reports count per
-replay, not per tick or subcoflow. Hypothesis (c), stale bytes sent, is not measured
-(`dcas-local`, on the same counts, is ahead of plain TCP). Commands:
+many. **Which of the testbed's ticks are missing, split (2026-11-27, the host policy's clock, counted
+on both sides: `ticks`, `ticks_late_ns`, `grid_missed`, the gaps between a subcoflow's consecutive
+ticks, and each large subcoflow's life, ticks, starving ticks and rounds; no decision reads them;
+`examples/testbed/dcas_clock.py`):** its senders' ticks fall behind; no larger share of them starves.
+Two testbed replays of `dcas` (at a load of 10-21 on the 2 cores; mean CCT 0.3945 and 0.3979 s, 362,000
+and 391,000 announcements): a subcoflow's consecutive ticks are 23.6 and 21.7 ms apart on average
+against δ's 10 ms (49-53% of the gaps within 1.5 δ, 20-21% about 2 δ, 10-11% about 3 δ, 17-19% longer);
+a tick runs 5.9-6.4 ms past its grid point on average, and 30,475-33,052 grid points pass with no
+tick. So a large subcoflow is ticked 42-46 times a second of its life, where the engine ticks it 100
+times (on the grid); the share of those ticks that find it starving is the same, 57% on the testbed in
+both runs and 53% in the engine, and the rounds are 17.5-18.8 a second of life against the engine's
+44.6. `dcas-local`'s senders, which send no messages, tick every 14.5 ms (one replay, 0.3577 s): the
+negotiating ones, whose loops also send and answer the messages, fall further behind. The lives,
+now counted rather than estimated: the testbed's 460-470 subcoflows decided large at least once live
+2,370-2,393 s summed, the engine's 622 3,476 s (1.45 times as long). Given the testbed's tick gap as
+the host policy's δ (`delta=22ms` or `24ms` for `dcas`, `14ms` for `dcas-local`; `T`, expiry and the
+wait unchanged), the engine negotiates as the testbed did (16.6 rounds a second of life at 24 ms, 58%
+of the ticks starving), and `dcas` comes level with plain TCP (mean CCT, the settings above with
+`control_batch=on`):
+
+| packet level, the testbed's queues and datagrams | `plain` | `pias` | `dcas-local` | `dcas` |
+|---|---|---|---|---|
+| δ 10 ms, as the policy is specified | 0.4674 s | 0.4138 s | 0.4609 s | 0.4859 s |
+| δ the testbed's tick gap (`dcas-local` 14, `dcas` 22 / 24 ms) | 0.4674 s | 0.4138 s | 0.4658 s | 0.4623 / 0.4688 s |
+| the same with `rto_undo=on` | 0.4594 s | 0.4043 s | 0.4699 s | 0.4633 / 0.4582 s |
+
+So the testbed is the one not running D-CAS as specified: its negotiating senders tick at less than
+half δ's rate, and that lag is most of why `dcas` is ahead of plain TCP on the testbed and 4% behind it
+at packet level (at the testbed's rate of ticks, 1.1% ahead to 0.3% behind). It does not explain the
+rest: `pias` stays 11% ahead of `dcas` at packet level (on the testbed 0.4249 s against 0.3740-0.3979),
+`dcas-local` stays within 1% of plain TCP there (on the testbed 46% under it), and the engine's large
+subcoflows still live about 1.4 times as long (3,288 s at δ 24 ms), with 32,042-33,006 timeouts under
+`dcas`, 56% spurious. Undoing those (`rto_undo=on`) moves `dcas` by +0.2 to -2.3%, `dcas-local` by
++0.9% and `pias` and plain TCP by -2%: the window after a spurious timeout is not what the lives lose.
+Nor are the timers what the testbed's Linux avoids: its hosts' kernels count 35,935 retransmission
+timeouts in a third `dcas` replay (`TcpExtTCPTimeouts` over the 16 namespaces; 0.3997 s, gaps 25.0 ms;
+4,894 undone as spurious), the engine 33,435 at δ 10 ms. What Linux avoids is the resend: it does not
+send again a segment whose earlier copy still waits in its own host's queue (`skb_still_in_host_queue`;
+124,880 such resends skipped in that replay, `TcpExtTCPSpuriousRtxHostQueues`), and 14,787 (44%) of
+the engine's `dcas` timeouts fired while the segment waited in its own NIC (911 at a switch port; the
+packet result's `timeouts_host_queued` and `timeouts_switch_queued`), each resending a copy behind
+the original and, after it, the window's other segments still queued. The knob `host_rtx=skip` does
+as Linux (mean CCT, the settings above with `control_batch=on`):
+
+| packet level, resends as Linux | `plain` | `pias` | `dcas-local` | `dcas` |
+|---|---|---|---|---|
+| `host_rtx=skip`, δ 10 ms | 0.4593 s | 0.4241 s | 0.4641 s | 0.4568 s |
+| `host_rtx=skip`, δ the testbed's tick gap (14; 22 / 24 ms) | 0.4593 s | 0.4241 s | 0.4597 s | 0.4315 / 0.4426 s |
+| the same with `rto_undo=on` | 0.4547 s | 0.4098 s | 0.4485 s | 0.4300 / 0.4424 s |
+| `host_rtx=skip`, `rto_undo=on`, δ 10 ms | 0.4547 s | 0.4098 s | 0.4376 s | 0.4517 s |
+
+With Linux's resends and the testbed's ticks `dcas` is 3-6% ahead of plain TCP at packet level, as on
+the testbed (39%); its timeouts fall to 25,168-27,767, their lost share from 43% to 30-32%. `pias`
+stays first (2-7% ahead of `dcas`), so the pair `pias`/`dcas` stays reversed, and `dcas-local` comes
+1-7% behind `dcas` (3% ahead of it when both tick every 10 ms) where on the testbed it is 11% ahead:
+at these settings that pair is reversed too (δ alone, 22 against 24 ms, moves `dcas` by up to 3%).
+So, of the six pairs, with `rto_undo=on` too the three with plain TCP agree with the testbed (without
+it `dcas-local` ties plain TCP), and `pias` ahead of both D-CAS policies and `dcas` ahead of
+`dcas-local` do not. The testbed's counts are from three
+loaded replays (their announcements are fewer than the 604,000-611,000 quoted above, from runs of
+other days, before these counters). Hypothesis (c), stale bytes sent, is not measured (`dcas-local`,
+on the same counts, is ahead of plain TCP). Commands:
 the runs above with `reordering=adaptive` or `control_batch=on` added, and `spec + ";keep_own=yes"`; the
 per-flow counters are columns of `Results.flows()` and flows.csv (`stalled_s` in seconds), the negotiation's
-`Results.scheduler_stats(spec)`'s `dcas_*`, the lives `flows()` grouped by coflow and sender.
+`Results.scheduler_stats(spec)`'s `dcas_*`, the lives `flows()` grouped by coflow and sender; the
+clock's split `sudo .venv/bin/python examples/testbed/dcas_clock.py --testbed [--testbed-policy
+dcas-local] --policies dcas [--spec-extra "delta=24ms"] [--packet-extra host_rtx=skip,rto_undo=on]`
+(the packet engine's counters and timeouts, then one testbed replay's, summed over its workers'
+`dcas_counts`, and its hosts' kernel counters).
 
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the

@@ -316,6 +316,10 @@ pub struct PacketConfig {
     /// echoed timestamp shows spurious (RFC 3522) is undone, window and
     /// threshold restored (RFC 4015; Linux's `tcp_try_undo_loss`).
     pub rto_undo: bool,
+    /// A retransmission of a segment whose earlier copy still waits in its
+    /// own host's NIC queue is not sent (`host_rtx=skip`; Linux's
+    /// `skb_still_in_host_queue`); `false`: it is (the default).
+    pub host_rtx_skip: bool,
     /// With `sack` and `timestamps`: Linux's response to reordering
     /// (`reordering=adaptive`): DupThresh rises to the reordering seen (up
     /// to 300 segments, `tp->reordering`), and a fast recovery that an
@@ -413,6 +417,7 @@ impl Default for PacketConfig {
             rto_reset_on_ack: false,
             sack: false,
             rto_undo: false,
+            host_rtx_skip: false,
             reorder_adaptive: false,
             control_batch: false,
             queue_trace: None,
@@ -526,6 +531,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "rto_undo",
         "on: with sack and timestamps, a timeout the echoed timestamp shows spurious is undone (RFC 3522/4015, Linux) (off)",
+    ),
+    (
+        "host_rtx",
+        "resend or skip: a retransmission of a segment still in its own host's NIC queue is sent or not (Linux: skip) (resend)",
     ),
     (
         "reordering",
@@ -841,6 +850,13 @@ impl PacketConfig {
             "timestamps" => self.timestamps = parse_on_off(key, v)?,
             "sack" => self.sack = parse_on_off(key, v)?,
             "rto_undo" => self.rto_undo = parse_on_off(key, v)?,
+            "host_rtx" => {
+                self.host_rtx_skip = match v.trim().to_ascii_lowercase().as_str() {
+                    "resend" => false,
+                    "skip" => true,
+                    _ => return Err(bad(key, format!("'{v}': resend or skip"))),
+                }
+            }
             "control_batch" => self.control_batch = parse_on_off(key, v)?,
             "reordering" => {
                 self.reorder_adaptive = match v.trim().to_ascii_lowercase().as_str() {
@@ -1119,6 +1135,10 @@ mod tests {
         assert!(!c.rto_undo);
         c.set("rto_undo", "on").unwrap();
         assert!(c.rto_undo);
+        assert!(!c.host_rtx_skip);
+        c.set("host_rtx", "skip").unwrap();
+        assert!(c.host_rtx_skip);
+        assert!(c.set("host_rtx", "drop").is_err());
         assert!(!c.reorder_adaptive);
         c.set("reordering", "adaptive").unwrap();
         assert!(c.reorder_adaptive);

@@ -848,6 +848,10 @@ impl<'a> Engine<'a> {
     fn transmit(&mut self, f: u32, segs: &[Segment]) {
         let mut kick = false;
         for s in segs {
+            if s.retransmit && self.cfg.host_rtx_skip && self.in_host_queue(f, s.seq) {
+                // Its earlier copy is still in the NIC: Linux sends nothing.
+                continue;
+            }
             if s.retransmit {
                 self.flows[f as usize].stats.retransmits += 1;
             }
@@ -869,6 +873,13 @@ impl<'a> Engine<'a> {
         if kick {
             self.push(self.now, Ev::Kick(f));
         }
+    }
+
+    /// Whether a packet of flow `f` carrying byte `seq` still waits in its
+    /// host's NIC queue (the first port of its path).
+    fn in_host_queue(&self, f: u32, seq: u64) -> bool {
+        let (from, to) = self.flows[f as usize].fwd;
+        from < to && self.ports[self.hops[from as usize] as usize].holds(f, seq)
     }
 
     /// A paced flow sends what its slots and window allow now, and asks
@@ -962,6 +973,15 @@ impl<'a> Engine<'a> {
                 debug_assert_eq!(at, now, "flow {f}: the retransmission timer fired late");
                 fl.stats.timeouts += 1;
                 let una = s.una;
+                let path = &self.hops[fl.fwd.0 as usize..fl.fwd.1 as usize];
+                match path
+                    .iter()
+                    .position(|&l| self.ports[l as usize].holds(f, una))
+                {
+                    Some(0) => fl.stats.timeouts_host_queued += 1,
+                    Some(_) => fl.stats.timeouts_switch_queued += 1,
+                    None => {}
+                }
                 if fl.receiver.as_ref().is_some_and(|r| r.has(una)) {
                     // The segment had arrived; its ACK was on its way.
                     fl.stats.timeouts_spurious += 1;

@@ -96,6 +96,13 @@ pub struct FlowPacketStats {
     /// `timeouts - timeouts_lost - timeouts_spurious` are SYN timeouts and
     /// those of segments that never arrived (a flow left unfinished).
     pub timeouts_spurious: u64,
+    /// Retransmission timeouts that fired while the segment at `una` was
+    /// still waiting in its own host's NIC queue (Linux does not resend
+    /// such a segment, `skb_still_in_host_queue`; the engine does).
+    pub timeouts_host_queued: u64,
+    /// Retransmission timeouts that fired while that segment was waiting
+    /// in a switch port's queue.
+    pub timeouts_switch_queued: u64,
     /// Changes of its class by its host policy after it started.
     pub class_changes: u64,
     /// Of those, moves to a higher class (a lower number): its later

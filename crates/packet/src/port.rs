@@ -408,6 +408,24 @@ impl Port {
         Some(p)
     }
 
+    /// Whether a data packet of `flow` carrying byte `byte` waits in this
+    /// port's strict-priority queues (a scan, for a counter of the rare
+    /// retransmission timeout; pFabric's queue is not looked at).
+    pub fn holds(&self, flow: u32, byte: u64) -> bool {
+        let carries = |p: &Packet| {
+            p.kind == Kind::Data && p.flow == flow && p.seq <= byte && byte < p.seq + p.len as u64
+        };
+        match &self.by_order {
+            Some(b) => b
+                .classes
+                .iter()
+                .flat_map(|c| c.values())
+                .flatten()
+                .any(carries),
+            None => self.queues.iter().flatten().any(carries),
+        }
+    }
+
     /// Counts `p` out of the buffer and onto the link.
     fn left(&mut self, p: Packet) {
         self.bytes -= p.wire as u64;
@@ -579,6 +597,26 @@ pub(crate) mod tests {
         let (t, f) = (true, false);
         assert_eq!(offer(false), [t, t, t, f, f, f, f, f, f]);
         assert_eq!(offer(true), [t, t, t, f, t, t, t, f, f]);
+    }
+
+    #[test]
+    fn holds_finds_a_flow_s_queued_byte_until_it_leaves() {
+        // Flow 3's bytes 0-959 in class 5 behind flow 1's in class 0.
+        let mut p = Port::new(1e9, 0, None, None, false);
+        p.admit(Packet {
+            flow: 1,
+            ..pkt(0, 1000, false)
+        });
+        p.admit(Packet {
+            flow: 3,
+            ..pkt(5, 1000, false)
+        });
+        assert!(p.holds(3, 0) && p.holds(3, 959));
+        assert!(!p.holds(3, 960) && !p.holds(2, 0));
+        p.pop();
+        assert!(p.holds(3, 500));
+        p.pop();
+        assert!(!p.holds(3, 500) && !p.holds(1, 0));
     }
 
     #[test]

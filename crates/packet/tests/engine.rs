@@ -282,6 +282,28 @@ fn timeouts_split_into_lost_segments_and_waits_longer_than_the_timer() {
 }
 
 #[test]
+fn host_rtx_skip_resends_nothing_still_in_the_sender_s_nic() {
+    // As the waits above: the timers fire while the segments wait in the
+    // sender's NIC (counted there, not at the switch). With `host_rtx=skip`
+    // those copies are not sent again, as Linux does not; every flow still
+    // finishes, with fewer retransmissions.
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let w = one_coflow(&fabric, (0..4).map(|_| flow(0, 1, 300_000)).collect());
+    let knobs = "transport=tcp,sack=on,buffer=inf,min_rto=100us,initial_rto=100us";
+    let sum = |r: &PacketResult, k: fn(&coflowkit_packet::FlowPacketStats) -> u64| {
+        r.flow_stats.iter().map(k).sum::<u64>()
+    };
+    let resend = run(&fabric, &w, &[], knobs);
+    let skip = run(&fabric, &w, &[], &format!("{knobs},host_rtx=skip"));
+    let host = sum(&resend, |s| s.timeouts_host_queued);
+    assert!(host > 0, "{:?}", resend.flow_stats);
+    assert!(host <= sum(&resend, |s| s.timeouts_spurious));
+    let rtx = |r: &PacketResult| sum(r, |s| s.retransmits);
+    assert!(rtx(&skip) < rtx(&resend), "{} {}", rtx(&skip), rtx(&resend));
+    assert!((0..4).all(|i| fct_ns(&skip, i) > 0.0));
+}
+
+#[test]
 fn leaf_spine_paths_and_handshake() {
     let fabric = Fabric::leaf_spine(&LeafSpineSpec {
         leaves: 2,

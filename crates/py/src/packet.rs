@@ -109,7 +109,8 @@ fn config(transport: &str, options: &str) -> PyResult<PacketConfig> {
 /// hash's.
 /// Each result is `simulate`'s dict (with per-flow rows) plus `packet`: a
 /// dict with `flows` (columns `drops`, `ecn_marks`, `retransmits`,
-/// `timeouts`, `timeouts_lost`, `timeouts_spurious`, and the reordering
+/// `timeouts`, `timeouts_lost`, `timeouts_spurious`, `timeouts_host_queued`,
+/// `timeouts_switch_queued`, and the reordering
 /// counters `class_changes`, `promotions`, `reordered`, `fast_retransmits`,
 /// `fast_retransmits_spurious`, `stalled_ps`, `bytes_class0`..`7`), `ports` (columns `port`, `name`, `tx_packets`, `tx_bytes`,
 /// `drops`, `marks`, `max_bytes`), `queue_trace` (columns `port`, `time_s`,
@@ -206,6 +207,10 @@ fn packet_dict<'py>(py: Python<'py>, name: &str, r: PacketResult) -> PyResult<Bo
     flows.set_item("timeouts_lost", col(py, fs.iter().map(|s| s.timeouts_lost)))?;
     let spurious = fs.iter().map(|s| s.timeouts_spurious);
     flows.set_item("timeouts_spurious", col(py, spurious))?;
+    let host_queued = fs.iter().map(|s| s.timeouts_host_queued);
+    flows.set_item("timeouts_host_queued", col(py, host_queued))?;
+    let switch_queued = fs.iter().map(|s| s.timeouts_switch_queued);
+    flows.set_item("timeouts_switch_queued", col(py, switch_queued))?;
     flows.set_item("class_changes", col(py, fs.iter().map(|s| s.class_changes)))?;
     flows.set_item("promotions", col(py, fs.iter().map(|s| s.promotions)))?;
     flows.set_item("reordered", col(py, fs.iter().map(|s| s.reordered)))?;

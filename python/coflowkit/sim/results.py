@@ -112,6 +112,8 @@ PACKET_FLOW_COLUMNS = [
     "timeouts",
     "timeouts_lost",
     "timeouts_spurious",
+    "timeouts_host_queued",
+    "timeouts_switch_queued",
     "class_changes",
     "promotions",
     "reordered",
@@ -327,7 +329,11 @@ class Results:
         ``dcas_replies_received`` ... ``dcas_dropped_rounds`` (the counters the
         testbed's workers report) and ``dcas_decided_large``,
         ``dcas_decided_starving`` (Pseudocode 1's runs that found a subcoflow
-        large, and of those starving); with a coordinator
+        large, and of those starving), and the host policy's clock,
+        ``dcas_ticks`` ... ``dcas_large_life_gap_ns`` (its ticks and how late,
+        the gaps between a subcoflow's ticks, each large subcoflow's life,
+        ticks, starving ticks and rounds; crates/sched/src/host/dcas.rs
+        ``COUNTERS``); with a coordinator
         ``coordinator_ticks``, ``coordinator_decisions``; with ``baraat`` also
         ``spc_requests``, ``spc_carried`` (of them, on data packets), ``spc_echoes``,
         ``spc_lost`` (requests and answers),

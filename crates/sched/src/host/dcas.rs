@@ -89,8 +89,20 @@ pub const HOST_PARAMS: [Param; 3] = [
 /// How many of the negotiated decisions that moved a value are logged.
 pub const RAISED_LOG: usize = 1000;
 
-/// The counters of one host's negotiation, in their report order.
-pub const COUNTERS: [&str; 10] = [
+/// The counters of one host's negotiation, in their report order: the
+/// negotiation's, then its sender's clock (counted only, never read by a
+/// decision): `ticks` run, `ticks_late_ns` (summed, past the grid point
+/// each was due at), `grid_missed` (grid points passed with no tick: a
+/// timer that woke over `delta` late), `sub_ticks` (Pseudocode 1's runs at
+/// ticks, one per subcoflow), the gaps between a subcoflow's consecutive
+/// ticks in multiples of `delta` (`gaps_1` up to 1.5, `gaps_2` up to 2.5,
+/// `gaps_3` up to 3.5, `gaps_4plus` beyond; `gap_ns` their sum), and over
+/// the ended subcoflows decided large at least once (`large_subs`): their
+/// lives here summed (`large_life_ns`, first flow's start to last flow's
+/// end), their ticks, the ticks that found them starving and their rounds
+/// (`large_life_ticks`, `large_life_starving`, `large_life_rounds`) and
+/// the gaps between their ticks (`large_life_gap_ns`).
+pub const COUNTERS: [&str; 25] = [
     "announcements",
     "replies_received",
     "replies_missing",
@@ -101,6 +113,21 @@ pub const COUNTERS: [&str; 10] = [
     "raised_value",
     "changed_queue",
     "dropped_rounds",
+    "ticks",
+    "ticks_late_ns",
+    "grid_missed",
+    "sub_ticks",
+    "gaps_1",
+    "gaps_2",
+    "gaps_3",
+    "gaps_4plus",
+    "gap_ns",
+    "large_subs",
+    "large_life_ns",
+    "large_life_ticks",
+    "large_life_starving",
+    "large_life_rounds",
+    "large_life_gap_ns",
 ];
 
 /// A negotiation in progress.
@@ -131,6 +158,24 @@ struct Sub {
     acked: u64,
     class: u8,
     open: Option<Round>,
+    /// What its life here counted (the sender's clock; no decision reads it).
+    life: Life,
+}
+
+/// One subcoflow's life as its sender's clock saw it: counters only.
+#[derive(Debug, Clone, Copy)]
+struct Life {
+    /// When its first flow started here.
+    start: Time,
+    /// Its last tick.
+    last_tick: Option<Time>,
+    /// Whether Pseudocode 1 found it large (or starving) once.
+    large: bool,
+    ticks: u64,
+    starving: u64,
+    rounds: u64,
+    /// The gaps between its consecutive ticks, summed.
+    gap: u64,
 }
 
 /// One negotiated decision that moved the value: when, the coflow, `d`,
@@ -173,7 +218,7 @@ pub struct DcasHost {
     numbers: HashMap<u32, u32>,
     /// Receiver: coflow -> sender -> (latest value, when it came).
     cache: BTreeMap<u32, BTreeMap<u32, (u64, Time)>>,
-    counts: [u64; 10],
+    counts: [u64; COUNTERS.len()],
     runs: BTreeMap<u32, [u64; 2]>,
     rtts: Vec<Dur>,
     rounds: Vec<Dur>,
@@ -222,7 +267,7 @@ impl DcasHost {
             subs: BTreeMap::new(),
             numbers: HashMap::new(),
             cache: BTreeMap::new(),
-            counts: [0; 10],
+            counts: [0; COUNTERS.len()],
             runs: BTreeMap::new(),
             rtts: vec![],
             rounds: vec![],
@@ -308,9 +353,16 @@ impl DcasHost {
         if rule == Rule::Fifo {
             return age_class(0, 4, now - sub.arrival, self.quantum);
         }
+        let current = sub.class;
         let runs = self.runs.entry(c).or_default();
         runs[0] += 1;
-        if rule == Rule::Starving {
+        let starving = rule == Rule::Starving;
+        if let Some(sub) = self.subs.get_mut(&c) {
+            sub.life.large = true;
+            sub.life.starving += u64::from(starving);
+            sub.life.rounds += u64::from(!starving && self.negotiate);
+        }
+        if starving {
             runs[1] += 1;
             return self.large(0);
         }
@@ -321,13 +373,14 @@ impl DcasHost {
         let number = self.numbers.entry(c).or_default();
         *number = number.wrapping_add(1);
         let number = *number;
-        let mut receivers: Vec<u32> = sub.flows.iter().map(|f| self.flows[f].1).collect();
+        let flows = &self.subs[&c].flows;
+        let mut receivers: Vec<u32> = flows.iter().map(|f| self.flows[f].1).collect();
         receivers.sort_unstable();
         receivers.dedup();
         let interim = if self.keep_own {
             self.large(d)
         } else {
-            sub.class
+            current
         };
         for &r in &receivers {
             let msg = Control {
@@ -406,6 +459,26 @@ impl DcasHost {
     /// receiver's sweep of what expired.
     fn tick(&mut self, now: Time, view: &dyn HostView, out: &mut Effects) {
         let cs: Vec<u32> = self.subs.keys().copied().collect();
+        self.count("sub_ticks", cs.len() as u64);
+        let delta = self.delta.0;
+        for &c in &cs {
+            let Some(life) = self.subs.get_mut(&c).map(|s| &mut s.life) else {
+                continue;
+            };
+            life.ticks += 1;
+            let gap = life.last_tick.replace(now).map(|t| (now - t).0);
+            if let Some(gap) = gap {
+                life.gap += gap;
+                let bucket = match (2 * gap + delta) / (2 * delta) {
+                    0 | 1 => "gaps_1",
+                    2 => "gaps_2",
+                    3 => "gaps_3",
+                    _ => "gaps_4plus",
+                };
+                self.count(bucket, 1);
+                self.count("gap_ns", gap);
+            }
+        }
         for c in cs {
             let in_socket = if self.wire {
                 let sub = &self.subs[&c];
@@ -449,6 +522,15 @@ impl HostPolicy for DcasHost {
             acked: 0,
             class: 7,
             open: None,
+            life: Life {
+                start: now,
+                last_tick: None,
+                large: false,
+                ticks: 0,
+                starving: 0,
+                rounds: 0,
+                gap: 0,
+            },
         });
         sub.flows.push(flow.id);
         sub.left = sub.left.saturating_add(flow.size);
@@ -481,7 +563,7 @@ impl HostPolicy for DcasHost {
             }
         }
     }
-    fn finish(&mut self, _now: Time, flow: u64, _out: &mut Effects) {
+    fn finish(&mut self, now: Time, flow: u64, _out: &mut Effects) {
         let Some((c, _, size, sent)) = self.flows.remove(&flow) else {
             return;
         };
@@ -492,7 +574,14 @@ impl HostPolicy for DcasHost {
         sub.flows.retain(|&f| f != flow);
         if sub.flows.is_empty() {
             self.drop_round(c);
-            self.subs.remove(&c);
+            if let Some(life) = self.subs.remove(&c).map(|s| s.life).filter(|l| l.large) {
+                self.count("large_subs", 1);
+                self.count("large_life_ns", (now - life.start).0);
+                self.count("large_life_ticks", life.ticks);
+                self.count("large_life_starving", life.starving);
+                self.count("large_life_rounds", life.rounds);
+                self.count("large_life_gap_ns", life.gap);
+            }
         }
     }
     fn receive(&mut self, now: Time, from: u32, msg: &Control, out: &mut Effects) {
@@ -549,6 +638,10 @@ impl HostPolicy for DcasHost {
     fn wake(&mut self, now: Time, view: &dyn HostView, out: &mut Effects) {
         self.settle(now, out);
         if now >= self.next_tick {
+            let late = (now - self.next_tick).0;
+            self.count("ticks", 1);
+            self.count("ticks_late_ns", late);
+            self.count("grid_missed", late / self.delta.0);
             self.next_tick = Time((now.0 / self.delta.0 + 1) * self.delta.0);
             self.tick(now, view, out);
         }

@@ -542,6 +542,8 @@ class Worker:
             **({"control": self._control_stats(report)} if self.ctl is not None and report is not None else {}),
             # D-CAS: per coflow, [decided as large, of which starving] (the policy's runs)
             **({"dcas_runs": report["runs"]} if report is not None else {}),
+            # D-CAS: the policy's counters (its negotiation's and its sender's clock), also without negotiation
+            **({"dcas_counts": report["counts"]} if report is not None else {}),
         }
 
     def _control_stats(self, report: dict[str, Any]) -> dict[str, Any]:

@@ -327,3 +327,42 @@ fn the_registry_builds_it_from_the_dcas_spec_and_checks_the_host_keys() {
         assert!(e.to_string().contains(says), "{spec}: {e}");
     }
 }
+
+#[test]
+fn the_sender_s_clock_is_counted_and_not_read() {
+    // Ticks at 10 ms (on time), 34 ms (due at 20: 14 ms late, the 30 ms
+    // grid point missed), 40 ms; a large subcoflow from 0 to 45 ms, ending
+    // with its one flow, and no byte acknowledged for T = 500 ms: never
+    // starving, a round at its start and at each tick.
+    let mut p = policy(true, false, true);
+    let mut q = policy(true, false, true);
+    let mut out = Effects::default();
+    // The same subcoflow ticked on time (q): the same decisions.
+    for (x, ticks) in [(&mut p, [10, 34, 40]), (&mut q, [10, 20, 30])] {
+        x.start(Time::ZERO, &flow(1, 2, 1_000_000, 3), &mut out);
+        for at in ticks {
+            x.wake(Time(at * MS), &Holds(0), &mut out);
+        }
+        x.finish(Time(45 * MS), 1, &mut out);
+    }
+    assert_eq!(p.runs(), q.runs());
+    let c = |name| count(&p, name);
+    assert_eq!(
+        (c("ticks"), c("ticks_late_ns"), c("grid_missed")),
+        (3, 14 * MS, 1)
+    );
+    assert_eq!(c("sub_ticks"), 3);
+    // Gaps 24 ms (2.4 x delta) and 6 ms.
+    assert_eq!(
+        (c("gaps_1"), c("gaps_2"), c("gaps_3"), c("gaps_4plus")),
+        (1, 1, 0, 0)
+    );
+    assert_eq!(c("gap_ns"), 30 * MS);
+    assert_eq!((c("large_subs"), c("large_life_ns")), (1, 45 * MS));
+    assert_eq!((c("large_life_ticks"), c("large_life_starving")), (3, 0));
+    assert_eq!(
+        (c("large_life_rounds"), c("large_life_gap_ns")),
+        (4, 30 * MS)
+    );
+    assert_eq!((count(&q, "grid_missed"), count(&q, "gaps_1")), (0, 2));
+}
