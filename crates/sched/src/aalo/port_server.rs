@@ -380,6 +380,9 @@ impl PortServer {
         // min(lr0, lr1)` as they were, a column the cells with `lr <=
         // min(lc0, lc1)`.
         let pass1 = if single { co_ref.solves.first() } else { None };
+        // The sender's level `reached` was last found for: the columns so
+        // reached depend on it alone, and rows of one coflow often share it.
+        let mut reached_for: Option<f64> = None;
         for r in 0..n_rows {
             let row_moved = up_moved(r);
             let up_room = !strict && self.room_up[co_ref.pieces[r].host as usize];
@@ -430,18 +433,22 @@ impl PortServer {
             }
             if up_room && !row_moved {
                 // As `excess_reaches` says, found by `lo` (then in column
-                // order, as the loop below would visit them).
-                reached.clear();
-                reached.extend_from_slice(&sc_ref.cols_moved_zero);
-                let spans = &sc_ref.cols_moved_span;
-                let end = spans.partition_point(|x| x.0 <= up);
-                reached.extend(
-                    spans[..end]
-                        .iter()
-                        .filter(|x| !(span_free && x.1 < up))
-                        .map(|x| x.2),
-                );
-                reached.sort_unstable();
+                // order, as the loop below would visit them); kept from the
+                // row before when its sender is at the same level.
+                if reached_for != Some(up) {
+                    reached.clear();
+                    reached.extend_from_slice(&sc_ref.cols_moved_zero);
+                    let spans = &sc_ref.cols_moved_span;
+                    let end = spans.partition_point(|x| x.0 <= up);
+                    reached.extend(
+                        spans[..end]
+                            .iter()
+                            .filter(|x| !(span_free && x.1 < up))
+                            .map(|x| x.2),
+                    );
+                    reached.sort_unstable();
+                    reached_for = Some(up);
+                }
                 #[cfg(debug_assertions)]
                 {
                     let slow: Vec<u32> = sc_ref
