@@ -380,6 +380,13 @@ impl PortServer {
         // min(lr0, lr1)` as they were, a column the cells with `lr <=
         // min(lc0, lc1)`.
         let pass1 = if single { co_ref.solves.first() } else { None };
+        // The sender's levels the lists in `reached` were found for (level,
+        // start, end; at most `REACHED_LISTS`): the columns so reached
+        // depend on it alone, and rows of one coflow often share it.
+        const REACHED_LISTS: usize = 4;
+        let mut lists = [(0.0f64, 0u32, 0u32); REACHED_LISTS];
+        let mut n_lists = 0;
+        reached.clear();
         for r in 0..n_rows {
             let row_moved = up_moved(r);
             let up_room = !strict && self.room_up[co_ref.pieces[r].host as usize];
@@ -430,18 +437,33 @@ impl PortServer {
             }
             if up_room && !row_moved {
                 // As `excess_reaches` says, found by `lo` (then in column
-                // order, as the loop below would visit them).
-                reached.clear();
-                reached.extend_from_slice(&sc_ref.cols_moved_zero);
-                let spans = &sc_ref.cols_moved_span;
-                let end = spans.partition_point(|x| x.0 <= up);
-                reached.extend(
-                    spans[..end]
-                        .iter()
-                        .filter(|x| !(span_free && x.1 < up))
-                        .map(|x| x.2),
-                );
-                reached.sort_unstable();
+                // order, as the loop below would visit them); kept for the
+                // rows whose senders are at the same level.
+                let found = lists[..n_lists].iter().find(|x| x.0 == up);
+                let (start, end) = match found {
+                    Some(&(_, start, end)) => (start as usize, end as usize),
+                    None => {
+                        if n_lists == REACHED_LISTS {
+                            n_lists = 0;
+                            reached.clear();
+                        }
+                        let start = reached.len();
+                        reached.extend_from_slice(&sc_ref.cols_moved_zero);
+                        let spans = &sc_ref.cols_moved_span;
+                        let end = spans.partition_point(|x| x.0 <= up);
+                        reached.extend(
+                            spans[..end]
+                                .iter()
+                                .filter(|x| !(span_free && x.1 < up))
+                                .map(|x| x.2),
+                        );
+                        reached[start..].sort_unstable();
+                        lists[n_lists] = (up, start as u32, reached.len() as u32);
+                        n_lists += 1;
+                        (start, reached.len())
+                    }
+                };
+                let reached = &reached[start..end];
                 #[cfg(debug_assertions)]
                 {
                     let slow: Vec<u32> = sc_ref
@@ -452,7 +474,7 @@ impl PortServer {
                         .collect();
                     assert_eq!(reached, slow, "columns reached by their excess levels");
                 }
-                for &j in &reached {
+                for &j in reached {
                     visit(r, j as usize, todo);
                 }
             } else if up_room {
