@@ -33,6 +33,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 mod baraat;
+mod queued;
 pub use baraat::{SpcRunStats, SPC_HEADER_BYTES};
 
 const PS_PER_NS: u64 = 1000;
@@ -207,6 +208,9 @@ pub struct Engine<'a> {
     in_transit: std::collections::VecDeque<Vec<Decision>>,
     /// The SACK blocks of the ACKs in flight (`sack`).
     sacks: SackStore,
+    /// Each flow's data packets queued at each hop of its path, by the
+    /// bytes they carry (slots indexed like `hops`; `queued`).
+    queued: queued::QueuedData,
 }
 
 fn ps(t: Time) -> u64 {
@@ -414,6 +418,8 @@ impl<'a> Engine<'a> {
             }
         }
         let n_ports = ports.len();
+        // Only the flows' paths carry data (control channels join later).
+        let n_slots = hops.len();
         let coflows = workload.coflows();
         Ok(Engine {
             cfg,
@@ -464,6 +470,7 @@ impl<'a> Engine<'a> {
             coord: None,
             in_transit: Default::default(),
             sacks: SackStore::default(),
+            queued: queued::QueuedData::new(n_slots),
             rcp: vec![],
             rcp_params: RcpParams {
                 alpha: cfg.rcp_alpha,
@@ -879,7 +886,13 @@ impl<'a> Engine<'a> {
     /// host's NIC queue (the first port of its path).
     fn in_host_queue(&self, f: u32, seq: u64) -> bool {
         let (from, to) = self.flows[f as usize].fwd;
-        from < to && self.ports[self.hops[from as usize] as usize].holds(f, seq)
+        let held = from < to && self.queued.holds(from, seq);
+        debug_assert_eq!(
+            held,
+            from < to && self.ports[self.hops[from as usize] as usize].holds(f, seq),
+            "flow {f}: the queued-data index against the NIC's scan"
+        );
+        held
     }
 
     /// A paced flow sends what its slots and window allow now, and asks
@@ -973,11 +986,16 @@ impl<'a> Engine<'a> {
                 debug_assert_eq!(at, now, "flow {f}: the retransmission timer fired late");
                 fl.stats.timeouts += 1;
                 let una = s.una;
-                let path = &self.hops[fl.fwd.0 as usize..fl.fwd.1 as usize];
-                match path
-                    .iter()
-                    .position(|&l| self.ports[l as usize].holds(f, una))
-                {
+                let (from, to) = fl.fwd;
+                let at = (from..to).position(|slot| self.queued.holds(slot, una));
+                debug_assert_eq!(
+                    at,
+                    self.hops[from as usize..to as usize]
+                        .iter()
+                        .position(|&l| self.ports[l as usize].holds(f, una)),
+                    "flow {f}: the queued-data index against the ports' scan"
+                );
+                match at {
                     Some(0) => fl.stats.timeouts_host_queued += 1,
                     Some(_) => fl.stats.timeouts_switch_queued += 1,
                     None => {}
@@ -1219,6 +1237,10 @@ impl<'a> Engine<'a> {
             }
             Admit::Marked | Admit::Queued => {}
         }
+        if pkt.kind == Kind::Data && !self.ports[port as usize].is_pfabric() {
+            let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
+            self.queued.joined(slot, pkt.seq, pkt.len);
+        }
         if pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some() {
             self.flows[pkt.flow as usize].nic_bytes += pkt.wire as u64;
         }
@@ -1269,6 +1291,10 @@ impl<'a> Engine<'a> {
         if let Some(pkt) = p.pop_at(self.now) {
             if let Some(k) = p.pool {
                 self.pools[k as usize].give(pkt.wire as u64);
+            }
+            if pkt.kind == Kind::Data && !p.is_pfabric() {
+                let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
+                self.queued.left(slot, pkt.seq, pkt.len);
             }
             p.busy = true;
             let at = self.now + p.tx_ps(pkt.wire);

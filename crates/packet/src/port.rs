@@ -408,9 +408,16 @@ impl Port {
         Some(p)
     }
 
+    /// Whether the port queues with pFabric's queue ([`Port::into_pfabric`]).
+    pub fn is_pfabric(&self) -> bool {
+        self.pfabric.is_some()
+    }
+
     /// Whether a data packet of `flow` carrying byte `byte` waits in this
-    /// port's strict-priority queues (a scan, for a counter of the rare
-    /// retransmission timeout; pFabric's queue is not looked at).
+    /// port's strict-priority queues (pFabric's queue is not looked at): a
+    /// scan of every queued packet, the slow reference for the engine's
+    /// index of each flow's queued data (`engine::queued`), which a debug
+    /// build checks against it at every retransmission timeout.
     pub fn holds(&self, flow: u32, byte: u64) -> bool {
         let carries = |p: &Packet| {
             p.kind == Kind::Data && p.flow == flow && p.seq <= byte && byte < p.seq + p.len as u64
