@@ -653,6 +653,7 @@ impl<'a> Engine<'a> {
         let fl = &mut self.flows[f as usize];
         fl.finish = Some(self.now);
         let (c, group) = (fl.coflow, fl.group);
+        self.queued.release(fl.fwd.0, fl.fwd.1);
         let mut released = std::mem::take(&mut self.released);
         let all = self.rel.flow_done(c, group, &mut released);
         for &w in &released {

@@ -77,6 +77,17 @@ impl QueuedData {
         }
     }
 
+    /// Gives back the buffers of the empty slots `from..to` (a finished
+    /// flow's path), so that memory follows the flows in progress, not
+    /// every flow that ever ran.
+    pub(super) fn release(&mut self, from: u32, to: u32) {
+        for d in &mut self.slots[from as usize..to as usize] {
+            if d.is_empty() {
+                *d = VecDeque::new();
+            }
+        }
+    }
+
     /// Whether a data packet carrying byte `byte` waits in the queue of
     /// `slot`.
     pub(super) fn holds(&self, slot: u32, byte: u64) -> bool {
@@ -107,6 +118,8 @@ mod tests {
         assert!(!q.holds(0, 600) && q.holds(0, 449));
         q.left(0, 400, 50);
         assert!(!q.holds(0, 449));
+        q.release(0, 1);
+        assert_eq!(q.slots[0].capacity(), 0);
     }
 
     /// One step of `answers_as_the_port_scan_does`.
