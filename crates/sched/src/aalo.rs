@@ -199,10 +199,14 @@
 //! the same). Group rates are set only for rows and columns whose levels
 //! moved (or when a group id was taken in the call). Each sender's share
 //! of the excess (the sum over its flows of their ends' lower excess
-//! level) is summed again only when the coflow's flows or one of its
-//! ports' excess levels moved, not when only its pass-1 levels did
-//! (`Co::excess_rows`; a debug check sums it anew). The two paths
-//! compute the same allocation; the differential tests run both.
+//! level) is kept while the coflow's flows stay (`Co::excess_rows`), and
+//! summed again only for the rows a moved excess level reaches: a
+//! sender's level that moved (unless it stays above every receiver's of
+//! the coflow, before and now), or a receiver's level that moved on a
+//! cell of the row with flows (unless it stays above the sender's, before
+//! and now, and above 0), as `PortServer::excess_of_moved_rows` proves;
+//! a debug check sums every row anew. The two paths compute the same
+//! allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
 //! flows are given (on the big switch, the row totals of the solves), so
@@ -546,6 +550,8 @@ pub struct Aalo {
     n_groups_taken: u64,
     group_sets: Vec<(u32, f64)>,
     excess_cols: Vec<(u32, f64)>,
+    /// Scratch of `PortServer::excess_of_moved_rows`: the moved columns.
+    excess_moved: Vec<(u32, f64)>,
     /// Scratch of `relabel_level_groups`: per slot moving between level
     /// groups, its group, new level's bits and slot packed into one key
     /// (`relabel_key`); per column, whether one of its level groups took a
@@ -584,6 +590,7 @@ impl Aalo {
             n_groups_taken: 0,
             group_sets: vec![],
             excess_cols: vec![],
+            excess_moved: vec![],
             relabels: vec![],
             relabeled: vec![],
             in_todo: vec![],

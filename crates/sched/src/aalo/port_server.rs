@@ -516,30 +516,100 @@ impl PortServer {
     fn excess_of_rows(&self, co: &Co, cols: &mut Vec<(u32, f64)>, out: &mut Vec<f64>) {
         out.clear();
         out.resize(co.pieces.len(), 0.0);
+        self.cols_with_room(co, cols);
+        if cols.is_empty() {
+            return;
+        }
+        for r in 0..co.pieces.len() {
+            out[r] = self.row_excess(co, r, cols);
+        }
+    }
+
+    /// The columns of `co` whose receivers have an excess level above 0,
+    /// with it, in the receivers' order.
+    fn cols_with_room(&self, co: &Co, cols: &mut Vec<(u32, f64)>) {
         cols.clear();
         for &h in &self.down_with_room {
             if let Some(&j) = co.col_of.get(&h) {
                 cols.push((j, self.level_down[h as usize]));
             }
         }
-        if cols.is_empty() {
-            return;
+    }
+
+    /// Row `r`'s excess per unit of weight over `cols` (those of
+    /// [`Self::cols_with_room`]).
+    fn row_excess(&self, co: &Co, r: usize, cols: &[(u32, f64)]) -> f64 {
+        let up = self.level_up[co.pieces[r].host as usize];
+        if up <= 0.0 {
+            return 0.0;
         }
-        for (r, piece) in co.pieces.iter().enumerate() {
-            let up = self.level_up[piece.host as usize];
-            if up > 0.0 {
-                // (Levels are infinite on ports that bind nobody: only
-                // cells with flows count. The sum stays in a register: the
-                // same additions in the same order.)
-                let mut sum = 0.0;
-                for &(j, down) in cols.iter() {
-                    let n = co.matrix.count(r, j as usize);
-                    if n > 0 {
-                        sum += n as f64 * up.min(down);
-                    }
-                }
-                out[r] = sum;
+        // (Levels are infinite on ports that bind nobody: only cells with
+        // flows count. The sum stays in a register: the same additions in
+        // the same order.)
+        let mut sum = 0.0;
+        for &(j, down) in cols {
+            let n = co.matrix.count(r, j as usize);
+            if n > 0 {
+                sum += n as f64 * up.min(down);
             }
+        }
+        sum
+    }
+
+    /// [`Self::excess_of_rows`] again for `co`, whose flows are as when
+    /// `out` was summed, but only for the rows a move of the excess levels
+    /// in this call reaches; the others keep their sums, bit for bit. A row
+    /// sums `n * min(up, d)` over its cells with flows whose receiver has
+    /// room (`d > 0`), in the receivers' order. With `D` the highest of
+    /// the coflow's receivers' levels before and now: a row whose sender's
+    /// level stayed, or moved with `0 < min(u0, u1)` and `D <= min(u0,
+    /// u1)` (so each of its cells stays at `d`), is reached only through a
+    /// cell with flows whose receiver's level moved from `d0` to `d1`
+    /// without `0 < min(d0, d1)` and `max(u0, u1) <= min(d0, d1)` (which
+    /// keep the receiver among those with room and the cell at `up`; a
+    /// moved sender and receiver of one cell cannot both pass, as that
+    /// makes `u0 = u1 = d0 = d1`). A row not reached has the same
+    /// additions in the same order. A debug check sums every row anew.
+    fn excess_of_moved_rows(
+        &self,
+        co: &Co,
+        cols: &mut Vec<(u32, f64)>,
+        moved: &mut Vec<(u32, f64)>,
+        out: &mut [f64],
+    ) {
+        let n = self.n;
+        moved.clear();
+        let mut d_hi = 0.0f64;
+        for (j, &h) in co.cols.iter().enumerate() {
+            let h = h as usize;
+            let (d0, d1) = (self.old_level[n + h], self.level_down[h]);
+            d_hi = d_hi.max(d0.max(d1));
+            if self.moved_down[h] {
+                moved.push((j as u32, d0.min(d1)));
+            }
+        }
+        let mut listed = false;
+        for (r, piece) in co.pieces.iter().enumerate() {
+            let h = piece.host as usize;
+            let (u0, u1) = (self.old_level[h], self.level_up[h]);
+            if !self.moved_up[h] && u1 <= 0.0 {
+                // (Summed to 0 and staying so.)
+                continue;
+            }
+            let row_stays = !self.moved_up[h] || (u0.min(u1) > 0.0 && u0.min(u1) >= d_hi);
+            let u_hi = u0.max(u1);
+            let reached = !row_stays
+                || moved.iter().any(|&(j, lo)| {
+                    co.matrix.count(r, j as usize) > 0 && !(lo > 0.0 && lo >= u_hi)
+                });
+            if !reached {
+                continue;
+            }
+            if !listed {
+                self.cols_with_room(co, cols);
+                listed = true;
+            }
+            out[r] = self.row_excess(co, r, cols);
         }
     }
 
@@ -1179,15 +1249,20 @@ impl Aalo {
             // share of the excess; the coflow's, their sum.
             let co = &mut self.co[c];
             if !self.cfg.strict {
-                // Kept while its flows and its ports' excess levels stay
-                // (a coflow looked at only for its pass-1 levels).
-                let moved = co.pieces.iter().any(|p| ports.moved_up[p.host as usize])
-                    || co.cols.iter().any(|&h| ports.moved_down[h as usize]);
+                // While its flows stay, summed again only for the rows a
+                // move of its ports' excess levels reaches
+                // (`PortServer::excess_of_moved_rows`).
                 let mut rows = std::mem::take(&mut co.excess_rows);
-                if moved || co.excess_of != Some(co.version) {
+                if co.excess_of != Some(co.version) || rows.len() != co.pieces.len() {
                     ports.excess_of_rows(co, &mut self.excess_cols, &mut rows);
                     co.excess_of = Some(co.version);
                 } else {
+                    ports.excess_of_moved_rows(
+                        co,
+                        &mut self.excess_cols,
+                        &mut self.excess_moved,
+                        &mut rows,
+                    );
                     #[cfg(debug_assertions)]
                     {
                         let mut full = vec![];
