@@ -41,7 +41,7 @@ pub use registry::{
     NAMES, SCHEDULERS,
 };
 pub use state::{
-    ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx,
+    prefetch, ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx,
 };
 
 use coflowkit_model::Time;
@@ -282,24 +282,35 @@ impl Allocation {
     /// `Change::Flow(f)` for a flow whose rate or group changed and
     /// `Change::Group(g)` for a group whose rate changed; flows first.
     pub fn drain_changes(&mut self, mut apply: impl FnMut(&Allocation, Change)) {
+        self.drain_changes_ahead(|a, ch, _| apply(a, ch));
+    }
+
+    /// [`Allocation::drain_changes`], handing with each changed flow the
+    /// changed flows still to come after it, in order (empty with a group
+    /// or a deadline), so that a driver can fetch their records from memory
+    /// while it applies this one.
+    pub(crate) fn drain_changes_ahead(
+        &mut self,
+        mut apply: impl FnMut(&Allocation, Change, &[FlowIdx]),
+    ) {
         let flows = std::mem::take(&mut self.dirty_flows);
-        for &f in &flows {
+        for (i, &f) in flows.iter().enumerate() {
             self.flow_dirty[f as usize] = false;
-            apply(self, Change::Flow(f));
+            apply(self, Change::Flow(f), &flows[i + 1..]);
         }
         self.dirty_flows = flows;
         self.dirty_flows.clear();
         let groups = std::mem::take(&mut self.dirty_groups);
         for &g in &groups {
             self.group_dirty[g as usize] = false;
-            apply(self, Change::Group(g));
+            apply(self, Change::Group(g), &[]);
         }
         self.dirty_groups = groups;
         self.dirty_groups.clear();
         let deadlines = std::mem::take(&mut self.dirty_deadlines);
         for &g in &deadlines {
             self.deadline_dirty[g as usize] = false;
-            apply(self, Change::Deadline(g));
+            apply(self, Change::Deadline(g), &[]);
         }
         self.dirty_deadlines = deadlines;
         self.dirty_deadlines.clear();

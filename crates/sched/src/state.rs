@@ -4,9 +4,10 @@
 //! engine, or the runtime's coordinator) has seen, in flat arrays indexed by
 //! [`FlowIdx`] and [`CoflowIdx`]; what a rate change reads and writes of a
 //! flow (its progress, rate, size, group, coflow, place among the active
-//! flows, flags) is one record, so that a re-rate touches one cache line of
-//! the flow, not one per field. The driver mutates it; schedulers only read
-//! it through a view:
+//! flows, flags) is one 48-byte record, so that a re-rate touches one or two
+//! cache lines of the flow, not one per field (and the engine fetches it
+//! ahead: `apply`). The driver mutates it; schedulers only read it through a
+//! view:
 //!
 //! * [`Observed`]: what a non-clairvoyant scheduler may know: the fabric,
 //!   which flows and coflows are active, their endpoints, paths, kinds,
@@ -277,17 +278,39 @@ const INACTIVE: u32 = u32::MAX;
 /// cost nothing).
 const DENSE_ROUTE_HOSTS: u32 = 4096;
 
-/// `ns as f64`, through `i64` below 2^63 (always here: a span between two
-/// instants): the same value, but one instruction on baseline x86-64
-/// instead of a branchy sequence, and lazy progress converts a span at
-/// every settle.
+/// `ns as f64` for a span between two instants (always below 2^63 ns, 292
+/// years: the same value), through `i64`: one instruction on baseline
+/// x86-64, and lazy progress converts a span at every settle. (A branch to
+/// `u64`'s conversion above 2^63 was folded by the compiler back into
+/// `u64`'s five-instruction sequence; a span that large saturates here.)
 #[inline(always)]
 fn ns_f64(ns: u64) -> f64 {
-    if ns < 1 << 63 {
-        ns as i64 as f64
-    } else {
-        ns as f64
+    debug_assert!(ns < 1 << 63, "a span of {ns} ns");
+    ns.min(i64::MAX as u64) as i64 as f64
+}
+
+/// Asks the processor to fetch the cache lines holding `x` (its first and,
+/// for a record larger than its alignment, its last byte: a 48-byte record
+/// can straddle two lines), so that a record to be read a few steps later
+/// is in cache by then. A hint: it changes no value and cannot fault;
+/// nothing on targets other than x86-64.
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let first = x as *const T as *const i8;
+        // SAFETY: `_mm_prefetch` needs SSE, part of every x86-64 processor,
+        // and only hints the cache: no address is read or written.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(first) };
+        if std::mem::size_of::<T>() > std::mem::align_of::<T>() {
+            let last = first.wrapping_add(std::mem::size_of::<T>() - 1);
+            // SAFETY: as above (`last` is within `x`).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(last) };
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 // Per-flow flag bits.

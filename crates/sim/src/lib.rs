@@ -547,6 +547,10 @@ struct EngineHooks<'a, M> {
 
 impl<M: RateHooks> ApplyHooks for EngineHooks<'_, M> {
     #[inline(always)]
+    fn ahead_flow(&mut self, f: FlowIdx) {
+        self.pending.prefetch(f);
+    }
+    #[inline(always)]
     fn before_flow(&mut self, state: &NetState, f: FlowIdx) {
         self.meter.remove_flow(state, f, self.now);
     }

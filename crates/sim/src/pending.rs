@@ -8,14 +8,31 @@
 //! a radix heap ([`RadixQueue`]): with a rate change per flow at every
 //! event (`fifo` on a large tree) a binary heap of millions of mostly stale
 //! entries paid a cache miss per level to pop each.
+//!
+//! A finish that moves later pushes nothing: each flow keeps its finish
+//! (`at`) apart from the instant of its one live entry (`queued`, at or
+//! before `at`), and an entry found early, when it comes up, is pushed
+//! again at the flow's finish. Half of `dcas`'s re-rates move a finish
+//! later; their pushes were a cache miss each, and the stale entries they
+//! left were the rebuilds' work. A flow's finish moved earlier pushes a new
+//! entry, as before. Debug builds check each next completion found against
+//! a scan of every flow's finish.
 
 use coflowkit_model::Time;
-use coflowkit_sched::{FlowIdx, RadixQueue};
+use coflowkit_sched::{prefetch, FlowIdx, RadixQueue};
+
+/// One flow's finish and the instant of its live entry (`NEVER`: none),
+/// side by side: a re-rate reads and writes both.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    at: Time,
+    queued: Time,
+}
 
 /// Pending completions; see the module doc.
 pub(crate) struct Pending {
     heap: RadixQueue,
-    flow_at: Vec<Time>,
+    slots: Vec<Slot>,
     n_live: usize,
 }
 
@@ -23,54 +40,105 @@ impl Pending {
     pub(crate) fn new(n_flows: usize) -> Pending {
         Pending {
             heap: RadixQueue::default(),
-            flow_at: vec![Time::NEVER; n_flows],
+            slots: vec![
+                Slot {
+                    at: Time::NEVER,
+                    queued: Time::NEVER
+                };
+                n_flows
+            ],
             n_live: 0,
         }
     }
 
-    /// The earliest live completion instant.
+    /// The earliest live completion instant. Entries found early on the
+    /// way (their flow's finish moved later) go to their flow's finish.
     pub(crate) fn peek(&mut self) -> Time {
-        let at = &self.flow_at;
-        self.heap
-            .peek_min(|t, f| at[f as usize].0 == t)
-            .map_or(Time::NEVER, Time)
+        let t = loop {
+            let slots = &self.slots;
+            let live = |t: u64, f: u32| slots[f as usize].queued.0 == t;
+            let Some(t) = self.heap.peek_min(live) else {
+                break Time::NEVER;
+            };
+            let (_, f) = self
+                .heap
+                .pop_min(t, live)
+                .expect("an entry at the least instant");
+            let s = &mut self.slots[f as usize];
+            s.queued = s.at;
+            self.heap.push(s.at.0, f);
+            if s.at.0 == t {
+                break Time(t);
+            }
+        };
+        #[cfg(debug_assertions)]
+        {
+            let least = self.slots.iter().map(|s| s.at).min();
+            debug_assert_eq!(t, least.unwrap_or(Time::NEVER), "pending's next completion");
+        }
+        t
+    }
+
+    /// Fetches `f`'s slot into cache: it is set a few steps on.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, f: FlowIdx) {
+        prefetch(&self.slots[f as usize]);
     }
 
     /// Sets the completion instant of solo flow `f` (NEVER to cancel).
+    #[inline]
     pub(crate) fn set_flow(&mut self, f: FlowIdx, t: Time) {
-        let slot = &mut self.flow_at[f as usize];
-        if *slot == t {
+        let s = &mut self.slots[f as usize];
+        if s.at == t {
             return;
         }
-        if *slot != Time::NEVER {
+        if s.at != Time::NEVER {
             self.n_live -= 1;
         }
-        *slot = t;
-        if t != Time::NEVER {
-            self.n_live += 1;
-            self.heap.push(t.0, f);
+        s.at = t;
+        if t == Time::NEVER {
+            s.queued = Time::NEVER;
+            return;
         }
-        // Rebuild when stale entries outnumber live ones by far.
-        if self.heap.len() > 4 * self.n_live + 1024 {
-            self.rebuild();
+        self.n_live += 1;
+        // A live entry at or before `t` stands for it (see the module doc).
+        if t < s.queued {
+            s.queued = t;
+            self.heap.push(t.0, f);
+            // Rebuild when stale entries outnumber live ones by far.
+            if self.heap.len() > 4 * self.n_live + 1024 {
+                self.rebuild();
+            }
         }
     }
 
+    #[cold]
     fn rebuild(&mut self) {
-        let at = &self.flow_at;
-        self.heap.retain(|t, f| at[f as usize].0 == t);
+        let slots = &self.slots;
+        self.heap.retain(|t, f| slots[f as usize].queued.0 == t);
     }
 
     /// Moves to `due` every solo flow that completes at or before `now`.
     pub(crate) fn pop_due(&mut self, now: Time, due: &mut Vec<FlowIdx>) {
         loop {
-            let at = &self.flow_at;
-            let Some((_, f)) = self.heap.pop_min(now.0, |t, f| at[f as usize].0 == t) else {
+            let slots = &self.slots;
+            let live = |t: u64, f: u32| slots[f as usize].queued.0 == t;
+            let Some((t, f)) = self.heap.pop_min(now.0, live) else {
                 break;
             };
-            self.n_live -= 1;
-            self.flow_at[f as usize] = Time::NEVER;
-            due.push(f);
+            let s = &mut self.slots[f as usize];
+            if s.at.0 == t {
+                self.n_live -= 1;
+                *s = Slot {
+                    at: Time::NEVER,
+                    queued: Time::NEVER,
+                };
+                due.push(f);
+            } else {
+                // Early: its finish moved later since it was pushed.
+                s.queued = s.at;
+                self.heap.push(s.at.0, f);
+            }
         }
     }
 }

@@ -5,14 +5,28 @@
 //! deadline was set gets it. Rates go from bits/s to bytes per ns (negative
 //! ones count as 0). A driver that watches the changes (the engine's
 //! completion timers and link meter) does so through [`ApplyHooks`].
+//!
+//! Changed flows are applied in the order the scheduler changed them (a
+//! coflow's solo-rate sum adds in that order: another order could move a
+//! CCT), and that order is known before the first is applied: while one
+//! flow is applied, the record of the flow `FLOW_AHEAD` changes on is
+//! fetched into cache, with what the driver keeps for it
+//! ([`ApplyHooks::ahead_flow`]), and the coflow record of the one
+//! `COFLOW_AHEAD` on. Under `dcas` on FB2010 three in four of the engine's
+//! samples in this loop waited on the flow record otherwise. Prefetches
+//! change no value: what is applied, and in which order, is the same.
 
-use super::{proportional, FlowIdx, NetState, SOLO};
+use super::{prefetch, proportional, FlowIdx, NetState, SOLO};
 use crate::{Allocation, Change};
 use coflowkit_model::Time;
 
 /// What a driver hears while an allocation is applied; every hook does
 /// nothing by default, so `()` hears nothing.
 pub trait ApplyHooks {
+    /// Flow `f` is to be applied a few changes from now: a hook may
+    /// [`prefetch`] what it will touch for it.
+    #[inline(always)]
+    fn ahead_flow(&mut self, _f: FlowIdx) {}
     /// Active flow `f` is about to change its rate or group.
     #[inline(always)]
     fn before_flow(&mut self, _state: &NetState, _f: FlowIdx) {}
@@ -30,14 +44,31 @@ pub trait ApplyHooks {
 
 impl ApplyHooks for () {}
 
+/// How many changed flows ahead of the one applied its record is
+/// prefetched, and its coflow's record.
+const FLOW_AHEAD: usize = 8;
+const COFLOW_AHEAD: usize = 4;
+
 impl NetState {
     /// Applies what changed in `alloc` since it was last applied (and
     /// forgets those changes), telling `hooks`; changes to flows that are
     /// not active are skipped.
     #[inline]
     pub fn apply_allocation<H: ApplyHooks>(&mut self, alloc: &mut Allocation, hooks: &mut H) {
-        alloc.drain_changes(|a, ch| match ch {
+        alloc.drain_changes_ahead(|a, ch, next| match ch {
             Change::Flow(f) => {
+                // The flow record `FLOW_AHEAD` changes on, and the coflow
+                // record of the one `COFLOW_AHEAD` on (its flow record
+                // fetched by then): each is a cache miss otherwise.
+                if let Some(&n) = next.get(FLOW_AHEAD - 1) {
+                    prefetch(&self.fl[n as usize]);
+                    hooks.ahead_flow(n);
+                }
+                if let Some(&n) = next.get(COFLOW_AHEAD - 1) {
+                    let ci = &self.coflows[self.fl[n as usize].coflow as usize];
+                    prefetch(&ci.base_sent);
+                    prefetch(&ci.solo_rate);
+                }
                 if !self.is_active(f) {
                     return;
                 }

@@ -137,7 +137,9 @@ impl NetState {
 
     /// Sets the rate of solo flow `f` (bytes per ns), taking it out of its
     /// group first. Returns the instant it will finish at this rate.
-    #[inline]
+    /// (Inlined: it is the body of a re-rate, and a call cost the applying
+    /// loop its registers.)
+    #[inline(always)]
     pub fn set_solo_rate(&mut self, f: FlowIdx, bytes_per_ns: f64) -> Time {
         let fi = f as usize;
         if self.fl[fi].group != SOLO {
