@@ -60,7 +60,12 @@ SUITES = (
     Suite("packet", "coflowkit-packet", "engine", ("crates/packet/tests/engine.rs",)),
     Suite("packet-hosts", "coflowkit-packet", "hosts", ("crates/packet/tests/hosts.rs",)),
     Suite("packet-baraat", "coflowkit-packet", "baraat", ("crates/packet/tests/baraat.rs",)),
-    Suite("packet-lib", "coflowkit-packet", "lib", ("crates/packet/src/port.rs",)),
+    Suite(
+        "packet-lib",
+        "coflowkit-packet",
+        "lib",
+        ("crates/packet/src/port.rs", "crates/packet/src/engine/queued.rs"),
+    ),
     Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology.rs",)),
     Suite(
         "workload-parsers",
