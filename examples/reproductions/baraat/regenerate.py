@@ -512,34 +512,35 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   the tasks, 63-66% of the bytes) is in service at their aggregator,
   65-67% of the light tasks' completion time passes while an earlier heavy
   task is in service there, the tasks at or above p95 are 42-48% heavy
-  (the rest light), and at instants 0.1 ms apart 40-45%
-  of the busy aggregators have a heavy task at their head with 2.5 tasks
-  behind it on average. The model difference is whom the heavy task shares
-  with: our `fifo-lm` multiplexes it with the next task in the global
-  task-id order, Baraat's switches with the next task at that link (4.3.1
-  and its footnote 3: heaviness and classes are per switch). Among 320
-  aggregators the global next task is at the heavy one's aggregator at
-  0.5% and 1.7% of those instants, so 1-2% of the light tasks behind a
-  heavy one finish before it (under `fifo` none) and their mean completion
-  time is 73.0 ms against `fifo`'s 74.4. Per link (each aggregator's tasks
-  run alone on the tree, so that the next task is the next at that
+  (the rest light), and at instants 0.1 ms apart 40-45% of the busy
+  aggregators have a heavy task at their head with 2.5 tasks behind it on
+  average. The model difference is whom the heavy task shares with: our
+  `fifo-lm` multiplexes it with the next task in the global task-id order,
+  Baraat's switches with the next task at that link (4.3.1 and its
+  footnote 3: heaviness and classes are per switch). Among 320 aggregators
+  the global next task is at the heavy one's aggregator at 0.5% and 1.7%
+  of those instants, so 1-2% of the light tasks finish before a heavy one
+  ahead of them (under `fifo` none), and those that arrive behind one take
+  73.0 ms on average against `fifo`'s 74.4. Per link (each aggregator's
+  tasks run alone on the tree, so that the next task is the next at that
   aggregator; this leaves `fifo`, `fair` and `stf` unchanged at every
   statistic printed, as tasks of different aggregators meet only on
-  uplinks that do not bind), 32-35% of them finish before the heavy task,
-  their mean falls to 28.7 ms, and the row gains 56% on `fifo` at p75; at
-  Table 4's statistics it is 2% / -8% / -13% (the protocol, which
-  multiplexes per link, -1% / -8% / -12%, above): with 6 tasks per
-  aggregator in a whole run only a third of the light tasks have a heavy
-  one ahead, too few to move the median, and the tasks at or above p95
-  turn 94-98% heavy, which the sharing slows more than it speeds the light
-  ones. With 25 tasks per aggregator (`--pods 1
-  --racks 2`: the same 2,000 tasks on 80 hosts) half the light tasks
-  arrive behind a heavy one, `fifo`'s median is 44-50 ms, and per link
-  `fifo-lm` gains 61% / -11% / -9% on `fifo` (in one run, the global
-  partner, 1% / 2% / 3%) and 3% / 9% / 22% on `fair` (the paper -5% / 30%
-  / 34%). So the paper's median gain on Orchestra (28%) appears, larger,
-  when the partner is per link and most light tasks find a heavy one
-  ahead; the earlier runs that changed nothing (the paper's scale,
+  uplinks that do not bind), 32-35% of the light tasks finish before the
+  heavy one ahead (nearly all of those with one), those behind one (1,196
+  tasks, 1,098 under `fifo`: heavy tasks last longer) take 28.7 ms on
+  average, and the row gains 56% on `fifo` at p75; at Table 4's statistics
+  it is 2% / -8% / -13% (the protocol, which multiplexes per link, -1% /
+  -8% / -12%, above): with 6 tasks per aggregator in a whole run only a
+  third of the light tasks have a heavy one ahead, too few to move the
+  median, and the tasks at or above p95 turn 94-98% heavy, which the
+  sharing slows more than it speeds the light ones. With 25 tasks per
+  aggregator (`--pods 1 --racks 2`: the same 2,000 tasks on 80 hosts) half
+  the light tasks arrive behind a heavy one, `fifo`'s median is 44-50 ms,
+  and per link `fifo-lm` gains 61% / -11% / -9% on `fifo` (in one run, the
+  global partner, 1% / 2% / 3%) and 3% / 9% / 22% on `fair` (the paper -5%
+  / 30% / 34%). So the paper's median gain on Orchestra (28%) appears,
+  larger, when the partner is per link and most light tasks find a heavy
+  one ahead; the earlier runs that changed nothing (the paper's scale,
   `scale.toml`; load 0.3, `uniform_gap.py --load 0.3 --sizes bing`: 0% /
   -1% / 1%) kept the global partner. Its p95 and p99 gains (27%, 16%)
   appear in none of these runs, as the heavy tasks, slowed by sharing,
