@@ -3,7 +3,11 @@ mean what the pages say (small cases only: the runs themselves are `make repro-a
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import numpy as np
+import pandas as pd
 import pytest
 
 import coflowkit
@@ -53,3 +57,55 @@ def test_uniform_and_fixed_coflow_sizes(law, size):
         assert (totals == limit).all()
     else:
         assert len(set(totals.tolist())) > 30
+
+
+@pytest.fixture
+def karuna_scripts(monkeypatch):
+    """The Karuna page's scripts (regenerate.py imports packet.py by name, as baraat's does), taken
+    out of sys.modules again afterwards."""
+    names = ("regenerate", "packet")
+    monkeypatch.syspath_prepend(str(REPRO / "karuna"))
+    for name in names:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    regenerate = importlib.import_module("regenerate")
+    yield regenerate, importlib.import_module("packet")
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+def test_karuna_bursts_group_the_deadline_flows_at_the_same_share(karuna_scripts):
+    # Fig. 2's bursts: a Poisson process of queries, each answered by k deadline flows from one
+    # sender at one instant with one deadline; burst=1 is the page's Poisson draw unchanged.
+    regenerate, _ = karuna_scripts
+    one = regenerate.mixed(3, 5000, 0.08, None, n_background=40)
+    same = regenerate.mixed(3, 5000, 0.08, None, n_background=40, burst=1)
+    for key in ("arrival_ns", "src", "bytes", "flow_deadline_ns"):
+        np.testing.assert_array_equal(np.asarray(one.columns()[key]), np.asarray(same.columns()[key]))
+    bursty = regenerate.mixed(3, 5000, 0.08, None, n_background=40, burst=8)
+    c = bursty.columns()
+    is1 = np.asarray(c["flow_deadline_ns_valid"])
+    t1 = pd.DataFrame({k: np.asarray(c[k])[is1] for k in ("arrival_ns", "src", "dst", "flow_deadline_ns", "bytes")})
+    queries = t1.groupby("arrival_ns")
+    assert (queries.size() % 8 == 0).all()
+    assert (queries[["src", "dst", "flow_deadline_ns"]].nunique() == 1).all().all()
+    assert (t1["bytes"] == 5000).all()
+    n_one = int(np.asarray(one.columns()["flow_deadline_ns_valid"]).sum())
+    assert len(queries) > 100
+    assert abs(len(t1) / n_one - 1) < 0.15  # the same share of the link, within Poisson noise
+
+
+def test_karuna_edf_over_sjf_classes_on_dctcp(karuna_scripts):
+    # EDF over SJF as strict queues: every deadline flow in class 0, the others in karuna's
+    # classes by size (class 1 for the short ones, never decreasing with size).
+    regenerate, packet = karuna_scripts
+    w = regenerate.mixed(1, 5000, 0.04, None, n_background=40)
+    c = w.columns()
+    classes = np.array(packet.sjf_classes(w))
+    is1 = np.asarray(c["flow_deadline_ns_valid"])
+    size = np.asarray(c["bytes"])
+    assert is1.any() and (classes[is1] == 0).all()
+    t2 = ~is1
+    assert (classes[t2 & (size < 100_000)] == 1).all()
+    assert classes[t2].max() > 1
+    order = np.argsort(size[t2], kind="stable")
+    assert (np.diff(classes[t2][order]) >= 0).all()
