@@ -13,7 +13,8 @@
 #               (6.3 minutes of CPU; 12 minutes on the shared 2 cores at load 8-9, a rebuild of the
 #               packet crate included)
 #   make repro-karuna release build, then Karuna and PIAS (docs/reproductions/karuna.md) at flow and
-#               packet level (5 minutes of CPU; 11-14 minutes on the shared 2 cores at load 7-20)
+#               packet level (about 7.5 minutes of CPU with Fig. 2's burst and DCTCP variants;
+#               19 minutes on the shared 2 cores at load 15-22)
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
