@@ -199,26 +199,14 @@
 //! the same). Group rates are set only for rows and columns whose levels
 //! moved (or when a group id was taken in the call). Each sender's share
 //! of the excess (the sum over its flows of their ends' lower excess
-//! level) is kept per row (`Co::excess_rows`), and summed again only for
-//! the rows whose flows started or ended since (`Co::excess_touched`; a
-//! flow's start or end moves no other row's cells) and the rows a moved
-//! excess level reaches: a sender's level that moved (unless it stays
-//! above every receiver's of the coflow, before and now), or a receiver's
-//! level that moved on a cell of the row with flows (unless it stays above
-//! the sender's, before and now, and above 0), as
-//! `PortServer::excess_of_moved_rows` proves; a debug check sums every row
-//! anew. (Before, any flow's start or end in the coflow summed all its
-//! rows again; on FB2010's first 80 coflows this and the grants below cut
-//! `aalo-local`'s instructions by 8.5%, on the whole trace its CPU hardly
-//! at all.) The rows to sum are summed four at once
-//! (`PortServer::rows_excess`): each keeps its own sum, with the same
-//! additions in the same order, and the four chains of dependent
-//! additions overlap. The queues' grants are split
-//! again only at ports where a queue appeared or left
-//! (`PortServer::grants`; with `local=first` the capacity split moves
-//! with the tier ahead, so every port is); a debug check splits every
-//! port anew. The two paths compute the same allocation; the
-//! differential tests run both.
+//! level) is kept while the coflow's flows stay (`Co::excess_rows`), and
+//! summed again only for the rows a moved excess level reaches: a
+//! sender's level that moved (unless it stays above every receiver's of
+//! the coflow, before and now), or a receiver's level that moved on a
+//! cell of the row with flows (unless it stays above the sender's, before
+//! and now, and above 0), as `PortServer::excess_of_moved_rows` proves;
+//! a debug check sums every row anew. The two paths compute the same
+//! allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
 //! flows are given (on the big switch, the row totals of the solves), so
@@ -562,10 +550,8 @@ pub struct Aalo {
     n_groups_taken: u64,
     group_sets: Vec<(u32, f64)>,
     excess_cols: Vec<(u32, f64)>,
-    /// Scratch of `PortServer::excess_of_moved_rows`: the moved columns;
-    /// and of it and `PortServer::excess_of_rows`: the rows to sum.
+    /// Scratch of `PortServer::excess_of_moved_rows`: the moved columns.
     excess_moved: Vec<(u32, f64)>,
-    excess_todo: Vec<u32>,
     /// Scratch of `relabel_level_groups`: per slot moving between level
     /// groups, its group, new level's bits and slot packed into one key
     /// (`relabel_key`); per column, whether one of its level groups took a
@@ -605,7 +591,6 @@ impl Aalo {
             group_sets: vec![],
             excess_cols: vec![],
             excess_moved: vec![],
-            excess_todo: vec![],
             relabels: vec![],
             relabeled: vec![],
             in_todo: vec![],

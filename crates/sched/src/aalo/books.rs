@@ -177,13 +177,10 @@ pub(super) struct Co {
     pub(super) cell_rate: Vec<f64>,
     pub(super) cell_group: Vec<u32>,
     /// On the big switch: each row's excess per unit of weight
-    /// (`PortServer::excess_of_rows`), whether it was summed for the
-    /// current rows, and the rows whose cells' flows moved since (summed
-    /// again with those a moved excess level reaches; the others keep
-    /// their sums).
+    /// (`PortServer::excess_of_rows`) and the `version` it was summed at
+    /// (kept while no excess level of its ports moves).
     pub(super) excess_rows: Vec<f64>,
-    pub(super) excess_summed: bool,
-    pub(super) excess_touched: Vec<u32>,
+    pub(super) excess_of: Option<u64>,
 }
 
 impl Co {
@@ -423,7 +420,6 @@ impl Aalo {
             let q = co.pieces[piece as usize].tier;
             co.matrix.add(piece as usize, col as usize, 1, 1.0);
             co.version += 1;
-            co.excess_touched.push(piece);
             ports.add(q, &self.cfg, host, co.cols[col as usize], 1);
         }
         let slot = &mut co.slots[s as usize];
@@ -482,7 +478,6 @@ impl Aalo {
             let col = co.slots[b.slot as usize].col as usize;
             co.matrix.add(piece, col, -1, -1.0);
             co.version += 1;
-            co.excess_touched.push(piece as u32);
             let (q, host) = (co.pieces[piece].tier, co.pieces[piece].host);
             ports.add(q, &self.cfg, host, co.cols[col], -1);
         }

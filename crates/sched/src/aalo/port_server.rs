@@ -87,13 +87,6 @@ pub(super) struct PortServer {
     on_down: Vec<u32>,
     grant_up: Vec<f64>,
     grant_down: Vec<f64>,
-    /// The grants as split (`grants`; pass 1 spends `grant_up` and
-    /// `grant_down`, a copy), and per host whether the queues present on
-    /// its uplink (downlink) changed since they were split.
-    split_up: Vec<f64>,
-    split_down: Vec<f64>,
-    stale_up: Vec<bool>,
-    stale_down: Vec<bool>,
     res_up: Vec<f64>,
     res_down: Vec<f64>,
     /// Every active flow's queue weight, by (sender, receiver).
@@ -131,10 +124,6 @@ impl PortServer {
             on_down: vec![0; k * n],
             grant_up: vec![0.0; k * n],
             grant_down: vec![0.0; k * n],
-            split_up: vec![0.0; k * n],
-            split_down: vec![0.0; k * n],
-            stale_up: vec![false; n],
-            stale_down: vec![false; n],
             res_up: vec![],
             res_down: vec![],
             excess: WeightedBipartite::new(n, n),
@@ -524,52 +513,15 @@ impl PortServer {
     /// The excess (per unit of weight, bits/s) each row of `co` gets: the
     /// sum over its flows of the lower of their ends' excess levels. Only
     /// ports with room after pass 1 have an excess level: few.
-    fn excess_of_rows(
-        &self,
-        co: &Co,
-        cols: &mut Vec<(u32, f64)>,
-        rows: &mut Vec<u32>,
-        out: &mut Vec<f64>,
-    ) {
+    fn excess_of_rows(&self, co: &Co, cols: &mut Vec<(u32, f64)>, out: &mut Vec<f64>) {
         out.clear();
         out.resize(co.pieces.len(), 0.0);
         self.cols_with_room(co, cols);
         if cols.is_empty() {
             return;
         }
-        rows.clear();
-        rows.extend(
-            (0..co.pieces.len() as u32)
-                .filter(|&r| self.level_up[co.pieces[r as usize].host as usize] > 0.0),
-        );
-        self.rows_excess(co, rows, cols, out);
-    }
-
-    /// [`Self::row_excess`] of each row of `rows` (whose senders' levels
-    /// are above 0) into `out`, four rows at once: each row keeps its own
-    /// sum, with the same additions in the same order (the same bits), and
-    /// the four chains of additions overlap instead of waiting on each
-    /// other.
-    fn rows_excess(&self, co: &Co, rows: &[u32], cols: &[(u32, f64)], out: &mut [f64]) {
-        let mut fours = rows.chunks_exact(4);
-        for four in &mut fours {
-            let r = [0, 1, 2, 3].map(|i| four[i] as usize);
-            let up = r.map(|r| self.level_up[co.pieces[r].host as usize]);
-            let mut sum = [0.0f64; 4];
-            for &(j, down) in cols {
-                for i in 0..4 {
-                    let n = co.matrix.count(r[i], j as usize);
-                    if n > 0 {
-                        sum[i] += n as f64 * up[i].min(down);
-                    }
-                }
-            }
-            for i in 0..4 {
-                out[r[i]] = sum[i];
-            }
-        }
-        for &r in fours.remainder() {
-            out[r as usize] = self.row_excess(co, r as usize, cols);
+        for r in 0..co.pieces.len() {
+            out[r] = self.row_excess(co, r, cols);
         }
     }
 
@@ -604,12 +556,9 @@ impl PortServer {
         sum
     }
 
-    /// [`Self::excess_of_rows`] again for `co`, but only for the rows in
-    /// `touched` (sorted: those whose cells' flows moved since `out` was
-    /// summed) and the rows a move of the excess levels in this call
-    /// reaches; the others keep their sums, bit for bit (their cells hold
-    /// the flows they held; a column added since has flows in touched rows
-    /// alone). A row
+    /// [`Self::excess_of_rows`] again for `co`, whose flows are as when
+    /// `out` was summed, but only for the rows a move of the excess levels
+    /// in this call reaches; the others keep their sums, bit for bit. A row
     /// sums `n * min(up, d)` over its cells with flows whose receiver has
     /// room (`d > 0`), in the receivers' order. With `D` the highest of
     /// the coflow's receivers' levels before and now: a row whose sender's
@@ -626,8 +575,6 @@ impl PortServer {
         co: &Co,
         cols: &mut Vec<(u32, f64)>,
         moved: &mut Vec<(u32, f64)>,
-        touched: &[u32],
-        rows: &mut Vec<u32>,
         out: &mut [f64],
     ) {
         let n = self.n;
@@ -641,10 +588,8 @@ impl PortServer {
                 moved.push((j as u32, d0.min(d1)));
             }
         }
-        rows.clear();
-        let mut touched = touched.iter().peekable();
+        let mut listed = false;
         for (r, piece) in co.pieces.iter().enumerate() {
-            let is_touched = touched.next_if_eq(&&(r as u32)).is_some();
             let h = piece.host as usize;
             let (u0, u1) = (self.old_level[h], self.level_up[h]);
             if !self.moved_up[h] && u1 <= 0.0 {
@@ -653,38 +598,27 @@ impl PortServer {
             }
             let row_stays = !self.moved_up[h] || (u0.min(u1) > 0.0 && u0.min(u1) >= d_hi);
             let u_hi = u0.max(u1);
-            let reached = is_touched
-                || !row_stays
+            let reached = !row_stays
                 || moved.iter().any(|&(j, lo)| {
                     co.matrix.count(r, j as usize) > 0 && !(lo > 0.0 && lo >= u_hi)
                 });
             if !reached {
                 continue;
             }
-            if u1 <= 0.0 {
-                out[r] = 0.0;
-            } else {
-                rows.push(r as u32);
+            if !listed {
+                self.cols_with_room(co, cols);
+                listed = true;
             }
+            out[r] = self.row_excess(co, r, cols);
         }
-        if rows.is_empty() {
-            return;
-        }
-        self.cols_with_room(co, cols);
-        self.rows_excess(co, rows, cols, out);
     }
 
     /// `count` more (or fewer) active flows of queue `q` from `src` to `dst`.
     pub(super) fn add(&mut self, q: u32, cfg: &AaloConfig, src: u32, dst: u32, count: i64) {
         let (q, src, dst) = (q as usize, src as usize, dst as usize);
-        // (A port whose queue appears or leaves splits its grants again.)
-        let bump = |x: &mut u32, stale: &mut bool| {
-            let was = *x;
-            *x = (*x as i64 + count) as u32;
-            *stale |= (was == 0) != (*x == 0);
-        };
-        bump(&mut self.on_up[q * self.n + src], &mut self.stale_up[src]);
-        bump(&mut self.on_down[q * self.n + dst], &mut self.stale_down[dst]);
+        let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
+        bump(&mut self.on_up[q * self.n + src]);
+        bump(&mut self.on_down[q * self.n + dst]);
         // (Flows ahead of the queues take no excess.)
         if q != cfg.ahead() as usize {
             self.excess
@@ -694,39 +628,24 @@ impl PortServer {
 
     /// Each port's capacity left after the tier ahead of the queues (all of
     /// it without `local=first`) split between the queues present on it, by
-    /// weight. Without `local=first` that capacity is the port's, so only
-    /// ports whose queues present changed are split again (a debug check
-    /// splits every port anew and compares bit for bit).
+    /// weight.
     fn grants(&mut self, cfg: &AaloConfig) {
-        let n = self.n;
-        let all = cfg.local_first;
-        for (on, grant, cap, stale) in [
-            (&self.on_up, &mut self.split_up, &self.res_up, &mut self.stale_up),
-            (&self.on_down, &mut self.split_down, &self.res_down, &mut self.stale_down),
-        ] {
-            for h in 0..n {
-                if !(all || stale[h]) {
-                    continue;
-                }
-                stale[h] = false;
-                split_grants(cfg, on, cap[h], n, h, grant);
-            }
-        }
-        self.grant_up.clone_from(&self.split_up);
-        self.grant_down.clone_from(&self.split_down);
-        #[cfg(debug_assertions)]
+        let (n, k) = (self.n, cfg.n_queues());
         for (on, grant, cap) in [
-            (&self.on_up, &self.grant_up, &self.res_up),
-            (&self.on_down, &self.grant_down, &self.res_down),
+            (&self.on_up, &mut self.grant_up, &self.res_up),
+            (&self.on_down, &mut self.grant_down, &self.res_down),
         ] {
-            let mut fresh = vec![0.0; grant.len()];
             for h in 0..n {
-                split_grants(cfg, on, cap[h], n, h, &mut fresh);
-            }
-            for q in 0..cfg.n_queues() {
-                for h in 0..n {
-                    let (kept, anew) = (grant[q * n + h], fresh[q * n + h]);
-                    assert_eq!(kept.to_bits(), anew.to_bits(), "queue {q}'s grant at port {h}");
+                let w: f64 = (0..k)
+                    .filter(|&q| on[q * n + h] > 0)
+                    .map(|q| cfg.weights[q])
+                    .sum();
+                for q in 0..k {
+                    grant[q * n + h] = if on[q * n + h] > 0 {
+                        cap[h] * cfg.weights[q] / w
+                    } else {
+                        0.0
+                    };
                 }
             }
         }
@@ -931,23 +850,6 @@ impl PortServer {
                 }
             }
         }
-    }
-}
-
-/// Splits `cap` of host `h` between the queues with flows on it (`on[q * n
-/// + h] > 0`) by weight, into `grant[q * n + h]` (0 for the others).
-fn split_grants(cfg: &AaloConfig, on: &[u32], cap: f64, n: usize, h: usize, grant: &mut [f64]) {
-    let k = cfg.n_queues();
-    let w: f64 = (0..k)
-        .filter(|&q| on[q * n + h] > 0)
-        .map(|q| cfg.weights[q])
-        .sum();
-    for q in 0..k {
-        grant[q * n + h] = if on[q * n + h] > 0 {
-            cap * cfg.weights[q] / w
-        } else {
-            0.0
-        };
     }
 }
 
@@ -1347,38 +1249,29 @@ impl Aalo {
             // share of the excess; the coflow's, their sum.
             let co = &mut self.co[c];
             if !self.cfg.strict {
-                // Summed again only for the rows whose flows moved and
-                // those a move of its ports' excess levels reaches
+                // While its flows stay, summed again only for the rows a
+                // move of its ports' excess levels reaches
                 // (`PortServer::excess_of_moved_rows`).
                 let mut rows = std::mem::take(&mut co.excess_rows);
-                let mut touched = std::mem::take(&mut co.excess_touched);
-                if !co.excess_summed || rows.len() != co.pieces.len() {
-                    ports.excess_of_rows(co, &mut self.excess_cols, &mut self.excess_todo, &mut rows);
-                    co.excess_summed = true;
+                if co.excess_of != Some(co.version) || rows.len() != co.pieces.len() {
+                    ports.excess_of_rows(co, &mut self.excess_cols, &mut rows);
+                    co.excess_of = Some(co.version);
                 } else {
-                    touched.sort_unstable();
-                    touched.dedup();
                     ports.excess_of_moved_rows(
                         co,
                         &mut self.excess_cols,
                         &mut self.excess_moved,
-                        &touched,
-                        &mut self.excess_todo,
                         &mut rows,
                     );
                     #[cfg(debug_assertions)]
                     {
                         let mut full = vec![];
-                        ports.excess_of_rows(co, &mut self.excess_cols, &mut vec![], &mut full);
+                        ports.excess_of_rows(co, &mut self.excess_cols, &mut full);
                         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                         assert_eq!(bits(&rows), bits(&full), "coflow {c}'s kept excess");
                     }
                 }
                 co.excess_rows = rows;
-                touched.clear();
-                co.excess_touched = touched;
-            } else {
-                co.excess_touched.clear();
             }
             let mut total = 0.0;
             for r in 0..co.pieces.len() {
