@@ -41,7 +41,14 @@
 //! residuals to the bit, which debug builds check against
 //! [`coflowkit_alloc::MaxMin`]) with no path lists, and keeps each link's
 //! level between steps, computing it again only when its residual or
-//! weight moved, so a step reads levels without dividing. Most solves on
+//! weight moved, so a step reads levels without dividing; the picked
+//! link's residual, which each of its demands takes from in turn, is held
+//! in a register through the step (the same subtractions in the same
+//! order), and its weight, not read again, is only zeroed. Each member's
+//! rate, as the allocation holds it after it is set, is written in a row
+//! beside the solve, and the service recount reads that row (debug builds
+//! compare it with the allocation), so a member's entries in the
+//! allocation are visited once per solve. Most solves on
 //! FB2010 come of residuals that moved under a class whose subcoflows did
 //! not change: its lists stay from its last turn when every link they
 //! hold is full or open as it was then (the members would come out the
@@ -199,6 +206,9 @@
 //! against [`coflowkit_alloc::MaxMin`] in debug builds, also where each
 //! member is taken as its own demand, which checks that no path repeats;
 //! the members' classes are their subcoflows' already, checked there too);
+//! a solved class's service is counted from its members' rates as the
+//! allocation holds them (`solve_class` reads them in a row from the solve,
+//! checked against `Allocation::rate` in debug builds);
 //! every flow with
 //! a rate is a member of one current turn (members of a turn served again or gone are zeroed unless a class
 //! gave them a rate in this round, `dropped`); a decision or feedback
@@ -955,6 +965,7 @@ impl PairSolver {
         class: u32,
         out: &mut Allocation,
         setup: &mut PairSetup,
+        (flow_round, round, got): (&mut [u64], u64, &mut Vec<f64>),
     ) -> bool {
         if self.path_stamp.len() < obs.n_paths() {
             self.path_stamp.resize(obs.n_paths(), 0);
@@ -1071,36 +1082,51 @@ impl PairSolver {
             }
             level = level.max(best);
             let l = best_l as usize;
+            // `MaxMin`'s rate of a demand of weight 1 with no cap.
+            #[allow(clippy::manual_clamp)]
+            let r = (1.0 * level).min(f64::INFINITY).max(0.0);
+            // The picked link's residual is taken from by each of its
+            // demands in turn (the same steps, held in a register rather
+            // than stored and loaded back per demand); its weight is not
+            // read again (it leaves: 0 below).
+            let mut residual_l = residual[l];
             for i in self.first[l] as usize..self.end[l] as usize {
                 let d = setup.adj[i] as usize;
                 if std::mem::replace(&mut self.frozen[d], true) {
                     continue;
                 }
                 n_frozen += 1;
-                // `MaxMin`'s rate of a demand of weight 1 with no cap.
-                #[allow(clippy::manual_clamp)]
-                let r = (1.0 * level).min(f64::INFINITY).max(0.0);
                 self.rate[d] = r;
                 let count = f64::from(setup.count[d]);
                 let (wc, use_) = (1.0 * count, r * count);
-                let (a, b) = setup.ends[d];
-                for m in [a as usize, b as usize] {
-                    residual[m] -= use_;
-                    if residual[m] < 0.0 {
-                        residual[m] = 0.0;
-                    }
-                    self.weight[m] -= wc;
+                residual_l -= use_;
+                if residual_l < 0.0 {
+                    residual_l = 0.0;
                 }
-                // Its other link's level moved (the picked link leaves).
+                // Its other link: residual, weight and level (no path is
+                // one link twice: `all_pairs`).
+                let (a, b) = setup.ends[d];
                 let m = if a as usize == l { b } else { a } as usize;
+                residual[m] -= use_;
+                if residual[m] < 0.0 {
+                    residual[m] = 0.0;
+                }
+                self.weight[m] -= wc;
                 if self.weight[m] > 1e-12 {
                     self.level[m] = residual[m].max(0.0) / self.weight[m];
                 }
             }
+            residual[l] = residual_l;
             self.weight[l] = 0.0;
         }
+        // Each member's rate as `out` holds it (set now, or kept within
+        // float noise) in a row in `got`, and marked given one in `round`,
+        // while its entries are at hand.
+        got.clear();
         for (&f, &d) in members.iter().zip(&setup.member_demand) {
             out.set_rate(f, self.rate[d as usize]);
+            flow_round[f as usize] = round;
+            got.push(out.rate(f));
             debug_assert_eq!(out.class(f), class, "class of member {f}");
         }
         #[cfg(debug_assertions)]
@@ -1516,6 +1542,8 @@ pub struct Dcas {
     round: u64,
     flow_round: Vec<u64>,
     dropped: Vec<FlowIdx>,
+    // The rates of the members of the class just solved, in their order.
+    got: Vec<f64>,
     // Per link, the last class serve that listed it in its turn's links,
     // and the last that found it the open uplink of a subcoflow (serves
     // numbered by `n_serves`).
@@ -1580,6 +1608,7 @@ impl Dcas {
             round: 0,
             flow_round: vec![],
             dropped: vec![],
+            got: vec![],
             link_listed: vec![],
             link_opened: vec![],
             n_serves: 0,
@@ -2564,28 +2593,39 @@ impl Dcas {
                     p.queue_class(),
                     out,
                     &mut turn.setup,
+                    (&mut self.flow_round, round, &mut self.got),
                 );
             if !solved {
                 self.server
                     .serve_flows(obs, turn.members.iter().copied(), p.queue_class(), out);
+                self.got.clear();
+                for &f in &turn.members {
+                    self.flow_round[f as usize] = round;
+                    self.got.push(out.rate(f));
+                }
             }
+        } else {
+            self.got.clear();
         }
         self.server.residual_of(&turn.links, &mut turn.after);
         turn.round = round;
         // Service: a subcoflow is served while a flow of it has a rate
         // above the floor; one that was and is not any more is unserved
         // from now. Only members have a rate (and are marked given one in
-        // this round).
+        // this round); their rates are in a row in `got`.
         let mut start = 0;
-        let flow_round = &mut self.flow_round;
+        let got = &self.got;
         for (&(_, s, _), &end) in self.order[range].iter().zip(&turn.member_ends) {
             let sub = &mut self.subs[s as usize];
             let floor = EPS * self.hosts[sub.host.0 as usize].nic_bps;
             let was = sub.n_served > 0;
             let (mut n_served, mut sending) = (0, false);
-            for &f in &turn.members[start..end as usize] {
-                flow_round[f as usize] = round;
-                let r = out.rate(f);
+            for (i, &r) in got[start..end as usize].iter().enumerate() {
+                debug_assert_eq!(
+                    r.to_bits(),
+                    out.rate(turn.members[start + i]).to_bits(),
+                    "a member's rate in a row"
+                );
                 n_served += u32::from(r > floor);
                 sending |= r > 0.0;
             }
