@@ -22,11 +22,14 @@
 //! The least live entry's instant is the least finish: every flow's live
 //! entry is at or before its finish.
 //!
+//! The slots are read and written at random, one per re-rate: they sit in
+//! huge pages ([`reserve_huge`]).
+//!
 //! Debug builds (only) check each next completion found against a scan of
 //! every flow's finish, O(flows) per peek.
 
 use coflowkit_model::Time;
-use coflowkit_sched::{prefetch, FlowIdx, RadixQueue};
+use coflowkit_sched::{prefetch, reserve_huge, FlowIdx, RadixQueue};
 
 /// One flow's finish and the instant of its live entry (`NEVER`: none),
 /// side by side: a re-rate reads and writes both.
@@ -45,15 +48,19 @@ pub(crate) struct Pending {
 
 impl Pending {
     pub(crate) fn new(n_flows: usize) -> Pending {
+        // Read and written at random per re-rate: in huge pages.
+        let mut slots = vec![];
+        reserve_huge(&mut slots, n_flows);
+        slots.resize(
+            n_flows,
+            Slot {
+                at: Time::NEVER,
+                queued: Time::NEVER,
+            },
+        );
         Pending {
             heap: RadixQueue::default(),
-            slots: vec![
-                Slot {
-                    at: Time::NEVER,
-                    queued: Time::NEVER
-                };
-                n_flows
-            ],
+            slots,
             n_live: 0,
         }
     }
