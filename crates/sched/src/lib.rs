@@ -41,7 +41,8 @@ pub use registry::{
     NAMES, SCHEDULERS,
 };
 pub use state::{
-    prefetch, ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState, Observed, PathIdx,
+    prefetch, reserve_huge, ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState,
+    Observed, PathIdx,
 };
 
 use coflowkit_model::Time;
@@ -139,6 +140,13 @@ pub use state::{proportional, PROPORTIONAL, SOLO};
 impl Allocation {
     /// Makes room for `n_flows` flows (new flows are solo at rate 0, class 0).
     pub fn resize(&mut self, n_flows: usize) {
+        // Read and written at random per changed flow: in huge pages
+        // where there are many ([`reserve_huge`]).
+        let more = n_flows.saturating_sub(self.rate.len());
+        reserve_huge(&mut self.rate, more);
+        reserve_huge(&mut self.group, more);
+        reserve_huge(&mut self.class, more);
+        reserve_huge(&mut self.flow_dirty, more);
         self.rate.resize(n_flows, 0.0);
         self.group.resize(n_flows, SOLO);
         self.class.resize(n_flows, 0);

@@ -105,6 +105,17 @@ impl RadixQueue {
         self.least(u64::MAX, &live)
     }
 
+    /// A live entry at the least live instant, left in the queue (the
+    /// one [`RadixQueue::pop_min`] would return), dropping the stale
+    /// entries met on the way; `None` when no entry is live.
+    pub fn peek_min_entry(&mut self, live: impl Fn(u64, u32) -> bool) -> Option<(u64, u32)> {
+        let t = self.least(u64::MAX, &live)?;
+        match self.early.peek() {
+            Some(&Reverse(e)) if e.0 == t => Some(e),
+            _ => self.buckets[0].last().copied(),
+        }
+    }
+
     /// The least live instant if it is at most `limit`; otherwise some
     /// instant after `limit` (the least live one, or a bound below it) or
     /// `None`. Past `limit` the buckets are left as they are: moving `last`
@@ -237,6 +248,12 @@ mod tests {
                     let want = at.values().copied().min();
                     let live = |t: u64, k: u32| at.get(&k) == Some(&t);
                     assert_eq!(q.peek_min(live), want);
+                    // The entry a peek shows is live, at that instant, and
+                    // the one the pop below returns.
+                    let seen = q.peek_min_entry(live);
+                    assert_eq!(seen.map(|e| e.0), want);
+                    assert!(seen.is_none_or(|(t, k)| at.get(&k) == Some(&t)));
+                    assert_eq!(seen, want.and_then(|t| q.clone().pop_min(t, live)));
                     if let Some(t) = want {
                         now = t;
                         let (tp, k) = q.pop_min(t, live).expect("a live entry");

@@ -15,11 +15,21 @@
 //! again at the flow's finish. Half of `dcas`'s re-rates move a finish
 //! later; their pushes were a cache miss each, and the stale entries they
 //! left were the rebuilds' work. A flow's finish moved earlier pushes a new
-//! entry, as before. Debug builds check each next completion found against
-//! a scan of every flow's finish.
+//! entry, as before.
+//!
+//! [`Pending::peek`] looks at the least live entry without popping it; only
+//! an entry found early is popped and pushed again at its flow's finish.
+//! The least live entry's instant is the least finish: every flow's live
+//! entry is at or before its finish.
+//!
+//! The slots are read and written at random, one per re-rate: they sit in
+//! huge pages ([`reserve_huge`]).
+//!
+//! Debug builds (only) check each next completion found against a scan of
+//! every flow's finish, O(flows) per peek.
 
 use coflowkit_model::Time;
-use coflowkit_sched::{prefetch, FlowIdx, RadixQueue};
+use coflowkit_sched::{prefetch, reserve_huge, FlowIdx, RadixQueue};
 
 /// One flow's finish and the instant of its live entry (`NEVER`: none),
 /// side by side: a re-rate reads and writes both.
@@ -38,38 +48,43 @@ pub(crate) struct Pending {
 
 impl Pending {
     pub(crate) fn new(n_flows: usize) -> Pending {
+        // Read and written at random per re-rate: in huge pages.
+        let mut slots = vec![];
+        reserve_huge(&mut slots, n_flows);
+        slots.resize(
+            n_flows,
+            Slot {
+                at: Time::NEVER,
+                queued: Time::NEVER,
+            },
+        );
         Pending {
             heap: RadixQueue::default(),
-            slots: vec![
-                Slot {
-                    at: Time::NEVER,
-                    queued: Time::NEVER
-                };
-                n_flows
-            ],
+            slots,
             n_live: 0,
         }
     }
 
-    /// The earliest live completion instant. Entries found early on the
-    /// way (their flow's finish moved later) go to their flow's finish.
+    /// The earliest live completion instant, left in the queue. Entries
+    /// found early on the way (their flow's finish moved later) go to
+    /// their flow's finish.
     pub(crate) fn peek(&mut self) -> Time {
         let t = loop {
             let slots = &self.slots;
             let live = |t: u64, f: u32| slots[f as usize].queued.0 == t;
-            let Some(t) = self.heap.peek_min(live) else {
+            let Some((t, f)) = self.heap.peek_min_entry(live) else {
                 break Time::NEVER;
             };
-            let (_, f) = self
-                .heap
-                .pop_min(t, live)
-                .expect("an entry at the least instant");
+            if slots[f as usize].at.0 == t {
+                // Every finish is at or after its flow's live entry, and
+                // this entry is the least: its finish is the least finish.
+                break Time(t);
+            }
+            let popped = self.heap.pop_min(t, live);
+            debug_assert_eq!(popped, Some((t, f)), "pop_min returns the entry peeked");
             let s = &mut self.slots[f as usize];
             s.queued = s.at;
             self.heap.push(s.at.0, f);
-            if s.at.0 == t {
-                break Time(t);
-            }
         };
         #[cfg(debug_assertions)]
         {
