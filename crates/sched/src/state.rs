@@ -326,8 +326,18 @@ pub fn prefetch<T>(x: &T) {
 /// as well as the cache. A hint: no value changes, and where it is refused
 /// or on other systems nothing happens. Call it before the room is first
 /// written: pages already touched stay small.
+///
+/// It grows `v` as `Vec::reserve` does (amortized doubling), and asks for
+/// huge pages only when the allocation moved or grew: a caller that adds
+/// one flow at a time (the runtime's coordinator, `Allocation::resize` per
+/// started flow) gets neither a reallocation per flow nor a system call
+/// per flow.
 pub fn reserve_huge<T>(v: &mut Vec<T>, additional: usize) {
-    v.reserve_exact(additional);
+    let before = (v.as_ptr(), v.capacity());
+    v.reserve(additional);
+    if (v.as_ptr(), v.capacity()) == before {
+        return;
+    }
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
@@ -426,6 +436,29 @@ mod tests {
     use super::*;
     use coflowkit_model::{compute, flow, Dur};
     use coflowkit_model::{BitsPerSec, CoflowSpec, FlowKind};
+
+    #[test]
+    fn reserve_huge_grows_one_at_a_time_in_amortized_steps() {
+        // The coordinator adds flows one by one: room for one more each
+        // time must not reallocate each time (as `reserve_exact` did).
+        let mut v: Vec<f64> = Vec::new();
+        let mut reallocations = 0;
+        for n in 0..100_000 {
+            let cap = v.capacity();
+            reserve_huge(&mut v, 1);
+            reallocations += usize::from(v.capacity() != cap);
+            v.push(n as f64);
+        }
+        assert!(
+            reallocations <= 20,
+            "{reallocations} reallocations for 100,000 pushes"
+        );
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as f64));
+        // A whole workload's room at once is exact, as before.
+        let mut w: Vec<u32> = Vec::new();
+        reserve_huge(&mut w, 706_397);
+        assert!(w.capacity() >= 706_397 && w.capacity() < 2 * 706_397);
+    }
 
     #[test]
     fn mark_keys_order_as_total_cmp_and_give_the_mark_back() {
