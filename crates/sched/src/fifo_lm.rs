@@ -705,6 +705,9 @@ struct LinkFill {
     // flow, the positions of its entries (`at[at_start[i]..at_start[i+1]]`).
     entries: Vec<(u32, u32, u32)>,
     class: Vec<u32>,
+    // Scratch of the sort by link.
+    sorted: Vec<(u32, u32, u32)>,
+    bucket: Vec<u32>,
     at: Vec<u32>,
     // Per link: its entries' range, where its classes begin (in `classes`,
     // each the position of its first entry, with one past the last),
@@ -722,6 +725,7 @@ struct LinkFill {
     version: Vec<u32>,
     links: Vec<u32>,
     dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
     heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
 }
 
@@ -778,7 +782,25 @@ impl LinkFill {
             }
         }
         self.at_start.push(self.entries.len() as u32);
-        self.entries.sort_unstable();
+        // By link, stably: pushed in (coflow position, flow) order, so this
+        // is the sort by (link, position, flow), in linear time (a sort was
+        // a third of FB2010's time).
+        self.bucket.clear();
+        self.bucket.resize(n_links + 1, 0);
+        for &(l, _, _) in &self.entries {
+            self.bucket[l as usize + 1] += 1;
+        }
+        for l in 0..n_links {
+            self.bucket[l + 1] += self.bucket[l];
+        }
+        self.sorted.clear();
+        self.sorted.resize(self.entries.len(), (0, 0, 0));
+        for &x in &self.entries {
+            let k = &mut self.bucket[x.0 as usize];
+            self.sorted[*k as usize] = x;
+            *k += 1;
+        }
+        std::mem::swap(&mut self.entries, &mut self.sorted);
         let n = self.flows.len();
         self.at.clear();
         self.at.resize(self.entries.len(), 0);
@@ -857,6 +879,7 @@ impl LinkFill {
         self.n_rising.resize(n_links, 0);
         if self.version.len() < n_links {
             self.version.resize(n_links, 0);
+            self.is_dirty.resize(n_links, false);
         }
         self.heap.clear();
         self.dirty.clear();
@@ -902,7 +925,7 @@ impl LinkFill {
             let l = self.entries[self.at[k as usize] as usize].0 as usize;
             self.settle(l, level);
             self.n_rising[l] += 1;
-            self.dirty.push(l as u32);
+            self.mark(l);
         }
     }
 
@@ -920,7 +943,7 @@ impl LinkFill {
             if was_rising {
                 self.settle(l, level);
                 self.n_rising[l] -= 1;
-                self.dirty.push(l as u32);
+                self.mark(l);
             }
             let (cs, n_classes) = self.link_classes[l];
             let c = (cs + self.class[e]) as usize;
@@ -948,14 +971,21 @@ impl LinkFill {
         }
     }
 
+    /// Notes that link `l`'s fill level moved.
+    fn mark(&mut self, l: usize) {
+        if !self.is_dirty[l] {
+            self.is_dirty[l] = true;
+            self.dirty.push(l as u32);
+        }
+    }
+
     /// Puts each link touched since the last call back in the heap at the
     /// level at which it fills.
     fn push_dirty(&mut self) {
         let mut dirty = std::mem::take(&mut self.dirty);
-        dirty.sort_unstable();
-        dirty.dedup();
         for &l in &dirty {
             let li = l as usize;
+            self.is_dirty[li] = false;
             self.version[li] = self.version[li].wrapping_add(1);
             if self.n_rising[li] > 0 {
                 let level = self.lam[li] + self.res[li] / f64::from(self.n_rising[li]);
