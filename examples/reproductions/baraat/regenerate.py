@@ -545,8 +545,15 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   task's partner is another task; and the tasks at or above p95 turn 67%
   heavy (48% under `mux=next`), slowed by the sharing. On two-stage tasks
   (`table4-two-stage.toml`, the table above) it is -2% / -2% / -6% on
-  `fifo` (the paper 28% / 27% / 16%). Why the paper's heavy tasks do not
-  make the tail is not found.
+  `fifo` (the paper 28% / 27% / 16%). On uniform tasks (`--sizes
+  uniform`, seed 2014) it is -4% / -2% / -2% on `fifo` (the paper 0%):
+  tasks that reach the p80 threshold near their end now share with the
+  next task at their aggregator, which under `mux=next` (equal to `fifo`)
+  was elsewhere; 44% / 46% / 40% on `fair` (the paper 7% / 37% / 40%); on
+  two-stage uniform tasks -2% / -2% / -0% on `fifo`. Each two-stage run of
+  it took 11-19 minutes against 2 for `fifo-lm` (its allocation is
+  recomputed at each event). Why the paper's heavy tasks do not make the
+  tail is not found.
 - **Uniform, median against `fair` (ours -40%, the paper -7%) and p99
   against `srpt` (ours -47%, the paper -75%).** With tasks of one size, a
   task under fair sharing (or per-flow SRPT, which splits a task's flows
