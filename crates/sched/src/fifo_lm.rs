@@ -60,6 +60,55 @@
 //! sees only its own uplink does: the flows of coflow `c` from host `s` are
 //! heavy once they have sent the threshold together (flows that finished
 //! included); a coflow can then be light from one host and heavy from another.
+//!
+//! # Per link (`mux=link`)
+//!
+//! `mux=next` pairs a heavy coflow with the next coflow in the one global
+//! task order, wherever that coflow sends. Baraat's switches do not: each
+//! switch's classifier maps the tasks whose flows it sees to its priority
+//! classes, and "the heavy task and the task immediately next in priority
+//! to the heavy task share the same class" (Baraat 4.3.1, Figure 6a) is
+//! decided there, so at a link a heavy task shares its class with the next
+//! task *at that link*. `mux=link` is that rule: at each link, the
+//! coflows with an active flow there, in task order, form classes, a class
+//! a maximal run in which every member but the last is heavy; strict
+//! priority between a link's classes, max-min inside one
+//! (Algorithm 1: the highest class gets the link, any leftover the next).
+//! A coflow with no active flow at a link (all its flows there finished, or
+//! its next stage not started) holds no place there, unlike `mux=next`'s
+//! global order, in which it holds its place until it completes.
+//!
+//! Heavy is, as for `mux=next`, all the coflow has sent. The paper's
+//! counter is per switch, not per port ("the total bytes reserved by flows
+//! of a task", 4.3.1; footnote 3: a task heavy at one switch may not be at
+//! another): on the big switch, one switch, that is all the task sent; on a
+//! tree it is what crossed that switch, which this rule over-counts at a
+//! switch that sees only part of a task (a named gap, not modelled).
+//!
+//! Every link's class order follows the one global task order (a coflow
+//! never has strictly higher priority than an earlier one anywhere), so the
+//! allocation is defined by priority progressive filling: all unfrozen
+//! flows rise together, but a flow rises only while no flow of a strictly
+//! higher class at any of its links is unfrozen (it waits at rate 0); a
+//! link that fills freezes every unfrozen flow on it. The flows of the
+//! earliest coflow with an unfrozen flow always rise, so it ends. Where a
+//! flow starts rising late (a higher class at one of its other links froze
+//! late) it gets less than a flow of its class that rose from the start at
+//! a link they share: the filling is not max-min inside a class then. With
+//! every coflow on one aggregator's downlink (Baraat's single-stage tasks on
+//! the big switch) the classes there are `mux=next`'s and no flow starts
+//! late, so it is `mux=next` (`exact.rs`,
+//! `fifo_lm_mux_link_is_mux_next_when_every_coflow_shares_one_aggregator`).
+//!
+//! [`LinkFill`] computes it afresh at each call: the (link, coflow, flow)
+//! entries sorted, each link's classes as ranges of them, and the filling
+//! as events on a heap of link fill levels (each link's residual settled
+//! lazily at the level it last changed), a flow counting the links at
+//! which it waits so that a class emptying at a link starts exactly the
+//! flows that waited only there. Correctness properties: every active flow
+//! ends frozen (`LinkFill::fill`, debug builds); the rates are the slow
+//! step-by-step filling's (`crates/sim/tests/reference`, `FifoLmLink`, on
+//! random cases on the big switch and on multi-hop fabrics).
 
 use crate::class_cache::ClassCache;
 use crate::descriptor::{
@@ -87,17 +136,17 @@ pub const THRESHOLD_PARAM: Param = Param {
 pub const FIFO_LM: SchedulerDescriptor = SchedulerDescriptor {
     name: "fifo-lm",
     description: "FIFO with limited multiplexing of heavy coflows (Baraat idealized)",
-    paper: "Baraat (SIGCOMM 2014) 3.3 and 4.1, idealized: one global decision per coflow",
+    paper: "Baraat (SIGCOMM 2014) 3.3 and 4.1, idealized: one global decision per coflow (mux=link: per link, 4.3.1)",
     params: &[
         THRESHOLD_PARAM,
         TASK_ID_PARAMS[0],
         TASK_ID_PARAMS[1],
         Param {
             key: "mux",
-            kind: Kind::Choice(&["next", "last"]),
+            kind: Kind::Choice(&["next", "last", "link"]),
             default: "next",
             unit: "",
-            help: "a heavy coflow lets the next coflow in, or goes last",
+            help: "a heavy coflow shares its class with the next coflow (next), the next one at each link (link), or every heavy one, last (last)",
         },
         Param {
             key: "per",
@@ -117,6 +166,7 @@ pub const FIFO_LM: SchedulerDescriptor = SchedulerDescriptor {
         let tasks = TaskIdConfig::of_params(p)?;
         let mux = match p.choice("mux")? {
             "last" => Mux::Last,
+            "link" => Mux::Link,
             _ => Mux::Next,
         };
         let per = match p.choice("per")? {
@@ -149,6 +199,9 @@ pub enum Mux {
     Next,
     /// Every other heavy coflow, in one class below every light one.
     Last,
+    /// At each link, the coflow after it among those with a flow there
+    /// (Baraat 4.3.1 and footnote 3; see the module doc, "Per link").
+    Link,
 }
 
 /// Where heaviness is judged (`per=sender` needs [`Mux::Last`]).
@@ -182,6 +235,8 @@ pub struct FifoLm {
     // The incremental path (module doc, "Computing it"), made on first use.
     incremental: Option<Incremental>,
     always_incremental: bool,
+    // `mux=link`: the progressive filling's state, reused between calls.
+    fill: LinkFill,
 }
 
 /// What the incremental path keeps between calls.
@@ -292,6 +347,7 @@ impl FifoLm {
             heavy: vec![],
             incremental: None,
             always_incremental: false,
+            fill: LinkFill::default(),
         }
     }
 
@@ -327,10 +383,10 @@ impl Scheduler for FifoLm {
         if self.mux == Mux::Next && (self.always_incremental || !view.fabric().is_big_switch()) {
             return self.schedule_incremental(now, &view, changes, out);
         }
-        if self.mux == Mux::Next {
-            self.cache.note(changes, &view);
-        } else {
-            self.server.note(changes, &view);
+        match self.mux {
+            Mux::Next => self.cache.note(changes, &view),
+            Mux::Last => self.server.note(changes, &view),
+            Mux::Link => {}
         }
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
@@ -338,6 +394,12 @@ impl Scheduler for FifoLm {
         self.order.sort_by_key(|&c| tasks.get(c));
         if self.mux == Mux::Last {
             return self.schedule_last(now, &view, changes, out);
+        }
+        if self.mux == Mux::Link {
+            let (threshold, order) = (self.threshold, &self.order);
+            let heavy = |c: CoflowIdx| is_heavy(threshold, view.coflow_sent(c));
+            self.fill.solve(&view, order, heavy, out);
+            return self.wake_light(now, &view, out);
         }
         // A class ends at a light coflow or at the last one.
         self.bounds.clear();
@@ -350,7 +412,13 @@ impl Scheduler for FifoLm {
         let (order, bounds) = (&self.order, &self.bounds);
         let classes = bounds.windows(2).map(|w| &order[w[0]..w[1]]);
         self.cache.serve_classes(&view, classes, out);
-        // Wake when the first light coflow turns heavy at its current rate.
+        self.wake_light(now, &view, out)
+    }
+}
+
+impl FifoLm {
+    /// When the first light coflow of `order` turns heavy at its rate now.
+    fn wake_light(&self, now: Time, view: &Observed<'_>, out: &Allocation) -> Option<Time> {
         let mut wake = Time::NEVER;
         for &c in &self.order {
             let sent = view.coflow_sent(c);
@@ -364,9 +432,7 @@ impl Scheduler for FifoLm {
         }
         (wake != Time::NEVER).then_some(wake)
     }
-}
 
-impl FifoLm {
     /// The incremental path; see the module doc, "Computing it".
     fn schedule_incremental(
         &mut self,
@@ -613,4 +679,321 @@ fn crossing(threshold: f64, now: Time, sent: f64, rate_bps: f64) -> Option<Time>
 
 fn is_heavy(threshold: f64, sent: f64) -> bool {
     sent >= threshold - 1e-6 * threshold.max(1.0)
+}
+
+/// `mux=link`'s allocation, computed afresh at each call by priority
+/// progressive filling (module doc, "Per link"). Flows are numbered in
+/// the order of their coflows (`order`), then of `active_flows_of`.
+#[derive(Debug, Default)]
+struct LinkFill {
+    // Per coflow index: its position in `order`.
+    rank: Vec<u32>,
+    // Per flow (local number): its index, its coflow's position, where its
+    // entries' positions start in `at`, the level it began rising at, its
+    // rate, how many of its links hold an unfrozen flow of a higher
+    // class, whether it rises, whether it is frozen.
+    flows: Vec<FlowIdx>,
+    flow_rank: Vec<u32>,
+    at_start: Vec<u32>,
+    start: Vec<f64>,
+    rate: Vec<f64>,
+    blocked: Vec<u32>,
+    rising: Vec<bool>,
+    frozen: Vec<bool>,
+    // (link, coflow position, flow) for every link of every flow, sorted:
+    // a link's entries in task order; their class at that link; and per
+    // flow, the positions of its entries (`at[at_start[i]..at_start[i+1]]`).
+    entries: Vec<(u32, u32, u32)>,
+    class: Vec<u32>,
+    // Scratch of the sort by link.
+    sorted: Vec<(u32, u32, u32)>,
+    bucket: Vec<u32>,
+    at: Vec<u32>,
+    // Per link: its entries' range, where its classes begin (in `classes`,
+    // each the position of its first entry, with one past the last),
+    // its top class (the first with an unfrozen flow), the level `lam` at
+    // which its residual `res` was last settled, its rising flows, and the
+    // version of its entry in `heap`.
+    link_entries: Vec<(u32, u32)>,
+    link_classes: Vec<(u32, u32)>,
+    classes: Vec<u32>,
+    unfrozen: Vec<u32>,
+    top: Vec<u32>,
+    lam: Vec<f64>,
+    res: Vec<f64>,
+    n_rising: Vec<u32>,
+    version: Vec<u32>,
+    links: Vec<u32>,
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
+    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+}
+
+impl LinkFill {
+    /// Rates and classes for every active flow of the coflows of `order`
+    /// (task order; `heavy` says which have sent the threshold).
+    fn solve(
+        &mut self,
+        view: &Observed<'_>,
+        order: &[CoflowIdx],
+        heavy: impl Fn(CoflowIdx) -> bool,
+        out: &mut Allocation,
+    ) {
+        self.build(view, order, &heavy);
+        self.fill(view);
+        for i in 0..self.flows.len() {
+            let f = self.flows[i];
+            out.set_rate(f, self.rate[i]);
+            // A flow's class for drivers with queues: its class at the
+            // first link of its path, as the task position of its first
+            // member.
+            let e = self.at[self.at_start[i] as usize] as usize;
+            let (cs, _) = self.link_classes[self.entries[e].0 as usize];
+            let head = self.classes[(cs + self.class[e]) as usize];
+            out.set_class(f, self.entries[head as usize].1);
+        }
+    }
+
+    /// Lists the flows and their entries, and the classes at each link.
+    fn build(
+        &mut self,
+        view: &Observed<'_>,
+        order: &[CoflowIdx],
+        heavy: &impl Fn(CoflowIdx) -> bool,
+    ) {
+        let n_links = view.capacities().len();
+        self.flows.clear();
+        self.flow_rank.clear();
+        self.at_start.clear();
+        self.entries.clear();
+        for (r, &c) in order.iter().enumerate() {
+            if self.rank.len() <= c as usize {
+                self.rank.resize(c as usize + 1, 0);
+            }
+            self.rank[c as usize] = r as u32;
+            for f in view.active_flows_of(c) {
+                let i = self.flows.len() as u32;
+                self.at_start.push(self.entries.len() as u32);
+                self.flows.push(f);
+                self.flow_rank.push(r as u32);
+                for l in view.path(f) {
+                    self.entries.push((l.0, r as u32, i));
+                }
+            }
+        }
+        self.at_start.push(self.entries.len() as u32);
+        // By link, stably: pushed in (coflow position, flow) order, so this
+        // is the sort by (link, position, flow), in linear time (a sort was
+        // a third of FB2010's time).
+        self.bucket.clear();
+        self.bucket.resize(n_links + 1, 0);
+        for &(l, _, _) in &self.entries {
+            self.bucket[l as usize + 1] += 1;
+        }
+        for l in 0..n_links {
+            self.bucket[l + 1] += self.bucket[l];
+        }
+        self.sorted.clear();
+        self.sorted.resize(self.entries.len(), (0, 0, 0));
+        for &x in &self.entries {
+            let k = &mut self.bucket[x.0 as usize];
+            self.sorted[*k as usize] = x;
+            *k += 1;
+        }
+        std::mem::swap(&mut self.entries, &mut self.sorted);
+        let n = self.flows.len();
+        self.at.clear();
+        self.at.resize(self.entries.len(), 0);
+        // Per flow, a cursor into its slots of `at` (reusing `blocked`).
+        self.blocked.clear();
+        self.blocked.resize(n, 0);
+        for (e, &(_, _, i)) in self.entries.iter().enumerate() {
+            let k = self.at_start[i as usize] + self.blocked[i as usize];
+            self.at[k as usize] = e as u32;
+            self.blocked[i as usize] += 1;
+        }
+        self.blocked.iter_mut().for_each(|b| *b = 0);
+        self.link_entries.clear();
+        self.link_entries.resize(n_links, (0, 0));
+        self.link_classes.clear();
+        self.link_classes.resize(n_links, (0, 0));
+        self.classes.clear();
+        self.unfrozen.clear();
+        self.class.clear();
+        self.class.resize(self.entries.len(), 0);
+        self.links.clear();
+        let mut e = 0;
+        while e < self.entries.len() {
+            let l = self.entries[e].0;
+            let begin = e;
+            let cs = self.classes.len() as u32;
+            let mut k = 0u32;
+            self.classes.push(e as u32);
+            self.unfrozen.push(0);
+            while e < self.entries.len() && self.entries[e].0 == l {
+                let r = self.entries[e].1;
+                // A new class begins after a light coflow's last entry.
+                if e > begin
+                    && self.entries[e - 1].1 != r
+                    && !heavy(order[self.entries[e - 1].1 as usize])
+                {
+                    k += 1;
+                    self.classes.push(e as u32);
+                    self.unfrozen.push(0);
+                }
+                self.class[e] = k;
+                *self.unfrozen.last_mut().expect("a class") += 1;
+                if k > 0 {
+                    self.blocked[self.entries[e].2 as usize] += 1;
+                }
+                e += 1;
+            }
+            self.classes.push(e as u32);
+            self.unfrozen.push(0);
+            self.link_entries[l as usize] = (begin as u32, e as u32);
+            self.link_classes[l as usize] = (cs, k + 1);
+            self.links.push(l);
+        }
+    }
+
+    /// Priority progressive filling over the entries `build` listed.
+    fn fill(&mut self, view: &Observed<'_>) {
+        let n = self.flows.len();
+        let caps = view.capacities();
+        let n_links = caps.len();
+        self.start.clear();
+        self.start.resize(n, 0.0);
+        self.rate.clear();
+        self.rate.resize(n, 0.0);
+        self.rising.clear();
+        self.rising.resize(n, false);
+        self.frozen.clear();
+        self.frozen.resize(n, false);
+        self.top.clear();
+        self.top.resize(n_links, 0);
+        self.lam.clear();
+        self.lam.resize(n_links, 0.0);
+        self.res.clear();
+        self.res.extend_from_slice(caps);
+        self.n_rising.clear();
+        self.n_rising.resize(n_links, 0);
+        if self.version.len() < n_links {
+            self.version.resize(n_links, 0);
+            self.is_dirty.resize(n_links, false);
+        }
+        self.heap.clear();
+        self.dirty.clear();
+        for i in 0..n {
+            if self.blocked[i] == 0 {
+                self.begin_rising(i, 0.0);
+            }
+        }
+        self.push_dirty();
+        while let Some(Reverse((bits, l, v))) = self.heap.pop() {
+            let li = l as usize;
+            if v != self.version[li] || self.n_rising[li] == 0 {
+                continue;
+            }
+            let level = f64::from_bits(bits);
+            let (b, e) = self.link_entries[li];
+            for x in b..e {
+                let i = self.entries[x as usize].2 as usize;
+                if !self.frozen[i] {
+                    self.freeze(i, level);
+                }
+            }
+            self.res[li] = 0.0;
+            self.push_dirty();
+        }
+        debug_assert!(
+            self.frozen.iter().all(|&x| x),
+            "fifo-lm:mux=link: a flow left unfrozen"
+        );
+    }
+
+    /// Brings link `l`'s residual to `level`.
+    fn settle(&mut self, l: usize, level: f64) {
+        let used = f64::from(self.n_rising[l]) * (level - self.lam[l]);
+        self.res[l] = (self.res[l] - used).max(0.0);
+        self.lam[l] = level;
+    }
+
+    fn begin_rising(&mut self, i: usize, level: f64) {
+        self.rising[i] = true;
+        self.start[i] = level;
+        for k in self.at_start[i]..self.at_start[i + 1] {
+            let l = self.entries[self.at[k as usize] as usize].0 as usize;
+            self.settle(l, level);
+            self.n_rising[l] += 1;
+            self.mark(l);
+        }
+    }
+
+    /// Freezes flow `i` at `level`; flows its freezing unblocks rise.
+    fn freeze(&mut self, i: usize, level: f64) {
+        self.frozen[i] = true;
+        let was_rising = self.rising[i];
+        if was_rising {
+            self.rate[i] = (level - self.start[i]).max(0.0);
+            self.rising[i] = false;
+        }
+        for k in self.at_start[i]..self.at_start[i + 1] {
+            let e = self.at[k as usize] as usize;
+            let l = self.entries[e].0 as usize;
+            if was_rising {
+                self.settle(l, level);
+                self.n_rising[l] -= 1;
+                self.mark(l);
+            }
+            let (cs, n_classes) = self.link_classes[l];
+            let c = (cs + self.class[e]) as usize;
+            self.unfrozen[c] -= 1;
+            if self.class[e] != self.top[l] || self.unfrozen[c] > 0 {
+                continue;
+            }
+            // The top class emptied: the next one with unfrozen flows rises.
+            while self.top[l] < n_classes && self.unfrozen[(cs + self.top[l]) as usize] == 0 {
+                self.top[l] += 1;
+            }
+            if self.top[l] == n_classes {
+                continue;
+            }
+            let t = (cs + self.top[l]) as usize;
+            for x in self.classes[t]..self.classes[t + 1] {
+                let j = self.entries[x as usize].2 as usize;
+                if !self.frozen[j] {
+                    self.blocked[j] -= 1;
+                    if self.blocked[j] == 0 {
+                        self.begin_rising(j, level);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Notes that link `l`'s fill level moved.
+    fn mark(&mut self, l: usize) {
+        if !self.is_dirty[l] {
+            self.is_dirty[l] = true;
+            self.dirty.push(l as u32);
+        }
+    }
+
+    /// Puts each link touched since the last call back in the heap at the
+    /// level at which it fills.
+    fn push_dirty(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &l in &dirty {
+            let li = l as usize;
+            self.is_dirty[li] = false;
+            self.version[li] = self.version[li].wrapping_add(1);
+            if self.n_rising[li] > 0 {
+                let level = self.lam[li] + self.res[li] / f64::from(self.n_rising[li]);
+                self.heap
+                    .push(Reverse((level.to_bits(), l, self.version[li])));
+            }
+        }
+        dirty.clear();
+        self.dirty = dirty;
+    }
 }

@@ -370,7 +370,9 @@ mod tests {
         assert_eq!(parse_bytes("10MiB"), Some(10485760.0));
         assert!(err("fifo-lm:threshold=1MB;per=sender")
             .contains("parameter 'per': per=sender needs mux=last"));
-        assert!(err("fifo-lm:threshold=1MB;mux=first").contains("'first' is not next or last"));
+        assert!(
+            err("fifo-lm:threshold=1MB;mux=first").contains("'first' is not next, last or link")
+        );
         assert!(err("fifo-lm:threshold=1MB;mux=last;solver=incremental")
             .contains("parameter 'solver': solver=incremental needs mux=next"));
         assert!(err("fifo-lm:threshold=1MB;solver=fast")

@@ -119,6 +119,93 @@ fn fifo_lm_multiplexes_after_the_threshold() {
     assert_eq!(cct, vec![5.0, 4.0]);
 }
 
+/// A heavy coflow A with a flow on ports 0->1 and one on 2->3; B (task 2)
+/// only on 0->1, C (task 3) only on 2->3; threshold 2 units, which A
+/// reaches at t=1 sending on both.
+fn partners_per_link() -> Vec<CoflowSpec> {
+    vec![
+        CoflowSpec::new(1, Time(0), vec![flow(0, 1, 4 * UNIT), flow(2, 3, 4 * UNIT)]),
+        CoflowSpec::new(2, Time(0), vec![flow(0, 1, UNIT)]),
+        CoflowSpec::new(3, Time(0), vec![flow(2, 3, UNIT)]),
+    ]
+}
+
+#[test]
+fn fifo_lm_mux_next_pairs_a_heavy_coflow_with_the_next_one_everywhere() {
+    // From t=1 A's class is {A, B}: A and B share 0->1 (B done at 3), A
+    // has 2->3 alone (3 units left); at 3 the class is {A, C}: A's 2->3
+    // (1 unit left) and C share, both done at 5; A's 0->1 (2 left) alone: 5.
+    let t = format!("fifo-lm:threshold={}", 2 * UNIT);
+    assert_eq!(run(&t, 4, partners_per_link()), vec![5.0, 3.0, 5.0]);
+}
+
+#[test]
+fn fifo_lm_mux_link_pairs_a_heavy_coflow_with_the_next_one_at_each_link() {
+    // From t=1, at 0->1 A's partner is B, at 2->3 it is C (B has no flow
+    // there): both share half and half, B and C done at 3, A's flows (2
+    // units left each) alone from 3: done at 5.
+    let t = format!("fifo-lm:threshold={};mux=link", 2 * UNIT);
+    assert_eq!(run(&t, 4, partners_per_link()), vec![5.0, 3.0, 3.0]);
+}
+
+#[test]
+fn fifo_lm_mux_link_two_heavy_coflows_with_different_partners() {
+    // A (task 1) on 0->1 and 2->3, D (task 2) on 0->1 and 4->5, B (task 3)
+    // on 2->3, C (task 4) on 4->5, E (task 5, 1/3 unit) on 0->1; threshold
+    // 1 unit. Until 0.5 A has both its ports (1 each), D's 4->5 has 1.
+    // At 0.5 A is heavy: at 0->1 {A, D} then {E}, at 2->3 {A, B}: A and D
+    // split 0->1, A and B 2->3, E waits; D's 4->5 (C behind light D) stays
+    // at 1, so D reaches 1 unit at 0.5 + 0.5/1.5 = 5/6. Then at 0->1
+    // {A, D, E} fills at 1/3 each; at 2->3 A's other flow and B split, at
+    // 4->5 D's other flow and C: 1/2 each. E done at 5/6 + 1 = 11/6; B
+    // (1/6 sent) at 5/6 + 5/3 = 5/2; C at 5/6 + 2 = 17/6.
+    let t = format!("fifo-lm:threshold={};mux=link", UNIT);
+    let coflows = vec![
+        CoflowSpec::new(1, Time(0), vec![flow(0, 1, 3 * UNIT), flow(2, 3, 3 * UNIT)]),
+        CoflowSpec::new(2, Time(0), vec![flow(0, 1, 3 * UNIT), flow(4, 5, 3 * UNIT)]),
+        CoflowSpec::new(3, Time(0), vec![flow(2, 3, UNIT)]),
+        CoflowSpec::new(4, Time(0), vec![flow(4, 5, UNIT)]),
+        CoflowSpec::new(5, Time(0), vec![flow(0, 1, UNIT / 3)]),
+    ];
+    let cct = run(&t, 6, coflows);
+    for (got, want) in cct[2..].iter().zip([5.0 / 2.0, 17.0 / 6.0, 11.0 / 6.0]) {
+        // E has UNIT / 3 bytes, rounded down: 17 ns early.
+        assert!((got - want).abs() < 1e-7, "{cct:?}");
+    }
+}
+
+#[test]
+fn fifo_lm_mux_link_is_mux_next_when_every_coflow_shares_one_aggregator() {
+    // Every flow ends at host 0 (one aggregator's downlink sees every
+    // coflow): the classes there are the global ones and rule every flow.
+    let coflows: Vec<CoflowSpec> = (0..8u64)
+        .map(|i| {
+            let flows = (1..4u32)
+                .map(|w| flow(1 + ((i as u32 + w) % 5), 0, (i % 3 + 1) * UNIT / w as u64))
+                .collect();
+            CoflowSpec::new(i + 1, Time(i * 300_000_000), flows)
+        })
+        .collect();
+    for threshold in [UNIT / 2, UNIT, 3 * UNIT] {
+        let next = run(
+            &format!("fifo-lm:threshold={threshold}"),
+            6,
+            coflows.clone(),
+        );
+        let link = run(
+            &format!("fifo-lm:threshold={threshold};mux=link"),
+            6,
+            coflows.clone(),
+        );
+        for (a, b) in next.iter().zip(&link) {
+            assert!(
+                (a - b).abs() <= 1e-6 * a,
+                "threshold {threshold}: {next:?} vs {link:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn varys_backfills_unused_capacity() {
     // Coflow 1: 0->1 (1 unit). Coflow 2: 0->1 (2 units) and 2->3 (1 unit).

@@ -17,17 +17,19 @@ for at least half its bytes: on Bing tasks the generator's heavy tasks):
 - how many of the tasks at or above p95 are heavy, and the mean completion time of the light tasks
   that arrive behind a heavy one.
 
-Then it tests the multiplexing per link, as Baraat's switches do it (4.3.1: the heavy task shares
-its class with the task next in priority at that switch), by running each aggregator's tasks alone
-on the same tree (one run per aggregator and seed), where the next task is the next at that
-aggregator; the same isolation under the other policies shows what it removes (tasks at different
-aggregators meet only on the workers' uplinks). Prints ``fifo-lm``'s reductions against ``fifo``,
-``fair`` and ``stf`` (median / p95 / p99, and against ``fifo`` at p75 / p90; ``1 - ours / other``
-per seed, averaged, as regenerate.py does), in one run and per aggregator. ``--pods`` and
-``--racks`` shrink the tree under the same 2,000 tasks, so that more tasks share an aggregator::
+The multiplexing per link, as Baraat's switches do it (4.3.1: the heavy task shares its class with
+the task next in priority at that switch), is the policy ``fifo-lm:mux=link`` ("fifo-lm link"
+below), run beside the others. ``--isolated`` also runs each aggregator's tasks alone on the same
+tree (one run per aggregator and seed), the emulation of the per-link partner used before the
+policy existed (tasks at different aggregators then meet nowhere). Prints the reductions of
+``fifo-lm`` and ``fifo-lm link`` against ``fifo``, ``fair`` and ``stf`` (median / p95 / p99, and
+against ``fifo`` at p75 / p90; ``1 - ours / other`` per seed, averaged, as regenerate.py does).
+``--pods`` and ``--racks`` shrink the tree under the same 2,000 tasks, so that more tasks share an
+aggregator; ``--sizes uniform`` runs the uniform row::
 
     python examples/reproductions/baraat/fifo_lm_gap.py
     python examples/reproductions/baraat/fifo_lm_gap.py --pods 1 --racks 2
+    python examples/reproductions/baraat/fifo_lm_gap.py --sizes uniform
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from coflowkit.sim.trace import workload_from_table, workload_to_table
 
 SEEDS = (2014, 2015)
 OTHERS = ["fifo", "fair", "stf"]
+OURS = ["fifo-lm", "fifo-lm link"]
 QUANTILES = (0.5, 0.95, 0.99)
 #: Where the light tasks behind heavy ones sit under FIFO (printed too).
 MIDDLE = (0.75, 0.9)
@@ -148,17 +151,20 @@ def per_aggregator(w: coflowkit.Workload, specs: dict[str, str], topology: str) 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--load", type=float, default=0.8, help="load of the most loaded link class (default 0.8)")
-    ap.add_argument("--sizes", choices=["bing", "analytics"], default="bing", help="task sizes (default bing)")
+    ap.add_argument("--sizes", choices=["bing", "analytics", "uniform"], default="bing",
+                    help="task sizes (default bing)")  # fmt: skip
     ap.add_argument("--bing-heavy", default="200KB", help="worker flow of a heavy Bing task (default 200KB)")
     ap.add_argument("--pods", type=int, default=2, help="pods of the tree (default 2)")
     ap.add_argument("--racks", type=int, default=4, help="racks per pod (default 4)")
-    ap.add_argument("--no-isolated", action="store_true", help="skip the per-aggregator runs")
+    ap.add_argument("--isolated", action="store_true", help="also run each aggregator's tasks alone")
     args = ap.parse_args()
     topology = f"tree:pods={args.pods},racks={args.racks},hosts=40,tor_oversub=2"
-    kinds = ["one run"] if args.no_isolated else ["one run", "per aggregator"]
-    red: dict[str, dict[str, list[np.ndarray]]] = {k: {o: [] for o in OTHERS} for k in kinds}
+    kinds = ["one run", "per aggregator"] if args.isolated else ["one run"]
+    red: dict[tuple[str, str], dict[str, list[np.ndarray]]] = {
+        (k, u): {o: [] for o in OTHERS} for k in kinds for u in OURS
+    }
     light_cct: dict[str, list[float]] = {}
-    middle: dict[str, list[np.ndarray]] = {k: [] for k in kinds}
+    middle: dict[tuple[str, str], list[np.ndarray]] = {(k, u): [] for k in kinds for u in OURS}
     for seed in SEEDS:
         extra = dict(bing_heavy=args.bing_heavy) if args.sizes == "bing" else {}
         w = coflowkit.generate("baraat", seed=seed, load=args.load, workflow="single-stage", n_tasks=2000,
@@ -171,17 +177,19 @@ def main() -> int:
         for c, b in zip(ids, np.asarray(cols["bytes"]).tolist(), strict=True):
             size[c] = size.get(c, 0) + b
         threshold = p80(np.array(list(size.values())))
-        specs = {"fifo-lm": f"fifo-lm:threshold={threshold}B", **{o: o for o in OTHERS}}
+        specs = {"fifo-lm": f"fifo-lm:threshold={threshold}B",
+                 "fifo-lm link": f"fifo-lm:threshold={threshold}B;mux=link", **{o: o for o in OTHERS}}  # fmt: skip
         runs = {"one run": run(w, specs, topology)}
-        if not args.no_isolated:
+        if args.isolated:
             runs["per aggregator"] = per_aggregator(w, specs, topology)
         for kind, by in runs.items():
-            ours = quantiles(by["fifo-lm"][2] - by["fifo-lm"][1])
-            for o in OTHERS:
-                red[kind][o].append(1 - ours / quantiles(by[o][2] - by[o][1]))
-            middle[kind].append(1 - np.quantile(by["fifo-lm"][2] - by["fifo-lm"][1], MIDDLE)
-                                / np.quantile(by["fifo"][2] - by["fifo"][1], MIDDLE))  # fmt: skip
-            for name in ("fifo", "fifo-lm"):
+            for u in OURS:
+                ours = quantiles(by[u][2] - by[u][1])
+                for o in OTHERS:
+                    red[(kind, u)][o].append(1 - ours / quantiles(by[o][2] - by[o][1]))
+                middle[(kind, u)].append(1 - np.quantile(by[u][2] - by[u][1], MIDDLE)
+                                         / np.quantile(by["fifo"][2] - by["fifo"][1], MIDDLE))  # fmt: skip
+            for name in ("fifo", *OURS):
                 c, arr, fin = by[name]
                 agg = np.array([aggregator[x] for x in c.tolist()])
                 # Heavy: at least twice the threshold, so heavy for at least half its bytes.
@@ -207,12 +215,12 @@ def main() -> int:
             for kind, by in runs.items() for s in specs), flush=True)  # fmt: skip
     label = f"{args.sizes}" + (f" (heavy flows {args.bing_heavy})" if args.sizes == "bing" else "")
     label += f", {args.pods} x {args.racks} racks"
-    for kind, by_other in red.items():
+    for (kind, u), by_other in red.items():
         for o, rows in by_other.items():
             m = np.mean(rows, axis=0)
-            print(f"{label}, load {args.load}, {kind}: fifo-lm p80 against {o}: " + " / ".join(f"{x:.0%}" for x in m))
-    for kind, rows in middle.items():
-        print(f"{label}, {kind}: fifo-lm p80 against fifo at p75 / p90: " + " / ".join(
+            print(f"{label}, load {args.load}, {kind}: {u} p80 against {o}: " + " / ".join(f"{x:.0%}" for x in m))
+    for (kind, u), rows in middle.items():
+        print(f"{label}, {kind}: {u} p80 against fifo at p75 / p90: " + " / ".join(
             f"{x:.0%}" for x in np.mean(rows, axis=0)))  # fmt: skip
     for key, v in light_cct.items():
         print(f"light tasks that arrive behind a heavy one, {key}: {len(v)}, mean TCT {np.mean(v) * 1e3:.1f} ms")

@@ -303,13 +303,13 @@ def render(data, packet_section: str) -> str:
     for o in ["fair", "stf", "fifo"]:
         for sizes in ["bing", "uniform"]:  # the file's sweep: analytics two-stage tasks take tens of minutes
             rows.append([POLICY[o], SIZES[sizes], " / ".join(f"{p}%" for p in TABLE4[o][sizes])]
-                        + [" / ".join(pc(reduction(data, "table4-two-stage", "fifo-lm", o, s, sizes=sizes))
-                                      for s in STATS)])
+                        + [" / ".join(pc(reduction(data, "table4-two-stage", lab, o, s, sizes=sizes))
+                                      for s in STATS) for lab in ["fifo-lm", "fifo-lm link"]])
     out.append("\n**Table 4 with two-stage tasks** (`table4-two-stage.toml`: 300 partition-aggregate tasks of "
                "6 mids x 40 workers, one seed, idealized policies, Bing and uniform sizes (data-analytics two-stage "
                "tasks, whose Pareto tail makes tasks of many GB, take tens of minutes and are not run); "
                "median / p95 / p99):\n")
-    out.append(table(["relative to", "workload", "paper (Baraat)", "`fifo-lm` p80"], rows))
+    out.append(table(["relative to", "workload", "paper (Baraat)", "`fifo-lm` p80", "`fifo-lm:mux=link` p80"], rows))
     # the paper's scale
     rows = [[POLICY[o], SIZES[sizes], " / ".join(f"{p}%" for p in TABLE4[o][sizes]),
              " / ".join(pc(reduction(data, "scale", "fifo-lm", o, s, sizes=sizes)) for s in STATS)]
@@ -523,28 +523,37 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   ahead of them (under `fifo` none), and those that arrive behind one take
   73.0 ms on average against `fifo`'s 74.4. Per link (each aggregator's
   tasks run alone on the tree, so that the next task is the next at that
-  aggregator; this leaves `fifo`, `fair` and `stf` unchanged at every
-  statistic printed, as tasks of different aggregators meet only on
-  uplinks that do not bind), 32-35% of the light tasks finish before the
-  heavy one ahead (nearly all of those with one), those behind one (1,196
-  tasks, 1,098 under `fifo`: heavy tasks last longer) take 28.7 ms on
+  aggregator; `fifo_lm_gap.py --isolated`), 32-35% of the light tasks
+  finish before the heavy one ahead, those behind one take 28.7 ms on
   average, and the row gains 56% on `fifo` at p75; at Table 4's statistics
-  it is 2% / -8% / -13% (the protocol, which multiplexes per link, -1% /
-  -8% / -12%, above): with 6 tasks per aggregator in a whole run only a
-  third of the light tasks have a heavy one ahead, too few to move the
-  median, and the tasks at or above p95 turn 94-98% heavy, which the
-  sharing slows more than it speeds the light ones. With 25 tasks per
-  aggregator (`--pods 1 --racks 2`: the same 2,000 tasks on 80 hosts) half
-  the light tasks arrive behind a heavy one, `fifo`'s median is 44-50 ms,
-  and per link `fifo-lm` gains 61% / -11% / -9% on `fifo` (in one run, the
-  global partner, 1% / 2% / 3%) and 3% / 9% / 22% on `fair` (the paper -5%
-  / 30% / 34%). So the paper's median gain on Orchestra (28%) appears,
-  larger, when the partner is per link and most light tasks find a heavy
-  one ahead; the earlier runs that changed nothing (the paper's scale,
-  `scale.toml`; load 0.3, `uniform_gap.py --load 0.3 --sizes bing`: 0% /
-  -1% / 1%) kept the global partner. Its p95 and p99 gains (27%, 16%)
-  appear in none of these runs, as the heavy tasks, slowed by sharing,
-  make the tail; why the paper's heavy tasks do not is not found.
+  2% / -8% / -13%; with 25 tasks per aggregator (`--pods 1 --racks 2`)
+  61% / -11% / -9% on `fifo` and 3% / 9% / 22% on `fair` (the paper -5% /
+  30% / 34%). The per-link partner is now a policy, `fifo-lm:mux=link`
+  (docs/schedulers.md: at each link the tasks with a flow there form the
+  classes), which runs where that emulation could not: tasks of different
+  aggregators meet on the workers' uplinks, and two-stage tasks.
+  Measured (2026-11-27, `python examples/reproductions/baraat/fifo_lm_gap.py`,
+  which runs it beside the others; seed 2014 only, seed 2015's run did not
+  finish in this stop): on this row it gains nothing on `fifo`, -1% / -5% /
+  -2% at median / p95 / p99 (12.4 / 131.1 / 188.6 ms against 12.3 / 124.8
+  / 184.1; `mux=next` 0% / 0% / 1%), and 5% / 8% / 17% on `fair`: the
+  paper's 28% / 27% / 16% on `fifo` do not appear, nor within 1.5x. What
+  the emulation removed is what binds here: with every task on the tree,
+  8.7% of the light tasks finish before the heavy task ahead of them (32-35%
+  emulated; 1.0% under `mux=next`), as a light task's worker flows wait
+  behind other aggregators' tasks on the workers' uplinks, where the heavy
+  task's partner is another task; and the tasks at or above p95 turn 67%
+  heavy (48% under `mux=next`), slowed by the sharing. On two-stage tasks
+  (`table4-two-stage.toml`, the table above) it is -2% / -2% / -6% on
+  `fifo` (the paper 28% / 27% / 16%). On uniform tasks (`--sizes
+  uniform`, seed 2014) it is -4% / -2% / -2% on `fifo` (the paper 0%):
+  tasks that reach the p80 threshold near their end now share with the
+  next task at their aggregator, which under `mux=next` (equal to `fifo`)
+  was elsewhere; 44% / 46% / 40% on `fair` (the paper 7% / 37% / 40%); on
+  two-stage uniform tasks -2% / -2% / -0% on `fifo`. Each two-stage run of
+  it took 11-19 minutes against 2 for `fifo-lm` (its allocation is
+  recomputed at each event). Why the paper's heavy tasks do not make the
+  tail is not found.
 - **Uniform, median against `fair` (ours -40%, the paper -7%) and p99
   against `srpt` (ours -47%, the paper -75%).** With tasks of one size, a
   task under fair sharing (or per-flow SRPT, which splits a task's flows
@@ -746,13 +755,14 @@ LEFT = """
   (the protocol against its policy: section 1).
 - The technical report's detailed parameter studies (oversubscription,
   other workflows) are not reproduced.
-- FIFO-LM with a per-link partner (the heavy task shares with the next
-  task at each link, as Baraat's switches do) as a policy of its own:
-  `fifo_lm_gap.py` emulates it by running each aggregator's tasks alone,
-  which single-stage tasks allow and two-stage tasks (the paper's scale)
-  do not; and the Bing row's p95 and p99 gains on Orchestra, which no run
-  here shows. The data-parallel batches of 400 jobs on shared per-stage
-  hosts.
+- `fifo-lm:mux=link` (the per-link partner, Baraat 4.3.1) in Table 4's own
+  runs (`table4.toml`, both seeds; above: `fifo_lm_gap.py`, seed 2014,
+  Bing), on uniform tasks, and at the paper's scale (`scale.toml`): it
+  recomputes its allocation from scratch at each event, which is slow
+  (these runs take tens of minutes; FB2010 over 90x `fair`'s time) until
+  it has an incremental path. The Bing row's gains on Orchestra (28% / 27%
+  / 16%), which no run here shows, per link or not. The data-parallel
+  batches of 400 jobs on shared per-stage hosts.
 - At packet level: Table 4 on 500 tasks per workload and one seed (not
   2,000 and two), single-stage tasks only; the workflows, thresholds and
   computation sections are flow level only. The packet-level Baraat's

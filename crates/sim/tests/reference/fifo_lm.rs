@@ -29,6 +29,16 @@ pub struct FifoLmLast {
     per_sender: bool,
 }
 
+/// `fifo-lm:mux=link`: at each link, the coflows with an active flow there
+/// in release order form classes (a class a maximal run in which every
+/// member but the last is heavy by all it has sent); a flow rises only while
+/// no unfrozen flow of a strictly higher class at any of its links is left;
+/// all rising flows rise together and a link that fills freezes every
+/// unfrozen flow on it (priority progressive filling, step by step).
+pub struct FifoLmLink {
+    next: FifoLm,
+}
+
 /// `fifo-lm:threshold=0|p50|inf|BYTES`, perhaps with `;solver=incremental`
 /// (the same allocation), with task-id counters, or with `mux=last`.
 pub fn policy(spec: &str, case: &Case) -> Box<dyn ReferencePolicy> {
@@ -44,6 +54,18 @@ pub fn policy(spec: &str, case: &Case) -> Box<dyn ReferencePolicy> {
         }
         "fifo-lm:threshold=inf" => by_release(f64::INFINITY),
         "fifo-lm:threshold=300000;solver=incremental" => by_release(300_000.0),
+        "fifo-lm:threshold=300000;mux=link" | "fifo-lm:threshold=p50;mux=link" => {
+            let threshold = match spec {
+                "fifo-lm:threshold=p50;mux=link" => p50_of_coflow_sizes(case),
+                _ => 300_000.0,
+            };
+            Box::new(FifoLmLink {
+                next: FifoLm {
+                    threshold,
+                    ids: None,
+                },
+            })
+        }
         "fifo-lm:threshold=300000;mux=last" => Box::new(FifoLmLast {
             threshold: 300000.0,
             per_sender: false,
@@ -115,6 +137,89 @@ impl ReferencePolicy for FifoLm {
             }
         }
         dt
+    }
+}
+
+impl ReferencePolicy for FifoLmLink {
+    fn allocate(&mut self, sim: &RefSim) -> Vec<f64> {
+        let mut rate = vec![0.0; sim.flows.len()];
+        // (flow, its coflow's position in release order).
+        let order = sim.active_coflows();
+        let flows: Vec<(usize, usize)> = order
+            .iter()
+            .enumerate()
+            .flat_map(|(p, &c)| sim.active_flows_of(c).into_iter().map(move |f| (f, p)))
+            .collect();
+        let at = |l: u32, p: usize| {
+            flows
+                .iter()
+                .any(|&(f, q)| q == p && sim.flows[f].path.contains(&l))
+        };
+        // The position of the first coflow of the class of position `p` at `l`.
+        let key = |l: u32, p: usize| {
+            let mut k = p;
+            loop {
+                match (0..k).rev().find(|&q| at(l, q)) {
+                    Some(q) if self.next.is_heavy(sim, order[q]) => k = q,
+                    _ => return k,
+                }
+            }
+        };
+        let mut frozen = vec![false; flows.len()];
+        let mut res = sim.caps.clone();
+        while frozen.iter().any(|&x| !x) {
+            let rises: Vec<bool> = (0..flows.len())
+                .map(|i| {
+                    let (f, p) = flows[i];
+                    !frozen[i]
+                        && sim.flows[f].path.iter().all(|&l| {
+                            (0..flows.len()).all(|j| {
+                                let (g, q) = flows[j];
+                                frozen[j]
+                                    || !sim.flows[g].path.contains(&l)
+                                    || key(l, q) >= key(l, p)
+                            })
+                        })
+                })
+                .collect();
+            let mut count = vec![0usize; res.len()];
+            for (i, &(f, _)) in flows.iter().enumerate() {
+                if rises[i] {
+                    for &l in &sim.flows[f].path {
+                        count[l as usize] += 1;
+                    }
+                }
+            }
+            let (mut dt, mut argmin) = (f64::INFINITY, usize::MAX);
+            for l in 0..res.len() {
+                if count[l] > 0 && res[l] / (count[l] as f64) < dt {
+                    dt = res[l] / count[l] as f64;
+                    argmin = l;
+                }
+            }
+            assert!(argmin != usize::MAX, "an unfrozen flow that cannot rise");
+            for (i, &(f, _)) in flows.iter().enumerate() {
+                if rises[i] {
+                    rate[f] += dt;
+                }
+            }
+            for l in 0..res.len() {
+                res[l] -= dt * count[l] as f64;
+                if l == argmin || (count[l] > 0 && res[l] <= 1e-12 * sim.caps[l]) {
+                    res[l] = 0.0;
+                    for (i, &(f, _)) in flows.iter().enumerate() {
+                        if sim.flows[f].path.contains(&(l as u32)) {
+                            frozen[i] = true;
+                        }
+                    }
+                }
+            }
+        }
+        rate
+    }
+
+    fn next_crossing(&self, sim: &RefSim, rate: &[f64], active: &[usize]) -> f64 {
+        self.next.next_crossing(sim, rate, active)
     }
 }
 

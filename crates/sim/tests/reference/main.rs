@@ -167,6 +167,8 @@ differential! {
     fifo_lm_incremental_p50_matches_reference: "fifo-lm:threshold=p50;solver=incremental", 2000;
     fifo_lm_mux_last_matches_reference: "fifo-lm:threshold=300000;mux=last", 1500;
     fifo_lm_mux_last_per_sender_matches_reference: "fifo-lm:threshold=150000;mux=last;per=sender", 1500;
+    fifo_lm_mux_link_matches_reference: "fifo-lm:threshold=300000;mux=link", 1500;
+    fifo_lm_mux_link_p50_matches_reference: "fifo-lm:threshold=p50;mux=link", 1000;
     varys_matches_reference: "varys", 4000;
     varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
     aalo_matches_reference: "aalo", 300;
@@ -223,6 +225,7 @@ differential! {
     multihop_fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
     multihop_fifo_lm_threshold_inf_matches_reference: "fifo-lm:threshold=inf", 1000;
     multihop_fifo_lm_task_ids_matches_reference: FIFO_LM_TASKS, 1000;
+    multihop_fifo_lm_mux_link_matches_reference: "fifo-lm:threshold=300000;mux=link", 1000;
     multihop_varys_matches_reference: "varys", 4000;
     multihop_varys_recompute_coflow_matches_reference: "varys:recompute=coflow", 4000;
     multihop_aalo_instant_matches_reference: "aalo:k=4;e=2;q1=150000;delta=0", 1000;
