@@ -992,6 +992,27 @@ dcas-local] --policies dcas [--spec-extra "delta=24ms"] [--packet-extra host_rtx
 (the packet engine's counters and timeouts, then one testbed replay's, summed over its workers'
 `dcas_counts`, and its hosts' kernel counters).
 
+**TCP's retransmission timer in the flow-level model: tested, not kept (2026-11-27).** The flow-level
+model lets a flow starved under strict priority send again the instant the queues above it drain. An
+engine option built to test this (a flow starved since `T0` for at least `min_rto` held out of the
+scheduler's sight, its capacity going to the others, until its timer fires at `T0 + RTO`, `T0 + 3 RTO`,
+..., each wait doubled up to `max_rto`, keeping what it sent) was measured on this page's fitted workload
+and not merged: it moves the pair the wrong way, and coflowkit's port-grid schedulers (`fifo`, `fifo-lm`,
+`scf`, `ncf`, `lcf`, `stf`) cannot take a held flow back. Mean CCT without / with the testbed's own timer
+(10 ms floor, `rto_min_ms` in docs/testbed.md; 1 s ceiling) / with 200 ms: `fair` 0.3296 s unchanged;
+`pias` 0.2846 / 0.2860 / 0.2875; `dcas` 0.3019 / 0.3129 / 0.3435; `dcas-local` 0.2675 / 0.3269 / 0.3084;
+`karuna` 0.2964 / 0.3107 / 0.3107; `aalo` 0.2609 / 0.2853 / 0.2736; `varys` 0.1825 / 0.3999 / 0.3641.
+`pias`'s 19 large coflows gain 0.5-1% from the timer (0.2751 / 0.2769 / 0.2783 s), where the testbed puts
+them 45% above the simulator; the timer costs `dcas` and the coordinator's policies more, since they
+starve flows more often (rate 0 between rounds): `dcas` goes from 6.1% behind `pias` to 9.4% / 19.5%
+(12% ahead on the testbed), and the ranking against the testbed's means gets worse (33 of 36 pairs in
+the same order without, 22 / 23 with; every pair with `varys` breaks, whose paused flows are paused at
+the sender on the testbed, where no timer runs). On a tiny case against the packet engine (4 hosts at 25
+Mbit/s, a 1 MB `pias` flow demoted, then starved about 32 ms by a 100 kB one) the timer model with a 10 ms
+floor ends the large flow 36 ms later, while the packet engine takes no timeout for it: Linux's timer is
+`max(min_rto, srtt + 4 rttvar)`, and a demoted flow's RTT already holds its queue's wait. So the fluid
+model's missing timer is not what reverses `pias` against `dcas`; the pair stays reversed.
+
 **The runs of 2026-11-24 morning (the Python host policies before issue 34, TCP's timeout capped at
 1 s, one receiving loop per host) and the numbers quoted from them.** Three full runs, every policy in each, ended at 05:35, 05:49 and 06:04 UTC; the
 second went through the policies in the reverse order, the third in another. `dcas` and `dcas-local`
