@@ -69,7 +69,10 @@ test: develop
 	# the one `maturin develop` used, so the dependencies and the library crates
 	# it built are reused, not built again (its Python surface is pytest's).
 	cargo test --workspace
-	$(BIN)/python -m pytest -q tests/
+	# pytest in two passes: every test not marked `serial` on both cores
+	# (pytest-xdist), then the `serial` ones alone (pyproject.toml's markers).
+	$(BIN)/python -m pytest -q -n 2 -m "not serial" tests/
+	$(BIN)/python -m pytest -q -m serial tests/
 
 # Fresh seeds for every randomized suite (tests/fuzz.py; release build).
 fuzz: develop
