@@ -64,11 +64,15 @@ test: develop
 	$(BIN)/python -m mypy
 	$(BIN)/python -m mypy.stubtest coflowkit._core --mypy-config-file pyproject.toml \
 	    --allowlist python/stubtest-allowlist.txt
-	cargo test --workspace --exclude coflowkit-py
-	# The binding's own unit tests (the replay's native sender and receiver);
-	# its Python surface is tested by pytest below.
-	cargo test -p coflowkit-py --lib
-	$(BIN)/python -m pytest -q tests/
+	# Every crate's tests in one cargo run, the binding's own unit tests (the
+	# replay's native sender and receiver) among them: one feature resolution,
+	# the one `maturin develop` used, so the dependencies and the library crates
+	# it built are reused, not built again (its Python surface is pytest's).
+	cargo test --workspace
+	# pytest in two passes: every test not marked `serial` on both cores
+	# (pytest-xdist), then the `serial` ones alone (pyproject.toml's markers).
+	$(BIN)/python -m pytest -q -n 2 -m "not serial" tests/
+	$(BIN)/python -m pytest -q -m serial tests/
 
 # Fresh seeds for every randomized suite (tests/fuzz.py; release build).
 fuzz: develop

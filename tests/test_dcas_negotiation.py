@@ -50,6 +50,7 @@ def _udp_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.serial  # the negotiation needs both senders' flows under way at once: timing
 def test_dcas_negotiates_between_the_workers_on_loopback(tmp_path: Path) -> None:
     """4 hosts on 127.0.0.1 (a data and a control port each), every flow paced at 20 MB/s (a link's
     rate on loopback). Coflow 1: host 0 sends 4 MB to host 2 (d0 = 4 MB: queue 6); host 1 sends

@@ -135,6 +135,7 @@ def _spins_during(fn: Callable[[], object]) -> tuple[int, float, float]:
         t.join()
 
 
+@pytest.mark.serial  # compares a thread's spin rate alone and during a run: timing
 def test_the_gil_is_released_while_simulating() -> None:
     # Grow the workload until a run lasts long enough to tell (a few tenths of a second).
     n_coflows = 100

@@ -29,6 +29,10 @@ from coflowkit.testbed import net as tb
 from coflowkit.sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
 
+# Alone in `make test` (its second pytest pass): the testbed takes the first free management network
+# and a checked rate per port, which a testbed of another test beside it would change.
+pytestmark = pytest.mark.serial
+
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None,
     reason="the testbed needs root and iproute2 (ip, tc)",
