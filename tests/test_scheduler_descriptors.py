@@ -37,7 +37,7 @@ def test_markdown_is_the_docs_section(cli: Cli) -> None:
 def test_specs_needing_the_workload_pass_the_check_and_bad_values_do_not() -> None:
     for spec in ("fifo-lm", "baraat", "tafe", "karuna:split=auto@0.8", "tafe:thresholds=p50/p90"):
         assert _core.check_scheduler(spec) == spec.split(":")[0]
-    with pytest.raises(ValueError, match=r"parameter 'mux': 'first' is not next or last"):
+    with pytest.raises(ValueError, match=r"parameter 'mux': 'first' is not next, last or link"):
         _core.check_scheduler("fifo-lm:mux=first")
     with pytest.raises(ValueError, match=r"unknown parameter 'x' \(valid: solver\)"):
         _core.check_scheduler("fair:x=1")
