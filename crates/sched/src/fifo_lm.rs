@@ -686,14 +686,11 @@ fn is_heavy(threshold: f64, sent: f64) -> bool {
 /// the order of their coflows (`order`), then of `active_flows_of`.
 #[derive(Debug, Default)]
 struct LinkFill {
-    // Per coflow index: its position in `order`.
-    rank: Vec<u32>,
-    // Per flow (local number): its index, its coflow's position, where its
-    // entries' positions start in `at`, the level it began rising at, its
+    // Per flow (local number): its index, where its entries' positions
+    // start in `at`, the level it began rising at, its
     // rate, how many of its links hold an unfrozen flow of a higher
     // class, whether it rises, whether it is frozen.
     flows: Vec<FlowIdx>,
-    flow_rank: Vec<u32>,
     at_start: Vec<u32>,
     start: Vec<f64>,
     rate: Vec<f64>,
@@ -723,7 +720,6 @@ struct LinkFill {
     res: Vec<f64>,
     n_rising: Vec<u32>,
     version: Vec<u32>,
-    links: Vec<u32>,
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
     heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
@@ -763,19 +759,13 @@ impl LinkFill {
     ) {
         let n_links = view.capacities().len();
         self.flows.clear();
-        self.flow_rank.clear();
         self.at_start.clear();
         self.entries.clear();
         for (r, &c) in order.iter().enumerate() {
-            if self.rank.len() <= c as usize {
-                self.rank.resize(c as usize + 1, 0);
-            }
-            self.rank[c as usize] = r as u32;
             for f in view.active_flows_of(c) {
                 let i = self.flows.len() as u32;
                 self.at_start.push(self.entries.len() as u32);
                 self.flows.push(f);
-                self.flow_rank.push(r as u32);
                 for l in view.path(f) {
                     self.entries.push((l.0, r as u32, i));
                 }
@@ -821,7 +811,6 @@ impl LinkFill {
         self.unfrozen.clear();
         self.class.clear();
         self.class.resize(self.entries.len(), 0);
-        self.links.clear();
         let mut e = 0;
         while e < self.entries.len() {
             let l = self.entries[e].0;
@@ -852,7 +841,6 @@ impl LinkFill {
             self.unfrozen.push(0);
             self.link_entries[l as usize] = (begin as u32, e as u32);
             self.link_classes[l as usize] = (cs, k + 1);
-            self.links.push(l);
         }
     }
 
