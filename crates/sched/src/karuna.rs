@@ -1901,7 +1901,10 @@ pub enum Rest {
 /// Karuna 2.2 argues against), sizes within `BYTES_TIE` counting as equal
 /// (ties by flow index); greedily, each flow the least residual capacity
 /// along its path, as `srpt`. Sizes of type-3 flows are read too: both
-/// baselines assume every size is known.
+/// baselines assume every size is known. While no active flow has a
+/// deadline (FB2010), the order is the rest's alone and a flow's key is
+/// read without looking up its deadline, so `pfabric-edf` costs what
+/// `srpt` does (debug builds check that no active flow has one then).
 #[derive(Debug)]
 pub struct EdfFirst {
     rest: Rest,
@@ -1962,15 +1965,29 @@ impl Scheduler for EdfFirst {
                 self.edf.insert((d.0, f));
             }
         }
+        // `edf` holds every active flow with a deadline: while it is empty
+        // (FB2010 has no deadlines) the order is the rest's alone, keyed
+        // without a deadline look-up per flow, as `srpt`'s.
+        let any_edf = !self.edf.is_empty();
+        debug_assert!(
+            any_edf
+                || view
+                    .active_flows()
+                    .iter()
+                    .all(|&f| view.deadline(f).is_none()),
+            "an active deadline flow outside the EDF set"
+        );
         self.edf_order.clear();
         self.edf_order.extend(self.edf.iter().map(|x| x.1));
         let rest = self.rest;
-        let key = |f| match view.deadline(f) {
-            Some(_) => None,
-            None => Some(match rest {
+        let key = |f| {
+            if any_edf && view.deadline(f).is_some() {
+                return None;
+            }
+            Some(match rest {
                 Rest::Remaining => view.remaining(f),
                 Rest::Size => view.size(f),
-            }),
+            })
         };
         self.others.update(&view, changes, BYTES_TIE, key);
         self.others
