@@ -25,7 +25,9 @@
 //! over a short chunk. The flows that had a rate in the last two fills
 //! (the moving flows: their keys are read again at every update) are not
 //! kept in the chunks but apart, in a short list sorted again at each
-//! update (~110 on FB2010, nearly in order); a flow joins it when a fill
+//! update (~110 on FB2010, nearly in order: a stable sort, which finds
+//! the runs of a list nearly in order, and gives the same order since no
+//! two flows share a (key, index)); a flow joins it when a fill
 //! first gives it a rate (it is marked dead in its chunk) and goes back
 //! into the chunks, under its key read then, once two fills in turn gave
 //! it 0: on FB2010 ~4 flows an event, where the moving ones are ~110. The
@@ -50,7 +52,15 @@
 //! flows that start or finish are (re-)keyed, and no flow moves.
 //!
 //! The fill walks the order chunk by chunk, each with the moving flows
-//! that fall among its flows (up to the next chunk's first flow). Where
+//! that fall among its flows (up to the next chunk's first flow). A
+//! chunk past the classes whose flows are all blocked when the walk
+//! reaches it (its cover or its ends), and that holds no flow the last
+//! fill gave a rate, gives its own flows 0 and no class: if its moving
+//! flows are pairwise of equal keys or a cluster's end apart, the last
+//! one a cluster's end before the next chunk ([`spaced`]; no run can
+//! reorder them, whatever kept flows lie between), they alone are
+//! visited, in their order, and the chunk's flows are not read (on
+//! FB2010, 22 of the 32 chunks an event that hold moving flows). Where
 //! each such moving flow is a cluster's end away from its neighbours,
 //! kept or moving, dead or alive ([`apart`]; the common case), it is a
 //! near-tie run of its own that ends the runs before it; in a chunk of
@@ -478,6 +488,21 @@ fn apart(flows: &[Kept], moving: &[Kept], next: Option<f64>, tol: f64, exact: bo
     true
 }
 
+/// Whether the flows of `moving` (in [`by_key`] order, falling before
+/// the next chunk's first key `next`) keep that order among themselves in
+/// the order, whatever kept flows lie between them: each neighbouring pair
+/// is of equal keys (one run, by index) or a cluster's end apart (no run
+/// holds both: a run starting at or before the first reaches no further
+/// than from it), and the last one is a cluster's end before `next`, so
+/// that no run carries it past a flow of the next chunk. Kept flows that
+/// are all blocked then change nothing: the moving flows alone are
+/// visited, in this order.
+fn spaced(moving: &[Kept], next: Option<f64>, tol: f64) -> bool {
+    let apart = |w: &[Kept]| w[0].key == w[1].key || gap(w[0].key, w[1].key, tol);
+    let last = moving[moving.len() - 1].key;
+    moving.windows(2).all(apart) && next.is_none_or(|n| gap(last, n, tol))
+}
+
 /// Merges `batch` into `sorted` (both in [`by_key`] order) where it lies:
 /// only the flows after the first of `batch` move, each once.
 fn merge_in_place(sorted: &mut Vec<Kept>, batch: &[Kept]) {
@@ -849,7 +874,11 @@ impl SortedFlows {
                     self.in_moving.set(f, true);
                 }
             }
-            self.moving.sort_unstable_by(kept_by_key);
+            // Nearly in order (the kept ones, then the new): a stable sort
+            // walks its runs (cut80 `srpt`: 9% fewer instructions than
+            // a quicksort's); (key, index) pairs are unique, so the order is
+            // the same.
+            self.moving.sort_by(kept_by_key);
             for &f in &changes.started {
                 let fi = f as usize;
                 if !view.is_active(f) || self.in_moving.get(f) || !key_of[fi].is_nan() {
@@ -1269,7 +1298,7 @@ impl SortedFlows {
             let m_end = match next {
                 Some(h) => {
                     let before = |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1)).is_lt();
-                    mi + moving[mi..].partition_point(before)
+                    mi + gallop(&moving[mi..], before)
                 }
                 None => moving.len(),
             };
@@ -1277,6 +1306,22 @@ impl SortedFlows {
             mi = m_end;
             let chunk = &mut self.chunks[c];
             if !region.is_empty() {
+                if may_pass && spaced(region, next.map(|h| h.0), tol) {
+                    // The moving flows keep their order among themselves
+                    // whatever lies between them: if the chunk's flows are
+                    // all blocked, only the moving ones are visited, and
+                    // its flows are not searched for their neighbours.
+                    let blocked = (chunk.covered && fill.within_full(&chunk.cover)) || {
+                        chunk.sum(tol);
+                        fill.all_blocked(&chunk.ends)
+                    };
+                    if blocked {
+                        for m in region {
+                            fill.visit(m.f, m.ends, true);
+                        }
+                        continue;
+                    }
+                }
                 let fresh = !here.is_empty();
                 chunk.sum(tol);
                 if apart(&chunk.flows, region, next.map(|h| h.0), tol, chunk.exact) {
@@ -1329,7 +1374,7 @@ impl SortedFlows {
                         Some(h) => {
                             let before =
                                 |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1)).is_lt();
-                            mi + moving[mi..].partition_point(before)
+                            mi + gallop(&moving[mi..], before)
                         }
                         None => moving.len(),
                     };
