@@ -110,16 +110,17 @@
 //! in place when its level moves), in (level, link) order, the order of
 //! the lazy binary heap it replaced, whose stale entries were 40% of the
 //! time; so the filling, float operation for float operation, is the
-//! same. A call at which no flow started or finished, and every coflow
-//! that turned heavy since the last solve is the last at each of its
-//! links (its class ends at it, as before), keeps the last solve's rates
-//! and classes without a solve ([`LinkFill::unchanged`]; on cut80 36 of
-//! 375 calls). What the counts say is not skipped: on Table 4's Bing run
-//! (2,000 tasks on the 320-host tree) a call has 16,000 active flows on
-//! average, of which 600 change rate and 9,700 are frozen at 0 as at the
-//! call before (queued tasks), but such a flow's freezing level decides
-//! when the class behind it at its other links starts, so they are not
-//! left out; docs/benchmarks.md, command 123.
+//! same. A call at which no flow started or finished, no coflow arrived
+//! or completed, and every coflow that turned heavy since the last solve
+//! is the last at each of its links (its class ends at it, as before),
+//! keeps the last solve's rates and classes without a solve
+//! ([`LinkFill::unchanged`]; on cut80 at most 36 of 375 calls, those with
+//! the last call's entries). What the counts say is not skipped: on
+//! Table 4's Bing run (2,000 tasks on the 320-host tree) a call has
+//! 16,000 active flows on average, of which 600 change rate and 9,700 are
+//! frozen at 0 as at the call before (queued tasks), but such a flow's
+//! freezing level decides when the class behind it at its other links
+//! starts, so they are not left out; docs/benchmarks.md, command 123.
 //! Correctness properties: every active flow ends frozen (`LinkFill::fill`,
 //! debug builds); a call kept without a solve has a fresh solve's rates and
 //! classes, to the bit (`LinkFill::check_unchanged`, debug builds); the
