@@ -273,20 +273,22 @@ def render(data, packet_section: str) -> str:
             paper = TABLE4[o][sizes]
             ours = [reduction(data, "table4", "baraat", o, s, sizes=sizes) for s in STATS]
             ideal = [reduction(data, "table4", "fifo-lm", o, s, sizes=sizes) for s in STATS]
+            link = [reduction(data, "table4", "fifo-lm link", o, s, sizes=sizes) for s in STATS]
             rows.append([POLICY[o], SIZES[sizes], " / ".join(f"{p}%" for p in paper),
-                         " / ".join(pc(v) for v in ours), " / ".join(pc(v) for v in ideal)])
+                         " / ".join(pc(v) for v in ours), " / ".join(pc(v) for v in ideal),
+                         " / ".join(pc(v) for v in link)])
             for s, p, v in zip(STATS, paper, ours):
                 if gap(p, v):
                     gaps.append(f"{POLICY[o]}, {SIZES[sizes]}, {s}: paper {p}%, ours {pc(v)}")
     out.append("## 1. Table 4 and Figs. 8-9: Baraat against flow-based and centralized policies\n")
     out.append(TABLE4_TEXT)
     out.append(table(["relative to", "workload", "paper (median / p95 / p99)",
-                      "`baraat:vc=0.5` (ours)", "`fifo-lm` p80 (ours)"], rows))
+                      "`baraat:vc=0.5` (ours)", "`fifo-lm` p80 (ours)", "`fifo-lm:mux=link` p80 (ours)"], rows))
     out.append(f"\n![p95 reductions]({figs[0]})\n\n*Figs. 8-9 (ours): p95 TCT reduction with Baraat against each policy, the paper's beside ours.*\n")
     # absolute numbers
     rows = []
     for sizes in SIZES:
-        for lab in ["fair", "srpt", "stf", "fifo", "fifo-lm", "baraat", "baraat vc=0"]:
+        for lab in ["fair", "srpt", "stf", "fifo", "fifo-lm", "fifo-lm link", "baraat", "baraat vc=0"]:
             rows.append([SIZES[sizes], f"`{lab}`"] + ms_stats(ccts(data, "table4", lab, sizes=sizes)))
     out.append("Task completion times (ms, both seeds pooled):\n")
     out.append(table(["workload", "scheduler", "mean", "median", "p95", "p99"], rows))
@@ -444,8 +446,9 @@ uses.
 
 TABLE4_TEXT = """Bing-like (bimodal: 15% of tasks ten times heavier), data-analytics
 (Pareto 1.2 task sizes) and uniform (flows in [2 KB, 50 KB]) tasks at load
-0.8 (`table4.toml`). Reductions with Baraat relative to each policy,
-median / p95 / p99 (above 0: Baraat faster):
+0.8 (`table4.toml`; `fifo-lm:mux=link` is the idealized policy with a heavy
+task's partner the next task at each link, Baraat 4.3.1). Reductions with
+Baraat relative to each policy, median / p95 / p99 (above 0: Baraat faster):
 """
 
 PROTOCOL_TEXT = """
@@ -532,18 +535,27 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   (docs/schedulers.md: at each link the tasks with a flow there form the
   classes), which runs where that emulation could not: tasks of different
   aggregators meet on the workers' uplinks, and two-stage tasks.
-  Measured (2026-11-27, `python examples/reproductions/baraat/fifo_lm_gap.py`,
-  which runs it beside the others; seed 2014 only, seed 2015's run did not
-  finish in this stop): on this row it gains nothing on `fifo`, -1% / -5% /
-  -2% at median / p95 / p99 (12.4 / 131.1 / 188.6 ms against 12.3 / 124.8
-  / 184.1; `mux=next` 0% / 0% / 1%), and 5% / 8% / 17% on `fair`: the
-  paper's 28% / 27% / 16% on `fifo` do not appear, nor within 1.5x. What
-  the emulation removed is what binds here: with every task on the tree,
-  8.7% of the light tasks finish before the heavy task ahead of them (32-35%
-  emulated; 1.0% under `mux=next`), as a light task's worker flows wait
-  behind other aggregators' tasks on the workers' uplinks, where the heavy
-  task's partner is another task; and the tasks at or above p95 turn 67%
-  heavy (48% under `mux=next`), slowed by the sharing. On two-stage tasks
+  In Table 4's own runs (`table4.toml`, both seeds; the column
+  `fifo-lm:mux=link` of the first table) it gains nothing on `fifo` on
+  Bing tasks: -1% / -3% / 1% at median / p95 / p99 (`mux=next` 0% / 0% /
+  1%; the paper 28% / 27% / 16%), and 7% / 6% / 19% on `fair` (the paper
+  -5% / 30% / 34%); on data-analytics tasks -0% / 3% / 45% on `fifo`
+  (`mux=next` 0% / 2% / 21%; the paper 94% / 93% / 84%), on uniform tasks
+  -3% / -2% / -1% (`mux=next` -0%; the paper 0%). The paper's Bing gains
+  on `fifo` do not appear with the per-link partner either, nor within
+  1.5x. Measured too with
+  `python examples/reproductions/baraat/fifo_lm_gap.py` (the row's tasks,
+  seeds 2014 and 2015 as given, 2026-11-27): on `fifo` -1% / -5% / -2% and
+  -1% / -3% / -0% (12.4 / 131.1 / 188.6 ms against 12.3 / 124.8 / 184.1,
+  and 10.9 / 127.7 / 190.5 against 10.8 / 124.3 / 189.8; `mux=next` 0% /
+  0% / 1% both), on `fair` 5% / 8% / 17% and 13% / 1% / 13%. What the
+  emulation removed is what binds here: with every task on the tree, 8.7%
+  and 7.5% of the light tasks finish before the heavy task ahead of them
+  (32-35% emulated; 1.0% and 1.9% under `mux=next`), as a light task's
+  worker flows wait behind other aggregators' tasks on the workers'
+  uplinks, where the heavy task's partner is another task; and the tasks
+  at or above p95 turn 67% and 61% heavy (48% and 46% under `mux=next`),
+  slowed by the sharing. On two-stage tasks
   (`table4-two-stage.toml`, the table above) it is -2% / -2% / -6% on
   `fifo` (the paper 28% / 27% / 16%). On uniform tasks (`--sizes
   uniform`, seed 2014) it is -4% / -2% / -2% on `fifo` (the paper 0%):
@@ -551,9 +563,10 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   next task at their aggregator, which under `mux=next` (equal to `fifo`)
   was elsewhere; 44% / 46% / 40% on `fair` (the paper 7% / 37% / 40%); on
   two-stage uniform tasks -2% / -2% / -0% on `fifo`. Each two-stage run of
-  it took 11-19 minutes against 2 for `fifo-lm` (its allocation is
-  recomputed at each event). Why the paper's heavy tasks do not make the
-  tail is not found.
+  it took 11-19 minutes against 2 for `fifo-lm`, each Table 4 run 4-12
+  minutes on the loaded 2 cores against under a minute (its allocation is
+  recomputed at each event, docs/benchmarks.md command 123). Why the
+  paper's heavy tasks do not make the tail is not found.
 - **Uniform, median against `fair` (ours -40%, the paper -7%) and p99
   against `srpt` (ours -47%, the paper -75%).** With tasks of one size, a
   task under fair sharing (or per-flow SRPT, which splits a task's flows
@@ -755,14 +768,14 @@ LEFT = """
   (the protocol against its policy: section 1).
 - The technical report's detailed parameter studies (oversubscription,
   other workflows) are not reproduced.
-- `fifo-lm:mux=link` (the per-link partner, Baraat 4.3.1) in Table 4's own
-  runs (`table4.toml`, both seeds; above: `fifo_lm_gap.py`, seed 2014,
-  Bing), on uniform tasks, and at the paper's scale (`scale.toml`): it
-  recomputes its allocation from scratch at each event, which is slow
-  (these runs take tens of minutes; FB2010 over 90x `fair`'s time) until
-  it has an incremental path. The Bing row's gains on Orchestra (28% / 27%
-  / 16%), which no run here shows, per link or not. The data-parallel
-  batches of 400 jobs on shared per-stage hosts.
+- `fifo-lm:mux=link` (the per-link partner, Baraat 4.3.1) at the paper's
+  scale (`scale.toml`): it recomputes its allocation at each event over
+  every active flow, the queued tasks' flows at rate 0 included, which is
+  slow (a Table 4 run 4-12 minutes on the loaded 2 cores, against under a
+  minute for `mux=next`) until it has an incremental path. The Bing row's
+  gains on Orchestra (28% / 27% / 16%), which no run here shows, per link
+  (Table 4's own runs, both seeds) or not. The data-parallel batches of
+  400 jobs on shared per-stage hosts.
 - At packet level: Table 4 on 500 tasks per workload and one seed (not
   2,000 and two), single-stage tasks only; the workflows, thresholds and
   computation sections are flow level only. The packet-level Baraat's
