@@ -19,7 +19,8 @@
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
 #               the idealized policies at the paper's scale; about 70 minutes with one worker, and about 30 more (estimated) for
-#               `fifo-lm:mux=link`'s two two-stage runs, 11-19 minutes each with no incremental path;
+#               `fifo-lm:mux=link`'s two two-stage runs (11-19 minutes each) and its six Table 4 points (4-12 minutes
+#               each on loaded cores: its filling is recomputed at each event);
 #               the packet level, examples/reproductions/baraat/packet.py, about 7 minutes of CPU more):
 #               docs/reproductions/baraat.md and its figures
 
