@@ -154,13 +154,16 @@ def main() -> int:
                     ids, inverse = np.unique(task, return_inverse=True)
                     totals = dict(zip(ids.tolist(), np.bincount(inverse, weights=np.asarray(cols["bytes"])).tolist()))
                     threshold = p80(np.array(list(totals.values()), dtype=np.int64))
-                    heavy_s = np.mean([b for b in totals.values() if b > threshold]) * 8 / HOST_BPS
+                    # Heavy: above FIFO-LM's threshold (at it, where no task is above: few tasks, one size).
+                    over = any(b > threshold for b in totals.values())
+                    heavy = {i: b > threshold or (not over and b == threshold) for i, b in totals.items()}
+                    heavy_s = np.mean([b for i, b in totals.items() if heavy[i]]) * 8 / HOST_BPS
                     cct = {}
                     for s in schedulers:
                         c = r.coflows(s)
                         cct[s] = c["cct_s"].to_numpy()
                         above = cct[s] >= np.quantile(cct[s], 0.95)
-                        big = np.array([totals[i] > threshold for i in c["coflow_id"].tolist()])
+                        big = np.array([heavy[i] for i in c["coflow_id"].tolist()])
                         tails[s].append([np.quantile(cct[s], q) / heavy_s for q in (0.95, 0.99)]
                                         + [float(big[above].mean())])  # fmt: skip
                     for o in others:
