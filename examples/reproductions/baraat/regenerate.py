@@ -477,24 +477,74 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
 **What does not, and why.**
 
 - **Size-based policies (`srpt`, `stf`) on Bing and analytics.** The
-  paper's Baraat beats them at the tail by 37-97%, which needs their heavy
-  tasks to be starved; ours serve the 85% light tasks first and their tails
-  stay within 1.3x of Baraat's, while their medians are 1.7x better (light
-  tasks never wait behind heavy ones). In our single-stage tasks every
-  task's bottleneck is its aggregator's downlink (40 flows into one host);
-  a heavy task there competes mostly with the few tasks that share its
-  aggregator, and at load 0.8 the light tasks leave it enough capacity, so
-  starvation is short. The paper's simulator, tree and load definition
-  (which link's 80%) are not described closely enough to tell which of
-  these differs; its Table 4 may also use two-stage tasks (1,230 flows
-  spread over 30 racks), which the two-stage table above checks with the
-  idealized policies: it does not close the gap. With two-stage tasks
-  FIFO-LM's p95 against STF is still 6% worse on Bing (the paper: 84%
-  better) and its median 7x worse, so the task shape alone does not
-  explain the size-based policies' gap. On uniform two-stage tasks the table
-  is close to the paper's at p99 against every policy (42%, 12% and 0%
-  against `fair`, `stf` and `fifo`; the paper 40%, 6%, 0%), and above it at
-  p95 against `fair` (50% against 37%).
+  paper's Baraat beats them at the tail by 37-97% and equals them at the
+  median (-8% to 4%), which needs their heavy tasks to be starved; ours
+  serve the 85% light tasks first and their tails stay within 1.3x of
+  Baraat's, while their medians are 1.7x better. Measured (2026-11-27,
+  `python examples/reproductions/baraat/size_gap.py`: the rows' tasks at
+  flow level, seeds 2014 and 2015 as given, `fifo-lm` p80 against each
+  policy, median / p95 / p99, one thing changed per run). As run, FIFO-LM
+  is -71% / -14% / 6% against `srpt` and -70% / -18% / -4% against `stf`
+  on Bing, -44% / -107% / -33% and -42% / -116% / -37% on analytics (the
+  paper's Baraat 4% / 70% / 76% and -8% / 84% / 97% on Bing, 4% / 43% /
+  61% and 0% / 37% / 64% on analytics). Why our per-flow SRPT is
+  task-aware: every flow of a generated Bing or analytics task has one
+  size, so a task's flows are as short as the task is small and `srpt`
+  orders whole tasks, smallest first, as `stf` does. The candidates:
+  (a) The tie-break. All 40 flows of a task tie, and 74-76% of the Bing
+  flows (51-52% on analytics) are within 2 bytes of another task's flow;
+  `srpt` serves tied flows one after another by flow index. With tied
+  flows sharing max-min (`srpt:ties=share`, as pFabric's switches
+  interleave equal priorities; `--ties-share`) `srpt` equals `stf` to 0.1
+  ms (a task's flows share and stay tied): -70% / -18% / -4% on Bing,
+  -42% / -116% / -37% on analytics; with every light Bing task one size
+  (`--bing-spread 0`) -80% / -14% / 11% (index ties: -77% / -12% / -5%).
+  Ruled out; `ties=index` can stay the default.
+  (b) Load. At generator loads 0.8, 0.9, 0.95, 1.0 and 1.2 FIFO-LM's p95
+  against `srpt` is -14%, -14%, -16%, -15%, -16% on Bing (p99 6% to 0%;
+  p95 against `stf` -18% to -20%) and -98% to -107% on analytics, while
+  its median falls further behind (-71% to -124% on Bing): the
+  size-based policies' p95 stays 2.1-2.3 times an isolated heavy Bing
+  task's time (64 ms), and all their tasks at or above p95 are heavy.
+  Starvation does not build because a bottleneck sees few tasks: 2,000
+  tasks on 320 aggregators are 6.2 per aggregator over the whole run, and
+  the 80% smallest tasks bring a third of the bytes (33-34% on Bing,
+  16-32% on analytics), so a heavy task waits for a handful of light
+  ones. With ten times the tasks (`--tasks 20000`, 62.5 per aggregator,
+  seed 2014) the p99 does turn: at load 0.8 FIFO-LM is -774% / -26% / 30%
+  against `srpt` and -764% / -54% / 7% against `stf`, at 1.0 -1179% / -22%
+  / 37% and -1162% / -64% / 18%; but not the p95, and the median is 9-13x
+  worse (FIFO-LM's queues build: 59 ms at 0.8), where the paper's are
+  equal; on analytics (0.8) FIFO-LM falls to -185% / -874% / -563%
+  against `srpt` (p95 293 ms against 30: heavy-tailed tasks hold its
+  queues). Ruled out.
+  (c) What STF knows. The paper's STF orders by the whole task size known
+  up front, which is `lcf`; ours by the bytes left. `lcf` gives -73% /
+  -18% / 7% on Bing and -45% / -109% / -34% on analytics, as `stf`: ruled
+  out. The paper's pFabric ("shortest flow first ... with no protocol
+  overhead") is our `srpt`.
+  (d) Sizes per flow inside a task. Spreading each task's flow sizes
+  (each times a factor uniform in [1 - s, 1 + s], the task's bytes kept;
+  `--spreads`) makes `srpt` interleave tasks, the one change that moves a
+  p95 toward the paper: at s = 0.5 FIFO-LM is -57% / 13% / 20% against
+  `srpt` on Bing (s = 0.9: -52% / 13% / 19%) and -32% / -99% / -36% on
+  analytics (s = 0.9: -28% / -95% / -36%); `stf` and `lcf` do not move.
+  Bing's p95 and p99 ratios stay 2.9x and 3.3x from the paper's (FIFO-LM
+  0.87 and 0.80 of `srpt`'s time, Baraat 0.30 and 0.24 of pFabric's).
+  None of these brings a row within 1.5x. What would is size-based tails
+  1.8-33 times Baraat's (the paper's p95 and p99 ratios against pFabric
+  and STF), heavy tasks starved for many times their own time, while in
+  our runs the light tasks bring a third of a bottleneck's bytes and a
+  few of its tasks; which of the paper's settings (tasks per aggregator,
+  flow sizes inside a task) does that is not described. Its Table 4 may
+  also use two-stage tasks (1,230 flows spread over 30 racks), which the
+  two-stage table above checks with the idealized policies: it does not
+  close the gap. With two-stage tasks FIFO-LM's p95 against STF is still
+  6% worse on Bing (the paper: 84% better) and its median 7x worse. On
+  uniform two-stage tasks the table is close to the paper's at p99
+  against every policy (42%, 12% and 0% against `fair`, `stf` and
+  `fifo`; the paper 40%, 6%, 0%), and above it at p95 against `fair`
+  (50% against 37%).
 - **`fair` and `fifo` on Bing and analytics.** In the paper FIFO
   (Orchestra) is 1.4x Baraat's p95 on Bing and 14x on analytics, and fair
   sharing 1.4x and 2.4x. Ours are within 1.1x on Bing, and on analytics
