@@ -854,20 +854,17 @@ impl LinkFill {
         heavy: &impl Fn(CoflowIdx) -> bool,
         out: &mut Allocation,
     ) {
-        let kept: Vec<(FlowIdx, u64)> = self
-            .flows
-            .iter()
-            .zip(&self.rate)
-            .map(|(&f, r)| (f, r.to_bits()))
-            .collect();
+        let rates = |fill: &LinkFill| -> Vec<(FlowIdx, u64)> {
+            fill.flows
+                .iter()
+                .zip(&fill.rate)
+                .map(|(&f, r)| (f, r.to_bits()))
+                .collect()
+        };
+        let kept = rates(self);
         let classes: Vec<u32> = self.flows.iter().map(|&f| out.class(f)).collect();
         self.solve(view, order, heavy, out);
-        let fresh: Vec<(FlowIdx, u64)> = self
-            .flows
-            .iter()
-            .zip(&self.rate)
-            .map(|(&f, r)| (f, r.to_bits()))
-            .collect();
+        let fresh = rates(self);
         assert_eq!(
             kept, fresh,
             "fifo-lm:mux=link: an unchanged call's rates moved"

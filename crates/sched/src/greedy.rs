@@ -229,12 +229,7 @@ pub(crate) fn cut_runs(sorted: &[Entry], tol: f64, order: &mut Vec<(FlowIdx, Pat
     let s = sorted;
     let mut i = 0;
     while i < s.len() {
-        let k0 = s[i].0;
-        let reach = tie_reach(k0, tol);
-        let mut j = i + 1;
-        while j < s.len() && s[j].0 - k0 <= reach {
-            j += 1;
-        }
+        let j = tie_run_end(s, i, tol, |e| e.0);
         let start = order.len();
         order.extend(s[i..j].iter().map(|e| (e.1, e.2)));
         if j - i > 1 {
@@ -324,6 +319,19 @@ pub(crate) fn tie_reach(k0: f64, tol: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// One past the last entry of the run of near-ties that starts at `i` in
+/// `s` (sorted by `key`): the entries whose keys are within
+/// [`tie_reach`] of the run's first, as `sort_with_ties` cuts runs.
+pub(crate) fn tie_run_end<T>(s: &[T], i: usize, tol: f64, key: impl Fn(&T) -> f64) -> usize {
+    let k0 = key(&s[i]);
+    let reach = tie_reach(k0, tol);
+    let mut j = i + 1;
+    while j < s.len() && key(&s[j]) - k0 <= reach {
+        j += 1;
+    }
+    j
 }
 
 /// Whether a cluster of the order ends between keys `a` and `b` (`a <=

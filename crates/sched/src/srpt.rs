@@ -22,7 +22,7 @@
 //! (an adaptive sort of the last one, nearly in order).
 
 use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
-use crate::greedy::{tie_reach, SortedFlows, LAST_CLASS};
+use crate::greedy::{tie_run_end, SortedFlows, LAST_CLASS};
 use crate::ordered::ClassServer;
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
@@ -114,12 +114,7 @@ impl Srpt {
         let (mut i, mut class) = (0, 0);
         while i < keyed.len() {
             // A run as `sort_with_ties` cuts it: keys within reach of its first.
-            let k0 = keyed[i].0;
-            let reach = tie_reach(k0, BYTES_TIE);
-            let mut j = i + 1;
-            while j < keyed.len() && keyed[j].0 - k0 <= reach {
-                j += 1;
-            }
+            let j = tie_run_end(keyed, i, BYTES_TIE, |e| e.0);
             if j == i + 1 {
                 server.serve_one(&observed, keyed[i].1, class, out);
             } else {
