@@ -52,21 +52,36 @@ pub fn sort_with_ties<T, K: Ord>(
     items.sort_by(|a, b| key(a).total_cmp(&key(b)).then_with(|| tie(a).cmp(&tie(b))));
     let mut i = 0;
     while i < items.len() {
-        let k0 = key(&items[i]);
-        let mut j = i + 1;
-        let reach = if tol > 0.0 {
-            tol + 1e-9 * k0.abs()
-        } else {
-            0.0
-        };
-        while j < items.len() && key(&items[j]) - k0 <= reach {
-            j += 1;
-        }
+        let j = tie_run_end(items, i, tol, &key);
         if j - i > 1 {
             items[i..j].sort_by_key(|x| tie(x));
         }
         i = j;
     }
+}
+
+/// How far above key `k0` a near-tie run that starts at it reaches, as
+/// [`sort_with_ties`] cuts runs: `tol` plus 1e-9 of the key (0 when `tol`
+/// is 0: only equal keys tie).
+pub fn tie_reach(k0: f64, tol: f64) -> f64 {
+    if tol > 0.0 {
+        tol + 1e-9 * k0.abs()
+    } else {
+        0.0
+    }
+}
+
+/// One past the last item of the near-tie run that starts at `i` in
+/// `items` (sorted by `key`): the items whose keys are within
+/// [`tie_reach`] of the run's first, as [`sort_with_ties`] cuts runs.
+pub fn tie_run_end<T>(items: &[T], i: usize, tol: f64, key: impl Fn(&T) -> f64) -> usize {
+    let k0 = key(&items[i]);
+    let reach = tie_reach(k0, tol);
+    let mut j = i + 1;
+    while j < items.len() && key(&items[j]) - k0 <= reach {
+        j += 1;
+    }
+    j
 }
 
 #[cfg(test)]

@@ -310,29 +310,9 @@ const PIECE: usize = 64;
 /// fit in this.
 const CHUNK: usize = 16;
 
-/// How far above key `k0` a near-tie run that starts at it reaches: `tol`
-/// plus 1e-9 of the key, as `sort_with_ties` cuts runs (0 when `tol` is 0:
-/// only equal keys tie).
-pub(crate) fn tie_reach(k0: f64, tol: f64) -> f64 {
-    if tol > 0.0 {
-        tol + 1e-9 * k0.abs()
-    } else {
-        0.0
-    }
-}
-
-/// One past the last entry of the run of near-ties that starts at `i` in
-/// `s` (sorted by `key`): the entries whose keys are within
-/// [`tie_reach`] of the run's first, as `sort_with_ties` cuts runs.
-pub(crate) fn tie_run_end<T>(s: &[T], i: usize, tol: f64, key: impl Fn(&T) -> f64) -> usize {
-    let k0 = key(&s[i]);
-    let reach = tie_reach(k0, tol);
-    let mut j = i + 1;
-    while j < s.len() && key(&s[j]) - k0 <= reach {
-        j += 1;
-    }
-    j
-}
+// How far a near-tie run reaches, and where it ends: `sort_with_ties`'s
+// own rule (the model crate), so that every order cuts runs alike.
+pub(crate) use coflowkit_model::stats::{tie_reach, tie_run_end};
 
 /// Whether a cluster of the order ends between keys `a` and `b` (`a <=
 /// b`): `b` is then further from `a`, and so (keys being non-negative)
@@ -546,12 +526,7 @@ fn walk_runs(sorted: &[Kept], tol: f64, buf: &mut Vec<Kept>, visit: &mut impl Fn
             i += 1;
             continue;
         }
-        let k0 = s[i].key;
-        let reach = tie_reach(k0, tol);
-        let mut j = i + 1;
-        while j < s.len() && s[j].key - k0 <= reach {
-            j += 1;
-        }
+        let j = tie_run_end(s, i, tol, |e| e.key);
         let run = &s[i..j];
         let mut live = run.iter().filter(|e| !e.dead);
         let mut last = None;
