@@ -768,13 +768,7 @@ impl LinkFill {
         self.build(view, order, &heavy);
         self.fill(view);
         self.solved = true;
-        for &c in order {
-            let ci = c as usize;
-            if self.was_heavy.len() <= ci {
-                self.was_heavy.resize(ci + 1, false);
-            }
-            self.was_heavy[ci] = heavy(c);
-        }
+        self.note_heavy(order, &heavy);
         self.last_at.clear();
         self.last_at.resize(view.capacities().len(), NO_COFLOW);
         for (l, &(b, e)) in self.link_entries.iter().enumerate() {
@@ -792,6 +786,18 @@ impl LinkFill {
             let (cs, _) = self.link_classes[self.entries[e].0 as usize];
             let head = self.classes[(cs + self.class[e]) as usize];
             out.set_class(f, self.entries[head as usize].1);
+        }
+    }
+
+    /// Notes which coflows of `order` are heavy now, for the next call's
+    /// [`LinkFill::unchanged`].
+    fn note_heavy(&mut self, order: &[CoflowIdx], heavy: &impl Fn(CoflowIdx) -> bool) {
+        for &c in order {
+            let ci = c as usize;
+            if self.was_heavy.len() <= ci {
+                self.was_heavy.resize(ci + 1, false);
+            }
+            self.was_heavy[ci] = heavy(c);
         }
     }
 
@@ -834,13 +840,7 @@ impl LinkFill {
                 return false;
             }
         }
-        for &c in order {
-            let ci = c as usize;
-            if self.was_heavy.len() <= ci {
-                self.was_heavy.resize(ci + 1, false);
-            }
-            self.was_heavy[ci] = heavy(c);
-        }
+        self.note_heavy(order, heavy);
         true
     }
 
