@@ -272,6 +272,10 @@ pub struct PacketConfig {
     pub ecn_per_queue: bool,
     /// The host NIC's queue.
     pub host_queue: HostQueue,
+    /// Whether the host NIC serves its packets in one FIFO whatever their
+    /// class (`host_prio=fifo`: a NIC without priority queues, as ns-3's
+    /// default device queue), instead of the 8 strict-priority queues.
+    pub host_fifo: bool,
     /// TCP Small Queues (Linux `tcp_limit_output_bytes`): a window flow
     /// sends only while its data in its host's NIC (queued or on the wire)
     /// is under this many bytes; the rest waits in the sender, unsent and
@@ -404,6 +408,7 @@ impl Default for PacketConfig {
             ecn_k: None,
             ecn_per_queue: false,
             host_queue: HostQueue::Unbounded,
+            host_fifo: false,
             tsq: None,
             min_rto: Dur(10_000_000),
             initial_rto: Dur(10_000_000),
@@ -491,6 +496,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "host_queue",
         "unbounded, droptail:N (packets) or ecn:K (packets) (unbounded)",
+    ),
+    (
+        "host_prio",
+        "strict (the NIC's 8 strict-priority queues) or fifo (one FIFO for every class; the switches keep theirs) (strict)",
     ),
     (
         "tsq",
@@ -777,6 +786,13 @@ impl PacketConfig {
                     "port" => false,
                     "queue" => true,
                     _ => return Err(bad(key, format!("'{v}': port or queue"))),
+                }
+            }
+            "host_prio" => {
+                self.host_fifo = match v.trim().to_ascii_lowercase().as_str() {
+                    "strict" => false,
+                    "fifo" => true,
+                    _ => return Err(bad(key, format!("'{v}': strict or fifo"))),
                 }
             }
             "host_queue" => {
@@ -1119,6 +1135,15 @@ mod tests {
             c.set("timestamps", "karn").unwrap_err().to_string(),
             "packet option 'timestamps': 'karn': on or off"
         );
+        assert!(!c.host_fifo);
+        c.set("host_prio", "FIFO").unwrap();
+        assert!(c.host_fifo);
+        assert_eq!(
+            c.set("host_prio", "prio").unwrap_err().to_string(),
+            "packet option 'host_prio': 'prio': strict or fifo"
+        );
+        c.set("host_prio", "strict").unwrap();
+        assert!(!c.host_fifo);
         c.set("rto_reset", "ack").unwrap();
         assert!(c.rto_reset_on_ack);
         assert!(c.set("rto_reset", "never").is_err());

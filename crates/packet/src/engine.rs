@@ -314,6 +314,7 @@ impl<'a> Engine<'a> {
                     let mut nic =
                         Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
                     nic.class_min_bps = cfg.class_min.map(|f| f * rate);
+                    nic.one_fifo = cfg.host_fifo;
                     // pFabric's hosts serve their NIC by priority too
                     // (§4.1), within the NIC's own limit.
                     if pfabric {

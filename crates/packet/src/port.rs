@@ -164,6 +164,9 @@ pub struct Port {
     pub ecn_k: Option<Limit>,
     /// Whether K is compared with the packet's own queue (else the port).
     pub ecn_per_queue: bool,
+    /// Every class in one FIFO (queue 0): a NIC without priority queues
+    /// (`host_prio=fifo`). The packets keep their class for the next hop.
+    pub one_fifo: bool,
     queues: [VecDeque<Packet>; N_QUEUES],
     queue_bytes: [u64; N_QUEUES],
     queue_packets: [u64; N_QUEUES],
@@ -204,6 +207,7 @@ impl Port {
             next_green: [0; N_QUEUES],
             ecn_k,
             ecn_per_queue,
+            one_fifo: false,
             queues: Default::default(),
             queue_bytes: [0; N_QUEUES],
             queue_packets: [0; N_QUEUES],
@@ -262,7 +266,7 @@ impl Port {
         if self.pfabric.is_some() {
             return self.admit_pfabric(p);
         }
-        let q = p.class as usize;
+        let q = if self.one_fifo { 0 } else { p.class as usize };
         if let (Some(b), false) = (self.buffer, p.lossless()) {
             let (bytes, packets) = if self.buffer_per_queue {
                 (self.queue_bytes[q], self.queue_packets[q])
@@ -589,6 +593,20 @@ pub(crate) mod tests {
             .map(|x| x.class)
             .collect();
         assert_eq!(order, vec![0, 0, 7]);
+    }
+
+    #[test]
+    fn a_fifo_nic_serves_every_class_in_arrival_order() {
+        // `host_prio=fifo`: classes 7, 0, 3 leave in the order they came,
+        // keep their class for the next hop, and one ECN threshold of 2
+        // packets counts them all (the third is marked).
+        let mut p = Port::new(1e9, 0, None, Some(Limit::Packets(2)), false);
+        p.one_fifo = true;
+        let admits: Vec<Admit> = [7, 0, 3].iter().map(|&c| p.admit(pkt(c, 1000, true))).collect();
+        assert_eq!(admits, vec![Admit::Queued, Admit::Queued, Admit::Marked]);
+        let order: Vec<(u8, bool)> = std::iter::from_fn(|| p.pop()).map(|x| (x.class, x.ce)).collect();
+        assert_eq!(order, vec![(7, false), (0, false), (3, true)]);
+        assert_eq!((p.queued_bytes(), p.stats.class_payload[7]), (0, 960));
     }
 
     #[test]
