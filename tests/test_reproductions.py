@@ -63,7 +63,7 @@ def test_uniform_and_fixed_coflow_sizes(law, size):
 def karuna_scripts(monkeypatch):
     """The Karuna page's scripts (regenerate.py imports packet.py by name, as baraat's does), taken
     out of sys.modules again afterwards."""
-    names = ("regenerate", "packet")
+    names = ("regenerate", "packet", "split")
     monkeypatch.syspath_prepend(str(REPRO / "karuna"))
     for name in names:
         monkeypatch.delitem(sys.modules, name, raising=False)
@@ -109,3 +109,23 @@ def test_karuna_edf_over_sjf_classes_on_dctcp(karuna_scripts):
     assert classes[t2].max() > 1
     order = np.argsort(size[t2], kind="stable")
     assert (np.diff(classes[t2][order]) >= 0).all()
+
+
+def test_karuna_split_fifo_nic_keeps_no_class_apart(karuna_scripts):
+    # Fig. 1's split: with the sender's NIC one FIFO (`host_prio=fifo`) the deadline flows, in the
+    # classes of SJF by size, wait behind the background's windows at the sender; with the NIC's own
+    # strict classes they do not. And the split's share of a gap closed.
+    regenerate, packet = karuna_scripts
+    import split
+
+    w = regenerate.mixed(1, 13000, 0.02, 10.0, deadlines=False, n_background=40)
+    is1 = np.asarray(regenerate.mixed(1, 13000, 0.02, 10.0, n_background=40).columns()["flow_deadline_ns_valid"])
+    queues = packet.Scheme("karuna:split=mining", "karuna:split=mining")
+    strict = packet.run_packet(w, queues, packet.TWO_HOSTS)[1]["fct_s"].to_numpy()[is1]
+    fifo = packet.run_packet(w, queues, packet.TWO_HOSTS, "host_prio=fifo")[1]["fct_s"].to_numpy()[is1]
+    assert is1.sum() > 10
+    assert fifo.mean() > 10 * strict.mean()
+    assert (fifo > 0.010).any() and not (strict > 0.010).any()
+    assert split._closed(10.0, 7.0, 4.0) == "50%"
+    assert split._closed(10.0, 12.0, 6.0) == "-50%"
+    assert split._closed(5.0, 4.0, 5.0) == "-"

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 
 import coflowkit
 import packet
+import split
 from coflowkit import __version__, _core, load_experiment
 from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
@@ -82,14 +83,15 @@ def main() -> int:
     t_flow = time.perf_counter() - t0
     pk = packet.run_all(mixed, args.results, args.no_run)
     section = packet.render(pk["f1"], pk["f2"], pk["knobs"], pk["headline"], pk["causes"], pk["pias"], pk["seconds"],
-                            pk["fig2"])
+                            pk["fig2"], pk["split"])
     closing = closing_table(points, infeasible, packet.headline_summary(pk["headline"], pk["causes"], pk["pias"],
-                                                                        pk["f2"], pk["fig2"]))
+                                                                        pk["f2"], pk["fig2"], pk["f1"],
+                                                                        pk["split"]))
     elapsed = time.perf_counter() - t0
     timing = (f"{t_flow:.0f} s for the flow level and {pk['seconds']:.0f} s for the packet level on this "
               "machine (2 cores shared with other work)")
     DOC.write_text(render(points, infeasible, fig1, fig2, starve, timing, section, closing,
-                          packet.fig2_measured(pk["fig2"])), encoding="utf-8")
+                          packet.fig2_measured(pk["fig2"]), split.measured(pk["split"])), encoding="utf-8")
     print(f"wrote {DOC} and its figures in {FIGURES}/ ({elapsed:.0f} s)", file=sys.stderr)
     return 0
 
@@ -361,7 +363,7 @@ def _gap(ours: float, paper: float) -> str:
 
 
 def render(points, infeasible, fig1, fig2, starve, timing: str, packet_section: str, closing: str,
-           fig2_measured: str) -> str:
+           fig2_measured: str, split_measured: dict[str, str]) -> str:
     out: list[str] = []
     w = out.append
     w("# Reproduction: Karuna (SIGCOMM 2016)\n")
@@ -506,7 +508,7 @@ def render(points, infeasible, fig1, fig2, starve, timing: str, packet_section: 
       f"before it falls below the chain again, hence less gain. The last byte leaves at 240 ms in every "
       f"case: the link never idles.\n")
     w(packet_section)
-    w(explanations(points, fig2, fig2_measured))
+    w(explanations(points, fig2, fig2_measured, split_measured))
     w(closing)
     return "\n".join(out) + "\n"
 
@@ -561,7 +563,8 @@ def summary(points: dict[str, pd.DataFrame], fig2: pd.DataFrame, starve: pd.Data
     )
 
 
-def explanations(points: dict[str, pd.DataFrame], fig2: pd.DataFrame, fig2_measured: str) -> str:
+def explanations(points: dict[str, pd.DataFrame], fig2: pd.DataFrame, fig2_measured: str,
+                 split_measured: dict[str, str]) -> str:
     """The gaps and assumptions, with the numbers they cite taken from the runs."""
     ws, dm = points["websearch"], points["datamining"]
     p95, short_t = _by_load(ws, "fct_no_deadline_p95_s"), _by_type1(ws, "fct_short_no_deadline_p95_s")
@@ -578,9 +581,7 @@ SJF (`srpt`: preemptive, per flow, exact sizes) a deadline flow waits only for f
 left than itself, and at 80% data-mining load those are one-packet flows carrying almost no bytes:
 a 13 KB flow (104 us at line rate) has 10 ms to spare. Seven strict queues by size (what switches
 can do; max-min inside a queue) give the same, because the 13 KB flows share their queue only with
-flows under 1.1 MB that leave quickly. The paper's misses come from what the ideal leaves out:
-packets, DCTCP's reaction time and queue build-up, and a query rate we do not know (partition-
-aggregate queries arrive as bursts of responses). With ideal rates the motivation's point, that
+flows under 1.1 MB that leave quickly. {fig1_split} With ideal rates the motivation's point, that
 size alone can starve deadline flows, needs deadline flows larger than most of the load, which
 13 KB is not on this CDF (its 81st percentile; the paper's CDF puts 13 KB at its 20th). Only
 at 1-1.2 MB (8-9.6 ms of the 10 ms alone) do deadline flows miss, a few percent under every
@@ -591,7 +592,7 @@ is enough.
 **Fig. 2 (EDF over SJF: about 5x tail for short type 2 at 8% type 1; ours {edf8:.2f}x).** Ideal rates
 again: 5 KB deadline flows at 8% of the link each hold it for 40 us, so a short type 2 flow
 waits behind one only briefly; in the paper type 1 "aggressively takes up available bandwidth
-using DCTCP". {fig2_measured} The direction is reproduced (the tail grows with the deadline share
+using DCTCP". {fig2_measured} {fig2_split} The direction is reproduced (the tail grows with the deadline share
 under `edf-sjf`, less under `karuna`); with the deadline flows arriving one by one the size is not.
 
 **Deadline miss rate (below 5.8% in the paper; ours up to {miss_ws:.0%} on web search, {miss_dm:.1%} on data mining).**
@@ -642,6 +643,8 @@ EDF-first costs the others little.
 """.format(
         edf8=edf.loc[0.08],
         fig2_measured=fig2_measured,
+        fig1_split=split_measured["fig1"],
+        fig2_split=split_measured["fig2"],
         miss_ws=_by_load(ws, "flow_deadline_miss_rate")["karuna"].max(),
         miss_dm=_by_load(dm, "flow_deadline_miss_rate")["karuna"].max(),
         inf_ws=ws["infeasible"].mean(),
