@@ -615,9 +615,8 @@ def _fig1_row(f1: pd.DataFrame, splits: dict[str, Any]) -> tuple[str, str, str, 
     g = g[g["size"] == 13000].groupby("nic")["miss"].mean()
     sj = f1[(f1["scheduler"] == "SJF") & (f1["size"] == 13000)]
     seeds = sorted(splits["fig1"]["rows"]["seed"].unique())
-    return (f"Motivation (Fig. 1, 2.2's two hosts): pure SJF's deadline miss rate, 13 KB deadline flows; at packet "
-            f"level (7 strict classes, seeds {seeds[0]}-{seeds[-1]}) with the NIC's own classes; drop-tail at 100 "
-            f"packets; one FIFO; ns-3's default device", "over 40%",
+    return (f"Motivation (Fig. 1, 2 hosts): SJF's miss rate, 13 KB deadline flows; packet level (7 classes, seeds "
+            f"{seeds[0]}-{seeds[-1]}): the NIC's classes; NIC drop-tail 100; NIC FIFO; ns-3's NIC", "over 40%",
             f"{float(sj['flow'].iloc[0]):.1%} (2 hosts, seed {MOTIVATION_SEEDS[0]})",
             f"{g['NIC unbounded']:.1%}; {g['NIC 100 packets']:.1%}; {g['NIC FIFO']:.1%}; {g['ns-3 NIC']:.1%} (2 hosts)")
 

@@ -44,15 +44,24 @@ HEADLINE_CHANGES: tuple[tuple[str, str, str], ...] = (
     ("headers 1 byte", "`header_bytes=1` for 40", f"{HEADLINE_NIC},header_bytes=1"),
     ("K 20", "ECN at 20 packets instead of 65 at every port and NIC (`ecn_k=20p`, `host_queue=ecn:20`): "
      "less queue in front of a class", "host_queue=ecn:20,ecn_k=20p"),
+    ("K per queue", "`ecn_per=queue` at the switches: a packet marked by its own class's queue, not the "
+     "port's (class 0's paced deadline flows then mark no lower class)", f"{HEADLINE_NIC},ecn_per=queue"),
     ("no window cuts", "no ECN mark anywhere and no loss (`ecn_k=off`, NIC unbounded, `buffer=inf`): "
      "DCTCP never cuts a window", "ecn_k=off,buffer=inf"),
     ("RTT / 10", "`link_delay=100ns` for 1 us: base RTT about 4 us instead of 11 us", f"{HEADLINE_NIC},link_delay=100ns"),
     ("no timeouts", "no loss and a 200 ms timer (`buffer=inf`, `min_rto`, `initial_rto`): one change from *no loss*; "
      "nothing is lost, so it takes away the spurious timeouts of flows starved in a low class",
      f"{HEADLINE_NIC},buffer=inf,min_rto=200ms,initial_rto=200ms"),
-    ("all", "*first window 70*, *headers 1 byte*, *K 20* and *no timeouts* together",
-     "host_queue=ecn:20,ecn_k=20p,init_cwnd=70,header_bytes=1,buffer=inf,min_rto=200ms,initial_rto=200ms"),
+    ("all", "*first window 70*, *headers 1 byte* and *K 20* together (the changes that close a gap)",
+     "host_queue=ecn:20,ecn_k=20p,init_cwnd=70,header_bytes=1"),
 )
+#: One change on the flow level's side (karuna only): MCP's RTT, which sets its pacing floor (two
+#: segments per RTT) and its re-evaluation, at the packet host's base RTT (the fabric's, first host to
+#: last, 11.08 us on this leaf-spine: ``coflowkit_packet``'s ``base_rtt_ns``) instead of the flow
+#: level's 100 us.
+FLOW_RTT = ("MCP RTT 11 us, flow level", "the flow level's `karuna` with `rtt=11us` for 100 us: MCP's floor of two "
+            "segments per RTT and its re-evaluation at the packet host's base RTT; the share is of the gap closed "
+            "from the flow level's side", ";rtt=11us")
 #: The headline's cases split: (scheduler, share of deadline flows).
 HEADLINE_CASES = (("karuna", 0.1), ("karuna", 0.3), ("fair", 0.1))
 METRICS = ("fct_no_deadline_p95_s", "fct_short_no_deadline_p95_s", "flow_deadline_miss_rate")
@@ -70,7 +79,7 @@ FIG2_CHANGES: tuple[tuple[str, str, str | None], ...] = (
     ("NIC FIFO", "`host_prio=fifo`: the NIC one FIFO, priorities at the switch only", "host_prio=fifo"),
     ("ns-3 NIC", "`host_prio=fifo,host_queue=droptail:100`: ns-3's default device queue",
      "host_prio=fifo,host_queue=droptail:100"),
-    ("RTT 100 us", "`link_delay=25us`: base RTT about 100 us instead of 4 us", "link_delay=25us"),
+    ("RTT 125 us", "`link_delay=25us`: base RTT about 125 us instead of 29 us", "link_delay=25us"),
 )
 FIG2_SEEDS = (1, 2, 3)
 FIG2_SHARE = 0.08
@@ -118,6 +127,22 @@ def headline_split() -> dict[str, Any]:
     return {"rows": pd.DataFrame(rows), "seconds": time.perf_counter() - t0}
 
 
+def flow_rtt_split() -> pd.DataFrame:
+    """FLOW_RTT's flow-level runs: rows as ``headline_split``'s, change FLOW_RTT[0]."""
+    rows = []
+    s = packet.schemes("websearch")["karuna"]
+    for label, type1 in HEADLINE_CASES:
+        if label != "karuna":
+            continue
+        w = karuna_workload("websearch", type1, packet.HEADLINE_FLOWS["websearch"])
+        spec = s.flow + FLOW_RTT[2]
+        m = run_flow(w, [spec], LEAF_SPINE).loc[spec]
+        for metric in METRICS:
+            rows.append({"scheduler": label, "type1": type1, "change": FLOW_RTT[0], "metric": metric,
+                         "value": float(m[metric])})
+    return pd.DataFrame(rows)
+
+
 def fig2_split(mixed: Callable[..., coflowkit.Workload]) -> dict[str, Any]:
     """p95 FCT of short type 2 at 0% and FIG2_SHARE type 1, per seed and change, EDF over SJF on
     DCTCP senders in karuna's classes."""
@@ -163,7 +188,9 @@ def run_all(mixed: Callable[..., coflowkit.Workload], store: Any, no_run: bool) 
     """The three splits, each kept in ``store`` (regenerate.py's ``--no-run`` reads them back)."""
     from coflowkit.experiments.runner import stored
 
-    return {"headline": stored(store / "karuna-packet-split-headline.pkl", no_run, headline_split),
+    h = stored(store / "karuna-packet-split-headline.pkl", no_run, headline_split)
+    rtt = stored(store / "karuna-packet-split-flow-rtt.pkl", no_run, flow_rtt_split)
+    return {"headline": {**h, "rows": pd.concat([h["rows"], rtt], ignore_index=True)},
             "fig2": stored(store / "karuna-packet-split-fig2.pkl", no_run, lambda: fig2_split(mixed)),
             "fig1": stored(store / "karuna-packet-split-fig1.pkl", no_run, lambda: fig1_split(mixed))}
 
@@ -174,7 +201,13 @@ def run_all(mixed: Callable[..., coflowkit.Workload], store: Any, no_run: bool) 
 def _closed(base: float, changed: float, flow: float) -> str:
     """The share of the gap from ``base`` down to ``flow`` that ``changed`` closes."""
     gap = base - flow
-    return f"{(base - changed) / gap:.0%}" if abs(gap) > 1e-12 else "-"
+    return _pct((base - changed) / gap) if abs(gap) > 1e-12 else "-"
+
+
+def _pct(x: float) -> str:
+    """A share as a whole percent, never '-0%'."""
+    out = f"{x:.0%}"
+    return "0%" if out == "-0%" else out
 
 
 def headline_table(h: dict[str, Any]) -> str:
@@ -182,6 +215,8 @@ def headline_table(h: dict[str, Any]) -> str:
     of the gap it closes in brackets); then the runs' timeouts."""
     r = h["rows"]
     changes = [c for c, _, _ in HEADLINE_CHANGES]
+    if (r["change"] == FLOW_RTT[0]).any():
+        changes.append(FLOW_RTT[0])
     names = {"fct_no_deadline_p95_s": "p95 FCT of non-deadline flows (ms)",
              "fct_short_no_deadline_p95_s": "p95 FCT of non-deadline flows under 100 KB (ms)",
              "flow_deadline_miss_rate": "deadline flows missed (%)", "timeouts": "timeouts (the runs' timers that fired)"}
@@ -195,12 +230,14 @@ def headline_table(h: dict[str, Any]) -> str:
                 continue
             v = g[g["metric"] == metric].set_index("change")["value"]
             if metric == "timeouts":
-                cells = [f"{v[c]:.0f}" for c in ["base", *changes]]
+                cells = [f"{v[c]:.0f}" if c in v.index else "-" for c in ["base", *changes]]
             else:
                 scale, fmt = (100, "{:.1f}") if metric == "flow_deadline_miss_rate" else (1 / MS, "{:.2f}")
                 flow, base = v["flow"], v["base"]
                 cells = [fmt.format(flow * scale), fmt.format(base * scale)]
-                cells += [f"{fmt.format(v[c] * scale)} ({_closed(base, v[c], flow)})" for c in changes]
+                cells += [("-" if c not in v.index else
+                           f"{fmt.format(v[c] * scale)} ({_closed(flow, v[c], base)})" if c == FLOW_RTT[0] else
+                           f"{fmt.format(v[c] * scale)} ({_closed(base, v[c], flow)})") for c in changes]
             lines.append(f"| {label}, {type1:.0%} | " + " | ".join(cells) + " |")
         out.append("\n".join(lines))
     return "\n\n".join(out)
@@ -282,8 +319,8 @@ def headline_numbers(h: dict[str, Any]) -> dict[str, Any]:
     r = h["rows"]
     keys = {("karuna", 0.1): "k10", ("karuna", 0.3): "k30", ("fair", 0.1): "f10"}
     mk = {"fct_no_deadline_p95_s": "all", "fct_short_no_deadline_p95_s": "short", "flow_deadline_miss_rate": "miss"}
-    slug = {"flow": "flow", "base": "base", **{c: c.replace(" ", "_").replace("/", "").replace("__", "_")
-                                                for c, _, _ in HEADLINE_CHANGES}}
+    slug = {"flow": "flow", "base": "base", FLOW_RTT[0]: "flow_rtt",
+            **{c: c.replace(" ", "_").replace("/", "").replace("__", "_") for c, _, _ in HEADLINE_CHANGES}}
     out: dict[str, Any] = {}
     for (label, type1), key in keys.items():
         g = r[(r["scheduler"] == label) & np.isclose(r["type1"], type1)]
@@ -294,7 +331,8 @@ def headline_numbers(h: dict[str, Any]) -> dict[str, Any]:
                 out[f"{key}_{m}_{slug[c]}"] = float(v[c]) * scale
                 if c not in ("flow", "base"):
                     gap = v["base"] - v["flow"]
-                    out[f"{key}_{m}_{slug[c]}_closed"] = float((v["base"] - v[c]) / gap) if abs(gap) > 1e-12 else 0.0
+                    moved = v[c] - v["flow"] if c == FLOW_RTT[0] else v["base"] - v[c]
+                    out[f"{key}_{m}_{slug[c]}_closed"] = float(moved / gap) if abs(gap) > 1e-12 else 0.0
         t = g[g["metric"] == "timeouts"].set_index("change")["value"]
         for c in t.index:
             out[f"{key}_timeouts_{slug[c]}"] = float(t[c])
@@ -304,19 +342,19 @@ def headline_numbers(h: dict[str, Any]) -> dict[str, Any]:
 
 def _top(h: dict[str, Any], label: str, type1: float, metric: str, n: int = 2) -> str:
     """'K 20 (61%) and no loss (12%)': the changes that close the most of one gap."""
-    best = [x for x in _closing(h, label, type1, metric)[:n]]
+    best = [x for x in _closing(h, label, type1, metric) if x[0] != "all"][:n]
     return " and ".join(f"{c} ({s:.0%})" for c, s, _ in best)
 
 
 def headline_section(h: dict[str, Any]) -> str:
-    what = "; ".join(f"*{c}*: {w}" for c, w, _ in HEADLINE_CHANGES)
+    what = "; ".join(f"*{c}*: {w}" for c, w, _ in (*HEADLINE_CHANGES, FLOW_RTT))
     lines = [f"**Packet against flow level, split** (`examples/reproductions/karuna/split.py`, run by "
              f"`make repro-karuna`, {h['seconds']:.0f} s; web search on the 144-host fabric as above, one "
              f"change per run from the headline's packet run; in brackets the share of the packet level's gap "
              f"to the flow level that the change closes, negative where it widens it; the runs' timeouts "
              f"last). The changes: {what}.\n", headline_table(h) + "\n"]
     cases = [("karuna", 0.1), ("karuna", 0.3), ("fair", 0.1)]
-    lines.append("Largest closers: " + "; ".join(
+    lines.append("Largest closers of one change at packet level: " + "; ".join(
         f"{label} at {type1:.0%}, all flows: {_top(h, label, type1, 'fct_no_deadline_p95_s')}, "
         f"under 100 KB: {_top(h, label, type1, 'fct_short_no_deadline_p95_s')}" for label, type1 in cases) + ".\n")
     lines.append(headline_note(h))
@@ -420,14 +458,14 @@ def measured(s: dict[str, Any]) -> dict[str, str]:
     r = fig2_ratios(s["fig2"])
     moved = r.drop(["NIC FIFO", "ns-3 NIC"])["ratio"]
     return {
-        "fig1": (f"At packet level (\"Fig. 1, split\" below) SJF in strict classes still misses "
+        "fig1": (f"At packet level (\"Fig. 1, split\" above) SJF in strict classes still misses "
                  f"{g['NIC unbounded']:.0%} of the 13 KB deadline flows; the misses come with the sender's NIC, "
                  f"the one queue on two hosts of one rate, when it does not keep the classes apart: "
                  f"{g['NIC FIFO']:.0%} with the NIC one FIFO (the priorities at the switch only), "
                  f"{g['NIC 100 packets']:.1%} with a 100-packet drop-tail NIC, {g['ns-3 NIC']:.1%} as ns-3's "
                  f"default device; what the paper's NIC did the seed does not say."),
         "fig2": (f"One change at a time of the transport and the queues at packet level (first window, headers, "
-                 f"ECN threshold, loss, the NIC, the RTT; \"Fig. 2, split\" below) gives "
+                 f"ECN threshold, loss, the NIC, the RTT; \"Fig. 2, split\" above) gives "
                  f"{moved.min():.2f}x to {moved.max():.2f}x: none is the gap."),
     }
 
@@ -437,7 +475,7 @@ def headline_note(h: dict[str, Any]) -> str:
     n = headline_numbers(h)
 
     def c(key: str) -> str:
-        return f"{n[key]:.0%}"
+        return _pct(n[key])
 
     out = [
         f"*Short flows* (under 100 KB): the first window makes most of the gap. With every flow's first window "
@@ -468,6 +506,8 @@ def headline_note(h: dict[str, Any]) -> str:
         + (" (under `fair` the 2.7% of the wire they take is the whole gap), " if n["f10_all_headers_1_byte_closed"] >= 0.9
            else ", ") +
         f"ECN at 20 packets {c('k10_all_K_20_closed')}, {c('k30_all_K_20_closed')} and {c('f10_all_K_20_closed')}, "
+        f"marks by each class's own queue at the switches (*K per queue*) {c('k10_all_K_per_queue_closed')}, "
+        f"{c('k30_all_K_per_queue_closed')} and {c('f10_all_K_per_queue_closed')}, "
         f"the first window {c('k10_all_first_window_70_closed')}, {c('k30_all_first_window_70_closed')} and "
         f"{c('f10_all_first_window_70_closed')}, and the spurious timeouts of flows starved in a low class "
         f"(*no timeouts*, against *no loss*: {n['k10_timeouts_no_loss']:.0f} and {n['k30_timeouts_no_loss']:.0f} "
@@ -477,10 +517,21 @@ def headline_note(h: dict[str, Any]) -> str:
         f"{n['k30_all_no_loss']:.2f} and {n['f10_all_no_loss']:.2f} ms without them). All together: "
         f"{n['k10_all_all']:.2f}, {n['k30_all_all']:.2f} and {n['f10_all_all']:.2f} ms ({c('k10_all_all_closed')}, "
         f"{c('k30_all_all_closed')} and {c('f10_all_all_closed')}). The shares do not add, and the p95 of "
-        f"1,400-1,800 flows (their 70th-90th longest) moves by a few percent with any change.",
+        f"1,400-1,800 flows (their 70th-90th longest) moves by a few percent with any change. One more model "
+        f"difference is on the flow level's side: MCP's RTT. The packet host paces a deadline flow at no less than "
+        f"two segments per base RTT (11 us here), the flow level per 100 us, so a deadline flow that is late, or "
+        f"needs little, takes about nine times more of class 0 at packet level. The flow level at 11 us "
+        f"(*{FLOW_RTT[0]}*) rises to {n['k10_all_flow_rtt']:.2f} and {n['k30_all_flow_rtt']:.2f} ms, "
+        f"{c('k10_all_flow_rtt_closed')} and {c('k30_all_flow_rtt_closed')} of `karuna`'s gaps from that side, and "
+        f"misses {n['k10_miss_flow_rtt']:.1f}% and {n['k30_miss_flow_rtt']:.1f}% of the deadline flows. With both "
+        f"sides changed (*all* at packet level, MCP's RTT at flow level) the packet level's p95 is "
+        f"{n['k10_all_all'] / n['k10_all_flow_rtt'] - 1:.0%} and {n['k30_all_all'] / n['k30_all_flow_rtt'] - 1:.0%} above "
+        f"the flow level's, against {n['k10_all_base'] / n['k10_all_flow'] - 1:.0%} and "
+        f"{n['k30_all_base'] / n['k30_all_flow'] - 1:.0%}; what is left is not split by these runs.",
         f"*Deadlines* (`karuna`, {n['k10_miss_flow']:.1f}% missed at flow level, {n['k10_miss_base']:.1f}% at packet "
         f"level with 10% deadline flows): ECN at 20 packets closes {c('k10_miss_K_20_closed')} of that gap and the "
-        f"headers {c('k10_miss_headers_1_byte_closed')}, no loss {c('k10_miss_no_loss_closed')}: MCP paces a deadline "
+        f"headers {c('k10_miss_headers_1_byte_closed')}, no loss {c('k10_miss_no_loss_closed')}, the three of *all* "
+        f"together {c('k10_miss_all_closed')} ({n['k10_miss_all']:.1f}%): MCP paces a deadline "
         f"flow at exactly the rate its payload needs, so whatever delays it, the headers on the wire or what the "
         f"lower classes keep at the ports (the shared buffer's drops, a packet of theirs on the wire), makes a flow "
         f"with no slack late. The first window changes nothing ({n['k10_miss_first_window_70']:.1f}%): deadline "
