@@ -13,8 +13,9 @@
 #               (6.3 minutes of CPU; 12 minutes on the shared 2 cores at load 8-9, a rebuild of the
 #               packet crate included)
 #   make repro-karuna release build, then Karuna and PIAS (docs/reproductions/karuna.md) at flow and
-#               packet level (about 7.5 minutes of CPU with Fig. 2's burst and DCTCP variants;
-#               19 minutes on the shared 2 cores at load 15-22)
+#               packet level, with the one-change runs that split each packet/flow gap
+#               (examples/reproductions/karuna/split.py): 31 minutes on the shared 2 cores at load 7-16,
+#               the split 11 of them
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
@@ -104,7 +105,8 @@ repro-tafe: $(VENV)/.installed-dev
 
 # Karuna's motivation, headline and starvation case (docs/reproductions/karuna.md):
 # release build, both experiment files, the cases built in the script, the packet-level runs
-# with PIAS against DCTCP (examples/reproductions/karuna/packet.py), the page.
+# with PIAS against DCTCP (examples/reproductions/karuna/packet.py), the one-change runs that split
+# the gaps (split.py), the page.
 repro-karuna: $(VENV)/.installed-dev
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/karuna/regenerate.py
