@@ -446,10 +446,11 @@ def measured(s: dict[str, Any]) -> dict[str, str]:
     return {
         "fig1": (f"At packet level (\"Fig. 1, split\" above) SJF in strict classes still misses "
                  f"{g['NIC unbounded']:.0%} of the 13 KB deadline flows; the misses come with the sender's NIC, "
-                 f"the one queue on two hosts of one rate, when it does not keep the classes apart: "
+                 f"the one queue on two hosts of one rate, when it neither keeps the classes apart nor marks: "
                  f"{g['NIC FIFO']:.0%} with the NIC one FIFO (the priorities at the switch only), "
                  f"{g['NIC 100 packets']:.1%} with a 100-packet drop-tail NIC, {g['ns-3 NIC']:.1%} as ns-3's "
-                 f"default device; what the paper's NIC did the seed does not say."),
+                 f"default device, {g['NIC FIFO, ECN 20']:.0%} with a FIFO marking ECN at 20 packets; what the "
+                 f"paper's NIC did the seed does not say."),
         "fig2": (f"One change at a time of the transport and the queues at packet level (first window, headers, "
                  f"ECN threshold, loss, the NIC, the RTT; \"Fig. 2, split\" above) gives "
                  f"{moved.min():.2f}x to {moved.max():.2f}x: none is the gap."),
