@@ -602,9 +602,14 @@ pub(crate) mod tests {
         // packets counts them all (the third is marked).
         let mut p = Port::new(1e9, 0, None, Some(Limit::Packets(2)), false);
         p.one_fifo = true;
-        let admits: Vec<Admit> = [7, 0, 3].iter().map(|&c| p.admit(pkt(c, 1000, true))).collect();
+        let admits: Vec<Admit> = [7, 0, 3]
+            .iter()
+            .map(|&c| p.admit(pkt(c, 1000, true)))
+            .collect();
         assert_eq!(admits, vec![Admit::Queued, Admit::Queued, Admit::Marked]);
-        let order: Vec<(u8, bool)> = std::iter::from_fn(|| p.pop()).map(|x| (x.class, x.ce)).collect();
+        let order: Vec<(u8, bool)> = std::iter::from_fn(|| p.pop())
+            .map(|x| (x.class, x.ce))
+            .collect();
         assert_eq!(order, vec![(7, false), (0, false), (3, true)]);
         assert_eq!((p.queued_bytes(), p.stats.class_payload[7]), (0, 960));
     }
