@@ -374,7 +374,8 @@ def motivation_section(s: dict[str, Any]) -> str:
     out.append(fig2_note(s))
     out.append(f"**Fig. 1, split** (`split.py`, {s['fig1']['seconds']:.0f} s): SJF's deadline miss rate (10 ms deadlines, "
                f"2% of each link, seeds {', '.join(map(str, FIG1_SEEDS))}, in brackets the runs' timeouts) with the NIC "
-               f"as above, drop-tail at 100 packets (`host_queue=droptail:100`), as one FIFO (`host_prio=fifo`: priorities at the switch only) and as ns-3's default device "
+               f"as above, drop-tail at 100 packets (`host_queue=droptail:100`), as one FIFO (`host_prio=fifo`: "
+               f"priorities at the switch only) and as ns-3's default device "
                f"(one FIFO of 100 packets, drop-tail, no marks: `host_prio=fifo,host_queue=droptail:100`), and one FIFO "
                f"marking ECN at 20 packets as the switch port does (`host_prio=fifo,host_queue=ecn:20`):\n")
     out.append(fig1_table(s["fig1"]) + "\n")
@@ -404,7 +405,8 @@ def fig2_note(s: dict[str, Any]) -> str:
             f"{fifo['p0'] / MS:.0f} ms at 0% already (DCTCP's windows grow unmarked in it) and the deadline flows "
             f"add little ({fifo['ratio']:.2f}x; {fifo['miss']:.0%} of them late); as ns-3's default device (one FIFO "
             f"of 100 packets, which drops) the tails are {ns3['p0'] / MS:.1f} ms at 0% and {ns3['p8'] / MS:.1f} ms at 8%, "
-            f"and they move from seed to seed far more than with the deadline share ({ns3['ratio']:.2f}x [" + ", ".join(f"{x:.2f}" for x in ns3["per_seed"])
+            f"and they move from seed to seed far more than with the deadline share ({ns3['ratio']:.2f}x ["
+            + ", ".join(f"{x:.2f}" for x in ns3["per_seed"])
             + "]). So on these runs the transport's parameters and the queues do not make Fig. 2's gap; the one model "
             "difference measured to reach the paper's size is the deadline flows' arrivals in bursts (the table "
             "before this one), whose size the seed does not give.\n")
@@ -433,7 +435,8 @@ def fig1_note(s: dict[str, Any]) -> str:
             f"{g.loc[(small, 'NIC FIFO, ECN 20')]:.1%}. The largest, "
             f"{m13[best]:.1%} ({best}), is {'within' if within else 'not within'} 1.5x of the paper's 40%: "
             f"the paper's misses need the deadline flows to queue behind the background's unmarked windows at the "
-            f"sender, which the NIC's own strict classes prevent, and so do ECN marks at a FIFO NIC. What the paper's hosts did the seed does not say; "
+            f"sender, which the NIC's own strict classes prevent, and so do ECN marks at a FIFO NIC. What the "
+            f"paper's hosts did the seed does not say; "
             f"these runs measure the size of that model difference, the NIC's queue, not that it was the paper's.\n")
 
 
