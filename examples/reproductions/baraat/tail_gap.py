@@ -41,6 +41,9 @@ paper)|``; negative: the cell moved away)::
     python examples/reproductions/baraat/tail_gap.py --sizes bing --settings base rounds=10
     python examples/reproductions/baraat/tail_gap.py --settings base tasks=10000
     python examples/reproductions/baraat/tail_gap.py --settings base remote=1 even=1
+    python examples/reproductions/baraat/tail_gap.py --settings base load=0.4 agg=1,load=0.4
+    python examples/reproductions/baraat/tail_gap.py --sizes bing --lcf --settings base rounds=10
+    python examples/reproductions/baraat/tail_gap.py --sizes bing --settings agg=1 agg=1,load=0.6 --link
 """
 
 from __future__ import annotations
