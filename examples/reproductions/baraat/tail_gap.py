@@ -270,8 +270,10 @@ def main() -> int:
     ap.add_argument("--seeds", nargs="+", type=int, default=[2014, 2015])
     ap.add_argument("--settings", nargs="+", default=["base", "agg=1"],
                     help="settings to run, the first the base the others are compared with: base (as "
-                         "table4.toml), or comma-separated agg=N, rounds=N, tasks=N, load=X")  # fmt: skip
-    ap.add_argument("--link", action="store_true", help="also run fifo-lm:mux=link (slow)")
+                         "table4.toml), or comma-separated agg=N, rounds=N, tasks=N, load=X, remote=1, "
+                         "even=1")  # fmt: skip
+    ap.add_argument("--link", action="store_true",
+                    help="also run fifo-lm:mux=link (minutes a point on table4.toml's tasks)")
     ap.add_argument("--lcf", action="store_true", help="run lcf (smallest task first on its whole size, "
                     "known up front: the paper's STF) in stf's place")  # fmt: skip
     args = ap.parse_args()
