@@ -710,9 +710,9 @@ completion times, of 12 a workload, as run 6 on Bing, 3 on analytics and 10 on u
   against `fair`, -5% / -10% / 17% against `srpt`, -4% / -10% / 4% against `stf` and 0% / 2% / 5%
   against `fifo` (`remote=1`: 18% / 11% / 23%, -6% / -8% / 18%, -5% / -8% / 5%, 0% / 2% / 5%),
   8 cells too; on analytics the two are identical to the cell, on uniform tasks `load=0.4` gives
-  24% / 38% / 40% against `fair` (the paper 7% / 37% / 40%) and -1% / 2% / 17% against `stf`. It is the lighter load at the
-  aggregators, as on the uniform row (below): a ToR downlink carries 40 aggregators' tasks, each
-  at most 1 Gbit/s, and binds only while more than 20 of them are busy.
+  24% / 38% / 40% against `fair` (the paper 7% / 37% / 40%) and -1% / 2% / 17% against `stf`. It
+  is the lighter load at the aggregators, as on the uniform row (below): a ToR downlink carries 40
+  aggregators' tasks, each at most 1 Gbit/s, and binds only while more than 20 of them are busy.
 - **Both: many tasks through an aggregator at a light load** (`agg=1,load=0.4`: 250 tasks an
   aggregator, its downlink at 0.4). On Bing the medians come as with `load=0.4` (-6% and -5%
   against `srpt` and `stf`, 20% against `fair`) but the tails do not build (p95 -17% against both,
@@ -727,7 +727,7 @@ completion times, of 12 a workload, as run 6 on Bing, 3 on analytics and 10 on u
   which FIFO-LM's median gains on FIFO's, within 1.5x of the paper's (as ratios 0.79 against
   0.72); its p95 and p99 do not (the heavy tasks, slowed by the sharing, make the tail), and
   against `fair`, `srpt` and `stf` it is -100% / 16% / 36%, -660% / -78% / 27% and -645% / -102% /
-  14%, the medians as far off as with `mux=next`. At load 0.6 (`agg=1,load=0.6`) 43% / -11% / -24%
+  14%, the medians nearly as far off as with `mux=next`. At load 0.6 (`agg=1,load=0.6`) 43% / -11% / -24%
   on `fifo`, at 0.9 8% / 1% / 5%, with `agg=2` 11% / 0% / -6%, with `agg=4` 3% / -3% / 5%, with
   `agg=1,load=0.4` -0% / -8% / -31%. On analytics with `agg=1` 13% / 68% / 71% on `fifo` (the
   paper 94% / 93% / 84%; `mux=next` 3% / 66% / 71%), with `agg=1,load=0.4` 5% / 88% / 87%, and
