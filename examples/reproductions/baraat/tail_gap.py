@@ -16,7 +16,9 @@ table4.toml's tasks):
   0.8 on average (the generator's definition, "the average load of bottlenecked network links",
   on the links that now bottleneck). ``agg=1``: one aggregator per rack ("the aggregator queries
   all other nodes in the rack", Baraat 5.2, read as a rack's aggregator), 250 tasks each;
-  ``agg=4``: 62.5 each.
+  ``agg=4``: 62.5 each. With ``hot=F`` (``agg=1,hot=0.3``) only a share ``F`` of the tasks is
+  moved (hot aggregators loaded 0.8), the rest stay at their drawn hosts, nearly idle: a few
+  loaded bottlenecks among many light ones.
 - ``rounds=K`` (Bing): a heavy task (flows above 40 KB) is ``K`` rounds one after another of its
   40 flows, each round a ``1 / K`` share: the same bytes on the same pairs, heavier by more
   responses or iterations (Baraat 2.1: "due to the variability in the number of the responses or
@@ -44,6 +46,7 @@ paper)|``; negative: the cell moved away)::
     python examples/reproductions/baraat/tail_gap.py --settings base load=0.4 agg=1,load=0.4
     python examples/reproductions/baraat/tail_gap.py --sizes bing --lcf --settings base rounds=10
     python examples/reproductions/baraat/tail_gap.py --sizes bing --settings agg=1 agg=1,load=0.6 --link
+    python examples/reproductions/baraat/tail_gap.py --sizes bing analytics --settings base agg=1,hot=0.3
 """
 
 from __future__ import annotations
@@ -76,23 +79,28 @@ TABLE4 = {
 GAP = 1.5
 
 
-def concentrate(w: coflowkit.Workload, per_rack: int, load: float) -> coflowkit.Workload:
+def concentrate(w: coflowkit.Workload, per_rack: int, load: float, hot: float = 1.0) -> coflowkit.Workload:
     """Each task's aggregator moved to host ``rack * HOSTS + (index % per_rack)`` of its rack (swapped
     with the host there, which becomes the task's worker), arrivals scaled to ``load`` on the
-    aggregators' downlinks (their mean over the span of arrivals)."""
+    aggregators' downlinks (their mean over the span of arrivals). With ``hot < 1`` only that share
+    of the tasks (every task whose id's hash falls under it) is moved, and the load is the moved
+    aggregators'; the other tasks stay at their drawn hosts, nearly idle."""
     table = workload_to_table(w)
     cols = w.columns()
+    task = np.asarray(cols["coflow_id"]).astype(np.int64)
     src = np.asarray(cols["src"]).astype(np.int64)
     dst = np.asarray(cols["dst"]).astype(np.int64)
     size = np.asarray(cols["bytes"]).astype(np.float64)
     arrival = np.asarray(cols["arrival_ns"]).astype(np.int64)
+    moved = (task * 2654435761 % 2**32) / 2**32 < hot
     # Single-stage: every flow of a task ends at its aggregator.
-    new_agg = dst // HOSTS * HOSTS + dst % HOSTS % per_rack
+    new_agg = np.where(moved, dst // HOSTS * HOSTS + dst % HOSTS % per_rack, dst)
     src = np.where(src == new_agg, dst, src)
     dst = new_agg
     span_s = (arrival.max() - arrival.min()) / 1e9
     down = np.bincount(dst, weights=size * 8.0) / (HOST_BPS * span_s)
-    factor = down[down > 0].mean() / load
+    hot_hosts = np.unique(dst[moved])
+    factor = down[hot_hosts].mean() / load
     start = arrival.min()
     arrival = start + np.round((arrival - start) * factor).astype(np.int64)
     for name, values, kind in (("src", src, pa.uint32()), ("dst", dst, pa.uint32()),
@@ -178,15 +186,15 @@ def sharing(w: coflowkit.Workload, fair) -> tuple[float, float, int]:
 
 
 def parse(setting: str) -> dict[str, float]:
-    """``base`` or ``agg=1,tasks=10000,...`` as a dict (keys: agg, rounds, tasks, load, remote, even)."""
+    """``base`` or ``agg=1,tasks=10000,...`` as a dict (keys: agg, hot, rounds, tasks, load, remote, even)."""
     out: dict[str, float] = {}
     for part in setting.split(","):
         if part == "base":
             continue
         key, _, value = part.partition("=")
-        if key not in ("agg", "rounds", "tasks", "load", "remote", "even") or not value:
-            raise SystemExit(f"tail_gap.py: setting {setting!r}: {part!r} is not agg=N, rounds=N, tasks=N, load=X, "
-                             "remote=1 or even=1")
+        if key not in ("agg", "hot", "rounds", "tasks", "load", "remote", "even") or not value:
+            raise SystemExit(f"tail_gap.py: setting {setting!r}: {part!r} is not agg=N, hot=F, rounds=N, tasks=N, "
+                             "load=X, remote=1 or even=1")
         out[key] = float(value)
     return out
 
@@ -203,7 +211,7 @@ def run(sizes: str, seeds: list[int], setting: str, link: bool) -> dict[str, dic
         w = coflowkit.generate("baraat", seed=seed, load=load, workflow="single-stage", n_tasks=tasks,
                                pods=PODS, racks_per_pod=RACKS, hosts_per_rack=HOSTS, sizes=sizes)  # fmt: skip
         if "agg" in opts:
-            w = concentrate(w, int(opts["agg"]), load)
+            w = concentrate(w, int(opts["agg"]), load, opts.get("hot", 1.0))
         if opts.get("remote"):
             w = remote(w, load)
         if opts.get("even"):
@@ -270,8 +278,8 @@ def main() -> int:
     ap.add_argument("--seeds", nargs="+", type=int, default=[2014, 2015])
     ap.add_argument("--settings", nargs="+", default=["base", "agg=1"],
                     help="settings to run, the first the base the others are compared with: base (as "
-                         "table4.toml), or comma-separated agg=N, rounds=N, tasks=N, load=X, remote=1, "
-                         "even=1")  # fmt: skip
+                         "table4.toml), or comma-separated agg=N, hot=F, rounds=N, tasks=N, load=X, "
+                         "remote=1, even=1")  # fmt: skip
     ap.add_argument("--link", action="store_true",
                     help="also run fifo-lm:mux=link (minutes a point on table4.toml's tasks)")
     ap.add_argument("--lcf", action="store_true", help="run lcf (smallest task first on its whole size, "
