@@ -1347,8 +1347,8 @@ impl TaskOrders {
         // The stretch that holds position `k` below, and where it starts.
         let (mut s, mut s_start) = (0, 0);
         let mut i = 0;
-        // Debug builds walk a chunk with stretches flow by flow too, every
-        // other round, so that the reference suite checks both walks.
+        // Debug builds walk a chunk with stretches by the scan below too,
+        // every other round, so that the reference suite checks both walks.
         let segs = if cfg!(debug_assertions) && self.round.is_multiple_of(2) {
             &[][..]
         } else {
