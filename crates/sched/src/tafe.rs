@@ -151,7 +151,7 @@
 //! guess), and only then the run that holds it (most are a flow alone or
 //! exact ties, in index order), not a run's end and two looks with a
 //! branch each at every flow. On FB2010 an event scans ~1,670 flows so
-//! and finds the ~110 it serves: 1.02-1.09x side by side (cut200
+//! and finds the ~110 it serves: 1.02-1.16x side by side (cut200
 //! instructions -0.6%, cut80 +7%; docs/benchmarks.md command 128); a flow
 //! scanned still costs ~3 ns. Debug builds walk chunks with stretches this
 //! way every other round, and check that each flow passed crosses a full
