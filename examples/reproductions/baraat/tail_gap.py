@@ -79,6 +79,18 @@ TABLE4 = {
 GAP = 1.5
 
 
+def _flows(w: coflowkit.Workload) -> tuple[np.ndarray, ...]:
+    """The flows' task, sender, receiver, bytes (as floats, for loads) and arrival (ns)."""
+    cols = w.columns()
+    return (
+        np.asarray(cols["coflow_id"]).astype(np.int64),
+        np.asarray(cols["src"]).astype(np.int64),
+        np.asarray(cols["dst"]).astype(np.int64),
+        np.asarray(cols["bytes"]).astype(np.float64),
+        np.asarray(cols["arrival_ns"]).astype(np.int64),
+    )
+
+
 def concentrate(w: coflowkit.Workload, per_rack: int, load: float, hot: float = 1.0) -> coflowkit.Workload:
     """Each task's aggregator moved to host ``rack * HOSTS + (index % per_rack)`` of its rack (swapped
     with the host there, which becomes the task's worker), arrivals scaled to ``load`` on the
@@ -86,12 +98,7 @@ def concentrate(w: coflowkit.Workload, per_rack: int, load: float, hot: float = 
     of the tasks (every task whose id's hash falls under it) is moved, and the load is the moved
     aggregators'; the other tasks stay at their drawn hosts, nearly idle."""
     table = workload_to_table(w)
-    cols = w.columns()
-    task = np.asarray(cols["coflow_id"]).astype(np.int64)
-    src = np.asarray(cols["src"]).astype(np.int64)
-    dst = np.asarray(cols["dst"]).astype(np.int64)
-    size = np.asarray(cols["bytes"]).astype(np.float64)
-    arrival = np.asarray(cols["arrival_ns"]).astype(np.int64)
+    task, src, dst, size, arrival = _flows(w)
     moved = (task * 2654435761 % 2**32) / 2**32 < hot
     # Single-stage: every flow of a task ends at its aggregator.
     new_agg = np.where(moved, dst // HOSTS * HOSTS + dst % HOSTS % per_rack, dst)
@@ -138,11 +145,7 @@ def remote(w: coflowkit.Workload, load: float) -> coflowkit.Workload:
     that the ToR downlinks, the most loaded class now (40 aggregators behind 20 Gbit/s), are loaded
     ``load`` on average."""
     table = workload_to_table(w)
-    cols = w.columns()
-    src = np.asarray(cols["src"]).astype(np.int64)
-    dst = np.asarray(cols["dst"]).astype(np.int64)
-    size = np.asarray(cols["bytes"]).astype(np.float64)
-    arrival = np.asarray(cols["arrival_ns"]).astype(np.int64)
+    _, src, dst, size, arrival = _flows(w)
     rack = dst // HOSTS
     nxt = rack // RACKS * RACKS + (rack % RACKS + 1) % RACKS
     src = np.where(src // HOSTS == rack, nxt * HOSTS + src % HOSTS, nxt * HOSTS + dst % HOSTS)
