@@ -55,7 +55,25 @@ pub(super) struct RatedScratch {
     /// Per row and column: whether the rates of its groups may have moved.
     row_moved: Vec<bool>,
     col_moved_any: Vec<bool>,
+    /// With one solve, the cells whose two ends' excess levels both moved
+    /// that may move (see `PortServer::flipped`): (row, column), sorted.
+    flipped: Vec<(u32, u32)>,
+    /// Scratch of `flipped`: the moved rows' and columns' spans (lower,
+    /// higher level, row or `COL_TAG | column`), and those open in its
+    /// sweep.
+    spans: Vec<(f64, f64, u32)>,
+    open_rows: Vec<(f64, u32)>,
+    open_cols: Vec<(f64, u32)>,
+    /// Columns with room whose excess level did not move, by that level
+    /// (level, column).
+    still_room: Vec<(f64, u32)>,
+    /// Scratch: the columns with room one moved row visits, in column
+    /// order.
+    row_cols: Vec<u32>,
 }
+
+/// Marks a column in `RatedScratch::spans`.
+const COL_TAG: u32 = 1 << 31;
 
 /// A slot whose rate or way of getting it moves (big switch): its new
 /// per-flow rate (bits/s) and mode ([`SOLO_RATE`], [`ROW_GROUP`], ...).
@@ -153,7 +171,10 @@ impl PortServer {
     /// and the excess levels count only when both are above 0 (the excess
     /// is their minimum). So a cell is looked at if its row's or column's
     /// pass-1 level moved, or one end's excess level moved while the other
-    /// end has room (an excess level above 0 now or before).
+    /// end has room (an excess level above 0 now or before); with one
+    /// solve, a cell whose two ends' levels both moved only if
+    /// [`Self::flipped`] lists it (a debug check visits the others and
+    /// asserts that none moves).
     /// Returns false if nothing the coflow's rates depend on moved (its
     /// cells, solves, levels and queues are as when last applied): its
     /// groups' and senders' rates are then unchanged too.
@@ -273,8 +294,17 @@ impl PortServer {
         // `(0, d)`: its cells at `lr <= lc` stay in the row's excess group,
         // the others in its mirrored level group of their column's level.)
         let span_free = single;
+        // With one solve, a moved row visits only the columns that
+        // `flipped` and `still_room` list (below); built only if some row
+        // not re-solved has moved.
+        let sweep =
+            single && !strict && !all && (0..n_rows).any(|r| !co.row_dirty[r] && up_moved(r));
+        if sweep {
+            self.flipped(cfg, co, sc);
+        }
         let co_ref = &*co;
         let mut reached = std::mem::take(&mut sc.cols_reached);
+        let mut row_cols = std::mem::take(&mut sc.row_cols);
         let sc_ref = &*sc;
         let visit = |r: usize, j: usize, todo: &mut Vec<Rerate>| {
             let (co, sc) = (co_ref, sc_ref);
@@ -387,6 +417,31 @@ impl PortServer {
         let mut lists = [(0.0f64, 0u32, 0u32); REACHED_LISTS];
         let mut n_lists = 0;
         reached.clear();
+        let mut at_flip = 0;
+        // Debug: the columns `slow` (today's test, cell by cell) lists for
+        // row `r` and the sweep left out move nothing, and those it lists
+        // are among them, in their order.
+        #[cfg(debug_assertions)]
+        let left_out = |r: usize, slow: &[u32], fast: &[u32]| {
+            let mut k = 0;
+            for &j in slow {
+                if k < fast.len() && fast[k] == j {
+                    k += 1;
+                    continue;
+                }
+                let mut probe = vec![];
+                visit(r, j as usize, &mut probe);
+                assert!(
+                    probe.is_empty(),
+                    "cell ({r}, {j}) left out by the sweep moves: {probe:?}"
+                );
+            }
+            assert_eq!(
+                k,
+                fast.len(),
+                "row {r}: the sweep's columns {fast:?} within {slow:?}"
+            );
+        };
         for r in 0..n_rows {
             let row_moved = up_moved(r);
             let up_room = !strict && self.room_up[co_ref.pieces[r].host as usize];
@@ -427,7 +482,58 @@ impl PortServer {
                     visit(r, j, todo);
                 }
             }
-            if row_moved {
+            // This row's cells whose two ends' excess levels moved and may
+            // move (`flipped`, by column).
+            let flips = if sweep && row_moved {
+                while at_flip < sc_ref.flipped.len() && (sc_ref.flipped[at_flip].0 as usize) < r {
+                    at_flip += 1;
+                }
+                let start = at_flip;
+                while at_flip < sc_ref.flipped.len() && sc_ref.flipped[at_flip].0 as usize == r {
+                    at_flip += 1;
+                }
+                &sc_ref.flipped[start..at_flip]
+            } else {
+                &[]
+            };
+            if sweep && row_moved {
+                // The columns with room the loop below visits: those whose
+                // level moved, if `flipped` lists them, and the others whose
+                // level is within `up_span` (`up_reaches`), in column order.
+                let (lo, hi) = up_span;
+                let still = &sc_ref.still_room;
+                let a = still.partition_point(|x| x.0 < lo);
+                let b = if lo > 0.0 {
+                    a + still[a..].partition_point(|x| x.0 <= hi)
+                } else {
+                    still.len()
+                };
+                row_cols.clear();
+                row_cols.extend(
+                    flips
+                        .iter()
+                        .filter(|x| sc_ref.col_room[x.1 as usize])
+                        .map(|x| x.1),
+                );
+                row_cols.extend(still[a..b].iter().map(|x| x.1));
+                row_cols.sort_unstable();
+                #[cfg(debug_assertions)]
+                {
+                    let slow: Vec<u32> = sc_ref
+                        .cols_room
+                        .iter()
+                        .copied()
+                        .filter(|&j| {
+                            sc_ref.col_moved[j as usize]
+                                || up_reaches(up_span.0, up_span.1, j as usize)
+                        })
+                        .collect();
+                    left_out(r, &slow, &row_cols);
+                }
+                for &j in &row_cols {
+                    visit(r, j as usize, todo);
+                }
+            } else if row_moved {
                 for &j in &sc_ref.cols_room {
                     let j = j as usize;
                     if sc_ref.col_moved[j] || up_reaches(up_span.0, up_span.1, j) {
@@ -477,6 +583,30 @@ impl PortServer {
                 for &j in reached {
                     visit(r, j as usize, todo);
                 }
+            } else if up_room && sweep {
+                // (`row_moved`: the columns without room whose level moved,
+                // if `flipped` lists them.)
+                let mut fast = flips
+                    .iter()
+                    .map(|x| x.1)
+                    .filter(|&j| !sc_ref.col_room[j as usize]);
+                #[cfg(debug_assertions)]
+                {
+                    let slow: Vec<u32> = sc_ref
+                        .cols_moved
+                        .iter()
+                        .copied()
+                        .filter(|&j| {
+                            !(row_moved && sc_ref.col_room[j as usize])
+                                && excess_reaches(row_moved, up_span, up_room, up, j as usize)
+                        })
+                        .collect();
+                    let listed: Vec<u32> = fast.clone().collect();
+                    left_out(r, &slow, &listed);
+                }
+                for j in &mut fast {
+                    visit(r, j as usize, todo);
+                }
             } else if up_room {
                 for &j in &sc_ref.cols_moved {
                     // (Those with room were just looked at if the row moved.)
@@ -489,11 +619,114 @@ impl PortServer {
             }
         }
         sc.cols_reached = reached;
+        sc.row_cols = row_cols;
         co.all_dirty = false;
         co.resolved = false;
         co.row_dirty.iter_mut().for_each(|d| *d = false);
         co.col_dirty.iter_mut().for_each(|d| *d = false);
         true
+    }
+
+    /// With one solve, lists in `sc.flipped` (sorted) the cells of `co`
+    /// whose two ends' excess levels both moved (rows not re-solved, columns
+    /// in `sc.cols_moved`) and whose rate or mode may move, and in
+    /// `sc.still_room` the columns with room whose level stayed, by it.
+    /// Such a cell's rate is its group's and its mode depends on the two
+    /// levels `up` and `down` only through whether `min(up, down)` is 0 and
+    /// how `up` compares with `down` (`rated`'s `visit`): it moves only if
+    /// an end's level moved to or from 0 (all its row's or column's such
+    /// cells are listed), or the spans `[lo, hi]` of the two levels before
+    /// and now meet (else one end stays above the other). Those meeting are
+    /// found by a sweep of the spans by `lo`, in
+    /// O((R + C) log (R + C) + listed).
+    fn flipped(&self, cfg: &AaloConfig, co: &Co, sc: &mut RatedScratch) {
+        let RatedScratch {
+            flipped,
+            spans,
+            open_rows,
+            open_cols,
+            still_room,
+            cols_room,
+            cols_moved,
+            col_moved,
+            ..
+        } = sc;
+        let n = self.n;
+        flipped.clear();
+        spans.clear();
+        // A moved row's sender's levels before and now (0 ahead of the
+        // queues, as `rated` reads them).
+        let row_levels = |r: usize| {
+            let h = co.pieces[r].host as usize;
+            if !self.moved_up[h] || co.row_dirty[r] {
+                None
+            } else if co.pieces[r].tier == cfg.ahead() {
+                Some((0.0, 0.0))
+            } else {
+                Some((self.old_level[h], self.level_up[h]))
+            }
+        };
+        for r in 0..co.pieces.len() {
+            let Some((u0, u1)) = row_levels(r) else {
+                continue;
+            };
+            if (u0 == 0.0) != (u1 == 0.0) {
+                flipped.extend(cols_moved.iter().map(|&j| (r as u32, j)));
+            } else {
+                spans.push((u0.min(u1), u0.max(u1), r as u32));
+            }
+        }
+        for &j in cols_moved.iter() {
+            let h = co.cols[j as usize] as usize;
+            let (d0, d1) = (self.old_level[n + h], self.level_down[h]);
+            if (d0 == 0.0) != (d1 == 0.0) {
+                flipped.extend(
+                    (0..co.pieces.len())
+                        .filter(|&r| row_levels(r).is_some())
+                        .map(|r| (r as u32, j)),
+                );
+            } else {
+                spans.push((d0.min(d1), d0.max(d1), COL_TAG | j));
+            }
+        }
+        if !spans.is_empty() {
+            spans.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+            open_rows.clear();
+            open_cols.clear();
+            for &(lo, hi, t) in spans.iter() {
+                let (is_col, i) = (t & COL_TAG != 0, t & !COL_TAG);
+                let other = if is_col {
+                    &mut *open_rows
+                } else {
+                    &mut *open_cols
+                };
+                let mut k = 0;
+                while k < other.len() {
+                    if other[k].0 < lo {
+                        other.swap_remove(k);
+                    } else {
+                        let o = other[k].1;
+                        flipped.push(if is_col { (o, i) } else { (i, o) });
+                        k += 1;
+                    }
+                }
+                if is_col {
+                    open_cols.push((hi, i));
+                } else {
+                    open_rows.push((hi, i));
+                }
+            }
+        }
+        flipped.sort_unstable();
+        flipped.dedup();
+        still_room.clear();
+        still_room.extend(
+            cols_room
+                .iter()
+                .filter(|&&j| !col_moved[j as usize])
+                .map(|&j| (self.level_down[co.cols[j as usize] as usize], j)),
+        );
+        still_room.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     }
 
     /// The weighted excess level (bits/s) of a sender (`up`) or receiver for
