@@ -63,6 +63,7 @@ FIFO-LM's: the largest ratio of a slow policy's statistic to FIFO-LM's these bot
     python examples/reproductions/baraat/tail_gap.py --sizes bing analytics --settings base agg=1,hot=0.3
     python examples/reproductions/baraat/tail_gap.py --sizes bing --settings base hx=2 agg=1,hot=0.3,hx=2
     python examples/reproductions/baraat/tail_gap.py --sizes bing --seeds 2014 --no-srpt --settings two=1 top=1
+    python examples/reproductions/baraat/tail_gap.py --sizes bing --stf varys:recompute=coflow --settings base agg=1
 """
 
 from __future__ import annotations
@@ -407,6 +408,8 @@ def main() -> int:
                     help="also run fifo-lm:mux=link (minutes a point on table4.toml's tasks)")
     ap.add_argument("--lcf", action="store_true", help="run lcf (smallest task first on its whole size, "
                     "known up front: the paper's STF) in stf's place")  # fmt: skip
+    ap.add_argument("--stf", metavar="SPEC", help="run SPEC in stf's place (e.g. varys:recompute=coflow, which "
+                    "leaves bandwidth idle until the next task event), compared with the paper's STF")  # fmt: skip
     ap.add_argument("--no-srpt", action="store_true", help="leave srpt out (tens of minutes on two-stage tasks, "
                     "table4-two-stage.toml); cells then of 9")  # fmt: skip
     args = ap.parse_args()
@@ -415,6 +418,9 @@ def main() -> int:
     if args.lcf:
         OTHERS[OTHERS.index("stf")] = "lcf"
         TABLE4["lcf"] = TABLE4["stf"]
+    if args.stf:
+        OTHERS[OTHERS.index("stf")] = args.stf
+        TABLE4[args.stf] = TABLE4["stf"]
     for setting in args.settings:
         parse(setting)
     for sizes in args.sizes:
