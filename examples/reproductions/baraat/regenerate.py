@@ -811,7 +811,8 @@ heavy Bing task times its own Pareto(A) factor of mean 1; `top=1`, table4-two-st
   and the long tails against the size-based policies (the tasks a size-based order passes over)
   have the paper's shape, but the uniform row moves away (p95 49% against `stf`, the paper 1%), and
   the paper's words are the ratio of percentiles ("the 95th percentile task completion time reduces
-  by 70%"): a reading, not shown to be the paper's.
+  by 70%"): a reading, not shown to be the paper's (the bound below limits a ratio of quantiles,
+  not a task's own ratio).
 - **What a work-conserving bottleneck allows** (the script's busy-period bound, measured in every
   single-stage run above). Under a policy that keeps a task's aggregator downlink busy while it has
   bytes, the task ends by the end of that link's busy period: all tasks of `fair`, `stf`, `fifo`
