@@ -30,14 +30,28 @@ table4.toml's tasks):
   aggregators' downlinks then 0.4).
 - ``even=1``: arrivals evenly spaced over the same span, in the same order (the paper does not
   state Table 4's arrival process; its testbed's is Poisson, as ours).
-- ``tasks=N``: tasks per run (the paper's 10,000; ours 2,000); ``load=X``: the generator's load.
+- ``tasks=N``: tasks per run (the paper's 10,000; ours 2,000); ``load=X``: the generator's load (with
+  ``agg``, the moved aggregators' downlinks'; above 1 an overloaded hot spot).
+- ``hx=K`` (Bing): a heavy task's flows ``K`` times the light ones (the generator's ``bing_heavy``;
+  ours 10x): "significantly heavier" by less, so the light tasks bring more of a bottleneck's bytes.
+- ``spread=A`` (Bing): each heavy task times its own Pareto(``A``) factor of mean 1, a heavy mode
+  that is itself heavy-tailed in place of our +-10% (arrivals scaled so the load stays).
+- ``two=1``: two-stage tasks as table4-two-stage.toml's (6 mids x 40 workers, 300 tasks; run with
+  ``--no-srpt --seeds 2014``, srpt takes tens of minutes there); ``top=1``: the same with every
+  task's top aggregator the first host of its pod's top rack, "Top-level aggregators are located in
+  a separate rack, one per pod" (Baraat 5.2) read as one top aggregator a pod, arrivals scaled so
+  that its downlink is loaded 0.8 (the mids' downlinks then lightly; with ``hot=F`` only a share).
 
 For each setting it prints FIFO-LM's reductions against each policy (median / p95 / p99; ``1 -
 ours / other`` per seed, averaged, as regenerate.py does), the TCTs, how many other tasks are in
 service under ``fair`` at a task's aggregator when it arrives, and per cell the paper's ratio of
 completion times (``1 - reduction``), ours in the base and with the setting, whether it is within
 1.5x of the paper's, and the share of the gap closed (``1 - |log(new / paper)| / |log(base /
-paper)|``; negative: the cell moved away)::
+paper)|``; negative: the cell moved away). For single-stage tasks it also prints the busy-period
+bound (``busy_bound``): each quantile of the rest of the aggregator downlink's busy period from a
+task's arrival, which bounds that quantile under any policy that keeps the link busy, over
+FIFO-LM's: the largest ratio of a slow policy's statistic to FIFO-LM's these bottlenecks allow
+(the paper's STF p99 is 33x Baraat's on Bing), and the share of each policy's tasks within it::
 
     python examples/reproductions/baraat/tail_gap.py --settings base agg=1 agg=4
     python examples/reproductions/baraat/tail_gap.py --sizes bing --settings base rounds=10
@@ -47,6 +61,10 @@ paper)|``; negative: the cell moved away)::
     python examples/reproductions/baraat/tail_gap.py --sizes bing --lcf --settings base rounds=10
     python examples/reproductions/baraat/tail_gap.py --sizes bing --settings agg=1 agg=1,load=0.6 --link
     python examples/reproductions/baraat/tail_gap.py --sizes bing analytics --settings base agg=1,hot=0.3
+    python examples/reproductions/baraat/tail_gap.py --sizes bing --settings base hx=2 agg=1,hot=0.3,hx=2
+    python examples/reproductions/baraat/tail_gap.py --sizes bing --seeds 2014 --no-srpt --settings two=1 top=1
+    python examples/reproductions/baraat/tail_gap.py --sizes bing --stf varys:recompute=coflow --settings base agg=1
+    python examples/reproductions/baraat/tail_gap.py --sizes bing analytics uniform --per-task --settings base
 """
 
 from __future__ import annotations
@@ -63,6 +81,8 @@ from coflowkit.sim.trace import workload_from_table, workload_to_table
 PODS, RACKS, HOSTS = 2, 4, 40
 TOPOLOGY = f"tree:pods={PODS},racks={RACKS},hosts={HOSTS},tor_oversub=2"
 HOST_BPS = 1e9
+#: ``two=1``, ``top=1``: two-stage tasks as table4-two-stage.toml's (6 mids x 40 workers, 300 tasks).
+MIDS = 6
 OURS = "fifo-lm:threshold=p80"
 #: ``--link``: Baraat's per-link partner (4.3.1), slow (docs/schedulers.md).
 LINK = "fifo-lm:threshold=p80;mux=link"
@@ -77,6 +97,8 @@ TABLE4 = {
     "fifo": {"bing": (28, 27, 16), "analytics": (94, 93, 84), "uniform": (0, 0, 0)},
 }
 GAP = 1.5
+#: ``--per-task``: Table 4's statistics read as quantiles of each task's own reduction.
+PER_TASK = False
 
 
 def _flows(w: coflowkit.Workload) -> tuple[np.ndarray, ...]:
@@ -171,11 +193,89 @@ def even(w: coflowkit.Workload) -> coflowkit.Workload:
     return workload_from_table(table, n_hosts=w.n_hosts)
 
 
+def spread_heavy(w: coflowkit.Workload, shape: float, seed: int) -> coflowkit.Workload:
+    """Each heavy Bing task (flows above 40 KB) times its own factor, Pareto of shape ``shape`` with
+    mean 1 (minimum ``(shape - 1) / shape``), all its flows alike: a heavy mode that is itself
+    heavy-tailed (more or fewer "responses or iterations", Baraat 2.1) in place of our +-10%,
+    the heavy tasks' mean kept. Arrivals are scaled by the bytes' ratio, so the load stays."""
+    table = workload_to_table(w)
+    task, _, _, size, arrival = _flows(w)
+    heavy = size > 40_000
+    ids = np.unique(task)
+    rng = np.random.default_rng(seed)
+    xm = (shape - 1) / shape
+    factor = dict(zip(ids.tolist(), (xm * (1 + rng.pareto(shape, len(ids)))).tolist()))
+    f = np.array([factor[t] for t in task.tolist()])
+    new = np.where(heavy, np.maximum(1, np.round(size * f)), size)
+    start = arrival.min()
+    arrival = start + np.round((arrival - start) * new.sum() / size.sum()).astype(np.int64)
+    for col, values, kind in (("bytes", new, pa.uint64()), ("arrival_ns", arrival, pa.uint64())):
+        table = table.set_column(table.column_names.index(col), col, pa.array(values.astype(np.uint64), kind))
+    return workload_from_table(table, n_hosts=w.n_hosts)
+
+
+def top_one(w: coflowkit.Workload, load: float, hot: float = 1.0) -> coflowkit.Workload:
+    """Two-stage tasks: every task's top aggregator (the receiver of its group-0 mid -> top flows) moved
+    to the first host of its pod's top rack, "Top-level aggregators are located in a separate rack,
+    one per pod" (Baraat 5.2) read as one top aggregator a pod, and arrivals scaled so that those
+    hosts' downlinks are loaded ``load``; the mid aggregators' downlinks are then lightly loaded.
+    With ``hot < 1`` only that share of the tasks is moved. The top racks hold no workers or mids."""
+    table = workload_to_table(w)
+    task, src, dst, size, arrival = _flows(w)
+    group = np.asarray(w.columns()["group"]).astype(np.int64)
+    moved = ((task * 2654435761 % 2**32) / 2**32 < hot) & (group == 0)
+    dst = np.where(moved, dst // HOSTS * HOSTS, dst)
+    span_s = (arrival.max() - arrival.min()) / 1e9
+    down = np.bincount(dst, weights=size * 8.0) / (HOST_BPS * span_s)
+    factor = down[np.unique(dst[moved])].mean() / load
+    start = arrival.min()
+    arrival = start + np.round((arrival - start) * factor).astype(np.int64)
+    for col, values, kind in (("dst", dst, pa.uint32()), ("arrival_ns", arrival, pa.uint64())):
+        table = table.set_column(table.column_names.index(col), col, pa.array(values.astype(np.uint64), kind))
+    return workload_from_table(table, n_hosts=w.n_hosts)
+
+
+def busy_bound(w: coflowkit.Workload) -> dict[int, float]:
+    """Per task, the rest of the busy period of its aggregator's downlink from its arrival (s): that
+    link as one 1 Gbit/s server fed the bytes of the tasks that end there, at their arrivals. Under
+    any policy that keeps that link busy while it has work (fair, srpt, stf, fifo, fifo-lm alike)
+    a task whose only bottleneck is that link ends by then, so each quantile of this bounds that
+    quantile of any such policy's completion times: ``bound_q / fifo-lm_q`` is the largest ratio
+    of a slow policy's statistic to FIFO-LM's that these bottlenecks allow (single-stage tasks)."""
+    task, _, dst, size, arrival = _flows(w)
+    agg: dict[int, int] = {}
+    work: dict[int, float] = {}
+    start: dict[int, int] = {}
+    for t, d, b, a in zip(task.tolist(), dst.tolist(), size.tolist(), arrival.tolist()):
+        agg[t] = d
+        work[t] = work.get(t, 0.0) + b * 8.0 / HOST_BPS
+        start[t] = min(start.get(t, a), a)
+    out: dict[int, float] = {}
+    by_host: dict[int, list[int]] = {}
+    for t in sorted(agg, key=lambda t: start[t]):
+        by_host.setdefault(agg[t], []).append(t)
+    for ts in by_host.values():
+        period: list[int] = []
+        end = -math.inf
+        for t in ts:
+            a = start[t] / 1e9
+            if a >= end and period:  # the link emptied before this arrival: close the busy period
+                for u in period:
+                    out[u] = end - start[u] / 1e9
+                period = []
+            end = max(end, a) + work[t]
+            period.append(t)
+        for u in period:
+            out[u] = end - start[u] / 1e9
+    return out
+
+
 def sharing(w: coflowkit.Workload, fair) -> tuple[float, float, int]:
-    """Under ``fair``: the other tasks in service at a task's aggregator when it arrives (mean, share
-    with none), and the number of aggregators."""
+    """Under ``fair``: the other tasks in service at a task's (top) aggregator, the receiver of its
+    group-0 flows, when it arrives (mean, share with none), and the number of aggregators."""
     cols = w.columns()
-    agg = dict(zip(np.asarray(cols["coflow_id"]).tolist(), np.asarray(cols["dst"]).tolist()))
+    first = np.asarray(cols["group"]) == 0
+    agg = dict(zip(np.asarray(cols["coflow_id"])[first].tolist(), np.asarray(cols["dst"])[first].tolist()))
     arrival, finish = fair["arrival_s"].to_numpy(), fair["finish_s"].to_numpy()
     host = np.array([agg[c] for c in fair["coflow_id"].tolist()])
     order = np.argsort(arrival, kind="stable")
@@ -188,16 +288,20 @@ def sharing(w: coflowkit.Workload, fair) -> tuple[float, float, int]:
     return float(n.mean()), float(np.mean(n == 0)), len(np.unique(host))
 
 
+KEYS = ("agg", "hot", "rounds", "tasks", "load", "remote", "even", "spread", "two", "top", "hx")
+
+
 def parse(setting: str) -> dict[str, float]:
-    """``base`` or ``agg=1,tasks=10000,...`` as a dict (keys: agg, hot, rounds, tasks, load, remote, even)."""
+    """``base`` or ``agg=1,tasks=10000,...`` as a dict (keys: agg, hot, rounds, tasks, load, remote, even, spread,
+    two, top, hx)."""
     out: dict[str, float] = {}
     for part in setting.split(","):
         if part == "base":
             continue
         key, _, value = part.partition("=")
-        if key not in ("agg", "hot", "rounds", "tasks", "load", "remote", "even") or not value:
+        if key not in KEYS or not value:
             raise SystemExit(f"tail_gap.py: setting {setting!r}: {part!r} is not agg=N, hot=F, rounds=N, tasks=N, "
-                             "load=X, remote=1 or even=1")
+                             "load=X, remote=1, even=1, spread=A, two=1, top=1 or hx=K")
         out[key] = float(value)
     return out
 
@@ -206,13 +310,21 @@ def run(sizes: str, seeds: list[int], setting: str, link: bool) -> dict[str, dic
     """Reductions of FIFO-LM (and with ``link`` of its per-link variant) against each policy (3
     statistics), averaged over the seeds, %."""
     opts = parse(setting)
-    tasks, load = int(opts.get("tasks", 2000)), opts.get("load", 0.8)
+    two = bool(opts.get("two") or opts.get("top"))
+    tasks, load = int(opts.get("tasks", 300 if two else 2000)), opts.get("load", 0.8)
     ours = [OURS, LINK] if link else [OURS]
     red: dict[str, dict[str, list[list[float]]]] = {u: {o: [] for o in OTHERS} for u in ours}
     schedulers = [*ours, *OTHERS]
     for seed in seeds:
-        w = coflowkit.generate("baraat", seed=seed, load=load, workflow="single-stage", n_tasks=tasks,
-                               pods=PODS, racks_per_pod=RACKS, hosts_per_rack=HOSTS, sizes=sizes)  # fmt: skip
+        shape = {"workflow": "two-stage", "mids": MIDS} if two else {"workflow": "single-stage"}
+        if "hx" in opts:  # a heavy Bing flow hx times the light one (20 KB); ours 10x
+            shape["bing_heavy"] = int(opts["hx"] * 20_000)
+        w = coflowkit.generate("baraat", seed=seed, load=load, n_tasks=tasks, pods=PODS, racks_per_pod=RACKS,
+                               hosts_per_rack=HOSTS, sizes=sizes, **shape)  # fmt: skip
+        if "spread" in opts and sizes == "bing":
+            w = spread_heavy(w, opts["spread"], seed)
+        if opts.get("top"):
+            w = top_one(w, load, opts.get("hot", 1.0))
         if "agg" in opts:
             w = concentrate(w, int(opts["agg"]), load, opts.get("hot", 1.0))
         if opts.get("remote"):
@@ -225,8 +337,24 @@ def run(sizes: str, seeds: list[int], setting: str, link: bool) -> dict[str, dic
         cct = {s: r.coflows(s)["cct_s"].to_numpy() for s in schedulers}
         for u in ours:
             for o in OTHERS:
-                red[u][o].append([100 * (1 - np.quantile(cct[u], q) / np.quantile(cct[o], q)) for q in QUANTILES])
+                if PER_TASK:  # quantiles of each task's own reduction, tasks matched by id
+                    mine, other = (r.coflows(x).sort_values("coflow_id")["cct_s"].to_numpy() for x in (u, o))
+                    red[u][o].append([100 * np.quantile(1 - mine / other, q) for q in QUANTILES])
+                else:
+                    red[u][o].append([100 * (1 - np.quantile(cct[u], q) / np.quantile(cct[o], q)) for q in QUANTILES])
         mean, none, n_agg = sharing(w, r.coflows("fair"))
+        if not two and "rounds" not in opts:
+            bound = busy_bound(w)
+            ids = r.coflows(OURS)["coflow_id"].to_numpy()
+            rest = np.array([bound[int(c)] for c in ids])
+            held = {o: float(np.mean(r.coflows(o)["cct_s"].to_numpy() <= np.array(
+                [bound[int(c)] for c in r.coflows(o)["coflow_id"].to_numpy()]) + 1e-3)) for o in OTHERS}
+            print(f"  {sizes} {setting} seed {seed}: busy-period bound at the aggregator, ms (median / p95 / p99) "
+                  + " / ".join(f"{np.quantile(rest, q) * 1e3:.1f}" for q in QUANTILES)
+                  + "; over fifo-lm's " + " / ".join(f"{np.quantile(rest, q) / np.quantile(cct[OURS], q):.2f}x"
+                                                    for q in QUANTILES)
+                  + "; tasks within it (+1 ms) " + ", ".join(f"{o} {v:.0%}" for o, v in held.items()),
+                  flush=True)  # fmt: skip
         print(f"  {sizes} {setting} seed {seed}: {n_agg} aggregators ({tasks / n_agg:.1f} tasks each), others in "
               f"service at arrival under fair {mean:.2f} (none {none:.0%}); TCT ms (median / p95 / p99): "
               + "; ".join(f"{name(s)} "
@@ -271,7 +399,7 @@ def compare(sizes: str, ours: str, base: str, setting: str, b: dict[str, np.ndar
             cells.append(f"{o} {stat}: paper {1 - p / 100:.2f}, {1 - bk / 100:.2f} -> {1 - vk / 100:.2f}"
                          f"{' (within 1.5x)' if within(p, vk) else ''}, closed {pc(closed(p, bk, vk))}")
     print(f"{sizes}: {name(ours)}, {setting} against {base} (ratios 1 - reduction): within 1.5x {n_base} -> {n_new} "
-          "of 12; " + "; ".join(cells), flush=True)  # fmt: skip
+          f"of {3 * len(OTHERS)}; " + "; ".join(cells), flush=True)  # fmt: skip
 
 
 def main() -> int:
@@ -282,15 +410,28 @@ def main() -> int:
     ap.add_argument("--settings", nargs="+", default=["base", "agg=1"],
                     help="settings to run, the first the base the others are compared with: base (as "
                          "table4.toml), or comma-separated agg=N, hot=F, rounds=N, tasks=N, load=X, "
-                         "remote=1, even=1")  # fmt: skip
+                         "remote=1, even=1, hx=K, spread=A, two=1, top=1")  # fmt: skip
     ap.add_argument("--link", action="store_true",
                     help="also run fifo-lm:mux=link (minutes a point on table4.toml's tasks)")
     ap.add_argument("--lcf", action="store_true", help="run lcf (smallest task first on its whole size, "
                     "known up front: the paper's STF) in stf's place")  # fmt: skip
+    ap.add_argument("--stf", metavar="SPEC", help="run SPEC in stf's place (e.g. varys:recompute=coflow, which "
+                    "leaves bandwidth idle until the next task event), compared with the paper's STF")  # fmt: skip
+    ap.add_argument("--per-task", action="store_true", help="reductions as quantiles of each task's own "
+                    "reduction (1 - fifo-lm's TCT / the other's), not of the ratio of the two quantiles")  # fmt: skip
+    ap.add_argument("--no-srpt", action="store_true", help="leave srpt out (tens of minutes on two-stage tasks, "
+                    "table4-two-stage.toml); cells then of 9")  # fmt: skip
     args = ap.parse_args()
+    global PER_TASK
+    PER_TASK = args.per_task
+    if args.no_srpt:
+        OTHERS.remove("srpt")
     if args.lcf:
         OTHERS[OTHERS.index("stf")] = "lcf"
         TABLE4["lcf"] = TABLE4["stf"]
+    if args.stf:
+        OTHERS[OTHERS.index("stf")] = args.stf
+        TABLE4[args.stf] = TABLE4["stf"]
     for setting in args.settings:
         parse(setting)
     for sizes in args.sizes:
