@@ -558,6 +558,10 @@ pub struct Aalo {
     /// new level.
     relabels: Vec<u128>,
     relabeled: Vec<bool>,
+    /// The columns marked in `relabeled`, in the order marked; scratch of
+    /// `apply_ports`: those and the moved columns, by column.
+    relabeled_cols: Vec<u32>,
+    level_cols: Vec<u32>,
     /// Scratch of `relabel_level_groups`: per slot of a coflow, whether it
     /// is listed to move.
     in_todo: Vec<bool>,
@@ -593,6 +597,8 @@ impl Aalo {
             excess_moved: vec![],
             relabels: vec![],
             relabeled: vec![],
+            relabeled_cols: vec![],
+            level_cols: vec![],
             in_todo: vec![],
         }
     }
