@@ -558,6 +558,13 @@ pub struct Aalo {
     /// new level.
     relabels: Vec<u128>,
     relabeled: Vec<bool>,
+    /// The columns marked in `relabeled`, in the order marked; scratch of
+    /// `apply_ports`: those and the moved columns, by column.
+    relabeled_cols: Vec<u32>,
+    level_cols: Vec<u32>,
+    /// The coflows whose started flows wait for their matrix to grow
+    /// (`Co::pending`).
+    laid_out: Vec<u32>,
     /// Scratch of `relabel_level_groups`: per slot of a coflow, whether it
     /// is listed to move.
     in_todo: Vec<bool>,
@@ -593,6 +600,9 @@ impl Aalo {
             excess_moved: vec![],
             relabels: vec![],
             relabeled: vec![],
+            relabeled_cols: vec![],
+            level_cols: vec![],
+            laid_out: vec![],
             in_todo: vec![],
         }
     }
@@ -642,6 +652,7 @@ impl Scheduler for Aalo {
         for &f in &changes.started {
             self.start_flow(&view, f, now);
         }
+        self.lay_out_started();
         if changes.resynced {
             self.resync(&view, now);
         }

@@ -181,6 +181,10 @@ pub(super) struct Co {
     /// (kept while no excess level of its ports moves).
     pub(super) excess_rows: Vec<f64>,
     pub(super) excess_of: Option<u64>,
+    /// On the big switch: the cells (row, column) of flows started in this
+    /// call whose count waits for the matrix to take its new rows and
+    /// columns (`Aalo::lay_out_started`), in start order.
+    pub(super) pending: Vec<(u32, u32)>,
 }
 
 impl Co {
@@ -397,7 +401,6 @@ impl Aalo {
                 if col == n_cols {
                     co.cols.push(dst);
                 }
-                co.matrix.grow(co.pieces.len(), co.cols.len());
             }
             co.slots.push(Slot {
                 path,
@@ -410,15 +413,22 @@ impl Aalo {
         }
         if let Some(ports) = &mut self.ports {
             let col = co.slots[s as usize].col;
-            if co.cell.len() != co.pieces.len() * co.cols.len() {
-                co.layout_cells();
+            if co.pending.is_empty() && co.cell.len() == co.pieces.len() * co.cols.len() {
+                let at = piece as usize * co.cols.len() + col as usize;
+                co.cell[at] = s;
+                co.cell_group[at] = DIRTY;
+                co.matrix.add(piece as usize, col as usize, 1, 1.0);
             } else {
-                co.cell[piece as usize * co.cols.len() + col as usize] = s;
+                // A new row or column: the matrix grows and the cells are
+                // laid out once, after this call's last start
+                // (`lay_out_started`), not at each new row and column.
+                if co.pending.is_empty() {
+                    self.laid_out.push(c as u32);
+                }
+                co.pending.push((piece, col));
             }
             co.all_dirty = true;
-            co.cell_group[piece as usize * co.cols.len() + col as usize] = DIRTY;
             let q = co.pieces[piece as usize].tier;
-            co.matrix.add(piece as usize, col as usize, 1, 1.0);
             co.version += 1;
             ports.add(q, &self.cfg, host, co.cols[col as usize], 1);
         }
@@ -438,6 +448,41 @@ impl Aalo {
             mark: 0.0,
         };
         slot.flows.push(f);
+    }
+
+    /// Grows the matrix of each coflow that took new rows or columns in
+    /// this call's starts to its size now, lays out its cells once and
+    /// adds the flows that waited (`Co::pending`), in start order. The same
+    /// matrix and cells as growing and laying out at each new row and
+    /// column: the counts and weights are whole numbers, and a layout sets
+    /// every cell from its slot, the cells of the flows started since
+    /// included (their slots are dirty).
+    pub(super) fn lay_out_started(&mut self) {
+        for &c in &self.laid_out {
+            let co = &mut self.co[c as usize];
+            co.matrix.grow(co.pieces.len(), co.cols.len());
+            co.layout_cells();
+            for &(r, j) in &co.pending {
+                co.matrix.add(r as usize, j as usize, 1, 1.0);
+            }
+            co.pending.clear();
+            #[cfg(debug_assertions)]
+            {
+                let n_cols = co.cols.len();
+                assert_eq!(co.matrix.n_rows(), co.pieces.len(), "coflow {c}'s rows");
+                assert_eq!(co.matrix.n_cols(), n_cols, "coflow {c}'s columns");
+                for (s, slot) in co.slots.iter().enumerate() {
+                    let (r, j) = (slot.piece as usize, slot.col as usize);
+                    assert_eq!(co.cell[r * n_cols + j], s as u32, "coflow {c}'s cell");
+                    assert_eq!(
+                        co.matrix.count(r, j) as usize,
+                        slot.flows.len(),
+                        "coflow {c}'s count at ({r}, {j})"
+                    );
+                }
+            }
+        }
+        self.laid_out.clear();
     }
 
     pub(super) fn finish_flow(&mut self, view: &Observed<'_>, f: FlowIdx, now: Time) {

@@ -52,9 +52,15 @@ pub(super) struct RatedScratch {
     col_room: Vec<bool>,
     /// Per column: whether its excess level moved.
     col_moved: Vec<bool>,
-    /// Per row and column: whether the rates of its groups may have moved.
+    /// Per row and column: whether the rates of its groups may have moved;
+    /// those rows and columns, in order; and whether these describe the
+    /// coflow `rated` last returned true for (not if it had no row or no
+    /// column).
     row_moved: Vec<bool>,
     col_moved_any: Vec<bool>,
+    rows_moved_at: Vec<u32>,
+    cols_moved_at: Vec<u32>,
+    moved_lists: bool,
     /// With one solve, the cells whose two ends' excess levels both moved
     /// that may move (see `PortServer::flipped`): (row, column), sorted.
     flipped: Vec<(u32, u32)>,
@@ -194,6 +200,7 @@ impl PortServer {
             || co.resolved
             || (0..n_rows).any(|r| co.row_dirty[r] || up_moved(r))
             || (0..n_cols).any(|j| co.col_dirty[j] || down_moved(j));
+        sc.moved_lists = false;
         if !moved || n_rows == 0 || n_cols == 0 {
             co.all_dirty = false;
             co.resolved = false;
@@ -279,11 +286,24 @@ impl PortServer {
         // weight times its sender's excess level, a column's and its level
         // groups' the same by its receiver).
         sc.row_moved.clear();
-        sc.row_moved
-            .extend((0..n_rows).map(|r| all || co.row_dirty[r] || up_moved(r)));
+        sc.rows_moved_at.clear();
+        for r in 0..n_rows {
+            let m = all || co.row_dirty[r] || up_moved(r);
+            sc.row_moved.push(m);
+            if m {
+                sc.rows_moved_at.push(r as u32);
+            }
+        }
         sc.col_moved_any.clear();
-        sc.col_moved_any
-            .extend((0..n_cols).map(|j| all || co.col_dirty[j] || sc.col_moved[j]));
+        sc.cols_moved_at.clear();
+        for j in 0..n_cols {
+            let m = all || co.col_dirty[j] || sc.col_moved[j];
+            sc.col_moved_any.push(m);
+            if m {
+                sc.cols_moved_at.push(j as u32);
+            }
+        }
+        sc.moved_lists = true;
         let single = co.solves.len() == 1;
         // A cell whose row did not move sees its column's excess level `d`
         // only through `min(up, d)` against 0 and `up` against `d`, and, when
@@ -1107,6 +1127,7 @@ impl Aalo {
         let co = &mut self.co[c];
         self.relabeled.clear();
         self.relabeled.resize(co.cols.len(), false);
+        self.relabeled_cols.clear();
         let moves = &mut self.relabels;
         moves.clear();
         for rr in todo.iter() {
@@ -1180,7 +1201,10 @@ impl Aalo {
                 continue;
             }
             co.level_groups[j][at].level = level;
-            self.relabeled[j] = true;
+            if !self.relabeled[j] {
+                self.relabeled[j] = true;
+                self.relabeled_cols.push(j as u32);
+            }
             if n == n_slots {
                 continue;
             }
@@ -1414,66 +1438,44 @@ impl Aalo {
             // its weighted excess level; only those whose inputs moved,
             // unless a group was taken (new, or free again) in this call.
             let co = &self.co[c];
-            let single = co.solves.len() == 1;
             let taken = self.n_groups_taken != n_taken;
             let (rows_moved, cols_moved) = (&sc.row_moved, &sc.col_moved_any);
             let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
             sets.clear();
-            let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
-            for (r, gs) in co.row_group.iter().enumerate() {
-                if gs == &[NONE; 2] || !(taken || rows_moved[r]) {
-                    continue;
+            // Walks every row and column if a group was taken (or `rated`
+            // saw no row or no column), else only the moved ones (and the
+            // relabeled columns' level groups), in the same order: the same
+            // sets.
+            let full = taken || !sc.moved_lists;
+            let mut level_cols = std::mem::take(&mut self.level_cols);
+            let walk = GroupWalk {
+                cfg: &self.cfg,
+                ports: &ports,
+                co,
+            };
+            if full {
+                walk.all(taken, rows_moved, cols_moved, &self.relabeled, &mut sets);
+            } else {
+                // The moved columns and the relabeled ones, by column.
+                level_cols.clear();
+                level_cols.extend_from_slice(&sc.cols_moved_at);
+                if !self.relabeled_cols.is_empty() {
+                    level_cols.extend_from_slice(&self.relabeled_cols);
+                    level_cols.sort_unstable();
+                    level_cols.dedup();
                 }
-                let q = co.pieces[r].tier;
-                let level = co
-                    .solves
-                    .iter()
-                    .find(|p| p.queue == q)
-                    .map_or(0.0, |p| p.row_level[r]);
-                let excess = ports.excess_level(&self.cfg, true, co.pieces[r].host, q);
-                for (k, &g) in gs.iter().enumerate() {
-                    if g != NONE {
-                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
-                    }
-                }
-            }
-            for (j, gs) in co.col_group.iter().enumerate() {
-                if gs == &[NONE; 2] || !(taken || cols_moved[j]) {
-                    continue;
-                }
-                let (level, excess) = if single {
-                    let q = co.solves[0].queue;
-                    (
-                        co.solves[0].col_level[j],
-                        ports.excess_level(&self.cfg, false, co.cols[j], q),
-                    )
-                } else {
-                    (0.0, 0.0)
-                };
-                for (k, &g) in gs.iter().enumerate() {
-                    if g != NONE {
-                        sets.push((g, finite(if k == 0 { level } else { level + excess })));
-                    }
+                walk.moved(&sc.rows_moved_at, &sc.cols_moved_at, &level_cols, &mut sets);
+                #[cfg(debug_assertions)]
+                {
+                    let mut every = vec![];
+                    walk.all(false, rows_moved, cols_moved, &self.relabeled, &mut every);
+                    let bits = |v: &[(u32, f64)]| {
+                        v.iter().map(|&(g, x)| (g, x.to_bits())).collect::<Vec<_>>()
+                    };
+                    assert_eq!(bits(&sets), bits(&every), "coflow {c}'s group rates set");
                 }
             }
-            for (j, gs) in co.level_groups.iter().enumerate() {
-                if gs.is_empty() || !(taken || cols_moved[j] || self.relabeled[j]) {
-                    continue;
-                }
-                let down = ports.level_down[co.cols[j] as usize];
-                for lg in gs {
-                    sets.push((lg.group, finite(lg.level + lg.weight * down)));
-                }
-            }
-            for (r, gs) in co.row_level_groups.iter().enumerate() {
-                if gs.is_empty() || !(taken || rows_moved[r]) {
-                    continue;
-                }
-                let up = ports.level_up[co.pieces[r].host as usize];
-                for lg in gs {
-                    sets.push((lg.group, finite(lg.level + lg.weight * up)));
-                }
-            }
+            self.level_cols = level_cols;
             for &(g, bits) in &sets {
                 self.set_group_rate(g, bits, out, now);
             }
@@ -1538,5 +1540,143 @@ impl Aalo {
         self.rerates = todo;
         self.rated_scratch = sc;
         self.ports = Some(ports);
+    }
+}
+
+/// The group rates of one coflow to set (`Aalo::apply_ports`): each row's
+/// and column's level, without and with its weighted excess level, and its
+/// level groups' (group id, rate), rows' groups by row, then columns', then
+/// the columns' level groups, then the rows' (mirrored).
+struct GroupWalk<'a> {
+    cfg: &'a AaloConfig,
+    ports: &'a PortServer,
+    co: &'a Co,
+}
+
+/// A group's rate: an infinite one (a port without a bound) as 0.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+impl GroupWalk<'_> {
+    fn row(&self, r: usize, sets: &mut Vec<(u32, f64)>) {
+        let co = self.co;
+        let gs = &co.row_group[r];
+        if gs == &[NONE; 2] {
+            return;
+        }
+        let q = co.pieces[r].tier;
+        let level = co
+            .solves
+            .iter()
+            .find(|p| p.queue == q)
+            .map_or(0.0, |p| p.row_level[r]);
+        let excess = self
+            .ports
+            .excess_level(self.cfg, true, co.pieces[r].host, q);
+        for (k, &g) in gs.iter().enumerate() {
+            if g != NONE {
+                sets.push((g, finite(if k == 0 { level } else { level + excess })));
+            }
+        }
+    }
+
+    fn col(&self, j: usize, sets: &mut Vec<(u32, f64)>) {
+        let co = self.co;
+        let gs = &co.col_group[j];
+        if gs == &[NONE; 2] {
+            return;
+        }
+        let (level, excess) = if co.solves.len() == 1 {
+            let q = co.solves[0].queue;
+            (
+                co.solves[0].col_level[j],
+                self.ports.excess_level(self.cfg, false, co.cols[j], q),
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        for (k, &g) in gs.iter().enumerate() {
+            if g != NONE {
+                sets.push((g, finite(if k == 0 { level } else { level + excess })));
+            }
+        }
+    }
+
+    fn level(&self, j: usize, sets: &mut Vec<(u32, f64)>) {
+        let gs = &self.co.level_groups[j];
+        if gs.is_empty() {
+            return;
+        }
+        let down = self.ports.level_down[self.co.cols[j] as usize];
+        for lg in gs {
+            sets.push((lg.group, finite(lg.level + lg.weight * down)));
+        }
+    }
+
+    fn row_level(&self, r: usize, sets: &mut Vec<(u32, f64)>) {
+        let gs = &self.co.row_level_groups[r];
+        if gs.is_empty() {
+            return;
+        }
+        let up = self.ports.level_up[self.co.pieces[r].host as usize];
+        for lg in gs {
+            sets.push((lg.group, finite(lg.level + lg.weight * up)));
+        }
+    }
+
+    /// Every row and column, or (`taken` false) those marked in
+    /// `rows_moved`, `cols_moved` (and `relabeled`, for the columns' level
+    /// groups).
+    fn all(
+        &self,
+        taken: bool,
+        rows_moved: &[bool],
+        cols_moved: &[bool],
+        relabeled: &[bool],
+        sets: &mut Vec<(u32, f64)>,
+    ) {
+        let (n_rows, n_cols) = (self.co.row_group.len(), self.co.col_group.len());
+        for r in 0..n_rows {
+            if taken || rows_moved[r] {
+                self.row(r, sets);
+            }
+        }
+        for j in 0..n_cols {
+            if taken || cols_moved[j] {
+                self.col(j, sets);
+            }
+        }
+        for j in 0..self.co.level_groups.len() {
+            if taken || cols_moved[j] || relabeled[j] {
+                self.level(j, sets);
+            }
+        }
+        for r in 0..self.co.row_level_groups.len() {
+            if taken || rows_moved[r] {
+                self.row_level(r, sets);
+            }
+        }
+    }
+
+    /// The rows and columns listed (each list by index; `level_cols` for
+    /// the columns' level groups).
+    fn moved(&self, rows: &[u32], cols: &[u32], level_cols: &[u32], sets: &mut Vec<(u32, f64)>) {
+        for &r in rows {
+            self.row(r as usize, sets);
+        }
+        for &j in cols {
+            self.col(j as usize, sets);
+        }
+        for &j in level_cols {
+            self.level(j as usize, sets);
+        }
+        for &r in rows {
+            self.row_level(r as usize, sets);
+        }
     }
 }
