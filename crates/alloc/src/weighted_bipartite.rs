@@ -92,8 +92,8 @@ pub struct WeightedBipartite {
     row_ties: Vec<u32>,
     col_ties: Vec<u32>,
     // The sums over the cells between the ports in play, as the latest solve
-    // with a full port took them (valid if `sums_kept`), over which lists,
-    // and the rows and columns with a cell that moved since.
+    // with a full port took them (valid if `sums_kept`), over which lists;
+    // a row or column with a cell that moved since has its mark at `epoch`.
     sums_kept: bool,
     kept_row_live: Vec<u32>,
     kept_col_live: Vec<u32>,
@@ -101,8 +101,9 @@ pub struct WeightedBipartite {
     kept_col_wl: Vec<f64>,
     kept_row_nl: Vec<u32>,
     kept_col_nl: Vec<u32>,
-    row_moved: Vec<bool>,
-    col_moved: Vec<bool>,
+    row_moved: Vec<u64>,
+    col_moved: Vec<u64>,
+    epoch: u64,
 }
 
 /// Each row's and column's weight and count summed over the cells between
@@ -189,8 +190,6 @@ impl WeightedBipartite {
         self.n_rows = nr;
         self.n_cols = nc;
         self.sums_kept = false;
-        self.row_moved.resize(nr, false);
-        self.col_moved.resize(nc, false);
     }
 
     /// Adds `count` demands of total weight `weight` to cell `(r, c)`
@@ -199,8 +198,14 @@ impl WeightedBipartite {
     pub fn add(&mut self, r: usize, c: usize, count: i64, weight: f64) {
         let (i, j) = (r * self.n_cols + c, c * self.n_rows + r);
         let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
-        self.row_moved[r] = true;
-        self.col_moved[c] = true;
+        // (Past the marks' end: grown since the sums were kept, which
+        // drops them.)
+        if let Some(m) = self.row_moved.get_mut(r) {
+            *m = self.epoch;
+        }
+        if let Some(m) = self.col_moved.get_mut(c) {
+            *m = self.epoch;
+        }
         bump(&mut self.n[i]);
         bump(&mut self.n_t[j]);
         bump(&mut self.row_n[r]);
@@ -243,10 +248,26 @@ impl WeightedBipartite {
         let same_lists = self.sums_kept
             && self.kept_row_live == self.row_live
             && self.kept_col_live == self.col_live;
-        if same_lists {
+        // Summing moved rows and moved columns apart costs more than one
+        // full pass when most of them moved.
+        let cheaper = same_lists && {
+            let (lr, lc) = (self.row_live.len(), self.col_live.len());
+            let mr = self
+                .row_live
+                .iter()
+                .filter(|&&r| self.row_moved[r as usize] == self.epoch)
+                .count();
+            let mc = self
+                .col_live
+                .iter()
+                .filter(|&&c| self.col_moved[c as usize] == self.epoch)
+                .count();
+            mr * lc + mc * lr < lr * lc
+        };
+        if cheaper {
             for &r in &self.row_live {
                 let r = r as usize;
-                if self.row_moved[r] {
+                if self.row_moved[r] == self.epoch {
                     let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
                     let (mut wl, mut nl) = (0.0, 0);
                     for &c in &self.col_live {
@@ -259,7 +280,7 @@ impl WeightedBipartite {
             }
             for &c in &self.col_live {
                 let c = c as usize;
-                if self.col_moved[c] {
+                if self.col_moved[c] == self.epoch {
                     let (w, n) = (
                         &self.w_t[c * nr..(c + 1) * nr],
                         &self.n_t[c * nr..(c + 1) * nr],
@@ -296,11 +317,12 @@ impl WeightedBipartite {
             self.kept_row_live.clone_from(&self.row_live);
             self.kept_col_live.clone_from(&self.col_live);
             self.sums_kept = true;
+            self.row_moved.resize(nr, 0);
+            self.col_moved.resize(nc, 0);
         }
-        self.row_moved.iter_mut().for_each(|m| *m = false);
-        self.col_moved.iter_mut().for_each(|m| *m = false);
+        self.epoch += 1;
         #[cfg(debug_assertions)]
-        if same_lists {
+        if cheaper {
             let (mut rw, mut rn) = (vec![0.0; nr], vec![0; nr]);
             let (mut cw, mut cn) = (vec![0.0; nc], vec![0; nc]);
             live_sums(
