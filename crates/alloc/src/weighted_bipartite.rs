@@ -17,6 +17,14 @@
 //! Liveness goes by demand counts, not by weights, so float noise in a sum
 //! of weights never keeps a port in play nor drops one.
 //!
+//! When some port is full, a solve first sums the weights over the cells
+//! between the ports in play (O(R * C)). Those sums are kept with the two
+//! lists they were taken over; the next solve over the same lists sums again
+//! only the rows and columns with a cell that moved since ([`Self::add`]),
+//! each over the same list in the same order, so every sum is the same, bit
+//! for bit, as a full one. Between solves of one coflow only a few cells
+//! move and the ports in play mostly stay, so this spares most of that work.
+//!
 //! A solve's result stays the same, bit for bit, when a port that froze
 //! nobody (level infinity) gets another capacity above what it gives away
 //! ([`WeightedBipartite::keeps`]): such a port is never picked as long as
@@ -83,6 +91,51 @@ pub struct WeightedBipartite {
     col_live: Vec<u32>,
     row_ties: Vec<u32>,
     col_ties: Vec<u32>,
+    // The sums over the cells between the ports in play, as the latest solve
+    // with a full port took them (valid if `sums_kept`), over which lists;
+    // a row or column with a cell that moved since has its mark at `epoch`.
+    sums_kept: bool,
+    kept_row_live: Vec<u32>,
+    kept_col_live: Vec<u32>,
+    kept_row_wl: Vec<f64>,
+    kept_col_wl: Vec<f64>,
+    kept_row_nl: Vec<u32>,
+    kept_col_nl: Vec<u32>,
+    row_moved: Vec<u64>,
+    col_moved: Vec<u64>,
+    epoch: u64,
+}
+
+/// Each row's and column's weight and count summed over the cells between
+/// `row_live` and `col_live` (row-major `w`, `n` with `nc` columns), into
+/// zeroed arrays. A row's sums stay in registers over its columns; a
+/// column's add up row by row in the order of `row_live`.
+#[allow(clippy::too_many_arguments)]
+fn live_sums(
+    w: &[f64],
+    n: &[u32],
+    nc: usize,
+    row_live: &[u32],
+    col_live: &[u32],
+    row_wl: &mut [f64],
+    row_nl: &mut [u32],
+    col_wl: &mut [f64],
+    col_nl: &mut [u32],
+) {
+    for &r in row_live {
+        let r = r as usize;
+        let (w, n) = (&w[r * nc..(r + 1) * nc], &n[r * nc..(r + 1) * nc]);
+        let (mut wl, mut nl) = (0.0, 0);
+        for &c in col_live {
+            let c = c as usize;
+            wl += w[c];
+            nl += n[c];
+            col_wl[c] += w[c];
+            col_nl[c] += n[c];
+        }
+        row_wl[r] = wl;
+        row_nl[r] = nl;
+    }
 }
 
 impl WeightedBipartite {
@@ -136,6 +189,7 @@ impl WeightedBipartite {
         self.col_n.resize(nc, 0);
         self.n_rows = nr;
         self.n_cols = nc;
+        self.sums_kept = false;
     }
 
     /// Adds `count` demands of total weight `weight` to cell `(r, c)`
@@ -144,6 +198,14 @@ impl WeightedBipartite {
     pub fn add(&mut self, r: usize, c: usize, count: i64, weight: f64) {
         let (i, j) = (r * self.n_cols + c, c * self.n_rows + r);
         let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
+        // (Past the marks' end: grown since the sums were kept, which
+        // drops them.)
+        if let Some(m) = self.row_moved.get_mut(r) {
+            *m = self.epoch;
+        }
+        if let Some(m) = self.col_moved.get_mut(c) {
+            *m = self.epoch;
+        }
         bump(&mut self.n[i]);
         bump(&mut self.n_t[j]);
         bump(&mut self.row_n[r]);
@@ -175,6 +237,115 @@ impl WeightedBipartite {
             && cap.iter().zip(old).enumerate().all(|(p, (&now, &was))| {
                 now == was || (level[p] == f64::INFINITY && now > used[p] + 1e-9 * was)
             })
+    }
+
+    /// Brings the kept sums to the cells between `row_live` and `col_live`:
+    /// over the lists they were taken over, only the rows and columns with a
+    /// cell that moved are summed again (in the order of a full sum, so
+    /// every sum is the same, bit for bit); over other lists, all of them.
+    fn live_sums(&mut self) {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        let same_lists = self.sums_kept
+            && self.kept_row_live == self.row_live
+            && self.kept_col_live == self.col_live;
+        // Summing moved rows and moved columns apart costs more than one
+        // full pass when most of them moved.
+        let cheaper = same_lists && {
+            let (lr, lc) = (self.row_live.len(), self.col_live.len());
+            let mr = self
+                .row_live
+                .iter()
+                .filter(|&&r| self.row_moved[r as usize] == self.epoch)
+                .count();
+            let mc = self
+                .col_live
+                .iter()
+                .filter(|&&c| self.col_moved[c as usize] == self.epoch)
+                .count();
+            mr * lc + mc * lr < lr * lc
+        };
+        if cheaper {
+            for &r in &self.row_live {
+                let r = r as usize;
+                if self.row_moved[r] == self.epoch {
+                    let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
+                    let (mut wl, mut nl) = (0.0, 0);
+                    for &c in &self.col_live {
+                        wl += w[c as usize];
+                        nl += n[c as usize];
+                    }
+                    self.kept_row_wl[r] = wl;
+                    self.kept_row_nl[r] = nl;
+                }
+            }
+            for &c in &self.col_live {
+                let c = c as usize;
+                if self.col_moved[c] == self.epoch {
+                    let (w, n) = (
+                        &self.w_t[c * nr..(c + 1) * nr],
+                        &self.n_t[c * nr..(c + 1) * nr],
+                    );
+                    let (mut wl, mut nl) = (0.0, 0);
+                    for &r in &self.row_live {
+                        wl += w[r as usize];
+                        nl += n[r as usize];
+                    }
+                    self.kept_col_wl[c] = wl;
+                    self.kept_col_nl[c] = nl;
+                }
+            }
+        } else {
+            self.kept_row_wl.clear();
+            self.kept_row_wl.resize(nr, 0.0);
+            self.kept_row_nl.clear();
+            self.kept_row_nl.resize(nr, 0);
+            self.kept_col_wl.clear();
+            self.kept_col_wl.resize(nc, 0.0);
+            self.kept_col_nl.clear();
+            self.kept_col_nl.resize(nc, 0);
+            live_sums(
+                &self.w,
+                &self.n,
+                nc,
+                &self.row_live,
+                &self.col_live,
+                &mut self.kept_row_wl,
+                &mut self.kept_row_nl,
+                &mut self.kept_col_wl,
+                &mut self.kept_col_nl,
+            );
+            self.kept_row_live.clone_from(&self.row_live);
+            self.kept_col_live.clone_from(&self.col_live);
+            self.sums_kept = true;
+            self.row_moved.resize(nr, 0);
+            self.col_moved.resize(nc, 0);
+        }
+        self.epoch += 1;
+        #[cfg(debug_assertions)]
+        if cheaper {
+            let (mut rw, mut rn) = (vec![0.0; nr], vec![0; nr]);
+            let (mut cw, mut cn) = (vec![0.0; nc], vec![0; nc]);
+            live_sums(
+                &self.w,
+                &self.n,
+                nc,
+                &self.row_live,
+                &self.col_live,
+                &mut rw,
+                &mut rn,
+                &mut cw,
+                &mut cn,
+            );
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&rw), bits(&self.kept_row_wl), "kept row weight sums");
+            assert_eq!(
+                bits(&cw),
+                bits(&self.kept_col_wl),
+                "kept column weight sums"
+            );
+            assert_eq!(rn, self.kept_row_nl, "kept row counts");
+            assert_eq!(cn, self.kept_col_nl, "kept column counts");
+        }
     }
 
     /// Fills `row_level` and `col_level` with the level each port froze at
@@ -230,37 +401,17 @@ impl WeightedBipartite {
             self.row_live.retain(|&r| row_cap[r as usize] > 0.0);
             self.col_live.retain(|&c| col_cap[c as usize] > 0.0);
         }
-        self.row_wl.clear();
-        self.row_wl.resize(nr, 0.0);
-        self.row_nl.clear();
-        self.row_nl.resize(nr, 0);
-        self.col_wl.clear();
-        self.col_wl.resize(nc, 0.0);
-        self.col_nl.clear();
-        self.col_nl.resize(nc, 0);
         if !full_rows && !full_cols {
             self.row_wl.clone_from(&self.row_w);
             self.col_wl.clone_from(&self.col_w);
             self.row_nl.clone_from(&self.row_n);
             self.col_nl.clone_from(&self.col_n);
         } else {
-            // A row's sums are kept in registers over its columns: the same
-            // additions in the same order as adding into the arrays, without
-            // a store and reload per cell.
-            for &r in &self.row_live {
-                let r = r as usize;
-                let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
-                let (mut wl, mut nl) = (0.0, 0);
-                for &c in &self.col_live {
-                    let c = c as usize;
-                    wl += w[c];
-                    nl += n[c];
-                    self.col_wl[c] += w[c];
-                    self.col_nl[c] += n[c];
-                }
-                self.row_wl[r] = wl;
-                self.row_nl[r] = nl;
-            }
+            self.live_sums();
+            self.row_wl.clone_from(&self.kept_row_wl);
+            self.col_wl.clone_from(&self.kept_col_wl);
+            self.row_nl.clone_from(&self.kept_row_nl);
+            self.col_nl.clone_from(&self.kept_col_nl);
         }
         // Every port at the lowest share freezes at once: freezing a row at
         // level L leaves a column whose share was L at L (and raises the

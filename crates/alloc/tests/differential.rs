@@ -361,3 +361,67 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// `WeightedBipartite` solved after every event (flows added and
+    /// finished, a few capacities moved, to 0 and back) sums again only the
+    /// rows and columns that moved when the ports in play stay; its result
+    /// must be that of a fresh matrix given the same history of additions
+    /// (so the same cell weights) and capacities, to the bit.
+    #[test]
+    fn weighted_bipartite_kept_sums_match_a_fresh_solve(
+        (mut row_cap, mut col_cap, events) in bipartite_events(),
+        weights in prop::collection::vec(prop_oneof![Just(1.0), Just(3.0), 0.25f64..5.0], 16),
+        recaps in prop::collection::vec(
+            prop::collection::vec(
+                (0usize..64, prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)]),
+                0..3,
+            ),
+            12,
+        ),
+    ) {
+        let (nr, nc) = (row_cap.len(), col_cap.len());
+        let mut fast = WeightedBipartite::new(nr, nc);
+        let mut live: Vec<(usize, usize, f64)> = vec![];
+        let mut history: Vec<(usize, usize, i64, f64)> = vec![];
+        let (mut rl, mut cl, mut ru, mut cu) = (vec![], vec![], vec![], vec![]);
+        let mut k = 0;
+        for (i, (added, finished)) in events.iter().enumerate() {
+            for &(r, c) in added {
+                let w = weights[k % weights.len()];
+                k += 1;
+                fast.add(r, c, 1, w);
+                history.push((r, c, 1, w));
+                live.push((r, c, w));
+            }
+            for &j in finished {
+                if !live.is_empty() {
+                    let (r, c, w) = live.swap_remove(j % live.len());
+                    fast.add(r, c, -1, -w);
+                    history.push((r, c, -1, -w));
+                }
+            }
+            for &(p, x) in &recaps[i] {
+                let p = p % (nr + nc);
+                if p < nr {
+                    row_cap[p] = x;
+                } else {
+                    col_cap[p - nr] = x;
+                }
+            }
+            fast.solve(&row_cap, &col_cap, &mut rl, &mut cl, &mut ru, &mut cu);
+            let mut scratch = WeightedBipartite::new(nr, nc);
+            for &(r, c, n, w) in &history {
+                scratch.add(r, c, n, w);
+            }
+            let (mut rl2, mut cl2, mut ru2, mut cu2) = (vec![], vec![], vec![], vec![]);
+            scratch.solve(&row_cap, &col_cap, &mut rl2, &mut cl2, &mut ru2, &mut cu2);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&rl), bits(&rl2), "row levels after event {}", i);
+            prop_assert_eq!(bits(&cl), bits(&cl2), "column levels after event {}", i);
+            prop_assert_eq!(bits(&ru), bits(&ru2), "row uses after event {}", i);
+            prop_assert_eq!(bits(&cu), bits(&cu2), "column uses after event {}", i);
+        }
+    }
+}
