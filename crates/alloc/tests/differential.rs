@@ -205,6 +205,22 @@ fn bipartite_events() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, Vec<Event>)>
     })
 }
 
+/// Per event, a few capacities moved (a port of either side, by index modulo
+/// their number; the new capacity: 0, a finite one, or 10), as a
+/// strict-priority class sees what the classes before it left.
+fn recaps() -> impl Strategy<Value = Vec<Vec<(usize, f64)>>> {
+    prop::collection::vec(
+        prop::collection::vec(
+            (
+                0usize..64,
+                prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)],
+            ),
+            0..3,
+        ),
+        12,
+    )
+}
+
 /// One event of the restart tests: `added` flows start and `finished`
 /// (indices into `live`, modulo its length) end, `fast` solves from its last
 /// solve, and its levels and capacity left must be a solve from scratch's,
@@ -286,13 +302,7 @@ proptest! {
     #[test]
     fn bipartite_restart_on_new_capacities_matches_scratch(
         (mut row_cap, mut col_cap, events) in bipartite_events(),
-        recaps in prop::collection::vec(
-            prop::collection::vec(
-                (0usize..64, prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)]),
-                0..3,
-            ),
-            12,
-        ),
+        recaps in recaps(),
     ) {
         let (nr, nc) = (row_cap.len(), col_cap.len());
         let mut fast = BipartiteMaxMin::new(nr, nc);
@@ -373,13 +383,7 @@ proptest! {
     fn weighted_bipartite_kept_sums_match_a_fresh_solve(
         (mut row_cap, mut col_cap, events) in bipartite_events(),
         weights in prop::collection::vec(prop_oneof![Just(1.0), Just(3.0), 0.25f64..5.0], 16),
-        recaps in prop::collection::vec(
-            prop::collection::vec(
-                (0usize..64, prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)]),
-                0..3,
-            ),
-            12,
-        ),
+        recaps in recaps(),
     ) {
         let (nr, nc) = (row_cap.len(), col_cap.len());
         let mut fast = WeightedBipartite::new(nr, nc);
