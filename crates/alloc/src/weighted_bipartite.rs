@@ -106,6 +106,21 @@ pub struct WeightedBipartite {
     epoch: u64,
 }
 
+/// Line `i`'s weight and count (row-major `w`, `n` with `len` cells a
+/// line) summed over the cells `others`, in their order: a row's sums over
+/// the columns in play, or, over the transposed matrix, a column's over the
+/// rows in play (the order [`live_sums`] adds a column in, so each is the
+/// same sum to the bit).
+fn line_sums(w: &[f64], n: &[u32], i: usize, len: usize, others: &[u32]) -> (f64, u32) {
+    let (w, n) = (&w[i * len..(i + 1) * len], &n[i * len..(i + 1) * len]);
+    let (mut wl, mut nl) = (0.0, 0);
+    for &j in others {
+        wl += w[j as usize];
+        nl += n[j as usize];
+    }
+    (wl, nl)
+}
+
 /// Each row's and column's weight and count summed over the cells between
 /// `row_live` and `col_live` (row-major `w`, `n` with `nc` columns), into
 /// zeroed arrays. A row's sums stay in registers over its columns; a
@@ -268,30 +283,15 @@ impl WeightedBipartite {
             for &r in &self.row_live {
                 let r = r as usize;
                 if self.row_moved[r] == self.epoch {
-                    let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
-                    let (mut wl, mut nl) = (0.0, 0);
-                    for &c in &self.col_live {
-                        wl += w[c as usize];
-                        nl += n[c as usize];
-                    }
-                    self.kept_row_wl[r] = wl;
-                    self.kept_row_nl[r] = nl;
+                    (self.kept_row_wl[r], self.kept_row_nl[r]) =
+                        line_sums(&self.w, &self.n, r, nc, &self.col_live);
                 }
             }
             for &c in &self.col_live {
                 let c = c as usize;
                 if self.col_moved[c] == self.epoch {
-                    let (w, n) = (
-                        &self.w_t[c * nr..(c + 1) * nr],
-                        &self.n_t[c * nr..(c + 1) * nr],
-                    );
-                    let (mut wl, mut nl) = (0.0, 0);
-                    for &r in &self.row_live {
-                        wl += w[r as usize];
-                        nl += n[r as usize];
-                    }
-                    self.kept_col_wl[c] = wl;
-                    self.kept_col_nl[c] = nl;
+                    (self.kept_col_wl[c], self.kept_col_nl[c]) =
+                        line_sums(&self.w_t, &self.n_t, c, nr, &self.row_live);
                 }
             }
         } else {
