@@ -867,8 +867,11 @@ heavy Bing task times its own Pareto(A) factor of mean 1; `top=1`, table4-two-st
   the paper 0.03). So the strict reading overshoots every cell, medians included, by one to two
   orders of magnitude, where the paper's STF median is within 8% of Baraat's and Orchestra's
   within 28%: it is not the paper's baselines on tasks placed as ours, and not the STF row's
-  cause. What the bound below leaves open is an idling between the two (bottlenecks idle, but far
-  less than a pod-wide serialization), which the paper does not describe.
+  cause. Nor is any reading in which a served task holds its links alone (whether or not a
+  waiting one holds its own): it serves at most one task of a rack at a time, 1 Gbit/s at the
+  aggregator against the 32 Gbit/s a rack's 40 aggregators are offered. What the busy-period bound
+  leaves open is an idling between these and work conservation, which the paper does not
+  describe.
 - **What makes the FIFO row's Bing tail** (`--anatomy`, the tasks as generated, both seeds, with
   `--link`). As ratios the row is within 1.5x of the paper's (1.00 / 1.00 / 0.99 against 0.72 /
   0.73 / 0.84: 1.39x, 1.37x, 1.18x), but FIFO-LM gains nothing where the paper's gains 28% / 27% /
