@@ -24,9 +24,21 @@
 //! Sizes, lengths and widths count started flows only: a later wave or
 //! stage of a coflow is not known before it starts. A released coflow none
 //! of whose flows is sending keeps its place in the order and gets nothing.
+//!
+//! `backfill=off` (every order here) drops work conservation: a coflow is
+//! served only where it comes first in the order on every link its active
+//! flows use, whether or not the coflows ahead of it on those links are
+//! served themselves (each served coflow then has its links to itself and
+//! shares them max-min among its own flows; [`Serialized`]). Baraat 3.1's
+//! "task serialization ... where an entire task is scheduled before moving
+//! to the next", read strictly, as a centralized scheduler that does not
+//! backfill a link a waiting coflow will use; Baraat 4.2 names what it
+//! loses: "work conservation ensures that a lower priority task is
+//! scheduled if the highest priority task is unable to saturate the
+//! network".
 
 use crate::class_cache::{ClassCache, ServerGrid};
-use crate::descriptor::{Needs, SchedulerDescriptor, SOLVER_PARAM};
+use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM};
 use crate::AnyScheduler;
 use crate::{
     Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSent, KnowsSizes, Observed, PathIdx,
@@ -36,18 +48,39 @@ use coflowkit_alloc::{IncrementalMaxMin, MaxMin};
 use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
 use coflowkit_model::Time;
 
+/// The `backfill` parameter of the coflow orders (`fifo`, `scf`, `ncf`,
+/// `lcf`, `stf`): `off` serves a coflow only where it comes first on every
+/// link it uses ([`Serialized`]).
+pub const BACKFILL_PARAM: Param = Param {
+    key: "backfill",
+    kind: Kind::Choice(&["on", "off"]),
+    default: "on",
+    unit: "",
+    help: "off: a coflow is served only if no coflow ahead of it in the order has an active flow on a link it \
+           uses (not work-conserving)",
+};
+
+/// Whether `p` asks for `backfill=off`.
+fn serialized(p: &crate::Params<'_>) -> Result<bool, crate::SchedulerError> {
+    Ok(p.choice("backfill")? == "off")
+}
+
 /// `fifo`: coflows in arrival order, strict priority.
 pub const FIFO: SchedulerDescriptor = SchedulerDescriptor {
     name: "fifo",
     description: "coflows in arrival order, strict priority (Orchestra)",
     paper: "Orchestra (SIGCOMM 2011); Baraat 3.2 (FIFO without multiplexing)",
-    params: &[SOLVER_PARAM],
+    params: &[SOLVER_PARAM, BACKFILL_PARAM],
     needs: Needs::NOTHING,
     build: |p, _| {
-        Ok(AnyScheduler::NonClairvoyant(match p.choice("solver")? {
-            "incremental" => Box::new(Fifo::incremental()),
-            _ => Box::new(Fifo::new()),
-        }))
+        let mut fifo = match p.choice("solver")? {
+            "incremental" => Fifo::incremental(),
+            _ => Fifo::new(),
+        };
+        if serialized(p)? {
+            fifo.serialized = Some(Serialized::default());
+        }
+        Ok(AnyScheduler::NonClairvoyant(Box::new(fifo)))
     },
 };
 
@@ -62,10 +95,22 @@ const fn size_ordered(
         name,
         description,
         paper,
-        params: &[],
+        params: &[BACKFILL_PARAM],
         needs: Needs::SIZES,
         build,
     }
+}
+
+/// A size-ordered scheduler by `key`, serialized if `p` says `backfill=off`.
+fn build_size_ordered(
+    p: &crate::Params<'_>,
+    key: SizeKey,
+) -> Result<AnyScheduler, crate::SchedulerError> {
+    let mut s = SizeOrdered::new(key);
+    if serialized(p)? {
+        s.serialized = Some(Serialized::default());
+    }
+    Ok(AnyScheduler::Clairvoyant(Box::new(s)))
 }
 
 /// `scf`: smallest coflow first, by largest flow.
@@ -73,11 +118,7 @@ pub const SCF: SchedulerDescriptor = size_ordered(
     "scf",
     "smallest coflow first, by largest flow",
     "Varys (SIGCOMM 2014) 5.1; CoflowSim's SCF",
-    |_, _| {
-        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
-            SizeKey::Length,
-        ))))
-    },
+    |p, _| build_size_ordered(p, SizeKey::Length),
 );
 
 /// `ncf`: narrowest coflow first.
@@ -85,11 +126,7 @@ pub const NCF: SchedulerDescriptor = size_ordered(
     "ncf",
     "narrowest coflow first, by number of flows",
     "Varys 5.1; CoflowSim's NCF (by flows, not min(mappers, reducers))",
-    |_, _| {
-        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
-            SizeKey::Width,
-        ))))
-    },
+    |p, _| build_size_ordered(p, SizeKey::Width),
 );
 
 /// `lcf`: lightest coflow first.
@@ -97,11 +134,7 @@ pub const LCF: SchedulerDescriptor = size_ordered(
     "lcf",
     "lightest coflow first, by total bytes",
     "Varys 5.1; CoflowSim's LCF",
-    |_, _| {
-        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
-            SizeKey::Total,
-        ))))
-    },
+    |p, _| build_size_ordered(p, SizeKey::Total),
 );
 
 /// `stf`: smallest total size first, on remaining bytes.
@@ -109,11 +142,7 @@ pub const STF: SchedulerDescriptor = size_ordered(
     "stf",
     "smallest total size first, on remaining bytes",
     "Baraat 5.2 \"STF\"; D-CAS Fig. 1 \"smallest-coflow-first\"",
-    |_, _| {
-        Ok(AnyScheduler::Clairvoyant(Box::new(SizeOrdered::new(
-            SizeKey::Remaining,
-        ))))
-    },
+    |p, _| build_size_ordered(p, SizeKey::Remaining),
 );
 
 /// Serves priority classes of coflows in order: the flows of one class share
@@ -440,6 +469,125 @@ impl ClassServer {
     }
 }
 
+/// `backfill=off`: coflows served in a given order, each only where it
+/// comes first on every link its active flows use (see the module doc).
+///
+/// Walking the order, a coflow claims the links of its active flows
+/// whether or not it is served; one that finds any of them claimed by a
+/// coflow ahead of it waits (its flows get rate 0). The coflows served
+/// thus use disjoint links, and each is served max-min among its own flows
+/// on the links' full capacity (one [`ClassServer`] class each, its class
+/// its place in the order).
+///
+/// # Correctness properties
+/// - A coflow's links are those of its active flows now: the list kept per
+///   coflow is dropped whenever one of its flows starts or finishes
+///   ([`Serialized::note`]), and debug builds check each list used against
+///   its flows' paths (`Serialized::links_of`).
+/// - No two coflows served share a link (debug builds check it in
+///   [`Serialized::serve`]); the reference suite's `backfill=off` policy
+///   (crates/sim/tests/reference/ordered.rs) decides by pairs of coflows.
+#[derive(Debug, Default)]
+pub struct Serialized {
+    server: ClassServer,
+    // Per coflow: the sorted, distinct links of its active flows (None:
+    // not known since one of its flows started or finished).
+    links: Vec<Option<Vec<u32>>>,
+    // Per link: the round in which a coflow walked so far claimed it.
+    claimed: Vec<u32>,
+    round: u32,
+    served: Vec<(u32, CoflowIdx)>,
+}
+
+impl Serialized {
+    /// Forgets the links of the coflows whose flows started or finished
+    /// (call this at every schedule, before [`Serialized::serve`]).
+    pub fn note(&mut self, changes: &Changes, view: &Observed<'_>) {
+        self.server.note(changes, view);
+        for &f in changes.started.iter().chain(&changes.finished) {
+            if let Some(l) = self.links.get_mut(view.coflow_of(f) as usize) {
+                *l = None;
+            }
+        }
+    }
+
+    /// The sorted, distinct links of coflow `c`'s active flows, kept in
+    /// `links`.
+    fn links_of<'s>(
+        links: &'s mut Vec<Option<Vec<u32>>>,
+        view: &Observed<'_>,
+        c: CoflowIdx,
+    ) -> &'s [u32] {
+        let ci = c as usize;
+        if links.len() <= ci {
+            links.resize(ci + 1, None);
+        }
+        let fresh = || {
+            let mut ls: Vec<u32> = view
+                .active_flows_of(c)
+                .flat_map(|f| view.path(f).iter().map(|l| l.0))
+                .collect();
+            ls.sort_unstable();
+            ls.dedup();
+            ls
+        };
+        #[cfg(debug_assertions)]
+        if let Some(kept) = &links[ci] {
+            assert_eq!(*kept, fresh(), "coflow {c}'s links are stale");
+        }
+        links[ci].get_or_insert_with(fresh)
+    }
+
+    /// Serves the coflows of `order` (highest priority first) that come
+    /// first on every link they use, writing rates and classes into `out`;
+    /// the flows of the others get rate 0.
+    pub fn serve(
+        &mut self,
+        view: &Observed<'_>,
+        order: impl IntoIterator<Item = CoflowIdx>,
+        out: &mut Allocation,
+    ) {
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            self.claimed.iter_mut().for_each(|r| *r = u32::MAX);
+            self.round = 1;
+        }
+        if self.claimed.len() < view.n_links() {
+            self.claimed.resize(view.n_links(), 0);
+        }
+        let mut served = std::mem::take(&mut self.served);
+        served.clear();
+        let round = self.round;
+        for (rank, c) in order.into_iter().enumerate() {
+            let links = Self::links_of(&mut self.links, view, c);
+            let first = links.iter().all(|&l| self.claimed[l as usize] != round);
+            for &l in links {
+                self.claimed[l as usize] = round;
+            }
+            if first && !links.is_empty() {
+                served.push((rank as u32, c));
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut all: Vec<u32> = vec![];
+            for &(_, c) in &served {
+                all.extend_from_slice(Self::links_of(&mut self.links, view, c));
+            }
+            let n = all.len();
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(n, all.len(), "two coflows served share a link");
+        }
+        self.server.begin(view);
+        for &(rank, c) in &served {
+            self.server.serve(view, &[c], rank, out);
+        }
+        self.server.end(view, out);
+        self.served = served;
+    }
+}
+
 /// Flows as demands of one [`IncrementalMaxMin`] in strict-priority
 /// classes (lower first), fed from a call's [`Changes`]: what `fifo` and
 /// `fifo-lm` use on multi-hop fabrics, so that an event re-solves only the
@@ -527,6 +675,8 @@ pub struct Fifo {
     rank: Vec<u64>,
     n_ranked: u64,
     released: Vec<CoflowIdx>,
+    // `backfill=off`.
+    serialized: Option<Serialized>,
 }
 
 impl Fifo {
@@ -585,6 +735,15 @@ impl Scheduler for Fifo {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
+        if let Some(ser) = self.serialized.as_mut() {
+            ser.note(changes, &view);
+            self.order.clear();
+            self.order.extend_from_slice(view.active_coflows());
+            self.order
+                .sort_by_key(|&c| (view.release(c), view.arrival(c), view.coflow_id(c)));
+            ser.serve(&view, self.order.iter().copied(), out);
+            return None;
+        }
         self.cache.note(changes, &view);
         if self.always_incremental || !view.fabric().is_big_switch() {
             self.schedule_incremental(&view, changes, out);
@@ -620,6 +779,8 @@ pub struct SizeOrdered {
     // `stf`: each coflow's bytes left by groups and its bound.
     bounds: Vec<f64>,
     cache: ClassCache,
+    // `backfill=off`.
+    serialized: Option<Serialized>,
 }
 
 impl SizeOrdered {
@@ -630,6 +791,20 @@ impl SizeOrdered {
             order: vec![],
             bounds: vec![],
             cache: ClassCache::default(),
+            serialized: None,
+        }
+    }
+
+    /// Serves the coflows in `self.order`'s order: through the class cache,
+    /// or with `backfill=off` through [`Serialized`].
+    fn serve_order(&mut self, view: &Observed<'_>, changes: &Changes, out: &mut Allocation) {
+        let order = self.order.iter().map(|x| x.2);
+        match self.serialized.as_mut() {
+            Some(ser) => {
+                ser.note(changes, view);
+                ser.serve(view, order, out);
+            }
+            None => self.cache.serve(view, order, out),
         }
     }
 
@@ -776,8 +951,7 @@ impl Scheduler for SizeOrdered {
         self.order.clear();
         if self.key == SizeKey::Remaining {
             self.order_by_remaining(&view);
-            let order = self.order.iter().map(|x| x.2);
-            self.cache.serve(&view.observed(), order, out);
+            self.serve_order(&view.observed(), changes, out);
             return None;
         }
         for &c in view.active_coflows() {
@@ -794,8 +968,7 @@ impl Scheduler for SizeOrdered {
             ));
         }
         sort_with_ties(&mut self.order, |x| x.0, |x| x.1, 0.0);
-        let order = self.order.iter().map(|x| x.2);
-        self.cache.serve(&view.observed(), order, out);
+        self.serve_order(&view.observed(), changes, out);
         None
     }
 }
@@ -803,9 +976,86 @@ impl Scheduler for SizeOrdered {
 #[cfg(test)]
 mod tests {
     use super::uncertain;
+    use crate::{build, Allocation, Changes, NetState, SchedulerSpec, WorkloadHints};
     use coflowkit_model::stats::{sort_with_ties, BYTES_TIE};
+    use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Fabric, Time};
     use proptest::prelude::Rng;
     use proptest::test_runner::{RngAlgorithm, TestRng};
+
+    /// The rates (Gbit/s) `spec` gives at time 0 on a big switch of 5
+    /// ports at 1 Gbit/s to `coflows`, all arrived and started.
+    fn rates_at_start(spec: &str, coflows: &[CoflowSpec]) -> Vec<f64> {
+        let mut st = NetState::new(Fabric::big_switch(5, BitsPerSec::GBPS).unwrap());
+        let mut changes = Changes::default();
+        for c in coflows {
+            let c = st.add_coflow(c);
+            st.release_coflow(c);
+            changes.arrived.push(c);
+            for f in st.flows_of(c) {
+                assert!(st.start_flow(f));
+                changes.started.push(f);
+            }
+        }
+        let spec = SchedulerSpec::parse(spec).unwrap();
+        let mut sched = build(&spec, &WorkloadHints::default()).unwrap();
+        let mut out = Allocation::default();
+        out.resize(st.n_flows());
+        sched.schedule(Time::ZERO, &st, &changes, &mut out);
+        (0..st.n_flows() as u32)
+            .map(|f| out.rate(f) / 1e9)
+            .collect()
+    }
+
+    /// Baraat 4.2's case for work conservation, by hand, on a big switch:
+    /// A (0 -> 3 and 1 -> 3) is first in every order and held to 1/2 a
+    /// flow by host 3's downlink; B (0 -> 4) shares host 0's uplink with
+    /// it, C (1 -> 2) host 1's, D (2 -> 4) host 4's downlink with B. With
+    /// backfilling B and C take the 1/2 A leaves on those uplinks and D
+    /// what B leaves on host 4's downlink; with `backfill=off` B and C wait
+    /// although A leaves their uplinks half idle, and D waits on B, which
+    /// claims host 4's downlink though it waits itself.
+    #[test]
+    fn without_backfill_a_coflow_waits_on_every_link_an_earlier_one_uses() {
+        let unit = 125_000_000;
+        // stf orders by bytes left: A (2 units) after B, C, D (1 unit
+        // each) would put A last, so give A the least bytes: 2 x 0.4 unit.
+        let a = CoflowSpec::new(
+            1,
+            Time::ZERO,
+            vec![flow(0, 3, 2 * unit / 5), flow(1, 3, 2 * unit / 5)],
+        );
+        let b = CoflowSpec::new(2, Time::ZERO, vec![flow(0, 4, unit)]);
+        let c = CoflowSpec::new(3, Time::ZERO, vec![flow(1, 2, 2 * unit)]);
+        let d = CoflowSpec::new(4, Time::ZERO, vec![flow(2, 4, 3 * unit)]);
+        let all = [a, b, c, d];
+        for name in ["fifo", "fifo:solver=incremental", "stf", "lcf"] {
+            // Work-conserving: A 1/2 + 1/2 (host 3's downlink); B the 1/2
+            // left on host 0's uplink; C the 1/2 left on host 1's uplink;
+            // D the 1/2 B leaves on host 4's downlink.
+            assert_eq!(
+                rates_at_start(name, &all),
+                [0.5, 0.5, 0.5, 0.5, 0.5],
+                "{name}"
+            );
+            // Serialized: A alone; B and C wait on A's uplinks, D on host
+            // 4's downlink, which B (waiting) claims.
+            let off = if name.contains(':') {
+                format!("{name};backfill=off")
+            } else {
+                format!("{name}:backfill=off")
+            };
+            assert_eq!(
+                rates_at_start(&off, &all),
+                [0.5, 0.5, 0.0, 0.0, 0.0],
+                "{off}"
+            );
+        }
+        // Without A, B and C (disjoint) are both first: each alone on its
+        // links at full rate; D still waits on B's downlink.
+        let rest = &all[1..];
+        assert_eq!(rates_at_start("stf:backfill=off", rest), [1.0, 1.0, 0.0]);
+        assert_eq!(rates_at_start("stf", rest), [1.0, 1.0, 0.0]);
+    }
 
     /// The order [`sort_with_ties`] gives `keys` (with ties `0..n`).
     fn order(keys: &[f64], ties: &[u32]) -> Vec<usize> {

@@ -436,7 +436,7 @@ mod tests {
             .contains("parameter 'background': \"x\" is not a number (the first background coflow id, or none)"));
         assert_eq!(
             err("fifo:counters=2").unwrap(),
-            "scheduler 'fifo': unknown parameter 'counters' (valid: solver)"
+            "scheduler 'fifo': unknown parameter 'counters' (valid: solver, backfill)"
         );
     }
 

@@ -34,6 +34,8 @@ table4.toml's tasks):
   ``agg``, the moved aggregators' downlinks'; above 1 an overloaded hot spot).
 - ``hx=K`` (Bing): a heavy task's flows ``K`` times the light ones (the generator's ``bing_heavy``;
   ours 10x): "significantly heavier" by less, so the light tasks bring more of a bottleneck's bytes.
+- ``hf=F`` (Bing): the share of heavy tasks (the generator's ``bing_heavy_fraction``; ours 0.15,
+  Baraat 2.1's "approximately 15%").
 - ``spread=A`` (Bing): each heavy task times its own Pareto(``A``) factor of mean 1, a heavy mode
   that is itself heavy-tailed in place of our +-10% (arrivals scaled so the load stays).
 - ``two=1``: two-stage tasks as table4-two-stage.toml's (6 mids x 40 workers, 300 tasks; run with
@@ -51,7 +53,14 @@ paper)|``; negative: the cell moved away). For single-stage tasks it also prints
 bound (``busy_bound``): each quantile of the rest of the aggregator downlink's busy period from a
 task's arrival, which bounds that quantile under any policy that keeps the link busy, over
 FIFO-LM's: the largest ratio of a slow policy's statistic to FIFO-LM's these bottlenecks allow
-(the paper's STF p99 is 33x Baraat's on Bing), and the share of each policy's tasks within it::
+(the paper's STF p99 is 33x Baraat's on Bing), and the share of each policy's tasks within it.
+``--anatomy`` prints what makes the tail of FIFO (the spec in ``fifo``'s place) and FIFO-LM
+(single-stage tasks): the share of heavy tasks (above FIFO-LM's p80 threshold) among the tasks at
+or above p95 and p99, each class's own quantiles, the floor the heavy tasks put under a quantile
+(with a share ``h`` heavy, at least ``(1 - q) N`` heavy tasks sit at or above their
+``1 - (1 - q) / h`` quantile, so the q-quantile of all tasks is at least that), and, from each
+aggregator's downlink as one FIFO server, how the tail tasks' waits split between the heavy and the
+light tasks ahead of them::
 
     python examples/reproductions/baraat/tail_gap.py --settings base agg=1 agg=4
     python examples/reproductions/baraat/tail_gap.py --sizes bing --settings base rounds=10
@@ -65,6 +74,8 @@ FIFO-LM's: the largest ratio of a slow policy's statistic to FIFO-LM's these bot
     python examples/reproductions/baraat/tail_gap.py --sizes bing --seeds 2014 --no-srpt --settings two=1 top=1
     python examples/reproductions/baraat/tail_gap.py --sizes bing --stf varys:recompute=coflow --settings base agg=1
     python examples/reproductions/baraat/tail_gap.py --sizes bing analytics uniform --per-task --settings base
+    python examples/reproductions/baraat/tail_gap.py --stf stf:backfill=off --fifo fifo:backfill=off --settings base
+    python examples/reproductions/baraat/tail_gap.py --sizes bing --anatomy --settings base hf=0.05 hx=2
 """
 
 from __future__ import annotations
@@ -99,6 +110,8 @@ TABLE4 = {
 GAP = 1.5
 #: ``--per-task``: Table 4's statistics read as quantiles of each task's own reduction.
 PER_TASK = False
+#: ``--anatomy``: what makes FIFO's and FIFO-LM's tails.
+ANATOMY = False
 
 
 def _flows(w: coflowkit.Workload) -> tuple[np.ndarray, ...]:
@@ -288,12 +301,95 @@ def sharing(w: coflowkit.Workload, fair) -> tuple[float, float, int]:
     return float(n.mean()), float(np.mean(n == 0)), len(np.unique(host))
 
 
-KEYS = ("agg", "hot", "rounds", "tasks", "load", "remote", "even", "spread", "two", "top", "hx")
+def fifo_waits(w: coflowkit.Workload, heavy: dict[int, bool], only_heavy: bool = False
+               ) -> dict[int, tuple[float, float, float]]:  # fmt: skip
+    """Per task, from its aggregator's downlink as one FIFO server (tasks in arrival order, each its bytes
+    at 1 Gbit/s): its own time, and the wait behind heavy and behind light tasks ahead of it (s). With
+    ``only_heavy`` the server sees the heavy tasks alone."""
+    task, _, dst, size, arrival = _flows(w)
+    agg: dict[int, int] = {}
+    work: dict[int, float] = {}
+    start: dict[int, int] = {}
+    for t, d, b, a in zip(task.tolist(), dst.tolist(), size.tolist(), arrival.tolist()):
+        if only_heavy and not heavy[t]:
+            continue
+        agg[t] = d
+        work[t] = work.get(t, 0.0) + b * 8.0 / HOST_BPS
+        start[t] = min(start.get(t, a), a)
+    by_host: dict[int, list[int]] = {}
+    for t in sorted(agg, key=lambda t: (start[t], t)):
+        by_host.setdefault(agg[t], []).append(t)
+    out: dict[int, tuple[float, float, float]] = {}
+    for ts in by_host.values():
+        served: list[tuple[int, float, float]] = []  # (task, begin, end) on the server
+        end = -math.inf
+        for t in ts:
+            a = start[t] / 1e9
+            behind = {True: 0.0, False: 0.0}
+            for u, b0, b1 in served:
+                if b1 > a:
+                    behind[heavy[u]] += b1 - max(b0, a)
+            begin = max(end, a)
+            end = begin + work[t]
+            served.append((t, begin, end))
+            out[t] = (work[t], behind[True], behind[False])
+    return out
+
+
+def anatomy(w: coflowkit.Workload, r, sizes: str, specs: list[str], hints: list[str]) -> None:
+    """What makes the tails of ``specs`` (FIFO's and FIFO-LM's): see the module doc. Heavy: on Bing tasks
+    a task above 1.5 times a light one (40 x 20 KB), the heavy mode; else above the p80 of task sizes."""
+    cols = w.columns()
+    task = np.asarray(cols["coflow_id"]).astype(np.int64)
+    size = np.asarray(cols["bytes"]).astype(np.float64)
+    total: dict[int, float] = {}
+    for t, b in zip(task.tolist(), size.tolist()):
+        total[t] = total.get(t, 0.0) + b
+    threshold = 1.5 * 40 * 20_000 if sizes == "bing" else np.quantile(np.array(list(total.values())), 0.8)
+    heavy = {t: b > threshold for t, b in total.items()}
+    h = float(np.mean(list(heavy.values())))
+    waits = fifo_waits(w, heavy)
+    alone = fifo_waits(w, heavy, only_heavy=True)
+    alone_ms = np.array([sum(v) * 1e3 for v in alone.values()])
+    fifo_cct = r.coflows(specs[0])["cct_s"].to_numpy() * 1e3
+    floors = []
+    for q in QUANTILES[1:]:
+        level = 1 - (1 - q) / h
+        f = np.quantile(alone_ms, level) if 0 < level < 1 else float("nan")
+        floors.append(f"p{q * 100:.0f} {f:.1f} ms (their p{level * 100:.0f}; {f / np.quantile(fifo_cct, q):.2f} of "
+                      f"{name(specs[0])}'s p{q * 100:.0f})")  # fmt: skip
+    print("  anatomy " + " ".join(hints) + f": {h:.1%} of the tasks heavy (above {threshold / 1e6:.2f} MB); the heavy "
+          "tasks alone at their aggregators (FIFO, no light task ahead), from the top 5% and 1% of all tasks: "
+          + ", ".join(floors), flush=True)  # fmt: skip
+    for spec in specs:
+        df = r.coflows(spec)
+        ids, cct = df["coflow_id"].to_numpy(), df["cct_s"].to_numpy() * 1e3
+        is_heavy = np.array([heavy[int(c)] for c in ids])
+        parts = [name(spec)]
+        for q in QUANTILES[1:]:
+            v = np.quantile(cct, q)
+            tail = cct >= v
+            level = 1 - (1 - q) / h
+            floor = np.quantile(cct[is_heavy], level) if 0 < level < 1 else float("nan")
+            own, wh, wl = (np.mean([waits[int(c)][k] * 1e3 for c in ids[tail]]) for k in range(3))
+            parts.append(f"p{q * 100:.0f} {v:.1f} ms: tail {np.mean(is_heavy[tail]):.0%} heavy; light p{q * 100:.0f} "
+                         f"{np.quantile(cct[~is_heavy], q):.1f}, heavy p{q * 100:.0f} "
+                         f"{np.quantile(cct[is_heavy], q):.1f},"
+                         f" heavy p{level * 100:.0f} {floor:.1f}; tail tasks as FIFO at one server: own "
+                         f"{own:.1f} ms, behind heavy {wh:.1f}, behind light {wl:.1f}")  # fmt: skip
+        print("  anatomy " + " ".join(hints) + ": " + "; ".join(parts), flush=True)
+    model = np.array([sum(waits[int(c)]) * 1e3 for c in r.coflows(specs[0])["coflow_id"].to_numpy()])
+    print("  anatomy " + " ".join(hints) + f": the one-server FIFO model against {name(specs[0])}'s TCTs: median / "
+          f"p95 / p99 {' / '.join(f'{np.quantile(model, q):.1f}' for q in QUANTILES)} ms against "
+          f"{' / '.join(f'{np.quantile(fifo_cct, q):.1f}' for q in QUANTILES)}", flush=True)  # fmt: skip
+
+
+KEYS = ("agg", "hot", "rounds", "tasks", "load", "remote", "even", "spread", "two", "top", "hx", "hf")
 
 
 def parse(setting: str) -> dict[str, float]:
     """``base`` or ``agg=1,tasks=10000,...`` as a dict (keys: agg, hot, rounds, tasks, load, remote, even, spread,
-    two, top, hx)."""
+    two, top, hx, hf)."""
     out: dict[str, float] = {}
     for part in setting.split(","):
         if part == "base":
@@ -301,7 +397,7 @@ def parse(setting: str) -> dict[str, float]:
         key, _, value = part.partition("=")
         if key not in KEYS or not value:
             raise SystemExit(f"tail_gap.py: setting {setting!r}: {part!r} is not agg=N, hot=F, rounds=N, tasks=N, "
-                             "load=X, remote=1, even=1, spread=A, two=1, top=1 or hx=K")
+                             "load=X, remote=1, even=1, spread=A, two=1, top=1, hx=K or hf=F")
         out[key] = float(value)
     return out
 
@@ -319,6 +415,8 @@ def run(sizes: str, seeds: list[int], setting: str, link: bool) -> dict[str, dic
         shape = {"workflow": "two-stage", "mids": MIDS} if two else {"workflow": "single-stage"}
         if "hx" in opts:  # a heavy Bing flow hx times the light one (20 KB); ours 10x
             shape["bing_heavy"] = int(opts["hx"] * 20_000)
+        if "hf" in opts:  # the share of heavy Bing tasks; ours 0.15
+            shape["bing_heavy_fraction"] = opts["hf"]
         w = coflowkit.generate("baraat", seed=seed, load=load, n_tasks=tasks, pods=PODS, racks_per_pod=RACKS,
                                hosts_per_rack=HOSTS, sizes=sizes, **shape)  # fmt: skip
         if "spread" in opts and sizes == "bing":
@@ -342,6 +440,8 @@ def run(sizes: str, seeds: list[int], setting: str, link: bool) -> dict[str, dic
                     red[u][o].append([100 * np.quantile(1 - mine / other, q) for q in QUANTILES])
                 else:
                     red[u][o].append([100 * (1 - np.quantile(cct[u], q) / np.quantile(cct[o], q)) for q in QUANTILES])
+        if ANATOMY and not two and "rounds" not in opts:
+            anatomy(w, r, sizes, [OTHERS[-1], *ours], [sizes, setting, f"seed {seed}"])
         mean, none, n_agg = sharing(w, r.coflows("fair"))
         if not two and "rounds" not in opts:
             bound = busy_bound(w)
@@ -417,13 +517,17 @@ def main() -> int:
                     "known up front: the paper's STF) in stf's place")  # fmt: skip
     ap.add_argument("--stf", metavar="SPEC", help="run SPEC in stf's place (e.g. varys:recompute=coflow, which "
                     "leaves bandwidth idle until the next task event), compared with the paper's STF")  # fmt: skip
+    ap.add_argument("--fifo", metavar="SPEC", help="run SPEC in fifo's place (e.g. fifo:backfill=off, which serves "
+                    "a task only where it is first on every link it uses), compared with Orchestra")  # fmt: skip
     ap.add_argument("--per-task", action="store_true", help="reductions as quantiles of each task's own "
                     "reduction (1 - fifo-lm's TCT / the other's), not of the ratio of the two quantiles")  # fmt: skip
+    ap.add_argument("--anatomy", action="store_true", help="print what makes FIFO's and FIFO-LM's tails "
+                    "(single-stage tasks)")  # fmt: skip
     ap.add_argument("--no-srpt", action="store_true", help="leave srpt out (tens of minutes on two-stage tasks, "
                     "table4-two-stage.toml); cells then of 9")  # fmt: skip
     args = ap.parse_args()
-    global PER_TASK
-    PER_TASK = args.per_task
+    global PER_TASK, ANATOMY
+    PER_TASK, ANATOMY = args.per_task, args.anatomy
     if args.no_srpt:
         OTHERS.remove("srpt")
     if args.lcf:
@@ -432,6 +536,9 @@ def main() -> int:
     if args.stf:
         OTHERS[OTHERS.index("stf")] = args.stf
         TABLE4[args.stf] = TABLE4["stf"]
+    if args.fifo:
+        OTHERS[OTHERS.index("fifo")] = args.fifo
+        TABLE4[args.fifo] = TABLE4["fifo"]
     for setting in args.settings:
         parse(setting)
     for sizes in args.sizes:

@@ -215,7 +215,7 @@ pub struct Dcas {
 pub fn policy(spec: &str, _case: &Case) -> Box<dyn ReferencePolicy> {
     match spec {
         "dcas:threshold=0;desired=1" => Box::new(Fair),
-        "dcas:threshold=inf" => Box::new(Ordered(Key::Fifo)),
+        "dcas:threshold=inf" => Box::new(Ordered(Key::Fifo, false)),
         other if other.starts_with("dcas:") => Box::new(Dcas::new(DcasParams::parse(other))),
         other => panic!("no reference policy for '{other}'"),
     }

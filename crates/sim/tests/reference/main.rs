@@ -158,6 +158,9 @@ differential! {
     ncf_matches_reference: "ncf", 4000;
     lcf_matches_reference: "lcf", 4000;
     stf_matches_reference: "stf", 4000;
+    fifo_serialized_matches_reference: "fifo:backfill=off", 2000;
+    lcf_serialized_matches_reference: "lcf:backfill=off", 1000;
+    stf_serialized_matches_reference: "stf:backfill=off", 2000;
     fifo_lm_threshold_0_matches_reference: "fifo-lm:threshold=0", 1000;
     fifo_lm_threshold_p50_matches_reference: "fifo-lm:threshold=p50", 3000;
     fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
@@ -220,6 +223,9 @@ differential! {
     multihop_ncf_matches_reference: "ncf", 4000;
     multihop_lcf_matches_reference: "lcf", 4000;
     multihop_stf_matches_reference: "stf", 4000;
+    multihop_fifo_serialized_matches_reference: "fifo:backfill=off", 2000;
+    multihop_lcf_serialized_matches_reference: "lcf:backfill=off", 1000;
+    multihop_stf_serialized_matches_reference: "stf:backfill=off", 2000;
     multihop_fifo_lm_threshold_0_matches_reference: "fifo-lm:threshold=0", 1000;
     multihop_fifo_lm_threshold_p50_matches_reference: "fifo-lm:threshold=p50", 3000;
     multihop_fifo_lm_threshold_bytes_matches_reference: "fifo-lm:threshold=300000", 3000;
@@ -751,6 +757,14 @@ fn tree_tor_uplink_is_the_bottleneck() {
     check_by_hand(&case, "varys", &[2.0, 1.0]);
     check_by_hand(&case, "fifo", &[2.0, 2.0]);
     check_by_hand(&case, "fifo:solver=incremental", &[2.0, 2.0]);
+    // fifo:backfill=off: C2 shares host 0's uplink with C1, ahead of it, so
+    // it waits although C1 leaves half that uplink idle: C1 done at 2 s,
+    // then C2 alone at 1 Gbit/s, done at 3 s.
+    check_by_hand(&case, "fifo:backfill=off", &[2.0, 3.0]);
+    // stf:backfill=off: C2 (1 unit) first; C1 waits on host 0's uplink
+    // although its 1->3 could run: C2 done at 1 s, C1 at 1 + 2 = 3 s.
+    check_by_hand(&case, "stf:backfill=off", &[3.0, 1.0]);
+    check_by_hand(&case, "stf", &[2.0, 1.0]);
 }
 
 #[test]
