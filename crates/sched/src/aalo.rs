@@ -325,8 +325,18 @@ impl AaloConfig {
     fn queue_within(&self, size: f64, slack: f64) -> u32 {
         self.thresholds
             .iter()
-            .take_while(|&&t| size >= t - slack - float_slack(t))
+            .take_while(|&&t| reached(size, t, slack))
             .count() as u32
+    }
+
+    /// `queue_within(size, slack).max(queue)`, looking first at the one
+    /// threshold that can move it: below `queue`'s upper threshold the
+    /// count stops at or before `queue`.
+    fn queue_from(&self, queue: u32, size: f64, slack: f64) -> u32 {
+        match self.thresholds.get(queue as usize) {
+            Some(&t) if reached(size, t, slack) => self.queue_within(size, slack).max(queue),
+            _ => queue,
+        }
     }
 }
 
@@ -502,6 +512,12 @@ impl AaloConfig {
     }
 }
 
+/// Whether `size` bytes reach `threshold`, within `slack` bytes and float
+/// noise.
+fn reached(size: f64, threshold: f64, slack: f64) -> bool {
+    size >= threshold - slack - float_slack(threshold)
+}
+
 /// Float noise in a count of bytes near `threshold`.
 fn float_slack(threshold: f64) -> f64 {
     1e-12 * threshold.abs() + 1e-9
@@ -549,9 +565,6 @@ pub struct Aalo {
     /// Rate group ids taken so far (`new_group`).
     n_groups_taken: u64,
     group_sets: Vec<(u32, f64)>,
-    excess_cols: Vec<(u32, f64)>,
-    /// Scratch of `PortServer::excess_of_moved_rows`: the moved columns.
-    excess_moved: Vec<(u32, f64)>,
     /// Scratch of `relabel_level_groups`: per slot moving between level
     /// groups, its group, new level's bits and slot packed into one key
     /// (`relabel_key`); per column, whether one of its level groups took a
@@ -596,8 +609,6 @@ impl Aalo {
             free_groups: vec![],
             n_groups_taken: 0,
             group_sets: vec![],
-            excess_cols: vec![],
-            excess_moved: vec![],
             relabels: vec![],
             relabeled: vec![],
             relabeled_cols: vec![],

@@ -80,8 +80,7 @@ impl Aalo {
                 let slack = co.rate_before.max(p.rate_before);
                 let q = self
                     .cfg
-                    .queue_within(self.estimate(co, p, now), slack)
-                    .max(p.queue);
+                    .queue_from(p.queue, self.estimate(co, p, now), slack);
                 if q != p.queue {
                     moved.push((k as u32, p.queue, q));
                 }
