@@ -581,6 +581,8 @@ pub struct Aalo {
     /// Scratch of `relabel_level_groups`: per slot of a coflow, whether it
     /// is listed to move.
     in_todo: Vec<bool>,
+    /// Scratch of `next_wake`: coflows by the bound on their crossings.
+    wake_order: Vec<(Time, CoflowIdx)>,
 }
 
 impl Aalo {
@@ -615,6 +617,7 @@ impl Aalo {
             level_cols: vec![],
             laid_out: vec![],
             in_todo: vec![],
+            wake_order: vec![],
         }
     }
 
