@@ -149,9 +149,12 @@ pub(super) struct Co {
     /// `col_of`, read where a hash look-up per cell would cost more than
     /// the cell); and per row, the receivers (hosts) of its cells with
     /// flows as a bit set of [`dst_words`] words, so that a walk over the
-    /// set bits visits its cells with flows in receiver order.
+    /// set bits visits its cells with flows in receiver order, and those
+    /// with more than one flow (most hold one: their count need not be
+    /// read).
     pub(super) col_at: Vec<u32>,
     pub(super) row_dsts: Vec<u64>,
+    pub(super) row_multi: Vec<u64>,
     pub(super) matrix: WeightedBipartite,
     pub(super) version: u64,
     pub(super) solves: Vec<Pass1>,
@@ -229,19 +232,28 @@ impl Co {
         let h = self.cols[j] as usize;
         if self.row_dsts.len() < (r + 1) * words {
             self.row_dsts.resize((r + 1) * words, 0);
+            self.row_multi.resize((r + 1) * words, 0);
         }
-        let (word, bit) = (&mut self.row_dsts[r * words + h / 64], 1u64 << (h % 64));
-        if self.matrix.count(r, j) > 0 {
-            *word |= bit;
-        } else {
-            *word &= !bit;
+        let (at, bit) = (r * words + h / 64, 1u64 << (h % 64));
+        let n = self.matrix.count(r, j);
+        for (set, on) in [(&mut self.row_dsts, n > 0), (&mut self.row_multi, n > 1)] {
+            if on {
+                set[at] |= bit;
+            } else {
+                set[at] &= !bit;
+            }
         }
     }
 
-    /// Row `r`'s receivers with flows (`Co::row_dsts`; empty for a row
-    /// that never had any).
-    pub(super) fn row_dsts(&self, r: usize, words: usize) -> &[u64] {
-        self.row_dsts.get(r * words..(r + 1) * words).unwrap_or(&[])
+    /// Row `r`'s receivers with flows, and with more than one
+    /// (`Co::row_dsts`, `Co::row_multi`; empty for a row that never had
+    /// any).
+    pub(super) fn row_dsts(&self, r: usize, words: usize) -> (&[u64], &[u64]) {
+        let span = r * words..(r + 1) * words;
+        (
+            self.row_dsts.get(span.clone()).unwrap_or(&[]),
+            self.row_multi.get(span).unwrap_or(&[]),
+        )
     }
 
     /// The rate group of column `j`'s slots at row level `level` and weight

@@ -811,19 +811,24 @@ impl PortServer {
         // (Levels are infinite on ports that bind nobody: only cells with
         // flows count. The sum stays in a register: the same additions in
         // the same order.)
+        // (A cell of one flow adds `1.0 * x`, which is `x`.)
         let mut sum = 0.0;
-        for (w, (&dsts, &room)) in co
-            .row_dsts(r, self.words())
-            .iter()
-            .zip(&self.down_room_bits)
-            .enumerate()
+        let (dsts, multi) = co.row_dsts(r, self.words());
+        for (w, ((&dsts, &multi), &room)) in
+            dsts.iter().zip(multi).zip(&self.down_room_bits).enumerate()
         {
             let mut bits = dsts & room;
             while bits != 0 {
-                let h = w * 64 + bits.trailing_zeros() as usize;
+                let b = bits.trailing_zeros();
+                let h = w * 64 + b as usize;
                 bits &= bits - 1;
-                let n = co.matrix.count(r, co.col_at[h] as usize);
-                sum += n as f64 * up.min(self.level_down[h]);
+                let x = up.min(self.level_down[h]);
+                if multi >> b & 1 == 0 {
+                    sum += x;
+                } else {
+                    let n = co.matrix.count(r, co.col_at[h] as usize);
+                    sum += n as f64 * x;
+                }
             }
         }
         #[cfg(debug_assertions)]
@@ -881,6 +886,7 @@ impl PortServer {
                 let mut hit = false;
                 'words: for (w, (&dsts, &moved)) in co
                     .row_dsts(r, words)
+                    .0
                     .iter()
                     .zip(&self.down_moved_bits)
                     .enumerate()
