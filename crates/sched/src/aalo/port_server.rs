@@ -791,10 +791,7 @@ impl PortServer {
     /// ports with room after pass 1 have an excess level: few.
     fn excess_of_rows(&self, co: &Co, out: &mut Vec<f64>) {
         out.clear();
-        out.resize(co.pieces.len(), 0.0);
-        for r in 0..co.pieces.len() {
-            out[r] = self.row_excess(co, r);
-        }
+        out.extend((0..co.pieces.len()).map(|r| self.row_excess(co, r)));
     }
 
     /// Row `r`'s excess per unit of weight: `n * min(up, d)` summed over
