@@ -205,8 +205,13 @@
 //! the coflow, before and now), or a receiver's level that moved on a
 //! cell of the row with flows (unless it stays above the sender's, before
 //! and now, and above 0), as `PortServer::excess_of_moved_rows` proves;
-//! a debug check sums every row anew. The two paths compute the same
-//! allocation; the differential tests run both.
+//! a debug check sums every row anew. A row's cells with flows are kept
+//! as a bit set of their receivers (`Co::row_dsts`), so a sum walks only
+//! the cells that add (its receivers and those with room: on FB2010 ~25
+//! of the ~70 columns with room a summed row had), in receiver order, and
+//! a cell of one flow adds its level without a look at its count (a
+//! debug check sums over every column, bit for bit). The two paths
+//! compute the same allocation; the differential tests run both.
 //!
 //! Each sender's bytes per coflow are kept as a running sum at the rate its
 //! flows are given (on the big switch, the row totals of the solves), so
@@ -325,8 +330,18 @@ impl AaloConfig {
     fn queue_within(&self, size: f64, slack: f64) -> u32 {
         self.thresholds
             .iter()
-            .take_while(|&&t| size >= t - slack - float_slack(t))
+            .take_while(|&&t| reached(size, t, slack))
             .count() as u32
+    }
+
+    /// `queue_within(size, slack).max(queue)`, looking first at the one
+    /// threshold that can move it: below `queue`'s upper threshold the
+    /// count stops at or before `queue`.
+    fn queue_from(&self, queue: u32, size: f64, slack: f64) -> u32 {
+        match self.thresholds.get(queue as usize) {
+            Some(&t) if reached(size, t, slack) => self.queue_within(size, slack).max(queue),
+            _ => queue,
+        }
     }
 }
 
@@ -502,6 +517,12 @@ impl AaloConfig {
     }
 }
 
+/// Whether `size` bytes reach `threshold`, within `slack` bytes and float
+/// noise.
+fn reached(size: f64, threshold: f64, slack: f64) -> bool {
+    size >= threshold - slack - float_slack(threshold)
+}
+
 /// Float noise in a count of bytes near `threshold`.
 fn float_slack(threshold: f64) -> f64 {
     1e-12 * threshold.abs() + 1e-9
@@ -549,9 +570,6 @@ pub struct Aalo {
     /// Rate group ids taken so far (`new_group`).
     n_groups_taken: u64,
     group_sets: Vec<(u32, f64)>,
-    excess_cols: Vec<(u32, f64)>,
-    /// Scratch of `PortServer::excess_of_moved_rows`: the moved columns.
-    excess_moved: Vec<(u32, f64)>,
     /// Scratch of `relabel_level_groups`: per slot moving between level
     /// groups, its group, new level's bits and slot packed into one key
     /// (`relabel_key`); per column, whether one of its level groups took a
@@ -568,6 +586,8 @@ pub struct Aalo {
     /// Scratch of `relabel_level_groups`: per slot of a coflow, whether it
     /// is listed to move.
     in_todo: Vec<bool>,
+    /// Scratch of `next_wake`: coflows by the bound on their crossings.
+    wake_order: Vec<(Time, CoflowIdx)>,
 }
 
 impl Aalo {
@@ -596,14 +616,13 @@ impl Aalo {
             free_groups: vec![],
             n_groups_taken: 0,
             group_sets: vec![],
-            excess_cols: vec![],
-            excess_moved: vec![],
             relabels: vec![],
             relabeled: vec![],
             relabeled_cols: vec![],
             level_cols: vec![],
             laid_out: vec![],
             in_todo: vec![],
+            wake_order: vec![],
         }
     }
 

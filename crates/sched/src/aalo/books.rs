@@ -145,6 +145,16 @@ pub(super) struct Co {
     /// `version` at every change, and its latest max-min per queue.
     pub(super) cols: Vec<u32>,
     pub(super) col_of: FxHashMap<u32, u32>,
+    /// On the big switch, per host: its column (`NONE` if none; as
+    /// `col_of`, read where a hash look-up per cell would cost more than
+    /// the cell); and per row, the receivers (hosts) of its cells with
+    /// flows as a bit set of [`dst_words`] words, so that a walk over the
+    /// set bits visits its cells with flows in receiver order, and those
+    /// with more than one flow (most hold one: their count need not be
+    /// read).
+    pub(super) col_at: Vec<u32>,
+    pub(super) row_dsts: Vec<u64>,
+    pub(super) row_multi: Vec<u64>,
     pub(super) matrix: WeightedBipartite,
     pub(super) version: u64,
     pub(super) solves: Vec<Pass1>,
@@ -211,6 +221,39 @@ impl Co {
         self.level_groups.resize_with(n_cols, Vec::new);
         self.row_level_groups
             .resize_with(self.pieces.len(), Vec::new);
+    }
+
+    /// On the big switch: `count` more (or fewer) active flows in cell
+    /// `(r, j)` of the matrix (each of weight 1), and row `r`'s bit of the
+    /// cell's receiver set while the cell holds flows (`Co::row_dsts`, of
+    /// `words` words a row).
+    pub(super) fn add_to_cell(&mut self, r: usize, j: usize, count: i64, words: usize) {
+        self.matrix.add(r, j, count, count as f64);
+        let h = self.cols[j] as usize;
+        if self.row_dsts.len() < (r + 1) * words {
+            self.row_dsts.resize((r + 1) * words, 0);
+            self.row_multi.resize((r + 1) * words, 0);
+        }
+        let (at, bit) = (r * words + h / 64, 1u64 << (h % 64));
+        let n = self.matrix.count(r, j);
+        for (set, on) in [(&mut self.row_dsts, n > 0), (&mut self.row_multi, n > 1)] {
+            if on {
+                set[at] |= bit;
+            } else {
+                set[at] &= !bit;
+            }
+        }
+    }
+
+    /// Row `r`'s receivers with flows, and with more than one
+    /// (`Co::row_dsts`, `Co::row_multi`; empty for a row that never had
+    /// any).
+    pub(super) fn row_dsts(&self, r: usize, words: usize) -> (&[u64], &[u64]) {
+        let span = r * words..(r + 1) * words;
+        (
+            self.row_dsts.get(span.clone()).unwrap_or(&[]),
+            self.row_multi.get(span).unwrap_or(&[]),
+        )
     }
 
     /// The rate group of column `j`'s slots at row level `level` and weight
@@ -325,6 +368,11 @@ impl GroupClock {
     }
 }
 
+/// Words of a bit set over `n_hosts` hosts.
+pub(super) fn dst_words(n_hosts: usize) -> usize {
+    n_hosts.div_ceil(64)
+}
+
 pub(super) const NONE: u32 = u32::MAX;
 /// In `Co::cell_group`: the slot's flows need their rates and classes set.
 pub(super) const DIRTY: u32 = u32::MAX - 1;
@@ -394,12 +442,14 @@ impl Aalo {
         let s = *co.slot_of.entry(path).or_insert(n_slots);
         if s == n_slots {
             let mut col = NONE;
-            if self.ports.is_some() {
+            if let Some(ports) = &self.ports {
                 let dst = view.dst(f).0;
                 let n_cols = co.cols.len() as u32;
                 col = *co.col_of.entry(dst).or_insert(n_cols);
                 if col == n_cols {
                     co.cols.push(dst);
+                    co.col_at.resize(ports.n_hosts(), NONE);
+                    co.col_at[dst as usize] = col;
                 }
             }
             co.slots.push(Slot {
@@ -417,7 +467,7 @@ impl Aalo {
                 let at = piece as usize * co.cols.len() + col as usize;
                 co.cell[at] = s;
                 co.cell_group[at] = DIRTY;
-                co.matrix.add(piece as usize, col as usize, 1, 1.0);
+                co.add_to_cell(piece as usize, col as usize, 1, ports.words());
             } else {
                 // A new row or column: the matrix grows and the cells are
                 // laid out once, after this call's last start
@@ -458,12 +508,14 @@ impl Aalo {
     /// every cell from its slot, the cells of the flows started since
     /// included (their slots are dirty).
     pub(super) fn lay_out_started(&mut self) {
+        let words = self.ports.as_ref().map_or(0, |p| p.words());
         for &c in &self.laid_out {
             let co = &mut self.co[c as usize];
             co.matrix.grow(co.pieces.len(), co.cols.len());
             co.layout_cells();
-            for &(r, j) in &co.pending {
-                co.matrix.add(r as usize, j as usize, 1, 1.0);
+            for i in 0..co.pending.len() {
+                let (r, j) = co.pending[i];
+                co.add_to_cell(r as usize, j as usize, 1, words);
             }
             co.pending.clear();
             #[cfg(debug_assertions)]
@@ -521,7 +573,7 @@ impl Aalo {
         co.total.bump(now, extra, -rate);
         if let Some(ports) = &mut self.ports {
             let col = co.slots[b.slot as usize].col as usize;
-            co.matrix.add(piece, col, -1, -1.0);
+            co.add_to_cell(piece, col, -1, ports.words());
             co.version += 1;
             let (q, host) = (co.pieces[piece].tier, co.pieces[piece].host);
             ports.add(q, &self.cfg, host, co.cols[col], -1);

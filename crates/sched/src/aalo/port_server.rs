@@ -6,7 +6,7 @@
 
 #[cfg(debug_assertions)]
 use super::books::Slot;
-use super::books::{find_level_group, Co, LevelGroup, Pass1, NONE};
+use super::books::{dst_words, find_level_group, Co, LevelGroup, Pass1, NONE};
 use super::{Aalo, AaloConfig};
 use crate::{Allocation, CoflowIdx};
 use coflowkit_alloc::WeightedBipartite;
@@ -111,6 +111,11 @@ pub(super) struct PortServer {
     on_down: Vec<u32>,
     grant_up: Vec<f64>,
     grant_down: Vec<f64>,
+    /// The split `grants` keeps, and per port (senders, then receivers)
+    /// whether its counts moved since it was last split.
+    split_up: Vec<f64>,
+    split_down: Vec<f64>,
+    stale: Vec<bool>,
     res_up: Vec<f64>,
     res_down: Vec<f64>,
     /// Every active flow's queue weight, by (sender, receiver).
@@ -132,8 +137,12 @@ pub(super) struct PortServer {
     /// Per coflow of the order: the queues it has active flows in (bits;
     /// bit `K`: ahead of them).
     queues_of: Vec<u128>,
-    /// Receivers with an excess level above 0.
-    down_with_room: Vec<u32>,
+    /// Receivers with an excess level above 0, and those whose excess
+    /// level moved in this call, as bit sets over the hosts
+    /// ([`dst_words`] words), read against a row's receivers
+    /// (`Co::row_dsts`).
+    down_room_bits: Vec<u64>,
+    down_moved_bits: Vec<u64>,
 }
 
 impl PortServer {
@@ -148,6 +157,9 @@ impl PortServer {
             on_down: vec![0; k * n],
             grant_up: vec![0.0; k * n],
             grant_down: vec![0.0; k * n],
+            split_up: vec![0.0; k * n],
+            split_down: vec![0.0; k * n],
+            stale: vec![true; 2 * n],
             res_up: vec![],
             res_down: vec![],
             excess: WeightedBipartite::new(n, n),
@@ -163,8 +175,19 @@ impl PortServer {
             row_cap: vec![],
             col_cap: vec![],
             queues_of: vec![],
-            down_with_room: vec![],
+            down_room_bits: vec![0; dst_words(n)],
+            down_moved_bits: vec![0; dst_words(n)],
         }
+    }
+
+    /// Number of hosts.
+    pub(super) fn n_hosts(&self) -> usize {
+        self.n
+    }
+
+    /// Words of a bit set over the hosts (`Co::row_dsts`).
+    pub(super) fn words(&self) -> usize {
+        dst_words(self.n)
     }
 
     /// Lists in `todo` the live slots of `co` whose rate or way of getting
@@ -766,32 +789,18 @@ impl PortServer {
     /// The excess (per unit of weight, bits/s) each row of `co` gets: the
     /// sum over its flows of the lower of their ends' excess levels. Only
     /// ports with room after pass 1 have an excess level: few.
-    fn excess_of_rows(&self, co: &Co, cols: &mut Vec<(u32, f64)>, out: &mut Vec<f64>) {
+    fn excess_of_rows(&self, co: &Co, out: &mut Vec<f64>) {
         out.clear();
-        out.resize(co.pieces.len(), 0.0);
-        self.cols_with_room(co, cols);
-        if cols.is_empty() {
-            return;
-        }
-        for r in 0..co.pieces.len() {
-            out[r] = self.row_excess(co, r, cols);
-        }
+        out.extend((0..co.pieces.len()).map(|r| self.row_excess(co, r)));
     }
 
-    /// The columns of `co` whose receivers have an excess level above 0,
-    /// with it, in the receivers' order.
-    fn cols_with_room(&self, co: &Co, cols: &mut Vec<(u32, f64)>) {
-        cols.clear();
-        for &h in &self.down_with_room {
-            if let Some(&j) = co.col_of.get(&h) {
-                cols.push((j, self.level_down[h as usize]));
-            }
-        }
-    }
-
-    /// Row `r`'s excess per unit of weight over `cols` (those of
-    /// [`Self::cols_with_room`]).
-    fn row_excess(&self, co: &Co, r: usize, cols: &[(u32, f64)]) -> f64 {
+    /// Row `r`'s excess per unit of weight: `n * min(up, d)` summed over
+    /// its cells with `n` flows whose receiver has room (`d > 0`), in the
+    /// receivers' order. Its cells are found as the set bits of its
+    /// receivers (`Co::row_dsts`) and of the receivers with room, so only
+    /// cells that add are visited; a debug check sums over every column
+    /// with room, cell by cell, and compares bit for bit.
+    fn row_excess(&self, co: &Co, r: usize) -> f64 {
         let up = self.level_up[co.pieces[r].host as usize];
         if up <= 0.0 {
             return 0.0;
@@ -799,12 +808,40 @@ impl PortServer {
         // (Levels are infinite on ports that bind nobody: only cells with
         // flows count. The sum stays in a register: the same additions in
         // the same order.)
+        // (A cell of one flow adds `1.0 * x`, which is `x`.)
         let mut sum = 0.0;
-        for &(j, down) in cols {
-            let n = co.matrix.count(r, j as usize);
-            if n > 0 {
-                sum += n as f64 * up.min(down);
+        let (dsts, multi) = co.row_dsts(r, self.words());
+        for (w, ((&dsts, &multi), &room)) in
+            dsts.iter().zip(multi).zip(&self.down_room_bits).enumerate()
+        {
+            let mut bits = dsts & room;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                let h = w * 64 + b as usize;
+                bits &= bits - 1;
+                let x = up.min(self.level_down[h]);
+                if multi >> b & 1 == 0 {
+                    sum += x;
+                } else {
+                    let n = co.matrix.count(r, co.col_at[h] as usize);
+                    sum += n as f64 * x;
+                }
             }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut slow = 0.0;
+            for h in 0..self.n {
+                let down = self.level_down[h];
+                let Some(&j) = co.col_of.get(&(h as u32)) else {
+                    continue;
+                };
+                let n = co.matrix.count(r, j as usize);
+                if down > 0.0 && n > 0 {
+                    slow += n as f64 * up.min(down);
+                }
+            }
+            assert_eq!(sum.to_bits(), slow.to_bits(), "row {r}'s excess");
         }
         sum
     }
@@ -821,27 +858,18 @@ impl PortServer {
     /// without `0 < min(d0, d1)` and `max(u0, u1) <= min(d0, d1)` (which
     /// keep the receiver among those with room and the cell at `up`; a
     /// moved sender and receiver of one cell cannot both pass, as that
-    /// makes `u0 = u1 = d0 = d1`). A row not reached has the same
-    /// additions in the same order. A debug check sums every row anew.
-    fn excess_of_moved_rows(
-        &self,
-        co: &Co,
-        cols: &mut Vec<(u32, f64)>,
-        moved: &mut Vec<(u32, f64)>,
-        out: &mut [f64],
-    ) {
+    /// makes `u0 = u1 = d0 = d1`). Those cells are found as the set bits
+    /// of the row's receivers and of the moved ones. A row not reached has
+    /// the same additions in the same order. A debug check sums every row
+    /// anew.
+    fn excess_of_moved_rows(&self, co: &Co, out: &mut [f64]) {
         let n = self.n;
-        moved.clear();
+        let words = self.words();
         let mut d_hi = 0.0f64;
-        for (j, &h) in co.cols.iter().enumerate() {
+        for &h in &co.cols {
             let h = h as usize;
-            let (d0, d1) = (self.old_level[n + h], self.level_down[h]);
-            d_hi = d_hi.max(d0.max(d1));
-            if self.moved_down[h] {
-                moved.push((j as u32, d0.min(d1)));
-            }
+            d_hi = d_hi.max(self.old_level[n + h].max(self.level_down[h]));
         }
-        let mut listed = false;
         for (r, piece) in co.pieces.iter().enumerate() {
             let h = piece.host as usize;
             let (u0, u1) = (self.old_level[h], self.level_up[h]);
@@ -851,18 +879,31 @@ impl PortServer {
             }
             let row_stays = !self.moved_up[h] || (u0.min(u1) > 0.0 && u0.min(u1) >= d_hi);
             let u_hi = u0.max(u1);
-            let reached = !row_stays
-                || moved.iter().any(|&(j, lo)| {
-                    co.matrix.count(r, j as usize) > 0 && !(lo > 0.0 && lo >= u_hi)
-                });
-            if !reached {
-                continue;
+            let reached = !row_stays || {
+                let mut hit = false;
+                'words: for (w, (&dsts, &moved)) in co
+                    .row_dsts(r, words)
+                    .0
+                    .iter()
+                    .zip(&self.down_moved_bits)
+                    .enumerate()
+                {
+                    let mut bits = dsts & moved;
+                    while bits != 0 {
+                        let d = w * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let lo = self.old_level[n + d].min(self.level_down[d]);
+                        if !(lo > 0.0 && lo >= u_hi) {
+                            hit = true;
+                            break 'words;
+                        }
+                    }
+                }
+                hit
+            };
+            if reached {
+                out[r] = self.row_excess(co, r);
             }
-            if !listed {
-                self.cols_with_room(co, cols);
-                listed = true;
-            }
-            out[r] = self.row_excess(co, r, cols);
         }
     }
 
@@ -872,6 +913,8 @@ impl PortServer {
         let bump = |x: &mut u32| *x = (*x as i64 + count) as u32;
         bump(&mut self.on_up[q * self.n + src]);
         bump(&mut self.on_down[q * self.n + dst]);
+        self.stale[src] = true;
+        self.stale[self.n + dst] = true;
         // (Flows ahead of the queues take no excess.)
         if q != cfg.ahead() as usize {
             self.excess
@@ -881,14 +924,39 @@ impl PortServer {
 
     /// Each port's capacity left after the tier ahead of the queues (all of
     /// it without `local=first`) split between the queues present on it, by
-    /// weight.
+    /// weight (into `grant_up`, `grant_down`, which pass 1 then draws
+    /// down). Without `local=first` that capacity is the port's, so the
+    /// split is kept (`split_up`, `split_down`) and only the ports whose
+    /// counts moved since (`stale`) are split again: the others' grants are
+    /// as they were, bit for bit (a debug check splits them again).
     fn grants(&mut self, cfg: &AaloConfig) {
         let (n, k) = (self.n, cfg.n_queues());
-        for (on, grant, cap) in [
-            (&self.on_up, &mut self.grant_up, &self.res_up),
-            (&self.on_down, &mut self.grant_down, &self.res_down),
-        ] {
+        let all = cfg.local_first;
+        for (side, (on, grant, cap)) in [
+            (&self.on_up, &mut self.split_up, &self.res_up),
+            (&self.on_down, &mut self.split_down, &self.res_down),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let stale = &mut self.stale[side * n..(side + 1) * n];
             for h in 0..n {
+                if !(all || std::mem::take(&mut stale[h])) {
+                    #[cfg(debug_assertions)]
+                    for q in 0..k {
+                        let w: f64 = (0..k)
+                            .filter(|&q| on[q * n + h] > 0)
+                            .map(|q| cfg.weights[q])
+                            .sum();
+                        let fresh = if on[q * n + h] > 0 {
+                            cap[h] * cfg.weights[q] / w
+                        } else {
+                            0.0
+                        };
+                        assert_eq!(fresh.to_bits(), grant[q * n + h].to_bits(), "kept grant");
+                    }
+                    continue;
+                }
                 let w: f64 = (0..k)
                     .filter(|&q| on[q * n + h] > 0)
                     .map(|q| cfg.weights[q])
@@ -902,6 +970,8 @@ impl PortServer {
                 }
             }
         }
+        self.grant_up.clone_from(&self.split_up);
+        self.grant_down.clone_from(&self.split_down);
     }
 
     pub(super) fn allocate(&mut self, cfg: &AaloConfig, order: &[CoflowIdx], co: &mut [Co]) {
@@ -1092,14 +1162,19 @@ impl PortServer {
                 &mut self.used_up,
                 &mut self.used_down,
             );
-            self.down_with_room.clear();
+            self.down_room_bits.iter_mut().for_each(|w| *w = 0);
+            self.down_moved_bits.iter_mut().for_each(|w| *w = 0);
             for h in 0..n {
                 self.moved_up[h] = self.level_up[h] != self.old_level[h];
                 self.moved_down[h] = self.level_down[h] != self.old_level[n + h];
                 self.room_up[h] = self.level_up[h] > 0.0 || self.old_level[h] > 0.0;
                 self.room_down[h] = self.level_down[h] > 0.0 || self.old_level[n + h] > 0.0;
+                let bit = 1u64 << (h % 64);
                 if self.level_down[h] > 0.0 {
-                    self.down_with_room.push(h as u32);
+                    self.down_room_bits[h / 64] |= bit;
+                }
+                if self.moved_down[h] {
+                    self.down_moved_bits[h / 64] |= bit;
                 }
             }
         }
@@ -1489,19 +1564,14 @@ impl Aalo {
                 // (`PortServer::excess_of_moved_rows`).
                 let mut rows = std::mem::take(&mut co.excess_rows);
                 if co.excess_of != Some(co.version) || rows.len() != co.pieces.len() {
-                    ports.excess_of_rows(co, &mut self.excess_cols, &mut rows);
+                    ports.excess_of_rows(co, &mut rows);
                     co.excess_of = Some(co.version);
                 } else {
-                    ports.excess_of_moved_rows(
-                        co,
-                        &mut self.excess_cols,
-                        &mut self.excess_moved,
-                        &mut rows,
-                    );
+                    ports.excess_of_moved_rows(co, &mut rows);
                     #[cfg(debug_assertions)]
                     {
                         let mut full = vec![];
-                        ports.excess_of_rows(co, &mut self.excess_cols, &mut full);
+                        ports.excess_of_rows(co, &mut full);
                         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                         assert_eq!(bits(&rows), bits(&full), "coflow {c}'s kept excess");
                     }

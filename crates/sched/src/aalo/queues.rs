@@ -80,8 +80,7 @@ impl Aalo {
                 let slack = co.rate_before.max(p.rate_before);
                 let q = self
                     .cfg
-                    .queue_within(self.estimate(co, p, now), slack)
-                    .max(p.queue);
+                    .queue_from(p.queue, self.estimate(co, p, now), slack);
                 if q != p.queue {
                     moved.push((k as u32, p.queue, q));
                 }
@@ -153,7 +152,14 @@ impl Aalo {
         }
     }
 
-    pub(super) fn next_wake(&self, now: Time) -> Option<Time> {
+    /// The next instant the scheduler must wake at: the next refresh that
+    /// moves a coflow served ahead of the queues into them, or the first
+    /// crossing of a threshold. A coflow's crossings are not before its
+    /// size reaches its lowest threshold ahead (no sender's estimate is
+    /// above the size), so coflows are looked at by that bound, lowest
+    /// first, until the bound is past the earliest crossing found: the
+    /// same minimum as looking at every coflow (a debug check does).
+    pub(super) fn next_wake(&mut self, now: Time) -> Option<Time> {
         let mut wake = Time::NEVER;
         if let (true, Coordination::Every(delta)) = (self.cfg.local_first, self.cfg.coordination) {
             // The refresh that sees a coflow served ahead of the queues
@@ -167,34 +173,62 @@ impl Aalo {
                 wake = Time((now.0 / d + 1) * d);
             }
         }
+        // Per coflow with a threshold ahead: (bound, coflow), the bound
+        // `Time(0)` where its size has reached the threshold already.
+        let mut by_bound = std::mem::take(&mut self.wake_order);
+        by_bound.clear();
         for &c in &self.order {
             let co = &self.co[c as usize];
-            let active = co.pieces.iter().filter(|p| p.n_active > 0);
-            let Some(first) = active.clone().min_by_key(|p| p.queue) else {
+            let Some(first) = co
+                .pieces
+                .iter()
+                .filter(|p| p.n_active > 0)
+                .min_by_key(|p| p.queue)
+            else {
                 continue;
             };
             let Some(&theta) = self.cfg.thresholds.get(first.queue as usize) else {
                 continue;
             };
-            // No sender's estimate is above the coflow's size: none crosses
-            // before the size reaches the lowest threshold ahead.
             let s = co.total.value_at(now);
-            if s < theta - float_slack(theta) {
-                let bound = ceil_ns_time(now, theta - s, co.total.rate).unwrap_or(Time::NEVER);
-                if bound >= wake {
-                    continue;
-                }
-            }
-            if self.cfg.coordination == Coordination::Instant {
-                // Every sender has the coflow's size and queue.
-                wake = wake.min(self.crossing(co, first, now));
-                continue;
-            }
-            for p in active {
-                wake = wake.min(self.crossing(co, p, now));
-            }
+            let bound = if s < theta - float_slack(theta) {
+                ceil_ns_time(now, theta - s, co.total.rate).unwrap_or(Time::NEVER)
+            } else {
+                Time(0)
+            };
+            by_bound.push((bound, c));
         }
+        by_bound.sort_unstable();
+        #[cfg(debug_assertions)]
+        let before = wake;
+        for &(bound, c) in &by_bound {
+            if bound != Time(0) && bound >= wake {
+                break;
+            }
+            wake = wake.min(self.earliest_crossing(&self.co[c as usize], now));
+        }
+        #[cfg(debug_assertions)]
+        {
+            let every = by_bound.iter().fold(before, |w, &(_, c)| {
+                w.min(self.earliest_crossing(&self.co[c as usize], now))
+            });
+            assert_eq!(wake, every, "next wake by bounds against every coflow's");
+        }
+        self.wake_order = by_bound;
         (wake != Time::NEVER).then_some(wake)
+    }
+
+    /// The first crossing of a threshold by any active sender of `co`.
+    fn earliest_crossing(&self, co: &Co, now: Time) -> Time {
+        let active = co.pieces.iter().filter(|p| p.n_active > 0);
+        if self.cfg.coordination == Coordination::Instant {
+            // Every sender has the coflow's size and queue.
+            return match active.min_by_key(|p| p.queue) {
+                Some(first) => self.crossing(co, first, now),
+                None => Time::NEVER,
+            };
+        }
+        active.fold(Time::NEVER, |w, p| w.min(self.crossing(co, p, now)))
     }
 }
 
