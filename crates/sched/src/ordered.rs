@@ -735,25 +735,26 @@ impl Scheduler for Fifo {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time> {
-        if let Some(ser) = self.serialized.as_mut() {
-            ser.note(changes, &view);
-            self.order.clear();
-            self.order.extend_from_slice(view.active_coflows());
-            self.order
-                .sort_by_key(|&c| (view.release(c), view.arrival(c), view.coflow_id(c)));
-            ser.serve(&view, self.order.iter().copied(), out);
-            return None;
-        }
-        self.cache.note(changes, &view);
-        if self.always_incremental || !view.fabric().is_big_switch() {
-            self.schedule_incremental(&view, changes, out);
-            return None;
+        // `backfill=off` serves the whole order anew on any fabric.
+        if self.serialized.is_none() {
+            self.cache.note(changes, &view);
+            if self.always_incremental || !view.fabric().is_big_switch() {
+                self.schedule_incremental(&view, changes, out);
+                return None;
+            }
         }
         self.order.clear();
         self.order.extend_from_slice(view.active_coflows());
         self.order
             .sort_by_key(|&c| (view.release(c), view.arrival(c), view.coflow_id(c)));
-        self.cache.serve(&view, self.order.iter().copied(), out);
+        let order = self.order.iter().copied();
+        match self.serialized.as_mut() {
+            Some(ser) => {
+                ser.note(changes, &view);
+                ser.serve(&view, order, out);
+            }
+            None => self.cache.serve(&view, order, out),
+        }
         None
     }
 }
