@@ -81,8 +81,19 @@ fn lowest_share(share: &[f64]) -> (f64, Option<usize>) {
         return (best, None);
     }
     // Shares are never NaN (`share_of`), so the lowest value is at some
-    // index; `==` also matches 0.0 against -0.0, as `<` ties them.
-    let at = share.iter().position(|&s| s == best);
+    // index; `==` also matches 0.0 against -0.0, as `<` ties them. The
+    // first lane chunk that holds it is found by whole chunks (compared
+    // without a branch, in vector code), then the index in it: a scan
+    // index by index cost most of this function (FB2010 `pias`).
+    let holds = |c: &[f64]| c.iter().fold(false, |x, &s| x | (s == best));
+    let chunks = share.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    let at = chunks
+        .enumerate()
+        .find(|(_, c)| holds(c))
+        .map(|(i, c)| (i * LANES, c))
+        .or(Some((share.len() - tail.len(), tail)))
+        .and_then(|(start, c)| c.iter().position(|&s| s == best).map(|i| start + i));
     (at.map_or(best, |p| share[p]), at)
 }
 
