@@ -31,11 +31,25 @@
 //! An event then costs the steps after the ports it touched, not the whole
 //! order.
 //!
+//! The walk costs the touched ports of one side a step, and no division:
+//! it keeps each touched port's share as a bound (its residual times the
+//! reciprocal of its weight, within a few units in the last place) and
+//! divides only for a port whose bound comes within [`WALK_MARGIN`] of a
+//! step's share. So it walks however many ports are touched: a class
+//! served after others (`stf`, `ncf`) sees capacities move at most of its
+//! ports when one before it changes, and FB2010 `stf`'s solves that
+//! restarted from scratch for it (a third of them, past a quarter of the
+//! ports touched; 72% of the fill) repeated their old first 41% of steps
+//! (docs/benchmarks.md, command 145).
+//!
 //! Correctness properties:
 //! - the levels equal those of progressive filling from scratch on the same
 //!   counts and capacities, bit for bit (the restart replays nothing it did
 //!   not prove unchanged; `tests/differential.rs`,
-//!   `bipartite_restart_matches_scratch`);
+//!   `bipartite_restart_matches_scratch`,
+//!   `bipartite_restart_on_new_capacities_matches_scratch`; debug builds
+//!   solve every restart again from scratch and compare, in
+//!   [`BipartiteMaxMin::solve`]);
 //! - they are max-min fair (`bipartite_matches_reference`, against
 //!   `reference::max_min`).
 
@@ -68,8 +82,24 @@ fn lowest_share(share: &[f64]) -> (f64, Option<usize>) {
     }
     // Shares are never NaN (`share_of`), so the lowest value is at some
     // index; `==` also matches 0.0 against -0.0, as `<` ties them.
-    let at = share.iter().position(|&s| s == best);
+    let at = first_equal(share, best);
     (at.map_or(best, |p| share[p]), at)
+}
+
+/// The first index of `share` that holds `value` (by `==`). The lane chunk
+/// that holds it is found by whole chunks (compared without a branch, in
+/// vector code), then the index in it: a scan index by index cost most of
+/// [`lowest_share`] (FB2010 `pias`).
+fn first_equal(share: &[f64], value: f64) -> Option<usize> {
+    let holds = |c: &[f64]| c.iter().fold(false, |x, &s| x | (s == value));
+    let chunks = share.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    chunks
+        .enumerate()
+        .find(|(_, c)| holds(c))
+        .map(|(i, c)| (i * LANES, c))
+        .or(Some((share.len() - tail.len(), tail)))
+        .and_then(|(start, c)| c.iter().position(|&s| s == value).map(|i| start + i))
 }
 
 /// Lanes of [`lowest_share`]'s first pass.
@@ -114,10 +144,68 @@ pub struct BipartiteMaxMin {
     // Ports whose flows changed since the last solve.
     touched: Vec<u32>,
     is_touched: Vec<bool>,
-    // Scratch of `first_changed_step`: each touched port with its residual,
-    // weight and share under the new counts.
-    walk: Vec<(u32, f64, f64, f64)>,
+    // Scratch of `first_changed_step`: each touched row, and each touched
+    // column, with its residual, weight and share under the new counts.
+    walk_rows: Vec<WalkPort>,
+    walk_cols: Vec<WalkPort>,
+    // `recip[x]` is `1 / x`, for the walk's bounds on shares.
+    recip: Vec<f64>,
 }
+
+/// A touched port in the walk of `first_changed_step`: its index on its
+/// side, residual, weight and share (or a bound on it, [`approx_share`]).
+type WalkPort = (u32, f64, f64, f64);
+
+/// One step of the walk of `first_changed_step` over the touched ports of
+/// the side a kept step updates (`row`: their flows to the port it froze
+/// at `level`): the step's copy of each of them (residuals, then weights,
+/// in `copy`) made anew, then what the step takes off them, in the
+/// arithmetic of [`freeze`]. Their shares are kept only as bounds, each
+/// residual times the reciprocal of its weight (`recip`), within a few
+/// units in the last place of the share; returns the lowest after the
+/// step.
+fn walk_step(
+    walk: &mut [WalkPort],
+    row: &[u32],
+    level: f64,
+    copy: &mut [f64],
+    recip: &[f64],
+) -> f64 {
+    let len = row.len();
+    let (res, w) = copy.split_at_mut(len);
+    let mut low = f64::INFINITY;
+    for e in walk.iter_mut() {
+        let i = e.0 as usize;
+        res[i] = e.1;
+        w[i] = e.2;
+        let n_pair = row[i];
+        if n_pair > 0 {
+            let k = n_pair as f64;
+            e.2 -= k;
+            e.1 -= k * level;
+            e.3 = approx_share(e.1, e.2, recip);
+        }
+        low = low.min(e.3);
+    }
+    low
+}
+
+/// [`share_of`] within a few units in the last place, without a division:
+/// `residual` times the reciprocal of `weight` (a whole number of flows)
+/// read from `recip`.
+#[inline]
+fn approx_share(residual: f64, weight: f64, recip: &[f64]) -> f64 {
+    if weight <= 0.5 {
+        f64::INFINITY
+    } else {
+        (if residual > 0.0 { residual } else { 0.0 }) * recip[weight as usize]
+    }
+}
+
+/// How far above a step's share a walked port's [`approx_share`] must be
+/// (relative) to prove its share, computed exactly, above it too: far
+/// above the bound's few units in the last place (~1e-15).
+const WALK_MARGIN: f64 = 1e-9;
 
 /// One step of progressive filling: the port it froze, that port's fair
 /// share when picked, the level it froze at, and where the copy of the other
@@ -189,23 +277,28 @@ impl BipartiteMaxMin {
         col_level: &mut Vec<f64>,
     ) {
         let (nr, nc) = (self.n_rows, self.n_cols);
+        // The slow reference: the same counts solved from scratch.
+        #[cfg(debug_assertions)]
+        let scratch = self.solved.then(|| {
+            let mut m = self.clone();
+            m.solved = false;
+            let (mut rl, mut cl) = (vec![], vec![]);
+            m.solve(row_cap, col_cap, &mut rl, &mut cl);
+            m
+        });
         // A port whose capacity changed is touched like one whose flows
-        // did; past a quarter of the ports, walking them costs more than
-        // it saves.
-        let mut restart = self.solved;
-        if restart {
+        // did (however many: the walk costs the touched ports a step,
+        // less than the fill's scans of every port).
+        if self.solved {
             let caps = row_cap[..nr].iter().chain(&col_cap[..nc]);
-            let mut n_changed = 0;
             for (p, &c) in caps.enumerate() {
                 if c.to_bits() != self.cap[p].to_bits() {
                     self.cap[p] = c;
                     self.touch(p);
-                    n_changed += 1;
                 }
             }
-            restart = 4 * n_changed <= nr + nc;
         }
-        let k = if restart {
+        let k = if self.solved {
             self.first_changed_step()
         } else {
             0
@@ -221,6 +314,14 @@ impl BipartiteMaxMin {
             self.is_touched[p as usize] = false;
         }
         self.touched.clear();
+        #[cfg(debug_assertions)]
+        if let Some(m) = scratch {
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&self.level), bits(&m.level), "restart: levels");
+            let (a, b): (Vec<f64>, Vec<f64>) = (self.left().collect(), m.left().collect());
+            assert_eq!(bits(&a), bits(&b), "restart: capacity left");
+            assert!(self.frozen().eq(m.frozen()), "restart: freeze order");
+        }
         row_level.clear();
         row_level.extend_from_slice(&self.level[..nr]);
         col_level.clear();
@@ -286,42 +387,61 @@ impl BipartiteMaxMin {
     /// stand before the step returned. The copies of the steps walked get
     /// the touched ports' new weights.
     fn first_changed_step(&mut self) -> usize {
-        let (nr, nc) = (self.n_rows, self.n_cols);
-        self.walk.clear();
+        let nr = self.n_rows;
+        self.walk_rows.clear();
+        self.walk_cols.clear();
         for &p in &self.touched {
             let (res, w) = (self.cap[p as usize], self.n[p as usize] as f64);
-            self.walk.push((p, res, w, share_of(res, w)));
+            let share = share_of(res, w);
+            if (p as usize) < nr {
+                self.walk_rows.push((p, res, w, share));
+            } else {
+                self.walk_cols.push((p - nr as u32, res, w, share));
+            }
         }
-        let mut low = self.walk.iter().fold(f64::INFINITY, |m, e| m.min(e.3));
+        // Weights are whole numbers of flows, at most a port's flows.
+        let most = self
+            .walk_rows
+            .iter()
+            .chain(&self.walk_cols)
+            .fold(0.0, |m: f64, e| m.max(e.2));
+        for x in self.recip.len()..=most as usize {
+            self.recip.push(1.0 / x as f64);
+        }
+        let lowest = |walk: &[WalkPort]| walk.iter().fold(f64::INFINITY, |m, e| m.min(e.3));
+        let (mut low_rows, mut low_cols) = (lowest(&self.walk_rows), lowest(&self.walk_cols));
         for (k, st) in self.steps.iter().enumerate() {
-            if self.is_touched[st.port as usize] || low <= st.best {
+            if self.is_touched[st.port as usize] {
                 return k;
             }
-            let p = st.port as usize;
-            let (at, len) = (st.copy_at as usize, if p < nr { nc } else { nr });
-            let mut moved = false;
-            for e in self.walk.iter_mut() {
-                let q = e.0 as usize;
-                let (n_pair, i) = match (p < nr, q < nr) {
-                    (true, false) => (self.count[p * nc + (q - nr)], q - nr),
-                    (false, true) => (self.count[q * nc + (p - nr)], q),
-                    _ => continue,
-                };
-                // The step is kept: its copy of this port's residual and
-                // weight is made anew under the new counts and capacities,
-                // so that a later rewind to it restores that.
-                self.copies[at + i] = e.1;
-                self.copies[at + len + i] = e.2;
-                if n_pair > 0 {
-                    let k = n_pair as f64;
-                    e.2 -= k;
-                    e.1 -= k * st.level;
-                    e.3 = share_of(e.1, e.2);
-                    moved = true;
+            // The bounds decide unless one is near the step's share; the
+            // shares of those near it are then computed as a solve from
+            // scratch would (and kept: an exact share is a bound too).
+            // The smallest normal added covers shares that are subnormal.
+            let near = st.best * (1.0 + WALK_MARGIN) + f64::MIN_POSITIVE;
+            if low_rows.min(low_cols) <= near {
+                for walk in [&mut self.walk_rows, &mut self.walk_cols] {
+                    for e in walk.iter_mut().filter(|e| e.3 <= near) {
+                        e.3 = share_of(e.1, e.2);
+                        if e.3 <= st.best {
+                            return k;
+                        }
+                    }
                 }
+                (low_rows, low_cols) = (lowest(&self.walk_rows), lowest(&self.walk_cols));
             }
-            if moved {
-                low = self.walk.iter().fold(f64::INFINITY, |m, e| m.min(e.3));
+            let p = st.port as usize;
+            let at = st.copy_at as usize;
+            // A row's step updates the columns through its matrix row, a
+            // column's the rows through its transposed one.
+            if p < nr {
+                let row = &self.count[p * self.n_cols..(p + 1) * self.n_cols];
+                let copy = &mut self.copies[at..at + 2 * self.n_cols];
+                low_cols = walk_step(&mut self.walk_cols, row, st.level, copy, &self.recip);
+            } else {
+                let row = &self.count_t[(p - nr) * nr..(p - nr + 1) * nr];
+                let copy = &mut self.copies[at..at + 2 * nr];
+                low_rows = walk_step(&mut self.walk_rows, row, st.level, copy, &self.recip);
             }
         }
         self.steps.len()
@@ -358,9 +478,13 @@ impl BipartiteMaxMin {
             self.level[st.port as usize] = f64::INFINITY;
         }
         self.steps.truncate(k);
-        for &(p, res, w, _) in &self.walk {
+        for &(p, res, w, _) in &self.walk_rows {
             self.res[p as usize] = res;
             self.w[p as usize] = w;
+        }
+        for &(c, res, w, _) in &self.walk_cols {
+            self.res[nr + c as usize] = res;
+            self.w[nr + c as usize] = w;
         }
         for ((share, &level), (&res, &w)) in self
             .share
@@ -381,16 +505,35 @@ impl BipartiteMaxMin {
     fn fill(&mut self) {
         let (nr, nc) = (self.n_rows, self.n_cols);
         let mut level = self.steps.last().map_or(0.0, |st| st.level);
+        // Each side's lowest share, when a step already knows it.
+        let mut known: [Option<(f64, Option<usize>)>; 2] = [None, None];
         loop {
             // The port with the lowest fair share; ties to rows, then lower index.
-            let (row_best, row_at) = lowest_share(&self.share[..nr]);
-            let (col_best, col_at) = lowest_share(&self.share[nr..]);
+            let (row_best, row_at) = known[0]
+                .take()
+                .unwrap_or_else(|| lowest_share(&self.share[..nr]));
+            let (col_best, col_at) = known[1]
+                .take()
+                .unwrap_or_else(|| lowest_share(&self.share[nr..]));
             let (best, p) = match (row_at, col_at) {
                 (Some(i), _) if row_best <= col_best => (row_best, i),
                 (_, Some(j)) => (col_best, nr + j),
                 (Some(i), None) => (row_best, i),
                 (None, None) => break,
             };
+            // The step changes, on its port's side, only that port: the
+            // ports before it there hold higher shares, so the first one
+            // after it at the same share (by `==`) is that side's lowest
+            // next (FB2010: so at 58-93% of steps); else that side is
+            // scanned again.
+            let (side, i) = if p < nr { (0, p) } else { (1, p - nr) };
+            let shares = if p < nr {
+                &self.share[..nr]
+            } else {
+                &self.share[nr..]
+            };
+            known[side] =
+                first_equal(&shares[i + 1..], best).map(|j| (shares[i + 1 + j], Some(i + 1 + j)));
             level = level.max(best);
             self.level[p] = level;
             self.share[p] = f64::INFINITY;
