@@ -230,9 +230,6 @@ pub struct Varys {
     uniform_cap: Option<f64>,
     // Each ordered coflow's MADD deadline this round.
     deadlines: Vec<Time>,
-    // Per coflow, whether it is in this round's order (`order_coflows`).
-    mark: Vec<u32>,
-    epoch: u32,
 }
 
 impl Varys {
@@ -406,12 +403,7 @@ impl Varys {
     #[inline(never)]
     fn order_coflows(&mut self, view: &Clairvoyant<'_>) {
         let caps = view.capacities();
-        // `mark[c]`: `epoch` if c is sending now, `epoch + 1` once placed.
-        self.epoch += 2;
-        let epoch = self.epoch;
-        if self.mark.len() < self.memo.len() {
-            self.mark.resize(self.memo.len(), 0);
-        }
+        self.order.clear();
         for &c in view.active_coflows() {
             if self.memo[c as usize].links.is_empty() {
                 // Nothing of it is sending (not started yet, or waiting for
@@ -424,45 +416,16 @@ impl Varys {
                 m.gamma_key = g;
                 m.stale = false;
             }
-            self.mark[c as usize] = epoch;
+            let g = self.memo[c as usize].gamma_key;
+            self.order.push((g, c));
         }
-        // The sort's result does not depend on the input's order (its key
-        // with the tie-break is a total order, ids unique), so it starts
-        // from the last order, with new keys: nearly sorted, which the
-        // stable sort's run detection makes cheap. Then the new coflows.
-        let (memo, mark) = (&self.memo, &mut self.mark);
-        self.order.retain_mut(|x| {
-            let c = x.1 as usize;
-            if mark[c] != epoch {
-                return false;
-            }
-            mark[c] = epoch + 1;
-            x.0 = memo[c].gamma_key;
-            true
-        });
-        for &c in view.active_coflows() {
-            if mark[c as usize] == epoch {
-                self.order.push((memo[c as usize].gamma_key, c));
-            }
-        }
+        let memo = &self.memo;
         sort_with_ties(
             &mut self.order,
             |x| x.0,
             |x| memo[x.1 as usize].tie,
             NANOS_TIE,
         );
-        #[cfg(debug_assertions)]
-        {
-            // The plain way: from the active coflows' order.
-            let mut plain: Vec<(f64, CoflowIdx)> = view
-                .active_coflows()
-                .iter()
-                .filter(|&&c| !memo[c as usize].links.is_empty())
-                .map(|&c| (memo[c as usize].gamma_key, c))
-                .collect();
-            sort_with_ties(&mut plain, |x| x.0, |x| memo[x.1 as usize].tie, NANOS_TIE);
-            assert_eq!(plain, self.order);
-        }
     }
 
     /// Step 2: MADD, one deadline per coflow in `order` (into
@@ -537,13 +500,8 @@ impl Varys {
             // and the flows' paths (scattered in memory) are not read.
             let pairs = m.n_long == 0;
             self.solo_next.clear();
-            // Once no link has room, no later flow gets any: the walk is
-            // skipped (the bookkeeping below still runs).
-            let room = self.free_bits.iter().any(|&w| w != 0);
-            debug_assert_eq!(room, self.residual.iter().any(|&r| r > EPS * 1e9));
-            let first: &[FirstEntry] = if room { &m.first } else { &[] };
             // `first` is sorted by link, so this visits pairs in link order.
-            for entry in first {
+            for entry in &m.first {
                 let s = entry.link;
                 if full(&self.residual, s) {
                     continue;
