@@ -128,9 +128,21 @@ pub fn ceil_ns(bytes: f64, bytes_per_ns: f64) -> Option<Dur> {
         let n = q as i64;
         let t = n as f64;
         let frac = q - t;
-        let r = if frac >= 0.5 { t + 1.0 } else { t };
-        // `r` and `ceil(q)` are `n` or `n + 1`, both below 2^63.
-        let near = (q - r).abs() <= 1e-9 * q.max(1.0);
+        // `q`'s distance to the nearest integer `r` (`t`, or `t + 1` when
+        // `frac >= 0.5`) is `|q - r|`, and `min(frac, 1 - frac)` is that
+        // value to the bit: `frac` is exact, and so is `1 - frac` when it is
+        // the smaller (Sterbenz). A `min`, not a choice of `r`: the choice
+        // was a branch taken at random (half the fractions are >= 0.5), at
+        // every rate change. `r` and `ceil(q)` are `n` or `n + 1`, both
+        // below 2^63.
+        let other = 1.0 - frac;
+        let dist = if other < frac { other } else { frac };
+        #[cfg(debug_assertions)]
+        {
+            let r = if frac >= 0.5 { t + 1.0 } else { t };
+            debug_assert_eq!(dist.to_bits(), (q - r).abs().to_bits(), "distance of {q}");
+        }
+        let near = dist <= 1e-9 * q.max(1.0);
         let d = if near {
             n + (frac >= 0.5) as i64
         } else {
@@ -240,6 +252,14 @@ mod tests {
             (f64::NAN, 1.0),
             (7.0, 0.125),
             (1e6 + 1e-4, 1.0),
+            // Just below an integer, on both sides of the 1e-9 tolerance
+            // (the distance taken as `1 - frac`).
+            (1e6 - 1e-4, 1.0),
+            (0.999_999_999_5, 1.0),
+            (0.999_999_998, 1.0),
+            (3.0 - 2.9e-9, 1.0),
+            (3.0 - 3.1e-9, 1.0),
+            (4503599627370495.75, 1.0),
         ];
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for _ in 0..100_000 {

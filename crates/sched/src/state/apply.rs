@@ -11,9 +11,8 @@
 //! CCT), and that order is known before the first is applied: while one
 //! flow is applied, the record of the flow `FLOW_AHEAD` changes on is
 //! fetched into cache, with what the driver keeps for it
-//! ([`ApplyHooks::ahead_flow`]), and the coflow record of the one
-//! `COFLOW_AHEAD` on. Under `dcas` on FB2010 three in four of the engine's
-//! samples in this loop waited on the flow record otherwise. Prefetches
+//! ([`ApplyHooks::ahead_flow`]). Under `dcas` on FB2010 three in four of
+//! the engine's samples in this loop waited on the flow record otherwise. Prefetches
 //! change no value: what is applied, and in which order, is the same.
 
 use super::{prefetch, proportional, FlowIdx, NetState, SOLO};
@@ -45,9 +44,8 @@ pub trait ApplyHooks {
 impl ApplyHooks for () {}
 
 /// How many changed flows ahead of the one applied its record is
-/// prefetched, and its coflow's record.
+/// prefetched.
 const FLOW_AHEAD: usize = 8;
-const COFLOW_AHEAD: usize = 4;
 
 impl NetState {
     /// Applies what changed in `alloc` since it was last applied (and
@@ -57,17 +55,14 @@ impl NetState {
     pub fn apply_allocation<H: ApplyHooks>(&mut self, alloc: &mut Allocation, hooks: &mut H) {
         alloc.drain_changes_ahead(|a, ch, next| match ch {
             Change::Flow(f) => {
-                // The flow record `FLOW_AHEAD` changes on, and the coflow
-                // record of the one `COFLOW_AHEAD` on (its flow record
-                // fetched by then): each is a cache miss otherwise.
+                // The flow record `FLOW_AHEAD` changes on: a cache miss
+                // otherwise. (Its coflow's record is not fetched: that
+                // needed the flow record's `coflow` loaded 4 changes on,
+                // a wait when it was not in yet, and a change's coflow is
+                // nearly always the one just settled at this instant.)
                 if let Some(&n) = next.get(FLOW_AHEAD - 1) {
                     prefetch(&self.fl[n as usize]);
                     hooks.ahead_flow(n);
-                }
-                if let Some(&n) = next.get(COFLOW_AHEAD - 1) {
-                    let ci = &self.coflows[self.fl[n as usize].coflow as usize];
-                    prefetch(&ci.base_sent);
-                    prefetch(&ci.solo_rate);
                 }
                 if !self.is_active(f) {
                     return;
