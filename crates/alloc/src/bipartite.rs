@@ -526,11 +526,10 @@ impl BipartiteMaxMin {
             // after it at the same share (by `==`) is that side's lowest
             // next (FB2010: so at 58-93% of steps); else that side is
             // scanned again.
-            let (side, i) = if p < nr { (0, p) } else { (1, p - nr) };
-            let shares = if p < nr {
-                &self.share[..nr]
+            let (side, i, shares) = if p < nr {
+                (0, p, &self.share[..nr])
             } else {
-                &self.share[nr..]
+                (1, p - nr, &self.share[nr..])
             };
             known[side] =
                 first_equal(&shares[i + 1..], best).map(|j| (shares[i + 1 + j], Some(i + 1 + j)));
