@@ -97,6 +97,12 @@ struct CoflowMemo {
     stale: bool,
     // The tie-break: (release, arrival, id), set at release.
     tie: (Time, Time, u64),
+    // Whether flows joined or left since the last backfill walk.
+    changed: bool,
+    // The last walk: the links with room when it began, and per flow of
+    // `solo` which of its links it left full (bit 0 first, bit 1 last).
+    walk_free: Vec<u64>,
+    walk_fills: Vec<u8>,
 }
 
 /// The active flows of a coflow that leave through one first link.
@@ -225,6 +231,11 @@ pub struct Varys {
     solo_next: Vec<(FlowIdx, u32, u32)>,
     free_bits: Vec<u64>,
     solo_sorted: Vec<FlowIdx>,
+    // Backfill's scratch: which links each flow walked left full; the room
+    // each flow taken gets; residual capacities as a replay found them.
+    fills_next: Vec<u8>,
+    extras: Vec<f64>,
+    undo: Vec<(u32, f64)>,
     // The capacity every link has, if all have the same (the big switch);
     // set with `load`'s length at the first call.
     uniform_cap: Option<f64>,
@@ -249,6 +260,7 @@ impl Varys {
         }
         let m = &mut self.memo[c];
         m.stale = true;
+        m.changed = true;
         let path = view.path(f);
         for l in path {
             bump(&mut m.links, l.0, up);
@@ -310,6 +322,7 @@ impl Varys {
             for &c in view.active_coflows() {
                 if let Some(m) = self.memo.get_mut(c as usize) {
                     m.stale = true;
+                    m.changed = true;
                 }
             }
         }
@@ -496,92 +509,224 @@ impl Varys {
         for (i, &(_, c)) in self.order.iter().enumerate() {
             let deadline = self.deadlines[i];
             let m = &self.memo[c as usize];
-            // Every path is (first link, last link): the pair is the path,
-            // and the flows' paths (scattered in memory) are not read.
-            let pairs = m.n_long == 0;
-            self.solo_next.clear();
-            // `first` is sorted by link, so this visits pairs in link order.
-            for entry in &m.first {
-                let s = entry.link;
-                if full(&self.residual, s) {
-                    continue;
-                }
-                // Last links with flows from `s` and room left, in link
-                // order.
-                for (w, &have) in entry.bits.iter().enumerate() {
-                    let mut cand = have & self.free_bits[w];
-                    if cand == 0 {
+            self.extras.clear();
+            // The walk's choices follow only which links are full: with the
+            // same flows and the same links with room at its start, it takes
+            // the flows it took last time, as long as each leaves the same
+            // links full (`replay` checks that as it goes).
+            let replayed = m.n_long == 0
+                && !m.changed
+                && m.walk_free == self.free_bits
+                && replay(
+                    &m.solo,
+                    &m.walk_fills,
+                    &mut self.residual,
+                    &mut self.free_bits,
+                    &mut self.extras,
+                    &mut self.undo,
+                );
+            #[cfg(debug_assertions)]
+            if replayed {
+                self.check_replay(c, view);
+            }
+            if !replayed {
+                let m = &mut self.memo[c as usize];
+                m.walk_free.clone_from(&self.free_bits);
+                self.solo_next.clear();
+                self.fills_next.clear();
+                walk(
+                    m,
+                    view,
+                    &mut self.residual,
+                    &mut self.free_bits,
+                    &mut self.solo_next,
+                    &mut self.fills_next,
+                    &mut self.extras,
+                );
+            }
+            let m = &self.memo[c as usize];
+            let taken = if replayed { &m.solo } else { &self.solo_next };
+            for (&(f, _, _), &extra) in taken.iter().zip(&self.extras) {
+                let madd = if deadline == Time::NEVER {
+                    0.0
+                } else {
+                    view.remaining(f) * 8e9 / ((deadline.0 - now.0) as f64)
+                };
+                out.set_rate(f, madd + extra);
+                out.set_class(f, i as u32);
+            }
+            let m = &mut self.memo[c as usize];
+            if !replayed {
+                // Flows backfilled last round and not this one go back to
+                // the group (those backfilled again stay solo with their new
+                // rate). Both lists are mostly the same flows in the same
+                // (visiting) order, so a walk along both finds most; the
+                // others are looked up in a sorted copy (a mark per flow
+                // would cost a cache miss each).
+                self.solo_sorted.clear();
+                let mut j = 0;
+                for &(f, _, _) in &m.solo {
+                    if self.solo_next.get(j).is_some_and(|x| x.0 == f) {
+                        j += 1;
                         continue;
                     }
-                    while cand != 0 && !full(&self.residual, s) {
-                        let d = (w * 64) as u32 + cand.trailing_zeros();
-                        cand &= cand - 1;
-                        if full(&self.residual, d) {
-                            continue;
-                        }
-                        for &(dd, f) in &entry.dests[entry.place(w, d)..] {
-                            if dd != d {
-                                break;
-                            }
-                            debug_assert!(!pairs || view.path(f).iter().map(|l| l.0).eq([s, d]));
-                            let path = if pairs { &[][..] } else { view.path(f) };
-                            let extra = if pairs {
-                                // The fold below over [s, d], bit for bit.
-                                self.residual[s as usize].min(self.residual[d as usize])
-                            } else {
-                                path.iter()
-                                    .map(|l| self.residual[l.0 as usize])
-                                    .fold(f64::INFINITY, f64::min)
-                            };
-                            if extra <= EPS * 1e9 {
-                                continue;
-                            }
-                            let madd = if deadline == Time::NEVER {
-                                0.0
-                            } else {
-                                view.remaining(f) * 8e9 / ((deadline.0 - now.0) as f64)
-                            };
-                            out.set_rate(f, madd + extra);
-                            out.set_class(f, i as u32);
-                            self.solo_next.push((f, s, d));
-                            if pairs {
-                                take(&mut self.residual, &mut self.free_bits, s, extra);
-                                take(&mut self.residual, &mut self.free_bits, d, extra);
-                            }
-                            for l in path {
-                                take(&mut self.residual, &mut self.free_bits, l.0, extra);
-                            }
-                        }
+                    if self.solo_sorted.is_empty() {
+                        self.solo_sorted.extend(self.solo_next.iter().map(|x| x.0));
+                        self.solo_sorted.sort_unstable();
+                    }
+                    if self.solo_sorted.binary_search(&f).is_err() {
+                        out.join_proportional(f, c);
                     }
                 }
+                std::mem::swap(&mut m.solo, &mut self.solo_next);
+                std::mem::swap(&mut m.walk_fills, &mut self.fills_next);
+                m.changed = false;
             }
-            // Flows backfilled last round and not this one go back to the
-            // group (those backfilled again stay solo with their new rate).
-            // Both lists are mostly the same flows in the same (visiting)
-            // order, so a walk along both finds most; the others are looked
-            // up in a sorted copy (a mark per flow would cost a cache miss
-            // each).
-            self.solo_sorted.clear();
-            let m = &mut self.memo[c as usize];
-            let mut j = 0;
-            for &(f, _, _) in &m.solo {
-                if self.solo_next.get(j).is_some_and(|x| x.0 == f) {
-                    j += 1;
-                    continue;
-                }
-                if self.solo_sorted.is_empty() {
-                    self.solo_sorted.extend(self.solo_next.iter().map(|x| x.0));
-                    self.solo_sorted.sort_unstable();
-                }
-                if self.solo_sorted.binary_search(&f).is_err() {
-                    out.join_proportional(f, c);
-                }
-            }
-            std::mem::swap(&mut m.solo, &mut self.solo_next);
             // A coflow that sends now has different loads next time.
             m.stale |= deadline != Time::NEVER || !m.solo.is_empty();
         }
     }
+
+    /// Debug builds: a replayed backfill against the walk, from the
+    /// residual capacities it began with (rebuilt from the undo log).
+    #[cfg(debug_assertions)]
+    fn check_replay(&self, c: CoflowIdx, view: &Clairvoyant<'_>) {
+        let mut residual = self.residual.clone();
+        for &(l, old) in self.undo.iter().rev() {
+            residual[l as usize] = old;
+        }
+        let mut free_bits = self.memo[c as usize].walk_free.clone();
+        let (mut picks, mut fills, mut extras) = (vec![], vec![], vec![]);
+        walk(
+            &self.memo[c as usize],
+            view,
+            &mut residual,
+            &mut free_bits,
+            &mut picks,
+            &mut fills,
+            &mut extras,
+        );
+        let m = &self.memo[c as usize];
+        assert_eq!(picks, m.solo);
+        assert_eq!(fills, m.walk_fills);
+        assert!(extras
+            .iter()
+            .map(|x| x.to_bits())
+            .eq(self.extras.iter().map(|x| x.to_bits())));
+        assert!(residual
+            .iter()
+            .map(|x| x.to_bits())
+            .eq(self.residual.iter().map(|x| x.to_bits())));
+        assert_eq!(free_bits, self.free_bits);
+    }
+}
+
+/// Which of links `s` and `d` are full, as `walk_fills` keeps it.
+#[inline(always)]
+fn fills(residual: &[f64], s: u32, d: u32) -> u8 {
+    full(residual, s) as u8 | (full(residual, d) as u8) << 1
+}
+
+/// Backfill's walk over one coflow's flows: each flow whose links all have
+/// room gets the least of it (into `extras`), taken from its links; the
+/// flows in visiting order with their first and last links go to `picks`,
+/// and which of those two each left full to `fills`.
+fn walk(
+    m: &CoflowMemo,
+    view: &Clairvoyant<'_>,
+    residual: &mut [f64],
+    free_bits: &mut [u64],
+    picks: &mut Vec<(FlowIdx, u32, u32)>,
+    fills_out: &mut Vec<u8>,
+    extras: &mut Vec<f64>,
+) {
+    // Every path is (first link, last link): the pair is the path, and the
+    // flows' paths (scattered in memory) are not read.
+    let pairs = m.n_long == 0;
+    // `first` is sorted by link, so this visits pairs in link order.
+    for entry in &m.first {
+        let s = entry.link;
+        if full(residual, s) {
+            continue;
+        }
+        // Last links with flows from `s` and room left, in link order.
+        for (w, &have) in entry.bits.iter().enumerate() {
+            let mut cand = have & free_bits[w];
+            if cand == 0 {
+                continue;
+            }
+            while cand != 0 && !full(residual, s) {
+                let d = (w * 64) as u32 + cand.trailing_zeros();
+                cand &= cand - 1;
+                if full(residual, d) {
+                    continue;
+                }
+                for &(dd, f) in &entry.dests[entry.place(w, d)..] {
+                    if dd != d {
+                        break;
+                    }
+                    debug_assert!(!pairs || view.path(f).iter().map(|l| l.0).eq([s, d]));
+                    let path = if pairs { &[][..] } else { view.path(f) };
+                    let extra = if pairs {
+                        // The fold below over [s, d], bit for bit.
+                        residual[s as usize].min(residual[d as usize])
+                    } else {
+                        path.iter()
+                            .map(|l| residual[l.0 as usize])
+                            .fold(f64::INFINITY, f64::min)
+                    };
+                    if extra <= EPS * 1e9 {
+                        continue;
+                    }
+                    if pairs {
+                        take(residual, free_bits, s, extra);
+                        take(residual, free_bits, d, extra);
+                    }
+                    for l in path {
+                        take(residual, free_bits, l.0, extra);
+                    }
+                    picks.push((f, s, d));
+                    fills_out.push(fills(residual, s, d));
+                    extras.push(extra);
+                }
+            }
+        }
+    }
+}
+
+/// The last walk's flows (`solo`, with `fills`) taken again, their room
+/// into `extras`, as long as each leaves the same links full as then; if
+/// one does not, the residual capacities are put back (from `undo`) and
+/// the answer is no. Only for coflows whose paths are all (first link,
+/// last link).
+fn replay(
+    solo: &[(FlowIdx, u32, u32)],
+    fills_then: &[u8],
+    residual: &mut [f64],
+    free_bits: &mut [u64],
+    extras: &mut Vec<f64>,
+    undo: &mut Vec<(u32, f64)>,
+) -> bool {
+    undo.clear();
+    for (&(_, s, d), &k) in solo.iter().zip(fills_then) {
+        debug_assert!(!full(residual, s) && !full(residual, d));
+        let extra = residual[s as usize].min(residual[d as usize]);
+        undo.push((s, residual[s as usize]));
+        undo.push((d, residual[d as usize]));
+        take(residual, free_bits, s, extra);
+        take(residual, free_bits, d, extra);
+        extras.push(extra);
+        if fills(residual, s, d) != k {
+            for &(l, old) in undo.iter().rev() {
+                residual[l as usize] = old;
+                // Taken only while it had room.
+                free_bits[l as usize / 64] |= 1 << (l % 64);
+            }
+            extras.clear();
+            return false;
+        }
+    }
+    true
 }
 
 impl Scheduler for Varys {
