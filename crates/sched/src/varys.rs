@@ -97,12 +97,22 @@ struct CoflowMemo {
     stale: bool,
     // The tie-break: (release, arrival, id), set at release.
     tie: (Time, Time, u64),
-    // Whether flows joined or left since the last backfill walk.
+    // Whether flows joined since the last backfill walk (or the driver
+    // resynced).
     changed: bool,
+    // The first of the last walk's flows to have left since, as (its place
+    // in the walk, first link, last link, flow): the walk is the same up to
+    // it (a flow it passed leaving changes nothing).
+    cut: Option<(usize, u32, u32, FlowIdx)>,
     // The last walk: the links with room when it began, and per flow of
     // `solo` which of its links it left full (bit 0 first, bit 1 last).
     walk_free: Vec<u64>,
     walk_fills: Vec<u8>,
+    // What each flow of `solo` has left, as `loads` read it this round
+    // (the coflow had flows in `solo`, so it was stale).
+    solo_rem: Vec<f64>,
+    // The place in the order whose class the flows of `solo` have.
+    class_at: u32,
 }
 
 /// The active flows of a coflow that leave through one first link.
@@ -260,7 +270,7 @@ impl Varys {
         }
         let m = &mut self.memo[c];
         m.stale = true;
-        m.changed = true;
+        m.changed |= up;
         let path = view.path(f);
         for l in path {
             bump(&mut m.links, l.0, up);
@@ -281,7 +291,15 @@ impl Varys {
             view.n_links(),
         );
         if !up {
-            m.solo.retain(|x| x.0 != f);
+            if let Some(k) = m.solo.iter().position(|x| x.0 == f) {
+                let (_, s, d) = m.solo.remove(k);
+                if k < m.walk_fills.len() {
+                    m.walk_fills.remove(k);
+                }
+                if m.cut.is_none_or(|x| k < x.0) {
+                    m.cut = Some((k, s, d, f));
+                }
+            }
         }
     }
 
@@ -353,8 +371,10 @@ impl Varys {
         for &(l, _) in &m.links {
             self.load[l as usize] = w.get(l as usize).map_or(0.0, |w| w * phi);
         }
+        m.solo_rem.clear();
         for &(f, s, d) in &m.solo {
             let rem = view.remaining(f);
+            m.solo_rem.push(rem);
             if m.n_long == 0 {
                 // The path is [s, d]: the loop below, without reading it.
                 self.load[s as usize] += rem;
@@ -486,9 +506,6 @@ impl Varys {
                     }
                 }
             }
-            for &(f, _, _) in &self.memo[c as usize].solo {
-                out.set_class(f, i as u32);
-            }
         }
         self.deadlines = deadlines;
     }
@@ -510,33 +527,47 @@ impl Varys {
             let deadline = self.deadlines[i];
             let m = &self.memo[c as usize];
             self.extras.clear();
+            #[cfg(debug_assertions)]
+            let start = self.residual.clone();
             // The walk's choices follow only which links are full: with the
             // same flows and the same links with room at its start, it takes
             // the flows it took last time, as long as each leaves the same
-            // links full (`replay` checks that as it goes).
-            let replayed = m.n_long == 0
-                && !m.changed
-                && m.walk_free == self.free_bits
-                && replay(
-                    &m.solo,
-                    &m.walk_fills,
+            // links full (`replay` checks that as it goes); a flow it passed
+            // leaving changes nothing, one it took leaving changes what
+            // follows that flow, not what comes before.
+            let kept = if m.n_long == 0 && !m.changed && m.walk_free == self.free_bits {
+                debug_assert_eq!(m.solo.len(), m.walk_fills.len());
+                let k = m.cut.map_or(m.solo.len(), |x| x.0);
+                replay(
+                    &m.solo[..k],
+                    &m.walk_fills[..k],
                     &mut self.residual,
                     &mut self.free_bits,
                     &mut self.extras,
                     &mut self.undo,
-                );
-            #[cfg(debug_assertions)]
-            if replayed {
-                self.check_replay(c, view);
-            }
-            if !replayed {
+                )
+                .then_some(k)
+            } else {
+                None
+            };
+            let whole = kept.is_some() && m.cut.is_none();
+            if !whole {
                 let m = &mut self.memo[c as usize];
-                m.walk_free.clone_from(&self.free_bits);
                 self.solo_next.clear();
                 self.fills_next.clear();
+                let from = if let Some(k) = kept {
+                    // The walk again from just after the flow that left.
+                    self.solo_next.extend_from_slice(&m.solo[..k]);
+                    self.fills_next.extend_from_slice(&m.walk_fills[..k]);
+                    m.cut.map(|(_, s, d, f)| (s, d, f))
+                } else {
+                    m.walk_free.clone_from(&self.free_bits);
+                    None
+                };
                 walk(
                     m,
                     view,
+                    from,
                     &mut self.residual,
                     &mut self.free_bits,
                     &mut self.solo_next,
@@ -544,19 +575,38 @@ impl Varys {
                     &mut self.extras,
                 );
             }
+            #[cfg(debug_assertions)]
+            self.check_walk(c, view, start, whole);
             let m = &self.memo[c as usize];
-            let taken = if replayed { &m.solo } else { &self.solo_next };
-            for (&(f, _, _), &extra) in taken.iter().zip(&self.extras) {
+            let taken = if whole { &m.solo } else { &self.solo_next };
+            // The flows taken again in the same place have what they have
+            // left from `loads`; their class stands if the coflow's place
+            // does.
+            let known = if whole {
+                m.solo.len()
+            } else {
+                kept.unwrap_or(0)
+            };
+            let classed = whole && m.class_at == i as u32;
+            for (j, (&(f, _, _), &extra)) in taken.iter().zip(&self.extras).enumerate() {
                 let madd = if deadline == Time::NEVER {
                     0.0
                 } else {
-                    view.remaining(f) * 8e9 / ((deadline.0 - now.0) as f64)
+                    let rem = if j < known {
+                        m.solo_rem[j]
+                    } else {
+                        view.remaining(f)
+                    };
+                    debug_assert_eq!(rem.to_bits(), view.remaining(f).to_bits());
+                    rem * 8e9 / ((deadline.0 - now.0) as f64)
                 };
                 out.set_rate(f, madd + extra);
-                out.set_class(f, i as u32);
+                if !classed {
+                    out.set_class(f, i as u32);
+                }
             }
             let m = &mut self.memo[c as usize];
-            if !replayed {
+            if !whole {
                 // Flows backfilled last round and not this one go back to
                 // the group (those backfilled again stay solo with their new
                 // rate). Both lists are mostly the same flows in the same
@@ -576,47 +626,49 @@ impl Varys {
                     }
                     if self.solo_sorted.binary_search(&f).is_err() {
                         out.join_proportional(f, c);
+                        out.set_class(f, i as u32);
                     }
                 }
                 std::mem::swap(&mut m.solo, &mut self.solo_next);
                 std::mem::swap(&mut m.walk_fills, &mut self.fills_next);
                 m.changed = false;
+                m.cut = None;
             }
+            m.class_at = i as u32;
             // A coflow that sends now has different loads next time.
             m.stale |= deadline != Time::NEVER || !m.solo.is_empty();
         }
     }
 
-    /// Debug builds: a replayed backfill against the walk, from the
-    /// residual capacities it began with (rebuilt from the undo log).
+    /// Debug builds: backfill's flows for coflow `c` (replayed, or
+    /// walked in part or whole) against a whole walk from the residual
+    /// capacities `start` it began with.
     #[cfg(debug_assertions)]
-    fn check_replay(&self, c: CoflowIdx, view: &Clairvoyant<'_>) {
-        let mut residual = self.residual.clone();
-        for &(l, old) in self.undo.iter().rev() {
-            residual[l as usize] = old;
-        }
-        let mut free_bits = self.memo[c as usize].walk_free.clone();
+    fn check_walk(&self, c: CoflowIdx, view: &Clairvoyant<'_>, start: Vec<f64>, whole: bool) {
+        let m = &self.memo[c as usize];
+        let mut residual = start;
+        let mut free_bits = m.walk_free.clone();
         let (mut picks, mut fills, mut extras) = (vec![], vec![], vec![]);
         walk(
-            &self.memo[c as usize],
+            m,
             view,
+            None,
             &mut residual,
             &mut free_bits,
             &mut picks,
             &mut fills,
             &mut extras,
         );
-        let m = &self.memo[c as usize];
-        assert_eq!(picks, m.solo);
-        assert_eq!(fills, m.walk_fills);
-        assert!(extras
-            .iter()
-            .map(|x| x.to_bits())
-            .eq(self.extras.iter().map(|x| x.to_bits())));
-        assert!(residual
-            .iter()
-            .map(|x| x.to_bits())
-            .eq(self.residual.iter().map(|x| x.to_bits())));
+        if whole {
+            assert_eq!(picks, m.solo);
+            assert_eq!(fills, m.walk_fills);
+        } else {
+            assert_eq!(picks, self.solo_next);
+            assert_eq!(fills, self.fills_next);
+        }
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&extras), bits(&self.extras));
+        assert_eq!(bits(&residual), bits(&self.residual));
         assert_eq!(free_bits, self.free_bits);
     }
 }
@@ -630,10 +682,13 @@ fn fills(residual: &[f64], s: u32, d: u32) -> u8 {
 /// Backfill's walk over one coflow's flows: each flow whose links all have
 /// room gets the least of it (into `extras`), taken from its links; the
 /// flows in visiting order with their first and last links go to `picks`,
-/// and which of those two each left full to `fills`.
+/// and which of those two each left full to `fills`. With `from` = (first
+/// link, last link, flow), only the flows after that one in visiting order.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     m: &CoflowMemo,
     view: &Clairvoyant<'_>,
+    from: Option<(u32, u32, FlowIdx)>,
     residual: &mut [f64],
     free_bits: &mut [u64],
     picks: &mut Vec<(FlowIdx, u32, u32)>,
@@ -644,14 +699,32 @@ fn walk(
     // flows' paths (scattered in memory) are not read.
     let pairs = m.n_long == 0;
     // `first` is sorted by link, so this visits pairs in link order.
-    for entry in &m.first {
+    let first = match from {
+        Some((s0, _, _)) => &m.first[m.first.partition_point(|e| e.link < s0)..],
+        None => &m.first[..],
+    };
+    for entry in first {
         let s = entry.link;
         if full(residual, s) {
             continue;
         }
+        // Where to resume in this entry: (word, last link, flow).
+        let resume = from
+            .filter(|x| x.0 == s)
+            .map(|(_, d0, f0)| (d0 as usize / 64, d0, f0));
         // Last links with flows from `s` and room left, in link order.
-        for (w, &have) in entry.bits.iter().enumerate() {
+        for (w, &have) in entry
+            .bits
+            .iter()
+            .enumerate()
+            .skip(resume.map_or(0, |x| x.0))
+        {
             let mut cand = have & free_bits[w];
+            if let Some((w0, d0, _)) = resume {
+                if w == w0 {
+                    cand &= !0u64 << (d0 % 64);
+                }
+            }
             if cand == 0 {
                 continue;
             }
@@ -661,7 +734,13 @@ fn walk(
                 if full(residual, d) {
                     continue;
                 }
-                for &(dd, f) in &entry.dests[entry.place(w, d)..] {
+                let mut at = entry.place(w, d);
+                if let Some((_, d0, f0)) = resume {
+                    if d == d0 {
+                        at += entry.dests[at..].partition_point(|x| x.0 == d && x.1 <= f0);
+                    }
+                }
+                for &(dd, f) in &entry.dests[at..] {
                     if dd != d {
                         break;
                     }
