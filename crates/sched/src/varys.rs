@@ -113,6 +113,9 @@ struct CoflowMemo {
     solo_rem: Vec<f64>,
     // The place in the order whose class the flows of `solo` have.
     class_at: u32,
+    // The rate each flow of `solo` has in the allocation (solo since the
+    // walk that took it; only this scheduler sets it).
+    solo_rate: Vec<f64>,
 }
 
 /// The active flows of a coflow that leave through one first link.
@@ -244,6 +247,7 @@ pub struct Varys {
     // Backfill's scratch: which links each flow walked left full; the room
     // each flow taken gets; residual capacities as a replay found them.
     fills_next: Vec<u8>,
+    rates_next: Vec<f64>,
     extras: Vec<f64>,
     undo: Vec<(u32, f64)>,
     // The capacity every link has, if all have the same (the big switch);
@@ -295,6 +299,9 @@ impl Varys {
                 let (_, s, d) = m.solo.remove(k);
                 if k < m.walk_fills.len() {
                     m.walk_fills.remove(k);
+                }
+                if k < m.solo_rate.len() {
+                    m.solo_rate.remove(k);
                 }
                 if m.cut.is_none_or(|x| k < x.0) {
                     m.cut = Some((k, s, d, f));
@@ -577,8 +584,9 @@ impl Varys {
             }
             #[cfg(debug_assertions)]
             self.check_walk(c, view, start, whole);
-            let m = &self.memo[c as usize];
+            let m = &mut self.memo[c as usize];
             let taken = if whole { &m.solo } else { &self.solo_next };
+            self.rates_next.clear();
             // The flows taken again in the same place have what they have
             // left from `loads`; their class stands if the coflow's place
             // does.
@@ -600,7 +608,27 @@ impl Varys {
                     debug_assert_eq!(rem.to_bits(), view.remaining(f).to_bits());
                     rem * 8e9 / ((deadline.0 - now.0) as f64)
                 };
-                out.set_rate(f, madd + extra);
+                let rate = madd + extra;
+                if j < known {
+                    // `set_rate` on a solo flow, without reading the
+                    // allocation: mostly the rate stands (within 1e-12).
+                    let old = m.solo_rate[j];
+                    debug_assert!(out.group(f) == crate::SOLO);
+                    debug_assert_eq!(out.rate(f).to_bits(), old.to_bits());
+                    if old != rate && (old - rate).abs() > 1e-12 * old.abs() {
+                        out.set_rate(f, rate);
+                        m.solo_rate[j] = rate;
+                    }
+                } else {
+                    out.set_rate(f, rate);
+                }
+                if !whole {
+                    self.rates_next.push(if j < known {
+                        m.solo_rate[j]
+                    } else {
+                        out.rate(f)
+                    });
+                }
                 if !classed {
                     out.set_class(f, i as u32);
                 }
@@ -631,6 +659,7 @@ impl Varys {
                 }
                 std::mem::swap(&mut m.solo, &mut self.solo_next);
                 std::mem::swap(&mut m.walk_fills, &mut self.fills_next);
+                std::mem::swap(&mut m.solo_rate, &mut self.rates_next);
                 m.changed = false;
                 m.cut = None;
             }
