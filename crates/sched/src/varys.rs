@@ -50,6 +50,22 @@
 //! once (`x * 8e9 / bps` is monotone in floats); the first coflow's Γ' is
 //! its Γ. Debug builds check each shortcut against the plain computation
 //! (`bottleneck_ns` per link, a binary search for the place, the path).
+//!
+//! What backfill does follow what changed: its walk over a coflow decides
+//! by which links are full and nothing else, so a coflow with the same
+//! flows and the same links with room when its turn comes takes the same
+//! flows again. Those are replayed (`replay`: the same arithmetic in the
+//! same order, so the same bits), checking that each leaves the same links
+//! full as last time, else undone and walked. A flow the walk passed
+//! leaving changes nothing; one it took leaving changes only what follows
+//! it, so the walk is replayed up to it and resumed after it (`walk`'s
+//! `from`). Replayed flows reuse the bytes left `loads` read at the same
+//! instant, and their allocated rates are kept beside them: most stand
+//! (within `Allocation::set_rate`'s 1e-12) and are not written. FB2010: 60%
+//! of coflow visits replay whole, 22% in part (about half their flows);
+//! 94% of backfilled rates stand. Debug builds walk each coflow in full too
+//! and compare flows, room and residual capacities bit for bit
+//! (`check_walk`), and the kept bytes and rates against the state.
 
 use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
 use crate::AnyScheduler;
