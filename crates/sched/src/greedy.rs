@@ -1228,6 +1228,9 @@ impl SortedFlows {
         // up here unless a quarter of its flows or more are such (it is
         // then walked as runs).
         self.hot.clear();
+        if self.found.len() < view.n_flows() {
+            self.found.resize(view.n_flows(), (0, 0));
+        }
         for &f in &self.positive_before {
             let k = self.key_of[f as usize];
             if !k.is_nan() {
@@ -1246,9 +1249,6 @@ impl SortedFlows {
                 }
                 if !chunk.pieces.is_empty() {
                     let found = &mut self.found;
-                    if found.len() < view.n_flows() {
-                        found.resize(view.n_flows(), (0, 0));
-                    }
                     for x in here.iter_mut() {
                         let f = x.1 as FlowIdx;
                         // Found again only if the chunk's flows moved since.
