@@ -454,10 +454,21 @@ fn merge_sorted(a: &[Kept], b: &[Kept], out: &mut Vec<Kept>) {
 /// or alive (or, if `exact`, of equal key to those of the chunk): it is
 /// then a run of its own, and ends the runs before it (or, if `exact`,
 /// the merged flows are of equal-key runs too, walked where they lie).
-fn apart(flows: &[Kept], moving: &[Kept], next: Option<f64>, tol: f64, exact: bool) -> bool {
+/// Writes into `at` where each moving flow falls among `flows` (the
+/// number of them before it), so that the walk does not search again.
+fn apart(
+    flows: &[Kept],
+    moving: &[Kept],
+    next: Option<f64>,
+    tol: f64,
+    exact: bool,
+    at: &mut Vec<usize>,
+) -> bool {
+    at.clear();
     let mut j = 0;
     for (i, m) in moving.iter().enumerate() {
         j += flows[j..].partition_point(|e| kept_by_key(e, m).is_lt());
+        at.push(j);
         let before = [
             i.checked_sub(1).map(|i| &moving[i]),
             j.checked_sub(1).map(|j| &flows[j]),
@@ -754,6 +765,9 @@ pub(crate) struct SortedFlows {
     in_moving: FlowBits,
     // A stretch of the order walked merged with moving flows.
     merged: Vec<Kept>,
+    // Where each moving flow of a chunk falls among its flows, found by
+    // [`apart`].
+    cuts: Vec<usize>,
 }
 
 impl SortedFlows {
@@ -1340,7 +1354,15 @@ impl SortedFlows {
                 }
                 let fresh = !here.is_empty();
                 chunk.sum(tol);
-                if apart(&chunk.flows, region, next.map(|h| h.0), tol, chunk.exact) {
+                let cuts = &mut self.cuts;
+                if apart(
+                    &chunk.flows,
+                    region,
+                    next.map(|h| h.0),
+                    tol,
+                    chunk.exact,
+                    cuts,
+                ) {
                     // Each moving flow is a run of its own and ends the
                     // runs before it: visited where it falls, between
                     // stretches of the chunk walked as the chunk is.
@@ -1364,8 +1386,7 @@ impl SortedFlows {
                         }
                     };
                     let mut j = 0;
-                    for m in region {
-                        let p = j + s[j..].partition_point(|e| kept_by_key(e, m).is_lt());
+                    for (m, &p) in region.iter().zip(cuts.iter()) {
                         walk(&mut fill, &s[j..p]);
                         fill.visit(m.f, m.ends, true);
                         j = p;
