@@ -1309,6 +1309,15 @@ impl SortedFlows {
         let moving = &self.moving[..];
         // Moving flows walked so far; chunks walked in a merged stretch.
         let (mut mi, mut skip_to) = (0, 0);
+        // The chunk that the next moving flow falls in: the chunks before
+        // it hold none, and are not compared with it one by one.
+        let firsts = &self.firsts;
+        let chunk_of_next = |mi: usize| {
+            moving
+                .get(mi)
+                .map_or(usize::MAX, |m| chunk_of(firsts, m.key, m.f))
+        };
+        let mut next_c = chunk_of_next(0);
         for c in 0..self.chunks.len() {
             if c < skip_to {
                 continue;
@@ -1324,8 +1333,9 @@ impl SortedFlows {
             let may_pass = here.is_empty() && fill.at >= LAST_CLASS;
             // The moving flows that fall among this chunk's flows (or
             // before the first chunk), up to the next chunk's first flow.
-            let next = self.firsts.get(c + 1).copied();
+            let next = firsts.get(c + 1).copied();
             let m_end = match next {
+                _ if c < next_c => mi,
                 Some(h) => {
                     let before = |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1)).is_lt();
                     mi + gallop(&moving[mi..], before)
@@ -1333,7 +1343,10 @@ impl SortedFlows {
                 None => moving.len(),
             };
             let region = &moving[mi..m_end];
-            mi = m_end;
+            if m_end > mi {
+                mi = m_end;
+                next_c = chunk_of_next(mi);
+            }
             let chunk = &mut self.chunks[c];
             if !region.is_empty() {
                 if may_pass && spaced(region, next.map(|h| h.0), tol) {
@@ -1419,6 +1432,7 @@ impl SortedFlows {
                     mi = m_end;
                 }
                 skip_to = d + 1;
+                next_c = chunk_of_next(mi);
                 let mut visit = |e: &Kept| fill.visit(e.f, e.ends, true);
                 walk_runs(merged, tol, &mut self.run, &mut visit);
                 continue;
