@@ -1310,14 +1310,18 @@ impl SortedFlows {
         // Moving flows walked so far; chunks walked in a merged stretch.
         let (mut mi, mut skip_to) = (0, 0);
         // The chunk that the next moving flow falls in: the chunks before
-        // it hold none, and are not compared with it one by one.
+        // it hold none, and are not compared with it one by one. Found
+        // from chunk `from` on, which does not come after it (galloping:
+        // the moving flows lie mostly near the front of the order, a few
+        // chunks apart).
         let firsts = &self.firsts;
-        let chunk_of_next = |mi: usize| {
-            moving
-                .get(mi)
-                .map_or(usize::MAX, |m| chunk_of(firsts, m.key, m.f))
+        let chunk_of_next = |mi: usize, from: usize| {
+            moving.get(mi).map_or(usize::MAX, |m| {
+                let le = |h: &(f64, FlowIdx)| h.0.total_cmp(&m.key).then(h.1.cmp(&m.f)).is_le();
+                (from + gallop(&firsts[from..], le)).saturating_sub(1)
+            })
         };
-        let mut next_c = chunk_of_next(0);
+        let mut next_c = chunk_of_next(0, 0);
         for c in 0..self.chunks.len() {
             if c < skip_to {
                 continue;
@@ -1345,7 +1349,7 @@ impl SortedFlows {
             let region = &moving[mi..m_end];
             if m_end > mi {
                 mi = m_end;
-                next_c = chunk_of_next(mi);
+                next_c = chunk_of_next(mi, c + 1);
             }
             let chunk = &mut self.chunks[c];
             if !region.is_empty() {
@@ -1432,7 +1436,7 @@ impl SortedFlows {
                     mi = m_end;
                 }
                 skip_to = d + 1;
-                next_c = chunk_of_next(mi);
+                next_c = chunk_of_next(mi, d + 1);
                 let mut visit = |e: &Kept| fill.visit(e.f, e.ends, true);
                 walk_runs(merged, tol, &mut self.run, &mut visit);
                 continue;
