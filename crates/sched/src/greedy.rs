@@ -454,10 +454,21 @@ fn merge_sorted(a: &[Kept], b: &[Kept], out: &mut Vec<Kept>) {
 /// or alive (or, if `exact`, of equal key to those of the chunk): it is
 /// then a run of its own, and ends the runs before it (or, if `exact`,
 /// the merged flows are of equal-key runs too, walked where they lie).
-fn apart(flows: &[Kept], moving: &[Kept], next: Option<f64>, tol: f64, exact: bool) -> bool {
+/// Writes into `at` where each moving flow falls among `flows` (the
+/// number of them before it), so that the walk does not search again.
+fn apart(
+    flows: &[Kept],
+    moving: &[Kept],
+    next: Option<f64>,
+    tol: f64,
+    exact: bool,
+    at: &mut Vec<usize>,
+) -> bool {
+    at.clear();
     let mut j = 0;
     for (i, m) in moving.iter().enumerate() {
         j += flows[j..].partition_point(|e| kept_by_key(e, m).is_lt());
+        at.push(j);
         let before = [
             i.checked_sub(1).map(|i| &moving[i]),
             j.checked_sub(1).map(|j| &flows[j]),
@@ -754,6 +765,9 @@ pub(crate) struct SortedFlows {
     in_moving: FlowBits,
     // A stretch of the order walked merged with moving flows.
     merged: Vec<Kept>,
+    // Where each moving flow of a chunk falls among its flows, found by
+    // [`apart`].
+    cuts: Vec<usize>,
 }
 
 impl SortedFlows {
@@ -1228,6 +1242,9 @@ impl SortedFlows {
         // up here unless a quarter of its flows or more are such (it is
         // then walked as runs).
         self.hot.clear();
+        if self.found.len() < view.n_flows() {
+            self.found.resize(view.n_flows(), (0, 0));
+        }
         for &f in &self.positive_before {
             let k = self.key_of[f as usize];
             if !k.is_nan() {
@@ -1246,9 +1263,6 @@ impl SortedFlows {
                 }
                 if !chunk.pieces.is_empty() {
                     let found = &mut self.found;
-                    if found.len() < view.n_flows() {
-                        found.resize(view.n_flows(), (0, 0));
-                    }
                     for x in here.iter_mut() {
                         let f = x.1 as FlowIdx;
                         // Found again only if the chunk's flows moved since.
@@ -1295,6 +1309,19 @@ impl SortedFlows {
         let moving = &self.moving[..];
         // Moving flows walked so far; chunks walked in a merged stretch.
         let (mut mi, mut skip_to) = (0, 0);
+        // The chunk that the next moving flow falls in: the chunks before
+        // it hold none, and are not compared with it one by one. Found
+        // from chunk `from` on, which does not come after it (galloping:
+        // the moving flows lie mostly near the front of the order, a few
+        // chunks apart).
+        let firsts = &self.firsts;
+        let chunk_of_next = |mi: usize, from: usize| {
+            moving.get(mi).map_or(usize::MAX, |m| {
+                let le = |h: &(f64, FlowIdx)| h.0.total_cmp(&m.key).then(h.1.cmp(&m.f)).is_le();
+                (from + gallop(&firsts[from..], le)).saturating_sub(1)
+            })
+        };
+        let mut next_c = chunk_of_next(0, 0);
         for c in 0..self.chunks.len() {
             if c < skip_to {
                 continue;
@@ -1310,8 +1337,9 @@ impl SortedFlows {
             let may_pass = here.is_empty() && fill.at >= LAST_CLASS;
             // The moving flows that fall among this chunk's flows (or
             // before the first chunk), up to the next chunk's first flow.
-            let next = self.firsts.get(c + 1).copied();
+            let next = firsts.get(c + 1).copied();
             let m_end = match next {
+                _ if c < next_c => mi,
                 Some(h) => {
                     let before = |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1)).is_lt();
                     mi + gallop(&moving[mi..], before)
@@ -1319,7 +1347,10 @@ impl SortedFlows {
                 None => moving.len(),
             };
             let region = &moving[mi..m_end];
-            mi = m_end;
+            if m_end > mi {
+                mi = m_end;
+                next_c = chunk_of_next(mi, c + 1);
+            }
             let chunk = &mut self.chunks[c];
             if !region.is_empty() {
                 if may_pass && spaced(region, next.map(|h| h.0), tol) {
@@ -1340,7 +1371,15 @@ impl SortedFlows {
                 }
                 let fresh = !here.is_empty();
                 chunk.sum(tol);
-                if apart(&chunk.flows, region, next.map(|h| h.0), tol, chunk.exact) {
+                let cuts = &mut self.cuts;
+                if apart(
+                    &chunk.flows,
+                    region,
+                    next.map(|h| h.0),
+                    tol,
+                    chunk.exact,
+                    cuts,
+                ) {
                     // Each moving flow is a run of its own and ends the
                     // runs before it: visited where it falls, between
                     // stretches of the chunk walked as the chunk is.
@@ -1364,8 +1403,7 @@ impl SortedFlows {
                         }
                     };
                     let mut j = 0;
-                    for m in region {
-                        let p = j + s[j..].partition_point(|e| kept_by_key(e, m).is_lt());
+                    for (m, &p) in region.iter().zip(cuts.iter()) {
                         walk(&mut fill, &s[j..p]);
                         fill.visit(m.f, m.ends, true);
                         j = p;
@@ -1398,6 +1436,7 @@ impl SortedFlows {
                     mi = m_end;
                 }
                 skip_to = d + 1;
+                next_c = chunk_of_next(mi, d + 1);
                 let mut visit = |e: &Kept| fill.visit(e.f, e.ends, true);
                 walk_runs(merged, tol, &mut self.run, &mut visit);
                 continue;
