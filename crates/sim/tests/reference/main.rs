@@ -1628,3 +1628,56 @@ fn pias_regression_fuzz_group_mates_end_together() {
     compare(&case, PIAS).unwrap();
     compare(&case, "pias").unwrap();
 }
+
+/// Three coflows on one sender, `local=first`: coflow 30's first flow of
+/// `bytes`; coflow 1 starts at 1 ms and coflow 2 at `d2` ns, before the
+/// first refresh (3 ms) counts any of them.
+fn aalo_local_first_two_crossings(bytes: u64, d2: u64) -> Case {
+    Case {
+        net: Net::Tree(TreeSpec {
+            pods: 1,
+            racks_per_pod: 2,
+            hosts_per_rack: 2,
+            host_rate: BitsPerSec(3.5e9),
+            tor_oversub: 2.0,
+            agg_oversub: 4.0,
+        }),
+        cpu: Some(1e9),
+        coflows: vec![
+            CoflowSpec::new(30, Time(0), vec![flow(0, 0, bytes), flow(0, 0, 750000)]),
+            CoflowSpec::new(1, Time(0), vec![flow(0, 0, 375000).delayed(Dur(1000000))]),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 0, 375000).delayed(Dur(d2))]),
+        ],
+    }
+}
+
+#[test]
+fn aalo_local_first_regression_fresh_seed_two_crossings_at_once() {
+    // Found by a fresh seed (multihop_aalo_local_first_matches_reference,
+    // session 60). Before any refresh has counted them, coflow 2 reaches
+    // 300 kB (Q2 to Q3) and coflow 30 600 kB (Q3 to Q4) at one instant in
+    // exact arithmetic, 2,914,285.7 ns. The engine, in whole nanoseconds,
+    // saw coflow 30 a hair short of its threshold at the wake, kept it in
+    // Q3 behind coflow 2 (ahead in Aalo's order), where it sent nothing and
+    // so never crossed: coflow 2 ended 85.7 us early. Two crossings within
+    // `SNAP_NS` are ambiguous by the engine's contract (its module doc);
+    // the reference did not see it because it left out the crossings of
+    // coflows no refresh had counted, as if they did not move them. They
+    // do, past Q1 as any other coflow's: the case is now ambiguous, and
+    // kept compared with coflow 2 starting 0.1 ms later, which moves the
+    // two crossings apart.
+    assert_eq!(
+        compare(
+            &aalo_local_first_two_crossings(125_000, 2_000_000),
+            AALO_LOCAL_FIRST
+        ),
+        Ok(false)
+    );
+    assert_eq!(
+        compare(
+            &aalo_local_first_two_crossings(125_000, 2_100_000),
+            AALO_LOCAL_FIRST
+        ),
+        Ok(true)
+    );
+}
