@@ -17,15 +17,6 @@
 //! Liveness goes by demand counts, not by weights, so float noise in a sum
 //! of weights never keeps a port in play nor drops one.
 //!
-//! All the ports of one side at the lowest share freeze in one pass over
-//! the ports in play on the other side ([`freeze_ties`]), with the same
-//! additions, in the same order, as freezing them one after another: a
-//! step of FB2010 `aalo` freezes ~3 ports in the excess and ~7 in a
-//! coflow's pass 1, and one pass keeps each port of the other side in
-//! registers, with no branch on which cells hold demands and no one chain
-//! of additions through the pass (docs/benchmarks.md, command 152). Debug
-//! builds freeze the ties the slow way too and compare bit for bit.
-//!
 //! When some port is full, a solve first sums the weights over the cells
 //! between the ports in play (O(R * C)). Those sums are kept with the two
 //! lists they were taken over; the next solve over the same lists sums again
@@ -74,138 +65,6 @@ fn lowest_share(
     best
 }
 
-/// Freezes the ports `ties` of one side at `level` in one pass over the
-/// ports `others` of the other side still in play: each of those, if
-/// unfrozen (its level infinite), gives its demands in the cell to each tie
-/// port `w * level`, added to its use and the tie port's, and drops them from
-/// its unfrozen weight, residual and count. `w`, `n` hold the cells by port
-/// of the other side, `len` tie-side ports a line (for row ties, the
-/// transposed matrix).
-///
-/// The same additions as freezing the tie ports one after another, each over
-/// `others` in order: a port of the other side takes its cells' shares in
-/// the order of `ties`, and a tie port adds up its use in the order of
-/// `others`. Written without a branch, every value computed and then
-/// selected: a cell out of play takes off `0 * level`, which leaves every
-/// sum the same to the bit (uses are never `-0.0`). One pass for all the
-/// ties holds each port of the other side in registers and keeps the tie
-/// ports' sums apart, so no chain of additions runs through the whole pass.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn freeze_ties(
-    w: &[f64],
-    n: &[u32],
-    len: usize,
-    ties: &[u32],
-    others: &[u32],
-    level: f64,
-    (tie_level, tie_used, tie_nl): (&mut [f64], &mut [f64], &mut [u32]),
-    acc: &mut Vec<f64>,
-    (other_level, other_used, other_wl): (&[f64], &mut [f64], &mut [f64]),
-    (other_res, other_nl): (&mut [f64], &mut [u32]),
-) {
-    // The slow reference: the tie ports one after another, each over
-    // `others`, skipping the cells out of play.
-    #[cfg(debug_assertions)]
-    let want = {
-        let (mut tl, mut tu, mut tn) = (tie_level.to_vec(), tie_used.to_vec(), tie_nl.to_vec());
-        let (mut ou, mut ow, mut or, mut on) = (
-            other_used.to_vec(),
-            other_wl.to_vec(),
-            other_res.to_vec(),
-            other_nl.to_vec(),
-        );
-        freeze_ties_reference(
-            w,
-            n,
-            len,
-            ties,
-            others,
-            level,
-            (&mut tl, &mut tu, &mut tn),
-            (other_level, &mut ou, &mut ow),
-            (&mut or, &mut on),
-        );
-        (tl, tu, tn, ou, ow, or, on)
-    };
-    acc.clear();
-    for &t in ties {
-        let t = t as usize;
-        tie_level[t] = level;
-        tie_nl[t] = 0;
-        acc.push(tie_used[t]);
-    }
-    for &o in others {
-        let o = o as usize;
-        let (w, n) = (&w[o * len..(o + 1) * len], &n[o * len..(o + 1) * len]);
-        let in_play = other_level[o] == f64::INFINITY;
-        let (mut used, mut wl, mut res, mut nl) =
-            (other_used[o], other_wl[o], other_res[o], other_nl[o]);
-        for (&t, a) in ties.iter().zip(acc.iter_mut()) {
-            let t = t as usize;
-            let live = in_play & (n[t] > 0);
-            let (wt, nt) = if live { (w[t], n[t]) } else { (0.0, 0) };
-            let x = wt * level;
-            *a += x;
-            used += x;
-            wl -= wt;
-            res -= x;
-            nl -= nt;
-        }
-        (other_used[o], other_wl[o], other_res[o], other_nl[o]) = (used, wl, res, nl);
-    }
-    for (&t, &a) in ties.iter().zip(acc.iter()) {
-        tie_used[t as usize] = a;
-    }
-    #[cfg(debug_assertions)]
-    {
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let (tl, tu, tn, ou, ow, or, on) = want;
-        assert_eq!(bits(&tl), bits(tie_level), "freeze: tie levels");
-        assert_eq!(bits(&tu), bits(tie_used), "freeze: tie uses");
-        assert_eq!(tn, tie_nl, "freeze: tie counts");
-        assert_eq!(bits(&ou), bits(other_used), "freeze: uses");
-        assert_eq!(bits(&ow), bits(other_wl), "freeze: unfrozen weights");
-        assert_eq!(bits(&or), bits(other_res), "freeze: residuals");
-        assert_eq!(on, other_nl, "freeze: unfrozen counts");
-    }
-}
-
-/// [`freeze_ties`] the slow way, as the solve froze before it: each tie
-/// port in turn, over `others` in order, skipping each cell with no demand
-/// or whose other port is frozen.
-#[cfg(any(test, debug_assertions))]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn freeze_ties_reference(
-    w: &[f64],
-    n: &[u32],
-    len: usize,
-    ties: &[u32],
-    others: &[u32],
-    level: f64,
-    (tie_level, tie_used, tie_nl): (&mut [f64], &mut [f64], &mut [u32]),
-    (other_level, other_used, other_wl): (&[f64], &mut [f64], &mut [f64]),
-    (other_res, other_nl): (&mut [f64], &mut [u32]),
-) {
-    for &t in ties {
-        let t = t as usize;
-        tie_level[t] = level;
-        tie_nl[t] = 0;
-        let mut used = tie_used[t];
-        for &o in others {
-            let (o, cell) = (o as usize, o as usize * len + t);
-            if n[cell] > 0 && other_level[o] == f64::INFINITY {
-                let x = w[cell] * level;
-                used += x;
-                other_used[o] += x;
-                other_wl[o] -= w[cell];
-                other_res[o] -= x;
-                other_nl[o] -= n[cell];
-            }
-        }
-        tie_used[t] = used;
-    }
-}
-
 /// Weighted max-min levels over a dense row x column matrix; see the module
 /// doc.
 #[derive(Debug, Clone, Default)]
@@ -232,7 +91,6 @@ pub struct WeightedBipartite {
     col_live: Vec<u32>,
     row_ties: Vec<u32>,
     col_ties: Vec<u32>,
-    tie_used: Vec<f64>,
     // The sums over the cells between the ports in play, as the latest solve
     // with a full port took them (valid if `sums_kept`), over which lists;
     // a row or column with a cell that moved since has its mark at `epoch`.
@@ -579,114 +437,54 @@ impl WeightedBipartite {
                 break;
             }
             level = level.max(best);
-            // Each side's ports at the lowest share freeze in one pass over
-            // the other side (rows first, as the columns' pass must see them
-            // frozen).
             if row_best == best {
-                freeze_ties(
-                    &self.w_t,
-                    &self.n_t,
-                    nr,
-                    &self.row_ties,
-                    &self.col_live,
-                    level,
-                    (row_level, row_used, &mut self.row_nl),
-                    &mut self.tie_used,
-                    (col_level, col_used, &mut self.col_wl),
-                    (&mut self.col_res, &mut self.col_nl),
-                );
+                for &r in &self.row_ties {
+                    let r = r as usize;
+                    row_level[r] = level;
+                    self.row_nl[r] = 0;
+                    let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
+                    // Only columns still in play can hold an unfrozen
+                    // demand (the list is in index order, as is the sum,
+                    // which stays in a register: the same additions).
+                    let mut used = row_used[r];
+                    for &c in &self.col_live {
+                        let c = c as usize;
+                        if n[c] > 0 && col_level[c] == f64::INFINITY {
+                            let x = w[c] * level;
+                            used += x;
+                            col_used[c] += x;
+                            self.col_wl[c] -= w[c];
+                            self.col_res[c] -= x;
+                            self.col_nl[c] -= n[c];
+                        }
+                    }
+                    row_used[r] = used;
+                }
             }
             if col_best == best {
-                freeze_ties(
-                    &self.w,
-                    &self.n,
-                    nc,
-                    &self.col_ties,
-                    &self.row_live,
-                    level,
-                    (col_level, col_used, &mut self.col_nl),
-                    &mut self.tie_used,
-                    (row_level, row_used, &mut self.row_wl),
-                    (&mut self.row_res, &mut self.row_nl),
-                );
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(3000))]
-        /// The same uses, weights, residuals and counts, to the bit, as the
-        /// tie ports frozen one after another, with cells empty or out of
-        /// play (frozen ports), zero levels and ties of several ports.
-        #[test]
-        fn freeze_ties_matches_reference(
-            len in 1usize..12,
-            n_others in 1usize..12,
-            cells in prop::collection::vec((0u32..3, 0.0f64..4.0), 144),
-            frozen in prop::collection::vec(any::<bool>(), 12),
-            used0 in prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..5.0], 24),
-            res0 in prop::collection::vec(prop_oneof![Just(0.0), Just(-0.0), -1.0f64..9.0], 12),
-            level in prop_oneof![Just(0.0), 0.0f64..3.0],
-            n_ties in 1usize..5,
-        ) {
-            let n: Vec<u32> = (0..n_others * len).map(|i| cells[i].0).collect();
-            let w: Vec<f64> = (0..n_others * len)
-                .map(|i| if cells[i].0 == 0 { 0.0 } else { cells[i].1 * cells[i].0 as f64 })
-                .collect();
-            let ties: Vec<u32> = (0..len.min(n_ties) as u32).map(|t| t * 7 % len as u32).fold(
-                vec![],
-                |mut v, t| {
-                    if !v.contains(&t) {
-                        v.push(t);
+                for &c in &self.col_ties {
+                    let c = c as usize;
+                    col_level[c] = level;
+                    self.col_nl[c] = 0;
+                    let (w, n) = (
+                        &self.w_t[c * nr..(c + 1) * nr],
+                        &self.n_t[c * nr..(c + 1) * nr],
+                    );
+                    let mut used = col_used[c];
+                    for &r in &self.row_live {
+                        let r = r as usize;
+                        if n[r] > 0 && row_level[r] == f64::INFINITY {
+                            let x = w[r] * level;
+                            row_used[r] += x;
+                            used += x;
+                            self.row_wl[r] -= w[r];
+                            self.row_res[r] -= x;
+                            self.row_nl[r] -= n[r];
+                        }
                     }
-                    v
-                },
-            );
-            let others: Vec<u32> = (0..n_others as u32).collect();
-            let other_level: Vec<f64> = (0..n_others)
-                .map(|o| if frozen[o] { 0.5 } else { f64::INFINITY })
-                .collect();
-            let other_nl: Vec<u32> = (0..n_others)
-                .map(|o| (0..len).map(|t| n[o * len + t]).sum::<u32>() + 1)
-                .collect();
-            let other_wl: Vec<f64> = (0..n_others)
-                .map(|o| (0..len).map(|t| w[o * len + t]).sum::<f64>())
-                .collect();
-            let start = (
-                vec![f64::INFINITY; len],
-                used0[..len].to_vec(),
-                vec![1u32; len],
-                used0[12..12 + n_others].to_vec(),
-                other_wl,
-                res0[..n_others].to_vec(),
-                other_nl,
-            );
-            let (mut a, mut b) = (start.clone(), start);
-            freeze_ties(
-                &w, &n, len, &ties, &others, level,
-                (&mut a.0, &mut a.1, &mut a.2),
-                &mut vec![],
-                (&other_level, &mut a.3, &mut a.4),
-                (&mut a.5, &mut a.6),
-            );
-            freeze_ties_reference(
-                &w, &n, len, &ties, &others, level,
-                (&mut b.0, &mut b.1, &mut b.2),
-                (&other_level, &mut b.3, &mut b.4),
-                (&mut b.5, &mut b.6),
-            );
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            for (x, y) in [(&a.0, &b.0), (&a.1, &b.1), (&a.3, &b.3), (&a.4, &b.4), (&a.5, &b.5)] {
-                prop_assert_eq!(bits(x), bits(y));
+                    col_used[c] = used;
+                }
             }
-            prop_assert_eq!(&a.2, &b.2);
-            prop_assert_eq!(&a.6, &b.6);
         }
     }
 }
