@@ -288,44 +288,8 @@ pub struct ClassCache {
     owner: Vec<CoflowIdx>,
     // Serves so far (the slots' `round`).
     round: u32,
-    // Scratch of `grid_stands`: the residual a standing grid turn leaves,
-    // and the ports to replay (index into `after`, index into the slot's
-    // links, capacity then).
+    // Scratch of `grid_stands`: the residual a standing grid turn leaves.
     after: Vec<f64>,
-    replays: Vec<(u32, u32, f64)>,
-}
-
-/// The replay of one port's uses from `cap` ([`ClassCache::grid_stands`]):
-/// the residual left, subtracted in freeze order, and the uses' sum.
-fn replay_one(cap: f64, uses: &[f64]) -> (f64, f64) {
-    let (mut v, mut total) = (cap, 0.0);
-    for &u in uses {
-        v -= u;
-        total += u;
-    }
-    (v, total)
-}
-
-/// [`replay_one`] of two ports at once: each subtraction waits on the one
-/// before it, so two chains side by side take the time of one.
-fn replay_two(a: (f64, &[f64]), b: (f64, &[f64])) -> ((f64, f64), (f64, f64)) {
-    let n = a.1.len().min(b.1.len());
-    let (mut va, mut ta, mut vb, mut tb) = (a.0, 0.0, b.0, 0.0);
-    for (&x, &y) in a.1[..n].iter().zip(&b.1[..n]) {
-        va -= x;
-        ta += x;
-        vb -= y;
-        tb += y;
-    }
-    for &x in &a.1[n..] {
-        va -= x;
-        ta += x;
-    }
-    for &y in &b.1[n..] {
-        vb -= y;
-        tb += y;
-    }
-    ((va, ta), (vb, tb))
 }
 
 /// A wide coflow's max-min on the big switch as port levels: the rate of a
@@ -935,7 +899,6 @@ impl ClassCache {
         };
         let nr = grid.rows.len();
         self.after.clear();
-        self.replays.clear();
         for i in 0..slot.links.len() {
             let l = slot.links[i];
             let r = self.server.residual_at(l);
@@ -977,37 +940,18 @@ impl ClassCache {
                 self.after.push(slot.replay_last[i].1);
                 continue;
             }
-            self.replays
-                .push((self.after.len() as u32, i as u32, r.max(0.0)));
-            self.after.push(0.0);
-        }
-        // The replays, two chains at a time.
-        let uses = |i: u32| {
-            let (s, e) = slot.replay[i as usize];
-            &slot.replay_uses[s as usize..e as usize]
-        };
-        let mut k = 0;
-        while k < self.replays.len() {
-            let (ja, ia, ca) = self.replays[k];
-            let done = match self.replays.get(k + 1) {
-                Some(&(jb, ib, cb)) => {
-                    let (ra, rb) = replay_two((ca, uses(ia)), (cb, uses(ib)));
-                    [(ja, ia, ca, ra), (jb, ib, cb, rb)]
-                }
-                None => {
-                    let ra = replay_one(ca, uses(ia));
-                    [(ja, ia, ca, ra); 2]
-                }
-            };
-            for (j, i, cap, (v, total)) in done {
-                if v <= REPLAY_MARGIN * cap.max(total) {
-                    return false;
-                }
-                let r = self.server.residual_at(slot.links[i as usize]);
-                slot.replay_last[i as usize] = (r.to_bits(), v);
-                self.after[j as usize] = v;
+            let (s, e) = slot.replay[i];
+            let cap = r.max(0.0);
+            let (mut v, mut total) = (cap, 0.0);
+            for &u in &slot.replay_uses[s as usize..e as usize] {
+                v -= u;
+                total += u;
             }
-            k += 2;
+            if v <= REPLAY_MARGIN * cap.max(total) {
+                return false;
+            }
+            slot.replay_last[i] = (r.to_bits(), v);
+            self.after.push(v);
         }
         #[cfg(debug_assertions)]
         {
