@@ -712,7 +712,7 @@ impl Scheduler for Aalo {
                 let s = s as usize;
                 let slot = &self.co[c].slots[s];
                 let (next, rate, dirty) = (slot.next, slot.rate, slot.dirty);
-                if !dirty && (next == rate || (next - rate).abs() <= 1e-12 * rate.abs()) {
+                if !dirty && crate::rate_stands(rate, next) {
                     continue;
                 }
                 let class = self.co[c].pieces[slot.piece as usize].queue;

@@ -114,6 +114,14 @@ impl Changes {
     }
 }
 
+/// Whether rate `new` stands for `old`: equal, or within float noise (1e-12
+/// relative to `old`). [`Allocation::set_rate`] keeps such a rate as it is,
+/// and schedulers that keep rates of their own skip it by the same rule.
+#[inline]
+pub(crate) fn rate_stands(old: f64, new: f64) -> bool {
+    old == new || (old - new).abs() <= 1e-12 * old.abs()
+}
+
 /// A scheduler's decision, kept by the driver from one call to the next:
 /// the scheduler changes what it wants and the driver applies only what
 /// changed. A flow is either solo, with its own rate, or a member of a
@@ -161,15 +169,12 @@ impl Allocation {
     }
 
     /// Makes flow `f` solo at `bits_per_sec`. A rate within float noise
-    /// (1e-12 relative) of the current one counts as unchanged, so
+    /// of the current one ([`rate_stands`]) counts as unchanged, so
     /// recomputing an allocation does not churn the driver.
     #[inline]
     pub fn set_rate(&mut self, f: FlowIdx, bits_per_sec: f64) {
         let fi = f as usize;
-        let old = self.rate[fi];
-        if self.group[fi] != SOLO
-            || (old != bits_per_sec && (old - bits_per_sec).abs() > 1e-12 * old.abs())
-        {
+        if self.group[fi] != SOLO || !rate_stands(self.rate[fi], bits_per_sec) {
             self.group[fi] = SOLO;
             self.rate[fi] = bits_per_sec;
             self.touch_flow(f);

@@ -631,7 +631,7 @@ impl Varys {
                     let old = m.solo_rate[j];
                     debug_assert!(out.group(f) == crate::SOLO);
                     debug_assert_eq!(out.rate(f).to_bits(), old.to_bits());
-                    if old != rate && (old - rate).abs() > 1e-12 * old.abs() {
+                    if !crate::rate_stands(old, rate) {
                         out.set_rate(f, rate);
                         m.solo_rate[j] = rate;
                     }

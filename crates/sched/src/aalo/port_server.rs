@@ -383,7 +383,7 @@ impl PortServer {
             let same = match mode {
                 SOLO_RATE => {
                     let rate = co.cell_rate[at];
-                    applied == NONE && (x == rate || (x - rate).abs() <= 1e-12 * rate.abs())
+                    applied == NONE && crate::rate_stands(rate, x)
                 }
                 ROW_GROUP | ROW_EXCESS_GROUP => {
                     let g = co.row_group[r][(mode == ROW_EXCESS_GROUP) as usize];
@@ -1486,7 +1486,7 @@ impl Aalo {
                         emptied = co.leave_level_group(r, j, group);
                     }
                 }
-                let same_rate = next == rate || (next - rate).abs() <= 1e-12 * rate.abs();
+                let same_rate = crate::rate_stands(rate, next);
                 let class = self.co[c].pieces[r].queue;
                 for k in 0..self.co[c].slots[s].flows.len() {
                     let f = self.co[c].slots[s].flows.get(k);
