@@ -62,6 +62,7 @@
 /// holds it: the same pick as one pass that keeps the first strictly lower
 /// share ([`lowest_share_reference`] in the tests), at a fraction of the
 /// cost, since this scan runs once per port frozen, at every event.
+#[inline(always)]
 fn lowest_share(share: &[f64]) -> (f64, Option<usize>) {
     let mut lanes = [f64::INFINITY; LANES];
     let chunks = share.chunks_exact(LANES);
@@ -90,6 +91,7 @@ fn lowest_share(share: &[f64]) -> (f64, Option<usize>) {
 /// that holds it is found by whole chunks (compared without a branch, in
 /// vector code), then the index in it: a scan index by index cost most of
 /// [`lowest_share`] (FB2010 `pias`).
+#[inline(always)]
 fn first_equal(share: &[f64], value: f64) -> Option<usize> {
     let holds = |c: &[f64]| c.iter().fold(false, |x, &s| x | (s == value));
     let chunks = share.chunks_exact(LANES);
@@ -108,12 +110,24 @@ const LANES: usize = 8;
 /// A live port's fair share `residual / weight` (a residual below zero, by
 /// rounding, counts as zero), infinite for a port with no unfrozen flows.
 /// [`freeze`] computes the same, to the bit, in its own way.
-#[inline]
+#[inline(always)]
 fn share_of(residual: f64, weight: f64) -> f64 {
     if weight <= 0.5 {
         f64::INFINITY
     } else {
         (if residual > 0.0 { residual } else { 0.0 }) / weight
+    }
+}
+
+/// Whether the CPU has AVX2 (for [`BipartiteMaxMin::refill`]).
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -150,6 +164,8 @@ pub struct BipartiteMaxMin {
     walk_cols: Vec<WalkPort>,
     // `recip[x]` is `1 / x`, for the walk's bounds on shares.
     recip: Vec<f64>,
+    // Whether the CPU has AVX2 (then the fill runs in its vectors).
+    avx2: bool,
 }
 
 /// A touched port in the walk of `first_changed_step`: its index on its
@@ -228,6 +244,7 @@ impl BipartiteMaxMin {
             count_t: vec![0; n_rows * n_cols],
             n: vec![0; n_rows + n_cols],
             is_touched: vec![false; n_rows + n_cols],
+            avx2: has_avx2(),
             ..Default::default()
         }
     }
@@ -277,11 +294,13 @@ impl BipartiteMaxMin {
         col_level: &mut Vec<f64>,
     ) {
         let (nr, nc) = (self.n_rows, self.n_cols);
-        // The slow reference: the same counts solved from scratch.
+        // The slow reference: the same counts solved from scratch, in the
+        // baseline's vectors.
         #[cfg(debug_assertions)]
         let scratch = self.solved.then(|| {
             let mut m = self.clone();
             m.solved = false;
+            m.avx2 = false;
             let (mut rl, mut cl) = (vec![], vec![]);
             m.solve(row_cap, col_cap, &mut rl, &mut cl);
             m
@@ -303,12 +322,7 @@ impl BipartiteMaxMin {
         } else {
             0
         };
-        if k == 0 {
-            self.start(row_cap, col_cap);
-        } else {
-            self.rewind(k);
-        }
-        self.fill();
+        self.refill(k, row_cap, col_cap);
         self.solved = true;
         for &p in &self.touched {
             self.is_touched[p as usize] = false;
@@ -326,6 +340,47 @@ impl BipartiteMaxMin {
         row_level.extend_from_slice(&self.level[..nr]);
         col_level.clear();
         col_level.extend_from_slice(&self.level[nr..]);
+    }
+
+    /// Takes the state back to before step `k` (from scratch if 0) and
+    /// fills from there: in 256-bit vectors where the CPU has AVX2 (checked
+    /// once, in [`BipartiteMaxMin::new`]), else in the baseline's 128-bit
+    /// ones. The same code either way, element by element the same IEEE
+    /// operations in the same order (Rust never fuses a multiply and an
+    /// add), so the levels are the same to the bit; only more lanes run at
+    /// once. FB2010 `pias` spends most of its solve in [`freeze`]'s
+    /// division, which AVX2 does four at a time (docs/benchmarks.md,
+    /// command 158).
+    fn refill(&mut self, k: usize, row_cap: &[f64], col_cap: &[f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: `avx2` is set only where the CPU has AVX2.
+            unsafe { self.refill_avx2(k, row_cap, col_cap) };
+            return;
+        }
+        self.refill_here(k, row_cap, col_cap);
+    }
+
+    /// [`BipartiteMaxMin::refill`] compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn refill_avx2(&mut self, k: usize, row_cap: &[f64], col_cap: &[f64]) {
+        self.refill_here(k, row_cap, col_cap);
+    }
+
+    /// [`BipartiteMaxMin::refill`]'s body, inlined into each of its
+    /// compilations.
+    #[inline(always)]
+    fn refill_here(&mut self, k: usize, row_cap: &[f64], col_cap: &[f64]) {
+        if k == 0 {
+            self.start(row_cap, col_cap);
+        } else {
+            self.rewind(k);
+        }
+        self.fill();
     }
 
     /// Each port's capacity left after the last solve, rows then columns,
@@ -363,6 +418,7 @@ impl BipartiteMaxMin {
     }
 
     /// The state before the first step of a solve from scratch.
+    #[inline(always)]
     fn start(&mut self, row_cap: &[f64], col_cap: &[f64]) {
         let (nr, nc) = (self.n_rows, self.n_cols);
         self.cap.clear();
@@ -451,6 +507,7 @@ impl BipartiteMaxMin {
     /// copy from before the first later step that updated it (no step in
     /// between touched it), the ports step `k` and later froze unfrozen, and
     /// the touched ports as `first_changed_step` left them.
+    #[inline(always)]
     fn rewind(&mut self, k: usize) {
         let (nr, nc) = (self.n_rows, self.n_cols);
         let (mut rows_done, mut cols_done) = (false, false);
@@ -502,19 +559,24 @@ impl BipartiteMaxMin {
 
     /// Progressive filling from the current state to the end, keeping a
     /// copy of the side each step updates.
+    #[inline(always)]
     fn fill(&mut self) {
         let (nr, nc) = (self.n_rows, self.n_cols);
         let mut level = self.steps.last().map_or(0.0, |st| st.level);
         // Each side's lowest share, when a step already knows it.
         let mut known: [Option<(f64, Option<usize>)>; 2] = [None, None];
         loop {
-            // The port with the lowest fair share; ties to rows, then lower index.
-            let (row_best, row_at) = known[0]
-                .take()
-                .unwrap_or_else(|| lowest_share(&self.share[..nr]));
-            let (col_best, col_at) = known[1]
-                .take()
-                .unwrap_or_else(|| lowest_share(&self.share[nr..]));
+            // The port with the lowest fair share; ties to rows, then lower
+            // index. (A `match`, not a closure: a closure is compiled apart,
+            // without the caller's AVX2.)
+            let (row_best, row_at) = match known[0].take() {
+                Some(x) => x,
+                None => lowest_share(&self.share[..nr]),
+            };
+            let (col_best, col_at) = match known[1].take() {
+                Some(x) => x,
+                None => lowest_share(&self.share[nr..]),
+            };
             let (best, p) = match (row_at, col_at) {
                 (Some(i), _) if row_best <= col_best => (row_best, i),
                 (_, Some(j)) => (col_best, nr + j),
@@ -570,6 +632,7 @@ impl BipartiteMaxMin {
 /// vector code: a port with no flows there takes off `0 * level`, which
 /// leaves its residual, weight and share the same to the bit, and the share
 /// is [`share_of`]'s.
+#[inline(always)]
 fn freeze(
     row: &[u32],
     level: f64,
@@ -632,6 +695,55 @@ mod tests {
             let (want, want_at) = lowest_share_reference(&share);
             prop_assert_eq!(at, want_at);
             prop_assert_eq!(best.to_bits(), want.to_bits());
+        }
+
+        /// The fill in AVX2's vectors (where the CPU has it) and in the
+        /// baseline's give the same levels, capacity left and freeze order,
+        /// to the bit, from scratch and at every restart after flows come
+        /// and go and capacities move, on sides as wide as several lanes.
+        #[test]
+        fn avx2_fill_matches_baseline(
+            (nr, nc) in (1usize..40, 1usize..40),
+            flows in prop::collection::vec((0usize..40, 0usize..40, 1u32..4), 0..300),
+            caps in prop::collection::vec(prop_oneof![Just(0.0), 1.0f64..100.0, Just(10.0)], 80),
+            events in prop::collection::vec(
+                (0usize..40, 0usize..40, any::<bool>(), 0usize..80, 0.0f64..100.0), 1..20),
+        ) {
+            let mut wide = BipartiteMaxMin::new(nr, nc);
+            let mut base = BipartiteMaxMin::new(nr, nc);
+            base.avx2 = false;
+            let (mut row_cap, mut col_cap) = (caps[..nr].to_vec(), caps[40..40 + nc].to_vec());
+            for &(r, c, k) in &flows {
+                for _ in 0..k {
+                    wide.add(r % nr, c % nc);
+                    base.add(r % nr, c % nc);
+                }
+            }
+            for &(r, c, add, p, cap) in std::iter::once(&(0, 0, false, 0, caps[0])).chain(&events) {
+                let (r, c) = (r % nr, c % nc);
+                if add {
+                    wide.add(r, c);
+                    base.add(r, c);
+                } else if wide.count(r, c) > 0 {
+                    wide.remove(r, c);
+                    base.remove(r, c);
+                }
+                let p = p % (nr + nc);
+                if p < nr {
+                    row_cap[p] = cap;
+                } else {
+                    col_cap[p - nr] = cap;
+                }
+                let (mut a, mut b, mut x, mut y) = (vec![], vec![], vec![], vec![]);
+                wide.solve(&row_cap, &col_cap, &mut a, &mut b);
+                base.solve(&row_cap, &col_cap, &mut x, &mut y);
+                let bits = |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(&a), bits(&x));
+                prop_assert_eq!(bits(&b), bits(&y));
+                let (l1, l2): (Vec<f64>, Vec<f64>) = (wide.left().collect(), base.left().collect());
+                prop_assert_eq!(bits(&l1), bits(&l2));
+                prop_assert!(wide.frozen().eq(base.frozen()));
+            }
         }
     }
 }

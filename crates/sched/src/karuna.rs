@@ -625,10 +625,11 @@ struct Demand {
     v: f64,
     v_time: Time,
     // The sieved members below the last queue by the clock's reading at
-    // which they reach the queue's threshold (bits of a non-negative f64).
+    // which they reach the queue's threshold (bits of a non-negative f64):
+    // the first in `least`, the others in `due`. A one-member demand (most
+    // of FB2010's, one per flow of a wide coflow) then never makes a node
+    // of the set, nor searches or frees one as its member comes and goes.
     due: BTreeSet<(u64, FlowIdx)>,
-    // `due`'s first entry, kept beside it: reading it, and the whole of a
-    // one-entry `due`, then touches no node of the set.
     least: Option<(u64, FlowIdx)>,
     // Its key in `QueueDemands::soon` (NO_KEY: not there), and whether that
     // key may be stale (it is then in `QueueDemands::stale`).
@@ -686,11 +687,19 @@ impl Demand {
     /// member's bytes sent.
     fn due_by(&self, at: f64, slack: f64) -> impl Iterator<Item = FlowIdx> + '_ {
         let bound = (at + slack + 1e-9 * at.abs()).max(0.0).to_bits();
-        debug_assert_eq!(self.least, self.due.first().copied(), "a stale least");
-        let one = self
-            .least
-            .filter(|&(key, _)| self.due.len() == 1 && key <= bound);
-        let many = (self.due.len() > 1).then(|| self.due.range(..=(bound, FlowIdx::MAX)));
+        debug_assert!(
+            self.least.is_some() || self.due.is_empty(),
+            "due without a least"
+        );
+        debug_assert!(
+            self.least.zip(self.due.first()).is_none_or(|(a, &b)| a < b),
+            "a least above the rest"
+        );
+        let one = self.least.filter(|&(key, _)| key <= bound);
+        // The rest only past the least (the set is empty for one member).
+        let many = one
+            .filter(|_| !self.due.is_empty())
+            .map(|_| self.due.range(..=(bound, FlowIdx::MAX)));
         one.map(|(_, f)| f)
             .into_iter()
             .chain(many.into_iter().flatten().map(|&(_, f)| f))
@@ -698,17 +707,24 @@ impl Demand {
 
     /// Lists sieved member `f` as due at clock reading `key`.
     fn due_insert(&mut self, key: u64, f: FlowIdx) {
-        self.due.insert((key, f));
-        if self.least.is_none_or(|least| (key, f) < least) {
-            self.least = Some((key, f));
+        match self.least {
+            None => self.least = Some((key, f)),
+            Some(least) if (key, f) < least => {
+                self.due.insert(least);
+                self.least = Some((key, f));
+            }
+            Some(_) => {
+                self.due.insert((key, f));
+            }
         }
     }
 
     /// Takes sieved member `f`, due at `key`, off the list.
     fn due_remove(&mut self, key: u64, f: FlowIdx) {
-        self.due.remove(&(key, f));
         if self.least == Some((key, f)) {
-            self.least = self.due.first().copied();
+            self.least = self.due.pop_first();
+        } else {
+            self.due.remove(&(key, f));
         }
     }
 }
