@@ -10,8 +10,11 @@
 //! (docs/testbed-vs-simulation.md). The thread sleeps on a timer at the
 //! policy's instant (`timerfd`, absolute wall clock: ns precision), the
 //! control socket and an `eventfd` that the worker's calls use to say that
-//! the policy's next instant moved earlier; as root it runs at a real-time
-//! priority (`SCHED_FIFO`), and its work per wake-up is microseconds.
+//! the policy's next instant moved earlier. It may ask for a niceness or a
+//! real-time priority (`SCHED_FIFO`) of its own; the worker keeps it at its
+//! event loop's niceness: at a real-time priority its ticks ran on the
+//! grid, but the negotiation they made took the 2 cores from the event
+//! loops (docs/testbed-vs-simulation.md).
 //!
 //! The policy is the one [`crate::host_policy::PyHostPolicy`] holds, behind
 //! one mutex: the worker's calls (a flow starts, bytes written, a flow ends)
@@ -32,7 +35,7 @@ use coflowkit_model::Time;
 use coflowkit_sched::host::{Control, ControlKind, Effects, HostPolicy, HostView};
 use std::collections::HashMap;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -172,8 +175,11 @@ pub fn encode(kind: u8, host: u16, entries: &[(u32, u64, u64)]) -> Vec<u8> {
     b
 }
 
-/// A decoded datagram: kind, host, entries (number, coflow, value).
-type Decoded = (u8, u16, Vec<(u32, u64, u64)>);
+/// A datagram's entries: (number, coflow, value).
+type Entries = Vec<(u32, u64, u64)>;
+
+/// A decoded datagram: kind, host, entries.
+type Decoded = (u8, u16, Entries);
 
 /// `data` decoded, or why it is not a control datagram (the worker's
 /// `decode_control` reasons: `size`, `magic`, `version`, `kind`, `host`).
@@ -390,7 +396,7 @@ fn run(
     }
     let now = || u64::try_from((wall_ns() - config.t0_ns).max(0)).unwrap_or(0);
     let mut buf = [0u8; 2048];
-    let mut batch: Vec<((u32, u8), Vec<(u32, u64, u64)>)> = Vec::new();
+    let mut batch: Vec<((u32, u8), Entries)> = Vec::new();
     let mut armed: Option<u64> = None;
     while !stop.load(Ordering::SeqCst) {
         // Arm the timer for the policy's instant (absolute wall clock).
@@ -442,7 +448,7 @@ fn run(
                 revents: 0,
             },
             libc::pollfd {
-                fd: ctl.map_or(-1, |s| std::os::fd::AsRawFd::as_raw_fd(s)),
+                fd: ctl.map_or(-1, AsRawFd::as_raw_fd),
                 events: libc::POLLIN,
                 revents: 0,
             },
@@ -462,7 +468,7 @@ fn run(
             armed = None; // fired: arm again even if the instant is the same
         }
         // Every datagram waiting, decoded before the lock.
-        let mut came: Vec<(u32, Vec<(u32, u64, u64)>, u8)> = Vec::new();
+        let mut came: Vec<(u32, Entries, u8)> = Vec::new();
         if let Some(sock) = ctl {
             loop {
                 match sock.recv_from(&mut buf) {

@@ -41,10 +41,11 @@ policies exchange their announcements and replies; the result then holds
 the negotiation's counts (``control``). D-CAS's clock runs natively
 (:meth:`Worker.native_clock`, ``HostPolicy.start_clock``: crates/py/src/host_clock.rs):
 a thread of its own wakes the policy at its instants, answers and applies the
-control datagrams and marks the sockets, so that the policy ticks on its
+control datagrams and marks the sockets, so that the policy ticks near its
 ``delta`` grid however late this process's event loop runs (on a loaded
-testbed of 16 hosts on 2 cores it ran 6-7 ms late on average, and D-CAS
-ticked every 22-25 ms instead of 10: docs/testbed-vs-simulation.md).
+testbed of 16 hosts on 2 cores the loop ran 6-7 ms late on average, and D-CAS
+ticked every 22-25 ms instead of 10; with the thread, every 13.3-13.7 ms:
+docs/testbed-vs-simulation.md).
 """
 
 from __future__ import annotations
@@ -87,9 +88,11 @@ _UNPACED = 0xFFFFFFFF
 #: were on the grid (10.06 ms apart) but the workers' event loops stalled up to 2-6 s, and
 #: `dcas`'s mean CCT went from 0.40 to 1.15 s (docs/testbed-vs-simulation.md).
 CLOCK_RT_PRIORITY = 0
-#: The native clock thread's niceness as root: the highest weight the scheduler gives, so that
-#: it runs first when it wakes among the workers' event loops (niceness -10).
-CLOCK_NICE = -20
+#: The native clock thread's niceness as root: None, its process's (the replay's `--nice`, -10). At
+#: -20 its ticks ran closer to the grid (12.3 against 13.5-13.7 ms apart) but the senders' own flows
+#: started later (a mean lag of 60-80 against 33-39 ms): the negotiation's datagrams cost the 2 cores
+#: what the event loops then lack (docs/testbed-vs-simulation.md).
+CLOCK_NICE: int | None = None
 
 
 def _u32(v: int) -> bytes:
@@ -245,7 +248,7 @@ class Worker:
         #: need root (diagnostics: the environment's COFLOWKIT_CLOCK_RT and COFLOWKIT_CLOCK_NICE, "" for None)
         root = os.geteuid() == 0
         self.clock_rt = int(os.environ.get("COFLOWKIT_CLOCK_RT", CLOCK_RT_PRIORITY)) if root else 0
-        nice = os.environ.get("COFLOWKIT_CLOCK_NICE", str(CLOCK_NICE))
+        nice = os.environ.get("COFLOWKIT_CLOCK_NICE", "" if CLOCK_NICE is None else str(CLOCK_NICE))
         self.clock_nice = int(nice) if root and nice else None
 
     async def _connect(self, dst: int) -> socket.socket:
