@@ -142,6 +142,46 @@ def test_a_worker_answers_announcements_and_ignores_bad_or_foreign_datagrams() -
     w.loop.close()
 
 
+def test_the_native_clock_ticks_on_the_grid_answers_and_ignores_as_the_loop_does() -> None:
+    """The same datagrams to host 1 with its D-CAS clock run natively (``Worker.native_clock``): the
+    announcement answered from the clock's thread, the rest counted by why as the event loop counts
+    them; meanwhile the policy ticks on its ``delta`` grid with no event loop running."""
+    ports = [_udp_port() for _ in range(2)]
+    plan = rp.make_plan(_two_hosts(), ["127.0.0.1"] * 2, rp.policy_spec("dcas", _two_hosts(), heavy=1000))
+    plan = dataclasses.replace(plan, control_ports=tuple(ports))
+    delta_s = rp.seconds(rp.policy_keys(plan.policy)["delta"])
+    w = Worker(plan, 1, 60.0, None)  # type: ignore[arg-type]
+    assert w.policy is not None
+    udp = (socket.AF_INET, socket.SOCK_DGRAM)
+    with socket.socket(*udp) as peer, socket.socket(*udp) as stranger:
+        peer.bind(("127.0.0.1", ports[0]))
+        peer.settimeout(5)
+        try:
+            w._open_control()
+            assert w.ctl is not None
+            w.t0 = time.time()
+            w.native_clock()
+            assert w.native
+            to = ("127.0.0.1", ports[1])
+            stranger.sendto(b"hello", to)
+            stranger.sendto(encode_control(ANNOUNCE, 0, [(1, 0, 5000)]), to)
+            stranger.sendto(encode_control(ANNOUNCE, 9, [(1, 0, 5000)]), to)
+            peer.sendto(encode_control(REPLY, 0, [(1, 0, 5000)]), to)
+            peer.sendto(encode_control(ANNOUNCE, 0, [(4, 0, 7000)]), to)
+            assert decode_control(peer.recv(100), 2) == (REPLY, 1, [(4, 0, 7000)])
+            time.sleep(max(0.0, w.t0 + 30 * delta_s - time.time()))
+        finally:
+            w._stop_clock()
+            if w.ctl is not None:
+                w.ctl.close()
+            w.loop.close()
+    counts = w.policy.dcas_report()["counts"]  # type: ignore[index]
+    assert w.ctl_bad == {"size": 1, "source": 1, "host": 1} and counts["replies_late"] == 1
+    assert w.datagrams == 1 and w.clock_stats["wakeups"] >= counts["ticks"]
+    # about one tick a grid point (a loaded test machine may miss one), each well within delta
+    assert counts["ticks"] >= 25 and counts["ticks_late_ns"] / counts["ticks"] < delta_s * 1e9 / 2, counts
+
+
 def _two_hosts() -> _core.Workload:
     return _core.workload_from_columns(
         np.array([1], np.uint64), np.array([0], np.uint64), np.array([0], np.uint32), np.array([1], np.uint32),

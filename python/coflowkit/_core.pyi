@@ -218,6 +218,23 @@ class HostPolicy:
     def marking(self, id: int) -> tuple[int, int | None, str]:
         """(class 0-7, pacing rate bytes/s or None, congestion control name)."""
     def limit(self, id: int) -> int: ...
+    def attach(self, id: int, fd: int) -> None:
+        """Flow ``id`` sends on socket ``fd``: the native clock may read its queue and mark it."""
+    def detach(self, id: int) -> None:
+        """Flow ``id``'s socket is no longer the native clock's to touch (before it closes)."""
+    def start_clock(
+        self,
+        t0: float,
+        host: int,
+        peers: Sequence[tuple[str, int]],
+        ctl_fd: int | None = None,
+        pace: int | None = None,
+        rt_priority: int = 0,
+        nice: int | None = None,
+    ) -> None:
+        """Runs the policy's clock on a native thread (wake-ups, control datagrams, marks)."""
+    def stop_clock(self) -> dict[str, Any] | None:
+        """Stops the native clock: its ``datagrams``, ``send_failed``, ``ignored``, ``realtime``, ``nice``, ``wakeups``."""
     def dcas_report(self) -> dict[str, Any] | None: ...
 
 def host_policy_replay(

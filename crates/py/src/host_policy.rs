@@ -10,6 +10,7 @@
 //! passed to `wake`.
 
 use crate::errors::value_error;
+use crate::host_clock::{lock, peer, Clock, ClockConfig, Host};
 use coflowkit_model::{Dur, Time};
 use coflowkit_sched::host::dcas::DcasHost;
 use coflowkit_sched::host::{
@@ -19,6 +20,7 @@ use coflowkit_sched::host::{
 use coflowkit_sched::registry::{SchedulerSpec, WorkloadHints};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::sync::{Arc, Mutex};
 
 /// One active flow's decision in a replay: (id, class, pace, cc, limit,
 /// task tag, demand).
@@ -207,17 +209,36 @@ fn kind_number(kind: ControlKind) -> u8 {
 /// One host's policy, built from a scheduler spec.
 #[pyclass(name = "HostPolicy", module = "coflowkit._core", unsendable)]
 pub struct PyHostPolicy {
-    policy: Box<dyn HostPolicy>,
-    out: Effects,
+    /// The policy, shared with its native clock while one runs.
+    host: Arc<Mutex<Host>>,
+    /// The native clock ([`crate::host_clock`]), between `start_clock` and `stop_clock`.
+    clock: Option<Clock>,
 }
 
 impl PyHostPolicy {
-    /// Empties the effects after `f` ran, as the call's result.
-    fn run(&mut self, f: impl FnOnce(&mut dyn HostPolicy, &mut Effects)) -> Out {
-        self.out.clear();
-        f(self.policy.as_mut(), &mut self.out);
-        let sends = self.out.send.iter().map(message).collect();
-        (std::mem::take(&mut self.out.changed), sends)
+    /// Empties the effects after `f` ran, as the call's result; wakes the
+    /// clock if the policy's next instant moved before the one it sleeps until.
+    /// While the clock runs, `now` is held to the latest instant the policy saw: the
+    /// worker reads its clock before it takes the lock, the thread after.
+    fn run(&mut self, now: u64, f: impl FnOnce(&mut dyn HostPolicy, Time, &mut Effects)) -> Out {
+        let mut h = lock(&self.host);
+        let h = &mut *h;
+        let now = if self.clock.is_some() { h.at(now) } else { now };
+        h.out.clear();
+        f(h.policy.as_mut(), Time(now), &mut h.out);
+        let sends = h.out.send.iter().map(message).collect();
+        let out = (std::mem::take(&mut h.out.changed), sends);
+        if let Some(clock) = &self.clock {
+            if h.wake_needed() {
+                clock.nudge();
+            }
+        }
+        out
+    }
+
+    /// A read of the policy.
+    fn with<T>(&self, f: impl FnOnce(&dyn HostPolicy) -> T) -> T {
+        f(lock(&self.host).policy.as_ref())
     }
 }
 
@@ -257,24 +278,25 @@ impl PyHostPolicy {
         };
         let policy = build(spec, ctx, flow_sizes, coflow_sizes)?;
         Ok(PyHostPolicy {
-            policy,
-            out: Effects::default(),
+            host: Arc::new(Mutex::new(Host::new(policy))),
+            clock: None,
         })
     }
 
     /// The policy's name.
     #[getter]
     fn name(&self) -> String {
-        self.policy.name().to_string()
+        self.with(|p| p.name().to_string())
     }
 
     /// Whether it exchanges control messages (D-CAS negotiating).
     #[getter]
     fn negotiates(&self) -> bool {
-        self.policy
-            .as_any()
-            .downcast_ref::<DcasHost>()
-            .is_some_and(|d| d.negotiates())
+        self.with(|p| {
+            p.as_any()
+                .downcast_ref::<DcasHost>()
+                .is_some_and(|d| d.negotiates())
+        })
     }
 
     /// Flow `id` starts at `now` (ns since the origin).
@@ -300,17 +322,96 @@ impl PyHostPolicy {
             size_known,
             deadline: deadline.map(Dur),
         };
-        self.run(|p, out| p.start(Time(now), &flow, out))
+        self.run(now, |p, now, out| p.start(now, &flow, out))
     }
 
     /// `n` more bytes of flow `id` handed to the transport at `now`.
     fn sent(&mut self, now: u64, id: u64, n: u64) -> Out {
-        self.run(|p, out| p.sent(Time(now), id, n, out))
+        self.run(now, |p, now, out| p.sent(now, id, n, out))
     }
 
-    /// Flow `id` finished at `now`.
+    /// Flow `id` finished at `now` (its socket, if attached, is detached).
     fn finish(&mut self, now: u64, id: u64) -> Out {
-        self.run(|p, out| p.finish(Time(now), id, out))
+        let out = self.run(now, |p, now, out| p.finish(now, id, out));
+        lock(&self.host).detach(id);
+        out
+    }
+
+    /// Flow `id` sends on socket `fd`: the native clock may read its queue
+    /// (SIOCOUTQ) and mark it. Detach it (`detach`, or `finish`) before
+    /// the socket closes.
+    fn attach(&mut self, id: u64, fd: i32) {
+        lock(&self.host).attach(id, fd);
+    }
+
+    /// Flow `id`'s socket is no longer the native clock's to touch.
+    fn detach(&mut self, id: u64) {
+        lock(&self.host).detach(id);
+    }
+
+    /// Runs the policy's clock natively (crates/py/src/host_clock.rs): a
+    /// thread that wakes the policy at `wake_at`, reads and answers the
+    /// control datagrams on `ctl_fd` (a bound, non-blocking UDP socket, or
+    /// None) and marks the attached flows' sockets (their class's DSCP, the
+    /// policy's pacing or `pace` bytes/s); `t0` is the origin (Unix
+    /// seconds), `peers` every host's control (address, port), `host` this
+    /// host, `rt_priority` a `SCHED_FIFO` priority to ask for (0: none) and
+    /// `nice` the thread's niceness (default: the process's).
+    /// Meanwhile call no `wake` nor `receive`: the clock does.
+    #[pyo3(signature = (t0, host, peers, ctl_fd = None, pace = None, rt_priority = 0, nice = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn start_clock(
+        &mut self,
+        t0: f64,
+        host: u16,
+        peers: Vec<(String, u16)>,
+        ctl_fd: Option<i32>,
+        pace: Option<u64>,
+        rt_priority: i32,
+        nice: Option<i32>,
+    ) -> PyResult<()> {
+        if self.clock.is_some() {
+            return Err(value_error("the clock already runs"));
+        }
+        let peers = peers
+            .iter()
+            .map(|(a, p)| peer(a, *p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(value_error)?;
+        if usize::from(host) >= peers.len() {
+            return Err(value_error(format!("host {host} of {} peers", peers.len())));
+        }
+        let config = ClockConfig {
+            host,
+            t0_ns: (t0 * 1e9).round() as i128,
+            ctl_fd,
+            peers,
+            pace,
+            rt_priority,
+            nice,
+        };
+        let clock = Clock::start(Arc::clone(&self.host), config)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("host clock: {e}")))?;
+        self.clock = Some(clock);
+        Ok(())
+    }
+
+    /// Stops the native clock; what it counted: `datagrams` sent,
+    /// `send_failed`, `ignored` (datagrams by why), `realtime` (whether it
+    /// ran at the priority asked) and `wakeups`; None if none ran.
+    fn stop_clock<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(clock) = self.clock.take() else {
+            return Ok(None);
+        };
+        let stats = py.detach(|| clock.stop());
+        let out = PyDict::new(py);
+        out.set_item("datagrams", stats.datagrams)?;
+        out.set_item("send_failed", stats.send_failed)?;
+        out.set_item("ignored", stats.ignored)?;
+        out.set_item("realtime", stats.realtime)?;
+        out.set_item("nice", stats.nice)?;
+        out.set_item("wakeups", stats.wakeups)?;
+        Ok(Some(out))
     }
 
     /// A control message from host `src` at `now`: kind 1 (announce) or 2
@@ -330,19 +431,19 @@ impl PyHostPolicy {
             coflow,
             value,
         };
-        Ok(self.run(|p, out| p.receive(Time(now), src, &msg, out)))
+        Ok(self.run(now, |p, now, out| p.receive(now, src, &msg, out)))
     }
 
     /// When the policy wants `wake` next (ns since the origin), or None.
     fn wake_at(&self) -> Option<u64> {
-        self.policy.wake_at().map(|t| t.0)
+        self.with(|p| p.wake_at().map(|t| t.0))
     }
 
     /// The instant `wake_at` named came (or passed): `now`; `unacked(fid)`
     /// gives a flow's bytes written and not yet acknowledged.
     fn wake(&mut self, now: u64, unacked: Bound<'_, PyAny>) -> Out {
         let view = PyView(unacked);
-        self.run(|p, out| p.wake(Time(now), &view, out))
+        self.run(now, |p, now, out| p.wake(now, &view, out))
     }
 
     /// The switches on flow `id`'s path answered its rate request at `now`
@@ -358,37 +459,38 @@ impl PyHostPolicy {
     ) -> Out {
         let view = PyView(unacked);
         let rates = PathRates { min_ar, min_nr };
-        self.run(|p, out| p.feedback(Time(now), id, rates, &view, out))
+        self.run(now, |p, now, out| p.feedback(now, id, rates, &view, out))
     }
 
     /// The rate flow `id` asks of the switches on its path, bits/s (Baraat's
     /// demand), or None if the policy asks none.
     fn demand(&self, id: u64) -> Option<u64> {
-        self.policy.demand(id)
+        self.with(|p| p.demand(id))
     }
 
     /// Flow `id`'s task tag for switches that schedule by task: (task id,
     /// heavy, task bytes sent), or None.
     fn task(&self, id: u64) -> Option<(u64, bool, u64)> {
-        task(self.policy.marking(id).task)
+        task(self.with(|p| p.marking(id).task))
     }
 
     /// Flow `id`'s marking: (class 0-7, pacing bytes/s or None, congestion
     /// control: `default`, `mcp`, `d2tcp` or `tafe`).
     fn marking(&self, id: u64) -> (u8, Option<u64>, &'static str) {
-        marking(self.policy.marking(id))
+        marking(self.with(|p| p.marking(id)))
     }
 
     /// How many more bytes flow `id` may send before its marking may change.
     fn limit(&self, id: u64) -> u64 {
-        self.policy.limit(id)
+        self.with(|p| p.limit(id))
     }
 
     /// D-CAS's negotiation as this host saw it (None for other policies):
     /// its counters, `runs` per coflow ([large, starving]), `rtt_ns` and
     /// `round_ns` (durations) and `raised` ([at, coflow, d, Phi, class]).
     fn dcas_report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(d) = self.policy.as_any().downcast_ref::<DcasHost>() else {
+        let h = lock(&self.host);
+        let Some(d) = h.policy.as_any().downcast_ref::<DcasHost>() else {
             return Ok(None);
         };
         let out = PyDict::new(py);

@@ -35,6 +35,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod host_clock;
 mod host_policy;
 mod packet;
 mod progress;

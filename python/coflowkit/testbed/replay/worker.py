@@ -38,7 +38,14 @@ since ``t0``, and whose markings it enforces. ``dcas`` with negotiation
 also opens a UDP socket on the host's control port (the plan's
 ``control_port``, or ``control_ports`` per host), over which the workers'
 policies exchange their announcements and replies; the result then holds
-the negotiation's counts (``control``).
+the negotiation's counts (``control``). D-CAS's clock runs natively
+(:meth:`Worker.native_clock`, ``HostPolicy.start_clock``: crates/py/src/host_clock.rs):
+a thread of its own wakes the policy at its instants, answers and applies the
+control datagrams and marks the sockets, so that the policy ticks near its
+``delta`` grid however late this process's event loop runs (on a loaded
+testbed of 16 hosts on 2 cores the loop ran 6-7 ms late on average, and D-CAS
+ticked every 22-25 ms instead of 10; with the thread, every 13.3-13.7 ms:
+docs/testbed-vs-simulation.md).
 """
 
 from __future__ import annotations
@@ -75,6 +82,17 @@ _ATTEMPTS = 3
 #: SO_MAX_PACING_RATE (Linux; the socket module has no name for it) and its "unpaced" value.
 SO_MAX_PACING_RATE = 47
 _UNPACED = 0xFFFFFFFF
+
+
+#: The SCHED_FIFO priority of the native clock's thread as root: none. At priority 10 its ticks
+#: were on the grid (10.06 ms apart) but the workers' event loops stalled up to 2-6 s, and
+#: `dcas`'s mean CCT went from 0.40 to 1.15 s (docs/testbed-vs-simulation.md).
+CLOCK_RT_PRIORITY = 0
+#: The native clock thread's niceness as root: None, its process's (the replay's `--nice`, -10). At
+#: -20 its ticks ran closer to the grid (12.3 against 13.5-13.7 ms apart) but the senders' own flows
+#: started later (a mean lag of 60-80 against 33-39 ms): the negotiation's datagrams cost the 2 cores
+#: what the event loops then lack (docs/testbed-vs-simulation.md).
+CLOCK_NICE: int | None = None
 
 
 def _u32(v: int) -> bytes:
@@ -223,6 +241,15 @@ class Worker:
         self.warm_up_s = 0.0  # how long the warm-up took (seconds)
         self.warm_up_failed = 0
         self.loop = asyncio.new_event_loop()
+        #: whether the policy's clock runs natively (D-CAS: :meth:`native_clock`), and what it counted
+        self.native = False
+        self.clock_stats: dict[str, Any] = {}
+        #: the native clock thread's SCHED_FIFO priority (0: none) and niceness (None: the process's); both
+        #: need root (diagnostics: the environment's COFLOWKIT_CLOCK_RT and COFLOWKIT_CLOCK_NICE, "" for None)
+        root = os.geteuid() == 0
+        self.clock_rt = int(os.environ.get("COFLOWKIT_CLOCK_RT", CLOCK_RT_PRIORITY)) if root else 0
+        nice = os.environ.get("COFLOWKIT_CLOCK_NICE", "" if CLOCK_NICE is None else str(CLOCK_NICE))
+        self.clock_nice = int(nice) if root and nice else None
 
     async def _connect(self, dst: int) -> socket.socket:
         """A connection to ``dst``: an idle one of the pool if there is one, else a new one."""
@@ -302,7 +329,8 @@ class Worker:
             self.batch.setdefault((dst, kind), []).append((number, coflow, value))
         if flush:
             self.flush()
-        self._rearm()
+        if not self.native:  # the native clock follows the policy's wake-ups itself
+            self._rearm()
 
     def flush(self) -> None:
         """Posts the queued control entries: one datagram per destination and kind (more past
@@ -324,6 +352,37 @@ class Worker:
         self.wake_ns, self.wake_timer = at, None
         if at is not None:
             self.wake_timer = self.loop.call_later(max(0.0, self.t0 + at / 1e9 - time.time()), self._wake)
+
+    def native_clock(self) -> None:
+        """Runs a D-CAS policy's clock natively from now on (``t0`` known, the control socket
+        open if it negotiates): its wake-ups, the control datagrams and the marks they change are
+        the clock thread's; this loop still tells the policy what its flows do (start, bytes
+        written, finish) and sends what those calls announce."""
+        if self.policy is None or self.policy.name != "dcas":
+            return
+        if self.ctl is not None:
+            self.loop.remove_reader(self.ctl.fileno())
+        peers = [(self.addrs[h], self.ctl_ports[h]) for h in range(self.plan.n_hosts)]
+        self.policy.start_clock(
+            self.t0,
+            self.host,
+            peers,
+            self.ctl.fileno() if self.ctl is not None else None,
+            self.pace,
+            self.clock_rt,
+            self.clock_nice,
+        )
+        self.native = True
+
+    def _stop_clock(self) -> None:
+        """Stops the native clock (if one runs) and keeps what it counted."""
+        if self.native and self.policy is not None:
+            self.clock_stats = self.policy.stop_clock() or {}
+            self.native = False
+            self.datagrams += self.clock_stats.get("datagrams", 0)
+            self.ctl_send_failed += self.clock_stats.get("send_failed", 0)
+            for why, n in self.clock_stats.get("ignored", {}).items():
+                self.ctl_bad[why] = self.ctl_bad.get(why, 0) + n
 
     def _wake(self) -> None:
         assert self.policy is not None
@@ -419,6 +478,8 @@ class Worker:
         crc, n = 0, 0
         try:
             self.socks[fid] = sock
+            if self.native and self.policy is not None:
+                self.policy.attach(fid, sock.fileno())
             if self.policy is not None:
                 deadline = None if flow.deadline_s is None else round(flow.deadline_s * 1e9)
                 arrival = round(flow.coflow_arrival_s * 1e9)
@@ -454,6 +515,8 @@ class Worker:
             self.pool.setdefault(dst, []).append(sock)
             return True
         except OSError as e:
+            if self.native and self.policy is not None:
+                self.policy.detach(fid)  # before its socket closes: the clock's thread marks attached sockets
             sock.close()
             where = f"host {self.host}: flow {fid} to host {dst}, attempt {attempt}: {e}"
             if attempt < _ATTEMPTS and time.time() < self.deadline:
@@ -493,7 +556,9 @@ class Worker:
         t = time.time()
         await self.warm_up()
         self.warm_up_s = time.time() - t
-        self._rearm()  # the policy's first wake-up, now that t0 is known
+        self.native_clock()
+        if not self.native:
+            self._rearm()  # the policy's first wake-up, now that t0 is known
         senders = [asyncio.ensure_future(self.send(f)) for f in self.out]
         heartbeat = asyncio.ensure_future(self._heartbeat())
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -505,6 +570,7 @@ class Worker:
         except TimeoutError:
             late = True
         received, broken, whole = await rx
+        self._stop_clock()
         self.received = {int(k): list(v) for k, v in received.items()}
         self.broken += broken
         if late or whole < self.n_in:
@@ -517,11 +583,12 @@ class Worker:
                 sock.close()
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         heartbeat.cancel()
+        self._stop_clock()  # already stopped, unless the deadline passed
         if self.wake_timer is not None:
             self.wake_timer.cancel()
         server.close()
         if self.ctl is not None:
-            self.loop.remove_reader(self.ctl.fileno())
+            self.loop.remove_reader(self.ctl.fileno())  # none if the native clock read it
             self.ctl.close()
         report = self.policy.dcas_report() if self.policy is not None else None
         return {
@@ -539,6 +606,8 @@ class Worker:
             "stalls": spread(self.stalls),
             "cpu_s": [cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime],
             "wall_s": time.time() - wall0,
+            # the native clock (D-CAS): its thread's wake-ups and whether it ran at a real-time priority
+            **({"clock": {k: self.clock_stats[k] for k in ("wakeups", "realtime", "nice")}} if self.clock_stats else {}),
             **({"control": self._control_stats(report)} if self.ctl is not None and report is not None else {}),
             # D-CAS: per coflow, [decided as large, of which starving] (the policy's runs)
             **({"dcas_runs": report["runs"]} if report is not None else {}),
