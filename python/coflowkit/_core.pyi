@@ -41,6 +41,8 @@ __all__ = [
     "receive_flows",
     "HostPolicy",
     "host_policy_replay",
+    "control_encode",
+    "control_decode",
     "AgentClient",
     "CoflowWriter",
     "NATIVE_COLUMNS",
@@ -236,6 +238,13 @@ class HostPolicy:
     def stop_clock(self) -> dict[str, Any] | None:
         """Stops the native clock: its ``datagrams``, ``send_failed``, ``ignored``, ``realtime``, ``nice``, ``wakeups``."""
     def dcas_report(self) -> dict[str, Any] | None: ...
+
+def control_encode(kind: int, host: int, entries: Sequence[tuple[int, int, int]]) -> bytes:
+    """A D-CAS control datagram (the native clock's wire format): ValueError unless 1 to 64 entries
+    and kind 1 or 2."""
+
+def control_decode(data: bytes, n_hosts: int) -> tuple[int, int, list[tuple[int, int, int]]] | str:
+    """``(kind, host, entries)`` of a control datagram, or why it is not one; never raises."""
 
 def host_policy_replay(
     spec: str,

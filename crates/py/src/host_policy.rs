@@ -518,3 +518,35 @@ impl PyHostPolicy {
         Ok(Some(out))
     }
 }
+
+/// A D-CAS control datagram (`host_clock::encode`, the one wire format the
+/// native clock and the worker's event loop both send): `kind` 1 (announce)
+/// or 2 (reply) from `host`, with 1 to 64 entries (number, coflow, value).
+#[pyfunction]
+pub fn control_encode(kind: u8, host: u16, entries: Vec<(u32, u64, u64)>) -> PyResult<Vec<u8>> {
+    use crate::host_clock::CONTROL_MAX;
+    if !(1..=CONTROL_MAX).contains(&entries.len()) {
+        return Err(value_error(format!(
+            "a control datagram carries 1 to {CONTROL_MAX} entries, not {}",
+            entries.len()
+        )));
+    }
+    if kind != 1 && kind != 2 {
+        return Err(value_error(format!(
+            "a control datagram's kind is 1 (announce) or 2 (reply), not {kind}"
+        )));
+    }
+    Ok(crate::host_clock::encode(kind, host, &entries))
+}
+
+/// `(kind, host, entries)` of a control datagram (`host_clock::decode`), or
+/// why it is not one (`size`, `magic`, `version`, `kind`, `host`): never
+/// raises.
+#[pyfunction]
+pub fn control_decode(py: Python<'_>, data: &[u8], n_hosts: usize) -> PyResult<Py<PyAny>> {
+    use pyo3::IntoPyObjectExt;
+    match crate::host_clock::decode(data, n_hosts) {
+        Ok(decoded) => decoded.into_py_any(py),
+        Err(why) => why.into_py_any(py),
+    }
+}

@@ -183,6 +183,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime::runtime_main, m)?)?;
     m.add_class::<host_policy::PyHostPolicy>()?;
     m.add_function(wrap_pyfunction!(host_policy::host_policy_replay, m)?)?;
+    m.add_function(wrap_pyfunction!(host_policy::control_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(host_policy::control_decode, m)?)?;
     m.add_class::<runtime::PyAgentClient>()?;
     m.add_class::<runtime::PyCoflowWriter>()?;
     m.add(

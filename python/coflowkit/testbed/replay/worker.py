@@ -135,11 +135,9 @@ def new_socket(cc: str | None = None) -> socket.socket:
 #: announcement of a tick to one receiver in one datagram, and a receiver its replies to one sender
 #: (version 2; version 1 carried one entry a datagram, and cost a 2-core testbed of 16 hosts half a
 #: core: docs/testbed.md).
-_CONTROL_HEAD = struct.Struct("!4sBBHH")
-_CONTROL_ENTRY = struct.Struct("!IQQ")
-_CONTROL_MAGIC = b"CKDC"
-_CONTROL_VERSION = 2
-#: Entries a datagram carries at most (1,290 bytes: one packet on any link of 1,500 bytes).
+#: The wire format is written once, in Rust (crates/py/src/host_clock.rs), which the native clock
+#: sends and reads; the event loop calls the same code through :func:`encode_control` and
+#: :func:`decode_control`.
 _CONTROL_MAX = 64
 ANNOUNCE, REPLY = 1, 2
 
@@ -147,30 +145,14 @@ ANNOUNCE, REPLY = 1, 2
 def encode_control(kind: int, host: int, entries: Sequence[tuple[int, int, int]]) -> bytes:
     """One control datagram: ``kind`` :data:`ANNOUNCE` (a sender's desired priorities) or
     :data:`REPLY` (a receiver's feedback), from ``host``, with ``entries`` (number, coflow, value):
-    1 to :data:`_CONTROL_MAX` of them."""
-    if not 1 <= len(entries) <= _CONTROL_MAX:
-        raise ValueError(f"a control datagram carries 1 to {_CONTROL_MAX} entries, not {len(entries)}")
-    head = _CONTROL_HEAD.pack(_CONTROL_MAGIC, _CONTROL_VERSION, kind, host, len(entries))
-    return head + b"".join(_CONTROL_ENTRY.pack(*e) for e in entries)
+    1 to :data:`_CONTROL_MAX` of them (else ValueError)."""
+    return _core.control_encode(kind, host, list(entries))
 
 
 def decode_control(data: bytes, n_hosts: int) -> tuple[int, int, list[tuple[int, int, int]]] | str:
     """``(kind, host, entries)`` of a control datagram, each entry ``(number, coflow, value)``, or why
     it is not one (``size``, ``magic``, ``version``, ``kind``, ``host``): never raises."""
-    if len(data) < _CONTROL_HEAD.size:
-        return "size"
-    magic, version, kind, host, n = _CONTROL_HEAD.unpack_from(data)
-    if magic != _CONTROL_MAGIC:
-        return "magic"
-    if version != _CONTROL_VERSION:
-        return "version"
-    if not 1 <= n <= _CONTROL_MAX or len(data) != _CONTROL_HEAD.size + n * _CONTROL_ENTRY.size:
-        return "size"
-    if kind not in (ANNOUNCE, REPLY):
-        return "kind"
-    if host >= n_hosts:
-        return "host"
-    return kind, host, list(_CONTROL_ENTRY.iter_unpack(data[_CONTROL_HEAD.size :]))
+    return _core.control_decode(data, n_hosts)
 
 
 def spread(xs: list[float]) -> list[float]:
