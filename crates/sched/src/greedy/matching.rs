@@ -74,6 +74,20 @@ fn certain(kw: f64, w: FlowIdx, ku: f64, u: FlowIdx, tol: f64) -> bool {
     (kw.total_cmp(&ku).is_le() && w < u) || gap(kw, ku, tol)
 }
 
+/// `s.partition_point(pred)`, probing from the back in steps that
+/// double: a few cache lines when the answer is near the back, where a
+/// list keeps the flows nearest the order's front.
+fn from_back<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    // `pred` is false on `s[hi..]`.
+    let (mut hi, mut step) = (s.len(), 1);
+    while hi >= step && !pred(&s[hi - step]) {
+        hi -= step;
+        step *= 2;
+    }
+    let lo = hi.saturating_sub(step);
+    lo + s[lo..hi].partition_point(pred)
+}
+
 /// A key's place in `total_cmp`'s order, as an integer for the heap.
 #[inline(always)]
 fn ordinal(k: f64) -> u64 {
@@ -100,8 +114,9 @@ pub(super) struct Matching {
     // The links' capacities when built, and their one value.
     caps: Vec<f64>,
     cap: f64,
-    // Per link: its unmatched flows by (key, index); its holder and the
-    // holder's key at this fill.
+    // Per link: its unmatched flows by (key, index), the last first (the
+    // order's front, where flows come and go, at the `Vec`'s end); its
+    // holder and the holder's key at this fill.
     lists: Vec<Vec<Slot>>,
     holder: Vec<u32>,
     hkey: Vec<f64>,
@@ -176,7 +191,7 @@ impl Matching {
         self.lkey[f as usize] = k;
         for (l, other) in [(a, b), (b, a)] {
             let list = &mut self.lists[l as usize];
-            let at = list.partition_point(|s| before(s.key, s.f, k, f));
+            let at = from_back(list, |s| before(k, f, s.key, s.f));
             list.insert(at, Slot { key: k, f, other });
             if a == b {
                 break;
@@ -190,7 +205,7 @@ impl Matching {
         let k = std::mem::replace(&mut self.lkey[f as usize], f64::NAN);
         for l in [a, b] {
             let list = &mut self.lists[l as usize];
-            let at = list.partition_point(|s| before(s.key, s.f, k, f));
+            let at = from_back(list, |s| before(k, f, s.key, s.f));
             if list.get(at).is_some_and(|s| s.f == f) {
                 list.remove(at);
             }
@@ -305,8 +320,9 @@ impl Matching {
     /// Pushes the first flow on link `l` after flow `f` under key `k`.
     fn scan_after(&mut self, l: u32, k: f64, f: FlowIdx) {
         let list = &self.lists[l as usize];
-        let at = list.partition_point(|s| before(s.key, s.f, k, f));
-        if let Some(s) = list.get(at) {
+        let after = from_back(list, |s| before(k, f, s.key, s.f));
+        if let Some(at) = after.checked_sub(1) {
+            let s = &list[at];
             self.heap.push(Reverse((ordinal(s.key), s.f, l, at as u32)));
         }
     }
@@ -353,10 +369,12 @@ impl Matching {
                     }
                     Some(true) => {}
                 }
-                at += 1;
-                let Some(n) = self.lists[l as usize].get(at) else {
+                // The next flow on the list: the one before in the `Vec`.
+                let Some(next) = at.checked_sub(1) else {
                     break;
                 };
+                at = next;
+                let n = &self.lists[l as usize][at];
                 let here = (ordinal(n.key), n.f);
                 if self.heap.peek().is_some_and(|t| (t.0 .0, t.0 .1) < here) {
                     self.heap.push(Reverse((here.0, here.1, l, at as u32)));
@@ -422,8 +440,8 @@ impl Matching {
         }
         for x in [a, b] {
             let list = &self.lists[x as usize];
-            let from = list.partition_point(|s| s.key.total_cmp(&k).is_le());
-            for s in &list[from..] {
+            let after = from_back(list, |s| s.key.total_cmp(&k).is_gt());
+            for s in list[..after].iter().rev() {
                 if gap(k, s.key, tol) {
                     break;
                 }
@@ -577,7 +595,7 @@ impl Matching {
             return false;
         }
         for list in &mut self.lists {
-            list.sort_unstable_by(|x, y| x.key.total_cmp(&y.key).then(x.f.cmp(&y.f)));
+            list.sort_unstable_by(|x, y| y.key.total_cmp(&x.key).then(y.f.cmp(&x.f)));
         }
         self.kept = true;
         self.certain = false;
@@ -641,7 +659,7 @@ impl Matching {
         let mut n = 0;
         for (l, list) in self.lists.iter().enumerate() {
             for w in list.windows(2) {
-                assert!(before(w[0].key, w[0].f, w[1].key, w[1].f), "list order");
+                assert!(before(w[1].key, w[1].f, w[0].key, w[0].f), "list order");
             }
             for s in list {
                 let [a, b] = self.ends[s.f as usize];
