@@ -55,6 +55,15 @@
 //! (`edf-sjf`'s total size: [`SortedFlows::with_fixed_keys`]) only the
 //! flows that start or finish are (re-)keyed, and no flow moves.
 //!
+//! On a big switch whose links are all of one capacity (FB2010), the
+//! fill's rates are a greedy matching in the order's priority, and an
+//! event changes only a short chain of it near the order's front: there
+//! the fill is kept as that matching ([`matching`]) and decided from the
+//! links freed, the order's first [`LAST_CLASS`] positions read for the
+//! classes alone. Where that chain cannot be sure of the order (near-ties
+//! on a link), or the links or paths are not a matching's, or a prefix
+//! comes first, the order is walked in full as below.
+//!
 //! The fill walks the order chunk by chunk, each with the moving flows
 //! that fall among its flows (up to the next chunk's first flow). A
 //! chunk past the classes whose flows are all blocked when the walk

@@ -126,6 +126,8 @@ pub(super) struct Matching {
     // Flows that started and that finished since the last fill.
     arrived: Vec<(f64, FlowIdx)>,
     departed: Vec<FlowIdx>,
+    // Holders that finished.
+    freed: Vec<FlowIdx>,
     // A chain: flows to decide by (key, index), with the link scanned and
     // the place on its list (`NONE` for a flow that started); holders
     // written, as (link, holder, key) before; flows that took links and
@@ -250,18 +252,17 @@ impl Matching {
                 self.hkey[l as usize] = k;
             }
         }
-        // Holders that finished free their links; other flows that did
-        // leave the lists.
+        // Flows that finished leave the lists and flows that started join
+        // them; then the holders that finished free their links (a scan
+        // holds a place on a list: the lists do not change after it).
         self.heap.clear();
+        let mut freed = std::mem::take(&mut self.freed);
+        freed.clear();
         for i in 0..self.departed.len() {
             let f = self.departed[i];
-            let [a, b] = self.ends[f as usize];
+            let a = self.ends[f as usize][0];
             if a != NONE && self.holder[a as usize] == f {
-                let k = self.hkey[a as usize];
-                for l in [a, b] {
-                    self.holder[l as usize] = NONE;
-                    self.scan_after(l, k, f);
-                }
+                freed.push(f);
             } else if !self.lkey[f as usize].is_nan() {
                 self.unlist(f);
             }
@@ -274,6 +275,7 @@ impl Matching {
             }
             let Some(ends) = Self::links_of(view, f) else {
                 self.kept = false;
+                self.freed = freed;
                 return false;
             };
             self.ends[f as usize] = ends;
@@ -281,6 +283,15 @@ impl Matching {
             self.heap.push(Reverse((ordinal(k), f, NONE, 0)));
         }
         self.arrived.clear();
+        for &f in &freed {
+            let [a, b] = self.ends[f as usize];
+            let k = self.hkey[a as usize];
+            for l in [a, b] {
+                self.holder[l as usize] = NONE;
+                self.scan_after(l, k, f);
+            }
+        }
+        self.freed = freed;
         if !self.certain {
             return false;
         }
@@ -435,7 +446,7 @@ impl Matching {
         }
         self.taken.push(f);
         // The flows after it on its links are blocked by it: surely?
-        if !(k >= 0.0) {
+        if k.is_nan() || k < 0.0 {
             return false;
         }
         for x in [a, b] {
@@ -460,7 +471,7 @@ impl Matching {
     /// `flows` are the keyed active flows with their keys (read only to
     /// build).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn sync<'f>(
+    pub(super) fn sync(
         &mut self,
         view: &Clairvoyant<'_>,
         prefix: bool,
