@@ -553,7 +553,7 @@ impl Matching {
         let Some(&cap) = caps.first() else {
             return false;
         };
-        if !(cap > floor) || caps.iter().any(|&c| c != cap) {
+        if cap.is_nan() || cap <= floor || caps.iter().any(|&c| c != cap) {
             return false;
         }
         self.caps.clear();
