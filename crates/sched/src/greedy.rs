@@ -1671,14 +1671,35 @@ impl SortedFlows {
                 break;
             }
         }
-        let (classed, mut at) = (&mut self.classed, 0);
-        walk_runs(merged, tol, &mut self.run, &mut |e: &Kept| {
-            if at < LAST_CLASS {
-                out.set_class(e.f, at);
-                classed.push(e.f);
+        // Run by run as [`walk_runs`] cuts them, up to the last class: a
+        // run's end found by a gallop, and a run of equal keys (in (key,
+        // index) order, so by index) visited no further than needed.
+        let (classed, run, s) = (&mut self.classed, &mut self.run, &merged[..]);
+        let (mut i, mut at) = (0, 0);
+        let mut class = |e: &Kept, at: &mut u32| {
+            out.set_class(e.f, *at);
+            classed.push(e.f);
+            *at += 1;
+        };
+        while i < s.len() && at < LAST_CLASS {
+            if s[i].dead {
+                i += 1;
+                continue;
             }
-            at += 1;
-        });
+            let (k0, reach) = (s[i].key, tie_reach(s[i].key, tol));
+            let j = i + 1 + gallop(&s[i + 1..], |e| e.key - k0 <= reach);
+            let live = s[i..j].iter().filter(|e| !e.dead);
+            let n = (LAST_CLASS - at) as usize;
+            if s[j - 1].key.to_bits() == k0.to_bits() {
+                live.take(n).for_each(|e| class(e, &mut at));
+            } else {
+                run.clear();
+                run.extend(live);
+                run.sort_unstable_by_key(|e| e.f);
+                run.iter().take(n).for_each(|e| class(e, &mut at));
+            }
+            i = j;
+        }
     }
 }
 
