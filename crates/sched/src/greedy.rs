@@ -55,6 +55,15 @@
 //! (`edf-sjf`'s total size: [`SortedFlows::with_fixed_keys`]) only the
 //! flows that start or finish are (re-)keyed, and no flow moves.
 //!
+//! On a big switch whose links are all of one capacity (FB2010), the
+//! fill's rates are a greedy matching in the order's priority, and an
+//! event changes only a short chain of it near the order's front: there
+//! the fill is kept as that matching ([`matching`]) and decided from the
+//! links freed, the order's first [`LAST_CLASS`] positions read for the
+//! classes alone. Where that chain cannot be sure of the order (near-ties
+//! on a link), or the links or paths are not a matching's, or a prefix
+//! comes first, the order is walked in full as below.
+//!
 //! The fill walks the order chunk by chunk, each with the moving flows
 //! that fall among its flows (up to the next chunk's first flow). A
 //! chunk past the classes whose flows are all blocked when the walk
@@ -129,7 +138,10 @@
 #[cfg(any(test, debug_assertions))]
 use crate::PathIdx;
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx};
+use matching::Matching;
 use std::cmp::Ordering;
+
+mod matching;
 
 /// Gives each flow of `order` (with its path) in turn the least residual
 /// capacity along its path and takes it from every link it crosses (rates
@@ -768,6 +780,10 @@ pub(crate) struct SortedFlows {
     // Where each moving flow of a chunk falls among its flows, found by
     // [`apart`].
     cuts: Vec<usize>,
+    // Per flow: its key in `moving`, written at each fill.
+    mkey: Vec<f64>,
+    // The fill as a greedy matching kept from one fill to the next.
+    matching: Matching,
 }
 
 impl SortedFlows {
@@ -818,6 +834,7 @@ impl SortedFlows {
         self.leaving.clear();
         if !self.ready || changes.resynced {
             self.ready = true;
+            self.matching.reset();
             self.places.clear();
             for e in self.moving.drain(..) {
                 self.in_moving.set(e.f, false);
@@ -844,6 +861,7 @@ impl SortedFlows {
             };
             for &f in &changes.finished {
                 leave(key_of, leaving, f);
+                self.matching.finished(f);
             }
             let moved: &[FlowIdx] = if self.fixed_keys { &[] } else { &self.positive };
             let before: &[FlowIdx] = if self.fixed_keys {
@@ -896,6 +914,7 @@ impl SortedFlows {
                 }
                 if let Some(k) = key(f) {
                     self.batch.push(kept(k, f));
+                    self.matching.started(k, f);
                 }
             }
             self.classed.extend_from_slice(&changes.started);
@@ -1236,6 +1255,37 @@ impl SortedFlows {
         for f in self.classed.drain(..) {
             out.set_class(f, LAST_CLASS);
         }
+        if self.mkey.len() < view.n_flows() {
+            self.mkey.resize(view.n_flows(), f64::NAN);
+        }
+        for e in &self.moving {
+            self.mkey[e.f as usize] = e.key;
+        }
+        let (key_of, mkey) = (&self.key_of, &self.mkey);
+        let key = |f: FlowIdx| {
+            let k = key_of[f as usize];
+            if k.is_nan() {
+                mkey[f as usize]
+            } else {
+                k
+            }
+        };
+        let chained = self.matching.fill(
+            view,
+            !prefix.is_empty(),
+            key,
+            &self.positive_before,
+            self.tol,
+            out,
+            &mut self.positive,
+        );
+        if chained {
+            self.head_classes(out);
+            self.note_positive();
+            #[cfg(debug_assertions)]
+            self.check_fill(view, out, &want);
+            return;
+        }
         // Where the flows are that the last fill gave a rate: they may
         // have to be set to 0. By chunk and flow, then by chunk and
         // position in a chunk walked piece by piece: a long one, summed
@@ -1525,18 +1575,130 @@ impl SortedFlows {
             let mut visit = |e: &Kept| fill.visit(e.f, e.ends, true);
             walk_runs(&moving[mi..], tol, &mut self.run, &mut visit);
         }
+        let (key_of, mkey) = (&self.key_of, &self.mkey);
+        let key = |f: FlowIdx| {
+            let k = key_of[f as usize];
+            if k.is_nan() {
+                mkey[f as usize]
+            } else {
+                k
+            }
+        };
+        let live = self
+            .chunks
+            .iter()
+            .flat_map(|c| &c.flows)
+            .filter(|e| !e.dead);
+        let flows = live.chain(&self.moving).map(|e| (e.key, e.f));
+        let (holders, positive) = (&self.positive_before, &self.positive);
+        self.matching.sync(
+            view,
+            !prefix.is_empty(),
+            key,
+            flows,
+            holders,
+            positive,
+            self.tol,
+            out,
+        );
+        self.note_positive();
+        #[cfg(debug_assertions)]
+        self.check_fill(view, out, &want);
+    }
+
+    /// Notes which flows the fill just done gave a rate.
+    fn note_positive(&mut self) {
         for &f in &self.positive_before {
             self.was_positive.set(f, false);
         }
         for &f in &self.positive {
             self.was_positive.set(f, true);
         }
-        #[cfg(debug_assertions)]
+    }
+
+    /// Checks a fill's rates and classes against [`greedy_fill`]'s
+    /// (`want`), and the matching kept.
+    #[cfg(debug_assertions)]
+    fn check_fill(&self, view: &Clairvoyant<'_>, out: &Allocation, want: &Allocation) {
         for &f in view.active_flows() {
             let (got, w) = (out.rate(f), want.rate(f));
             debug_assert_eq!(got.to_bits(), w.to_bits(), "rate of {f}");
             let class = want.class(f).min(LAST_CLASS);
             debug_assert_eq!(out.class(f), class, "class of {f}");
+        }
+        let live = self
+            .chunks
+            .iter()
+            .flat_map(|c| &c.flows)
+            .filter(|e| !e.dead);
+        let flows = live.chain(&self.moving).map(|e| (e.key, e.f));
+        self.matching.check(flows, &self.positive, self.tol);
+    }
+
+    /// Gives the order's first positions their classes, as the walk
+    /// does: the chunks and the moving flows merged from the front, up to
+    /// a cluster's end past position [`LAST_CLASS`] (runs are cut there
+    /// as in the whole order).
+    fn head_classes(&mut self, out: &mut Allocation) {
+        let (tol, moving, firsts) = (self.tol, &self.moving[..], &self.firsts);
+        let merged = &mut self.merged;
+        merged.clear();
+        let (mut c, mut mi, mut live) = (0, 0, 0);
+        loop {
+            if c < self.chunks.len() {
+                let m_end = match firsts.get(c + 1) {
+                    Some(h) => {
+                        let before = |e: &Kept| e.key.total_cmp(&h.0).then(e.f.cmp(&h.1)).is_lt();
+                        mi + gallop(&moving[mi..], before)
+                    }
+                    None => moving.len(),
+                };
+                let chunk = &self.chunks[c];
+                merge_sorted(&chunk.flows, &moving[mi..m_end], merged);
+                live += chunk.flows.len() - chunk.n_dead + (m_end - mi);
+                mi = m_end;
+                c += 1;
+            } else {
+                merged.extend_from_slice(&moving[mi..]);
+                mi = moving.len();
+            }
+            let next = [firsts.get(c).map(|h| h.0), moving.get(mi).map(|e| e.key)];
+            let Some(next) = next.into_iter().flatten().min_by(f64::total_cmp) else {
+                break;
+            };
+            let last = merged.last().map(|e| e.key);
+            if live > LAST_CLASS as usize && last.is_some_and(|k| gap(k, next, tol)) {
+                break;
+            }
+        }
+        // Run by run as [`walk_runs`] cuts them, up to the last class: a
+        // run's end found by a gallop, and a run of equal keys (in (key,
+        // index) order, so by index) visited no further than needed.
+        let (classed, run, s) = (&mut self.classed, &mut self.run, &merged[..]);
+        let (mut i, mut at) = (0, 0);
+        let mut class = |e: &Kept, at: &mut u32| {
+            out.set_class(e.f, *at);
+            classed.push(e.f);
+            *at += 1;
+        };
+        while i < s.len() && at < LAST_CLASS {
+            if s[i].dead {
+                i += 1;
+                continue;
+            }
+            let (k0, reach) = (s[i].key, tie_reach(s[i].key, tol));
+            let j = i + 1 + gallop(&s[i + 1..], |e| e.key - k0 <= reach);
+            let live = s[i..j].iter().filter(|e| !e.dead);
+            let n = (LAST_CLASS - at) as usize;
+            if s[j - 1].key.to_bits() == k0.to_bits() {
+                live.take(n).for_each(|e| class(e, &mut at));
+            } else {
+                run.clear();
+                run.extend(live);
+                run.sort_unstable_by_key(|e| e.f);
+                run.iter().take(n).for_each(|e| class(e, &mut at));
+            }
+            i = j;
         }
     }
 }
