@@ -786,6 +786,18 @@ pub(crate) struct SortedFlows {
     matching: Matching,
 }
 
+/// Flow `f`'s key now: its kept key, or, for a moving flow (kept key NaN),
+/// the key `mkey` holds for it this fill.
+#[inline(always)]
+fn key_now(key_of: &[f64], mkey: &[f64], f: FlowIdx) -> f64 {
+    let k = key_of[f as usize];
+    if k.is_nan() {
+        mkey[f as usize]
+    } else {
+        k
+    }
+}
+
 impl SortedFlows {
     /// An order whose keys never move while a flow is active (a total
     /// size or a deadline): an update re-keys only the flows that started
@@ -1262,14 +1274,7 @@ impl SortedFlows {
             self.mkey[e.f as usize] = e.key;
         }
         let (key_of, mkey) = (&self.key_of, &self.mkey);
-        let key = |f: FlowIdx| {
-            let k = key_of[f as usize];
-            if k.is_nan() {
-                mkey[f as usize]
-            } else {
-                k
-            }
-        };
+        let key = |f: FlowIdx| key_now(key_of, mkey, f);
         let chained = self.matching.fill(
             view,
             !prefix.is_empty(),
@@ -1576,14 +1581,7 @@ impl SortedFlows {
             walk_runs(&moving[mi..], tol, &mut self.run, &mut visit);
         }
         let (key_of, mkey) = (&self.key_of, &self.mkey);
-        let key = |f: FlowIdx| {
-            let k = key_of[f as usize];
-            if k.is_nan() {
-                mkey[f as usize]
-            } else {
-                k
-            }
-        };
+        let key = |f: FlowIdx| key_now(key_of, mkey, f);
         let live = self
             .chunks
             .iter()
