@@ -54,6 +54,7 @@ class Suite:
 
 SUITES = (
     Suite("reference", "coflowkit-sim", "reference", ("crates/sim/tests/reference/main.rs",)),
+    Suite("sim-greedy-matching", "coflowkit-sim", "greedy_matching", ("crates/sim/tests/greedy_matching.rs",)),
     Suite("alloc-differential", "coflowkit-alloc", "differential", ("crates/alloc/tests/differential.rs",)),
     Suite("alloc-incremental", "coflowkit-alloc", "incremental", ("crates/alloc/tests/incremental.rs",)),
     Suite("alloc-lib", "coflowkit-alloc", "lib", ("crates/alloc/src/bipartite.rs",)),
