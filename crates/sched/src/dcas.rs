@@ -168,7 +168,12 @@
 //!    rate above `EPS` × its sender's uplink capacity, and "no service
 //!    during the last T" means it has been unserved since an instant more
 //!    than `T` before the tick (a new subcoflow counts as unserved from its
-//!    appearance until it gets a rate).
+//!    appearance until it gets a rate). Service lasting no more than
+//!    [`SNAP_NS`] does not end an unserved spell: it is below the engine's
+//!    resolution, most often one instant of exact arithmetic split in two
+//!    (a start reached through rounded completions a nanosecond after an
+//!    arrival), where a flow's rate for that nanosecond must not spare
+//!    another subcoflow the starvation rule.
 //!
 //! Each run of Pseudocode 1 starts a new round: a negotiation still open
 //! from an earlier round is dropped. `2 · msg_delay < delta` is required, so
@@ -230,7 +235,7 @@ use coflowkit_alloc::{IncrementalMaxMin, EPS};
 use coflowkit_model::fabric::mix;
 use coflowkit_model::parse;
 use coflowkit_model::stats::BYTES_TIE;
-use coflowkit_model::{CoflowId, Dur, HostId, Time};
+use coflowkit_model::{CoflowId, Dur, HostId, Time, SNAP_NS};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::fmt;
@@ -729,6 +734,11 @@ struct Subcoflow {
     priority: Option<Priority>,
     n_served: u32,
     unserved_since: Option<Time>,
+    // When its current service began, and when the unserved spell that
+    // service ended had begun: service lasting no more than `SNAP_NS` does
+    // not end that spell (`Subcoflow::unserved`).
+    served_from: Time,
+    spell_from: Option<Time>,
     last_run: Time,
     // Runs of Pseudocode 1 so far; the open negotiation's desired priority.
     round: u32,
@@ -753,6 +763,28 @@ struct Subcoflow {
     rem: Option<f64>,
     moved: bool,
     sending: bool,
+}
+
+impl Subcoflow {
+    /// It is served at `now` (a flow of it has a rate above the floor).
+    fn served(&mut self, now: Time) {
+        if let Some(u) = self.unserved_since.take() {
+            self.spell_from = Some(u);
+            self.served_from = now;
+        }
+    }
+
+    /// It is not served from `now`, having been. Service that lasted no
+    /// more than `SNAP_NS` leaves it unserved since the spell before: in
+    /// exact arithmetic that service is an instant's split (two events of
+    /// one instant, one reached through rounded completions, stand a few
+    /// nanoseconds apart) or too short for the engine to time.
+    fn unserved(&mut self, now: Time) {
+        self.unserved_since = match self.spell_from {
+            Some(u) if now.0 - self.served_from.0 <= SNAP_NS => Some(u),
+            _ => Some(now),
+        };
+    }
 }
 
 /// One class's last turn on the big switch: its subcoflows (slot and
@@ -2151,6 +2183,8 @@ impl Dcas {
                     priority: None,
                     n_served: 0,
                     unserved_since: Some(now),
+                    served_from: Time::NEVER,
+                    spell_from: None,
                     last_run: Time::NEVER,
                     round: 0,
                     pending: None,
@@ -2213,7 +2247,7 @@ impl Dcas {
         if std::mem::take(&mut self.flow_served[f as usize]) {
             sub.n_served -= 1;
             if sub.n_served == 0 {
-                sub.unserved_since = Some(now);
+                sub.unserved(now);
             }
         }
         if sub.flows.is_empty() {
@@ -2249,11 +2283,11 @@ impl Dcas {
                 self.flow_served[f as usize] = served;
                 if served {
                     sub.n_served += 1;
-                    sub.unserved_since = None;
+                    sub.served(now);
                 } else {
                     sub.n_served -= 1;
                     if sub.n_served == 0 {
-                        sub.unserved_since = Some(now);
+                        sub.unserved(now);
                     }
                 }
             }
@@ -2634,9 +2668,9 @@ impl Dcas {
             sub.sending = sending;
             sub.moved |= sending;
             if sub.n_served > 0 {
-                sub.unserved_since = None;
+                sub.served(now);
             } else if was {
-                sub.unserved_since = Some(now);
+                sub.unserved(now);
             }
         }
     }

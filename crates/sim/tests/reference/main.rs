@@ -1681,3 +1681,68 @@ fn aalo_local_first_regression_fresh_seed_two_crossings_at_once() {
         Ok(true)
     );
 }
+
+#[test]
+fn dcas_regression_fresh_seed_service_in_a_split_instant() {
+    // Found by a fresh seed (dcas_min_mean_matches_reference and
+    // dcas_lossy_matches_reference, session 61; DCAS fails alike). Flow 1
+    // (coflow 0, after group 1 plus 3 ms) and coflow 2 start at one
+    // instant in exact arithmetic, 14 ms: group 1 (flow 0) ends at 11 ms.
+    // The engine ended flow 0 at 11,000,001 ns (completions round up), so
+    // coflow 2's flow, FIFO class, had host 0's uplink alone for 1 ns and
+    // took downlink 1 from coflow 1, which left host 1's uplink to coflow
+    // 3 for that nanosecond: coflow 3's subcoflow at host 1, unserved
+    // since 11 ms, counted as served, so the tick at 14.142 ms did not
+    // find it starving (unserved > T = 2.5 ms) and coflow 1 ended 781 us
+    // early. The engine was wrong: service no longer than SNAP_NS does not
+    // end an unserved spell now (`dcas`'s module doc), and the case is
+    // compared.
+    let case = Case {
+        net: Net::BigSwitch {
+            up: vec![1e9, 1e9],
+            down: vec![1e9, 1e9],
+        },
+        cpu: Some(1e9),
+        coflows: vec![
+            CoflowSpec::new(
+                0,
+                Time(0),
+                vec![
+                    flow(0, 1, 375000).in_group(1).delayed(Dur(1000000)),
+                    flow(0, 0, 125000)
+                        .in_group(2)
+                        .after(1)
+                        .delayed(Dur(3000000)),
+                    flow(1, 1, 625000),
+                    compute(0, 710438),
+                ],
+            ),
+            CoflowSpec::new(
+                1,
+                Time(0),
+                vec![
+                    flow(0, 0, 375000)
+                        .in_group(2)
+                        .after(1)
+                        .delayed(Dur(3000000)),
+                    flow(1, 1, 1260870),
+                    flow(0, 0, 125000).in_group(1),
+                    flow(0, 0, 500000).delayed(Dur(161512)),
+                ],
+            ),
+            CoflowSpec::new(2, Time(14000000), vec![flow(0, 1, 125000)]),
+            CoflowSpec::new(
+                3,
+                Time(0),
+                vec![
+                    flow(1, 0, 500000).in_group(1),
+                    flow(1, 1, 125000).in_group(1),
+                    flow(1, 1, 778332),
+                ],
+            ),
+        ],
+    };
+    for spec in [DCAS, DCAS_MIN_MEAN, DCAS_LOSSY] {
+        assert_eq!(compare(&case, spec), Ok(true), "{spec}");
+    }
+}
