@@ -786,6 +786,16 @@ pub(crate) struct SortedFlows {
     matching: Matching,
 }
 
+/// Every active flow of the order with its key: the chunks' live flows,
+/// then the moving ones (the matching's input).
+fn keyed_flows<'a>(
+    chunks: &'a [Box<Chunk>],
+    moving: &'a [Kept],
+) -> impl Iterator<Item = (f64, FlowIdx)> + 'a {
+    let live = chunks.iter().flat_map(|c| &c.flows).filter(|e| !e.dead);
+    live.chain(moving).map(|e| (e.key, e.f))
+}
+
 /// Flow `f`'s key now: its kept key, or, for a moving flow (kept key NaN),
 /// the key `mkey` holds for it this fill.
 #[inline(always)]
@@ -1582,12 +1592,7 @@ impl SortedFlows {
         }
         let (key_of, mkey) = (&self.key_of, &self.mkey);
         let key = |f: FlowIdx| key_now(key_of, mkey, f);
-        let live = self
-            .chunks
-            .iter()
-            .flat_map(|c| &c.flows)
-            .filter(|e| !e.dead);
-        let flows = live.chain(&self.moving).map(|e| (e.key, e.f));
+        let flows = keyed_flows(&self.chunks, &self.moving);
         let (holders, positive) = (&self.positive_before, &self.positive);
         self.matching.sync(
             view,
@@ -1624,12 +1629,7 @@ impl SortedFlows {
             let class = want.class(f).min(LAST_CLASS);
             debug_assert_eq!(out.class(f), class, "class of {f}");
         }
-        let live = self
-            .chunks
-            .iter()
-            .flat_map(|c| &c.flows)
-            .filter(|e| !e.dead);
-        let flows = live.chain(&self.moving).map(|e| (e.key, e.f));
+        let flows = keyed_flows(&self.chunks, &self.moving);
         self.matching.check(flows, &self.positive, self.tol);
     }
 
