@@ -26,6 +26,7 @@ import coflowkit
 from coflowkit import _core
 from coflowkit.testbed import replay as rp
 from coflowkit.testbed import net as tb
+from coflowkit.testbed.replay import worker
 from coflowkit.sim.results import COFLOW_COLUMNS, FLOW_COLUMNS
 from conftest import Cli
 
@@ -217,6 +218,18 @@ def test_replay_delivers_every_byte_and_reports_ccts(bed: tuple[tb.Plan, Path], 
     cct = dict(zip(coflows.column("coflow_id").to_pylist(), coflows.column("cct_s").to_pylist(), strict=True))
     # Two 2 MB flows into one 100 Mbit/s port: at least 0.32 s (4 MB at line rate), not absurdly more.
     assert 0.32 <= cct[1] < 5 and 0 < cct[2] < 2 and 0 < cct[3] < 2
+    # Each sender records its connection's TCP counters over each flow it sent (struct tcp_info), none
+    # negative (but the time in timeout recovery: Linux drops an undone recovery's time from it), and the
+    # 2 MB flows kept their connections busy for a while.
+    tcp = {}
+    for h in range(3):
+        r = json.loads((tmp_path / "work" / f"host{h}.json").read_text())
+        assert r["tcp_fields"] == [name for name, _, _ in worker.TCP_INFO_FIELDS]
+        tcp.update({int(k): dict(zip(r["tcp_fields"], v, strict=True)) for k, v in r["tcp"].items()})
+    assert sorted(tcp) == [0, 1, 2, 3]
+    for t in tcp.values():
+        assert all(t[k] >= 0 for k in ("total_retrans", "bytes_retrans", "total_rto", "total_rto_recoveries")), t
+    assert tcp[0]["busy_us"] > 0 and tcp[1]["busy_us"] > 0, tcp
 
 
 @needs_root

@@ -21,8 +21,9 @@ the bytes; the driver compares them. The receiving part is native
 (``_core.receive_flows``, crates/py/src/replay_receiver.rs: one epoll
 loop for every connection, without the GIL); this process's event loop only sends. The
 result holds, per flow sent,
-its start instant, bytes and CRC, and per flow received its last byte's
-instant, bytes and CRC and when its connection was accepted. A flow whose connection fails (the kernel gives it
+its start instant, bytes and CRC and its connection's TCP counters over it
+(``tcp``: retransmissions and timeouts, from ``struct tcp_info``), and per flow
+received its last byte's instant, bytes and CRC and when its connection was accepted. A flow whose connection fails (the kernel gives it
 up, the peer resets it) is sent again from its first byte on another
 connection, up to three attempts in all, as a data-parallel framework
 retries a fetch: its start stays the first attempt's, so its completion
@@ -97,6 +98,28 @@ CLOCK_NICE: int | None = None
 
 def _u32(v: int) -> bytes:
     return struct.pack("=I", v)
+
+
+#: What :func:`tcp_counts` reads of Linux's ``struct tcp_info`` (include/uapi/linux/tcp.h): name, byte
+#: offset, format. ``total_rto``, ``total_rto_recoveries`` and ``total_rto_time`` (ms spent recovering
+#: from timeouts) came with Linux 6.7; an older kernel returns a shorter struct, and they read 0.
+TCP_INFO_FIELDS = (
+    ("total_retrans", 100, "I"),
+    ("busy_us", 168, "Q"),
+    ("bytes_retrans", 208, "Q"),
+    ("total_rto", 240, "H"),
+    ("total_rto_recoveries", 242, "H"),
+    ("total_rto_time_ms", 244, "I"),
+)
+_TCP_INFO_LEN = 248
+
+
+def tcp_counts(sock: socket.socket) -> list[int]:
+    """The socket's TCP counters of :data:`TCP_INFO_FIELDS`, in their order (cumulative over the
+    connection's life; a flow's are the difference at its end and its start)."""
+    b = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_LEN)
+    return [struct.unpack_from("=" + f, b, off)[0] if off + struct.calcsize(f) <= len(b) else 0
+            for _, off, f in TCP_INFO_FIELDS]  # fmt: skip
 
 
 def _payload(fid: int, offset: int, n: int) -> memoryview:
@@ -194,6 +217,9 @@ class Worker:
         self.broken: list[str] = []
         #: attempts of each flow sent more than once
         self.resent: dict[int, int] = {}
+        #: per flow sent, its connection's TCP counters over the flow (:data:`TCP_INFO_FIELDS`): from its
+        #: header's write to the receiver's answer, so every byte of it acknowledged
+        self.tcp: dict[int, list[int]] = {}
         #: tests: flows whose first connection this sender resets halfway through the flow
         self.inject_reset = set(plan.inject_reset)
         #: idle connections by destination
@@ -471,6 +497,7 @@ class Worker:
                     )
                 )
             self._mark([fid])
+            tcp0 = tcp_counts(sock)
             await self.loop.sock_sendall(sock, _HEADER.pack(fid, size))
             while n < size:
                 limit = self.policy.limit(fid) if self.policy is not None else _CHUNK
@@ -491,6 +518,7 @@ class Worker:
             ack = await self.loop.sock_recv(sock, 1)
             if ack != b"k":
                 raise OSError("no acknowledgement from the receiver")
+            self.tcp[fid] = [b - a for a, b in zip(tcp0, tcp_counts(sock), strict=True)]
             # start, bytes, CRC; then when the connection was ready, whether it
             # was opened for this flow, and when its last byte was written.
             self.sent[fid] = [t_start, n, crc, t_conn, fresh, t_written]
@@ -580,6 +608,9 @@ class Worker:
             "errors": self.errors,
             "broken": self.broken,
             "resent": self.resent,
+            # per flow sent, its connection's TCP counters over the flow (TCP_INFO_FIELDS)
+            "tcp": self.tcp,
+            "tcp_fields": [name for name, _, _ in TCP_INFO_FIELDS],
             "t0": self.t0,
             "warm_up_s": self.warm_up_s,
             "warm_up_failed": self.warm_up_failed,
