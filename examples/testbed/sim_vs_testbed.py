@@ -825,10 +825,16 @@ simulated FCT. Two findings.
    sitting (mean flow 7%); against it with the rule, 25%. So D-CAS's smaller gap is the fluid model's
    extra cost for D-CAS, and that cost is what puts the simulated `dcas` behind `pias`: without the
    rule the simulator has `dcas` 28% ahead of `pias`, as the testbed has it. Why the rule costs the
-   fluid model so much: there a lifted subcoflow takes its whole share of the port the instant it is
-   lifted, ahead of the subcoflows D-CAS's bands order first, and every 20 ms of a wait lifts another;
-   on the testbed and at packet level a TCP flow starved behind higher classes has its window and timer
-   backed off and takes little in the round it is lifted (not measured apart here). The packet
+   fluid model 20% and the testbed nothing is not split here; it is not how often the rule fires,
+   which is far more often on the testbed: the fluid model decides 8.4% of `dcas-local`'s large
+   decisions as starving (14,504 of 172,508; `dcas` 10.5%, 21,454 of 203,555; the decision log,
+   crates/sim/examples/dcas_runs.rs), the testbed's senders 58-59% (`dcas-local` 105,461 of 182,559
+   in the run at the top and 110,347 of 187,633 side by side, `dcas` 95,506 of 162,251; `dcas_runs`
+   in a worker's result), as on D-CAS's mix (docs/testbed.md: 5.5-7.2% against 0.7-0.9% there). In
+   the fluid model a subcoflow is starving only while higher classes hold every port it uses, and
+   lifted it takes its whole share at once, ahead of the subcoflows D-CAS's bands order first; on
+   the testbed TCP leaves most large subcoflows 20 ms without an acknowledgement at some point, lifted
+   or not (a reading of these counts, not a measurement of the cost). The packet
    engine agrees with the testbed on the rule and with the flow level on the pair (`pias` 0.4098 s
    ahead of `dcas`, with or without the rule; plain TCP 0.4547 s), for the reasons of the
    packet-level paragraphs above (D-CAS's negotiation there: its volume and its ticks); its large
@@ -842,7 +848,10 @@ simulated FCT. Two findings.
    dcas-local:t=100s,pias,dcas-local --packet --out /tmp/p62g` (14:38-14:43 UTC) and the same with
    `--runs dcas:t=100s,dcas --out /tmp/p62g2` (14:54-14:58 UTC); the packet level's split with
    `large_flows.straggling` on `coflowkit.simulate(..., engine="packet", packet=starvation_guard.PACKET,
-   per_flow=True)` against the flow level's flows.
+   per_flow=True)` against the flow level's flows; the fluid model's starving decisions with
+   `cargo build --release -p coflowkit-sim --example dcas_runs`, then `target/release/examples/dcas_runs
+   W.csv 25000000 SPEC` (`W.csv` this page's fitted workload by `coflowkit.write_trace`, `SPEC` the
+   first table's).
 
 **The runs of 2026-11-25 (history: this page's tables until 2026-11-28; the sender policies through
 the Rust host policies of issue 34; `plain`, `pias`, `dcas`, `dcas-local` rerun quietly on 2026-11-26,
