@@ -19,17 +19,20 @@
 //!
 //! A solve does not start from scratch when it can restart: it keeps the
 //! last solve's freeze order (port, share when picked, level) and, before
-//! each step, a copy of the residuals and weights of the side the step
-//! updates. The ports whose flows or capacity changed since ("touched") are
-//! walked along the old order under the new counts and capacities, in the
-//! same arithmetic a solve from scratch would use (a residual copy of each
-//! step walked is made anew); the first step that picks a touched port, or at which
-//! a touched port's new share is at or below the share picked, is the first
-//! step that can differ. Every step before it picks the same port at the
-//! same share and makes the same updates, to the bit, so the solve takes
-//! each side back to its copy from before that step and fills from there.
-//! An event then costs the steps after the ports it touched, not the whole
-//! order.
+//! every [`CHECKPOINT`]-th step that updates a side, a copy of that side's
+//! residuals and weights. The ports whose flows or capacity changed since
+//! ("touched") are walked along the old order under the new counts and
+//! capacities, in the same arithmetic a solve from scratch would use (their
+//! copies at the steps walked are made anew); the first step that picks a
+//! touched port, or at which a touched port's new share is at or below the
+//! share picked, is the first step that can differ. Every step before it
+//! picks the same port at the same share and makes the same updates, to the
+//! bit, so the solve takes each side back to its last copy before that step,
+//! replays the steps since on it and fills from there. An event then costs
+//! the steps after the ports it touched, not the whole order. (A copy before
+//! every step was most of the fill's stores and of the walk's: with one
+//! every 4 steps FB2010 `stf` and `ncf` ran 1.13-1.18x faster,
+//! docs/benchmarks.md, command 160.)
 //!
 //! The walk costs the touched ports of one side a step, and no division:
 //! it keeps each touched port's share as a bound (its residual times the
@@ -653,11 +656,11 @@ impl BipartiteMaxMin {
         let (nr, nc) = (self.n_rows, self.n_cols);
         let mut level = self.steps.last().map_or(0.0, |st| st.level);
         // Steps so far that updated the rows, and the columns.
-        let mut nth = [0u32; 2];
-        for side in 0..2 {
-            let on = |st: &&Step| ((st.port as usize) < nr) == (side == 1);
-            nth[side] = self.steps.iter().rfind(on).map_or(0, |st| st.nth + 1);
-        }
+        let nth_of = |cols: bool| {
+            let on = |st: &&Step| ((st.port as usize) < nr) == cols;
+            self.steps.iter().rfind(on).map_or(0, |st| st.nth + 1)
+        };
+        let mut nth = [nth_of(false), nth_of(true)];
         // Each side's lowest share, when a step already knows it.
         let mut known: [Option<(f64, Option<usize>)>; 2] = [None, None];
         loop {
