@@ -19,17 +19,20 @@
 //!
 //! A solve does not start from scratch when it can restart: it keeps the
 //! last solve's freeze order (port, share when picked, level) and, before
-//! each step, a copy of the residuals and weights of the side the step
-//! updates. The ports whose flows or capacity changed since ("touched") are
-//! walked along the old order under the new counts and capacities, in the
-//! same arithmetic a solve from scratch would use (a residual copy of each
-//! step walked is made anew); the first step that picks a touched port, or at which
-//! a touched port's new share is at or below the share picked, is the first
-//! step that can differ. Every step before it picks the same port at the
-//! same share and makes the same updates, to the bit, so the solve takes
-//! each side back to its copy from before that step and fills from there.
-//! An event then costs the steps after the ports it touched, not the whole
-//! order.
+//! every [`CHECKPOINT`]-th step that updates a side, a copy of that side's
+//! residuals and weights. The ports whose flows or capacity changed since
+//! ("touched") are walked along the old order under the new counts and
+//! capacities, in the same arithmetic a solve from scratch would use (their
+//! copies at the steps walked are made anew); the first step that picks a
+//! touched port, or at which a touched port's new share is at or below the
+//! share picked, is the first step that can differ. Every step before it
+//! picks the same port at the same share and makes the same updates, to the
+//! bit, so the solve takes each side back to its last copy before that step,
+//! replays the steps since on it and fills from there. An event then costs
+//! the steps after the ports it touched, not the whole order. (A copy before
+//! every step was most of the fill's stores and of the walk's: with one
+//! every 4 steps FB2010 `stf` and `ncf` ran 1.13-1.18x faster,
+//! docs/benchmarks.md, command 160.)
 //!
 //! The walk costs the touched ports of one side a step, and no division:
 //! it keeps each touched port's share as a bound (its residual times the
@@ -151,10 +154,12 @@ pub struct BipartiteMaxMin {
     w: Vec<f64>,
     share: Vec<f64>,
     level: Vec<f64>,
-    // Its freeze order, and before each step the residuals, then the
-    // weights, of the side it updated, step after step.
+    // Its freeze order, and before every [`CHECKPOINT`]-th step that
+    // updated a side, that side's residuals, then weights; per port, the
+    // step that froze it (`u32::MAX` while unfrozen).
     steps: Vec<Step>,
     copies: Vec<f64>,
+    frozen_at: Vec<u32>,
     // Ports whose flows changed since the last solve.
     touched: Vec<u32>,
     is_touched: Vec<bool>,
@@ -169,18 +174,28 @@ pub struct BipartiteMaxMin {
 }
 
 /// A touched port in the walk of `first_changed_step`: its index on its
-/// side, residual, weight and share (or a bound on it, [`approx_share`]).
-type WalkPort = (u32, f64, f64, f64);
+/// side, residual, weight (as the solve's `f64`, and as a whole number to
+/// index [`BipartiteMaxMin::recip`] without a conversion) and share (or a
+/// bound on it, [`approx_share`]).
+#[derive(Debug, Clone, Copy)]
+struct WalkPort {
+    port: u32,
+    n: u32,
+    res: f64,
+    w: f64,
+    share: f64,
+}
 
 /// One step of the walk of `first_changed_step` over the touched ports of
 /// the side a kept step updates (`row`: their flows to the port it froze
 /// at `level`): the step's copy of each of them (residuals, then weights,
-/// in `copy`) made anew, then what the step takes off them, in the
-/// arithmetic of [`freeze`]. Their shares are kept only as bounds, each
-/// residual times the reciprocal of its weight (`recip`), within a few
-/// units in the last place of the share; returns the lowest after the
-/// step.
-fn walk_step(
+/// in `copy`) made anew if the step has one (`COPY`), then what the step
+/// takes off them, in the arithmetic of [`freeze`]. Their shares are kept
+/// only as bounds, each residual times the reciprocal of its weight
+/// (`recip`), within a few units in the last place of the share; returns
+/// the lowest after the step.
+#[inline(always)]
+fn walk_step<const COPY: bool>(
     walk: &mut [WalkPort],
     row: &[u32],
     level: f64,
@@ -188,35 +203,44 @@ fn walk_step(
     recip: &[f64],
 ) -> f64 {
     let len = row.len();
-    let (res, w) = copy.split_at_mut(len);
+    let (res, w) = copy.split_at_mut(if COPY { len } else { 0 });
     let mut low = f64::INFINITY;
     for e in walk.iter_mut() {
-        let i = e.0 as usize;
-        res[i] = e.1;
-        w[i] = e.2;
+        let i = e.port as usize;
+        if COPY {
+            res[i] = e.res;
+            w[i] = e.w;
+        }
         let n_pair = row[i];
         if n_pair > 0 {
-            let k = n_pair as f64;
-            e.2 -= k;
-            e.1 -= k * level;
-            e.3 = approx_share(e.1, e.2, recip);
+            e.w -= n_pair as f64;
+            e.n -= n_pair;
+            e.res -= n_pair as f64 * level;
+            e.share = approx_share(e.res, e.n, recip);
         }
-        low = low.min(e.3);
+        low = low.min(e.share);
     }
     low
 }
 
 /// [`share_of`] within a few units in the last place, without a division:
-/// `residual` times the reciprocal of `weight` (a whole number of flows)
-/// read from `recip`.
-#[inline]
-fn approx_share(residual: f64, weight: f64, recip: &[f64]) -> f64 {
-    if weight <= 0.5 {
+/// `residual` times the reciprocal of its weight `n` (a whole number of
+/// flows) read from `recip`.
+#[inline(always)]
+fn approx_share(residual: f64, n: u32, recip: &[f64]) -> f64 {
+    if n == 0 {
         f64::INFINITY
     } else {
-        (if residual > 0.0 { residual } else { 0.0 }) * recip[weight as usize]
+        (if residual > 0.0 { residual } else { 0.0 }) * recip[n as usize]
     }
 }
+
+/// A solve keeps a copy of a side from before every `CHECKPOINT`-th step
+/// that updates it (not before each: those copies were most of the fill's
+/// stores, and of the walk's); [`BipartiteMaxMin::rewind`] takes a side
+/// back to the last copy before the step it restarts at and replays the
+/// steps in between, in the arithmetic of [`freeze`].
+const CHECKPOINT: u32 = 4;
 
 /// How far above a step's share a walked port's [`approx_share`] must be
 /// (relative) to prove its share, computed exactly, above it too: far
@@ -224,15 +248,20 @@ fn approx_share(residual: f64, weight: f64, recip: &[f64]) -> f64 {
 const WALK_MARGIN: f64 = 1e-9;
 
 /// One step of progressive filling: the port it froze, that port's fair
-/// share when picked, the level it froze at, and where the copy of the other
-/// side from before the step begins.
+/// share when picked, the level it froze at, how many steps before it
+/// updated the same side, and where the copy of that side from before the
+/// step begins (`u32::MAX`: none, see [`CHECKPOINT`]).
 #[derive(Debug, Clone, Copy)]
 struct Step {
     port: u32,
     best: f64,
     level: f64,
+    nth: u32,
     copy_at: u32,
 }
+
+/// No copy kept before a step ([`Step::copy_at`]).
+const NO_COPY: u32 = u32::MAX;
 
 impl BipartiteMaxMin {
     /// An empty matrix of `n_rows` rows and `n_cols` columns.
@@ -432,6 +461,8 @@ impl BipartiteMaxMin {
             .extend(self.res.iter().zip(&self.w).map(|(&r, &w)| share_of(r, w)));
         self.level.clear();
         self.level.resize(nr + nc, f64::INFINITY);
+        self.frozen_at.clear();
+        self.frozen_at.resize(nr + nc, u32::MAX);
         self.steps.clear();
         self.copies.clear();
     }
@@ -447,12 +478,22 @@ impl BipartiteMaxMin {
         self.walk_rows.clear();
         self.walk_cols.clear();
         for &p in &self.touched {
-            let (res, w) = (self.cap[p as usize], self.n[p as usize] as f64);
-            let share = share_of(res, w);
+            let n = self.n[p as usize];
+            let (res, w) = (self.cap[p as usize], n as f64);
+            let e = WalkPort {
+                port: p,
+                n: n as u32,
+                res,
+                w,
+                share: share_of(res, w),
+            };
             if (p as usize) < nr {
-                self.walk_rows.push((p, res, w, share));
+                self.walk_rows.push(e);
             } else {
-                self.walk_cols.push((p - nr as u32, res, w, share));
+                self.walk_cols.push(WalkPort {
+                    port: p - nr as u32,
+                    ..e
+                });
             }
         }
         // Weights are whole numbers of flows, at most a port's flows.
@@ -460,11 +501,11 @@ impl BipartiteMaxMin {
             .walk_rows
             .iter()
             .chain(&self.walk_cols)
-            .fold(0.0, |m: f64, e| m.max(e.2));
+            .fold(0, |m, e| m.max(e.n));
         for x in self.recip.len()..=most as usize {
             self.recip.push(1.0 / x as f64);
         }
-        let lowest = |walk: &[WalkPort]| walk.iter().fold(f64::INFINITY, |m, e| m.min(e.3));
+        let lowest = |walk: &[WalkPort]| walk.iter().fold(f64::INFINITY, |m, e| m.min(e.share));
         let (mut low_rows, mut low_cols) = (lowest(&self.walk_rows), lowest(&self.walk_cols));
         for (k, st) in self.steps.iter().enumerate() {
             if self.is_touched[st.port as usize] {
@@ -477,9 +518,9 @@ impl BipartiteMaxMin {
             let near = st.best * (1.0 + WALK_MARGIN) + f64::MIN_POSITIVE;
             if low_rows.min(low_cols) <= near {
                 for walk in [&mut self.walk_rows, &mut self.walk_cols] {
-                    for e in walk.iter_mut().filter(|e| e.3 <= near) {
-                        e.3 = share_of(e.1, e.2);
-                        if e.3 <= st.best {
+                    for e in walk.iter_mut().filter(|e| e.share <= near) {
+                        e.share = share_of(e.res, e.w);
+                        if e.share <= st.best {
                             return k;
                         }
                     }
@@ -487,61 +528,63 @@ impl BipartiteMaxMin {
                 (low_rows, low_cols) = (lowest(&self.walk_rows), lowest(&self.walk_cols));
             }
             let p = st.port as usize;
-            let at = st.copy_at as usize;
             // A row's step updates the columns through its matrix row, a
             // column's the rows through its transposed one.
-            if p < nr {
+            let (walk, row, low) = if p < nr {
                 let row = &self.count[p * self.n_cols..(p + 1) * self.n_cols];
-                let copy = &mut self.copies[at..at + 2 * self.n_cols];
-                low_cols = walk_step(&mut self.walk_cols, row, st.level, copy, &self.recip);
+                (&mut self.walk_cols, row, &mut low_cols)
             } else {
                 let row = &self.count_t[(p - nr) * nr..(p - nr + 1) * nr];
-                let copy = &mut self.copies[at..at + 2 * nr];
-                low_rows = walk_step(&mut self.walk_rows, row, st.level, copy, &self.recip);
-            }
+                (&mut self.walk_rows, row, &mut low_rows)
+            };
+            *low = if st.copy_at == NO_COPY {
+                walk_step::<false>(walk, row, st.level, &mut [], &self.recip)
+            } else {
+                let at = st.copy_at as usize;
+                let copy = &mut self.copies[at..at + 2 * row.len()];
+                walk_step::<true>(walk, row, st.level, copy, &self.recip)
+            };
         }
         self.steps.len()
     }
 
-    /// The state before step `k` under the new counts: each side as its
-    /// copy from before the first later step that updated it (no step in
-    /// between touched it), the ports step `k` and later froze unfrozen, and
-    /// the touched ports as `first_changed_step` left them.
+    /// The state before step `k` under the new counts: each side that a
+    /// step from `k` on updated taken back to its last copy before `k` (or
+    /// to its capacities and flows, without one) and the steps between
+    /// that copy and `k` replayed on it (no step before `k` touched those
+    /// ports, so they replay as they ran); the ports step `k` and later
+    /// froze unfrozen, and the touched ports as `first_changed_step` left
+    /// them.
     #[inline(always)]
     fn rewind(&mut self, k: usize) {
-        let (nr, nc) = (self.n_rows, self.n_cols);
-        let (mut rows_done, mut cols_done) = (false, false);
-        for st in &self.steps[k..] {
-            let at = st.copy_at as usize;
-            // A row's freeze updated the columns, and a column's the rows.
-            let (lo, len, done) = if (st.port as usize) < nr {
-                (nr, nc, &mut cols_done)
-            } else {
-                (0, nr, &mut rows_done)
-            };
-            if !*done {
-                *done = true;
-                self.res[lo..lo + len].copy_from_slice(&self.copies[at..at + len]);
-                self.w[lo..lo + len].copy_from_slice(&self.copies[at + len..at + 2 * len]);
-                if rows_done && cols_done {
-                    break;
-                }
-            }
-        }
-        if let Some(st) = self.steps.get(k) {
-            self.copies.truncate(st.copy_at as usize);
-        }
+        let nr = self.n_rows;
         for st in &self.steps[k..] {
             self.level[st.port as usize] = f64::INFINITY;
+            self.frozen_at[st.port as usize] = u32::MAX;
+        }
+        // A side no later step updated stands as the last step left it.
+        let later = |rows: bool| {
+            self.steps[k..]
+                .iter()
+                .any(|st| ((st.port as usize) >= nr) == rows)
+        };
+        for rows in [later(true).then_some(true), later(false).then_some(false)]
+            .into_iter()
+            .flatten()
+        {
+            self.replay_side(k, rows);
+        }
+        if let Some(st) = self.steps[k..].iter().find(|st| st.copy_at != NO_COPY) {
+            self.copies.truncate(st.copy_at as usize);
         }
         self.steps.truncate(k);
-        for &(p, res, w, _) in &self.walk_rows {
-            self.res[p as usize] = res;
-            self.w[p as usize] = w;
+        for e in &self.walk_rows {
+            self.res[e.port as usize] = e.res;
+            self.w[e.port as usize] = e.w;
         }
-        for &(c, res, w, _) in &self.walk_cols {
-            self.res[nr + c as usize] = res;
-            self.w[nr + c as usize] = w;
+        for e in &self.walk_cols {
+            self.res[nr + e.port as usize] = e.res;
+            self.w[nr + e.port as usize] = e.w;
         }
         for ((share, &level), (&res, &w)) in self
             .share
@@ -557,12 +600,67 @@ impl BipartiteMaxMin {
         }
     }
 
+    /// The rows (`rows`), or the columns, as they stood before step `k`:
+    /// from the last copy of them kept before `k` (or their capacities and
+    /// flows), each step between replayed as [`freeze`] made it, on the
+    /// ports not frozen before it.
+    #[inline(always)]
+    fn replay_side(&mut self, k: usize, rows: bool) {
+        let (nr, nc) = (self.n_rows, self.n_cols);
+        let (lo, len) = if rows { (0, nr) } else { (nr, nc) };
+        let updates = |st: &Step| ((st.port as usize) >= nr) == rows;
+        // The last step before `k` on this side with a copy.
+        let from = self.steps[..k]
+            .iter()
+            .rposition(|st| updates(st) && st.copy_at != NO_COPY);
+        let side = lo..lo + len;
+        match from {
+            Some(j) => {
+                let at = self.steps[j].copy_at as usize;
+                self.res[side.clone()].copy_from_slice(&self.copies[at..at + len]);
+                self.w[side.clone()].copy_from_slice(&self.copies[at + len..at + 2 * len]);
+            }
+            None => {
+                self.res[side.clone()].copy_from_slice(&self.cap[side.clone()]);
+                for (w, &n) in self.w[side.clone()].iter_mut().zip(&self.n[side.clone()]) {
+                    *w = n as f64;
+                }
+            }
+        }
+        for j in from.unwrap_or(0)..k {
+            let st = self.steps[j];
+            if !updates(&st) {
+                continue;
+            }
+            let p = st.port as usize;
+            let row = if p < nr {
+                &self.count[p * nc..(p + 1) * nc]
+            } else {
+                &self.count_t[(p - nr) * nr..(p - nr + 1) * nr]
+            };
+            replay(
+                row,
+                st.level,
+                j as u32,
+                &self.frozen_at[side.clone()],
+                &mut self.res[side.clone()],
+                &mut self.w[side.clone()],
+            );
+        }
+    }
+
     /// Progressive filling from the current state to the end, keeping a
     /// copy of the side each step updates.
     #[inline(always)]
     fn fill(&mut self) {
         let (nr, nc) = (self.n_rows, self.n_cols);
         let mut level = self.steps.last().map_or(0.0, |st| st.level);
+        // Steps so far that updated the rows, and the columns.
+        let nth_of = |cols: bool| {
+            let on = |st: &&Step| ((st.port as usize) < nr) == cols;
+            self.steps.iter().rfind(on).map_or(0, |st| st.nth + 1)
+        };
+        let mut nth = [nth_of(false), nth_of(true)];
         // Each side's lowest share, when a step already knows it.
         let mut known: [Option<(f64, Option<usize>)>; 2] = [None, None];
         loop {
@@ -598,21 +696,32 @@ impl BipartiteMaxMin {
             level = level.max(best);
             self.level[p] = level;
             self.share[p] = f64::INFINITY;
+            self.frozen_at[p] = self.steps.len() as u32;
             let (lo, len, row) = if p < nr {
                 (nr, nc, &self.count[p * nc..(p + 1) * nc])
             } else {
                 let c = p - nr;
                 (0, nr, &self.count_t[c * nr..(c + 1) * nr])
             };
+            // The side it updates: the columns for a row's step.
+            let upd = usize::from(p < nr);
+            let side = lo..lo + len;
+            let copy_at = if nth[upd] % CHECKPOINT == CHECKPOINT - 1 {
+                let at = self.copies.len() as u32;
+                self.copies.extend_from_slice(&self.res[side.clone()]);
+                self.copies.extend_from_slice(&self.w[side.clone()]);
+                at
+            } else {
+                NO_COPY
+            };
             self.steps.push(Step {
                 port: p as u32,
                 best,
                 level,
-                copy_at: self.copies.len() as u32,
+                nth: nth[upd],
+                copy_at,
             });
-            let side = lo..lo + len;
-            self.copies.extend_from_slice(&self.res[side.clone()]);
-            self.copies.extend_from_slice(&self.w[side.clone()]);
+            nth[upd] += 1;
             freeze(
                 row,
                 level,
@@ -660,6 +769,24 @@ fn freeze(
         w[i] = wt;
         let s = (if r > 0.0 { r } else { 0.0 }) / wt;
         share[i] = if live & (wt > 0.5) { s } else { f64::INFINITY };
+    }
+}
+
+/// Step `step` of a solve made again on one side, as [`freeze`] made it:
+/// each port not frozen before the step (`frozen_at` later) takes off what
+/// its flows to the port frozen at `level` use (`row` holds their
+/// numbers), in the same operations, so to the same bits; the shares are
+/// left to the caller.
+#[inline(always)]
+fn replay(row: &[u32], level: f64, step: u32, frozen_at: &[u32], res: &mut [f64], w: &mut [f64]) {
+    let n = row.len();
+    let (frozen_at, res, w) = (&frozen_at[..n], &mut res[..n], &mut w[..n]);
+    for i in 0..n {
+        let live = frozen_at[i] > step;
+        let n_pair = row[i] as f64;
+        let k = if live { n_pair } else { 0.0 };
+        res[i] -= k * level;
+        w[i] -= k;
     }
 }
 
