@@ -122,8 +122,10 @@ struct CoflowMemo {
     // link, last link, flow): the walk is the same up to it (a flow it
     // passed leaving changes nothing).
     cut: Option<(u32, u32, FlowIdx)>,
-    // The links with active flows, as a bit set (those of `links`).
+    // The links with active flows, as a bit set (those of `links`), and
+    // per link its place in `links` (`u32::MAX`: none).
     mask: Vec<u64>,
+    link_at: Vec<u32>,
     // The last walk: the links with room when it began, and per flow of
     // `solo` which of its links it left full (bit 0 first, bit 1 last).
     walk_free: Vec<u64>,
@@ -221,24 +223,37 @@ fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, 
     }
 }
 
-/// Counts one flow more (`up`) or less on link `l`; links with no flows
-/// left are dropped from the list and from `mask`.
-fn bump(list: &mut Vec<(u32, u32)>, mask: &mut [u64], l: u32, up: bool) {
+/// Counts one flow more (`up`) or less on link `l` of coflow `m`; links
+/// with no flows left are dropped from its list (the last one takes the
+/// place) and from its mask.
+fn bump(m: &mut CoflowMemo, l: u32, up: bool) {
+    let (list, at) = (&mut m.links, &mut m.link_at);
     let bit = 1u64 << (l % 64);
-    match list.iter().position(|(x, _)| *x == l) {
-        Some(i) if up => list[i].1 += 1,
-        Some(i) => {
+    let i = at[l as usize];
+    debug_assert_eq!(
+        list.iter().position(|(x, _)| *x == l),
+        (i != u32::MAX).then_some(i as usize)
+    );
+    match i {
+        u32::MAX if up => {
+            at[l as usize] = list.len() as u32;
+            list.push((l, 1));
+            m.mask[l as usize / 64] |= bit;
+        }
+        u32::MAX => {}
+        i if up => list[i as usize].1 += 1,
+        i => {
+            let i = i as usize;
             list[i].1 -= 1;
             if list[i].1 == 0 {
                 list.swap_remove(i);
-                mask[l as usize / 64] &= !bit;
+                at[l as usize] = u32::MAX;
+                if let Some(&(moved, _)) = list.get(i) {
+                    at[moved as usize] = i as u32;
+                }
+                m.mask[l as usize / 64] &= !bit;
             }
         }
-        None if up => {
-            list.push((l, 1));
-            mask[l as usize / 64] |= bit;
-        }
-        None => {}
     }
 }
 
@@ -298,10 +313,13 @@ impl Varys {
         let m = &mut self.memo[c];
         m.stale = true;
         m.changed |= up;
-        m.mask.resize(view.n_links().div_ceil(64), 0);
+        if m.link_at.len() != view.n_links() {
+            m.mask.resize(view.n_links().div_ceil(64), 0);
+            m.link_at.resize(view.n_links(), u32::MAX);
+        }
         let path = view.path(f);
         for l in path {
-            bump(&mut m.links, &mut m.mask, l.0, up);
+            bump(m, l.0, up);
         }
         if path.len() != 2 {
             if up {
