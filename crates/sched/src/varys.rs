@@ -280,7 +280,6 @@ pub struct Varys {
     // (Γ, coflow), sorted; ties by the coflow's `CoflowMemo::tie`.
     order: Vec<(f64, CoflowIdx)>,
     residual: Vec<f64>,
-    load: Vec<f64>,
     solo_next: Vec<(FlowIdx, u32, u32)>,
     free_bits: Vec<u64>,
     // Backfill's scratch: which links each flow walked left full; the room
@@ -288,8 +287,9 @@ pub struct Varys {
     fills_next: Vec<u8>,
     rates_next: Vec<f64>,
     extras: Vec<f64>,
-    // The capacity every link has, if all have the same (the big switch);
-    // set with `load`'s length at the first call.
+    // The number of links, and the capacity every link has if all have the
+    // same (the big switch); set at the first call.
+    n_links: usize,
     uniform_cap: Option<f64>,
     // Each ordered coflow's MADD deadline this round.
     deadlines: Vec<Time>,
@@ -357,8 +357,8 @@ impl Varys {
     /// `schedule` so that its hot loops compile on their own.
     #[inline(never)]
     fn note(&mut self, view: &Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> bool {
-        if self.load.len() != view.n_links() {
-            self.load.resize(view.n_links(), 0.0);
+        if self.n_links != view.n_links() {
+            self.n_links = view.n_links();
             let caps = view.capacities();
             self.uniform_cap = caps
                 .first()
@@ -417,39 +417,38 @@ impl Varys {
     fn loads(&mut self, view: &Clairvoyant<'_>, c: CoflowIdx, cap: &[f64]) -> f64 {
         let m = &mut self.memo[c as usize];
         let (phi, w) = view.pgroup_link_weights(c);
-        for &(l, _) in &m.links {
-            self.load[l as usize] = w.get(l as usize).map_or(0.0, |w| w * phi);
-        }
+        // Each link's load in its place in `links` (`link_at`): the group's
+        // share, then the solo flows' bytes in their order.
+        m.load.clear();
+        m.load.extend(
+            m.links
+                .iter()
+                .map(|&(l, _)| w.get(l as usize).map_or(0.0, |w| w * phi)),
+        );
         m.solo_rem.clear();
         for &(f, s, d) in &m.solo {
             let rem = view.remaining(f);
             m.solo_rem.push(rem);
             if m.n_long == 0 {
                 // The path is [s, d]: the loop below, without reading it.
-                self.load[s as usize] += rem;
-                self.load[d as usize] += rem;
+                m.load[m.link_at[s as usize] as usize] += rem;
+                m.load[m.link_at[d as usize] as usize] += rem;
             } else {
                 for l in view.path(f) {
-                    self.load[l.0 as usize] += rem;
+                    m.load[m.link_at[l.0 as usize] as usize] += rem;
                 }
             }
         }
-        m.load.clear();
         if let Some(bps) = self.uniform_cap {
             // One capacity: `x * 8e9 / bps` is monotone in floats too, so
             // the largest load gives the largest quotient, bit for bit.
-            let load = &self.load;
-            m.load
-                .extend(m.links.iter().map(|&(l, _)| load[l as usize]));
             let most = m.load.iter().fold(0.0, |a: f64, &x| a.max(x));
             let g = if most > 0.0 { most * 8e9 / bps } else { 0.0 };
             debug_assert_eq!(g.to_bits(), self.bottleneck_ns(c, cap).to_bits());
             return g;
         }
         let mut g: f64 = 0.0;
-        for &(l, _) in &m.links {
-            let load = self.load[l as usize];
-            m.load.push(load);
+        for (&(l, _), &load) in m.links.iter().zip(&m.load) {
             if load > 0.0 {
                 let bps = cap[l as usize];
                 g = g.max(if bps <= EPS * 1e9 {
