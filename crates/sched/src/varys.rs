@@ -52,18 +52,21 @@
 //! (`bottleneck_ns` per link, a binary search for the place, the path).
 //!
 //! What backfill does follow what changed: its walk over a coflow decides
-//! by which links are full and nothing else, so a coflow with the same
-//! flows and the same links with room when its turn comes takes the same
-//! flows again. Those are replayed (`replay`: the same arithmetic in the
-//! same order, so the same bits), checking that each leaves the same links
-//! full as last time, else undone and walked. A flow the walk passed
-//! leaving changes nothing; one it took leaving changes only what follows
-//! it, so the walk is replayed up to it and resumed after it (`walk`'s
+//! by which of the coflow's links are full and nothing else, so a coflow
+//! with the same flows takes the same flows again up to the first pair
+//! (first link, last link) in visiting order with a link whose room at its
+//! turn differs from last time (`first_moved`; its other links' room is
+//! never read), or up to the first flow it took that has left since (a
+//! flow it passed leaving changes nothing). Those are replayed (`replay`:
+//! the same arithmetic in the same order, so the same bits), checking that
+//! each leaves the same links full as last time; the walk resumes after the
+//! first that does not, else at that pair or past that flow (`walk`'s
 //! `from`). Replayed flows reuse the bytes left `loads` read at the same
 //! instant, and their allocated rates are kept beside them: most stand
-//! (within `Allocation::set_rate`'s 1e-12) and are not written. FB2010: 60%
-//! of coflow visits replay whole, 22% in part (about half their flows);
-//! 94% of backfilled rates stand. Debug builds walk each coflow in full too
+//! (within `Allocation::set_rate`'s 1e-12) and are not written. FB2010: 62%
+//! of coflow visits replay whole, the others in part (all but 974 of
+//! 876,289), and 66% of the flows backfilled are replayed; 94% of
+//! backfilled rates stand. Debug builds walk each coflow in full too
 //! and compare flows, room and residual capacities bit for bit
 //! (`check_walk`), and the kept bytes and rates against the state.
 
@@ -116,10 +119,14 @@ struct CoflowMemo {
     // Whether flows joined since the last backfill walk (or the driver
     // resynced).
     changed: bool,
-    // The first of the last walk's flows to have left since, as (its place
-    // in the walk, first link, last link, flow): the walk is the same up to
-    // it (a flow it passed leaving changes nothing).
-    cut: Option<(usize, u32, u32, FlowIdx)>,
+    // The first of the last walk's flows to have left since, as (first
+    // link, last link, flow): the walk is the same up to it (a flow it
+    // passed leaving changes nothing).
+    cut: Option<(u32, u32, FlowIdx)>,
+    // The links with active flows, as a bit set (those of `links`), and
+    // per link its place in `links` (`u32::MAX`: none).
+    mask: Vec<u64>,
+    link_at: Vec<u32>,
     // The last walk: the links with room when it began, and per flow of
     // `solo` which of its links it left full (bit 0 first, bit 1 last).
     walk_free: Vec<u64>,
@@ -217,19 +224,37 @@ fn file_flow(first: &mut Vec<FirstEntry>, s: u32, d: u32, f: FlowIdx, up: bool, 
     }
 }
 
-/// Counts one flow more (`up`) or less on link `l`; links with no flows
-/// left are dropped from the list.
-fn bump(list: &mut Vec<(u32, u32)>, l: u32, up: bool) {
-    match list.iter().position(|(x, _)| *x == l) {
-        Some(i) if up => list[i].1 += 1,
-        Some(i) => {
+/// Counts one flow more (`up`) or less on link `l` of coflow `m`; links
+/// with no flows left are dropped from its list (the last one takes the
+/// place) and from its mask.
+fn bump(m: &mut CoflowMemo, l: u32, up: bool) {
+    let (list, at) = (&mut m.links, &mut m.link_at);
+    let bit = 1u64 << (l % 64);
+    let i = at[l as usize];
+    debug_assert_eq!(
+        list.iter().position(|(x, _)| *x == l),
+        (i != u32::MAX).then_some(i as usize)
+    );
+    match i {
+        u32::MAX if up => {
+            at[l as usize] = list.len() as u32;
+            list.push((l, 1));
+            m.mask[l as usize / 64] |= bit;
+        }
+        u32::MAX => {}
+        i if up => list[i as usize].1 += 1,
+        i => {
+            let i = i as usize;
             list[i].1 -= 1;
             if list[i].1 == 0 {
                 list.swap_remove(i);
+                at[l as usize] = u32::MAX;
+                if let Some(&(moved, _)) = list.get(i) {
+                    at[moved as usize] = i as u32;
+                }
+                m.mask[l as usize / 64] &= !bit;
             }
         }
-        None if up => list.push((l, 1)),
-        None => {}
     }
 }
 
@@ -256,18 +281,16 @@ pub struct Varys {
     // (Γ, coflow), sorted; ties by the coflow's `CoflowMemo::tie`.
     order: Vec<(f64, CoflowIdx)>,
     residual: Vec<f64>,
-    load: Vec<f64>,
     solo_next: Vec<(FlowIdx, u32, u32)>,
     free_bits: Vec<u64>,
-    solo_sorted: Vec<FlowIdx>,
     // Backfill's scratch: which links each flow walked left full; the room
-    // each flow taken gets; residual capacities as a replay found them.
+    // each flow taken gets.
     fills_next: Vec<u8>,
     rates_next: Vec<f64>,
     extras: Vec<f64>,
-    undo: Vec<(u32, f64)>,
-    // The capacity every link has, if all have the same (the big switch);
-    // set with `load`'s length at the first call.
+    // The number of links, and the capacity every link has if all have the
+    // same (the big switch); set at the first call.
+    n_links: usize,
     uniform_cap: Option<f64>,
     // Each ordered coflow's MADD deadline this round.
     deadlines: Vec<Time>,
@@ -291,9 +314,13 @@ impl Varys {
         let m = &mut self.memo[c];
         m.stale = true;
         m.changed |= up;
+        if m.link_at.len() != view.n_links() {
+            m.mask.resize(view.n_links().div_ceil(64), 0);
+            m.link_at.resize(view.n_links(), u32::MAX);
+        }
         let path = view.path(f);
         for l in path {
-            bump(&mut m.links, l.0, up);
+            bump(m, l.0, up);
         }
         if path.len() != 2 {
             if up {
@@ -319,8 +346,8 @@ impl Varys {
                 if k < m.solo_rate.len() {
                     m.solo_rate.remove(k);
                 }
-                if m.cut.is_none_or(|x| k < x.0) {
-                    m.cut = Some((k, s, d, f));
+                if m.cut.is_none_or(|x| (s, d, f) < x) {
+                    m.cut = Some((s, d, f));
                 }
             }
         }
@@ -331,8 +358,8 @@ impl Varys {
     /// `schedule` so that its hot loops compile on their own.
     #[inline(never)]
     fn note(&mut self, view: &Clairvoyant<'_>, changes: &Changes, out: &mut Allocation) -> bool {
-        if self.load.len() != view.n_links() {
-            self.load.resize(view.n_links(), 0.0);
+        if self.n_links != view.n_links() {
+            self.n_links = view.n_links();
             let caps = view.capacities();
             self.uniform_cap = caps
                 .first()
@@ -391,39 +418,38 @@ impl Varys {
     fn loads(&mut self, view: &Clairvoyant<'_>, c: CoflowIdx, cap: &[f64]) -> f64 {
         let m = &mut self.memo[c as usize];
         let (phi, w) = view.pgroup_link_weights(c);
-        for &(l, _) in &m.links {
-            self.load[l as usize] = w.get(l as usize).map_or(0.0, |w| w * phi);
-        }
+        // Each link's load in its place in `links` (`link_at`): the group's
+        // share, then the solo flows' bytes in their order.
+        m.load.clear();
+        m.load.extend(
+            m.links
+                .iter()
+                .map(|&(l, _)| w.get(l as usize).map_or(0.0, |w| w * phi)),
+        );
         m.solo_rem.clear();
         for &(f, s, d) in &m.solo {
             let rem = view.remaining(f);
             m.solo_rem.push(rem);
             if m.n_long == 0 {
                 // The path is [s, d]: the loop below, without reading it.
-                self.load[s as usize] += rem;
-                self.load[d as usize] += rem;
+                m.load[m.link_at[s as usize] as usize] += rem;
+                m.load[m.link_at[d as usize] as usize] += rem;
             } else {
                 for l in view.path(f) {
-                    self.load[l.0 as usize] += rem;
+                    m.load[m.link_at[l.0 as usize] as usize] += rem;
                 }
             }
         }
-        m.load.clear();
         if let Some(bps) = self.uniform_cap {
             // One capacity: `x * 8e9 / bps` is monotone in floats too, so
             // the largest load gives the largest quotient, bit for bit.
-            let load = &self.load;
-            m.load
-                .extend(m.links.iter().map(|&(l, _)| load[l as usize]));
             let most = m.load.iter().fold(0.0, |a: f64, &x| a.max(x));
             let g = if most > 0.0 { most * 8e9 / bps } else { 0.0 };
             debug_assert_eq!(g.to_bits(), self.bottleneck_ns(c, cap).to_bits());
             return g;
         }
         let mut g: f64 = 0.0;
-        for &(l, _) in &m.links {
-            let load = self.load[l as usize];
-            m.load.push(load);
+        for (&(l, _), &load) in m.links.iter().zip(&m.load) {
             if load > 0.0 {
                 let bps = cap[l as usize];
                 g = g.max(if bps <= EPS * 1e9 {
@@ -541,52 +567,68 @@ impl Varys {
         let words = view.n_links().div_ceil(64);
         self.free_bits.clear();
         self.free_bits.resize(words, 0);
-        for (l, &r) in self.residual.iter().enumerate() {
-            if r > EPS * 1e9 {
-                self.free_bits[l / 64] |= 1 << (l % 64);
+        for (bits, room) in self.free_bits.iter_mut().zip(self.residual.chunks(64)) {
+            for (b, &r) in room.iter().enumerate() {
+                *bits |= ((r > EPS * 1e9) as u64) << b;
             }
         }
         for (i, &(_, c)) in self.order.iter().enumerate() {
             let deadline = self.deadlines[i];
-            let m = &self.memo[c as usize];
+            let m = &mut self.memo[c as usize];
             self.extras.clear();
             #[cfg(debug_assertions)]
             let start = self.residual.clone();
-            // The walk's choices follow only which links are full: with the
-            // same flows and the same links with room at its start, it takes
-            // the flows it took last time, as long as each leaves the same
-            // links full (`replay` checks that as it goes); a flow it passed
-            // leaving changes nothing, one it took leaving changes what
-            // follows that flow, not what comes before.
-            let kept = if m.n_long == 0 && !m.changed && m.walk_free == self.free_bits {
+            // The walk's choices follow only which of the coflow's links are
+            // full: with the same flows, it takes the flows it took last time
+            // up to the first pair with a link whose room at its turn
+            // differs, or just past the first taken flow that left since (a
+            // flow it passed leaving changes nothing), as long as each leaves
+            // the same links full (`replay` checks that as it goes); from
+            // there on it is walked.
+            let resumable =
+                m.n_long == 0 && !m.changed && m.walk_free.len() == self.free_bits.len();
+            let (kept, from) = if resumable {
                 debug_assert_eq!(m.solo.len(), m.walk_fills.len());
-                let k = m.cut.map_or(m.solo.len(), |x| x.0);
-                replay(
+                let at = match (first_moved(m, &self.free_bits), m.cut) {
+                    (moved, None) => moved,
+                    (moved, Some((s, d, f))) => {
+                        let past = (s, d, f as u64 + 1);
+                        Some(moved.map_or(past, |x| x.min(past)))
+                    }
+                };
+                let k = at.map_or(m.solo.len(), |at| {
+                    m.solo.partition_point(|&(f, s, d)| (s, d, f as u64) < at)
+                });
+                m.walk_free.clone_from(&self.free_bits);
+                match replay(
                     &m.solo[..k],
                     &m.walk_fills[..k],
                     &mut self.residual,
                     &mut self.free_bits,
                     &mut self.extras,
-                    &mut self.undo,
-                )
-                .then_some(k)
+                ) {
+                    None => (k, at),
+                    // Taken as the walk would, with other links left full:
+                    // the walk goes on after it.
+                    Some(j) => {
+                        let (f, s, d) = m.solo[j];
+                        (j + 1, Some((s, d, f as u64 + 1)))
+                    }
+                }
             } else {
-                None
+                m.walk_free.clone_from(&self.free_bits);
+                (0, Some((0, 0, 0)))
             };
-            let whole = kept.is_some() && m.cut.is_none();
-            if !whole {
-                let m = &mut self.memo[c as usize];
+            let whole = from.is_none();
+            if let Some(from) = from {
                 self.solo_next.clear();
                 self.fills_next.clear();
-                let from = if let Some(k) = kept {
-                    // The walk again from just after the flow that left.
-                    self.solo_next.extend_from_slice(&m.solo[..k]);
-                    self.fills_next.extend_from_slice(&m.walk_fills[..k]);
-                    m.cut.map(|(_, s, d, f)| (s, d, f))
-                } else {
-                    m.walk_free.clone_from(&self.free_bits);
-                    None
-                };
+                self.solo_next.extend_from_slice(&m.solo[..kept]);
+                self.fills_next.extend_from_slice(&m.walk_fills[..kept]);
+                if let Some(&(_, s, d)) = self.solo_next.last() {
+                    // The last flow replayed may have left other links full.
+                    self.fills_next[kept - 1] = fills(&self.residual, s, d);
+                }
                 walk(
                     m,
                     view,
@@ -606,11 +648,7 @@ impl Varys {
             // The flows taken again in the same place have what they have
             // left from `loads`; their class stands if the coflow's place
             // does.
-            let known = if whole {
-                m.solo.len()
-            } else {
-                kept.unwrap_or(0)
-            };
+            let known = kept;
             let classed = whole && m.class_at == i as u32;
             for (j, (&(f, _, _), &extra)) in taken.iter().zip(&self.extras).enumerate() {
                 let madd = if deadline == Time::NEVER {
@@ -654,23 +692,31 @@ impl Varys {
                 // Flows backfilled last round and not this one go back to
                 // the group (those backfilled again stay solo with their new
                 // rate). Both lists are mostly the same flows in the same
-                // (visiting) order, so a walk along both finds most; the
-                // others are looked up in a sorted copy (a mark per flow
-                // would cost a cache miss each).
-                self.solo_sorted.clear();
+                // (visiting) order, (first link, last link, flow), so a walk
+                // along both finds them (`solo` is out of order only where
+                // flows joined: a search there; a mark per flow would cost
+                // a cache miss each).
+                let key = |x: &(FlowIdx, u32, u32)| (x.1, x.2, x.0);
+                let next = &self.solo_next;
                 let mut j = 0;
-                for &(f, _, _) in &m.solo {
-                    if self.solo_next.get(j).is_some_and(|x| x.0 == f) {
+                for old in &m.solo {
+                    if next.get(j).is_some_and(|x| x.0 == old.0) {
                         j += 1;
                         continue;
                     }
-                    if self.solo_sorted.is_empty() {
-                        self.solo_sorted.extend(self.solo_next.iter().map(|x| x.0));
-                        self.solo_sorted.sort_unstable();
+                    let k = key(old);
+                    if j > 0 && key(&next[j - 1]) >= k {
+                        j = next.partition_point(|x| key(x) < k);
+                    } else {
+                        while j < next.len() && key(&next[j]) < k {
+                            j += 1;
+                        }
                     }
-                    if self.solo_sorted.binary_search(&f).is_err() {
-                        out.join_proportional(f, c);
-                        out.set_class(f, i as u32);
+                    if next.get(j).is_some_and(|x| x.0 == old.0) {
+                        j += 1;
+                    } else {
+                        out.join_proportional(old.0, c);
+                        out.set_class(old.0, i as u32);
                     }
                 }
                 std::mem::swap(&mut m.solo, &mut self.solo_next);
@@ -697,7 +743,7 @@ impl Varys {
         walk(
             m,
             view,
-            None,
+            (0, 0, 0),
             &mut residual,
             &mut free_bits,
             &mut picks,
@@ -724,16 +770,20 @@ fn fills(residual: &[f64], s: u32, d: u32) -> u8 {
     full(residual, s) as u8 | (full(residual, d) as u8) << 1
 }
 
+/// A place in backfill's visiting order, (first link, last link, flow): a
+/// walk resumes at the first flow at or after it.
+type Place = (u32, u32, u64);
+
 /// Backfill's walk over one coflow's flows: each flow whose links all have
 /// room gets the least of it (into `extras`), taken from its links; the
 /// flows in visiting order with their first and last links go to `picks`,
-/// and which of those two each left full to `fills`. With `from` = (first
-/// link, last link, flow), only the flows after that one in visiting order.
+/// and which of those two each left full to `fills`. Only the flows from
+/// `from` on in visiting order (`(0, 0, 0)`: all).
 #[allow(clippy::too_many_arguments)]
 fn walk(
     m: &CoflowMemo,
     view: &Clairvoyant<'_>,
-    from: Option<(u32, u32, FlowIdx)>,
+    from: Place,
     residual: &mut [f64],
     free_bits: &mut [u64],
     picks: &mut Vec<(FlowIdx, u32, u32)>,
@@ -744,31 +794,25 @@ fn walk(
     // flows' paths (scattered in memory) are not read.
     let pairs = m.n_long == 0;
     // `first` is sorted by link, so this visits pairs in link order.
-    let first = match from {
-        Some((s0, _, _)) => &m.first[m.first.partition_point(|e| e.link < s0)..],
-        None => &m.first[..],
-    };
+    let first = &m.first[m.first.partition_point(|e| e.link < from.0)..];
     for entry in first {
         let s = entry.link;
         if full(residual, s) {
             continue;
         }
-        // Where to resume in this entry: (word, last link, flow).
-        let resume = from
-            .filter(|x| x.0 == s)
-            .map(|(_, d0, f0)| (d0 as usize / 64, d0, f0));
+        // Where to begin in this entry: from the first last link and
+        // flow (0, 0: all of it).
+        let (d0, f0) = if s == from.0 {
+            (from.1, from.2)
+        } else {
+            (0, 0)
+        };
+        let w0 = d0 as usize / 64;
         // Last links with flows from `s` and room left, in link order.
-        for (w, &have) in entry
-            .bits
-            .iter()
-            .enumerate()
-            .skip(resume.map_or(0, |x| x.0))
-        {
-            let mut cand = have & free_bits[w];
-            if let Some((w0, d0, _)) = resume {
-                if w == w0 {
-                    cand &= !0u64 << (d0 % 64);
-                }
+        for w in w0..entry.bits.len() {
+            let mut cand = entry.bits[w] & free_bits[w];
+            if w == w0 {
+                cand &= !0u64 << (d0 % 64);
             }
             if cand == 0 {
                 continue;
@@ -780,10 +824,8 @@ fn walk(
                     continue;
                 }
                 let mut at = entry.place(w, d);
-                if let Some((_, d0, f0)) = resume {
-                    if d == d0 {
-                        at += entry.dests[at..].partition_point(|x| x.0 == d && x.1 <= f0);
-                    }
+                if d == d0 && f0 > 0 {
+                    at += entry.dests[at..].partition_point(|x| x.0 == d && (x.1 as u64) < f0);
                 }
                 for &(dd, f) in &entry.dests[at..] {
                     if dd != d {
@@ -819,38 +861,64 @@ fn walk(
 }
 
 /// The last walk's flows (`solo`, with `fills`) taken again, their room
-/// into `extras`, as long as each leaves the same links full as then; if
-/// one does not, the residual capacities are put back (from `undo`) and
-/// the answer is no. Only for coflows whose paths are all (first link,
-/// last link).
+/// into `extras`, as long as each leaves the same links full as then: the
+/// first that does not is taken (as the walk would) and its place in
+/// `solo` returned. Only for coflows whose paths are all (first link, last
+/// link).
 fn replay(
     solo: &[(FlowIdx, u32, u32)],
     fills_then: &[u8],
     residual: &mut [f64],
     free_bits: &mut [u64],
     extras: &mut Vec<f64>,
-    undo: &mut Vec<(u32, f64)>,
-) -> bool {
-    undo.clear();
-    for (&(_, s, d), &k) in solo.iter().zip(fills_then) {
+) -> Option<usize> {
+    for (j, (&(_, s, d), &k)) in solo.iter().zip(fills_then).enumerate() {
         debug_assert!(!full(residual, s) && !full(residual, d));
         let extra = residual[s as usize].min(residual[d as usize]);
-        undo.push((s, residual[s as usize]));
-        undo.push((d, residual[d as usize]));
         take(residual, free_bits, s, extra);
         take(residual, free_bits, d, extra);
         extras.push(extra);
         if fills(residual, s, d) != k {
-            for &(l, old) in undo.iter().rev() {
-                residual[l as usize] = old;
-                // Taken only while it had room.
-                free_bits[l as usize / 64] |= 1 << (l % 64);
-            }
-            extras.clear();
-            return false;
+            return Some(j);
         }
     }
-    true
+    None
+}
+
+/// Where coflow `m`'s walk may first differ from its last one for the
+/// links with room `now` (the last walk began with `walk_free`): the first
+/// pair in visiting order with a link of the coflow whose room differs;
+/// `None` if none does.
+fn first_moved(m: &CoflowMemo, now: &[u64]) -> Option<Place> {
+    debug_assert_eq!(m.mask.len(), now.len());
+    let mut first: Option<Place> = None;
+    let words = m.walk_free.iter().zip(now).zip(&m.mask);
+    for (w, ((&then, &now), &mask)) in words.enumerate() {
+        let mut moved = (then ^ now) & mask;
+        while moved != 0 {
+            let l = (w * 64) as u32 + moved.trailing_zeros();
+            moved &= moved - 1;
+            let mut at: Place = (u32::MAX, u32::MAX, u64::MAX);
+            // As a first link: where its flows start.
+            if m.first.binary_search_by_key(&l, |e| e.link).is_ok() {
+                at = (l, 0, 0);
+            }
+            // As a last link: at the first first link with flows to it.
+            for e in &m.first {
+                if (e.link, l, 0) >= at {
+                    break;
+                }
+                if e.bits[w] & (1 << (l % 64)) != 0 {
+                    at = (e.link, l, 0);
+                    break;
+                }
+            }
+            if first.is_none_or(|x| at < x) {
+                first = Some(at);
+            }
+        }
+    }
+    first
 }
 
 impl Scheduler for Varys {
