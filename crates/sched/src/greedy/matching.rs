@@ -34,6 +34,12 @@
 //! walked in full; the matching is then taken from that fill's rates and
 //! checked for certainty flow by flow before a chain is trusted again.
 //!
+//! The key is generic ([`Key`]): `srpt`'s bytes left, `pfabric-edf`'s and
+//! `edf-sjf`'s keys (`f64`), or `tafe`'s (task's queue and FIFO ticket,
+//! then bytes left: [`Ranked`]), whose prefix orders two flows strictly
+//! where it differs (a cluster's end apart) and bytes left inside one as
+//! above.
+//!
 //! Correctness properties: the holders are the flows the last fill gave a
 //! rate, each listed flow is an active flow under its key now and on both
 //! its links' lists, and every unmatched flow is certainly blocked (debug
