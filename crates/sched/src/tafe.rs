@@ -169,7 +169,7 @@
 //! a rate then take their classes (places in the whole order) by a search
 //! in their task's chunks, from where they were last served
 //! ([`TaskOrders::place_classes`]). On FB2010 nearly every event is so
-//! decided (cut200: 59,996 of its first 60,000); whole trace 1.06-1.08x side by
+//! decided (cut200: 59,996 of its first 60,000); whole trace 1.06-1.11x side by
 //! side (docs/benchmarks.md command 164). Debug builds check every fill
 //! so decided against each task's flows sorted from scratch and served in
 //! turn (rates and classes, to the bit), and the matching's lists.

@@ -243,13 +243,17 @@ pub(crate) struct Matching<K: Key = f64> {
     // the place on its list (`NONE` for a flow that started); holders
     // written, as (link, holder, key) before; flows that took links and
     // holders that lost them.
-    heap: BinaryHeap<Reverse<(K::Ord, FlowIdx, u32, u32)>>,
+    heap: BinaryHeap<Reverse<Turn<K>>>,
     undo: Vec<(u32, u32, K)>,
     taken: Vec<FlowIdx>,
     lost: Vec<FlowIdx>,
     // Per flow: in the last fill's matching (a scratch set for [`Matching::sync`]).
     mark: FlowBits,
 }
+
+/// A flow's turn in a chain: its key's place and index, the link scanned
+/// and its place on that link's list.
+type Turn<K> = (<K as Key>::Ord, FlowIdx, u32, u32);
 
 /// What a chain found.
 enum Chain {
