@@ -141,7 +141,7 @@ use crate::{Allocation, Changes, Clairvoyant, FlowIdx};
 use matching::Matching;
 use std::cmp::Ordering;
 
-mod matching;
+pub(crate) mod matching;
 
 /// Gives each flow of `order` (with its path) in turn the least residual
 /// capacity along its path and takes it from every link it crosses (rates

@@ -457,6 +457,13 @@ impl ClassServer {
         &self.positive
     }
 
+    /// Takes `flows` as the flows with a positive rate in the last round:
+    /// a round decided without the server (`tafe`'s kept matching).
+    pub(crate) fn set_positive(&mut self, flows: &[crate::FlowIdx]) {
+        self.positive.clear();
+        self.positive.extend_from_slice(flows);
+    }
+
     /// Ends a round: flows that had a rate in the previous round and were
     /// not served in this one get rate 0.
     pub fn end(&mut self, view: &Observed<'_>, out: &mut Allocation) {

@@ -156,6 +156,23 @@
 //! scanned still costs ~3 ns. Debug builds walk chunks with stretches this
 //! way every other round, and check that each flow passed crosses a full
 //! link.
+//! On a big switch of equal links with paths of one or two links (FB2010)
+//! every serve takes both its links whole, so a fill is the greedy
+//! matching in the order's priority, and an event changes a few holders:
+//! the fill is kept as that matching from one event to the next
+//! ([`crate::greedy::matching`], as `srpt` keeps it), under keys (task's
+//! queue and FIFO ticket, bytes left; [`Ranked`]): between events a
+//! holder's bytes left only fall, and a task's queue and ticket move only
+//! at a demotion, or when a task comes in ahead of a ticketed one in FIFO
+//! order, where the matching is dropped and the order walked, as it is
+//! where the matching's chain cannot be sure of a near-tie. The flows with
+//! a rate then take their classes (places in the whole order) by a search
+//! in their task's chunks, from where they were last served
+//! ([`TaskOrders::place_classes`]). On FB2010 nearly every event is so
+//! decided (cut200: 59,996 of its first 60,000); whole trace 1.06-1.11x side by
+//! side (docs/benchmarks.md command 164). Debug builds check every fill
+//! so decided against each task's flows sorted from scratch and served in
+//! turn (rates and classes, to the bit), and the matching's lists.
 //!
 //! # What it knows
 //!
@@ -176,6 +193,7 @@
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
 use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::greedy::matching::{Matching, Ranked};
 use crate::greedy::{add_class, gallop, gap, tie_reach, Classes, Ends, CLASSES, WORDS};
 use crate::ordered::ClassServer;
 use crate::registry::{SchedulerError, WorkloadHints};
@@ -391,7 +409,22 @@ pub struct Tafe {
     // (task, flow index) of each, as one integer (a sort of integers).
     sending_flows: Vec<u64>,
     round: u32,
+    // `flows=srpt`: the fill kept as a greedy matching under keys (task's
+    // queue and FIFO ticket, bytes left); see [`Tafe::chained`].
+    matching: Matching<Ranked>,
+    // Per coflow: its FIFO ticket (0: none yet). Tickets follow (release,
+    // arrival, id) among the tasks that hold one; `last_fifo` is the
+    // greatest ticketed, `next_ticket` the next ticket.
+    ticket: Vec<u64>,
+    next_ticket: u64,
+    last_fifo: Option<(Time, Time, u64)>,
+    // The flows the last fill gave a rate, and those this one gives.
+    holders: Vec<FlowIdx>,
+    positive: Vec<FlowIdx>,
 }
+
+/// Bits of a key's prefix below the queue: a task's FIFO ticket.
+const TICKET_BITS: u32 = 40;
 
 /// `flows=srpt`: each task's active flows in order of remaining bytes (as
 /// `sort_with_ties` orders them), kept from one call to the next and cut
@@ -481,6 +514,11 @@ struct TaskOrders {
     // Per flow: its chunk and place in it when it was last served (where
     // its next update looks for it first: nothing moves in between).
     served_at: Vec<[u32; 2]>,
+    // Per task: its first chunk's in `starts`; per chunk of the tasks in
+    // order: its first class (place of its first flow in the whole order),
+    // for [`TaskOrders::place_classes`].
+    base: Vec<u32>,
+    starts: Vec<u32>,
 }
 
 /// Space [`apply`] reuses from one call to the next: positions of the
@@ -1133,6 +1171,69 @@ impl TaskOrders {
         self.check(view);
     }
 
+    /// Gives each of `flows` (kept, in the tasks of `order`) its class as
+    /// the walk would serve it: its place in the whole order (the flows of
+    /// the tasks before it, of its task's chunks before its own, and its
+    /// place in its chunk's runs, a run out of index order walked by
+    /// index), and notes where it stands for the next update.
+    fn place_classes(
+        &mut self,
+        obs: &crate::Observed<'_>,
+        order: &[(u32, (Time, Time, u64), CoflowIdx)],
+        flows: &[FlowIdx],
+        out: &mut Allocation,
+    ) {
+        let mut at = 0u32;
+        self.starts.clear();
+        for &(_, _, c) in order {
+            let ci = c as usize;
+            if self.base.len() <= ci {
+                self.base.resize(ci + 1, 0);
+            }
+            self.base[ci] = self.starts.len() as u32;
+            if let Some(o) = self.tasks.get(ci) {
+                for ch in &o.chunks {
+                    self.starts.push(at);
+                    at += ch.flows.len() as u32;
+                }
+            }
+        }
+        for &f in flows {
+            let c = obs.coflow_of(f) as usize;
+            let o = &self.tasks[c];
+            // Where it was served last, if it stands there (its update
+            // looked there first too), else found by search.
+            let [hc, hk] = self.served_at[f as usize].map(|x| x as usize);
+            let hit = o
+                .chunks
+                .get(hc)
+                .and_then(|ch| ch.flows.get(hk))
+                .is_some_and(|x| x.f == f);
+            let (i, k) = if hit {
+                (hc, hk)
+            } else {
+                let probe = Kept {
+                    key: self.key_of[f as usize],
+                    f,
+                    p: 0,
+                    ends: [0; 2],
+                };
+                let i = locate(&o.lasts, &probe);
+                (i, o.chunks[i].flows.partition_point(|e| before(e, &probe)))
+            };
+            let kept = &o.chunks[i].flows;
+            debug_assert_eq!(kept[k].f, f, "place of {f}");
+            let (place, in_place) = run_place(kept, k);
+            self.served_at[f as usize] = if in_place {
+                [i as u32, k as u32]
+            } else {
+                [u32::MAX; 2]
+            };
+            let start = self.starts[self.base[c] as usize + i];
+            out.set_class(f, start + place as u32);
+        }
+    }
+
     /// Debug builds: every active task's chunks against a fresh sort.
     #[cfg(debug_assertions)]
     fn check(&self, view: &Clairvoyant<'_>) {
@@ -1547,6 +1648,78 @@ impl TaskOrders {
     }
 }
 
+/// Every kept flow of the active tasks `tasks_now` with its key in the
+/// matching: its task's `prefix`, then the bytes left it is kept under.
+fn keyed_flows<'a>(
+    tasks_now: &'a [CoflowIdx],
+    tasks: &'a [Order],
+    prefix: impl Fn(CoflowIdx) -> u64 + 'a,
+) -> impl Iterator<Item = (Ranked, FlowIdx)> + 'a {
+    tasks_now.iter().flat_map(move |&c| {
+        let p = prefix(c);
+        let chunks = tasks.get(c as usize).map_or(&[][..], |o| &o.chunks[..]);
+        chunks.iter().flat_map(|ch| &ch.flows).map(move |e| {
+            let key = Ranked {
+                prefix: p,
+                bytes: e.key,
+            };
+            (key, e.f)
+        })
+    })
+}
+
+/// Debug builds: a fill the matching decided against a fresh one, each
+/// task's flows sorted (`sort_with_ties`) and served in turn where no
+/// link of theirs is full, as the walk serves them (its classes: places
+/// in the whole order; a flow not served keeps its class and gets 0).
+/// `before` is the allocation before the fill.
+#[cfg(debug_assertions)]
+fn check_fill(
+    view: &Clairvoyant<'_>,
+    order: &[(u32, (Time, Time, u64), CoflowIdx)],
+    before: &Allocation,
+    out: &Allocation,
+) {
+    let floor = coflowkit_alloc::EPS * 1e9;
+    let mut want = before.clone();
+    let mut residual = view.capacities().to_vec();
+    let mut served = std::collections::HashSet::new();
+    let mut class = 0;
+    for &(_, _, c) in order {
+        let mut flows: Vec<(f64, FlowIdx)> = view
+            .active_flows_of(c)
+            .map(|f| (view.remaining(f), f))
+            .collect();
+        coflowkit_model::stats::sort_with_ties(&mut flows, |x| x.0, |x| x.1, BYTES_TIE);
+        for (i, &(_, f)) in flows.iter().enumerate() {
+            let path = view.path_links(view.path_idx(f));
+            if path.is_empty() || path.iter().any(|l| residual[l.0 as usize] <= floor) {
+                continue;
+            }
+            let r = path
+                .iter()
+                .map(|l| residual[l.0 as usize].max(0.0))
+                .fold(f64::INFINITY, f64::min);
+            for l in path {
+                let res = &mut residual[l.0 as usize];
+                *res = (*res - r).max(0.0);
+            }
+            want.set_rate(f, r);
+            want.set_class(f, class + i as u32);
+            served.insert(f);
+        }
+        class += flows.len() as u32;
+    }
+    for &f in view.active_flows() {
+        if !served.contains(&f) {
+            want.set_rate(f, 0.0);
+        }
+        let (got, w) = (out.rate(f), want.rate(f));
+        assert_eq!(got.to_bits(), w.to_bits(), "rate of {f}");
+        assert_eq!(out.class(f), want.class(f), "class of {f}");
+    }
+}
+
 /// Adds link `l` (a real link, below [`CLASSES`] when blocked tails are
 /// kept; its class otherwise, unused) to `set`, without [`add_class`]'s
 /// checks.
@@ -1596,6 +1769,41 @@ fn next_open_flow(flows: &[Kept], from: usize, to: usize, full_link: &[u8]) -> O
     None
 }
 
+/// Flow `flows[k]`'s place in `flows` (a chunk, in key order) as a walk
+/// takes them, runs of near-ties by flow index, and whether that is `k`
+/// (its run is in index order). Its run starts at the last gap at or
+/// before it (a run starts at a gap whatever came before), found by
+/// blocks of equal keys (FB2010's runs of thousands of exact ties).
+fn run_place(flows: &[Kept], k: usize) -> (usize, bool) {
+    // The first of the flows before `i` with its key, galloping back.
+    let equal_from = |i: usize| {
+        let key = flows[i].key.to_bits();
+        let (mut lo, mut step) = (i, 1);
+        while lo >= step && flows[lo - step].key.to_bits() == key {
+            lo -= step;
+            step *= 2;
+        }
+        let from = lo.saturating_sub(step);
+        from + flows[from..lo].partition_point(|e| e.key.to_bits() != key)
+    };
+    let mut r = equal_from(k);
+    while r > 0 && !gap(flows[r - 1].key, flows[r].key, BYTES_TIE) {
+        r = equal_from(r - 1);
+    }
+    let mut end = run_end(flows, r, BYTES_TIE);
+    while end <= k {
+        r = end;
+        end = run_end(flows, r, BYTES_TIE);
+    }
+    let run = &flows[r..end];
+    if in_order(run) {
+        (k, true)
+    } else {
+        let f = flows[k].f;
+        (r + run.iter().filter(|e| e.f < f).count(), false)
+    }
+}
+
 /// The end of the near-tie run of `flows` (in key order) that starts at
 /// `i`: the first flow whose key is more than `tol` (plus 1e-9 of the
 /// run's first key) above `flows[i]`'s, as `sort_with_ties` cuts runs.
@@ -1629,24 +1837,38 @@ impl Tafe {
             sending: vec![],
             sending_flows: vec![],
             round: 0,
+            matching: Matching::default(),
+            ticket: vec![],
+            next_ticket: 1,
+            last_fifo: None,
+            holders: vec![],
+            positive: vec![],
         }
     }
 
     /// Demotes every active task whose bytes sent reached its queue's
     /// threshold (several queues at once if need be), and orders the tasks
-    /// by (queue, release, arrival, id).
-    fn update_queues(&mut self, view: &Clairvoyant<'_>) {
+    /// by (queue, release, arrival, id). Gives each new task its FIFO
+    /// ticket. Returns whether a task's queue or ticket moved (a demotion,
+    /// or a task that came in ahead of a ticketed one: all active tasks are
+    /// then ticketed anew), which moves its flows' keys in the matching.
+    fn update_queues(&mut self, view: &Clairvoyant<'_>) -> bool {
         self.order.clear();
+        let mut moved = false;
+        let mut fresh = false;
         for &c in view.active_coflows() {
             let ci = c as usize;
             if self.queue.len() <= ci {
                 self.queue.resize(ci + 1, 0);
+                self.ticket.resize(ci + 1, 0);
             }
             let sent = view.coflow_sent(c);
             let mut q = self.queue[ci] as usize;
             while q < self.config.thresholds.len() && reached(sent, self.config.thresholds[q]) {
                 q += 1;
             }
+            moved |= self.queue[ci] != q as u32;
+            fresh |= self.ticket[ci] == 0;
             self.queue[ci] = q as u32;
             self.order.push((
                 q as u32,
@@ -1655,6 +1877,132 @@ impl Tafe {
             ));
         }
         self.order.sort_unstable_by_key(|&(q, k, _)| (q, k));
+        if fresh {
+            moved |= self.give_tickets();
+        }
+        moved
+    }
+
+    /// Tickets the active tasks that hold none, in FIFO order after every
+    /// ticketed one; if one comes before the last ticketed, tickets every
+    /// active task anew (the others lose theirs). Whether tickets moved.
+    fn give_tickets(&mut self) -> bool {
+        let mut new: Vec<((Time, Time, u64), CoflowIdx)> = self
+            .order
+            .iter()
+            .filter(|x| self.ticket[x.2 as usize] == 0)
+            .map(|x| (x.1, x.2))
+            .collect();
+        new.sort_unstable();
+        let behind = self.last_fifo.is_none_or(|l| new[0].0 > l);
+        if !behind {
+            self.ticket.iter_mut().for_each(|t| *t = 0);
+            new = self.order.iter().map(|x| (x.1, x.2)).collect();
+            new.sort_unstable();
+        }
+        for &(fifo, c) in &new {
+            self.ticket[c as usize] = self.next_ticket;
+            self.next_ticket += 1;
+            self.last_fifo = Some(fifo);
+        }
+        assert!(self.next_ticket < 1 << TICKET_BITS, "tickets run out");
+        !behind
+    }
+
+    /// The key prefix of task `c`: its queue, then its FIFO ticket.
+    fn prefix(queue: &[u32], ticket: &[u64], c: CoflowIdx) -> u64 {
+        (u64::from(queue[c as usize]) << TICKET_BITS) | ticket[c as usize]
+    }
+
+    /// `flows=srpt`: decides the fill from the greedy matching kept since
+    /// the last ([`Matching::fill`], keys (queue, ticket, bytes left)) and
+    /// gives the flows with a rate their classes, if it can; false if the
+    /// order is to be walked. A task's key prefix that moved (`moved`: a
+    /// demotion, or tickets given anew) or a resync drops the matching,
+    /// which the walk's fill then builds again.
+    fn chained(
+        &mut self,
+        view: &Clairvoyant<'_>,
+        changes: &Changes,
+        moved: bool,
+        out: &mut Allocation,
+    ) -> bool {
+        let obs = view.observed();
+        let (queue, ticket) = (&self.queue, &self.ticket);
+        let key = |f: FlowIdx| Ranked {
+            prefix: Self::prefix(queue, ticket, obs.coflow_of(f)),
+            bytes: view.remaining(f),
+        };
+        if moved || changes.resynced {
+            self.matching.reset();
+        } else {
+            for &f in &changes.finished {
+                self.matching.finished(f);
+            }
+            for &f in &changes.started {
+                if view.is_active(f) {
+                    self.matching.started(key(f), f);
+                }
+            }
+        }
+        self.holders.clear();
+        self.holders.extend_from_slice(self.server.positive_flows());
+        self.positive.clear();
+        #[cfg(debug_assertions)]
+        let before = out.clone();
+        let (holders, positive) = (&self.holders, &mut self.positive);
+        if !self
+            .matching
+            .fill(view, false, key, holders, BYTES_TIE, out, positive)
+        {
+            return false;
+        }
+        let order = &self.order;
+        self.by_remaining
+            .place_classes(&obs, order, &self.positive, out);
+        // In the order's order, as a walk serves them: the next update
+        // re-keys them in this order, and finds more of them a place where
+        // they stand (a neighbour served after a flow is re-keyed after it).
+        self.positive.sort_unstable_by_key(|&f| out.class(f));
+        self.server.set_positive(&self.positive);
+        #[cfg(debug_assertions)]
+        {
+            check_fill(view, &self.order, &before, out);
+            let flows = keyed_flows(view.active_coflows(), &self.by_remaining.tasks, |c| {
+                Self::prefix(queue, ticket, c)
+            });
+            self.matching.check(flows, &self.positive, BYTES_TIE);
+        }
+        true
+    }
+
+    /// `flows=srpt`, after a fill that walked the order: takes its
+    /// matching ([`Matching::sync`]).
+    fn sync(&mut self, view: &Clairvoyant<'_>, out: &Allocation) {
+        let obs = view.observed();
+        let (queue, ticket) = (&self.queue, &self.ticket);
+        let key = |f: FlowIdx| Ranked {
+            prefix: Self::prefix(queue, ticket, obs.coflow_of(f)),
+            bytes: view.remaining(f),
+        };
+        let prefix = |c: CoflowIdx| Self::prefix(queue, ticket, c);
+        let flows = keyed_flows(view.active_coflows(), &self.by_remaining.tasks, prefix);
+        let positive = self.server.positive_flows();
+        self.matching.sync(
+            view,
+            false,
+            key,
+            flows,
+            &self.holders,
+            positive,
+            BYTES_TIE,
+            out,
+        );
+        #[cfg(debug_assertions)]
+        {
+            let flows = keyed_flows(view.active_coflows(), &self.by_remaining.tasks, prefix);
+            self.matching.check(flows, positive, BYTES_TIE);
+        }
     }
 
     /// The earliest instant a task in a non-last queue reaches its next
@@ -1723,10 +2071,13 @@ impl Scheduler for Tafe {
     ) -> Option<Time> {
         let obs = view.observed();
         self.server.note(changes, &obs);
-        self.update_queues(&view);
+        let moved = self.update_queues(&view);
         if self.config.flows == FlowOrder::Srpt {
             let positive = self.server.positive_flows();
             self.by_remaining.update(&view, changes, positive);
+            if self.chained(&view, changes, moved, out) {
+                return Some(self.next_crossing(now, &view, out));
+            }
         }
         self.server.begin(&obs);
         if self.config.flows == FlowOrder::Srpt {
@@ -1755,6 +2106,9 @@ impl Scheduler for Tafe {
             }
         }
         self.server.end(&obs, out);
+        if self.config.flows == FlowOrder::Srpt {
+            self.sync(&view, out);
+        }
         // Always a timer, `Time::NEVER` for none: a driver keeps an earlier
         // timer until it is replaced, and a stale one would re-rank flows
         // at an instant that is no event of the model.

@@ -1,17 +1,24 @@
-//! The greedy fill of `srpt`, `pfabric-edf` and `edf-sjf` kept as a
+//! The greedy fill of `srpt`, `pfabric-edf`, `edf-sjf` and `tafe` kept as a
 //! matching (`coflowkit_sched`'s `greedy/matching.rs`: a chain from the
 //! links freed, with a fall-back to the walk of the whole order) on random
 //! big switches of one link rate, with sizes that tie exactly, nearly
 //! (1 or 2 bytes apart: one run, by flow index) and not (3 bytes apart),
 //! and arrivals spread out. Debug builds check every fill's rates and
-//! classes against `greedy_fill` on the order sorted from scratch, and the
-//! matching's lists and holders, so a run that finishes is exact.
+//! classes against `greedy_fill` on the order sorted from scratch (`tafe`:
+//! each task's flows sorted from scratch and served in turn), and the
+//! matching's lists and holders, so a run that finishes is exact. `tafe`
+//! runs with its default thresholds, with low ones (tasks demoted while
+//! they send, and new tasks, in the first queue, ahead of the holders of
+//! demoted ones) and with one queue (FIFO between tasks, near-ties inside).
 
 use coflowkit_model::{flow, CoflowSpec, Time};
 use proptest::prelude::*;
 
 mod common;
 use common::*;
+
+/// `tafe` with thresholds a task of two or three flows passes.
+const TAFE_LOW: &str = "tafe:thresholds=200000/600000";
 
 /// Bytes that 1 Gbit/s sends in 1 ms.
 const MS_BYTES: u64 = 125_000;
@@ -48,7 +55,7 @@ proptest! {
             .map(|(at, fl)| (at, fl.into_iter().map(|(s, o, b, t)| (s % n, 1 + o % (n - 1), b, t)).collect()))
             .collect();
         let specs = build(n, &raw);
-        for sched in ["srpt", "pfabric-edf", "edf-sjf"] {
+        for sched in ["srpt", "pfabric-edf", "edf-sjf", "tafe", TAFE_LOW, "tafe:queues=1"] {
             let r = run(n, sched, specs.clone());
             prop_assert_eq!(r.coflows.len(), specs.len());
         }
@@ -69,7 +76,7 @@ fn a_reference_case_with_flows_to_the_same_host() {
         CoflowSpec::new(2, Time(4000000), vec![flow(1, 1, 375000)]),
         CoflowSpec::new(3, Time(11000000), vec![flow(0, 0, 250000)]),
     ];
-    for sched in ["srpt", "pfabric-edf", "edf-sjf"] {
+    for sched in ["srpt", "pfabric-edf", "edf-sjf", "tafe", TAFE_LOW] {
         let r = run(2, sched, specs.clone());
         assert_eq!(r.coflows.len(), specs.len());
     }

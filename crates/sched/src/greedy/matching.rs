@@ -34,6 +34,12 @@
 //! walked in full; the matching is then taken from that fill's rates and
 //! checked for certainty flow by flow before a chain is trusted again.
 //!
+//! The key is generic ([`Key`]): `srpt`'s bytes left, `pfabric-edf`'s and
+//! `edf-sjf`'s keys (`f64`), or `tafe`'s (task's queue and FIFO ticket,
+//! then bytes left: [`Ranked`]), whose prefix orders two flows strictly
+//! where it differs (a cluster's end apart) and bytes left inside one as
+//! above.
+//!
 //! Correctness properties: the holders are the flows the last fill gave a
 //! rate, each listed flow is an active flow under its key now and on both
 //! its links' lists, and every unmatched flow is certainly blocked (debug
@@ -52,17 +58,122 @@ const NONE: u32 = u32::MAX;
 /// An unmatched flow on a link: its key and index, and its other link
 /// (the same link for a one-link path).
 #[derive(Debug, Clone, Copy)]
-struct Slot {
-    key: f64,
+struct Slot<K> {
+    key: K,
     f: FlowIdx,
     other: u32,
+}
+
+/// A flow's key in the order the matching follows: `srpt`'s bytes left
+/// (`f64`), or a prefix that orders whole groups strictly (a task's queue
+/// and FIFO rank in `tafe`) and bytes left inside one ([`Ranked`]). Keys
+/// of listed flows never move while listed; a holder's key only falls.
+pub(crate) trait Key: Copy + std::fmt::Debug {
+    /// The key's place in the order, as an integer for the heap.
+    type Ord: Ord + Copy + std::fmt::Debug;
+    /// No key (a flow not listed).
+    const NONE: Self;
+    /// Whether this is [`Key::NONE`].
+    fn is_none(self) -> bool;
+    /// The key's place in the order, as an integer for the heap.
+    fn ordinal(self) -> Self::Ord;
+    /// The keys' order (`total_cmp`'s on bytes).
+    fn cmp(self, other: Self) -> std::cmp::Ordering;
+    /// Whether a key `b` after `a` is a cluster's end after it, so that
+    /// no near-tie run holds both ([`gap`]).
+    fn gap(a: Self, b: Self, tol: f64) -> bool;
+    /// Whether the key is one a chain cannot reason about (NaN or
+    /// negative bytes).
+    fn odd(self) -> bool;
+    /// The key's bits, for the debug checks.
+    #[cfg(debug_assertions)]
+    fn bits(self) -> (u64, u64);
+}
+
+impl Key for f64 {
+    type Ord = u64;
+    const NONE: f64 = f64::NAN;
+    #[inline(always)]
+    fn is_none(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn ordinal(self) -> u64 {
+        ordinal(self)
+    }
+    #[inline(always)]
+    fn cmp(self, other: f64) -> std::cmp::Ordering {
+        self.total_cmp(&other)
+    }
+    #[inline(always)]
+    fn gap(a: f64, b: f64, tol: f64) -> bool {
+        gap(a, b, tol)
+    }
+    #[inline(always)]
+    fn odd(self) -> bool {
+        self.is_nan() || self < 0.0
+    }
+    #[cfg(debug_assertions)]
+    fn bits(self) -> (u64, u64) {
+        (0, self.to_bits())
+    }
+}
+
+/// A key with a prefix before bytes left: flows of smaller prefix come
+/// first whatever their bytes (`tafe`: a task's queue and FIFO rank),
+/// and inside one prefix by bytes left as `srpt` orders them (near-ties
+/// by index). The prefix of a listed flow or a holder does not move.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ranked {
+    /// The group's place: smaller first.
+    pub(crate) prefix: u64,
+    /// Bytes left.
+    pub(crate) bytes: f64,
+}
+
+impl Key for Ranked {
+    type Ord = (u64, u64);
+    const NONE: Ranked = Ranked {
+        prefix: u64::MAX,
+        bytes: f64::NAN,
+    };
+    #[inline(always)]
+    fn is_none(self) -> bool {
+        self.bytes.is_nan()
+    }
+    #[inline(always)]
+    fn ordinal(self) -> (u64, u64) {
+        (self.prefix, ordinal(self.bytes))
+    }
+    #[inline(always)]
+    fn cmp(self, other: Ranked) -> std::cmp::Ordering {
+        self.prefix
+            .cmp(&other.prefix)
+            .then(self.bytes.total_cmp(&other.bytes))
+    }
+    #[inline(always)]
+    fn gap(a: Ranked, b: Ranked, tol: f64) -> bool {
+        if a.prefix == b.prefix {
+            gap(a.bytes, b.bytes, tol)
+        } else {
+            a.prefix < b.prefix
+        }
+    }
+    #[inline(always)]
+    fn odd(self) -> bool {
+        self.bytes.is_nan() || self.bytes < 0.0
+    }
+    #[cfg(debug_assertions)]
+    fn bits(self) -> (u64, u64) {
+        (self.prefix, self.bytes.to_bits())
+    }
 }
 
 /// Whether flow `a` under key `ka` comes before `b` under `kb` by (key,
 /// index).
 #[inline(always)]
-fn before(ka: f64, a: FlowIdx, kb: f64, b: FlowIdx) -> bool {
-    ka.total_cmp(&kb).then(a.cmp(&b)).is_lt()
+fn before<K: Key>(ka: K, a: FlowIdx, kb: K, b: FlowIdx) -> bool {
+    ka.cmp(kb).then(a.cmp(&b)).is_lt()
 }
 
 /// Whether `w` (key `kw`) comes before `u` (key `ku`) in the order
@@ -70,8 +181,19 @@ fn before(ka: f64, a: FlowIdx, kb: f64, b: FlowIdx) -> bool {
 /// `kw` falls: a cluster's end apart, or `kw <= ku` with the smaller
 /// index.
 #[inline(always)]
-fn certain(kw: f64, w: FlowIdx, ku: f64, u: FlowIdx, tol: f64) -> bool {
-    (kw.total_cmp(&ku).is_le() && w < u) || gap(kw, ku, tol)
+fn certain<K: Key>(kw: K, w: FlowIdx, ku: K, u: FlowIdx, tol: f64) -> bool {
+    (kw.cmp(ku).is_le() && w < u) || K::gap(kw, ku, tol)
+}
+
+/// A key's place in `total_cmp`'s order, as an integer for the heap.
+#[inline(always)]
+fn ordinal(k: f64) -> u64 {
+    let b = k.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
+    }
 }
 
 /// `s.partition_point(pred)`, probing from the back in steps that
@@ -88,20 +210,9 @@ fn from_back<T>(s: &[T], pred: impl Fn(&T) -> bool) -> usize {
     lo + s[lo..hi].partition_point(pred)
 }
 
-/// A key's place in `total_cmp`'s order, as an integer for the heap.
-#[inline(always)]
-fn ordinal(k: f64) -> u64 {
-    let b = k.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | 1 << 63
-    }
-}
-
 /// The greedy matching kept from one fill to the next; see the module doc.
-#[derive(Debug, Default)]
-pub(super) struct Matching {
+#[derive(Debug)]
+pub(crate) struct Matching<K: Key = f64> {
     // The lists and holders are kept: the links are of one capacity, the
     // paths one or two links, and no prefix comes before the order.
     kept: bool,
@@ -117,14 +228,14 @@ pub(super) struct Matching {
     // Per link: its unmatched flows by (key, index), the last first (the
     // order's front, where flows come and go, at the `Vec`'s end); its
     // holder and the holder's key at this fill.
-    lists: Vec<Vec<Slot>>,
+    lists: Vec<Vec<Slot<K>>>,
     holder: Vec<u32>,
-    hkey: Vec<f64>,
+    hkey: Vec<K>,
     // Per flow: its links, and the key it is listed under (NaN if not).
     ends: Vec<[u32; 2]>,
-    lkey: Vec<f64>,
+    lkey: Vec<K>,
     // Flows that started and that finished since the last fill.
-    arrived: Vec<(f64, FlowIdx)>,
+    arrived: Vec<(K, FlowIdx)>,
     departed: Vec<FlowIdx>,
     // Holders that finished.
     freed: Vec<FlowIdx>,
@@ -132,13 +243,17 @@ pub(super) struct Matching {
     // the place on its list (`NONE` for a flow that started); holders
     // written, as (link, holder, key) before; flows that took links and
     // holders that lost them.
-    heap: BinaryHeap<Reverse<(u64, FlowIdx, u32, u32)>>,
-    undo: Vec<(u32, u32, f64)>,
+    heap: BinaryHeap<Reverse<Turn<K>>>,
+    undo: Vec<(u32, u32, K)>,
     taken: Vec<FlowIdx>,
     lost: Vec<FlowIdx>,
     // Per flow: in the last fill's matching (a scratch set for [`Matching::sync`]).
     mark: FlowBits,
 }
+
+/// A flow's turn in a chain: its key's place and index, the link scanned
+/// and its place on that link's list.
+type Turn<K> = (<K as Key>::Ord, FlowIdx, u32, u32);
 
 /// What a chain found.
 enum Chain {
@@ -147,9 +262,35 @@ enum Chain {
     Unsure,
 }
 
-impl Matching {
+impl<K: Key> Default for Matching<K> {
+    fn default() -> Self {
+        Matching {
+            kept: false,
+            certain: false,
+            wait: 0,
+            backoff: 0,
+            caps: vec![],
+            cap: 0.0,
+            lists: vec![],
+            holder: vec![],
+            hkey: vec![],
+            ends: vec![],
+            lkey: vec![],
+            arrived: vec![],
+            departed: vec![],
+            freed: vec![],
+            heap: BinaryHeap::new(),
+            undo: vec![],
+            taken: vec![],
+            lost: vec![],
+            mark: FlowBits::default(),
+        }
+    }
+}
+
+impl<K: Key> Matching<K> {
     /// Forgets the matching (at the first update and after a resync).
-    pub(super) fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.kept = false;
         self.certain = false;
         self.wait = 0;
@@ -158,14 +299,14 @@ impl Matching {
     }
 
     /// Notes a flow that started, under key `k`.
-    pub(super) fn started(&mut self, k: f64, f: FlowIdx) {
+    pub(crate) fn started(&mut self, k: K, f: FlowIdx) {
         if self.kept {
             self.arrived.push((k, f));
         }
     }
 
     /// Notes a flow that finished.
-    pub(super) fn finished(&mut self, f: FlowIdx) {
+    pub(crate) fn finished(&mut self, f: FlowIdx) {
         if self.kept {
             self.departed.push(f);
         }
@@ -183,12 +324,12 @@ impl Matching {
     fn grow(&mut self, n_flows: usize) {
         if self.ends.len() < n_flows {
             self.ends.resize(n_flows, [NONE; 2]);
-            self.lkey.resize(n_flows, f64::NAN);
+            self.lkey.resize(n_flows, K::NONE);
         }
     }
 
     /// Lists flow `f` under key `k` on its links.
-    fn list(&mut self, k: f64, f: FlowIdx) {
+    fn list(&mut self, k: K, f: FlowIdx) {
         let [a, b] = self.ends[f as usize];
         self.lkey[f as usize] = k;
         for (l, other) in [(a, b), (b, a)] {
@@ -204,7 +345,7 @@ impl Matching {
     /// Takes flow `f` off its links' lists.
     fn unlist(&mut self, f: FlowIdx) {
         let [a, b] = self.ends[f as usize];
-        let k = std::mem::replace(&mut self.lkey[f as usize], f64::NAN);
+        let k = std::mem::replace(&mut self.lkey[f as usize], K::NONE);
         for l in [a, b] {
             let list = &mut self.lists[l as usize];
             let at = from_back(list, |s| before(k, f, s.key, s.f));
@@ -221,11 +362,11 @@ impl Matching {
     /// rate. If it returns false the order is to be walked in full, then
     /// [`Matching::sync`] called with what that fill gave.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn fill(
+    pub(crate) fn fill(
         &mut self,
         view: &Clairvoyant<'_>,
         prefix: bool,
-        key: impl Fn(FlowIdx) -> f64,
+        key: impl Fn(FlowIdx) -> K,
         holders: &[FlowIdx],
         tol: f64,
         out: &mut Allocation,
@@ -246,7 +387,7 @@ impl Matching {
             }
             let k = key(f);
             for l in self.ends[f as usize] {
-                if k.total_cmp(&self.hkey[l as usize]).is_gt() {
+                if k.cmp(self.hkey[l as usize]).is_gt() {
                     self.certain = false;
                 }
                 self.hkey[l as usize] = k;
@@ -263,14 +404,14 @@ impl Matching {
             let a = self.ends[f as usize][0];
             if a != NONE && self.holder[a as usize] == f {
                 freed.push(f);
-            } else if !self.lkey[f as usize].is_nan() {
+            } else if !self.lkey[f as usize].is_none() {
                 self.unlist(f);
             }
         }
         self.departed.clear();
         for i in 0..self.arrived.len() {
             let (k, f) = self.arrived[i];
-            if !view.is_active(f) || !self.lkey[f as usize].is_nan() {
+            if !view.is_active(f) || !self.lkey[f as usize].is_none() {
                 continue;
             }
             let Some(ends) = Self::links_of(view, f) else {
@@ -280,7 +421,7 @@ impl Matching {
             };
             self.ends[f as usize] = ends;
             self.list(k, f);
-            self.heap.push(Reverse((ordinal(k), f, NONE, 0)));
+            self.heap.push(Reverse((k.ordinal(), f, NONE, 0)));
         }
         self.arrived.clear();
         for &f in &freed {
@@ -329,12 +470,13 @@ impl Matching {
     }
 
     /// Pushes the first flow on link `l` after flow `f` under key `k`.
-    fn scan_after(&mut self, l: u32, k: f64, f: FlowIdx) {
+    fn scan_after(&mut self, l: u32, k: K, f: FlowIdx) {
         let list = &self.lists[l as usize];
         let after = from_back(list, |s| before(k, f, s.key, s.f));
         if let Some(at) = after.checked_sub(1) {
             let s = &list[at];
-            self.heap.push(Reverse((ordinal(s.key), s.f, l, at as u32)));
+            self.heap
+                .push(Reverse((s.key.ordinal(), s.f, l, at as u32)));
         }
     }
 
@@ -386,7 +528,7 @@ impl Matching {
                 };
                 at = next;
                 let n = &self.lists[l as usize][at];
-                let here = (ordinal(n.key), n.f);
+                let here = (n.key.ordinal(), n.f);
                 if self.heap.peek().is_some_and(|t| (t.0 .0, t.0 .1) < here) {
                     self.heap.push(Reverse((here.0, here.1, l, at as u32)));
                     break;
@@ -399,7 +541,7 @@ impl Matching {
     /// Whether flow `f` (key `k`, links `a` and `b`) is blocked by a
     /// holder before it: `None` if it is, but not certainly.
     #[inline(always)]
-    fn decide(&self, k: f64, f: FlowIdx, a: u32, b: u32, tol: f64) -> Option<bool> {
+    fn decide(&self, k: K, f: FlowIdx, a: u32, b: u32, tol: f64) -> Option<bool> {
         let blocks = |x: u32| {
             let h = self.holder[x as usize];
             (h != NONE && before(self.hkey[x as usize], h, k, f)).then_some(h)
@@ -417,7 +559,7 @@ impl Matching {
     /// Flow `f` (key `k`) takes links `a` and `b`; their holders (after
     /// it) lose theirs, and their other links are scanned. False if a
     /// flow it now blocks is not certainly after it.
-    fn take(&mut self, k: f64, f: FlowIdx, a: u32, b: u32, tol: f64) -> bool {
+    fn take(&mut self, k: K, f: FlowIdx, a: u32, b: u32, tol: f64) -> bool {
         for x in [a, b] {
             let g = self.holder[x as usize];
             if g == NONE || g == f {
@@ -446,14 +588,14 @@ impl Matching {
         }
         self.taken.push(f);
         // The flows after it on its links are blocked by it: surely?
-        if k.is_nan() || k < 0.0 {
+        if k.odd() {
             return false;
         }
         for x in [a, b] {
             let list = &self.lists[x as usize];
-            let after = from_back(list, |s| s.key.total_cmp(&k).is_gt());
+            let after = from_back(list, |s| s.key.cmp(k).is_gt());
             for s in list[..after].iter().rev() {
-                if gap(k, s.key, tol) {
+                if K::gap(k, s.key, tol) {
                     break;
                 }
                 if s.f < f {
@@ -471,12 +613,12 @@ impl Matching {
     /// `flows` are the keyed active flows with their keys (read only to
     /// build).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn sync(
+    pub(crate) fn sync(
         &mut self,
         view: &Clairvoyant<'_>,
         prefix: bool,
-        key: impl Fn(FlowIdx) -> f64,
-        flows: impl Iterator<Item = (f64, FlowIdx)>,
+        key: impl Fn(FlowIdx) -> K,
+        flows: impl Iterator<Item = (K, FlowIdx)>,
         holders: &[FlowIdx],
         positive: &[FlowIdx],
         tol: f64,
@@ -544,7 +686,7 @@ impl Matching {
     fn build(
         &mut self,
         view: &Clairvoyant<'_>,
-        flows: impl Iterator<Item = (f64, FlowIdx)>,
+        flows: impl Iterator<Item = (K, FlowIdx)>,
         positive: &[FlowIdx],
         out: &Allocation,
     ) -> bool {
@@ -565,8 +707,8 @@ impl Matching {
         self.holder.clear();
         self.holder.resize(caps.len(), NONE);
         self.hkey.clear();
-        self.hkey.resize(caps.len(), f64::NAN);
-        self.lkey.iter_mut().for_each(|k| *k = f64::NAN);
+        self.hkey.resize(caps.len(), K::NONE);
+        self.lkey.iter_mut().for_each(|k| *k = K::NONE);
         for &f in positive {
             self.mark.set(f, true);
         }
@@ -606,7 +748,7 @@ impl Matching {
             return false;
         }
         for list in &mut self.lists {
-            list.sort_unstable_by(|x, y| y.key.total_cmp(&x.key).then(y.f.cmp(&x.f)));
+            list.sort_unstable_by(|x, y| y.key.cmp(x.key).then(y.f.cmp(&x.f)));
         }
         self.kept = true;
         self.certain = false;
@@ -640,9 +782,9 @@ impl Matching {
     /// Checks the lists and holders against the keyed active flows
     /// `flows` (with their keys now) and the flows the fill gave a rate.
     #[cfg(debug_assertions)]
-    pub(super) fn check(
+    pub(crate) fn check(
         &self,
-        flows: impl Iterator<Item = (f64, FlowIdx)>,
+        flows: impl Iterator<Item = (K, FlowIdx)>,
         positive: &[FlowIdx],
         tol: f64,
     ) {
@@ -659,12 +801,12 @@ impl Matching {
         let mut n_listed = 0;
         for (k, f) in flows {
             if held.contains(&f) {
-                assert!(self.lkey[f as usize].is_nan(), "holder {f} listed");
+                assert!(self.lkey[f as usize].is_none(), "holder {f} listed");
                 let l = self.ends[f as usize][0] as usize;
-                assert_eq!(self.hkey[l].to_bits(), k.to_bits(), "key of holder {f}");
+                assert_eq!(self.hkey[l].bits(), k.bits(), "key of holder {f}");
                 continue;
             }
-            assert_eq!(self.lkey[f as usize].to_bits(), k.to_bits(), "key of {f}");
+            assert_eq!(self.lkey[f as usize].bits(), k.bits(), "key of {f}");
             n_listed += 1;
         }
         let mut n = 0;
@@ -675,7 +817,7 @@ impl Matching {
             for s in list {
                 let [a, b] = self.ends[s.f as usize];
                 assert!(l as u32 == a || l as u32 == b);
-                assert_eq!(s.key.to_bits(), self.lkey[s.f as usize].to_bits());
+                assert_eq!(s.key.bits(), self.lkey[s.f as usize].bits());
                 if a as usize == l {
                     n += 1;
                 }
