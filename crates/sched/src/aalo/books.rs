@@ -171,6 +171,11 @@ pub(super) struct Co {
     /// and with the excess.
     pub(super) row_group: Vec<[u32; 2]>,
     pub(super) col_group: Vec<[u32; 2]>,
+    /// The rate (bits/s) last set for each of those groups (NaN until its
+    /// group id is set), so that a group whose rate stays is not set again
+    /// (`Aalo::apply_ports`): the driver's copy of it is the same.
+    pub(super) row_group_bits: Vec<[f64; 2]>,
+    pub(super) col_group_bits: Vec<[f64; 2]>,
     /// Per column: the rate groups of its slots whose rate is their row's
     /// level plus their weight times the column's excess level, one per
     /// (row level, weight) in use.
@@ -218,6 +223,8 @@ impl Co {
         self.col_dirty.resize(n_cols, false);
         self.row_group.resize(self.pieces.len(), [NONE; 2]);
         self.col_group.resize(n_cols, [NONE; 2]);
+        self.row_group_bits.resize(self.pieces.len(), [f64::NAN; 2]);
+        self.col_group_bits.resize(n_cols, [f64::NAN; 2]);
         self.level_groups.resize_with(n_cols, Vec::new);
         self.row_level_groups
             .resize_with(self.pieces.len(), Vec::new);
@@ -315,6 +322,8 @@ pub(super) struct LevelGroup {
     pub(super) group: u32,
     /// Slots in it.
     pub(super) n_slots: u32,
+    /// Its rate (bits/s) as last set (NaN until set).
+    pub(super) bits: f64,
 }
 
 /// One coflow's max-min in one queue on the big switch (pass 1), kept with

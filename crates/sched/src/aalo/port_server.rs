@@ -6,7 +6,7 @@
 
 #[cfg(debug_assertions)]
 use super::books::Slot;
-use super::books::{dst_words, find_level_group, Co, LevelGroup, Pass1, NONE};
+use super::books::{dst_words, find_level_group, Co, LevelGroup, Pass1, DIRTY, NONE};
 use super::{Aalo, AaloConfig};
 use crate::{Allocation, CoflowIdx};
 use coflowkit_alloc::WeightedBipartite;
@@ -27,6 +27,9 @@ const LEVEL_GROUP: u8 = 5;
 /// Mirrored: in its row's level group of its column's level (the column's
 /// level plus the row's weight times the row's excess level).
 const ROW_LEVEL_GROUP: u8 = 6;
+/// (`apply_ports`) In the group it was in, which its mode names: nothing
+/// to apply.
+const KEPT: u8 = 7;
 
 /// Scratch of `PortServer::rated`: per row of a coflow, whether it moved,
 /// its solve, excess level and weight; per column, whether it moved and its
@@ -86,6 +89,9 @@ const COL_TAG: u32 = 1 << 31;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Rerate {
     slot: u32,
+    /// The slot's cell: its row and column.
+    row: u32,
+    col: u32,
     rate: f64,
     mode: u8,
     /// The row's level ([`LEVEL_GROUP`]) or the column's
@@ -405,6 +411,8 @@ impl PortServer {
             if !same {
                 todo.push(Rerate {
                     slot: co.cell[at],
+                    row: r as u32,
+                    col: j as u32,
                     rate: x,
                     mode,
                     level: if mode == ROW_LEVEL_GROUP { lc } else { lr },
@@ -1205,20 +1213,39 @@ impl Aalo {
         self.relabeled_cols.clear();
         let moves = &mut self.relabels;
         moves.clear();
+        let n_cols = co.cols.len();
         for rr in todo.iter() {
             if rr.mode != LEVEL_GROUP {
                 continue;
             }
-            let slot = &co.slots[rr.slot as usize];
-            if slot.dirty || slot.group == NONE {
+            // The group applied to the cell: its slot's, unless the slot
+            // is dirty (`Co::cell_group`), read without a look at the slot.
+            let (r, j) = (rr.row as usize, rr.col as usize);
+            let applied = co.cell_group[r * n_cols + j];
+            #[cfg(debug_assertions)]
+            {
+                let slot = &co.slots[rr.slot as usize];
+                assert_eq!(
+                    (slot.piece, slot.col),
+                    (rr.row, rr.col),
+                    "slot {}'s cell",
+                    rr.slot
+                );
+                assert_eq!(slot.dirty, applied == DIRTY, "slot {}'s mark", rr.slot);
+                assert!(
+                    slot.dirty || slot.group == applied,
+                    "slot {}'s group",
+                    rr.slot
+                );
+            }
+            if applied == DIRTY || applied == NONE {
                 continue;
             }
-            let j = slot.col as usize;
-            let lg = co.level_groups[j].iter().find(|x| x.group == slot.group);
-            let w = self.cfg.weights[co.pieces[slot.piece as usize].tier as usize];
+            let lg = co.level_groups[j].iter().find(|x| x.group == applied);
+            let w = self.cfg.weights[co.pieces[r].tier as usize];
             if let Some(lg) = lg {
                 if lg.weight.to_bits() == w.to_bits() && lg.level.to_bits() != rr.level.to_bits() {
-                    moves.push(relabel_key(slot.group, rr.level, rr.slot));
+                    moves.push(relabel_key(applied, rr.level, rr.slot));
                 }
             }
         }
@@ -1287,7 +1314,6 @@ impl Aalo {
             // the group anyway) keep the old level. A cell without flows is
             // not one of them: its slot left the group when its last flow
             // finished, and `cell_group` keeps the group it was last given.
-            let n_cols = co.cols.len();
             for r in 0..co.pieces.len() {
                 let cell = r * n_cols + j;
                 let s = co.cell[cell];
@@ -1300,6 +1326,8 @@ impl Aalo {
                 }
                 todo.push(Rerate {
                     slot: s,
+                    row: r as u32,
+                    col: j as u32,
                     rate: co.cell_rate[cell],
                     mode: LEVEL_GROUP,
                     level: old,
@@ -1403,8 +1431,60 @@ impl Aalo {
             weight,
             group,
             n_slots: 0,
+            bits: f64::NAN,
         });
         group
+    }
+
+    /// The rate group `rr`'s mode names for its slot in coflow `co` as it
+    /// stands: its row's or column's group, or the level group of its
+    /// level and weight (`NONE` if that is not open yet, or to send
+    /// alone). `apply_ports` opens the missing ones.
+    fn kept_group(&self, co: &Co, rr: &Rerate) -> u32 {
+        let (r, j) = (rr.row as usize, rr.col as usize);
+        match rr.mode {
+            ROW_GROUP | ROW_EXCESS_GROUP => co.row_group[r][(rr.mode == ROW_EXCESS_GROUP) as usize],
+            COL_GROUP | COL_EXCESS_GROUP => co.col_group[j][(rr.mode == COL_EXCESS_GROUP) as usize],
+            LEVEL_GROUP | ROW_LEVEL_GROUP => {
+                let w = self.cfg.weights[co.pieces[r].tier as usize];
+                if rr.mode == ROW_LEVEL_GROUP {
+                    co.row_level_group(r, rr.level, w)
+                } else {
+                    co.level_group(j, rr.level, w)
+                }
+            }
+            _ => NONE,
+        }
+    }
+
+    /// Debug check of the rates coflow `c` keeps beside its groups
+    /// (`Co::row_group_bits`, `LevelGroup::bits`): each is the driver's
+    /// rate of its group, or NaN.
+    #[cfg(debug_assertions)]
+    fn check_group_bits(&self, c: usize, out: &Allocation) {
+        let co = &self.co[c];
+        let pairs = |gs: &[[u32; 2]], bits: &[[f64; 2]]| {
+            gs.iter()
+                .flatten()
+                .zip(bits.iter().flatten())
+                .map(|(&g, &x)| (g, x))
+                .collect::<Vec<_>>()
+        };
+        let levels = co
+            .level_groups
+            .iter()
+            .chain(&co.row_level_groups)
+            .flatten()
+            .map(|lg| (lg.group, lg.bits));
+        let kept = pairs(&co.row_group, &co.row_group_bits)
+            .into_iter()
+            .chain(pairs(&co.col_group, &co.col_group_bits))
+            .chain(levels);
+        for (g, x) in kept {
+            if g != NONE && !x.is_nan() {
+                assert_eq!(out.group_rate(g), x, "coflow {c}'s group {g}'s kept rate");
+            }
+        }
     }
 
     /// Applies the big switch's rates: each slot's flows go to their row's
@@ -1428,29 +1508,57 @@ impl Aalo {
             // loads do not wait on each other, so that their cache misses
             // overlap; the loop below, whose every step depends on the one
             // before, then finds them in cache.
+            // (After the relabel, which reads no slot: the slots that keep
+            // their group, most of those listed, are not read at all.)
+            self.relabel_level_groups(c, &mut todo);
+            // A slot whose group stays (it is not dirty: its flows are all
+            // in it) needs nothing: its group's rate is set below, and a
+            // cell's rate is read only while its slot sends alone (`rated`'s
+            // `visit`; `slot.rate` with `SOLO_RATE`), so neither is
+            // written. It is marked `KEPT` here: the groups the loop below
+            // opens or drops leave the one it names as it is.
             let mut touched = 0u32;
-            for rr in &todo {
-                let slot = &self.co[c].slots[rr.slot as usize];
+            for rr in todo.iter_mut() {
+                let co = &self.co[c];
+                let applied = co.cell_group[rr.row as usize * n_cols + rr.col as usize];
+                if applied != NONE && self.kept_group(co, rr) == applied {
+                    rr.mode = KEPT;
+                    continue;
+                }
+                let slot = &co.slots[rr.slot as usize];
                 touched ^= self.books[slot.flows.first as usize].group;
             }
             std::hint::black_box(touched);
-            self.relabel_level_groups(c, &mut todo);
             let n_taken = self.n_groups_taken;
-            for &Rerate {
-                slot: s,
-                rate: next,
-                mode,
-                level,
-            } in &todo
-            {
-                let s = s as usize;
-                let slot = &self.co[c].slots[s];
-                let (r, j) = (slot.piece as usize, slot.col as usize);
+            for rr in &todo {
+                let &Rerate {
+                    slot: s,
+                    row,
+                    col,
+                    rate: next,
+                    mode,
+                    level,
+                } = rr;
+                let (s, r, j) = (s as usize, row as usize, col as usize);
+                if mode == KEPT {
+                    #[cfg(debug_assertions)]
+                    {
+                        let applied = self.co[c].cell_group[r * n_cols + j];
+                        let slot = &self.co[c].slots[s];
+                        assert!(!slot.dirty && slot.group == applied, "slot {s} kept");
+                        for k in 0..slot.flows.len() {
+                            let f = slot.flows.get(k);
+                            assert_eq!(self.books[f as usize].group, applied, "flow {f} kept");
+                        }
+                    }
+                    continue;
+                }
                 let target = match mode {
                     ROW_GROUP | ROW_EXCESS_GROUP => {
                         let k = (mode == ROW_EXCESS_GROUP) as usize;
                         if self.co[c].row_group[r][k] == NONE {
                             self.co[c].row_group[r][k] = self.new_group();
+                            self.co[c].row_group_bits[r][k] = f64::NAN;
                         }
                         self.co[c].row_group[r][k]
                     }
@@ -1458,6 +1566,7 @@ impl Aalo {
                         let k = (mode == COL_EXCESS_GROUP) as usize;
                         if self.co[c].col_group[j][k] == NONE {
                             self.co[c].col_group[j][k] = self.new_group();
+                            self.co[c].col_group_bits[j][k] = f64::NAN;
                         }
                         self.co[c].col_group[j][k]
                     }
@@ -1515,7 +1624,7 @@ impl Aalo {
             let co = &self.co[c];
             let taken = self.n_groups_taken != n_taken;
             let (rows_moved, cols_moved) = (&sc.row_moved, &sc.col_moved_any);
-            let mut sets: Vec<(u32, f64)> = std::mem::take(&mut self.group_sets);
+            let mut sets = std::mem::take(&mut self.group_sets);
             sets.clear();
             // Walks every row and column if a group was taken (or `rated`
             // saw no row or no column), else only the moved ones (and the
@@ -1544,16 +1653,32 @@ impl Aalo {
                 {
                     let mut every = vec![];
                     walk.all(false, rows_moved, cols_moved, &self.relabeled, &mut every);
-                    let bits = |v: &[(u32, f64)]| {
-                        v.iter().map(|&(g, x)| (g, x.to_bits())).collect::<Vec<_>>()
+                    let bits = |v: &[GroupSet]| {
+                        v.iter()
+                            .map(|x| (x.group, x.bits.to_bits()))
+                            .collect::<Vec<_>>()
                     };
                     assert_eq!(bits(&sets), bits(&every), "coflow {c}'s group rates set");
                 }
             }
             self.level_cols = level_cols;
-            for &(g, bits) in &sets {
-                self.set_group_rate(g, bits, out, now);
+            for &GroupSet { group, bits, at } in &sets {
+                // Its new rate kept beside it, as the driver's.
+                let co = &mut self.co[c];
+                match at {
+                    GroupAt::Row(r, k) => co.row_group_bits[r as usize][k as usize] = bits,
+                    GroupAt::Col(j, k) => co.col_group_bits[j as usize][k as usize] = bits,
+                    GroupAt::Level(j) => {
+                        set_level_bits(&mut co.level_groups[j as usize], group, bits)
+                    }
+                    GroupAt::RowLevel(r) => {
+                        set_level_bits(&mut co.row_level_groups[r as usize], group, bits)
+                    }
+                }
+                self.set_group_rate(group, bits, out, now);
             }
+            #[cfg(debug_assertions)]
+            self.check_group_bits(c, out);
             self.group_sets = sets;
             // Each sender's rate: its row's max-min total plus its flows'
             // share of the excess; the coflow's, their sum.
@@ -1613,6 +1738,32 @@ impl Aalo {
     }
 }
 
+/// A group rate to set (`Aalo::apply_ports`): the group, its rate (bits/s)
+/// and where its coflow keeps the rate last set.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GroupSet {
+    group: u32,
+    bits: f64,
+    at: GroupAt,
+}
+
+/// Where a coflow keeps a group's rate: a row's or column's group 0 or 1
+/// (`Co::row_group_bits`, `Co::col_group_bits`), or a level group of a
+/// column or (mirrored) of a row.
+#[derive(Debug, Clone, Copy)]
+enum GroupAt {
+    Row(u32, u8),
+    Col(u32, u8),
+    Level(u32),
+    RowLevel(u32),
+}
+
+/// Keeps `bits` as level group `group`'s last rate in `gs`.
+fn set_level_bits(gs: &mut [LevelGroup], group: u32, bits: f64) {
+    let lg = gs.iter_mut().find(|x| x.group == group);
+    lg.expect("the level group").bits = bits;
+}
+
 /// The group rates of one coflow to set (`Aalo::apply_ports`): each row's
 /// and column's level, without and with its weighted excess level, and its
 /// level groups' (group id, rate), rows' groups by row, then columns', then
@@ -1633,7 +1784,7 @@ fn finite(x: f64) -> f64 {
 }
 
 impl GroupWalk<'_> {
-    fn row(&self, r: usize, sets: &mut Vec<(u32, f64)>) {
+    fn row(&self, r: usize, sets: &mut Vec<GroupSet>) {
         let co = self.co;
         let gs = &co.row_group[r];
         if gs == &[NONE; 2] {
@@ -1649,13 +1800,15 @@ impl GroupWalk<'_> {
             .ports
             .excess_level(self.cfg, true, co.pieces[r].host, q);
         for (k, &g) in gs.iter().enumerate() {
-            if g != NONE {
-                sets.push((g, finite(if k == 0 { level } else { level + excess })));
+            let bits = finite(if k == 0 { level } else { level + excess });
+            if g != NONE && bits != co.row_group_bits[r][k] {
+                let at = GroupAt::Row(r as u32, k as u8);
+                sets.push(GroupSet { group: g, bits, at });
             }
         }
     }
 
-    fn col(&self, j: usize, sets: &mut Vec<(u32, f64)>) {
+    fn col(&self, j: usize, sets: &mut Vec<GroupSet>) {
         let co = self.co;
         let gs = &co.col_group[j];
         if gs == &[NONE; 2] {
@@ -1671,31 +1824,49 @@ impl GroupWalk<'_> {
             (0.0, 0.0)
         };
         for (k, &g) in gs.iter().enumerate() {
-            if g != NONE {
-                sets.push((g, finite(if k == 0 { level } else { level + excess })));
+            let bits = finite(if k == 0 { level } else { level + excess });
+            if g != NONE && bits != co.col_group_bits[j][k] {
+                let at = GroupAt::Col(j as u32, k as u8);
+                sets.push(GroupSet { group: g, bits, at });
             }
         }
     }
 
-    fn level(&self, j: usize, sets: &mut Vec<(u32, f64)>) {
+    fn level(&self, j: usize, sets: &mut Vec<GroupSet>) {
         let gs = &self.co.level_groups[j];
         if gs.is_empty() {
             return;
         }
         let down = self.ports.level_down[self.co.cols[j] as usize];
         for lg in gs {
-            sets.push((lg.group, finite(lg.level + lg.weight * down)));
+            let bits = finite(lg.level + lg.weight * down);
+            if bits != lg.bits {
+                let at = GroupAt::Level(j as u32);
+                sets.push(GroupSet {
+                    group: lg.group,
+                    bits,
+                    at,
+                });
+            }
         }
     }
 
-    fn row_level(&self, r: usize, sets: &mut Vec<(u32, f64)>) {
+    fn row_level(&self, r: usize, sets: &mut Vec<GroupSet>) {
         let gs = &self.co.row_level_groups[r];
         if gs.is_empty() {
             return;
         }
         let up = self.ports.level_up[self.co.pieces[r].host as usize];
         for lg in gs {
-            sets.push((lg.group, finite(lg.level + lg.weight * up)));
+            let bits = finite(lg.level + lg.weight * up);
+            if bits != lg.bits {
+                let at = GroupAt::RowLevel(r as u32);
+                sets.push(GroupSet {
+                    group: lg.group,
+                    bits,
+                    at,
+                });
+            }
         }
     }
 
@@ -1708,7 +1879,7 @@ impl GroupWalk<'_> {
         rows_moved: &[bool],
         cols_moved: &[bool],
         relabeled: &[bool],
-        sets: &mut Vec<(u32, f64)>,
+        sets: &mut Vec<GroupSet>,
     ) {
         let (n_rows, n_cols) = (self.co.row_group.len(), self.co.col_group.len());
         for r in 0..n_rows {
@@ -1735,7 +1906,7 @@ impl GroupWalk<'_> {
 
     /// The rows and columns listed (each list by index; `level_cols` for
     /// the columns' level groups).
-    fn moved(&self, rows: &[u32], cols: &[u32], level_cols: &[u32], sets: &mut Vec<(u32, f64)>) {
+    fn moved(&self, rows: &[u32], cols: &[u32], level_cols: &[u32], sets: &mut Vec<GroupSet>) {
         for &r in rows {
             self.row(r as usize, sets);
         }
