@@ -1783,6 +1783,22 @@ fn finite(x: f64) -> f64 {
     }
 }
 
+/// The level groups `gs` of one column (or row) whose rate, their level
+/// plus their weight times the port's level `scale`, moved since it was
+/// last set: each listed in `sets` at `at`.
+fn level_sets(gs: &[LevelGroup], scale: f64, at: GroupAt, sets: &mut Vec<GroupSet>) {
+    for lg in gs {
+        let bits = finite(lg.level + lg.weight * scale);
+        if bits != lg.bits {
+            sets.push(GroupSet {
+                group: lg.group,
+                bits,
+                at,
+            });
+        }
+    }
+}
+
 impl GroupWalk<'_> {
     fn row(&self, r: usize, sets: &mut Vec<GroupSet>) {
         let co = self.co;
@@ -1838,17 +1854,7 @@ impl GroupWalk<'_> {
             return;
         }
         let down = self.ports.level_down[self.co.cols[j] as usize];
-        for lg in gs {
-            let bits = finite(lg.level + lg.weight * down);
-            if bits != lg.bits {
-                let at = GroupAt::Level(j as u32);
-                sets.push(GroupSet {
-                    group: lg.group,
-                    bits,
-                    at,
-                });
-            }
-        }
+        level_sets(gs, down, GroupAt::Level(j as u32), sets);
     }
 
     fn row_level(&self, r: usize, sets: &mut Vec<GroupSet>) {
@@ -1857,17 +1863,7 @@ impl GroupWalk<'_> {
             return;
         }
         let up = self.ports.level_up[self.co.pieces[r].host as usize];
-        for lg in gs {
-            let bits = finite(lg.level + lg.weight * up);
-            if bits != lg.bits {
-                let at = GroupAt::RowLevel(r as u32);
-                sets.push(GroupSet {
-                    group: lg.group,
-                    bits,
-                    at,
-                });
-            }
-        }
+        level_sets(gs, up, GroupAt::RowLevel(r as u32), sets);
     }
 
     /// Every row and column, or (`taken` false) those marked in
