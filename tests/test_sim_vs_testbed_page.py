@@ -118,3 +118,56 @@ def test_runs_made_before_a_policys_replay_changed_are_not_pooled_with_those_aft
     # With no run since the change, the runs before are what there is.
     saved, _ = svt.combine([a, c])
     assert saved["repeats"]["dcas"] == [3.0, 3.5] and saved["not_pooled"] == {}
+
+
+def test_resimulate_takes_one_saved_run_and_refuses_one_its_command_does_not_fit(tmp_path):
+    import json
+
+    import pandas as pd
+    import pytest
+
+    import coflowkit
+
+    command = "--hosts 16 --rate 25Mbps --size-scale 0.00005 --max-coflows 6 --name svx --policies plain,pias"
+    args = svt.parser().parse_args(command.split())
+    fitted, mix = svt.workload_of(args)
+    fw = fitted.workload
+    assert mix == {} and svt.topology_of(args) == "bigswitch:hosts=16,rate=25Mbps"
+    ids = fw.columns()["coflow_id"]
+    ids = sorted(set(int(i) for i in ids))
+    # A run as saved: the testbed's CCTs (made up here) beside simulated ones that today's code would not give.
+    why = {p: {"load": 1.0, "rtos": 7} for p in ("plain", "pias")}
+    rows = [["plain", "fair", 1.0, 99.0, 1.0, 99.0, 10.0], ["pias", "pias", 2.0, 99.0, 2.0, 99.0, 11.0]]
+    for p in ("plain", "pias"):
+        pd.DataFrame(
+            {"coflow_id": ids, "cct_s_testbed": [0.5 + i for i in range(len(ids))], "punctual": True, "cct_s_sim": 99.0}
+        ).to_csv(tmp_path / f"{p}-coflows.csv", index=False)
+    page = {
+        "workload": "fb2010", "command": command, "date": "2026-11-28 14:36 UTC", "source": fw.source,
+        "n_coflows": fw.n_coflows, "n_flows": fw.n_flows, "local_flows_dropped": fitted.local_flows_dropped,
+        "topology": "bigswitch:hosts=16,rate=25Mbps", "buffer": None, "rto_max_ms": 1000, "rows": rows, "why": why,
+        "sim_s": 1.0,
+    }  # fmt: skip
+    (tmp_path / "page.json").write_text(json.dumps(page))
+    svt.resimulate(tmp_path)
+    again = json.loads((tmp_path / "page.json").read_text())
+    sim = coflowkit.simulate(fw, ["fair", "pias"], topology="bigswitch:hosts=16,rate=25Mbps", progress=False)
+    for row, s in zip(again["rows"], ["fair", "pias"], strict=True):
+        # The testbed's side and wall as the run had them; the simulated side today's.
+        assert row[2] == pytest.approx(0.5 + (len(ids) - 1) / 2) and row[6] in (10.0, 11.0)
+        assert row[3] == pytest.approx(sim.coflows(s)["cct_s"].mean())
+    assert again["why"]["plain"]["rtos"] == 7 and "large_sim" in again["why"]["plain"] and again["resimulated"]
+    # The run's own page.json is kept once, not overwritten by a second --resimulate.
+    assert json.loads((tmp_path / "page-as-run.json").read_text()) == page
+    svt.resimulate(tmp_path)
+    assert json.loads((tmp_path / "page-as-run.json").read_text()) == page
+    saved, _ = svt.combine([tmp_path])
+    assert saved["resimulated"] == again["resimulated"] and saved["resimulated_all"]
+    # A command that now makes another workload than the one replayed is refused, naming what differs.
+    (tmp_path / "page.json").write_text(json.dumps(dict(page, command=command.replace("--max-coflows 6", "--max-coflows 5"))))
+    with pytest.raises(SystemExit, match=r"its command makes a workload whose (source|n_coflows) is .*, not the run's"):
+        svt.resimulate(tmp_path)
+    with pytest.raises(SystemExit, match=r"no page.json there"):
+        svt.resimulate(tmp_path / "nowhere")
+    with pytest.raises(SystemExit):
+        svt.main(["--resimulate"])

@@ -19,7 +19,11 @@ always taken down. ``aalo``, ``varys`` and the diagnostic ``fair-rt``
 scheduler, an agent in every host's namespace), the rest as sender
 policies. Each policy's per-coflow CCTs are compared with the
 simulated ones coflow by coflow; the page states the gap of the average CCT
-per scheduler and whether the ranking of schedulers agrees.
+per scheduler and whether the ranking of schedulers agrees. Each run saves what
+the page needs in its OUT directory: ``--page-from OUT...`` writes the page again
+from saved runs, and with ``--resimulate`` first simulates each saved run's
+workload and specs again with today's code (the testbed's measurements kept:
+for a change of the simulator, which needs no new replay).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import sys
 import time
 from collections import Counter
@@ -104,7 +109,8 @@ GAP = 0.25
 SIM_CLOSE = 0.05
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (a saved run's ``command`` is read again with it by :func:`resimulate`)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", choices=sorted(PAGES), default="fb2010")
     ap.add_argument("--hosts", type=int, default=16)
@@ -146,8 +152,25 @@ def main(argv: list[str] | None = None) -> int:
         help="only rewrite the page (and its figure) from the runs saved in these OUT directories; a policy in a "
         "later one replaces the same policy's row of an earlier one",
     )
+    ap.add_argument(
+        "--resimulate",
+        action="store_true",
+        help="with --page-from: simulate each saved run's workload and specs again with today's code first "
+        "(the testbed's measurements stay the run's; OUT/page.json and OUT/P-coflows.csv are rewritten, the "
+        "run's first page.json kept as OUT/page-as-run.json)",
+    )
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     args = ap.parse_args(argv)
+    if args.resimulate and args.page_from is None:
+        ap.error("--resimulate: give the runs to simulate again with --page-from OUT...")
     if args.page_from is not None:
+        if args.resimulate:
+            for out in args.page_from:
+                resimulate(out)
         saved, csvs = combine(args.page_from)
         draw(csvs, PAGES[saved["workload"]][1])
         write_page(saved)
@@ -161,21 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         ap.error(f"--policies: the simulator has no {', '.join(SIMULATED[p] for p in missing)} to compare with")
 
-    topology = f"bigswitch:hosts={args.hosts},rate={args.rate}"
-    size_scale = args.size_scale if args.size_scale is not None else SCALES[args.workload][0]
-    time_scale = args.time_scale
-    if time_scale is None:
-        time_scale = size_scale if args.workload == "dcas" else SCALES[args.workload][1]
-    if args.workload == "dcas":
-        try:
-            fitted, dcas_mix = dcas_workload(
-                topology, args.name, args.coflows, args.load, args.seed, size_scale, time_scale, args.max_coflows
-            )
-        except ValueError as e:
-            ap.error(f"--workload dcas: {e}")
-    else:
-        fitted = rp.fit(coflowkit.load_trace(TRACE), args.hosts, size_scale, time_scale, args.max_coflows)
-        dcas_mix = {}
+    topology = topology_of(args)
+    try:
+        fitted, dcas_mix = workload_of(args)
+    except ValueError as e:
+        ap.error(f"--workload dcas: {e}")
     fw = fitted.workload
     print(f"{fw.source}: {fw.n_coflows} coflows, {fw.n_flows} flows", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -252,39 +265,11 @@ def main(argv: list[str] | None = None) -> int:
                 sim_specs[i] = negotiated(sim_specs[i], n, rp.seconds(rp.policy_keys(specs[p])["delta"]))
     finally:
         tb.down(args.name)
-    t = time.time()
-    # One run per distinct scheduler (`plain` and `fair-rt` both stand for `fair`).
-    sim = coflowkit.simulate(fw, list(dict.fromkeys(sim_specs)), topology=topology)
-    sim_s = time.time() - t
-    rows = []
-    # The coflows at or above the 80th percentile of total bytes (FIFO-LM's default heavy threshold) carry
-    # nearly all bytes: each side's mean CCT split into what the small and the large coflows add to it.
-    c = fw.columns()
-    totals = pd.Series(c["bytes"]).groupby(c["coflow_id"]).sum()
-    large = set(totals.index[totals >= int(rp.policy_keys(rp.policy_spec("fifo-lm", fw))["threshold"])])
-    for p, s in zip(policies, sim_specs, strict=True):
-        sc = sim.coflows(s)[["coflow_id", "cct_s"]]
-        m = measured[p][["coflow_id", "cct_s", "punctual"]].merge(sc, on="coflow_id", suffixes=("_testbed", "_sim"))
-        m.to_csv(args.out / f"{p}-coflows.csv", index=False)
-        tb_mean, sim_mean = m["cct_s_testbed"].mean(), m["cct_s_sim"].mean()
-        tb_p95, sim_p95 = np.percentile(m["cct_s_testbed"], 95), np.percentile(m["cct_s_sim"], 95)
-        pm = m[m["punctual"]]
-        why[p].update(
-            punctual=len(pm) / len(m), punctual_tb=pm["cct_s_testbed"].mean(), punctual_sim=pm["cct_s_sim"].mean()
-        )
-        big = m["coflow_id"].isin(large)
-        why[p].update(
-            n_large=int(big.sum()),
-            small_tb=m.loc[~big, "cct_s_testbed"].sum() / len(m),
-            small_sim=m.loc[~big, "cct_s_sim"].sum() / len(m),
-            large_tb=m.loc[big, "cct_s_testbed"].sum() / len(m),
-            large_sim=m.loc[big, "cct_s_sim"].sum() / len(m),
-        )
-        rows.append((p, s, tb_mean, sim_mean, tb_p95, sim_p95, wall[p]))
+    rows, sim_s = compare(fw, topology, policies, sim_specs, measured, wall, why, args.out)
     draw({p: args.out / f"{p}-coflows.csv" for p in policies}, PAGES[args.workload][1])
     saved = {
         "workload": args.workload,
-        "command": " ".join(sys.argv[1:]),
+        "command": " ".join(sys.argv[1:] if argv is None else argv),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "source": fw.source,
         "n_coflows": fw.n_coflows,
@@ -300,6 +285,113 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "page.json").write_text(json.dumps(saved, indent=1, default=float) + "\n")
     write_page(saved)
     return 0
+
+
+def topology_of(args: argparse.Namespace) -> str:
+    """The testbed's topology, which the simulator is given too."""
+    return f"bigswitch:hosts={args.hosts},rate={args.rate}"
+
+
+def workload_of(args: argparse.Namespace) -> tuple[rp.Fitted, dict[str, Any]]:
+    """The workload the command line names, fitted to the testbed, and D-CAS's parameters for the D-CAS mix
+    (``{}`` for FB2010). ValueError if the generator refuses the mix."""
+    size_scale = args.size_scale if args.size_scale is not None else SCALES[args.workload][0]
+    time_scale = args.time_scale
+    if time_scale is None:
+        time_scale = size_scale if args.workload == "dcas" else SCALES[args.workload][1]
+    if args.workload == "dcas":
+        return dcas_workload(
+            topology_of(args), args.name, args.coflows, args.load, args.seed, size_scale, time_scale, args.max_coflows
+        )
+    return rp.fit(coflowkit.load_trace(TRACE), args.hosts, size_scale, time_scale, args.max_coflows), {}
+
+
+def compare(
+    fw: Any,
+    topology: str,
+    policies: list[str],
+    sim_specs: list[str],
+    measured: dict[str, pd.DataFrame],
+    wall: dict[str, float],
+    why: dict[str, dict[str, Any]],
+    out: Path,
+) -> tuple[list[tuple[Any, ...]], float]:
+    """Simulates ``sim_specs`` (one per policy) on ``fw`` and sets each policy's simulated CCTs beside its
+    measured ones (``measured[p]``: coflow_id, cct_s, punctual): writes OUT/P-coflows.csv, adds the simulated
+    side of ``why[p]``, and returns the page's rows and how long the simulation took."""
+    t = time.time()
+    # One run per distinct scheduler (`plain` and `fair-rt` both stand for `fair`).
+    sim = coflowkit.simulate(fw, list(dict.fromkeys(sim_specs)), topology=topology)
+    sim_s = time.time() - t
+    rows = []
+    # The coflows at or above the 80th percentile of total bytes (FIFO-LM's default heavy threshold) carry
+    # nearly all bytes: each side's mean CCT split into what the small and the large coflows add to it.
+    c = fw.columns()
+    totals = pd.Series(c["bytes"]).groupby(c["coflow_id"]).sum()
+    large = set(totals.index[totals >= int(rp.policy_keys(rp.policy_spec("fifo-lm", fw))["threshold"])])
+    for p, s in zip(policies, sim_specs, strict=True):
+        sc = sim.coflows(s)[["coflow_id", "cct_s"]]
+        m = measured[p][["coflow_id", "cct_s", "punctual"]].merge(sc, on="coflow_id", suffixes=("_testbed", "_sim"))
+        m.to_csv(out / f"{p}-coflows.csv", index=False)
+        tb_mean, sim_mean = m["cct_s_testbed"].mean(), m["cct_s_sim"].mean()
+        tb_p95, sim_p95 = np.percentile(m["cct_s_testbed"], 95), np.percentile(m["cct_s_sim"], 95)
+        pm = m[m["punctual"]]
+        why[p].update(
+            punctual=len(pm) / len(m), punctual_tb=pm["cct_s_testbed"].mean(), punctual_sim=pm["cct_s_sim"].mean()
+        )
+        big = m["coflow_id"].isin(large)
+        why[p].update(
+            n_large=int(big.sum()),
+            small_tb=m.loc[~big, "cct_s_testbed"].sum() / len(m),
+            small_sim=m.loc[~big, "cct_s_sim"].sum() / len(m),
+            large_tb=m.loc[big, "cct_s_testbed"].sum() / len(m),
+            large_sim=m.loc[big, "cct_s_sim"].sum() / len(m),
+        )
+        rows.append((p, s, tb_mean, sim_mean, tb_p95, sim_p95, wall[p]))
+    return rows, sim_s
+
+
+def resimulate(out: Path) -> None:
+    """Simulates the run saved in ``out`` again with today's code: its workload made again from its command
+    line, each policy's simulated spec as the run had it (D-CAS's with the negotiation the replay measured),
+    the testbed's per-coflow CCTs and counters as measured. Rewrites OUT/page.json (marked ``resimulated``)
+    and OUT/P-coflows.csv; the run's own page.json is kept as OUT/page-as-run.json. Refuses a run whose
+    command makes another workload than the one it replayed."""
+    f = out / "page.json"
+    if not f.is_file():
+        raise SystemExit(f"--resimulate {out}: no page.json there (not the OUT of a sim_vs_testbed run)")
+    saved = {"workload": "fb2010", **json.loads(f.read_text())}
+    try:
+        args = parser().parse_args(shlex.split(saved["command"]))
+    except SystemExit:
+        raise SystemExit(f"--resimulate {out}: its command {saved['command']!r} does not parse today") from None
+    if args.page_from is not None:
+        raise SystemExit(f"--resimulate {out}: its page.json was written by --page-from, not by a run")
+    fitted, _ = workload_of(args)
+    fw = fitted.workload
+    for key, now in (("source", fw.source), ("n_coflows", fw.n_coflows), ("n_flows", fw.n_flows)):
+        if saved.get(key) != now:
+            raise SystemExit(f"--resimulate {out}: its command makes a workload whose {key} is {now!r}, not the run's {saved.get(key)!r}")
+    if saved.get("topology") != topology_of(args):
+        raise SystemExit(f"--resimulate {out}: its topology {saved.get('topology')!r} is not its command's")
+    policies = [r[0] for r in saved["rows"]]
+    sim_specs = [r[1] for r in saved["rows"]]
+    wall = {r[0]: r[6] for r in saved["rows"]}
+    measured = {}
+    for p in policies:
+        csv = out / f"{p}-coflows.csv"
+        if not csv.is_file():
+            raise SystemExit(f"--resimulate {out}: no {csv.name} there, the testbed's CCTs of {p}")
+        m = pd.read_csv(csv)
+        measured[p] = m[["coflow_id", "cct_s_testbed", "punctual"]].rename(columns={"cct_s_testbed": "cct_s"})
+    first = out / "page-as-run.json"
+    if not first.exists():
+        first.write_text(f.read_text())
+    why = saved["why"]
+    rows, sim_s = compare(fw, saved["topology"], policies, sim_specs, measured, wall, why, out)
+    saved.update(rows=rows, why=why, sim_s=sim_s, resimulated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    f.write_text(json.dumps(saved, indent=1, default=float) + "\n")
+    print(f"{out}: simulated again ({sim_s:.1f} s)")
 
 
 def accept_wait(flows: pd.DataFrame) -> dict[str, float | None]:
@@ -450,8 +542,11 @@ def combine(outs: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
             repeats.setdefault(p, []).append(row[2])
     order = dict.fromkeys(row[0] for r in runs for row in r["rows"])
     later = [{"command": r["command"], "date": r["date"], "policies": [row[0] for row in r["rows"]]} for r in runs[1:]]
+    # Runs simulated again (--resimulate): when, each; None for a run as it was made.
+    again = [r.get("resimulated") for r in runs]
     saved = dict(
         first, rows=[rows[p] for p in order], why=why, sim_s=max(r["sim_s"] for r in runs), later=later, repeats=repeats,
+        resimulated=max((d for d in again if d), default=None), resimulated_all=all(again),
         not_pooled={p: {"runs": d, "since": REPLAY_CHANGED[p][0], "why": REPLAY_CHANGED[p][1]} for p, d in before.items()},
     )  # fmt: skip
     return saved, csvs
@@ -549,6 +644,13 @@ def write_page(saved: dict[str, Any]) -> None:
             f" Then `sim_vs_testbed.py {r['command']}` on {r['date']}, whose rows of {', '.join(r['policies'])} "
             "replace or join the earlier runs' (`--page-from` with every run's OUT directory)."
             for r in saved.get("later", [])
+        )
+        + (
+            f" The simulated columns {'' if saved.get('resimulated_all', True) else 'of some runs '}were simulated "
+            f"again on {saved['resimulated']} with the code of then (`--page-from OUT --resimulate`): the testbed's "
+            "measurements are the runs'."
+            if saved.get("resimulated")
+            else ""
         ),
         "",
         f"Workload: {saved['source']}: {saved['n_coflows']} coflows, {saved['n_flows']} flows "
