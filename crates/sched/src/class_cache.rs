@@ -59,7 +59,11 @@
 //! other end), on any residual that still leaves the port a margin after
 //! the uses its flows took, replayed in freeze order
 //! (`ClassCache::grid_stands`): the picks and levels are then the same to
-//! the bit, and the residual the coflow leaves there is the replay.
+//! the bit, and the residual the coflow leaves there is the replay. Every
+//! moved port is checked (not frozen by the solve, not full) before any is
+//! replayed, so a turn that does not stand pays for no replay; it is then
+//! solved again without `Slot::stands`, which could not keep it either
+//! (a grid turn pins every link).
 //!
 //! The result is the same as re-serving every coflow with the same solver
 //! (a coflow once wide stays on its grid until it completes), to the bit:
