@@ -310,6 +310,16 @@ impl BipartiteMaxMin {
         self.count[r * self.n_cols + c]
     }
 
+    /// Number of flows from row `r` to each column.
+    pub fn row_counts(&self, r: usize) -> &[u32] {
+        &self.count[r * self.n_cols..(r + 1) * self.n_cols]
+    }
+
+    /// Number of flows from each row to column `c`.
+    pub fn col_counts(&self, c: usize) -> &[u32] {
+        &self.count_t[c * self.n_rows..(c + 1) * self.n_rows]
+    }
+
     /// Fills `row_level` and `col_level` with the level each port froze at
     /// (infinity for a port that is nobody's bottleneck) under capacities
     /// `row_cap` and `col_cap`. The max-min rate of a flow from `r` to `c` is

@@ -59,7 +59,11 @@
 //! other end), on any residual that still leaves the port a margin after
 //! the uses its flows took, replayed in freeze order
 //! (`ClassCache::grid_stands`): the picks and levels are then the same to
-//! the bit, and the residual the coflow leaves there is the replay.
+//! the bit, and the residual the coflow leaves there is the replay. Every
+//! moved port is checked (not frozen by the solve, not full) before any is
+//! replayed, so a turn that does not stand pays for no replay; it is then
+//! solved again without `Slot::stands`, which could not keep it either
+//! (a grid turn pins every link).
 //!
 //! The result is the same as re-serving every coflow with the same solver
 //! (a coflow once wide stays on its grid until it completes), to the bit:
@@ -145,7 +149,7 @@ struct Slot {
     // `replay_uses`, read from the grid's solver when first needed
     // (`u32::MAX`: not yet; see `ClassCache::grid_stands`), and the last
     // residual replayed there (its bits) with what the replay left.
-    replay: Vec<(u32, u32)>,
+    replay: Vec<(u32, u32, f64)>,
     replay_uses: Vec<f64>,
     replay_last: Vec<(u64, f64)>,
 }
@@ -288,7 +292,10 @@ pub struct ClassCache {
     owner: Vec<CoflowIdx>,
     // Serves so far (the slots' `round`).
     round: u32,
-    // Scratch of `grid_stands`: the residual a standing grid turn leaves.
+    // Scratch of `grid_stands`: the ports whose residual moved (position in
+    // the slot's links, port on its side, whether a row) and, if the turn
+    // stands, the residual it leaves on each.
+    moved: Vec<(u32, u32, bool)>,
     after: Vec<f64>,
 }
 
@@ -809,19 +816,33 @@ impl ClassCache {
         for &m in members {
             fresh |= std::mem::replace(&mut self.changed[m as usize], false);
         }
+        // A slot last served that has a grid was served on it
+        // (`serve_on_grid` serves on a grid whenever the slot has one, and
+        // makes one only to serve on it), and that turn pinned every link (`Slot::record` has no trace of it): where
+        // `grid_stands` finds it does not stand, some link moved, and
+        // `Slot::stands` cannot find it does.
         let slot = &mut self.slots[ci];
-        if let (Turn::Served { class: was }, false) = (slot.turn, fresh) {
-            if slot.grid.is_some() && self.grid_stands(ci) {
+        let on_grid = slot.grid.is_some();
+        if let (Turn::Served { class: was }, false, true) = (slot.turn, fresh, on_grid) {
+            if self.grid_stands(ci) {
                 let slot = &mut self.slots[ci];
-                self.server.set_residual(&slot.links, &self.after);
+                self.server.set_residual(&slot.links, &slot.after);
+                for (&(i, _, _), &v) in self.moved.iter().zip(&self.after) {
+                    self.server
+                        .set_residual(&slot.links[i as usize..][..1], &[v]);
+                }
                 slot.keep(view, members, was, class, out);
                 return;
             }
+            let slot = &self.slots[ci];
+            debug_assert!(!slot.stands(|l| self.server.residual_at(l)));
         }
         let slot = &mut self.slots[ci];
         let server = &mut self.server;
         match slot.turn {
-            Turn::Served { class: was } if !fresh && slot.stands(|l| server.residual_at(l)) => {
+            Turn::Served { class: was }
+                if !fresh && !on_grid && slot.stands(|l| server.residual_at(l)) =>
+            {
                 for (i, &l) in slot.links.iter().enumerate() {
                     let after = slot.after_at(i, server.residual_at(l));
                     server.set_residual(&[l], &[after]);
@@ -872,7 +893,7 @@ impl ClassCache {
         let solver = (!on_grid).then(|| self.server.solver());
         slot.record(solver, &mut self.pos);
         slot.replay.clear();
-        slot.replay.resize(slot.links.len(), (u32::MAX, 0));
+        slot.replay.resize(slot.links.len(), (u32::MAX, 0, 0.0));
         slot.replay_uses.clear();
         slot.replay_last.clear();
         slot.replay_last.resize(slot.links.len(), (u64::MAX, 0.0));
@@ -880,8 +901,9 @@ impl ClassCache {
     }
 
     /// Whether the last solve of slot `ci` on its grid stands on the
-    /// residuals now, writing the residual it leaves on each of its links
-    /// into `self.after` if so. A port the solve froze must read its
+    /// residuals now; if so, the links whose residual moved are in
+    /// `self.moved` and the residual it leaves on each in `self.after` (on
+    /// the others, it leaves the slot's `after`). A port the solve froze must read its
     /// residual of then to the bit; a port it did not freeze (all its flows
     /// froze at the other end) may read any residual on which it still
     /// has, after the uses its flows took in freeze order (replayed as the
@@ -897,13 +919,12 @@ impl ClassCache {
         let Some(grid) = slot.grid.as_ref() else {
             return false;
         };
-        let nr = grid.rows.len();
-        self.after.clear();
-        for i in 0..slot.links.len() {
-            let l = slot.links[i];
+        // Every moved port is checked before any is replayed: a turn that
+        // does not stand costs no replay.
+        self.moved.clear();
+        for (i, (&l, &b)) in slot.links.iter().zip(&slot.before).enumerate() {
             let r = self.server.residual_at(l);
-            if r.to_bits() == slot.before[i].to_bits() {
-                self.after.push(slot.after[i]);
+            if r.to_bits() == b.to_bits() {
                 continue;
             }
             // Links `2h` and `2h + 1` are host `h`'s ingress and egress ports.
@@ -920,33 +941,44 @@ impl ClassCache {
             if !level.is_some_and(|v| v.is_infinite()) || self.server.is_full(l) {
                 return false;
             }
-            if slot.replay[i].0 == u32::MAX {
-                let start = slot.replay_uses.len() as u32;
-                let x = port as usize;
-                for (p, level) in grid.solver.frozen() {
-                    let k = match (row, p < nr) {
-                        (true, false) => grid.solver.count(x, p - nr),
-                        (false, true) => grid.solver.count(p, x),
-                        _ => 0,
-                    };
-                    if k > 0 {
-                        slot.replay_uses.push(f64::from(k) * level);
-                    }
-                }
-                slot.replay[i] = (start, slot.replay_uses.len() as u32);
-            }
+            self.moved.push((i as u32, port, row));
+        }
+        self.after.clear();
+        let nr = grid.rows.len();
+        for &(i, port, row) in &self.moved {
+            let i = i as usize;
+            let r = self.server.residual_at(slot.links[i]);
             // A port's residual often moves once and then stays.
             if slot.replay_last[i].0 == r.to_bits() {
                 self.after.push(slot.replay_last[i].1);
                 continue;
             }
-            let (s, e) = slot.replay[i];
-            let cap = r.max(0.0);
-            let (mut v, mut total) = (cap, 0.0);
-            for &u in &slot.replay_uses[s as usize..e as usize] {
-                v -= u;
-                total += u;
+            if slot.replay[i].0 == u32::MAX {
+                // Its flows' counts to each port of the other side, read
+                // along the freeze order, and their sum in that order (what
+                // the replay's `total` would add up to, to the bit).
+                let start = slot.replay_uses.len() as u32;
+                let (counts, lo) = if row {
+                    (grid.solver.row_counts(port as usize), nr)
+                } else {
+                    (grid.solver.col_counts(port as usize), 0)
+                };
+                let mut total = 0.0;
+                for (p, level) in grid.solver.frozen() {
+                    let k = p.checked_sub(lo).and_then(|q| counts.get(q)).copied();
+                    if let Some(k @ 1..) = k {
+                        let u = f64::from(k) * level;
+                        slot.replay_uses.push(u);
+                        total += u;
+                    }
+                }
+                slot.replay[i] = (start, slot.replay_uses.len() as u32, total);
             }
+            let (s, e, total) = slot.replay[i];
+            let cap = r.max(0.0);
+            let v = slot.replay_uses[s as usize..e as usize]
+                .iter()
+                .fold(cap, |v, &u| v - u);
             if v <= REPLAY_MARGIN * cap.max(total) {
                 return false;
             }
@@ -963,8 +995,12 @@ impl ClassCache {
             let same =
                 |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
             assert!(same(&lv.up_level, &grid.up_level) && same(&lv.down_level, &grid.down_level));
+            let mut after = slot.after.clone();
+            for (&(i, _, _), &v) in self.moved.iter().zip(&self.after) {
+                after[i as usize] = v;
+            }
             let left: Vec<f64> = slot.links.iter().map(|&l| residual[l as usize]).collect();
-            assert!(same(&left, &self.after), "replayed residuals");
+            assert!(same(&left, &after), "replayed residuals");
         }
         true
     }
