@@ -165,15 +165,21 @@
 //!    for every subcoflow of every host (one that already ran at this
 //!    instant does not run twice);
 //! 3. rates are solved; a subcoflow is *served* while any of its flows has a
-//!    rate above `EPS` × its sender's uplink capacity, and "no service
-//!    during the last T" means it has been unserved since an instant more
-//!    than `T` before the tick (a new subcoflow counts as unserved from its
-//!    appearance until it gets a rate). Service lasting no more than
-//!    [`SNAP_NS`] does not end an unserved spell: it is below the engine's
-//!    resolution, most often one instant of exact arithmetic split in two
-//!    (a start reached through rounded completions a nanosecond after an
-//!    arrival), where a flow's rate for that nanosecond must not spare
-//!    another subcoflow the starvation rule.
+//!    rate above `EPS` × its sender's uplink capacity. "No service during
+//!    the last T" is read by its sender's tick clock, as the host policy
+//!    ([`crate::host::dcas`]) reads it from its acknowledged bytes: a run of
+//!    Pseudocode 1 finds the subcoflow served if it had service at any time
+//!    since its previous run (the previous tick, or its appearance), and
+//!    it has then waited 0; else it has waited since the last run that
+//!    found it served, or since its appearance, and it is starving when
+//!    that is more than `T`. So a subcoflow served until just past a tick
+//!    and not after waits from the next tick, not from the instant its
+//!    service stopped (`Subcoflow::waited`). Service that ended no more
+//!    than [`SNAP_NS`] after it began does not count: it is below the
+//!    engine's resolution, most often one instant of exact arithmetic split
+//!    in two (a start reached through rounded completions a nanosecond
+//!    after an arrival), where a flow's rate for that nanosecond must not
+//!    spare another subcoflow the starvation rule.
 //!
 //! Each run of Pseudocode 1 starts a new round: a negotiation still open
 //! from an earlier round is dropped. `2 · msg_delay < delta` is required, so
@@ -733,12 +739,14 @@ struct Subcoflow {
     lasts: Vec<u32>,
     priority: Option<Priority>,
     n_served: u32,
-    unserved_since: Option<Time>,
-    // When its current service began, and when the unserved spell that
-    // service ended had begun: service lasting no more than `SNAP_NS` does
-    // not end that spell (`Subcoflow::unserved`).
-    served_from: Time,
-    spell_from: Option<Time>,
+    // Its service as its sender's tick clock reads it (`Subcoflow::waited`):
+    // the last run of Pseudocode 1 that found it served, or its appearance;
+    // when its current service began (None while unserved); when its last
+    // service that counts (longer than `SNAP_NS`) ended.
+    served_at: Time,
+    served_from: Option<Time>,
+    served_until: Option<Time>,
+    // Its last run of Pseudocode 1 (a tick, or its appearance).
     last_run: Time,
     // Runs of Pseudocode 1 so far; the open negotiation's desired priority.
     round: u32,
@@ -768,22 +776,34 @@ struct Subcoflow {
 impl Subcoflow {
     /// It is served at `now` (a flow of it has a rate above the floor).
     fn served(&mut self, now: Time) {
-        if let Some(u) = self.unserved_since.take() {
-            self.spell_from = Some(u);
-            self.served_from = now;
-        }
+        self.served_from.get_or_insert(now);
     }
 
     /// It is not served from `now`, having been. Service that lasted no
-    /// more than `SNAP_NS` leaves it unserved since the spell before: in
-    /// exact arithmetic that service is an instant's split (two events of
-    /// one instant, one reached through rounded completions, stand a few
-    /// nanoseconds apart) or too short for the engine to time.
+    /// more than `SNAP_NS` does not count: in exact arithmetic it is an
+    /// instant's split (two events of one instant, one reached through
+    /// rounded completions, stand a few nanoseconds apart) or too short for
+    /// the engine to time.
     fn unserved(&mut self, now: Time) {
-        self.unserved_since = match self.spell_from {
-            Some(u) if now.0 - self.served_from.0 <= SNAP_NS => Some(u),
-            _ => Some(now),
-        };
+        if let Some(from) = self.served_from.take() {
+            if now.0 - from.0 > SNAP_NS {
+                self.served_until = Some(now);
+            }
+        }
+    }
+
+    /// How long it has gone unserved, read at a run of Pseudocode 1 at
+    /// `now` (before `last_run` moves to `now`) by its sender's tick clock,
+    /// as the host policy reads it ([`crate::host::dcas`]): served at this
+    /// run if it had service at any time since its previous run (it is
+    /// served now, or its last service ended after that run), and then it
+    /// waited 0; else it waited since the last run that found it served,
+    /// or since its appearance.
+    fn waited(&mut self, now: Time) -> Dur {
+        if self.served_from.is_some() || self.served_until.is_some_and(|u| u > self.last_run) {
+            self.served_at = now;
+        }
+        now - self.served_at
     }
 }
 
@@ -1756,6 +1776,7 @@ impl Dcas {
     fn run_sender(&mut self, s: u32, now: Time, view: &Clairvoyant<'_>, out: &mut Allocation) {
         let (threshold, starvation) = (self.config.threshold, self.config.starvation);
         let sub = &mut self.subs[s as usize];
+        let waited = sub.waited(now);
         sub.last_run = now;
         sub.round += 1;
         sub.pending = None;
@@ -1787,7 +1808,6 @@ impl Dcas {
         let d = self
             .config
             .desired_of(rem, self.hosts[h.0 as usize].nic_bps);
-        let waited = sub.unserved_since.map_or(Dur::ZERO, |u| now - u);
         let rule = pseudocode1(rem, threshold, waited, starvation);
         if rule == Rule::Fifo {
             let p = Priority::fifo(self.rank[c as usize]);
@@ -2182,9 +2202,9 @@ impl Dcas {
                     lasts: vec![],
                     priority: None,
                     n_served: 0,
-                    unserved_since: Some(now),
-                    served_from: Time::NEVER,
-                    spell_from: None,
+                    served_at: now,
+                    served_from: None,
+                    served_until: None,
                     last_run: Time::NEVER,
                     round: 0,
                     pending: None,

@@ -4,10 +4,14 @@
 //! from which feedback). The paper is Luo et al., ICC 2015; its Fig. 2
 //! negotiation is worked through by hand below.
 
-use coflowkit_model::{flow, BitsPerSec, CoflowId, CoflowSpec, Fabric, HostId, Time, Workload};
+use coflowkit_model::{
+    flow, BitsPerSec, CoflowId, CoflowSpec, Dur, Fabric, HostId, Time, Workload,
+};
 use coflowkit_sched::dcas::{
     loss_draw, Dcas, DcasConfig, Decision, DecisionLog, MessageKind, Priority, Rule,
 };
+use coflowkit_sched::host::dcas::{DcasHost, DcasHostConfig};
+use coflowkit_sched::host::{Effects, HostFlow, HostPolicy, NoView};
 use coflowkit_sched::AnyScheduler;
 use coflowkit_sim::{SimOptions, Simulation};
 
@@ -201,6 +205,86 @@ fn starvation_guard_after_t() {
     let (cct, log) = run(2, two(), "delta=10ms;threshold=0");
     assert_eq!(cct, vec![150 * MS, 50 * MS]);
     assert!(log.iter().all(|d| d.rule != Rule::Starving));
+}
+
+#[test]
+fn starvation_clock_sees_service_at_ticks() {
+    // One link, ticks every 10 ms, T = 30 ms. A (12.5 MB, 100 ms alone)
+    // from 0; B (7.5 MB, 60 ms alone) from 11 ms, whose <1, 60,000 us> is
+    // above A's <1, 90,000 us> of the tick at 10 ms: B takes the link, A
+    // was served until 1 ms past that tick and waits from then. The host
+    // policy reads service at its ticks (acknowledged bytes grew since the
+    // last one): the tick at 20 ms finds A served, and A starves when it
+    // has waited more than T from there, at 60 ms (40 ms; at 50 ms it has
+    // waited exactly T). Measured from the instant its service stopped (11
+    // ms) it would starve a tick earlier, at 50 ms (39 ms). The flow level
+    // reads it by the same clock: A gets <1, 0> at 60 ms and takes the
+    // link from B, which has 11 ms left; at 70 ms both negotiate (A was
+    // served: it waited 0; B was not since the tick at 60 ms, which found
+    // it served: it waited 10 ms): A 79,000 us, B 11,000 us, decided at
+    // 70.2 ms. B ends at 81.2 ms (CCT 70.2 ms), A at 160 ms (the link
+    // never idles).
+    let keys = "delta=10ms;t=30ms;threshold=0";
+    let (cct, log) = run(
+        2,
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, 12_500_000)]),
+            CoflowSpec::new(2, Time(11 * MS), vec![flow(0, 1, 7_500_000)]),
+        ],
+        keys,
+    );
+    assert_eq!(cct, vec![160 * MS, 70 * MS + 200 * US]);
+    let starving: Vec<(u64, u64)> = log
+        .iter()
+        .filter(|d| d.rule == Rule::Starving)
+        .map(|d| (d.at.0, d.coflow.0))
+        .collect();
+    assert_eq!(starving, vec![(60 * MS, 1)]);
+    assert_eq!(
+        log.iter()
+            .filter(|d| d.at == Time(70 * MS + 200 * US))
+            .map(|d| (d.coflow.0, d.priority))
+            .collect::<Vec<_>>(),
+        vec![(1, Priority::large(79_000)), (2, Priority::large(11_000))]
+    );
+    // The host policy, given A's service as the flow level has it (its
+    // bytes acknowledged each millisecond until 11 ms, none after), finds
+    // it starving first at the same tick.
+    let mut host = DcasHost::new(
+        &config(keys),
+        &DcasHostConfig {
+            wait: Dur(200 * US),
+            quantum: Dur(US),
+            bands: [1 << 20, 1 << 22, 1 << 24],
+            negotiate: false,
+            keep_own: false,
+            wire: true,
+        },
+    );
+    let mut out = Effects::default();
+    let a = HostFlow {
+        id: 0,
+        coflow: 1,
+        coflow_arrival: Time(0),
+        dst: 1,
+        size: 12_500_000,
+        size_known: true,
+        deadline: None,
+    };
+    host.start(Time(0), &a, &mut out);
+    let mut first_starving = None;
+    for ms in 1..=70 {
+        if ms <= 11 {
+            host.sent(Time(ms * MS), 0, 125_000, &mut out);
+        }
+        if ms % 10 == 0 {
+            host.wake(Time(ms * MS), &NoView, &mut out);
+            if host.runs()[&1][1] > 0 && first_starving.is_none() {
+                first_starving = Some(ms * MS);
+            }
+        }
+    }
+    assert_eq!(first_starving, Some(starving[0].0));
 }
 
 /// One coflow: S1 (host 0, 1.25 MB) and S2 (host 1, 5 MB) both to host 2.

@@ -1,6 +1,6 @@
 //! `dcas`, D-CAS written plainly from the module doc of
 //! `coflowkit_sched::dcas`. D-CAS keeps state between events (priorities,
-//! caches, messages in flight, how long a subcoflow has gone unserved), so
+//! caches, messages in flight, when a subcoflow was last found served), so
 //! its reference also keeps it: subcoflows as lists, protocol events in one
 //! list searched for the least (instant, phase, sequence), receivers'
 //! replies as events of their own (the engine batches them), the tick at
@@ -134,10 +134,15 @@ struct RefSub {
     instance: u64,
     flows: Vec<usize>,
     prio: Option<(u8, u64)>,
+    /// Whether the rates of the last event serve it.
     served: bool,
-    unserved_since: Option<f64>,
-    /// When it last went from unserved to served.
-    served_at: f64,
+    /// When that service began.
+    served_from: f64,
+    /// Whether any event since its last run of Pseudocode 1 gave it service.
+    served_since_run: bool,
+    /// The last run that found it served, or its appearance: its sender's
+    /// tick clock (the host policy's).
+    served_run: f64,
     last_run: f64,
     round: u32,
     pending: Option<u64>,
@@ -279,8 +284,9 @@ impl Dcas {
                         flows: vec![f],
                         prio: None,
                         served: false,
-                        unserved_since: Some(t),
-                        served_at: f64::NAN,
+                        served_from: f64::NAN,
+                        served_since_run: false,
+                        served_run: t,
                         last_run: f64::NAN,
                         round: 0,
                         pending: None,
@@ -300,6 +306,13 @@ impl Dcas {
     fn pseudocode_1(&mut self, sim: &mut RefSim, i: usize, t: f64) {
         let p = self.p;
         let s = &mut self.subs[i];
+        // Served at this run if served at any time since the last one; the
+        // wait counts from the last run that found it served.
+        if s.served_since_run {
+            s.served_run = t;
+        }
+        s.served_since_run = false;
+        let waited = t - s.served_run;
         s.last_run = t;
         s.round += 1;
         s.pending = None;
@@ -326,7 +339,6 @@ impl Dcas {
         if (rem - (p.threshold - BYTES_TIE)).abs() < 8.0 {
             sim.ambiguous = true;
         }
-        let waited = s.unserved_since.map_or(0.0, |u| t - u);
         if (waited - p.t).abs() < 1_000.0 {
             sim.ambiguous = true;
         }
@@ -498,29 +510,26 @@ impl Dcas {
         debug_assert!(self.events.iter().all(|e| e.0 > t));
     }
 
-    /// Who is served at the rates `rate` chosen at `t`: a subcoflow with a
-    /// flow above EPS x its sender's uplink capacity.
+    /// Who is served at the rates `rate` chosen at `t` (until the next
+    /// event): a subcoflow with a flow above EPS x its sender's uplink
+    /// capacity.
     ///
     /// Service that lasts less than 1 us may not exist in the engine (whose
-    /// events within nanoseconds of each other are one), and it resets
-    /// "unserved since": such a case is ambiguous.
+    /// events within nanoseconds of each other are one), and it counts
+    /// here: such a case is ambiguous.
     fn service(&mut self, sim: &mut RefSim, t: f64, rate: &[f64]) {
         let caps = &sim.caps;
         for s in &mut self.subs {
             let floor = EPS * caps[2 * s.host as usize];
             let served = s.flows.iter().any(|&f| rate[f] > floor);
-            if served {
-                if !s.served && s.unserved_since.is_some_and(|u| u < t) {
-                    s.served_at = t;
-                }
-                s.unserved_since = None;
-            } else if s.served {
-                if t - s.served_at < 1_000.0 {
-                    sim.ambiguous = true;
-                }
-                s.unserved_since = Some(t);
+            if served && !s.served {
+                s.served_from = t;
+            }
+            if !served && s.served && t - s.served_from < 1_000.0 {
+                sim.ambiguous = true;
             }
             s.served = served;
+            s.served_since_run |= served;
         }
     }
 

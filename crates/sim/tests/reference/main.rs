@@ -1692,11 +1692,11 @@ fn dcas_regression_fresh_seed_service_in_a_split_instant() {
     // coflow 2's flow, FIFO class, had host 0's uplink alone for 1 ns and
     // took downlink 1 from coflow 1, which left host 1's uplink to coflow
     // 3 for that nanosecond: coflow 3's subcoflow at host 1, unserved
-    // since 11 ms, counted as served, so the tick at 14.142 ms did not
-    // find it starving (unserved > T = 2.5 ms) and coflow 1 ended 781 us
-    // early. The engine was wrong: service no longer than SNAP_NS does not
-    // end an unserved spell now (`dcas`'s module doc), and the case is
-    // compared.
+    // since 11 ms (last found served by the tick at 11.314 ms), counted as
+    // served, so the tick at 14.142 ms did not find it starving (waited >
+    // T = 2.5 ms) and coflow 1 ended 781 us early. The engine was wrong:
+    // service no longer than SNAP_NS does not count now (`dcas`'s module
+    // doc), and the case is compared.
     let case = Case {
         net: Net::BigSwitch {
             up: vec![1e9, 1e9],
