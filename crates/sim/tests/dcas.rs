@@ -44,6 +44,22 @@ fn run(n_hosts: u32, coflows: Vec<CoflowSpec>, keys: &str) -> (Vec<u64>, Vec<Dec
     (ccts, log)
 }
 
+/// When each coflow was decided starving, as (instant in ns, coflow id).
+fn starving(log: &[Decision]) -> Vec<(u64, u64)> {
+    log.iter()
+        .filter(|d| d.rule == Rule::Starving)
+        .map(|d| (d.at.0, d.coflow.0))
+        .collect()
+}
+
+/// The priorities decided at instant `at` (ns), as (coflow id, priority).
+fn priorities_at(log: &[Decision], at: u64) -> Vec<(u64, Priority)> {
+    log.iter()
+        .filter(|d| d.at == Time(at))
+        .map(|d| (d.coflow.0, d.priority))
+        .collect()
+}
+
 /// The decisions of one rule at one instant, as (host, priority, feedback
 /// sorted), by host.
 fn decided(log: &[Decision], at: u64, rule: Rule) -> Vec<(u32, Priority, Vec<u64>)> {
@@ -188,17 +204,9 @@ fn starvation_guard_after_t() {
     };
     let (cct, log) = run(2, two(), keys);
     assert_eq!(cct, vec![150 * MS, 60 * MS + 200 * US]);
-    let starving: Vec<(u64, u64)> = log
-        .iter()
-        .filter(|d| d.rule == Rule::Starving)
-        .map(|d| (d.at.0, d.coflow.0))
-        .collect();
-    assert_eq!(starving, vec![(40 * MS, 1)]);
+    assert_eq!(starving(&log), vec![(40 * MS, 1)]);
     assert_eq!(
-        log.iter()
-            .filter(|d| d.at == Time(50 * MS + 200 * US))
-            .map(|d| (d.coflow.0, d.priority))
-            .collect::<Vec<_>>(),
+        priorities_at(&log, 50 * MS + 200 * US),
         vec![(1, Priority::large(90_000)), (2, Priority::large(10_000))]
     );
     // With T = 1 s nobody starves long enough: B done at 50 ms.
@@ -234,17 +242,9 @@ fn starvation_clock_sees_service_at_ticks() {
         keys,
     );
     assert_eq!(cct, vec![160 * MS, 70 * MS + 200 * US]);
-    let starving: Vec<(u64, u64)> = log
-        .iter()
-        .filter(|d| d.rule == Rule::Starving)
-        .map(|d| (d.at.0, d.coflow.0))
-        .collect();
-    assert_eq!(starving, vec![(60 * MS, 1)]);
+    assert_eq!(starving(&log), vec![(60 * MS, 1)]);
     assert_eq!(
-        log.iter()
-            .filter(|d| d.at == Time(70 * MS + 200 * US))
-            .map(|d| (d.coflow.0, d.priority))
-            .collect::<Vec<_>>(),
+        priorities_at(&log, 70 * MS + 200 * US),
         vec![(1, Priority::large(79_000)), (2, Priority::large(11_000))]
     );
     // The host policy, given A's service as the flow level has it (its
@@ -284,7 +284,7 @@ fn starvation_clock_sees_service_at_ticks() {
             }
         }
     }
-    assert_eq!(first_starving, Some(starving[0].0));
+    assert_eq!(first_starving, Some(starving(&log)[0].0));
 }
 
 /// One coflow: S1 (host 0, 1.25 MB) and S2 (host 1, 5 MB) both to host 2.
