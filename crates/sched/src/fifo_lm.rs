@@ -110,7 +110,11 @@
 //! in place when its level moves), in (level, link) order, the order of
 //! the lazy binary heap it replaced, whose stale entries were 40% of the
 //! time; so the filling, float operation for float operation, is the
-//! same. A call at which no flow started or finished, no coflow arrived
+//! same. Links that fill at one level all fill, whichever comes first: a
+//! link whose last rising flow another one froze just as its residual ran
+//! out fills then too, freezing the flows waiting on it (it used to drop
+//! out, full, and they waited, holding the classes behind them at their
+//! other links, until a later fill; a fresh seed, session 64). A call at which no flow started or finished, no coflow arrived
 //! or completed, and every coflow that turned heavy since the last solve
 //! is the last at each of its links (its class ends at it, as before),
 //! keeps the last solve's rates and classes without a solve
@@ -1001,7 +1005,7 @@ impl LinkFill {
                 self.begin_rising(i, 0.0);
             }
         }
-        self.push_dirty();
+        self.push_dirty(caps);
         while let Some((level, l)) = self.fills.lowest() {
             let li = l as usize;
             let (b, e) = self.link_entries[li];
@@ -1012,7 +1016,10 @@ impl LinkFill {
                 }
             }
             self.res[li] = 0.0;
-            self.push_dirty();
+            // Its entry goes (it had no rising flow left when another link
+            // filling at this level froze its last: `push_dirty`).
+            self.mark(li);
+            self.push_dirty(caps);
         }
         debug_assert!(
             self.frozen.iter().all(|&x| x),
@@ -1089,14 +1096,25 @@ impl LinkFill {
     }
 
     /// Sets the level at which each link touched since the last call
-    /// fills (none once no flow rises on it).
-    fn push_dirty(&mut self) {
+    /// fills (none once no flow rises on it). A link whose last rising
+    /// flow froze (another link filling) just as its residual ran out
+    /// (within 1e-12 of its capacity, as the reference's filling) fills
+    /// too, at that level, if it holds an unfrozen flow: several links
+    /// filling at one level all freeze their flows, whichever comes first
+    /// (a flow waiting there behind the class that filled it gets nothing,
+    /// and the classes behind it at its other links rise from then on).
+    fn push_dirty(&mut self, caps: &[f64]) {
         let mut dirty = std::mem::take(&mut self.dirty);
         for &l in &dirty {
             let li = l as usize;
             self.is_dirty[li] = false;
-            let level = (self.n_rising[li] > 0)
-                .then(|| self.lam[li] + self.res[li] / f64::from(self.n_rising[li]));
+            let level = if self.n_rising[li] > 0 {
+                Some(self.lam[li] + self.res[li] / f64::from(self.n_rising[li]))
+            } else {
+                let (_, n_classes) = self.link_classes[li];
+                (self.res[li] <= 1e-12 * caps[li] && self.top[li] < n_classes)
+                    .then_some(self.lam[li])
+            };
             self.fills.set(l, level);
         }
         dirty.clear();

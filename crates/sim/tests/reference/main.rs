@@ -1746,3 +1746,48 @@ fn dcas_regression_fresh_seed_service_in_a_split_instant() {
         assert_eq!(compare(&case, spec), Ok(true), "{spec}");
     }
 }
+
+#[test]
+fn fifo_lm_mux_link_regression_fresh_seed_links_full_at_one_level() {
+    // Found by a fresh seed (multihop_fifo_lm_mux_link_matches_reference,
+    // session 64). At 1 ms, at level 250 Mbit/s of the filling, two
+    // spine links fill at once, both carrying coflow 30's flow 0->2 alone
+    // rising: the one into leaf 2 also carries coflow 34's 1->2, waiting
+    // behind it. The engine took the other link first, froze 0->2 there,
+    // and then dropped the link into leaf 2 from its fill levels (no flow
+    // rising on it), full but with 1->2 unfrozen; 1->2 froze (at 0) only
+    // when host 2's downlink filled at level 750, and coflow 2's 1->0,
+    // behind coflow 34 at host 1's uplink and at a spine link, rose from
+    // there: 125 Mbit/s instead of 250, and its 0->0 625 instead of 500
+    // (coflow 2 ended 1 ms late). The engine was wrong: a link that fills
+    // freezes every unfrozen flow on it, and links filling at one level all
+    // do, in whatever order (`fifo_lm`'s `LinkFill::push_dirty`).
+    let case = Case {
+        net: Net::LeafSpine(
+            LeafSpineSpec {
+                leaves: 3,
+                spines: 3,
+                hosts_per_leaf: 1,
+                host_rate: BitsPerSec(1e9),
+                spine_rate: Some(BitsPerSec(2.5e8)),
+            },
+            961150816210112195,
+        ),
+        cpu: None,
+        coflows: vec![
+            CoflowSpec::new(30, Time(0), vec![flow(0, 2, 250000), flow(2, 2, 188626)]),
+            CoflowSpec::new(1, Time(2000001), vec![flow(0, 0, 125000)]),
+            CoflowSpec::new(
+                2,
+                Time(1000000),
+                vec![flow(0, 0, 125000), flow(1, 0, 125000)],
+            ),
+            CoflowSpec::new(3, Time(1000000), vec![flow(0, 0, 125000)]),
+            CoflowSpec::new(34, Time(0), vec![flow(1, 2, 125000), flow(1, 0, 125000)]),
+        ],
+    };
+    assert_eq!(
+        compare(&case, "fifo-lm:threshold=300000;mux=link"),
+        Ok(true)
+    );
+}
