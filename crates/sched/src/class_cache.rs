@@ -818,9 +818,10 @@ impl ClassCache {
         }
         // A slot last served that has a grid was served on it
         // (`serve_on_grid` serves on a grid whenever the slot has one, and
-        // makes one only to serve on it), and that turn pinned every link (`Slot::record` has no trace of it): where
-        // `grid_stands` finds it does not stand, some link moved, and
-        // `Slot::stands` cannot find it does.
+        // makes one only to serve on it), and that turn pinned every link
+        // (`Slot::record` has no trace of it): where `grid_stands` finds it
+        // does not stand, some link moved, and `Slot::stands` cannot find
+        // it does.
         let slot = &mut self.slots[ci];
         let on_grid = slot.grid.is_some();
         if let (Turn::Served { class: was }, false, true) = (slot.turn, fresh, on_grid) {
@@ -903,17 +904,17 @@ impl ClassCache {
     /// Whether the last solve of slot `ci` on its grid stands on the
     /// residuals now; if so, the links whose residual moved are in
     /// `self.moved` and the residual it leaves on each in `self.after` (on
-    /// the others, it leaves the slot's `after`). A port the solve froze must read its
-    /// residual of then to the bit; a port it did not freeze (all its flows
-    /// froze at the other end) may read any residual on which it still
-    /// has, after the uses its flows took in freeze order (replayed as the
-    /// solve subtracts them), at least [`REPLAY_MARGIN`] of its capacity
-    /// left: its share is then above each step's level at every step, so
-    /// it is never picked, every pick and level is the same to the bit, and
-    /// the residual it leaves is the replay (debug builds solve again and
-    /// compare). Such a port must not be full either: the class then stays
-    /// unblocked, as at its solve. FB2010 `ncf`: 115,000 of 217,000 grid turns re-solved
-    /// had only such ports moved.
+    /// the others, it leaves the slot's `after`). A port the solve froze
+    /// must read its residual of then to the bit; a port it did not freeze
+    /// (all its flows froze at the other end) may read any residual on
+    /// which it still has, after the uses its flows took in freeze order
+    /// (replayed as the solve subtracts them), at least [`REPLAY_MARGIN`]
+    /// of its capacity left: its share is then above each step's level at
+    /// every step, so it is never picked, every pick and level is the same
+    /// to the bit, and the residual it leaves is the replay (debug builds
+    /// solve again and compare). Such a port must not be full either: the
+    /// class then stays unblocked, as at its solve. FB2010 `ncf`: 115,000
+    /// of 217,000 grid turns re-solved had only such ports moved.
     fn grid_stands(&mut self, ci: usize) -> bool {
         let slot = &mut self.slots[ci];
         let Some(grid) = slot.grid.as_ref() else {

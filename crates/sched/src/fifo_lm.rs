@@ -114,8 +114,10 @@
 //! link whose last rising flow another one froze just as its residual ran
 //! out fills then too, freezing the flows waiting on it (it used to drop
 //! out, full, and they waited, holding the classes behind them at their
-//! other links, until a later fill; a fresh seed, session 64). A call at which no flow started or finished, no coflow arrived
-//! or completed, and every coflow that turned heavy since the last solve
+//! other links, until a later fill: test
+//! `fifo_lm_mux_link_regression_fresh_seed_links_full_at_one_level`). A
+//! call at which no flow started or finished, no coflow arrived or
+//! completed, and every coflow that turned heavy since the last solve
 //! is the last at each of its links (its class ends at it, as before),
 //! keeps the last solve's rates and classes without a solve
 //! ([`LinkFill::unchanged`]; on cut80 at most 36 of 375 calls, those with
