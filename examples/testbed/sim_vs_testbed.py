@@ -895,6 +895,28 @@ simulated `dcas` 6.0% behind `pias` (0.3016 against 0.2846 s), on the testbed 7.
 against 0.4370 s). The other closer pairs as before: `plain`/`fifo-lm` alike, `karuna`/`dcas` and
 `dcas-local`/`aalo` reversed.
 
+**Two runs after the clock fix (2026-11-28 21:20-21:39 UTC, all 11 policies; 21:41-21:54 UTC, `pias`,
+`dcas`, `dcas-local` and the runtime's four again; the same command with `--out` each), not put at the
+top.** Nothing else of this project ran beside them, but the machine's load (the host's, other tenants'
+jobs included) was 3.3-18 during the sender policies' replays and 17-54 during the runtime's. Testbed
+mean CCT, first run / second: `plain` 0.6231 s, `pias` 0.4357 / 0.4451 s, `fifo-lm` 0.4927 s, `tafe`
+3.2348 s, `karuna` 0.4505 s, `dcas` 0.5615 / 0.4938 s, `dcas-local` 0.3623 / 0.3498 s, `aalo` 0.8222 /
+0.4050 s, `varys` 0.5844 / 0.4924 s, `fair-rt` 0.5796 / 0.5595 s, `aalo-strict` 0.4008 / 0.3465 s;
+simulated with the fix `dcas` 0.2920 / 0.2914 s (each run's negotiation: 55% and 54% of the replies
+missed their round, `loss=0.3321` and the like, against 48% in the run at the top), `dcas-local`
+0.2562 s, the rest as at the top. Against the page's run every sender policy but `dcas` is within
+2-7%; what moved is `dcas`, whose senders started late (mean lag 138-159 ms, 30-38% of its flows over
+100 ms late, against 45 ms and 11%; its small coflows add 0.094-0.141 s to its mean, 0.001 s
+simulated), and the runtime's replays at the higher load: `aalo` 0.8222 s in the first run (load 54;
+its small coflows 0.379 s, lag p99 4.4 s), `varys` 0.5844 and 0.4924 s (0.3140 s at the top; receivers'
+accept wait p99 0.26 and 0.91 s against 0.15 s, its small coflows 0.117-0.191 s against 0.018 s). By each
+policy's last run (`--page-from` both OUTs) 30 of 36 pairs are in the simulator's order and 26 of the 31
+it separates by 5% or more; against it `varys` with `pias`, `karuna`, `dcas-local` and `aalo` (its slow
+replays) and `fifo-lm`/`dcas`. `pias`/`dcas` is in the simulator's order in both (simulated `dcas` 2.4-2.6%
+behind `pias` with these runs' losses; on the testbed 11-29% behind, with its late senders). So these runs
+measure this machine's load more than the policies; the tables at the top stay the run of 14:36 UTC, whose
+`dcas` simulated with the fix is 0.2766 s (item 2 below), until a run on idle cores replaces them.
+
 **Why `pias`'s large coflows stand so much further above the fluid model than D-CAS's (2026-11-28,
 measured).** In the run at the top the 104 large coflows add 48% more to `pias`'s mean CCT on the testbed
 than in the simulator (0.4207 against 0.2839 s), and 20-21% more to `dcas`'s and `dcas-local`'s (0.3614
