@@ -8,7 +8,9 @@
 #   make fuzz [SEEDS=N]  the randomized tests again with N fresh seeds (default
 #               10): prints each failure's seed and the command that replays it
 #   make repro-dcas   release build, then D-CAS's section V reproduced into
-#               docs/reproductions/dcas.md (15-25 minutes on 2 idle cores, estimated)
+#               docs/reproductions/dcas.md at flow level, and D-CAS's mix at the testbed's scale at
+#               flow and packet level (examples/reproductions/dcas_packet.py): 24 minutes on the
+#               shared 2 cores beside two builds, the packet level 3 of them
 #   make repro-tafe   release build, then TAFE (docs/reproductions/tafe.md) at flow and packet level
 #               (6.3 minutes of CPU; 12 minutes on the shared 2 cores at load 8-9, a rebuild of the
 #               packet crate included)

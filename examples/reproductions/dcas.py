@@ -30,6 +30,9 @@ from coflowkit.experiments.analysis import BAR_BINS, StoreData, load_store, metr
 from coflowkit.experiments.plots import make_figures
 from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dcas_packet  # noqa: E402  (this folder: the packet-level section)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DOC = ROOT / "docs" / "reproductions" / "dcas.md"
@@ -69,7 +72,9 @@ def main() -> int:
             continue  # numbers only, in the text
         for f in make_figures(data, FIGURES / key, formats=("png",), dpi=150):
             figures[f"{key}/{f.name}"] = f
-    DOC.write_text(render(data_of, figures), encoding="utf-8")
+    # The packet-level section (issue 34): its own runs, cached beside the stores.
+    packet = dcas_packet.section(dcas_packet.run(args.results))
+    DOC.write_text(render(data_of, figures, packet), encoding="utf-8")
     print(f"wrote {DOC} and {len(figures)} figures in {FIGURES}/", file=sys.stderr)
     return 0
 
@@ -154,7 +159,7 @@ def trend(values: list[float]) -> str:
 # -- the page -------------------------------------------------------------------------------------
 
 
-def render(data_of: dict[str, StoreData], figures: dict[str, Any]) -> str:
+def render(data_of: dict[str, StoreData], figures: dict[str, Any], packet: str) -> str:
     va, classes, guard, fb = (data_of[k] for k in ("va", "classes", "guard", "fb2010"))
     seeds = va.experiment["seeds"]
     axes = {a["name"]: a["values"] for a in va.axes}
@@ -180,7 +185,8 @@ def render(data_of: dict[str, StoreData], figures: dict[str, Any]) -> str:
         "page puts our numbers beside the paper's. It is generated; do not edit it by hand:",
         "",
         "```sh",
-        "make repro-dcas    # release build, runs the four experiment files (resuming), redraws, rewrites this page",
+        "make repro-dcas    # release build, the four experiment files (resuming), the packet-level runs,",
+        "                   # redraws, rewrites this page",
         "```",
         "",
         "Experiment files: [`examples/reproductions/dcas.toml`](../../examples/reproductions/dcas.toml)",
@@ -401,6 +407,7 @@ def render(data_of: dict[str, StoreData], figures: dict[str, Any]) -> str:
         fb2010_text(fb),
         "",
     ]
+    L += [packet]
     # -- gaps -------------------------------------------------------------------------------------
     L += ["## Gaps of more than 1.5x", "", gaps_text(mean, {NO_GUARD: guard_mean}, cct), ""]
     # -- how it ran -------------------------------------------------------------------------------
