@@ -99,7 +99,8 @@ def run(results: Path) -> dict[str, Any]:
     cache: dict[tuple[str, str, str], Any] = pickle.loads(cache_file.read_bytes()) if cache_file.exists() else {}
     labels = [*LEVELS, *KNOBS]
     out: dict[str, Any] = {"cct": {lv: {} for lv in labels}, "seconds": {lv: {} for lv in labels},
-                           "timeouts": {lv: {} for lv in labels}, "classes": cls,
+                           "timeouts": {lv: {} for lv in labels}, "starving": {lv: {} for lv in labels},
+                           "classes": cls,
                            "specs": specs, "n_coflows": fw.n_coflows, "n_flows": fw.n_flows}  # fmt: skip
     runs = [(lv, POLICIES, lv, "") for lv in LEVELS]
     runs += [(label, KNOB_POLICIES, LEVELS[2], opt) for label, opt in KNOBS.items()]
@@ -124,13 +125,18 @@ def run(results: Path) -> dict[str, Any]:
                 res = coflowkit.simulate(fw, spec, **kw)
                 co = res.coflows(spec)
                 timeouts = int(res.flows(spec)["timeouts"].sum()) if level != "flow" else 0
+                # D-CAS's host policy counts its decisions (the packet engine's scheduler_stats).
+                st = res.scheduler_stats(spec) if level != "flow" and p.startswith("dcas") else {}
+                starving = (st["dcas_decided_starving"], st["dcas_decided_large"]) if st else None
                 cache[key] = (pd.Series(co["cct_s"].to_numpy(), index=co["coflow_id"].to_numpy()), time.time() - t,
-                              timeouts)  # fmt: skip
+                              timeouts, starving)  # fmt: skip
                 results.mkdir(parents=True, exist_ok=True)
                 cache_file.write_bytes(pickle.dumps(cache))
                 print(f"dcas packet: {label}, {p}: mean CCT {cache[key][0].mean():.4f} s ({cache[key][1]:.0f} s)",
                       flush=True)  # fmt: skip
-            out["cct"][label][p], out["seconds"][label][p], out["timeouts"][label][p] = cache[key]
+            out["cct"][label][p], out["seconds"][label][p], out["timeouts"][label][p], st = cache[key]
+            if st:
+                out["starving"][label][p] = st
     return out
 
 
@@ -295,6 +301,16 @@ def knobs(r: dict[str, Any], tb: dict[str, float]) -> list[str]:
     text = [f"On the testbed {', '.join(on_tb)}."]
     for label, key in rows:
         text.append(f"With {label}: {', '.join(ahead(key, p) for p in prio)}.")
+    starving = []
+    for key in (LEVELS[1], LEVELS[2], *KNOBS):
+        for p in ("dcas-local", "dcas"):
+            if p in r["starving"][key]:
+                a, b = r["starving"][key][p]
+                starving.append(f"{name(p)} {a / b:.0%} ({key})")
+    text.append(
+        "D-CAS's starvation rule (a large subcoflow with no byte acknowledged for T, lifted to the top large "
+        "class) decided this share of the large decisions at packet level: " + ", ".join(starving) + "."
+    )
     text.append(
         "The flow level has neither loss nor timers: a flow starved in a low class resumes the instant the "
         "classes above drain. At packet level a starved flow's timer fires (with no loss too: the timeouts of the "
