@@ -564,10 +564,137 @@ fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
     a.key.total_cmp(&b.key).then(a.f.cmp(&b.f))
 }
 
+/// A chunk's flows in key order: `buf[head..]`. Flows that leave nearer
+/// its front than its back move the flows before them one way (`head`
+/// grows) instead of all those after them the other, and flows put in
+/// nearer its front move those before them into the room `head` leaves:
+/// FB2010's tasks have runs of thousands of exact ties, one chunk each,
+/// whose front flows are served and leave, one or two an event, and each
+/// moved the whole run. Read as a slice (`Deref`); the room at the front
+/// changes no flow's place in it.
+#[derive(Debug, Default)]
+struct Flows {
+    buf: Vec<Kept>,
+    head: usize,
+}
+
+impl std::ops::Deref for Flows {
+    type Target = [Kept];
+    #[inline(always)]
+    fn deref(&self) -> &[Kept] {
+        &self.buf[self.head..]
+    }
+}
+
+impl std::ops::DerefMut for Flows {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [Kept] {
+        &mut self.buf[self.head..]
+    }
+}
+
+impl<'a> IntoIterator for &'a Flows {
+    type Item = &'a Kept;
+    type IntoIter = std::slice::Iter<'a, Kept>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Flows {
+    /// `flows` (in key order), with no room at the front.
+    fn of(flows: Vec<Kept>) -> Flows {
+        Flows {
+            buf: flows,
+            head: 0,
+        }
+    }
+
+    /// Appends `flows` (all after the last).
+    fn extend_from_slice(&mut self, flows: &[Kept]) {
+        self.buf.extend_from_slice(flows);
+    }
+
+    /// Splits off the flows from place `at` on.
+    fn split_off(&mut self, at: usize) -> Vec<Kept> {
+        self.buf.split_off(self.head + at)
+    }
+
+    /// Takes out the flows at places `at` (ascending, not empty), moving
+    /// the flows before the last of them toward the back if they are
+    /// fewer than those after the first, else those after toward the
+    /// front. Each flow left keeps its place among the others.
+    fn remove(&mut self, at: &[usize]) {
+        let (n, h, m) = (self.len(), self.head, at.len());
+        let (first, last) = (at[0], at[m - 1]);
+        debug_assert!(at.windows(2).all(|w| w[0] < w[1]) && last < n);
+        if last < n - 1 - first {
+            // From the last taken back to the front: the flows between the
+            // (k-1)-th and the k-th move m - k places toward the back.
+            let mut w = h + last + 1;
+            for k in (0..m).rev() {
+                let lo = if k > 0 { at[k - 1] + 1 } else { 0 };
+                let len = at[k] - lo;
+                self.buf.copy_within(h + lo..h + at[k], w - len);
+                w -= len;
+            }
+            debug_assert_eq!(w, h + m);
+            self.head = w;
+        } else {
+            let mut w = h + first;
+            for k in 0..m {
+                let hi = if k + 1 < m { at[k + 1] } else { n };
+                self.buf.copy_within(h + at[k] + 1..h + hi, w);
+                w += hi - at[k] - 1;
+            }
+            self.buf.truncate(w);
+        }
+    }
+
+    /// Puts `items` (in key order, none in the chunk) in at their places,
+    /// and leaves in `at` the place each went to (ascending). The flows
+    /// before the last one's place move into the room at the front if
+    /// there is room and they are fewer than those after the first's,
+    /// else those after move toward the back.
+    fn insert(&mut self, items: &[Kept], at: &mut Vec<usize>) {
+        let (n, h, m) = (self.len(), self.head, items.len());
+        // Each item's place among the flows now (ascending, as the items).
+        at.clear();
+        let mut p = 0;
+        for b in items {
+            p += self[p..].partition_point(|e| before(e, b));
+            at.push(p);
+        }
+        let (first, last) = (at[0], at[m - 1]);
+        if h >= m && last < n - first {
+            let nh = h - m;
+            let mut prev = 0;
+            for (j, b) in items.iter().enumerate() {
+                let p = at[j];
+                self.buf.copy_within(h + prev..h + p, nh + prev + j);
+                self.buf[nh + p + j] = *b;
+                at[j] = p + j;
+                prev = p;
+            }
+            self.head = nh;
+        } else {
+            let mut end = n;
+            self.buf.resize(h + n + m, items[0]);
+            for (j, b) in items.iter().enumerate().rev() {
+                let p = at[j];
+                self.buf.copy_within(h + p..h + end, h + p + j + 1);
+                self.buf[h + p + j] = *b;
+                at[j] = p + j;
+                end = p;
+            }
+        }
+    }
+}
+
 /// A stretch of a task's order, with the link classes of its flows' ends.
 #[derive(Debug, Default)]
 struct Chunk {
-    flows: Vec<Kept>,
+    flows: Flows,
     ends: Ends,
     // Its flows cut into stretches from one first link ([`Seg`]).
     segs: Vec<Seg>,
@@ -587,7 +714,7 @@ impl Chunk {
     /// A chunk of `flows`, its [`Ends`] counted.
     fn of(flows: Vec<Kept>) -> Chunk {
         let mut chunk = Chunk {
-            flows,
+            flows: Flows::of(flows),
             ends: Ends::default(),
             segs: vec![],
             left: 0,
@@ -981,10 +1108,10 @@ fn move_in_chunk(
 /// `batch` in (both in [`kept_by_key`] order), then restores the chunks'
 /// rules: no chunk empty, chunk ends at gaps, long chunks split at one.
 ///
-/// A chunk's flows leave, and come in, all at once: each moves the flows
-/// after it in the chunk once, not once per flow (FB2010's tasks have runs
-/// of thousands of exact ties, one chunk each, and the flows served in a
-/// turn sit near a chunk's front).
+/// A chunk's flows leave, and come in, all at once: the flows between
+/// them and the chunk's nearer end move once, not once per flow (FB2010's
+/// tasks have runs of thousands of exact ties, one chunk each, and the
+/// flows served in a turn sit near a chunk's front; [`Flows`]).
 fn apply(
     order: &mut Order,
     (gone, served_at): (&[Kept], &mut [[u32; 2]]),
@@ -997,12 +1124,13 @@ fn apply(
     let mut k = 0;
     while k < gone.len() {
         // The flows of `gone` in chunk `i` (in key order, so consecutive),
-        // compacted out in one pass from the first: `r` reads, `w` writes.
+        // found in turn (each search reads from after the one before),
+        // then taken out in one pass ([`Flows::remove`]).
         let i = locate(lasts, &gone[k]);
         let ch = &mut chunks[i];
         let n = ch.flows.len();
         let last = ch.flows[n - 1];
-        let (mut r, mut w) = (0, 0);
+        let mut r = 0;
         let start = k;
         at_list.clear();
         while k < gone.len() && (k == start || !before(&last, &gone[k])) {
@@ -1018,17 +1146,10 @@ fn apply(
             };
             debug_assert_eq!(ch.flows[at].f, g.f, "kept place of {}", g.f);
             at_list.push(at);
-            if k == start {
-                w = at;
-            } else {
-                ch.flows.copy_within(r..at, w);
-                w += at - r;
-            }
             r = at + 1;
             k += 1;
         }
-        ch.flows.copy_within(r..n, w);
-        ch.flows.truncate(w + n - r);
+        ch.flows.remove(at_list);
         ch.left += k - start;
         // Flows that leave the blocked tail shorten it.
         let tail_start = n - ch.tail;
@@ -1056,8 +1177,7 @@ fn apply(
             continue;
         }
         // The flows of `batch` that go to chunk `i` (or to a new chunk
-        // there), merged in from the back: each binary search reads only
-        // the part not yet moved.
+        // there), put in at once ([`Flows::insert`]).
         let to = place(chunks, lasts, &batch[k], tol);
         let start = k;
         k += 1;
@@ -1081,21 +1201,14 @@ fn apply(
             add_class(&mut ch.ends.first, b.ends[0]);
             add_class(&mut ch.ends.last, b.ends[1]);
         }
-        let mut end = ch.flows.len();
-        ch.flows.resize(end + items.len(), items[0]);
-        at_list.clear();
-        for (j, b) in items.iter().enumerate().rev() {
-            let p = ch.flows[..end].partition_point(|e| before(e, b));
-            ch.flows.copy_within(p..end, p + j + 1);
-            ch.flows[p + j] = *b;
-            served_at[b.f as usize] = [i as u32, (p + j) as u32];
-            at_list.push(p + j);
-            end = p;
+        ch.flows.insert(items, at_list);
+        for (b, &p) in items.iter().zip(at_list.iter()) {
+            served_at[b.f as usize] = [i as u32, p as u32];
         }
         // The blocked tail is what stands after the last flow put in.
-        ch.tail = ch.tail.min(ch.flows.len() - 1 - at_list[0]);
+        let put_last = at_list[at_list.len() - 1];
+        ch.tail = ch.tail.min(ch.flows.len() - 1 - put_last);
         if !ch.segs.is_empty() {
-            at_list.reverse();
             insert_into_segs(&mut ch.segs, segs, &ch.flows, at_list);
         }
         ch.grew = true;
@@ -1187,8 +1300,10 @@ impl TaskOrders {
             self.ready = true;
             for order in &mut self.tasks {
                 order.lasts.clear();
-                for e in order.chunks.drain(..).flat_map(|ch| ch.flows) {
-                    self.key_of[e.f as usize] = f64::NAN;
+                for ch in order.chunks.drain(..) {
+                    for e in &ch.flows {
+                        self.key_of[e.f as usize] = f64::NAN;
+                    }
                 }
             }
             self.batch
@@ -1382,7 +1497,7 @@ impl TaskOrders {
                 assert!(gap(a, w[1].flows[0].key, BYTES_TIE), "chunk end in a run");
             }
             for ch in chunks {
-                let exact = Chunk::of(ch.flows.clone()).ends;
+                let exact = Chunk::of(ch.flows.to_vec()).ends;
                 let within = |a: &Classes, b: &Classes| a.iter().zip(b).all(|(a, b)| a & !b == 0);
                 assert!(within(&exact.first, &ch.ends.first) && within(&exact.last, &ch.ends.last));
                 let n: usize = ch.segs.iter().map(|s| s.n as usize).sum();
@@ -2235,6 +2350,78 @@ impl Scheduler for Tafe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+
+    /// Random takings out and puttings in, near either end or anywhere,
+    /// against a `Vec` taken out of and put into one flow at a time:
+    /// [`Flows`] holds the same flows in the same order, and says where
+    /// each flow put in went.
+    #[test]
+    fn flows_take_out_and_put_in_as_a_vec() {
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: usize| (rng.next_u64() % m as u64) as usize;
+        let kept = |key: f64, f: FlowIdx| Kept {
+            key,
+            f,
+            p: f,
+            ends: [f, f + 1],
+        };
+        let mut flows = Flows::default();
+        let mut want: Vec<Kept> = vec![];
+        let mut next = 0;
+        let mut at = vec![];
+        for _ in 0..20_000 {
+            let n = want.len();
+            // Removals more likely the more flows: about 100-200 kept.
+            if n > rnd(200) {
+                // Up to 4 places, near the front, the back, or anywhere.
+                let span = 1 + rnd(n.min(8));
+                let from = match rnd(3) {
+                    0 => 0,
+                    1 => n - span,
+                    _ => rnd(n - span + 1),
+                };
+                let mut places: Vec<usize> = (0..1 + rnd(4)).map(|_| from + rnd(span)).collect();
+                places.sort_unstable();
+                places.dedup();
+                flows.remove(&places);
+                for &p in places.iter().rev() {
+                    want.remove(p);
+                }
+            } else {
+                // Up to 4 new flows, keys (a few ties) anywhere among them.
+                let mut items: Vec<Kept> = (0..1 + rnd(4))
+                    .map(|_| {
+                        next += 1;
+                        kept(rnd(40) as f64, next)
+                    })
+                    .collect();
+                items.sort_unstable_by(kept_by_key);
+                if n == 0 {
+                    flows = Flows::of(items.clone());
+                    want = items;
+                    continue;
+                }
+                flows.insert(&items, &mut at);
+                for b in &items {
+                    let p = want.partition_point(|e| before(e, b));
+                    want.insert(p, *b);
+                }
+                for (b, &p) in items.iter().zip(&at) {
+                    assert_eq!(want[p].f, b.f, "place of {}", b.f);
+                }
+            }
+            assert_eq!(flows.len(), want.len());
+            assert!(flows
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.f == b.f && a.key == b.key));
+            assert_eq!(flows.buf.len(), flows.head + flows.len());
+        }
+        assert!(flows.head > 0, "the front was never used");
+    }
 
     #[test]
     fn reached_is_within_a_millionth() {
