@@ -530,9 +530,13 @@ struct TaskOrders {
     // in by an update (where its next update, and the next fill's
     // classes, look for it first, and gallop from: few flows move it).
     served_at: Vec<[u32; 2]>,
-    // Per task: its first chunk's in `starts`; per chunk of the tasks in
-    // order: its first class (place of its first flow in the whole order),
-    // for [`TaskOrders::place_classes`].
+    // For [`TaskOrders::place_classes`], per task: its first class (the
+    // place of its first flow in the whole order), the call its chunks'
+    // starts were last counted in, and its first chunk's in `starts`; per
+    // chunk of those tasks: the place of its first flow in its task.
+    first_class: Vec<u32>,
+    counted: Vec<u32>,
+    call: u32,
     base: Vec<u32>,
     starts: Vec<u32>,
 }
@@ -866,11 +870,13 @@ fn insert_into_segs(segs: &mut Vec<Seg>, old: &mut Vec<Seg>, flows: &[Kept], put
 }
 
 /// A task's order: its chunks, and the key and index of each one's last
-/// flow (apart, so that finding a chunk reads one short array).
+/// flow (apart, so that finding a chunk reads one short array), and how
+/// many flows it holds.
 #[derive(Debug, Default)]
 struct Order {
     chunks: Vec<Chunk>,
     lasts: Vec<(f64, FlowIdx)>,
+    n_flows: usize,
 }
 
 /// The key and index of chunk `ch`'s last flow (it has one).
@@ -1012,7 +1018,7 @@ fn before(a: &Kept, b: &Kept) -> bool {
 /// whether it did. Its links are the same, so its chunk's [`Ends`] and
 /// stretches are.
 fn rekey_in_place(order: &mut Order, old: f64, e: &Kept, hint: [u32; 2], tol: f64) -> bool {
-    let Order { chunks, lasts } = order;
+    let Order { chunks, lasts, .. } = order;
     if chunks.is_empty() {
         return false;
     }
@@ -1067,7 +1073,7 @@ fn move_in_chunk(
     hint: [u32; 2],
     old_segs: &mut Vec<Seg>,
 ) -> Option<[u32; 2]> {
-    let Order { chunks, lasts } = order;
+    let Order { chunks, lasts, .. } = order;
     if chunks.is_empty() {
         return None;
     }
@@ -1119,7 +1125,12 @@ fn apply(
     tol: f64,
     scratch: &mut Scratch,
 ) {
-    let Order { chunks, lasts } = order;
+    let Order {
+        chunks,
+        lasts,
+        n_flows,
+    } = order;
+    *n_flows = *n_flows + batch.len() - gone.len();
     let Scratch { at: at_list, segs } = scratch;
     let mut k = 0;
     while k < gone.len() {
@@ -1300,6 +1311,7 @@ impl TaskOrders {
             self.ready = true;
             for order in &mut self.tasks {
                 order.lasts.clear();
+                order.n_flows = 0;
                 for ch in order.chunks.drain(..) {
                     for e in &ch.flows {
                         self.key_of[e.f as usize] = f64::NAN;
@@ -1421,7 +1433,9 @@ impl TaskOrders {
     /// the walk would serve it: its place in the whole order (the flows of
     /// the tasks before it, of its task's chunks before its own, and its
     /// place in its chunk's runs, a run out of index order walked by
-    /// index), and notes where it stands for the next update.
+    /// index), and notes where it stands for the next update. Only the
+    /// chunks of the tasks that hold one of `flows` are counted (FB2010:
+    /// the blocked tasks at the order's back hold most chunks).
     fn place_classes(
         &mut self,
         obs: &crate::Observed<'_>,
@@ -1431,22 +1445,29 @@ impl TaskOrders {
     ) {
         let mut at = 0u32;
         self.starts.clear();
+        self.call = self.call.wrapping_add(1);
         for &(_, _, c) in order {
             let ci = c as usize;
-            if self.base.len() <= ci {
+            if self.first_class.len() <= ci {
+                self.first_class.resize(ci + 1, 0);
+                self.counted.resize(ci + 1, 0);
                 self.base.resize(ci + 1, 0);
             }
-            self.base[ci] = self.starts.len() as u32;
-            if let Some(o) = self.tasks.get(ci) {
-                for ch in &o.chunks {
-                    self.starts.push(at);
-                    at += ch.flows.len() as u32;
-                }
-            }
+            self.first_class[ci] = at;
+            at += self.tasks.get(ci).map_or(0, |o| o.n_flows as u32);
         }
         for &f in flows {
             let c = obs.coflow_of(f) as usize;
             let o = &self.tasks[c];
+            if self.counted[c] != self.call {
+                self.counted[c] = self.call;
+                self.base[c] = self.starts.len() as u32;
+                let mut start = self.first_class[c];
+                for ch in &o.chunks {
+                    self.starts.push(start);
+                    start += ch.flows.len() as u32;
+                }
+            }
             // Where it was last noted (served, or put in by the update),
             // or found galloping from there ([`find`]).
             let probe = Kept {
@@ -1478,6 +1499,8 @@ impl TaskOrders {
                     .zip(&o.lasts)
                     .all(|(a, b)| a.0.to_bits() == b.0.to_bits() && a.1 == b.1));
                 assert_eq!(lasts.len(), o.lasts.len(), "chunk lasts of task {c}");
+                let n: usize = o.chunks.iter().map(|ch| ch.flows.len()).sum();
+                assert_eq!(n, o.n_flows, "flows of task {c}");
             }
             let mut want: Vec<crate::greedy::Entry> = view
                 .active_flows_of(c)
