@@ -2079,6 +2079,16 @@ fn run_end(flows: &[Kept], i: usize, tol: f64) -> usize {
     j
 }
 
+/// The bytes left of kept flow `f` (`flows=srpt`): the key the update
+/// just kept it under, the same bits as `view.remaining(f)` (checked in
+/// debug builds), which would read the flow's progress once more.
+#[inline(always)]
+fn kept_bytes(key_of: &[f64], view: &Clairvoyant<'_>, f: FlowIdx) -> f64 {
+    let k = key_of[f as usize];
+    debug_assert_eq!(k.to_bits(), view.remaining(f).to_bits(), "key of {f}");
+    k
+}
+
 impl Tafe {
     /// A TAFE scheduler with `config`.
     pub fn new(config: TafeConfig) -> Tafe {
@@ -2183,9 +2193,10 @@ impl Tafe {
     ) -> bool {
         let obs = view.observed();
         let (queue, ticket) = (&self.queue, &self.ticket);
+        let key_of = &self.by_remaining.key_of;
         let key = |f: FlowIdx| Ranked {
             prefix: Self::prefix(queue, ticket, obs.coflow_of(f)),
-            bytes: view.remaining(f),
+            bytes: kept_bytes(key_of, view, f),
         };
         if moved || changes.resynced {
             self.matching.reset();
@@ -2239,9 +2250,10 @@ impl Tafe {
     fn sync(&mut self, view: &Clairvoyant<'_>, out: &Allocation) {
         let obs = view.observed();
         let (queue, ticket) = (&self.queue, &self.ticket);
+        let key_of = &self.by_remaining.key_of;
         let key = |f: FlowIdx| Ranked {
             prefix: Self::prefix(queue, ticket, obs.coflow_of(f)),
-            bytes: view.remaining(f),
+            bytes: kept_bytes(key_of, view, f),
         };
         let prefix = |c: CoflowIdx| Self::prefix(queue, ticket, c);
         let flows = keyed_flows(view.active_coflows(), &self.by_remaining.tasks, prefix);
