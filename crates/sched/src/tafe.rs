@@ -812,10 +812,23 @@ fn push_seg(segs: &mut Vec<Seg>, s: Seg) {
 }
 
 /// Takes the flows at positions `removed` (ascending, before the removal)
-/// out of the stretches `segs`, in place.
+/// out of the stretches `segs`, in place. The stretches before the first
+/// flow taken out, and after the last if none emptied, are not written
+/// (no two neighbours share a first link, so none of them joins another).
 fn remove_from_segs(segs: &mut Vec<Seg>, removed: &[usize]) {
-    let (mut start, mut r, mut w) = (0, 0, 0);
-    for k in 0..segs.len() {
+    let Some(&first) = removed.first() else {
+        return;
+    };
+    let (mut start, mut k0) = (0, 0);
+    while k0 < segs.len() && start + segs[k0].n as usize <= first {
+        start += segs[k0].n as usize;
+        k0 += 1;
+    }
+    let (mut r, mut w) = (0, k0);
+    for k in k0..segs.len() {
+        if r == removed.len() && w == k {
+            return;
+        }
         let mut s = segs[k];
         let end = start + s.n as usize;
         let r0 = r;
