@@ -1027,13 +1027,20 @@ fn before(a: &Kept, b: &Kept) -> bool {
 /// it stands (at `hint`, chunk and place, if it is there, else found from
 /// there, [`find`]), if the order stays sorted and its chunk ends at gaps there
 /// (the flows before and after it, in its chunk or the neighbours', stay
-/// before and after it; a chunk end it sits at stays a gap); returns
-/// whether it did. Its links are the same, so its chunk's [`Ends`] and
-/// stretches are.
-fn rekey_in_place(order: &mut Order, old: f64, e: &Kept, hint: [u32; 2], tol: f64) -> bool {
+/// before and after it; a chunk end it sits at stays a gap). Its links
+/// are the same, so its chunk's [`Ends`] and stretches are. If it does not
+/// fit there, returns the flow as kept (its path and links: they need not
+/// be read again) and its place (chunk, place in it), if the task has it.
+fn rekey_in_place(
+    order: &mut Order,
+    old: f64,
+    e: &Kept,
+    hint: [u32; 2],
+    tol: f64,
+) -> Result<(), Option<(Kept, [u32; 2])>> {
     let Order { chunks, lasts, .. } = order;
     if chunks.is_empty() {
-        return false;
+        return Err(None);
     }
     let (i, at) = find(chunks, lasts, &Kept { key: old, ..*e }, hint);
     let flows = &chunks[i].flows;
@@ -1063,13 +1070,13 @@ fn rekey_in_place(order: &mut Order, old: f64, e: &Kept, hint: [u32; 2], tol: f6
     };
     let gaps = (!first || ends_gap(prev, Some(e))) && (!last || ends_gap(Some(e), next));
     if !(fits && gaps) {
-        return false;
+        return Err(Some((flows[at], [i as u32, at as u32])));
     }
     chunks[i].flows[at].key = e.key;
     if last {
         lasts[i] = (e.key, e.f);
     }
-    true
+    Ok(())
 }
 
 /// Moves kept flow `e` (its new key), kept under key `old` in `order`,
@@ -1333,6 +1340,9 @@ impl TaskOrders {
             }
             self.batch
                 .extend(view.active_flows().iter().map(|&f| kept(f)));
+            for &(_, e) in &self.batch {
+                self.long_paths |= obs.path_links(e.p).len() > 2;
+            }
         } else {
             let key_of = &mut self.key_of;
             let gone = &mut self.gone;
@@ -1355,6 +1365,9 @@ impl TaskOrders {
                 self.seen[fi] = true;
                 let c = obs.coflow_of(f);
                 let old = key_of[fi];
+                // The flow as kept, with its new key, and its place, if it
+                // does not fit where it stands.
+                let mut stored = None;
                 if !old.is_nan() {
                     // Re-keyed where it stands, its path is not read (its
                     // links are the same); debug builds check its path.
@@ -1370,13 +1383,38 @@ impl TaskOrders {
                     };
                     let order = self.tasks.get_mut(c as usize);
                     let hint = self.served_at[fi];
-                    if order.is_some_and(|o| rekey_in_place(o, old, &probe, hint, BYTES_TIE)) {
-                        key_of[fi] = probe.key;
-                        self.in_place.push(f);
-                        continue;
+                    match order.map(|o| rekey_in_place(o, old, &probe, hint, BYTES_TIE)) {
+                        Some(Ok(())) => {
+                            key_of[fi] = probe.key;
+                            self.in_place.push(f);
+                            continue;
+                        }
+                        Some(Err(Some((x, at)))) => {
+                            stored = Some((
+                                Kept {
+                                    key: probe.key,
+                                    ..x
+                                },
+                                at,
+                            ));
+                        }
+                        _ => {}
                     }
                 }
-                let (c, e) = kept(f);
+                // Its path and links as kept, if it was found (not read
+                // again; debug builds check them), else read.
+                let (c, e) = match stored {
+                    Some((e, at)) => {
+                        debug_assert_eq!(kept(f).1.ends, e.ends, "links of {f}");
+                        self.served_at[fi] = at;
+                        (c, e)
+                    }
+                    None => {
+                        let (c, e) = kept(f);
+                        self.long_paths |= obs.path_links(e.p).len() > 2;
+                        (c, e)
+                    }
+                };
                 if !old.is_nan() {
                     let hint = self.served_at[fi];
                     let order = self.tasks.get_mut(c as usize);
@@ -1398,9 +1436,9 @@ impl TaskOrders {
                 self.seen[f as usize] = false;
             }
         }
+        // (A flow's path was looked at for `long_paths` when it was read.)
         for &(_, e) in &self.batch {
             self.key_of[e.f as usize] = e.key;
-            self.long_paths |= obs.path_links(e.p).len() > 2;
         }
         let by_task = |a: &(CoflowIdx, Kept), b: &(CoflowIdx, Kept)| {
             a.0.cmp(&b.0).then(kept_by_key(&a.1, &b.1))
