@@ -182,9 +182,18 @@
 //! taken out and put back, which shifted the rest of the chunk twice
 //! ([`move_in_chunk`]); a flow re-keyed in place reads no path. cut200
 //! instructions 18.87 G -> 16.7 G (cachegrind); FB2010 side by side in
-//! docs/benchmarks.md, command 167. Most of what the update still moves is
-//! the flows that leave a long run of ties at its front (the rest of the
-//! run shifts once an event).
+//! docs/benchmarks.md, command 167. A chunk's flows sit in a buffer with
+//! room at its front ([`Flows`]): a flow that leaves nearer the front
+//! moves the flows before it, not the rest of the run; the matching lists
+//! a starting task's flows at once; the holders are sorted by a merge of
+//! runs and summed unsorted when their rates are one; classes count the
+//! chunks of the tasks that hold a flow with a rate only; the matching's
+//! keys are the update's; a flow that leaves a chunk rewrites the
+//! stretches from the first it touches; and a re-keyed flow that moves
+//! takes its path from its kept place. cut200 instructions 16.7 G -> 13.5
+//! G; FB2010 1.09x by medians side by side (command 169). What the update
+//! still moves is the flows that leave a long run in its middle (a new
+//! holder can stand anywhere in its run).
 //!
 //! # What it knows
 //!
@@ -530,9 +539,13 @@ struct TaskOrders {
     // in by an update (where its next update, and the next fill's
     // classes, look for it first, and gallop from: few flows move it).
     served_at: Vec<[u32; 2]>,
-    // Per task: its first chunk's in `starts`; per chunk of the tasks in
-    // order: its first class (place of its first flow in the whole order),
-    // for [`TaskOrders::place_classes`].
+    // For [`TaskOrders::place_classes`], per task: its first class (the
+    // place of its first flow in the whole order), the call its chunks'
+    // starts were last counted in, and its first chunk's in `starts`; per
+    // chunk of those tasks: the place of its first flow in its task.
+    first_class: Vec<u32>,
+    counted: Vec<u32>,
+    call: u32,
     base: Vec<u32>,
     starts: Vec<u32>,
 }
@@ -564,10 +577,137 @@ fn kept_by_key(a: &Kept, b: &Kept) -> Ordering {
     a.key.total_cmp(&b.key).then(a.f.cmp(&b.f))
 }
 
+/// A chunk's flows in key order: `buf[head..]`. Flows that leave nearer
+/// its front than its back move the flows before them one way (`head`
+/// grows) instead of all those after them the other, and flows put in
+/// nearer its front move those before them into the room `head` leaves:
+/// FB2010's tasks have runs of thousands of exact ties, one chunk each,
+/// whose front flows are served and leave, one or two an event, and each
+/// moved the whole run. Read as a slice (`Deref`); the room at the front
+/// changes no flow's place in it.
+#[derive(Debug, Default)]
+struct Flows {
+    buf: Vec<Kept>,
+    head: usize,
+}
+
+impl std::ops::Deref for Flows {
+    type Target = [Kept];
+    #[inline(always)]
+    fn deref(&self) -> &[Kept] {
+        &self.buf[self.head..]
+    }
+}
+
+impl std::ops::DerefMut for Flows {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [Kept] {
+        &mut self.buf[self.head..]
+    }
+}
+
+impl<'a> IntoIterator for &'a Flows {
+    type Item = &'a Kept;
+    type IntoIter = std::slice::Iter<'a, Kept>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Flows {
+    /// `flows` (in key order), with no room at the front.
+    fn of(flows: Vec<Kept>) -> Flows {
+        Flows {
+            buf: flows,
+            head: 0,
+        }
+    }
+
+    /// Appends `flows` (all after the last).
+    fn extend_from_slice(&mut self, flows: &[Kept]) {
+        self.buf.extend_from_slice(flows);
+    }
+
+    /// Splits off the flows from place `at` on.
+    fn split_off(&mut self, at: usize) -> Vec<Kept> {
+        self.buf.split_off(self.head + at)
+    }
+
+    /// Takes out the flows at places `at` (ascending, not empty), moving
+    /// the flows before the last of them toward the back if they are
+    /// fewer than those after the first, else those after toward the
+    /// front. Each flow left keeps its place among the others.
+    fn remove(&mut self, at: &[usize]) {
+        let (n, h, m) = (self.len(), self.head, at.len());
+        let (first, last) = (at[0], at[m - 1]);
+        debug_assert!(at.windows(2).all(|w| w[0] < w[1]) && last < n);
+        if last < n - 1 - first {
+            // From the last taken back to the front: the flows between the
+            // (k-1)-th and the k-th move m - k places toward the back.
+            let mut w = h + last + 1;
+            for k in (0..m).rev() {
+                let lo = if k > 0 { at[k - 1] + 1 } else { 0 };
+                let len = at[k] - lo;
+                self.buf.copy_within(h + lo..h + at[k], w - len);
+                w -= len;
+            }
+            debug_assert_eq!(w, h + m);
+            self.head = w;
+        } else {
+            let mut w = h + first;
+            for k in 0..m {
+                let hi = if k + 1 < m { at[k + 1] } else { n };
+                self.buf.copy_within(h + at[k] + 1..h + hi, w);
+                w += hi - at[k] - 1;
+            }
+            self.buf.truncate(w);
+        }
+    }
+
+    /// Puts `items` (in key order, none in the chunk) in at their places,
+    /// and leaves in `at` the place each went to (ascending). The flows
+    /// before the last one's place move into the room at the front if
+    /// there is room and they are fewer than those after the first's,
+    /// else those after move toward the back.
+    fn insert(&mut self, items: &[Kept], at: &mut Vec<usize>) {
+        let (n, h, m) = (self.len(), self.head, items.len());
+        // Each item's place among the flows now (ascending, as the items).
+        at.clear();
+        let mut p = 0;
+        for b in items {
+            p += self[p..].partition_point(|e| before(e, b));
+            at.push(p);
+        }
+        let (first, last) = (at[0], at[m - 1]);
+        if h >= m && last < n - first {
+            let nh = h - m;
+            let mut prev = 0;
+            for (j, b) in items.iter().enumerate() {
+                let p = at[j];
+                self.buf.copy_within(h + prev..h + p, nh + prev + j);
+                self.buf[nh + p + j] = *b;
+                at[j] = p + j;
+                prev = p;
+            }
+            self.head = nh;
+        } else {
+            let mut end = n;
+            self.buf.resize(h + n + m, items[0]);
+            for (j, b) in items.iter().enumerate().rev() {
+                let p = at[j];
+                self.buf.copy_within(h + p..h + end, h + p + j + 1);
+                self.buf[h + p + j] = *b;
+                at[j] = p + j;
+                end = p;
+            }
+        }
+    }
+}
+
 /// A stretch of a task's order, with the link classes of its flows' ends.
 #[derive(Debug, Default)]
 struct Chunk {
-    flows: Vec<Kept>,
+    flows: Flows,
     ends: Ends,
     // Its flows cut into stretches from one first link ([`Seg`]).
     segs: Vec<Seg>,
@@ -587,7 +727,7 @@ impl Chunk {
     /// A chunk of `flows`, its [`Ends`] counted.
     fn of(flows: Vec<Kept>) -> Chunk {
         let mut chunk = Chunk {
-            flows,
+            flows: Flows::of(flows),
             ends: Ends::default(),
             segs: vec![],
             left: 0,
@@ -681,10 +821,23 @@ fn push_seg(segs: &mut Vec<Seg>, s: Seg) {
 }
 
 /// Takes the flows at positions `removed` (ascending, before the removal)
-/// out of the stretches `segs`, in place.
+/// out of the stretches `segs`, in place. The stretches before the first
+/// flow taken out, and after the last if none emptied, are not written
+/// (no two neighbours share a first link, so none of them joins another).
 fn remove_from_segs(segs: &mut Vec<Seg>, removed: &[usize]) {
-    let (mut start, mut r, mut w) = (0, 0, 0);
-    for k in 0..segs.len() {
+    let Some(&first) = removed.first() else {
+        return;
+    };
+    let (mut start, mut k0) = (0, 0);
+    while k0 < segs.len() && start + segs[k0].n as usize <= first {
+        start += segs[k0].n as usize;
+        k0 += 1;
+    }
+    let (mut r, mut w) = (0, k0);
+    for k in k0..segs.len() {
+        if r == removed.len() && w == k {
+            return;
+        }
         let mut s = segs[k];
         let end = start + s.n as usize;
         let r0 = r;
@@ -739,11 +892,13 @@ fn insert_into_segs(segs: &mut Vec<Seg>, old: &mut Vec<Seg>, flows: &[Kept], put
 }
 
 /// A task's order: its chunks, and the key and index of each one's last
-/// flow (apart, so that finding a chunk reads one short array).
+/// flow (apart, so that finding a chunk reads one short array), and how
+/// many flows it holds.
 #[derive(Debug, Default)]
 struct Order {
     chunks: Vec<Chunk>,
     lasts: Vec<(f64, FlowIdx)>,
+    n_flows: usize,
 }
 
 /// The key and index of chunk `ch`'s last flow (it has one).
@@ -881,13 +1036,20 @@ fn before(a: &Kept, b: &Kept) -> bool {
 /// it stands (at `hint`, chunk and place, if it is there, else found from
 /// there, [`find`]), if the order stays sorted and its chunk ends at gaps there
 /// (the flows before and after it, in its chunk or the neighbours', stay
-/// before and after it; a chunk end it sits at stays a gap); returns
-/// whether it did. Its links are the same, so its chunk's [`Ends`] and
-/// stretches are.
-fn rekey_in_place(order: &mut Order, old: f64, e: &Kept, hint: [u32; 2], tol: f64) -> bool {
-    let Order { chunks, lasts } = order;
+/// before and after it; a chunk end it sits at stays a gap). Its links
+/// are the same, so its chunk's [`Ends`] and stretches are. If it does not
+/// fit there, returns the flow as kept (its path and links: they need not
+/// be read again) and its place (chunk, place in it), if the task has it.
+fn rekey_in_place(
+    order: &mut Order,
+    old: f64,
+    e: &Kept,
+    hint: [u32; 2],
+    tol: f64,
+) -> Result<(), Option<(Kept, [u32; 2])>> {
+    let Order { chunks, lasts, .. } = order;
     if chunks.is_empty() {
-        return false;
+        return Err(None);
     }
     let (i, at) = find(chunks, lasts, &Kept { key: old, ..*e }, hint);
     let flows = &chunks[i].flows;
@@ -917,13 +1079,13 @@ fn rekey_in_place(order: &mut Order, old: f64, e: &Kept, hint: [u32; 2], tol: f6
     };
     let gaps = (!first || ends_gap(prev, Some(e))) && (!last || ends_gap(Some(e), next));
     if !(fits && gaps) {
-        return false;
+        return Err(Some((flows[at], [i as u32, at as u32])));
     }
     chunks[i].flows[at].key = e.key;
     if last {
         lasts[i] = (e.key, e.f);
     }
-    true
+    Ok(())
 }
 
 /// Moves kept flow `e` (its new key), kept under key `old` in `order`,
@@ -940,7 +1102,7 @@ fn move_in_chunk(
     hint: [u32; 2],
     old_segs: &mut Vec<Seg>,
 ) -> Option<[u32; 2]> {
-    let Order { chunks, lasts } = order;
+    let Order { chunks, lasts, .. } = order;
     if chunks.is_empty() {
         return None;
     }
@@ -981,10 +1143,10 @@ fn move_in_chunk(
 /// `batch` in (both in [`kept_by_key`] order), then restores the chunks'
 /// rules: no chunk empty, chunk ends at gaps, long chunks split at one.
 ///
-/// A chunk's flows leave, and come in, all at once: each moves the flows
-/// after it in the chunk once, not once per flow (FB2010's tasks have runs
-/// of thousands of exact ties, one chunk each, and the flows served in a
-/// turn sit near a chunk's front).
+/// A chunk's flows leave, and come in, all at once: the flows between
+/// them and the chunk's nearer end move once, not once per flow (FB2010's
+/// tasks have runs of thousands of exact ties, one chunk each, and the
+/// flows served in a turn sit near a chunk's front; [`Flows`]).
 fn apply(
     order: &mut Order,
     (gone, served_at): (&[Kept], &mut [[u32; 2]]),
@@ -992,17 +1154,23 @@ fn apply(
     tol: f64,
     scratch: &mut Scratch,
 ) {
-    let Order { chunks, lasts } = order;
+    let Order {
+        chunks,
+        lasts,
+        n_flows,
+    } = order;
+    *n_flows = *n_flows + batch.len() - gone.len();
     let Scratch { at: at_list, segs } = scratch;
     let mut k = 0;
     while k < gone.len() {
         // The flows of `gone` in chunk `i` (in key order, so consecutive),
-        // compacted out in one pass from the first: `r` reads, `w` writes.
+        // found in turn (each search reads from after the one before),
+        // then taken out in one pass ([`Flows::remove`]).
         let i = locate(lasts, &gone[k]);
         let ch = &mut chunks[i];
         let n = ch.flows.len();
         let last = ch.flows[n - 1];
-        let (mut r, mut w) = (0, 0);
+        let mut r = 0;
         let start = k;
         at_list.clear();
         while k < gone.len() && (k == start || !before(&last, &gone[k])) {
@@ -1018,17 +1186,10 @@ fn apply(
             };
             debug_assert_eq!(ch.flows[at].f, g.f, "kept place of {}", g.f);
             at_list.push(at);
-            if k == start {
-                w = at;
-            } else {
-                ch.flows.copy_within(r..at, w);
-                w += at - r;
-            }
             r = at + 1;
             k += 1;
         }
-        ch.flows.copy_within(r..n, w);
-        ch.flows.truncate(w + n - r);
+        ch.flows.remove(at_list);
         ch.left += k - start;
         // Flows that leave the blocked tail shorten it.
         let tail_start = n - ch.tail;
@@ -1056,8 +1217,7 @@ fn apply(
             continue;
         }
         // The flows of `batch` that go to chunk `i` (or to a new chunk
-        // there), merged in from the back: each binary search reads only
-        // the part not yet moved.
+        // there), put in at once ([`Flows::insert`]).
         let to = place(chunks, lasts, &batch[k], tol);
         let start = k;
         k += 1;
@@ -1081,21 +1241,14 @@ fn apply(
             add_class(&mut ch.ends.first, b.ends[0]);
             add_class(&mut ch.ends.last, b.ends[1]);
         }
-        let mut end = ch.flows.len();
-        ch.flows.resize(end + items.len(), items[0]);
-        at_list.clear();
-        for (j, b) in items.iter().enumerate().rev() {
-            let p = ch.flows[..end].partition_point(|e| before(e, b));
-            ch.flows.copy_within(p..end, p + j + 1);
-            ch.flows[p + j] = *b;
-            served_at[b.f as usize] = [i as u32, (p + j) as u32];
-            at_list.push(p + j);
-            end = p;
+        ch.flows.insert(items, at_list);
+        for (b, &p) in items.iter().zip(at_list.iter()) {
+            served_at[b.f as usize] = [i as u32, p as u32];
         }
         // The blocked tail is what stands after the last flow put in.
-        ch.tail = ch.tail.min(ch.flows.len() - 1 - at_list[0]);
+        let put_last = at_list[at_list.len() - 1];
+        ch.tail = ch.tail.min(ch.flows.len() - 1 - put_last);
         if !ch.segs.is_empty() {
-            at_list.reverse();
             insert_into_segs(&mut ch.segs, segs, &ch.flows, at_list);
         }
         ch.grew = true;
@@ -1187,12 +1340,18 @@ impl TaskOrders {
             self.ready = true;
             for order in &mut self.tasks {
                 order.lasts.clear();
-                for e in order.chunks.drain(..).flat_map(|ch| ch.flows) {
-                    self.key_of[e.f as usize] = f64::NAN;
+                order.n_flows = 0;
+                for ch in order.chunks.drain(..) {
+                    for e in &ch.flows {
+                        self.key_of[e.f as usize] = f64::NAN;
+                    }
                 }
             }
             self.batch
                 .extend(view.active_flows().iter().map(|&f| kept(f)));
+            for &(_, e) in &self.batch {
+                self.long_paths |= obs.path_links(e.p).len() > 2;
+            }
         } else {
             let key_of = &mut self.key_of;
             let gone = &mut self.gone;
@@ -1215,6 +1374,9 @@ impl TaskOrders {
                 self.seen[fi] = true;
                 let c = obs.coflow_of(f);
                 let old = key_of[fi];
+                // The flow as kept, with its new key, and its place, if it
+                // does not fit where it stands.
+                let mut stored = None;
                 if !old.is_nan() {
                     // Re-keyed where it stands, its path is not read (its
                     // links are the same); debug builds check its path.
@@ -1230,13 +1392,38 @@ impl TaskOrders {
                     };
                     let order = self.tasks.get_mut(c as usize);
                     let hint = self.served_at[fi];
-                    if order.is_some_and(|o| rekey_in_place(o, old, &probe, hint, BYTES_TIE)) {
-                        key_of[fi] = probe.key;
-                        self.in_place.push(f);
-                        continue;
+                    match order.map(|o| rekey_in_place(o, old, &probe, hint, BYTES_TIE)) {
+                        Some(Ok(())) => {
+                            key_of[fi] = probe.key;
+                            self.in_place.push(f);
+                            continue;
+                        }
+                        Some(Err(Some((x, at)))) => {
+                            stored = Some((
+                                Kept {
+                                    key: probe.key,
+                                    ..x
+                                },
+                                at,
+                            ));
+                        }
+                        _ => {}
                     }
                 }
-                let (c, e) = kept(f);
+                // Its path and links as kept, if it was found (not read
+                // again; debug builds check them), else read.
+                let (c, e) = match stored {
+                    Some((e, at)) => {
+                        debug_assert_eq!(kept(f).1.ends, e.ends, "links of {f}");
+                        self.served_at[fi] = at;
+                        (c, e)
+                    }
+                    None => {
+                        let (c, e) = kept(f);
+                        self.long_paths |= obs.path_links(e.p).len() > 2;
+                        (c, e)
+                    }
+                };
                 if !old.is_nan() {
                     let hint = self.served_at[fi];
                     let order = self.tasks.get_mut(c as usize);
@@ -1258,9 +1445,9 @@ impl TaskOrders {
                 self.seen[f as usize] = false;
             }
         }
+        // (A flow's path was looked at for `long_paths` when it was read.)
         for &(_, e) in &self.batch {
             self.key_of[e.f as usize] = e.key;
-            self.long_paths |= obs.path_links(e.p).len() > 2;
         }
         let by_task = |a: &(CoflowIdx, Kept), b: &(CoflowIdx, Kept)| {
             a.0.cmp(&b.0).then(kept_by_key(&a.1, &b.1))
@@ -1306,7 +1493,9 @@ impl TaskOrders {
     /// the walk would serve it: its place in the whole order (the flows of
     /// the tasks before it, of its task's chunks before its own, and its
     /// place in its chunk's runs, a run out of index order walked by
-    /// index), and notes where it stands for the next update.
+    /// index), and notes where it stands for the next update. Only the
+    /// chunks of the tasks that hold one of `flows` are counted (FB2010:
+    /// the blocked tasks at the order's back hold most chunks).
     fn place_classes(
         &mut self,
         obs: &crate::Observed<'_>,
@@ -1316,22 +1505,29 @@ impl TaskOrders {
     ) {
         let mut at = 0u32;
         self.starts.clear();
+        self.call = self.call.wrapping_add(1);
         for &(_, _, c) in order {
             let ci = c as usize;
-            if self.base.len() <= ci {
+            if self.first_class.len() <= ci {
+                self.first_class.resize(ci + 1, 0);
+                self.counted.resize(ci + 1, 0);
                 self.base.resize(ci + 1, 0);
             }
-            self.base[ci] = self.starts.len() as u32;
-            if let Some(o) = self.tasks.get(ci) {
-                for ch in &o.chunks {
-                    self.starts.push(at);
-                    at += ch.flows.len() as u32;
-                }
-            }
+            self.first_class[ci] = at;
+            at += self.tasks.get(ci).map_or(0, |o| o.n_flows as u32);
         }
         for &f in flows {
             let c = obs.coflow_of(f) as usize;
             let o = &self.tasks[c];
+            if self.counted[c] != self.call {
+                self.counted[c] = self.call;
+                self.base[c] = self.starts.len() as u32;
+                let mut start = self.first_class[c];
+                for ch in &o.chunks {
+                    self.starts.push(start);
+                    start += ch.flows.len() as u32;
+                }
+            }
             // Where it was last noted (served, or put in by the update),
             // or found galloping from there ([`find`]).
             let probe = Kept {
@@ -1363,6 +1559,8 @@ impl TaskOrders {
                     .zip(&o.lasts)
                     .all(|(a, b)| a.0.to_bits() == b.0.to_bits() && a.1 == b.1));
                 assert_eq!(lasts.len(), o.lasts.len(), "chunk lasts of task {c}");
+                let n: usize = o.chunks.iter().map(|ch| ch.flows.len()).sum();
+                assert_eq!(n, o.n_flows, "flows of task {c}");
             }
             let mut want: Vec<crate::greedy::Entry> = view
                 .active_flows_of(c)
@@ -1382,7 +1580,7 @@ impl TaskOrders {
                 assert!(gap(a, w[1].flows[0].key, BYTES_TIE), "chunk end in a run");
             }
             for ch in chunks {
-                let exact = Chunk::of(ch.flows.clone()).ends;
+                let exact = Chunk::of(ch.flows.to_vec()).ends;
                 let within = |a: &Classes, b: &Classes| a.iter().zip(b).all(|(a, b)| a & !b == 0);
                 assert!(within(&exact.first, &ch.ends.first) && within(&exact.last, &ch.ends.last));
                 let n: usize = ch.segs.iter().map(|s| s.n as usize).sum();
@@ -1941,6 +2139,16 @@ fn run_end(flows: &[Kept], i: usize, tol: f64) -> usize {
     j
 }
 
+/// The bytes left of kept flow `f` (`flows=srpt`): the key the update
+/// just kept it under, the same bits as `view.remaining(f)` (checked in
+/// debug builds), which would read the flow's progress once more.
+#[inline(always)]
+fn kept_bytes(key_of: &[f64], view: &Clairvoyant<'_>, f: FlowIdx) -> f64 {
+    let k = key_of[f as usize];
+    debug_assert_eq!(k.to_bits(), view.remaining(f).to_bits(), "key of {f}");
+    k
+}
+
 impl Tafe {
     /// A TAFE scheduler with `config`.
     pub fn new(config: TafeConfig) -> Tafe {
@@ -2045,9 +2253,10 @@ impl Tafe {
     ) -> bool {
         let obs = view.observed();
         let (queue, ticket) = (&self.queue, &self.ticket);
+        let key_of = &self.by_remaining.key_of;
         let key = |f: FlowIdx| Ranked {
             prefix: Self::prefix(queue, ticket, obs.coflow_of(f)),
-            bytes: view.remaining(f),
+            bytes: kept_bytes(key_of, view, f),
         };
         if moved || changes.resynced {
             self.matching.reset();
@@ -2079,7 +2288,11 @@ impl Tafe {
         // In the order's order, as a walk serves them: the next update
         // re-keys them in this order, and finds more of them a place where
         // they stand (a neighbour served after a flow is re-keyed after it).
-        self.positive.sort_unstable_by_key(|&f| out.class(f));
+        // They come nearly so: the holders kept in the last fill's order
+        // (their places seldom swap), then the few that took links; a
+        // sort that merges runs (no two classes are equal, so stability
+        // changes nothing) costs about one pass, a quicksort n log n.
+        self.positive.sort_by_key(|&f| out.class(f));
         self.server.set_positive(&self.positive);
         #[cfg(debug_assertions)]
         {
@@ -2097,9 +2310,10 @@ impl Tafe {
     fn sync(&mut self, view: &Clairvoyant<'_>, out: &Allocation) {
         let obs = view.observed();
         let (queue, ticket) = (&self.queue, &self.ticket);
+        let key_of = &self.by_remaining.key_of;
         let key = |f: FlowIdx| Ranked {
             prefix: Self::prefix(queue, ticket, obs.coflow_of(f)),
-            bytes: view.remaining(f),
+            bytes: kept_bytes(key_of, view, f),
         };
         let prefix = |c: CoflowIdx| Self::prefix(queue, ticket, c);
         let flows = keyed_flows(view.active_coflows(), &self.by_remaining.tasks, prefix);
@@ -2127,18 +2341,24 @@ impl Tafe {
     /// order of `active_flows_of`); the flows with a rate after this round
     /// are the server's positive flows, and leaving out the zeros changes
     /// no bit of a sum, so only those are summed, and a task without one
-    /// crosses nothing.
+    /// crosses nothing. Where they all have one rate (to the bit: a fill
+    /// the matching decided gives each its links whole) a task's sum is
+    /// the same in any order, and they are not sorted.
     fn next_crossing(&mut self, now: Time, view: &Clairvoyant<'_>, out: &Allocation) -> Time {
         let obs = view.observed();
         self.round = self.round.wrapping_add(1);
         self.sending_flows.clear();
+        let positive = self.server.positive_flows();
+        let one = positive.first().map(|&f| out.rate(f).to_bits());
+        let one_rate = positive.iter().all(|&f| Some(out.rate(f).to_bits()) == one);
         self.sending_flows.extend(
-            self.server
-                .positive_flows()
+            positive
                 .iter()
                 .map(|&f| (u64::from(obs.coflow_of(f)) << 32) | u64::from(f)),
         );
-        self.sending_flows.sort_unstable();
+        if !one_rate {
+            self.sending_flows.sort_unstable();
+        }
         for &cf in &self.sending_flows {
             let (c, f) = ((cf >> 32) as CoflowIdx, cf as FlowIdx);
             let ci = c as usize;
@@ -2235,6 +2455,78 @@ impl Scheduler for Tafe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+
+    /// Random takings out and puttings in, near either end or anywhere,
+    /// against a `Vec` taken out of and put into one flow at a time:
+    /// [`Flows`] holds the same flows in the same order, and says where
+    /// each flow put in went.
+    #[test]
+    fn flows_take_out_and_put_in_as_a_vec() {
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rnd = |m: usize| (rng.next_u64() % m as u64) as usize;
+        let kept = |key: f64, f: FlowIdx| Kept {
+            key,
+            f,
+            p: f,
+            ends: [f, f + 1],
+        };
+        let mut flows = Flows::default();
+        let mut want: Vec<Kept> = vec![];
+        let mut next = 0;
+        let mut at = vec![];
+        for _ in 0..20_000 {
+            let n = want.len();
+            // Removals more likely the more flows: about 100-200 kept.
+            if n > rnd(200) {
+                // Up to 4 places, near the front, the back, or anywhere.
+                let span = 1 + rnd(n.min(8));
+                let from = match rnd(3) {
+                    0 => 0,
+                    1 => n - span,
+                    _ => rnd(n - span + 1),
+                };
+                let mut places: Vec<usize> = (0..1 + rnd(4)).map(|_| from + rnd(span)).collect();
+                places.sort_unstable();
+                places.dedup();
+                flows.remove(&places);
+                for &p in places.iter().rev() {
+                    want.remove(p);
+                }
+            } else {
+                // Up to 4 new flows, keys (a few ties) anywhere among them.
+                let mut items: Vec<Kept> = (0..1 + rnd(4))
+                    .map(|_| {
+                        next += 1;
+                        kept(rnd(40) as f64, next)
+                    })
+                    .collect();
+                items.sort_unstable_by(kept_by_key);
+                if n == 0 {
+                    flows = Flows::of(items.clone());
+                    want = items;
+                    continue;
+                }
+                flows.insert(&items, &mut at);
+                for b in &items {
+                    let p = want.partition_point(|e| before(e, b));
+                    want.insert(p, *b);
+                }
+                for (b, &p) in items.iter().zip(&at) {
+                    assert_eq!(want[p].f, b.f, "place of {}", b.f);
+                }
+            }
+            assert_eq!(flows.len(), want.len());
+            assert!(flows
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.f == b.f && a.key == b.key));
+            assert_eq!(flows.buf.len(), flows.head + flows.len());
+        }
+        assert!(flows.head > 0, "the front was never used");
+    }
 
     #[test]
     fn reached_is_within_a_millionth() {

@@ -236,6 +236,8 @@ pub(crate) struct Matching<K: Key = f64> {
     lkey: Vec<K>,
     // Flows that started and that finished since the last fill.
     arrived: Vec<(K, FlowIdx)>,
+    // The flows that started, to list, each with a link of its path.
+    pending: Vec<(u32, Slot<K>)>,
     departed: Vec<FlowIdx>,
     // Holders that finished.
     freed: Vec<FlowIdx>,
@@ -277,6 +279,7 @@ impl<K: Key> Default for Matching<K> {
             ends: vec![],
             lkey: vec![],
             arrived: vec![],
+            pending: vec![],
             departed: vec![],
             freed: vec![],
             heap: BinaryHeap::new(),
@@ -340,6 +343,49 @@ impl<K: Key> Matching<K> {
                 break;
             }
         }
+    }
+
+    /// Lists the flows of `pending` (each once per link of its path) all
+    /// at once, each list merged with its new flows from the back: the
+    /// flows of a list move once, not once for each flow put in before
+    /// them (a task that starts lists its flows at the order's back, the
+    /// front of every list's `Vec`, which moved the whole list per flow).
+    /// The lists come out as [`Matching::list`] would leave them.
+    fn list_pending(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        // By link, then in a list's order (the order's last first).
+        pending.sort_unstable_by(|(la, a), (lb, b)| {
+            la.cmp(lb).then(b.key.cmp(a.key)).then(b.f.cmp(&a.f))
+        });
+        let mut start = 0;
+        while start < pending.len() {
+            let l = pending[start].0;
+            let mut end = start + 1;
+            while end < pending.len() && pending[end].0 == l {
+                end += 1;
+            }
+            let new = &pending[start..end];
+            let list = &mut self.lists[l as usize];
+            let n = list.len();
+            list.resize(n + new.len(), new[0].1);
+            // Each place from the back takes whichever of the old and the
+            // new flows left comes first in the order.
+            let (mut i, mut j, mut w) = (n, new.len(), n + new.len());
+            while j > 0 {
+                let s = new[j - 1].1;
+                if i > 0 && before(list[i - 1].key, list[i - 1].f, s.key, s.f) {
+                    list[w - 1] = list[i - 1];
+                    i -= 1;
+                } else {
+                    list[w - 1] = s;
+                    j -= 1;
+                }
+                w -= 1;
+            }
+            start = end;
+        }
+        pending.clear();
+        self.pending = pending;
     }
 
     /// Takes flow `f` off its links' lists.
@@ -416,14 +462,35 @@ impl<K: Key> Matching<K> {
             }
             let Some(ends) = Self::links_of(view, f) else {
                 self.kept = false;
+                self.pending.clear();
                 self.freed = freed;
                 return false;
             };
             self.ends[f as usize] = ends;
-            self.list(k, f);
+            self.lkey[f as usize] = k;
+            let [a, b] = ends;
+            self.pending.push((
+                a,
+                Slot {
+                    key: k,
+                    f,
+                    other: b,
+                },
+            ));
+            if a != b {
+                self.pending.push((
+                    b,
+                    Slot {
+                        key: k,
+                        f,
+                        other: a,
+                    },
+                ));
+            }
             self.heap.push(Reverse((k.ordinal(), f, NONE, 0)));
         }
         self.arrived.clear();
+        self.list_pending();
         for &f in &freed {
             let [a, b] = self.ends[f as usize];
             let k = self.hkey[a as usize];
