@@ -273,7 +273,10 @@ impl WeightedBipartite {
         bump(&mut self.n[i]);
         bump(&mut self.n_t[j]);
         let (cw, rw) = (self.n_cols.div_ceil(64), self.n_rows.div_ceil(64));
-        let (rb, cb) = (&mut self.row_bits[r * cw + c / 64], &mut self.col_bits[c * rw + r / 64]);
+        let (rb, cb) = (
+            &mut self.row_bits[r * cw + c / 64],
+            &mut self.col_bits[c * rw + r / 64],
+        );
         if self.n[i] > 0 {
             *rb |= 1 << (c % 64);
             *cb |= 1 << (r % 64);

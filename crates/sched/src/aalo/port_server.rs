@@ -1401,7 +1401,11 @@ impl Aalo {
             #[cfg(debug_assertions)]
             if kept {
                 let slot = &co.slots[rr.slot as usize];
-                assert!(!slot.dirty && slot.group == rr.mover, "slot {} kept", rr.slot);
+                assert!(
+                    !slot.dirty && slot.group == rr.mover,
+                    "slot {} kept",
+                    rr.slot
+                );
                 for k in 0..slot.flows.len() {
                     let f = slot.flows.get(k);
                     assert_eq!(books[f as usize].group, rr.mover, "flow {f} kept");
