@@ -6,8 +6,6 @@
 
 #[cfg(debug_assertions)]
 use super::books::Slot;
-#[cfg(debug_assertions)]
-use super::books::DIRTY;
 use super::books::{dst_words, find_level_group, Co, LevelGroup, Pass1, NONE};
 use super::{Aalo, AaloConfig};
 use crate::{Allocation, CoflowIdx};
