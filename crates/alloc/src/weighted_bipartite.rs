@@ -43,20 +43,27 @@
 //! its demands' rates do not depend on its capacity (float subtraction
 //! and division are monotone, so a rise keeps it too).
 
+/// One port's state while a solve fills: its residual capacity, the weight
+/// and count of its unfrozen demands, and what its frozen demands take. One
+/// record a port, so that a freeze's update of a port across one of its
+/// cells touches one place.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fill {
+    res: f64,
+    wl: f64,
+    used: f64,
+    nl: u32,
+}
+
 /// The lowest fair share among the `live` ports, with every port at exactly
 /// that share in `ties`; ports with no unfrozen demand are dropped first.
-fn lowest_share(
-    live: &mut Vec<u32>,
-    residual: &[f64],
-    weight: &[f64],
-    n_left: &[u32],
-    ties: &mut Vec<u32>,
-) -> f64 {
-    live.retain(|&p| n_left[p as usize] > 0);
+fn lowest_share(live: &mut Vec<u32>, fill: &[Fill], ties: &mut Vec<u32>) -> f64 {
+    live.retain(|&p| fill[p as usize].nl > 0);
     ties.clear();
     let mut best = f64::INFINITY;
     for &p in live.iter() {
-        let lv = residual[p as usize].max(0.0) / weight[p as usize];
+        let f = &fill[p as usize];
+        let lv = f.res.max(0.0) / f.wl;
         if lv < best {
             best = lv;
             ties.clear();
@@ -92,12 +99,8 @@ pub struct WeightedBipartite {
     // The rows and columns in play and not frozen yet, as bit sets.
     row_open: Vec<u64>,
     col_open: Vec<u64>,
-    row_res: Vec<f64>,
-    col_res: Vec<f64>,
-    row_wl: Vec<f64>,
-    col_wl: Vec<f64>,
-    row_nl: Vec<u32>,
-    col_nl: Vec<u32>,
+    row_fill: Vec<Fill>,
+    col_fill: Vec<Fill>,
     row_live: Vec<u32>,
     col_live: Vec<u32>,
     row_ties: Vec<u32>,
@@ -428,14 +431,6 @@ impl WeightedBipartite {
         row_level.resize(nr, f64::INFINITY);
         col_level.clear();
         col_level.resize(nc, f64::INFINITY);
-        row_used.clear();
-        row_used.resize(nr, 0.0);
-        col_used.clear();
-        col_used.resize(nc, 0.0);
-        self.row_res.clear();
-        self.row_res.extend_from_slice(&row_cap[..nr]);
-        self.col_res.clear();
-        self.col_res.extend_from_slice(&col_cap[..nc]);
         // Ports with no capacity freeze at level 0 first, giving nothing;
         // only the others are filled, over the cells between them (found
         // from whichever side has fewer such ports, so that a solve where
@@ -462,18 +457,26 @@ impl WeightedBipartite {
             self.row_live.retain(|&r| row_cap[r as usize] > 0.0);
             self.col_live.retain(|&c| col_cap[c as usize] > 0.0);
         }
-        if !full_rows && !full_cols {
-            self.row_wl.clone_from(&self.row_w);
-            self.col_wl.clone_from(&self.col_w);
-            self.row_nl.clone_from(&self.row_n);
-            self.col_nl.clone_from(&self.col_n);
+        let ((row_wl, row_nl), (col_wl, col_nl)) = if !full_rows && !full_cols {
+            ((&self.row_w, &self.row_n), (&self.col_w, &self.col_n))
         } else {
             self.live_sums();
-            self.row_wl.clone_from(&self.kept_row_wl);
-            self.col_wl.clone_from(&self.kept_col_wl);
-            self.row_nl.clone_from(&self.kept_row_nl);
-            self.col_nl.clone_from(&self.kept_col_nl);
-        }
+            (
+                (&self.kept_row_wl, &self.kept_row_nl),
+                (&self.kept_col_wl, &self.kept_col_nl),
+            )
+        };
+        let fills = |cap: &[f64], wl: &[f64], nl: &[u32], out: &mut Vec<Fill>| {
+            out.clear();
+            out.extend((0..cap.len()).map(|p| Fill {
+                res: cap[p],
+                wl: wl[p],
+                used: 0.0,
+                nl: nl[p],
+            }));
+        };
+        fills(&row_cap[..nr], row_wl, row_nl, &mut self.row_fill);
+        fills(&col_cap[..nc], col_wl, col_nl, &mut self.col_fill);
         // The ports in play, not frozen: a freeze visits the cells of its
         // line whose other end is among them (`check_open_cells`).
         let (cw, rw) = (nc.div_ceil(64), nr.div_ceil(64));
@@ -492,20 +495,8 @@ impl WeightedBipartite {
         // others), so one scan serves all of them.
         let mut level: f64 = 0.0;
         loop {
-            let row_best = lowest_share(
-                &mut self.row_live,
-                &self.row_res,
-                &self.row_wl,
-                &self.row_nl,
-                &mut self.row_ties,
-            );
-            let col_best = lowest_share(
-                &mut self.col_live,
-                &self.col_res,
-                &self.col_wl,
-                &self.col_nl,
-                &mut self.col_ties,
-            );
+            let row_best = lowest_share(&mut self.row_live, &self.row_fill, &mut self.row_ties);
+            let col_best = lowest_share(&mut self.col_live, &self.col_fill, &mut self.col_ties);
             let best = row_best.min(col_best);
             if best == f64::INFINITY {
                 break;
@@ -516,7 +507,7 @@ impl WeightedBipartite {
                     let r = r as usize;
                     row_level[r] = level;
                     self.row_open[r / 64] &= !(1 << (r % 64));
-                    self.row_nl[r] = 0;
+                    self.row_fill[r].nl = 0;
                     let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
                     #[cfg(debug_assertions)]
                     check_open_cells(
@@ -529,7 +520,7 @@ impl WeightedBipartite {
                     // Only columns still in play can hold an unfrozen
                     // demand (found in index order, as is the sum, which
                     // stays in a register: the same additions).
-                    let mut used = row_used[r];
+                    let mut used = self.row_fill[r].used;
                     let bits = &self.row_bits[r * cw..(r + 1) * cw];
                     for (k, (&line, &open)) in bits.iter().zip(&self.col_open).enumerate() {
                         let mut b = line & open;
@@ -538,13 +529,14 @@ impl WeightedBipartite {
                             b &= b - 1;
                             let x = w[c] * level;
                             used += x;
-                            col_used[c] += x;
-                            self.col_wl[c] -= w[c];
-                            self.col_res[c] -= x;
-                            self.col_nl[c] -= n[c];
+                            let f = &mut self.col_fill[c];
+                            f.used += x;
+                            f.wl -= w[c];
+                            f.res -= x;
+                            f.nl -= n[c];
                         }
                     }
-                    row_used[r] = used;
+                    self.row_fill[r].used = used;
                 }
             }
             if col_best == best {
@@ -552,7 +544,7 @@ impl WeightedBipartite {
                     let c = c as usize;
                     col_level[c] = level;
                     self.col_open[c / 64] &= !(1 << (c % 64));
-                    self.col_nl[c] = 0;
+                    self.col_fill[c].nl = 0;
                     let (w, n) = (
                         &self.w_t[c * nr..(c + 1) * nr],
                         &self.n_t[c * nr..(c + 1) * nr],
@@ -565,7 +557,7 @@ impl WeightedBipartite {
                         n,
                         row_level,
                     );
-                    let mut used = col_used[c];
+                    let mut used = self.col_fill[c].used;
                     let bits = &self.col_bits[c * rw..(c + 1) * rw];
                     for (k, (&line, &open)) in bits.iter().zip(&self.row_open).enumerate() {
                         let mut b = line & open;
@@ -573,16 +565,21 @@ impl WeightedBipartite {
                             let r = k * 64 + b.trailing_zeros() as usize;
                             b &= b - 1;
                             let x = w[r] * level;
-                            row_used[r] += x;
+                            let f = &mut self.row_fill[r];
+                            f.used += x;
                             used += x;
-                            self.row_wl[r] -= w[r];
-                            self.row_res[r] -= x;
-                            self.row_nl[r] -= n[r];
+                            f.wl -= w[r];
+                            f.res -= x;
+                            f.nl -= n[r];
                         }
                     }
-                    col_used[c] = used;
+                    self.col_fill[c].used = used;
                 }
             }
         }
+        row_used.clear();
+        row_used.extend(self.row_fill.iter().map(|f| f.used));
+        col_used.clear();
+        col_used.extend(self.col_fill.iter().map(|f| f.used));
     }
 }
