@@ -7,8 +7,11 @@
 //! demand of weight `w` gets `w * level` until a row or column it crosses is
 //! full. As in [`crate::BipartiteMaxMin`], the port with the lowest fair
 //! share `residual / unfrozen weight` is found by a scan of the ports still in
-//! play, its row (or column) of the matrix is frozen in one pass over the
-//! columns (rows) still in play, and the level it froze at is recorded: a
+//! play, its row (or column) of the matrix is frozen in one pass over its
+//! cells with demands whose column (row) is still in play and unfrozen,
+//! found in index order as the set bits of two bit sets (the line's cells
+//! with demands, kept by [`WeightedBipartite::add`], and the other side's
+//! open ports), and the level it froze at is recorded: a
 //! demand's rate is `w * min(row level, column level)`. The same passes add
 //! up what each row and column gives away. Cost per solve: O((R + C)^2) for
 //! R rows and C columns, less when most ports are full (they freeze at 0
@@ -40,20 +43,27 @@
 //! its demands' rates do not depend on its capacity (float subtraction
 //! and division are monotone, so a rise keeps it too).
 
+/// One port's state while a solve fills: its residual capacity, the weight
+/// and count of its unfrozen demands, and what its frozen demands take. One
+/// record a port, so that a freeze's update of a port across one of its
+/// cells touches one place.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fill {
+    res: f64,
+    wl: f64,
+    used: f64,
+    nl: u32,
+}
+
 /// The lowest fair share among the `live` ports, with every port at exactly
 /// that share in `ties`; ports with no unfrozen demand are dropped first.
-fn lowest_share(
-    live: &mut Vec<u32>,
-    residual: &[f64],
-    weight: &[f64],
-    n_left: &[u32],
-    ties: &mut Vec<u32>,
-) -> f64 {
-    live.retain(|&p| n_left[p as usize] > 0);
+fn lowest_share(live: &mut Vec<u32>, fill: &[Fill], ties: &mut Vec<u32>) -> f64 {
+    live.retain(|&p| fill[p as usize].nl > 0);
     ties.clear();
     let mut best = f64::INFINITY;
     for &p in live.iter() {
-        let lv = residual[p as usize].max(0.0) / weight[p as usize];
+        let f = &fill[p as usize];
+        let lv = f.res.max(0.0) / f.wl;
         if lv < best {
             best = lv;
             ties.clear();
@@ -80,13 +90,17 @@ pub struct WeightedBipartite {
     col_w: Vec<f64>,
     row_n: Vec<u32>,
     col_n: Vec<u32>,
+    // Per row, the columns of its cells with demands, and per column the
+    // rows, as bit sets (`row_words` and `col_words` words a line), so that
+    // a freeze visits only those cells, in index order.
+    row_bits: Vec<u64>,
+    col_bits: Vec<u64>,
     // Scratch.
-    row_res: Vec<f64>,
-    col_res: Vec<f64>,
-    row_wl: Vec<f64>,
-    col_wl: Vec<f64>,
-    row_nl: Vec<u32>,
-    col_nl: Vec<u32>,
+    // The rows and columns in play and not frozen yet, as bit sets.
+    row_open: Vec<u64>,
+    col_open: Vec<u64>,
+    row_fill: Vec<Fill>,
+    col_fill: Vec<Fill>,
     row_live: Vec<u32>,
     col_live: Vec<u32>,
     row_ties: Vec<u32>,
@@ -153,6 +167,31 @@ fn live_sums(
     }
 }
 
+/// Debug check of a freeze's cells: the set bits of `line & open` (a
+/// line's cells with demands, the other side's ports in play and not
+/// frozen) are, in order, the ports of `live` (those in play, in index
+/// order) with a demand on the line (`n`) that are not frozen (`level`
+/// infinite), as a scan of `live` finds them. A port dropped from `live`
+/// (no unfrozen demand left) but still open holds no demand on a line
+/// that freezes now, which is unfrozen.
+#[cfg(debug_assertions)]
+fn check_open_cells(line: &[u64], open: &[u64], live: &[u32], n: &[u32], level: &[f64]) {
+    let mut fast = vec![];
+    for (k, (&l, &o)) in line.iter().zip(open).enumerate() {
+        let mut b = l & o;
+        while b != 0 {
+            fast.push(k * 64 + b.trailing_zeros() as usize);
+            b &= b - 1;
+        }
+    }
+    let slow: Vec<usize> = live
+        .iter()
+        .map(|&p| p as usize)
+        .filter(|&p| n[p] > 0 && level[p] == f64::INFINITY)
+        .collect();
+    assert_eq!(fast, slow, "a freeze's cells by bit sets against the scan");
+}
+
 impl WeightedBipartite {
     /// An empty matrix of `n_rows` rows and `n_cols` columns.
     pub fn new(n_rows: usize, n_cols: usize) -> WeightedBipartite {
@@ -198,6 +237,19 @@ impl WeightedBipartite {
         self.n = n;
         self.w_t = w_t;
         self.n_t = n_t;
+        let (cw, rw) = (nc.div_ceil(64), nr.div_ceil(64));
+        self.row_bits.clear();
+        self.row_bits.resize(nr * cw, 0);
+        self.col_bits.clear();
+        self.col_bits.resize(nc * rw, 0);
+        for r in 0..nr {
+            for c in 0..nc {
+                if self.n[r * nc + c] > 0 {
+                    self.row_bits[r * cw + c / 64] |= 1 << (c % 64);
+                    self.col_bits[c * rw + r / 64] |= 1 << (r % 64);
+                }
+            }
+        }
         self.row_w.resize(nr, 0.0);
         self.row_n.resize(nr, 0);
         self.col_w.resize(nc, 0.0);
@@ -223,6 +275,18 @@ impl WeightedBipartite {
         }
         bump(&mut self.n[i]);
         bump(&mut self.n_t[j]);
+        let (cw, rw) = (self.n_cols.div_ceil(64), self.n_rows.div_ceil(64));
+        let (rb, cb) = (
+            &mut self.row_bits[r * cw + c / 64],
+            &mut self.col_bits[c * rw + r / 64],
+        );
+        if self.n[i] > 0 {
+            *rb |= 1 << (c % 64);
+            *cb |= 1 << (r % 64);
+        } else {
+            *rb &= !(1 << (c % 64));
+            *cb &= !(1 << (r % 64));
+        }
         bump(&mut self.row_n[r]);
         bump(&mut self.col_n[c]);
         let zero_or = |n: u32, x: f64| if n == 0 { 0.0 } else { x };
@@ -367,14 +431,6 @@ impl WeightedBipartite {
         row_level.resize(nr, f64::INFINITY);
         col_level.clear();
         col_level.resize(nc, f64::INFINITY);
-        row_used.clear();
-        row_used.resize(nr, 0.0);
-        col_used.clear();
-        col_used.resize(nc, 0.0);
-        self.row_res.clear();
-        self.row_res.extend_from_slice(&row_cap[..nr]);
-        self.col_res.clear();
-        self.col_res.extend_from_slice(&col_cap[..nc]);
         // Ports with no capacity freeze at level 0 first, giving nothing;
         // only the others are filled, over the cells between them (found
         // from whichever side has fewer such ports, so that a solve where
@@ -401,37 +457,46 @@ impl WeightedBipartite {
             self.row_live.retain(|&r| row_cap[r as usize] > 0.0);
             self.col_live.retain(|&c| col_cap[c as usize] > 0.0);
         }
-        if !full_rows && !full_cols {
-            self.row_wl.clone_from(&self.row_w);
-            self.col_wl.clone_from(&self.col_w);
-            self.row_nl.clone_from(&self.row_n);
-            self.col_nl.clone_from(&self.col_n);
+        let ((row_wl, row_nl), (col_wl, col_nl)) = if !full_rows && !full_cols {
+            ((&self.row_w, &self.row_n), (&self.col_w, &self.col_n))
         } else {
             self.live_sums();
-            self.row_wl.clone_from(&self.kept_row_wl);
-            self.col_wl.clone_from(&self.kept_col_wl);
-            self.row_nl.clone_from(&self.kept_row_nl);
-            self.col_nl.clone_from(&self.kept_col_nl);
+            (
+                (&self.kept_row_wl, &self.kept_row_nl),
+                (&self.kept_col_wl, &self.kept_col_nl),
+            )
+        };
+        let fills = |cap: &[f64], wl: &[f64], nl: &[u32], out: &mut Vec<Fill>| {
+            out.clear();
+            out.extend((0..cap.len()).map(|p| Fill {
+                res: cap[p],
+                wl: wl[p],
+                used: 0.0,
+                nl: nl[p],
+            }));
+        };
+        fills(&row_cap[..nr], row_wl, row_nl, &mut self.row_fill);
+        fills(&col_cap[..nc], col_wl, col_nl, &mut self.col_fill);
+        // The ports in play, not frozen: a freeze visits the cells of its
+        // line whose other end is among them (`check_open_cells`).
+        let (cw, rw) = (nc.div_ceil(64), nr.div_ceil(64));
+        self.row_open.clear();
+        self.row_open.resize(rw, 0);
+        for &r in &self.row_live {
+            self.row_open[r as usize / 64] |= 1 << (r % 64);
+        }
+        self.col_open.clear();
+        self.col_open.resize(cw, 0);
+        for &c in &self.col_live {
+            self.col_open[c as usize / 64] |= 1 << (c % 64);
         }
         // Every port at the lowest share freezes at once: freezing a row at
         // level L leaves a column whose share was L at L (and raises the
         // others), so one scan serves all of them.
         let mut level: f64 = 0.0;
         loop {
-            let row_best = lowest_share(
-                &mut self.row_live,
-                &self.row_res,
-                &self.row_wl,
-                &self.row_nl,
-                &mut self.row_ties,
-            );
-            let col_best = lowest_share(
-                &mut self.col_live,
-                &self.col_res,
-                &self.col_wl,
-                &self.col_nl,
-                &mut self.col_ties,
-            );
+            let row_best = lowest_share(&mut self.row_live, &self.row_fill, &mut self.row_ties);
+            let col_best = lowest_share(&mut self.col_live, &self.col_fill, &mut self.col_ties);
             let best = row_best.min(col_best);
             if best == f64::INFINITY {
                 break;
@@ -441,50 +506,80 @@ impl WeightedBipartite {
                 for &r in &self.row_ties {
                     let r = r as usize;
                     row_level[r] = level;
-                    self.row_nl[r] = 0;
+                    self.row_open[r / 64] &= !(1 << (r % 64));
+                    self.row_fill[r].nl = 0;
                     let (w, n) = (&self.w[r * nc..(r + 1) * nc], &self.n[r * nc..(r + 1) * nc]);
+                    #[cfg(debug_assertions)]
+                    check_open_cells(
+                        &self.row_bits[r * cw..(r + 1) * cw],
+                        &self.col_open,
+                        &self.col_live,
+                        n,
+                        col_level,
+                    );
                     // Only columns still in play can hold an unfrozen
-                    // demand (the list is in index order, as is the sum,
-                    // which stays in a register: the same additions).
-                    let mut used = row_used[r];
-                    for &c in &self.col_live {
-                        let c = c as usize;
-                        if n[c] > 0 && col_level[c] == f64::INFINITY {
+                    // demand (found in index order, as is the sum, which
+                    // stays in a register: the same additions).
+                    let mut used = self.row_fill[r].used;
+                    let bits = &self.row_bits[r * cw..(r + 1) * cw];
+                    for (k, (&line, &open)) in bits.iter().zip(&self.col_open).enumerate() {
+                        let mut b = line & open;
+                        while b != 0 {
+                            let c = k * 64 + b.trailing_zeros() as usize;
+                            b &= b - 1;
                             let x = w[c] * level;
                             used += x;
-                            col_used[c] += x;
-                            self.col_wl[c] -= w[c];
-                            self.col_res[c] -= x;
-                            self.col_nl[c] -= n[c];
+                            let f = &mut self.col_fill[c];
+                            f.used += x;
+                            f.wl -= w[c];
+                            f.res -= x;
+                            f.nl -= n[c];
                         }
                     }
-                    row_used[r] = used;
+                    self.row_fill[r].used = used;
                 }
             }
             if col_best == best {
                 for &c in &self.col_ties {
                     let c = c as usize;
                     col_level[c] = level;
-                    self.col_nl[c] = 0;
+                    self.col_open[c / 64] &= !(1 << (c % 64));
+                    self.col_fill[c].nl = 0;
                     let (w, n) = (
                         &self.w_t[c * nr..(c + 1) * nr],
                         &self.n_t[c * nr..(c + 1) * nr],
                     );
-                    let mut used = col_used[c];
-                    for &r in &self.row_live {
-                        let r = r as usize;
-                        if n[r] > 0 && row_level[r] == f64::INFINITY {
+                    #[cfg(debug_assertions)]
+                    check_open_cells(
+                        &self.col_bits[c * rw..(c + 1) * rw],
+                        &self.row_open,
+                        &self.row_live,
+                        n,
+                        row_level,
+                    );
+                    let mut used = self.col_fill[c].used;
+                    let bits = &self.col_bits[c * rw..(c + 1) * rw];
+                    for (k, (&line, &open)) in bits.iter().zip(&self.row_open).enumerate() {
+                        let mut b = line & open;
+                        while b != 0 {
+                            let r = k * 64 + b.trailing_zeros() as usize;
+                            b &= b - 1;
                             let x = w[r] * level;
-                            row_used[r] += x;
+                            let f = &mut self.row_fill[r];
+                            f.used += x;
                             used += x;
-                            self.row_wl[r] -= w[r];
-                            self.row_res[r] -= x;
-                            self.row_nl[r] -= n[r];
+                            f.wl -= w[r];
+                            f.res -= x;
+                            f.nl -= n[r];
                         }
                     }
-                    col_used[c] = used;
+                    self.col_fill[c].used = used;
                 }
             }
         }
+        row_used.clear();
+        row_used.extend(self.row_fill.iter().map(|f| f.used));
+        col_used.clear();
+        col_used.extend(self.col_fill.iter().map(|f| f.used));
     }
 }

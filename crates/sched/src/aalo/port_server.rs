@@ -6,7 +6,7 @@
 
 #[cfg(debug_assertions)]
 use super::books::Slot;
-use super::books::{dst_words, find_level_group, Co, LevelGroup, Pass1, DIRTY, NONE};
+use super::books::{dst_words, find_level_group, Co, LevelGroup, Pass1, NONE};
 use super::{Aalo, AaloConfig};
 use crate::{Allocation, CoflowIdx};
 use coflowkit_alloc::WeightedBipartite;
@@ -27,9 +27,6 @@ const LEVEL_GROUP: u8 = 5;
 /// Mirrored: in its row's level group of its column's level (the column's
 /// level plus the row's weight times the row's excess level).
 const ROW_LEVEL_GROUP: u8 = 6;
-/// (`apply_ports`) In the group it was in, which its mode names: nothing
-/// to apply.
-const KEPT: u8 = 7;
 
 /// Scratch of `PortServer::rated`: per row of a coflow, whether it moved,
 /// its solve, excess level and weight; per column, whether it moved and its
@@ -97,6 +94,11 @@ pub(super) struct Rerate {
     /// The row's level ([`LEVEL_GROUP`]) or the column's
     /// ([`ROW_LEVEL_GROUP`]).
     level: f64,
+    /// With [`LEVEL_GROUP`]: the column's level group the slot is in
+    /// (`Co::cell_group`) when it is at the slot's weight and another row
+    /// level (the slot moves out of it to `level`, unless the group takes
+    /// that level: `Aalo::relabel_level_groups`), else `NONE`.
+    mover: u32,
 }
 
 /// D-CLAS on the big switch, port by port: a coflow's flows are a matrix of
@@ -386,6 +388,7 @@ impl PortServer {
             };
             let at = r * n_cols + j;
             let applied = co.cell_group[at];
+            let mut mover = NONE;
             let same = match mode {
                 SOLO_RATE => {
                     let rate = co.cell_rate[at];
@@ -396,7 +399,22 @@ impl PortServer {
                     g != NONE && applied == g
                 }
                 LEVEL_GROUP => {
-                    let g = co.level_group(j, lr, w);
+                    // One look at the column's level groups: the one of
+                    // this level and weight, and the one applied if it is
+                    // at this weight and another level (the slot moves
+                    // from it: `Rerate::mover`).
+                    let (mut g, mut from) = (NONE, NONE);
+                    for lg in &co.level_groups[j] {
+                        if lg.weight.to_bits() != w.to_bits() {
+                            continue;
+                        }
+                        if lg.level.to_bits() == lr.to_bits() {
+                            g = lg.group;
+                        } else if lg.group == applied {
+                            from = applied;
+                        }
+                    }
+                    mover = from;
                     g != NONE && applied == g
                 }
                 ROW_LEVEL_GROUP => {
@@ -416,6 +434,7 @@ impl PortServer {
                     rate: x,
                     mode,
                     level: if mode == ROW_LEVEL_GROUP { lc } else { lr },
+                    mover,
                 });
             }
         };
@@ -1189,10 +1208,17 @@ impl PortServer {
     }
 }
 
-/// The sort key of a slot moving out of level group `group` to `level`
-/// (`Aalo::relabel_level_groups`): the group, the level's bits, the slot.
-fn relabel_key(group: u32, level: f64, slot: u32) -> u128 {
-    (group as u128) << 96 | (level.to_bits() as u128) << 32 | slot as u128
+/// The movers of one level group in `Aalo::relabel_level_groups`: its
+/// column, how many of its slots `todo` moves out of it, the head of its
+/// list of (new level, count) in `Aalo::relabel_levels`, and the level it
+/// takes (`None` if it keeps its own).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Movers {
+    group: u32,
+    col: u32,
+    n: u32,
+    levels: u32,
+    took: Option<u64>,
 }
 
 impl Aalo {
@@ -1204,90 +1230,106 @@ impl Aalo {
     /// moves, to the one a new group would get (`level + weight *` the
     /// column's excess level). The slots of the group that keep the old
     /// level are added to `todo`, to a level group of it; those that move
-    /// to other levels are in `todo` already. Marks the columns of such groups in `relabeled`,
-    /// whose group rates are then set.
+    /// to other levels are in `todo` already. Marks the columns of such
+    /// groups in `relabeled`, whose group rates are then set, and drops
+    /// from `todo` the slots whose group took their level: they stay in it
+    /// (it is not dirty: their flows are all in it), so neither they nor
+    /// their flows are written.
+    ///
+    /// The movers (`Rerate::mover`, tagged by `rated`) are counted per
+    /// group and new level as they come, and the groups decided in the
+    /// order of their ids, the most common new level first and of equal
+    /// counts the one of the lowest bits: the order of a sort by (group,
+    /// level's bits, slot), which an earlier form ran over every mover.
     fn relabel_level_groups(&mut self, c: usize, todo: &mut Vec<Rerate>) {
         let co = &mut self.co[c];
         self.relabeled.clear();
         self.relabeled.resize(co.cols.len(), false);
         self.relabeled_cols.clear();
-        let moves = &mut self.relabels;
-        moves.clear();
-        let n_cols = co.cols.len();
+        let (movers, levels, at) = (
+            &mut self.relabel_movers,
+            &mut self.relabel_levels,
+            &mut self.relabel_at,
+        );
+        movers.clear();
+        levels.clear();
+        if at.len() < self.clocks.len() {
+            at.resize(self.clocks.len(), NONE);
+        }
         for rr in todo.iter() {
-            if rr.mode != LEVEL_GROUP {
+            if rr.mover == NONE {
                 continue;
             }
-            // The group applied to the cell: its slot's, unless the slot
-            // is dirty (`Co::cell_group`), read without a look at the slot.
-            let (r, j) = (rr.row as usize, rr.col as usize);
-            let applied = co.cell_group[r * n_cols + j];
             #[cfg(debug_assertions)]
             {
                 let slot = &co.slots[rr.slot as usize];
+                let applied = co.cell_group[rr.row as usize * co.cols.len() + rr.col as usize];
+                assert_eq!((slot.piece, slot.col), (rr.row, rr.col), "slot's cell");
+                assert!(!slot.dirty && slot.group == applied && applied == rr.mover);
+                let lg = co.level_groups[rr.col as usize]
+                    .iter()
+                    .find(|x| x.group == rr.mover)
+                    .expect("the mover's level group");
                 assert_eq!(
-                    (slot.piece, slot.col),
-                    (rr.row, rr.col),
-                    "slot {}'s cell",
-                    rr.slot
+                    lg.weight.to_bits(),
+                    self.cfg.weights[co.pieces[rr.row as usize].tier as usize].to_bits()
                 );
-                assert_eq!(slot.dirty, applied == DIRTY, "slot {}'s mark", rr.slot);
-                assert!(
-                    slot.dirty || slot.group == applied,
-                    "slot {}'s group",
-                    rr.slot
-                );
+                assert_ne!(lg.level.to_bits(), rr.level.to_bits());
             }
-            if applied == DIRTY || applied == NONE {
-                continue;
+            let g = rr.mover as usize;
+            if at[g] == NONE {
+                at[g] = movers.len() as u32;
+                movers.push(Movers {
+                    group: rr.mover,
+                    col: rr.col,
+                    n: 0,
+                    levels: NONE,
+                    took: None,
+                });
             }
-            let lg = co.level_groups[j].iter().find(|x| x.group == applied);
-            let w = self.cfg.weights[co.pieces[r].tier as usize];
-            if let Some(lg) = lg {
-                if lg.weight.to_bits() == w.to_bits() && lg.level.to_bits() != rr.level.to_bits() {
-                    moves.push(relabel_key(applied, rr.level, rr.slot));
-                }
+            let m = &mut movers[at[g] as usize];
+            m.n += 1;
+            let bits = rr.level.to_bits();
+            let mut k = m.levels;
+            while k != NONE && levels[k as usize].0 != bits {
+                k = levels[k as usize].2;
+            }
+            if k == NONE {
+                levels.push((bits, 1, m.levels));
+                m.levels = (levels.len() - 1) as u32;
+            } else {
+                levels[k as usize].1 += 1;
             }
         }
-        if moves.is_empty() {
+        if movers.is_empty() {
             return;
         }
-        // By group, then new level, then slot: one key of plain integers
-        // sorts several times faster than a tuple compared field by field.
-        moves.sort_unstable();
-        moves.dedup();
-        let group_of = |m: u128| (m >> 96) as u32;
-        let level_of = |m: u128| f64::from_bits((m >> 32) as u64);
-        let in_todo = &mut self.in_todo;
-        in_todo.clear();
-        in_todo.resize(co.slots.len(), false);
-        for rr in todo.iter() {
-            in_todo[rr.slot as usize] = true;
-        }
-        let mut i = 0;
-        while i < moves.len() {
-            // The group's movers, by new level: the level most of them
-            // move to, and how many.
-            let g = group_of(moves[i]);
-            let j = co.slots[moves[i] as u32 as usize].col;
-            let (mut n, mut best, mut level) = (0, 0, 0.0);
-            while i < moves.len() && group_of(moves[i]) == g {
-                let l = level_of(moves[i]);
-                let mut m = 0;
-                while i < moves.len()
-                    && group_of(moves[i]) == g
-                    && level_of(moves[i]).to_bits() == l.to_bits()
-                {
-                    m += 1;
-                    i += 1;
+        movers.sort_unstable_by_key(|m| m.group);
+        let n_todo = todo.len();
+        let mut in_todo_set = false;
+        let n_cols = co.cols.len();
+        for mi in 0..movers.len() {
+            let Movers {
+                group: g,
+                col: j,
+                n,
+                levels: head,
+                ..
+            } = movers[mi];
+            at[g as usize] = mi as u32;
+            // The level most of them move to, and how many.
+            let (mut best, mut level) = (0, 0u64);
+            let mut k = head;
+            while k != NONE {
+                let (bits, m, next) = levels[k as usize];
+                if m > best || (m == best && bits < level) {
+                    (best, level) = (m, bits);
                 }
-                n += m;
-                if m > best {
-                    (best, level) = (m, l);
-                }
+                k = next;
             }
+            let level = f64::from_bits(level);
             let j = j as usize;
-            let at = co.level_groups[j]
+            let at_g = co.level_groups[j]
                 .iter()
                 .position(|x| x.group == g)
                 .expect("a level group of the column");
@@ -1296,13 +1338,14 @@ impl Aalo {
                 weight,
                 n_slots,
                 ..
-            } = co.level_groups[j][at];
+            } = co.level_groups[j][at_g];
             // Taking the new level moves the slots that stay (`n_slots - n`)
             // instead of the `best` that move to it.
             if best <= n_slots - n || co.level_group(j, level, weight) != NONE {
                 continue;
             }
-            co.level_groups[j][at].level = level;
+            co.level_groups[j][at_g].level = level;
+            movers[mi].took = Some(level.to_bits());
             if !self.relabeled[j] {
                 self.relabeled[j] = true;
                 self.relabeled_cols.push(j as u32);
@@ -1314,6 +1357,15 @@ impl Aalo {
             // the group anyway) keep the old level. A cell without flows is
             // not one of them: its slot left the group when its last flow
             // finished, and `cell_group` keeps the group it was last given.
+            let in_todo = &mut self.in_todo;
+            if !in_todo_set {
+                in_todo_set = true;
+                in_todo.clear();
+                in_todo.resize(co.slots.len(), false);
+                for rr in &todo[..n_todo] {
+                    in_todo[rr.slot as usize] = true;
+                }
+            }
             for r in 0..co.pieces.len() {
                 let cell = r * n_cols + j;
                 let s = co.cell[cell];
@@ -1331,8 +1383,36 @@ impl Aalo {
                     rate: co.cell_rate[cell],
                     mode: LEVEL_GROUP,
                     level: old,
+                    mover: NONE,
                 });
             }
+        }
+        // The slots whose group took their level stay in it.
+        #[cfg(debug_assertions)]
+        let (co, books) = (&self.co[c], &self.books);
+        todo.retain(|rr| {
+            if rr.mover == NONE {
+                return true;
+            }
+            let m = &movers[at[rr.mover as usize] as usize];
+            let kept = m.took == Some(rr.level.to_bits());
+            #[cfg(debug_assertions)]
+            if kept {
+                let slot = &co.slots[rr.slot as usize];
+                assert!(
+                    !slot.dirty && slot.group == rr.mover,
+                    "slot {} kept",
+                    rr.slot
+                );
+                for k in 0..slot.flows.len() {
+                    let f = slot.flows.get(k);
+                    assert_eq!(books[f as usize].group, rr.mover, "flow {f} kept");
+                }
+            }
+            !kept
+        });
+        for m in movers.iter() {
+            at[m.group as usize] = NONE;
         }
     }
 
@@ -1439,7 +1519,9 @@ impl Aalo {
     /// The rate group `rr`'s mode names for its slot in coflow `co` as it
     /// stands: its row's or column's group, or the level group of its
     /// level and weight (`NONE` if that is not open yet, or to send
-    /// alone). `apply_ports` opens the missing ones.
+    /// alone). Debug: `apply_ports` checks that no slot it lists is in it
+    /// already.
+    #[cfg(debug_assertions)]
     fn kept_group(&self, co: &Co, rr: &Rerate) -> u32 {
         let (r, j) = (rr.row as usize, rr.col as usize);
         match rr.mode {
@@ -1504,26 +1586,27 @@ impl Aalo {
                 continue;
             }
             let n_cols = self.co[c].cols.len();
+            // The slots whose level group takes their new level in place
+            // leave the list (`relabel_level_groups`): a slot whose group
+            // stays needs nothing, as its group's rate is set below and a
+            // cell's rate is read only while its slot sends alone (`rated`'s
+            // `visit`; `slot.rate` with `SOLO_RATE`).
+            self.relabel_level_groups(c, &mut todo);
             // Read each slot and its first flow's book once in a pass whose
             // loads do not wait on each other, so that their cache misses
             // overlap; the loop below, whose every step depends on the one
             // before, then finds them in cache.
-            // (After the relabel, which reads no slot: the slots that keep
-            // their group, most of those listed, are not read at all.)
-            self.relabel_level_groups(c, &mut todo);
-            // A slot whose group stays (it is not dirty: its flows are all
-            // in it) needs nothing: its group's rate is set below, and a
-            // cell's rate is read only while its slot sends alone (`rated`'s
-            // `visit`; `slot.rate` with `SOLO_RATE`), so neither is
-            // written. It is marked `KEPT` here: the groups the loop below
-            // opens or drops leave the one it names as it is.
             let mut touched = 0u32;
-            for rr in todo.iter_mut() {
+            for rr in &todo {
                 let co = &self.co[c];
-                let applied = co.cell_group[rr.row as usize * n_cols + rr.col as usize];
-                if applied != NONE && self.kept_group(co, rr) == applied {
-                    rr.mode = KEPT;
-                    continue;
+                #[cfg(debug_assertions)]
+                {
+                    let applied = co.cell_group[rr.row as usize * n_cols + rr.col as usize];
+                    assert!(
+                        applied == NONE || self.kept_group(co, rr) != applied,
+                        "slot {} listed keeps its group",
+                        rr.slot
+                    );
                 }
                 let slot = &co.slots[rr.slot as usize];
                 touched ^= self.books[slot.flows.first as usize].group;
@@ -1538,21 +1621,9 @@ impl Aalo {
                     rate: next,
                     mode,
                     level,
+                    ..
                 } = rr;
                 let (s, r, j) = (s as usize, row as usize, col as usize);
-                if mode == KEPT {
-                    #[cfg(debug_assertions)]
-                    {
-                        let applied = self.co[c].cell_group[r * n_cols + j];
-                        let slot = &self.co[c].slots[s];
-                        assert!(!slot.dirty && slot.group == applied, "slot {s} kept");
-                        for k in 0..slot.flows.len() {
-                            let f = slot.flows.get(k);
-                            assert_eq!(self.books[f as usize].group, applied, "flow {f} kept");
-                        }
-                    }
-                    continue;
-                }
                 let target = match mode {
                     ROW_GROUP | ROW_EXCESS_GROUP => {
                         let k = (mode == ROW_EXCESS_GROUP) as usize;
