@@ -167,6 +167,39 @@ fn live_sums(
     }
 }
 
+/// Freezes one line (a row, or a column) at `level`: each cell of it with a
+/// demand (`bits`) whose port on the other side is still open (`open`), in
+/// index order, takes `w * level` from that port's residual and its weight
+/// and count from what the port has unfrozen. Returns the line's use, `used`
+/// plus those shares (the same additions in the same order as the other
+/// side's).
+#[inline]
+fn freeze_line(
+    level: f64,
+    bits: &[u64],
+    open: &[u64],
+    w: &[f64],
+    n: &[u32],
+    mut used: f64,
+    other: &mut [Fill],
+) -> f64 {
+    for (k, (&line, &open)) in bits.iter().zip(open).enumerate() {
+        let mut b = line & open;
+        while b != 0 {
+            let j = k * 64 + b.trailing_zeros() as usize;
+            b &= b - 1;
+            let x = w[j] * level;
+            used += x;
+            let f = &mut other[j];
+            f.used += x;
+            f.wl -= w[j];
+            f.res -= x;
+            f.nl -= n[j];
+        }
+    }
+    used
+}
+
 /// Debug check of a freeze's cells: the set bits of `line & open` (a
 /// line's cells with demands, the other side's ports in play and not
 /// frozen) are, in order, the ports of `live` (those in play, in index
@@ -520,23 +553,10 @@ impl WeightedBipartite {
                     // Only columns still in play can hold an unfrozen
                     // demand (found in index order, as is the sum, which
                     // stays in a register: the same additions).
-                    let mut used = self.row_fill[r].used;
                     let bits = &self.row_bits[r * cw..(r + 1) * cw];
-                    for (k, (&line, &open)) in bits.iter().zip(&self.col_open).enumerate() {
-                        let mut b = line & open;
-                        while b != 0 {
-                            let c = k * 64 + b.trailing_zeros() as usize;
-                            b &= b - 1;
-                            let x = w[c] * level;
-                            used += x;
-                            let f = &mut self.col_fill[c];
-                            f.used += x;
-                            f.wl -= w[c];
-                            f.res -= x;
-                            f.nl -= n[c];
-                        }
-                    }
-                    self.row_fill[r].used = used;
+                    let used = self.row_fill[r].used;
+                    self.row_fill[r].used =
+                        freeze_line(level, bits, &self.col_open, w, n, used, &mut self.col_fill);
                 }
             }
             if col_best == best {
@@ -557,23 +577,10 @@ impl WeightedBipartite {
                         n,
                         row_level,
                     );
-                    let mut used = self.col_fill[c].used;
                     let bits = &self.col_bits[c * rw..(c + 1) * rw];
-                    for (k, (&line, &open)) in bits.iter().zip(&self.row_open).enumerate() {
-                        let mut b = line & open;
-                        while b != 0 {
-                            let r = k * 64 + b.trailing_zeros() as usize;
-                            b &= b - 1;
-                            let x = w[r] * level;
-                            let f = &mut self.row_fill[r];
-                            f.used += x;
-                            used += x;
-                            f.wl -= w[r];
-                            f.res -= x;
-                            f.nl -= n[r];
-                        }
-                    }
-                    self.col_fill[c].used = used;
+                    let used = self.col_fill[c].used;
+                    self.col_fill[c].used =
+                        freeze_line(level, bits, &self.row_open, w, n, used, &mut self.row_fill);
                 }
             }
         }
