@@ -32,6 +32,7 @@ from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dcas_packet  # noqa: E402  (this folder: the packet-level section)
+from dcas_packet import x  # noqa: E402  (a factor, as both write it)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -114,13 +115,6 @@ def _text(x: Any) -> str:
     if isinstance(x, float) and x.is_integer():
         return str(int(x))
     return str(x)
-
-
-def x(v: float) -> str:
-    """A factor: 38.5x, 3.04x, 0.61x."""
-    if not math.isfinite(v):
-        return "-"
-    return f"{v:.1f}x" if v >= 10 else f"{v:.2f}x"
 
 
 def cell(row: pd.Series | None, seeds: int) -> str:

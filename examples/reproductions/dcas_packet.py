@@ -20,6 +20,7 @@ Run alone (prints the section)::
 
 from __future__ import annotations
 
+import math
 import pickle
 import re
 import sys
@@ -37,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "examples" / "testbed"))
 import sim_vs_testbed as svt  # noqa: E402  (the testbed's workload and specs, one definition)
+import starvation_guard  # noqa: E402  (the packet engine at the testbed's settings, one definition)
 
 TOPOLOGY = "bigswitch:hosts=16,rate=25Mbps"
 SCALE = 0.01
@@ -44,10 +46,7 @@ N_COFLOWS = 200
 SEED = 1
 COORDINATOR_INTERVAL = "10ms"
 #: The packet engine with the testbed's queues, hosts and resends (docs/testbed-vs-simulation.md).
-TESTBED_PACKET = (
-    "transport=tcp,buffer=64KB,min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,"
-    "buffer_per=queue,tsq=32KB,class_min=0.001,control_batch=on,host_rtx=skip,rto_undo=on"
-)
+TESTBED_PACKET = starvation_guard.PACKET
 #: The testbed's policies in its page's order; `plain` is per-flow fairness (`fair`).
 POLICIES = ("plain", "pias", "fifo-lm", "tafe", "karuna", "dcas-local", "dcas", "aalo", "varys")
 #: Columns of the per-class table: the paper's three schedulers (Baraat as FIFO-LM).
@@ -152,8 +151,10 @@ def testbed_means(page: Path = TESTBED_PAGE) -> tuple[dict[str, float], str]:
 
 
 def x(v: float) -> str:
-    """A factor: 38.5x, 3.04x, 0.61x."""
-    return f"{v:.3g}x" if v < 100 else f"{v:.0f}x"
+    """A factor: 38.5x, 3.04x, 0.61x (dcas.py's tables too)."""
+    if not math.isfinite(v):
+        return "-"
+    return f"{v:.1f}x" if v >= 10 else f"{v:.2f}x"
 
 
 def section(r: dict[str, Any]) -> str:
