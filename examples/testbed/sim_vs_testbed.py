@@ -1440,8 +1440,27 @@ differ*) hold here too; what this mix adds:
      1.709 s to `dcas`'s mean and 1.701 s to `dcas-local`'s in that run; simulated 1.273 and 1.458 s).
      The same run: `dcas` 2.780 s, `dcas-local` 2.782 s, `keep_own` 2.854 s.
 
-**The run at the top (2026-11-28 14:43-14:53 UTC: today's code, the Rust host policies and D-CAS's clock
-on its own thread; one run of every policy).** Four other helper sessions shared the 2 cores: load 14-16
+**The runs at the top (2026-11-29: today's code, D-CAS's flow level on its senders' tick clock; two runs
+combined by `--page-from`).** The first (01:19-01:29 UTC) replayed every policy beside the last
+simulations of this project's Baraat reproduction (one process): load 4-12 during the sender policies'
+replays and 38 during the runtime's. In it `dcas`'s senders started late (mean lag 120 ms, 35% of its
+flows over 100 ms late) and `aalo`'s receivers took connections late (accept wait p99 0.23 s), so
+`dcas`, `aalo` and `varys` were replayed again at 01:54-01:58 UTC with nothing else of the project
+running (load 6 during `dcas`, 17 during the runtime's); their rows above are that run's, the first
+run's are in the table of runs. The ranking agrees on 35 of 36 pairs. The one against is `dcas` and
+`dcas-local`, tied on the testbed (2.8821 against 2.8819 s, 0.01% apart) where the simulator has
+negotiation gain 11.1% (2.1233 against 2.3891 s, with this replay's negotiation,
+`msg_delay=4676us;loss=0.1553`): item 5's gap, which the runs move across (negotiation gained 0.3-1.6%
+on the testbed in item 5's three runs, 5.8% in the run of 2026-11-28, below, nothing here). In both of
+today's runs `dcas`'s senders were later than on 2026-11-28 (lag mean 51 and 120 ms, 15% and 35% of its
+flows over 100 ms late, against 30 ms and 5.4%; `dcas-local` 25 ms and 2.2% today): its negotiation's
+datagrams and ticks take the cores, and this machine ran the simulator about 2x slower today than in
+earlier sittings (docs/benchmarks.md, command 170's `fair`). Against the run of 2026-11-28 the testbed's
+means moved by -1.6% (`dcas-local`) to +5.8% (`aalo`), `varys` +13.7%; `plain` is 31% behind `fair`
+(4.2863 against 3.2807 s) and 8-21% behind `aalo`, `pias` and `karuna`.
+
+**The run of 2026-11-28 14:43-14:53 UTC (today's code then, the Rust host policies and D-CAS's clock
+on its own thread; one run of every policy), which the page showed before.** Four other helper sessions shared the 2 cores: load 14-16
 during the sender policies' replays and 32 during the runtime's. The ranking agrees on all 36 pairs (the
 simulator separates 34 by 5% or more; `plain`/`aalo`, 0.5% apart there, and `pias`/`aalo`, 4.6%, are
 alike on the testbed), where the run of 2026-11-25 that the page showed before had `dcas` behind
@@ -1458,13 +1477,13 @@ finding 2 of its last section): on this page's workload with the run's specs (`c
 the simulated `dcas` moves from 2.1451 to 2.1303 s and `dcas-local` from 2.4198 to 2.3891 s, the other
 schedulers not at all; the ranking stays 36 of 36 and negotiation's simulated gain 10.8%.
 
-**The ranking agrees on all 36 pairs in the last run and by the mean of the three runs** (2026-11-24,
+**The ranking agreed on all 36 pairs in the run of 2026-11-28 and by the mean of the three runs** (2026-11-24,
 10:29-10:57 UTC, each in another order; the load 1.1-7.7). In 35 pairs every run ordered the two alike,
 and as the simulator does; in the last, `dcas` against `dcas-local`, every run has `dcas` ahead, by less
 than the runs move (item 5). `varys` is the best on both sides, `dcas` and `dcas-local` next, then
 `karuna`, `pias`, `aalo` and `plain`, and `fifo-lm` and `tafe` the worst, below `plain` on both sides
 (D-CAS's paper finds Baraat behind per-flow fairness on this mix too). Improvement of the mean CCT over
-`plain` in the last run, testbed against simulated over `fair`: `varys` 1.68x / 2.00x, `dcas`
+`plain` in the run of 2026-11-28, testbed against simulated over `fair`: `varys` 1.68x / 2.00x, `dcas`
 1.55x / 1.55x, `dcas-local` 1.55x / 1.36x, `karuna` 1.21x / 1.11x, `pias` 1.18x / 1.05x, `aalo`
 1.14x / 1.01x. Gaps above 25%: `plain` and `varys` (item 1) and `dcas` (item 5). Before the page's
 settings (item 3) the ranking agreed on 27 of 36 pairs (the 80th-percentile threshold: the simulated
