@@ -74,6 +74,8 @@ use crate::{
 };
 use coflowkit_alloc::{BipartiteMaxMin, MaxMin};
 use coflowkit_model::stats::BYTES_TIE;
+#[cfg(debug_assertions)]
+use coflowkit_model::SNAP_NS;
 use coflowkit_model::{ceil_ns_time, Dur, LinkId, Time};
 use std::collections::BTreeSet;
 
@@ -754,8 +756,12 @@ const CLOCK_SLACK: f64 = 1.0;
 /// demands are merged, [`QueueDemands::refresh_soon`]), so an event looks
 /// only at those whose bound has come (in the scan's order), and the next
 /// crossing is searched from the front of that order until the bound passes
-/// the earliest found (debug builds check both against the scan, and that
-/// the list stays sorted). What they read is
+/// the earliest found, a demand's crossing found at an earlier call read
+/// back while the demand is not re-keyed (`next_at`: the same instant, up
+/// to the rounding to the nanosecond; FB2010's per-coflow CCTs are the
+/// same to the bit). Debug builds check both against the scan (the kept
+/// crossings within [`SNAP_NS`] of those found afresh), and that the list
+/// stays sorted. What they read is
 /// what the full walk reads, so the queues and timer are its own. The
 /// queues but the last are solved as [`Core::decide`] solves them, bit
 /// for bit (or replayed, [`KeptSolve`]): no demand has a cap here, and
@@ -803,7 +809,20 @@ struct QueueDemands {
     soon_gone: Vec<(u64, u32)>,
     soon_new: Vec<(u64, u32)>,
     soon_merged: Vec<(u64, u32)>,
-    looks: Vec<u32>,
+    // Per demand: whether its entry in `soon` is among those going out
+    // (set only during a merge of `refresh_soon`).
+    soon_out: Vec<bool>,
+    soon_packed: Vec<u64>,
+    looks: Vec<u64>,
+    // Per demand: its next threshold crossing as found at the call that
+    // found it (0: none found since it was last re-keyed). The instant a
+    // member reaches its threshold does not move while its demand keeps
+    // its rate and members (and so its key in `soon`): found again at a
+    // later call, it is the same instant up to the rounding to the
+    // nanosecond. FB2010's wide coflows put hundreds of one-flow demands
+    // at the same crossing, each read at every call until they cross (16.6
+    // M reads over the trace, each a member's bytes sent and a division).
+    next_at: Vec<u64>,
     ready: bool,
 }
 
@@ -963,6 +982,29 @@ const NO_KEY: u64 = u64::MAX;
 /// Up to this many entries out of and into `soon` in one refresh are
 /// shifted in place; more are merged in one pass.
 const SOON_SHIFTS: usize = 8;
+
+/// Sorts `(key, index)` pairs as `sort_unstable` would, as whole numbers
+/// `key << b | index` (`b` the bits of the largest index) when the largest
+/// key fits in the bits above: the same order (it is lexicographic), half
+/// the bytes moved and one compare each (a big re-key of `soon` sorts
+/// thousands). Pairs that do not fit are sorted as pairs.
+fn sort_pairs(pairs: &mut [(u64, u32)], packed: &mut Vec<u64>) {
+    let (max_key, max_index) = pairs
+        .iter()
+        .fold((0, 0), |(k, i), &(a, b)| (k.max(a), i.max(b)));
+    let bits = u32::BITS - max_index.leading_zeros();
+    if bits > 0 && max_key >> (u64::BITS - bits) != 0 {
+        pairs.sort_unstable();
+        return;
+    }
+    packed.clear();
+    packed.extend(pairs.iter().map(|&(k, i)| (k << bits) | u64::from(i)));
+    packed.sort_unstable();
+    let mask = (1u64 << bits) - 1;
+    for (p, &x) in pairs.iter_mut().zip(packed.iter()) {
+        *p = (x >> bits, (x & mask) as u32);
+    }
+}
 
 /// Whether a demand's last rate is positive (not before its first solve).
 fn sends(rate: f64) -> bool {
@@ -1135,7 +1177,11 @@ impl QueueDemands {
     fn refresh_soon(&mut self, sieve: &[f64], base: usize) {
         self.soon_gone.clear();
         self.soon_new.clear();
+        if self.next_at.len() < self.demands.len() {
+            self.next_at.resize(self.demands.len(), 0);
+        }
         for &d in &self.stale {
+            self.next_at[d as usize] = 0;
             let dm = &mut self.demands[d as usize];
             dm.stale = false;
             if dm.soon != NO_KEY {
@@ -1164,14 +1210,23 @@ impl QueueDemands {
                 self.soon.insert(at, x);
             }
         } else {
-            gone.sort_unstable();
-            new.sort_unstable();
+            // The old entries are found by a mark on their demand (a
+            // demand has one entry at most), not by sorting them.
+            if self.soon_out.len() < self.demands.len() {
+                self.soon_out.resize(self.demands.len(), false);
+            }
+            for &(_, d) in gone.iter() {
+                self.soon_out[d as usize] = true;
+            }
+            sort_pairs(new, &mut self.soon_packed);
             let merged = &mut self.soon_merged;
             merged.clear();
             merged.reserve(self.soon.len() + new.len());
             let (mut g, mut k) = (0, 0);
             for &x in &self.soon {
-                if gone.get(g) == Some(&x) {
+                let out = &mut self.soon_out[x.1 as usize];
+                if *out {
+                    *out = false;
                     g += 1;
                     continue;
                 }
@@ -1657,6 +1712,43 @@ impl QueueDemands {
         wake
     }
 
+    /// The slow reference for the walk's `wake`: every demand's crossing
+    /// found afresh now, a kept one within [`SNAP_NS`] of it (the same
+    /// instant, read at another call: the rounding to the nanosecond may
+    /// fall the other way), and `wake` the least of the crossings the walk
+    /// would read (kept where kept).
+    #[cfg(debug_assertions)]
+    #[allow(clippy::too_many_arguments)]
+    fn check_next_at(
+        &self,
+        wake: Time,
+        now: Time,
+        obs: &Observed<'_>,
+        sieve: &[f64],
+        offset: &[f64],
+        base: usize,
+        out: &Allocation,
+    ) {
+        let mut by_scan = Time::NEVER;
+        for &d in self.by_queue.iter().flatten() {
+            let fresh = self.next_threshold(d, now, obs, sieve, offset, base, out);
+            let kept = self.next_at[d as usize];
+            let listed = self.demands[d as usize].soon != NO_KEY;
+            let at = if listed && kept > now.0 {
+                assert!(
+                    kept.abs_diff(fresh.0) <= SNAP_NS,
+                    "demand {d}: kept crossing {kept} ns, found afresh {} ns",
+                    fresh.0
+                );
+                Time(kept)
+            } else {
+                fresh
+            };
+            by_scan = by_scan.min(at);
+        }
+        assert_eq!(wake, by_scan, "the next sieve threshold");
+    }
+
     fn queue_of(&self, f: FlowIdx) -> Option<u8> {
         let d = self.demand_of[f as usize];
         (d != NONE).then(|| self.demands[d as usize].queue)
@@ -1718,15 +1810,18 @@ impl Core {
         q.refresh_soon(sieve, base);
         // Those whose bound has come, in the order of the full scan (by
         // queue, then by place in it).
+        // A demand's (queue, place) is one whole number (`at` is below
+        // 2^32), sorted as numbers, not by a key read through each demand.
         let mut looks = std::mem::take(&mut q.looks);
         looks.clear();
         let come = q.soon.partition_point(|&(soon, _)| soon <= now.0);
-        looks.extend(q.soon[..come].iter().map(|&(_, d)| d));
-        looks.sort_unstable_by_key(|&d| {
+        looks.extend(q.soon[..come].iter().map(|&(_, d)| {
             let dm = &q.demands[d as usize];
-            (dm.queue, dm.at)
-        });
-        for &d in &looks {
+            (u64::from(dm.queue) << 32) | u64::from(dm.at)
+        }));
+        looks.sort_unstable();
+        for &k in &looks {
+            let d = q.by_queue[(k >> 32) as usize][(k & u64::from(u32::MAX)) as usize];
             q.look(d, now, &obs, sieve, &self.offset, base);
         }
         q.looks = looks;
@@ -1811,24 +1906,27 @@ impl Core {
         }
         // The next sieve threshold of every flow that sends: the demands in
         // order of their bound, until the bound is past the earliest found.
+        // A demand's crossing found at an earlier call stands while the
+        // demand is not re-keyed and the crossing is still ahead
+        // ([`QueueDemands::next_at`]).
         q.refresh_soon(sieve, base);
         let mut wake = Time::NEVER;
         for &(soon, d) in &q.soon {
             if soon >= wake.0 {
                 break;
             }
-            let at = q.next_threshold(d, now, &obs, sieve, &self.offset, base, out);
+            let kept = q.next_at[d as usize];
+            let at = if kept > now.0 {
+                Time(kept)
+            } else {
+                let at = q.next_threshold(d, now, &obs, sieve, &self.offset, base, out);
+                q.next_at[d as usize] = at.0;
+                at
+            };
             wake = wake.min(at);
         }
         #[cfg(debug_assertions)]
-        {
-            let by_scan = (0..QUEUES)
-                .flat_map(|qu| q.by_queue[qu].iter())
-                .map(|&d| q.next_threshold(d, now, &obs, sieve, &self.offset, base, out))
-                .min()
-                .unwrap_or(Time::NEVER);
-            assert_eq!(wake, by_scan, "the next sieve threshold");
-        }
+        q.check_next_at(wake, now, &obs, sieve, &self.offset, base, out);
         self.fast = q;
         Some((wake != Time::NEVER).then_some(wake))
     }
@@ -2009,5 +2107,39 @@ impl Scheduler for EdfFirst {
         self.others
             .fill(&view, &self.edf_order, &mut self.residual, out);
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::Rng;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+
+    /// [`sort_pairs`] orders pairs as `sort_unstable` does, packed (keys
+    /// that fit above the index bits, ties on the key) and not (a key too
+    /// large for the packing; index 0 only; an index of 32 bits).
+    #[test]
+    fn sort_pairs_matches_sort_unstable() {
+        // proptest's deterministic generator: the same instances every run.
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut packed = vec![];
+        for case in 0..400 {
+            let n = rng.next_u64() % 300;
+            let key_bits = [8, 42, 60, 64][case % 4];
+            let index_most = [1, 1 << 15, u32::MAX as u64][case / 4 % 3];
+            let mut pairs: Vec<(u64, u32)> = (0..n)
+                .map(|_| {
+                    let k = rng.next_u64() >> (64 - key_bits);
+                    // Many ties on the key.
+                    let k = if rng.next_u64().is_multiple_of(3) { 7 } else { k };
+                    (k, (rng.next_u64() % index_most) as u32)
+                })
+                .collect();
+            let mut want = pairs.clone();
+            want.sort_unstable();
+            sort_pairs(&mut pairs, &mut packed);
+            assert_eq!(pairs, want, "case {case}");
+        }
     }
 }
