@@ -812,7 +812,6 @@ struct QueueDemands {
     // Per demand: whether its entry in `soon` is among those going out
     // (set only during a merge of `refresh_soon`).
     soon_out: Vec<bool>,
-    soon_packed: Vec<u64>,
     looks: Vec<u64>,
     // Per demand: its next threshold crossing as found at the call that
     // found it (0: none found since it was last re-keyed). The instant a
@@ -983,26 +982,28 @@ const NO_KEY: u64 = u64::MAX;
 /// shifted in place; more are merged in one pass.
 const SOON_SHIFTS: usize = 8;
 
-/// Sorts `(key, index)` pairs as `sort_unstable` would, as whole numbers
-/// `key << b | index` (`b` the bits of the largest index) when the largest
-/// key fits in the bits above: the same order (it is lexicographic), half
-/// the bytes moved and one compare each (a big re-key of `soon` sorts
-/// thousands). Pairs that do not fit are sorted as pairs.
-fn sort_pairs(pairs: &mut [(u64, u32)], packed: &mut Vec<u64>) {
-    let (max_key, max_index) = pairs
-        .iter()
-        .fold((0, 0), |(k, i), &(a, b)| (k.max(a), i.max(b)));
-    let bits = u32::BITS - max_index.leading_zeros();
-    if bits > 0 && max_key >> (u64::BITS - bits) != 0 {
-        pairs.sort_unstable();
-        return;
+/// What sieved members are demoted by: the thresholds, each flow's bytes
+/// sent before its count was last reset (starvation; none on the fast
+/// path), and the first queue the thresholds sort into.
+#[derive(Debug, Clone, Copy)]
+struct Sieve<'a> {
+    thresholds: &'a [f64],
+    offset: &'a [f64],
+    base: usize,
+}
+
+impl Sieve<'_> {
+    /// Queue `qu`'s threshold (none for the queues before the sieve's
+    /// first and for its last).
+    fn of_queue(&self, qu: usize) -> Option<f64> {
+        qu.checked_sub(self.base)
+            .and_then(|i| self.thresholds.get(i))
+            .copied()
     }
-    packed.clear();
-    packed.extend(pairs.iter().map(|&(k, i)| (k << bits) | u64::from(i)));
-    packed.sort_unstable();
-    let mask = (1u64 << bits) - 1;
-    for (p, &x) in pairs.iter_mut().zip(packed.iter()) {
-        *p = (x >> bits, (x & mask) as u32);
+
+    /// Flow `f`'s bytes sent before its count was last reset.
+    fn offset(&self, f: FlowIdx) -> f64 {
+        self.offset.get(f as usize).copied().unwrap_or(0.0)
     }
 }
 
@@ -1174,7 +1175,7 @@ impl QueueDemands {
     /// shift) instead of a tree remove and insert per demand. The list is
     /// the B-tree's in the same order, `(key, demand)`, so every reader
     /// walks what it walked.
-    fn refresh_soon(&mut self, sieve: &[f64], base: usize) {
+    fn refresh_soon(&mut self, sieve: Sieve<'_>) {
         self.soon_gone.clear();
         self.soon_new.clear();
         if self.next_at.len() < self.demands.len() {
@@ -1188,10 +1189,7 @@ impl QueueDemands {
                 self.soon_gone.push((dm.soon, d));
                 dm.soon = NO_KEY;
             }
-            let t = (dm.queue as usize)
-                .checked_sub(base)
-                .and_then(|i| sieve.get(i));
-            if let (Some(&t), Some((least, _))) = (t, dm.least) {
+            if let (Some(t), Some((least, _))) = (sieve.of_queue(dm.queue as usize), dm.least) {
                 if sends(dm.rate) && !dm.members.is_empty() {
                     dm.soon = dm.soon(f64::from_bits(least), t);
                     self.soon_new.push((dm.soon, d));
@@ -1218,7 +1216,7 @@ impl QueueDemands {
             for &(_, d) in gone.iter() {
                 self.soon_out[d as usize] = true;
             }
-            sort_pairs(new, &mut self.soon_packed);
+            new.sort_unstable();
             let merged = &mut self.soon_merged;
             merged.clear();
             merged.reserve(self.soon.len() + new.len());
@@ -1624,18 +1622,10 @@ impl QueueDemands {
     /// Looks at the sieved members of demand `d` whose threshold its clock
     /// may have reached, each by its bytes sent (kept for this call), and
     /// lists those whose queue is no longer `d`'s in `moved`.
-    fn look(
-        &mut self,
-        d: u32,
-        now: Time,
-        obs: &Observed<'_>,
-        sieve: &[f64],
-        offset: &[f64],
-        base: usize,
-    ) {
+    fn look(&mut self, d: u32, now: Time, obs: &Observed<'_>, sieve: Sieve<'_>) {
         let dm = &self.demands[d as usize];
         let qu = dm.queue as usize;
-        let Some(&t) = qu.checked_sub(base).and_then(|i| sieve.get(i)) else {
+        let Some(t) = sieve.of_queue(qu) else {
             return;
         };
         if !sends(dm.rate) || dm.least.is_none() {
@@ -1646,9 +1636,9 @@ impl QueueDemands {
             let fi = f as usize;
             let sent = obs.sent(f);
             self.sent[fi] = (self.epoch, sent);
-            let off = offset.get(fi).copied().unwrap_or(0.0);
-            let reached = sieve.iter().filter(|&&t| reaches(sent - off, t));
-            if base + reached.count() != qu {
+            let off = sieve.offset(f);
+            let reached = sieve.thresholds.iter().filter(|&&t| reaches(sent - off, t));
+            if sieve.base + reached.count() != qu {
                 self.moved.push(f);
             }
         }
@@ -1657,18 +1647,11 @@ impl QueueDemands {
     /// The slow reference for `soon`'s looks: looking at every demand, in
     /// queue order, lists the same flows as moved.
     #[cfg(debug_assertions)]
-    fn check_looks(
-        &mut self,
-        now: Time,
-        obs: &Observed<'_>,
-        sieve: &[f64],
-        offset: &[f64],
-        base: usize,
-    ) {
+    fn check_looks(&mut self, now: Time, obs: &Observed<'_>, sieve: Sieve<'_>) {
         let fast = std::mem::take(&mut self.moved);
         let all: Vec<u32> = self.by_queue.iter().flatten().copied().collect();
         for d in all {
-            self.look(d, now, obs, sieve, offset, base);
+            self.look(d, now, obs, sieve);
         }
         assert_eq!(fast, self.moved, "the flows demoted by bytes sent");
     }
@@ -1676,22 +1659,16 @@ impl QueueDemands {
     /// The first instant a member of demand `d` near its least reading
     /// reaches its queue's threshold by its bytes sent, at its rate in
     /// `out` (`Time::NEVER`: none).
-    #[allow(clippy::too_many_arguments)]
     fn next_threshold(
         &self,
         d: u32,
         now: Time,
         obs: &Observed<'_>,
-        sieve: &[f64],
-        offset: &[f64],
-        base: usize,
+        sieve: Sieve<'_>,
         out: &Allocation,
     ) -> Time {
         let dm = &self.demands[d as usize];
-        let Some(&t) = (dm.queue as usize)
-            .checked_sub(base)
-            .and_then(|i| sieve.get(i))
-        else {
+        let Some(t) = sieve.of_queue(dm.queue as usize) else {
             return Time::NEVER;
         };
         let Some((least, _)) = dm.least.filter(|_| sends(dm.rate)) else {
@@ -1704,7 +1681,7 @@ impl QueueDemands {
                 (e, sent) if e == self.epoch => sent,
                 _ => obs.sent(f),
             };
-            let off = offset.get(fi).copied().unwrap_or(0.0);
+            let off = sieve.offset(f);
             if let Some(at) = ceil_ns_time(now, off + t - sent, out.rate(f) / 8e9) {
                 wake = wake.min(at);
             }
@@ -1718,20 +1695,17 @@ impl QueueDemands {
     /// fall the other way), and `wake` the least of the crossings the walk
     /// would read (kept where kept).
     #[cfg(debug_assertions)]
-    #[allow(clippy::too_many_arguments)]
     fn check_next_at(
         &self,
         wake: Time,
         now: Time,
         obs: &Observed<'_>,
-        sieve: &[f64],
-        offset: &[f64],
-        base: usize,
+        sieve: Sieve<'_>,
         out: &Allocation,
     ) {
         let mut by_scan = Time::NEVER;
         for &d in self.by_queue.iter().flatten() {
-            let fresh = self.next_threshold(d, now, obs, sieve, offset, base, out);
+            let fresh = self.next_threshold(d, now, obs, sieve, out);
             let kept = self.next_at[d as usize];
             let listed = self.demands[d as usize].soon != NO_KEY;
             let at = if listed && kept > now.0 {
@@ -1806,8 +1780,12 @@ impl Core {
         q.joined.clear();
         q.moved.clear();
         q.epoch = q.epoch.wrapping_add(1);
-        let sieve = &self.config.sieve;
-        q.refresh_soon(sieve, base);
+        let sieve = Sieve {
+            thresholds: &self.config.sieve,
+            offset: &self.offset,
+            base,
+        };
+        q.refresh_soon(sieve);
         // Those whose bound has come, in the order of the full scan (by
         // queue, then by place in it).
         // A demand's (queue, place) is one whole number (`at` is below
@@ -1822,24 +1800,20 @@ impl Core {
         looks.sort_unstable();
         for &k in &looks {
             let d = q.by_queue[(k >> 32) as usize][(k & u64::from(u32::MAX)) as usize];
-            q.look(d, now, &obs, sieve, &self.offset, base);
+            q.look(d, now, &obs, sieve);
         }
         q.looks = looks;
         #[cfg(debug_assertions)]
-        q.check_looks(now, &obs, sieve, &self.offset, base);
+        q.check_looks(now, &obs, sieve);
         let moved = std::mem::take(&mut q.moved);
         for &f in moved.iter().chain(started) {
             let kind = self.kind(&obs, sizes.as_ref(), f);
             let qu = self.queue(kind, &obs, sizes.as_ref(), f) as u8;
             if q.queue_of(f) != Some(qu) {
                 q.leave(f);
-                let left = (qu as usize)
-                    .checked_sub(base)
-                    .and_then(|i| self.config.sieve.get(i))
-                    .map(|&t| {
-                        let off = self.offset.get(f as usize).copied().unwrap_or(0.0);
-                        off + t - obs.sent(f)
-                    });
+                let left = sieve
+                    .of_queue(qu as usize)
+                    .map(|t| sieve.offset(f) + t - obs.sent(f));
                 let p = obs.path_idx(f);
                 let ends = grid_ends(obs.path_links(p), obs.fabric().n_hosts());
                 q.join(now, f, qu, (p, ends), kind == 3, left);
@@ -1909,7 +1883,7 @@ impl Core {
         // A demand's crossing found at an earlier call stands while the
         // demand is not re-keyed and the crossing is still ahead
         // ([`QueueDemands::next_at`]).
-        q.refresh_soon(sieve, base);
+        q.refresh_soon(sieve);
         let mut wake = Time::NEVER;
         for &(soon, d) in &q.soon {
             if soon >= wake.0 {
@@ -1919,14 +1893,14 @@ impl Core {
             let at = if kept > now.0 {
                 Time(kept)
             } else {
-                let at = q.next_threshold(d, now, &obs, sieve, &self.offset, base, out);
+                let at = q.next_threshold(d, now, &obs, sieve, out);
                 q.next_at[d as usize] = at.0;
                 at
             };
             wake = wake.min(at);
         }
         #[cfg(debug_assertions)]
-        q.check_next_at(wake, now, &obs, sieve, &self.offset, base, out);
+        q.check_next_at(wake, now, &obs, sieve, out);
         self.fast = q;
         Some((wake != Time::NEVER).then_some(wake))
     }
@@ -2107,39 +2081,5 @@ impl Scheduler for EdfFirst {
         self.others
             .fill(&view, &self.edf_order, &mut self.residual, out);
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::Rng;
-    use proptest::test_runner::{RngAlgorithm, TestRng};
-
-    /// [`sort_pairs`] orders pairs as `sort_unstable` does, packed (keys
-    /// that fit above the index bits, ties on the key) and not (a key too
-    /// large for the packing; index 0 only; an index of 32 bits).
-    #[test]
-    fn sort_pairs_matches_sort_unstable() {
-        // proptest's deterministic generator: the same instances every run.
-        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
-        let mut packed = vec![];
-        for case in 0..400 {
-            let n = rng.next_u64() % 300;
-            let key_bits = [8, 42, 60, 64][case % 4];
-            let index_most = [1, 1 << 15, u32::MAX as u64][case / 4 % 3];
-            let mut pairs: Vec<(u64, u32)> = (0..n)
-                .map(|_| {
-                    let k = rng.next_u64() >> (64 - key_bits);
-                    // Many ties on the key.
-                    let k = if rng.next_u64().is_multiple_of(3) { 7 } else { k };
-                    (k, (rng.next_u64() % index_most) as u32)
-                })
-                .collect();
-            let mut want = pairs.clone();
-            want.sort_unstable();
-            sort_pairs(&mut pairs, &mut packed);
-            assert_eq!(pairs, want, "case {case}");
-        }
     }
 }
