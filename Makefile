@@ -20,6 +20,8 @@
 #               the split 11 of them
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
+#   make repro-claims the table of every seed-paper claim (docs/reproductions/README.md), read
+#               from the reproduction pages (seconds; every repro-* target ends with it)
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
 #               the idealized policies at the paper's scale; about 70 minutes with one worker, and about 30 more (estimated) for
 #               `fifo-lm:mux=link`'s two two-stage runs (11-19 minutes each) and its six Table 4 points (4-12 minutes
@@ -39,7 +41,7 @@ PROPTEST_RNG_SEED ?= 20261121
 export PROPTEST_RNG_SEED
 SEEDS ?= 10
 
-.PHONY: demo test fuzz develop clean repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
+.PHONY: demo test fuzz develop clean repro-claims repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -83,27 +85,35 @@ test: develop
 fuzz: develop
 	$(BIN)/python tests/fuzz.py --seeds $(SEEDS)
 
+# Every seed-paper claim in one table, read from the reproduction pages (no simulation).
+repro-claims: $(VENV)/.installed-run
+	$(BIN)/python examples/reproductions/claims.py
+
 # Runs examples/reproductions/dcas*.toml into results/ (resuming),
 # redraws docs/reproductions/dcas/ and rewrites docs/reproductions/dcas.md.
 repro-dcas: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/dcas.py
+	$(BIN)/python examples/reproductions/claims.py
 
 repro-aalo: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/aalo/regenerate.py
+	$(BIN)/python examples/reproductions/claims.py
 
 # Baraat's section 5.2 scaled down (docs/reproductions/baraat.md): release build, every
 # examples/reproductions/baraat/*.toml into results/ (resuming), the figures, the page.
 repro-baraat: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/baraat/regenerate.py
+	$(BIN)/python examples/reproductions/claims.py
 
 # TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, the experiments, the
 # packet-level runs (examples/reproductions/tafe_packet.py), the page.
 repro-tafe: $(VENV)/.installed-dev
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/tafe.py
+	$(BIN)/python examples/reproductions/claims.py
 
 # Karuna's motivation, headline and starvation case (docs/reproductions/karuna.md):
 # release build, both experiment files, the cases built in the script, the packet-level runs
@@ -112,6 +122,7 @@ repro-tafe: $(VENV)/.installed-dev
 repro-karuna: $(VENV)/.installed-dev
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/karuna/regenerate.py
+	$(BIN)/python examples/reproductions/claims.py
 
 clean:
 	rm -rf $(VENV) results

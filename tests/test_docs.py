@@ -22,6 +22,7 @@ WIDE_ROWS_EXCEPT: dict[str, str] = {
     "docs/reproductions/karuna.md": "written by `make repro-karuna` (examples/reproductions/karuna/regenerate.py)",
     "docs/reproductions/aalo.md": "written by `make repro-aalo` (examples/reproductions/aalo/regenerate.py)",
     "docs/reproductions/dcas.md": "written by `make repro-dcas` (examples/reproductions/dcas.py)",
+    "docs/reproductions/README.md": "written by `make repro-claims` (examples/reproductions/claims.py)",
 }
 
 # [text](target) and [text](<target>), not images' URLs only: both resolve the same way.
