@@ -58,6 +58,8 @@ pub mod tags {
     pub const ARRIVALS: u64 = 5;
     /// Coflow totals of the `uniform` and `fixed` size laws.
     pub const COFLOW_SIZES: u64 = 6;
+    /// Per-flow size factors within a task (`baraat`'s `flow_spread`).
+    pub const FLOW_SPREAD: u64 = 7;
 }
 
 /// The span (ns) over which `bits` offered to links of total capacity

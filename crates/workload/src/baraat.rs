@@ -33,6 +33,11 @@
 //!   one. So a default task is 39 intra-rack flows and one from the next
 //!   rack: Baraat's "queries all other nodes in the rack, so each task
 //!   comprises 40 flows" with 40-host racks. Flows worker -> aggregator, group 0.
+//!   Which hosts aggregate, the paper does not say: with `aggregators = any`
+//!   (the default) every host may, so a worker's uplink carries flows of the
+//!   tasks of every host of its rack; with `aggregators = rack` one host per
+//!   rack does (its first; the task's rack uniform), so each rack's tasks
+//!   queue at one downlink and a worker serves only its rack's aggregator.
 //! - **two-stage**: a pod uniform at random; the top aggregator uniform in
 //!   that pod's top rack; `mids` (30) mid aggregators in distinct racks drawn
 //!   uniformly from all non-top racks of the tree (30 cannot fit in the 29
@@ -80,6 +85,16 @@
 //! A task's size is the sum of its flows; for bing and analytics it is the
 //! number of worker flows times the drawn per-flow size (plus the mid ->
 //! top flows), so the task-size distribution has the drawn law's shape.
+//! How a task's bytes split over its flows the paper does not say (its
+//! Fig. 2 gives task sizes only). With `flow_spread = s > 0` each flow of a
+//! bing or analytics task is the task's per-flow size times a factor
+//! uniform in `[1 - s, 1 + s]` (mean 1, so the task-size law keeps its
+//! mean), drawn from a stream of its own so that every other draw, and the
+//! workload at `s = 0`, stay as they are. The choice matters to per-flow
+//! schemes: with one size per task, shortest-flow-first orders whole tasks
+//! (it is task-aware by accident); with spread sizes it finishes the small
+//! flows of many tasks first. `uniform` flows are drawn one by one already
+//! (`flow_spread` does not apply).
 //!
 //! # Load
 //!
@@ -101,6 +116,9 @@
 //! into one of them), the other racks hold every sender and every mid
 //! aggregator. So for two-stage workloads the host and ToR classes are each
 //! split by [`Racks`] into the top racks' links and the other racks' ([`Tree::class_loads`]).
+//! Likewise single-stage tasks with `aggregators = rack` put all of a
+//! rack's task bytes on its first host's downlink: their host classes are
+//! split into the aggregator hosts' links and the other hosts' ([`Split`]).
 //! Without the split, on Baraat's tree at "80%" the 30 top racks' ToR
 //! downlinks were offered 149% of their capacity (the average over all 900
 //! ToR downlinks was 8.5%), so the backlog of a 10,000-task run grew
@@ -212,6 +230,10 @@ pub enum Racks {
     Top,
     /// The racks that are not top racks (two-stage).
     Other,
+    /// The aggregator hosts' (single-stage with `aggregators = rack`).
+    AggregatorHosts,
+    /// The hosts that are not aggregators (single-stage with `aggregators = rack`).
+    OtherHosts,
 }
 
 impl Racks {
@@ -221,6 +243,8 @@ impl Racks {
             Racks::All => "",
             Racks::Top => "top racks' ",
             Racks::Other => "other racks' ",
+            Racks::AggregatorHosts => "aggregator hosts' ",
+            Racks::OtherHosts => "other hosts' ",
         }
     }
 }
@@ -240,6 +264,39 @@ pub struct ClassLoad {
     pub bits: f64,
     /// `bits / (capacity * span of arrivals)` (`None` for a zero span).
     pub load: Option<f64>,
+}
+
+/// How the load's classes of links are split (module doc, "Load"): the
+/// host and ToR classes by top racks and other racks (two-stage tasks), and
+/// the host classes by aggregator hosts and other hosts (single-stage tasks
+/// with one aggregator per rack).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Split {
+    /// Top racks apart from the others.
+    pub racks: bool,
+    /// Aggregator hosts (the first host of each rack) apart from the others.
+    pub hosts: bool,
+}
+
+impl Split {
+    /// The split `config`'s tasks need.
+    pub fn of(config: &BaraatConfig) -> Split {
+        Split {
+            racks: config.workflow == Workflow::TwoStage,
+            hosts: config.workflow == Workflow::SingleStage
+                && config.aggregators == Aggregators::Rack,
+        }
+    }
+}
+
+impl From<Workflow> for Split {
+    /// The split of `workflow` with aggregators anywhere.
+    fn from(workflow: Workflow) -> Split {
+        Split {
+            racks: workflow == Workflow::TwoStage,
+            hosts: false,
+        }
+    }
 }
 
 impl Tree {
@@ -291,19 +348,19 @@ impl Tree {
         r.is_multiple_of(self.racks_per_pod)
     }
 
-    /// The classes of links `workflow` loads alike, in report order: every
-    /// [`LinkClass`] over all racks, or for two-stage tasks the host and
-    /// ToR classes each split into the top racks' and the other racks'
-    /// links (module doc, "Load"). Each with its links and the capacity of
-    /// one link in bit/s.
-    fn classes(&self, workflow: Workflow) -> Vec<(LinkClass, Racks, u64, f64)> {
+    /// The classes of links a workload loads alike, in report order: every
+    /// [`LinkClass`] over all racks, or as `split` says the host and ToR
+    /// classes each split into the top racks' and the other racks' links,
+    /// or the host classes into the aggregator hosts' and the other hosts'
+    /// (module doc, "Load"). Each with its links and the capacity of one
+    /// link in bit/s.
+    fn classes(&self, split: Split) -> Vec<(LinkClass, Racks, u64, f64)> {
         let hosts = u64::from(self.n_hosts());
         let racks = u64::from(self.n_racks());
         let pods = u64::from(self.pods);
         let host = self.host_rate_bps;
         let tor = f64::from(self.hosts_per_rack) * host / self.tor_oversubscription;
         let pod = f64::from(self.racks_per_pod) * tor / self.pod_oversubscription;
-        let split = workflow == Workflow::TwoStage;
         let top_hosts = pods * u64::from(self.hosts_per_rack);
         let mut out = Vec::with_capacity(10);
         for class in LinkClass::ALL {
@@ -315,9 +372,12 @@ impl Tree {
                     continue;
                 }
             };
-            if split {
+            if split.racks {
                 out.push((class, Racks::Top, top_n, per_link));
                 out.push((class, Racks::Other, n - top_n, per_link));
+            } else if split.hosts && matches!(class, LinkClass::HostUp | LinkClass::HostDown) {
+                out.push((class, Racks::AggregatorHosts, racks, per_link));
+                out.push((class, Racks::OtherHosts, hosts - racks, per_link));
             } else {
                 out.push((class, Racks::All, n, per_link));
             }
@@ -327,60 +387,74 @@ impl Tree {
 
     /// Bits each class of [`Tree::classes`] carries for these coflows'
     /// network flows, in the same order.
-    fn class_bits(&self, coflows: &[CoflowSpec], workflow: Workflow) -> Vec<f64> {
-        let split = workflow == Workflow::TwoStage;
+    fn class_bits(&self, coflows: &[CoflowSpec], split: Split) -> Vec<f64> {
         // The position in `classes` of the `k`-th of LinkClass::ALL for a
-        // link of rack `r`: split host and ToR classes take two places each
-        // (top racks', then the others'), pod classes one.
-        let slot = |k: usize, r: u32| match (split, k) {
-            (false, _) => k,
-            (true, 0..=3) => 2 * k + usize::from(!self.is_top_rack(r)),
-            (true, _) => k + 4,
+        // link of host `h`: split host and ToR classes take two places each
+        // (top racks', then the others'), split host classes two places
+        // each (aggregator hosts', then the others'), the others one.
+        let slot = |k: usize, h: u32| {
+            let r = self.rack_of(h);
+            if split.racks {
+                match k {
+                    0..=3 => 2 * k + usize::from(!self.is_top_rack(r)),
+                    _ => k + 4,
+                }
+            } else if split.hosts {
+                match k {
+                    0..=1 => 2 * k + usize::from(h != self.host(r, 0)),
+                    _ => k + 2,
+                }
+            } else {
+                k
+            }
         };
-        let mut bytes = vec![0u128; if split { 10 } else { 6 }];
+        let n = 6 + if split.racks {
+            4
+        } else if split.hosts {
+            2
+        } else {
+            0
+        };
+        let mut bytes = vec![0u128; n];
         for f in coflows.iter().flat_map(|c| &c.flows) {
             if f.kind != coflowkit_model::FlowKind::Net || f.src == f.dst {
                 continue;
             }
             let b = u128::from(f.bytes.0);
-            let (rs, rd) = (self.rack_of(f.src.0), self.rack_of(f.dst.0));
-            bytes[slot(0, rs)] += b;
-            bytes[slot(1, rd)] += b;
+            let (hs, hd) = (f.src.0, f.dst.0);
+            let (rs, rd) = (self.rack_of(hs), self.rack_of(hd));
+            bytes[slot(0, hs)] += b;
+            bytes[slot(1, hd)] += b;
             if rs != rd {
-                bytes[slot(2, rs)] += b;
-                bytes[slot(3, rd)] += b;
+                bytes[slot(2, hs)] += b;
+                bytes[slot(3, hd)] += b;
                 if self.pod_of_rack(rs) != self.pod_of_rack(rd) {
-                    bytes[slot(4, rs)] += b;
-                    bytes[slot(5, rd)] += b;
+                    bytes[slot(4, hs)] += b;
+                    bytes[slot(5, hd)] += b;
                 }
             }
         }
         bytes.into_iter().map(|b| b as f64 * 8.0).collect()
     }
 
-    /// The offered load on every class of links `workflow` loads alike
-    /// ([`Tree::classes`]) over the span of `w`'s arrivals (see the module
-    /// doc).
-    pub fn class_loads(&self, w: &Workload, workflow: Workflow) -> Vec<ClassLoad> {
+    /// The offered load on every class of links `split` (a [`Workflow`],
+    /// or [`Split::of`] a configuration) sets apart ([`Tree::classes`]) over
+    /// the span of `w`'s arrivals (see the module doc).
+    pub fn class_loads(&self, w: &Workload, split: impl Into<Split>) -> Vec<ClassLoad> {
         let first = w.coflows.iter().map(|c| c.arrival).min();
         let last = w.coflows.iter().map(|c| c.arrival).max();
         let span = match (first, last) {
             (Some(a), Some(b)) => (b - a).as_secs_f64(),
             _ => 0.0,
         };
-        self.loads_over(&w.coflows, workflow, span)
+        self.loads_over(&w.coflows, split.into(), span)
     }
 
     /// The offered load on every class of links of `coflows` if they
     /// arrived over `span_s` seconds (`None` loads for a zero span).
-    fn loads_over(
-        &self,
-        coflows: &[CoflowSpec],
-        workflow: Workflow,
-        span_s: f64,
-    ) -> Vec<ClassLoad> {
-        let bits = self.class_bits(coflows, workflow);
-        self.classes(workflow)
+    fn loads_over(&self, coflows: &[CoflowSpec], split: Split, span_s: f64) -> Vec<ClassLoad> {
+        let bits = self.class_bits(coflows, split);
+        self.classes(split)
             .into_iter()
             .zip(bits)
             .map(|((class, racks, n_links, per_link), bits)| {
@@ -397,10 +471,11 @@ impl Tree {
             .collect()
     }
 
-    /// The load of `w`, generated for `workflow`: its most loaded class's
-    /// load (`None` for a zero span).
-    pub fn offered_load(&self, w: &Workload, workflow: Workflow) -> Option<f64> {
-        self.class_loads(w, workflow)
+    /// The load of `w`, generated with `split` (a [`Workflow`], or
+    /// [`Split::of`] a configuration): its most loaded class's load (`None`
+    /// for a zero span).
+    pub fn offered_load(&self, w: &Workload, split: impl Into<Split>) -> Option<f64> {
+        self.class_loads(w, split)
             .iter()
             .filter_map(|c| c.load)
             .max_by(f64::total_cmp)
@@ -448,6 +523,21 @@ impl Choice for SizeModel {
     ];
 }
 
+/// Which hosts aggregate single-stage tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregators {
+    /// Any host: a task's aggregator is uniform over all hosts.
+    Any,
+    /// One per rack, its first host: a task's aggregator is the first host
+    /// of a uniform rack.
+    Rack,
+}
+
+impl Choice for Aggregators {
+    const CHOICES: &'static [(&'static str, Aggregators)] =
+        &[("any", Aggregators::Any), ("rack", Aggregators::Rack)];
+}
+
 /// The heavy-tailed law of the analytics workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tail {
@@ -480,6 +570,11 @@ pub struct BaraatConfig {
     pub seed: u64,
     /// Workers per aggregator (single-stage) or per mid aggregator (two-stage).
     pub workers: u32,
+    /// Which hosts aggregate single-stage tasks.
+    pub aggregators: Aggregators,
+    /// Relative spread of a task's flow sizes around its per-flow size
+    /// (bing and analytics; 0: every flow of a task has one size).
+    pub flow_spread: f64,
     /// Mid aggregators per two-stage task.
     pub mids: u32,
     /// Bytes a mid aggregator sends up per byte it received.
@@ -530,6 +625,8 @@ impl Default for BaraatConfig {
             load: 0.8,
             seed: 1,
             workers: 40,
+            aggregators: Aggregators::Any,
+            flow_spread: 0.0,
             mids: 30,
             selectivity: 0.03,
             storage_servers: 3,
@@ -574,6 +671,19 @@ impl BaraatConfig {
         t.validate()?;
         let bad = |field: &'static str, message: String| Err(ConfigError { field, message });
         check_positive("load", self.load)?;
+        if self.aggregators == Aggregators::Rack && self.workflow != Workflow::SingleStage {
+            return bad(
+                "aggregators",
+                "rack applies to single-stage tasks (two-stage tasks have their own aggregator racks)"
+                    .into(),
+            );
+        }
+        if !(0.0..1.0).contains(&self.flow_spread) {
+            return bad(
+                "flow_spread",
+                format!("must be in [0, 1), got {}", self.flow_spread),
+            );
+        }
         let hosts = u64::from(t.n_hosts());
         let (h, r) = (u64::from(t.hosts_per_rack), u64::from(t.racks_per_pod));
         if self.workflow == Workflow::TwoStage && r < 2 {
@@ -758,9 +868,15 @@ impl Sizer {
         }
     }
 
-    /// A flow's size: the task's, or a uniform draw.
-    fn flow(&self, rng: &mut Pcg64, task: Option<u64>) -> u64 {
+    /// A flow's size: the task's (times a factor uniform in `[1 - spread,
+    /// 1 + spread]` drawn from `spread_rng` when `spread > 0`), or a
+    /// uniform draw.
+    fn flow(&self, rng: &mut Pcg64, task: Option<u64>, spread: f64, spread_rng: &mut Pcg64) -> u64 {
         match (task, self) {
+            (Some(b), _) if spread > 0.0 => {
+                let factor = 1.0 + spread * (2.0 * spread_rng.random::<f64>() - 1.0);
+                ((b as f64 * factor).round() as u64).max(1)
+            }
             (Some(b), _) => b,
             (None, &Sizer::Uniform(lo, hi)) => rng.random_range(lo..=hi),
             (None, _) => 1,
@@ -775,12 +891,19 @@ struct TaskMaker<'a> {
     sizer: Sizer,
     rng: Pcg64,
     compute: Pcg64,
+    spread: Pcg64,
 }
 
 impl TaskMaker<'_> {
     /// The worker wait.
     fn delay(&mut self) -> Dur {
         exp_dur(&mut self.compute, self.c.compute_mean)
+    }
+
+    /// A flow's size in a task of per-flow size `task` (`Sizer::flow`).
+    fn bytes(&mut self, task: Option<u64>) -> u64 {
+        self.sizer
+            .flow(&mut self.rng, task, self.c.flow_spread, &mut self.spread)
     }
 
     /// `n` distinct hosts of rack `r`, other than `except` (in host order
@@ -856,10 +979,16 @@ impl TaskMaker<'_> {
         match self.c.workflow {
             Workflow::SingleStage => {
                 let b = self.sizer.task(&mut self.rng);
-                let agg = self.any_host();
+                let agg = match self.c.aggregators {
+                    Aggregators::Any => self.any_host(),
+                    Aggregators::Rack => {
+                        let r = self.rng.random_range(0..self.t.n_racks());
+                        self.t.host(r, 0)
+                    }
+                };
                 self.workers(agg, None, scratch);
                 for &w in scratch.iter() {
-                    let bytes = self.sizer.flow(&mut self.rng, b);
+                    let bytes = self.bytes(b);
                     let d = self.delay();
                     flows.push(flow(w, agg, bytes).delayed(d));
                 }
@@ -884,7 +1013,7 @@ impl TaskMaker<'_> {
                     let group = m as u32 + 1;
                     let mut received = 0u64;
                     for &w in scratch.iter() {
-                        let bytes = self.sizer.flow(&mut self.rng, b);
+                        let bytes = self.bytes(b);
                         received += bytes;
                         let d = self.delay();
                         flows.push(flow(w, mid, bytes).in_group(group).delayed(d));
@@ -897,7 +1026,7 @@ impl TaskMaker<'_> {
                 let b = self.sizer.task(&mut self.rng);
                 let client = self.any_host();
                 for s in self.distinct_hosts(self.c.storage_servers, Some(client)) {
-                    let bytes = self.sizer.flow(&mut self.rng, b);
+                    let bytes = self.bytes(b);
                     let d = self.delay();
                     flows.push(flow(s, client, bytes).delayed(d));
                 }
@@ -909,7 +1038,7 @@ impl TaskMaker<'_> {
                     let receivers = self.distinct_hosts(self.c.dp_receivers, None);
                     for &s in &senders {
                         for &r in &receivers {
-                            let bytes = self.sizer.flow(&mut self.rng, b);
+                            let bytes = self.bytes(b);
                             let f = flow(s, r, bytes).in_group(stage);
                             flows.push(if stage == 0 {
                                 let d = self.delay();
@@ -941,6 +1070,7 @@ pub fn generate(config: &BaraatConfig) -> Workload {
         sizer: Sizer::new(config),
         rng: main_stream(config.seed),
         compute: substream(config.seed, tags::COMPUTE),
+        spread: substream(config.seed, tags::FLOW_SPREAD),
     };
     let mut scratch = Vec::with_capacity(config.workers as usize);
     let mut coflows: Vec<CoflowSpec> = (0..config.n_tasks)
@@ -952,7 +1082,7 @@ pub fn generate(config: &BaraatConfig) -> Workload {
         let t = &config.tree;
         // Over one second the load is the span (s) that gives load 1.
         let worst = t
-            .loads_over(&coflows, config.workflow, 1.0)
+            .loads_over(&coflows, Split::of(config), 1.0)
             .iter()
             .filter_map(|c| c.load)
             .fold(0.0, f64::max);
@@ -986,6 +1116,8 @@ crate::params! { BaraatConfig {
     "tor_oversubscription" => tree.tor_oversubscription: "rack hosts' total rate over a ToR uplink's capacity",
     "pod_oversubscription" => tree.pod_oversubscription: "pod ToRs' total uplink capacity over a pod uplink's",
     "workers" => workers: "workers per (mid-level) aggregator",
+    "aggregators" => aggregators: "single-stage aggregators: any (a uniform host) or rack (the first host of a uniform rack)",
+    "flow_spread" => flow_spread: "a bing or analytics task's flow sizes vary uniformly by +- this share around its per-flow size (0: one size)",
     "mids" => mids: "mid-level aggregators per two-stage task",
     "selectivity" => selectivity: "mid->top bytes per byte a mid aggregator received",
     "storage_servers" => storage_servers: "servers a storage client reads from",
@@ -1121,6 +1253,82 @@ mod tests {
         }
         let fabric = Fabric::big_switch(36_000, BitsPerSec::GBPS).unwrap();
         assert!(w.validate(&fabric).is_ok());
+    }
+
+    #[test]
+    fn rack_aggregators_are_first_hosts_and_their_downlinks_carry_the_load() {
+        let config = BaraatConfig {
+            aggregators: Aggregators::Rack,
+            sizes: SizeModel::Bing,
+            ..small(Workflow::SingleStage, 400)
+        };
+        let t = config.tree;
+        let w = generate(&config);
+        let mut racks = std::collections::BTreeSet::new();
+        for c in &w.coflows {
+            let agg = c.flows[0].dst.0;
+            assert_eq!(agg, t.host(t.rack_of(agg), 0), "task {:?}", c.id);
+            assert!(c.flows.iter().all(|f| f.dst.0 == agg && f.src.0 != agg));
+            racks.insert(t.rack_of(agg));
+        }
+        assert!(racks.len() > 1, "aggregators in one rack only");
+        let loads = t.class_loads(&w, Split::of(&config));
+        let load = |class, racks| load_of(&loads, class, racks);
+        // Every byte ends at an aggregator: its downlinks are the bottleneck,
+        // at the target load; the other hosts' downlinks carry nothing.
+        assert!((load(LinkClass::HostDown, Racks::AggregatorHosts) - 0.8).abs() < 1e-6);
+        assert_eq!(load(LinkClass::HostDown, Racks::OtherHosts), 0.0);
+        assert!(load(LinkClass::HostUp, Racks::OtherHosts) < 0.1);
+        assert!((t.offered_load(&w, Split::of(&config)).unwrap() - 0.8).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rack_aggregators_apply_to_single_stage_tasks_only() {
+        let e = BaraatConfig {
+            aggregators: Aggregators::Rack,
+            ..small(Workflow::TwoStage, 3)
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.field, "aggregators");
+    }
+
+    #[test]
+    fn flow_spread_varies_sizes_within_a_task_and_nothing_else() {
+        let base = BaraatConfig {
+            sizes: SizeModel::Bing,
+            ..small(Workflow::SingleStage, 200)
+        };
+        let spread = BaraatConfig {
+            flow_spread: 0.5,
+            ..base.clone()
+        };
+        let (a, b) = (generate(&base), generate(&spread));
+        let mut varied = 0;
+        for (ca, cb) in a.coflows.iter().zip(&b.coflows) {
+            assert_eq!(ca.flows.len(), cb.flows.len());
+            let one = ca.flows[0].bytes.0 as f64;
+            for (fa, fb) in ca.flows.iter().zip(&cb.flows) {
+                assert_eq!((fa.src, fa.dst), (fb.src, fb.dst));
+                assert_eq!(fa.bytes, ca.flows[0].bytes, "one size per task at 0");
+                let x = fb.bytes.0 as f64;
+                assert!(
+                    x >= (0.5 * one).floor() && x <= (1.5 * one).ceil(),
+                    "{x} from {one}"
+                );
+            }
+            varied += usize::from(cb.flows.iter().any(|f| f.bytes != cb.flows[0].bytes));
+        }
+        assert_eq!(varied, b.coflows.len());
+        for bad in [-0.1, 1.0, f64::NAN] {
+            let e = BaraatConfig {
+                flow_spread: bad,
+                ..base.clone()
+            }
+            .validate()
+            .unwrap_err();
+            assert_eq!(e.field, "flow_spread");
+        }
     }
 
     #[test]
