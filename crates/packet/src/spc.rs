@@ -10,10 +10,16 @@
 //! * **Task ids** (§4.1): every flow carries its task's id; a lower id is a
 //!   higher priority, the same at every switch.
 //! * **The classifier** (§4.3.1, Fig. 6b): the port keeps, per task that has
-//!   a flow through it, the bytes reserved through it (the sum of the ARs it
-//!   granted the task's flows, each for one interval: "the total bytes
+//!   a flow through it, a count of the task's size there ("the total bytes
 //!   reserved by flows of a task, which we use as proxy for the task's
-//!   size"). A task is *heavy at this port* once that reaches the heavy
+//!   size"): by default (`task_size=sent`) the payload of the task's data
+//!   packets that arrive at the port, the bytes its reservations carried
+//!   (an AR above what the flow's path lets it send, or granted out of a
+//!   virtual capacity above `C`, carries none); with `task_size=granted` the
+//!   ARs the port granted the task's flows, each for one interval. The
+//!   flow-level model counts the same (`coflowkit_sched::baraat`, "The
+//!   task's size at a link", which says why). A task is *heavy at this
+//!   port* once that reaches the heavy
 //!   threshold ("If the task size exceeds a pre-determined threshold, the
 //!   task is marked as heavy"), or once a request of it says so (the host's
 //!   `TaskTag::heavy`, for drivers whose hosts judge heaviness). By default
@@ -44,19 +50,24 @@
 //!   (Algorithm 2, `coflowkit_sched::baraat::demand`), then sends the next
 //!   request with [`SpcHeader::next`].
 //! * **Virtual capacity** (footnote 5: "increased or decreased depending on
-//!   link utilization and queuing", no formula given): every interval,
-//!   `Cv <- clamp(Cv + vc_gain * (C - y - q / T), C, vc_max * C)`, `y` the
-//!   bytes that arrived in the interval over its length `T` and `q` the
-//!   bytes queued at its end; the flow-level model's rule plus the queue
-//!   term, which only a packet model has. `C` in Algorithm 1 is `Cv`. With
-//!   `vc_gain = 0` (the default) `Cv = C`.
+//!   link utilization and queuing", no formula given): every interval, the
+//!   flow-level model's step (`coflowkit_sched::baraat::virtual_capacity`,
+//!   one function for both levels) with the rate offered `y + q / T`, `y`
+//!   the bytes that arrived in the interval over its length `T` and `q` the
+//!   bytes queued at its end (the queue term only a packet model has):
+//!   `Cv <- clamp(Cv + vc_gain * (C - y - q / T), C, vc_max * C)` while the
+//!   port holds a task, and `Cv = C` once it holds none, as a link with no
+//!   flow at the flow level (an idle port does not wind up to `vc_max · C`
+//!   and its timer stops). `C` in Algorithm 1 is `Cv`. With `vc_gain = 0`
+//!   (the default) `Cv = C`.
 //!
 //! # The interface the engine calls
 //!
 //! One [`SpcPort`] per switch output port that runs Baraat, all sharing one
 //! [`SpcParams`] (from the scheduler spec: [`SpcParams::of_baraat`]):
 //! - per packet that arrives at the port, before it is queued:
-//!   [`SpcPort::on_arrival`] (the bytes for `y`); and [`SpcPort::queue_of`]
+//!   [`SpcPort::on_arrival`] (the bytes for `y`); per data packet of a task
+//!   [`SpcPort::on_data`] (its payload, for the task's size); and [`SpcPort::queue_of`]
 //!   for the strict-priority queue its task's class maps to here, if the
 //!   engine keeps Baraat's classes in the 8 queues too;
 //! - per request (one forward packet per flow per RTT carrying the header,
@@ -64,7 +75,9 @@
 //!   moves it to the next switch;
 //! - per interval (`SpcParams::interval_ps`, the paper's RTT, while the port
 //!   has tasks or traffic): [`SpcPort::tick`], which returns whether the
-//!   port is idle so its timer may stop (as [`crate::rcp::RcpPort`]'s).
+//!   port is idle so its timer may stop (as [`crate::rcp::RcpPort`]'s); then,
+//!   if the engine sets capacity aside for traffic no AR covers,
+//!   [`SpcPort::reserve_control`].
 //!
 //! # Our readings (where the paper leaves a detail open)
 //!
@@ -86,7 +99,9 @@
 //! - What a request returns is subtracted from its own task's counters and
 //!   never below 0, so a lost request (whose returned values the counters
 //!   never held) can skew only its own task's sums, until the task leaves.
-//! - Bytes reserved are `AR * T / 8` per request, `T` the interval.
+//! - With `task_size=granted`, bytes reserved are `AR * T / 8` per request,
+//!   `T` the interval. With `task_size=sent`, a retransmitted packet counts
+//!   again (its bytes crossed the port again).
 //! - The class of a task maps to queue `min(class, 7)` ([`SpcPort::queue_of`]):
 //!   Baraat's classes are logical, enforced by the rates; the queues only
 //!   help while rates converge (a preempted flow's packets already sent).
@@ -107,7 +122,9 @@
 //! it stay (heavy is monotone; `rebuild`); counters never underflow
 //! (`give_back`) nor overflow (demands capped at [`MAX_RATE`]).
 
-use coflowkit_sched::baraat::{feedback, BaraatConfig, FeedbackInput, Share};
+use coflowkit_sched::baraat::{
+    feedback, virtual_capacity, BaraatConfig, FeedbackInput, Share, TaskSize,
+};
 
 /// The most switches a header carries feedback for (Baraat §4.4: 12 bytes
 /// of feedback, "allowing a maximum of 6 switches").
@@ -129,9 +146,13 @@ pub struct SpcParams {
     /// The interval between [`SpcPort::tick`]s, the paper's RTT (ps): each
     /// AR reserves this long.
     pub interval_ps: u64,
-    /// Bytes reserved through a port that make a task heavy there
-    /// (`u64::MAX`: never).
+    /// A task's size at a port that makes it heavy there (`u64::MAX`:
+    /// never).
     pub heavy_bytes: u64,
+    /// What counts as a task's size at a port: the payload of its data
+    /// packets that arrive there (`Sent`), or its ARs times the interval
+    /// (`Granted`).
+    pub task_size: TaskSize,
     /// Algorithm 1's line 8 as written, or our `fill` variant.
     pub share: Share,
     /// The virtual capacity's gain per interval (0: `Cv = C`).
@@ -147,7 +168,7 @@ pub struct SpcParams {
 impl SpcParams {
     /// The parameters of the `baraat` scheduler spec: its `rtt` as the
     /// interval, its `threshold` (bytes, rounded up) as the heavy bytes,
-    /// its `share`, `vc` and `vc_max`.
+    /// its `task_size`, `share`, `vc` and `vc_max`.
     pub fn of_baraat(c: &BaraatConfig) -> SpcParams {
         let heavy_bytes = if c.threshold.is_finite() {
             c.threshold.max(0.0).ceil().min(u64::MAX as f64) as u64
@@ -157,6 +178,7 @@ impl SpcParams {
         SpcParams {
             interval_ps: c.rtt.0.saturating_mul(1000),
             heavy_bytes,
+            task_size: c.task_size,
             share: c.share,
             vc_gain: c.vc_gain,
             vc_max: c.vc_max,
@@ -297,7 +319,7 @@ struct TaskCounters {
     alloc: u64,
     /// Its flows here.
     n_flows: u32,
-    /// Bytes reserved through the port.
+    /// Its size here ([`SpcParams::task_size`]), bytes.
     reserved: u64,
     heavy: bool,
     /// The interval of its last request.
@@ -349,7 +371,8 @@ impl Fenwick {
 pub struct SpcPort {
     /// The link's capacity `C`, bits/s.
     pub capacity: u64,
-    /// The virtual capacity `Cv` Algorithm 1 uses, bits/s.
+    /// The capacity Algorithm 1 shares, bits/s: the virtual capacity `Cv`
+    /// less what [`SpcPort::reserve_control`] set aside.
     pub vcap: u64,
     /// Counters.
     pub stats: SpcStats,
@@ -365,6 +388,9 @@ pub struct SpcPort {
     demand: Fenwick,
     /// `A`: the ARs held, all tasks.
     allocated: u64,
+    /// The virtual capacity `Cv` (footnote 5), bits/s, kept unrounded so
+    /// that it follows the flow level's sequence.
+    virtual_cap: f64,
     /// Bytes that arrived this interval.
     bytes_in: u64,
     /// Intervals completed.
@@ -377,6 +403,7 @@ impl SpcPort {
         SpcPort {
             capacity,
             vcap: capacity,
+            virtual_cap: capacity as f64,
             stats: SpcStats::default(),
             tasks: vec![],
             class: vec![],
@@ -392,6 +419,30 @@ impl SpcPort {
     /// A packet of `wire` bytes arrived (any packet: `y` counts them all).
     pub fn on_arrival(&mut self, wire: u32) {
         self.bytes_in += wire as u64;
+    }
+
+    /// A data packet of `task` with `payload` bytes arrived: with
+    /// `task_size=sent` they count toward the task's size here (a task the
+    /// port does not hold is not counted).
+    pub fn on_data(&mut self, task: u64, payload: u32, p: &SpcParams) {
+        if p.task_size != TaskSize::Sent {
+            return;
+        }
+        if let Ok(i) = self.find(task) {
+            self.count(i, u64::from(payload), p);
+        }
+    }
+
+    /// The virtual capacity `Cv`, bits/s (unrounded).
+    pub fn virtual_capacity(&self) -> f64 {
+        self.virtual_cap
+    }
+
+    /// Sets aside `rate` bits/s of `Cv` (at most half of it) for packets
+    /// no AR covers, until the next [`SpcPort::tick`].
+    pub fn reserve_control(&mut self, rate: u64) {
+        let cv = self.virtual_cap.round() as u64;
+        self.vcap = cv - rate.min(cv / 2);
     }
 
     /// The SPC class of `task` here (0 the highest), if it has a flow here.
@@ -468,22 +519,26 @@ impl SpcPort {
     }
 
     /// The end of an interval of `t_ps` with `queued` bytes in the queue:
-    /// drops stale tasks and updates the virtual capacity; returns whether
-    /// the port is idle (no task, nothing arrived, nothing queued, `Cv =
-    /// C`), so its timer may stop.
+    /// drops stale tasks and updates the virtual capacity (the flow
+    /// level's rule, [`virtual_capacity`], with the queue's drain rate
+    /// added to what arrived; a port with no task is back at `C`); returns
+    /// whether the port is idle (no task, nothing arrived, nothing queued),
+    /// so its timer may stop. It clears what [`SpcPort::reserve_control`]
+    /// set aside.
     pub fn tick(&mut self, t_ps: u64, queued: u64, p: &SpcParams) -> bool {
         self.expire(p.stale_intervals.max(STALE_INTERVALS));
-        if p.vc_gain > 0.0 && t_ps > 0 {
+        let c = self.capacity as f64;
+        let offered = if self.tasks.is_empty() || t_ps == 0 {
+            None
+        } else {
             let per_s = |bytes: u64| (bytes as u128 * 8 * PS / t_ps as u128) as f64;
-            let c = self.capacity as f64;
-            let spare = c - per_s(self.bytes_in) - per_s(queued);
-            let v = (self.vcap as f64 + p.vc_gain * spare).clamp(c, p.vc_max.max(1.0) * c);
-            self.vcap = v.round() as u64;
+            Some(per_s(self.bytes_in) + per_s(queued))
+        };
+        if offered.is_some() || self.tasks.is_empty() {
+            self.virtual_cap = virtual_capacity(self.virtual_cap, c, offered, p.vc_gain, p.vc_max);
         }
-        let idle = self.tasks.is_empty()
-            && self.bytes_in == 0
-            && queued == 0
-            && self.vcap == self.capacity;
+        self.vcap = self.virtual_cap.round() as u64;
+        let idle = self.tasks.is_empty() && self.bytes_in == 0 && queued == 0;
         self.bytes_in = 0;
         self.epoch += 1;
         idle
@@ -514,14 +569,20 @@ impl SpcPort {
         let t = &mut self.tasks[i];
         t.demand += d;
         t.alloc += ar;
-        let bytes = ar as u128 * p.interval_ps as u128 / (8 * PS);
-        t.reserved = t
-            .reserved
-            .saturating_add(bytes.min(u64::MAX as u128) as u64);
-        let turns = !t.heavy && t.reserved >= p.heavy_bytes;
         self.demand.add(i, d);
         self.allocated += ar;
-        if turns {
+        if p.task_size == TaskSize::Granted {
+            let bytes = ar as u128 * p.interval_ps as u128 / (8 * PS);
+            self.count(i, bytes.min(u64::MAX as u128) as u64, p);
+        }
+    }
+
+    /// `bytes` more of task `i`'s size here; it turns heavy at the
+    /// threshold.
+    fn count(&mut self, i: usize, bytes: u64, p: &SpcParams) {
+        let t = &mut self.tasks[i];
+        t.reserved = t.reserved.saturating_add(bytes);
+        if !t.heavy && t.reserved >= p.heavy_bytes {
             self.turn_heavy(i);
         }
     }

@@ -18,9 +18,9 @@
 //!    if the flow was already set up (it had feedback in round `k - 1`) and
 //!    the least NR of that feedback is below its previous demand, it is
 //!    bottlenecked elsewhere and `D = min(D, min NR + delta)`.
-//! 2. **Classifier, 4.3.1, per link.** The link keeps, per task, the bytes
-//!    reserved through it (the sum over past rounds of the ARs it granted to
-//!    the task's flows, times `rtt`). A task is *heavy on this link* when
+//! 2. **Classifier, 4.3.1, per link.** The link keeps, per task, a count
+//!    of the task's size there ([the task's size](#the-tasks-size-at-a-link),
+//!    below). A task is *heavy on this link* when
 //!    that reaches `threshold` (within 1e-6 relative, as `fifo-lm`). The
 //!    tasks with a flow on the link, in task-id order, form classes: a class
 //!    is a maximal run in which every member but the last is heavy (a heavy
@@ -70,12 +70,33 @@
 //! its share to the next class only), and a flow whose demand fits is given
 //! exactly its demand.
 //!
+//! # The task's size at a link
+//!
+//! The paper (4.3.1): "We maintain a counter that keeps track of the total
+//! bytes reserved by flows of a task, which we use as proxy for the
+//! task's size. If the task size exceeds a pre-determined threshold, the
+//! task is marked as heavy"; and the threshold is one "in terms of task
+//! size" taken from the task-size distribution (3.3, `threshold=p80`). So
+//! the counter stands for bytes of the task, and a reservation counts as
+//! far as the flow uses it: a flow sends at the least AR of its path, so
+//! what a link grants above that (the NR + delta a flow bottlenecked
+//! elsewhere asks, Algorithm 2; a new flow's NIC rate) and what a virtual
+//! capacity above `C` overcommits are no bytes of the task and would turn
+//! it heavy early. By default (`task_size=sent`) a link counts, per round,
+//! the bytes each flow of the task sends through it: its final rate (the
+//! least AR of its path, clipped to the real capacities) times `rtt`, at
+//! most the bytes it has left. The packet level counts the same thing,
+//! the payload of the task's data packets that arrive at the port
+//! (`coflowkit_packet::spc`). `task_size=granted` counts the ARs the link
+//! granted, times `rtt`, whether the flows used them or not.
+//!
 //! # Virtual capacity (footnote 5), `vc_gain > 0`
 //!
 //! Demands overstate what flows send (NR + delta, a new flow's NIC rate),
 //! so `ClassAvlBW` withholds capacity from lower classes. The paper's fix
 //! is a virtual capacity raised while the link is under-used and lowered
-//! when it is over-used, as in RCP; it gives no formula. Ours: after round
+//! when it is over-used, as in RCP; it gives no formula. Ours
+//! ([`virtual_capacity`], the one rule of both levels): after round
 //! `k`, per link, `Cv <- clamp(Cv + vc_gain * (C - y), C, vc_max * C)` with
 //! `y` the rate offered to the link (the least AR of each of its flows'
 //! paths, summed), `|C - y|` within [`RATE_TIE`] counting as 0. Round
@@ -92,7 +113,9 @@
 //! there for the next round's classes. Invariant: the rates handed to the engine never sum
 //! above `C` on any link. With `Cv = C` nothing changes from the above. A
 //! link with no flow at some round (its last flow gone before the tick,
-//! no new one by then) starts again from `C`. A round computed
+//! no new one by then) starts again from `C`: a link's credit is for the
+//! flows that left it room, not for idle time (a packet port with no task
+//! resets the same way). A round computed
 //! twice at one instant (a flow ending on the tick) restarts from the rate
 //! state before the first (demands, least NRs, ARs, virtual capacities).
 //!
@@ -130,7 +153,7 @@
 //!
 //! What it knows: `Knows = KnowsSizes`, only for each sender's own buffered
 //! bytes (Algorithm 2, line 2). Nothing else reads a size: heavy tasks are
-//! found from reserved bytes. Allocation classes are left at 0 (classes are
+//! found from the bytes counted at each link. Allocation classes are left at 0 (classes are
 //! per link here, not per flow).
 
 use crate::descriptor::{Hint, Kind, Needs, Param, SchedulerDescriptor, TASK_ID_PARAMS};
@@ -181,6 +204,13 @@ pub const BARAAT: SchedulerDescriptor = SchedulerDescriptor {
             default: "10",
             unit: "x C",
             help: "upper bound of the virtual capacity, 1 or more",
+        },
+        Param {
+            key: "task_size",
+            kind: Kind::Choice(&["sent", "granted"]),
+            default: "sent",
+            unit: "",
+            help: "a task's size at a link, for the threshold: sent: bytes its flows sent through it; granted: its ARs times the RTT",
         },
         TASK_ID_PARAMS[0],
         TASK_ID_PARAMS[1],
@@ -291,7 +321,7 @@ pub enum Share {
 /// `baraat`'s parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BaraatConfig {
-    /// Heavy threshold on bytes reserved through a link (bytes).
+    /// Heavy threshold on a task's size at a link ([`TaskSize`], bytes).
     pub threshold: f64,
     /// Round length, one RTT (ns).
     pub rtt: Dur,
@@ -308,6 +338,21 @@ pub struct BaraatConfig {
     pub vc_gain: f64,
     /// Upper bound of the virtual capacity, as a multiple of `C`.
     pub vc_max: f64,
+    /// What the classifier counts as a task's size at a link.
+    pub task_size: TaskSize,
+}
+
+/// What the classifier (4.3.1) counts as a task's size at a link, the
+/// counter it compares with the heavy threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSize {
+    /// The bytes its flows sent through the link: each flow's rate (the
+    /// least AR of its path, within the link's real capacity) times the
+    /// round, never more than it had left (`task_size=sent`, the default).
+    Sent,
+    /// The ARs the link granted the task's flows, times the round, what
+    /// they sent or not (`task_size=granted`).
+    Granted,
 }
 
 impl Default for BaraatConfig {
@@ -320,6 +365,7 @@ impl Default for BaraatConfig {
             share: Share::Equal,
             vc_gain: 0.0,
             vc_max: 10.0,
+            task_size: TaskSize::Sent,
         }
     }
 }
@@ -348,6 +394,10 @@ impl BaraatConfig {
         config.share = match p.choice("share")? {
             "fill" => Share::Fill,
             _ => Share::Equal,
+        };
+        config.task_size = match p.choice("task_size")? {
+            "granted" => TaskSize::Granted,
+            _ => TaskSize::Sent,
         };
         for (key, slot, min) in [
             ("vc", &mut config.vc_gain, 0.0),
@@ -428,6 +478,33 @@ pub fn sends_its_last(rate: f64, remaining_bytes: f64, rtt_s: f64) -> bool {
     rate > 0.0 && rate >= buffered - RATE_TIE * buffered.max(1.0)
 }
 
+/// Footnote 5's virtual capacity after one interval (a round here, an
+/// `SpcPort` interval at packet level: both levels call this): a link
+/// that carries flows (`offered`, the rate offered to it in the interval,
+/// bits/s) moves from `vcap` by `gain · (C - offered)`, `|C - offered|`
+/// within [`RATE_TIE`] of `C` counting as 0, and stays within `[C, vc_max
+/// · C]`; a link with none (`None`) is back at `C`, so an idle link keeps
+/// no credit from its idle time. `gain = 0`: always `C`.
+pub fn virtual_capacity(
+    vcap: f64,
+    capacity: f64,
+    offered: Option<f64>,
+    gain: f64,
+    vc_max: f64,
+) -> f64 {
+    match offered {
+        Some(y) if gain > 0.0 => {
+            let err = if (capacity - y).abs() > RATE_TIE * capacity {
+                capacity - y
+            } else {
+                0.0
+            };
+            (vcap + gain * err).clamp(capacity, capacity * vc_max.max(1.0))
+        }
+        _ => capacity,
+    }
+}
+
 /// With virtual capacity, what a link of real capacity `c` passes of the
 /// flows offered to it, `y` bits/s in all, of which `y_last` from flows
 /// sending their last bytes ([`sends_its_last`]): `(factor of those,
@@ -488,7 +565,7 @@ struct LinkTask {
     task: u64,
     n_flows: u32,
     reserved: f64,
-    /// Bytes granted per round at the last computed round.
+    /// Bytes counted per round ([`TaskSize`]) at the last computed round.
     grant: f64,
     heavy: bool,
 }
@@ -648,10 +725,11 @@ impl Baraat {
             self.link_task(l.0, task, c).n_flows += 1;
             let link = &mut self.links[l.0 as usize];
             // A link that had no flow at some round since its last one left
-            // starts again from its capacity (0: set at the next round).
+            // starts again from its capacity.
             if let Some(idle) = link.idle_from.take() {
                 if idle.div_ceil(rtt) * rtt < now.0 {
-                    link.vcap = 0.0;
+                    let c = view.capacities()[l.0 as usize];
+                    link.vcap = virtual_capacity(link.vcap, c, None, 0.0, 1.0);
                 }
             }
             let members = &mut link.members;
@@ -731,7 +809,8 @@ impl Baraat {
                 link.vcap = link.vcap_before;
             }
             if link.members.is_empty() || link.vcap <= 0.0 {
-                link.vcap = real_cap;
+                // No flow (or none yet): back at `C`.
+                link.vcap = virtual_capacity(link.vcap, real_cap, None, 0.0, 1.0);
             }
             let cap = link.vcap;
             link.vcap_round = i64::MIN;
@@ -826,7 +905,9 @@ impl Baraat {
                 while link.tasks[ti].task != m.0 {
                     ti += 1;
                 }
-                link.tasks[ti].grant += ar * rtt_s / 8.0;
+                if self.config.task_size == TaskSize::Granted {
+                    link.tasks[ti].grant += ar * rtt_s / 8.0;
+                }
             }
             link.busy = true;
             still_busy.push(l);
@@ -870,13 +951,8 @@ impl Baraat {
                 let link = &mut self.links[l as usize];
                 let (c, yl) = (caps[l as usize], y[l as usize]);
                 if !link.members.is_empty() {
-                    let err = if (c - yl).abs() > RATE_TIE * c {
-                        c - yl
-                    } else {
-                        0.0
-                    };
-                    let v = (link.vcap + self.config.vc_gain * err)
-                        .clamp(c, c * self.config.vc_max.max(1.0));
+                    let (gain, vc_max) = (self.config.vc_gain, self.config.vc_max);
+                    let v = virtual_capacity(link.vcap, c, Some(yl), gain, vc_max);
                     changed |= moved(v, link.vcap);
                     link.vcap_round = k;
                     link.vcap_before = link.vcap;
@@ -904,6 +980,20 @@ impl Baraat {
         for &l in &self.busy {
             y[l as usize] = 0.0;
             y_last[l as usize] = 0.0;
+        }
+        if self.config.task_size == TaskSize::Sent {
+            // A task's size at a link: what its flows send through it this
+            // round (their final rates), never more than they have left.
+            for &f in view.active_flows() {
+                let bytes = (out.rate(f) * rtt_s / 8.0).min(view.remaining(f).max(0.0));
+                let task = self.flows[f as usize].task;
+                for l in view.path(f) {
+                    let tasks = &mut self.links[l.0 as usize].tasks;
+                    if let Ok(i) = tasks.binary_search_by_key(&task, |t| t.task) {
+                        tasks[i].grant += bytes;
+                    }
+                }
+            }
         }
         for &l in &self.busy {
             for t in &mut self.links[l as usize].tasks {
@@ -1129,6 +1219,22 @@ mod tests {
         assert!(sends_its_last(100e6 * (1.0 - 1e-12), 1250.0, 100e-6));
         assert!(!sends_its_last(99e6, 1250.0, 100e-6));
         assert!(!sends_its_last(0.0, 0.0, 100e-6));
+    }
+
+    #[test]
+    fn virtual_capacity_by_hand() {
+        let step = |v, y| virtual_capacity(v, 10.0, y, 0.5, 2.0);
+        // Offered 6 of 10: up by 0.5 x 4; offered 16: down by 3.
+        assert_eq!(step(10.0, Some(6.0)), 12.0);
+        assert_eq!(step(12.0, Some(16.0)), 10.0);
+        // Within [C, vc_max x C].
+        assert_eq!(step(19.0, Some(0.0)), 20.0);
+        assert_eq!(step(10.0, Some(30.0)), 10.0);
+        // Offered C within float noise: no change.
+        assert_eq!(step(15.0, Some(10.0 * (1.0 + 1e-12))), 15.0);
+        // No flow: back at C, whatever it was; no gain: C.
+        assert_eq!(step(20.0, None), 10.0);
+        assert_eq!(virtual_capacity(15.0, 10.0, Some(0.0), 0.0, 2.0), 10.0);
     }
 
     #[test]

@@ -405,6 +405,10 @@ mod tests {
             err("baraat:threshold=1MB;rtt=50us;delta=1Mbps;counters=4;background=1000"),
             None
         );
+        assert_eq!(err("baraat:task_size=granted"), None);
+        assert!(err("baraat:task_size=reserved")
+            .unwrap()
+            .contains("parameter 'task_size'"));
         assert_eq!(
             err("fifo-lm:threshold=p90;counters=2;background=none"),
             None
@@ -412,7 +416,7 @@ mod tests {
         assert_eq!(
             err("baraat:rttt=1ms").unwrap(),
             "scheduler 'baraat': unknown parameter 'rttt' (valid: threshold, rtt, delta, share, vc, \
-             vc_max, counters, background, budget)"
+             vc_max, task_size, counters, background, budget)"
         );
         assert_eq!(
             err("baraat:rtt=0").unwrap(),

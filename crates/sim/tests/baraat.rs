@@ -313,3 +313,41 @@ fn virtual_capacity_gives_a_lower_class_what_higher_demands_withhold() {
         &[2.0, 1.0],
     );
 }
+
+/// A task's size at a link (4.3.1: the bytes reserved by its flows, "as
+/// proxy for the task's size") counts what its flows send through it
+/// (`task_size=sent`, the default), not the ARs the link grants them. Task 1
+/// is an incast of four 1-unit flows into host 4: each gets 1/4 at host 4's
+/// downlink, so host 0's flow asks NR + delta = 0.35 Gbit/s at host 0's
+/// uplink (delta 100 Mbit/s) and is granted that there, but sends 0.25.
+/// Task 2 sends 4 units from host 0 to host 5, below task 1 at host 0's
+/// uplink. Heavy at 1.2 units: task 1 sends 1 unit through host 0's
+/// uplink, so with `sent` it never turns heavy there and task 2 finishes as
+/// with no threshold at all; with `granted` its grants reach 1.2 units
+/// about 34 ms in, task 1 turns heavy at the uplink and takes half of it
+/// from task 2 (Algorithm 1's equal share of the class they then form)
+/// until it ends at 40 ms: task 2 finishes later.
+#[test]
+fn a_tasks_size_counts_what_it_sent_not_what_it_was_granted() {
+    let tasks = || {
+        vec![
+            CoflowSpec::new(1, Time(0), (0..4).map(|h| flow(h, 4, UNIT)).collect()),
+            CoflowSpec::new(2, Time(0), vec![flow(0, 5, 4 * UNIT)]),
+        ]
+    };
+    let spec = "baraat:delta=100Mbps;threshold";
+    let heavy = 6 * UNIT / 5;
+    let never = run(&format!("{spec}=inf"), 6, tasks());
+    let sent = run(&format!("{spec}={heavy}"), 6, tasks());
+    let granted = run(&format!("{spec}={heavy};task_size=granted"), 6, tasks());
+    assert_eq!(sent, never);
+    assert_eq!(
+        sent,
+        run(&format!("{spec}={heavy};task_size=sent"), 6, tasks())
+    );
+    assert!(
+        (granted[0] - sent[0]).abs() < 3.0 * RTT,
+        "{granted:?} {sent:?}"
+    );
+    assert!(granted[1] > sent[1] + 3.0 * RTT, "{granted:?} {sent:?}");
+}

@@ -15,9 +15,14 @@ packet level:
   ``COORDINATOR_INTERVAL`` on acknowledged bytes, its rates paced at the hosts over DCTCP (neither
   has a host policy).
 
-The knob runs (``KNOBS``, ``MORE_KNOBS``) change one thing each to measure a cause the page names;
-``SETTINGS`` reruns Figs. 8-9 under the single-stage settings the paper leaves open (who aggregates,
-how a task's bytes split over its flows), at both levels.
+Loss recovery is the same for every scheme but pFabric (``RECOVERY``: SACK, RFC 6675, with spurious
+timeouts undone, and the engine's 10 ms timer floor), so that the comparison differs by the schedulers, not by
+how each recovers a lost packet; pFabric keeps the recovery its paper gives it (its own timeout of a few
+round trips, no back-off: ``crate::tcp``). The knob runs (``KNOBS``, ``MORE_KNOBS``) change one thing each
+to measure a cause the page names, with the same recovery; ``SETTINGS`` reruns Figs. 8-9 under the
+single-stage settings the paper leaves open (who aggregates, how a task's bytes split over its flows), at
+both levels.
+
 Run alone (prints the section; draws its figure into docs/reproductions/baraat/)::
 
     python examples/reproductions/baraat/packet.py
@@ -43,16 +48,27 @@ N_TASKS = 500
 SEED = 1
 COORDINATOR_INTERVAL = "100us"
 COORD = f"coordinator_interval={COORDINATOR_INTERVAL}"
+#: Loss recovery of every scheme but pFabric: SACK blocks and SACK-based recovery (RFC 2018, RFC 6675) instead of
+#: NewReno's one hole per round trip and a timeout's go-back-N, spurious timeouts undone (RFC 3522/4015, with the
+#: engine's timestamps), the engine's 10 ms timer floor. pFabric keeps its own (pFabric 4.2).
+RECOVERY = "sack=on,rto_undo=on,min_rto=10ms,initial_rto=10ms"
+
+
+def recovering(opt: str | None) -> str:
+    """Packet options ``opt`` with the common loss recovery (``RECOVERY``) first."""
+    return RECOVERY if opt is None else f"{RECOVERY},{opt}"
+
+
 SIZES = ("bing", "analytics", "uniform")
 #: label -> (flow-level spec, packet-level spec, packet options)
 SCHEMES = {
-    "fair": ("fair", "rcp", None),
+    "fair": ("fair", "rcp", RECOVERY),
     "srpt": ("srpt", "pfabric", None),
-    "stf": ("stf", "stf", COORD),
-    "fifo": ("fifo", "fifo", COORD),
-    "fifo-lm": ("fifo-lm:threshold=p80", "fifo-lm:threshold=p80", None),
-    "baraat": ("baraat:threshold=p80;vc=0.5", "baraat:threshold=p80;vc=0.5", None),
-    "baraat vc=0": ("baraat:threshold=p80", "baraat:threshold=p80", None),
+    "stf": ("stf", "stf", recovering(COORD)),
+    "fifo": ("fifo", "fifo", recovering(COORD)),
+    "fifo-lm": ("fifo-lm:threshold=p80", "fifo-lm:threshold=p80", RECOVERY),
+    "baraat": ("baraat:threshold=p80;vc=0.5", "baraat:threshold=p80;vc=0.5", RECOVERY),
+    "baraat vc=0": ("baraat:threshold=p80", "baraat:threshold=p80", RECOVERY),
 }
 PACKET_NAME = {"fair": "RCP transport", "srpt": "pFabric", "stf": "coordinator", "fifo": "coordinator",
                "fifo-lm": "host policy, DCTCP", "baraat": "host policy + SPC", "baraat vc=0": "host policy + SPC"}
@@ -154,7 +170,7 @@ def figs8_9() -> pd.DataFrame:
                          "cct": flow.coflows(f).sort_values("coflow_id")["cct_s"].to_numpy()})
             rows.append({"sizes": sizes, "label": label, "level": "packet", **run_packet(w, p, topo, opt)})
         for label, (p, opt) in KNOBS.items():
-            rows.append({"sizes": sizes, "label": label, "level": "knob", **run_packet(w, p, topo, opt)})
+            rows.append({"sizes": sizes, "label": label, "level": "knob", **run_packet(w, p, topo, recovering(opt))})
     return pd.DataFrame(rows)
 
 
@@ -213,7 +229,7 @@ def split() -> pd.DataFrame:
         w, topo = table4_workload(sizes)
         for label, opt in {"no loss": None, **SPLIT}.items():
             rows.append({"sizes": sizes, "label": label, "level": "split",
-                         **run_packet(w, spec, topo, base if opt is None else f"{base},{opt}")})
+                         **run_packet(w, spec, topo, recovering(base if opt is None else f"{base},{opt}"))})
     return pd.DataFrame(rows)
 
 
@@ -285,7 +301,8 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
 
     out = ["## At packet level (issue 34)\n"]
     cpu = fig[fig["level"] != "flow"]["cpu_s"].sum()
-    out.append(INTRO.format(n=N_TASKS, seed=SEED, interval=COORDINATOR_INTERVAL, seconds=seconds, cpu=cpu))
+    out.append(INTRO.format(n=N_TASKS, seed=SEED, interval=COORDINATOR_INTERVAL, seconds=seconds, cpu=cpu,
+                            recovery=RECOVERY))
     out.append("### Figs. 8-9 (Table 4) at packet level\n")
     out.append(f"Reductions with Baraat (`baraat:vc=0.5`) relative to each policy, median / p95 / p99, on "
                f"{N_TASKS} tasks per workload; flow level and packet level on the same tasks. `*`: flow and "
@@ -557,8 +574,9 @@ def _fig7_numbers(f7: pd.DataFrame, f7s: pd.DataFrame) -> dict[str, float]:
 
 
 INTRO = """Every case here runs twice on one workload: at flow level (exact max-min rates) and at packet
-level (docs/packet-engine.md: 8 strict-priority queues per port, 170 KB switch buffers, a 10 ms
-minimum RTO, unbounded host NIC queues). Figs. 8-9 use `table4.toml`'s workload and tree (2 pods x 4
+level (docs/packet-engine.md: 8 strict-priority queues per port, 170 KB switch buffers, unbounded host NIC
+queues). Every scheme but pFabric recovers losses alike (`{recovery}`: SACK, spurious timeouts undone, a 10 ms
+minimum RTO); pFabric keeps its own (a fixed timeout of a few round trips, pFabric 4.2). Figs. 8-9 use `table4.toml`'s workload and tree (2 pods x 4
 racks x 40 hosts, 2:1 at the ToR, single-stage tasks at load 0.8) with {n} tasks per workload and one
 seed ({seed}), not 2,000 and two: the packet-level column is on these tasks, and so is the flow-level
 column beside it (the tables above are the larger flow-level runs). Schedulers at packet level (`coflowkit
@@ -749,7 +767,7 @@ def more_knobs() -> pd.DataFrame:
     for sizes in SIZES:
         w, topo = table4_workload(sizes)
         for label, (p, opt) in MORE_KNOBS.items():
-            rows.append({"sizes": sizes, "label": label, "level": "knob", **run_packet(w, p, topo, opt)})
+            rows.append({"sizes": sizes, "label": label, "level": "knob", **run_packet(w, p, topo, recovering(opt))})
     return pd.DataFrame(rows)
 
 

@@ -181,8 +181,6 @@ pub(crate) struct Spc {
     /// Per port, bytes of packets no AR covers (requests, echoes, ACKs,
     /// handshakes) that arrived this interval.
     uncovered: Vec<u64>,
-    /// Per port, the rate taken off its `vcap` for them last interval.
-    reserve: Vec<u64>,
     flows: Vec<Slot>,
     stats: SpcRunStats,
 }
@@ -237,7 +235,6 @@ impl Engine<'_> {
             ports,
             running: vec![false; n],
             uncovered: vec![0; n],
-            reserve: vec![0; n],
             last_ps: vec![0; n],
             flows: vec![Slot::default(); self.flows.len()],
             stats: SpcRunStats::default(),
@@ -322,6 +319,7 @@ impl Engine<'_> {
             }
         }
         if let (Kind::Data, Some(t)) = (pkt.kind, task) {
+            sp.on_data(t, pkt.len, &spc.params);
             pkt.class = data_queue(sp.queue_of(t));
         }
         if !spc.running[port as usize] {
@@ -343,17 +341,14 @@ impl Engine<'_> {
         let Some(sp) = spc.ports[p].as_mut() else {
             return;
         };
+        let idle = sp.tick(t, queued, &spc.params);
         // What no AR covers (requests, echoes, ACKs) comes off the
         // capacity Algorithm 1 shares, at last interval's rate: else the
         // flows' ARs fill the link and these packets overfill it.
-        sp.vcap += std::mem::take(&mut spc.reserve[p]);
-        let idle = sp.tick(t, queued, &spc.params);
         let bytes = std::mem::take(&mut spc.uncovered[p]);
         if !idle && t > 0 {
             let rate = (u128::from(bytes) * 8 * 1_000_000_000_000 / u128::from(t)) as u64;
-            let r = rate.min(sp.vcap / 2);
-            sp.vcap -= r;
-            spc.reserve[p] = r;
+            sp.reserve_control(rate);
         }
         if idle {
             spc.running[p] = false;

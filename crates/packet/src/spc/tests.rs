@@ -1,6 +1,6 @@
 use super::*;
 use coflowkit_model::Dur;
-use coflowkit_sched::baraat::demand;
+use coflowkit_sched::baraat::{demand, virtual_capacity};
 use std::collections::BTreeMap;
 
 const G: u64 = 1_000_000_000;
@@ -8,10 +8,13 @@ const M: u64 = 1_000_000;
 /// 100 us, in ps.
 const T: u64 = 100_000_000;
 
+/// Heavy at `heavy_bytes` granted (the hand-worked cases count grants;
+/// `task_size_sent_counts_data_not_grants` the default).
 fn params(heavy_bytes: u64) -> SpcParams {
     SpcParams {
         interval_ps: T,
         heavy_bytes,
+        task_size: TaskSize::Granted,
         share: Share::Equal,
         vc_gain: 0.0,
         vc_max: 10.0,
@@ -257,6 +260,9 @@ fn virtual_capacity_by_hand() {
         ..params(u64::MAX)
     };
     let mut port = SpcPort::new(10 * G);
+    // A flow of task 1 asks 12G and gets C (with no task, Cv stays C).
+    let h = through(&mut [&mut port], SpcHeader::first(1, false, 12 * G), &p);
+    assert_eq!((h.ar[0], h.nr[0]), (10 * G, 10 * G));
     // 62,500 bytes in 100 us = 5 Gbit/s, no queue: Cv = 10 + 0.5 x 5.
     port.on_arrival(62_500);
     port.tick(T, 0, &p);
@@ -266,18 +272,154 @@ fn virtual_capacity_by_hand() {
     port.on_arrival(150_000);
     port.tick(T, 12_500, &p);
     assert_eq!(port.vcap, 11 * G);
-    // Algorithm 1 uses Cv: a lone flow asking 12G gets 11G.
-    let h = through(&mut [&mut port], SpcHeader::first(1, false, 12 * G), &p);
+    // Algorithm 1 uses Cv: the flow asking 12G again gets 11G.
+    let h = through(&mut [&mut port], h.next(12 * G), &p);
     assert_eq!((h.ar[0], h.nr[0]), (11 * G, 11 * G));
     // 20G offered: Cv = 11 - 5 = 6, floored at C.
     port.on_arrival(250_000);
     port.tick(T, 0, &p);
     assert_eq!(port.vcap, 10 * G);
-    // An idle interval raises it again, at most to 2C.
+    // An interval in which the task's flow sent nothing raises it again,
+    // at most to 2C.
+    let mut h = h;
     for _ in 0..10 {
+        h = through(&mut [&mut port], h.next(12 * G), &p);
         port.tick(T, 0, &p);
     }
     assert_eq!(port.vcap, 20 * G);
+    // Once the port holds no task it is back at C, and idle.
+    through(&mut [&mut port], h.fin(), &p);
+    assert!(port.tick(T, 0, &p));
+    assert_eq!((port.vcap, port.virtual_capacity()), (10 * G, 1e10));
+}
+
+#[test]
+fn an_idle_port_returns_to_c_and_stops_its_timer() {
+    let p = SpcParams {
+        vc_gain: 0.5,
+        ..params(u64::MAX)
+    };
+    let mut port = SpcPort::new(10 * G);
+    // A task whose flow is held elsewhere sends nothing: Cv winds up to
+    // vc_max x C while the port holds it.
+    let mut h = through(&mut [&mut port], SpcHeader::first(1, false, G), &p);
+    for _ in 0..20 {
+        assert!(!port.tick(T, 0, &p));
+        h = through(&mut [&mut port], h.next(G), &p);
+    }
+    assert_eq!(port.vcap, 100 * G);
+    // Its FIN leaves the port with no task: at the next tick Cv = C and
+    // the port is idle, so the engine stops its timer.
+    through(&mut [&mut port], h.fin(), &p);
+    assert!(port.tick(T, 0, &p));
+    assert_eq!(port.vcap, 10 * G);
+    // Idle ticks keep it there (before, an idle port rose to 10 C and
+    // never reported idle).
+    for _ in 0..5 {
+        assert!(port.tick(T, 0, &p));
+    }
+    assert_eq!(port.vcap, 10 * G);
+    // A lost FIN: the task goes stale, and the port resets as it drops it.
+    let h = through(&mut [&mut port], SpcHeader::first(2, false, G), &p);
+    assert_eq!(h.ar[0], G);
+    for _ in 0..STALE_INTERVALS {
+        assert!(!port.tick(T, 0, &p));
+    }
+    assert!(port.vcap > 10 * G);
+    assert!(port.tick(T, 0, &p));
+    assert_eq!((port.n_tasks(), port.vcap), (0, 10 * G));
+}
+
+/// The port and the flow level (`coflowkit_sched::baraat`, which calls
+/// `virtual_capacity` after each round with the rate offered to a link, and
+/// with `None` for a link with no flow) give the same `Cv` sequence for
+/// the same inputs: per interval, whether the link carries a task and the
+/// rate offered to it.
+#[test]
+fn the_port_and_the_flow_level_compute_one_cv_sequence() {
+    let p = SpcParams {
+        vc_gain: 0.3,
+        vc_max: 4.0,
+        ..params(u64::MAX)
+    };
+    let c = 10 * G;
+    let mut port = SpcPort::new(c);
+    let mut flow_level = c as f64;
+    let mut h: Option<SpcHeader> = None;
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut seen = [0u32; 3];
+    for i in 0..400 {
+        // Some intervals with no task at all (the link has no flow).
+        let busy = rng.below(8) != 0;
+        h = match (h, busy) {
+            (None, true) => Some(through(&mut [&mut port], SpcHeader::first(1, false, G), &p)),
+            (Some(x), true) => Some(through(&mut [&mut port], x.next(G), &p)),
+            (Some(x), false) => {
+                through(&mut [&mut port], x.fin(), &p);
+                None
+            }
+            (None, false) => None,
+        };
+        // Offered: 0 to 25 Gbit/s, in whole bytes per interval.
+        let bytes = if busy { rng.below(312_500) } else { 0 };
+        port.on_arrival(bytes as u32);
+        port.tick(T, 0, &p);
+        let offered = busy.then_some((bytes * 8 * 10_000) as f64);
+        flow_level = virtual_capacity(flow_level, c as f64, offered, p.vc_gain, p.vc_max);
+        assert_eq!(port.virtual_capacity(), flow_level, "interval {i}");
+        assert_eq!(port.vcap, flow_level.round() as u64, "interval {i}");
+        seen[if !busy {
+            0
+        } else if flow_level > c as f64 {
+            1
+        } else {
+            2
+        }] += 1;
+    }
+    // Idle resets, raised capacities and floors at C were all exercised.
+    assert!(seen.iter().all(|&n| n > 20), "{seen:?}");
+}
+
+#[test]
+fn task_size_sent_counts_data_not_grants() {
+    let p = SpcParams {
+        task_size: TaskSize::Sent,
+        ..params(1_000_000)
+    };
+    let mut port = SpcPort::new(10 * G);
+    // Task 1 is granted 10G a request, 125 KB an interval, for 20
+    // intervals (2.5 MB): not heavy, as its flow sent nothing here.
+    let mut h = through(&mut [&mut port], SpcHeader::first(1, false, 10 * G), &p);
+    for _ in 0..20 {
+        port.tick(T, 0, &p);
+        h = through(&mut [&mut port], h.next(10 * G), &p);
+    }
+    assert!(!port.is_heavy(1));
+    // Its data: heavy once the payload reaches 1 MB; a task the port does
+    // not hold is not counted.
+    for _ in 0..684 {
+        port.on_data(1, 1460, &p);
+        port.on_data(7, 1460, &p);
+    }
+    assert!(!port.is_heavy(1));
+    port.on_data(1, 1460, &p);
+    assert!(port.is_heavy(1));
+    assert_eq!(port.n_tasks(), 1);
+    // With `granted` the grants count and data does not: 8 grants of
+    // 125 KB make it heavy.
+    let p = SpcParams {
+        task_size: TaskSize::Granted,
+        ..p
+    };
+    let mut port = SpcPort::new(10 * G);
+    let mut h = through(&mut [&mut port], SpcHeader::first(1, false, 10 * G), &p);
+    port.on_data(1, 1_000_000, &p);
+    for _ in 0..6 {
+        h = through(&mut [&mut port], h.next(10 * G), &p);
+    }
+    assert!(!port.is_heavy(1));
+    through(&mut [&mut port], h.next(10 * G), &p);
+    assert!(port.is_heavy(1));
 }
 
 #[test]
@@ -403,8 +545,18 @@ impl Reference {
         let t = self.tasks.get_mut(&h.task).expect("inserted above");
         t.0 += h.demand;
         t.1 += ar;
-        t.3 += (ar as u128 * p.interval_ps as u128 / 8_000_000_000_000) as u64;
-        t.4 |= t.3 >= p.heavy_bytes;
+        if p.task_size == TaskSize::Granted {
+            t.3 += (ar as u128 * p.interval_ps as u128 / 8_000_000_000_000) as u64;
+            t.4 |= t.3 >= p.heavy_bytes;
+        }
+    }
+
+    /// `bytes` of task `task`'s data arrive.
+    fn data(&mut self, task: u64, bytes: u64, p: &SpcParams) {
+        if let (TaskSize::Sent, Some(t)) = (p.task_size, self.tasks.get_mut(&task)) {
+            t.3 += bytes;
+            t.4 |= t.3 >= p.heavy_bytes;
+        }
     }
 
     fn tick(&mut self) {
@@ -438,8 +590,14 @@ fn matches_the_slow_reference() {
         } else {
             Share::Fill
         };
+        let task_size = if case % 4 < 2 {
+            TaskSize::Granted
+        } else {
+            TaskSize::Sent
+        };
         let p = SpcParams {
             share,
+            task_size,
             ..params(100_000 + rng.below(400_000))
         };
         let cap = (1 + rng.below(40)) * G;
@@ -456,7 +614,13 @@ fn matches_the_slow_reference() {
                     reference.tick();
                     continue;
                 }
-                (Some(last), 1) => last.fin(),
+                (_, 1) if task_size == TaskSize::Sent => {
+                    let bytes = rng.below(200_000);
+                    port.on_data(key.0, bytes as u32, &p);
+                    reference.data(key.0, bytes, &p);
+                    continue;
+                }
+                (Some(last), 2) => last.fin(),
                 (Some(last), _) => last.next(d),
                 (None, _) => SpcHeader::first(key.0, false, d),
             };

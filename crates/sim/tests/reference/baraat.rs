@@ -4,7 +4,7 @@
 //! every multiple of the RTT (an exact instant of the loop; no round is
 //! skipped, unlike the engine's scheduler, which sleeps through rounds that
 //! change nothing) the FINs of finished flows, Algorithm 2 at every sender,
-//! then per link the classifier from the bytes reserved before the round
+//! then per link the classifier from the task's bytes before the round
 //! and Algorithm 1 flow by flow in (task id, flow) order, with per-(link,
 //! task) demand sums and flow counts and a per-link allocation sum updated
 //! in place (lines 1 and 12). Rates stay fixed between rounds.
@@ -31,6 +31,9 @@ pub struct BaraatParams {
     /// Virtual capacity gain (0: none) and bound (multiple of C).
     vc: f64,
     vc_max: f64,
+    /// `task_size=granted`: a task's bytes at a link are the ARs granted
+    /// there times the RTT; else what its flows sent through it.
+    granted: bool,
 }
 
 impl BaraatParams {
@@ -46,6 +49,7 @@ impl BaraatParams {
             fill: false,
             vc: 0.0,
             vc_max: 10.0,
+            granted: false,
         };
         let mut threshold_given = false;
         for kv in spec.split_once(':').map_or("", |x| x.1).split(';') {
@@ -82,6 +86,7 @@ impl BaraatParams {
                 "share" => p.fill = v == "fill",
                 "vc" => p.vc = v.parse().unwrap(),
                 "vc_max" => p.vc_max = v.parse().unwrap(),
+                "task_size" => p.granted = v == "granted",
                 other => panic!("the reference does not read baraat's '{other}'"),
             }
         }
@@ -165,7 +170,7 @@ pub struct Baraat {
     vcap: HashMap<u32, f64>,
 }
 
-/// `baraat:threshold=..;rtt=..us;delta=..Mbps;counters=..;background=..;share=..;vc=..;vc_max=..`.
+/// `baraat:threshold=..;rtt=..us;delta=..Mbps;counters=..;background=..;share=..;vc=..;vc_max=..;task_size=..`.
 pub fn policy(spec: &str, case: &Case) -> Box<dyn ReferencePolicy> {
     let p = BaraatParams::parse(spec, case);
     let n_flows = case.n_flows();
@@ -296,7 +301,9 @@ impl Baraat {
                 *b.a.get_mut(&l).unwrap() += ar;
                 b.ar.insert((f, l), ar);
                 new_min_nr[f] = new_min_nr[f].min(nr);
-                *b.reserved.entry((l, t)).or_insert(0.0) += ar * p.rtt * 1e-9 / 8.0;
+                if p.granted {
+                    *b.reserved.entry((l, t)).or_insert(0.0) += ar * p.rtt * 1e-9 / 8.0;
+                }
             }
         }
         let mut rate = vec![0.0; sim.flows.len()];
@@ -356,6 +363,16 @@ impl Baraat {
                     .iter()
                     .map(|&l| factor[&(l, last[f])])
                     .fold(1.0, f64::min);
+            }
+        }
+        if !p.granted {
+            // What each flow sends this round (at most what it has left)
+            // counts toward its task's bytes at every link of its path.
+            for &f in &active {
+                let bytes = (rate[f] * p.rtt * 1e-9 / 8.0).min(sim.flows[f].rem.max(0.0));
+                for &l in &sim.flows[f].path {
+                    *b.reserved.entry((l, task_of(f))).or_insert(0.0) += bytes;
+                }
             }
         }
         rate

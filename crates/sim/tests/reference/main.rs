@@ -101,6 +101,10 @@ const FIFO_LM_TASKS: &str = "fifo-lm:threshold=300000;counters=2;background=20";
 /// `baraat` with rounds off the instances' grid of whole milliseconds
 /// (370 us), a larger delta, heavy at 300 kB.
 const BARAAT: &str = "baraat:threshold=300000;rtt=370us;delta=50Mbps";
+/// As [`BARAAT_VC`], a task's bytes at a link counted as the ARs granted
+/// there (virtual capacity and NR + delta included).
+const BARAAT_GRANTED: &str =
+    "baraat:threshold=300000;rtt=370us;delta=50Mbps;vc=1;vc_max=3;task_size=granted";
 /// As [`BARAAT`], with two task-id counters and coflows from id 20 in the
 /// background.
 const BARAAT_TASKS: &str =
@@ -197,6 +201,7 @@ differential! {
     baraat_vc_threshold_inf_matches_reference: "baraat:threshold=inf;vc=0.5", 300;
     baraat_vc_fill_matches_reference: BARAAT_VC_FILL, 300;
     baraat_vc_matches_reference: BARAAT_VC, 400;
+    baraat_granted_matches_reference: BARAAT_GRANTED, 300;
     tafe_matches_reference: "tafe", 1000;
     tafe_one_queue_matches_reference: "tafe:queues=1", 300;
     tafe_fair_matches_reference: "tafe:thresholds=150000/400000;flows=fair", 300;
@@ -249,6 +254,7 @@ differential! {
     multihop_baraat_task_ids_matches_reference: BARAAT_TASKS, 400;
     multihop_baraat_fill_matches_reference: BARAAT_FILL, 400;
     multihop_baraat_vc_matches_reference: BARAAT_VC, 400;
+    multihop_baraat_granted_matches_reference: BARAAT_GRANTED, 300;
     multihop_tafe_matches_reference: "tafe", 1000;
     multihop_tafe_two_thresholds_matches_reference: "tafe:thresholds=150000/400000", 300;
     multihop_tafe_fair_matches_reference: "tafe:thresholds=150000/400000;flows=fair", 200;
