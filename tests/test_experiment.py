@@ -357,6 +357,7 @@ def test_report_has_tables_and_figures(cli: Cli, small_store: Path) -> None:
 def test_the_example_experiments_are_valid(cli: Cli) -> None:
     """Every example and reproduction experiment file checks (none is run: `make repro-*` does that)."""
     files = [*(ROOT / "examples" / "experiments").iterdir(), *(ROOT / "examples" / "reproductions").glob("*.toml")]
+    files = [p for p in files if p.name != "claims.toml"]  # the claims table's declaration (claims.py)
     for path in sorted(files):
         proc = cli("run", path, "--dry-run")
         if "fb2010" in path.name and not (ROOT.parent / "shared" / "data").is_dir():
