@@ -16,6 +16,7 @@ use thiserror::Error;
 /// Every scheduler, in the order `coflowkit schedulers` lists them.
 pub const SCHEDULERS: &[&SchedulerDescriptor] = &[
     &crate::fair::FAIR,
+    &crate::fair_ends::FAIR_ENDS,
     &crate::srpt::SRPT,
     &crate::ordered::FIFO,
     &crate::fifo_lm::FIFO_LM,
@@ -64,6 +65,7 @@ pub const COSTLIEST_FIRST: &[&str] = &[
     "karuna",
     "d2tcp",
     "fair",
+    "fair-ends",
 ];
 
 /// Where scheduler `name` stands in [`COSTLIEST_FIRST`]: the lower, the
