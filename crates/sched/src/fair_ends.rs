@@ -49,6 +49,11 @@
 //! links (on the big switch, the paths at the ports of the flows that
 //! came and went).
 //!
+//! On FB2010 (`trace_run FB2010-1Hr-150-0.txt fair fair-ends`, release):
+//! mean CCT 76.94 s (`fair` 64.63 s, `aalo` 42.33 s), 185,510 events
+//! (`fair` 43,977: flows at one port no longer share one rate, so they
+//! finish at more distinct instants), 18.9 s user time (`fair` 2.7 s).
+//!
 //! # Correctness properties
 //! - Every active flow is in its path's group, whose rate is the least
 //!   `capacity / count` over the path's links, with counts of active flows
