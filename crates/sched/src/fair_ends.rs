@@ -37,11 +37,14 @@
 //! rule exactly; a compute stage's one link is its host's CPU, shared
 //! equally as under `fair`. On a multi-hop fabric every link of the path
 //! counts, the same rule carried to links CoflowSim does not have, so the
-//! rates stay feasible. CoflowSim's time grid (8 ms steps, coflows admitted
-//! at the start of the 10 s epoch they arrive in, finishes rounded up to a
-//! step) and its trace rounding (reducer bytes rounded up to whole MiB,
-//! flows of at least 1 MiB) are not modelled: they belong to its engine,
-//! not to the sharing rule.
+//! rates stay feasible. Not modelled, as they belong to CoflowSim's engine,
+//! not to the sharing rule: its time grid (a time unit of 1/1024 s, in
+//! which it also reads the trace's milliseconds; steps of 1/128 s; a
+//! coflow admitted at the start of the 10 s epoch it arrives in, so up to
+//! 10 s before its arrival, its CCT counted from then; finishes rounded up
+//! to a step), its capacity (2^30 bit/s where coflowkit's trace runs use
+//! 10^9), and its trace rounding (a reducer's bytes rounded up to a whole
+//! MiB per mapper rack; this changes no byte of FB2010).
 //!
 //! The flows of a path share its rate: one rate group per path (group id =
 //! path index). An event changes the counts of the links of the flows that
