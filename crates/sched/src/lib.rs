@@ -21,6 +21,7 @@ pub mod d2tcp;
 pub mod dcas;
 pub mod descriptor;
 pub mod fair;
+pub mod fair_ends;
 pub mod fifo_lm;
 pub(crate) mod greedy;
 pub mod host;

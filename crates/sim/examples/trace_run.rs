@@ -6,7 +6,9 @@
 //! stderr. With `CCT_OUT=DIR` in the environment each scheduler's
 //! per-coflow CCTs (one line per coflow, in release order: id and CCT in
 //! ns) also go to `DIR/<scheduler>.txt`, so that two builds' CCTs can be
-//! compared to the nanosecond (`diff`).
+//! compared to the nanosecond (`diff`). `LINK_BPS=B` sets every port's
+//! capacity to B bits/s (default 10^9; e.g. 1048576000 for CoflowSim's
+//! 2^30 bits per 1024 of its time units, the units read as milliseconds).
 use coflowkit_model::{BitsPerSec, Fabric};
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{Progress, SimOptions, Simulation};
@@ -18,7 +20,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .split_first()
         .ok_or("usage: trace_run TRACE SCHEDULER...")?;
     let w = coflowkit_workload::read_benchmark_file(trace.as_ref())?;
-    let fabric = Fabric::big_switch(w.n_hosts, BitsPerSec::GBPS)?;
+    let bps = match std::env::var("LINK_BPS") {
+        Ok(v) => BitsPerSec(
+            v.parse::<f64>()
+                .ok()
+                .filter(|b| b.is_finite() && *b > 0.0)
+                .ok_or_else(|| format!("LINK_BPS={v}: not a capacity in bits/s above 0"))?,
+        ),
+        Err(_) => BitsPerSec::GBPS,
+    };
+    let fabric = Fabric::big_switch(w.n_hosts, bps)?;
     let w = w.validate(&fabric)?;
     let hints = WorkloadHints::of(&w);
     let cct_out = std::env::var_os("CCT_OUT").map(std::path::PathBuf::from);

@@ -103,6 +103,28 @@ fn fair_two_ports_hand_computed() {
 }
 
 #[test]
+fn fair_ends_leaves_the_remainder_idle() {
+    // A = {a: 0->1}, B = {b: 0->2, c: 3->2, d: 4->2}, 1 unit each. Port 2
+    // down holds b, c, d at 1/3 each. Max-min hands a the rest of port 0
+    // up, 2/3: A done at 1.5. CoflowSim's FAIR gives a its equal share of
+    // port 0 up, 1/2 (two flows there), and leaves 1/6 idle: A done at 2;
+    // then b alone at port 0 is still held to 1/3 by port 2: B done at 3
+    // under both.
+    let coflows = || {
+        vec![
+            CoflowSpec::new(1, Time(0), vec![flow(0, 1, UNIT)]),
+            CoflowSpec::new(
+                2,
+                Time(0),
+                vec![flow(0, 2, UNIT), flow(3, 2, UNIT), flow(4, 2, UNIT)],
+            ),
+        ]
+    };
+    assert_eq!(run("fair", 5, coflows()), vec![1.5, 3.0]);
+    assert_eq!(run("fair-ends", 5, coflows()), vec![2.0, 3.0]);
+}
+
+#[test]
 fn fifo_lm_multiplexes_after_the_threshold() {
     // Coflow 1: 4 units, coflow 2: 1 unit, same link, threshold 2 units.
     // FIFO until coflow 1 has sent 2 units (t=2), then both share: coflow 2

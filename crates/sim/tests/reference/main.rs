@@ -9,7 +9,7 @@
 //!   ([`policy::ReferencePolicy`]), and the list of every registry
 //!   scheduler's reference ([`policy::REFERENCES`]);
 //! * one file per scheduler module of `coflowkit_sched`, its reference
-//!   policy written from that module's doc: `fair.rs`, `srpt.rs`,
+//!   policy written from that module's doc: `fair.rs`, `fair_ends.rs`, `srpt.rs`,
 //!   `ordered.rs` (`fifo`, `scf`, `ncf`, `lcf`, `stf`), `fifo_lm.rs`,
 //!   `varys.rs`, `aalo.rs`, `dcas.rs`, `baraat.rs`, `tafe.rs`, `d2tcp.rs`,
 //!   `karuna.rs` (`karuna`, `pias`, `pfabric-edf`, `edf-sjf`);
@@ -50,6 +50,7 @@ mod compare;
 mod d2tcp;
 mod dcas;
 mod fair;
+mod fair_ends;
 mod fifo_lm;
 mod karuna;
 mod ordered;
@@ -155,6 +156,7 @@ differential! {
     BIG_SWITCH = any_case();
     fair_matches_reference: "fair", 4000;
     fair_incremental_matches_reference: "fair:solver=incremental", 4000;
+    fair_ends_matches_reference: "fair-ends", 4000;
     srpt_matches_reference: "srpt", 4000;
     fifo_matches_reference: "fifo", 4000;
     fifo_incremental_matches_reference: "fifo:solver=incremental", 4000;
@@ -221,6 +223,7 @@ differential! {
     MULTIHOP = any_multihop_case();
     multihop_fair_matches_reference: "fair", 4000;
     multihop_fair_incremental_matches_reference: "fair:solver=incremental", 4000;
+    multihop_fair_ends_matches_reference: "fair-ends", 4000;
     multihop_srpt_matches_reference: "srpt", 4000;
     multihop_fifo_matches_reference: "fifo", 4000;
     multihop_fifo_incremental_matches_reference: "fifo:solver=incremental", 4000;
@@ -456,7 +459,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn link_utilization_accounts_for_every_byte(case in any_case()) {
-        for spec in ["fair", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50", "aalo:k=4;e=2;q1=150000;delta=3ms"] {
+        for spec in ["fair", "fair-ends", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50", "aalo:k=4;e=2;q1=150000;delta=3ms"] {
             if let Err(e) = check_link_util(&case, spec) {
                 prop_assert!(false, "{}", e);
             }
@@ -465,7 +468,7 @@ proptest! {
 
     #[test]
     fn multihop_link_utilization_accounts_for_every_byte(case in any_multihop_case()) {
-        for spec in ["fair", "fair:solver=incremental", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50"] {
+        for spec in ["fair", "fair:solver=incremental", "fair-ends", "srpt", "fifo", "varys", "varys:recompute=coflow", "fifo-lm:threshold=p50"] {
             if let Err(e) = check_link_util(&case, spec) {
                 prop_assert!(false, "{}", e);
             }

@@ -16,7 +16,9 @@
 
 use crate::case::Case;
 use crate::sim::RefSim;
-use crate::{aalo, baraat, d2tcp, dcas, fair, fifo_lm, karuna, ordered, srpt, tafe, varys};
+use crate::{
+    aalo, baraat, d2tcp, dcas, fair, fair_ends, fifo_lm, karuna, ordered, srpt, tafe, varys,
+};
 
 /// A scheduler's reference: what the reference simulator asks it at every
 /// event. Only [`ReferencePolicy::allocate`] is required; the other hooks
@@ -84,6 +86,7 @@ pub type ReadSpec = fn(&str, &Case) -> Box<dyn ReferencePolicy>;
 /// `every_registry_name_has_a_reference`).
 pub const REFERENCES: &[(&str, ReadSpec)] = &[
     ("fair", fair::policy),
+    ("fair-ends", fair_ends::policy),
     ("srpt", srpt::policy),
     ("fifo", ordered::policy),
     ("fifo-lm", fifo_lm::policy),
