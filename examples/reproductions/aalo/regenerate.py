@@ -199,6 +199,7 @@ def fb2010(page: Page, data: StoreData) -> dict[str, float]:
     """Figs. 8 and 9 and the text around them (7.2.1)."""
     p = lambda label, **a: point_of(data, label, **a)  # noqa: E731
     fair, varys, aalo = p("fair"), p("varys"), p("aalo")
+    ends = p("fair-ends")
     strict, local = p("aalo (strict queues)"), p("aalo-local")
     varys_c = p("varys (coflow events)")
     baraat, baraat_1s = p("baraat (rtt 300 ms)"), p("baraat (rtt 1 s)")
@@ -206,6 +207,8 @@ def fb2010(page: Page, data: StoreData) -> dict[str, float]:
     r = lambda a, b, stat="mean", bn="All": one(a, stat_col(stat, bn)) / one(b, stat_col(stat, bn))  # noqa: E731
     n = {
         "fair_mean": r(fair, aalo), "fair_p95": r(fair, aalo, "p95"),
+        "ends_mean": r(ends, aalo), "ends_p95": r(ends, aalo, "p95"),
+        "ends_fair": r(ends, fair),
         "strict_fair_mean": r(fair, strict), "strict_fair_p95": r(fair, strict, "p95"),
         "varys_mean": r(aalo, varys), "varys_p95": r(aalo, varys, "p95"),
         "strict_varys_mean": r(strict, varys),
@@ -242,8 +245,12 @@ scheme's CCT statistic / Aalo's (above 1: Aalo faster), as the paper's
 Fig. 8 normalizes to Aalo; against `fair` it is fair's CCT / Aalo's.
 """)
     rows = [
-        ["`aalo` over `fair`, mean CCT", "2.7x", fmt_x(n["fair_mean"]), f"{fmt_x(n['strict_fair_mean'])}"],
-        ["`aalo` over `fair`, p95 CCT", "2.18x", fmt_x(n["fair_p95"]), f"{fmt_x(n['strict_fair_p95'])}"],
+        ["`aalo` over `fair-ends` (CoflowSim's per-flow fairness), mean CCT", "2.7x", fmt_x(n["ends_mean"]),
+         fmt_x(n["ends_mean"] * n["strict_fair_mean"] / n["fair_mean"])],
+        ["`aalo` over `fair-ends` (CoflowSim's per-flow fairness), p95 CCT", "2.18x", fmt_x(n["ends_p95"]),
+         fmt_x(n["ends_p95"] * n["strict_fair_p95"] / n["fair_p95"])],
+        ["`aalo` over `fair` (exact max-min), mean CCT", "2.7x", fmt_x(n["fair_mean"]), f"{fmt_x(n['strict_fair_mean'])}"],
+        ["`aalo` over `fair` (exact max-min), p95 CCT", "2.18x", fmt_x(n["fair_p95"]), f"{fmt_x(n['strict_fair_p95'])}"],
         ["`varys` over `aalo`, mean CCT", "within about 12% (EC2); Varys 1.25x better for coflows > 10 s (simulation)",
          f"{fmt_x(n['varys_mean'])} (p95 {fmt_x(n['varys_p95'])}); {fmt_x(n['long_varys'])} on the "
          f"{n['long_n']} coflows longer than 10 s under Aalo",
@@ -744,6 +751,10 @@ def summarize(page: Page, got: dict[str, Any]) -> None:
     if "fb2010" in got:
         n = got["fb2010"]
         rows += [
+            ["FB2010: Aalo over per-flow fairness as CoflowSim has it (`fair-ends`), mean CCT (Fig. 8)", "2.7x",
+             f"{fmt_x(n['ends_mean'])} (exact max-min `fair`: {fmt_x(n['fair_mean'])})"],
+            ["FB2010: Aalo over per-flow fairness as CoflowSim has it (`fair-ends`), p95 CCT", "2.18x",
+             f"{fmt_x(n['ends_p95'])} (exact max-min `fair`: {fmt_x(n['fair_p95'])})"],
             ["FB2010: Aalo over per-flow fairness, mean CCT (Fig. 8)", "2.7x",
              f"{fmt_x(n['fair_mean'])} (strict queues {fmt_x(n['strict_fair_mean'])})"],
             ["FB2010: Aalo over per-flow fairness, p95 CCT", "2.18x",
@@ -846,6 +857,12 @@ p95 is set by long narrow coflows that share ports with wide ones (LN: a
 mean of {fmt(n['fair_LN'], 1)} s under fair, {fmt(n['aalo_LN'], 1)} s under Aalo), which D-CLAS
 serves in its upper queues.
 Strict queues (CoflowSim's rule) give {fmt_x(n['strict_fair_mean'])} and {fmt_x(n['strict_fair_p95'])}.
+Against CoflowSim's own per-flow fairness (`fair-ends`: each flow the smaller of its two ends' equal
+shares, nothing idle handed out; its mean CCT is {fmt_x(n['ends_fair'])} exact max-min's) Aalo gains
+{fmt_x(n['ends_mean'])} on average and {fmt_x(n['ends_p95'])} at the p95: the weaker baseline is part of the
+paper's 2.7x. What is left is the trace: the paper replayed the task-level Facebook trace at 1 s decision
+intervals (7.1), whose bins (its Table 3: 52/16/15/17% of coflows SN/LN/SW/LW) are not this file's
+(59/17/11/13%); the improvement's averaging is not it (the paper's is a ratio of means, 7.1, as here).
 """)
         paras.append(f"""
 **FB2010, Varys against Aalo: Varys {fmt_x(n['varys_mean'])} faster on average (paper: Aalo within
