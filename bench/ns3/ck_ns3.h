@@ -99,8 +99,9 @@ struct ScenarioConfig
     // queues
     uint64_t switchBufBytes = 300000;
     int64_t ecnKBytes = -1; // -1: no marking
-    int hostQueueKind = 0;  // 0 unbounded, 1 droptail packets, 2 ecn at k packets
+    int hostQueueKind = 0;  // 0 unbounded, 1 droptail packets, 2 ecn at k packets, 3 both
     uint64_t hostQueuePackets = 0;
+    uint64_t hostQueueK = 0; // kind 3: the marking threshold (hostQueuePackets is the bound)
     // run
     int64_t sampleNs = 0;
     int64_t stopNs = 0; // hard stop (0: none)
@@ -594,6 +595,11 @@ Ptr<PortQueueDisc> InstallPort(Ptr<NetDevice> dev, const std::string& name, bool
         else if (cfg.hostQueueKind == 2)
         {
             q->kPackets = cfg.hostQueuePackets;
+        }
+        else if (cfg.hostQueueKind == 3)
+        {
+            q->limitPackets = cfg.hostQueuePackets;
+            q->kPackets = cfg.hostQueueK;
         }
     }
     else

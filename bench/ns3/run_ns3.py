@@ -132,6 +132,10 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         c.hostQueueKind, c.hostQueuePackets = 1, int(hq["packets"])
     elif hq["kind"] == "ecn":
         c.hostQueueKind, c.hostQueuePackets = 2, int(hq["k_packets"])
+    elif hq["kind"] == "droptail_ecn":
+        c.hostQueueKind, c.hostQueuePackets, c.hostQueueK = 3, int(hq["packets"]), int(hq["k_packets"])
+        if not 0 < c.hostQueueK < c.hostQueuePackets:
+            raise ScenarioError("host_queue: want 0 < k_packets < packets")
     else:
         raise ScenarioError(f"host_queue.kind: unknown {hq['kind']!r}")
     c.sampleNs = int(sc.get("queue_sample_ns", 0) or 0)

@@ -227,6 +227,61 @@ fn sack_resends_fewer_segments_than_newreno() {
 }
 
 #[test]
+fn a_host_queue_with_a_bound_and_a_threshold_marks_like_ecn_and_drops_like_droptail() {
+    // One 5 MB flow at 10 Gbit/s: its own NIC is its bottleneck (the switch
+    // port has the same rate). With host_queue=droptail:40+ecn:10 the NIC
+    // is a switch port's kind. DCTCP keeps that queue near K and never
+    // reaches the bound: the run is the unbounded ecn:10's to the
+    // picosecond. TCP's packets are not ECN-capable: the run is
+    // droptail:40's, losses and all, the queue never above 40 packets.
+    let fabric = Fabric::big_switch(2, BitsPerSec(10e9)).unwrap();
+    let w = one_coflow(&fabric, vec![flow(0, 1, 5_000_000)]);
+    let base = "buffer=300KB,min_rto=1ms,initial_rto=1ms";
+    let both = "host_queue=droptail:40+ecn:10";
+    let fcts = |r: &PacketResult| fct_ns(r, 0);
+    let nic = |r: &PacketResult| port(r, "host 0 uplink");
+    let dctcp = run(&fabric, &w, &[], &format!("transport=dctcp,{base},{both}"));
+    let dctcp_ecn = run(
+        &fabric,
+        &w,
+        &[],
+        &format!("transport=dctcp,{base},host_queue=ecn:10"),
+    );
+    assert!(
+        nic(&dctcp).marks > 0 && nic(&dctcp).drops == 0,
+        "{:?}",
+        nic(&dctcp)
+    );
+    assert!(nic(&dctcp).max_bytes < 40 * 1500, "{:?}", nic(&dctcp));
+    assert_eq!(fcts(&dctcp), fcts(&dctcp_ecn));
+    assert_eq!(nic(&dctcp).marks, nic(&dctcp_ecn).marks);
+    let tcp = run(&fabric, &w, &[], &format!("transport=tcp,{base},{both}"));
+    let tcp_droptail = run(
+        &fabric,
+        &w,
+        &[],
+        &format!("transport=tcp,{base},host_queue=droptail:40"),
+    );
+    assert!(
+        nic(&tcp).drops > 0 && nic(&tcp).marks == 0,
+        "{:?}",
+        nic(&tcp)
+    );
+    assert!(nic(&tcp).max_bytes <= 40 * 1500, "{:?}", nic(&tcp));
+    assert_eq!(fcts(&tcp), fcts(&tcp_droptail));
+    assert_eq!(nic(&tcp).drops, nic(&tcp_droptail).drops);
+    // A DCTCP sender with a first window over the bound loses at its NIC,
+    // which the unbounded marker never does.
+    let big = "init_cwnd=60,host_queue=droptail:40+ecn:10";
+    let burst = run(&fabric, &w, &[], &format!("transport=dctcp,{base},{big}"));
+    assert!(
+        nic(&burst).drops > 0 && nic(&burst).marks > 0,
+        "{:?}",
+        nic(&burst)
+    );
+}
+
+#[test]
 fn tsq_keeps_a_flow_s_nic_queue_under_its_limit_at_the_same_fct() {
     // One flow of 1 MB at 1 Gbit/s: its first window (10 segments) waits
     // in its NIC; with TCP Small Queues of 3000 bytes (two packets, one of
