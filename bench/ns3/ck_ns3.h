@@ -155,6 +155,16 @@ inline int FlowOfPacket(Ptr<const Packet> p)
 // ports admit SYNs beyond the buffer limit (counted in synAdmittedOverLimit).
 uint64_t synAdmittedOverLimit = 0;
 
+// packets refused per port (same order as portNames), and of all refused those with SYN set
+std::vector<uint64_t> portDrops;
+uint64_t synDrops = 0;
+
+inline bool IsSynOrSynAck(Ptr<QueueDiscItem> item)
+{
+    TcpHeader th;
+    return item->GetPacket()->PeekHeader(th) != 0 && (th.GetFlags() & TcpHeader::SYN);
+}
+
 inline bool IsSyn(Ptr<QueueDiscItem> item)
 {
     TcpHeader th;
@@ -184,6 +194,7 @@ class PortQueueDisc : public QueueDisc
     }
 
     uint64_t limitBytes = UINT64_MAX, limitPackets = UINT64_MAX;
+    uint32_t index = 0; // into portNames / portDrops
     uint64_t kBytes = UINT64_MAX, kPackets = UINT64_MAX;
     Ptr<Queue<Packet>> devq;
 
@@ -210,6 +221,11 @@ class PortQueueDisc : public QueueDisc
                 flows[fd].drops++;
             }
             totalDrops++;
+            portDrops[index]++;
+            if (IsSynOrSynAck(item))
+            {
+                synDrops++;
+            }
             DropBeforeEnqueue(item, "buffer full");
             return false;
         }
@@ -610,7 +626,9 @@ Ptr<PortQueueDisc> InstallPort(Ptr<NetDevice> dev, const std::string& name, bool
             q->kBytes = (uint64_t)cfg.ecnKBytes;
         }
     }
+    q->index = portNames.size();
     portNames.push_back(name);
+    portDrops.push_back(0);
     portQd.push_back(q);
     portDevq.push_back(q->devq);
     return q;
@@ -676,6 +694,8 @@ std::string Build()
     fabLink.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("1p"));
 
     portNames.clear();
+    portDrops.clear();
+    synDrops = 0;
     portQd.clear();
     portDevq.clear();
     Ipv4Mask m32("255.255.255.255");

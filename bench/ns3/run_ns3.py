@@ -219,6 +219,10 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         "drops": int(ck.totalDrops),
         "ecn_marks": int(ck.totalMarks),
         "syn_admitted_over_buffer": int(ck.synAdmittedOverLimit),
+        # packets refused, by port (ports with none left out), and of them SYNs and SYN-ACKs
+        "drops_per_port": {str(ck.portNames[i]): int(ck.portDrops[i])
+                           for i in range(len(ck.portNames)) if int(ck.portDrops[i]) > 0},
+        "syn_drops": int(ck.synDrops),
         "fast_recoveries": sum(int(ck.flows[i].recoveries) for i in range(len(sc["flows"]))),
         # ns-3.44 leaves loss recovery for CWR on an ECN-Echo (README: Transport)
         "ece_loss_to_cwr": sum(int(ck.flows[i].lossToCwr) for i in range(len(sc["flows"]))),
