@@ -158,6 +158,7 @@ uint64_t synAdmittedOverLimit = 0;
 // packets refused per port (same order as portNames), and of all refused those with SYN set
 std::vector<uint64_t> portDrops;
 uint64_t synDrops = 0;
+uint64_t payloadlessMarks = 0; // CE marks on packets without payload (ACKs, SYNs, SYN-ACKs)
 
 inline bool IsSynOrSynAck(Ptr<QueueDiscItem> item)
 {
@@ -239,6 +240,12 @@ class PortQueueDisc : public QueueDisc
                     flows[f].marks++;
                 }
                 totalMarks++;
+                TcpHeader th;
+                if (item->GetPacket()->PeekHeader(th) != 0 &&
+                    item->GetPacket()->GetSize() == th.GetSerializedSize())
+                {
+                    payloadlessMarks++; // pure ACKs, SYNs and SYN-ACKs are ECT here too
+                }
             }
         }
         // The band is the flow's class, looked up by TCP port, for its data, ACKs and SYNs alike.
@@ -696,6 +703,7 @@ std::string Build()
     portNames.clear();
     portDrops.clear();
     synDrops = 0;
+    payloadlessMarks = 0;
     portQd.clear();
     portDevq.clear();
     Ipv4Mask m32("255.255.255.255");

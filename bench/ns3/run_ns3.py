@@ -223,6 +223,8 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         "drops_per_port": {str(ck.portNames[i]): int(ck.portDrops[i])
                            for i in range(len(ck.portNames)) if int(ck.portDrops[i]) > 0},
         "syn_drops": int(ck.synDrops),
+        # of ecn_marks, those on packets without payload (ns-3 sends pure ACKs ECT; coflowkit does not)
+        "ecn_marks_payloadless": int(ck.payloadlessMarks),
         "fast_recoveries": sum(int(ck.flows[i].recoveries) for i in range(len(sc["flows"]))),
         # ns-3.44 leaves loss recovery for CWR on an ECN-Echo (README: Transport)
         "ece_loss_to_cwr": sum(int(ck.flows[i].lossToCwr) for i in range(len(sc["flows"]))),

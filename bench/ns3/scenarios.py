@@ -13,7 +13,8 @@ metrics and their tolerances are in crosscheck.py. Scenario groups:
   (f) *-2us       the same leaf-spine with 2 us links, every port (host NICs included) a
                   166-packet drop-tail buffer marking at 65 packets, handshakes counted in FCT:
                   lone flows of 1,448 B, 8.76 KB and 100 KB; 2 and 8 long flows into one host;
-                  8.76 KB flows behind a long flow on the same NIC; the web-search mix
+                  8.76 KB flows behind a long flow on the same NIC; the web-search mix,
+                  without and with SACK
 """
 
 from __future__ import annotations
