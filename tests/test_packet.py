@@ -119,6 +119,11 @@ def test_scenario_runs_and_writes_the_ns3_layout(tmp_path: Path) -> None:
     assert summary["packets"] > 0
 
 
+def test_scenario_host_queue_with_bound_and_threshold(tmp_path: Path) -> None:
+    s = load_scenario(incast(tmp_path, host_queue={"kind": "droptail_ecn", "packets": 166, "k_packets": 65}))
+    assert "host_queue=droptail:166+ecn:65" in s.options
+
+
 def test_scenario_options_reach_the_engine(tmp_path: Path) -> None:
     # Four 50 KB flows paced at 100 Mbit/s each: 4 ms apiece, where the
     # 1 Gbit/s port alone would finish all four in 1.6 ms.
@@ -137,6 +142,8 @@ def test_scenario_options_reach_the_engine(tmp_path: Path) -> None:
         ({"flows": [{"src": 0, "dst": 1, "bytes": 5}]}, "flows[0].start_ns: missing"),
         ({"flows": [{"src": 0, "dst": 1, "start_ns": 0, "bytes": 5, "prio": 8}]}, "flows[0].prio"),
         ({"host_queue": {"kind": "red"}}, "host_queue.kind"),
+        ({"host_queue": {"kind": "droptail_ecn", "packets": 65, "k_packets": 65}}, "host_queue.k_packets: 65 would never mark"),
+        ({"host_queue": {"kind": "droptail_ecn", "k_packets": 65}}, "host_queue.packets"),
         ({"queue_ports": ["port-9"]}, "queue_ports: 'port-9'"),
         ({"mtu": 30}, "packet option 'mtu'"),
         ({"options": {"pacing": "fast"}}, "options: packet option 'pacing'"),

@@ -99,8 +99,9 @@ struct ScenarioConfig
     // queues
     uint64_t switchBufBytes = 300000;
     int64_t ecnKBytes = -1; // -1: no marking
-    int hostQueueKind = 0;  // 0 unbounded, 1 droptail packets, 2 ecn at k packets
+    int hostQueueKind = 0;  // 0 unbounded, 1 droptail packets, 2 ecn at k packets, 3 both
     uint64_t hostQueuePackets = 0;
+    uint64_t hostQueueK = 0; // kind 3: the marking threshold (hostQueuePackets is the bound)
     // run
     int64_t sampleNs = 0;
     int64_t stopNs = 0; // hard stop (0: none)
@@ -154,6 +155,17 @@ inline int FlowOfPacket(Ptr<const Packet> p)
 // ports admit SYNs beyond the buffer limit (counted in synAdmittedOverLimit).
 uint64_t synAdmittedOverLimit = 0;
 
+// packets refused per port (same order as portNames), and of all refused those with SYN set
+std::vector<uint64_t> portDrops;
+uint64_t synDrops = 0;
+uint64_t payloadlessMarks = 0; // CE marks on packets without payload (ACKs, SYNs, SYN-ACKs)
+
+inline bool IsSynOrSynAck(Ptr<QueueDiscItem> item)
+{
+    TcpHeader th;
+    return item->GetPacket()->PeekHeader(th) != 0 && (th.GetFlags() & TcpHeader::SYN);
+}
+
 inline bool IsSyn(Ptr<QueueDiscItem> item)
 {
     TcpHeader th;
@@ -183,6 +195,7 @@ class PortQueueDisc : public QueueDisc
     }
 
     uint64_t limitBytes = UINT64_MAX, limitPackets = UINT64_MAX;
+    uint32_t index = 0; // into portNames / portDrops
     uint64_t kBytes = UINT64_MAX, kPackets = UINT64_MAX;
     Ptr<Queue<Packet>> devq;
 
@@ -209,6 +222,11 @@ class PortQueueDisc : public QueueDisc
                 flows[fd].drops++;
             }
             totalDrops++;
+            portDrops[index]++;
+            if (IsSynOrSynAck(item))
+            {
+                synDrops++;
+            }
             DropBeforeEnqueue(item, "buffer full");
             return false;
         }
@@ -222,6 +240,12 @@ class PortQueueDisc : public QueueDisc
                     flows[f].marks++;
                 }
                 totalMarks++;
+                TcpHeader th;
+                if (item->GetPacket()->PeekHeader(th) != 0 &&
+                    item->GetPacket()->GetSize() == th.GetSerializedSize())
+                {
+                    payloadlessMarks++; // pure ACKs, SYNs and SYN-ACKs are ECT here too
+                }
             }
         }
         // The band is the flow's class, looked up by TCP port, for its data, ACKs and SYNs alike.
@@ -595,6 +619,11 @@ Ptr<PortQueueDisc> InstallPort(Ptr<NetDevice> dev, const std::string& name, bool
         {
             q->kPackets = cfg.hostQueuePackets;
         }
+        else if (cfg.hostQueueKind == 3)
+        {
+            q->limitPackets = cfg.hostQueuePackets;
+            q->kPackets = cfg.hostQueueK;
+        }
     }
     else
     {
@@ -604,7 +633,9 @@ Ptr<PortQueueDisc> InstallPort(Ptr<NetDevice> dev, const std::string& name, bool
             q->kBytes = (uint64_t)cfg.ecnKBytes;
         }
     }
+    q->index = portNames.size();
     portNames.push_back(name);
+    portDrops.push_back(0);
     portQd.push_back(q);
     portDevq.push_back(q->devq);
     return q;
@@ -670,6 +701,9 @@ std::string Build()
     fabLink.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("1p"));
 
     portNames.clear();
+    portDrops.clear();
+    synDrops = 0;
+    payloadlessMarks = 0;
     portQd.clear();
     portDevq.clear();
     Ipv4Mask m32("255.255.255.255");

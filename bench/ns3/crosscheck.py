@@ -32,6 +32,13 @@ Tolerances, fixed BEFORE any measurement (2026-11-25). A metric is within tolera
 | ecn_marks                     | 0.30 | 20         | depends on the exact queue at each arrival            |
 | retransmits                   | 0.50 | 10         | as drops, plus spurious retransmissions               |
 | unfinished (flows)            | 0.00 | 0          | every flow must finish in both                        |
+
+Added 2026-11-29 with the (f) *-2us scenarios, after ns-3's side of lone-dctcp-2us was seen and
+before coflowkit's: a lone flow's FCT has no event order to differ in, only header bytes (SYN 46 B
+against 40, a data packet 1502 against 1500, ns-3's handshake ACK ahead of the first data), a few
+tens of ns on these paths:
+
+| fct_lone (us, a flow alone)   | 0.02 | 0.5 us     | an empty network: the path's delays and serialisation |
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ TOLERANCE = {  # kind: (rel, abs)
     "ecn_marks": (0.30, 20),
     "retransmits": (0.50, 10),
     "unfinished": (0.0, 0),
+    "fct_lone": (0.02, 0.5),
 }
 
 # FCT size bins of the leaf-spine scenarios (bytes, upper bound inclusive), as in pFabric/PIAS
@@ -110,6 +118,11 @@ def queue_stats(d: str, port: str, t_from: int, t_to: int) -> dict:
     return {f"q_mean[{port}]": sum(b) / len(b), f"q_min[{port}]": min(b), f"q_max[{port}]": max(b)}
 
 
+def _hosts_per_leaf(sc: dict) -> int:
+    kv = dict(x.split("=", 1) for x in sc["topology"].partition(":")[2].split(",") if "=" in x)
+    return int(kv.get("hosts", 0)) or 1
+
+
 def metrics(sc: dict, d: str) -> dict:
     """The compared numbers of one result directory. FCTs in us, throughput in Gbit/s."""
     rows = read_flows(d)
@@ -129,6 +142,20 @@ def metrics(sc: dict, d: str) -> dict:
             m.update(queue_stats(d, p, 1_000_000, t_to))
     elif name.startswith("incast-") and fct_us:
         m["fct_mean"], m["fct_p99"] = sum(fct_us) / len(fct_us), p99(fct_us)
+    elif name.startswith("lone-"):
+        # one flow at a time: each its own metric, named by size and by whether it leaves its leaf
+        per_leaf = _hosts_per_leaf(sc)
+        for r in done:
+            where = "same-leaf" if int(r["src"]) // per_leaf == int(r["dst"]) // per_leaf else "cross-leaf"
+            m[f"fct_lone_{int(float(r['bytes']))}B_{where}"] = float(r["fct_ns"]) / 1e3
+    elif name.startswith("behind-"):
+        # short flows behind a long one on their NIC: their FCT, and that NIC's queue while they run
+        short = [float(r["fct_ns"]) / 1e3 for r in done if float(r["bytes"]) < 1e6]
+        if short:
+            m["fct_mean_short"], m["fct_p99_short"] = sum(short) / len(short), p99(short)
+        t_to = min((int(float(r["finish_ns"])) for r in done if float(r["bytes"]) >= 1e6), default=0)
+        for p in sc.get("queue_ports", []):
+            m.update(queue_stats(d, p, 1_000_000, t_to))
     elif name.startswith("prio-"):
         for r in done:
             m[f"fct_prio{sc['flows'][int(r['flow'])]['prio']}_flow{r['flow']}"] = float(r["fct_ns"]) / 1e3
@@ -205,8 +232,7 @@ def for_coflowkit(sc: dict, sc_path: str, ns3_dir: str, work: str) -> str:
     flows = sc["flows"]
     if spines and len(spines) == len(flows):
         # a flow within one leaf has a single path (index 0) in coflowkit; ns-3's plane is moot there
-        kv = dict(x.split("=", 1) for x in sc["topology"].partition(":")[2].split(",") if "=" in x)
-        per_leaf = int(kv.get("hosts", 0)) or 1
+        per_leaf = _hosts_per_leaf(sc)
         flows = [dict(f, spine=f.get("spine", s)) if f["src"] // per_leaf != f["dst"] // per_leaf else f
                  for f, s in zip(flows, spines)]
     derived = dict(sc, flows=flows, options={**LIKE_NS3, **sc.get("options", {})})
@@ -217,7 +243,7 @@ def for_coflowkit(sc: dict, sc_path: str, ns3_dir: str, work: str) -> str:
     return out
 
 
-GROUPS = ["long", "incast", "prio", "leafspine"]
+GROUPS = ["long", "incast", "prio", "leafspine", "lone", "behind"]
 
 
 def golden_tables() -> str:

@@ -132,6 +132,10 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         c.hostQueueKind, c.hostQueuePackets = 1, int(hq["packets"])
     elif hq["kind"] == "ecn":
         c.hostQueueKind, c.hostQueuePackets = 2, int(hq["k_packets"])
+    elif hq["kind"] == "droptail_ecn":
+        c.hostQueueKind, c.hostQueuePackets, c.hostQueueK = 3, int(hq["packets"]), int(hq["k_packets"])
+        if not 0 < c.hostQueueK < c.hostQueuePackets:
+            raise ScenarioError("host_queue: want 0 < k_packets < packets")
     else:
         raise ScenarioError(f"host_queue.kind: unknown {hq['kind']!r}")
     c.sampleNs = int(sc.get("queue_sample_ns", 0) or 0)
@@ -215,6 +219,12 @@ def run(sc: dict, outdir: str, stock_dctcp: bool = False) -> dict:
         "drops": int(ck.totalDrops),
         "ecn_marks": int(ck.totalMarks),
         "syn_admitted_over_buffer": int(ck.synAdmittedOverLimit),
+        # packets refused, by port (ports with none left out), and of them SYNs and SYN-ACKs
+        "drops_per_port": {str(ck.portNames[i]): int(ck.portDrops[i])
+                           for i in range(len(ck.portNames)) if int(ck.portDrops[i]) > 0},
+        "syn_drops": int(ck.synDrops),
+        # of ecn_marks, those on packets without payload (ns-3 sends pure ACKs ECT; coflowkit does not)
+        "ecn_marks_payloadless": int(ck.payloadlessMarks),
         "fast_recoveries": sum(int(ck.flows[i].recoveries) for i in range(len(sc["flows"]))),
         # ns-3.44 leaves loss recovery for CWR on an ECN-Echo (README: Transport)
         "ece_loss_to_cwr": sum(int(ck.flows[i].lossToCwr) for i in range(len(sc["flows"]))),

@@ -10,6 +10,11 @@ metrics and their tolerances are in crosscheck.py. Scenario groups:
   (c) prio-*      two strict-priority classes at one switch port
   (d) leafspine-* 4 leaves x 2 spines x 8 hosts, 10G hosts, 40G fabric, per-flow ECMP,
                   web-search sizes at load 0.5, Poisson arrivals
+  (f) *-2us       the same leaf-spine with 2 us links, every port (host NICs included) a
+                  166-packet drop-tail buffer marking at 65 packets, handshakes counted in FCT:
+                  lone flows of 1,448 B, 8.76 KB and 100 KB; 2 and 8 long flows into one host;
+                  8.76 KB flows behind a long flow on the same NIC; the web-search mix,
+                  without and with SACK
 """
 
 from __future__ import annotations
@@ -174,6 +179,71 @@ def leafspine(transport: str, n_flows: int, seed: int, load: float = 0.5) -> dic
     )
 
 
+# (f): every port the same kind, a DCTCP marker with a bound: 166 full packets (1502 B on ns-3's
+# wire, 1500 in coflowkit's: 166 fit in both, 167 in neither) marking at 65 packets (65 x 1500 B;
+# ns-3's occupancy counts its device queue's packet at 1502, so 65 packets reach it there too).
+MARKER_2US = {
+    "host_link_delay_ns": 2000,
+    "fabric_link_delay_ns": 2000,
+    "handshake": True,
+    "switch_buffer_bytes": 166 * 1502,
+    "ecn_k_bytes": 65 * 1500,
+    "host_queue": {"kind": "droptail_ecn", "packets": 166, "k_packets": 65},
+}
+LS_2US = "leaf-spine:leaves=4,spines=2,hosts=8,rate=10Gbps,spine_rate=40Gbps"
+LONE_SIZES = (1448, 8760, 100_000)
+
+
+def lone_2us() -> dict:
+    """One flow at a time: each size within a leaf (host 0 to 1) and across (host 0 to 8),
+    1 ms apart, so every flow finds the network empty."""
+    flows = [{"src": 0, "dst": dst, "start_ns": 1_000_000 * (2 * i + j), "bytes": b, "prio": 0}
+             for i, b in enumerate(LONE_SIZES) for j, dst in enumerate((1, 8))]
+    return scenario(
+        "lone-dctcp-2us",
+        "(f) one flow alone at a time on the 2 us leaf-spine, handshake counted in FCT, sizes "
+        "1,448 B, 8.76 KB and 100 KB, within a leaf (0 -> 1) and across leaves (0 -> 8): each FCT, "
+        "which two simulators with the same base RTT should agree on to a fraction of a us",
+        "dctcp", LS_2US, flows, **MARKER_2US, queue_ports=[])
+
+
+def long_2us(n: int) -> dict:
+    total = 24_000_000
+    flows = [{"src": 8 + i, "dst": 0, "start_ns": 0, "bytes": total // n, "prio": 0} for i in range(n)]
+    return scenario(
+        f"long-dctcp-{n}-2us",
+        f"(f) {n} long DCTCP flows of {total // n / 1e6:g} MB from leaf 1 into host 0 on the 2 us "
+        "leaf-spine, every port a 166-packet buffer marking at 65: throughput per flow and the "
+        "bottleneck port to-host-0's queue (mean, min, max after the first ms)",
+        "dctcp", LS_2US, flows, **MARKER_2US,
+        queue_sample_ns=10_000, queue_ports=["to-host-0", "host-8"])
+
+
+def behind_2us() -> dict:
+    """8.76 KB flows from host 0 while its long flow fills host 0's NIC (the NIC is that flow's
+    bottleneck: same rate as the switch port). Each short flow's SYN and data wait there."""
+    flows = [{"src": 0, "dst": 8, "start_ns": 0, "bytes": 30_000_000, "prio": 0}]
+    flows += [{"src": 0, "dst": 16 + i, "start_ns": 2_000_000 + 500_000 * i, "bytes": 8760, "prio": 0}
+              for i in range(8)]
+    return scenario(
+        "behind-dctcp-2us",
+        "(f) eight 8.76 KB flows, 0.5 ms apart from 2 ms, from host 0 to leaf 2 behind a 30 MB "
+        "DCTCP flow from host 0 to host 8 on the 2 us leaf-spine (host NIC: 166 packets, marks at "
+        "65): the short flows' FCT (their SYN and data queue in host 0's NIC) and host 0's queue",
+        "dctcp", LS_2US, flows, **MARKER_2US,
+        queue_sample_ns=10_000, queue_ports=["host-0"])
+
+
+def leafspine_2us(n_flows: int, seed: int) -> dict:
+    sc = leafspine("dctcp", n_flows, seed)
+    sc.update(MARKER_2US)
+    sc["name"] = "leafspine-dctcp-2us"
+    sc["note"] = sc["note"].replace("(d) leaf-spine", "(f) leaf-spine") + (
+        "; 2 us links, every port (host NICs included) a 166-packet buffer marking at 65 "
+        "packets, handshake counted in FCT")
+    return sc
+
+
 def all_scenarios(ls_flows: int = 300, seed: int = 1) -> list[dict]:
     out = []
     for tr in ("tcp", "dctcp"):
@@ -190,6 +260,12 @@ def all_scenarios(ls_flows: int = 300, seed: int = 1) -> list[dict]:
     out.append(leafspine("tcp", ls_flows, seed))
     out += [with_sack(sc) for sc in (long_flows("tcp", 1), long_flows("tcp", 4), incast("tcp", 32),
                                      incast("tcp", 64))]
+    out += [lone_2us(), long_2us(2), long_2us(8), behind_2us(), leafspine_2us(ls_flows, seed)]
+    # With SACK, ns-3's scoreboard knows what the receiver holds: host-22's NIC carries flow 23,
+    # which without SACK resends 3,304 segments in ns-3 (none in coflowkit), and small flows queue
+    # behind it there (docs/packet-engine.md, "The 2 µs leaf-spine with markers everywhere").
+    out.append(dict(with_sack(leafspine_2us(ls_flows, seed)), queue_sample_ns=10_000,
+                    queue_ports=["leaf-0-to-spine-0", "spine-0-to-leaf-1", "to-host-0", "host-22"]))
     return out
 
 

@@ -115,6 +115,15 @@ pub enum HostQueue {
     DropTail(u64),
     /// Unbounded, marking ECN-capable packets at this many queued packets.
     Ecn(u64),
+    /// A switch port's kind: drop-tail at `packets` and marking
+    /// ECN-capable packets at `k` queued packets (`k` < `packets`), as a
+    /// DCTCP port whose buffer and K are both in packets.
+    DropTailEcn {
+        /// The bound: a packet arriving to this many queued is dropped.
+        packets: u64,
+        /// The marking threshold, packets.
+        k: u64,
+    },
 }
 
 /// The transport every flow uses.
@@ -495,7 +504,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("ecn_per", "port or queue: what K is compared with (port)"),
     (
         "host_queue",
-        "unbounded, droptail:N (packets) or ecn:K (packets) (unbounded)",
+        "unbounded, droptail:N (packets), ecn:K (packets, unbounded) or droptail:N+ecn:K (both, as a switch port) (unbounded)",
     ),
     (
         "host_prio",
@@ -634,6 +643,32 @@ fn parse_dur(key: &str, v: &str) -> Result<Dur, ConfigError> {
         return Err(bad(key, format!("'{v}': a duration must be 0 or more")));
     }
     Ok(Dur((x * scale).round() as u64))
+}
+
+/// `droptail:N+ecn:K` (either order): a bounded NIC queue that also marks.
+fn host_queue_both(key: &str, v: &str, a: &str, b: &str) -> Result<HostQueue, ConfigError> {
+    let (d, e) = if a.starts_with("ecn:") {
+        (b, a)
+    } else {
+        (a, b)
+    };
+    let (Some(n), Some(k)) = (d.strip_prefix("droptail:"), e.strip_prefix("ecn:")) else {
+        return Err(bad(
+            key,
+            format!("'{v}': a bound and a threshold are droptail:N+ecn:K (packets)"),
+        ));
+    };
+    let (packets, k) = (
+        parse_u32(key, n.trim(), 1)? as u64,
+        parse_u32(key, k.trim(), 1)? as u64,
+    );
+    if k >= packets {
+        return Err(bad(
+            key,
+            format!("'{v}': K = {k} would never mark in a queue of {packets} packets (K < N)"),
+        ));
+    }
+    Ok(HostQueue::DropTailEcn { packets, k })
 }
 
 fn parse_u32(key: &str, v: &str, least: u32) -> Result<u32, ConfigError> {
@@ -799,6 +834,8 @@ impl PacketConfig {
                 let s = v.trim().to_ascii_lowercase();
                 self.host_queue = if s == "unbounded" || s == "lossless" {
                     HostQueue::Unbounded
+                } else if let Some((a, b)) = s.split_once('+') {
+                    host_queue_both(key, v, a.trim(), b.trim())?
                 } else if let Some(n) = s.strip_prefix("droptail:") {
                     HostQueue::DropTail(parse_u32(key, n, 1)? as u64)
                 } else if let Some(n) = s.strip_prefix("ecn:") {
@@ -806,7 +843,9 @@ impl PacketConfig {
                 } else {
                     return Err(bad(
                         key,
-                        format!("'{v}': unbounded, droptail:N or ecn:K (packets)"),
+                        format!(
+                            "'{v}': unbounded, droptail:N, ecn:K or droptail:N+ecn:K (packets)"
+                        ),
                     ));
                 }
             }
@@ -1291,6 +1330,36 @@ mod tests {
             c.set("tafe_service", "srpt").unwrap_err().to_string(),
             "packet option 'tafe_service': 'srpt': flows or fifo"
         );
+    }
+
+    #[test]
+    fn host_queue_kinds_parse() {
+        let mut c = PacketConfig::default();
+        assert_eq!(c.host_queue, HostQueue::Unbounded);
+        c.set("host_queue", "droptail:200").unwrap();
+        assert_eq!(c.host_queue, HostQueue::DropTail(200));
+        c.set("host_queue", "ecn:20").unwrap();
+        assert_eq!(c.host_queue, HostQueue::Ecn(20));
+        let both = HostQueue::DropTailEcn {
+            packets: 166,
+            k: 65,
+        };
+        c.set("host_queue", "droptail:166+ecn:65").unwrap();
+        assert_eq!(c.host_queue, both);
+        c.set("host_queue", "unbounded").unwrap();
+        c.set("host_queue", " ECN:65 + droptail:166 ").unwrap();
+        assert_eq!(c.host_queue, both, "either order, any case");
+        assert_eq!(
+            c.set("host_queue", "droptail:65+ecn:65").unwrap_err().to_string(),
+            "packet option 'host_queue': 'droptail:65+ecn:65': K = 65 would never mark in a queue of 65 packets (K < N)"
+        );
+        assert_eq!(
+            c.set("host_queue", "droptail:166+droptail:65").unwrap_err().to_string(),
+            "packet option 'host_queue': 'droptail:166+droptail:65': a bound and a threshold are droptail:N+ecn:K (packets)"
+        );
+        assert!(c.set("host_queue", "droptail:166+ecn:0").is_err());
+        assert!(c.set("host_queue", "red:5").is_err());
+        assert_eq!(c.host_queue, both, "a refused value changes nothing");
     }
 
     #[test]

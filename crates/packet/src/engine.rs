@@ -310,6 +310,9 @@ impl<'a> Engine<'a> {
                         HostQueue::Unbounded => (None, None),
                         HostQueue::DropTail(n) => (Some(Limit::Packets(n)), None),
                         HostQueue::Ecn(k) => (None, Some(Limit::Packets(k))),
+                        HostQueue::DropTailEcn { packets, k } => {
+                            (Some(Limit::Packets(packets)), Some(Limit::Packets(k)))
+                        }
                     };
                     let mut nic =
                         Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);

@@ -44,7 +44,7 @@ SCENARIO_FIELDS: dict[str, str] = {
     "dctcp_g": "DCTCP's g",
     "switch_buffer_bytes": "each switch port's drop-tail buffer",
     "ecn_k_bytes": "ECN marking threshold per switch port, or null for none",
-    "host_queue": '{"kind": "unbounded"}, {"kind": "droptail", "packets": N} or {"kind": "ecn", "k_packets": K}',
+    "host_queue": '{"kind": "unbounded"}, {"kind": "droptail", "packets": N}, {"kind": "ecn", "k_packets": K} or {"kind": "droptail_ecn", "packets": N, "k_packets": K}',
     "flows": "the flows: src, dst, start_ns, bytes, prio (0 highest, up to 7), spine (the ECMP path, default hashed), deadline_ns (relative to start_ns; D2TCP reads it)",
     "queue_sample_ns": "sample queues at this interval",
     "queue_ports": "the ports to sample: to-host-I, host-I, leaf-L-to-spine-S, spine-S-to-leaf-L",
@@ -230,7 +230,13 @@ def _host_queue(path: str, q: Any) -> str:
         return f"droptail:{_int(path, 'host_queue.packets', q.get('packets'), 1)}"
     if kind == "ecn":
         return f"ecn:{_int(path, 'host_queue.k_packets', q.get('k_packets'), 1)}"
-    raise ValueError(f"{path}: host_queue.kind: unbounded, droptail or ecn, got {kind!r}")
+    if kind == "droptail_ecn":
+        n = _int(path, "host_queue.packets", q.get("packets"), 1)
+        k = _int(path, "host_queue.k_packets", q.get("k_packets"), 1)
+        if k >= n:
+            raise ValueError(f"{path}: host_queue.k_packets: {k} would never mark in a queue of {n} packets")
+        return f"droptail:{n}+ecn:{k}"
+    raise ValueError(f"{path}: host_queue.kind: unbounded, droptail, ecn or droptail_ecn, got {kind!r}")
 
 
 def link_name(path: str, port: str) -> str:
