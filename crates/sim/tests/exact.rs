@@ -434,6 +434,31 @@ fn a_pipelined_child_behind_a_barrier_waits_for_its_parent() {
 }
 
 #[test]
+fn a_multi_wave_stage_behind_a_barrier_starts_when_its_last_wave_exists() {
+    // Wave 0: 0->2, 1 unit; wave 1 (after wave 0): 1->2, 1 unit. As one
+    // coflow the waves run back to back: the stage is done at 2. Behind a
+    // barrier (Aalo 7.3, approach (ii)) wave 1 exists at 1 (wave 0's
+    // bottleneck alone), nothing is sent before, and then both flows share
+    // host 2: done at 1 + 2 = 3.
+    let stage = CoflowSpec::new(
+        1,
+        Time(0),
+        vec![flow(0, 2, UNIT), flow(1, 2, UNIT).in_group(1).after(0)],
+    );
+    let mut held = stage.clone();
+    let barrier = coflowkit_workload::waves::hold_until_every_wave(&mut held, BitsPerSec::GBPS);
+    assert_eq!(barrier, Dur(S));
+    for s in ["fair", "varys", "aalo"] {
+        let r = run_full(s, 3, None, vec![stage.clone()], SimOptions::default());
+        assert_eq!(flow_times(&r), vec![(0.0, 1.0), (1.0, 2.0)], "{s}");
+        assert_eq!(r.coflows[0].cct(), Dur(2 * S), "{s}");
+        let r = run_full(s, 3, None, vec![held.clone()], SimOptions::default());
+        assert_eq!(flow_times(&r), vec![(1.0, 3.0), (1.0, 3.0)], "{s}");
+        assert_eq!(r.coflows[0].cct(), Dur(3 * S), "{s}");
+    }
+}
+
+#[test]
 fn zero_byte_flows_finish_at_their_start_and_cascade_at_once() {
     // A (t=1): one zero-byte flow, done at its release: CCT 0. B (t=1):
     // Starts-After A: released at 1 too. Its zero-byte flow in group 1 lets

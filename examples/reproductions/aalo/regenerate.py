@@ -597,8 +597,7 @@ def waves(page: Page, data: StoreData) -> dict[str, Any]:
     out: dict[str, Any] = {}
     done = data.done
     values = next(a["values"] for a in data.axes if a["name"] == "workload.max_waves")
-    split_col = "workload.waves_as_coflows"
-    is_split = done[split_col].astype(str).str.lower() == "true"
+    is_split = done["workload.stage_as"].astype(str) == "waves"
 
     def pts(label: str, mw: Any, split: bool) -> pd.DataFrame:
         d = done[(done["label"] == label) & (done["workload.max_waves"].astype(str) == str(mw)) & (is_split == split)]
@@ -650,7 +649,7 @@ has finished (`multi-wave` generator; Table 4's 1, 2 and 4 waves). Aalo
 sees each stage as one coflow whose size grows wave by wave (5.2). Varys
 is run twice on the same flows: with each wave registered as a coflow of
 its own when it becomes available (the paper's approach (i);
-`waves_as_coflows = true`: each wave is a coflow Starts-After the previous,
+`stage_as = "waves"`: each wave is a coflow Starts-After the previous,
 the waves of a stage one job) and with the stage as one coflow that Varys
 sizes from its started flows only. The metric is the stage's completion
 time (its last wave done - its arrival), the other scheme's mean over
