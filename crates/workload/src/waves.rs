@@ -64,16 +64,18 @@
 //! wave's flows would take alone on the idle fabric: its bottleneck, the
 //! most bytes any one host sends or receives in the wave over
 //! `capacity_bps` (a big switch of host NICs), plus the largest start delay
-//! among its flows. So on an idle fabric the waves exist at the instants
-//! they would start without the barrier, and the barrier alone costs the
-//! stage the difference between the combined coflow's bottleneck and the
-//! last wave's: a stage of waves `w_1..w_K` done at `sum w_k` without it
-//! is done at `w_1 + .. + w_(K-1) + bottleneck(all waves)` with it. An
-//! extra task exists its delay after its wave starts. The other choice the
-//! paper leaves open, tasks that take no time, puts every wave at the
-//! coflow's arrival: the barrier then costs nothing and the stage is the
-//! `max_waves = 1` coflow exactly (the same flows, all starting at
-//! arrival), so it needs no option of its own.
+//! among its flows. So on an idle fabric, under a scheduler that finishes
+//! a wave in its bottleneck time (Varys's MADD does), the waves exist at
+//! the instants they would start without the barrier, and the barrier
+//! alone costs the stage the difference between the combined coflow's
+//! bottleneck and the last wave's: a stage of waves `w_1..w_K` done at
+//! `sum w_k` without it is done at `w_1 + .. + w_(K-1) + bottleneck(all
+//! waves)` with it. An extra task exists its delay after its wave starts.
+//! The other choice the paper leaves open, tasks that take no time, puts
+//! every wave at the coflow's arrival: the barrier then costs nothing and
+//! the stage is the `max_waves = 1` coflow exactly (the same flows, all
+//! starting at arrival), so it needs no option of its own. Both choices'
+//! results are in docs/workloads.md.
 
 use crate::arrivals::{check_at_least, check_fraction, exp_dur, substream, tags};
 use crate::error::ConfigError;
