@@ -37,7 +37,7 @@ def test_waves_as_coflows_finish_each_stage_when_the_whole_coflow_would():
     # the group was: so each stage's job completion time equals the whole coflow's CCT.
     params = {"n_coflows": 30, "n_hosts": 12, "max_waves": 3, "seed": 4}
     whole = coflowkit.generate("multi-wave", **params)
-    split = coflowkit.generate("multi-wave", waves_as_coflows=True, **params)
+    split = coflowkit.generate("multi-wave", stage_as="waves", **params)
     assert split.n_flows == whole.n_flows
     assert split.n_coflows > whole.n_coflows
     cct = coflowkit.simulate(whole, "fair").coflows("fair").set_index("coflow_id")["cct_s"]

@@ -419,6 +419,68 @@ fn finishes_before_runs_alongside_but_completes_after_the_parent() {
 }
 
 #[test]
+fn a_pipelined_child_behind_a_barrier_waits_for_its_parent() {
+    // A (t=0): 0->1, 2 units. B (t=0, job 1 stage 1): 2->3, 3 units,
+    // Finishes-Before A: pipelined, it runs alongside and is done at 3 (A
+    // at 2), the job at 3. With barriers (Aalo 7.4, as Varys must run it)
+    // B is Starts-After A: released at 2, done at 5, the job at 5.
+    let dag = || {
+        let mut a = CoflowSpec::new(1, Time(0), vec![flow(0, 1, 2 * UNIT)]);
+        a.job = Some(JobStage { job: 1, stage: 0 });
+        let mut b = with_parents(
+            CoflowSpec::new(2, Time(0), vec![flow(2, 3, 3 * UNIT)]),
+            &[(1, DepKind::FinishesBefore)],
+        );
+        b.job = Some(JobStage { job: 1, stage: 1 });
+        Workload {
+            n_hosts: 4,
+            coflows: vec![a, b],
+        }
+    };
+    let mut held = dag();
+    coflowkit_workload::transform::pipelines_as_barriers(&mut held);
+    assert_eq!(held.coflows[1].parents[0].kind, DepKind::StartsAfter);
+    for s in ["fair", "varys", "aalo"] {
+        let times = |w: Workload| {
+            let r = run_full(s, 4, None, w.coflows, SimOptions::default());
+            let b = &r.coflows[1];
+            (b.release, b.finish, r.coflows[0].finish)
+        };
+        assert_eq!(times(dag()), (Time(0), Time(3 * S), Time(2 * S)), "{s}");
+        assert_eq!(
+            times(held.clone()),
+            (Time(2 * S), Time(5 * S), Time(2 * S)),
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn a_multi_wave_stage_behind_a_barrier_starts_when_its_last_wave_exists() {
+    // Wave 0: 0->2, 1 unit; wave 1 (after wave 0): 1->2, 1 unit. As one
+    // coflow the waves run back to back: the stage is done at 2. Behind a
+    // barrier (Aalo 7.3, approach (ii)) wave 1 exists at 1 (wave 0's
+    // bottleneck alone), nothing is sent before, and then both flows share
+    // host 2: done at 1 + 2 = 3.
+    let stage = CoflowSpec::new(
+        1,
+        Time(0),
+        vec![flow(0, 2, UNIT), flow(1, 2, UNIT).in_group(1).after(0)],
+    );
+    let mut held = stage.clone();
+    let barrier = coflowkit_workload::waves::hold_until_every_wave(&mut held, BitsPerSec::GBPS);
+    assert_eq!(barrier, Dur(S));
+    for s in ["fair", "varys", "aalo"] {
+        let r = run_full(s, 3, None, vec![stage.clone()], SimOptions::default());
+        assert_eq!(flow_times(&r), vec![(0.0, 1.0), (1.0, 2.0)], "{s}");
+        assert_eq!(r.coflows[0].cct(), Dur(2 * S), "{s}");
+        let r = run_full(s, 3, None, vec![held.clone()], SimOptions::default());
+        assert_eq!(flow_times(&r), vec![(1.0, 3.0), (1.0, 3.0)], "{s}");
+        assert_eq!(r.coflows[0].cct(), Dur(3 * S), "{s}");
+    }
+}
+
+#[test]
 fn zero_byte_flows_finish_at_their_start_and_cascade_at_once() {
     // A (t=1): one zero-byte flow, done at its release: CCT 0. B (t=1):
     // Starts-After A: released at 1 too. Its zero-byte flow in group 1 lets

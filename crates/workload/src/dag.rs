@@ -28,6 +28,13 @@
 //! (`total bits / (n_hosts * capacity * span)`, as for `coflow-benchmark`),
 //! exact over the span of arrivals. Optional coflow deadlines as in
 //! [`crate::arrivals::DeadlineSpec`].
+//!
+//! With `barriers`, the same jobs (same draws) with every Finishes-Before
+//! edge made Starts-After ([`crate::transform::pipelines_as_barriers`]):
+//! the DAGs as Varys must run them, since it needs a coflow's flows and
+//! sizes before the coflow starts, so a pipelined child waits for its
+//! parent (Aalo 7.4: Aalo's gain over Varys on DAGs comes from not
+//! introducing "artificial barriers").
 
 use crate::arrivals::{
     check_at_least, check_fraction, main_stream, poisson_arrivals, substream, tags,
@@ -50,6 +57,9 @@ pub struct DagConfig {
     pub max_parents: u32,
     /// Share of Starts-After edges (the rest are Finishes-Before).
     pub starts_after_fraction: f64,
+    /// Every Finishes-Before edge drawn made Starts-After (a barrier), the
+    /// draws unchanged.
+    pub barriers: bool,
     /// Hosts, load, capacity, seed, deadlines and each coflow's shape (its
     /// `n_coflows` is unused).
     pub coflows: SynthConfig,
@@ -57,8 +67,8 @@ pub struct DagConfig {
 
 impl Default for DagConfig {
     /// 100 jobs of up to 3 levels of up to 3 coflows, up to 2 parents each,
-    /// half the edges Starts-After, coflows shaped like the `aalo` preset's
-    /// on 50 hosts at load 0.8.
+    /// half the edges Starts-After (no barriers added), coflows shaped like
+    /// the `aalo` preset's on 50 hosts at load 0.8.
     fn default() -> DagConfig {
         DagConfig {
             n_jobs: 100,
@@ -66,6 +76,7 @@ impl Default for DagConfig {
             max_width: 3,
             max_parents: 2,
             starts_after_fraction: 0.5,
+            barriers: false,
             coflows: SynthConfig::aalo(),
         }
     }
@@ -145,10 +156,14 @@ pub fn generate(config: &DagConfig) -> Workload {
         c.arrival = arrivals[j];
     }
     shape.deadlines.apply_to_coflows(&mut coflows, shape.seed);
-    Workload {
+    let mut w = Workload {
         n_hosts: shape.n_hosts,
         coflows,
+    };
+    if config.barriers {
+        crate::transform::pipelines_as_barriers(&mut w);
     }
+    w
 }
 
 crate::params! { DagConfig {
@@ -162,6 +177,7 @@ crate::params! { DagConfig {
     "max_width" => max_width: "most coflows in a level; each level draws 1..=max_width",
     "max_parents" => max_parents: "most parents of a coflow (from the level above)",
     "starts_after_fraction" => starts_after_fraction: "share of Starts-After edges; the rest are Finishes-Before",
+    "barriers" => barriers: "true: every Finishes-Before edge made Starts-After, same draws (Aalo 7.4: Varys needs a coflow's sizes before it starts, so it cannot pipeline)",
     "mix" => coflows.mix: "shares of SN,LN,SW,LW coflows by count",
     "short_below" => coflows.short_below: "a coflow is short when its longest flow is below this",
     "narrow_up_to" => coflows.narrow_up_to: "a coflow is narrow with at most this many flows",
@@ -209,6 +225,36 @@ mod tests {
             ),
             (6, js(2, 1), "3:sa;4:sa".to_string())
         );
+    }
+
+    #[test]
+    fn barriers_keep_the_jobs_and_make_every_edge_starts_after() {
+        let config = DagConfig {
+            n_jobs: 200,
+            ..DagConfig::default()
+        };
+        let plain = generate(&config);
+        let held = generate(&DagConfig {
+            barriers: true,
+            ..config
+        });
+        assert_eq!(plain.coflows.len(), held.coflows.len());
+        let mut n_pipelined = 0;
+        for (p, h) in plain.coflows.iter().zip(&held.coflows) {
+            assert_eq!(
+                (p.id, p.arrival, p.job, &p.flows, p.deadline),
+                (h.id, h.arrival, h.job, &h.flows, h.deadline)
+            );
+            let parents = |c: &CoflowSpec| c.parents.iter().map(|d| d.parent).collect::<Vec<_>>();
+            assert_eq!(parents(p), parents(h));
+            assert!(h.parents.iter().all(|d| d.kind == DepKind::StartsAfter));
+            n_pipelined += p
+                .parents
+                .iter()
+                .filter(|d| d.kind == DepKind::FinishesBefore)
+                .count();
+        }
+        assert!(n_pipelined > 50, "{n_pipelined} pipelined edges");
     }
 
     #[test]

@@ -25,7 +25,7 @@
 //!   and text parameters ([`params`](mod@params)), for the CLI and Python;
 //! - [`stats`] summarizes a workload (bins, widths, lengths, load);
 //! - [`transform`] re-declares a workload (each barrier group, such as a
-//!   wave, as a coflow of its own).
+//!   wave, as a coflow of its own; each pipelined dependency as a barrier).
 //!
 //! Reading errors are one [`TraceError`] that names the file, the line and
 //! the field; no input makes a reader panic. Generator configurations are

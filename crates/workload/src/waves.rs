@@ -28,19 +28,83 @@
 //!   wave (same `after`) and delayed by one exponential wait of mean
 //!   `extra_task_delay` (the time until the copy is launched). These draws
 //!   come from their own stream, so the waves and coflows do not change.
-//! - **Waves as coflows** (`waves_as_coflows`): the same flows with each
-//!   group (wave or extra task) declared as a coflow of its own, Starts-After
-//!   the part it waited for, the parts of a coflow one job
+//!
+//! How the stage is declared to the scheduler (`stage_as`, [`StageAs`]) is
+//! the one choice Aalo 7.3 discusses: "Using Varys, one can take two
+//! approaches to handle multi-wave coflows - (i) creating separate coflows
+//! for each wave as they become available or (ii) introducing barriers to
+//! determine the bottleneck of the combined coflow - that both result in
+//! performance loss. ... In the latter, artificial barriers decrease
+//! parallelism and network utilization. Aalo circumvents the dilemma by
+//! creating exactly one coflow per stage for any number of waves and by
+//! avoiding barriers."
+//!
+//! - **One coflow** (`coflow`, the default): the stage is one coflow whose
+//!   flows start wave by wave, as above; Aalo's way (5.2). A scheduler sees
+//!   only the flows that have started.
+//! - **Waves as coflows** (`waves`): the same flows with each group (wave or
+//!   extra task) declared as a coflow of its own, Starts-After the part it
+//!   waited for, the parts of a coflow one job
 //!   ([`crate::transform::split_groups`]). This is how a scheduler sees a
 //!   stage whose application registers each wave as it becomes available
-//!   (Aalo 7.3, approach (i) for Varys); the stage completes when its job
-//!   does.
+//!   (approach (i)); the stage completes when its job does.
+//! - **Barrier** (`barrier`): the stage as one coflow that no flow of which
+//!   starts until every wave's flows exist, and then all start together
+//!   ([`hold_until_every_wave`]): approach (ii), the combined coflow whose
+//!   flows and sizes a clairvoyant scheduler knows when it starts.
+//!
+//! **The barrier's timing.** In the other two declarations a wave's tasks
+//! hold their slots until their flows are done (wave `k` starts when wave
+//! `k - 1`'s flows have finished), so the network paces the waves. Behind
+//! a barrier no flow is sent before the last wave exists, so the tasks must
+//! end without sending (their output is kept until the shuffle), and how
+//! long a wave's tasks run is no longer set by the network. The paper does
+//! not say how long that is (its EC2 runs measured approach (i) only; Fig. 10
+//! is "w.r.t. Varys" creating a coflow per wave). We take the time the
+//! wave's flows would take alone on the idle fabric: its bottleneck, the
+//! most bytes any one host sends or receives in the wave over
+//! `capacity_bps` (a big switch of host NICs), plus the largest start delay
+//! among its flows. So on an idle fabric, under a scheduler that finishes
+//! a wave in its bottleneck time (Varys's MADD does), the waves exist at
+//! the instants they would start without the barrier, and the barrier
+//! alone costs the stage the difference between the combined coflow's
+//! bottleneck and the last wave's: a stage of waves `w_1..w_K` done at
+//! `sum w_k` without it is done at `w_1 + .. + w_(K-1) + bottleneck(all
+//! waves)` with it. An extra task exists its delay after its wave starts.
+//! The other choice the paper leaves open, tasks that take no time, puts
+//! every wave at the coflow's arrival: the barrier then costs nothing and
+//! the stage is the `max_waves = 1` coflow exactly (the same flows, all
+//! starting at arrival), so it needs no option of its own. Both choices'
+//! results are in docs/workloads.md.
 
 use crate::arrivals::{check_at_least, check_fraction, exp_dur, substream, tags};
 use crate::error::ConfigError;
+use crate::params::Choice;
 use crate::synth::{self, SynthConfig};
-use coflowkit_model::{flow, CoflowSpec, Dur, Workload};
+use coflowkit_model::{flow, BitsPerSec, CoflowSpec, Dur, Workload};
 use rand::RngExt;
+use std::collections::BTreeMap;
+
+/// How a stage is declared to the scheduler; see the module doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageAs {
+    /// One coflow whose flows start wave by wave (Aalo 5.2).
+    Coflow,
+    /// Each wave (and extra task) a coflow of its own, Starts-After the
+    /// part it waited for, one job per stage (Aalo 7.3, approach (i)).
+    Waves,
+    /// One coflow whose flows all start once the last wave exists (Aalo
+    /// 7.3, approach (ii)).
+    Barrier,
+}
+
+impl Choice for StageAs {
+    const CHOICES: &'static [(&'static str, StageAs)] = &[
+        ("coflow", StageAs::Coflow),
+        ("waves", StageAs::Waves),
+        ("barrier", StageAs::Barrier),
+    ];
+}
 
 /// What to generate; see the module doc.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,9 +117,8 @@ pub struct WavesConfig {
     pub extra_task_fraction: f64,
     /// Mean wait before an extra task's flows start.
     pub extra_task_delay: Dur,
-    /// Each wave (and extra task) as a coflow of its own, one job per
-    /// original coflow ([`crate::transform::split_groups`]).
-    pub waves_as_coflows: bool,
+    /// How a stage is declared to the scheduler.
+    pub stage_as: StageAs,
 }
 
 impl Default for WavesConfig {
@@ -68,7 +131,7 @@ impl Default for WavesConfig {
             max_waves: 4,
             extra_task_fraction: 0.0,
             extra_task_delay: Dur::from_millis(100),
-            waves_as_coflows: false,
+            stage_as: StageAs::Coflow,
         }
     }
 }
@@ -160,10 +223,94 @@ pub fn generate(config: &WavesConfig) -> Workload {
             c.flows.extend(copies);
         }
     }
-    if config.waves_as_coflows {
-        return crate::transform::split_groups(&w);
+    match config.stage_as {
+        StageAs::Coflow => w,
+        StageAs::Waves => crate::transform::split_groups(&w),
+        StageAs::Barrier => {
+            for c in &mut w.coflows {
+                hold_until_every_wave(c, config.coflows.capacity_bps);
+            }
+            w
+        }
     }
-    w
+}
+
+/// Stage `c` behind a barrier: every flow in group 0, waiting for no group,
+/// and starting when the last of its flows exists, which is returned (from
+/// the coflow's release). A group's flows exist when the group they wait
+/// for would be done alone (see the module doc): a group is done alone its
+/// largest start delay plus its bottleneck (the most bytes a host sends or
+/// receives in it, at `capacity`) after it is released.
+///
+/// # Panics
+/// If the groups form a cycle or a flow waits for a group that has no flow
+/// (a workload that does not validate), or `capacity` is not positive.
+pub fn hold_until_every_wave(c: &mut CoflowSpec, capacity: BitsPerSec) -> Dur {
+    // Per group: the groups its flows wait for, its largest delay, and the
+    // bytes each host sends and receives in it.
+    #[derive(Default)]
+    struct Group {
+        waits_for: Vec<u32>,
+        delay: Dur,
+        bytes_at: BTreeMap<(bool, u32), u64>,
+    }
+    let mut groups: BTreeMap<u32, Group> = BTreeMap::new();
+    for f in &c.flows {
+        let g = groups.entry(f.group).or_default();
+        if let Some(a) = f.after {
+            if !g.waits_for.contains(&a) {
+                g.waits_for.push(a);
+            }
+        }
+        g.delay = g.delay.max(f.delay);
+        *g.bytes_at.entry((false, f.src.0)).or_default() += f.bytes.0;
+        *g.bytes_at.entry((true, f.dst.0)).or_default() += f.bytes.0;
+    }
+    // When each group is released, resolved in rounds (groups wait only for
+    // others, with no cycle, so every round resolves at least one).
+    let mut released: BTreeMap<u32, Dur> = BTreeMap::new();
+    while released.len() < groups.len() {
+        let before = released.len();
+        for (&g, grp) in &groups {
+            if released.contains_key(&g) {
+                continue;
+            }
+            let mut at = Dur::ZERO;
+            let mut ready = true;
+            for a in &grp.waits_for {
+                match released.get(a) {
+                    Some(&r) => {
+                        let most = groups[a].bytes_at.values().copied().max().unwrap_or(0);
+                        let alone = capacity
+                            .time_to_send(most as f64)
+                            .expect("a positive capacity");
+                        at = at.max(Dur(r.0 + groups[a].delay.0 + alone.0));
+                    }
+                    None => ready = false,
+                }
+            }
+            if ready {
+                released.insert(g, at);
+            }
+        }
+        assert!(
+            released.len() > before,
+            "the groups of coflow {:?} form a cycle",
+            c.id
+        );
+    }
+    let barrier = c
+        .flows
+        .iter()
+        .map(|f| Dur(released[&f.group].0 + f.delay.0))
+        .max()
+        .unwrap_or(Dur::ZERO);
+    for f in &mut c.flows {
+        f.group = 0;
+        f.after = None;
+        f.delay = barrier;
+    }
+    barrier
 }
 
 crate::params! { WavesConfig {
@@ -176,7 +323,7 @@ crate::params! { WavesConfig {
     "max_waves" => max_waves: "waves of the coflow with the most senders (Aalo Table 4: 1, 2 or 4)",
     "extra_task_fraction" => extra_task_fraction: "share of coflows with a restarted or speculative task",
     "extra_task_delay" => extra_task_delay: "mean exponential wait before an extra task's flows start",
-    "waves_as_coflows" => waves_as_coflows: "true: each wave its own coflow (Starts-After the previous), one job per stage (Aalo 7.3: Varys given each wave as it comes)",
+    "stage_as" => stage_as: "how a stage is declared: coflow (one coflow, flows start wave by wave), waves (each wave a coflow Starts-After the previous, one job per stage; Aalo 7.3 (i)), barrier (one coflow whose flows all start once its last wave exists; 7.3 (ii))",
     "mix" => coflows.mix: "shares of SN,LN,SW,LW coflows by count",
     "short_below" => coflows.short_below: "a coflow is short when its longest flow is below this",
     "narrow_up_to" => coflows.narrow_up_to: "a coflow is narrow with at most this many flows",
@@ -211,7 +358,7 @@ mod tests {
         };
         let whole = generate(&config);
         let split = generate(&WavesConfig {
-            waves_as_coflows: true,
+            stage_as: StageAs::Waves,
             ..config.clone()
         });
         let n_parts: usize = whole
@@ -242,6 +389,87 @@ mod tests {
             .clone()
             .validate(&Fabric::big_switch(50, BitsPerSec::GBPS).unwrap())
             .expect("valid");
+    }
+
+    #[test]
+    fn a_barrier_waits_for_the_last_wave_and_extra_task_to_exist() {
+        // Wave 0: hosts 0 and 1 send 1 s each to host 2 (bottleneck 2 s at
+        // 1 Gbit/s: host 2 receives 2 units); wave 1 (after 0): 3 -> 2, so it
+        // exists at 2 s; an extra task (group 2, after 0, delayed 0.5 s):
+        // exists at 2.5 s, the barrier.
+        const UNIT: u64 = 125_000_000;
+        let mut c = CoflowSpec::new(
+            1,
+            coflowkit_model::Time(7),
+            vec![
+                flow(0, 2, UNIT),
+                flow(1, 2, UNIT),
+                flow(3, 2, UNIT).in_group(1).after(0),
+                flow(4, 2, UNIT)
+                    .in_group(2)
+                    .after(0)
+                    .delayed(Dur::from_millis(500)),
+            ],
+        );
+        let before = c.clone();
+        let barrier = hold_until_every_wave(&mut c, BitsPerSec::GBPS);
+        assert_eq!(barrier, Dur::from_millis(2500));
+        for (f, g) in c.flows.iter().zip(&before.flows) {
+            assert_eq!((f.src, f.dst, f.bytes), (g.src, g.dst, g.bytes));
+            assert_eq!((f.group, f.after, f.delay), (0, None, barrier));
+        }
+        // One wave: no barrier to wait for.
+        let mut one = CoflowSpec::new(2, coflowkit_model::Time(0), vec![flow(0, 1, UNIT)]);
+        assert_eq!(hold_until_every_wave(&mut one, BitsPerSec::GBPS), Dur::ZERO);
+    }
+
+    #[test]
+    fn barrier_stages_are_the_same_flows_held_and_one_wave_is_no_barrier() {
+        let config = WavesConfig {
+            coflows: SynthConfig {
+                n_coflows: 300,
+                ..SynthConfig::aalo()
+            },
+            extra_task_fraction: 0.2,
+            ..WavesConfig::default()
+        };
+        let whole = generate(&config);
+        let held = generate(&WavesConfig {
+            stage_as: StageAs::Barrier,
+            ..config.clone()
+        });
+        let mut n_held = 0;
+        for (c, h) in whole.coflows.iter().zip(&held.coflows) {
+            assert_eq!((c.id, c.arrival, c.job), (h.id, h.arrival, h.job));
+            let key = |f: &coflowkit_model::FlowSpec| (f.src, f.dst, f.bytes);
+            assert!(c.flows.iter().map(key).eq(h.flows.iter().map(key)));
+            let d = h.flows[0].delay;
+            assert!(h
+                .flows
+                .iter()
+                .all(|f| (f.group, f.after, f.delay) == (0, None, d)));
+            // Held exactly when the stage has more than one part.
+            let parts = c.flows.iter().any(|f| f.group > 0);
+            assert_eq!(d > Dur::ZERO, parts, "coflow {:?}", c.id);
+            n_held += usize::from(parts);
+        }
+        assert!(n_held > 30, "{n_held} stages behind a barrier");
+        let fabric = Fabric::big_switch(50, BitsPerSec::GBPS).unwrap();
+        assert!(held.validate(&fabric).is_ok());
+        // With one wave and no extra task, the barrier declaration is the
+        // stage itself.
+        let one = WavesConfig {
+            max_waves: 1,
+            extra_task_fraction: 0.0,
+            ..config
+        };
+        assert_eq!(
+            generate(&WavesConfig {
+                stage_as: StageAs::Barrier,
+                ..one.clone()
+            }),
+            generate(&one)
+        );
     }
 
     #[test]
