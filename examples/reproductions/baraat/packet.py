@@ -294,15 +294,18 @@ def _differ(flow_red: float, pkt_red: float) -> bool:
 
 
 def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: dict[str, float], seconds: float,
-           sp: pd.DataFrame, f7s: pd.DataFrame, st: pd.DataFrame) -> str:
+           sp: pd.DataFrame, f7s: pd.DataFrame, st: pd.DataFrame, alone: bool = False) -> str:
     """The page's packet-level section; ``sp``, ``f7s`` and ``st`` are :func:`split`'s,
-    :func:`fig7_split`'s and :func:`settings`'."""
+    :func:`fig7_split`'s and :func:`settings`'. ``alone``: the section is run and spliced into the page
+    without the flow-level sections (``regenerate.py --packet-only``), and says so."""
     import regenerate as rg  # the page's helpers and the paper's Table 4
 
     out = ["## At packet level (issue 34)\n"]
     cpu = fig[fig["level"] != "flow"]["cpu_s"].sum()
     out.append(INTRO.format(n=N_TASKS, seed=SEED, interval=COORDINATOR_INTERVAL, seconds=seconds, cpu=cpu,
                             recovery=RECOVERY))
+    if alone:
+        out.append(ALONE)
     out.append("### Figs. 8-9 (Table 4) at packet level\n")
     out.append(f"Reductions with Baraat (`baraat:vc=0.5`) relative to each policy, median / p95 / p99, on "
                f"{N_TASKS} tasks per workload; flow level and packet level on the same tasks. `*`: flow and "
@@ -572,6 +575,15 @@ def _fig7_numbers(f7: pd.DataFrame, f7s: pd.DataFrame) -> dict[str, float]:
             "red8_flow": 100 * (1 - g.loc[8, "baraat_flow"] / g.loc[8, "fair_flow"]),
             "red8_dctcp": 100 * (1 - g.loc[8, "baraat_pkt"] / g.loc[8, "dctcp_pkt"])}
 
+
+#: Said when the section was rerun without the sections above (``regenerate.py --packet-only``).
+ALONE = """**This section was rerun alone** (`regenerate.py --packet-only`) after `baraat` changed: a task's size
+at a link is now the bytes its flows send through it (`task_size=sent`, the default; before, the ARs granted
+there, `task_size=granted`), an idle port's virtual capacity returns to its link's capacity, and every
+scheme but pFabric recovers losses alike. Sections 1-5 above are read from the result stores of the last
+full `make repro-baraat`, made before these changes: their `baraat` columns are `task_size=granted`'s until
+the next full run. Every number of this section, its flow level included, is today's code.
+"""
 
 INTRO = """Every case here runs twice on one workload: at flow level (exact max-min rates) and at packet
 level (docs/packet-engine.md: 8 strict-priority queues per port, 170 KB switch buffers, unbounded host NIC
