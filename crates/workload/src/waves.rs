@@ -323,7 +323,7 @@ crate::params! { WavesConfig {
     "max_waves" => max_waves: "waves of the coflow with the most senders (Aalo Table 4: 1, 2 or 4)",
     "extra_task_fraction" => extra_task_fraction: "share of coflows with a restarted or speculative task",
     "extra_task_delay" => extra_task_delay: "mean exponential wait before an extra task's flows start",
-    "stage_as" => stage_as: "how a stage is declared: coflow (one coflow, flows start wave by wave), waves (each wave a coflow Starts-After the previous, one job per stage; Aalo 7.3 (i)), barrier (one coflow whose flows all start once its last wave exists; 7.3 (ii))",
+    "stage_as" => stage_as: "coflow (one coflow, flows start wave by wave), waves (a coflow per wave, Aalo 7.3 (i)) or barrier (7.3 (ii))",
     "mix" => coflows.mix: "shares of SN,LN,SW,LW coflows by count",
     "short_below" => coflows.short_below: "a coflow is short when its longest flow is below this",
     "narrow_up_to" => coflows.narrow_up_to: "a coflow is narrow with at most this many flows",
