@@ -67,9 +67,8 @@
 //! [`SpcParams`] (from the scheduler spec: [`SpcParams::of_baraat`]):
 //! - per packet that arrives at the port, before it is queued:
 //!   [`SpcPort::on_arrival`] (the bytes for `y`); per data packet of a task
-//!   [`SpcPort::on_data`] (its payload, for the task's size); and [`SpcPort::queue_of`]
-//!   for the strict-priority queue its task's class maps to here, if the
-//!   engine keeps Baraat's classes in the 8 queues too;
+//!   [`SpcPort::on_data`] (its payload, for the task's size); the engine
+//!   queues data in one queue, not one per class (`crate::engine::baraat`);
 //! - per request (one forward packet per flow per RTT carrying the header,
 //!   a data packet or one of its own): [`SpcPort::on_request`], which reads and writes the header and
 //!   moves it to the next switch;
@@ -102,9 +101,10 @@
 //! - With `task_size=granted`, bytes reserved are `AR * T / 8` per request,
 //!   `T` the interval. With `task_size=sent`, a retransmitted packet counts
 //!   again (its bytes crossed the port again).
-//! - The class of a task maps to queue `min(class, 7)` ([`SpcPort::queue_of`]):
-//!   Baraat's classes are logical, enforced by the rates; the queues only
-//!   help while rates converge (a preempted flow's packets already sent).
+//! - Baraat's classes are logical, enforced by the rates; the port's data
+//!   queue (one, first come first served: `crate::engine::baraat`) holds
+//!   only what the rates let pile up (a preempted flow's packets already
+//!   sent).
 //!
 //! # The fast structure, and its check
 //!
@@ -135,8 +135,6 @@ pub const MAX_RATE: u64 = 1 << 48;
 /// Whole intervals without a request after which a task is dropped, at
 /// least ([`SpcParams::stale_intervals`]: more where flows ask less often).
 pub const STALE_INTERVALS: u64 = 2;
-/// The highest queue index a class maps to (the port's 8 queues).
-const LAST_QUEUE: u8 = crate::port::N_QUEUES as u8 - 1;
 /// Picoseconds per second.
 const PS: u128 = 1_000_000_000_000;
 
@@ -448,12 +446,6 @@ impl SpcPort {
     /// The SPC class of `task` here (0 the highest), if it has a flow here.
     pub fn class_of(&self, task: u64) -> Option<u32> {
         self.find(task).ok().map(|i| self.class[i])
-    }
-
-    /// The strict-priority queue for a packet of `task` here: its class,
-    /// the last classes sharing queue 7 (None: no flow of it here).
-    pub fn queue_of(&self, task: u64) -> Option<u8> {
-        self.class_of(task).map(|k| k.min(LAST_QUEUE as u32) as u8)
     }
 
     /// Whether `task` is heavy here.

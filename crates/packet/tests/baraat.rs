@@ -301,13 +301,15 @@ fn spc_control_free_sends_no_control_bytes() {
 /// queued behind the packet on the wire: the next port returned the flow's
 /// rates and, its task's last flow gone, dropped the task, and those
 /// packets then reached a port that no longer held their task, went to
-/// queue 7 behind every later task's data, and waited there until the
-/// retransmission timer fired (found by the packet-level Fig. 7 with 100
-/// us intervals, 4 us round trips and held flows asking every interval:
-/// tasks 2 to 4 all ended at 44 ms, the second 22 ms late). Now a FIN
-/// queues behind its flow's data, and the 8 tasks end in order, each
-/// within its transmission time and 1.5 ms of the one before (measured:
-/// 11.3, 22.5, 33.6, 44.2, ... 84.9 ms).
+/// queue 7 behind every later task's data (ports then kept a queue per
+/// class), and waited there until the retransmission timer fired (found by
+/// the packet-level Fig. 7 with 100 us intervals, 4 us round trips and
+/// held flows asking every interval: tasks 2 to 4 all ended at 44 ms, the
+/// second 22 ms late). Now a FIN queues behind its flow's data, and the 8
+/// tasks end in order, each within its transmission time and 1.5 ms of
+/// the one before, the first within 2 ms of its own (its first packets
+/// share the data queue with the other tasks' first, sent before the
+/// rates told them apart; measured: 11.5, 22.5, 33.6, 44.1, ... 84.9 ms).
 #[test]
 fn a_fin_does_not_overtake_its_flows_last_data() {
     let fabric = Fabric::big_switch(4, BitsPerSec(1e9)).unwrap();
@@ -319,7 +321,7 @@ fn a_fin_does_not_overtake_its_flows_last_data() {
     let r = scheduled(&fabric, &w, "baraat:rtt=100us", knobs);
     let b = ccts_ms(&r);
     let task = wire_ms(1_200_000);
-    assert!(b[0] < task + 1.5, "{b:?}");
+    assert!(b[0] < task + 2.0, "{b:?}");
     for p in b.windows(2) {
         assert!(p[1] > p[0] && p[1] - p[0] < task + 1.5, "{b:?}");
     }
@@ -373,6 +375,48 @@ fn a_held_flow_whose_last_bytes_were_lost_still_finishes() {
     let lost: u64 = r.flow_stats.iter().map(|s| s.drops).sum();
     assert!(lost > 0, "the case needs losses");
     assert!(ccts_ms(&r).iter().all(|&c| c < 100.0), "{:?}", ccts_ms(&r));
+}
+
+/// Baraat's data waited in a queue per class, chosen as each packet
+/// arrived: a packet queued while its task was 8th at a port stayed in the
+/// last queue when the tasks before it finished, behind newer tasks that
+/// then took the queues above it, until its timer fired or the port
+/// drained (found on the analytics run of Figs. 8-9 without loss: 13 of a
+/// task's 40 flows waited 150 ms). Now a port keeps one queue of data,
+/// first come first served, and the rates order the tasks. The case: the
+/// tasks of Table 4's analytics run (500, seed 1) whose aggregator is in
+/// rack 2 of the 320-host tree, without loss; no timer fires (nothing is
+/// lost, so every timeout would be a packet that waited 10 ms in a queue).
+#[test]
+fn data_queued_behind_tasks_that_leave_does_not_wait_for_newer_ones() {
+    let fabric = Fabric::tree(&TreeSpec {
+        pods: 2,
+        racks_per_pod: 4,
+        hosts_per_rack: 40,
+        host_rate: BitsPerSec(1e9),
+        tor_oversub: 2.0,
+        agg_oversub: 1.0,
+    })
+    .unwrap();
+    let params = [
+        ("n_tasks", "500"),
+        ("sizes", "analytics"),
+        ("load", "0.8"),
+        ("pods", "2"),
+        ("racks_per_pod", "4"),
+        ("hosts_per_rack", "40"),
+        ("seed", "1"),
+    ];
+    let mut all =
+        coflowkit_workload::generate_named("baraat", Some("single-stage"), &params).unwrap();
+    let rack = 200..240;
+    all.coflows.retain(|c| rack.contains(&c.flows[0].dst.0));
+    let w = all.validate(&fabric).unwrap();
+    let knobs = "buffer=inf,sack=on,rto_undo=on,min_rto=10ms,initial_rto=10ms";
+    let r = scheduled(&fabric, &w, "baraat:threshold=p80", knobs);
+    let timeouts: u64 = r.flow_stats.iter().map(|s| s.timeouts).sum();
+    let stalled = r.flow_stats.iter().filter(|s| s.stalled_ps > 0).count();
+    assert_eq!((timeouts, stalled), (0, 0), "{} tasks", w.coflows().len());
 }
 
 /// A flow: source, destination, bytes, its task (0 to 2), its delay (ns).
@@ -529,11 +573,11 @@ fn aggregation_tasks(fabric: &Fabric, n: u64) -> ValidWorkload {
 /// virtual capacity step and task-size count); the packet level adds what
 /// packets cost. The target is agreement within 5% on the mean and p95
 /// task completion time. Measured (flow level: mean 4.79 ms, p95 10.81
-/// ms): by default the packet level's mean is 19% above and its p95 9%
+/// ms): by default the packet level's mean is 21% above and its p95 8%
 /// (held flows that back off to 1 ms between requests learn late that
 /// their turn has come, and the headers and requests take 3-4% of the
-/// links); with held flows asking every interval 15% and 6%; with no
-/// control bytes and 1-byte headers too 8% and 3%. What is left is in the
+/// links); with held flows asking every interval 17% and 7%; with no
+/// control bytes and 1-byte headers too 9% and 2%. What is left is in the
 /// hand-offs between tasks that wait on one another's ports (uncontended
 /// tasks agree within a few percent); the bounds below pin these numbers
 /// so that a change to either level that widens the gap fails here.
@@ -546,12 +590,12 @@ fn without_loss_the_packet_level_stays_near_the_flow_level() {
     let (fm, f95) = (mean(&flow), quantile(&flow, 0.95));
     // (packet options, the most the mean and the p95 may be off, relative).
     let cases = [
-        ("buffer=inf", 0.21, 0.10),
-        ("buffer=inf,spc_probe_max=0", 0.16, 0.07),
+        ("buffer=inf", 0.23, 0.09),
+        ("buffer=inf,spc_probe_max=0", 0.18, 0.08),
         (
             "buffer=inf,spc_probe_max=0,spc_control=free,header_bytes=1",
-            0.09,
-            0.05,
+            0.10,
+            0.04,
         ),
     ];
     for (knobs, mean_tol, p95_tol) in cases {

@@ -9,8 +9,8 @@
 //!   different tasks are ordered at its NIC too and their ARs never sum
 //!   above it). A packet arriving at a port is counted (`on_arrival`, any
 //!   packet); a data packet with a task tag is queued in its task's class
-//!   there (`queue_of`, capped at 7; a task the port does not hold goes to
-//!   7); a request is answered (`on_request`). The port's interval timer
+//!   there in one first-come-first-served queue ([`DATA_QUEUE`]); a
+//!   request is answered (`on_request`). The port's interval timer
 //!   (`Ev::SpcTick`, the spec's `rtt`) starts with its first packet and
 //!   stops when `tick` says it is idle.
 //! - **Requests.** The header rides in a per-flow slot ([`Slot`]): one
@@ -101,7 +101,7 @@
 //! its flows asks for `stale_intervals` intervals).
 
 use super::{ps, Engine, Ev};
-use crate::port::{Kind, Packet, N_QUEUES};
+use crate::port::{Kind, Packet};
 use crate::spc::{Request, SpcHeader, SpcParams, SpcPort};
 use coflowkit_model::{LinkKind, Time};
 use coflowkit_sched::host::{HostView, PathRates};
@@ -109,16 +109,22 @@ use coflowkit_sched::host::{HostView, PathRates};
 /// Payload bytes of a request or an echo: the SPC header (Baraat 4.4).
 pub const SPC_HEADER_BYTES: u32 = 26;
 
-/// The queue of a data packet whose task is in queue `q` by
-/// `SpcPort::queue_of` (None: the port does not hold its task): one below,
-/// so that queue 0 is left to requests, echoes and ACKs, which must not wait
-/// behind data (a request late by more than an interval would let the
-/// ports drop its task as stale); the classes from 6 on share queue 7, as
-/// a task the port does not hold.
-fn data_queue(q: Option<u8>) -> u8 {
-    let last = N_QUEUES as u8 - 1;
-    q.map_or(last, |q| (q + 1).min(last))
-}
+/// The queue of a data packet (and of a FIN, behind its flow's data): one
+/// queue, first come first served, below the control's, so that queue 0 is
+/// left to requests, echoes and ACKs, which must not wait behind data (a
+/// request late by more than an interval would let the ports drop its task
+/// as stale). Baraat's classes are logical, enforced by the rates (4.3.2:
+/// the feedback is "the rate that the flow would get with standard priority
+/// queues"; the paper's switch has no queue per class), so the queue holds
+/// only what the rates let pile up. A queue per class, chosen when the
+/// packet arrived, inverted priorities as classes moved: a packet queued
+/// while its task was 8th at a port stayed in the last queue when the tasks
+/// before it finished, behind newer tasks that then took the queues above
+/// it (on the analytics run of Figs. 8-9 without loss, 13 of a task's 40
+/// flows waited 150 ms so). Served by task id instead, a port's backlog
+/// fell on the newest task alone, whose flows then timed out spuriously
+/// (361 timers against 53, and 0 first come first served).
+pub(crate) const DATA_QUEUE: u8 = 1;
 
 /// What Baraat's requests and ports did in a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -286,7 +292,7 @@ impl Engine<'_> {
     }
 
     /// A packet arrives at `port`: counted; a request answered; a data
-    /// packet queued by its task's class.
+    /// packet of a task (and its flow's FIN) put in the data queue.
     pub(super) fn spc_arrival(&mut self, port: u32, pkt: &mut Packet) {
         let now = self.now;
         let task = self.flows[pkt.flow as usize].task.map(|t| t.id);
@@ -294,18 +300,17 @@ impl Engine<'_> {
         let Some(sp) = spc.ports[port as usize].as_mut() else {
             return;
         };
-        // A FIN queues behind its flow's data, in its task's queue (queue 0
-        // if the port does not hold the task): in queue 0 it overtook the
+        // A FIN queues behind its flow's data: in queue 0 it overtook the
         // last data packets still queued, the next port returned the
-        // flow's rates and dropped its task, and those packets came to a
-        // port that no longer held their task, in queue 7, behind every
-        // task's data until the retransmission timer fired.
+        // flow's rates and dropped its task, and those packets then waited
+        // behind every other task's data until the retransmission timer
+        // fired (`a_fin_does_not_overtake_its_flows_last_data`).
         let fin = pkt.kind == Kind::Request
             && spc.flows[pkt.flow as usize]
                 .header
                 .is_some_and(|h| h.request == Request::Fin);
-        if let (true, Some(t)) = (fin, task) {
-            pkt.class = sp.queue_of(t).map_or(0, |q| data_queue(Some(q)));
+        if let (true, Some(_)) = (fin, task) {
+            pkt.class = DATA_QUEUE;
         }
         sp.on_arrival(pkt.wire);
         spc.uncovered[port as usize] += match pkt.kind {
@@ -320,7 +325,7 @@ impl Engine<'_> {
         }
         if let (Kind::Data, Some(t)) = (pkt.kind, task) {
             sp.on_data(t, pkt.len, &spc.params);
-            pkt.class = data_queue(sp.queue_of(t));
+            pkt.class = DATA_QUEUE;
         }
         if !spc.running[port as usize] {
             spc.running[port as usize] = true;

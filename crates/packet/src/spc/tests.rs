@@ -157,12 +157,11 @@ fn classes_as_tasks_arrive_finish_and_turn_heavy() {
     // Task 1 finishes: {3, 4}, {5}.
     through(&mut [&mut port], h1.fin(), &p);
     assert_eq!(classes(&port, &[3, 4, 5]), [Some(0), Some(0), Some(1)]);
-    // Ten more light tasks: classes 2..11, queues clamped at 7.
+    // Ten more light tasks: classes 2..11.
     arrive(&mut port, &(10..20).collect::<Vec<_>>(), &p);
     assert_eq!(port.class_of(19), Some(11));
-    assert_eq!(port.queue_of(15), Some(7));
-    assert_eq!(port.queue_of(10), Some(2));
-    assert_eq!(port.queue_of(99), None);
+    assert_eq!(port.class_of(10), Some(2));
+    assert_eq!(port.class_of(99), None);
 }
 
 #[test]
