@@ -6,11 +6,12 @@
 //! leave at `anchor + ceil(8·(bytes since anchor)·10^12 / rate)`; the
 //! anchor moves to the current instant when the flow was idle past its slot
 //! (no credit for idle time, so no burst after it), and to the last
-//! packet's slot when the rate changes: the gap after the last packet is
+//! packet's slot when the rate rises: the gap after the last packet is
 //! timed again at the new rate, so a flow whose rate jumps from 1 Mbit/s to
 //! 1 Gbit/s does not wait out the 12 ms the old rate gave its last packet
-//! (RCP's rates move by orders of magnitude). Rounding never accumulates:
-//! the thousandth
+//! (RCP's rates move by orders of magnitude); when the rate falls, the
+//! packet sent keeps its slot and the next one anchors afresh
+//! ([`Pacer::set_rate`]). Rounding never accumulates: the thousandth
 //! 1500-byte packet at 1 Gbit/s leaves exactly 12 ms after the first. A
 //! timer event (one per flow, cancelled lazily) releases the next segment
 //! when its slot comes (the engine's `Ev::Pace`).
@@ -127,7 +128,15 @@ impl Pacer {
     }
 
     /// Changes the rate: the gap after the last packet is timed again at
-    /// the new rate.
+    /// the new rate if that ends it sooner (a flow whose rate jumps from 1
+    /// Mbit/s to 1 Gbit/s does not wait out the 12 ms the old rate gave its
+    /// last packet). Otherwise the packet already sent keeps the slot it
+    /// left with (none, if it left unpaced) and the new rate paces the
+    /// packets from the next on, as a qdisc that stamps each packet's
+    /// departure by the rate of its time (Linux's `fq`) does. Re-timing a
+    /// lower rate too held a Baraat flow's last 118 bytes 1.3 ms behind its
+    /// previous 1,500-byte packet (their demand, 118 bytes per 100 us
+    /// interval, is 9.4 Mbit/s), and 150 ms with 1-byte headers.
     pub fn set_rate(&mut self, rate_bps: u64) {
         if rate_bps == self.rate_bps {
             return;
@@ -136,9 +145,17 @@ impl Pacer {
         if self.last_bits == 0 {
             return;
         }
+        let anchor = self.anchor_ps;
         self.anchor_ps = self.last_ps;
         self.bits = self.last_bits;
-        self.next_ps = self.slot();
+        let retimed = self.slot();
+        if retimed <= self.next_ps {
+            self.next_ps = retimed;
+        } else {
+            // The next packet leaves at the slot it has and anchors afresh.
+            self.anchor_ps = anchor;
+            self.bits = 0;
+        }
     }
 
     fn slot(&self) -> u64 {
@@ -209,15 +226,19 @@ mod tests {
         assert_eq!(p.next_ps, 18_000_000);
         p.sent(18_000_000, 1500);
         assert_eq!(p.next_ps, 24_000_000);
-        // A thousandth of it: 6 ms after the last packet, then back.
+        // A thousandth of it: the packet sent keeps its slot; the one after
+        // the next is spaced at the new rate (6 ms for 1,500 bytes).
         p.set_rate(2_000_000);
-        assert_eq!(p.next_ps, 18_000_000 + 6_000_000_000);
-        p.set_rate(2_000_000_000);
         assert_eq!(p.next_ps, 24_000_000);
+        p.sent(24_000_000, 1500);
+        assert_eq!(p.next_ps, 24_000_000 + 6_000_000_000);
+        // Back up: the gap after it is timed again at the higher rate.
+        p.set_rate(2_000_000_000);
+        assert_eq!(p.next_ps, 30_000_000);
         // Unpaced: always ready.
         p.set_rate(0);
-        p.sent(18_000_000, 1500);
-        assert!(p.ready(18_000_000));
+        p.sent(30_000_000, 1500);
+        assert!(p.ready(30_000_000));
     }
 
     #[test]

@@ -90,7 +90,8 @@ MORE_KNOBS = {
     "fair, no loss, no timeout": ("rcp", "buffer=inf,min_rto=200ms,initial_rto=200ms"),
     "baraat, alone, no loss": ("baraat:threshold=p80;vc=0.5", "spc_header=alone,buffer=inf"),
 }
-#: Baraat without loss (``buffer=inf``) against the flow level, split (``baraat-packet-split.pkl``):
+#: Baraat without loss (``buffer=inf``) and without virtual capacity against the flow level, split
+#: (``baraat-packet-split.pkl``):
 #: label -> what each run changes from the no-loss run: the packet headers (1 byte, the least the engine
 #: takes, for 40), Baraat's own control bytes (none), held flows asking every interval (with no control
 #: bytes, so that their requests cost nothing: one change from ``control free``), no spurious
@@ -103,7 +104,7 @@ SPLIT = {
     "no timeouts": NO_RTO,
     "all four": f"header_bytes=1,spc_control=free,spc_probe_max=0,{NO_RTO}",
 }
-SPLIT_BASE = ("baraat:threshold=p80;vc=0.5", "buffer=inf")
+SPLIT_BASE = ("baraat:threshold=p80", "buffer=inf")
 #: Fig. 7 (5.1, "Batched Requests"): one client reads 400 KB from each of three servers per task, n
 #: tasks at once, 1 Gbit/s, the testbed's 1 ms RTT (250 us per host link).
 FIG7_TASKS = (1, 2, 4, 8)
@@ -360,7 +361,7 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
     rows = []
     for sizes in SIZES:
         for st in ("p95", "mean"):
-            flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], st)
+            flow = 1e3 * _stat(_get(fig, sizes, "baraat vc=0", "flow")["cct"], st)
             nl = _split_stat(sp, sizes, "no loss", st)
             cells = [f"{v:.1f} ({100 * (nl - v) / (nl - flow):.0f}%)"
                      for v in (_split_stat(sp, sizes, k, st) for k in SPLIT)]
@@ -548,7 +549,7 @@ def _split_numbers(fig: pd.DataFrame, sp: pd.DataFrame) -> dict[str, float]:
     out: dict[str, float] = {}
     for sizes in SIZES:
         for st, tag in (("p95", "sh"), ("mean", "mh")):
-            flow = 1e3 * _stat(_get(fig, sizes, "baraat", "flow")["cct"], st)
+            flow = 1e3 * _stat(_get(fig, sizes, "baraat vc=0", "flow")["cct"], st)
             nl = _split_stat(sp, sizes, "no loss", st)
             for label in ("no loss", *SPLIT):
                 key = label.replace(", ", "_").replace(" ", "_")
