@@ -703,8 +703,8 @@ measured by the knob runs above, which change one thing each):
   its design: 36 KB buffers, a fixed timeout of a few round trips).
 
 **Against the paper.** At packet level {within} of the 36 Table 4 cells are within 1.5x of the paper's
-reduction (as CCT ratios; 2 with the first wiring's header). The packet-level Baraat beats the other
-policies' medians but for pFabric's, and loses at the tail (p95, p99) to every policy, by cause (d): losses under its virtual
+reduction (as CCT ratios; 2 with the first wiring's header). Where the packet-level Baraat is behind a
+policy (the table's negative cells), it is by cause (d): losses under its virtual
 capacity first, then its control traffic and task switches, differences of our packet model that
 the paper's simulator ("coarsely models", with no loss) does not have. The flow-level column on the
 same tasks carries the comparison with the paper (its gaps: section 1).
