@@ -340,31 +340,10 @@ fn a_fin_does_not_overtake_its_flows_last_data() {
 /// (the overcommitted ARs make the losses: 655 drops); 8 tasks, 320 flows.
 #[test]
 fn a_held_flow_whose_last_bytes_were_lost_still_finishes() {
-    let fabric = Fabric::tree(&TreeSpec {
-        pods: 2,
-        racks_per_pod: 4,
-        hosts_per_rack: 40,
-        host_rate: BitsPerSec(1e9),
-        tor_oversub: 2.0,
-        agg_oversub: 1.0,
-    })
-    .unwrap();
-    let params = [
-        ("n_tasks", "200"),
-        ("sizes", "uniform"),
-        ("load", "0.8"),
-        ("pods", "2"),
-        ("racks_per_pod", "4"),
-        ("hosts_per_rack", "40"),
-        ("seed", "1"),
-    ];
-    let mut all =
-        coflowkit_workload::generate_named("baraat", Some("single-stage"), &params).unwrap();
-    let rack = 240..280;
-    all.coflows
-        .retain(|c| c.id.0 <= 50 && rack.contains(&c.flows[0].dst.0));
-    assert_eq!(all.coflows.len(), 8);
-    let w = all.validate(&fabric).unwrap();
+    let (fabric, w) = table4_tasks("uniform", 200, |c| {
+        c.id.0 <= 50 && (240..280).contains(&c.flows[0].dst.0)
+    });
+    assert_eq!(w.coflows().len(), 8);
     let spec = SchedulerSpec::parse("baraat:threshold=p80;vc=0.5").unwrap();
     // A stalled run never ends: stop it once it passes a simulated second
     // (the tasks arrive within 2 ms and take about 12 ms each).
@@ -377,9 +356,13 @@ fn a_held_flow_whose_last_bytes_were_lost_still_finishes() {
     assert!(ccts_ms(&r).iter().all(|&c| c < 100.0), "{:?}", ccts_ms(&r));
 }
 
-/// The tasks of Table 4's analytics run (500, seed 1, load 0.8) whose
-/// aggregator is in rack `rack` of its 320-host tree (2:1 at the ToR).
-fn analytics_rack(rack: u32) -> (Fabric, ValidWorkload) {
+/// The tasks of Table 4's `sizes` run (`n` tasks, seed 1, load 0.8) on its
+/// 320-host tree (2:1 at the ToR) that `keep` keeps.
+fn table4_tasks(
+    sizes: &str,
+    n: u32,
+    keep: impl Fn(&CoflowSpec) -> bool,
+) -> (Fabric, ValidWorkload) {
     let fabric = Fabric::tree(&TreeSpec {
         pods: 2,
         racks_per_pod: 4,
@@ -389,9 +372,10 @@ fn analytics_rack(rack: u32) -> (Fabric, ValidWorkload) {
         agg_oversub: 1.0,
     })
     .unwrap();
+    let n = n.to_string();
     let params = [
-        ("n_tasks", "500"),
-        ("sizes", "analytics"),
+        ("n_tasks", n.as_str()),
+        ("sizes", sizes),
         ("load", "0.8"),
         ("pods", "2"),
         ("racks_per_pod", "4"),
@@ -400,10 +384,16 @@ fn analytics_rack(rack: u32) -> (Fabric, ValidWorkload) {
     ];
     let mut all =
         coflowkit_workload::generate_named("baraat", Some("single-stage"), &params).unwrap();
-    let hosts = rack * 40..rack * 40 + 40;
-    all.coflows.retain(|c| hosts.contains(&c.flows[0].dst.0));
+    all.coflows.retain(|c| keep(c));
     let w = all.validate(&fabric).unwrap();
     (fabric, w)
+}
+
+/// The tasks of Table 4's analytics run (500 tasks) whose aggregator is in
+/// rack `rack`.
+fn analytics_rack(rack: u32) -> (Fabric, ValidWorkload) {
+    let hosts = rack * 40..rack * 40 + 40;
+    table4_tasks("analytics", 500, |c| hosts.contains(&c.flows[0].dst.0))
 }
 
 /// Baraat's data waited in a queue per class, chosen as each packet
