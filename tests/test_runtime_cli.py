@@ -46,3 +46,15 @@ def test_a_missing_binary_is_named(cli: Cli, monkeypatch: pytest.MonkeyPatch) ->
     proc = cli("agent", "--host", "0")
     assert proc.returncode == 1
     assert "/nonexistent/coflowkit-runtime" in proc.stderr
+
+
+def test_a_runtime_variable_naming_coflowkit_itself_is_refused_not_looped(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    # A script that runs `coflowkit` with its arguments, as the venv's console script does.
+    itself = tmp_path / "coflowkit"
+    itself.write_text(f"#!/bin/sh\nexec {sys.executable} -m coflowkit \"$@\"\n")
+    itself.chmod(0o755)
+    monkeypatch.setenv("COFLOWKIT_RUNTIME", str(itself))
+    proc = cli("agent", "--host", "0", timeout=60)
+    assert proc.returncode == 1
+    assert f"$COFLOWKIT_RUNTIME names {itself}, which ran `coflowkit agent` again" in proc.stderr

@@ -8,15 +8,23 @@ import os
 
 import click
 
-from ..runtime import run, runtime_override
+from ..runtime import RUNTIME_ENV, run, runtime_override
 from .common import DataError
+
+#: Set in the environment of the binary ``$COFLOWKIT_RUNTIME`` names when it is exec'd: if that
+#: binary is ``coflowkit`` itself (or anything that comes back here), the second pass finds it and
+#: stops instead of exec'ing itself again, forever.
+_EXECED_ENV = "COFLOWKIT_RUNTIME_EXECED"
 
 
 def _exec_runtime(role: str, args: tuple[str, ...]) -> int:
     """Runs the runtime's ``role`` with ``args``; returns its exit code."""
     if binary := runtime_override():
+        if os.environ.get(_EXECED_ENV) == binary:
+            raise DataError(f"${RUNTIME_ENV} names {binary}, which ran `coflowkit {role}` again instead of the "
+                            f"runtime: name a coflowkit-runtime binary there, or unset it to run the packaged runtime")
         try:
-            os.execv(binary, [binary, role, *args])
+            os.execve(binary, [binary, role, *args], {**os.environ, _EXECED_ENV: binary})
         except OSError as e:
             raise DataError(f"{binary}: {e.strerror}") from e
     return run([role, *args], prog="coflowkit")
