@@ -141,6 +141,8 @@ def test_scenario_options_reach_the_engine(tmp_path: Path) -> None:
         ({"bufer": 1}, "bufer: unknown field"),
         ({"flows": [{"src": 0, "dst": 1, "bytes": 5}]}, "flows[0].start_ns: missing"),
         ({"flows": [{"src": 0, "dst": 1, "start_ns": 0, "bytes": 5, "prio": 8}]}, "flows[0].prio"),
+        ({"flows": [{"src": 2, "dst": 2, "start_ns": 0, "bytes": 5}]}, "flows[0]: src and dst are both host 2"),
+        ({"flows": [{"src": 0, "dst": 1, "start_ns": 0, "bytes": 0}]}, "flows[0].bytes: expected a whole number of at least 1, got 0"),
         ({"host_queue": {"kind": "red"}}, "host_queue.kind"),
         ({"host_queue": {"kind": "droptail_ecn", "packets": 65, "k_packets": 65}}, "host_queue.k_packets: 65 would never mark"),
         ({"host_queue": {"kind": "droptail_ecn", "k_packets": 65}}, "host_queue.packets"),

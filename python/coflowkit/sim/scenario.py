@@ -158,9 +158,13 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
                 raise ValueError(f"{p}: {where}.{field}: missing")
         cols["coflow_id"].append(i)
         cols["arrival_ns"].append(_int(p, f"{where}.start_ns", f["start_ns"]))
-        cols["src"].append(_int(p, f"{where}.src", f["src"]))
-        cols["dst"].append(_int(p, f"{where}.dst", f["dst"]))
-        cols["bytes"].append(_int(p, f"{where}.bytes", f["bytes"]))
+        src, dst = _int(p, f"{where}.src", f["src"]), _int(p, f"{where}.dst", f["dst"])
+        if src == dst:
+            raise ValueError(f"{p}: {where}: src and dst are both host {src}: a flow crosses the fabric "
+                             f"from one host to another")
+        cols["src"].append(src)
+        cols["dst"].append(dst)
+        cols["bytes"].append(_int(p, f"{where}.bytes", f["bytes"], 1))
         prio = _int(p, f"{where}.prio", f.get("prio", 0))
         if prio > 7:
             raise ValueError(f"{p}: {where}.prio: a priority class is 0 (highest) to 7, got {prio}")
