@@ -17,7 +17,7 @@ use coflowkit_sched::host::{
     build_host, replay, Cc, Control, ControlKind, Effects, HostContext, HostEvent, HostFlow,
     HostPolicy, HostView, Marking, PathRates, TaskTag,
 };
-use coflowkit_sched::registry::{SchedulerSpec, WorkloadHints};
+use coflowkit_sched::spec::{SchedulerSpec, WorkloadHints};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::{Arc, Mutex};

@@ -263,7 +263,7 @@
 //! [`WeightedBipartite`]: coflowkit_alloc::WeightedBipartite
 
 use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor};
-use crate::registry::{SchedulerError, SchedulerSpec};
+use crate::spec::{SchedulerError, SchedulerSpec};
 use crate::{Allocation, AnyScheduler, Changes, CoflowIdx, KnowsSent, Observed, Scheduler};
 use coflowkit_model::{DagKey, Dur, HostId, Time};
 use rustc_hash::FxHashMap;

@@ -156,8 +156,9 @@
 //! found from the bytes counted at each link. Allocation classes are left at 0 (classes are
 //! per link here, not per flow).
 
-use crate::descriptor::{Hint, Kind, Needs, Param, SchedulerDescriptor, TASK_ID_PARAMS};
+use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor, TASK_ID_PARAMS};
 use crate::fifo_lm::THRESHOLD_PARAM;
+use crate::spec::Hint;
 use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};

@@ -234,7 +234,7 @@
 
 use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor, SOLVER_PARAM};
 use crate::ordered::ClassServer;
-use crate::registry::SchedulerError;
+use crate::spec::SchedulerError;
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::{IncrementalMaxMin, EPS};

@@ -22,7 +22,7 @@
 //!   [`SchedulerError::NeedsHint`], never with a made-up value, so a driver
 //!   can tell "bad spec" from "give me the workload" (`Params::needs`).
 
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{Hint, SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
 use coflowkit_model::{parse, percentile, Dur};
 
@@ -95,26 +95,6 @@ impl Kind {
             Kind::Count => "integer".into(),
             Kind::Number => "number".into(),
             Kind::List => "list".into(),
-        }
-    }
-}
-
-/// A fact about the workload a scheduler's configuration may need, given by
-/// the driver in [`WorkloadHints`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hint {
-    /// Total bytes of every coflow (percentile thresholds).
-    CoflowSizes,
-    /// Bytes of every network flow (Karuna's and PIAS's `auto@LOAD`).
-    FlowSizes,
-}
-
-impl Hint {
-    /// What the hint is, in words.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Hint::CoflowSizes => "coflow sizes",
-            Hint::FlowSizes => "flow sizes",
         }
     }
 }
@@ -363,7 +343,7 @@ impl<'a> Params<'a> {
         } else if t == "inf" {
             Ok(f64::INFINITY)
         } else {
-            crate::registry::parse_bytes(t).ok_or_else(|| {
+            crate::spec::parse_bytes(t).ok_or_else(|| {
                 self.bad(
                     key,
                     format!("'{t}' is neither a percentile (p80) nor a size (10MiB)"),

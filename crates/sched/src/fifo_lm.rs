@@ -135,10 +135,9 @@
 //! fabrics).
 
 use crate::class_cache::ClassCache;
-use crate::descriptor::{
-    Hint, Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS,
-};
+use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS};
 use crate::ordered::{ClassServer, ClassedFlows};
+use crate::spec::Hint;
 use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, CoflowIdx, FlowIdx, KnowsSent, Observed, Scheduler};

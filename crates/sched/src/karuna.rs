@@ -64,10 +64,10 @@
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and
 //! `edf-sjf` are in [`EdfFirst`].
 
-use crate::descriptor::{Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor};
 use crate::greedy::SortedFlows;
 use crate::karuna_thresholds::{derive_thresholds, empirical_points, ThresholdKind};
-use crate::registry::{parse_bytes, SchedulerError, WorkloadHints};
+use crate::spec::{parse_bytes, Hint, SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
 use crate::{
     Allocation, Changes, Clairvoyant, FlowIdx, KnowsSent, KnowsSizes, Observed, PathIdx, Scheduler,

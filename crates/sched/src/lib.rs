@@ -30,17 +30,16 @@ pub mod karuna_thresholds;
 pub mod ordered;
 pub mod radix;
 pub mod registry;
+pub mod spec;
 pub mod srpt;
 pub mod state;
 pub mod tafe;
 pub mod tasks;
 pub mod varys;
 
-pub use descriptor::{Hint, Needs, Params, SchedulerDescriptor};
-pub use registry::{
-    build, cost_rank, dcas_config, SchedulerError, SchedulerSpec, WorkloadHints, COSTLIEST_FIRST,
-    NAMES, SCHEDULERS,
-};
+pub use descriptor::{Needs, Params, SchedulerDescriptor};
+pub use registry::{build, cost_rank, dcas_config, COSTLIEST_FIRST, NAMES, SCHEDULERS};
+pub use spec::{Hint, SchedulerError, SchedulerSpec, WorkloadHints};
 pub use state::{
     prefetch, reserve_huge, ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState,
     Observed, PathIdx,

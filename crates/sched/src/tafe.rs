@@ -213,11 +213,11 @@
 //! (`Time::NEVER` for none) so that no stale timer calls the scheduler at an
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
-use crate::descriptor::{percentile_key, Hint, Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::descriptor::{percentile_key, Kind, Needs, Param, Params, SchedulerDescriptor};
 use crate::greedy::matching::{Matching, Ranked};
 use crate::greedy::{add_class, gallop, gap, tie_reach, Classes, Ends, CLASSES, WORDS};
 use crate::ordered::ClassServer;
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{Hint, SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, PathIdx, Scheduler};
 use coflowkit_model::percentile;

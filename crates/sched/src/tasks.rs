@@ -12,7 +12,7 @@
 //! (arrival, id): `fifo`'s order.
 
 use crate::descriptor::Params;
-use crate::registry::SchedulerError;
+use crate::spec::SchedulerError;
 use crate::{CoflowIdx, Observed};
 use coflowkit_model::{TaskId, TaskIdGen};
 

@@ -42,7 +42,7 @@ use super::{
 };
 use crate::baraat::BaraatConfig;
 use crate::descriptor::Params;
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 use std::collections::HashMap;
 

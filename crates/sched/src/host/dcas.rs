@@ -56,7 +56,7 @@ use super::{
 };
 use crate::dcas::{pseudocode1, Combine, DcasConfig, Desired, Rule};
 use crate::descriptor::{Kind, Param, Params};
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 use std::collections::{BTreeMap, HashMap};
 

@@ -29,7 +29,7 @@ use super::{
     HostView, Marking, TaskTag,
 };
 use crate::descriptor::Params;
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 
 /// The class of heavy tasks (the lowest).

@@ -37,7 +37,7 @@ use super::{
 };
 use crate::descriptor::{Kind, Param, Params};
 use crate::karuna::{karuna_config, SEGMENT};
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 use std::collections::BTreeMap;
 
@@ -419,7 +419,7 @@ mod tests {
 
     #[test]
     fn the_lead_is_a_host_key() {
-        use crate::registry::SchedulerSpec;
+        use crate::spec::SchedulerSpec;
         let spec = SchedulerSpec::parse("karuna:lead=600us").unwrap();
         let ctx = HostContext {
             host: 0,

@@ -65,7 +65,7 @@
 
 use crate::descriptor::Params;
 use crate::descriptor::{Kind, Param};
-use crate::registry::{SchedulerError, SchedulerSpec, WorkloadHints};
+use crate::spec::{SchedulerError, SchedulerSpec, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 use std::any::Any;
 

@@ -11,7 +11,7 @@ use super::{
     demotion_class, to_next_threshold, Effects, HostContext, HostFlow, HostPolicy, Marking,
 };
 use crate::descriptor::Params;
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::Time;
 use std::collections::HashMap;
 

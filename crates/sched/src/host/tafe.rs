@@ -40,7 +40,7 @@ use super::{
     Effects, HostContext, HostFlow, HostPolicy, HostView, Marking, TaskTag, N_CLASSES,
 };
 use crate::descriptor::Params;
-use crate::registry::{SchedulerError, WorkloadHints};
+use crate::spec::{SchedulerError, WorkloadHints};
 use crate::tafe::TafeConfig;
 use coflowkit_model::{Dur, Time};
 use std::collections::HashMap;
