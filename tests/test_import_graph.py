@@ -216,7 +216,6 @@ def cycles(src: Path) -> list[frozenset[str]]:
 KNOWN: dict[str, list[frozenset[str]]] = {
     "model": [frozenset({"fabric", "topology"})],
     "packet": [frozenset({"pfabric", "port"})],
-    "runtime": [frozenset({"coordinator", "status"})],
     "sched": [
         frozenset({"class_cache", "ordered"}),
         frozenset({"dcas", "host::dcas"}),

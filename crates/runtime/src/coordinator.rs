@@ -845,8 +845,11 @@ impl CoordinatorHandle {
     ) -> std::io::Result<SocketAddr> {
         let addr = listener.local_addr()?;
         info!(%addr, "status over HTTP: /state, /metrics");
+        let core = self.core.clone();
+        let snapshot: crate::status::Snapshot =
+            Arc::new(move || core.lock().expect("coordinator lock").status());
         self.status_tasks.push(tokio::spawn(crate::status::serve(
-            self.core.clone(),
+            snapshot,
             listener,
             self.status_stop.subscribe(),
         )));

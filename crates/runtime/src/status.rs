@@ -16,10 +16,9 @@
 //! the JSON is written here (a handful of numbers and ids, no free text but
 //! the scheduler's name, which is escaped).
 
-use crate::coordinator::Core;
 use std::convert::Infallible;
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tracing::{debug, warn};
 
 /// One agent (host) as the coordinator sees it.
@@ -81,7 +80,7 @@ pub struct FlowStatus {
     pub paused: bool,
 }
 
-/// A snapshot of the coordinator ([`Core::status`]).
+/// A snapshot of the coordinator (`Core::status` in [`crate::coordinator`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
     /// The scheduler's name.
@@ -418,8 +417,12 @@ impl Status {
     }
 }
 
+/// Takes a snapshot of the coordinator: the server is handed one, so that it
+/// knows nothing of the coordinator's state.
+pub type Snapshot = Arc<dyn Fn() -> Status + Send + Sync>;
+
 fn respond(
-    core: &Mutex<Core>,
+    snapshot: &Snapshot,
     method: &hyper::Method,
     path: &str,
 ) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
@@ -431,12 +434,13 @@ fn respond(
         )
     } else {
         match path {
-            "/state" => {
-                let s = core.lock().expect("coordinator lock").status();
-                (hyper::StatusCode::OK, "application/json", s.to_json())
-            }
+            "/state" => (
+                hyper::StatusCode::OK,
+                "application/json",
+                snapshot().to_json(),
+            ),
             "/metrics" => {
-                let s = core.lock().expect("coordinator lock").status();
+                let s = snapshot();
                 (
                     hyper::StatusCode::OK,
                     "text/plain; version=0.0.4; charset=utf-8",
@@ -459,10 +463,10 @@ fn respond(
     r
 }
 
-/// Serves `/state` and `/metrics` of `core` on `listener` until `stop`
-/// says so (see the module doc).
+/// Serves `/state` and `/metrics` of the snapshots `snapshot` takes on
+/// `listener` until `stop` says so (see the module doc).
 pub async fn serve(
-    core: Arc<Mutex<Core>>,
+    snapshot: Snapshot,
     listener: tokio::net::TcpListener,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
@@ -477,11 +481,11 @@ pub async fn serve(
             },
             _ = stop.changed() => return,
         };
-        let core = core.clone();
+        let snapshot = snapshot.clone();
         tokio::spawn(async move {
             let svc =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let r = respond(&core, req.method(), req.uri().path());
+                    let r = respond(&snapshot, req.method(), req.uri().path());
                     async move { Ok::<_, Infallible>(r) }
                 });
             if let Err(e) = hyper::server::conn::http1::Builder::new()
