@@ -82,10 +82,10 @@ def main() -> int:
     draw_headline(points)
     t_flow = time.perf_counter() - t0
     pk = packet.run_all(mixed, args.results, args.no_run)
-    section = packet.render(pk["f1"], pk["f2"], pk["knobs"], pk["headline"], pk["causes"], pk["pias"], pk["seconds"],
-                            pk["fig2"], pk["split"])
+    section = packet.render(pk["f1"], pk["f2"], pk["knobs"], pk["headline"], pk["causes"], pk["pias"], pk["pias_paper"],
+                            pk["seconds"], pk["fig2"], pk["split"])
     closing = closing_table(points, infeasible, packet.headline_summary(pk["headline"], pk["causes"], pk["pias"],
-                                                                        pk["f2"], pk["fig2"], pk["f1"],
+                                                                        pk["pias_paper"], pk["f2"], pk["fig2"], pk["f1"],
                                                                         pk["split"]))
     elapsed = time.perf_counter() - t0
     timing = (f"{t_flow:.0f} s for the flow level and {pk['seconds']:.0f} s for the packet level on this "
