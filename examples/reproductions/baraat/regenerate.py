@@ -60,7 +60,7 @@ def main() -> int:
     args = ap.parse_args()
     pk = packet.run_all(args.results, args.no_run)
     section = packet.render(pk["figs"], pk["fig7"], pk["three"], pk["control"], pk["seconds"], pk["split"],
-                            pk["fig7_split"], pk["settings"], alone=args.packet_only)
+                            pk["fig7_split"], pk["settings"], pk["agreement"], alone=args.packet_only)
     if args.packet_only:
         DOC.write_text(splice(DOC.read_text(encoding="utf-8"), section), encoding="utf-8")
         print(f"wrote the packet-level section of {DOC}", file=sys.stderr)
