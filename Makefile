@@ -23,10 +23,10 @@
 #   make repro-claims the table of every seed-paper claim (docs/reproductions/README.md), read
 #               from the reproduction pages (seconds; every repro-* target ends with it)
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
-#               the idealized policies at the paper's scale; about 70 minutes with one worker, and about 30 more (estimated) for
-#               `fifo-lm:mux=link`'s two two-stage runs (11-19 minutes each) and its six Table 4 points (4-12 minutes
-#               each on loaded cores: its filling is recomputed at each event);
-#               the packet level, examples/reproductions/baraat/packet.py, about 7 minutes of CPU more):
+#               the idealized policies at the paper's scale): the packet level first
+#               (examples/reproductions/baraat/packet.py, about 50 minutes on one core, rerun on every call),
+#               then the flow level's stores (resumed; about 2.5 hours of one core on the shared 2: the
+#               paper-scale tree 45 minutes, the data-parallel batches 45, the rest 60):
 #               docs/reproductions/baraat.md and its figures
 
 PYTHON ?= python3
