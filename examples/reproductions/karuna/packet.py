@@ -357,8 +357,7 @@ def pias_vs_dctcp(loads: tuple[float, ...] = PIAS_LOADS, paper: bool = False) ->
         for load in loads:
             w = coflowkit.generate(sizes, n_hosts=N_HOSTS, n_flows=PIAS_FLOWS, load=load,
                                    capacity_bps=RATE_BPS, seed=1)
-            pias = Scheme(f"pias:thresholds={THRESHOLDS[sizes]}", f"pias:thresholds={THRESHOLDS[sizes]}")
-            dctcp = Scheme("fair", "dctcp")
+            pias, dctcp = schemes(sizes)["pias"], schemes(sizes)["fair"]
             flow = run_flow(w, [pias.flow, dctcp.flow], LEAF_SPINE)
             for label, s in (("pias", pias), ("dctcp", dctcp)):
                 m, _ = run_packet(w, s, LEAF_SPINE, packet=opt)
@@ -942,8 +941,7 @@ def pias_causes() -> dict[str, float]:
     opt = f"{PIAS_PAPER['datamining']},{PIAS_PAPER_COMMON}"
     for key, load, n in (("floor", PIAS_FLOOR_LOAD, PIAS_FLOWS), ("more", 0.8, PIAS_MORE_FLOWS)):
         w = coflowkit.generate("datamining", n_hosts=N_HOSTS, n_flows=n, load=load, capacity_bps=RATE_BPS, seed=1)
-        for label, s in (("pias", Scheme("pias:thresholds=mining", "pias:thresholds=mining")),
-                         ("dctcp", Scheme("fair", "dctcp"))):
+        for label, s in (("pias", schemes("datamining")["pias"]), ("dctcp", schemes("datamining")["fair"])):
             m, _ = run_packet(w, s, LEAF_SPINE, packet=opt)
             out[f"{label}_{key}"] = float(m["fct_short_no_deadline_mean_s"])
     return out
