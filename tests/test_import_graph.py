@@ -216,12 +216,6 @@ def cycles(src: Path) -> list[frozenset[str]]:
 KNOWN: dict[str, list[frozenset[str]]] = {
     "model": [frozenset({"fabric", "topology"})],
     "packet": [frozenset({"pfabric", "port"})],
-    "sched": [
-        frozenset({"class_cache", "ordered"}),
-        frozenset({"dcas", "host::dcas"}),
-        frozenset({"karuna", "host::karuna"}),
-        frozenset({"aalo::books", "aalo::port_server", "aalo::queues"}),
-    ],
 }
 
 CRATES = sorted(p.name for p in (ROOT / "crates").iterdir() if (p / "src").is_dir())

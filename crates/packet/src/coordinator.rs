@@ -26,13 +26,14 @@
 //! backfilling, Aalo's lower queues) and no flow waits forever for a
 //! decision. Flows run unpaced in class 0 until their first decision.
 //!
-//! `aalo` is built with `delta=0` unless the spec sets `delta`, as in the
-//! runtime: the coordinator's interval is the coordination.
+//! The scheduler is built with its descriptor's coordinator defaults, as in
+//! the runtime (`aalo`: `delta=0` unless the spec sets `delta`): the
+//! coordinator's interval is the coordination.
 
 use coflowkit_model::{Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
     build, Allocation, AnyScheduler, Changes, FlowIdx, NetState, SchedulerError, SchedulerSpec,
-    WorkloadHints,
+    Timer, WorkloadHints,
 };
 
 /// What a coordinator tells a flow's host.
@@ -66,15 +67,6 @@ pub struct CoordinatorStats {
     pub decisions: u64,
 }
 
-/// The scheduler spec the coordinator builds (see the module doc on `aalo`).
-pub fn coordinator_spec(spec: &SchedulerSpec) -> SchedulerSpec {
-    let mut spec = spec.clone();
-    if spec.name == "aalo" && !spec.params.iter().any(|(k, _)| k == "delta") {
-        spec.params.push(("delta".into(), "0".into()));
-    }
-    spec
-}
-
 /// The coordinator's state; the engine feeds it what happens.
 pub(crate) struct Coordinator {
     sched: AnyScheduler,
@@ -93,7 +85,7 @@ pub(crate) struct Coordinator {
     open: Vec<u32>,
     coflow_of: Vec<u32>,
     /// The scheduler's timer.
-    wake: Time,
+    timer: Timer,
     /// The last decision sent per flow.
     last: Vec<Option<(u64, u8)>>,
     reports: Vec<(FlowIdx, f64)>,
@@ -107,7 +99,10 @@ impl Coordinator {
         workload: &ValidWorkload,
         spec: &SchedulerSpec,
     ) -> Result<Coordinator, SchedulerError> {
-        let sched = build(&coordinator_spec(spec), &WorkloadHints::of(workload))?;
+        let sched = build(
+            &coflowkit_sched::coordinator_spec(spec)?,
+            &WorkloadHints::of(workload),
+        )?;
         let mut state = NetState::new(fabric.clone());
         let n_flows = workload.n_flows();
         state.reserve(n_flows, workload.coflows().len());
@@ -135,7 +130,7 @@ impl Coordinator {
             seen_arrival: vec![false; workload.coflows().len()],
             open,
             coflow_of,
-            wake: Time::NEVER,
+            timer: Timer::default(),
             last: vec![None; n_flows],
             reports: vec![],
             stats: CoordinatorStats::default(),
@@ -173,17 +168,13 @@ impl Coordinator {
         }
         self.state.resync_sent(&self.reports);
         self.changes.resynced = true;
-        if self.wake <= now {
-            self.changes.timer = true;
-            self.wake = Time::NEVER;
-        }
-        if let Some(w) = self
-            .sched
-            .schedule(now, &self.state, &self.changes, &mut self.alloc)
-        {
-            self.wake = w;
-        }
-        self.changes.clear();
+        self.timer.call(
+            &mut self.sched,
+            now,
+            &self.state,
+            &mut self.changes,
+            &mut self.alloc,
+        );
         self.state.apply_allocation(&mut self.alloc, &mut ());
         self.decide(now, out);
     }
@@ -261,11 +252,12 @@ mod tests {
 
     #[test]
     fn aalo_gets_delta_0_unless_set() {
-        let s = coordinator_spec(&SchedulerSpec::parse("aalo").unwrap());
+        let s = coflowkit_sched::coordinator_spec(&SchedulerSpec::parse("aalo").unwrap()).unwrap();
         assert!(s.params.contains(&("delta".into(), "0".into())));
-        let s = coordinator_spec(&SchedulerSpec::parse("aalo:delta=5ms").unwrap());
+        let s = coflowkit_sched::coordinator_spec(&SchedulerSpec::parse("aalo:delta=5ms").unwrap())
+            .unwrap();
         assert_eq!(s.params, vec![("delta".into(), "5ms".into())]);
-        let s = coordinator_spec(&SchedulerSpec::parse("varys").unwrap());
+        let s = coflowkit_sched::coordinator_spec(&SchedulerSpec::parse("varys").unwrap()).unwrap();
         assert!(s.params.is_empty());
     }
 }

@@ -41,7 +41,6 @@
 
 use crate::config::TransportKind;
 use crate::pacing::Pacing;
-use coflowkit_sched::host::dcas::DcasHost;
 use coflowkit_sched::host::{Cc, Control, Effects, HostPolicy, HostView, Marking};
 
 /// Payload bytes of a control packet (a [`Control`]: kind, number,
@@ -168,27 +167,19 @@ pub(crate) struct Channel {
     pub hops: (u32, u32),
 }
 
-/// D-CAS's negotiation summed over the hosts (`None` when no host runs
-/// [`DcasHost`]): its counters, named as [`DcasHost::counts`], then
-/// `decided_large` and `decided_starving` (Pseudocode 1's runs that found a
-/// subcoflow large, and of those the starving ones), so that a run's
-/// announcements and rounds can be held against the testbed's reports,
-/// which sum the same policy's counters over its workers.
+/// The host policies' counters summed over the hosts
+/// ([`HostPolicy::counters`]; `None` when no policy counts anything: only
+/// D-CAS's negotiation does), so that a run's announcements and rounds can
+/// be held against the testbed's reports, which sum the same policy's
+/// counters over its workers.
 pub fn negotiation(policies: &[Box<dyn HostPolicy>]) -> Option<Vec<(&'static str, u64)>> {
     let mut sum: Option<Vec<(&'static str, u64)>> = None;
-    for d in policies
-        .iter()
-        .filter_map(|p| p.as_any().downcast_ref::<DcasHost>())
-    {
-        let runs = d
-            .runs()
-            .values()
-            .fold([0u64; 2], |a, r| [a[0] + r[0], a[1] + r[1]]);
-        let host = d
-            .counts()
-            .chain([("decided_large", runs[0]), ("decided_starving", runs[1])]);
+    for host in policies.iter().map(|p| p.counters()) {
+        if host.is_empty() {
+            continue;
+        }
         match sum.as_mut() {
-            None => sum = Some(host.collect()),
+            None => sum = Some(host),
             Some(s) => s.iter_mut().zip(host).for_each(|(a, (_, v))| a.1 += v),
         }
     }

@@ -51,7 +51,8 @@ pub use pacing::Pacing;
 pub use port::PortStats;
 
 use coflowkit_model::{Dur, Fabric, LinkKind, Time, ValidWorkload};
-use coflowkit_sched::host::{build_host, HostContext, HostPolicy};
+use coflowkit_sched::host::{HostContext, HostPolicy};
+use coflowkit_sched::{build_host, Switch};
 use coflowkit_sched::{SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{Progress, SimResult};
 use thiserror::Error;
@@ -236,7 +237,7 @@ impl Via {
 /// How the packet engine runs scheduler `name`, if it does: by its host
 /// policy when it has one, else by a coordinator.
 pub fn how_run(name: &str) -> Option<Via> {
-    if coflowkit_sched::host::host_names().any(|n| n == name) {
+    if coflowkit_sched::host_names().any(|n| n == name) {
         Some(Via::HostPolicy)
     } else if coflowkit_sched::NAMES.iter().any(|(n, _)| *n == name) {
         Some(Via::Coordinator)
@@ -297,13 +298,13 @@ pub fn simulate_hosts(
         .run(progress)
 }
 
-/// Baraat's ports for the `baraat` spec (its `rtt`, `threshold`, `share`,
-/// `vc`, `vc_max`), else none.
+/// Baraat's ports for a scheduler whose switches run Smart Priority
+/// Classes (its `rtt`, `threshold`, `share`, `vc`, `vc_max`), else none.
 fn spc_params(
     workload: &ValidWorkload,
     spec: &SchedulerSpec,
 ) -> Result<Option<spc::SpcParams>, PacketError> {
-    if spec.name != "baraat" {
+    if switch_of(spec)? != Switch::SmartPriorityClasses {
         return Ok(None);
     }
     let bad = |e: String| PacketError::Input(format!("scheduler '{}': {e}", spec.name));
@@ -313,12 +314,20 @@ fn spc_params(
     Ok(Some(spc::SpcParams::of_baraat(&c)))
 }
 
-/// TAFE's switches for the `tafe` spec (its threshold vector), else none.
+/// What the switches of `spec`'s scheduler do ([`Switch`], its descriptor's).
+fn switch_of(spec: &SchedulerSpec) -> Result<Switch, PacketError> {
+    coflowkit_sched::registry::descriptor(&spec.name)
+        .map(|d| d.parts.switch)
+        .map_err(|e| PacketError::Input(e.to_string()))
+}
+
+/// TAFE's switches for a scheduler whose switches mark tasks (its
+/// threshold vector), else none.
 fn tafe_marking(
     workload: &ValidWorkload,
     spec: &SchedulerSpec,
 ) -> Result<Option<tafe::TafeMarking>, PacketError> {
-    if spec.name != "tafe" {
+    if switch_of(spec)? != Switch::TaskMarking {
         return Ok(None);
     }
     let bad = |e: String| PacketError::Input(format!("scheduler '{}': {e}", spec.name));

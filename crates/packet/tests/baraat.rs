@@ -1,5 +1,5 @@
 //! Baraat at packet level (`--engine packet --scheduler baraat`): the host
-//! policy (`coflowkit_sched::host::baraat`) and the Smart Priority Classes
+//! policy (`coflowkit_sched::baraat::host`) and the Smart Priority Classes
 //! at every port (`coflowkit_packet::spc`), wired by the engine
 //! (`engine/baraat.rs`). By hand: two tasks on one bottleneck (FIFO, then
 //! shared once the first turns heavy); Baraat's Fig. 7 batched requests

@@ -12,10 +12,11 @@
 use crate::errors::value_error;
 use crate::host_clock::{lock, peer, Clock, ClockConfig, Host};
 use coflowkit_model::{Dur, Time};
-use coflowkit_sched::host::dcas::DcasHost;
+use coflowkit_sched::build_host;
+use coflowkit_sched::dcas::host::DcasHost;
 use coflowkit_sched::host::{
-    build_host, replay, Cc, Control, ControlKind, Effects, HostContext, HostEvent, HostFlow,
-    HostPolicy, HostView, Marking, PathRates, TaskTag,
+    replay, Cc, Control, ControlKind, Effects, HostContext, HostEvent, HostFlow, HostPolicy,
+    HostView, Marking, PathRates, TaskTag,
 };
 use coflowkit_sched::spec::{SchedulerSpec, WorkloadHints};
 use pyo3::prelude::*;

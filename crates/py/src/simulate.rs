@@ -5,7 +5,7 @@
 //! starts, with the GIL held, so a bad request fails at once. Then the GIL is
 //! released and the runs go to `min(n_schedulers, cores)` worker threads
 //! (`std::thread::scope`, a shared queue of schedulers, the costliest first:
-//! `coflowkit_sched::COSTLIEST_FIRST`, so that no long run starts last and
+//! `coflowkit_sched::costliest_first`, so that no long run starts last and
 //! runs alone at the end); results come back in the given order whatever
 //! order they ran and finished in.
 //!
@@ -166,7 +166,7 @@ pub fn simulate<'py>(
         .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
     let hints = WorkloadHints::of(&valid);
     for s in &specs {
-        coflowkit_sched::baraat::check_budget(s, &hints, &fabric).map_err(value_error)?;
+        coflowkit_sched::preflight(s, &hints, &fabric).map_err(value_error)?;
     }
     let built = specs
         .iter()
@@ -190,8 +190,9 @@ pub fn simulate<'py>(
 
 /// The schedulers of `schedulers` that `simulate` would refuse on
 /// `workload` over the fabric the other arguments name (as `simulate`), each
-/// with its one-line reason: a `baraat` spec whose estimated CPU time is
-/// above its `budget` (`coflowkit_sched::baraat::check_budget`). The CLI
+/// with its one-line reason: its scheduler's preflight refuses the run
+/// (`coflowkit_sched::preflight`: a `baraat` spec whose estimated CPU time
+/// is above its `budget`). The CLI
 /// leaves them out of its default list. Cheap: it reads the coflows' sizes,
 /// it does not validate the workload.
 #[pyfunction]
@@ -209,7 +210,7 @@ pub fn refusals(
         .iter()
         .zip(&specs)
         .filter_map(|(name, s)| {
-            coflowkit_sched::baraat::check_budget(s, &hints, &fabric)
+            coflowkit_sched::preflight(s, &hints, &fabric)
                 .err()
                 .map(|e| (name.trim().to_string(), e.to_string()))
         })

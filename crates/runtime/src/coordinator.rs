@@ -28,9 +28,10 @@
 //!    group, what it has left over the time to the group's deadline) and
 //!    class are kept per host for the next sync's reply.
 //!
-//! `aalo` is built with `delta=0` unless the spec sets `delta`: the
-//! coordinator's own Δ is the coordination, so the scheduler takes the
-//! reported sizes as they are instead of modelling a refresh of its own.
+//! The scheduler is built with its descriptor's coordinator defaults
+//! (`aalo`: `delta=0` unless the spec sets `delta`): the coordinator's own
+//! Δ is the coordination, so the scheduler takes the reported sizes as
+//! they are instead of modelling a refresh of its own.
 //!
 //! A flow first reported after its coflow completed (its owner unregistered
 //! it before another host's first report of a short flow) reopens the
@@ -60,7 +61,7 @@ use crate::PROTOCOL_VERSION;
 use coflowkit_model::{flow, BitsPerSec, CoflowId, CoflowSpec, DagId, DagKey, Fabric, Time};
 use coflowkit_sched::{
     build, Allocation, AnyScheduler, Changes, CoflowIdx, FlowIdx, NetState, SchedulerError,
-    SchedulerSpec, WorkloadHints,
+    SchedulerSpec, Timer, WorkloadHints,
 };
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -175,7 +176,7 @@ pub struct Core {
     new_coflows: Vec<u64>,
     new_flows: Vec<usize>,
     finishing: Vec<usize>,
-    wake: Time,
+    timer: Timer,
     rates: Vec<Vec<FlowRate>>,
     reports: Vec<(FlowIdx, f64)>,
     log: Vec<CompletedCoflow>,
@@ -195,14 +196,12 @@ pub struct Core {
 }
 
 /// The queue thresholds (bytes) agents use for coflows not scheduled yet:
-/// D-CLAS's (`q1 * e^i`, Aalo's defaults: 10 queues, E = 10, Q1hi =
-/// 10 MiB) under `aalo`; none under other schedulers.
+/// the scheduler's local classes (`aalo`'s D-CLAS queues, `q1 * e^i`:
+/// Aalo's defaults 10 queues, E = 10, Q1hi = 10 MiB), or none
+/// ([`coflowkit_sched::local_thresholds`]).
 pub fn local_thresholds(spec: &SchedulerSpec) -> Vec<f64> {
     // The scheduler was built from the same spec, so it parses.
-    coflowkit_sched::aalo::AaloConfig::of_spec(spec)
-        .ok()
-        .flatten()
-        .map_or_else(Vec::new, |cfg| cfg.thresholds)
+    coflowkit_sched::local_thresholds(spec).unwrap_or_default()
 }
 
 /// Builds the scheduler of spec `text` as the coordinator runs it
@@ -233,13 +232,10 @@ pub fn build_scheduler(
     )))
 }
 
-/// The scheduler spec the coordinator builds (see the module doc on `aalo`).
+/// The scheduler spec the coordinator builds: `text` parsed, with its
+/// descriptor's coordinator defaults ([`coflowkit_sched::coordinator_spec`]).
 pub fn runtime_spec(text: &str) -> Result<SchedulerSpec, SchedulerError> {
-    let mut spec = SchedulerSpec::parse(text)?;
-    if spec.name == "aalo" && !spec.params.iter().any(|(k, _)| k == "delta") {
-        spec.params.push(("delta".into(), "0".into()));
-    }
-    Ok(spec)
+    coflowkit_sched::coordinator_spec(&SchedulerSpec::parse(text)?)
 }
 
 impl Core {
@@ -275,7 +271,7 @@ impl Core {
             new_coflows: vec![],
             new_flows: vec![],
             finishing: vec![],
-            wake: Time::NEVER,
+            timer: Timer::default(),
             rates: vec![vec![]; cfg.n_hosts as usize],
             reports: vec![],
             log: vec![],
@@ -571,18 +567,13 @@ impl Core {
         }
         self.state.resync_sent(&self.reports);
         self.changes.resynced = true;
-        if self.wake <= now {
-            self.changes.timer = true;
-            self.wake = Time::NEVER;
-        }
-        self.changes.started.sort_unstable();
-        if let Some(w) = self
-            .sched
-            .schedule(now, &self.state, &self.changes, &mut self.alloc)
-        {
-            self.wake = w;
-        }
-        self.changes.clear();
+        self.timer.call(
+            &mut self.sched,
+            now,
+            &self.state,
+            &mut self.changes,
+            &mut self.alloc,
+        );
         self.state.apply_allocation(&mut self.alloc, &mut ());
         // 6. Rates per host.
         for r in &mut self.rates {

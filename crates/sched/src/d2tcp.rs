@@ -37,7 +37,7 @@
 //! `Knows = KnowsSizes`: `Tc` needs each flow's remaining bytes, as D2TCP's
 //! sender knows what is left of its own flow.
 
-use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
+use crate::descriptor::{Kind, Needs, Param, Parts, SchedulerDescriptor};
 use crate::fair::Fair;
 use crate::AnyScheduler;
 use crate::{Allocation, Change, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler, SOLO};
@@ -46,6 +46,8 @@ use coflowkit_model::Time;
 
 /// `d2tcp`: D2TCP's window rule at flow level.
 pub const D2TCP: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 1.1,
+    parts: Parts::NONE,
     name: "d2tcp",
     description: "deadline-aware per-flow weighted max-min, D2TCP's window rule at flow level",
     paper: "Vamanan et al., SIGCOMM 2012, 3.1; TAFE V-D's flow-aware baseline",

@@ -3,32 +3,40 @@
 //!
 //! A descriptor carries the name, a one-line description, the paper and
 //! section it implements, its parameters (key, [`Kind`], default, unit, one
-//! line of help), what it [`Needs`] from a driver, and the constructor that
-//! builds it from a spec. Everything else reads it: the registry's names and
-//! key checks, `coflowkit schedulers`, the parameter tables of
-//! docs/schedulers.md ([`markdown`], checked by a test) and the drivers that
-//! check needs up front (the runtime's coordinator).
+//! line of help), what it [`Needs`] from a driver, the constructor that
+//! builds it from a spec, and what differs per scheduler for the drivers
+//! ([`Parts`]: its host policy, what its switches do in the packet engine,
+//! the parameters a central coordinator sets, a check of a run's cost
+//! before it starts) and its relative [`cost`](SchedulerDescriptor::cost).
+//! Everything else reads it: the registry's names and key checks,
+//! `coflowkit schedulers`, the parameter tables of docs/schedulers.md
+//! ([`markdown`], checked by a test), and the drivers (the flow and packet
+//! engines, the runtime's coordinator, the testbed's workers), none of which
+//! tests a scheduler's name.
 //!
-//! The constructor reads its parameters through [`Params`], the typed
-//! parsing every scheduler shares: bytes, durations, rates, a percentile or
-//! a size, choices, counts and numbers, each refusing a bad value with one
-//! error format naming the scheduler, the key and what was expected.
-//!
-//! # Correctness properties
-//! - A constructor reads only keys its descriptor declares (`Params::given`
-//!   checks in debug builds); the registry refuses any other key before the
-//!   constructor runs, listing the declared ones (`registry::build`).
-//! - A value that needs a workload hint the driver did not give fails with
-//!   [`SchedulerError::NeedsHint`], never with a made-up value, so a driver
-//!   can tell "bad spec" from "give me the workload" (`Params::needs`).
+//! The constructor reads its parameters through [`Params`]
+//! ([`crate::params`]).
 
-use crate::spec::{Hint, SchedulerError, WorkloadHints};
+use crate::host::HostBuild;
+pub use crate::params::{
+    or_list, percentile_key, Kind, Param, Params, SOLVER_PARAM, TASK_ID_PARAMS,
+};
+use crate::spec::{Hint, SchedulerError, SchedulerSpec, WorkloadHints};
 use crate::AnyScheduler;
-use coflowkit_model::{parse, percentile, Dur};
+use coflowkit_model::Fabric;
 
 /// The builder of a scheduler from its checked parameters and the
 /// workload's hints.
 pub type Build = fn(&Params<'_>, &WorkloadHints) -> Result<AnyScheduler, SchedulerError>;
+
+/// A check of a run before it starts, from the spec's checked parameters,
+/// the workload's hints and the fabric: an error when the run would cost
+/// more than the spec allows (`baraat`'s `budget`).
+pub type Preflight = fn(&Params<'_>, &WorkloadHints, &Fabric) -> Result<(), SchedulerError>;
+
+/// The class thresholds (bytes) a runtime agent uses for coflows not
+/// scheduled yet, from the spec's checked parameters.
+pub type LocalThresholds = fn(&Params<'_>) -> Result<Vec<f64>, SchedulerError>;
 
 /// One scheduler as the registry, the CLI and the docs know it.
 #[derive(Debug, Clone, Copy)]
@@ -45,57 +53,95 @@ pub struct SchedulerDescriptor {
     pub needs: Needs,
     /// Builds it.
     pub build: Build,
+    /// What differs for the drivers.
+    pub parts: Parts,
+    /// Its CPU time on a large trace relative to `fair`'s (the flow engine
+    /// alone on FB2010's whole trace, docs/benchmarks.md): a driver that
+    /// runs several schedulers on a few cores starts the costliest first, so
+    /// that the cores finish close together. Only the order of the runs
+    /// moves; their results do not depend on it.
+    pub cost: f64,
 }
 
-/// One `key=value` parameter of a scheduler spec.
+/// What a scheduler brings to the drivers beyond its flow-level rule.
 #[derive(Debug, Clone, Copy)]
-pub struct Param {
-    /// The key.
-    pub key: &'static str,
-    /// What its value is.
-    pub kind: Kind,
-    /// The default, as a spec would write it (may say what it depends on).
-    pub default: &'static str,
-    /// The unit of a bare number, if any ("" when the value carries it).
-    pub unit: &'static str,
-    /// One line of help.
-    pub help: &'static str,
+pub struct Parts {
+    /// Its per-host policy, if it has one (run by the packet engine's hosts
+    /// and the testbed's replay workers).
+    pub host: Option<HostBuild>,
+    /// What its switches do in the packet engine.
+    pub switch: Switch,
+    /// Parameters a central coordinator (the packet engine's, the
+    /// runtime's) adds to the spec when the spec does not give them, as
+    /// `(key, value)`.
+    pub coordinated: &'static [(&'static str, &'static str)],
+    /// A check of a run before it starts, if any.
+    pub preflight: Option<Preflight>,
+    /// The class thresholds (bytes sent) a runtime agent marks coflows
+    /// by until the coordinator has scheduled them, if any (`aalo`'s
+    /// D-CLAS queues).
+    pub local_thresholds: Option<LocalThresholds>,
 }
 
-/// What a parameter's value is.
+impl Parts {
+    /// No host policy, plain switches, no coordinator defaults, no check.
+    pub const NONE: Parts = Parts {
+        host: None,
+        switch: Switch::Plain,
+        coordinated: &[],
+        preflight: None,
+        local_thresholds: None,
+    };
+}
+
+/// What a scheduler's switches do in the packet engine, beyond serving the
+/// classes its hosts mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A size (`10MiB`, `1MB`, bytes).
-    Bytes,
-    /// A duration with a unit (`100us`, `10ms`).
-    Duration,
-    /// A rate (`10Mbps`, `1Gbit/s`).
-    Rate,
-    /// A percentile of the workload's coflow sizes (`p80`), a size, or `inf`.
-    PercentileOrBytes,
-    /// One of these words.
-    Choice(&'static [&'static str]),
-    /// A whole number.
-    Count,
-    /// A real number.
-    Number,
-    /// A `/`-separated list or a preset word (the help says which).
-    List,
+pub enum Switch {
+    /// Strict priority queues only.
+    Plain,
+    /// Baraat's Smart Priority Classes: ports that answer the flows'
+    /// requests with rates (Baraat 4.2).
+    SmartPriorityClasses,
+    /// TAFE's task-aware marking at the switch (TAFE 3.2).
+    TaskMarking,
 }
 
-impl Kind {
-    /// The kind as the docs and `coflowkit schedulers` name it.
-    pub fn label(&self) -> String {
-        match self {
-            Kind::Bytes => "bytes".into(),
-            Kind::Duration => "duration".into(),
-            Kind::Rate => "rate".into(),
-            Kind::PercentileOrBytes => "pQ|bytes|inf".into(),
-            Kind::Choice(words) => words.join("|"),
-            Kind::Count => "integer".into(),
-            Kind::Number => "number".into(),
-            Kind::List => "list".into(),
+impl SchedulerDescriptor {
+    /// The parameters `given` to this scheduler, every key checked against
+    /// the declared ones (an unknown key is refused, the valid ones listed).
+    pub fn params_of<'a>(
+        &'static self,
+        given: &'a [(String, String)],
+    ) -> Result<Params<'a>, SchedulerError> {
+        if let Some((k, _)) = given
+            .iter()
+            .find(|(k, _)| !self.params.iter().any(|p| p.key == k))
+        {
+            let keys: Vec<&str> = self.params.iter().map(|p| p.key).collect();
+            return Err(SchedulerError::UnknownParam {
+                name: self.name.into(),
+                key: k.clone(),
+                valid: if keys.is_empty() {
+                    "it takes none".into()
+                } else {
+                    format!("valid: {}", keys.join(", "))
+                },
+            });
         }
+        Ok(Params::new(self.name, given, self.params))
+    }
+
+    /// `spec` as a central coordinator builds it: the spec with every
+    /// [`Parts::coordinated`] key it does not give added.
+    pub fn coordinated(&self, spec: &SchedulerSpec) -> SchedulerSpec {
+        let mut spec = spec.clone();
+        for (k, v) in self.parts.coordinated {
+            if !spec.params.iter().any(|(key, _)| key == k) {
+                spec.params.push((k.to_string(), v.to_string()));
+            }
+        }
+        spec
     }
 }
 
@@ -157,263 +203,6 @@ impl Needs {
         }
     }
 }
-
-/// A spec's parameters as a constructor reads them: typed, checked against
-/// the descriptor, every error naming the scheduler and the key.
-#[derive(Debug, Clone, Copy)]
-pub struct Params<'a> {
-    name: &'a str,
-    given: &'a [(String, String)],
-    declared: &'static [Param],
-}
-
-impl<'a> Params<'a> {
-    /// The parameters `given` to scheduler `name`, which declares `declared`.
-    pub fn new(
-        name: &'a str,
-        given: &'a [(String, String)],
-        declared: &'static [Param],
-    ) -> Params<'a> {
-        Params {
-            name,
-            given,
-            declared,
-        }
-    }
-
-    /// The scheduler's name.
-    pub fn name(&self) -> &'a str {
-        self.name
-    }
-
-    /// Every `key=value` given, in order.
-    pub fn all(&self) -> &'a [(String, String)] {
-        self.given
-    }
-
-    /// The value given for `key`, the last one if repeated.
-    pub fn given(&self, key: &str) -> Option<&'a str> {
-        debug_assert!(
-            self.declared.iter().any(|p| p.key == key),
-            "scheduler '{}' reads undeclared key '{key}'",
-            self.name
-        );
-        self.given
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The value given for `key`, else its declared default.
-    pub fn value(&self, key: &str) -> &'a str {
-        self.given(key).unwrap_or_else(|| {
-            self.declared
-                .iter()
-                .find(|p| p.key == key)
-                .map_or("", |p| p.default)
-        })
-    }
-
-    /// Scheduler `name`'s error for `key`: `message` says what is wrong.
-    pub fn bad(&self, key: &str, message: impl Into<String>) -> SchedulerError {
-        SchedulerError::BadParam {
-            name: self.name.into(),
-            key: key.into(),
-            message: message.into(),
-        }
-    }
-
-    /// The error for a value of `key` that needs `hint`, which the driver
-    /// did not give; `message` says which value needed it.
-    pub fn needs(&self, key: &str, hint: Hint, message: impl Into<String>) -> SchedulerError {
-        SchedulerError::NeedsHint {
-            name: self.name.into(),
-            key: key.into(),
-            hint,
-            message: message.into(),
-        }
-    }
-
-    /// The value of a [`Kind::Choice`] key (given or default), checked
-    /// against the declared words: `'x' is not a, b or c`.
-    pub fn choice(&self, key: &str) -> Result<&'a str, SchedulerError> {
-        let v = self.value(key);
-        let words = match self.declared.iter().find(|p| p.key == key).map(|p| p.kind) {
-            Some(Kind::Choice(words)) => words,
-            _ => return Ok(v),
-        };
-        if words.contains(&v) {
-            Ok(v)
-        } else {
-            Err(self.bad(key, format!("'{v}' is not {}", or_list(words))))
-        }
-    }
-
-    /// The value given for `key` parsed by `parse` (its error message
-    /// kept), or `None` if not given.
-    pub fn parsed<T>(
-        &self,
-        key: &str,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<Option<T>, SchedulerError> {
-        self.given(key)
-            .map(|v| parse(v).map_err(|m| self.bad(key, m)))
-            .transpose()
-    }
-
-    /// A size in bytes given for `key` ([`parse::bytes`]).
-    pub fn bytes(&self, key: &str) -> Result<Option<f64>, SchedulerError> {
-        self.parsed(key, |v| parse::bytes(v).map(|b| b.0 as f64))
-    }
-
-    /// A duration given for `key` ([`parse::dur`]).
-    pub fn dur(&self, key: &str) -> Result<Option<Dur>, SchedulerError> {
-        self.parsed(key, parse::dur)
-    }
-
-    /// A duration above 0 given for `key`; `zero` is the message for 0.
-    pub fn positive_dur(&self, key: &str, zero: &str) -> Result<Option<Dur>, SchedulerError> {
-        match self.dur(key)? {
-            Some(d) if d.0 == 0 => Err(self.bad(key, zero)),
-            d => Ok(d),
-        }
-    }
-
-    /// A rate in bits/s given for `key` ([`parse::rate`]).
-    pub fn rate(&self, key: &str) -> Result<Option<f64>, SchedulerError> {
-        self.parsed(key, |v| parse::rate(v).map(|r| r.0))
-    }
-
-    /// A whole number in `min..=max` given for `key`; out of range, the
-    /// error reads `N {what}: give MIN to MAX`.
-    pub fn count(
-        &self,
-        key: &str,
-        min: u64,
-        max: u64,
-        what: &str,
-    ) -> Result<Option<u64>, SchedulerError> {
-        let Some(v) = self.given(key) else {
-            return Ok(None);
-        };
-        let n = parse::uint(v).map_err(|m| self.bad(key, m))?;
-        if (min..=max).contains(&n) {
-            Ok(Some(n))
-        } else {
-            Err(self.bad(key, format!("{n} {what}: give {min} to {max}")))
-        }
-    }
-
-    /// A real number given for `key` that `ok` accepts; else the error
-    /// reads `'x' is not {expected}`.
-    pub fn number(
-        &self,
-        key: &str,
-        ok: impl Fn(f64) -> bool,
-        expected: &str,
-    ) -> Result<Option<f64>, SchedulerError> {
-        let Some(v) = self.given(key) else {
-            return Ok(None);
-        };
-        v.parse::<f64>()
-            .ok()
-            .filter(|x| ok(*x))
-            .map(Some)
-            .ok_or_else(|| self.bad(key, format!("'{v}' is not {expected}")))
-    }
-
-    /// A [`Kind::PercentileOrBytes`] value of `key` (given or default), in
-    /// bytes: `pQ` of the hints' coflow sizes, `inf`, or a size.
-    pub fn percentile_or_bytes(
-        &self,
-        key: &str,
-        hints: &WorkloadHints,
-    ) -> Result<f64, SchedulerError> {
-        let t = self.value(key);
-        if let Some(q) = percentile_key(t) {
-            let q = q.map_err(|m| self.bad(key, m))?;
-            percentile(&hints.coflow_sizes, q).ok_or_else(|| {
-                self.needs(
-                    key,
-                    Hint::CoflowSizes,
-                    "a percentile needs the workload's coflow sizes",
-                )
-            })
-        } else if t == "inf" {
-            Ok(f64::INFINITY)
-        } else {
-            crate::spec::parse_bytes(t).ok_or_else(|| {
-                self.bad(
-                    key,
-                    format!("'{t}' is neither a percentile (p80) nor a size (10MiB)"),
-                )
-            })
-        }
-    }
-
-    /// Hands each `key=value` given to `set`, in order (for a configuration
-    /// that parses its own keys); the first value it refuses is this
-    /// scheduler's error for that key.
-    pub fn set_each<T>(
-        &self,
-        mut set: impl FnMut(&str, &str) -> Result<T, String>,
-    ) -> Result<(), SchedulerError> {
-        for (k, v) in self.given {
-            set(k, v).map_err(|m| self.bad(k, m))?;
-        }
-        Ok(())
-    }
-}
-
-/// A percentile written `pQ` (Q in 0..=100): `None` if `v` is not of that
-/// form, else Q or why it is not a percentile.
-pub fn percentile_key(v: &str) -> Option<Result<f64, String>> {
-    let p = v.strip_prefix('p')?;
-    Some(
-        p.parse()
-            .ok()
-            .filter(|q| (0.0..=100.0).contains(q))
-            .ok_or_else(|| format!("'{v}' is not a percentile p0..p100")),
-    )
-}
-
-/// `a`, `a or b`, `a, b or c`.
-pub fn or_list(words: &[&str]) -> String {
-    match words {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
-/// The two task-id parameters of the schedulers that order tasks by id
-/// (`fifo-lm`, `baraat`; [`crate::tasks::TaskIdConfig`]).
-pub const TASK_ID_PARAMS: [Param; 2] = [
-    Param {
-        key: "counters",
-        kind: Kind::Count,
-        default: "1",
-        unit: "",
-        help: "task-id counters (entry points), 1 to 65536",
-    },
-    Param {
-        key: "background",
-        kind: Kind::Count,
-        default: "none",
-        unit: "",
-        help: "first background coflow id, or none",
-    },
-];
-
-/// The `solver` parameter of the schedulers that can allocate incrementally.
-pub const SOLVER_PARAM: Param = Param {
-    key: "solver",
-    kind: Kind::Choice(&["auto", "incremental"]),
-    default: "auto",
-    unit: "",
-    help: "incremental: IncrementalMaxMin also on the big switch (to test one against the other)",
-};
 
 /// The parameter tables of every scheduler in `descriptors`, as markdown
 /// (docs/schedulers.md holds this between its `params` markers).

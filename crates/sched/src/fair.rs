@@ -32,7 +32,7 @@
 //! Flows join the allocation when they start (`Changes::started`), which for
 //! a later wave or stage may be long after their coflow's release.
 
-use crate::descriptor::{Needs, SchedulerDescriptor, SOLVER_PARAM};
+use crate::descriptor::{Needs, Parts, SchedulerDescriptor, SOLVER_PARAM};
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, FlowIdx, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_alloc::{BipartiteMaxMin, IncrementalMaxMin};
@@ -40,6 +40,8 @@ use coflowkit_model::{FlowKind, HostId, Time};
 
 /// `fair`: per-flow max-min fair sharing.
 pub const FAIR: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 1.0,
+    parts: Parts::NONE,
     name: "fair",
     description: "per-flow max-min fair sharing (TCP/DCTCP/RCP ideal)",
     paper: "ideal; the baseline of every seed paper (Aalo 7, Varys 7, Baraat 5.2, D-CAS V)",

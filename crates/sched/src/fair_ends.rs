@@ -68,13 +68,15 @@
 //! - No link is oversubscribed: a link's flows get at most `capacity /
 //!   count` each.
 
-use crate::descriptor::{Needs, SchedulerDescriptor};
+use crate::descriptor::{Needs, Parts, SchedulerDescriptor};
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, KnowsSent, Observed, PathIdx, Scheduler};
 use coflowkit_model::Time;
 
 /// `fair-ends`: CoflowSim's FAIR.
 pub const FAIR_ENDS: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 7.1,
+    parts: Parts::NONE,
     name: "fair-ends",
     description: "per-flow equal share of each end, the smaller of the two, \
                   remainder left idle (CoflowSim's FAIR)",

@@ -17,17 +17,21 @@
 pub mod aalo;
 pub mod baraat;
 pub mod class_cache;
+pub mod class_server;
 pub mod d2tcp;
 pub mod dcas;
 pub mod descriptor;
+pub mod driver;
 pub mod fair;
 pub mod fair_ends;
 pub mod fifo_lm;
 pub(crate) mod greedy;
+pub mod grid;
 pub mod host;
 pub mod karuna;
 pub mod karuna_thresholds;
 pub mod ordered;
+pub mod params;
 pub mod radix;
 pub mod registry;
 pub mod spec;
@@ -37,8 +41,14 @@ pub mod tafe;
 pub mod tasks;
 pub mod varys;
 
-pub use descriptor::{Needs, Params, SchedulerDescriptor};
-pub use registry::{build, cost_rank, dcas_config, COSTLIEST_FIRST, NAMES, SCHEDULERS};
+pub use dcas::dcas_config;
+pub use descriptor::{Needs, Parts, SchedulerDescriptor, Switch};
+pub use driver::Timer;
+pub use params::Params;
+pub use registry::{
+    build, build_host, coordinator_spec, cost_rank, costliest_first, host_names, local_thresholds,
+    preflight, NAMES, SCHEDULERS,
+};
 pub use spec::{Hint, SchedulerError, SchedulerSpec, WorkloadHints};
 pub use state::{
     prefetch, reserve_huge, ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState,

@@ -7,10 +7,11 @@
 //! description, paper, parameters, needs, constructor); [`SCHEDULERS`] lists
 //! them, and [`NAMES`], the key checks and [`build`] all read that list.
 
-use crate::dcas::DcasConfig;
 use crate::descriptor::{Params, SchedulerDescriptor};
+use crate::host::{HostContext, HostPolicy};
 use crate::spec::{Hint, SchedulerError, SchedulerSpec, WorkloadHints};
 use crate::AnyScheduler;
+use coflowkit_model::Fabric;
 
 /// Every scheduler, in the order `coflowkit schedulers` lists them.
 pub const SCHEDULERS: &[&SchedulerDescriptor] = &[
@@ -37,44 +38,77 @@ pub const SCHEDULERS: &[&SchedulerDescriptor] = &[
 ];
 
 /// Every scheduler name, from the costliest run on a large trace to the
-/// cheapest (CPU time on FB2010's whole trace, docs/benchmarks.md command 68
-/// and rows 69-72 after it; `fair-ends`, added later, 7.1x `fair`'s user
-/// time measured beside it, where row 68 puts `srpt` and `pfabric-edf`;
-/// `baraat`, refused there, first: it is the costliest per event wherever it
-/// runs). A driver that runs several schedulers on a few cores starts them
-/// in this order, longest first, so that the cores finish close together
-/// (a long run started last would run alone at the end). Only the order of
-/// the runs moves; their results do not depend on it.
-pub const COSTLIEST_FIRST: &[&str] = &[
-    "baraat",
-    "aalo-local",
-    "dcas",
-    "aalo",
-    "tafe",
-    "pfabric-edf",
-    "fair-ends",
-    "srpt",
-    "pias",
-    "stf",
-    "ncf",
-    "edf-sjf",
-    "varys",
-    "fifo",
-    "fifo-lm",
-    "lcf",
-    "scf",
-    "karuna",
-    "d2tcp",
-    "fair",
-];
+/// cheapest ([`SchedulerDescriptor::cost`], ties in the registry's order).
+pub fn costliest_first() -> Vec<&'static str> {
+    let mut order: Vec<&SchedulerDescriptor> = SCHEDULERS.to_vec();
+    order.sort_by(|a, b| b.cost.total_cmp(&a.cost));
+    order.into_iter().map(|d| d.name).collect()
+}
 
-/// Where scheduler `name` stands in [`COSTLIEST_FIRST`]: the lower, the
+/// Where scheduler `name` stands in [`costliest_first`]: the lower, the
 /// sooner a driver of several runs starts it (an unknown name last).
 pub fn cost_rank(name: &str) -> usize {
-    COSTLIEST_FIRST
+    let order = costliest_first();
+    order.iter().position(|&n| n == name).unwrap_or(order.len())
+}
+
+/// The names of the schedulers with a host policy, in the registry's order.
+pub fn host_names() -> impl Iterator<Item = &'static str> {
+    SCHEDULERS
         .iter()
-        .position(|&n| n == name)
-        .unwrap_or(COSTLIEST_FIRST.len())
+        .filter(|d| d.parts.host.is_some())
+        .map(|d| d.name)
+}
+
+/// One host's policy for `spec` (checked as the flow-level scheduler's spec
+/// is), or why not: a bad spec, a missing hint, or a scheduler without a
+/// host policy ([`SchedulerError::NoHostPolicy`]).
+pub fn build_host(
+    spec: &SchedulerSpec,
+    hints: &WorkloadHints,
+    ctx: &HostContext,
+) -> Result<Box<dyn HostPolicy>, SchedulerError> {
+    let (d, params) = spec.params()?;
+    let build = d.parts.host.ok_or_else(|| SchedulerError::NoHostPolicy {
+        name: spec.name.clone(),
+        known: host_names().collect::<Vec<_>>().join(", "),
+    })?;
+    build(&params, hints, ctx)
+}
+
+/// Checks a run of `spec` on a workload with `hints` over `fabric` before it
+/// starts ([`Parts::preflight`](crate::descriptor::Parts::preflight): an
+/// estimated cost above what the spec allows); a scheduler without such a
+/// check passes.
+pub fn preflight(
+    spec: &SchedulerSpec,
+    hints: &WorkloadHints,
+    fabric: &Fabric,
+) -> Result<(), SchedulerError> {
+    let (d, params) = spec.params()?;
+    match d.parts.preflight {
+        Some(check) => check(&params, hints, fabric),
+        None => Ok(()),
+    }
+}
+
+/// The class thresholds (bytes sent) a runtime agent marks the coflows of
+/// `spec` by until its coordinator has scheduled them
+/// ([`Parts::local_thresholds`](crate::descriptor::Parts::local_thresholds)):
+/// none for a scheduler without local classes.
+pub fn local_thresholds(spec: &SchedulerSpec) -> Result<Vec<f64>, SchedulerError> {
+    let (d, params) = spec.params()?;
+    d.parts
+        .local_thresholds
+        .map_or(Ok(Vec::new()), |thresholds| thresholds(&params))
+}
+
+/// The spec a central coordinator (the packet engine's, the runtime's)
+/// builds for `spec`: its scheduler's
+/// [`Parts::coordinated`](crate::descriptor::Parts::coordinated) keys added
+/// where the spec does not give them.
+pub fn coordinator_spec(spec: &SchedulerSpec) -> Result<SchedulerSpec, SchedulerError> {
+    Ok(descriptor(&spec.name)?.coordinated(spec))
 }
 
 /// Every scheduler name the registry knows, with its one-line description
@@ -126,23 +160,7 @@ impl SchedulerSpec {
     /// the declared ones.
     pub fn params(&self) -> Result<(&'static SchedulerDescriptor, Params<'_>), SchedulerError> {
         let d = descriptor(&self.name)?;
-        if let Some((k, _)) = self
-            .params
-            .iter()
-            .find(|(k, _)| !d.params.iter().any(|p| p.key == k))
-        {
-            let keys: Vec<&str> = d.params.iter().map(|p| p.key).collect();
-            return Err(SchedulerError::UnknownParam {
-                name: self.name.clone(),
-                key: k.clone(),
-                valid: if keys.is_empty() {
-                    "it takes none".into()
-                } else {
-                    format!("valid: {}", keys.join(", "))
-                },
-            });
-        }
-        Ok((d, Params::new(&self.name, &self.params, d.params)))
+        Ok((d, d.params_of(&self.params)?))
     }
 }
 
@@ -155,23 +173,6 @@ fn unknown(name: &str) -> SchedulerError {
             .collect::<Vec<_>>()
             .join(", "),
     }
-}
-
-/// The D-CAS configuration of a `dcas` spec's parameters, checked: for a
-/// caller that needs the [`crate::dcas::Dcas`] itself (its decision log,
-/// say) rather than the scheduler [`build`] makes of it.
-pub fn dcas_config(params: &[(String, String)]) -> Result<DcasConfig, SchedulerError> {
-    let spec = SchedulerSpec {
-        name: "dcas".into(),
-        params: params.to_vec(),
-    };
-    let (_, p) = spec.params()?;
-    let mut config = DcasConfig::default();
-    config.apply(&p)?;
-    config
-        .validate()
-        .map_err(|(key, message)| p.bad(key, message))?;
-    Ok(config)
 }
 
 /// Builds the scheduler a spec names, with the workload's `hints`.
@@ -201,13 +202,17 @@ mod tests {
 
     #[test]
     fn costliest_first_lists_every_scheduler_once() {
-        let mut listed: Vec<&str> = COSTLIEST_FIRST.to_vec();
+        let mut listed = costliest_first();
         let mut names: Vec<&str> = NAMES.iter().map(|&(n, _)| n).collect();
+        assert_eq!(listed[0], "baraat");
+        assert_eq!(cost_rank("fair"), listed.len() - 1);
+        assert_eq!(cost_rank("no-such"), listed.len());
         listed.sort_unstable();
         names.sort_unstable();
         assert_eq!(listed, names);
-        assert_eq!(cost_rank("aalo-local"), 1);
-        assert_eq!(cost_rank("no-such"), COSTLIEST_FIRST.len());
+        assert!(SCHEDULERS
+            .iter()
+            .all(|d| d.cost.is_finite() && d.cost > 0.0));
     }
     #[test]
     fn specs_parse_and_fail_clearly() {

@@ -21,9 +21,9 @@
 //! [`crate::greedy::LAST_CLASS`]. The order is sorted again at every event
 //! (an adaptive sort of the last one, nearly in order).
 
-use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
+use crate::class_server::ClassServer;
+use crate::descriptor::{Kind, Needs, Param, Parts, SchedulerDescriptor};
 use crate::greedy::{tie_run_end, SortedFlows, LAST_CLASS};
-use crate::ordered::ClassServer;
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, FlowIdx, KnowsSizes, Scheduler};
 #[cfg(doc)]
@@ -42,6 +42,8 @@ const TIES_PARAM: Param = Param {
 
 /// `srpt`: per-flow shortest remaining first.
 pub const SRPT: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 3.8,
+    parts: Parts::NONE,
     name: "srpt",
     description: "per-flow shortest remaining first, greedy and preemptive (pFabric ideal)",
     paper: "pFabric (SIGCOMM 2013) ideal; Baraat 5.2 \"pFabric\"",

@@ -70,7 +70,7 @@
 //! and compare flows, room and residual capacities bit for bit
 //! (`check_walk`), and the kept bytes and rates against the state.
 
-use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor};
+use crate::descriptor::{Kind, Needs, Param, Parts, SchedulerDescriptor};
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
 use coflowkit_alloc::EPS;
@@ -79,6 +79,8 @@ use coflowkit_model::{ceil_ns, Time};
 
 /// `varys`: smallest effective bottleneck first with MADD and backfill.
 pub const VARYS: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 4.5,
+    parts: Parts::NONE,
     name: "varys",
     description: "smallest effective bottleneck first with MADD and backfill (Varys)",
     paper: "Varys (SIGCOMM 2014) 5.1-5.3, Pseudocode 1",

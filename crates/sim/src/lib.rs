@@ -49,7 +49,7 @@ mod pending;
 
 use coflowkit_model::{CoflowSpec, DagId, Dur, Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
-    Allocation, AnyScheduler, ApplyHooks, Changes, CoflowIdx, FlowIdx, NetState,
+    Allocation, AnyScheduler, ApplyHooks, Changes, CoflowIdx, FlowIdx, NetState, Timer,
 };
 use meter::LinkMeter;
 use pending::Pending;
@@ -217,7 +217,7 @@ impl<'w> Simulation<'w> {
         let mut pending = Pending::new(n_flows);
         let mut due: Vec<FlowIdx> = vec![];
         let mut next = 0usize;
-        let mut wake = Time::NEVER;
+        let mut timer = Timer::default();
         let mut n_events: u64 = 0;
         loop {
             // The deadline of a flow that already finished is no event: left
@@ -236,7 +236,7 @@ impl<'w> Simulation<'w> {
                 .min(e.state.next_group_finish())
                 .min(e.starts.peek())
                 .min(e.deadlines.peek().map_or(Time::NEVER, |x| x.0 .0))
-                .min(wake);
+                .min(timer.wake());
             if t == Time::NEVER {
                 if !e.state.active().is_empty() || e.done < coflows.len() {
                     return Err(SimError::Stalled {
@@ -289,15 +289,7 @@ impl<'w> Simulation<'w> {
             // 3. Starts due now, until no zero-byte flow releases more.
             e.start_due();
             // 4. The timer; new rates; apply what changed.
-            if wake <= t {
-                e.changes.timer = true;
-                wake = Time::NEVER;
-            }
-            e.changes.started.sort_unstable();
-            if let Some(w) = scheduler.schedule(t, &e.state, &e.changes, &mut e.alloc) {
-                wake = w.max(Time(t.0 + 1));
-            }
-            e.changes.clear();
+            timer.call(&mut scheduler, t, &e.state, &mut e.changes, &mut e.alloc);
             e.apply(&mut pending);
             if n_events & 1023 == 0 {
                 progress(Progress {

@@ -7,10 +7,10 @@
 use coflowkit_model::{
     flow, BitsPerSec, CoflowId, CoflowSpec, Dur, Fabric, HostId, Time, Workload,
 };
+use coflowkit_sched::dcas::host::{DcasHost, DcasHostConfig};
 use coflowkit_sched::dcas::{
     loss_draw, Dcas, DcasConfig, Decision, DecisionLog, MessageKind, Priority, Rule,
 };
-use coflowkit_sched::host::dcas::{DcasHost, DcasHostConfig};
 use coflowkit_sched::host::{Effects, HostFlow, HostPolicy, NoView};
 use coflowkit_sched::AnyScheduler;
 use coflowkit_sim::{SimOptions, Simulation};

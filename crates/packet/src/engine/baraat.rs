@@ -1,7 +1,7 @@
 //! Baraat in the engine: Smart Priority Classes at every port of a
 //! host-policy run of `baraat` (`crate::spc`), and the requests that carry
 //! each flow's SPC header between its host policy
-//! (`coflowkit_sched::host::baraat`) and the ports of its path.
+//! (`coflowkit_sched::baraat::host`) and the ports of its path.
 //!
 //! - **Ports.** One [`SpcPort`] per network port: every switch output
 //!   port and every host NIC (the flow-level model runs Algorithm 1 on

@@ -4,8 +4,7 @@
 //! rate or rate-group clock the driver advances it by (see the parent
 //! module's doc, "Computing it").
 
-use super::queues::tier_of;
-use super::{Aalo, Coordination};
+use super::{Aalo, AaloConfig, Coordination};
 use crate::{Allocation, Changes, FlowIdx, Observed, PathIdx};
 use coflowkit_alloc::WeightedBipartite;
 use coflowkit_model::Time;
@@ -704,5 +703,16 @@ impl Aalo {
         let piece = co.slots[b.slot as usize].piece as usize;
         co.pieces[piece].sent.bump(now, 0.0, dr);
         co.total.bump(now, 0.0, dr);
+    }
+}
+
+/// Where a piece in `queue` is served ([`Piece::tier`]): `K` (ahead of
+/// every queue) for `local=first` while its coflow is uncounted and the
+/// piece in `Q1`, else its queue.
+pub(super) fn tier_of(cfg: &AaloConfig, seen: bool, queue: u32) -> u32 {
+    if cfg.local_first && !seen && queue == 0 {
+        cfg.ahead()
+    } else {
+        queue
     }
 }

@@ -4,7 +4,7 @@
 //! next crossing or refresh (see the parent module's doc, "Queues" and
 //! "Coordination").
 
-use super::books::{Co, Piece, DIRTY, NONE};
+use super::books::{tier_of, Co, Piece, DIRTY, NONE};
 use super::port_server::PortServer;
 use super::{float_slack, Aalo, AaloConfig, Coordination};
 use coflowkit_model::{ceil_ns_time, Time};
@@ -252,16 +252,5 @@ fn retier(co: &mut Co, mut ports: Option<&mut PortServer>, cfg: &AaloConfig, mov
             ports.add(old, cfg, host, dst, -n);
             ports.add(q, cfg, host, dst, n);
         }
-    }
-}
-
-/// Where a piece in `queue` is served ([`Piece::tier`]): `K` (ahead of
-/// every queue) for `local=first` while its coflow is uncounted and the
-/// piece in `Q1`, else its queue.
-pub(super) fn tier_of(cfg: &AaloConfig, seen: bool, queue: u32) -> u32 {
-    if cfg.local_first && !seen && queue == 0 {
-        cfg.ahead()
-    } else {
-        queue
     }
 }

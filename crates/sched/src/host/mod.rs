@@ -63,9 +63,8 @@
 //! - Every flow id in [`Effects::changed`] is a flow started and not
 //!   finished, listed once per call.
 
-use crate::descriptor::Params;
-use crate::descriptor::{Kind, Param};
-use crate::spec::{SchedulerError, SchedulerSpec, WorkloadHints};
+use crate::params::{Kind, Param, Params};
+use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 use std::any::Any;
 
@@ -311,9 +310,15 @@ pub trait HostPolicy: Send {
     fn limit(&self, _flow: u64) -> u64 {
         u64::MAX
     }
-    /// The policy as [`Any`], so that a driver can read what one policy
-    /// counts (D-CAS's negotiation, [`dcas::DcasHost::report`]) without
-    /// the trait naming every policy's counters.
+    /// What the policy counted so far, named (D-CAS: its negotiation's
+    /// announcements, rounds and decisions); empty for a policy that counts
+    /// nothing. A driver sums them over its hosts and reports them, not
+    /// knowing which policy counts what.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+    /// The policy as [`Any`], so that a caller that knows one policy (the
+    /// binding's D-CAS report) can read what only that policy keeps.
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -396,13 +401,7 @@ pub(crate) fn whole_bytes(t: f64) -> u64 {
     }
 }
 
-pub mod baraat;
-pub mod dcas;
-pub mod fifo_lm;
-pub mod karuna;
-pub mod pias;
-pub mod tafe;
-mod tasks;
+pub(crate) mod tasks;
 
 /// One event of a host's trace, as a driver tells it to its policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -488,67 +487,6 @@ pub fn replay(policy: &mut dyn HostPolicy, events: &[HostEvent]) -> Vec<HostStep
 pub type HostBuild =
     fn(&Params<'_>, &WorkloadHints, &HostContext) -> Result<Box<dyn HostPolicy>, SchedulerError>;
 
-/// A registry scheduler that has a per-host policy, and how to build it.
-#[derive(Debug, Clone, Copy)]
-pub struct HostDescriptor {
-    /// The scheduler's registry name (`pias`).
-    pub name: &'static str,
-    /// Builds one host's policy.
-    pub build: HostBuild,
-}
-
-/// Every scheduler with a host policy, in the registry's order.
-pub const HOST_POLICIES: &[HostDescriptor] = &[
-    HostDescriptor {
-        name: "fifo-lm",
-        build: fifo_lm::build,
-    },
-    HostDescriptor {
-        name: "baraat",
-        build: baraat::build,
-    },
-    HostDescriptor {
-        name: "tafe",
-        build: tafe::build,
-    },
-    HostDescriptor {
-        name: "dcas",
-        build: dcas::build,
-    },
-    HostDescriptor {
-        name: "karuna",
-        build: karuna::build,
-    },
-    HostDescriptor {
-        name: "pias",
-        build: pias::build,
-    },
-];
-
-/// The names of the schedulers with a host policy.
-pub fn host_names() -> impl Iterator<Item = &'static str> {
-    HOST_POLICIES.iter().map(|d| d.name)
-}
-
-/// One host's policy for `spec` (checked as the flow-level scheduler's spec
-/// is), or why not: a bad spec, a missing hint, or a scheduler without a
-/// host policy ([`SchedulerError::NoHostPolicy`]).
-pub fn build_host(
-    spec: &SchedulerSpec,
-    hints: &WorkloadHints,
-    ctx: &HostContext,
-) -> Result<Box<dyn HostPolicy>, SchedulerError> {
-    let (_, params) = spec.params()?;
-    let d = HOST_POLICIES
-        .iter()
-        .find(|d| d.name == spec.name)
-        .ok_or_else(|| SchedulerError::NoHostPolicy {
-            name: spec.name.clone(),
-            known: host_names().collect::<Vec<_>>().join(", "),
-        })?;
-    (d.build)(&params, hints, ctx)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -592,6 +530,8 @@ mod tests {
 
     #[test]
     fn the_registry_builds_host_policies_by_scheduler_spec() {
+        use crate::registry::{build_host, host_names};
+        use crate::SchedulerSpec;
         let hints = WorkloadHints::default();
         let p = build_host(
             &SchedulerSpec::parse("pias:thresholds=1/2/3/4/5/6/7").unwrap(),

@@ -64,8 +64,12 @@
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and
 //! `edf-sjf` are in [`EdfFirst`].
 
-use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor};
+pub mod host;
+pub mod pias;
+
+use crate::descriptor::{Kind, Needs, Param, Params, Parts, SchedulerDescriptor};
 use crate::greedy::SortedFlows;
+use crate::grid::grid_ends;
 use crate::karuna_thresholds::{derive_thresholds, empirical_points, ThresholdKind};
 use crate::spec::{parse_bytes, Hint, SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
@@ -90,6 +94,11 @@ const STARVATION_PARAM: Param = Param {
 
 /// `karuna`: mix-flows over 8 strict queues.
 pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 3.0,
+    parts: Parts {
+        host: Some(crate::karuna::host::build),
+        ..Parts::NONE
+    },
     name: "karuna",
     description:
         "mix-flows (Karuna): deadline flows at their minimal rate in queue 1, known sizes \
@@ -118,8 +127,8 @@ pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
             help: "how often a deadline flow's minimal rate is re-evaluated",
         },
         STARVATION_PARAM,
-        crate::host::karuna::REPACE_PARAM,
-        crate::host::karuna::LEAD_PARAM,
+        crate::karuna::host::REPACE_PARAM,
+        crate::karuna::host::LEAD_PARAM,
     ],
     needs: Needs {
         hints: &[Hint::FlowSizes],
@@ -135,6 +144,11 @@ pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `pias`: every flow demoted through 8 strict queues by bytes sent.
 pub const PIAS: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 6.0,
+    parts: Parts {
+        host: Some(crate::karuna::pias::build),
+        ..Parts::NONE
+    },
     name: "pias",
     description: "every flow demoted through 8 strict queues by bytes sent (PIAS)",
     paper: "Bai et al., NSDI 2015, 3.1; Karuna's baseline",
@@ -163,6 +177,8 @@ pub const PIAS: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `pfabric-edf`: deadline flows by earliest deadline, then shortest remaining.
 pub const PFABRIC_EDF: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 20.0,
+    parts: Parts::NONE,
     name: "pfabric-edf",
     description: "per flow, strict: deadline flows by earliest deadline, then shortest remaining \
                   (pFabric)",
@@ -181,6 +197,8 @@ pub const PFABRIC_EDF: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `edf-sjf`: deadline flows by earliest deadline, then shortest total size.
 pub const EDF_SJF: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 4.6,
+    parts: Parts::NONE,
     name: "edf-sjf",
     description: "per flow, strict: deadline flows by earliest deadline, then shortest total size",
     paper: "Karuna 2.2 (Figs. 1-2)",
@@ -927,17 +945,6 @@ impl LastQueue {
             _ if add => self.off_grid += 1,
             _ => self.off_grid -= 1,
         }
-    }
-}
-
-/// The (ingress, egress) ports of a big-switch path of `n` hosts: links
-/// `2s` and `2d + 1`; `None` for any other path (a CPU).
-pub(crate) fn grid_ends(links: &[LinkId], n: u32) -> Option<(u32, u32)> {
-    match *links {
-        [LinkId(a), LinkId(b)] if a % 2 == 0 && b % 2 == 1 && a < 2 * n && b < 2 * n => {
-            Some((a / 2, b / 2))
-        }
-        _ => None,
     }
 }
 

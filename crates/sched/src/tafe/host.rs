@@ -31,15 +31,15 @@
 //!
 //! The keys are the `tafe` scheduler's `thresholds` (and `queues`; its
 //! fractions and percentiles need the workload's coflow sizes) and the
-//! host's `age` quantum ([`super::AGE_PARAM`]); at most 7 thresholds
+//! host's `age` quantum ([`crate::host::AGE_PARAM`]); at most 7 thresholds
 //! (8 levels) fit 8 classes.
 
-use super::tasks::{Task, Tasks};
-use super::{
+use crate::descriptor::Params;
+use crate::host::tasks::{Task, Tasks};
+use crate::host::{
     age_class, age_quantum, demotion_class, next_age_step, to_next_threshold, whole_bytes, Cc,
     Effects, HostContext, HostFlow, HostPolicy, HostView, Marking, TaskTag, N_CLASSES,
 };
-use crate::descriptor::Params;
 use crate::spec::{SchedulerError, WorkloadHints};
 use crate::tafe::TafeConfig;
 use coflowkit_model::{Dur, Time};

@@ -50,18 +50,18 @@
 //! subcoflow); every open round ends by its deadline, which
 //! [`HostPolicy::wake_at`] names.
 
-use super::{
+use crate::dcas::{pseudocode1, Combine, DcasConfig, Desired, Rule};
+use crate::descriptor::{Kind, Param, Params};
+use crate::host::{
     age_class, age_quantum, whole_bytes, Control, ControlKind, Effects, HostContext, HostFlow,
     HostPolicy, HostView, Marking,
 };
-use crate::dcas::{pseudocode1, Combine, DcasConfig, Desired, Rule};
-use crate::descriptor::{Kind, Param, Params};
 use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 use std::collections::{BTreeMap, HashMap};
 
 /// The host keys of `dcas` beyond the flow-level ones (and
-/// [`super::AGE_PARAM`]).
+/// [`crate::host::AGE_PARAM`]).
 pub const HOST_PARAMS: [Param; 3] = [
     Param {
         key: "wait",
@@ -508,6 +508,18 @@ impl DcasHost {
 impl HostPolicy for DcasHost {
     fn name(&self) -> &str {
         "dcas"
+    }
+    /// Its counters ([`DcasHost::counts`]), then `decided_large` and
+    /// `decided_starving`: Pseudocode 1's runs that found a subcoflow
+    /// large, and of those the starving ones.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let runs = self
+            .runs()
+            .values()
+            .fold([0u64; 2], |a, r| [a[0] + r[0], a[1] + r[1]]);
+        self.counts()
+            .chain([("decided_large", runs[0]), ("decided_starving", runs[1])])
+            .collect()
     }
     fn start(&mut self, now: Time, flow: &HostFlow, out: &mut Effects) {
         let c = flow.coflow;

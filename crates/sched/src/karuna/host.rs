@@ -31,11 +31,11 @@
 //! time; here each flow has its grid (the testbed gives `repace=10ms`) and a
 //! flow is re-marked only when its rate moved. It had no starvation rule.
 
-use super::{
+use crate::descriptor::{Kind, Param, Params};
+use crate::host::{
     demotion_class, to_next_threshold, whole_bytes, Cc, Effects, HostContext, HostFlow, HostPolicy,
     HostView, Marking,
 };
-use crate::descriptor::{Kind, Param, Params};
 use crate::karuna::{karuna_config, SEGMENT};
 use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
@@ -427,11 +427,11 @@ mod tests {
             nic_bps: 1e9,
             rtt: Dur::from_micros(100),
         };
-        let p = crate::host::build_host(&spec, &WorkloadHints::default(), &ctx).unwrap();
+        let p = crate::registry::build_host(&spec, &WorkloadHints::default(), &ctx).unwrap();
         let k = p.as_any().downcast_ref::<KarunaHost>().unwrap();
         assert_eq!(k.lead, Dur::from_micros(600));
         let bad = SchedulerSpec::parse("karuna:lead=soon").unwrap();
-        let Err(err) = crate::host::build_host(&bad, &WorkloadHints::default(), &ctx) else {
+        let Err(err) = crate::registry::build_host(&bad, &WorkloadHints::default(), &ctx) else {
             panic!("lead=soon was taken");
         };
         assert!(err.to_string().contains("lead"), "{err}");

@@ -7,10 +7,10 @@
 //! and presets, [`crate::karuna`]), rounded up to whole bytes: a flow
 //! that has sent `t` bytes is demoted at its `t`-th byte.
 
-use super::{
+use crate::descriptor::Params;
+use crate::host::{
     demotion_class, to_next_threshold, Effects, HostContext, HostFlow, HostPolicy, Marking,
 };
-use crate::descriptor::Params;
 use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::Time;
 use std::collections::HashMap;
@@ -28,7 +28,7 @@ impl PiasHost {
     pub fn new(thresholds: &[u64]) -> PiasHost {
         let mut t = thresholds.to_vec();
         t.sort_unstable();
-        t.truncate(usize::from(super::N_CLASSES) - 1);
+        t.truncate(usize::from(crate::host::N_CLASSES) - 1);
         PiasHost {
             thresholds: t,
             sent: HashMap::new(),

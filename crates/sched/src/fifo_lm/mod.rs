@@ -134,9 +134,13 @@
 //! `FifoLmLink`, on random cases on the big switch and on multi-hop
 //! fabrics).
 
+pub mod host;
+
 use crate::class_cache::ClassCache;
-use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS};
-use crate::ordered::{ClassServer, ClassedFlows};
+use crate::class_server::{ClassServer, ClassedFlows};
+use crate::descriptor::{
+    Kind, Needs, Param, Parts, SchedulerDescriptor, SOLVER_PARAM, TASK_ID_PARAMS,
+};
 use crate::spec::Hint;
 use crate::tasks::{TaskIdConfig, TaskIds};
 use crate::AnyScheduler;
@@ -157,6 +161,11 @@ pub const THRESHOLD_PARAM: Param = Param {
 
 /// `fifo-lm`: FIFO with limited multiplexing of heavy coflows.
 pub const FIFO_LM: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 3.7,
+    parts: Parts {
+        host: Some(crate::fifo_lm::host::build),
+        ..Parts::NONE
+    },
     name: "fifo-lm",
     description: "FIFO with limited multiplexing of heavy coflows (Baraat idealized)",
     paper: "Baraat (SIGCOMM 2014) 3.3 and 4.1, idealized: one global decision per coflow (mux=link: per link, 4.3.1)",

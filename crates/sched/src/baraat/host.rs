@@ -36,12 +36,12 @@
 //! `vc_max`; the task-id keys (`counters`, `background`) are not read (one
 //! counter).
 
-use super::tasks::{Task, Tasks};
-use super::{
-    whole_bytes, Effects, HostContext, HostFlow, HostPolicy, HostView, Marking, PathRates, TaskTag,
-};
 use crate::baraat::BaraatConfig;
 use crate::descriptor::Params;
+use crate::host::tasks::{Task, Tasks};
+use crate::host::{
+    whole_bytes, Effects, HostContext, HostFlow, HostPolicy, HostView, Marking, PathRates, TaskTag,
+};
 use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 use std::collections::HashMap;

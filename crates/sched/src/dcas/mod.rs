@@ -167,7 +167,7 @@
 //! 3. rates are solved; a subcoflow is *served* while any of its flows has a
 //!    rate above `EPS` × its sender's uplink capacity. "No service during
 //!    the last T" is read by its sender's tick clock, as the host policy
-//!    ([`crate::host::dcas`]) reads it from its acknowledged bytes: a run of
+//!    ([`crate::dcas::host`]) reads it from its acknowledged bytes: a run of
 //!    Pseudocode 1 finds the subcoflow served if it had service at any time
 //!    since its previous run (the previous tick, or its appearance), and
 //!    it has then waited 0; else it has waited since the last run that
@@ -232,8 +232,10 @@
 //! rules plainly and the engine is checked against it on random instances
 //! (`crates/sim/tests/dcas.rs` checks each rule on cases computed by hand).
 
-use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor, SOLVER_PARAM};
-use crate::ordered::ClassServer;
+pub mod host;
+
+use crate::class_server::ClassServer;
+use crate::descriptor::{Kind, Needs, Param, Params, Parts, SchedulerDescriptor, SOLVER_PARAM};
 use crate::spec::SchedulerError;
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, Scheduler};
@@ -249,6 +251,11 @@ use std::sync::{Arc, Mutex};
 
 /// `dcas`: senders negotiate subcoflow priorities with receivers.
 pub const DCAS: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 55.0,
+    parts: Parts {
+        host: Some(crate::dcas::host::build),
+        ..Parts::NONE
+    },
     name: "dcas",
     description: "decentralized: senders negotiate subcoflow priorities with receivers (D-CAS)",
     paper: "Luo et al., ICC 2015, III-IV (Pseudocode 1 and 2), V-A for the defaults",
@@ -314,9 +321,9 @@ pub const DCAS: SchedulerDescriptor = SchedulerDescriptor {
         ),
         SOLVER_PARAM,
         crate::host::AGE_PARAM,
-        crate::host::dcas::HOST_PARAMS[0],
-        crate::host::dcas::HOST_PARAMS[1],
-        crate::host::dcas::HOST_PARAMS[2],
+        crate::dcas::host::HOST_PARAMS[0],
+        crate::dcas::host::HOST_PARAMS[1],
+        crate::dcas::host::HOST_PARAMS[2],
     ],
     needs: Needs::SIZES,
     build: |p, _| {
@@ -652,7 +659,7 @@ pub enum Rule {
 /// within [`BYTES_TIE`] of it counts as not below), else
 /// [`Rule::Starving`] if unserved for longer than `starvation` (lines
 /// 8-9), else [`Rule::Interim`]: announce and negotiate (lines 10-17).
-/// The flow-level model and the host policy ([`crate::host::dcas`]) both
+/// The flow-level model and the host policy ([`crate::dcas::host`]) both
 /// decide by it.
 pub fn pseudocode1(rem: f64, threshold: f64, waited: Dur, starvation: Dur) -> Rule {
     if rem + BYTES_TIE < threshold {
@@ -794,7 +801,7 @@ impl Subcoflow {
 
     /// How long it has gone unserved, read at a run of Pseudocode 1 at
     /// `now` (before `last_run` moves to `now`) by its sender's tick clock,
-    /// as the host policy reads it ([`crate::host::dcas`]): served at this
+    /// as the host policy reads it ([`crate::dcas::host`]): served at this
     /// run if it had service at any time since its previous run (it is
     /// served now, or its last service ended after that run), and then it
     /// waited 0; else it waited since the last run that found it served,
@@ -2821,6 +2828,19 @@ impl Scheduler for Dcas {
         }
         self.next_event()
     }
+}
+
+/// The D-CAS configuration of a `dcas` spec's parameters, checked: for a
+/// caller that needs the [`Dcas`] itself (its decision log,
+/// say) rather than the scheduler `build` makes of it.
+pub fn dcas_config(params: &[(String, String)]) -> Result<DcasConfig, SchedulerError> {
+    let p = DCAS.params_of(params)?;
+    let mut config = DcasConfig::default();
+    config.apply(&p)?;
+    config
+        .validate()
+        .map_err(|(key, message)| p.bad(key, message))?;
+    Ok(config)
 }
 
 #[cfg(test)]

@@ -285,7 +285,7 @@ fn small_fifo_by_age_and_large_by_bytes_left_without_negotiation() {
 
 #[test]
 fn the_registry_builds_it_from_the_dcas_spec_and_checks_the_host_keys() {
-    use crate::host::build_host;
+    use crate::registry::build_host;
     use crate::spec::SchedulerSpec;
     let ctx = HostContext {
         host: 0,

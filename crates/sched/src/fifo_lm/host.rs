@@ -18,17 +18,17 @@
 //!
 //! The keys are the `fifo-lm` scheduler's: `threshold` (a percentile of the
 //! workload's coflow sizes, a size, or `inf`) and the host's `age` quantum
-//! ([`super::AGE_PARAM`]). The testbed's `FifoLm` class (before the policies
+//! ([`crate::host::AGE_PARAM`]). The testbed's `FifoLm` class (before the policies
 //! moved here) re-marked ages only at ticks a quarter quantum apart and
 //! marked a flow that started between ticks by the last tick's age; here an
 //! age moves exactly on its quantum's grid ([`HostPolicy::wake_at`]).
 
-use super::tasks::{Task, Tasks};
-use super::{
+use crate::descriptor::Params;
+use crate::host::tasks::{Task, Tasks};
+use crate::host::{
     age_class, age_quantum, next_age_step, whole_bytes, Effects, HostContext, HostFlow, HostPolicy,
     HostView, Marking, TaskTag,
 };
-use crate::descriptor::Params;
 use crate::spec::{SchedulerError, WorkloadHints};
 use coflowkit_model::{Dur, Time};
 

@@ -156,7 +156,11 @@
 //! found from the bytes counted at each link. Allocation classes are left at 0 (classes are
 //! per link here, not per flow).
 
-use crate::descriptor::{Kind, Needs, Param, SchedulerDescriptor, TASK_ID_PARAMS};
+pub mod host;
+
+use crate::descriptor::{
+    Kind, Needs, Param, Params, Parts, SchedulerDescriptor, Switch, TASK_ID_PARAMS,
+};
 use crate::fifo_lm::THRESHOLD_PARAM;
 use crate::spec::Hint;
 use crate::tasks::{TaskIdConfig, TaskIds};
@@ -166,6 +170,13 @@ use coflowkit_model::{Dur, Time};
 
 /// `baraat`: Smart Priority Classes per link, explicit feedback every RTT.
 pub const BARAAT: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 1000.0,
+    parts: Parts {
+        host: Some(crate::baraat::host::build),
+        switch: Switch::SmartPriorityClasses,
+        preflight: Some(check_budget),
+        ..Parts::NONE
+    },
     name: "baraat",
     description: "Baraat's Smart Priority Classes per link, explicit feedback every RTT",
     paper: "Baraat (SIGCOMM 2014) 4.1, 4.3 (classifier 4.3.1, Algorithms 1-2)",
@@ -252,19 +263,16 @@ pub fn least_flow_rounds(flow_bytes: &[f64], nic_bps: f64, rtt: Dur) -> f64 {
     flow_bytes.iter().map(|b| b * 8.0 / nic_bps).sum::<f64>() / rtt_s
 }
 
-/// Refuses `spec` (a `baraat` spec; any other passes) on a workload with
-/// `hints` over `fabric` when its estimated CPU time (the least
-/// flow-rounds times [`NS_PER_FLOW_ROUND`]) is above its `budget`; the
-/// error says the estimate and what to do instead, in one line.
+/// Baraat's preflight ([`Parts::preflight`]): refuses a `baraat` run with
+/// parameters `p` on a workload with `hints` over `fabric` when its
+/// estimated CPU time (the least flow-rounds times [`NS_PER_FLOW_ROUND`])
+/// is above its `budget`; the error says the estimate and what to do
+/// instead, in one line.
 pub fn check_budget(
-    spec: &crate::SchedulerSpec,
+    p: &Params<'_>,
     hints: &crate::WorkloadHints,
     fabric: &coflowkit_model::Fabric,
 ) -> Result<(), crate::SchedulerError> {
-    if spec.name != BARAAT.name {
-        return Ok(());
-    }
-    let p = crate::descriptor::Params::new(&spec.name, &spec.params, BARAAT.params);
     let budget = match p.given("budget") {
         Some("inf") => return Ok(()),
         _ => p.dur("budget")?.unwrap_or(Dur::from_millis(300_000)),
@@ -1112,7 +1120,7 @@ mod tests {
             flow_sizes: vec![bytes],
         };
         let check = |spec: &str, bytes: f64| {
-            check_budget(
+            crate::registry::preflight(
                 &crate::SchedulerSpec::parse(spec).unwrap(),
                 &hints(bytes),
                 &fabric,

@@ -262,7 +262,7 @@
 //! [`MaxMin`]: coflowkit_alloc::MaxMin
 //! [`WeightedBipartite`]: coflowkit_alloc::WeightedBipartite
 
-use crate::descriptor::{Kind, Needs, Param, Params, SchedulerDescriptor};
+use crate::descriptor::{Kind, Needs, Param, Params, Parts, SchedulerDescriptor};
 use crate::spec::{SchedulerError, SchedulerSpec};
 use crate::{Allocation, AnyScheduler, Changes, CoflowIdx, KnowsSent, Observed, Scheduler};
 use coflowkit_model::{DagKey, Dur, HostId, Time};
@@ -394,6 +394,14 @@ const QUEUE_PARAMS: [Param; 5] = [
 
 /// `aalo`: D-CLAS, coflows demoted through K queues by bytes sent.
 pub const AALO: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 52.0,
+    parts: Parts {
+        // A coordinator that gathers sizes every round runs D-CLAS on
+        // what the round saw: no extra delay of its own (the module doc).
+        coordinated: &[("delta", "0")],
+        local_thresholds: Some(|p| Ok(AaloConfig::of_params(p)?.thresholds)),
+        ..Parts::NONE
+    },
     name: "aalo",
     description: "D-CLAS, coflows demoted through K queues by bytes sent (Aalo)",
     paper: "Aalo (SIGCOMM 2015) 4-5, D-CLAS",
@@ -429,6 +437,11 @@ pub const AALO: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `aalo-local`: D-CLAS without coordination.
 pub const AALO_LOCAL: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 60.0,
+    parts: Parts {
+        local_thresholds: Some(|p| Ok(AaloConfig::of_params(p)?.thresholds)),
+        ..Parts::NONE
+    },
     name: "aalo-local",
     description: "D-CLAS without coordination: each sender ranks coflows by what it sent",
     paper: "Aalo (SIGCOMM 2015) 7.2.1",

@@ -213,10 +213,14 @@
 //! (`Time::NEVER` for none) so that no stale timer calls the scheduler at an
 //! instant that is no event (`Tafe::next_crossing`, `schedule`).
 
-use crate::descriptor::{percentile_key, Kind, Needs, Param, Params, SchedulerDescriptor};
+pub mod host;
+
+use crate::class_server::ClassServer;
+use crate::descriptor::{
+    percentile_key, Kind, Needs, Param, Params, Parts, SchedulerDescriptor, Switch,
+};
 use crate::greedy::matching::{Matching, Ranked};
 use crate::greedy::{add_class, gallop, gap, tie_reach, Classes, Ends, CLASSES, WORDS};
-use crate::ordered::ClassServer;
 use crate::spec::{Hint, SchedulerError, WorkloadHints};
 use crate::AnyScheduler;
 use crate::{Allocation, Changes, Clairvoyant, CoflowIdx, FlowIdx, KnowsSizes, PathIdx, Scheduler};
@@ -227,6 +231,12 @@ use std::cmp::Ordering;
 
 /// `tafe`: task-aware and flow-aware scheduling.
 pub const TAFE: SchedulerDescriptor = SchedulerDescriptor {
+    cost: 40.0,
+    parts: Parts {
+        host: Some(crate::tafe::host::build),
+        switch: Switch::TaskMarking,
+        ..Parts::NONE
+    },
     name: "tafe",
     description: "tasks demoted through tau strict queues by bytes sent, FIFO per queue, \
                   shortest remaining flow first in a task (TAFE)",

@@ -1,0 +1,110 @@
+"""What differs per scheduler is in its descriptor: no crate tests a scheduler's name outside its folder.
+
+A scheduler lives in `crates/sched/src/<module>` (a folder with `mod.rs`, or one file) that holds its
+logic, its host policy and its `SchedulerDescriptor`; the registry lists the descriptors. A driver
+(the flow engine, the packet engine, the runtime, the binding) reads what it needs from the
+descriptor (`Parts`: host policy, switch kind, coordinator defaults, preflight, local classes; its
+cost), so a comparison of a spec's name with a scheduler's name anywhere else is a descriptor field
+missing. This test finds such comparisons in every crate's library code (tests excluded):
+`name == "x"`, `name != "x"` and match arms `"x" =>` of a `match` on a name, for every registered
+name `x`. docs/architecture.md's list of what adding a scheduler touches says the same; the second
+test holds that list to the registry's layout.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from test_import_graph import strip
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHED = ROOT / "crates" / "sched" / "src"
+
+
+def homes() -> dict[str, Path]:
+    """Each registered scheduler's name and the folder (or file) that defines its descriptor."""
+    out: dict[str, Path] = {}
+    for f in SCHED.rglob("*.rs"):
+        text = f.read_text()
+        for m in re.finditer(r"SchedulerDescriptor = SchedulerDescriptor \{", text):
+            name = re.search(r'\n    name: "([^"]+)"', text[m.end():])
+            assert name, f"{f}: a descriptor without a name"
+            out[name.group(1)] = f
+        for m in re.finditer(r'size_ordered\(\n\s*"([^"]+)"', text):
+            out[m.group(1)] = f
+    return {n: (f.parent if f.name == "mod.rs" else f) for n, f in out.items()}
+
+
+def literal_code(text: str) -> str:
+    """``text`` without comments and ``#[cfg(test)]`` items, its string literals kept (numbered
+    placeholders put back after `strip`, which empties them)."""
+    lits: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        lits.append(m.group(0))
+        return f"__LIT{len(lits) - 1}__"
+
+    # Literals first (a `//` inside one is not a comment); a literal inside a comment is then
+    # dropped with it.
+    marked = re.sub(r'"(?:[^"\\\n]|\\.)*"', keep, text)
+    code = strip(marked)
+    return re.sub(r"__LIT(\d+)__", lambda m: lits[int(m.group(1))], code)
+
+
+def name_tests(code: str, names: list[str]) -> list[tuple[int, str]]:
+    """Each (line, name) where ``code`` compares a name with a scheduler's name."""
+    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    out = []
+    for m in re.finditer(rf'\bname\b[\w.()]*\s*(?:==|!=)\s*"({alt})"', code):
+        out.append((code[: m.start()].count("\n") + 1, m.group(1)))
+    for m in re.finditer(r"match\s+[^{;]*\bname\b[^{;]*\{", code):
+        depth, k = 1, m.end()
+        while k < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[k], 0)
+            k += 1
+        for arm in re.finditer(rf'"({alt})"\s*(?:=>|\|)', code[m.end():k]):
+            out.append((code[: m.end() + arm.start()].count("\n") + 1, arm.group(1)))
+    return out
+
+
+def test_no_crate_tests_a_schedulers_name_outside_its_folder() -> None:
+    where = homes()
+    assert len(where) >= 20, sorted(where)
+    found = []
+    for f in sorted((ROOT / "crates").glob("*/src/**/*.rs")):
+        for line, name in name_tests(literal_code(f.read_text()), list(where)):
+            home = where[name]
+            if f == home or home in f.parents:
+                continue
+            found.append(f"{f.relative_to(ROOT)}:{line}: tests the name '{name}'")
+    assert not found, "a descriptor field is missing:\n" + "\n".join(found)
+
+
+def test_the_scan_finds_a_name_test() -> None:
+    code = literal_code(
+        'fn f(spec: &S) { if spec.name == "aalo" { } // name == "tafe"\n'
+        '  match spec.name.as_str() { "pias" | "karuna" => 1, _ => 0 };\n'
+        '  let q = match kind { "fifo" => 1, _ => 0 }; }\n'
+        '#[cfg(test)]\nmod tests { fn g(n: &str) -> bool { n.name == "fair" } }\n'
+    )
+    assert name_tests(code, ["aalo", "tafe", "pias", "karuna", "fifo", "fair"]) == [
+        (1, "aalo"),
+        (2, "pias"),
+        (2, "karuna"),
+    ]
+
+
+def test_architecture_lists_what_adding_a_scheduler_touches() -> None:
+    """The list in docs/architecture.md names the registry's layout as it is: the descriptor type
+    and its `Parts`, the registry's `SCHEDULERS`, and every scheduler module it names exists."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    start = text.index("Adding a scheduler touches")
+    section = text[start: text.index("No CLI, binding or runtime code changes", start)]
+    registry = (SCHED / "registry.rs").read_text()
+    assert "pub const SCHEDULERS" in registry and "`SCHEDULERS`" in section
+    descriptor = (SCHED / "descriptor.rs").read_text()
+    for field in re.findall(r"\n    pub (\w+): ", descriptor[descriptor.index("pub struct Parts"):descriptor.index("impl Parts")]):
+        assert f"`{field}`" in section, f"architecture.md's list does not name Parts::{field}"
+    for module in re.findall(r"&crate::(\w+)::[A-Z_]+,", registry):
+        assert (SCHED / module / "mod.rs").exists() or (SCHED / f"{module}.rs").exists(), module
