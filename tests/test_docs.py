@@ -1,7 +1,26 @@
-"""The docs read as a manual: no table row wider than a screen, and no relative link to nowhere.
+"""The docs read as a manual: no table row wider than a screen, no relative link to nowhere, and
+no machine path or dated run in a manual page.
 
 Every docs/*.md page and docs/reproductions/*.md page is checked, and README.md's links too.
 A page left out is in `WIDE_ROWS_EXCEPT` with the reason.
+
+Manual pages against the notebook. docs/ is the manual (what is true today); docs/lab/ is the
+notebook (validation runs, investigations, the benchmark history, dated). Every docs/**/*.md
+outside docs/lab/ is a manual page, and in a manual page, code blocks included:
+
+* no line holds a machine path: `MACHINE_PATH`, an absolute path under /work, /tmp, /home, /root or
+  /Users (a path in a command is relative to the clone, or a placeholder such as OUT);
+* a date (`DATE`, YYYY-MM-DD) appears only where the date is the point:
+  - docs/benchmarks.md, in the last cell of a table row (the "measured" column: when that
+    number was made);
+  - a reproduction page (docs/reproductions/*.md), as a stamp: a parenthesis opened by the date
+    that holds, before it closes, the command in backquotes that made the numbers, e.g.
+    "Measured (2026-11-27, `python examples/reproductions/baraat/gap.py`)"; the stamp may wrap onto
+    the next lines. "On 2026-11-23 we tried ..." is a diary, not a stamp.
+  Everything else dated belongs in docs/lab/.
+
+Pages written by a script that still break the rule are in `NOTEBOOK_EXCEPT`, with the script that
+writes them: the fix is in the script, and the entry goes when the page passes (a test says so).
 """
 
 from __future__ import annotations
@@ -30,8 +49,39 @@ LINK = re.compile(r"\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~)")
 
 
+#: An absolute path on the machine that wrote the page (not `/run/...` or `/opt/...` in a deployment
+#: example, and not a URL's path: the character before the slash is no word character or dot).
+MACHINE_PATH = re.compile(r"(?<![\w.:/])/(work|tmp|home|root|Users)/")
+DATE = re.compile(r"20\d\d-\d\d-\d\d")
+#: benchmarks.md's rows being measured again today; their date goes when the numbers come.
+PLACEHOLDER = "(rerun 2026-11-29, filled by the lead)"
+#: A reproduction page's stamp: "(DATE[, time][, words], `command ...`": the date opens the parenthesis,
+#: a code span starts before it closes (newlines allowed: a stamp may wrap).
+STAMP = re.compile(r"\((20\d\d-\d\d-\d\d)[^()`]*`")
+
+#: Manual pages written by scripts (the lead's examples/) that still hold dated runs or machine paths,
+#: and what their script must change. Each goes when its page passes.
+NOTEBOOK_EXCEPT: dict[str, str] = {
+    "docs/testbed-vs-simulation.md": "written by examples/testbed/sim_vs_testbed.py: its header names the "
+    "trace by an absolute path and its text is a dated diary of runs (/tmp/... outputs, 'the runs of "
+    "2026-11-24', ...); the diary belongs in docs/lab/",
+    "docs/testbed-vs-simulation-dcas.md": "written by examples/testbed/sim_vs_testbed.py --workload dcas: "
+    "dated runs in items 2-5 and below the table ('the run of 2026-11-28 14:43-14:53 UTC', ...)",
+    "docs/reproductions/baraat.md": "written by examples/reproductions/baraat/regenerate.py: 'on "
+    "2026-11-23 the files ... took 41 minutes', '(Until 2026-11-23 ...', 'seeds 2014 and 2015 as given, "
+    "2026-11-27)' are not stamps",
+    "docs/reproductions/dcas.md": "written by examples/reproductions/dcas.py: 'The testbed column is its "
+    "page's run of 2026-11-29 01:29 UTC' (no command in a stamp)",
+}
+
+
 def pages() -> list[Path]:
     return sorted([*DOCS.glob("*.md"), *DOCS.glob("reproductions/*.md")])
+
+
+def manual_pages() -> list[Path]:
+    """Every docs/**/*.md outside docs/lab/."""
+    return sorted(p for p in DOCS.rglob("*.md") if DOCS / "lab" not in p.parents)
 
 
 def rel(path: Path) -> str:
@@ -78,3 +128,61 @@ def test_relative_links_resolve(page: Path) -> None:
             if not (page.parent / path).exists():
                 broken.append(f"{rel(page)}:{n}: link to {target}, which does not exist")
     assert not broken, "\n".join(broken)
+
+
+def notebook_lines(text: str, name: str) -> list[str]:
+    """The lines of manual page `name` (e.g. "docs/benchmarks.md") holding `text` that break the rule
+    of the module doc, as "name:line: why"."""
+    lines = text.splitlines()
+    bad = [
+        f"{name}:{n}: a machine path ({m.group(0)}...): make it relative or a placeholder"
+        for n, line in enumerate(lines, 1)
+        if (m := MACHINE_PATH.search(line))
+    ]
+    allowed: set[int] = set()  # offsets of dates that are the point
+    if name == "docs/benchmarks.md":
+        offset = 0
+        for line in lines:
+            cells = line.rstrip().rstrip("|").split("|")
+            if line.lstrip().startswith("|") and len(cells) > 1 and DATE.fullmatch(cells[-1].strip()):
+                allowed.add(offset + line.rindex(cells[-1].strip()))
+            offset += len(line) + 1
+        allowed |= {m.start() + PLACEHOLDER.index("20") for m in re.finditer(re.escape(PLACEHOLDER), text)}
+    if name.startswith("docs/reproductions/"):
+        allowed |= {m.start(1) for m in STAMP.finditer(text)}
+    for m in DATE.finditer(text):
+        if m.start() not in allowed:
+            n = text.count("\n", 0, m.start()) + 1
+            bad.append(
+                f"{name}:{n}: a date ({m.group(0)}) outside benchmarks.md's date column and a "
+                "reproduction's stamp: a dated run belongs in docs/lab/"
+            )
+    return bad
+
+
+def test_the_notebook_exceptions_are_pages_that_still_need_them() -> None:
+    for page, why in NOTEBOOK_EXCEPT.items():
+        assert (ROOT / page).is_file(), f"NOTEBOOK_EXCEPT names {page}, which is gone: drop it"
+        assert notebook_lines((ROOT / page).read_text(encoding="utf-8"), page), f"{page} passes now ({why}): drop it from NOTEBOOK_EXCEPT"
+
+
+@pytest.mark.parametrize("page", manual_pages(), ids=rel)
+def test_no_machine_path_or_dated_run_in_a_manual_page(page: Path) -> None:
+    if rel(page) in NOTEBOOK_EXCEPT:
+        pytest.skip(f"{rel(page)}: {NOTEBOOK_EXCEPT[rel(page)]}")
+    bad = notebook_lines(page.read_text(encoding="utf-8"), rel(page))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_rule_tells_a_stamp_from_a_diary() -> None:
+    text = (
+        "Measured (2026-11-27,\n  `python gap.py --seed 1`): 3%.\n"  # a stamp, wrapped
+        "On 2026-11-23 the files took 41 minutes.\n"  # a diary
+        "Written to /tmp/out (`coflowkit run`).\n"  # a machine path
+    )
+    bad = [line.split(": ", 1)[1] for line in notebook_lines(text, "docs/reproductions/x.md")]
+    assert len(bad) == 2, bad
+    assert bad[0].startswith("a machine path") and "2026-11-23" in bad[1]
+    # the same stamp outside a reproduction page is a dated run; benchmarks.md's date column is not
+    assert len(notebook_lines(text, "docs/x.md")) == 3
+    assert not notebook_lines("| 1 | a | 2 s | | 1 | 2026-11-29 |\n", "docs/benchmarks.md")

@@ -1,35 +1,29 @@
 //! The receiving part of a replay, natively: every connection to one
-//! host's data port served by one event loop (epoll, through `mio`), without
-//! the GIL.
+//! host's data port, and its listening socket, served by one event loop
+//! (epoll, through `mio`) on one thread, without the GIL.
 //!
-//! It was Python (`coflowkit._replay_worker`'s asyncio `serve`): one event
-//! loop per host read every connection in 256 KiB slices through
-//! `sock_recv_into`, and at 25 Mbit/s per port the data came in small
-//! pieces, so each read cost a wake-up, a reader registered and removed and
-//! a coroutine step. On the 16-host testbed the receivers of one replay
-//! took about 57 s of CPU in 90 s (two cores in all, shared with senders,
-//! agents and coordinator). Then it was a thread per connection, blocked in
-//! `read`: cheap per byte, but a host held hundreds of connection threads,
-//! and when a wide coflow's data came in, hundreds were runnable at once.
-//! The accept loop was one more thread among them: it waited a whole round
-//! of the scheduler for each connection it took and each thread it started,
-//! and new connections waited in the kernel's queue for up to 1.35 s
-//! (measured, 16-host testbed under `aalo` through the runtime), several
-//! seconds in some runs, with their small flows' bytes already sent. Here a
-//! host's connections, and its listening socket, are served by one thread:
-//! a connection is taken the moment the loop sees it, and the record of
-//! each flow says when its connection was taken (`Received::accepted`).
+//! Why one event loop in Rust: at the testbed's rates (25 Mbit/s a port)
+//! data comes in small pieces, so a Python event loop pays a wake-up, a
+//! reader registration and a coroutine step per read (measured: about 57 s
+//! of CPU in a 90 s replay of 16 hosts, on two cores shared with senders,
+//! agents and coordinator). A thread per connection is cheap per byte but
+//! leaves the accept loop one thread among hundreds when a wide coflow's
+//! data comes in, and new connections then wait in the kernel's queue for
+//! up to 1.35 s (measured, 16-host testbed under `aalo` through the
+//! runtime) with their small flows' bytes already sent. Here a connection
+//! is taken the moment the loop sees it, and the record of each flow says
+//! when its connection was taken (`Received::accepted`).
 //!
-//! The wire format is the replay's: a 16-byte header (flow id, size,
-//! big-endian), the flow's bytes, then our one-byte answer `k` once all of
-//! them are in; the next flow may follow on the same connection. Records
-//! are the Python receiver's: per flow, the instant its last byte came
-//! (seconds since the epoch), the bytes and their CRC-32. A flow counts in
-//! only when it has arrived whole; a connection closed or reset mid-flow
-//! leaves that flow's partial record (unless it already arrived whole on
-//! another connection, the sender having sent it again) and a line in
-//! `broken`, not an error: the driver finds any flow that never arrived
-//! whole.
+//! The wire format is the replay's ([`crate::replay_wire`]): a 16-byte
+//! header (flow id, size, big-endian), the flow's bytes, then our one-byte
+//! answer `k` once all of them are in; the next flow may follow on the same
+//! connection. Records are the ones the replay's driver reads from every
+//! receiver: per flow, the instant its last byte came (seconds since the
+//! epoch), the bytes and their CRC-32. A flow counts in only when it has
+//! arrived whole; a connection closed or reset mid-flow leaves that flow's
+//! partial record (unless it already arrived whole on another connection,
+//! the sender having sent it again) and a line in `broken`, not an error:
+//! the driver finds any flow that never arrived whole.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};

@@ -2,17 +2,20 @@
 //! of one host sent at its start instant through a [`CoflowWriter`] of the
 //! host's [`AgentClient`], on a thread of its own, without the GIL.
 //!
-//! It was Python (`coflowkit._runtime_sender`, a thread per flow): an
-//! FB2010 coflow starts hundreds of flows on a host at once, and their
-//! threads queued for the GIL, so flows started seconds late (16-host
-//! testbed, `fair` through the runtime: mean start lag 0.28-0.45 s, p99
-//! 4.6-6.3 s, against 8 ms for plain TCP's event loop). The wire format and
-//! the records are the Python sender's (its module doc says what each
-//! field is); the payload is the replay's block, given by the caller, so
-//! the receiver's checks are unchanged. A flow whose connection fails is
+//! Why threads outside Python: an FB2010 coflow starts hundreds of flows on
+//! a host at once, and a writer blocks while the runtime paces or pauses
+//! its flow. Python threads, one per flow, would queue for the GIL and start
+//! flows late (measured on the 16-host testbed under `fair` through the
+//! runtime: a mean start lag of 0.28-0.45 s, p99 4.6-6.3 s, against 8 ms for
+//! plain TCP's event loop); threads that hold no lock start on time.
+//!
+//! The wire format is [`crate::replay_wire`]'s, the records are the ones the
+//! replay's driver reads from every sender (`coflowkit.testbed.replay`), and
+//! the payload is the replay's block, given by the caller, so the receiver's
+//! checks are the same for every sender. A flow whose connection fails is
 //! sent again from its first byte on another connection, up to three
-//! attempts, as the Python worker does (`coflowkit._replay_worker`): its
-//! start stays the first attempt's, and the lost connections are listed.
+//! attempts, as the Python worker does (`coflowkit.testbed.replay.worker`):
+//! its start stays the first attempt's, and the lost connections are listed.
 
 use crate::replay_wire::{epoch, header, ANSWER, HEADER, TOS_TOP};
 use coflowkit_model::CoflowId;
