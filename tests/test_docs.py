@@ -62,11 +62,6 @@ STAMP = re.compile(r"\((20\d\d-\d\d-\d\d)[^()`]*`")
 #: Manual pages written by scripts (the lead's examples/) that still hold dated runs or machine paths,
 #: and what their script must change. Each goes when its page passes.
 NOTEBOOK_EXCEPT: dict[str, str] = {
-    "docs/testbed-vs-simulation.md": "written by examples/testbed/sim_vs_testbed.py: its header names the "
-    "trace by an absolute path and its text is a dated diary of runs (/tmp/... outputs, 'the runs of "
-    "2026-11-24', ...); the diary belongs in docs/lab/",
-    "docs/testbed-vs-simulation-dcas.md": "written by examples/testbed/sim_vs_testbed.py --workload dcas: "
-    "dated runs in items 2-5 and below the table ('the run of 2026-11-28 14:43-14:53 UTC', ...)",
     "docs/reproductions/baraat.md": "written by examples/reproductions/baraat/regenerate.py: 'on "
     "2026-11-23 the files ... took 41 minutes', '(Until 2026-11-23 ...', 'seeds 2014 and 2015 as given, "
     "2026-11-27)' are not stamps",

@@ -2,7 +2,7 @@
 
 The claims, the paper's numbers, the level each paper measured at and where our numbers stand
 are declared in examples/reproductions/claims.toml. Our numbers are read from the generated
-reproduction pages (docs/reproductions/*.md, docs/testbed-vs-simulation*.md), which each paper's
+reproduction pages (docs/reproductions/*.md, docs/lab/testbed-vs-simulation*.md), which each paper's
 `make repro-*` writes from its result store: a page regenerated moves the table with it, and
 tests/test_claims.py fails until the table is written again (`make repro-claims`).
 

@@ -3,7 +3,7 @@
 
 The paper's setup (80 hosts at 1 Gbit/s, 400 coflows of up to 500 MB flows) is about 22 million packets a
 scheduler, ten minutes each here, so this section takes D-CAS's mix at the scale of the emulated testbed
-(docs/testbed-vs-simulation-dcas.md): the same generator, 200 coflows for 16 hosts at 25 Mbit/s, sizes and
+(docs/lab/testbed-vs-simulation-dcas.md): the same generator, 200 coflows for 16 hosts at 25 Mbit/s, sizes and
 times x0.01, fitted as the testbed replays it (flows folded onto their own host dropped), and each policy's
 spec as the testbed's replay builds it (``sim_vs_testbed.py``'s workload and ``replay.policy_spec``). Each
 scheduler runs on the flow-level engine and twice on the packet engine (docs/packet-engine.md): with its
@@ -45,7 +45,7 @@ SCALE = 0.01
 N_COFLOWS = 200
 SEED = 1
 COORDINATOR_INTERVAL = "10ms"
-#: The packet engine with the testbed's queues, hosts and resends (docs/testbed-vs-simulation.md).
+#: The packet engine with the testbed's queues, hosts and resends (docs/lab/testbed-vs-simulation.md).
 TESTBED_PACKET = starvation_guard.PACKET
 #: The testbed's policies in its page's order; `plain` is per-flow fairness (`fair`).
 POLICIES = ("plain", "pias", "fifo-lm", "tafe", "karuna", "dcas-local", "dcas", "aalo", "varys")
@@ -55,7 +55,7 @@ CLASS_POLICIES = ("dcas", "varys", "fifo-lm")
 SHORT_BYTES = 10 * 2**20
 NARROW_FLOWS = 50
 CLASSES = ("SN", "LN", "SW", "LW")
-TESTBED_PAGE = ROOT / "docs" / "testbed-vs-simulation-dcas.md"
+TESTBED_PAGE = ROOT / "docs" / "lab" / "testbed-vs-simulation-dcas.md"
 LEVELS = ("flow", "packet", "packet, testbed's TCP")
 #: One change each from the testbed's TCP (`TESTBED_PACKET`), run for `KNOB_POLICIES`: label -> option.
 KNOBS = {
@@ -175,7 +175,7 @@ def section(r: dict[str, Any]) -> str:
         f"takes D-CAS's mix at the emulated testbed's scale: {N_COFLOWS} coflows of the same generator for 16 hosts "
         f"at 25 Mbit/s, sizes and times x{SCALE} ({r['n_coflows']} coflows, {r['n_flows']} flows once flows "
         "folded onto their own host are dropped), each policy's spec as the testbed's replay builds it "
-        "([docs/testbed-vs-simulation-dcas.md](../testbed-vs-simulation-dcas.md)). Each runs on the flow-level "
+        "([docs/lab/testbed-vs-simulation-dcas.md](../lab/testbed-vs-simulation-dcas.md)). Each runs on the flow-level "
         "engine and twice on the packet engine ([docs/packet-engine.md](../packet-engine.md)): with its defaults "
         "(DCTCP, the engine's switch queues) and with the testbed's TCP, queues and resends "
         f"(`{TESTBED_PACKET}`). At packet level `dcas` negotiates with real control packets between hosts every "
@@ -318,7 +318,7 @@ def knobs(r: dict[str, Any], tb: dict[str, float]) -> list[str]:
         "no-loss row are all spurious), and the 64 KB queues drop; the two rows after the first measure each "
         "of those apart. Whatever of the gap they leave (above) is not split here; the same comparison on "
         "FB2010's fitted workload is in docs/packet-engine.md (\"At the testbed's setting\") and "
-        "docs/testbed-vs-simulation.md."
+        "docs/lab/testbed-vs-simulation.md."
     )
     return lines + [" ".join(text)]
 

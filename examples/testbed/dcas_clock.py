@@ -1,7 +1,7 @@
 """D-CAS's round rate, split: how often the senders' clock ticked, how late, and
 how often a tick found a large subcoflow starving, on the packet engine and
 (with ``--testbed``, as root, ``dcas`` or ``dcas-local``) on the emulated testbed, for the 16-host FB2010
-replay of docs/testbed-vs-simulation.md::
+replay of docs/lab/testbed-vs-simulation.md::
 
     sudo .venv/bin/python examples/testbed/dcas_clock.py [--testbed [--testbed-policy dcas-local]]
         [--packet-extra KNOBS] [--spec-extra KEYS] [--policies dcas,dcas-local,plain,pias] [--out DIR] [--trace FB2010]
@@ -39,7 +39,7 @@ import diagnose as dg  # noqa: E402
 TRACE = HERE.parents[1].parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
 TOPOLOGY = "bigswitch:hosts=16,rate=25Mbps"
 #: The packet engine with the testbed's queues, TSQ, HTB's guaranteed rate and datagrams
-#: (docs/testbed-vs-simulation.md).
+#: (docs/lab/testbed-vs-simulation.md).
 PACKET = (
     "transport=tcp,buffer=64KB,min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,"
     "buffer_per=queue,tsq=32KB,class_min=0.001,control_batch=on"

@@ -1,5 +1,5 @@
 """Why D-CAS's negotiation gains less on the testbed than in the simulator
-(docs/testbed-vs-simulation-dcas.md, item 5). D-CAS's synthetic mix, made as
+(docs/lab/testbed-vs-simulation-dcas.md, item 5). D-CAS's synthetic mix, made as
 ``sim_vs_testbed.py --workload dcas`` makes it, replayed on one testbed under
 D-CAS without negotiation (``local``), with it (``dcas``), and negotiating while
 keeping the sender's own priority (``keep``: what the messages cost alone), and

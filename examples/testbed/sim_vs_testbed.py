@@ -1,7 +1,7 @@
 """Simulation against reality: one scaled workload replayed on the emulated
 testbed under each sender policy, and simulated on the testbed's topology
 under the scheduler each policy stands for; writes
-``docs/testbed-vs-simulation.md`` and its figures (needs root)::
+``docs/lab/testbed-vs-simulation.md`` and its figures (needs root)::
 
     sudo .venv/bin/python examples/testbed/sim_vs_testbed.py [--workload fb2010|dcas] [--hosts 16]
         [--rate 100Mbps] [--size-scale S] [--time-scale T] [--max-coflows K]
@@ -56,8 +56,8 @@ TRACE = ROOT.parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
 FIGURES = ROOT / "docs" / "testbed"
 #: Each workload's page and figure.
 PAGES = {
-    "fb2010": (ROOT / "docs" / "testbed-vs-simulation.md", FIGURES / "cct-scatter.png"),
-    "dcas": (ROOT / "docs" / "testbed-vs-simulation-dcas.md", FIGURES / "cct-scatter-dcas.png"),
+    "fb2010": (ROOT / "docs" / "lab" / "testbed-vs-simulation.md", FIGURES / "cct-scatter.png"),
+    "dcas": (ROOT / "docs" / "lab" / "testbed-vs-simulation-dcas.md", FIGURES / "cct-scatter-dcas.png"),
 }
 #: Each workload's default sizes and times scale. FB2010 at 100 Mbit/s: a replay of about 80 s. The D-CAS mix is
 #: generated for the testbed's port rate, so scaling sizes and times alike keeps its load: x0.01 makes its
@@ -105,7 +105,7 @@ CONTROLS = ("fair-rt", "aalo-strict", "aalo-rates")
 GAP = 0.25
 #: Two schedulers whose simulated mean CCTs differ by less than this (relative to the smaller) are
 #: closer than the testbed resolves: one policy's mean CCT moves by 3-11% between two runs on this
-#: machine (the repeated runs of docs/testbed-vs-simulation.md), so the page counts their order apart.
+#: machine (the repeated runs of docs/lab/testbed-vs-simulation.md), so the page counts their order apart.
 SIM_CLOSE = 0.05
 
 
@@ -748,7 +748,7 @@ def write_page(saved: dict[str, Any]) -> None:
             f"Not among {p}'s runs: its replays of {', '.join(n['runs'])}, before {n['since']}, when {n['why']}.",
         ]
     doc, figure = PAGES[saved["workload"]]
-    lines += ["", f"![testbed against simulated CCT per coflow]({figure.relative_to(doc.parent)})", ""]
+    lines += ["", f"![testbed against simulated CCT per coflow]({os.path.relpath(figure, doc.parent)})", ""]
     big = [r for r in rows if math.isfinite(r[2] / r[3]) and abs(r[2] / r[3] - 1) > GAP]
     if big:
         lines.append(f"Schedulers with a gap above {GAP:.0%}: {', '.join(r[0] for r in big)}.")
@@ -1343,7 +1343,7 @@ wide coflows, flows up to 500 MiB, load 1; docs/workloads.md), generated for the
 their ports' 25 Mbit/s, 200 coflows, then sizes and times x0.01 (largest flow 5 MiB; a replay lasts about
 55 s). Unlike FB2010, whose light coflows are a few kilobytes, its light coflows reach 4.2 MB, and at
 load 1 the ports stay busy: the 40 large coflows carry 95% of the bytes, and a light one that waits costs
-seconds. The causes of FB2010's page (docs/testbed-vs-simulation.md, *Why the testbed and the simulator
+seconds. The causes of FB2010's page (docs/lab/testbed-vs-simulation.md, *Why the testbed and the simulator
 differ*) hold here too; what this mix adds:
 
 1. **TCP against the fluid model (FB2010's cause 3).** `plain` is 30% behind `fair` in every run
@@ -1472,7 +1472,7 @@ other policies moved by -1.2% (`pias`) to +4.0% (`tafe`) against the run of 2026
 show the gain to be the clock's. The numbers the items quote are their runs' (2026-11-24/25); in this
 run `plain` is 30% behind `fair` (4.2702 against 3.2807 s) and 14-18% behind `pias` and `aalo`,
 `fifo-lm` and `tafe` are 21% and 15% under the simulator, `varys` 49% over it. Since that run the flow
-level reads D-CAS's service at its senders' ticks as the host policy does (docs/testbed-vs-simulation.md,
+level reads D-CAS's service at its senders' ticks as the host policy does (docs/lab/testbed-vs-simulation.md,
 finding 2 of its last section): on this page's workload with the run's specs (`coflowkit.simulate`)
 the simulated `dcas` moves from 2.1451 to 2.1303 s and `dcas-local` from 2.4198 to 2.3891 s, the other
 schedulers not at all; the ranking stays 36 of 36 and negotiation's simulated gain 10.8%.

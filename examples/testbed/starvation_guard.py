@@ -1,5 +1,5 @@
 """D-CAS's starvation rule on the testbed and in the flow-level model: FB2010 fitted as
-docs/testbed-vs-simulation.md fits it, replayed on the testbed under sender policies with keys added to
+docs/lab/testbed-vs-simulation.md fits it, replayed on the testbed under sender policies with keys added to
 their specs, and each simulated with the same spec (needs root)::
 
     sudo .venv/bin/python examples/testbed/starvation_guard.py [--runs dcas-local:t=100s,pias,dcas-local]
@@ -30,7 +30,7 @@ from coflowkit.testbed import replay as rp
 import large_flows as lf  # noqa: E402  (this folder)
 
 TOPOLOGY = "bigswitch:hosts=16,rate=25Mbps"
-#: The packet engine with the testbed's queues, hosts and resends (docs/testbed-vs-simulation.md).
+#: The packet engine with the testbed's queues, hosts and resends (docs/lab/testbed-vs-simulation.md).
 PACKET = (
     "transport=tcp,buffer=64KB,min_rto=200ms,initial_rto=1s,max_rto=1s,link_delay=20us,sack=on,"
     "buffer_per=queue,tsq=32KB,class_min=0.001,control_batch=on,host_rtx=skip,rto_undo=on"

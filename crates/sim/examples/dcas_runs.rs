@@ -4,7 +4,7 @@
 //! often of those as starving (`<1, 0>`: unserved for longer than T), from
 //! the decision log. The testbed's replay reports the same count per coflow
 //! (`dcas_runs` in a worker's result), so that the two can be set side by
-//! side (docs/testbed-vs-simulation-dcas.md). A round dropped before it was
+//! side (docs/lab/testbed-vs-simulation-dcas.md). A round dropped before it was
 //! decided (its subcoflow ended, or its next round began first) is not
 //! counted.
 //!

@@ -46,7 +46,7 @@ control datagrams and marks the sockets, so that the policy ticks near its
 ``delta`` grid however late this process's event loop runs (on a loaded
 testbed of 16 hosts on 2 cores the loop ran 6-7 ms late on average, and D-CAS
 ticked every 22-25 ms instead of 10; with the thread, every 13.3-13.7 ms:
-docs/testbed-vs-simulation.md).
+docs/lab/testbed-vs-simulation.md).
 """
 
 from __future__ import annotations
@@ -87,12 +87,12 @@ _UNPACED = 0xFFFFFFFF
 
 #: The SCHED_FIFO priority of the native clock's thread as root: none. At priority 10 its ticks
 #: were on the grid (10.06 ms apart) but the workers' event loops stalled up to 2-6 s, and
-#: `dcas`'s mean CCT went from 0.40 to 1.15 s (docs/testbed-vs-simulation.md).
+#: `dcas`'s mean CCT went from 0.40 to 1.15 s (docs/lab/testbed-vs-simulation.md).
 CLOCK_RT_PRIORITY = 0
 #: The native clock thread's niceness as root: None, its process's (the replay's `--nice`, -10). At
 #: -20 its ticks ran closer to the grid (12.3 against 13.5-13.7 ms apart) but the senders' own flows
 #: started later (a mean lag of 60-80 against 33-39 ms): the negotiation's datagrams cost the 2 cores
-#: what the event loops then lack (docs/testbed-vs-simulation.md).
+#: what the event loops then lack (docs/lab/testbed-vs-simulation.md).
 CLOCK_NICE: int | None = None
 
 
