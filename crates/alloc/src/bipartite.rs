@@ -32,7 +32,7 @@
 //! the steps after the ports it touched, not the whole order. (A copy before
 //! every step was most of the fill's stores and of the walk's: with one
 //! every 4 steps FB2010 `stf` and `ncf` ran 1.13-1.18x faster,
-//! docs/benchmarks.md, command 160.)
+//! docs/lab/benchmarks-history.md, command 160.)
 //!
 //! The walk costs the touched ports of one side a step, and no division:
 //! it keeps each touched port's share as a bound (its residual times the
@@ -43,7 +43,7 @@
 //! ports when one before it changes, and FB2010 `stf`'s solves that
 //! restarted from scratch for it (a third of them, past a quarter of the
 //! ports touched; 72% of the fill) repeated their old first 41% of steps
-//! (docs/benchmarks.md, command 145).
+//! (docs/lab/benchmarks-history.md, command 145).
 //!
 //! Correctness properties:
 //! - the levels equal those of progressive filling from scratch on the same
@@ -388,7 +388,7 @@ impl BipartiteMaxMin {
     /// operations in the same order (Rust never fuses a multiply and an
     /// add), so the levels are the same to the bit; only more lanes run at
     /// once. FB2010 `pias` spends most of its solve in [`freeze`]'s
-    /// division, which AVX2 does four at a time (docs/benchmarks.md,
+    /// division, which AVX2 does four at a time (docs/lab/benchmarks-history.md,
     /// command 158).
     fn refill(&mut self, k: usize, row_cap: &[f64], col_cap: &[f64]) {
         #[cfg(target_arch = "x86_64")]

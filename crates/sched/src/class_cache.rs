@@ -53,8 +53,8 @@
 //! demand by demand): debug builds check each grid solve against
 //! [`MaxMin`] to 1e-9 relative. A grouped flow finishes by its group's
 //! clock, which rounds differently from a solo flow's: FB2010's per-coflow
-//! CCTs are within 10 ns of main bdb31e9's (docs/benchmarks.md, command
-//! 55). Such a coflow's last solve stands on residuals equal to the bit at
+//! CCTs are within 10 ns of those of re-serving every flow alone
+//! (docs/lab/benchmarks-history.md, command 55). Such a coflow's last solve stands on residuals equal to the bit at
 //! the ports it froze and, at the others (each of whose flows froze at its
 //! other end), on any residual that still leaves the port a margin after
 //! the uses its flows took, replayed in freeze order

@@ -172,9 +172,7 @@
 //! rounded to another nanosecond moves later crossings too, and its shifts
 //! are larger (on FB2010, 54 of 526 CCTs moved against main's sending
 //! them alone, by at most 471 ns; on its first 200 coflows 3 of 200, by
-//! at most 109 ns; an earlier form, without the in-place relabel and the
-//! mirrored groups, moved them by up to 2.5 us), within the 1 us asked of
-//! it, for less than half the CPU (docs/benchmarks.md, row 76).
+//! at most 109 ns), within the 1 us asked of it, for less than half the CPU (docs/lab/benchmarks-history.md, row 76).
 //! Only rows and columns whose levels moved are looked at, cell by cell
 //! in the matrix's order against a dense copy of the rate and group each
 //! cell's slot was last given (`Co::cell_rate`, `Co::cell_group`), so that

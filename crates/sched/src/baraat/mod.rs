@@ -249,7 +249,7 @@ const BUDGET_PARAM: Param = Param {
 };
 
 /// CPU nanoseconds one active flow costs in one computed round, measured
-/// on FB2010's first 30 coflows (docs/benchmarks.md, 2026-11-25): the
+/// on FB2010's first 30 coflows (docs/lab/benchmarks-history.md): the
 /// unit of [`check_budget`]'s estimate. The cost grows with contention
 /// (flows that wait are active too), so on a loaded trace the estimate is
 /// a lower bound.

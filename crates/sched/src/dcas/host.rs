@@ -30,8 +30,7 @@
 //! `rem` includes the bytes handed to the transport and not yet
 //! acknowledged ([`HostView::unacked`]), and a subcoflow is served when
 //! its acknowledged bytes grew since the last tick. `count=written` (a
-//! diagnostic: the testbed's count before 2026-11-24) counts at the
-//! socket instead.
+//! diagnostic) counts the bytes written to the socket instead.
 //!
 //! # Receiver (Pseudocode 2)
 //! On an announcement: cache the value per (coflow, sender), drop entries

@@ -36,7 +36,7 @@
 //! [`ClassServer::on_grid`] (what it did before), flow for flow
 //! ([`ClassCache::exact`]: solo rates, a class on the grid only while it
 //! is wide); FB2010's per-coflow CCTs are the same to the ns
-//! (docs/benchmarks.md, command 60). `mux=last` still re-serves every
+//! (docs/lab/benchmarks-history.md, command 60). `mux=last` still re-serves every
 //! class ([`ClassServer`]). On other fabrics (or with `solver=incremental`), for
 //! the paper's rule (`mux=next`, per coflow), the flows are demands of an
 //! [`IncrementalMaxMin`](coflowkit_alloc::IncrementalMaxMin) whose class is
@@ -126,7 +126,7 @@
 //! 16,000 active flows on average, of which 600 change rate and 9,700 are
 //! frozen at 0 as at the call before (queued tasks), but such a flow's
 //! freezing level decides when the class behind it at its other links
-//! starts, so they are not left out; docs/benchmarks.md, command 123.
+//! starts, so they are not left out; docs/lab/benchmarks-history.md, command 123.
 //! Correctness properties: every active flow ends frozen (`LinkFill::fill`,
 //! debug builds); a call kept without a solve has a fresh solve's rates and
 //! classes, to the bit (`LinkFill::check_unchanged`, debug builds); the

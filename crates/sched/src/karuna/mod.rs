@@ -58,7 +58,7 @@
 //! its members' progress is the engine's group clocks instead of per-flow
 //! sums (debug builds check each solve against `MaxMin`; the reference
 //! suite checks the whole, and FB2010's per-coflow CCTs move by a few
-//! nanoseconds, docs/benchmarks.md).
+//! nanoseconds, docs/lab/benchmarks-history.md).
 //!
 //! `pias` is this scheduler with every flow type 3 and 8 queues for them
 //! (`Knows = KnowsSent`: it never reads a size). `pfabric-edf` and

@@ -66,134 +66,48 @@
 //!
 //! # What an event costs (`flows=srpt`)
 //!
-//! The orders are kept from one event to the next (`TaskOrders`): only the
-//! flows that had a rate, started or finished move, each by a binary
-//! search, and a task's order is cut into chunks at key gaps, each with the
-//! classes of its flows' first and last links, so that a turn passes over
-//! the chunks that cannot get anything and leaves a chunk once that holds.
-//! A flow is served by taking its path's least residual
-//! (`ClassServer::serve_one`), not by a max-min solve. On FB2010's first
-//! 200 coflows an event still walks about 5,000 flows of chunks with an
-//! open first and an open last link (most of them blocked at one end) for
-//! about 100 it serves, and re-keys about 200 (docs/benchmarks.md, command
-//! 53). A chunk's flows that leave, and those that come in, move the rest
-//! of the chunk once per event, not once per flow, and a walk finds a
-//! run's end by a binary search (FB2010's tasks have runs of thousands of
-//! exact ties, one chunk each, which a walk often leaves after a few
-//! flows): 1.36x on those 200 coflows (command 60). A served flow that
-//! leaves such a run for the gap before it joins the short chunk beside
-//! the run, or a chunk of its own, not the run's chunk, which it would
-//! move, and have looked at for a split, at each event ([`place`]): on the
-//! whole trace, 1.19x. A walk that meets a full first link passes the
-//! flows right after it from the same link without a look at their links
-//! (FB2010's runs of ties list a sender's flows together); a long chunk
-//! (over [`SEG_MIN`] flows) keeps those stretches from one first link,
-//! each with the classes of its last links ([`Seg`]), so that a walk
-//! passes a stretch whose first link is full, or whose last links all
-//! are, with one look, not one per flow (FB2010 whole trace: an event
-//! looked at about 13,000 flows and passed 20,000 more one by one, for
-//! about 110 served; now it looks at 7,700 flows and 3,100 stretches:
-//! 1.13x, docs/benchmarks.md command 71). Most flows still looked at are
-//! open at their first link and blocked at their last. A long chunk that
-//! grew is searched for a place to split only if its keys are not all
-//! within one run's reach ([`split_point`]): FB2010's long runs of ties
-//! were searched flow by flow at each event that put a flow into them.
-//! A flow re-keyed whose new key still falls between its neighbours' (and
-//! leaves any chunk end it sits at a gap) takes it where it stands
-//! ([`rekey_in_place`]), with no taking out, sorting and putting back: on
-//! FB2010's first 200 coflows 66 of the 104 flows re-keyed an event stay
-//! where they are (the flows served round after round keep their order);
-//! whole trace 1.07x (docs/benchmarks.md command 84). A served flow's
-//! place (chunk, and place in it) is noted when it is served; nothing
-//! moves between that turn and the next update's in-place re-keys, so
-//! they look there first and search only if another flow stands there
-//! (the binary searches had become 10% of the whole trace): 1.19x in all.
-//! Most of what a walk still looked at came after a chunk's last serve
-//! (flows that cross a full link), and came out the same at the next
-//! event: a chunk keeps its *blocked tail*, the flows after its last
-//! serve, with a set of links each of them crosses: the chunk's first and
-//! last links that were full when the walk left it, and any link between
-//! that blocked a flow (kept while each link is its own class, up to
-//! [`CLASSES`] links, as on FB2010's big switch). Nothing of it depends on
-//! the round: while those links are all full (looked at on entering the
-//! chunk and after each serve, as nothing fills in between) the walk
-//! passes the tail at once. Flows that leave it shorten it, a flow put
-//! into it cuts it after that flow. On the whole trace an event passed
-//! 18,000 of the 33,000 flows of the chunks it walked that way (with each
-//! flow's blocking link noted as the walk passed it: 1.17-1.21x; the
-//! chunk's full ends instead, no note a flow: 1.05x more;
-//! docs/benchmarks.md command 91). A walk that finds some links of a
-//! kept tail open again (on FB2010's first 200 coflows a link or two, in
-//! most walks that look at flows and serve none) still knows that each
-//! flow of the tail crosses a link of that set: a stretch of the tail
-//! whose first link and last links miss the set's links open now crosses
-//! one of its full ones, and is passed with one look
-//! ([`TaskOrders::still_blocked`]; only while no path kept has more than
-//! two links, so that a flow's ends are its links). A flow that leaves
-//! its chunk is looked for first where it was last served, as a re-keyed
-//! one is (the binary searches of the flows that leave were the hottest
-//! lines of `update`), and the tasks' sending flows are sorted as
-//! integers: cut80 instructions -5.0%, FB2010 1.11x side by side
-//! (docs/benchmarks.md command 99).
-//! In a chunk without stretches the flows of such a tail were still
-//! looked at one run at a time (a run end found per flow), and on
-//! FB2010's first 200 coflows 90% of the walks that served nothing found
-//! every flow they looked at blocked by a link of the tail's set still
-//! full: such a walk now reads the tail's flows' two ends only, from the
-//! tail's start to the first flow with both open, and goes on from the
-//! run that holds it (found back through the keys to the last gap), or
-//! leaves: cut80 instructions -2.3%, cut200 -6.5%, FB2010 1.02-1.03x side
-//! by side (docs/benchmarks.md command 103). A chunk without stretches is
-//! now walked so throughout, kept tail or not: from its start, and from
-//! each serve, the walk finds the next flow with both ends open eight
-//! flows at a time with no branch a flow ([`next_open_flow`]: the flows it
-//! passes are blocked at one end or the other, in no order a branch could
-//! guess), and only then the run that holds it (most are a flow alone or
-//! exact ties, in index order), not a run's end and two looks with a
-//! branch each at every flow. On FB2010 an event scans ~1,670 flows so
-//! and finds the ~110 it serves: 1.02-1.16x side by side (cut200
-//! instructions -0.6%, cut80 +7%; docs/benchmarks.md command 128); a flow
-//! scanned still costs ~3 ns. Debug builds walk chunks with stretches this
-//! way every other round, and check that each flow passed crosses a full
-//! link.
-//! On a big switch of equal links with paths of one or two links (FB2010)
-//! every serve takes both its links whole, so a fill is the greedy
-//! matching in the order's priority, and an event changes a few holders:
-//! the fill is kept as that matching from one event to the next
-//! ([`crate::greedy::matching`], as `srpt` keeps it), under keys (task's
-//! queue and FIFO ticket, bytes left; [`Ranked`]): between events a
-//! holder's bytes left only fall, and a task's queue and ticket move only
-//! at a demotion, or when a task comes in ahead of a ticketed one in FIFO
-//! order, where the matching is dropped and the order walked, as it is
-//! where the matching's chain cannot be sure of a near-tie. The flows with
-//! a rate then take their classes (places in the whole order) by a search
-//! in their task's chunks, from where they were last served
-//! ([`TaskOrders::place_classes`]). On FB2010 nearly every event is so
-//! decided (cut200: 59,996 of its first 60,000); whole trace 1.06-1.11x side by
-//! side (docs/benchmarks.md command 164). Debug builds check every fill
-//! so decided against each task's flows sorted from scratch and served in
-//! turn (rates and classes, to the bit), and the matching's lists.
-//! The update notes where it puts each flow, as a serve does, and every
-//! search for a kept flow (a re-key in place, a flow that leaves, a
-//! class) that finds another flow at the note gallops from it (the flows
-//! that left or came in before it moved it a few places), rather than
-//! search its task's order ([`find`]); a re-keyed flow whose new place is
-//! inside its chunk moves there, shifting only the flows in between, not
-//! taken out and put back, which shifted the rest of the chunk twice
-//! ([`move_in_chunk`]); a flow re-keyed in place reads no path. cut200
-//! instructions 18.87 G -> 16.7 G (cachegrind); FB2010 side by side in
-//! docs/benchmarks.md, command 167. A chunk's flows sit in a buffer with
-//! room at its front ([`Flows`]): a flow that leaves nearer the front
-//! moves the flows before it, not the rest of the run; the matching lists
-//! a starting task's flows at once; the holders are sorted by a merge of
-//! runs and summed unsorted when their rates are one; classes count the
-//! chunks of the tasks that hold a flow with a rate only; the matching's
-//! keys are the update's; a flow that leaves a chunk rewrites the
-//! stretches from the first it touches; and a re-keyed flow that moves
-//! takes its path from its kept place. cut200 instructions 16.7 G -> 13.5
-//! G; FB2010 1.09x by medians side by side (command 169). What the update
-//! still moves is the flows that leave a long run in its middle (a new
-//! holder can stand anywhere in its run).
+//! An event must not walk every task's flows: on FB2010 an event changes a
+//! few hundred of hundreds of thousands. So the orders are kept from one
+//! event to the next (`TaskOrders`), and only the flows that had a rate,
+//! started or finished move:
+//! - A task's order is cut into chunks at key gaps ([`place`],
+//!   [`split_point`]), each with the classes of its flows' first and last
+//!   links, so that a turn passes the chunks that cannot get anything and
+//!   leaves a chunk once that holds; long runs of exact ties are one chunk,
+//!   and a walk finds a run's end by a binary search. A chunk's flows sit
+//!   in a buffer with room at its front ([`Flows`]).
+//! - A long chunk (over [`SEG_MIN`] flows) keeps stretches of one first
+//!   link with the classes of their last links ([`Seg`]), so a walk passes
+//!   a stretch whose first link, or whose every last link, is full with one
+//!   look.
+//! - A chunk keeps its *blocked tail*, the flows after its last serve, with
+//!   a set of links each of them crosses; while those links are full the
+//!   walk passes the tail at once, and where some opened again it passes
+//!   the stretches that still cross a full one
+//!   ([`TaskOrders::still_blocked`]). Elsewhere a walk finds the next flow
+//!   with both ends open eight flows at a time ([`next_open_flow`]).
+//! - A flow is served by taking its path's least residual
+//!   (`ClassServer::serve_one`), not by a max-min solve.
+//! - A re-keyed flow whose new key still falls between its neighbours'
+//!   keeps its place ([`rekey_in_place`]); one that moves inside its chunk
+//!   shifts only the flows in between ([`move_in_chunk`]). Every search for
+//!   a kept flow starts where it was last served and gallops from there
+//!   ([`find`]).
+//! - On a big switch of equal links with paths of one or two links (FB2010)
+//!   every serve takes both its links whole, so a fill is the greedy
+//!   matching in the order's priority: it is kept from one event to the
+//!   next ([`crate::greedy::matching`], as `srpt` keeps it) under keys
+//!   (task's queue and FIFO ticket, bytes left; [`Ranked`]), and dropped
+//!   where the order changes otherwise (a demotion, a task ahead of a
+//!   ticketed one) or where its chain cannot be sure of a near-tie; the
+//!   flows with a rate then take their classes by a search in their task's
+//!   chunks ([`TaskOrders::place_classes`]).
+//!
+//! Debug builds check every fill so decided against each task's flows
+//! sorted from scratch and served in turn (rates and classes, to the bit),
+//! the matching's lists, and that each flow a walk passed crosses a full
+//! link. What each step bought on FB2010 is in
+//! docs/lab/benchmarks-history.md.
 //!
 //! # What it knows
 //!
