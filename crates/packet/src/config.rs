@@ -363,7 +363,7 @@ pub struct PacketConfig {
     pub pfabric_buffer: Limit,
     /// pFabric's fixed retransmission timeout; `None` for 3 round trips of
     /// the flow's path, unloaded (pFabric §4.2, §5: 45 µs for 14.6 µs),
-    /// at least one plus a full buffer's drain (`pfabric::auto_rto_ps`).
+    /// at least one plus a full buffer's drain (`tcp::pfabric::auto_rto_ps`).
     pub pfabric_rto: Option<Dur>,
     /// pFabric's initial window, segments; `None` for one BDP of the
     /// flow's path (pFabric §4.2, §5: 12 packets).

@@ -32,6 +32,7 @@ pub mod coordinator;
 mod engine;
 pub mod host;
 pub mod pacing;
+pub mod packet;
 pub mod pfabric;
 pub mod port;
 pub mod rcp;

@@ -65,7 +65,8 @@
 //! a packet in the queue its bytes belong in is never marked by task bytes
 //! (`marks` and `queue_for` use one comparison).
 
-use crate::port::{Packet, N_QUEUES};
+use crate::packet::Packet;
+use crate::port::N_QUEUES;
 use coflowkit_sched::tafe::TafeConfig;
 use thiserror::Error;
 

@@ -51,7 +51,7 @@
 //!   the deadline has passed (here [`LateRule`], 2 by default).
 //! * pFabric's rate control, Alizadeh et al., SIGCOMM 2013, §4.2: the
 //!   window starts at the path's BDP (line rate; the engine computes it,
-//!   [`crate::pfabric::bdp_segments`]) with the slow-start threshold there
+//!   [`pfabric::bdp_segments`]) with the slow-start threshold there
 //!   too, so it grows by additive increase per ACK "as in standard TCP";
 //!   loss is detected by a fixed timeout only (no fast retransmit, no
 //!   reaction to duplicate ACKs, no ECN, no back-off); on a timeout the
@@ -106,6 +106,8 @@
 //!
 //! Sequence numbers are byte offsets from 0; the flow's size is known to
 //! the sender (it has that many bytes to send), never to the network.
+
+pub mod pfabric;
 
 use crate::config::LateRule;
 use crate::config::TransportKind;

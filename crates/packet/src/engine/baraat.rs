@@ -101,7 +101,7 @@
 //! its flows asks for `stale_intervals` intervals).
 
 use super::{ps, Engine, Ev};
-use crate::port::{Kind, Packet};
+use crate::packet::{Kind, Packet};
 use crate::spc::{Request, SpcHeader, SpcParams, SpcPort};
 use coflowkit_model::{LinkKind, Time};
 use coflowkit_sched::host::{HostView, PathRates};

@@ -103,8 +103,9 @@ impl QueuedData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Packet;
     use crate::port::tests::pkt;
-    use crate::port::{Admit, Packet, Port};
+    use crate::port::{Admit, Port};
     use proptest::prelude::*;
 
     #[test]
