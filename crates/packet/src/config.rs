@@ -13,10 +13,11 @@
 //! 3 round trips (computed from each flow's path unless set), probe mode
 //! after 5 consecutive timeouts (§4.2); §5's text itself could not be read,
 //! these are checked against the pFabric ns-2 scripts (`crate::pfabric`).
-//! RCP's α and β and D2TCP's range of d: see `crate::rcp` and `crate::tcp`
+//! RCP's α and β and D2TCP's range of d: see `crate::rcp` and `crate::transport::d2tcp`
 //! for what was and was not found.
 
 use crate::pacing::Pacing;
+use crate::transport::{LateRule, TransportKind};
 use coflowkit_model::Dur;
 use std::fmt;
 use thiserror::Error;
@@ -126,79 +127,6 @@ pub enum HostQueue {
     },
 }
 
-/// The transport every flow uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportKind {
-    /// TCP NewReno (RFC 5681 slow start and congestion avoidance, RFC 6582
-    /// fast recovery, RFC 6298 retransmission timer), not ECN-capable.
-    Tcp,
-    /// DCTCP (Alizadeh et al. 2010, §3): TCP with ECN, the window cut by
-    /// α/2 once per window of marks, α ← (1 − g)α + gF.
-    Dctcp,
-    /// RCP (Dukkipati and McKeown 2005, 2006): no window; every port
-    /// offers a rate, the packet carries the least of them and the sender
-    /// paces at it ([`crate::rcp`]).
-    Rcp,
-    /// D2TCP (Vamanan, Hasan and Vijaykumar, SIGCOMM 2012, §3): DCTCP's α,
-    /// and on a marked window cwnd ← cwnd·(1 − p/2) with the penalty
-    /// p = α^d, d the deadline imminence of the flow (d = 1, plain DCTCP,
-    /// for a flow without a deadline).
-    D2tcp,
-    /// pFabric's minimal rate control (Alizadeh et al. 2013, §4.2): start
-    /// at line rate (a window of one path BDP), a small fixed timeout, no
-    /// reaction to duplicate ACKs or ECN, slow start after a timeout and a
-    /// probe mode after consecutive ones; each packet carries the flow's
-    /// remaining bytes as its priority for pFabric's switch queues.
-    Pfabric,
-    /// Karuna's MCP for a deadline flow (Chen et al., SIGCOMM 2016, §4; our
-    /// reading of the authors' prototype, `crate::tcp`): once per RTT the
-    /// window aims at the bytes left times the RTT over the time left, and
-    /// moves one segment per ACK toward it; with `mcp_ecn=on` that aim is
-    /// scaled by DCTCP's back-off (1 − α/2). Only a host policy's
-    /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each
-    /// flow's deadline).
-    Mcp,
-}
-
-impl TransportKind {
-    /// Its name in options and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportKind::Tcp => "tcp",
-            TransportKind::Dctcp => "dctcp",
-            TransportKind::Rcp => "rcp",
-            TransportKind::D2tcp => "d2tcp",
-            TransportKind::Pfabric => "pfabric",
-            TransportKind::Mcp => "mcp",
-        }
-    }
-    /// Whether its data packets are ECN-capable and its window follows
-    /// DCTCP's α.
-    pub fn uses_alpha(self) -> bool {
-        matches!(self, TransportKind::Dctcp | TransportKind::D2tcp)
-    }
-    /// Every transport the `transport` option takes, in listing order
-    /// (MCP is per flow only).
-    pub const ALL: [TransportKind; 5] = [
-        TransportKind::Tcp,
-        TransportKind::Dctcp,
-        TransportKind::Rcp,
-        TransportKind::D2tcp,
-        TransportKind::Pfabric,
-    ];
-}
-
-/// What D2TCP does with a flow whose deadline has passed (the imminence
-/// d = Tc/D has no meaning once D ≤ 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LateRule {
-    /// d stays at the top of its range, 2: the flow keeps the most
-    /// aggressive back-off it had just before the deadline.
-    Max,
-    /// d = 1: the flow backs off like DCTCP, as a flow without a deadline.
-    Dctcp,
-}
-
 /// A switch's buffer: one drop-tail limit per output port, or one pool per
 /// switch shared by its output ports with dynamic thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,7 +198,7 @@ pub struct PacketConfig {
     /// What D2TCP does after a flow's deadline has passed.
     pub d2tcp_late: LateRule,
     /// MCP's ECN term: its packets are ECN-capable and its target window
-    /// is scaled by (1 − α/2), α its own EWMA of marked bytes (`crate::tcp`,
+    /// is scaled by (1 − α/2), α its own EWMA of marked bytes (`crate::transport::mcp`,
     /// MCP); off: the authors' prototype, which clears its flows' marks.
     pub mcp_ecn: bool,
     /// ECN marking threshold on a switch port's instantaneous queue; `None`
@@ -363,7 +291,7 @@ pub struct PacketConfig {
     pub pfabric_buffer: Limit,
     /// pFabric's fixed retransmission timeout; `None` for 3 round trips of
     /// the flow's path, unloaded (pFabric §4.2, §5: 45 µs for 14.6 µs),
-    /// at least one plus a full buffer's drain (`tcp::pfabric::auto_rto_ps`).
+    /// at least one plus a full buffer's drain (`transport::pfabric::auto_rto_ps`).
     pub pfabric_rto: Option<Dur>,
     /// pFabric's initial window, segments; `None` for one BDP of the
     /// flow's path (pFabric §4.2, §5: 12 packets).

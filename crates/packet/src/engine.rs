@@ -14,17 +14,17 @@
 //! state and control-interval events exist only once an RCP flow starts
 //! (`crate::rcp`).
 
-use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
+use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind};
 use crate::coordinator::{Coordinator, Decision};
-use crate::host::{switchable, Channel, EngineView, Held, Hosts, Settings, CONTROL_PAYLOAD};
+use crate::host::{Channel, EngineView, Held, Hosts, Settings, CONTROL_PAYLOAD};
 use crate::host::{CONTROL_BATCH_HEAD, CONTROL_BATCH_MAX};
 use crate::pacing::{cwnd_rate, Pacer, Pacing};
 use crate::packet::{Kind, Packet};
 use crate::port::{Admit, Port, PortStats, SharedPool};
 use crate::rcp::{RcpParams, RcpPort};
 use crate::sack::{max_blocks, option_bytes, SackStore};
-use crate::tcp::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
-use crate::tcp::{Receiver, Segment, Sender, SenderParams};
+use crate::transport::pfabric::{base_rtt_ps, path_params};
+use crate::transport::{Receiver, Segment, Sender, SenderParams, TransportKind};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
 use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
 use coflowkit_sched::host::{Control, HostFlow};
@@ -702,17 +702,15 @@ impl<'a> Engine<'a> {
         // Baraat's flows send at their reserved rate, without a window.
         let spc = self.spc.is_some() && self.spc_asks(f);
         let fl = &mut self.flows[f as usize];
-        let rcp = fl.transport == TransportKind::Rcp;
+        let rcp = fl.transport.rules().rate_based;
         // TCP Small Queues: the engine releases its segments while its
         // NIC holds less than the limit, as it does a paced flow's.
-        let tsq = self.cfg.tsq.is_some() && fl.transport != TransportKind::Pfabric;
+        let tsq = self.cfg.tsq.is_some() && fl.transport.rules().small_queues;
         let paced = rcp || spc || tsq || fl.pacing != Pacing::Off;
         let params = SenderParams {
-            deadline_ps: match (fl.transport, fl.cc_deadline_ps, fl.deadline) {
-                (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
-                (TransportKind::D2tcp, None, Some(d)) => Some(now + ps(Time(d.0))),
-                _ => None,
-            },
+            deadline_ps: fl.transport.deadline_ps(fl.cc_deadline_ps, || {
+                fl.deadline.map(|d| now + ps(Time(d.0)))
+            }),
             paced,
             rate_based: rcp || spc,
             ..self.sender_params(f)
@@ -750,15 +748,16 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// The run's sender parameters for flow `f`'s own transport; pFabric's
-    /// window and timeout come from its path (§4.2, §5) unless set.
+    /// The run's sender parameters for flow `f`'s own transport; a
+    /// transport that takes its window and timeout from its path (pFabric)
+    /// gets its path's round trip and bottleneck.
     fn sender_params(&self, f: u32) -> SenderParams {
         let fl = &self.flows[f as usize];
         let mut p = SenderParams {
             transport: fl.transport,
             ..self.params
         };
-        if fl.transport == TransportKind::Pfabric {
+        if fl.transport.rules().window_from_path {
             let hops = |(a, b): (u32, u32)| {
                 self.hops[a as usize..b as usize]
                     .iter()
@@ -771,16 +770,7 @@ impl<'a> Engine<'a> {
                 self.cfg.header_bytes,
             );
             let rate = hops(fl.fwd).map(|p| p.rate).fold(f64::INFINITY, f64::min);
-            p.init_cwnd = self
-                .cfg
-                .pfabric_init_cwnd
-                .unwrap_or_else(|| bdp_segments(rate, rtt, self.cfg.mtu));
-            let rto = self.cfg.pfabric_rto.map_or_else(
-                || auto_rto_ps(rtt, rate, self.cfg.pfabric_buffer, self.cfg.mtu),
-                |d| ps(Time(d.0)),
-            );
-            p.min_rto_ps = rto.max(1);
-            p.initial_rto_ps = rto.max(1);
+            path_params(&mut p, rtt, rate, self.cfg);
         }
         p
     }
@@ -806,8 +796,8 @@ impl<'a> Engine<'a> {
 
     fn packet(&self, f: u32, kind: Kind, seq: u64, len: u32) -> Packet {
         let fl = &self.flows[f as usize];
-        let rtt_ns = match (fl.transport, &fl.sender) {
-            (TransportKind::Rcp, Some(s)) => s
+        let rtt_ns = match (fl.transport.rules().rate_based, &fl.sender) {
+            (true, Some(s)) => s
                 .srtt_ps()
                 .map_or(0, |r| (r / PS_PER_NS as f64).min(u32::MAX as f64) as u32),
             _ => 0,
@@ -948,8 +938,8 @@ impl<'a> Engine<'a> {
     /// network, Linux's from the window, else unchanged.
     fn repace(&mut self, f: u32, field: f32) {
         let fl = &mut self.flows[f as usize];
-        let rate = match (fl.transport, fl.pacing, &fl.sender) {
-            (TransportKind::Rcp, _, _) => Some(rate_of(field)),
+        let rate = match (fl.transport.rules().rate_based, fl.pacing, &fl.sender) {
+            (true, _, _) => Some(rate_of(field)),
             (_, Pacing::Cwnd, Some(s)) => cwnd_rate(s.cwnd, s.ssthresh, s.srtt_ps()),
             _ => None,
         };
@@ -1083,7 +1073,7 @@ impl<'a> Engine<'a> {
                 if !fl.established {
                     fl.established = true;
                     fl.last_ack_at = self.now;
-                    if fl.transport == TransportKind::Rcp {
+                    if fl.transport.rules().rate_based {
                         fl.pacer.set_rate(rate_of(pkt.rate));
                     }
                     self.send_data(f);
@@ -1340,8 +1330,8 @@ impl<'a> Engine<'a> {
     /// an RCP packet's rate field on its way out, and run the control
     /// interval while RCP packets come.
     fn rcp_arrival(&mut self, port: u32, pkt: &mut Packet) {
-        let rcp_flow = pkt.kind != Kind::Control
-            && self.flows[pkt.flow as usize].transport == TransportKind::Rcp;
+        let rcp_flow =
+            pkt.kind != Kind::Control && self.flows[pkt.flow as usize].transport.rules().rate_based;
         let now = self.now;
         let ctl = &mut self.rcp[port as usize];
         if rcp_flow && !ctl.running {
@@ -1618,18 +1608,16 @@ impl Engine<'_> {
             fl.pacing = new.pacing;
             return;
         };
-        if switchable(fl.transport, new.transport) {
-            let deadline = match (new.transport, new.deadline_ps, fl.deadline) {
-                (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
-                (TransportKind::D2tcp, None, Some(d)) => Some(fl.start + ps(Time(d.0))),
-                _ => None,
-            };
+        if fl.transport.switchable_to(new.transport) {
+            let deadline = new.transport.deadline_ps(new.deadline_ps, || {
+                fl.deadline.map(|d| fl.start + ps(Time(d.0)))
+            });
             s.set_cc(new.transport, deadline, new.tafe_share);
             fl.transport = new.transport;
             fl.cc_deadline_ps = new.deadline_ps;
             fl.tafe_share = new.tafe_share;
         }
-        if new.pacing != fl.pacing && fl.transport != TransportKind::Rcp {
+        if new.pacing != fl.pacing && !fl.transport.rules().rate_based {
             fl.pacing = new.pacing;
             fl.pacer.set_rate(match new.pacing {
                 Pacing::Rate(r) => r,
@@ -1831,7 +1819,7 @@ impl Engine<'_> {
                 continue;
             }
             fl.class = class;
-            if fl.transport == TransportKind::Rcp {
+            if fl.transport.rules().rate_based {
                 continue;
             }
             let pacing = if rate > 0 {

@@ -5,7 +5,7 @@
 //! and ECN marking at an instantaneous threshold ([`port`]), or pFabric's
 //! priority queue with priority dropping ([`pfabric`]); flows run TCP
 //! NewReno, DCTCP, D2TCP, pFabric or (per flow, from a host policy) Karuna's
-//! MCP end points ([`tcp`]) or RCP ([`rcp`]),
+//! MCP end points or RCP ([`transport`]),
 //! each flow with its own transport and its own host pacing ([`pacing`]);
 //! the big switch is a non-blocking
 //! output-queued switch (a packet queues only at its source's NIC and at
@@ -39,17 +39,15 @@ pub mod rcp;
 pub mod sack;
 pub mod spc;
 pub mod tafe;
-pub mod tcp;
+pub mod transport;
 
-pub use config::{
-    BufferKind, ConfigError, HostQueue, LateRule, Limit, PacketConfig, QueueKind, TransportKind,
-    KEYS,
-};
+pub use config::{BufferKind, ConfigError, HostQueue, Limit, PacketConfig, QueueKind, KEYS};
 pub use coordinator::CoordinatorStats;
 pub use engine::{SpcRunStats, SPC_HEADER_BYTES};
 pub use host::HostStats;
 pub use pacing::Pacing;
 pub use port::PortStats;
+pub use transport::{LateRule, TransportKind};
 
 use coflowkit_model::{Dur, Fabric, LinkKind, Time, ValidWorkload};
 use coflowkit_sched::host::{build_host, HostContext, HostPolicy};

@@ -31,7 +31,7 @@
 //! `pfabric_buffer`.
 //!
 //! The end points' path numbers (§4.2, §5: the first window of one BDP,
-//! the fixed timeout) are the transport's: `crate::tcp::pfabric`.
+//! the fixed timeout) are the transport's: `crate::transport::pfabric`.
 //!
 //! **Sources, checked (2026-11-25).** Of the paper's own text only the
 //! abstract could be read from this project's search corpora (the stored
