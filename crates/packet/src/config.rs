@@ -12,7 +12,7 @@
 //! 36 KB per switch port, a first window of one BDP and a timeout of about
 //! 3 round trips (computed from each flow's path unless set), probe mode
 //! after 5 consecutive timeouts (§4.2); §5's text itself could not be read,
-//! these are checked against the pFabric ns-2 scripts (`crate::pfabric`).
+//! these are checked against the pFabric ns-2 scripts (`crate::queue::pfabric`).
 //! RCP's α and β and D2TCP's range of d: see `crate::rcp` and `crate::transport::d2tcp`
 //! for what was and was not found.
 
@@ -120,7 +120,7 @@ pub enum QueueKind {
     Strict,
     /// pFabric's priority queue (Alizadeh et al. 2013, §4.1): serve the
     /// flow of the most urgent packet, earliest packet first; on overflow
-    /// drop the least urgent packet ([`crate::pfabric`]).
+    /// drop the least urgent packet ([`crate::queue::pfabric`]).
     Pfabric,
 }
 

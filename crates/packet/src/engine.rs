@@ -35,7 +35,9 @@ use crate::coordinator::{Coordinator, Decision};
 use crate::host::Hosts;
 use crate::pacing::{Pacer, Pacing};
 use crate::packet::{Kind, Packet};
-use crate::port::{Admit, Port, PortStats, SharedPool};
+use crate::port::{Port, PortStats};
+use crate::queue::shared::SharedPool;
+use crate::queue::Admit;
 use crate::rcp::{RcpParams, RcpPort};
 use crate::sack::SackStore;
 use crate::transport::{Receiver, Segment, Sender, SenderParams, TransportKind};
@@ -517,7 +519,7 @@ impl<'a> Engine<'a> {
             }
             Admit::Marked | Admit::Queued => {}
         }
-        if pkt.kind == Kind::Data && !self.ports[port as usize].is_pfabric() {
+        if pkt.kind == Kind::Data && self.ports[port as usize].indexed() {
             let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
             self.queued.joined(slot, pkt.seq, pkt.len);
         }
@@ -554,7 +556,7 @@ impl<'a> Engine<'a> {
             if let Some(k) = p.pool {
                 self.pools[k as usize].give(pkt.wire as u64);
             }
-            if pkt.kind == Kind::Data && !p.is_pfabric() {
+            if pkt.kind == Kind::Data && p.indexed() {
                 let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
                 self.queued.left(slot, pkt.seq, pkt.len);
             }

@@ -137,7 +137,7 @@ impl Settings {
             ),
         };
         Settings {
-            class: m.class.min(crate::port::N_QUEUES as u8 - 1),
+            class: m.class.min(crate::packet::N_QUEUES as u8 - 1),
             transport,
             deadline_ps,
             tafe_share,

@@ -2,8 +2,8 @@
 //! tables as the flow-level engine (`coflowkit_sim`), with packets instead
 //! of fluid rates. Every link is an output port at its sending end (a host
 //! NIC or a switch port) with 8 strict-priority queues, a drop-tail buffer
-//! and ECN marking at an instantaneous threshold ([`port`]), or pFabric's
-//! priority queue with priority dropping ([`pfabric`]); flows run TCP
+//! and ECN marking at an instantaneous threshold, or pFabric's
+//! priority queue with priority dropping ([`port`], [`queue`]); flows run TCP
 //! NewReno, DCTCP, D2TCP, pFabric or (per flow, from a host policy) Karuna's
 //! MCP end points or RCP ([`transport`]),
 //! each flow with its own transport and its own host pacing ([`pacing`]);
@@ -33,8 +33,8 @@ mod engine;
 pub mod host;
 pub mod pacing;
 pub mod packet;
-pub mod pfabric;
 pub mod port;
+pub mod queue;
 pub mod rcp;
 pub mod sack;
 pub mod spc;

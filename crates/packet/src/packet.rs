@@ -3,6 +3,10 @@
 //! the engine's store and the packet holds its slot). Below the ports, the
 //! queue kinds and the end points, which all read it.
 
+/// Number of strict-priority classes (a packet's class is below it);
+/// class 0 is served first.
+pub const N_QUEUES: usize = 8;
+
 /// What a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -92,5 +96,32 @@ impl Packet {
     /// nothing of loss (`crate::spc`, "Our readings").
     pub fn lossless(&self) -> bool {
         matches!(self.kind, Kind::Request | Kind::Echo)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A data packet of `wire` bytes in class `class` (for other units'
+    /// tests too).
+    pub(crate) fn pkt(class: u8, wire: u32, ect: bool) -> Packet {
+        Packet {
+            flow: 0,
+            seq: 0,
+            len: wire - 40,
+            wire,
+            kind: Kind::Data,
+            hop: 0,
+            class,
+            ect,
+            ce: false,
+            ece: false,
+            ts: 0,
+            rate: f32::INFINITY,
+            rtt_ns: 0,
+            prio: 0,
+            spc: false,
+        }
     }
 }

@@ -65,8 +65,7 @@
 //! a packet in the queue its bytes belong in is never marked by task bytes
 //! (`marks` and `queue_for` use one comparison).
 
-use crate::packet::Packet;
-use crate::port::N_QUEUES;
+use crate::packet::{Packet, N_QUEUES};
 use coflowkit_sched::tafe::TafeConfig;
 use thiserror::Error;
 
@@ -177,7 +176,7 @@ mod tests {
     }
 
     fn pkt(class: u8, ect: bool) -> Packet {
-        crate::port::tests::pkt(class, 1500, ect)
+        crate::packet::tests::pkt(class, 1500, ect)
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub enum TransportKind {
     D2tcp,
     /// pFabric's minimal rate control; each packet carries the flow's
     /// remaining bytes as its priority for pFabric's switch queues
-    /// ([`pfabric`], `crate::pfabric`).
+    /// ([`pfabric`], `crate::queue::pfabric`).
     Pfabric,
     /// Karuna's MCP for a deadline flow ([`mcp`]). Only a host policy's
     /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each

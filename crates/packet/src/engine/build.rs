@@ -6,7 +6,11 @@
 use super::{ps, queued, Engine, Flow};
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind};
 use crate::pacing::Pacer;
-use crate::port::{Port, SharedPool};
+use crate::port::Port;
+use crate::queue::pfabric::PfabricQueue;
+use crate::queue::shared::SharedPool;
+use crate::queue::strict::StrictQueues;
+use crate::queue::QueueDisc;
 use crate::rcp::RcpParams;
 use crate::sack::SackStore;
 use crate::transport::SenderParams;
@@ -87,21 +91,15 @@ fn build_ports(
         ),
     };
     let switch_port = |rate: f64, delay| {
-        if pfabric {
-            let buffer = Some(cfg.pfabric_buffer);
-            Port::new(rate, ps(Time(delay)), buffer, None, false).into_pfabric()
+        let queue: Box<dyn QueueDisc> = if pfabric {
+            Box::new(PfabricQueue::new(Some(cfg.pfabric_buffer)))
         } else {
-            let mut port = Port::new(
-                rate,
-                ps(Time(delay)),
-                switch_buffer,
-                cfg.k_for(rate),
-                cfg.ecn_per_queue,
-            );
-            port.buffer_per_queue = cfg.buffer_per_queue;
-            port.class_min_bps = cfg.class_min.map(|f| f * rate);
-            port
-        }
+            let mut q = StrictQueues::new(switch_buffer, cfg.k_for(rate), cfg.ecn_per_queue);
+            q.buffer_per_queue = cfg.buffer_per_queue;
+            q.class_min_bps = cfg.class_min.map(|f| f * rate);
+            Box::new(q)
+        };
+        Port::with_queue(rate, ps(Time(delay)), queue)
     };
     let mut ports = Vec::with_capacity(fabric.n_links());
     for (i, link) in fabric.links().iter().enumerate() {
@@ -116,16 +114,17 @@ fn build_ports(
                         (Some(Limit::Packets(packets)), Some(Limit::Packets(k)))
                     }
                 };
-                let mut nic = Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
-                nic.class_min_bps = cfg.class_min.map(|f| f * rate);
-                nic.one_fifo = cfg.host_fifo;
                 // pFabric's hosts serve their NIC by priority too
                 // (§4.1), within the NIC's own limit.
-                if pfabric {
-                    nic.into_pfabric()
+                let queue: Box<dyn QueueDisc> = if pfabric {
+                    Box::new(PfabricQueue::new(buffer))
                 } else {
-                    nic
-                }
+                    let mut q = StrictQueues::new(buffer, k, false);
+                    q.class_min_bps = cfg.class_min.map(|f| f * rate);
+                    q.one_fifo = cfg.host_fifo;
+                    Box::new(q)
+                };
+                Port::with_queue(rate, ps(Time(cfg.host_link_delay.0)), queue)
             }
             LinkKind::Downlink(_) => switch_port(rate, cfg.host_link_delay.0),
             LinkKind::Switch { .. } => switch_port(rate, cfg.fabric_link_delay.0),
@@ -174,7 +173,7 @@ fn build_flows(
             }
             let i = flows.len();
             let class = classes.get(i).copied().unwrap_or(0);
-            if class as usize >= crate::port::N_QUEUES {
+            if class as usize >= crate::packet::N_QUEUES {
                 return Err(PacketError::Input(format!(
                     "{at}: priority class {class} is not 0 to 7"
                 )));

@@ -20,7 +20,7 @@
 //! round trip plus the time a full 36 KB buffer drains; the default keeps
 //! both ([`auto_rto_ps`]), so that on shorter links it does not fire while
 //! packets wait in a full queue. [`base_rtt_ps`] and [`bdp_segments`] give
-//! the path's numbers. The switch side is `crate::pfabric`; the sources
+//! the path's numbers. The switch side is `crate::queue::pfabric`; the sources
 //! and what could be checked are in its module doc.
 
 use super::{Ecn, Rules, Segment, Sender, SenderParams};

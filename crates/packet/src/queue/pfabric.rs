@@ -59,9 +59,11 @@
 //! Correctness properties: a port's byte and packet counts equal the sums
 //! over its buffer after every admit and pop (checked by the port tests);
 //! the packet sent is always its flow's earliest queued packet
-//! (`PfabricQueue::pop`); a queued packet is dropped only for a strictly
-//! more urgent arrival (`Port::admit`).
+//! (`PfabricQueue::pop_urgent`); a queued packet is dropped only for a
+//! strictly more urgent arrival (`PfabricQueue`'s `admit`).
 
+use super::{Admit, QueueDisc};
+use crate::config::Limit;
 use crate::packet::Packet;
 use std::collections::VecDeque;
 
@@ -79,12 +81,18 @@ fn same_flow(a: &Packet, b: &Packet) -> bool {
 #[derive(Debug, Default)]
 pub struct PfabricQueue {
     pkts: VecDeque<Packet>,
+    /// Its limit; `None` for lossless.
+    buffer: Option<Limit>,
+    bytes: u64,
 }
 
 impl PfabricQueue {
-    /// An empty buffer.
-    pub fn new() -> PfabricQueue {
-        PfabricQueue::default()
+    /// An empty buffer of `buffer` (`None`: lossless).
+    pub fn new(buffer: Option<Limit>) -> PfabricQueue {
+        PfabricQueue {
+            buffer,
+            ..PfabricQueue::default()
+        }
     }
 
     /// Packets queued.
@@ -97,8 +105,9 @@ impl PfabricQueue {
         self.pkts.is_empty()
     }
 
-    /// Appends an arrival.
+    /// Appends an arrival (whatever the buffer).
     pub fn push(&mut self, p: Packet) {
+        self.bytes += p.wire as u64;
         self.pkts.push_back(p);
     }
 
@@ -121,12 +130,14 @@ impl PfabricQueue {
     /// Takes out the least urgent queued packet (to make room).
     pub fn evict(&mut self) -> Option<Packet> {
         let i = self.least_urgent_at()?;
-        self.pkts.remove(i)
+        let v = self.pkts.remove(i)?;
+        self.bytes -= v.wire as u64;
+        Some(v)
     }
 
     /// Takes out the earliest packet of the flow whose packet is the most
     /// urgent (pFabric §4.1's dequeue with starvation prevention).
-    pub fn pop(&mut self) -> Option<Packet> {
+    pub fn pop_urgent(&mut self) -> Option<Packet> {
         let mut best: Option<(usize, (u8, u32))> = None;
         for (i, p) in self.pkts.iter().enumerate() {
             let u = urgency(p);
@@ -137,7 +148,52 @@ impl PfabricQueue {
         let (i, _) = best?;
         let urgent = self.pkts[i];
         let first = self.pkts.iter().position(|p| same_flow(p, &urgent))?;
-        self.pkts.remove(first)
+        let p = self.pkts.remove(first)?;
+        self.bytes -= p.wire as u64;
+        Some(p)
+    }
+}
+
+impl QueueDisc for PfabricQueue {
+    /// pFabric §4.1's admission: while `p` does not fit, drop the least
+    /// urgent queued packet (into `evicted`) if `p` is more urgent, else
+    /// drop `p`. Never marks ECN. Kept out of line so the strict-priority
+    /// path stays as small as it was.
+    #[inline(never)]
+    fn admit(&mut self, p: Packet, evicted: &mut Vec<Packet>) -> Admit {
+        if let Some(b) = self.buffer {
+            while b.overflows(self.bytes, self.pkts.len() as u64, p.wire as u64) {
+                match self.least_urgent() {
+                    Some(v) if urgency(v) > urgency(&p) => {
+                        let v = self.evict().expect("a queued packet");
+                        evicted.push(v);
+                    }
+                    _ => return Admit::Dropped,
+                }
+            }
+        }
+        self.push(p);
+        Admit::Queued
+    }
+
+    /// pFabric §4.1's dequeue, out of line like its admission.
+    #[inline(never)]
+    fn pop(&mut self, _now: u64) -> Option<Packet> {
+        self.pop_urgent()
+    }
+
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// pFabric's queue is not looked at: the engine does not index it.
+    fn holds(&self, _flow: u32, _byte: u64) -> bool {
+        false
+    }
+
+    /// It drops queued packets and serves a flow's later packets first.
+    fn indexed(&self) -> bool {
+        false
     }
 }
 
@@ -167,7 +223,7 @@ mod tests {
     }
 
     fn order(q: &mut PfabricQueue) -> Vec<(u32, u64)> {
-        std::iter::from_fn(|| q.pop())
+        std::iter::from_fn(|| q.pop_urgent())
             .map(|p| (p.flow, p.seq))
             .collect()
     }
@@ -176,7 +232,7 @@ mod tests {
     fn serves_the_most_urgent_flow_earliest_packet_first() {
         // Flow 1 (remaining 9000, then 7540) arrived before flow 2 (3000);
         // flow 3 ties with flow 2 but came later.
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 9000));
         q.push(pkt(2, 0, 3000));
         q.push(pkt(1, 1460, 7540));
@@ -192,7 +248,7 @@ mod tests {
     fn starvation_prevention_sends_the_flows_earliest_packet() {
         // The flow's later packet is the most urgent (fewer bytes left
         // when it was sent), yet its earliest queued packet goes first.
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 5000));
         q.push(pkt(2, 0, 4000));
         q.push(pkt(1, 1460, 3540));
@@ -201,18 +257,18 @@ mod tests {
 
     #[test]
     fn acks_go_first_and_a_flows_acks_are_not_its_data() {
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 100));
         let mut ack = pkt(1, 0, 0);
         ack.kind = Kind::Ack;
         q.push(ack);
-        let first = q.pop().unwrap();
+        let first = q.pop_urgent().unwrap();
         assert_eq!(first.kind, Kind::Ack);
     }
 
     #[test]
     fn least_urgent_is_the_latest_of_the_largest() {
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 9000));
         q.push(pkt(2, 0, 3000));
         q.push(pkt(3, 0, 9000));
