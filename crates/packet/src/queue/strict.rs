@@ -241,7 +241,6 @@ impl ByOrder {
 mod tests {
     use super::*;
     use crate::packet::tests::pkt;
-    use proptest::prelude::*;
 
     #[test]
     fn a_class_within_its_guaranteed_rate_goes_first() {
@@ -304,56 +303,5 @@ mod tests {
             .collect();
         assert_eq!(order, vec![0, 3, 2, 3, 1]);
         assert_eq!(p.bytes(), 0);
-    }
-
-    /// One step of `task_fifo_matches_the_scan`: a packet of (flow, class,
-    /// wire bytes) offered to the port, or a dequeue.
-    #[derive(Debug, Clone)]
-    enum Step {
-        Admit(u32, u8, u32),
-        Pop,
-    }
-
-    fn step() -> impl Strategy<Value = Step> {
-        prop_oneof![
-            3 => (0u32..12, 0u8..3, 41u32..1500).prop_map(|(f, c, w)| Step::Admit(f, c, w)),
-            2 => Just(Step::Pop),
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-
-        /// A task-FIFO port (its classes kept by flow order) gives every
-        /// packet the scan of a plain port gives, in the same order, and the
-        /// same counters; with a buffer small enough to drop and per-queue
-        /// ECN, so admission reads the per-class counts too.
-        #[test]
-        fn task_fifo_matches_the_scan(steps in proptest::collection::vec(step(), 1..200)) {
-            let order = |p: &Packet| p.flow / 3;
-            let new = || StrictQueues::new(Some(Limit::Bytes(6000)), Some(Limit::Packets(3)), true);
-            let (mut slow, mut fast) = (new(), new());
-            fast.set_task_fifo(order);
-            for (seq, s) in steps.iter().enumerate() {
-                match *s {
-                    Step::Admit(flow, class, wire) => {
-                        let p = Packet { flow, seq: seq as u64, ..pkt(class, wire, true) };
-                        prop_assert_eq!(slow.admit(p, &mut vec![]), fast.admit(p, &mut vec![]));
-                    }
-                    Step::Pop => {
-                        let key = |p: Option<Packet>| p.map(|p| (p.flow, p.seq, p.class, p.ce));
-                        prop_assert_eq!(key(slow.pop_task_fifo(order)), key(fast.pop(0)));
-                    }
-                }
-                prop_assert_eq!(slow.bytes(), fast.bytes());
-                prop_assert_eq!(slow.queue_packets, fast.queue_packets);
-            }
-            let rest = |p: &mut StrictQueues, slow: bool| -> Vec<(u32, u64, u32)> {
-                std::iter::from_fn(|| if slow { p.pop_task_fifo(order) } else { p.pop(0) })
-                    .map(|p| (p.flow, p.seq, p.wire))
-                    .collect()
-            };
-            prop_assert_eq!(rest(&mut slow, true), rest(&mut fast, false));
-        }
     }
 }
