@@ -1,7 +1,11 @@
 //! The packet engine's knobs: one [`PacketConfig`], set key by key from a
 //! command line (`key=value`) or a scenario file through the same parser
 //! ([`PacketConfig::set`]), so that both say the same thing about a bad
-//! value.
+//! value. Each knob is declared as a [`Knob`] (name, default, unit, help,
+//! how a value sets it) by the part of the engine that reads it, in that
+//! part's `KNOBS` table; `crate::knobs` lists the tables. This file holds
+//! the configuration's fields and defaults, the checks between knobs, and
+//! the knobs of the run as a whole.
 //!
 //! Defaults follow the DCTCP paper's testbed (Alizadeh et al., SIGCOMM
 //! 2010): a shallow-buffer switch (Broadcom Scorpion: 4 MB shared by 24 10
@@ -12,21 +16,19 @@
 //! 36 KB per switch port, a first window of one BDP and a timeout of about
 //! 3 round trips (computed from each flow's path unless set), probe mode
 //! after 5 consecutive timeouts (§4.2); §5's text itself could not be read,
-//! these are checked against the pFabric ns-2 scripts (`crate::queue::pfabric`).
-//! RCP's α and β and D2TCP's range of d: see `crate::rcp` and `crate::transport::d2tcp`
-//! for what was and was not found.
+//! these are checked against the pFabric ns-2 scripts
+//! (`crate::queue::pfabric`). RCP's α and β and D2TCP's range of d: see
+//! `crate::rcp` and `crate::transport::d2tcp` for what was and was not
+//! found.
 
-mod values;
+pub(crate) mod values;
 
 use crate::pacing::Pacing;
 use crate::transport::{LateRule, TransportKind};
 use coflowkit_model::Dur;
 use std::fmt;
 use thiserror::Error;
-use values::{
-    auto, by_name, host_queue_both, off, parse_dur, parse_gain, parse_limit, parse_on_off,
-    parse_u32,
-};
+use values::{by_name, off, parse_dur, parse_u32};
 
 /// A bad knob: which key, what value, and why.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -38,7 +40,8 @@ pub struct ConfigError {
     pub message: String,
 }
 
-fn bad(key: &str, message: impl Into<String>) -> ConfigError {
+/// The error for `key`: `message`.
+pub(crate) fn bad(key: &str, message: impl Into<String>) -> ConfigError {
     ConfigError {
         key: key.to_string(),
         message: message.into(),
@@ -301,6 +304,115 @@ pub struct PacketConfig {
     pub tafe_one_by_one: bool,
 }
 
+/// One knob, declared by the part of the engine that reads it (ns-3's
+/// `TypeId` attributes): its name in options and scenario files, its
+/// default as written there, its unit, one line of help, and how a value
+/// sets it. `crate::knobs` assembles every part's table into the one list
+/// that parsing ([`PacketConfig::set`]), `KEYS` (`--packet help`) and the
+/// docs read.
+#[derive(Debug)]
+pub struct Knob {
+    /// Its name.
+    pub name: &'static str,
+    /// Its default, as an option would write it ("" where the help says
+    /// more than one value can).
+    pub default: &'static str,
+    /// What kind of value it takes: duration, size (bytes or packets),
+    /// count, number, on/off, or choice (the help lists them).
+    pub unit: &'static str,
+    /// One line of help, its default in parentheses last.
+    pub help: &'static str,
+    /// Sets it in a configuration from `value` (the key, for errors).
+    pub set: fn(&mut PacketConfig, &str, &str) -> Result<(), ConfigError>,
+}
+
+/// The knobs of the run as a whole: the transport, packet sizes, link
+/// delays and the queue trace.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "transport",
+        default: "dctcp",
+        unit: "choice",
+        help: "tcp, dctcp, rcp, d2tcp or pfabric (default dctcp)",
+        set: |c, key, v| {
+            c.transport =
+                by_name(&TransportKind::ALL, TransportKind::name, v).ok_or_else(|| {
+                    let names: Vec<_> = TransportKind::ALL.iter().map(|t| t.name()).collect();
+                    bad(
+                        key,
+                        format!("unknown transport '{v}': one of {}", names.join(", ")),
+                    )
+                })?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "mtu",
+        default: "1500",
+        unit: "bytes",
+        help: "bytes on the wire of a full data packet, headers included (1500)",
+        set: |c, key, v| {
+            c.mtu = parse_u32(key, v, 1)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "header_bytes",
+        default: "40",
+        unit: "bytes",
+        help: "bytes of headers per packet; ACKs and SYNs are this long (40)",
+        set: |c, key, v| {
+            c.header_bytes = parse_u32(key, v, 1)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "host_link_delay",
+        default: "1us",
+        unit: "duration",
+        help: "one-way delay of host links (1us)",
+        set: |c, key, v| {
+            c.host_link_delay = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "fabric_link_delay",
+        default: "1us",
+        unit: "duration",
+        help: "one-way delay of links between switches (1us)",
+        set: |c, key, v| {
+            c.fabric_link_delay = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "link_delay",
+        default: "",
+        unit: "duration",
+        help: "both delays at once",
+        set: |c, key, v| {
+            c.host_link_delay = parse_dur(key, v)?;
+            c.fabric_link_delay = c.host_link_delay;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "queue_trace",
+        default: "off",
+        unit: "duration or off",
+        help: "off, or the interval at which every port's queue is sampled, e.g. 100us",
+        set: |c, key, v| {
+            c.queue_trace = if off(v) {
+                None
+            } else {
+                Some(parse_dur(key, v)?)
+            };
+            Ok(())
+        },
+    },
+];
+
 impl Default for PacketConfig {
     fn default() -> PacketConfig {
         PacketConfig {
@@ -357,462 +469,7 @@ impl Default for PacketConfig {
     }
 }
 
-/// Every key [`PacketConfig::set`] takes, with what it sets (for help and
-/// for the error naming an unknown key).
-pub const KEYS: &[(&str, &str)] = &[
-    ("transport", "tcp, dctcp, rcp, d2tcp or pfabric (default dctcp)"),
-    (
-        "mtu",
-        "bytes on the wire of a full data packet, headers included (1500)",
-    ),
-    (
-        "header_bytes",
-        "bytes of headers per packet; ACKs and SYNs are this long (40)",
-    ),
-    ("host_link_delay", "one-way delay of host links (1us)"),
-    (
-        "fabric_link_delay",
-        "one-way delay of links between switches (1us)",
-    ),
-    ("link_delay", "both delays at once"),
-    (
-        "buffer",
-        "switch port buffer: bytes (170KB) or packets (100p), or inf; or shared:BYTES, one pool per switch with dynamic thresholds",
-    ),
-    (
-        "buffer_per",
-        "port or queue: buffer is each switch port's, its 8 queues together, or each queue's own (port)",
-    ),
-    (
-        "class_min",
-        "off, or each strict-priority queue's guaranteed fraction of its link, served first while within it (HTB's leaf rate; the testbed 0.001) (off)",
-    ),
-    (
-        "dt_alpha",
-        "dynamic threshold's alpha of a shared buffer: a queue grows while below alpha x free pool bytes (1)",
-    ),
-    (
-        "d2tcp_late",
-        "D2TCP after a missed deadline: max (d = 2) or dctcp (d = 1) (max)",
-    ),
-    (
-        "mcp_ecn",
-        "on or off: Karuna's MCP reacts to ECN marks, its target scaled by 1 - alpha/2 (off: the authors' prototype)",
-    ),
-    (
-        "ecn_k",
-        "ECN threshold K: bytes or packets (default 20p up to 1 Gbit/s, 65p above), or off",
-    ),
-    ("ecn_per", "port or queue: what K is compared with (port)"),
-    (
-        "host_queue",
-        "unbounded, droptail:N (packets), ecn:K (packets, unbounded) or droptail:N+ecn:K (both, as a switch port) (unbounded)",
-    ),
-    (
-        "host_prio",
-        "strict (the NIC's 8 strict-priority queues) or fifo (one FIFO for every class; the switches keep theirs) (strict)",
-    ),
-    (
-        "tsq",
-        "off, or TCP Small Queues' bytes: a flow sends while it has less in its host's NIC (Linux 32KB) (off)",
-    ),
-    ("min_rto", "retransmission timer floor (10ms)"),
-    (
-        "max_rto",
-        "the longest a backed-off timer waits, data or SYN (60s; Linux tcp_rto_max_ms)",
-    ),
-    (
-        "initial_rto",
-        "retransmission timer before an RTT sample (10ms)",
-    ),
-    ("init_cwnd", "initial window, segments (10)"),
-    (
-        "delayed_ack",
-        "off, or the delayed-ACK timeout, e.g. 200us (off)",
-    ),
-    ("handshake", "off, or the SYN timeout, e.g. 1s (off)"),
-    ("dctcp_g", "DCTCP's gain g (0.0625)"),
-    (
-        "limited_transmit",
-        "on or off: a new segment on each of the first two duplicate ACKs, RFC 3042 (on)",
-    ),
-    (
-        "timestamps",
-        "on: RTT samples from timestamps on every ACK, RFC 7323; off: Karn's algorithm, RFC 6298 §3 (on)",
-    ),
-    (
-        "rto_reset",
-        "when a backed-off RTO falls back: sample (the next RTT sample, RFC 6298 §5) or ack (every new ACK, as ns-3) (sample)",
-    ),
-    (
-        "sack",
-        "on: SACK blocks (RFC 2018) and SACK-based loss recovery (RFC 6675); off: NewReno, RFC 6582 (off)",
-    ),
-    (
-        "rto_undo",
-        "on: with sack and timestamps, a timeout the echoed timestamp shows spurious is undone (RFC 3522/4015, Linux) (off)",
-    ),
-    (
-        "host_rtx",
-        "resend or skip: a retransmission of a segment still in its own host's NIC queue is sent or not (Linux: skip) (resend)",
-    ),
-    (
-        "reordering",
-        "fixed: DupThresh 3 (RFC 6675); adaptive: with sack and timestamps, DupThresh follows the reordering seen and a fast recovery the echoed timestamp shows spurious is undone (Linux) (fixed)",
-    ),
-    (
-        "control_batch",
-        "on: a host policy's messages of one call to one host share a packet, 10 + 20 bytes each, at most 64 (the testbed's datagram); off: a packet per message (off)",
-    ),
-    (
-        "queue_trace",
-        "off, or the interval at which every port's queue is sampled, e.g. 100us",
-    ),
-    (
-        "pacing",
-        "per-flow pacing at the host: off, cwnd (Linux: 2 or 1.2 x cwnd/srtt) or a rate, e.g. 5Gbps (off)",
-    ),
-    ("rcp_alpha", "RCP's alpha, weight of spare capacity (0.1)"),
-    ("rcp_beta", "RCP's beta, weight of the queue (1)"),
-    (
-        "rcp_interval",
-        "RCP's control interval T, or rtt for T = d0 (rtt)",
-    ),
-    (
-        "rcp_d0",
-        "RCP's average RTT d0 before packets carry one (20us)",
-    ),
-    (
-        "queues",
-        "switch queues: strict, pfabric, or auto: pfabric under transport=pfabric, else strict (auto)",
-    ),
-    (
-        "pfabric_buffer",
-        "each pfabric switch port's buffer: bytes or packets (36KB)",
-    ),
-    (
-        "pfabric_rto",
-        "pfabric's fixed timeout, or auto: 3 unloaded round trips of the path, at least one plus a full pfabric buffer's drain (auto)",
-    ),
-    (
-        "pfabric_init_cwnd",
-        "pfabric's initial window in segments, or auto: the path's BDP (auto)",
-    ),
-    (
-        "pfabric_probe_after",
-        "consecutive timeouts before a pfabric flow probes (5)",
-    ),
-    (
-        "spc_probe_max",
-        "baraat: the longest a flow held with no nominal share (AR and NR 0) waits between requests; the wait doubles from one interval (rtt) while held (1ms)",
-    ),
-    (
-        "spc_header",
-        "baraat: data (a sending flow's requests ride on its data packets, the answers on ACKs) or alone (on packets of their own) (data)",
-    ),
-    (
-        "spc_control",
-        "baraat: wire (its requests, echoes and the header on data packets and ACKs take the wire) or free (no bytes: a knob to measure their cost) (wire)",
-    ),
-    (
-        "coordinator_interval",
-        "how often a coordinator-run scheduler (aalo, varys, fair, ...) decides on the observed bytes (10ms)",
-    ),
-    (
-        "coordinator_delay",
-        "how long a coordinator's decision takes to reach the hosts (0)",
-    ),
-    (
-        "tafe_service",
-        "tafe's ports inside a class: flows (first come, first served, one flow after the other, Algorithm 1) or fifo (packets in arrival order, flows interleaved) (flows)",
-    ),
-];
-
 impl PacketConfig {
-    /// Sets `key` to `value` (see [`KEYS`]); on an error nothing changes.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let mut next = self.clone();
-        next.apply(key, value)?;
-        next.check()?;
-        *self = next;
-        Ok(())
-    }
-
-    fn apply(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let v = value;
-        match key {
-            "transport" => {
-                self.transport =
-                    by_name(&TransportKind::ALL, TransportKind::name, v).ok_or_else(|| {
-                        let names: Vec<_> = TransportKind::ALL.iter().map(|t| t.name()).collect();
-                        bad(
-                            key,
-                            format!("unknown transport '{v}': one of {}", names.join(", ")),
-                        )
-                    })?
-            }
-            "mtu" => self.mtu = parse_u32(key, v, 1)?,
-            "header_bytes" => self.header_bytes = parse_u32(key, v, 1)?,
-            "host_link_delay" => self.host_link_delay = parse_dur(key, v)?,
-            "fabric_link_delay" => self.fabric_link_delay = parse_dur(key, v)?,
-            "link_delay" => {
-                self.host_link_delay = parse_dur(key, v)?;
-                self.fabric_link_delay = self.host_link_delay;
-            }
-            "buffer" => {
-                let t = v.trim().to_ascii_lowercase();
-                self.shared_buffer = None;
-                if let Some(pool) = t.strip_prefix("shared:") {
-                    match parse_limit(key, pool)? {
-                        Limit::Bytes(b) => self.shared_buffer = Some(b),
-                        Limit::Packets(_) => {
-                            return Err(bad(
-                                key,
-                                format!("'{v}': a shared pool is sized in bytes (shared:4MB)"),
-                            ))
-                        }
-                    }
-                } else {
-                    self.switch_buffer = match t.as_str() {
-                        "inf" | "unbounded" => None,
-                        _ => Some(parse_limit(key, v)?),
-                    }
-                }
-            }
-            "class_min" => {
-                self.class_min = if off(v) {
-                    None
-                } else {
-                    let f: f64 = v
-                        .trim()
-                        .parse()
-                        .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
-                    if !(f > 0.0 && f <= 1.0) {
-                        return Err(bad(key, format!("{f} is not in (0, 1]")));
-                    }
-                    Some(f)
-                }
-            }
-            "buffer_per" => {
-                self.buffer_per_queue = match v.trim() {
-                    "port" => false,
-                    "queue" => true,
-                    _ => return Err(bad(key, format!("'{v}': port or queue"))),
-                }
-            }
-            "dt_alpha" => {
-                let a: f64 = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
-                if !(a > 0.0 && a.is_finite()) {
-                    return Err(bad(key, format!("{a} is not above 0")));
-                }
-                self.dt_alpha = a;
-            }
-            "d2tcp_late" => {
-                self.d2tcp_late = match v.trim().to_ascii_lowercase().as_str() {
-                    "max" => LateRule::Max,
-                    "dctcp" => LateRule::Dctcp,
-                    _ => return Err(bad(key, format!("'{v}': max or dctcp"))),
-                }
-            }
-            "ecn_k" => {
-                self.ecn_k = if off(v) {
-                    Some(Limit::Packets(u64::MAX))
-                } else {
-                    Some(parse_limit(key, v)?)
-                }
-            }
-            "ecn_per" => {
-                self.ecn_per_queue = match v.trim() {
-                    "port" => false,
-                    "queue" => true,
-                    _ => return Err(bad(key, format!("'{v}': port or queue"))),
-                }
-            }
-            "host_prio" => {
-                self.host_fifo = match v.trim().to_ascii_lowercase().as_str() {
-                    "strict" => false,
-                    "fifo" => true,
-                    _ => return Err(bad(key, format!("'{v}': strict or fifo"))),
-                }
-            }
-            "host_queue" => {
-                let s = v.trim().to_ascii_lowercase();
-                self.host_queue = if s == "unbounded" || s == "lossless" {
-                    HostQueue::Unbounded
-                } else if let Some((a, b)) = s.split_once('+') {
-                    host_queue_both(key, v, a.trim(), b.trim())?
-                } else if let Some(n) = s.strip_prefix("droptail:") {
-                    HostQueue::DropTail(parse_u32(key, n, 1)? as u64)
-                } else if let Some(n) = s.strip_prefix("ecn:") {
-                    HostQueue::Ecn(parse_u32(key, n, 1)? as u64)
-                } else {
-                    return Err(bad(
-                        key,
-                        format!(
-                            "'{v}': unbounded, droptail:N, ecn:K or droptail:N+ecn:K (packets)"
-                        ),
-                    ));
-                }
-            }
-            "tsq" => {
-                self.tsq = if off(v) {
-                    None
-                } else {
-                    match parse_limit(key, v)? {
-                        Limit::Bytes(b) => Some(b),
-                        Limit::Packets(_) => {
-                            return Err(bad(key, format!("'{v}': bytes (32KB), or off")))
-                        }
-                    }
-                }
-            }
-            "min_rto" => self.min_rto = parse_dur(key, v)?,
-            "initial_rto" => self.initial_rto = parse_dur(key, v)?,
-            "max_rto" => self.max_rto = parse_dur(key, v)?,
-            "init_cwnd" => self.init_cwnd = parse_u32(key, v, 1)?,
-            "delayed_ack" => {
-                self.delayed_ack = if off(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            "handshake" => {
-                self.handshake = if off(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            "dctcp_g" => {
-                let g: f64 = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
-                if !(g > 0.0 && g <= 1.0) {
-                    return Err(bad(key, format!("{g} is not in (0, 1]")));
-                }
-                self.dctcp_g = g;
-            }
-            "pacing" => self.pacing = Pacing::parse(v).map_err(|e| bad(key, e))?,
-            "rcp_alpha" => self.rcp_alpha = parse_gain(key, v)?,
-            "rcp_beta" => self.rcp_beta = parse_gain(key, v)?,
-            "rcp_interval" => {
-                self.rcp_interval = match v.trim().to_ascii_lowercase().as_str() {
-                    "rtt" | "d0" => None,
-                    _ => Some(parse_dur(key, v)?),
-                }
-            }
-            "rcp_d0" => self.rcp_d0 = parse_dur(key, v)?,
-            "coordinator_interval" => self.coordinator_interval = parse_dur(key, v)?,
-            "coordinator_delay" => self.coordinator_delay = parse_dur(key, v)?,
-            "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
-            "timestamps" => self.timestamps = parse_on_off(key, v)?,
-            "sack" => self.sack = parse_on_off(key, v)?,
-            "rto_undo" => self.rto_undo = parse_on_off(key, v)?,
-            "host_rtx" => {
-                self.host_rtx_skip = match v.trim().to_ascii_lowercase().as_str() {
-                    "resend" => false,
-                    "skip" => true,
-                    _ => return Err(bad(key, format!("'{v}': resend or skip"))),
-                }
-            }
-            "control_batch" => self.control_batch = parse_on_off(key, v)?,
-            "reordering" => {
-                self.reorder_adaptive = match v.trim().to_ascii_lowercase().as_str() {
-                    "fixed" => false,
-                    "adaptive" => true,
-                    _ => return Err(bad(key, format!("'{v}': fixed or adaptive"))),
-                }
-            }
-            "mcp_ecn" => self.mcp_ecn = parse_on_off(key, v)?,
-            "rto_reset" => {
-                self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
-                    "sample" => false,
-                    "ack" => true,
-                    _ => return Err(bad(key, format!("'{v}': sample or ack"))),
-                }
-            }
-            "queues" => {
-                self.queues = if auto(v) {
-                    None
-                } else {
-                    Some(
-                        by_name(&QueueKind::ALL, QueueKind::name, v)
-                            .ok_or_else(|| bad(key, format!("'{v}': strict, pfabric or auto")))?,
-                    )
-                }
-            }
-            "pfabric_buffer" => self.pfabric_buffer = parse_limit(key, v)?,
-            "pfabric_rto" => {
-                self.pfabric_rto = if auto(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            "pfabric_init_cwnd" => {
-                self.pfabric_init_cwnd = if auto(v) {
-                    None
-                } else {
-                    Some(parse_u32(key, v, 1)?)
-                }
-            }
-            "pfabric_probe_after" => self.pfabric_probe_after = parse_u32(key, v, 1)?,
-            "spc_probe_max" => self.spc_probe_max = parse_dur(key, v)?,
-            "spc_header" => {
-                self.spc_on_data = match v.trim().to_ascii_lowercase().as_str() {
-                    "data" => true,
-                    "alone" => false,
-                    _ => return Err(bad(key, format!("'{v}': data or alone"))),
-                }
-            }
-            "spc_control" => {
-                self.spc_control_wire = match v.trim().to_ascii_lowercase().as_str() {
-                    "wire" => true,
-                    "free" => false,
-                    _ => return Err(bad(key, format!("'{v}': wire or free"))),
-                }
-            }
-            "tafe_service" => {
-                self.tafe_one_by_one = match v.trim().to_ascii_lowercase().as_str() {
-                    "flows" => true,
-                    "fifo" => false,
-                    _ => return Err(bad(key, format!("'{v}': flows or fifo"))),
-                }
-            }
-            "queue_trace" => {
-                self.queue_trace = if off(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            _ => {
-                let keys: Vec<_> = KEYS.iter().map(|k| k.0).collect();
-                return Err(bad(
-                    key,
-                    format!("unknown option; valid: {}", keys.join(", ")),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Sets every `key=value` of a comma- or semicolon-separated list.
-    pub fn set_all(&mut self, spec: &str) -> Result<(), ConfigError> {
-        for kv in spec.split([',', ';']).filter(|s| !s.trim().is_empty()) {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| bad(kv.trim(), "expected key=value"))?;
-            self.set(k.trim(), v)?;
-        }
-        Ok(())
-    }
-
     /// Checks the knobs together: the headers fit in a packet, the buffer
     /// holds a full packet, timers are positive.
     pub fn check(&self) -> Result<(), ConfigError> {

@@ -53,7 +53,7 @@ mod build;
 mod coordinator;
 mod endpoints;
 mod hosts;
-mod pacing;
+pub(crate) mod pacing;
 mod queued;
 mod rcp;
 mod sample;

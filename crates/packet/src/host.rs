@@ -39,6 +39,8 @@
 //!
 //! [`Pacer`]: crate::pacing::Pacer
 
+use crate::config::values::parse_on_off;
+use crate::config::Knob;
 use crate::pacing::Pacing;
 use crate::transport::TransportKind;
 use coflowkit_sched::host::dcas::DcasHost;
@@ -252,6 +254,20 @@ impl HostView for EngineView<'_> {
         (self.unacked)(flow)
     }
 }
+
+/// How host policies' control messages travel.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "control_batch",
+        default: "off",
+        unit: "on/off",
+        help: "on: a host policy's messages of one call to one host share a packet, 10 + 20 bytes each, at most 64 (the testbed's datagram); off: a packet per message (off)",
+        set: |c, key, v| {
+            c.control_batch = parse_on_off(key, v)?;
+            Ok(())
+        },
+    },
+];
 
 #[cfg(test)]
 mod tests {

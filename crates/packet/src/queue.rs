@@ -27,6 +27,8 @@ pub mod pfabric;
 pub mod shared;
 pub mod strict;
 
+use crate::config::values::{auto, by_name};
+use crate::config::{bad, Knob, QueueKind};
 use crate::packet::Packet;
 use std::fmt;
 
@@ -74,3 +76,24 @@ pub trait QueueDisc: fmt::Debug {
     /// classes ignores it. An empty queue only.
     fn serve_by_order(&mut self, _order_of: fn(&Packet) -> u32) {}
 }
+
+/// The queue kind of switch ports.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "queues",
+        default: "auto",
+        unit: "choice",
+        help: "switch queues: strict, pfabric, or auto: pfabric under transport=pfabric, else strict (auto)",
+        set: |c, key, v| {
+            c.queues = if auto(v) {
+                None
+            } else {
+                Some(
+                    by_name(&QueueKind::ALL, QueueKind::name, v)
+                    .ok_or_else(|| bad(key, format!("'{v}': strict, pfabric or auto")))?,
+                )
+            };
+            Ok(())
+        },
+    },
+];

@@ -5,7 +5,7 @@ use super::{bad, ConfigError, HostQueue, Limit};
 use coflowkit_model::Dur;
 
 /// `30000`, `30000B`, `30KB`, `20p`, `20pkts`: bytes unless it ends in `p`.
-pub(super) fn parse_limit(key: &str, v: &str) -> Result<Limit, ConfigError> {
+pub(crate) fn parse_limit(key: &str, v: &str) -> Result<Limit, ConfigError> {
     let s = v.trim().to_ascii_lowercase();
     let (num, packets, scale) = if let Some(n) = s
         .strip_suffix("pkts")
@@ -37,7 +37,7 @@ pub(super) fn parse_limit(key: &str, v: &str) -> Result<Limit, ConfigError> {
 }
 
 /// `10ms`, `200us`, `1s`, `500ns`, `1500` (ns).
-pub(super) fn parse_dur(key: &str, v: &str) -> Result<Dur, ConfigError> {
+pub(crate) fn parse_dur(key: &str, v: &str) -> Result<Dur, ConfigError> {
     let s = v.trim();
     let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
         .iter()
@@ -56,7 +56,7 @@ pub(super) fn parse_dur(key: &str, v: &str) -> Result<Dur, ConfigError> {
 }
 
 /// `droptail:N+ecn:K` (either order): a bounded NIC queue that also marks.
-pub(super) fn host_queue_both(
+pub(crate) fn host_queue_both(
     key: &str,
     v: &str,
     a: &str,
@@ -86,7 +86,7 @@ pub(super) fn host_queue_both(
     Ok(HostQueue::DropTailEcn { packets, k })
 }
 
-pub(super) fn parse_u32(key: &str, v: &str, least: u32) -> Result<u32, ConfigError> {
+pub(crate) fn parse_u32(key: &str, v: &str, least: u32) -> Result<u32, ConfigError> {
     let n: u32 = v
         .trim()
         .parse()
@@ -98,7 +98,7 @@ pub(super) fn parse_u32(key: &str, v: &str, least: u32) -> Result<u32, ConfigErr
 }
 
 /// A finite number of 0 or more (RCP's α and β).
-pub(super) fn parse_gain(key: &str, v: &str) -> Result<f64, ConfigError> {
+pub(crate) fn parse_gain(key: &str, v: &str) -> Result<f64, ConfigError> {
     let x: f64 = v
         .trim()
         .parse()
@@ -110,7 +110,7 @@ pub(super) fn parse_gain(key: &str, v: &str) -> Result<f64, ConfigError> {
 }
 
 /// A switch: on/true/yes or off/false/no.
-pub(super) fn parse_on_off(key: &str, v: &str) -> Result<bool, ConfigError> {
+pub(crate) fn parse_on_off(key: &str, v: &str) -> Result<bool, ConfigError> {
     match v.trim().to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" => Ok(true),
         "off" | "false" | "no" => Ok(false),
@@ -118,7 +118,7 @@ pub(super) fn parse_on_off(key: &str, v: &str) -> Result<bool, ConfigError> {
     }
 }
 
-pub(super) fn off(v: &str) -> bool {
+pub(crate) fn off(v: &str) -> bool {
     matches!(
         v.trim().to_ascii_lowercase().as_str(),
         "off" | "none" | "false" | "no"
@@ -126,11 +126,11 @@ pub(super) fn off(v: &str) -> bool {
 }
 
 /// The one of `all` whose name is `v` (any case, spaces around).
-pub(super) fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, v: &str) -> Option<T> {
+pub(crate) fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, v: &str) -> Option<T> {
     let v = v.trim().to_ascii_lowercase();
     all.iter().copied().find(|&t| name(t) == v)
 }
 
-pub(super) fn auto(v: &str) -> bool {
+pub(crate) fn auto(v: &str) -> bool {
     v.trim().eq_ignore_ascii_case("auto")
 }

@@ -4,6 +4,8 @@
 //! the window). An unpaced flow never comes here.
 
 use super::{Engine, Ev};
+use crate::config::values::{off, parse_limit};
+use crate::config::{bad, Knob, Limit};
 use crate::pacing::{cwnd_rate, Pacing};
 
 impl Engine<'_> {
@@ -74,3 +76,36 @@ pub(super) fn rate_of(field: f32) -> u64 {
         0
     }
 }
+
+/// Host pacing and TCP Small Queues.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "pacing",
+        default: "off",
+        unit: "choice or rate",
+        help: "per-flow pacing at the host: off, cwnd (Linux: 2 or 1.2 x cwnd/srtt) or a rate, e.g. 5Gbps (off)",
+        set: |c, key, v| {
+            c.pacing = Pacing::parse(v).map_err(|e| bad(key, e))?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "tsq",
+        default: "off",
+        unit: "bytes",
+        help: "off, or TCP Small Queues' bytes: a flow sends while it has less in its host's NIC (Linux 32KB) (off)",
+        set: |c, key, v| {
+            c.tsq = if off(v) {
+                None
+            } else {
+                match parse_limit(key, v)? {
+                    Limit::Bytes(b) => Some(b),
+                    Limit::Packets(_) => {
+                        return Err(bad(key, format!("'{v}': bytes (32KB), or off")))
+                    }
+                }
+            };
+            Ok(())
+        },
+    },
+];

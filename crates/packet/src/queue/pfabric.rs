@@ -63,6 +63,8 @@
 //! strictly more urgent arrival (`PfabricQueue`'s `admit`).
 
 use super::{Admit, QueueDisc};
+use crate::config::values::parse_limit;
+use crate::config::Knob;
 use crate::config::Limit;
 use crate::packet::Packet;
 use std::collections::VecDeque;
@@ -196,6 +198,18 @@ impl QueueDisc for PfabricQueue {
         false
     }
 }
+
+/// pFabric's switch buffer.
+pub const KNOBS: &[Knob] = &[Knob {
+    name: "pfabric_buffer",
+    default: "36KB",
+    unit: "size",
+    help: "each pfabric switch port's buffer: bytes or packets (36KB)",
+    set: |c, key, v| {
+        c.pfabric_buffer = parse_limit(key, v)?;
+        Ok(())
+    },
+}];
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,8 @@
 //! free for a port that becomes busy (§III). An admission check in front
 //! of a port's queue kind (`crate::port::Port::admit_shared`).
 
+use crate::config::{bad, Knob};
+
 /// One switch's buffer, shared by its output ports with dynamic thresholds
 /// (Choudhury and Hahne 1998, §II). A packet leaves the pool when it
 /// leaves its queue for the wire.
@@ -60,6 +62,27 @@ impl SharedPool {
         self.used -= wire;
     }
 }
+
+/// The shared buffer's threshold factor (its size is `buffer=shared:B`).
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "dt_alpha",
+        default: "1",
+        unit: "number",
+        help: "dynamic threshold's alpha of a shared buffer: a queue grows while below alpha x free pool bytes (1)",
+        set: |c, key, v| {
+            let a: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+            if !(a > 0.0 && a.is_finite()) {
+                return Err(bad(key, format!("{a} is not above 0")));
+            }
+            c.dt_alpha = a;
+            Ok(())
+        },
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,8 @@
 //! order of flows inside a class ([`StrictQueues::set_task_fifo`]).
 
 use super::{Admit, QueueDisc};
-use crate::config::Limit;
+use crate::config::values::{host_queue_both, off, parse_limit, parse_u32};
+use crate::config::{bad, HostQueue, Knob, Limit};
 use crate::packet::{Kind, Packet, N_QUEUES};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -236,6 +237,141 @@ impl ByOrder {
         p
     }
 }
+
+/// The strict-priority queues' knobs: buffers, ECN thresholds, guaranteed
+/// rates, and the host NIC's queue.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "buffer",
+        default: "170KB",
+        unit: "size, inf or shared:bytes",
+        help: "switch port buffer: bytes (170KB) or packets (100p), or inf; or shared:BYTES, one pool per switch with dynamic thresholds",
+        set: |c, key, v| {
+            let t = v.trim().to_ascii_lowercase();
+            c.shared_buffer = None;
+            if let Some(pool) = t.strip_prefix("shared:") {
+                match parse_limit(key, pool)? {
+                    Limit::Bytes(b) => c.shared_buffer = Some(b),
+                    Limit::Packets(_) => {
+                        return Err(bad(
+                            key,
+                            format!("'{v}': a shared pool is sized in bytes (shared:4MB)"),
+                        ))
+                    }
+                }
+            } else {
+                c.switch_buffer = match t.as_str() {
+                    "inf" | "unbounded" => None,
+                    _ => Some(parse_limit(key, v)?),
+                }
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "buffer_per",
+        default: "port",
+        unit: "choice",
+        help: "port or queue: buffer is each switch port's, its 8 queues together, or each queue's own (port)",
+        set: |c, key, v| {
+            c.buffer_per_queue = match v.trim() {
+                "port" => false,
+                "queue" => true,
+                _ => return Err(bad(key, format!("'{v}': port or queue"))),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "class_min",
+        default: "off",
+        unit: "fraction or off",
+        help: "off, or each strict-priority queue's guaranteed fraction of its link, served first while within it (HTB's leaf rate; the testbed 0.001) (off)",
+        set: |c, key, v| {
+            c.class_min = if off(v) {
+                None
+            } else {
+                let f: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(bad(key, format!("{f} is not in (0, 1]")));
+                }
+                Some(f)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "ecn_k",
+        default: "",
+        unit: "size or off",
+        help: "ECN threshold K: bytes or packets (default 20p up to 1 Gbit/s, 65p above), or off",
+        set: |c, key, v| {
+            c.ecn_k = if off(v) {
+                Some(Limit::Packets(u64::MAX))
+            } else {
+                Some(parse_limit(key, v)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "ecn_per",
+        default: "port",
+        unit: "choice",
+        help: "port or queue: what K is compared with (port)",
+        set: |c, key, v| {
+            c.ecn_per_queue = match v.trim() {
+                "port" => false,
+                "queue" => true,
+                _ => return Err(bad(key, format!("'{v}': port or queue"))),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "host_queue",
+        default: "unbounded",
+        unit: "choice",
+        help: "unbounded, droptail:N (packets), ecn:K (packets, unbounded) or droptail:N+ecn:K (both, as a switch port) (unbounded)",
+        set: |c, key, v| {
+            let s = v.trim().to_ascii_lowercase();
+            c.host_queue = if s == "unbounded" || s == "lossless" {
+                HostQueue::Unbounded
+            } else if let Some((a, b)) = s.split_once('+') {
+                host_queue_both(key, v, a.trim(), b.trim())?
+            } else if let Some(n) = s.strip_prefix("droptail:") {
+                HostQueue::DropTail(parse_u32(key, n, 1)? as u64)
+            } else if let Some(n) = s.strip_prefix("ecn:") {
+                HostQueue::Ecn(parse_u32(key, n, 1)? as u64)
+            } else {
+                return Err(bad(
+                    key,
+                    format!(
+                        "'{v}': unbounded, droptail:N, ecn:K or droptail:N+ecn:K (packets)"
+                    ),
+                ));
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "host_prio",
+        default: "strict",
+        unit: "choice",
+        help: "strict (the NIC's 8 strict-priority queues) or fifo (one FIFO for every class; the switches keep theirs) (strict)",
+        set: |c, key, v| {
+            c.host_fifo = match v.trim().to_ascii_lowercase().as_str() {
+                "strict" => false,
+                "fifo" => true,
+                _ => return Err(bad(key, format!("'{v}': strict or fifo"))),
+            };
+            Ok(())
+        },
+    },
+];
 
 #[cfg(test)]
 mod tests {

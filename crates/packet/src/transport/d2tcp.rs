@@ -20,6 +20,7 @@
 //!   the deadline has passed (here [`LateRule`], 2 by default).
 
 use super::{Ecn, Rules, Sender};
+use crate::config::{bad, Knob};
 
 /// D2TCP: DCTCP's α and marks with a cut by the deadline's imminence; the
 /// deadline is a host policy's, else the flow's own.
@@ -92,3 +93,19 @@ impl Sender {
         }
     }
 }
+
+/// D2TCP's rule past a deadline.
+pub const KNOBS: &[Knob] = &[Knob {
+    name: "d2tcp_late",
+    default: "max",
+    unit: "choice",
+    help: "D2TCP after a missed deadline: max (d = 2) or dctcp (d = 1) (max)",
+    set: |c, key, v| {
+        c.d2tcp_late = match v.trim().to_ascii_lowercase().as_str() {
+            "max" => LateRule::Max,
+            "dctcp" => LateRule::Dctcp,
+            _ => return Err(bad(key, format!("'{v}': max or dctcp"))),
+        };
+        Ok(())
+    },
+}];

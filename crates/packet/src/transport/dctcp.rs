@@ -10,6 +10,7 @@
 //! with its ECN term (`super::mcp`) and TAFE's cut (a host policy's share).
 
 use super::{Ecn, Rules, Sender};
+use crate::config::{bad, Knob};
 
 /// DCTCP: ECN-capable, α from 1, NewReno's recovery otherwise.
 pub const RULES: Rules = Rules {
@@ -46,3 +47,22 @@ impl Sender {
         self.cwr_end = self.max_sent;
     }
 }
+
+/// DCTCP's gain.
+pub const KNOBS: &[Knob] = &[Knob {
+    name: "dctcp_g",
+    default: "0.0625",
+    unit: "number",
+    help: "DCTCP's gain g (0.0625)",
+    set: |c, key, v| {
+        let g: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(bad(key, format!("{g} is not in (0, 1]")));
+        }
+        c.dctcp_g = g;
+        Ok(())
+    },
+}];

@@ -41,6 +41,8 @@
 //!   NewReno.
 
 use super::{Ecn, Rules, Sender};
+use crate::config::values::parse_on_off;
+use crate::config::Knob;
 
 /// MCP: ECN only with `mcp_ecn`, the policy's deadline, its own window law
 /// for a flow that has one (NewReno's otherwise).
@@ -112,3 +114,17 @@ impl Sender {
         };
     }
 }
+
+/// MCP's ECN term.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "mcp_ecn",
+        default: "off",
+        unit: "on/off",
+        help: "on or off: Karuna's MCP reacts to ECN marks, its target scaled by 1 - alpha/2 (off: the authors' prototype)",
+        set: |c, key, v| {
+            c.mcp_ecn = parse_on_off(key, v)?;
+            Ok(())
+        },
+    },
+];

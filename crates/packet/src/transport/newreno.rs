@@ -18,6 +18,8 @@
 //! takes their place (`super::sack`).
 
 use super::{Ecn, Rules, Segment, Sender};
+use crate::config::values::{off, parse_dur, parse_on_off, parse_u32};
+use crate::config::{bad, Knob};
 
 /// TCP NewReno: not ECN-capable, RTT samples, SACK if asked, a window.
 pub const RULES: Rules = Rules {
@@ -137,3 +139,123 @@ impl Sender {
         }
     }
 }
+
+/// The knobs every window transport reads: windows, timers, ACKs.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "min_rto",
+        default: "10ms",
+        unit: "duration",
+        help: "retransmission timer floor (10ms)",
+        set: |c, key, v| {
+            c.min_rto = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "max_rto",
+        default: "60s",
+        unit: "duration",
+        help: "the longest a backed-off timer waits, data or SYN (60s; Linux tcp_rto_max_ms)",
+        set: |c, key, v| {
+            c.max_rto = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "initial_rto",
+        default: "10ms",
+        unit: "duration",
+        help: "retransmission timer before an RTT sample (10ms)",
+        set: |c, key, v| {
+            c.initial_rto = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "init_cwnd",
+        default: "10",
+        unit: "segments",
+        help: "initial window, segments (10)",
+        set: |c, key, v| {
+            c.init_cwnd = parse_u32(key, v, 1)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "delayed_ack",
+        default: "off",
+        unit: "duration or off",
+        help: "off, or the delayed-ACK timeout, e.g. 200us (off)",
+        set: |c, key, v| {
+            c.delayed_ack = if off(v) {
+                None
+            } else {
+                Some(parse_dur(key, v)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "handshake",
+        default: "off",
+        unit: "duration or off",
+        help: "off, or the SYN timeout, e.g. 1s (off)",
+        set: |c, key, v| {
+            c.handshake = if off(v) {
+                None
+            } else {
+                Some(parse_dur(key, v)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "limited_transmit",
+        default: "on",
+        unit: "on/off",
+        help: "on or off: a new segment on each of the first two duplicate ACKs, RFC 3042 (on)",
+        set: |c, key, v| {
+            c.limited_transmit = parse_on_off(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "timestamps",
+        default: "on",
+        unit: "on/off",
+        help: "on: RTT samples from timestamps on every ACK, RFC 7323; off: Karn's algorithm, RFC 6298 §3 (on)",
+        set: |c, key, v| {
+            c.timestamps = parse_on_off(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rto_reset",
+        default: "sample",
+        unit: "choice",
+        help: "when a backed-off RTO falls back: sample (the next RTT sample, RFC 6298 §5) or ack (every new ACK, as ns-3) (sample)",
+        set: |c, key, v| {
+            c.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
+                "sample" => false,
+                "ack" => true,
+                _ => return Err(bad(key, format!("'{v}': sample or ack"))),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "host_rtx",
+        default: "resend",
+        unit: "choice",
+        help: "resend or skip: a retransmission of a segment still in its own host's NIC queue is sent or not (Linux: skip) (resend)",
+        set: |c, key, v| {
+            c.host_rtx_skip = match v.trim().to_ascii_lowercase().as_str() {
+                "resend" => false,
+                "skip" => true,
+                _ => return Err(bad(key, format!("'{v}': resend or skip"))),
+            };
+            Ok(())
+        },
+    },
+];

@@ -24,6 +24,8 @@
 //! and what could be checked are in its module doc.
 
 use super::{Ecn, Rules, Segment, Sender, SenderParams};
+use crate::config::values::{auto, parse_dur, parse_u32};
+use crate::config::Knob;
 use crate::config::{Limit, PacketConfig};
 use crate::port::Port;
 
@@ -148,6 +150,48 @@ pub fn auto_rto_ps(rtt_ps: u64, rate: f64, buffer: Limit, mtu: u32) -> u64 {
     let drain = (bytes as f64 * 8e12 / rate).ceil() as u64;
     (3 * rtt_ps).max(rtt_ps + drain)
 }
+
+/// pFabric's end point numbers.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "pfabric_rto",
+        default: "auto",
+        unit: "duration or auto",
+        help: "pfabric's fixed timeout, or auto: 3 unloaded round trips of the path, at least one plus a full pfabric buffer's drain (auto)",
+        set: |c, key, v| {
+            c.pfabric_rto = if auto(v) {
+                None
+            } else {
+                Some(parse_dur(key, v)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "pfabric_init_cwnd",
+        default: "auto",
+        unit: "segments",
+        help: "pfabric's initial window in segments, or auto: the path's BDP (auto)",
+        set: |c, key, v| {
+            c.pfabric_init_cwnd = if auto(v) {
+                None
+            } else {
+                Some(parse_u32(key, v, 1)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "pfabric_probe_after",
+        default: "5",
+        unit: "timeouts",
+        help: "consecutive timeouts before a pfabric flow probes (5)",
+        set: |c, key, v| {
+            c.pfabric_probe_after = parse_u32(key, v, 1)?;
+            Ok(())
+        },
+    },
+];
 
 #[cfg(test)]
 mod tests {

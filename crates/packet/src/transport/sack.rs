@@ -22,6 +22,8 @@
 //!   acknowledged (ns-3's CA_LOSS).
 
 use super::{Segment, Sender, Undo};
+use crate::config::values::parse_on_off;
+use crate::config::{bad, Knob};
 
 impl Sender {
     /// Bytes SACKed and not yet cumulatively acknowledged.
@@ -255,3 +257,41 @@ impl Sender {
         }
     }
 }
+
+/// SACK's recovery and its undo rules.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "sack",
+        default: "off",
+        unit: "on/off",
+        help: "on: SACK blocks (RFC 2018) and SACK-based loss recovery (RFC 6675); off: NewReno, RFC 6582 (off)",
+        set: |c, key, v| {
+            c.sack = parse_on_off(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rto_undo",
+        default: "off",
+        unit: "on/off",
+        help: "on: with sack and timestamps, a timeout the echoed timestamp shows spurious is undone (RFC 3522/4015, Linux) (off)",
+        set: |c, key, v| {
+            c.rto_undo = parse_on_off(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "reordering",
+        default: "fixed",
+        unit: "choice",
+        help: "fixed: DupThresh 3 (RFC 6675); adaptive: with sack and timestamps, DupThresh follows the reordering seen and a fast recovery the echoed timestamp shows spurious is undone (Linux) (fixed)",
+        set: |c, key, v| {
+            c.reorder_adaptive = match v.trim().to_ascii_lowercase().as_str() {
+                "fixed" => false,
+                "adaptive" => true,
+                _ => return Err(bad(key, format!("'{v}': fixed or adaptive"))),
+            };
+            Ok(())
+        },
+    },
+];
