@@ -6,6 +6,7 @@
 
 use crate::config::Limit;
 use crate::packet::{Kind, Packet, N_QUEUES};
+use crate::queue::pfabric::PfabricQueue;
 use crate::queue::shared::SharedPool;
 use crate::queue::strict::StrictQueues;
 use crate::queue::{Admit, QueueDisc};
@@ -36,7 +37,7 @@ pub struct Port {
     /// Propagation delay, ps.
     pub delay_ps: u64,
     /// Its queue kind.
-    queue: Box<dyn QueueDisc>,
+    queue: Queue,
     /// The switch's shared pool (an index into the engine's pools) when
     /// the port has no buffer of its own.
     pub pool: Option<u32>,
@@ -61,16 +62,16 @@ impl Port {
         Port::with_queue(
             rate,
             delay_ps,
-            Box::new(StrictQueues::new(buffer, ecn_k, ecn_per_queue)),
+            StrictQueues::new(buffer, ecn_k, ecn_per_queue),
         )
     }
 
     /// An idle port with queue kind `queue`.
-    pub fn with_queue(rate: f64, delay_ps: u64, queue: Box<dyn QueueDisc>) -> Port {
+    pub fn with_queue(rate: f64, delay_ps: u64, queue: impl Into<Queue>) -> Port {
         Port {
             rate,
             delay_ps,
-            queue,
+            queue: queue.into(),
             pool: None,
             busy: false,
             stats: PortStats::default(),
@@ -159,11 +160,82 @@ impl Port {
     }
 }
 
+/// A port's queue kind, dispatched by a `match` so that the kinds every
+/// run uses are called directly (and the strict-priority path inlined, as
+/// fast as a port of one kind); any other [`QueueDisc`] runs as `Other`.
+#[derive(Debug)]
+pub enum Queue {
+    /// Strict priority ([`StrictQueues`]).
+    Strict(StrictQueues),
+    /// pFabric ([`PfabricQueue`]).
+    Pfabric(PfabricQueue),
+    /// Any other kind, called through the trait object.
+    Other(Box<dyn QueueDisc>),
+}
+
+/// `$body` with `$q` bound to the queue kind inside `$queue`.
+macro_rules! each_kind {
+    ($queue:expr, $q:ident => $body:expr) => {
+        match $queue {
+            Queue::Strict($q) => $body,
+            Queue::Pfabric($q) => $body,
+            Queue::Other($q) => $body,
+        }
+    };
+}
+
+impl QueueDisc for Queue {
+    #[inline]
+    fn admit(&mut self, p: Packet, evicted: &mut Vec<Packet>) -> Admit {
+        each_kind!(self, q => q.admit(p, evicted))
+    }
+
+    #[inline]
+    fn pop(&mut self, now: u64) -> Option<Packet> {
+        each_kind!(self, q => q.pop(now))
+    }
+
+    #[inline]
+    fn bytes(&self) -> u64 {
+        each_kind!(self, q => q.bytes())
+    }
+
+    fn holds(&self, flow: u32, byte: u64) -> bool {
+        each_kind!(self, q => q.holds(flow, byte))
+    }
+
+    #[inline]
+    fn indexed(&self) -> bool {
+        each_kind!(self, q => q.indexed())
+    }
+
+    fn serve_by_order(&mut self, order_of: fn(&Packet) -> u32) {
+        each_kind!(self, q => q.serve_by_order(order_of))
+    }
+}
+
+impl From<StrictQueues> for Queue {
+    fn from(q: StrictQueues) -> Queue {
+        Queue::Strict(q)
+    }
+}
+
+impl From<PfabricQueue> for Queue {
+    fn from(q: PfabricQueue) -> Queue {
+        Queue::Pfabric(q)
+    }
+}
+
+impl From<Box<dyn QueueDisc>> for Queue {
+    fn from(q: Box<dyn QueueDisc>) -> Queue {
+        Queue::Other(q)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::packet::tests::pkt;
-    use crate::queue::pfabric::PfabricQueue;
     use proptest::prelude::*;
 
     #[test]
@@ -173,7 +245,7 @@ mod tests {
         // packets counts them all (the third is marked).
         let mut q = StrictQueues::new(None, Some(Limit::Packets(2)), false);
         q.one_fifo = true;
-        let mut p = Port::with_queue(1e9, 0, Box::new(q));
+        let mut p = Port::with_queue(1e9, 0, q);
         let admits: Vec<Admit> = [7, 0, 3]
             .iter()
             .map(|&c| p.admit(pkt(c, 1000, true)))
@@ -217,11 +289,7 @@ mod tests {
     #[test]
     fn pfabric_drops_the_least_urgent_and_never_marks() {
         // 3 packets of buffer holding remaining sizes 5000, 9000, 7000.
-        let mut p = Port::with_queue(
-            1e10,
-            0,
-            Box::new(PfabricQueue::new(Some(Limit::Packets(3)))),
-        );
+        let mut p = Port::with_queue(1e10, 0, PfabricQueue::new(Some(Limit::Packets(3))));
         for (f, r) in [(1, 5000), (2, 9000), (3, 7000)] {
             assert_eq!(p.admit(data(f, r)), Admit::Queued);
         }
@@ -253,11 +321,7 @@ mod tests {
     fn pfabric_byte_buffer_evicts_until_the_arrival_fits() {
         // 3000 bytes: two 1500-byte packets; a 1500-byte arrival that is
         // more urgent than both evicts one, the least urgent.
-        let mut p = Port::with_queue(
-            1e10,
-            0,
-            Box::new(PfabricQueue::new(Some(Limit::Bytes(3000)))),
-        );
+        let mut p = Port::with_queue(1e10, 0, PfabricQueue::new(Some(Limit::Bytes(3000))));
         p.admit(data(1, 4000));
         p.admit(data(2, 6000));
         assert_eq!(p.admit(data(3, 1000)), Admit::Queued);

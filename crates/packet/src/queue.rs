@@ -20,8 +20,11 @@
 //! `engine/tafe.rs`).
 //!
 //! Adding a queue kind: a file here with a type that implements
-//! [`QueueDisc`], a `pub mod` line below, and the place in
-//! `engine/build.rs` that gives ports their kind from the knobs.
+//! [`QueueDisc`] (and its knobs, a `KNOBS` table listed in `crate::knobs`),
+//! a `pub mod` line below, and the place in `engine/build.rs` that gives
+//! ports their kind from the knobs (as `Box<dyn QueueDisc>`, which a port
+//! holds as `crate::port::Queue::Other`; a kind on the hot path of many
+//! runs gets a variant of its own there, called without the indirection).
 
 pub mod pfabric;
 pub mod shared;

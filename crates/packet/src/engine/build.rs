@@ -6,11 +6,10 @@
 use super::{ps, queued, Engine, Flow};
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind};
 use crate::pacing::Pacer;
-use crate::port::Port;
+use crate::port::{Port, Queue};
 use crate::queue::pfabric::PfabricQueue;
 use crate::queue::shared::SharedPool;
 use crate::queue::strict::StrictQueues;
-use crate::queue::QueueDisc;
 use crate::rcp::RcpParams;
 use crate::sack::SackStore;
 use crate::transport::SenderParams;
@@ -91,13 +90,13 @@ fn build_ports(
         ),
     };
     let switch_port = |rate: f64, delay| {
-        let queue: Box<dyn QueueDisc> = if pfabric {
-            Box::new(PfabricQueue::new(Some(cfg.pfabric_buffer)))
+        let queue: Queue = if pfabric {
+            PfabricQueue::new(Some(cfg.pfabric_buffer)).into()
         } else {
             let mut q = StrictQueues::new(switch_buffer, cfg.k_for(rate), cfg.ecn_per_queue);
             q.buffer_per_queue = cfg.buffer_per_queue;
             q.class_min_bps = cfg.class_min.map(|f| f * rate);
-            Box::new(q)
+            q.into()
         };
         Port::with_queue(rate, ps(Time(delay)), queue)
     };
@@ -116,13 +115,13 @@ fn build_ports(
                 };
                 // pFabric's hosts serve their NIC by priority too
                 // (§4.1), within the NIC's own limit.
-                let queue: Box<dyn QueueDisc> = if pfabric {
-                    Box::new(PfabricQueue::new(buffer))
+                let queue: Queue = if pfabric {
+                    PfabricQueue::new(buffer).into()
                 } else {
                     let mut q = StrictQueues::new(buffer, k, false);
                     q.class_min_bps = cfg.class_min.map(|f| f * rate);
                     q.one_fifo = cfg.host_fifo;
-                    Box::new(q)
+                    q.into()
                 };
                 Port::with_queue(rate, ps(Time(cfg.host_link_delay.0)), queue)
             }
