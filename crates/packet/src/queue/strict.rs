@@ -74,7 +74,7 @@ impl StrictQueues {
     /// as it arrives and "the first flow in the highest non-empty priority
     /// queue is served", IV-A2). A queue of one flow is FIFO. Each class
     /// keeps its packets by `order_of`, so a dequeue costs O(log flows)
-    /// where a scan of the queue ([`StrictQueues::pop_task_fifo`], the slow
+    /// where a scan of the queue (`StrictQueues::pop_task_fifo`, the slow
     /// reference) costs O(packets). Empty queues only.
     pub fn set_task_fifo(&mut self, order_of: fn(&Packet) -> u32) {
         debug_assert_eq!(self.packets, 0, "a port turns task-FIFO while empty");

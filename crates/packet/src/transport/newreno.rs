@@ -13,8 +13,8 @@
 //!   out of the FlightSize that sets ssthresh at the third (RFC 5681 §3.2
 //!   step 2);
 //!
-//! A flow without SACK recovers so ([`Sender::on_ack_newreno`],
-//! [`Sender::on_timeout_newreno`]); with `sack=on` RFC 6675's recovery
+//! A flow without SACK recovers so (`Sender::on_ack_newreno`,
+//! `Sender::on_timeout_newreno`); with `sack=on` RFC 6675's recovery
 //! takes their place (`super::sack`).
 
 use super::{Ecn, Rules, Segment, Sender};

@@ -2,7 +2,7 @@
 //!
 //! * pFabric's rate control, Alizadeh et al., SIGCOMM 2013, §4.2: the
 //!   window starts at the path's BDP (line rate; the engine computes it,
-//!   [`pfabric::bdp_segments`]) with the slow-start threshold there
+//!   [`bdp_segments`]) with the slow-start threshold there
 //!   too, so it grows by additive increase per ACK "as in standard TCP";
 //!   loss is detected by a fixed timeout only (no fast retransmit, no
 //!   reaction to duplicate ACKs, no ECN, no back-off); on a timeout the
