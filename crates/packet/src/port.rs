@@ -163,6 +163,9 @@ impl Port {
 /// A port's queue kind, dispatched by a `match` so that the kinds every
 /// run uses are called directly (and the strict-priority path inlined, as
 /// fast as a port of one kind); any other [`QueueDisc`] runs as `Other`.
+// The strict kind is held inline, not boxed: it is the hot path, and a
+// port's size does not matter (one per link).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Queue {
     /// Strict priority ([`StrictQueues`]).
