@@ -24,11 +24,12 @@
 pub(crate) mod values;
 
 use crate::pacing::Pacing;
+use crate::queue::QueueKind;
 use crate::transport::{LateRule, TransportKind};
 use coflowkit_model::Dur;
 use std::fmt;
 use thiserror::Error;
-use values::{by_name, off, parse_dur, parse_u32};
+use values::{auto, by_name, off, parse_dur, parse_u32};
 
 /// A bad knob: which key, what value, and why.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -114,29 +115,6 @@ pub enum BufferKind {
     /// port's queue admitted only below α·(free bytes of the pool)
     /// (Choudhury and Hahne, IEEE/ACM ToN 1998, §II).
     Shared(u64),
-}
-
-/// The queue discipline of every switch port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueueKind {
-    /// 8 strict-priority FIFO queues, drop-tail, ECN at K ([`crate::port`]).
-    Strict,
-    /// pFabric's priority queue (Alizadeh et al. 2013, §4.1): serve the
-    /// flow of the most urgent packet, earliest packet first; on overflow
-    /// drop the least urgent packet ([`crate::queue::pfabric`]).
-    Pfabric,
-}
-
-impl QueueKind {
-    /// Its name in options.
-    pub fn name(self) -> &'static str {
-        match self {
-            QueueKind::Strict => "strict",
-            QueueKind::Pfabric => "pfabric",
-        }
-    }
-    /// Every discipline, in listing order.
-    pub const ALL: [QueueKind; 2] = [QueueKind::Strict, QueueKind::Pfabric];
 }
 
 /// Every knob of the packet engine.
@@ -326,8 +304,8 @@ pub struct Knob {
     pub set: fn(&mut PacketConfig, &str, &str) -> Result<(), ConfigError>,
 }
 
-/// The knobs of the run as a whole: the transport, packet sizes, link
-/// delays and the queue trace.
+/// The knobs of the run as a whole: the transport, the switch ports' queue
+/// kind, packet sizes, link delays and the queue trace.
 pub const KNOBS: &[Knob] = &[
     Knob {
         name: "transport",
@@ -407,6 +385,23 @@ pub const KNOBS: &[Knob] = &[
                 None
             } else {
                 Some(parse_dur(key, v)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "queues",
+        default: "auto",
+        unit: "choice",
+        help: "switch queues: strict, pfabric, or auto: pfabric under transport=pfabric, else strict (auto)",
+        set: |c, key, v| {
+            c.queues = if auto(v) {
+                None
+            } else {
+                Some(
+                    by_name(&QueueKind::ALL, QueueKind::name, v)
+                    .ok_or_else(|| bad(key, format!("'{v}': strict, pfabric or auto")))?,
+                )
             };
             Ok(())
         },
@@ -561,10 +556,9 @@ impl PacketConfig {
 
     /// The switch ports' discipline: `queues` if set, else the transport's.
     pub fn queue_kind(&self) -> QueueKind {
-        self.queues.unwrap_or(match self.transport {
-            TransportKind::Pfabric => QueueKind::Pfabric,
-            _ => QueueKind::Strict,
-        })
+        self.queues
+            .or(self.transport.rules().queue)
+            .unwrap_or(QueueKind::Strict)
     }
 
     /// Payload bytes of a full data packet.

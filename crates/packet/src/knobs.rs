@@ -10,7 +10,6 @@ use crate::config::{bad, ConfigError, Knob, PacketConfig};
 /// Every part's knobs, in listing order.
 pub const TABLES: &[&[Knob]] = &[
     crate::config::KNOBS,
-    crate::queue::KNOBS,
     crate::queue::strict::KNOBS,
     crate::queue::shared::KNOBS,
     crate::queue::pfabric::KNOBS,

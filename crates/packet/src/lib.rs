@@ -42,13 +42,14 @@ pub mod spc;
 pub mod tafe;
 pub mod transport;
 
-pub use config::{BufferKind, ConfigError, HostQueue, Knob, Limit, PacketConfig, QueueKind};
+pub use config::{BufferKind, ConfigError, HostQueue, Knob, Limit, PacketConfig};
 pub use coordinator::CoordinatorStats;
 pub use engine::{SpcRunStats, SPC_HEADER_BYTES};
 pub use host::HostStats;
 pub use knobs::KEYS;
 pub use pacing::Pacing;
 pub use port::PortStats;
+pub use queue::QueueKind;
 pub use transport::{LateRule, TransportKind};
 
 use coflowkit_model::{Dur, Fabric, LinkKind, Time, ValidWorkload};

@@ -30,10 +30,31 @@ pub mod pfabric;
 pub mod shared;
 pub mod strict;
 
-use crate::config::values::{auto, by_name};
-use crate::config::{bad, Knob, QueueKind};
 use crate::packet::Packet;
 use std::fmt;
+
+/// The queue discipline of every switch port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueKind {
+    /// 8 strict-priority FIFO queues, drop-tail, ECN at K ([`crate::port`]).
+    Strict,
+    /// pFabric's priority queue (Alizadeh et al. 2013, §4.1): serve the
+    /// flow of the most urgent packet, earliest packet first; on overflow
+    /// drop the least urgent packet ([`crate::queue::pfabric`]).
+    Pfabric,
+}
+
+impl QueueKind {
+    /// Its name in options.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueKind::Strict => "strict",
+            QueueKind::Pfabric => "pfabric",
+        }
+    }
+    /// Every discipline, in listing order.
+    pub const ALL: [QueueKind; 2] = [QueueKind::Strict, QueueKind::Pfabric];
+}
 
 /// What happened to a packet offered to a port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,24 +100,3 @@ pub trait QueueDisc: fmt::Debug {
     /// classes ignores it. An empty queue only.
     fn serve_by_order(&mut self, _order_of: fn(&Packet) -> u32) {}
 }
-
-/// The queue kind of switch ports.
-pub const KNOBS: &[Knob] = &[
-    Knob {
-        name: "queues",
-        default: "auto",
-        unit: "choice",
-        help: "switch queues: strict, pfabric, or auto: pfabric under transport=pfabric, else strict (auto)",
-        set: |c, key, v| {
-            c.queues = if auto(v) {
-                None
-            } else {
-                Some(
-                    by_name(&QueueKind::ALL, QueueKind::name, v)
-                    .ok_or_else(|| bad(key, format!("'{v}': strict, pfabric or auto")))?,
-                )
-            };
-            Ok(())
-        },
-    },
-];

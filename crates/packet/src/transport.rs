@@ -30,9 +30,13 @@
 //!   only the recovery machinery.
 //!
 //! Each transport declares its [`Rules`] (a `RULES` constant in its file)
-//! and [`TransportKind::rules`] lists them, one line each: the sender and
-//! the engine read a transport's differences from there, not from tests
-//! of its name. Each sender holds its own transport
+//! and its [`TransportKind`] (named after it, in the same file);
+//! [`TransportKind::ALL`] lists those the `transport` option takes. The
+//! sender and the engine read a transport's differences from its rules,
+//! not from tests of its name. Adding a transport: its file here (rules,
+//! kind, knobs, its behaviour as hooks of [`Rules`]), a `pub mod` line
+//! below, its line in [`TransportKind::ALL`], and its knobs' table in
+//! `crate::knobs`. Each sender holds its own transport
 //! ([`SenderParams::transport`]), so flows of one run may use different
 //! ones.
 //!
@@ -54,32 +58,29 @@ pub use d2tcp::{imminence, penalty, LateRule, D_RANGE};
 pub use mcp::{mcp_ecn_window, mcp_window, MCP_MIN_SEGMENTS};
 pub use receiver::Receiver;
 
+use crate::queue::QueueKind;
 use crate::sack::Scoreboard;
 use std::collections::VecDeque;
+use std::fmt;
 
-/// The transport a flow runs: the list of transports, each declared in its
-/// own file ([`TransportKind::rules`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportKind {
-    /// TCP NewReno, not ECN-capable ([`newreno`]).
-    Tcp,
-    /// DCTCP: TCP with ECN, the window cut by α/2 once per window of marks
-    /// ([`dctcp`]).
-    Dctcp,
-    /// RCP: no window; every port offers a rate, the packet carries the
-    /// least of them and the sender paces at it ([`rcp`], `crate::rcp`).
-    Rcp,
-    /// D2TCP: DCTCP's α with a cut by the flow's deadline imminence
-    /// ([`d2tcp`]).
-    D2tcp,
-    /// pFabric's minimal rate control; each packet carries the flow's
-    /// remaining bytes as its priority for pFabric's switch queues
-    /// ([`pfabric`], `crate::queue::pfabric`).
-    Pfabric,
-    /// Karuna's MCP for a deadline flow ([`mcp`]). Only a host policy's
-    /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each
-    /// flow's deadline).
-    Mcp,
+/// The transport a flow runs: its [`Rules`], which its own file declares
+/// with its name here (`TransportKind::Dctcp` in `dctcp.rs`, and so on).
+/// Two are the same transport when their names are.
+#[derive(Clone, Copy)]
+pub struct TransportKind(&'static Rules);
+
+impl PartialEq for TransportKind {
+    fn eq(&self, other: &TransportKind) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for TransportKind {}
+
+impl fmt::Debug for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name)
+    }
 }
 
 /// How a transport uses ECN.
@@ -141,24 +142,20 @@ pub struct Rules {
     /// Its first window and timeout come from its path
     /// ([`pfabric::path_params`]).
     pub window_from_path: bool,
+    /// The switch ports' queue kind it implies under `queues=auto`
+    /// (pFabric's); `None`: strict priority.
+    pub queue: Option<QueueKind>,
 }
 
 impl TransportKind {
-    /// Its rules, declared in its file: the one list of transports.
+    /// Its rules, declared in its file.
     #[inline]
     pub fn rules(self) -> &'static Rules {
-        match self {
-            TransportKind::Tcp => &newreno::RULES,
-            TransportKind::Dctcp => &dctcp::RULES,
-            TransportKind::Rcp => &rcp::RULES,
-            TransportKind::D2tcp => &d2tcp::RULES,
-            TransportKind::Pfabric => &pfabric::RULES,
-            TransportKind::Mcp => &mcp::RULES,
-        }
+        self.0
     }
 
-    /// Every transport the `transport` option takes, in listing order
-    /// (MCP is per flow only).
+    /// Every transport the `transport` option takes, in listing order: the
+    /// one list of transports (MCP, per flow only, is left out).
     pub const ALL: [TransportKind; 5] = [
         TransportKind::Tcp,
         TransportKind::Dctcp,

@@ -4,12 +4,13 @@
 //! port share. [`Engine::new`] puts the parts together.
 
 use super::{ps, queued, Engine, Flow};
-use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind};
+use crate::config::{BufferKind, HostQueue, Limit, PacketConfig};
 use crate::pacing::Pacer;
 use crate::port::{Port, Queue};
 use crate::queue::pfabric::PfabricQueue;
 use crate::queue::shared::SharedPool;
 use crate::queue::strict::StrictQueues;
+use crate::queue::QueueKind;
 use crate::rcp::RcpParams;
 use crate::sack::SackStore;
 use crate::transport::SenderParams;

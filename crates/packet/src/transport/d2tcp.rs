@@ -19,7 +19,7 @@
 //!   B the bytes not yet sent (here not yet acknowledged) and d = 0.5 once
 //!   the deadline has passed (here [`LateRule`], 2 by default).
 
-use super::{Ecn, Rules, Sender};
+use super::{Ecn, Rules, Sender, TransportKind};
 use crate::config::{bad, Knob};
 
 /// D2TCP: DCTCP's α and marks with a cut by the deadline's imminence; the
@@ -31,6 +31,12 @@ pub const RULES: Rules = Rules {
     flow_deadline: true,
     ..super::newreno::RULES
 };
+
+impl TransportKind {
+    /// D2TCP: DCTCP's α with a cut by the flow's deadline imminence.
+    #[allow(non_upper_case_globals)]
+    pub const D2tcp: TransportKind = TransportKind(&RULES);
+}
 
 /// What D2TCP does with a flow whose deadline has passed (the imminence
 /// d = Tc/D has no meaning once D ≤ 0).

@@ -9,7 +9,7 @@
 //! The same α and cut serve D2TCP (with its penalty, `super::d2tcp`), MCP
 //! with its ECN term (`super::mcp`) and TAFE's cut (a host policy's share).
 
-use super::{Ecn, Rules, Sender};
+use super::{Ecn, Rules, Sender, TransportKind};
 use crate::config::{bad, Knob};
 
 /// DCTCP: ECN-capable, α from 1, NewReno's recovery otherwise.
@@ -18,6 +18,12 @@ pub const RULES: Rules = Rules {
     ecn: Ecn::Alpha,
     ..super::newreno::RULES
 };
+
+impl TransportKind {
+    /// DCTCP: TCP with ECN, the window cut by α/2 once per window of marks.
+    #[allow(non_upper_case_globals)]
+    pub const Dctcp: TransportKind = TransportKind(&RULES);
+}
 
 impl Sender {
     /// Eq. 1, once per window of data: α ← (1 − g)·α + g·F, F the

@@ -40,7 +40,7 @@
 //!   prototype (no ECT, marks ignored). Without a deadline MCP grows as
 //!   NewReno.
 
-use super::{Ecn, Rules, Sender};
+use super::{Ecn, Rules, Sender, TransportKind};
 use crate::config::values::parse_on_off;
 use crate::config::Knob;
 
@@ -53,6 +53,14 @@ pub const RULES: Rules = Rules {
     policy_deadline: true,
     ..super::newreno::RULES
 };
+
+impl TransportKind {
+    /// Karuna's MCP for a deadline flow. Only a host policy's
+    /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each
+    /// flow's deadline).
+    #[allow(non_upper_case_globals)]
+    pub const Mcp: TransportKind = TransportKind(&RULES);
+}
 
 /// MCP's least window, segments (the authors' prototype's floor; Karuna's
 /// host policy paces at no less than this per base RTT, `karuna.rs`).

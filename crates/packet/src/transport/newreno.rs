@@ -17,7 +17,7 @@
 //! `Sender::on_timeout_newreno`); with `sack=on` RFC 6675's recovery
 //! takes their place (`super::sack`).
 
-use super::{Ecn, Rules, Segment, Sender};
+use super::{Ecn, Rules, Segment, Sender, TransportKind};
 use crate::config::values::{off, parse_dur, parse_on_off, parse_u32};
 use crate::config::{bad, Knob};
 
@@ -37,7 +37,14 @@ pub const RULES: Rules = Rules {
     small_queues: true,
     window: true,
     window_from_path: false,
+    queue: None,
 };
+
+impl TransportKind {
+    /// TCP NewReno, not ECN-capable.
+    #[allow(non_upper_case_globals)]
+    pub const Tcp: TransportKind = TransportKind(&RULES);
+}
 
 impl Sender {
     /// Bytes limited transmit may send beyond the window now: one segment

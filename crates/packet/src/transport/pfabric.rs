@@ -23,11 +23,12 @@
 //! the path's numbers. The switch side is `crate::queue::pfabric`; the sources
 //! and what could be checked are in its module doc.
 
-use super::{Ecn, Rules, Segment, Sender, SenderParams};
+use super::{Ecn, Rules, Segment, Sender, SenderParams, TransportKind};
 use crate::config::values::{auto, parse_dur, parse_u32};
 use crate::config::Knob;
 use crate::config::{Limit, PacketConfig};
 use crate::port::Port;
+use crate::queue::QueueKind;
 
 /// pFabric: its own ACK and timeout rules, a fixed timeout, no ECN, no
 /// SACK recovery, a first window from its path that is also its
@@ -47,7 +48,16 @@ pub const RULES: Rules = Rules {
     small_queues: false,
     window: false,
     window_from_path: true,
+    queue: Some(QueueKind::Pfabric),
 };
+
+impl TransportKind {
+    /// pFabric's minimal rate control; each packet carries the flow's
+    /// remaining bytes as its priority for pFabric's switch queues
+    /// (`crate::queue::pfabric`).
+    #[allow(non_upper_case_globals)]
+    pub const Pfabric: TransportKind = TransportKind(&RULES);
+}
 
 impl Sender {
     /// pFabric §4.2 on an ACK: any ACK ends probe mode (back to slow start

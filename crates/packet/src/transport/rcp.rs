@@ -5,7 +5,7 @@
 //! averages. Its losses are recovered by NewReno's machinery (or SACK's).
 //! The switch side, each port's rate, is `crate::rcp`.
 
-use super::{Ecn, Rules};
+use super::{Ecn, Rules, TransportKind};
 
 /// RCP: rate-based, NewReno's recovery, not a window transport.
 pub const RULES: Rules = Rules {
@@ -15,3 +15,10 @@ pub const RULES: Rules = Rules {
     window: false,
     ..super::newreno::RULES
 };
+
+impl TransportKind {
+    /// RCP: no window; every port offers a rate, the packet carries the
+    /// least of them and the sender paces at it (`crate::rcp`).
+    #[allow(non_upper_case_globals)]
+    pub const Rcp: TransportKind = TransportKind(&RULES);
+}

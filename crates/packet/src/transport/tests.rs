@@ -900,13 +900,13 @@ fn receiver_reorders() {
 
 #[test]
 fn only_window_transports_switch_mid_flow() {
-    use TransportKind::*;
-    assert!(Dctcp.switchable_to(D2tcp));
-    assert!(Mcp.switchable_to(Dctcp));
-    assert!(Tcp.switchable_to(Dctcp));
-    assert!(Rcp.switchable_to(Rcp));
-    assert!(!Rcp.switchable_to(Dctcp));
-    assert!(!Dctcp.switchable_to(Pfabric));
+    type T = TransportKind;
+    assert!(T::Dctcp.switchable_to(T::D2tcp));
+    assert!(T::Mcp.switchable_to(T::Dctcp));
+    assert!(T::Tcp.switchable_to(T::Dctcp));
+    assert!(T::Rcp.switchable_to(T::Rcp));
+    assert!(!T::Rcp.switchable_to(T::Dctcp));
+    assert!(!T::Dctcp.switchable_to(T::Pfabric));
 }
 
 #[test]
