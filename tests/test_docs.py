@@ -181,3 +181,17 @@ def test_the_rule_tells_a_stamp_from_a_diary() -> None:
     # the same stamp outside a reproduction page is a dated run; benchmarks.md's date column is not
     assert len(notebook_lines(text, "docs/x.md")) == 3
     assert not notebook_lines("| 1 | a | 2 s | | 1 | 2026-11-29 |\n", "docs/benchmarks.md")
+
+
+#: A source path a manual page names: `crates/...rs`, `python/coflowkit/...py`, `examples/...`, `tests/...py`.
+SOURCE = re.compile(r"(crates/[\w/.-]+\.rs|python/coflowkit/[\w/.-]+\.py|examples/[\w/.-]+\.(?:py|toml)|tests/[\w/.-]+\.py)")
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_source_paths_a_page_names_exist(page: Path) -> None:
+    """A manual page that names a source file names one that exists, so a file moved takes its
+    mentions with it (the lab's pages keep the paths of their day)."""
+    text = page.read_text()
+    missing = [f"line {text[:m.start()].count(chr(10)) + 1}: {m.group(1)}" for m in SOURCE.finditer(text)
+               if not (ROOT / m.group(1)).exists()]
+    assert not missing, f"{page.relative_to(ROOT)} names files that do not exist: {missing}"

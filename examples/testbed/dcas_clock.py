@@ -6,7 +6,7 @@ replay of docs/lab/testbed-vs-simulation.md::
     sudo .venv/bin/python examples/testbed/dcas_clock.py [--testbed [--testbed-policy dcas-local]]
         [--packet-extra KNOBS] [--spec-extra KEYS] [--policies dcas,dcas-local,plain,pias] [--out DIR] [--trace FB2010]
 
-Both sides run the same host policy (crates/sched/src/host/dcas.rs), whose
+Both sides run the same host policy (crates/sched/src/dcas/host.rs), whose
 counters (``ticks``, ``ticks_late_ns``, ``grid_missed``, ``gaps_*``,
 ``large_life_*``) are read from the packet result's ``dcas_*`` scheduler
 stats and from the testbed workers' reports (``work/hostH.json``'s ``dcas_counts``). Prints, per

@@ -942,7 +942,7 @@ simulated FCT. Two findings.
    from the last tick that found it so. The flow level counted it from the instant the subcoflow's
    service stopped, so a subcoflow served until just past a tick and starved after was starving a tick
    (δ, 10 ms) earlier there; it now reads service by the ticks as the host policy does
-   (crates/sched/src/dcas.rs, *Timing*, item 3). That clock alone, measured on this page's fitted
+   (crates/sched/src/dcas/mod.rs, *Timing*, item 3). That clock alone, measured on this page's fitted
    workload with the run at the top's specs (`coflowkit.simulate`, every other scheduler unchanged):
    `dcas-local` 0.2675 -> 0.2562 s, `dcas` 0.3016 -> 0.2766 s (with 100 µs messages 0.2450 -> 0.2139 s).
    The rule's cost in the fluid model (against `t=100s`, unchanged: 0.2148, 0.2052 and 0.2053 s) falls
@@ -1134,7 +1134,7 @@ messages cost 5% instead of 16% (`keep_own` 0.5062 s, `dcas-local` 0.4818) and `
 2% behind plain TCP: the negotiation's volume is what holds it back. Why the engine negotiates about
 2.5 times as much as the testbed, measured (2026-11-27, the packet result's `dcas_*` counters, the host
 policies' own, which the testbed's workers report too): not announcing when nothing changed, since both
-run the same host policy (crates/sched/src/host/dcas.rs), which announces every δ whether `d` moved or
+run the same host policy (crates/sched/src/dcas/host.rs), which announces every δ whether `d` moved or
 not; and not wider rounds (9.3 receivers a round here, about 10.4 on the testbed: 604,000 announcements
 for 58,000 rounds). It is rounds: 165,840 here (165,788 negotiated) against the testbed's 58,000. Two
 factors. Lives: the 631 subcoflows at or above the threshold (62,704 bytes; of 3,150) live, from arrival

@@ -1,7 +1,11 @@
 //! The packet engine's knobs: one [`PacketConfig`], set key by key from a
 //! command line (`key=value`) or a scenario file through the same parser
 //! ([`PacketConfig::set`]), so that both say the same thing about a bad
-//! value.
+//! value. Each knob is declared as a [`Knob`] (name, default, unit, help,
+//! how a value sets it) by the part of the engine that reads it, in that
+//! part's `KNOBS` table; `crate::knobs` lists the tables. This file holds
+//! the configuration's fields and defaults, the checks between knobs, and
+//! the knobs of the run as a whole.
 //!
 //! Defaults follow the DCTCP paper's testbed (Alizadeh et al., SIGCOMM
 //! 2010): a shallow-buffer switch (Broadcom Scorpion: 4 MB shared by 24 10
@@ -12,14 +16,20 @@
 //! 36 KB per switch port, a first window of one BDP and a timeout of about
 //! 3 round trips (computed from each flow's path unless set), probe mode
 //! after 5 consecutive timeouts (§4.2); §5's text itself could not be read,
-//! these are checked against the pFabric ns-2 scripts (`crate::pfabric`).
-//! RCP's α and β and D2TCP's range of d: see `crate::rcp` and `crate::tcp`
-//! for what was and was not found.
+//! these are checked against the pFabric ns-2 scripts
+//! (`crate::queue::pfabric`). RCP's α and β and D2TCP's range of d: see
+//! `crate::rcp` and `crate::transport::d2tcp` for what was and was not
+//! found.
+
+pub(crate) mod values;
 
 use crate::pacing::Pacing;
+use crate::queue::QueueKind;
+use crate::transport::{LateRule, TransportKind};
 use coflowkit_model::Dur;
 use std::fmt;
 use thiserror::Error;
+use values::{auto, by_name, off, parse_dur, parse_u32};
 
 /// A bad knob: which key, what value, and why.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -31,7 +41,8 @@ pub struct ConfigError {
     pub message: String,
 }
 
-fn bad(key: &str, message: impl Into<String>) -> ConfigError {
+/// The error for `key`: `message`.
+pub(crate) fn bad(key: &str, message: impl Into<String>) -> ConfigError {
     ConfigError {
         key: key.to_string(),
         message: message.into(),
@@ -74,38 +85,6 @@ impl fmt::Display for Limit {
     }
 }
 
-/// `30000`, `30000B`, `30KB`, `20p`, `20pkts`: bytes unless it ends in `p`.
-fn parse_limit(key: &str, v: &str) -> Result<Limit, ConfigError> {
-    let s = v.trim().to_ascii_lowercase();
-    let (num, packets, scale) = if let Some(n) = s
-        .strip_suffix("pkts")
-        .or_else(|| s.strip_suffix("packets"))
-        .or_else(|| s.strip_suffix('p'))
-    {
-        (n, true, 1)
-    } else if let Some(n) = s.strip_suffix("kb") {
-        (n, false, 1000)
-    } else if let Some(n) = s.strip_suffix("mb") {
-        (n, false, 1_000_000)
-    } else {
-        (s.strip_suffix('b').unwrap_or(&s), false, 1)
-    };
-    let n: u64 = num.trim().parse().map_err(|_| {
-        bad(
-            key,
-            format!("'{v}' is not a size: write bytes (30000, 30KB) or packets (20p)"),
-        )
-    })?;
-    if n == 0 {
-        return Err(bad(key, format!("'{v}': a queue limit must be above 0")));
-    }
-    Ok(if packets {
-        Limit::Packets(n)
-    } else {
-        Limit::Bytes(n * scale)
-    })
-}
-
 /// The host NIC's queue (the first hop of every packet a host sends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostQueue {
@@ -126,79 +105,6 @@ pub enum HostQueue {
     },
 }
 
-/// The transport every flow uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportKind {
-    /// TCP NewReno (RFC 5681 slow start and congestion avoidance, RFC 6582
-    /// fast recovery, RFC 6298 retransmission timer), not ECN-capable.
-    Tcp,
-    /// DCTCP (Alizadeh et al. 2010, §3): TCP with ECN, the window cut by
-    /// α/2 once per window of marks, α ← (1 − g)α + gF.
-    Dctcp,
-    /// RCP (Dukkipati and McKeown 2005, 2006): no window; every port
-    /// offers a rate, the packet carries the least of them and the sender
-    /// paces at it ([`crate::rcp`]).
-    Rcp,
-    /// D2TCP (Vamanan, Hasan and Vijaykumar, SIGCOMM 2012, §3): DCTCP's α,
-    /// and on a marked window cwnd ← cwnd·(1 − p/2) with the penalty
-    /// p = α^d, d the deadline imminence of the flow (d = 1, plain DCTCP,
-    /// for a flow without a deadline).
-    D2tcp,
-    /// pFabric's minimal rate control (Alizadeh et al. 2013, §4.2): start
-    /// at line rate (a window of one path BDP), a small fixed timeout, no
-    /// reaction to duplicate ACKs or ECN, slow start after a timeout and a
-    /// probe mode after consecutive ones; each packet carries the flow's
-    /// remaining bytes as its priority for pFabric's switch queues.
-    Pfabric,
-    /// Karuna's MCP for a deadline flow (Chen et al., SIGCOMM 2016, §4; our
-    /// reading of the authors' prototype, `crate::tcp`): once per RTT the
-    /// window aims at the bytes left times the RTT over the time left, and
-    /// moves one segment per ACK toward it; with `mcp_ecn=on` that aim is
-    /// scaled by DCTCP's back-off (1 − α/2). Only a host policy's
-    /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each
-    /// flow's deadline).
-    Mcp,
-}
-
-impl TransportKind {
-    /// Its name in options and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportKind::Tcp => "tcp",
-            TransportKind::Dctcp => "dctcp",
-            TransportKind::Rcp => "rcp",
-            TransportKind::D2tcp => "d2tcp",
-            TransportKind::Pfabric => "pfabric",
-            TransportKind::Mcp => "mcp",
-        }
-    }
-    /// Whether its data packets are ECN-capable and its window follows
-    /// DCTCP's α.
-    pub fn uses_alpha(self) -> bool {
-        matches!(self, TransportKind::Dctcp | TransportKind::D2tcp)
-    }
-    /// Every transport the `transport` option takes, in listing order
-    /// (MCP is per flow only).
-    pub const ALL: [TransportKind; 5] = [
-        TransportKind::Tcp,
-        TransportKind::Dctcp,
-        TransportKind::Rcp,
-        TransportKind::D2tcp,
-        TransportKind::Pfabric,
-    ];
-}
-
-/// What D2TCP does with a flow whose deadline has passed (the imminence
-/// d = Tc/D has no meaning once D ≤ 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LateRule {
-    /// d stays at the top of its range, 2: the flow keeps the most
-    /// aggressive back-off it had just before the deadline.
-    Max,
-    /// d = 1: the flow backs off like DCTCP, as a flow without a deadline.
-    Dctcp,
-}
-
 /// A switch's buffer: one drop-tail limit per output port, or one pool per
 /// switch shared by its output ports with dynamic thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,29 +115,6 @@ pub enum BufferKind {
     /// port's queue admitted only below α·(free bytes of the pool)
     /// (Choudhury and Hahne, IEEE/ACM ToN 1998, §II).
     Shared(u64),
-}
-
-/// The queue discipline of every switch port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueueKind {
-    /// 8 strict-priority FIFO queues, drop-tail, ECN at K ([`crate::port`]).
-    Strict,
-    /// pFabric's priority queue (Alizadeh et al. 2013, §4.1): serve the
-    /// flow of the most urgent packet, earliest packet first; on overflow
-    /// drop the least urgent packet ([`crate::pfabric`]).
-    Pfabric,
-}
-
-impl QueueKind {
-    /// Its name in options.
-    pub fn name(self) -> &'static str {
-        match self {
-            QueueKind::Strict => "strict",
-            QueueKind::Pfabric => "pfabric",
-        }
-    }
-    /// Every discipline, in listing order.
-    pub const ALL: [QueueKind; 2] = [QueueKind::Strict, QueueKind::Pfabric];
 }
 
 /// Every knob of the packet engine.
@@ -270,7 +153,7 @@ pub struct PacketConfig {
     /// What D2TCP does after a flow's deadline has passed.
     pub d2tcp_late: LateRule,
     /// MCP's ECN term: its packets are ECN-capable and its target window
-    /// is scaled by (1 − α/2), α its own EWMA of marked bytes (`crate::tcp`,
+    /// is scaled by (1 − α/2), α its own EWMA of marked bytes (`crate::transport::mcp`,
     /// MCP); off: the authors' prototype, which clears its flows' marks.
     pub mcp_ecn: bool,
     /// ECN marking threshold on a switch port's instantaneous queue; `None`
@@ -363,7 +246,7 @@ pub struct PacketConfig {
     pub pfabric_buffer: Limit,
     /// pFabric's fixed retransmission timeout; `None` for 3 round trips of
     /// the flow's path, unloaded (pFabric §4.2, §5: 45 µs for 14.6 µs),
-    /// at least one plus a full buffer's drain (`pfabric::auto_rto_ps`).
+    /// at least one plus a full buffer's drain (`transport::pfabric::auto_rto_ps`).
     pub pfabric_rto: Option<Dur>,
     /// pFabric's initial window, segments; `None` for one BDP of the
     /// flow's path (pFabric §4.2, §5: 12 packets).
@@ -398,6 +281,132 @@ pub struct PacketConfig {
     /// what the one-by-one rule does). Only `tafe` runs read it.
     pub tafe_one_by_one: bool,
 }
+
+/// One knob, declared by the part of the engine that reads it (ns-3's
+/// `TypeId` attributes): its name in options and scenario files, its
+/// default as written there, its unit, one line of help, and how a value
+/// sets it. `crate::knobs` assembles every part's table into the one list
+/// that parsing ([`PacketConfig::set`]), `KEYS` (`--packet help`) and the
+/// docs read.
+#[derive(Debug)]
+pub struct Knob {
+    /// Its name.
+    pub name: &'static str,
+    /// Its default, as an option would write it ("" where the help says
+    /// more than one value can).
+    pub default: &'static str,
+    /// What kind of value it takes: duration, size (bytes or packets),
+    /// count, number, on/off, or choice (the help lists them).
+    pub unit: &'static str,
+    /// One line of help, its default in parentheses last.
+    pub help: &'static str,
+    /// Sets it in a configuration from `value` (the key, for errors).
+    pub set: fn(&mut PacketConfig, &str, &str) -> Result<(), ConfigError>,
+}
+
+/// The knobs of the run as a whole: the transport, the switch ports' queue
+/// kind, packet sizes, link delays and the queue trace.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "transport",
+        default: "dctcp",
+        unit: "choice",
+        help: "tcp, dctcp, rcp, d2tcp or pfabric (default dctcp)",
+        set: |c, key, v| {
+            c.transport =
+                by_name(&TransportKind::ALL, TransportKind::name, v).ok_or_else(|| {
+                    let names: Vec<_> = TransportKind::ALL.iter().map(|t| t.name()).collect();
+                    bad(
+                        key,
+                        format!("unknown transport '{v}': one of {}", names.join(", ")),
+                    )
+                })?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "mtu",
+        default: "1500",
+        unit: "bytes",
+        help: "bytes on the wire of a full data packet, headers included (1500)",
+        set: |c, key, v| {
+            c.mtu = parse_u32(key, v, 1)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "header_bytes",
+        default: "40",
+        unit: "bytes",
+        help: "bytes of headers per packet; ACKs and SYNs are this long (40)",
+        set: |c, key, v| {
+            c.header_bytes = parse_u32(key, v, 1)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "host_link_delay",
+        default: "1us",
+        unit: "duration",
+        help: "one-way delay of host links (1us)",
+        set: |c, key, v| {
+            c.host_link_delay = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "fabric_link_delay",
+        default: "1us",
+        unit: "duration",
+        help: "one-way delay of links between switches (1us)",
+        set: |c, key, v| {
+            c.fabric_link_delay = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "link_delay",
+        default: "",
+        unit: "duration",
+        help: "both delays at once",
+        set: |c, key, v| {
+            c.host_link_delay = parse_dur(key, v)?;
+            c.fabric_link_delay = c.host_link_delay;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "queue_trace",
+        default: "off",
+        unit: "duration or off",
+        help: "off, or the interval at which every port's queue is sampled, e.g. 100us",
+        set: |c, key, v| {
+            c.queue_trace = if off(v) {
+                None
+            } else {
+                Some(parse_dur(key, v)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "queues",
+        default: "auto",
+        unit: "choice",
+        help: "switch queues: strict, pfabric, or auto: pfabric under transport=pfabric, else strict (auto)",
+        set: |c, key, v| {
+            c.queues = if auto(v) {
+                None
+            } else {
+                Some(
+                    by_name(&QueueKind::ALL, QueueKind::name, v)
+                    .ok_or_else(|| bad(key, format!("'{v}': strict, pfabric or auto")))?,
+                )
+            };
+            Ok(())
+        },
+    },
+];
 
 impl Default for PacketConfig {
     fn default() -> PacketConfig {
@@ -455,556 +464,7 @@ impl Default for PacketConfig {
     }
 }
 
-/// Every key [`PacketConfig::set`] takes, with what it sets (for help and
-/// for the error naming an unknown key).
-pub const KEYS: &[(&str, &str)] = &[
-    ("transport", "tcp, dctcp, rcp, d2tcp or pfabric (default dctcp)"),
-    (
-        "mtu",
-        "bytes on the wire of a full data packet, headers included (1500)",
-    ),
-    (
-        "header_bytes",
-        "bytes of headers per packet; ACKs and SYNs are this long (40)",
-    ),
-    ("host_link_delay", "one-way delay of host links (1us)"),
-    (
-        "fabric_link_delay",
-        "one-way delay of links between switches (1us)",
-    ),
-    ("link_delay", "both delays at once"),
-    (
-        "buffer",
-        "switch port buffer: bytes (170KB) or packets (100p), or inf; or shared:BYTES, one pool per switch with dynamic thresholds",
-    ),
-    (
-        "buffer_per",
-        "port or queue: buffer is each switch port's, its 8 queues together, or each queue's own (port)",
-    ),
-    (
-        "class_min",
-        "off, or each strict-priority queue's guaranteed fraction of its link, served first while within it (HTB's leaf rate; the testbed 0.001) (off)",
-    ),
-    (
-        "dt_alpha",
-        "dynamic threshold's alpha of a shared buffer: a queue grows while below alpha x free pool bytes (1)",
-    ),
-    (
-        "d2tcp_late",
-        "D2TCP after a missed deadline: max (d = 2) or dctcp (d = 1) (max)",
-    ),
-    (
-        "mcp_ecn",
-        "on or off: Karuna's MCP reacts to ECN marks, its target scaled by 1 - alpha/2 (off: the authors' prototype)",
-    ),
-    (
-        "ecn_k",
-        "ECN threshold K: bytes or packets (default 20p up to 1 Gbit/s, 65p above), or off",
-    ),
-    ("ecn_per", "port or queue: what K is compared with (port)"),
-    (
-        "host_queue",
-        "unbounded, droptail:N (packets), ecn:K (packets, unbounded) or droptail:N+ecn:K (both, as a switch port) (unbounded)",
-    ),
-    (
-        "host_prio",
-        "strict (the NIC's 8 strict-priority queues) or fifo (one FIFO for every class; the switches keep theirs) (strict)",
-    ),
-    (
-        "tsq",
-        "off, or TCP Small Queues' bytes: a flow sends while it has less in its host's NIC (Linux 32KB) (off)",
-    ),
-    ("min_rto", "retransmission timer floor (10ms)"),
-    (
-        "max_rto",
-        "the longest a backed-off timer waits, data or SYN (60s; Linux tcp_rto_max_ms)",
-    ),
-    (
-        "initial_rto",
-        "retransmission timer before an RTT sample (10ms)",
-    ),
-    ("init_cwnd", "initial window, segments (10)"),
-    (
-        "delayed_ack",
-        "off, or the delayed-ACK timeout, e.g. 200us (off)",
-    ),
-    ("handshake", "off, or the SYN timeout, e.g. 1s (off)"),
-    ("dctcp_g", "DCTCP's gain g (0.0625)"),
-    (
-        "limited_transmit",
-        "on or off: a new segment on each of the first two duplicate ACKs, RFC 3042 (on)",
-    ),
-    (
-        "timestamps",
-        "on: RTT samples from timestamps on every ACK, RFC 7323; off: Karn's algorithm, RFC 6298 §3 (on)",
-    ),
-    (
-        "rto_reset",
-        "when a backed-off RTO falls back: sample (the next RTT sample, RFC 6298 §5) or ack (every new ACK, as ns-3) (sample)",
-    ),
-    (
-        "sack",
-        "on: SACK blocks (RFC 2018) and SACK-based loss recovery (RFC 6675); off: NewReno, RFC 6582 (off)",
-    ),
-    (
-        "rto_undo",
-        "on: with sack and timestamps, a timeout the echoed timestamp shows spurious is undone (RFC 3522/4015, Linux) (off)",
-    ),
-    (
-        "host_rtx",
-        "resend or skip: a retransmission of a segment still in its own host's NIC queue is sent or not (Linux: skip) (resend)",
-    ),
-    (
-        "reordering",
-        "fixed: DupThresh 3 (RFC 6675); adaptive: with sack and timestamps, DupThresh follows the reordering seen and a fast recovery the echoed timestamp shows spurious is undone (Linux) (fixed)",
-    ),
-    (
-        "control_batch",
-        "on: a host policy's messages of one call to one host share a packet, 10 + 20 bytes each, at most 64 (the testbed's datagram); off: a packet per message (off)",
-    ),
-    (
-        "queue_trace",
-        "off, or the interval at which every port's queue is sampled, e.g. 100us",
-    ),
-    (
-        "pacing",
-        "per-flow pacing at the host: off, cwnd (Linux: 2 or 1.2 x cwnd/srtt) or a rate, e.g. 5Gbps (off)",
-    ),
-    ("rcp_alpha", "RCP's alpha, weight of spare capacity (0.1)"),
-    ("rcp_beta", "RCP's beta, weight of the queue (1)"),
-    (
-        "rcp_interval",
-        "RCP's control interval T, or rtt for T = d0 (rtt)",
-    ),
-    (
-        "rcp_d0",
-        "RCP's average RTT d0 before packets carry one (20us)",
-    ),
-    (
-        "queues",
-        "switch queues: strict, pfabric, or auto: pfabric under transport=pfabric, else strict (auto)",
-    ),
-    (
-        "pfabric_buffer",
-        "each pfabric switch port's buffer: bytes or packets (36KB)",
-    ),
-    (
-        "pfabric_rto",
-        "pfabric's fixed timeout, or auto: 3 unloaded round trips of the path, at least one plus a full pfabric buffer's drain (auto)",
-    ),
-    (
-        "pfabric_init_cwnd",
-        "pfabric's initial window in segments, or auto: the path's BDP (auto)",
-    ),
-    (
-        "pfabric_probe_after",
-        "consecutive timeouts before a pfabric flow probes (5)",
-    ),
-    (
-        "spc_probe_max",
-        "baraat: the longest a flow held with no nominal share (AR and NR 0) waits between requests; the wait doubles from one interval (rtt) while held (1ms)",
-    ),
-    (
-        "spc_header",
-        "baraat: data (a sending flow's requests ride on its data packets, the answers on ACKs) or alone (on packets of their own) (data)",
-    ),
-    (
-        "spc_control",
-        "baraat: wire (its requests, echoes and the header on data packets and ACKs take the wire) or free (no bytes: a knob to measure their cost) (wire)",
-    ),
-    (
-        "coordinator_interval",
-        "how often a coordinator-run scheduler (aalo, varys, fair, ...) decides on the observed bytes (10ms)",
-    ),
-    (
-        "coordinator_delay",
-        "how long a coordinator's decision takes to reach the hosts (0)",
-    ),
-    (
-        "tafe_service",
-        "tafe's ports inside a class: flows (first come, first served, one flow after the other, Algorithm 1) or fifo (packets in arrival order, flows interleaved) (flows)",
-    ),
-];
-
-/// `10ms`, `200us`, `1s`, `500ns`, `1500` (ns).
-fn parse_dur(key: &str, v: &str) -> Result<Dur, ConfigError> {
-    let s = v.trim();
-    let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
-        .iter()
-        .find_map(|&(u, k)| s.strip_suffix(u).map(|n| (n, k)))
-        .unwrap_or((s, 1.0));
-    let x: f64 = num.trim().parse().map_err(|_| {
-        bad(
-            key,
-            format!("'{v}' is not a duration: write e.g. 10ms, 200us, 1s or 500ns"),
-        )
-    })?;
-    if !x.is_finite() || x < 0.0 {
-        return Err(bad(key, format!("'{v}': a duration must be 0 or more")));
-    }
-    Ok(Dur((x * scale).round() as u64))
-}
-
-/// `droptail:N+ecn:K` (either order): a bounded NIC queue that also marks.
-fn host_queue_both(key: &str, v: &str, a: &str, b: &str) -> Result<HostQueue, ConfigError> {
-    let (d, e) = if a.starts_with("ecn:") {
-        (b, a)
-    } else {
-        (a, b)
-    };
-    let (Some(n), Some(k)) = (d.strip_prefix("droptail:"), e.strip_prefix("ecn:")) else {
-        return Err(bad(
-            key,
-            format!("'{v}': a bound and a threshold are droptail:N+ecn:K (packets)"),
-        ));
-    };
-    let (packets, k) = (
-        parse_u32(key, n.trim(), 1)? as u64,
-        parse_u32(key, k.trim(), 1)? as u64,
-    );
-    if k >= packets {
-        return Err(bad(
-            key,
-            format!("'{v}': K = {k} would never mark in a queue of {packets} packets (K < N)"),
-        ));
-    }
-    Ok(HostQueue::DropTailEcn { packets, k })
-}
-
-fn parse_u32(key: &str, v: &str, least: u32) -> Result<u32, ConfigError> {
-    let n: u32 = v
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, format!("'{v}' is not a whole number")))?;
-    if n < least {
-        return Err(bad(key, format!("{n} is below the least value, {least}")));
-    }
-    Ok(n)
-}
-
-/// A finite number of 0 or more (RCP's α and β).
-fn parse_gain(key: &str, v: &str) -> Result<f64, ConfigError> {
-    let x: f64 = v
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
-    if !(x.is_finite() && x >= 0.0) {
-        return Err(bad(key, format!("{x} is not a finite number of 0 or more")));
-    }
-    Ok(x)
-}
-
-/// A switch: on/true/yes or off/false/no.
-fn parse_on_off(key: &str, v: &str) -> Result<bool, ConfigError> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" => Ok(true),
-        "off" | "false" | "no" => Ok(false),
-        _ => Err(bad(key, format!("'{v}': on or off"))),
-    }
-}
-
-fn off(v: &str) -> bool {
-    matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "off" | "none" | "false" | "no"
-    )
-}
-
-/// The one of `all` whose name is `v` (any case, spaces around).
-fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, v: &str) -> Option<T> {
-    let v = v.trim().to_ascii_lowercase();
-    all.iter().copied().find(|&t| name(t) == v)
-}
-
-fn auto(v: &str) -> bool {
-    v.trim().eq_ignore_ascii_case("auto")
-}
-
 impl PacketConfig {
-    /// Sets `key` to `value` (see [`KEYS`]); on an error nothing changes.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let mut next = self.clone();
-        next.apply(key, value)?;
-        next.check()?;
-        *self = next;
-        Ok(())
-    }
-
-    fn apply(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let v = value;
-        match key {
-            "transport" => {
-                self.transport =
-                    by_name(&TransportKind::ALL, TransportKind::name, v).ok_or_else(|| {
-                        let names: Vec<_> = TransportKind::ALL.iter().map(|t| t.name()).collect();
-                        bad(
-                            key,
-                            format!("unknown transport '{v}': one of {}", names.join(", ")),
-                        )
-                    })?
-            }
-            "mtu" => self.mtu = parse_u32(key, v, 1)?,
-            "header_bytes" => self.header_bytes = parse_u32(key, v, 1)?,
-            "host_link_delay" => self.host_link_delay = parse_dur(key, v)?,
-            "fabric_link_delay" => self.fabric_link_delay = parse_dur(key, v)?,
-            "link_delay" => {
-                self.host_link_delay = parse_dur(key, v)?;
-                self.fabric_link_delay = self.host_link_delay;
-            }
-            "buffer" => {
-                let t = v.trim().to_ascii_lowercase();
-                self.shared_buffer = None;
-                if let Some(pool) = t.strip_prefix("shared:") {
-                    match parse_limit(key, pool)? {
-                        Limit::Bytes(b) => self.shared_buffer = Some(b),
-                        Limit::Packets(_) => {
-                            return Err(bad(
-                                key,
-                                format!("'{v}': a shared pool is sized in bytes (shared:4MB)"),
-                            ))
-                        }
-                    }
-                } else {
-                    self.switch_buffer = match t.as_str() {
-                        "inf" | "unbounded" => None,
-                        _ => Some(parse_limit(key, v)?),
-                    }
-                }
-            }
-            "class_min" => {
-                self.class_min = if off(v) {
-                    None
-                } else {
-                    let f: f64 = v
-                        .trim()
-                        .parse()
-                        .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
-                    if !(f > 0.0 && f <= 1.0) {
-                        return Err(bad(key, format!("{f} is not in (0, 1]")));
-                    }
-                    Some(f)
-                }
-            }
-            "buffer_per" => {
-                self.buffer_per_queue = match v.trim() {
-                    "port" => false,
-                    "queue" => true,
-                    _ => return Err(bad(key, format!("'{v}': port or queue"))),
-                }
-            }
-            "dt_alpha" => {
-                let a: f64 = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
-                if !(a > 0.0 && a.is_finite()) {
-                    return Err(bad(key, format!("{a} is not above 0")));
-                }
-                self.dt_alpha = a;
-            }
-            "d2tcp_late" => {
-                self.d2tcp_late = match v.trim().to_ascii_lowercase().as_str() {
-                    "max" => LateRule::Max,
-                    "dctcp" => LateRule::Dctcp,
-                    _ => return Err(bad(key, format!("'{v}': max or dctcp"))),
-                }
-            }
-            "ecn_k" => {
-                self.ecn_k = if off(v) {
-                    Some(Limit::Packets(u64::MAX))
-                } else {
-                    Some(parse_limit(key, v)?)
-                }
-            }
-            "ecn_per" => {
-                self.ecn_per_queue = match v.trim() {
-                    "port" => false,
-                    "queue" => true,
-                    _ => return Err(bad(key, format!("'{v}': port or queue"))),
-                }
-            }
-            "host_prio" => {
-                self.host_fifo = match v.trim().to_ascii_lowercase().as_str() {
-                    "strict" => false,
-                    "fifo" => true,
-                    _ => return Err(bad(key, format!("'{v}': strict or fifo"))),
-                }
-            }
-            "host_queue" => {
-                let s = v.trim().to_ascii_lowercase();
-                self.host_queue = if s == "unbounded" || s == "lossless" {
-                    HostQueue::Unbounded
-                } else if let Some((a, b)) = s.split_once('+') {
-                    host_queue_both(key, v, a.trim(), b.trim())?
-                } else if let Some(n) = s.strip_prefix("droptail:") {
-                    HostQueue::DropTail(parse_u32(key, n, 1)? as u64)
-                } else if let Some(n) = s.strip_prefix("ecn:") {
-                    HostQueue::Ecn(parse_u32(key, n, 1)? as u64)
-                } else {
-                    return Err(bad(
-                        key,
-                        format!(
-                            "'{v}': unbounded, droptail:N, ecn:K or droptail:N+ecn:K (packets)"
-                        ),
-                    ));
-                }
-            }
-            "tsq" => {
-                self.tsq = if off(v) {
-                    None
-                } else {
-                    match parse_limit(key, v)? {
-                        Limit::Bytes(b) => Some(b),
-                        Limit::Packets(_) => {
-                            return Err(bad(key, format!("'{v}': bytes (32KB), or off")))
-                        }
-                    }
-                }
-            }
-            "min_rto" => self.min_rto = parse_dur(key, v)?,
-            "initial_rto" => self.initial_rto = parse_dur(key, v)?,
-            "max_rto" => self.max_rto = parse_dur(key, v)?,
-            "init_cwnd" => self.init_cwnd = parse_u32(key, v, 1)?,
-            "delayed_ack" => {
-                self.delayed_ack = if off(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            "handshake" => {
-                self.handshake = if off(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            "dctcp_g" => {
-                let g: f64 = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
-                if !(g > 0.0 && g <= 1.0) {
-                    return Err(bad(key, format!("{g} is not in (0, 1]")));
-                }
-                self.dctcp_g = g;
-            }
-            "pacing" => self.pacing = Pacing::parse(v).map_err(|e| bad(key, e))?,
-            "rcp_alpha" => self.rcp_alpha = parse_gain(key, v)?,
-            "rcp_beta" => self.rcp_beta = parse_gain(key, v)?,
-            "rcp_interval" => {
-                self.rcp_interval = match v.trim().to_ascii_lowercase().as_str() {
-                    "rtt" | "d0" => None,
-                    _ => Some(parse_dur(key, v)?),
-                }
-            }
-            "rcp_d0" => self.rcp_d0 = parse_dur(key, v)?,
-            "coordinator_interval" => self.coordinator_interval = parse_dur(key, v)?,
-            "coordinator_delay" => self.coordinator_delay = parse_dur(key, v)?,
-            "limited_transmit" => self.limited_transmit = parse_on_off(key, v)?,
-            "timestamps" => self.timestamps = parse_on_off(key, v)?,
-            "sack" => self.sack = parse_on_off(key, v)?,
-            "rto_undo" => self.rto_undo = parse_on_off(key, v)?,
-            "host_rtx" => {
-                self.host_rtx_skip = match v.trim().to_ascii_lowercase().as_str() {
-                    "resend" => false,
-                    "skip" => true,
-                    _ => return Err(bad(key, format!("'{v}': resend or skip"))),
-                }
-            }
-            "control_batch" => self.control_batch = parse_on_off(key, v)?,
-            "reordering" => {
-                self.reorder_adaptive = match v.trim().to_ascii_lowercase().as_str() {
-                    "fixed" => false,
-                    "adaptive" => true,
-                    _ => return Err(bad(key, format!("'{v}': fixed or adaptive"))),
-                }
-            }
-            "mcp_ecn" => self.mcp_ecn = parse_on_off(key, v)?,
-            "rto_reset" => {
-                self.rto_reset_on_ack = match v.trim().to_ascii_lowercase().as_str() {
-                    "sample" => false,
-                    "ack" => true,
-                    _ => return Err(bad(key, format!("'{v}': sample or ack"))),
-                }
-            }
-            "queues" => {
-                self.queues = if auto(v) {
-                    None
-                } else {
-                    Some(
-                        by_name(&QueueKind::ALL, QueueKind::name, v)
-                            .ok_or_else(|| bad(key, format!("'{v}': strict, pfabric or auto")))?,
-                    )
-                }
-            }
-            "pfabric_buffer" => self.pfabric_buffer = parse_limit(key, v)?,
-            "pfabric_rto" => {
-                self.pfabric_rto = if auto(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            "pfabric_init_cwnd" => {
-                self.pfabric_init_cwnd = if auto(v) {
-                    None
-                } else {
-                    Some(parse_u32(key, v, 1)?)
-                }
-            }
-            "pfabric_probe_after" => self.pfabric_probe_after = parse_u32(key, v, 1)?,
-            "spc_probe_max" => self.spc_probe_max = parse_dur(key, v)?,
-            "spc_header" => {
-                self.spc_on_data = match v.trim().to_ascii_lowercase().as_str() {
-                    "data" => true,
-                    "alone" => false,
-                    _ => return Err(bad(key, format!("'{v}': data or alone"))),
-                }
-            }
-            "spc_control" => {
-                self.spc_control_wire = match v.trim().to_ascii_lowercase().as_str() {
-                    "wire" => true,
-                    "free" => false,
-                    _ => return Err(bad(key, format!("'{v}': wire or free"))),
-                }
-            }
-            "tafe_service" => {
-                self.tafe_one_by_one = match v.trim().to_ascii_lowercase().as_str() {
-                    "flows" => true,
-                    "fifo" => false,
-                    _ => return Err(bad(key, format!("'{v}': flows or fifo"))),
-                }
-            }
-            "queue_trace" => {
-                self.queue_trace = if off(v) {
-                    None
-                } else {
-                    Some(parse_dur(key, v)?)
-                }
-            }
-            _ => {
-                let keys: Vec<_> = KEYS.iter().map(|k| k.0).collect();
-                return Err(bad(
-                    key,
-                    format!("unknown option; valid: {}", keys.join(", ")),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Sets every `key=value` of a comma- or semicolon-separated list.
-    pub fn set_all(&mut self, spec: &str) -> Result<(), ConfigError> {
-        for kv in spec.split([',', ';']).filter(|s| !s.trim().is_empty()) {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| bad(kv.trim(), "expected key=value"))?;
-            self.set(k.trim(), v)?;
-        }
-        Ok(())
-    }
-
     /// Checks the knobs together: the headers fit in a packet, the buffer
     /// holds a full packet, timers are positive.
     pub fn check(&self) -> Result<(), ConfigError> {
@@ -1096,10 +556,9 @@ impl PacketConfig {
 
     /// The switch ports' discipline: `queues` if set, else the transport's.
     pub fn queue_kind(&self) -> QueueKind {
-        self.queues.unwrap_or(match self.transport {
-            TransportKind::Pfabric => QueueKind::Pfabric,
-            _ => QueueKind::Strict,
-        })
+        self.queues
+            .or(self.transport.rules().queue)
+            .unwrap_or(QueueKind::Strict)
     }
 
     /// Payload bytes of a full data packet.
@@ -1118,254 +577,4 @@ impl PacketConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_parse_and_errors_name_the_key() {
-        let mut c = PacketConfig::default();
-        c.set_all("transport=tcp,buffer=100p,ecn_k=30KB,min_rto=200us,delayed_ack=1ms")
-            .unwrap();
-        assert_eq!(c.transport, TransportKind::Tcp);
-        assert_eq!(c.switch_buffer, Some(Limit::Packets(100)));
-        assert_eq!(c.ecn_k, Some(Limit::Bytes(30_000)));
-        assert_eq!(c.min_rto, Dur(200_000));
-        assert_eq!(c.delayed_ack, Some(Dur(1_000_000)));
-        assert_eq!(c.max_rto, Dur(60_000_000_000), "RFC 6298's 60 s by default");
-        c.set("max_rto", "1s").unwrap();
-        assert_eq!(c.max_rto, Dur(1_000_000_000));
-        c.check().unwrap();
-        assert_eq!(
-            c.set("max_rto", "100us").unwrap_err().to_string(),
-            "packet option 'max_rto': 100000 ns is below min_rto (200000 ns): the timer's ceiling must be at least its floor"
-        );
-        assert_eq!(
-            c.max_rto,
-            Dur(1_000_000_000),
-            "a refused value changes nothing"
-        );
-        let e = c.set("transport", "cubic").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "packet option 'transport': unknown transport 'cubic': one of tcp, dctcp, rcp, d2tcp, pfabric"
-        );
-        let e = c.set("mtu", "40").unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("packet option 'mtu': 40 bytes leave no payload"),
-            "{e}"
-        );
-        let e = c.set("bufer", "1").unwrap_err();
-        assert!(
-            e.to_string().contains("unknown option; valid: transport"),
-            "{e}"
-        );
-        assert!(c
-            .set("buffer", "1000")
-            .unwrap_err()
-            .to_string()
-            .contains("cannot hold"));
-        c.set("ecn_k", "off").unwrap();
-        assert_eq!(c.k_for(1e10), None);
-        assert!(c.timestamps);
-        c.set_all("timestamps=off,limited_transmit=no").unwrap();
-        assert!(!c.timestamps && !c.limited_transmit);
-        assert_eq!(
-            c.set("timestamps", "karn").unwrap_err().to_string(),
-            "packet option 'timestamps': 'karn': on or off"
-        );
-        assert!(!c.host_fifo);
-        c.set("host_prio", "FIFO").unwrap();
-        assert!(c.host_fifo);
-        assert_eq!(
-            c.set("host_prio", "prio").unwrap_err().to_string(),
-            "packet option 'host_prio': 'prio': strict or fifo"
-        );
-        c.set("host_prio", "strict").unwrap();
-        assert!(!c.host_fifo);
-        c.set("rto_reset", "ack").unwrap();
-        assert!(c.rto_reset_on_ack);
-        assert!(c.set("rto_reset", "never").is_err());
-        assert!(!c.sack, "NewReno by default");
-        c.set("sack", "on").unwrap();
-        assert!(c.sack);
-        assert!(c.set("sack", "dsack").is_err());
-        assert_eq!(c.tsq, None);
-        c.set("tsq", "32KB").unwrap();
-        assert_eq!(c.tsq, Some(32_000));
-        assert!(c.set("tsq", "20p").is_err());
-        c.set("tsq", "off").unwrap();
-        assert_eq!(c.tsq, None);
-        assert!(!c.rto_undo);
-        c.set("rto_undo", "on").unwrap();
-        assert!(c.rto_undo);
-        assert!(!c.host_rtx_skip);
-        c.set("host_rtx", "skip").unwrap();
-        assert!(c.host_rtx_skip);
-        assert!(c.set("host_rtx", "drop").is_err());
-        assert!(!c.reorder_adaptive);
-        c.set("reordering", "adaptive").unwrap();
-        assert!(c.reorder_adaptive);
-        assert!(c.set("reordering", "rack").is_err());
-        assert!(!c.control_batch);
-        c.set("control_batch", "on").unwrap();
-        assert!(c.control_batch);
-    }
-
-    #[test]
-    fn pacing_and_rcp_keys() {
-        let mut c = PacketConfig::default();
-        assert_eq!(c.pacing, Pacing::Off);
-        c.set_all(
-            "transport=rcp,pacing=5Gbps,rcp_alpha=0.4,rcp_beta=0.5,rcp_interval=5us,rcp_d0=30us",
-        )
-        .unwrap();
-        assert_eq!(c.transport, TransportKind::Rcp);
-        assert_eq!(c.pacing, Pacing::Rate(5_000_000_000));
-        assert_eq!((c.rcp_alpha, c.rcp_beta), (0.4, 0.5));
-        assert_eq!((c.rcp_interval, c.rcp_d0), (Some(Dur(5_000)), Dur(30_000)));
-        c.set_all("pacing=cwnd,rcp_interval=rtt").unwrap();
-        assert_eq!((c.pacing, c.rcp_interval), (Pacing::Cwnd, None));
-        assert_eq!(
-            c.set("pacing", "5GB/s").unwrap_err().to_string(),
-            "packet option 'pacing': '5GB/s': rates are in bits per second (Gbps, Gbit/s), not bytes; or off, or cwnd"
-        );
-        assert_eq!(
-            c.set("rcp_alpha", "-1").unwrap_err().to_string(),
-            "packet option 'rcp_alpha': -1 is not a finite number of 0 or more"
-        );
-        assert_eq!(
-            c.set("rcp_interval", "0").unwrap_err().to_string(),
-            "packet option 'rcp_interval': the interval must be above 0"
-        );
-    }
-
-    #[test]
-    fn shared_buffer_and_d2tcp_keys() {
-        let mut c = PacketConfig::default();
-        assert_eq!(
-            c.buffer_kind(),
-            BufferKind::PerPort(Some(Limit::Bytes(170_000)))
-        );
-        c.set_all("transport=d2tcp,buffer=shared:4MB,dt_alpha=2,d2tcp_late=dctcp")
-            .unwrap();
-        assert_eq!(c.transport, TransportKind::D2tcp);
-        assert_eq!(c.buffer_kind(), BufferKind::Shared(4_000_000));
-        assert_eq!((c.dt_alpha, c.d2tcp_late), (2.0, LateRule::Dctcp));
-        let e = c.set("buffer", "shared:100p").unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "packet option 'buffer': 'shared:100p': a shared pool is sized in bytes (shared:4MB)"
-        );
-        assert!(c.set("buffer", "shared:1000").is_err());
-        assert_eq!(
-            c.set("dt_alpha", "0").unwrap_err().to_string(),
-            "packet option 'dt_alpha': 0 is not above 0"
-        );
-        assert_eq!(
-            c.set("buffer_per", "queue").unwrap_err().to_string(),
-            "packet option 'buffer_per': queue needs a port's own buffer, not a shared pool"
-        );
-        assert_eq!(
-            c.set("buffer_per", "class").unwrap_err().to_string(),
-            "packet option 'buffer_per': 'class': port or queue"
-        );
-        // A per-port size goes back to per-port buffers.
-        c.set("buffer", "100p").unwrap();
-        c.set("buffer_per", "queue").unwrap();
-        assert!(c.buffer_per_queue);
-        c.set("class_min", "0.001").unwrap();
-        assert_eq!(c.class_min, Some(0.001));
-        assert!(c.set("class_min", "2").is_err());
-        assert!(c.set("buffer", "shared:4MB").is_err());
-        assert_eq!(
-            c.buffer_kind(),
-            BufferKind::PerPort(Some(Limit::Packets(100)))
-        );
-    }
-
-    #[test]
-    fn pfabric_knobs_and_queues_follow_the_transport() {
-        let mut c = PacketConfig::default();
-        assert_eq!(c.queue_kind(), QueueKind::Strict);
-        c.set("transport", "pfabric").unwrap();
-        assert_eq!(c.queue_kind(), QueueKind::Pfabric);
-        assert_eq!(c.pfabric_buffer, Limit::Bytes(36_000));
-        c.set("queues", "strict").unwrap();
-        assert_eq!(c.queue_kind(), QueueKind::Strict);
-        c.set("queues", "auto").unwrap();
-        assert_eq!(c.queue_kind(), QueueKind::Pfabric);
-        c.set_all("transport=dctcp,queues=pfabric,pfabric_buffer=24p,pfabric_rto=45us,pfabric_init_cwnd=12,pfabric_probe_after=3")
-            .unwrap();
-        assert_eq!(c.queue_kind(), QueueKind::Pfabric);
-        assert_eq!(c.pfabric_buffer, Limit::Packets(24));
-        assert_eq!(c.pfabric_rto, Some(Dur(45_000)));
-        assert_eq!(c.pfabric_init_cwnd, Some(12));
-        assert_eq!(c.pfabric_probe_after, 3);
-        c.set_all("pfabric_rto=auto,pfabric_init_cwnd=auto")
-            .unwrap();
-        assert_eq!((c.pfabric_rto, c.pfabric_init_cwnd), (None, None));
-        let e = c.set("queues", "fifo").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "packet option 'queues': 'fifo': strict, pfabric or auto"
-        );
-        assert!(c.set("pfabric_rto", "0").is_err());
-        assert!(c
-            .set("pfabric_buffer", "100")
-            .unwrap_err()
-            .to_string()
-            .contains("'pfabric_buffer': 100 bytes cannot hold"));
-    }
-
-    #[test]
-    fn tafe_service_key() {
-        let mut c = PacketConfig::default();
-        assert!(c.tafe_one_by_one, "Algorithm 1's one flow after the other");
-        c.set("tafe_service", "fifo").unwrap();
-        assert!(!c.tafe_one_by_one);
-        c.set("tafe_service", " Flows ").unwrap();
-        assert!(c.tafe_one_by_one);
-        assert_eq!(
-            c.set("tafe_service", "srpt").unwrap_err().to_string(),
-            "packet option 'tafe_service': 'srpt': flows or fifo"
-        );
-    }
-
-    #[test]
-    fn host_queue_kinds_parse() {
-        let mut c = PacketConfig::default();
-        assert_eq!(c.host_queue, HostQueue::Unbounded);
-        c.set("host_queue", "droptail:200").unwrap();
-        assert_eq!(c.host_queue, HostQueue::DropTail(200));
-        c.set("host_queue", "ecn:20").unwrap();
-        assert_eq!(c.host_queue, HostQueue::Ecn(20));
-        let both = HostQueue::DropTailEcn {
-            packets: 166,
-            k: 65,
-        };
-        c.set("host_queue", "droptail:166+ecn:65").unwrap();
-        assert_eq!(c.host_queue, both);
-        c.set("host_queue", "unbounded").unwrap();
-        c.set("host_queue", " ECN:65 + droptail:166 ").unwrap();
-        assert_eq!(c.host_queue, both, "either order, any case");
-        assert_eq!(
-            c.set("host_queue", "droptail:65+ecn:65").unwrap_err().to_string(),
-            "packet option 'host_queue': 'droptail:65+ecn:65': K = 65 would never mark in a queue of 65 packets (K < N)"
-        );
-        assert_eq!(
-            c.set("host_queue", "droptail:166+droptail:65").unwrap_err().to_string(),
-            "packet option 'host_queue': 'droptail:166+droptail:65': a bound and a threshold are droptail:N+ecn:K (packets)"
-        );
-        assert!(c.set("host_queue", "droptail:166+ecn:0").is_err());
-        assert!(c.set("host_queue", "red:5").is_err());
-        assert_eq!(c.host_queue, both, "a refused value changes nothing");
-    }
-
-    #[test]
-    fn default_k_follows_the_dctcp_paper() {
-        let c = PacketConfig::default();
-        assert_eq!(c.k_for(1e9), Some(Limit::Packets(20)));
-        assert_eq!(c.k_for(1e10), Some(Limit::Packets(65)));
-    }
-}
+mod tests;

@@ -30,6 +30,8 @@
 //! the runtime (`aalo`: `delta=0` unless the spec sets `delta`): the
 //! coordinator's interval is the coordination.
 
+use crate::config::values::parse_dur;
+use crate::config::Knob;
 use coflowkit_model::{Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
     build, Allocation, AnyScheduler, Changes, FlowIdx, NetState, SchedulerError, SchedulerSpec,
@@ -232,6 +234,30 @@ impl Coordinator {
         self.alloc.rate_now(&self.state, f, now)
     }
 }
+
+/// The coordinator's tick and delay.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "coordinator_interval",
+        default: "10ms",
+        unit: "duration",
+        help: "how often a coordinator-run scheduler (aalo, varys, fair, ...) decides on the observed bytes (10ms)",
+        set: |c, key, v| {
+            c.coordinator_interval = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "coordinator_delay",
+        default: "0",
+        unit: "duration",
+        help: "how long a coordinator's decision takes to reach the hosts (0)",
+        set: |c, key, v| {
+            c.coordinator_delay = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+];
 
 #[cfg(test)]
 mod tests {

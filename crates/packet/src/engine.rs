@@ -7,71 +7,91 @@
 //! were scheduled (a sequence number breaks ties), so a run is a pure
 //! function of its inputs.
 //!
-//! Each flow has its own transport (the configuration's by default) and
-//! its own pacing ([`Pacing`], with its slot in a [`Pacer`]): a paced flow
-//! sends one segment per slot, released by its `Pace` event; an unpaced
-//! one takes the path it always took, at no extra cost. RCP's per-port
-//! state and control-interval events exist only once an RCP flow starts
-//! (`crate::rcp`).
+//! This file holds the loop, the release rules and a packet's way through
+//! the ports; each other part schedules and handles its own events, in a
+//! file of its own:
+//!
+//! * `build`: the ports, the flows' paths and the shared knobs
+//!   ([`Engine::new`]);
+//! * `endpoints`: a flow's start, its data and ACKs, its timers
+//!   (retransmission, delayed ACK, SYN) and kicks;
+//! * `pacing`: a paced flow's slots ([`Pacing`], with its slot in a
+//!   [`Pacer`]): a paced flow sends one segment per slot, released by its
+//!   `Pace` event; an unpaced one takes the path it always took, at no
+//!   extra cost;
+//! * `rcp`: RCP's per-port state and control-interval events, which exist
+//!   only once an RCP flow starts (`crate::rcp`);
+//! * `sample`: the queue trace;
+//! * `hosts` and `tafe`: host policies and TAFE's switches;
+//! * `coordinator`: a coordinator-run scheduler's ticks and decisions;
+//! * `baraat`: Baraat's Smart Priority Classes;
+//! * `queued`: the index of each flow's data queued at each hop.
+//!
+//! Each flow has its own transport (the configuration's by default,
+//! `crate::transport`) and its own pacing.
 
-use crate::config::{BufferKind, HostQueue, Limit, PacketConfig, QueueKind, TransportKind};
+use crate::config::PacketConfig;
 use crate::coordinator::{Coordinator, Decision};
-use crate::host::{switchable, Channel, EngineView, Held, Hosts, Settings, CONTROL_PAYLOAD};
-use crate::host::{CONTROL_BATCH_HEAD, CONTROL_BATCH_MAX};
-use crate::pacing::{cwnd_rate, Pacer, Pacing};
-use crate::pfabric::{auto_rto_ps, base_rtt_ps, bdp_segments};
-use crate::port::{Admit, Kind, Packet, Port, PortStats, SharedPool};
+use crate::host::Hosts;
+use crate::pacing::{Pacer, Pacing};
+use crate::packet::{Kind, Packet};
+use crate::port::{Port, PortStats};
+use crate::queue::shared::SharedPool;
+use crate::queue::Admit;
 use crate::rcp::{RcpParams, RcpPort};
-use crate::sack::{max_blocks, option_bytes, SackStore};
-use crate::tcp::{Receiver, Segment, Sender, SenderParams};
+use crate::sack::SackStore;
+use crate::transport::{Receiver, Segment, Sender, SenderParams, TransportKind};
 use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
-use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
-use coflowkit_sched::host::{Control, HostFlow};
+use coflowkit_model::{Fabric, LinkId, LinkKind, Time, ValidWorkload};
 use coflowkit_sim::release::{self, Cascade, Releases};
 use coflowkit_sim::{Outcome, Progress, SimResult};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 mod baraat;
+mod build;
+mod coordinator;
+mod endpoints;
+mod hosts;
+pub(crate) mod pacing;
 mod queued;
+mod rcp;
+mod sample;
+mod tafe;
+use baraat::SpcEv;
 pub use baraat::{SpcRunStats, SPC_HEADER_BYTES};
+use build::switch_of;
+use coordinator::CoordEv;
+use endpoints::FlowEv;
+use pacing::rate_of;
 
 const PS_PER_NS: u64 = 1000;
 
+/// An event, by the part of the engine that schedules and handles it.
 #[derive(Debug, Clone, Copy)]
 enum Ev {
+    /// Coflow arrivals due (the release rules).
+    Arrival,
     /// A flow starts.
     Start(u32),
     /// A port finished serializing its packet.
     TxDone(u32),
     /// A packet reaches the far end of the link it crossed.
     Arrive(Packet),
-    /// A flow's retransmission timer may be due.
-    Rto(u32),
-    /// A flow's delayed ACK is due.
-    DelAck(u32),
-    /// A SYN's connection timer.
-    SynTimeout(u32),
-    /// A paced flow's next slot may have come.
+    /// A flow's timers and kicks (`endpoints`).
+    Flow(FlowEv),
+    /// A paced flow's next slot may have come (`pacing`).
     Pace(u32),
-    /// An RCP port's control interval ended.
+    /// An RCP port's control interval ended (`rcp`).
     RcpTick(u32),
-    /// Sample every port's queue.
+    /// Sample every port's queue (`sample`).
     Sample,
-    /// Coflow arrivals due.
-    Arrival,
-    /// A host's policy asked to be woken (`crate::host`).
+    /// A host's policy asked to be woken (`hosts`).
     Wake(u32),
-    /// A flow may send again (its policy moved its limit or its pacing).
-    Kick(u32),
-    /// The coordinator's tick (`crate::coordinator`).
-    CoordTick,
-    /// The oldest batch of the coordinator's decisions reaches the hosts.
-    CoordApply,
-    /// A Baraat port's interval ended (`baraat`).
-    SpcTick(u32),
-    /// A flow's next Baraat request may be due (`baraat`).
-    SpcRequest(u32),
+    /// The coordinator's tick and decisions (`coordinator`).
+    Coord(CoordEv),
+    /// Baraat's port intervals and requests (`baraat`).
+    Spc(SpcEv),
 }
 
 struct Entry {
@@ -217,274 +237,11 @@ fn ps(t: Time) -> u64 {
     t.0.saturating_mul(PS_PER_NS)
 }
 
-/// A flow's pinned path index, checked against the equal-cost paths from
-/// `src` to `dst`.
-fn pinned_path(
-    fabric: &Fabric,
-    src: coflowkit_model::HostId,
-    dst: coflowkit_model::HostId,
-    choice: Option<u32>,
-    at: &str,
-) -> Result<Option<u32>, PacketError> {
-    let Some(c) = choice else { return Ok(None) };
-    let n = fabric.n_paths(src, dst);
-    if c >= n {
-        return Err(PacketError::Input(format!(
-            "{at}: path {c} is out of range: host {} to host {} has {n} equal-cost path{} (0 to {})",
-            src.0,
-            dst.0,
-            if n == 1 { "" } else { "s" },
-            n - 1
-        )));
-    }
-    Ok(Some(c))
-}
-
-/// The switch whose output port a link is (`None` for a host's NIC or CPU).
-fn switch_of(fabric: &Fabric, kind: LinkKind) -> Option<coflowkit_model::SwitchId> {
-    match kind {
-        LinkKind::Downlink(h) => Some(fabric.downlink_switch(h)),
-        LinkKind::Switch { from, .. } => Some(from),
-        LinkKind::Uplink(_) | LinkKind::Cpu(_) => None,
-    }
-}
-
 fn ns_ceil(ps: u64) -> Time {
     Time(ps.div_ceil(PS_PER_NS))
 }
 
-/// A pacing rate from an RCP rate field (an unstamped, infinite field
-/// leaves the flow unpaced).
-fn rate_of(field: f32) -> u64 {
-    if field.is_finite() {
-        (field as f64).round().max(1.0) as u64
-    } else {
-        0
-    }
-}
-
 impl<'a> Engine<'a> {
-    /// Sets up ports and paths (`paths`: a pinned path index per flow, see
-    /// [`crate::simulate`]); refuses what the packet level cannot run.
-    pub fn new(
-        fabric: &'a Fabric,
-        workload: &'a ValidWorkload,
-        classes: &[u8],
-        paths: &[Option<u32>],
-        cfg: &'a PacketConfig,
-    ) -> Result<Engine<'a>, PacketError> {
-        cfg.check()?;
-        let pfabric = cfg.queue_kind() == QueueKind::Pfabric;
-        let (switch_buffer, pools) = match cfg.buffer_kind() {
-            // pFabric's ports keep their own small buffers (`pfabric_buffer`).
-            _ if pfabric => (None, vec![]),
-            BufferKind::PerPort(b) => (b, vec![]),
-            BufferKind::Shared(b) => (
-                None,
-                vec![SharedPool::new(b, cfg.dt_alpha); fabric.n_switches()],
-            ),
-        };
-        let switch_port = |rate: f64, delay| {
-            if pfabric {
-                let buffer = Some(cfg.pfabric_buffer);
-                Port::new(rate, ps(Time(delay)), buffer, None, false).into_pfabric()
-            } else {
-                let mut port = Port::new(
-                    rate,
-                    ps(Time(delay)),
-                    switch_buffer,
-                    cfg.k_for(rate),
-                    cfg.ecn_per_queue,
-                );
-                port.buffer_per_queue = cfg.buffer_per_queue;
-                port.class_min_bps = cfg.class_min.map(|f| f * rate);
-                port
-            }
-        };
-        let mut ports = Vec::with_capacity(fabric.n_links());
-        for (i, link) in fabric.links().iter().enumerate() {
-            let rate = link.capacity.0;
-            let mut port = match link.kind {
-                LinkKind::Uplink(_) => {
-                    let (buffer, k) = match cfg.host_queue {
-                        HostQueue::Unbounded => (None, None),
-                        HostQueue::DropTail(n) => (Some(Limit::Packets(n)), None),
-                        HostQueue::Ecn(k) => (None, Some(Limit::Packets(k))),
-                        HostQueue::DropTailEcn { packets, k } => {
-                            (Some(Limit::Packets(packets)), Some(Limit::Packets(k)))
-                        }
-                    };
-                    let mut nic =
-                        Port::new(rate, ps(Time(cfg.host_link_delay.0)), buffer, k, false);
-                    nic.class_min_bps = cfg.class_min.map(|f| f * rate);
-                    nic.one_fifo = cfg.host_fifo;
-                    // pFabric's hosts serve their NIC by priority too
-                    // (§4.1), within the NIC's own limit.
-                    if pfabric {
-                        nic.into_pfabric()
-                    } else {
-                        nic
-                    }
-                }
-                LinkKind::Downlink(_) => switch_port(rate, cfg.host_link_delay.0),
-                LinkKind::Switch { .. } => switch_port(rate, cfg.fabric_link_delay.0),
-                // A CPU is no network resource: never on a packet's path.
-                LinkKind::Cpu(_) => Port::new(1.0, 0, None, None, false),
-            };
-            if !pools.is_empty() {
-                port.pool = switch_of(fabric, link.kind).map(|s| s.0);
-            }
-            if rate <= 0.0 {
-                return Err(PacketError::Input(format!(
-                    "link {} has no capacity",
-                    fabric.link_name(LinkId(i as u32))
-                )));
-            }
-            ports.push(port);
-        }
-        let mut hops = vec![];
-        let mut flows = vec![];
-        let mut first_flow = vec![];
-        let mut path = vec![];
-        for (ci, c) in workload.coflows().iter().enumerate() {
-            first_flow.push(flows.len() as u32);
-            for (k, f) in c.flows.iter().enumerate() {
-                let at = format!("coflow {} flow {k}", c.id.0);
-                if f.kind == FlowKind::Compute {
-                    return Err(PacketError::Input(format!(
-                        "{at} is a compute stage; the packet engine models the network only \
-                         (run it with --engine flow)"
-                    )));
-                }
-                let i = flows.len();
-                let class = classes.get(i).copied().unwrap_or(0);
-                if class as usize >= crate::port::N_QUEUES {
-                    return Err(PacketError::Input(format!(
-                        "{at}: priority class {class} is not 0 to 7"
-                    )));
-                }
-                let key = FlowKey {
-                    coflow: c.id.0,
-                    index: k as u32,
-                };
-                let pinned =
-                    pinned_path(fabric, f.src, f.dst, paths.get(i).copied().flatten(), &at)?;
-                let mut route = |a, b| {
-                    path.clear();
-                    let choice = pinned.unwrap_or_else(|| fabric.path_choice(a, b, key));
-                    fabric.path_into(a, b, choice, &mut path);
-                    let from = hops.len() as u32;
-                    hops.extend(path.iter().map(|l: &LinkId| l.0));
-                    (from, hops.len() as u32)
-                };
-                let fwd = route(f.src, f.dst);
-                let rev = route(f.dst, f.src);
-                if fwd.1 - fwd.0 > u8::MAX as u32 || rev.1 - rev.0 > u8::MAX as u32 {
-                    return Err(PacketError::Input(format!(
-                        "{at}: path longer than 255 hops"
-                    )));
-                }
-                flows.push(Flow {
-                    coflow: ci as u32,
-                    src: f.src.0,
-                    dst: f.dst.0,
-                    host_sent: 0,
-                    task: None,
-                    cc_deadline_ps: None,
-                    tafe_share: None,
-                    group: f.group,
-                    bytes: f.bytes.0,
-                    class,
-                    transport: cfg.transport,
-                    pacing: cfg.pacing,
-                    pacer: Pacer::default(),
-                    pace_at: None,
-                    nic_bytes: 0,
-                    echo_rate: f32::INFINITY,
-                    deadline: f.deadline,
-                    fwd,
-                    rev,
-                    start: 0,
-                    finish: None,
-                    sender: None,
-                    receiver: None,
-                    established: false,
-                    rto_event_at: None,
-                    delack_at: None,
-                    delack_ts: 0,
-                    syn_tries: 0,
-                    stats: FlowPacketStats::default(),
-                    open_timeouts: vec![],
-                    open_fast: vec![],
-                    max_rx_ts: 0,
-                    last_ack_at: 0,
-                });
-            }
-        }
-        let n_ports = ports.len();
-        // Only the flows' paths carry data (control channels join later).
-        let n_slots = hops.len();
-        let coflows = workload.coflows();
-        Ok(Engine {
-            cfg,
-            fabric,
-            workload,
-            heap: BinaryHeap::new(),
-            seq: 0,
-            now: 0,
-            ports,
-            pools,
-            on_wire: vec![None; n_ports],
-            hops,
-            flows,
-            first_flow,
-            rel: Releases::new(coflows),
-            next_coflow: 0,
-            done_coflows: 0,
-            segs: vec![],
-            released: vec![],
-            completing: vec![],
-            trace: vec![],
-            events: 0,
-            params: SenderParams {
-                mss: cfg.mss(),
-                init_cwnd: cfg.init_cwnd,
-                min_rto_ps: ps(Time(cfg.min_rto.0)),
-                initial_rto_ps: ps(Time(cfg.initial_rto.0)),
-                max_rto_ps: ps(Time(cfg.max_rto.0)),
-                transport: cfg.transport,
-                g: cfg.dctcp_g,
-                limited_transmit: cfg.limited_transmit,
-                timestamps: cfg.timestamps,
-                rto_reset_on_ack: cfg.rto_reset_on_ack,
-                sack: cfg.sack,
-                rto_undo: cfg.rto_undo,
-                reorder_adaptive: cfg.reorder_adaptive,
-                deadline_ps: None,
-                late: cfg.d2tcp_late,
-                mcp_ecn: cfg.mcp_ecn,
-                paced: false,
-                rate_based: false,
-                probe_after: cfg.pfabric_probe_after,
-            },
-            hosts: None,
-            tafe: None,
-            task_bytes: vec![],
-            spc: None,
-            coord: None,
-            in_transit: Default::default(),
-            sacks: SackStore::default(),
-            queued: queued::QueuedData::new(n_slots),
-            rcp: vec![],
-            rcp_params: RcpParams {
-                alpha: cfg.rcp_alpha,
-                beta: cfg.rcp_beta,
-                interval_ps: cfg.rcp_interval.map(|d| ps(Time(d.0))),
-                d0_ps: ps(Time(cfg.rcp_d0.0)),
-            },
-        })
-    }
-
     fn push(&mut self, at: u64, ev: Ev) {
         self.seq += 1;
         self.heap.push(Entry {
@@ -500,7 +257,7 @@ impl<'a> Engine<'a> {
         if let Some(c) = self.workload.coflows().first() {
             self.push(ps(c.arrival), Ev::Arrival);
             if self.coord.is_some() {
-                self.push(ps(c.arrival), Ev::CoordTick);
+                self.push(ps(c.arrival), Ev::Coord(CoordEv::Tick));
             }
         }
         if self.cfg.queue_trace.is_some() {
@@ -517,18 +274,13 @@ impl<'a> Engine<'a> {
                 Ev::Start(f) => self.start(f),
                 Ev::TxDone(p) => self.tx_done(p),
                 Ev::Arrive(pkt) => self.arrive(pkt),
-                Ev::Rto(f) => self.rto(f),
-                Ev::DelAck(f) => self.delack(f),
-                Ev::SynTimeout(f) => self.syn_timeout(f),
+                Ev::Flow(e) => self.on_flow_event(e),
                 Ev::Pace(f) => self.pace(f),
                 Ev::RcpTick(p) => self.rcp_tick(p),
                 Ev::Sample => self.sample(),
                 Ev::Wake(h) => self.wake(h),
-                Ev::Kick(f) => self.kick(f),
-                Ev::CoordTick => self.coord_tick(),
-                Ev::CoordApply => self.coord_apply(),
-                Ev::SpcTick(p) => self.spc_tick(p),
-                Ev::SpcRequest(f) => self.spc_due(f),
+                Ev::Coord(e) => self.on_coord_event(e),
+                Ev::Spc(e) => self.on_spc_event(e),
             }
             if self.events & 0xffff == 0 {
                 progress(Progress {
@@ -679,391 +431,6 @@ impl<'a> Engine<'a> {
 
     // ---- end points ----
 
-    fn start(&mut self, f: u32) {
-        let now = self.now;
-        if let Some(k) = self.coord.as_mut() {
-            k.started.push(f);
-        }
-        let fl = &mut self.flows[f as usize];
-        fl.start = now;
-        if fl.bytes == 0 {
-            self.flow_done(f);
-            return;
-        }
-        fl.receiver = Some(if self.cfg.sack {
-            Receiver::with_sack(fl.bytes)
-        } else {
-            Receiver::new(fl.bytes)
-        });
-        if self.hosts.is_some() {
-            self.host_start(f);
-        }
-        // Baraat's flows send at their reserved rate, without a window.
-        let spc = self.spc.is_some() && self.spc_asks(f);
-        let fl = &mut self.flows[f as usize];
-        let rcp = fl.transport == TransportKind::Rcp;
-        // TCP Small Queues: the engine releases its segments while its
-        // NIC holds less than the limit, as it does a paced flow's.
-        let tsq = self.cfg.tsq.is_some() && fl.transport != TransportKind::Pfabric;
-        let paced = rcp || spc || tsq || fl.pacing != Pacing::Off;
-        let params = SenderParams {
-            deadline_ps: match (fl.transport, fl.cc_deadline_ps, fl.deadline) {
-                (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
-                (TransportKind::D2tcp, None, Some(d)) => Some(now + ps(Time(d.0))),
-                _ => None,
-            },
-            paced,
-            rate_based: rcp || spc,
-            ..self.sender_params(f)
-        };
-        let fl = &mut self.flows[f as usize];
-        let mut sender = Sender::new(params, fl.bytes);
-        if let Some(h) = &self.hosts {
-            let policy = &h.policies[fl.src as usize];
-            sender.limit_end = policy.limit(f as u64).max(1);
-            sender.set_cc(params.transport, params.deadline_ps, fl.tafe_share);
-        }
-        fl.sender = Some(sender);
-        fl.pacer = Pacer::new(match fl.pacing {
-            Pacing::Rate(r) => r,
-            Pacing::Off | Pacing::Cwnd => 0,
-        });
-        if rcp && self.rcp.is_empty() {
-            self.rcp = self
-                .ports
-                .iter()
-                .map(|p| RcpPort::new(p.rate, &self.rcp_params))
-                .collect();
-        }
-        if spc {
-            self.spc_start(f);
-        }
-        // RCP learns its first rate from the SYN (`crate::rcp`).
-        if self.cfg.handshake.is_some() || rcp {
-            self.send_syn(f);
-        } else {
-            let fl = &mut self.flows[f as usize];
-            fl.established = true;
-            fl.last_ack_at = self.now;
-            self.send_data(f);
-        }
-    }
-
-    /// The run's sender parameters for flow `f`'s own transport; pFabric's
-    /// window and timeout come from its path (§4.2, §5) unless set.
-    fn sender_params(&self, f: u32) -> SenderParams {
-        let fl = &self.flows[f as usize];
-        let mut p = SenderParams {
-            transport: fl.transport,
-            ..self.params
-        };
-        if fl.transport == TransportKind::Pfabric {
-            let hops = |(a, b): (u32, u32)| {
-                self.hops[a as usize..b as usize]
-                    .iter()
-                    .map(|&l| &self.ports[l as usize])
-            };
-            let rtt = base_rtt_ps(
-                hops(fl.fwd),
-                hops(fl.rev),
-                self.cfg.mtu,
-                self.cfg.header_bytes,
-            );
-            let rate = hops(fl.fwd).map(|p| p.rate).fold(f64::INFINITY, f64::min);
-            p.init_cwnd = self
-                .cfg
-                .pfabric_init_cwnd
-                .unwrap_or_else(|| bdp_segments(rate, rtt, self.cfg.mtu));
-            let rto = self.cfg.pfabric_rto.map_or_else(
-                || auto_rto_ps(rtt, rate, self.cfg.pfabric_buffer, self.cfg.mtu),
-                |d| ps(Time(d.0)),
-            );
-            p.min_rto_ps = rto.max(1);
-            p.initial_rto_ps = rto.max(1);
-        }
-        p
-    }
-
-    fn send_syn(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
-        fl.syn_tries += 1;
-        if fl.syn_tries > 1 {
-            fl.stats.timeouts += 1;
-        }
-        let first = self.cfg.handshake.unwrap_or(self.cfg.initial_rto).0;
-        let timeout = (first << (fl.syn_tries - 1).min(16)).min(first.max(self.cfg.max_rto.0));
-        let pkt = self.packet(f, Kind::Syn, 0, 0);
-        self.send(pkt);
-        self.push(self.now + ps(Time(timeout)), Ev::SynTimeout(f));
-    }
-
-    fn syn_timeout(&mut self, f: u32) {
-        if !self.flows[f as usize].established {
-            self.send_syn(f);
-        }
-    }
-
-    fn packet(&self, f: u32, kind: Kind, seq: u64, len: u32) -> Packet {
-        let fl = &self.flows[f as usize];
-        let rtt_ns = match (fl.transport, &fl.sender) {
-            (TransportKind::Rcp, Some(s)) => s
-                .srtt_ps()
-                .map_or(0, |r| (r / PS_PER_NS as f64).min(u32::MAX as f64) as u32),
-            _ => 0,
-        };
-        Packet {
-            flow: f,
-            seq,
-            len,
-            wire: len + self.cfg.header_bytes,
-            kind,
-            hop: 0,
-            class: fl.class,
-            ect: kind == Kind::Data
-                && SenderParams {
-                    transport: fl.transport,
-                    ..self.params
-                }
-                .ecn_capable(),
-            ce: false,
-            ece: false,
-            ts: self.now,
-            rate: f32::INFINITY,
-            rtt_ns,
-            // pFabric §3: the remaining size; control packets first.
-            prio: match (kind, &fl.sender) {
-                (Kind::Data, Some(s)) => s.remaining().min(u32::MAX as u64) as u32,
-                _ => 0,
-            },
-            spc: false,
-        }
-    }
-
-    fn send_data(&mut self, f: u32) {
-        if self.flows[f as usize]
-            .sender
-            .as_ref()
-            .is_some_and(|s| s.is_paced())
-        {
-            self.pump(f);
-            return;
-        }
-        let mut segs = std::mem::take(&mut self.segs);
-        segs.clear();
-        let now = self.now;
-        let s = self.flows[f as usize].sender.as_mut().expect("a sender");
-        s.send(now, &mut segs);
-        self.transmit(f, &segs);
-        self.segs = segs;
-    }
-
-    fn transmit(&mut self, f: u32, segs: &[Segment]) {
-        let mut kick = false;
-        for s in segs {
-            if s.retransmit && self.cfg.host_rtx_skip && self.in_host_queue(f, s.seq) {
-                // Its earlier copy is still in the NIC: Linux sends nothing.
-                continue;
-            }
-            if s.retransmit {
-                self.flows[f as usize].stats.retransmits += 1;
-            }
-            let mut pkt = self.packet(f, Kind::Data, s.seq, s.len);
-            let fl = &mut self.flows[f as usize];
-            fl.stats.bytes_by_class[pkt.class.min(7) as usize] += s.len as u64;
-            if self.spc.is_some() {
-                self.spc_carry(f, &mut pkt);
-            }
-            self.send(pkt);
-            if self.hosts.is_some() {
-                kick |= self.host_sent(f, s);
-            }
-        }
-        if self.spc.is_some() && self.flows[f as usize].host_sent >= self.flows[f as usize].bytes {
-            self.spc_sender_done(f);
-        }
-        self.arm_rto(f);
-        if kick {
-            self.push(self.now, Ev::Kick(f));
-        }
-    }
-
-    /// Whether a packet of flow `f` carrying byte `seq` still waits in its
-    /// host's NIC queue (the first port of its path).
-    fn in_host_queue(&self, f: u32, seq: u64) -> bool {
-        let (from, to) = self.flows[f as usize].fwd;
-        let held = from < to && self.queued.holds(from, seq);
-        debug_assert_eq!(
-            held,
-            from < to && self.ports[self.hops[from as usize] as usize].holds(f, seq),
-            "flow {f}: the queued-data index against the NIC's scan"
-        );
-        held
-    }
-
-    /// A paced flow sends what its slots and window allow now, and asks
-    /// for a `Pace` event at its next slot.
-    fn pump(&mut self, f: u32) {
-        if self.spc.is_some() && self.spc_holds(f) {
-            return;
-        }
-        let now = self.now;
-        let header = self.cfg.header_bytes;
-        let tsq = self.cfg.tsq;
-        let mut segs = std::mem::take(&mut self.segs);
-        loop {
-            let fl = &mut self.flows[f as usize];
-            if tsq.is_some_and(|limit| fl.nic_bytes >= limit) {
-                // Its NIC is full for it: the next packet to leave it
-                // pumps again (`tx_done`).
-                break;
-            }
-            if !fl.pacer.ready(now) {
-                let at = fl.pacer.next_ps;
-                if fl.pace_at != Some(at) {
-                    fl.pace_at = Some(at);
-                    self.push(at, Ev::Pace(f));
-                }
-                break;
-            }
-            let Some(s) = fl.sender.as_mut() else { break };
-            segs.clear();
-            s.send_up_to(now, 1, &mut segs);
-            let Some(seg) = segs.first() else { break };
-            fl.pacer.sent(now, seg.len + header);
-            self.transmit(f, &segs);
-        }
-        self.segs = segs;
-    }
-
-    fn pace(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
-        if fl.pace_at == Some(self.now) {
-            fl.pace_at = None;
-            self.pump(f);
-        }
-    }
-
-    /// A paced flow's rate after an ACK echoing `field`: RCP's from the
-    /// network, Linux's from the window, else unchanged.
-    fn repace(&mut self, f: u32, field: f32) {
-        let fl = &mut self.flows[f as usize];
-        let rate = match (fl.transport, fl.pacing, &fl.sender) {
-            (TransportKind::Rcp, _, _) => Some(rate_of(field)),
-            (_, Pacing::Cwnd, Some(s)) => cwnd_rate(s.cwnd, s.ssthresh, s.srtt_ps()),
-            _ => None,
-        };
-        if let Some(r) = rate {
-            fl.pacer.set_rate(r);
-        }
-    }
-
-    /// Makes sure an `Rto` event is due no later than the sender's timer
-    /// (RFC 6298 §5.3: a restarted timer expires RTO after the restart,
-    /// also when that is earlier than the event already waiting, as after
-    /// a backed-off RTO falls back).
-    fn arm_rto(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
-        let Some(at) = fl.sender.as_ref().and_then(|s| s.rto_at) else {
-            return;
-        };
-        if !matches!(fl.rto_event_at, Some(due) if due <= at) {
-            fl.rto_event_at = Some(at);
-            self.push(at, Ev::Rto(f));
-        }
-    }
-
-    fn rto(&mut self, f: u32) {
-        let now = self.now;
-        let fl = &mut self.flows[f as usize];
-        if fl.rto_event_at != Some(now) {
-            // Superseded by an earlier event, which has handled the timer.
-            return;
-        }
-        fl.rto_event_at = None;
-        let Some(s) = fl.sender.as_mut() else { return };
-        match s.rto_at {
-            None => {}
-            Some(at) if at > now => {
-                fl.rto_event_at = Some(at);
-                self.push(at, Ev::Rto(f));
-            }
-            Some(at) => {
-                debug_assert_eq!(at, now, "flow {f}: the retransmission timer fired late");
-                fl.stats.timeouts += 1;
-                let una = s.una;
-                let (from, to) = fl.fwd;
-                let at = (from..to).position(|slot| self.queued.holds(slot, una));
-                debug_assert_eq!(
-                    at,
-                    self.hops[from as usize..to as usize]
-                        .iter()
-                        .position(|&l| self.ports[l as usize].holds(f, una)),
-                    "flow {f}: the queued-data index against the ports' scan"
-                );
-                match at {
-                    Some(0) => fl.stats.timeouts_host_queued += 1,
-                    Some(_) => fl.stats.timeouts_switch_queued += 1,
-                    None => {}
-                }
-                if fl.receiver.as_ref().is_some_and(|r| r.has(una)) {
-                    // The segment had arrived; its ACK was on its way.
-                    fl.stats.timeouts_spurious += 1;
-                } else {
-                    fl.open_timeouts.push((una, now));
-                }
-                let mut segs = std::mem::take(&mut self.segs);
-                segs.clear();
-                s.on_timeout(now, &mut segs);
-                let paced = s.is_paced();
-                self.transmit(f, &segs);
-                self.segs = segs;
-                if paced {
-                    self.pump(f);
-                }
-            }
-        }
-    }
-
-    fn delack(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
-        if fl.delack_at == Some(self.now) {
-            let ts = fl.delack_ts;
-            let ce = fl.receiver.as_ref().is_some_and(|r| r.last_ce);
-            self.send_ack(f, ce, ts, false);
-        }
-    }
-
-    /// The receiver acknowledges what it has, echoing `ece` and the
-    /// timestamp `ts`, and with `spc` the answer to the Baraat request the
-    /// data packet it acknowledges carried.
-    fn send_ack(&mut self, f: u32, ece: bool, ts: u64, spc: bool) {
-        let fl = &mut self.flows[f as usize];
-        let r = fl.receiver.as_mut().expect("a receiver");
-        r.pending = 0;
-        let nxt = r.nxt;
-        let blocks = self
-            .cfg
-            .sack
-            .then(|| r.sack_blocks(max_blocks(self.cfg.timestamps)))
-            .filter(|b| b.n > 0);
-        fl.delack_at = None;
-        let echo = fl.echo_rate;
-        let mut pkt = self.packet(f, Kind::Ack, nxt, 0);
-        pkt.ece = ece;
-        pkt.ts = ts;
-        pkt.rate = echo;
-        if let Some(b) = blocks {
-            // RFC 2018 §3: the option rides on the ACK's bytes.
-            pkt.wire += option_bytes(b.n as usize);
-            pkt.len = self.sacks.put(b);
-        }
-        if spc {
-            pkt.spc = true;
-            pkt.wire += self.spc_header_wire();
-        }
-        self.send(pkt);
-    }
-
     /// A packet reached the end of its path.
     fn deliver(&mut self, pkt: Packet) {
         let f = pkt.flow;
@@ -1082,7 +449,7 @@ impl<'a> Engine<'a> {
                 if !fl.established {
                     fl.established = true;
                     fl.last_ack_at = self.now;
-                    if fl.transport == TransportKind::Rcp {
+                    if fl.transport.rules().rate_based {
                         fl.pacer.set_rate(rate_of(pkt.rate));
                     }
                     self.send_data(f);
@@ -1097,96 +464,6 @@ impl<'a> Engine<'a> {
                     self.spc_feedback(f);
                 }
             }
-        }
-    }
-
-    fn on_ack(&mut self, pkt: &Packet) {
-        let slot = pkt.sack_slot();
-        let blocks = (slot != 0).then(|| self.sacks.take(slot));
-        let (f, now) = (pkt.flow, self.now);
-        let fl = &mut self.flows[f as usize];
-        let Some(s) = fl.sender.as_mut() else { return };
-        if s.done() {
-            return;
-        }
-        if s.una < s.max_sent && now - fl.last_ack_at > crate::STALL_PS {
-            fl.stats.stalled_ps += now - fl.last_ack_at;
-        }
-        fl.last_ack_at = now;
-        let mut segs = std::mem::take(&mut self.segs);
-        segs.clear();
-        let sacked = blocks.as_ref().map_or(&[][..], |b| b.as_slice());
-        let fast = s.fast_retransmits;
-        s.on_ack_sacks(now, pkt.seq, pkt.ece, pkt.ts, sacked, &mut segs);
-        if s.fast_retransmits > fast {
-            fl.stats.fast_retransmits += 1;
-            let una = s.una;
-            if fl.receiver.as_ref().is_some_and(|r| r.has(una)) {
-                fl.stats.fast_retransmits_spurious += 1;
-            } else {
-                fl.open_fast.push((una, now));
-            }
-        }
-        if s.done() {
-            s.rto_at = None;
-        }
-        let paced = s.is_paced();
-        self.transmit(f, &segs);
-        self.segs = segs;
-        if paced {
-            self.repace(f, pkt.rate);
-            self.pump(f);
-        }
-    }
-
-    fn on_data(&mut self, pkt: Packet) {
-        let f = pkt.flow;
-        let mss = self.params.mss;
-        let delack = self.cfg.delayed_ack;
-        let fl = &mut self.flows[f as usize];
-        let Some(r) = fl.receiver.as_mut() else {
-            return;
-        };
-        fl.echo_rate = pkt.rate;
-        if !fl.open_timeouts.is_empty() {
-            split_timeouts(&mut fl.open_timeouts, &mut fl.stats, &pkt);
-        }
-        if !fl.open_fast.is_empty() {
-            let (from, to) = (pkt.seq, pkt.seq + pkt.len as u64);
-            let st = &mut fl.stats;
-            fl.open_fast.retain(|&(byte, at)| {
-                if byte < from || byte >= to {
-                    return true;
-                }
-                st.fast_retransmits_spurious += u64::from(pkt.ts < at);
-                false
-            });
-        }
-        if pkt.ts < fl.max_rx_ts {
-            fl.stats.reordered += 1;
-        }
-        fl.max_rx_ts = fl.max_rx_ts.max(pkt.ts);
-        let was_complete = r.complete();
-        let (in_order, ce_changed) = r.on_data(pkt.seq, pkt.len, pkt.ce);
-        // A short segment counts as two: it is acknowledged at once.
-        r.pending += if pkt.len >= mss { 1 } else { 2 };
-        let complete = r.complete();
-        // A Baraat request is answered at once.
-        let ack_now = match delack {
-            None => true,
-            Some(_) => !in_order || ce_changed || r.pending >= 2 || complete || pkt.spc,
-        };
-        if ack_now {
-            // The ACK echoes this packet's timestamp and CE mark.
-            self.send_ack(f, pkt.ce, pkt.ts, pkt.spc);
-        } else if fl.delack_at.is_none() {
-            let at = self.now + ps(Time(delack.expect("delayed ACKs").0));
-            fl.delack_at = Some(at);
-            fl.delack_ts = pkt.ts;
-            self.push(at, Ev::DelAck(f));
-        }
-        if complete && !was_complete {
-            self.flow_done(f);
         }
     }
 
@@ -1242,7 +519,7 @@ impl<'a> Engine<'a> {
             }
             Admit::Marked | Admit::Queued => {}
         }
-        if pkt.kind == Kind::Data && !self.ports[port as usize].is_pfabric() {
+        if pkt.kind == Kind::Data && self.ports[port as usize].indexed() {
             let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
             self.queued.joined(slot, pkt.seq, pkt.len);
         }
@@ -1252,24 +529,6 @@ impl<'a> Engine<'a> {
         let p = &self.ports[port as usize];
         if !p.busy {
             self.start_tx(port);
-        }
-    }
-
-    /// TAFE's marking by task bytes at a switch port (`crate::tafe`): CE on
-    /// a packet whose task has sent more than its queue's threshold. The
-    /// task bytes are its flow's tag now (the host's latest count), not a
-    /// copy taken when it left: a packet carries no tag of its own yet.
-    fn tafe_mark(&mut self, port: u32, pkt: &mut Packet) {
-        if switch_of(self.fabric, self.fabric.links()[port as usize].kind).is_none() {
-            return;
-        }
-        let fl = &mut self.flows[pkt.flow as usize];
-        let (Some(m), Some(tag)) = (&self.tafe, fl.task) else {
-            return;
-        };
-        if !pkt.ce && m.mark(pkt, tag.bytes) {
-            fl.stats.ecn_marks += 1;
-            self.ports[port as usize].stats.marks += 1;
         }
     }
 
@@ -1297,7 +556,7 @@ impl<'a> Engine<'a> {
             if let Some(k) = p.pool {
                 self.pools[k as usize].give(pkt.wire as u64);
             }
-            if pkt.kind == Kind::Data && !p.is_pfabric() {
+            if pkt.kind == Kind::Data && p.indexed() {
                 let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
                 self.queued.left(slot, pkt.seq, pkt.len);
             }
@@ -1332,518 +591,6 @@ impl<'a> Engine<'a> {
             self.deliver(pkt);
         } else {
             self.enqueue(pkt);
-        }
-    }
-
-    /// RCP at a port: count the arrival, average the RTT it carries, stamp
-    /// an RCP packet's rate field on its way out, and run the control
-    /// interval while RCP packets come.
-    fn rcp_arrival(&mut self, port: u32, pkt: &mut Packet) {
-        let rcp_flow = pkt.kind != Kind::Control
-            && self.flows[pkt.flow as usize].transport == TransportKind::Rcp;
-        let now = self.now;
-        let ctl = &mut self.rcp[port as usize];
-        if rcp_flow && !ctl.running {
-            ctl.running = true;
-            ctl.bytes_in = 0;
-            ctl.last_ps = now;
-            let at = now + ctl.interval_ps(&self.rcp_params);
-            self.push(at, Ev::RcpTick(port));
-        }
-        let ctl = &mut self.rcp[port as usize];
-        let rtt_ps = pkt.rtt_ns as u64 * PS_PER_NS;
-        let queued = self.ports[port as usize].queued_bytes();
-        let stamped = ctl.on_arrival(pkt.wire, queued, rtt_ps, pkt.rate);
-        if rcp_flow && !pkt.reverse() {
-            pkt.rate = stamped;
-        }
-    }
-
-    fn rcp_tick(&mut self, port: u32) {
-        let queued = self.ports[port as usize].queued_bytes();
-        let ctl = &mut self.rcp[port as usize];
-        let t = self.now - ctl.last_ps;
-        ctl.last_ps = self.now;
-        if ctl.update(t, queued, &self.rcp_params) {
-            ctl.running = false;
-        } else {
-            let at = self.now + ctl.interval_ps(&self.rcp_params);
-            self.push(at, Ev::RcpTick(port));
-        }
-    }
-
-    fn sample(&mut self) {
-        let t = ns_ceil(self.now);
-        for (i, p) in self.ports.iter().enumerate() {
-            if matches!(self.fabric.links()[i].kind, LinkKind::Cpu(_)) {
-                continue;
-            }
-            self.trace.push(QueueSample {
-                port: i as u32,
-                at: t,
-                bytes: p.queued_bytes(),
-            });
-        }
-        // Only while something else is pending: samples alone never keep
-        // a stalled run going.
-        if let (Some(q), false) = (self.cfg.queue_trace, self.heap.is_empty()) {
-            self.push(self.now + ps(Time(q.0)), Ev::Sample);
-        }
-    }
-}
-
-/// A packet's place in a TAFE port's class: its flow's index (task release
-/// order, then the task's own), control packets before every flow.
-fn tafe_order(p: &Packet) -> u32 {
-    match p.kind {
-        Kind::Data | Kind::Ack | Kind::Syn | Kind::SynAck => p.flow.saturating_add(1),
-        _ => 0,
-    }
-}
-
-/// Tells the open retransmission timeouts of a flow whose data packet
-/// `pkt` arrived at its receiver lost from spurious: a timeout for a byte
-/// `pkt` carries is spurious if `pkt` left the sender before the timer
-/// fired (the segment was only waiting, in a queue, longer than the RTO),
-/// lost if it left at or after (the first copy to arrive is a
-/// retransmission, so every earlier copy was dropped: a flow's packets
-/// keep their order on its path). Timeouts whose byte never arrives stay
-/// open (a flow the run did not finish), in neither count.
-pub(crate) fn split_timeouts(open: &mut Vec<(u64, u64)>, st: &mut FlowPacketStats, pkt: &Packet) {
-    let (from, to) = (pkt.seq, pkt.seq + pkt.len as u64);
-    open.retain(|&(byte, fired)| {
-        if byte < from || byte >= to {
-            return true;
-        }
-        if pkt.ts < fired {
-            st.timeouts_spurious += 1;
-        } else {
-            st.timeouts_lost += 1;
-        }
-        false
-    });
-}
-
-// ---- host policies (`crate::host`) ----
-impl Engine<'_> {
-    /// Marks by task bytes at every switch port (TAFE), if `m` is given.
-    pub fn with_tafe(mut self, m: Option<crate::tafe::TafeMarking>) -> Self {
-        self.task_bytes = match m {
-            Some(_) => vec![0; self.workload.coflows().len()],
-            None => vec![],
-        };
-        if m.is_some() && self.cfg.tafe_one_by_one {
-            // TAFE: flows first come, first served inside a class, in task
-            // release order (flow indices follow it); control packets first.
-            // `tafe_service=fifo` keeps FIFO packet queues instead.
-            for p in &mut self.ports {
-                p.set_task_fifo(tafe_order);
-            }
-        }
-        self.tafe = m;
-        self
-    }
-
-    /// Runs `policies` (one per host, in host order) on the hosts.
-    pub fn with_hosts(mut self, policies: Vec<Box<dyn coflowkit_sched::host::HostPolicy>>) -> Self {
-        self.hosts = Some(Box::new(Hosts::new(policies)));
-        self
-    }
-
-    fn now_ns(&self) -> Time {
-        Time(self.now / PS_PER_NS)
-    }
-
-    /// Calls host `h`'s policy with `call`, then applies what it did.
-    fn host_call(
-        &mut self,
-        h: u32,
-        call: impl FnOnce(
-            &mut dyn coflowkit_sched::host::HostPolicy,
-            &mut coflowkit_sched::host::Effects,
-        ),
-    ) {
-        let hosts = self.hosts.as_mut().expect("hosts");
-        let mut out = std::mem::take(&mut hosts.out);
-        out.clear();
-        call(hosts.policies[h as usize].as_mut(), &mut out);
-        self.apply_effects(h, out);
-    }
-
-    /// Enforces what host `h`'s policy did: changed markings, messages.
-    fn apply_effects(&mut self, h: u32, out: coflowkit_sched::host::Effects) {
-        for &g in &out.changed {
-            self.apply_marking(g as u32);
-        }
-        if self.cfg.control_batch {
-            self.send_batches(h, &out.send);
-        } else {
-            for &(to, msg) in &out.send {
-                self.send_control(h, to, Held::One(msg), CONTROL_PAYLOAD);
-            }
-        }
-        self.schedule_wake(h);
-        self.hosts.as_mut().expect("hosts").out = out;
-    }
-
-    /// Flow `f` starts: its policy hears of it and marks it.
-    fn host_start(&mut self, f: u32) {
-        let fl = &self.flows[f as usize];
-        let c = &self.workload.coflows()[fl.coflow as usize];
-        let spec = &c.flows[(f - self.first_flow[fl.coflow as usize]) as usize];
-        let flow = HostFlow {
-            id: f as u64,
-            coflow: fl.coflow,
-            coflow_arrival: c.arrival,
-            dst: fl.dst,
-            size: fl.bytes,
-            size_known: spec.size_known,
-            deadline: fl.deadline,
-        };
-        let (src, now, c) = (fl.src, self.now_ns(), fl.coflow);
-        self.host_call(src, |p, out| p.start(now, &flow, out));
-        if let Some(&total) = self.task_bytes.get(c as usize).filter(|&&b| b > 0) {
-            self.host_call(src, |p, out| p.task_sent(now, c, total, out));
-            self.move_limit(f);
-        }
-        self.apply_marking(f);
-    }
-
-    /// TAFE: `new` bytes of flow `f`'s task went out; every host with an
-    /// active flow of the task hears the task's total (`task_sent`), and
-    /// its flows of the task get their limits and tags again. Whether a
-    /// flow other than `f` may now send (its limit moved past it).
-    fn share_task_bytes(&mut self, f: u32, new: u64) {
-        let c = self.flows[f as usize].coflow as usize;
-        let Some(total) = self.task_bytes.get_mut(c) else {
-            return;
-        };
-        *total += new;
-        let (total, now) = (*total, self.now_ns());
-        let first = self.first_flow[c];
-        let n = self.workload.coflows()[c].flows.len() as u32;
-        let active = |fl: &Flow| fl.sender.is_some() && fl.finish.is_none();
-        let mut hosts: Vec<u32> = vec![];
-        for g in first..first + n {
-            let fl = &self.flows[g as usize];
-            if active(fl) && !hosts.contains(&fl.src) {
-                hosts.push(fl.src);
-            }
-        }
-        for h in hosts {
-            self.host_call(h, |p, out| p.task_sent(now, c as u32, total, out));
-        }
-        for g in first..first + n {
-            let fl = &self.flows[g as usize];
-            if !active(fl) {
-                continue;
-            }
-            let stopped = fl.sender.as_ref().is_some_and(|s| s.nxt >= s.limit_end);
-            self.move_limit(g);
-            let fl = &mut self.flows[g as usize];
-            if let Some(h) = &self.hosts {
-                fl.task = h.policies[fl.src as usize].marking(g as u64).task;
-            }
-            if g != f && stopped && fl.sender.as_ref().is_some_and(|s| s.nxt < s.limit_end) {
-                self.push(self.now, Ev::Kick(g));
-            }
-        }
-    }
-
-    /// New bytes of `s` went out: the policy counts them and the sender's
-    /// limit moves. Whether the sender stopped at its old limit and may now
-    /// go on.
-    fn host_sent(&mut self, f: u32, seg: &Segment) -> bool {
-        let fl = &mut self.flows[f as usize];
-        let end = seg.seq + seg.len as u64;
-        if end <= fl.host_sent {
-            return false;
-        }
-        let new = end - fl.host_sent;
-        fl.host_sent = end;
-        let stopped = fl.sender.as_ref().is_some_and(|s| s.nxt >= s.limit_end);
-        let (src, now) = (fl.src, self.now_ns());
-        self.host_call(src, |p, out| p.sent(now, f as u64, new, out));
-        if self.tafe.is_some() {
-            self.share_task_bytes(f, new);
-        }
-        self.move_limit(f);
-        let fl = &self.flows[f as usize];
-        stopped && fl.sender.as_ref().is_some_and(|s| s.nxt < s.limit_end)
-    }
-
-    /// Sets `f`'s sender's limit from its policy: bytes sent + `limit`.
-    fn move_limit(&mut self, f: u32) {
-        let Some(h) = &self.hosts else { return };
-        let fl = &mut self.flows[f as usize];
-        let limit = h.policies[fl.src as usize].limit(f as u64).max(1);
-        if let Some(s) = fl.sender.as_mut() {
-            s.limit_end = fl.host_sent.saturating_add(limit);
-        }
-    }
-
-    /// Applies `f`'s marking: class, transport, pacing.
-    fn apply_marking(&mut self, f: u32) {
-        let Some(h) = &self.hosts else { return };
-        let fl = &mut self.flows[f as usize];
-        if fl.finish.is_some() || fl.receiver.is_none() {
-            return;
-        }
-        let m = h.policies[fl.src as usize].marking(f as u64);
-        fl.task = m.task;
-        let new = Settings::of(&m, self.cfg.transport, self.cfg.pacing);
-        let old = Settings {
-            class: fl.class,
-            transport: fl.transport,
-            deadline_ps: fl.cc_deadline_ps,
-            tafe_share: fl.tafe_share,
-            pacing: fl.pacing,
-        };
-        if new == old {
-            return;
-        }
-        self.hosts.as_mut().expect("hosts").stats.marking_changes += 1;
-        let fl = &mut self.flows[f as usize];
-        if new.class != fl.class && fl.sender.is_some() {
-            fl.stats.class_changes += 1;
-            fl.stats.promotions += u64::from(new.class < fl.class);
-        }
-        fl.class = new.class;
-        let Some(s) = fl.sender.as_mut() else {
-            // Before its sender: `start` builds it from these.
-            fl.transport = new.transport;
-            fl.cc_deadline_ps = new.deadline_ps;
-            fl.tafe_share = new.tafe_share;
-            fl.pacing = new.pacing;
-            return;
-        };
-        if switchable(fl.transport, new.transport) {
-            let deadline = match (new.transport, new.deadline_ps, fl.deadline) {
-                (TransportKind::D2tcp | TransportKind::Mcp, Some(at), _) => Some(at),
-                (TransportKind::D2tcp, None, Some(d)) => Some(fl.start + ps(Time(d.0))),
-                _ => None,
-            };
-            s.set_cc(new.transport, deadline, new.tafe_share);
-            fl.transport = new.transport;
-            fl.cc_deadline_ps = new.deadline_ps;
-            fl.tafe_share = new.tafe_share;
-        }
-        if new.pacing != fl.pacing && fl.transport != TransportKind::Rcp {
-            fl.pacing = new.pacing;
-            fl.pacer.set_rate(match new.pacing {
-                Pacing::Rate(r) => r,
-                Pacing::Off | Pacing::Cwnd => 0,
-            });
-            s.set_paced(new.pacing != Pacing::Off || self.cfg.tsq.is_some());
-            self.push(self.now, Ev::Kick(f));
-        }
-    }
-
-    /// Flow `f` may send: its limit or its pacing moved.
-    fn kick(&mut self, f: u32) {
-        let fl = &self.flows[f as usize];
-        if fl.established && fl.finish.is_none() && fl.sender.as_ref().is_some_and(|s| !s.done()) {
-            self.send_data(f);
-        }
-    }
-
-    /// Arms host `h`'s wake-up at what its policy asks (lazily: an old
-    /// event finds it not due).
-    fn schedule_wake(&mut self, h: u32) {
-        let hosts = self.hosts.as_mut().expect("hosts");
-        let at = hosts.policies[h as usize]
-            .wake_at()
-            .map(|t| ps(t).max(self.now));
-        if at != hosts.wake_due[h as usize] {
-            hosts.wake_due[h as usize] = at;
-            if let Some(at) = at {
-                self.push(at, Ev::Wake(h));
-            }
-        }
-    }
-
-    fn wake(&mut self, h: u32) {
-        let hosts = self.hosts.as_mut().expect("hosts");
-        if hosts.wake_due[h as usize] != Some(self.now) {
-            return;
-        }
-        hosts.wake_due[h as usize] = None;
-        hosts.stats.wakes += 1;
-        let now = self.now_ns();
-        let flows = &self.flows;
-        let unacked = |g: u64| {
-            flows
-                .get(g as usize)
-                .and_then(|fl| fl.sender.as_ref())
-                .map_or(0, |s| s.remaining())
-        };
-        let view = EngineView { unacked: &unacked };
-        let hosts = self.hosts.as_mut().expect("hosts");
-        let mut out = std::mem::take(&mut hosts.out);
-        out.clear();
-        hosts.policies[h as usize].wake(now, &view, &mut out);
-        self.apply_effects(h, out);
-    }
-
-    /// The channel from host `from` to host `to` (made on first use).
-    fn channel(&mut self, from: u32, to: u32) -> u32 {
-        let hosts = self.hosts.as_mut().expect("hosts");
-        if let Some(&c) = hosts.channel_of.get(&(from, to)) {
-            return c;
-        }
-        let (a, b) = (coflowkit_model::HostId(from), coflowkit_model::HostId(to));
-        let key = FlowKey {
-            coflow: u64::MAX,
-            index: from,
-        };
-        let mut path = vec![];
-        if from != to {
-            self.fabric
-                .path_into(a, b, self.fabric.path_choice(a, b, key), &mut path);
-        }
-        let start = self.hops.len() as u32;
-        self.hops.extend(path.iter().map(|l| l.0));
-        let hosts = self.hosts.as_mut().expect("hosts");
-        hosts.channels.push(Channel {
-            from,
-            to,
-            hops: (start, self.hops.len() as u32),
-        });
-        let c = (hosts.channels.len() - 1) as u32;
-        hosts.channel_of.insert((from, to), c);
-        c
-    }
-
-    /// `control_batch=on`: host `from`'s messages of one call, one packet
-    /// per destination (in the order each first appears) of at most
-    /// [`CONTROL_BATCH_MAX`], as the testbed's datagrams.
-    fn send_batches(&mut self, from: u32, send: &[(u32, Control)]) {
-        let mut done: Vec<u32> = vec![];
-        for &(to, _) in send {
-            if done.contains(&to) {
-                continue;
-            }
-            done.push(to);
-            let msgs: Vec<Control> = send.iter().filter(|m| m.0 == to).map(|m| m.1).collect();
-            for chunk in msgs.chunks(CONTROL_BATCH_MAX) {
-                let len = CONTROL_BATCH_HEAD + CONTROL_PAYLOAD * chunk.len() as u32;
-                self.send_control(from, to, Held::Many(chunk.to_vec()), len);
-            }
-        }
-    }
-
-    /// Host `from`'s policy sends `msg` to host `to`'s: a class-0 packet
-    /// of `len` payload bytes.
-    fn send_control(&mut self, from: u32, to: u32, msg: Held, len: u32) {
-        if to as usize >= self.hosts.as_ref().expect("hosts").policies.len() {
-            return;
-        }
-        let c = self.channel(from, to);
-        let hosts = self.hosts.as_mut().expect("hosts");
-        hosts.stats.control_sent += msg.len() as u64;
-        let slot = hosts.hold(msg);
-        let pkt = Packet {
-            flow: c,
-            seq: slot as u64,
-            len,
-            wire: len + self.cfg.header_bytes,
-            kind: Kind::Control,
-            hop: 0,
-            class: 0,
-            ect: false,
-            ce: false,
-            ece: false,
-            ts: self.now,
-            rate: f32::INFINITY,
-            rtt_ns: 0,
-            prio: 0,
-            spc: false,
-        };
-        if from == to {
-            self.push(self.now, Ev::Arrive(pkt));
-        } else {
-            self.send(pkt);
-        }
-    }
-
-    fn receive_control(&mut self, pkt: &Packet) {
-        let hosts = self.hosts.as_mut().expect("hosts");
-        let ch = hosts.channels[pkt.flow as usize];
-        let Some(held) = hosts.take(pkt.seq as u32) else {
-            return;
-        };
-        hosts.stats.control_delivered += held.len() as u64;
-        let now = self.now_ns();
-        // A packet's messages in one call: its replies share packets too.
-        self.host_call(ch.to, |p, out| {
-            for msg in held.as_slice() {
-                p.receive(now, ch.from, msg, out);
-            }
-        });
-    }
-}
-
-// ---- the coordinator (`crate::coordinator`) ----
-impl Engine<'_> {
-    /// Runs `coord` every `coordinator_interval`.
-    pub(crate) fn with_coordinator(mut self, coord: Coordinator) -> Self {
-        self.coord = Some(Box::new(coord));
-        self
-    }
-
-    fn coord_tick(&mut self) {
-        let mut coord = self.coord.take().expect("a coordinator");
-        let flows = &self.flows;
-        let acked = |f: u32| {
-            flows[f as usize]
-                .sender
-                .as_ref()
-                .map_or(0, |s| s.una.min(flows[f as usize].bytes))
-        };
-        let mut batch = vec![];
-        coord.tick(self.now_ns(), &acked, &mut batch);
-        self.coord = Some(coord);
-        if !batch.is_empty() {
-            let at = self.now + ps(Time(self.cfg.coordinator_delay.0));
-            self.in_transit.push_back(batch);
-            self.push(at, Ev::CoordApply);
-        }
-        let n = self.workload.coflows().len();
-        if self.done_coflows < n {
-            let next = self.now + ps(Time(self.cfg.coordinator_interval.0)).max(1);
-            self.push(next, Ev::CoordTick);
-        }
-    }
-
-    /// The oldest batch of decisions arrives: each flow's pacing and class.
-    fn coord_apply(&mut self) {
-        let Some(batch) = self.in_transit.pop_front() else {
-            return;
-        };
-        for d in batch {
-            let (rate, class) = d.enforced();
-            let fl = &mut self.flows[d.flow as usize];
-            let Some(s) = fl.sender.as_mut() else {
-                continue;
-            };
-            if fl.finish.is_some() {
-                continue;
-            }
-            fl.class = class;
-            if fl.transport == TransportKind::Rcp {
-                continue;
-            }
-            let pacing = if rate > 0 {
-                Pacing::Rate(rate)
-            } else {
-                Pacing::Off
-            };
-            if pacing != fl.pacing {
-                fl.pacing = pacing;
-                fl.pacer.set_rate(rate);
-                s.set_paced(rate > 0);
-                self.push(self.now, Ev::Kick(d.flow));
-            }
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Host policies in the packet engine: one [`HostPolicy`] per host, built
-//! from a registry scheduler spec (`coflowkit_sched::host::build_host`),
+//! from a registry scheduler spec (`coflowkit_sched::build_host`),
 //! told what the host's flows do as the engine's events happen, and obeyed
 //! packet by packet.
 //!
@@ -10,7 +10,7 @@
 //!   at their start, as in the flow-level engine);
 //! - `sent` as the sender puts new bytes on the wire (retransmissions are
 //!   not new): the sender stops at `limit_end` = bytes sent +
-//!   [`HostPolicy::limit`] and cuts the segment there (`crate::tcp`'s
+//!   [`HostPolicy::limit`] and cuts the segment there (`crate::transport`'s
 //!   `Sender::limit_end`), so a threshold is crossed at exactly the byte it
 //!   names, and every byte of a packet is sent under one marking;
 //! - `wake` at `wake_at`, as an engine event (cancelled lazily: a later
@@ -27,8 +27,8 @@
 //! (`crate::pacing`; none: the configuration's pacing); its [`Cc`] the
 //! flow's transport: `Default` the configured one, `D2tcp` D2TCP with the
 //! policy's deadline, `Tafe` DCTCP's α with TAFE's cut (TAFE Algorithm 2,
-//! `crate::tcp`'s `Sender::window_cut`), `Mcp` Karuna's MCP window with the
-//! policy's deadline (`crate::tcp`'s module doc: our reading of the
+//! `crate::transport`'s `Sender::window_cut`), `Mcp` Karuna's MCP window with the
+//! policy's deadline (`crate::transport`'s module doc: our reading of the
 //! authors' prototype, the paper's §4 law unread). A change of transport
 //! mid-flow is applied between the window transports (TCP, DCTCP, D2TCP,
 //! MCP) only. A marking's task tag is kept per flow ([`HostStats`] counts
@@ -39,8 +39,10 @@
 //!
 //! [`Pacer`]: crate::pacing::Pacer
 
-use crate::config::TransportKind;
+use crate::config::values::parse_on_off;
+use crate::config::Knob;
 use crate::pacing::Pacing;
+use crate::transport::TransportKind;
 use coflowkit_sched::host::{Cc, Control, Effects, HostPolicy, HostView, Marking};
 
 /// Payload bytes of a control packet (a [`Control`]: kind, number,
@@ -136,7 +138,7 @@ impl Settings {
             ),
         };
         Settings {
-            class: m.class.min(crate::port::N_QUEUES as u8 - 1),
+            class: m.class.min(crate::packet::N_QUEUES as u8 - 1),
             transport,
             deadline_ps,
             tafe_share,
@@ -145,17 +147,6 @@ impl Settings {
                 .map_or(pacing, |b| Pacing::Rate(b.saturating_mul(8).max(1))),
         }
     }
-}
-
-/// Whether a flow's sender may move from transport `a` to `b` mid-flow.
-pub fn switchable(a: TransportKind, b: TransportKind) -> bool {
-    let window = |t| {
-        matches!(
-            t,
-            TransportKind::Tcp | TransportKind::Dctcp | TransportKind::D2tcp | TransportKind::Mcp
-        )
-    };
-    a == b || (window(a) && window(b))
 }
 
 /// A one-way channel for control packets from one host to another: its
@@ -255,6 +246,20 @@ impl HostView for EngineView<'_> {
     }
 }
 
+/// How host policies' control messages travel.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "control_batch",
+        default: "off",
+        unit: "on/off",
+        help: "on: a host policy's messages of one call to one host share a packet, 10 + 20 bytes each, at most 64 (the testbed's datagram); off: a packet per message (off)",
+        set: |c, key, v| {
+            c.control_batch = parse_on_off(key, v)?;
+            Ok(())
+        },
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,17 +311,6 @@ mod tests {
         let s = Settings::of(&mcp, TransportKind::Dctcp, Pacing::Off);
         assert_eq!(s.transport, TransportKind::Mcp);
         assert_eq!(s.deadline_ps, Some(7_000_000));
-    }
-
-    #[test]
-    fn only_window_transports_switch_mid_flow() {
-        use TransportKind::*;
-        assert!(switchable(Dctcp, D2tcp));
-        assert!(switchable(Mcp, Dctcp));
-        assert!(switchable(Tcp, Dctcp));
-        assert!(switchable(Rcp, Rcp));
-        assert!(!switchable(Rcp, Dctcp));
-        assert!(!switchable(Dctcp, Pfabric));
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! tables as the flow-level engine (`coflowkit_sim`), with packets instead
 //! of fluid rates. Every link is an output port at its sending end (a host
 //! NIC or a switch port) with 8 strict-priority queues, a drop-tail buffer
-//! and ECN marking at an instantaneous threshold ([`port`]), or pFabric's
-//! priority queue with priority dropping ([`pfabric`]); flows run TCP
+//! and ECN marking at an instantaneous threshold, or pFabric's
+//! priority queue with priority dropping ([`port`], [`queue`]); flows run TCP
 //! NewReno, DCTCP, D2TCP, pFabric or (per flow, from a host policy) Karuna's
-//! MCP end points ([`tcp`]) or RCP ([`rcp`]),
+//! MCP end points or RCP ([`transport`]),
 //! each flow with its own transport and its own host pacing ([`pacing`]);
 //! the big switch is a non-blocking
 //! output-queued switch (a packet queues only at its source's NIC and at
@@ -31,24 +31,26 @@ pub mod config;
 pub mod coordinator;
 mod engine;
 pub mod host;
+pub mod knobs;
 pub mod pacing;
-pub mod pfabric;
+pub mod packet;
 pub mod port;
+pub mod queue;
 pub mod rcp;
 pub mod sack;
 pub mod spc;
 pub mod tafe;
-pub mod tcp;
+pub mod transport;
 
-pub use config::{
-    BufferKind, ConfigError, HostQueue, LateRule, Limit, PacketConfig, QueueKind, TransportKind,
-    KEYS,
-};
+pub use config::{BufferKind, ConfigError, HostQueue, Knob, Limit, PacketConfig};
 pub use coordinator::CoordinatorStats;
 pub use engine::{SpcRunStats, SPC_HEADER_BYTES};
 pub use host::HostStats;
+pub use knobs::KEYS;
 pub use pacing::Pacing;
 pub use port::PortStats;
+pub use queue::QueueKind;
+pub use transport::{LateRule, TransportKind};
 
 use coflowkit_model::{Dur, Fabric, LinkKind, Time, ValidWorkload};
 use coflowkit_sched::host::{HostContext, HostPolicy};

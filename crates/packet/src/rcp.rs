@@ -73,6 +73,9 @@
 //! the queue is empty and R is back at C. Without RCP flows no port ever
 //! has one.
 
+use crate::config::values::{parse_dur, parse_gain};
+use crate::config::Knob;
+
 /// The least rate a port offers, as a fraction of its capacity.
 pub const MIN_RATE_FRACTION: f64 = 1e-2;
 /// The gain of a port's moving average of the RTTs packets carry.
@@ -163,6 +166,53 @@ impl RcpPort {
         idle
     }
 }
+
+/// RCP's port law.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "rcp_alpha",
+        default: "0.1",
+        unit: "number",
+        help: "RCP's alpha, weight of spare capacity (0.1)",
+        set: |c, key, v| {
+            c.rcp_alpha = parse_gain(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rcp_beta",
+        default: "1",
+        unit: "number",
+        help: "RCP's beta, weight of the queue (1)",
+        set: |c, key, v| {
+            c.rcp_beta = parse_gain(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rcp_interval",
+        default: "rtt",
+        unit: "duration or rtt",
+        help: "RCP's control interval T, or rtt for T = d0 (rtt)",
+        set: |c, key, v| {
+            c.rcp_interval = match v.trim().to_ascii_lowercase().as_str() {
+                "rtt" | "d0" => None,
+                _ => Some(parse_dur(key, v)?),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rcp_d0",
+        default: "20us",
+        unit: "duration",
+        help: "RCP's average RTT d0 before packets carry one (20us)",
+        set: |c, key, v| {
+            c.rcp_d0 = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+];
 
 #[cfg(test)]
 mod tests {

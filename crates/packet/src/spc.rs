@@ -122,6 +122,8 @@
 //! it stay (heavy is monotone; `rebuild`); counters never underflow
 //! (`give_back`) nor overflow (demands capped at [`MAX_RATE`]).
 
+use crate::config::values::parse_dur;
+use crate::config::{bad, Knob};
 use coflowkit_sched::baraat::{
     feedback, virtual_capacity, BaraatConfig, FeedbackInput, Share, TaskSize,
 };
@@ -680,6 +682,48 @@ impl SpcPort {
         self.tasks.binary_search_by_key(&id, |t| t.id)
     }
 }
+
+/// Baraat's requests and headers.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "spc_probe_max",
+        default: "1ms",
+        unit: "duration",
+        help: "baraat: the longest a flow held with no nominal share (AR and NR 0) waits between requests; the wait doubles from one interval (rtt) while held (1ms)",
+        set: |c, key, v| {
+            c.spc_probe_max = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "spc_header",
+        default: "data",
+        unit: "choice",
+        help: "baraat: data (a sending flow's requests ride on its data packets, the answers on ACKs) or alone (on packets of their own) (data)",
+        set: |c, key, v| {
+            c.spc_on_data = match v.trim().to_ascii_lowercase().as_str() {
+                "data" => true,
+                "alone" => false,
+                _ => return Err(bad(key, format!("'{v}': data or alone"))),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "spc_control",
+        default: "wire",
+        unit: "choice",
+        help: "baraat: wire (its requests, echoes and the header on data packets and ACKs take the wire) or free (no bytes: a knob to measure their cost) (wire)",
+        set: |c, key, v| {
+            c.spc_control_wire = match v.trim().to_ascii_lowercase().as_str() {
+                "wire" => true,
+                "free" => false,
+                _ => return Err(bad(key, format!("'{v}': wire or free"))),
+            };
+            Ok(())
+        },
+    },
+];
 
 #[cfg(test)]
 mod tests;

@@ -65,7 +65,8 @@
 //! a packet in the queue its bytes belong in is never marked by task bytes
 //! (`marks` and `queue_for` use one comparison).
 
-use crate::port::{Packet, N_QUEUES};
+use crate::config::{bad, Knob};
+use crate::packet::{Packet, N_QUEUES};
 use coflowkit_sched::tafe::TafeConfig;
 use thiserror::Error;
 
@@ -158,6 +159,24 @@ impl TafeMarking {
     }
 }
 
+/// TAFE's service order at the ports.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "tafe_service",
+        default: "flows",
+        unit: "choice",
+        help: "tafe's ports inside a class: flows (first come, first served, one flow after the other, Algorithm 1) or fifo (packets in arrival order, flows interleaved) (flows)",
+        set: |c, key, v| {
+            c.tafe_one_by_one = match v.trim().to_ascii_lowercase().as_str() {
+                "flows" => true,
+                "fifo" => false,
+                _ => return Err(bad(key, format!("'{v}': flows or fifo"))),
+            };
+            Ok(())
+        },
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,7 +195,7 @@ mod tests {
     }
 
     fn pkt(class: u8, ect: bool) -> Packet {
-        crate::port::tests::pkt(class, 1500, ect)
+        crate::packet::tests::pkt(class, 1500, ect)
     }
 
     #[test]

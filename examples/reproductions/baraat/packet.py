@@ -302,7 +302,7 @@ longest of 500 tasks) moves by several percent with the draw. Uniform's packet-l
 the flow level's on every seed; with a 10 us interval at both levels the pooled gap is
 {fine_mean:+.1f}% / {fine_p95:+.1f}%: the rest is in how each level times Baraat's rounds. The flow level starts every
 flow's round at the instants k x rtt (a flow that starts waits for the next one to ask, a flow that ends
-leaves its rate idle until then: `crates/sched/src/baraat.rs`), while at packet level each flow's request reaches
+leaves its rate idle until then: `crates/sched/src/baraat/mod.rs`), while at packet level each flow's request reaches
 the switch when it was sent, so a port hands a finished flow's bandwidth on within the interval. The
 paper's Algorithm 1 is per request, as the packet level runs it; the flow level's shared round boundary is
 its discretisation.

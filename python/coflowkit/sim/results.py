@@ -332,7 +332,7 @@ class Results:
         large, and of those starving), and the host policy's clock,
         ``dcas_ticks`` ... ``dcas_large_life_gap_ns`` (its ticks and how late,
         the gaps between a subcoflow's ticks, each large subcoflow's life,
-        ticks, starving ticks and rounds; crates/sched/src/host/dcas.rs
+        ticks, starving ticks and rounds; crates/sched/src/dcas/host.rs
         ``COUNTERS``); with a coordinator
         ``coordinator_ticks``, ``coordinator_decisions``; with ``baraat`` also
         ``spc_requests``, ``spc_carried`` (of them, on data packets), ``spc_echoes``,

@@ -11,7 +11,7 @@
 //!   packet); a data packet with a task tag is queued in its task's class
 //!   there in one first-come-first-served queue ([`DATA_QUEUE`]); a
 //!   request is answered (`on_request`). The port's interval timer
-//!   (`Ev::SpcTick`, the spec's `rtt`) starts with its first packet and
+//!   (`SpcEv::Tick`, the spec's `rtt`) starts with its first packet and
 //!   stops when `tick` says it is idle.
 //! - **Requests.** The header rides in a per-flow slot ([`Slot`]): one
 //!   request per flow is in flight at a time, so the packets that carry it
@@ -100,11 +100,30 @@
 //! and a lost FIN is not sent again (the ports drop the task once none of
 //! its flows asks for `stale_intervals` intervals).
 
-use super::{ps, Engine, Ev};
-use crate::port::{Kind, Packet};
+use super::{ps, Engine, Ev, FlowEv};
+use crate::packet::{Kind, Packet};
 use crate::spc::{Request, SpcHeader, SpcParams, SpcPort};
 use coflowkit_model::{LinkKind, Time};
 use coflowkit_sched::host::{HostView, PathRates};
+
+/// Baraat's events.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum SpcEv {
+    /// A port's interval ended.
+    Tick(u32),
+    /// A flow's next request may be due.
+    Request(u32),
+}
+
+impl Engine<'_> {
+    /// Handles one of Baraat's events.
+    pub(super) fn on_spc_event(&mut self, ev: SpcEv) {
+        match ev {
+            SpcEv::Tick(p) => self.spc_tick(p),
+            SpcEv::Request(f) => self.spc_due(f),
+        }
+    }
+}
 
 /// Payload bytes of a request or an echo: the SPC header (Baraat 4.4).
 pub const SPC_HEADER_BYTES: u32 = 26;
@@ -331,7 +350,7 @@ impl Engine<'_> {
             spc.running[port as usize] = true;
             spc.last_ps[port as usize] = now;
             let at = now + spc.params.interval_ps.max(1);
-            self.push(at, Ev::SpcTick(port));
+            self.push(at, Ev::Spc(SpcEv::Tick(port)));
         }
     }
 
@@ -359,7 +378,7 @@ impl Engine<'_> {
             spc.running[p] = false;
         } else {
             let at = now + spc.params.interval_ps.max(1);
-            self.push(at, Ev::SpcTick(port));
+            self.push(at, Ev::Spc(SpcEv::Tick(port)));
         }
     }
 
@@ -420,7 +439,7 @@ impl Engine<'_> {
             p.feedback(now, f as u64, rates, &unacked, out)
         });
         if open && !was_open {
-            self.push(self.now, Ev::Kick(f));
+            self.push(self.now, Ev::Flow(FlowEv::Kick(f)));
         }
         self.spc_next(f);
     }
@@ -443,7 +462,7 @@ impl Engine<'_> {
             self.spc_request(f);
         } else if slot.due != Some(at) {
             slot.due = Some(at);
-            self.push(at, Ev::SpcRequest(f));
+            self.push(at, Ev::Spc(SpcEv::Request(f)));
         }
     }
 
@@ -482,7 +501,7 @@ impl Engine<'_> {
         if on_data && open && !done && !slot.carry {
             slot.carry = true;
             slot.due = Some(now + interval);
-            self.push(now + interval, Ev::SpcRequest(f));
+            self.push(now + interval, Ev::Spc(SpcEv::Request(f)));
             return;
         }
         slot.carry = false;
@@ -564,7 +583,7 @@ impl Engine<'_> {
         }
         let at = now + spc.params.interval_ps.max(1);
         slot.due = Some(at);
-        self.push(at, Ev::SpcRequest(f));
+        self.push(at, Ev::Spc(SpcEv::Request(f)));
     }
 
     /// The run's counters, the ports' summed in.

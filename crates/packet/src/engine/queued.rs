@@ -103,8 +103,10 @@ impl QueuedData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::port::tests::pkt;
-    use crate::port::{Admit, Packet, Port};
+    use crate::packet::tests::pkt;
+    use crate::packet::Packet;
+    use crate::port::Port;
+    use crate::queue::Admit;
     use proptest::prelude::*;
 
     #[test]

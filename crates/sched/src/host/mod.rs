@@ -102,7 +102,7 @@ pub enum Cc {
     #[default]
     Default,
     /// Karuna's MCP for a deadline flow (Karuna §4; the packet engine's
-    /// window is read from the authors' prototype, `coflowkit_packet::tcp`):
+    /// window is read from the authors' prototype, `coflowkit_packet::transport`):
     /// a window that aims at `bytes left / time left`, `deadline` the
     /// flow's absolute deadline.
     Mcp {

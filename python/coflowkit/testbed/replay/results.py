@@ -120,7 +120,7 @@ def tables(workload: _core.Workload, flows: pd.DataFrame) -> tuple[pa.Table, pa.
 
 def negotiation_summary(work: Path, n_hosts: int) -> dict[str, Any]:
     """D-CAS's negotiation over a replay's workers (``work/hostH.json``): the counts of
-    the workers' D-CAS policies (crates/sched/src/host/dcas.rs) summed (announcements, replies received, missing,
+    the workers' D-CAS policies (crates/sched/src/dcas/host.rs) summed (announcements, replies received, missing,
     late, rounds negotiated or fallen back, how often Phi(replies) moved the value and the
     queue), the datagrams ignored by why, the replies' round trips and the rounds' time from
     announcement to decision (each over all workers: the mean, weighted by each worker's replies

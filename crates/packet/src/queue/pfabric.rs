@@ -1,6 +1,5 @@
 //! pFabric's switch queue (Alizadeh et al., "pFabric: Minimal
-//! Near-Optimal Datacenter Transport", SIGCOMM 2013) and the path numbers
-//! its end points start from.
+//! Near-Optimal Datacenter Transport", SIGCOMM 2013).
 //!
 //! §3-§4: every packet carries one number, its priority; pFabric sets it
 //! to the flow's remaining size when the packet is sent, so that the
@@ -31,13 +30,8 @@
 //! KB (2 BDP of its 10 Gbit/s fabric, 24 full packets), knob
 //! `pfabric_buffer`.
 //!
-//! The path numbers (§4.2, §5): a flow starts with one BDP of its path in
-//! flight (line rate; §5 uses 12 packets for an unloaded round trip of
-//! 14.6 µs at 10 Gbit/s) and times out after about 3 such round trips
-//! (§5: 45 µs), which there is also one round trip plus the time a full
-//! 36 KB buffer drains; the default keeps both ([`auto_rto_ps`]), so that
-//! on shorter links it does not fire while packets wait in a full queue.
-//! [`base_rtt_ps`] and [`bdp_segments`] give the path's numbers.
+//! The end points' path numbers (§4.2, §5: the first window of one BDP,
+//! the fixed timeout) are the transport's: `crate::transport::pfabric`.
 //!
 //! **Sources, checked (2026-11-25).** Of the paper's own text only the
 //! abstract could be read from this project's search corpora (the stored
@@ -65,11 +59,14 @@
 //! Correctness properties: a port's byte and packet counts equal the sums
 //! over its buffer after every admit and pop (checked by the port tests);
 //! the packet sent is always its flow's earliest queued packet
-//! (`PfabricQueue::pop`); a queued packet is dropped only for a strictly
-//! more urgent arrival (`Port::admit`).
+//! (`PfabricQueue::pop_urgent`); a queued packet is dropped only for a
+//! strictly more urgent arrival (`PfabricQueue`'s `admit`).
 
+use super::{Admit, QueueDisc};
+use crate::config::values::parse_limit;
+use crate::config::Knob;
 use crate::config::Limit;
-use crate::port::{Packet, Port};
+use crate::packet::Packet;
 use std::collections::VecDeque;
 
 /// A packet's urgency in a pFabric queue: its class, then its remaining
@@ -86,12 +83,18 @@ fn same_flow(a: &Packet, b: &Packet) -> bool {
 #[derive(Debug, Default)]
 pub struct PfabricQueue {
     pkts: VecDeque<Packet>,
+    /// Its limit; `None` for lossless.
+    buffer: Option<Limit>,
+    bytes: u64,
 }
 
 impl PfabricQueue {
-    /// An empty buffer.
-    pub fn new() -> PfabricQueue {
-        PfabricQueue::default()
+    /// An empty buffer of `buffer` (`None`: lossless).
+    pub fn new(buffer: Option<Limit>) -> PfabricQueue {
+        PfabricQueue {
+            buffer,
+            ..PfabricQueue::default()
+        }
     }
 
     /// Packets queued.
@@ -104,8 +107,9 @@ impl PfabricQueue {
         self.pkts.is_empty()
     }
 
-    /// Appends an arrival.
+    /// Appends an arrival (whatever the buffer).
     pub fn push(&mut self, p: Packet) {
+        self.bytes += p.wire as u64;
         self.pkts.push_back(p);
     }
 
@@ -128,12 +132,14 @@ impl PfabricQueue {
     /// Takes out the least urgent queued packet (to make room).
     pub fn evict(&mut self) -> Option<Packet> {
         let i = self.least_urgent_at()?;
-        self.pkts.remove(i)
+        let v = self.pkts.remove(i)?;
+        self.bytes -= v.wire as u64;
+        Some(v)
     }
 
     /// Takes out the earliest packet of the flow whose packet is the most
     /// urgent (pFabric §4.1's dequeue with starvation prevention).
-    pub fn pop(&mut self) -> Option<Packet> {
+    pub fn pop_urgent(&mut self) -> Option<Packet> {
         let mut best: Option<(usize, (u8, u32))> = None;
         for (i, p) in self.pkts.iter().enumerate() {
             let u = urgency(p);
@@ -144,65 +150,71 @@ impl PfabricQueue {
         let (i, _) = best?;
         let urgent = self.pkts[i];
         let first = self.pkts.iter().position(|p| same_flow(p, &urgent))?;
-        self.pkts.remove(first)
+        let p = self.pkts.remove(first)?;
+        self.bytes -= p.wire as u64;
+        Some(p)
     }
 }
 
-/// The unloaded round trip of a path, ps: a full packet (`mtu` bytes)
-/// across each forward port and a header-sized ACK across each reverse
-/// one, each its serialization plus its link's propagation delay.
-pub fn base_rtt_ps<'a>(
-    fwd: impl Iterator<Item = &'a Port>,
-    rev: impl Iterator<Item = &'a Port>,
-    mtu: u32,
-    header: u32,
-) -> u64 {
-    let hop = |p: &Port, bytes: u32| p.tx_ps(bytes) + p.delay_ps;
-    fwd.map(|p| hop(p, mtu)).sum::<u64>() + rev.map(|p| hop(p, header)).sum::<u64>()
+impl QueueDisc for PfabricQueue {
+    /// pFabric §4.1's admission: while `p` does not fit, drop the least
+    /// urgent queued packet (into `evicted`) if `p` is more urgent, else
+    /// drop `p`. Never marks ECN. Kept out of line so the strict-priority
+    /// path stays as small as it was.
+    #[inline(never)]
+    fn admit(&mut self, p: Packet, evicted: &mut Vec<Packet>) -> Admit {
+        if let Some(b) = self.buffer {
+            while b.overflows(self.bytes, self.pkts.len() as u64, p.wire as u64) {
+                match self.least_urgent() {
+                    Some(v) if urgency(v) > urgency(&p) => {
+                        let v = self.evict().expect("a queued packet");
+                        evicted.push(v);
+                    }
+                    _ => return Admit::Dropped,
+                }
+            }
+        }
+        self.push(p);
+        Admit::Queued
+    }
+
+    /// pFabric §4.1's dequeue, out of line like its admission.
+    #[inline(never)]
+    fn pop(&mut self, _now: u64) -> Option<Packet> {
+        self.pop_urgent()
+    }
+
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// pFabric's queue is not looked at: the engine does not index it.
+    fn holds(&self, _flow: u32, _byte: u64) -> bool {
+        false
+    }
+
+    /// It drops queued packets and serves a flow's later packets first.
+    fn indexed(&self) -> bool {
+        false
+    }
 }
 
-/// Full segments (of `mtu` wire bytes) that fill a path of bottleneck
-/// `rate` bits/s and round trip `rtt_ps`: the window that sends at line
-/// rate (pFabric §4.2), at least 1.
-pub fn bdp_segments(rate: f64, rtt_ps: u64, mtu: u32) -> u32 {
-    let bytes = rate * rtt_ps as f64 / 8e12;
-    ((bytes / mtu as f64).ceil() as u32).max(1)
-}
-
-/// pFabric's fixed timeout for a path when none is set, ps: 3 unloaded
-/// round trips (§5: 45 µs for 14.6 µs), but at least one round trip plus
-/// the time one full pFabric buffer (`buffer`) takes to drain at the
-/// bottleneck `rate`. §5's numbers satisfy both (14.6 + 28.8 µs for 36 KB
-/// at 10 Gbit/s is 43.4 µs); on a fabric with shorter links 3 round trips
-/// alone would fire while the flow's packets still wait in a full queue.
-pub fn auto_rto_ps(rtt_ps: u64, rate: f64, buffer: Limit, mtu: u32) -> u64 {
-    let bytes = match buffer {
-        Limit::Bytes(b) => b,
-        Limit::Packets(n) => n.saturating_mul(mtu as u64),
-    };
-    let drain = (bytes as f64 * 8e12 / rate).ceil() as u64;
-    (3 * rtt_ps).max(rtt_ps + drain)
-}
+/// pFabric's switch buffer.
+pub const KNOBS: &[Knob] = &[Knob {
+    name: "pfabric_buffer",
+    default: "36KB",
+    unit: "size",
+    help: "each pfabric switch port's buffer: bytes or packets (36KB)",
+    set: |c, key, v| {
+        c.pfabric_buffer = parse_limit(key, v)?;
+        Ok(())
+    },
+}];
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::port::Kind;
-
-    #[test]
-    fn auto_rto_covers_three_round_trips_and_a_full_buffer() {
-        // §5: 14.6 us round trip, 36 KB at 10 Gbit/s drains in 28.8 us:
-        // 3 round trips (43.8 us) win over 14.6 + 28.8 = 43.4 us.
-        assert_eq!(
-            auto_rto_ps(14_600_000, 1e10, Limit::Bytes(36_000), 1500),
-            43_800_000
-        );
-        // A 6 us round trip: the drain wins, 6 + 28.8 = 34.8 us.
-        assert_eq!(
-            auto_rto_ps(6_000_000, 1e10, Limit::Packets(24), 1500),
-            34_800_000
-        );
-    }
+    use crate::packet::Kind;
 
     fn pkt(flow: u32, seq: u64, prio: u32) -> Packet {
         Packet {
@@ -225,7 +237,7 @@ mod tests {
     }
 
     fn order(q: &mut PfabricQueue) -> Vec<(u32, u64)> {
-        std::iter::from_fn(|| q.pop())
+        std::iter::from_fn(|| q.pop_urgent())
             .map(|p| (p.flow, p.seq))
             .collect()
     }
@@ -234,7 +246,7 @@ mod tests {
     fn serves_the_most_urgent_flow_earliest_packet_first() {
         // Flow 1 (remaining 9000, then 7540) arrived before flow 2 (3000);
         // flow 3 ties with flow 2 but came later.
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 9000));
         q.push(pkt(2, 0, 3000));
         q.push(pkt(1, 1460, 7540));
@@ -250,7 +262,7 @@ mod tests {
     fn starvation_prevention_sends_the_flows_earliest_packet() {
         // The flow's later packet is the most urgent (fewer bytes left
         // when it was sent), yet its earliest queued packet goes first.
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 5000));
         q.push(pkt(2, 0, 4000));
         q.push(pkt(1, 1460, 3540));
@@ -259,18 +271,18 @@ mod tests {
 
     #[test]
     fn acks_go_first_and_a_flows_acks_are_not_its_data() {
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 100));
         let mut ack = pkt(1, 0, 0);
         ack.kind = Kind::Ack;
         q.push(ack);
-        let first = q.pop().unwrap();
+        let first = q.pop_urgent().unwrap();
         assert_eq!(first.kind, Kind::Ack);
     }
 
     #[test]
     fn least_urgent_is_the_latest_of_the_largest() {
-        let mut q = PfabricQueue::new();
+        let mut q = PfabricQueue::new(None);
         q.push(pkt(1, 0, 9000));
         q.push(pkt(2, 0, 3000));
         q.push(pkt(3, 0, 9000));
@@ -278,18 +290,5 @@ mod tests {
         assert_eq!(q.evict().map(|p| p.flow), Some(3));
         assert_eq!(q.evict().map(|p| p.flow), Some(1));
         assert_eq!(q.len(), 1);
-    }
-
-    #[test]
-    fn path_numbers_by_hand() {
-        // Two hops of 10 Gbit/s and 1 us each way: 1500 B take 1.2 us,
-        // 40 B 32 ns, so 2 x 2.2 us + 2 x 1.032 us = 6.464 us; its BDP is
-        // 8080 bytes, 5.39 packets of 1500 B: 6 segments.
-        let hops = [0, 1].map(|_| Port::new(10e9, 1_000_000, None, None, false));
-        let rtt = base_rtt_ps(hops.iter(), hops.iter(), 1500, 40);
-        assert_eq!(rtt, 6_464_000);
-        assert_eq!(bdp_segments(10e9, rtt, 1500), 6);
-        // pFabric §5: 14.6 us at 10 Gbit/s is 18,250 bytes, 12.2 packets.
-        assert_eq!(bdp_segments(10e9, 14_600_000, 1500), 13);
     }
 }

@@ -1,0 +1,443 @@
+//! Strict-priority queues: up to 8 FIFO queues in front of a link, a
+//! drop-tail buffer over all of them, and ECN marking at an instantaneous
+//! threshold K on arrival (DCTCP §3.1: "mark the CE codepoint if the queue
+//! occupancy is greater than K upon its arrival"). The knobs add: a buffer
+//! per queue instead (`buffer_per=queue`), K compared with the packet's own
+//! queue (`ecn_per_queue`), a guaranteed rate per class (`class_min`, HTB
+//! leaves under strict priority), every class in one FIFO (a NIC without
+//! priority queues, `host_prio=fifo`), and TAFE's first-come-first-served
+//! order of flows inside a class ([`StrictQueues::set_task_fifo`]).
+
+use super::{Admit, QueueDisc};
+use crate::config::values::{host_queue_both, off, parse_limit, parse_u32};
+use crate::config::{bad, HostQueue, Knob, Limit};
+use crate::packet::{Kind, Packet, N_QUEUES};
+use std::collections::{BTreeMap, VecDeque};
+
+/// A port's strict-priority queues; class 0 is served first.
+#[derive(Debug)]
+pub struct StrictQueues {
+    /// The drop-tail limit over all queues; `None` for lossless.
+    pub buffer: Option<Limit>,
+    /// `buffer` limits each strict-priority queue on its own instead of
+    /// all of them together (`buffer_per=queue`).
+    pub buffer_per_queue: bool,
+    /// Each queue's guaranteed rate, bits/s (`class_min`), as an HTB leaf's
+    /// `rate` under strict `prio` borrowing; `None`: strict priority only.
+    pub class_min_bps: Option<f64>,
+    /// With `class_min_bps`: when each queue is next within its guarantee
+    /// (ps); before then it sends only by borrowing.
+    pub(crate) next_green: [u64; N_QUEUES],
+    /// The ECN threshold, if it marks.
+    pub ecn_k: Option<Limit>,
+    /// Whether K is compared with the packet's own queue (else the port).
+    pub ecn_per_queue: bool,
+    /// Every class in one FIFO (queue 0): a NIC without priority queues
+    /// (`host_prio=fifo`). The packets keep their class for the next hop.
+    pub one_fifo: bool,
+    queues: [VecDeque<Packet>; N_QUEUES],
+    pub(crate) queue_bytes: [u64; N_QUEUES],
+    pub(crate) queue_packets: [u64; N_QUEUES],
+    /// With flows first come, first served inside a class (TAFE): the
+    /// classes' packets by flow order instead of `queues`.
+    by_order: Option<Box<ByOrder>>,
+    bytes: u64,
+    packets: u64,
+}
+
+impl StrictQueues {
+    /// Empty queues with drop-tail `buffer` and ECN threshold `ecn_k`
+    /// (compared with the packet's own queue if `ecn_per_queue`).
+    pub fn new(buffer: Option<Limit>, ecn_k: Option<Limit>, ecn_per_queue: bool) -> StrictQueues {
+        StrictQueues {
+            buffer,
+            buffer_per_queue: false,
+            class_min_bps: None,
+            next_green: [0; N_QUEUES],
+            ecn_k,
+            ecn_per_queue,
+            one_fifo: false,
+            queues: Default::default(),
+            queue_bytes: [0; N_QUEUES],
+            queue_packets: [0; N_QUEUES],
+            by_order: None,
+            bytes: 0,
+            packets: 0,
+        }
+    }
+
+    /// Makes the queues serve the flows of a class first come, first
+    /// served, one after the other (TAFE, a `tafe` run's ports): `pop`
+    /// takes, in the highest-priority non-empty queue, the earliest-queued
+    /// packet of the least `order_of` (the engine gives a flow's index,
+    /// which follows task release order; Algorithm 1 time-stamps each flow
+    /// as it arrives and "the first flow in the highest non-empty priority
+    /// queue is served", IV-A2). A queue of one flow is FIFO. Each class
+    /// keeps its packets by `order_of`, so a dequeue costs O(log flows)
+    /// where a scan of the queue (`StrictQueues::pop_task_fifo`, the slow
+    /// reference) costs O(packets). Empty queues only.
+    pub fn set_task_fifo(&mut self, order_of: fn(&Packet) -> u32) {
+        debug_assert_eq!(self.packets, 0, "a port turns task-FIFO while empty");
+        self.by_order = Some(Box::new(ByOrder {
+            order_of,
+            classes: Default::default(),
+            spare: vec![],
+        }));
+    }
+
+    /// The slow reference for [`StrictQueues::set_task_fifo`]'s dequeue,
+    /// on plain FIFO queues: scans the highest-priority non-empty queue for
+    /// the earliest-queued packet of the least `order_of`.
+    #[cfg(test)]
+    pub fn pop_task_fifo(&mut self, order_of: impl Fn(&Packet) -> u32) -> Option<Packet> {
+        assert!(self.by_order.is_none());
+        let q = self.queues.iter().position(|q| !q.is_empty())?;
+        let queue = &mut self.queues[q];
+        let mut best = (u32::MAX, 0);
+        for (i, p) in queue.iter().enumerate() {
+            let k = order_of(p);
+            if k < best.0 {
+                best = (k, i);
+            }
+        }
+        let p = queue.remove(best.1)?;
+        self.queue_bytes[q] -= p.wire as u64;
+        self.queue_packets[q] -= 1;
+        self.bytes -= p.wire as u64;
+        self.packets -= 1;
+        Some(p)
+    }
+}
+
+impl QueueDisc for StrictQueues {
+    /// Offers `p` to the queues: dropped if the buffer (the port's, or
+    /// with `buffer_per_queue` its own queue's) cannot take it, marked if
+    /// ECN-capable and the queue it is compared with holds K or more.
+    #[inline]
+    fn admit(&mut self, mut p: Packet, _evicted: &mut Vec<Packet>) -> Admit {
+        let q = if self.one_fifo { 0 } else { p.class as usize };
+        if let (Some(b), false) = (self.buffer, p.lossless()) {
+            let (bytes, packets) = if self.buffer_per_queue {
+                (self.queue_bytes[q], self.queue_packets[q])
+            } else {
+                (self.bytes, self.packets)
+            };
+            if b.overflows(bytes, packets, p.wire as u64) {
+                return Admit::Dropped;
+            }
+        }
+        let mut admit = Admit::Queued;
+        if let (true, Some(k)) = (p.ect, self.ecn_k) {
+            let over = if self.ecn_per_queue {
+                k.reached(self.queue_bytes[q], self.queue_packets[q])
+            } else {
+                k.reached(self.bytes, self.packets)
+            };
+            if over {
+                p.ce = true;
+                admit = Admit::Marked;
+            }
+        }
+        match &mut self.by_order {
+            Some(b) => b.push(q, p),
+            None => self.queues[q].push_back(p),
+        }
+        self.queue_bytes[q] += p.wire as u64;
+        self.queue_packets[q] += 1;
+        self.bytes += p.wire as u64;
+        self.packets += 1;
+        admit
+    }
+
+    /// At `now` (ps): with `class_min_bps`, first the highest-priority
+    /// non-empty queue within its guaranteed rate (HTB serves a leaf under
+    /// its `rate` before any leaf that borrows), else strict priority;
+    /// every packet a queue sends is counted against its guarantee, which
+    /// keeps no credit for time it did not use. With
+    /// [`StrictQueues::set_task_fifo`], the earliest-queued packet of the
+    /// first flow of that queue.
+    #[inline]
+    fn pop(&mut self, now: u64) -> Option<Packet> {
+        let strict = self.queue_packets.iter().position(|&n| n > 0)?;
+        let q = match (self.class_min_bps, &self.by_order) {
+            (Some(_), None) => (0..N_QUEUES)
+                .find(|&q| self.queue_packets[q] > 0 && now >= self.next_green[q])
+                .unwrap_or(strict),
+            _ => strict,
+        };
+        let p = match &mut self.by_order {
+            Some(b) => b.pop(q),
+            None => self.queues[q].pop_front(),
+        }?;
+        self.queue_bytes[q] -= p.wire as u64;
+        self.queue_packets[q] -= 1;
+        if let Some(r) = self.class_min_bps {
+            let at_min = (p.wire as f64 * 8e12 / r).ceil() as u64;
+            self.next_green[q] = self.next_green[q].max(now).saturating_add(at_min);
+        }
+        self.bytes -= p.wire as u64;
+        self.packets -= 1;
+        Some(p)
+    }
+
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn holds(&self, flow: u32, byte: u64) -> bool {
+        let carries = |p: &Packet| {
+            p.kind == Kind::Data && p.flow == flow && p.seq <= byte && byte < p.seq + p.len as u64
+        };
+        match &self.by_order {
+            Some(b) => b
+                .classes
+                .iter()
+                .flat_map(|c| c.values())
+                .flatten()
+                .any(carries),
+            None => self.queues.iter().flatten().any(carries),
+        }
+    }
+
+    fn serve_by_order(&mut self, order_of: fn(&Packet) -> u32) {
+        self.set_task_fifo(order_of);
+    }
+}
+
+/// Task-FIFO queues ([`StrictQueues::set_task_fifo`]): per class, its
+/// packets by their flow's order, each flow's in arrival order.
+///
+/// Correctness properties: every sub-queue in `classes` is non-empty
+/// (`pop` removes one when it empties, keeping its buffer in `spare`); the
+/// packets of a class are those `StrictQueues::queue_packets` counts
+/// (checked against the scan in `task_fifo_matches_the_scan`).
+#[derive(Debug)]
+struct ByOrder {
+    order_of: fn(&Packet) -> u32,
+    classes: [BTreeMap<u32, VecDeque<Packet>>; N_QUEUES],
+    /// Emptied sub-queues, reused so that a flow's packets do not allocate.
+    spare: Vec<VecDeque<Packet>>,
+}
+
+impl ByOrder {
+    fn push(&mut self, q: usize, p: Packet) {
+        let spare = &mut self.spare;
+        self.classes[q]
+            .entry((self.order_of)(&p))
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push_back(p);
+    }
+
+    fn pop(&mut self, q: usize) -> Option<Packet> {
+        let mut first = self.classes[q].first_entry()?;
+        let p = first.get_mut().pop_front();
+        if first.get().is_empty() {
+            self.spare.push(first.remove());
+        }
+        p
+    }
+}
+
+/// The strict-priority queues' knobs: buffers, ECN thresholds, guaranteed
+/// rates, and the host NIC's queue.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "buffer",
+        default: "170KB",
+        unit: "size, inf or shared:bytes",
+        help: "switch port buffer: bytes (170KB) or packets (100p), or inf; or shared:BYTES, one pool per switch with dynamic thresholds",
+        set: |c, key, v| {
+            let t = v.trim().to_ascii_lowercase();
+            c.shared_buffer = None;
+            if let Some(pool) = t.strip_prefix("shared:") {
+                match parse_limit(key, pool)? {
+                    Limit::Bytes(b) => c.shared_buffer = Some(b),
+                    Limit::Packets(_) => {
+                        return Err(bad(
+                            key,
+                            format!("'{v}': a shared pool is sized in bytes (shared:4MB)"),
+                        ))
+                    }
+                }
+            } else {
+                c.switch_buffer = match t.as_str() {
+                    "inf" | "unbounded" => None,
+                    _ => Some(parse_limit(key, v)?),
+                }
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "buffer_per",
+        default: "port",
+        unit: "choice",
+        help: "port or queue: buffer is each switch port's, its 8 queues together, or each queue's own (port)",
+        set: |c, key, v| {
+            c.buffer_per_queue = match v.trim() {
+                "port" => false,
+                "queue" => true,
+                _ => return Err(bad(key, format!("'{v}': port or queue"))),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "class_min",
+        default: "off",
+        unit: "fraction or off",
+        help: "off, or each strict-priority queue's guaranteed fraction of its link, served first while within it (HTB's leaf rate; the testbed 0.001) (off)",
+        set: |c, key, v| {
+            c.class_min = if off(v) {
+                None
+            } else {
+                let f: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| bad(key, format!("'{v}' is not a number")))?;
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(bad(key, format!("{f} is not in (0, 1]")));
+                }
+                Some(f)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "ecn_k",
+        default: "",
+        unit: "size or off",
+        help: "ECN threshold K: bytes or packets (default 20p up to 1 Gbit/s, 65p above), or off",
+        set: |c, key, v| {
+            c.ecn_k = if off(v) {
+                Some(Limit::Packets(u64::MAX))
+            } else {
+                Some(parse_limit(key, v)?)
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "ecn_per",
+        default: "port",
+        unit: "choice",
+        help: "port or queue: what K is compared with (port)",
+        set: |c, key, v| {
+            c.ecn_per_queue = match v.trim() {
+                "port" => false,
+                "queue" => true,
+                _ => return Err(bad(key, format!("'{v}': port or queue"))),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "host_queue",
+        default: "unbounded",
+        unit: "choice",
+        help: "unbounded, droptail:N (packets), ecn:K (packets, unbounded) or droptail:N+ecn:K (both, as a switch port) (unbounded)",
+        set: |c, key, v| {
+            let s = v.trim().to_ascii_lowercase();
+            c.host_queue = if s == "unbounded" || s == "lossless" {
+                HostQueue::Unbounded
+            } else if let Some((a, b)) = s.split_once('+') {
+                host_queue_both(key, v, a.trim(), b.trim())?
+            } else if let Some(n) = s.strip_prefix("droptail:") {
+                HostQueue::DropTail(parse_u32(key, n, 1)? as u64)
+            } else if let Some(n) = s.strip_prefix("ecn:") {
+                HostQueue::Ecn(parse_u32(key, n, 1)? as u64)
+            } else {
+                return Err(bad(
+                    key,
+                    format!(
+                        "'{v}': unbounded, droptail:N, ecn:K or droptail:N+ecn:K (packets)"
+                    ),
+                ));
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "host_prio",
+        default: "strict",
+        unit: "choice",
+        help: "strict (the NIC's 8 strict-priority queues) or fifo (one FIFO for every class; the switches keep theirs) (strict)",
+        set: |c, key, v| {
+            c.host_fifo = match v.trim().to_ascii_lowercase().as_str() {
+                "strict" => false,
+                "fifo" => true,
+                _ => return Err(bad(key, format!("'{v}': strict or fifo"))),
+            };
+            Ok(())
+        },
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::tests::pkt;
+
+    #[test]
+    fn a_class_within_its_guaranteed_rate_goes_first() {
+        // 1 Gbit/s, each queue guaranteed 1/1000 (1 Mbit/s): a 1000-byte
+        // packet is 8 us on the link and 8 ms of a guarantee. At 0 every
+        // queue is within its guarantee: class 0 first (green again at 8
+        // ms). At 8 us class 7 is the one within it and goes ahead of class
+        // 0 (green again at 8.008 ms); at 16 us class 0 borrows (green at
+        // 16 ms). At 8 ms neither is green: strict priority, class 0; then
+        // class 7 alone.
+        let mut p = StrictQueues::new(None, None, false);
+        p.class_min_bps = Some(1e6);
+        for class in [0, 0, 0, 7, 7] {
+            p.admit(pkt(class, 1000, false), &mut vec![]);
+        }
+        let order: Vec<u8> = [0, 8_000_000, 16_000_000, 8_000_000_000, 8_000_008_000]
+            .iter()
+            .map(|&t| p.pop(t).unwrap().class)
+            .collect();
+        assert_eq!(order, vec![0, 7, 0, 0, 7]);
+        assert_eq!(p.next_green[0], 24_000_000_000);
+        assert_eq!(p.next_green[7], 16_008_000_000);
+        // Without a guarantee: strict priority.
+        let mut s = StrictQueues::new(None, None, false);
+        for class in [0, 7, 0] {
+            s.admit(pkt(class, 1000, false), &mut vec![]);
+        }
+        let order: Vec<u8> = std::iter::from_fn(|| s.pop(5)).map(|x| x.class).collect();
+        assert_eq!(order, vec![0, 0, 7]);
+    }
+
+    #[test]
+    fn a_buffer_per_queue_holds_each_class_apart() {
+        // 3000 bytes, packets of 1000: the port's buffer takes three packets
+        // of any classes, a buffer per queue three of each class.
+        let offer = |per_queue: bool| {
+            let mut p = StrictQueues::new(Some(Limit::Bytes(3000)), None, false);
+            p.buffer_per_queue = per_queue;
+            [0, 0, 0, 0, 5, 5, 5, 5, 0]
+                .map(|class| p.admit(pkt(class, 1000, false), &mut vec![]) != Admit::Dropped)
+        };
+        let (t, f) = (true, false);
+        assert_eq!(offer(false), [t, t, t, f, f, f, f, f, f]);
+        assert_eq!(offer(true), [t, t, t, f, t, t, t, f, f]);
+    }
+
+    #[test]
+    fn task_fifo_serves_the_earliest_task_of_the_highest_class_first() {
+        let mut p = StrictQueues::new(None, None, false);
+        let pk = |flow: u32, class: u8| Packet {
+            flow,
+            ..pkt(class, 100, false)
+        };
+        for (flow, class) in [(3, 1), (2, 1), (3, 1), (1, 2), (0, 1)] {
+            assert_eq!(p.admit(pk(flow, class), &mut vec![]), Admit::Queued);
+        }
+        // Task = flow / 2: flows 0-1 are task 0, 2-3 task 1.
+        let order: Vec<u32> = std::iter::from_fn(|| p.pop_task_fifo(|q| q.flow / 2))
+            .map(|q| q.flow)
+            .collect();
+        assert_eq!(order, vec![0, 3, 2, 3, 1]);
+        assert_eq!(p.bytes(), 0);
+    }
+}
