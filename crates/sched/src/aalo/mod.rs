@@ -549,6 +549,8 @@ fn float_slack(threshold: f64) -> f64 {
 
 mod books;
 mod link_server;
+mod port_excess;
+mod port_groups;
 mod port_server;
 mod queues;
 
@@ -588,12 +590,12 @@ pub struct Aalo {
     free_groups: Vec<u32>,
     /// Rate group ids taken so far (`new_group`).
     n_groups_taken: u64,
-    group_sets: Vec<port_server::GroupSet>,
+    group_sets: Vec<port_groups::GroupSet>,
     /// Scratch of `relabel_level_groups`: the level groups slots move out
     /// of, their (new level's bits, count, next) lists, and per group id
     /// its place in the first (`NONE` if none); per column, whether one of
     /// its level groups took a new level.
-    relabel_movers: Vec<port_server::Movers>,
+    relabel_movers: Vec<port_groups::Movers>,
     relabel_levels: Vec<(u64, u32, u32)>,
     relabel_at: Vec<u32>,
     relabeled: Vec<bool>,
