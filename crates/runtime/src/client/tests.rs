@@ -1,4 +1,6 @@
+use super::writer::Meter;
 use super::*;
+use std::time::Instant;
 
 fn after(t0: Instant, s: f64) -> Instant {
     t0 + Duration::from_secs_f64(s)
