@@ -43,8 +43,8 @@
 //! number their syncs per session (`SyncRequest::session`, `seq`), and a
 //! request numbered at or below the last one taken from its host and
 //! session is stale: answered with the current schedule, counted
-//! (`stale_syncs`), and nothing else (before, its older byte counts were
-//! refused as "went back").
+//! (`stale_syncs`), and nothing else: its older byte counts are not taken
+//! for a flow going back.
 //!
 //! Correctness properties: a flow's reported bytes never decrease and its
 //! coflow and destination never change (a sync that says otherwise is

@@ -4,17 +4,16 @@
 //! and applies D-CAS's control datagrams as they arrive, and enforces the
 //! markings that those calls change, without the worker's Python event loop.
 //!
-//! Why: on the 2-core testbed of 16 hosts the workers' event loops run
-//! 6-7 ms late on average (up to 0.1-0.4 s), so a policy woken by the loop's
-//! timer ticked every 22-25 ms where D-CAS ticks every 10 ms
-//! (docs/testbed-vs-simulation.md). The thread sleeps on a timer at the
-//! policy's instant (`timerfd`, absolute wall clock: ns precision), the
-//! control socket and an `eventfd` that the worker's calls use to say that
-//! the policy's next instant moved earlier. It may ask for a niceness or a
-//! real-time priority (`SCHED_FIFO`) of its own; the worker keeps it at its
-//! event loop's niceness: at a real-time priority its ticks ran on the
-//! grid, but the negotiation they made took the 2 cores from the event
-//! loops (docs/testbed-vs-simulation.md).
+//! Why a thread: a worker's event loop runs late when the host's cores are
+//! busy, and a policy woken by the loop's timer then ticks off D-CAS's
+//! `delta` grid (docs/testbed-vs-simulation.md has the measurements). The
+//! thread sleeps on a timer at the policy's instant (`timerfd`, absolute
+//! wall clock: ns precision), the control socket and an `eventfd` that the
+//! worker's calls use to say that the policy's next instant moved earlier.
+//! It may ask for a niceness or a real-time priority (`SCHED_FIFO`) of its
+//! own; the worker keeps it at its event loop's niceness, because at a
+//! real-time priority the negotiation its ticks start takes the cores from
+//! the event loops (docs/testbed-vs-simulation.md).
 //!
 //! The policy is the one [`crate::host_policy::HostRunner`] holds, behind
 //! one mutex: the worker's calls (a flow starts, bytes written, a flow ends)

@@ -33,11 +33,11 @@
 //! Likewise single-stage tasks with `aggregators = rack` put all of a
 //! rack's task bytes on its first host's downlink: their host classes are
 //! split into the aggregator hosts' links and the other hosts' ([`Split`]).
-//! Without the split, on Baraat's tree at "80%" the 30 top racks' ToR
-//! downlinks were offered 149% of their capacity (the average over all 900
-//! ToR downlinks was 8.5%), so the backlog of a 10,000-task run grew
+//! Without the split, Baraat's tree at "80%" would offer the 30 top racks'
+//! ToR downlinks 149% of their capacity (the average over all 900 ToR
+//! downlinks is 8.5%), so the backlog of a 10,000-task run would grow
 //! without bound; on the reproduction's 2 x 4 x 40 tree the other racks'
-//! host links were offered 107%. Single-stage, storage and data-parallel
+//! host links would be offered 107%. Single-stage, storage and data-parallel
 //! tasks treat every rack alike: their classes are not split.
 //!
 //! For the partition-aggregate workflows nearly all bytes stay in a rack
