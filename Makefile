@@ -71,8 +71,8 @@ test: develop
 	$(BIN)/python -m mypy
 	$(BIN)/python -m mypy.stubtest coflowkit._core --mypy-config-file pyproject.toml \
 	    --allowlist python/stubtest-allowlist.txt
-	# Every crate's tests in one cargo run, the binding's own unit tests (the
-	# replay's native sender and receiver) among them: one feature resolution,
+	# Every crate's tests in one cargo run, the testbed's data plane (the
+	# replay's native sender and receiver, crates/testbed) among them: one feature resolution,
 	# the one `maturin develop` used, so the dependencies and the library crates
 	# it built are reused, not built again (its Python surface is pytest's).
 	cargo test --workspace

@@ -67,12 +67,12 @@ SUITES = (
         "lib",
         ("crates/packet/src/port.rs", "crates/packet/src/engine/queued.rs"),
     ),
-    Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology.rs",)),
+    Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology/tests.rs",)),
     Suite(
         "workload-parsers",
         "coflowkit-workload",
         "lib",
-        ("crates/workload/src/benchmark.rs", "crates/workload/src/native.rs"),
+        ("crates/workload/src/benchmark.rs", "crates/workload/src/native/tests.rs"),
     ),
     Suite(
         "topology-config",
@@ -84,7 +84,7 @@ SUITES = (
         "runtime-wire",
         "coflowkit-runtime",
         "lib",
-        ("crates/runtime/src/coordinator.rs", "crates/runtime/src/agent.rs", "crates/runtime/src/wire.rs"),
+        ("crates/runtime/src/coordinator/tests.rs", "crates/runtime/src/agent/tests.rs", "crates/runtime/src/wire.rs"),
     ),
 )
 

@@ -386,7 +386,7 @@ def test_a_flow_whose_connection_breaks_is_sent_again_and_checked(tmp_path: Path
     for fid in big:
         assert any(f"flow {fid} to host" in b and "sent again" in b for b in broken), broken
     # What a receiver lists depends on when it reads the reset (before the header, mid-flow, or
-    # after its last flow arrived, when it no longer waits): crates/py/src/replay_receiver.rs's
+    # after its last flow arrived, when it no longer waits): crates/testbed/src/replay_receiver.rs's
     # tests check its lines.
 
 

@@ -7,7 +7,7 @@
 //! Without it (the client library alone, as the Python extension builds
 //! it) nothing is generated: the crate uses `src/proto_messages.rs`, so the
 //! extension needs neither protox nor prost-build (45 crates, about as much
-//! build time as the rest of the extension; docs/benchmarks.md).
+//! build time as the rest of the extension).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=build.rs");

@@ -1,5 +1,7 @@
 //! `_core.HostPolicy`: one host's policy ([`coflowkit_sched::host`]) for the
-//! testbed's replay workers, the same code the packet engine runs.
+//! testbed's replay workers, the same code the packet engine runs, through
+//! `coflowkit_testbed::host_policy::HostRunner` (which also runs its native
+//! clock, `coflowkit_testbed::host_clock`).
 //!
 //! Only translation: times are integer nanoseconds since the run's origin
 //! (the worker converts its wall clock), every call returns what it changed
@@ -10,18 +12,16 @@
 //! passed to `wake`.
 
 use crate::errors::value_error;
-use crate::host_clock::{lock, peer, Clock, ClockConfig, Host};
 use coflowkit_model::{Dur, Time};
-use coflowkit_sched::build_host;
 use coflowkit_sched::dcas::host::DcasHost;
 use coflowkit_sched::host::{
-    replay, Cc, Control, ControlKind, Effects, HostContext, HostEvent, HostFlow, HostPolicy,
-    HostView, Marking, PathRates, TaskTag,
+    replay, Cc, Control, ControlKind, HostContext, HostEvent, HostFlow, HostPolicy, HostView,
+    Marking, PathRates, TaskTag,
 };
-use coflowkit_sched::spec::{SchedulerSpec, WorkloadHints};
+use coflowkit_testbed::host_clock;
+use coflowkit_testbed::host_policy::{build, kind_of, message, ClockError, HostRunner, Out};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::sync::{Arc, Mutex};
 
 /// One active flow's decision in a replay: (id, class, pace, cc, limit,
 /// task tag, demand).
@@ -34,14 +34,6 @@ type FlowDecision = (
     Option<(u64, bool, u64)>,
     Option<u64>,
 );
-
-/// What one call returns: flows whose marking changed, messages to send.
-type Out = (Vec<u64>, Vec<(u32, u8, u32, u32, u64)>);
-
-/// A message as Python sees it: (destination, kind, number, coflow, value).
-fn message((dst, m): &(u32, Control)) -> (u32, u8, u32, u32, u64) {
-    (*dst, kind_number(m.kind), m.number, m.coflow, m.value)
-}
 
 /// A marking as Python sees it: (class, pacing bytes/s or None, congestion
 /// control by name).
@@ -72,28 +64,9 @@ fn unacked_list(a: &[Option<u64>], bad: impl Fn() -> PyErr) -> PyResult<Vec<(u64
         .collect()
 }
 
-/// The message kind of its wire number.
-fn kind_of(kind: u8) -> PyResult<ControlKind> {
-    match kind {
-        1 => Ok(ControlKind::Announce),
-        2 => Ok(ControlKind::Reply),
-        k => Err(value_error(format!("control kind {k}: 1 or 2"))),
-    }
-}
-
-/// The policy of `spec` at `host`, or a `ValueError` naming what is wrong.
-fn build(
-    spec: &str,
-    ctx: HostContext,
-    flow_sizes: Vec<f64>,
-    coflow_sizes: Vec<f64>,
-) -> PyResult<Box<dyn HostPolicy>> {
-    let spec = SchedulerSpec::parse(spec).map_err(value_error)?;
-    let hints = WorkloadHints {
-        coflow_sizes,
-        flow_sizes,
-    };
-    build_host(&spec, &hints, &ctx).map_err(value_error)
+/// The message kind of its wire number, or a `ValueError`.
+fn kind(kind: u8) -> PyResult<ControlKind> {
+    kind_of(kind).map_err(value_error)
 }
 
 /// One event of a trace from Python: (`start`|`sent`|`finish`|`receive`|
@@ -124,7 +97,7 @@ fn event(name: &str, now: u64, a: &[Option<u64>]) -> PyResult<HostEvent> {
             now,
             narrow(get(0)?)?,
             Control {
-                kind: kind_of(u8::try_from(get(1)?).map_err(|_| bad())?)?,
+                kind: kind(u8::try_from(get(1)?).map_err(|_| bad())?)?,
                 number: narrow(get(2)?)?,
                 coflow: narrow(get(3)?)?,
                 value: get(4)?,
@@ -173,7 +146,7 @@ pub fn host_policy_replay(
         nic_bps,
         rtt: Dur(rtt_ns),
     };
-    let mut policy = build(spec, ctx, vec![], vec![])?;
+    let mut policy = build(spec, ctx, vec![], vec![]).map_err(value_error)?;
     let events = events
         .iter()
         .map(|(name, now, a)| event(name, *now, a))
@@ -199,48 +172,11 @@ pub fn host_policy_replay(
         .collect())
 }
 
-/// The wire number of a message kind (the testbed's datagram head).
-fn kind_number(kind: ControlKind) -> u8 {
-    match kind {
-        ControlKind::Announce => 1,
-        ControlKind::Reply => 2,
-    }
-}
-
 /// One host's policy, built from a scheduler spec.
 #[pyclass(name = "HostPolicy", module = "coflowkit._core", unsendable)]
 pub struct PyHostPolicy {
-    /// The policy, shared with its native clock while one runs.
-    host: Arc<Mutex<Host>>,
-    /// The native clock ([`crate::host_clock`]), between `start_clock` and `stop_clock`.
-    clock: Option<Clock>,
-}
-
-impl PyHostPolicy {
-    /// Empties the effects after `f` ran, as the call's result; wakes the
-    /// clock if the policy's next instant moved before the one it sleeps until.
-    /// While the clock runs, `now` is held to the latest instant the policy saw: the
-    /// worker reads its clock before it takes the lock, the thread after.
-    fn run(&mut self, now: u64, f: impl FnOnce(&mut dyn HostPolicy, Time, &mut Effects)) -> Out {
-        let mut h = lock(&self.host);
-        let h = &mut *h;
-        let now = if self.clock.is_some() { h.at(now) } else { now };
-        h.out.clear();
-        f(h.policy.as_mut(), Time(now), &mut h.out);
-        let sends = h.out.send.iter().map(message).collect();
-        let out = (std::mem::take(&mut h.out.changed), sends);
-        if let Some(clock) = &self.clock {
-            if h.wake_needed() {
-                clock.nudge();
-            }
-        }
-        out
-    }
-
-    /// A read of the policy.
-    fn with<T>(&self, f: impl FnOnce(&dyn HostPolicy) -> T) -> T {
-        f(lock(&self.host).policy.as_ref())
-    }
+    /// The policy and, between `start_clock` and `stop_clock`, its native clock.
+    runner: HostRunner,
 }
 
 /// A Python callable `fid -> bytes` as a [`HostView`] (0 if it fails).
@@ -277,23 +213,22 @@ impl PyHostPolicy {
             nic_bps,
             rtt: Dur(rtt_ns),
         };
-        let policy = build(spec, ctx, flow_sizes, coflow_sizes)?;
+        let policy = build(spec, ctx, flow_sizes, coflow_sizes).map_err(value_error)?;
         Ok(PyHostPolicy {
-            host: Arc::new(Mutex::new(Host::new(policy))),
-            clock: None,
+            runner: HostRunner::new(policy),
         })
     }
 
     /// The policy's name.
     #[getter]
     fn name(&self) -> String {
-        self.with(|p| p.name().to_string())
+        self.runner.with(|p| p.name().to_string())
     }
 
     /// Whether it exchanges control messages (D-CAS negotiating).
     #[getter]
     fn negotiates(&self) -> bool {
-        self.with(|p| {
+        self.runner.with(|p| {
             p.as_any()
                 .downcast_ref::<DcasHost>()
                 .is_some_and(|d| d.negotiates())
@@ -323,18 +258,18 @@ impl PyHostPolicy {
             size_known,
             deadline: deadline.map(Dur),
         };
-        self.run(now, |p, now, out| p.start(now, &flow, out))
+        self.runner.run(now, |p, now, out| p.start(now, &flow, out))
     }
 
     /// `n` more bytes of flow `id` handed to the transport at `now`.
     fn sent(&mut self, now: u64, id: u64, n: u64) -> Out {
-        self.run(now, |p, now, out| p.sent(now, id, n, out))
+        self.runner.run(now, |p, now, out| p.sent(now, id, n, out))
     }
 
     /// Flow `id` finished at `now` (its socket, if attached, is detached).
     fn finish(&mut self, now: u64, id: u64) -> Out {
-        let out = self.run(now, |p, now, out| p.finish(now, id, out));
-        lock(&self.host).detach(id);
+        let out = self.runner.run(now, |p, now, out| p.finish(now, id, out));
+        self.runner.detach(id);
         out
     }
 
@@ -342,15 +277,15 @@ impl PyHostPolicy {
     /// (SIOCOUTQ) and mark it. Detach it (`detach`, or `finish`) before
     /// the socket closes.
     fn attach(&mut self, id: u64, fd: i32) {
-        lock(&self.host).attach(id, fd);
+        self.runner.attach(id, fd);
     }
 
     /// Flow `id`'s socket is no longer the native clock's to touch.
     fn detach(&mut self, id: u64) {
-        lock(&self.host).detach(id);
+        self.runner.detach(id);
     }
 
-    /// Runs the policy's clock natively (crates/py/src/host_clock.rs): a
+    /// Runs the policy's clock natively (`coflowkit_testbed::host_clock`): a
     /// thread that wakes the policy at `wake_at`, reads and answers the
     /// control datagrams on `ctl_fd` (a bound, non-blocking UDP socket, or
     /// None) and marks the attached flows' sockets (their class's DSCP, the
@@ -371,40 +306,22 @@ impl PyHostPolicy {
         rt_priority: i32,
         nice: Option<i32>,
     ) -> PyResult<()> {
-        if self.clock.is_some() {
-            return Err(value_error("the clock already runs"));
-        }
-        let peers = peers
-            .iter()
-            .map(|(a, p)| peer(a, *p))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(value_error)?;
-        if usize::from(host) >= peers.len() {
-            return Err(value_error(format!("host {host} of {} peers", peers.len())));
-        }
-        let config = ClockConfig {
-            host,
-            t0_ns: (t0 * 1e9).round() as i128,
-            ctl_fd,
-            peers,
-            pace,
-            rt_priority,
-            nice,
-        };
-        let clock = Clock::start(Arc::clone(&self.host), config)
-            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("host clock: {e}")))?;
-        self.clock = Some(clock);
-        Ok(())
+        self.runner
+            .start_clock(t0, host, &peers, ctl_fd, pace, rt_priority, nice)
+            .map_err(|e| match e {
+                ClockError::Io(_) => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+                _ => value_error(e),
+            })
     }
 
     /// Stops the native clock; what it counted: `datagrams` sent,
     /// `send_failed`, `ignored` (datagrams by why), `realtime` (whether it
     /// ran at the priority asked) and `wakeups`; None if none ran.
     fn stop_clock<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(clock) = self.clock.take() else {
+        let runner = &mut self.runner;
+        let Some(stats) = py.detach(|| runner.stop_clock()) else {
             return Ok(None);
         };
-        let stats = py.detach(|| clock.stop());
         let out = PyDict::new(py);
         out.set_item("datagrams", stats.datagrams)?;
         out.set_item("send_failed", stats.send_failed)?;
@@ -427,24 +344,26 @@ impl PyHostPolicy {
         value: u64,
     ) -> PyResult<Out> {
         let msg = Control {
-            kind: kind_of(kind)?,
+            kind: self::kind(kind)?,
             number,
             coflow,
             value,
         };
-        Ok(self.run(now, |p, now, out| p.receive(now, src, &msg, out)))
+        Ok(self
+            .runner
+            .run(now, |p, now, out| p.receive(now, src, &msg, out)))
     }
 
     /// When the policy wants `wake` next (ns since the origin), or None.
     fn wake_at(&self) -> Option<u64> {
-        self.with(|p| p.wake_at().map(|t| t.0))
+        self.runner.with(|p| p.wake_at().map(|t| t.0))
     }
 
     /// The instant `wake_at` named came (or passed): `now`; `unacked(fid)`
     /// gives a flow's bytes written and not yet acknowledged.
     fn wake(&mut self, now: u64, unacked: Bound<'_, PyAny>) -> Out {
         let view = PyView(unacked);
-        self.run(now, |p, now, out| p.wake(now, &view, out))
+        self.runner.run(now, |p, now, out| p.wake(now, &view, out))
     }
 
     /// The switches on flow `id`'s path answered its rate request at `now`
@@ -460,64 +379,72 @@ impl PyHostPolicy {
     ) -> Out {
         let view = PyView(unacked);
         let rates = PathRates { min_ar, min_nr };
-        self.run(now, |p, now, out| p.feedback(now, id, rates, &view, out))
+        self.runner
+            .run(now, |p, now, out| p.feedback(now, id, rates, &view, out))
     }
 
     /// The rate flow `id` asks of the switches on its path, bits/s (Baraat's
     /// demand), or None if the policy asks none.
     fn demand(&self, id: u64) -> Option<u64> {
-        self.with(|p| p.demand(id))
+        self.runner.with(|p| p.demand(id))
     }
 
     /// Flow `id`'s task tag for switches that schedule by task: (task id,
     /// heavy, task bytes sent), or None.
     fn task(&self, id: u64) -> Option<(u64, bool, u64)> {
-        task(self.with(|p| p.marking(id).task))
+        task(self.runner.with(|p| p.marking(id).task))
     }
 
     /// Flow `id`'s marking: (class 0-7, pacing bytes/s or None, congestion
     /// control: `default`, `mcp`, `d2tcp` or `tafe`).
     fn marking(&self, id: u64) -> (u8, Option<u64>, &'static str) {
-        marking(self.with(|p| p.marking(id)))
+        marking(self.runner.with(|p| p.marking(id)))
     }
 
     /// How many more bytes flow `id` may send before its marking may change.
     fn limit(&self, id: u64) -> u64 {
-        self.with(|p| p.limit(id))
+        self.runner.with(|p| p.limit(id))
     }
 
     /// D-CAS's negotiation as this host saw it (None for other policies):
     /// its counters, `runs` per coflow ([large, starving]), `rtt_ns` and
     /// `round_ns` (durations) and `raised` ([at, coflow, d, Phi, class]).
     fn dcas_report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let h = lock(&self.host);
-        let Some(d) = h.policy.as_any().downcast_ref::<DcasHost>() else {
-            return Ok(None);
-        };
-        let out = PyDict::new(py);
-        let counts = PyDict::new(py);
-        for (k, v) in d.counts() {
-            counts.set_item(k, v)?;
-        }
-        out.set_item("counts", counts)?;
-        let runs = PyDict::new(py);
-        for (c, r) in d.runs() {
-            runs.set_item(c, r.to_vec())?;
-        }
-        out.set_item("runs", runs)?;
-        out.set_item("rtt_ns", d.rtts().iter().map(|x| x.0).collect::<Vec<_>>())?;
-        out.set_item(
-            "round_ns",
-            d.rounds().iter().map(|x| x.0).collect::<Vec<_>>(),
-        )?;
-        let raised: Vec<(u64, u32, u64, u64, u8)> = d
-            .raised()
-            .iter()
-            .map(|r| (r.at.0, r.coflow, r.d, r.p, r.class))
-            .collect();
-        out.set_item("raised", raised)?;
-        Ok(Some(out))
+        self.runner.with(|p| dcas_report(py, p))
     }
+}
+
+/// D-CAS's negotiation as `policy` saw it, or None if it is not D-CAS's.
+fn dcas_report<'py>(
+    py: Python<'py>,
+    policy: &dyn HostPolicy,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(d) = policy.as_any().downcast_ref::<DcasHost>() else {
+        return Ok(None);
+    };
+    let out = PyDict::new(py);
+    let counts = PyDict::new(py);
+    for (k, v) in d.counts() {
+        counts.set_item(k, v)?;
+    }
+    out.set_item("counts", counts)?;
+    let runs = PyDict::new(py);
+    for (c, r) in d.runs() {
+        runs.set_item(c, r.to_vec())?;
+    }
+    out.set_item("runs", runs)?;
+    out.set_item("rtt_ns", d.rtts().iter().map(|x| x.0).collect::<Vec<_>>())?;
+    out.set_item(
+        "round_ns",
+        d.rounds().iter().map(|x| x.0).collect::<Vec<_>>(),
+    )?;
+    let raised: Vec<(u64, u32, u64, u64, u8)> = d
+        .raised()
+        .iter()
+        .map(|r| (r.at.0, r.coflow, r.d, r.p, r.class))
+        .collect();
+    out.set_item("raised", raised)?;
+    Ok(Some(out))
 }
 
 /// A D-CAS control datagram (`host_clock::encode`, the one wire format the
@@ -525,19 +452,7 @@ impl PyHostPolicy {
 /// or 2 (reply) from `host`, with 1 to 64 entries (number, coflow, value).
 #[pyfunction]
 pub fn control_encode(kind: u8, host: u16, entries: Vec<(u32, u64, u64)>) -> PyResult<Vec<u8>> {
-    use crate::host_clock::CONTROL_MAX;
-    if !(1..=CONTROL_MAX).contains(&entries.len()) {
-        return Err(value_error(format!(
-            "a control datagram carries 1 to {CONTROL_MAX} entries, not {}",
-            entries.len()
-        )));
-    }
-    if kind != 1 && kind != 2 {
-        return Err(value_error(format!(
-            "a control datagram's kind is 1 (announce) or 2 (reply), not {kind}"
-        )));
-    }
-    Ok(crate::host_clock::encode(kind, host, &entries))
+    host_clock::encode_checked(kind, host, &entries).map_err(value_error)
 }
 
 /// `(kind, host, entries)` of a control datagram (`host_clock::decode`), or
@@ -546,7 +461,7 @@ pub fn control_encode(kind: u8, host: u16, entries: Vec<(u32, u64, u64)>) -> PyR
 #[pyfunction]
 pub fn control_decode(py: Python<'_>, data: &[u8], n_hosts: usize) -> PyResult<Py<PyAny>> {
     use pyo3::IntoPyObjectExt;
-    match crate::host_clock::decode(data, n_hosts) {
+    match host_clock::decode(data, n_hosts) {
         Ok(decoded) => decoded.into_py_any(py),
         Err(why) => why.into_py_any(py),
     }

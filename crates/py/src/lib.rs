@@ -18,11 +18,13 @@
 //!   (`runtime_main`, the `coflowkit-runtime` command line without the
 //!   GIL) and its client (`AgentClient`, `CoflowWriter`), a binding of
 //!   `coflowkit_runtime::client` over Python sockets;
-//! - [`replay_sender`], [`replay_receiver`] and [`replay_wire`]: the two
-//!   native ends of a replay's connections (`AgentClient.send_flows`,
-//!   `receive_flows`), threads without the GIL, and what they agree on;
 //! - [`host_policy`]: one host's policy (`HostPolicy`), the Rust policies
-//!   of `coflowkit_sched::host` that the testbed's replay workers run;
+//!   of `coflowkit_sched::host` that the testbed's replay workers run, and
+//!   the control datagrams of its native clock;
+//! - `receive_flows` (here) and `AgentClient.send_flows` ([`runtime`]): the
+//!   two native ends of a replay's connections, run without the GIL; they,
+//!   the host clock and the sockets reached by descriptor are the testbed's
+//!   data plane, `coflowkit_testbed`, which this crate only calls;
 //! - [`progress`]: the progress bar on stderr (only on a terminal, only once
 //!   a run has taken more than a second).
 //!
@@ -35,13 +37,9 @@
 use pyo3::prelude::*;
 
 mod errors;
-mod host_clock;
 mod host_policy;
 mod packet;
 mod progress;
-mod replay_receiver;
-mod replay_sender;
-mod replay_wire;
 mod runtime;
 mod simulate;
 mod topology;
@@ -118,7 +116,7 @@ fn karuna_model_fct(
 /// Serves the listening socket `fd` (a replay worker's data port; a
 /// duplicate is taken, the caller keeps its own) until `n_in` flows have
 /// arrived whole or the wall clock passes `deadline` (seconds since the
-/// epoch), without the GIL (`replay_receiver`). Returns `(received, broken,
+/// epoch), without the GIL (`coflowkit_testbed::replay_receiver`). Returns `(received, broken,
 /// whole)`: per flow id `[instant of the last byte, bytes, CRC-32, instant
 /// its connection was accepted]`, the
 /// connections lost on the way, and how many flows arrived whole.
@@ -130,17 +128,15 @@ fn receive_flows<'py>(
     n_in: usize,
     deadline: f64,
 ) -> PyResult<(Bound<'py, pyo3::types::PyDict>, Vec<String>, usize)> {
-    use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd};
     if fd < 0 {
         return Err(errors::value_error(format!("fd {fd}: not a descriptor")));
     }
-    // SAFETY: the caller's socket stays open for this call; we only dup it.
-    let own = unsafe { BorrowedFd::borrow_raw(fd) }
-        .try_clone_to_owned()
+    // SAFETY: the caller's socket stays open for this call.
+    let listener = unsafe { coflowkit_testbed::fd::listener_from_fd(fd) }
         .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("fd {fd}: {e}")))?;
-    // SAFETY: `own` is a fresh descriptor of a listening TCP socket, ours alone.
-    let listener = unsafe { std::net::TcpListener::from_raw_fd(own.into_raw_fd()) };
-    let got = py.detach(|| replay_receiver::receive_flows(listener, host, n_in, deadline));
+    let got = py.detach(|| {
+        coflowkit_testbed::replay_receiver::receive_flows(listener, host, n_in, deadline)
+    });
     let received = pyo3::types::PyDict::new(py);
     for (id, r) in &got.received {
         received.set_item(id, (r.t, r.bytes, r.crc, r.accepted))?;

@@ -3,7 +3,7 @@
 //! own entry) in this process, and the client library: [`PyAgentClient`] binds
 //! `coflowkit_runtime::client::AgentClient` and [`PyCoflowWriter`] binds its
 //! `CoflowWriter` over an existing Python socket, which it reaches by file
-//! descriptor. Every decision (counting, pacing, marking, pausing, falling
+//! descriptor (`coflowkit_testbed::fd`). Every decision (counting, pacing, marking, pausing, falling
 //! back to plain TCP) is the Rust client's; this module only translates.
 //!
 //! Errors: the agent unreachable is `ConnectionError`; a request the agent
@@ -13,9 +13,10 @@
 //! (`BrokenPipeError`, `TimeoutError`, `BlockingIOError`, ...).
 
 use crate::errors::{one_line, value_error};
-use crate::replay_sender::{self, OutFlow, SLICE as SLICE_BYTES};
 use coflowkit_model::CoflowId;
 use coflowkit_runtime::client::{AgentClient, ClientError, CoflowWriter, FlowHandle};
+use coflowkit_testbed::fd::{write_some, FdStream};
+use coflowkit_testbed::replay_sender::{self, OutFlow};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{
     PyBlockingIOError, PyConnectionError, PyOSError, PyRuntimeError, PyTimeoutError, PyValueError,
@@ -23,8 +24,8 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3::IntoPyObjectExt;
-use std::io::{self, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::io;
+use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -57,68 +58,6 @@ fn client_error(what: &str, socket: &std::path::Path, e: ClientError) -> PyErr {
     }
 }
 
-/// A socket the Python side owns, written through its descriptor. Sends
-/// with `MSG_NOSIGNAL`: a peer that closed gives `BrokenPipeError`, not a
-/// SIGPIPE.
-#[derive(Debug)]
-struct FdStream(RawFd);
-
-impl Write for FdStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
-            // SAFETY: `buf` is valid for `buf.len()` bytes for the call; the
-            // kernel only reads it.
-            let n = unsafe {
-                libc::send(
-                    self.0,
-                    buf.as_ptr().cast::<libc::c_void>(),
-                    buf.len(),
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl AsRawFd for FdStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0
-    }
-}
-
-/// Waits until `fd` can take more bytes, at most `timeout` (`None`: no
-/// limit). `Ok(false)` when the time ran out.
-fn wait_writable(fd: RawFd, timeout: Option<Duration>) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as libc::c_int);
-    loop {
-        // SAFETY: one valid pollfd.
-        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if rc >= 0 {
-            return Ok(rc > 0);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
 /// The descriptor of `sock` (an object with `fileno()`, or an int), or an
 /// error naming why there is none.
 fn fd_of(sock: &Bound<'_, PyAny>) -> PyResult<RawFd> {
@@ -147,7 +86,6 @@ fn timeout_of(sock: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
     }
 }
 
-/// A connection to the local agent (the Rust `AgentClient`).
 /// What `send_flows` returns: records by flow id, errors, the congestion
 /// controls the sockets ended up with, lost connections, attempts of the
 /// flows sent more than once.
@@ -159,6 +97,7 @@ type SendFlowsResult<'py> = PyResult<(
     std::collections::HashMap<u64, u32>,
 )>;
 
+/// A connection to the local agent (the Rust `AgentClient`).
 #[pyclass(name = "AgentClient", module = "coflowkit._core", frozen)]
 pub struct PyAgentClient {
     client: AgentClient,
@@ -259,7 +198,7 @@ impl PyAgentClient {
         })
     }
 
-    /// Sends one host's replay flows natively (see `replay_sender.rs`):
+    /// Sends one host's replay flows natively (`coflowkit_testbed::replay_sender`):
     /// `flows` are `(id, dst, size, start, coflow)` with `start` in seconds
     /// after `t0` (seconds since the epoch), `addrs` each host's data
     /// `(address, port)`, `tcp_cc` the data sockets' congestion control
@@ -285,19 +224,9 @@ impl PyAgentClient {
         deadline_s: f64,
         inject_reset: Vec<u64>,
     ) -> SendFlowsResult<'py> {
-        if block2.is_empty() || !block2.len().is_multiple_of(2) || block2.len() / 2 < SLICE_BYTES {
-            return Err(PyValueError::new_err(format!(
-                "block2: the payload block twice, at least 2 x {SLICE_BYTES} bytes (got {})",
-                block2.len()
-            )));
-        }
-        let mut socks = Vec::with_capacity(addrs.len());
-        for (i, (a, port)) in addrs.iter().enumerate() {
-            let ip: std::net::IpAddr = a.parse().map_err(|_| {
-                PyValueError::new_err(format!("addrs[{i}]: {a:?} is not an IP address"))
-            })?;
-            socks.push(std::net::SocketAddr::new(ip, *port));
-        }
+        let plan =
+            replay_sender::Plan::new(host, &addrs, tcp_cc, block2, t0, deadline_s, inject_reset)
+                .map_err(PyValueError::new_err)?;
         let flows: Vec<OutFlow> = flows
             .into_iter()
             .map(|(id, dst, size, start, coflow)| OutFlow {
@@ -308,15 +237,6 @@ impl PyAgentClient {
                 coflow,
             })
             .collect();
-        let plan = replay_sender::Plan {
-            host,
-            addrs: socks,
-            cc: tcp_cc,
-            block2: block2.into(),
-            t0,
-            deadline_s,
-            inject_reset: inject_reset.into_iter().collect(),
-        };
         let out = py.detach(|| replay_sender::send_flows(&self.client, plan, flows));
         let sent = PyDict::new(py);
         for (id, r) in &out.sent {
@@ -388,29 +308,6 @@ impl PyCoflowWriter {
             .as_mut()
             .ok_or_else(|| PyValueError::new_err("write to a closed CoflowWriter"))?;
         Ok((w, timeout))
-    }
-}
-
-/// One write through the writer: `Some(n)`, or `None` when the socket
-/// could not take bytes before `deadline`.
-fn write_some(
-    w: &mut CoflowWriter<FdStream>,
-    fd: RawFd,
-    data: &[u8],
-    deadline: Option<Instant>,
-    nonblocking: bool,
-) -> io::Result<Option<usize>> {
-    loop {
-        match w.write(data) {
-            Ok(n) => return Ok(Some(n)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && !nonblocking => {
-                let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                if !wait_writable(fd, left)? {
-                    return Ok(None);
-                }
-            }
-            Err(e) => return Err(e),
-        }
     }
 }
 

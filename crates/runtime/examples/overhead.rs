@@ -1,4 +1,4 @@
-//! The runtime's overheads (issue 10's acceptance; docs/benchmarks.md):
+//! The runtime's overheads (their numbers: docs/benchmarks.md):
 //!
 //! ```sh
 //! cargo run --release -p coflowkit-runtime --example overhead -- rounds --agents 100

@@ -41,7 +41,7 @@ bytes as the kernel takes them, so it takes the flow for done while its send
 buffer still drains.
 
 The flows are sent natively (``AgentClient.send_flows``,
-crates/py/src/replay_sender.rs), each on a thread of its own without the GIL:
+crates/testbed/src/replay_sender.rs), each on a thread of its own without the GIL:
 with a Python thread per flow, the hundreds of flows an FB2010 coflow starts on
 a host at once queued for the GIL, and flows started seconds late.
 """

@@ -18,7 +18,7 @@ hosts, as data-parallel frameworks do (see :meth:`Worker.warm_up` for those
 opened before ``t0``), so a flow pays a handshake only when it needs a
 connection of its own. Both ends keep a CRC-32 of
 the bytes; the driver compares them. The receiving part is native
-(``_core.receive_flows``, crates/py/src/replay_receiver.rs: one epoll
+(``_core.receive_flows``, crates/testbed/src/replay_receiver.rs: one epoll
 loop for every connection, without the GIL); this process's event loop only sends. The
 result holds, per flow sent,
 its start instant, bytes and CRC and its connection's TCP counters over it
@@ -40,7 +40,7 @@ also opens a UDP socket on the host's control port (the plan's
 ``control_port``, or ``control_ports`` per host), over which the workers'
 policies exchange their announcements and replies; the result then holds
 the negotiation's counts (``control``). D-CAS's clock runs natively
-(:meth:`Worker.native_clock`, ``HostPolicy.start_clock``: crates/py/src/host_clock.rs):
+(:meth:`Worker.native_clock`, ``HostPolicy.start_clock``: crates/testbed/src/host_clock.rs):
 a thread of its own wakes the policy at its instants, answers and applies the
 control datagrams and marks the sockets, so that the policy ticks near its
 ``delta`` grid however late this process's event loop runs (on a loaded
@@ -158,7 +158,7 @@ def new_socket(cc: str | None = None) -> socket.socket:
 #: announcement of a tick to one receiver in one datagram, and a receiver its replies to one sender
 #: (version 2; version 1 carried one entry a datagram, and cost a 2-core testbed of 16 hosts half a
 #: core: docs/testbed.md).
-#: The wire format is written once, in Rust (crates/py/src/host_clock.rs), which the native clock
+#: The wire format is written once, in Rust (crates/testbed/src/host_clock.rs), which the native clock
 #: sends and reads; the event loop calls the same code through :func:`encode_control` and
 #: :func:`decode_control`.
 _CONTROL_MAX = 64
@@ -558,7 +558,7 @@ class Worker:
         self.channel.watch_driver()
         self.deadline += self.t0
         # The receiving part, natively (one epoll loop, without the GIL:
-        # crates/py/src/replay_receiver.rs); it ends once every flow sent here arrived
+        # crates/testbed/src/replay_receiver.rs); it ends once every flow sent here arrived
         # whole, or at the deadline.
         rx = self.loop.run_in_executor(
             None, _core.receive_flows, server.fileno(), self.host, self.n_in, self.deadline

@@ -65,6 +65,45 @@ pub struct Plan {
     pub inject_reset: HashSet<u64>,
 }
 
+impl Plan {
+    /// A plan of `host`'s flows to the data ports `addrs` (each an IP address and a port), or why
+    /// there is none: `block2` must be a block of at least a [`SLICE`] twice, and every address
+    /// an IP address.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        host: u32,
+        addrs: &[(String, u16)],
+        cc: String,
+        block2: Vec<u8>,
+        t0: f64,
+        deadline_s: f64,
+        inject_reset: Vec<u64>,
+    ) -> Result<Plan, String> {
+        if block2.is_empty() || !block2.len().is_multiple_of(2) || block2.len() / 2 < SLICE {
+            return Err(format!(
+                "block2: the payload block twice, at least 2 x {SLICE} bytes (got {})",
+                block2.len()
+            ));
+        }
+        let mut socks = Vec::with_capacity(addrs.len());
+        for (i, (a, port)) in addrs.iter().enumerate() {
+            let ip: std::net::IpAddr = a
+                .parse()
+                .map_err(|_| format!("addrs[{i}]: {a:?} is not an IP address"))?;
+            socks.push(SocketAddr::new(ip, *port));
+        }
+        Ok(Plan {
+            host,
+            addrs: socks,
+            cc,
+            block2: block2.into(),
+            t0,
+            deadline_s,
+            inject_reset: inject_reset.into_iter().collect(),
+        })
+    }
+}
+
 /// What one sent flow did: the Python sender's record.
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -394,5 +433,22 @@ mod tests {
         let start = (3 * 7919 + 10) % 1000;
         let want: Vec<u8> = (0..50).map(|i| block[(start + i) % 1000]).collect();
         assert_eq!(p, &want[..]);
+    }
+
+    #[test]
+    fn a_plan_needs_a_block_of_a_slice_twice_and_ip_addresses() {
+        let addrs = [("10.0.0.1".to_owned(), 5000), ("::1".to_owned(), 5001)];
+        let plan = |block2: usize, addrs: &[(String, u16)]| {
+            Plan::new(0, addrs, String::new(), vec![0; block2], 0.0, 1.0, vec![3])
+        };
+        let p = plan(2 * SLICE, &addrs).unwrap();
+        assert_eq!(p.addrs[1], "[::1]:5001".parse().unwrap());
+        assert!(p.inject_reset.contains(&3));
+        for n in [0, 2 * SLICE - 2, 2 * SLICE + 1] {
+            let e = plan(n, &addrs).unwrap_err();
+            assert!(e.starts_with("block2: the payload block twice"), "{e}");
+        }
+        let e = plan(2 * SLICE, &[("host-a".to_owned(), 1)]).unwrap_err();
+        assert_eq!(e, "addrs[0]: \"host-a\" is not an IP address");
     }
 }

@@ -4,19 +4,18 @@
 //! and applies D-CAS's control datagrams as they arrive, and enforces the
 //! markings that those calls change, without the worker's Python event loop.
 //!
-//! Why: on the 2-core testbed of 16 hosts the workers' event loops run
-//! 6-7 ms late on average (up to 0.1-0.4 s), so a policy woken by the loop's
-//! timer ticked every 22-25 ms where D-CAS ticks every 10 ms
-//! (docs/testbed-vs-simulation.md). The thread sleeps on a timer at the
-//! policy's instant (`timerfd`, absolute wall clock: ns precision), the
-//! control socket and an `eventfd` that the worker's calls use to say that
-//! the policy's next instant moved earlier. It may ask for a niceness or a
-//! real-time priority (`SCHED_FIFO`) of its own; the worker keeps it at its
-//! event loop's niceness: at a real-time priority its ticks ran on the
-//! grid, but the negotiation they made took the 2 cores from the event
-//! loops (docs/testbed-vs-simulation.md).
+//! Why a thread: a worker's event loop runs late when the host's cores are
+//! busy, and a policy woken by the loop's timer then ticks off D-CAS's
+//! `delta` grid (docs/lab/testbed-vs-simulation.md has the measurements). The
+//! thread sleeps on a timer at the policy's instant (`timerfd`, absolute
+//! wall clock: ns precision), the control socket and an `eventfd` that the
+//! worker's calls use to say that the policy's next instant moved earlier.
+//! It may ask for a niceness or a real-time priority (`SCHED_FIFO`) of its
+//! own; the worker keeps it at its event loop's niceness, because at a
+//! real-time priority the negotiation its ticks start takes the cores from
+//! the event loops (docs/lab/testbed-vs-simulation.md).
 //!
-//! The policy is the one [`crate::host_policy::PyHostPolicy`] holds, behind
+//! The policy is the one [`crate::host_policy::HostRunner`] holds, behind
 //! one mutex: the worker's calls (a flow starts, bytes written, a flow ends)
 //! and the thread's take turns, so the policy sees one sequence of calls as
 //! before; its decisions are unchanged. The datagrams are the worker's
@@ -173,6 +172,24 @@ pub fn encode(kind: u8, host: u16, entries: &[(u32, u64, u64)]) -> Vec<u8> {
         b.extend_from_slice(&value.to_be_bytes());
     }
     b
+}
+
+/// [`encode`] for a caller outside the clock (the worker's event loop): checks first that
+/// `kind` is 1 (announce) or 2 (reply) and that there are 1 to [`CONTROL_MAX`] entries, or says
+/// which is not.
+pub fn encode_checked(kind: u8, host: u16, entries: &[(u32, u64, u64)]) -> Result<Vec<u8>, String> {
+    if !(1..=CONTROL_MAX).contains(&entries.len()) {
+        return Err(format!(
+            "a control datagram carries 1 to {CONTROL_MAX} entries, not {}",
+            entries.len()
+        ));
+    }
+    if kind != 1 && kind != 2 {
+        return Err(format!(
+            "a control datagram's kind is 1 (announce) or 2 (reply), not {kind}"
+        ));
+    }
+    Ok(encode(kind, host, entries))
 }
 
 /// A datagram's entries: (number, coflow, value).
@@ -588,5 +605,23 @@ mod tests {
         bad[8] = 0;
         bad[9] = 0;
         assert_eq!(decode(&bad, 4), Err("size"));
+    }
+
+    #[test]
+    fn a_checked_datagram_has_a_known_kind_and_1_to_64_entries() {
+        let entries = vec![(1, 2, 3); CONTROL_MAX];
+        assert_eq!(encode_checked(2, 0, &entries), Ok(encode(2, 0, &entries)));
+        for n in [0, CONTROL_MAX + 1] {
+            let e = encode_checked(1, 0, &vec![(1, 2, 3); n]).unwrap_err();
+            assert_eq!(
+                e,
+                format!("a control datagram carries 1 to 64 entries, not {n}")
+            );
+        }
+        let e = encode_checked(3, 0, &entries[..1]).unwrap_err();
+        assert_eq!(
+            e,
+            "a control datagram's kind is 1 (announce) or 2 (reply), not 3"
+        );
     }
 }
