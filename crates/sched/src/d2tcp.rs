@@ -46,7 +46,7 @@ use coflowkit_model::Time;
 
 /// `d2tcp`: D2TCP's window rule at flow level.
 pub const D2TCP: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 1.1,
+    cost: 1.2,
     parts: Parts::NONE,
     name: "d2tcp",
     description: "deadline-aware per-flow weighted max-min, D2TCP's window rule at flow level",

@@ -56,7 +56,8 @@ pub struct SchedulerDescriptor {
     /// What differs for the drivers.
     pub parts: Parts,
     /// Its CPU time on a large trace relative to `fair`'s (the flow engine
-    /// alone on FB2010's whole trace, docs/benchmarks.md): a driver that
+    /// alone on FB2010's whole trace, docs/benchmarks.md rows 3-7; `baraat`,
+    /// refused there, an estimate above all): a driver that
     /// runs several schedulers on a few cores starts the costliest first, so
     /// that the cores finish close together. Only the order of the runs
     /// moves; their results do not depend on it.

@@ -435,7 +435,7 @@ pub const AALO: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `aalo-local`: D-CLAS without coordination.
 pub const AALO_LOCAL: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 60.0,
+    cost: 87.0,
     parts: Parts {
         local_thresholds: Some(|p| Ok(AaloConfig::of_params(p)?.thresholds)),
         ..Parts::NONE

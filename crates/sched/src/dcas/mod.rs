@@ -262,7 +262,7 @@ use std::sync::{Arc, Mutex};
 
 /// `dcas`: senders negotiate subcoflow priorities with receivers.
 pub const DCAS: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 55.0,
+    cost: 77.0,
     parts: Parts {
         host: Some(crate::dcas::host::build),
         ..Parts::NONE

@@ -102,7 +102,7 @@ const STARVATION_PARAM: Param = Param {
 
 /// `karuna`: mix-flows over 8 strict queues.
 pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 3.0,
+    cost: 2.4,
     parts: Parts {
         host: Some(crate::karuna::host::build),
         ..Parts::NONE
@@ -152,7 +152,7 @@ pub const KARUNA: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `pias`: every flow demoted through 8 strict queues by bytes sent.
 pub const PIAS: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 6.0,
+    cost: 5.8,
     parts: Parts {
         host: Some(crate::karuna::pias::build),
         ..Parts::NONE
@@ -185,7 +185,7 @@ pub const PIAS: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `pfabric-edf`: deadline flows by earliest deadline, then shortest remaining.
 pub const PFABRIC_EDF: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 20.0,
+    cost: 3.9,
     parts: Parts::NONE,
     name: "pfabric-edf",
     description: "per flow, strict: deadline flows by earliest deadline, then shortest remaining \
@@ -205,7 +205,7 @@ pub const PFABRIC_EDF: SchedulerDescriptor = SchedulerDescriptor {
 
 /// `edf-sjf`: deadline flows by earliest deadline, then shortest total size.
 pub const EDF_SJF: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 4.6,
+    cost: 2.0,
     parts: Parts::NONE,
     name: "edf-sjf",
     description: "per flow, strict: deadline flows by earliest deadline, then shortest total size",

@@ -150,7 +150,7 @@ use std::cmp::Ordering;
 
 /// `tafe`: task-aware and flow-aware scheduling.
 pub const TAFE: SchedulerDescriptor = SchedulerDescriptor {
-    cost: 40.0,
+    cost: 9.8,
     parts: Parts {
         host: Some(crate::tafe::host::build),
         switch: Switch::TaskMarking,
