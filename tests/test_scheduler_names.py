@@ -108,3 +108,17 @@ def test_architecture_lists_what_adding_a_scheduler_touches() -> None:
         assert f"`{field}`" in section, f"architecture.md's list does not name Parts::{field}"
     for module in re.findall(r"&crate::(\w+)::[A-Z_]+,", registry):
         assert (SCHED / module / "mod.rs").exists() or (SCHED / f"{module}.rs").exists(), module
+
+
+def test_every_packet_part_with_knobs_is_in_the_knob_table() -> None:
+    """A transport, queue kind or engine part that declares `KNOBS` has its line in `knobs::TABLES`,
+    the one table `--packet help`, scenario files and the knob checks read."""
+    src = ROOT / "crates" / "packet" / "src"
+    tables = (src / "knobs.rs").read_text()
+    missing = []
+    for f in sorted(src.rglob("*.rs")):
+        if re.search(r"^pub const KNOBS: &\[Knob\]", f.read_text(), re.M):
+            module = "::".join(f.relative_to(src).with_suffix("").parts)
+            if f"crate::{module}::KNOBS" not in tables:
+                missing.append(module)
+    assert not missing, f"parts whose knobs knobs::TABLES leaves out: {missing}"
