@@ -60,11 +60,6 @@ STAMP = re.compile(r"\((20\d\d-\d\d-\d\d)[^()`]*`")
 #: Manual pages written by scripts (the lead's examples/) that still hold dated runs or machine paths,
 #: and what their script must change. Each goes when its page passes.
 NOTEBOOK_EXCEPT: dict[str, str] = {
-    "docs/reproductions/baraat.md": "written by examples/reproductions/baraat/regenerate.py: 'on "
-    "2026-11-23 the files ... took 41 minutes', '(Until 2026-11-23 ...', 'seeds 2014 and 2015 as given, "
-    "2026-11-27)' are not stamps",
-    "docs/reproductions/dcas.md": "written by examples/reproductions/dcas.py: 'The testbed column is its "
-    "page's run of 2026-11-29 01:29 UTC' (no command in a stamp)",
 }
 
 

@@ -181,7 +181,8 @@ def section(r: dict[str, Any]) -> str:
         f"(`{TESTBED_PACKET}`). At packet level `dcas` negotiates with real control packets between hosts every "
         "δ, `dcas-local` keeps each sender's own desired priority, and `varys` and `aalo` are decided by a "
         f"coordinator every {COORDINATOR_INTERVAL} on acknowledged bytes (the testbed's runtime: every 10 ms). "
-        f"The testbed column is its page's run of {tb_date}; there `dcas` is simulated with the negotiation's "
+        f"The testbed column is its page's run ({tb_date}, `sim_vs_testbed.py --workload dcas`); there `dcas` is "
+        "simulated with the negotiation's "
         "delay and losses that replay measured, here with none. Made by "
         "[`examples/reproductions/dcas_packet.py`](../../examples/reproductions/dcas_packet.py) within "
         "`make repro-dcas`.",

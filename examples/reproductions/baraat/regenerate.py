@@ -433,10 +433,8 @@ two-stage tasks of 6 mid aggregators), two seeds (one for the
 computation sweep and the two-stage Table 4), except `scale.toml`, which
 runs the idealized policies `fair`, `fifo` and `fifo-lm` at the paper's own
 scale (10,000 two-stage tasks on 36,000 hosts, one seed) as a check on the
-scaled-down runs. Each file runs in seconds to minutes; on 2026-11-23 the
-files but `scale.toml` took 41 minutes with one worker (the other core
-running the scale benchmark), `scale.toml` 28 more (the other core running
-CI). A reduction is `1 - Baraat's statistic / the other's`, paired per
+scaled-down runs. Each file runs in seconds to minutes; all of them take about 2.5 hours of
+one core (docs/benchmarks.md, row 24). A reduction is `1 - Baraat's statistic / the other's`, paired per
 seed and averaged over the two.
 
 Tasks of Table 4 are single-stage (an aggregator and its 40 workers, the
@@ -598,7 +596,7 @@ SRPT's tail about as much as the paper says (p95 -45% and -53% against its
   on `fifo` do not appear with the per-link partner either, nor within
   1.5x. Measured too with
   `python examples/reproductions/baraat/fifo_lm_gap.py` (the row's tasks,
-  seeds 2014 and 2015 as given, 2026-11-27): on `fifo` -1% / -5% / -2% and
+  seeds 2014 and 2015 as given): on `fifo` -1% / -5% / -2% and
   -1% / -3% / -0% (12.4 / 131.1 / 188.6 ms against 12.3 / 124.8 / 184.1,
   and 10.9 / 127.7 / 190.5 against 10.8 / 124.3 / 189.8; `mux=next` 0% /
   0% / 1% both), on `fair` 5% / 8% / 17% and 13% / 1% / 13%. What the
@@ -932,12 +930,7 @@ WORKFLOW_TEXT = """
 **Gaps and why.** Partition-aggregate: the gains grow with the load as in
 the paper, and at 0.8 the mean and the p95 are within 1.5x of the paper's
 (-47% and -43% against -60% and -61%, as ratios 0.53 and 0.57 against 0.40
-and 0.39), the worst case is not (-33% against -64%). (Until 2026-11-23
-the two-stage runs here were overloaded: their load was calibrated on the
-host links of all racks, a quarter of which, the top racks', receive only
-the 3% mid -> top bytes, so the other racks' host links were offered 1.07
-at "0.8"; docs/workloads.md. The mean gain at 0.8 was the same, the p95
-and the worst case lower, -37% and -24%.) With 6 mid aggregators instead of
+and 0.39), the worst case is not (-33% against -64%). With 6 mid aggregators instead of
 30 a task has 246 flows instead of 1,230 and touches 7 racks instead of 31,
 so per-flow fairness interleaves fewer tasks on each link and loses less
 to task-awareness; and our worst case is one task of 600 per point (the
