@@ -134,3 +134,28 @@ def test_python_api_errors() -> None:
         coflowkit.synthetic(n_hosts=0)
     with pytest.raises(ValueError, match="capacity"):
         coflowkit.simulate(w, "fair", capacity_gbps=-1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "flags", "field", "needle"),
+    [
+        ({"capacity_gbps": 0}, ["--capacity-gbps", "0"], "capacity_gbps", "must be positive"),
+        ({"missed": "late"}, ["--missed", "late"], "missed", "expected 'finish' or 'drop'"),
+        ({"scheduler": "fair,nope"}, ["--scheduler", "fair,nope"], "scheduler", "nope"),
+        ({"baseline": "nope"}, ["--baseline", "nope"], "baseline", "nope"),
+        ({"topology": "fat-tree:k=3"}, ["--topology", "fat-tree:k=3"], "topology", "k must be even"),
+        ({"engine": "packet", "packet": "buffer=-1"}, ["--engine", "packet", "--packet", "buffer=-1"], "packet", "buffer"),
+    ],
+)
+def test_a_request_is_checked_in_one_place_for_the_api_and_the_cli(
+    cli: Cli, kwargs: dict[str, object], flags: list[str], field: str, needle: str
+) -> None:
+    """`coflowkit.sim.check_request` refuses the request before any workload is read, naming the
+    argument; `simulate` and `coflowkit simulate` both reach it, the CLI naming its flag (where
+    click's own type of the flag refuses first, its message names the flag and the value)."""
+    with pytest.raises(coflowkit.sim.RequestError, match=needle) as e:
+        coflowkit.sim.check_request(**kwargs)  # type: ignore[arg-type]
+    assert e.value.field == field
+    with pytest.raises(ValueError, match=needle):
+        coflowkit.simulate("no-such-trace.txt", **kwargs)  # type: ignore[arg-type]
+    assert_one_line_error(cli("simulate", *flags), 2, flags[-2], flags[-1] if field in ("capacity_gbps", "missed") else needle)

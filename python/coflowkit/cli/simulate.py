@@ -11,7 +11,7 @@ import click
 
 from .. import _core
 from .._core import Workload
-from ..sim import check_packet_run
+from ..sim import RequestError, check_request
 from ..sim import simulate as run_simulation
 from ..sim import synthetic
 from ..sim.results import Results
@@ -21,7 +21,6 @@ from .common import (
     TOPOLOGY_HELP,
     Duration,
     capacity_option,
-    check_schedulers,
     check_topology,
     data_errors,
     usage_errors,
@@ -146,8 +145,6 @@ def simulate_cmd(
     if scenario is not None:
         _run_scenario(ctx, scenario, out, progress, trace, workload, scheduler, topology, packet_options, queue_trace)
         return
-    if packet_options is not None:
-        usage_errors("'--packet'")(_core.check_packet_options, packet_options)
     if queue_trace is not None:
         if out is None:
             raise click.UsageError("--queue-trace writes DIR/<transport>/queue_trace.parquet: give --out DIR")
@@ -156,30 +153,31 @@ def simulate_cmd(
     if trace is not None and workload is not None:
         raise click.UsageError("--trace and --workload are exclusive: give one")
     if topology is not None:
-        given = ctx.get_parameter_source("capacity_gbps") == click.core.ParameterSource.COMMANDLINE
-        if given or n_hosts is not None:
-            raise click.UsageError(
-                "--capacity-gbps and --n-hosts size the default big switch; "
-                "with --topology, give rates and hosts in the topology spec"
-            )
+        # A topology file that does not build is bad data (exit 1), a bad spec a usage error (2).
         check_topology(topology, 1)
     if link_util is not None and out is None:
         raise click.UsageError("--link-util writes DIR/<scheduler>/link_util.parquet: give --out DIR")
+    if engine == "packet" and (link_util is not None or missed != "finish"):
+        raise click.UsageError("--link-util and --missed are options of --engine flow")
+    given_capacity = ctx.get_parameter_source("capacity_gbps") == click.core.ParameterSource.COMMANDLINE
+    try:
+        req = check_request(
+            engine=engine,
+            scheduler=scheduler if scheduler is not None or engine == "packet" else [n for n, _ in _core.schedulers()],
+            baseline=baseline,
+            capacity_gbps=capacity_gbps if given_capacity or topology is None else None,
+            n_hosts=n_hosts,
+            topology=topology,
+            link_util_bin=link_util,
+            missed=missed,
+            packet=packet_options,
+        )
+    except RequestError as e:
+        raise click.BadParameter(_in_flags(e.message), param_hint=f"'{FLAGS.get(e.field, e.field)}'") from None
+    specs, baseline = req.specs, req.baseline
     if engine == "packet":
-        specs = [x.strip() for x in (scheduler or "dctcp").split(",") if x.strip()]
-        for x in specs:
-            usage_errors("'--scheduler'")(check_packet_run, x)
-        if link_util is not None or missed != "finish":
-            raise click.UsageError("--link-util and --missed are options of --engine flow")
         per_flow = True
-    else:
-        specs = check_schedulers(scheduler) or [name for name, _ in _core.schedulers()]
-    if baseline is not None and engine == "packet":
-        baseline = baseline.strip()
-    elif baseline is not None:
-        baseline = baseline.strip()
-        usage_errors("'--baseline'")(_core.check_scheduler, baseline)
-    else:
+    if baseline is None:
         baseline = "fair" if "fair" in specs else specs[0]
     if engine == "packet" and baseline not in specs:
         raise click.UsageError(f"--baseline: {baseline!r} is not among the transports run ({', '.join(specs)})")
@@ -220,6 +218,27 @@ def simulate_cmd(
         with data_errors():
             res.write(out)
         click.echo(f"\nwrote {out}{os.sep}")
+
+
+#: The flag of each field of a request (:class:`coflowkit.sim.RequestError`'s ``field``).
+FLAGS = {
+    "engine": "--engine",
+    "scheduler": "--scheduler",
+    "baseline": "--baseline",
+    "capacity_gbps": "--capacity-gbps",
+    "n_hosts": "--n-hosts",
+    "topology": "--topology",
+    "link_util_bin": "--link-util",
+    "missed": "--missed",
+    "packet": "--packet",
+}
+
+
+def _in_flags(message: str) -> str:
+    """A request check's message with the API's argument names as the CLI's flags."""
+    for field in ("capacity_gbps", "n_hosts", "link_util_bin"):
+        message = message.replace(field, FLAGS[field])
+    return message
 
 
 def _without_refused(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import _core
@@ -20,7 +21,10 @@ from .trace import load_trace, workload_from_table, workload_to_table, write_tra
 
 __all__ = [
     "BINS",
+    "Request",
+    "RequestError",
     "Results",
+    "check_request",
     "generate",
     "generators",
     "load_trace",
@@ -98,17 +102,147 @@ def generators() -> list[dict[str, Any]]:
     return list(_core.generators())
 
 
+class RequestError(ValueError):
+    """An argument of a simulation request that is wrong: ``field`` names it as :func:`simulate`
+    does (the CLI maps it to its flag), ``message`` says what is wrong."""
+
+    def __init__(self, field: str, message: str, text: str | None = None) -> None:
+        super().__init__(text if text is not None else f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Request:
+    """A simulation request every argument of which is checked (:func:`check_request`), before
+    any workload is read."""
+
+    engine: str
+    specs: list[str]
+    baseline: str | None
+    capacity_bps: float | None
+    n_hosts: int | None
+    topology: str | None
+    bin_ns: int | None
+    missed: str
+    packet: str
+    classes: list[int] | None
+    paths: list[int | None] | None
+
+
 def _specs(scheduler: str | Iterable[str]) -> list[str]:
     items = [scheduler] if isinstance(scheduler, str) else list(scheduler)
     specs = [part.strip() for item in items for part in str(item).split(",") if part.strip()]
     if not specs:
-        raise ValueError("scheduler: give at least one scheduler")
+        raise RequestError("scheduler", "give at least one scheduler")
     seen = set()
     for s in specs:
         if s in seen:
-            raise ValueError(f"scheduler: {s!r} is given twice")
+            raise RequestError("scheduler", f"{s!r} is given twice")
         seen.add(s)
     return specs
+
+
+def _checked(field: str, check: Any, *args: Any) -> None:
+    """``check(*args)``, its ``ValueError`` as this request's error about ``field``."""
+    try:
+        check(*args)
+    except RequestError:
+        raise
+    except ValueError as e:
+        raise RequestError(field, str(e).removeprefix(f"{field}: ")) from None
+
+
+def _without_transport(options: str) -> str:
+    """Packet options without their ``transport=`` items."""
+    return ",".join(i for i in options.split(",") if i.split("=", 1)[0].strip() != "transport")
+
+
+def check_request(
+    engine: str = "flow",
+    scheduler: str | Iterable[str] | None = None,
+    baseline: str | None = None,
+    capacity_gbps: float | None = None,
+    n_hosts: int | None = None,
+    topology: str | os.PathLike[str] | None = None,
+    link_util_bin: float | None = None,
+    missed: str = "finish",
+    packet: str | Mapping[str, object] | None = None,
+    classes: Sequence[int] | None = None,
+    paths: Sequence[int | None] | None = None,
+) -> Request:
+    """Checks every argument of a simulation request that needs no workload, in one place for
+    :func:`simulate` and ``coflowkit simulate`` alike: the engine and the options that belong to
+    the other one, each scheduler spec (or transport) and the baseline, the fabric's arguments
+    (a topology spec is built once to check it), the packet engine's knobs, ``link_util_bin`` and
+    ``missed``. A wrong one raises :class:`RequestError` naming it. ``scheduler`` defaults to
+    ``fair`` (flow) or ``dctcp`` (packet)."""
+    if engine not in ("flow", "packet"):
+        raise RequestError("engine", f"expected 'flow' or 'packet', got {engine!r}")
+    if engine == "flow" and (packet or classes is not None or paths is not None):
+        raise RequestError("packet, classes, paths", "options of engine='packet'")
+    specs = _specs(scheduler if scheduler is not None else ("fair" if engine == "flow" else "dctcp"))
+    check = check_packet_run if engine == "packet" else _core.check_scheduler
+    for s in specs:
+        _checked("scheduler", check, s)
+    if baseline is not None:
+        baseline = baseline.strip()
+        _checked("baseline", check, baseline)
+    packet_text = packet_options_string(packet)
+    if engine == "packet":
+        if link_util_bin is not None or missed != "finish":
+            raise RequestError("link_util_bin, missed", "options of the flow-level engine (engine='flow')")
+        for i, c in enumerate(classes or []):
+            if not (isinstance(c, int) and 0 <= c <= 7):
+                raise RequestError(f"classes[{i}]", f"a priority class is 0 (highest) to 7, got {c!r}")
+        for i, q in enumerate(paths or []):
+            if q is not None and not (isinstance(q, int) and not isinstance(q, bool) and 0 <= q < 2**32):
+                raise RequestError(f"paths[{i}]", f"a path index is a whole number from 0, or None, got {q!r}")
+        if packet_text:
+            # A transport's run takes every knob but `transport`; a scheduler's run takes that too
+            # (the transport its hosts use), checked when the run is built.
+            transports = set(_core.packet_transports())
+            for s in specs:
+                kept = packet_text if s in transports else _without_transport(packet_text)
+                if kept:
+                    _checked("packet", _core.check_packet_options, kept)
+    if capacity_gbps is not None and not capacity_gbps > 0:
+        raise RequestError("capacity_gbps", f"must be positive, got {capacity_gbps}")
+    if n_hosts is not None and not 1 <= n_hosts < 2**32:
+        raise RequestError("n_hosts", f"must be between 1 and {2**32 - 1}, got {n_hosts}")
+    spec = None if topology is None else os.fspath(topology)
+    if spec is not None and (capacity_gbps is not None or n_hosts is not None):
+        raise RequestError(
+            "topology",
+            "capacity_gbps and n_hosts size the default big switch; "
+            "with a topology, give its rates and hosts in the topology spec",
+        )
+    if spec is not None:
+        try:
+            topology_info(spec, 1)
+        except ValueError as e:
+            # The core's message names the spec or the file already.
+            raise RequestError("topology", str(e), text=str(e)) from None
+    bin_ns = None
+    if link_util_bin is not None:
+        if not (math.isfinite(link_util_bin) and link_util_bin > 0):
+            raise RequestError("link_util_bin", f"must be a positive number of seconds, got {link_util_bin}")
+        bin_ns = max(1, round(link_util_bin * 1e9))
+    if missed not in ("finish", "drop"):
+        raise RequestError("missed", f"expected 'finish' or 'drop', got {missed!r}")
+    return Request(
+        engine=engine,
+        specs=specs,
+        baseline=baseline,
+        capacity_bps=None if capacity_gbps is None else float(capacity_gbps) * 1e9,
+        n_hosts=n_hosts,
+        topology=spec,
+        bin_ns=bin_ns,
+        missed=missed,
+        packet=packet_text,
+        classes=None if classes is None else [int(c) for c in classes],
+        paths=None if paths is None else [None if q is None else int(q) for q in paths],
+    )
 
 
 def check_packet_run(spec: str) -> None:
@@ -185,68 +319,29 @@ def simulate(
     (an index; on a leaf-spine the spine; None for the ECMP hash's), and every
     run keeps per-flow rows with drops, ECN marks, retransmissions and timeouts.
     """
-    if engine not in ("flow", "packet"):
-        raise ValueError(f"engine: expected 'flow' or 'packet', got {engine!r}")
+    req = check_request(
+        engine, scheduler, baseline, capacity_gbps, n_hosts, topology, link_util_bin, missed, packet, classes, paths
+    )
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
-    if engine == "flow" and (packet or classes is not None or paths is not None):
-        raise ValueError("packet, classes, paths: options of engine='packet'")
-    specs = _specs(scheduler if scheduler is not None else ("fair" if engine == "flow" else "dctcp"))
-    if engine == "packet":
-        for s in specs:
-            check_packet_run(s)
-        if link_util_bin is not None or missed != "finish":
-            raise ValueError("link_util_bin, missed: options of the flow-level engine (engine='flow')")
-        for i, c in enumerate(classes or []):
-            if not (isinstance(c, int) and 0 <= c <= 7):
-                raise ValueError(f"classes[{i}]: a priority class is 0 (highest) to 7, got {c!r}")
-        for i, q in enumerate(paths or []):
-            if q is not None and not (isinstance(q, int) and not isinstance(q, bool) and 0 <= q < 2**32):
-                raise ValueError(f"paths[{i}]: a path index is a whole number from 0, or None, got {q!r}")
-    if baseline is not None:
-        baseline = baseline.strip()
-        if baseline not in specs:
-            specs.append(baseline)
-    if capacity_gbps is not None and not capacity_gbps > 0:
-        raise ValueError(f"capacity_gbps: must be positive, got {capacity_gbps}")
-    if n_hosts is not None and not 1 <= n_hosts < 2**32:
-        raise ValueError(f"n_hosts: must be between 1 and {2**32 - 1}, got {n_hosts}")
-    capacity_bps = None if capacity_gbps is None else float(capacity_gbps) * 1e9
-    if topology is None:
-        described = f"big switch, {n_hosts or workload.n_hosts} ports of {(capacity_bps or 1e9) / 1e9:g} Gbit/s"
-        port_bps = capacity_bps or 1e9
-        spec = None
+    specs = list(req.specs)
+    if req.baseline is not None and req.baseline not in specs:
+        specs.append(req.baseline)
+    if req.topology is None:
+        described = f"big switch, {req.n_hosts or workload.n_hosts} ports of {(req.capacity_bps or 1e9) / 1e9:g} Gbit/s"
+        port_bps = req.capacity_bps or 1e9
     else:
-        spec = os.fspath(topology)
-        if capacity_bps is not None or n_hosts is not None:
-            raise ValueError(
-                "topology: capacity_gbps and n_hosts size the default big switch; "
-                "with a topology, give its rates and hosts in the topology spec"
-            )
-        info = topology_info(spec, workload.n_hosts)
+        info = topology_info(req.topology, workload.n_hosts)
         described = info["description"]
         port_bps = info["host_rate_bps"]
-    bin_ns = None
-    if link_util_bin is not None:
-        if not (math.isfinite(link_util_bin) and link_util_bin > 0):
-            raise ValueError(f"link_util_bin: must be a positive number of seconds, got {link_util_bin}")
-        bin_ns = max(1, round(link_util_bin * 1e9))
-    if missed not in ("finish", "drop"):
-        raise ValueError(f"missed: expected 'finish' or 'drop', got {missed!r}")
-    if engine == "packet":
+    if req.engine == "packet":
         runs = _core.simulate_packet(
-            workload,
-            specs,
-            packet_options_string(packet),
-            None if classes is None else [int(c) for c in classes],
-            capacity_bps,
-            n_hosts,
-            progress,
-            spec,
-            None if paths is None else [None if q is None else int(q) for q in paths],
+            workload, specs, req.packet, req.classes, req.capacity_bps, req.n_hosts, progress, req.topology, req.paths
         )
     else:
-        runs = _core.simulate(workload, specs, capacity_bps, n_hosts, per_flow, progress, spec, bin_ns, missed)
-    return Results(runs, source=workload.source, capacity_bps=port_bps, baseline=baseline, topology=described)
+        runs = _core.simulate(
+            workload, specs, req.capacity_bps, req.n_hosts, per_flow, progress, req.topology, req.bin_ns, req.missed
+        )
+    return Results(runs, source=workload.source, capacity_bps=port_bps, baseline=req.baseline, topology=described)
 
 
 def topology_info(topology: str | os.PathLike[str], n_hosts: int | None = None) -> dict[str, Any]:
