@@ -77,8 +77,9 @@ test: develop
 	# it built are reused, not built again (its Python surface is pytest's).
 	cargo test --workspace
 	# pytest in two passes: every test not marked `serial` on both cores
-	# (pytest-xdist), then the `serial` ones alone (pyproject.toml's markers).
-	$(BIN)/python -m pytest -q -n 2 -m "not serial" tests/
+	# (pytest-xdist; a module that marks an `xdist_group` keeps to one worker),
+	# then the `serial` ones alone (pyproject.toml's markers).
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not serial" tests/
 	$(BIN)/python -m pytest -q -m serial tests/
 
 # Fresh seeds for every randomized suite (tests/fuzz.py; release build).

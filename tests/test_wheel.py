@@ -21,6 +21,10 @@ from test_runtime_client import _free_port, _listening, _stop, _wait
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# One worker builds the wheel: `make test` hands out tests with `--dist loadgroup`, and two maturin builds in
+# one target directory race on the file they stage (target/maturin/lib_core.so).
+pytestmark = pytest.mark.xdist_group("wheel")
+
 
 @dataclass(frozen=True)
 class Venv:
