@@ -111,14 +111,36 @@ def test_architecture_lists_what_adding_a_scheduler_touches() -> None:
 
 
 def test_every_packet_part_with_knobs_is_in_the_knob_table() -> None:
-    """A transport, queue kind or engine part that declares `KNOBS` has its line in `knobs::TABLES`,
-    the one table `--packet help`, scenario files and the knob checks read."""
+    """Every transport (a file under transport/ that declares `RULES`) has its line in
+    `transports::ALL` with its own knobs (`<module>::KNOBS`, or none when it declares none); every
+    other part that declares `KNOBS` has its line in `knobs::PARTS`. The knob table `--packet help`,
+    scenario files and the knob checks read is assembled from these two lists alone."""
     src = ROOT / "crates" / "packet" / "src"
-    tables = (src / "knobs.rs").read_text()
+    parts = (src / "knobs.rs").read_text()
+    listed = (src / "transports.rs").read_text()
+    listed = listed[listed.index("pub const ALL"):]
+    listed = listed[: listed.index("];")]
     missing = []
     for f in sorted(src.rglob("*.rs")):
-        if re.search(r"^pub const KNOBS: &\[Knob\]", f.read_text(), re.M):
-            module = "::".join(f.relative_to(src).with_suffix("").parts)
-            if f"crate::{module}::KNOBS" not in tables:
-                missing.append(module)
-    assert not missing, f"parts whose knobs knobs::TABLES leaves out: {missing}"
+        text = f.read_text()
+        module = "::".join(f.relative_to(src).with_suffix("").parts)
+        has_knobs = re.search(r"^pub const KNOBS: &\[Knob\]", text, re.M)
+        if f.parent.name == "transport" and re.search(r"^pub const RULES: Rules", text, re.M):
+            kind = re.search(r"pub const (\w+): TransportKind = TransportKind\(&RULES\)", text)
+            knobs = f"{f.stem}::KNOBS" if has_knobs else "&[]"
+            line = rf"kind: TransportKind::{kind.group(1) if kind else '?'},\s*knobs: {re.escape(knobs)},"
+            if not re.search(line, listed):
+                missing.append(f"{module}: no line `kind: ..., knobs: {knobs}` in transports::ALL")
+        elif has_knobs and f"crate::{module}::KNOBS" not in parts:
+            missing.append(f"{module}: not in knobs::PARTS")
+    assert not missing, "\n".join(missing)
+
+
+def test_architecture_lists_what_adding_a_transport_touches() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    start = text.index("Adding a transport to the packet engine touches")
+    section = text[start: text.index("Adding a queue kind", start)]
+    for name in ("`RULES`", "`option`", "`KNOBS`", "`transports::ALL`", "`pub mod`"):
+        assert name in section, name
+    rules = (ROOT / "crates" / "packet" / "src" / "transport.rs").read_text()
+    assert "pub option: bool" in rules

@@ -308,23 +308,6 @@ pub struct Knob {
 /// kind, packet sizes, link delays and the queue trace.
 pub const KNOBS: &[Knob] = &[
     Knob {
-        name: "transport",
-        default: "dctcp",
-        unit: "choice",
-        help: "tcp, dctcp, rcp, d2tcp or pfabric (default dctcp)",
-        set: |c, key, v| {
-            c.transport =
-                by_name(&TransportKind::ALL, TransportKind::name, v).ok_or_else(|| {
-                    let names: Vec<_> = TransportKind::ALL.iter().map(|t| t.name()).collect();
-                    bad(
-                        key,
-                        format!("unknown transport '{v}': one of {}", names.join(", ")),
-                    )
-                })?;
-            Ok(())
-        },
-    },
-    Knob {
         name: "mtu",
         default: "1500",
         unit: "bytes",

@@ -1,24 +1,23 @@
 //! The one list of knobs: every part's table (`KNOBS` in the file of the
 //! part that reads them, each a [`Knob`]: name, default, unit, help and
-//! how a value sets it), which [`PacketConfig::set`] parses with, [`KEYS`]
-//! lists for `--packet help` and scenario files, and the docs read.
-//! Adding a knob: its field in [`PacketConfig`] with its default, and its
-//! entry in its part's table; a new part's table is one line below.
+//! how a value sets it; a transport's in its rules), which
+//! [`PacketConfig::set`] parses with, [`KEYS`] lists for `--packet help`
+//! and scenario files, and the docs read. Adding a knob: its field in
+//! [`PacketConfig`] with its default, and its entry in its part's table; a
+//! new part's table is one line in [`PARTS`] (a transport's comes with its
+//! line in `crate::transports::ALL`).
 
 use crate::config::{bad, ConfigError, Knob, PacketConfig};
+use crate::transports;
 
-/// Every part's knobs, in listing order.
-pub const TABLES: &[&[Knob]] = &[
+/// The knobs of every part but the transports, in listing order.
+pub const PARTS: &[&[Knob]] = &[
+    crate::transports::KNOBS,
     crate::config::KNOBS,
     crate::queue::strict::KNOBS,
     crate::queue::shared::KNOBS,
     crate::queue::pfabric::KNOBS,
-    crate::transport::newreno::KNOBS,
     crate::transport::sack::KNOBS,
-    crate::transport::dctcp::KNOBS,
-    crate::transport::d2tcp::KNOBS,
-    crate::transport::mcp::KNOBS,
-    crate::transport::pfabric::KNOBS,
     crate::rcp::KNOBS,
     crate::engine::pacing::KNOBS,
     crate::host::KNOBS,
@@ -26,6 +25,29 @@ pub const TABLES: &[&[Knob]] = &[
     crate::tafe::KNOBS,
     crate::coordinator::KNOBS,
 ];
+
+/// How many tables there are: the parts' and one per transport.
+const TABLE_COUNT: usize = PARTS.len() + transports::ALL.len();
+
+/// Every table: the first two parts' (the choice of transport, the run's
+/// own knobs), each transport's (in `transports::ALL`'s order), then the
+/// other parts'.
+pub const TABLES: [&[Knob]; TABLE_COUNT] = {
+    let mut tables: [&[Knob]; TABLE_COUNT] = [&[]; TABLE_COUNT];
+    tables[0] = PARTS[0];
+    tables[1] = PARTS[1];
+    let mut i = 0;
+    while i < transports::ALL.len() {
+        tables[2 + i] = transports::ALL[i].knobs;
+        i += 1;
+    }
+    let mut j = 2;
+    while j < PARTS.len() {
+        tables[transports::ALL.len() + j] = PARTS[j];
+        j += 1;
+    }
+    tables
+};
 
 /// How many knobs there are.
 const N: usize = {

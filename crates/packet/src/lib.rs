@@ -41,6 +41,7 @@ pub mod sack;
 pub mod spc;
 pub mod tafe;
 pub mod transport;
+pub mod transports;
 
 pub use config::{BufferKind, ConfigError, HostQueue, Knob, Limit, PacketConfig};
 pub use coordinator::CoordinatorStats;
@@ -261,7 +262,10 @@ fn cannot_run(name: &str) -> PacketError {
     PacketError::Input(format!(
         "scheduler '{name}' is not one the packet engine runs (it runs {}; or name a transport: {})",
         known.join(", "),
-        TransportKind::ALL.map(|t| t.name()).join(", ")
+        crate::transports::options()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     ))
 }
 

@@ -31,12 +31,12 @@
 //!
 //! Each transport declares its [`Rules`] (a `RULES` constant in its file)
 //! and its [`TransportKind`] (named after it, in the same file);
-//! [`TransportKind::ALL`] lists those the `transport` option takes. The
-//! sender and the engine read a transport's differences from its rules,
-//! not from tests of its name. Adding a transport: its file here (rules,
-//! kind, knobs, its behaviour as hooks of [`Rules`]), a `pub mod` line
-//! below, its line in [`TransportKind::ALL`], and its knobs' table in
-//! `crate::knobs`. Each sender holds its own transport
+//! `crate::transports::ALL` lists each with its knobs (the `transport` option
+//! takes those whose rules say `option`). The sender and the engine read a
+//! transport's differences from its rules, not from tests of its name.
+//! Adding a transport: its file here (rules, kind, knobs, its behaviour as
+//! hooks of [`Rules`]), its `pub mod` line below and its line in
+//! `crate::transports::ALL`. Each sender holds its own transport
 //! ([`SenderParams::transport`]), so flows of one run may use different
 //! ones.
 //!
@@ -145,24 +145,17 @@ pub struct Rules {
     /// The switch ports' queue kind it implies under `queues=auto`
     /// (pFabric's); `None`: strict priority.
     pub queue: Option<QueueKind>,
+    /// The `transport` option takes it (else a flow gets it another way:
+    /// MCP by a host policy's `Cc::Mcp`, per flow).
+    pub option: bool,
 }
 
 impl TransportKind {
     /// Its rules, declared in its file.
     #[inline]
-    pub fn rules(self) -> &'static Rules {
+    pub const fn rules(self) -> &'static Rules {
         self.0
     }
-
-    /// Every transport the `transport` option takes, in listing order: the
-    /// one list of transports (MCP, per flow only, is left out).
-    pub const ALL: [TransportKind; 5] = [
-        TransportKind::Tcp,
-        TransportKind::Dctcp,
-        TransportKind::Rcp,
-        TransportKind::D2tcp,
-        TransportKind::Pfabric,
-    ];
 
     /// Its name in options and reports.
     pub fn name(self) -> &'static str {

@@ -12,7 +12,7 @@ use crate::progress::Board;
 use crate::simulate::{col, result_dict};
 use crate::topology::fabric_for;
 use crate::workload::PyWorkload;
-use coflowkit_packet::{PacketConfig, PacketError, PacketResult, TransportKind, KEYS};
+use coflowkit_packet::{PacketConfig, PacketError, PacketResult, KEYS};
 use coflowkit_sched::SchedulerSpec;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -20,7 +20,9 @@ use pyo3::types::{PyDict, PyList};
 /// Every transport of the packet engine.
 #[pyfunction]
 pub fn packet_transports() -> Vec<&'static str> {
-    TransportKind::ALL.iter().map(|t| t.name()).collect()
+    coflowkit_packet::transports::options()
+        .map(|t| t.name())
+        .collect()
 }
 
 /// Every registry scheduler the packet engine runs: (name, how: `host
@@ -57,7 +59,7 @@ enum Run {
 /// spec the packet engine runs (its options may then name the transport).
 fn run_of(name: &str, options: &str) -> PyResult<Run> {
     let t = name.trim();
-    if TransportKind::ALL.iter().any(|k| k.name() == t) {
+    if coflowkit_packet::transports::options().any(|k| k.name() == t) {
         return Ok(Run::Transport(config(t, options)?));
     }
     let spec = SchedulerSpec::parse(t).map_err(|e| value_error(format!("scheduler: {e}")))?;

@@ -26,6 +26,7 @@ use crate::config::{bad, Knob};
 /// deadline is a host policy's, else the flow's own.
 pub const RULES: Rules = Rules {
     name: "d2tcp",
+    option: true,
     ecn: Ecn::Alpha,
     policy_deadline: true,
     flow_deadline: true,

@@ -15,6 +15,7 @@ use crate::config::{bad, Knob};
 /// DCTCP: ECN-capable, α from 1, NewReno's recovery otherwise.
 pub const RULES: Rules = Rules {
     name: "dctcp",
+    option: true,
     ecn: Ecn::Alpha,
     ..super::newreno::RULES
 };

@@ -48,6 +48,7 @@ use crate::config::Knob;
 /// for a flow that has one (NewReno's otherwise).
 pub const RULES: Rules = Rules {
     name: "mcp",
+    option: false,
     ecn: Ecn::Knob,
     deadline_law: Some(Sender::mcp_step),
     policy_deadline: true,
@@ -56,7 +57,7 @@ pub const RULES: Rules = Rules {
 
 impl TransportKind {
     /// Karuna's MCP for a deadline flow. Only a host policy's
-    /// `Cc::Mcp` selects it (not in [`TransportKind::ALL`]: it needs each
+    /// `Cc::Mcp` selects it (not a `transport` option: it needs each
     /// flow's deadline).
     #[allow(non_upper_case_globals)]
     pub const Mcp: TransportKind = TransportKind(&RULES);

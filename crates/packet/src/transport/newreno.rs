@@ -24,6 +24,7 @@ use crate::config::{bad, Knob};
 /// TCP NewReno: not ECN-capable, RTT samples, SACK if asked, a window.
 pub const RULES: Rules = Rules {
     name: "tcp",
+    option: true,
     ecn: Ecn::Off,
     starts_in_avoidance: false,
     samples_rtt: true,

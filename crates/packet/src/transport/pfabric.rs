@@ -35,6 +35,7 @@ use crate::queue::QueueKind;
 /// slow-start threshold.
 pub const RULES: Rules = Rules {
     name: "pfabric",
+    option: true,
     ecn: Ecn::Off,
     starts_in_avoidance: true,
     samples_rtt: false,

@@ -10,6 +10,7 @@ use super::{Ecn, Rules, TransportKind};
 /// RCP: rate-based, NewReno's recovery, not a window transport.
 pub const RULES: Rules = Rules {
     name: "rcp",
+    option: true,
     ecn: Ecn::Off,
     rate_based: true,
     window: false,

@@ -911,9 +911,11 @@ fn only_window_transports_switch_mid_flow() {
 
 #[test]
 fn every_transport_is_listed_under_its_own_name() {
-    let all = [TransportKind::Mcp].into_iter().chain(TransportKind::ALL);
-    let mut names: Vec<&str> = all.map(|t| t.name()).collect();
+    let all = crate::transports::ALL;
+    let mut names: Vec<&str> = all.iter().map(|t| t.kind.name()).collect();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), TransportKind::ALL.len() + 1);
+    assert_eq!(names.len(), all.len());
+    let options: Vec<&str> = crate::transports::options().map(|t| t.name()).collect();
+    assert_eq!(options, ["tcp", "dctcp", "rcp", "d2tcp", "pfabric"]);
 }
