@@ -1,4 +1,5 @@
-"""The testbed report's table of repeated runs (examples/testbed/sim_vs_testbed.py), by hand."""
+"""The testbed report's table of repeated runs (examples/testbed/sim_vs_testbed.py and its page,
+sim_vs_testbed_page.py), by hand."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "testbed"))
 import sim_vs_testbed as svt  # noqa: E402
+import sim_vs_testbed_page as svp  # noqa: E402
 
 
 def test_repeated_runs_rank_by_their_mean_and_name_the_pairs_every_run_ordered_against_the_simulator():
@@ -16,7 +18,7 @@ def test_repeated_runs_rank_by_their_mean_and_name_the_pairs_every_run_ordered_a
     # it before b, against the simulator.
     repeats = {"a": [1.0, 1.2], "b": [1.5, 2.5], "c": [0.8, 1.6], "fair-rt": [9.0, 9.0]}
     rows.append(("fair-rt", "", 9.0, 9.0, 0, 0, 0))
-    text = "\n".join(svt.repeated(rows, repeats))
+    text = "\n".join(svp.repeated(rows, repeats))
     assert "| a | 1.0000, 1.2000 s | 1.1000 s | 1.0000-1.2000 s | 1.0000 s |" in text
     # fair-rt is a control: in the table, not in the ranking.
     assert "testbed a < c < b; simulated a < b < c: 2 of 3 pairs in the same order" in text
@@ -26,7 +28,7 @@ def test_repeated_runs_rank_by_their_mean_and_name_the_pairs_every_run_ordered_a
 
 def test_a_policy_replayed_once_adds_nothing():
     rows = [("a", "", 1.0, 1.0, 0, 0, 0)]
-    assert svt.repeated(rows, {"a": [1.0]}) == []
+    assert svp.repeated(rows, {"a": [1.0]}) == []
 
 
 def test_dcas_is_simulated_with_the_negotiation_the_replay_measured():
@@ -48,11 +50,11 @@ def test_dcas_is_simulated_with_the_negotiation_the_replay_measured():
 def test_pairs_closer_than_the_testbed_resolves_are_counted_apart():
     sim = {"a": 1.00, "b": 1.02, "c": 2.0}
     tb = {"a": 0.5, "b": 0.4, "c": 0.3}
-    text = svt.close_pairs([("a", "b"), ("a", "c"), ("b", "c")], tb, sim)
+    text = svp.close_pairs([("a", "b"), ("a", "c"), ("b", "c")], tb, sim)
     # a/c and b/c: 100% and 96% apart, both reversed; a/b: 2% apart, reversed.
     assert text.startswith("Of the 2 pairs the simulator separates by 5% or more, 0 in the same order (against it: a/c, b/c)")
     assert text.endswith("closer than 5% in the simulator, within what the testbed resolves: a/b (2.0% apart, reversed on the testbed).")
-    assert svt.close_pairs([("a", "c")], {"a": 0.1, "c": 0.2}, sim) == "Of the 1 pairs the simulator separates by 5% or more, 1 in the same order."
+    assert svp.close_pairs([("a", "c")], {"a": 0.1, "c": 0.2}, sim) == "Of the 1 pairs the simulator separates by 5% or more, 1 in the same order."
 
 
 def test_every_counterpart_and_coordinator_scheduler_is_one_the_simulator_builds():
@@ -66,7 +68,7 @@ def test_every_counterpart_and_coordinator_scheduler_is_one_the_simulator_builds
     assert svt.RUNTIME["aalo"] == "aalo" and svt.SIMULATED["aalo"] == "aalo:local=first"
     # Without classes nothing goes ahead of the scheduled flows.
     assert svt.SIMULATED["aalo-rates"] == "aalo"
-    assert set(svt.RUNTIME) <= set(svt.SIMULATED) and set(svt.CONTROLS) <= set(svt.RUNTIME)
+    assert set(svt.RUNTIME) <= set(svt.SIMULATED) and set(svp.CONTROLS) <= set(svt.RUNTIME)
 
 
 def test_runs_of_different_workloads_are_not_put_on_one_page(tmp_path):
@@ -83,12 +85,12 @@ def test_runs_of_different_workloads_are_not_put_on_one_page(tmp_path):
         (out / "page.json").write_text(json.dumps(dict(page, **extra, rows=[row], why={"plain": {}}, sim_s=0.1)))
         runs.append(out)
     # A run saved before the workloads had pages of their own replayed FB2010.
-    saved, _ = svt.combine(runs[:2])
+    saved, _ = svp.combine(runs[:2])
     assert saved["workload"] == "fb2010" and saved["repeats"] == {"plain": [1.0, 1.0]}
     with pytest.raises(SystemExit, match=r"r2: its workload 'dcas' is not the first run's 'fb2010'"):
-        svt.combine(runs)
+        svp.combine(runs)
     # Each workload has its own page, figure, title and explanation.
-    assert set(svt.PAGES) == set(svt.TITLES) == set(svt.EXPLANATIONS) == set(svt.SCALES)
+    assert set(svt.PAGES) == set(svp.TITLES) == set(svp.EXPLANATIONS) == set(svt.SCALES)
     assert len({doc for doc, _ in svt.PAGES.values()}) == len({fig for _, fig in svt.PAGES.values()}) == len(svt.PAGES)
 
 
@@ -96,7 +98,7 @@ def test_runs_made_before_a_policys_replay_changed_are_not_pooled_with_those_aft
     import json
 
     page = {"command": "", "source": "x", "n_coflows": 1, "n_flows": 1, "topology": "t", "buffer": None, "rto_max_ms": 1000}
-    since = svt.REPLAY_CHANGED["dcas"][0]
+    since = svp.REPLAY_CHANGED["dcas"][0]
     old, new = "2026-11-24 06:45 UTC", "2026-11-24 11:00 UTC"
     assert old < since <= new
 
@@ -109,14 +111,14 @@ def test_runs_made_before_a_policys_replay_changed_are_not_pooled_with_those_aft
         return out
 
     a, b, c = run("a", old, 3.0, 2.0), run("b", new, 1.0, 2.2), run("c", old, 3.5, 2.1)
-    saved, csvs = svt.combine([a, b, c])
+    saved, csvs = svp.combine([a, b, c])
     # plain's replay did not change: all three runs count, the last gives the row. dcas: only the run since.
     assert saved["repeats"] == {"plain": [2.0, 2.2, 2.1], "dcas": [1.0]}
     assert [r[0] for r in saved["rows"]] == ["plain", "dcas"] and saved["rows"][1][2] == 1.0
     assert csvs["dcas"] == b / "dcas-coflows.csv" and saved["why"]["dcas"] == {"run": "b"}
     assert saved["not_pooled"]["dcas"]["runs"] == [old, old] and "plain" not in saved["not_pooled"]
     # With no run since the change, the runs before are what there is.
-    saved, _ = svt.combine([a, c])
+    saved, _ = svp.combine([a, c])
     assert saved["repeats"]["dcas"] == [3.0, 3.5] and saved["not_pooled"] == {}
 
 
@@ -164,7 +166,7 @@ def test_resimulate_takes_one_saved_run_and_refuses_one_its_command_does_not_fit
     # The second --resimulate stamps its own minute (a minute may turn between the two calls): the
     # combined page takes the stamp of the page.json it reads.
     latest = json.loads((tmp_path / "page.json").read_text())
-    saved, _ = svt.combine([tmp_path])
+    saved, _ = svp.combine([tmp_path])
     assert saved["resimulated"] == latest["resimulated"] and saved["resimulated_all"]
     # A command that now makes another workload than the one replayed is refused, naming what differs.
     (tmp_path / "page.json").write_text(json.dumps(dict(page, command=command.replace("--max-coflows 6", "--max-coflows 5"))))

@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 
 import coflowkit
 import tafe_packet
+import tafe_packet_page
 from coflowkit import __version__, load_experiment
 from coflowkit.experiments.runner import reproduction_parser, run_reproduction
 
@@ -67,8 +68,8 @@ def main() -> int:
     fig2 = motivating()
     figures = draw(points, coflows)
     pk = tafe_packet.run_all(args.results, args.no_run)
-    section = tafe_packet.render(pk["fig2"], pk["figs"], pk["demotion"], pk["seconds"] + pk["causes_seconds"],
-                                 pk["causes"], pk["by_size"], pk["service"])
+    section = tafe_packet_page.render(pk["fig2"], pk["figs"], pk["demotion"], pk["seconds"] + pk["causes_seconds"],
+                                      pk["causes"], pk["by_size"], pk["service"])
     DOC.write_text(render(points, coflows, fig2, figures, section), encoding="utf-8")
     print(f"wrote {DOC} and {len(figures)} figures in {FIGURES}/", file=sys.stderr)
     return 0

@@ -274,7 +274,7 @@ def _pooled(ag: pd.DataFrame, sizes: str, interval: str, st: str) -> float:
 
 def render_agreement(ag: pd.DataFrame) -> str:
     """The lossless agreement's table, packet against flow level per seed and pooled, and what it shows."""
-    import regenerate as rg  # the page's helpers
+    import measures as rg  # the page's helpers
 
     def cell(flow: np.ndarray, packet: np.ndarray) -> str:
         return f"{_gap(flow, packet, 'mean'):+.1%} / {_gap(flow, packet, 'p95'):+.1%}"
@@ -374,7 +374,7 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
     """The page's packet-level section; ``sp``, ``f7s``, ``sets`` and ``ag`` are :func:`split`'s,
     :func:`fig7_split`'s, :func:`settings`' and :func:`agreement`'s. ``alone``: the section is run and spliced into the page
     without the flow-level sections (``regenerate.py --packet-only``), and says so."""
-    import regenerate as rg  # the page's helpers and the paper's Table 4
+    import measures as rg  # the page's helpers and the paper's Table 4
 
     out = ["## At packet level (issue 34)\n"]
     cpu = fig[fig["level"] != "flow"]["cpu_s"].sum()
@@ -500,7 +500,7 @@ def render(fig: pd.DataFrame, f7: pd.DataFrame, three: pd.DataFrame, control: di
 def render_settings(fig: pd.DataFrame, sets: pd.DataFrame) -> str:
     """The subsection of Figs. 8-9 under ``SETTINGS``: Baraat's p95 reductions against each scheme at
     both levels, the page's setting first."""
-    import regenerate as rg
+    import measures as rg
 
     out = ["### Figs. 8-9 under the settings the paper leaves open\n",
            SETTINGS_NOTE.format(n=N_TASKS),
@@ -545,7 +545,7 @@ def render_settings(fig: pd.DataFrame, sets: pd.DataFrame) -> str:
 def figure(fig: pd.DataFrame) -> str:
     """Draws the p95 reductions (paper, flow, packet, packet with ``rtt=1ms``) beside the flow-level
     figure; returns its path relative to the page."""
-    import regenerate as rg
+    import measures as rg
     from matplotlib.figure import Figure
 
     f = Figure(figsize=(10, 3.4))

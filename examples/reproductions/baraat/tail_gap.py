@@ -100,7 +100,7 @@ LINK = "fifo-lm:threshold=p80;mux=link"
 OTHERS = ["fair", "srpt", "stf", "fifo"]
 QUANTILES = (0.5, 0.95, 0.99)
 STATS = ("median", "p95", "p99")
-#: Table 4: reduction with Baraat relative to each policy (median, p95, p99), % (regenerate.py's).
+#: Table 4: reduction with Baraat relative to each policy (median, p95, p99), % (measures.py's).
 TABLE4 = {
     "fair": {"bing": (-5, 30, 34), "analytics": (25, 58, 62), "uniform": (7, 37, 40)},
     "srpt": {"bing": (4, 70, 76), "analytics": (4, 43, 61), "uniform": (38, 66, 75)},
