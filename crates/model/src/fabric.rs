@@ -33,7 +33,7 @@
 mod ids;
 pub(crate) mod shape;
 
-use crate::units::{BitsPerSec, HostId};
+use crate::units::{BitsPerSec, Dur, HostId};
 pub use ids::{FlowKey, Link, LinkId, LinkKind, Node, Switch, SwitchId, Tier, TopologyKind};
 use shape::Shape;
 use thiserror::Error;
@@ -44,6 +44,14 @@ pub enum FabricError {
     /// A fabric needs at least one host.
     #[error("a fabric needs at least one host")]
     NoHosts,
+    /// Link delays given for another number of links.
+    #[error("{given} link delays for a fabric of {links} links")]
+    LinkDelays {
+        /// Delays given.
+        given: usize,
+        /// Links in the fabric.
+        links: usize,
+    },
     /// A capacity is zero, negative or not finite.
     #[error("{link}: capacity {value} bit/s is not a positive finite number")]
     BadCapacity {
@@ -231,6 +239,9 @@ pub struct Fabric {
     switches: Vec<Switch>,
     shape: Shape,
     ecmp_seed: u64,
+    /// Each link's own one-way propagation delay, where it has one (empty:
+    /// none has; the packet engine then takes its knobs' delay by link kind).
+    delays: Vec<Option<Dur>>,
 }
 
 impl Fabric {
@@ -253,6 +264,7 @@ impl Fabric {
             switches,
             shape,
             ecmp_seed: 0,
+            delays: vec![],
         };
         debug_assert!(f.links.len() >= 2 * n_hosts as usize);
         if let Some(i) = f
@@ -338,6 +350,28 @@ impl Fabric {
             }
         }
         Ok(self)
+    }
+
+    /// The fabric with each link's own one-way propagation delay (by link
+    /// id; `None` keeps the packet engine's delay for its kind). A
+    /// decomposed run's link topologies give each link the delay of the
+    /// path it stands for.
+    pub fn with_link_delays(mut self, delays: Vec<Option<Dur>>) -> Result<Fabric, FabricError> {
+        if delays.len() != self.links.len() {
+            return Err(FabricError::LinkDelays {
+                given: delays.len(),
+                links: self.links.len(),
+            });
+        }
+        self.delays = delays;
+        Ok(self)
+    }
+
+    /// Link `id`'s own one-way propagation delay, if it has one
+    /// ([`Fabric::with_link_delays`]).
+    #[inline]
+    pub fn link_delay(&self, id: LinkId) -> Option<Dur> {
+        self.delays.get(id.0 as usize).copied().flatten()
     }
 
     /// The fabric with ECMP seed `seed` (default 0): another seed puts flows

@@ -386,10 +386,13 @@ fn base_rtt_ns(fabric: &Fabric, cfg: &PacketConfig) -> Dur {
         path.iter()
             .map(|l| {
                 let link = &fabric.links()[l.0 as usize];
-                let delay = match link.kind {
-                    LinkKind::Uplink(_) | LinkKind::Downlink(_) => cfg.host_link_delay.0,
-                    _ => cfg.fabric_link_delay.0,
-                };
+                let delay = fabric
+                    .link_delay(*l)
+                    .map(|d| d.0)
+                    .unwrap_or(match link.kind {
+                        LinkKind::Uplink(_) | LinkKind::Downlink(_) => cfg.host_link_delay.0,
+                        _ => cfg.fabric_link_delay.0,
+                    });
                 delay as f64 + f64::from(bytes) * 8e9 / link.capacity.0
             })
             .sum()

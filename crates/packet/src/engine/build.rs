@@ -104,6 +104,8 @@ fn build_ports(
     let mut ports = Vec::with_capacity(fabric.n_links());
     for (i, link) in fabric.links().iter().enumerate() {
         let rate = link.capacity.0;
+        let own = fabric.link_delay(LinkId(i as u32)).map(|d| d.0);
+        let host_delay = own.unwrap_or(cfg.host_link_delay.0);
         let mut port = match link.kind {
             LinkKind::Uplink(_) => {
                 let (buffer, k) = match cfg.host_queue {
@@ -124,10 +126,10 @@ fn build_ports(
                     q.one_fifo = cfg.host_fifo;
                     q.into()
                 };
-                Port::with_queue(rate, ps(Time(cfg.host_link_delay.0)), queue)
+                Port::with_queue(rate, ps(Time(host_delay)), queue)
             }
-            LinkKind::Downlink(_) => switch_port(rate, cfg.host_link_delay.0),
-            LinkKind::Switch { .. } => switch_port(rate, cfg.fabric_link_delay.0),
+            LinkKind::Downlink(_) => switch_port(rate, host_delay),
+            LinkKind::Switch { .. } => switch_port(rate, own.unwrap_or(cfg.fabric_link_delay.0)),
             // A CPU is no network resource: never on a packet's path.
             LinkKind::Cpu(_) => Port::new(1.0, 0, None, None, false),
         };
