@@ -6,6 +6,7 @@ policy; and the worker's policy spec is the simulator's scheduler spec."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 import coflowkit
 from coflowkit import _core
 from coflowkit.testbed import replay as rp
+from coflowkit.testbed.replay.run import OptionError, ReplayRequest, run_replay
 from coflowkit.testbed.replay.worker import _tos, make_policy
 
 MS = 1_000_000
@@ -176,3 +178,68 @@ def test_the_replays_policy_spec_is_the_simulators_scheduler_spec() -> None:
     # with where to run it instead.
     with pytest.raises(ValueError, match="'baraat'.*Linux bridge answers none.*--engine packet"):
         rp.policy_spec("baraat", w)
+
+
+def test_every_replay_policy_builds_as_its_table_entry_says() -> None:
+    """Each entry of the one table of replay policies (``rp.REPLAY_POLICIES``): its spec builds, the
+    Rust policy of its name, or none for the one without keys; whether the workers negotiate is the
+    Rust policy's say (``HostPolicy.negotiates``), and ``POLICIES`` is the table's help."""
+    w = _workload()
+    assert list(rp.POLICIES) == list(rp.REPLAY_POLICIES)
+    for name, p in rp.REPLAY_POLICIES.items():
+        assert p.name == name and rp.POLICIES[name] == p.help
+        spec = rp.policy_spec(name, w)
+        policy = make_policy(spec, 0, 2)
+        if p.keys is None:
+            assert spec == {"name": name} and policy is None and not rp.negotiates(spec)
+            assert not p.takes_thresholds and not p.native_clock
+            continue
+        assert policy is not None and policy.name == name
+        assert rp.negotiates(spec) == policy.negotiates
+        variants = [rp.with_keys(spec), rp.policy_spec(name, w, negotiate=False)]
+        if policy.negotiates:
+            variants += [rp.with_keys(spec, loss="1"), rp.with_keys(spec, keep_own="yes")]
+        for variant in variants:
+            assert rp.negotiates(variant) == _core.HostPolicy(variant["spec"], 0, 2, 1e9, 100_000).negotiates
+    # What the table declares, as the code it replaced decided it by name.
+    assert [n for n, p in rp.REPLAY_POLICIES.items() if p.takes_thresholds] == ["pias", "tafe", "karuna"]
+    assert [n for n, p in rp.REPLAY_POLICIES.items() if p.native_clock] == ["dcas"]
+    assert [n for n in rp.REPLAY_POLICIES if rp.negotiates(rp.policy_spec(n, w))] == ["dcas"]
+    assert not rp.negotiates(rp.policy_spec("dcas", w, negotiate=False))
+
+
+def test_every_host_policy_is_a_replay_policy_or_refused_by_its_switches() -> None:
+    """A scheduler with a host policy (the descriptor's ``parts``) is a replay policy, or its switches
+    do what the testbed's bridge cannot (``rp.SWITCH_REFUSALS``) and ``policy_spec`` says where to run
+    it; a scheduler without one is refused naming the policies there are."""
+    w = _workload()
+    for d in _core.scheduler_descriptors():
+        name, parts = d["name"], d["parts"]
+        if name in rp.REPLAY_POLICIES:
+            assert parts["host"], name
+            continue
+        with pytest.raises(ValueError) as e:
+            rp.policy_spec(name, w)
+        if parts["switch"] in rp.SWITCH_REFUSALS:
+            assert f"--engine packet --scheduler {name})" in str(e.value)
+        else:
+            assert not parts["host"], f"{name} has a host policy but is no replay policy"
+            assert str(e.value) == f"replay policy {name!r}: known policies are {', '.join(rp.POLICIES)}"
+    with pytest.raises(ValueError) as e:
+        rp.policy_spec("baraat", w)
+    assert str(e.value) == (
+        "replay policy 'baraat': its rates come from switches that answer each flow's request every RTT "
+        "(Algorithm 1), and the testbed's Linux bridge answers none; run it in the packet engine "
+        "(coflowkit simulate --engine packet --scheduler baraat)"
+    )
+
+
+@pytest.mark.parametrize("name", [n for n, p in rp.REPLAY_POLICIES.items() if p.keys is not None] + ["baraat"])
+def test_a_bad_policy_parameter_names_the_option_that_carries_it(name: str, tmp_path: Path) -> None:
+    """``coflowkit replay``'s error for a bad parameter names ``--thresholds`` for a policy that takes
+    them (``ReplayPolicy.takes_thresholds``), else ``--policy``; it comes before anything runs."""
+    request = ReplayRequest(out_dir=tmp_path / "out", policy=name, thresholds="0", heavy=-1)
+    with pytest.raises(OptionError) as e:
+        run_replay(_workload(), 2, request, lambda _: None)
+    assert e.value.option == ("'--thresholds'" if name in ("pias", "tafe", "karuna") else "'--policy'")
+    assert not (tmp_path / "out").exists()

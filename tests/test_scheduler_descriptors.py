@@ -27,6 +27,20 @@ def test_descriptors_are_the_registry_and_print_one_line_each(cli: Cli) -> None:
     assert "threshold=p80" in line and "Baraat" in line
 
 
+def test_descriptors_carry_their_parts() -> None:
+    """``parts``: what differs for the drivers, as the registry declares it; a scheduler has a host
+    policy exactly when the packet engine runs it by one."""
+    descriptors = {d["name"]: d for d in _core.scheduler_descriptors()}
+    keys = {"host", "switch", "coordinated", "preflight", "local_thresholds"}
+    assert all(set(d["parts"]) == keys for d in descriptors.values())
+    hosted = {name for name, how in _core.packet_schedulers() if how == "host policy"}
+    assert {n for n, d in descriptors.items() if d["parts"]["host"]} == hosted
+    assert {d["parts"]["switch"] for d in descriptors.values()} == {"plain", "smart-priority-classes", "task-marking"}
+    baraat, aalo = descriptors["baraat"]["parts"], descriptors["aalo"]["parts"]
+    assert baraat["switch"] == "smart-priority-classes" and baraat["preflight"] and baraat["host"]
+    assert aalo["coordinated"] == [("delta", "0")] and aalo["local_thresholds"] and not aalo["host"]
+
+
 def test_markdown_is_the_docs_section(cli: Cli) -> None:
     proc = cli("schedulers", "--markdown")
     assert proc.returncode == 0, proc.stderr

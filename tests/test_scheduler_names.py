@@ -9,10 +9,18 @@ missing. This test finds such comparisons in every crate's library code (tests e
 `name == "x"`, `name != "x"` and match arms `"x" =>` of a `match` on a name, for every registered
 name `x`. docs/architecture.md's list of what adding a scheduler touches says the same; the second
 test holds that list to the registry's layout.
+
+The testbed's Python (python/coflowkit/testbed) holds to the same rule: what differs per replay policy
+is its `ReplayPolicy` in the one table of testbed/replay/modes.py (`REPLAY_POLICIES`), and what is the
+scheduler's own is read from the binding (the host policy's `negotiates`, the descriptor's `parts`).
+Its scan reads the syntax tree: a comparison (`==`, `!=`, `in`, `not in`, `is`) of anything with a
+string literal that is a scheduler's or a replay policy's name, or a `case` of such a literal, is a
+table field or a binding getter missing.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -20,6 +28,7 @@ from test_import_graph import strip
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHED = ROOT / "crates" / "sched" / "src"
+TESTBED = ROOT / "python" / "coflowkit" / "testbed"
 
 
 def homes() -> dict[str, Path]:
@@ -92,6 +101,97 @@ def test_the_scan_finds_a_name_test() -> None:
         (1, "aalo"),
         (2, "pias"),
         (2, "karuna"),
+    ]
+
+
+def replay_policy_names() -> list[str]:
+    """The names of the replay's policies: the first argument of each `ReplayPolicy(...)` in the
+    table of testbed/replay/modes.py (read from its source: no build needed)."""
+    tree = ast.parse((TESTBED / "replay" / "modes.py").read_text())
+    return [
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "ReplayPolicy"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ]
+
+
+def _literals(node: ast.expr) -> list[str]:
+    """The string literals ``node`` is (a constant) or holds (a tuple, list or set of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [s for e in node.elts for s in _literals(e)]
+    return []
+
+
+def _case_literals(pattern: ast.pattern) -> list[str]:
+    """The string literals a ``case`` pattern matches."""
+    if isinstance(pattern, ast.MatchValue):
+        return _literals(pattern.value)
+    if isinstance(pattern, ast.MatchOr):
+        return [s for p in pattern.patterns for s in _case_literals(p)]
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        return _case_literals(pattern.pattern)
+    return []
+
+
+_COMPARE = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+
+
+def python_name_tests(source: str, names: list[str]) -> list[tuple[int, str]]:
+    """Each (line, name) where Python ``source`` compares something with the literal ``name`` (one of
+    ``names``) or has a ``case`` of it."""
+    known = set(names)
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                if isinstance(op, _COMPARE):
+                    for side in (sides[i], sides[i + 1]):
+                        out += [(node.lineno, s) for s in _literals(side) if s in known]
+        elif isinstance(node, ast.match_case):
+            out += [(node.pattern.lineno, s) for s in _case_literals(node.pattern) if s in known]
+    return sorted(set(out))
+
+
+def test_no_testbed_module_tests_a_policy_name() -> None:
+    policies = replay_policy_names()
+    assert {"plain", "pias", "dcas"} <= set(policies), policies
+    names = sorted({*homes(), *policies})
+    found = []
+    for f in sorted(TESTBED.rglob("*.py")):
+        for line, name in python_name_tests(f.read_text(), names):
+            found.append(f"{f.relative_to(ROOT)}:{line}: tests the name '{name}'")
+    assert not found, "a ReplayPolicy field (or a getter of the binding) is missing:\n" + "\n".join(found)
+
+
+def test_the_python_scan_finds_a_name_test() -> None:
+    source = (
+        "def f(name, r, p, spec, how):\n"
+        "    if name == 'plain': pass\n"
+        "    x = 'dcas' != p.name\n"
+        "    y = r.policy in ('pias', 'tafe', 'max')\n"
+        "    match spec:\n"
+        "        case 'karuna' | 'other': pass\n"
+        "        case 'fifo-lm' as n: pass\n"
+        "    ok = [ReplayPolicy('fair', 'help'), spec.get('name', 'plain'), how == 'max', {'srpt': 1}['srpt']]\n"
+        "    # if name == 'aalo'\n"
+        "    doc = \"name == 'varys'\"\n"
+    )
+    names = ["plain", "dcas", "pias", "tafe", "karuna", "fifo-lm", "fair", "srpt", "aalo", "varys"]
+    assert python_name_tests(source, names) == [
+        (2, "plain"),
+        (3, "dcas"),
+        (4, "pias"),
+        (4, "tafe"),
+        (6, "karuna"),
+        (7, "fifo-lm"),
     ]
 
 

@@ -23,6 +23,7 @@ use crate::progress::Board;
 use crate::topology::fabric_for;
 use crate::workload::{set_optional, PyWorkload};
 use coflowkit_model::{Dur, Fabric, FlowKind, ValidWorkload};
+use coflowkit_sched::descriptor::Switch;
 use coflowkit_sched::{
     build, cost_rank, AnyScheduler, SchedulerSpec, WorkloadHints, NAMES, SCHEDULERS,
 };
@@ -60,8 +61,12 @@ pub fn schedulers() -> Vec<(&'static str, &'static str)> {
 }
 
 /// Every scheduler's descriptor as a dict: `name`, `description`, `paper`,
-/// `needs` (a dict: `sizes`, `hints` (list of str), `fabric`, `deadlines`)
-/// and `params` (a list of dicts: `key`, `kind`, `default`, `unit`, `help`).
+/// `needs` (a dict: `sizes`, `hints` (list of str), `fabric`, `deadlines`),
+/// `params` (a list of dicts: `key`, `kind`, `default`, `unit`, `help`) and
+/// `parts` (a dict, what differs for the drivers: `host` (whether it has a
+/// host policy), `switch` (`plain`, `smart-priority-classes` or
+/// `task-marking`), `coordinated` (a list of (key, value)), `preflight` and
+/// `local_thresholds` (whether it has them)).
 #[pyfunction]
 pub fn scheduler_descriptors(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
@@ -89,9 +94,25 @@ pub fn scheduler_descriptors(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             params.append(param)?;
         }
         desc.set_item("params", params)?;
+        let parts = PyDict::new(py);
+        parts.set_item("host", d.parts.host.is_some())?;
+        parts.set_item("switch", switch_label(d.parts.switch))?;
+        parts.set_item("coordinated", d.parts.coordinated.to_vec())?;
+        parts.set_item("preflight", d.parts.preflight.is_some())?;
+        parts.set_item("local_thresholds", d.parts.local_thresholds.is_some())?;
+        desc.set_item("parts", parts)?;
         out.append(desc)?;
     }
     Ok(out)
+}
+
+/// What a scheduler's switches do, as `scheduler_descriptors` names it.
+fn switch_label(switch: Switch) -> &'static str {
+    match switch {
+        Switch::Plain => "plain",
+        Switch::SmartPriorityClasses => "smart-priority-classes",
+        Switch::TaskMarking => "task-marking",
+    }
 }
 
 /// The parameter tables of every scheduler as markdown (what

@@ -21,7 +21,7 @@ from ...sim.trace import write_trace
 from .driver import replay_on_runtime, replay_on_testbed, replay_on_testbed_runtime
 from .fit import fit
 from .hosts import RuntimeHost
-from .modes import policy_spec
+from .modes import policy_spec, takes_thresholds
 from .results import negotiation_summary, tables
 
 __all__ = ["OptionError", "ReplayRequest", "run_replay"]
@@ -100,7 +100,7 @@ def run_replay(workload: _core.Workload, n_hosts: int, request: ReplayRequest, s
         cuts = None if r.thresholds is None else [int(float(x)) for x in r.thresholds.split(",")]
         spec = policy_spec(r.policy, fw, cuts, r.heavy, r.quantum, r.negotiate)
     except ValueError as e:
-        raise OptionError("'--thresholds'" if r.policy in ("pias", "tafe", "karuna") else "'--policy'", str(e)) from None
+        raise OptionError("'--thresholds'" if takes_thresholds(r.policy) else "'--policy'", str(e)) from None
     runtime = r.hosts is not None or r.runtime_scheduler is not None
     if r.runtime_scheduler is not None:
         say(f"runtime    {r.runtime_scheduler} on testbed {r.testbed_name}: {n_hosts} agents in the hosts' namespaces")

@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from ... import _core
-from .modes import KARUNA_RTT_NS
+from .modes import KARUNA_RTT_NS, runs_clock_natively, runs_scheduler
 from .plans import Flow, Plan
 from .protocol import Channel
 
@@ -187,7 +187,7 @@ def make_policy(spec: Mapping[str, Any], host: int = 0, n_hosts: int = 1) -> _co
     """The Rust policy a plan's ``policy`` names (:func:`coflowkit.testbed.replay.modes.policy_spec`:
     ``name`` and the scheduler ``spec``) at ``host``; None for ``plain`` (every flow unmarked)."""
     name = spec.get("name", "plain")
-    if name == "plain":
+    if not runs_scheduler(name):
         return None
     if not isinstance(spec.get("spec"), str):
         raise ValueError(f"replay policy {name!r}: the plan carries no scheduler 'spec' (make it with policy_spec)")
@@ -362,11 +362,12 @@ class Worker:
             self.wake_timer = self.loop.call_later(max(0.0, self.t0 + at / 1e9 - time.time()), self._wake)
 
     def native_clock(self) -> None:
-        """Runs a D-CAS policy's clock natively from now on (``t0`` known, the control socket
+        """Runs the policy's clock natively from now on if its replay policy says so
+        (:attr:`~.modes.ReplayPolicy.native_clock`: D-CAS's; ``t0`` known, the control socket
         open if it negotiates): its wake-ups, the control datagrams and the marks they change are
         the clock thread's; this loop still tells the policy what its flows do (start, bytes
         written, finish) and sends what those calls announce."""
-        if self.policy is None or self.policy.name != "dcas":
+        if self.policy is None or not runs_clock_natively(self.policy.name):
             return
         if self.ctl is not None:
             self.loop.remove_reader(self.ctl.fileno())
