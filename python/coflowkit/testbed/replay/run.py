@@ -21,7 +21,7 @@ from ...sim.trace import write_trace
 from .driver import replay_on_runtime, replay_on_testbed, replay_on_testbed_runtime
 from .fit import fit
 from .hosts import RuntimeHost
-from .modes import policy_spec, takes_thresholds
+from .modes import negotiates, policy_spec, takes_thresholds
 from .results import negotiation_summary, tables
 
 __all__ = ["OptionError", "ReplayRequest", "run_replay"]
@@ -138,7 +138,7 @@ def run_replay(workload: _core.Workload, n_hosts: int, request: ReplayRequest, s
             f"{again} flow(s) sent again from their first byte after their connection failed "
             f"(their CCTs include the loss; the workers' results in {work} name each)"
         )
-    if spec.get("negotiate") and not runtime:
+    if negotiates(spec) and not runtime:
         n = negotiation_summary(work, n_hosts)
         say(
             f"negotiation {n['announcements']} announcements, {n['replies_received']} replies in time, "
