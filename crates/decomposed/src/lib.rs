@@ -1,0 +1,322 @@
+//! The decomposed engine: a fabric's flow completion times from one
+//! packet-level simulation per link, as Parsimon (Zhao, Goyal, Alizadeh,
+//! Anderson, NSDI 2023) decomposes a fabric, run on this project's own
+//! packet engine (its transports, queues and host policies).
+//!
+//! 1. Every flow is routed as the packet engine routes it ([`route`]).
+//! 2. Each link that carries flows gets its own simulation ([`linksim`]):
+//!    those flows only, on a small fabric that keeps each one's NIC and
+//!    path delay. Links are independent, so they run in parallel.
+//! 3. A flow's time in a link's simulation, less its time alone on that
+//!    simulation's path ([`alone`]), is what that link's traffic cost it.
+//! 4. A flow's estimate is its time alone on its own path plus what each
+//!    link on it cost it (the sum over the path, Parsimon's assumption
+//!    that the hops' delays are independent), written as the other
+//!    engines write their tables.
+//!
+//! What needs a view wider than one link is refused: a scheduler run by a
+//! central coordinator, coflow dependencies and barriers (a flow's start
+//! would depend on other links' results), compute stages.
+
+pub mod alone;
+pub mod hops;
+pub mod linksim;
+pub mod route;
+
+use alone::Alone;
+use coflowkit_model::{Fabric, FlowKind, LinkId, Time, ValidWorkload};
+use coflowkit_packet::PacketConfig;
+use coflowkit_sched::SchedulerSpec;
+use coflowkit_sim::{Outcome, SimResult};
+use hops::Hop;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use thiserror::Error;
+
+/// Why a decomposed run cannot go on.
+#[derive(Debug, Error)]
+pub enum DecomposeError {
+    /// The input asks for what a decomposition cannot run.
+    #[error("{0}")]
+    Input(String),
+    /// A link's small fabric or workload was refused (a bug if it happens).
+    #[error("link {0}: {1}")]
+    Link(String, String),
+    /// The packet engine refused a run.
+    #[error("{0}")]
+    Packet(String),
+}
+
+/// What runs on the hosts of every link's simulation.
+pub enum Run<'a> {
+    /// The configured transport alone.
+    Transport,
+    /// A scheduler's host policy on every host (one that decides locally).
+    Hosts(&'a SchedulerSpec),
+}
+
+/// How a decomposed run goes.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Threads that run link simulations (at least 1).
+    pub threads: usize,
+    /// Keep what each link cost each flow ([`DecomposedResult::costs`]).
+    pub keep_costs: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            keep_costs: false,
+        }
+    }
+}
+
+/// A finished decomposed run.
+#[derive(Debug, Clone)]
+pub struct DecomposedResult {
+    /// The tables every engine writes, from the estimates.
+    pub sim: SimResult,
+    /// Link simulations run.
+    pub link_sims: usize,
+    /// Per-hop packets over every link simulation.
+    pub packets: u64,
+    /// Paths measured alone.
+    pub alone_paths: usize,
+    /// Per link simulated, in link order.
+    pub links: Vec<LinkReport>,
+    /// Per flow, what each link on its path cost it (ns), when kept.
+    pub costs: Option<Vec<Vec<(LinkId, f64)>>>,
+}
+
+/// What one link's simulation found.
+#[derive(Debug, Clone)]
+pub struct LinkReport {
+    /// The link.
+    pub link: LinkId,
+    /// Flows crossing it.
+    pub flows: usize,
+    /// Per-hop packets its simulation took.
+    pub packets: u64,
+    /// What it cost its flows beyond their time alone, summed (ns).
+    pub cost_ns: f64,
+}
+
+/// Refuses what a decomposition cannot run, naming the first coflow.
+pub fn check(workload: &ValidWorkload) -> Result<(), DecomposeError> {
+    for c in workload.coflows() {
+        if !c.parents.is_empty() {
+            return Err(DecomposeError::Input(format!(
+                "coflow {} depends on another coflow: the decomposed engine runs independent flows \
+                 (run dependencies with --engine flow or packet)",
+                c.id.0
+            )));
+        }
+        for (k, f) in c.flows.iter().enumerate() {
+            if f.kind == FlowKind::Compute {
+                return Err(DecomposeError::Input(format!(
+                    "coflow {} flow {k} is a compute stage; the decomposed engine models the \
+                     network only (run it with --engine flow)",
+                    c.id.0
+                )));
+            }
+            if f.after.is_some() {
+                return Err(DecomposeError::Input(format!(
+                    "coflow {} flow {k} waits for a barrier: the decomposed engine runs \
+                     independent flows (run barriers with --engine flow or packet)",
+                    c.id.0
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f` on every item on `threads` threads; `done(k, n)` after each.
+fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+    done: &mut dyn FnMut(usize, usize),
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1).min(items.len().max(1)) {
+            let tx = tx.clone();
+            let (next, f) = (&next, &f);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= items.len() {
+                    break;
+                }
+                if tx.send((i, f(&items[i]))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (k, (i, r)) in rx.iter().enumerate() {
+            out[i] = Some(r);
+            done(k + 1, items.len());
+        }
+    });
+    out.into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect()
+}
+
+/// Runs `workload` on `fabric` decomposed into one simulation per link
+/// (`pinned`: a flow's path number, else ECMP's); `progress(done, total)`
+/// over the link simulations.
+pub fn simulate(
+    fabric: &Fabric,
+    workload: &ValidWorkload,
+    run: &Run<'_>,
+    pinned: &[Option<u32>],
+    cfg: &PacketConfig,
+    opts: Options,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<DecomposedResult, DecomposeError> {
+    check(workload)?;
+    cfg.check()
+        .map_err(|e| DecomposeError::Input(e.to_string()))?;
+    let routes = route::route(fabric, workload, pinned);
+    let flow_at: Vec<(u32, u32)> = workload
+        .coflows()
+        .iter()
+        .enumerate()
+        .flat_map(|(c, x)| (0..x.flows.len() as u32).map(move |k| (c as u32, k)))
+        .collect();
+    let bytes: Vec<u64> = workload
+        .coflows()
+        .iter()
+        .flat_map(|c| c.flows.iter().map(|f| f.bytes.0))
+        .collect();
+    let links: Vec<LinkId> = (0..fabric.n_links() as u32)
+        .map(LinkId)
+        .filter(|l| {
+            routes.on_link[l.0 as usize]
+                .iter()
+                .any(|&i| bytes[i as usize] > 0)
+        })
+        .collect();
+    let sims = links
+        .iter()
+        .map(|&l| linksim::build(fabric, workload, cfg, &routes, &flow_at, l))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Every path a flow's time alone is asked on, with its largest flow.
+    let mut largest: HashMap<Vec<Hop>, u64> = HashMap::new();
+    let real: Vec<Vec<Hop>> = routes
+        .paths
+        .iter()
+        .map(|p| p.iter().map(|&l| Hop::of(fabric, cfg, l)).collect())
+        .collect();
+    for (i, p) in real.iter().enumerate() {
+        let m = largest.entry(p.clone()).or_default();
+        *m = (*m).max(bytes[i]);
+    }
+    for s in &sims {
+        for (n, p) in s.paths.iter().enumerate() {
+            let m = largest.entry(p.clone()).or_default();
+            *m = (*m).max(bytes[s.flows[n] as usize]);
+        }
+    }
+    let mut paths: Vec<(Vec<Hop>, u64)> = largest.into_iter().collect();
+    paths.sort();
+    let alone_paths = paths.len();
+    let measured = par_map(
+        &paths,
+        opts.threads,
+        |(p, max)| Alone::measure(p, *max, cfg),
+        &mut |_, _| {},
+    );
+    let mut alone: HashMap<Vec<Hop>, Alone> = HashMap::with_capacity(paths.len());
+    for ((p, _), a) in paths.into_iter().zip(measured) {
+        alone.insert(p, a?);
+    }
+    let ran = par_map(&sims, opts.threads, |s| s.run(run, cfg), progress);
+    // What each link cost each flow, summed over its path.
+    let mut cost = vec![0f64; bytes.len()];
+    let mut packets = 0;
+    let mut reports = Vec::with_capacity(sims.len());
+    let mut kept: Option<Vec<Vec<(LinkId, f64)>>> =
+        opts.keep_costs.then(|| vec![vec![]; bytes.len()]);
+    for (s, r) in sims.iter().zip(ran) {
+        let (fct, p) = r?;
+        packets += p;
+        let mut sum = 0.0;
+        for (n, &i) in s.flows.iter().enumerate() {
+            let b = bytes[i as usize];
+            let c = fct[n] as f64 - alone[&s.paths[n]].fct(b);
+            cost[i as usize] += c;
+            sum += c;
+            if let Some(k) = kept.as_mut() {
+                k[i as usize].push((s.link, c));
+            }
+        }
+        reports.push(LinkReport {
+            link: s.link,
+            flows: s.flows.len(),
+            packets: p,
+            cost_ns: sum,
+        });
+    }
+    let start: Vec<Time> = flow_at
+        .iter()
+        .map(|&(c, k)| {
+            let x = &workload.coflows()[c as usize];
+            Time(x.arrival.0 + x.flows[k as usize].delay.0)
+        })
+        .collect();
+    let finish: Vec<Time> = (0..bytes.len())
+        .map(|i| {
+            if bytes[i] == 0 {
+                return start[i];
+            }
+            let est = alone[&real[i]].fct(bytes[i]) + cost[i].max(0.0);
+            Time(start[i].0 + est.round() as u64)
+        })
+        .collect();
+    let mut completion = vec![Time(0); workload.coflows().len()];
+    for (i, &(c, _)) in flow_at.iter().enumerate() {
+        completion[c as usize] = completion[c as usize].max(finish[i]);
+    }
+    let release: Vec<Time> = workload.coflows().iter().map(|c| c.arrival).collect();
+    let bottleneck: Vec<f64> = real
+        .iter()
+        .map(|p| {
+            p.iter()
+                .map(|h| h.rate as f64)
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    let name = match run {
+        Run::Transport => cfg.transport.name().to_string(),
+        Run::Hosts(spec) => spec.name.clone(),
+    };
+    let sim = SimResult::collect(Outcome {
+        scheduler: &name,
+        workload,
+        release: &release,
+        completion: &completion,
+        flow_start: &|i| start[i],
+        flow_finish: &finish,
+        flow_dropped: &[],
+        flow_bottleneck: &|i| bottleneck[i],
+        per_flow: true,
+        link_util: None,
+        n_events: 0,
+    });
+    Ok(DecomposedResult {
+        sim,
+        link_sims: sims.len(),
+        packets,
+        alone_paths,
+        links: reports,
+        costs: kept,
+    })
+}

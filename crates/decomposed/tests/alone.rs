@@ -1,0 +1,59 @@
+//! A flow with nothing else on the fabric: its decomposed estimate is its
+//! packet-level time (each link's simulation costs it nothing beyond its
+//! time alone there).
+
+use coflowkit_decomposed::{simulate, Options, Run};
+use coflowkit_model::{
+    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, Time, Workload,
+};
+use coflowkit_packet::PacketConfig;
+
+fn check(fabric: &Fabric, src: u32, dst: u32, bytes: u64) {
+    let cfg = PacketConfig::default();
+    let w = Workload {
+        n_hosts: fabric.n_hosts(),
+        coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(src, dst, bytes)])],
+    }
+    .validate(fabric)
+    .unwrap();
+    let p = coflowkit_packet::simulate(fabric, &w, &[], &[], &cfg, &mut |_| {}).unwrap();
+    let d = simulate(
+        fabric,
+        &w,
+        &Run::Transport,
+        &[],
+        &cfg,
+        Options { threads: 1 },
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let (a, b) = (&p.sim.flows.unwrap()[0], &d.sim.flows.unwrap()[0]);
+    let (fa, fb) = ((a.finish - a.start).0 as f64, (b.finish - b.start).0 as f64);
+    assert!(
+        (fa - fb).abs() <= 0.01 * fa + 50.0,
+        "{src}->{dst} {bytes} B: packet {fa} ns, decomposed {fb} ns"
+    );
+}
+
+#[test]
+fn a_lone_flow_takes_its_packet_level_time() {
+    let ls = Fabric::leaf_spine(&LeafSpineSpec {
+        leaves: 2,
+        spines: 2,
+        hosts_per_leaf: 2,
+        host_rate: BitsPerSec(10e9),
+        spine_rate: Some(BitsPerSec(40e9)),
+    })
+    .unwrap();
+    let ft = Fabric::fat_tree(&FatTreeSpec {
+        k: 4,
+        link_rate: BitsPerSec(10e9),
+    })
+    .unwrap();
+    for bytes in [1_000, 14_600, 100_000, 1_000_000, 5_000_000] {
+        check(&ls, 0, 1, bytes);
+        check(&ls, 0, 3, bytes);
+        check(&ft, 0, 15, bytes);
+        check(&ft, 0, 2, bytes);
+    }
+}
