@@ -142,6 +142,17 @@ def simulate_packet(
     topology: str | None = None,
     paths: list[int | None] | None = None,
 ) -> list[dict[str, Any]]: ...
+def simulate_decomposed(
+    workload: Workload,
+    transports: list[str],
+    options: str = "",
+    capacity_bps: float | None = None,
+    n_hosts: int | None = None,
+    progress: bool = True,
+    topology: str | None = None,
+    paths: list[int | None] | None = None,
+    threads: int | None = None,
+) -> list[dict[str, Any]]: ...
 def packet_transports() -> list[str]: ...
 def packet_schedulers() -> list[tuple[str, str]]: ...
 def packet_options() -> list[tuple[str, str]]: ...

@@ -87,6 +87,11 @@ fn main() {
         &cfg,
         Options {
             keep_costs: true,
+            combine: if std::env::var("COMBINE").as_deref() == Ok("max") {
+                coflowkit_decomposed::Combine::Max
+            } else {
+                coflowkit_decomposed::Combine::Sum
+            },
             ..Options::default()
         },
         &mut |_, _| {},

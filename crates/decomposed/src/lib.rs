@@ -56,9 +56,22 @@ pub enum Run<'a> {
     Hosts(&'a SchedulerSpec),
 }
 
+/// How a flow's costs on the links of its path make its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Their sum: each link's queues delay the flow one after another
+    /// (Parsimon's assumption that the hops are independent).
+    Sum,
+    /// The largest: the flow is held back by its most loaded link only,
+    /// as a flow limited by its share of a bottleneck is.
+    Max,
+}
+
 /// How a decomposed run goes.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
+    /// How a flow's per-link costs combine.
+    pub combine: Combine,
     /// Threads that run link simulations (at least 1).
     pub threads: usize,
     /// Keep what each link cost each flow ([`DecomposedResult::costs`]).
@@ -70,6 +83,7 @@ impl Default for Options {
         Options {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             keep_costs: false,
+            combine: Combine::Sum,
         }
     }
 }
@@ -252,7 +266,10 @@ pub fn simulate(
         for (n, &i) in s.flows.iter().enumerate() {
             let b = bytes[i as usize];
             let c = fct[n] as f64 - alone[&s.paths[n]].fct(b);
-            cost[i as usize] += c;
+            cost[i as usize] = match opts.combine {
+                Combine::Sum => cost[i as usize] + c,
+                Combine::Max => cost[i as usize].max(c),
+            };
             sum += c;
             if let Some(k) = kept.as_mut() {
                 k[i as usize].push((s.link, c));

@@ -23,7 +23,10 @@ fn check(fabric: &Fabric, src: u32, dst: u32, bytes: u64) {
         &Run::Transport,
         &[],
         &cfg,
-        Options { threads: 1 },
+        Options {
+            threads: 1,
+            keep_costs: false,
+        },
         &mut |_, _| {},
     )
     .unwrap();
@@ -55,5 +58,60 @@ fn a_lone_flow_takes_its_packet_level_time() {
         check(&ls, 0, 3, bytes);
         check(&ft, 0, 15, bytes);
         check(&ft, 0, 2, bytes);
+    }
+}
+
+#[test]
+fn dependencies_barriers_and_compute_stages_are_refused_naming_the_coflow() {
+    use coflowkit_model::{compute, DepKind, Dependency};
+    let fabric = Fabric::big_switch(4, BitsPerSec(10e9))
+        .unwrap()
+        .with_cpus(BitsPerSec(1e9))
+        .unwrap();
+    let mut child = CoflowSpec::new(2, Time(0), vec![flow(1, 2, 1_000)]);
+    child.parents.push(Dependency {
+        parent: coflowkit_model::CoflowId(1),
+        kind: DepKind::StartsAfter,
+    });
+    let cases = [
+        (
+            vec![CoflowSpec::new(1, Time(0), vec![flow(0, 1, 1_000)]), child],
+            "coflow 2 depends",
+        ),
+        (
+            vec![CoflowSpec::new(
+                3,
+                Time(0),
+                vec![
+                    flow(0, 1, 1_000).in_group(0),
+                    flow(0, 2, 1).in_group(1).after(0),
+                ],
+            )],
+            "coflow 3 flow 1 waits",
+        ),
+        (
+            vec![CoflowSpec::new(4, Time(0), vec![compute(0, 10)])],
+            "coflow 4 flow 0 is a compute stage",
+        ),
+    ];
+    for (coflows, want) in cases {
+        let w = Workload {
+            n_hosts: 4,
+            coflows,
+        }
+        .validate(&fabric)
+        .unwrap();
+        let e = simulate(
+            &fabric,
+            &w,
+            &Run::Transport,
+            &[],
+            &PacketConfig::default(),
+            Options::default(),
+            &mut |_, _| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with(want), "{e}");
     }
 }

@@ -36,6 +36,7 @@
 
 use pyo3::prelude::*;
 
+mod decomposed;
 mod errors;
 mod host_policy;
 mod packet;
@@ -162,6 +163,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::refusals, m)?)?;
     m.add_function(wrap_pyfunction!(packet::simulate_packet, m)?)?;
+    m.add_function(wrap_pyfunction!(decomposed::simulate_decomposed, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_transports, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_options, m)?)?;

@@ -50,14 +50,14 @@ pub fn check_packet_options(options: &str) -> PyResult<()> {
 
 /// One packet-level run: a transport alone, or a scheduler over the
 /// configured transport.
-enum Run {
+pub(crate) enum Run {
     Transport(PacketConfig),
     Scheduler(SchedulerSpec, PacketConfig),
 }
 
 /// The run `name` asks for: a transport's name, or a registry scheduler
 /// spec the packet engine runs (its options may then name the transport).
-fn run_of(name: &str, options: &str) -> PyResult<Run> {
+pub(crate) fn run_of(name: &str, options: &str) -> PyResult<Run> {
     let t = name.trim();
     if coflowkit_packet::transports::options().any(|k| k.name() == t) {
         return Ok(Run::Transport(config(t, options)?));

@@ -21,6 +21,8 @@ pub struct Board {
     names: Vec<String>,
     started: Vec<AtomicBool>,
     bars: Mutex<Option<(MultiProgress, Vec<ProgressBar>)>>,
+    /// What a bar counts (`coflows`, or a decomposed run's `links`).
+    unit: &'static str,
 }
 
 impl Board {
@@ -30,6 +32,12 @@ impl Board {
     /// A board for simulations named `names`; draws only if `wanted` and
     /// stderr is a terminal.
     pub fn new(wanted: bool, names: Vec<String>) -> Board {
+        Board::with_unit(wanted, names, "coflows")
+    }
+
+    /// A board whose bars count `unit` (the progress's `coflows_done` of
+    /// `n_coflows` are then that many of them).
+    pub fn with_unit(wanted: bool, names: Vec<String>, unit: &'static str) -> Board {
         let started = names.iter().map(|_| AtomicBool::new(false)).collect();
         let enabled = wanted && std::io::stderr().is_terminal();
         Board {
@@ -38,6 +46,7 @@ impl Board {
             names,
             started,
             bars: Mutex::new(None),
+            unit,
         }
     }
 
@@ -86,10 +95,12 @@ impl Board {
     fn make_bars(&self, n_coflows: u64) -> (MultiProgress, Vec<ProgressBar>) {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let width = self.names.iter().map(String::len).max().unwrap_or(0);
-        let style = ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} coflows, {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        let template = format!(
+            "{{prefix}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {}, {{msg}}",
+            self.unit
+        );
+        let style = ProgressStyle::with_template(&template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
         let bars = self
             .names
             .iter()

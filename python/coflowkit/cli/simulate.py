@@ -86,12 +86,13 @@ from .common import (
 )
 @click.option(
     "--engine",
-    type=click.Choice(["flow", "packet"]),
+    type=click.Choice(["flow", "packet", "decomposed"]),
     default="flow",
     show_default=True,
     help="flow: exact fluid rates per scheduler; packet: queues, ECN and transports per packet "
     "(--scheduler then names transports, --packet help lists them, or schedulers the packet engine "
-    "runs: coflowkit schedulers --engine packet).",
+    "runs: coflowkit schedulers --engine packet); decomposed: the packet engine one link at a time, "
+    "for large fabrics (transports and schedulers whose host policies decide alone).",
 )
 @click.option(
     "--packet",
@@ -141,7 +142,9 @@ def simulate_cmd(
             click.echo(f"{key.ljust(18)} {what}")
         return
     if engine == "flow" and (packet_options is not None or queue_trace is not None or scenario is not None):
-        raise click.UsageError("--packet, --queue-trace and --scenario need --engine packet")
+        raise click.UsageError("--packet, --queue-trace and --scenario need --engine packet (--packet also decomposed)")
+    if engine == "decomposed" and (queue_trace is not None or scenario is not None):
+        raise click.UsageError("--queue-trace and --scenario need --engine packet")
     if scenario is not None:
         _run_scenario(ctx, scenario, out, progress, trace, workload, scheduler, topology, packet_options, queue_trace)
         return
@@ -157,13 +160,13 @@ def simulate_cmd(
         check_topology(topology, 1)
     if link_util is not None and out is None:
         raise click.UsageError("--link-util writes DIR/<scheduler>/link_util.parquet: give --out DIR")
-    if engine == "packet" and (link_util is not None or missed != "finish"):
+    if engine != "flow" and (link_util is not None or missed != "finish"):
         raise click.UsageError("--link-util and --missed are options of --engine flow")
     given_capacity = ctx.get_parameter_source("capacity_gbps") == click.core.ParameterSource.COMMANDLINE
     try:
         req = check_request(
             engine=engine,
-            scheduler=scheduler if scheduler is not None or engine == "packet" else [n for n, _ in _core.schedulers()],
+            scheduler=scheduler if scheduler is not None or engine != "flow" else [n for n, _ in _core.schedulers()],
             baseline=baseline,
             capacity_gbps=capacity_gbps if given_capacity or topology is None else None,
             n_hosts=n_hosts,
@@ -175,11 +178,11 @@ def simulate_cmd(
     except RequestError as e:
         raise click.BadParameter(_in_flags(e.message), param_hint=f"'{FLAGS.get(e.field, e.field)}'") from None
     specs, baseline = req.specs, req.baseline
-    if engine == "packet":
+    if engine != "flow":
         per_flow = True
     if baseline is None:
         baseline = "fair" if "fair" in specs else specs[0]
-    if engine == "packet" and baseline not in specs:
+    if engine != "flow" and baseline not in specs:
         raise click.UsageError(f"--baseline: {baseline!r} is not among the transports run ({', '.join(specs)})")
     with data_errors():
         if trace is not None:

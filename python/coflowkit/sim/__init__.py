@@ -102,6 +102,10 @@ def generators() -> list[dict[str, Any]]:
     return list(_core.generators())
 
 
+#: The engines :func:`simulate` runs: exact fluid rates, packets, and packets one link at a time.
+ENGINES = ("flow", "packet", "decomposed")
+
+
 class RequestError(ValueError):
     """An argument of a simulation request that is wrong: ``field`` names it as :func:`simulate`
     does (the CLI maps it to its flag), ``message`` says what is wrong."""
@@ -177,19 +181,21 @@ def check_request(
     (a topology spec is built once to check it), the packet engine's knobs, ``link_util_bin`` and
     ``missed``. A wrong one raises :class:`RequestError` naming it. ``scheduler`` defaults to
     ``fair`` (flow) or ``dctcp`` (packet)."""
-    if engine not in ("flow", "packet"):
-        raise RequestError("engine", f"expected 'flow' or 'packet', got {engine!r}")
+    if engine not in ENGINES:
+        raise RequestError("engine", f"expected one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     if engine == "flow" and (packet or classes is not None or paths is not None):
-        raise RequestError("packet, classes, paths", "options of engine='packet'")
+        raise RequestError("packet, classes, paths", "options of engine='packet' or 'decomposed'")
+    if engine == "decomposed" and classes is not None:
+        raise RequestError("classes", "an option of engine='packet' (the decomposed engine takes no classes)")
     specs = _specs(scheduler if scheduler is not None else ("fair" if engine == "flow" else "dctcp"))
-    check = check_packet_run if engine == "packet" else _core.check_scheduler
+    check = {"flow": _core.check_scheduler, "packet": check_packet_run, "decomposed": check_decomposed_run}[engine]
     for s in specs:
         _checked("scheduler", check, s)
     if baseline is not None:
         baseline = baseline.strip()
         _checked("baseline", check, baseline)
     packet_text = packet_options_string(packet)
-    if engine == "packet":
+    if engine != "flow":
         if link_util_bin is not None or missed != "finish":
             raise RequestError("link_util_bin, missed", "options of the flow-level engine (engine='flow')")
         for i, c in enumerate(classes or []):
@@ -243,6 +249,20 @@ def check_request(
         classes=None if classes is None else [int(c) for c in classes],
         paths=None if paths is None else [None if q is None else int(q) for q in paths],
     )
+
+
+def check_decomposed_run(spec: str) -> None:
+    """Checks one decomposed run: a packet-engine run (:func:`check_packet_run`) that needs no
+    central coordinator; a ``ValueError`` naming the engines that run it otherwise."""
+    check_packet_run(spec)
+    name = spec.split(":", 1)[0].strip()
+    local = [n for n, how in _core.packet_schedulers() if how == "host policy"]
+    if name in dict(_core.packet_schedulers()) and name not in local:
+        raise ValueError(
+            f"scheduler: {name!r} needs a central coordinator, which sees the whole fabric; the decomposed "
+            f"engine simulates each link alone and runs transports and the schedulers whose host policies "
+            f"decide alone ({', '.join(local)}); run {name!r} with engine 'flow' or 'packet'"
+        )
 
 
 def check_packet_run(spec: str) -> None:
@@ -318,6 +338,12 @@ def simulate(
     pins each flow to one of the fabric's equal-cost paths between its hosts
     (an index; on a leaf-spine the spine; None for the ECMP hash's), and every
     run keeps per-flow rows with drops, ECN marks, retransmissions and timeouts.
+
+    ``engine="decomposed"`` estimates the packet engine's flow completion times
+    from one packet-level simulation per link (docs/decomposed-engine.md):
+    the same transports and knobs, schedulers whose host policies decide
+    alone (``pias``, ``karuna``, ...; one run by a coordinator is refused),
+    ``paths`` as for ``"packet"``, no ``classes``.
     """
     req = check_request(
         engine, scheduler, baseline, capacity_gbps, n_hosts, topology, link_util_bin, missed, packet, classes, paths
@@ -333,7 +359,11 @@ def simulate(
         info = topology_info(req.topology, workload.n_hosts)
         described = info["description"]
         port_bps = info["host_rate_bps"]
-    if req.engine == "packet":
+    if req.engine == "decomposed":
+        runs = _core.simulate_decomposed(
+            workload, specs, req.packet, req.capacity_bps, req.n_hosts, progress, req.topology, req.paths
+        )
+    elif req.engine == "packet":
         runs = _core.simulate_packet(
             workload, specs, req.packet, req.classes, req.capacity_bps, req.n_hosts, progress, req.topology, req.paths
         )
