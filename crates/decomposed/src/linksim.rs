@@ -69,7 +69,8 @@ pub fn build(
     let kind = fabric.links()[l.0 as usize].kind;
     // The hosts on each side, each with its first flow's hops up to the
     // link or after it.
-    let (mut srcs, mut dsts): (Vec<(u32, Vec<Hop>)>, Vec<(u32, Vec<Hop>)>) = (vec![], vec![]);
+    let mut srcs: Vec<(u32, Vec<Hop>)> = vec![];
+    let mut dsts: Vec<(u32, Vec<Hop>)> = vec![];
     let (mut src_of, mut dst_of) = (HashMap::new(), HashMap::new());
     let mut ends = Vec::with_capacity(flows.len());
     for &i in flows {
@@ -194,7 +195,7 @@ pub fn build(
             });
         }
         let (s, d) = ends[n];
-        let mut f = orig.flows[k as usize].clone();
+        let mut f = orig.flows[k as usize];
         f.src = HostId(s as u32);
         f.dst = HostId((n_src + d) as u32);
         coflows.last_mut().expect("pushed").flows.push(f);

@@ -25,7 +25,7 @@ fn check(fabric: &Fabric, src: u32, dst: u32, bytes: u64) {
         &cfg,
         Options {
             threads: 1,
-            keep_costs: false,
+            ..Options::default()
         },
         &mut |_, _| {},
     )
