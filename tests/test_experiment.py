@@ -189,7 +189,7 @@ def test_packet_engine_points_carry_their_options(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
-        ('engine = "ns3"', "engine: 'ns3' is not one of flow, packet"),
+        ('engine = "ns3"', "engine: 'ns3' is not one of flow, packet, decomposed"),
         ('engine = "flow"', 'packet: options of the packet engine: set engine = "packet"'),
         ('packet = "nope=1"', "packet: packet option 'nope': unknown option"),
         ('missed = "drop"', "missed: 'drop': dropping late flows is an option of the flow-level engine"),
@@ -202,6 +202,18 @@ def test_bad_packet_experiments_name_the_key(tmp_path: Path, change: str, needle
     with pytest.raises(ExperimentError) as e:
         load_experiment(write(tmp_path, change + "\n" + text))
     assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_decomposed_experiment_runs_and_refuses_a_coordinator(cli: Cli, tmp_path: Path) -> None:
+    text = PACKET.replace('engine = "packet"', 'engine = "decomposed"').replace(', "pfabric"]', ', "pias"]')
+    path = write(tmp_path, text)
+    cli("run", path, "--out", tmp_path / "store")
+    points = pq.read_table(tmp_path / "store" / "points.parquet").to_pandas()
+    assert list(points["status"]) == ["done"] * 3, points["error"].tolist()
+    cli("report", tmp_path / "store")
+    assert "packet level one link at a time" in (tmp_path / "store" / "report.md").read_text()
+    with pytest.raises(ExperimentError, match="needs a central coordinator"):
+        load_experiment(write(tmp_path, text.replace(', "pias"]', ', "aalo"]')))
 
 
 def test_a_packet_experiment_runs_and_reports(cli: Cli, tmp_path: Path) -> None:

@@ -73,6 +73,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
+from ..sim import ENGINES as ENGINES_OF_SIM
+from ..sim import check_decomposed_run
 
 __all__ = [
     "METRICS",
@@ -133,7 +135,7 @@ _TOP_KEYS = (
     "packet",
 )
 #: The simulators a file may name (``engine = ...``; the first is the default).
-ENGINES = ("flow", "packet")
+ENGINES = ENGINES_OF_SIM
 #: How the workload and topology axes combine into cells.
 GRIDS = ("product", "one-at-a-time")
 #: The bins of summaries when a file names none (Aalo 7.1, the core's): short below 5 MiB, narrow up to 50 flows.
@@ -556,7 +558,7 @@ class _Checker:
         missed = raw.get("missed", MISSED[0])
         if missed not in MISSED:
             raise self.fail("missed", f"{missed!r} is not one of {', '.join(MISSED)}")
-        if engine == "packet" and missed != MISSED[0]:
+        if engine != "flow" and missed != MISSED[0]:
             raise self.fail("missed", f"{missed!r}: dropping late flows is an option of the flow-level engine")
         exp = Experiment(
             missed=missed,
@@ -729,9 +731,11 @@ class _Checker:
         return entries
 
     def check_scheduler(self, spec: str, key: str) -> None:
-        if self.engine == "packet" and spec in _core.packet_transports():
+        if self.engine != "flow" and spec in _core.packet_transports():
             return  # a transport alone, no scheduler
         try:
+            if self.engine == "decomposed":
+                check_decomposed_run(spec)
             _core.check_scheduler(spec)
         except ValueError as e:
             raise self.fail(key, _one_line(e)) from None
@@ -742,8 +746,8 @@ class _Checker:
             raw = ",".join(f"{k}={_param_text(self.scalar(v, _join(key, k)))}" for k, v in raw.items())
         if not isinstance(raw, str):
             raise self.fail(key, f"expected text like 'buffer=100p,ecn_k=30KB' or a table, got {_kind(raw)}")
-        if raw and self.engine != "packet":
-            raise self.fail(key, "options of the packet engine: set engine = \"packet\"")
+        if raw and self.engine == "flow":
+            raise self.fail(key, "options of the packet engine: set engine = \"packet\" or \"decomposed\"")
         try:
             _core.check_packet_options(raw)
         except ValueError as e:

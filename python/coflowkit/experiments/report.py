@@ -143,12 +143,14 @@ def _workload_text(w: dict[str, Any]) -> str:
 
 
 def _engine_rows(exp: dict[str, Any]) -> list[str]:
-    """The engine's row of the head table: only for the packet engine (older stores have no key)."""
-    if exp.get("engine", "flow") != "packet":
+    """The engine's row of the head table: only for the packet engines (older stores have no key)."""
+    engine = exp.get("engine", "flow")
+    if engine == "flow":
         return []
     own = [f"{s['label']}: `{s['packet']}`" for s in exp["schedulers"] if s.get("packet")]
     options = f" options `{exp['packet']}`" if exp.get("packet") else ""
-    return [f"| engine | packet level (docs/packet-engine.md){options}{'; ' if own else ''}{', '.join(own)} |"]
+    what = {"packet": "packet level (docs/packet-engine.md)", "decomposed": "packet level one link at a time (docs/decomposed-engine.md)"}[engine]
+    return [f"| engine | {what}{options}{'; ' if own else ''}{', '.join(own)} |"]
 
 
 def _scheduler_texts(exp: dict[str, Any]) -> list[str]:

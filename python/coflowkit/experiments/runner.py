@@ -158,8 +158,14 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     out["n_events"] = None
     try:
         w = _workload(task)
-        if task.get("engine", "flow") == "packet":
+        engine = task.get("engine", "flow")
+        if engine == "packet":
             run = _core.simulate_packet(w, [task["scheduler"]], task["packet"], None, None, None, False, task["topology"])[0]
+        elif engine == "decomposed":
+            # One thread: the runner already runs one point per core (or per Dask worker thread).
+            run = _core.simulate_decomposed(
+                w, [task["scheduler"]], task["packet"], None, None, False, task["topology"], None, 1
+            )[0]
         else:
             missed = task.get("missed", "finish")
             run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None, missed)[0]
