@@ -27,34 +27,30 @@
 //! most of them are not bottlenecked, so most of them keep their solve.
 //!
 //! A wide coflow (at least [`GRID_FLOWS`] flows) is solved instead on port
-//! counts ([`Grid`]): FB2010's wide coflows have thousands of flows over a
-//! few thousand (ingress, egress) pairs, and [`MaxMin`] paid for each pair
-//! at each solve (on its first 200 coflows, 6,650 pairs a solve, 26,000
-//! solves). The grid is [`BipartiteMaxMin`], the solver of `fair`, kept per
-//! coflow as its flows start and finish, over only the ports its flows use
-//! (rows and columns in host order, so that ties break as on the whole
-//! switch): a solve costs those ports and takes from each port what
-//! [`BipartiteMaxMin::left`] says is left. A flow's rate is the lower of
-//! its two ports' levels, so its flows sit in engine rate groups, one per
-//! (coflow, port), each flow in the group of its lower port at that port's
-//! level (on a tie, the one it is in): a port whose level moved is one
-//! group-rate change, and only the flows at moved ports whose lower side
-//! flipped change group (read from per-port lists); a blocked coflow's
-//! groups go to 0. Staying put on ties matters: FB2010's wide coflows tie
-//! their ports' levels often, and flipping on every tie took `fifo` 8.5 s
-//! instead of 6.6 s. A moved port first reads the sides of its pairs of
-//! ports in one dense pass (a pair's flows share their side, `Grid::side`)
-//! and walks its flows only when some pair flips: FB2010 `ncf` looked at
-//! 414 million flows to flip 4 million, and looks at 59 million now. An event then costs
-//! the engine the groups it moves, not every flow of a wide coflow (FB2010
-//! `fifo`'s first 200 coflows: 24.5 million flows re-rated one by one
-//! before, 251,000 side flips now). The rates are max-min to float
-//! rounding, not MaxMin's to the bit (a port's use is one product, not
-//! demand by demand): debug builds check each grid solve against
-//! [`MaxMin`] to 1e-9 relative. A grouped flow finishes by its group's
-//! clock, which rounds differently from a solo flow's: FB2010's per-coflow
-//! CCTs are within 10 ns of those of re-serving every flow alone
-//! (docs/lab/benchmarks-history.md, command 55). Such a coflow's last solve stands on residuals equal to the bit at
+//! counts ([`Grid`]), because [`MaxMin`] pays for every (ingress, egress)
+//! pair at every solve and wide coflows have thousands. The grid is
+//! [`BipartiteMaxMin`], the solver of `fair`, kept per coflow as its flows
+//! start and finish, over only the ports its flows use (rows and columns in
+//! host order, so that ties break as on the whole switch): a solve costs
+//! those ports and takes from each port what [`BipartiteMaxMin::left`] says
+//! is left. A flow's rate is the lower of its two ports' levels, so its
+//! flows sit in engine rate groups, one per (coflow, port), each flow in the
+//! group of its lower port at that port's level (on a tie, the one it is
+//! in, so that ties, frequent in wide coflows, move no flow): a port whose
+//! level moved is one group-rate change, and only the flows at moved ports
+//! whose lower side flipped change group (read from per-port lists); a
+//! blocked coflow's groups go to 0. A moved port first reads the sides of
+//! its pairs of ports in one dense pass (a pair's flows share their side,
+//! `Grid::side`) and walks its flows only when some pair flips, so an event
+//! costs the engine the groups it moves, not every flow of a wide coflow.
+//! The rates are max-min to float rounding, not MaxMin's to the bit (a
+//! port's use is one product, not demand by demand): debug builds check
+//! each grid solve against [`MaxMin`] to 1e-9 relative, and a grouped flow
+//! finishes by its group's clock, which rounds differently from a solo
+//! flow's (FB2010's per-coflow CCTs are within 10 ns of re-serving every
+//! flow alone).
+//!
+//! A wide coflow's last solve stands on residuals equal to the bit at
 //! the ports it froze and, at the others (each of whose flows froze at its
 //! other end), on any residual that still leaves the port a margin after
 //! the uses its flows took, replayed in freeze order
