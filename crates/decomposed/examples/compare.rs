@@ -87,10 +87,10 @@ fn main() {
         &cfg,
         Options {
             keep_costs: true,
-            combine: if std::env::var("COMBINE").as_deref() == Ok("max") {
-                coflowkit_decomposed::Combine::Max
-            } else {
-                coflowkit_decomposed::Combine::Sum
+            combine: match std::env::var("COMBINE").as_deref() {
+                Ok("max") => coflowkit_decomposed::Combine::Max,
+                Ok("queues") => coflowkit_decomposed::Combine::Queues,
+                _ => coflowkit_decomposed::Combine::Sum,
             },
             ..Options::default()
         },

@@ -65,6 +65,10 @@ pub enum Combine {
     /// The largest: the flow is held back by its most loaded link only,
     /// as a flow limited by its share of a bottleneck is.
     Max,
+    /// The largest, plus at each other link at most what a short flow
+    /// (within its first window) paid there on average: beyond its
+    /// bottleneck, a flow meets the other links' queues, not their sharing.
+    Queues,
 }
 
 /// How a decomposed run goes.
@@ -259,28 +263,52 @@ pub fn simulate(
     let mut reports = Vec::with_capacity(sims.len());
     let mut kept: Option<Vec<Vec<(LinkId, f64)>>> =
         opts.keep_costs.then(|| vec![vec![]; bytes.len()]);
+    // Each flow's (cost, a short flow's mean cost) at each link of its path.
+    let mut parts: Vec<Vec<(f64, f64)>> = vec![vec![]; bytes.len()];
+    let short = u64::from(cfg.init_cwnd) * u64::from(cfg.mss());
     for (s, r) in sims.iter().zip(ran) {
         let (fct, p) = r?;
         packets += p;
-        let mut sum = 0.0;
+        let costs: Vec<f64> = s
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| fct[n] as f64 - alone[&s.paths[n]].fct(bytes[i as usize]))
+            .collect();
+        let (mut q, mut nq) = (0.0, 0usize);
         for (n, &i) in s.flows.iter().enumerate() {
-            let b = bytes[i as usize];
-            let c = fct[n] as f64 - alone[&s.paths[n]].fct(b);
-            cost[i as usize] = match opts.combine {
-                Combine::Sum => cost[i as usize] + c,
-                Combine::Max => cost[i as usize].max(c),
-            };
-            sum += c;
-            if let Some(k) = kept.as_mut() {
-                k[i as usize].push((s.link, c));
+            if bytes[i as usize] <= short {
+                q += costs[n].max(0.0);
+                nq += 1;
             }
         }
+        let queue = if nq > 0 { q / nq as f64 } else { 0.0 };
+        for (n, &i) in s.flows.iter().enumerate() {
+            parts[i as usize].push((costs[n], queue));
+            if let Some(k) = kept.as_mut() {
+                k[i as usize].push((s.link, costs[n]));
+            }
+        }
+        let sum: f64 = costs.iter().sum();
         reports.push(LinkReport {
             link: s.link,
             flows: s.flows.len(),
             packets: p,
             cost_ns: sum,
         });
+    }
+    for (i, p) in parts.iter().enumerate() {
+        cost[i] = match opts.combine {
+            Combine::Sum => p.iter().map(|x| x.0).sum(),
+            Combine::Max => p.iter().map(|x| x.0).fold(0.0, f64::max),
+            Combine::Queues => {
+                let top = (0..p.len()).max_by(|&a, &b| p[a].0.total_cmp(&p[b].0));
+                p.iter()
+                    .enumerate()
+                    .map(|(k, &(c, q))| if Some(k) == top { c } else { c.min(q) })
+                    .sum()
+            }
+        };
     }
     let start: Vec<Time> = flow_at
         .iter()
