@@ -24,6 +24,7 @@ __all__ = [
     "simulate",
     "refusals",
     "simulate_packet",
+    "simulate_decomposed",
     "packet_transports",
     "packet_schedulers",
     "packet_options",
