@@ -25,6 +25,7 @@ __all__ = [
     "refusals",
     "simulate_packet",
     "simulate_decomposed",
+    "check_decomposed_options",
     "packet_transports",
     "packet_schedulers",
     "packet_options",
@@ -153,7 +154,9 @@ def simulate_decomposed(
     topology: str | None = None,
     paths: list[int | None] | None = None,
     threads: int | None = None,
+    decompose: str = "",
 ) -> list[dict[str, Any]]: ...
+def check_decomposed_options(decompose: str) -> None: ...
 def packet_transports() -> list[str]: ...
 def packet_schedulers() -> list[tuple[str, str]]: ...
 def packet_options() -> list[tuple[str, str]]: ...

@@ -4,13 +4,16 @@
 //!
 //! `cargo run --release -p coflowkit-decomposed --example compare -- TOPOLOGY SIZES LOAD FLOWS [PACKET_OPTIONS] [SCHEDULER]`
 //! e.g. `leaf-spine:leaves=4,spines=2,hosts=8,rate=10Gbps,spine_rate=40Gbps websearch 0.5 2000`.
+//!
+//! Environment: `DECOMPOSE` (the decomposition's options, e.g.
+//! `cluster=2000,combine=max`), `LOAD_BPS` (what LOAD is a fraction of, per
+//! host; default its NIC's rate), `FULL=FILE` (the full packet engine's rows: read from FILE when it
+//! exists, else run and written there, so several decomposed settings
+//! compare against one full run).
 
 use coflowkit_decomposed::{simulate as decomposed, Options, Run};
-use coflowkit_model::BitsPerSec;
-use coflowkit_packet::PacketConfig;
 use coflowkit_sched::SchedulerSpec;
 use coflowkit_sim::FlowResult;
-use coflowkit_workload::empirical::{generate, EmpiricalConfig, SizeCdf};
 use std::time::Instant;
 
 /// Size bins (bytes): (0, 100 KB], (100 KB, 1 MB], (1 MB, ∞).
@@ -20,7 +23,24 @@ const BINS: [(u64, u64, &str); 3] = [
     (1_000_000, u64::MAX, ">1MB"),
 ];
 
-fn slowdowns(rows: &[FlowResult], lo: u64, hi: u64) -> Vec<f64> {
+/// What the comparison needs of a flow's row.
+struct Row {
+    bytes: u64,
+    slowdown: f64,
+    fct: u64,
+}
+
+impl Row {
+    fn of(f: &FlowResult) -> Row {
+        Row {
+            bytes: f.bytes,
+            slowdown: f.slowdown,
+            fct: (f.finish - f.start).0,
+        }
+    }
+}
+
+fn slowdowns(rows: &[Row], lo: u64, hi: u64) -> Vec<f64> {
     let mut v: Vec<f64> = rows
         .iter()
         .filter(|f| f.bytes > lo && f.bytes <= hi)
@@ -38,42 +58,64 @@ fn pct(v: &[f64], q: f64) -> f64 {
     v[k.clamp(1, v.len()) - 1]
 }
 
+mod common;
+
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    if a.len() < 4 {
-        eprintln!("usage: compare TOPOLOGY SIZES LOAD FLOWS [PACKET_OPTIONS] [SCHEDULER]");
-        std::process::exit(2);
-    }
-    let topo = coflowkit_topology_config::resolve(&a[0]).expect("a topology spec");
-    let fabric = topo.build(None).expect("a fabric");
-    let mut cfg = PacketConfig::default();
-    cfg.set_all(a.get(4).map_or("", |s| s.as_str()))
-        .expect("packet options");
-    let rate = fabric.links()[fabric.uplink(coflowkit_model::HostId(0)).0 as usize].capacity;
-    let w = generate(&EmpiricalConfig {
-        sizes: if a[1] == "datamining" {
-            SizeCdf::DataMining
-        } else {
-            SizeCdf::WebSearch
-        },
-        n_hosts: fabric.n_hosts(),
-        n_flows: a[3].parse().expect("flows"),
-        load: a[2].parse().expect("load"),
-        capacity_bps: BitsPerSec(rate.0),
-        ..EmpiricalConfig::websearch()
-    })
-    .validate(&fabric)
-    .expect("a valid workload");
+    let common::Case {
+        fabric,
+        cfg,
+        workload: w,
+    } = common::case(&a);
     let spec = a
         .get(5)
         .map(|s| SchedulerSpec::parse(s).expect("a scheduler spec"));
     let t = Instant::now();
-    let full = match &spec {
-        None => coflowkit_packet::simulate(&fabric, &w, &[], &[], &cfg, &mut |_| {}),
-        Some(s) => coflowkit_packet::simulate_scheduled(&fabric, &w, s, &[], &cfg, &mut |_| {}),
-    }
-    .expect("a packet run");
-    let t_full = t.elapsed().as_secs_f64();
+    let cache = std::env::var("FULL").ok();
+    let (fr, t_full, full_packets) = match cache
+        .as_deref()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+    {
+        Some(text) => {
+            let mut lines = text.lines();
+            let head: Vec<f64> = lines
+                .next()
+                .expect("a header")
+                .split(' ')
+                .map(|x| x.parse().expect("a number"))
+                .collect();
+            let rows = lines
+                .map(|l| {
+                    let v: Vec<&str> = l.split(' ').collect();
+                    Row {
+                        bytes: v[0].parse().expect("bytes"),
+                        slowdown: v[1].parse().expect("slowdown"),
+                        fct: v[2].parse().expect("fct"),
+                    }
+                })
+                .collect::<Vec<_>>();
+            (rows, head[0], head[1] as u64)
+        }
+        None => {
+            let full = match &spec {
+                None => coflowkit_packet::simulate(&fabric, &w, &[], &[], &cfg, &mut |_| {}),
+                Some(s) => {
+                    coflowkit_packet::simulate_scheduled(&fabric, &w, s, &[], &cfg, &mut |_| {})
+                }
+            }
+            .expect("a packet run");
+            let t_full = t.elapsed().as_secs_f64();
+            let rows: Vec<Row> = full.sim.flows.unwrap().iter().map(Row::of).collect();
+            if let Some(f) = &cache {
+                let mut text = format!("{t_full} {}\n", full.packets);
+                for r in &rows {
+                    text += &format!("{} {} {}\n", r.bytes, r.slowdown, r.fct);
+                }
+                std::fs::write(f, text).expect("the FULL file written");
+            }
+            (rows, t_full, full.packets)
+        }
+    };
     let run = match &spec {
         None => Run::Transport,
         Some(s) => Run::Hosts(s),
@@ -87,21 +129,16 @@ fn main() {
         &cfg,
         Options {
             keep_costs: true,
-            combine: match std::env::var("COMBINE").as_deref() {
-                Ok("max") => coflowkit_decomposed::Combine::Max,
-                Ok("queues") => coflowkit_decomposed::Combine::Queues,
-                _ => coflowkit_decomposed::Combine::Sum,
-            },
-            ..Options::default()
+            ..common::options()
         },
         &mut |_, _| {},
     )
     .expect("a decomposed run");
     let t_dec = t.elapsed().as_secs_f64();
-    let (fr, dr) = (full.sim.flows.unwrap(), d.sim.flows.unwrap());
+    let dr: Vec<Row> = d.sim.flows.unwrap().iter().map(Row::of).collect();
     println!(
-        "{} hosts, {} flows: packet {:.2} s ({} per-hop packets), decomposed {:.2} s ({} link sims, {} per-hop packets, {} alone paths): {:.1}x",
-        fabric.n_hosts(), fr.len(), t_full, full.packets, t_dec, d.link_sims, d.packets, d.alone_paths, t_full / t_dec
+        "{} hosts, {} flows: packet {:.2} s ({} per-hop packets), decomposed {:.2} s ({} of {} links simulated in {} clusters, {} per-hop packets, {} alone paths): {:.1}x",
+        fabric.n_hosts(), fr.len(), t_full, full_packets, t_dec, d.link_sims, d.links_used, d.clusters, d.packets, d.alone_paths, t_full / t_dec
     );
     let mut by_kind: std::collections::BTreeMap<String, (usize, f64, u64)> = Default::default();
     for r in &d.links {
@@ -154,8 +191,8 @@ fn main() {
         println!(
             "flow {i} {} B: packet {:.0} us, decomposed {:.0} us; {}",
             fr[i].bytes,
-            (fr[i].finish - fr[i].start).0 as f64 / 1e3,
-            (dr[i].finish - dr[i].start).0 as f64 / 1e3,
+            fr[i].fct as f64 / 1e3,
+            dr[i].fct as f64 / 1e3,
             parts.join(", ")
         );
     }

@@ -3,33 +3,17 @@
 //! `debug_link TOPOLOGY SIZES LOAD FLOWS OPTIONS LINK_NAME`
 
 use coflowkit_decomposed::{linksim, route};
-use coflowkit_model::{BitsPerSec, LinkId};
-use coflowkit_packet::PacketConfig;
-use coflowkit_workload::empirical::{generate, EmpiricalConfig, SizeCdf};
+use coflowkit_model::LinkId;
+
+mod common;
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    let fabric = coflowkit_topology_config::resolve(&a[0])
-        .unwrap()
-        .build(None)
-        .unwrap();
-    let mut cfg = PacketConfig::default();
-    cfg.set_all(&a[4]).unwrap();
-    let rate = fabric.links()[fabric.uplink(coflowkit_model::HostId(0)).0 as usize].capacity;
-    let w = generate(&EmpiricalConfig {
-        sizes: if a[1] == "datamining" {
-            SizeCdf::DataMining
-        } else {
-            SizeCdf::WebSearch
-        },
-        n_hosts: fabric.n_hosts(),
-        n_flows: a[3].parse().unwrap(),
-        load: a[2].parse().unwrap(),
-        capacity_bps: BitsPerSec(rate.0),
-        ..EmpiricalConfig::websearch()
-    })
-    .validate(&fabric)
-    .unwrap();
+    let common::Case {
+        fabric,
+        cfg,
+        workload: w,
+    } = common::case(&a);
     let routes = route::route(&fabric, &w, &[]);
     let flow_at: Vec<(u32, u32)> = w
         .coflows()
@@ -41,7 +25,16 @@ fn main() {
         .map(LinkId)
         .find(|&l| fabric.link_name(l) == a[5])
         .expect("a link of that name");
-    let s = linksim::build(&fabric, &w, &cfg, &routes, &flow_at, l).unwrap();
+    let s = linksim::build(
+        &fabric,
+        &w,
+        &cfg,
+        &routes,
+        &flow_at,
+        l,
+        linksim::Sources::Nic,
+    )
+    .unwrap();
     for (i, x) in s.fabric.links().iter().enumerate() {
         println!(
             "link {i} {:?} {} bps delay {:?}",

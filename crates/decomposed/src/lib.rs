@@ -19,6 +19,7 @@
 //! would depend on other links' results), compute stages.
 
 pub mod alone;
+pub mod cluster;
 pub mod hops;
 pub mod linksim;
 pub mod route;
@@ -80,6 +81,12 @@ pub struct Options {
     pub threads: usize,
     /// Keep what each link cost each flow ([`DecomposedResult::costs`]).
     pub keep_costs: bool,
+    /// Cluster alike links and simulate, per cluster, links until their
+    /// flows reach this many ([`cluster`]); `None` simulates every link.
+    pub cluster: Option<usize>,
+    /// What stands for the sources' hops before a link that is not their
+    /// NIC.
+    pub sources: linksim::Sources,
 }
 
 impl Default for Options {
@@ -88,7 +95,47 @@ impl Default for Options {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             keep_costs: false,
             combine: Combine::Sum,
+            cluster: None,
+            sources: linksim::Sources::Nic,
         }
+    }
+}
+
+impl Options {
+    /// The options' keys, each with what it takes and its default.
+    pub const KEYS: &'static str = "combine=sum|max|queues (sum), cluster=off|N (off: every link \
+         simulated; N: alike links clustered, each cluster simulating links until N flows), \
+         sources=nic|fat (nic)";
+
+    /// Sets the options `text` names (`key=value` items, comma-separated),
+    /// leaving the others; a wrong key or value is refused naming it.
+    pub fn set(&mut self, text: &str) -> Result<(), DecomposeError> {
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let bad = |what: &str| {
+                DecomposeError::Input(format!(
+                    "decomposed option {item:?}: {what} (options: {})",
+                    Self::KEYS
+                ))
+            };
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| bad("expected key=value"))?;
+            match (key.trim(), value.trim()) {
+                ("combine", "sum") => self.combine = Combine::Sum,
+                ("combine", "max") => self.combine = Combine::Max,
+                ("combine", "queues") => self.combine = Combine::Queues,
+                ("cluster", "off") => self.cluster = None,
+                ("cluster", n) => match n.parse::<usize>() {
+                    Ok(n) if n >= 1 => self.cluster = Some(n),
+                    _ => return Err(bad("cluster takes off or a whole number of flows from 1")),
+                },
+                ("sources", "nic") => self.sources = linksim::Sources::Nic,
+                ("sources", "fat") => self.sources = linksim::Sources::Fat,
+                ("combine" | "sources", _) => return Err(bad("not one of its values")),
+                _ => return Err(bad("no such option")),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -99,11 +146,16 @@ pub struct DecomposedResult {
     pub sim: SimResult,
     /// Link simulations run.
     pub link_sims: usize,
+    /// Links that carry flows (each simulated, or drawn from its
+    /// cluster's simulated links).
+    pub links_used: usize,
+    /// Clusters of alike links (as many as links used when not clustering).
+    pub clusters: usize,
     /// Per-hop packets over every link simulation.
     pub packets: u64,
     /// Paths measured alone.
     pub alone_paths: usize,
-    /// Per link simulated, in link order.
+    /// Per link simulated, in the order they ran (each cluster's in turn).
     pub links: Vec<LinkReport>,
     /// Per flow, what each link on its path cost it (ns), when kept.
     pub costs: Option<Vec<Vec<(LinkId, f64)>>>,
@@ -222,9 +274,60 @@ pub fn simulate(
                 .any(|&i| bytes[i as usize] > 0)
         })
         .collect();
-    let sims = links
+    let start: Vec<Time> = flow_at
         .iter()
-        .map(|&l| linksim::build(fabric, workload, cfg, &routes, &flow_at, l))
+        .map(|&(c, k)| {
+            let x = &workload.coflows()[c as usize];
+            Time(x.arrival.0 + x.flows[k as usize].delay.0)
+        })
+        .collect();
+    // Which links are simulated: each cluster's first ones, or every link.
+    let groups: Vec<cluster::Cluster> = match opts.cluster {
+        Some(min_flows) => {
+            let profiles: Vec<cluster::Profile> = links
+                .iter()
+                .map(|&l| {
+                    let on = &routes.on_link[l.0 as usize];
+                    let get = |f: &dyn Fn(usize) -> u64| {
+                        on.iter().map(|&i| f(i as usize)).collect::<Vec<u64>>()
+                    };
+                    let hops: Vec<usize> =
+                        on.iter().map(|&i| routes.paths[i as usize].len()).collect();
+                    cluster::Profile::new(
+                        fabric,
+                        l,
+                        &get(&|i| bytes[i]),
+                        &get(&|i| start[i].0),
+                        &hops,
+                    )
+                })
+                .collect();
+            cluster::clusters(&profiles, min_flows)
+        }
+        None => (0..links.len())
+            .map(|k| cluster::Cluster {
+                members: vec![k],
+                simulated: 1,
+            })
+            .collect(),
+    };
+    let order: Vec<usize> = groups
+        .iter()
+        .flat_map(|g| g.members[..g.simulated].iter().copied())
+        .collect();
+    let sims = order
+        .iter()
+        .map(|&k| {
+            linksim::build(
+                fabric,
+                workload,
+                cfg,
+                &routes,
+                &flow_at,
+                links[k],
+                opts.sources,
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     // Every path a flow's time alone is asked on, with its largest flow.
     let mut largest: HashMap<Vec<Hop>, u64> = HashMap::new();
@@ -256,9 +359,17 @@ pub fn simulate(
     for ((p, _), a) in paths.into_iter().zip(measured) {
         alone.insert(p, a?);
     }
+    // Each flow's time alone on its own path.
+    let own: Vec<f64> = (0..bytes.len())
+        .map(|i| {
+            if bytes[i] == 0 {
+                0.0
+            } else {
+                alone[&real[i]].fct(bytes[i])
+            }
+        })
+        .collect();
     let ran = par_map(&sims, opts.threads, |s| s.run(run, cfg), progress);
-    // What each link cost each flow, summed over its path.
-    let mut cost = vec![0f64; bytes.len()];
     let mut packets = 0;
     let mut reports = Vec::with_capacity(sims.len());
     let mut kept: Option<Vec<Vec<(LinkId, f64)>>> =
@@ -266,39 +377,70 @@ pub fn simulate(
     // Each flow's (cost, a short flow's mean cost) at each link of its path.
     let mut parts: Vec<Vec<(f64, f64)>> = vec![vec![]; bytes.len()];
     let short = u64::from(cfg.init_cwnd) * u64::from(cfg.mss());
-    for (s, r) in sims.iter().zip(ran) {
-        let (fct, p) = r?;
-        packets += p;
-        let costs: Vec<f64> = s
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(n, &i)| fct[n] as f64 - alone[&s.paths[n]].fct(bytes[i as usize]))
-            .collect();
+    let mut ran = ran.into_iter();
+    let mut sims = sims.iter();
+    for g in &groups {
+        // The cluster's simulated links: their flows' costs, kept as they
+        // are and pooled (relative to each flow's time alone) for the rest.
+        let mut pool = vec![];
         let (mut q, mut nq) = (0.0, 0usize);
-        for (n, &i) in s.flows.iter().enumerate() {
-            if bytes[i as usize] <= short {
-                q += costs[n].max(0.0);
-                nq += 1;
+        for _ in 0..g.simulated {
+            let s = sims.next().expect("one simulation per simulated link");
+            let (fct, p) = ran.next().expect("one result per simulation")?;
+            packets += p;
+            let costs: Vec<f64> = s
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(n, &i)| fct[n] as f64 - alone[&s.paths[n]].fct(bytes[i as usize]))
+                .collect();
+            let (mut lq, mut lnq) = (0.0, 0usize);
+            for (n, &i) in s.flows.iter().enumerate() {
+                let i = i as usize;
+                if bytes[i] <= short {
+                    lq += costs[n].max(0.0);
+                    lnq += 1;
+                }
+                if g.members.len() > g.simulated && own[i] > 0.0 {
+                    pool.push((bytes[i], costs[n] / own[i]));
+                }
             }
+            let queue = if lnq > 0 { lq / lnq as f64 } else { 0.0 };
+            (q, nq) = (q + lq, nq + lnq);
+            for (n, &i) in s.flows.iter().enumerate() {
+                parts[i as usize].push((costs[n], queue));
+                if let Some(k) = kept.as_mut() {
+                    k[i as usize].push((s.link, costs[n]));
+                }
+            }
+            reports.push(LinkReport {
+                link: s.link,
+                flows: s.flows.len(),
+                packets: p,
+                cost_ns: costs.iter().sum(),
+            });
         }
+        if g.members.len() == g.simulated {
+            continue;
+        }
+        let pool = cluster::Pool::new(pool);
         let queue = if nq > 0 { q / nq as f64 } else { 0.0 };
-        for (n, &i) in s.flows.iter().enumerate() {
-            parts[i as usize].push((costs[n], queue));
-            if let Some(k) = kept.as_mut() {
-                k[i as usize].push((s.link, costs[n]));
+        for &k in &g.members[g.simulated..] {
+            let l = links[k];
+            for &i in &routes.on_link[l.0 as usize] {
+                let i = i as usize;
+                let key = (i as u64) << 32 | u64::from(l.0);
+                let c = pool.draw(bytes[i], key) * own[i];
+                parts[i].push((c, queue));
+                if let Some(kk) = kept.as_mut() {
+                    kk[i].push((l, c));
+                }
             }
         }
-        let sum: f64 = costs.iter().sum();
-        reports.push(LinkReport {
-            link: s.link,
-            flows: s.flows.len(),
-            packets: p,
-            cost_ns: sum,
-        });
     }
-    for (i, p) in parts.iter().enumerate() {
-        cost[i] = match opts.combine {
+    let cost: Vec<f64> = parts
+        .iter()
+        .map(|p| match opts.combine {
             Combine::Sum => p.iter().map(|x| x.0).sum(),
             Combine::Max => p.iter().map(|x| x.0).fold(0.0, f64::max),
             Combine::Queues => {
@@ -308,13 +450,6 @@ pub fn simulate(
                     .map(|(k, &(c, q))| if Some(k) == top { c } else { c.min(q) })
                     .sum()
             }
-        };
-    }
-    let start: Vec<Time> = flow_at
-        .iter()
-        .map(|&(c, k)| {
-            let x = &workload.coflows()[c as usize];
-            Time(x.arrival.0 + x.flows[k as usize].delay.0)
         })
         .collect();
     let finish: Vec<Time> = (0..bytes.len())
@@ -322,7 +457,7 @@ pub fn simulate(
             if bytes[i] == 0 {
                 return start[i];
             }
-            let est = alone[&real[i]].fct(bytes[i]) + cost[i].max(0.0);
+            let est = own[i] + cost[i].max(0.0);
             Time(start[i].0 + est.round() as u64)
         })
         .collect();
@@ -358,7 +493,9 @@ pub fn simulate(
     });
     Ok(DecomposedResult {
         sim,
-        link_sims: sims.len(),
+        link_sims: order.len(),
+        links_used: links.len(),
+        clusters: groups.len(),
         packets,
         alone_paths,
         links: reports,

@@ -33,6 +33,20 @@ use std::collections::HashMap;
 /// link runs (Parsimon's fat links).
 pub const FAT: u64 = 10;
 
+/// What stands for a source's hops before the link, where the link is not
+/// the source's own NIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sources {
+    /// One link at the source NIC's rate (Parsimon's): a host's flows
+    /// share its NIC before the link as they do in the fabric, and what
+    /// they queue there is counted again at every link of their path
+    /// (the NIC's own simulation counts it too).
+    Nic,
+    /// One link [`FAT`] times the NIC's rate: no queue before the link,
+    /// and a host's flows reach the link as fast as their windows allow.
+    Fat,
+}
+
 /// One link's simulation, built and not yet run.
 pub struct LinkSim {
     /// The link it stands for.
@@ -62,6 +76,7 @@ pub fn build(
     routes: &Routes,
     flow_at: &[(u32, u32)],
     l: LinkId,
+    sources: Sources,
 ) -> Result<LinkSim, DecomposeError> {
     let flows = &routes.on_link[l.0 as usize];
     let mtu = cfg.mtu;
@@ -126,8 +141,12 @@ pub fn build(
     let mut src_hop = vec![None; n_src];
     for (s, (_, up)) in srcs.iter().enumerate() {
         if !up.is_empty() {
+            let rate = match sources {
+                Sources::Nic => up[0].rate,
+                Sources::Fat => up[0].rate.saturating_mul(FAT),
+            };
             let hop = Hop {
-                rate: up[0].rate,
+                rate,
                 delay: collapsed_delay(up, mtu),
             };
             links.push(duplex(name_s(s), "A".into(), hop.rate));

@@ -21,13 +21,16 @@ use pyo3::types::{PyDict, PyList};
 /// scheduler whose host policies decide alone; one that needs a
 /// coordinator is refused naming the engines that run it); `options` the
 /// packet engine's knobs; `paths` each flow's pinned path or None;
-/// `threads` how many link simulations run at once (default: every core).
+/// `threads` how many link simulations run at once (default: every core);
+/// `decompose` the decomposition's own options (`combine=`, `cluster=`,
+/// `sources=`; docs/decomposed-engine.md).
 /// Each result is `simulate`'s dict plus `decomposed`: `link_sims`,
+/// `links_used` (links carrying flows), `clusters`,
 /// `packets` (per-hop, over every link simulation), `alone_paths`, and
 /// `links` (columns `link`, `name`, `flows`, `packets`, `cost_s`: what the
 /// link cost its flows beyond their time alone, summed).
 #[pyfunction]
-#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None))]
+#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = ""))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_decomposed<'py>(
     py: Python<'py>,
@@ -40,6 +43,7 @@ pub fn simulate_decomposed<'py>(
     topology: Option<&str>,
     paths: Option<Vec<Option<u32>>>,
     threads: Option<usize>,
+    decompose: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     if transports.is_empty() {
         return Err(value_error("transports: give at least one transport"));
@@ -74,6 +78,7 @@ pub fn simulate_decomposed<'py>(
         )));
     }
     let mut opts = Options::default();
+    opts.set(decompose).map_err(value_error)?;
     if let Some(t) = threads {
         opts.threads = t;
     }
@@ -109,6 +114,13 @@ pub fn simulate_decomposed<'py>(
     Ok(out)
 }
 
+/// Checks the decomposition's own options (`simulate_decomposed`'s
+/// `decompose`): a `ValueError` naming the wrong item.
+#[pyfunction]
+pub fn check_decomposed_options(decompose: &str) -> PyResult<()> {
+    Options::default().set(decompose).map_err(value_error)
+}
+
 /// The one line refusing scheduler `name`, run by a coordinator.
 fn refusal(name: &str) -> String {
     let local: Vec<&str> = packet_schedulers()
@@ -132,6 +144,8 @@ fn decomposed_dict<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let extra = PyDict::new(py);
     extra.set_item("link_sims", r.link_sims)?;
+    extra.set_item("links_used", r.links_used)?;
+    extra.set_item("clusters", r.clusters)?;
     extra.set_item("packets", r.packets)?;
     extra.set_item("alone_paths", r.alone_paths)?;
     let links = PyDict::new(py);

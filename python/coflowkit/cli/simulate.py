@@ -102,6 +102,14 @@ from .common import (
     help="Packet engine knobs, e.g. buffer=100p,ecn_k=30KB,min_rto=1ms; 'help' lists them.",
 )
 @click.option(
+    "--decompose",
+    "decompose",
+    metavar="KEY=VALUE,...",
+    default=None,
+    help="Decomposed engine: cluster=off|N (cluster alike links, simulating per cluster links until "
+    "N flows), combine=sum|max|queues, sources=nic|fat (docs/decomposed-engine.md).",
+)
+@click.option(
     "--queue-trace",
     "queue_trace",
     metavar="INTERVAL",
@@ -133,6 +141,7 @@ def simulate_cmd(
     progress: bool,
     engine: str,
     packet_options: str | None,
+    decompose: str | None,
     queue_trace: str | None,
     scenario: Path | None,
 ) -> None:
@@ -174,6 +183,7 @@ def simulate_cmd(
             link_util_bin=link_util,
             missed=missed,
             packet=packet_options,
+            decompose=decompose,
         )
     except RequestError as e:
         raise click.BadParameter(_in_flags(e.message), param_hint=f"'{FLAGS.get(e.field, e.field)}'") from None
@@ -206,6 +216,7 @@ def simulate_cmd(
             missed=missed,
             engine=engine,
             packet=packet_options,
+            decompose=decompose,
         )
     click.echo(f"workload   {label}: {w.n_hosts} hosts, {w.n_coflows} coflows, {w.n_flows} flows")
     click.echo(f"fabric     {res.topology}")
@@ -234,6 +245,7 @@ FLAGS = {
     "link_util_bin": "--link-util",
     "missed": "--missed",
     "packet": "--packet",
+    "decompose": "--decompose",
 }
 
 

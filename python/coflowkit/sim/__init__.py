@@ -132,6 +132,7 @@ class Request:
     packet: str
     classes: list[int] | None
     paths: list[int | None] | None
+    decompose: str = ""
 
 
 def _specs(scheduler: str | Iterable[str]) -> list[str]:
@@ -174,6 +175,7 @@ def check_request(
     packet: str | Mapping[str, object] | None = None,
     classes: Sequence[int] | None = None,
     paths: Sequence[int | None] | None = None,
+    decompose: str | None = None,
 ) -> Request:
     """Checks every argument of a simulation request that needs no workload, in one place for
     :func:`simulate` and ``coflowkit simulate`` alike: the engine and the options that belong to
@@ -185,6 +187,10 @@ def check_request(
         raise RequestError("engine", f"expected one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     if engine == "flow" and (packet or classes is not None or paths is not None):
         raise RequestError("packet, classes, paths", "options of engine='packet' or 'decomposed'")
+    if engine != "decomposed" and decompose:
+        raise RequestError("decompose", "an option of engine='decomposed'")
+    if decompose:
+        _checked("decompose", _core.check_decomposed_options, decompose)
     if engine == "decomposed" and classes is not None:
         raise RequestError("classes", "an option of engine='packet' (the decomposed engine takes no classes)")
     specs = _specs(scheduler if scheduler is not None else ("fair" if engine == "flow" else "dctcp"))
@@ -248,6 +254,7 @@ def check_request(
         packet=packet_text,
         classes=None if classes is None else [int(c) for c in classes],
         paths=None if paths is None else [None if q is None else int(q) for q in paths],
+        decompose=decompose or "",
     )
 
 
@@ -306,6 +313,7 @@ def simulate(
     packet: str | Mapping[str, object] | None = None,
     classes: Sequence[int] | None = None,
     paths: Sequence[int | None] | None = None,
+    decompose: str | None = None,
 ) -> Results:
     """Simulate a trace (a path) or a workload under one or more schedulers.
 
@@ -343,10 +351,23 @@ def simulate(
     from one packet-level simulation per link (docs/decomposed-engine.md):
     the same transports and knobs, schedulers whose host policies decide
     alone (``pias``, ``karuna``, ...; one run by a coordinator is refused),
-    ``paths`` as for ``"packet"``, no ``classes``.
+    ``paths`` as for ``"packet"``, no ``classes``; ``decompose`` its own
+    options (``"cluster=2000,combine=max"``: clustering alike links, how a
+    flow's per-link costs combine, what stands for its sources).
     """
     req = check_request(
-        engine, scheduler, baseline, capacity_gbps, n_hosts, topology, link_util_bin, missed, packet, classes, paths
+        engine,
+        scheduler,
+        baseline,
+        capacity_gbps,
+        n_hosts,
+        topology,
+        link_util_bin,
+        missed,
+        packet,
+        classes,
+        paths,
+        decompose,
     )
     workload = trace_or_workload if isinstance(trace_or_workload, Workload) else load_trace(trace_or_workload)
     specs = list(req.specs)
@@ -361,7 +382,15 @@ def simulate(
         port_bps = info["host_rate_bps"]
     if req.engine == "decomposed":
         runs = _core.simulate_decomposed(
-            workload, specs, req.packet, req.capacity_bps, req.n_hosts, progress, req.topology, req.paths
+            workload,
+            specs,
+            req.packet,
+            req.capacity_bps,
+            req.n_hosts,
+            progress,
+            req.topology,
+            req.paths,
+            decompose=req.decompose,
         )
     elif req.engine == "packet":
         runs = _core.simulate_packet(

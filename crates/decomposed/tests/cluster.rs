@@ -1,0 +1,122 @@
+//! Clustering alike links: with every link of every cluster simulated it
+//! is the unclustered run exactly; with fewer, fewer links run and every
+//! flow still gets an estimate; the options parse or are refused by name.
+
+use coflowkit_decomposed::{simulate, DecomposedResult, Options, Run};
+use coflowkit_model::{BitsPerSec, Fabric, LeafSpineSpec, ValidWorkload};
+use coflowkit_packet::PacketConfig;
+use coflowkit_workload::empirical::{generate, EmpiricalConfig};
+
+fn setup() -> (Fabric, ValidWorkload) {
+    let fabric = Fabric::leaf_spine(&LeafSpineSpec {
+        leaves: 4,
+        spines: 2,
+        hosts_per_leaf: 4,
+        host_rate: BitsPerSec(10e9),
+        spine_rate: Some(BitsPerSec(20e9)),
+    })
+    .unwrap();
+    let w = generate(&EmpiricalConfig {
+        n_hosts: fabric.n_hosts(),
+        n_flows: 300,
+        load: 0.4,
+        capacity_bps: BitsPerSec(10e9),
+        ..EmpiricalConfig::websearch()
+    })
+    .validate(&fabric)
+    .unwrap();
+    (fabric, w)
+}
+
+fn run(fabric: &Fabric, w: &ValidWorkload, opts: &str) -> DecomposedResult {
+    let mut o = Options {
+        threads: 2,
+        ..Options::default()
+    };
+    o.set(opts).unwrap();
+    simulate(
+        fabric,
+        w,
+        &Run::Transport,
+        &[],
+        &PacketConfig::default(),
+        o,
+        &mut |_, _| {},
+    )
+    .unwrap()
+}
+
+#[test]
+fn clusters_simulating_every_link_give_the_unclustered_run() {
+    let (fabric, w) = setup();
+    let all = run(&fabric, &w, "");
+    let every = run(&fabric, &w, &format!("cluster={}", usize::MAX));
+    assert_eq!(all.link_sims, all.links_used);
+    assert_eq!(every.link_sims, every.links_used);
+    assert!(
+        every.clusters < every.links_used,
+        "alike links cluster: {} clusters",
+        every.clusters
+    );
+    let finish = |r: &DecomposedResult| -> Vec<u64> {
+        r.sim
+            .flows
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.finish.0)
+            .collect()
+    };
+    assert_eq!(finish(&all), finish(&every));
+    assert_eq!(all.packets, every.packets);
+}
+
+#[test]
+fn clusters_simulate_fewer_links_and_estimate_every_flow() {
+    let (fabric, w) = setup();
+    let some = run(&fabric, &w, "cluster=40");
+    assert!(
+        some.link_sims < some.links_used,
+        "{} of {}",
+        some.link_sims,
+        some.links_used
+    );
+    let rows = some.sim.flows.as_ref().unwrap();
+    assert_eq!(rows.len(), 300);
+    assert!(rows
+        .iter()
+        .all(|f| f.finish >= f.start && f.slowdown.is_finite()));
+    // Deterministic: the draws depend on the flow and link only.
+    let again = run(&fabric, &w, "cluster=40");
+    let f = |r: &DecomposedResult| -> Vec<u64> {
+        r.sim
+            .flows
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.finish.0)
+            .collect()
+    };
+    assert_eq!(f(&some), f(&again));
+}
+
+#[test]
+fn options_parse_or_are_refused_naming_the_item() {
+    let mut o = Options::default();
+    o.set("combine=max, cluster=500 ,sources=fat").unwrap();
+    assert_eq!(o.cluster, Some(500));
+    o.set("cluster=off").unwrap();
+    assert_eq!(o.cluster, None);
+    for (bad, says) in [
+        ("combine=mean", "\"combine=mean\": not one of its values"),
+        (
+            "cluster=0",
+            "\"cluster=0\": cluster takes off or a whole number",
+        ),
+        ("speed=3", "\"speed=3\": no such option"),
+        ("cluster", "\"cluster\": expected key=value"),
+    ] {
+        let e = o.set(bad).unwrap_err().to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
