@@ -13,6 +13,9 @@
   const KEY = "coflowkit-token";
   const POLL_MS = 1000;
   const MAX_IDLE_LINKS = 32;
+  // Tasks drawn at most (the highest priority ones): a page of thousands of
+  // rows redrawn every second would be neither readable nor quick.
+  const MAX_TASKS = 100;
   let timer = null;
   // The previous snapshot's clock and bytes per flow ("host:flow_id"), for
   // the measured rates.
@@ -96,7 +99,7 @@
     const coflows = [...s.coflows].sort((a, b) =>
       (a.queue ?? Infinity) - (b.queue ?? Infinity) || a.id - b.id);
     const rows = [];
-    for (const c of coflows) {
+    for (const c of coflows.slice(0, MAX_TASKS)) {
       const flows = (byCoflow.get(c.id) || []).sort((a, b) => a.host - b.host || a.flow_id - b.flow_id);
       const known = flows.every((f) => f.size !== null) && flows.length > 0;
       const sent = flows.reduce((a, f) => a + f.bytes, 0);
@@ -133,6 +136,10 @@
         el("td", {}, measured.has(key) ? rate(measured.get(key)) : "–"),
         el("td", {}, st)));
       }
+    }
+    if (coflows.length > MAX_TASKS) {
+      rows.push(el("tr", { class: "muted" }, el("td", { colspan: 8 },
+        (coflows.length - MAX_TASKS) + " more tasks not shown (all are in /state)")));
     }
     fill($("tasks").tBodies[0], rows);
     $("tasks-empty").hidden = rows.length > 0;
