@@ -611,7 +611,19 @@ impl Core {
     /// A snapshot of what the coordinator knows, for its status page and
     /// metrics ([`crate::status`]).
     pub fn status(&self) -> crate::status::Status {
-        use crate::status::{AgentStatus, CoflowStatus, FlowStatus, Status};
+        use crate::status::{
+            AgentStatus, CoflowStatus, CompletionStatus, FlowStatus, LinkStatus, Status,
+            RECENT_COMPLETIONS,
+        };
+        let fabric = self.state.fabric();
+        let mut links: Vec<LinkStatus> = (0..fabric.n_links())
+            .map(|l| LinkStatus {
+                name: fabric.link_name(coflowkit_model::LinkId(l as u32)),
+                capacity_bps: fabric.link(coflowkit_model::LinkId(l as u32)).capacity.0,
+                rate_bps: 0.0,
+                n_flows: 0,
+            })
+            .collect();
         let mut flows = vec![];
         let mut open_of: HashMap<u64, (u32, u64, Option<u32>)> = HashMap::new();
         for e in &self.flows {
@@ -621,6 +633,13 @@ impl Core {
             let r = self.rates[e.host as usize]
                 .iter()
                 .find(|r| r.flow_id == e.agent_id);
+            if let (Some(r), Some(f)) = (r, e.idx) {
+                for l in self.state.path_of(f) {
+                    let l = &mut links[l.0 as usize];
+                    l.rate_bps += r.rate_bps;
+                    l.n_flows += 1;
+                }
+            }
             let o = open_of.entry(e.coflow).or_insert((0, 0, None));
             o.0 += 1;
             o.1 += e.bytes;
@@ -633,6 +652,7 @@ impl Core {
                 coflow: e.coflow,
                 dst: e.dst,
                 bytes: e.bytes,
+                size: (e.size_hint > 0).then_some(e.size_hint),
                 finished: e.finished,
                 rate_bps: r.map(|r| r.rate_bps),
                 class: r.map(|r| r.class),
@@ -679,6 +699,20 @@ impl Core {
             agents,
             coflows,
             flows,
+            links,
+            recent_completions: self
+                .log
+                .iter()
+                .rev()
+                .take(RECENT_COMPLETIONS)
+                .map(|c| CompletionStatus {
+                    id: c.id,
+                    n_flows: c.n_flows,
+                    bytes: c.bytes,
+                    cct_ns: c.completed.0.saturating_sub(c.arrived.0),
+                    completed_ns: c.completed.0,
+                })
+                .collect(),
         }
     }
 
@@ -699,7 +733,7 @@ impl Core {
 
 /// Compares the presented token with the expected one in time independent
 /// of where they differ.
-fn same_token(got: &[u8], want: &[u8]) -> bool {
+pub(crate) fn same_token(got: &[u8], want: &[u8]) -> bool {
     if got.len() != want.len() {
         return false;
     }
@@ -820,6 +854,8 @@ pub struct CoordinatorHandle {
     pub addr: SocketAddr,
     /// The state (for tests and status).
     pub core: Arc<Mutex<Core>>,
+    /// The token, which the status server asks too.
+    token: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
     status_stop: tokio::sync::watch::Sender<bool>,
@@ -827,20 +863,22 @@ pub struct CoordinatorHandle {
 }
 
 impl CoordinatorHandle {
-    /// Also serves the coordinator's state (`GET /state`, JSON) and
-    /// Prometheus metrics (`GET /metrics`) over HTTP on `listener`, until
+    /// Also serves the coordinator's state (`GET /state`, JSON), Prometheus
+    /// metrics (`GET /metrics`), both to requests with the coordinator's
+    /// token, and the live view (`GET /`) over HTTP on `listener`, until
     /// shutdown; see [`crate::status`]. Returns the address.
     pub fn serve_status(
         &mut self,
         listener: tokio::net::TcpListener,
     ) -> std::io::Result<SocketAddr> {
         let addr = listener.local_addr()?;
-        info!(%addr, "status over HTTP: /state, /metrics");
+        info!(%addr, "status over HTTP: / (live view), /state, /metrics");
         let core = self.core.clone();
         let snapshot: crate::status::Snapshot =
             Arc::new(move || core.lock().expect("coordinator lock").status());
         self.status_tasks.push(tokio::spawn(crate::status::serve(
             snapshot,
+            self.token.clone(),
             listener,
             self.status_stop.subscribe(),
         )));
@@ -951,6 +989,7 @@ fn spawn_on(
     Ok(CoordinatorHandle {
         addr,
         core,
+        token: cfg.token,
         stop: Some(stop_tx),
         task,
         status_stop: tokio::sync::watch::channel(false).0,

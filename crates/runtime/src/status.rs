@@ -1,20 +1,54 @@
 //! The coordinator's state over HTTP, for people and for Prometheus.
 //!
-//! [`serve`] answers, on its own listener (not the gRPC port, which
-//! requires the token):
+//! [`serve`] answers, on its own listener (not the gRPC port):
 //! * `GET /state`: a JSON snapshot ([`Status`]): the scheduler, each
 //!   agent's syncs and when it last synced, each active coflow (its queue or
-//!   class, open and finished flows, bytes), each flow (bytes, scheduled
-//!   rate, class, paused), and the completed totals;
+//!   class, open and finished flows, bytes), each flow (bytes, size, scheduled
+//!   rate, class, paused), each link of the coordinator's fabric model
+//!   (capacity, the scheduled rates crossing it), the last
+//!   [`RECENT_COMPLETIONS`] completions and the completed totals;
 //! * `GET /metrics`: the same as Prometheus metrics, in the text exposition
 //!   format (version 0.0.4);
-//! * anything else: 404.
+//! * `GET /`, `/live.js`, `/live.css`: the live view, a page that polls
+//!   `/state` every second and draws it (files in `src/live/`, compiled in
+//!   with `include_str!`: no build step, nothing fetched from elsewhere);
+//! * anything else: 404; a method other than GET: 405.
 //!
-//! Both are read-only and carry no secret, but they do show the cluster's
-//! traffic: bind the listener to a management address. The server is
-//! hyper's HTTP/1.1 server (hyper is already in the tree through tonic);
-//! the JSON is written here (a handful of numbers and ids, no free text but
-//! the scheduler's name, which is escaped).
+//! # The token
+//! `/state` and `/metrics` answer only a request carrying the coordinator's
+//! token (the agents' one, `--token-file`) as `Authorization: Bearer TOKEN`,
+//! compared in constant time as the gRPC interceptor compares it
+//! (`coordinator::check_token`); any other gets 401 with a body saying what
+//! to send, and the refusal is logged with the peer and the reason, never
+//! the token. Prometheus sends that header from its scrape config
+//! (`authorization: {credentials_file: ...}`). The page and its script and
+//! style carry no data and are served to anyone: a browser cannot add a
+//! header to a page it navigates to, so the page takes the token and adds
+//! the header to its own requests:
+//! * the token reaches the page once, in the address's fragment
+//!   (`http://HOST:PORT/#token=TOKEN`) or typed into the page's form. A
+//!   fragment is never sent to a server: it is in no request line, so in no
+//!   access log of this server or of a proxy on the way, and browsers strip
+//!   it from the `Referer` they send. A query string (`?token=`) would be in
+//!   all of those; a login form that posts would need a session cookie, and
+//!   a cookie, which the browser attaches by itself, would need CSRF
+//!   defences that a header the page adds does not.
+//! * the script takes the fragment out of the address bar at once
+//!   (`history.replaceState`, so not in history or bookmarks either), keeps
+//!   the token in `sessionStorage` (this tab, until it closes) and sends it
+//!   only in the `Authorization` header of its `fetch("/state")`.
+//! * the page's headers forbid what could carry it elsewhere:
+//!   `Referrer-Policy: no-referrer`, and a `Content-Security-Policy` that
+//!   allows only this server's own script, style and requests, no form
+//!   posts and no framing. No CORS header is sent, so another site's page
+//!   cannot read `/state` (nor send it the header without a preflight,
+//!   which gets 405). The page writes every value as text, never as HTML.
+//!
+//! This is plain HTTP: on a network where others can listen, bind the
+//! listener to a management address (as for the agents' gRPC without TLS).
+//! The server is hyper's HTTP/1.1 server (hyper is already in the tree
+//! through tonic); the JSON is written here (numbers, ids, and as text only
+//! the scheduler's and links' names, escaped).
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -69,6 +103,8 @@ pub struct FlowStatus {
     pub dst: u32,
     /// Bytes written so far.
     pub bytes: u64,
+    /// Its size as its writer announced it (the size hint); `None`: unknown.
+    pub size: Option<u64>,
     /// Reported finished, not yet taken by a tick.
     pub finished: bool,
     /// Its scheduled rate (bits/s) and class; `None` before its first
@@ -79,6 +115,39 @@ pub struct FlowStatus {
     /// Whether it must wait.
     pub paused: bool,
 }
+
+/// One link of the coordinator's fabric model and what the latest schedule
+/// puts on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkStatus {
+    /// Its name as the fabric names it ("host 3 uplink", "tor 2 -> agg 0").
+    pub name: String,
+    /// Its capacity, bits/s.
+    pub capacity_bps: f64,
+    /// The sum of the scheduled rates of the flows crossing it, bits/s.
+    pub rate_bps: f64,
+    /// Flows crossing it with a scheduled rate.
+    pub n_flows: u32,
+}
+
+/// One completed coflow, for the list of recent completions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionStatus {
+    /// Its id.
+    pub id: u64,
+    /// Its flows and their bytes.
+    pub n_flows: u32,
+    /// See `n_flows`.
+    pub bytes: u64,
+    /// Its completion time (arrival to completion, the coordinator's
+    /// clock), ns.
+    pub cct_ns: u64,
+    /// When it completed (ns since the coordinator started).
+    pub completed_ns: u64,
+}
+
+/// How many recent completions a snapshot carries (newest first).
+pub const RECENT_COMPLETIONS: usize = 32;
 
 /// A snapshot of the coordinator (`Core::status` in [`crate::coordinator`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -109,6 +178,10 @@ pub struct Status {
     pub coflows: Vec<CoflowStatus>,
     /// Active flows.
     pub flows: Vec<FlowStatus>,
+    /// Every link of the coordinator's fabric model, in the fabric's order.
+    pub links: Vec<LinkStatus>,
+    /// The last [`RECENT_COMPLETIONS`] completed coflows, newest first.
+    pub recent_completions: Vec<CompletionStatus>,
 }
 
 /// A JSON string literal.
@@ -210,15 +283,43 @@ impl Status {
             let _ = write!(
                 o,
                 "{{\"host\":{},\"flow_id\":{},\"coflow\":{},\"dst\":{},\"bytes\":{},\
-                 \"finished\":{},\"rate_bps\":",
+                 \"finished\":{},\"size\":",
                 f.host, f.flow_id, f.coflow, f.dst, f.bytes, f.finished
             );
+            json_opt(&mut o, f.size, |o, n| {
+                let _ = write!(o, "{n}");
+            });
+            o.push_str(",\"rate_bps\":");
             json_opt(&mut o, f.rate_bps, json_f64);
             o.push_str(",\"class\":");
             json_opt(&mut o, f.class, |o, c| {
                 let _ = write!(o, "{c}");
             });
             let _ = write!(o, ",\"paused\":{}}}", f.paused);
+        }
+        o.push_str("],\"links\":[");
+        for (i, l) in self.links.iter().enumerate() {
+            if i > 0 {
+                o.push(',');
+            }
+            o.push_str("{\"name\":");
+            json_str(&mut o, &l.name);
+            o.push_str(",\"capacity_bps\":");
+            json_f64(&mut o, l.capacity_bps);
+            o.push_str(",\"rate_bps\":");
+            json_f64(&mut o, l.rate_bps);
+            let _ = write!(o, ",\"n_flows\":{}}}", l.n_flows);
+        }
+        o.push_str("],\"recent_completions\":[");
+        for (i, c) in self.recent_completions.iter().enumerate() {
+            if i > 0 {
+                o.push(',');
+            }
+            let _ = write!(
+                o,
+                "{{\"id\":{},\"n_flows\":{},\"bytes\":{},\"cct_ns\":{},\"completed_ns\":{}}}",
+                c.id, c.n_flows, c.bytes, c.cct_ns, c.completed_ns
+            );
         }
         o.push_str("]}");
         o
@@ -231,15 +332,7 @@ impl Status {
             let _ = writeln!(o, "# HELP coflowkit_{name} {help}");
             let _ = writeln!(o, "# TYPE coflowkit_{name} {kind}");
         }
-        let mut sched = String::new();
-        for c in self.scheduler.chars() {
-            match c {
-                '"' => sched.push_str("\\\""),
-                '\\' => sched.push_str("\\\\"),
-                '\n' => sched.push_str("\\n"),
-                c => sched.push(c),
-            }
-        }
+        let sched = prom_label(&self.scheduler);
         metric(
             &mut o,
             "coordinator_info",
@@ -413,67 +506,187 @@ impl Status {
                 a.host, a.scheduled_rate_bps
             );
         }
+        metric(
+            &mut o,
+            "link_capacity_bits_per_second",
+            "gauge",
+            "Capacity of each link of the coordinator's fabric model.",
+        );
+        for l in &self.links {
+            let _ = writeln!(
+                o,
+                "coflowkit_link_capacity_bits_per_second{{link=\"{}\"}} {}",
+                prom_label(&l.name),
+                l.capacity_bps
+            );
+        }
+        metric(
+            &mut o,
+            "link_scheduled_rate_bits_per_second",
+            "gauge",
+            "Sum of the rates the latest schedule gives the flows crossing each link.",
+        );
+        for l in &self.links {
+            let _ = writeln!(
+                o,
+                "coflowkit_link_scheduled_rate_bits_per_second{{link=\"{}\"}} {}",
+                prom_label(&l.name),
+                l.rate_bps
+            );
+        }
         o
     }
+}
+
+/// A Prometheus label value, escaped (text format 0.0.4: `\\`, `\"`, `\n`).
+fn prom_label(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o
 }
 
 /// Takes a snapshot of the coordinator: the server is handed one, so that it
 /// knows nothing of the coordinator's state.
 pub type Snapshot = Arc<dyn Fn() -> Status + Send + Sync>;
 
-fn respond(
-    snapshot: &Snapshot,
-    method: &hyper::Method,
-    path: &str,
-) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
-    let (status, kind, body) = if method != hyper::Method::GET {
-        (
-            hyper::StatusCode::METHOD_NOT_ALLOWED,
-            "text/plain",
-            "only GET\n".to_string(),
-        )
-    } else {
-        match path {
-            "/state" => (
-                hyper::StatusCode::OK,
-                "application/json",
-                snapshot().to_json(),
-            ),
-            "/metrics" => {
-                let s = snapshot();
-                (
-                    hyper::StatusCode::OK,
-                    "text/plain; version=0.0.4; charset=utf-8",
-                    s.to_prometheus(),
-                )
-            }
-            _ => (
-                hyper::StatusCode::NOT_FOUND,
-                "text/plain",
-                "try /state or /metrics\n".to_string(),
-            ),
-        }
-    };
-    let mut r = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from(body)));
+/// The live view's page, script and style, served as they are.
+const PAGE_HTML: &str = include_str!("live/index.html");
+/// See [`PAGE_HTML`].
+const PAGE_JS: &str = include_str!("live/live.js");
+/// See [`PAGE_HTML`].
+const PAGE_CSS: &str = include_str!("live/live.css");
+
+/// The page's own policy: its script and style from this server only, its
+/// requests to this server only, no frames, no form posts, no Referer.
+const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+                        connect-src 'self'; img-src 'self'; base-uri 'none'; \
+                        form-action 'none'; frame-ancestors 'none'";
+
+type Response = hyper::Response<http_body_util::Full<bytes::Bytes>>;
+
+fn reply(status: hyper::StatusCode, kind: &'static str, body: impl Into<bytes::Bytes>) -> Response {
+    use hyper::header::{self, HeaderValue};
+    let mut r = hyper::Response::new(http_body_util::Full::new(body.into()));
     *r.status_mut() = status;
-    r.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static(kind),
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
     );
     r
 }
 
-/// Serves `/state` and `/metrics` of the snapshots `snapshot` takes on
-/// `listener` until `stop` says so (see the module doc).
+/// Why a request for data was refused, or `None` if it carries the token
+/// (`Authorization: Bearer TOKEN`, compared in constant time as the gRPC
+/// interceptor does).
+fn refusal(headers: &hyper::HeaderMap, want: &[u8]) -> Option<&'static str> {
+    match headers.get(hyper::header::AUTHORIZATION) {
+        None => Some("no authorization token"),
+        Some(v) if crate::coordinator::same_token(v.as_bytes(), want) => None,
+        Some(_) => Some("wrong authorization token"),
+    }
+}
+
+/// The answer to one request; `want` is `Bearer TOKEN`.
+fn respond<B>(
+    snapshot: &Snapshot,
+    want: &[u8],
+    peer: std::net::SocketAddr,
+    req: &hyper::Request<B>,
+) -> Response {
+    use hyper::header::{self, HeaderValue};
+    use hyper::StatusCode;
+    let path = req.uri().path();
+    if req.method() != hyper::Method::GET {
+        let mut r = reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain; charset=utf-8",
+            "405 Method Not Allowed: only GET\n",
+        );
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET"));
+        return r;
+    }
+    let page = |kind: &'static str, body: &'static str| {
+        let mut r = reply(StatusCode::OK, kind, body);
+        r.headers_mut().insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(PAGE_CSP),
+        );
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        r
+    };
+    match path {
+        "/" => return page("text/html; charset=utf-8", PAGE_HTML),
+        "/live.js" => return page("text/javascript; charset=utf-8", PAGE_JS),
+        "/live.css" => return page("text/css; charset=utf-8", PAGE_CSS),
+        "/state" | "/metrics" => {}
+        _ => {
+            return reply(
+                StatusCode::NOT_FOUND,
+                "text/plain; charset=utf-8",
+                "404 Not Found: try / (the live view), /state (JSON) or /metrics (Prometheus)\n",
+            )
+        }
+    }
+    if let Some(reason) = refusal(req.headers(), want) {
+        warn!(%peer, path, reason, "status: refused a request");
+        let mut r = reply(
+            StatusCode::UNAUTHORIZED,
+            "text/plain; charset=utf-8",
+            format!(
+                "401 Unauthorized: {reason} for {path}: send the coordinator's token \
+                 (the contents of its --token-file) as the header \
+                 'Authorization: Bearer TOKEN'\n"
+            ),
+        );
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"coflowkit coordinator\""),
+        );
+        return r;
+    }
+    let mut r = if path == "/state" {
+        reply(StatusCode::OK, "application/json", snapshot().to_json())
+    } else {
+        reply(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            snapshot().to_prometheus(),
+        )
+    };
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// Serves the live view, `/state` and `/metrics` of the snapshots
+/// `snapshot` takes on `listener`, the last two to requests carrying
+/// `token`, until `stop` says so (see the module doc).
 pub async fn serve(
     snapshot: Snapshot,
+    token: String,
     listener: tokio::net::TcpListener,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
+    let want: Arc<[u8]> = format!("Bearer {token}").into_bytes().into();
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((s, _)) => s,
+                Ok(s) => s,
                 Err(e) => {
                     warn!(error = %e, "status: accept failed");
                     continue;
@@ -481,11 +694,11 @@ pub async fn serve(
             },
             _ = stop.changed() => return,
         };
-        let snapshot = snapshot.clone();
+        let (snapshot, want) = (snapshot.clone(), want.clone());
         tokio::spawn(async move {
             let svc =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let r = respond(&snapshot, req.method(), req.uri().path());
+                    let r = respond(&snapshot, &want, peer, &req);
                     async move { Ok::<_, Infallible>(r) }
                 });
             if let Err(e) = hyper::server::conn::http1::Builder::new()
@@ -532,13 +745,32 @@ mod tests {
                 queue: None,
             }],
             flows: vec![],
+            links: vec![LinkStatus {
+                name: "tor \"0\" -> agg 1".into(),
+                capacity_bps: 1e9,
+                rate_bps: 2.5e8,
+                n_flows: 1,
+            }],
+            recent_completions: vec![CompletionStatus {
+                id: 3,
+                n_flows: 2,
+                bytes: 100,
+                cct_ns: 4_000_000,
+                completed_ns: 9_000_000,
+            }],
         };
         let j = s.to_json();
         assert!(j.starts_with(r#"{"scheduler":"a\"b\\c\u000ad","#), "{j}");
         assert!(j.contains(r#""last_tick_s":null"#), "{j}");
         assert!(j.contains(r#""last_sync_ago_s":null"#), "{j}");
         assert!(j.contains(r#""parents":[1,2]"#), "{j}");
-        assert!(j.contains(r#""queue":null}],"flows":[]}"#), "{j}");
+        assert!(j.contains(r#""queue":null}],"flows":[],"links":["#), "{j}");
+        assert!(
+            j.ends_with(
+                r#""links":[{"name":"tor \"0\" -> agg 1","capacity_bps":1000000000,"rate_bps":250000000,"n_flows":1}],"recent_completions":[{"id":3,"n_flows":2,"bytes":100,"cct_ns":4000000,"completed_ns":9000000}]}"#
+            ),
+            "{j}"
+        );
         let m = s.to_prometheus();
         assert!(m.contains(r#"scheduler="a\"b\\c\nd""#), "{m}");
         assert!(
@@ -546,5 +778,9 @@ mod tests {
             "{m}"
         );
         assert!(!m.contains("agent_last_sync_age_seconds{"), "{m}");
+        assert!(
+            m.contains(r#"coflowkit_link_scheduled_rate_bits_per_second{link="tor \"0\" -> agg 1"} 250000000"#),
+            "{m}"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The coordinator's state over HTTP: `/state` (JSON) and `/metrics`
 //! (Prometheus text format), fetched while a coflow is mid-transfer and
-//! after it completed; and the `coflowkit-runtime` binary's coordinator,
+//! after it completed; both refused (401) without the coordinator's token,
+//! the live view's files served without it; and the `coflowkit-runtime` binary's coordinator,
 //! killed with SIGKILL mid-transfer and started again on the same port,
 //! watched through its `/state`.
 
@@ -8,7 +9,9 @@ mod common;
 
 use coflowkit_runtime::agent::{self, AgentConfig, AgentOptions};
 use coflowkit_runtime::client::AgentClient;
-use common::{connect, free_port, http_get, write_pattern, Cluster, Pattern, Receiver, TOKEN};
+use common::{
+    connect, free_port, http_get, http_request, write_pattern, Cluster, Pattern, Receiver, TOKEN,
+};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -156,6 +159,77 @@ fn the_coordinator_serves_its_state_as_json_and_prometheus_metrics() {
     );
     let state = http_get(http, "/state").unwrap().1;
     assert!(state.contains("\"coflows\":[],\"flows\":[]"), "{state}");
+    cluster.stop();
+}
+
+#[test]
+fn state_and_metrics_need_the_token_and_the_page_does_not() {
+    let mut cluster = Cluster::start("status-token", "fair", 2, 100e6);
+    let http = {
+        let c = cluster.coordinator.as_mut().unwrap();
+        cluster.rt.block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            c.serve_status(l).unwrap()
+        })
+    };
+    let good = format!("Bearer {TOKEN}");
+    for path in ["/state", "/metrics"] {
+        let (code, head, body) = http_request(http, path, None).unwrap();
+        assert_eq!(code, 401, "{path} without a token: {head}\n{body}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("www-authenticate: bearer realm=\"coflowkit coordinator\""),
+            "{head}"
+        );
+        assert_eq!(
+            body,
+            format!(
+                "401 Unauthorized: no authorization token for {path}: send the coordinator's \
+                 token (the contents of its --token-file) as the header \
+                 'Authorization: Bearer TOKEN'\n"
+            )
+        );
+        for wrong in [
+            format!("Bearer {TOKEN}x"),
+            format!("Bearer {}", &TOKEN[1..]),
+            TOKEN.to_string(),
+            format!("Basic {TOKEN}"),
+            "Bearer".to_string(),
+        ] {
+            let (code, _, body) = http_request(http, path, Some(&wrong)).unwrap();
+            assert_eq!(code, 401, "{path} with {wrong:?}");
+            assert!(body.contains("wrong authorization token"), "{body}");
+            assert!(!body.contains(TOKEN), "the refusal shows the token: {body}");
+        }
+        let (code, head, body) = http_request(http, path, Some(&good)).unwrap();
+        assert_eq!(code, 200, "{path} with the token: {body}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("cache-control: no-store"),
+            "{head}"
+        );
+    }
+    // The live view's files: no data, no token needed, and a policy that
+    // keeps the token on this page.
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/live.js", "text/javascript"),
+        ("/live.css", "text/css"),
+    ] {
+        let (code, head, body) = http_request(http, path, None).unwrap();
+        assert_eq!(code, 200, "{path}: {head}");
+        let head = head.to_ascii_lowercase();
+        assert!(head.contains(&format!("content-type: {kind}")), "{head}");
+        assert!(head.contains("referrer-policy: no-referrer"), "{head}");
+        assert!(
+            head.contains("content-security-policy: default-src 'none'; script-src 'self';"),
+            "{head}"
+        );
+        assert!(!head.contains("access-control-allow-origin"), "{head}");
+        assert!(!body.is_empty());
+    }
+    let (code, _, body) = http_request(http, "/state?token=x", None).unwrap();
+    assert_eq!(code, 401, "a query string is not a token: {body}");
     cluster.stop();
 }
 

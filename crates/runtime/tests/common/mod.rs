@@ -317,22 +317,34 @@ pub fn connect(addr: std::net::SocketAddr, tag: u64) -> TcpStream {
     s
 }
 
-/// `GET path` on `addr` over HTTP/1.1: the status code and the body, or
-/// `None` if nothing answers.
+/// `GET path` on `addr` over HTTP/1.1 with the coordinator's token
+/// ([`TOKEN`]): the status code and the body, or `None` if nothing answers.
 pub fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, String)> {
+    http_request(addr, path, Some(&format!("Bearer {TOKEN}"))).map(|(code, _, body)| (code, body))
+}
+
+/// `GET path` on `addr` over HTTP/1.1 with this `Authorization` header (or
+/// none): the status code, the head (status line and headers) and the body,
+/// or `None` if nothing answers.
+pub fn http_request(
+    addr: std::net::SocketAddr,
+    path: &str,
+    authorization: Option<&str>,
+) -> Option<(u16, String, String)> {
     use std::io::Write;
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let auth = authorization.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
     write!(
         s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
     )
     .ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;
     let code = head.split(' ').nth(1)?.parse().ok()?;
-    Some((code, body.to_string()))
+    Some((code, head.to_string(), body.to_string()))
 }
 
 /// A free TCP port on loopback (free when this returns), below the kernel's
