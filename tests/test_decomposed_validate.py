@@ -39,7 +39,9 @@ ARGS = [
 ]
 
 
-def test_a_tiny_grid_fills_the_table_the_stores_and_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_tiny_grid_fills_the_table_the_stores_and_the_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     v = _validate()
     page = tmp_path / "page.md"
     page.write_text(f"# A page\n\nProse.\n\n{v.BEGIN}\nold\n{v.END}\n\nAfter.\n")
@@ -59,7 +61,8 @@ def test_a_tiny_grid_fills_the_table_the_stores_and_the_page(tmp_path: Path, cap
     assert "old" not in section
     rows = [line for line in section.splitlines() if line.startswith("| tiny |")]
     assert len(rows) == 1 and rows[0].startswith("| tiny | web search | 0.5 | DCTCP | 30 |")
-    assert re.search(r"every size bin: [01] of 1 cells measured \(1 in the grid\); in [0-3] of [0-3] size bins", section)
+    summary = r"every size bin: [01] of 1 cells measured \(1 in the grid\); in [0-3] of [0-3] size bins"
+    assert re.search(summary, section)
     assert (tmp_path / "page" / "validation.png").stat().st_size > 0
     out = capsys.readouterr().out
     assert "of 1 cells measured (1 in the grid)" in out

@@ -16,7 +16,8 @@ engines through ``coflowkit.simulate``. The packet engine's flows are the ground
 stored, one file per cell keyed by every input (fabric spec, mix, load, flows, seed, scheme,
 knobs, coflowkit's version), in ``DIR/packet/``: a stored cell is never rerun (it does not change
 when the decomposed engine does), so a stopped run resumes. The decomposed side is rerun every
-time (``DIR/decomposed/``), or read back with ``--reuse-decomposed``. ``DIR/cells.csv`` holds
+time (``DIR/decomposed/``), or read back with ``--reuse-decomposed`` when the same build of
+``coflowkit._core`` made it. ``DIR/cells.csv`` holds
 every cell's numbers per bin.
 
 Load: the share of the busiest tier's capacity the workload offers, with sources and
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
 import hashlib
 import json
 import math
@@ -192,9 +194,20 @@ def run(cell: Cell, engine: str, knobs: str, info: dict[str, Any], path: Path) -
         "cpu_s": cpu,
         "packets": r.packets() if engine == "packet" else None,
         "n_flows": len(flows),
+        "core": core_build(),
     }
     path.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
+
+
+@functools.cache
+def core_build() -> str:
+    """The binding's build (a hash of its file): a decomposed run is reused only from the same build."""
+    digest = hashlib.sha256()
+    with open(coflowkit._core.__file__, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:12]
 
 
 def load_run(path: Path) -> tuple[pd.DataFrame, dict[str, Any]] | None:
@@ -307,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         if pkt is None or args.packet_only:
             continue
         dec = load_run(dpath) if (args.reuse_decomposed or args.no_run) else None
+        if dec is not None and args.reuse_decomposed and dec[1].get("core") != core_build():
+            dec = None  # made by another build of the engine: rerun
         if dec is None and not args.no_run:
             run(cell, "decomposed", args.packet, info, dpath)
             dec = load_run(dpath)
