@@ -73,5 +73,5 @@ def test_a_tiny_grid_fills_the_table_the_stores_and_the_page(
     assert v.main([*ARGS, "--results", str(results), "--reuse-decomposed"]) == 0
     assert {p: p.stat().st_mtime_ns for p in (results / "packet").iterdir()} == mtimes
     again = pd.read_csv(results / "cells.csv")
-    cols = ["cell", "bin", "flows", "p50_pkt", "p50_dec", "p99_pkt", "p99_dec", "p99_pkt_lo", "p99_pkt_hi"]
+    cols = ["cell", "bin", "flows", "p50_pkt", "p50_dec", "p99_pkt", "p99_dec", "p99_err_lo", "p99_err_hi"]
     pd.testing.assert_frame_equal(again[cols], first[cols])
