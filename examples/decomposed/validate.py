@@ -388,11 +388,15 @@ def fmt_err(x: float) -> str:
     return f"{x * 100:+,.0f}%"
 
 
+def secs(x: float) -> str:
+    return f"{x:.1f} s" if x < 10 else f"{x:,.0f} s"
+
+
 def markdown(cells: list[Cell], table: pd.DataFrame, knobs: str) -> list[str]:
     head = (
         "| fabric | sizes | load | scheme | flows | "
         + " | ".join(f"{BIN_LABEL[b]} p50 / p99" for _, _, b in BINS)
-        + " | packet / decomposed wall | speed |"
+        + " | wall (CPU) packet | wall (CPU) decomposed | speed |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     by = {} if table.empty else {k: g.set_index("bin") for k, g in table.groupby("cell", sort=False)}
@@ -400,7 +404,7 @@ def markdown(cells: list[Cell], table: pd.DataFrame, knobs: str) -> list[str]:
         pre = f"| {c.fabric.label} | {MIX_LABEL[c.mix]} | {c.load:g} | {c.scheme.upper()} | {c.n_flows:,} |"
         g = by.get(c.name)
         if g is None:
-            lines.append(pre + " not run |" * len(BINS) + " | |")
+            lines.append(pre + " not run |" * len(BINS) + " | | |")
             continue
         errs = []
         for _, _, b in BINS:
@@ -409,9 +413,10 @@ def markdown(cells: list[Cell], table: pd.DataFrame, knobs: str) -> list[str]:
             errs.append(f" {fmt_err(r['p50_err'])} / {fmt_err(r['p99_err'])}{mark} |")
         r0 = g.iloc[0]
         speed = r0["packet_wall_s"] / r0["decomposed_wall_s"]
-        lines.append(
-            pre + "".join(errs) + f" {r0['packet_wall_s']:.1f} s / {r0['decomposed_wall_s']:.1f} s | {speed:.1f}x |"
+        walls = "".join(
+            f" {secs(r0[f'{e}_wall_s'])} ({secs(r0[f'{e}_cpu_s'])}) |" for e in ("packet", "decomposed")
         )
+        lines.append(pre + "".join(errs) + walls + f" {speed:.1f}x |")
     return lines
 
 
