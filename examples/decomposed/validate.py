@@ -25,12 +25,23 @@ destinations uniform over the hosts: the hosts' NICs on the 1:1 fabrics; on the 
 racks' uplinks (the hosts' NICs then run at about half of it), so that load 0.7 does not
 overload the core.
 
-Flows per cell (``FLOWS``): 4,000 web-search flows (about 1,200 above 1 MB: the p99 of that bin
-is its 12th slowest flow) and 3,000 data-mining flows (about 270 above 1 MB, its 3rd slowest: the
-mix's mean flow is 7.4 MB, so each of its flows costs 4.5 times a web-search one, and the grid's
-CPU goes mostly to data mining). ``cells.csv`` holds each p99 error's 95% bootstrap interval
-(``p99_err_lo``, ``p99_err_hi``: the bin's flows drawn again, the same draw for both engines), the
-sampling noise of the cell's one workload; the figure draws it.
+Flows per cell (``FLOWS``): a fixed number per mix, the same on every fabric, so that each
+size bin holds about the same flows everywhere (a fixed simulated time would give the 1,024-host
+fabric 32 times the 32-host one's flows). 4,000 web-search flows (6.8 GB; about 1,200 above
+1 MB, so the p99 of that bin is its 12th slowest flow) and 3,000 data-mining flows (27 GB: the
+mix's mean flow is 7.4 MB (9 MB in this draw) against web search's 1.7 MB; about 260 above 1 MB, its 3rd slowest; fewer
+would leave that bin's p99 to one or two flows, more would make data mining the whole cost). The
+packet engine does about 7 per-hop packets per data packet on a leaf-spine and 12 on the fat-tree:
+33-53 M per web-search cell, 130-215 M per data-mining one, about 4.7 G over the grid. Measured
+under a load of 13-16 on the 2 cores (so CPU seconds run long): a web-search cell takes the
+packet engine 15-19 s of CPU on the 32-host leaf-spine, 25 s on the 144-host, 45 s on the fat-tree
+and 50 s on the 1,024-host fabric, the decomposed engine 21-26, 22-25, 38 and 23 s; a data-mining
+cell four times as much: the grid is about 100 minutes of CPU at that load, less on a quiet machine.
+
+``cells.csv`` holds each p99 error's 95% bootstrap interval (``p99_err_lo``, ``p99_err_hi``: the
+bin's flows drawn again, the same draw for both engines), the sampling noise of the cell's one
+workload; the figure draws it. With a few hundred flows in a bin that interval is tens of percent
+wide: a bin's error inside ±10% on one workload is a point, not a bound.
 """
 
 from __future__ import annotations
