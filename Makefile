@@ -23,7 +23,9 @@
 #   make validate-decomposed  release build, then the decomposed engine against the packet engine on
 #               issue 69's 48-cell grid (examples/decomposed/validate.py): the packet engine's runs are
 #               stored per cell in results/validate-decomposed/packet and resumed, the decomposed ones
-#               rerun; the table and figure into docs/decomposed-engine.md
+#               rerun; the table and figure into docs/decomposed-engine.md (about 100 minutes of CPU with
+#               the shared 2 cores at load 13-16, the data-mining cells four fifths of it, half of it
+#               the packet engine's, which a rerun skips)
 #   make repro-claims the table of every seed-paper claim (docs/reproductions/README.md), read
 #               from the reproduction pages (seconds; every repro-* target ends with it)
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
