@@ -20,6 +20,12 @@
 #               the split 11 of them
 #   make repro-aalo   release build, then the Aalo reproduction (about half an
 #               hour on 2 cores): docs/reproductions/aalo.md and its figures
+#   make validate-decomposed  release build, then the decomposed engine against the packet engine on
+#               issue 69's 48-cell grid (examples/decomposed/validate.py): the packet engine's runs are
+#               stored per cell in results/validate-decomposed/packet and resumed, the decomposed ones
+#               rerun; the table and figure into docs/decomposed-engine.md (about 100 minutes of CPU with
+#               the shared 2 cores at load 13-16, the data-mining cells four fifths of it, half of it
+#               the packet engine's, which a rerun skips)
 #   make repro-claims the table of every seed-paper claim (docs/reproductions/README.md), read
 #               from the reproduction pages (seconds; every repro-* target ends with it)
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
@@ -41,7 +47,7 @@ PROPTEST_RNG_SEED ?= 20261121
 export PROPTEST_RNG_SEED
 SEEDS ?= 10
 
-.PHONY: demo test fuzz develop clean repro-claims repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
+.PHONY: demo test fuzz develop clean validate-decomposed repro-claims repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -85,6 +91,12 @@ test: develop
 # Fresh seeds for every randomized suite (tests/fuzz.py; release build).
 fuzz: develop
 	$(BIN)/python tests/fuzz.py --seeds $(SEEDS)
+
+# The decomposed engine's validation grid (docs/decomposed-engine.md): release build, the packet
+# engine's stores (resumed), the decomposed engine rerun, the page's generated section.
+validate-decomposed: $(VENV)/.installed-run
+	$(BIN)/maturin develop --release
+	$(BIN)/python examples/decomposed/validate.py --page
 
 # Every seed-paper claim in one table, read from the reproduction pages (no simulation).
 repro-claims: $(VENV)/.installed-run
