@@ -11,8 +11,9 @@ use crate::queue::shared::SharedPool;
 use crate::queue::strict::StrictQueues;
 use crate::queue::{Admit, QueueDisc};
 
-/// A port's counters.
+/// A port's counters (in this order: the ones every packet moves first).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct PortStats {
     /// Packets that left (per-hop transmissions).
     pub tx_packets: u64,
@@ -30,14 +31,20 @@ pub struct PortStats {
 }
 
 /// An output port.
+///
+/// Laid out by use (`repr(C)`): what every packet through the port reads
+/// or counts first, in one cache line with the first counters, the queue
+/// kind last (its own hot fields first, `StrictQueues`).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Port {
     /// Link rate, bits/s.
     pub rate: f64,
     /// Propagation delay, ps.
     pub delay_ps: u64,
-    /// Its queue kind.
-    queue: Queue,
+    /// Queued packets dropped to make room for more urgent ones (pFabric),
+    /// for the caller to count against their flows.
+    pub evicted: Vec<Packet>,
     /// The switch's shared pool (an index into the engine's pools) when
     /// the port has no buffer of its own.
     pub pool: Option<u32>,
@@ -45,9 +52,8 @@ pub struct Port {
     pub busy: bool,
     /// Counters.
     pub stats: PortStats,
-    /// Queued packets dropped to make room for more urgent ones (pFabric),
-    /// for the caller to count against their flows.
-    pub evicted: Vec<Packet>,
+    /// Its queue kind.
+    queue: Queue,
 }
 
 impl Port {
@@ -405,7 +411,7 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(slow.bytes(), fast.bytes());
-                prop_assert_eq!(slow.queue_packets, fast.queue_packets);
+                prop_assert_eq!(slow.queue_packets(), fast.queue_packets());
             }
             let rest = |p: &mut StrictQueues, slow: bool| -> Vec<(u32, u64, u32)> {
                 std::iter::from_fn(|| if slow { p.pop_task_fifo(order) } else { p.pop(0) })
