@@ -13,6 +13,7 @@
 //!
 //! * `build`: the ports, the flows' paths and the shared knobs
 //!   ([`Engine::new`]);
+//! * `events`: the events to come, small keys in a heap over a slab;
 //! * `endpoints`: a flow's start, its data and ACKs, its timers
 //!   (retransmission, delayed ACK, SYN) and kicks;
 //! * `pacing`: a paced flow's slots ([`Pacing`], with its slot in a
@@ -45,13 +46,12 @@ use crate::{FlowPacketStats, PacketError, PacketResult, QueueSample};
 use coflowkit_model::{Fabric, LinkId, LinkKind, Time, ValidWorkload};
 use coflowkit_sim::release::{self, Cascade, Releases};
 use coflowkit_sim::{Outcome, Progress, SimResult};
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 mod baraat;
 mod build;
 mod coordinator;
 mod endpoints;
+mod events;
 mod hosts;
 pub(crate) mod pacing;
 mod queued;
@@ -92,30 +92,6 @@ enum Ev {
     Coord(CoordEv),
     /// Baraat's port intervals and requests (`baraat`).
     Spc(SpcEv),
-}
-
-struct Entry {
-    at: u64,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // A min-heap on (instant, sequence).
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 /// One flow's static facts and end points.
@@ -185,7 +161,7 @@ pub struct Engine<'a> {
     cfg: &'a PacketConfig,
     fabric: &'a Fabric,
     workload: &'a ValidWorkload,
-    heap: BinaryHeap<Entry>,
+    heap: events::Events<Ev>,
     seq: u64,
     now: u64,
     ports: Vec<Port>,
@@ -244,11 +220,7 @@ fn ns_ceil(ps: u64) -> Time {
 impl<'a> Engine<'a> {
     fn push(&mut self, at: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(at, self.seq, ev);
     }
 
     /// Runs to the end; `progress` hears now and then how far it is.
@@ -263,13 +235,13 @@ impl<'a> Engine<'a> {
         if self.cfg.queue_trace.is_some() {
             self.push(0, Ev::Sample);
         }
-        while let Some(e) = self.heap.pop() {
+        while let Some((at, ev)) = self.heap.pop() {
             if self.done_coflows == n_coflows {
                 break;
             }
-            self.now = e.at;
+            self.now = at;
             self.events += 1;
-            match e.ev {
+            match ev {
                 Ev::Arrival => self.arrivals(),
                 Ev::Start(f) => self.start(f),
                 Ev::TxDone(p) => self.tx_done(p),

@@ -17,7 +17,6 @@ use crate::transport::SenderParams;
 use crate::{FlowPacketStats, PacketError};
 use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
 use coflowkit_sim::release::Releases;
-use std::collections::BinaryHeap;
 
 impl<'a> Engine<'a> {
     /// Sets up ports and paths (`paths`: a pinned path index per flow, see
@@ -40,7 +39,7 @@ impl<'a> Engine<'a> {
             cfg,
             fabric,
             workload,
-            heap: BinaryHeap::new(),
+            heap: super::events::Events::new(),
             seq: 0,
             now: 0,
             ports,
