@@ -31,7 +31,6 @@ impl<'a> Engine<'a> {
         cfg.check()?;
         let (ports, pools) = build_ports(fabric, cfg)?;
         let (hops, flows, first_flow) = build_flows(fabric, workload, classes, paths, cfg)?;
-        let n_ports = ports.len();
         // Only the flows' paths carry data (control channels join later).
         let n_slots = hops.len();
         let coflows = workload.coflows();
@@ -44,7 +43,6 @@ impl<'a> Engine<'a> {
             now: 0,
             ports,
             pools,
-            on_wire: vec![None; n_ports],
             hops,
             flows,
             first_flow,
