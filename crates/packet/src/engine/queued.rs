@@ -75,6 +75,11 @@ impl QueuedData {
             debug_assert_eq!(d.get(i), Some(&key), "a packet leaves a queue it joined");
             d.remove(i);
         }
+        if d.is_empty() {
+            // Start again at the front of the buffer: a hop that holds a
+            // packet or two at a time keeps reusing one cache line of it.
+            d.clear();
+        }
     }
 
     /// Gives back the buffers of the empty slots `from..to` (a finished
