@@ -473,7 +473,7 @@ impl<'a> Engine<'a> {
             None => p.admit(pkt),
         };
         // Packets a pFabric port dropped to make room count for their flows.
-        if !p.evicted.is_empty() {
+        if p.has_evicted() {
             let mut evicted = std::mem::take(&mut p.evicted);
             for v in evicted.drain(..) {
                 self.dropped(&v);
