@@ -41,10 +41,12 @@ pub(super) struct QueuedData {
 impl QueuedData {
     /// Nothing queued on `n_slots` hops.
     pub(super) fn new(n_slots: usize) -> QueuedData {
-        QueuedData {
-            slots: (0..n_slots).map(|_| VecDeque::new()).collect(),
-            max_len: 0,
-        }
+        // Each data packet's hops touch their slots: in huge pages where
+        // there are many (`coflowkit_sched::reserve_huge`).
+        let mut slots = Vec::new();
+        coflowkit_sched::reserve_huge(&mut slots, n_slots);
+        slots.extend((0..n_slots).map(|_| VecDeque::new()));
+        QueuedData { slots, max_len: 0 }
     }
 
     /// A data packet of `len` bytes from `seq` joined the queue of `slot`.
