@@ -1,25 +1,26 @@
-//! The events to come, taken in (instant, sequence) order: a binary heap
-//! of small keys over a slab that holds the events themselves.
+//! The events to come, taken in (instant, sequence) order: a four-ary
+//! heap of small keys over a slab that holds the events themselves.
 //!
 //! A heap of whole events (64 bytes each, a packet among them) moves 64
 //! bytes per level of every push and pop, and on a large fabric, with
 //! thousands of packets on the links at once, its lower levels leave the
 //! core's first-level cache: the heap's cost per event grew with the
-//! fabric (issue 69). Here a key is 24 bytes, so a level's two children
-//! share a cache line and the heap is less than half the size; the event
-//! is written once into a slot of the slab and read once when its key
-//! comes out. Freed slots are reused last-in first-out, so the slab stays
-//! as small as the number of pending events and its recent slots stay in
-//! cache.
+//! fabric (issue 69). Here a key is 24 bytes and each node has four
+//! children, so a pop's walk down the heap goes through half the levels
+//! of a binary heap (the four children sit in two cache lines); the
+//! event is written once into a slot of the slab and read once when its
+//! key comes out. Freed slots are reused last-in first-out, so the slab
+//! stays as small as the number of pending events and its recent slots
+//! stay in cache. The slot of the event due next (the new root's) is
+//! fetched into cache as soon as a pop leaves it at the root: the work of
+//! the event just popped hides the fetch, where reading the slot cold at
+//! the next pop stalled for it.
 //!
 //! Correctness properties: keys are unique (the engine's sequence number
 //! grows with every push), so the order is total and pops come out
 //! exactly as from a heap of whole events ordered by (instant, sequence):
 //! checked against `std::collections::BinaryHeap` of whole events on
 //! random pushes and pops in `pops_as_a_heap_of_whole_events`.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// A pending event's key: when, its sequence number (ties), its slot.
 #[derive(Debug, Clone, Copy)]
@@ -29,28 +30,22 @@ struct Key {
     slot: u32,
 }
 
-impl PartialEq for Key {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
+impl Key {
+    /// Whether it comes before `o`: (instant, sequence) order.
+    #[inline(always)]
+    fn before(&self, o: &Key) -> bool {
+        (self.at, self.seq) < (o.at, o.seq)
     }
 }
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // A min-heap on (instant, sequence).
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
-}
+
+/// Children per node of the heap.
+const ARITY: usize = 4;
 
 /// Pending events of type `T` (the engine's `Ev`).
 #[derive(Debug)]
 pub(super) struct Events<T> {
-    heap: BinaryHeap<Key>,
+    /// A four-ary min-heap: node `i`'s children are `4i + 1 ..= 4i + 4`.
+    heap: Vec<Key>,
     /// Each pending event, in the slot its key names; free slots hold a
     /// spent event.
     slab: Vec<T>,
@@ -62,7 +57,7 @@ impl<T: Copy> Events<T> {
     /// No events.
     pub(super) fn new() -> Events<T> {
         Events {
-            heap: BinaryHeap::new(),
+            heap: Vec::new(),
             slab: vec![],
             free: vec![],
         }
@@ -82,16 +77,67 @@ impl<T: Copy> Events<T> {
                 u32::try_from(self.slab.len() - 1).expect("fewer than 2^32 pending events")
             }
         };
-        self.heap.push(Key { at, seq, slot });
+        self.sift_up(Key { at, seq, slot });
     }
 
     /// The earliest event (the first scheduled among those at one instant)
     /// and its instant, taken out.
     #[inline]
     pub(super) fn pop(&mut self) -> Option<(u64, T)> {
-        let k = self.heap.pop()?;
+        let last = self.heap.pop()?;
+        let k = if self.heap.is_empty() {
+            last
+        } else {
+            let k = self.heap[0];
+            self.sift_down(last);
+            coflowkit_sched::prefetch(&self.slab[self.heap[0].slot as usize]);
+            k
+        };
         self.free.push(k.slot);
         Some((k.at, self.slab[k.slot as usize]))
+    }
+
+    /// Puts `k` in a new leaf and moves it up past every parent it comes
+    /// before.
+    #[inline]
+    fn sift_up(&mut self, k: Key) {
+        let mut i = self.heap.len();
+        self.heap.push(k);
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if !k.before(&self.heap[parent]) {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = k;
+    }
+
+    /// Fills the emptied root with `k` (the last leaf, taken out): moves
+    /// the earliest child up while it comes before `k`.
+    #[inline]
+    fn sift_down(&mut self, k: Key) {
+        let n = self.heap.len();
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first >= n {
+                break;
+            }
+            let mut best = first;
+            for c in first + 1..(first + ARITY).min(n) {
+                if self.heap[c].before(&self.heap[best]) {
+                    best = c;
+                }
+            }
+            if !self.heap[best].before(&k) {
+                break;
+            }
+            self.heap[i] = self.heap[best];
+            i = best;
+        }
+        self.heap[i] = k;
     }
 
     /// Whether no event is pending.
@@ -104,6 +150,8 @@ impl<T: Copy> Events<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::cmp::Ordering;
+    use std::collections::BinaryHeap;
 
     /// The slow reference: a heap of whole events, as the engine had.
     struct Whole {
