@@ -16,10 +16,13 @@
 //! `leaf-spine` (32 hosts at 10 Gbit/s, 40 Gbit/s spine links) or
 //! `fat-tree:K` (K^3/4 hosts, every link 10 Gbit/s); LOAD 0.5 and RUNS 1 by
 //! default. With `FCT_OUT=FILE` in the environment it writes each flow's
-//! start and finish (ns), one flow a line, for `cmp` between two builds.
+//! start and finish (ns), one flow a line, for `cmp` between two builds;
+//! with `SCHED=SPEC` (a registry scheduler with a host policy, `pias` for
+//! one) the hosts run it, as `simulate_scheduled` does.
 
 use coflowkit_model::{BitsPerSec, Fabric, FatTreeSpec, LeafSpineSpec};
-use coflowkit_packet::{simulate, PacketConfig};
+use coflowkit_packet::{simulate, simulate_scheduled, PacketConfig};
+use coflowkit_sched::SchedulerSpec;
 use coflowkit_workload::empirical::{generate, EmpiricalConfig};
 use std::time::Instant;
 
@@ -70,6 +73,12 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(2);
     }
+    let sched = std::env::var("SCHED").ok().map(|s| {
+        SchedulerSpec::parse(&s).unwrap_or_else(|e| {
+            eprintln!("SCHED: {e}");
+            std::process::exit(2)
+        })
+    });
     let fabric = fabric(name);
     let w = generate(&EmpiricalConfig {
         n_hosts: fabric.n_hosts(),
@@ -84,7 +93,11 @@ fn main() {
     let mut last = None;
     for _ in 0..runs.max(1) {
         let t = Instant::now();
-        let r = simulate(&fabric, &w, &[], &[], &cfg, &mut |_| {}).expect("a run");
+        let r = match &sched {
+            Some(spec) => simulate_scheduled(&fabric, &w, spec, &[], &cfg, &mut |_| {}),
+            None => simulate(&fabric, &w, &[], &[], &cfg, &mut |_| {}),
+        }
+        .expect("a run");
         walls.push(t.elapsed().as_secs_f64());
         last = Some(r);
     }
