@@ -16,8 +16,8 @@ use crate::sack::SackStore;
 use crate::transport::SenderParams;
 use crate::{FlowPacketStats, PacketError};
 use coflowkit_model::{Fabric, FlowKey, FlowKind, LinkId, LinkKind, Time, ValidWorkload};
+use coflowkit_sched::reserve_huge;
 use coflowkit_sim::release::Releases;
-use std::collections::BinaryHeap;
 
 impl<'a> Engine<'a> {
     /// Sets up ports and paths (`paths`: a pinned path index per flow, see
@@ -32,7 +32,6 @@ impl<'a> Engine<'a> {
         cfg.check()?;
         let (ports, pools) = build_ports(fabric, cfg)?;
         let (hops, flows, first_flow) = build_flows(fabric, workload, classes, paths, cfg)?;
-        let n_ports = ports.len();
         // Only the flows' paths carry data (control channels join later).
         let n_slots = hops.len();
         let coflows = workload.coflows();
@@ -40,12 +39,11 @@ impl<'a> Engine<'a> {
             cfg,
             fabric,
             workload,
-            heap: BinaryHeap::new(),
+            heap: super::events::Events::new(),
             seq: 0,
             now: 0,
             ports,
             pools,
-            on_wire: vec![None; n_ports],
             hops,
             flows,
             first_flow,
@@ -101,7 +99,11 @@ fn build_ports(
         };
         Port::with_queue(rate, ps(Time(delay)), queue)
     };
-    let mut ports = Vec::with_capacity(fabric.n_links());
+    // Every hop of every packet reads its port (768 bytes each, 4.7 MB on
+    // a 1,024-host fat-tree): in huge pages where Linux gives them, so that
+    // those reads do not miss the TLB as well as the cache (issue 69).
+    let mut ports = Vec::new();
+    reserve_huge(&mut ports, fabric.n_links());
     for (i, link) in fabric.links().iter().enumerate() {
         let rate = link.capacity.0;
         let own = fabric.link_delay(LinkId(i as u32)).map(|d| d.0);
@@ -160,7 +162,13 @@ fn build_flows(
     cfg: &PacketConfig,
 ) -> Result<(Vec<u32>, Vec<Flow>, Vec<u32>), PacketError> {
     let mut hops = vec![];
+    // A flow's record (a kilobyte) is read by each of its packets' hops
+    // and end points: in huge pages too ([`build_ports`]).
     let mut flows = vec![];
+    reserve_huge(
+        &mut flows,
+        workload.coflows().iter().map(|c| c.flows.len()).sum(),
+    );
     let mut first_flow = vec![];
     let mut path = vec![];
     for (ci, c) in workload.coflows().iter().enumerate() {

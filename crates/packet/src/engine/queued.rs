@@ -41,10 +41,12 @@ pub(super) struct QueuedData {
 impl QueuedData {
     /// Nothing queued on `n_slots` hops.
     pub(super) fn new(n_slots: usize) -> QueuedData {
-        QueuedData {
-            slots: (0..n_slots).map(|_| VecDeque::new()).collect(),
-            max_len: 0,
-        }
+        // Each data packet's hops touch their slots: in huge pages where
+        // there are many (`coflowkit_sched::reserve_huge`).
+        let mut slots = Vec::new();
+        coflowkit_sched::reserve_huge(&mut slots, n_slots);
+        slots.extend((0..n_slots).map(|_| VecDeque::new()));
+        QueuedData { slots, max_len: 0 }
     }
 
     /// A data packet of `len` bytes from `seq` joined the queue of `slot`.
@@ -74,6 +76,11 @@ impl QueuedData {
             let i = d.partition_point(|&e| e < key);
             debug_assert_eq!(d.get(i), Some(&key), "a packet leaves a queue it joined");
             d.remove(i);
+        }
+        if d.is_empty() {
+            // Start again at the front of the buffer: a hop that holds a
+            // packet or two at a time keeps reusing one cache line of it.
+            d.clear();
         }
     }
 
