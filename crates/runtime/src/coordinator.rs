@@ -943,6 +943,19 @@ impl Core {
         self.compactions
     }
 
+    /// Sets how long ended ids are kept and agents may stay silent (the
+    /// configuration's `agent_timeout`), for tests and benchmarks that run
+    /// a long run's life in seconds.
+    pub fn set_agent_timeout(&mut self, d: Duration) {
+        self.retain = d.as_nanos().clamp(1, u64::MAX as u128) as u64;
+    }
+
+    /// Sets the state's flows from which a tick may compact it
+    /// ([`COMPACT_MIN_FLOWS`]), for tests and benchmarks.
+    pub fn set_compact_min(&mut self, n: usize) {
+        self.compact_min = n;
+    }
+
     /// The coordinator's entries, by kind ([`EntryCounts`]).
     pub fn entry_counts(&self) -> EntryCounts {
         EntryCounts {

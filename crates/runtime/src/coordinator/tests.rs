@@ -439,3 +439,72 @@ fn an_agent_away_past_the_timeout_is_dropped_and_its_bytes_counted() {
     assert_eq!(c.counts(), (0, 0));
     assert_eq!(c.completed_totals(), (1, 26_000));
 }
+
+#[test]
+fn on_a_multi_hop_fabric_the_rates_are_the_flow_simulators() {
+    // A two-rack tree whose racks' uplinks are oversubscribed 2:1, under
+    // per-flow max-min (`fair`): five flows, three of them across the racks
+    // and sharing a rack uplink. The coordinator's rates r_i are checked
+    // against the flow-level simulator's allocation on the same fabric: with
+    // flow i of r_i / 8 * T bytes, all starting at 0, every flow finishes at
+    // T in the simulator exactly when its max-min rates are the r_i.
+    let fabric = coflowkit_topology_config::resolve("tree:pods=1,racks=2,hosts=2,tor_oversub=2,rate=1Gbps")
+        .unwrap()
+        .build(None)
+        .unwrap();
+    assert_eq!(fabric.n_hosts(), 4);
+    assert!(!fabric.is_big_switch());
+    let mut c = Core::new(&CoordinatorConfig {
+        n_hosts: 4,
+        fabric: Some(fabric.clone()),
+        ..core_config("fair")
+    })
+    .unwrap();
+    let flows = [(0u32, 2u32), (1, 3), (0, 3), (2, 3), (1, 0)];
+    for (i, &(s, d)) in flows.iter().enumerate() {
+        c.sync(&report(s, i as u64 + 1, i as u64 + 1, d, 0, false)).unwrap();
+    }
+    c.tick(Time(10_000_000));
+    let rate = |i: usize| {
+        let (s, _) = flows[i];
+        c.schedule_of(s)
+            .iter()
+            .find(|r| r.flow_id == i as u64 + 1)
+            .unwrap()
+            .rate_bps
+    };
+    let rates: Vec<f64> = (0..flows.len()).map(rate).collect();
+    // The rack's uplink (1 Gbit/s for two hosts' 2 Gbit/s) holds the three
+    // flows from rack 0 to rack 1 to 1 Gbit/s together; on a big switch
+    // they would have 4/3 Gbit/s.
+    assert!(rates.iter().all(|&r| r > 0.0), "{rates:?}");
+    let cross = rates[0] + rates[1] + rates[2];
+    assert!((cross - 1e9).abs() < 1.0, "{rates:?}");
+    let t_ns = 1_000_000_000u64;
+    let coflows: Vec<CoflowSpec> = flows
+        .iter()
+        .zip(&rates)
+        .enumerate()
+        .map(|(i, (&(s, d), &r))| {
+            CoflowSpec::new(
+                i as u64 + 1,
+                Time(0),
+                vec![flow(s, d, (r / 8.0 * t_ns as f64 / 1e9).round() as u64)],
+            )
+        })
+        .collect();
+    let w = coflowkit_model::Workload {
+        n_hosts: 4,
+        coflows,
+    }
+    .validate(&fabric)
+    .unwrap();
+    let sched = build_scheduler("fair", &WorkloadHints::default()).unwrap();
+    let r = coflowkit_sim::Simulation::new(fabric, &w, sched, Default::default())
+        .run(&mut |_| {})
+        .unwrap();
+    for cr in &r.coflows {
+        let off = cr.finish.0.abs_diff(t_ns);
+        assert!(off <= 1_000, "coflow {} finished at {} ns, not {t_ns}: rates {rates:?}", cr.id, cr.finish.0);
+    }
+}
