@@ -3,8 +3,11 @@
 //! trait and [`NetState`] as the simulator's engine, on bytes the agents
 //! measure rather than bytes advanced at rates.
 //!
-//! The fabric is a big switch of `n_hosts` hosts whose NICs run at
-//! `host_rate_bps` each way (the coflow papers' model); a flow is one
+//! The fabric is the configuration's (`--topology`: the same topology
+//! specs and files as the simulators and the testbed, so rates respect the
+//! capacity of every hop of a tree or leaf-spine), or by default a big
+//! switch of `n_hosts` hosts whose NICs run at `host_rate_bps` each way
+//! (the coflow papers' model); a flow is one
 //! coflow-aware writer (one TCP connection) from its agent's host to its
 //! destination host, of its size hint, or of [`MAX_BYTES`] (a placeholder,
 //! flagged size-unknown) without one.
@@ -46,6 +49,49 @@
 //! session is stale: answered with the current schedule, counted
 //! (`stale_syncs`), and nothing else: its older byte counts are not taken
 //! for a flow going back.
+//!
+//! # Pruning
+//!
+//! A long run must not keep what has ended. A finished flow's entry and a
+//! completed coflow's id are kept for the agent timeout after they end
+//! (`Forget`, in the order they ended, so forgetting costs nothing per
+//! tick but what is forgotten), then dropped; the scheduler's [`NetState`]
+//! (which keeps every flow added) is rebuilt with only the active coflows
+//! (in release order, with their arrival instants and Aalo CoflowIds) and
+//! flows (at their reported bytes), and the scheduler built afresh, once it
+//! holds [`COMPACT_MIN_FLOWS`] flows and four times as many as are active
+//! (a cost linear in the active flows, once per that many ended ones). A
+//! proptest checks that compacting at every tick changes no schedule under
+//! `aalo`, `varys`, `fair` and `fifo`, whose allocations are functions of
+//! the state. The log of completions keeps the last [`RECENT_COMPLETED`]
+//! and totals.
+//!
+//! Why a window of the agent timeout rather than per-client sequence
+//! numbers: what must be recognised is a *repeated* final report (an
+//! agent keeps a finished flow, and an unregistered coflow, in every sync
+//! until an acknowledgement reaches it) and a *late* first report of a
+//! flow of a completed coflow (which reopens it). Both come from an agent
+//! that keeps syncing, and an agent whose syncs stop reaching the
+//! coordinator for longer than the timeout is dropped: so a repeat arrives
+//! within the timeout of the coordinator's last word on it, and the window
+//! needs no change to the protocol and no per-flow state at the agents.
+//! Sequence numbers would forget sooner, but flows finish out of order
+//! and a client re-announces recently closed flows to a restarted agent
+//! under their old ids, so a watermark would misjudge them. A report that
+//! arrives later than the window (an agent dropped and back) is taken as
+//! new: its flow counted again.
+//!
+//! # Agents that stay away
+//!
+//! An agent none of whose syncs is taken for longer than the agent timeout
+//! (`--agent-timeout-ms`, [`DEFAULT_AGENT_TIMEOUT`]) is dropped at the next
+//! tick: each of its open flows finishes at its last reported count (those
+//! bytes count in its coflow's; bytes it sent after its last report are
+//! not known), and every coflow it registered and had not unregistered is
+//! unregistered, so it completes once its flows on other hosts finish.
+//! If it syncs again it is taken as any agent: the flows the drop finished
+//! stay finished (their later bytes are not counted; their final reports
+//! are acknowledged), new flows are scheduled. [`Core::drops`] counts it.
 //!
 //! Correctness properties: a flow's reported bytes never decrease and its
 //! coflow and destination never change (a sync that says otherwise is
