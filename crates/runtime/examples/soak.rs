@@ -158,7 +158,12 @@ fn main() {
     };
     let mut coord = Command::new(&a.runtime)
         .args(["coordinator", "--hosts", &a.agents.to_string()])
-        .args(["--scheduler", &a.scheduler, "--listen", &format!("127.0.0.1:{grpc}")])
+        .args([
+            "--scheduler",
+            &a.scheduler,
+            "--listen",
+            &format!("127.0.0.1:{grpc}"),
+        ])
         .args(["--http-listen", &http_addr, "--token-file"])
         .arg(&token_file)
         .args(["--agent-timeout-ms", &a.agent_timeout_ms.to_string()])
@@ -171,7 +176,11 @@ fn main() {
         .map(|h| {
             Command::new(&a.runtime)
                 .args(["agent", "--host", &h.to_string()])
-                .args(["--coordinator", &format!("http://127.0.0.1:{grpc}"), "--socket"])
+                .args([
+                    "--coordinator",
+                    &format!("http://127.0.0.1:{grpc}"),
+                    "--socket",
+                ])
                 .arg(dir.join(format!("agent{h}.sock")))
                 .arg("--token-file")
                 .arg(&token_file)
@@ -185,7 +194,10 @@ fn main() {
         let sock = dir.join(format!("agent{h}.sock"));
         let t0 = Instant::now();
         while !sock.exists() {
-            assert!(t0.elapsed() < Duration::from_secs(20), "agent {h} never made its socket");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "agent {h} never made its socket"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -268,8 +280,8 @@ fn main() {
         let (samples, stop, http_addr) = (samples.clone(), stop.clone(), http_addr.clone());
         std::thread::spawn(move || {
             while !stop.load(Relaxed) {
-                if let Some(t) = http_get(&http_addr, "/state", token)
-                    .and_then(|b| json_num(&b, "last_tick_s"))
+                if let Some(t) =
+                    http_get(&http_addr, "/state", token).and_then(|b| json_num(&b, "last_tick_s"))
                 {
                     samples.lock().unwrap().push(t);
                 }
@@ -366,9 +378,18 @@ fn main() {
         rss(coord.id()) as f64 / 1e6
     );
     let lost = got != n_sent || accounted as u64 != n_sent || (done as u64) != n_tasks;
-    println!("# {}", if lost { "LOST: bytes or tasks missing" } else { "nothing lost" });
+    println!(
+        "# {}",
+        if lost {
+            "LOST: bytes or tasks missing"
+        } else {
+            "nothing lost"
+        }
+    );
     for c in agents.iter_mut().chain(std::iter::once(&mut coord)) {
-        let _ = Command::new("kill").args(["-INT", &c.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-INT", &c.id().to_string()])
+            .status();
         let _ = c.wait();
     }
     let _ = std::fs::remove_dir_all(&dir);

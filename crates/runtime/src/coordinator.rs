@@ -934,9 +934,7 @@ impl Core {
         self.state_coflows = 0;
         for id in order {
             let arrived = self.coflows[&id].arrived;
-            let c = self
-                .state
-                .add_coflow(&CoflowSpec::new(id, arrived, vec![]));
+            let c = self.state.add_coflow(&CoflowSpec::new(id, arrived, vec![]));
             self.state_coflows += 1;
             self.state.set_dag(c, self.dags[&id]);
             self.state.release_coflow(c);

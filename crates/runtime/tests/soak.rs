@@ -60,10 +60,21 @@ fn small_tasks_back_to_back_lose_nothing_and_leave_no_entries() {
     assert!(
         cluster.wait_core(Duration::from_secs(20), |c| c.completed_totals().0 >= n),
         "the coordinator completed {:?} of {n} tasks",
-        cluster.coordinator.as_ref().unwrap().core.lock().unwrap().completed_totals()
+        cluster
+            .coordinator
+            .as_ref()
+            .unwrap()
+            .core
+            .lock()
+            .unwrap()
+            .completed_totals()
     );
     let core = || cluster.coordinator.as_ref().unwrap().core.lock().unwrap();
-    assert_eq!(core().completed_totals(), (n, bytes), "tasks and bytes accounted");
+    assert_eq!(
+        core().completed_totals(),
+        (n, bytes),
+        "tasks and bytes accounted"
+    );
     let t0 = std::time::Instant::now();
     while rx.total(&tags) < bytes && t0.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));

@@ -271,12 +271,15 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
             let task = t * per_tick + i + 1;
             let host = (task % 3) as u32;
             if t < ticks {
-                c.sync(&report(host, task, task, (host + 1) % 3, 0, false)).unwrap();
+                c.sync(&report(host, task, task, (host + 1) % 3, 0, false))
+                    .unwrap();
             }
             if t > 0 {
                 let p = task - per_tick;
                 let ph = (p % 3) as u32;
-                let r = c.sync(&report(ph, p, p, (ph + 1) % 3, 20_000, true)).unwrap();
+                let r = c
+                    .sync(&report(ph, p, p, (ph + 1) % 3, 20_000, true))
+                    .unwrap();
                 assert_eq!(r.finished_acks, vec![p]);
                 c.sync(&unregister(ph, p)).unwrap();
             }
@@ -292,33 +295,52 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
         half.log = half.log.max(n.log);
     }
     let (first, second) = (peak[0], peak[1]);
-    assert!(second.flows <= 1_030 && second.completed <= 1_030, "{second:?}");
+    assert!(
+        second.flows <= 1_030 && second.completed <= 1_030,
+        "{second:?}"
+    );
     assert!(second.dags <= 1_030 && second.forget <= 2_060, "{second:?}");
     assert!(second.state_flows < 2_000 + 20, "{second:?}");
     assert!(second.log <= 2 * RECENT_COMPLETED, "{second:?}");
     // No growth from the first half of the run to the second.
     assert!(second.flows <= first.flows + 10 && second.state_flows <= first.state_flows + 20);
     assert!(c.compactions() >= 9, "{}", c.compactions());
-    assert_eq!(c.completed_totals(), (ticks * per_tick, ticks * per_tick * 20_000));
+    assert_eq!(
+        c.completed_totals(),
+        (ticks * per_tick, ticks * per_tick * 20_000)
+    );
     // A repeated final report within the retention is acknowledged, not
     // taken as a new flow.
     let last = ticks * per_tick;
     let lh = (last % 3) as u32;
-    let r = c.sync(&report(lh, last, last, (lh + 1) % 3, 20_000, true)).unwrap();
+    let r = c
+        .sync(&report(lh, last, last, (lh + 1) % 3, 20_000, true))
+        .unwrap();
     assert_eq!(r.finished_acks, vec![last]);
     let r = c.sync(&unregister(lh, last)).unwrap();
     assert_eq!(r.completed_coflows, vec![last]);
     c.tick(Time((ticks + 2) * tick_ns));
-    assert_eq!(c.completed_totals().0, ticks * per_tick, "not completed twice");
+    assert_eq!(
+        c.completed_totals().0,
+        ticks * per_tick,
+        "not completed twice"
+    );
     // Once the retention has passed, everything ended is forgotten.
     for t in 3..110 {
-        c.sync(&report(0, u64::MAX - 1, 1 << 50, 1, 0, false)).unwrap();
-        c.sync(&report(1, u64::MAX - 1, 1 << 50, 2, 0, false)).unwrap();
-        c.sync(&report(2, u64::MAX - 1, 1 << 50, 0, 0, false)).unwrap();
+        c.sync(&report(0, u64::MAX - 1, 1 << 50, 1, 0, false))
+            .unwrap();
+        c.sync(&report(1, u64::MAX - 1, 1 << 50, 2, 0, false))
+            .unwrap();
+        c.sync(&report(2, u64::MAX - 1, 1 << 50, 0, 0, false))
+            .unwrap();
         c.tick(Time((ticks + t) * tick_ns));
     }
     let n = c.entry_counts();
-    assert_eq!((n.flows, n.coflows, n.completed, n.dags), (3, 1, 0, 1), "{n:?}");
+    assert_eq!(
+        (n.flows, n.coflows, n.completed, n.dags),
+        (3, 1, 0, 1),
+        "{n:?}"
+    );
 }
 
 proptest! {
@@ -428,7 +450,10 @@ fn an_agent_away_past_the_timeout_is_dropped_and_its_bytes_counted() {
     c.tick(ms(140));
     assert_eq!(c.counts(), (0, 0));
     let done = c.completed_coflows();
-    assert_eq!((done.len(), done[0].id, done[0].n_flows, done[0].bytes), (1, 7, 2, 26_000));
+    assert_eq!(
+        (done.len(), done[0].id, done[0].n_flows, done[0].bytes),
+        (1, 7, 2, 26_000)
+    );
     // Host 0 comes back: counted; its flow stays finished (its bytes since
     // the drop are not counted) and is acknowledged when it closes.
     c.sync(&report(0, 1, 7, 2, 9_000, false)).unwrap();
@@ -448,10 +473,11 @@ fn on_a_multi_hop_fabric_the_rates_are_the_flow_simulators() {
     // against the flow-level simulator's allocation on the same fabric: with
     // flow i of r_i / 8 * T bytes, all starting at 0, every flow finishes at
     // T in the simulator exactly when its max-min rates are the r_i.
-    let fabric = coflowkit_topology_config::resolve("tree:pods=1,racks=2,hosts=2,tor_oversub=2,rate=1Gbps")
-        .unwrap()
-        .build(None)
-        .unwrap();
+    let fabric =
+        coflowkit_topology_config::resolve("tree:pods=1,racks=2,hosts=2,tor_oversub=2,rate=1Gbps")
+            .unwrap()
+            .build(None)
+            .unwrap();
     assert_eq!(fabric.n_hosts(), 4);
     assert!(!fabric.is_big_switch());
     let mut c = Core::new(&CoordinatorConfig {
@@ -462,7 +488,8 @@ fn on_a_multi_hop_fabric_the_rates_are_the_flow_simulators() {
     .unwrap();
     let flows = [(0u32, 2u32), (1, 3), (0, 3), (2, 3), (1, 0)];
     for (i, &(s, d)) in flows.iter().enumerate() {
-        c.sync(&report(s, i as u64 + 1, i as u64 + 1, d, 0, false)).unwrap();
+        c.sync(&report(s, i as u64 + 1, i as u64 + 1, d, 0, false))
+            .unwrap();
     }
     c.tick(Time(10_000_000));
     let rate = |i: usize| {
@@ -505,6 +532,11 @@ fn on_a_multi_hop_fabric_the_rates_are_the_flow_simulators() {
         .unwrap();
     for cr in &r.coflows {
         let off = cr.finish.0.abs_diff(t_ns);
-        assert!(off <= 1_000, "coflow {} finished at {} ns, not {t_ns}: rates {rates:?}", cr.id, cr.finish.0);
+        assert!(
+            off <= 1_000,
+            "coflow {} finished at {} ns, not {t_ns}: rates {rates:?}",
+            cr.id,
+            cr.finish.0
+        );
     }
 }
