@@ -121,6 +121,8 @@ async fn rounds(args: &[String]) {
         token: TOKEN.into(),
         mark_classes: true,
         hints: Default::default(),
+        fabric: None,
+        agent_timeout: coordinator::DEFAULT_AGENT_TIMEOUT,
     });
     let h = &coord;
     let url = format!("http://{}", h.addr);
@@ -365,6 +367,8 @@ fn one_host(
                 token: TOKEN.into(),
                 mark_classes: true,
                 hints: Default::default(),
+                fabric: None,
+                agent_timeout: coordinator::DEFAULT_AGENT_TIMEOUT,
             },
             listener,
         )

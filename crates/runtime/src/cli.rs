@@ -33,12 +33,27 @@ enum Cmd {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:7070")]
         listen: String,
-        /// Hosts in the cluster (agents are numbered 0..hosts).
-        #[arg(long)]
-        hosts: u32,
-        /// Each host's NIC rate, e.g. 1Gbps, 200Mbit/s, or bits/s.
-        #[arg(long, default_value = "1Gbps")]
+        /// Hosts in the cluster (agents are numbered 0..hosts); with
+        /// --topology, the fabric's hosts unless given (and then they must
+        /// agree).
+        #[arg(long, required_unless_present = "topology")]
+        hosts: Option<u32>,
+        /// Each host's NIC rate, e.g. 1Gbps, 200Mbit/s, or bits/s (the big
+        /// switch's; with --topology, the fabric's links set the rates).
+        #[arg(long, default_value = "1Gbps", conflicts_with = "topology")]
         host_rate: String,
+        /// The fabric to schedule on, as in `coflowkit simulate --topology`
+        /// (a spec such as tree:racks=5,hosts=4,rate=1Gbps, or a .toml or
+        /// .yaml file): rates respect the capacity of every hop. Default: a
+        /// big switch of --hosts NICs at --host-rate.
+        #[arg(long, value_name = "SPEC")]
+        topology: Option<String>,
+        /// Drop an agent that stays silent this long (ms): its open flows
+        /// finish at their last reported count and its coflows are
+        /// unregistered. Also how long finished flows' and completed
+        /// coflows' ids are kept (repeated final reports are acknowledged).
+        #[arg(long, default_value_t = coordinator::DEFAULT_AGENT_TIMEOUT.as_millis() as u64)]
+        agent_timeout_ms: u64,
         /// The scheduler, as in `coflowkit simulate` (aalo, varys, fair, ...).
         #[arg(long, default_value = "aalo")]
         scheduler: String,
@@ -106,6 +121,25 @@ enum Cmd {
         #[arg(long, requires = "tls_ca")]
         tls_domain: Option<String>,
     },
+}
+
+/// The fabric of a `--topology` spec or file, of `hosts` hosts when given
+/// (a big switch without its own `hosts` takes them; any other fabric must
+/// have as many).
+fn read_fabric(spec: &str, hosts: Option<u32>) -> Result<coflowkit_model::Fabric> {
+    let cfg = coflowkit_topology_config::resolve(spec)
+        .map_err(|e| anyhow::anyhow!("--topology {spec}: {e}"))?;
+    let fabric = cfg
+        .build(hosts)
+        .map_err(|e| anyhow::anyhow!("--topology {spec}: {e}"))?;
+    if let Some(h) = hosts {
+        anyhow::ensure!(
+            fabric.n_hosts() == h,
+            "--topology {spec} has {} hosts, --hosts says {h}: give one or make them agree",
+            fabric.n_hosts()
+        );
+    }
+    Ok(fabric)
 }
 
 fn read_token(path: &PathBuf) -> Result<String> {
@@ -238,6 +272,8 @@ async fn serve(cli: Cli) -> Result<()> {
             listen,
             hosts,
             host_rate,
+            topology,
+            agent_timeout_ms,
             scheduler,
             hints,
             delta_ms,
@@ -247,13 +283,29 @@ async fn serve(cli: Cli) -> Result<()> {
             tls_cert,
             tls_key,
         } => {
-            let host_rate_bps = coflowkit_model::parse::rate(&host_rate)
-                .map_err(|e| anyhow::anyhow!("--host-rate {host_rate}: {e}"))?
-                .0;
+            let (n_hosts, host_rate_bps, fabric) = match topology {
+                Some(spec) => {
+                    let fabric = read_fabric(&spec, hosts)?;
+                    let rate = coordinator::slowest_nic_bps(&fabric);
+                    (fabric.n_hosts(), rate, Some(fabric))
+                }
+                None => {
+                    let rate = coflowkit_model::parse::rate(&host_rate)
+                        .map_err(|e| anyhow::anyhow!("--host-rate {host_rate}: {e}"))?
+                        .0;
+                    (hosts.expect("clap requires --hosts"), rate, None)
+                }
+            };
             anyhow::ensure!(delta_ms > 0, "--delta-ms must be at least 1");
+            anyhow::ensure!(
+                agent_timeout_ms > 0,
+                "--agent-timeout-ms must be at least 1"
+            );
             let cfg = coordinator::CoordinatorConfig {
-                n_hosts: hosts,
+                n_hosts,
                 host_rate_bps,
+                fabric,
+                agent_timeout: Duration::from_millis(agent_timeout_ms),
                 delta: Duration::from_millis(delta_ms),
                 scheduler,
                 token: read_token(&token_file)?,

@@ -3,8 +3,11 @@
 //! trait and [`NetState`] as the simulator's engine, on bytes the agents
 //! measure rather than bytes advanced at rates.
 //!
-//! The fabric is a big switch of `n_hosts` hosts whose NICs run at
-//! `host_rate_bps` each way (the coflow papers' model); a flow is one
+//! The fabric is the configuration's (`--topology`: the same topology
+//! specs and files as the simulators and the testbed, so rates respect the
+//! capacity of every hop of a tree or leaf-spine), or by default a big
+//! switch of `n_hosts` hosts whose NICs run at `host_rate_bps` each way
+//! (the coflow papers' model); a flow is one
 //! coflow-aware writer (one TCP connection) from its agent's host to its
 //! destination host, of its size hint, or of [`MAX_BYTES`] (a placeholder,
 //! flagged size-unknown) without one.
@@ -47,6 +50,49 @@
 //! (`stale_syncs`), and nothing else: its older byte counts are not taken
 //! for a flow going back.
 //!
+//! # Pruning
+//!
+//! A long run must not keep what has ended. A finished flow's entry and a
+//! completed coflow's id are kept for the agent timeout after they end
+//! (`Forget`, in the order they ended, so forgetting costs nothing per
+//! tick but what is forgotten), then dropped; the scheduler's [`NetState`]
+//! (which keeps every flow added) is rebuilt with only the active coflows
+//! (in release order, with their arrival instants and Aalo CoflowIds) and
+//! flows (at their reported bytes), and the scheduler built afresh, once it
+//! holds [`COMPACT_MIN_FLOWS`] flows and four times as many as are active
+//! (a cost linear in the active flows, once per that many ended ones). A
+//! proptest checks that compacting at every tick changes no schedule under
+//! `aalo`, `varys`, `fair` and `fifo`, whose allocations are functions of
+//! the state. The log of completions keeps the last [`RECENT_COMPLETED`]
+//! and totals.
+//!
+//! Why a window of the agent timeout rather than per-client sequence
+//! numbers: what must be recognised is a *repeated* final report (an
+//! agent keeps a finished flow, and an unregistered coflow, in every sync
+//! until an acknowledgement reaches it) and a *late* first report of a
+//! flow of a completed coflow (which reopens it). Both come from an agent
+//! that keeps syncing, and an agent whose syncs stop reaching the
+//! coordinator for longer than the timeout is dropped: so a repeat arrives
+//! within the timeout of the coordinator's last word on it, and the window
+//! needs no change to the protocol and no per-flow state at the agents.
+//! Sequence numbers would forget sooner, but flows finish out of order
+//! and a client re-announces recently closed flows to a restarted agent
+//! under their old ids, so a watermark would misjudge them. A report that
+//! arrives later than the window (an agent dropped and back) is taken as
+//! new: its flow counted again.
+//!
+//! # Agents that stay away
+//!
+//! An agent none of whose syncs is taken for longer than the agent timeout
+//! (`--agent-timeout-ms`, [`DEFAULT_AGENT_TIMEOUT`]) is dropped at the next
+//! tick: each of its open flows finishes at its last reported count (those
+//! bytes count in its coflow's; bytes it sent after its last report are
+//! not known), and every coflow it registered and had not unregistered is
+//! unregistered, so it completes once its flows on other hosts finish.
+//! If it syncs again it is taken as any agent: the flows the drop finished
+//! stay finished (their later bytes are not counted; their final reports
+//! are acknowledged), new flows are scheduled. [`Core::drops`] counts it.
+//!
 //! Correctness properties: a flow's reported bytes never decrease and its
 //! coflow and destination never change (a sync that says otherwise is
 //! refused whole, `Core::check`); a flow finishes once, and only after a
@@ -63,12 +109,12 @@ use coflowkit_sched::{
     build, Allocation, AnyScheduler, Changes, CoflowIdx, FlowIdx, NetState, SchedulerError,
     SchedulerSpec, Timer, WorkloadHints,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use thiserror::Error;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 /// How a coordinator runs.
 #[derive(Debug, Clone)]
@@ -94,6 +140,40 @@ pub struct CoordinatorConfig {
     /// `--hints`, else empty, and a spec that needs them is refused
     /// ([`build_scheduler`]).
     pub hints: WorkloadHints,
+    /// The fabric the scheduler allocates on (a topology spec or file's,
+    /// `--topology`): every hop's link capacity counts. `None`: a big switch
+    /// of `n_hosts` NICs at `host_rate_bps`. Its hosts must be `n_hosts`.
+    pub fabric: Option<Fabric>,
+    /// How long an agent may stay silent (no sync taken) before it is
+    /// dropped ([`Core::tick`], "Agents that stay away"), and how long the
+    /// ids of finished flows and completed coflows are kept after they end
+    /// (see "Pruning"). [`DEFAULT_AGENT_TIMEOUT`] unless `--agent-timeout-ms`.
+    pub agent_timeout: Duration,
+}
+
+/// The default of [`CoordinatorConfig::agent_timeout`]: 30 s, well past an
+/// agent's retries (Δ, doubling up to 1 s) and its sync call's timeout (2 s).
+pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The state's flows from which a tick may compact it ([`Core::tick`]):
+/// below this, ended flows cost less than rebuilding.
+pub const COMPACT_MIN_FLOWS: usize = 1 << 14;
+
+/// Completed coflows kept for [`Core::completed_coflows`] (the most recent
+/// ones; between this and twice this many).
+pub const RECENT_COMPLETED: usize = 4096;
+
+/// A flow's key: its sending host and its agent's id of it.
+type FlowKey = (u32, u64);
+
+/// What an entry of the forgetting queue forgets once its time is past.
+#[derive(Debug, Clone, Copy)]
+enum Forget {
+    /// A finished flow's entry (its final report is acknowledged until then).
+    Flow(FlowKey),
+    /// A completed coflow's id, completed at that instant (a coflow reopened
+    /// and completed again has a later one, and is kept for it).
+    Coflow(u64, Time),
 }
 
 /// Why a coordinator could not start.
@@ -120,6 +200,8 @@ pub enum CoordinatorError {
 #[derive(Debug)]
 struct CoflowEntry {
     idx: Option<CoflowIdx>,
+    /// The host whose agent registered it (reported it among its coflows).
+    owner: Option<u32>,
     parents: Vec<u64>,
     unregistered: bool,
     /// Flows reported and not yet finished by a tick.
@@ -165,26 +247,54 @@ pub struct Core {
     n_hosts: u32,
     state: NetState,
     sched: AnyScheduler,
+    /// What the scheduler was built from, to build it again when the state
+    /// is compacted.
+    sched_text: String,
+    hints: WorkloadHints,
     alloc: Allocation,
     changes: Changes,
+    /// Coflows reported and not completed.
     coflows: HashMap<u64, CoflowEntry>,
-    completed: HashSet<u64>,
+    /// Completed coflows, until forgotten, and when they completed.
+    completed: HashMap<u64, Time>,
+    /// Aalo CoflowIds of coflows not completed or not yet forgotten.
     dags: HashMap<u64, DagId>,
-    flows: Vec<FlowEntry>,
-    flow_of: HashMap<(u32, u64), usize>,
-    entry_of_idx: Vec<usize>,
+    /// Flows reported and not yet forgotten (finished ones until their
+    /// `Forget::Flow`).
+    flows: HashMap<FlowKey, FlowEntry>,
+    /// The flow of each state index (rebuilt when the state is compacted).
+    entry_of_idx: Vec<FlowKey>,
     new_coflows: Vec<u64>,
-    new_flows: Vec<usize>,
-    finishing: Vec<usize>,
+    new_flows: Vec<FlowKey>,
+    finishing: Vec<FlowKey>,
+    /// Ended flows and coflows, in the order they ended, with when to forget
+    /// them.
+    forget: VecDeque<(Time, Forget)>,
+    /// How long ended ids are kept, and agents may stay silent (ns).
+    retain: u64,
+    /// The state's flows from which a tick compacts it.
+    compact_min: usize,
+    compactions: u64,
+    /// Coflows added to the state since its last compaction.
+    state_coflows: usize,
     timer: Timer,
     rates: Vec<Vec<FlowRate>>,
     reports: Vec<(FlowIdx, f64)>,
+    /// The most recent completions (see [`RECENT_COMPLETED`]), and the
+    /// totals of all.
     log: Vec<CompletedCoflow>,
+    n_completed: u64,
+    completed_bytes: u64,
     host_rate_bps: f64,
     mark_classes: bool,
     /// Per host: syncs taken, and when the last one was.
     syncs: Vec<u64>,
     last_sync: Vec<Option<Instant>>,
+    /// Per host: the coordinator's clock (the last tick's) at its last sync
+    /// taken, and whether it was dropped for staying away since.
+    seen_at: Vec<Option<Time>>,
+    dropped: Vec<bool>,
+    drops: Drops,
     refused: u64,
     /// Per host: the session and number of the last numbered sync taken.
     sync_seq: Vec<(u64, u64)>,
@@ -193,6 +303,57 @@ pub struct Core {
     ticks: u64,
     /// How long the last tick took (the scheduler's time included).
     last_tick: Duration,
+}
+
+/// What dropping agents that stayed away did, in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Drops {
+    /// Agents dropped (an agent dropped, back, and dropped again counts twice).
+    pub agents: u64,
+    /// Agents that synced again after being dropped.
+    pub returned: u64,
+    /// Open flows the drops finished, at their last reported count.
+    pub flows: u64,
+    /// Those flows' bytes (their last reported counts).
+    pub bytes: u64,
+    /// Coflows owned by dropped agents that the drops unregistered.
+    pub coflows: u64,
+}
+
+/// How many entries the coordinator holds (what a long run must keep
+/// bounded; the soak test watches these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryCounts {
+    /// Flow entries (open, and finished ones not yet forgotten).
+    pub flows: usize,
+    /// Coflows not completed.
+    pub coflows: usize,
+    /// Completed coflow ids not yet forgotten.
+    pub completed: usize,
+    /// Aalo CoflowIds kept.
+    pub dags: usize,
+    /// Entries waiting in the forgetting queue.
+    pub forget: usize,
+    /// Flows and coflows in the scheduler's state (active and ended since
+    /// its last compaction).
+    pub state_flows: usize,
+    /// See `state_flows`.
+    pub state_coflows: usize,
+    /// Completions kept for [`Core::completed_coflows`].
+    pub log: usize,
+}
+
+/// The slowest host NIC of `fabric` (the lower of each host's uplink and
+/// downlink), bits/s: what agents take as their host's rate when they
+/// share it out without a coordinator.
+pub fn slowest_nic_bps(fabric: &Fabric) -> f64 {
+    (0..fabric.n_hosts())
+        .flat_map(|h| {
+            let h = coflowkit_model::HostId(h);
+            [fabric.uplink(h), fabric.downlink(h)]
+        })
+        .map(|l| fabric.link(l).capacity.0)
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// The queue thresholds (bytes) agents use for coflows not scheduled yet:
@@ -253,34 +414,63 @@ impl Core {
                 cfg.host_rate_bps
             )));
         }
-        let fabric = Fabric::big_switch(cfg.n_hosts, BitsPerSec(cfg.host_rate_bps))
-            .map_err(|e| CoordinatorError::Config(e.to_string()))?;
+        let fabric = match &cfg.fabric {
+            Some(f) if f.n_hosts() != cfg.n_hosts => {
+                return Err(CoordinatorError::Config(format!(
+                    "the fabric has {} hosts, the cluster {}: give --hosts {} or a fabric of {} hosts",
+                    f.n_hosts(),
+                    cfg.n_hosts,
+                    f.n_hosts(),
+                    cfg.n_hosts
+                )))
+            }
+            Some(f) => f.clone(),
+            None => Fabric::big_switch(cfg.n_hosts, BitsPerSec(cfg.host_rate_bps))
+                .map_err(|e| CoordinatorError::Config(e.to_string()))?,
+        };
+        if cfg.agent_timeout.is_zero() {
+            return Err(CoordinatorError::Config(
+                "agent timeout 0: give a positive timeout".into(),
+            ));
+        }
         let sched = build_scheduler(&cfg.scheduler, &cfg.hints)?;
+        let n = cfg.n_hosts as usize;
         Ok(Core {
             n_hosts: cfg.n_hosts,
             state: NetState::new(fabric),
             sched,
+            sched_text: cfg.scheduler.clone(),
+            hints: cfg.hints.clone(),
             alloc: Allocation::default(),
             changes: Changes::default(),
             coflows: HashMap::new(),
-            completed: HashSet::new(),
+            completed: HashMap::new(),
             dags: HashMap::new(),
-            flows: vec![],
-            flow_of: HashMap::new(),
+            flows: HashMap::new(),
             entry_of_idx: vec![],
             new_coflows: vec![],
             new_flows: vec![],
             finishing: vec![],
+            forget: VecDeque::new(),
+            retain: cfg.agent_timeout.as_nanos().min(u64::MAX as u128) as u64,
+            compact_min: COMPACT_MIN_FLOWS,
+            compactions: 0,
+            state_coflows: 0,
             timer: Timer::default(),
-            rates: vec![vec![]; cfg.n_hosts as usize],
+            rates: vec![vec![]; n],
             reports: vec![],
             log: vec![],
+            n_completed: 0,
+            completed_bytes: 0,
             host_rate_bps: cfg.host_rate_bps,
             mark_classes: cfg.mark_classes,
-            syncs: vec![0; cfg.n_hosts as usize],
-            last_sync: vec![None; cfg.n_hosts as usize],
+            syncs: vec![0; n],
+            last_sync: vec![None; n],
+            seen_at: vec![None; n],
+            dropped: vec![false; n],
+            drops: Drops::default(),
             refused: 0,
-            sync_seq: vec![(0, 0); cfg.n_hosts as usize],
+            sync_seq: vec![(0, 0); n],
             stale: 0,
             ticks: 0,
             last_tick: Duration::ZERO,
@@ -299,10 +489,9 @@ impl Core {
             why,
         };
         for (i, f) in r.flows.iter().enumerate() {
-            let Some(&e) = self.flow_of.get(&(r.host, f.flow_id)) else {
+            let Some(e) = self.flows.get(&(r.host, f.flow_id)) else {
                 continue;
             };
-            let e = &self.flows[e];
             if e.coflow != f.coflow_id || e.dst != f.dst_host {
                 return Err(bad(
                     i,
@@ -331,6 +520,7 @@ impl Core {
             new_coflows.push(id);
             CoflowEntry {
                 idx: None,
+                owner: None,
                 parents: vec![],
                 unregistered: false,
                 n_open: 0,
@@ -351,6 +541,15 @@ impl Core {
                 let h = r.host as usize;
                 self.syncs[h] += 1;
                 self.last_sync[h] = Some(Instant::now());
+                self.seen_at[h] = Some(self.state.now());
+                if std::mem::take(&mut self.dropped[h]) {
+                    self.drops.returned += 1;
+                    warn!(
+                        host = h,
+                        "an agent dropped for staying away synced again; the flows the drop \
+                         finished stay finished"
+                    );
+                }
             }
             Err(_) => self.refused += 1,
         }
@@ -374,7 +573,7 @@ impl Core {
         }
         let mut completed_coflows = vec![];
         for c in &r.coflows {
-            if self.completed.contains(&c.coflow_id) {
+            if self.completed.contains_key(&c.coflow_id) {
                 if c.unregistered {
                     completed_coflows.push(c.coflow_id);
                 }
@@ -384,27 +583,28 @@ impl Core {
             if e.idx.is_none() && !c.parents.is_empty() {
                 e.parents = c.parents.clone();
             }
+            e.owner = Some(r.host);
             e.unregistered |= c.unregistered;
         }
         let mut acks = vec![];
         for f in &r.flows {
-            let i = match self.flow_of.get(&(r.host, f.flow_id)) {
-                Some(&i) => i,
-                None => {
-                    if self.completed.remove(&f.coflow_id) {
-                        // Its owner unregistered it before this host's first
-                        // report of the flow (a short flow on another host):
-                        // it arrives again, and completes when its flows do.
-                        warn!(
-                            coflow = f.coflow_id,
-                            host = r.host,
-                            "a flow joined a completed coflow; reopening it"
-                        );
-                        self.coflow_entry(f.coflow_id).unregistered = true;
-                    }
-                    self.coflow_entry(f.coflow_id).n_open += 1;
-                    let i = self.flows.len();
-                    self.flows.push(FlowEntry {
+            let key = (r.host, f.flow_id);
+            if !self.flows.contains_key(&key) {
+                if self.completed.remove(&f.coflow_id).is_some() {
+                    // Its owner unregistered it before this host's first
+                    // report of the flow (a short flow on another host):
+                    // it arrives again, and completes when its flows do.
+                    warn!(
+                        coflow = f.coflow_id,
+                        host = r.host,
+                        "a flow joined a completed coflow; reopening it"
+                    );
+                    self.coflow_entry(f.coflow_id).unregistered = true;
+                }
+                self.coflow_entry(f.coflow_id).n_open += 1;
+                self.flows.insert(
+                    key,
+                    FlowEntry {
                         host: r.host,
                         agent_id: f.flow_id,
                         coflow: f.coflow_id,
@@ -414,18 +614,16 @@ impl Core {
                         finished: false,
                         idx: None,
                         done: false,
-                    });
-                    self.flow_of.insert((r.host, f.flow_id), i);
-                    self.new_flows.push(i);
-                    i
-                }
-            };
-            let e = &mut self.flows[i];
+                    },
+                );
+                self.new_flows.push(key);
+            }
+            let e = self.flows.get_mut(&key).expect("inserted");
             e.bytes = f.bytes_sent;
             if f.finished {
                 if !e.finished {
                     e.finished = true;
-                    self.finishing.push(i);
+                    self.finishing.push(key);
                 }
                 acks.push(f.flow_id);
             }
@@ -474,10 +672,15 @@ impl Core {
     fn tick_inner(&mut self, now: Time) {
         let now = now.max(self.state.now());
         self.state.set_now(now);
+        // 0. Agents that stayed away: their open flows finish (step 1).
+        self.drop_silent_agents(now);
         // 1. Flows that finished, once a tick has started them.
+        let forget_at = Time(now.0.saturating_add(self.retain));
         let finishing = std::mem::take(&mut self.finishing);
-        for i in finishing {
-            let e = &mut self.flows[i];
+        for key in finishing {
+            let Some(e) = self.flows.get_mut(&key) else {
+                continue;
+            };
             match e.idx {
                 Some(f) if !e.done => {
                     e.done = true;
@@ -490,32 +693,40 @@ impl Core {
                         c.n_done += 1;
                         c.bytes_done += bytes;
                     }
+                    self.forget.push_back((forget_at, Forget::Flow(key)));
                 }
                 Some(_) => {}
-                None => self.finishing.push(i),
+                None => self.finishing.push(key),
             }
         }
         // 2. Coflows unregistered with nothing open.
-        let done: Vec<u64> = self
+        let mut done: Vec<u64> = self
             .coflows
             .iter()
             .filter(|(_, c)| c.unregistered && c.n_open == 0 && c.idx.is_some())
             .map(|(&id, _)| id)
             .collect();
+        done.sort_unstable();
         for id in done {
             let c = self.coflows.remove(&id).expect("listed");
             let idx = c.idx.expect("arrived");
             self.state.complete_coflow(idx);
             self.changes.finished_coflows.push(idx);
-            self.completed.insert(id);
+            self.completed.insert(id, now);
+            self.forget.push_back((forget_at, Forget::Coflow(id, now)));
             let cct_ms = now.0.saturating_sub(c.arrived.0) as f64 / 1e6;
-            info!(
+            debug!(
                 coflow = id,
                 flows = c.n_done,
                 bytes = c.bytes_done,
                 cct_ms,
                 "coflow complete"
             );
+            self.n_completed += 1;
+            self.completed_bytes += c.bytes_done;
+            if self.log.len() >= 2 * RECENT_COMPLETED {
+                self.log.drain(..self.log.len() - RECENT_COMPLETED);
+            }
             self.log.push(CompletedCoflow {
                 id,
                 n_flows: c.n_done,
@@ -524,6 +735,10 @@ impl Core {
                 completed: now,
             });
         }
+        // 2a. Ended flows and coflows kept long enough are forgotten; the
+        // state is compacted once ended flows outweigh the active ones.
+        self.forget_ended(now);
+        self.compact_if_due(now);
         // 3. Coflows that arrived.
         for id in std::mem::take(&mut self.new_coflows) {
             let Some(parents) = self.coflows.get(&id).map(|c| c.parents.clone()) else {
@@ -532,6 +747,7 @@ impl Core {
             let dag = self.dag_of(id, &parents);
             self.dags.insert(id, dag);
             let c = self.state.add_coflow(&CoflowSpec::new(id, now, vec![]));
+            self.state_coflows += 1;
             self.state.set_dag(c, dag);
             self.state.release_coflow(c);
             self.changes.arrived.push(c);
@@ -540,29 +756,16 @@ impl Core {
             e.arrived = now;
         }
         // 4. Flows that started.
-        for i in std::mem::take(&mut self.new_flows) {
-            let e = &self.flows[i];
+        for key in std::mem::take(&mut self.new_flows) {
+            let e = &self.flows[&key];
             let c = self.coflows[&e.coflow].idx.expect("arrived in step 3");
-            let spec = if e.size_hint > 0 {
-                flow(e.host, e.dst, e.size_hint)
-            } else {
-                flow(e.host, e.dst, MAX_BYTES).size_unknown()
-            };
-            let f = self.state.add_flow(c, &spec);
-            let started = self.state.start_flow(f);
-            debug_assert!(started, "sizes are positive");
-            self.alloc.resize(self.state.n_flows());
-            if self.entry_of_idx.len() <= f as usize {
-                self.entry_of_idx.resize(f as usize + 1, usize::MAX);
-            }
-            self.entry_of_idx[f as usize] = i;
+            let f = self.add_started_flow(c, key);
             self.changes.started.push(f);
-            self.flows[i].idx = Some(f);
         }
         // 5. Measured progress, the scheduler, its allocation applied.
         self.reports.clear();
         for &f in self.state.active() {
-            let e = &self.flows[self.entry_of_idx[f as usize]];
+            let e = &self.flows[&self.entry_of_idx[f as usize]];
             self.reports.push((f, e.bytes as f64));
         }
         self.state.resync_sent(&self.reports);
@@ -580,7 +783,7 @@ impl Core {
             r.clear();
         }
         for &f in self.state.active() {
-            let e = &self.flows[self.entry_of_idx[f as usize]];
+            let e = &self.flows[&self.entry_of_idx[f as usize]];
             let rate_bps = self.rate_of(f, now);
             self.rates[e.host as usize].push(FlowRate {
                 flow_id: e.agent_id,
@@ -595,6 +798,165 @@ impl Core {
         }
     }
 
+    /// Adds flow `key` to coflow `c` of the state, started, and keeps its
+    /// index; returns it.
+    fn add_started_flow(&mut self, c: CoflowIdx, key: FlowKey) -> FlowIdx {
+        let e = &self.flows[&key];
+        let spec = if e.size_hint > 0 {
+            flow(e.host, e.dst, e.size_hint)
+        } else {
+            flow(e.host, e.dst, MAX_BYTES).size_unknown()
+        };
+        let f = self.state.add_flow(c, &spec);
+        let started = self.state.start_flow(f);
+        debug_assert!(started, "sizes are positive");
+        self.alloc.resize(self.state.n_flows());
+        if self.entry_of_idx.len() <= f as usize {
+            self.entry_of_idx.resize(f as usize + 1, (u32::MAX, 0));
+        }
+        self.entry_of_idx[f as usize] = key;
+        self.flows.get_mut(&key).expect("listed").idx = Some(f);
+        f
+    }
+
+    /// Step 0 of a tick: drops every agent whose last sync taken was more
+    /// than the agent timeout before `now`. Its open flows are marked
+    /// finished at their last reported count (step 1 finishes them, and
+    /// their coflows count those bytes), and the coflows it registered are
+    /// unregistered (they complete once their flows on other hosts finish).
+    fn drop_silent_agents(&mut self, now: Time) {
+        for h in 0..self.n_hosts as usize {
+            let Some(seen) = self.seen_at[h] else {
+                continue;
+            };
+            if self.dropped[h] || now.0.saturating_sub(seen.0) <= self.retain {
+                continue;
+            }
+            self.dropped[h] = true;
+            self.drops.agents += 1;
+            let mut open: Vec<FlowKey> = self
+                .flows
+                .iter()
+                .filter(|(_, e)| e.host as usize == h && !e.finished)
+                .map(|(&k, _)| k)
+                .collect();
+            open.sort_unstable();
+            let mut bytes = 0;
+            for &k in &open {
+                let e = self.flows.get_mut(&k).expect("listed");
+                e.finished = true;
+                bytes += e.bytes;
+                self.finishing.push(k);
+            }
+            let mut owned = 0;
+            for c in self.coflows.values_mut() {
+                if c.owner == Some(h as u32) && !c.unregistered {
+                    c.unregistered = true;
+                    owned += 1;
+                }
+            }
+            self.drops.flows += open.len() as u64;
+            self.drops.bytes += bytes;
+            self.drops.coflows += owned;
+            warn!(
+                host = h,
+                silent_ms = now.0.saturating_sub(seen.0) / 1_000_000,
+                flows = open.len(),
+                bytes,
+                coflows = owned,
+                "dropped an agent that stayed away: its open flows finish at their last \
+                 count, its coflows are unregistered"
+            );
+        }
+    }
+
+    /// Forgets the flows and coflows that ended at least the retention
+    /// before `now` (see "Pruning" in the module doc).
+    fn forget_ended(&mut self, now: Time) {
+        while let Some(&(at, what)) = self.forget.front() {
+            if at > now {
+                break;
+            }
+            self.forget.pop_front();
+            match what {
+                Forget::Flow(key) => {
+                    if self.flows.get(&key).is_some_and(|e| e.done) {
+                        self.flows.remove(&key);
+                    }
+                }
+                Forget::Coflow(id, t) => {
+                    if self.completed.get(&id) == Some(&t) {
+                        self.completed.remove(&id);
+                        if !self.coflows.contains_key(&id) {
+                            self.dags.remove(&id);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the state and the scheduler with only the active coflows
+    /// and flows once the state holds at least `compact_min` flows and four
+    /// times as many as are active (see "Pruning" in the module doc).
+    fn compact_if_due(&mut self, now: Time) {
+        let (n, active) = (self.state.n_flows(), self.state.active().len());
+        if n < self.compact_min || n < 4 * active {
+            return;
+        }
+        let mut coflow_id: HashMap<CoflowIdx, u64> = HashMap::new();
+        for (&id, c) in &self.coflows {
+            if let Some(idx) = c.idx {
+                coflow_id.insert(idx, id);
+            }
+        }
+        let order: Vec<u64> = self
+            .state
+            .observed()
+            .active_coflows()
+            .iter()
+            .map(|c| coflow_id[c])
+            .collect();
+        let flows: Vec<FlowKey> = self
+            .state
+            .active()
+            .iter()
+            .map(|&f| self.entry_of_idx[f as usize])
+            .collect();
+        self.state = NetState::new(self.state.fabric().clone());
+        self.state.set_now(now);
+        self.sched = build_scheduler(&self.sched_text, &self.hints)
+            .expect("the scheduler was built from this spec before");
+        self.alloc = Allocation::default();
+        self.changes = Changes::default();
+        self.timer = Timer::default();
+        self.entry_of_idx.clear();
+        self.state_coflows = 0;
+        for id in order {
+            let arrived = self.coflows[&id].arrived;
+            let c = self.state.add_coflow(&CoflowSpec::new(id, arrived, vec![]));
+            self.state_coflows += 1;
+            self.state.set_dag(c, self.dags[&id]);
+            self.state.release_coflow(c);
+            self.changes.arrived.push(c);
+            self.coflows.get_mut(&id).expect("listed").idx = Some(c);
+        }
+        for key in flows {
+            let c = self.coflows[&self.flows[&key].coflow]
+                .idx
+                .expect("an active flow's coflow is active");
+            let f = self.add_started_flow(c, key);
+            self.changes.started.push(f);
+        }
+        self.compactions += 1;
+        debug!(
+            flows = n,
+            active,
+            compactions = self.compactions,
+            "compacted the state"
+        );
+    }
+
     /// The rate flow `f` is to send at now, bits/s.
     fn rate_of(&self, f: FlowIdx, now: Time) -> f64 {
         self.alloc
@@ -602,10 +964,54 @@ impl Core {
             .min(validate::MAX_RATE_BPS)
     }
 
-    /// The coflows completed so far, in the order they completed (a coflow
-    /// reopened by a late flow and completed again appears twice).
+    /// The most recent coflows completed (at least the last
+    /// [`RECENT_COMPLETED`], or all if fewer), in the order they completed
+    /// (a coflow reopened by a late flow and completed again appears twice).
+    /// [`Core::completed_totals`] counts them all.
     pub fn completed_coflows(&self) -> &[CompletedCoflow] {
         &self.log
+    }
+
+    /// Coflows completed since the start, and their bytes.
+    pub fn completed_totals(&self) -> (u64, u64) {
+        (self.n_completed, self.completed_bytes)
+    }
+
+    /// What dropping agents that stayed away did so far.
+    pub fn drops(&self) -> Drops {
+        self.drops
+    }
+
+    /// Times the state was compacted.
+    pub fn compactions(&self) -> u64 {
+        self.compactions
+    }
+
+    /// Sets how long ended ids are kept and agents may stay silent (the
+    /// configuration's `agent_timeout`), for tests and benchmarks that run
+    /// a long run's life in seconds.
+    pub fn set_agent_timeout(&mut self, d: Duration) {
+        self.retain = d.as_nanos().clamp(1, u64::MAX as u128) as u64;
+    }
+
+    /// Sets the state's flows from which a tick may compact it
+    /// ([`COMPACT_MIN_FLOWS`]), for tests and benchmarks.
+    pub fn set_compact_min(&mut self, n: usize) {
+        self.compact_min = n;
+    }
+
+    /// The coordinator's entries, by kind ([`EntryCounts`]).
+    pub fn entry_counts(&self) -> EntryCounts {
+        EntryCounts {
+            flows: self.flows.len(),
+            coflows: self.coflows.len(),
+            completed: self.completed.len(),
+            dags: self.dags.len(),
+            forget: self.forget.len(),
+            state_flows: self.state.n_flows(),
+            state_coflows: self.state_coflows,
+            log: self.log.len(),
+        }
     }
 
     /// A snapshot of what the coordinator knows, for its status page and
@@ -626,13 +1032,17 @@ impl Core {
             .collect();
         let mut flows = vec![];
         let mut open_of: HashMap<u64, (u32, u64, Option<u32>)> = HashMap::new();
-        for e in &self.flows {
+        let rate_of: HashMap<FlowKey, &FlowRate> = self
+            .rates
+            .iter()
+            .enumerate()
+            .flat_map(|(h, rs)| rs.iter().map(move |r| ((h as u32, r.flow_id), r)))
+            .collect();
+        for e in self.flows.values() {
             if e.done {
                 continue;
             }
-            let r = self.rates[e.host as usize]
-                .iter()
-                .find(|r| r.flow_id == e.agent_id);
+            let r = rate_of.get(&(e.host, e.agent_id)).copied();
             if let (Some(r), Some(f)) = (r, e.idx) {
                 for l in self.state.path_of(f) {
                     let l = &mut links[l.0 as usize];
@@ -676,6 +1086,7 @@ impl Core {
             })
             .collect();
         coflows.sort_by_key(|c| c.id);
+        flows.sort_by_key(|f| (f.host, f.flow_id));
         let agents = (0..self.n_hosts as usize)
             .map(|h| AgentStatus {
                 host: h as u32,
@@ -694,8 +1105,8 @@ impl Core {
             last_tick_s: self.last_tick.as_secs_f64(),
             refused_syncs: self.refused,
             stale_syncs: self.stale,
-            completed_coflows: self.log.len() as u64,
-            completed_bytes: self.log.iter().map(|c| c.bytes).sum(),
+            completed_coflows: self.n_completed,
+            completed_bytes: self.completed_bytes,
             agents,
             coflows,
             flows,

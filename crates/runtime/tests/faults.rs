@@ -369,6 +369,8 @@ fn an_agent_started_before_its_coordinator_comes_up_with_it() {
                 token: common::TOKEN.into(),
                 mark_classes: true,
                 hints: Default::default(),
+                fabric: None,
+                agent_timeout: coordinator::DEFAULT_AGENT_TIMEOUT,
             },
             l,
         )

@@ -109,6 +109,8 @@ fn agents_reach_the_coordinator_over_tls_and_others_are_refused() {
         token: TOKEN.into(),
         mark_classes: true,
         hints: Default::default(),
+        fabric: None,
+        agent_timeout: coordinator::DEFAULT_AGENT_TIMEOUT,
     };
     let coord = rt.block_on(async {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

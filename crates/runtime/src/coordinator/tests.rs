@@ -11,6 +11,8 @@ fn core_config(scheduler: &str) -> CoordinatorConfig {
         token: "t".into(),
         mark_classes: true,
         hints: WorkloadHints::default(),
+        fabric: None,
+        agent_timeout: DEFAULT_AGENT_TIMEOUT,
     }
 }
 
@@ -94,8 +96,8 @@ fn a_sync_overtaken_by_a_newer_one_is_answered_and_not_taken() {
     assert!(stale.finished_acks.is_empty(), "{stale:?}");
     let s = c.status();
     assert_eq!((s.refused_syncs, s.stale_syncs), (0, 1));
-    assert_eq!(c.flows[0].bytes, 8_000, "the newer count stands");
-    assert!(c.flows[0].finished);
+    assert_eq!(c.flows[&(0, 1)].bytes, 8_000, "the newer count stands");
+    assert!(c.flows[&(0, 1)].finished);
     // The same number again is stale too; the next one is taken.
     c.sync(&numbered(9, 3, 8_000, true)).unwrap();
     assert_eq!(c.status().stale_syncs, 2);
@@ -220,5 +222,321 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// Host `host`'s unregistration of coflow `coflow`.
+fn unregister(host: u32, coflow: u64) -> SyncRequest {
+    SyncRequest {
+        protocol_version: PROTOCOL_VERSION,
+        host,
+        coflows: vec![CoflowInfo {
+            coflow_id: coflow,
+            parents: vec![],
+            unregistered: true,
+        }],
+        ..Default::default()
+    }
+}
+
+/// Every host's schedule, sorted by (host, flow).
+fn schedules(c: &Core) -> Vec<(u32, u64, f64, u32, bool)> {
+    (0..3)
+        .flat_map(|h| {
+            c.schedule_of(h)
+                .iter()
+                .map(move |r| (h, r.flow_id, r.rate_bps, r.class, r.paused))
+        })
+        .collect()
+}
+
+#[test]
+fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
+    // A long run in miniature: 20,000 tasks, 10 per 10 ms tick, each one
+    // flow of 20 KB from host t % 3, finished and unregistered a tick
+    // later. With a 1 s retention (100 ticks) every kind of entry is bounded
+    // by what 101 ticks bring, whatever the run's length; the state is
+    // compacted whenever it holds 2,000 flows.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_secs(1),
+        ..core_config("aalo")
+    })
+    .unwrap();
+    c.compact_min = 2_000;
+    let tick_ns = 10_000_000;
+    let (per_tick, ticks) = (10u64, 2_000u64);
+    let mut peak = [EntryCounts::default(); 2];
+    for t in 0..ticks + 1 {
+        for i in 0..per_tick {
+            let task = t * per_tick + i + 1;
+            let host = (task % 3) as u32;
+            if t < ticks {
+                c.sync(&report(host, task, task, (host + 1) % 3, 0, false))
+                    .unwrap();
+            }
+            if t > 0 {
+                let p = task - per_tick;
+                let ph = (p % 3) as u32;
+                let r = c
+                    .sync(&report(ph, p, p, (ph + 1) % 3, 20_000, true))
+                    .unwrap();
+                assert_eq!(r.finished_acks, vec![p]);
+                c.sync(&unregister(ph, p)).unwrap();
+            }
+        }
+        c.tick(Time((t + 1) * tick_ns));
+        let n = c.entry_counts();
+        let half = &mut peak[usize::from(t >= ticks / 2)];
+        half.flows = half.flows.max(n.flows);
+        half.completed = half.completed.max(n.completed);
+        half.dags = half.dags.max(n.dags);
+        half.forget = half.forget.max(n.forget);
+        half.state_flows = half.state_flows.max(n.state_flows);
+        half.log = half.log.max(n.log);
+    }
+    let (first, second) = (peak[0], peak[1]);
+    assert!(
+        second.flows <= 1_030 && second.completed <= 1_030,
+        "{second:?}"
+    );
+    assert!(second.dags <= 1_030 && second.forget <= 2_060, "{second:?}");
+    assert!(second.state_flows < 2_000 + 20, "{second:?}");
+    assert!(second.log <= 2 * RECENT_COMPLETED, "{second:?}");
+    // No growth from the first half of the run to the second.
+    assert!(second.flows <= first.flows + 10 && second.state_flows <= first.state_flows + 20);
+    assert!(c.compactions() >= 9, "{}", c.compactions());
+    assert_eq!(
+        c.completed_totals(),
+        (ticks * per_tick, ticks * per_tick * 20_000)
+    );
+    // A repeated final report within the retention is acknowledged, not
+    // taken as a new flow.
+    let last = ticks * per_tick;
+    let lh = (last % 3) as u32;
+    let r = c
+        .sync(&report(lh, last, last, (lh + 1) % 3, 20_000, true))
+        .unwrap();
+    assert_eq!(r.finished_acks, vec![last]);
+    let r = c.sync(&unregister(lh, last)).unwrap();
+    assert_eq!(r.completed_coflows, vec![last]);
+    c.tick(Time((ticks + 2) * tick_ns));
+    assert_eq!(
+        c.completed_totals().0,
+        ticks * per_tick,
+        "not completed twice"
+    );
+    // Once the retention has passed, everything ended is forgotten.
+    for t in 3..110 {
+        c.sync(&report(0, u64::MAX - 1, 1 << 50, 1, 0, false))
+            .unwrap();
+        c.sync(&report(1, u64::MAX - 1, 1 << 50, 2, 0, false))
+            .unwrap();
+        c.sync(&report(2, u64::MAX - 1, 1 << 50, 0, 0, false))
+            .unwrap();
+        c.tick(Time((ticks + t) * tick_ns));
+    }
+    let n = c.entry_counts();
+    assert_eq!(
+        (n.flows, n.coflows, n.completed, n.dags),
+        (3, 1, 0, 1),
+        "{n:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Compacting the state (a new state and scheduler with only the active
+    /// coflows and flows) changes no schedule: a coordinator that compacts
+    /// at every tick it can answers every sync as one that never does.
+    #[test]
+    fn compacting_the_state_changes_no_schedule(
+        which in 0usize..4,
+        steps in proptest::collection::vec(step(), 1..60),
+    ) {
+        let sched = ["aalo", "varys", "fair", "fifo"][which];
+        let (mut a, mut b) = (core(sched), core(sched));
+        a.compact_min = usize::MAX;
+        b.compact_min = 0;
+        let mut now = 0u64;
+        for s in steps {
+            match s {
+                Step::Tick(d) => {
+                    now += d;
+                    a.tick(Time(now));
+                    b.tick(Time(now));
+                    let (sa, sb) = (schedules(&a), schedules(&b));
+                    prop_assert_eq!(sa.len(), sb.len());
+                    for (x, y) in sa.iter().zip(&sb) {
+                        prop_assert_eq!((x.0, x.1, x.3, x.4), (y.0, y.1, y.3, y.4), "{:?} {:?}", sa, sb);
+                        prop_assert!((x.2 - y.2).abs() <= 1e-6 * x.2.abs().max(1.0), "{:?} {:?}", sa, sb);
+                    }
+                }
+                Step::Sync { host, flows, unreg } => {
+                    let r = SyncRequest {
+                        protocol_version: PROTOCOL_VERSION,
+                        host,
+                        coflows: unreg
+                            .into_iter()
+                            .map(|(id, parents)| CoflowInfo { coflow_id: id, parents, unregistered: id % 2 == 0 })
+                            .collect(),
+                        flows: flows
+                            .into_iter()
+                            .map(|(f, co, dst, bytes, fin)| FlowReport {
+                                flow_id: f,
+                                coflow_id: co,
+                                dst_host: dst,
+                                bytes_sent: bytes,
+                                size_hint: if f % 2 == 0 { 4_000 } else { 0 },
+                                finished: fin,
+                            })
+                            .collect(),
+                        ..Default::default()
+                    };
+                    let (ra, rb) = (a.sync(&r), b.sync(&r));
+                    prop_assert_eq!(ra.is_ok(), rb.is_ok());
+                    if let (Ok(ra), Ok(rb)) = (ra, rb) {
+                        prop_assert_eq!(ra.finished_acks, rb.finished_acks);
+                        prop_assert_eq!(ra.completed_coflows, rb.completed_coflows);
+                    }
+                }
+            }
+        }
+        prop_assert!(b.compactions() > 0 || b.state.n_flows() == 0 || now == 0);
+    }
+}
+
+#[test]
+fn an_agent_away_past_the_timeout_is_dropped_and_its_bytes_counted() {
+    // Host 0 owns coflow 7 (a flow from host 0 and one from host 1); host
+    // 0 goes silent. After the 100 ms timeout its open flow finishes at its
+    // last count (6,000 B), its coflow is unregistered for it, and the
+    // coflow completes when host 1's flow does, with both flows' bytes.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_millis(100),
+        ..core_config("fair")
+    })
+    .unwrap();
+    let ms = |n: u64| Time(n * 1_000_000);
+    let mut own = report(0, 1, 7, 2, 0, false);
+    own.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: false,
+    }];
+    c.sync(&own).unwrap();
+    c.sync(&report(1, 5, 7, 2, 0, false)).unwrap();
+    c.tick(ms(10));
+    c.sync(&report(0, 1, 7, 2, 6_000, false)).unwrap();
+    for t in 2..=11 {
+        c.sync(&report(1, 5, 7, 2, 1_000 * t, false)).unwrap();
+        c.tick(ms(10 * t));
+    }
+    assert_eq!(c.drops(), Drops::default(), "silent for 100 ms, not more");
+    c.sync(&report(1, 5, 7, 2, 12_000, false)).unwrap();
+    c.tick(ms(120));
+    assert_eq!(
+        c.drops(),
+        Drops {
+            agents: 1,
+            returned: 0,
+            flows: 1,
+            bytes: 6_000,
+            coflows: 1
+        }
+    );
+    assert_eq!(c.schedule_of(0), &[], "its flow is no longer scheduled");
+    assert_eq!(c.counts(), (1, 1), "the coflow waits for host 1's flow");
+    c.sync(&report(1, 5, 7, 2, 20_000, true)).unwrap();
+    c.tick(ms(140));
+    assert_eq!(c.counts(), (0, 0));
+    let done = c.completed_coflows();
+    assert_eq!(
+        (done.len(), done[0].id, done[0].n_flows, done[0].bytes),
+        (1, 7, 2, 26_000)
+    );
+    // Host 0 comes back: counted; its flow stays finished (its bytes since
+    // the drop are not counted) and is acknowledged when it closes.
+    c.sync(&report(0, 1, 7, 2, 9_000, false)).unwrap();
+    assert_eq!(c.drops().returned, 1);
+    let r = c.sync(&report(0, 1, 7, 2, 9_000, true)).unwrap();
+    assert_eq!(r.finished_acks, vec![1]);
+    c.tick(ms(150));
+    assert_eq!(c.counts(), (0, 0));
+    assert_eq!(c.completed_totals(), (1, 26_000));
+}
+
+#[test]
+fn on_a_multi_hop_fabric_the_rates_are_the_flow_simulators() {
+    // A two-rack tree whose racks' uplinks are oversubscribed 2:1, under
+    // per-flow max-min (`fair`): five flows, three of them across the racks
+    // and sharing a rack uplink. The coordinator's rates r_i are checked
+    // against the flow-level simulator's allocation on the same fabric: with
+    // flow i of r_i / 8 * T bytes, all starting at 0, every flow finishes at
+    // T in the simulator exactly when its max-min rates are the r_i.
+    let fabric =
+        coflowkit_topology_config::resolve("tree:pods=1,racks=2,hosts=2,tor_oversub=2,rate=1Gbps")
+            .unwrap()
+            .build(None)
+            .unwrap();
+    assert_eq!(fabric.n_hosts(), 4);
+    assert!(!fabric.is_big_switch());
+    let mut c = Core::new(&CoordinatorConfig {
+        n_hosts: 4,
+        fabric: Some(fabric.clone()),
+        ..core_config("fair")
+    })
+    .unwrap();
+    let flows = [(0u32, 2u32), (1, 3), (0, 3), (2, 3), (1, 0)];
+    for (i, &(s, d)) in flows.iter().enumerate() {
+        c.sync(&report(s, i as u64 + 1, i as u64 + 1, d, 0, false))
+            .unwrap();
+    }
+    c.tick(Time(10_000_000));
+    let rate = |i: usize| {
+        let (s, _) = flows[i];
+        c.schedule_of(s)
+            .iter()
+            .find(|r| r.flow_id == i as u64 + 1)
+            .unwrap()
+            .rate_bps
+    };
+    let rates: Vec<f64> = (0..flows.len()).map(rate).collect();
+    // The rack's uplink (1 Gbit/s for two hosts' 2 Gbit/s) holds the three
+    // flows from rack 0 to rack 1 to 1 Gbit/s together; on a big switch
+    // they would have 4/3 Gbit/s.
+    assert!(rates.iter().all(|&r| r > 0.0), "{rates:?}");
+    let cross = rates[0] + rates[1] + rates[2];
+    assert!((cross - 1e9).abs() < 1.0, "{rates:?}");
+    let t_ns = 1_000_000_000u64;
+    let coflows: Vec<CoflowSpec> = flows
+        .iter()
+        .zip(&rates)
+        .enumerate()
+        .map(|(i, (&(s, d), &r))| {
+            CoflowSpec::new(
+                i as u64 + 1,
+                Time(0),
+                vec![flow(s, d, (r / 8.0 * t_ns as f64 / 1e9).round() as u64)],
+            )
+        })
+        .collect();
+    let w = coflowkit_model::Workload {
+        n_hosts: 4,
+        coflows,
+    }
+    .validate(&fabric)
+    .unwrap();
+    let sched = build_scheduler("fair", &WorkloadHints::default()).unwrap();
+    let r = coflowkit_sim::Simulation::new(fabric, &w, sched, Default::default())
+        .run(&mut |_| {})
+        .unwrap();
+    for cr in &r.coflows {
+        let off = cr.finish.0.abs_diff(t_ns);
+        assert!(
+            off <= 1_000,
+            "coflow {} finished at {} ns, not {t_ns}: rates {rates:?}",
+            cr.id,
+            cr.finish.0
+        );
     }
 }

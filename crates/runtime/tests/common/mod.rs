@@ -62,6 +62,8 @@ impl Cluster {
             token: TOKEN.into(),
             mark_classes: true,
             hints: Default::default(),
+            fabric: None,
+            agent_timeout: coordinator::DEFAULT_AGENT_TIMEOUT,
         };
         let coordinator = rt.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
