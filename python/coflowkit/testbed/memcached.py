@@ -264,9 +264,9 @@ def runtime_on_testbed(
                 work / f"agent{h}.log",
             )  # fmt: skip
             out[h] = str(sock)
-        for h, sock in out.items():
+        for h, path in out.items():
             wait_until(
-                f"the agent of host {h}", Path(sock).exists, procs[1 + h], work / f"agent{h}.log", 30,
+                f"the agent of host {h}", Path(path).exists, procs[1 + h], work / f"agent{h}.log", 30,
                 needs=coordinator,
             )  # fmt: skip
         yield out
@@ -396,8 +396,9 @@ def summary_ms(ccts_s: Sequence[float]) -> dict[str, float]:
     if not xs:
         raise ValueError("no completion times")
 
-    def pct(q: float) -> float:
-        return xs[min(len(xs) - 1, max(0, -(-len(xs) * q // 100) - 1))]
+    def pct(q: int) -> float:
+        rank = -(-len(xs) * q // 100)  # nearest rank: ceil(n q / 100)
+        return xs[min(len(xs) - 1, max(0, rank - 1))]
 
     return {"avg": 1e3 * sum(xs) / len(xs), "p95": 1e3 * pct(95), "p99": 1e3 * pct(99), "n": len(xs)}
 
