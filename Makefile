@@ -28,6 +28,8 @@
 #               the packet engine's, which a rerun skips)
 #   make repro-claims the table of every seed-paper claim (docs/reproductions/README.md), read
 #               from the reproduction pages (seconds; every repro-* target ends with it)
+#   make repro-memcached release build, then Memcached multi-gets through the runtime on the
+#               testbed (root; docs/reproductions/memcached.md)
 #   make repro-baraat release build, then the Baraat reproduction (scaled down, and
 #               the idealized policies at the paper's scale): the packet level first
 #               (examples/reproductions/baraat/packet.py, about 50 minutes on one core, rerun on every call),
@@ -47,7 +49,7 @@ PROPTEST_RNG_SEED ?= 20261121
 export PROPTEST_RNG_SEED
 SEEDS ?= 10
 
-.PHONY: demo test fuzz develop clean validate-decomposed repro-claims repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat
+.PHONY: demo test fuzz develop clean validate-decomposed repro-claims repro-dcas repro-aalo repro-tafe repro-karuna repro-baraat repro-memcached
 
 # The venv and its packages, redone when a requirements file changes.
 $(BIN)/python:
@@ -120,6 +122,13 @@ repro-baraat: $(VENV)/.installed-run
 	$(BIN)/maturin develop --release
 	$(BIN)/python examples/reproductions/baraat/regenerate.py
 	$(BIN)/python examples/reproductions/claims.py
+
+# Baraat's Memcached experiment (5.1, Table 3; docs/reproductions/memcached.md): release build, then
+# the testbed (root, iproute2, Debian's memcached) under each scheduler and plain TCP, and the same
+# workload in the flow- and packet-level simulators, into results/memcached/results.json.
+repro-memcached: $(VENV)/.installed-run
+	$(BIN)/maturin develop --release
+	$(BIN)/python examples/reproductions/memcached.py --out results/memcached
 
 # TAFE's section V and Fig. 2 (docs/reproductions/tafe.md): release build, the experiments, the
 # packet-level runs (examples/reproductions/tafe_packet.py), the page.

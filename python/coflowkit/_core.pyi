@@ -293,6 +293,12 @@ class AgentClient:
         """A new coflow depending on ``parents``; ConnectionError without an agent,
         ValueError naming what the agent refused."""
     def unregister(self, coflow: int) -> None: ...
+    def watch(
+        self, coflow: int, dst_host: int, src_port: int, dst_addr: str, dst_port: int, size_hint: int | None = None
+    ) -> int:
+        """Names a flow of an unmodified application at this agent by its address as the agent's host
+        sends it; the agent enforces and counts it in the kernel. Returns the flow's id."""
+    def close_watched(self, flow: int, bytes_arrived: int = 0) -> None: ...
     def writer(
         self, sock: _Socket | int, coflow: int, dst_host: int, size_hint: int | None = None, wait: bool = True
     ) -> CoflowWriter: ...

@@ -147,6 +147,42 @@ impl PyAgentClient {
             .map_err(|e| client_error(&format!("unregister({coflow})"), &self.socket, e))
     }
 
+    /// Names a flow of an unmodified application at this agent by its
+    /// address as the agent's host sends it (TCP from `src_port` to
+    /// `dst_addr:dst_port`), as a flow of coflow `coflow` to host
+    /// `dst_host`; the agent enforces its schedule and counts its bytes in
+    /// the kernel. Returns the flow's id for `close_watched`.
+    #[pyo3(signature = (coflow, dst_host, src_port, dst_addr, dst_port, size_hint = None))]
+    fn watch(
+        &self,
+        py: Python<'_>,
+        coflow: u64,
+        dst_host: u32,
+        src_port: u16,
+        dst_addr: &str,
+        dst_port: u16,
+        size_hint: Option<u64>,
+    ) -> PyResult<u64> {
+        let what = format!("watch(coflow={coflow}, src_port={src_port}, dst={dst_addr}:{dst_port})");
+        let ip: std::net::Ipv4Addr = dst_addr
+            .parse()
+            .map_err(|_| PyValueError::new_err(format!("{what}: dst_addr is not an IPv4 address")))?;
+        let dst = std::net::SocketAddrV4::new(ip, dst_port);
+        py.detach(|| {
+            self.client
+                .watch(CoflowId(coflow), dst_host, size_hint, src_port, dst)
+        })
+        .map_err(|e| client_error(&what, &self.socket, e))
+    }
+
+    /// Closes a watched flow: it is done; `bytes_arrived` is what its
+    /// receiver counted (0 if unknown).
+    #[pyo3(signature = (flow, bytes_arrived = 0))]
+    fn close_watched(&self, py: Python<'_>, flow: u64, bytes_arrived: u64) -> PyResult<()> {
+        py.detach(|| self.client.close_watched(flow, bytes_arrived))
+            .map_err(|e| client_error(&format!("close_watched({flow})"), &self.socket, e))
+    }
+
     /// Wraps `sock` (a connected TCP socket, or its descriptor) in a writer
     /// of coflow `coflow` to host `dst_host`. With `wait=False` the writer
     /// is returned without waiting for the agent's answer (the Rust

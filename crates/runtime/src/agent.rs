@@ -54,6 +54,9 @@ use tokio::net::{UnixListener, UnixStream};
 use tracing::{debug, info, warn};
 
 mod sync;
+mod transparent;
+
+pub use transparent::{Enforcer, Watch, HEADER_BYTES};
 
 #[cfg(feature = "tls")]
 pub use sync::coordinator_client_tls;
@@ -120,6 +123,14 @@ pub enum AgentError {
         /// What happened.
         why: String,
     },
+    /// Transparent enforcement could not start on the device.
+    #[error("--transparent-dev {dev}: {why}")]
+    Transparent {
+        /// The device.
+        dev: String,
+        /// What is wrong.
+        why: String,
+    },
     /// The socket could not be made.
     #[error("socket {path}: {err}")]
     Socket {
@@ -150,6 +161,10 @@ struct AgentFlow {
     rate: Option<FlowRate>,
     /// Whether the coordinator has scheduled this flow.
     global: bool,
+    /// A flow of an unmodified application, named by its address: the
+    /// agent enforces its schedule in the kernel and counts its bytes there
+    /// ([`transparent`]); no writer reports it.
+    watch: Option<Watch>,
 }
 
 /// What an agent knows; shared by its client connections and its sync loop.
@@ -165,6 +180,8 @@ struct State {
     /// The scheduler's queue thresholds in bytes (Aalo's `Q1hi`, ...),
     /// for the local queues of coflows not scheduled yet; empty: one queue.
     thresholds: Vec<f64>,
+    /// Enforces watched flows (`--transparent-dev`); `None`: refused.
+    enforcer: Option<Enforcer>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -237,6 +254,42 @@ impl State {
                 let id = self.next_flow;
                 self.open(id, conn, r.coflow_id, r.dst_host, r.size_hint, 0)
             }
+            Kind::WatchFlow(r) => {
+                let Some(enforcer) = &self.enforcer else {
+                    return error(
+                        "this agent enforces no flow named by its address: start it with \
+                         --transparent-dev DEV (the host's egress device; needs root)",
+                    );
+                };
+                let watch = Watch {
+                    src_port: r.src_port as u16,
+                    dst: r.dst_addr.parse().expect("validated"),
+                    dst_port: r.dst_port as u16,
+                };
+                if let Some((&other, _)) = self
+                    .flows
+                    .iter()
+                    .find(|(_, f)| !f.finished && f.watch == Some(watch))
+                {
+                    return error(format!(
+                        "flow {other} already watches {}:{} -> {}:{}; close it first",
+                        self.host, watch.src_port, watch.dst, watch.dst_port
+                    ));
+                }
+                let _ = enforcer;
+                self.next_flow += 1;
+                while self.flows.contains_key(&self.next_flow) {
+                    self.next_flow += 1;
+                }
+                let id = self.next_flow;
+                let reply = self.open(id, conn, r.coflow_id, r.dst_host, r.size_hint, 0);
+                let f = self.flows.get_mut(&id).expect("opened");
+                f.watch = Some(watch);
+                if let (Some(e), Some(rate)) = (&self.enforcer, f.rate) {
+                    e.set(id, watch, rate);
+                }
+                reply
+            }
             Kind::ReopenFlow(r) => {
                 if self.flows.contains_key(&r.flow_id) {
                     return error(format!(
@@ -279,6 +332,12 @@ impl State {
             Kind::Report(r) => {
                 for f in &r.flows {
                     match self.flows.get(&f.flow_id) {
+                        Some(x) if x.watch.is_some() => {
+                            return error(format!(
+                                "flow {} is watched: the agent counts its bytes in the kernel",
+                                f.flow_id
+                            ))
+                        }
                         Some(x) if x.conn == conn && !x.finished => {
                             if f.bytes_sent < x.bytes {
                                 return error(format!(
@@ -313,6 +372,20 @@ impl State {
                 }
             }
             Kind::CloseFlow(r) => match self.flows.get_mut(&r.flow_id) {
+                Some(x) if x.conn == conn && !x.finished && x.watch.is_some() => {
+                    // The kernel's count, or what the client says arrived
+                    // if that is more (the count is read every Δ).
+                    let counted = self.enforcer.as_ref().and_then(|e| e.bytes(r.flow_id));
+                    x.bytes = x.bytes.max(counted.unwrap_or(0)).max(r.bytes_sent);
+                    x.finished = true;
+                    if let Some(e) = &self.enforcer {
+                        e.remove(r.flow_id);
+                    }
+                    self.pass_on(r.flow_id);
+                    AgentReply {
+                        kind: Some(agent_reply::Kind::Ok(true)),
+                    }
+                }
                 Some(x) if x.conn == conn && !x.finished => {
                     if r.bytes_sent < x.bytes {
                         return error(format!(
@@ -356,6 +429,7 @@ impl State {
                 conn,
                 rate: None,
                 global: false,
+                watch: None,
             },
         );
         // Only this flow's local schedule: the others' even shares change
@@ -465,6 +539,30 @@ impl State {
                 }
             });
         }
+        self.enforce_watched();
+    }
+
+    /// Hands every open watched flow's schedule to the enforcer (which
+    /// changes only the classes whose schedule changed).
+    fn enforce_watched(&self) {
+        let Some(e) = &self.enforcer else { return };
+        for (&id, f) in &self.flows {
+            if let (false, Some(w), Some(r)) = (f.finished, f.watch, f.rate) {
+                e.set(id, w, r);
+            }
+        }
+    }
+
+    /// Takes the kernel's counts of the open watched flows.
+    fn count_watched(&mut self) {
+        let Some(e) = &self.enforcer else { return };
+        for (&id, f) in self.flows.iter_mut() {
+            if f.watch.is_some() && !f.finished {
+                if let Some(b) = e.bytes(id) {
+                    f.bytes = f.bytes.max(b);
+                }
+            }
+        }
     }
 
     /// Work conservation between syncs (Aalo 3.2): flow `id` finished;
@@ -521,6 +619,7 @@ impl State {
                 paused: false,
             });
         }
+        self.enforce_watched();
     }
 
     /// Connection `conn` went away: its flows close at their last count and
@@ -531,6 +630,9 @@ impl State {
             if f.conn == conn && !f.finished {
                 f.finished = true;
                 closed.push(id);
+                if let (Some(e), Some(_)) = (&self.enforcer, f.watch) {
+                    e.remove(id);
+                }
             }
         }
         for id in closed {
@@ -544,7 +646,8 @@ impl State {
         }
     }
 
-    fn sync_request(&self) -> proto::SyncRequest {
+    fn sync_request(&mut self) -> proto::SyncRequest {
+        self.count_watched();
         proto::SyncRequest {
             protocol_version: PROTOCOL_VERSION,
             host: self.host,
@@ -625,13 +728,25 @@ pub async fn spawn(cfg: AgentConfig) -> Result<AgentHandle, AgentError> {
 
 /// [`spawn`] with fault handling set by `opts`.
 pub async fn spawn_with(cfg: AgentConfig, opts: AgentOptions) -> Result<AgentHandle, AgentError> {
+    spawn_transparent(cfg, opts, None).await
+}
+
+/// [`spawn_with`], enforcing flows named by their address (`WatchFlow`) on
+/// the egress device `transparent_dev` when given ([`Enforcer`]: its root
+/// must be HTB `1:` with a class `1:1`; needs `CAP_NET_ADMIN`). Without
+/// it, such flows are refused.
+pub async fn spawn_transparent(
+    cfg: AgentConfig,
+    opts: AgentOptions,
+    transparent_dev: Option<String>,
+) -> Result<AgentHandle, AgentError> {
     let client = coordinator_client(&cfg.coordinator, &cfg.token).map_err(|why| {
         AgentError::Coordinator {
             url: cfg.coordinator.clone(),
             why,
         }
     })?;
-    spawn_on(cfg, opts, client).await
+    spawn_on(cfg, opts, client, transparent_dev).await
 }
 
 /// [`spawn_with`], reaching the coordinator over TLS: its certificate must
@@ -651,13 +766,14 @@ pub async fn spawn_tls(
                 why,
             }
         })?;
-    spawn_on(cfg, opts, client).await
+    spawn_on(cfg, opts, client, None).await
 }
 
 async fn spawn_on(
     cfg: AgentConfig,
     opts: AgentOptions,
     mut client: Client,
+    transparent_dev: Option<String>,
 ) -> Result<AgentHandle, AgentError> {
     let coord_err = |why: String| AgentError::Coordinator {
         url: cfg.coordinator.clone(),
@@ -675,10 +791,13 @@ async fn spawn_on(
         match r {
             Ok(h) => break h.into_inner(),
             Err(s) => {
+                // A call that timed out (tonic reports it as Cancelled,
+                // "Timeout expired") is unreachable too: 20 agents starting
+                // at once on a loaded machine met it.
                 let unreachable = matches!(
                     s.code(),
                     tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
-                );
+                ) || (s.code() == tonic::Code::Cancelled && s.message().contains("Timeout"));
                 let out_of_time = opts.hello_retry.is_some_and(|t| started.elapsed() >= t);
                 if !unreachable || out_of_time {
                     return Err(coord_err(format!("{}: {}", s.code(), s.message())));
@@ -713,6 +832,17 @@ async fn spawn_on(
         )));
     }
     let delta = Duration::from_micros(hello.delta_us.min(10_000_000));
+    let enforcer = match &transparent_dev {
+        Some(dev) => Some(
+            Enforcer::start(dev, hello.host_rate_bps, delta).map_err(|why| {
+                AgentError::Transparent {
+                    dev: dev.clone(),
+                    why,
+                }
+            })?,
+        ),
+        None => None,
+    };
     let sock_err = |err: std::io::Error| AgentError::Socket {
         path: cfg.socket.clone(),
         err,
@@ -737,6 +867,7 @@ async fn spawn_on(
         coflows: HashMap::new(),
         flows: HashMap::new(),
         thresholds: hello.local_thresholds.clone(),
+        enforcer,
     }));
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let serve = tokio::spawn(serve_clients(

@@ -120,6 +120,12 @@ enum Cmd {
         /// The name the coordinator's certificate must carry.
         #[arg(long, requires = "tls_ca")]
         tls_domain: Option<String>,
+        /// Enforce flows that clients name by their address (unmodified
+        /// applications' sockets) with tc on this egress device, whose root
+        /// must be HTB 1: with a class 1:1 (as the testbed's host ports);
+        /// needs root. Without it such flows are refused.
+        #[arg(long, conflicts_with = "tls_ca")]
+        transparent_dev: Option<String>,
     },
 }
 
@@ -342,6 +348,7 @@ async fn serve(cli: Cli) -> Result<()> {
             hello_retry_ms,
             tls_ca,
             tls_domain,
+            transparent_dev,
         } => {
             let mode = u32::from_str_radix(&socket_mode, 8)
                 .with_context(|| format!("--socket-mode {socket_mode}: not an octal mode"))?;
@@ -359,7 +366,7 @@ async fn serve(cli: Cli) -> Result<()> {
             };
             let handle = match (tls_ca, tls_domain) {
                 (Some(ca), Some(domain)) => spawn_agent_tls(cfg, opts, &ca, &domain).await?,
-                _ => agent::spawn_with(cfg, opts).await?,
+                _ => agent::spawn_transparent(cfg, opts, transparent_dev).await?,
             };
             tokio::signal::ctrl_c().await?;
             handle.shutdown().await;

@@ -882,6 +882,60 @@ impl AgentClient {
         ))
     }
 
+    /// Names a flow of an unmodified application at this agent, by its
+    /// address as this agent's host sends it (TCP from the host's port
+    /// `src_port` to `dst`), as a flow of coflow `coflow` to host
+    /// `dst_host`: the agent holds it to its schedule in the kernel and
+    /// counts its bytes there (`coflowkit-runtime agent
+    /// --transparent-dev`); nothing is written through this client. Returns
+    /// the flow's id for [`AgentClient::close_watched`].
+    ///
+    /// The agent may be another host's: whoever knows the flow's address
+    /// (the receiver of a response, say) names it at the sender's agent.
+    /// Errors: [`ClientError::Unreachable`] without an agent,
+    /// [`ClientError::Refused`] naming the field (an agent started without
+    /// a device refuses every watched flow).
+    pub fn watch(
+        &self,
+        coflow: CoflowId,
+        dst_host: u32,
+        size_hint: Option<u64>,
+        src_port: u16,
+        dst: std::net::SocketAddrV4,
+    ) -> Result<u64, ClientError> {
+        let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
+        match inner.call(Kind::WatchFlow(proto::WatchFlowRequest {
+            coflow_id: coflow.0,
+            dst_host,
+            size_hint: size_hint.unwrap_or(0),
+            src_port: src_port as u32,
+            dst_addr: dst.ip().to_string(),
+            dst_port: dst.port() as u32,
+        }))? {
+            AgentReply {
+                kind: Some(agent_reply::Kind::FlowOpened(o)),
+            } => Ok(o.flow_id),
+            _ => Err(ClientError::Unexpected),
+        }
+    }
+
+    /// Closes watched flow `flow` (from [`AgentClient::watch`]): it is
+    /// done. `bytes_arrived` is what its receiver counted, if it knows
+    /// (else 0): the agent's final count is the larger of it and the
+    /// kernel's.
+    pub fn close_watched(&self, flow: u64, bytes_arrived: u64) -> Result<(), ClientError> {
+        let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
+        match inner.call(Kind::CloseFlow(proto::CloseFlowRequest {
+            flow_id: flow,
+            bytes_sent: bytes_arrived,
+        }))? {
+            AgentReply {
+                kind: Some(agent_reply::Kind::Ok(_)),
+            } => Ok(()),
+            _ => Err(ClientError::Unexpected),
+        }
+    }
+
     /// As [`AgentClient::writer`], but without waiting for the agent: the
     /// flow's open is sent and the writer returned at once (Aalo 6.1:
     /// senders start without blocking), so a flow pays no round trip to

@@ -126,6 +126,27 @@ pub struct OpenFlowRequest {
     #[prost(uint64, tag = "3")]
     pub size_hint: u64,
 }
+/// A flow of an unmodified application, named by its address as this agent's
+/// host sends it (TCP, from this host's src_port to dst_addr:dst_port): the agent
+/// enforces its schedule in the kernel (tc) and counts its bytes there; the
+/// client never writes it. Closed with CloseFlow (bytes_sent: what the client
+/// knows arrived, 0 if nothing; the agent keeps the larger of it and its count).
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WatchFlowRequest {
+    #[prost(uint64, tag = "1")]
+    pub coflow_id: u64,
+    #[prost(uint32, tag = "2")]
+    pub dst_host: u32,
+    #[prost(uint64, tag = "3")]
+    pub size_hint: u64,
+    #[prost(uint32, tag = "4")]
+    pub src_port: u32,
+    /// IPv4, dotted quad.
+    #[prost(string, tag = "5")]
+    pub dst_addr: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "6")]
+    pub dst_port: u32,
+}
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct FlowBytes {
     #[prost(uint64, tag = "1")]
@@ -179,7 +200,7 @@ pub struct ReopenFlowRequest {
 pub struct ClientRequest {
     #[prost(uint32, tag = "1")]
     pub protocol_version: u32,
-    #[prost(oneof = "client_request::Kind", tags = "2, 3, 4, 5, 6, 7, 8")]
+    #[prost(oneof = "client_request::Kind", tags = "2, 3, 4, 5, 6, 7, 8, 9")]
     pub kind: ::core::option::Option<client_request::Kind>,
 }
 /// Nested message and enum types in `ClientRequest`.
@@ -200,6 +221,8 @@ pub mod client_request {
         AdoptCoflow(super::AdoptCoflowRequest),
         #[prost(message, tag = "8")]
         ReopenFlow(super::ReopenFlowRequest),
+        #[prost(message, tag = "9")]
+        WatchFlow(super::WatchFlowRequest),
     }
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]

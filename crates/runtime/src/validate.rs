@@ -218,6 +218,26 @@ pub fn client_request(r: &proto::ClientRequest, n_hosts: u32, me: u32) -> Result
             }
             Ok(())
         }
+        Some(Kind::WatchFlow(x)) => {
+            coflow_id("coflow_id", x.coflow_id)?;
+            host("dst_host", x.dst_host, n_hosts)?;
+            if x.dst_host == me {
+                return Err(field("dst_host", format!("host {me} sends to itself")));
+            }
+            bytes("size_hint", x.size_hint)?;
+            for (name, port) in [("src_port", x.src_port), ("dst_port", x.dst_port)] {
+                if port == 0 || port > u16::MAX as u32 {
+                    return Err(field(name, format!("port {port}: must be 1..65535")));
+                }
+            }
+            if x.dst_addr.parse::<std::net::Ipv4Addr>().is_err() {
+                return Err(field(
+                    "dst_addr",
+                    format!("{:?} is not an IPv4 address (a.b.c.d)", x.dst_addr.chars().take(64).collect::<String>()),
+                ));
+            }
+            Ok(())
+        }
         Some(Kind::ReopenFlow(x)) => {
             if x.flow_id == 0 {
                 return Err(field("flow_id", "flow id 0 is never given out"));

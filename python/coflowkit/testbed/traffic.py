@@ -49,10 +49,13 @@ def _sink(port: int, timeout: float) -> dict[str, object]:
     return {"bytes": total, "sha256": h.hexdigest(), "samples": samples}
 
 
-def _source(dst: str, port: int, seconds: float, tos: int, cc: str = "") -> dict[str, object]:
+def _source(dst: str, port: int, seconds: float, tos: int, cc: str = "", src_port: int = 0) -> dict[str, object]:
     deadline = time.monotonic() + 10.0
     while True:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if src_port:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("0.0.0.0", src_port))
         if tos:
             s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
         if cc:
@@ -95,9 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--seconds", type=float, required=True)
     b.add_argument("--tos", type=int, default=0)
     b.add_argument("--cc", default="", help="TCP congestion control (TCP_CONGESTION), e.g. cubic")
+    b.add_argument("--src-port", type=int, default=0, help="the local port (0: the kernel's choice)")
     args = ap.parse_args(argv)
     sink = args.cmd == "sink"
-    out = _sink(args.port, args.timeout) if sink else _source(args.dst, args.port, args.seconds, args.tos, args.cc)
+    out = _sink(args.port, args.timeout) if sink else _source(
+        args.dst, args.port, args.seconds, args.tos, args.cc, args.src_port
+    )
     json.dump(out, sys.stdout)
     return 0
 

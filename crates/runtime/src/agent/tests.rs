@@ -11,6 +11,7 @@ fn state() -> State {
         coflows: HashMap::new(),
         flows: HashMap::new(),
         thresholds: vec![1000.0, 10_000.0],
+        enforcer: None,
     }
 }
 

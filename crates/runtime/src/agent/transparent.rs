@@ -1,0 +1,510 @@
+//! Transparent enforcement: the schedule of flows the agent does not write.
+//!
+//! An unmodified application (a Memcached server, say) sends on sockets no
+//! `CoflowWriter` wraps. A client beside it names such a flow by its address
+//! as this host sends it (`WatchFlow`: TCP from this host's `src_port` to
+//! `dst_addr:dst_port`), and the agent holds it to its schedule in the
+//! kernel, on the host's egress device, with what this kernel has:
+//!
+//! * **class and rate: one HTB class per flow**, a child of the device's
+//!   `1:1` (the link's capacity, as the testbed shapes every host port,
+//!   `coflowkit.testbed.net`), with `prio` = the flow's priority class
+//!   (0..7, 7 for every class below), a token guaranteed rate and `ceil` =
+//!   the scheduled rate. HTB lends its parent's spare capacity to the
+//!   lowest `prio` first, so classes are strict priorities among each other
+//!   and among the testbed's own eight DSCP queues (`1:10`..`1:17`, prio
+//!   0..7), and no flow exceeds its rate. A paused flow is held to the token
+//!   rate in prio 7 (HTB has no zero rate; a packet every few tens of ms
+//!   keeps its TCP connection's timers from backing off far).
+//! * **classification: a `u32` filter per flow** at the root, matching the
+//!   protocol, source port, destination address and destination port,
+//!   `flowid` its class. The filter is put in the root's first filter list
+//!   (`prio 1`) with an explicit node handle `800::M` below `0x800`: u32
+//!   keeps a list's nodes in handle order and `tc` numbers its own from
+//!   `0x800` up, so these are tried before the testbed's DSCP filters.
+//! * **progress: the class's own byte and packet counters**, read every Δ
+//!   in one netlink dump of the device's classes (`RTM_GETTCLASS`, no
+//!   process started), less an estimate of the headers (66 bytes a packet:
+//!   Ethernet 14, IPv4 20, TCP 20 with the timestamp option 12). Why these
+//!   and not `ss -ti`'s `bytes_acked` or iptables' rule counters: the class
+//!   is where the schedule is enforced, so its counters count exactly the
+//!   packets the schedule let go, one dump reads every flow of the host at
+//!   once without a lookup per socket, and iptables is not installed on
+//!   these machines (nor needed). What they count that the flow's payload
+//!   does not: retransmitted segments (a lossy flow looks further along
+//!   than it is) and headers not of that size (an IP or TCP option; the
+//!   estimate is within a fraction of a percent on the testbed's links).
+//!
+//! Changes to the classes are made with `tc -batch -` (one process for all
+//! of a Δ's changes, on a thread of its own, never under the agent's lock);
+//! the counters and the changes need `CAP_NET_ADMIN` (root).
+//!
+//! Correctness properties:
+//! * a watched flow's reported count never goes back (the largest reading
+//!   is kept: `Enforcer::bytes`);
+//! * every class and filter the enforcer made is removed when its flow is
+//!   forgotten and when the enforcer stops (`Enforcer::drop`).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::net::Ipv4Addr;
+use std::process::{Command as Proc, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tracing::{debug, warn};
+
+use crate::proto::FlowRate;
+
+/// The bytes of headers per packet subtracted from a class's byte count:
+/// Ethernet 14, IPv4 20, TCP 20 and its timestamp option 12.
+pub const HEADER_BYTES: u64 = 66;
+
+/// The lowest class minor the enforcer uses (the testbed's classes are
+/// `1:1` and `1:10`..`1:17`, hex).
+const FIRST_MINOR: u32 = 0x100;
+/// One past the highest: u32 node handles below tc's own (0x800).
+const END_MINOR: u32 = 0x800;
+
+/// A flow named by its address as this host sends it (TCP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watch {
+    /// This host's port.
+    pub src_port: u16,
+    /// The receiver's address.
+    pub dst: Ipv4Addr,
+    /// The receiver's port.
+    pub dst_port: u16,
+}
+
+enum Command {
+    Set(u64, Watch, FlowRate),
+    Remove(u64),
+    Stop,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    /// Payload bytes (estimated) per flow, the largest reading.
+    bytes: HashMap<u64, u64>,
+}
+
+/// The enforcer of one host's watched flows on one egress device.
+pub struct Enforcer {
+    tx: mpsc::Sender<Command>,
+    counts: Arc<Mutex<Counts>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Enforcer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Enforcer").finish_non_exhaustive()
+    }
+}
+
+impl Enforcer {
+    /// Starts enforcing on `dev`, whose root qdisc must be HTB `1:` with a
+    /// class `1:1` (the link); `host_rate_bps` is the NIC's rate (an
+    /// unlimited flow's ceiling); counters are read every `delta`.
+    pub fn start(dev: &str, host_rate_bps: f64, delta: Duration) -> Result<Enforcer, String> {
+        let ifindex = ifindex(dev)?;
+        let mut sock = Netlink::open().map_err(|e| format!("netlink socket: {e}"))?;
+        let classes = sock
+            .class_counters(ifindex)
+            .map_err(|e| format!("reading the classes of {dev}: {e}"))?;
+        if !classes.contains_key(&0x1_0001) {
+            return Err(format!(
+                "{dev} has no HTB class 1:1 under a root 1: (the link's capacity, as the testbed \
+                 shapes a host's port): transparent enforcement adds its classes below it"
+            ));
+        }
+        let (tx, rx) = mpsc::channel();
+        let counts = Arc::new(Mutex::new(Counts::default()));
+        let mut worker = Worker {
+            dev: dev.to_string(),
+            ifindex,
+            sock,
+            host_rate_bps,
+            minors: HashMap::new(),
+            free: (FIRST_MINOR..END_MINOR).rev().collect(),
+            counts: counts.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("ck-transparent".into())
+            .spawn(move || worker.run(rx, delta))
+            .map_err(|e| format!("thread: {e}"))?;
+        Ok(Enforcer {
+            tx,
+            counts,
+            thread: Some(thread),
+        })
+    }
+
+    /// Holds flow `flow` (address `watch`) to `rate` (made or changed).
+    pub fn set(&self, flow: u64, watch: Watch, rate: FlowRate) {
+        let _ = self.tx.send(Command::Set(flow, watch, rate));
+    }
+
+    /// Removes flow `flow`'s class and filter.
+    pub fn remove(&self, flow: u64) {
+        let _ = self.tx.send(Command::Remove(flow));
+    }
+
+    /// Flow `flow`'s payload bytes so far, as the kernel counted them
+    /// (never less than an earlier answer); `None` before its first reading.
+    pub fn bytes(&self, flow: u64) -> Option<u64> {
+        self.counts
+            .lock()
+            .expect("counts lock")
+            .bytes
+            .get(&flow)
+            .copied()
+    }
+}
+
+impl Drop for Enforcer {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Command::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Worker {
+    dev: String,
+    ifindex: i32,
+    sock: Netlink,
+    host_rate_bps: f64,
+    /// flow -> (class minor, its last rate)
+    minors: HashMap<u64, (u32, Option<FlowRate>)>,
+    free: Vec<u32>,
+    counts: Arc<Mutex<Counts>>,
+}
+
+impl Worker {
+    fn run(&mut self, rx: mpsc::Receiver<Command>, delta: Duration) {
+        let mut next_read = Instant::now() + delta;
+        loop {
+            let mut batch: Vec<String> = vec![];
+            let mut stop = false;
+            let wait = next_read.saturating_duration_since(Instant::now());
+            let first = rx.recv_timeout(wait);
+            let mut cmds: Vec<Command> = match first {
+                Ok(c) => vec![c],
+                Err(mpsc::RecvTimeoutError::Timeout) => vec![],
+                Err(mpsc::RecvTimeoutError::Disconnected) => vec![Command::Stop],
+            };
+            cmds.extend(rx.try_iter());
+            for c in cmds {
+                match c {
+                    Command::Set(flow, w, r) => self.set(flow, w, r, &mut batch),
+                    Command::Remove(flow) => self.remove(flow, &mut batch),
+                    Command::Stop => stop = true,
+                }
+            }
+            if stop {
+                let flows: Vec<u64> = self.minors.keys().copied().collect();
+                for f in flows {
+                    self.remove(f, &mut batch);
+                }
+            }
+            if !batch.is_empty() {
+                if let Err(e) = tc_batch(&batch) {
+                    warn!(dev = %self.dev, error = %e, "tc could not apply a schedule change");
+                }
+            }
+            if stop {
+                return;
+            }
+            if Instant::now() >= next_read {
+                self.read();
+                next_read = Instant::now() + delta;
+            }
+        }
+    }
+
+    fn class_line(&self, verb: &str, minor: u32, r: &FlowRate) -> String {
+        let token = (self.host_rate_bps / 1000.0).max(8_000.0);
+        let (ceil, prio) = if r.paused {
+            (token, 7)
+        } else {
+            let rate = if r.rate_bps > 0.0 {
+                r.rate_bps.min(self.host_rate_bps)
+            } else {
+                self.host_rate_bps
+            };
+            (rate.max(token), r.class.min(7))
+        };
+        // At least one of the testbed's GSO packets and two full frames,
+        // else 1 ms at the ceiling.
+        let burst = ((ceil / 8.0 / 1000.0) as u64).max(16_384 + 2 * 1514);
+        format!(
+            "class {verb} dev {} parent 1:1 classid 1:{minor:x} htb rate {}bit ceil {}bit \
+             burst {burst} cburst {burst} prio {prio} quantum 1514",
+            self.dev, token as u64, ceil as u64
+        )
+    }
+
+    fn set(&mut self, flow: u64, w: Watch, r: FlowRate, batch: &mut Vec<String>) {
+        match self.minors.get(&flow) {
+            Some(&(minor, last)) => {
+                let same = last.is_some_and(|l| {
+                    (l.rate_bps, l.class, l.paused) == (r.rate_bps, r.class, r.paused)
+                });
+                if !same {
+                    batch.push(self.class_line("change", minor, &r));
+                    self.minors.insert(flow, (minor, Some(r)));
+                }
+            }
+            None => {
+                let Some(minor) = self.free.pop() else {
+                    warn!(flow, "no class left for a watched flow (at most 1,792 at once); it goes unscheduled");
+                    return;
+                };
+                batch.push(self.class_line("add", minor, &r));
+                batch.push(format!(
+                    "filter add dev {} parent 1: protocol ip prio 1 handle 800::{minor:x} u32 \
+                     match ip protocol 6 0xff match ip sport {} 0xffff match ip dst {}/32 \
+                     match ip dport {} 0xffff flowid 1:{minor:x}",
+                    self.dev, w.src_port, w.dst, w.dst_port
+                ));
+                self.minors.insert(flow, (minor, Some(r)));
+                debug!(flow, minor, "watched flow classified");
+            }
+        }
+    }
+
+    fn remove(&mut self, flow: u64, batch: &mut Vec<String>) {
+        if let Some((minor, _)) = self.minors.remove(&flow) {
+            batch.push(format!(
+                "filter del dev {} parent 1: protocol ip prio 1 handle 800::{minor:x} u32",
+                self.dev
+            ));
+            batch.push(format!("class del dev {} classid 1:{minor:x}", self.dev));
+            self.free.push(minor);
+        }
+        self.counts.lock().expect("counts lock").bytes.remove(&flow);
+    }
+
+    fn read(&mut self) {
+        if self.minors.is_empty() {
+            return;
+        }
+        let classes = match self.sock.class_counters(self.ifindex) {
+            Ok(c) => c,
+            Err(e) => {
+                warn!(dev = %self.dev, error = %e, "could not read the class counters");
+                return;
+            }
+        };
+        let mut counts = self.counts.lock().expect("counts lock");
+        for (&flow, &(minor, _)) in &self.minors {
+            if let Some(&(bytes, packets)) = classes.get(&(0x1_0000 | minor)) {
+                let payload = bytes.saturating_sub(packets * HEADER_BYTES);
+                let e = counts.bytes.entry(flow).or_default();
+                *e = (*e).max(payload);
+            }
+        }
+    }
+}
+
+fn tc_batch(lines: &[String]) -> io::Result<()> {
+    let mut child = Proc::new("tc")
+        .args(["-force", "-batch", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    {
+        let mut stdin = child.stdin.take().expect("piped");
+        for l in lines {
+            writeln!(stdin, "{l}")?;
+        }
+    }
+    let out = child.wait_with_output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "`tc -batch` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+fn ifindex(dev: &str) -> Result<i32, String> {
+    let name = std::ffi::CString::new(dev).map_err(|_| format!("device {dev:?}: a NUL in its name"))?;
+    // SAFETY: `name` is a valid NUL-terminated string for the call.
+    let i = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if i == 0 {
+        Err(format!("device {dev:?}: {}", io::Error::last_os_error()))
+    } else {
+        Ok(i as i32)
+    }
+}
+
+/// A NETLINK_ROUTE socket, for dumps of a device's traffic classes.
+struct Netlink {
+    fd: std::os::fd::OwnedFd,
+    seq: u32,
+}
+
+const RTM_GETTCLASS: u16 = 42;
+const NLM_F_REQUEST: u16 = 1;
+const NLM_F_DUMP: u16 = 0x300;
+const NLMSG_ERROR: u16 = 2;
+const NLMSG_DONE: u16 = 3;
+const TCA_STATS2: u16 = 7;
+const TCA_STATS_BASIC: u16 = 1;
+const NLMSG_HDR: usize = 16;
+const TCMSG: usize = 20;
+
+impl Netlink {
+    fn open() -> io::Result<Netlink> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain socket(2); the descriptor is owned from here on.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::NETLINK_ROUTE,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and is not owned elsewhere.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        Ok(Netlink { fd, seq: 0 })
+    }
+
+    /// Every class of device `ifindex`: class id -> (bytes, packets).
+    fn class_counters(&mut self, ifindex: i32) -> io::Result<HashMap<u32, (u64, u64)>> {
+        use std::os::fd::AsRawFd;
+        self.seq = self.seq.wrapping_add(1);
+        let mut req = Vec::with_capacity(NLMSG_HDR + TCMSG);
+        req.extend_from_slice(&((NLMSG_HDR + TCMSG) as u32).to_ne_bytes());
+        req.extend_from_slice(&RTM_GETTCLASS.to_ne_bytes());
+        req.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
+        req.extend_from_slice(&self.seq.to_ne_bytes());
+        req.extend_from_slice(&0u32.to_ne_bytes());
+        // struct tcmsg: family, pad, pad, ifindex, handle, parent, info
+        req.extend_from_slice(&[0u8; 4]);
+        req.extend_from_slice(&ifindex.to_ne_bytes());
+        req.extend_from_slice(&[0u8; 12]);
+        // SAFETY: the buffer is valid for its length; the kernel reads it.
+        let n = unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                req.as_ptr() as *const libc::c_void,
+                req.len(),
+                0,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut out = HashMap::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            // SAFETY: the buffer is valid for writes of its length.
+            let n = unsafe {
+                libc::recv(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    0,
+                )
+            };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let mut msg = &buf[..n as usize];
+            while msg.len() >= NLMSG_HDR {
+                let len = u32::from_ne_bytes(msg[0..4].try_into().expect("4")) as usize;
+                let kind = u16::from_ne_bytes(msg[4..6].try_into().expect("2"));
+                let seq = u32::from_ne_bytes(msg[8..12].try_into().expect("4"));
+                if len < NLMSG_HDR || len > msg.len() {
+                    return Err(io::Error::other("a truncated netlink message"));
+                }
+                if seq == self.seq {
+                    match kind {
+                        NLMSG_DONE => return Ok(out),
+                        NLMSG_ERROR => {
+                            let code = i32::from_ne_bytes(msg[16..20].try_into().expect("4"));
+                            if code != 0 {
+                                return Err(io::Error::from_raw_os_error(-code));
+                            }
+                        }
+                        _ if len >= NLMSG_HDR + TCMSG => {
+                            let body = &msg[NLMSG_HDR..len];
+                            let handle = u32::from_ne_bytes(body[8..12].try_into().expect("4"));
+                            if let Some(c) = basic_stats(&body[TCMSG..]) {
+                                out.insert(handle, c);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let step = (len + 3) & !3;
+                msg = &msg[step.min(msg.len())..];
+            }
+        }
+    }
+}
+
+/// The (bytes, packets) of TCA_STATS2/TCA_STATS_BASIC among `attrs`.
+fn basic_stats(mut attrs: &[u8]) -> Option<(u64, u64)> {
+    while attrs.len() >= 4 {
+        let len = u16::from_ne_bytes(attrs[0..2].try_into().ok()?) as usize;
+        let kind = u16::from_ne_bytes(attrs[2..4].try_into().ok()?) & 0x3fff;
+        if len < 4 || len > attrs.len() {
+            return None;
+        }
+        if kind == TCA_STATS2 {
+            let mut inner = &attrs[4..len];
+            while inner.len() >= 4 {
+                let l = u16::from_ne_bytes(inner[0..2].try_into().ok()?) as usize;
+                let k = u16::from_ne_bytes(inner[2..4].try_into().ok()?) & 0x3fff;
+                if l < 4 || l > inner.len() {
+                    return None;
+                }
+                if k == TCA_STATS_BASIC && l >= 4 + 12 {
+                    let bytes = u64::from_ne_bytes(inner[4..12].try_into().ok()?);
+                    let packets = u32::from_ne_bytes(inner[12..16].try_into().ok()?);
+                    return Some((bytes, packets as u64));
+                }
+                inner = &inner[((l + 3) & !3).min(inner.len())..];
+            }
+        }
+        attrs = &attrs[((len + 3) & !3).min(attrs.len())..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_stats_are_found_inside_stats2() {
+        let mut a = vec![];
+        // TCA_KIND "htb"
+        a.extend_from_slice(&8u16.to_ne_bytes());
+        a.extend_from_slice(&1u16.to_ne_bytes());
+        a.extend_from_slice(b"htb\0");
+        // TCA_STATS2 { TCA_STATS_BASIC { bytes 123456, packets 78 } }
+        let mut basic = vec![];
+        basic.extend_from_slice(&20u16.to_ne_bytes());
+        basic.extend_from_slice(&TCA_STATS_BASIC.to_ne_bytes());
+        basic.extend_from_slice(&123_456u64.to_ne_bytes());
+        basic.extend_from_slice(&78u32.to_ne_bytes());
+        basic.extend_from_slice(&[0u8; 4]);
+        a.extend_from_slice(&((4 + basic.len()) as u16).to_ne_bytes());
+        a.extend_from_slice(&(TCA_STATS2 | 0x8000).to_ne_bytes());
+        a.extend_from_slice(&basic);
+        assert_eq!(basic_stats(&a), Some((123_456, 78)));
+        assert_eq!(basic_stats(&a[..10]), None);
+    }
+}

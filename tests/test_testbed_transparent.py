@@ -1,0 +1,112 @@
+"""Transparent enforcement on the testbed: flows the runtime does not write, named by their address,
+held by the sending host's agent to their scheduled rate and class with tc (`--transparent-dev`).
+
+These need root and iproute2, as CI has; elsewhere they are skipped with the reason. Each test uses
+its own testbed name and a temporary state directory, and always tears down.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coflowkit import _core
+from coflowkit.testbed import memcached as mc
+from coflowkit.testbed import net as tb
+
+# Alone in `make test`'s serial pass, as the other testbed tests.
+pytestmark = pytest.mark.serial
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None,
+    reason="the testbed needs root and iproute2 (ip, tc)",
+)
+
+RATE = 100e6
+
+
+@pytest.fixture
+def bed(tmp_path: Path) -> Iterator[tb.Plan]:
+    name = f"x{os.getpid() % 10_000}"
+    tb.down(name, tmp_path)
+    p = tb.up(f"bigswitch:hosts=3,rate={RATE:.0f}bps", name, state_dir=tmp_path)
+    try:
+        yield p
+    finally:
+        tb.down(name, tmp_path)
+
+
+def _watched_transfers(
+    p: tb.Plan, agents: dict[int, str], flows: list[tuple[int, int, float]], seconds: float
+) -> list[dict[str, Any]]:
+    """Each of ``flows`` (src host, dst host, start offset s) a coflow of its own, registered at the
+    sender's agent and its one TCP flow named there by address (a fixed source port), then sent by an
+    unmodified process (`coflowkit.testbed.traffic source`) for ``seconds``; the sinks' samples."""
+    port0 = 41_000 + os.getpid() % 5_000
+    clients = {h: _core.AgentClient(agents[h]) for h in {f[0] for f in flows}}
+    sinks = [tb._traffic(p, dst, "sink", "--port", str(port0 + k), "--timeout", str(seconds + 20))
+             for k, (_s, dst, _o) in enumerate(flows)]  # fmt: skip
+    time.sleep(0.3)
+    sources = []
+    t0 = time.monotonic()
+    for k, (src, dst, offset) in enumerate(flows):
+        while time.monotonic() - t0 < offset:
+            time.sleep(0.01)
+        coflow = clients[src].register()
+        clients[src].watch(coflow, dst, port0 + 500 + k, p.host_ip[dst], port0 + k)
+        time.sleep(0.05)  # the class is made by the agent's next pass
+        args = f"source --dst {p.host_ip[dst]} --port {port0 + k} --seconds {seconds} --cc {p.tcp_cc}"
+        sources.append(tb._traffic(p, src, *args.split(), "--src-port", str(port0 + 500 + k)))
+    out = []
+    for k in range(len(flows)):
+        sent = tb._finish(sources[k], f"source {k}", seconds + 30)
+        got = tb._finish(sinks[k], f"sink {k}", 30)
+        assert got["bytes"] == sent["bytes"] and got["sha256"] == sent["sha256"]
+        out.append(got)
+    return out
+
+
+@needs_root
+def test_a_flow_named_by_address_is_held_to_its_rate(bed: tb.Plan, tmp_path: Path) -> None:
+    # The coordinator believes the NICs run at 40 Mbit/s: `fair` gives the lone flow 40 Mbit/s, which
+    # only the agent's HTB class can hold it to (the port runs at 100 Mbit/s, and the sender is a
+    # plain socket).
+    with mc.runtime_on_testbed(bed, "fair", tmp_path / "rt", host_rate=40e6) as agents:
+        [r] = _watched_transfers(bed, agents, [(0, 1, 0.0)], seconds=3.0)
+    first, last = r["samples"][0][0], r["samples"][-1][0]
+    bps = tb.goodput_bps(r["samples"], first + 0.5, last)
+    print(f"held to 40 Mbit/s: measured {bps / 1e6:.1f} Mbit/s")
+    assert abs(bps / 40e6 - 1) <= 0.10, bps
+
+
+@needs_root
+def test_flows_named_by_address_keep_the_schedules_priority_order(bed: tb.Plan, tmp_path: Path) -> None:
+    # FIFO between tasks (no task turns heavy): the older flow takes the sender's port, the younger,
+    # started a second later from the same host to another, waits in a lower class.
+    with mc.runtime_on_testbed(bed, "fifo-lm:threshold=1GiB", tmp_path / "rt") as agents:
+        old, young = _watched_transfers(bed, agents, [(0, 1, 0.0), (0, 2, 1.0)], seconds=3.0)
+    a = max(old["samples"][0][0], young["samples"][0][0]) + 0.3
+    b = min(old["samples"][-1][0], young["samples"][-1][0]) - 0.3
+    assert b - a >= 0.5, (a, b)
+    hi = tb.goodput_bps(old["samples"], a, b)
+    lo = tb.goodput_bps(young["samples"], a, b)
+    print(f"older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s")
+    assert hi / (hi + lo) >= 0.9, (hi, lo)
+    assert abs(hi + lo - RATE) <= 0.15 * RATE, (hi, lo)
+
+
+@needs_root
+def test_an_agent_without_a_device_refuses_flows_named_by_address(bed: tb.Plan, tmp_path: Path) -> None:
+    with mc.runtime_on_testbed(bed, "fair", tmp_path / "rt", transparent_dev=None) as agents:
+        c = _core.AgentClient(agents[0])
+        coflow = c.register()
+        with pytest.raises(ValueError, match="--transparent-dev"):
+            c.watch(coflow, 1, 40_000, bed.host_ip[1], 40_001)
+        with pytest.raises(ValueError, match="dst_addr"):
+            c.watch(coflow, 1, 40_000, "10.0.0.x", 40_001)
