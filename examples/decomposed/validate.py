@@ -117,6 +117,8 @@ SEED = 1
 #: a loss is rare (the page's first rows: with the default 170 KB the small flows' tail is
 #: retransmission timeouts, drawn in each link's simulation on its own).
 KNOBS = "tsq=32KB,buffer=1MB"
+#: The decomposed engine's own options (`--decompose`): every link simulated unless told otherwise.
+DECOMPOSE = ""
 #: Size bins (bytes), as crates/decomposed/examples/compare.rs: (lo, hi].
 BINS = [(0, 100_000, "<=100KB"), (100_000, 1_000_000, "100KB-1MB"), (1_000_000, math.inf, ">1MB")]
 BIN_LABEL = {"<=100KB": "≤100 KB", "100KB-1MB": "100 KB-1 MB", ">1MB": ">1 MB"}
@@ -182,14 +184,20 @@ def workload(cell: Cell, info: dict[str, Any]) -> coflowkit.Workload:
     )
 
 
-def run(cell: Cell, engine: str, knobs: str, info: dict[str, Any], path: Path) -> dict[str, Any]:
+def run(cell: Cell, engine: str, knobs: str, info: dict[str, Any], path: Path, decompose: str = "") -> dict[str, Any]:
     """Runs ``cell`` on ``engine`` and stores its flows at ``path`` (parquet, written whole then
     renamed) with what the run cost in a JSON beside it (written last: a cell is stored when its
     JSON is there)."""
     w = workload(cell, info)
     wall, cpu = time.perf_counter(), time.process_time()
     r = coflowkit.simulate(
-        w, SCHEMES[cell.scheme], engine=engine, topology=cell.fabric.spec, packet=knobs, progress=False
+        w,
+        SCHEMES[cell.scheme],
+        engine=engine,
+        topology=cell.fabric.spec,
+        packet=knobs,
+        progress=False,
+        decompose=decompose if engine == "decomposed" else None,
     )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     flows = r.flows()[[c for c in KEEP if c in r.flows().columns]]
@@ -207,6 +215,7 @@ def run(cell: Cell, engine: str, knobs: str, info: dict[str, Any], path: Path) -
         "packets": r.packets() if engine == "packet" else None,
         "n_flows": len(flows),
         "core": core_build(),
+        "decompose": decompose if engine == "decomposed" else None,
     }
     path.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
@@ -308,6 +317,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--schemes", type=lambda s: s.split(","), default=list(SCHEMES))
     ap.add_argument("--flows", type=int, default=None, help="flows per cell (default: FLOWS per mix)")
     ap.add_argument("--packet", default=KNOBS, help=f"the packet engine's knobs (default {KNOBS})")
+    ap.add_argument(
+        "--decompose", default=DECOMPOSE, help=f"the decomposed engine's own options (default {DECOMPOSE!r})"
+    )
     args = ap.parse_args(argv)
     for m in args.mixes:
         if m not in MIXES:
@@ -327,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     for i, cell in enumerate(cells):
         info = infos.setdefault(cell.fabric.spec, coflowkit.topology_info(cell.fabric.spec))
         ppath = store_path(args.results / "packet", cell, args.packet)
-        dpath = store_path(args.results / "decomposed", cell, args.packet)
+        dpath = store_path(args.results / "decomposed", cell, f"{args.packet};decompose={args.decompose}")
         pkt = load_run(ppath)
         tag = f"[{i + 1}/{len(cells)}] {cell.name}"
         if pkt is None and not (args.no_run or args.stored_only):
@@ -342,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         if dec is not None and args.reuse_decomposed and dec[1].get("core") != core_build():
             dec = None  # made by another build of the engine: rerun
         if dec is None and not args.no_run:
-            run(cell, "decomposed", args.packet, info, dpath)
+            run(cell, "decomposed", args.packet, info, dpath, args.decompose)
             dec = load_run(dpath)
             assert dec is not None
             print(f"{tag}: decomposed {dec[1]['wall_s']:.1f} s", file=sys.stderr, flush=True)
