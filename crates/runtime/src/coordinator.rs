@@ -896,6 +896,34 @@ impl Core {
         }
     }
 
+    /// After a backlog (a stalled round lets tasks pile up), the maps keep
+    /// the capacity of their peak and the allocator keeps the freed memory:
+    /// resident memory would stay at the peak for the run's life. Each
+    /// compaction shrinks a map holding under a quarter of its capacity to
+    /// twice what it holds, and asks glibc's allocator to return its free
+    /// pages to the system (`malloc_trim`), so resident memory follows what
+    /// is live.
+    fn give_back_memory(&mut self) {
+        fn shrink<K: std::hash::Hash + Eq, V>(m: &mut HashMap<K, V>) {
+            if m.capacity() > 4 * m.len().max(64) {
+                m.shrink_to(2 * m.len());
+            }
+        }
+        shrink(&mut self.coflows);
+        shrink(&mut self.completed);
+        shrink(&mut self.dags);
+        shrink(&mut self.flows);
+        if self.forget.capacity() > 4 * self.forget.len().max(64) {
+            self.forget.shrink_to(2 * self.forget.len());
+        }
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only returns the allocator's free memory to
+        // the system; it touches no memory in use.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
+
     /// Rebuilds the state and the scheduler with only the active coflows
     /// and flows once the state holds at least `compact_min` flows and four
     /// times as many as are active (see "Pruning" in the module doc).
@@ -949,6 +977,7 @@ impl Core {
             self.changes.started.push(f);
         }
         self.compactions += 1;
+        self.give_back_memory();
         debug!(
             flows = n,
             active,
