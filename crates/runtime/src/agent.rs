@@ -797,7 +797,8 @@ async fn spawn_on(
                 let unreachable = matches!(
                     s.code(),
                     tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
-                ) || (s.code() == tonic::Code::Cancelled && s.message().contains("Timeout"));
+                ) || (s.code() == tonic::Code::Cancelled
+                    && s.message().contains("Timeout"));
                 let out_of_time = opts.hello_retry.is_some_and(|t| started.elapsed() >= t);
                 if !unreachable || out_of_time {
                     return Err(coord_err(format!("{}: {}", s.code(), s.message())));

@@ -233,7 +233,10 @@ pub fn client_request(r: &proto::ClientRequest, n_hosts: u32, me: u32) -> Result
             if x.dst_addr.parse::<std::net::Ipv4Addr>().is_err() {
                 return Err(field(
                     "dst_addr",
-                    format!("{:?} is not an IPv4 address (a.b.c.d)", x.dst_addr.chars().take(64).collect::<String>()),
+                    format!(
+                        "{:?} is not an IPv4 address (a.b.c.d)",
+                        x.dst_addr.chars().take(64).collect::<String>()
+                    ),
                 ));
             }
             Ok(())

@@ -334,7 +334,8 @@ fn tc_batch(lines: &[String]) -> io::Result<()> {
 }
 
 fn ifindex(dev: &str) -> Result<i32, String> {
-    let name = std::ffi::CString::new(dev).map_err(|_| format!("device {dev:?}: a NUL in its name"))?;
+    let name =
+        std::ffi::CString::new(dev).map_err(|_| format!("device {dev:?}: a NUL in its name"))?;
     // SAFETY: `name` is a valid NUL-terminated string for the call.
     let i = unsafe { libc::if_nametoindex(name.as_ptr()) };
     if i == 0 {
