@@ -1171,14 +1171,7 @@ impl Core {
     }
 }
 
-/// Compares the presented token with the expected one in time independent
-/// of where they differ.
-pub(crate) fn same_token(got: &[u8], want: &[u8]) -> bool {
-    if got.len() != want.len() {
-        return false;
-    }
-    got.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
-}
+use crate::token::same_token;
 
 /// The check run on every call: the `authorization` metadata must be
 /// `Bearer TOKEN`. Refusals are logged with the peer and the reason.

@@ -48,6 +48,8 @@ pub mod coordinator;
 pub mod enforce;
 #[cfg(feature = "server")]
 pub mod status;
+#[cfg(feature = "server")]
+mod token;
 pub mod validate;
 pub mod wire;
 

@@ -594,7 +594,7 @@ fn reply(status: hyper::StatusCode, kind: &'static str, body: impl Into<bytes::B
 fn refusal(headers: &hyper::HeaderMap, want: &[u8]) -> Option<&'static str> {
     match headers.get(hyper::header::AUTHORIZATION) {
         None => Some("no authorization token"),
-        Some(v) if crate::coordinator::same_token(v.as_bytes(), want) => None,
+        Some(v) if crate::token::same_token(v.as_bytes(), want) => None,
         Some(_) => Some("wrong authorization token"),
     }
 }
