@@ -16,13 +16,6 @@ use coflowkit_sched::SchedulerSpec;
 use coflowkit_sim::FlowResult;
 use std::time::Instant;
 
-/// Size bins (bytes): (0, 100 KB], (100 KB, 1 MB], (1 MB, ∞).
-const BINS: [(u64, u64, &str); 3] = [
-    (0, 100_000, "<=100KB"),
-    (100_000, 1_000_000, "100KB-1MB"),
-    (1_000_000, u64::MAX, ">1MB"),
-];
-
 /// What the comparison needs of a flow's row.
 struct Row {
     bytes: u64,
@@ -38,24 +31,6 @@ impl Row {
             fct: (f.finish - f.start).0,
         }
     }
-}
-
-fn slowdowns(rows: &[Row], lo: u64, hi: u64) -> Vec<f64> {
-    let mut v: Vec<f64> = rows
-        .iter()
-        .filter(|f| f.bytes > lo && f.bytes <= hi)
-        .map(|f| f.slowdown)
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v
-}
-
-fn pct(v: &[f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let k = ((q / 100.0) * v.len() as f64).ceil() as usize;
-    v[k.clamp(1, v.len()) - 1]
 }
 
 mod common;
@@ -162,19 +137,21 @@ fn main() {
         "{:<10} {:>6} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}",
         "bin", "flows", "p50 pkt", "p50 dec", "err", "p99 pkt", "p99 dec", "err"
     );
-    for (lo, hi, name) in BINS {
-        let (p, q) = (slowdowns(&fr, lo, hi), slowdowns(&dr, lo, hi));
+    for (lo, hi, name) in common::BINS {
+        let bin =
+            |rows: &[Row]| common::slowdowns(rows.iter().map(|r| (r.bytes, r.slowdown)), lo, hi);
+        let (p, q) = (bin(&fr), bin(&dr));
         let e = |x: f64, y: f64| 100.0 * (y - x) / x;
         println!(
             "{:<10} {:>6} {:>9.2} {:>9.2} {:>6.1}% {:>9.2} {:>9.2} {:>6.1}%",
             name,
             p.len(),
-            pct(&p, 50.0),
-            pct(&q, 50.0),
-            e(pct(&p, 50.0), pct(&q, 50.0)),
-            pct(&p, 99.0),
-            pct(&q, 99.0),
-            e(pct(&p, 99.0), pct(&q, 99.0))
+            common::pct(&p, 50.0),
+            common::pct(&q, 50.0),
+            e(common::pct(&p, 50.0), common::pct(&q, 50.0)),
+            common::pct(&p, 99.0),
+            common::pct(&q, 99.0),
+            e(common::pct(&p, 99.0), common::pct(&q, 99.0))
         );
     }
     // The small flows the decomposition is furthest above the packet engine on.

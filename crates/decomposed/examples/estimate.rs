@@ -50,27 +50,14 @@ fn main() {
         d.alone_paths
     );
     let rows = d.sim.flows.expect("per-flow rows");
-    for (lo, hi, name) in [
-        (0, 100_000, "<=100KB"),
-        (100_000, 1_000_000, "100KB-1MB"),
-        (1_000_000, u64::MAX, ">1MB"),
-    ] {
-        let mut v: Vec<f64> = rows
-            .iter()
-            .filter(|f| f.bytes > lo && f.bytes <= hi)
-            .map(|f| f.slowdown)
-            .collect();
-        v.sort_by(f64::total_cmp);
-        let pct = |q: f64| {
-            v.get(((q * v.len() as f64).ceil() as usize).clamp(1, v.len().max(1)) - 1)
-                .copied()
-                .unwrap_or(f64::NAN)
-        };
+    for (lo, hi, name) in common::BINS {
+        let v = common::slowdowns(rows.iter().map(|f| (f.bytes, f.slowdown)), lo, hi);
+        let pct = |q: f64| common::pct(&v, q);
         println!(
             "{name:<10} {:>8} flows  p50 {:>8.2}  p99 {:>8.2}",
             v.len(),
-            pct(0.5),
-            pct(0.99)
+            pct(50.0),
+            pct(99.0)
         );
     }
 }

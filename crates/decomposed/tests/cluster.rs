@@ -46,6 +46,12 @@ fn run(fabric: &Fabric, w: &ValidWorkload, opts: &str) -> DecomposedResult {
     .unwrap()
 }
 
+/// Every flow's estimated finish time, in flow order.
+fn finish_times(r: &DecomposedResult) -> Vec<u64> {
+    let rows = r.sim.flows.as_ref().expect("per-flow rows");
+    rows.iter().map(|f| f.finish.0).collect()
+}
+
 #[test]
 fn clusters_simulating_every_link_give_the_unclustered_run() {
     let (fabric, w) = setup();
@@ -58,16 +64,7 @@ fn clusters_simulating_every_link_give_the_unclustered_run() {
         "alike links cluster: {} clusters",
         every.clusters
     );
-    let finish = |r: &DecomposedResult| -> Vec<u64> {
-        r.sim
-            .flows
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|f| f.finish.0)
-            .collect()
-    };
-    assert_eq!(finish(&all), finish(&every));
+    assert_eq!(finish_times(&all), finish_times(&every));
     assert_eq!(all.packets, every.packets);
 }
 
@@ -88,16 +85,7 @@ fn clusters_simulate_fewer_links_and_estimate_every_flow() {
         .all(|f| f.finish >= f.start && f.slowdown.is_finite()));
     // Deterministic: the draws depend on the flow and link only.
     let again = run(&fabric, &w, "cluster=40");
-    let f = |r: &DecomposedResult| -> Vec<u64> {
-        r.sim
-            .flows
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|f| f.finish.0)
-            .collect()
-    };
-    assert_eq!(f(&some), f(&again));
+    assert_eq!(finish_times(&some), finish_times(&again));
 }
 
 #[test]

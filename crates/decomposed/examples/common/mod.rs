@@ -5,7 +5,11 @@
 //!
 //! `SIZES` is `websearch` or `datamining`; `LOAD` is a fraction of each
 //! host's NIC rate, or of `LOAD_BPS` per host when set (an oversubscribed
-//! fabric's share per host of its rack's uplinks, say).
+//! fabric's share per host of its rack's uplinks, say). The size bins and
+//! percentiles every example prints are here too.
+
+// Each example is its own crate and uses a part of this module.
+#![allow(dead_code)]
 
 use coflowkit_decomposed::Options;
 use coflowkit_model::{BitsPerSec, Fabric, HostId, ValidWorkload};
@@ -64,4 +68,31 @@ pub fn options() -> Options {
     o.set(&std::env::var("DECOMPOSE").unwrap_or_default())
         .expect("DECOMPOSE: decomposed options");
     o
+}
+
+/// Size bins (bytes): (0, 100 KB], (100 KB, 1 MB], (1 MB, ∞).
+pub const BINS: [(u64, u64, &str); 3] = [
+    (0, 100_000, "<=100KB"),
+    (100_000, 1_000_000, "100KB-1MB"),
+    (1_000_000, u64::MAX, ">1MB"),
+];
+
+/// The slowdowns of the flows (bytes, slowdown) whose size is in
+/// `(lo, hi]`, sorted.
+pub fn slowdowns(rows: impl Iterator<Item = (u64, f64)>, lo: u64, hi: u64) -> Vec<f64> {
+    let mut v: Vec<f64> = rows
+        .filter(|&(bytes, _)| bytes > lo && bytes <= hi)
+        .map(|(_, slowdown)| slowdown)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// The `q`-th percentile (0-100, nearest rank) of sorted `v`; NaN if empty.
+pub fn pct(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let k = ((q / 100.0) * v.len() as f64).ceil() as usize;
+    v[k.clamp(1, v.len()) - 1]
 }
