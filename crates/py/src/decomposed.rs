@@ -53,9 +53,7 @@ pub fn simulate_decomposed<'py>(
         .map(|t| {
             let run = run_of(t, options)?;
             if let Run::Scheduler(spec, _) = &run {
-                if how_run(&spec.name) == Some(Via::Coordinator) {
-                    return Err(value_error(refusal(&spec.name)));
-                }
+                check_decomposed_scheduler(&spec.name)?;
             }
             Ok(run)
         })
@@ -121,6 +119,18 @@ pub fn check_decomposed_options(decompose: &str) -> PyResult<()> {
     Options::default().set(decompose).map_err(value_error)
 }
 
+/// Checks that the decomposed engine runs scheduler `name` (a transport's
+/// name or a scheduler unknown to the packet engine passes: the packet
+/// engine's own checks name those): a `ValueError` in one line naming the
+/// engines that run it when a central coordinator runs it.
+#[pyfunction]
+pub fn check_decomposed_scheduler(name: &str) -> PyResult<()> {
+    match how_run(name) {
+        Some(Via::Coordinator) => Err(value_error(refusal(name))),
+        _ => Ok(()),
+    }
+}
+
 /// The one line refusing scheduler `name`, run by a coordinator.
 fn refusal(name: &str) -> String {
     let local: Vec<&str> = packet_schedulers()
@@ -129,7 +139,7 @@ fn refusal(name: &str) -> String {
         .map(|(n, _)| n)
         .collect();
     format!(
-        "scheduler '{name}' needs a central coordinator, which sees the whole fabric; the decomposed \
+        "scheduler: '{name}' needs a central coordinator, which sees the whole fabric; the decomposed \
          engine simulates each link alone and runs transports and the schedulers whose host policies \
          decide alone ({}); run '{name}' with engine 'flow' or 'packet'",
         local.join(", ")

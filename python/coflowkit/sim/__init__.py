@@ -262,14 +262,7 @@ def check_decomposed_run(spec: str) -> None:
     """Checks one decomposed run: a packet-engine run (:func:`check_packet_run`) that needs no
     central coordinator; a ``ValueError`` naming the engines that run it otherwise."""
     check_packet_run(spec)
-    name = spec.split(":", 1)[0].strip()
-    local = [n for n, how in _core.packet_schedulers() if how == "host policy"]
-    if name in dict(_core.packet_schedulers()) and name not in local:
-        raise ValueError(
-            f"scheduler: {name!r} needs a central coordinator, which sees the whole fabric; the decomposed "
-            f"engine simulates each link alone and runs transports and the schedulers whose host policies "
-            f"decide alone ({', '.join(local)}); run {name!r} with engine 'flow' or 'packet'"
-        )
+    _core.check_decomposed_scheduler(spec.split(":", 1)[0].strip())
 
 
 def check_packet_run(spec: str) -> None:
