@@ -239,9 +239,35 @@ fn par_map<T: Sync, R: Send>(
         .collect()
 }
 
+/// One link simulation's result: each of its flows' completion time (ns,
+/// in the simulation's flow order) and the per-hop packets it took.
+pub type LinkRun = (Vec<u64>, u64);
+
+/// A decomposition prepared up to its link simulations ([`prepare`]): every
+/// flow routed, the links that carry flows clustered (or not), and the
+/// simulations to run. These are independent of each other, so they can run
+/// anywhere (threads, [`simulate`]; or other processes, each preparing the
+/// same plan, which is deterministic, and running some of them) before
+/// [`finish`] combines their results.
+pub struct Plan<'a> {
+    fabric: &'a Fabric,
+    workload: &'a ValidWorkload,
+    cfg: &'a PacketConfig,
+    opts: Options,
+    routes: route::Routes,
+    flow_at: Vec<(u32, u32)>,
+    bytes: Vec<u64>,
+    links: Vec<LinkId>,
+    start: Vec<Time>,
+    groups: Vec<cluster::Cluster>,
+    /// The link simulations, in the order [`finish`] takes their results
+    /// (each cluster's simulated links in turn).
+    pub sims: Vec<linksim::LinkSim>,
+}
+
 /// Runs `workload` on `fabric` decomposed into one simulation per link
 /// (`pinned`: a flow's path number, else ECMP's); `progress(done, total)`
-/// over the link simulations.
+/// over the link simulations, which run on `opts.threads` threads.
 pub fn simulate(
     fabric: &Fabric,
     workload: &ValidWorkload,
@@ -251,6 +277,20 @@ pub fn simulate(
     opts: Options,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<DecomposedResult, DecomposeError> {
+    let plan = prepare(fabric, workload, pinned, cfg, opts)?;
+    let ran = par_map(&plan.sims, opts.threads, |s| s.run(run, cfg), progress);
+    finish(plan, run, ran)
+}
+
+/// Prepares `workload` on `fabric` (`pinned`: a flow's path number, else
+/// ECMP's) up to its link simulations.
+pub fn prepare<'a>(
+    fabric: &'a Fabric,
+    workload: &'a ValidWorkload,
+    pinned: &[Option<u32>],
+    cfg: &'a PacketConfig,
+    opts: Options,
+) -> Result<Plan<'a>, DecomposeError> {
     check(workload)?;
     cfg.check()
         .map_err(|e| DecomposeError::Input(e.to_string()))?;
@@ -329,6 +369,48 @@ pub fn simulate(
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
+    Ok(Plan {
+        fabric,
+        workload,
+        cfg,
+        opts,
+        routes,
+        flow_at,
+        bytes,
+        links,
+        start,
+        groups,
+        sims,
+    })
+}
+
+/// The run's estimates from its link simulations' results (`ran`: one per
+/// [`Plan::sims`], in order, each simulation having run `run`).
+pub fn finish(
+    plan: Plan<'_>,
+    run: &Run<'_>,
+    ran: Vec<Result<LinkRun, DecomposeError>>,
+) -> Result<DecomposedResult, DecomposeError> {
+    let Plan {
+        fabric,
+        workload,
+        cfg,
+        opts,
+        routes,
+        flow_at,
+        bytes,
+        links,
+        start,
+        groups,
+        sims,
+    } = plan;
+    let link_sims = sims.len();
+    if ran.len() != link_sims {
+        return Err(DecomposeError::Input(format!(
+            "{} link simulation results for {link_sims} link simulations",
+            ran.len()
+        )));
+    }
     // Every path a flow's time alone is asked on, with its largest flow.
     let mut largest: HashMap<Vec<Hop>, u64> = HashMap::new();
     let real: Vec<Vec<Hop>> = routes
@@ -369,7 +451,6 @@ pub fn simulate(
             }
         })
         .collect();
-    let ran = par_map(&sims, opts.threads, |s| s.run(run, cfg), progress);
     let mut packets = 0;
     let mut reports = Vec::with_capacity(sims.len());
     let mut kept: Option<Vec<Vec<(LinkId, f64)>>> =
@@ -493,7 +574,7 @@ pub fn simulate(
     });
     Ok(DecomposedResult {
         sim,
-        link_sims: order.len(),
+        link_sims,
         links_used: links.len(),
         clusters: groups.len(),
         packets,

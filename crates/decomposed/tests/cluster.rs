@@ -1,8 +1,9 @@
 //! Clustering alike links: with every link of every cluster simulated it
 //! is the unclustered run exactly; with fewer, fewer links run and every
-//! flow still gets an estimate; the options parse or are refused by name.
+//! flow still gets an estimate; the options parse or are refused by name;
+//! link simulations run apart (as on other processes) give the same run.
 
-use coflowkit_decomposed::{simulate, DecomposedResult, Options, Run};
+use coflowkit_decomposed::{finish, prepare, simulate, DecomposedResult, Options, Run};
 use coflowkit_model::{BitsPerSec, Fabric, LeafSpineSpec, ValidWorkload};
 use coflowkit_packet::PacketConfig;
 use coflowkit_workload::empirical::{generate, EmpiricalConfig};
@@ -106,5 +107,47 @@ fn options_parse_or_are_refused_naming_the_item() {
     ] {
         let e = o.set(bad).unwrap_err().to_string();
         assert!(e.contains(says), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn link_simulations_run_apart_and_finished_give_the_same_run() {
+    let (fabric, w) = setup();
+    for opts in ["", "cluster=40"] {
+        let whole = run(&fabric, &w, opts);
+        let mut o = Options::default();
+        o.set(opts).unwrap();
+        let cfg = PacketConfig::default();
+        // Two plans, as two workers would prepare them: each runs every
+        // other simulation; the results are put back in order.
+        let shard = |k: usize| {
+            let plan = prepare(&fabric, &w, &[], &cfg, o).unwrap();
+            let n = plan.sims.len();
+            (0..n)
+                .filter(|i| i % 2 == k)
+                .map(|i| (i, plan.sims[i].run(&Run::Transport, &cfg)))
+                .collect::<Vec<_>>()
+        };
+        let mut ran: Vec<_> = shard(0).into_iter().chain(shard(1)).collect();
+        ran.sort_by_key(|(i, _)| *i);
+        let plan = prepare(&fabric, &w, &[], &cfg, o).unwrap();
+        let apart = finish(
+            plan,
+            &Run::Transport,
+            ran.into_iter().map(|(_, r)| r).collect(),
+        )
+        .unwrap();
+        assert_eq!(
+            finish_times(&whole),
+            finish_times(&apart),
+            "options {opts:?}"
+        );
+        assert_eq!(whole.packets, apart.packets);
+        // A result missing is refused, naming the counts.
+        let plan = prepare(&fabric, &w, &[], &cfg, o).unwrap();
+        let err = finish(plan, &Run::Transport, vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("0 link simulation results for"), "{err}");
     }
 }
