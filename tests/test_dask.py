@@ -136,3 +136,35 @@ def test_cluster_and_workers_are_exclusive(tmp_path: Path) -> None:
     exp = write(tmp_path, GRID)
     proc = run_cli("run", exp, "--cluster", "tcp://127.0.0.1:9", "--workers", "2")
     assert_one_line_error(proc, 2, "--workers sets local threads")
+
+
+#: One decomposed point whose link simulations are split into 3 tasks.
+DECOMPOSED = """
+name = "decomposed-on-dask"
+engine = "decomposed"
+decompose = "cluster=40"
+link_tasks = 3
+schedulers = ["pias"]
+topology = "leaf-spine:leaves=2,spines=2,hosts=4,rate=10Gbps"
+[workload]
+generator = "websearch"
+n_hosts = 8
+n_flows = 80
+load = 0.4
+capacity_bps = 10e9
+"""
+
+
+def test_a_decomposed_point_split_into_link_tasks_equals_the_local_run(cluster: Cluster, tmp_path: Path) -> None:
+    """On Dask the point's link simulations run as tasks of their own (each shard prepares the same
+    plan); locally as threads. The store is the same either way."""
+    exp = write(tmp_path, DECOMPOSED)
+    local = run_cli("run", exp, "--out", tmp_path / "local", timeout=600)
+    assert local.returncode == 0, local.stderr
+    remote = run_cli("run", exp, "--out", tmp_path / "dask", "--cluster", cluster.address, timeout=600)
+    assert remote.returncode == 0, remote.stderr
+    assert_same_store(tmp_path / "local", tmp_path / "dask")
+    write(tmp_path, DECOMPOSED.replace("link_tasks = 3", "link_tasks = 1"))  # the same file, one task
+    single = run_cli("run", exp, "--out", tmp_path / "single", timeout=600)
+    assert single.returncode == 0, single.stderr
+    assert_same_store(tmp_path / "local", tmp_path / "single")

@@ -50,3 +50,27 @@ def test_a_coordinator_scheduler_is_refused_naming_the_engines_that_run_it(cli: 
 def test_classes_are_refused() -> None:
     with pytest.raises(RequestError, match="classes"):
         coflowkit.simulate(_workload(), "dctcp", engine="decomposed", topology=TOPOLOGY, classes=[0] * 60)
+
+
+def test_link_simulations_run_in_shards_give_the_same_run() -> None:
+    """What Dask workers do for one point (`link_tasks`): each shard prepares the same plan and runs
+    its share of the link simulations; the gathered results, finished, are the threaded run."""
+    w = _workload()
+    args = ("pias", "", None, None, TOPOLOGY, None, "cluster=40")
+    (whole,) = _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 2, "cluster=40")
+    parts = [_core.decomposed_link_runs(w, args[0], k, 3, *args[1:]) for k in range(3)]
+    assert {n for n, _ in parts} == {whole["decomposed"]["link_sims"]}
+    runs = [r for _, rs in parts for r in rs]
+    (apart,) = _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", runs)
+    assert list(apart["flows"]["finish_s"]) == list(whole["flows"]["finish_s"])
+    assert apart["decomposed"]["packets"] == whole["decomposed"]["packets"]
+    # A shard out of range, a simulation missing, repeated or unknown: one line naming it.
+    with pytest.raises(ValueError, match="shard: 3 of 3"):
+        _core.decomposed_link_runs(w, "pias", 3, 3, topology=TOPOLOGY)
+    for bad, says in [
+        (runs[1:], f"simulation {runs[0][0]} of {len(runs)} missing"),
+        (runs + runs[:1], f"simulation {runs[0][0]} given twice"),
+        (runs + [(len(runs), [], 0)], f"simulation {len(runs)}, but the run has {len(runs)}"),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", bad)

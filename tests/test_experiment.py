@@ -193,6 +193,8 @@ def test_packet_engine_points_carry_their_options(tmp_path: Path) -> None:
         ('engine = "flow"', 'packet: options of the packet engine: set engine = "packet"'),
         ('packet = "nope=1"', "packet: packet option 'nope': unknown option"),
         ('missed = "drop"', "missed: 'drop': dropping late flows is an option of the flow-level engine"),
+        ('decompose = "cluster=9"', 'decompose: an option of the decomposed engine: set engine = "decomposed"'),
+        ("link_tasks = 2", 'link_tasks: an option of the decomposed engine: set engine = "decomposed"'),
         ('schedulers = ["dctcp", "quic"]', "schedulers[1].spec: unknown scheduler 'quic'"),
     ],
 )
@@ -214,6 +216,18 @@ def test_a_decomposed_experiment_runs_and_refuses_a_coordinator(cli: Cli, tmp_pa
     assert "packet level one link at a time" in (tmp_path / "store" / "report.md").read_text()
     with pytest.raises(ExperimentError, match="needs a central coordinator"):
         load_experiment(write(tmp_path, text.replace(', "pias"]', ', "aalo"]')))
+    # Its own options: checked by the engine, naming the key; in the points' keys (they change the
+    # results) but for link_tasks (it does not: every split gives the same run, tested below).
+    for bad, says in [('decompose = "cluster=x"', "decompose: decomposed option"), ("link_tasks = 0", "link_tasks: must be at least 1")]:
+        with pytest.raises(ExperimentError, match=says):
+            load_experiment(write(tmp_path, bad + "\n" + text))
+    split = 'decompose = "cluster=30"\nlink_tasks = 3\n' + text
+    points = load_experiment(write(tmp_path, split)).points()
+    assert [p.task["decompose"] for p in points] == ["cluster=30"] * 3
+    assert [p.task["link_tasks"] for p in points] == [3] * 3
+    one = load_experiment(write(tmp_path, split.replace("link_tasks = 3", "link_tasks = 1"))).points()
+    assert [p.key for p in points] == [p.key for p in one]
+    assert points[0].key != load_experiment(write(tmp_path, text)).points()[0].key
 
 
 def test_a_packet_experiment_runs_and_reports(cli: Cli, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "refusals",
     "simulate_packet",
     "simulate_decomposed",
+    "decomposed_link_runs",
     "check_decomposed_options",
     "check_decomposed_scheduler",
     "packet_transports",
@@ -156,7 +157,20 @@ def simulate_decomposed(
     paths: list[int | None] | None = None,
     threads: int | None = None,
     decompose: str = "",
+    link_runs: list[tuple[int, list[int], int]] | None = None,
 ) -> list[dict[str, Any]]: ...
+def decomposed_link_runs(
+    workload: Workload,
+    transport: str,
+    shard: int,
+    shards: int,
+    options: str = "",
+    capacity_bps: float | None = None,
+    n_hosts: int | None = None,
+    topology: str | None = None,
+    paths: list[int | None] | None = None,
+    decompose: str = "",
+) -> tuple[int, list[tuple[int, list[int], int]]]: ...
 def check_decomposed_options(decompose: str) -> None: ...
 def check_decomposed_scheduler(name: str) -> None: ...
 def packet_transports() -> list[str]: ...

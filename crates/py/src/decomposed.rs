@@ -9,8 +9,11 @@ use crate::progress::Board;
 use crate::simulate::{col, result_dict};
 use crate::topology::fabric_for;
 use crate::workload::PyWorkload;
-use coflowkit_decomposed::{simulate, DecomposedResult, Options, Run as How};
-use coflowkit_model::Fabric;
+use coflowkit_decomposed::{
+    finish, prepare, simulate, DecomposedResult, LinkRun, Options, Run as How,
+};
+use coflowkit_model::{Fabric, ValidWorkload};
+use coflowkit_packet::PacketConfig;
 use coflowkit_packet::{how_run, packet_schedulers, Via};
 use coflowkit_sim::Progress;
 use pyo3::prelude::*;
@@ -29,8 +32,11 @@ use pyo3::types::{PyDict, PyList};
 /// `packets` (per-hop, over every link simulation), `alone_paths`, and
 /// `links` (columns `link`, `name`, `flows`, `packets`, `cost_s`: what the
 /// link cost its flows beyond their time alone, summed).
+/// `link_runs`: the link simulations' results, run elsewhere
+/// (`decomposed_link_runs`, e.g. on Dask workers), one run only: the
+/// estimates are made from them and no link simulation runs here.
 #[pyfunction]
-#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = ""))]
+#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = "", link_runs = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_decomposed<'py>(
     py: Python<'py>,
@@ -44,46 +50,41 @@ pub fn simulate_decomposed<'py>(
     paths: Option<Vec<Option<u32>>>,
     threads: Option<usize>,
     decompose: &str,
+    link_runs: Option<Vec<(usize, Vec<u64>, u64)>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    if transports.is_empty() {
-        return Err(value_error("transports: give at least one transport"));
-    }
-    let runs = transports
-        .iter()
-        .map(|t| {
-            let run = run_of(t, options)?;
-            if let Run::Scheduler(spec, _) = &run {
-                check_decomposed_scheduler(&spec.name)?;
-            }
-            Ok(run)
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    if threads == Some(0) {
-        return Err(value_error("threads: at least 1"));
-    }
-    let w = workload.get();
-    let fabric = fabric_for(topology, capacity_bps, n_hosts, w.inner.n_hosts, &w.source)?;
-    let valid = py
-        .detach(|| w.inner.clone().validate(&fabric))
-        .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
-    coflowkit_decomposed::check(&valid).map_err(value_error)?;
-    let paths = paths.unwrap_or_default();
-    let n_flows = valid.n_flows();
-    if !paths.is_empty() && paths.len() != n_flows {
-        return Err(value_error(format!(
-            "paths: {} given for {n_flows} flows",
-            paths.len()
-        )));
-    }
-    let mut opts = Options::default();
-    opts.set(decompose).map_err(value_error)?;
-    if let Some(t) = threads {
-        opts.threads = t;
+    let s = Setup::new(
+        py,
+        workload,
+        &transports,
+        options,
+        capacity_bps,
+        n_hosts,
+        topology,
+        paths,
+        threads,
+        decompose,
+    )?;
+    if let Some(given) = link_runs {
+        if s.runs.len() != 1 {
+            return Err(value_error(format!(
+                "link_runs: the results of one run's link simulations, but {} transports given",
+                s.runs.len()
+            )));
+        }
+        let (how, cfg) = how(&s.runs[0]);
+        let r = py.detach(|| -> PyResult<DecomposedResult> {
+            let plan = prepare(&s.fabric, &s.valid, &s.paths, cfg, s.opts).map_err(value_error)?;
+            let ran = in_order(plan.sims.len(), given)?;
+            finish(plan, &how, ran.into_iter().map(Ok).collect()).map_err(value_error)
+        })?;
+        let out = PyList::empty(py);
+        out.append(decomposed_dict(py, transports[0].trim(), &s.fabric, r)?)?;
+        return Ok(out);
     }
     let names: Vec<String> = transports.iter().map(|s| s.trim().to_string()).collect();
     let board = Board::with_unit(progress, names.clone(), "links");
-    let mut results = Vec::with_capacity(runs.len());
-    for (k, run) in runs.iter().enumerate() {
+    let mut results = Vec::with_capacity(s.runs.len());
+    for (k, run) in s.runs.iter().enumerate() {
         let r = py.detach(|| {
             board.start(k);
             let mut report = |done: usize, total: usize| {
@@ -96,20 +97,191 @@ pub fn simulate_decomposed<'py>(
                     },
                 )
             };
-            let (how, cfg) = match run {
-                Run::Transport(cfg) => (How::Transport, cfg),
-                Run::Scheduler(spec, cfg) => (How::Hosts(spec), cfg),
-            };
-            simulate(&fabric, &valid, &how, &paths, cfg, opts, &mut report)
+            let (how, cfg) = how(run);
+            simulate(
+                &s.fabric,
+                &s.valid,
+                &how,
+                &s.paths,
+                cfg,
+                s.opts,
+                &mut report,
+            )
         });
         results.push(r.map_err(value_error)?);
     }
     board.finish();
     let out = PyList::empty(py);
     for (name, r) in names.iter().zip(results) {
-        out.append(decomposed_dict(py, name, &fabric, r)?)?;
+        out.append(decomposed_dict(py, name, &s.fabric, r)?)?;
     }
     Ok(out)
+}
+
+/// Runs shard `shard` of `shards` of one decomposed run's link simulations
+/// (those whose index `i` has `i % shards == shard`), one after another, and
+/// returns how many simulations the run has and, per simulation run here,
+/// `(i, each of its flows' completion time in ns, its per-hop packets)`:
+/// what `simulate_decomposed(..., link_runs=)` takes, gathered over every
+/// shard. Every shard prepares the same plan (routes and clusters are
+/// deterministic), so shards can run in other processes or on Dask workers.
+/// The other arguments are `simulate_decomposed`'s, for one transport.
+#[pyfunction]
+#[pyo3(signature = (workload, transport, shard, shards, options = "", capacity_bps = None, n_hosts = None, topology = None, paths = None, decompose = ""))]
+#[allow(clippy::too_many_arguments)]
+pub fn decomposed_link_runs<'py>(
+    py: Python<'py>,
+    workload: &Bound<'py, PyWorkload>,
+    transport: String,
+    shard: usize,
+    shards: usize,
+    options: &str,
+    capacity_bps: Option<f64>,
+    n_hosts: Option<u32>,
+    topology: Option<&str>,
+    paths: Option<Vec<Option<u32>>>,
+    decompose: &str,
+) -> PyResult<(usize, Vec<(usize, Vec<u64>, u64)>)> {
+    if shards == 0 || shard >= shards {
+        return Err(value_error(format!(
+            "shard: {shard} of {shards}; shards from 1, shard from 0 to shards - 1"
+        )));
+    }
+    let s = Setup::new(
+        py,
+        workload,
+        std::slice::from_ref(&transport),
+        options,
+        capacity_bps,
+        n_hosts,
+        topology,
+        paths,
+        Some(1),
+        decompose,
+    )?;
+    py.detach(|| {
+        let (how, cfg) = how(&s.runs[0]);
+        let plan = prepare(&s.fabric, &s.valid, &s.paths, cfg, s.opts).map_err(value_error)?;
+        let n = plan.sims.len();
+        let runs = (shard..n)
+            .step_by(shards)
+            .map(|i| {
+                let (fct, packets) = plan.sims[i].run(&how, cfg).map_err(value_error)?;
+                Ok((i, fct, packets))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((n, runs))
+    })
+}
+
+/// What the decomposed entry points check and build from their arguments.
+struct Setup {
+    runs: Vec<Run>,
+    fabric: Fabric,
+    valid: ValidWorkload,
+    paths: Vec<Option<u32>>,
+    opts: Options,
+}
+
+impl Setup {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        workload: &Bound<'_, PyWorkload>,
+        transports: &[String],
+        options: &str,
+        capacity_bps: Option<f64>,
+        n_hosts: Option<u32>,
+        topology: Option<&str>,
+        paths: Option<Vec<Option<u32>>>,
+        threads: Option<usize>,
+        decompose: &str,
+    ) -> PyResult<Setup> {
+        if transports.is_empty() {
+            return Err(value_error("transports: give at least one transport"));
+        }
+        let runs = transports
+            .iter()
+            .map(|t| {
+                let run = run_of(t, options)?;
+                if let Run::Scheduler(spec, _) = &run {
+                    check_decomposed_scheduler(&spec.name)?;
+                }
+                Ok(run)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        if threads == Some(0) {
+            return Err(value_error("threads: at least 1"));
+        }
+        let w = workload.get();
+        let fabric = fabric_for(topology, capacity_bps, n_hosts, w.inner.n_hosts, &w.source)?;
+        let valid = py
+            .detach(|| w.inner.clone().validate(&fabric))
+            .map_err(|e| value_error(format!("{}: {e}", w.source)))?;
+        coflowkit_decomposed::check(&valid).map_err(value_error)?;
+        let paths = paths.unwrap_or_default();
+        let n_flows = valid.n_flows();
+        if !paths.is_empty() && paths.len() != n_flows {
+            return Err(value_error(format!(
+                "paths: {} given for {n_flows} flows",
+                paths.len()
+            )));
+        }
+        let mut opts = Options::default();
+        opts.set(decompose).map_err(value_error)?;
+        if let Some(t) = threads {
+            opts.threads = t;
+        }
+        Ok(Setup {
+            runs,
+            fabric,
+            valid,
+            paths,
+            opts,
+        })
+    }
+}
+
+/// What runs on the link simulations' hosts, and the packet knobs.
+fn how(run: &Run) -> (How<'_>, &PacketConfig) {
+    match run {
+        Run::Transport(cfg) => (How::Transport, cfg),
+        Run::Scheduler(spec, cfg) => (How::Hosts(spec), cfg),
+    }
+}
+
+/// `given` link simulations' results put in order: each of the `n`
+/// simulations exactly once, else a `ValueError` naming the first index
+/// missing, repeated or out of range.
+fn in_order(n: usize, given: Vec<(usize, Vec<u64>, u64)>) -> PyResult<Vec<LinkRun>> {
+    let mut slots: Vec<Option<LinkRun>> = (0..n).map(|_| None).collect();
+    for (i, fct, packets) in given {
+        match slots.get_mut(i) {
+            None => {
+                return Err(value_error(format!(
+                    "link_runs: simulation {i}, but the run has {n} (0 to {})",
+                    n.saturating_sub(1)
+                )))
+            }
+            Some(Some(_)) => {
+                return Err(value_error(format!(
+                    "link_runs: simulation {i} given twice"
+                )))
+            }
+            Some(slot) => *slot = Some((fct, packets)),
+        }
+    }
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.ok_or_else(|| {
+                value_error(format!(
+                    "link_runs: simulation {i} of {n} missing (gather every shard)"
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Checks the decomposition's own options (`simulate_decomposed`'s

@@ -163,10 +163,11 @@ impl PyAgentClient {
         dst_port: u16,
         size_hint: Option<u64>,
     ) -> PyResult<u64> {
-        let what = format!("watch(coflow={coflow}, src_port={src_port}, dst={dst_addr}:{dst_port})");
-        let ip: std::net::Ipv4Addr = dst_addr
-            .parse()
-            .map_err(|_| PyValueError::new_err(format!("{what}: dst_addr is not an IPv4 address")))?;
+        let what =
+            format!("watch(coflow={coflow}, src_port={src_port}, dst={dst_addr}:{dst_port})");
+        let ip: std::net::Ipv4Addr = dst_addr.parse().map_err(|_| {
+            PyValueError::new_err(format!("{what}: dst_addr is not an IPv4 address"))
+        })?;
         let dst = std::net::SocketAddrV4::new(ip, dst_port);
         py.detach(|| {
             self.client

@@ -133,6 +133,8 @@ _TOP_KEYS = (
     "missed",
     "engine",
     "packet",
+    "decompose",
+    "link_tasks",
 )
 #: The simulators a file may name (``engine = ...``; the first is the default).
 ENGINES = ENGINES_OF_SIM
@@ -265,6 +267,11 @@ class Experiment:
     #: The packet engine's options for every point (``key=value,...``); each scheduler entry's own
     #: ``packet`` adds to them (its keys win).
     packet: str = ""
+    #: The decomposed engine's own options (``cluster=...,combine=...``; docs/decomposed-engine.md).
+    decompose: str = ""
+    #: The decomposed engine: how many tasks each point's link simulations are split into (Dask
+    #: tasks on a cluster, threads locally); the results do not depend on it.
+    link_tasks: int = 1
 
     def packet_options(self, entry: SchedulerEntry) -> str:
         """The packet engine's options of ``entry``'s points: the file's, then the entry's."""
@@ -342,6 +349,9 @@ class Experiment:
                     if self.engine != ENGINES[0]:
                         config["engine"] = self.engine
                         config["packet"] = self.packet_options(entry)
+                    if self.decompose:
+                        # Only when given, so that older stores keep their keys.
+                        config["decompose"] = self.decompose
                     key = _hash(config)
                     if key in seen:
                         raise ExperimentError(
@@ -360,6 +370,7 @@ class Experiment:
                         "scheduler": spec,
                         "missed": self.missed,
                         **({"engine": self.engine, "packet": config["packet"]} if "engine" in config else {}),
+                        **({"decompose": self.decompose, "link_tasks": self.link_tasks} if self.engine == "decomposed" else {}),
                         **task_extra,
                     }
                     points.append(
@@ -403,6 +414,8 @@ class Experiment:
             "missed": self.missed,
             "engine": self.engine,
             "packet": self.packet,
+            "decompose": self.decompose,
+            "link_tasks": self.link_tasks,
         }
 
 
@@ -560,10 +573,23 @@ class _Checker:
             raise self.fail("missed", f"{missed!r} is not one of {', '.join(MISSED)}")
         if engine != "flow" and missed != MISSED[0]:
             raise self.fail("missed", f"{missed!r}: dropping late flows is an option of the flow-level engine")
+        decompose = raw.get("decompose", "")
+        if not isinstance(decompose, str):
+            raise self.fail("decompose", f"expected text like 'cluster=2000,combine=max', got {_kind(decompose)}")
+        link_tasks = self.integer(raw.get("link_tasks", 1), "link_tasks", 1)
+        for key, given in (("decompose", decompose != ""), ("link_tasks", "link_tasks" in raw)):
+            if given and engine != "decomposed":
+                raise self.fail(key, 'an option of the decomposed engine: set engine = "decomposed"')
+        try:
+            _core.check_decomposed_options(decompose)
+        except ValueError as e:
+            raise self.fail("decompose", _one_line(e)) from None
         exp = Experiment(
             missed=missed,
             engine=engine,
             packet=packet,
+            decompose=decompose,
+            link_tasks=link_tasks,
             path=self.path,
             name=name,
             description=description.strip(),

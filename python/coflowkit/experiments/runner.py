@@ -146,6 +146,37 @@ def _workload(task: dict[str, Any]) -> Any:
     return w
 
 
+def _link_shard(task: dict[str, Any], shard: int, shards: int) -> list[tuple[int, list[int], int]]:
+    """Shard ``shard`` of ``shards`` of a decomposed point's link simulations (on a Dask worker)."""
+    w = _workload(task)
+    return _core.decomposed_link_runs(
+        w, task["scheduler"], shard, shards, task["packet"], None, None, task["topology"], None, task.get("decompose", "")
+    )[1]
+
+
+def _decomposed(task: dict[str, Any], w: Any) -> dict[str, Any]:
+    """A decomposed point. Its link simulations run as ``link_tasks`` Dask tasks when the point
+    runs on a Dask worker (each task prepares the same plan and runs its share; the worker's own
+    slot is given back while they run), else on that many threads here (one by default: the
+    runner already runs one point per core)."""
+    n = int(task.get("link_tasks", 1))
+    decompose = task.get("decompose", "")
+    args = (w, [task["scheduler"]], task["packet"], None, None, False, task["topology"], None)
+    if n > 1:
+        try:
+            from distributed import get_worker, worker_client
+
+            get_worker()  # a ValueError when not on a Dask worker
+        except (ImportError, ValueError):
+            pass
+        else:
+            with worker_client() as client:
+                futures = client.map(_link_shard, [task] * n, range(n), [n] * n, pure=False)
+                runs = [r for part in client.gather(futures) for r in part]
+            return _core.simulate_decomposed(*args, 1, decompose, runs)[0]
+    return _core.simulate_decomposed(*args, n, decompose)[0]
+
+
 def run_point(task: dict[str, Any]) -> dict[str, Any]:
     """Run one point; never raises for a failure of the point itself.
 
@@ -162,10 +193,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         if engine == "packet":
             run = _core.simulate_packet(w, [task["scheduler"]], task["packet"], None, None, None, False, task["topology"])[0]
         elif engine == "decomposed":
-            # One thread: the runner already runs one point per core (or per Dask worker thread).
-            run = _core.simulate_decomposed(
-                w, [task["scheduler"]], task["packet"], None, None, False, task["topology"], None, 1
-            )[0]
+            run = _decomposed(task, w)
         else:
             missed = task.get("missed", "finish")
             run = _core.simulate(w, [task["scheduler"]], None, None, False, False, task["topology"], None, missed)[0]
