@@ -212,11 +212,14 @@ def runtime_on_testbed(
     delta_ms: int = 10,
     transparent_dev: str | None = "eth0",
     host_rate: float | None = None,
+    ceiling: str = "rate",
+    dscp: bool = True,
 ) -> Iterator[dict[int, str]]:
     """A coordinator (``scheduler``, each host's NIC at ``host_rate`` bits/s, by default its shaped
     port's) on the management network and one agent per host in its namespace, enforcing
-    address-named flows on ``transparent_dev``; yields each host's agent socket. Everything is
-    stopped on exit."""
+    address-named flows on ``transparent_dev`` (``ceiling``: ``rate``, each held to its scheduled
+    rate, or ``line``, work-conserving; ``dscp``: their class carried to the switches as DSCP);
+    yields each host's agent socket. Everything is stopped on exit."""
     from ..runtime import runtime_command
     from .replay.driver import host_rate_bps
     from .replay.supervise import stop_all, wait_until
@@ -257,6 +260,10 @@ def runtime_on_testbed(
         for h in range(p.n_hosts):
             sock = socks / f"agent{h}.sock"
             extra = ["--transparent-dev", transparent_dev] if transparent_dev else []
+            if transparent_dev and ceiling != "rate":
+                extra += ["--transparent-ceil", ceiling]
+            if transparent_dev and not dscp:
+                extra += ["--transparent-dscp", "off"]
             start(
                 tb.ns_cmd(p, h, [*runtime, "agent", "--host", str(h), "--coordinator",
                                  f"http://{p.mgmt_root_ip}:{port}", "--socket", str(sock), "--socket-mode", "600",
@@ -318,6 +325,32 @@ def memcached_servers(p: tb.Plan, servers: Sequence[int], value: int, work: Path
                 proc.kill()
 
 
+#: The kernel's TCP counters summed over the servers for each run (/proc/net/snmp, netstat):
+#: segments retransmitted, and retransmission timeouts (a flow that sat out a timeout).
+TCP_COUNTERS = {"Tcp": ("RetransSegs",), "TcpExt": ("TCPTimeouts",)}
+
+
+def tcp_counters(p: tb.Plan, hosts: Sequence[int]) -> dict[str, int]:
+    """:data:`TCP_COUNTERS` summed over ``hosts`` (read inside each host's namespace)."""
+    out = {name: 0 for names in TCP_COUNTERS.values() for name in names}
+    for h in hosts:
+        text = subprocess.run(
+            tb.ns_cmd(p, h, ["cat", "/proc/net/snmp", "/proc/net/netstat"]),
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        lines = text.splitlines()
+        for head, vals in zip(lines, lines[1:]):
+            group, _, names = head.partition(":")
+            vgroup, _, values = vals.partition(":")
+            if group != vgroup or group not in TCP_COUNTERS or not names.split()[0].isalpha():
+                continue
+            row = dict(zip(names.split(), values.split()))
+            for name in TCP_COUNTERS[group]:
+                if name in row and row[name].lstrip("-").isdigit():
+                    out[name] += int(row[name])
+    return out
+
+
 def run(
     p: tb.Plan,
     scheduler: str | None,
@@ -327,17 +360,22 @@ def run(
     work: Path,
     delta_ms: int = 10,
     deadline_s: float = 600.0,
+    ceiling: str = "rate",
+    dscp: bool = True,
 ) -> dict[str, Any]:
-    """One run: the servers up with their values, the runtime (``scheduler``; None: plain TCP), the
-    clients in their namespaces; returns ``{"results": [...], "errors": [...]}`` (a record per request
-    with its ``cct_s``)."""
+    """One run: the servers up with their values, the runtime (``scheduler``; None: plain TCP;
+    ``ceiling`` and ``dscp`` as :func:`runtime_on_testbed`), the clients in their namespaces;
+    returns ``{"results": [...], "errors": [...], "tcp": {...}}`` (a record per request with its
+    ``cct_s``; the servers' TCP counters over the run, :func:`tcp_counters`)."""
     work.mkdir(parents=True, exist_ok=True)
     value = value_bytes(task_bytes)
     with memcached_servers(p, layout.servers, value, work):
         with contextlib.ExitStack() as stack:
             sockets: dict[int, str] = {}
             if scheduler is not None:
-                sockets = stack.enter_context(runtime_on_testbed(p, scheduler, work / "runtime", delta_ms))
+                sockets = stack.enter_context(
+                    runtime_on_testbed(p, scheduler, work / "runtime", delta_ms, ceiling=ceiling, dscp=dscp)
+                )
             plan = {
                 "scheduler": scheduler,
                 "host_ip": p.host_ip,
@@ -367,6 +405,7 @@ def run(
                         f"memcached client on host {c}: said {line[:80]!r} instead of ready "
                         f"(log {work / f'client{c}.log'})"
                     )
+            tcp_before = tcp_counters(p, layout.servers)
             t0 = time.time() + 0.5
             for proc in procs:
                 assert proc.stdin is not None
@@ -387,7 +426,9 @@ def run(
                 r = json.loads(out)
                 results += r["results"]
                 errors += [f"client on host {c}: {e}" for e in r["errors"]]
-    return {"results": sorted(results, key=lambda r: r["task"]), "errors": errors}
+            tcp_after = tcp_counters(p, layout.servers)
+    tcp = {k: tcp_after[k] - tcp_before[k] for k in tcp_after}
+    return {"results": sorted(results, key=lambda r: r["task"]), "errors": errors, "tcp": tcp}
 
 
 def summary_ms(ccts_s: Sequence[float]) -> dict[str, float]:
