@@ -283,17 +283,15 @@ impl Worker {
 
     fn class_line(&self, verb: &str, minor: u32, r: &FlowRate) -> String {
         let token = (self.host_rate_bps / 1000.0).max(8_000.0);
-        // The scheduled rate (a paused flow's: the token) and class.
-        let (scheduled, prio) = if r.paused {
-            (token, 7)
+        // The scheduled rate (a paused flow's: the token).
+        let scheduled = if r.paused {
+            token
+        } else if r.rate_bps > 0.0 {
+            r.rate_bps.min(self.host_rate_bps).max(token)
         } else {
-            let rate = if r.rate_bps > 0.0 {
-                r.rate_bps.min(self.host_rate_bps)
-            } else {
-                self.host_rate_bps
-            };
-            (rate.max(token), r.class.min(7))
+            self.host_rate_bps.max(token)
         };
+        let prio = queue_of(r);
         let (rate, ceil) = match self.ceiling {
             Ceiling::Rate => (token, scheduled),
             Ceiling::Line => (scheduled.min(self.link_bps), self.link_bps),
@@ -308,15 +306,10 @@ impl Worker {
         )
     }
 
-    /// Marks flow `w` with the DSCP of its class (best effort when paused).
+    /// Marks flow `w` with the DSCP of its queue (best effort when paused).
     fn mark(&self, flow: u64, w: &Watch, r: &FlowRate) {
         if let Some(m) = &self.marker {
-            let tos = if r.paused {
-                0
-            } else {
-                dscp::tos_of_class(r.class)
-            };
-            if let Err(e) = m.set(w, tos) {
+            if let Err(e) = m.set(w, dscp::tos_of_class(queue_of(r))) {
                 warn!(flow, error = %e, "could not mark a watched flow's DSCP");
             }
         }
@@ -387,6 +380,20 @@ impl Worker {
                 *e = (*e).max(payload);
             }
         }
+    }
+}
+
+/// The priority queue (0..7, 0 highest) of a flow scheduled `r`: its
+/// class, at most 6, while it may send, and 7 while it is paused. The
+/// classes of a scheduler need not be ranks (`fifo-lm`'s is its run's task
+/// id), and a flow that waits must be below every flow that is served, so
+/// that what it borrows never slows them, at its sender (HTB `prio`) or at
+/// a switch (its DSCP).
+fn queue_of(r: &FlowRate) -> u32 {
+    if r.paused {
+        7
+    } else {
+        r.class.min(6)
     }
 }
 
