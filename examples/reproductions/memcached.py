@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             summ["runtime_cpu_s"] = r.get("runtime_cpu_s", 0.0)
             summ["retrans_segs"] = r["tcp"]["RetransSegs"]
             summ["rto_timeouts"] = r["tcp"]["TCPTimeouts"]
+            summ["syn_retrans"] = r["tcp"]["TCPSynRetrans"]
             summ["load_avg_1m"] = os.getloadavg()[0]
             results.setdefault("testbed", {})[label] = summ
             results_path.write_text(json.dumps(results, indent=1))

@@ -364,9 +364,10 @@ def memcached_servers(p: tb.Plan, servers: Sequence[int], value: int, work: Path
                 proc.kill()
 
 
-#: The kernel's TCP counters summed over the servers for each run (/proc/net/snmp, netstat):
-#: segments retransmitted, and retransmission timeouts (a flow that sat out a timeout).
-TCP_COUNTERS = {"Tcp": ("RetransSegs",), "TcpExt": ("TCPTimeouts",)}
+#: The kernel's TCP counters summed over the hosts for each run (/proc/net/snmp, netstat):
+#: segments retransmitted, retransmission timeouts (a flow that sat out a timeout), and SYNs or
+#: SYN-ACKs sent again (each after TCP's initial timeout, 1 s).
+TCP_COUNTERS = {"Tcp": ("RetransSegs",), "TcpExt": ("TCPTimeouts", "TCPSynRetrans")}
 
 
 def tcp_counters(p: tb.Plan, hosts: Sequence[int]) -> dict[str, int]:
@@ -407,7 +408,7 @@ def run(
     ``ceiling`` and ``dscp`` as :func:`runtime_on_testbed`; ``naming``: a request's task registered and
     its flows named ``alongside`` its three gets, or ``before`` they connect), the clients in their namespaces;
     returns ``{"results": [...], "errors": [...], "tcp": {...}}`` (a record per request with its
-    ``cct_s``; the servers' TCP counters over the run, :func:`tcp_counters`) and, through the
+    ``cct_s``; the hosts' TCP counters over the run, :func:`tcp_counters`) and, through the
     runtime, ``runtime_cpu_s`` (:func:`runtime_on_testbed`)."""
     work.mkdir(parents=True, exist_ok=True)
     value = value_bytes(task_bytes)
@@ -449,7 +450,8 @@ def run(
                         f"memcached client on host {c}: said {line[:80]!r} instead of ready "
                         f"(log {work / f'client{c}.log'})"
                     )
-            tcp_before = tcp_counters(p, layout.servers)
+            hosts = [*layout.clients, *layout.servers]
+            tcp_before = tcp_counters(p, hosts)
             t0 = time.time() + 0.5
             for proc in procs:
                 assert proc.stdin is not None
@@ -470,7 +472,7 @@ def run(
                 r = json.loads(out)
                 results += r["results"]
                 errors += [f"client on host {c}: {e}" for e in r["errors"]]
-            tcp_after = tcp_counters(p, layout.servers)
+            tcp_after = tcp_counters(p, hosts)
     tcp = {k: tcp_after[k] - tcp_before[k] for k in tcp_after}
     return {"results": sorted(results, key=lambda r: r["task"]), "errors": errors, "tcp": tcp, **cpu}
 
