@@ -8,14 +8,18 @@
 //!
 //! * **class and rate: one HTB class per flow**, a child of the device's
 //!   `1:1` (the link's capacity, as the testbed shapes every host port,
-//!   `coflowkit.testbed.net`), with `prio` = the flow's priority class
-//!   (0..7, 7 for every class below), a token guaranteed rate and `ceil` =
-//!   the scheduled rate. HTB lends its parent's spare capacity to the
-//!   lowest `prio` first, so classes are strict priorities among each other
-//!   and among the testbed's own eight DSCP queues (`1:10`..`1:17`, prio
-//!   0..7), and no flow exceeds its rate. A paused flow is held to the token
-//!   rate in prio 7 (HTB has no zero rate; a packet every few tens of ms
-//!   keeps its TCP connection's timers from backing off far).
+//!   `coflowkit.testbed.net`), with `prio` = the flow's queue (its class up
+//!   to 6 while it may send, 7 while paused: [`queue_of`]). HTB lends its
+//!   parent's spare capacity to the lowest `prio` first, so classes are
+//!   strict priorities among each other and among the testbed's own eight
+//!   DSCP queues (`1:10`..`1:17`, prio 0..7). Under [`Ceiling::Rate`] the
+//!   class has a token guaranteed rate and `ceil` = the scheduled rate (no
+//!   flow exceeds its rate; a paused flow is held to the token rate, HTB
+//!   having no zero rate); under [`Ceiling::Line`] the scheduled rate is
+//!   guaranteed and `ceil` is the link's (work-conserving).
+//! * **the class carried to the fabric**: the flow's packets get its
+//!   queue's DSCP from an eBPF classifier at the device's egress ([`dscp`]),
+//!   so that switches whose queue is the bottleneck order it too.
 //! * **classification: a `u32` filter per flow** at the root, matching the
 //!   protocol, source port, destination address and destination port,
 //!   `flowid` its class. The filter is put in the root's first filter list
@@ -711,5 +715,22 @@ mod tests {
         a.extend_from_slice(&basic);
         assert_eq!(basic_stats(&a), Some((123_456, 78)));
         assert_eq!(basic_stats(&a[..10]), None);
+    }
+
+    #[test]
+    fn an_htb_rate_is_read_from_its_options() {
+        // TCA_OPTIONS { TCA_HTB_PARMS { rate { ..., rate 12,500,000 B/s }, ... } }
+        let mut parms = vec![0u8; 44];
+        parms[8..12].copy_from_slice(&12_500_000u32.to_ne_bytes());
+        let mut opts = vec![];
+        opts.extend_from_slice(&((4 + parms.len()) as u16).to_ne_bytes());
+        opts.extend_from_slice(&TCA_HTB_PARMS.to_ne_bytes());
+        opts.extend_from_slice(&parms);
+        let mut a = vec![];
+        a.extend_from_slice(&((4 + opts.len()) as u16).to_ne_bytes());
+        a.extend_from_slice(&(TCA_OPTIONS | 0x8000).to_ne_bytes());
+        a.extend_from_slice(&opts);
+        assert_eq!(htb_rate_bps(&a), Some(100e6));
+        assert_eq!(htb_rate_bps(&a[..6]), None);
     }
 }

@@ -217,7 +217,7 @@ fn attr(buf: &mut Vec<u8>, kind: u16, data: &[u8]) {
     buf.extend_from_slice(&((4 + data.len()) as u16).to_ne_bytes());
     buf.extend_from_slice(&kind.to_ne_bytes());
     buf.extend_from_slice(data);
-    while buf.len() % 4 != 0 {
+    while !buf.len().is_multiple_of(4) {
         buf.push(0);
     }
 }
