@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,19 +87,70 @@ def test_a_flow_named_by_address_is_held_to_its_rate(bed: tb.Plan, tmp_path: Pat
 
 
 @needs_root
-def test_flows_named_by_address_keep_the_schedules_priority_order(bed: tb.Plan, tmp_path: Path) -> None:
-    # FIFO between tasks (no task turns heavy): the older flow takes the sender's port, the younger,
-    # started a second later from the same host to another, waits in a lower class.
-    with mc.runtime_on_testbed(bed, "fifo-lm:threshold=1GiB", tmp_path / "rt") as agents:
-        old, young = _watched_transfers(bed, agents, [(0, 1, 0.0), (0, 2, 1.0)], seconds=3.0)
+def test_a_work_conserving_flow_borrows_the_idle_link(bed: tb.Plan, tmp_path: Path) -> None:
+    # The same 40 Mbit/s schedule, with `--transparent-ceil line`: the class is guaranteed its 40 Mbit/s
+    # and borrows the rest of the idle 100 Mbit/s port.
+    with mc.runtime_on_testbed(bed, "fair", tmp_path / "rt", host_rate=40e6, ceiling="line") as agents:
+        [r] = _watched_transfers(bed, agents, [(0, 1, 0.0)], seconds=2.0)
+    first, last = r["samples"][0][0], r["samples"][-1][0]
+    bps = tb.goodput_bps(r["samples"], first + 0.5, last)
+    print(f"scheduled 40 Mbit/s, borrowing: measured {bps / 1e6:.1f} Mbit/s")
+    assert bps >= 0.85 * RATE, bps
+
+
+def _older_share(old: dict[str, Any], young: dict[str, Any]) -> tuple[float, float]:
+    """The older and the younger flow's goodput while both run (bits/s)."""
     a = max(old["samples"][0][0], young["samples"][0][0]) + 0.3
     b = min(old["samples"][-1][0], young["samples"][-1][0]) - 0.3
     assert b - a >= 0.5, (a, b)
-    hi = tb.goodput_bps(old["samples"], a, b)
-    lo = tb.goodput_bps(young["samples"], a, b)
-    print(f"older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s")
+    return tb.goodput_bps(old["samples"], a, b), tb.goodput_bps(young["samples"], a, b)
+
+
+@needs_root
+@pytest.mark.parametrize("ceiling", ["rate", "line"])
+def test_flows_named_by_address_keep_the_schedules_priority_order(
+    bed: tb.Plan, tmp_path: Path, ceiling: str
+) -> None:
+    # FIFO between tasks (no task turns heavy): the older flow takes the sender's port, the younger,
+    # started a second later from the same host to another, waits in a lower class (held to a token
+    # rate, or borrowing only what the older leaves).
+    with mc.runtime_on_testbed(bed, "fifo-lm:threshold=1GiB", tmp_path / "rt", ceiling=ceiling) as agents:
+        old, young = _watched_transfers(bed, agents, [(0, 1, 0.0), (0, 2, 1.0)], seconds=3.0)
+    hi, lo = _older_share(old, young)
+    print(f"{ceiling}: older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s")
     assert hi / (hi + lo) >= 0.9, (hi, lo)
     assert abs(hi + lo - RATE) <= 0.15 * RATE, (hi, lo)
+
+
+def _switch_queue_bytes(p: tb.Plan, host: int) -> list[int]:
+    """Bytes sent by each of the eight queues of the switch port towards ``host``."""
+    ns = p.switch_ns[p.host_switch[host]]
+    out = subprocess.run(["ip", "netns", "exec", ns, "tc", "-s", "class", "show", "dev", f"h{host}"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    sent = [0] * tb.N_QUEUES
+    for block in out.split("class htb ")[1:]:
+        q = int(block.split()[0].split(":")[1]) - 10
+        if 0 <= q < tb.N_QUEUES:
+            sent[q] = int(block.split(" Sent ")[1].split()[0])
+    return sent
+
+
+@needs_root
+def test_a_flows_class_reaches_the_switch_as_its_dscp(bed: tb.Plan, tmp_path: Path) -> None:
+    # Two senders, one receiver: the bottleneck is the switch's port to host 2, which sees only the
+    # packets' DSCP. The agents mark each watched flow's packets with its class's DSCP (an eBPF
+    # classifier at the sender's egress), so the older flow's class 0 is the port's queue 0, the
+    # younger's (paused, borrowing its own idle port) the best-effort queue 7, and FIFO between the
+    # tasks holds at the switch.
+    before = _switch_queue_bytes(bed, 2)
+    with mc.runtime_on_testbed(bed, "fifo-lm:threshold=1GiB", tmp_path / "rt", ceiling="line") as agents:
+        old, young = _watched_transfers(bed, agents, [(0, 2, 0.0), (1, 2, 1.0)], seconds=3.0)
+    after = _switch_queue_bytes(bed, 2)
+    hi, lo = _older_share(old, young)
+    sent = [b - a for a, b in zip(before, after)]
+    print(f"older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s; switch queues' bytes {sent}")
+    assert sent[0] >= 0.5 * sum(sent), sent
+    assert hi / (hi + lo) >= 0.9, (hi, lo)
 
 
 @needs_root

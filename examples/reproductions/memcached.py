@@ -59,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default="mc")
     ap.add_argument("--only", nargs="*", help="runtime runs to do (scheduler specs, or 'tcp')")
     ap.add_argument("--no-sim", action="store_true")
+    ap.add_argument("--ceil", choices=["rate", "line"], default="line",
+                    help="watched flows held to their scheduled rate, or work-conserving (default)")
+    ap.add_argument("--dscp", choices=["on", "off"], default="on",
+                    help="carry each flow's class to the switches as DSCP (default on)")
+    ap.add_argument("--delta-ms", type=int, default=10, help="the runtime's interval")
+    ap.add_argument("--naming", choices=["alongside", "before"], default="alongside",
+                    help="a task registered and its flows named alongside its gets (default), or before they connect")
+    ap.add_argument("--label", default="", help="appended to each run's label in the results")
     a = ap.parse_args(argv)
     out: Path = a.out
     out.mkdir(parents=True, exist_ok=True)
@@ -86,17 +94,27 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         for s in runs:
-            label = s or "tcp"
+            label = (s or "tcp") + a.label
             t = time.monotonic()
-            r = mc.run(p, s, reqs, layout, TASK_BYTES, out / "work" / label.replace(":", "_"))
+            r = mc.run(p, s, reqs, layout, TASK_BYTES, out / "work" / label.replace(":", "_"), delta_ms=a.delta_ms,
+                       ceiling=a.ceil, dscp=a.dscp == "on", naming=a.naming)  # fmt: skip
             if r["errors"]:
                 print(f"{label}: {len(r['errors'])} errors, first: {r['errors'][0]}", file=sys.stderr)
             summ = mc.summary_ms([x["cct_s"] for x in r["results"]])
             summ["errors"] = len(r["errors"])
             summ["wall_s"] = time.monotonic() - t
+            setup = sorted(x["setup_s"] for x in r["results"])
+            summ["setup_avg_ms"] = 1e3 * sum(setup) / max(1, len(setup))
+            summ["setup_p99_ms"] = 1e3 * setup[min(len(setup) - 1, -(-len(setup) * 99 // 100) - 1)] if setup else 0.0
+            summ["named_after_avg_ms"] = 1e3 * sum(x["named_after_s"] for x in r["results"]) / max(1, len(r["results"]))
+            summ["runtime_cpu_s"] = r.get("runtime_cpu_s", 0.0)
+            summ["retrans_segs"] = r["tcp"]["RetransSegs"]
+            summ["rto_timeouts"] = r["tcp"]["TCPTimeouts"]
+            summ["syn_retrans"] = r["tcp"]["TCPSynRetrans"]
+            summ["load_avg_1m"] = os.getloadavg()[0]
             results.setdefault("testbed", {})[label] = summ
             results_path.write_text(json.dumps(results, indent=1))
-            rows += [f"{label},{x['task']},{x['client']},{x['cct_s']:.6f}" for x in r["results"]]
+            rows += [f"{label},{x['task']},{x['client']},{x['cct_s']:.6f},{x['setup_s']:.6f}" for x in r["results"]]
             print(f"{label}: {summ}", file=sys.stderr)
     finally:
         tb.down(a.name, state_dir)

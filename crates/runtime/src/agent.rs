@@ -56,7 +56,7 @@ use tracing::{debug, info, warn};
 mod sync;
 mod transparent;
 
-pub use transparent::{Enforcer, Watch, HEADER_BYTES};
+pub use transparent::{Ceiling, Enforcer, Transparent, Watch, HEADER_BYTES};
 
 #[cfg(feature = "tls")]
 pub use sync::coordinator_client_tls;
@@ -732,13 +732,13 @@ pub async fn spawn_with(cfg: AgentConfig, opts: AgentOptions) -> Result<AgentHan
 }
 
 /// [`spawn_with`], enforcing flows named by their address (`WatchFlow`) on
-/// the egress device `transparent_dev` when given ([`Enforcer`]: its root
+/// the egress device of `transparent` when given ([`Enforcer`]: its root
 /// must be HTB `1:` with a class `1:1`; needs `CAP_NET_ADMIN`). Without
 /// it, such flows are refused.
 pub async fn spawn_transparent(
     cfg: AgentConfig,
     opts: AgentOptions,
-    transparent_dev: Option<String>,
+    transparent: Option<Transparent>,
 ) -> Result<AgentHandle, AgentError> {
     let client = coordinator_client(&cfg.coordinator, &cfg.token).map_err(|why| {
         AgentError::Coordinator {
@@ -746,7 +746,7 @@ pub async fn spawn_transparent(
             why,
         }
     })?;
-    spawn_on(cfg, opts, client, transparent_dev).await
+    spawn_on(cfg, opts, client, transparent).await
 }
 
 /// [`spawn_with`], reaching the coordinator over TLS: its certificate must
@@ -773,7 +773,7 @@ async fn spawn_on(
     cfg: AgentConfig,
     opts: AgentOptions,
     mut client: Client,
-    transparent_dev: Option<String>,
+    transparent: Option<Transparent>,
 ) -> Result<AgentHandle, AgentError> {
     let coord_err = |why: String| AgentError::Coordinator {
         url: cfg.coordinator.clone(),
@@ -833,14 +833,14 @@ async fn spawn_on(
         )));
     }
     let delta = Duration::from_micros(hello.delta_us.min(10_000_000));
-    let enforcer = match &transparent_dev {
-        Some(dev) => Some(
-            Enforcer::start(dev, hello.host_rate_bps, delta).map_err(|why| {
-                AgentError::Transparent {
-                    dev: dev.clone(),
+    let enforcer = match &transparent {
+        Some(t) => Some(
+            Enforcer::start(&t.dev, hello.host_rate_bps, delta, t.ceiling, t.mark).map_err(
+                |why| AgentError::Transparent {
+                    dev: t.dev.clone(),
                     why,
-                }
-            })?,
+                },
+            )?,
         ),
         None => None,
     };

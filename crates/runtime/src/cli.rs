@@ -126,6 +126,17 @@ enum Cmd {
         /// needs root. Without it such flows are refused.
         #[arg(long, conflicts_with = "tls_ca")]
         transparent_dev: Option<String>,
+        /// What a flow named by its address may send above its scheduled
+        /// rate: rate (nothing: held to it), or line (guaranteed its rate,
+        /// borrowing the link's idle capacity highest class first:
+        /// work-conserving).
+        #[arg(long, default_value = "rate", value_parser = ["rate", "line"], requires = "transparent_dev")]
+        transparent_ceil: String,
+        /// Carry a flow named by its address's priority class to the
+        /// fabric as its packets' DSCP (an eBPF classifier at the device's
+        /// egress): on, or off.
+        #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+        transparent_dscp: String,
     },
 }
 
@@ -349,6 +360,8 @@ async fn serve(cli: Cli) -> Result<()> {
             tls_ca,
             tls_domain,
             transparent_dev,
+            transparent_ceil,
+            transparent_dscp,
         } => {
             let mode = u32::from_str_radix(&socket_mode, 8)
                 .with_context(|| format!("--socket-mode {socket_mode}: not an octal mode"))?;
@@ -366,7 +379,18 @@ async fn serve(cli: Cli) -> Result<()> {
             };
             let handle = match (tls_ca, tls_domain) {
                 (Some(ca), Some(domain)) => spawn_agent_tls(cfg, opts, &ca, &domain).await?,
-                _ => agent::spawn_transparent(cfg, opts, transparent_dev).await?,
+                _ => {
+                    let transparent = transparent_dev.map(|dev| agent::Transparent {
+                        dev,
+                        ceiling: if transparent_ceil == "line" {
+                            agent::Ceiling::Line
+                        } else {
+                            agent::Ceiling::Rate
+                        },
+                        mark: transparent_dscp == "on",
+                    });
+                    agent::spawn_transparent(cfg, opts, transparent).await?
+                }
             };
             tokio::signal::ctrl_c().await?;
             handle.shutdown().await;

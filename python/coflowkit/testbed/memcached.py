@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import queue
 import random
 import shutil
 import socket
@@ -135,51 +136,75 @@ def _client(plan: dict[str, Any]) -> dict[str, Any]:
     errors: list[str] = []
     lock = threading.Lock()
 
-    def fetch(r: dict[str, Any], coflow: int | None, server: int) -> int:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, plan["tcp_cc"].encode())
-            s.bind((my_ip, 0))
-            port = s.getsockname()[1]
-            flow = None
-            if coflow is not None:
-                flow = agents[server].watch(coflow, me, MEMCACHED_PORT, my_ip, port, size_hint=expect)
-            s.connect((plan["host_ip"][server], MEMCACHED_PORT))
-            n = _get(s)
-            if flow is not None:
-                agents[server].close_watched(flow, n)
-            return n
-        finally:
-            s.close()
+    # "before": the task is registered and its flows named before they connect (the request waits for
+    # the agents' replies); "alongside": the requests go out at once and a thread of their own names
+    # them meanwhile (the schedule applies from when the agents learn of them).
+    before = plan.get("naming", "alongside") == "before"
 
     def one(r: dict[str, Any], t0: float) -> None:
+        arrival = t0 + r["arrival_s"]
+        servers = r["servers"]
+        got: dict[int, int] = {}
+        failed: list[str] = []
+        connecting: list[float] = []
+        ports: queue.Queue[tuple[int, int]] = queue.Queue()
+        flows: dict[int, int] = {}
+        task: list[int] = []
+        named = threading.Event()
+
+        def name_task() -> None:
+            try:
+                task.append(agents[me].register())
+                for _ in servers:
+                    srv, port = ports.get(timeout=60)
+                    flows[srv] = agents[srv].watch(task[0], me, MEMCACHED_PORT, my_ip, port, size_hint=expect)
+            except Exception as e:  # noqa: BLE001 - reported with the request
+                failed.append(f"naming the task: {type(e).__name__}: {e}")
+            finally:
+                named.set()
+
+        def fetch(srv: int) -> None:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, plan["tcp_cc"].encode())
+                s.bind((my_ip, 0))
+                ports.put((srv, s.getsockname()[1]))
+                if before:
+                    named.wait()
+                connecting.append(time.time())
+                s.connect((plan["host_ip"][srv], MEMCACHED_PORT))
+                got[srv] = _get(s)
+            except Exception as e:  # noqa: BLE001 - reported with the request
+                failed.append(f"server host {srv}: {type(e).__name__}: {e}")
+            finally:
+                s.close()
+
         try:
-            coflow = agents[me].register() if runtime else None
-            threads = []
-            got: list[int] = []
-            failed: list[str] = []
-
-            def fetch_into(srv: int) -> None:
-                try:
-                    got.append(fetch(r, coflow, srv))
-                except Exception as e:  # noqa: BLE001 - reported with the request
-                    failed.append(f"server host {srv}: {type(e).__name__}: {e}")
-
-            for srv in r["servers"]:
-                th = threading.Thread(target=fetch_into, args=(srv,))
+            namer = threading.Thread(target=name_task) if runtime else None
+            if namer is not None:
+                namer.start()
+            threads = [threading.Thread(target=fetch, args=(srv,)) for srv in servers]
+            for th in threads:
                 th.start()
-                threads.append(th)
             for th in threads:
                 th.join()
             done = time.time()
-            if coflow is not None:
-                agents[me].unregister(coflow)
+            if namer is not None:
+                namer.join()
+                named_at = time.time()
+                for srv, flow in flows.items():
+                    agents[srv].close_watched(flow, got.get(srv, 0))
+                if task:
+                    agents[me].unregister(task[0])
             if failed:
                 raise ValueError("; ".join(failed))
-            if len(got) != len(r["servers"]) or any(n != expect for n in got):
-                raise ValueError(f"got values of {got} bytes, expected {expect} from each server")
+            if len(got) != len(servers) or any(n != expect for n in got.values()):
+                raise ValueError(f"got values of {list(got.values())} bytes, expected {expect} from each server")
             with lock:
-                results.append({**r, "cct_s": done - (t0 + r["arrival_s"])})
+                # setup_s: from the arrival to the last connect; named_after_s: how long after the
+                # last byte the naming was still going (0 when it was done first).
+                results.append({**r, "cct_s": done - arrival, "setup_s": max(connecting) - arrival,
+                                "named_after_s": max(0.0, named_at - done) if namer is not None else 0.0})  # fmt: skip
         except Exception as e:  # noqa: BLE001 - reported with the request it failed
             with lock:
                 errors.append(f"task {r['task']}: {type(e).__name__}: {e}")
@@ -212,11 +237,17 @@ def runtime_on_testbed(
     delta_ms: int = 10,
     transparent_dev: str | None = "eth0",
     host_rate: float | None = None,
+    ceiling: str = "rate",
+    dscp: bool = True,
+    cpu: dict[str, float] | None = None,
 ) -> Iterator[dict[int, str]]:
     """A coordinator (``scheduler``, each host's NIC at ``host_rate`` bits/s, by default its shaped
     port's) on the management network and one agent per host in its namespace, enforcing
-    address-named flows on ``transparent_dev``; yields each host's agent socket. Everything is
-    stopped on exit."""
+    address-named flows on ``transparent_dev`` (``ceiling``: ``rate``, each held to its scheduled
+    rate, or ``line``, work-conserving; ``dscp``: their class carried to the switches as DSCP);
+    yields each host's agent socket. Everything is stopped on exit; ``cpu``, when given, gets
+    ``runtime_cpu_s``: the CPU time the coordinator and the agents used, their ``tc`` children
+    included."""
     from ..runtime import runtime_command
     from .replay.driver import host_rate_bps
     from .replay.supervise import stop_all, wait_until
@@ -257,6 +288,10 @@ def runtime_on_testbed(
         for h in range(p.n_hosts):
             sock = socks / f"agent{h}.sock"
             extra = ["--transparent-dev", transparent_dev] if transparent_dev else []
+            if transparent_dev and ceiling != "rate":
+                extra += ["--transparent-ceil", ceiling]
+            if transparent_dev and not dscp:
+                extra += ["--transparent-dscp", "off"]
             start(
                 tb.ns_cmd(p, h, [*runtime, "agent", "--host", str(h), "--coordinator",
                                  f"http://{p.mgmt_root_ip}:{port}", "--socket", str(sock), "--socket-mode", "600",
@@ -270,9 +305,20 @@ def runtime_on_testbed(
                 needs=coordinator,
             )  # fmt: skip
         yield out
+        if cpu is not None:
+            cpu["runtime_cpu_s"] = sum(_cpu_s(proc.pid) for proc in procs)
     finally:
         stop_all(procs)
         shutil.rmtree(socks, ignore_errors=True)
+
+
+def _cpu_s(pid: int) -> float:
+    """The CPU time of process ``pid`` and its waited-for children (utime, stime, cutime, cstime)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
@@ -318,6 +364,33 @@ def memcached_servers(p: tb.Plan, servers: Sequence[int], value: int, work: Path
                 proc.kill()
 
 
+#: The kernel's TCP counters summed over the hosts for each run (/proc/net/snmp, netstat):
+#: segments retransmitted, retransmission timeouts (a flow that sat out a timeout), and SYNs or
+#: SYN-ACKs sent again (each after TCP's initial timeout, 1 s).
+TCP_COUNTERS = {"Tcp": ("RetransSegs",), "TcpExt": ("TCPTimeouts", "TCPSynRetrans")}
+
+
+def tcp_counters(p: tb.Plan, hosts: Sequence[int]) -> dict[str, int]:
+    """:data:`TCP_COUNTERS` summed over ``hosts`` (read inside each host's namespace)."""
+    out = {name: 0 for names in TCP_COUNTERS.values() for name in names}
+    for h in hosts:
+        text = subprocess.run(
+            tb.ns_cmd(p, h, ["cat", "/proc/net/snmp", "/proc/net/netstat"]),
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        lines = text.splitlines()
+        for head, vals in zip(lines, lines[1:]):
+            group, _, names = head.partition(":")
+            vgroup, _, values = vals.partition(":")
+            if group != vgroup or group not in TCP_COUNTERS or not names.split()[0].isalpha():
+                continue
+            row = dict(zip(names.split(), values.split()))
+            for name in TCP_COUNTERS[group]:
+                if name in row and row[name].lstrip("-").isdigit():
+                    out[name] += int(row[name])
+    return out
+
+
 def run(
     p: tb.Plan,
     scheduler: str | None,
@@ -327,17 +400,26 @@ def run(
     work: Path,
     delta_ms: int = 10,
     deadline_s: float = 600.0,
+    ceiling: str = "rate",
+    dscp: bool = True,
+    naming: str = "alongside",
 ) -> dict[str, Any]:
-    """One run: the servers up with their values, the runtime (``scheduler``; None: plain TCP), the
-    clients in their namespaces; returns ``{"results": [...], "errors": [...]}`` (a record per request
-    with its ``cct_s``)."""
+    """One run: the servers up with their values, the runtime (``scheduler``; None: plain TCP;
+    ``ceiling`` and ``dscp`` as :func:`runtime_on_testbed`; ``naming``: a request's task registered and
+    its flows named ``alongside`` its three gets, or ``before`` they connect), the clients in their namespaces;
+    returns ``{"results": [...], "errors": [...], "tcp": {...}}`` (a record per request with its
+    ``cct_s``; the hosts' TCP counters over the run, :func:`tcp_counters`) and, through the
+    runtime, ``runtime_cpu_s`` (:func:`runtime_on_testbed`)."""
     work.mkdir(parents=True, exist_ok=True)
     value = value_bytes(task_bytes)
+    cpu: dict[str, float] = {}
     with memcached_servers(p, layout.servers, value, work):
         with contextlib.ExitStack() as stack:
             sockets: dict[int, str] = {}
             if scheduler is not None:
-                sockets = stack.enter_context(runtime_on_testbed(p, scheduler, work / "runtime", delta_ms))
+                sockets = stack.enter_context(
+                    runtime_on_testbed(p, scheduler, work / "runtime", delta_ms, ceiling=ceiling, dscp=dscp, cpu=cpu)
+                )
             plan = {
                 "scheduler": scheduler,
                 "host_ip": p.host_ip,
@@ -345,6 +427,7 @@ def run(
                 "delta_ms": delta_ms,
                 "value_bytes": value,
                 "tcp_cc": p.tcp_cc,
+                "naming": naming,
                 "requests": list(reqs),
             }
             procs = []
@@ -367,6 +450,8 @@ def run(
                         f"memcached client on host {c}: said {line[:80]!r} instead of ready "
                         f"(log {work / f'client{c}.log'})"
                     )
+            hosts = [*layout.clients, *layout.servers]
+            tcp_before = tcp_counters(p, hosts)
             t0 = time.time() + 0.5
             for proc in procs:
                 assert proc.stdin is not None
@@ -387,7 +472,9 @@ def run(
                 r = json.loads(out)
                 results += r["results"]
                 errors += [f"client on host {c}: {e}" for e in r["errors"]]
-    return {"results": sorted(results, key=lambda r: r["task"]), "errors": errors}
+            tcp_after = tcp_counters(p, hosts)
+    tcp = {k: tcp_after[k] - tcp_before[k] for k in tcp_after}
+    return {"results": sorted(results, key=lambda r: r["task"]), "errors": errors, "tcp": tcp, **cpu}
 
 
 def summary_ms(ccts_s: Sequence[float]) -> dict[str, float]:

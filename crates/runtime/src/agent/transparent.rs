@@ -8,14 +8,18 @@
 //!
 //! * **class and rate: one HTB class per flow**, a child of the device's
 //!   `1:1` (the link's capacity, as the testbed shapes every host port,
-//!   `coflowkit.testbed.net`), with `prio` = the flow's priority class
-//!   (0..7, 7 for every class below), a token guaranteed rate and `ceil` =
-//!   the scheduled rate. HTB lends its parent's spare capacity to the
-//!   lowest `prio` first, so classes are strict priorities among each other
-//!   and among the testbed's own eight DSCP queues (`1:10`..`1:17`, prio
-//!   0..7), and no flow exceeds its rate. A paused flow is held to the token
-//!   rate in prio 7 (HTB has no zero rate; a packet every few tens of ms
-//!   keeps its TCP connection's timers from backing off far).
+//!   `coflowkit.testbed.net`), with `prio` = the flow's queue (its class up
+//!   to 6 while it may send, 7 while paused: [`queue_of`]). HTB lends its
+//!   parent's spare capacity to the lowest `prio` first, so classes are
+//!   strict priorities among each other and among the testbed's own eight
+//!   DSCP queues (`1:10`..`1:17`, prio 0..7). Under [`Ceiling::Rate`] the
+//!   class has a token guaranteed rate and `ceil` = the scheduled rate (no
+//!   flow exceeds its rate; a paused flow is held to the token rate, HTB
+//!   having no zero rate); under [`Ceiling::Line`] the scheduled rate is
+//!   guaranteed and `ceil` is the link's (work-conserving).
+//! * **the class carried to the fabric**: the flow's packets get its
+//!   queue's DSCP from an eBPF classifier at the device's egress ([`dscp`]),
+//!   so that switches whose queue is the bottleneck order it too.
 //! * **classification: a `u32` filter per flow** at the root, matching the
 //!   protocol, source port, destination address and destination port,
 //!   `flowid` its class. The filter is put in the root's first filter list
@@ -56,6 +60,8 @@ use tracing::{debug, warn};
 
 use crate::proto::FlowRate;
 
+mod dscp;
+
 /// The bytes of headers per packet subtracted from a class's byte count:
 /// Ethernet 14, IPv4 20, TCP 20 and its timestamp option 12.
 pub const HEADER_BYTES: u64 = 66;
@@ -65,6 +71,33 @@ pub const HEADER_BYTES: u64 = 66;
 const FIRST_MINOR: u32 = 0x100;
 /// One past the highest: u32 node handles below tc's own (0x800).
 const END_MINOR: u32 = 0x800;
+
+/// How a watched flow's HTB class treats the capacity its schedule leaves
+/// idle (`coflowkit-runtime agent --transparent-ceil`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ceiling {
+    /// Held to its scheduled rate (`ceil` = the rate): the schedule
+    /// exactly, and capacity it does not give stays idle.
+    #[default]
+    Rate,
+    /// Guaranteed its scheduled rate and free to borrow the link's idle
+    /// capacity, highest class first (`ceil` = the NIC's rate):
+    /// work-conserving, so a schedule that lags the traffic leaves no
+    /// link idle while a flow waits.
+    Line,
+}
+
+/// Transparent enforcement's settings (`--transparent-dev`,
+/// `--transparent-ceil`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transparent {
+    /// The egress device (root HTB `1:` with the link as `1:1`).
+    pub dev: String,
+    /// What a class may use above its scheduled rate.
+    pub ceiling: Ceiling,
+    /// Carry each flow's class to the fabric as its packets' DSCP.
+    pub mark: bool,
+}
 
 /// A flow named by its address as this host sends it (TCP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,20 +137,38 @@ impl std::fmt::Debug for Enforcer {
 
 impl Enforcer {
     /// Starts enforcing on `dev`, whose root qdisc must be HTB `1:` with a
-    /// class `1:1` (the link); `host_rate_bps` is the NIC's rate (an
-    /// unlimited flow's ceiling); counters are read every `delta`.
-    pub fn start(dev: &str, host_rate_bps: f64, delta: Duration) -> Result<Enforcer, String> {
+    /// class `1:1` (the link, whose rate is every class's ceiling under
+    /// [`Ceiling::Line`]); `host_rate_bps` is the NIC's rate as the
+    /// coordinator knows it (an unlimited flow's rate); counters are read
+    /// every `delta`. Where this
+    /// kernel cannot load the DSCP classifier ([`dscp`]), flows are
+    /// enforced unmarked, with a warning; `mark` false: unmarked.
+    pub fn start(
+        dev: &str,
+        host_rate_bps: f64,
+        delta: Duration,
+        ceiling: Ceiling,
+        mark: bool,
+    ) -> Result<Enforcer, String> {
         let ifindex = ifindex(dev)?;
         let mut sock = Netlink::open().map_err(|e| format!("netlink socket: {e}"))?;
-        let classes = sock
-            .class_counters(ifindex)
+        let link_bps = sock
+            .htb_rate(ifindex, 0x1_0001)
             .map_err(|e| format!("reading the classes of {dev}: {e}"))?;
-        if !classes.contains_key(&0x1_0001) {
+        let Some(link_bps) = link_bps.filter(|r| *r > 0.0) else {
             return Err(format!(
                 "{dev} has no HTB class 1:1 under a root 1: (the link's capacity, as the testbed \
                  shapes a host's port): transparent enforcement adds its classes below it"
             ));
-        }
+        };
+        let marker = match mark.then(|| dscp::Marker::start(dev, ifindex, &mut sock)) {
+            None => None,
+            Some(Ok(m)) => Some(m),
+            Some(Err(why)) => {
+                warn!(dev, %why, "watched flows go unmarked (their class is not carried to the fabric's queues)");
+                None
+            }
+        };
         let (tx, rx) = mpsc::channel();
         let counts = Arc::new(Mutex::new(Counts::default()));
         let mut worker = Worker {
@@ -125,6 +176,9 @@ impl Enforcer {
             ifindex,
             sock,
             host_rate_bps,
+            link_bps,
+            ceiling,
+            marker,
             minors: HashMap::new(),
             free: (FIRST_MINOR..END_MINOR).rev().collect(),
             counts: counts.clone(),
@@ -176,8 +230,13 @@ struct Worker {
     ifindex: i32,
     sock: Netlink,
     host_rate_bps: f64,
-    /// flow -> (class minor, its last rate)
-    minors: HashMap<u64, (u32, Option<FlowRate>)>,
+    /// Class `1:1`'s rate: the link's, a borrowing class's ceiling.
+    link_bps: f64,
+    ceiling: Ceiling,
+    /// Sets the flows' DSCP; `None` where the kernel would not load it.
+    marker: Option<dscp::Marker>,
+    /// flow -> (class minor, its address, its last rate)
+    minors: HashMap<u64, (u32, Watch, Option<FlowRate>)>,
     free: Vec<u32>,
     counts: Arc<Mutex<Counts>>,
 }
@@ -208,6 +267,8 @@ impl Worker {
                 for f in flows {
                     self.remove(f, &mut batch);
                 }
+                // The classifier (and the clsact it made) goes with it.
+                self.marker = None;
             }
             if !batch.is_empty() {
                 if let Err(e) = tc_batch(&batch) {
@@ -226,15 +287,18 @@ impl Worker {
 
     fn class_line(&self, verb: &str, minor: u32, r: &FlowRate) -> String {
         let token = (self.host_rate_bps / 1000.0).max(8_000.0);
-        let (ceil, prio) = if r.paused {
-            (token, 7)
+        // The scheduled rate (a paused flow's: the token).
+        let scheduled = if r.paused {
+            token
+        } else if r.rate_bps > 0.0 {
+            r.rate_bps.min(self.host_rate_bps).max(token)
         } else {
-            let rate = if r.rate_bps > 0.0 {
-                r.rate_bps.min(self.host_rate_bps)
-            } else {
-                self.host_rate_bps
-            };
-            (rate.max(token), r.class.min(7))
+            self.host_rate_bps.max(token)
+        };
+        let prio = queue_of(r);
+        let (rate, ceil) = match self.ceiling {
+            Ceiling::Rate => (token, scheduled),
+            Ceiling::Line => (scheduled.min(self.link_bps), self.link_bps),
         };
         // At least one of the testbed's GSO packets and two full frames,
         // else 1 ms at the ceiling.
@@ -242,19 +306,29 @@ impl Worker {
         format!(
             "class {verb} dev {} parent 1:1 classid 1:{minor:x} htb rate {}bit ceil {}bit \
              burst {burst} cburst {burst} prio {prio} quantum 1514",
-            self.dev, token as u64, ceil as u64
+            self.dev, rate as u64, ceil as u64
         )
+    }
+
+    /// Marks flow `w` with the DSCP of its queue (best effort when paused).
+    fn mark(&self, flow: u64, w: &Watch, r: &FlowRate) {
+        if let Some(m) = &self.marker {
+            if let Err(e) = m.set(w, dscp::tos_of_class(queue_of(r))) {
+                warn!(flow, error = %e, "could not mark a watched flow's DSCP");
+            }
+        }
     }
 
     fn set(&mut self, flow: u64, w: Watch, r: FlowRate, batch: &mut Vec<String>) {
         match self.minors.get(&flow) {
-            Some(&(minor, last)) => {
+            Some(&(minor, w, last)) => {
                 let same = last.is_some_and(|l| {
                     (l.rate_bps, l.class, l.paused) == (r.rate_bps, r.class, r.paused)
                 });
                 if !same {
                     batch.push(self.class_line("change", minor, &r));
-                    self.minors.insert(flow, (minor, Some(r)));
+                    self.mark(flow, &w, &r);
+                    self.minors.insert(flow, (minor, w, Some(r)));
                 }
             }
             None => {
@@ -269,14 +343,18 @@ impl Worker {
                      match ip dport {} 0xffff flowid 1:{minor:x}",
                     self.dev, w.src_port, w.dst, w.dst_port
                 ));
-                self.minors.insert(flow, (minor, Some(r)));
+                self.mark(flow, &w, &r);
+                self.minors.insert(flow, (minor, w, Some(r)));
                 debug!(flow, minor, "watched flow classified");
             }
         }
     }
 
     fn remove(&mut self, flow: u64, batch: &mut Vec<String>) {
-        if let Some((minor, _)) = self.minors.remove(&flow) {
+        if let Some((minor, w, _)) = self.minors.remove(&flow) {
+            if let Some(m) = &self.marker {
+                m.remove(&w);
+            }
             batch.push(format!(
                 "filter del dev {} parent 1: protocol ip prio 1 handle 800::{minor:x} u32",
                 self.dev
@@ -299,13 +377,27 @@ impl Worker {
             }
         };
         let mut counts = self.counts.lock().expect("counts lock");
-        for (&flow, &(minor, _)) in &self.minors {
+        for (&flow, &(minor, _, _)) in &self.minors {
             if let Some(&(bytes, packets)) = classes.get(&(0x1_0000 | minor)) {
                 let payload = bytes.saturating_sub(packets * HEADER_BYTES);
                 let e = counts.bytes.entry(flow).or_default();
                 *e = (*e).max(payload);
             }
         }
+    }
+}
+
+/// The priority queue (0..7, 0 highest) of a flow scheduled `r`: its
+/// class, at most 6, while it may send, and 7 while it is paused. The
+/// classes of a scheduler need not be ranks (`fifo-lm`'s is its run's task
+/// id), and a flow that waits must be below every flow that is served, so
+/// that what it borrows never slows them, at its sender (HTB `prio`) or at
+/// a switch (its DSCP).
+fn queue_of(r: &FlowRate) -> u32 {
+    if r.paused {
+        7
+    } else {
+        r.class.min(6)
     }
 }
 
@@ -345,7 +437,8 @@ fn ifindex(dev: &str) -> Result<i32, String> {
     }
 }
 
-/// A NETLINK_ROUTE socket, for dumps of a device's traffic classes.
+/// A NETLINK_ROUTE socket: dumps of a device's traffic classes, and
+/// requests answered with an acknowledgement.
 struct Netlink {
     fd: std::os::fd::OwnedFd,
     seq: u32,
@@ -380,8 +473,92 @@ impl Netlink {
         Ok(Netlink { fd, seq: 0 })
     }
 
+    /// Sends one request (`kind`, `flags`, the message `body` after the
+    /// netlink header) and waits for its acknowledgement.
+    fn request_ack(&mut self, kind: u16, flags: u16, body: &[u8]) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        self.seq = self.seq.wrapping_add(1);
+        let mut req = Vec::with_capacity(NLMSG_HDR + body.len());
+        req.extend_from_slice(&((NLMSG_HDR + body.len()) as u32).to_ne_bytes());
+        req.extend_from_slice(&kind.to_ne_bytes());
+        req.extend_from_slice(&flags.to_ne_bytes());
+        req.extend_from_slice(&self.seq.to_ne_bytes());
+        req.extend_from_slice(&0u32.to_ne_bytes());
+        req.extend_from_slice(body);
+        // SAFETY: the buffer is valid for its length; the kernel reads it.
+        let n = unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                req.as_ptr() as *const libc::c_void,
+                req.len(),
+                0,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut buf = vec![0u8; 8 * 1024];
+        loop {
+            // SAFETY: the buffer is valid for writes of its length.
+            let n = unsafe {
+                libc::recv(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    0,
+                )
+            };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let mut msg = &buf[..n as usize];
+            while msg.len() >= NLMSG_HDR {
+                let len = u32::from_ne_bytes(msg[0..4].try_into().expect("4")) as usize;
+                let kind = u16::from_ne_bytes(msg[4..6].try_into().expect("2"));
+                let seq = u32::from_ne_bytes(msg[8..12].try_into().expect("4"));
+                if len < NLMSG_HDR || len > msg.len() {
+                    return Err(io::Error::other("a truncated netlink message"));
+                }
+                if seq == self.seq && kind == NLMSG_ERROR && len >= NLMSG_HDR + 4 {
+                    let code = i32::from_ne_bytes(msg[16..20].try_into().expect("4"));
+                    return if code == 0 {
+                        Ok(())
+                    } else {
+                        Err(io::Error::from_raw_os_error(-code))
+                    };
+                }
+                let step = (len + 3) & !3;
+                msg = &msg[step.min(msg.len())..];
+            }
+        }
+    }
+
     /// Every class of device `ifindex`: class id -> (bytes, packets).
     fn class_counters(&mut self, ifindex: i32) -> io::Result<HashMap<u32, (u64, u64)>> {
+        let mut out = HashMap::new();
+        self.dump_classes(ifindex, |handle, attrs| {
+            if let Some(c) = basic_stats(attrs) {
+                out.insert(handle, c);
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// The rate of HTB class `classid` of device `ifindex`, bits/s (`None`:
+    /// no such HTB class).
+    fn htb_rate(&mut self, ifindex: i32, classid: u32) -> io::Result<Option<f64>> {
+        let mut out = None;
+        self.dump_classes(ifindex, |handle, attrs| {
+            if handle == classid {
+                out = htb_rate_bps(attrs);
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `each(class id, its attributes)` for every class of device
+    /// `ifindex` (one `RTM_GETTCLASS` dump).
+    fn dump_classes(&mut self, ifindex: i32, mut each: impl FnMut(u32, &[u8])) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         self.seq = self.seq.wrapping_add(1);
         let mut req = Vec::with_capacity(NLMSG_HDR + TCMSG);
@@ -406,7 +583,6 @@ impl Netlink {
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
-        let mut out = HashMap::new();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             // SAFETY: the buffer is valid for writes of its length.
@@ -431,7 +607,7 @@ impl Netlink {
                 }
                 if seq == self.seq {
                     match kind {
-                        NLMSG_DONE => return Ok(out),
+                        NLMSG_DONE => return Ok(()),
                         NLMSG_ERROR => {
                             let code = i32::from_ne_bytes(msg[16..20].try_into().expect("4"));
                             if code != 0 {
@@ -441,9 +617,7 @@ impl Netlink {
                         _ if len >= NLMSG_HDR + TCMSG => {
                             let body = &msg[NLMSG_HDR..len];
                             let handle = u32::from_ne_bytes(body[8..12].try_into().expect("4"));
-                            if let Some(c) = basic_stats(&body[TCMSG..]) {
-                                out.insert(handle, c);
-                            }
+                            each(handle, &body[TCMSG..]);
                         }
                         _ => {}
                     }
@@ -453,6 +627,40 @@ impl Netlink {
             }
         }
     }
+}
+
+const TCA_OPTIONS: u16 = 2;
+const TCA_HTB_PARMS: u16 = 1;
+const TCA_HTB_RATE64: u16 = 6;
+
+/// The attributes of type `kind` (the first) among `attrs`.
+fn find_attr(mut attrs: &[u8], kind: u16) -> Option<&[u8]> {
+    while attrs.len() >= 4 {
+        let len = u16::from_ne_bytes(attrs[0..2].try_into().ok()?) as usize;
+        let k = u16::from_ne_bytes(attrs[2..4].try_into().ok()?) & 0x3fff;
+        if len < 4 || len > attrs.len() {
+            return None;
+        }
+        if k == kind {
+            return Some(&attrs[4..len]);
+        }
+        attrs = &attrs[((len + 3) & !3).min(attrs.len())..];
+    }
+    None
+}
+
+/// An HTB class's rate in bits/s from its TCA_OPTIONS: TCA_HTB_RATE64
+/// (bytes/s) where given, else the `tc_htb_opt`'s 32-bit rate (bytes/s,
+/// bytes 8..12 of its `tc_ratespec`).
+fn htb_rate_bps(attrs: &[u8]) -> Option<f64> {
+    let opts = find_attr(attrs, TCA_OPTIONS)?;
+    if let Some(r64) = find_attr(opts, TCA_HTB_RATE64) {
+        let bytes = u64::from_ne_bytes(r64.get(0..8)?.try_into().ok()?);
+        return Some(bytes as f64 * 8.0);
+    }
+    let parms = find_attr(opts, TCA_HTB_PARMS)?;
+    let bytes = u32::from_ne_bytes(parms.get(8..12)?.try_into().ok()?);
+    Some(f64::from(bytes) * 8.0)
 }
 
 /// The (bytes, packets) of TCA_STATS2/TCA_STATS_BASIC among `attrs`.
@@ -507,5 +715,22 @@ mod tests {
         a.extend_from_slice(&basic);
         assert_eq!(basic_stats(&a), Some((123_456, 78)));
         assert_eq!(basic_stats(&a[..10]), None);
+    }
+
+    #[test]
+    fn an_htb_rate_is_read_from_its_options() {
+        // TCA_OPTIONS { TCA_HTB_PARMS { rate { ..., rate 12,500,000 B/s }, ... } }
+        let mut parms = vec![0u8; 44];
+        parms[8..12].copy_from_slice(&12_500_000u32.to_ne_bytes());
+        let mut opts = vec![];
+        opts.extend_from_slice(&((4 + parms.len()) as u16).to_ne_bytes());
+        opts.extend_from_slice(&TCA_HTB_PARMS.to_ne_bytes());
+        opts.extend_from_slice(&parms);
+        let mut a = vec![];
+        a.extend_from_slice(&((4 + opts.len()) as u16).to_ne_bytes());
+        a.extend_from_slice(&(TCA_OPTIONS | 0x8000).to_ne_bytes());
+        a.extend_from_slice(&opts);
+        assert_eq!(htb_rate_bps(&a), Some(100e6));
+        assert_eq!(htb_rate_bps(&a[..6]), None);
     }
 }
