@@ -77,6 +77,7 @@ pub fn build(
     flow_at: &[(u32, u32)],
     l: LinkId,
     sources: Sources,
+    pace: Option<&[Vec<Option<u64>>]>,
 ) -> Result<LinkSim, DecomposeError> {
     let flows = &routes.on_link[l.0 as usize];
     let mtu = cfg.mtu;
@@ -84,7 +85,9 @@ pub fn build(
     let kind = fabric.links()[l.0 as usize].kind;
     // The hosts on each side, each with its first flow's hops up to the
     // link or after it.
-    let mut srcs: Vec<(u32, Vec<Hop>)> = vec![];
+    // A source paced at a rate (bits/s) is the flow's own host, whose one
+    // link runs at that rate.
+    let mut srcs: Vec<(u32, Vec<Hop>, Option<u64>)> = vec![];
     let mut dsts: Vec<(u32, Vec<Hop>)> = vec![];
     let (mut src_of, mut dst_of) = (HashMap::new(), HashMap::new());
     let mut ends = Vec::with_capacity(flows.len());
@@ -96,8 +99,10 @@ pub fn build(
             .expect("a flow on the link crosses it");
         let (c, k) = flow_at[i as usize];
         let f = &workload.coflows()[c as usize].flows[k as usize];
-        let s = *src_of.entry(f.src.0).or_insert_with(|| {
-            srcs.push((f.src.0, hops_of(fabric, cfg, &path[..pos])));
+        let paced = pace.and_then(|p| p[i as usize][pos]).filter(|_| pos > 0);
+        let key = (f.src.0, paced.map_or(u32::MAX, |_| i));
+        let s = *src_of.entry(key).or_insert_with(|| {
+            srcs.push((f.src.0, hops_of(fabric, cfg, &path[..pos]), paced));
             srcs.len() - 1
         });
         let d = *dst_of.entry(f.dst.0).or_insert_with(|| {
@@ -139,11 +144,12 @@ pub fn build(
     // Each host's one link's delay (host number = node order).
     let mut host_delay = vec![0u64; n_src + dsts.len()];
     let mut src_hop = vec![None; n_src];
-    for (s, (_, up)) in srcs.iter().enumerate() {
+    for (s, (_, up, paced)) in srcs.iter().enumerate() {
         if !up.is_empty() {
-            let rate = match sources {
-                Sources::Nic => up[0].rate,
-                Sources::Fat => up[0].rate.saturating_mul(FAT),
+            let rate = match (paced, sources) {
+                (Some(r), _) => *r,
+                (None, Sources::Nic) => up[0].rate,
+                (None, Sources::Fat) => up[0].rate.saturating_mul(FAT),
             };
             let hop = Hop {
                 rate,
