@@ -13,6 +13,10 @@
 //!    link on it cost it (the sum over the path, Parsimon's assumption
 //!    that the hops' delays are independent), written as the other
 //!    engines write their tables.
+//! 5. Optionally ([`Options::fluid`], [`fluid`]), the whole fabric's flows
+//!    run once at their max-min fair rates: a link's simulation sends a
+//!    flow held back elsewhere at its fluid rate, and/or a flow's
+//!    estimate takes its fluid sharing and its bottleneck link's cost.
 //!
 //! What needs a view wider than one link is refused: a scheduler run by a
 //! central coordinator, coflow dependencies and barriers (a flow's start

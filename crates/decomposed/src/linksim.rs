@@ -12,6 +12,10 @@
 //!   times faster than the slowest hop left (so it never queues), whose
 //!   delay keeps the path's.
 //!
+//! With the fluid correction, a flow paced at a rate (the fabric holds it
+//! back elsewhere) has a source host of its own whose link runs at that
+//! rate; a flow's own NIC is never paced (nothing stands before it).
+//!
 //! A host's NIC as the link (its uplink) has the host as its only source;
 //! a switch port to a host (its downlink) has the host as its only
 //! destination. Sources and destinations are distinct hosts of the small
