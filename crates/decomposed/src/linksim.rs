@@ -72,7 +72,9 @@ fn hops_of(fabric: &Fabric, cfg: &PacketConfig, links: &[LinkId]) -> Vec<Hop> {
 }
 
 /// The simulation of link `l`, which `routes` says `flows` cross
-/// (`flow_at`: each flow's coflow index and index in it).
+/// (`flow_at`: each flow's coflow index and index in it; `pace`: per
+/// flow, per link of its path, the rate its source is paced at there).
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     fabric: &Fabric,
     workload: &ValidWorkload,

@@ -5,8 +5,7 @@
 
 use coflowkit_decomposed::{fluid, route, simulate, DecomposedResult, Options, Run};
 use coflowkit_model::{
-    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, Time, ValidWorkload,
-    Workload,
+    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, Time, ValidWorkload, Workload,
 };
 use coflowkit_packet::PacketConfig;
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
@@ -108,7 +107,10 @@ fn a_flow_is_bottlenecked_where_its_share_is_decided() {
     let (fl, _) = fluid_of(&fabric, &one);
     let b = &fl.bottleneck[0];
     assert_eq!(b.len(), 4);
-    assert!((b[0] - 1.0).abs() < 1e-9 && (b[3] - 1.0).abs() < 1e-9, "{b:?}");
+    assert!(
+        (b[0] - 1.0).abs() < 1e-9 && (b[3] - 1.0).abs() < 1e-9,
+        "{b:?}"
+    );
     assert!(b[1] == 0.0 && b[2] == 0.0, "{b:?}");
     assert_eq!(fl.fct[0], 800_000);
     // Two hosts into one: the shared port to host 4 holds both, at half
@@ -124,12 +126,12 @@ fn a_flow_is_bottlenecked_where_its_share_is_decided() {
     .validate(&fabric)
     .unwrap();
     let (fl, bytes) = fluid_of(&fabric, &two);
-    for i in 0..2 {
+    for (i, &size) in bytes.iter().enumerate() {
         let b = &fl.bottleneck[i];
         assert!((b[3] - 1.0).abs() < 1e-9 && b[0] == 0.0, "{b:?}");
         assert_eq!(fl.main_bottleneck(i), Some(3));
         assert_eq!(fl.fct[i], 1_600_000);
-        let r = fl.mean_rate(i, bytes[i]).unwrap();
+        let r = fl.mean_rate(i, size).unwrap();
         assert!((r - 5e9).abs() < 1e3, "{r}");
     }
 }
@@ -162,8 +164,15 @@ fn a_lone_flow_takes_its_packet_level_time_with_the_correction_on() {
         }
         .validate(&fabric)
         .unwrap();
-        let p = coflowkit_packet::simulate(&fabric, &w, &[], &[], &PacketConfig::default(), &mut |_| {})
-            .unwrap();
+        let p = coflowkit_packet::simulate(
+            &fabric,
+            &w,
+            &[],
+            &[],
+            &PacketConfig::default(),
+            &mut |_| {},
+        )
+        .unwrap();
         let a = &p.sim.flows.unwrap()[0];
         let want = (a.finish - a.start).0 as f64;
         for opts in ["fluid=pace+base", "fluid=pace-up"] {
@@ -210,7 +219,12 @@ fn the_fluid_option_parses_or_is_refused_naming_the_item() {
     assert!(!o.fluid.is_on());
     o.set("fluid=pace-up").unwrap();
     assert_eq!(o.fluid.pace, coflowkit_decomposed::Pace::Up);
-    for bad in ["fluid=fast", "fluid=pace+pace-up", "fluid=off+base", "fluid="] {
+    for bad in [
+        "fluid=fast",
+        "fluid=pace+pace-up",
+        "fluid=off+base",
+        "fluid=",
+    ] {
         let e = o.set(bad).unwrap_err().to_string();
         assert!(e.contains(&format!("{bad:?}")), "{bad}: {e}");
         assert!(e.contains("fluid=off|pace"), "{bad}: {e}");
