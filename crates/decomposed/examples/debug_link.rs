@@ -33,6 +33,7 @@ fn main() {
         &flow_at,
         l,
         linksim::Sources::Nic,
+        None,
     )
     .unwrap();
     for (i, x) in s.fabric.links().iter().enumerate() {

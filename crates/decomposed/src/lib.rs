@@ -13,6 +13,10 @@
 //!    link on it cost it (the sum over the path, Parsimon's assumption
 //!    that the hops' delays are independent), written as the other
 //!    engines write their tables.
+//! 5. Optionally ([`Options::fluid`], [`fluid`]), the whole fabric's flows
+//!    run once at their max-min fair rates: a link's simulation sends a
+//!    flow held back elsewhere at its fluid rate, and/or a flow's
+//!    estimate takes its fluid sharing and its bottleneck link's cost.
 //!
 //! What needs a view wider than one link is refused: a scheduler run by a
 //! central coordinator, coflow dependencies and barriers (a flow's start
@@ -20,6 +24,7 @@
 
 pub mod alone;
 pub mod cluster;
+pub mod fluid;
 pub mod hops;
 pub mod linksim;
 pub mod route;
@@ -72,6 +77,53 @@ pub enum Combine {
     Queues,
 }
 
+/// Which flows a link's simulation sends as gently as the fluid view of the
+/// whole fabric says they arrive ([`fluid`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// None: every flow as fast as its source's hops let it.
+    Off,
+    /// A flow at the links after its bottleneck (where the fabric has
+    /// already thinned it out).
+    Up,
+    /// A flow at every link that is not its bottleneck (after it, or
+    /// before it, where its window is what the bottleneck lets it have).
+    All,
+}
+
+/// What the fluid view of the whole fabric corrects ([`fluid`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FluidUse {
+    /// Pacing in the links' simulations.
+    pub pace: Pace,
+    /// A flow's estimate from its fluid sharing and its bottleneck link's
+    /// cost, instead of [`Combine`]'s.
+    pub base: bool,
+}
+
+impl FluidUse {
+    /// No fluid correction.
+    pub const OFF: FluidUse = FluidUse {
+        pace: Pace::Off,
+        base: false,
+    };
+
+    /// Whether the fluid view is used at all.
+    pub fn is_on(&self) -> bool {
+        *self != FluidUse::OFF
+    }
+}
+
+/// A flow is paced at a link only below this share of its NIC's rate.
+pub const PACE_BELOW: f64 = 0.75;
+
+/// Pacing rates are its NIC's rate over a whole power of this (half
+/// octaves), so a few paths are measured alone.
+pub const PACE_STEP: f64 = std::f64::consts::SQRT_2;
+
+/// Pacing rates go down to the NIC's rate over this.
+pub const PACE_FLOOR: f64 = 256.0;
+
 /// How a decomposed run goes.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -87,6 +139,8 @@ pub struct Options {
     /// What stands for the sources' hops before a link that is not their
     /// NIC.
     pub sources: linksim::Sources,
+    /// The fluid correction.
+    pub fluid: FluidUse,
 }
 
 impl Default for Options {
@@ -97,6 +151,7 @@ impl Default for Options {
             combine: Combine::Sum,
             cluster: None,
             sources: linksim::Sources::Nic,
+            fluid: FluidUse::OFF,
         }
     }
 }
@@ -105,7 +160,7 @@ impl Options {
     /// The options' keys, each with what it takes and its default.
     pub const KEYS: &'static str = "combine=sum|max|queues (sum), cluster=off|N (off: every link \
          simulated; N: alike links clustered, each cluster simulating links until N flows), \
-         sources=nic|fat (nic)";
+         sources=nic|fat (nic), fluid=off|pace|pace-up|base|pace+base|pace-up+base (off)";
 
     /// Sets the options `text` names (`key=value` items, comma-separated),
     /// leaving the others; a wrong key or value is refused naming it.
@@ -131,6 +186,23 @@ impl Options {
                 },
                 ("sources", "nic") => self.sources = linksim::Sources::Nic,
                 ("sources", "fat") => self.sources = linksim::Sources::Fat,
+                ("fluid", v) => {
+                    let mut f = FluidUse::OFF;
+                    for part in v.split('+').map(str::trim) {
+                        match part {
+                            "off" if v == "off" => {}
+                            "pace" if f.pace == Pace::Off => f.pace = Pace::All,
+                            "pace-up" if f.pace == Pace::Off => f.pace = Pace::Up,
+                            "base" if !f.base => f.base = true,
+                            _ => {
+                                return Err(bad(
+                                    "fluid takes off, or pace or pace-up and/or base joined by +",
+                                ))
+                            }
+                        }
+                    }
+                    self.fluid = f;
+                }
                 ("combine" | "sources", _) => return Err(bad("not one of its values")),
                 _ => return Err(bad("no such option")),
             }
@@ -239,6 +311,47 @@ fn par_map<T: Sync, R: Send>(
         .collect()
 }
 
+/// The slowest rate on `path` (bits/s).
+fn bottleneck_rate(fabric: &Fabric, path: &[LinkId]) -> f64 {
+    path.iter()
+        .map(|l| fabric.links()[l.0 as usize].capacity.0)
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Per link of flow `i`'s path, the rate its link simulation's source
+/// sends it at (`None`: unpaced): its fluid mean rate, in half octaves
+/// below its NIC's, where that is below [`PACE_BELOW`] of it and the link
+/// is not where the fluid view holds it back (for [`Pace::Up`], only after
+/// that link). A flow's NIC is never paced (nothing stands before it).
+fn pace_of(
+    fabric: &Fabric,
+    path: &[LinkId],
+    fl: &fluid::Fluid,
+    i: usize,
+    bytes: u64,
+    pace: Pace,
+) -> Vec<Option<u64>> {
+    let mut out = vec![None; path.len()];
+    let (Some(r), Some(main)) = (fl.mean_rate(i, bytes), fl.main_bottleneck(i)) else {
+        return out;
+    };
+    let nic = fabric.links()[path[0].0 as usize].capacity.0;
+    if r >= PACE_BELOW * nic {
+        return out;
+    }
+    let steps = (nic / r).ln() / PACE_STEP.ln();
+    let floor = PACE_FLOOR.ln() / PACE_STEP.ln();
+    let rate = (nic / PACE_STEP.powf(steps.round().clamp(1.0, floor))).round() as u64;
+    for (k, o) in out.iter_mut().enumerate().skip(1) {
+        let held_here = fl.bottleneck[i][k] >= 0.5;
+        let after = k > main;
+        if !held_here && (pace == Pace::All || after) {
+            *o = Some(rate);
+        }
+    }
+    out
+}
+
 /// One link simulation's result: each of its flows' completion time (ns,
 /// in the simulation's flow order) and the per-hop packets it took.
 pub type LinkRun = (Vec<u64>, u64);
@@ -260,6 +373,8 @@ pub struct Plan<'a> {
     links: Vec<LinkId>,
     start: Vec<Time>,
     groups: Vec<cluster::Cluster>,
+    /// The fluid view of the whole fabric, when the options use it.
+    fluid: Option<fluid::Fluid>,
     /// The link simulations, in the order [`finish`] takes their results
     /// (each cluster's simulated links in turn).
     pub sims: Vec<linksim::LinkSim>,
@@ -321,6 +436,19 @@ pub fn prepare<'a>(
             Time(x.arrival.0 + x.flows[k as usize].delay.0)
         })
         .collect();
+    // The fluid view, and where it paces whom.
+    let fluid = opts
+        .fluid
+        .is_on()
+        .then(|| fluid::run(fabric, &routes.paths, &bytes, &start));
+    let pace: Option<Vec<Vec<Option<u64>>>> = match (&fluid, opts.fluid.pace) {
+        (Some(fl), Pace::Up | Pace::All) => Some(
+            (0..bytes.len())
+                .map(|i| pace_of(fabric, &routes.paths[i], fl, i, bytes[i], opts.fluid.pace))
+                .collect(),
+        ),
+        _ => None,
+    };
     // Which links are simulated: each cluster's first ones, or every link.
     let groups: Vec<cluster::Cluster> = match opts.cluster {
         Some(min_flows) => {
@@ -366,6 +494,7 @@ pub fn prepare<'a>(
                 &flow_at,
                 links[k],
                 opts.sources,
+                pace.as_deref(),
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -380,6 +509,7 @@ pub fn prepare<'a>(
         links,
         start,
         groups,
+        fluid,
         sims,
     })
 }
@@ -402,6 +532,7 @@ pub fn finish(
         links,
         start,
         groups,
+        fluid,
         sims,
     } = plan;
     let link_sims = sims.len();
@@ -456,7 +587,7 @@ pub fn finish(
     let mut kept: Option<Vec<Vec<(LinkId, f64)>>> =
         opts.keep_costs.then(|| vec![vec![]; bytes.len()]);
     // Each flow's (cost, a short flow's mean cost) at each link of its path.
-    let mut parts: Vec<Vec<(f64, f64)>> = vec![vec![]; bytes.len()];
+    let mut parts: Vec<Vec<(LinkId, f64, f64)>> = vec![vec![]; bytes.len()];
     let short = u64::from(cfg.init_cwnd) * u64::from(cfg.mss());
     let mut ran = ran.into_iter();
     let mut sims = sims.iter();
@@ -489,7 +620,7 @@ pub fn finish(
             let queue = if lnq > 0 { lq / lnq as f64 } else { 0.0 };
             (q, nq) = (q + lq, nq + lnq);
             for (n, &i) in s.flows.iter().enumerate() {
-                parts[i as usize].push((costs[n], queue));
+                parts[i as usize].push((s.link, costs[n], queue));
                 if let Some(k) = kept.as_mut() {
                     k[i as usize].push((s.link, costs[n]));
                 }
@@ -512,7 +643,7 @@ pub fn finish(
                 let i = i as usize;
                 let key = (i as u64) << 32 | u64::from(l.0);
                 let c = pool.draw(bytes[i], key) * own[i];
-                parts[i].push((c, queue));
+                parts[i].push((l, c, queue));
                 if let Some(kk) = kept.as_mut() {
                     kk[i].push((l, c));
                 }
@@ -521,16 +652,32 @@ pub fn finish(
     }
     let cost: Vec<f64> = parts
         .iter()
-        .map(|p| match opts.combine {
-            Combine::Sum => p.iter().map(|x| x.0).sum(),
-            Combine::Max => p.iter().map(|x| x.0).fold(0.0, f64::max),
-            Combine::Queues => {
-                let top = (0..p.len()).max_by(|&a, &b| p[a].0.total_cmp(&p[b].0));
-                p.iter()
-                    .enumerate()
-                    .map(|(k, &(c, q))| if Some(k) == top { c } else { c.min(q) })
-                    .sum()
+        .enumerate()
+        .map(|(i, p)| match (&fluid, opts.fluid.base) {
+            (Some(fl), true) if bytes[i] > 0 => {
+                // The fluid's sharing, or what the bottleneck link cost
+                // the flow when that is more (its queues, its slow start).
+                let path = &routes.paths[i];
+                let b = fl.main_bottleneck(i).map(|k| path[k]);
+                let at_b = p
+                    .iter()
+                    .filter(|x| Some(x.0) == b)
+                    .map(|x| x.1)
+                    .fold(0.0, f64::max);
+                let ideal = bytes[i] as f64 * 8e9 / bottleneck_rate(fabric, path);
+                (fl.fct[i] as f64 - ideal).max(0.0).max(at_b)
             }
+            _ => match opts.combine {
+                Combine::Sum => p.iter().map(|x| x.1).sum(),
+                Combine::Max => p.iter().map(|x| x.1).fold(0.0, f64::max),
+                Combine::Queues => {
+                    let top = (0..p.len()).max_by(|&a, &b| p[a].1.total_cmp(&p[b].1));
+                    p.iter()
+                        .enumerate()
+                        .map(|(k, &(_, c, q))| if Some(k) == top { c } else { c.min(q) })
+                        .sum()
+                }
+            },
         })
         .collect();
     let finish: Vec<Time> = (0..bytes.len())

@@ -12,6 +12,10 @@
 //!   times faster than the slowest hop left (so it never queues), whose
 //!   delay keeps the path's.
 //!
+//! With the fluid correction, a flow paced at a rate (the fabric holds it
+//! back elsewhere) has a source host of its own whose link runs at that
+//! rate; a flow's own NIC is never paced (nothing stands before it).
+//!
 //! A host's NIC as the link (its uplink) has the host as its only source;
 //! a switch port to a host (its downlink) has the host as its only
 //! destination. Sources and destinations are distinct hosts of the small
@@ -68,7 +72,9 @@ fn hops_of(fabric: &Fabric, cfg: &PacketConfig, links: &[LinkId]) -> Vec<Hop> {
 }
 
 /// The simulation of link `l`, which `routes` says `flows` cross
-/// (`flow_at`: each flow's coflow index and index in it).
+/// (`flow_at`: each flow's coflow index and index in it; `pace`: per
+/// flow, per link of its path, the rate its source is paced at there).
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     fabric: &Fabric,
     workload: &ValidWorkload,
@@ -77,6 +83,7 @@ pub fn build(
     flow_at: &[(u32, u32)],
     l: LinkId,
     sources: Sources,
+    pace: Option<&[Vec<Option<u64>>]>,
 ) -> Result<LinkSim, DecomposeError> {
     let flows = &routes.on_link[l.0 as usize];
     let mtu = cfg.mtu;
@@ -84,7 +91,9 @@ pub fn build(
     let kind = fabric.links()[l.0 as usize].kind;
     // The hosts on each side, each with its first flow's hops up to the
     // link or after it.
-    let mut srcs: Vec<(u32, Vec<Hop>)> = vec![];
+    // A source paced at a rate (bits/s) is the flow's own host, whose one
+    // link runs at that rate.
+    let mut srcs: Vec<(u32, Vec<Hop>, Option<u64>)> = vec![];
     let mut dsts: Vec<(u32, Vec<Hop>)> = vec![];
     let (mut src_of, mut dst_of) = (HashMap::new(), HashMap::new());
     let mut ends = Vec::with_capacity(flows.len());
@@ -96,8 +105,10 @@ pub fn build(
             .expect("a flow on the link crosses it");
         let (c, k) = flow_at[i as usize];
         let f = &workload.coflows()[c as usize].flows[k as usize];
-        let s = *src_of.entry(f.src.0).or_insert_with(|| {
-            srcs.push((f.src.0, hops_of(fabric, cfg, &path[..pos])));
+        let paced = pace.and_then(|p| p[i as usize][pos]).filter(|_| pos > 0);
+        let key = (f.src.0, paced.map_or(u32::MAX, |_| i));
+        let s = *src_of.entry(key).or_insert_with(|| {
+            srcs.push((f.src.0, hops_of(fabric, cfg, &path[..pos]), paced));
             srcs.len() - 1
         });
         let d = *dst_of.entry(f.dst.0).or_insert_with(|| {
@@ -139,11 +150,12 @@ pub fn build(
     // Each host's one link's delay (host number = node order).
     let mut host_delay = vec![0u64; n_src + dsts.len()];
     let mut src_hop = vec![None; n_src];
-    for (s, (_, up)) in srcs.iter().enumerate() {
+    for (s, (_, up, paced)) in srcs.iter().enumerate() {
         if !up.is_empty() {
-            let rate = match sources {
-                Sources::Nic => up[0].rate,
-                Sources::Fat => up[0].rate.saturating_mul(FAT),
+            let rate = match (paced, sources) {
+                (Some(r), _) => *r,
+                (None, Sources::Nic) => up[0].rate,
+                (None, Sources::Fat) => up[0].rate.saturating_mul(FAT),
             };
             let hop = Hop {
                 rate,

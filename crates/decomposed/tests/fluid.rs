@@ -1,0 +1,232 @@
+//! The fluid correction: its fluid times are the flow engine's `fair`
+//! run's; its bottlenecks are the links a flow's share is decided at; a
+//! lone flow still takes its packet-level time with it on; a run is
+//! deterministic; the option parses or is refused by name.
+
+use coflowkit_decomposed::{fluid, route, simulate, DecomposedResult, Options, Run};
+use coflowkit_model::{
+    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, Time, ValidWorkload, Workload,
+};
+use coflowkit_packet::PacketConfig;
+use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
+use coflowkit_sim::{SimOptions, Simulation};
+use coflowkit_workload::empirical::{generate, EmpiricalConfig};
+
+fn leaf_spine() -> Fabric {
+    Fabric::leaf_spine(&LeafSpineSpec {
+        leaves: 4,
+        spines: 2,
+        hosts_per_leaf: 4,
+        host_rate: BitsPerSec(10e9),
+        spine_rate: Some(BitsPerSec(20e9)),
+    })
+    .unwrap()
+}
+
+fn websearch(fabric: &Fabric, n_flows: usize, load: f64) -> ValidWorkload {
+    generate(&EmpiricalConfig {
+        n_hosts: fabric.n_hosts(),
+        n_flows,
+        load,
+        capacity_bps: BitsPerSec(10e9),
+        ..EmpiricalConfig::websearch()
+    })
+    .validate(fabric)
+    .unwrap()
+}
+
+/// The fluid view of `w` on `fabric`, as a decomposed run computes it.
+fn fluid_of(fabric: &Fabric, w: &ValidWorkload) -> (fluid::Fluid, Vec<u64>) {
+    let routes = route::route(fabric, w, &[]);
+    let mut bytes = vec![];
+    let mut start = vec![];
+    for c in w.coflows() {
+        for f in &c.flows {
+            bytes.push(f.bytes.0);
+            start.push(Time(c.arrival.0 + f.delay.0));
+        }
+    }
+    (fluid::run(fabric, &routes.paths, &bytes, &start), bytes)
+}
+
+#[test]
+fn fluid_times_are_the_flow_engines_fair_sharing() {
+    // The flow engine (exact, event-driven, its own incremental max-min)
+    // is the reference; the fluid view re-solves every event from scratch.
+    for fabric in [
+        leaf_spine(),
+        Fabric::fat_tree(&FatTreeSpec {
+            k: 4,
+            link_rate: BitsPerSec(10e9),
+        })
+        .unwrap(),
+    ] {
+        let w = websearch(&fabric, 400, 0.7);
+        let (fl, bytes) = fluid_of(&fabric, &w);
+        let s = build(
+            &SchedulerSpec::parse("fair").unwrap(),
+            &WorkloadHints::of(&w),
+        )
+        .unwrap();
+        let r = Simulation::new(
+            fabric.clone(),
+            &w,
+            s,
+            SimOptions {
+                per_flow: true,
+                ..SimOptions::default()
+            },
+        )
+        .run(&mut |_| {})
+        .unwrap();
+        let rows = r.flows.unwrap();
+        assert_eq!(rows.len(), fl.fct.len());
+        for (i, f) in rows.iter().enumerate() {
+            let want = (f.finish - f.start).0 as f64;
+            let got = fl.fct[i] as f64;
+            assert!(
+                (want - got).abs() <= 1e-6 * want + 1_000.0,
+                "flow {i} ({} B): fair {want} ns, fluid {got} ns",
+                bytes[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn a_flow_is_bottlenecked_where_its_share_is_decided() {
+    let fabric = leaf_spine();
+    // Alone: every 10 Gbit/s hop holds it (its NIC and the far host's
+    // port); the 20 Gbit/s spine links do not.
+    let one = Workload {
+        n_hosts: fabric.n_hosts(),
+        coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 4, 1_000_000)])],
+    }
+    .validate(&fabric)
+    .unwrap();
+    let (fl, _) = fluid_of(&fabric, &one);
+    let b = &fl.bottleneck[0];
+    assert_eq!(b.len(), 4);
+    assert!(
+        (b[0] - 1.0).abs() < 1e-9 && (b[3] - 1.0).abs() < 1e-9,
+        "{b:?}"
+    );
+    assert!(b[1] == 0.0 && b[2] == 0.0, "{b:?}");
+    assert_eq!(fl.fct[0], 800_000);
+    // Two hosts into one: the shared port to host 4 holds both, at half
+    // the rate, for as long as both send.
+    let two = Workload {
+        n_hosts: fabric.n_hosts(),
+        coflows: vec![CoflowSpec::new(
+            1,
+            Time(0),
+            vec![flow(0, 4, 1_000_000), flow(1, 4, 1_000_000)],
+        )],
+    }
+    .validate(&fabric)
+    .unwrap();
+    let (fl, bytes) = fluid_of(&fabric, &two);
+    for (i, &size) in bytes.iter().enumerate() {
+        let b = &fl.bottleneck[i];
+        assert!((b[3] - 1.0).abs() < 1e-9 && b[0] == 0.0, "{b:?}");
+        assert_eq!(fl.main_bottleneck(i), Some(3));
+        assert_eq!(fl.fct[i], 1_600_000);
+        let r = fl.mean_rate(i, size).unwrap();
+        assert!((r - 5e9).abs() < 1e3, "{r}");
+    }
+}
+
+fn run(fabric: &Fabric, w: &ValidWorkload, opts: &str, threads: usize) -> DecomposedResult {
+    let mut o = Options {
+        threads,
+        ..Options::default()
+    };
+    o.set(opts).unwrap();
+    simulate(
+        fabric,
+        w,
+        &Run::Transport,
+        &[],
+        &PacketConfig::default(),
+        o,
+        &mut |_, _| {},
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_lone_flow_takes_its_packet_level_time_with_the_correction_on() {
+    let fabric = leaf_spine();
+    for bytes in [1_000, 100_000, 3_000_000] {
+        let w = Workload {
+            n_hosts: fabric.n_hosts(),
+            coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(0, 5, bytes)])],
+        }
+        .validate(&fabric)
+        .unwrap();
+        let p = coflowkit_packet::simulate(
+            &fabric,
+            &w,
+            &[],
+            &[],
+            &PacketConfig::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        let a = &p.sim.flows.unwrap()[0];
+        let want = (a.finish - a.start).0 as f64;
+        for opts in ["fluid=pace+base", "fluid=pace-up"] {
+            let d = run(&fabric, &w, opts, 1);
+            let b = &d.sim.flows.unwrap()[0];
+            let got = (b.finish - b.start).0 as f64;
+            assert!(
+                (want - got).abs() <= 0.01 * want + 50.0,
+                "{opts}, {bytes} B: packet {want} ns, decomposed {got} ns"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_corrected_run_is_deterministic_and_paces_someone() {
+    let fabric = leaf_spine();
+    let w = websearch(&fabric, 120, 0.6);
+    let times = |d: &DecomposedResult| -> Vec<(Time, Time)> {
+        d.sim
+            .flows
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| (f.start, f.finish))
+            .collect()
+    };
+    let a = run(&fabric, &w, "fluid=pace+base", 2);
+    let b = run(&fabric, &w, "fluid=pace+base", 1);
+    assert_eq!(times(&a), times(&b));
+    // Pacing changes what the links' simulations see (their packets), so
+    // some flow was paced.
+    let off = run(&fabric, &w, "", 2);
+    assert_ne!(a.packets, off.packets);
+    assert!(a.alone_paths > off.alone_paths);
+}
+
+#[test]
+fn the_fluid_option_parses_or_is_refused_naming_the_item() {
+    let mut o = Options::default();
+    o.set("fluid=pace+base").unwrap();
+    assert!(o.fluid.base && o.fluid.pace == coflowkit_decomposed::Pace::All);
+    o.set("fluid=off").unwrap();
+    assert!(!o.fluid.is_on());
+    o.set("fluid=pace-up").unwrap();
+    assert_eq!(o.fluid.pace, coflowkit_decomposed::Pace::Up);
+    for bad in [
+        "fluid=fast",
+        "fluid=pace+pace-up",
+        "fluid=off+base",
+        "fluid=",
+    ] {
+        let e = o.set(bad).unwrap_err().to_string();
+        assert!(e.contains(&format!("{bad:?}")), "{bad}: {e}");
+        assert!(e.contains("fluid=off|pace"), "{bad}: {e}");
+    }
+}
