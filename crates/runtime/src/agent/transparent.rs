@@ -476,6 +476,22 @@ impl Netlink {
     /// Sends one request (`kind`, `flags`, the message `body` after the
     /// netlink header) and waits for its acknowledgement.
     fn request_ack(&mut self, kind: u16, flags: u16, body: &[u8]) -> io::Result<()> {
+        self.exchange(kind, flags, body, |_| {})
+    }
+
+    /// Sends one request (`kind`, `flags`, the message `body` after the
+    /// netlink header) and reads its answers: `each(message body)` for
+    /// every message of this request that is neither an error nor the end,
+    /// until the end of a dump (`NLMSG_DONE`) or, for a request that is not
+    /// a dump, its acknowledgement (an `NLMSG_ERROR` of code 0); an error
+    /// of another code is returned.
+    fn exchange(
+        &mut self,
+        kind: u16,
+        flags: u16,
+        body: &[u8],
+        mut each: impl FnMut(&[u8]),
+    ) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         self.seq = self.seq.wrapping_add(1);
         let mut req = Vec::with_capacity(NLMSG_HDR + body.len());
@@ -497,7 +513,8 @@ impl Netlink {
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
-        let mut buf = vec![0u8; 8 * 1024];
+        let dump = flags & NLM_F_DUMP != 0;
+        let mut buf = vec![0u8; 64 * 1024];
         loop {
             // SAFETY: the buffer is valid for writes of its length.
             let n = unsafe {
@@ -519,13 +536,20 @@ impl Netlink {
                 if len < NLMSG_HDR || len > msg.len() {
                     return Err(io::Error::other("a truncated netlink message"));
                 }
-                if seq == self.seq && kind == NLMSG_ERROR && len >= NLMSG_HDR + 4 {
-                    let code = i32::from_ne_bytes(msg[16..20].try_into().expect("4"));
-                    return if code == 0 {
-                        Ok(())
-                    } else {
-                        Err(io::Error::from_raw_os_error(-code))
-                    };
+                if seq == self.seq {
+                    match kind {
+                        NLMSG_DONE => return Ok(()),
+                        NLMSG_ERROR if len >= NLMSG_HDR + 4 => {
+                            let code = i32::from_ne_bytes(msg[16..20].try_into().expect("4"));
+                            if code != 0 {
+                                return Err(io::Error::from_raw_os_error(-code));
+                            }
+                            if !dump {
+                                return Ok(());
+                            }
+                        }
+                        _ => each(&msg[NLMSG_HDR..len]),
+                    }
                 }
                 let step = (len + 3) & !3;
                 msg = &msg[step.min(msg.len())..];
@@ -559,73 +583,15 @@ impl Netlink {
     /// Calls `each(class id, its attributes)` for every class of device
     /// `ifindex` (one `RTM_GETTCLASS` dump).
     fn dump_classes(&mut self, ifindex: i32, mut each: impl FnMut(u32, &[u8])) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        self.seq = self.seq.wrapping_add(1);
-        let mut req = Vec::with_capacity(NLMSG_HDR + TCMSG);
-        req.extend_from_slice(&((NLMSG_HDR + TCMSG) as u32).to_ne_bytes());
-        req.extend_from_slice(&RTM_GETTCLASS.to_ne_bytes());
-        req.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
-        req.extend_from_slice(&self.seq.to_ne_bytes());
-        req.extend_from_slice(&0u32.to_ne_bytes());
         // struct tcmsg: family, pad, pad, ifindex, handle, parent, info
-        req.extend_from_slice(&[0u8; 4]);
-        req.extend_from_slice(&ifindex.to_ne_bytes());
-        req.extend_from_slice(&[0u8; 12]);
-        // SAFETY: the buffer is valid for its length; the kernel reads it.
-        let n = unsafe {
-            libc::send(
-                self.fd.as_raw_fd(),
-                req.as_ptr() as *const libc::c_void,
-                req.len(),
-                0,
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            // SAFETY: the buffer is valid for writes of its length.
-            let n = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    0,
-                )
-            };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
+        let mut tcmsg = [0u8; TCMSG];
+        tcmsg[4..8].copy_from_slice(&ifindex.to_ne_bytes());
+        self.exchange(RTM_GETTCLASS, NLM_F_REQUEST | NLM_F_DUMP, &tcmsg, |body| {
+            if body.len() >= TCMSG {
+                let handle = u32::from_ne_bytes(body[8..12].try_into().expect("4"));
+                each(handle, &body[TCMSG..]);
             }
-            let mut msg = &buf[..n as usize];
-            while msg.len() >= NLMSG_HDR {
-                let len = u32::from_ne_bytes(msg[0..4].try_into().expect("4")) as usize;
-                let kind = u16::from_ne_bytes(msg[4..6].try_into().expect("2"));
-                let seq = u32::from_ne_bytes(msg[8..12].try_into().expect("4"));
-                if len < NLMSG_HDR || len > msg.len() {
-                    return Err(io::Error::other("a truncated netlink message"));
-                }
-                if seq == self.seq {
-                    match kind {
-                        NLMSG_DONE => return Ok(()),
-                        NLMSG_ERROR => {
-                            let code = i32::from_ne_bytes(msg[16..20].try_into().expect("4"));
-                            if code != 0 {
-                                return Err(io::Error::from_raw_os_error(-code));
-                            }
-                        }
-                        _ if len >= NLMSG_HDR + TCMSG => {
-                            let body = &msg[NLMSG_HDR..len];
-                            let handle = u32::from_ne_bytes(body[8..12].try_into().expect("4"));
-                            each(handle, &body[TCMSG..]);
-                        }
-                        _ => {}
-                    }
-                }
-                let step = (len + 3) & !3;
-                msg = &msg[step.min(msg.len())..];
-            }
-        }
+        })
     }
 }
 

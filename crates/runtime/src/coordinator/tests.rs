@@ -343,66 +343,134 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
     );
 }
 
+/// Compacting the state (a new state and scheduler with only the active
+/// coflows and flows) changes no schedule: a coordinator that compacts at
+/// every tick it can answers every sync as one that never does, under
+/// scheduler `which` of aalo, varys, fair, fifo, through `steps`.
+fn compaction_changes_no_schedule(
+    which: usize,
+    steps: Vec<Step>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let sched = ["aalo", "varys", "fair", "fifo"][which];
+    let (mut a, mut b) = (core(sched), core(sched));
+    a.compact_min = usize::MAX;
+    b.compact_min = 0;
+    let mut now = 0u64;
+    for s in steps {
+        match s {
+            Step::Tick(d) => {
+                now += d;
+                a.tick(Time(now));
+                b.tick(Time(now));
+                let (sa, sb) = (schedules(&a), schedules(&b));
+                prop_assert_eq!(sa.len(), sb.len());
+                for (x, y) in sa.iter().zip(&sb) {
+                    prop_assert_eq!(
+                        (x.0, x.1, x.3, x.4),
+                        (y.0, y.1, y.3, y.4),
+                        "{:?} {:?}",
+                        sa,
+                        sb
+                    );
+                    prop_assert!(
+                        (x.2 - y.2).abs() <= 1e-6 * x.2.abs().max(1.0),
+                        "{:?} {:?}",
+                        sa,
+                        sb
+                    );
+                }
+            }
+            Step::Sync { host, flows, unreg } => {
+                let r = SyncRequest {
+                    protocol_version: PROTOCOL_VERSION,
+                    host,
+                    coflows: unreg
+                        .into_iter()
+                        .map(|(id, parents)| CoflowInfo {
+                            coflow_id: id,
+                            parents,
+                            unregistered: id % 2 == 0,
+                        })
+                        .collect(),
+                    flows: flows
+                        .into_iter()
+                        .map(|(f, co, dst, bytes, fin)| FlowReport {
+                            flow_id: f,
+                            coflow_id: co,
+                            dst_host: dst,
+                            bytes_sent: bytes,
+                            size_hint: if f % 2 == 0 { 4_000 } else { 0 },
+                            finished: fin,
+                        })
+                        .collect(),
+                    ..Default::default()
+                };
+                let (ra, rb) = (a.sync(&r), b.sync(&r));
+                prop_assert_eq!(ra.is_ok(), rb.is_ok());
+                if let (Ok(ra), Ok(rb)) = (ra, rb) {
+                    prop_assert_eq!(ra.finished_acks, rb.finished_acks);
+                    prop_assert_eq!(ra.completed_coflows, rb.completed_coflows);
+                }
+            }
+        }
+    }
+    prop_assert!(b.compactions() > 0 || b.state.n_flows() == 0 || now == 0);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
-    /// Compacting the state (a new state and scheduler with only the active
-    /// coflows and flows) changes no schedule: a coordinator that compacts
-    /// at every tick it can answers every sync as one that never does.
     #[test]
     fn compacting_the_state_changes_no_schedule(
         which in 0usize..4,
         steps in proptest::collection::vec(step(), 1..60),
     ) {
-        let sched = ["aalo", "varys", "fair", "fifo"][which];
-        let (mut a, mut b) = (core(sched), core(sched));
-        a.compact_min = usize::MAX;
-        b.compact_min = 0;
-        let mut now = 0u64;
-        for s in steps {
-            match s {
-                Step::Tick(d) => {
-                    now += d;
-                    a.tick(Time(now));
-                    b.tick(Time(now));
-                    let (sa, sb) = (schedules(&a), schedules(&b));
-                    prop_assert_eq!(sa.len(), sb.len());
-                    for (x, y) in sa.iter().zip(&sb) {
-                        prop_assert_eq!((x.0, x.1, x.3, x.4), (y.0, y.1, y.3, y.4), "{:?} {:?}", sa, sb);
-                        prop_assert!((x.2 - y.2).abs() <= 1e-6 * x.2.abs().max(1.0), "{:?} {:?}", sa, sb);
-                    }
-                }
-                Step::Sync { host, flows, unreg } => {
-                    let r = SyncRequest {
-                        protocol_version: PROTOCOL_VERSION,
-                        host,
-                        coflows: unreg
-                            .into_iter()
-                            .map(|(id, parents)| CoflowInfo { coflow_id: id, parents, unregistered: id % 2 == 0 })
-                            .collect(),
-                        flows: flows
-                            .into_iter()
-                            .map(|(f, co, dst, bytes, fin)| FlowReport {
-                                flow_id: f,
-                                coflow_id: co,
-                                dst_host: dst,
-                                bytes_sent: bytes,
-                                size_hint: if f % 2 == 0 { 4_000 } else { 0 },
-                                finished: fin,
-                            })
-                            .collect(),
-                        ..Default::default()
-                    };
-                    let (ra, rb) = (a.sync(&r), b.sync(&r));
-                    prop_assert_eq!(ra.is_ok(), rb.is_ok());
-                    if let (Ok(ra), Ok(rb)) = (ra, rb) {
-                        prop_assert_eq!(ra.finished_acks, rb.finished_acks);
-                        prop_assert_eq!(ra.completed_coflows, rb.completed_coflows);
-                    }
-                }
-            }
-        }
-        prop_assert!(b.compactions() > 0 || b.state.n_flows() == 0 || now == 0);
+        compaction_changes_no_schedule(which, steps)?;
     }
+}
+
+/// Found by random exploration (`make fuzz`): under varys, a coflow with a
+/// finished flow and an open one on another host, compacted at a tick.
+#[test]
+fn compaction_under_varys_with_a_finished_flow_beside_an_open_one() {
+    let steps = vec![
+        Step::Sync {
+            host: 1,
+            flows: vec![(1, 1, 0, 0, false), (0, 2, 2, 0, true)],
+            unreg: vec![],
+        },
+        Step::Tick(1),
+        Step::Tick(1),
+    ];
+    compaction_changes_no_schedule(1, steps).unwrap();
+}
+
+/// Found by random exploration (`make fuzz`): under varys, finished and
+/// open flows of one coflow from two hosts, compacted at a tick. A known
+/// bug, not fixed yet: the compacted state holds only the active flows, so
+/// a coflow whose flows have all finished (but which is not unregistered)
+/// is rebuilt empty, and Varys then ranks the coflow behind it one class
+/// higher than before (class 0 against 1). Re-adding the finished flows
+/// needs the schedulers to take a flow started and finished in one batch
+/// of changes, which Varys and Aalo do not yet.
+#[test]
+#[ignore = "known bug: compaction rebuilds a coflow with only finished flows empty (Varys ranks differently)"]
+fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
+    let steps = vec![
+        Step::Sync {
+            host: 0,
+            flows: vec![(0, 1, 1, 0, true)],
+            unreg: vec![],
+        },
+        Step::Sync {
+            host: 1,
+            flows: vec![(2, 1, 0, 0, true), (0, 1, 0, 0, false), (4, 2, 0, 0, true)],
+            unreg: vec![],
+        },
+        Step::Tick(1),
+        Step::Tick(1),
+    ];
+    compaction_changes_no_schedule(1, steps).unwrap();
 }
 
 #[test]
