@@ -3,10 +3,13 @@
 //! flow still gets an estimate; the options parse or are refused by name;
 //! link simulations run apart (as on other processes) give the same run.
 
-use coflowkit_decomposed::{finish, prepare, simulate, DecomposedResult, Options, Run};
+mod common;
+
+use coflowkit_decomposed::{finish, prepare, DecomposedResult, Options, Run};
 use coflowkit_model::{BitsPerSec, Fabric, LeafSpineSpec, ValidWorkload};
 use coflowkit_packet::PacketConfig;
 use coflowkit_workload::empirical::{generate, EmpiricalConfig};
+use common::run;
 
 fn setup() -> (Fabric, ValidWorkload) {
     let fabric = Fabric::leaf_spine(&LeafSpineSpec {
@@ -29,24 +32,6 @@ fn setup() -> (Fabric, ValidWorkload) {
     (fabric, w)
 }
 
-fn run(fabric: &Fabric, w: &ValidWorkload, opts: &str) -> DecomposedResult {
-    let mut o = Options {
-        threads: 2,
-        ..Options::default()
-    };
-    o.set(opts).unwrap();
-    simulate(
-        fabric,
-        w,
-        &Run::Transport,
-        &[],
-        &PacketConfig::default(),
-        o,
-        &mut |_, _| {},
-    )
-    .unwrap()
-}
-
 /// Every flow's estimated finish time, in flow order.
 fn finish_times(r: &DecomposedResult) -> Vec<u64> {
     let rows = r.sim.flows.as_ref().expect("per-flow rows");
@@ -56,8 +41,8 @@ fn finish_times(r: &DecomposedResult) -> Vec<u64> {
 #[test]
 fn clusters_simulating_every_link_give_the_unclustered_run() {
     let (fabric, w) = setup();
-    let all = run(&fabric, &w, "");
-    let every = run(&fabric, &w, &format!("cluster={}", usize::MAX));
+    let all = run(&fabric, &w, "", 2);
+    let every = run(&fabric, &w, &format!("cluster={}", usize::MAX), 2);
     assert_eq!(all.link_sims, all.links_used);
     assert_eq!(every.link_sims, every.links_used);
     assert!(
@@ -72,7 +57,7 @@ fn clusters_simulating_every_link_give_the_unclustered_run() {
 #[test]
 fn clusters_simulate_fewer_links_and_estimate_every_flow() {
     let (fabric, w) = setup();
-    let some = run(&fabric, &w, "cluster=40");
+    let some = run(&fabric, &w, "cluster=40", 2);
     assert!(
         some.link_sims < some.links_used,
         "{} of {}",
@@ -85,7 +70,7 @@ fn clusters_simulate_fewer_links_and_estimate_every_flow() {
         .iter()
         .all(|f| f.finish >= f.start && f.slowdown.is_finite()));
     // Deterministic: the draws depend on the flow and link only.
-    let again = run(&fabric, &w, "cluster=40");
+    let again = run(&fabric, &w, "cluster=40", 2);
     assert_eq!(finish_times(&some), finish_times(&again));
 }
 
@@ -114,7 +99,7 @@ fn options_parse_or_are_refused_naming_the_item() {
 fn link_simulations_run_apart_and_finished_give_the_same_run() {
     let (fabric, w) = setup();
     for opts in ["", "cluster=40"] {
-        let whole = run(&fabric, &w, opts);
+        let whole = run(&fabric, &w, opts, 2);
         let mut o = Options::default();
         o.set(opts).unwrap();
         let cfg = PacketConfig::default();

@@ -3,7 +3,9 @@
 //! lone flow still takes its packet-level time with it on; a run is
 //! deterministic; the option parses or is refused by name.
 
-use coflowkit_decomposed::{fluid, route, simulate, DecomposedResult, Options, Run};
+mod common;
+
+use coflowkit_decomposed::{fluid, route, DecomposedResult, Options};
 use coflowkit_model::{
     flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, Time, ValidWorkload, Workload,
 };
@@ -11,6 +13,7 @@ use coflowkit_packet::PacketConfig;
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
 use coflowkit_sim::{SimOptions, Simulation};
 use coflowkit_workload::empirical::{generate, EmpiricalConfig};
+use common::run;
 
 fn leaf_spine() -> Fabric {
     Fabric::leaf_spine(&LeafSpineSpec {
@@ -134,24 +137,6 @@ fn a_flow_is_bottlenecked_where_its_share_is_decided() {
         let r = fl.mean_rate(i, size).unwrap();
         assert!((r - 5e9).abs() < 1e3, "{r}");
     }
-}
-
-fn run(fabric: &Fabric, w: &ValidWorkload, opts: &str, threads: usize) -> DecomposedResult {
-    let mut o = Options {
-        threads,
-        ..Options::default()
-    };
-    o.set(opts).unwrap();
-    simulate(
-        fabric,
-        w,
-        &Run::Transport,
-        &[],
-        &PacketConfig::default(),
-        o,
-        &mut |_, _| {},
-    )
-    .unwrap()
 }
 
 #[test]
