@@ -476,19 +476,22 @@ impl Netlink {
     /// Sends one request (`kind`, `flags`, the message `body` after the
     /// netlink header) and waits for its acknowledgement.
     fn request_ack(&mut self, kind: u16, flags: u16, body: &[u8]) -> io::Result<()> {
-        self.exchange(kind, flags, body, |_| {})
+        self.exchange(kind, flags, false, body, |_| {})
     }
 
     /// Sends one request (`kind`, `flags`, the message `body` after the
     /// netlink header) and reads its answers: `each(message body)` for
     /// every message of this request that is neither an error nor the end,
-    /// until the end of a dump (`NLMSG_DONE`) or, for a request that is not
-    /// a dump, its acknowledgement (an `NLMSG_ERROR` of code 0); an error
-    /// of another code is returned.
+    /// until the end of a `dump` (`NLMSG_DONE`) or, for a request that is
+    /// not one, its acknowledgement (an `NLMSG_ERROR` of code 0); an error
+    /// of another code is returned. Whether it is a dump is said, not read
+    /// from `flags`: a dump's bits (`NLM_F_ROOT | NLM_F_MATCH`) are also
+    /// `NLM_F_REPLACE` and `NLM_F_EXCL` of a request that makes something.
     fn exchange(
         &mut self,
         kind: u16,
         flags: u16,
+        dump: bool,
         body: &[u8],
         mut each: impl FnMut(&[u8]),
     ) -> io::Result<()> {
@@ -513,7 +516,6 @@ impl Netlink {
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
-        let dump = flags & NLM_F_DUMP != 0;
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             // SAFETY: the buffer is valid for writes of its length.
@@ -586,12 +588,18 @@ impl Netlink {
         // struct tcmsg: family, pad, pad, ifindex, handle, parent, info
         let mut tcmsg = [0u8; TCMSG];
         tcmsg[4..8].copy_from_slice(&ifindex.to_ne_bytes());
-        self.exchange(RTM_GETTCLASS, NLM_F_REQUEST | NLM_F_DUMP, &tcmsg, |body| {
-            if body.len() >= TCMSG {
-                let handle = u32::from_ne_bytes(body[8..12].try_into().expect("4"));
-                each(handle, &body[TCMSG..]);
-            }
-        })
+        self.exchange(
+            RTM_GETTCLASS,
+            NLM_F_REQUEST | NLM_F_DUMP,
+            true,
+            &tcmsg,
+            |body| {
+                if body.len() >= TCMSG {
+                    let handle = u32::from_ne_bytes(body[8..12].try_into().expect("4"));
+                    each(handle, &body[TCMSG..]);
+                }
+            },
+        )
     }
 }
 
