@@ -161,6 +161,39 @@ enum Step {
     Tick(u64),
 }
 
+/// The sync a [`Step::Sync`] stands for: even coflow ids unregistered,
+/// even flow ids with a size hint.
+fn sync_request(
+    host: u32,
+    flows: Vec<(u64, u64, u32, u64, bool)>,
+    unreg: Vec<(u64, Vec<u64>)>,
+) -> SyncRequest {
+    SyncRequest {
+        protocol_version: PROTOCOL_VERSION,
+        host,
+        coflows: unreg
+            .into_iter()
+            .map(|(id, parents)| CoflowInfo {
+                coflow_id: id,
+                parents,
+                unregistered: id % 2 == 0,
+            })
+            .collect(),
+        flows: flows
+            .into_iter()
+            .map(|(f, co, dst, bytes, fin)| FlowReport {
+                flow_id: f,
+                coflow_id: co,
+                dst_host: dst,
+                bytes_sent: bytes,
+                size_hint: if f % 2 == 0 { 4_000 } else { 0 },
+                finished: fin,
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (
@@ -194,26 +227,7 @@ proptest! {
                     c.tick(Time(now));
                 }
                 Step::Sync { host, flows, unreg } => {
-                    let r = SyncRequest {
-                        protocol_version: PROTOCOL_VERSION,
-                        host,
-                        coflows: unreg
-                            .into_iter()
-                            .map(|(id, parents)| CoflowInfo { coflow_id: id, parents, unregistered: id % 2 == 0 })
-                            .collect(),
-                        flows: flows
-                            .into_iter()
-                            .map(|(f, co, dst, bytes, fin)| FlowReport {
-                                flow_id: f,
-                                coflow_id: co,
-                                dst_host: dst,
-                                bytes_sent: bytes,
-                                size_hint: if f % 2 == 0 { 4_000 } else { 0 },
-                                finished: fin,
-                            })
-                            .collect(),
-                        ..Default::default()
-                    };
+                    let r = sync_request(host, flows, unreg);
                     if let Ok(reply) = c.sync(&r) {
                         for x in &reply.rates {
                             prop_assert!(crate::validate::rate("rate", x).is_ok(), "{x:?}");
@@ -381,30 +395,7 @@ fn compaction_changes_no_schedule(
                 }
             }
             Step::Sync { host, flows, unreg } => {
-                let r = SyncRequest {
-                    protocol_version: PROTOCOL_VERSION,
-                    host,
-                    coflows: unreg
-                        .into_iter()
-                        .map(|(id, parents)| CoflowInfo {
-                            coflow_id: id,
-                            parents,
-                            unregistered: id % 2 == 0,
-                        })
-                        .collect(),
-                    flows: flows
-                        .into_iter()
-                        .map(|(f, co, dst, bytes, fin)| FlowReport {
-                            flow_id: f,
-                            coflow_id: co,
-                            dst_host: dst,
-                            bytes_sent: bytes,
-                            size_hint: if f % 2 == 0 { 4_000 } else { 0 },
-                            finished: fin,
-                        })
-                        .collect(),
-                    ..Default::default()
-                };
+                let r = sync_request(host, flows, unreg);
                 let (ra, rb) = (a.sync(&r), b.sync(&r));
                 prop_assert_eq!(ra.is_ok(), rb.is_ok());
                 if let (Ok(ra), Ok(rb)) = (ra, rb) {
