@@ -180,7 +180,10 @@ def _switch_queue_state(p: tb.Plan, host: int, queue: int) -> tuple[int, int]:
 
 
 #: A listener (its backlog takes the connections: the kernel completes a handshake without accept).
-_LISTEN = "import socket,sys,time\ns=socket.socket();s.bind(('0.0.0.0',int(sys.argv[1])));s.listen(128)\ntime.sleep(float(sys.argv[2]))\n"
+_LISTEN = (
+    "import socket,sys,time\ns=socket.socket();s.bind(('0.0.0.0',int(sys.argv[1])));s.listen(128)\n"
+    "time.sleep(float(sys.argv[2]))\n"
+)
 #: Best-effort UDP at ``rate`` bit/s (1,400-byte datagrams, unmarked) for ``seconds``.
 _BLAST = (
     "import socket,sys,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);d=(sys.argv[1],int(sys.argv[2]))\n"
@@ -234,8 +237,9 @@ def test_a_handshake_is_not_starved_behind_a_paused_flow(bed: tb.Plan, tmp_path:
     times = json.loads(probe.stdout)
     old, young = result["flows"]
     hi, lo = (tb.goodput_bps(f["samples"], a, b) for f in (old, young))
-    print(f"meanwhile older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s; queue 7 held {held} bytes and dropped "
-          f"{drops} packets during the handshakes, which took (ms) {[round(1e3 * t, 1) for t in times]}")  # fmt: skip
+    took = [round(1e3 * t, 1) for t in times]
+    print(f"meanwhile older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s; queue 7 held {held} bytes and "
+          f"dropped {drops} packets during the handshakes, which took (ms) {took}")  # fmt: skip
     assert hi >= 0.85 * RATE and lo <= 0.05 * RATE, (hi, lo)
     assert drops > 0 and held >= tb.default_buffer(RATE) - 2 * 1514, (drops, held)
     assert max(times) < 0.5, times
