@@ -7,9 +7,12 @@ its own testbed name and a temporary state directory, and always tears down.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,3 +165,81 @@ def test_an_agent_without_a_device_refuses_flows_named_by_address(bed: tb.Plan, 
             c.watch(coflow, 1, 40_000, bed.host_ip[1], 40_001)
         with pytest.raises(ValueError, match="dst_addr"):
             c.watch(coflow, 1, 40_000, "10.0.0.x", 40_001)
+
+
+def _switch_queue_state(p: tb.Plan, host: int, queue: int) -> tuple[int, int]:
+    """Queue ``queue`` of the switch port towards ``host`` (its bfifo): packets dropped so far, and
+    the bytes it holds now."""
+    ns = p.switch_ns[p.host_switch[host]]
+    out = subprocess.run(["ip", "netns", "exec", ns, "tc", "-j", "-s", "qdisc", "show", "dev", f"h{host}"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    for q in json.loads(out):
+        if q["handle"] == f"{10 + queue}:":
+            return int(q["drops"]), int(q["backlog"])
+    raise AssertionError(f"no queue {queue} on the switch port to host {host}: {out}")
+
+
+#: A listener (its backlog takes the connections: the kernel completes a handshake without accept).
+_LISTEN = (
+    "import socket,sys,time\ns=socket.socket();s.bind(('0.0.0.0',int(sys.argv[1])));s.listen(128)\n"
+    "time.sleep(float(sys.argv[2]))\n"
+)
+#: Best-effort UDP at ``rate`` bit/s (1,400-byte datagrams, unmarked) for ``seconds``.
+_BLAST = (
+    "import socket,sys,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);d=(sys.argv[1],int(sys.argv[2]))\n"
+    "gap=1400*8/float(sys.argv[3]);end=time.monotonic()+float(sys.argv[4]);b=bytes(1400);t=time.monotonic()\n"
+    "while t<end:\n  s.sendto(b,d);t+=gap\n  w=t-time.monotonic()\n  time.sleep(w) if w>0.002 else None\n"
+)
+#: ``n`` connections one after another, each one's connect time (s), as JSON.
+_CONNECT = (
+    "import json,socket,sys,time\nout=[]\nfor _ in range(int(sys.argv[3])):\n"
+    "  s=socket.socket();s.settimeout(10);t=time.monotonic();s.connect((sys.argv[1],int(sys.argv[2])))\n"
+    "  out.append(time.monotonic()-t);s.close();time.sleep(0.05)\nprint(json.dumps(out))\n"
+)
+
+
+@needs_root
+def test_a_handshake_is_not_starved_behind_a_paused_flow(bed: tb.Plan, tmp_path: Path) -> None:
+    # The client's downlink (the switch port to host 2) carries an older flow in queue 0 and, in
+    # best-effort queue 7, a younger one, paused, that borrows its idle sender's port at line rate and
+    # unnamed best-effort traffic from the same host (UDP at 20 Mbit/s: a paused TCP flow alone backs
+    # off into its timeouts and leaves the queue, where many do not). Strict priority keeps queue 7
+    # full. A new, unwatched connection from host 2 to host 1 must get its SYN-ACK through that port:
+    # the agents' classifier puts every TCP packet without payload in queue 0 (CS7, and the host's
+    # class 1:10), so each handshake waits behind queue 0 only, not TCP's 1 s initial timeout after a
+    # SYN-ACK lost in queue 7.
+    port = 43_000 + os.getpid() % 5_000
+    result: dict[str, Any] = {}
+    with mc.runtime_on_testbed(bed, "fifo-lm:threshold=1GiB", tmp_path / "rt", ceiling="line") as agents:
+
+        def transfers() -> None:
+            result["flows"] = _watched_transfers(bed, agents, [(0, 2, 0.0), (1, 2, 1.0)], seconds=5.0)
+
+        th = threading.Thread(target=transfers)
+        th.start()
+        listener = subprocess.Popen(tb.ns_cmd(bed, 1, [sys.executable, "-c", _LISTEN, str(port), "60"]))
+        time.sleep(1.5)
+        blast = subprocess.Popen(tb.ns_cmd(bed, 1, [sys.executable, "-c", _BLAST, bed.host_ip[2], "9", "20e6", "2.5"]))
+        time.sleep(1.0)  # both flows running, the younger paused, queue 7 full
+        drops0, held = _switch_queue_state(bed, 2, 7)
+        a = time.time()
+        probe = subprocess.run(
+            tb.ns_cmd(bed, 2, [sys.executable, "-c", _CONNECT, bed.host_ip[1], str(port), "20"]),
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        b = time.time()
+        drops = _switch_queue_state(bed, 2, 7)[0] - drops0
+        blast.wait(timeout=30)
+        th.join()
+        listener.kill()
+        listener.wait(timeout=30)
+    assert probe.returncode == 0, probe.stderr
+    times = json.loads(probe.stdout)
+    old, young = result["flows"]
+    hi, lo = (tb.goodput_bps(f["samples"], a, b) for f in (old, young))
+    took = [round(1e3 * t, 1) for t in times]
+    print(f"meanwhile older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s; queue 7 held {held} bytes and "
+          f"dropped {drops} packets during the handshakes, which took (ms) {took}")  # fmt: skip
+    assert hi >= 0.85 * RATE and lo <= 0.05 * RATE, (hi, lo)
+    assert drops > 0 and held >= tb.default_buffer(RATE) - 2 * 1514, (drops, held)
+    assert max(times) < 0.5, times

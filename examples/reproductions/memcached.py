@@ -93,8 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     p = tb.up(TOPOLOGY, a.name, state_dir=state_dir)
     rows = []
     try:
+        seen: dict[str, int] = {}
         for s in runs:
             label = (s or "tcp") + a.label
+            seen[label] = seen.get(label, 0) + 1
+            if seen[label] > 1:  # a repeat in one call (alternating runs): label@2, label@3, ...
+                label += f"@{seen[label]}"
+            load_before = os.getloadavg()[0]
             t = time.monotonic()
             r = mc.run(p, s, reqs, layout, TASK_BYTES, out / "work" / label.replace(":", "_"), delta_ms=a.delta_ms,
                        ceiling=a.ceil, dscp=a.dscp == "on", naming=a.naming)  # fmt: skip
@@ -111,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             summ["retrans_segs"] = r["tcp"]["RetransSegs"]
             summ["rto_timeouts"] = r["tcp"]["TCPTimeouts"]
             summ["syn_retrans"] = r["tcp"]["TCPSynRetrans"]
+            summ["server_rto_timeouts"] = r["tcp_servers"]["TCPTimeouts"]
+            summ["server_syn_retrans"] = r["tcp_servers"]["TCPSynRetrans"]
+            summ["over_900ms"] = sum(x["cct_s"] > 0.9 for x in r["results"])
+            summ["load_avg_1m_before"] = load_before
             summ["load_avg_1m"] = os.getloadavg()[0]
             results.setdefault("testbed", {})[label] = summ
             results_path.write_text(json.dumps(results, indent=1))

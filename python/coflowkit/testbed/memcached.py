@@ -407,8 +407,9 @@ def run(
     """One run: the servers up with their values, the runtime (``scheduler``; None: plain TCP;
     ``ceiling`` and ``dscp`` as :func:`runtime_on_testbed`; ``naming``: a request's task registered and
     its flows named ``alongside`` its three gets, or ``before`` they connect), the clients in their namespaces;
-    returns ``{"results": [...], "errors": [...], "tcp": {...}}`` (a record per request with its
-    ``cct_s``; the hosts' TCP counters over the run, :func:`tcp_counters`) and, through the
+    returns ``{"results": [...], "errors": [...], "tcp": {...}, "tcp_servers": {...}}`` (a record per
+    request with its ``cct_s``; the hosts' TCP counters over the run, :func:`tcp_counters`, all and
+    the servers' alone: the servers send the responses, so theirs are the scheduled flows') and, through the
     runtime, ``runtime_cpu_s`` (:func:`runtime_on_testbed`)."""
     work.mkdir(parents=True, exist_ok=True)
     value = value_bytes(task_bytes)
@@ -452,6 +453,7 @@ def run(
                     )
             hosts = [*layout.clients, *layout.servers]
             tcp_before = tcp_counters(p, hosts)
+            servers_before = tcp_counters(p, layout.servers)
             t0 = time.time() + 0.5
             for proc in procs:
                 assert proc.stdin is not None
@@ -473,8 +475,11 @@ def run(
                 results += r["results"]
                 errors += [f"client on host {c}: {e}" for e in r["errors"]]
             tcp_after = tcp_counters(p, hosts)
+            servers_after = tcp_counters(p, layout.servers)
     tcp = {k: tcp_after[k] - tcp_before[k] for k in tcp_after}
-    return {"results": sorted(results, key=lambda r: r["task"]), "errors": errors, "tcp": tcp, **cpu}
+    servers = {k: servers_after[k] - servers_before[k] for k in servers_after}
+    return {"results": sorted(results, key=lambda r: r["task"]), "errors": errors, "tcp": tcp,
+            "tcp_servers": servers, **cpu}  # fmt: skip
 
 
 def summary_ms(ccts_s: Sequence[float]) -> dict[str, float]:

@@ -19,7 +19,11 @@
 //!   guaranteed and `ceil` is the link's (work-conserving).
 //! * **the class carried to the fabric**: the flow's packets get its
 //!   queue's DSCP from an eBPF classifier at the device's egress ([`dscp`]),
-//!   so that switches whose queue is the bottleneck order it too.
+//!   so that switches whose queue is the bottleneck order it too. The same
+//!   classifier puts every TCP packet without payload (handshakes, pure
+//!   ACKs, FIN, RST) of every connection of the host in queue 0, at the
+//!   host and at the switches, so that a new connection's handshake is not
+//!   lost behind the flows a schedule keeps waiting in the lowest queue.
 //! * **classification: a `u32` filter per flow** at the root, matching the
 //!   protocol, source port, destination address and destination port,
 //!   `flowid` its class. The filter is put in the root's first filter list
