@@ -52,10 +52,17 @@
 //!
 //! # Pruning
 //!
-//! A long run must not keep what has ended. A finished flow's entry and a
-//! completed coflow's id are kept for the agent timeout after they end
-//! (`Forget`, in the order they ended, so forgetting costs nothing per
-//! tick but what is forgotten), then dropped; the scheduler's [`NetState`]
+//! A long run must not keep what has ended. A flow a tick finishes leaves
+//! its entry for a tombstone (`EndedFlow`: its coflow, destination and
+//! final bytes, what a repeated report is checked against and acknowledged
+//! by), and a completed coflow leaves its id and Aalo CoflowId. They are
+//! kept in generations, one per eighth of the agent timeout
+//! ([`GENERATIONS`]) by when they ended, and a generation is dropped whole
+//! once the timeout has passed since its stretch ended: each is kept
+//! between the timeout and nine eighths of it, forgetting costs one drop
+//! per generation, and what is retained follows the throughput of the last
+//! timeout, not its peak (a generation's maps are sized for what the one
+//! before took, and freed whole). The scheduler's [`NetState`]
 //! (which keeps every flow added) is rebuilt with only the active coflows
 //! (in release order, with their arrival instants and Aalo CoflowIds) and
 //! flows (at their reported bytes), and the scheduler built afresh, once it
@@ -166,15 +173,37 @@ pub const RECENT_COMPLETED: usize = 4096;
 /// A flow's key: its sending host and its agent's id of it.
 type FlowKey = (u32, u64);
 
-/// What an entry of the forgetting queue forgets once its time is past.
-#[derive(Debug, Clone, Copy)]
-enum Forget {
-    /// A finished flow's entry (its final report is acknowledged until then).
-    Flow(FlowKey),
-    /// A completed coflow's id, completed at that instant (a coflow reopened
-    /// and completed again has a later one, and is kept for it).
-    Coflow(u64, Time),
+/// [`Core::generation_ns`] for a retention of `retain_ns`: an eighth of it,
+/// at least 1 ns.
+fn generation_ns(retain_ns: u128) -> u64 {
+    (retain_ns / u128::from(GENERATIONS)).clamp(1, u64::MAX as u128) as u64
 }
+
+/// A finished flow's tombstone: what a repeated report of it is checked
+/// against (its coflow and destination never change, its bytes never go
+/// back) and acknowledged by.
+#[derive(Debug, Clone, Copy)]
+struct EndedFlow {
+    coflow: u64,
+    bytes: u64,
+    dst: u32,
+}
+
+/// The flows that finished and the coflows that completed in one stretch
+/// of [`Core::generation_ns`] (from `start`): kept together, and forgotten
+/// together once the retention has passed since the stretch's end.
+#[derive(Debug)]
+struct Generation {
+    start: Time,
+    flows: HashMap<FlowKey, EndedFlow>,
+    /// Completed coflows, with their Aalo CoflowId (a later coflow may
+    /// name one as a parent).
+    coflows: HashMap<u64, DagId>,
+}
+
+/// How many generations the retention is cut into: an ended id is kept
+/// between the retention and nine eighths of it.
+pub const GENERATIONS: u64 = 8;
 
 /// Why a coordinator could not start.
 #[derive(Debug, Error)]
@@ -203,6 +232,8 @@ struct CoflowEntry {
     /// The host whose agent registered it (reported it among its coflows).
     owner: Option<u32>,
     parents: Vec<u64>,
+    /// Its Aalo CoflowId, from when it arrived (step 3).
+    dag: Option<DagId>,
     unregistered: bool,
     /// Flows reported and not yet finished by a tick.
     n_open: u32,
@@ -237,9 +268,10 @@ struct FlowEntry {
     dst: u32,
     size_hint: u64,
     bytes: u64,
+    /// Reported finished (or finished by a drop); a tick finishes it in the
+    /// state and leaves an [`EndedFlow`] in its place.
     finished: bool,
     idx: Option<FlowIdx>,
-    done: bool,
 }
 
 /// The coordinator's state and scheduler; see the module doc.
@@ -255,21 +287,19 @@ pub struct Core {
     changes: Changes,
     /// Coflows reported and not completed.
     coflows: HashMap<u64, CoflowEntry>,
-    /// Completed coflows, until forgotten, and when they completed.
-    completed: HashMap<u64, Time>,
-    /// Aalo CoflowIds of coflows not completed or not yet forgotten.
-    dags: HashMap<u64, DagId>,
-    /// Flows reported and not yet forgotten (finished ones until their
-    /// `Forget::Flow`).
+    /// Flows reported and not yet finished by a tick.
     flows: HashMap<FlowKey, FlowEntry>,
+    /// Finished flows and completed coflows not yet forgotten, by when
+    /// they ended, oldest first.
+    ended: VecDeque<Generation>,
+    /// The stretch of time one generation covers (ns): the retention over
+    /// [`GENERATIONS`].
+    generation_ns: u64,
     /// The flow of each state index (rebuilt when the state is compacted).
     entry_of_idx: Vec<FlowKey>,
     new_coflows: Vec<u64>,
     new_flows: Vec<FlowKey>,
     finishing: Vec<FlowKey>,
-    /// Ended flows and coflows, in the order they ended, with when to forget
-    /// them.
-    forget: VecDeque<(Time, Forget)>,
     /// How long ended ids are kept, and agents may stay silent (ns).
     retain: u64,
     /// The state's flows from which a tick compacts it.
@@ -324,16 +354,16 @@ pub struct Drops {
 /// bounded; the soak test watches these).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EntryCounts {
-    /// Flow entries (open, and finished ones not yet forgotten).
+    /// Flow entries: reported and not yet finished by a tick.
     pub flows: usize,
     /// Coflows not completed.
     pub coflows: usize,
-    /// Completed coflow ids not yet forgotten.
+    /// Finished flows' tombstones not yet forgotten.
+    pub ended_flows: usize,
+    /// Completed coflows' ids (with their Aalo CoflowIds) not yet forgotten.
     pub completed: usize,
-    /// Aalo CoflowIds kept.
-    pub dags: usize,
-    /// Entries waiting in the forgetting queue.
-    pub forget: usize,
+    /// Generations the tombstones are kept in (at most [`GENERATIONS`] + 2).
+    pub generations: usize,
     /// Flows and coflows in the scheduler's state (active and ended since
     /// its last compaction).
     pub state_flows: usize,
@@ -444,14 +474,13 @@ impl Core {
             alloc: Allocation::default(),
             changes: Changes::default(),
             coflows: HashMap::new(),
-            completed: HashMap::new(),
-            dags: HashMap::new(),
             flows: HashMap::new(),
+            ended: VecDeque::new(),
+            generation_ns: generation_ns(cfg.agent_timeout.as_nanos()),
             entry_of_idx: vec![],
             new_coflows: vec![],
             new_flows: vec![],
             finishing: vec![],
-            forget: VecDeque::new(),
             retain: cfg.agent_timeout.as_nanos().min(u64::MAX as u128) as u64,
             compact_min: COMPACT_MIN_FLOWS,
             compactions: 0,
@@ -489,8 +518,17 @@ impl Core {
             why,
         };
         for (i, f) in r.flows.iter().enumerate() {
-            let Some(e) = self.flows.get(&(r.host, f.flow_id)) else {
-                continue;
+            let key = (r.host, f.flow_id);
+            let e = match self.flows.get(&key) {
+                Some(e) => EndedFlow {
+                    coflow: e.coflow,
+                    bytes: e.bytes,
+                    dst: e.dst,
+                },
+                None => match self.ended_flow(key) {
+                    Some(&t) => t,
+                    None => continue,
+                },
             };
             if e.coflow != f.coflow_id || e.dst != f.dst_host {
                 return Err(bad(
@@ -522,6 +560,7 @@ impl Core {
                 idx: None,
                 owner: None,
                 parents: vec![],
+                dag: None,
                 unregistered: false,
                 n_open: 0,
                 n_done: 0,
@@ -573,7 +612,7 @@ impl Core {
         }
         let mut completed_coflows = vec![];
         for c in &r.coflows {
-            if self.completed.contains_key(&c.coflow_id) {
+            if self.completed_dag(c.coflow_id).is_some() {
                 if c.unregistered {
                     completed_coflows.push(c.coflow_id);
                 }
@@ -590,7 +629,17 @@ impl Core {
         for f in &r.flows {
             let key = (r.host, f.flow_id);
             if !self.flows.contains_key(&key) {
-                if self.completed.remove(&f.coflow_id).is_some() {
+                if let Some(t) = self.ended_flow_mut(key) {
+                    // A repeated report of a finished flow (its final one
+                    // until acknowledged; or later bytes from an agent
+                    // dropped and back, not counted).
+                    t.bytes = t.bytes.max(f.bytes_sent);
+                    if f.finished {
+                        acks.push(f.flow_id);
+                    }
+                    continue;
+                }
+                if self.remove_completed(f.coflow_id) {
                     // Its owner unregistered it before this host's first
                     // report of the flow (a short flow on another host):
                     // it arrives again, and completes when its flows do.
@@ -613,7 +662,6 @@ impl Core {
                         bytes: 0,
                         finished: false,
                         idx: None,
-                        done: false,
                     },
                 );
                 self.new_flows.push(key);
@@ -650,10 +698,14 @@ impl Core {
             };
         };
         let of = |p: u64| {
-            self.dags.get(&p).copied().unwrap_or(DagId {
-                dag: DagKey::Root(CoflowId(p)),
-                stage: 0,
-            })
+            self.coflows
+                .get(&p)
+                .and_then(|c| c.dag)
+                .or_else(|| self.completed_dag(p))
+                .unwrap_or(DagId {
+                    dag: DagKey::Root(CoflowId(p)),
+                    stage: 0,
+                })
         };
         DagId {
             dag: of(first).dag,
@@ -675,29 +727,32 @@ impl Core {
         // 0. Agents that stayed away: their open flows finish (step 1).
         self.drop_silent_agents(now);
         // 1. Flows that finished, once a tick has started them.
-        let forget_at = Time(now.0.saturating_add(self.retain));
         let finishing = std::mem::take(&mut self.finishing);
         for key in finishing {
-            let Some(e) = self.flows.get_mut(&key) else {
+            let Some(e) = self.flows.get(&key) else {
                 continue;
             };
-            match e.idx {
-                Some(f) if !e.done => {
-                    e.done = true;
-                    self.state.finish_flow_measured(f, e.bytes as f64);
-                    self.alloc.forget(f);
-                    self.changes.finished.push(f);
-                    let (c, bytes) = (e.coflow, e.bytes);
-                    if let Some(c) = self.coflows.get_mut(&c) {
-                        c.n_open -= 1;
-                        c.n_done += 1;
-                        c.bytes_done += bytes;
-                    }
-                    self.forget.push_back((forget_at, Forget::Flow(key)));
-                }
-                Some(_) => {}
-                None => self.finishing.push(key),
+            let Some(f) = e.idx else {
+                self.finishing.push(key);
+                continue;
+            };
+            let e = self.flows.remove(&key).expect("listed");
+            self.state.finish_flow_measured(f, e.bytes as f64);
+            self.alloc.forget(f);
+            self.changes.finished.push(f);
+            if let Some(c) = self.coflows.get_mut(&e.coflow) {
+                c.n_open -= 1;
+                c.n_done += 1;
+                c.bytes_done += e.bytes;
             }
+            self.generation(now).flows.insert(
+                key,
+                EndedFlow {
+                    coflow: e.coflow,
+                    bytes: e.bytes,
+                    dst: e.dst,
+                },
+            );
         }
         // 2. Coflows unregistered with nothing open.
         let mut done: Vec<u64> = self
@@ -712,8 +767,8 @@ impl Core {
             let idx = c.idx.expect("arrived");
             self.state.complete_coflow(idx);
             self.changes.finished_coflows.push(idx);
-            self.completed.insert(id, now);
-            self.forget.push_back((forget_at, Forget::Coflow(id, now)));
+            let dag = c.dag.expect("arrived");
+            self.generation(now).coflows.insert(id, dag);
             let cct_ms = now.0.saturating_sub(c.arrived.0) as f64 / 1e6;
             debug!(
                 coflow = id,
@@ -737,15 +792,16 @@ impl Core {
         }
         // 2a. Ended flows and coflows kept long enough are forgotten; the
         // state is compacted once ended flows outweigh the active ones.
-        self.forget_ended(now);
-        self.compact_if_due(now);
+        let forgot = self.forget_ended(now);
+        if !self.compact_if_due(now) && forgot {
+            self.give_back_memory();
+        }
         // 3. Coflows that arrived.
         for id in std::mem::take(&mut self.new_coflows) {
             let Some(parents) = self.coflows.get(&id).map(|c| c.parents.clone()) else {
                 continue;
             };
             let dag = self.dag_of(id, &parents);
-            self.dags.insert(id, dag);
             let c = self.state.add_coflow(&CoflowSpec::new(id, now, vec![]));
             self.state_coflows += 1;
             self.state.set_dag(c, dag);
@@ -753,6 +809,7 @@ impl Core {
             self.changes.arrived.push(c);
             let e = self.coflows.get_mut(&id).expect("listed");
             e.idx = Some(c);
+            e.dag = Some(dag);
             e.arrived = now;
         }
         // 4. Flows that started.
@@ -870,36 +927,81 @@ impl Core {
         }
     }
 
-    /// Forgets the flows and coflows that ended at least the retention
-    /// before `now` (see "Pruning" in the module doc).
-    fn forget_ended(&mut self, now: Time) {
-        while let Some(&(at, what)) = self.forget.front() {
-            if at > now {
-                break;
-            }
-            self.forget.pop_front();
-            match what {
-                Forget::Flow(key) => {
-                    if self.flows.get(&key).is_some_and(|e| e.done) {
-                        self.flows.remove(&key);
-                    }
-                }
-                Forget::Coflow(id, t) => {
-                    if self.completed.get(&id) == Some(&t) {
-                        self.completed.remove(&id);
-                        if !self.coflows.contains_key(&id) {
-                            self.dags.remove(&id);
-                        }
-                    }
-                }
-            }
+    /// The generation that flows and coflows ending at `now` go to: the
+    /// newest, or a new one once the newest has covered its stretch. A new
+    /// generation's maps are sized for what the one before it took, so
+    /// that they do not grow (and leave their smaller tables behind) in a
+    /// steady run.
+    fn generation(&mut self, now: Time) -> &mut Generation {
+        let w = self.generation_ns;
+        if self
+            .ended
+            .back()
+            .is_none_or(|g| now.0 >= g.start.0.saturating_add(w))
+        {
+            let (nf, nc) = self
+                .ended
+                .back()
+                .map_or((0, 0), |g| (g.flows.len(), g.coflows.len()));
+            self.ended.push_back(Generation {
+                start: now,
+                flows: HashMap::with_capacity(nf),
+                coflows: HashMap::with_capacity(nc),
+            });
         }
+        self.ended.back_mut().expect("pushed")
     }
 
-    /// After a backlog (a stalled round lets tasks pile up), the maps keep
-    /// the capacity of their peak and the allocator keeps the freed memory:
-    /// resident memory would stay at the peak for the run's life. Each
-    /// compaction shrinks a map holding under a quarter of its capacity to
+    /// A finished flow's tombstone, if it is not forgotten yet.
+    fn ended_flow(&self, key: FlowKey) -> Option<&EndedFlow> {
+        self.ended.iter().rev().find_map(|g| g.flows.get(&key))
+    }
+
+    /// See [`Core::ended_flow`].
+    fn ended_flow_mut(&mut self, key: FlowKey) -> Option<&mut EndedFlow> {
+        self.ended
+            .iter_mut()
+            .rev()
+            .find_map(|g| g.flows.get_mut(&key))
+    }
+
+    /// A completed coflow's Aalo CoflowId, if it is not forgotten yet.
+    fn completed_dag(&self, id: u64) -> Option<DagId> {
+        self.ended
+            .iter()
+            .rev()
+            .find_map(|g| g.coflows.get(&id).copied())
+    }
+
+    /// Forgets that coflow `id` completed (a flow reopens it); whether it
+    /// had.
+    fn remove_completed(&mut self, id: u64) -> bool {
+        self.ended
+            .iter_mut()
+            .rev()
+            .any(|g| g.coflows.remove(&id).is_some())
+    }
+
+    /// Forgets the generations whose stretch ended at least the retention
+    /// before `now` (see "Pruning" in the module doc); whether it forgot any.
+    fn forget_ended(&mut self, now: Time) -> bool {
+        let mut forgot = false;
+        while let Some(g) = self.ended.front() {
+            let end = g.start.0.saturating_add(self.generation_ns);
+            if now.0 < end.saturating_add(self.retain) {
+                break;
+            }
+            self.ended.pop_front();
+            forgot = true;
+        }
+        forgot
+    }
+
+    /// After a backlog (a stalled round lets tasks pile up), the maps of
+    /// what is active keep the capacity of their peak and the allocator
+    /// keeps the freed memory: resident memory would stay at the peak for
+    /// the run's life. Each compaction, and each generation forgotten,
+    /// shrinks an active map holding under a quarter of its capacity to
     /// twice what it holds, and asks glibc's allocator to return its free
     /// pages to the system (`malloc_trim`), so resident memory follows what
     /// is live.
@@ -910,12 +1012,7 @@ impl Core {
             }
         }
         shrink(&mut self.coflows);
-        shrink(&mut self.completed);
-        shrink(&mut self.dags);
         shrink(&mut self.flows);
-        if self.forget.capacity() > 4 * self.forget.len().max(64) {
-            self.forget.shrink_to(2 * self.forget.len());
-        }
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only returns the allocator's free memory to
         // the system; it touches no memory in use.
@@ -927,10 +1024,11 @@ impl Core {
     /// Rebuilds the state and the scheduler with only the active coflows
     /// and flows once the state holds at least `compact_min` flows and four
     /// times as many as are active (see "Pruning" in the module doc).
-    fn compact_if_due(&mut self, now: Time) {
+    /// Whether it did.
+    fn compact_if_due(&mut self, now: Time) -> bool {
         let (n, active) = (self.state.n_flows(), self.state.active().len());
         if n < self.compact_min || n < 4 * active {
-            return;
+            return false;
         }
         let mut coflow_id: HashMap<CoflowIdx, u64> = HashMap::new();
         for (&id, c) in &self.coflows {
@@ -964,7 +1062,8 @@ impl Core {
             let arrived = self.coflows[&id].arrived;
             let c = self.state.add_coflow(&CoflowSpec::new(id, arrived, vec![]));
             self.state_coflows += 1;
-            self.state.set_dag(c, self.dags[&id]);
+            self.state
+                .set_dag(c, self.coflows[&id].dag.expect("an active coflow arrived"));
             self.state.release_coflow(c);
             self.changes.arrived.push(c);
             self.coflows.get_mut(&id).expect("listed").idx = Some(c);
@@ -984,6 +1083,7 @@ impl Core {
             compactions = self.compactions,
             "compacted the state"
         );
+        true
     }
 
     /// The rate flow `f` is to send at now, bits/s.
@@ -1021,6 +1121,7 @@ impl Core {
     /// a long run's life in seconds.
     pub fn set_agent_timeout(&mut self, d: Duration) {
         self.retain = d.as_nanos().clamp(1, u64::MAX as u128) as u64;
+        self.generation_ns = generation_ns(d.as_nanos());
     }
 
     /// Sets the state's flows from which a tick may compact it
@@ -1034,9 +1135,9 @@ impl Core {
         EntryCounts {
             flows: self.flows.len(),
             coflows: self.coflows.len(),
-            completed: self.completed.len(),
-            dags: self.dags.len(),
-            forget: self.forget.len(),
+            ended_flows: self.ended.iter().map(|g| g.flows.len()).sum(),
+            completed: self.ended.iter().map(|g| g.coflows.len()).sum(),
+            generations: self.ended.len(),
             state_flows: self.state.n_flows(),
             state_coflows: self.state_coflows,
             log: self.log.len(),
@@ -1068,9 +1169,6 @@ impl Core {
             .flat_map(|(h, rs)| rs.iter().map(move |r| ((h as u32, r.flow_id), r)))
             .collect();
         for e in self.flows.values() {
-            if e.done {
-                continue;
-            }
             let r = rate_of.get(&(e.host, e.agent_id)).copied();
             if let (Some(r), Some(f)) = (r, e.idx) {
                 for l in self.state.path_of(f) {

@@ -85,7 +85,13 @@ fn small_tasks_back_to_back_lose_nothing_and_leave_no_entries() {
     // Idle past the retention: nothing ended is kept.
     let gone = cluster.wait_core(Duration::from_secs(10), |c| {
         let e = c.entry_counts();
-        (e.flows, e.coflows, e.completed, e.dags, e.forget) == (0, 0, 0, 0, 0)
+        (
+            e.flows,
+            e.coflows,
+            e.ended_flows,
+            e.completed,
+            e.generations,
+        ) == (0, 0, 0, 0, 0)
     });
     let e = core().entry_counts();
     assert!(gone, "{e:?}");

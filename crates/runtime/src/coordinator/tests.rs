@@ -268,9 +268,9 @@ fn schedules(c: &Core) -> Vec<(u32, u64, f64, u32, bool)> {
 fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
     // A long run in miniature: 20,000 tasks, 10 per 10 ms tick, each one
     // flow of 20 KB from host t % 3, finished and unregistered a tick
-    // later. With a 1 s retention (100 ticks) every kind of entry is bounded
-    // by what 101 ticks bring, whatever the run's length; the state is
-    // compacted whenever it holds 2,000 flows.
+    // later. With a 1 s retention (100 ticks, in generations of 12.5 ticks)
+    // every kind of entry is bounded by what 114 ticks bring, whatever the
+    // run's length; the state is compacted whenever it holds 2,000 flows.
     let mut c = Core::new(&CoordinatorConfig {
         agent_timeout: Duration::from_secs(1),
         ..core_config("aalo")
@@ -302,22 +302,26 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
         let n = c.entry_counts();
         let half = &mut peak[usize::from(t >= ticks / 2)];
         half.flows = half.flows.max(n.flows);
+        half.ended_flows = half.ended_flows.max(n.ended_flows);
         half.completed = half.completed.max(n.completed);
-        half.dags = half.dags.max(n.dags);
-        half.forget = half.forget.max(n.forget);
+        half.generations = half.generations.max(n.generations);
         half.state_flows = half.state_flows.max(n.state_flows);
         half.log = half.log.max(n.log);
     }
     let (first, second) = (peak[0], peak[1]);
+    assert!(second.flows <= 2 * per_tick as usize, "{second:?}");
     assert!(
-        second.flows <= 1_030 && second.completed <= 1_030,
+        second.ended_flows <= 1_150 && second.completed <= 1_150,
         "{second:?}"
     );
-    assert!(second.dags <= 1_030 && second.forget <= 2_060, "{second:?}");
+    assert!(second.generations <= GENERATIONS as usize + 2, "{second:?}");
     assert!(second.state_flows < 2_000 + 20, "{second:?}");
     assert!(second.log <= 2 * RECENT_COMPLETED, "{second:?}");
     // No growth from the first half of the run to the second.
-    assert!(second.flows <= first.flows + 10 && second.state_flows <= first.state_flows + 20);
+    assert!(
+        second.ended_flows <= first.ended_flows + 10
+            && second.state_flows <= first.state_flows + 20
+    );
     assert!(c.compactions() >= 9, "{}", c.compactions());
     assert_eq!(
         c.completed_totals(),
@@ -339,8 +343,9 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
         ticks * per_tick,
         "not completed twice"
     );
-    // Once the retention has passed, everything ended is forgotten.
-    for t in 3..110 {
+    // Once the retention and a generation have passed, everything ended is
+    // forgotten.
+    for t in 3..120 {
         c.sync(&report(0, u64::MAX - 1, 1 << 50, 1, 0, false))
             .unwrap();
         c.sync(&report(1, u64::MAX - 1, 1 << 50, 2, 0, false))
@@ -351,8 +356,14 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
     }
     let n = c.entry_counts();
     assert_eq!(
-        (n.flows, n.coflows, n.completed, n.dags),
-        (3, 1, 0, 1),
+        (
+            n.flows,
+            n.coflows,
+            n.ended_flows,
+            n.completed,
+            n.generations
+        ),
+        (3, 1, 0, 0, 0),
         "{n:?}"
     );
 }
@@ -598,4 +609,74 @@ fn on_a_multi_hop_fabric_the_rates_are_the_flow_simulators() {
             cr.finish.0
         );
     }
+}
+
+#[test]
+fn a_finished_flow_s_tombstone_checks_and_acknowledges_repeats_until_forgotten() {
+    // A 1 s retention: generations of 125 ms. Flow 1 of coflow 7 (host 0
+    // to 2) finishes at 20,000 B at 20 ms; coflow 7 completes there.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_secs(1),
+        ..core_config("aalo")
+    })
+    .unwrap();
+    let ms = |n: u64| Time(n * 1_000_000);
+    c.sync(&report(0, 1, 7, 2, 0, false)).unwrap();
+    c.tick(ms(10));
+    c.sync(&report(0, 1, 7, 2, 20_000, true)).unwrap();
+    c.sync(&unregister(0, 7)).unwrap();
+    c.tick(ms(20));
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    let n = c.entry_counts();
+    assert_eq!(
+        (n.flows, n.coflows, n.ended_flows, n.completed),
+        (0, 0, 1, 1),
+        "only the tombstones are left: {n:?}"
+    );
+    // Checked against the tombstone: another coflow or destination, or
+    // bytes going back, is refused whole.
+    assert!(c.sync(&report(0, 1, 8, 2, 20_000, true)).is_err());
+    assert!(c.sync(&report(0, 1, 7, 1, 20_000, true)).is_err());
+    assert!(c.sync(&report(0, 1, 7, 2, 19_999, true)).is_err());
+    // A repeated final report, and a repeated unregistration, inside the
+    // retention: acknowledged, not counted again.
+    for t in [500, 1_000] {
+        let r = c.sync(&report(0, 1, 7, 2, 20_000, true)).unwrap();
+        assert_eq!(r.finished_acks, vec![1]);
+        let r = c.sync(&unregister(0, 7)).unwrap();
+        assert_eq!(r.completed_coflows, vec![7]);
+        c.tick(ms(t));
+    }
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    // A coflow naming coflow 7 as its parent takes its DAG one stage on,
+    // from the tombstone.
+    let mut child = report(1, 2, 9, 2, 0, false);
+    child.coflows.push(CoflowInfo {
+        coflow_id: 9,
+        parents: vec![7],
+        unregistered: false,
+    });
+    c.sync(&child).unwrap();
+    c.tick(ms(1_010));
+    assert_eq!(
+        c.coflows[&9].dag,
+        Some(DagId {
+            dag: DagKey::Root(CoflowId(7)),
+            stage: 1
+        })
+    );
+    // Forgotten once the retention has passed since its generation's
+    // stretch (20 ms + 125 ms): then a report of it is a new flow.
+    c.tick(ms(1_140));
+    assert_eq!(c.entry_counts().ended_flows, 1);
+    c.tick(ms(1_150));
+    let n = c.entry_counts();
+    assert_eq!((n.ended_flows, n.completed), (0, 0), "{n:?}");
+    let r = c.sync(&report(0, 1, 7, 2, 20_000, true)).unwrap();
+    assert_eq!(r.finished_acks, vec![1]);
+    assert_eq!(
+        c.entry_counts().flows,
+        2,
+        "taken as new, beside the child's flow"
+    );
 }
