@@ -168,13 +168,15 @@ fn main() {
             let e = core.entry_counts();
             let live = LIVE.load(Relaxed) - base;
             println!(
-                "{:>6} {:>9} {:>9.1} {:>9.1} {:>10.0}  {e:?}",
+                "{:>6} {:>9} {:>9.1} {:>9.1} {:>10.0}  {e:?} compactions {} active {:?}",
                 s,
                 tasks,
                 live as f64 / 1e6,
                 (PEAK.load(Relaxed) - base) as f64 / 1e6,
                 // Per task of the last 30 s (the retention) at the base rate.
                 live as f64 / (rate * 30).min(tasks).max(1) as f64,
+                core.compactions(),
+                core.counts(),
             );
         }
     }

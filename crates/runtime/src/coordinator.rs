@@ -163,8 +163,11 @@ pub struct CoordinatorConfig {
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The state's flows from which a tick may compact it ([`Core::tick`]):
-/// below this, ended flows cost less than rebuilding.
-pub const COMPACT_MIN_FLOWS: usize = 1 << 14;
+/// below this, ended flows cost less than rebuilding. The state and the
+/// scheduler keep about 2 KB per flow added (its coflow's included), so
+/// this bounds the sawtooth of memory between compactions (about 2 MB);
+/// a compaction costs what is active, at most a quarter of this.
+pub const COMPACT_MIN_FLOWS: usize = 1 << 10;
 
 /// Completed coflows kept for [`Core::completed_coflows`] (the most recent
 /// ones; between this and twice this many).
@@ -792,10 +795,10 @@ impl Core {
         }
         // 2a. Ended flows and coflows kept long enough are forgotten; the
         // state is compacted once ended flows outweigh the active ones.
-        let forgot = self.forget_ended(now);
-        if !self.compact_if_due(now) && forgot {
+        if self.forget_ended(now) {
             self.give_back_memory();
         }
+        self.compact_if_due(now);
         // 3. Coflows that arrived.
         for id in std::mem::take(&mut self.new_coflows) {
             let Some(parents) = self.coflows.get(&id).map(|c| c.parents.clone()) else {
@@ -1000,11 +1003,11 @@ impl Core {
     /// After a backlog (a stalled round lets tasks pile up), the maps of
     /// what is active keep the capacity of their peak and the allocator
     /// keeps the freed memory: resident memory would stay at the peak for
-    /// the run's life. Each compaction, and each generation forgotten,
-    /// shrinks an active map holding under a quarter of its capacity to
-    /// twice what it holds, and asks glibc's allocator to return its free
-    /// pages to the system (`malloc_trim`), so resident memory follows what
-    /// is live.
+    /// the run's life. Each time a generation is forgotten (every eighth
+    /// of the agent timeout in a steady run), this shrinks an active map
+    /// holding under a quarter of its capacity to twice what it holds, and
+    /// asks glibc's allocator to return its free pages to the system
+    /// (`malloc_trim`), so resident memory follows what is live.
     fn give_back_memory(&mut self) {
         fn shrink<K: std::hash::Hash + Eq, V>(m: &mut HashMap<K, V>) {
             if m.capacity() > 4 * m.len().max(64) {
@@ -1024,11 +1027,10 @@ impl Core {
     /// Rebuilds the state and the scheduler with only the active coflows
     /// and flows once the state holds at least `compact_min` flows and four
     /// times as many as are active (see "Pruning" in the module doc).
-    /// Whether it did.
-    fn compact_if_due(&mut self, now: Time) -> bool {
+    fn compact_if_due(&mut self, now: Time) {
         let (n, active) = (self.state.n_flows(), self.state.active().len());
         if n < self.compact_min || n < 4 * active {
-            return false;
+            return;
         }
         let mut coflow_id: HashMap<CoflowIdx, u64> = HashMap::new();
         for (&id, c) in &self.coflows {
@@ -1076,14 +1078,12 @@ impl Core {
             self.changes.started.push(f);
         }
         self.compactions += 1;
-        self.give_back_memory();
         debug!(
             flows = n,
             active,
             compactions = self.compactions,
             "compacted the state"
         );
-        true
     }
 
     /// The rate flow `f` is to send at now, bits/s.
