@@ -176,6 +176,20 @@ pub const RECENT_COMPLETED: usize = 4096;
 /// A flow's key: its sending host and its agent's id of it.
 type FlowKey = (u32, u64);
 
+/// A flow a compaction keeps ([`Core::compact_if_due`]).
+enum Kept {
+    /// An active flow, by its entry.
+    Active(FlowKey),
+    /// A finished flow of an active coflow, by what the state knew of it.
+    Finished {
+        coflow: u64,
+        src: u32,
+        dst: u32,
+        size_known: bool,
+        bytes: f64,
+    },
+}
+
 /// [`Core::generation_ns`] for a retention of `retain_ns`: an eighth of it,
 /// at least 1 ns.
 fn generation_ns(retain_ns: u128) -> u64 {
@@ -1032,6 +1046,19 @@ impl Core {
         if n < self.compact_min || n < 4 * active {
             return;
         }
+        // What a rebuild keeps: every flow of an active coflow, finished
+        // ones too (their bytes are the coflow's, and a scheduler ranks
+        // the coflow by them).
+        let kept = active
+            + self
+                .coflows
+                .values()
+                .filter(|c| c.idx.is_some())
+                .map(|c| c.n_done as usize)
+                .sum::<usize>();
+        if n < 4 * kept {
+            return;
+        }
         let mut coflow_id: HashMap<CoflowIdx, u64> = HashMap::new();
         for (&id, c) in &self.coflows {
             if let Some(idx) = c.idx {
@@ -1045,11 +1072,25 @@ impl Core {
             .iter()
             .map(|c| coflow_id[c])
             .collect();
-        let flows: Vec<FlowKey> = self
-            .state
-            .active()
-            .iter()
-            .map(|&f| self.entry_of_idx[f as usize])
+        // The flows kept, in the order they were added (a scheduler breaks
+        // ties by it): an active one by its entry, a finished one by what
+        // the state knows of it (its entry is a tombstone by now).
+        let old = self.state.clairvoyant();
+        let flows: Vec<Kept> = (0..n as FlowIdx)
+            .filter_map(|f| {
+                let c = *coflow_id.get(&old.coflow_of(f))?;
+                if old.is_active(f) {
+                    return Some(Kept::Active(self.entry_of_idx[f as usize]));
+                }
+                let o = old.observed();
+                (o.start(f) != Time::NEVER).then(|| Kept::Finished {
+                    coflow: c,
+                    src: o.src(f).0,
+                    dst: o.dst(f).0,
+                    size_known: o.size_known(f),
+                    bytes: o.sent(f),
+                })
+            })
             .collect();
         self.state = NetState::new(self.state.fabric().clone());
         self.state.set_now(now);
@@ -1070,17 +1111,64 @@ impl Core {
             self.changes.arrived.push(c);
             self.coflows.get_mut(&id).expect("listed").idx = Some(c);
         }
-        for key in flows {
-            let c = self.coflows[&self.flows[&key].coflow]
-                .idx
-                .expect("an active flow's coflow is active");
-            let f = self.add_started_flow(c, key);
+        let mut finished = vec![];
+        for k in flows {
+            let f = match k {
+                Kept::Active(key) => {
+                    let c = self.coflows[&self.flows[&key].coflow]
+                        .idx
+                        .expect("an active flow's coflow is active");
+                    self.add_started_flow(c, key)
+                }
+                Kept::Finished {
+                    coflow,
+                    src,
+                    dst,
+                    size_known,
+                    bytes,
+                } => {
+                    let c = self.coflows[&coflow].idx.expect("kept coflows are active");
+                    let spec = if size_known {
+                        flow(src, dst, (bytes as u64).max(1))
+                    } else {
+                        flow(src, dst, MAX_BYTES).size_unknown()
+                    };
+                    let f = self.state.add_flow(c, &spec);
+                    let started = self.state.start_flow(f);
+                    debug_assert!(started, "sizes are positive");
+                    self.alloc.resize(self.state.n_flows());
+                    if self.entry_of_idx.len() <= f as usize {
+                        self.entry_of_idx.resize(f as usize + 1, (u32::MAX, 0));
+                    }
+                    finished.push((f, bytes));
+                    f
+                }
+            };
             self.changes.started.push(f);
+        }
+        if !finished.is_empty() {
+            // The finished flows start in one call of the scheduler and
+            // finish before the next (a scheduler takes a flow's start
+            // before its finish, as in the run that added them).
+            self.timer.call(
+                &mut self.sched,
+                now,
+                &self.state,
+                &mut self.changes,
+                &mut self.alloc,
+            );
+            self.state.apply_allocation(&mut self.alloc, &mut ());
+            for (f, bytes) in finished {
+                self.state.finish_flow_measured(f, bytes);
+                self.alloc.forget(f);
+                self.changes.finished.push(f);
+            }
         }
         self.compactions += 1;
         debug!(
             flows = n,
             active,
+            kept,
             compactions = self.compactions,
             "compacted the state"
         );

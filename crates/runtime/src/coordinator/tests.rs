@@ -448,15 +448,14 @@ fn compaction_under_varys_with_a_finished_flow_beside_an_open_one() {
 }
 
 /// Found by random exploration (`make fuzz`): under varys, finished and
-/// open flows of one coflow from two hosts, compacted at a tick. A known
-/// bug, not fixed yet: the compacted state holds only the active flows, so
-/// a coflow whose flows have all finished (but which is not unregistered)
-/// is rebuilt empty, and Varys then ranks the coflow behind it one class
-/// higher than before (class 0 against 1). Re-adding the finished flows
-/// needs the schedulers to take a flow started and finished in one batch
-/// of changes, which Varys and Aalo do not yet.
+/// open flows of one coflow from two hosts, compacted at a tick. A rebuild
+/// with only the active flows made a coflow whose flows had all finished
+/// (not unregistered) empty, and Varys, which keeps such a coflow in its
+/// order (at Γ = 0) until it completes, then ranked the coflow behind it a
+/// class higher (0 against 1). The rebuild keeps an active coflow's
+/// finished flows: started in one call of the scheduler, finished before
+/// the next.
 #[test]
-#[ignore = "known bug: compaction rebuilds a coflow with only finished flows empty (Varys ranks differently)"]
 fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
     let steps = vec![
         Step::Sync {
