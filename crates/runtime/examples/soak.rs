@@ -31,7 +31,11 @@
 //! (counted by the writers), received (counted by the receivers) and
 //! accounted (the coordinator's completed bytes), whether any were
 //! lost, and the coordinator's resident memory at the end against its value
-//! at the line nearest 5 minutes. Exit status 1 if any byte or task is missing.
+//! at the line nearest 5 minutes, and the coordinator's fault counters
+//! (`/state`'s `faults`: agents dropped and back, final reports and
+//! unregistrations repeated, coflows reopened or completed with no flow).
+//! Exit status 1 if any byte or task is missing or counted twice; the
+//! processes' logs are then kept.
 
 use coflowkit_runtime::client::AgentClient;
 use std::io::{Read, Write};
@@ -51,6 +55,10 @@ struct Args {
     scheduler: String,
     runtime: PathBuf,
     agent_timeout_ms: u64,
+    /// Stop the coordinator's process (SIGSTOP) every this many seconds
+    /// (0: never), for `stall_ms` each time: a starved machine, on purpose.
+    stall_every: u64,
+    stall_ms: u64,
 }
 
 fn args() -> Args {
@@ -68,6 +76,8 @@ fn args() -> Args {
             .expect("target/PROFILE/examples")
             .join("coflowkit-runtime"),
         agent_timeout_ms: 30_000,
+        stall_every: 0,
+        stall_ms: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -81,9 +91,11 @@ fn args() -> Args {
             "--scheduler" => a.scheduler = v(),
             "--runtime" => a.runtime = v().into(),
             "--agent-timeout-ms" => a.agent_timeout_ms = v().parse().expect("--agent-timeout-ms N"),
+            "--stall-every" => a.stall_every = v().parse().expect("--stall-every SECS"),
+            "--stall-ms" => a.stall_ms = v().parse().expect("--stall-ms N"),
             _ => panic!(
                 "unknown argument {k}: --secs --every --agents --threads --bytes --scheduler \
-                 --runtime --agent-timeout-ms"
+                 --runtime --agent-timeout-ms --stall-every --stall-ms"
             ),
         }
     }
@@ -324,6 +336,28 @@ fn main() {
         "coflows",
         "flows"
     );
+    // Stalls of the coordinator, on purpose (`--stall-every`).
+    let stalls = (a.stall_every > 0).then(|| {
+        let (stop, pid, every, ms) = (stop.clone(), coord.id(), a.stall_every, a.stall_ms);
+        std::thread::spawn(move || {
+            let signal = |sig: &str| {
+                let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+            };
+            let mut n = 0u64;
+            let t = Instant::now();
+            while !stop.load(Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                if t.elapsed() < Duration::from_secs(every * (n + 1)) {
+                    continue;
+                }
+                n += 1;
+                signal("-STOP");
+                std::thread::sleep(Duration::from_millis(ms));
+                signal("-CONT");
+            }
+            n
+        })
+    });
     let t0 = Instant::now();
     let (mut last_tasks, mut last_t) = (0u64, 0.0f64);
     let mut all_rounds: Vec<f64> = vec![];
@@ -371,6 +405,12 @@ fn main() {
         c.join().unwrap();
     }
     let _ = sampling.join();
+    if let Some(n) = stalls.and_then(|s| s.join().ok()) {
+        println!(
+            "# the coordinator was stopped {n} times for {} ms",
+            a.stall_ms
+        );
+    }
     let (n_tasks, n_sent) = (tasks.load(Relaxed), sent.load(Relaxed));
     // Drain: every byte at the receivers, every task complete at the coordinator.
     let wait = Instant::now();
@@ -411,11 +451,17 @@ fn main() {
             (end_rss as f64 / r5 as f64 - 1.0) * 100.0
         );
     }
+    let body = http_get(&http_addr, "/state", token).unwrap_or_default();
+    let faults = body
+        .find("\"faults\":")
+        .and_then(|i| body[i..].find('}').map(|j| &body[i + 9..=i + j]))
+        .unwrap_or("{}");
+    println!("# coordinator faults: {faults}");
     let lost = got != n_sent || accounted as u64 != n_sent || (done as u64) != n_tasks;
     println!(
         "# {}",
         if lost {
-            "LOST: bytes or tasks missing"
+            "LOST: bytes or tasks missing, or counted twice"
         } else {
             "nothing lost"
         }
@@ -426,6 +472,12 @@ fn main() {
             .status();
         let _ = c.wait();
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if lost {
+        // The coordinator's and agents' logs say which agents were dropped
+        // and which coflows reopened.
+        println!("# logs kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     std::process::exit(i32::from(lost));
 }

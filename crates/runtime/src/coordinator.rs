@@ -57,21 +57,32 @@
 //! final bytes, what a repeated report is checked against and acknowledged
 //! by), and a completed coflow leaves its id and Aalo CoflowId. They are
 //! kept in generations, one per eighth of the agent timeout
-//! ([`GENERATIONS`]) by when they ended, and a generation is dropped whole
-//! once the timeout has passed since its stretch ended: each is kept
-//! between the timeout and nine eighths of it, forgetting costs one drop
+//! ([`GENERATIONS`]) by when they ended or were last repeated (a repeated
+//! final report or unregistration moves its tombstone to the newest), and
+//! a generation is dropped whole once the timeout has passed since its
+//! stretch ended (on the awake clock, see "Stalls"): each is kept between
+//! the timeout and nine eighths of it from its last word, forgetting costs one drop
 //! per generation, and what is retained follows the throughput of the last
 //! timeout, not its peak (a generation's maps are sized for what the one
 //! before took, and freed whole). The scheduler's [`NetState`]
 //! (which keeps every flow added) is rebuilt with only the active coflows
 //! (in release order, with their arrival instants and Aalo CoflowIds) and
-//! flows (at their reported bytes), and the scheduler built afresh, once it
-//! holds [`COMPACT_MIN_FLOWS`] flows and four times as many as are active
-//! (a cost linear in the active flows, once per that many ended ones). A
+//! their flows (in the order they were added: the active ones at their
+//! reported bytes, the finished ones started in one call of the scheduler
+//! and finished at their final bytes before the next, so that a coflow's
+//! bytes and a scheduler's history of it are what they were), and the
+//! scheduler built afresh, once it holds [`COMPACT_MIN_FLOWS`] flows and
+//! four times as many as it would keep (a cost linear in what it keeps,
+//! once per three times that many ended ones). A
 //! proptest checks that compacting at every tick changes no schedule under
 //! `aalo`, `varys`, `fair` and `fifo`, whose allocations are functions of
-//! the state. The log of completions keeps the last [`RECENT_COMPLETED`]
-//! and totals.
+//! the state and of the coflows and flows it has seen. One exception is
+//! known: `aalo` ranks a DAG by when it first saw one of its coflows, and
+//! a rebuild forgets the DAGs with no active coflow, so a later coflow of
+//! such a DAG (a child of a completed parent, or a coflow reopened by a
+//! late flow) ranks as a new DAG after a compaction and as an old one
+//! without (`compaction_forgets_aalo_s_rank_of_a_dag_with_no_active_coflow`).
+//! The log of completions keeps the last [`RECENT_COMPLETED`] and totals.
 //!
 //! Why a window of the agent timeout rather than per-client sequence
 //! numbers: what must be recognised is a *repeated* final report (an
@@ -80,7 +91,9 @@
 //! flow of a completed coflow (which reopens it). Both come from an agent
 //! that keeps syncing, and an agent whose syncs stop reaching the
 //! coordinator for longer than the timeout is dropped: so a repeat arrives
-//! within the timeout of the coordinator's last word on it, and the window
+//! within the timeout of the last one (each repeat restarts the window: an
+//! agent whose replies are all lost, each past its 2 s deadline, keeps
+//! repeating while its syncs are taken), and the window
 //! needs no change to the protocol and no per-flow state at the agents.
 //! Sequence numbers would forget sooner, but flows finish out of order
 //! and a client re-announces recently closed flows to a restarted agent
@@ -98,7 +111,21 @@
 //! unregistered, so it completes once its flows on other hosts finish.
 //! If it syncs again it is taken as any agent: the flows the drop finished
 //! stay finished (their later bytes are not counted; their final reports
-//! are acknowledged), new flows are scheduled. [`Core::drops`] counts it.
+//! are acknowledged), new flows are scheduled. [`Core::drops`] counts it,
+//! and [`Core::faults`] (`/state`'s `faults`) every other late or repeated
+//! report, so a long run can check its totals.
+//!
+//! # Stalls
+//!
+//! Silence and age are measured on an awake clock: the coordinator's clock
+//! with each gap between two ticks counted up to a quarter of the agent
+//! timeout (at most 1 s, at least 2 Δ). When the coordinator's own process
+//! stalls (a starved machine), the agents' syncs wait behind it; counted
+//! whole, its first tick after a stall longer than the timeout would drop
+//! every agent and forget every tombstone before taking those syncs, and
+//! their repeats would then count again (the soak with `--stall-every`:
+//! 29 agents dropped and 31,802 coflows completed twice in 150 s, stalls of
+//! 4 s against a 3 s timeout). A stall is logged with its length.
 //!
 //! Correctness properties: a flow's reported bytes never decrease and its
 //! coflow and destination never change (a sync that says otherwise is
@@ -161,6 +188,16 @@ pub struct CoordinatorConfig {
 /// The default of [`CoordinatorConfig::agent_timeout`]: 30 s, well past an
 /// agent's retries (Δ, doubling up to 1 s) and its sync call's timeout (2 s).
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most a gap between two ticks advances the awake clock
+/// ([`Core::tick`]; "Stalls" in the module doc): a quarter of the agent
+/// timeout, at most 1 s, and at least 2 Δ.
+fn max_awake_step(delta: Duration, agent_timeout: Duration) -> u64 {
+    let step = (agent_timeout / 4)
+        .min(Duration::from_secs(1))
+        .max(2 * delta);
+    step.as_nanos().min(u64::MAX as u128) as u64
+}
 
 /// The state's flows from which a tick may compact it ([`Core::tick`]):
 /// below this, ended flows cost less than rebuilding. The state and the
@@ -342,6 +379,16 @@ pub struct Core {
     seen_at: Vec<Option<Time>>,
     dropped: Vec<bool>,
     drops: Drops,
+    faults: Faults,
+    /// The awake clock: the coordinator's clock with each gap between two
+    /// ticks counted up to `max_awake_step` (see "Stalls" in the module
+    /// doc). Agents' silence and tombstones' age are measured on it.
+    awake: Time,
+    max_awake_step: u64,
+    /// The coordination interval Δ (for `max_awake_step`).
+    delta: Duration,
+    /// The last tick's instant (the coordinator's clock).
+    last_now: Option<Time>,
     refused: u64,
     /// Per host: the session and number of the last numbered sync taken.
     sync_seq: Vec<(u64, u64)>,
@@ -365,6 +412,58 @@ pub struct Drops {
     pub bytes: u64,
     /// Coflows owned by dropped agents that the drops unregistered.
     pub coflows: u64,
+}
+
+/// What faults and late reports did, in all: `/state`'s `faults`, what a
+/// long run checks its totals against (a task counted twice shows here
+/// first).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Agents that stayed away, and what dropping them did.
+    pub drops: Drops,
+    /// Final reports of a finished flow taken again from its tombstone
+    /// (acknowledged; its bytes not counted again).
+    pub repeated_finals: u64,
+    /// Unregistrations of a completed coflow taken again (acknowledged; not
+    /// completed again).
+    pub repeated_unregisters: u64,
+    /// Flows first reported after their coflow completed: it reopened, and
+    /// completes again (counted again).
+    pub reopened_coflows: u64,
+    /// Coflows first reported already unregistered with no flow reported
+    /// beside them: each completes with no flow. A task with no flow does
+    /// this; so would an unregistration repeated after its coflow was
+    /// forgotten.
+    pub empty_coflows: u64,
+    /// Flows first reported for a coflow neither active nor listed in the
+    /// same sync (the coflow arrives with them, not unregistered): a flow
+    /// of another host's coflow reported before its owner's, or a final
+    /// report repeated after its tombstone was forgotten.
+    pub orphan_flows: u64,
+}
+
+impl Faults {
+    /// As a JSON object.
+    pub fn write_json(&self, o: &mut String) {
+        use std::fmt::Write;
+        let d = &self.drops;
+        let _ = write!(
+            o,
+            "{{\"agents_dropped\":{},\"agents_returned\":{},\"drop_flows\":{},\"drop_bytes\":{},\
+             \"drop_coflows\":{},\"repeated_finals\":{},\"repeated_unregisters\":{},\
+             \"reopened_coflows\":{},\"empty_coflows\":{},\"orphan_flows\":{}}}",
+            d.agents,
+            d.returned,
+            d.flows,
+            d.bytes,
+            d.coflows,
+            self.repeated_finals,
+            self.repeated_unregisters,
+            self.reopened_coflows,
+            self.empty_coflows,
+            self.orphan_flows
+        );
+    }
 }
 
 /// How many entries the coordinator holds (what a long run must keep
@@ -515,6 +614,11 @@ impl Core {
             seen_at: vec![None; n],
             dropped: vec![false; n],
             drops: Drops::default(),
+            faults: Faults::default(),
+            awake: Time(0),
+            max_awake_step: max_awake_step(cfg.delta, cfg.agent_timeout),
+            delta: cfg.delta,
+            last_now: None,
             refused: 0,
             sync_seq: vec![(0, 0); n],
             stale: 0,
@@ -597,7 +701,7 @@ impl Core {
                 let h = r.host as usize;
                 self.syncs[h] += 1;
                 self.last_sync[h] = Some(Instant::now());
-                self.seen_at[h] = Some(self.state.now());
+                self.seen_at[h] = Some(self.awake);
                 if std::mem::take(&mut self.dropped[h]) {
                     self.drops.returned += 1;
                     warn!(
@@ -632,8 +736,20 @@ impl Core {
             if self.completed_dag(c.coflow_id).is_some() {
                 if c.unregistered {
                     completed_coflows.push(c.coflow_id);
+                    self.faults.repeated_unregisters += 1;
+                    // Kept for the timeout from now, as a repeated final
+                    // report of a flow is.
+                    let dag = self.take_completed(c.coflow_id).expect("listed");
+                    let awake = self.awake;
+                    self.generation(awake).coflows.insert(c.coflow_id, dag);
                 }
                 continue;
+            }
+            if c.unregistered
+                && !self.coflows.contains_key(&c.coflow_id)
+                && !r.flows.iter().any(|f| f.coflow_id == c.coflow_id)
+            {
+                self.faults.empty_coflows += 1;
             }
             let e = self.coflow_entry(c.coflow_id);
             if e.idx.is_none() && !c.parents.is_empty() {
@@ -646,17 +762,23 @@ impl Core {
         for f in &r.flows {
             let key = (r.host, f.flow_id);
             if !self.flows.contains_key(&key) {
-                if let Some(t) = self.ended_flow_mut(key) {
+                if let Some(mut t) = self.take_ended_flow(key) {
                     // A repeated report of a finished flow (its final one
                     // until acknowledged; or later bytes from an agent
-                    // dropped and back, not counted).
+                    // dropped and back, not counted). Its tombstone is kept
+                    // for the timeout from now: the agent repeats it until
+                    // an acknowledgement reaches it.
                     t.bytes = t.bytes.max(f.bytes_sent);
                     if f.finished {
                         acks.push(f.flow_id);
+                        self.faults.repeated_finals += 1;
                     }
+                    let awake = self.awake;
+                    self.generation(awake).flows.insert(key, t);
                     continue;
                 }
                 if self.remove_completed(f.coflow_id) {
+                    self.faults.reopened_coflows += 1;
                     // Its owner unregistered it before this host's first
                     // report of the flow (a short flow on another host):
                     // it arrives again, and completes when its flows do.
@@ -666,6 +788,8 @@ impl Core {
                         "a flow joined a completed coflow; reopening it"
                     );
                     self.coflow_entry(f.coflow_id).unregistered = true;
+                } else if !self.coflows.contains_key(&f.coflow_id) {
+                    self.faults.orphan_flows += 1;
                 }
                 self.coflow_entry(f.coflow_id).n_open += 1;
                 self.flows.insert(
@@ -740,9 +864,20 @@ impl Core {
 
     fn tick_inner(&mut self, now: Time) {
         let now = now.max(self.state.now());
+        let gap = self.last_now.map_or(0, |t| now.0.saturating_sub(t.0));
+        if gap > self.max_awake_step {
+            warn!(
+                gap_ms = gap / 1_000_000,
+                "the coordinator stalled between two ticks; its awake clock (agent timeout, \
+                 tombstones) counts only part of it"
+            );
+        }
+        self.awake = Time(self.awake.0 + gap.min(self.max_awake_step));
+        self.last_now = Some(now);
+        let awake = self.awake;
         self.state.set_now(now);
         // 0. Agents that stayed away: their open flows finish (step 1).
-        self.drop_silent_agents(now);
+        self.drop_silent_agents(awake);
         // 1. Flows that finished, once a tick has started them.
         let finishing = std::mem::take(&mut self.finishing);
         for key in finishing {
@@ -762,7 +897,7 @@ impl Core {
                 c.n_done += 1;
                 c.bytes_done += e.bytes;
             }
-            self.generation(now).flows.insert(
+            self.generation(awake).flows.insert(
                 key,
                 EndedFlow {
                     coflow: e.coflow,
@@ -785,7 +920,7 @@ impl Core {
             self.state.complete_coflow(idx);
             self.changes.finished_coflows.push(idx);
             let dag = c.dag.expect("arrived");
-            self.generation(now).coflows.insert(id, dag);
+            self.generation(awake).coflows.insert(id, dag);
             let cct_ms = now.0.saturating_sub(c.arrived.0) as f64 / 1e6;
             debug!(
                 coflow = id,
@@ -809,7 +944,7 @@ impl Core {
         }
         // 2a. Ended flows and coflows kept long enough are forgotten; the
         // state is compacted once ended flows outweigh the active ones.
-        if self.forget_ended(now) {
+        if self.forget_ended(awake) {
             self.give_back_memory();
         }
         self.compact_if_due(now);
@@ -894,7 +1029,7 @@ impl Core {
     }
 
     /// Step 0 of a tick: drops every agent whose last sync taken was more
-    /// than the agent timeout before `now`. Its open flows are marked
+    /// than the agent timeout before `now` (on the awake clock). Its open flows are marked
     /// finished at their last reported count (step 1 finishes them, and
     /// their coflows count those bytes), and the coflows it registered are
     /// unregistered (they complete once their flows on other hosts finish).
@@ -974,12 +1109,22 @@ impl Core {
         self.ended.iter().rev().find_map(|g| g.flows.get(&key))
     }
 
-    /// See [`Core::ended_flow`].
-    fn ended_flow_mut(&mut self, key: FlowKey) -> Option<&mut EndedFlow> {
+    /// Takes a finished flow's tombstone out of its generation (the caller
+    /// puts it back, in the newest).
+    fn take_ended_flow(&mut self, key: FlowKey) -> Option<EndedFlow> {
         self.ended
             .iter_mut()
             .rev()
-            .find_map(|g| g.flows.get_mut(&key))
+            .find_map(|g| g.flows.remove(&key))
+    }
+
+    /// Takes a completed coflow's id out of its generation; its Aalo
+    /// CoflowId.
+    fn take_completed(&mut self, id: u64) -> Option<DagId> {
+        self.ended
+            .iter_mut()
+            .rev()
+            .find_map(|g| g.coflows.remove(&id))
     }
 
     /// A completed coflow's Aalo CoflowId, if it is not forgotten yet.
@@ -1199,6 +1344,14 @@ impl Core {
         self.drops
     }
 
+    /// What faults and late reports did so far ([`Faults`]).
+    pub fn faults(&self) -> Faults {
+        Faults {
+            drops: self.drops,
+            ..self.faults
+        }
+    }
+
     /// Times the state was compacted.
     pub fn compactions(&self) -> u64 {
         self.compactions
@@ -1210,6 +1363,7 @@ impl Core {
     pub fn set_agent_timeout(&mut self, d: Duration) {
         self.retain = d.as_nanos().clamp(1, u64::MAX as u128) as u64;
         self.generation_ns = generation_ns(d.as_nanos());
+        self.max_awake_step = max_awake_step(self.delta, d);
     }
 
     /// Sets the state's flows from which a tick may compact it
@@ -1322,6 +1476,7 @@ impl Core {
             stale_syncs: self.stale,
             completed_coflows: self.n_completed,
             completed_bytes: self.completed_bytes,
+            faults: self.faults(),
             agents,
             coflows,
             flows,

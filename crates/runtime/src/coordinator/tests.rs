@@ -474,6 +474,60 @@ fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
     compaction_changes_no_schedule(1, steps).unwrap();
 }
 
+/// Found by the compaction property with other seeds (4 and 5, and an
+/// unseeded run): under aalo, a coflow with no flow completes (its DAG has
+/// no active coflow left), the state is compacted, and a later coflow of
+/// that DAG arrives (coflow 4 reopened by a late flow; or a child naming
+/// coflow 1 as its parent): aalo ranks DAGs by when it first saw one of
+/// their coflows, so without the compaction the DAG ranks first (it was
+/// seen first) and after it as a new one. A known limit, not fixed: the
+/// rank of a DAG with no active coflow is what a rebuild forgets, and
+/// keeping it would mean keeping every DAG aalo has seen (or a rank the
+/// state carries, which aalo does not read). Under the default seed the
+/// property passes; the soak's tasks have no parents and are never
+/// reopened.
+#[test]
+#[ignore = "known limit: a compaction forgets aalo's rank of a DAG with no active coflow"]
+fn compaction_forgets_aalo_s_rank_of_a_dag_with_no_active_coflow() {
+    let reopened = vec![
+        Step::Sync {
+            host: 0,
+            flows: vec![],
+            unreg: vec![(4, vec![])],
+        },
+        Step::Tick(1),
+        Step::Tick(1),
+        Step::Sync {
+            host: 1,
+            flows: vec![(0, 4, 0, 30, true), (2, 3, 0, 611, false)],
+            unreg: vec![],
+        },
+        Step::Tick(21_175_200),
+    ];
+    compaction_changes_no_schedule(0, reopened).unwrap();
+    let child = vec![
+        Step::Sync {
+            host: 0,
+            flows: vec![],
+            unreg: vec![(2, vec![1])],
+        },
+        Step::Tick(1),
+        Step::Sync {
+            host: 0,
+            flows: vec![(1, 3, 1, 0, false)],
+            unreg: vec![],
+        },
+        Step::Tick(1),
+        Step::Sync {
+            host: 0,
+            flows: vec![(2, 1, 1, 0, false)],
+            unreg: vec![],
+        },
+        Step::Tick(2_076_500),
+    ];
+    compaction_changes_no_schedule(0, child).unwrap();
+}
+
 #[test]
 fn an_agent_away_past_the_timeout_is_dropped_and_its_bytes_counted() {
     // Host 0 owns coflow 7 (a flow from host 0 and one from host 1); host
@@ -619,6 +673,8 @@ fn a_finished_flow_s_tombstone_checks_and_acknowledges_repeats_until_forgotten()
         ..core_config("aalo")
     })
     .unwrap();
+    // Every gap between its ticks counts whole on the awake clock.
+    c.max_awake_step = u64::MAX;
     let ms = |n: u64| Time(n * 1_000_000);
     c.sync(&report(0, 1, 7, 2, 0, false)).unwrap();
     c.tick(ms(10));
@@ -664,11 +720,13 @@ fn a_finished_flow_s_tombstone_checks_and_acknowledges_repeats_until_forgotten()
             stage: 1
         })
     );
-    // Forgotten once the retention has passed since its generation's
-    // stretch (20 ms + 125 ms): then a report of it is a new flow.
-    c.tick(ms(1_140));
+    // Each repeat put the tombstones in the newest generation (the last
+    // one, taken at 500 ms, in the stretch from 500 ms): forgotten once the
+    // retention has passed since that stretch (500 ms + 125 ms + 1 s); then
+    // a report of it is a new flow.
+    c.tick(ms(1_620));
     assert_eq!(c.entry_counts().ended_flows, 1);
-    c.tick(ms(1_150));
+    c.tick(ms(1_630));
     let n = c.entry_counts();
     assert_eq!((n.ended_flows, n.completed), (0, 0), "{n:?}");
     let r = c.sync(&report(0, 1, 7, 2, 20_000, true)).unwrap();
@@ -678,4 +736,116 @@ fn a_finished_flow_s_tombstone_checks_and_acknowledges_repeats_until_forgotten()
         2,
         "taken as new, beside the child's flow"
     );
+}
+
+#[test]
+fn reports_repeated_past_the_timeout_while_replies_are_lost_are_not_counted_again() {
+    // The soak's over-count (issue 70): an agent whose syncs are taken but
+    // whose replies never reach it (each past its 2 s deadline, under a
+    // starved machine) repeats a finished flow's final report and its
+    // coflow's unregistration. Forgotten a timeout after the flow ended,
+    // they were taken as new: the coflow completed again. Each repeat now
+    // keeps its tombstone for a timeout from then.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_millis(100),
+        ..core_config("aalo")
+    })
+    .unwrap();
+    let ms = |n: u64| Time(n * 1_000_000);
+    let mut task = report(0, 1, 7, 2, 0, false);
+    task.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: false,
+    }];
+    c.sync(&task).unwrap();
+    c.tick(ms(10));
+    let mut end = report(0, 1, 7, 2, 20_000, true);
+    end.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: true,
+    }];
+    for t in 2..60 {
+        c.sync(&end).unwrap();
+        c.tick(ms(10 * t));
+    }
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    let f = c.faults();
+    assert_eq!(f.drops, Drops::default());
+    assert_eq!(
+        (f.repeated_finals, f.reopened_coflows, f.empty_coflows),
+        (57, 0, 0)
+    );
+    assert!(f.repeated_unregisters >= 55, "{f:?}");
+    // Once the agent is told, and stops, they are forgotten a timeout on.
+    for t in 60..80 {
+        c.sync(&report(0, 2, 8, 2, 0, false)).unwrap();
+        c.tick(ms(10 * t));
+    }
+    let n = c.entry_counts();
+    assert_eq!((n.ended_flows, n.completed), (0, 0), "{n:?}");
+}
+
+#[test]
+fn a_coordinator_stalled_past_the_timeout_drops_no_agent_and_counts_nothing_twice() {
+    // The coordinator's process is stopped for 5 s (a starved machine;
+    // the soak's `--stall-every`), four times the 1 s agent timeout. Its
+    // first tick after the stall must not drop the agents whose syncs
+    // wait behind it, nor forget the tombstones they are about to repeat:
+    // the awake clock counts 1 s of the gap, not 5.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_secs(1),
+        ..core_config("fair")
+    })
+    .unwrap();
+    let ms = |n: u64| Time(n * 1_000_000);
+    let mut task = report(0, 1, 7, 2, 0, false);
+    task.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: false,
+    }];
+    c.sync(&task).unwrap();
+    c.sync(&report(1, 5, 8, 2, 0, false)).unwrap();
+    c.tick(ms(10));
+    let mut end = report(0, 1, 7, 2, 20_000, true);
+    end.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: true,
+    }];
+    c.sync(&end).unwrap();
+    c.sync(&report(1, 5, 8, 2, 1_000, false)).unwrap();
+    c.tick(ms(20));
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    // Stopped from 20 ms to 5,020 ms; its replies were lost, so host 0
+    // repeats its final report and unregistration.
+    c.tick(ms(5_020));
+    assert_eq!(
+        c.drops(),
+        Drops::default(),
+        "no agent dropped for our stall"
+    );
+    let r = c.sync(&end).unwrap();
+    assert_eq!((r.finished_acks, r.completed_coflows), (vec![1], vec![7]));
+    c.sync(&report(1, 5, 8, 2, 9_000, true)).unwrap();
+    c.tick(ms(5_030));
+    c.tick(ms(5_040));
+    assert_eq!(c.completed_totals(), (1, 20_000), "coflow 7 once");
+    assert_eq!(c.counts(), (1, 0), "coflow 8 waits for its owner");
+    let f = c.faults();
+    // Host 1's flow of coflow 8 came without its coflow (an orphan, as a
+    // flow of another host's coflow is); nothing else is odd.
+    assert_eq!(
+        (f.reopened_coflows, f.empty_coflows, f.orphan_flows),
+        (0, 0, 1)
+    );
+    // An agent that does stay away is still dropped, a timeout of awake
+    // time later (host 1 from 5,020 ms).
+    for t in 0..120 {
+        c.sync(&report(0, 9, 9, 1, 0, false)).unwrap();
+        c.tick(ms(5_050 + 10 * t));
+    }
+    assert_eq!(c.drops().agents, 1, "{:?}", c.drops());
 }
