@@ -36,6 +36,11 @@
 //! unregistrations repeated, coflows reopened or completed with no flow).
 //! Exit status 1 if any byte or task is missing or counted twice; the
 //! processes' logs are then kept.
+//!
+//! `--stall-every SECS --stall-ms MS` stops the coordinator's process
+//! (SIGSTOP, then SIGCONT) for MS every SECS: a starved machine on purpose,
+//! the reproduction of docs/lab/runtime-soak.md's over-count (with
+//! `--agent-timeout-ms` below MS).
 
 use coflowkit_runtime::client::AgentClient;
 use std::io::{Read, Write};
