@@ -78,7 +78,11 @@ fn small_tasks_back_to_back_lose_nothing_and_leave_no_entries() {
     );
     // Every task's flow came with its coflow, and none completed twice.
     assert_eq!(
-        (faults.reopened_coflows, faults.empty_coflows, faults.orphan_flows),
+        (
+            faults.reopened_coflows,
+            faults.empty_coflows,
+            faults.orphan_flows
+        ),
         (0, 0, 0),
         "{faults:?}"
     );
