@@ -21,15 +21,26 @@
 //!
 //! Every `--every` seconds it prints one line: the time, tasks per second
 //! over the interval, the coordinator's resident memory (VmRSS of its
-//! process) and the agents' summed, the latency of a scheduling round
+//! process; at that instant, and the lowest and highest of the interval's
+//! samples, taken five times a second) and the agents' summed, the latency of a scheduling round
 //! (median and p99 of the coordinator's last tick duration, read from
 //! `/state` five times a second: a sample of the rounds), the coordinator's
 //! completed coflows and bytes, and the coflows and flows active. At the
 //! end it stops the clients, waits for the receivers to drain and for the
 //! coordinator to report every task complete, and prints bytes sent
 //! (counted by the writers), received (counted by the receivers) and
-//! accounted (the coordinator's completed bytes), and whether any were
-//! lost. Exit status 1 if any byte or task is missing.
+//! accounted (the coordinator's completed bytes), whether any were
+//! lost, and the coordinator's resident memory at the end against its value
+//! at the line nearest 5 minutes, and the coordinator's fault counters
+//! (`/state`'s `faults`: agents dropped and back, final reports and
+//! unregistrations repeated, coflows reopened or completed with no flow).
+//! Exit status 1 if any byte or task is missing or counted twice; the
+//! processes' logs are then kept.
+//!
+//! `--stall-every SECS --stall-ms MS` stops the coordinator's process
+//! (SIGSTOP, then SIGCONT) for MS every SECS: a starved machine on purpose,
+//! the reproduction of docs/lab/runtime-soak.md's over-count (with
+//! `--agent-timeout-ms` below MS).
 
 use coflowkit_runtime::client::AgentClient;
 use std::io::{Read, Write};
@@ -49,6 +60,10 @@ struct Args {
     scheduler: String,
     runtime: PathBuf,
     agent_timeout_ms: u64,
+    /// Stop the coordinator's process (SIGSTOP) every this many seconds
+    /// (0: never), for `stall_ms` each time: a starved machine, on purpose.
+    stall_every: u64,
+    stall_ms: u64,
 }
 
 fn args() -> Args {
@@ -66,6 +81,8 @@ fn args() -> Args {
             .expect("target/PROFILE/examples")
             .join("coflowkit-runtime"),
         agent_timeout_ms: 30_000,
+        stall_every: 0,
+        stall_ms: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -79,9 +96,11 @@ fn args() -> Args {
             "--scheduler" => a.scheduler = v(),
             "--runtime" => a.runtime = v().into(),
             "--agent-timeout-ms" => a.agent_timeout_ms = v().parse().expect("--agent-timeout-ms N"),
+            "--stall-every" => a.stall_every = v().parse().expect("--stall-every SECS"),
+            "--stall-ms" => a.stall_ms = v().parse().expect("--stall-ms N"),
             _ => panic!(
                 "unknown argument {k}: --secs --every --agents --threads --bytes --scheduler \
-                 --runtime --agent-timeout-ms"
+                 --runtime --agent-timeout-ms --stall-every --stall-ms"
             ),
         }
     }
@@ -274,10 +293,18 @@ fn main() {
             })
         })
         .collect();
-    // Round latency samples (the last tick's duration, 5 per second).
+    // Round latency samples (the last tick's duration, 5 per second), and
+    // the coordinator's resident memory at the same instants.
     let samples = Arc::new(Mutex::new(Vec::<f64>::new()));
+    let rss_samples = Arc::new(Mutex::new(Vec::<u64>::new()));
     let sampling = {
-        let (samples, stop, http_addr) = (samples.clone(), stop.clone(), http_addr.clone());
+        let (samples, rss_samples, stop, http_addr) = (
+            samples.clone(),
+            rss_samples.clone(),
+            stop.clone(),
+            http_addr.clone(),
+        );
+        let pid = coord.id();
         std::thread::spawn(move || {
             while !stop.load(Relaxed) {
                 if let Some(t) =
@@ -285,6 +312,7 @@ fn main() {
                 {
                     samples.lock().unwrap().push(t);
                 }
+                rss_samples.lock().unwrap().push(rss(pid));
                 std::thread::sleep(Duration::from_millis(200));
             }
         })
@@ -299,11 +327,12 @@ fn main() {
         coord.id()
     );
     println!(
-        "{:>6} {:>8} {:>9} {:>10} {:>11} {:>11} {:>11} {:>11} {:>14} {:>7} {:>6}",
+        "{:>6} {:>8} {:>9} {:>10} {:>13} {:>11} {:>11} {:>11} {:>11} {:>14} {:>7} {:>6}",
         "t_s",
         "tasks",
         "tasks/s",
         "coord_MB",
+        "coord_min-max",
         "agents_MB",
         "round_p50ms",
         "round_p99ms",
@@ -312,9 +341,33 @@ fn main() {
         "coflows",
         "flows"
     );
+    // Stalls of the coordinator, on purpose (`--stall-every`).
+    let stalls = (a.stall_every > 0).then(|| {
+        let (stop, pid, every, ms) = (stop.clone(), coord.id(), a.stall_every, a.stall_ms);
+        std::thread::spawn(move || {
+            let signal = |sig: &str| {
+                let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+            };
+            let mut n = 0u64;
+            let t = Instant::now();
+            while !stop.load(Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                if t.elapsed() < Duration::from_secs(every * (n + 1)) {
+                    continue;
+                }
+                n += 1;
+                signal("-STOP");
+                std::thread::sleep(Duration::from_millis(ms));
+                signal("-CONT");
+            }
+            n
+        })
+    });
     let t0 = Instant::now();
     let (mut last_tasks, mut last_t) = (0u64, 0.0f64);
     let mut all_rounds: Vec<f64> = vec![];
+    // The coordinator's resident memory at the line nearest 5 minutes.
+    let mut at_5min: Option<(f64, u64)> = None;
     let mut tick = 1;
     while t0.elapsed() < Duration::from_secs(a.secs) {
         let next = Duration::from_secs((tick * a.every).min(a.secs));
@@ -324,13 +377,24 @@ fn main() {
         let n = tasks.load(Relaxed);
         let mut rounds = std::mem::take(&mut *samples.lock().unwrap());
         all_rounds.extend_from_slice(&rounds);
+        let rss_in = std::mem::take(&mut *rss_samples.lock().unwrap());
         let body = http_get(&http_addr, "/state", token).unwrap_or_default();
+        let coord_rss = rss(coord.id());
+        if at_5min.is_none_or(|(t5, _)| (t - 300.0).abs() < (t5 - 300.0).abs()) {
+            at_5min = Some((t, coord_rss));
+        }
+        let mb = |b: Option<&u64>| b.map_or(f64::NAN, |&b| b as f64 / 1e6);
         println!(
-            "{:>6.0} {:>8} {:>9.0} {:>10.1} {:>11.1} {:>11.3} {:>11.3} {:>11} {:>14} {:>7} {:>6}",
+            "{:>6.0} {:>8} {:>9.0} {:>10.1} {:>13} {:>11.1} {:>11.3} {:>11.3} {:>11} {:>14} {:>7} {:>6}",
             t,
             n,
             (n - last_tasks) as f64 / (t - last_t),
-            rss(coord.id()) as f64 / 1e6,
+            coord_rss as f64 / 1e6,
+            format!(
+                "{:.1}-{:.1}",
+                mb(rss_in.iter().min()),
+                mb(rss_in.iter().max())
+            ),
             agents.iter().map(|c| rss(c.id())).sum::<u64>() as f64 / 1e6,
             pct(&mut rounds, 0.5) * 1e3,
             pct(&mut rounds, 0.99) * 1e3,
@@ -346,6 +410,12 @@ fn main() {
         c.join().unwrap();
     }
     let _ = sampling.join();
+    if let Some(n) = stalls.and_then(|s| s.join().ok()) {
+        println!(
+            "# the coordinator was stopped {n} times for {} ms",
+            a.stall_ms
+        );
+    }
     let (n_tasks, n_sent) = (tasks.load(Relaxed), sent.load(Relaxed));
     // Drain: every byte at the receivers, every task complete at the coordinator.
     let wait = Instant::now();
@@ -369,19 +439,34 @@ fn main() {
         plain.load(Relaxed),
         errors.load(Relaxed)
     );
+    let end_rss = rss(coord.id());
     println!(
         "# round latency over the run: p50 {:.3} ms, p99 {:.3} ms ({} samples); coordinator \
          resident {:.1} MB at the end ({secs:.0} s)",
         pct(&mut all_rounds, 0.5) * 1e3,
         pct(&mut all_rounds, 0.99) * 1e3,
         all_rounds.len(),
-        rss(coord.id()) as f64 / 1e6
+        end_rss as f64 / 1e6
     );
+    if let Some((t5, r5)) = at_5min {
+        println!(
+            "# coordinator resident {:.1} MB at {t5:.0} s, {:.1} MB at the end: {:+.1}%",
+            r5 as f64 / 1e6,
+            end_rss as f64 / 1e6,
+            (end_rss as f64 / r5 as f64 - 1.0) * 100.0
+        );
+    }
+    let body = http_get(&http_addr, "/state", token).unwrap_or_default();
+    let faults = body
+        .find("\"faults\":")
+        .and_then(|i| body[i..].find('}').map(|j| &body[i + 9..=i + j]))
+        .unwrap_or("{}");
+    println!("# coordinator faults: {faults}");
     let lost = got != n_sent || accounted as u64 != n_sent || (done as u64) != n_tasks;
     println!(
         "# {}",
         if lost {
-            "LOST: bytes or tasks missing"
+            "LOST: bytes or tasks missing, or counted twice"
         } else {
             "nothing lost"
         }
@@ -392,6 +477,12 @@ fn main() {
             .status();
         let _ = c.wait();
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if lost {
+        // The coordinator's and agents' logs say which agents were dropped
+        // and which coflows reopened.
+        println!("# logs kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     std::process::exit(i32::from(lost));
 }

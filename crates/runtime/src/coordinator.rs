@@ -52,19 +52,37 @@
 //!
 //! # Pruning
 //!
-//! A long run must not keep what has ended. A finished flow's entry and a
-//! completed coflow's id are kept for the agent timeout after they end
-//! (`Forget`, in the order they ended, so forgetting costs nothing per
-//! tick but what is forgotten), then dropped; the scheduler's [`NetState`]
+//! A long run must not keep what has ended. A flow a tick finishes leaves
+//! its entry for a tombstone (`EndedFlow`: its coflow, destination and
+//! final bytes, what a repeated report is checked against and acknowledged
+//! by), and a completed coflow leaves its id and Aalo CoflowId. They are
+//! kept in generations, one per eighth of the agent timeout
+//! ([`GENERATIONS`]) by when they ended or were last repeated (a repeated
+//! final report or unregistration moves its tombstone to the newest), and
+//! a generation is dropped whole once the timeout has passed since its
+//! stretch ended (on the awake clock, see "Stalls"): each is kept between
+//! the timeout and nine eighths of it from its last word, forgetting costs one drop
+//! per generation, and what is retained follows the throughput of the last
+//! timeout, not its peak (a generation's maps are sized for what the one
+//! before took, and freed whole). The scheduler's [`NetState`]
 //! (which keeps every flow added) is rebuilt with only the active coflows
 //! (in release order, with their arrival instants and Aalo CoflowIds) and
-//! flows (at their reported bytes), and the scheduler built afresh, once it
-//! holds [`COMPACT_MIN_FLOWS`] flows and four times as many as are active
-//! (a cost linear in the active flows, once per that many ended ones). A
+//! their flows (in the order they were added: the active ones at their
+//! reported bytes, the finished ones started in one call of the scheduler
+//! and finished at their final bytes before the next, so that a coflow's
+//! bytes and a scheduler's history of it are what they were), and the
+//! scheduler built afresh, once it holds [`COMPACT_MIN_FLOWS`] flows and
+//! four times as many as it would keep (a cost linear in what it keeps,
+//! once per three times that many ended ones). A
 //! proptest checks that compacting at every tick changes no schedule under
 //! `aalo`, `varys`, `fair` and `fifo`, whose allocations are functions of
-//! the state. The log of completions keeps the last [`RECENT_COMPLETED`]
-//! and totals.
+//! the state and of the coflows and flows it has seen. One exception is
+//! known: `aalo` ranks a DAG by when it first saw one of its coflows, and
+//! a rebuild forgets the DAGs with no active coflow, so a later coflow of
+//! such a DAG (a child of a completed parent, or a coflow reopened by a
+//! late flow) ranks as a new DAG after a compaction and as an old one
+//! without (`compaction_forgets_aalo_s_rank_of_a_dag_with_no_active_coflow`).
+//! The log of completions keeps the last [`RECENT_COMPLETED`] and totals.
 //!
 //! Why a window of the agent timeout rather than per-client sequence
 //! numbers: what must be recognised is a *repeated* final report (an
@@ -73,7 +91,9 @@
 //! flow of a completed coflow (which reopens it). Both come from an agent
 //! that keeps syncing, and an agent whose syncs stop reaching the
 //! coordinator for longer than the timeout is dropped: so a repeat arrives
-//! within the timeout of the coordinator's last word on it, and the window
+//! within the timeout of the last one (each repeat restarts the window: an
+//! agent whose replies are all lost, each past its 2 s deadline, keeps
+//! repeating while its syncs are taken), and the window
 //! needs no change to the protocol and no per-flow state at the agents.
 //! Sequence numbers would forget sooner, but flows finish out of order
 //! and a client re-announces recently closed flows to a restarted agent
@@ -91,7 +111,21 @@
 //! unregistered, so it completes once its flows on other hosts finish.
 //! If it syncs again it is taken as any agent: the flows the drop finished
 //! stay finished (their later bytes are not counted; their final reports
-//! are acknowledged), new flows are scheduled. [`Core::drops`] counts it.
+//! are acknowledged), new flows are scheduled. [`Core::drops`] counts it,
+//! and [`Core::faults`] (`/state`'s `faults`) every other late or repeated
+//! report, so a long run can check its totals.
+//!
+//! # Stalls
+//!
+//! Silence and age are measured on an awake clock: the coordinator's clock
+//! with each gap between two ticks counted up to a quarter of the agent
+//! timeout (at most 1 s, at least 2 Δ). When the coordinator's own process
+//! stalls (a starved machine), the agents' syncs wait behind it; counted
+//! whole, its first tick after a stall longer than the timeout would drop
+//! every agent and forget every tombstone before taking those syncs, and
+//! their repeats would then count again (the soak with `--stall-every`:
+//! 29 agents dropped and 31,802 coflows completed twice in 150 s, stalls of
+//! 4 s against a 3 s timeout). A stall is logged with its length.
 //!
 //! Correctness properties: a flow's reported bytes never decrease and its
 //! coflow and destination never change (a sync that says otherwise is
@@ -155,9 +189,22 @@ pub struct CoordinatorConfig {
 /// agent's retries (Δ, doubling up to 1 s) and its sync call's timeout (2 s).
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The most a gap between two ticks advances the awake clock
+/// ([`Core::tick`]; "Stalls" in the module doc): a quarter of the agent
+/// timeout, at most 1 s, and at least 2 Δ.
+fn max_awake_step(delta: Duration, agent_timeout: Duration) -> u64 {
+    let step = (agent_timeout / 4)
+        .min(Duration::from_secs(1))
+        .max(2 * delta);
+    step.as_nanos().min(u64::MAX as u128) as u64
+}
+
 /// The state's flows from which a tick may compact it ([`Core::tick`]):
-/// below this, ended flows cost less than rebuilding.
-pub const COMPACT_MIN_FLOWS: usize = 1 << 14;
+/// below this, ended flows cost less than rebuilding. The state and the
+/// scheduler keep about 2 KB per flow added (its coflow's included), so
+/// this bounds the sawtooth of memory between compactions (about 2 MB);
+/// a compaction costs what is active, at most a quarter of this.
+pub const COMPACT_MIN_FLOWS: usize = 1 << 10;
 
 /// Completed coflows kept for [`Core::completed_coflows`] (the most recent
 /// ones; between this and twice this many).
@@ -166,15 +213,51 @@ pub const RECENT_COMPLETED: usize = 4096;
 /// A flow's key: its sending host and its agent's id of it.
 type FlowKey = (u32, u64);
 
-/// What an entry of the forgetting queue forgets once its time is past.
-#[derive(Debug, Clone, Copy)]
-enum Forget {
-    /// A finished flow's entry (its final report is acknowledged until then).
-    Flow(FlowKey),
-    /// A completed coflow's id, completed at that instant (a coflow reopened
-    /// and completed again has a later one, and is kept for it).
-    Coflow(u64, Time),
+/// A flow a compaction keeps ([`Core::compact_if_due`]).
+enum Kept {
+    /// An active flow, by its entry.
+    Active(FlowKey),
+    /// A finished flow of an active coflow, by what the state knew of it.
+    Finished {
+        coflow: u64,
+        src: u32,
+        dst: u32,
+        size_known: bool,
+        bytes: f64,
+    },
 }
+
+/// [`Core::generation_ns`] for a retention of `retain_ns`: an eighth of it,
+/// at least 1 ns.
+fn generation_ns(retain_ns: u128) -> u64 {
+    (retain_ns / u128::from(GENERATIONS)).clamp(1, u64::MAX as u128) as u64
+}
+
+/// A finished flow's tombstone: what a repeated report of it is checked
+/// against (its coflow and destination never change, its bytes never go
+/// back) and acknowledged by.
+#[derive(Debug, Clone, Copy)]
+struct EndedFlow {
+    coflow: u64,
+    bytes: u64,
+    dst: u32,
+}
+
+/// The flows that finished and the coflows that completed in one stretch
+/// of [`Core::generation_ns`] (from `start`): kept together, and forgotten
+/// together once the retention has passed since the stretch's end.
+#[derive(Debug)]
+struct Generation {
+    start: Time,
+    flows: HashMap<FlowKey, EndedFlow>,
+    /// Completed coflows, with their Aalo CoflowId (a later coflow may
+    /// name one as a parent).
+    coflows: HashMap<u64, DagId>,
+}
+
+/// How many generations the retention is cut into: an ended id is kept
+/// between the retention and nine eighths of it.
+pub const GENERATIONS: u64 = 8;
 
 /// Why a coordinator could not start.
 #[derive(Debug, Error)]
@@ -203,6 +286,8 @@ struct CoflowEntry {
     /// The host whose agent registered it (reported it among its coflows).
     owner: Option<u32>,
     parents: Vec<u64>,
+    /// Its Aalo CoflowId, from when it arrived (step 3).
+    dag: Option<DagId>,
     unregistered: bool,
     /// Flows reported and not yet finished by a tick.
     n_open: u32,
@@ -237,9 +322,10 @@ struct FlowEntry {
     dst: u32,
     size_hint: u64,
     bytes: u64,
+    /// Reported finished (or finished by a drop); a tick finishes it in the
+    /// state and leaves an [`EndedFlow`] in its place.
     finished: bool,
     idx: Option<FlowIdx>,
-    done: bool,
 }
 
 /// The coordinator's state and scheduler; see the module doc.
@@ -255,21 +341,19 @@ pub struct Core {
     changes: Changes,
     /// Coflows reported and not completed.
     coflows: HashMap<u64, CoflowEntry>,
-    /// Completed coflows, until forgotten, and when they completed.
-    completed: HashMap<u64, Time>,
-    /// Aalo CoflowIds of coflows not completed or not yet forgotten.
-    dags: HashMap<u64, DagId>,
-    /// Flows reported and not yet forgotten (finished ones until their
-    /// `Forget::Flow`).
+    /// Flows reported and not yet finished by a tick.
     flows: HashMap<FlowKey, FlowEntry>,
+    /// Finished flows and completed coflows not yet forgotten, by when
+    /// they ended, oldest first.
+    ended: VecDeque<Generation>,
+    /// The stretch of time one generation covers (ns): the retention over
+    /// [`GENERATIONS`].
+    generation_ns: u64,
     /// The flow of each state index (rebuilt when the state is compacted).
     entry_of_idx: Vec<FlowKey>,
     new_coflows: Vec<u64>,
     new_flows: Vec<FlowKey>,
     finishing: Vec<FlowKey>,
-    /// Ended flows and coflows, in the order they ended, with when to forget
-    /// them.
-    forget: VecDeque<(Time, Forget)>,
     /// How long ended ids are kept, and agents may stay silent (ns).
     retain: u64,
     /// The state's flows from which a tick compacts it.
@@ -295,6 +379,16 @@ pub struct Core {
     seen_at: Vec<Option<Time>>,
     dropped: Vec<bool>,
     drops: Drops,
+    faults: Faults,
+    /// The awake clock: the coordinator's clock with each gap between two
+    /// ticks counted up to `max_awake_step` (see "Stalls" in the module
+    /// doc). Agents' silence and tombstones' age are measured on it.
+    awake: Time,
+    max_awake_step: u64,
+    /// The coordination interval Δ (for `max_awake_step`).
+    delta: Duration,
+    /// The last tick's instant (the coordinator's clock).
+    last_now: Option<Time>,
     refused: u64,
     /// Per host: the session and number of the last numbered sync taken.
     sync_seq: Vec<(u64, u64)>,
@@ -320,20 +414,72 @@ pub struct Drops {
     pub coflows: u64,
 }
 
+/// What faults and late reports did, in all: `/state`'s `faults`, what a
+/// long run checks its totals against (a task counted twice shows here
+/// first).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Agents that stayed away, and what dropping them did.
+    pub drops: Drops,
+    /// Final reports of a finished flow taken again from its tombstone
+    /// (acknowledged; its bytes not counted again).
+    pub repeated_finals: u64,
+    /// Unregistrations of a completed coflow taken again (acknowledged; not
+    /// completed again).
+    pub repeated_unregisters: u64,
+    /// Flows first reported after their coflow completed: it reopened, and
+    /// completes again (counted again).
+    pub reopened_coflows: u64,
+    /// Coflows first reported already unregistered with no flow reported
+    /// beside them: each completes with no flow. A task with no flow does
+    /// this; so would an unregistration repeated after its coflow was
+    /// forgotten.
+    pub empty_coflows: u64,
+    /// Flows first reported for a coflow neither active nor listed in the
+    /// same sync (the coflow arrives with them, not unregistered): a flow
+    /// of another host's coflow reported before its owner's, or a final
+    /// report repeated after its tombstone was forgotten.
+    pub orphan_flows: u64,
+}
+
+impl Faults {
+    /// As a JSON object.
+    pub fn write_json(&self, o: &mut String) {
+        use std::fmt::Write;
+        let d = &self.drops;
+        let _ = write!(
+            o,
+            "{{\"agents_dropped\":{},\"agents_returned\":{},\"drop_flows\":{},\"drop_bytes\":{},\
+             \"drop_coflows\":{},\"repeated_finals\":{},\"repeated_unregisters\":{},\
+             \"reopened_coflows\":{},\"empty_coflows\":{},\"orphan_flows\":{}}}",
+            d.agents,
+            d.returned,
+            d.flows,
+            d.bytes,
+            d.coflows,
+            self.repeated_finals,
+            self.repeated_unregisters,
+            self.reopened_coflows,
+            self.empty_coflows,
+            self.orphan_flows
+        );
+    }
+}
+
 /// How many entries the coordinator holds (what a long run must keep
 /// bounded; the soak test watches these).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EntryCounts {
-    /// Flow entries (open, and finished ones not yet forgotten).
+    /// Flow entries: reported and not yet finished by a tick.
     pub flows: usize,
     /// Coflows not completed.
     pub coflows: usize,
-    /// Completed coflow ids not yet forgotten.
+    /// Finished flows' tombstones not yet forgotten.
+    pub ended_flows: usize,
+    /// Completed coflows' ids (with their Aalo CoflowIds) not yet forgotten.
     pub completed: usize,
-    /// Aalo CoflowIds kept.
-    pub dags: usize,
-    /// Entries waiting in the forgetting queue.
-    pub forget: usize,
+    /// Generations the tombstones are kept in (at most [`GENERATIONS`] + 2).
+    pub generations: usize,
     /// Flows and coflows in the scheduler's state (active and ended since
     /// its last compaction).
     pub state_flows: usize,
@@ -444,14 +590,13 @@ impl Core {
             alloc: Allocation::default(),
             changes: Changes::default(),
             coflows: HashMap::new(),
-            completed: HashMap::new(),
-            dags: HashMap::new(),
             flows: HashMap::new(),
+            ended: VecDeque::new(),
+            generation_ns: generation_ns(cfg.agent_timeout.as_nanos()),
             entry_of_idx: vec![],
             new_coflows: vec![],
             new_flows: vec![],
             finishing: vec![],
-            forget: VecDeque::new(),
             retain: cfg.agent_timeout.as_nanos().min(u64::MAX as u128) as u64,
             compact_min: COMPACT_MIN_FLOWS,
             compactions: 0,
@@ -469,6 +614,11 @@ impl Core {
             seen_at: vec![None; n],
             dropped: vec![false; n],
             drops: Drops::default(),
+            faults: Faults::default(),
+            awake: Time(0),
+            max_awake_step: max_awake_step(cfg.delta, cfg.agent_timeout),
+            delta: cfg.delta,
+            last_now: None,
             refused: 0,
             sync_seq: vec![(0, 0); n],
             stale: 0,
@@ -489,8 +639,17 @@ impl Core {
             why,
         };
         for (i, f) in r.flows.iter().enumerate() {
-            let Some(e) = self.flows.get(&(r.host, f.flow_id)) else {
-                continue;
+            let key = (r.host, f.flow_id);
+            let e = match self.flows.get(&key) {
+                Some(e) => EndedFlow {
+                    coflow: e.coflow,
+                    bytes: e.bytes,
+                    dst: e.dst,
+                },
+                None => match self.ended_flow(key) {
+                    Some(&t) => t,
+                    None => continue,
+                },
             };
             if e.coflow != f.coflow_id || e.dst != f.dst_host {
                 return Err(bad(
@@ -522,6 +681,7 @@ impl Core {
                 idx: None,
                 owner: None,
                 parents: vec![],
+                dag: None,
                 unregistered: false,
                 n_open: 0,
                 n_done: 0,
@@ -541,7 +701,7 @@ impl Core {
                 let h = r.host as usize;
                 self.syncs[h] += 1;
                 self.last_sync[h] = Some(Instant::now());
-                self.seen_at[h] = Some(self.state.now());
+                self.seen_at[h] = Some(self.awake);
                 if std::mem::take(&mut self.dropped[h]) {
                     self.drops.returned += 1;
                     warn!(
@@ -573,11 +733,23 @@ impl Core {
         }
         let mut completed_coflows = vec![];
         for c in &r.coflows {
-            if self.completed.contains_key(&c.coflow_id) {
+            if self.completed_dag(c.coflow_id).is_some() {
                 if c.unregistered {
                     completed_coflows.push(c.coflow_id);
+                    self.faults.repeated_unregisters += 1;
+                    // Kept for the timeout from now, as a repeated final
+                    // report of a flow is.
+                    let dag = self.take_completed(c.coflow_id).expect("listed");
+                    let awake = self.awake;
+                    self.generation(awake).coflows.insert(c.coflow_id, dag);
                 }
                 continue;
+            }
+            if c.unregistered
+                && !self.coflows.contains_key(&c.coflow_id)
+                && !r.flows.iter().any(|f| f.coflow_id == c.coflow_id)
+            {
+                self.faults.empty_coflows += 1;
             }
             let e = self.coflow_entry(c.coflow_id);
             if e.idx.is_none() && !c.parents.is_empty() {
@@ -590,7 +762,23 @@ impl Core {
         for f in &r.flows {
             let key = (r.host, f.flow_id);
             if !self.flows.contains_key(&key) {
-                if self.completed.remove(&f.coflow_id).is_some() {
+                if let Some(mut t) = self.take_ended_flow(key) {
+                    // A repeated report of a finished flow (its final one
+                    // until acknowledged; or later bytes from an agent
+                    // dropped and back, not counted). Its tombstone is kept
+                    // for the timeout from now: the agent repeats it until
+                    // an acknowledgement reaches it.
+                    t.bytes = t.bytes.max(f.bytes_sent);
+                    if f.finished {
+                        acks.push(f.flow_id);
+                        self.faults.repeated_finals += 1;
+                    }
+                    let awake = self.awake;
+                    self.generation(awake).flows.insert(key, t);
+                    continue;
+                }
+                if self.remove_completed(f.coflow_id) {
+                    self.faults.reopened_coflows += 1;
                     // Its owner unregistered it before this host's first
                     // report of the flow (a short flow on another host):
                     // it arrives again, and completes when its flows do.
@@ -600,6 +788,8 @@ impl Core {
                         "a flow joined a completed coflow; reopening it"
                     );
                     self.coflow_entry(f.coflow_id).unregistered = true;
+                } else if !self.coflows.contains_key(&f.coflow_id) {
+                    self.faults.orphan_flows += 1;
                 }
                 self.coflow_entry(f.coflow_id).n_open += 1;
                 self.flows.insert(
@@ -613,7 +803,6 @@ impl Core {
                         bytes: 0,
                         finished: false,
                         idx: None,
-                        done: false,
                     },
                 );
                 self.new_flows.push(key);
@@ -650,10 +839,14 @@ impl Core {
             };
         };
         let of = |p: u64| {
-            self.dags.get(&p).copied().unwrap_or(DagId {
-                dag: DagKey::Root(CoflowId(p)),
-                stage: 0,
-            })
+            self.coflows
+                .get(&p)
+                .and_then(|c| c.dag)
+                .or_else(|| self.completed_dag(p))
+                .unwrap_or(DagId {
+                    dag: DagKey::Root(CoflowId(p)),
+                    stage: 0,
+                })
         };
         DagId {
             dag: of(first).dag,
@@ -671,33 +864,47 @@ impl Core {
 
     fn tick_inner(&mut self, now: Time) {
         let now = now.max(self.state.now());
+        let gap = self.last_now.map_or(0, |t| now.0.saturating_sub(t.0));
+        if gap > self.max_awake_step {
+            warn!(
+                gap_ms = gap / 1_000_000,
+                "the coordinator stalled between two ticks; its awake clock (agent timeout, \
+                 tombstones) counts only part of it"
+            );
+        }
+        self.awake = Time(self.awake.0 + gap.min(self.max_awake_step));
+        self.last_now = Some(now);
+        let awake = self.awake;
         self.state.set_now(now);
         // 0. Agents that stayed away: their open flows finish (step 1).
-        self.drop_silent_agents(now);
+        self.drop_silent_agents(awake);
         // 1. Flows that finished, once a tick has started them.
-        let forget_at = Time(now.0.saturating_add(self.retain));
         let finishing = std::mem::take(&mut self.finishing);
         for key in finishing {
-            let Some(e) = self.flows.get_mut(&key) else {
+            let Some(e) = self.flows.get(&key) else {
                 continue;
             };
-            match e.idx {
-                Some(f) if !e.done => {
-                    e.done = true;
-                    self.state.finish_flow_measured(f, e.bytes as f64);
-                    self.alloc.forget(f);
-                    self.changes.finished.push(f);
-                    let (c, bytes) = (e.coflow, e.bytes);
-                    if let Some(c) = self.coflows.get_mut(&c) {
-                        c.n_open -= 1;
-                        c.n_done += 1;
-                        c.bytes_done += bytes;
-                    }
-                    self.forget.push_back((forget_at, Forget::Flow(key)));
-                }
-                Some(_) => {}
-                None => self.finishing.push(key),
+            let Some(f) = e.idx else {
+                self.finishing.push(key);
+                continue;
+            };
+            let e = self.flows.remove(&key).expect("listed");
+            self.state.finish_flow_measured(f, e.bytes as f64);
+            self.alloc.forget(f);
+            self.changes.finished.push(f);
+            if let Some(c) = self.coflows.get_mut(&e.coflow) {
+                c.n_open -= 1;
+                c.n_done += 1;
+                c.bytes_done += e.bytes;
             }
+            self.generation(awake).flows.insert(
+                key,
+                EndedFlow {
+                    coflow: e.coflow,
+                    bytes: e.bytes,
+                    dst: e.dst,
+                },
+            );
         }
         // 2. Coflows unregistered with nothing open.
         let mut done: Vec<u64> = self
@@ -712,8 +919,8 @@ impl Core {
             let idx = c.idx.expect("arrived");
             self.state.complete_coflow(idx);
             self.changes.finished_coflows.push(idx);
-            self.completed.insert(id, now);
-            self.forget.push_back((forget_at, Forget::Coflow(id, now)));
+            let dag = c.dag.expect("arrived");
+            self.generation(awake).coflows.insert(id, dag);
             let cct_ms = now.0.saturating_sub(c.arrived.0) as f64 / 1e6;
             debug!(
                 coflow = id,
@@ -737,7 +944,9 @@ impl Core {
         }
         // 2a. Ended flows and coflows kept long enough are forgotten; the
         // state is compacted once ended flows outweigh the active ones.
-        self.forget_ended(now);
+        if self.forget_ended(awake) {
+            self.give_back_memory();
+        }
         self.compact_if_due(now);
         // 3. Coflows that arrived.
         for id in std::mem::take(&mut self.new_coflows) {
@@ -745,7 +954,6 @@ impl Core {
                 continue;
             };
             let dag = self.dag_of(id, &parents);
-            self.dags.insert(id, dag);
             let c = self.state.add_coflow(&CoflowSpec::new(id, now, vec![]));
             self.state_coflows += 1;
             self.state.set_dag(c, dag);
@@ -753,6 +961,7 @@ impl Core {
             self.changes.arrived.push(c);
             let e = self.coflows.get_mut(&id).expect("listed");
             e.idx = Some(c);
+            e.dag = Some(dag);
             e.arrived = now;
         }
         // 4. Flows that started.
@@ -820,7 +1029,7 @@ impl Core {
     }
 
     /// Step 0 of a tick: drops every agent whose last sync taken was more
-    /// than the agent timeout before `now`. Its open flows are marked
+    /// than the agent timeout before `now` (on the awake clock). Its open flows are marked
     /// finished at their last reported count (step 1 finishes them, and
     /// their coflows count those bytes), and the coflows it registered are
     /// unregistered (they complete once their flows on other hosts finish).
@@ -870,39 +1079,94 @@ impl Core {
         }
     }
 
-    /// Forgets the flows and coflows that ended at least the retention
-    /// before `now` (see "Pruning" in the module doc).
-    fn forget_ended(&mut self, now: Time) {
-        while let Some(&(at, what)) = self.forget.front() {
-            if at > now {
-                break;
-            }
-            self.forget.pop_front();
-            match what {
-                Forget::Flow(key) => {
-                    if self.flows.get(&key).is_some_and(|e| e.done) {
-                        self.flows.remove(&key);
-                    }
-                }
-                Forget::Coflow(id, t) => {
-                    if self.completed.get(&id) == Some(&t) {
-                        self.completed.remove(&id);
-                        if !self.coflows.contains_key(&id) {
-                            self.dags.remove(&id);
-                        }
-                    }
-                }
-            }
+    /// The generation that flows and coflows ending at `now` go to: the
+    /// newest, or a new one once the newest has covered its stretch. A new
+    /// generation's maps are sized for what the one before it took, so
+    /// that they do not grow (and leave their smaller tables behind) in a
+    /// steady run.
+    fn generation(&mut self, now: Time) -> &mut Generation {
+        let w = self.generation_ns;
+        if self
+            .ended
+            .back()
+            .is_none_or(|g| now.0 >= g.start.0.saturating_add(w))
+        {
+            let (nf, nc) = self
+                .ended
+                .back()
+                .map_or((0, 0), |g| (g.flows.len(), g.coflows.len()));
+            self.ended.push_back(Generation {
+                start: now,
+                flows: HashMap::with_capacity(nf),
+                coflows: HashMap::with_capacity(nc),
+            });
         }
+        self.ended.back_mut().expect("pushed")
     }
 
-    /// After a backlog (a stalled round lets tasks pile up), the maps keep
-    /// the capacity of their peak and the allocator keeps the freed memory:
-    /// resident memory would stay at the peak for the run's life. Each
-    /// compaction shrinks a map holding under a quarter of its capacity to
-    /// twice what it holds, and asks glibc's allocator to return its free
-    /// pages to the system (`malloc_trim`), so resident memory follows what
-    /// is live.
+    /// A finished flow's tombstone, if it is not forgotten yet.
+    fn ended_flow(&self, key: FlowKey) -> Option<&EndedFlow> {
+        self.ended.iter().rev().find_map(|g| g.flows.get(&key))
+    }
+
+    /// Takes a finished flow's tombstone out of its generation (the caller
+    /// puts it back, in the newest).
+    fn take_ended_flow(&mut self, key: FlowKey) -> Option<EndedFlow> {
+        self.ended
+            .iter_mut()
+            .rev()
+            .find_map(|g| g.flows.remove(&key))
+    }
+
+    /// Takes a completed coflow's id out of its generation; its Aalo
+    /// CoflowId.
+    fn take_completed(&mut self, id: u64) -> Option<DagId> {
+        self.ended
+            .iter_mut()
+            .rev()
+            .find_map(|g| g.coflows.remove(&id))
+    }
+
+    /// A completed coflow's Aalo CoflowId, if it is not forgotten yet.
+    fn completed_dag(&self, id: u64) -> Option<DagId> {
+        self.ended
+            .iter()
+            .rev()
+            .find_map(|g| g.coflows.get(&id).copied())
+    }
+
+    /// Forgets that coflow `id` completed (a flow reopens it); whether it
+    /// had.
+    fn remove_completed(&mut self, id: u64) -> bool {
+        self.ended
+            .iter_mut()
+            .rev()
+            .any(|g| g.coflows.remove(&id).is_some())
+    }
+
+    /// Forgets the generations whose stretch ended at least the retention
+    /// before `now` (see "Pruning" in the module doc); whether it forgot any.
+    fn forget_ended(&mut self, now: Time) -> bool {
+        let mut forgot = false;
+        while let Some(g) = self.ended.front() {
+            let end = g.start.0.saturating_add(self.generation_ns);
+            if now.0 < end.saturating_add(self.retain) {
+                break;
+            }
+            self.ended.pop_front();
+            forgot = true;
+        }
+        forgot
+    }
+
+    /// After a backlog (a stalled round lets tasks pile up), the maps of
+    /// what is active keep the capacity of their peak and the allocator
+    /// keeps the freed memory: resident memory would stay at the peak for
+    /// the run's life. Each time a generation is forgotten (every eighth
+    /// of the agent timeout in a steady run), this shrinks an active map
+    /// holding under a quarter of its capacity to twice what it holds, and
+    /// asks glibc's allocator to return its free pages to the system
+    /// (`malloc_trim`), so resident memory follows what is live.
     fn give_back_memory(&mut self) {
         fn shrink<K: std::hash::Hash + Eq, V>(m: &mut HashMap<K, V>) {
             if m.capacity() > 4 * m.len().max(64) {
@@ -910,12 +1174,7 @@ impl Core {
             }
         }
         shrink(&mut self.coflows);
-        shrink(&mut self.completed);
-        shrink(&mut self.dags);
         shrink(&mut self.flows);
-        if self.forget.capacity() > 4 * self.forget.len().max(64) {
-            self.forget.shrink_to(2 * self.forget.len());
-        }
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only returns the allocator's free memory to
         // the system; it touches no memory in use.
@@ -932,6 +1191,19 @@ impl Core {
         if n < self.compact_min || n < 4 * active {
             return;
         }
+        // What a rebuild keeps: every flow of an active coflow, finished
+        // ones too (their bytes are the coflow's, and a scheduler ranks
+        // the coflow by them).
+        let kept = active
+            + self
+                .coflows
+                .values()
+                .filter(|c| c.idx.is_some())
+                .map(|c| c.n_done as usize)
+                .sum::<usize>();
+        if n < 4 * kept {
+            return;
+        }
         let mut coflow_id: HashMap<CoflowIdx, u64> = HashMap::new();
         for (&id, c) in &self.coflows {
             if let Some(idx) = c.idx {
@@ -945,11 +1217,25 @@ impl Core {
             .iter()
             .map(|c| coflow_id[c])
             .collect();
-        let flows: Vec<FlowKey> = self
-            .state
-            .active()
-            .iter()
-            .map(|&f| self.entry_of_idx[f as usize])
+        // The flows kept, in the order they were added (a scheduler breaks
+        // ties by it): an active one by its entry, a finished one by what
+        // the state knows of it (its entry is a tombstone by now).
+        let old = self.state.clairvoyant();
+        let flows: Vec<Kept> = (0..n as FlowIdx)
+            .filter_map(|f| {
+                let c = *coflow_id.get(&old.coflow_of(f))?;
+                if old.is_active(f) {
+                    return Some(Kept::Active(self.entry_of_idx[f as usize]));
+                }
+                let o = old.observed();
+                (o.start(f) != Time::NEVER).then(|| Kept::Finished {
+                    coflow: c,
+                    src: o.src(f).0,
+                    dst: o.dst(f).0,
+                    size_known: o.size_known(f),
+                    bytes: o.sent(f),
+                })
+            })
             .collect();
         self.state = NetState::new(self.state.fabric().clone());
         self.state.set_now(now);
@@ -964,23 +1250,70 @@ impl Core {
             let arrived = self.coflows[&id].arrived;
             let c = self.state.add_coflow(&CoflowSpec::new(id, arrived, vec![]));
             self.state_coflows += 1;
-            self.state.set_dag(c, self.dags[&id]);
+            self.state
+                .set_dag(c, self.coflows[&id].dag.expect("an active coflow arrived"));
             self.state.release_coflow(c);
             self.changes.arrived.push(c);
             self.coflows.get_mut(&id).expect("listed").idx = Some(c);
         }
-        for key in flows {
-            let c = self.coflows[&self.flows[&key].coflow]
-                .idx
-                .expect("an active flow's coflow is active");
-            let f = self.add_started_flow(c, key);
+        let mut finished = vec![];
+        for k in flows {
+            let f = match k {
+                Kept::Active(key) => {
+                    let c = self.coflows[&self.flows[&key].coflow]
+                        .idx
+                        .expect("an active flow's coflow is active");
+                    self.add_started_flow(c, key)
+                }
+                Kept::Finished {
+                    coflow,
+                    src,
+                    dst,
+                    size_known,
+                    bytes,
+                } => {
+                    let c = self.coflows[&coflow].idx.expect("kept coflows are active");
+                    let spec = if size_known {
+                        flow(src, dst, (bytes as u64).max(1))
+                    } else {
+                        flow(src, dst, MAX_BYTES).size_unknown()
+                    };
+                    let f = self.state.add_flow(c, &spec);
+                    let started = self.state.start_flow(f);
+                    debug_assert!(started, "sizes are positive");
+                    self.alloc.resize(self.state.n_flows());
+                    if self.entry_of_idx.len() <= f as usize {
+                        self.entry_of_idx.resize(f as usize + 1, (u32::MAX, 0));
+                    }
+                    finished.push((f, bytes));
+                    f
+                }
+            };
             self.changes.started.push(f);
         }
+        if !finished.is_empty() {
+            // The finished flows start in one call of the scheduler and
+            // finish before the next (a scheduler takes a flow's start
+            // before its finish, as in the run that added them).
+            self.timer.call(
+                &mut self.sched,
+                now,
+                &self.state,
+                &mut self.changes,
+                &mut self.alloc,
+            );
+            self.state.apply_allocation(&mut self.alloc, &mut ());
+            for (f, bytes) in finished {
+                self.state.finish_flow_measured(f, bytes);
+                self.alloc.forget(f);
+                self.changes.finished.push(f);
+            }
+        }
         self.compactions += 1;
-        self.give_back_memory();
         debug!(
             flows = n,
             active,
+            kept,
             compactions = self.compactions,
             "compacted the state"
         );
@@ -1011,6 +1344,14 @@ impl Core {
         self.drops
     }
 
+    /// What faults and late reports did so far ([`Faults`]).
+    pub fn faults(&self) -> Faults {
+        Faults {
+            drops: self.drops,
+            ..self.faults
+        }
+    }
+
     /// Times the state was compacted.
     pub fn compactions(&self) -> u64 {
         self.compactions
@@ -1021,6 +1362,8 @@ impl Core {
     /// a long run's life in seconds.
     pub fn set_agent_timeout(&mut self, d: Duration) {
         self.retain = d.as_nanos().clamp(1, u64::MAX as u128) as u64;
+        self.generation_ns = generation_ns(d.as_nanos());
+        self.max_awake_step = max_awake_step(self.delta, d);
     }
 
     /// Sets the state's flows from which a tick may compact it
@@ -1034,9 +1377,9 @@ impl Core {
         EntryCounts {
             flows: self.flows.len(),
             coflows: self.coflows.len(),
-            completed: self.completed.len(),
-            dags: self.dags.len(),
-            forget: self.forget.len(),
+            ended_flows: self.ended.iter().map(|g| g.flows.len()).sum(),
+            completed: self.ended.iter().map(|g| g.coflows.len()).sum(),
+            generations: self.ended.len(),
             state_flows: self.state.n_flows(),
             state_coflows: self.state_coflows,
             log: self.log.len(),
@@ -1068,9 +1411,6 @@ impl Core {
             .flat_map(|(h, rs)| rs.iter().map(move |r| ((h as u32, r.flow_id), r)))
             .collect();
         for e in self.flows.values() {
-            if e.done {
-                continue;
-            }
             let r = rate_of.get(&(e.host, e.agent_id)).copied();
             if let (Some(r), Some(f)) = (r, e.idx) {
                 for l in self.state.path_of(f) {
@@ -1136,6 +1476,7 @@ impl Core {
             stale_syncs: self.stale,
             completed_coflows: self.n_completed,
             completed_bytes: self.completed_bytes,
+            faults: self.faults(),
             agents,
             coflows,
             flows,

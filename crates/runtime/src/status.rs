@@ -172,6 +172,10 @@ pub struct Status {
     pub completed_coflows: u64,
     /// See `completed_coflows`.
     pub completed_bytes: u64,
+    /// What faults and late reports did (agents dropped and back, final
+    /// reports repeated, coflows reopened): the counts a long run checks
+    /// its totals against.
+    pub faults: crate::coordinator::Faults,
     /// Every host's agent.
     pub agents: Vec<AgentStatus>,
     /// Active coflows, by id.
@@ -232,9 +236,11 @@ impl Status {
         json_f64(&mut o, self.last_tick_s);
         let _ = write!(
             o,
-            ",\"refused_syncs\":{},\"stale_syncs\":{},\"completed_coflows\":{},\"completed_bytes\":{},\"agents\":[",
+            ",\"refused_syncs\":{},\"stale_syncs\":{},\"completed_coflows\":{},\"completed_bytes\":{},\"faults\":",
             self.refused_syncs, self.stale_syncs, self.completed_coflows, self.completed_bytes
         );
+        self.faults.write_json(&mut o);
+        o.push_str(",\"agents\":[");
         for (i, a) in self.agents.iter().enumerate() {
             if i > 0 {
                 o.push(',');
@@ -728,6 +734,7 @@ mod tests {
             stale_syncs: 0,
             completed_coflows: 0,
             completed_bytes: 0,
+            faults: Default::default(),
             agents: vec![AgentStatus {
                 host: 0,
                 syncs: 3,

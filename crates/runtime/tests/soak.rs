@@ -70,10 +70,21 @@ fn small_tasks_back_to_back_lose_nothing_and_leave_no_entries() {
             .completed_totals()
     );
     let core = || cluster.coordinator.as_ref().unwrap().core.lock().unwrap();
+    let faults = core().faults();
     assert_eq!(
         core().completed_totals(),
         (n, bytes),
-        "tasks and bytes accounted"
+        "tasks and bytes accounted ({faults:?})"
+    );
+    // Every task's flow came with its coflow, and none completed twice.
+    assert_eq!(
+        (
+            faults.reopened_coflows,
+            faults.empty_coflows,
+            faults.orphan_flows
+        ),
+        (0, 0, 0),
+        "{faults:?}"
     );
     let t0 = std::time::Instant::now();
     while rx.total(&tags) < bytes && t0.elapsed() < Duration::from_secs(10) {
@@ -85,7 +96,13 @@ fn small_tasks_back_to_back_lose_nothing_and_leave_no_entries() {
     // Idle past the retention: nothing ended is kept.
     let gone = cluster.wait_core(Duration::from_secs(10), |c| {
         let e = c.entry_counts();
-        (e.flows, e.coflows, e.completed, e.dags, e.forget) == (0, 0, 0, 0, 0)
+        (
+            e.flows,
+            e.coflows,
+            e.ended_flows,
+            e.completed,
+            e.generations,
+        ) == (0, 0, 0, 0, 0)
     });
     let e = core().entry_counts();
     assert!(gone, "{e:?}");

@@ -268,9 +268,9 @@ fn schedules(c: &Core) -> Vec<(u32, u64, f64, u32, bool)> {
 fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
     // A long run in miniature: 20,000 tasks, 10 per 10 ms tick, each one
     // flow of 20 KB from host t % 3, finished and unregistered a tick
-    // later. With a 1 s retention (100 ticks) every kind of entry is bounded
-    // by what 101 ticks bring, whatever the run's length; the state is
-    // compacted whenever it holds 2,000 flows.
+    // later. With a 1 s retention (100 ticks, in generations of 12.5 ticks)
+    // every kind of entry is bounded by what 114 ticks bring, whatever the
+    // run's length; the state is compacted whenever it holds 2,000 flows.
     let mut c = Core::new(&CoordinatorConfig {
         agent_timeout: Duration::from_secs(1),
         ..core_config("aalo")
@@ -302,22 +302,26 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
         let n = c.entry_counts();
         let half = &mut peak[usize::from(t >= ticks / 2)];
         half.flows = half.flows.max(n.flows);
+        half.ended_flows = half.ended_flows.max(n.ended_flows);
         half.completed = half.completed.max(n.completed);
-        half.dags = half.dags.max(n.dags);
-        half.forget = half.forget.max(n.forget);
+        half.generations = half.generations.max(n.generations);
         half.state_flows = half.state_flows.max(n.state_flows);
         half.log = half.log.max(n.log);
     }
     let (first, second) = (peak[0], peak[1]);
+    assert!(second.flows <= 2 * per_tick as usize, "{second:?}");
     assert!(
-        second.flows <= 1_030 && second.completed <= 1_030,
+        second.ended_flows <= 1_150 && second.completed <= 1_150,
         "{second:?}"
     );
-    assert!(second.dags <= 1_030 && second.forget <= 2_060, "{second:?}");
+    assert!(second.generations <= GENERATIONS as usize + 2, "{second:?}");
     assert!(second.state_flows < 2_000 + 20, "{second:?}");
     assert!(second.log <= 2 * RECENT_COMPLETED, "{second:?}");
     // No growth from the first half of the run to the second.
-    assert!(second.flows <= first.flows + 10 && second.state_flows <= first.state_flows + 20);
+    assert!(
+        second.ended_flows <= first.ended_flows + 10
+            && second.state_flows <= first.state_flows + 20
+    );
     assert!(c.compactions() >= 9, "{}", c.compactions());
     assert_eq!(
         c.completed_totals(),
@@ -339,8 +343,9 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
         ticks * per_tick,
         "not completed twice"
     );
-    // Once the retention has passed, everything ended is forgotten.
-    for t in 3..110 {
+    // Once the retention and a generation have passed, everything ended is
+    // forgotten.
+    for t in 3..120 {
         c.sync(&report(0, u64::MAX - 1, 1 << 50, 1, 0, false))
             .unwrap();
         c.sync(&report(1, u64::MAX - 1, 1 << 50, 2, 0, false))
@@ -351,8 +356,14 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
     }
     let n = c.entry_counts();
     assert_eq!(
-        (n.flows, n.coflows, n.completed, n.dags),
-        (3, 1, 0, 1),
+        (
+            n.flows,
+            n.coflows,
+            n.ended_flows,
+            n.completed,
+            n.generations
+        ),
+        (3, 1, 0, 0, 0),
         "{n:?}"
     );
 }
@@ -437,15 +448,14 @@ fn compaction_under_varys_with_a_finished_flow_beside_an_open_one() {
 }
 
 /// Found by random exploration (`make fuzz`): under varys, finished and
-/// open flows of one coflow from two hosts, compacted at a tick. A known
-/// bug, not fixed yet: the compacted state holds only the active flows, so
-/// a coflow whose flows have all finished (but which is not unregistered)
-/// is rebuilt empty, and Varys then ranks the coflow behind it one class
-/// higher than before (class 0 against 1). Re-adding the finished flows
-/// needs the schedulers to take a flow started and finished in one batch
-/// of changes, which Varys and Aalo do not yet.
+/// open flows of one coflow from two hosts, compacted at a tick. A rebuild
+/// with only the active flows made a coflow whose flows had all finished
+/// (not unregistered) empty, and Varys, which keeps such a coflow in its
+/// order (at Γ = 0) until it completes, then ranked the coflow behind it a
+/// class higher (0 against 1). The rebuild keeps an active coflow's
+/// finished flows: started in one call of the scheduler, finished before
+/// the next.
 #[test]
-#[ignore = "known bug: compaction rebuilds a coflow with only finished flows empty (Varys ranks differently)"]
 fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
     let steps = vec![
         Step::Sync {
@@ -462,6 +472,60 @@ fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
         Step::Tick(1),
     ];
     compaction_changes_no_schedule(1, steps).unwrap();
+}
+
+/// Found by the compaction property with other seeds (4 and 5, and an
+/// unseeded run): under aalo, a coflow with no flow completes (its DAG has
+/// no active coflow left), the state is compacted, and a later coflow of
+/// that DAG arrives (coflow 4 reopened by a late flow; or a child naming
+/// coflow 1 as its parent): aalo ranks DAGs by when it first saw one of
+/// their coflows, so without the compaction the DAG ranks first (it was
+/// seen first) and after it as a new one. A known limit, not fixed: the
+/// rank of a DAG with no active coflow is what a rebuild forgets, and
+/// keeping it would mean keeping every DAG aalo has seen (or a rank the
+/// state carries, which aalo does not read). Under the default seed the
+/// property passes; the soak's tasks have no parents and are never
+/// reopened.
+#[test]
+#[ignore = "known limit: a compaction forgets aalo's rank of a DAG with no active coflow"]
+fn compaction_forgets_aalo_s_rank_of_a_dag_with_no_active_coflow() {
+    let reopened = vec![
+        Step::Sync {
+            host: 0,
+            flows: vec![],
+            unreg: vec![(4, vec![])],
+        },
+        Step::Tick(1),
+        Step::Tick(1),
+        Step::Sync {
+            host: 1,
+            flows: vec![(0, 4, 0, 30, true), (2, 3, 0, 611, false)],
+            unreg: vec![],
+        },
+        Step::Tick(21_175_200),
+    ];
+    compaction_changes_no_schedule(0, reopened).unwrap();
+    let child = vec![
+        Step::Sync {
+            host: 0,
+            flows: vec![],
+            unreg: vec![(2, vec![1])],
+        },
+        Step::Tick(1),
+        Step::Sync {
+            host: 0,
+            flows: vec![(1, 3, 1, 0, false)],
+            unreg: vec![],
+        },
+        Step::Tick(1),
+        Step::Sync {
+            host: 0,
+            flows: vec![(2, 1, 1, 0, false)],
+            unreg: vec![],
+        },
+        Step::Tick(2_076_500),
+    ];
+    compaction_changes_no_schedule(0, child).unwrap();
 }
 
 #[test]
@@ -598,4 +662,190 @@ fn on_a_multi_hop_fabric_the_rates_are_the_flow_simulators() {
             cr.finish.0
         );
     }
+}
+
+#[test]
+fn a_finished_flow_s_tombstone_checks_and_acknowledges_repeats_until_forgotten() {
+    // A 1 s retention: generations of 125 ms. Flow 1 of coflow 7 (host 0
+    // to 2) finishes at 20,000 B at 20 ms; coflow 7 completes there.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_secs(1),
+        ..core_config("aalo")
+    })
+    .unwrap();
+    // Every gap between its ticks counts whole on the awake clock.
+    c.max_awake_step = u64::MAX;
+    let ms = |n: u64| Time(n * 1_000_000);
+    c.sync(&report(0, 1, 7, 2, 0, false)).unwrap();
+    c.tick(ms(10));
+    c.sync(&report(0, 1, 7, 2, 20_000, true)).unwrap();
+    c.sync(&unregister(0, 7)).unwrap();
+    c.tick(ms(20));
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    let n = c.entry_counts();
+    assert_eq!(
+        (n.flows, n.coflows, n.ended_flows, n.completed),
+        (0, 0, 1, 1),
+        "only the tombstones are left: {n:?}"
+    );
+    // Checked against the tombstone: another coflow or destination, or
+    // bytes going back, is refused whole.
+    assert!(c.sync(&report(0, 1, 8, 2, 20_000, true)).is_err());
+    assert!(c.sync(&report(0, 1, 7, 1, 20_000, true)).is_err());
+    assert!(c.sync(&report(0, 1, 7, 2, 19_999, true)).is_err());
+    // A repeated final report, and a repeated unregistration, inside the
+    // retention: acknowledged, not counted again.
+    for t in [500, 1_000] {
+        let r = c.sync(&report(0, 1, 7, 2, 20_000, true)).unwrap();
+        assert_eq!(r.finished_acks, vec![1]);
+        let r = c.sync(&unregister(0, 7)).unwrap();
+        assert_eq!(r.completed_coflows, vec![7]);
+        c.tick(ms(t));
+    }
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    // A coflow naming coflow 7 as its parent takes its DAG one stage on,
+    // from the tombstone.
+    let mut child = report(1, 2, 9, 2, 0, false);
+    child.coflows.push(CoflowInfo {
+        coflow_id: 9,
+        parents: vec![7],
+        unregistered: false,
+    });
+    c.sync(&child).unwrap();
+    c.tick(ms(1_010));
+    assert_eq!(
+        c.coflows[&9].dag,
+        Some(DagId {
+            dag: DagKey::Root(CoflowId(7)),
+            stage: 1
+        })
+    );
+    // Each repeat put the tombstones in the newest generation (the last
+    // one, taken at 500 ms, in the stretch from 500 ms): forgotten once the
+    // retention has passed since that stretch (500 ms + 125 ms + 1 s); then
+    // a report of it is a new flow.
+    c.tick(ms(1_620));
+    assert_eq!(c.entry_counts().ended_flows, 1);
+    c.tick(ms(1_630));
+    let n = c.entry_counts();
+    assert_eq!((n.ended_flows, n.completed), (0, 0), "{n:?}");
+    let r = c.sync(&report(0, 1, 7, 2, 20_000, true)).unwrap();
+    assert_eq!(r.finished_acks, vec![1]);
+    assert_eq!(
+        c.entry_counts().flows,
+        2,
+        "taken as new, beside the child's flow"
+    );
+}
+
+#[test]
+fn reports_repeated_past_the_timeout_while_replies_are_lost_are_not_counted_again() {
+    // The soak's over-count (issue 70): an agent whose syncs are taken but
+    // whose replies never reach it (each past its 2 s deadline, under a
+    // starved machine) repeats a finished flow's final report and its
+    // coflow's unregistration. Forgotten a timeout after the flow ended,
+    // they were taken as new: the coflow completed again. Each repeat now
+    // keeps its tombstone for a timeout from then.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_millis(100),
+        ..core_config("aalo")
+    })
+    .unwrap();
+    let ms = |n: u64| Time(n * 1_000_000);
+    let mut task = report(0, 1, 7, 2, 0, false);
+    task.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: false,
+    }];
+    c.sync(&task).unwrap();
+    c.tick(ms(10));
+    let mut end = report(0, 1, 7, 2, 20_000, true);
+    end.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: true,
+    }];
+    for t in 2..60 {
+        c.sync(&end).unwrap();
+        c.tick(ms(10 * t));
+    }
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    let f = c.faults();
+    assert_eq!(f.drops, Drops::default());
+    assert_eq!(
+        (f.repeated_finals, f.reopened_coflows, f.empty_coflows),
+        (57, 0, 0)
+    );
+    assert!(f.repeated_unregisters >= 55, "{f:?}");
+    // Once the agent is told, and stops, they are forgotten a timeout on.
+    for t in 60..80 {
+        c.sync(&report(0, 2, 8, 2, 0, false)).unwrap();
+        c.tick(ms(10 * t));
+    }
+    let n = c.entry_counts();
+    assert_eq!((n.ended_flows, n.completed), (0, 0), "{n:?}");
+}
+
+#[test]
+fn a_coordinator_stalled_past_the_timeout_drops_no_agent_and_counts_nothing_twice() {
+    // The coordinator's process is stopped for 5 s (a starved machine;
+    // the soak's `--stall-every`), four times the 1 s agent timeout. Its
+    // first tick after the stall must not drop the agents whose syncs
+    // wait behind it, nor forget the tombstones they are about to repeat:
+    // the awake clock counts 1 s of the gap, not 5.
+    let mut c = Core::new(&CoordinatorConfig {
+        agent_timeout: Duration::from_secs(1),
+        ..core_config("fair")
+    })
+    .unwrap();
+    let ms = |n: u64| Time(n * 1_000_000);
+    let mut task = report(0, 1, 7, 2, 0, false);
+    task.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: false,
+    }];
+    c.sync(&task).unwrap();
+    c.sync(&report(1, 5, 8, 2, 0, false)).unwrap();
+    c.tick(ms(10));
+    let mut end = report(0, 1, 7, 2, 20_000, true);
+    end.coflows = vec![CoflowInfo {
+        coflow_id: 7,
+        parents: vec![],
+        unregistered: true,
+    }];
+    c.sync(&end).unwrap();
+    c.sync(&report(1, 5, 8, 2, 1_000, false)).unwrap();
+    c.tick(ms(20));
+    assert_eq!(c.completed_totals(), (1, 20_000));
+    // Stopped from 20 ms to 5,020 ms; its replies were lost, so host 0
+    // repeats its final report and unregistration.
+    c.tick(ms(5_020));
+    assert_eq!(
+        c.drops(),
+        Drops::default(),
+        "no agent dropped for our stall"
+    );
+    let r = c.sync(&end).unwrap();
+    assert_eq!((r.finished_acks, r.completed_coflows), (vec![1], vec![7]));
+    c.sync(&report(1, 5, 8, 2, 9_000, true)).unwrap();
+    c.tick(ms(5_030));
+    c.tick(ms(5_040));
+    assert_eq!(c.completed_totals(), (1, 20_000), "coflow 7 once");
+    assert_eq!(c.counts(), (1, 0), "coflow 8 waits for its owner");
+    let f = c.faults();
+    // Host 1's flow of coflow 8 came without its coflow (an orphan, as a
+    // flow of another host's coflow is); nothing else is odd.
+    assert_eq!(
+        (f.reopened_coflows, f.empty_coflows, f.orphan_flows),
+        (0, 0, 1)
+    );
+    // An agent that does stay away is still dropped, a timeout of awake
+    // time later (host 1 from 5,020 ms).
+    for t in 0..120 {
+        c.sync(&report(0, 9, 9, 1, 0, false)).unwrap();
+        c.tick(ms(5_050 + 10 * t));
+    }
+    assert_eq!(c.drops().agents, 1, "{:?}", c.drops());
 }
