@@ -170,6 +170,36 @@ impl Port {
         Some(p)
     }
 
+    /// `p` offered to this idle port's empty queue and taken straight back
+    /// out to be sent, counted as [`Port::admit`] then [`Port::pop_at`]
+    /// at `now` count it, where the queue kind can pass it without
+    /// queueing it (strict priority: [`StrictQueues::pass`]); `None` where
+    /// it cannot, `p` not offered. Returns the admission and the packet
+    /// as it leaves (as it came when dropped).
+    #[inline]
+    pub fn pass_at(&mut self, p: Packet, now: u64) -> Option<(Admit, Packet)> {
+        let Queue::Strict(q) = &mut self.queue else {
+            return None;
+        };
+        let (admit, p) = q.pass(p, now)?;
+        match admit {
+            Admit::Dropped => {
+                self.stats.drops += 1;
+                return Some((admit, p));
+            }
+            Admit::Marked => self.stats.marks += 1,
+            Admit::Queued => {}
+        }
+        // `admit` counts the queue it left behind: this packet alone.
+        self.stats.max_bytes = self.stats.max_bytes.max(p.wire as u64);
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += p.wire as u64;
+        if p.kind == Kind::Data {
+            self.stats.class_payload[p.class as usize % N_QUEUES] += p.len as u64;
+        }
+        Some((admit, p))
+    }
+
     /// Whether the engine's index of each flow's queued data follows this
     /// port's queue ([`QueueDisc::indexed`]; not pFabric's).
     pub fn indexed(&self) -> bool {

@@ -128,6 +128,42 @@ impl StrictQueues {
         }));
     }
 
+    /// `p` offered to the empty queues and taken straight back out, as
+    /// [`QueueDisc::admit`] then [`QueueDisc::pop`] at `now` would (the
+    /// same drop, mark and guaranteed-rate accounting), without writing
+    /// the class's packets or counts: a packet that finds its port idle
+    /// leaves at once, and at a port of a large fabric the class's line
+    /// and its ring are two cache misses (issue 69). Returns the packet as
+    /// it leaves, or as it came when dropped; `None` with task-FIFO
+    /// queues (their sub-queues keep spare buffers), `p` not offered.
+    #[inline]
+    pub fn pass(&mut self, mut p: Packet, now: u64) -> Option<(Admit, Packet)> {
+        debug_assert_eq!(self.packets, 0, "a packet passes empty queues only");
+        if self.by_order.is_some() {
+            return None;
+        }
+        let q = if self.one_fifo { 0 } else { p.class as usize };
+        if let (Some(b), false) = (self.buffer, p.lossless()) {
+            if b.overflows(0, 0, p.wire as u64) {
+                return Some((Admit::Dropped, p));
+            }
+        }
+        let mut admit = Admit::Queued;
+        if let (true, Some(k)) = (p.ect, self.ecn_k) {
+            if k.reached(0, 0) {
+                p.ce = true;
+                admit = Admit::Marked;
+            }
+        }
+        if let Some(r) = self.class_min_bps {
+            // `pop` takes queue `q`, the only non-empty one, within its
+            // guarantee or not.
+            let at_min = (p.wire as f64 * 8e12 / r).ceil() as u64;
+            self.next_green[q] = self.next_green[q].max(now).saturating_add(at_min);
+        }
+        Some((admit, p))
+    }
+
     /// The slow reference for [`StrictQueues::set_task_fifo`]'s dequeue,
     /// on plain FIFO queues: scans the highest-priority non-empty queue for
     /// the earliest-queued packet of the least `order_of`.
