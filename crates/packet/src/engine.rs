@@ -468,6 +468,28 @@ impl<'a> Engine<'a> {
             self.spc_arrival(port, &mut pkt);
         }
         let p = &mut self.ports[port as usize];
+        if !p.busy && p.pool.is_none() {
+            // An idle port's queue is empty (`start_tx` found it so): the
+            // packet goes straight onto the link, as queued and popped at
+            // once, its queue's packets and the queued-data index untouched.
+            if let Some((admit, out)) = p.pass_at(pkt, self.now) {
+                match admit {
+                    Admit::Dropped => {
+                        self.dropped(&pkt);
+                        return;
+                    }
+                    Admit::Marked if pkt.kind != Kind::Control => {
+                        self.flows[pkt.flow as usize].stats.ecn_marks += 1
+                    }
+                    Admit::Marked | Admit::Queued => {}
+                }
+                if pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some() {
+                    self.flows[pkt.flow as usize].nic_bytes += pkt.wire as u64;
+                }
+                self.serialize(port, out);
+                return;
+            }
+        }
         let admit = match p.pool {
             Some(k) => p.admit_shared(pkt, &mut self.pools[k as usize]),
             None => p.admit(pkt),
@@ -531,12 +553,18 @@ impl<'a> Engine<'a> {
                 let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
                 self.queued.left(slot, pkt.seq, pkt.len);
             }
-            p.busy = true;
-            let at = self.now + p.tx_ps(pkt.wire);
-            self.push(at, Ev::TxDone(port, pkt));
+            self.serialize(port, pkt);
         } else {
             p.busy = false;
         }
+    }
+
+    /// The idle `port` starts to serialize `pkt`, taken from its queue.
+    fn serialize(&mut self, port: u32, pkt: Packet) {
+        let p = &mut self.ports[port as usize];
+        p.busy = true;
+        let at = self.now + p.tx_ps(pkt.wire);
+        self.push(at, Ev::TxDone(port, pkt));
     }
 
     fn tx_done(&mut self, port: u32, mut pkt: Packet) {

@@ -16,23 +16,26 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// A port's strict-priority queues; class 0 is served first.
 ///
-/// Laid out by use (`repr(C)`, cache-line aligned): what every admission
-/// and dequeue reads comes first, in one cache line, and each class's
-/// packets sit beside its counts, class 0's in the second line; the knobs
-/// few runs use come last. A packet through a port then touches two lines
-/// of its queues, not the eight or so the fields spread over when the
-/// compiler ordered them: on a fabric of thousands of ports, whose queues
-/// do not stay in the core's caches, the lines touched per hop are what a
-/// packet costs (issue 69).
+/// Laid out by use (`repr(C)`, cache-line aligned): the knobs every
+/// admission and dequeue reads come first, in one cache line, the whole of
+/// what a packet that finds the port idle reads ([`StrictQueues::pass`]);
+/// then the port's counts beside class 0's packets and counts, in the
+/// second line, and each other class's packets beside its counts; the
+/// guaranteed rate's clocks last. A packet queued at a port then touches
+/// two lines of its queues (class 0) and one passing it, not the eight or
+/// so the fields spread over when the compiler ordered them: on a fabric
+/// of thousands of ports, whose queues do not stay in the core's caches,
+/// the lines touched per hop are what a packet costs (issue 69).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct StrictQueues {
-    bytes: u64,
-    packets: u64,
     /// The drop-tail limit over all queues; `None` for lossless.
     pub buffer: Option<Limit>,
     /// The ECN threshold, if it marks.
     pub ecn_k: Option<Limit>,
+    /// Each queue's guaranteed rate, bits/s (`class_min`), as an HTB leaf's
+    /// `rate` under strict `prio` borrowing; `None`: strict priority only.
+    pub class_min_bps: Option<f64>,
     /// With flows first come, first served inside a class (TAFE): the
     /// classes' packets by flow order instead of `classes`.
     by_order: Option<Box<ByOrder>>,
@@ -47,9 +50,8 @@ pub struct StrictQueues {
     /// `buffer` limits each strict-priority queue on its own instead of
     /// all of them together (`buffer_per=queue`).
     pub buffer_per_queue: bool,
-    /// Each queue's guaranteed rate, bits/s (`class_min`), as an HTB leaf's
-    /// `rate` under strict `prio` borrowing; `None`: strict priority only.
-    pub class_min_bps: Option<f64>,
+    bytes: u64,
+    packets: u64,
     classes: [Class; N_QUEUES],
     /// With `class_min_bps`: when each queue is next within its guarantee
     /// (ps); before then it sends only by borrowing.
@@ -70,16 +72,16 @@ impl StrictQueues {
     /// (compared with the packet's own queue if `ecn_per_queue`).
     pub fn new(buffer: Option<Limit>, ecn_k: Option<Limit>, ecn_per_queue: bool) -> StrictQueues {
         StrictQueues {
-            bytes: 0,
-            packets: 0,
             buffer,
             ecn_k,
+            class_min_bps: None,
             by_order: None,
             nonempty: 0,
             one_fifo: false,
             ecn_per_queue,
             buffer_per_queue: false,
-            class_min_bps: None,
+            bytes: 0,
+            packets: 0,
             classes: Default::default(),
             next_green: [0; N_QUEUES],
         }
@@ -126,6 +128,42 @@ impl StrictQueues {
             classes: Default::default(),
             spare: vec![],
         }));
+    }
+
+    /// `p` offered to the empty queues and taken straight back out, as
+    /// [`QueueDisc::admit`] then [`QueueDisc::pop`] at `now` would (the
+    /// same drop, mark and guaranteed-rate accounting), without writing
+    /// the class's packets or counts: a packet that finds its port idle
+    /// leaves at once, and at a port of a large fabric the class's line
+    /// and its ring are two cache misses (issue 69). Returns the packet as
+    /// it leaves, or as it came when dropped; `None` with task-FIFO
+    /// queues (their sub-queues keep spare buffers), `p` not offered.
+    #[inline]
+    pub fn pass(&mut self, mut p: Packet, now: u64) -> Option<(Admit, Packet)> {
+        debug_assert_eq!(self.packets, 0, "a packet passes empty queues only");
+        if self.by_order.is_some() {
+            return None;
+        }
+        let q = if self.one_fifo { 0 } else { p.class as usize };
+        if let (Some(b), false) = (self.buffer, p.lossless()) {
+            if b.overflows(0, 0, p.wire as u64) {
+                return Some((Admit::Dropped, p));
+            }
+        }
+        let mut admit = Admit::Queued;
+        if let (true, Some(k)) = (p.ect, self.ecn_k) {
+            if k.reached(0, 0) {
+                p.ce = true;
+                admit = Admit::Marked;
+            }
+        }
+        if let Some(r) = self.class_min_bps {
+            // `pop` takes queue `q`, the only non-empty one, within its
+            // guarantee or not.
+            let at_min = (p.wire as f64 * 8e12 / r).ceil() as u64;
+            self.next_green[q] = self.next_green[q].max(now).saturating_add(at_min);
+        }
+        Some((admit, p))
     }
 
     /// The slow reference for [`StrictQueues::set_task_fifo`]'s dequeue,
@@ -424,6 +462,26 @@ pub const KNOBS: &[Knob] = &[
 mod tests {
     use super::*;
     use crate::packet::tests::pkt;
+
+    #[test]
+    fn what_a_passing_packet_reads_is_in_the_first_line() {
+        // `pass` and `pop` read these on every packet (the type's layout).
+        use std::mem::offset_of;
+        let last = [
+            offset_of!(StrictQueues, buffer) + size_of::<Option<Limit>>(),
+            offset_of!(StrictQueues, ecn_k) + size_of::<Option<Limit>>(),
+            offset_of!(StrictQueues, class_min_bps) + size_of::<Option<f64>>(),
+            offset_of!(StrictQueues, by_order) + size_of::<Option<Box<ByOrder>>>(),
+            offset_of!(StrictQueues, nonempty) + 1,
+            offset_of!(StrictQueues, one_fifo) + 1,
+            offset_of!(StrictQueues, ecn_per_queue) + 1,
+            offset_of!(StrictQueues, buffer_per_queue) + 1,
+        ];
+        assert!(last.iter().all(|&end| end <= 64), "{last:?}");
+        // The port's counts beside class 0's, in the second line.
+        assert!(offset_of!(StrictQueues, bytes) >= 64);
+        assert!(offset_of!(StrictQueues, classes) + size_of::<Class>() <= 128);
+    }
 
     #[test]
     fn a_class_within_its_guaranteed_rate_goes_first() {
