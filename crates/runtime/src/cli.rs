@@ -236,6 +236,9 @@ where
         }
     };
     init_logging();
+    if matches!(cli.cmd, Cmd::Coordinator { .. }) {
+        one_allocator_arena();
+    }
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -247,6 +250,23 @@ where
             eprintln!("Error: {e:?}");
             1
         }
+    }
+}
+
+/// Asks glibc's allocator for one arena before the runtime's threads
+/// start. By default each thread that allocates under contention gets an
+/// arena of its own, and what a backlog of tasks leaves there stays
+/// resident between the live entries (`malloc_trim` returns whole free
+/// pages only): over a long run the coordinator's resident memory then
+/// follows its largest backlogs, not what it holds (docs/lab/runtime-soak.md).
+/// The coordinator's threads mostly wait on sockets, so one arena's lock
+/// costs it little.
+fn one_allocator_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a parameter of the allocator; called before
+    // the runtime's threads exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 
