@@ -473,15 +473,8 @@ impl<'a> Engine<'a> {
             // packet goes straight onto the link, as queued and popped at
             // once, its queue's packets and the queued-data index untouched.
             if let Some((admit, out)) = p.pass_at(pkt, self.now) {
-                match admit {
-                    Admit::Dropped => {
-                        self.dropped(&pkt);
-                        return;
-                    }
-                    Admit::Marked if pkt.kind != Kind::Control => {
-                        self.flows[pkt.flow as usize].stats.ecn_marks += 1
-                    }
-                    Admit::Marked | Admit::Queued => {}
+                if !self.admitted(admit, &pkt) {
+                    return;
                 }
                 if pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some() {
                     self.flows[pkt.flow as usize].nic_bytes += pkt.wire as u64;
@@ -502,15 +495,8 @@ impl<'a> Engine<'a> {
             }
             self.ports[port as usize].evicted = evicted;
         }
-        match admit {
-            Admit::Dropped => {
-                self.dropped(&pkt);
-                return;
-            }
-            Admit::Marked if pkt.kind != Kind::Control => {
-                self.flows[pkt.flow as usize].stats.ecn_marks += 1
-            }
-            Admit::Marked | Admit::Queued => {}
+        if !self.admitted(admit, &pkt) {
+            return;
         }
         if pkt.kind == Kind::Data && self.ports[port as usize].indexed() {
             let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
@@ -522,6 +508,23 @@ impl<'a> Engine<'a> {
         let p = &self.ports[port as usize];
         if !p.busy {
             self.start_tx(port);
+        }
+    }
+
+    /// What a port's queue did with `pkt`, counted for its flow: false if
+    /// it was dropped (and counted as such), true if it is on its way.
+    #[inline]
+    fn admitted(&mut self, admit: Admit, pkt: &Packet) -> bool {
+        match admit {
+            Admit::Dropped => {
+                self.dropped(pkt);
+                false
+            }
+            Admit::Marked if pkt.kind != Kind::Control => {
+                self.flows[pkt.flow as usize].stats.ecn_marks += 1;
+                true
+            }
+            Admit::Marked | Admit::Queued => true,
         }
     }
 
