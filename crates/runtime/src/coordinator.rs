@@ -979,14 +979,7 @@ impl Core {
         }
         self.state.resync_sent(&self.reports);
         self.changes.resynced = true;
-        self.timer.call(
-            &mut self.sched,
-            now,
-            &self.state,
-            &mut self.changes,
-            &mut self.alloc,
-        );
-        self.state.apply_allocation(&mut self.alloc, &mut ());
+        self.allocate(now);
         // 6. Rates per host.
         for r in &mut self.rates {
             r.clear();
@@ -1005,6 +998,19 @@ impl Core {
                 paused: rate_bps < 1.0,
             });
         }
+    }
+
+    /// Hands the changes since the last call to the scheduler (timed) and
+    /// applies the rates it allocates to the state.
+    fn allocate(&mut self, now: Time) {
+        self.timer.call(
+            &mut self.sched,
+            now,
+            &self.state,
+            &mut self.changes,
+            &mut self.alloc,
+        );
+        self.state.apply_allocation(&mut self.alloc, &mut ());
     }
 
     /// Adds flow `key` to coflow `c` of the state, started, and keeps its
@@ -1295,14 +1301,7 @@ impl Core {
             // The finished flows start in one call of the scheduler and
             // finish before the next (a scheduler takes a flow's start
             // before its finish, as in the run that added them).
-            self.timer.call(
-                &mut self.sched,
-                now,
-                &self.state,
-                &mut self.changes,
-                &mut self.alloc,
-            );
-            self.state.apply_allocation(&mut self.alloc, &mut ());
+            self.allocate(now);
             for (f, bytes) in finished {
                 self.state.finish_flow_measured(f, bytes);
                 self.alloc.forget(f);
