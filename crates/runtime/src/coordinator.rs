@@ -136,6 +136,8 @@
 
 use crate::proto::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use crate::proto::{FlowRate, HelloReply, HelloRequest, SyncReply, SyncRequest};
+/// What faults did, as `/state` shows them (defined beside it).
+pub use crate::status::{Drops, Faults};
 use crate::validate::{self, Invalid, MAX_BYTES, MAX_MESSAGE_BYTES};
 use crate::PROTOCOL_VERSION;
 use coflowkit_model::{flow, BitsPerSec, CoflowId, CoflowSpec, DagId, DagKey, Fabric, Time};
@@ -397,73 +399,6 @@ pub struct Core {
     ticks: u64,
     /// How long the last tick took (the scheduler's time included).
     last_tick: Duration,
-}
-
-/// What dropping agents that stayed away did, in all.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Drops {
-    /// Agents dropped (an agent dropped, back, and dropped again counts twice).
-    pub agents: u64,
-    /// Agents that synced again after being dropped.
-    pub returned: u64,
-    /// Open flows the drops finished, at their last reported count.
-    pub flows: u64,
-    /// Those flows' bytes (their last reported counts).
-    pub bytes: u64,
-    /// Coflows owned by dropped agents that the drops unregistered.
-    pub coflows: u64,
-}
-
-/// What faults and late reports did, in all: `/state`'s `faults`, what a
-/// long run checks its totals against (a task counted twice shows here
-/// first).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Faults {
-    /// Agents that stayed away, and what dropping them did.
-    pub drops: Drops,
-    /// Final reports of a finished flow taken again from its tombstone
-    /// (acknowledged; its bytes not counted again).
-    pub repeated_finals: u64,
-    /// Unregistrations of a completed coflow taken again (acknowledged; not
-    /// completed again).
-    pub repeated_unregisters: u64,
-    /// Flows first reported after their coflow completed: it reopened, and
-    /// completes again (counted again).
-    pub reopened_coflows: u64,
-    /// Coflows first reported already unregistered with no flow reported
-    /// beside them: each completes with no flow. A task with no flow does
-    /// this; so would an unregistration repeated after its coflow was
-    /// forgotten.
-    pub empty_coflows: u64,
-    /// Flows first reported for a coflow neither active nor listed in the
-    /// same sync (the coflow arrives with them, not unregistered): a flow
-    /// of another host's coflow reported before its owner's, or a final
-    /// report repeated after its tombstone was forgotten.
-    pub orphan_flows: u64,
-}
-
-impl Faults {
-    /// As a JSON object.
-    pub fn write_json(&self, o: &mut String) {
-        use std::fmt::Write;
-        let d = &self.drops;
-        let _ = write!(
-            o,
-            "{{\"agents_dropped\":{},\"agents_returned\":{},\"drop_flows\":{},\"drop_bytes\":{},\
-             \"drop_coflows\":{},\"repeated_finals\":{},\"repeated_unregisters\":{},\
-             \"reopened_coflows\":{},\"empty_coflows\":{},\"orphan_flows\":{}}}",
-            d.agents,
-            d.returned,
-            d.flows,
-            d.bytes,
-            d.coflows,
-            self.repeated_finals,
-            self.repeated_unregisters,
-            self.reopened_coflows,
-            self.empty_coflows,
-            self.orphan_flows
-        );
-    }
 }
 
 /// How many entries the coordinator holds (what a long run must keep

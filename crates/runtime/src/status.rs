@@ -175,7 +175,7 @@ pub struct Status {
     /// What faults and late reports did (agents dropped and back, final
     /// reports repeated, coflows reopened): the counts a long run checks
     /// its totals against.
-    pub faults: crate::coordinator::Faults,
+    pub faults: Faults,
     /// Every host's agent.
     pub agents: Vec<AgentStatus>,
     /// Active coflows, by id.
@@ -788,6 +788,73 @@ mod tests {
         assert!(
             m.contains(r#"coflowkit_link_scheduled_rate_bits_per_second{link="tor \"0\" -> agg 1"} 250000000"#),
             "{m}"
+        );
+    }
+}
+
+/// What dropping agents that stayed away did, in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Drops {
+    /// Agents dropped (an agent dropped, back, and dropped again counts twice).
+    pub agents: u64,
+    /// Agents that synced again after being dropped.
+    pub returned: u64,
+    /// Open flows the drops finished, at their last reported count.
+    pub flows: u64,
+    /// Those flows' bytes (their last reported counts).
+    pub bytes: u64,
+    /// Coflows owned by dropped agents that the drops unregistered.
+    pub coflows: u64,
+}
+
+/// What faults and late reports did, in all: `/state`'s `faults`, what a
+/// long run checks its totals against (a task counted twice shows here
+/// first).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Agents that stayed away, and what dropping them did.
+    pub drops: Drops,
+    /// Final reports of a finished flow taken again from its tombstone
+    /// (acknowledged; its bytes not counted again).
+    pub repeated_finals: u64,
+    /// Unregistrations of a completed coflow taken again (acknowledged; not
+    /// completed again).
+    pub repeated_unregisters: u64,
+    /// Flows first reported after their coflow completed: it reopened, and
+    /// completes again (counted again).
+    pub reopened_coflows: u64,
+    /// Coflows first reported already unregistered with no flow reported
+    /// beside them: each completes with no flow. A task with no flow does
+    /// this; so would an unregistration repeated after its coflow was
+    /// forgotten.
+    pub empty_coflows: u64,
+    /// Flows first reported for a coflow neither active nor listed in the
+    /// same sync (the coflow arrives with them, not unregistered): a flow
+    /// of another host's coflow reported before its owner's, or a final
+    /// report repeated after its tombstone was forgotten.
+    pub orphan_flows: u64,
+}
+
+impl Faults {
+    /// As a JSON object.
+    pub fn write_json(&self, o: &mut String) {
+        use std::fmt::Write;
+        let d = &self.drops;
+        let _ = write!(
+            o,
+            "{{\"agents_dropped\":{},\"agents_returned\":{},\"drop_flows\":{},\"drop_bytes\":{},\
+             \"drop_coflows\":{},\"repeated_finals\":{},\"repeated_unregisters\":{},\
+             \"reopened_coflows\":{},\"empty_coflows\":{},\"orphan_flows\":{}}}",
+            d.agents,
+            d.returned,
+            d.flows,
+            d.bytes,
+            d.coflows,
+            self.repeated_finals,
+            self.repeated_unregisters,
+            self.reopened_coflows,
+            self.empty_coflows,
+            self.orphan_flows
         );
     }
 }
