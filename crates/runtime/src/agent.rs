@@ -7,8 +7,13 @@
 //! the cluster: `(host + 1) << 40 | n`, no round trip), opens one flow per
 //! coflow-aware writer, reports the bytes its writers have written every Δ
 //! (the reply is their schedule), and closes flows. A client that
-//! disconnects has its open flows closed at their last count and its
-//! coflows unregistered.
+//! disconnects has its writers' open flows closed at their last count and
+//! its coflows unregistered. Its watched flows (named by address, counted
+//! in the kernel) stay open and enforced, for the application's bytes go on
+//! whatever became of the client that named them: the client's next
+//! connection takes them back (`ReopenFlow` with their address), and one
+//! nobody takes back closes at its kernel count once it has been idle for
+//! the client timeout.
 //!
 //! Every Δ the agent sends the coordinator its coflows and flows with their
 //! cumulative bytes (so a lost or repeated sync never double counts) and
@@ -33,7 +38,8 @@
 //!   continue, never a second one);
 //! * a client that goes silent (its reporter sends every Δ, even with no
 //!   flow open) for [`AgentOptions::client_timeout`] is disconnected: its
-//!   flows close at their last count and its coflows are unregistered.
+//!   writers' flows close at their last count, its watched flows wait to
+//!   be taken back (above), and its coflows are unregistered.
 //!
 //! Every client message is validated ([`crate::validate::client_request`])
 //! and must name flows of its own connection; a malformed or oversized frame
@@ -85,8 +91,10 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, Copy)]
 pub struct AgentOptions {
     /// A client connection silent for this long is closed and cleaned up
-    /// (its flows finish at their last count, its coflows are
-    /// unregistered). Clients report every Δ; default 10 s.
+    /// (its writers' flows finish at their last count, its coflows are
+    /// unregistered); a watched flow nobody takes back closes once its
+    /// count has stood still this long. Clients report every Δ; default
+    /// 10 s.
     pub client_timeout: Duration,
     /// Once syncs have failed for this long, no flow stays paused: each
     /// open flow gets an even share of the NIC until the coordinator is
@@ -165,6 +173,9 @@ struct AgentFlow {
     /// agent enforces its schedule in the kernel and counts its bytes there
     /// ([`transparent`]); no writer reports it.
     watch: Option<Watch>,
+    /// A watched flow whose client connection was lost: the syncs since
+    /// its kernel count last grew. `None` while a connection holds it.
+    orphan: Option<u32>,
 }
 
 /// What an agent knows; shared by its client connections and its sync loop.
@@ -182,6 +193,9 @@ struct State {
     thresholds: Vec<f64>,
     /// Enforces watched flows (`--transparent-dev`); `None`: refused.
     enforcer: Option<Enforcer>,
+    /// Syncs an orphaned watched flow may stay idle before it closes (the
+    /// client timeout in Δ).
+    orphan_syncs: u32,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -283,17 +297,41 @@ impl State {
                 }
                 let id = self.next_flow;
                 let reply = self.open(id, conn, r.coflow_id, r.dst_host, r.size_hint, 0);
-                let f = self.flows.get_mut(&id).expect("opened");
-                f.watch = Some(watch);
-                if let (Some(e), Some(rate)) = (&self.enforcer, f.rate) {
-                    e.set(id, watch, rate);
-                }
+                self.start_watching(id, watch);
                 reply
             }
             Kind::ReopenFlow(r) => {
-                if self.flows.contains_key(&r.flow_id) {
+                let watch = r.watch.as_ref().map(|w| Watch {
+                    src_port: w.src_port as u16,
+                    dst: w.dst_addr.parse().expect("validated"),
+                    dst_port: w.dst_port as u16,
+                });
+                if let Some(f) = self.flows.get_mut(&r.flow_id) {
+                    return match (f.orphan, watch) {
+                        (Some(_), Some(w))
+                            if !f.finished && f.watch == Some(w) && f.coflow == r.coflow_id =>
+                        {
+                            info!(flow = r.flow_id, "a client took back a watched flow");
+                            f.conn = conn;
+                            f.orphan = None;
+                            f.bytes = f.bytes.max(r.bytes_sent);
+                            AgentReply {
+                                kind: Some(agent_reply::Kind::FlowOpened(proto::FlowOpened {
+                                    flow_id: r.flow_id,
+                                    initial: f.rate,
+                                })),
+                            }
+                        }
+                        _ => error(format!(
+                            "flow {} is already known to this agent; open a new one",
+                            r.flow_id
+                        )),
+                    };
+                }
+                if watch.is_some() && self.enforcer.is_none() {
                     return error(format!(
-                        "flow {} is already known to this agent; open a new one",
+                        "flow {} is watched, and this agent enforces no flow named by its \
+                         address: start it with --transparent-dev DEV",
                         r.flow_id
                     ));
                 }
@@ -302,14 +340,18 @@ impl State {
                     bytes = r.bytes_sent,
                     "a client reopened a flow"
                 );
-                self.open(
+                let reply = self.open(
                     r.flow_id,
                     conn,
                     r.coflow_id,
                     r.dst_host,
                     r.size_hint,
                     r.bytes_sent,
-                )
+                );
+                if let Some(w) = watch {
+                    self.start_watching(r.flow_id, w);
+                }
+                reply
             }
             Kind::AdoptCoflow(r) => {
                 if r.coflow_id >> 40 != self.host as u64 + 1 {
@@ -430,6 +472,7 @@ impl State {
                 rate: None,
                 global: false,
                 watch: None,
+                orphan: None,
             },
         );
         // Only this flow's local schedule: the others' even shares change
@@ -444,6 +487,16 @@ impl State {
                 flow_id: id,
                 initial: Some(initial),
             })),
+        }
+    }
+
+    /// Flow `id`, just opened, is the watched flow `watch`: the enforcer
+    /// holds it to its schedule from now.
+    fn start_watching(&mut self, id: u64, watch: Watch) {
+        let f = self.flows.get_mut(&id).expect("opened");
+        f.watch = Some(watch);
+        if let (Some(e), Some(rate)) = (&self.enforcer, f.rate) {
+            e.set(id, watch, rate);
         }
     }
 
@@ -553,15 +606,31 @@ impl State {
         }
     }
 
-    /// Takes the kernel's counts of the open watched flows.
+    /// Takes the kernel's counts of the open watched flows, and closes at
+    /// its count an orphaned one idle for [`State::orphan_syncs`] syncs.
     fn count_watched(&mut self) {
         let Some(e) = &self.enforcer else { return };
+        let mut idle = vec![];
         for (&id, f) in self.flows.iter_mut() {
-            if f.watch.is_some() && !f.finished {
-                if let Some(b) = e.bytes(id) {
-                    f.bytes = f.bytes.max(b);
+            if f.watch.is_none() || f.finished {
+                continue;
+            }
+            let before = f.bytes;
+            if let Some(b) = e.bytes(id) {
+                f.bytes = f.bytes.max(b);
+            }
+            if let Some(n) = f.orphan.as_mut() {
+                *n = if f.bytes > before { 0 } else { *n + 1 };
+                if *n > self.orphan_syncs {
+                    f.finished = true;
+                    e.remove(id);
+                    idle.push(id);
                 }
             }
+        }
+        for id in idle {
+            info!(flow = id, "a watched flow nobody took back closed idle");
+            self.pass_on(id);
         }
     }
 
@@ -622,16 +691,18 @@ impl State {
         self.enforce_watched();
     }
 
-    /// Connection `conn` went away: its flows close at their last count and
-    /// its coflows are unregistered.
+    /// Connection `conn` went away: its writers' flows close at their last
+    /// count, its watched flows wait for a client to take them back (see
+    /// the module doc), and its coflows are unregistered.
     fn disconnect(&mut self, conn: u64) {
         let mut closed = vec![];
         for (&id, f) in self.flows.iter_mut() {
             if f.conn == conn && !f.finished {
-                f.finished = true;
-                closed.push(id);
-                if let (Some(e), Some(_)) = (&self.enforcer, f.watch) {
-                    e.remove(id);
+                if f.watch.is_some() {
+                    f.orphan = Some(0);
+                } else {
+                    f.finished = true;
+                    closed.push(id);
                 }
             }
         }
@@ -869,6 +940,8 @@ async fn spawn_on(
         flows: HashMap::new(),
         thresholds: hello.local_thresholds.clone(),
         enforcer,
+        orphan_syncs: (opts.client_timeout.as_nanos() / delta.as_nanos().max(1)).min(u32::MAX as u128)
+            as u32,
     }));
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let serve = tokio::spawn(serve_clients(

@@ -179,6 +179,17 @@ const OPENED: u8 = 1;
 /// answer: the writer is plain TCP for good.
 const UNSCHEDULED: u8 = 2;
 
+/// A flow this client watches, as it announces it again after reconnecting.
+#[derive(Debug, Clone)]
+struct Watched {
+    coflow: u64,
+    dst_host: u32,
+    size_hint: u64,
+    address: proto::FlowAddress,
+    /// Its close, made while no agent could be reached: the bytes arrived.
+    closed: Option<u64>,
+}
+
 /// A coflow this client registered, to announce again to a restarted agent.
 #[derive(Debug, Clone)]
 struct OwnedCoflow {
@@ -371,6 +382,9 @@ struct Inner {
     coflows: Mutex<HashMap<u64, OwnedCoflow>>,
     /// Flows closed at the agent in the last [`RECENT_CLOSE`].
     recent: Mutex<Vec<(std::time::Instant, u64, Arc<FlowShared>)>>,
+    /// Flows this client watches (named by address), by id, until their
+    /// close reaches the agent.
+    watched: Mutex<HashMap<u64, Watched>>,
     lost: AtomicBool,
     stop: AtomicBool,
     /// This client, for its connections' reader threads.
@@ -525,6 +539,7 @@ impl Inner {
                     dst_host: f.dst_host,
                     size_hint: f.size_hint,
                     bytes_sent: bytes,
+                    watch: None,
                 }),
             );
             match reopened {
@@ -561,6 +576,52 @@ impl Inner {
                         );
                     }
                     self.flows.lock().expect("client lock").remove(&id);
+                }
+                Err(CallError::Transport(_)) => return false,
+            }
+        }
+        let watched: Vec<(u64, Watched)> = self
+            .watched
+            .lock()
+            .expect("client lock")
+            .iter()
+            .map(|(&id, w)| (id, w.clone()))
+            .collect();
+        for (id, w) in watched {
+            let taken = exchange(
+                &mut stream,
+                Kind::ReopenFlow(proto::ReopenFlowRequest {
+                    flow_id: id,
+                    coflow_id: w.coflow,
+                    dst_host: w.dst_host,
+                    size_hint: w.size_hint,
+                    bytes_sent: 0,
+                    watch: Some(w.address.clone()),
+                }),
+            );
+            match taken {
+                Ok(AgentReply {
+                    kind: Some(agent_reply::Kind::FlowOpened(_)),
+                }) => {
+                    let Some(arrived) = w.closed else { continue };
+                    match exchange(
+                        &mut stream,
+                        Kind::CloseFlow(proto::CloseFlowRequest {
+                            flow_id: id,
+                            bytes_sent: arrived,
+                        }),
+                    ) {
+                        Err(CallError::Transport(_)) => return false,
+                        _ => {
+                            self.watched.lock().expect("client lock").remove(&id);
+                        }
+                    }
+                }
+                Ok(_) | Err(CallError::Refused(_)) => {
+                    // Closed by the agent meanwhile (idle), or not
+                    // enforceable there: nothing more to tell it.
+                    warn!(flow = id, "the agent did not take a watched flow back");
+                    self.watched.lock().expect("client lock").remove(&id);
                 }
                 Err(CallError::Transport(_)) => return false,
             }
@@ -727,6 +788,7 @@ impl AgentClient {
                 flows: Mutex::new(HashMap::new()),
                 coflows: Mutex::new(HashMap::new()),
                 recent: Mutex::new(vec![]),
+                watched: Mutex::new(HashMap::new()),
                 stop: AtomicBool::new(false),
                 me: me.clone(),
             }
@@ -904,17 +966,34 @@ impl AgentClient {
         dst: std::net::SocketAddrV4,
     ) -> Result<u64, ClientError> {
         let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
+        let address = proto::FlowAddress {
+            src_port: src_port as u32,
+            dst_addr: dst.ip().to_string(),
+            dst_port: dst.port() as u32,
+        };
         match inner.call(Kind::WatchFlow(proto::WatchFlowRequest {
             coflow_id: coflow.0,
             dst_host,
             size_hint: size_hint.unwrap_or(0),
-            src_port: src_port as u32,
-            dst_addr: dst.ip().to_string(),
-            dst_port: dst.port() as u32,
+            src_port: address.src_port,
+            dst_addr: address.dst_addr.clone(),
+            dst_port: address.dst_port,
         }))? {
             AgentReply {
                 kind: Some(agent_reply::Kind::FlowOpened(o)),
-            } => Ok(o.flow_id),
+            } => {
+                inner.watched.lock().expect("client lock").insert(
+                    o.flow_id,
+                    Watched {
+                        coflow: coflow.0,
+                        dst_host,
+                        size_hint: size_hint.unwrap_or(0),
+                        address,
+                        closed: None,
+                    },
+                );
+                Ok(o.flow_id)
+            }
             _ => Err(ClientError::Unexpected),
         }
     }
@@ -923,16 +1002,39 @@ impl AgentClient {
     /// done. `bytes_arrived` is what its receiver counted, if it knows
     /// (else 0): the agent's final count is the larger of it and the
     /// kernel's.
+    ///
+    /// A watched flow outlives this client's connection to its agent: if
+    /// the connection is lost (the agent timed the client out, say), the
+    /// agent keeps the flow open and enforced, the client takes it back
+    /// when it reconnects, and a close made meanwhile is sent then (this
+    /// returns `Ok` at once). A flow nobody takes back closes at the agent
+    /// once idle for its client timeout.
     pub fn close_watched(&self, flow: u64, bytes_arrived: u64) -> Result<(), ClientError> {
         let inner = self.inner.as_ref().ok_or(ClientError::Unreachable)?;
-        match inner.call(Kind::CloseFlow(proto::CloseFlowRequest {
+        let reply = inner.call(Kind::CloseFlow(proto::CloseFlowRequest {
             flow_id: flow,
             bytes_sent: bytes_arrived,
-        }))? {
-            AgentReply {
+        }));
+        let mut watched = inner.watched.lock().expect("client lock");
+        match reply {
+            Ok(AgentReply {
                 kind: Some(agent_reply::Kind::Ok(_)),
-            } => Ok(()),
-            _ => Err(ClientError::Unexpected),
+            }) => {
+                watched.remove(&flow);
+                Ok(())
+            }
+            Ok(_) => Err(ClientError::Unexpected),
+            Err(ClientError::Unreachable) => match watched.get_mut(&flow) {
+                Some(w) => {
+                    w.closed = Some(bytes_arrived);
+                    Ok(())
+                }
+                None => Err(ClientError::Unreachable),
+            },
+            Err(e) => {
+                watched.remove(&flow);
+                Err(e)
+            }
         }
     }
 

@@ -180,10 +180,24 @@ pub struct AdoptCoflowRequest {
     #[prost(bool, tag = "3")]
     pub unregistered: bool,
 }
-/// After reconnecting to a (restarted) agent: a writer's flow opened earlier,
-/// with the id the earlier agent gave it and the bytes written so far, so
-/// that the coordinator sees one flow whose count goes on (never twice).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+/// A watched flow's address (see WatchFlowRequest).
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct FlowAddress {
+    #[prost(uint32, tag = "1")]
+    pub src_port: u32,
+    /// IPv4, dotted quad.
+    #[prost(string, tag = "2")]
+    pub dst_addr: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "3")]
+    pub dst_port: u32,
+}
+/// After reconnecting to a (restarted) agent: a flow opened earlier, with the
+/// id the agent gave it and the bytes written so far, so that the coordinator
+/// sees one flow whose count goes on (never twice). A watched flow carries its
+/// address: the agent that still has it (kept open since the client's last
+/// connection was lost) hands it to this connection; a restarted agent watches
+/// it again.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ReopenFlowRequest {
     #[prost(uint64, tag = "1")]
     pub flow_id: u64,
@@ -195,6 +209,8 @@ pub struct ReopenFlowRequest {
     pub size_hint: u64,
     #[prost(uint64, tag = "5")]
     pub bytes_sent: u64,
+    #[prost(message, optional, tag = "6")]
+    pub watch: ::core::option::Option<FlowAddress>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ClientRequest {

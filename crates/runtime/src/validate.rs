@@ -225,21 +225,7 @@ pub fn client_request(r: &proto::ClientRequest, n_hosts: u32, me: u32) -> Result
                 return Err(field("dst_host", format!("host {me} sends to itself")));
             }
             bytes("size_hint", x.size_hint)?;
-            for (name, port) in [("src_port", x.src_port), ("dst_port", x.dst_port)] {
-                if port == 0 || port > u16::MAX as u32 {
-                    return Err(field(name, format!("port {port}: must be 1..65535")));
-                }
-            }
-            if x.dst_addr.parse::<std::net::Ipv4Addr>().is_err() {
-                return Err(field(
-                    "dst_addr",
-                    format!(
-                        "{:?} is not an IPv4 address (a.b.c.d)",
-                        x.dst_addr.chars().take(64).collect::<String>()
-                    ),
-                ));
-            }
-            Ok(())
+            address("", x.src_port, &x.dst_addr, x.dst_port)
         }
         Some(Kind::ReopenFlow(x)) => {
             if x.flow_id == 0 {
@@ -251,9 +237,36 @@ pub fn client_request(r: &proto::ClientRequest, n_hosts: u32, me: u32) -> Result
                 return Err(field("dst_host", format!("host {me} sends to itself")));
             }
             bytes("size_hint", x.size_hint)?;
-            bytes("bytes_sent", x.bytes_sent)
+            bytes("bytes_sent", x.bytes_sent)?;
+            match &x.watch {
+                Some(w) => address("watch.", w.src_port, &w.dst_addr, w.dst_port),
+                None => Ok(()),
+            }
         }
     }
+}
+
+/// Checks a watched flow's address: ports 1..65535 and an IPv4 destination;
+/// `prefix` goes before the fields' names in an error.
+fn address(prefix: &str, src_port: u32, dst_addr: &str, dst_port: u32) -> Result<(), Invalid> {
+    for (name, port) in [("src_port", src_port), ("dst_port", dst_port)] {
+        if port == 0 || port > u16::MAX as u32 {
+            return Err(field(
+                format!("{prefix}{name}"),
+                format!("port {port}: must be 1..65535"),
+            ));
+        }
+    }
+    if dst_addr.parse::<std::net::Ipv4Addr>().is_err() {
+        return Err(field(
+            format!("{prefix}dst_addr"),
+            format!(
+                "{:?} is not an IPv4 address (a.b.c.d)",
+                dst_addr.chars().take(64).collect::<String>()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

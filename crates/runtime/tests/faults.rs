@@ -473,3 +473,86 @@ fn against_a_coordinator_without_the_sync_stream_an_agent_syncs_by_calls() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A client whose connection to its agent is lost while it watches a flow
+/// (the agent timed it out, say) takes the flow back when it reconnects,
+/// with the flow's address, and a close it made meanwhile reaches the agent
+/// then, with the bytes it counted. The agent here is a stand-in on a Unix
+/// socket that drops the first connection right after answering the watch.
+#[test]
+fn a_watched_flow_is_taken_back_and_closed_after_the_client_reconnects() {
+    use coflowkit_model::CoflowId;
+    use std::os::unix::net::UnixListener;
+    let dir = std::env::temp_dir().join(format!("coflowkit-rt-{}-watch-back", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("agent.sock");
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).unwrap();
+    let answer = |req: &proto::ClientRequest| -> proto::AgentReply {
+        use proto::agent_reply::Kind as R;
+        let kind = match req.kind.as_ref().expect("a request") {
+            Kind::WatchFlow(_) => R::FlowOpened(proto::FlowOpened {
+                flow_id: 42,
+                initial: None,
+            }),
+            Kind::ReopenFlow(r) => R::FlowOpened(proto::FlowOpened {
+                flow_id: r.flow_id,
+                initial: None,
+            }),
+            Kind::Report(_) => R::Schedule(proto::Schedule { rates: vec![] }),
+            _ => R::Ok(true),
+        };
+        proto::AgentReply { kind: Some(kind) }
+    };
+    let (seen_tx, seen) = mpsc::channel();
+    let agent = std::thread::spawn(move || {
+        // First connection: answer until the watch, then drop it.
+        let (mut first, _) = listener.accept().unwrap();
+        loop {
+            let req: proto::ClientRequest = wire::read_blocking(&mut first).unwrap();
+            wire::write_blocking(&mut first, &answer(&req)).unwrap();
+            if matches!(req.kind, Some(Kind::WatchFlow(_))) {
+                break;
+            }
+        }
+        drop(first);
+        // Second: record everything up to the watched flow's close.
+        let (mut second, _) = listener.accept().unwrap();
+        loop {
+            let req: proto::ClientRequest = wire::read_blocking(&mut second).unwrap();
+            wire::write_blocking(&mut second, &answer(&req)).unwrap();
+            let done = matches!(req.kind, Some(Kind::CloseFlow(_)));
+            seen_tx.send(req.kind.unwrap()).unwrap();
+            if done {
+                return;
+            }
+        }
+    });
+    let client = AgentClient::connect_every(&socket, Duration::from_millis(10));
+    let dst = "10.0.0.2:11211".parse().unwrap();
+    let flow = client.watch(CoflowId(7), 1, None, 40_000, dst).unwrap();
+    assert_eq!(flow, 42);
+    wait_until("the client to notice the lost connection", || {
+        !client.is_connected()
+    });
+    // Closed while no agent can be reached: accepted, sent on reconnection.
+    client.close_watched(flow, 1_234).unwrap();
+    agent.join().unwrap();
+    let seen: Vec<Kind> = seen.try_iter().collect();
+    let reopened = seen
+        .iter()
+        .position(|k| matches!(k, Kind::ReopenFlow(r) if r.flow_id == 42))
+        .expect("the watched flow announced again");
+    let Kind::ReopenFlow(r) = &seen[reopened] else {
+        unreachable!()
+    };
+    let w = r.watch.as_ref().expect("with its address");
+    assert_eq!((w.src_port, w.dst_addr.as_str(), w.dst_port), (40_000, "10.0.0.2", 11211));
+    assert_eq!((r.coflow_id, r.dst_host), (7, 1));
+    let Some(Kind::CloseFlow(c)) = seen.last() else {
+        panic!("no close: {seen:?}")
+    };
+    assert_eq!((c.flow_id, c.bytes_sent), (42, 1_234));
+    assert!(seen.iter().position(|k| matches!(k, Kind::CloseFlow(_))).unwrap() > reopened);
+    let _ = std::fs::remove_dir_all(&dir);
+}

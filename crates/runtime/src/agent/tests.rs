@@ -12,6 +12,7 @@ fn state() -> State {
         flows: HashMap::new(),
         thresholds: vec![1000.0, 10_000.0],
         enforcer: None,
+        orphan_syncs: 10,
     }
 }
 
@@ -61,6 +62,7 @@ fn reopened_flows_keep_their_id_and_bytes_and_adopted_coflows_must_be_this_hosts
             dst_host: 1,
             size_hint: 0,
             bytes_sent: 777,
+            watch: None,
         }),
     ));
     assert_eq!(f, old);
@@ -74,6 +76,7 @@ fn reopened_flows_keep_their_id_and_bytes_and_adopted_coflows_must_be_this_hosts
             dst_host: 2,
             size_hint: 0,
             bytes_sent: 1,
+            watch: None,
         }),
     );
     assert!(matches!(again.kind, Some(agent_reply::Kind::Error(_))));
@@ -313,7 +316,7 @@ proptest::proptest! {
                         3 => Kind::Report(proto::ReportRequest { flows: vec![proto::FlowBytes { flow_id: fid, bytes_sent: b }] }),
                         4 => Kind::CloseFlow(proto::CloseFlowRequest { flow_id: fid, bytes_sent: b }),
                         5 => Kind::AdoptCoflow(proto::AdoptCoflowRequest { coflow_id: mine(id), parents: vec![], unregistered: b % 2 == 0 }),
-                        _ => Kind::ReopenFlow(proto::ReopenFlowRequest { flow_id: fid, coflow_id: mine(id % 3), dst_host: dst, size_hint: 0, bytes_sent: b }),
+                        _ => Kind::ReopenFlow(proto::ReopenFlowRequest { flow_id: fid, coflow_id: mine(id % 3), dst_host: dst, size_hint: 0, bytes_sent: b, watch: None }),
                     };
                     let req = ClientRequest { protocol_version: PROTOCOL_VERSION, kind: Some(k) };
                     if validate::client_request(&req, s.n_hosts, s.host).is_ok() {
@@ -368,5 +371,128 @@ proptest::proptest! {
             }
             let _ = s.sync_request();
         }
+    }
+}
+
+fn watched_state() -> State {
+    State {
+        enforcer: Some(Enforcer::detached()),
+        ..state()
+    }
+}
+
+fn address(src_port: u32) -> proto::FlowAddress {
+    proto::FlowAddress {
+        src_port,
+        dst_addr: "10.0.0.2".into(),
+        dst_port: 11211,
+    }
+}
+
+fn watch(s: &mut State, conn: u64, coflow: u64, src_port: u32) -> u64 {
+    let a = address(src_port);
+    opened(s.handle(
+        conn,
+        Kind::WatchFlow(proto::WatchFlowRequest {
+            coflow_id: coflow,
+            dst_host: 1,
+            size_hint: 0,
+            src_port: a.src_port,
+            dst_addr: a.dst_addr,
+            dst_port: a.dst_port,
+        }),
+    ))
+}
+
+fn reopen_watched(s: &mut State, conn: u64, flow: u64, coflow: u64, src_port: u32) -> AgentReply {
+    s.handle(
+        conn,
+        Kind::ReopenFlow(proto::ReopenFlowRequest {
+            flow_id: flow,
+            coflow_id: coflow,
+            dst_host: 1,
+            size_hint: 0,
+            bytes_sent: 0,
+            watch: Some(address(src_port)),
+        }),
+    )
+}
+
+fn close(s: &mut State, conn: u64, flow: u64, bytes: u64) -> AgentReply {
+    s.handle(
+        conn,
+        Kind::CloseFlow(proto::CloseFlowRequest {
+            flow_id: flow,
+            bytes_sent: bytes,
+        }),
+    )
+}
+
+fn counted(s: &mut State, flow: u64, bytes: u64) {
+    s.enforcer.as_ref().expect("enforcer").count(flow, bytes);
+    let _ = s.sync_request();
+}
+
+/// The application's bytes go on when the client that named them loses its
+/// connection: the watched flow stays open and enforced, keeps counting,
+/// and the client's next connection takes it back and closes it.
+#[test]
+fn a_watched_flow_outlives_its_client_s_connection_and_is_taken_back() {
+    let mut s = watched_state();
+    let f = watch(&mut s, 1, 5, 40_000);
+    counted(&mut s, f, 1_000);
+    s.disconnect(1);
+    assert!(!s.flows[&f].finished);
+    counted(&mut s, f, 5_000);
+    // Another connection cannot close it before taking it back, nor take
+    // back something else under its id.
+    assert!(matches!(close(&mut s, 2, f, 0).kind, Some(agent_reply::Kind::Error(_))));
+    let wrong = reopen_watched(&mut s, 2, f, 5, 40_001);
+    assert!(matches!(wrong.kind, Some(agent_reply::Kind::Error(_))));
+    let wrong = reopen_watched(&mut s, 2, f, 6, 40_000);
+    assert!(matches!(wrong.kind, Some(agent_reply::Kind::Error(_))));
+    assert_eq!(opened(reopen_watched(&mut s, 2, f, 5, 40_000)), f);
+    assert!(matches!(close(&mut s, 2, f, 8_000).kind, Some(agent_reply::Kind::Ok(_))));
+    assert!(s.flows[&f].finished);
+    assert_eq!(s.flows[&f].bytes, 8_000);
+}
+
+/// A watched flow nobody takes back closes at its kernel count once its
+/// count has not moved for the client timeout; while it moves it stays.
+#[test]
+fn an_orphaned_watched_flow_closes_once_idle_for_the_client_timeout() {
+    let mut s = watched_state();
+    let f = watch(&mut s, 1, 5, 40_000);
+    s.disconnect(1);
+    for k in 1..=3 * s.orphan_syncs as u64 {
+        counted(&mut s, f, 100 * k);
+        assert!(!s.flows[&f].finished);
+    }
+    let last = 300 * s.orphan_syncs as u64;
+    for _ in 0..s.orphan_syncs {
+        counted(&mut s, f, last);
+        assert!(!s.flows[&f].finished);
+    }
+    counted(&mut s, f, last);
+    assert!(s.flows[&f].finished);
+    assert_eq!(s.flows[&f].bytes, last);
+    // Its client comes back too late: refused, the final count kept.
+    let late = reopen_watched(&mut s, 2, f, 5, 40_000);
+    assert!(matches!(late.kind, Some(agent_reply::Kind::Error(_))));
+    assert_eq!(s.flows[&f].bytes, last);
+}
+
+/// A restarted agent (one that never saw the flow) watches a flow announced
+/// again with its address; one without a device refuses it by name.
+#[test]
+fn a_restarted_agent_watches_a_flow_announced_again() {
+    let mut s = watched_state();
+    let old = s.next_flow - 9;
+    assert_eq!(opened(reopen_watched(&mut s, 1, old, 5, 40_000)), old);
+    assert!(s.flows[&old].watch.is_some());
+    let mut plain = state();
+    match reopen_watched(&mut plain, 1, old, 5, 40_000).kind {
+        Some(agent_reply::Kind::Error(e)) => assert!(e.contains("--transparent-dev"), "{e}"),
+        other => panic!("{other:?}"),
     }
 }

@@ -198,6 +198,27 @@ impl Enforcer {
         })
     }
 
+    /// An enforcer with no device, for the agent's own tests: its commands
+    /// go nowhere and its counts are what [`Enforcer::count`] says.
+    #[cfg(test)]
+    pub(crate) fn detached() -> Enforcer {
+        Enforcer {
+            tx: mpsc::channel().0,
+            counts: Arc::default(),
+            thread: None,
+        }
+    }
+
+    /// Sets flow `flow`'s count, as a reading of the kernel's would.
+    #[cfg(test)]
+    pub(crate) fn count(&self, flow: u64, bytes: u64) {
+        self.counts
+            .lock()
+            .expect("counts lock")
+            .bytes
+            .insert(flow, bytes);
+    }
+
     /// Holds flow `flow` (address `watch`) to `rate` (made or changed).
     pub fn set(&self, flow: u64, watch: Watch, rate: FlowRate) {
         let _ = self.tx.send(Command::Set(flow, watch, rate));
