@@ -409,6 +409,13 @@ pub fn prepare<'a>(
     check(workload)?;
     cfg.check()
         .map_err(|e| DecomposeError::Input(e.to_string()))?;
+    if cfg.via_coordinator {
+        return Err(DecomposeError::Input(
+            "packet option via=coordinator: the decomposed engine simulates each link alone and \
+             runs no central coordinator (the packet engine does)"
+                .into(),
+        ));
+    }
     let routes = route::route(fabric, workload, pinned);
     let flow_at: Vec<(u32, u32)> = workload
         .coflows()

@@ -274,6 +274,11 @@ pub struct PacketConfig {
     pub coordinator_interval: Dur,
     /// How long a coordinator's decision takes to reach the hosts.
     pub coordinator_delay: Dur,
+    /// Every registry scheduler runs through the coordinator, those with a
+    /// host policy too (`via=coordinator`): as the runtime runs them, a
+    /// central decision every `coordinator_interval` enforced as rates and
+    /// classes, against the host policy's decisions at the hosts at once.
+    pub via_coordinator: bool,
     /// TAFE's ports serve the flows of a class first come, first served,
     /// one after the other (true: Algorithm 1's time-stamped flows,
     /// `Port::set_task_fifo`); false: each class is a FIFO packet queue,
@@ -441,6 +446,7 @@ impl Default for PacketConfig {
             spc_on_data: true,
             spc_control_wire: true,
             coordinator_interval: Dur(10_000_000),
+            via_coordinator: false,
             coordinator_delay: Dur::ZERO,
             tafe_one_by_one: true,
         }

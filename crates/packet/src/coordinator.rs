@@ -31,7 +31,7 @@
 //! coordinator's interval is the coordination.
 
 use crate::config::values::parse_dur;
-use crate::config::Knob;
+use crate::config::{bad, Knob};
 use coflowkit_model::{Fabric, Time, ValidWorkload};
 use coflowkit_sched::{
     build, Allocation, AnyScheduler, Changes, FlowIdx, NetState, SchedulerError, SchedulerSpec,
@@ -244,6 +244,20 @@ pub const KNOBS: &[Knob] = &[
         help: "how often a coordinator-run scheduler (aalo, varys, fair, ...) decides on the observed bytes (10ms)",
         set: |c, key, v| {
             c.coordinator_interval = parse_dur(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "via",
+        default: "auto",
+        unit: "auto|coordinator",
+        help: "coordinator: a scheduler with a host policy runs through the coordinator instead, as the runtime runs it (auto)",
+        set: |c, key, v| {
+            c.via_coordinator = match v {
+                "auto" => false,
+                "coordinator" => true,
+                _ => return Err(bad(key, format!("'{v}': auto or coordinator"))),
+            };
             Ok(())
         },
     },

@@ -196,7 +196,11 @@ pub fn simulate_scheduled(
     cfg: &PacketConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PacketResult, PacketError> {
-    let mut r = match how_run(&spec.name) {
+    let via = match how_run(&spec.name) {
+        Some(Via::HostPolicy) if cfg.via_coordinator => Some(Via::Coordinator),
+        via => via,
+    };
+    let mut r = match via {
         Some(Via::HostPolicy) => {
             let hosted = Hosted {
                 policies: host_policies(fabric, workload, spec, cfg)?,

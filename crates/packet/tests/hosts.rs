@@ -600,6 +600,31 @@ fn a_bad_coordinator_knob_names_the_key() {
 }
 
 #[test]
+fn via_coordinator_runs_a_host_policy_scheduler_the_runtime_s_way() {
+    // fifo-lm has a host policy; `via=coordinator` runs the flow-level
+    // fifo-lm through the coordinator instead, which decides every tick:
+    // the later coflow still waits for the earlier one, and the run
+    // reports the coordinator's decisions (the host-policy run has none).
+    let fabric = Fabric::big_switch(2, BitsPerSec(1e9)).unwrap();
+    let w = workload(
+        &fabric,
+        vec![
+            CoflowSpec::new(0, Time(0), vec![flow(0, 1, 2_000_000)]),
+            CoflowSpec::new(1, Time(100_000), vec![flow(0, 1, 2_000_000)]),
+        ],
+    );
+    let knobs = "buffer=1MB,coordinator_interval=500us";
+    let hosted = scheduled(&fabric, &w, "fifo-lm", knobs);
+    let central = scheduled(&fabric, &w, "fifo-lm", &format!("{knobs},via=coordinator"));
+    assert!(hosted.coordinator.is_none());
+    assert!(central.coordinator.as_ref().is_some_and(|c| c.decisions > 0));
+    assert!(central.sim.coflows[0].finish < central.sim.coflows[1].finish);
+    assert_eq!(central.sim.scheduler, "fifo-lm");
+    let e = cfg("").set("via", "somewhere").unwrap_err().to_string();
+    assert!(e.starts_with("packet option 'via'"), "{e}");
+}
+
+#[test]
 fn the_packet_engine_lists_how_it_runs_each_scheduler() {
     let all = coflowkit_packet::packet_schedulers();
     let how = |n: &str| all.iter().find(|(m, _)| *m == n).map(|x| x.1);
