@@ -87,10 +87,10 @@
 //! and a reopened coflow keeps its CoflowId), so once the last of them is
 //! forgotten the scheduler forgets the DAG too, with or without a
 //! compaction: the order holds one rank per DAG with a coflow not
-//! forgotten, and the coordinator counts, per DAG with one, its coflows
-//! other than its root (`Root(r)`'s coflow `r`; none for tasks without
-//! parents). A coflow naming a forgotten parent, or reusing a forgotten
-//! root's id, starts a new DAG.
+//! forgotten, and the coordinator counts each DAG's coflows not forgotten
+//! besides its root (`Root(r)`'s coflow `r`), listing only DAGs with some
+//! (none for tasks without parents). A coflow naming a forgotten parent,
+//! or reusing a forgotten root's id, starts a new DAG.
 //! The log of completions keeps the last [`RECENT_COMPLETED`] and totals.
 //!
 //! Why a window of the agent timeout rather than per-client sequence
@@ -363,10 +363,10 @@ pub struct Core {
     generation_ns: u64,
     /// The flow of each state index (rebuilt when the state is compacted).
     entry_of_idx: Vec<FlowKey>,
-    /// Per DAG with one, its members other than its root (coflow `r` of
-    /// `Root(r)`): coflows with the DAG's CoflowId, arrived or reopened
-    /// and not completed, or completed and not forgotten. Kept only for a
-    /// scheduler that keeps a DAG order (see "Pruning").
+    /// How many coflows each DAG has, besides its root (coflow `r` of
+    /// `Root(r)`), that are not forgotten: arrived or reopened, or
+    /// completed and remembered. A DAG with none is not listed, and none is
+    /// for a scheduler without a DAG order (see "Pruning").
     dag_joiners: HashMap<DagKey, u32>,
     new_coflows: Vec<u64>,
     new_flows: Vec<FlowKey>,

@@ -590,84 +590,84 @@ fn compaction_keeps_aalo_s_order_of_dags_whose_first_coflow_completed() {
 /// forgotten.
 #[test]
 fn a_dag_forgotten_with_its_coflows_is_new_again_with_or_without_a_compaction() {
-    let sync = |host, flows, unreg| Step::Sync { host, flows, unreg };
-    let tick = Step::Tick(10_000_000);
-    let mut steps = vec![
-        sync(0, vec![(1, 1, 1, 0, false)], vec![(1, vec![])]),
-        sync(1, vec![(3, 3, 2, 0, false)], vec![(3, vec![1]), (4, vec![])]),
-        tick.clone(),
-        sync(2, vec![(5, 5, 1, 0, false)], vec![(5, vec![])]),
-        tick.clone(),
-    ];
-    // Flows 1 and 3 finish and coflows 1 and 3 are unregistered (4, an
-    // even id, was at once); host 2 keeps syncing (flow 5) while the rest
-    // is forgotten.
-    let done = |host, flow: u64, coflow: u64| SyncRequest {
-        protocol_version: PROTOCOL_VERSION,
-        host,
-        coflows: vec![CoflowInfo {
-            coflow_id: coflow,
-            parents: vec![],
-            unregistered: true,
-        }],
-        flows: vec![FlowReport {
-            flow_id: flow,
-            coflow_id: coflow,
-            dst_host: if flow == 1 { 1 } else { 2 },
-            bytes_sent: 100,
-            size_hint: 0,
-            finished: true,
-        }],
-        ..Default::default()
-    };
     let cfg = CoordinatorConfig {
         agent_timeout: Duration::from_millis(100),
         ..core_config("aalo")
     };
-    let (mut a, mut b) = (Core::new(&cfg).unwrap(), Core::new(&cfg).unwrap());
-    a.compact_min = usize::MAX;
-    b.compact_min = 0;
-    let mut now = 0;
-    let mut run = |steps: &mut Vec<Step>, extra: Vec<SyncRequest>, a: &mut Core, b: &mut Core| {
-        for s in steps.drain(..) {
-            match s {
-                Step::Tick(d) => {
-                    now += d;
-                    a.tick(Time(now));
-                    b.tick(Time(now));
-                    assert_eq!(schedules(a), schedules(b));
-                }
-                Step::Sync { host, flows, unreg } => {
-                    let r = sync_request(host, flows, unreg);
-                    assert_eq!(a.sync(&r).is_ok(), b.sync(&r).is_ok());
-                }
-            }
-        }
-        for r in extra {
-            a.sync(&r).unwrap();
-            b.sync(&r).unwrap();
+    // One that never compacts, one that compacts whenever it can.
+    let mut cs = [Core::new(&cfg).unwrap(), Core::new(&cfg).unwrap()];
+    cs[0].compact_min = usize::MAX;
+    cs[1].compact_min = 0;
+    let sync = |cs: &mut [Core; 2], r: SyncRequest| {
+        for c in cs.iter_mut() {
+            c.sync(&r).unwrap();
         }
     };
-    run(&mut steps, vec![done(0, 1, 1), done(1, 3, 3)], &mut a, &mut b);
+    let mut now = 0;
+    let mut tick = |cs: &mut [Core; 2]| {
+        now += 10_000_000;
+        for c in cs.iter_mut() {
+            c.tick(Time(now));
+        }
+        assert_eq!(schedules(&cs[0]), schedules(&cs[1]));
+    };
+    // Coflows 1 (flow 1, host 0 to 1), 3 (its child; flow 3, host 1 to
+    // 2), 4 (unregistered at once: an even id) and 5 (flow 5, host 2 to 1).
+    sync(
+        &mut cs,
+        sync_request(0, vec![(1, 1, 1, 0, false)], vec![(1, vec![])]),
+    );
+    sync(
+        &mut cs,
+        sync_request(
+            1,
+            vec![(3, 3, 2, 0, false)],
+            vec![(3, vec![1]), (4, vec![])],
+        ),
+    );
+    tick(&mut cs);
+    sync(
+        &mut cs,
+        sync_request(2, vec![(5, 5, 1, 0, false)], vec![(5, vec![])]),
+    );
+    tick(&mut cs);
+    // Flows 1 and 3 finish and their coflows are unregistered; host 2
+    // keeps syncing while the rest is forgotten.
+    for (host, id, dst) in [(0, 1, 1), (1, 3, 2)] {
+        let mut r = report(host, id, id, dst, 100, true);
+        r.coflows = unregister(host, id).coflows;
+        sync(&mut cs, r);
+    }
     for _ in 0..20 {
-        steps.push(sync(2, vec![(5, 5, 1, 10, false)], vec![(5, vec![])]));
-        steps.push(tick.clone());
+        sync(
+            &mut cs,
+            sync_request(2, vec![(5, 5, 1, 10, false)], vec![(5, vec![])]),
+        );
+        tick(&mut cs);
     }
-    run(&mut steps, vec![], &mut a, &mut b);
-    for c in [&a, &b] {
+    for c in &cs {
         let n = c.entry_counts();
-        assert_eq!((n.completed, n.coflows, n.dags, n.dag_joiners), (0, 1, 1, 0), "{n:?}");
+        assert_eq!(
+            (n.completed, n.coflows, n.dags, n.dag_joiners),
+            (0, 1, 1, 0),
+            "{n:?}"
+        );
     }
-    assert!(b.compactions() > 0);
+    assert!(cs[1].compactions() > 0);
     // A child of the forgotten 1, and a new 4 with a flow into host 1
     // beside flow 5, both from host 0: new DAGs, behind coflow 5's, in
     // both.
-    steps.push(sync(0, vec![(7, 7, 2, 0, false)], vec![(7, vec![1])]));
-    steps.push(sync(0, vec![(9, 4, 1, 0, false)], vec![(4, vec![])]));
-    steps.push(tick.clone());
-    steps.push(tick.clone());
-    run(&mut steps, vec![], &mut a, &mut b);
-    for c in [&a, &b] {
+    sync(
+        &mut cs,
+        sync_request(0, vec![(7, 7, 2, 0, false)], vec![(7, vec![1])]),
+    );
+    sync(
+        &mut cs,
+        sync_request(0, vec![(9, 4, 1, 0, false)], vec![(4, vec![])]),
+    );
+    tick(&mut cs);
+    tick(&mut cs);
+    for c in &cs {
         let n = c.entry_counts();
         assert_eq!((n.dags, n.dag_joiners), (3, 1), "{n:?}");
     }

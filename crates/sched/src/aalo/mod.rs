@@ -260,9 +260,9 @@
 //! [`MaxMin`]: coflowkit_alloc::MaxMin
 //! [`WeightedBipartite`]: coflowkit_alloc::WeightedBipartite
 
+use crate::dag_order::DagOrder;
 use crate::descriptor::{Kind, Needs, Param, Params, Parts, SchedulerDescriptor};
 use crate::spec::{SchedulerError, SchedulerSpec};
-use crate::dag_order::DagOrder;
 use crate::{Allocation, AnyScheduler, Changes, CoflowIdx, KnowsSent, Observed, Scheduler};
 use coflowkit_model::{Dur, HostId, Time};
 
