@@ -476,6 +476,29 @@ fn compaction_under_varys_with_a_finished_flow_beside_an_open_one() {
         Step::Tick(1),
         Step::Tick(1),
     ];
+    let mut a = core("varys");
+    a.compact_min = usize::MAX;
+    let mut now = 0;
+    for s in steps.clone() {
+        match s {
+            Step::Tick(d) => {
+                now += d;
+                a.tick(Time(now));
+                eprintln!("t={now} {:?}", schedules(&a));
+                for f in 0..a.state.n_flows() as u32 {
+                    eprintln!(
+                        "  f{f} active={} group={} class={}",
+                        a.state.clairvoyant().is_active(f),
+                        a.alloc.group(f),
+                        a.alloc.class(f)
+                    );
+                }
+            }
+            Step::Sync { host, flows, unreg } => {
+                a.sync(&sync_request(host, flows, unreg)).unwrap();
+            }
+        }
+    }
     compaction_changes_no_schedule(1, steps).unwrap();
 }
 
@@ -503,6 +526,29 @@ fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
         Step::Tick(1),
         Step::Tick(1),
     ];
+    let mut a = core("varys");
+    a.compact_min = usize::MAX;
+    let mut now = 0;
+    for s in steps.clone() {
+        match s {
+            Step::Tick(d) => {
+                now += d;
+                a.tick(Time(now));
+                eprintln!("t={now} {:?}", schedules(&a));
+                for f in 0..a.state.n_flows() as u32 {
+                    eprintln!(
+                        "  f{f} active={} group={} class={}",
+                        a.state.clairvoyant().is_active(f),
+                        a.alloc.group(f),
+                        a.alloc.class(f)
+                    );
+                }
+            }
+            Step::Sync { host, flows, unreg } => {
+                a.sync(&sync_request(host, flows, unreg)).unwrap();
+            }
+        }
+    }
     compaction_changes_no_schedule(1, steps).unwrap();
 }
 
@@ -993,4 +1039,31 @@ fn a_coordinator_stalled_past_the_timeout_drops_no_agent_and_counts_nothing_twic
         c.tick(ms(5_050 + 10 * t));
     }
     assert_eq!(c.drops().agents, 1, "{:?}", c.drops());
+}
+
+/// Found by the compaction property with 3,000 cases (seed 2; not with
+/// the 48 of `make test` under seeds 1-10): under varys, coflow 2 (flows
+/// into hosts 0 and 1) goes ahead of coflow 1 (flow 1, of unknown size,
+/// host 2 to 0), which takes class 1; once coflow 2 completes, coflow 1 is
+/// first. Varys sets a flow's class when backfill takes it solo or hands
+/// it back to its coflow's proportional group, not when the coflow's place
+/// changes while the flow stays in the group: without a compaction flow 1
+/// keeps class 1 (its rate, 1 Gbit/s, is the same), and a scheduler rebuilt
+/// at that tick walks it afresh and gives it class 0, its coflow's place.
+/// A stale class in varys, which the compaction happens to correct: the
+/// rates agree, the classes (the runtime's `mark_classes`) do not.
+#[test]
+#[ignore = "varys leaves a proportional group's members' class stale when their coflow moves up"]
+fn compaction_under_varys_reclasses_a_flow_left_in_its_group_when_its_coflow_moves_up() {
+    let sync = |host, flows, unreg| Step::Sync { host, flows, unreg };
+    let steps = vec![
+        sync(2, vec![(2, 2, 0, 0, true), (1, 1, 0, 0, false)], vec![]),
+        Step::Tick(1),
+        sync(0, vec![(0, 2, 1, 0, true)], vec![]),
+        sync(0, vec![], vec![(2, vec![])]),
+        sync(1, vec![(0, 2, 0, 0, true)], vec![]),
+        Step::Tick(1),
+        Step::Tick(1),
+    ];
+    compaction_changes_no_schedule(1, steps).unwrap();
 }
