@@ -21,7 +21,7 @@
 //! 2. coflows unregistered by their owner with no open flow complete;
 //! 3. coflows first reported since arrive and are released (their Aalo
 //!    CoflowId from their parents: the first parent's DAG, one stage past
-//!    every parent's);
+//!    every parent's; a reopened coflow keeps the one it had);
 //! 4. flows first reported since start;
 //! 5. every active flow's sent bytes become the reported ones
 //!    ([`NetState::resync_sent`], [`Changes::resynced`]), the scheduler is
@@ -76,12 +76,25 @@
 //! once per three times that many ended ones). A
 //! proptest checks that compacting at every tick changes no schedule under
 //! `aalo`, `varys`, `fair` and `fifo`, whose allocations are functions of
-//! the state and of the coflows and flows it has seen. One exception is
-//! known: `aalo` ranks a DAG by when it first saw one of its coflows, and
-//! a rebuild forgets the DAGs with no active coflow, so a later coflow of
-//! such a DAG (a child of a completed parent, or a coflow reopened by a
-//! late flow) ranks as a new DAG after a compaction and as an old one
-//! without (`compaction_forgets_aalo_s_rank_of_a_dag_with_no_active_coflow`).
+//! the state and of the coflows and flows it has seen, and of what a
+//! scheduler remembers beyond them, which the rebuild hands over: `aalo`
+//! ranks a DAG by when it first saw one of its coflows
+//! ([`coflowkit_sched::DagOrder`]), and a DAG with no active coflow keeps
+//! its rank for a later child of a completed parent or a coflow reopened
+//! by a late flow. A DAG can get a coflow the coordinator recognises as
+//! its own only through one of its coflows not forgotten (active, or
+//! completed and within the retention: a child names its parents by id,
+//! and a reopened coflow keeps its CoflowId), so once the last of them is
+//! forgotten the scheduler forgets the DAG too, with or without a
+//! compaction: the order holds one rank per DAG with a coflow not
+//! forgotten, and the coordinator counts each DAG's coflows not forgotten
+//! besides its root (`Root(r)`'s coflow `r`), listing only DAGs with some
+//! (none for tasks without parents). A coflow naming a forgotten parent,
+//! or reusing a forgotten root's id, starts a new DAG. One exception is
+//! known: `varys` leaves the class of a flow in its coflow's proportional
+//! group as it was when the coflow moves up, and a rebuilt `varys` gives
+//! it the coflow's new place (the rates agree; the ignored
+//! `compaction_under_varys_reclasses_a_flow_left_in_its_group_when_its_coflow_moves_up`).
 //! The log of completions keeps the last [`RECENT_COMPLETED`] and totals.
 //!
 //! Why a window of the agent timeout rather than per-client sequence
@@ -288,7 +301,8 @@ struct CoflowEntry {
     /// The host whose agent registered it (reported it among its coflows).
     owner: Option<u32>,
     parents: Vec<u64>,
-    /// Its Aalo CoflowId, from when it arrived (step 3).
+    /// Its Aalo CoflowId, from when it arrived (step 3); a coflow reopened
+    /// by a late flow has the one it completed with from the start.
     dag: Option<DagId>,
     unregistered: bool,
     /// Flows reported and not yet finished by a tick.
@@ -353,6 +367,11 @@ pub struct Core {
     generation_ns: u64,
     /// The flow of each state index (rebuilt when the state is compacted).
     entry_of_idx: Vec<FlowKey>,
+    /// How many coflows each DAG has, besides its root (coflow `r` of
+    /// `Root(r)`), that are not forgotten: arrived or reopened, or
+    /// completed and remembered. A DAG with none is not listed, and none is
+    /// for a scheduler without a DAG order (see "Pruning").
+    dag_joiners: HashMap<DagKey, u32>,
     new_coflows: Vec<u64>,
     new_flows: Vec<FlowKey>,
     finishing: Vec<FlowKey>,
@@ -420,6 +439,12 @@ pub struct EntryCounts {
     pub state_flows: usize,
     /// See `state_flows`.
     pub state_coflows: usize,
+    /// DAGs in the scheduler's order ([`coflowkit_sched::DagOrder`]; 0
+    /// for a scheduler without one): those with a coflow not forgotten.
+    pub dags: usize,
+    /// DAGs with a coflow other than their root not forgotten (counted for
+    /// a scheduler with a DAG order).
+    pub dag_joiners: usize,
     /// Completions kept for [`Core::completed_coflows`].
     pub log: usize,
 }
@@ -529,6 +554,7 @@ impl Core {
             ended: VecDeque::new(),
             generation_ns: generation_ns(cfg.agent_timeout.as_nanos()),
             entry_of_idx: vec![],
+            dag_joiners: HashMap::new(),
             new_coflows: vec![],
             new_flows: vec![],
             finishing: vec![],
@@ -712,17 +738,20 @@ impl Core {
                     self.generation(awake).flows.insert(key, t);
                     continue;
                 }
-                if self.remove_completed(f.coflow_id) {
+                if let Some(dag) = self.take_completed(f.coflow_id) {
                     self.faults.reopened_coflows += 1;
                     // Its owner unregistered it before this host's first
                     // report of the flow (a short flow on another host):
-                    // it arrives again, and completes when its flows do.
+                    // it arrives again, in its DAG and place in it, and
+                    // completes when its flows do.
                     warn!(
                         coflow = f.coflow_id,
                         host = r.host,
                         "a flow joined a completed coflow; reopening it"
                     );
-                    self.coflow_entry(f.coflow_id).unregistered = true;
+                    let e = self.coflow_entry(f.coflow_id);
+                    e.unregistered = true;
+                    e.dag = Some(dag);
                 } else if !self.coflows.contains_key(&f.coflow_id) {
                     self.faults.orphan_flows += 1;
                 }
@@ -885,10 +914,17 @@ impl Core {
         self.compact_if_due(now);
         // 3. Coflows that arrived.
         for id in std::mem::take(&mut self.new_coflows) {
-            let Some(parents) = self.coflows.get(&id).map(|c| c.parents.clone()) else {
+            let Some(c) = self.coflows.get(&id) else {
                 continue;
             };
-            let dag = self.dag_of(id, &parents);
+            let dag = match c.dag {
+                Some(dag) => dag,
+                None => {
+                    let dag = self.dag_of(id, &c.parents);
+                    self.join_dag(id, dag.dag);
+                    dag
+                }
+            };
             let c = self.state.add_coflow(&CoflowSpec::new(id, now, vec![]));
             self.state_coflows += 1;
             self.state.set_dag(c, dag);
@@ -1076,17 +1112,9 @@ impl Core {
             .find_map(|g| g.coflows.get(&id).copied())
     }
 
-    /// Forgets that coflow `id` completed (a flow reopens it); whether it
-    /// had.
-    fn remove_completed(&mut self, id: u64) -> bool {
-        self.ended
-            .iter_mut()
-            .rev()
-            .any(|g| g.coflows.remove(&id).is_some())
-    }
-
     /// Forgets the generations whose stretch ended at least the retention
-    /// before `now` (see "Pruning" in the module doc); whether it forgot any.
+    /// before `now` (see "Pruning" in the module doc), and the DAGs left
+    /// with no coflow; whether it forgot any.
     fn forget_ended(&mut self, now: Time) -> bool {
         let mut forgot = false;
         while let Some(g) = self.ended.front() {
@@ -1094,10 +1122,62 @@ impl Core {
             if now.0 < end.saturating_add(self.retain) {
                 break;
             }
-            self.ended.pop_front();
+            let g = self.ended.pop_front().expect("listed");
             forgot = true;
+            if self.sched.dag_order().is_none() {
+                continue;
+            }
+            let mut gone: Vec<(u64, DagKey)> =
+                g.coflows.iter().map(|(&id, d)| (id, d.dag)).collect();
+            // In a fixed order, though the outcome does not depend on it.
+            gone.sort_unstable_by_key(|&(id, _)| id);
+            for (id, dag) in gone {
+                self.leave_dag(id, dag);
+            }
         }
         forgot
+    }
+
+    /// Coflow `id` of DAG `dag` arrived for the first time (step 3): if it
+    /// is not the DAG's root and the scheduler keeps a DAG order, it is
+    /// one more of the DAG's joiners.
+    fn join_dag(&mut self, id: u64, dag: DagKey) {
+        if dag != DagKey::Root(CoflowId(id)) && self.sched.dag_order().is_some() {
+            *self.dag_joiners.entry(dag).or_insert(0) += 1;
+        }
+    }
+
+    /// Coflow `id` of DAG `dag` is forgotten: if the DAG has no coflow
+    /// left (arrived, reopened or remembered as completed), no later
+    /// coflow can join it but by naming ids the coordinator has forgotten
+    /// too, so the scheduler forgets it (such a coflow then starts a new
+    /// DAG, as it would without a compaction).
+    fn leave_dag(&mut self, id: u64, dag: DagKey) {
+        if dag == DagKey::Root(CoflowId(id)) {
+            if self.dag_joiners.contains_key(&dag) {
+                return;
+            }
+        } else {
+            let Some(n) = self.dag_joiners.get_mut(&dag) else {
+                return;
+            };
+            *n -= 1;
+            if *n > 0 {
+                return;
+            }
+            self.dag_joiners.remove(&dag);
+            if let DagKey::Root(CoflowId(root)) = dag {
+                let is_root = |d: Option<DagId>| d.is_some_and(|d| d.dag == dag);
+                if is_root(self.coflows.get(&root).and_then(|c| c.dag))
+                    || is_root(self.completed_dag(root))
+                {
+                    return;
+                }
+            }
+        }
+        if let Some(o) = self.sched.dag_order_mut() {
+            o.forget(dag);
+        }
     }
 
     /// After a backlog (a stalled round lets tasks pile up), the maps of
@@ -1116,6 +1196,10 @@ impl Core {
         }
         shrink(&mut self.coflows);
         shrink(&mut self.flows);
+        shrink(&mut self.dag_joiners);
+        if let Some(o) = self.sched.dag_order_mut() {
+            o.shrink();
+        }
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only returns the allocator's free memory to
         // the system; it touches no memory in use.
@@ -1180,8 +1264,15 @@ impl Core {
             .collect();
         self.state = NetState::new(self.state.fabric().clone());
         self.state.set_now(now);
+        // What the scheduler remembers of coflows no longer active (the
+        // DAGs it has seen, each kept while one of its coflows is) goes to
+        // the new one.
+        let dags = self.sched.dag_order_mut().map(std::mem::take);
         self.sched = build_scheduler(&self.sched_text, &self.hints)
             .expect("the scheduler was built from this spec before");
+        if let (Some(dags), Some(o)) = (dags, self.sched.dag_order_mut()) {
+            *o = dags;
+        }
         self.alloc = Allocation::default();
         self.changes = Changes::default();
         self.timer = Timer::default();
@@ -1316,6 +1407,8 @@ impl Core {
             generations: self.ended.len(),
             state_flows: self.state.n_flows(),
             state_coflows: self.state_coflows,
+            dags: self.sched.dag_order().map_or(0, |o| o.len()),
+            dag_joiners: self.dag_joiners.len(),
             log: self.log.len(),
         }
     }

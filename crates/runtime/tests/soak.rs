@@ -102,7 +102,8 @@ fn small_tasks_back_to_back_lose_nothing_and_leave_no_entries() {
             e.ended_flows,
             e.completed,
             e.generations,
-        ) == (0, 0, 0, 0, 0)
+            e.dags,
+        ) == (0, 0, 0, 0, 0, 0)
     });
     let e = core().entry_counts();
     assert!(gone, "{e:?}");

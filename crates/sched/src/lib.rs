@@ -19,6 +19,7 @@ pub mod baraat;
 pub mod class_cache;
 pub mod class_server;
 pub mod d2tcp;
+pub mod dag_order;
 pub mod dcas;
 pub mod descriptor;
 pub mod driver;
@@ -41,6 +42,7 @@ pub mod tafe;
 pub mod tasks;
 pub mod varys;
 
+pub use dag_order::DagOrder;
 pub use dcas::dcas_config;
 pub use descriptor::{Needs, Parts, SchedulerDescriptor, Switch};
 pub use driver::Timer;
@@ -400,6 +402,19 @@ pub trait Scheduler: Send {
         changes: &Changes,
         out: &mut Allocation,
     ) -> Option<Time>;
+    /// The order in which the scheduler first saw each DAG, if it ranks
+    /// coflows by it (Aalo's CoflowIds; [`dag_order`]): what it remembers
+    /// of coflows no longer active.
+    fn dag_order(&self) -> Option<&DagOrder> {
+        None
+    }
+    /// [`Scheduler::dag_order`], for a driver that rebuilds the scheduler
+    /// for a state of only the active coflows (it moves the order to the
+    /// new one) or knows that a DAG can get no coflow of its own again (it
+    /// forgets the DAG).
+    fn dag_order_mut(&mut self) -> Option<&mut DagOrder> {
+        None
+    }
 }
 
 /// A scheduler of either kind, as built by the registry.
@@ -429,6 +444,20 @@ impl AnyScheduler {
         match self {
             AnyScheduler::Clairvoyant(s) => s.schedule(now, state.clairvoyant(), changes, out),
             AnyScheduler::NonClairvoyant(s) => s.schedule(now, state.observed(), changes, out),
+        }
+    }
+    /// See [`Scheduler::dag_order`].
+    pub fn dag_order(&self) -> Option<&DagOrder> {
+        match self {
+            AnyScheduler::Clairvoyant(s) => s.dag_order(),
+            AnyScheduler::NonClairvoyant(s) => s.dag_order(),
+        }
+    }
+    /// See [`Scheduler::dag_order_mut`].
+    pub fn dag_order_mut(&mut self) -> Option<&mut DagOrder> {
+        match self {
+            AnyScheduler::Clairvoyant(s) => s.dag_order_mut(),
+            AnyScheduler::NonClairvoyant(s) => s.dag_order_mut(),
         }
     }
 }

@@ -306,7 +306,10 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
         half.completed = half.completed.max(n.completed);
         half.generations = half.generations.max(n.generations);
         half.state_flows = half.state_flows.max(n.state_flows);
+        half.dags = half.dags.max(n.dags);
         half.log = half.log.max(n.log);
+        // Tasks without parents: no DAG has a coflow but its root.
+        assert_eq!(n.dag_joiners, 0);
     }
     let (first, second) = (peak[0], peak[1]);
     assert!(second.flows <= 2 * per_tick as usize, "{second:?}");
@@ -317,10 +320,13 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
     assert!(second.generations <= GENERATIONS as usize + 2, "{second:?}");
     assert!(second.state_flows < 2_000 + 20, "{second:?}");
     assert!(second.log <= 2 * RECENT_COMPLETED, "{second:?}");
+    // Aalo's DAG order: one DAG per coflow not forgotten.
+    assert!(second.dags <= 1_150 + 2 * per_tick as usize, "{second:?}");
     // No growth from the first half of the run to the second.
     assert!(
         second.ended_flows <= first.ended_flows + 10
             && second.state_flows <= first.state_flows + 20
+            && second.dags <= first.dags + 10
     );
     assert!(c.compactions() >= 9, "{}", c.compactions());
     assert_eq!(
@@ -361,9 +367,10 @@ fn ended_flows_and_coflows_are_forgotten_and_counts_stay_bounded() {
             n.coflows,
             n.ended_flows,
             n.completed,
-            n.generations
+            n.generations,
+            n.dags
         ),
-        (3, 1, 0, 0, 0),
+        (3, 1, 0, 0, 0, 1),
         "{n:?}"
     );
 }
@@ -376,8 +383,22 @@ fn compaction_changes_no_schedule(
     which: usize,
     steps: Vec<Step>,
 ) -> Result<(), proptest::test_runner::TestCaseError> {
+    compaction_changes_no_schedule_within(which, DEFAULT_AGENT_TIMEOUT, steps)
+}
+
+/// [`compaction_changes_no_schedule`] with a retention (agent timeout) of
+/// `retain`.
+fn compaction_changes_no_schedule_within(
+    which: usize,
+    retain: Duration,
+    steps: Vec<Step>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
     let sched = ["aalo", "varys", "fair", "fifo"][which];
-    let (mut a, mut b) = (core(sched), core(sched));
+    let cfg = CoordinatorConfig {
+        agent_timeout: retain,
+        ..core_config(sched)
+    };
+    let (mut a, mut b) = (Core::new(&cfg).unwrap(), Core::new(&cfg).unwrap());
     a.compact_min = usize::MAX;
     b.compact_min = 0;
     let mut now = 0u64;
@@ -429,6 +450,17 @@ proptest! {
     ) {
         compaction_changes_no_schedule(which, steps)?;
     }
+
+    /// The same with a retention of 40 ms, a few ticks: agents are dropped,
+    /// and ended flows, completed coflows and their DAGs forgotten, within
+    /// a run.
+    #[test]
+    fn compacting_the_state_with_a_short_retention_changes_no_schedule(
+        which in 0usize..4,
+        steps in proptest::collection::vec(step(), 1..60),
+    ) {
+        compaction_changes_no_schedule_within(which, Duration::from_millis(40), steps)?;
+    }
 }
 
 /// Found by random exploration (`make fuzz`): under varys, a coflow with a
@@ -444,6 +476,29 @@ fn compaction_under_varys_with_a_finished_flow_beside_an_open_one() {
         Step::Tick(1),
         Step::Tick(1),
     ];
+    let mut a = core("varys");
+    a.compact_min = usize::MAX;
+    let mut now = 0;
+    for s in steps.clone() {
+        match s {
+            Step::Tick(d) => {
+                now += d;
+                a.tick(Time(now));
+                eprintln!("t={now} {:?}", schedules(&a));
+                for f in 0..a.state.n_flows() as u32 {
+                    eprintln!(
+                        "  f{f} active={} group={} class={}",
+                        a.state.clairvoyant().is_active(f),
+                        a.alloc.group(f),
+                        a.alloc.class(f)
+                    );
+                }
+            }
+            Step::Sync { host, flows, unreg } => {
+                a.sync(&sync_request(host, flows, unreg)).unwrap();
+            }
+        }
+    }
     compaction_changes_no_schedule(1, steps).unwrap();
 }
 
@@ -471,24 +526,43 @@ fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
         Step::Tick(1),
         Step::Tick(1),
     ];
+    let mut a = core("varys");
+    a.compact_min = usize::MAX;
+    let mut now = 0;
+    for s in steps.clone() {
+        match s {
+            Step::Tick(d) => {
+                now += d;
+                a.tick(Time(now));
+                eprintln!("t={now} {:?}", schedules(&a));
+                for f in 0..a.state.n_flows() as u32 {
+                    eprintln!(
+                        "  f{f} active={} group={} class={}",
+                        a.state.clairvoyant().is_active(f),
+                        a.alloc.group(f),
+                        a.alloc.class(f)
+                    );
+                }
+            }
+            Step::Sync { host, flows, unreg } => {
+                a.sync(&sync_request(host, flows, unreg)).unwrap();
+            }
+        }
+    }
     compaction_changes_no_schedule(1, steps).unwrap();
 }
 
 /// Found by the compaction property with other seeds (4 and 5, and an
 /// unseeded run): under aalo, a coflow with no flow completes (its DAG has
 /// no active coflow left), the state is compacted, and a later coflow of
-/// that DAG arrives (coflow 4 reopened by a late flow; or a child naming
-/// coflow 1 as its parent): aalo ranks DAGs by when it first saw one of
-/// their coflows, so without the compaction the DAG ranks first (it was
-/// seen first) and after it as a new one. A known limit, not fixed: the
-/// rank of a DAG with no active coflow is what a rebuild forgets, and
-/// keeping it would mean keeping every DAG aalo has seen (or a rank the
-/// state carries, which aalo does not read). Under the default seed the
-/// property passes; the soak's tasks have no parents and are never
-/// reopened.
+/// that DAG arrives (coflow 4 reopened by a late flow; or coflow 1, named
+/// as a parent by the completed coflow 2): aalo ranks DAGs by when it
+/// first saw one of their coflows, so the DAG ranks first (it was seen
+/// first). A rebuild that forgot the DAGs with no active coflow ranked it
+/// after the others, as a new one; the rebuild hands aalo's DAG order to
+/// the new scheduler.
 #[test]
-#[ignore = "known limit: a compaction forgets aalo's rank of a DAG with no active coflow"]
-fn compaction_forgets_aalo_s_rank_of_a_dag_with_no_active_coflow() {
+fn compaction_keeps_aalo_s_rank_of_a_dag_with_no_active_coflow() {
     let reopened = vec![
         Step::Sync {
             host: 0,
@@ -526,6 +600,123 @@ fn compaction_forgets_aalo_s_rank_of_a_dag_with_no_active_coflow() {
         Step::Tick(2_076_500),
     ];
     compaction_changes_no_schedule(0, child).unwrap();
+}
+
+/// Under aalo, DAG `Root(2)` (coflow 2, then its child 5) was seen before
+/// `Root(3)` (coflow 3), and coflow 5 arrived after coflow 3. Once coflow
+/// 2 completes and the state is compacted, a rebuild that released the
+/// active coflows afresh ranked their DAGs by arrival (3's first), though
+/// each DAG had an active coflow all along: flows 3 and 5 into host 2 then
+/// went in the other order.
+#[test]
+fn compaction_keeps_aalo_s_order_of_dags_whose_first_coflow_completed() {
+    let sync = |host, flows, unreg| Step::Sync { host, flows, unreg };
+    let steps = vec![
+        sync(0, vec![(1, 2, 1, 0, false)], vec![(2, vec![])]),
+        Step::Tick(1),
+        sync(0, vec![], vec![(3, vec![])]),
+        Step::Tick(1),
+        sync(1, vec![], vec![(5, vec![2])]),
+        Step::Tick(1),
+        sync(0, vec![(1, 2, 1, 100, true)], vec![]),
+        Step::Tick(1),
+        sync(0, vec![(3, 3, 2, 0, false)], vec![]),
+        sync(1, vec![(5, 5, 2, 0, false)], vec![]),
+        Step::Tick(1),
+        Step::Tick(10_000_000),
+    ];
+    compaction_changes_no_schedule(0, steps).unwrap();
+}
+
+/// Under aalo with a retention of 100 ms: coflow 1 (with child 3) and
+/// coflow 4 complete; once the retention has passed they are forgotten
+/// and so are their DAGs, with or without a compaction, so a coflow that
+/// names 1 as its parent again (7), or reuses id 4, starts a new DAG in
+/// both; the scheduler's DAG order keeps only the DAGs with a coflow not
+/// forgotten.
+#[test]
+fn a_dag_forgotten_with_its_coflows_is_new_again_with_or_without_a_compaction() {
+    let cfg = CoordinatorConfig {
+        agent_timeout: Duration::from_millis(100),
+        ..core_config("aalo")
+    };
+    // One that never compacts, one that compacts whenever it can.
+    let mut cs = [Core::new(&cfg).unwrap(), Core::new(&cfg).unwrap()];
+    cs[0].compact_min = usize::MAX;
+    cs[1].compact_min = 0;
+    let sync = |cs: &mut [Core; 2], r: SyncRequest| {
+        for c in cs.iter_mut() {
+            c.sync(&r).unwrap();
+        }
+    };
+    let mut now = 0;
+    let mut tick = |cs: &mut [Core; 2]| {
+        now += 10_000_000;
+        for c in cs.iter_mut() {
+            c.tick(Time(now));
+        }
+        assert_eq!(schedules(&cs[0]), schedules(&cs[1]));
+    };
+    // Coflows 1 (flow 1, host 0 to 1), 3 (its child; flow 3, host 1 to
+    // 2), 4 (unregistered at once: an even id) and 5 (flow 5, host 2 to 1).
+    sync(
+        &mut cs,
+        sync_request(0, vec![(1, 1, 1, 0, false)], vec![(1, vec![])]),
+    );
+    sync(
+        &mut cs,
+        sync_request(
+            1,
+            vec![(3, 3, 2, 0, false)],
+            vec![(3, vec![1]), (4, vec![])],
+        ),
+    );
+    tick(&mut cs);
+    sync(
+        &mut cs,
+        sync_request(2, vec![(5, 5, 1, 0, false)], vec![(5, vec![])]),
+    );
+    tick(&mut cs);
+    // Flows 1 and 3 finish and their coflows are unregistered; host 2
+    // keeps syncing while the rest is forgotten.
+    for (host, id, dst) in [(0, 1, 1), (1, 3, 2)] {
+        let mut r = report(host, id, id, dst, 100, true);
+        r.coflows = unregister(host, id).coflows;
+        sync(&mut cs, r);
+    }
+    for _ in 0..20 {
+        sync(
+            &mut cs,
+            sync_request(2, vec![(5, 5, 1, 10, false)], vec![(5, vec![])]),
+        );
+        tick(&mut cs);
+    }
+    for c in &cs {
+        let n = c.entry_counts();
+        assert_eq!(
+            (n.completed, n.coflows, n.dags, n.dag_joiners),
+            (0, 1, 1, 0),
+            "{n:?}"
+        );
+    }
+    assert!(cs[1].compactions() > 0);
+    // A child of the forgotten 1, and a new 4 with a flow into host 1
+    // beside flow 5, both from host 0: new DAGs, behind coflow 5's, in
+    // both.
+    sync(
+        &mut cs,
+        sync_request(0, vec![(7, 7, 2, 0, false)], vec![(7, vec![1])]),
+    );
+    sync(
+        &mut cs,
+        sync_request(0, vec![(9, 4, 1, 0, false)], vec![(4, vec![])]),
+    );
+    tick(&mut cs);
+    tick(&mut cs);
+    for c in &cs {
+        let n = c.entry_counts();
+        assert_eq!((n.dags, n.dag_joiners), (3, 1), "{n:?}");
+    }
 }
 
 #[test]
@@ -848,4 +1039,31 @@ fn a_coordinator_stalled_past_the_timeout_drops_no_agent_and_counts_nothing_twic
         c.tick(ms(5_050 + 10 * t));
     }
     assert_eq!(c.drops().agents, 1, "{:?}", c.drops());
+}
+
+/// Found by the compaction property with 3,000 cases (seed 2; not with
+/// the 48 of `make test` under seeds 1-10): under varys, coflow 2 (flows
+/// into hosts 0 and 1) goes ahead of coflow 1 (flow 1, of unknown size,
+/// host 2 to 0), which takes class 1; once coflow 2 completes, coflow 1 is
+/// first. Varys sets a flow's class when backfill takes it solo or hands
+/// it back to its coflow's proportional group, not when the coflow's place
+/// changes while the flow stays in the group: without a compaction flow 1
+/// keeps class 1 (its rate, 1 Gbit/s, is the same), and a scheduler rebuilt
+/// at that tick walks it afresh and gives it class 0, its coflow's place.
+/// A stale class in varys, which the compaction happens to correct: the
+/// rates agree, the classes (the runtime's `mark_classes`) do not.
+#[test]
+#[ignore = "varys leaves a proportional group's members' class stale when their coflow moves up"]
+fn compaction_under_varys_reclasses_a_flow_left_in_its_group_when_its_coflow_moves_up() {
+    let sync = |host, flows, unreg| Step::Sync { host, flows, unreg };
+    let steps = vec![
+        sync(2, vec![(2, 2, 0, 0, true), (1, 1, 0, 0, false)], vec![]),
+        Step::Tick(1),
+        sync(0, vec![(0, 2, 1, 0, true)], vec![]),
+        sync(0, vec![], vec![(2, vec![])]),
+        sync(1, vec![(0, 2, 0, 0, true)], vec![]),
+        Step::Tick(1),
+        Step::Tick(1),
+    ];
+    compaction_changes_no_schedule(1, steps).unwrap();
 }

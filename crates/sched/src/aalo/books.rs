@@ -394,10 +394,7 @@ impl Aalo {
         for i in 0..self.batch.len() {
             let c = self.batch[i];
             let dag = view.dag(c);
-            let rank = *self.dag_rank.entry(dag.dag).or_insert_with(|| {
-                self.n_ranks += 1;
-                self.n_ranks
-            });
+            let rank = self.dags.rank(dag.dag);
             if self.co.len() <= c as usize {
                 self.co.resize_with(c as usize + 1, Co::default);
             }

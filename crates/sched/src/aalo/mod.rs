@@ -260,11 +260,11 @@
 //! [`MaxMin`]: coflowkit_alloc::MaxMin
 //! [`WeightedBipartite`]: coflowkit_alloc::WeightedBipartite
 
+use crate::dag_order::DagOrder;
 use crate::descriptor::{Kind, Needs, Param, Params, Parts, SchedulerDescriptor};
 use crate::spec::{SchedulerError, SchedulerSpec};
 use crate::{Allocation, AnyScheduler, Changes, CoflowIdx, KnowsSent, Observed, Scheduler};
-use coflowkit_model::{DagKey, Dur, HostId, Time};
-use rustc_hash::FxHashMap;
+use coflowkit_model::{Dur, HostId, Time};
 
 /// How often the global view of coflow sizes is refreshed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -566,8 +566,9 @@ pub struct Aalo {
     co: Vec<Co>,
     /// Active coflows by key.
     order: Vec<CoflowIdx>,
-    dag_rank: FxHashMap<DagKey, u64>,
-    n_ranks: u64,
+    /// DAGs by when they were first released (the external part of
+    /// Aalo's CoflowId).
+    dags: DagOrder,
     books: Vec<FlowBook>,
     /// The index of the last refresh applied (`Every` only).
     n_syncs: u64,
@@ -622,8 +623,7 @@ impl Aalo {
             cfg,
             co: vec![],
             order: vec![],
-            dag_rank: FxHashMap::default(),
-            n_ranks: 0,
+            dags: DagOrder::default(),
             books: vec![],
             n_syncs: 0,
             batch: vec![],
@@ -753,6 +753,14 @@ impl Scheduler for Aalo {
         }
         self.todo = todo;
         self.next_wake(now)
+    }
+
+    fn dag_order(&self) -> Option<&DagOrder> {
+        Some(&self.dags)
+    }
+
+    fn dag_order_mut(&mut self) -> Option<&mut DagOrder> {
+        Some(&mut self.dags)
     }
 }
 
