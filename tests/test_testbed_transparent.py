@@ -125,6 +125,21 @@ def test_flows_named_by_address_keep_the_schedules_priority_order(
     assert abs(hi + lo - RATE) <= 0.15 * RATE, (hi, lo)
 
 
+@needs_root
+def test_a_host_policy_marks_flows_named_by_address_by_their_task_s_age(bed: tb.Plan, tmp_path: Path) -> None:
+    # `--transparent-policy host`: each agent marks its watched flows with fifo-lm's host policy (a
+    # task's class follows its age, one class per `age` quantum, so agents agree on the order without
+    # the coordinator). Two senders, one receiver, the second task a second younger: the older is a
+    # class above it at the switch's port to host 2 for the whole overlap, and takes that port.
+    with mc.runtime_on_testbed(
+        bed, "fifo-lm:threshold=1GiB;age=1s", tmp_path / "rt", ceiling="line", policy="host"
+    ) as agents:
+        old, young = _watched_transfers(bed, agents, [(0, 2, 0.0), (1, 2, 1.0)], seconds=3.0)
+    hi, lo = _older_share(old, young)
+    print(f"host policy: older {hi / 1e6:.1f} Mbit/s, younger {lo / 1e6:.1f} Mbit/s")
+    assert hi / (hi + lo) >= 0.9, (hi, lo)
+
+
 def _switch_queue_bytes(p: tb.Plan, host: int) -> list[int]:
     """Bytes sent by each of the eight queues of the switch port towards ``host``."""
     ns = p.switch_ns[p.host_switch[host]]

@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=1000)
     ap.add_argument("--out", type=Path, default=Path("results/memcached"))
     ap.add_argument("--name", default="mc")
-    ap.add_argument("--only", nargs="*", help="runtime runs to do (scheduler specs, or 'tcp')")
+    ap.add_argument("--only", nargs="*",
+                    help="runtime runs to do (scheduler specs, or 'tcp'); a spec ending in '+host' has each "
+                    "agent mark the flows with the scheduler's host policy (--transparent-policy host)")
     ap.add_argument("--no-sim", action="store_true")
     ap.add_argument("--ceil", choices=["rate", "line"], default="line",
                     help="watched flows held to their scheduled rate, or work-conserving (default)")
@@ -101,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
                 label += f"@{seen[label]}"
             load_before = os.getloadavg()[0]
             t = time.monotonic()
-            r = mc.run(p, s, reqs, layout, TASK_BYTES, out / "work" / label.replace(":", "_"), delta_ms=a.delta_ms,
-                       ceiling=a.ceil, dscp=a.dscp == "on", naming=a.naming)  # fmt: skip
+            spec, policy = (s[: -len("+host")], "host") if s and s.endswith("+host") else (s, "coordinator")
+            r = mc.run(p, spec, reqs, layout, TASK_BYTES, out / "work" / label.replace(":", "_").replace("+", "_"),
+                       delta_ms=a.delta_ms, ceiling=a.ceil, dscp=a.dscp == "on", naming=a.naming,
+                       policy=policy)  # fmt: skip
             if r["errors"]:
                 print(f"{label}: {len(r['errors'])} errors, first: {r['errors'][0]}", file=sys.stderr)
             summ = mc.summary_ms([x["cct_s"] for x in r["results"]])

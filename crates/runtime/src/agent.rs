@@ -59,6 +59,7 @@ use thiserror::Error;
 use tokio::net::{UnixListener, UnixStream};
 use tracing::{debug, info, warn};
 
+mod local;
 mod sync;
 mod transparent;
 
@@ -176,6 +177,9 @@ struct AgentFlow {
     /// A watched flow whose client connection was lost: the syncs since
     /// its kernel count last grew. `None` while a connection holds it.
     orphan: Option<u32>,
+    /// A watched flow the agent's host policy marks ([`local`]): the
+    /// coordinator's rates do not apply to it.
+    marked: bool,
 }
 
 /// What an agent knows; shared by its client connections and its sync loop.
@@ -196,6 +200,9 @@ struct State {
     /// Syncs an orphaned watched flow may stay idle before it closes (the
     /// client timeout in Δ).
     orphan_syncs: u32,
+    /// The scheduler's host policy, marking the watched flows
+    /// (`--transparent-policy host`); `None`: the coordinator's schedule.
+    local: Option<local::Local>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -420,9 +427,7 @@ impl State {
                     let counted = self.enforcer.as_ref().and_then(|e| e.bytes(r.flow_id));
                     x.bytes = x.bytes.max(counted.unwrap_or(0)).max(r.bytes_sent);
                     x.finished = true;
-                    if let Some(e) = &self.enforcer {
-                        e.remove(r.flow_id);
-                    }
+                    self.stop_watching(r.flow_id);
                     self.pass_on(r.flow_id);
                     AgentReply {
                         kind: Some(agent_reply::Kind::Ok(true)),
@@ -473,6 +478,7 @@ impl State {
                 global: false,
                 watch: None,
                 orphan: None,
+                marked: false,
             },
         );
         // Only this flow's local schedule: the others' even shares change
@@ -492,11 +498,36 @@ impl State {
 
     /// Flow `id`, just opened, is the watched flow `watch`: the enforcer
     /// holds it to its schedule from now.
+    /// With a host policy, the policy marks it from now: the NIC's rate in
+    /// the policy's class.
     fn start_watching(&mut self, id: u64, watch: Watch) {
+        let host_rate_bps = self.host_rate_bps;
         let f = self.flows.get_mut(&id).expect("opened");
         f.watch = Some(watch);
+        if let Some(local) = self.local.as_mut() {
+            let class = local.start(id, f.coflow, f.dst, f.size_hint);
+            f.marked = true;
+            f.rate = Some(FlowRate {
+                flow_id: id,
+                rate_bps: host_rate_bps,
+                class: class as u32,
+                paused: false,
+            });
+        }
         if let (Some(e), Some(rate)) = (&self.enforcer, f.rate) {
             e.set(id, watch, rate);
+        }
+    }
+
+    /// Watched flow `id` is done: its class goes, and its host policy (if
+    /// any) is told.
+    fn stop_watching(&mut self, id: u64) {
+        if let Some(e) = &self.enforcer {
+            e.remove(id);
+        }
+        let f = &self.flows[&id];
+        if let (true, Some(local)) = (f.marked, self.local.as_mut()) {
+            local.finish(id, f.coflow);
         }
     }
 
@@ -576,7 +607,7 @@ impl State {
         let n_open = self.flows.values().filter(|f| !f.finished).count().max(1);
         let share = self.host_rate_bps / n_open as f64;
         for (&id, f) in self.flows.iter_mut() {
-            if f.finished || f.global {
+            if f.finished || f.global || f.marked {
                 continue;
             }
             f.rate = Some(match known.get(&f.coflow) {
@@ -606,11 +637,13 @@ impl State {
         }
     }
 
-    /// Takes the kernel's counts of the open watched flows, and closes at
-    /// its count an orphaned one idle for [`State::orphan_syncs`] syncs.
+    /// Takes the kernel's counts of the open watched flows (and tells the
+    /// host policy, if any, the bytes sent), and closes at its count an
+    /// orphaned one idle for [`State::orphan_syncs`] syncs.
     fn count_watched(&mut self) {
         let Some(e) = &self.enforcer else { return };
         let mut idle = vec![];
+        let mut sent = vec![];
         for (&id, f) in self.flows.iter_mut() {
             if f.watch.is_none() || f.finished {
                 continue;
@@ -619,17 +652,29 @@ impl State {
             if let Some(b) = e.bytes(id) {
                 f.bytes = f.bytes.max(b);
             }
+            if f.marked && f.bytes > before {
+                sent.push((id, f.bytes - before));
+            }
             if let Some(n) = f.orphan.as_mut() {
                 *n = if f.bytes > before { 0 } else { *n + 1 };
                 if *n > self.orphan_syncs {
                     f.finished = true;
-                    e.remove(id);
                     idle.push(id);
+                }
+            }
+        }
+        if let Some(local) = self.local.as_mut() {
+            for (id, class) in local.sent(&sent) {
+                let Some(f) = self.flows.get_mut(&id) else { continue };
+                if let (Some(r), Some(w), false) = (f.rate.as_mut(), f.watch, f.finished) {
+                    r.class = class as u32;
+                    e.set(id, w, *r);
                 }
             }
         }
         for id in idle {
             info!(flow = id, "a watched flow nobody took back closed idle");
+            self.stop_watching(id);
             self.pass_on(id);
         }
     }
@@ -761,9 +806,12 @@ impl State {
             }
         }
         for r in reply.rates {
-            if let Some(f) = self.flows.get_mut(&r.flow_id) {
-                f.rate = Some(r);
-                f.global = true;
+            match self.flows.get_mut(&r.flow_id) {
+                Some(f) if !f.marked => {
+                    f.rate = Some(r);
+                    f.global = true;
+                }
+                _ => {}
             }
         }
         self.local_schedule();
@@ -915,6 +963,16 @@ async fn spawn_on(
         ),
         None => None,
     };
+    let local = match &transparent {
+        Some(t) if t.host_policy => Some(
+            local::Local::build(&hello.scheduler, cfg.host, hello.n_hosts, hello.host_rate_bps)
+                .map_err(|why| AgentError::Transparent {
+                    dev: t.dev.clone(),
+                    why,
+                })?,
+        ),
+        _ => None,
+    };
     let sock_err = |err: std::io::Error| AgentError::Socket {
         path: cfg.socket.clone(),
         err,
@@ -942,6 +1000,7 @@ async fn spawn_on(
         enforcer,
         orphan_syncs: (opts.client_timeout.as_nanos() / delta.as_nanos().max(1)).min(u32::MAX as u128)
             as u32,
+        local,
     }));
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let serve = tokio::spawn(serve_clients(

@@ -137,6 +137,13 @@ enum Cmd {
         /// egress): on, or off.
         #[arg(long, default_value = "on", value_parser = ["on", "off"])]
         transparent_dscp: String,
+        /// Who decides a flow named by its address's class: coordinator
+        /// (its rates and classes, every delta), or host (the scheduler's
+        /// host policy, run by this agent from what this host sees, at
+        /// once: Baraat's FIFO-LM as its hosts mark it; the flow sends at
+        /// line rate in its class).
+        #[arg(long, default_value = "coordinator", value_parser = ["coordinator", "host"], requires = "transparent_dev")]
+        transparent_policy: String,
     },
 }
 
@@ -382,6 +389,7 @@ async fn serve(cli: Cli) -> Result<()> {
             transparent_dev,
             transparent_ceil,
             transparent_dscp,
+            transparent_policy,
         } => {
             let mode = u32::from_str_radix(&socket_mode, 8)
                 .with_context(|| format!("--socket-mode {socket_mode}: not an octal mode"))?;
@@ -408,6 +416,7 @@ async fn serve(cli: Cli) -> Result<()> {
                             agent::Ceiling::Rate
                         },
                         mark: transparent_dscp == "on",
+                        host_policy: transparent_policy == "host",
                     });
                     agent::spawn_transparent(cfg, opts, transparent).await?
                 }

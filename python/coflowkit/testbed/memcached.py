@@ -240,11 +240,14 @@ def runtime_on_testbed(
     ceiling: str = "rate",
     dscp: bool = True,
     cpu: dict[str, float] | None = None,
+    policy: str = "coordinator",
 ) -> Iterator[dict[int, str]]:
     """A coordinator (``scheduler``, each host's NIC at ``host_rate`` bits/s, by default its shaped
     port's) on the management network and one agent per host in its namespace, enforcing
     address-named flows on ``transparent_dev`` (``ceiling``: ``rate``, each held to its scheduled
-    rate, or ``line``, work-conserving; ``dscp``: their class carried to the switches as DSCP);
+    rate, or ``line``, work-conserving; ``dscp``: their class carried to the switches as DSCP;
+    ``policy``: ``coordinator``, their rates and classes from the coordinator every delta, or ``host``,
+    their class from the scheduler's host policy run by each agent at once);
     yields each host's agent socket. Everything is stopped on exit; ``cpu``, when given, gets
     ``runtime_cpu_s``: the CPU time the coordinator and the agents used, their ``tc`` children
     included."""
@@ -292,6 +295,8 @@ def runtime_on_testbed(
                 extra += ["--transparent-ceil", ceiling]
             if transparent_dev and not dscp:
                 extra += ["--transparent-dscp", "off"]
+            if transparent_dev and policy != "coordinator":
+                extra += ["--transparent-policy", policy]
             start(
                 tb.ns_cmd(p, h, [*runtime, "agent", "--host", str(h), "--coordinator",
                                  f"http://{p.mgmt_root_ip}:{port}", "--socket", str(sock), "--socket-mode", "600",
@@ -403,9 +408,10 @@ def run(
     ceiling: str = "rate",
     dscp: bool = True,
     naming: str = "alongside",
+    policy: str = "coordinator",
 ) -> dict[str, Any]:
     """One run: the servers up with their values, the runtime (``scheduler``; None: plain TCP;
-    ``ceiling`` and ``dscp`` as :func:`runtime_on_testbed`; ``naming``: a request's task registered and
+    ``ceiling``, ``dscp`` and ``policy`` as :func:`runtime_on_testbed`; ``naming``: a request's task registered and
     its flows named ``alongside`` its three gets, or ``before`` they connect), the clients in their namespaces;
     returns ``{"results": [...], "errors": [...], "tcp": {...}, "tcp_servers": {...}}`` (a record per
     request with its ``cct_s``; the hosts' TCP counters over the run, :func:`tcp_counters`, all and
@@ -419,7 +425,9 @@ def run(
             sockets: dict[int, str] = {}
             if scheduler is not None:
                 sockets = stack.enter_context(
-                    runtime_on_testbed(p, scheduler, work / "runtime", delta_ms, ceiling=ceiling, dscp=dscp, cpu=cpu)
+                    runtime_on_testbed(
+                        p, scheduler, work / "runtime", delta_ms, ceiling=ceiling, dscp=dscp, cpu=cpu, policy=policy
+                    )
                 )
             plan = {
                 "scheduler": scheduler,

@@ -13,6 +13,7 @@ fn state() -> State {
         thresholds: vec![1000.0, 10_000.0],
         enforcer: None,
         orphan_syncs: 10,
+        local: None,
     }
 }
 
@@ -495,4 +496,44 @@ fn a_restarted_agent_watches_a_flow_announced_again() {
         Some(agent_reply::Kind::Error(e)) => assert!(e.contains("--transparent-dev"), "{e}"),
         other => panic!("{other:?}"),
     }
+}
+
+/// With `--transparent-policy host` the scheduler's host policy marks the
+/// watched flows: `fifo-lm` puts a task in its lowest light class (6) and
+/// raises it with its age, so an older task's flow is never below a newer
+/// one's; the coordinator's rates do not touch a marked flow; and the
+/// policy forgets a task with its last flow.
+#[test]
+fn a_host_policy_marks_watched_flows_by_their_task_s_age() {
+    let mut s = State {
+        local: Some(local::Local::build("fifo-lm:threshold=100MB;age=1ms", 0, 3, 1e9).unwrap()),
+        ..watched_state()
+    };
+    let old = watch(&mut s, 1, 5, 40_000);
+    assert_eq!(s.flows[&old].rate.unwrap().class, 6);
+    std::thread::sleep(Duration::from_millis(3));
+    let new = watch(&mut s, 1, 6, 40_001);
+    counted(&mut s, old, 1_000);
+    let class = |s: &State, f: u64| s.flows[&f].rate.unwrap().class;
+    assert!(class(&s, old) <= 3, "{}", class(&s, old));
+    assert!(class(&s, old) <= class(&s, new));
+    assert_eq!(s.flows[&old].rate.unwrap().rate_bps, 1e9);
+    s.apply(proto::SyncReply {
+        rates: vec![FlowRate {
+            flow_id: new,
+            rate_bps: 1.0,
+            class: 7,
+            paused: true,
+        }],
+        ..Default::default()
+    });
+    assert!(!s.flows[&new].rate.unwrap().paused);
+    assert_eq!(s.local.as_ref().unwrap().coflows(), 2);
+    close(&mut s, 1, old, 0);
+    close(&mut s, 1, new, 0);
+    assert_eq!(s.local.as_ref().unwrap().coflows(), 0);
+    // A spec whose threshold is a percentile needs the workload: refused
+    // by name.
+    let e = local::Local::build("fifo-lm:threshold=p80", 0, 3, 1e9).unwrap_err();
+    assert!(e.contains("fifo-lm"), "{e}");
 }

@@ -101,6 +101,10 @@ pub struct Transparent {
     pub ceiling: Ceiling,
     /// Carry each flow's class to the fabric as its packets' DSCP.
     pub mark: bool,
+    /// The scheduler's host policy marks the watched flows at this host
+    /// (`--transparent-policy host`, [`super::local`]) instead of the
+    /// coordinator's schedule.
+    pub host_policy: bool,
 }
 
 /// A flow named by its address as this host sends it (TCP).
