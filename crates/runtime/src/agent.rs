@@ -965,7 +965,16 @@ async fn spawn_on(
     };
     let local = match &transparent {
         Some(t) if t.host_policy => Some(
-            local::Local::build(&hello.scheduler, cfg.host, hello.n_hosts, hello.host_rate_bps)
+            local::Local::build(
+                if hello.scheduler_spec.is_empty() {
+                    &hello.scheduler
+                } else {
+                    &hello.scheduler_spec
+                },
+                cfg.host,
+                hello.n_hosts,
+                hello.host_rate_bps,
+            )
                 .map_err(|why| AgentError::Transparent {
                     dev: t.dev.clone(),
                     why,

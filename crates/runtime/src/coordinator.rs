@@ -1739,6 +1739,7 @@ fn spawn_on(
         delta_us: cfg.delta.as_micros() as u64,
         scheduler: core.scheduler_name().to_string(),
         local_thresholds: local_thresholds(&runtime_spec(&cfg.scheduler)?),
+        scheduler_spec: cfg.scheduler.clone(),
     };
     info!(%addr, scheduler = %hello.scheduler, n_hosts = cfg.n_hosts, "coordinator up");
     let core = Arc::new(Mutex::new(core));

@@ -24,6 +24,10 @@ pub struct HelloReply {
     /// scheduled yet (Aalo's fast path); empty: one local queue.
     #[prost(double, repeated, tag = "6")]
     pub local_thresholds: ::prost::alloc::vec::Vec<f64>,
+    /// The scheduler's whole spec as the coordinator was given it (name and
+    /// parameters), for an agent that runs its host policy.
+    #[prost(string, tag = "7")]
+    pub scheduler_spec: ::prost::alloc::string::String,
 }
 /// A coflow registered at this agent (its owner).
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

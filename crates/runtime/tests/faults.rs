@@ -410,6 +410,8 @@ impl proto::coordinator_server::Coordinator for OldCoordinator {
             delta_us: 10_000,
             scheduler: "fair".into(),
             local_thresholds: vec![],
+            // An older coordinator says no spec.
+            scheduler_spec: String::new(),
         }))
     }
 
