@@ -36,19 +36,38 @@ SEED = 20_261_129
 #: Runtime schedulers (plain TCP is the fourth run); `fifo-lm` is Baraat's policy with its heavy
 #: threshold far above a task (every task is 800 KB: no task turns heavy, as in the paper's runs,
 #: where FIFO-LM's multiplexing serves heavy tasks the workload did not have).
-SCHEDULERS = ["fifo-lm:threshold=100MB", "fair", "varys", "aalo"]
+SCHEDULERS = ["fifo-lm:threshold=100MB+host", "fifo-lm:threshold=100MB", "fair", "varys", "aalo"]
 #: The simulators' runs: the flow level's schedulers, and the packet level's (its coordinator
 #: schedulers over DCTCP, and plain TCP and RCP as transports).
 FLOW_SCHEDULERS = ["fifo-lm:threshold=100MB", "fair", "varys", "aalo"]
 PACKET_SCHEDULERS = ["fifo-lm:threshold=100MB", "fair", "varys", "aalo", "tcp", "rcp"]
 
 
-def simulate(trace: Path, engine: str, schedulers: list[str]) -> dict[str, dict[str, float]]:
+#: The testbed's TCP as the packet engine models it: strict priority queues of 64 KB each, drops,
+#: a 1 s ceiling on the timeout, SACK, TCP Small Queues.
+TESTBED_TCP = "transport=tcp,buffer_per=queue,buffer=64KB,class_min=0.001,max_rto=1s,sack=on,tsq=32KB"
+#: The packet level's further runs, (label, scheduler, packet options): over the testbed's TCP, and
+#: `fifo-lm` run the runtime's way (`via=coordinator`) beside its host policy.
+PACKET_RUNS = (
+    ("fifo-lm:threshold=100MB/testbed-tcp", "fifo-lm:threshold=100MB", TESTBED_TCP),
+    ("fair/testbed-tcp", "fair", TESTBED_TCP),
+    ("fifo-lm:threshold=100MB/testbed-tcp/via-coordinator", "fifo-lm:threshold=100MB", TESTBED_TCP + ",via=coordinator"),
+    ("fifo-lm:threshold=100MB/via-coordinator", "fifo-lm:threshold=100MB", "via=coordinator"),
+)
+
+
+def simulate(
+    trace: Path, engine: str, schedulers: list[str], more: tuple[tuple[str, str, str], ...] = ()
+) -> dict[str, dict[str, float]]:
+    """Each scheduler's task completion summary, then each of ``more`` (label, scheduler, packet
+    options) under its label."""
+    runs: list[tuple[str, str, str | None]] = [(s, s, None) for s in schedulers] + list(more)
     out = {}
-    for s in schedulers:
-        r = coflowkit.simulate(str(trace), scheduler=s, topology=TOPOLOGY, engine=engine, progress=False)
+    for label, s, options in runs:
+        r = coflowkit.simulate(str(trace), scheduler=s, topology=TOPOLOGY, engine=engine, packet=options,
+                               progress=False)  # fmt: skip
         c = r.coflows(r.schedulers[0])
-        out[s] = mc.summary_ms(list(c["cct_s"]))
+        out[label] = mc.summary_ms(list(c["cct_s"]))
     return out
 
 
@@ -84,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.no_sim:
         t = time.monotonic()
         results["flow"] = simulate(trace, "flow", FLOW_SCHEDULERS)
-        results["packet"] = simulate(trace, "packet", PACKET_SCHEDULERS)
+        results["packet"] = simulate(trace, "packet", PACKET_SCHEDULERS, PACKET_RUNS)
         print(f"simulators: {time.monotonic() - t:.0f} s", file=sys.stderr)
         results_path.write_text(json.dumps(results, indent=1))
     runs: list[str | None] = [None, *SCHEDULERS]
