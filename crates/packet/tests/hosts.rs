@@ -617,7 +617,10 @@ fn via_coordinator_runs_a_host_policy_scheduler_the_runtime_s_way() {
     let hosted = scheduled(&fabric, &w, "fifo-lm", knobs);
     let central = scheduled(&fabric, &w, "fifo-lm", &format!("{knobs},via=coordinator"));
     assert!(hosted.coordinator.is_none());
-    assert!(central.coordinator.as_ref().is_some_and(|c| c.decisions > 0));
+    assert!(central
+        .coordinator
+        .as_ref()
+        .is_some_and(|c| c.decisions > 0));
     assert!(central.sim.coflows[0].finish < central.sim.coflows[1].finish);
     assert_eq!(central.sim.scheduler, "fifo-lm");
     let e = cfg("").set("via", "somewhere").unwrap_err().to_string();

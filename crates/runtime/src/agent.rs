@@ -221,6 +221,12 @@ fn id_seeds() -> (u64, u64) {
     )
 }
 
+/// The most coflows, and the most flows, one sync carries while the agent
+/// works off a backlog waiting for acknowledgements (a quarter of what a
+/// message may carry, [`validate::MAX_FLOWS`], so that the coordinator
+/// answers it in time).
+pub const SYNC_BATCH: usize = validate::MAX_FLOWS / 4;
+
 /// Coflow numbers are the low 40 bits of a coflow id.
 const COFLOW_NUMBER_MASK: u64 = (1 << 40) - 1;
 
@@ -665,7 +671,9 @@ impl State {
         }
         if let Some(local) = self.local.as_mut() {
             for (id, class) in local.sent(&sent) {
-                let Some(f) = self.flows.get_mut(&id) else { continue };
+                let Some(f) = self.flows.get_mut(&id) else {
+                    continue;
+                };
                 if let (Some(r), Some(w), false) = (f.rate.as_mut(), f.watch, f.finished) {
                     r.class = class as u32;
                     e.set(id, w, *r);
@@ -762,35 +770,123 @@ impl State {
         }
     }
 
+    /// The next sync: every coflow and flow with its cumulative bytes, or,
+    /// when a backlog of finished flows and unregistered coflows waiting
+    /// for their acknowledgement (replies the coordinator was too slow to
+    /// send in time) is past [`SYNC_BATCH`] of either, a bounded part of
+    /// it ([`State::bounded`]), so that a sync always fits the limit a
+    /// message may carry and its reply sheds that part.
     fn sync_request(&mut self) -> proto::SyncRequest {
         self.count_watched();
+        let (coflows, flows) = if self.coflows.len() <= SYNC_BATCH && self.flows.len() <= SYNC_BATCH
+        {
+            (
+                self.coflows.keys().copied().collect(),
+                self.flows.keys().copied().collect(),
+            )
+        } else {
+            self.bounded()
+        };
         proto::SyncRequest {
             protocol_version: PROTOCOL_VERSION,
             host: self.host,
             session: 0,
             seq: 0,
-            coflows: self
-                .coflows
-                .iter()
-                .map(|(&id, c)| proto::CoflowInfo {
-                    coflow_id: id,
-                    parents: c.parents.clone(),
-                    unregistered: c.unregistered,
+            coflows: coflows
+                .into_iter()
+                .map(|id| {
+                    let c = &self.coflows[&id];
+                    proto::CoflowInfo {
+                        coflow_id: id,
+                        parents: c.parents.clone(),
+                        unregistered: c.unregistered,
+                    }
                 })
                 .collect(),
-            flows: self
-                .flows
-                .iter()
-                .map(|(&id, f)| proto::FlowReport {
-                    flow_id: id,
-                    coflow_id: f.coflow,
-                    dst_host: f.dst,
-                    bytes_sent: f.bytes,
-                    size_hint: f.size_hint,
-                    finished: f.finished,
+            flows: flows
+                .into_iter()
+                .map(|id| {
+                    let f = &self.flows[&id];
+                    proto::FlowReport {
+                        flow_id: id,
+                        coflow_id: f.coflow,
+                        dst_host: f.dst,
+                        bytes_sent: f.bytes,
+                        size_hint: f.size_hint,
+                        finished: f.finished,
+                    }
                 })
                 .collect(),
         }
+    }
+
+    /// A backlog's sync: every open flow and every coflow still
+    /// registered (what schedules are made of), then finished flows and
+    /// unregistered coflows in coflow id order, at most [`SYNC_BATCH`] of
+    /// each. An unregistered coflow goes only with every one of its flows
+    /// here, so that the coordinator never completes it without them.
+    fn bounded(&self) -> (Vec<u64>, Vec<u64>) {
+        let mut flows: Vec<u64> = vec![];
+        let mut done: Vec<(u64, u64)> = vec![];
+        for (&id, f) in &self.flows {
+            if f.finished {
+                done.push((f.coflow, id));
+            } else {
+                flows.push(id);
+            }
+        }
+        let mut coflows: Vec<u64> = self
+            .coflows
+            .iter()
+            .filter(|(_, c)| !c.unregistered)
+            .map(|(&id, _)| id)
+            .collect();
+        flows.truncate(SYNC_BATCH);
+        coflows.truncate(SYNC_BATCH);
+        // Coflows with a flow left out of this sync (open flows past the
+        // batch, or finished ones past it) stay out as unregistered.
+        let mut open_of: HashMap<u64, usize> = HashMap::new();
+        for f in self.flows.values().filter(|f| !f.finished) {
+            *open_of.entry(f.coflow).or_default() += 1;
+        }
+        let mut included_open: HashMap<u64, usize> = HashMap::new();
+        for id in &flows {
+            *included_open.entry(self.flows[id].coflow).or_default() += 1;
+        }
+        done.sort_unstable();
+        let mut whole: Vec<u64> = vec![];
+        let mut i = 0;
+        while i < done.len() {
+            let coflow = done[i].0;
+            let n = done[i..].iter().take_while(|d| d.0 == coflow).count();
+            if flows.len() + n > SYNC_BATCH {
+                break;
+            }
+            flows.extend(done[i..i + n].iter().map(|d| d.1));
+            if open_of.get(&coflow) == included_open.get(&coflow) {
+                whole.push(coflow);
+            }
+            i += n;
+        }
+        // Unregistered coflows all of whose flows here are in: those just
+        // taken, and those with no flow here at all.
+        let with_flows: std::collections::HashSet<u64> =
+            self.flows.values().map(|f| f.coflow).collect();
+        let mut unregistered: Vec<u64> = self
+            .coflows
+            .iter()
+            .filter(|(id, c)| c.unregistered && !with_flows.contains(id))
+            .map(|(&id, _)| id)
+            .collect();
+        unregistered.extend(
+            whole
+                .into_iter()
+                .filter(|id| self.coflows.get(id).is_some_and(|c| c.unregistered)),
+        );
+        unregistered.sort_unstable();
+        let room = SYNC_BATCH.saturating_sub(coflows.len());
+        coflows.extend(unregistered.into_iter().take(room));
+        (coflows, flows)
     }
 
     /// Takes in a validated reply to `sent`.
@@ -975,10 +1071,10 @@ async fn spawn_on(
                 hello.n_hosts,
                 hello.host_rate_bps,
             )
-                .map_err(|why| AgentError::Transparent {
-                    dev: t.dev.clone(),
-                    why,
-                })?,
+            .map_err(|why| AgentError::Transparent {
+                dev: t.dev.clone(),
+                why,
+            })?,
         ),
         _ => None,
     };
@@ -1007,8 +1103,8 @@ async fn spawn_on(
         flows: HashMap::new(),
         thresholds: hello.local_thresholds.clone(),
         enforcer,
-        orphan_syncs: (opts.client_timeout.as_nanos() / delta.as_nanos().max(1)).min(u32::MAX as u128)
-            as u32,
+        orphan_syncs: (opts.client_timeout.as_nanos() / delta.as_nanos().max(1))
+            .min(u32::MAX as u128) as u32,
         local,
     }));
     let (stop, stop_rx) = tokio::sync::watch::channel(false);

@@ -549,12 +549,20 @@ fn a_watched_flow_is_taken_back_and_closed_after_the_client_reconnects() {
         unreachable!()
     };
     let w = r.watch.as_ref().expect("with its address");
-    assert_eq!((w.src_port, w.dst_addr.as_str(), w.dst_port), (40_000, "10.0.0.2", 11211));
+    assert_eq!(
+        (w.src_port, w.dst_addr.as_str(), w.dst_port),
+        (40_000, "10.0.0.2", 11211)
+    );
     assert_eq!((r.coflow_id, r.dst_host), (7, 1));
     let Some(Kind::CloseFlow(c)) = seen.last() else {
         panic!("no close: {seen:?}")
     };
     assert_eq!((c.flow_id, c.bytes_sent), (42, 1_234));
-    assert!(seen.iter().position(|k| matches!(k, Kind::CloseFlow(_))).unwrap() > reopened);
+    assert!(
+        seen.iter()
+            .position(|k| matches!(k, Kind::CloseFlow(_)))
+            .unwrap()
+            > reopened
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

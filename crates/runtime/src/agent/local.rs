@@ -19,7 +19,7 @@
 
 use coflowkit_model::{Dur, Time};
 use coflowkit_sched::build_host;
-use coflowkit_sched::host::{NoView, Effects, HostContext, HostFlow, HostPolicy};
+use coflowkit_sched::host::{Effects, HostContext, HostFlow, HostPolicy, NoView};
 use coflowkit_sched::spec::{SchedulerSpec, WorkloadHints};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -50,7 +50,12 @@ impl Local {
     /// The host policy of scheduler `spec` at host `host` of `n_hosts`
     /// with a NIC of `nic_bps`, or why there is none. No workload hints: a
     /// threshold must be a size, not a percentile.
-    pub(crate) fn build(spec: &str, host: u32, n_hosts: u32, nic_bps: f64) -> Result<Local, String> {
+    pub(crate) fn build(
+        spec: &str,
+        host: u32,
+        n_hosts: u32,
+        nic_bps: f64,
+    ) -> Result<Local, String> {
         let parsed = SchedulerSpec::parse(spec).map_err(|e| e.to_string())?;
         let ctx = HostContext {
             host,
@@ -90,7 +95,11 @@ impl Local {
             coflow: e.0,
             coflow_arrival: e.1,
             dst,
-            size: if size_hint > 0 { size_hint } else { u64::MAX / 2 },
+            size: if size_hint > 0 {
+                size_hint
+            } else {
+                u64::MAX / 2
+            },
             size_known: size_hint > 0,
             deadline: None,
         };

@@ -447,13 +447,19 @@ fn a_watched_flow_outlives_its_client_s_connection_and_is_taken_back() {
     counted(&mut s, f, 5_000);
     // Another connection cannot close it before taking it back, nor take
     // back something else under its id.
-    assert!(matches!(close(&mut s, 2, f, 0).kind, Some(agent_reply::Kind::Error(_))));
+    assert!(matches!(
+        close(&mut s, 2, f, 0).kind,
+        Some(agent_reply::Kind::Error(_))
+    ));
     let wrong = reopen_watched(&mut s, 2, f, 5, 40_001);
     assert!(matches!(wrong.kind, Some(agent_reply::Kind::Error(_))));
     let wrong = reopen_watched(&mut s, 2, f, 6, 40_000);
     assert!(matches!(wrong.kind, Some(agent_reply::Kind::Error(_))));
     assert_eq!(opened(reopen_watched(&mut s, 2, f, 5, 40_000)), f);
-    assert!(matches!(close(&mut s, 2, f, 8_000).kind, Some(agent_reply::Kind::Ok(_))));
+    assert!(matches!(
+        close(&mut s, 2, f, 8_000).kind,
+        Some(agent_reply::Kind::Ok(_))
+    ));
     assert!(s.flows[&f].finished);
     assert_eq!(s.flows[&f].bytes, 8_000);
 }
@@ -536,4 +542,104 @@ fn a_host_policy_marks_watched_flows_by_their_task_s_age() {
     // by name.
     let e = local::Local::build("fifo-lm:threshold=p80", 0, 3, 1e9).unwrap_err();
     assert!(e.contains("fifo-lm"), "{e}");
+}
+
+/// A backlog of finished flows and unregistered coflows past what a sync
+/// may carry (replies missed while the coordinator was stalled) goes out
+/// in bounded parts: each sync within [`SYNC_BATCH`] of each, every open
+/// flow and registered coflow in every one, an unregistered coflow only
+/// with all of its flows here; acknowledging each part drains the backlog.
+#[test]
+fn a_backlog_past_the_message_limit_is_synced_in_bounded_parts() {
+    let mut s = state();
+    let n = 3 * SYNC_BATCH + 17;
+    for k in 0..n as u64 {
+        let coflow = (1 << 40) | (k + 1);
+        s.coflows.insert(
+            coflow,
+            OwnCoflow {
+                parents: vec![],
+                unregistered: true,
+                conn: 1,
+            },
+        );
+        for j in 0..(1 + k % 2) {
+            s.flows.insert(
+                10 * (k + 1) + j,
+                AgentFlow {
+                    coflow,
+                    dst: 1,
+                    size_hint: 0,
+                    bytes: 100,
+                    finished: true,
+                    conn: 1,
+                    rate: None,
+                    global: false,
+                    watch: None,
+                    orphan: None,
+                    marked: false,
+                },
+            );
+        }
+    }
+    // One coflow still registered, with an open flow: in every sync.
+    let live = (1 << 40) | (n as u64 + 1);
+    s.coflows.insert(
+        live,
+        OwnCoflow {
+            parents: vec![],
+            unregistered: false,
+            conn: 1,
+        },
+    );
+    let open = opened(s.handle(
+        1,
+        Kind::OpenFlow(proto::OpenFlowRequest {
+            coflow_id: live,
+            dst_host: 1,
+            size_hint: 0,
+        }),
+    ));
+    let mut rounds = 0;
+    while s.flows.len() > 1 || s.coflows.len() > 1 {
+        rounds += 1;
+        assert!(rounds < 20, "the backlog does not drain");
+        let req = s.sync_request();
+        assert!(req.flows.len() <= SYNC_BATCH && req.coflows.len() <= SYNC_BATCH);
+        assert!(req.flows.iter().any(|f| f.flow_id == open));
+        assert!(req.coflows.iter().any(|c| c.coflow_id == live));
+        let sent: std::collections::HashSet<u64> = req.flows.iter().map(|f| f.flow_id).collect();
+        let unregistered: std::collections::HashSet<u64> = req
+            .coflows
+            .iter()
+            .filter(|c| c.unregistered)
+            .map(|c| c.coflow_id)
+            .collect();
+        for (id, f) in &s.flows {
+            if unregistered.contains(&f.coflow) {
+                assert!(
+                    sent.contains(id),
+                    "coflow {} sent without flow {id}",
+                    f.coflow
+                );
+            }
+        }
+        s.apply(proto::SyncReply {
+            finished_acks: req
+                .flows
+                .iter()
+                .filter(|f| f.finished)
+                .map(|f| f.flow_id)
+                .collect(),
+            completed_coflows: req
+                .coflows
+                .iter()
+                .filter(|c| c.unregistered)
+                .map(|c| c.coflow_id)
+                .collect(),
+            ..Default::default()
+        });
+    }
+    assert!(rounds >= 4, "{rounds}");
+    assert!(s.flows.contains_key(&open) && s.coflows.contains_key(&live));
 }
