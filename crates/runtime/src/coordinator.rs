@@ -90,11 +90,11 @@
 //! forgotten, and the coordinator counts each DAG's coflows not forgotten
 //! besides its root (`Root(r)`'s coflow `r`), listing only DAGs with some
 //! (none for tasks without parents). A coflow naming a forgotten parent,
-//! or reusing a forgotten root's id, starts a new DAG. One exception is
-//! known: `varys` leaves the class of a flow in its coflow's proportional
-//! group as it was when the coflow moves up, and a rebuilt `varys` gives
-//! it the coflow's new place (the rates agree; the ignored
-//! `compaction_under_varys_reclasses_a_flow_left_in_its_group_when_its_coflow_moves_up`).
+//! or reusing a forgotten root's id, starts a new DAG. A rebuild changes
+//! no rate and no class (the property
+//! `compacting_the_state_changes_no_schedule`; for a flow left in its
+//! coflow's proportional group under `varys` while the coflow moves up,
+//! `compaction_under_varys_keeps_a_grouped_flows_class_when_its_coflow_moves_up`).
 //! The log of completions keeps the last [`RECENT_COMPLETED`] and totals.
 //!
 //! Why a window of the agent timeout rather than per-client sequence

@@ -27,6 +27,12 @@
 //!    coflow, flows are visited in order of (first link, last link, flow
 //!    index), i.e. (source, destination) on the big switch.
 //!
+//! Classes: every flow of the coflow in place `i` of the order has priority
+//! class `i` (0 first), in its proportional group or backfilled, as a
+//! varys built afresh on the same state gives it: when a coflow moves in
+//! the order, all its flows take their new class (the only walk over a
+//! coflow's flows that is not backfill's, and only for coflows that moved).
+//!
 //! How it stays cheap on coflows of 20,000 flows: the flows of a coflow form
 //! one proportional group of the [`Allocation`] (they progress in proportion
 //! to what each has left and finish together at the group's deadline), so
@@ -645,13 +651,25 @@ impl Varys {
             #[cfg(debug_assertions)]
             self.check_walk(c, view, start, whole);
             let m = &mut self.memo[c as usize];
+            // A coflow that moved in the order: every one of its flows takes
+            // its new place's class, the proportional group's members too
+            // (backfill below sets the class only of the flows it takes or
+            // hands back). Only the coflows that moved are walked.
+            let moved = m.class_at != i as u32;
+            if moved {
+                for e in &m.first {
+                    for &(_, f) in &e.dests {
+                        out.set_class(f, i as u32);
+                    }
+                }
+            }
             let taken = if whole { &m.solo } else { &self.solo_next };
             self.rates_next.clear();
             // The flows taken again in the same place have what they have
             // left from `loads`; their class stands if the coflow's place
-            // does.
+            // does, and a coflow that moved has them all classed above.
             let known = kept;
-            let classed = whole && m.class_at == i as u32;
+            let classed = whole || moved;
             for (j, (&(f, _, _), &extra)) in taken.iter().zip(&self.extras).enumerate() {
                 let madd = if deadline == Time::NEVER {
                     0.0
@@ -728,6 +746,12 @@ impl Varys {
                 m.cut = None;
             }
             m.class_at = i as u32;
+            // Every flow of the coflow has its place's class, as a varys
+            // built afresh gives it.
+            debug_assert!(m
+                .first
+                .iter()
+                .all(|e| e.dests.iter().all(|&(_, f)| out.class(f) == i as u32)));
             // A coflow that sends now has different loads next time.
             m.stale |= deadline != Time::NEVER || !m.solo.is_empty();
         }

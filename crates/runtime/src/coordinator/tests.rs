@@ -1045,16 +1045,13 @@ fn a_coordinator_stalled_past_the_timeout_drops_no_agent_and_counts_nothing_twic
 /// the 48 of `make test` under seeds 1-10): under varys, coflow 2 (flows
 /// into hosts 0 and 1) goes ahead of coflow 1 (flow 1, of unknown size,
 /// host 2 to 0), which takes class 1; once coflow 2 completes, coflow 1 is
-/// first. Varys sets a flow's class when backfill takes it solo or hands
-/// it back to its coflow's proportional group, not when the coflow's place
-/// changes while the flow stays in the group: without a compaction flow 1
-/// keeps class 1 (its rate, 1 Gbit/s, is the same), and a scheduler rebuilt
-/// at that tick walks it afresh and gives it class 0, its coflow's place.
-/// A stale class in varys, which the compaction happens to correct: the
-/// rates agree, the classes (the runtime's `mark_classes`) do not.
+/// first. Varys set a flow's class only when backfill took it solo or
+/// handed it back to its coflow's proportional group, so flow 1, left in
+/// the group, kept class 1 (its rate, 1 Gbit/s, the same), while a
+/// scheduler rebuilt at that tick gave it class 0, its coflow's place. Now
+/// a coflow that moves in the order gives all its flows their new class.
 #[test]
-#[ignore = "varys leaves a proportional group's members' class stale when their coflow moves up"]
-fn compaction_under_varys_reclasses_a_flow_left_in_its_group_when_its_coflow_moves_up() {
+fn compaction_under_varys_keeps_a_grouped_flows_class_when_its_coflow_moves_up() {
     let sync = |host, flows, unreg| Step::Sync { host, flows, unreg };
     let steps = vec![
         sync(2, vec![(2, 2, 0, 0, true), (1, 1, 0, 0, false)], vec![]),
