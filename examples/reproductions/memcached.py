@@ -51,6 +51,8 @@ TESTBED_TCP = "transport=tcp,buffer_per=queue,buffer=64KB,class_min=0.001,max_rt
 PACKET_RUNS = (
     ("fifo-lm:threshold=100MB/testbed-tcp", "fifo-lm:threshold=100MB", TESTBED_TCP),
     ("fair/testbed-tcp", "fair", TESTBED_TCP),
+    ("varys/testbed-tcp", "varys", TESTBED_TCP),
+    ("aalo/testbed-tcp", "aalo", TESTBED_TCP),
     ("fifo-lm:threshold=100MB/testbed-tcp/via-coordinator", "fifo-lm:threshold=100MB", TESTBED_TCP + ",via=coordinator"),
     ("fifo-lm:threshold=100MB/via-coordinator", "fifo-lm:threshold=100MB", "via=coordinator"),
 )
