@@ -476,29 +476,6 @@ fn compaction_under_varys_with_a_finished_flow_beside_an_open_one() {
         Step::Tick(1),
         Step::Tick(1),
     ];
-    let mut a = core("varys");
-    a.compact_min = usize::MAX;
-    let mut now = 0;
-    for s in steps.clone() {
-        match s {
-            Step::Tick(d) => {
-                now += d;
-                a.tick(Time(now));
-                eprintln!("t={now} {:?}", schedules(&a));
-                for f in 0..a.state.n_flows() as u32 {
-                    eprintln!(
-                        "  f{f} active={} group={} class={}",
-                        a.state.clairvoyant().is_active(f),
-                        a.alloc.group(f),
-                        a.alloc.class(f)
-                    );
-                }
-            }
-            Step::Sync { host, flows, unreg } => {
-                a.sync(&sync_request(host, flows, unreg)).unwrap();
-            }
-        }
-    }
     compaction_changes_no_schedule(1, steps).unwrap();
 }
 
@@ -526,29 +503,6 @@ fn compaction_under_varys_with_flows_of_a_coflow_on_two_hosts() {
         Step::Tick(1),
         Step::Tick(1),
     ];
-    let mut a = core("varys");
-    a.compact_min = usize::MAX;
-    let mut now = 0;
-    for s in steps.clone() {
-        match s {
-            Step::Tick(d) => {
-                now += d;
-                a.tick(Time(now));
-                eprintln!("t={now} {:?}", schedules(&a));
-                for f in 0..a.state.n_flows() as u32 {
-                    eprintln!(
-                        "  f{f} active={} group={} class={}",
-                        a.state.clairvoyant().is_active(f),
-                        a.alloc.group(f),
-                        a.alloc.class(f)
-                    );
-                }
-            }
-            Step::Sync { host, flows, unreg } => {
-                a.sync(&sync_request(host, flows, unreg)).unwrap();
-            }
-        }
-    }
     compaction_changes_no_schedule(1, steps).unwrap();
 }
 
