@@ -138,6 +138,13 @@ impl<T: Copy> Events<T> {
         }
         let b = self.full.trailing_zeros() as usize + 1;
         self.full &= !(1 << (b - 1));
+        if let [k] = self.buckets[b][..] {
+            // One key (the common case: most instants hold one event).
+            self.buckets[b].clear();
+            self.last = k.at;
+            self.buckets[0].push(k);
+            return true;
+        }
         let mut keys = std::mem::take(&mut self.buckets[b]);
         self.last = keys.iter().map(|k| k.at).min().expect("a full bucket has keys");
         for k in &keys {
@@ -152,7 +159,9 @@ impl<T: Copy> Events<T> {
         keys.clear();
         self.buckets[b] = keys;
         // The moved keys came by pushes and earlier moves, in any order.
-        self.buckets[0].sort_unstable_by_key(|k| k.seq);
+        if self.buckets[0].len() > 1 {
+            self.buckets[0].sort_unstable_by_key(|k| k.seq);
+        }
         true
     }
 
