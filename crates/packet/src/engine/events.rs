@@ -119,7 +119,14 @@ impl<T: Copy> Events<T> {
         let first = &self.buckets[0];
         let k = first[self.head];
         self.head += 1;
-        if let Some(next) = first.get(self.head) {
+        let next = match first.get(self.head) {
+            Some(next) => Some(next),
+            // The lowest bucket's first key: the next event when that
+            // bucket holds one key and no earlier one is pushed meanwhile.
+            None if self.full != 0 => self.buckets[self.full.trailing_zeros() as usize + 1].first(),
+            None => None,
+        };
+        if let Some(next) = next {
             coflowkit_sched::prefetch(&self.slab[next.slot as usize]);
         }
         self.free.push(k.slot);
