@@ -13,11 +13,10 @@
 //! nonempty bucket's keys down into the buckets their smallest instant
 //! gives them. A key moves down at most once per bit of the instant, and
 //! in practice a few times: pushes and moves are appends, sequential in
-//! memory. The comparison heap this replaced walked log n levels of
-//! scattered keys per pop, with a branch per level that the processor
-//! could not predict; on a 1,024-host fabric with hundreds of thousands
-//! of packets pending that walk was a third of the engine's time (issue
-//! 69).
+//! memory. A comparison heap walks log n levels of scattered keys per
+//! pop, with a branch per level that the processor cannot predict: on a
+//! 1,024-host fabric, with many thousands of packets pending, a four-ary
+//! heap's walk was a third of the engine's time.
 //!
 //! A key is 24 bytes; the event is written once into a slot of the slab
 //! and read once when its key comes out. Freed slots are reused last-in
