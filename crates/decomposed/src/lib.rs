@@ -276,9 +276,12 @@ pub fn check(workload: &ValidWorkload) -> Result<(), DecomposeError> {
     Ok(())
 }
 
-/// Runs `f` on every item on `threads` threads; `done(k, n)` after each.
+/// Runs `f` on every item, taken in `order` (a permutation of their
+/// indices), on `threads` threads; `done(k, n)` after each. The results
+/// are in the items' order whatever `order` is.
 fn par_map<T: Sync, R: Send>(
     items: &[T],
+    order: &[usize],
     threads: usize,
     f: impl Fn(&T) -> R + Sync,
     done: &mut dyn FnMut(usize, usize),
@@ -291,10 +294,9 @@ fn par_map<T: Sync, R: Send>(
             let tx = tx.clone();
             let (next, f) = (&next, &f);
             s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= items.len() {
+                let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     break;
-                }
+                };
                 if tx.send((i, f(&items[i]))).is_err() {
                     break;
                 }
@@ -380,6 +382,20 @@ pub struct Plan<'a> {
     pub sims: Vec<linksim::LinkSim>,
 }
 
+impl Plan<'_> {
+    /// The link simulations' indices, those that carry the most bytes
+    /// first: run in that order on a few threads, the last to start is a
+    /// short one, so no thread runs a long simulation alone at the end
+    /// (longest processing time first, Graham 1969).
+    pub fn costliest_first(&self) -> Vec<usize> {
+        let cost =
+            |s: &linksim::LinkSim| -> u64 { s.flows.iter().map(|&f| self.bytes[f as usize]).sum() };
+        let mut order: Vec<usize> = (0..self.sims.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(cost(&self.sims[i])));
+        order
+    }
+}
+
 /// Runs `workload` on `fabric` decomposed into one simulation per link
 /// (`pinned`: a flow's path number, else ECMP's); `progress(done, total)`
 /// over the link simulations, which run on `opts.threads` threads.
@@ -393,7 +409,14 @@ pub fn simulate(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<DecomposedResult, DecomposeError> {
     let plan = prepare(fabric, workload, pinned, cfg, opts)?;
-    let ran = par_map(&plan.sims, opts.threads, |s| s.run(run, cfg), progress);
+    let order = plan.costliest_first();
+    let ran = par_map(
+        &plan.sims,
+        &order,
+        opts.threads,
+        |s| s.run(run, cfg),
+        progress,
+    );
     finish(plan, run, ran)
 }
 
@@ -569,8 +592,13 @@ pub fn finish(
     let mut paths: Vec<(Vec<Hop>, u64)> = largest.into_iter().collect();
     paths.sort();
     let alone_paths = paths.len();
+    // The largest flows' paths first (more sizes to measure): the last
+    // measurement to start is a short one.
+    let mut order: Vec<usize> = (0..paths.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(paths[i].1));
     let measured = par_map(
         &paths,
+        &order,
         opts.threads,
         |(p, max)| Alone::measure(p, *max, cfg),
         &mut |_, _| {},

@@ -119,7 +119,8 @@ pub fn simulate_decomposed<'py>(
 }
 
 /// Runs shard `shard` of `shards` of one decomposed run's link simulations
-/// (those whose index `i` has `i % shards == shard`), one after another, and
+/// (dealt in turn, the costliest first, so that shards carry alike work:
+/// `Plan::costliest_first`), one after another, and
 /// returns how many simulations the run has and, per simulation run here,
 /// `(i, each of its flows' completion time in ns, its per-hop packets)`:
 /// what `simulate_decomposed(..., link_runs=)` takes, gathered over every
@@ -163,9 +164,11 @@ pub fn decomposed_link_runs<'py>(
         let (how, cfg) = how(&s.runs[0]);
         let plan = prepare(&s.fabric, &s.valid, &s.paths, cfg, s.opts).map_err(value_error)?;
         let n = plan.sims.len();
-        let runs = (shard..n)
+        let order = plan.costliest_first();
+        let runs = order[shard.min(n)..]
+            .iter()
             .step_by(shards)
-            .map(|i| {
+            .map(|&i| {
                 let (fct, packets) = plan.sims[i].run(&how, cfg).map_err(value_error)?;
                 Ok((i, fct, packets))
             })

@@ -152,7 +152,11 @@ impl<T: Copy> Events<T> {
             return true;
         }
         let mut keys = std::mem::take(&mut self.buckets[b]);
-        self.last = keys.iter().map(|k| k.at).min().expect("a full bucket has keys");
+        self.last = keys
+            .iter()
+            .map(|k| k.at)
+            .min()
+            .expect("a full bucket has keys");
         for k in &keys {
             // Every key of bucket `b` shares the bits above `b - 1` with
             // the new instant, so it lands below `b`.
