@@ -201,9 +201,17 @@ impl Port {
     }
 
     /// Whether the engine's index of each flow's queued data follows this
-    /// port's queue ([`QueueDisc::indexed`]; not pFabric's).
+    /// port's queue: a kind the index can follow ([`QueueDisc::indexed`];
+    /// not pFabric's) with no limit on what it holds (a host's NIC queue,
+    /// [`QueueDisc::bounded`], and no switch pool). The question "does byte
+    /// `b` of flow `f` wait here?" comes only at a retransmission timeout;
+    /// a bounded queue answers it by a scan of at most its buffer's
+    /// packets ([`Port::holds`]), which costs less over a run than
+    /// indexing every data packet through it. An unbounded queue can grow
+    /// without end and is indexed.
+    #[inline]
     pub fn indexed(&self) -> bool {
-        self.queue.indexed()
+        self.pool.is_none() && !self.queue.bounded() && self.queue.indexed()
     }
 
     /// Whether a data packet of `flow` carrying byte `byte` waits in this
@@ -265,6 +273,11 @@ impl QueueDisc for Queue {
     #[inline]
     fn indexed(&self) -> bool {
         each_kind!(self, q => q.indexed())
+    }
+
+    #[inline]
+    fn bounded(&self) -> bool {
+        each_kind!(self, q => q.bounded())
     }
 
     fn serve_by_order(&mut self, order_of: fn(&Packet) -> u32) {

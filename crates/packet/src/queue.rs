@@ -95,6 +95,12 @@ pub trait QueueDisc: fmt::Debug {
         true
     }
 
+    /// Whether its buffer has a limit of its own (a switch port's; a
+    /// host's NIC queue has none).
+    fn bounded(&self) -> bool {
+        true
+    }
+
     /// Serves the flows of a class first come, first served by `order_of`
     /// (TAFE; see [`strict::StrictQueues::set_task_fifo`]); a kind without
     /// classes ignores it. An empty queue only.

@@ -5,9 +5,11 @@
 //! policy or the coordinator changed it. These events are the end points'
 //! own ([`FlowEv`]); the transports' rules are `crate::transport`.
 
+use super::queued::QueuedData;
 use super::{ps, Engine, Ev, PS_PER_NS};
 use crate::pacing::{Pacer, Pacing};
 use crate::packet::{Kind, Packet};
+use crate::port::Port;
 use crate::rcp::RcpPort;
 use crate::sack::{max_blocks, option_bytes};
 use crate::transport::pfabric::{base_rtt_ps, path_params};
@@ -244,7 +246,7 @@ impl Engine<'_> {
     /// host's NIC queue (the first port of its path).
     pub(super) fn in_host_queue(&self, f: u32, seq: u64) -> bool {
         let (from, to) = self.flows[f as usize].fwd;
-        let held = from < to && self.queued.holds(from, seq);
+        let held = from < to && waits(&self.ports, &self.hops, &self.queued, f, from, seq);
         debug_assert_eq!(
             held,
             from < to && self.ports[self.hops[from as usize] as usize].holds(f, seq),
@@ -288,7 +290,8 @@ impl Engine<'_> {
                 fl.stats.timeouts += 1;
                 let una = s.una;
                 let (from, to) = fl.fwd;
-                let at = (from..to).position(|slot| self.queued.holds(slot, una));
+                let at = (from..to)
+                    .position(|slot| waits(&self.ports, &self.hops, &self.queued, f, slot, una));
                 debug_assert_eq!(
                     at,
                     self.hops[from as usize..to as usize]
@@ -480,4 +483,17 @@ pub(crate) fn split_timeouts(open: &mut Vec<(u64, u64)>, st: &mut FlowPacketStat
         }
         false
     });
+}
+
+/// Whether a data packet of flow `f` carrying byte `byte` waits at the port
+/// of `slot` (an entry of its forward path in `hops`): the index of queued
+/// data where the port is indexed ([`Port::indexed`]), else a scan of its
+/// queue.
+fn waits(ports: &[Port], hops: &[u32], queued: &QueuedData, f: u32, slot: u32, byte: u64) -> bool {
+    let p = &ports[hops[slot as usize] as usize];
+    if p.indexed() {
+        queued.holds(slot, byte)
+    } else {
+        p.holds(f, byte)
+    }
 }

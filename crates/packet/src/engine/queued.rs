@@ -1,10 +1,13 @@
-//! Where a flow's data waits: for each hop of each flow's path, the byte
-//! ranges of its data packets queued there, kept as they join and leave
-//! the port's strict-priority queues, so that a retransmission timeout
-//! asks "is the packet carrying byte `una` still queued, and where?" in
-//! O(path length × log(the flow's packets at a hop)) instead of scanning
-//! every packet of every port on the path ([`Port::holds`], the slow
-//! reference, which a debug build compares on every question).
+//! Where a flow's data waits: for each hop of each flow's path whose port
+//! is indexed ([`Port::indexed`]: a queue without a limit, as a host's NIC
+//! queue), the byte ranges of its data packets queued there, kept as they
+//! join and leave the port's strict-priority queues, so that a
+//! retransmission timeout asks "is the packet carrying byte `una` still
+//! queued, and where?" in O(log(the flow's packets at the hop)) instead of
+//! scanning a queue that can grow without end ([`Port::holds`], the slow
+//! reference, which a debug build compares on every question). A bounded
+//! port is scanned instead: at most its buffer's packets, at a timeout
+//! only, where indexing it would cost two updates per packet through it.
 //!
 //! A packet carrying byte `b` is identified by its range alone: any data
 //! packet of the flow with `seq <= b < seq + len`, whatever its class, the
@@ -27,6 +30,7 @@
 //!   assertion at every question.
 //!
 //! [`Port::holds`]: crate::port::Port::holds
+//! [`Port::indexed`]: crate::port::Port::indexed
 
 use std::collections::VecDeque;
 

@@ -269,6 +269,10 @@ impl QueueDisc for StrictQueues {
         self.bytes
     }
 
+    fn bounded(&self) -> bool {
+        self.buffer.is_some()
+    }
+
     fn holds(&self, flow: u32, byte: u64) -> bool {
         let carries = |p: &Packet| {
             p.kind == Kind::Data && p.flow == flow && p.seq <= byte && byte < p.seq + p.len as u64
