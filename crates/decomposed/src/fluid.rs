@@ -18,7 +18,7 @@
 
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, LinkId, Time};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// A link is saturated when its flows use this share of it or more, and
 /// a flow is bottlenecked there when no flow on it gets more than this
@@ -72,6 +72,24 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
     let mut due = vec![Time::NEVER; n];
     let mut active: Vec<usize> = vec![];
     let mut solver = MaxMin::new(cap.len());
+    // Each flow's path as an id, the distinct paths in their order (what
+    // the solver's demands are pushed in), and per-event buffers.
+    let mut sorted: Vec<&[LinkId]> = paths.iter().map(|p| &p[..]).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let rank: HashMap<&[LinkId], u32> = sorted
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (*p, k as u32))
+        .collect();
+    let path_id: Vec<u32> = paths.iter().map(|p| rank[&p[..]]).collect();
+    let distinct = sorted;
+    let mut count = vec![0u32; distinct.len()];
+    let mut demand_of = vec![0u32; distinct.len()];
+    let mut used: Vec<u32> = vec![];
+    let mut residual = cap.clone();
+    let mut top = vec![0.0f64; cap.len()];
+    let mut touched: Vec<u32> = vec![];
     let mut now = Time(0);
     loop {
         let t_start = order.get(next).map_or(Time::NEVER, |&i| start[i]);
@@ -105,38 +123,46 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
             active.push(i);
         }
         active.sort_unstable();
-        // New rates: one demand per path.
+        // New rates: one demand per distinct path, pushed in the paths'
+        // order (their ids are ranks in it).
         solver.clear();
-        let mut demand: BTreeMap<&[LinkId], usize> = BTreeMap::new();
-        let mut count: Vec<u32> = vec![];
-        let mut of = Vec::with_capacity(active.len());
+        used.clear();
         for &i in &active {
-            let k = *demand.entry(&paths[i][..]).or_insert_with(|| {
-                count.push(0);
-                count.len() - 1
-            });
+            let k = path_id[i] as usize;
+            if count[k] == 0 {
+                used.push(k as u32);
+            }
             count[k] += 1;
-            of.push(k);
         }
-        let mut path_of: Vec<&[LinkId]> = vec![&[]; count.len()];
-        for (p, &k) in &demand {
-            path_of[k] = p;
+        used.sort_unstable();
+        for (d, &k) in used.iter().enumerate() {
+            demand_of[k as usize] = d as u32;
+            solver.push(
+                distinct[k as usize].iter().copied(),
+                1.0,
+                count[k as usize],
+                f64::INFINITY,
+            );
+            count[k as usize] = 0;
         }
-        for (k, p) in path_of.iter().enumerate() {
-            solver.push(p.iter().copied(), 1.0, count[k], f64::INFINITY);
-        }
-        let mut residual = cap.clone();
+        residual.copy_from_slice(&cap);
         let r = solver.solve(&mut residual).to_vec();
-        // Each link's use and its highest rate, for the bottlenecks.
-        let mut top: HashMap<LinkId, f64> = HashMap::new();
-        for (k, p) in path_of.iter().enumerate() {
-            for &l in p.iter() {
-                let m = top.entry(l).or_insert(0.0);
-                *m = m.max(r[k]);
+        // Each link's highest rate, for the bottlenecks.
+        for &l in &touched {
+            top[l as usize] = 0.0;
+        }
+        touched.clear();
+        for (d, &k) in used.iter().enumerate() {
+            for &l in distinct[k as usize].iter() {
+                let m = &mut top[l.0 as usize];
+                if *m == 0.0 {
+                    touched.push(l.0);
+                }
+                *m = m.max(r[d]);
             }
         }
-        for (a, &i) in active.iter().enumerate() {
-            let ri = r[of[a]];
+        for &i in &active {
+            let ri = r[demand_of[path_id[i] as usize] as usize];
             rate[i] = ri;
             due[i] = if ri > 0.0 {
                 Time(now.0 + (left[i] / ri * 1e9).ceil().max(1.0) as u64)
@@ -155,13 +181,13 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
             continue;
         }
         let span = (t_next.0 - now.0) as f64 / 1e9;
-        for (a, &i) in active.iter().enumerate() {
-            let ri = r[of[a]];
+        for &i in &active {
+            let ri = r[demand_of[path_id[i] as usize] as usize];
             let sent = (ri * span).min(left[i]) / (bytes[i] as f64 * 8.0);
             for (pos, l) in paths[i].iter().enumerate() {
                 let li = l.0 as usize;
                 let saturated = residual[li] <= cap[li] * (1.0 - TIGHT);
-                if saturated && ri >= top[l] * TIGHT {
+                if saturated && ri >= top[li] * TIGHT {
                     bottleneck[i][pos] += sent;
                 }
             }
