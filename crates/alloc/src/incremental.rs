@@ -319,6 +319,13 @@ impl IncrementalMaxMin {
         self.dem[d as usize].rate
     }
 
+    /// What the demands crossing link `l` use (bits/s, the sum of count x
+    /// rate) after the last solve: `l` is saturated when this reaches its
+    /// capacity.
+    pub fn load(&self, l: LinkId) -> f64 {
+        self.load[l.0 as usize]
+    }
+
     /// (solves, fill rounds) so far: rounds / solves is how often the region
     /// had to grow.
     pub fn stats(&self) -> (u64, u64) {
