@@ -99,6 +99,11 @@ pub struct FluidUse {
     /// A flow's estimate from its fluid sharing and its bottleneck link's
     /// cost, instead of [`Combine`]'s.
     pub base: bool,
+    /// With [`Pace::All`], a flow held back beyond its NIC is held back in
+    /// its NIC's simulation too: nothing stands before the NIC to pace it,
+    /// so its destination there is reached by a link at its pacing rate,
+    /// which its transport settles to as it does at its bottleneck.
+    pub nic: bool,
 }
 
 impl FluidUse {
@@ -106,6 +111,7 @@ impl FluidUse {
     pub const OFF: FluidUse = FluidUse {
         pace: Pace::Off,
         base: false,
+        nic: false,
     };
 
     /// Whether the fluid view is used at all.
@@ -160,7 +166,8 @@ impl Options {
     /// The options' keys, each with what it takes and its default.
     pub const KEYS: &'static str = "combine=sum|max|queues (sum), cluster=off|N (off: every link \
          simulated; N: alike links clustered, each cluster simulating links until N flows), \
-         sources=nic|fat (nic), fluid=off|pace|pace-up|base|pace+base|pace-up+base (off)";
+         sources=nic|fat (nic), fluid=off|pace|pace-up|base|pace+base|pace-up+base, pace+nic \
+         (and +base) holding a flow at its fluid rate in its NIC's simulation too (off)";
 
     /// Sets the options `text` names (`key=value` items, comma-separated),
     /// leaving the others; a wrong key or value is refused naming it.
@@ -194,12 +201,16 @@ impl Options {
                             "pace" if f.pace == Pace::Off => f.pace = Pace::All,
                             "pace-up" if f.pace == Pace::Off => f.pace = Pace::Up,
                             "base" if !f.base => f.base = true,
+                            "nic" if !f.nic => f.nic = true,
                             _ => {
                                 return Err(bad(
                                     "fluid takes off, or pace or pace-up and/or base joined by +",
                                 ))
                             }
                         }
+                    }
+                    if f.nic && f.pace != Pace::All {
+                        return Err(bad("fluid's nic holds back what pace paces: pace+nic"));
                     }
                     self.fluid = f;
                 }
@@ -324,7 +335,8 @@ fn bottleneck_rate(fabric: &Fabric, path: &[LinkId]) -> f64 {
 /// sends it at (`None`: unpaced): its fluid mean rate, in half octaves
 /// below its NIC's, where that is below [`PACE_BELOW`] of it and the link
 /// is not where the fluid view holds it back (for [`Pace::Up`], only after
-/// that link). A flow's NIC is never paced (nothing stands before it).
+/// that link). A flow's NIC is paced only with [`FluidUse::nic`], and
+/// there by what comes after it (`linksim`).
 fn pace_of(
     fabric: &Fabric,
     path: &[LinkId],
@@ -332,6 +344,7 @@ fn pace_of(
     i: usize,
     bytes: u64,
     pace: Pace,
+    at_nic: bool,
 ) -> Vec<Option<u64>> {
     let mut out = vec![None; path.len()];
     let (Some(r), Some(main)) = (fl.mean_rate(i, bytes), fl.main_bottleneck(i)) else {
@@ -344,7 +357,8 @@ fn pace_of(
     let steps = (nic / r).ln() / PACE_STEP.ln();
     let floor = PACE_FLOOR.ln() / PACE_STEP.ln();
     let rate = (nic / PACE_STEP.powf(steps.round().clamp(1.0, floor))).round() as u64;
-    for (k, o) in out.iter_mut().enumerate().skip(1) {
+    let first = if at_nic { 0 } else { 1 };
+    for (k, o) in out.iter_mut().enumerate().skip(first) {
         let held_here = fl.bottleneck[i][k] >= 0.5;
         let after = k > main;
         if !held_here && (pace == Pace::All || after) {
@@ -474,7 +488,17 @@ pub fn prepare<'a>(
     let pace: Option<Vec<Vec<Option<u64>>>> = match (&fluid, opts.fluid.pace) {
         (Some(fl), Pace::Up | Pace::All) => Some(
             (0..bytes.len())
-                .map(|i| pace_of(fabric, &routes.paths[i], fl, i, bytes[i], opts.fluid.pace))
+                .map(|i| {
+                    pace_of(
+                        fabric,
+                        &routes.paths[i],
+                        fl,
+                        i,
+                        bytes[i],
+                        opts.fluid.pace,
+                        opts.fluid.nic,
+                    )
+                })
                 .collect(),
         ),
         _ => None,

@@ -14,7 +14,9 @@
 //!
 //! With the fluid correction, a flow paced at a rate (the fabric holds it
 //! back elsewhere) has a source host of its own whose link runs at that
-//! rate; a flow's own NIC is never paced (nothing stands before it).
+//! rate; in its own NIC's simulation, where nothing stands before the
+//! link, a destination of its own whose link runs at that rate (asked for
+//! by `fluid=pace+nic`).
 //!
 //! A host's NIC as the link (its uplink) has the host as its only source;
 //! a switch port to a host (its downlink) has the host as its only
@@ -94,7 +96,7 @@ pub fn build(
     // A source paced at a rate (bits/s) is the flow's own host, whose one
     // link runs at that rate.
     let mut srcs: Vec<(u32, Vec<Hop>, Option<u64>)> = vec![];
-    let mut dsts: Vec<(u32, Vec<Hop>)> = vec![];
+    let mut dsts: Vec<(u32, Vec<Hop>, Option<u64>)> = vec![];
     let (mut src_of, mut dst_of) = (HashMap::new(), HashMap::new());
     let mut ends = Vec::with_capacity(flows.len());
     for &i in flows {
@@ -105,14 +107,17 @@ pub fn build(
             .expect("a flow on the link crosses it");
         let (c, k) = flow_at[i as usize];
         let f = &workload.coflows()[c as usize].flows[k as usize];
-        let paced = pace.and_then(|p| p[i as usize][pos]).filter(|_| pos > 0);
+        let rate = pace.and_then(|p| p[i as usize][pos]);
+        let paced = rate.filter(|_| pos > 0);
+        let held = rate.filter(|_| pos == 0 && pos + 1 < path.len());
         let key = (f.src.0, paced.map_or(u32::MAX, |_| i));
         let s = *src_of.entry(key).or_insert_with(|| {
             srcs.push((f.src.0, hops_of(fabric, cfg, &path[..pos]), paced));
             srcs.len() - 1
         });
-        let d = *dst_of.entry(f.dst.0).or_insert_with(|| {
-            dsts.push((f.dst.0, hops_of(fabric, cfg, &path[pos + 1..])));
+        let key = (f.dst.0, held.map_or(u32::MAX, |_| i));
+        let d = *dst_of.entry(key).or_insert_with(|| {
+            dsts.push((f.dst.0, hops_of(fabric, cfg, &path[pos + 1..]), held));
             dsts.len() - 1
         });
         ends.push((s, d));
@@ -176,20 +181,21 @@ pub fn build(
         host_delay[n_src] = link.delay;
     }
     let mut dst_hop = vec![None; dsts.len()];
-    for (d, (_, down)) in dsts.iter().enumerate() {
+    for (d, (_, down, held)) in dsts.iter().enumerate() {
         if !down.is_empty() {
             let slowest = down.iter().map(|h| h.rate).min().expect("not empty");
-            let fat = Hop {
-                rate: slowest.saturating_mul(FAT),
+            // A fat link, or one at the rate a held flow is held to.
+            let one = Hop {
+                rate: held.unwrap_or(slowest.saturating_mul(FAT)),
                 delay: 0,
             };
             // The fabric's time from the switch to the host: every hop's
-            // serialization and propagation; the fat link's serialization
+            // serialization and propagation; the one link's serialization
             // is its own.
             let real = collapsed_delay(down, mtu) as f64 + down[0].serialize_ns(mtu);
             let hop = Hop {
-                delay: (real - fat.serialize_ns(mtu)).max(0.0).round() as u64,
-                ..fat
+                delay: (real - one.serialize_ns(mtu)).max(0.0).round() as u64,
+                ..one
             };
             links.push(duplex("B".into(), name_d(d), hop.rate));
             host_delay[n_src + d] = hop.delay;

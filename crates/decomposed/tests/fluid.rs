@@ -230,7 +230,7 @@ fn a_lone_flow_takes_its_packet_level_time_with_the_correction_on() {
         .unwrap();
         let a = &p.sim.flows.unwrap()[0];
         let want = (a.finish - a.start).0 as f64;
-        for opts in ["fluid=pace+base", "fluid=pace-up"] {
+        for opts in ["fluid=pace+base", "fluid=pace-up", "fluid=pace+nic"] {
             let d = run(&fabric, &w, opts, 1);
             let b = &d.sim.flows.unwrap()[0];
             let got = (b.finish - b.start).0 as f64;
@@ -263,6 +263,12 @@ fn a_corrected_run_is_deterministic_and_paces_someone() {
     let off = run(&fabric, &w, "", 2);
     assert_ne!(a.packets, off.packets);
     assert!(a.alone_paths > off.alone_paths);
+    // Holding flows back in their NICs' simulations too adds paths (a
+    // NIC followed by a link at a pacing rate) and changes those runs.
+    let nic = run(&fabric, &w, "fluid=pace+nic+base", 2);
+    assert_eq!(times(&nic), times(&run(&fabric, &w, "fluid=pace+nic+base", 1)));
+    assert_ne!(nic.packets, a.packets);
+    assert!(nic.alone_paths > a.alone_paths);
 }
 
 #[test]
@@ -274,11 +280,16 @@ fn the_fluid_option_parses_or_is_refused_naming_the_item() {
     assert!(!o.fluid.is_on());
     o.set("fluid=pace-up").unwrap();
     assert_eq!(o.fluid.pace, coflowkit_decomposed::Pace::Up);
+    o.set("fluid=pace+nic+base").unwrap();
+    assert!(o.fluid.nic && o.fluid.base && o.fluid.pace == coflowkit_decomposed::Pace::All);
     for bad in [
         "fluid=fast",
         "fluid=pace+pace-up",
         "fluid=off+base",
         "fluid=",
+        "fluid=nic",
+        "fluid=pace-up+nic",
+        "fluid=pace+nic+nic",
     ] {
         let e = o.set(bad).unwrap_err().to_string();
         assert!(e.contains(&format!("{bad:?}")), "{bad}: {e}");

@@ -107,8 +107,8 @@ from .common import (
     metavar="KEY=VALUE,...",
     default=None,
     help="Decomposed engine: cluster=off|N (cluster alike links, simulating per cluster links until "
-    "N flows), combine=sum|max|queues, sources=nic|fat, fluid=off|pace|pace-up|base|pace+base "
-    "(docs/decomposed-engine.md).",
+    "N flows), combine=sum|max|queues, sources=nic|fat, fluid=off|pace|pace-up|base|pace+base, "
+    "pace+nic (docs/decomposed-engine.md).",
 )
 @click.option(
     "--queue-trace",
