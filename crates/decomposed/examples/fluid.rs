@@ -37,6 +37,10 @@ fn main() {
     println!(
         "{} flows, {}: {took:.2} s; mean fluid FCT {mean_us:.3} us",
         bytes.len(),
-        if reference { "from scratch" } else { "incremental" },
+        if reference {
+            "from scratch"
+        } else {
+            "incremental"
+        },
     );
 }

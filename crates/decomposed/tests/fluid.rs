@@ -260,13 +260,16 @@ fn a_corrected_run_is_deterministic_and_paces_someone() {
     assert_eq!(times(&a), times(&b));
     // Pacing changes what the links' simulations see (their packets), so
     // some flow was paced.
-    let off = run(&fabric, &w, "", 2);
+    let off = run(&fabric, &w, "fluid=off", 2);
     assert_ne!(a.packets, off.packets);
     assert!(a.alone_paths > off.alone_paths);
     // Holding flows back in their NICs' simulations too adds paths (a
     // NIC followed by a link at a pacing rate) and changes those runs.
     let nic = run(&fabric, &w, "fluid=pace+nic+base", 2);
-    assert_eq!(times(&nic), times(&run(&fabric, &w, "fluid=pace+nic+base", 1)));
+    assert_eq!(
+        times(&nic),
+        times(&run(&fabric, &w, "fluid=pace+nic+base", 1))
+    );
     assert_ne!(nic.packets, a.packets);
     assert!(nic.alone_paths > a.alone_paths);
 }
@@ -274,6 +277,7 @@ fn a_corrected_run_is_deterministic_and_paces_someone() {
 #[test]
 fn the_fluid_option_parses_or_is_refused_naming_the_item() {
     let mut o = Options::default();
+    assert_eq!(o.fluid, coflowkit_decomposed::FluidUse::PACE);
     o.set("fluid=pace+base").unwrap();
     assert!(o.fluid.base && o.fluid.pace == coflowkit_decomposed::Pace::All);
     o.set("fluid=off").unwrap();
