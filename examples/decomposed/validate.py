@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         table.to_csv(args.results / "cells.csv", index=False)
     print(summary_line(table, len(cells)))
     if args.page is not None:
-        write_page(args.page, cells, table, args.packet)
+        write_page(args.page, cells, table, args.packet, args.decompose)
     return 0
 
 
@@ -477,7 +477,7 @@ def figure(table: pd.DataFrame, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def write_page(page: Path, cells: list[Cell], table: pd.DataFrame, knobs: str) -> None:
+def write_page(page: Path, cells: list[Cell], table: pd.DataFrame, knobs: str, decompose: str = "") -> None:
     """Rewrites the section between the page's markers: the summary, the table, the figure."""
     text = page.read_text()
     if BEGIN not in text or END not in text:
@@ -486,7 +486,8 @@ def write_page(page: Path, cells: list[Cell], table: pd.DataFrame, knobs: str) -
     lines = [BEGIN, ""]
     lines += textwrap.wrap(
         f"Each cell: one workload (seed {SEED}) run by both engines with the knobs `{knobs}`, "
-        f"10 Gbit/s hosts; load is of the busiest tier (the racks' uplinks on the 2:1 fabric); "
+        + (f"the decomposed engine with `--decompose {decompose}`, " if decompose else "the decomposed engine with its default options (`fluid=pace`), ")
+        + "10 Gbit/s hosts; load is of the busiest tier (the racks' uplinks on the 2:1 fabric); "
         f"errors of the decomposed engine's p50 / p99 FCT slowdown against the packet engine's, "
         f"per size bin (✗: p99 beyond ±10%); in the figure, each error's 95% interval over the bin's "
         f"flows drawn again (the sampling noise of one workload). The packet engine's wall time is from when its "
