@@ -65,6 +65,20 @@ def test_link_simulations_run_in_shards_give_the_same_run() -> None:
     assert list(apart["flows"]["finish_s"]) == list(whole["flows"]["finish_s"])
     assert apart["decomposed"]["packets"] == whole["decomposed"]["packets"]
     # A shard out of range, a simulation missing, repeated or unknown: one line naming it.
+    # The same with the pacing found once and handed to every shard (what a Dask point does).
+    paces = _core.decomposed_paces(w, *args)
+    assert paces is not None and any(paces)
+    parts = [_core.decomposed_link_runs(w, args[0], k, 3, *args[1:], paces) for k in range(3)]
+    runs = [r for _, rs in parts for r in rs]
+    (handed,) = _core.simulate_decomposed(
+        w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", runs, paces
+    )
+    assert list(handed["flows"]["finish_s"]) == list(whole["flows"]["finish_s"])
+    assert _core.decomposed_paces(w, "pias", "", None, None, TOPOLOGY, None, "fluid=off") is None
+    with pytest.raises(ValueError, match="paces: 3 link crossings given"):
+        _core.decomposed_link_runs(w, "pias", 0, 3, *args[1:], b"\x00\x01\x02")
+    with pytest.raises(ValueError, match="paces: given with link_runs only"):
+        _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "", None, paces)
     with pytest.raises(ValueError, match="shard: 3 of 3"):
         _core.decomposed_link_runs(w, "pias", 3, 3, topology=TOPOLOGY)
     for bad, says in [

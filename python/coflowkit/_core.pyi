@@ -26,6 +26,7 @@ __all__ = [
     "simulate_packet",
     "simulate_decomposed",
     "decomposed_link_runs",
+    "decomposed_paces",
     "check_decomposed_options",
     "check_decomposed_scheduler",
     "packet_transports",
@@ -158,6 +159,7 @@ def simulate_decomposed(
     threads: int | None = None,
     decompose: str = "",
     link_runs: list[tuple[int, list[int], int]] | None = None,
+    paces: bytes | None = None,
 ) -> list[dict[str, Any]]: ...
 def decomposed_link_runs(
     workload: Workload,
@@ -170,7 +172,18 @@ def decomposed_link_runs(
     topology: str | None = None,
     paths: list[int | None] | None = None,
     decompose: str = "",
+    paces: bytes | None = None,
 ) -> tuple[int, list[tuple[int, list[int], int]]]: ...
+def decomposed_paces(
+    workload: Workload,
+    transport: str,
+    options: str = "",
+    capacity_bps: float | None = None,
+    n_hosts: int | None = None,
+    topology: str | None = None,
+    paths: list[int | None] | None = None,
+    decompose: str = "",
+) -> bytes | None: ...
 def check_decomposed_options(decompose: str) -> None: ...
 def check_decomposed_scheduler(name: str) -> None: ...
 def packet_transports() -> list[str]: ...

@@ -342,12 +342,13 @@ fn bottleneck_rate(fabric: &Fabric, path: &[LinkId]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// Per link of flow `i`'s path, the rate its link simulation's source
-/// sends it at (`None`: unpaced): its fluid mean rate, in half octaves
-/// below its NIC's, where that is below [`PACE_BELOW`] of it and the link
-/// is not where the fluid view holds it back (for [`Pace::Up`], only after
-/// that link). A flow's NIC is paced only with [`FluidUse::nic`], and
-/// there by what comes after it (`linksim`).
+/// Per link of flow `i`'s path, how many half octaves below its NIC's rate
+/// its link simulation's source sends it at (0: unpaced; [`pace_rate`]):
+/// its fluid mean rate, where that is below [`PACE_BELOW`] of the NIC's and
+/// the link is not where the fluid view holds it back (for [`Pace::Up`],
+/// only after that link). A flow's NIC is paced only with
+/// [`FluidUse::nic`], and there by what comes after it (`linksim`).
+#[allow(clippy::too_many_arguments)]
 fn pace_of(
     fabric: &Fabric,
     path: &[LinkId],
@@ -356,27 +357,93 @@ fn pace_of(
     bytes: u64,
     pace: Pace,
     at_nic: bool,
-) -> Vec<Option<u64>> {
-    let mut out = vec![None; path.len()];
+    out: &mut Vec<u8>,
+) {
+    let at = out.len();
+    out.resize(at + path.len(), 0);
     let (Some(r), Some(main)) = (fl.mean_rate(i, bytes), fl.main_bottleneck(i)) else {
-        return out;
+        return;
     };
     let nic = fabric.links()[path[0].0 as usize].capacity.0;
     if r >= PACE_BELOW * nic {
-        return out;
+        return;
     }
     let steps = (nic / r).ln() / PACE_STEP.ln();
     let floor = PACE_FLOOR.ln() / PACE_STEP.ln();
-    let rate = (nic / PACE_STEP.powf(steps.round().clamp(1.0, floor))).round() as u64;
+    let step = steps.round().clamp(1.0, floor) as u8;
     let first = if at_nic { 0 } else { 1 };
-    for (k, o) in out.iter_mut().enumerate().skip(first) {
+    for (k, o) in out[at..].iter_mut().enumerate().skip(first) {
         let held_here = fl.bottleneck[i][k] >= 0.5;
         let after = k > main;
         if !held_here && (pace == Pace::All || after) {
-            *o = Some(rate);
+            *o = step;
         }
     }
-    out
+}
+
+/// The rate (bits/s) `step` half octaves below a NIC's `nic` rate.
+fn pace_rate(nic: f64, step: u8) -> u64 {
+    (nic / PACE_STEP.powi(i32::from(step))).round() as u64
+}
+
+/// Where the links' simulations pace whom: per flow, per link of its path
+/// (in flow order, then path order), a step of [`pace_of`]. It is what the
+/// fluid view decides, and all a link's simulation needs of it, so a plan
+/// prepared elsewhere can hand it over ([`Plan::paces`],
+/// [`prepare_paced`]) instead of each process running the fluid view.
+pub struct Paces {
+    /// Where each flow's steps start, and one past the last flow's.
+    at: Vec<usize>,
+    steps: Vec<u8>,
+    /// Each flow's NIC rate (bits/s).
+    nic: Vec<f64>,
+}
+
+impl Paces {
+    /// The rate flow `i`'s source is paced at on the `pos`-th link of its
+    /// path, if it is.
+    pub fn rate(&self, i: usize, pos: usize) -> Option<u64> {
+        match self.steps[self.at[i] + pos] {
+            0 => None,
+            step => Some(pace_rate(self.nic[i], step)),
+        }
+    }
+
+    fn new(
+        fabric: &Fabric,
+        paths: &[Vec<LinkId>],
+        steps: Vec<u8>,
+    ) -> Result<Paces, DecomposeError> {
+        let mut at = Vec::with_capacity(paths.len() + 1);
+        at.push(0);
+        for p in paths {
+            at.push(at.last().unwrap() + p.len());
+        }
+        let want = *at.last().unwrap();
+        if steps.len() != want {
+            return Err(DecomposeError::Input(format!(
+                "paces: {} link crossings given, the run's flows make {want} (paces come from \
+                 the same workload, fabric and options)",
+                steps.len()
+            )));
+        }
+        if let Some(bad) = steps
+            .iter()
+            .find(|&&s| f64::from(s) > PACE_FLOOR.log(PACE_STEP).round())
+        {
+            return Err(DecomposeError::Input(format!(
+                "paces: step {bad} is below the pacing floor"
+            )));
+        }
+        let nic = paths
+            .iter()
+            .map(|p| {
+                p.first()
+                    .map_or(0.0, |l| fabric.links()[l.0 as usize].capacity.0)
+            })
+            .collect();
+        Ok(Paces { at, steps, nic })
+    }
 }
 
 /// One link simulation's result: each of its flows' completion time (ns,
@@ -402,12 +469,20 @@ pub struct Plan<'a> {
     groups: Vec<cluster::Cluster>,
     /// The fluid view of the whole fabric, when the options use it.
     fluid: Option<fluid::Fluid>,
+    /// Where the links' simulations pace whom, when they do.
+    paces: Option<Paces>,
     /// The link simulations, in the order [`finish`] takes their results
     /// (each cluster's simulated links in turn).
     pub sims: Vec<linksim::LinkSim>,
 }
 
 impl Plan<'_> {
+    /// Where its links' simulations pace whom ([`Paces`]), as
+    /// [`prepare_paced`] takes it; `None` when they pace no one.
+    pub fn paces(&self) -> Option<Vec<u8>> {
+        self.paces.as_ref().map(|p| p.steps.clone())
+    }
+
     /// The link simulations' indices, those that carry the most bytes
     /// first: run in that order on a few threads, the last to start is a
     /// short one, so no thread runs a long simulation alone at the end
@@ -454,6 +529,20 @@ pub fn prepare<'a>(
     cfg: &'a PacketConfig,
     opts: Options,
 ) -> Result<Plan<'a>, DecomposeError> {
+    prepare_paced(fabric, workload, pinned, cfg, opts, None)
+}
+
+/// [`prepare`], with the pacing another preparation of the same run found
+/// ([`Plan::paces`]): the fluid view is not run again (unless
+/// [`FluidUse::base`] needs it to combine).
+pub fn prepare_paced<'a>(
+    fabric: &'a Fabric,
+    workload: &'a ValidWorkload,
+    pinned: &[Option<u32>],
+    cfg: &'a PacketConfig,
+    opts: Options,
+    paces: Option<Vec<u8>>,
+) -> Result<Plan<'a>, DecomposeError> {
     check(workload)?;
     cfg.check()
         .map_err(|e| DecomposeError::Input(e.to_string()))?;
@@ -492,27 +581,29 @@ pub fn prepare<'a>(
         })
         .collect();
     // The fluid view, and where it paces whom.
-    let fluid = opts
-        .fluid
-        .is_on()
+    let paced = opts.fluid.pace != Pace::Off;
+    let fluid = (opts.fluid.base || (opts.fluid.is_on() && paces.is_none()))
         .then(|| fluid::run(fabric, &routes.paths, &bytes, &start));
-    let pace: Option<Vec<Vec<Option<u64>>>> = match (&fluid, opts.fluid.pace) {
-        (Some(fl), Pace::Up | Pace::All) => Some(
-            (0..bytes.len())
-                .map(|i| {
-                    pace_of(
-                        fabric,
-                        &routes.paths[i],
-                        fl,
-                        i,
-                        bytes[i],
-                        opts.fluid.pace,
-                        opts.fluid.nic,
-                    )
-                })
-                .collect(),
-        ),
-        _ => None,
+    let paces: Option<Paces> = match (paces, &fluid) {
+        _ if !paced => None,
+        (Some(steps), _) => Some(Paces::new(fabric, &routes.paths, steps)?),
+        (None, Some(fl)) => {
+            let mut steps = Vec::new();
+            for (i, &b) in bytes.iter().enumerate() {
+                pace_of(
+                    fabric,
+                    &routes.paths[i],
+                    fl,
+                    i,
+                    b,
+                    opts.fluid.pace,
+                    opts.fluid.nic,
+                    &mut steps,
+                );
+            }
+            Some(Paces::new(fabric, &routes.paths, steps)?)
+        }
+        (None, None) => unreachable!("pacing runs the fluid view"),
     };
     // Which links are simulated: each cluster's first ones, or every link.
     let groups: Vec<cluster::Cluster> = match opts.cluster {
@@ -559,7 +650,7 @@ pub fn prepare<'a>(
                 &flow_at,
                 links[k],
                 opts.sources,
-                pace.as_deref(),
+                paces.as_ref(),
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -575,6 +666,7 @@ pub fn prepare<'a>(
         start,
         groups,
         fluid,
+        paces,
         sims,
     })
 }
@@ -598,6 +690,7 @@ pub fn finish(
         start,
         groups,
         fluid,
+        paces: _,
         sims,
     } = plan;
     let link_sims = sims.len();

@@ -27,7 +27,7 @@
 
 use crate::hops::{collapsed_delay, Hop};
 use crate::route::Routes;
-use crate::{DecomposeError, Run};
+use crate::{DecomposeError, Paces, Run};
 use coflowkit_model::{
     BitsPerSec, CoflowSpec, CustomSpec, Dur, Fabric, HostId, LinkId, LinkKind, LinkSpec, NodeKind,
     NodeSpec, ValidWorkload, Workload,
@@ -85,7 +85,7 @@ pub fn build(
     flow_at: &[(u32, u32)],
     l: LinkId,
     sources: Sources,
-    pace: Option<&[Vec<Option<u64>>]>,
+    pace: Option<&Paces>,
 ) -> Result<LinkSim, DecomposeError> {
     let flows = &routes.on_link[l.0 as usize];
     let mtu = cfg.mtu;
@@ -107,7 +107,7 @@ pub fn build(
             .expect("a flow on the link crosses it");
         let (c, k) = flow_at[i as usize];
         let f = &workload.coflows()[c as usize].flows[k as usize];
-        let rate = pace.and_then(|p| p[i as usize][pos]);
+        let rate = pace.and_then(|p| p.rate(i as usize, pos));
         let paced = rate.filter(|_| pos > 0);
         let held = rate.filter(|_| pos == 0 && pos + 1 < path.len());
         let key = (f.src.0, paced.map_or(u32::MAX, |_| i));

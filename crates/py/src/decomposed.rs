@@ -10,14 +10,14 @@ use crate::simulate::{col, result_dict};
 use crate::topology::fabric_for;
 use crate::workload::PyWorkload;
 use coflowkit_decomposed::{
-    finish, prepare, simulate, DecomposedResult, LinkRun, Options, Run as How,
+    finish, prepare, prepare_paced, simulate, DecomposedResult, LinkRun, Options, Run as How,
 };
 use coflowkit_model::{Fabric, ValidWorkload};
 use coflowkit_packet::PacketConfig;
 use coflowkit_packet::{how_run, packet_schedulers, Via};
 use coflowkit_sim::Progress;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 /// Runs `workload` decomposed into one packet-level simulation per link,
 /// once per entry of `transports` (a transport's name, or the spec of a
@@ -35,8 +35,10 @@ use pyo3::types::{PyDict, PyList};
 /// `link_runs`: the link simulations' results, run elsewhere
 /// (`decomposed_link_runs`, e.g. on Dask workers), one run only: the
 /// estimates are made from them and no link simulation runs here.
+/// `paces`: with `link_runs`, the run's pacing (`decomposed_paces`), so
+/// that the fluid view is not run again.
 #[pyfunction]
-#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = "", link_runs = None))]
+#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = "", link_runs = None, paces = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_decomposed<'py>(
     py: Python<'py>,
@@ -51,7 +53,14 @@ pub fn simulate_decomposed<'py>(
     threads: Option<usize>,
     decompose: &str,
     link_runs: Option<Vec<(usize, Vec<u64>, u64)>>,
+    paces: Option<Bound<'py, PyBytes>>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let paces = paces.map(|b| b.as_bytes().to_vec());
+    if paces.is_some() && link_runs.is_none() {
+        return Err(value_error(
+            "paces: given with link_runs only (a run that simulates its links here finds its own)",
+        ));
+    }
     let s = Setup::new(
         py,
         workload,
@@ -73,7 +82,8 @@ pub fn simulate_decomposed<'py>(
         }
         let (how, cfg) = how(&s.runs[0]);
         let r = py.detach(|| -> PyResult<DecomposedResult> {
-            let plan = prepare(&s.fabric, &s.valid, &s.paths, cfg, s.opts).map_err(value_error)?;
+            let plan = prepare_paced(&s.fabric, &s.valid, &s.paths, cfg, s.opts, paces)
+                .map_err(value_error)?;
             let ran = in_order(plan.sims.len(), given)?;
             finish(plan, &how, ran.into_iter().map(Ok).collect()).map_err(value_error)
         })?;
@@ -126,9 +136,11 @@ pub fn simulate_decomposed<'py>(
 /// what `simulate_decomposed(..., link_runs=)` takes, gathered over every
 /// shard. Every shard prepares the same plan (routes and clusters are
 /// deterministic), so shards can run in other processes or on Dask workers.
-/// The other arguments are `simulate_decomposed`'s, for one transport.
+/// The other arguments are `simulate_decomposed`'s, for one transport;
+/// `paces`, the run's pacing (`decomposed_paces`), spares each shard the
+/// fluid view.
 #[pyfunction]
-#[pyo3(signature = (workload, transport, shard, shards, options = "", capacity_bps = None, n_hosts = None, topology = None, paths = None, decompose = ""))]
+#[pyo3(signature = (workload, transport, shard, shards, options = "", capacity_bps = None, n_hosts = None, topology = None, paths = None, decompose = "", paces = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decomposed_link_runs<'py>(
     py: Python<'py>,
@@ -142,7 +154,9 @@ pub fn decomposed_link_runs<'py>(
     topology: Option<&str>,
     paths: Option<Vec<Option<u32>>>,
     decompose: &str,
+    paces: Option<Bound<'py, PyBytes>>,
 ) -> PyResult<(usize, Vec<(usize, Vec<u64>, u64)>)> {
+    let paces = paces.map(|b| b.as_bytes().to_vec());
     if shards == 0 || shard >= shards {
         return Err(value_error(format!(
             "shard: {shard} of {shards}; shards from 1, shard from 0 to shards - 1"
@@ -162,7 +176,8 @@ pub fn decomposed_link_runs<'py>(
     )?;
     py.detach(|| {
         let (how, cfg) = how(&s.runs[0]);
-        let plan = prepare(&s.fabric, &s.valid, &s.paths, cfg, s.opts).map_err(value_error)?;
+        let plan = prepare_paced(&s.fabric, &s.valid, &s.paths, cfg, s.opts, paces)
+            .map_err(value_error)?;
         let n = plan.sims.len();
         let order = plan.costliest_first();
         let runs = order[shard.min(n)..]
@@ -175,6 +190,46 @@ pub fn decomposed_link_runs<'py>(
             .collect::<PyResult<Vec<_>>>()?;
         Ok((n, runs))
     })
+}
+
+/// Where one decomposed run's link simulations pace whom (the fluid view's
+/// verdict, one byte per flow and link of its path), or None when they pace
+/// no one: what `decomposed_link_runs` and `simulate_decomposed(...,
+/// link_runs=)` take as `paces`, so that a run split into tasks runs the
+/// fluid view once. The arguments are `decomposed_link_runs`'s.
+#[pyfunction]
+#[pyo3(signature = (workload, transport, options = "", capacity_bps = None, n_hosts = None, topology = None, paths = None, decompose = ""))]
+#[allow(clippy::too_many_arguments)]
+pub fn decomposed_paces<'py>(
+    py: Python<'py>,
+    workload: &Bound<'py, PyWorkload>,
+    transport: String,
+    options: &str,
+    capacity_bps: Option<f64>,
+    n_hosts: Option<u32>,
+    topology: Option<&str>,
+    paths: Option<Vec<Option<u32>>>,
+    decompose: &str,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let s = Setup::new(
+        py,
+        workload,
+        std::slice::from_ref(&transport),
+        options,
+        capacity_bps,
+        n_hosts,
+        topology,
+        paths,
+        Some(1),
+        decompose,
+    )?;
+    let steps = py.detach(|| {
+        let (_, cfg) = how(&s.runs[0]);
+        prepare(&s.fabric, &s.valid, &s.paths, cfg, s.opts)
+            .map(|plan| plan.paces())
+            .map_err(value_error)
+    })?;
+    Ok(steps.map(|b| PyBytes::new(py, &b)))
 }
 
 /// What the decomposed entry points check and build from their arguments.

@@ -146,19 +146,21 @@ def _workload(task: dict[str, Any]) -> Any:
     return w
 
 
-def _link_shard(task: dict[str, Any], shard: int, shards: int) -> list[tuple[int, list[int], int]]:
-    """Shard ``shard`` of ``shards`` of a decomposed point's link simulations (on a Dask worker)."""
+def _link_shard(task: dict[str, Any], shard: int, shards: int, paces: bytes | None) -> list[tuple[int, list[int], int]]:
+    """Shard ``shard`` of ``shards`` of a decomposed point's link simulations (on a Dask worker),
+    paced as its point's task found (``paces``), so the fluid view runs once per point."""
     w = _workload(task)
+    decompose = task.get("decompose", "")
     return _core.decomposed_link_runs(
-        w, task["scheduler"], shard, shards, task["packet"], None, None, task["topology"], None, task.get("decompose", "")
+        w, task["scheduler"], shard, shards, task["packet"], None, None, task["topology"], None, decompose, paces
     )[1]
 
 
 def _decomposed(task: dict[str, Any], w: Any) -> dict[str, Any]:
     """A decomposed point. Its link simulations run as ``link_tasks`` Dask tasks when the point
-    runs on a Dask worker (each task prepares the same plan and runs its share; the worker's own
-    slot is given back while they run), else on that many threads here (one by default: the
-    runner already runs one point per core)."""
+    runs on a Dask worker (each task prepares the same plan, with the pacing this task's fluid view
+    found, and runs its share; the worker's own slot is given back while they run), else on that
+    many threads here (one by default: the runner already runs one point per core)."""
     n = int(task.get("link_tasks", 1))
     decompose = task.get("decompose", "")
     args = (w, [task["scheduler"]], task["packet"], None, None, False, task["topology"], None)
@@ -170,10 +172,12 @@ def _decomposed(task: dict[str, Any], w: Any) -> dict[str, Any]:
         except (ImportError, ValueError):
             pass
         else:
+            paces = _core.decomposed_paces(w, task["scheduler"], task["packet"], None, None, task["topology"], None, decompose)
             with worker_client() as client:
-                futures = client.map(_link_shard, [task] * n, range(n), [n] * n, pure=False)
+                shared = client.scatter(paces, broadcast=True) if paces is not None else None
+                futures = client.map(_link_shard, [task] * n, range(n), [n] * n, [shared] * n, pure=False)
                 runs = [r for part in client.gather(futures) for r in part]
-            return _core.simulate_decomposed(*args, 1, decompose, runs)[0]
+            return _core.simulate_decomposed(*args, 1, decompose, runs, paces)[0]
     return _core.simulate_decomposed(*args, n, decompose)[0]
 
 
