@@ -10,7 +10,7 @@ use crate::simulate::{col, result_dict};
 use crate::topology::fabric_for;
 use crate::workload::PyWorkload;
 use coflowkit_decomposed::{
-    finish, prepare, prepare_paced, simulate, DecomposedResult, LinkRun, Options, Run as How,
+    finish, prepare_paced, simulate, DecomposedResult, LinkRun, Options, Plan, Run as How,
 };
 use coflowkit_model::{Fabric, ValidWorkload};
 use coflowkit_packet::PacketConfig;
@@ -80,10 +80,9 @@ pub fn simulate_decomposed<'py>(
                 s.runs.len()
             )));
         }
-        let (how, cfg) = how(&s.runs[0]);
+        let (how, _) = how(&s.runs[0]);
         let r = py.detach(|| -> PyResult<DecomposedResult> {
-            let plan = prepare_paced(&s.fabric, &s.valid, &s.paths, cfg, s.opts, paces)
-                .map_err(value_error)?;
+            let plan = s.plan(0, paces)?;
             let ran = in_order(plan.sims.len(), given)?;
             finish(plan, &how, ran.into_iter().map(Ok).collect()).map_err(value_error)
         })?;
@@ -162,22 +161,20 @@ pub fn decomposed_link_runs<'py>(
             "shard: {shard} of {shards}; shards from 1, shard from 0 to shards - 1"
         )));
     }
-    let s = Setup::new(
+    let s = Setup::one(
         py,
         workload,
-        std::slice::from_ref(&transport),
+        &transport,
         options,
         capacity_bps,
         n_hosts,
         topology,
         paths,
-        Some(1),
         decompose,
     )?;
     py.detach(|| {
         let (how, cfg) = how(&s.runs[0]);
-        let plan = prepare_paced(&s.fabric, &s.valid, &s.paths, cfg, s.opts, paces)
-            .map_err(value_error)?;
+        let plan = s.plan(0, paces)?;
         let n = plan.sims.len();
         let order = plan.costliest_first();
         let runs = order[shard.min(n)..]
@@ -211,24 +208,18 @@ pub fn decomposed_paces<'py>(
     paths: Option<Vec<Option<u32>>>,
     decompose: &str,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let s = Setup::new(
+    let s = Setup::one(
         py,
         workload,
-        std::slice::from_ref(&transport),
+        &transport,
         options,
         capacity_bps,
         n_hosts,
         topology,
         paths,
-        Some(1),
         decompose,
     )?;
-    let steps = py.detach(|| {
-        let (_, cfg) = how(&s.runs[0]);
-        prepare(&s.fabric, &s.valid, &s.paths, cfg, s.opts)
-            .map(|plan| plan.paces())
-            .map_err(value_error)
-    })?;
+    let steps = py.detach(|| s.plan(0, None).map(|plan| plan.paces()))?;
     Ok(steps.map(|b| PyBytes::new(py, &b)))
 }
 
@@ -242,6 +233,49 @@ struct Setup {
 }
 
 impl Setup {
+    /// The setup of one run (`transport`), its link simulations one at a
+    /// time (the entry points that run some of them or none).
+    #[allow(clippy::too_many_arguments)]
+    fn one(
+        py: Python<'_>,
+        workload: &Bound<'_, PyWorkload>,
+        transport: &str,
+        options: &str,
+        capacity_bps: Option<f64>,
+        n_hosts: Option<u32>,
+        topology: Option<&str>,
+        paths: Option<Vec<Option<u32>>>,
+        decompose: &str,
+    ) -> PyResult<Setup> {
+        Setup::new(
+            py,
+            workload,
+            &[transport.to_string()],
+            options,
+            capacity_bps,
+            n_hosts,
+            topology,
+            paths,
+            Some(1),
+            decompose,
+        )
+    }
+
+    /// Run `k`'s plan, with the pacing another preparation found when
+    /// given (`paces`).
+    fn plan(&self, k: usize, paces: Option<Vec<u8>>) -> PyResult<Plan<'_>> {
+        let (_, cfg) = how(&self.runs[k]);
+        prepare_paced(
+            &self.fabric,
+            &self.valid,
+            &self.paths,
+            cfg,
+            self.opts,
+            paces,
+        )
+        .map_err(value_error)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
