@@ -78,7 +78,7 @@ enum Ev {
     /// table by port: one cache line less per hop).
     TxDone(u32, Packet),
     /// A packet reaches the far end of the link it crossed.
-    Arrive(Packet),
+    Arrive(u32, Packet),
     /// A flow's timers and kicks (`endpoints`).
     Flow(FlowEv),
     /// A paced flow's next slot may have come (`pacing`).
@@ -96,6 +96,13 @@ enum Ev {
 }
 
 /// One flow's static facts and end points.
+/// A flow's forward and reverse paths: ranges into `Engine::hops`.
+#[derive(Debug, Clone, Copy)]
+struct Route {
+    fwd: (u32, u32),
+    rev: (u32, u32),
+}
+
 struct Flow {
     coflow: u32,
     /// Its hosts.
@@ -128,9 +135,6 @@ struct Flow {
     echo_rate: f32,
     /// Its deadline, relative to its start (D2TCP reads it).
     deadline: Option<coflowkit_model::Dur>,
-    /// Forward and reverse paths: ranges into `Engine::hops`.
-    fwd: (u32, u32),
-    rev: (u32, u32),
     start: u64,
     finish: Option<u64>,
     sender: Option<Sender>,
@@ -171,6 +175,10 @@ pub struct Engine<'a> {
     pools: Vec<SharedPool>,
     hops: Vec<u32>,
     flows: Vec<Flow>,
+    /// Each flow's paths, apart from its record (a kilobyte): every hop of
+    /// every packet reads one, and 16 bytes a flow stay in cache where a
+    /// record's line per hop would not.
+    routes: Vec<Route>,
     first_flow: Vec<u32>,
     rel: Releases,
     next_coflow: usize,
@@ -217,9 +225,15 @@ fn ns_ceil(ps: u64) -> Time {
 }
 
 impl<'a> Engine<'a> {
+    /// Schedules `ev` at `at`; a packet's event carries the port its
+    /// handling reads first as its hint ([`events::Events::pop`]).
     fn push(&mut self, at: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(at, self.seq, ev);
+        let hint = match ev {
+            Ev::TxDone(port, _) | Ev::Arrive(port, _) => port,
+            _ => events::NO_HINT,
+        };
+        self.heap.push(at, self.seq, ev, hint);
     }
 
     /// Runs to the end; `progress` hears now and then how far it is.
@@ -234,9 +248,14 @@ impl<'a> Engine<'a> {
         if self.cfg.queue_trace.is_some() {
             self.push(0, Ev::Sample);
         }
-        while let Some((at, ev)) = self.heap.pop() {
+        while let Some((at, ev, next_port)) = self.heap.pop() {
             if self.done_coflows == n_coflows {
                 break;
+            }
+            // On a large fabric a port's lines are rarely in cache: the
+            // next event's port is fetched while this one is handled.
+            if let Some(p) = self.ports.get(next_port as usize) {
+                p.prefetch();
             }
             self.now = at;
             self.events += 1;
@@ -244,7 +263,7 @@ impl<'a> Engine<'a> {
                 Ev::Arrival => self.arrivals(),
                 Ev::Start(f) => self.start(f),
                 Ev::TxDone(p, pkt) => self.tx_done(p, pkt),
-                Ev::Arrive(pkt) => self.arrive(pkt),
+                Ev::Arrive(port, pkt) => self.arrive(port, pkt),
                 Ev::Flow(e) => self.on_flow_event(e),
                 Ev::Pace(f) => self.pace(f),
                 Ev::RcpTick(p) => self.rcp_tick(p),
@@ -285,10 +304,10 @@ impl<'a> Engine<'a> {
             .map(|f| f.finish.map_or(Time::NEVER, ns_ceil))
             .collect();
         let bottleneck: Vec<f64> = self
-            .flows
+            .routes
             .iter()
-            .map(|f| {
-                self.hops[f.fwd.0 as usize..f.fwd.1 as usize]
+            .map(|r| {
+                self.hops[r.fwd.0 as usize..r.fwd.1 as usize]
                     .iter()
                     .map(|&l| self.ports[l as usize].rate)
                     .fold(f64::INFINITY, f64::min)
@@ -380,7 +399,8 @@ impl<'a> Engine<'a> {
         let fl = &mut self.flows[f as usize];
         fl.finish = Some(self.now);
         let (c, group) = (fl.coflow, fl.group);
-        self.queued.release(fl.fwd.0, fl.fwd.1);
+        let fwd = self.routes[f as usize].fwd;
+        self.queued.release(fwd.0, fwd.1);
         let mut released = std::mem::take(&mut self.released);
         let all = self.rel.flow_done(c, group, &mut released);
         for &w in &released {
@@ -445,8 +465,8 @@ impl<'a> Engine<'a> {
             let c = &self.hosts.as_ref().expect("hosts").channels[pkt.flow as usize];
             return &self.hops[c.hops.0 as usize..c.hops.1 as usize];
         }
-        let fl = &self.flows[pkt.flow as usize];
-        let (a, b) = if pkt.reverse() { fl.rev } else { fl.fwd };
+        let r = &self.routes[pkt.flow as usize];
+        let (a, b) = if pkt.reverse() { r.rev } else { r.fwd };
         &self.hops[a as usize..b as usize]
     }
 
@@ -456,8 +476,14 @@ impl<'a> Engine<'a> {
         self.enqueue(pkt);
     }
 
-    fn enqueue(&mut self, mut pkt: Packet) {
+    fn enqueue(&mut self, pkt: Packet) {
         let port = self.path(&pkt)[pkt.hop as usize];
+        self.enqueue_at(port, pkt);
+    }
+
+    /// `pkt` offered to `port`, its path's `pkt.hop`-th.
+    fn enqueue_at(&mut self, port: u32, mut pkt: Packet) {
+        debug_assert_eq!(port, self.path(&pkt)[pkt.hop as usize]);
         if !self.rcp.is_empty() {
             self.rcp_arrival(port, &mut pkt);
         }
@@ -499,7 +525,7 @@ impl<'a> Engine<'a> {
             return;
         }
         if pkt.kind == Kind::Data && self.ports[port as usize].indexed() {
-            let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
+            let slot = self.routes[pkt.flow as usize].fwd.0 + pkt.hop as u32;
             self.queued.joined(slot, pkt.seq, pkt.len);
         }
         if pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some() {
@@ -553,7 +579,7 @@ impl<'a> Engine<'a> {
                 self.pools[k as usize].give(pkt.wire as u64);
             }
             if pkt.kind == Kind::Data && p.indexed() {
-                let slot = self.flows[pkt.flow as usize].fwd.0 + pkt.hop as u32;
+                let slot = self.routes[pkt.flow as usize].fwd.0 + pkt.hop as u32;
                 self.queued.left(slot, pkt.seq, pkt.len);
             }
             self.serialize(port, pkt);
@@ -574,7 +600,12 @@ impl<'a> Engine<'a> {
         let left_nic = pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some();
         pkt.hop += 1;
         let at = self.now + self.ports[port as usize].delay_ps;
-        self.push(at, Ev::Arrive(pkt));
+        let path = self.path(&pkt);
+        let next = path
+            .get(pkt.hop as usize)
+            .copied()
+            .unwrap_or(events::NO_HINT);
+        self.push(at, Ev::Arrive(next, pkt));
         self.start_tx(port);
         if left_nic {
             // TSQ (Linux's `tcp_tsq_handler`): room in the NIC lets the
@@ -584,11 +615,12 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn arrive(&mut self, pkt: Packet) {
-        if pkt.hop as usize == self.path(&pkt).len() {
+    /// `pkt` arrives at `port` ([`events::NO_HINT`]: at its destination).
+    fn arrive(&mut self, port: u32, pkt: Packet) {
+        if port == events::NO_HINT {
             self.deliver(pkt);
         } else {
-            self.enqueue(pkt);
+            self.enqueue_at(port, pkt);
         }
     }
 }

@@ -94,6 +94,18 @@ impl Port {
         self.queue.serve_by_order(order_of);
     }
 
+    /// Asks the processor to fetch the lines a packet through the port
+    /// reads first, without reading any (which kind its queue is would be
+    /// a read that waits): its own first line, and its queue's first two
+    /// (a strict-priority queue's counts, then its first class's).
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        let queue = std::mem::offset_of!(Port, queue);
+        coflowkit_sched::prefetch_at(self, 0);
+        coflowkit_sched::prefetch_at(self, queue);
+        coflowkit_sched::prefetch_at(self, queue + 64);
+    }
+
     /// Bytes queued (not counting the packet being serialized).
     pub fn queued_bytes(&self) -> u64 {
         self.queue.bytes()

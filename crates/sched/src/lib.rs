@@ -53,8 +53,8 @@ pub use registry::{
 };
 pub use spec::{Hint, SchedulerError, SchedulerSpec, WorkloadHints};
 pub use state::{
-    prefetch, reserve_huge, ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport, NetState,
-    Observed, PathIdx,
+    prefetch, prefetch_at, reserve_huge, ApplyHooks, Clairvoyant, CoflowIdx, FlowIdx, FlowReport,
+    NetState, Observed, PathIdx,
 };
 
 use coflowkit_model::Time;

@@ -3,7 +3,7 @@
 //! flow's paths and end point state, and the knobs every sender and RCP
 //! port share. [`Engine::new`] puts the parts together.
 
-use super::{ps, queued, Engine, Flow};
+use super::{ps, queued, Engine, Flow, Route};
 use crate::config::{BufferKind, HostQueue, Limit, PacketConfig};
 use crate::pacing::Pacer;
 use crate::port::{Port, Queue};
@@ -31,7 +31,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Engine<'a>, PacketError> {
         cfg.check()?;
         let (ports, pools) = build_ports(fabric, cfg)?;
-        let (hops, flows, first_flow) = build_flows(fabric, workload, classes, paths, cfg)?;
+        let (hops, flows, routes, first_flow) = build_flows(fabric, workload, classes, paths, cfg)?;
         // Only the flows' paths carry data (control channels join later).
         let n_slots = hops.len();
         let coflows = workload.coflows();
@@ -46,6 +46,7 @@ impl<'a> Engine<'a> {
             pools,
             hops,
             flows,
+            routes,
             first_flow,
             rel: Releases::new(coflows),
             next_coflow: 0,
@@ -160,7 +161,7 @@ fn build_flows(
     classes: &[u8],
     paths: &[Option<u32>],
     cfg: &PacketConfig,
-) -> Result<(Vec<u32>, Vec<Flow>, Vec<u32>), PacketError> {
+) -> Result<(Vec<u32>, Vec<Flow>, Vec<Route>, Vec<u32>), PacketError> {
     let mut hops = vec![];
     // A flow's record (a kilobyte) is read by each of its packets' hops
     // and end points: in huge pages too ([`build_ports`]).
@@ -169,6 +170,7 @@ fn build_flows(
         &mut flows,
         workload.coflows().iter().map(|c| c.flows.len()).sum(),
     );
+    let mut routes = vec![];
     let mut first_flow = vec![];
     let mut path = vec![];
     for (ci, c) in workload.coflows().iter().enumerate() {
@@ -208,6 +210,7 @@ fn build_flows(
                     "{at}: path longer than 255 hops"
                 )));
             }
+            routes.push(Route { fwd, rev });
             flows.push(Flow {
                 coflow: ci as u32,
                 src: f.src.0,
@@ -226,8 +229,6 @@ fn build_flows(
                 nic_bytes: 0,
                 echo_rate: f32::INFINITY,
                 deadline: f.deadline,
-                fwd,
-                rev,
                 start: 0,
                 finish: None,
                 sender: None,
@@ -245,7 +246,7 @@ fn build_flows(
             });
         }
     }
-    Ok((hops, flows, first_flow))
+    Ok((hops, flows, routes, first_flow))
 }
 
 /// What every sender of the run shares; each flow's transport and deadline

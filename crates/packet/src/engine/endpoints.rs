@@ -125,12 +125,14 @@ impl Engine<'_> {
                     .map(|&l| &self.ports[l as usize])
             };
             let rtt = base_rtt_ps(
-                hops(fl.fwd),
-                hops(fl.rev),
+                hops(self.routes[f as usize].fwd),
+                hops(self.routes[f as usize].rev),
                 self.cfg.mtu,
                 self.cfg.header_bytes,
             );
-            let rate = hops(fl.fwd).map(|p| p.rate).fold(f64::INFINITY, f64::min);
+            let rate = hops(self.routes[f as usize].fwd)
+                .map(|p| p.rate)
+                .fold(f64::INFINITY, f64::min);
             path_params(&mut p, rtt, rate, self.cfg);
         }
         p
@@ -245,7 +247,7 @@ impl Engine<'_> {
     /// Whether a packet of flow `f` carrying byte `seq` still waits in its
     /// host's NIC queue (the first port of its path).
     pub(super) fn in_host_queue(&self, f: u32, seq: u64) -> bool {
-        let (from, to) = self.flows[f as usize].fwd;
+        let (from, to) = self.routes[f as usize].fwd;
         let held = from < to && waits(&self.ports, &self.hops, &self.queued, f, from, seq);
         debug_assert_eq!(
             held,
@@ -289,7 +291,7 @@ impl Engine<'_> {
                 debug_assert_eq!(at, now, "flow {f}: the retransmission timer fired late");
                 fl.stats.timeouts += 1;
                 let una = s.una;
-                let (from, to) = fl.fwd;
+                let (from, to) = self.routes[f as usize].fwd;
                 let at = (from..to)
                     .position(|slot| waits(&self.ports, &self.hops, &self.queued, f, slot, una));
                 debug_assert_eq!(

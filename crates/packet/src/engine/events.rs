@@ -26,7 +26,10 @@
 //! and read once when its key comes out. Freed slots are reused last-in
 //! first-out, so the slab stays as small as the number of pending events
 //! and its recent slots stay in cache. The slot of the next event in
-//! bucket 0 is fetched into cache as a pop takes the one before it.
+//! bucket 0 is fetched into cache as a pop takes the one before it, and
+//! the pop hands back the next key's hint (the caller's, in the key's
+//! padding: for the engine, the port the event's handling reads first),
+//! so that the caller can fetch that too while it handles this event.
 //!
 //! Correctness properties: keys are unique (the engine's sequence number
 //! grows with every push), so the order is total and pops come out
@@ -35,13 +38,19 @@
 //! random pushes (near the current instant and far from it) and pops in
 //! `pops_as_a_heap_of_whole_events`.
 
-/// A pending event's key: when, its sequence number (ties), its slot.
+/// A pending event's key: when, its sequence number (ties), its slot,
+/// and the caller's hint of what handling it will read first (in what
+/// would be the key's padding).
 #[derive(Debug, Clone, Copy)]
 struct Key {
     at: u64,
     seq: u64,
     slot: u32,
+    hint: u32,
 }
+
+/// The hint of no event.
+pub(super) const NO_HINT: u32 = u32::MAX;
 
 /// Bits per digit of an instant.
 const RADIX_BITS: u32 = 4;
@@ -102,9 +111,10 @@ impl<T: Copy> Events<T> {
 
     /// Schedules `ev` at `at` with sequence number `seq`, which must be
     /// greater than that of every event scheduled before; `at` must not
-    /// be before the last popped event's instant.
+    /// be before the last popped event's instant. `hint` comes back with
+    /// the event before it ([`Events::pop`]).
     #[inline]
-    pub(super) fn push(&mut self, at: u64, seq: u64, ev: T) {
+    pub(super) fn push(&mut self, at: u64, seq: u64, ev: T, hint: u32) {
         assert!(
             at >= self.last,
             "an event scheduled at {at} ps, before the current instant {} ps",
@@ -124,7 +134,12 @@ impl<T: Copy> Events<T> {
         if b > 0 {
             self.mark(b);
         }
-        self.buckets[b].push(Key { at, seq, slot });
+        self.buckets[b].push(Key {
+            at,
+            seq,
+            slot,
+            hint,
+        });
     }
 
     /// Notes that bucket `b > 0` holds keys.
@@ -143,9 +158,11 @@ impl<T: Copy> Events<T> {
     }
 
     /// The earliest event (the first scheduled among those at one instant)
-    /// and its instant, taken out.
+    /// and its instant, taken out, with the hint of the event that is
+    /// likely next ([`NO_HINT`] if none is known), so that the caller can
+    /// fetch what that one reads while it handles this one.
     #[inline]
-    pub(super) fn pop(&mut self) -> Option<(u64, T)> {
+    pub(super) fn pop(&mut self) -> Option<(u64, T, u32)> {
         if self.head == self.buckets[0].len() && !self.refill() {
             return None;
         }
@@ -158,11 +175,15 @@ impl<T: Copy> Events<T> {
             // bucket holds one key and no earlier one is pushed meanwhile.
             None => self.lowest().and_then(|b| self.buckets[b].first()),
         };
-        if let Some(next) = next {
-            coflowkit_sched::prefetch(&self.slab[next.slot as usize]);
-        }
+        let hint = match next {
+            Some(next) => {
+                coflowkit_sched::prefetch(&self.slab[next.slot as usize]);
+                next.hint
+            }
+            None => NO_HINT,
+        };
         self.free.push(k.slot);
-        Some((k.at, self.slab[k.slot as usize]))
+        Some((k.at, self.slab[k.slot as usize], hint))
     }
 
     /// Bucket 0 is spent: moves the lowest nonempty bucket's keys down
@@ -278,12 +299,12 @@ mod tests {
                         seq += 1;
                         // The payload tells events apart.
                         let ev = seq * 7919;
-                        fast.push(now + d, seq, ev);
+                        fast.push(now + d, seq, ev, NO_HINT);
                         slow.push(Whole { at: now + d, seq, ev });
                     }
                     Step::Pop => {
                         let want = slow.pop().map(|w| (w.at, w.ev));
-                        prop_assert_eq!(fast.pop(), want);
+                        prop_assert_eq!(fast.pop().map(|(at, ev, _)| (at, ev)), want);
                         if let Some((at, _)) = want {
                             now = at;
                         }
@@ -293,9 +314,9 @@ mod tests {
                 prop_assert_eq!(fast.slab.len() - fast.free.len(), slow.len());
             }
             while let Some(w) = slow.pop() {
-                prop_assert_eq!(fast.pop(), Some((w.at, w.ev)));
+                prop_assert_eq!(fast.pop().map(|(at, ev, _)| (at, ev)), Some((w.at, w.ev)));
             }
-            prop_assert_eq!(fast.pop(), None);
+            prop_assert!(fast.pop().is_none());
         }
     }
 }

@@ -319,7 +319,7 @@ impl Engine<'_> {
             spc: false,
         };
         if from == to {
-            self.push(self.now, Ev::Arrive(pkt));
+            self.push(self.now, Ev::Arrive(super::events::NO_HINT, pkt));
         } else {
             self.send(pkt);
         }
