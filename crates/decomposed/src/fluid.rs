@@ -50,6 +50,12 @@ pub struct Fluid {
     /// bytes sent while that link was a bottleneck of it (several links
     /// can be at once, so the shares of a path can add up past 1).
     pub bottleneck: Vec<Vec<f64>>,
+    /// Per flow, the mean rate (bits/s) its NIC had left beyond its host's
+    /// other flows while it ran: the NIC's capacity less their mean total
+    /// rate over its fluid lifetime (the NIC's capacity for a zero-byte
+    /// flow). What its host lets it send at, whatever holds it back
+    /// downstream.
+    pub nic_room: Vec<f64>,
 }
 
 impl Fluid {
@@ -81,6 +87,9 @@ pub fn run_reference(
     let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
     let mut fct = vec![0u64; n];
     let mut bottleneck: Vec<Vec<f64>> = paths.iter().map(|p| vec![0.0; p.len()]).collect();
+    let mut nic_room: Vec<f64> = paths.iter().map(|p| nic_cap(&cap, p)).collect();
+    // Bits each flow's host's other flows sent through its NIC meanwhile.
+    let mut others = vec![0.0f64; n];
     // Flows by start, in flow order within an instant.
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (start[i], i));
@@ -118,6 +127,7 @@ pub fn run_reference(
         active.retain(|&i| {
             if due[i] <= t || left[i] <= rate[i] * 1e-9 {
                 fct[i] = t.0 - start[i].0;
+                nic_room[i] = room(nic_cap(&cap, &paths[i]), others[i], fct[i]);
                 false
             } else {
                 true
@@ -194,6 +204,8 @@ pub fn run_reference(
         for &i in &active {
             let ri = r[demand_of[path_id[i] as usize] as usize];
             let sent = (ri * span).min(left[i]) / (bytes[i] as f64 * 8.0);
+            let nic = paths[i][0].0 as usize;
+            others[i] += (cap[nic] - residual[nic] - ri).max(0.0) * span;
             for (pos, l) in paths[i].iter().enumerate() {
                 let li = l.0 as usize;
                 let saturated = residual[li] <= cap[li] * (1.0 - TIGHT);
@@ -203,7 +215,26 @@ pub fn run_reference(
             }
         }
     }
-    Fluid { fct, bottleneck }
+    Fluid {
+        fct,
+        bottleneck,
+        nic_room,
+    }
+}
+
+/// The capacity (bits/s) of a path's first link, its source's NIC (0 for
+/// an empty path).
+fn nic_cap(cap: &[f64], path: &[LinkId]) -> f64 {
+    path.first().map_or(0.0, |l| cap[l.0 as usize])
+}
+
+/// What a NIC of capacity `nic` left a flow that ran `fct` ns while its
+/// host's other flows sent `others` bits through it.
+fn room(nic: f64, others: f64, fct: u64) -> f64 {
+    if fct == 0 {
+        return nic;
+    }
+    (nic - others * 1e9 / fct as f64).clamp(0.0, nic)
 }
 
 /// Each flow's path as an id, and the distinct paths in sorted order (ids
@@ -247,6 +278,7 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
     let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
     let mut fct = vec![0u64; n];
     let mut bottleneck: Vec<Vec<f64>> = paths.iter().map(|p| vec![0.0; p.len()]).collect();
+    let mut nic_room: Vec<f64> = paths.iter().map(|p| nic_cap(&cap, p)).collect();
     let (path_id, distinct) = intern(paths);
     assert!(
         distinct.iter().all(|p| p.len() <= 32),
@@ -269,6 +301,15 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
     let mut sat = vec![false; cap.len()];
     let mut top = vec![0.0f64; cap.len()];
     let mut by_rate: Vec<BTreeSet<(u64, u32)>> = vec![BTreeSet::new(); cap.len()];
+    // Per link, the bits sent through it since the run began, up to
+    // `sent_at`, and its load since: a flow's NIC's bits at its start and
+    // end, less its own, are what its host's other flows sent meanwhile.
+    let mut sent = vec![0.0f64; cap.len()];
+    let mut sent_at = vec![0u64; cap.len()];
+    let mut load = vec![0.0f64; cap.len()];
+    let sent_by = |sent: &[f64], sent_at: &[u64], load: &[f64], l: usize, t: u64| {
+        sent[l] + load[l] * (t - sent_at[l]) as f64 / 1e9
+    };
     let mut solver = IncrementalMaxMin::new(cap.clone());
     // Completions: (instant, path, stamp); a stale stamp is skipped.
     let mut due: BinaryHeap<Reverse<(u64, u32, u32)>> = BinaryHeap::new();
@@ -339,6 +380,10 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
                 waiting[ku].pop();
                 let i = i as usize;
                 fct[i] = t - start[i].0;
+                let nic = distinct[ku][0].0 as usize;
+                let others =
+                    sent_by(&sent, &sent_at, &load, nic, t) - nic_room[i] - bytes[i] as f64 * 8.0;
+                nic_room[i] = room(cap[nic], others, fct[i]);
                 let bits = bytes[i] as f64 * 8.0;
                 for (x, &sum) in bottleneck[i].iter_mut().zip(&acc[a..b]) {
                     *x = ((*x + sum).min(bits) / bits).max(0.0);
@@ -374,6 +419,8 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
             for (x, &sum) in bottleneck[i].iter_mut().zip(&acc[a..b]) {
                 *x = -sum;
             }
+            // Until it ends, its NIC's bits at its start.
+            nic_room[i] = sent_by(&sent, &sent_at, &load, distinct[ku][0].0 as usize, t);
             st[ku].count += 1;
             solver.set_count(k, st[ku].count);
             if path_mark[ku] != epoch {
@@ -421,7 +468,10 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
         // old or new highest rate may have gained or lost a bottleneck.
         for &l in &links {
             let li = l as usize;
-            let s = solver.load(LinkId(l)) >= cap[li] * TIGHT;
+            sent[li] = sent_by(&sent, &sent_at, &load, li, t);
+            sent_at[li] = t;
+            load[li] = solver.load(LinkId(l));
+            let s = load[li] >= cap[li] * TIGHT;
             let m = by_rate[li].last().map_or(0.0, |&(r, _)| f64::from_bits(r));
             if s != sat[li] || m != top[li] {
                 let from = top[li].min(m) * TIGHT;
@@ -465,5 +515,9 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
             }
         }
     }
-    Fluid { fct, bottleneck }
+    Fluid {
+        fct,
+        bottleneck,
+        nic_room,
+    }
 }

@@ -105,6 +105,13 @@ pub struct FluidUse {
     /// so its destination there is reached by a link at its pacing rate,
     /// which its transport settles to as it does at its bottleneck.
     pub nic: bool,
+    /// With [`Pace::All`], a flow that is not paced at a link beyond its
+    /// NIC (the link holds it back, or its fluid rate is near its NIC's)
+    /// is sent there at what its NIC had left beyond its host's other
+    /// flows ([`fluid::Fluid::nic_room`]), where that is below
+    /// [`PACE_BELOW`] of the NIC's rate: the link's simulation leaves those
+    /// flows out, and in the fabric they share the NIC with it.
+    pub host: bool,
 }
 
 impl FluidUse {
@@ -113,6 +120,7 @@ impl FluidUse {
         pace: Pace::Off,
         base: false,
         nic: false,
+        host: false,
     };
 
     /// Pacing where the fabric holds a flow back ([`Pace::All`]), the
@@ -123,6 +131,7 @@ impl FluidUse {
         pace: Pace::All,
         base: false,
         nic: false,
+        host: false,
     };
 
     /// Whether the fluid view is used at all.
@@ -178,7 +187,9 @@ impl Options {
     pub const KEYS: &'static str = "combine=sum|max|queues (sum), cluster=off|N (off: every link \
          simulated; N: alike links clustered, each cluster simulating links until N flows), \
          sources=nic|fat (nic), fluid=off|pace|pace-up|base|pace+base|pace-up+base, pace+nic \
-         (and +base) holding a flow at its fluid rate in its NIC's simulation too (pace)";
+         (and +base) holding a flow at its fluid rate in its NIC's simulation too, pace+host \
+         (and +nic, +base) sending a flow its bottleneck holds at what its host's other flows \
+         leave of its NIC (pace)";
 
     /// Sets the options `text` names (`key=value` items, comma-separated),
     /// leaving the others; a wrong key or value is refused naming it.
@@ -213,6 +224,7 @@ impl Options {
                             "pace-up" if f.pace == Pace::Off => f.pace = Pace::Up,
                             "base" if !f.base => f.base = true,
                             "nic" if !f.nic => f.nic = true,
+                            "host" if !f.host => f.host = true,
                             _ => {
                                 return Err(bad(
                                     "fluid takes off, or pace or pace-up and/or base joined by +",
@@ -222,6 +234,9 @@ impl Options {
                     }
                     if f.nic && f.pace != Pace::All {
                         return Err(bad("fluid's nic holds back what pace paces: pace+nic"));
+                    }
+                    if f.host && f.pace != Pace::All {
+                        return Err(bad("fluid's host paces what pace leaves: pace+host"));
                     }
                     self.fluid = f;
                 }
@@ -347,16 +362,17 @@ fn bottleneck_rate(fabric: &Fabric, path: &[LinkId]) -> f64 {
 /// its fluid mean rate, where that is below [`PACE_BELOW`] of the NIC's and
 /// the link is not where the fluid view holds it back (for [`Pace::Up`],
 /// only after that link). A flow's NIC is paced only with
-/// [`FluidUse::nic`], and there by what comes after it (`linksim`).
-#[allow(clippy::too_many_arguments)]
+/// [`FluidUse::nic`], and there by what comes after it (`linksim`). With
+/// [`FluidUse::host`], a link beyond the NIC where it is not paced so
+/// paces it at its NIC's room, where that is below [`PACE_BELOW`] of the
+/// NIC's rate.
 fn pace_of(
     fabric: &Fabric,
     path: &[LinkId],
     fl: &fluid::Fluid,
     i: usize,
     bytes: u64,
-    pace: Pace,
-    at_nic: bool,
+    fu: FluidUse,
     out: &mut Vec<u8>,
 ) {
     let at = out.len();
@@ -365,18 +381,27 @@ fn pace_of(
         return;
     };
     let nic = fabric.links()[path[0].0 as usize].capacity.0;
-    if r >= PACE_BELOW * nic {
-        return;
-    }
-    let steps = (nic / r).ln() / PACE_STEP.ln();
-    let floor = PACE_FLOOR.ln() / PACE_STEP.ln();
-    let step = steps.round().clamp(1.0, floor) as u8;
-    let first = if at_nic { 0 } else { 1 };
+    let step_of = |rate: f64| {
+        let steps = (nic / rate.max(1.0)).ln() / PACE_STEP.ln();
+        let floor = PACE_FLOOR.ln() / PACE_STEP.ln();
+        steps.round().clamp(1.0, floor) as u8
+    };
+    let own = (r < PACE_BELOW * nic).then(|| step_of(r));
+    let room = (fu.host && fl.nic_room[i] < PACE_BELOW * nic).then(|| step_of(fl.nic_room[i]));
+    let first = if fu.nic { 0 } else { 1 };
     for (k, o) in out[at..].iter_mut().enumerate().skip(first) {
         let held_here = fl.bottleneck[i][k] >= 0.5;
         let after = k > main;
-        if !held_here && (pace == Pace::All || after) {
-            *o = step;
+        if !held_here && (fu.pace == Pace::All || after) {
+            if let Some(step) = own {
+                *o = step;
+                continue;
+            }
+        }
+        if k > 0 {
+            if let Some(step) = room {
+                *o = step;
+            }
         }
     }
 }
@@ -590,16 +615,7 @@ pub fn prepare_paced<'a>(
         (None, Some(fl)) => {
             let mut steps = Vec::new();
             for (i, &b) in bytes.iter().enumerate() {
-                pace_of(
-                    fabric,
-                    &routes.paths[i],
-                    fl,
-                    i,
-                    b,
-                    opts.fluid.pace,
-                    opts.fluid.nic,
-                    &mut steps,
-                );
+                pace_of(fabric, &routes.paths[i], fl, i, b, opts.fluid, &mut steps);
             }
             Some(Paces::new(fabric, &routes.paths, steps)?)
         }

@@ -13,8 +13,9 @@
 //!   delay keeps the path's.
 //!
 //! With the fluid correction, a flow paced at a rate (the fabric holds it
-//! back elsewhere) has a source host of its own whose link runs at that
-//! rate; in its own NIC's simulation, where nothing stands before the
+//! back elsewhere, or, with `fluid=pace+host`, its host's other flows
+//! leave it that much of its NIC) has a source host of its own whose link
+//! runs at that rate; in its own NIC's simulation, where nothing stands before the
 //! link, a destination of its own whose link runs at that rate (asked for
 //! by `fluid=pace+nic`).
 //!

@@ -159,6 +159,12 @@ fn the_incremental_fluid_run_is_the_one_solved_from_scratch() {
                     );
                 }
                 assert_eq!(fast.main_bottleneck(i), slow.main_bottleneck(i), "flow {i}");
+                // Bits a NIC sends in the times' slack, over the flow's time.
+                let (x, y) = (fast.nic_room[i], slow.nic_room[i]);
+                assert!(
+                    (x - y).abs() <= 1e-6 * 10e9 + 10e9 * 20.0 / b,
+                    "{mix} {load}, flow {i}: its NIC's room {x} bits/s against {y}"
+                );
             }
             cases += 1;
         }
@@ -186,6 +192,7 @@ fn a_flow_is_bottlenecked_where_its_share_is_decided() {
     );
     assert!(b[1] == 0.0 && b[2] == 0.0, "{b:?}");
     assert_eq!(fl.fct[0], 800_000);
+    assert_eq!(fl.nic_room[0], 10e9, "nothing else on its NIC");
     // Two hosts into one: the shared port to host 4 holds both, at half
     // the rate, for as long as both send.
     let two = Workload {
@@ -206,7 +213,37 @@ fn a_flow_is_bottlenecked_where_its_share_is_decided() {
         assert_eq!(fl.fct[i], 1_600_000);
         let r = fl.mean_rate(i, size).unwrap();
         assert!((r - 5e9).abs() < 1e3, "{r}");
+        assert!((fl.nic_room[i] - 10e9).abs() < 1e3, "alone on its NIC");
     }
+    // One host to two: each flow has half its NIC, the other the rest.
+    // Then a third, twice as long, from the same host to a third host: it
+    // shares the NIC three ways while the others run, then has it alone.
+    let three = Workload {
+        n_hosts: fabric.n_hosts(),
+        coflows: vec![CoflowSpec::new(
+            1,
+            Time(0),
+            vec![
+                flow(0, 4, 1_000_000),
+                flow(0, 5, 1_000_000),
+                flow(0, 6, 2_000_000),
+            ],
+        )],
+    }
+    .validate(&fabric)
+    .unwrap();
+    let (fl, _) = fluid_of(&fabric, &three);
+    // The first two: 2.4 ms at a third each, the others two thirds.
+    for i in 0..2 {
+        assert_eq!(fl.fct[i], 2_400_000);
+        let room = fl.nic_room[i];
+        assert!((room - 10e9 / 3.0).abs() < 1e3, "{room}");
+    }
+    // The third: 1 MB in the first 2.4 ms, 1 MB alone in 0.8 ms; the others
+    // sent 2 MB in its 3.2 ms.
+    assert_eq!(fl.fct[2], 3_200_000);
+    let room = fl.nic_room[2];
+    assert!((room - (10e9 - 16e6 / 3.2e-3)).abs() < 1e3, "{room}");
 }
 
 #[test]
@@ -230,7 +267,12 @@ fn a_lone_flow_takes_its_packet_level_time_with_the_correction_on() {
         .unwrap();
         let a = &p.sim.flows.unwrap()[0];
         let want = (a.finish - a.start).0 as f64;
-        for opts in ["fluid=pace+base", "fluid=pace-up", "fluid=pace+nic"] {
+        for opts in [
+            "fluid=pace+base",
+            "fluid=pace-up",
+            "fluid=pace+nic",
+            "fluid=pace+host",
+        ] {
             let d = run(&fabric, &w, opts, 1);
             let b = &d.sim.flows.unwrap()[0];
             let got = (b.finish - b.start).0 as f64;
@@ -272,6 +314,48 @@ fn a_corrected_run_is_deterministic_and_paces_someone() {
     );
     assert_ne!(nic.packets, a.packets);
     assert!(nic.alone_paths > a.alone_paths);
+}
+
+#[test]
+fn pace_host_sends_a_flow_its_port_holds_at_what_its_host_leaves_it() {
+    // Host 0 sends to hosts 4, 8 and 9; hosts 12-14 also send to host 4.
+    // The port to host 4 holds its four flows at 2.5 Gbit/s; host 0's two
+    // others (longer) take 3.75 each of its NIC while the first runs, which
+    // leaves it 2.5.
+    let fabric = leaf_spine();
+    let mb = 1_000_000;
+    let w = Workload {
+        n_hosts: fabric.n_hosts(),
+        coflows: vec![CoflowSpec::new(
+            1,
+            Time(0),
+            vec![
+                flow(0, 4, mb),
+                flow(0, 8, 2 * mb),
+                flow(0, 9, 2 * mb),
+                flow(12, 4, mb),
+                flow(13, 4, mb),
+                flow(14, 4, mb),
+            ],
+        )],
+    }
+    .validate(&fabric)
+    .unwrap();
+    let (fl, _) = fluid_of(&fabric, &w);
+    assert_eq!(fl.main_bottleneck(0), Some(3), "{:?}", fl.bottleneck[0]);
+    let room = fl.nic_room[0];
+    assert!((room - 2.5e9).abs() < 1e3, "{room}");
+    let cfg = PacketConfig::default();
+    let steps = |fluid: &str| {
+        let mut o = Options::default();
+        o.set(fluid).unwrap();
+        prepare(&fabric, &w, &[], &cfg, o).unwrap().paces().unwrap()[..4].to_vec()
+    };
+    // 2.5 Gbit/s is four half octaves below the NIC. `pace` paces it
+    // where it is not held (the spine links), `pace+host` at its port too;
+    // its own NIC never.
+    assert_eq!(steps("fluid=pace"), [0, 4, 4, 0]);
+    assert_eq!(steps("fluid=pace+host"), [0, 4, 4, 4]);
 }
 
 #[test]
@@ -320,7 +404,12 @@ fn the_fluid_option_parses_or_is_refused_naming_the_item() {
     assert_eq!(o.fluid.pace, coflowkit_decomposed::Pace::Up);
     o.set("fluid=pace+nic+base").unwrap();
     assert!(o.fluid.nic && o.fluid.base && o.fluid.pace == coflowkit_decomposed::Pace::All);
+    o.set("fluid=pace+host").unwrap();
+    assert!(o.fluid.host && !o.fluid.nic && o.fluid.pace == coflowkit_decomposed::Pace::All);
     for bad in [
+        "fluid=host",
+        "fluid=pace-up+host",
+        "fluid=pace+host+host",
         "fluid=fast",
         "fluid=pace+pace-up",
         "fluid=off+base",
