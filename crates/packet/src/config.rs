@@ -186,6 +186,19 @@ pub struct PacketConfig {
     /// Delayed ACKs (every second full segment, or this timeout); `None`
     /// acknowledges every segment.
     pub delayed_ack: Option<Dur>,
+    /// ACKs and SYN-ACKs reach their senders after their reverse path's
+    /// propagation and serialization, queued at no port (and in no port's
+    /// counts), in the order they were sent: exact where the reverse
+    /// direction carries nothing else and ACKs do not queue behind each
+    /// other, as in the decomposed engine's link simulations, and a third
+    /// fewer per-hop packets.
+    pub direct_acks: bool,
+    /// A packet from a flow's sender to its receiver crosses the switch
+    /// port to the receiver's host with no event of its own: first come, first served at that port's rate,
+    /// with no buffer limit, marks or priorities: exact where that port
+    /// never holds two packets at once (the decomposed engine's links to
+    /// destinations, ten times faster than what feeds them).
+    pub direct_last_hop: bool,
     /// A SYN/SYN-ACK handshake before data, counted in the FCT, with this
     /// connection timeout (SYN retransmission); `None` starts with data.
     pub handshake: Option<Dur>,
@@ -309,6 +322,16 @@ pub struct Knob {
     pub set: fn(&mut PacketConfig, &str, &str) -> Result<(), ConfigError>,
 }
 
+/// `queued` (false) or `direct` (true): whether packets cross a kind of
+/// port with no event of their own (`acks`, `last_hop`).
+fn direct(key: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "queued" => Ok(false),
+        "direct" => Ok(true),
+        _ => Err(bad(key, format!("'{v}': queued or direct"))),
+    }
+}
+
 /// The knobs of the run as a whole: the transport, the switch ports' queue
 /// kind, packet sizes, link delays and the queue trace.
 pub const KNOBS: &[Knob] = &[
@@ -360,6 +383,26 @@ pub const KNOBS: &[Knob] = &[
         set: |c, key, v| {
             c.host_link_delay = parse_dur(key, v)?;
             c.fabric_link_delay = c.host_link_delay;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "acks",
+        default: "queued",
+        unit: "choice",
+        help: "queued: ACKs cross the reverse path's ports; direct: they arrive after its delays and serializations, queued nowhere (exact where nothing else goes that way) (queued)",
+        set: |c, key, v| {
+            c.direct_acks = direct(key, v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "last_hop",
+        default: "queued",
+        unit: "choice",
+        help: "queued: a packet to a flow's receiver is queued at the switch port to its host as at any port; direct: it crosses that port first come first served, with no buffer, marks or priorities (exact where that port never holds two packets) (queued)",
+        set: |c, key, v| {
+            c.direct_last_hop = direct(key, v)?;
             Ok(())
         },
     },
@@ -421,6 +464,8 @@ impl Default for PacketConfig {
             max_rto: Dur(60_000_000_000),
             init_cwnd: 10,
             delayed_ack: None,
+            direct_acks: false,
+            direct_last_hop: false,
             handshake: None,
             dctcp_g: 1.0 / 16.0,
             limited_transmit: true,

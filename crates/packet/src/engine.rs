@@ -148,6 +148,9 @@ struct Flow {
     /// segment's (RFC 7323 §4.3).
     delack_ts: u64,
     syn_tries: u32,
+    /// With `acks=direct`: when its last ACK sent reaches its sender (ps),
+    /// so that a later one never arrives before it.
+    ack_due: u64,
     stats: FlowPacketStats,
     /// Retransmission timeouts not yet told lost from spurious: the byte
     /// at `una` when the timer fired, and when (ps). A timeout leaves the
@@ -214,6 +217,8 @@ pub struct Engine<'a> {
     /// Each flow's data packets queued at each hop of its path, by the
     /// bytes they carry (slots indexed like `hops`; `queued`).
     queued: queued::QueuedData,
+    /// With `last_hop=direct`, per port, when it is free again (ps).
+    last_free: Vec<u64>,
 }
 
 fn ps(t: Time) -> u64 {
@@ -473,7 +478,29 @@ impl<'a> Engine<'a> {
     /// A host puts `pkt` on its NIC.
     fn send(&mut self, mut pkt: Packet) {
         pkt.hop = 0;
-        self.enqueue(pkt);
+        if self.cfg.direct_acks && matches!(pkt.kind, Kind::Ack | Kind::SynAck) {
+            self.send_direct(pkt);
+        } else {
+            self.enqueue(pkt);
+        }
+    }
+
+    /// `acks=direct`: `pkt` arrives after each hop of its path's
+    /// serialization and propagation, and not before the flow's ACK sent
+    /// before it.
+    fn send_direct(&mut self, pkt: Packet) {
+        let took: u64 = self
+            .path(&pkt)
+            .iter()
+            .map(|&port| {
+                let p = &self.ports[port as usize];
+                p.tx_ps(pkt.wire) + p.delay_ps
+            })
+            .sum();
+        let fl = &mut self.flows[pkt.flow as usize];
+        let at = (self.now + took).max(fl.ack_due);
+        fl.ack_due = at;
+        self.push(at, Ev::Arrive(events::NO_HINT, pkt));
     }
 
     fn enqueue(&mut self, pkt: Packet) {
@@ -599,12 +626,26 @@ impl<'a> Engine<'a> {
     fn tx_done(&mut self, port: u32, mut pkt: Packet) {
         let left_nic = pkt.hop == 0 && pkt.kind == Kind::Data && self.cfg.tsq.is_some();
         pkt.hop += 1;
-        let at = self.now + self.ports[port as usize].delay_ps;
+        let mut at = self.now + self.ports[port as usize].delay_ps;
         let path = self.path(&pkt);
-        let next = path
+        let mut next = path
             .get(pkt.hop as usize)
             .copied()
             .unwrap_or(events::NO_HINT);
+        if self.cfg.direct_last_hop
+            && pkt.hop as usize + 1 == path.len()
+            && pkt.kind != Kind::Control
+            && !pkt.reverse()
+        {
+            // `last_hop=direct`: across the port to the destination now,
+            // after whatever it took before.
+            let p = &self.ports[next as usize];
+            let free = &mut self.last_free[next as usize];
+            *free = at.max(*free) + p.tx_ps(pkt.wire);
+            at = *free + p.delay_ps;
+            pkt.hop += 1;
+            next = events::NO_HINT;
+        }
         self.push(at, Ev::Arrive(next, pkt));
         self.start_tx(port);
         if left_nic {

@@ -916,3 +916,118 @@ fn an_rcp_syn_timeout_is_in_neither_split_count() {
         "{s:?}"
     );
 }
+
+/// `w` run with `knobs`, then with `direct` too: every flow's time the
+/// same. Both runs.
+fn same_times(
+    fabric: &Fabric,
+    w: &ValidWorkload,
+    knobs: &str,
+    direct: &str,
+) -> (PacketResult, PacketResult) {
+    let queued = run(fabric, w, &[], knobs);
+    let with = run(fabric, w, &[], &format!("{knobs},{direct}"));
+    for i in 0..queued.flow_stats.len() {
+        assert_eq!(
+            fct_ns(&queued, i),
+            fct_ns(&with, i),
+            "{knobs}, {direct}: flow {i}"
+        );
+    }
+    (queued, with)
+}
+
+#[test]
+fn direct_acks_give_the_same_times_where_nothing_else_goes_their_way() {
+    // Incast: the reverse direction carries each sender's ACKs only, one
+    // at a time per port, so `acks=direct` (no port on the way back) is
+    // exact, and their per-hop packets are gone.
+    let (fabric, w) = incast(4, 300_000);
+    for knobs in [
+        "transport=dctcp",
+        "transport=tcp",
+        "transport=dctcp,sack=on,timestamps=on",
+    ] {
+        let (queued, direct) = same_times(&fabric, &w, knobs, "acks=direct");
+        // What the ACKs' ports sent (the receiver's NIC, the senders'
+        // downlinks) is what no longer crosses a port.
+        let acks: u64 = std::iter::once("host 4 uplink".to_string())
+            .chain((0..4).map(|h| format!("host {h} downlink")))
+            .map(|name| port(&queued, &name).tx_packets)
+            .sum();
+        assert_eq!(queued.packets - direct.packets, acks, "{knobs}");
+        assert!(
+            acks * 3 > queued.packets,
+            "{knobs}: the ACKs were a third or more"
+        );
+    }
+}
+
+#[test]
+fn a_direct_ack_never_arrives_before_the_one_sent_before_it() {
+    // With SACK blocks ACKs differ in length; a later, shorter one would
+    // be serialized sooner. Every byte still arrives, and no run stalls.
+    let (fabric, w) = incast(8, 200_000);
+    let r = run(
+        &fabric,
+        &w,
+        &[],
+        "transport=tcp,sack=on,acks=direct,buffer=30KB",
+    );
+    assert!(drops(&r) > 0, "the buffer overflows, so SACK blocks vary");
+    assert_eq!(r.sim.flows.as_ref().unwrap().len(), 8);
+}
+
+/// Two senders through switch A, a 1 Gbit/s link to switch B and a
+/// 10 Gbit/s link to the receiver: the last hop is fed by the slow link
+/// only, so it never holds two packets.
+fn fan_in_to_a_fast_last_hop() -> (Fabric, ValidWorkload) {
+    use coflowkit_model::{CustomSpec, LinkSpec, NodeKind, NodeSpec};
+    let node = |name: &str, kind| NodeSpec {
+        name: name.into(),
+        kind,
+    };
+    let link = |from: &str, to: &str, gbps: f64| LinkSpec {
+        from: from.into(),
+        to: to.into(),
+        capacity: BitsPerSec(gbps * 1e9),
+        duplex: true,
+    };
+    let fabric = Fabric::custom(&CustomSpec {
+        nodes: vec![
+            node("s0", NodeKind::Host),
+            node("s1", NodeKind::Host),
+            node("y", NodeKind::Host),
+            node("A", NodeKind::Switch),
+            node("B", NodeKind::Switch),
+        ],
+        links: vec![
+            link("s0", "A", 10.0),
+            link("s1", "A", 10.0),
+            link("A", "B", 1.0),
+            link("B", "y", 10.0),
+        ],
+    })
+    .unwrap();
+    let w = one_coflow(&fabric, vec![flow(0, 2, 400_000), flow(1, 2, 150_000)]);
+    (fabric, w)
+}
+
+#[test]
+fn a_direct_last_hop_gives_the_same_times_where_it_never_queues() {
+    let (fabric, w) = fan_in_to_a_fast_last_hop();
+    for knobs in [
+        "transport=dctcp",
+        "transport=tcp,buffer=20p",
+        "transport=dctcp,acks=direct",
+    ] {
+        let (queued, direct) = same_times(&fabric, &w, knobs, "last_hop=direct");
+        let last = port(&queued, "host 2 downlink (B -> y)").tx_packets;
+        assert_eq!(
+            port(&direct, "host 2 downlink (B -> y)").tx_packets,
+            0,
+            "{knobs}"
+        );
+        assert_eq!(queued.packets - direct.packets, last, "{knobs}");
+    }
+}

@@ -69,6 +69,17 @@ fn keys_parse_and_errors_name_the_key() {
     c.set("sack", "on").unwrap();
     assert!(c.sack);
     assert!(c.set("sack", "dsack").is_err());
+    assert!(
+        !c.direct_acks && !c.direct_last_hop,
+        "every packet queued by default"
+    );
+    c.set("acks", "direct").unwrap();
+    c.set("last_hop", "Direct").unwrap();
+    assert!(c.direct_acks && c.direct_last_hop);
+    assert_eq!(
+        c.set("acks", "fast").unwrap_err().to_string(),
+        "packet option 'acks': 'fast': queued or direct"
+    );
     assert_eq!(c.tsq, None);
     c.set("tsq", "32KB").unwrap();
     assert_eq!(c.tsq, Some(32_000));

@@ -31,6 +31,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Engine<'a>, PacketError> {
         cfg.check()?;
         let (ports, pools) = build_ports(fabric, cfg)?;
+        let n_ports = ports.len();
         let (hops, flows, routes, first_flow) = build_flows(fabric, workload, classes, paths, cfg)?;
         // Only the flows' paths carry data (control channels join later).
         let n_slots = hops.len();
@@ -65,6 +66,11 @@ impl<'a> Engine<'a> {
             in_transit: Default::default(),
             sacks: SackStore::default(),
             queued: queued::QueuedData::new(n_slots),
+            last_free: if cfg.direct_last_hop {
+                vec![0; n_ports]
+            } else {
+                vec![]
+            },
             rcp: vec![],
             rcp_params: rcp_params(cfg),
         })
@@ -238,6 +244,7 @@ fn build_flows(
                 delack_at: None,
                 delack_ts: 0,
                 syn_tries: 0,
+                ack_due: 0,
                 stats: FlowPacketStats::default(),
                 open_timeouts: vec![],
                 open_fast: vec![],
