@@ -38,6 +38,7 @@ fn main() {
         l,
         linksim::Sources::Nic,
         None,
+        false,
     )
     .unwrap();
     for (i, x) in s.fabric.links().iter().enumerate() {

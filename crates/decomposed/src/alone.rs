@@ -8,10 +8,14 @@
 //! One run per path (its hops) measures a grid of sizes, each flow
 //! starting after the one before finished (a Starts-After chain): one
 //! byte, every whole number of packets up to [`EXACT`], then sizes a
-//! quarter octave apart up to the largest asked for. Between grid points
-//! the time is interpolated in bytes: within a packet it grows by the
-//! partial packet's serialization, and past the slow start by one
-//! packet's serialization per packet, so the interpolation is close there.
+//! quarter octave apart up to the largest asked for, or [`LINEAR`] if
+//! that is less. Between grid points the time is interpolated in bytes:
+//! within a packet it grows by the partial packet's serialization, and
+//! past the slow start by one packet's serialization per packet, so the
+//! interpolation is close there; past the grid it goes on at the last
+//! step's slope. A lone flow is past its slow start (and its first losses,
+//! where a buffer overflows) long before [`LINEAR`], so a 1 GB flow costs
+//! its path what an 8 MiB one does (test `tests/alone.rs`).
 
 use crate::hops::Hop;
 use crate::DecomposeError;
@@ -23,6 +27,9 @@ use coflowkit_packet::PacketConfig;
 
 /// Packet counts measured one by one.
 pub const EXACT: u64 = 64;
+
+/// Sizes past this many bytes are not measured but extrapolated.
+pub const LINEAR: u64 = 8 << 20;
 
 /// Completion times alone on one path, by size.
 #[derive(Debug, Clone)]
@@ -55,7 +62,7 @@ impl Alone {
         cfg: &PacketConfig,
     ) -> Result<Alone, DecomposeError> {
         let mss = u64::from(cfg.mss());
-        let sizes = grid(max_bytes, mss);
+        let sizes = grid(max_bytes.min(LINEAR), mss);
         let fabric = chain(path)?;
         let coflows = sizes
             .iter()

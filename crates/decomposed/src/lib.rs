@@ -167,6 +167,13 @@ pub struct Options {
     pub sources: linksim::Sources,
     /// The fluid correction.
     pub fluid: FluidUse,
+    /// In the links' simulations and times alone, ACKs reach their
+    /// senders crossing no port (the packet engine's `acks=direct`: the
+    /// way back carries nothing but the flows' ACKs), and packets cross a
+    /// last hop that never holds two of them with no event of their own
+    /// (`last_hop=direct`): the same times with about a third of the
+    /// per-hop packets.
+    pub direct: bool,
 }
 
 impl Default for Options {
@@ -178,6 +185,7 @@ impl Default for Options {
             cluster: None,
             sources: linksim::Sources::Nic,
             fluid: FluidUse::PACE,
+            direct: true,
         }
     }
 }
@@ -189,7 +197,8 @@ impl Options {
          sources=nic|fat (nic), fluid=off|pace|pace-up|base|pace+base|pace-up+base, pace+nic \
          (and +base) holding a flow at its fluid rate in its NIC's simulation too, pace+host \
          (and +nic, +base) sending a flow its bottleneck holds at what its host's other flows \
-         leave of its NIC (pace)";
+         leave of its NIC (pace), direct=on|off (on: in the links' simulations ACKs, and \
+         packets at destinations' links that never queue, cross no port)";
 
     /// Sets the options `text` names (`key=value` items, comma-separated),
     /// leaving the others; a wrong key or value is refused naming it.
@@ -213,6 +222,8 @@ impl Options {
                     Ok(n) if n >= 1 => self.cluster = Some(n),
                     _ => return Err(bad("cluster takes off or a whole number of flows from 1")),
                 },
+                ("direct", "on") => self.direct = true,
+                ("direct", "off") => self.direct = false,
                 ("sources", "nic") => self.sources = linksim::Sources::Nic,
                 ("sources", "fat") => self.sources = linksim::Sources::Fat,
                 ("fluid", v) => {
@@ -240,7 +251,7 @@ impl Options {
                     }
                     self.fluid = f;
                 }
-                ("combine" | "sources", _) => return Err(bad("not one of its values")),
+                ("combine" | "sources" | "direct", _) => return Err(bad("not one of its values")),
                 _ => return Err(bad("no such option")),
             }
         }
@@ -667,6 +678,7 @@ pub fn prepare_paced<'a>(
                 links[k],
                 opts.sources,
                 paces.as_ref(),
+                opts.direct,
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -744,7 +756,13 @@ pub fn finish(
         &paths,
         &order,
         opts.threads,
-        |(p, max)| Alone::measure(p, *max, cfg),
+        |(p, max)| {
+            // A path's last hop never holds two of a lone flow's packets
+            // when it is at least as fast as the hop before it.
+            let n = p.len();
+            let last_hop = opts.direct && n >= 2 && p[n - 1].rate >= p[n - 2].rate;
+            Alone::measure(p, *max, &linksim::part_cfg(cfg, opts.direct, last_hop))
+        },
         &mut |_, _| {},
     );
     let mut alone: HashMap<Vec<Hop>, Alone> = HashMap::with_capacity(paths.len());

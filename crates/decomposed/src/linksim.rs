@@ -67,6 +67,25 @@ pub struct LinkSim {
     pub flows: Vec<u32>,
     /// Each of its flows' path through the small fabric, in that order.
     pub paths: Vec<Vec<Hop>>,
+    /// Its ACKs reach their senders crossing no port ([`part_cfg`]).
+    pub direct_acks: bool,
+    /// Its packets cross their destinations' links with no event: each
+    /// of those is at least as fast as the link, the only one that feeds
+    /// it, so it never holds two packets ([`part_cfg`]).
+    pub direct_last_hop: bool,
+}
+
+/// The packet engine's configuration `cfg` for a part of the fabric (a
+/// link's simulation, or a path alone): with `acks`, ACKs cross no port
+/// (`acks=direct`: nothing else goes their way there); with `last_hop`,
+/// packets cross the last hop to their receivers with no event
+/// (`last_hop=direct`, where that hop never holds two packets).
+pub fn part_cfg(cfg: &PacketConfig, acks: bool, last_hop: bool) -> PacketConfig {
+    PacketConfig {
+        direct_acks: cfg.direct_acks || acks,
+        direct_last_hop: cfg.direct_last_hop || last_hop,
+        ..cfg.clone()
+    }
 }
 
 /// The hops of `links` on `fabric`.
@@ -87,6 +106,7 @@ pub fn build(
     l: LinkId,
     sources: Sources,
     pace: Option<&Paces>,
+    direct: bool,
 ) -> Result<LinkSim, DecomposeError> {
     let flows = &routes.on_link[l.0 as usize];
     let mtu = cfg.mtu;
@@ -261,6 +281,12 @@ pub fn build(
         workload: small_workload,
         flows: order,
         paths,
+        direct_acks: direct,
+        direct_last_hop: direct
+            && !downlink
+            && dst_hop
+                .iter()
+                .all(|h| h.is_some_and(|h| h.rate >= link.rate)),
     })
 }
 
@@ -272,6 +298,7 @@ impl LinkSim {
         run: &Run<'_>,
         cfg: &PacketConfig,
     ) -> Result<(Vec<u64>, u64), DecomposeError> {
+        let cfg = &part_cfg(cfg, self.direct_acks, self.direct_last_hop);
         let r = match run {
             Run::Transport => {
                 coflowkit_packet::simulate(&self.fabric, &self.workload, &[], &[], cfg, &mut |_| {})

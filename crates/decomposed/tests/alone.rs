@@ -9,7 +9,12 @@ use coflowkit_model::{
 use coflowkit_packet::PacketConfig;
 
 fn check(fabric: &Fabric, src: u32, dst: u32, bytes: u64) {
-    let cfg = PacketConfig::default();
+    check_with(fabric, src, dst, bytes, "");
+}
+
+fn check_with(fabric: &Fabric, src: u32, dst: u32, bytes: u64, knobs: &str) {
+    let mut cfg = PacketConfig::default();
+    cfg.set_all(knobs).unwrap();
     let w = Workload {
         n_hosts: fabric.n_hosts(),
         coflows: vec![CoflowSpec::new(1, Time(0), vec![flow(src, dst, bytes)])],
@@ -34,20 +39,25 @@ fn check(fabric: &Fabric, src: u32, dst: u32, bytes: u64) {
     let (fa, fb) = ((a.finish - a.start).0 as f64, (b.finish - b.start).0 as f64);
     assert!(
         (fa - fb).abs() <= 0.01 * fa + 50.0,
-        "{src}->{dst} {bytes} B: packet {fa} ns, decomposed {fb} ns"
+        "{src}->{dst} {bytes} B, {knobs:?}: packet {fa} ns, decomposed {fb} ns"
     );
 }
 
-#[test]
-fn a_lone_flow_takes_its_packet_level_time() {
-    let ls = Fabric::leaf_spine(&LeafSpineSpec {
+/// Two leaves of two 10 Gbit/s hosts, two 40 Gbit/s spines.
+fn leaf_spine() -> Fabric {
+    Fabric::leaf_spine(&LeafSpineSpec {
         leaves: 2,
         spines: 2,
         hosts_per_leaf: 2,
         host_rate: BitsPerSec(10e9),
         spine_rate: Some(BitsPerSec(40e9)),
     })
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn a_lone_flow_takes_its_packet_level_time() {
+    let ls = leaf_spine();
     let ft = Fabric::fat_tree(&FatTreeSpec {
         k: 4,
         link_rate: BitsPerSec(10e9),
@@ -58,6 +68,25 @@ fn a_lone_flow_takes_its_packet_level_time() {
         check(&ls, 0, 3, bytes);
         check(&ft, 0, 15, bytes);
         check(&ft, 0, 2, bytes);
+    }
+}
+
+#[test]
+fn a_lone_flow_past_the_measured_sizes_takes_its_packet_level_time() {
+    // Sizes past `alone::LINEAR` are extrapolated from the grid's last
+    // step: a lone flow is at its path's rate by then, its slow start and
+    // its first losses (TCP filling a buffer) behind it.
+    use coflowkit_decomposed::alone::LINEAR;
+    let ls = leaf_spine();
+    for knobs in [
+        "",
+        "tsq=32KB,buffer=1MB",
+        "transport=tcp",
+        "transport=tcp,buffer=1MB",
+    ] {
+        for bytes in [LINEAR + 1, 3 * LINEAR, 12 * LINEAR] {
+            check_with(&ls, 0, 3, bytes, knobs);
+        }
     }
 }
 

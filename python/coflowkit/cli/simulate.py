@@ -108,7 +108,7 @@ from .common import (
     default=None,
     help="Decomposed engine: cluster=off|N (cluster alike links, simulating per cluster links until "
     "N flows), combine=sum|max|queues, sources=nic|fat, fluid=off|pace|pace-up|base|pace+base, "
-    "pace+nic (docs/decomposed-engine.md).",
+    "pace+nic, pace+host, direct=on|off (docs/decomposed-engine.md).",
 )
 @click.option(
     "--queue-trace",
