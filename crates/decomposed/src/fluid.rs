@@ -22,7 +22,16 @@
 //! saturation comes from the solver's kept load, its highest rate from an
 //! ordered set of its paths' rates, and a path's bottleneck flags are
 //! looked at again only where its rate, or a link's saturation or highest
-//! rate, changed. [`run_reference`] is the same view solved from scratch at
+//! rate, changed.
+//!
+//! The events themselves (which flows start and end when) depend only on
+//! the rates, not on those books, so two threads share a run: one solves
+//! the rates and finds the events, and hands each event's starts, ends, new
+//! rates and link loads over in batches to the other, which keeps the
+//! books, a few batches behind at most. The books are the ones a single
+//! thread would keep; the solving thread is the busier of the two, and a
+//! run takes a little more than half the time it takes on one.
+//! [`run_reference`] is the same view solved from scratch at
 //! every event and every flow stepped at every event: the slow reference
 //! `run` is checked against (test `crates/decomposed/tests/fluid.rs`).
 //!
@@ -32,8 +41,10 @@
 
 use coflowkit_alloc::{IncrementalMaxMin, MaxMin};
 use coflowkit_model::{Fabric, LinkId, Time};
+use coflowkit_sched::RadixQueue;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::sync::mpsc;
 
 /// A link is saturated when its flows use this share of it or more, and
 /// a flow is bottlenecked there when no flow on it gets more than this
@@ -102,7 +113,7 @@ pub fn run_reference(
     let mut solver = MaxMin::new(cap.len());
     // Each flow's path as an id, the distinct paths in their order (what
     // the solver's demands are pushed in), and per-event buffers.
-    let (path_id, distinct) = intern(paths);
+    let (path_id, distinct) = intern(&paths.iter().map(|p| &p[..]).collect::<Vec<_>>());
     let mut count = vec![0u32; distinct.len()];
     let mut demand_of = vec![0u32; distinct.len()];
     let mut used: Vec<u32> = vec![];
@@ -239,8 +250,8 @@ fn room(nic: f64, others: f64, fct: u64) -> f64 {
 
 /// Each flow's path as an id, and the distinct paths in sorted order (ids
 /// are ranks in it, so a run does not depend on the flows' order).
-fn intern(paths: &[Vec<LinkId>]) -> (Vec<u32>, Vec<&[LinkId]>) {
-    let mut sorted: Vec<&[LinkId]> = paths.iter().map(|p| &p[..]).collect();
+fn intern<'a>(paths: &[&'a [LinkId]]) -> (Vec<u32>, Vec<&'a [LinkId]>) {
+    let mut sorted: Vec<&[LinkId]> = paths.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
     let rank: HashMap<&[LinkId], u32> = sorted
@@ -248,13 +259,78 @@ fn intern(paths: &[Vec<LinkId>]) -> (Vec<u32>, Vec<&[LinkId]>) {
         .enumerate()
         .map(|(k, p)| (*p, k as u32))
         .collect();
-    let path_id = paths.iter().map(|p| rank[&p[..]]).collect();
+    let path_id = paths.iter().map(|p| rank[p]).collect();
     (path_id, sorted)
 }
 
-/// What [`run`] keeps per path (one solver demand).
+/// Runs the flows (`paths`, `bytes`, `start`: per flow, in one order) at
+/// their max-min fair rates on `fabric`'s link capacities.
+///
+/// Two threads share the work, with the same arithmetic as one: this one
+/// keeps the rates and finds each event (the solver, each path's bits
+/// served, the completions), and sends each event's starts, completions,
+/// new rates and link loads, in batches, to a second that keeps the books
+/// the events do not depend on (bottlenecks and each NIC's bits sent).
+pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]) -> Fluid {
+    let paths: Vec<&[LinkId]> = paths.iter().map(|p| &p[..]).collect();
+    let (path_id, distinct) = intern(&paths);
+    assert!(
+        distinct.iter().all(|p| p.len() <= 32),
+        "the fluid view keeps at most 32 links per path"
+    );
+    let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
+    let (to_books, from_rates) = mpsc::sync_channel::<Batch>(4);
+    let (to_rates, from_books) = mpsc::channel::<Batch>();
+    std::thread::scope(|s| {
+        let books = s.spawn(|| {
+            let mut books = Books::new(&cap, &paths, &distinct, &path_id, bytes, start);
+            for batch in from_rates {
+                books.apply(&batch);
+                // Handed back for reuse; the producer may be done already.
+                let _ = to_rates.send(batch);
+            }
+            books.into_fluid()
+        });
+        rates(
+            &cap, &distinct, &path_id, bytes, start, to_books, from_books,
+        );
+        books.join().expect("the fluid view's books")
+    })
+}
+
+/// Events per batch sent from [`rates`] to [`Books`].
+const BATCH: usize = 4096;
+
+/// Some events of a fluid run, in order, as [`Books`] takes them.
+#[derive(Debug, Default)]
+struct Batch {
+    /// Per event: its instant and how many of each list below are its.
+    events: Vec<(u64, u32, u32, u32, u32)>,
+    /// Paths whose flows were due (in order), with how many of `ends` are
+    /// theirs (possibly none).
+    due: Vec<(u32, u32)>,
+    ends: Vec<u32>,
+    starts: Vec<u32>,
+    /// Paths whose rate was looked at again, with their new per-flow rate.
+    rated: Vec<(u32, f64)>,
+    /// Links those paths cross (each once), with their new load.
+    loads: Vec<(u32, f64)>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.events.clear();
+        self.due.clear();
+        self.ends.clear();
+        self.starts.clear();
+        self.rated.clear();
+        self.loads.clear();
+    }
+}
+
+/// What [`rates`] keeps per path (one solver demand).
 #[derive(Debug, Clone, Copy, Default)]
-struct PathState {
+struct PathRate {
     /// Flows in progress on it.
     count: u32,
     /// Per-flow rate (bits/s) since `at`.
@@ -262,57 +338,43 @@ struct PathState {
     /// Bits served per flow since the run began, up to `at`.
     served: f64,
     at: u64,
-    /// Bit k: the path's k-th link is a bottleneck of its flows since `at`.
-    flags: u32,
-    /// Stamp of the completion event last scheduled for it.
-    version: u32,
-    /// Whether it is in its links' sets of rates (it has flows).
-    listed: bool,
+    /// When its next flow is due to complete: its one live entry in the
+    /// queue of completions (none is at 0 or `u64::MAX`).
+    due: u64,
     declared: bool,
 }
 
-/// Runs the flows (`paths`, `bytes`, `start`: per flow, in one order) at
-/// their max-min fair rates on `fabric`'s link capacities.
-pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]) -> Fluid {
-    let n = bytes.len();
-    let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
-    let mut fct = vec![0u64; n];
-    let mut bottleneck: Vec<Vec<f64>> = paths.iter().map(|p| vec![0.0; p.len()]).collect();
-    let mut nic_room: Vec<f64> = paths.iter().map(|p| nic_cap(&cap, p)).collect();
-    let (path_id, distinct) = intern(paths);
-    assert!(
-        distinct.iter().all(|p| p.len() <= 32),
-        "the fluid view keeps at most 32 links per path"
-    );
-    // Per path: its state, and where its bottleneck sums start in `acc`
-    // (bits served per flow while each of its links was a bottleneck).
-    let mut st = vec![PathState::default(); distinct.len()];
-    let mut at_acc = Vec::with_capacity(distinct.len() + 1);
-    at_acc.push(0usize);
-    for p in &distinct {
-        at_acc.push(at_acc.last().unwrap() + p.len());
+impl PathRate {
+    /// Brings `served` up to `t` at its rate since `at`.
+    fn advance(&mut self, t: u64) {
+        if t > self.at {
+            self.served += self.rate * (t - self.at) as f64 / 1e9;
+            self.at = t;
+        }
     }
-    let mut acc = vec![0.0f64; *at_acc.last().unwrap()];
+}
+
+/// The events of the fluid run: rates kept by the incremental solver, the
+/// flows of one path as one demand; each batch of events to `out`, whose
+/// batches come back on `back` for reuse.
+fn rates(
+    cap: &[f64],
+    distinct: &[&[LinkId]],
+    path_id: &[u32],
+    bytes: &[u64],
+    start: &[Time],
+    out: mpsc::SyncSender<Batch>,
+    back: mpsc::Receiver<Batch>,
+) {
+    let n = bytes.len();
+    let mut st = vec![PathRate::default(); distinct.len()];
     // Per path, its flows in progress by the `served` at which each is
     // done (bits as ordered keys: they are non-negative).
     let mut waiting: Vec<BinaryHeap<Reverse<(u64, u32)>>> = vec![BinaryHeap::new(); distinct.len()];
-    // Per link: whether it is saturated and its highest per-flow rate (as
-    // last looked at), and its paths in progress by rate.
-    let mut sat = vec![false; cap.len()];
-    let mut top = vec![0.0f64; cap.len()];
-    let mut by_rate: Vec<BTreeSet<(u64, u32)>> = vec![BTreeSet::new(); cap.len()];
-    // Per link, the bits sent through it since the run began, up to
-    // `sent_at`, and its load since: a flow's NIC's bits at its start and
-    // end, less its own, are what its host's other flows sent meanwhile.
-    let mut sent = vec![0.0f64; cap.len()];
-    let mut sent_at = vec![0u64; cap.len()];
-    let mut load = vec![0.0f64; cap.len()];
-    let sent_by = |sent: &[f64], sent_at: &[u64], load: &[f64], l: usize, t: u64| {
-        sent[l] + load[l] * (t - sent_at[l]) as f64 / 1e9
-    };
-    let mut solver = IncrementalMaxMin::new(cap.clone());
-    // Completions: (instant, path, stamp); a stale stamp is skipped.
-    let mut due: BinaryHeap<Reverse<(u64, u32, u32)>> = BinaryHeap::new();
+    let mut solver = IncrementalMaxMin::new(cap.to_vec());
+    // Completions: (instant, path), live while the path is still due then
+    // (a path's rate change leaves its earlier entry stale).
+    let mut due = RadixQueue::default();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (start[i], i));
     let mut next = 0usize;
@@ -322,32 +384,12 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
     let mut link_mark = vec![0u32; cap.len()];
     let mut touched: Vec<u32> = vec![];
     let mut changed: Vec<u32> = vec![];
-    let mut links: Vec<u32> = vec![];
-    let mut reflag: Vec<u32> = vec![];
-
-    // Brings path k's sums up to `t` at its rate and flags since `at`.
-    fn advance(s: &mut PathState, acc: &mut [f64], t: u64) {
-        if t > s.at {
-            let bits = s.rate * (t - s.at) as f64 / 1e9;
-            s.served += bits;
-            let mut f = s.flags;
-            while f != 0 {
-                acc[f.trailing_zeros() as usize] += bits;
-                f &= f - 1;
-            }
-            s.at = t;
-        }
-    }
-
+    let mut batch = Batch::default();
     loop {
         let t_start = order.get(next).map_or(u64::MAX, |&i| start[i].0);
-        while let Some(&Reverse((_, k, v))) = due.peek() {
-            if st[k as usize].version == v {
-                break;
-            }
-            due.pop();
-        }
-        let t_done = due.peek().map_or(u64::MAX, |Reverse(e)| e.0);
+        let t_done = due
+            .peek_min(|t, k| st[k as usize].due == t)
+            .unwrap_or(u64::MAX);
         let t = t_start.min(t_done);
         if t == u64::MAX {
             break;
@@ -359,38 +401,29 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
             epoch = 1;
         }
         touched.clear();
+        let counts = (
+            batch.due.len(),
+            batch.starts.len(),
+            batch.rated.len(),
+            batch.loads.len(),
+        );
         // Completions due now: a path's flows within a nanosecond's worth
         // of bits of their bytes.
-        while let Some(&Reverse((when, k, v))) = due.peek() {
-            if when > t {
-                break;
-            }
-            due.pop();
+        while let Some((_, k)) = due.pop_min(t, |t, k| st[k as usize].due == t) {
             let ku = k as usize;
-            if st[ku].version != v {
-                continue;
-            }
-            let (a, b) = (at_acc[ku], at_acc[ku + 1]);
-            advance(&mut st[ku], &mut acc[a..b], t);
+            st[ku].advance(t);
             let s = st[ku];
+            let ends = batch.ends.len();
             while let Some(&Reverse((target, i))) = waiting[ku].peek() {
                 if f64::from_bits(target) - s.served > s.rate * 1e-9 {
                     break;
                 }
                 waiting[ku].pop();
-                let i = i as usize;
-                fct[i] = t - start[i].0;
-                let nic = distinct[ku][0].0 as usize;
-                let others =
-                    sent_by(&sent, &sent_at, &load, nic, t) - nic_room[i] - bytes[i] as f64 * 8.0;
-                nic_room[i] = room(cap[nic], others, fct[i]);
-                let bits = bytes[i] as f64 * 8.0;
-                for (x, &sum) in bottleneck[i].iter_mut().zip(&acc[a..b]) {
-                    *x = ((*x + sum).min(bits) / bits).max(0.0);
-                }
+                batch.ends.push(i);
                 st[ku].count -= 1;
             }
-            st[ku].version = st[ku].version.wrapping_add(1);
+            batch.due.push((k, (batch.ends.len() - ends) as u32));
+            st[ku].due = u64::MAX;
             solver.set_count(k, st[ku].count);
             if path_mark[ku] != epoch {
                 path_mark[ku] = epoch;
@@ -409,18 +442,13 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
                 solver.declare(k, distinct[ku].iter().copied(), 1.0);
                 st[ku].declared = true;
             }
-            let (a, b) = (at_acc[ku], at_acc[ku + 1]);
             if st[ku].count == 0 {
                 st[ku].at = t;
             }
-            advance(&mut st[ku], &mut acc[a..b], t);
+            st[ku].advance(t);
             let target = st[ku].served + bytes[i] as f64 * 8.0;
             waiting[ku].push(Reverse((target.to_bits(), i as u32)));
-            for (x, &sum) in bottleneck[i].iter_mut().zip(&acc[a..b]) {
-                *x = -sum;
-            }
-            // Until it ends, its NIC's bits at its start.
-            nic_room[i] = sent_by(&sent, &sent_at, &load, distinct[ku][0].0 as usize, t);
+            batch.starts.push(i as u32);
             st[ku].count += 1;
             solver.set_count(k, st[ku].count);
             if path_mark[ku] != epoch {
@@ -436,88 +464,285 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
                 touched.push(k);
             }
         }
-        // New rates: each path's sums brought up to now at its old rate,
-        // and its place in its links' sets.
-        links.clear();
-        reflag.clear();
+        // New rates, each path's bits served brought up to now at its old
+        // one, and the loads of the links they cross.
         for &k in &touched {
             let ku = k as usize;
-            let (a, b) = (at_acc[ku], at_acc[ku + 1]);
-            advance(&mut st[ku], &mut acc[a..b], t);
-            let old = st[ku].rate;
-            let new = solver.rate(k);
-            let listed = st[ku].count > 0;
+            st[ku].advance(t);
+            st[ku].rate = solver.rate(k);
+            batch.rated.push((k, st[ku].rate));
             for &l in distinct[ku] {
                 let li = l.0 as usize;
-                if st[ku].listed {
-                    by_rate[li].remove(&(old.to_bits(), k));
-                }
-                if listed {
-                    by_rate[li].insert((new.to_bits(), k));
-                }
                 if link_mark[li] != epoch {
                     link_mark[li] = epoch;
-                    links.push(l.0);
+                    batch.loads.push((l.0, solver.load(l)));
                 }
-            }
-            st[ku].rate = new;
-            st[ku].listed = listed;
-            reflag.push(k);
-        }
-        // Links whose saturation or highest rate moved: the paths at the
-        // old or new highest rate may have gained or lost a bottleneck.
-        for &l in &links {
-            let li = l as usize;
-            sent[li] = sent_by(&sent, &sent_at, &load, li, t);
-            sent_at[li] = t;
-            load[li] = solver.load(LinkId(l));
-            let s = load[li] >= cap[li] * TIGHT;
-            let m = by_rate[li].last().map_or(0.0, |&(r, _)| f64::from_bits(r));
-            if s != sat[li] || m != top[li] {
-                let from = top[li].min(m) * TIGHT;
-                for &(_, k) in by_rate[li].range((from.to_bits(), 0)..) {
-                    if path_mark[k as usize] != epoch {
-                        path_mark[k as usize] = epoch;
-                        reflag.push(k);
-                    }
-                }
-                sat[li] = s;
-                top[li] = m;
-            }
-        }
-        for &k in &reflag {
-            let ku = k as usize;
-            let r = st[ku].rate;
-            let mut flags = 0u32;
-            for (pos, l) in distinct[ku].iter().enumerate() {
-                let li = l.0 as usize;
-                if sat[li] && r >= top[li] * TIGHT {
-                    flags |= 1 << pos;
-                }
-            }
-            if flags != st[ku].flags {
-                let (a, b) = (at_acc[ku], at_acc[ku + 1]);
-                advance(&mut st[ku], &mut acc[a..b], t);
-                st[ku].flags = flags;
             }
         }
         // Each changed path's next completion.
         for &k in &touched {
             let ku = k as usize;
-            st[ku].version = st[ku].version.wrapping_add(1);
+            st[ku].due = u64::MAX;
             let s = st[ku];
             if let Some(&Reverse((target, _))) = waiting[ku].peek() {
                 if s.rate > 0.0 {
                     let left = f64::from_bits(target) - s.served;
                     let dt = (left / s.rate * 1e9).ceil().max(1.0) as u64;
-                    due.push(Reverse((t + dt, k, s.version)));
+                    st[ku].due = t + dt;
+                    due.push(t + dt, k);
                 }
             }
         }
+        let len = |now: usize, was: usize| (now - was) as u32;
+        batch.events.push((
+            t,
+            len(batch.due.len(), counts.0),
+            len(batch.starts.len(), counts.1),
+            len(batch.rated.len(), counts.2),
+            len(batch.loads.len(), counts.3),
+        ));
+        if batch.events.len() == BATCH {
+            let mut fresh = back.try_recv().unwrap_or_default();
+            fresh.clear();
+            if out.send(std::mem::replace(&mut batch, fresh)).is_err() {
+                return; // the books' thread failed; its join says why
+            }
+        }
     }
-    Fluid {
-        fct,
-        bottleneck,
-        nic_room,
+    let _ = out.send(batch);
+}
+
+/// What [`Books`] keeps per path.
+#[derive(Debug, Clone, Copy, Default)]
+struct PathBooks {
+    /// Flows in progress on it.
+    count: u32,
+    /// Per-flow rate (bits/s) since `at`.
+    rate: f64,
+    at: u64,
+    /// Bit k: the path's k-th link is a bottleneck of its flows since `at`.
+    flags: u32,
+    /// Whether it is in its links' sets of rates (it has flows).
+    listed: bool,
+}
+
+/// The books of a fluid run that its events do not depend on, kept from
+/// [`rates`]' batches: per flow, its completion time, the share of its
+/// bytes sent while each link of its path was a bottleneck, and its NIC's
+/// room.
+///
+/// Everything per flow is kept per path and read as a difference: a
+/// path's flows all run at its one per-flow rate, so the bits served per
+/// flow while each link of the path was a bottleneck are the same for all
+/// of them; a flow notes them when it starts and ends. A link's saturation
+/// comes from its load, its highest rate from an ordered set of its paths'
+/// rates, and a path's bottleneck flags are looked at again only where its
+/// rate, or a link's saturation or highest rate, changed.
+struct Books<'a> {
+    cap: &'a [f64],
+    paths: &'a [&'a [LinkId]],
+    distinct: &'a [&'a [LinkId]],
+    path_id: &'a [u32],
+    bytes: &'a [u64],
+    start: &'a [Time],
+    fct: Vec<u64>,
+    bottleneck: Vec<Vec<f64>>,
+    nic_room: Vec<f64>,
+    st: Vec<PathBooks>,
+    /// Per path, where its sums start in `acc` (bits served per flow while
+    /// each of its links was a bottleneck).
+    at_acc: Vec<usize>,
+    acc: Vec<f64>,
+    /// Per link: whether it is saturated and its highest per-flow rate (as
+    /// last looked at), and its paths in progress by rate.
+    sat: Vec<bool>,
+    top: Vec<f64>,
+    by_rate: Vec<BTreeSet<(u64, u32)>>,
+    /// Per link, the bits sent through it since the run began, up to
+    /// `sent_at`, and its load since: a flow's NIC's bits at its start and
+    /// end, less its own, are what its host's other flows sent meanwhile.
+    sent: Vec<f64>,
+    sent_at: Vec<u64>,
+    load: Vec<f64>,
+    // Per-event scratch, deduplicated by stamps.
+    epoch: u32,
+    path_mark: Vec<u32>,
+    reflag: Vec<u32>,
+}
+
+impl<'a> Books<'a> {
+    fn new(
+        cap: &'a [f64],
+        paths: &'a [&'a [LinkId]],
+        distinct: &'a [&'a [LinkId]],
+        path_id: &'a [u32],
+        bytes: &'a [u64],
+        start: &'a [Time],
+    ) -> Books<'a> {
+        let mut at_acc = Vec::with_capacity(distinct.len() + 1);
+        at_acc.push(0usize);
+        for p in distinct {
+            at_acc.push(at_acc.last().unwrap() + p.len());
+        }
+        Books {
+            cap,
+            paths,
+            distinct,
+            path_id,
+            bytes,
+            start,
+            fct: vec![0; paths.len()],
+            bottleneck: paths.iter().map(|p| vec![0.0; p.len()]).collect(),
+            nic_room: paths.iter().map(|p| nic_cap(cap, p)).collect(),
+            st: vec![PathBooks::default(); distinct.len()],
+            acc: vec![0.0; *at_acc.last().unwrap()],
+            at_acc,
+            sat: vec![false; cap.len()],
+            top: vec![0.0; cap.len()],
+            by_rate: vec![BTreeSet::new(); cap.len()],
+            sent: vec![0.0; cap.len()],
+            sent_at: vec![0; cap.len()],
+            load: vec![0.0; cap.len()],
+            epoch: 0,
+            path_mark: vec![0; distinct.len()],
+            reflag: vec![],
+        }
+    }
+
+    fn into_fluid(self) -> Fluid {
+        Fluid {
+            fct: self.fct,
+            bottleneck: self.bottleneck,
+            nic_room: self.nic_room,
+        }
+    }
+
+    /// Bits sent through link `l` up to `t`.
+    fn sent_by(&self, l: usize, t: u64) -> f64 {
+        self.sent[l] + self.load[l] * (t - self.sent_at[l]) as f64 / 1e9
+    }
+
+    /// Brings path `k`'s sums up to `t` at its rate and flags since `at`.
+    fn advance(&mut self, k: usize, t: u64) {
+        let s = &mut self.st[k];
+        if t > s.at {
+            let bits = s.rate * (t - s.at) as f64 / 1e9;
+            let acc = &mut self.acc[self.at_acc[k]..self.at_acc[k + 1]];
+            let mut f = s.flags;
+            while f != 0 {
+                acc[f.trailing_zeros() as usize] += bits;
+                f &= f - 1;
+            }
+            s.at = t;
+        }
+    }
+
+    fn apply(&mut self, b: &Batch) {
+        let (mut due, mut ends, mut starts, mut rated, mut loads) = (0, 0, 0, 0, 0);
+        for &(t, n_due, n_starts, n_rated, n_loads) in &b.events {
+            self.epoch = self.epoch.wrapping_add(1);
+            if self.epoch == 0 {
+                self.path_mark.iter_mut().for_each(|m| *m = 0);
+                self.epoch = 1;
+            }
+            for &(k, n) in &b.due[due..due + n_due as usize] {
+                let ku = k as usize;
+                self.advance(ku, t);
+                for &i in &b.ends[ends..ends + n as usize] {
+                    let i = i as usize;
+                    self.fct[i] = t - self.start[i].0;
+                    let nic = self.paths[i][0].0 as usize;
+                    let bits = self.bytes[i] as f64 * 8.0;
+                    let others = self.sent_by(nic, t) - self.nic_room[i] - bits;
+                    self.nic_room[i] = room(self.cap[nic], others, self.fct[i]);
+                    let (lo, hi) = (self.at_acc[ku], self.at_acc[ku + 1]);
+                    for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[lo..hi]) {
+                        *x = ((*x + sum).min(bits) / bits).max(0.0);
+                    }
+                }
+                ends += n as usize;
+                self.st[ku].count -= n;
+            }
+            due += n_due as usize;
+            for &i in &b.starts[starts..starts + n_starts as usize] {
+                let i = i as usize;
+                let k = self.path_id[i] as usize;
+                if self.st[k].count == 0 {
+                    self.st[k].at = t;
+                }
+                self.advance(k, t);
+                let (lo, hi) = (self.at_acc[k], self.at_acc[k + 1]);
+                for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[lo..hi]) {
+                    *x = -sum;
+                }
+                // Until it ends, its NIC's bits at its start.
+                self.nic_room[i] = self.sent_by(self.paths[i][0].0 as usize, t);
+                self.st[k].count += 1;
+            }
+            starts += n_starts as usize;
+            // New rates: each path's sums brought up to now at its old
+            // rate, and its place in its links' sets.
+            self.reflag.clear();
+            for &(k, new) in &b.rated[rated..rated + n_rated as usize] {
+                let ku = k as usize;
+                self.advance(ku, t);
+                let old = self.st[ku].rate;
+                let listed = self.st[ku].count > 0;
+                for &l in self.distinct[ku] {
+                    let set = &mut self.by_rate[l.0 as usize];
+                    if self.st[ku].listed {
+                        set.remove(&(old.to_bits(), k));
+                    }
+                    if listed {
+                        set.insert((new.to_bits(), k));
+                    }
+                }
+                self.st[ku].rate = new;
+                self.st[ku].listed = listed;
+                self.path_mark[ku] = self.epoch;
+                self.reflag.push(k);
+            }
+            rated += n_rated as usize;
+            // Links whose saturation or highest rate moved: the paths at
+            // the old or new highest rate may have gained or lost a
+            // bottleneck.
+            for &(l, load) in &b.loads[loads..loads + n_loads as usize] {
+                let li = l as usize;
+                self.sent[li] = self.sent_by(li, t);
+                self.sent_at[li] = t;
+                self.load[li] = load;
+                let s = load >= self.cap[li] * TIGHT;
+                let m = self.by_rate[li]
+                    .last()
+                    .map_or(0.0, |&(r, _)| f64::from_bits(r));
+                if s != self.sat[li] || m != self.top[li] {
+                    let from = self.top[li].min(m) * TIGHT;
+                    for &(_, k) in self.by_rate[li].range((from.to_bits(), 0)..) {
+                        if self.path_mark[k as usize] != self.epoch {
+                            self.path_mark[k as usize] = self.epoch;
+                            self.reflag.push(k);
+                        }
+                    }
+                    self.sat[li] = s;
+                    self.top[li] = m;
+                }
+            }
+            loads += n_loads as usize;
+            for j in 0..self.reflag.len() {
+                let ku = self.reflag[j] as usize;
+                let r = self.st[ku].rate;
+                let mut flags = 0u32;
+                for (pos, l) in self.distinct[ku].iter().enumerate() {
+                    let li = l.0 as usize;
+                    if self.sat[li] && r >= self.top[li] * TIGHT {
+                        flags |= 1 << pos;
+                    }
+                }
+                if flags != self.st[ku].flags {
+                    self.advance(ku, t);
+                    self.st[ku].flags = flags;
+                }
+            }
+        }
     }
 }
