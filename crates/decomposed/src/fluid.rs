@@ -263,6 +263,25 @@ fn intern<'a>(paths: &[&'a [LinkId]]) -> (Vec<u32>, Vec<&'a [LinkId]>) {
     (path_id, sorted)
 }
 
+/// Each flow's path as an id, and the distinct paths in id order: ids in
+/// the order the paths are first used (by start, then flow), so that the
+/// paths in use at once have ids close together (a run's per-path records,
+/// the solver's among them, are read where the ids say; ranks in sorted
+/// order would scatter them over millions of records, a cache and TLB miss
+/// each).
+fn intern_by_start<'a>(paths: &[&'a [LinkId]], order: &[usize]) -> (Vec<u32>, Vec<&'a [LinkId]>) {
+    let mut id: HashMap<&[LinkId], u32> = HashMap::new();
+    let mut distinct = vec![];
+    let mut path_id = vec![0u32; paths.len()];
+    for &i in order {
+        path_id[i] = *id.entry(paths[i]).or_insert_with(|| {
+            distinct.push(paths[i]);
+            distinct.len() as u32 - 1
+        });
+    }
+    (path_id, distinct)
+}
+
 /// Runs the flows (`paths`, `bytes`, `start`: per flow, in one order) at
 /// their max-min fair rates on `fabric`'s link capacities.
 ///
@@ -273,7 +292,9 @@ fn intern<'a>(paths: &[&'a [LinkId]]) -> (Vec<u32>, Vec<&'a [LinkId]>) {
 /// the events do not depend on (bottlenecks and each NIC's bits sent).
 pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]) -> Fluid {
     let paths: Vec<&[LinkId]> = paths.iter().map(|p| &p[..]).collect();
-    let (path_id, distinct) = intern(&paths);
+    let mut order: Vec<usize> = (0..bytes.len()).collect();
+    order.sort_by_key(|&i| (start[i], i));
+    let (path_id, distinct) = intern_by_start(&paths, &order);
     assert!(
         distinct.iter().all(|p| p.len() <= 32),
         "the fluid view keeps at most 32 links per path"
@@ -292,7 +313,7 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
             books.into_fluid()
         });
         rates(
-            &cap, &distinct, &path_id, bytes, start, to_books, from_books,
+            &cap, &distinct, &path_id, bytes, start, &order, to_books, from_books,
         );
         books.join().expect("the fluid view's books")
     })
@@ -363,6 +384,7 @@ fn rates(
     path_id: &[u32],
     bytes: &[u64],
     start: &[Time],
+    order: &[usize],
     out: mpsc::SyncSender<Batch>,
     back: mpsc::Receiver<Batch>,
 ) {
@@ -375,8 +397,6 @@ fn rates(
     // Completions: (instant, path), live while the path is still due then
     // (a path's rate change leaves its earlier entry stale).
     let mut due = RadixQueue::default();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (start[i], i));
     let mut next = 0usize;
     // Per-event scratch, deduplicated by stamps.
     let mut epoch = 0u32;

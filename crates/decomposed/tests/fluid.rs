@@ -158,7 +158,17 @@ fn the_incremental_fluid_run_is_the_one_solved_from_scratch() {
                         slow.bottleneck[i]
                     );
                 }
-                assert_eq!(fast.main_bottleneck(i), slow.main_bottleneck(i), "flow {i}");
+                // The same main bottleneck, or two whose shares are equal
+                // but for rounding (a tie taken either way).
+                let (m, n) = (fast.main_bottleneck(i), slow.main_bottleneck(i));
+                if m != n {
+                    let b = &slow.bottleneck[i];
+                    let (m, n) = (m.unwrap(), n.unwrap());
+                    assert!(
+                        (b[m] - b[n]).abs() <= 1e-4,
+                        "{mix} {load}, flow {i}: main bottleneck {m} against {n}, shares {b:?}"
+                    );
+                }
                 // Bits a NIC sends in the times' slack, over the flow's time.
                 let (x, y) = (fast.nic_room[i], slow.nic_room[i]);
                 assert!(
