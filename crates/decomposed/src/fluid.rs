@@ -313,7 +313,13 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
             books.into_fluid()
         });
         rates(
-            &cap, &distinct, &path_id, bytes, start, &order, to_books, from_books,
+            &cap,
+            &distinct,
+            &path_id,
+            bytes,
+            start,
+            &order,
+            (to_books, from_books),
         );
         books.join().expect("the fluid view's books")
     })
@@ -385,8 +391,7 @@ fn rates(
     bytes: &[u64],
     start: &[Time],
     order: &[usize],
-    out: mpsc::SyncSender<Batch>,
-    back: mpsc::Receiver<Batch>,
+    (out, back): (mpsc::SyncSender<Batch>, mpsc::Receiver<Batch>),
 ) {
     let n = bytes.len();
     let mut st = vec![PathRate::default(); distinct.len()];
