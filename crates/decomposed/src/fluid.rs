@@ -294,8 +294,10 @@ pub fn run(fabric: &Fabric, paths: &[Vec<LinkId>], bytes: &[u64], start: &[Time]
     run_batched(fabric, paths, bytes, start, BATCH)
 }
 
-/// [`run`] with `per_batch` events per batch handed to the books' thread.
-fn run_batched(
+/// [`run`] with its events handed to the books' thread `per_batch` at a
+/// time (`run` hands [`BATCH`]): the result is the same for any batch size
+/// (test `crates/decomposed/tests/fluid.rs`).
+pub fn run_batched(
     fabric: &Fabric,
     paths: &[Vec<LinkId>],
     bytes: &[u64],
@@ -311,11 +313,20 @@ fn run_batched(
         "the fluid view keeps at most 32 links per path"
     );
     let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
+    let flows = Flows {
+        cap: &cap,
+        paths: &paths,
+        distinct: &distinct,
+        path_id: &path_id,
+        bytes,
+        start,
+        order: &order,
+    };
     let (to_books, from_rates) = mpsc::sync_channel::<Batch>(4);
     let (to_rates, from_books) = mpsc::channel::<Batch>();
     std::thread::scope(|s| {
         let books = s.spawn(|| {
-            let mut books = Books::new(&cap, &paths, &distinct, &path_id, bytes, start);
+            let mut books = Books::new(&flows);
             for batch in from_rates {
                 books.apply(&batch);
                 // Handed back for reuse; the producer may be done already.
@@ -324,12 +335,7 @@ fn run_batched(
             books.into_fluid()
         });
         rates(
-            &cap,
-            &distinct,
-            &path_id,
-            bytes,
-            start,
-            &order,
+            &flows,
             Handoff {
                 out: to_books,
                 back: from_books,
@@ -340,8 +346,23 @@ fn run_batched(
     })
 }
 
+/// A fluid run's flows as both its threads read them.
+struct Flows<'a> {
+    /// Each link's capacity (bits/s).
+    cap: &'a [f64],
+    /// Per flow, its path, and its path's id ([`intern_by_start`]).
+    paths: &'a [&'a [LinkId]],
+    path_id: &'a [u32],
+    /// The distinct paths, by id.
+    distinct: &'a [&'a [LinkId]],
+    bytes: &'a [u64],
+    start: &'a [Time],
+    /// The flows by start, then flow.
+    order: &'a [usize],
+}
+
 /// Events per batch sent from [`rates`] to [`Books`].
-const BATCH: usize = 4096;
+pub const BATCH: usize = 4096;
 
 /// How [`rates`] hands its events to the books' thread: batches of
 /// `per_batch` events to `out`, which come back on `back` for reuse.
@@ -406,15 +427,16 @@ impl PathRate {
 
 /// The events of the fluid run: rates kept by the incremental solver, the
 /// flows of one path as one demand; the events handed over in batches.
-fn rates(
-    cap: &[f64],
-    distinct: &[&[LinkId]],
-    path_id: &[u32],
-    bytes: &[u64],
-    start: &[Time],
-    order: &[usize],
-    handoff: Handoff,
-) {
+fn rates(flows: &Flows<'_>, handoff: Handoff) {
+    let Flows {
+        cap,
+        distinct,
+        path_id,
+        bytes,
+        start,
+        order,
+        ..
+    } = *flows;
     let Handoff {
         out,
         back,
@@ -591,12 +613,7 @@ struct PathBooks {
 /// rates, and a path's bottleneck flags are looked at again only where its
 /// rate, or a link's saturation or highest rate, changed.
 struct Books<'a> {
-    cap: &'a [f64],
-    paths: &'a [&'a [LinkId]],
-    distinct: &'a [&'a [LinkId]],
-    path_id: &'a [u32],
-    bytes: &'a [u64],
-    start: &'a [Time],
+    flows: &'a Flows<'a>,
     fct: Vec<u64>,
     bottleneck: Vec<Vec<f64>>,
     nic_room: Vec<f64>,
@@ -623,26 +640,20 @@ struct Books<'a> {
 }
 
 impl<'a> Books<'a> {
-    fn new(
-        cap: &'a [f64],
-        paths: &'a [&'a [LinkId]],
-        distinct: &'a [&'a [LinkId]],
-        path_id: &'a [u32],
-        bytes: &'a [u64],
-        start: &'a [Time],
-    ) -> Books<'a> {
+    fn new(flows: &'a Flows<'a>) -> Books<'a> {
+        let Flows {
+            cap,
+            paths,
+            distinct,
+            ..
+        } = *flows;
         let mut at_acc = Vec::with_capacity(distinct.len() + 1);
         at_acc.push(0usize);
         for p in distinct {
             at_acc.push(at_acc.last().unwrap() + p.len());
         }
         Books {
-            cap,
-            paths,
-            distinct,
-            path_id,
-            bytes,
-            start,
+            flows,
             fct: vec![0; paths.len()],
             bottleneck: paths.iter().map(|p| vec![0.0; p.len()]).collect(),
             nic_room: paths.iter().map(|p| nic_cap(cap, p)).collect(),
@@ -702,11 +713,11 @@ impl<'a> Books<'a> {
                 self.advance(ku, t);
                 for &i in &b.ends[ends..ends + n as usize] {
                     let i = i as usize;
-                    self.fct[i] = t - self.start[i].0;
-                    let nic = self.paths[i][0].0 as usize;
-                    let bits = self.bytes[i] as f64 * 8.0;
+                    self.fct[i] = t - self.flows.start[i].0;
+                    let nic = self.flows.paths[i][0].0 as usize;
+                    let bits = self.flows.bytes[i] as f64 * 8.0;
                     let others = self.sent_by(nic, t) - self.nic_room[i] - bits;
-                    self.nic_room[i] = room(self.cap[nic], others, self.fct[i]);
+                    self.nic_room[i] = room(self.flows.cap[nic], others, self.fct[i]);
                     let (lo, hi) = (self.at_acc[ku], self.at_acc[ku + 1]);
                     for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[lo..hi]) {
                         *x = ((*x + sum).min(bits) / bits).max(0.0);
@@ -718,7 +729,7 @@ impl<'a> Books<'a> {
             due += n_due as usize;
             for &i in &b.starts[starts..starts + n_starts as usize] {
                 let i = i as usize;
-                let k = self.path_id[i] as usize;
+                let k = self.flows.path_id[i] as usize;
                 if self.st[k].count == 0 {
                     self.st[k].at = t;
                 }
@@ -728,7 +739,7 @@ impl<'a> Books<'a> {
                     *x = -sum;
                 }
                 // Until it ends, its NIC's bits at its start.
-                self.nic_room[i] = self.sent_by(self.paths[i][0].0 as usize, t);
+                self.nic_room[i] = self.sent_by(self.flows.paths[i][0].0 as usize, t);
                 self.st[k].count += 1;
             }
             starts += n_starts as usize;
@@ -740,7 +751,7 @@ impl<'a> Books<'a> {
                 self.advance(ku, t);
                 let old = self.st[ku].rate;
                 let listed = self.st[ku].count > 0;
-                for &l in self.distinct[ku] {
+                for &l in self.flows.distinct[ku] {
                     let set = &mut self.by_rate[l.0 as usize];
                     if self.st[ku].listed {
                         set.remove(&(old.to_bits(), k));
@@ -763,7 +774,7 @@ impl<'a> Books<'a> {
                 self.sent[li] = self.sent_by(li, t);
                 self.sent_at[li] = t;
                 self.load[li] = load;
-                let s = load >= self.cap[li] * TIGHT;
+                let s = load >= self.flows.cap[li] * TIGHT;
                 let m = self.by_rate[li]
                     .last()
                     .map_or(0.0, |&(r, _)| f64::from_bits(r));
@@ -784,7 +795,7 @@ impl<'a> Books<'a> {
                 let ku = self.reflag[j] as usize;
                 let r = self.st[ku].rate;
                 let mut flags = 0u32;
-                for (pos, l) in self.distinct[ku].iter().enumerate() {
+                for (pos, l) in self.flows.distinct[ku].iter().enumerate() {
                     let li = l.0 as usize;
                     if self.sat[li] && r >= self.top[li] * TIGHT {
                         flags |= 1 << pos;
@@ -796,56 +807,5 @@ impl<'a> Books<'a> {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use coflowkit_model::{BitsPerSec, LeafSpineSpec};
-    use coflowkit_workload::empirical::{generate, EmpiricalConfig};
-
-    /// The books come out the same however the events are cut into
-    /// batches: one event a batch (every batch boundary, every batch sent
-    /// back and reused), a few, and the default (one batch here).
-    #[test]
-    fn the_books_do_not_depend_on_the_batches() {
-        let fabric = Fabric::leaf_spine(&LeafSpineSpec {
-            leaves: 4,
-            spines: 2,
-            hosts_per_leaf: 4,
-            host_rate: BitsPerSec(10e9),
-            spine_rate: Some(BitsPerSec(20e9)),
-        })
-        .unwrap();
-        let w = generate(&EmpiricalConfig {
-            n_hosts: fabric.n_hosts(),
-            n_flows: 400,
-            load: 0.7,
-            capacity_bps: BitsPerSec(10e9),
-            ..EmpiricalConfig::websearch()
-        })
-        .validate(&fabric)
-        .unwrap();
-        let routes = crate::route::route(&fabric, &w, &[]);
-        let (mut bytes, mut start) = (vec![], vec![]);
-        for c in w.coflows() {
-            for f in &c.flows {
-                bytes.push(f.bytes.0);
-                start.push(Time(c.arrival.0 + f.delay.0));
-            }
-        }
-        let whole = run(&fabric, &routes.paths, &bytes, &start);
-        for per_batch in [1, 7, 100] {
-            let cut = run_batched(&fabric, &routes.paths, &bytes, &start, per_batch);
-            assert_eq!(cut.fct, whole.fct, "{per_batch} events a batch");
-            assert_eq!(
-                cut.bottleneck, whole.bottleneck,
-                "{per_batch} events a batch"
-            );
-            assert_eq!(cut.nic_room, whole.nic_room, "{per_batch} events a batch");
-        }
-        // Some flow is bottlenecked somewhere, so the books were kept.
-        assert!(whole.bottleneck.iter().flatten().any(|&x| x > 0.5));
     }
 }

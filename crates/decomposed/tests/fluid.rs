@@ -7,7 +7,8 @@ mod common;
 
 use coflowkit_decomposed::{fluid, prepare, prepare_paced, route, DecomposedResult, Options};
 use coflowkit_model::{
-    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, Time, ValidWorkload, Workload,
+    flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, LinkId, Time, ValidWorkload,
+    Workload,
 };
 use coflowkit_packet::PacketConfig;
 use coflowkit_sched::{build, SchedulerSpec, WorkloadHints};
@@ -38,18 +39,48 @@ fn websearch(fabric: &Fabric, n_flows: usize, load: f64) -> ValidWorkload {
     .unwrap()
 }
 
-/// The fluid view of `w` on `fabric`, as a decomposed run computes it.
-fn fluid_of(fabric: &Fabric, w: &ValidWorkload) -> (fluid::Fluid, Vec<u64>) {
+/// `w`'s flows on `fabric` as the fluid view takes them: paths, sizes and
+/// starts.
+fn flows_of(fabric: &Fabric, w: &ValidWorkload) -> (Vec<Vec<LinkId>>, Vec<u64>, Vec<Time>) {
     let routes = route::route(fabric, w, &[]);
-    let mut bytes = vec![];
-    let mut start = vec![];
+    let (mut bytes, mut start) = (vec![], vec![]);
     for c in w.coflows() {
         for f in &c.flows {
             bytes.push(f.bytes.0);
             start.push(Time(c.arrival.0 + f.delay.0));
         }
     }
-    (fluid::run(fabric, &routes.paths, &bytes, &start), bytes)
+    (routes.paths, bytes, start)
+}
+
+/// The fluid view of `w` on `fabric`, as a decomposed run computes it.
+fn fluid_of(fabric: &Fabric, w: &ValidWorkload) -> (fluid::Fluid, Vec<u64>) {
+    let (paths, bytes, start) = flows_of(fabric, w);
+    (fluid::run(fabric, &paths, &bytes, &start), bytes)
+}
+
+#[test]
+fn the_books_do_not_depend_on_how_the_events_are_batched() {
+    // The books' thread takes the events in batches: one event a batch
+    // (every batch boundary, every batch sent back and reused), a few,
+    // and the default (one batch for these 400 flows) give the same books
+    // bit for bit.
+    let fabric = leaf_spine();
+    let w = websearch(&fabric, 400, 0.7);
+    let (paths, bytes, start) = flows_of(&fabric, &w);
+    let whole = fluid::run(&fabric, &paths, &bytes, &start);
+    assert!(2 * bytes.len() < fluid::BATCH);
+    for per_batch in [1, 7, 100] {
+        let cut = fluid::run_batched(&fabric, &paths, &bytes, &start, per_batch);
+        assert_eq!(cut.fct, whole.fct, "{per_batch} events a batch");
+        assert_eq!(
+            cut.bottleneck, whole.bottleneck,
+            "{per_batch} events a batch"
+        );
+        assert_eq!(cut.nic_room, whole.nic_room, "{per_batch} events a batch");
+    }
+    // Some flow is bottlenecked somewhere, so the books were kept.
+    assert!(whole.bottleneck.iter().flatten().any(|&x| x > 0.5));
 }
 
 #[test]
@@ -133,16 +164,9 @@ fn the_incremental_fluid_run_is_the_one_solved_from_scratch() {
             })
             .validate(fabric)
             .unwrap();
-            let routes = route::route(fabric, &w, &[]);
-            let (mut bytes, mut start) = (vec![], vec![]);
-            for c in w.coflows() {
-                for f in &c.flows {
-                    bytes.push(f.bytes.0);
-                    start.push(Time(c.arrival.0 + f.delay.0));
-                }
-            }
-            let fast = fluid::run(fabric, &routes.paths, &bytes, &start);
-            let slow = fluid::run_reference(fabric, &routes.paths, &bytes, &start);
+            let (paths, bytes, start) = flows_of(fabric, &w);
+            let fast = fluid::run(fabric, &paths, &bytes, &start);
+            let slow = fluid::run_reference(fabric, &paths, &bytes, &start);
             for i in 0..bytes.len() {
                 let (a, b) = (fast.fct[i] as f64, slow.fct[i] as f64);
                 assert!(
