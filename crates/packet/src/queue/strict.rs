@@ -11,7 +11,7 @@
 use super::{Admit, QueueDisc};
 use crate::config::values::{host_queue_both, off, parse_limit, parse_u32};
 use crate::config::{bad, HostQueue, Knob, Limit};
-use crate::packet::{Kind, Packet, N_QUEUES};
+use crate::packet::{Kind, Packed, Packer, Packet, N_QUEUES};
 use std::collections::{BTreeMap, VecDeque};
 
 /// A port's strict-priority queues; class 0 is served first.
@@ -56,13 +56,16 @@ pub struct StrictQueues {
     /// With `class_min_bps`: when each queue is next within its guarantee
     /// (ps); before then it sends only by borrowing.
     pub(crate) next_green: [u64; N_QUEUES],
+    /// Keeps whole the queued packets that do not fit a [`Packed`].
+    packer: Packer,
 }
 
-/// One strict-priority queue: its packets (with `by_order`, its count
-/// only) and their bytes and number, side by side.
+/// One strict-priority queue: its packets, 32 bytes each ([`Packed`];
+/// with `by_order`, its count only) and their bytes and number, side by
+/// side.
 #[derive(Debug, Default)]
 struct Class {
-    packets: VecDeque<Packet>,
+    packets: VecDeque<Packed>,
     bytes: u64,
     count: u64,
 }
@@ -84,7 +87,20 @@ impl StrictQueues {
             packets: 0,
             classes: Default::default(),
             next_green: [0; N_QUEUES],
+            packer: Packer::default(),
         }
+    }
+
+    /// Takes queue `q`'s FIFO's `i`-th packet out (its first: a dequeue).
+    #[inline]
+    fn remove(&mut self, q: usize, i: usize) -> Option<Packet> {
+        let ring = &mut self.classes[q].packets;
+        let k = if i == 0 {
+            ring.pop_front()
+        } else {
+            ring.remove(i)
+        }?;
+        Some(self.packer.take(&k))
     }
 
     /// Each queue's packets (the counts a dequeue's `nonempty` bits
@@ -173,15 +189,14 @@ impl StrictQueues {
     pub fn pop_task_fifo(&mut self, order_of: impl Fn(&Packet) -> u32) -> Option<Packet> {
         assert!(self.by_order.is_none());
         let q = self.classes.iter().position(|c| !c.packets.is_empty())?;
-        let queue = &mut self.classes[q].packets;
         let mut best = (u32::MAX, 0);
-        for (i, p) in queue.iter().enumerate() {
-            let k = order_of(p);
+        for (i, p) in self.classes[q].packets.iter().enumerate() {
+            let k = order_of(&self.packer.peek(p));
             if k < best.0 {
                 best = (k, i);
             }
         }
-        let p = queue.remove(best.1)?;
+        let p = self.remove(q, best.1)?;
         self.took(q, &p);
         Some(p)
     }
@@ -216,11 +231,14 @@ impl QueueDisc for StrictQueues {
                 admit = Admit::Marked;
             }
         }
-        let c = &mut self.classes[q];
         match &mut self.by_order {
             Some(b) => b.push(q, p),
-            None => c.packets.push_back(p),
+            None => {
+                let k = self.packer.pack(p);
+                self.classes[q].packets.push_back(k);
+            }
         }
+        let c = &mut self.classes[q];
         c.bytes += p.wire as u64;
         c.count += 1;
         self.nonempty |= 1 << q;
@@ -255,7 +273,7 @@ impl QueueDisc for StrictQueues {
         };
         let p = match &mut self.by_order {
             Some(b) => b.pop(q),
-            None => self.classes[q].packets.pop_front(),
+            None => self.remove(q, 0),
         }?;
         if let Some(r) = self.class_min_bps {
             let at_min = (p.wire as f64 * 8e12 / r).ceil() as u64;
@@ -284,7 +302,11 @@ impl QueueDisc for StrictQueues {
                 .flat_map(|c| c.values())
                 .flatten()
                 .any(carries),
-            None => self.classes.iter().flat_map(|c| &c.packets).any(carries),
+            None => self
+                .classes
+                .iter()
+                .flat_map(|c| &c.packets)
+                .any(|k| carries(&self.packer.peek(k))),
         }
     }
 
