@@ -113,7 +113,8 @@ pub fn run_reference(
     let mut solver = MaxMin::new(cap.len());
     // Each flow's path as an id, the distinct paths in their order (what
     // the solver's demands are pushed in), and per-event buffers.
-    let (path_id, distinct) = intern(&paths.iter().map(|p| &p[..]).collect::<Vec<_>>());
+    let (path_id, distinct) =
+        intern_by_start(&paths.iter().map(|p| &p[..]).collect::<Vec<_>>(), &order);
     let mut count = vec![0u32; distinct.len()];
     let mut demand_of = vec![0u32; distinct.len()];
     let mut used: Vec<u32> = vec![];
@@ -246,21 +247,6 @@ fn room(nic: f64, others: f64, fct: u64) -> f64 {
         return nic;
     }
     (nic - others * 1e9 / fct as f64).clamp(0.0, nic)
-}
-
-/// Each flow's path as an id, and the distinct paths in sorted order (ids
-/// are ranks in it, so a run does not depend on the flows' order).
-fn intern<'a>(paths: &[&'a [LinkId]]) -> (Vec<u32>, Vec<&'a [LinkId]>) {
-    let mut sorted: Vec<&[LinkId]> = paths.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let rank: HashMap<&[LinkId], u32> = sorted
-        .iter()
-        .enumerate()
-        .map(|(k, p)| (*p, k as u32))
-        .collect();
-    let path_id = paths.iter().map(|p| rank[p]).collect();
-    (path_id, sorted)
 }
 
 /// Each flow's path as an id, and the distinct paths in id order: ids in
