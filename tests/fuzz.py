@@ -65,7 +65,12 @@ SUITES = (
         "packet-lib",
         "coflowkit-packet",
         "lib",
-        ("crates/packet/src/port.rs", "crates/packet/src/engine/queued.rs", "crates/packet/src/engine/events.rs"),
+        (
+            "crates/packet/src/port.rs",
+            "crates/packet/src/engine/queued.rs",
+            "crates/packet/src/engine/events.rs",
+            "crates/packet/src/packet.rs",
+        ),
     ),
     Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology/tests.rs",)),
     Suite(
