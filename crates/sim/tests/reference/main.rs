@@ -1369,6 +1369,58 @@ fn dcas_regression_fuzz_completion_on_a_start() {
 }
 
 #[test]
+fn stf_regression_fuzz_keys_at_the_tie_tolerance() {
+    // Found by `make fuzz` (stf_matches_reference, seed
+    // 1647820704091787148). At 42,666,826.67 ns coflow 2 has 758,333.33 B
+    // left and coflow 1 758,331.33 B: exactly `BYTES_TIE` (2 B) apart. The
+    // reference took them as tied (coflow 2, released first, went first on
+    // host 1's uplink); the engine, whose progress is read at whole
+    // nanoseconds, found them just over 2 B apart and served coflow 1
+    // first: 60.7 ms apart for both. Neither is wrong: keys their tolerance
+    // apart in exact arithmetic tie or not by rounding, so the reference
+    // now calls such a case ambiguous (`AT_TOLERANCE`). A few bytes either
+    // side (775,000 and 775,008 B), it is compared, and the two agree.
+    let case = |bytes: u64| Case {
+        net: Net::BigSwitch {
+            up: vec![3e9, 1e8, 5e8, 2e8],
+            down: vec![1e9, 3.2e9, 1e9, 2.5e8],
+        },
+        cpu: Some(1e9),
+        coflows: vec![
+            CoflowSpec::new(
+                0,
+                Time(4000000),
+                vec![
+                    flow(1, 0, 1537507).delayed(Dur(1000000)),
+                    flow(3, 0, 250000),
+                ],
+            ),
+            CoflowSpec::new(
+                1,
+                Time(16000000),
+                vec![
+                    compute(0, 750000).delayed(Dur(2000000)),
+                    flow(0, 1, 500000),
+                    flow(1, 3, 1000000),
+                ],
+            ),
+            CoflowSpec::new(
+                2,
+                Time(4000000),
+                vec![
+                    flow(1, 0, 1000000).in_group(1),
+                    flow(3, 0, bytes).delayed(Dur(1)),
+                    flow(2, 3, 125000).in_group(1).after(0),
+                ],
+            ),
+        ],
+    };
+    assert_eq!(compare(&case(775_004), "stf"), Ok(false));
+    assert_eq!(compare(&case(775_000), "stf"), Ok(true));
+    assert_eq!(compare(&case(775_008), "stf"), Ok(true));
+}
+
+#[test]
 fn fifo_lm_regression_fuzz_heavy_at_its_last_completion() {
     // Found by `make fuzz` (fifo_lm_incremental_p50_matches_reference,
     // seed 8152820400528393682). Coflow 3 (625,000 B, the p50 threshold)

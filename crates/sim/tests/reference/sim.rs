@@ -120,6 +120,11 @@ pub const FULL: f64 = 1e-3;
 /// `dcas_regression_fuzz_completion_on_a_start`.
 pub const SAME_INSTANT_NS: f64 = 1e-3;
 
+/// How near (bytes) two keys from progress must be to their tie tolerance
+/// apart for the order to go either way: the engine reads progress at
+/// whole nanoseconds, up to 0.4 B off at 3.2 Gbit/s.
+pub const AT_TOLERANCE: f64 = 0.5;
+
 /// Whether instants `a` and `b` (ns) are one ([`SAME_INSTANT_NS`]).
 pub fn same_instant(a: f64, b: f64) -> bool {
     (a - b).abs() <= SAME_INSTANT_NS
@@ -138,6 +143,9 @@ pub struct RefSim {
     /// The current instant, ns.
     pub now: f64,
     ties: std::cell::RefCell<Vec<String>>,
+    /// Whether an order by keys from progress met two keys within rounding
+    /// of their tolerance apart ([`RefSim::coflows_by`]): ambiguous.
+    at_tolerance: std::cell::Cell<bool>,
     /// Whether a policy met a decision within rounding of a boundary,
     /// which the engine, whose instants are whole nanoseconds, may take
     /// the other way; such a case is not compared.
@@ -206,6 +214,7 @@ impl RefSim {
             coflows,
             now: 0.0,
             ties: Default::default(),
+            at_tolerance: Default::default(),
             ambiguous: false,
             drop_missed: false,
         }
@@ -398,6 +407,19 @@ impl RefSim {
         let order = order_by(self.active_coflows(), |c| keys[c], tol);
         if computed {
             self.note_ties("coflows", &order, |c| (self.coflows[c].id, keys[c]));
+            // Two keys `tol` apart in exact arithmetic tie or not by how the
+            // rounding falls (the engine's keys are read at whole
+            // nanoseconds): such a decision can go either way
+            // (`stf_regression_fuzz_keys_at_the_tie_tolerance`).
+            let edge = |a: f64, b: f64| ((a - b).abs() - tol).abs() <= AT_TOLERANCE;
+            if tol > 0.0
+                && order
+                    .iter()
+                    .enumerate()
+                    .any(|(i, &a)| order[i + 1..].iter().any(|&b| edge(keys[a], keys[b])))
+            {
+                self.at_tolerance.set(true);
+            }
         }
         order
     }
@@ -553,7 +575,7 @@ impl RefSim {
                     .fold(f64::INFINITY, f64::min),
             ),
             ties: self.ties.into_inner(),
-            ambiguous: self.ambiguous,
+            ambiguous: self.ambiguous || self.at_tolerance.get(),
         }
     }
 }
