@@ -38,6 +38,7 @@ pub mod port;
 pub mod queue;
 pub mod rcp;
 pub mod sack;
+mod slots;
 pub mod spc;
 pub mod tafe;
 pub mod transport;

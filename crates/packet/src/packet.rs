@@ -220,36 +220,22 @@ impl Packed {
 /// until they are taken back out.
 #[derive(Debug, Default)]
 pub(crate) struct Packer {
-    /// The packets kept whole, by slot (free slots hold a spent packet).
-    wide: Vec<Packet>,
-    /// Free slots, the most recently freed last.
-    free: Vec<u32>,
+    /// The packets kept whole.
+    wide: crate::slots::Slots<Packet>,
 }
 
 impl Packer {
     /// `p` packed, or kept here and named.
     #[inline]
     pub(crate) fn pack(&mut self, p: Packet) -> Packed {
-        Packed::new(&p).unwrap_or_else(|| {
-            let slot = match self.free.pop() {
-                Some(s) => {
-                    self.wide[s as usize] = p;
-                    s
-                }
-                None => {
-                    self.wide.push(p);
-                    u32::try_from(self.wide.len() - 1).expect("fewer than 2^32 wide packets")
-                }
-            };
-            Packed::wide(slot)
-        })
+        Packed::new(&p).unwrap_or_else(|| Packed::wide(self.wide.insert(p)))
     }
 
     /// The packet `k` stands for, still kept.
     #[inline]
     pub(crate) fn peek(&self, k: &Packed) -> Packet {
         match k.slot() {
-            Some(s) => self.wide[s as usize],
+            Some(s) => *self.wide.get(s),
             None => k.unpack(),
         }
     }
@@ -257,11 +243,10 @@ impl Packer {
     /// The packet `k` stands for, its slot freed.
     #[inline]
     pub(crate) fn take(&mut self, k: &Packed) -> Packet {
-        let p = self.peek(k);
-        if let Some(s) = k.slot() {
-            self.free.push(s);
+        match k.slot() {
+            Some(s) => self.wide.remove(s),
+            None => k.unpack(),
         }
-        p
     }
 }
 
@@ -379,7 +364,7 @@ pub(crate) mod tests {
             for (p, k) in ps.iter().zip(&again) {
                 prop_assert_eq!(fields(&packer.take(k)), fields(p));
             }
-            prop_assert!(packer.wide.len() <= ps.len());
+            prop_assert!(packer.wide.made() <= ps.len());
         }
     }
 }

@@ -91,9 +91,7 @@ pub(super) struct Events<T> {
     last: u64,
     /// Each pending event, in the slot its key names; free slots hold a
     /// spent event.
-    slab: Vec<T>,
-    /// Free slots, the most recently freed last.
-    free: Vec<u32>,
+    slab: crate::slots::Slots<T>,
 }
 
 impl<T: Copy> Events<T> {
@@ -104,8 +102,7 @@ impl<T: Copy> Events<T> {
             head: 0,
             full: [0; WORDS],
             last: 0,
-            slab: vec![],
-            free: vec![],
+            slab: Default::default(),
         }
     }
 
@@ -120,16 +117,7 @@ impl<T: Copy> Events<T> {
             "an event scheduled at {at} ps, before the current instant {} ps",
             self.last
         );
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slab[s as usize] = ev;
-                s
-            }
-            None => {
-                self.slab.push(ev);
-                u32::try_from(self.slab.len() - 1).expect("fewer than 2^32 pending events")
-            }
-        };
+        let slot = self.slab.insert(ev);
         let b = bucket(at, self.last);
         if b > 0 {
             self.mark(b);
@@ -177,13 +165,12 @@ impl<T: Copy> Events<T> {
         };
         let hint = match next {
             Some(next) => {
-                coflowkit_sched::prefetch(&self.slab[next.slot as usize]);
+                coflowkit_sched::prefetch(self.slab.get(next.slot));
                 next.hint
             }
             None => NO_HINT,
         };
-        self.free.push(k.slot);
-        Some((k.at, self.slab[k.slot as usize], hint))
+        Some((k.at, self.slab.remove(k.slot), hint))
     }
 
     /// Bucket 0 is spent: moves the lowest nonempty bucket's keys down
@@ -311,7 +298,7 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(fast.is_empty(), slow.is_empty());
-                prop_assert_eq!(fast.slab.len() - fast.free.len(), slow.len());
+                prop_assert_eq!(fast.slab.in_use(), slow.len());
             }
             while let Some(w) = slow.pop() {
                 prop_assert_eq!(fast.pop().map(|(at, ev, _)| (at, ev)), Some((w.at, w.ev)));
