@@ -4,6 +4,8 @@ in one line naming the engines that can."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import coflowkit
@@ -52,39 +54,50 @@ def test_classes_are_refused() -> None:
         coflowkit.simulate(_workload(), "dctcp", engine="decomposed", topology=TOPOLOGY, classes=[0] * 60)
 
 
-def test_link_simulations_run_in_shards_give_the_same_run() -> None:
-    """What Dask workers do for one point (`link_tasks`): each shard prepares the same plan and runs
-    its share of the link simulations; the gathered results, finished, are the threaded run."""
+def test_link_simulations_run_elsewhere_give_the_same_run() -> None:
+    """What a Dask point does (`link_tasks`): the run is prepared once, each link simulation is sent
+    as bytes, run in shards by code that has neither workload nor plan, and the results, put back
+    in order, make the threaded run."""
     w = _workload()
-    args = ("pias", "", None, None, TOPOLOGY, None, "cluster=40")
     (whole,) = _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 2, "cluster=40")
-    parts = [_core.decomposed_link_runs(w, args[0], k, 3, *args[1:]) for k in range(3)]
-    assert {n for n, _ in parts} == {whole["decomposed"]["link_sims"]}
-    runs = [r for _, rs in parts for r in rs]
-    (apart,) = _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", runs)
+    sent: list[list[bytes]] = []
+
+    def ship(parts: list[bytes]) -> list[tuple[list[int], int]]:
+        sent.append(parts)
+        out: list[Any] = [None] * len(parts)
+        for k in range(3):
+            out[k::3] = _core.decomposed_run_parts(parts[k::3], "pias")
+        return out
+
+    (apart,) = _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", ship)
+    assert len(sent) == 1 and len(sent[0]) == whole["decomposed"]["link_sims"]
     assert list(apart["flows"]["finish_s"]) == list(whole["flows"]["finish_s"])
     assert apart["decomposed"]["packets"] == whole["decomposed"]["packets"]
-    # A shard out of range, a simulation missing, repeated or unknown: one line naming it.
-    # The same with the pacing found once and handed to every shard (what a Dask point does).
-    paces = _core.decomposed_paces(w, *args)
-    assert paces is not None and any(paces)
-    parts = [_core.decomposed_link_runs(w, args[0], k, 3, *args[1:], paces) for k in range(3)]
-    runs = [r for _, rs in parts for r in rs]
-    (handed,) = _core.simulate_decomposed(
-        w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", runs, paces
-    )
-    assert list(handed["flows"]["finish_s"]) == list(whole["flows"]["finish_s"])
-    assert _core.decomposed_paces(w, "pias", "", None, None, TOPOLOGY, None, "fluid=off") is None
-    with pytest.raises(ValueError, match="paces: 3 link crossings given"):
-        _core.decomposed_link_runs(w, "pias", 0, 3, *args[1:], b"\x00\x01\x02")
-    with pytest.raises(ValueError, match="paces: given with link_runs only"):
-        _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "", None, paces)
-    with pytest.raises(ValueError, match="shard: 3 of 3"):
-        _core.decomposed_link_runs(w, "pias", 3, 3, topology=TOPOLOGY)
+    parts = sent[0]
+    ran = _core.decomposed_run_parts(parts, "pias")
+
+    def run_with(got: Any) -> None:
+        _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", lambda _: got)
+
+    # What cannot be the results of the simulations sent: one line naming it.
     for bad, says in [
-        (runs[1:], f"simulation {runs[0][0]} of {len(runs)} missing"),
-        (runs + runs[:1], f"simulation {runs[0][0]} given twice"),
-        (runs + [(len(runs), [], 0)], f"simulation {len(runs)}, but the run has {len(runs)}"),
+        (ran[1:], f"run_parts: {len(ran) - 1} results for {len(ran)} link simulations sent"),
+        ([ran[0], (ran[1][0][1:], ran[1][1]), *ran[2:]], "run_parts: result 1 has"),
+        ("nonsense", "run_parts: returned what is not a list"),
     ]:
         with pytest.raises(ValueError, match=says):
-            _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", bad)
+            run_with(bad)
+    with pytest.raises(ValueError, match="run_parts: runs one transport's"):
+        _core.simulate_decomposed(w, ["pias", "dctcp"], "", None, None, False, TOPOLOGY, None, 1, "", ship)
+    # What is not a part, or a scheduler the engine does not run, is refused naming it.
+    with pytest.raises(ValueError, match=r"parts\[1\]: a link simulation's bytes \(3 B\) are not one"):
+        _core.decomposed_run_parts([parts[0], b"\x00\x01\x02"], "pias")
+    with pytest.raises(ValueError, match="central coordinator"):
+        _core.decomposed_run_parts(parts[:1], "aalo")
+
+    # An error of the callable itself reaches the caller as it is.
+    def lost(_: list[bytes]) -> Any:
+        raise RuntimeError("worker lost")
+
+    with pytest.raises(RuntimeError, match="worker lost"):
+        _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "", lost)

@@ -25,8 +25,7 @@ __all__ = [
     "refusals",
     "simulate_packet",
     "simulate_decomposed",
-    "decomposed_link_runs",
-    "decomposed_paces",
+    "decomposed_run_parts",
     "check_decomposed_options",
     "check_decomposed_scheduler",
     "packet_transports",
@@ -158,32 +157,9 @@ def simulate_decomposed(
     paths: list[int | None] | None = None,
     threads: int | None = None,
     decompose: str = "",
-    link_runs: list[tuple[int, list[int], int]] | None = None,
-    paces: bytes | None = None,
+    run_parts: Callable[[list[bytes]], list[tuple[list[int], int]]] | None = None,
 ) -> list[dict[str, Any]]: ...
-def decomposed_link_runs(
-    workload: Workload,
-    transport: str,
-    shard: int,
-    shards: int,
-    options: str = "",
-    capacity_bps: float | None = None,
-    n_hosts: int | None = None,
-    topology: str | None = None,
-    paths: list[int | None] | None = None,
-    decompose: str = "",
-    paces: bytes | None = None,
-) -> tuple[int, list[tuple[int, list[int], int]]]: ...
-def decomposed_paces(
-    workload: Workload,
-    transport: str,
-    options: str = "",
-    capacity_bps: float | None = None,
-    n_hosts: int | None = None,
-    topology: str | None = None,
-    paths: list[int | None] | None = None,
-    decompose: str = "",
-) -> bytes | None: ...
+def decomposed_run_parts(parts: list[bytes], transport: str, options: str = "") -> list[tuple[list[int], int]]: ...
 def check_decomposed_options(decompose: str) -> None: ...
 def check_decomposed_scheduler(name: str) -> None: ...
 def packet_transports() -> list[str]: ...

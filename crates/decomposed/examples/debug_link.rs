@@ -41,16 +41,23 @@ fn main() {
         false,
     )
     .unwrap();
-    for (i, x) in s.fabric.links().iter().enumerate() {
+    for (i, x) in s.part.fabric.links().iter().enumerate() {
         println!(
             "link {i} {:?} {} bps delay {:?}",
             x.kind,
             x.capacity.0,
-            s.fabric.link_delay(LinkId(i as u32))
+            s.part.fabric.link_delay(LinkId(i as u32))
         );
     }
-    let r =
-        coflowkit_packet::simulate(&s.fabric, &s.workload, &[], &[], &cfg, &mut |_| {}).unwrap();
+    let r = coflowkit_packet::simulate(
+        &s.part.fabric,
+        &s.part.workload,
+        &[],
+        &[],
+        &cfg,
+        &mut |_| {},
+    )
+    .unwrap();
     let rows = r.sim.flows.unwrap();
     for (n, st) in r.flow_stats.iter().enumerate() {
         if st.timeouts > 0 || st.drops > 0 {

@@ -423,10 +423,8 @@ fn pace_rate(nic: f64, step: u8) -> u64 {
 }
 
 /// Where the links' simulations pace whom: per flow, per link of its path
-/// (in flow order, then path order), a step of [`pace_of`]. It is what the
-/// fluid view decides, and all a link's simulation needs of it, so a plan
-/// prepared elsewhere can hand it over ([`Plan::paces`],
-/// [`prepare_paced`]) instead of each process running the fluid view.
+/// (in flow order, then path order), a step of [`pace_of`]: what the
+/// fluid view decides, and all a link's simulation needs of it.
 pub struct Paces {
     /// Where each flow's steps start, and one past the last flow's.
     at: Vec<usize>,
@@ -445,32 +443,13 @@ impl Paces {
         }
     }
 
-    fn new(
-        fabric: &Fabric,
-        paths: &[Vec<LinkId>],
-        steps: Vec<u8>,
-    ) -> Result<Paces, DecomposeError> {
+    fn new(fabric: &Fabric, paths: &[Vec<LinkId>], steps: Vec<u8>) -> Paces {
         let mut at = Vec::with_capacity(paths.len() + 1);
         at.push(0);
         for p in paths {
             at.push(at.last().unwrap() + p.len());
         }
-        let want = *at.last().unwrap();
-        if steps.len() != want {
-            return Err(DecomposeError::Input(format!(
-                "paces: {} link crossings given, the run's flows make {want} (paces come from \
-                 the same workload, fabric and options)",
-                steps.len()
-            )));
-        }
-        if let Some(bad) = steps
-            .iter()
-            .find(|&&s| f64::from(s) > PACE_FLOOR.log(PACE_STEP).round())
-        {
-            return Err(DecomposeError::Input(format!(
-                "paces: step {bad} is below the pacing floor"
-            )));
-        }
+        debug_assert_eq!(steps.len(), *at.last().unwrap(), "a step per link crossing");
         let nic = paths
             .iter()
             .map(|p| {
@@ -478,7 +457,7 @@ impl Paces {
                     .map_or(0.0, |l| fabric.links()[l.0 as usize].capacity.0)
             })
             .collect();
-        Ok(Paces { at, steps, nic })
+        Paces { at, steps, nic }
     }
 }
 
@@ -489,9 +468,9 @@ pub type LinkRun = (Vec<u64>, u64);
 /// A decomposition prepared up to its link simulations ([`prepare`]): every
 /// flow routed, the links that carry flows clustered (or not), and the
 /// simulations to run. These are independent of each other, so they can run
-/// anywhere (threads, [`simulate`]; or other processes, each preparing the
-/// same plan, which is deterministic, and running some of them) before
-/// [`finish`] combines their results.
+/// anywhere (threads, [`simulate`]; or other processes, each given the
+/// [`linksim::Part`]s it runs as bytes) before [`finish`] combines their
+/// results.
 pub struct Plan<'a> {
     fabric: &'a Fabric,
     workload: &'a ValidWorkload,
@@ -513,8 +492,9 @@ pub struct Plan<'a> {
 }
 
 impl Plan<'_> {
-    /// Where its links' simulations pace whom ([`Paces`]), as
-    /// [`prepare_paced`] takes it; `None` when they pace no one.
+    /// Where its links' simulations pace whom: per flow, per link of its
+    /// path, how many half octaves below its NIC's rate its source is
+    /// paced there (0: not paced); `None` when they pace no one.
     pub fn paces(&self) -> Option<Vec<u8>> {
         self.paces.as_ref().map(|p| p.steps.clone())
     }
@@ -565,20 +545,6 @@ pub fn prepare<'a>(
     cfg: &'a PacketConfig,
     opts: Options,
 ) -> Result<Plan<'a>, DecomposeError> {
-    prepare_paced(fabric, workload, pinned, cfg, opts, None)
-}
-
-/// [`prepare`], with the pacing another preparation of the same run found
-/// ([`Plan::paces`]): the fluid view is not run again (unless
-/// [`FluidUse::base`] needs it to combine).
-pub fn prepare_paced<'a>(
-    fabric: &'a Fabric,
-    workload: &'a ValidWorkload,
-    pinned: &[Option<u32>],
-    cfg: &'a PacketConfig,
-    opts: Options,
-    paces: Option<Vec<u8>>,
-) -> Result<Plan<'a>, DecomposeError> {
     check(workload)?;
     cfg.check()
         .map_err(|e| DecomposeError::Input(e.to_string()))?;
@@ -618,20 +584,17 @@ pub fn prepare_paced<'a>(
         .collect();
     // The fluid view, and where it paces whom.
     let paced = opts.fluid.pace != Pace::Off;
-    let fluid = (opts.fluid.base || (opts.fluid.is_on() && paces.is_none()))
+    let fluid = opts
+        .fluid
+        .is_on()
         .then(|| fluid::run(fabric, &routes.paths, &bytes, &start));
-    let paces: Option<Paces> = match (paces, &fluid) {
-        _ if !paced => None,
-        (Some(steps), _) => Some(Paces::new(fabric, &routes.paths, steps)?),
-        (None, Some(fl)) => {
-            let mut steps = Vec::new();
-            for (i, &b) in bytes.iter().enumerate() {
-                pace_of(fabric, &routes.paths[i], fl, i, b, opts.fluid, &mut steps);
-            }
-            Some(Paces::new(fabric, &routes.paths, steps)?)
+    let paces: Option<Paces> = fluid.as_ref().filter(|_| paced).map(|fl| {
+        let mut steps = Vec::new();
+        for (i, &b) in bytes.iter().enumerate() {
+            pace_of(fabric, &routes.paths[i], fl, i, b, opts.fluid, &mut steps);
         }
-        (None, None) => unreachable!("pacing runs the fluid view"),
-    };
+        Paces::new(fabric, &routes.paths, steps)
+    });
     // Which links are simulated: each cluster's first ones, or every link.
     let groups: Vec<cluster::Cluster> = match opts.cluster {
         Some(min_flows) => {

@@ -33,10 +33,11 @@ use crate::hops::{collapsed_delay, Hop};
 use crate::route::Routes;
 use crate::{DecomposeError, Paces, Run};
 use coflowkit_model::{
-    BitsPerSec, CoflowSpec, CustomSpec, Dur, Fabric, HostId, LinkId, LinkKind, LinkSpec, NodeKind,
-    NodeSpec, ValidWorkload, Workload,
+    BitsPerSec, Bytes, CoflowId, CoflowSpec, CustomSpec, Dur, Fabric, FlowKind, FlowSpec, HostId,
+    JobStage, LinkId, LinkKind, LinkSpec, NodeKind, NodeSpec, Time, ValidWorkload, Workload,
 };
 use coflowkit_packet::PacketConfig;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// How much faster than the slowest hop after the link a destination's
@@ -61,21 +62,213 @@ pub enum Sources {
 pub struct LinkSim {
     /// The link it stands for.
     pub link: LinkId,
-    /// Its small fabric.
-    pub fabric: Fabric,
-    /// Its flows, as a workload of that fabric.
-    pub workload: ValidWorkload,
+    /// What runs: its small fabric and its flows.
+    pub part: Part,
     /// Each of its flows' index in the whole workload, in its own flow
     /// order.
     pub flows: Vec<u32>,
     /// Each of its flows' path through the small fabric, in that order.
     pub paths: Vec<Vec<Hop>>,
+}
+
+/// What a link's simulation runs, with nothing of the whole fabric: its
+/// small fabric and workload. It travels as bytes ([`Part::encode`],
+/// [`Part::decode`]), so that other processes (Dask workers) run link
+/// simulations without the whole workload or the plan, which only the
+/// process that combines their results holds.
+pub struct Part {
+    /// Its small fabric.
+    pub fabric: Fabric,
+    /// Its flows, as a workload of that fabric.
+    pub workload: ValidWorkload,
     /// Its ACKs reach their senders crossing no port ([`part_cfg`]).
     pub direct_acks: bool,
     /// Its packets cross their destinations' links with no event: each
     /// of those is at least as fast as the link, the only one that feeds
     /// it, so it never holds two packets ([`part_cfg`]).
     pub direct_last_hop: bool,
+    /// What it is made from, as [`Part::encode`] writes it.
+    wire: Wire,
+}
+
+/// A [`Part`] as it travels: the small fabric's nodes (sources, then
+/// destinations, then the link's switches), its duplex links, each host's
+/// one link's delay and the link's, and the flows.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    /// Each node's name and whether it is a switch.
+    nodes: Vec<(String, bool)>,
+    /// Each duplex link's two nodes and rate (bits/s).
+    links: Vec<(String, String, u64)>,
+    /// Each host's one link's delay (ns), in host order.
+    host_delay: Vec<u64>,
+    /// The delay of every link not a host's (ns): the link's own.
+    link_delay: u64,
+    coflows: Vec<WireCoflow>,
+    direct_acks: bool,
+    direct_last_hop: bool,
+}
+
+/// A coflow of a [`Wire`]: id, arrival (ns), job and stage, deadline
+/// (ns), flows.
+#[derive(Serialize, Deserialize)]
+struct WireCoflow {
+    id: u64,
+    arrival: u64,
+    job: Option<(u64, u32)>,
+    deadline: Option<u64>,
+    flows: Vec<WireFlow>,
+}
+
+/// A network flow of a [`WireCoflow`] (the decomposed engine runs no
+/// compute stages).
+#[derive(Serialize, Deserialize)]
+struct WireFlow {
+    src: u32,
+    dst: u32,
+    bytes: u64,
+    group: u32,
+    after: Option<u32>,
+    delay: u64,
+    deadline: Option<u64>,
+    size_known: bool,
+}
+
+impl Part {
+    /// The part `wire` describes, its fabric and workload checked as the
+    /// whole fabric's are (`name`: the link's, for errors).
+    fn assemble(wire: Wire, name: &str) -> Result<Part, DecomposeError> {
+        let err = |e: String| DecomposeError::Link(name.to_string(), e);
+        let spec = CustomSpec {
+            nodes: wire
+                .nodes
+                .iter()
+                .map(|(name, switch)| NodeSpec {
+                    name: name.clone(),
+                    kind: if *switch {
+                        NodeKind::Switch
+                    } else {
+                        NodeKind::Host
+                    },
+                })
+                .collect(),
+            links: wire
+                .links
+                .iter()
+                .map(|(from, to, rate)| LinkSpec {
+                    from: from.clone(),
+                    to: to.clone(),
+                    capacity: BitsPerSec(*rate as f64),
+                    duplex: true,
+                })
+                .collect(),
+        };
+        let small = Fabric::custom(&spec).map_err(|e| err(e.to_string()))?;
+        let delays = small
+            .links()
+            .iter()
+            .map(|x| match x.kind {
+                LinkKind::Uplink(h) | LinkKind::Downlink(h) => {
+                    wire.host_delay.get(h.0 as usize).map(|&d| Dur(d))
+                }
+                _ => Some(Dur(wire.link_delay)),
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| err("a host without its link's delay".into()))?
+            .into_iter()
+            .map(Some)
+            .collect();
+        let small = small
+            .with_link_delays(delays)
+            .map_err(|e| err(e.to_string()))?;
+        let coflows = wire
+            .coflows
+            .iter()
+            .map(|c| CoflowSpec {
+                id: CoflowId(c.id),
+                arrival: Time(c.arrival),
+                job: c.job.map(|(job, stage)| JobStage { job, stage }),
+                deadline: c.deadline.map(Dur),
+                parents: vec![],
+                flows: c
+                    .flows
+                    .iter()
+                    .map(|f| FlowSpec {
+                        src: HostId(f.src),
+                        dst: HostId(f.dst),
+                        bytes: Bytes(f.bytes),
+                        kind: FlowKind::Net,
+                        group: f.group,
+                        after: f.after,
+                        delay: Dur(f.delay),
+                        deadline: f.deadline.map(Dur),
+                        size_known: f.size_known,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let n_hosts = wire.host_delay.len() as u32;
+        let workload = Workload { n_hosts, coflows }
+            .validate(&small)
+            .map_err(|e| err(e.to_string()))?;
+        Ok(Part {
+            fabric: small,
+            workload,
+            direct_acks: wire.direct_acks,
+            direct_last_hop: wire.direct_last_hop,
+            wire,
+        })
+    }
+
+    /// The part as bytes, for [`Part::decode`] in another process of the
+    /// same coflowkit.
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_stdvec(&self.wire).expect("a part's fields all encode")
+    }
+
+    /// The part [`Part::encode`] wrote, its fabric and workload checked
+    /// again; bytes that are not one are refused, saying so.
+    pub fn decode(bytes: &[u8]) -> Result<Part, DecomposeError> {
+        let wire: Wire = postcard::from_bytes(bytes).map_err(|e| {
+            DecomposeError::Input(format!(
+                "a link simulation's bytes ({} B) are not one this coflowkit encodes: {e}",
+                bytes.len()
+            ))
+        })?;
+        Part::assemble(wire, "(decoded)")
+    }
+
+    /// Runs it on the packet engine: each of its flows' completion time
+    /// (ns), in its flow order, and the per-hop packets it took.
+    pub fn run(
+        &self,
+        run: &Run<'_>,
+        cfg: &PacketConfig,
+    ) -> Result<(Vec<u64>, u64), DecomposeError> {
+        let cfg = &part_cfg(cfg, self.direct_acks, self.direct_last_hop);
+        let r = match run {
+            Run::Transport => {
+                coflowkit_packet::simulate(&self.fabric, &self.workload, &[], &[], cfg, &mut |_| {})
+            }
+            Run::Hosts(spec) => coflowkit_packet::simulate_scheduled(
+                &self.fabric,
+                &self.workload,
+                spec,
+                &[],
+                cfg,
+                &mut |_| {},
+            ),
+        }
+        .map_err(|e| DecomposeError::Packet(e.to_string()))?;
+        let rows = r
+            .sim
+            .flows
+            .expect("the packet engine keeps every flow's row");
+        Ok((
+            rows.iter().map(|f| (f.finish - f.start).0).collect(),
+            r.packets,
+        ))
+    }
 }
 
 /// The packet engine's configuration `cfg` for a part of the fabric (a
@@ -152,28 +345,17 @@ pub fn build(
     // then the link's two switches where they are switches.
     let name_s = |s: usize| format!("s{s}");
     let name_d = |d: usize| format!("d{d}");
-    let mut nodes: Vec<NodeSpec> = (0..srcs.len())
+    let mut nodes: Vec<(String, bool)> = (0..srcs.len())
         .map(name_s)
         .chain((0..dsts.len()).map(name_d))
-        .map(|name| NodeSpec {
-            name,
-            kind: NodeKind::Host,
-        })
+        .map(|name| (name, false))
         .collect();
     for (name, is) in [("A", !uplink), ("B", !downlink)] {
         if is {
-            nodes.push(NodeSpec {
-                name: name.into(),
-                kind: NodeKind::Switch,
-            });
+            nodes.push((name.into(), true));
         }
     }
-    let duplex = |from: String, to: String, rate: u64| LinkSpec {
-        from,
-        to,
-        capacity: BitsPerSec(rate as f64),
-        duplex: true,
-    };
+    let duplex = |from: String, to: String, rate: u64| (from, to, rate);
     let n_src = srcs.len();
     let mut links = vec![];
     // Each host's one link's delay (host number = node order).
@@ -226,49 +408,52 @@ pub fn build(
             dst_hop[d] = Some(hop);
         }
     }
-    let small = Fabric::custom(&CustomSpec { nodes, links })
-        .map_err(|e| DecomposeError::Link(fabric.link_name(l), e.to_string()))?;
-    let delays = small
-        .links()
-        .iter()
-        .map(|x| match x.kind {
-            LinkKind::Uplink(h) | LinkKind::Downlink(h) => Some(Dur(host_delay[h.0 as usize])),
-            _ => Some(Dur(link.delay)),
-        })
-        .collect();
-    let small = small
-        .with_link_delays(delays)
-        .map_err(|e| DecomposeError::Link(fabric.link_name(l), e.to_string()))?;
     // The workload: each coflow with the flows of it that cross the link.
-    let mut coflows: Vec<CoflowSpec> = vec![];
+    let mut coflows: Vec<WireCoflow> = vec![];
     let mut members: HashMap<u64, Vec<(u32, usize)>> = HashMap::new();
     for (n, &i) in flows.iter().enumerate() {
         let (c, k) = flow_at[i as usize];
         let orig = &workload.coflows()[c as usize];
-        if coflows.last().map(|x| x.id) != Some(orig.id) {
-            coflows.push(CoflowSpec {
-                id: orig.id,
-                arrival: orig.arrival,
+        if coflows.last().map(|x| x.id) != Some(orig.id.0) {
+            coflows.push(WireCoflow {
+                id: orig.id.0,
+                arrival: orig.arrival.0,
+                job: orig.job.map(|j| (j.job, j.stage)),
+                deadline: orig.deadline.map(|d| d.0),
                 flows: vec![],
-                job: orig.job,
-                deadline: orig.deadline,
-                parents: vec![],
             });
         }
         let (s, d) = ends[n];
-        let mut f = orig.flows[k as usize];
-        f.src = HostId(s as u32);
-        f.dst = HostId((n_src + d) as u32);
-        coflows.last_mut().expect("pushed").flows.push(f);
+        let f = &orig.flows[k as usize];
+        coflows.last_mut().expect("pushed").flows.push(WireFlow {
+            src: s as u32,
+            dst: (n_src + d) as u32,
+            bytes: f.bytes.0,
+            group: f.group,
+            after: f.after,
+            delay: f.delay.0,
+            deadline: f.deadline.map(|d| d.0),
+            size_known: f.size_known,
+        });
         members.entry(orig.id.0).or_default().push((i, n));
     }
-    let n_hosts = (n_src + dsts.len()) as u32;
-    let small_workload = Workload { n_hosts, coflows }
-        .validate(&small)
-        .map_err(|e| DecomposeError::Link(fabric.link_name(l), e.to_string()))?;
+    let wire = Wire {
+        nodes,
+        links,
+        host_delay,
+        link_delay: link.delay,
+        coflows,
+        direct_acks: direct,
+        direct_last_hop: direct
+            && !downlink
+            && dst_hop
+                .iter()
+                .all(|h| h.is_some_and(|h| h.rate >= link.rate)),
+    };
+    let part = Part::assemble(wire, &fabric.link_name(l))?;
     let mut order = Vec::with_capacity(flows.len());
     let mut paths = Vec::with_capacity(flows.len());
-    for c in small_workload.coflows() {
+    for c in part.workload.coflows() {
         for &(i, n) in &members[&c.id.0] {
             order.push(i);
             let (s, d) = ends[n];
@@ -280,49 +465,19 @@ pub fn build(
     }
     Ok(LinkSim {
         link: l,
-        fabric: small,
-        workload: small_workload,
+        part,
         flows: order,
         paths,
-        direct_acks: direct,
-        direct_last_hop: direct
-            && !downlink
-            && dst_hop
-                .iter()
-                .all(|h| h.is_some_and(|h| h.rate >= link.rate)),
     })
 }
 
 impl LinkSim {
-    /// Runs it on the packet engine: each of its flows' completion time
-    /// (ns), in its flow order, and the per-hop packets it took.
+    /// Runs it on the packet engine ([`Part::run`]).
     pub fn run(
         &self,
         run: &Run<'_>,
         cfg: &PacketConfig,
     ) -> Result<(Vec<u64>, u64), DecomposeError> {
-        let cfg = &part_cfg(cfg, self.direct_acks, self.direct_last_hop);
-        let r = match run {
-            Run::Transport => {
-                coflowkit_packet::simulate(&self.fabric, &self.workload, &[], &[], cfg, &mut |_| {})
-            }
-            Run::Hosts(spec) => coflowkit_packet::simulate_scheduled(
-                &self.fabric,
-                &self.workload,
-                spec,
-                &[],
-                cfg,
-                &mut |_| {},
-            ),
-        }
-        .map_err(|e| DecomposeError::Packet(e.to_string()))?;
-        let rows = r
-            .sim
-            .flows
-            .expect("the packet engine keeps every flow's row");
-        Ok((
-            rows.iter().map(|f| (f.finish - f.start).0).collect(),
-            r.packets,
-        ))
+        self.part.run(run, cfg)
     }
 }

@@ -5,6 +5,7 @@
 
 mod common;
 
+use coflowkit_decomposed::linksim::Part;
 use coflowkit_decomposed::{finish, prepare, DecomposedResult, Options, Run};
 use coflowkit_model::{BitsPerSec, Fabric, LeafSpineSpec, ValidWorkload};
 use coflowkit_packet::PacketConfig;
@@ -107,19 +108,29 @@ fn link_simulations_run_apart_and_finished_give_the_same_run() {
         let mut o = Options::default();
         o.set(opts).unwrap();
         let cfg = PacketConfig::default();
-        // Two plans, as two workers would prepare them: each runs every
-        // other simulation; the results are put back in order.
+        // As on two workers: each is sent every other simulation's part
+        // as bytes and runs what it decodes; the results are put back in
+        // order.
+        let plan = prepare(&fabric, &w, &[], &cfg, o).unwrap();
+        let sent: Vec<Vec<u8>> = plan.sims.iter().map(|s| s.part.encode()).collect();
         let shard = |k: usize| {
-            let plan = prepare(&fabric, &w, &[], &cfg, o).unwrap();
-            let n = plan.sims.len();
-            (0..n)
+            (0..sent.len())
                 .filter(|i| i % 2 == k)
-                .map(|i| (i, plan.sims[i].run(&Run::Transport, &cfg)))
+                .map(|i| {
+                    (
+                        i,
+                        Part::decode(&sent[i]).unwrap().run(&Run::Transport, &cfg),
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         let mut ran: Vec<_> = shard(0).into_iter().chain(shard(1)).collect();
         ran.sort_by_key(|(i, _)| *i);
-        let plan = prepare(&fabric, &w, &[], &cfg, o).unwrap();
+        for (s, bytes) in plan.sims.iter().zip(&sent) {
+            let back = Part::decode(bytes).unwrap();
+            assert_eq!(back.encode(), *bytes);
+            assert_eq!(back.workload.n_flows(), s.flows.len());
+        }
         let apart = finish(
             plan,
             &Run::Transport,
@@ -138,6 +149,11 @@ fn link_simulations_run_apart_and_finished_give_the_same_run() {
             .unwrap_err()
             .to_string();
         assert!(err.contains("0 link simulation results for"), "{err}");
+    }
+    // Bytes that are not a part are refused, saying so.
+    for bad in [&b""[..], &[0xff; 7][..]] {
+        let e = Part::decode(bad).err().expect("refused").to_string();
+        assert!(e.contains("not one this coflowkit encodes"), "{e}");
     }
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use coflowkit_decomposed::{fluid, prepare, prepare_paced, route, DecomposedResult, Options};
+use coflowkit_decomposed::{fluid, prepare, route, DecomposedResult, Options};
 use coflowkit_model::{
     flow, BitsPerSec, CoflowSpec, Fabric, FatTreeSpec, LeafSpineSpec, LinkId, Time, ValidWorkload,
     Workload,
@@ -393,37 +393,22 @@ fn pace_host_sends_a_flow_its_port_holds_at_what_its_host_leaves_it() {
 }
 
 #[test]
-fn a_plan_prepared_with_handed_over_paces_is_the_same_plan() {
-    // A Dask link task takes the pacing its point's task found instead of
-    // running the fluid view again: the same link simulations.
+fn without_the_fluid_correction_no_one_is_paced() {
     let fabric = leaf_spine();
     let w = websearch(&fabric, 120, 0.6);
     let cfg = PacketConfig::default();
-    let opts = Options::default();
-    let a = prepare(&fabric, &w, &[], &cfg, opts).unwrap();
-    let paces = a.paces().expect("the default options pace");
-    assert!(paces.iter().any(|&s| s > 0), "someone is paced");
-    let b = prepare_paced(&fabric, &w, &[], &cfg, opts, Some(paces.clone())).unwrap();
-    assert_eq!(b.paces().as_ref(), Some(&paces));
-    assert_eq!(a.sims.len(), b.sims.len());
-    for (x, y) in a.sims.iter().zip(&b.sims) {
-        assert_eq!(x.flows, y.flows);
-        assert_eq!(x.paths, y.paths);
-    }
+    let on = prepare(&fabric, &w, &[], &cfg, Options::default()).unwrap();
+    assert!(on
+        .paces()
+        .expect("the default options pace")
+        .iter()
+        .any(|&s| s > 0));
     let mut off = Options::default();
     off.set("fluid=off").unwrap();
     assert!(prepare(&fabric, &w, &[], &cfg, off)
         .unwrap()
         .paces()
         .is_none());
-    // Paces of another run are refused, naming them.
-    for bad in [paces[1..].to_vec(), vec![200; paces.len()]] {
-        let e = prepare_paced(&fabric, &w, &[], &cfg, opts, Some(bad))
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(e.contains("paces:"), "{e}");
-    }
 }
 
 #[test]

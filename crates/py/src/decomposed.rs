@@ -9,8 +9,9 @@ use crate::progress::Board;
 use crate::simulate::{col, result_dict};
 use crate::topology::fabric_for;
 use crate::workload::PyWorkload;
+use coflowkit_decomposed::linksim::Part;
 use coflowkit_decomposed::{
-    finish, prepare_paced, simulate, DecomposedResult, LinkRun, Options, Plan, Run as How,
+    finish, prepare, simulate, DecomposedResult, LinkRun, Options, Plan, Run as How,
 };
 use coflowkit_model::{Fabric, ValidWorkload};
 use coflowkit_packet::PacketConfig;
@@ -32,13 +33,13 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 /// `packets` (per-hop, over every link simulation), `alone_paths`, and
 /// `links` (columns `link`, `name`, `flows`, `packets`, `cost_s`: what the
 /// link cost its flows beyond their time alone, summed).
-/// `link_runs`: the link simulations' results, run elsewhere
-/// (`decomposed_link_runs`, e.g. on Dask workers), one run only: the
-/// estimates are made from them and no link simulation runs here.
-/// `paces`: with `link_runs`, the run's pacing (`decomposed_paces`), so
-/// that the fluid view is not run again.
+/// `run_parts`: a callable that runs the link simulations elsewhere (e.g.
+/// as Dask tasks), for one transport only: it is given each simulation's
+/// part as bytes (the costliest first) and returns, in that order, what
+/// `decomposed_run_parts` returns for them; the run is prepared once, here,
+/// and no link simulation runs here.
 #[pyfunction]
-#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = "", link_runs = None, paces = None))]
+#[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = "", run_parts = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_decomposed<'py>(
     py: Python<'py>,
@@ -52,15 +53,8 @@ pub fn simulate_decomposed<'py>(
     paths: Option<Vec<Option<u32>>>,
     threads: Option<usize>,
     decompose: &str,
-    link_runs: Option<Vec<(usize, Vec<u64>, u64)>>,
-    paces: Option<Bound<'py, PyBytes>>,
+    run_parts: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let paces = paces.map(|b| b.as_bytes().to_vec());
-    if paces.is_some() && link_runs.is_none() {
-        return Err(value_error(
-            "paces: given with link_runs only (a run that simulates its links here finds its own)",
-        ));
-    }
     let s = Setup::new(
         py,
         workload,
@@ -73,19 +67,31 @@ pub fn simulate_decomposed<'py>(
         threads,
         decompose,
     )?;
-    if let Some(given) = link_runs {
+    if let Some(ship) = run_parts {
         if s.runs.len() != 1 {
             return Err(value_error(format!(
-                "link_runs: the results of one run's link simulations, but {} transports given",
+                "run_parts: runs one transport's link simulations, but {} transports given",
                 s.runs.len()
             )));
         }
         let (how, _) = how(&s.runs[0]);
-        let r = py.detach(|| -> PyResult<DecomposedResult> {
-            let plan = s.plan(0, paces)?;
-            let ran = in_order(plan.sims.len(), given)?;
-            finish(plan, &how, ran.into_iter().map(Ok).collect()).map_err(value_error)
+        let plan = py.detach(|| s.plan(0))?;
+        let order = plan.costliest_first();
+        let sent = PyList::new(
+            py,
+            order
+                .iter()
+                .map(|&i| PyBytes::new(py, &plan.sims[i].part.encode())),
+        )?;
+        let got: Vec<(Vec<u64>, u64)> = ship.call1((sent,))?.extract().map_err(|e| {
+            value_error(format!(
+                "run_parts: returned what is not a list of (completion times, packets): {e}"
+            ))
         })?;
+        let ran = in_order(&plan, &order, got)?;
+        let r = py
+            .detach(|| finish(plan, &how, ran.into_iter().map(Ok).collect()))
+            .map_err(value_error)?;
         let out = PyList::empty(py);
         out.append(decomposed_dict(py, transports[0].trim(), &s.fabric, r)?)?;
         return Ok(out);
@@ -127,100 +133,38 @@ pub fn simulate_decomposed<'py>(
     Ok(out)
 }
 
-/// Runs shard `shard` of `shards` of one decomposed run's link simulations
-/// (dealt in turn, the costliest first, so that shards carry alike work:
-/// `Plan::costliest_first`), one after another, and
-/// returns how many simulations the run has and, per simulation run here,
-/// `(i, each of its flows' completion time in ns, its per-hop packets)`:
-/// what `simulate_decomposed(..., link_runs=)` takes, gathered over every
-/// shard. Every shard prepares the same plan (routes and clusters are
-/// deterministic), so shards can run in other processes or on Dask workers.
-/// The other arguments are `simulate_decomposed`'s, for one transport;
-/// `paces`, the run's pacing (`decomposed_paces`), spares each shard the
-/// fluid view.
+/// Runs link simulations sent as bytes (`simulate_decomposed`'s
+/// `run_parts`: each a link's small fabric and flows), one after another,
+/// with `transport` (a transport's name, or the spec of a scheduler whose
+/// host policies decide alone) and the packet knobs `options`, which must
+/// be the run's: per part, each of its flows' completion time (ns, in its
+/// flow order) and the per-hop packets it took. Needs neither the workload
+/// nor the fabric, so a Dask worker runs its share of a point's link
+/// simulations without preparing the point.
 #[pyfunction]
-#[pyo3(signature = (workload, transport, shard, shards, options = "", capacity_bps = None, n_hosts = None, topology = None, paths = None, decompose = "", paces = None))]
-#[allow(clippy::too_many_arguments)]
-pub fn decomposed_link_runs<'py>(
-    py: Python<'py>,
-    workload: &Bound<'py, PyWorkload>,
-    transport: String,
-    shard: usize,
-    shards: usize,
+#[pyo3(signature = (parts, transport, options = ""))]
+pub fn decomposed_run_parts(
+    py: Python<'_>,
+    parts: Vec<Vec<u8>>,
+    transport: &str,
     options: &str,
-    capacity_bps: Option<f64>,
-    n_hosts: Option<u32>,
-    topology: Option<&str>,
-    paths: Option<Vec<Option<u32>>>,
-    decompose: &str,
-    paces: Option<Bound<'py, PyBytes>>,
-) -> PyResult<(usize, Vec<(usize, Vec<u64>, u64)>)> {
-    let paces = paces.map(|b| b.as_bytes().to_vec());
-    if shards == 0 || shard >= shards {
-        return Err(value_error(format!(
-            "shard: {shard} of {shards}; shards from 1, shard from 0 to shards - 1"
-        )));
+) -> PyResult<Vec<(Vec<u64>, u64)>> {
+    let run = run_of(transport.trim(), options)?;
+    if let Run::Scheduler(spec, _) = &run {
+        check_decomposed_scheduler(&spec.name)?;
     }
-    let s = Setup::one(
-        py,
-        workload,
-        &transport,
-        options,
-        capacity_bps,
-        n_hosts,
-        topology,
-        paths,
-        decompose,
-    )?;
+    let (how, cfg) = how(&run);
     py.detach(|| {
-        let (how, cfg) = how(&s.runs[0]);
-        let plan = s.plan(0, paces)?;
-        let n = plan.sims.len();
-        let order = plan.costliest_first();
-        let runs = order[shard.min(n)..]
+        parts
             .iter()
-            .step_by(shards)
-            .map(|&i| {
-                let (fct, packets) = plan.sims[i].run(&how, cfg).map_err(value_error)?;
-                Ok((i, fct, packets))
+            .enumerate()
+            .map(|(k, bytes)| {
+                let part =
+                    Part::decode(bytes).map_err(|e| value_error(format!("parts[{k}]: {e}")))?;
+                part.run(&how, cfg).map_err(value_error)
             })
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok((n, runs))
+            .collect()
     })
-}
-
-/// Where one decomposed run's link simulations pace whom (the fluid view's
-/// verdict, one byte per flow and link of its path), or None when they pace
-/// no one: what `decomposed_link_runs` and `simulate_decomposed(...,
-/// link_runs=)` take as `paces`, so that a run split into tasks runs the
-/// fluid view once. The arguments are `decomposed_link_runs`'s.
-#[pyfunction]
-#[pyo3(signature = (workload, transport, options = "", capacity_bps = None, n_hosts = None, topology = None, paths = None, decompose = ""))]
-#[allow(clippy::too_many_arguments)]
-pub fn decomposed_paces<'py>(
-    py: Python<'py>,
-    workload: &Bound<'py, PyWorkload>,
-    transport: String,
-    options: &str,
-    capacity_bps: Option<f64>,
-    n_hosts: Option<u32>,
-    topology: Option<&str>,
-    paths: Option<Vec<Option<u32>>>,
-    decompose: &str,
-) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let s = Setup::one(
-        py,
-        workload,
-        &transport,
-        options,
-        capacity_bps,
-        n_hosts,
-        topology,
-        paths,
-        decompose,
-    )?;
-    let steps = py.detach(|| s.plan(0, None).map(|plan| plan.paces()))?;
-    Ok(steps.map(|b| PyBytes::new(py, &b)))
 }
 
 /// What the decomposed entry points check and build from their arguments.
@@ -233,47 +177,10 @@ struct Setup {
 }
 
 impl Setup {
-    /// The setup of one run (`transport`), its link simulations one at a
-    /// time (the entry points that run some of them or none).
-    #[allow(clippy::too_many_arguments)]
-    fn one(
-        py: Python<'_>,
-        workload: &Bound<'_, PyWorkload>,
-        transport: &str,
-        options: &str,
-        capacity_bps: Option<f64>,
-        n_hosts: Option<u32>,
-        topology: Option<&str>,
-        paths: Option<Vec<Option<u32>>>,
-        decompose: &str,
-    ) -> PyResult<Setup> {
-        Setup::new(
-            py,
-            workload,
-            &[transport.to_string()],
-            options,
-            capacity_bps,
-            n_hosts,
-            topology,
-            paths,
-            Some(1),
-            decompose,
-        )
-    }
-
-    /// Run `k`'s plan, with the pacing another preparation found when
-    /// given (`paces`).
-    fn plan(&self, k: usize, paces: Option<Vec<u8>>) -> PyResult<Plan<'_>> {
+    /// Run `k`'s plan.
+    fn plan(&self, k: usize) -> PyResult<Plan<'_>> {
         let (_, cfg) = how(&self.runs[k]);
-        prepare_paced(
-            &self.fabric,
-            &self.valid,
-            &self.paths,
-            cfg,
-            self.opts,
-            paces,
-        )
-        .map_err(value_error)
+        prepare(&self.fabric, &self.valid, &self.paths, cfg, self.opts).map_err(value_error)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -342,38 +249,32 @@ fn how(run: &Run) -> (How<'_>, &PacketConfig) {
     }
 }
 
-/// `given` link simulations' results put in order: each of the `n`
-/// simulations exactly once, else a `ValueError` naming the first index
-/// missing, repeated or out of range.
-fn in_order(n: usize, given: Vec<(usize, Vec<u64>, u64)>) -> PyResult<Vec<LinkRun>> {
-    let mut slots: Vec<Option<LinkRun>> = (0..n).map(|_| None).collect();
-    for (i, fct, packets) in given {
-        match slots.get_mut(i) {
-            None => {
-                return Err(value_error(format!(
-                    "link_runs: simulation {i}, but the run has {n} (0 to {})",
-                    n.saturating_sub(1)
-                )))
-            }
-            Some(Some(_)) => {
-                return Err(value_error(format!(
-                    "link_runs: simulation {i} given twice"
-                )))
-            }
-            Some(slot) => *slot = Some((fct, packets)),
-        }
+/// What `run_parts` returned (`got`, one per part sent, in `order`) put
+/// in the plan's order, else a `ValueError` naming the first result that
+/// cannot be a simulation's.
+fn in_order(plan: &Plan<'_>, order: &[usize], got: Vec<(Vec<u64>, u64)>) -> PyResult<Vec<LinkRun>> {
+    if got.len() != order.len() {
+        return Err(value_error(format!(
+            "run_parts: {} results for {} link simulations sent",
+            got.len(),
+            order.len()
+        )));
     }
-    slots
+    let mut slots: Vec<Option<LinkRun>> = (0..order.len()).map(|_| None).collect();
+    for (k, (&i, r)) in order.iter().zip(got).enumerate() {
+        let n = plan.sims[i].flows.len();
+        if r.0.len() != n {
+            return Err(value_error(format!(
+                "run_parts: result {k} has {} completion times for a link simulation of {n} flows",
+                r.0.len()
+            )));
+        }
+        slots[i] = Some(r);
+    }
+    Ok(slots
         .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            r.ok_or_else(|| {
-                value_error(format!(
-                    "link_runs: simulation {i} of {n} missing (gather every shard)"
-                ))
-            })
-        })
-        .collect()
+        .map(|r| r.expect("every slot filled"))
+        .collect())
 }
 
 /// Checks the decomposition's own options (`simulate_decomposed`'s

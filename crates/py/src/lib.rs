@@ -166,8 +166,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decomposed::simulate_decomposed, m)?)?;
     m.add_function(wrap_pyfunction!(decomposed::check_decomposed_options, m)?)?;
     m.add_function(wrap_pyfunction!(decomposed::check_decomposed_scheduler, m)?)?;
-    m.add_function(wrap_pyfunction!(decomposed::decomposed_link_runs, m)?)?;
-    m.add_function(wrap_pyfunction!(decomposed::decomposed_paces, m)?)?;
+    m.add_function(wrap_pyfunction!(decomposed::decomposed_run_parts, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_transports, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(packet::packet_options, m)?)?;

@@ -146,21 +146,18 @@ def _workload(task: dict[str, Any]) -> Any:
     return w
 
 
-def _link_shard(task: dict[str, Any], shard: int, shards: int, paces: bytes | None) -> list[tuple[int, list[int], int]]:
-    """Shard ``shard`` of ``shards`` of a decomposed point's link simulations (on a Dask worker),
-    paced as its point's task found (``paces``), so the fluid view runs once per point."""
-    w = _workload(task)
-    decompose = task.get("decompose", "")
-    return _core.decomposed_link_runs(
-        w, task["scheduler"], shard, shards, task["packet"], None, None, task["topology"], None, decompose, paces
-    )[1]
+def _link_parts(parts: list[bytes], scheduler: str, packet: str) -> list[tuple[list[int], int]]:
+    """Some of a decomposed point's link simulations, sent as bytes (on a Dask worker: it needs
+    neither the point's workload nor its plan)."""
+    return _core.decomposed_run_parts(parts, scheduler, packet)
 
 
 def _decomposed(task: dict[str, Any], w: Any) -> dict[str, Any]:
     """A decomposed point. Its link simulations run as ``link_tasks`` Dask tasks when the point
-    runs on a Dask worker (each task prepares the same plan, with the pacing this task's fluid view
-    found, and runs its share; the worker's own slot is given back while they run), else on that
-    many threads here (one by default: the runner already runs one point per core)."""
+    runs on a Dask worker (the point is prepared once, here; each task is sent its share of the
+    link simulations as bytes, dealt in turn from the costliest, and the worker's own slot is given
+    back while they run), else on that many threads here (one by default: the runner already runs
+    one point per core)."""
     n = int(task.get("link_tasks", 1))
     decompose = task.get("decompose", "")
     args = (w, [task["scheduler"]], task["packet"], None, None, False, task["topology"], None)
@@ -172,12 +169,20 @@ def _decomposed(task: dict[str, Any], w: Any) -> dict[str, Any]:
         except (ImportError, ValueError):
             pass
         else:
-            paces = _core.decomposed_paces(w, task["scheduler"], task["packet"], None, None, task["topology"], None, decompose)
-            with worker_client() as client:
-                shared = client.scatter(paces, broadcast=True) if paces is not None else None
-                futures = client.map(_link_shard, [task] * n, range(n), [n] * n, [shared] * n, pure=False)
-                runs = [r for part in client.gather(futures) for r in part]
-            return _core.simulate_decomposed(*args, 1, decompose, runs, paces)[0]
+
+            def ship(parts: list[bytes]) -> list[tuple[list[int], int]]:
+                with worker_client() as client:
+                    shares = [parts[k::n] for k in range(n)]
+                    futures = client.map(
+                        _link_parts, shares, [task["scheduler"]] * n, [task["packet"]] * n, pure=False
+                    )
+                    got = client.gather(futures)
+                out: list[Any] = [None] * len(parts)
+                for k, share in enumerate(got):
+                    out[k::n] = share
+                return out
+
+            return _core.simulate_decomposed(*args, 1, decompose, ship)[0]
     return _core.simulate_decomposed(*args, n, decompose)[0]
 
 
