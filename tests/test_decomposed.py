@@ -55,9 +55,9 @@ def test_classes_are_refused() -> None:
 
 
 def test_link_simulations_run_elsewhere_give_the_same_run() -> None:
-    """What a Dask point does (`link_tasks`): the run is prepared once, each link simulation is sent
-    as bytes, run in shards by code that has neither workload nor plan, and the results, put back
-    in order, make the threaded run."""
+    """What a Dask point does (`link_tasks`): the run is prepared once, each packet-level run (a
+    link's simulation, a path's times alone) is sent as bytes, run in shards by code that has
+    neither workload nor plan, and the results, put back in order, make the threaded run."""
     w = _workload()
     (whole,) = _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 2, "cluster=40")
     sent: list[list[bytes]] = []
@@ -70,7 +70,8 @@ def test_link_simulations_run_elsewhere_give_the_same_run() -> None:
         return out
 
     (apart,) = _core.simulate_decomposed(w, ["pias"], "", None, None, False, TOPOLOGY, None, 1, "cluster=40", ship)
-    assert len(sent) == 1 and len(sent[0]) == whole["decomposed"]["link_sims"]
+    d = whole["decomposed"]
+    assert len(sent) == 1 and len(sent[0]) == d["link_sims"] + d["alone_paths"]
     assert list(apart["flows"]["finish_s"]) == list(whole["flows"]["finish_s"])
     assert apart["decomposed"]["packets"] == whole["decomposed"]["packets"]
     parts = sent[0]
@@ -81,8 +82,8 @@ def test_link_simulations_run_elsewhere_give_the_same_run() -> None:
 
     # What cannot be the results of the simulations sent: one line naming it.
     for bad, says in [
-        (ran[1:], f"run_parts: {len(ran) - 1} results for {len(ran)} link simulations sent"),
-        ([ran[0], (ran[1][0][1:], ran[1][1]), *ran[2:]], "run_parts: result 1 has"),
+        (ran[1:], f"run_parts: {len(ran) - 1} results for {len(ran)} parts sent"),
+        ([(r[0][1:], r[1]) for r in ran], "completion times for its .* flows|a path's times alone: .* given for"),
         ("nonsense", "run_parts: returned what is not a list"),
     ]:
         with pytest.raises(ValueError, match=says):
@@ -90,7 +91,7 @@ def test_link_simulations_run_elsewhere_give_the_same_run() -> None:
     with pytest.raises(ValueError, match="run_parts: runs one transport's"):
         _core.simulate_decomposed(w, ["pias", "dctcp"], "", None, None, False, TOPOLOGY, None, 1, "", ship)
     # What is not a part, or a scheduler the engine does not run, is refused naming it.
-    with pytest.raises(ValueError, match=r"parts\[1\]: a link simulation's bytes \(3 B\) are not one"):
+    with pytest.raises(ValueError, match=r"parts\[1\]: a decomposition's job \(3 B\) is not one"):
         _core.decomposed_run_parts([parts[0], b"\x00\x01\x02"], "pias")
     with pytest.raises(ValueError, match="central coordinator"):
         _core.decomposed_run_parts(parts[:1], "aalo")

@@ -3,10 +3,13 @@ or FILE) run locally and on local Dask clusters of 1, 2 and 4 workers; wall time
 each, and the point's p50 / p99 FCT slowdown per size bin.
 
     python examples/decomposed/scale.py [FILE] [--workers 1 2 4] [--no-local] [--out DIR]
+        [--decompose OPTIONS]
 
 Each run is a fresh process (`coflowkit run`), timed whole. Locally the point's link simulations
 run on `link_tasks` threads; on Dask (a `dask scheduler` and N `dask worker --nthreads 1`
-processes on this machine) as `link_tasks` Dask tasks. Peak memory: the largest sum, over the
+processes on this machine) as `link_tasks` Dask tasks. `--decompose` replaces the file's
+`decompose` (e.g. `cluster=20000`: more links simulated per cluster, so that the link simulations,
+which more workers share, are more of the run). Peak memory: the largest sum, over the
 run, of the resident memory of every process it uses (sampled every 0.2 s)."""
 
 from __future__ import annotations
@@ -127,15 +130,30 @@ def slowdowns(store: Path, rate_bps: float = 10e9) -> list[str]:
     return out
 
 
+def with_decompose(file: Path, options: str, out: Path) -> Path:
+    """A copy of experiment `file` in `out` whose `decompose` is `options`."""
+    lines = file.read_text().splitlines()
+    at = [i for i, line in enumerate(lines) if line.split("=")[0].strip() == "decompose"]
+    if len(at) != 1:
+        raise SystemExit(f"{file}: expected one `decompose = ...` line to replace, found {len(at)}")
+    lines[at[0]] = f"decompose = {json.dumps(options)}"
+    copy = out / file.name
+    copy.write_text("\n".join(lines) + "\n")
+    return copy
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("file", nargs="?", type=Path, default=HERE / "scale.toml")
     ap.add_argument("--workers", type=int, nargs="*", default=[1, 2, 4], help="Dask clusters' sizes (default 1 2 4)")
     ap.add_argument("--no-local", action="store_true", help="skip the local run")
     ap.add_argument("--out", type=Path, default=None, help="where the stores go (default: a temporary directory)")
+    ap.add_argument("--decompose", default=None, help="the decomposition's options, instead of the file's")
     a = ap.parse_args()
     out = a.out or Path(tempfile.mkdtemp(prefix="coflowkit-scale-"))
     out.mkdir(parents=True, exist_ok=True)
+    if a.decompose is not None:
+        a.file = with_decompose(a.file, a.decompose, out)
     rows = []
     if not a.no_local:
         wall, peak = run(a.file, out / "local", None, [])

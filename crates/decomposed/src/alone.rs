@@ -18,12 +18,14 @@
 //! its path what an 8 MiB one does (test `tests/alone.rs`).
 
 use crate::hops::Hop;
+use crate::linksim::part_cfg;
 use crate::DecomposeError;
 use coflowkit_model::{
     BitsPerSec, CoflowSpec, CustomSpec, DepKind, Dependency, Dur, Fabric, HostId, LinkSpec,
     NodeKind, NodeSpec, Time, Workload,
 };
 use coflowkit_packet::PacketConfig;
+use serde::{Deserialize, Serialize};
 
 /// Packet counts measured one by one.
 pub const EXACT: u64 = 64;
@@ -54,16 +56,34 @@ pub fn grid(max: u64, mss: u64) -> Vec<u64> {
         .collect()
 }
 
-impl Alone {
-    /// Measures `path` alone for flows up to `max_bytes`.
-    pub fn measure(
-        path: &[Hop],
-        max_bytes: u64,
-        cfg: &PacketConfig,
-    ) -> Result<Alone, DecomposeError> {
-        let mss = u64::from(cfg.mss());
-        let sizes = grid(max_bytes.min(LINEAR), mss);
-        let fabric = chain(path)?;
+/// One path's measurement alone, before it runs: its hops, the largest
+/// flow asked of it, and the packet engine's knobs for a part of the
+/// fabric ([`crate::linksim::part_cfg`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlonePath {
+    /// Its hops.
+    pub path: Vec<Hop>,
+    /// The largest flow (bytes) whose time alone is asked on it.
+    pub max_bytes: u64,
+    /// ACKs cross no port.
+    pub direct_acks: bool,
+    /// Packets cross the last hop with no event (it is at least as fast as
+    /// the hop before, so it never holds two of a lone flow's packets).
+    pub direct_last_hop: bool,
+}
+
+impl AlonePath {
+    /// The grid's sizes (bytes) with the run's knobs `cfg`.
+    fn sizes(&self, cfg: &PacketConfig) -> Vec<u64> {
+        grid(self.max_bytes.min(LINEAR), u64::from(cfg.mss()))
+    }
+
+    /// Runs it on the packet engine: the completion time (ns) of each size
+    /// of its grid, smallest first, and the per-hop packets it took.
+    pub fn run(&self, cfg: &PacketConfig) -> Result<(Vec<u64>, u64), DecomposeError> {
+        let cfg = &part_cfg(cfg, self.direct_acks, self.direct_last_hop);
+        let sizes = self.sizes(cfg);
+        let fabric = chain(&self.path)?;
         let coflows = sizes
             .iter()
             .enumerate()
@@ -91,12 +111,45 @@ impl Alone {
             .sim
             .flows
             .expect("the packet engine keeps every flow's row");
-        let grid = sizes
-            .iter()
-            .zip(&rows)
-            .map(|(&b, f)| (b, (f.finish - f.start).0))
-            .collect();
-        Ok(Alone { grid })
+        Ok((
+            rows.iter().map(|f| (f.finish - f.start).0).collect(),
+            r.packets,
+        ))
+    }
+
+    /// Its times alone from what [`AlonePath::run`] gave (`times`), with
+    /// the same knobs `cfg`; times of another grid are refused.
+    pub fn alone(&self, cfg: &PacketConfig, times: Vec<u64>) -> Result<Alone, DecomposeError> {
+        let sizes = self.sizes(cfg);
+        if sizes.len() != times.len() {
+            return Err(DecomposeError::Input(format!(
+                "a path's times alone: {} given for its {} sizes",
+                times.len(),
+                sizes.len()
+            )));
+        }
+        Ok(Alone {
+            grid: sizes.into_iter().zip(times).collect(),
+        })
+    }
+}
+
+impl Alone {
+    /// Measures `path` alone for flows up to `max_bytes`, with every port
+    /// crossed as the knobs `cfg` say.
+    pub fn measure(
+        path: &[Hop],
+        max_bytes: u64,
+        cfg: &PacketConfig,
+    ) -> Result<Alone, DecomposeError> {
+        let p = AlonePath {
+            path: path.to_vec(),
+            max_bytes,
+            direct_acks: false,
+            direct_last_hop: false,
+        };
+        let (times, _) = p.run(cfg)?;
+        p.alone(cfg, times)
     }
 
     /// The completion time (ns) of a flow of `bytes` alone on the path.

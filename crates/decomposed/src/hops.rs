@@ -5,10 +5,11 @@
 
 use coflowkit_model::{Fabric, LinkId, LinkKind};
 use coflowkit_packet::PacketConfig;
+use serde::{Deserialize, Serialize};
 
 /// One hop: its rate (bits/s, rounded to a whole number so hops compare
 /// and hash) and its one-way propagation delay (ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Hop {
     /// Bits per second.
     pub rate: u64,

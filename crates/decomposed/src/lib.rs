@@ -27,15 +27,17 @@ pub mod alone;
 pub mod cluster;
 pub mod fluid;
 pub mod hops;
+pub mod job;
 pub mod linksim;
 pub mod route;
 
-use alone::Alone;
+use alone::{Alone, AlonePath};
 use coflowkit_model::{Fabric, FlowKind, LinkId, Time, ValidWorkload};
 use coflowkit_packet::PacketConfig;
 use coflowkit_sched::SchedulerSpec;
 use coflowkit_sim::{Outcome, SimResult};
 use hops::Hop;
+use job::Job;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -489,6 +491,14 @@ pub struct Plan<'a> {
     /// The link simulations, in the order [`finish`] takes their results
     /// (each cluster's simulated links in turn).
     pub sims: Vec<linksim::LinkSim>,
+    /// Every path a flow's time alone is asked on (each flow's own, and
+    /// each link simulation's), after the simulations in [`finish`]'s
+    /// order.
+    pub alone: Vec<AlonePath>,
+    /// Each path's place in [`Plan::alone`].
+    alone_of: HashMap<Vec<Hop>, usize>,
+    /// Each flow's own path's place in [`Plan::alone`].
+    own_path: Vec<u32>,
 }
 
 impl Plan<'_> {
@@ -499,22 +509,45 @@ impl Plan<'_> {
         self.paces.as_ref().map(|p| p.steps.clone())
     }
 
-    /// The link simulations' indices, those that carry the most bytes
-    /// first: run in that order on a few threads, the last to start is a
-    /// short one, so no thread runs a long simulation alone at the end
-    /// (longest processing time first, Graham 1969).
+    /// How many packet-level runs [`finish`] takes the results of: every
+    /// link simulation, then every path alone.
+    pub fn n_jobs(&self) -> usize {
+        self.sims.len() + self.alone.len()
+    }
+
+    /// Run `i` of [`Plan::n_jobs`].
+    pub fn job(&self, i: usize) -> Job<'_> {
+        match self.sims.get(i) {
+            Some(s) => Job::Link(&s.part),
+            None => Job::Alone(&self.alone[i - self.sims.len()]),
+        }
+    }
+
+    /// The jobs' indices, those that send the most bytes first: run in
+    /// that order on a few threads or workers, the last to start is a
+    /// short one, so none runs a long job alone at the end (longest
+    /// processing time first, Graham 1969).
     pub fn costliest_first(&self) -> Vec<usize> {
-        let cost =
-            |s: &linksim::LinkSim| -> u64 { s.flows.iter().map(|&f| self.bytes[f as usize]).sum() };
-        let mut order: Vec<usize> = (0..self.sims.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(cost(&self.sims[i])));
+        let mss = u64::from(self.cfg.mss());
+        let cost = |i: usize| -> u64 {
+            match self.sims.get(i) {
+                Some(s) => s.flows.iter().map(|&f| self.bytes[f as usize]).sum(),
+                None => {
+                    let max = self.alone[i - self.sims.len()].max_bytes;
+                    alone::grid(max.min(alone::LINEAR), mss).iter().sum()
+                }
+            }
+        };
+        let mut order: Vec<usize> = (0..self.n_jobs()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(cost(i)));
         order
     }
 }
 
 /// Runs `workload` on `fabric` decomposed into one simulation per link
 /// (`pinned`: a flow's path number, else ECMP's); `progress(done, total)`
-/// over the link simulations, which run on `opts.threads` threads.
+/// over its packet-level runs (the link simulations and the paths alone),
+/// which run on `opts.threads` threads.
 pub fn simulate(
     fabric: &Fabric,
     workload: &ValidWorkload,
@@ -526,13 +559,8 @@ pub fn simulate(
 ) -> Result<DecomposedResult, DecomposeError> {
     let plan = prepare(fabric, workload, pinned, cfg, opts)?;
     let order = plan.costliest_first();
-    let ran = par_map(
-        &plan.sims,
-        &order,
-        opts.threads,
-        |s| s.run(run, cfg),
-        progress,
-    );
+    let jobs: Vec<Job<'_>> = (0..plan.n_jobs()).map(|i| plan.job(i)).collect();
+    let ran = par_map(&jobs, &order, opts.threads, |j| j.run(run, cfg), progress);
     finish(plan, run, ran)
 }
 
@@ -645,6 +673,42 @@ pub fn prepare<'a>(
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // Every path a flow's time alone is asked on, with its largest flow:
+    // each flow's own, then each simulation's.
+    let mut alone: Vec<AlonePath> = vec![];
+    let mut alone_of: HashMap<Vec<Hop>, usize> = HashMap::new();
+    let mut ask = |p: Vec<Hop>, b: u64| -> u32 {
+        let k = *alone_of.entry(p).or_insert_with_key(|p| {
+            // A path's last hop never holds two of a lone flow's packets
+            // when it is at least as fast as the hop before it.
+            let n = p.len();
+            alone.push(AlonePath {
+                path: p.clone(),
+                max_bytes: 0,
+                direct_acks: opts.direct,
+                direct_last_hop: opts.direct && n >= 2 && p[n - 1].rate >= p[n - 2].rate,
+            });
+            alone.len() - 1
+        });
+        alone[k].max_bytes = alone[k].max_bytes.max(b);
+        k as u32
+    };
+    let own_path: Vec<u32> = routes
+        .paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            ask(
+                p.iter().map(|&l| Hop::of(fabric, cfg, l)).collect(),
+                bytes[i],
+            )
+        })
+        .collect();
+    for s in &sims {
+        for (n, p) in s.paths.iter().enumerate() {
+            ask(p.clone(), bytes[s.flows[n] as usize]);
+        }
+    }
     Ok(Plan {
         fabric,
         workload,
@@ -659,16 +723,20 @@ pub fn prepare<'a>(
         fluid,
         paces,
         sims,
+        alone,
+        alone_of,
+        own_path,
     })
 }
 
-/// The run's estimates from its link simulations' results (`ran`: one per
-/// [`Plan::sims`], in order, each simulation having run `run`).
+/// The run's estimates from its jobs' results (`ran`: one per
+/// [`Plan::job`], in order, each link simulation having run `run`).
 pub fn finish(
     plan: Plan<'_>,
     run: &Run<'_>,
     ran: Vec<Result<LinkRun, DecomposeError>>,
 ) -> Result<DecomposedResult, DecomposeError> {
+    let n_jobs = plan.n_jobs();
     let Plan {
         fabric,
         workload,
@@ -683,65 +751,37 @@ pub fn finish(
         fluid,
         paces: _,
         sims,
+        alone: paths_alone,
+        alone_of,
+        own_path,
     } = plan;
     let link_sims = sims.len();
-    if ran.len() != link_sims {
+    if ran.len() != n_jobs {
         return Err(DecomposeError::Input(format!(
-            "{} link simulation results for {link_sims} link simulations",
-            ran.len()
+            "{} results for {n_jobs} jobs ({link_sims} link simulations, {} paths alone)",
+            ran.len(),
+            paths_alone.len()
         )));
     }
-    // Every path a flow's time alone is asked on, with its largest flow.
-    let mut largest: HashMap<Vec<Hop>, u64> = HashMap::new();
-    let real: Vec<Vec<Hop>> = routes
-        .paths
+    let mut ran = ran.into_iter();
+    let sim_runs: Vec<_> = ran.by_ref().take(link_sims).collect();
+    let alone: Vec<Alone> = paths_alone
         .iter()
-        .map(|p| p.iter().map(|&l| Hop::of(fabric, cfg, l)).collect())
-        .collect();
-    for (i, p) in real.iter().enumerate() {
-        let m = largest.entry(p.clone()).or_default();
-        *m = (*m).max(bytes[i]);
-    }
-    for s in &sims {
-        for (n, p) in s.paths.iter().enumerate() {
-            let m = largest.entry(p.clone()).or_default();
-            *m = (*m).max(bytes[s.flows[n] as usize]);
-        }
-    }
-    let mut paths: Vec<(Vec<Hop>, u64)> = largest.into_iter().collect();
-    paths.sort();
-    let alone_paths = paths.len();
-    // The largest flows' paths first (more sizes to measure): the last
-    // measurement to start is a short one.
-    let mut order: Vec<usize> = (0..paths.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(paths[i].1));
-    let measured = par_map(
-        &paths,
-        &order,
-        opts.threads,
-        |(p, max)| {
-            // A path's last hop never holds two of a lone flow's packets
-            // when it is at least as fast as the hop before it.
-            let n = p.len();
-            let last_hop = opts.direct && n >= 2 && p[n - 1].rate >= p[n - 2].rate;
-            Alone::measure(p, *max, &linksim::part_cfg(cfg, opts.direct, last_hop))
-        },
-        &mut |_, _| {},
-    );
-    let mut alone: HashMap<Vec<Hop>, Alone> = HashMap::with_capacity(paths.len());
-    for ((p, _), a) in paths.into_iter().zip(measured) {
-        alone.insert(p, a?);
-    }
+        .zip(ran)
+        .map(|(p, r)| p.alone(cfg, r?.0))
+        .collect::<Result<_, _>>()?;
+    let alone_paths = alone.len();
     // Each flow's time alone on its own path.
     let own: Vec<f64> = (0..bytes.len())
         .map(|i| {
             if bytes[i] == 0 {
                 0.0
             } else {
-                alone[&real[i]].fct(bytes[i])
+                alone[own_path[i] as usize].fct(bytes[i])
             }
         })
         .collect();
+    let alone_on = |p: &Vec<Hop>| &alone[alone_of[p]];
     let mut packets = 0;
     let mut reports = Vec::with_capacity(sims.len());
     let mut kept: Option<Vec<Vec<(LinkId, f64)>>> =
@@ -749,7 +789,7 @@ pub fn finish(
     // Each flow's (cost, a short flow's mean cost) at each link of its path.
     let mut parts: Vec<Vec<(LinkId, f64, f64)>> = vec![vec![]; bytes.len()];
     let short = u64::from(cfg.init_cwnd) * u64::from(cfg.mss());
-    let mut ran = ran.into_iter();
+    let mut ran = sim_runs.into_iter();
     let mut sims = sims.iter();
     for g in &groups {
         // The cluster's simulated links: their flows' costs, kept as they
@@ -759,12 +799,20 @@ pub fn finish(
         for _ in 0..g.simulated {
             let s = sims.next().expect("one simulation per simulated link");
             let (fct, p) = ran.next().expect("one result per simulation")?;
+            if fct.len() != s.flows.len() {
+                return Err(DecomposeError::Input(format!(
+                    "link {}'s simulation: {} completion times for its {} flows",
+                    fabric.link_name(s.link),
+                    fct.len(),
+                    s.flows.len()
+                )));
+            }
             packets += p;
             let costs: Vec<f64> = s
                 .flows
                 .iter()
                 .enumerate()
-                .map(|(n, &i)| fct[n] as f64 - alone[&s.paths[n]].fct(bytes[i as usize]))
+                .map(|(n, &i)| fct[n] as f64 - alone_on(&s.paths[n]).fct(bytes[i as usize]))
                 .collect();
             let (mut lq, mut lnq) = (0.0, 0usize);
             for (n, &i) in s.flows.iter().enumerate() {
@@ -854,10 +902,12 @@ pub fn finish(
         completion[c as usize] = completion[c as usize].max(finish[i]);
     }
     let release: Vec<Time> = workload.coflows().iter().map(|c| c.arrival).collect();
-    let bottleneck: Vec<f64> = real
+    let bottleneck: Vec<f64> = own_path
         .iter()
-        .map(|p| {
-            p.iter()
+        .map(|&k| {
+            paths_alone[k as usize]
+                .path
+                .iter()
                 .map(|h| h.rate as f64)
                 .fold(f64::INFINITY, f64::min)
         })

@@ -72,10 +72,10 @@ pub struct LinkSim {
 }
 
 /// What a link's simulation runs, with nothing of the whole fabric: its
-/// small fabric and workload. It travels as bytes ([`Part::encode`],
-/// [`Part::decode`]), so that other processes (Dask workers) run link
-/// simulations without the whole workload or the plan, which only the
-/// process that combines their results holds.
+/// small fabric and workload. It travels as bytes ([`crate::job`]), so
+/// that other processes (Dask workers) run link simulations without the
+/// whole workload or the plan, which only the process that combines their
+/// results holds.
 pub struct Part {
     /// Its small fabric.
     pub fabric: Fabric,
@@ -87,7 +87,7 @@ pub struct Part {
     /// of those is at least as fast as the link, the only one that feeds
     /// it, so it never holds two packets ([`part_cfg`]).
     pub direct_last_hop: bool,
-    /// What it is made from, as [`Part::encode`] writes it.
+    /// What it is made from, as it travels.
     wire: Wire,
 }
 
@@ -95,7 +95,7 @@ pub struct Part {
 /// destinations, then the link's switches), its duplex links, each host's
 /// one link's delay and the link's, and the flows.
 #[derive(Serialize, Deserialize)]
-struct Wire {
+pub(crate) struct Wire {
     /// Each node's name and whether it is a switch.
     nodes: Vec<(String, bool)>,
     /// Each duplex link's two nodes and rate (bits/s).
@@ -220,21 +220,14 @@ impl Part {
         })
     }
 
-    /// The part as bytes, for [`Part::decode`] in another process of the
-    /// same coflowkit.
-    pub fn encode(&self) -> Vec<u8> {
-        postcard::to_stdvec(&self.wire).expect("a part's fields all encode")
+    /// What it is made from, as it travels ([`crate::job`]).
+    pub(crate) fn wire(&self) -> &Wire {
+        &self.wire
     }
 
-    /// The part [`Part::encode`] wrote, its fabric and workload checked
-    /// again; bytes that are not one are refused, saying so.
-    pub fn decode(bytes: &[u8]) -> Result<Part, DecomposeError> {
-        let wire: Wire = postcard::from_bytes(bytes).map_err(|e| {
-            DecomposeError::Input(format!(
-                "a link simulation's bytes ({} B) are not one this coflowkit encodes: {e}",
-                bytes.len()
-            ))
-        })?;
+    /// The part `wire` describes, checked, from bytes another process
+    /// wrote ([`crate::job`]).
+    pub(crate) fn from_wire(wire: Wire) -> Result<Part, DecomposeError> {
         Part::assemble(wire, "(decoded)")
     }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use coflowkit_decomposed::linksim::Part;
+use coflowkit_decomposed::job::run_encoded;
 use coflowkit_decomposed::{finish, prepare, DecomposedResult, Options, Run};
 use coflowkit_model::{BitsPerSec, Fabric, LeafSpineSpec, ValidWorkload};
 use coflowkit_packet::PacketConfig;
@@ -108,29 +108,20 @@ fn link_simulations_run_apart_and_finished_give_the_same_run() {
         let mut o = Options::default();
         o.set(opts).unwrap();
         let cfg = PacketConfig::default();
-        // As on two workers: each is sent every other simulation's part
-        // as bytes and runs what it decodes; the results are put back in
-        // order.
+        // As on two workers: each is sent every other job (a link's
+        // simulation or a path alone) as bytes and runs what it decodes;
+        // the results are put back in order.
         let plan = prepare(&fabric, &w, &[], &cfg, o).unwrap();
-        let sent: Vec<Vec<u8>> = plan.sims.iter().map(|s| s.part.encode()).collect();
+        let sent: Vec<Vec<u8>> = (0..plan.n_jobs()).map(|i| plan.job(i).encode()).collect();
+        assert!(plan.n_jobs() > plan.sims.len(), "paths alone are jobs too");
         let shard = |k: usize| {
             (0..sent.len())
                 .filter(|i| i % 2 == k)
-                .map(|i| {
-                    (
-                        i,
-                        Part::decode(&sent[i]).unwrap().run(&Run::Transport, &cfg),
-                    )
-                })
+                .map(|i| (i, run_encoded(&sent[i], &Run::Transport, &cfg)))
                 .collect::<Vec<_>>()
         };
         let mut ran: Vec<_> = shard(0).into_iter().chain(shard(1)).collect();
         ran.sort_by_key(|(i, _)| *i);
-        for (s, bytes) in plan.sims.iter().zip(&sent) {
-            let back = Part::decode(bytes).unwrap();
-            assert_eq!(back.encode(), *bytes);
-            assert_eq!(back.workload.n_flows(), s.flows.len());
-        }
         let apart = finish(
             plan,
             &Run::Transport,
@@ -148,13 +139,26 @@ fn link_simulations_run_apart_and_finished_give_the_same_run() {
         let err = finish(plan, &Run::Transport, vec![])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("0 link simulation results for"), "{err}");
+        assert!(err.contains("0 results for"), "{err}");
     }
-    // Bytes that are not a part are refused, saying so.
+    // Bytes that are not a job are refused, saying so.
+    let cfg = PacketConfig::default();
     for bad in [&b""[..], &[0xff; 7][..]] {
-        let e = Part::decode(bad).err().expect("refused").to_string();
+        let e = run_encoded(bad, &Run::Transport, &cfg)
+            .err()
+            .expect("refused")
+            .to_string();
         assert!(e.contains("not one this coflowkit encodes"), "{e}");
     }
+    // Results that cannot be the jobs' are refused, naming what is wrong.
+    let plan = prepare(&fabric, &w, &[], &cfg, Options::default()).unwrap();
+    let mut ran: Vec<_> = (0..plan.n_jobs())
+        .map(|i| plan.job(i).run(&Run::Transport, &cfg))
+        .collect();
+    let short = ran[0].as_ref().unwrap().0[1..].to_vec();
+    ran[0] = Ok((short, 0));
+    let e = finish(plan, &Run::Transport, ran).unwrap_err().to_string();
+    assert!(e.contains("completion times for its"), "{e}");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::progress::Board;
 use crate::simulate::{col, result_dict};
 use crate::topology::fabric_for;
 use crate::workload::PyWorkload;
-use coflowkit_decomposed::linksim::Part;
+use coflowkit_decomposed::job::run_encoded;
 use coflowkit_decomposed::{
     finish, prepare, simulate, DecomposedResult, LinkRun, Options, Plan, Run as How,
 };
@@ -33,11 +33,11 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 /// `packets` (per-hop, over every link simulation), `alone_paths`, and
 /// `links` (columns `link`, `name`, `flows`, `packets`, `cost_s`: what the
 /// link cost its flows beyond their time alone, summed).
-/// `run_parts`: a callable that runs the link simulations elsewhere (e.g.
-/// as Dask tasks), for one transport only: it is given each simulation's
-/// part as bytes (the costliest first) and returns, in that order, what
-/// `decomposed_run_parts` returns for them; the run is prepared once, here,
-/// and no link simulation runs here.
+/// `run_parts`: a callable that runs the packet-level runs elsewhere (e.g.
+/// as Dask tasks), for one transport only: it is given each run (a link's
+/// simulation or a path's times alone) as bytes, the costliest first, and
+/// returns, in that order, what `decomposed_run_parts` returns for them;
+/// the run is prepared and combined here, and none of them runs here.
 #[pyfunction]
 #[pyo3(signature = (workload, transports, options = "", capacity_bps = None, n_hosts = None, progress = true, topology = None, paths = None, threads = None, decompose = "", run_parts = None))]
 #[allow(clippy::too_many_arguments)]
@@ -81,14 +81,14 @@ pub fn simulate_decomposed<'py>(
             py,
             order
                 .iter()
-                .map(|&i| PyBytes::new(py, &plan.sims[i].part.encode())),
+                .map(|&i| PyBytes::new(py, &plan.job(i).encode())),
         )?;
         let got: Vec<(Vec<u64>, u64)> = ship.call1((sent,))?.extract().map_err(|e| {
             value_error(format!(
                 "run_parts: returned what is not a list of (completion times, packets): {e}"
             ))
         })?;
-        let ran = in_order(&plan, &order, got)?;
+        let ran = in_order(&order, got)?;
         let r = py
             .detach(|| finish(plan, &how, ran.into_iter().map(Ok).collect()))
             .map_err(value_error)?;
@@ -97,7 +97,7 @@ pub fn simulate_decomposed<'py>(
         return Ok(out);
     }
     let names: Vec<String> = transports.iter().map(|s| s.trim().to_string()).collect();
-    let board = Board::with_unit(progress, names.clone(), "links");
+    let board = Board::with_unit(progress, names.clone(), "runs");
     let mut results = Vec::with_capacity(s.runs.len());
     for (k, run) in s.runs.iter().enumerate() {
         let r = py.detach(|| {
@@ -133,12 +133,13 @@ pub fn simulate_decomposed<'py>(
     Ok(out)
 }
 
-/// Runs link simulations sent as bytes (`simulate_decomposed`'s
-/// `run_parts`: each a link's small fabric and flows), one after another,
+/// Runs a decomposition's packet-level runs sent as bytes
+/// (`simulate_decomposed`'s `run_parts`: a link's small fabric and flows,
+/// or a path to measure alone), one after another,
 /// with `transport` (a transport's name, or the spec of a scheduler whose
 /// host policies decide alone) and the packet knobs `options`, which must
-/// be the run's: per part, each of its flows' completion time (ns, in its
-/// flow order) and the per-hop packets it took. Needs neither the workload
+/// be the run's: per part, its flows' completion times (ns, in its flow
+/// order) and the per-hop packets it took. Needs neither the workload
 /// nor the fabric, so a Dask worker runs its share of a point's link
 /// simulations without preparing the point.
 #[pyfunction]
@@ -159,9 +160,7 @@ pub fn decomposed_run_parts(
             .iter()
             .enumerate()
             .map(|(k, bytes)| {
-                let part =
-                    Part::decode(bytes).map_err(|e| value_error(format!("parts[{k}]: {e}")))?;
-                part.run(&how, cfg).map_err(value_error)
+                run_encoded(bytes, &how, cfg).map_err(|e| value_error(format!("parts[{k}]: {e}")))
             })
             .collect()
     })
@@ -250,25 +249,17 @@ fn how(run: &Run) -> (How<'_>, &PacketConfig) {
 }
 
 /// What `run_parts` returned (`got`, one per part sent, in `order`) put
-/// in the plan's order, else a `ValueError` naming the first result that
-/// cannot be a simulation's.
-fn in_order(plan: &Plan<'_>, order: &[usize], got: Vec<(Vec<u64>, u64)>) -> PyResult<Vec<LinkRun>> {
+/// in the plan's order, else a `ValueError` saying how many came back.
+fn in_order(order: &[usize], got: Vec<(Vec<u64>, u64)>) -> PyResult<Vec<LinkRun>> {
     if got.len() != order.len() {
         return Err(value_error(format!(
-            "run_parts: {} results for {} link simulations sent",
+            "run_parts: {} results for {} parts sent",
             got.len(),
             order.len()
         )));
     }
     let mut slots: Vec<Option<LinkRun>> = (0..order.len()).map(|_| None).collect();
-    for (k, (&i, r)) in order.iter().zip(got).enumerate() {
-        let n = plan.sims[i].flows.len();
-        if r.0.len() != n {
-            return Err(value_error(format!(
-                "run_parts: result {k} has {} completion times for a link simulation of {n} flows",
-                r.0.len()
-            )));
-        }
+    for (&i, r) in order.iter().zip(got) {
         slots[i] = Some(r);
     }
     Ok(slots

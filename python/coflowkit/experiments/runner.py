@@ -147,17 +147,17 @@ def _workload(task: dict[str, Any]) -> Any:
 
 
 def _link_parts(parts: list[bytes], scheduler: str, packet: str) -> list[tuple[list[int], int]]:
-    """Some of a decomposed point's link simulations, sent as bytes (on a Dask worker: it needs
-    neither the point's workload nor its plan)."""
+    """Some of a decomposed point's packet-level runs (link simulations, paths alone), sent as bytes
+    (on a Dask worker: it needs neither the point's workload nor its plan)."""
     return _core.decomposed_run_parts(parts, scheduler, packet)
 
 
 def _decomposed(task: dict[str, Any], w: Any) -> dict[str, Any]:
-    """A decomposed point. Its link simulations run as ``link_tasks`` Dask tasks when the point
-    runs on a Dask worker (the point is prepared once, here; each task is sent its share of the
-    link simulations as bytes, dealt in turn from the costliest, and the worker's own slot is given
-    back while they run), else on that many threads here (one by default: the runner already runs
-    one point per core)."""
+    """A decomposed point. Its packet-level runs (link simulations, paths alone) run as
+    ``link_tasks`` Dask tasks when the point runs on a Dask worker (the point is prepared and
+    combined here; each task is sent its share as bytes, dealt in turn from the costliest, and the
+    worker's own slot is given back while they run), else on that many threads here (one by
+    default: the runner already runs one point per core)."""
     n = int(task.get("link_tasks", 1))
     decompose = task.get("decompose", "")
     args = (w, [task["scheduler"]], task["packet"], None, None, False, task["topology"], None)
