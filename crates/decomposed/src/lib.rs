@@ -467,12 +467,12 @@ impl Paces {
 /// in the simulation's flow order) and the per-hop packets it took.
 pub type LinkRun = (Vec<u64>, u64);
 
-/// A decomposition prepared up to its link simulations ([`prepare`]): every
-/// flow routed, the links that carry flows clustered (or not), and the
-/// simulations to run. These are independent of each other, so they can run
-/// anywhere (threads, [`simulate`]; or other processes, each given the
-/// [`linksim::Part`]s it runs as bytes) before [`finish`] combines their
-/// results.
+/// A decomposition prepared up to its packet-level runs ([`prepare`]):
+/// every flow routed, the links that carry flows clustered (or not), and
+/// the jobs to run ([`Plan::job`]: the link simulations, then the paths
+/// alone). These are independent of each other, so they can run anywhere
+/// (threads, [`simulate`]; or other processes, sent as bytes,
+/// [`job::run_encoded`]) before [`finish`] combines their results.
 pub struct Plan<'a> {
     fabric: &'a Fabric,
     workload: &'a ValidWorkload,
