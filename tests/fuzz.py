@@ -72,6 +72,7 @@ SUITES = (
             "crates/packet/src/packet.rs",
         ),
     ),
+    Suite("decomposed-job", "coflowkit-decomposed", "job", ("crates/decomposed/tests/job.rs",)),
     Suite("model", "coflowkit-model", "lib", ("crates/model/src/topology/tests.rs",)),
     Suite(
         "workload-parsers",

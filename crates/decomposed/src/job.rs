@@ -52,21 +52,53 @@ impl Job<'_> {
     }
 }
 
-/// Runs the job [`Job::encode`] wrote, as [`Job::run`] does; bytes that
-/// are not one are refused, saying so.
+/// A job decoded from bytes ([`decode`]), its fabric and workload checked.
+pub enum Decoded {
+    /// A link's simulation.
+    Link(Part),
+    /// A path's times alone.
+    Alone(AlonePath),
+}
+
+impl Decoded {
+    /// Runs it, as [`Job::run`] does.
+    pub fn run(&self, run: &Run<'_>, cfg: &PacketConfig) -> Result<LinkRun, DecomposeError> {
+        match self {
+            Decoded::Link(part) => Job::Link(part).run(run, cfg),
+            Decoded::Alone(path) => Job::Alone(path).run(run, cfg),
+        }
+    }
+}
+
+/// The job [`Job::encode`] wrote; bytes that are not one (that do not
+/// decode, have bytes left over, or make a fabric or workload that does
+/// not check) are refused, saying so.
+pub fn decode(bytes: &[u8]) -> Result<Decoded, DecomposeError> {
+    let refused = |why: String| {
+        DecomposeError::Input(format!(
+            "a decomposition's job ({} B) is not one this coflowkit encodes: {why}",
+            bytes.len()
+        ))
+    };
+    let (wire, rest): (Wire<linksim::Wire, AlonePath>, &[u8]) =
+        postcard::take_from_bytes(bytes).map_err(|e| refused(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(refused(format!("{} B left over", rest.len())));
+    }
+    match wire {
+        Wire::Link(w) => Ok(Decoded::Link(Part::from_wire(w)?)),
+        Wire::Alone(path) => {
+            crate::alone::chain(&path.path)?;
+            Ok(Decoded::Alone(path))
+        }
+    }
+}
+
+/// Runs the job [`Job::encode`] wrote ([`decode`], then [`Decoded::run`]).
 pub fn run_encoded(
     bytes: &[u8],
     run: &Run<'_>,
     cfg: &PacketConfig,
 ) -> Result<LinkRun, DecomposeError> {
-    let wire: Wire<linksim::Wire, AlonePath> = postcard::from_bytes(bytes).map_err(|e| {
-        DecomposeError::Input(format!(
-            "a decomposition's job ({} B) is not one this coflowkit encodes: {e}",
-            bytes.len()
-        ))
-    })?;
-    match wire {
-        Wire::Link(w) => Part::from_wire(w)?.run(run, cfg),
-        Wire::Alone(path) => path.run(cfg),
-    }
+    decode(bytes)?.run(run, cfg)
 }
