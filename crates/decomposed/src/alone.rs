@@ -18,7 +18,7 @@
 //! its path what an 8 MiB one does (test `tests/alone.rs`).
 
 use crate::hops::Hop;
-use crate::linksim::part_cfg;
+use crate::linksim::{completions, part_cfg};
 use crate::DecomposeError;
 use coflowkit_model::{
     BitsPerSec, CoflowSpec, CustomSpec, DepKind, Dependency, Dur, Fabric, HostId, LinkSpec,
@@ -107,14 +107,7 @@ impl AlonePath {
         .map_err(|e| DecomposeError::Packet(e.to_string()))?;
         let r = coflowkit_packet::simulate(&fabric, &workload, &[], &[], cfg, &mut |_| {})
             .map_err(|e| DecomposeError::Packet(e.to_string()))?;
-        let rows = r
-            .sim
-            .flows
-            .expect("the packet engine keeps every flow's row");
-        Ok((
-            rows.iter().map(|f| (f.finish - f.start).0).collect(),
-            r.packets,
-        ))
+        Ok(completions(&r))
     }
 
     /// Its times alone from what [`AlonePath::run`] gave (`times`), with

@@ -36,7 +36,7 @@ use coflowkit_model::{
     BitsPerSec, Bytes, CoflowId, CoflowSpec, CustomSpec, Dur, Fabric, FlowKind, FlowSpec, HostId,
     JobStage, LinkId, LinkKind, LinkSpec, NodeKind, NodeSpec, Time, ValidWorkload, Workload,
 };
-use coflowkit_packet::PacketConfig;
+use coflowkit_packet::{PacketConfig, PacketResult};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -253,15 +253,22 @@ impl Part {
             ),
         }
         .map_err(|e| DecomposeError::Packet(e.to_string()))?;
-        let rows = r
-            .sim
-            .flows
-            .expect("the packet engine keeps every flow's row");
-        Ok((
-            rows.iter().map(|f| (f.finish - f.start).0).collect(),
-            r.packets,
-        ))
+        Ok(completions(&r))
     }
+}
+
+/// A part's run as the decomposition reads it: each flow's completion time
+/// (ns), in the run's flow order, and the per-hop packets it took.
+pub(crate) fn completions(r: &PacketResult) -> (Vec<u64>, u64) {
+    let rows = r
+        .sim
+        .flows
+        .as_ref()
+        .expect("the packet engine keeps every flow's row");
+    (
+        rows.iter().map(|f| (f.finish - f.start).0).collect(),
+        r.packets,
+    )
 }
 
 /// The packet engine's configuration `cfg` for a part of the fabric (a

@@ -7,30 +7,12 @@ mod common;
 
 use coflowkit_decomposed::job::run_encoded;
 use coflowkit_decomposed::{finish, prepare, DecomposedResult, Options, Run};
-use coflowkit_model::{BitsPerSec, Fabric, LeafSpineSpec, ValidWorkload};
+use coflowkit_model::{Fabric, ValidWorkload};
 use coflowkit_packet::PacketConfig;
-use coflowkit_workload::empirical::{generate, EmpiricalConfig};
 use common::run;
 
 fn setup() -> (Fabric, ValidWorkload) {
-    let fabric = Fabric::leaf_spine(&LeafSpineSpec {
-        leaves: 4,
-        spines: 2,
-        hosts_per_leaf: 4,
-        host_rate: BitsPerSec(10e9),
-        spine_rate: Some(BitsPerSec(20e9)),
-    })
-    .unwrap();
-    let w = generate(&EmpiricalConfig {
-        n_hosts: fabric.n_hosts(),
-        n_flows: 300,
-        load: 0.4,
-        capacity_bps: BitsPerSec(10e9),
-        ..EmpiricalConfig::websearch()
-    })
-    .validate(&fabric)
-    .unwrap();
-    (fabric, w)
+    common::leaf_spine(4, 4, 300, 0.4)
 }
 
 /// Every flow's estimated finish time, in flow order.

@@ -3,34 +3,18 @@
 //! decoder panic: it is a job whose fabric and workload check, or an error
 //! that says the bytes are not one.
 
+mod common;
+
 use coflowkit_decomposed::job::{decode, Decoded};
 use coflowkit_decomposed::{prepare, Options, Run};
-use coflowkit_model::{BitsPerSec, Fabric, LeafSpineSpec, ValidWorkload};
+use coflowkit_model::{Fabric, ValidWorkload};
 use coflowkit_packet::PacketConfig;
-use coflowkit_workload::empirical::{generate, EmpiricalConfig};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
 /// A small run's fabric and workload.
 fn small() -> (Fabric, ValidWorkload) {
-    let fabric = Fabric::leaf_spine(&LeafSpineSpec {
-        leaves: 2,
-        spines: 2,
-        hosts_per_leaf: 3,
-        host_rate: BitsPerSec(10e9),
-        spine_rate: Some(BitsPerSec(20e9)),
-    })
-    .unwrap();
-    let w = generate(&EmpiricalConfig {
-        n_hosts: fabric.n_hosts(),
-        n_flows: 30,
-        load: 0.5,
-        capacity_bps: BitsPerSec(10e9),
-        ..EmpiricalConfig::websearch()
-    })
-    .validate(&fabric)
-    .unwrap();
-    (fabric, w)
+    common::leaf_spine(2, 3, 30, 0.5)
 }
 
 /// Every job of the small run, encoded.
