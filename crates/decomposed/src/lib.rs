@@ -239,9 +239,11 @@ impl Options {
                             "nic" if !f.nic => f.nic = true,
                             "host" if !f.host => f.host = true,
                             _ => {
-                                return Err(bad(
-                                    "fluid takes off, or pace or pace-up and/or base joined by +",
-                                ))
+                                return Err(bad(&format!(
+                                    "{part:?} is not a part of fluid or is given twice; fluid \
+                                     takes off, or pace or pace-up and/or base, with pace also \
+                                     nic and/or host, joined by +"
+                                )))
                             }
                         }
                     }

@@ -441,4 +441,16 @@ fn the_fluid_option_parses_or_is_refused_naming_the_item() {
         assert!(e.contains(&format!("{bad:?}")), "{bad}: {e}");
         assert!(e.contains("fluid=off|pace"), "{bad}: {e}");
     }
+    // The part that is wrong is named: unknown, or given twice.
+    for (bad, part) in [
+        ("fluid=fast", "\"fast\""),
+        ("fluid=pace+host+host", "\"host\""),
+        ("fluid=pace+pace-up", "\"pace-up\""),
+    ] {
+        let e = o.set(bad).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("{part} is not a part of fluid")),
+            "{bad}: {e}"
+        );
+    }
 }
