@@ -238,13 +238,13 @@ impl Options {
                             "base" if !f.base => f.base = true,
                             "nic" if !f.nic => f.nic = true,
                             "host" if !f.host => f.host = true,
-                            _ => {
+                            "off" | "pace" | "pace-up" | "base" | "nic" | "host" => {
                                 return Err(bad(&format!(
-                                    "{part:?} is not a part of fluid or is given twice; fluid \
-                                     takes off, or pace or pace-up and/or base, with pace also \
-                                     nic and/or host, joined by +"
+                                    "{part:?} cannot join here: off stands alone, pace and \
+                                     pace-up exclude each other, and no part comes twice"
                                 )))
                             }
+                            _ => return Err(bad(&format!("{part:?} is not a part of fluid"))),
                         }
                     }
                     if f.nic && f.pace != Pace::All {
