@@ -4,11 +4,12 @@
 //! brought up to date at every start and completion.
 //!
 //! Besides each flow's fluid completion time it keeps, per flow and per
-//! link of its path, the share of the flow's bytes sent while that link
-//! was one of its bottlenecks (a saturated link on which no flow gets a
-//! higher rate). A link's simulation uses it to send a flow that the
-//! fabric holds back elsewhere as gently as the fabric would (m3's idea,
-//! Li et al., SIGCOMM 2024, with no learned model).
+//! link of its path, the shares of the flow's bytes sent, and of its
+//! lifetime spent, while that link was one of its bottlenecks (a saturated
+//! link on which no flow gets a higher rate). A link's simulation uses them
+//! to send a flow that the fabric holds back elsewhere as gently as the
+//! fabric would (m3's idea, Li et al., SIGCOMM 2024, with no learned
+//! model).
 //!
 //! [`run`] keeps the rates with [`coflowkit_alloc::IncrementalMaxMin`], the
 //! flows of one path as one demand, so an event costs what it changes, not
@@ -16,13 +17,13 @@
 //! flows and tens of thousands in progress at once). Everything per flow is
 //! kept per path instead and read as a difference: a path's flows all run
 //! at its one per-flow rate, so the bits each has been served since the run
-//! began (`served`), and those served while each link of the path was a
-//! bottleneck, are the same for all of them; a flow notes both when it
-//! starts and ends when its path has served its bytes since. A link's
-//! saturation comes from the solver's kept load, its highest rate from an
-//! ordered set of its paths' rates, and a path's bottleneck flags are
-//! looked at again only where its rate, or a link's saturation or highest
-//! rate, changed.
+//! began (`served`), and those served (and the time spent) while each link
+//! of the path was a bottleneck, are the same for all of them; a flow notes
+//! them when it starts and ends when its path has served its bytes since. A
+//! link's saturation comes from the solver's kept load, its highest rate
+//! from an ordered set of its paths' rates, and a path's bottleneck flags
+//! are looked at again only where its rate, or a link's saturation or
+//! highest rate, changed.
 //!
 //! The events themselves (which flows start and end when) depend only on
 //! the rates, not on those books, so two threads share a run: one solves
@@ -61,6 +62,9 @@ pub struct Fluid {
     /// bytes sent while that link was a bottleneck of it (several links
     /// can be at once, so the shares of a path can add up past 1).
     pub bottleneck: Vec<Vec<f64>>,
+    /// Per flow, per link of its path, the share of its fluid lifetime
+    /// during which that link was a bottleneck of it.
+    pub held: Vec<Vec<f64>>,
     /// Per flow, the mean rate (bits/s) its NIC had left beyond its host's
     /// other flows while it ran: the NIC's capacity less their mean total
     /// rate over its fluid lifetime (the NIC's capacity for a zero-byte
@@ -74,6 +78,16 @@ impl Fluid {
     /// for a zero-byte flow.
     pub fn mean_rate(&self, i: usize, bytes: u64) -> Option<f64> {
         (bytes > 0 && self.fct[i] > 0).then(|| bytes as f64 * 8e9 / self.fct[i] as f64)
+    }
+
+    /// Flow `i`'s mean rate (bits/s) while the `pos`-th link of its path
+    /// was not a bottleneck of it: what the rest of the fabric let it
+    /// have. `None` for a zero-byte flow, or one that link held back all
+    /// its life.
+    pub fn rest_rate(&self, i: usize, pos: usize, bytes: u64) -> Option<f64> {
+        let free_bits = bytes as f64 * 8.0 * (1.0 - self.bottleneck[i][pos]);
+        let free_ns = self.fct[i] as f64 * (1.0 - self.held[i][pos]);
+        (bytes > 0 && free_ns >= 1.0 && free_bits > 0.0).then(|| free_bits * 1e9 / free_ns)
     }
 
     /// The position in its path of the link where flow `i` spent most of
@@ -98,6 +112,7 @@ pub fn run_reference(
     let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
     let mut fct = vec![0u64; n];
     let mut bottleneck: Vec<Vec<f64>> = paths.iter().map(|p| vec![0.0; p.len()]).collect();
+    let mut held: Vec<Vec<f64>> = paths.iter().map(|p| vec![0.0; p.len()]).collect();
     let mut nic_room: Vec<f64> = paths.iter().map(|p| nic_cap(&cap, p)).collect();
     // Bits each flow's host's other flows sent through its NIC meanwhile.
     let mut others = vec![0.0f64; n];
@@ -139,6 +154,10 @@ pub fn run_reference(
         active.retain(|&i| {
             if due[i] <= t || left[i] <= rate[i] * 1e-9 {
                 fct[i] = t.0 - start[i].0;
+                let life = fct[i] as f64 / 1e9;
+                for h in &mut held[i] {
+                    *h = (*h / life).clamp(0.0, 1.0);
+                }
                 nic_room[i] = room(nic_cap(&cap, &paths[i]), others[i], fct[i]);
                 false
             } else {
@@ -223,6 +242,7 @@ pub fn run_reference(
                 let saturated = residual[li] <= cap[li] * (1.0 - TIGHT);
                 if saturated && ri >= top[li] * TIGHT {
                     bottleneck[i][pos] += sent;
+                    held[i][pos] += span;
                 }
             }
         }
@@ -230,6 +250,7 @@ pub fn run_reference(
     Fluid {
         fct,
         bottleneck,
+        held,
         nic_room,
     }
 }
@@ -587,13 +608,14 @@ struct PathBooks {
 }
 
 /// The books of a fluid run that its events do not depend on, kept from
-/// [`rates`]' batches: per flow, its completion time, the share of its
-/// bytes sent while each link of its path was a bottleneck, and its NIC's
-/// room.
+/// [`rates`]' batches: per flow, its completion time, the shares of its
+/// bytes sent and of its lifetime spent while each link of its path was a
+/// bottleneck, and its NIC's room.
 ///
 /// Everything per flow is kept per path and read as a difference: a
 /// path's flows all run at its one per-flow rate, so the bits served per
-/// flow while each link of the path was a bottleneck are the same for all
+/// flow (and the time spent) while each link of the path was a bottleneck
+/// are the same for all
 /// of them; a flow notes them when it starts and ends. A link's saturation
 /// comes from its load, its highest rate from an ordered set of its paths'
 /// rates, and a path's bottleneck flags are looked at again only where its
@@ -602,12 +624,15 @@ struct Books<'a> {
     flows: &'a Flows<'a>,
     fct: Vec<u64>,
     bottleneck: Vec<Vec<f64>>,
+    held: Vec<Vec<f64>>,
     nic_room: Vec<f64>,
     st: Vec<PathBooks>,
     /// Per path, where its sums start in `acc` (bits served per flow while
-    /// each of its links was a bottleneck).
+    /// each of its links was a bottleneck), and in `acc_t` the seconds
+    /// each was.
     at_acc: Vec<usize>,
     acc: Vec<f64>,
+    acc_t: Vec<f64>,
     /// Per link: whether it is saturated and its highest per-flow rate (as
     /// last looked at), and its paths in progress by rate.
     sat: Vec<bool>,
@@ -642,9 +667,11 @@ impl<'a> Books<'a> {
             flows,
             fct: vec![0; paths.len()],
             bottleneck: paths.iter().map(|p| vec![0.0; p.len()]).collect(),
+            held: paths.iter().map(|p| vec![0.0; p.len()]).collect(),
             nic_room: paths.iter().map(|p| nic_cap(cap, p)).collect(),
             st: vec![PathBooks::default(); distinct.len()],
             acc: vec![0.0; *at_acc.last().unwrap()],
+            acc_t: vec![0.0; *at_acc.last().unwrap()],
             at_acc,
             sat: vec![false; cap.len()],
             top: vec![0.0; cap.len()],
@@ -662,6 +689,7 @@ impl<'a> Books<'a> {
         Fluid {
             fct: self.fct,
             bottleneck: self.bottleneck,
+            held: self.held,
             nic_room: self.nic_room,
         }
     }
@@ -675,11 +703,15 @@ impl<'a> Books<'a> {
     fn advance(&mut self, k: usize, t: u64) {
         let s = &mut self.st[k];
         if t > s.at {
-            let bits = s.rate * (t - s.at) as f64 / 1e9;
-            let acc = &mut self.acc[self.at_acc[k]..self.at_acc[k + 1]];
+            let secs = (t - s.at) as f64 / 1e9;
+            let bits = s.rate * secs;
+            let (lo, hi) = (self.at_acc[k], self.at_acc[k + 1]);
+            let (acc, acc_t) = (&mut self.acc[lo..hi], &mut self.acc_t[lo..hi]);
             let mut f = s.flags;
             while f != 0 {
-                acc[f.trailing_zeros() as usize] += bits;
+                let pos = f.trailing_zeros() as usize;
+                acc[pos] += bits;
+                acc_t[pos] += secs;
                 f &= f - 1;
             }
             s.at = t;
@@ -708,6 +740,10 @@ impl<'a> Books<'a> {
                     for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[lo..hi]) {
                         *x = ((*x + sum).min(bits) / bits).max(0.0);
                     }
+                    let life = self.fct[i] as f64 / 1e9;
+                    for (x, &sum) in self.held[i].iter_mut().zip(&self.acc_t[lo..hi]) {
+                        *x = ((*x + sum) / life).clamp(0.0, 1.0);
+                    }
                 }
                 ends += n as usize;
                 self.st[ku].count -= n;
@@ -722,6 +758,9 @@ impl<'a> Books<'a> {
                 self.advance(k, t);
                 let (lo, hi) = (self.at_acc[k], self.at_acc[k + 1]);
                 for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[lo..hi]) {
+                    *x = -sum;
+                }
+                for (x, &sum) in self.held[i].iter_mut().zip(&self.acc_t[lo..hi]) {
                     *x = -sum;
                 }
                 // Until it ends, its NIC's bits at its start.

@@ -92,6 +92,11 @@ pub enum Pace {
     /// A flow at every link that is not its bottleneck (after it, or
     /// before it, where its window is what the bottleneck lets it have).
     All,
+    /// A flow at every link beyond its NIC, at its fluid rate while that
+    /// link was not one of its bottlenecks ([`fluid::Fluid::rest_rate`]):
+    /// as the rest of the fabric lets it arrive, so that the link's own
+    /// share of holding it back is the link's simulation's to find.
+    Rest,
 }
 
 /// What the fluid view of the whole fabric corrects ([`fluid`]).
@@ -196,10 +201,10 @@ impl Options {
     /// The options' keys, each with what it takes and its default.
     pub const KEYS: &'static str = "combine=sum|max|queues (sum), cluster=off|N (off: every link \
          simulated; N: alike links clustered, each cluster simulating links until N flows), \
-         sources=nic|fat (nic), fluid=off|pace|pace-up|base|pace+base|pace-up+base, pace+nic \
-         (and +base) holding a flow at its fluid rate in its NIC's simulation too, pace+host \
-         (and +nic, +base) sending a flow its bottleneck holds at what its host's other flows \
-         leave of its NIC (pace), direct=on|off (on: in the links' simulations ACKs, and \
+         sources=nic|fat (nic), fluid=off|pace|pace-up|pace-rest|base, each pace form with \
+         +base, pace+nic (and +base) holding a flow at its fluid rate in its NIC's simulation \
+         too, pace+host (and +nic, +base) sending a flow its bottleneck holds at what its host's \
+         other flows leave of its NIC (pace), direct=on|off (on: in the links' simulations ACKs, and \
          packets at destinations' links that never queue, cross no port)";
 
     /// Sets the options `text` names (`key=value` items, comma-separated),
@@ -235,13 +240,15 @@ impl Options {
                             "off" if v == "off" => {}
                             "pace" if f.pace == Pace::Off => f.pace = Pace::All,
                             "pace-up" if f.pace == Pace::Off => f.pace = Pace::Up,
+                            "pace-rest" if f.pace == Pace::Off => f.pace = Pace::Rest,
                             "base" if !f.base => f.base = true,
                             "nic" if !f.nic => f.nic = true,
                             "host" if !f.host => f.host = true,
-                            "off" | "pace" | "pace-up" | "base" | "nic" | "host" => {
+                            "off" | "pace" | "pace-up" | "pace-rest" | "base" | "nic" | "host" => {
                                 return Err(bad(&format!(
-                                    "{part:?} cannot join here: off stands alone, pace and \
-                                     pace-up exclude each other, and no part comes twice"
+                                    "{part:?} cannot join here: off stands alone, pace, \
+                                     pace-up and pace-rest exclude each other, and no part \
+                                     comes twice"
                                 )))
                             }
                             _ => return Err(bad(&format!("{part:?} is not a part of fluid"))),
@@ -376,8 +383,10 @@ fn bottleneck_rate(fabric: &Fabric, path: &[LinkId]) -> f64 {
 /// its link simulation's source sends it at (0: unpaced; [`pace_rate`]):
 /// its fluid mean rate, where that is below [`PACE_BELOW`] of the NIC's and
 /// the link is not where the fluid view holds it back (for [`Pace::Up`],
-/// only after that link). A flow's NIC is paced only with
-/// [`FluidUse::nic`], and there by what comes after it (`linksim`). With
+/// only after that link; for [`Pace::Rest`], at every link beyond its
+/// NIC, at its rate while that link did not hold it back). A flow's NIC is
+/// paced only with [`FluidUse::nic`], and there by what comes after it
+/// (`linksim`). With
 /// [`FluidUse::host`], a link beyond the NIC where it is not paced so
 /// paces it at its NIC's room, where that is below [`PACE_BELOW`] of the
 /// NIC's rate.
@@ -401,6 +410,14 @@ fn pace_of(
         let floor = PACE_FLOOR.ln() / PACE_STEP.ln();
         steps.round().clamp(1.0, floor) as u8
     };
+    if fu.pace == Pace::Rest {
+        for (k, o) in out[at..].iter_mut().enumerate().skip(1) {
+            if let Some(r) = fl.rest_rate(i, k, bytes).filter(|&r| r < PACE_BELOW * nic) {
+                *o = step_of(r);
+            }
+        }
+        return;
+    }
     let own = (r < PACE_BELOW * nic).then(|| step_of(r));
     let room = (fu.host && fl.nic_room[i] < PACE_BELOW * nic).then(|| step_of(fl.nic_room[i]));
     let first = if fu.nic { 0 } else { 1 };

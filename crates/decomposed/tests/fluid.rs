@@ -77,6 +77,7 @@ fn the_books_do_not_depend_on_how_the_events_are_batched() {
             cut.bottleneck, whole.bottleneck,
             "{per_batch} events a batch"
         );
+        assert_eq!(cut.held, whole.held, "{per_batch} events a batch");
         assert_eq!(cut.nic_room, whole.nic_room, "{per_batch} events a batch");
     }
     // Some flow is bottlenecked somewhere, so the books were kept.
@@ -180,6 +181,16 @@ fn the_incremental_fluid_run_is_the_one_solved_from_scratch() {
                         "{mix} {load}, flow {i}: bottleneck shares {:?} against {:?}",
                         fast.bottleneck[i],
                         slow.bottleneck[i]
+                    );
+                }
+                // Shares of its lifetime: a few nanoseconds' rounding per
+                // event, over its time.
+                for (x, y) in fast.held[i].iter().zip(&slow.held[i]) {
+                    assert!(
+                        (x - y).abs() <= 1e-4 + 200.0 / b,
+                        "{mix} {load}, flow {i}: held shares {:?} against {:?}",
+                        fast.held[i],
+                        slow.held[i]
                     );
                 }
                 // The same main bottleneck, or two whose shares are equal
@@ -306,6 +317,7 @@ fn a_lone_flow_takes_its_packet_level_time_with_the_correction_on() {
             "fluid=pace-up",
             "fluid=pace+nic",
             "fluid=pace+host",
+            "fluid=pace-rest",
         ] {
             let d = run(&fabric, &w, opts, 1);
             let b = &d.sim.flows.unwrap()[0];
@@ -393,6 +405,65 @@ fn pace_host_sends_a_flow_its_port_holds_at_what_its_host_leaves_it() {
 }
 
 #[test]
+fn pace_rest_sends_a_flow_at_each_link_as_the_rest_of_the_fabric_lets_it() {
+    // Host 0 sends 1 MB to host 4 beside two long flows (to 8 and 9): a
+    // third of its NIC each. From 0.1 ms hosts 12-14 send 600 KB each to
+    // host 4: the port to host 4 holds its four flows at 2.5 Gbit/s for
+    // 1.92 ms; then the first has its third of the NIC again.
+    let fabric = leaf_spine();
+    let x = |src: u32, dst: u32, bytes: u64, at: u64| {
+        CoflowSpec::new(
+            u64::from(src) * 100 + u64::from(dst),
+            Time(at),
+            vec![flow(src, dst, bytes)],
+        )
+    };
+    let w = Workload {
+        n_hosts: fabric.n_hosts(),
+        coflows: vec![
+            x(0, 4, 1_000_000, 0),
+            x(0, 8, 10_000_000, 0),
+            x(0, 9, 10_000_000, 0),
+            x(12, 4, 600_000, 100_000),
+            x(13, 4, 600_000, 100_000),
+            x(14, 4, 600_000, 100_000),
+        ],
+    }
+    .validate(&fabric)
+    .unwrap();
+    let (fl, _) = fluid_of(&fabric, &w);
+    // 1/3 Mbit by 0.1 ms, 4.8 Mbit more by 2.02 ms, the rest at a third.
+    assert!(
+        (fl.fct[0] as f64 - 2_880_000.0).abs() < 10.0,
+        "{}",
+        fl.fct[0]
+    );
+    let (b, h) = (fl.bottleneck[0][3], fl.held[0][3]);
+    assert!(
+        (b - 0.6).abs() < 1e-6 && (h - 1.92 / 2.88).abs() < 1e-6,
+        "{b} {h}"
+    );
+    // Outside those 1.92 ms the rest of the fabric let it have 3.33
+    // Gbit/s; never held at the spine links, their rest is its mean rate.
+    let rest = fl.rest_rate(0, 3, 1_000_000).unwrap();
+    assert!((rest - 10e9 / 3.0).abs() < 1e3, "{rest}");
+    let mean = fl.mean_rate(0, 1_000_000).unwrap();
+    assert!((fl.rest_rate(0, 1, 1_000_000).unwrap() - mean).abs() < 1e-3);
+    let cfg = PacketConfig::default();
+    let steps = |fluid: &str| {
+        let mut o = Options::default();
+        o.set(fluid).unwrap();
+        prepare(&fabric, &w, &[], &cfg, o).unwrap().paces().unwrap()[..4].to_vec()
+    };
+    // 2.78 Gbit/s (its mean) is four half octaves below the NIC, 3.33 three.
+    // `pace` leaves it alone at the port that holds it for most of its
+    // bytes; `pace-rest` paces it there too, as it arrives when the port
+    // does not hold it.
+    assert_eq!(steps("fluid=pace"), [0, 4, 4, 0]);
+    assert_eq!(steps("fluid=pace-rest"), [0, 4, 4, 3]);
+}
+
+#[test]
 fn without_the_fluid_correction_no_one_is_paced() {
     let fabric = leaf_spine();
     let w = websearch(&fabric, 120, 0.6);
@@ -425,6 +496,8 @@ fn the_fluid_option_parses_or_is_refused_naming_the_item() {
     assert!(o.fluid.nic && o.fluid.base && o.fluid.pace == coflowkit_decomposed::Pace::All);
     o.set("fluid=pace+host").unwrap();
     assert!(o.fluid.host && !o.fluid.nic && o.fluid.pace == coflowkit_decomposed::Pace::All);
+    o.set("fluid=pace-rest").unwrap();
+    assert_eq!(o.fluid.pace, coflowkit_decomposed::Pace::Rest);
     for bad in [
         "fluid=host",
         "fluid=pace-up+host",
@@ -447,6 +520,7 @@ fn the_fluid_option_parses_or_is_refused_naming_the_item() {
         ("fluid=", "\"\" is not a part of fluid"),
         ("fluid=pace+host+host", "\"host\" cannot join here"),
         ("fluid=pace+pace-up", "\"pace-up\" cannot join here"),
+        ("fluid=pace-rest+pace", "\"pace\" cannot join here"),
         ("fluid=off+base", "\"off\" cannot join here"),
     ] {
         let e = o.set(bad).unwrap_err().to_string();

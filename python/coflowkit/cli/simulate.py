@@ -107,7 +107,7 @@ from .common import (
     metavar="KEY=VALUE,...",
     default=None,
     help="Decomposed engine: cluster=off|N (cluster alike links, simulating per cluster links until "
-    "N flows), combine=sum|max|queues, sources=nic|fat, fluid=off|pace|pace-up|base|pace+base, "
+    "N flows), combine=sum|max|queues, sources=nic|fat, fluid=off|pace|pace-up|pace-rest|base|pace+base, "
     "pace+nic, pace+host, direct=on|off (docs/decomposed-engine.md).",
 )
 @click.option(
