@@ -61,10 +61,10 @@ pub struct Fluid {
     /// Per flow, per link of its path (in path order), the share of its
     /// bytes sent while that link was a bottleneck of it (several links
     /// can be at once, so the shares of a path can add up past 1).
-    pub bottleneck: Vec<Vec<f64>>,
+    pub bottleneck: PerHop,
     /// Per flow, per link of its path, the share of its fluid lifetime
     /// during which that link was a bottleneck of it.
-    pub held: Vec<Vec<f64>>,
+    pub held: PerHop,
     /// Per flow, the mean rate (bits/s) its NIC had left beyond its host's
     /// other flows while it ran: the NIC's capacity less their mean total
     /// rate over its fluid lifetime (the NIC's capacity for a zero-byte
@@ -101,6 +101,46 @@ impl Fluid {
     }
 }
 
+/// One number per flow per link of its path, flat (a fabric of thousands
+/// of hosts has millions of flows): `x[i]` is flow `i`'s, in path order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerHop {
+    /// Where each flow's numbers start, and one past the last flow's.
+    at: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl PerHop {
+    /// Zeros, as many per flow as its path has links.
+    fn zeros(paths: &[&[LinkId]]) -> PerHop {
+        let mut at = Vec::with_capacity(paths.len() + 1);
+        at.push(0);
+        for p in paths {
+            at.push(at.last().unwrap() + p.len());
+        }
+        let values = vec![0.0; *at.last().unwrap()];
+        PerHop { at, values }
+    }
+
+    /// Every flow's numbers, one after another.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+}
+
+impl std::ops::Index<usize> for PerHop {
+    type Output = [f64];
+    fn index(&self, i: usize) -> &[f64] {
+        &self.values[self.at[i]..self.at[i + 1]]
+    }
+}
+
+impl std::ops::IndexMut<usize> for PerHop {
+    fn index_mut(&mut self, i: usize) -> &mut [f64] {
+        &mut self.values[self.at[i]..self.at[i + 1]]
+    }
+}
+
 /// [`run`] solved from scratch at every event: the slow reference.
 pub fn run_reference(
     fabric: &Fabric,
@@ -111,8 +151,9 @@ pub fn run_reference(
     let n = bytes.len();
     let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
     let mut fct = vec![0u64; n];
-    let mut bottleneck: Vec<Vec<f64>> = paths.iter().map(|p| vec![0.0; p.len()]).collect();
-    let mut held: Vec<Vec<f64>> = paths.iter().map(|p| vec![0.0; p.len()]).collect();
+    let by_flow: Vec<&[LinkId]> = paths.iter().map(|p| &p[..]).collect();
+    let mut bottleneck = PerHop::zeros(&by_flow);
+    let mut held = PerHop::zeros(&by_flow);
     let mut nic_room: Vec<f64> = paths.iter().map(|p| nic_cap(&cap, p)).collect();
     // Bits each flow's host's other flows sent through its NIC meanwhile.
     let mut others = vec![0.0f64; n];
@@ -155,7 +196,7 @@ pub fn run_reference(
             if due[i] <= t || left[i] <= rate[i] * 1e-9 {
                 fct[i] = t.0 - start[i].0;
                 let life = fct[i] as f64 / 1e9;
-                for h in &mut held[i] {
+                for h in held[i].iter_mut() {
                     *h = (*h / life).clamp(0.0, 1.0);
                 }
                 nic_room[i] = room(nic_cap(&cap, &paths[i]), others[i], fct[i]);
@@ -623,8 +664,8 @@ struct PathBooks {
 struct Books<'a> {
     flows: &'a Flows<'a>,
     fct: Vec<u64>,
-    bottleneck: Vec<Vec<f64>>,
-    held: Vec<Vec<f64>>,
+    bottleneck: PerHop,
+    held: PerHop,
     nic_room: Vec<f64>,
     st: Vec<PathBooks>,
     /// Per path, where its sums start in `acc` (bits served per flow while
@@ -666,8 +707,8 @@ impl<'a> Books<'a> {
         Books {
             flows,
             fct: vec![0; paths.len()],
-            bottleneck: paths.iter().map(|p| vec![0.0; p.len()]).collect(),
-            held: paths.iter().map(|p| vec![0.0; p.len()]).collect(),
+            bottleneck: PerHop::zeros(paths),
+            held: PerHop::zeros(paths),
             nic_room: paths.iter().map(|p| nic_cap(cap, p)).collect(),
             st: vec![PathBooks::default(); distinct.len()],
             acc: vec![0.0; *at_acc.last().unwrap()],
