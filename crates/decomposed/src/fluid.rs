@@ -101,42 +101,45 @@ impl Fluid {
     }
 }
 
-/// One number per flow per link of its path, flat (a fabric of thousands
-/// of hosts has millions of flows): `x[i]` is flow `i`'s, in path order.
+/// One value per link of each path (of each flow, or each distinct path),
+/// flat (a fabric of thousands of hosts has millions of flows): `x[i]` is
+/// path `i`'s, in path order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PerHop {
-    /// Where each flow's numbers start, and one past the last flow's.
+pub struct PerHop<T = f64> {
+    /// Where each path's values start, and one past the last path's.
     at: Vec<usize>,
-    values: Vec<f64>,
+    values: Vec<T>,
 }
 
-impl PerHop {
-    /// Zeros, as many per flow as its path has links.
-    fn zeros(paths: &[&[LinkId]]) -> PerHop {
-        let mut at = Vec::with_capacity(paths.len() + 1);
+impl<T: Clone + Default> PerHop<T> {
+    /// Defaults (zeros), as many per path as `lens` gives its links.
+    pub fn zeros(lens: impl ExactSizeIterator<Item = usize>) -> PerHop<T> {
+        let mut at = Vec::with_capacity(lens.len() + 1);
         at.push(0);
-        for p in paths {
-            at.push(at.last().unwrap() + p.len());
+        for n in lens {
+            at.push(at.last().unwrap() + n);
         }
-        let values = vec![0.0; *at.last().unwrap()];
+        let values = vec![T::default(); *at.last().unwrap()];
         PerHop { at, values }
     }
+}
 
-    /// Every flow's numbers, one after another.
-    pub fn values(&self) -> &[f64] {
+impl<T> PerHop<T> {
+    /// Every path's values, one after another.
+    pub fn values(&self) -> &[T] {
         &self.values
     }
 }
 
-impl std::ops::Index<usize> for PerHop {
-    type Output = [f64];
-    fn index(&self, i: usize) -> &[f64] {
+impl<T> std::ops::Index<usize> for PerHop<T> {
+    type Output = [T];
+    fn index(&self, i: usize) -> &[T] {
         &self.values[self.at[i]..self.at[i + 1]]
     }
 }
 
-impl std::ops::IndexMut<usize> for PerHop {
-    fn index_mut(&mut self, i: usize) -> &mut [f64] {
+impl<T> std::ops::IndexMut<usize> for PerHop<T> {
+    fn index_mut(&mut self, i: usize) -> &mut [T] {
         &mut self.values[self.at[i]..self.at[i + 1]]
     }
 }
@@ -151,9 +154,8 @@ pub fn run_reference(
     let n = bytes.len();
     let cap: Vec<f64> = fabric.links().iter().map(|l| l.capacity.0).collect();
     let mut fct = vec![0u64; n];
-    let by_flow: Vec<&[LinkId]> = paths.iter().map(|p| &p[..]).collect();
-    let mut bottleneck = PerHop::zeros(&by_flow);
-    let mut held = PerHop::zeros(&by_flow);
+    let mut bottleneck: PerHop = PerHop::zeros(paths.iter().map(Vec::len));
+    let mut held: PerHop = PerHop::zeros(paths.iter().map(Vec::len));
     let mut nic_room: Vec<f64> = paths.iter().map(|p| nic_cap(&cap, p)).collect();
     // Bits each flow's host's other flows sent through its NIC meanwhile.
     let mut others = vec![0.0f64; n];
@@ -656,8 +658,7 @@ struct PathBooks {
 /// Everything per flow is kept per path and read as a difference: a
 /// path's flows all run at its one per-flow rate, so the bits served per
 /// flow (and the time spent) while each link of the path was a bottleneck
-/// are the same for all
-/// of them; a flow notes them when it starts and ends. A link's saturation
+/// are the same for all of them; a flow notes them when it starts and ends. A link's saturation
 /// comes from its load, its highest rate from an ordered set of its paths'
 /// rates, and a path's bottleneck flags are looked at again only where its
 /// rate, or a link's saturation or highest rate, changed.
@@ -668,12 +669,10 @@ struct Books<'a> {
     held: PerHop,
     nic_room: Vec<f64>,
     st: Vec<PathBooks>,
-    /// Per path, where its sums start in `acc` (bits served per flow while
-    /// each of its links was a bottleneck), and in `acc_t` the seconds
-    /// each was.
-    at_acc: Vec<usize>,
-    acc: Vec<f64>,
-    acc_t: Vec<f64>,
+    /// Per path, the bits served per flow while each of its links was a
+    /// bottleneck, and the seconds each was.
+    acc: PerHop,
+    acc_t: PerHop,
     /// Per link: whether it is saturated and its highest per-flow rate (as
     /// last looked at), and its paths in progress by rate.
     sat: Vec<bool>,
@@ -699,21 +698,15 @@ impl<'a> Books<'a> {
             distinct,
             ..
         } = *flows;
-        let mut at_acc = Vec::with_capacity(distinct.len() + 1);
-        at_acc.push(0usize);
-        for p in distinct {
-            at_acc.push(at_acc.last().unwrap() + p.len());
-        }
         Books {
             flows,
             fct: vec![0; paths.len()],
-            bottleneck: PerHop::zeros(paths),
-            held: PerHop::zeros(paths),
+            bottleneck: PerHop::zeros(paths.iter().map(|p| p.len())),
+            held: PerHop::zeros(paths.iter().map(|p| p.len())),
             nic_room: paths.iter().map(|p| nic_cap(cap, p)).collect(),
             st: vec![PathBooks::default(); distinct.len()],
-            acc: vec![0.0; *at_acc.last().unwrap()],
-            acc_t: vec![0.0; *at_acc.last().unwrap()],
-            at_acc,
+            acc: PerHop::zeros(distinct.iter().map(|p| p.len())),
+            acc_t: PerHop::zeros(distinct.iter().map(|p| p.len())),
             sat: vec![false; cap.len()],
             top: vec![0.0; cap.len()],
             by_rate: vec![BTreeSet::new(); cap.len()],
@@ -746,8 +739,7 @@ impl<'a> Books<'a> {
         if t > s.at {
             let secs = (t - s.at) as f64 / 1e9;
             let bits = s.rate * secs;
-            let (lo, hi) = (self.at_acc[k], self.at_acc[k + 1]);
-            let (acc, acc_t) = (&mut self.acc[lo..hi], &mut self.acc_t[lo..hi]);
+            let (acc, acc_t) = (&mut self.acc[k], &mut self.acc_t[k]);
             let mut f = s.flags;
             while f != 0 {
                 let pos = f.trailing_zeros() as usize;
@@ -777,12 +769,11 @@ impl<'a> Books<'a> {
                     let bits = self.flows.bytes[i] as f64 * 8.0;
                     let others = self.sent_by(nic, t) - self.nic_room[i] - bits;
                     self.nic_room[i] = room(self.flows.cap[nic], others, self.fct[i]);
-                    let (lo, hi) = (self.at_acc[ku], self.at_acc[ku + 1]);
-                    for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[lo..hi]) {
+                    for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[ku]) {
                         *x = ((*x + sum).min(bits) / bits).max(0.0);
                     }
                     let life = self.fct[i] as f64 / 1e9;
-                    for (x, &sum) in self.held[i].iter_mut().zip(&self.acc_t[lo..hi]) {
+                    for (x, &sum) in self.held[i].iter_mut().zip(&self.acc_t[ku]) {
                         *x = ((*x + sum) / life).clamp(0.0, 1.0);
                     }
                 }
@@ -797,11 +788,10 @@ impl<'a> Books<'a> {
                     self.st[k].at = t;
                 }
                 self.advance(k, t);
-                let (lo, hi) = (self.at_acc[k], self.at_acc[k + 1]);
-                for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[lo..hi]) {
+                for (x, &sum) in self.bottleneck[i].iter_mut().zip(&self.acc[k]) {
                     *x = -sum;
                 }
-                for (x, &sum) in self.held[i].iter_mut().zip(&self.acc_t[lo..hi]) {
+                for (x, &sum) in self.held[i].iter_mut().zip(&self.acc_t[k]) {
                     *x = -sum;
                 }
                 // Until it ends, its NIC's bits at its start.

@@ -203,9 +203,9 @@ impl Options {
          simulated; N: alike links clustered, each cluster simulating links until N flows), \
          sources=nic|fat (nic), fluid=off|pace|pace-up|pace-rest|base, each pace form with \
          +base, pace+nic (and +base) holding a flow at its fluid rate in its NIC's simulation \
-         too, pace+host (and +nic, +base) sending a flow its bottleneck holds at what its host's \
-         other flows leave of its NIC (pace), direct=on|off (on: in the links' simulations ACKs, and \
-         packets at destinations' links that never queue, cross no port)";
+         too, pace+host (and +nic, +base) sending a flow its bottleneck holds at what its \
+         host's other flows leave of its NIC (pace), direct=on|off (on: in the links' \
+         simulations ACKs, and packets at destinations' links that never queue, cross no port)";
 
     /// Sets the options `text` names (`key=value` items, comma-separated),
     /// leaving the others; a wrong key or value is refused naming it.
@@ -386,10 +386,9 @@ fn bottleneck_rate(fabric: &Fabric, path: &[LinkId]) -> f64 {
 /// only after that link; for [`Pace::Rest`], at every link beyond its
 /// NIC, at its rate while that link did not hold it back). A flow's NIC is
 /// paced only with [`FluidUse::nic`], and there by what comes after it
-/// (`linksim`). With
-/// [`FluidUse::host`], a link beyond the NIC where it is not paced so
-/// paces it at its NIC's room, where that is below [`PACE_BELOW`] of the
-/// NIC's rate.
+/// (`linksim`). With [`FluidUse::host`], a link beyond the NIC where it is
+/// not paced so paces it at its NIC's room, where that is below
+/// [`PACE_BELOW`] of the NIC's rate.
 fn pace_of(
     fabric: &Fabric,
     path: &[LinkId],
@@ -397,10 +396,8 @@ fn pace_of(
     i: usize,
     bytes: u64,
     fu: FluidUse,
-    out: &mut Vec<u8>,
+    out: &mut [u8],
 ) {
-    let at = out.len();
-    out.resize(at + path.len(), 0);
     let (Some(r), Some(main)) = (fl.mean_rate(i, bytes), fl.main_bottleneck(i)) else {
         return;
     };
@@ -411,7 +408,7 @@ fn pace_of(
         steps.round().clamp(1.0, floor) as u8
     };
     if fu.pace == Pace::Rest {
-        for (k, o) in out[at..].iter_mut().enumerate().skip(1) {
+        for (k, o) in out.iter_mut().enumerate().skip(1) {
             if let Some(r) = fl.rest_rate(i, k, bytes).filter(|&r| r < PACE_BELOW * nic) {
                 *o = step_of(r);
             }
@@ -421,7 +418,7 @@ fn pace_of(
     let own = (r < PACE_BELOW * nic).then(|| step_of(r));
     let room = (fu.host && fl.nic_room[i] < PACE_BELOW * nic).then(|| step_of(fl.nic_room[i]));
     let first = if fu.nic { 0 } else { 1 };
-    for (k, o) in out[at..].iter_mut().enumerate().skip(first) {
+    for (k, o) in out.iter_mut().enumerate().skip(first) {
         let held_here = fl.bottleneck[i][k] >= 0.5;
         let after = k > main;
         if !held_here && (fu.pace == Pace::All || after) {
@@ -447,9 +444,7 @@ fn pace_rate(nic: f64, step: u8) -> u64 {
 /// (in flow order, then path order), a step of [`pace_of`]: what the
 /// fluid view decides, and all a link's simulation needs of it.
 pub struct Paces {
-    /// Where each flow's steps start, and one past the last flow's.
-    at: Vec<usize>,
-    steps: Vec<u8>,
+    steps: fluid::PerHop<u8>,
     /// Each flow's NIC rate (bits/s).
     nic: Vec<f64>,
 }
@@ -458,19 +453,13 @@ impl Paces {
     /// The rate flow `i`'s source is paced at on the `pos`-th link of its
     /// path, if it is.
     pub fn rate(&self, i: usize, pos: usize) -> Option<u64> {
-        match self.steps[self.at[i] + pos] {
+        match self.steps[i][pos] {
             0 => None,
             step => Some(pace_rate(self.nic[i], step)),
         }
     }
 
-    fn new(fabric: &Fabric, paths: &[Vec<LinkId>], steps: Vec<u8>) -> Paces {
-        let mut at = Vec::with_capacity(paths.len() + 1);
-        at.push(0);
-        for p in paths {
-            at.push(at.last().unwrap() + p.len());
-        }
-        debug_assert_eq!(steps.len(), *at.last().unwrap(), "a step per link crossing");
+    fn new(fabric: &Fabric, paths: &[Vec<LinkId>], steps: fluid::PerHop<u8>) -> Paces {
         let nic = paths
             .iter()
             .map(|p| {
@@ -478,7 +467,7 @@ impl Paces {
                     .map_or(0.0, |l| fabric.links()[l.0 as usize].capacity.0)
             })
             .collect();
-        Paces { at, steps, nic }
+        Paces { steps, nic }
     }
 }
 
@@ -525,7 +514,7 @@ impl Plan<'_> {
     /// path, how many half octaves below its NIC's rate its source is
     /// paced there (0: not paced); `None` when they pace no one.
     pub fn paces(&self) -> Option<Vec<u8>> {
-        self.paces.as_ref().map(|p| p.steps.clone())
+        self.paces.as_ref().map(|p| p.steps.values().to_vec())
     }
 
     /// How many packet-level runs [`finish`] takes the results of: every
@@ -636,9 +625,17 @@ pub fn prepare<'a>(
         .is_on()
         .then(|| fluid::run(fabric, &routes.paths, &bytes, &start));
     let paces: Option<Paces> = fluid.as_ref().filter(|_| paced).map(|fl| {
-        let mut steps = Vec::new();
+        let mut steps = fluid::PerHop::zeros(routes.paths.iter().map(Vec::len));
         for (i, &b) in bytes.iter().enumerate() {
-            pace_of(fabric, &routes.paths[i], fl, i, b, opts.fluid, &mut steps);
+            pace_of(
+                fabric,
+                &routes.paths[i],
+                fl,
+                i,
+                b,
+                opts.fluid,
+                &mut steps[i],
+            );
         }
         Paces::new(fabric, &routes.paths, steps)
     });

@@ -53,6 +53,15 @@ fn flows_of(fabric: &Fabric, w: &ValidWorkload) -> (Vec<Vec<LinkId>>, Vec<u64>, 
     (routes.paths, bytes, start)
 }
 
+/// Where the options `fluid` pace the first flow of `w` (whose path has
+/// four links) at each link of its path.
+fn first_steps(fabric: &Fabric, w: &ValidWorkload, fluid: &str) -> Vec<u8> {
+    let mut o = Options::default();
+    o.set(fluid).unwrap();
+    let cfg = PacketConfig::default();
+    prepare(fabric, w, &[], &cfg, o).unwrap().paces().unwrap()[..4].to_vec()
+}
+
 /// The fluid view of `w` on `fabric`, as a decomposed run computes it.
 fn fluid_of(fabric: &Fabric, w: &ValidWorkload) -> (fluid::Fluid, Vec<u64>) {
     let (paths, bytes, start) = flows_of(fabric, w);
@@ -391,12 +400,7 @@ fn pace_host_sends_a_flow_its_port_holds_at_what_its_host_leaves_it() {
     assert_eq!(fl.main_bottleneck(0), Some(3), "{:?}", &fl.bottleneck[0]);
     let room = fl.nic_room[0];
     assert!((room - 2.5e9).abs() < 1e3, "{room}");
-    let cfg = PacketConfig::default();
-    let steps = |fluid: &str| {
-        let mut o = Options::default();
-        o.set(fluid).unwrap();
-        prepare(&fabric, &w, &[], &cfg, o).unwrap().paces().unwrap()[..4].to_vec()
-    };
+    let steps = |fluid: &str| first_steps(&fabric, &w, fluid);
     // 2.5 Gbit/s is four half octaves below the NIC. `pace` paces it
     // where it is not held (the spine links), `pace+host` at its port too;
     // its own NIC never.
@@ -449,12 +453,7 @@ fn pace_rest_sends_a_flow_at_each_link_as_the_rest_of_the_fabric_lets_it() {
     assert!((rest - 10e9 / 3.0).abs() < 1e3, "{rest}");
     let mean = fl.mean_rate(0, 1_000_000).unwrap();
     assert!((fl.rest_rate(0, 1, 1_000_000).unwrap() - mean).abs() < 1e-3);
-    let cfg = PacketConfig::default();
-    let steps = |fluid: &str| {
-        let mut o = Options::default();
-        o.set(fluid).unwrap();
-        prepare(&fabric, &w, &[], &cfg, o).unwrap().paces().unwrap()[..4].to_vec()
-    };
+    let steps = |fluid: &str| first_steps(&fabric, &w, fluid);
     // 2.78 Gbit/s (its mean) is four half octaves below the NIC, 3.33 three.
     // `pace` leaves it alone at the port that holds it for most of its
     // bytes; `pace-rest` paces it there too, as it arrives when the port
